@@ -1,0 +1,27 @@
+//! `plugtop check`: every error and warning in a rule file, at once.
+
+use std::io::Write;
+
+use super::Status;
+use crate::rules::render;
+use crate::rules::{SourceFile, SystemFacts, load};
+
+/// Output format of the diagnostics.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    Text,
+    Json,
+}
+
+/// Checks `file` against the machine `facts` describes.
+pub fn run(file: &SourceFile, facts: &SystemFacts, format: Format, out: &mut dyn Write) -> std::io::Result<Status> {
+    let outcome = load(file, facts);
+    match format {
+        Format::Text => out.write_all(render::text(file, &outcome.diagnostics).as_bytes())?,
+        Format::Json => writeln!(out, "{}", render::json(file, &outcome.diagnostics))?,
+    }
+    if format == Format::Text {
+        out.write_all(render::summary(file, &outcome).as_bytes())?;
+    }
+    Ok(if outcome.has_errors() { Status::Failed } else { Status::Ok })
+}

@@ -1,0 +1,84 @@
+//! `plugtop eval`: decide every interval of a series of readings as
+//! cpuplugd would, writing nothing to the system.
+
+use std::io::Write;
+use std::path::Path;
+use std::sync::Arc;
+
+use super::Status;
+use crate::engine::Engine;
+use crate::kernel::Source;
+use crate::report::{jsonl, table};
+use crate::rules::eval::NoTrace;
+use crate::rules::{SourceFile, load};
+
+/// Output format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// The conformance JSON lines.
+    Jsonl,
+    /// A table for people.
+    Table,
+}
+
+/// Loads `rule_file` for the machine `source` starts on, then decides every
+/// sample it gives. Stops at the first interval where cpuplugd would exit.
+pub fn run(
+    rule_file: &SourceFile,
+    source: &mut dyn Source,
+    format: Format,
+    out: &mut dyn Write,
+) -> std::io::Result<Status> {
+    let facts = source.facts();
+    let outcome = load(rule_file, &facts);
+    if let Some(refusal) = &outcome.refusal {
+        match format {
+            Format::Jsonl => writeln!(out, "{}", jsonl::config_error(&refusal.message))?,
+            Format::Table => {
+                writeln!(out, "cpuplugd would refuse {}: {}", rule_file.name(), refusal.message.trim_end())?;
+                writeln!(out, "run `plugtop check {}` for details", rule_file.name())?;
+            }
+        }
+        return Ok(Status::Failed);
+    }
+    let rules = Arc::new(outcome.rules);
+    match format {
+        Format::Jsonl => writeln!(out, "{}", jsonl::header(&rules))?,
+        Format::Table => write!(out, "{}", table::header(&rules))?,
+    }
+    let mut engine = Engine::new(rules);
+    let mut line = String::with_capacity(256);
+    let mut reading = 0usize;
+    while let Some(sample) = source.next_sample() {
+        let sample = match sample {
+            Ok(s) => s,
+            Err(e) => {
+                let message = e.to_string();
+                match format {
+                    Format::Jsonl => writeln!(out, "{{\"snapshot\":{reading},\"fatal\":{}}}", jsonl::quote(&message))?,
+                    Format::Table => writeln!(out, "{reading:>8}  cpuplugd would exit here: {message}")?,
+                }
+                return Ok(Status::Failed);
+            }
+        };
+        reading += 1;
+        let Some(decision) = engine.push(&sample, &mut NoTrace) else {
+            continue;
+        };
+        line.clear();
+        match format {
+            Format::Jsonl => jsonl::decision(&mut line, &decision),
+            Format::Table => table::row(&mut line, &decision),
+        }
+        out.write_all(line.as_bytes())?;
+        if decision.fatal.is_some() {
+            return Ok(Status::Failed);
+        }
+    }
+    Ok(Status::Ok)
+}
+
+/// Reads a rule file from disk for [`run`].
+pub fn read_rule_file(path: &Path) -> std::io::Result<SourceFile> {
+    Ok(SourceFile::new(path.display().to_string(), std::fs::read(path)?))
+}

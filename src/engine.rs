@@ -1,0 +1,524 @@
+//! One interval exactly as cpuplugd decides it (SEMANTICS.md sections 3-5):
+//! the derived keywords, the CPU group with its priority and limits, the
+//! memory group with its increments and clamping, and the fault rule that
+//! skips a group for one interval. Pure: it reads samples it is given and
+//! returns decisions; acting on them is the controller's job.
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+use crate::kernel::fields::{FieldTable, Layout};
+use crate::kernel::{Polarization, Sample};
+use crate::rules::eval::{Evaluator, Readings, Recorder, Stop};
+use crate::rules::expr::{CpuStat, Keyword, Reading, RuleKind};
+use crate::rules::fpu::{self, Fault};
+use crate::rules::{NodeId, RuleSet};
+
+/// The vmstat and meminfo names the memory group itself reads.
+const MEM_BASE: [&str; 5] = ["MemFree", "pswpin", "pswpout", "pgpgin", "pgpgout"];
+
+/// The derived keywords, kept between intervals as cpuplugd keeps them: the
+/// CPU ones change only when the CPU group runs, the memory ones only when
+/// the memory group gets past its rate computations.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Symbols {
+    pub loadavg: f64,
+    pub runnable_proc: f64,
+    pub onumcpus: f64,
+    /// user, nice, system, idle, iowait, irq, softirq, steal, guest, guest_nice (percent).
+    pub shares: [f64; 10],
+    pub freemem: f64,
+    pub apcr: f64,
+    pub swaprate: f64,
+}
+
+impl Symbols {
+    /// The value of a keyword.
+    pub fn get(&self, k: Keyword) -> f64 {
+        match k {
+            Keyword::Loadavg => self.loadavg,
+            Keyword::RunnableProc => self.runnable_proc,
+            Keyword::Onumcpus => self.onumcpus,
+            Keyword::User => self.shares[0],
+            Keyword::Nice => self.shares[1],
+            Keyword::System => self.shares[2],
+            Keyword::Idle => self.shares[3],
+            Keyword::Iowait => self.shares[4],
+            Keyword::Irq => self.shares[5],
+            Keyword::Softirq => self.shares[6],
+            Keyword::Steal => self.shares[7],
+            Keyword::Guest => self.shares[8],
+            Keyword::GuestNice => self.shares[9],
+            Keyword::Swaprate => self.swaprate,
+            Keyword::Apcr => self.apcr,
+            Keyword::Freemem => self.freemem,
+        }
+    }
+}
+
+/// One interval's readings reduced to what the rules can name.
+#[derive(Debug, Clone, Default)]
+struct Entry {
+    time: f64,
+    /// In [`CpuStat::ALL`] order.
+    cpustat: [f64; 14],
+    meminfo: Vec<Option<f64>>,
+    vmstat: Vec<Option<f64>>,
+    base: [Option<f64>; 5],
+    cmm_pages: Option<i64>,
+    polarization: Option<Polarization>,
+}
+
+/// Finds field positions once per /proc layout instead of once per lookup.
+#[derive(Debug, Default)]
+struct Projector {
+    layout: Option<Arc<Layout>>,
+    positions: Vec<Option<u32>>,
+}
+
+impl Projector {
+    fn project<S: AsRef<str>>(&mut self, table: &FieldTable, names: &[S], out: &mut Vec<Option<f64>>) {
+        let same = self.layout.as_ref().is_some_and(|l| l.id() == table.layout().id());
+        if !same || self.positions.len() != names.len() {
+            self.positions = names.iter().map(|n| table.layout().position(n.as_ref())).collect();
+            self.layout = Some(Arc::clone(table.layout()));
+        }
+        out.clear();
+        out.extend(self.positions.iter().map(|p| p.map(|i| table.value_at(i))));
+    }
+}
+
+/// What the CPU group did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CpuAction {
+    Plug,
+    Unplug,
+    None,
+}
+
+/// Why a group did not (fully) run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GroupStatus {
+    Ok,
+    /// A floating-point fault skipped the group for this interval.
+    Fault(Fault),
+    /// Vertical polarization: cpuplugd makes no CPU changes.
+    Vertical,
+}
+
+/// The CPU group's decision.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CpuDecision {
+    pub status: GroupStatus,
+    /// `None` when not evaluated (fault, or polarization).
+    pub hotplug: Option<bool>,
+    /// `None` when not evaluated (HOTPLUG was true, or a fault).
+    pub hotunplug: Option<bool>,
+    /// After the CPU_MIN/CPU_MAX checks.
+    pub action: CpuAction,
+    /// True when a rule fired but a limit stopped it.
+    pub limited: bool,
+    pub onumcpus: f64,
+}
+
+/// The memory group's decision.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct MemDecision {
+    pub status: GroupStatus,
+    pub memplug: Option<bool>,
+    pub memunplug: Option<bool>,
+    /// CMM_INC and CMM_DEC truncated to integers, before negatives become 0.
+    pub cmm_inc: Option<i64>,
+    pub cmm_dec: Option<i64>,
+    /// The pool as read this interval.
+    pub cmm_pages: i64,
+    /// The pool after the rules and clamping.
+    pub cmm_pages_new: i64,
+}
+
+/// A stop that cpuplugd would exit on.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Fatal {
+    pub message: String,
+    /// The node that caused it, when a rule did.
+    pub node: Option<NodeId>,
+    pub group: Option<&'static str>,
+}
+
+/// Everything decided in one interval.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Decision {
+    /// 0-based number of the reading this decision was made on.
+    pub reading: usize,
+    pub cpu: Option<CpuDecision>,
+    pub mem: Option<MemDecision>,
+    /// Set when cpuplugd would exit at this interval; the groups after it did not run.
+    pub fatal: Option<Fatal>,
+}
+
+/// The engine: history plus the persistent keyword state.
+#[derive(Debug)]
+pub struct Engine {
+    rules: Arc<RuleSet>,
+    history: VecDeque<Entry>,
+    symbols: Symbols,
+    meminfo: Projector,
+    vmstat: Projector,
+    base_meminfo: Projector,
+    base_vmstat: Projector,
+    scratch: Vec<Option<f64>>,
+    readings: usize,
+}
+
+struct View<'e> {
+    history: &'e VecDeque<Entry>,
+    symbols: &'e Symbols,
+}
+
+impl Readings for View<'_> {
+    #[inline]
+    fn keyword(&self, keyword: Keyword) -> f64 {
+        self.symbols.get(keyword)
+    }
+
+    #[inline]
+    fn reading(&self, reading: Reading, index: u32) -> Option<f64> {
+        let e = self.history.get(index as usize)?;
+        match reading {
+            Reading::Meminfo(i) => e.meminfo[i as usize],
+            Reading::Vmstat(i) => e.vmstat[i as usize],
+            Reading::Cpustat(c) => Some(e.cpustat[c as usize]),
+            Reading::CpustatUnknown(_) => None,
+            Reading::Time => Some(e.time),
+        }
+    }
+}
+
+impl Engine {
+    /// An engine for a loaded rule set, with an empty history.
+    pub fn new(rules: Arc<RuleSet>) -> Self {
+        Engine {
+            history: VecDeque::with_capacity(rules.history_depth as usize + 1),
+            rules,
+            symbols: Symbols::default(),
+            meminfo: Projector::default(),
+            vmstat: Projector::default(),
+            base_meminfo: Projector::default(),
+            base_vmstat: Projector::default(),
+            scratch: Vec::with_capacity(4),
+            readings: 0,
+        }
+    }
+
+    /// The rule set in use.
+    pub fn rules(&self) -> &Arc<RuleSet> {
+        &self.rules
+    }
+
+    /// The derived keywords as of the last decision.
+    pub fn symbols(&self) -> &Symbols {
+        &self.symbols
+    }
+
+    /// How many readings have been taken.
+    pub fn readings(&self) -> usize {
+        self.readings
+    }
+
+    /// Takes one reading. While the history fills (the first `history_depth`
+    /// readings) nothing is decided and `None` comes back, as in cpuplugd.
+    pub fn push<T: Recorder>(&mut self, sample: &Sample, trace: &mut T) -> Option<Decision> {
+        self.record(sample);
+        self.readings += 1;
+        if self.readings <= self.rules.history_depth as usize {
+            return None;
+        }
+        Some(self.decide(trace))
+    }
+
+    fn record(&mut self, sample: &Sample) {
+        let capacity = self.rules.history_depth as usize + 1;
+        let mut entry = if self.history.len() >= capacity {
+            self.history.pop_back().unwrap_or_default()
+        } else {
+            Entry::default()
+        };
+        entry.time = sample.time;
+        let t = &sample.ticks;
+        let long = |v: u64| v as i64 as f64;
+        entry.cpustat = [
+            f64::from(sample.online.count),
+            sample.loadavg,
+            sample.runnable,
+            long(t.user),
+            long(t.nice),
+            long(t.system),
+            long(t.idle),
+            long(t.iowait),
+            long(t.irq),
+            long(t.softirq),
+            long(t.steal),
+            long(t.guest),
+            long(t.guest_nice),
+            long(t.total()),
+        ];
+        let fields = &self.rules.fields;
+        self.meminfo.project(&sample.meminfo, &fields.meminfo, &mut entry.meminfo);
+        self.vmstat.project(&sample.vmstat, &fields.vmstat, &mut entry.vmstat);
+        self.base_meminfo.project(&sample.meminfo, &MEM_BASE[..1], &mut self.scratch);
+        entry.base[0] = self.scratch[0];
+        self.base_vmstat.project(&sample.vmstat, &MEM_BASE[1..], &mut self.scratch);
+        entry.base[1..].copy_from_slice(&self.scratch);
+        entry.cmm_pages = sample.cmm_pages;
+        entry.polarization = sample.polarization;
+        self.history.push_front(entry);
+    }
+
+    fn decide<T: Recorder>(&mut self, trace: &mut T) -> Decision {
+        let rules = Arc::clone(&self.rules);
+        let mut decision = Decision {
+            reading: self.readings - 1,
+            cpu: None,
+            mem: None,
+            fatal: None,
+        };
+        if rules.cpu_enabled {
+            match self.cpu_group(&rules, trace) {
+                Ok(cpu) => decision.cpu = Some(cpu),
+                Err(fatal) => {
+                    decision.fatal = Some(fatal);
+                    return decision;
+                }
+            }
+        }
+        if rules.mem_enabled {
+            match self.mem_group(&rules, trace) {
+                Ok(mem) => decision.mem = Some(mem),
+                Err(fatal) => decision.fatal = Some(fatal),
+            }
+        }
+        decision
+    }
+
+    fn cpu_group<T: Recorder>(&mut self, rules: &RuleSet, trace: &mut T) -> Result<CpuDecision, Fatal> {
+        let cur = self.history[0].cpustat;
+        let onumcpus = cur[CpuStat::Onumcpus as usize];
+        let mut decision = CpuDecision {
+            status: GroupStatus::Ok,
+            hotplug: None,
+            hotunplug: None,
+            action: CpuAction::None,
+            limited: false,
+            onumcpus,
+        };
+        if self.history[0].polarization == Some(Polarization::Vertical) {
+            decision.status = GroupStatus::Vertical;
+            return Ok(decision);
+        }
+        if let Err(fault) = self.cpu_symbols() {
+            decision.status = GroupStatus::Fault(fault);
+            return Ok(decision);
+        }
+        let (Some(plug), Some(unplug)) = (rules.rule(RuleKind::Hotplug), rules.rule(RuleKind::Hotunplug)) else {
+            return Ok(decision);
+        };
+        if T::ENABLED {
+            reset(trace, rules, &[RuleKind::Hotplug, RuleKind::Hotunplug]);
+        }
+        let view = View {
+            history: &self.history,
+            symbols: &self.symbols,
+        };
+        let eval = Evaluator::new(rules, &view);
+        let outcome = eval.truth(plug.root, trace).and_then(|p| {
+            if p {
+                Ok((true, None))
+            } else {
+                eval.truth(unplug.root, trace).map(|u| (false, Some(u)))
+            }
+        });
+        let (hotplug, hotunplug) = match outcome {
+            Ok(v) => v,
+            Err(Stop::Fault { fault, .. }) => {
+                decision.status = GroupStatus::Fault(fault);
+                return Ok(decision);
+            }
+            Err(Stop::Fatal { message, node }) => {
+                return Err(Fatal {
+                    message,
+                    node: Some(node),
+                    group: Some("cpu"),
+                });
+            }
+        };
+        decision.hotplug = Some(hotplug);
+        decision.hotunplug = hotunplug;
+        let s = rules.settings;
+        if hotplug {
+            if onumcpus + 1.0 > s.cpu_max as f64 {
+                decision.limited = true;
+            } else {
+                decision.action = CpuAction::Plug;
+            }
+        } else if hotunplug == Some(true) {
+            if onumcpus <= s.cpu_min as f64 {
+                decision.limited = true;
+            } else {
+                decision.action = CpuAction::Unplug;
+            }
+        }
+        Ok(decision)
+    }
+
+    /// The CPU keywords for this interval, computed as cpuplugd does (and
+    /// with its faults, though real tick counts never raise one).
+    fn cpu_symbols(&mut self) -> Result<(), Fault> {
+        let cur = self.history[0].cpustat;
+        let prev = self.history[1].cpustat;
+        let mut diffs = [0.0; 10];
+        for (i, d) in diffs.iter_mut().enumerate() {
+            let at = CpuStat::User as usize + i;
+            *d = fpu::sub(cur[at], prev[at])?;
+        }
+        let total_at = CpuStat::TotalTicks as usize;
+        let mut total = fpu::sub(cur[total_at], prev[total_at])?;
+        if total == 0.0 {
+            total = 1.0;
+        }
+        let s = &mut self.symbols;
+        s.loadavg = cur[CpuStat::Loadavg as usize];
+        s.runnable_proc = cur[CpuStat::RunnableProc as usize];
+        s.onumcpus = cur[CpuStat::Onumcpus as usize];
+        let factor = fpu::mul(100.0, s.onumcpus)?;
+        for i in 0..10 {
+            s.shares[i] = fpu::mul(fpu::div(diffs[i], total)?, factor)?;
+        }
+        Ok(())
+    }
+
+    fn mem_group<T: Recorder>(&mut self, rules: &RuleSet, trace: &mut T) -> Result<MemDecision, Fatal> {
+        let missing = |name: &str| Fatal {
+            message: format!("Symbol {name} not found, check your config file"),
+            node: None,
+            group: Some("memory"),
+        };
+        let (cur, prev) = (&self.history[0], &self.history[1]);
+        let free = cur.base[0].ok_or_else(|| missing("MemFree"))?;
+        let get = |e: &Entry, i: usize| e.base[i].ok_or_else(|| missing(MEM_BASE[i]));
+        let interval = cur.time - prev.time;
+        let cmm_pages_read = cur.cmm_pages;
+        let mut decision = MemDecision {
+            status: GroupStatus::Ok,
+            memplug: None,
+            memunplug: None,
+            cmm_inc: None,
+            cmm_dec: None,
+            cmm_pages: cmm_pages_read.unwrap_or(0),
+            cmm_pages_new: cmm_pages_read.unwrap_or(0),
+        };
+        let swap_sum = (get(cur, 1)?, get(cur, 2)?, get(prev, 1)?, get(prev, 2)?);
+        let rate = |(a, b, c, d): (f64, f64, f64, f64)| -> Result<f64, Fault> {
+            fpu::div(fpu::sub(fpu::sub(fpu::add(a, b)?, c)?, d)?, interval)
+        };
+        let swaprate = match rate(swap_sum) {
+            Ok(v) => v,
+            Err(f) => return Ok(faulted(decision, f)),
+        };
+        let page_sum = (get(cur, 3)?, get(cur, 4)?, get(prev, 3)?, get(prev, 4)?);
+        let apcr = match rate(page_sum) {
+            Ok(v) => v,
+            Err(f) => return Ok(faulted(decision, f)),
+        };
+        let Some(pages) = cmm_pages_read else {
+            return Err(Fatal {
+                message: "Cannot open /proc/sys/vm/cmm_pages: No such file or directory".into(),
+                node: None,
+                group: Some("memory"),
+            });
+        };
+        self.symbols.apcr = apcr;
+        self.symbols.swaprate = swaprate;
+        match fpu::div(free, 1024.0) {
+            Ok(v) => self.symbols.freemem = v,
+            Err(f) => return Ok(faulted(decision, f)),
+        }
+        let (Some(inc_rule), Some(plug), Some(unplug)) = (
+            rules.rule(RuleKind::CmmInc),
+            rules.rule(RuleKind::Memplug),
+            rules.rule(RuleKind::Memunplug),
+        ) else {
+            return Ok(decision);
+        };
+        if T::ENABLED {
+            reset(
+                trace,
+                rules,
+                &[RuleKind::CmmInc, RuleKind::CmmDec, RuleKind::Memplug, RuleKind::Memunplug],
+            );
+        }
+        let view = View {
+            history: &self.history,
+            symbols: &self.symbols,
+        };
+        let eval = Evaluator::new(rules, &view);
+        let as_long = |stop: Result<f64, Stop>, node: NodeId| -> Result<i64, Stop> {
+            stop.and_then(|v| fpu::to_long(v).map_err(|fault| Stop::Fault { fault, node }))
+        };
+        let result = (|| -> Result<(i64, i64, bool, Option<bool>), Stop> {
+            let inc = as_long(eval.number(inc_rule.root, trace), inc_rule.root)?;
+            let dec = match rules.rule(RuleKind::CmmDec) {
+                Some(r) => as_long(eval.number(r.root, trace), r.root)?,
+                None => inc,
+            };
+            if eval.truth(plug.root, trace)? {
+                Ok((inc, dec, true, None))
+            } else {
+                Ok((inc, dec, false, Some(eval.truth(unplug.root, trace)?)))
+            }
+        })();
+        let (inc, dec, memplug, memunplug) = match result {
+            Ok(v) => v,
+            Err(Stop::Fault { fault, .. }) => return Ok(faulted(decision, fault)),
+            Err(Stop::Fatal { message, node }) => {
+                return Err(Fatal {
+                    message,
+                    node: Some(node),
+                    group: Some("memory"),
+                });
+            }
+        };
+        let mut new = pages;
+        if memplug {
+            new = new.saturating_sub(dec.max(0));
+        } else if memunplug == Some(true) {
+            new = new.saturating_add(inc.max(0));
+        }
+        let s = rules.settings;
+        if new < s.cmm_min {
+            new = s.cmm_min;
+        }
+        if new > s.cmm_max {
+            new = s.cmm_max;
+        }
+        decision.memplug = Some(memplug);
+        decision.memunplug = memunplug;
+        decision.cmm_inc = Some(inc);
+        decision.cmm_dec = Some(dec);
+        decision.cmm_pages_new = new;
+        Ok(decision)
+    }
+}
+
+fn faulted(mut d: MemDecision, fault: Fault) -> MemDecision {
+    d.status = GroupStatus::Fault(fault);
+    d.cmm_pages_new = d.cmm_pages;
+    d
+}
+
+fn reset<T: Recorder>(trace: &mut T, rules: &RuleSet, kinds: &[RuleKind]) {
+    for kind in kinds {
+        if let Some(rule) = rules.rule(*kind) {
+            trace.reset_range(rule.nodes.clone(), rules.nodes.len());
+        }
+    }
+}

@@ -1,0 +1,172 @@
+//! `/proc/meminfo` and `/proc/vmstat` as name/value tables. The names are
+//! shared between samples (the kernel prints the same lines in the same
+//! order every time), so a new reading only compares names against the last
+//! layout and stores its numbers: no per-field allocation per interval.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use crate::rules::number::leading_value;
+
+static NEXT_LAYOUT: AtomicU64 = AtomicU64::new(1);
+
+/// The names of one file's lines, in order.
+#[derive(Debug)]
+pub struct Layout {
+    id: u64,
+    names: Vec<Box<str>>,
+    index: HashMap<Box<str>, u32>,
+}
+
+impl Layout {
+    fn new(names: Vec<Box<str>>) -> Self {
+        let mut index = HashMap::with_capacity(names.len());
+        for (i, n) in names.iter().enumerate() {
+            // cpuplugd takes the first line with a name.
+            index.entry(n.clone()).or_insert(i as u32);
+        }
+        Layout {
+            id: NEXT_LAYOUT.fetch_add(1, Ordering::Relaxed),
+            names,
+            index,
+        }
+    }
+
+    /// Identifies this layout, so lookups can be cached per layout.
+    pub fn id(&self) -> u64 {
+        self.id
+    }
+
+    /// Position of the first line called `name`.
+    pub fn position(&self, name: &str) -> Option<u32> {
+        self.index.get(name).copied()
+    }
+
+    /// The names in file order.
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.names.iter().map(|n| &**n)
+    }
+}
+
+/// One reading of a name/value file.
+#[derive(Debug, Clone)]
+pub struct FieldTable {
+    layout: Arc<Layout>,
+    values: Vec<f64>,
+}
+
+impl FieldTable {
+    /// A table from names and values (for tests and the simulator).
+    pub fn from_pairs<'a>(pairs: impl IntoIterator<Item = (&'a str, f64)>) -> Self {
+        let (names, values): (Vec<Box<str>>, Vec<f64>) = pairs.into_iter().map(|(n, v)| (Box::from(n), v)).unzip();
+        FieldTable {
+            layout: Arc::new(Layout::new(names)),
+            values,
+        }
+    }
+
+    /// The value on the first line called `name`, as cpuplugd reads it.
+    pub fn get(&self, name: &str) -> Option<f64> {
+        self.layout.position(name).map(|i| self.values[i as usize])
+    }
+
+    /// The shared layout (names).
+    pub fn layout(&self) -> &Arc<Layout> {
+        &self.layout
+    }
+
+    /// The value at a position of the layout.
+    pub fn value_at(&self, position: u32) -> f64 {
+        self.values[position as usize]
+    }
+
+    /// Names and values in file order.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, f64)> {
+        self.layout.names().zip(self.values.iter().copied())
+    }
+
+    /// Number of lines.
+    pub fn len(&self) -> usize {
+        self.values.len()
+    }
+
+    /// True when the file had no lines.
+    pub fn is_empty(&self) -> bool {
+        self.values.is_empty()
+    }
+}
+
+/// Parses successive readings of one file, reusing the last layout.
+#[derive(Debug)]
+pub struct FieldParser {
+    separator: u8,
+    layout: Arc<Layout>,
+}
+
+impl FieldParser {
+    /// A parser for lines `NAME<separator>VALUE`: `:` for meminfo, ` ` for vmstat.
+    pub fn new(separator: u8) -> Self {
+        FieldParser {
+            separator,
+            layout: Arc::new(Layout::new(Vec::new())),
+        }
+    }
+
+    /// Reads one file's text.
+    pub fn parse(&mut self, text: &[u8]) -> FieldTable {
+        let mut values = Vec::with_capacity(self.layout.names.len());
+        let mut same = true;
+        let mut names: Vec<Box<str>> = Vec::new();
+        for line in text.split(|b| *b == b'\n') {
+            let Some(sep) = line.iter().position(|b| *b == self.separator) else {
+                continue;
+            };
+            let name = &line[..sep];
+            let i = values.len();
+            if same {
+                match self.layout.names.get(i) {
+                    Some(known) if known.as_bytes() == name => {}
+                    _ => {
+                        same = false;
+                        names = self.layout.names[..i].to_vec();
+                    }
+                }
+            }
+            if !same {
+                names.push(Box::from(String::from_utf8_lossy(name).as_ref()));
+            }
+            values.push(leading_value(&line[sep + 1..]));
+        }
+        if same && values.len() != self.layout.names.len() {
+            same = false;
+            names = self.layout.names[..values.len()].to_vec();
+        }
+        if !same {
+            self.layout = Arc::new(Layout::new(names));
+        }
+        FieldTable {
+            layout: Arc::clone(&self.layout),
+            values,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn layouts_are_reused_while_names_stay_the_same() {
+        let mut p = FieldParser::new(b':');
+        let a = p.parse(b"MemTotal:  100 kB\nMemFree:    40 kB\n");
+        let b = p.parse(b"MemTotal:  100 kB\nMemFree:    41 kB\n");
+        assert_eq!(a.layout().id(), b.layout().id());
+        assert_eq!(b.get("MemFree"), Some(41.0));
+        let c = p.parse(b"MemTotal:  100 kB\nShmem: 3 kB\nMemFree: 42 kB\n");
+        assert_ne!(b.layout().id(), c.layout().id());
+        assert_eq!(c.get("MemFree"), Some(42.0));
+        assert_eq!(c.get("Shmem"), Some(3.0));
+        assert_eq!(c.get("Mem"), None);
+    }
+}

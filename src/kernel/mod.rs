@@ -1,0 +1,13 @@
+//! The kernel side: what one interval's readings look like ([`Sample`]),
+//! how /proc and /sys text becomes one, and where samples come from.
+
+pub mod cpulist;
+pub mod fields;
+pub mod procfs_text;
+pub mod root;
+pub mod sample;
+pub mod snapshots;
+pub mod source;
+
+pub use sample::{CpuTicks, Polarization, Sample};
+pub use source::{Source, SourceError};

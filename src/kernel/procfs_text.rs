@@ -1,0 +1,149 @@
+//! Parsers for the /proc text cpuplugd reads, giving the same numbers it
+//! gets from `fscanf`/`strtod`.
+
+use super::sample::CpuTicks;
+use crate::rules::number::leading_value;
+
+/// The aggregate `cpu` line and the `cpuN` lines of /proc/stat.
+pub fn parse_stat(text: &[u8]) -> (CpuTicks, Vec<(u32, CpuTicks)>) {
+    let mut total = CpuTicks::default();
+    let mut per_cpu = Vec::new();
+    for (i, line) in text.split(|b| *b == b'\n').enumerate() {
+        let Some(rest) = line.strip_prefix(b"cpu") else {
+            break;
+        };
+        let (id, columns) = match rest.first() {
+            Some(b' ') | Some(b'\t') => (None, rest),
+            Some(d) if d.is_ascii_digit() => {
+                let n = rest.iter().take_while(|b| b.is_ascii_digit()).count();
+                let id = rest[..n].iter().fold(0u32, |a, b| a.saturating_mul(10).saturating_add(u32::from(b - b'0')));
+                (Some(id), &rest[n..])
+            }
+            _ => break,
+        };
+        let ticks = CpuTicks::from_columns(columns_of(columns));
+        match id {
+            None if i == 0 => total = ticks,
+            Some(id) => per_cpu.push((id, ticks)),
+            None => {}
+        }
+    }
+    (total, per_cpu)
+}
+
+/// Up to ten whitespace-separated integers; missing ones are 0.
+fn columns_of(text: &[u8]) -> [u64; 10] {
+    let mut out = [0u64; 10];
+    let mut n = 0;
+    let mut i = 0;
+    while n < 10 {
+        while i < text.len() && (text[i] == b' ' || text[i] == b'\t') {
+            i += 1;
+        }
+        let start = i;
+        let mut v: u64 = 0;
+        while i < text.len() && text[i].is_ascii_digit() {
+            v = v.saturating_mul(10).saturating_add(u64::from(text[i] - b'0'));
+            i += 1;
+        }
+        if i == start {
+            break;
+        }
+        out[n] = v;
+        n += 1;
+    }
+    out
+}
+
+/// `(loadavg, runnable)` from /proc/loadavg, rounded the way cpuplugd's
+/// `%f` round trip rounds them (to 6 decimals). `None` if unreadable.
+pub fn parse_loadavg(text: &[u8]) -> Option<(f64, f64)> {
+    let mut fields = text.split(|b| b.is_ascii_whitespace()).filter(|f| !f.is_empty());
+    let first = fields.next()?;
+    fields.next()?;
+    fields.next()?;
+    let fourth = fields.next()?;
+    if !first.first()?.is_ascii_digit() && first[0] != b'-' && first[0] != b'.' {
+        return None;
+    }
+    let slash = fourth.iter().position(|b| *b == b'/')?;
+    let runnable = &fourth[..slash];
+    if runnable.is_empty() {
+        return None;
+    }
+    Some((six_decimals(first), six_decimals(runnable)))
+}
+
+/// A number as `sprintf("%f")` followed by `strtod` leaves it.
+fn six_decimals(token: &[u8]) -> f64 {
+    let v = leading_value(token);
+    let simple = match token.iter().position(|b| *b == b'.') {
+        Some(dot) => token[dot + 1..].iter().take_while(|b| b.is_ascii_digit()).count() <= 6,
+        None => true,
+    } && !token.iter().any(|b| *b == b'e' || *b == b'E');
+    if simple || !v.is_finite() {
+        v
+    } else {
+        format!("{v:.6}").parse().unwrap_or(v)
+    }
+}
+
+/// A time stamp `SEC` or `SEC.FRACTION` (at most 6 fractional digits) as
+/// `tv_sec + tv_usec / 1e6`, the way cpuplugd computes it.
+pub fn parse_time(text: &[u8]) -> Option<f64> {
+    let t = text.split(|b| b.is_ascii_whitespace()).find(|f| !f.is_empty())?;
+    let (sec, frac) = match t.iter().position(|b| *b == b'.') {
+        Some(dot) => (&t[..dot], &t[dot + 1..]),
+        None => (t, &[][..]),
+    };
+    if sec.is_empty() || !sec.iter().all(u8::is_ascii_digit) || !frac.iter().all(u8::is_ascii_digit) || frac.len() > 6 {
+        return None;
+    }
+    let secs = sec.iter().fold(0i64, |a, b| a.saturating_mul(10).saturating_add(i64::from(b - b'0')));
+    let mut usec: i64 = 0;
+    for i in 0..6 {
+        usec = usec * 10 + frac.get(i).map_or(0, |b| i64::from(b - b'0'));
+    }
+    Some(secs as f64 + usec as f64 / 1_000_000.0)
+}
+
+/// A leading integer as `fscanf("%ld")` reads it.
+pub fn parse_long(text: &[u8]) -> Option<i64> {
+    let t = text.iter().position(|b| !b.is_ascii_whitespace()).map_or(&[][..], |p| &text[p..]);
+    let (neg, digits) = match t.first() {
+        Some(b'-') => (true, &t[1..]),
+        Some(b'+') => (false, &t[1..]),
+        _ => (false, t),
+    };
+    let n = digits.iter().take_while(|b| b.is_ascii_digit()).count();
+    if n == 0 {
+        return None;
+    }
+    let v = digits[..n].iter().fold(0i64, |a, b| a.saturating_mul(10).saturating_add(i64::from(b - b'0')));
+    Some(if neg { -v } else { v })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stat_lines() {
+        let (t, per) = parse_stat(b"cpu  10 2 3 4 5 6 7 8\ncpu0 1 2 3 4 5 6 7 8 9 10\nintr 5\n");
+        assert_eq!(t.user, 10);
+        assert_eq!(t.guest, 0);
+        assert_eq!(t.total(), 45);
+        assert_eq!(per.len(), 1);
+        assert_eq!(per[0].1.guest_nice, 10);
+    }
+
+    #[test]
+    fn loadavg_and_time() {
+        assert_eq!(parse_loadavg(b"0.42 0.27 0.21 1/89 29247\n"), Some((0.42, 1.0)));
+        assert_eq!(parse_loadavg(b"0.1234567 0 0 3/9 1"), Some((0.123457, 3.0)));
+        assert_eq!(parse_loadavg(b"garbage"), None);
+        assert_eq!(parse_time(b"1336046403.465934\n"), Some(1336046403.0 + 465934.0 / 1e6));
+        assert_eq!(parse_time(b"17\n"), Some(17.0));
+        assert_eq!(parse_time(b"1.5\n"), Some(1.5));
+    }
+}

@@ -1,0 +1,193 @@
+//! Reading a directory laid out like `/` (proc/..., sys/...): the live
+//! machine, a test's temporary root, or one conformance snapshot.
+
+use std::fs::File;
+use std::io::{ErrorKind, Read};
+use std::path::{Path, PathBuf};
+
+use super::cpulist::CpuList;
+use super::fields::FieldParser;
+use super::procfs_text::{parse_loadavg, parse_long, parse_stat};
+use super::sample::{CpuState, Polarization, Sample};
+use super::source::SourceError;
+use crate::rules::SystemFacts;
+
+/// Paths below a root, relative.
+pub mod paths {
+    pub const STAT: &str = "proc/stat";
+    pub const LOADAVG: &str = "proc/loadavg";
+    pub const MEMINFO: &str = "proc/meminfo";
+    pub const VMSTAT: &str = "proc/vmstat";
+    pub const CMM_PAGES: &str = "proc/sys/vm/cmm_pages";
+    pub const CPU_DIR: &str = "sys/devices/system/cpu";
+    pub const ONLINE: &str = "sys/devices/system/cpu/online";
+    pub const PRESENT: &str = "sys/devices/system/cpu/present";
+    pub const DISPATCHING: &str = "sys/devices/system/cpu/dispatching";
+}
+
+/// Reads samples from root directories, keeping buffers and /proc layouts
+/// between readings so a reading allocates little.
+#[derive(Debug)]
+pub struct RootReader {
+    buf: Vec<u8>,
+    meminfo: FieldParser,
+    vmstat: FieldParser,
+    /// Whether to scan `cpuN` directories for online/configure state.
+    pub scan_cpu_dirs: bool,
+}
+
+impl Default for RootReader {
+    fn default() -> Self {
+        RootReader::new()
+    }
+}
+
+impl RootReader {
+    /// A reader that also scans per-CPU sysfs state.
+    pub fn new() -> Self {
+        RootReader {
+            buf: Vec::with_capacity(16 * 1024),
+            meminfo: FieldParser::new(b':'),
+            vmstat: FieldParser::new(b' '),
+            scan_cpu_dirs: true,
+        }
+    }
+
+    fn load(&mut self, root: &Path, rel: &str) -> Result<(), SourceError> {
+        let path = root.join(rel);
+        self.buf.clear();
+        File::open(&path)
+            .and_then(|mut f| f.read_to_end(&mut self.buf))
+            .map(|_| ())
+            .map_err(|source| SourceError::Open {
+                path: Path::new("/").join(rel),
+                source,
+            })
+    }
+
+    fn load_optional(&mut self, root: &Path, rel: &str) -> Result<bool, SourceError> {
+        match self.load(root, rel) {
+            Ok(()) => Ok(true),
+            Err(SourceError::Open { source, .. }) if source.kind() == ErrorKind::NotFound => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
+    fn malformed(rel: &str, what: &str) -> SourceError {
+        SourceError::Malformed {
+            path: Path::new("/").join(rel),
+            what: what.to_string(),
+        }
+    }
+
+    /// Reads everything one interval needs from `root`, stamped with `time`.
+    pub fn read(&mut self, root: &Path, time: f64) -> Result<Sample, SourceError> {
+        self.load(root, paths::MEMINFO)?;
+        let meminfo = self.meminfo.parse(&self.buf);
+        self.load(root, paths::VMSTAT)?;
+        let vmstat = self.vmstat.parse(&self.buf);
+        self.load(root, paths::STAT)?;
+        let (ticks, per_cpu) = parse_stat(&self.buf);
+        self.load(root, paths::LOADAVG)?;
+        let (loadavg, runnable) = parse_loadavg(&self.buf)
+            .ok_or_else(|| Self::malformed(paths::LOADAVG, "cannot parse kernel loadaverage statistics"))?;
+        let online = self.cpu_list(root, paths::ONLINE)?;
+        let present = self.cpu_list(root, paths::PRESENT)?;
+        let cmm_pages = if self.load_optional(root, paths::CMM_PAGES)? {
+            parse_long(&self.buf)
+        } else {
+            None
+        };
+        let polarization = if self.load_optional(root, paths::DISPATCHING)? {
+            match parse_long(&self.buf) {
+                Some(1) => Some(Polarization::Vertical),
+                Some(_) => Some(Polarization::Horizontal),
+                None => None,
+            }
+        } else {
+            None
+        };
+        let cpus = if self.scan_cpu_dirs {
+            self.cpu_states(root)?
+        } else {
+            Vec::new()
+        };
+        Ok(Sample {
+            time,
+            ticks,
+            per_cpu,
+            loadavg,
+            runnable,
+            meminfo,
+            vmstat,
+            online,
+            present,
+            cpus,
+            cmm_pages,
+            polarization,
+        })
+    }
+
+    fn cpu_list(&mut self, root: &Path, rel: &str) -> Result<CpuList, SourceError> {
+        self.load(root, rel)?;
+        CpuList::parse(&self.buf).ok_or_else(|| Self::malformed(rel, "malformed CPU list"))
+    }
+
+    fn cpu_states(&mut self, root: &Path) -> Result<Vec<CpuState>, SourceError> {
+        let dir = root.join(paths::CPU_DIR);
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            return Ok(Vec::new());
+        };
+        let mut cpus = Vec::new();
+        for entry in entries.flatten() {
+            let name = entry.file_name();
+            let Some(id) = name
+                .to_str()
+                .and_then(|n| n.strip_prefix("cpu"))
+                .and_then(|n| n.parse::<u32>().ok())
+            else {
+                continue;
+            };
+            let base = entry.path();
+            let online = self.flag(&base.join("online"));
+            let configured = self.flag(&base.join("configure"));
+            cpus.push(CpuState { id, online, configured });
+        }
+        cpus.sort_by_key(|c| c.id);
+        Ok(cpus)
+    }
+
+    fn flag(&mut self, path: &PathBuf) -> Option<bool> {
+        self.buf.clear();
+        File::open(path).and_then(|mut f| f.read_to_end(&mut self.buf)).ok()?;
+        parse_long(&self.buf).map(|v| v == 1)
+    }
+
+    /// What rule loading needs to know about the machine under `root`.
+    pub fn facts(&mut self, root: &Path) -> SystemFacts {
+        let origin = root.display().to_string();
+        let present_cpus = match self.load(root, paths::PRESENT) {
+            Ok(()) => match CpuList::parse(&self.buf) {
+                Some(l) => Ok(l.count),
+                None => Err(format!("Malformed content of /{}", paths::PRESENT)),
+            },
+            Err(e) => Err(format!("Cannot open /{} file: {e}", paths::PRESENT)),
+        };
+        let cmm_pages = root.join(paths::CMM_PAGES).is_file();
+        let meminfo_names = self
+            .load(root, paths::MEMINFO)
+            .ok()
+            .map(|()| self.meminfo.parse(&self.buf).layout().names().map(String::from).collect());
+        let vmstat_names = self
+            .load(root, paths::VMSTAT)
+            .ok()
+            .map(|()| self.vmstat.parse(&self.buf).layout().names().map(String::from).collect());
+        SystemFacts {
+            present_cpus,
+            cmm_pages,
+            meminfo_names,
+            vmstat_names,
+            origin,
+        }
+    }
+}

@@ -1,0 +1,104 @@
+//! One interval's readings: plain data, the same whether it came from the
+//! live kernel, a recording, a conformance snapshot or the simulator.
+
+use super::cpulist::CpuList;
+use super::fields::FieldTable;
+
+/// Tick counters of one `cpu` line of /proc/stat, in the kernel's order.
+/// Missing columns (old kernels) read as 0.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CpuTicks {
+    pub user: u64,
+    pub nice: u64,
+    pub system: u64,
+    pub idle: u64,
+    pub iowait: u64,
+    pub irq: u64,
+    pub softirq: u64,
+    pub steal: u64,
+    pub guest: u64,
+    pub guest_nice: u64,
+}
+
+impl CpuTicks {
+    /// The ten columns in /proc/stat order.
+    pub fn columns(&self) -> [u64; 10] {
+        [
+            self.user,
+            self.nice,
+            self.system,
+            self.idle,
+            self.iowait,
+            self.irq,
+            self.softirq,
+            self.steal,
+            self.guest,
+            self.guest_nice,
+        ]
+    }
+
+    /// Builds ticks from up to ten columns.
+    pub fn from_columns(c: [u64; 10]) -> Self {
+        CpuTicks {
+            user: c[0],
+            nice: c[1],
+            system: c[2],
+            idle: c[3],
+            iowait: c[4],
+            irq: c[5],
+            softirq: c[6],
+            steal: c[7],
+            guest: c[8],
+            guest_nice: c[9],
+        }
+    }
+
+    /// cpuplugd's `total_ticks`: the sum of all ten columns, so guest time
+    /// (already inside user and nice) counts twice.
+    pub fn total(&self) -> u64 {
+        self.columns().iter().fold(0u64, |a, b| a.wrapping_add(*b))
+    }
+}
+
+/// CPU polarization on s390 (`/sys/devices/system/cpu/dispatching`). In
+/// vertical polarization cpuplugd changes no CPUs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Polarization {
+    Horizontal,
+    Vertical,
+}
+
+/// The sysfs state of one CPU directory (`cpuN`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CpuState {
+    pub id: u32,
+    /// `cpuN/online`; `None` when the file is missing (not hotpluggable).
+    pub online: Option<bool>,
+    /// `cpuN/configure`; `None` on machines without it.
+    pub configured: Option<bool>,
+}
+
+/// Everything read in one interval.
+#[derive(Debug, Clone)]
+pub struct Sample {
+    /// Seconds since the epoch, `sec + usec / 1e6` as cpuplugd computes it.
+    pub time: f64,
+    /// The aggregate `cpu` line of /proc/stat.
+    pub ticks: CpuTicks,
+    /// The `cpuN` lines, by CPU number.
+    pub per_cpu: Vec<(u32, CpuTicks)>,
+    /// First field of /proc/loadavg.
+    pub loadavg: f64,
+    /// The number before the `/` in the fourth field of /proc/loadavg.
+    pub runnable: f64,
+    pub meminfo: FieldTable,
+    pub vmstat: FieldTable,
+    pub online: CpuList,
+    pub present: CpuList,
+    /// Per-CPU sysfs state, when the source has it (live roots do, snapshots do not).
+    pub cpus: Vec<CpuState>,
+    /// `/proc/sys/vm/cmm_pages`, absent on machines without CMM.
+    pub cmm_pages: Option<i64>,
+    /// `None` when the machine has no `dispatching` file (treated as horizontal).
+    pub polarization: Option<Polarization>,
+}

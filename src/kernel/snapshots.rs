@@ -1,0 +1,85 @@
+//! A directory of numbered snapshot directories (the conformance format):
+//! each one a root with proc/, sys/ and a `time` file.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use super::procfs_text::parse_time;
+use super::root::RootReader;
+use super::sample::Sample;
+use super::source::{Source, SourceError};
+use crate::rules::SystemFacts;
+
+/// Replays snapshot directories in name order.
+#[derive(Debug)]
+pub struct SnapshotSource {
+    dirs: Vec<PathBuf>,
+    next: usize,
+    reader: RootReader,
+    time_buf: Vec<u8>,
+}
+
+impl SnapshotSource {
+    /// Lists the snapshots under `dir` (sub-directories, sorted by name).
+    pub fn open(dir: &Path) -> Result<Self, SourceError> {
+        let entries = fs::read_dir(dir).map_err(|source| SourceError::Open {
+            path: dir.to_path_buf(),
+            source,
+        })?;
+        let mut dirs: Vec<PathBuf> = entries
+            .flatten()
+            .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+            .map(|e| e.path())
+            .collect();
+        dirs.sort();
+        let mut reader = RootReader::new();
+        reader.scan_cpu_dirs = false;
+        Ok(SnapshotSource {
+            dirs,
+            next: 0,
+            reader,
+            time_buf: Vec::new(),
+        })
+    }
+
+    /// How many snapshots there are.
+    pub fn len(&self) -> usize {
+        self.dirs.len()
+    }
+
+    /// True when the directory holds no snapshot.
+    pub fn is_empty(&self) -> bool {
+        self.dirs.is_empty()
+    }
+
+    fn read(&mut self, dir: &Path) -> Result<Sample, SourceError> {
+        let path = dir.join("time");
+        self.time_buf = fs::read(&path).map_err(|source| SourceError::Open { path: path.clone(), source })?;
+        let time = parse_time(&self.time_buf).ok_or_else(|| SourceError::Malformed {
+            path,
+            what: "expected SEC or SEC.FRACTION".into(),
+        })?;
+        self.reader.read(dir, time)
+    }
+}
+
+impl Source for SnapshotSource {
+    fn facts(&mut self) -> SystemFacts {
+        match self.dirs.first().cloned() {
+            Some(first) => self.reader.facts(&first),
+            None => SystemFacts {
+                present_cpus: Err("no snapshots".into()),
+                cmm_pages: false,
+                meminfo_names: None,
+                vmstat_names: None,
+                origin: "the snapshots".into(),
+            },
+        }
+    }
+
+    fn next_sample(&mut self) -> Option<Result<Sample, SourceError>> {
+        let dir = self.dirs.get(self.next)?.clone();
+        self.next += 1;
+        Some(self.read(&dir))
+    }
+}

@@ -1,0 +1,13 @@
+//! plugtop: a monitor and controller for cpuplugd rule files.
+//!
+//! The library follows the data's way through the program: `kernel` turns
+//! /proc and /sys (or a recording of them) into [`kernel::Sample`]s, `rules`
+//! reads a rule file exactly as cpuplugd does, `engine` decides one interval
+//! the way cpuplugd would, and `report` formats what was decided. Nothing in
+//! here prints or exits; `main.rs` does that.
+
+pub mod commands;
+pub mod engine;
+pub mod kernel;
+pub mod report;
+pub mod rules;

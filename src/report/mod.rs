@@ -1,0 +1,5 @@
+//! Formatting what the engine decided: JSON lines for machines (the
+//! conformance format) and a readable table for people.
+
+pub mod jsonl;
+pub mod table;

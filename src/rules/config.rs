@@ -1,0 +1,768 @@
+//! Reading a rule file line by line exactly as cpuplugd does (SEMANTICS.md
+//! sections 1 and 4-5): whitespace removal, quotes, prefix-matched settings,
+//! variables inlined into rules as they are read, and the start-up checks
+//! that decide which groups run. Unlike the daemon, loading does not stop at
+//! the first problem: every line is looked at so `plugtop check` can report
+//! everything at once, while [`LoadOutcome::refusal`] keeps the one message
+//! cpuplugd would have stopped with.
+
+use std::collections::HashMap;
+use std::ops::Range;
+
+use super::diagnostic::Diagnostic;
+use super::expr::{Node, NodeId, NodeKind, RESERVED_NAMES, RuleKind};
+use super::lint;
+use super::parser::{ExprBuilder, FieldNames, MAX_NAME, Text, Unit, VarDef};
+use super::source::{SourceFile, Span};
+
+/// cpuplugd's longest line, without its newline.
+pub const MAX_LINE: usize = 2048;
+/// cpuplugd's deepest history index.
+pub const MAX_HISTORY: u32 = 100;
+/// cpuplugd's buffer for all variables (names, values and separators).
+pub const VARIABLE_BUFFER: usize = 4096;
+
+/// The integer settings. `-1` means "not set", as in cpuplugd, because the
+/// daemon's checks compare against it (`CPU_MIN` without `CPU_MAX` fails).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Settings {
+    pub update: i64,
+    pub cpu_min: i64,
+    pub cpu_max: i64,
+    pub cmm_min: i64,
+    pub cmm_max: i64,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            update: -1,
+            cpu_min: -1,
+            cpu_max: -1,
+            cmm_min: -1,
+            cmm_max: -1,
+        }
+    }
+}
+
+/// What loading needs to know about the machine the rules are for.
+#[derive(Debug, Clone)]
+pub struct SystemFacts {
+    /// How many CPUs `/sys/devices/system/cpu/present` lists (for `CPU_MAX="0"`),
+    /// or cpuplugd's message when it cannot be read.
+    pub present_cpus: Result<u32, String>,
+    /// Whether `/proc/sys/vm/cmm_pages` can be read; without it the memory group is off.
+    pub cmm_pages: bool,
+    /// Field names of `/proc/meminfo`, when known, to find misspelt names before running.
+    pub meminfo_names: Option<Vec<String>>,
+    /// Field names of `/proc/vmstat`, likewise.
+    pub vmstat_names: Option<Vec<String>>,
+    /// Where these facts came from, for messages ("the kernel under /").
+    pub origin: String,
+}
+
+/// A rule as loaded: its tree, and where it was written.
+#[derive(Debug, Clone)]
+pub struct Rule {
+    pub kind: RuleKind,
+    pub root: NodeId,
+    /// The arena range of every node built for this rule (variables included).
+    pub nodes: Range<u32>,
+    pub name_span: Span,
+    pub value_span: Span,
+    pub line: usize,
+}
+
+/// A loaded rule file.
+#[derive(Debug, Clone)]
+pub struct RuleSet {
+    pub settings: Settings,
+    /// Indexed by [`RuleKind::index`].
+    pub rules: [Option<Rule>; 6],
+    pub nodes: Vec<Node>,
+    pub variables: Vec<VarDef>,
+    /// Largest history index any parsed rule used, at least 1.
+    pub history_depth: u32,
+    pub fields: FieldNames,
+    pub cpu_enabled: bool,
+    pub mem_enabled: bool,
+    /// Where each setting was written, in the order update, cpu_min, cpu_max, cmm_min, cmm_max.
+    pub setting_spans: [Option<Span>; 5],
+}
+
+impl RuleSet {
+    /// The rule of this kind, if the file set one.
+    pub fn rule(&self, kind: RuleKind) -> Option<&Rule> {
+        self.rules[kind.index()].as_ref()
+    }
+
+    /// A node of the arena.
+    pub fn node(&self, id: NodeId) -> &Node {
+        &self.nodes[id as usize]
+    }
+}
+
+/// What cpuplugd would have said when refusing the file.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Refusal {
+    pub message: String,
+    pub span: Span,
+}
+
+/// The result of loading: the rules as far as they could be read, every
+/// finding, and whether cpuplugd would have refused the file.
+#[derive(Debug, Clone)]
+pub struct LoadOutcome {
+    pub rules: RuleSet,
+    pub diagnostics: Vec<Diagnostic>,
+    pub refusal: Option<Refusal>,
+}
+
+impl LoadOutcome {
+    /// The rule set, if cpuplugd would have loaded the file.
+    pub fn loaded(&self) -> Option<&RuleSet> {
+        match self.refusal {
+            None => Some(&self.rules),
+            Some(_) => None,
+        }
+    }
+
+    /// True when any finding is an error.
+    pub fn has_errors(&self) -> bool {
+        self.diagnostics
+            .iter()
+            .any(|d| d.severity == super::Severity::Error)
+    }
+}
+
+const SETTINGS: [&str; 5] = ["update", "cpu_min", "cpu_max", "cmm_min", "cmm_max"];
+
+/// One line after cpuplugd's whitespace removal.
+struct Line {
+    number: usize,
+    /// Bytes left after removing whitespace.
+    stripped: Vec<u8>,
+    /// File offset of each stripped byte.
+    map: Vec<u32>,
+    /// File offset just after the line's text.
+    end: u32,
+    first_byte: Option<u8>,
+    /// cpuplugd's "Line is too long" text, when the line is refused.
+    too_long: Option<(String, bool)>,
+    start: usize,
+}
+
+fn is_c_space(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\n' | b'\x0b' | b'\x0c' | b'\r')
+}
+
+/// Splits the file the way `fgets` into a 2050-byte buffer does.
+fn split_lines(bytes: &[u8]) -> Vec<Line> {
+    let mut lines = Vec::new();
+    let mut pos = 0;
+    let mut number = 0;
+    while pos < bytes.len() {
+        number += 1;
+        let limit = (pos + MAX_LINE + 1).min(bytes.len());
+        let newline = bytes[pos..limit].iter().position(|b| *b == b'\n').map(|p| pos + p);
+        let (text_end, next, too_long) = match newline {
+            Some(nl) if !bytes[pos..nl].contains(&0) => (nl, nl + 1, None),
+            _ => {
+                let line_end = bytes[pos..]
+                    .iter()
+                    .position(|b| *b == b'\n')
+                    .map_or(bytes.len(), |p| pos + p);
+                let chunk = &bytes[pos..limit];
+                let chunk = chunk.split(|b| *b == 0).next().unwrap_or(chunk);
+                let missing_newline = line_end == bytes.len() && line_end - pos <= MAX_LINE;
+                let next = (line_end + 1).min(bytes.len()).max(line_end);
+                (
+                    line_end,
+                    if next == line_end { bytes.len() } else { next },
+                    Some((String::from_utf8_lossy(chunk).into_owned(), missing_newline)),
+                )
+            }
+        };
+        let mut stripped = Vec::new();
+        let mut map = Vec::new();
+        for (i, b) in bytes[pos..text_end].iter().enumerate() {
+            if *b == 0 {
+                break;
+            }
+            if !is_c_space(*b) {
+                stripped.push(*b);
+                map.push((pos + i) as u32);
+            }
+        }
+        lines.push(Line {
+            number,
+            stripped,
+            map,
+            end: text_end as u32,
+            first_byte: bytes.get(pos).copied().filter(|_| pos < text_end),
+            too_long,
+            start: pos,
+        });
+        pos = next;
+    }
+    lines
+}
+
+/// What a line's name sets.
+enum Target {
+    Rule(RuleKind),
+    Setting(usize),
+    Variable,
+}
+
+fn classify(name: &[u8]) -> (Target, &'static str) {
+    let lower = name.to_ascii_lowercase();
+    for kind in RuleKind::ALL {
+        if lower.starts_with(kind.daemon_name().as_bytes()) {
+            return (Target::Rule(kind), kind.file_name());
+        }
+    }
+    for (i, s) in SETTINGS.iter().enumerate() {
+        if lower.starts_with(s.as_bytes()) {
+            return (Target::Setting(i), s);
+        }
+    }
+    (Target::Variable, "")
+}
+
+/// Loads a rule file as cpuplugd would on the machine `facts` describes.
+pub fn load(source: &SourceFile, facts: &SystemFacts) -> LoadOutcome {
+    Loader::new(facts).run(source)
+}
+
+struct Loader<'f> {
+    facts: &'f SystemFacts,
+    rules: RuleSet,
+    diagnostics: Vec<Diagnostic>,
+    refusal: Option<Refusal>,
+    var_lookup: HashMap<String, u32>,
+    all_vars: HashMap<String, usize>,
+    variable_bytes: usize,
+    history_max: u32,
+}
+
+impl<'f> Loader<'f> {
+    fn new(facts: &'f SystemFacts) -> Self {
+        Loader {
+            facts,
+            rules: RuleSet {
+                settings: Settings::default(),
+                rules: Default::default(),
+                nodes: Vec::new(),
+                variables: Vec::new(),
+                history_depth: 1,
+                fields: FieldNames::default(),
+                cpu_enabled: false,
+                mem_enabled: false,
+                setting_spans: [None; 5],
+            },
+            diagnostics: Vec::new(),
+            refusal: None,
+            var_lookup: HashMap::new(),
+            all_vars: HashMap::new(),
+            variable_bytes: 1,
+            history_max: 1,
+        }
+    }
+
+    fn refuse(&mut self, message: impl Into<String>, diagnostic: Diagnostic) {
+        if self.refusal.is_none() {
+            self.refusal = Some(Refusal {
+                message: message.into(),
+                span: diagnostic.span,
+            });
+        }
+        self.diagnostics.push(diagnostic);
+    }
+
+    fn run(mut self, source: &SourceFile) -> LoadOutcome {
+        let lines = split_lines(source.bytes());
+        for line in &lines {
+            if line.too_long.is_some() || line.first_byte == Some(b'#') {
+                continue;
+            }
+            if let Some(eq) = line.stripped.iter().position(|b| *b == b'=') {
+                let name = &line.stripped[..eq];
+                if let (Target::Variable, _) = classify(name) {
+                    self.all_vars
+                        .entry(String::from_utf8_lossy(name).into_owned())
+                        .or_insert(line.number);
+                }
+            }
+        }
+        for line in &lines {
+            self.line(line);
+        }
+        self.finish(source);
+        let LoadOutcome {
+            rules,
+            mut diagnostics,
+            refusal,
+        } = LoadOutcome {
+            rules: self.rules,
+            diagnostics: self.diagnostics,
+            refusal: self.refusal,
+        };
+        diagnostics.extend(lint::lint(&rules, self.facts, source));
+        diagnostics.sort_by_key(|d| if d.span.is_file() { (0, 0) } else { (1, d.span.start) });
+        diagnostics.dedup_by(|a, b| a.span == b.span && a.message == b.message);
+        LoadOutcome {
+            rules,
+            diagnostics,
+            refusal,
+        }
+    }
+
+    fn line(&mut self, line: &Line) {
+        let whole = Span::new(line.start, line.end as usize);
+        if let Some((text, missing_newline)) = &line.too_long {
+            let message = format!("Line is too long (max. length is {MAX_LINE} characters): {text}");
+            let d = if *missing_newline {
+                Diagnostic::refusal(
+                    "no-final-newline",
+                    Span::new(line.end as usize, line.end as usize),
+                    "the last line has no newline; cpuplugd reports it as too long and refuses the file",
+                )
+                .with_help("end the file with a newline")
+            } else {
+                Diagnostic::refusal(
+                    "line-too-long",
+                    whole,
+                    format!("line longer than {MAX_LINE} characters"),
+                )
+                .with_help("split the expression into variables")
+            };
+            self.refuse(message, d);
+            return;
+        }
+        if line.first_byte == Some(b'#') {
+            return;
+        }
+        let Some(eq) = line.stripped.iter().position(|b| *b == b'=') else {
+            if !line.stripped.is_empty() {
+                self.diagnostics.push(
+                    Diagnostic::warning("ignored-line", whole, "cpuplugd ignores this line: it has no `=`")
+                        .with_help("start comment lines with `#` in the first column"),
+                );
+            }
+            return;
+        };
+        let text = Text {
+            bytes: &line.stripped,
+            map: &line.map,
+            end: line.end,
+        };
+        let name_bytes = &line.stripped[..eq];
+        let name = String::from_utf8_lossy(name_bytes).into_owned();
+        let name_span = text.span(0, eq);
+        let rvalue = &line.stripped[eq + 1..];
+        let rvalue_map = &line.map[eq + 1..];
+        let first = rvalue.iter().position(|b| *b == b'"');
+        let last = rvalue.iter().rposition(|b| *b == b'"');
+        let (Some(first), Some(last)) = (first, last) else {
+            return self.missing_quotes(&name, rvalue, text, eq);
+        };
+        if first == last {
+            return self.missing_quotes(&name, rvalue, text, eq);
+        }
+        // cpuplugd cuts `len = last - first` bytes and skips the first one,
+        // which is the text between the quotes when the value starts with `"`.
+        let len = last - first;
+        let value = &rvalue[1..len];
+        let value_map = &rvalue_map[1..len];
+        let value_end = rvalue_map.get(len).copied().unwrap_or(line.end);
+        let value_text = Text {
+            bytes: value,
+            map: value_map,
+            end: value_end,
+        };
+        let value_span = if value.is_empty() {
+            Span::new(value_end as usize, value_end as usize)
+        } else {
+            value_text.span(0, value.len())
+        };
+        if first != 0 {
+            self.diagnostics.push(
+                Diagnostic::warning(
+                    "text-before-quote",
+                    text.span(eq + 1, eq + 1 + first),
+                    format!(
+                        "text between `=` and the opening quote shifts what cpuplugd reads: it takes `{}` as the value",
+                        String::from_utf8_lossy(value)
+                    ),
+                )
+                .with_help("put the opening `\"` right after `=`"),
+            );
+        }
+        let after = &rvalue[last + 1..];
+        if !after.is_empty() && after[0] != b'#' {
+            self.diagnostics.push(
+                Diagnostic::warning(
+                    "text-after-quote",
+                    text.span(eq + 1 + last + 1, line.stripped.len()),
+                    "cpuplugd ignores the text after the closing quote",
+                )
+                .with_help("move it inside the quotes, or start a comment with `#`"),
+            );
+        }
+
+        let (target, canonical) = classify(name_bytes);
+        if !matches!(target, Target::Variable) && !name.eq_ignore_ascii_case(canonical) {
+            self.diagnostics.push(
+                Diagnostic::warning(
+                    "prefix-name",
+                    name_span,
+                    format!(
+                        "`{name}` sets {} because cpuplugd matches names by prefix",
+                        canonical.to_ascii_uppercase()
+                    ),
+                )
+                .with_help(format!("write `{}` to say so", canonical.to_ascii_uppercase())),
+            );
+        }
+        match target {
+            Target::Rule(kind) => self.rule(kind, line, name_span, value_text, value_span),
+            Target::Setting(i) => self.setting(i, name_span, value, value_span),
+            Target::Variable => self.variable(name, line, name_span, value_text, value_span),
+        }
+    }
+
+    fn missing_quotes(&mut self, name: &str, rvalue: &[u8], text: Text<'_>, eq: usize) {
+        let shown = String::from_utf8_lossy(rvalue).into_owned();
+        let span = text.span(eq + 1, text.bytes.len());
+        let d = Diagnostic::refusal("missing-quotes", span, "the value must be in double quotes")
+            .with_replacement(format!("\"{}\"", shown.trim_matches('"')));
+        self.refuse(
+            format!("the configuration file has syntax errors at {name}, position: {shown}"),
+            d,
+        );
+    }
+
+    fn rule(&mut self, kind: RuleKind, line: &Line, name_span: Span, value: Text<'_>, value_span: Span) {
+        if let Some(previous) = &self.rules.rules[kind.index()] {
+            let first_line = previous.line;
+            self.diagnostics.push(
+                Diagnostic::warning(
+                    "set-twice",
+                    name_span,
+                    format!(
+                        "{} was already set on line {first_line}; cpuplugd uses this later one",
+                        kind.file_name()
+                    ),
+                )
+                .with_note(previous.name_span, "the earlier one still counts toward the history depth")
+                .with_help("remove one of them"),
+            );
+        }
+        if value.bytes.is_empty() {
+            let group = if kind.index() < 2 { "CPU" } else { "memory" };
+            self.diagnostics.push(
+                Diagnostic::warning(
+                    "empty-rule",
+                    value_span,
+                    format!("an empty rule counts as not set: it turns the {group} group off"),
+                )
+                .with_help("write \"0\" for a rule that is never true"),
+            );
+            self.rules.rules[kind.index()] = None;
+            return;
+        }
+        let start = self.rules.nodes.len() as u32;
+        let limit = self.var_lookup.len();
+        let result = {
+            let mut builder = ExprBuilder {
+                nodes: &mut self.rules.nodes,
+                vars: &mut self.rules.variables[..limit],
+                var_lookup: &self.var_lookup,
+                all_vars: &self.all_vars,
+                history_max: &mut self.history_max,
+                fields: &mut self.rules.fields,
+                expanding: Vec::new(),
+            };
+            builder.parse(value, Unit::Rule(kind))
+        };
+        match result {
+            Ok(root) => {
+                self.rules.rules[kind.index()] = Some(Rule {
+                    kind,
+                    root,
+                    nodes: start..self.rules.nodes.len() as u32,
+                    name_span,
+                    value_span,
+                    line: line.number,
+                });
+            }
+            Err(e) => {
+                self.rules.nodes.truncate(start as usize);
+                self.refuse(e.daemon_message, e.diagnostic);
+            }
+        }
+    }
+
+    fn setting(&mut self, i: usize, name_span: Span, value: &[u8], value_span: Span) {
+        let upper = SETTINGS[i].to_ascii_uppercase();
+        if let Some(previous) = self.rules.setting_spans[i] {
+            self.diagnostics.push(
+                Diagnostic::warning("set-twice", name_span, format!("{upper} is set again; cpuplugd uses this later value"))
+                    .with_note(previous, "set before here"),
+            );
+        }
+        self.rules.setting_spans[i] = Some(name_span);
+        if !value.iter().all(u8::is_ascii_digit) {
+            let d = Diagnostic::refusal(
+                "bad-integer",
+                value_span,
+                format!("{upper} must be a whole number written with digits only"),
+            );
+            self.refuse("parsing error at update", d);
+            return;
+        }
+        let mut v: i64 = 0;
+        for b in value {
+            v = v.saturating_mul(10).saturating_add(i64::from(b - b'0'));
+        }
+        match i {
+            0 if v <= 0 => {
+                let d = Diagnostic::refusal("bad-update", value_span, "UPDATE must be at least 1 (seconds)");
+                self.refuse("update must be > 0", d);
+                return;
+            }
+            1 if v <= 0 => {
+                let d = Diagnostic::refusal("bad-cpu-min", value_span, "CPU_MIN must be at least 1");
+                self.refuse("cpu_min must be > 0", d);
+                return;
+            }
+            2 if v == 0 => match &self.facts.present_cpus {
+                Ok(n) if *n > 0 => v = i64::from(*n),
+                Ok(n) => {
+                    let d = Diagnostic::refusal(
+                        "no-present-cpus",
+                        value_span,
+                        format!("CPU_MAX=\"0\" means all present CPUs, but {} lists none", self.facts.origin),
+                    );
+                    self.refuse(format!("number of present cpus ({n}) <= 0"), d);
+                    return;
+                }
+                Err(message) => {
+                    let d = Diagnostic::refusal(
+                        "no-present-cpus",
+                        value_span,
+                        format!("CPU_MAX=\"0\" needs the number of present CPUs: {message}"),
+                    );
+                    self.refuse(message.clone(), d);
+                    return;
+                }
+            },
+            _ => {}
+        }
+        let s = &mut self.rules.settings;
+        match i {
+            0 => s.update = v,
+            1 => s.cpu_min = v,
+            2 => s.cpu_max = v,
+            3 => s.cmm_min = v,
+            _ => s.cmm_max = v,
+        }
+    }
+
+    fn variable(&mut self, name: String, line: &Line, name_span: Span, value: Text<'_>, value_span: Span) {
+        if name.len() > MAX_NAME {
+            let d = Diagnostic::refusal(
+                "name-too-long",
+                name_span,
+                format!("a variable name of {} characters; cpuplugd allows at most {MAX_NAME}", name.len()),
+            );
+            self.refuse(
+                format!("Variable name too long (max. length is {MAX_NAME} chars): {name}"),
+                d,
+            );
+            return;
+        }
+        if let Some(&first) = self.var_lookup.get(&name) {
+            let first_span = self.rules.variables[first as usize].name_span;
+            let d = Diagnostic::refusal("defined-twice", name_span, format!("variable `{name}` is defined twice"))
+                .with_note(first_span, "first defined here")
+                .with_help("cpuplugd does not allow redefining a variable; rename one of them");
+            self.refuse(format!("Variable defined twice: {name}"), d);
+            return;
+        }
+        if RESERVED_NAMES.contains(&name.as_str()) {
+            let d = Diagnostic::refusal(
+                "reserved-name",
+                name_span,
+                format!("`{name}` is a predefined name and cannot be a variable"),
+            )
+            .with_help(format!("choose another name, e.g. `my_{name}`"));
+            self.refuse(format!("Cannot use (pre-defined) variable name: {name}"), d);
+            return;
+        }
+        let need = self.variable_bytes + name.len() + value.bytes.len() + 3;
+        if need > VARIABLE_BUFFER {
+            let d = Diagnostic::refusal(
+                "variables-too-large",
+                name_span,
+                format!("all variables together need {need} bytes; cpuplugd has room for {VARIABLE_BUFFER}"),
+            )
+            .with_help("use shorter names, or fewer variables (spaces do not count)");
+            self.refuse(
+                format!("buffer for variables too small: need {need}, have {VARIABLE_BUFFER} (bytes)"),
+                d,
+            );
+        }
+        if name.starts_with('#') {
+            self.diagnostics.push(
+                Diagnostic::warning(
+                    "indented-comment",
+                    name_span,
+                    format!("only a `#` in the first column starts a comment: this line defines a variable named `{name}`"),
+                )
+                .with_help("move the `#` to the first column"),
+            );
+        } else if !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') || name.is_empty() {
+            self.diagnostics.push(Diagnostic::warning(
+                "unusable-name",
+                name_span,
+                format!("no rule can name the variable `{name}`: names in rules are letters, digits and `_`"),
+            ));
+        }
+        self.variable_bytes += name.len() + value.bytes.len() + 2;
+        let id = self.rules.variables.len() as u32;
+        self.rules.variables.push(VarDef {
+            name: name.clone(),
+            text: value.bytes.to_vec(),
+            text_map: value.map.to_vec(),
+            name_span,
+            value_span,
+            line: line.number,
+            uses: 0,
+        });
+        self.var_lookup.insert(name, id);
+    }
+
+    fn finish(&mut self, source: &SourceFile) {
+        self.rules.history_depth = self.history_max;
+        if self.history_max > MAX_HISTORY {
+            let span = self
+                .rules
+                .nodes
+                .iter()
+                .find(|n| matches!(n.kind, NodeKind::Reading { index, .. } if index > MAX_HISTORY))
+                .map_or(Span::FILE, |n| n.span);
+            let d = Diagnostic::refusal(
+                "history-too-deep",
+                span,
+                format!("history index {} is deeper than cpuplugd's {MAX_HISTORY} intervals", self.history_max),
+            );
+            self.refuse(
+                format!(
+                    "History depth {} exceeded maximum ({MAX_HISTORY})",
+                    self.history_max as i32
+                ),
+                d,
+            );
+        }
+        let s = self.rules.settings;
+        let spans = self.rules.setting_spans;
+        let at = |i: usize| spans[i].unwrap_or(Span::FILE);
+        if s.update < 0 {
+            let d = Diagnostic::refusal("no-update", Span::FILE, "UPDATE is not set")
+                .with_help("add UPDATE=\"1\" (seconds between evaluations)");
+            self.refuse("No valid update interval specified.", d);
+        }
+        if s.cpu_max < s.cpu_min && s.cpu_max != 0 {
+            let d = if s.cpu_max < 0 {
+                Diagnostic::refusal(
+                    "cpu-max-below-min",
+                    at(1),
+                    "CPU_MIN is set but CPU_MAX is not; cpuplugd counts an unset CPU_MAX as -1 and refuses the file",
+                )
+                .with_help("set CPU_MAX too (\"0\" means all present CPUs), even in a file that only manages memory")
+            } else {
+                Diagnostic::refusal("cpu-max-below-min", at(2), format!("CPU_MAX ({}) is below CPU_MIN ({})", s.cpu_max, s.cpu_min))
+            };
+            self.refuse("cpu_max below cpu_min, aborting.", d);
+        }
+        let has = |k: RuleKind| self.rules.rules[k.index()].is_some();
+        self.rules.cpu_enabled =
+            s.cpu_max >= 0 && s.cpu_min >= 0 && has(RuleKind::Hotplug) && has(RuleKind::Hotunplug);
+        let mem_config = s.cmm_max >= 0
+            && s.cmm_min >= 0
+            && has(RuleKind::Memplug)
+            && has(RuleKind::Memunplug)
+            && has(RuleKind::CmmInc)
+            && s.cmm_max >= s.cmm_min;
+        self.rules.mem_enabled = mem_config && self.facts.cmm_pages;
+        if !self.rules.cpu_enabled && !self.rules.mem_enabled {
+            let mut d = Diagnostic::refusal(
+                "nothing-to-do",
+                Span::FILE,
+                "neither the CPU group nor the memory group can run",
+            );
+            d = d.with_help(format!(
+                "CPU needs {}; memory needs {}",
+                describe_missing_cpu(&self.rules),
+                describe_missing_memory(&self.rules, self.facts)
+            ));
+            self.refuse(
+                "Exiting, because neither a valid cpu nor a valid memory hotplug configuration was found.",
+                d,
+            );
+        }
+        let _ = source;
+    }
+}
+
+/// Which CPU settings are missing, in words.
+pub fn describe_missing_cpu(rules: &RuleSet) -> String {
+    let s = rules.settings;
+    let mut missing = Vec::new();
+    if s.cpu_min < 0 {
+        missing.push("CPU_MIN");
+    }
+    if s.cpu_max < 0 {
+        missing.push("CPU_MAX");
+    }
+    for k in [RuleKind::Hotplug, RuleKind::Hotunplug] {
+        if rules.rule(k).is_none() {
+            missing.push(k.file_name());
+        }
+    }
+    if missing.is_empty() {
+        "nothing more".to_string()
+    } else {
+        missing.join(", ")
+    }
+}
+
+/// Which memory settings are missing, in words.
+pub fn describe_missing_memory(rules: &RuleSet, facts: &SystemFacts) -> String {
+    let s = rules.settings;
+    let mut missing: Vec<String> = Vec::new();
+    if s.cmm_min < 0 {
+        missing.push("CMM_MIN".into());
+    }
+    if s.cmm_max < 0 {
+        missing.push("CMM_MAX".into());
+    }
+    for k in [RuleKind::Memplug, RuleKind::Memunplug, RuleKind::CmmInc] {
+        if rules.rule(k).is_none() {
+            missing.push(k.file_name().into());
+        }
+    }
+    if s.cmm_max >= 0 && s.cmm_min >= 0 && s.cmm_max < s.cmm_min {
+        missing.push("CMM_MAX >= CMM_MIN".into());
+    }
+    if !facts.cmm_pages {
+        missing.push(format!("/proc/sys/vm/cmm_pages (not found in {})", facts.origin));
+    }
+    if missing.is_empty() {
+        "nothing more".to_string()
+    } else {
+        missing.join(", ")
+    }
+}

@@ -1,0 +1,192 @@
+//! Numbers as cpuplugd reads them: `sscanf("%lf")` on glibc decides how much
+//! text is the number (the grammar mirrors that), and `strtod` decides its
+//! value from that text. So `1e` is 1, `0x10` is 16, `1e400` is infinity.
+
+/// The value of a number token matched by the grammar's `number` rule.
+///
+/// The token may end in an exponent marker without digits (`1e`, `0x1p+`),
+/// which glibc's scanf consumes but strtod ignores.
+pub fn value_of(token: &str) -> f64 {
+    let (negative, body) = match token.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, token),
+    };
+    let magnitude = if body.len() > 1 && (body.as_bytes()[1] | 0x20) == b'x' {
+        hex_value(&body[2..])
+    } else {
+        decimal_value(body)
+    };
+    if negative { -magnitude } else { magnitude }
+}
+
+/// Reads a leading number from /proc text the way `strtod` does for the plain
+/// decimal forms the kernel prints; anything unreadable is 0 as in cpuplugd.
+pub fn leading_value(text: &[u8]) -> f64 {
+    let mut i = 0;
+    while i < text.len() && matches!(text[i], b' ' | b'\t') {
+        i += 1;
+    }
+    let start = i;
+    if i < text.len() && (text[i] == b'-' || text[i] == b'+') {
+        i += 1;
+    }
+    let digits_start = i;
+    let mut acc: u64 = 0;
+    let mut exact = true;
+    while i < text.len() && text[i].is_ascii_digit() {
+        match acc
+            .checked_mul(10)
+            .and_then(|a| a.checked_add(u64::from(text[i] - b'0')))
+        {
+            Some(a) => acc = a,
+            None => exact = false,
+        }
+        i += 1;
+    }
+    if i == digits_start {
+        return 0.0;
+    }
+    let plain = i >= text.len() || !matches!(text[i], b'.' | b'e' | b'E');
+    if exact && plain {
+        let v = acc as f64;
+        return if text[start] == b'-' { -v } else { v };
+    }
+    // Rare: fractions, exponents or more than 19 digits.
+    let mut end = i;
+    if end < text.len() && text[end] == b'.' {
+        end += 1;
+        while end < text.len() && text[end].is_ascii_digit() {
+            end += 1;
+        }
+    }
+    if end < text.len() && (text[end] | 0x20) == b'e' {
+        let mut e = end + 1;
+        if e < text.len() && (text[e] == b'+' || text[e] == b'-') {
+            e += 1;
+        }
+        if e < text.len() && text[e].is_ascii_digit() {
+            while e < text.len() && text[e].is_ascii_digit() {
+                e += 1;
+            }
+            end = e;
+        }
+    }
+    std::str::from_utf8(&text[start..end])
+        .ok()
+        .and_then(|s| s.parse::<f64>().ok())
+        .unwrap_or(0.0)
+}
+
+fn decimal_value(body: &str) -> f64 {
+    // Drop an exponent marker (and sign) that has no digits after it.
+    let trimmed = match body.find(['e', 'E']) {
+        Some(pos) if !body[pos + 1..].bytes().any(|b| b.is_ascii_digit()) => &body[..pos],
+        _ => body,
+    };
+    trimmed.parse::<f64>().unwrap_or(0.0)
+}
+
+fn hex_value(digits: &str) -> f64 {
+    let (mantissa, exponent) = match digits.find(['p', 'P']) {
+        Some(pos) => (&digits[..pos], &digits[pos + 1..]),
+        None => (digits, ""),
+    };
+    let mut acc: u128 = 0;
+    let mut sticky = false;
+    let mut scale: i64 = 0;
+    let mut after_dot = false;
+    let mut any_digit = false;
+    for b in mantissa.bytes() {
+        if b == b'.' {
+            after_dot = true;
+            continue;
+        }
+        let Some(d) = (b as char).to_digit(16) else {
+            break;
+        };
+        any_digit = true;
+        if acc >> 120 == 0 {
+            acc = (acc << 4) | u128::from(d);
+            if after_dot {
+                scale -= 4;
+            }
+        } else {
+            sticky |= d != 0;
+            if !after_dot {
+                scale += 4;
+            }
+        }
+    }
+    if !any_digit {
+        return 0.0;
+    }
+    let exp: i64 = if exponent.bytes().any(|b| b.is_ascii_digit()) {
+        let (neg, num) = match exponent.as_bytes().first() {
+            Some(b'-') => (true, &exponent[1..]),
+            Some(b'+') => (false, &exponent[1..]),
+            _ => (false, exponent),
+        };
+        let mut e: i64 = 0;
+        for b in num.bytes().take_while(u8::is_ascii_digit) {
+            e = (e * 10 + i64::from(b - b'0')).min(100_000);
+        }
+        if neg { -e } else { e }
+    } else {
+        0
+    };
+    if sticky {
+        acc |= 1;
+    }
+    scale_by_power_of_two(acc as f64, exp + scale)
+}
+
+/// `x * 2^e` without overflowing intermediate powers.
+fn scale_by_power_of_two(mut x: f64, mut e: i64) -> f64 {
+    while e > 1000 {
+        x *= 2f64.powi(1000);
+        e -= 1000;
+    }
+    while e < -1000 {
+        x *= 2f64.powi(-1000);
+        e += 1000;
+    }
+    x * 2f64.powi(e as i32)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn decimal_forms_read_like_strtod() {
+        assert_eq!(value_of("1e3"), 1000.0);
+        assert_eq!(value_of("3.75e+2"), 375.0);
+        assert_eq!(value_of("2.5E2"), 250.0);
+        assert_eq!(value_of("1."), 1.0);
+        assert_eq!(value_of("1e"), 1.0);
+        assert_eq!(value_of("1e+"), 1.0);
+        assert_eq!(value_of("0.08"), 0.08);
+        assert_eq!(value_of("-3"), -3.0);
+        assert!(value_of("1e400").is_infinite());
+        assert_eq!(value_of("1e-400"), 0.0);
+    }
+
+    #[test]
+    fn hexadecimal_forms_read_like_strtod() {
+        assert_eq!(value_of("0x10"), 16.0);
+        assert_eq!(value_of("0X1.8p1"), 3.0);
+        assert_eq!(value_of("0x."), 0.0);
+        assert_eq!(value_of("0x.8"), 0.5);
+        assert_eq!(value_of("0x1p"), 1.0);
+        assert_eq!(value_of("-0x10"), -16.0);
+    }
+
+    #[test]
+    fn proc_values_read_like_strtod() {
+        assert_eq!(leading_value(b"   16384 kB"), 16384.0);
+        assert_eq!(leading_value(b"-5"), -5.0);
+        assert_eq!(leading_value(b"abc"), 0.0);
+        assert_eq!(leading_value(b"99999999999999999999999"), 1e23);
+        assert_eq!(leading_value(b"0.42 0.27"), 0.42);
+    }
+}

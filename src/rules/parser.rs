@@ -1,0 +1,650 @@
+//! From a rule's text to expression nodes, the way cpuplugd reads it: the
+//! pest grammar decides the shape, and this builder resolves names the way
+//! the daemon does (a user variable first, then a predefined name), inlines
+//! variables as their own parsed text, and explains every failure.
+
+use std::collections::HashMap;
+
+use pest::Parser;
+use pest::iterators::Pair;
+use pest_derive::Parser;
+
+use super::diagnostic::Diagnostic;
+use super::expr::{BinOp, CpuStat, Keyword, Node, NodeId, NodeKind, Reading, RuleKind};
+use super::number;
+use super::source::Span;
+use super::suggest;
+
+/// The generated pest parser for `grammar/cpuplugd.pest`.
+#[derive(Parser)]
+#[grammar = "../grammar/cpuplugd.pest"]
+pub struct RuleGrammar;
+
+/// cpuplugd's limit on a name's length.
+pub const MAX_NAME: usize = 128;
+
+/// Guard against files whose variables expand into astronomically large
+/// trees (cpuplugd itself would take forever or crash on them).
+const MAX_NODES: usize = 1_000_000;
+
+/// A user variable as defined in the file.
+#[derive(Debug, Clone)]
+pub struct VarDef {
+    pub name: String,
+    /// The value after whitespace removal, as cpuplugd stores it.
+    pub text: Vec<u8>,
+    /// File offset of each byte of `text`.
+    pub text_map: Vec<u32>,
+    pub name_span: Span,
+    pub value_span: Span,
+    pub line: usize,
+    /// How often a parsed rule inlined it (directly or through another variable).
+    pub uses: u32,
+}
+
+/// Field names the rules refer to, each given a slot once.
+#[derive(Debug, Clone, Default)]
+pub struct FieldNames {
+    pub meminfo: Vec<String>,
+    pub vmstat: Vec<String>,
+    pub unknown_cpustat: Vec<String>,
+}
+
+fn slot(list: &mut Vec<String>, name: &str) -> u32 {
+    match list.iter().position(|n| n == name) {
+        Some(i) => i as u32,
+        None => {
+            list.push(name.to_string());
+            (list.len() - 1) as u32
+        }
+    }
+}
+
+/// What is being parsed: a rule's value or a variable's (inlined) text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unit {
+    Rule(RuleKind),
+    Var(u32),
+}
+
+/// A parse failure: the diagnostic for the user and the message cpuplugd
+/// itself prints when it refuses the file.
+#[derive(Debug, Clone)]
+pub struct ParseError {
+    pub diagnostic: Diagnostic,
+    pub daemon_message: String,
+}
+
+/// Text to parse and where each of its bytes came from in the file.
+#[derive(Clone, Copy)]
+pub struct Text<'t> {
+    pub bytes: &'t [u8],
+    pub map: &'t [u32],
+    /// File offset just after the text (for spans at its end).
+    pub end: u32,
+}
+
+impl Text<'_> {
+    fn offset(&self, i: usize) -> u32 {
+        self.map.get(i).copied().unwrap_or(self.end)
+    }
+
+    /// File span of `[a, b)` in this text.
+    pub fn span(&self, a: usize, b: usize) -> Span {
+        if b > a && b <= self.map.len() {
+            Span {
+                start: self.map[a],
+                end: self.map[b - 1] + 1,
+            }
+        } else {
+            let at = self.offset(a);
+            Span { start: at, end: at }
+        }
+    }
+
+    fn tail(&self, from: usize) -> String {
+        String::from_utf8_lossy(&self.bytes[from.min(self.bytes.len())..]).into_owned()
+    }
+}
+
+/// Builds expression nodes into a rule set's arena.
+pub struct ExprBuilder<'a> {
+    pub nodes: &'a mut Vec<Node>,
+    pub vars: &'a mut [VarDef],
+    /// Variables defined so far (cpuplugd only sees those).
+    pub var_lookup: &'a HashMap<String, u32>,
+    /// Every variable in the file with its line, to explain forward references.
+    pub all_vars: &'a HashMap<String, usize>,
+    pub history_max: &'a mut u32,
+    pub fields: &'a mut FieldNames,
+    pub expanding: Vec<u32>,
+}
+
+impl ExprBuilder<'_> {
+    /// Parses `text` completely (as a rule value or a variable's text).
+    pub fn parse(&mut self, text: Text<'_>, unit: Unit) -> Result<NodeId, ParseError> {
+        let unit_name = self.unit_name(unit);
+        let whole = text.tail(0);
+        let failed = |diagnostic: Diagnostic| ParseError {
+            diagnostic,
+            daemon_message: format!("parsing error at {unit_name}, position: {whole}"),
+        };
+        if let Some(d) = foreign_operator(text) {
+            return Err(failed(d));
+        }
+        let Ok(source) = std::str::from_utf8(text.bytes) else {
+            let at = std::str::from_utf8(text.bytes)
+                .err()
+                .map_or(0, |e| e.valid_up_to());
+            return Err(failed(
+                Diagnostic::refusal(
+                    "unexpected-character",
+                    text.span(at, at + 1),
+                    "unexpected non-ASCII character",
+                )
+                .with_help("rules use only ASCII letters, digits, `_`, `.`, `[`, `]`, `(`, `)` and operators"),
+            ));
+        };
+        let pairs = match RuleGrammar::parse(Rule::rule_prefix, source) {
+            Ok(pairs) => pairs,
+            Err(e) => {
+                let at = match e.location {
+                    pest::error::InputLocation::Pos(p) => p,
+                    pest::error::InputLocation::Span((p, _)) => p,
+                };
+                return Err(failed(syntax_error(text, at)));
+            }
+        };
+        let Some(top) = pairs.into_iter().next() else {
+            return Err(failed(syntax_error(text, 0)));
+        };
+        let consumed = top.as_span().end();
+        let Some(expr) = top.into_inner().next() else {
+            return Err(failed(syntax_error(text, 0)));
+        };
+        let root = self.build(expr, text, unit)?;
+        if consumed < text.bytes.len() {
+            return Err(ParseError {
+                diagnostic: leftover_error(text, consumed),
+                daemon_message: format!(
+                    "parsing error at {unit_name}, position: {}",
+                    text.tail(consumed)
+                ),
+            });
+        }
+        Ok(root)
+    }
+
+    fn unit_name(&self, unit: Unit) -> String {
+        match unit {
+            Unit::Rule(kind) => kind.daemon_name().to_string(),
+            Unit::Var(v) => self.vars[v as usize].name.clone(),
+        }
+    }
+
+    fn push(&mut self, kind: NodeKind, span: Span, text: Text<'_>) -> Result<NodeId, ParseError> {
+        if self.nodes.len() >= MAX_NODES {
+            return Err(ParseError {
+                diagnostic: Diagnostic::refusal(
+                    "too-large",
+                    span,
+                    "the variables in this rule expand to more than a million terms",
+                )
+                .with_help("cpuplugd copies a variable's text everywhere it is named; use fewer nested variables"),
+                daemon_message: format!("expression too large: {}", text.tail(0)),
+            });
+        }
+        self.nodes.push(Node {
+            kind,
+            span,
+            paren: false,
+        });
+        Ok((self.nodes.len() - 1) as NodeId)
+    }
+
+    fn build(&mut self, pair: Pair<'_, Rule>, text: Text<'_>, unit: Unit) -> Result<NodeId, ParseError> {
+        let ps = pair.as_span();
+        let span = text.span(ps.start(), ps.end());
+        match pair.as_rule() {
+            Rule::neg0 | Rule::neg1 | Rule::neg2 | Rule::neg3 | Rule::neg4 | Rule::neg5 => {
+                let inner = self.only_child(pair, text, unit)?;
+                self.push(NodeKind::Neg(inner), span, text)
+            }
+            Rule::not0 | Rule::not1 | Rule::not2 | Rule::not3 | Rule::not4 | Rule::not5 => {
+                let inner = self.only_child(pair, text, unit)?;
+                self.push(NodeKind::Not(inner), span, text)
+            }
+            Rule::chain0 | Rule::chain1 | Rule::chain2 | Rule::chain3 | Rule::chain4 => {
+                let mut inner = pair.into_inner();
+                let Some(first) = inner.next() else {
+                    return Err(self.internal(text, ps.start()));
+                };
+                let mut left = self.build(first, text, unit)?;
+                while let Some(op_pair) = inner.next() {
+                    let op = match op_pair.as_str() {
+                        "|" => BinOp::Or,
+                        "&" => BinOp::And,
+                        ">" => BinOp::Greater,
+                        "<" => BinOp::Less,
+                        "+" => BinOp::Add,
+                        "-" => BinOp::Sub,
+                        "*" => BinOp::Mul,
+                        _ => BinOp::Div,
+                    };
+                    let Some(rhs) = inner.next() else {
+                        return Err(self.internal(text, op_pair.as_span().start()));
+                    };
+                    let right = self.build(rhs, text, unit)?;
+                    let joined = self.nodes[left as usize]
+                        .span
+                        .join(self.nodes[right as usize].span);
+                    left = self.push(NodeKind::Binary(op, left, right), joined, text)?;
+                }
+                Ok(left)
+            }
+            Rule::paren => {
+                let id = self.only_child(pair, text, unit)?;
+                let node = &mut self.nodes[id as usize];
+                node.span = span;
+                node.paren = true;
+                Ok(id)
+            }
+            Rule::number => self.push(NodeKind::Const(number::value_of(pair.as_str())), span, text),
+            Rule::symbol => self.symbol(pair, text, unit),
+            _ => Err(self.internal(text, ps.start())),
+        }
+    }
+
+    fn only_child(&mut self, pair: Pair<'_, Rule>, text: Text<'_>, unit: Unit) -> Result<NodeId, ParseError> {
+        let at = pair.as_span().start();
+        match pair.into_inner().next() {
+            Some(child) => self.build(child, text, unit),
+            None => Err(self.internal(text, at)),
+        }
+    }
+
+    fn internal(&self, text: Text<'_>, at: usize) -> ParseError {
+        ParseError {
+            diagnostic: syntax_error(text, at),
+            daemon_message: format!("parsing error, position: {}", text.tail(at)),
+        }
+    }
+
+    fn symbol(&mut self, pair: Pair<'_, Rule>, text: Text<'_>, unit: Unit) -> Result<NodeId, ParseError> {
+        let ps = pair.as_span();
+        let span = text.span(ps.start(), ps.end());
+        let mut word = "";
+        let mut word_range = (ps.start(), ps.start());
+        let mut field: Option<(&str, usize, usize)> = None;
+        let mut index: Option<(u32, usize, usize)> = None;
+        for part in pair.into_inner() {
+            let s = part.as_span();
+            match part.as_rule() {
+                Rule::word => {
+                    word = part.as_str();
+                    word_range = (s.start(), s.end());
+                }
+                Rule::field => field = Some((part.as_str(), s.start(), s.end())),
+                Rule::index => {
+                    let digits = part.as_str().trim_start_matches('[').trim_end_matches(']');
+                    index = Some((c_index(digits), s.start(), s.end()));
+                }
+                _ => {}
+            }
+        }
+        let word_span = text.span(word_range.0, word_range.1);
+        let whole = text.tail(0);
+        let unit_name = self.unit_name(unit);
+        let refuse = |d: Diagnostic| ParseError {
+            diagnostic: d,
+            daemon_message: format!("parsing error at {unit_name}, position: {whole}"),
+        };
+
+        if word.len() > MAX_NAME {
+            return Err(ParseError {
+                diagnostic: Diagnostic::refusal(
+                    "name-too-long",
+                    word_span,
+                    format!("a name of {} characters; cpuplugd allows at most {MAX_NAME}", word.len()),
+                ),
+                daemon_message: format!(
+                    "Variable name too long (max. length is {MAX_NAME} chars): {}",
+                    text.tail(word_range.0)
+                ),
+            });
+        }
+
+        if let Some(&var) = self.var_lookup.get(word) {
+            if let Some((_, start, _)) = field {
+                let dot = start.saturating_sub(1);
+                return Err(refuse(
+                    Diagnostic::refusal(
+                        "variable-with-field",
+                        text.span(dot, ps.end()),
+                        format!("`{word}` is a user variable here, so `.` cannot follow it"),
+                    )
+                    .with_help(format!(
+                        "cpuplugd tries user variables first; rename the variable `{word}` so it does not hide `{word}.`"
+                    )),
+                ));
+            }
+            if let Some((_, start, end)) = index {
+                return Err(refuse(
+                    Diagnostic::refusal(
+                        "variable-with-index",
+                        text.span(start, end),
+                        format!("user variable `{word}` cannot take a history index"),
+                    )
+                    .with_help(
+                        "only meminfo., vmstat., cpustat. and time take [n]; put the index on those names inside the variable",
+                    ),
+                ));
+            }
+            return self.inline_var(var, word_span, text, unit);
+        }
+
+        if let Some((name, _, fend)) = field {
+            let reading = match word {
+                "meminfo" => Some(Reading::Meminfo(slot(&mut self.fields.meminfo, name))),
+                "vmstat" => Some(Reading::Vmstat(slot(&mut self.fields.vmstat, name))),
+                "cpustat" => Some(match CpuStat::from_name(name) {
+                    Some(f) => Reading::Cpustat(f),
+                    None => Reading::CpustatUnknown(slot(&mut self.fields.unknown_cpustat, name)),
+                }),
+                _ => None,
+            };
+            let Some(reading) = reading else {
+                let dotted = format!("{word}.{name}");
+                return Err(refuse(self.unknown_name(&dotted, text.span(word_range.0, fend), unit)));
+            };
+            let index_value = self.note_index(index);
+            return self.push(
+                NodeKind::Reading {
+                    reading,
+                    index: index_value,
+                },
+                span,
+                text,
+            );
+        }
+
+        if word == "time" {
+            let index_value = self.note_index(index);
+            return self.push(
+                NodeKind::Reading {
+                    reading: Reading::Time,
+                    index: index_value,
+                },
+                span,
+                text,
+            );
+        }
+        if let Some(keyword) = Keyword::ALL.into_iter().find(|k| k.name() == word) {
+            if let Some((_, start, end)) = index {
+                return Err(refuse(
+                    Diagnostic::refusal(
+                        "keyword-with-index",
+                        text.span(start, end),
+                        format!("`{word}` takes no history index"),
+                    )
+                    .with_help(format!(
+                        "`{word}` is already computed over the last interval; only meminfo., vmstat., cpustat. and time take [n]"
+                    )),
+                ));
+            }
+            return self.push(NodeKind::Keyword(keyword), span, text);
+        }
+        Err(refuse(self.unknown_name(word, word_span, unit)))
+    }
+
+    fn note_index(&mut self, index: Option<(u32, usize, usize)>) -> u32 {
+        let value = index.map_or(0, |(v, _, _)| v);
+        if *self.history_max < value {
+            *self.history_max = value;
+        }
+        value
+    }
+
+    fn inline_var(&mut self, var: u32, at: Span, text: Text<'_>, unit: Unit) -> Result<NodeId, ParseError> {
+        if self.expanding.contains(&var) {
+            let name = self.vars[var as usize].name.clone();
+            return Err(ParseError {
+                diagnostic: Diagnostic::refusal(
+                    "self-reference",
+                    at,
+                    format!("variable `{name}` refers to itself"),
+                )
+                .with_note(self.vars[var as usize].value_span, "its definition")
+                .with_help("cpuplugd would copy its text forever and crash"),
+                daemon_message: format!("variable {name} refers to itself"),
+            });
+        }
+        let def = &self.vars[var as usize];
+        if def.text.is_empty() {
+            let name = def.name.clone();
+            let value_span = def.value_span;
+            let whole = text.tail(0);
+            let unit_name = self.unit_name(unit);
+            return Err(ParseError {
+                diagnostic: Diagnostic::refusal("empty-variable", at, format!("variable `{name}` is empty"))
+                    .with_note(value_span, "defined here as \"\""),
+                daemon_message: format!("parsing error at {unit_name}, position: {whole}"),
+            });
+        }
+        let body_text = def.text.clone();
+        let body_map = def.text_map.clone();
+        let body_end = def.value_span.end;
+        self.expanding.push(var);
+        let body = self.parse(
+            Text {
+                bytes: &body_text,
+                map: &body_map,
+                end: body_end,
+            },
+            Unit::Var(var),
+        );
+        self.expanding.pop();
+        let body = body.map_err(|mut e| {
+            if e.diagnostic.notes.len() < 4 {
+                let used_by = match unit {
+                    Unit::Rule(kind) => kind.file_name().to_string(),
+                    Unit::Var(v) => format!("variable `{}`", self.vars[v as usize].name),
+                };
+                e.diagnostic.notes.push(super::diagnostic::Note {
+                    span: at,
+                    message: format!("used by {used_by} here"),
+                });
+            }
+            e
+        })?;
+        self.vars[var as usize].uses += 1;
+        self.push(NodeKind::Var { var, body }, at, text)
+    }
+
+    fn unknown_name(&self, word: &str, span: Span, unit: Unit) -> Diagnostic {
+        let d = Diagnostic::refusal("unknown-name", span, format!("unknown name `{word}`"));
+        // `meminfo Buffers` arrives as `meminfoBuffers`.
+        for prefix in ["meminfo", "vmstat", "cpustat"] {
+            if let Some(rest) = word.strip_prefix(prefix)
+                && !rest.is_empty()
+                && !rest.starts_with('.')
+                && rest.bytes().all(|b| b.is_ascii_alphabetic() || b == b'_')
+            {
+                return Diagnostic {
+                    message: format!(
+                        "unknown name `{word}`: cpuplugd removes all spaces, so `{prefix} {rest}` reads as one word"
+                    ),
+                    ..d
+                }
+                .with_replacement(format!("{prefix}.{rest}"));
+            }
+        }
+        if let Some(line) = self.all_vars.get(word) {
+            let here = match unit {
+                Unit::Rule(kind) => kind.file_name().to_string(),
+                Unit::Var(v) => format!("variable `{}`", self.vars[v as usize].name),
+            };
+            return d.with_help(format!(
+                "`{word}` is defined on line {line}, after {here}; cpuplugd only knows variables defined before the rule that uses them: move the definition up"
+            ));
+        }
+        if let Some(keyword) = Keyword::ALL
+            .iter()
+            .map(|k| k.name())
+            .chain(["time"])
+            .find(|k| k.eq_ignore_ascii_case(word))
+        {
+            return d
+                .with_help(format!("names in rules are case-sensitive: write `{keyword}`"))
+                .with_replacement(keyword.to_string());
+        }
+        let mut candidates: Vec<&str> = Keyword::ALL.iter().map(|k| k.name()).collect();
+        candidates.push("time");
+        candidates.extend(self.var_lookup.keys().map(String::as_str));
+        if let Some(best) = suggest::best_match(word, candidates.iter().copied()) {
+            return d
+                .with_help(format!("did you mean `{best}`?"))
+                .with_replacement(best.to_string());
+        }
+        d.with_help("a name is a user variable defined above, loadavg, onumcpus, runnable_proc, a CPU share (user, idle, ...), freemem, apcr, swaprate, time, or meminfo./vmstat./cpustat. followed by a field")
+    }
+}
+
+/// The history index as cpuplugd stores it: `strtol` into an `unsigned int`.
+fn c_index(digits: &str) -> u32 {
+    let mut v: i64 = 0;
+    for b in digits.bytes() {
+        v = v.saturating_mul(10).saturating_add(i64::from(b - b'0'));
+    }
+    v as u32
+}
+
+pub(crate) fn example_field(word: &str) -> &'static str {
+    match word {
+        "meminfo" => "MemFree",
+        "vmstat" => "pgscan_direct",
+        _ => "user",
+    }
+}
+
+/// Operators from other languages, recognised only to say what to write.
+fn foreign_operator(text: Text<'_>) -> Option<Diagnostic> {
+    let b = text.bytes;
+    for i in 0..b.len().saturating_sub(1) {
+        let pair = &b[i..i + 2];
+        let (msg, help, replacement) = match pair {
+            b"&&" => ("`&&` is not an operator in cpuplugd rules", "cpuplugd's logical and is a single `&`", Some("&")),
+            b"||" => ("`||` is not an operator in cpuplugd rules", "cpuplugd's logical or is a single `|`", Some("|")),
+            b">=" => (
+                "cpuplugd has no `>=`",
+                "write `!(x < y)` for `x >= y` (keep the parentheses: `!` takes everything to its right), or `x > y` if equality does not matter",
+                None,
+            ),
+            b"<=" => (
+                "cpuplugd has no `<=`",
+                "write `!(x > y)` for `x <= y` (keep the parentheses: `!` takes everything to its right), or `x < y` if equality does not matter",
+                None,
+            ),
+            b"==" => (
+                "cpuplugd has no `==`",
+                "values are doubles; compare with a tolerance, e.g. `x > y - 0.5 & x < y + 0.5`, or write `!(x < y) & !(x > y)`",
+                None,
+            ),
+            b"!=" => ("cpuplugd has no `!=`", "write `(x < y | x > y)`", None),
+            _ => continue,
+        };
+        let d = Diagnostic::refusal("foreign-operator", text.span(i, i + 2), msg).with_help(help);
+        return Some(match replacement {
+            Some(r) => Diagnostic {
+                replacement: Some(r.to_string()),
+                ..d
+            },
+            None => d,
+        });
+    }
+    None
+}
+
+fn syntax_error(text: Text<'_>, at: usize) -> Diagnostic {
+    let at = at.min(text.bytes.len());
+    if at >= text.bytes.len() {
+        let span = text.span(text.bytes.len(), text.bytes.len());
+        let open = text.bytes.iter().filter(|b| **b == b'(').count();
+        let close = text.bytes.iter().filter(|b| **b == b')').count();
+        if open > close {
+            return Diagnostic::refusal("syntax", span, "missing `)`")
+                .with_help(format!("{} `(` but only {close} `)`", open));
+        }
+        if text.bytes.is_empty() {
+            return Diagnostic::refusal("syntax", span, "empty expression");
+        }
+        return Diagnostic::refusal("syntax", span, "the expression ends where a number or a name should follow");
+    }
+    let c = text.bytes[at] as char;
+    let span = text.span(at, at + 1);
+    let what = describe(c);
+    Diagnostic::refusal("syntax", span, format!("expected a number, a name, `(`, `-` or `!`, found {what}"))
+}
+
+fn leftover_error(text: Text<'_>, at: usize) -> Diagnostic {
+    let b = text.bytes;
+    let c = b[at] as char;
+    let span = text.span(at, at + 1);
+    // A digit right after a field name: the name ended at the digit.
+    if c.is_ascii_digit() && at > 0 && (b[at - 1].is_ascii_alphabetic() || b[at - 1] == b'_') {
+        let mut start = at;
+        while start > 0 && (b[start - 1].is_ascii_alphanumeric() || b[start - 1] == b'_' || b[start - 1] == b'.') {
+            start -= 1;
+        }
+        let mut end = at;
+        while end < b.len() && (b[end].is_ascii_alphanumeric() || b[end] == b'_') {
+            end += 1;
+        }
+        let name = String::from_utf8_lossy(&b[start..end]).into_owned();
+        let kept = String::from_utf8_lossy(&b[start..at]).into_owned();
+        let mut d = Diagnostic::refusal(
+            "digit-in-name",
+            text.span(at, end),
+            format!("cpuplugd reads field names up to the first digit: `{name}` is read as `{kept}` followed by `{}`", &name[kept.len()..]),
+        );
+        if let Some(field) = name.strip_prefix("vmstat.")
+            && let Some(new) = suggest::renamed_vmstat(field)
+        {
+            d = d.with_help(format!(
+                "no field with digits can be used; on kernels since 4.8 the per-zone counters are merged into `vmstat.{new}`"
+            ));
+        } else {
+            d = d.with_help("fields with digits in their names cannot be used in cpuplugd rules");
+        }
+        return d;
+    }
+    if "|&<>+-*/".contains(c) {
+        return Diagnostic::refusal(
+            "syntax",
+            span,
+            format!("`{c}` needs a number, a name or `(` after it"),
+        );
+    }
+    let mut d = Diagnostic::refusal(
+        "syntax",
+        span,
+        format!("unexpected {}: cpuplugd stops reading the rule here", describe(c)),
+    );
+    d = match c {
+        ')' => d.with_help("this `)` has no matching `(`"),
+        '(' | '0'..='9' | 'a'..='z' | 'A'..='Z' | '_' => d.with_help("an operator (`|`, `&`, `<`, `>`, `+`, `-`, `*`, `/`) is missing before it"),
+        '=' => d.with_help("cpuplugd has no `=` comparison; see `<` and `>`"),
+        '"' => d.with_help("a value is the text between the first and the last `\"` on the line"),
+        '[' => d.with_help("only meminfo., vmstat., cpustat. and time take a history index `[n]`, and n must be digits"),
+        _ => d.with_help("cpuplugd knows only `|`, `&`, `<`, `>`, `+`, `-`, `*`, `/`, `!` and parentheses"),
+    };
+    d
+}
+
+fn describe(c: char) -> String {
+    if c.is_ascii_graphic() {
+        format!("`{c}`")
+    } else {
+        format!("character {:?}", c)
+    }
+}
