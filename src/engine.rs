@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use crate::kernel::fields::{FieldTable, Layout};
 use crate::kernel::{Polarization, Sample};
-use crate::rules::eval::{Evaluator, Readings, Recorder, Stop};
+use crate::rules::eval::{Evaluator, Readings, Recorder, Stop, fatal_message};
 use crate::rules::expr::{CpuStat, Keyword, Reading, RuleKind};
 use crate::rules::fpu::{self, Fault};
 use crate::rules::{NodeId, RuleSet};
@@ -156,10 +156,16 @@ pub struct Decision {
     pub fatal: Option<Fatal>,
 }
 
-/// The engine: history plus the persistent keyword state.
+/// The engine: a rule set, and the history plus keyword state it decides on.
 #[derive(Debug)]
 pub struct Engine {
     rules: Arc<RuleSet>,
+    state: State,
+}
+
+/// Everything the engine remembers between intervals.
+#[derive(Debug)]
+struct State {
     history: VecDeque<Entry>,
     symbols: Symbols,
     meminfo: Projector,
@@ -198,15 +204,17 @@ impl Engine {
     /// An engine for a loaded rule set, with an empty history.
     pub fn new(rules: Arc<RuleSet>) -> Self {
         Engine {
-            history: VecDeque::with_capacity(rules.history_depth as usize + 1),
+            state: State {
+                history: VecDeque::with_capacity(rules.history_depth as usize + 1),
+                symbols: Symbols::default(),
+                meminfo: Projector::default(),
+                vmstat: Projector::default(),
+                base_meminfo: Projector::default(),
+                base_vmstat: Projector::default(),
+                scratch: Vec::with_capacity(4),
+                readings: 0,
+            },
             rules,
-            symbols: Symbols::default(),
-            meminfo: Projector::default(),
-            vmstat: Projector::default(),
-            base_meminfo: Projector::default(),
-            base_vmstat: Projector::default(),
-            scratch: Vec::with_capacity(4),
-            readings: 0,
         }
     }
 
@@ -217,27 +225,35 @@ impl Engine {
 
     /// The derived keywords as of the last decision.
     pub fn symbols(&self) -> &Symbols {
-        &self.symbols
+        &self.state.symbols
     }
 
     /// How many readings have been taken.
     pub fn readings(&self) -> usize {
-        self.readings
+        self.state.readings
     }
 
     /// Takes one reading. While the history fills (the first `history_depth`
     /// readings) nothing is decided and `None` comes back, as in cpuplugd.
     pub fn push<T: Recorder>(&mut self, sample: &Sample, trace: &mut T) -> Option<Decision> {
-        self.record(sample);
-        self.readings += 1;
-        if self.readings <= self.rules.history_depth as usize {
-            return None;
-        }
-        Some(self.decide(trace))
+        self.state.record(&self.rules, sample);
+        self.state.readings += 1;
+        self.decide(trace)
     }
 
-    fn record(&mut self, sample: &Sample) {
-        let capacity = self.rules.history_depth as usize + 1;
+    /// Decides on the newest reading again (what-if and benchmarks), or
+    /// `None` while the history is still filling.
+    pub fn decide<T: Recorder>(&mut self, trace: &mut T) -> Option<Decision> {
+        if self.state.readings <= self.rules.history_depth as usize {
+            return None;
+        }
+        Some(self.state.decide(&self.rules, trace))
+    }
+}
+
+impl State {
+    fn record(&mut self, rules: &RuleSet, sample: &Sample) {
+        let capacity = rules.history_depth as usize + 1;
         let mut entry = if self.history.len() >= capacity {
             self.history.pop_back().unwrap_or_default()
         } else {
@@ -262,7 +278,7 @@ impl Engine {
             long(t.guest_nice),
             long(t.total()),
         ];
-        let fields = &self.rules.fields;
+        let fields = &rules.fields;
         self.meminfo.project(&sample.meminfo, &fields.meminfo, &mut entry.meminfo);
         self.vmstat.project(&sample.vmstat, &fields.vmstat, &mut entry.vmstat);
         self.base_meminfo.project(&sample.meminfo, &MEM_BASE[..1], &mut self.scratch);
@@ -274,8 +290,7 @@ impl Engine {
         self.history.push_front(entry);
     }
 
-    fn decide<T: Recorder>(&mut self, trace: &mut T) -> Decision {
-        let rules = Arc::clone(&self.rules);
+    fn decide<T: Recorder>(&mut self, rules: &RuleSet, trace: &mut T) -> Decision {
         let mut decision = Decision {
             reading: self.readings - 1,
             cpu: None,
@@ -283,7 +298,7 @@ impl Engine {
             fatal: None,
         };
         if rules.cpu_enabled {
-            match self.cpu_group(&rules, trace) {
+            match self.cpu_group(rules, trace) {
                 Ok(cpu) => decision.cpu = Some(cpu),
                 Err(fatal) => {
                     decision.fatal = Some(fatal);
@@ -292,7 +307,7 @@ impl Engine {
             }
         }
         if rules.mem_enabled {
-            match self.mem_group(&rules, trace) {
+            match self.mem_group(rules, trace) {
                 Ok(mem) => decision.mem = Some(mem),
                 Err(fatal) => decision.fatal = Some(fatal),
             }
@@ -343,9 +358,9 @@ impl Engine {
                 decision.status = GroupStatus::Fault(fault);
                 return Ok(decision);
             }
-            Err(Stop::Fatal { message, node }) => {
+            Err(Stop::Fatal { fatal, node }) => {
                 return Err(Fatal {
-                    message,
+                    message: fatal_message(rules, fatal, node),
                     node: Some(node),
                     group: Some("cpu"),
                 });
@@ -479,9 +494,9 @@ impl Engine {
         let (inc, dec, memplug, memunplug) = match result {
             Ok(v) => v,
             Err(Stop::Fault { fault, .. }) => return Ok(faulted(decision, fault)),
-            Err(Stop::Fatal { message, node }) => {
+            Err(Stop::Fatal { fatal, node }) => {
                 return Err(Fatal {
-                    message,
+                    message: fatal_message(rules, fatal, node),
                     node: Some(node),
                     group: Some("memory"),
                 });

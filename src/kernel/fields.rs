@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use crate::rules::number::leading_value;
+use crate::rules::number::{leading_value, value_at};
 
 static NEXT_LAYOUT: AtomicU64 = AtomicU64::new(1);
 
@@ -115,36 +115,55 @@ impl FieldParser {
 
     /// Reads one file's text.
     pub fn parse(&mut self, text: &[u8]) -> FieldTable {
-        let mut values = Vec::with_capacity(self.layout.names.len());
-        let mut same = true;
+        match self.parse_known(text) {
+            Some(values) => FieldTable {
+                layout: Arc::clone(&self.layout),
+                values,
+            },
+            None => self.parse_new(text),
+        }
+    }
+
+    /// The usual case: the lines are the names of the last layout, in order.
+    fn parse_known(&self, text: &[u8]) -> Option<Vec<f64>> {
+        let names = &self.layout.names;
+        if names.is_empty() {
+            return None;
+        }
+        let mut values = Vec::with_capacity(names.len());
+        let mut pos = 0;
+        for name in names.iter() {
+            let name = name.as_bytes();
+            let end = pos + name.len();
+            if end >= text.len() || text[end] != self.separator || &text[pos..end] != name {
+                return None;
+            }
+            let (v, after) = value_at(text, end + 1);
+            values.push(v);
+            pos = match text[after..].iter().position(|b| *b == b'\n') {
+                Some(nl) => after + nl + 1,
+                None => text.len(),
+            };
+        }
+        // More lines than the layout knows: the file changed.
+        if text[pos..].contains(&self.separator) {
+            return None;
+        }
+        Some(values)
+    }
+
+    /// A new layout: the kernel added or reordered lines (or first reading).
+    fn parse_new(&mut self, text: &[u8]) -> FieldTable {
         let mut names: Vec<Box<str>> = Vec::new();
+        let mut values = Vec::new();
         for line in text.split(|b| *b == b'\n') {
             let Some(sep) = line.iter().position(|b| *b == self.separator) else {
                 continue;
             };
-            let name = &line[..sep];
-            let i = values.len();
-            if same {
-                match self.layout.names.get(i) {
-                    Some(known) if known.as_bytes() == name => {}
-                    _ => {
-                        same = false;
-                        names = self.layout.names[..i].to_vec();
-                    }
-                }
-            }
-            if !same {
-                names.push(Box::from(String::from_utf8_lossy(name).as_ref()));
-            }
+            names.push(Box::from(String::from_utf8_lossy(&line[..sep]).as_ref()));
             values.push(leading_value(&line[sep + 1..]));
         }
-        if same && values.len() != self.layout.names.len() {
-            same = false;
-            names = self.layout.names[..values.len()].to_vec();
-        }
-        if !same {
-            self.layout = Arc::new(Layout::new(names));
-        }
+        self.layout = Arc::new(Layout::new(names));
         FieldTable {
             layout: Arc::clone(&self.layout),
             values,

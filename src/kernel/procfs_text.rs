@@ -4,55 +4,64 @@
 use super::sample::CpuTicks;
 use crate::rules::number::leading_value;
 
-/// The aggregate `cpu` line and the `cpuN` lines of /proc/stat.
+/// The aggregate `cpu` line and the `cpuN` lines of /proc/stat, read in one
+/// pass that stops at the first line not starting with `cpu` (the long
+/// `intr` line is never scanned).
 pub fn parse_stat(text: &[u8]) -> (CpuTicks, Vec<(u32, CpuTicks)>) {
     let mut total = CpuTicks::default();
     let mut per_cpu = Vec::new();
-    for (i, line) in text.split(|b| *b == b'\n').enumerate() {
-        let Some(rest) = line.strip_prefix(b"cpu") else {
+    let mut pos = 0;
+    let mut first = true;
+    while text.len() >= pos + 3 && &text[pos..pos + 3] == b"cpu" {
+        let mut i = pos + 3;
+        let mut id: Option<u32> = None;
+        while i < text.len() && text[i].is_ascii_digit() {
+            id = Some(id.unwrap_or(0).saturating_mul(10).saturating_add(u32::from(text[i] - b'0')));
+            i += 1;
+        }
+        if i < text.len() && text[i] != b' ' && text[i] != b'\t' {
             break;
-        };
-        let (id, columns) = match rest.first() {
-            Some(b' ') | Some(b'\t') => (None, rest),
-            Some(d) if d.is_ascii_digit() => {
-                let n = rest.iter().take_while(|b| b.is_ascii_digit()).count();
-                let id = rest[..n].iter().fold(0u32, |a, b| a.saturating_mul(10).saturating_add(u32::from(b - b'0')));
-                (Some(id), &rest[n..])
-            }
-            _ => break,
-        };
-        let ticks = CpuTicks::from_columns(columns_of(columns));
+        }
+        let (columns, end) = columns_at(text, i);
+        let ticks = CpuTicks::from_columns(columns);
         match id {
-            None if i == 0 => total = ticks,
+            None if first => total = ticks,
             Some(id) => per_cpu.push((id, ticks)),
             None => {}
         }
+        first = false;
+        pos = match text[end..].iter().position(|b| *b == b'\n') {
+            Some(nl) => end + nl + 1,
+            None => text.len(),
+        };
     }
     (total, per_cpu)
 }
 
-/// Up to ten whitespace-separated integers; missing ones are 0.
-fn columns_of(text: &[u8]) -> [u64; 10] {
+/// Up to ten blank-separated integers from `start`; missing ones are 0.
+fn columns_at(text: &[u8], start: usize) -> ([u64; 10], usize) {
     let mut out = [0u64; 10];
-    let mut n = 0;
-    let mut i = 0;
-    while n < 10 {
+    let mut i = start;
+    for slot in &mut out {
         while i < text.len() && (text[i] == b' ' || text[i] == b'\t') {
             i += 1;
         }
-        let start = i;
+        let digits = i;
         let mut v: u64 = 0;
-        while i < text.len() && text[i].is_ascii_digit() {
-            v = v.saturating_mul(10).saturating_add(u64::from(text[i] - b'0'));
+        while i < text.len() {
+            let d = text[i].wrapping_sub(b'0');
+            if d > 9 {
+                break;
+            }
+            v = v.saturating_mul(10).saturating_add(u64::from(d));
             i += 1;
         }
-        if i == start {
+        if i == digits {
             break;
         }
-        out[n] = v;
-        n += 1;
+        *slot = v;
     }
-    out
+    (out, i)
 }
 
 /// `(loadavg, runnable)` from /proc/loadavg, rounded the way cpuplugd's

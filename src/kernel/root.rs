@@ -30,6 +30,8 @@ pub mod paths {
 #[derive(Debug)]
 pub struct RootReader {
     buf: Vec<u8>,
+    /// Reused for every path built under a root, so reading allocates no paths.
+    path: PathBuf,
     meminfo: FieldParser,
     vmstat: FieldParser,
     /// Whether to scan `cpuN` directories for online/configure state.
@@ -47,6 +49,7 @@ impl RootReader {
     pub fn new() -> Self {
         RootReader {
             buf: Vec::with_capacity(16 * 1024),
+            path: PathBuf::with_capacity(256),
             meminfo: FieldParser::new(b':'),
             vmstat: FieldParser::new(b' '),
             scan_cpu_dirs: true,
@@ -54,15 +57,25 @@ impl RootReader {
     }
 
     fn load(&mut self, root: &Path, rel: &str) -> Result<(), SourceError> {
-        let path = root.join(rel);
+        self.path.as_mut_os_string().clear();
+        self.path.push(root);
+        self.path.push(rel);
         self.buf.clear();
-        File::open(&path)
-            .and_then(|mut f| f.read_to_end(&mut self.buf))
+        // Through `take` so std does not stat the file for a size hint:
+        // /proc files report size 0 anyway.
+        File::open(&self.path)
+            .and_then(|f| f.take(u64::MAX).read_to_end(&mut self.buf))
             .map(|_| ())
             .map_err(|source| SourceError::Open {
                 path: Path::new("/").join(rel),
                 source,
             })
+    }
+
+    /// The bytes of one file below `root` (valid until the next read).
+    pub fn read_file(&mut self, root: &Path, rel: &str) -> Result<&[u8], SourceError> {
+        self.load(root, rel)?;
+        Ok(&self.buf)
     }
 
     fn load_optional(&mut self, root: &Path, rel: &str) -> Result<bool, SourceError> {

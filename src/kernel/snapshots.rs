@@ -16,7 +16,6 @@ pub struct SnapshotSource {
     dirs: Vec<PathBuf>,
     next: usize,
     reader: RootReader,
-    time_buf: Vec<u8>,
 }
 
 impl SnapshotSource {
@@ -26,19 +25,19 @@ impl SnapshotSource {
             path: dir.to_path_buf(),
             source,
         })?;
-        let mut dirs: Vec<PathBuf> = entries
+        let mut named: Vec<(std::ffi::OsString, PathBuf)> = entries
             .flatten()
             .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
-            .map(|e| e.path())
+            .map(|e| (e.file_name(), e.path()))
             .collect();
-        dirs.sort();
+        named.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        let dirs = named.into_iter().map(|(_, p)| p).collect();
         let mut reader = RootReader::new();
         reader.scan_cpu_dirs = false;
         Ok(SnapshotSource {
             dirs,
             next: 0,
             reader,
-            time_buf: Vec::new(),
         })
     }
 
@@ -53,10 +52,9 @@ impl SnapshotSource {
     }
 
     fn read(&mut self, dir: &Path) -> Result<Sample, SourceError> {
-        let path = dir.join("time");
-        self.time_buf = fs::read(&path).map_err(|source| SourceError::Open { path: path.clone(), source })?;
-        let time = parse_time(&self.time_buf).ok_or_else(|| SourceError::Malformed {
-            path,
+        let text = self.reader.read_file(dir, "time")?;
+        let time = parse_time(text).ok_or_else(|| SourceError::Malformed {
+            path: dir.join("time"),
             what: "expected SEC or SEC.FRACTION".into(),
         })?;
         self.reader.read(dir, time)
@@ -78,8 +76,10 @@ impl Source for SnapshotSource {
     }
 
     fn next_sample(&mut self) -> Option<Result<Sample, SourceError>> {
-        let dir = self.dirs.get(self.next)?.clone();
+        let dir = std::mem::take(self.dirs.get_mut(self.next)?);
         self.next += 1;
-        Some(self.read(&dir))
+        let sample = self.read(&dir);
+        self.dirs[self.next - 1] = dir;
+        Some(sample)
     }
 }

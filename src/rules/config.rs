@@ -230,9 +230,21 @@ fn classify(name: &[u8]) -> (Target, &'static str) {
     (Target::Variable, "")
 }
 
+/// Stack for loading: a 2048-byte line can nest a thousand parentheses, and
+/// variables nest further; cpuplugd's own recursive parser takes them all.
+const LOAD_STACK: usize = 256 << 20;
+
 /// Loads a rule file as cpuplugd would on the machine `facts` describes.
 pub fn load(source: &SourceFile, facts: &SystemFacts) -> LoadOutcome {
-    Loader::new(facts).run(source)
+    std::thread::scope(|scope| {
+        std::thread::Builder::new()
+            .name("plugtop-load".into())
+            .stack_size(LOAD_STACK)
+            .spawn_scoped(scope, || Loader::new(facts).run(source))
+            .ok()
+            .and_then(|handle| handle.join().ok())
+    })
+    .unwrap_or_else(|| Loader::new(facts).run(source))
 }
 
 struct Loader<'f> {
@@ -308,9 +320,24 @@ impl<'f> Loader<'f> {
             diagnostics: self.diagnostics,
             refusal: self.refusal,
         };
-        diagnostics.extend(lint::lint(&rules, self.facts, source));
-        diagnostics.sort_by_key(|d| if d.span.is_file() { (0, 0) } else { (1, d.span.start) });
-        diagnostics.dedup_by(|a, b| a.span == b.span && a.message == b.message);
+        diagnostics.extend(lint::lint(&rules, self.facts, source, refusal.is_some()));
+        diagnostics.sort_by_key(|d| if d.span.is_file() { (1, 0) } else { (0, d.span.start) });
+        // The same variable inlined into several rules fails the same way
+        // each time: keep one finding, with every "used by" note.
+        let mut merged: Vec<Diagnostic> = Vec::with_capacity(diagnostics.len());
+        for d in diagnostics {
+            match merged.iter_mut().find(|m| m.span == d.span && m.message == d.message) {
+                Some(m) => {
+                    for n in d.notes {
+                        if !m.notes.contains(&n) {
+                            m.notes.push(n);
+                        }
+                    }
+                }
+                None => merged.push(d),
+            }
+        }
+        let diagnostics = merged;
         LoadOutcome {
             rules,
             diagnostics,
@@ -697,7 +724,7 @@ impl<'f> Loader<'f> {
             && has(RuleKind::CmmInc)
             && s.cmm_max >= s.cmm_min;
         self.rules.mem_enabled = mem_config && self.facts.cmm_pages;
-        if !self.rules.cpu_enabled && !self.rules.mem_enabled {
+        if !self.rules.cpu_enabled && !self.rules.mem_enabled && self.refusal.is_none() {
             let mut d = Diagnostic::refusal(
                 "nothing-to-do",
                 Span::FILE,

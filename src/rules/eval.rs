@@ -17,13 +17,23 @@ pub trait Readings {
     fn reading(&self, reading: Reading, index: u32) -> Option<f64>;
 }
 
-/// Why an evaluation stopped early.
-#[derive(Debug, Clone, PartialEq)]
+/// Why an evaluation stopped early. Small and `Copy` so results pass in
+/// registers on the hot path; [`Evaluator::fatal_message`] spells it out.
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Stop {
     /// A floating-point fault: cpuplugd skips the group for this interval.
     Fault { fault: Fault, node: NodeId },
     /// The daemon would exit (after restoring CPUs and memory).
-    Fatal { message: String, node: NodeId },
+    Fatal { fatal: FatalKind, node: NodeId },
+}
+
+/// What makes cpuplugd exit while evaluating.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FatalKind {
+    /// A /proc name the kernel (or cpuplugd's cpustat table) lacks.
+    SymbolNotFound,
+    /// A truth value used as a number; the code is cpuplugd's operation number.
+    InvalidTerm(u8),
 }
 
 /// What happened to one node in one evaluation.
@@ -180,15 +190,10 @@ impl<'a, R: Readings> Evaluator<'a, R> {
             NodeKind::Const(v) => Ok(*v),
             NodeKind::Keyword(k) => Ok(self.readings.keyword(*k)),
             NodeKind::Reading { reading, index } => {
-                self.readings
-                    .reading(*reading, *index)
-                    .ok_or_else(|| Stop::Fatal {
-                        message: format!(
-                            "Symbol {} not found, check your config file",
-                            self.field_name(*reading)
-                        ),
-                        node,
-                    })
+                self.readings.reading(*reading, *index).ok_or(Stop::Fatal {
+                    fatal: FatalKind::SymbolNotFound,
+                    node,
+                })
             }
             NodeKind::Neg(inner) => Ok(-self.number(*inner, trace)?),
             NodeKind::Binary(op, l, r) => {
@@ -210,21 +215,40 @@ impl<'a, R: Readings> Evaluator<'a, R> {
         }
     }
 
-    fn field_name(&self, reading: Reading) -> &str {
-        let f = &self.rules.fields;
-        match reading {
-            Reading::Meminfo(i) => &f.meminfo[i as usize],
-            Reading::Vmstat(i) => &f.vmstat[i as usize],
-            Reading::CpustatUnknown(i) => &f.unknown_cpustat[i as usize],
-            Reading::Cpustat(c) => c.name(),
-            Reading::Time => "time",
+    /// cpuplugd's message for a fatal stop.
+    pub fn fatal_message(&self, fatal: FatalKind, node: NodeId) -> String {
+        fatal_message(self.rules, fatal, node)
+    }
+}
+
+/// cpuplugd's message for a fatal stop at `node` of `rules`.
+pub fn fatal_message(rules: &RuleSet, fatal: FatalKind, node: NodeId) -> String {
+    match fatal {
+        FatalKind::InvalidTerm(code) => format!("Invalid term specified: {code}"),
+        FatalKind::SymbolNotFound => {
+            let name = match &rules.nodes[node as usize].kind {
+                NodeKind::Reading { reading, .. } => field_name(rules, *reading),
+                _ => "?",
+            };
+            format!("Symbol {name} not found, check your config file")
         }
+    }
+}
+
+fn field_name(rules: &RuleSet, reading: Reading) -> &str {
+    let f = &rules.fields;
+    match reading {
+        Reading::Meminfo(i) => &f.meminfo[i as usize],
+        Reading::Vmstat(i) => &f.vmstat[i as usize],
+        Reading::CpustatUnknown(i) => &f.unknown_cpustat[i as usize],
+        Reading::Cpustat(c) => c.name(),
+        Reading::Time => "time",
     }
 }
 
 fn invalid_term(code: u8, node: NodeId) -> Stop {
     Stop::Fatal {
-        message: format!("Invalid term specified: {code}"),
+        fatal: FatalKind::InvalidTerm(code),
         node,
     }
 }

@@ -1,9 +1,503 @@
-//! Findings beyond what cpuplugd reports when loading.
-use super::config::{RuleSet, SystemFacts};
-use super::diagnostic::Diagnostic;
-use super::source::SourceFile;
+//! Findings beyond what cpuplugd reports when it loads a file: errors it
+//! would only hit while running (a truth value used as a number, a /proc
+//! name this kernel lacks) and warnings where its reading surprises people.
 
-/// Every warning and every evaluation-time error a loaded file deserves.
-pub fn lint(_rules: &RuleSet, _facts: &SystemFacts, _source: &SourceFile) -> Vec<Diagnostic> {
-    Vec::new()
+use std::collections::HashMap;
+
+use super::config::{RuleSet, SystemFacts, describe_missing_cpu, describe_missing_memory};
+use super::diagnostic::Diagnostic;
+use super::expr::{BinOp, CpuStat, Keyword, NOT_OPCODE, NodeId, NodeKind, Reading, RuleKind};
+use super::parser::{ExprBuilder, FieldNames, Text, Unit, example_field};
+use super::source::{SourceFile, Span};
+use super::suggest;
+
+/// Every check-time error and warning for a loaded file.
+pub fn lint(rules: &RuleSet, facts: &SystemFacts, source: &SourceFile, refused: bool) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    for rule in rules.rules.iter().flatten() {
+        let ctx = if rule.kind.is_amount() { Ctx::Number } else { Ctx::Truth };
+        let mut found = Vec::new();
+        truth_and_numbers(rules, source, rule.root, ctx, None, rule.kind, &mut found);
+        out.extend(found.into_iter().map(|(d, dead)| {
+            if dead {
+                d.demoted("but it is never evaluated: the left side of `&`/`|` always decides")
+            } else {
+                d
+            }
+        }));
+        scope_and_keywords(rules, source, rule.root, rule.kind, &mut out);
+        constant_rule(rules, source, rule.root, rule.kind, rule.value_span, &mut out);
+    }
+    readings(rules, facts, source, &mut out);
+    variables(rules, &mut out);
+    if !refused {
+        // A refused file's groups are off because of its errors; saying so again is noise.
+        groups(rules, facts, &mut out);
+    }
+    out
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Ctx {
+    Truth,
+    Number,
+}
+
+fn is_truth(kind: &NodeKind) -> Option<u8> {
+    match kind {
+        NodeKind::Not(_) => Some(NOT_OPCODE),
+        NodeKind::Binary(op, ..) if op.yields_truth() => Some(*op as u8),
+        _ => None,
+    }
+}
+
+/// The node a variable stands for (variables are transparent).
+fn through_vars(rules: &RuleSet, mut node: NodeId) -> NodeId {
+    while let NodeKind::Var { body, .. } = rules.node(node).kind {
+        node = body;
+    }
+    node
+}
+
+fn leftmost_leaf(rules: &RuleSet, node: NodeId) -> NodeId {
+    match rules.node(node).kind {
+        NodeKind::Binary(_, l, _) if !rules.node(node).paren => leftmost_leaf(rules, l),
+        _ => node,
+    }
+}
+
+fn stops_message(code: u8) -> String {
+    format!("cpuplugd stops with \"Invalid term specified: {code}\" when it evaluates this")
+}
+
+/// The truth value of a constant condition, if it is one.
+fn constant_truth(rules: &RuleSet, node: NodeId) -> Option<bool> {
+    if !is_constant(rules, node) {
+        return None;
+    }
+    let eval = super::eval::Evaluator::new(rules, &NoReadings);
+    eval.truth(node, &mut super::eval::NoTrace).ok()
+}
+
+struct NoReadings;
+
+impl super::eval::Readings for NoReadings {
+    fn keyword(&self, _: Keyword) -> f64 {
+        0.0
+    }
+    fn reading(&self, _: Reading, _: u32) -> Option<f64> {
+        None
+    }
+}
+
+fn truth_and_numbers(
+    rules: &RuleSet,
+    source: &SourceFile,
+    node: NodeId,
+    ctx: Ctx,
+    parent: Option<NodeId>,
+    kind: RuleKind,
+    out: &mut Vec<(Diagnostic, bool)>,
+) {
+    let n = rules.node(node);
+    if ctx == Ctx::Number
+        && let Some(code) = is_truth(&n.kind)
+    {
+        out.push((truth_as_number(rules, source, node, code, parent, kind), false));
+        return;
+    }
+    match &n.kind {
+        NodeKind::Not(c) => truth_and_numbers(rules, source, *c, Ctx::Truth, Some(node), kind, out),
+        NodeKind::Binary(op @ (BinOp::And | BinOp::Or), l, r) => {
+            truth_and_numbers(rules, source, *l, Ctx::Truth, Some(node), kind, out);
+            let decides = if *op == BinOp::Or { Some(true) } else { Some(false) };
+            let dead = constant_truth(rules, *l) == decides;
+            let start = out.len();
+            truth_and_numbers(rules, source, *r, Ctx::Truth, Some(node), kind, out);
+            if dead {
+                for found in &mut out[start..] {
+                    found.1 = true;
+                }
+            }
+        }
+        NodeKind::Binary(_, l, r) => {
+            truth_and_numbers(rules, source, *l, Ctx::Number, Some(node), kind, out);
+            truth_and_numbers(rules, source, *r, Ctx::Number, Some(node), kind, out);
+        }
+        NodeKind::Neg(c) => truth_and_numbers(rules, source, *c, Ctx::Number, Some(node), kind, out),
+        NodeKind::Var { body, .. } => truth_and_numbers(rules, source, *body, ctx, parent, kind, out),
+        _ => {}
+    }
+}
+
+fn truth_as_number(
+    rules: &RuleSet,
+    source: &SourceFile,
+    node: NodeId,
+    code: u8,
+    parent: Option<NodeId>,
+    kind: RuleKind,
+) -> Diagnostic {
+    let n = rules.node(node);
+    let text = source.snippet(n.span);
+    let stops = stops_message(code);
+    let parent_kind = parent.map(|p| &rules.node(p).kind);
+    match parent_kind {
+        Some(NodeKind::Neg(_)) => {
+            let p = rules.node(parent.unwrap_or(node));
+            let leaf = source.snippet(rules.node(leftmost_leaf(rules, node)).span);
+            Diagnostic::stops(
+                "truth-as-number",
+                p.span,
+                format!("this `-` applies to everything to its right, `{text}`, which is a truth value; {stops}"),
+            )
+            .with_help(format!("to negate only `{leaf}`, write `(-{leaf})`"))
+        }
+        Some(NodeKind::Binary(op @ (BinOp::Greater | BinOp::Less), l, r)) if *l == node || through_vars(rules, *l) == node => {
+            let mut d = Diagnostic::stops(
+                "truth-as-number",
+                rules.node(parent.unwrap_or(node)).span,
+                format!("comparisons do not chain: `{text}` is a truth value and `{}` needs a number; {stops}", op.symbol()),
+            );
+            if let NodeKind::Binary(inner @ (BinOp::Greater | BinOp::Less), a, b) = &rules.node(through_vars(rules, node)).kind {
+                d = d.with_help(format!(
+                    "write `{} {} {} & {} {} {}`",
+                    source.snippet(rules.node(*a).span),
+                    inner.symbol(),
+                    source.snippet(rules.node(*b).span),
+                    source.snippet(rules.node(*b).span),
+                    op.symbol(),
+                    source.snippet(rules.node(*r).span)
+                ));
+            }
+            d
+        }
+        Some(NodeKind::Binary(op, ..)) => Diagnostic::stops(
+            "truth-as-number",
+            n.span,
+            format!("`{text}` is a truth value, but `{}` needs a number; {stops}", op.symbol()),
+        )
+        .with_help("cpuplugd has no true = 1; split the decision into rules instead"),
+        _ => Diagnostic::stops(
+            "truth-as-number",
+            n.span,
+            format!("{} must be a number, but `{text}` is a truth value; {stops}", kind.file_name()),
+        )
+        .with_help(format!("{} is an amount of pages, e.g. `meminfo.MemFree / 40`", kind.file_name())),
+    }
+}
+
+/// Warnings about `-`/`!` scope and keywords that mean something else in the
+/// other group.
+fn scope_and_keywords(rules: &RuleSet, source: &SourceFile, root: NodeId, kind: RuleKind, out: &mut Vec<Diagnostic>) {
+    let mut stack = vec![root];
+    while let Some(id) = stack.pop() {
+        let n = rules.node(id);
+        match &n.kind {
+            NodeKind::Neg(c) | NodeKind::Not(c) => {
+                let is_neg = matches!(n.kind, NodeKind::Neg(_));
+                let child = rules.node(*c);
+                if let NodeKind::Binary(op, ..) = child.kind
+                    && !child.paren
+                    && (!is_neg || !matches!(op, BinOp::Mul | BinOp::Div))
+                    && is_truth(&child.kind).is_none_or(|_| !is_neg)
+                {
+                    let sign = if is_neg { "-" } else { "!" };
+                    let all = source.snippet(child.span);
+                    let leaf = source.snippet(rules.node(leftmost_leaf(rules, *c)).span);
+                    out.push(
+                        Diagnostic::warning(
+                            if is_neg { "minus-scope" } else { "not-scope" },
+                            n.span,
+                            format!("cpuplugd reads this as `{sign}({all})`: a prefix `{sign}` takes everything to its right, not just `{leaf}`"),
+                        )
+                        .with_help(format!("write `({sign}{leaf})` if you meant only `{leaf}`, or `{sign}({all})` to say so")),
+                    );
+                }
+                stack.push(*c);
+            }
+            NodeKind::Binary(_, l, r) => {
+                stack.push(*r);
+                stack.push(*l);
+            }
+            NodeKind::Var { body, .. } => stack.push(*body),
+            NodeKind::Keyword(k) => {
+                let cpu_rule = matches!(kind, RuleKind::Hotplug | RuleKind::Hotunplug);
+                if cpu_rule && k.is_memory() {
+                    out.push(Diagnostic::warning(
+                        "lagging-keyword",
+                        n.span,
+                        format!("in a CPU rule `{}` is the previous interval's value: cpuplugd evaluates the CPU rules before it updates the memory keywords", k.name()),
+                    ));
+                } else if !cpu_rule && !k.is_memory() && !rules.cpu_enabled {
+                    out.push(Diagnostic::warning(
+                        "idle-keyword",
+                        n.span,
+                        format!("`{}` is always 0 here: cpuplugd computes it only while the CPU group runs, and the CPU group is off", k.name()),
+                    ));
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+fn has_operator(rules: &RuleSet, node: NodeId) -> bool {
+    match &rules.node(node).kind {
+        NodeKind::Binary(..) | NodeKind::Neg(_) | NodeKind::Not(_) => true,
+        NodeKind::Var { body, .. } => has_operator(rules, *body),
+        _ => false,
+    }
+}
+
+fn is_constant(rules: &RuleSet, node: NodeId) -> bool {
+    match &rules.node(node).kind {
+        NodeKind::Const(_) => true,
+        NodeKind::Keyword(_) | NodeKind::Reading { .. } => false,
+        NodeKind::Neg(c) | NodeKind::Not(c) => is_constant(rules, *c),
+        NodeKind::Binary(_, l, r) => is_constant(rules, *l) && is_constant(rules, *r),
+        NodeKind::Var { body, .. } => is_constant(rules, *body),
+    }
+}
+
+fn constant_rule(rules: &RuleSet, source: &SourceFile, root: NodeId, kind: RuleKind, span: Span, out: &mut Vec<Diagnostic>) {
+    if !is_constant(rules, root) || !has_operator(rules, root) {
+        return;
+    }
+    let _ = source;
+    let eval = super::eval::Evaluator::new(rules, &NoReadings);
+    let mut t = super::eval::NoTrace;
+    let value = if kind.is_amount() {
+        eval.number(root, &mut t).map(|v| format!("always {v}"))
+    } else {
+        eval.truth(root, &mut t).map(|v| format!("always {v}"))
+    };
+    let what = match value {
+        Ok(v) => v,
+        Err(super::eval::Stop::Fault { fault, .. }) => format!("always a {fault} fault, which skips its group every interval"),
+        // Already reported as an error.
+        Err(super::eval::Stop::Fatal { .. }) => return,
+    };
+    out.push(
+        Diagnostic::warning(
+            "constant-rule",
+            span,
+            format!("{} does not depend on any reading: it is {what}", kind.file_name()),
+        )
+        .with_help("write the plain value if that is what you mean"),
+    );
+}
+
+/// Names the kernel under `--root` does not have, one finding per line:
+/// old rule files sum three zone counters on one line, and one message
+/// saying "replace the sum" helps more than three.
+fn readings(rules: &RuleSet, facts: &SystemFacts, source: &SourceFile, out: &mut Vec<Diagnostic>) {
+    let mut found = Vec::new();
+    missing_readings(rules, facts, &mut found);
+    let mut by_line: Vec<(usize, Vec<Diagnostic>)> = Vec::new();
+    for d in found {
+        let line = source.line_of(d.span.start as usize);
+        match by_line.iter_mut().find(|(l, g)| *l == line && g[0].code == d.code && d.code == "unknown-field") {
+            Some((_, group)) => group.push(d),
+            None => by_line.push((line, vec![d])),
+        }
+    }
+    for (_, group) in by_line {
+        let mut iter = group.into_iter();
+        let Some(mut first) = iter.next() else { continue };
+        let rest: Vec<Diagnostic> = iter.collect();
+        if rest.is_empty() {
+            out.push(first);
+            continue;
+        }
+        let same_fix = rest.iter().all(|d| d.replacement == first.replacement && d.replacement.is_some());
+        let last_end = rest.iter().map(|d| d.span.end).max().unwrap_or(first.span.end);
+        if same_fix && first.help.as_deref().is_some_and(|h| h.contains("per zone")) {
+            let whole = Span { start: first.span.start, end: last_end };
+            let new = first.replacement.clone().unwrap_or_default();
+            let index = source.snippet(first.span).rsplit_once('[').map(|(_, i)| format!("[{i}")).unwrap_or_default();
+            let names: Vec<String> = std::iter::once(&first)
+                .chain(rest.iter())
+                .map(|d| format!("`{}`", source.snippet(d.span).split('[').next().unwrap_or_default()))
+                .collect();
+            let replacement = if new == "vmstat.pgsteal_kswapd" {
+                format!("vmstat.pgsteal_kswapd{index} + vmstat.pgsteal_direct{index}")
+            } else {
+                format!("{new}{index}")
+            };
+            first.span = whole;
+            first.message = format!(
+                "the kernel under {} has none of {}; cpuplugd stops with \"Symbol ... not found\" the first time it evaluates this",
+                facts.origin,
+                names.join(", ")
+            );
+            first.help = Some(format!(
+                "kernels since 4.8 count page scans and steals per reclaim path, not per zone: replace the sum with `{replacement}`"
+            ));
+            first.replacement = Some(replacement);
+        } else {
+            for d in rest {
+                first.notes.push(super::diagnostic::Note { span: d.span, message: d.message.clone() });
+            }
+        }
+        out.push(first);
+    }
+}
+
+/// Each reading of a rule whose name this kernel (or cpuplugd) lacks.
+fn missing_readings(rules: &RuleSet, facts: &SystemFacts, out: &mut Vec<Diagnostic>) {
+    let mut reported: HashMap<(u32, u32), ()> = HashMap::new();
+    let used: Vec<bool> = {
+        let mut used = vec![false; rules.nodes.len()];
+        for rule in rules.rules.iter().flatten() {
+            for i in rule.nodes.clone() {
+                used[i as usize] = true;
+            }
+        }
+        used
+    };
+    for (i, n) in rules.nodes.iter().enumerate() {
+        if !used[i] {
+            continue;
+        }
+        let NodeKind::Reading { reading, .. } = n.kind else {
+            continue;
+        };
+        let (prefix, name, known) = match reading {
+            Reading::Meminfo(s) => ("meminfo", &rules.fields.meminfo[s as usize], facts.meminfo_names.as_ref()),
+            Reading::Vmstat(s) => ("vmstat", &rules.fields.vmstat[s as usize], facts.vmstat_names.as_ref()),
+            Reading::CpustatUnknown(s) => ("cpustat", &rules.fields.unknown_cpustat[s as usize], None),
+            _ => continue,
+        };
+        if reported.insert((n.span.start, n.span.end), ()).is_some() {
+            continue;
+        }
+        let stops = format!("cpuplugd stops with \"Symbol {name} not found\" the first time it evaluates this");
+        if name.is_empty() {
+            out.push(
+                Diagnostic::stops("empty-field", n.span, format!("`{prefix}.` needs a field name; {stops}"))
+                    .with_help(format!("for example `{prefix}.{}`", example_field(prefix))),
+            );
+            continue;
+        }
+        if prefix == "cpustat" {
+            let names = CpuStat::ALL.map(|c| c.name());
+            let mut d = Diagnostic::stops("unknown-field", n.span, format!("cpuplugd has no `cpustat.{name}`; {stops}"));
+            d = match suggest::best_match(name, names) {
+                Some(best) => d.with_replacement(format!("cpustat.{best}")),
+                None => d.with_help(format!("cpustat. fields are {}", names.join(", "))),
+            };
+            out.push(d);
+            continue;
+        }
+        let Some(known) = known else {
+            continue;
+        };
+        if known.iter().any(|k| k == name) {
+            continue;
+        }
+        let mut d = Diagnostic::stops(
+            "unknown-field",
+            n.span,
+            format!("the kernel under {} has no `{prefix}.{name}`; {stops}", facts.origin),
+        );
+        let renamed = (prefix == "vmstat")
+            .then(|| suggest::renamed_vmstat(name))
+            .flatten()
+            .filter(|new| known.iter().any(|k| k == new));
+        d = if let Some(new) = renamed {
+            d.with_replacement(format!("{prefix}.{new}")).with_help(format!(
+                "kernels since 4.8 count page scans and steals per reclaim path, not per zone: use `{prefix}.{new}` (once, instead of the sum over zones)"
+            ))
+        } else if let Some(best) = suggest::best_match(name, known.iter().map(String::as_str)) {
+            d.with_replacement(format!("{prefix}.{best}"))
+                .with_help(format!("did you mean `{prefix}.{best}`? (names are case-sensitive)"))
+        } else {
+            d
+        };
+        out.push(d);
+    }
+}
+
+/// Unused variables, and errors in them that cpuplugd would never notice.
+fn variables(rules: &RuleSet, out: &mut Vec<Diagnostic>) {
+    let lookup: HashMap<String, u32> = rules
+        .variables
+        .iter()
+        .enumerate()
+        .map(|(i, v)| (v.name.clone(), i as u32))
+        .collect();
+    let all: HashMap<String, usize> = rules.variables.iter().map(|v| (v.name.clone(), v.line)).collect();
+    for (i, var) in rules.variables.iter().enumerate() {
+        if var.uses > 0 || var.name.starts_with('#') {
+            continue;
+        }
+        let mut scratch_vars = rules.variables.clone();
+        let mut nodes = Vec::new();
+        let mut depth = 1;
+        let mut fields = FieldNames::default();
+        let mut builder = ExprBuilder {
+            nodes: &mut nodes,
+            vars: &mut scratch_vars,
+            var_lookup: &lookup,
+            all_vars: &all,
+            history_max: &mut depth,
+            fields: &mut fields,
+            expanding: vec![i as u32],
+        };
+        let text = Text {
+            bytes: &var.text,
+            map: &var.text_map,
+            end: var.value_span.end,
+        };
+        let parsed = builder.parse(text, Unit::Var(i as u32));
+        let unused = Diagnostic::warning(
+            "unused-variable",
+            var.name_span,
+            format!("variable `{}` is defined but no rule uses it", var.name),
+        )
+        .with_help("cpuplugd does not even parse a variable no rule uses; remove it or use it");
+        out.push(unused);
+        if let Err(e) = parsed {
+            out.push(e.diagnostic.demoted(&format!(
+                "cpuplugd never notices: no rule uses `{}`",
+                var.name
+            )));
+        }
+    }
+}
+
+/// Groups that are off although rules for them were written.
+fn groups(rules: &RuleSet, facts: &SystemFacts, out: &mut Vec<Diagnostic>) {
+    let written = |kinds: &[RuleKind]| {
+        kinds
+            .iter()
+            .filter_map(|k| rules.rule(*k))
+            .any(|r| !is_constant(rules, r.root))
+    };
+    if rules.cpu_enabled && rules.mem_enabled {
+        return;
+    }
+    if !rules.cpu_enabled && written(&[RuleKind::Hotplug, RuleKind::Hotunplug]) {
+        let span = rules
+            .rule(RuleKind::Hotplug)
+            .or(rules.rule(RuleKind::Hotunplug))
+            .map_or(Span::FILE, |r| r.name_span);
+        out.push(Diagnostic::warning(
+            "group-off",
+            span,
+            format!("the CPU group is off, so the CPU rules are ignored: it needs {}", describe_missing_cpu(rules)),
+        ));
+    }
+    if !rules.mem_enabled && written(&[RuleKind::Memplug, RuleKind::Memunplug, RuleKind::CmmInc, RuleKind::CmmDec]) {
+        let span = [RuleKind::Memplug, RuleKind::Memunplug, RuleKind::CmmInc]
+            .iter()
+            .find_map(|k| rules.rule(*k))
+            .map_or(Span::FILE, |r| r.name_span);
+        out.push(Diagnostic::warning(
+            "group-off",
+            span,
+            format!("the memory group is off, so the memory rules are ignored: it needs {}", describe_missing_memory(rules, facts)),
+        ));
+    }
 }

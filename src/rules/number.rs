@@ -19,6 +19,38 @@ pub fn value_of(token: &str) -> f64 {
     if negative { -magnitude } else { magnitude }
 }
 
+/// Reads the number starting at `text[start..]` (after blanks) the way
+/// `strtod` does, returning it and where it ends. Plain integers of up to 19
+/// digits, which is all the kernel prints, take a short path.
+#[inline]
+pub fn value_at(text: &[u8], start: usize) -> (f64, usize) {
+    let mut i = start;
+    while i < text.len() && (text[i] == b' ' || text[i] == b'\t') {
+        i += 1;
+    }
+    let digits_start = i;
+    let mut acc: u64 = 0;
+    while i < text.len() {
+        let d = text[i].wrapping_sub(b'0');
+        if d > 9 {
+            break;
+        }
+        acc = acc.wrapping_mul(10).wrapping_add(u64::from(d));
+        i += 1;
+    }
+    let n = i - digits_start;
+    let plain = i >= text.len() || !matches!(text[i], b'.' | b'e' | b'E');
+    if n > 0 && n <= 19 && plain {
+        return (acc as f64, i);
+    }
+    let v = leading_value(&text[start..]);
+    let mut end = i.max(digits_start);
+    while end < text.len() && !matches!(text[end], b'\n' | b' ' | b'\t') {
+        end += 1;
+    }
+    (v, end)
+}
+
 /// Reads a leading number from /proc text the way `strtod` does for the plain
 /// decimal forms the kernel prints; anything unreadable is 0 as in cpuplugd.
 pub fn leading_value(text: &[u8]) -> f64 {
@@ -188,5 +220,9 @@ mod tests {
         assert_eq!(leading_value(b"abc"), 0.0);
         assert_eq!(leading_value(b"99999999999999999999999"), 1e23);
         assert_eq!(leading_value(b"0.42 0.27"), 0.42);
+        assert_eq!(value_at(b"x:   17 kB\n", 2), (17.0, 7));
+        assert_eq!(value_at(b"a -5\n", 1).0, -5.0);
+        assert_eq!(value_at(b"a 1.5\n", 1), (1.5, 5));
+        assert_eq!(value_at(b"a 99999999999999999999999\n", 1).0, 1e23);
     }
 }

@@ -431,6 +431,8 @@ impl ExprBuilder<'_> {
                 daemon_message: format!("parsing error at {unit_name}, position: {whole}"),
             });
         }
+        self.vars[var as usize].uses += 1;
+        let def = &self.vars[var as usize];
         let body_text = def.text.clone();
         let body_map = def.text_map.clone();
         let body_end = def.value_span.end;
@@ -457,7 +459,6 @@ impl ExprBuilder<'_> {
             }
             e
         })?;
-        self.vars[var as usize].uses += 1;
         self.push(NodeKind::Var { var, body }, at, text)
     }
 

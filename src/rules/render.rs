@@ -1,24 +1,180 @@
 //! Diagnostics as text (`file:line:col: error: message`, the source line and
-//! a caret under the spot) or as JSON. The UI uses the same functions.
+//! a caret under the spot, then notes and help) or as JSON. `plugtop check`
+//! and the UI's rule panel use the same functions.
+
+use std::fmt::Write as _;
+
+use serde::Serialize;
 
 use super::config::LoadOutcome;
-use super::diagnostic::Diagnostic;
-use super::source::SourceFile;
+use super::diagnostic::{DaemonEffect, Diagnostic, Severity};
+use super::source::{SourceFile, Span};
 
-/// All diagnostics as text, in file order.
+const TAB: &str = "    ";
+
+/// All diagnostics as text, in the order given.
 pub fn text(file: &SourceFile, diagnostics: &[Diagnostic]) -> String {
-    let _ = file;
-    diagnostics.iter().map(|d| format!("{}\n", d.message)).collect()
+    let mut out = String::new();
+    for d in diagnostics {
+        one(&mut out, file, d);
+        out.push('\n');
+    }
+    out
 }
 
-/// A closing line.
+/// The first line of a diagnostic: where, how bad, what.
+pub fn headline(file: &SourceFile, d: &Diagnostic) -> String {
+    let severity = match d.severity {
+        Severity::Error => "error",
+        Severity::Warning => "warning",
+    };
+    if d.span.is_file() {
+        format!("{}: {severity}: {}", file.name(), d.message)
+    } else {
+        let p = file.position(d.span.start as usize);
+        format!("{}:{}:{}: {severity}: {}", file.name(), p.line, p.column, d.message)
+    }
+}
+
+fn one(out: &mut String, file: &SourceFile, d: &Diagnostic) {
+    let _ = writeln!(out, "{}", headline(file, d));
+    let mut lines: Vec<usize> = Vec::new();
+    if !d.span.is_file() {
+        lines.push(file.line_of(d.span.start as usize));
+    }
+    for n in &d.notes {
+        if !n.span.is_file() {
+            lines.push(file.line_of(n.span.start as usize));
+        }
+    }
+    let width = lines.iter().max().map_or(1, |l| l.to_string().len());
+    let gutter = " ".repeat(width);
+    if !d.span.is_file() {
+        let _ = writeln!(out, "{gutter} |");
+        snippet(out, file, d.span, '^', "", width);
+    }
+    for n in &d.notes {
+        if n.span.is_file() {
+            let _ = writeln!(out, "{gutter} = note: {}", n.message);
+        } else {
+            snippet(out, file, n.span, '-', &n.message, width);
+        }
+    }
+    if let Some(help) = &d.help {
+        let _ = writeln!(out, "{gutter} = help: {help}");
+    }
+    let effect = match d.daemon {
+        DaemonEffect::RefusesToLoad => Some("cpuplugd refuses to load this file"),
+        DaemonEffect::StopsWhenEvaluated => Some("cpuplugd loads this file but exits when it evaluates this"),
+        DaemonEffect::Runs => None,
+    };
+    if let Some(effect) = effect {
+        let _ = writeln!(out, "{gutter} = {effect}");
+    }
+}
+
+/// The source line of `span` with a marker line under it.
+fn snippet(out: &mut String, file: &SourceFile, span: Span, mark: char, label: &str, width: usize) {
+    let line = file.line_of(span.start as usize);
+    let start = file.line_start(line);
+    let bytes = file.line_bytes(line);
+    let text = String::from_utf8_lossy(bytes);
+    let shown = text.replace('\t', TAB);
+    let col = |offset: usize| -> usize {
+        let upto = offset.saturating_sub(start).min(bytes.len());
+        String::from_utf8_lossy(&bytes[..upto])
+            .chars()
+            .map(|c| if c == '\t' { TAB.len() } else { 1 })
+            .sum()
+    };
+    let from = col(span.start as usize);
+    let to = col(span.end as usize).max(from + 1);
+    let _ = writeln!(out, "{line:>width$} | {shown}");
+    let marks: String = std::iter::repeat_n(mark, to - from).collect();
+    let pad = " ".repeat(from);
+    let sep = if label.is_empty() { "" } else { " " };
+    let _ = writeln!(out, "{} | {pad}{marks}{sep}{label}", " ".repeat(width));
+}
+
+/// A closing paragraph: counts, and what cpuplugd would do with the file.
 pub fn summary(file: &SourceFile, outcome: &LoadOutcome) -> String {
-    let _ = (file, outcome);
-    String::new()
+    let errors = outcome
+        .diagnostics
+        .iter()
+        .filter(|d| d.severity == Severity::Error)
+        .count();
+    let warnings = outcome.diagnostics.len() - errors;
+    let plural = |n: usize, w: &str| format!("{n} {w}{}", if n == 1 { "" } else { "s" });
+    let verdict = match &outcome.refusal {
+        Some(r) => format!("cpuplugd would refuse it: {}", r.message.trim_end()),
+        None => {
+            let rules = &outcome.rules;
+            let group = |on: bool| if on { "on" } else { "off" };
+            format!(
+                "cpuplugd would load it (CPU group {}, memory group {}, history depth {})",
+                group(rules.cpu_enabled),
+                group(rules.mem_enabled),
+                rules.history_depth
+            )
+        }
+    };
+    format!(
+        "{}: {}, {}; {verdict}\n",
+        file.name(),
+        plural(errors, "error"),
+        plural(warnings, "warning")
+    )
 }
 
-/// All diagnostics as a JSON array.
+#[derive(Serialize)]
+struct JsonNote<'a> {
+    line: Option<usize>,
+    column: Option<usize>,
+    message: &'a str,
+}
+
+#[derive(Serialize)]
+struct JsonDiagnostic<'a> {
+    file: &'a str,
+    line: Option<usize>,
+    column: Option<usize>,
+    end_line: Option<usize>,
+    end_column: Option<usize>,
+    #[serde(flatten)]
+    diagnostic: &'a Diagnostic,
+    #[serde(rename = "locations")]
+    note_locations: Vec<JsonNote<'a>>,
+}
+
+/// All diagnostics as a JSON array, with 1-based lines and columns.
 pub fn json(file: &SourceFile, diagnostics: &[Diagnostic]) -> String {
-    let _ = file;
-    serde_json::to_string(diagnostics).unwrap_or_default()
+    let at = |s: Span, offset: u32| (!s.is_file()).then(|| file.position(offset as usize));
+    let items: Vec<JsonDiagnostic<'_>> = diagnostics
+        .iter()
+        .map(|d| {
+            let start = at(d.span, d.span.start);
+            let end = at(d.span, d.span.end);
+            JsonDiagnostic {
+                file: file.name(),
+                line: start.map(|p| p.line),
+                column: start.map(|p| p.column),
+                end_line: end.map(|p| p.line),
+                end_column: end.map(|p| p.column),
+                diagnostic: d,
+                note_locations: d
+                    .notes
+                    .iter()
+                    .map(|n| {
+                        let p = at(n.span, n.span.start);
+                        JsonNote {
+                            line: p.map(|p| p.line),
+                            column: p.map(|p| p.column),
+                            message: &n.message,
+                        }
+                    })
+                    .collect(),
+            }
+        })
+        .collect();
+    serde_json::to_string_pretty(&items).unwrap_or_else(|_| "[]".to_string())
 }

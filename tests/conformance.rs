@@ -1,0 +1,143 @@
+//! Runs every conformance case through the real `plugtop` binary and
+//! compares its JSON lines with what the real cpuplugd decided, with the
+//! rules of `../shared/conformance/compare.py`.
+//!
+//! The public cases ship with the repository as `tests/data/conformance-cases.tar.zst`
+//! (a fresh clone tests without `../shared`); when `../shared/conformance/cases`
+//! exists, it is run too, since it may have grown.
+
+use std::fs::{self, File};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value;
+
+fn plugtop() -> &'static str {
+    env!("CARGO_BIN_EXE_plugtop")
+}
+
+fn parse_lines(text: &str) -> Result<Vec<Value>, String> {
+    text.lines()
+        .filter(|l| !l.trim().is_empty())
+        .enumerate()
+        .map(|(i, l)| serde_json::from_str(l).map_err(|e| format!("output line {} is not JSON ({e}): {l}", i + 1)))
+        .collect()
+}
+
+/// Exact comparison: a bool never equals a number, an integer never a float.
+fn same(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| same(v, w)))
+        }
+        (Value::Array(x), Value::Array(y)) => x.len() == y.len() && x.iter().zip(y).all(|(v, w)| same(v, w)),
+        (Value::Number(x), Value::Number(y)) => x.is_f64() == y.is_f64() && x == y,
+        _ => a == b,
+    }
+}
+
+/// `None` when the case passes, else why not.
+fn check_case(dir: &Path) -> Option<String> {
+    let expected = match fs::read_to_string(dir.join("expected.jsonl")) {
+        Ok(t) => t,
+        Err(e) => return Some(format!("cannot read expected.jsonl: {e}")),
+    };
+    let expected = match parse_lines(&expected) {
+        Ok(v) => v,
+        Err(e) => return Some(format!("bad expected.jsonl: {e}")),
+    };
+    let output = match Command::new(plugtop())
+        .arg("eval")
+        .arg("-c")
+        .arg(dir.join("cpuplugd.conf"))
+        .arg("--snapshots")
+        .arg(dir.join("snapshots"))
+        .arg("--jsonl")
+        .output()
+    {
+        Ok(o) => o,
+        Err(e) => return Some(format!("cannot run plugtop: {e}")),
+    };
+    let ok_exit = output.status.success();
+    let got = match parse_lines(&String::from_utf8_lossy(&output.stdout)) {
+        Ok(v) => v,
+        Err(e) => return Some(e),
+    };
+    let head = expected.first()?;
+    if head.get("config").and_then(Value::as_str) == Some("error") {
+        return ok_exit.then(|| "expected a configuration error (non-zero exit), got exit 0".to_string());
+    }
+    let last = expected.last()?;
+    if let Some(k) = last.get("fatal").and(last.get("snapshot")).and_then(Value::as_u64) {
+        let body = &expected[..expected.len() - 1];
+        for (i, g) in got.iter().enumerate() {
+            if g.get("fatal").is_some() {
+                let s = g.get("snapshot").and_then(Value::as_u64);
+                return match s {
+                    Some(s) if s <= k => None,
+                    _ => Some(format!("line {}: fatal at {s:?}, expected at or before {k}", i + 1)),
+                };
+            }
+            match body.get(i) {
+                None => return Some(format!("line {}: expected fatal at {k}, got {g}", i + 1)),
+                Some(e) if !same(e, g) => return Some(format!("line {}: expected {e}, got {g}", i + 1)),
+                Some(_) => {}
+            }
+        }
+        return ok_exit.then(|| format!("expected fatal at snapshot {k}, command exited 0"));
+    }
+    if !ok_exit {
+        return Some(format!(
+            "exit {:?}; stderr: {}",
+            output.status.code(),
+            String::from_utf8_lossy(&output.stderr)
+        ));
+    }
+    for i in 0..expected.len().max(got.len()) {
+        match (expected.get(i), got.get(i)) {
+            (Some(e), Some(g)) if !same(e, g) => return Some(format!("line {}: expected {e}, got {g}", i + 1)),
+            (Some(e), None) => return Some(format!("line {}: missing, expected {e}", i + 1)),
+            (None, Some(g)) => return Some(format!("line {}: unexpected extra line {g}", i + 1)),
+            _ => {}
+        }
+    }
+    None
+}
+
+fn run_cases(cases: &Path) -> (usize, Vec<String>) {
+    let mut names: Vec<PathBuf> = fs::read_dir(cases)
+        .map(|d| d.flatten().map(|e| e.path()).filter(|p| p.join("expected.jsonl").is_file()).collect())
+        .unwrap_or_default();
+    names.sort();
+    let mut failures = Vec::new();
+    for dir in &names {
+        if let Some(why) = check_case(dir) {
+            failures.push(format!("FAIL {}: {why}", dir.display()));
+        }
+    }
+    (names.len(), failures)
+}
+
+#[test]
+fn bundled_conformance_cases_all_pass() {
+    let tmp = tempfile::tempdir().expect("temporary directory");
+    let archive = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/conformance-cases.tar.zst");
+    let file = File::open(&archive).expect("bundled corpus");
+    let decoder = ruzstd::decoding::StreamingDecoder::new(file).expect("zstd stream");
+    tar::Archive::new(decoder).unpack(tmp.path()).expect("unpack corpus");
+    let (count, failures) = run_cases(&tmp.path().join("cases"));
+    assert!(count >= 80, "only {count} cases in the bundled corpus");
+    assert!(failures.is_empty(), "{} of {count} failed:\n{}", failures.len(), failures.join("\n"));
+}
+
+#[test]
+fn shared_conformance_cases_all_pass_when_present() {
+    let shared = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/conformance/cases");
+    if !shared.is_dir() {
+        eprintln!("{} not found; only the bundled cases ran", shared.display());
+        return;
+    }
+    let (count, failures) = run_cases(&shared);
+    assert!(count > 0, "no cases found in {}", shared.display());
+    assert!(failures.is_empty(), "{} of {count} failed:\n{}", failures.len(), failures.join("\n"));
+}
