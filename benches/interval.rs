@@ -20,14 +20,21 @@ const SNAPSHOTS: &str = "tests/fixtures/series/oldkernel";
 /// The recommended file with every rule's expression repeated `n` times, so
 /// the decision is the same and the node count grows `n`-fold.
 fn scaled_rules(n: usize) -> String {
-    let base = std::fs::read_to_string("examples/rules/recommended-default.conf").unwrap_or_default();
+    let base =
+        std::fs::read_to_string("examples/rules/recommended-default.conf").unwrap_or_default();
     let repeat = |term: &str| vec![term; n].join("+");
     let mut out = String::new();
     for line in base.lines() {
         let name = line.split('=').next().unwrap_or("").trim();
         let scaled = match name {
-            "HOTPLUG" => format!("HOTPLUG=\"({}) < 0.08 * {n}\"", repeat("((1-CP_ActiveAVG)*onumcpus)")),
-            "HOTUNPLUG" => format!("HOTUNPLUG=\"({}) > 1.15 * {n}\"", repeat("(CP_idleAVG*onumcpus)")),
+            "HOTPLUG" => format!(
+                "HOTPLUG=\"({}) < 0.08 * {n}\"",
+                repeat("((1-CP_ActiveAVG)*onumcpus)")
+            ),
+            "HOTUNPLUG" => format!(
+                "HOTUNPLUG=\"({}) > 1.15 * {n}\"",
+                repeat("(CP_idleAVG*onumcpus)")
+            ),
             "CMM_INC" => format!("CMM_INC=\"({}) / {n}\"", repeat("meminfo.MemFree/40")),
             "CMM_DEC" => format!("CMM_DEC=\"({}) / {n}\"", repeat("meminfo.MemTotal/40")),
             "MEMPLUG" => format!("MEMPLUG=\"({}) > 20 * {n}\"", repeat("pgscanrate")),
@@ -49,7 +56,10 @@ fn filled_engine(rules_text: String) -> Engine {
         Err(e) => panic!("benchmark snapshots: {e}"),
     };
     let facts = source.facts();
-    let outcome = load(&SourceFile::new("bench.conf", rules_text.into_bytes()), &facts);
+    let outcome = load(
+        &SourceFile::new("bench.conf", rules_text.into_bytes()),
+        &facts,
+    );
     assert!(outcome.refusal.is_none(), "{:?}", outcome.refusal);
     eprintln!("rule nodes: {}", outcome.rules.nodes.len());
     let mut engine = Engine::new(Arc::new(outcome.rules));

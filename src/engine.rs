@@ -77,10 +77,21 @@ struct Projector {
 }
 
 impl Projector {
-    fn project<S: AsRef<str>>(&mut self, table: &FieldTable, names: &[S], out: &mut Vec<Option<f64>>) {
-        let same = self.layout.as_ref().is_some_and(|l| l.id() == table.layout().id());
+    fn project<S: AsRef<str>>(
+        &mut self,
+        table: &FieldTable,
+        names: &[S],
+        out: &mut Vec<Option<f64>>,
+    ) {
+        let same = self
+            .layout
+            .as_ref()
+            .is_some_and(|l| l.id() == table.layout().id());
         if !same || self.positions.len() != names.len() {
-            self.positions = names.iter().map(|n| table.layout().position(n.as_ref())).collect();
+            self.positions = names
+                .iter()
+                .map(|n| table.layout().position(n.as_ref()))
+                .collect();
             self.layout = Some(Arc::clone(table.layout()));
         }
         out.clear();
@@ -279,11 +290,15 @@ impl State {
             long(t.total()),
         ];
         let fields = &rules.fields;
-        self.meminfo.project(&sample.meminfo, &fields.meminfo, &mut entry.meminfo);
-        self.vmstat.project(&sample.vmstat, &fields.vmstat, &mut entry.vmstat);
-        self.base_meminfo.project(&sample.meminfo, &MEM_BASE[..1], &mut self.scratch);
+        self.meminfo
+            .project(&sample.meminfo, &fields.meminfo, &mut entry.meminfo);
+        self.vmstat
+            .project(&sample.vmstat, &fields.vmstat, &mut entry.vmstat);
+        self.base_meminfo
+            .project(&sample.meminfo, &MEM_BASE[..1], &mut self.scratch);
         entry.base[0] = self.scratch[0];
-        self.base_vmstat.project(&sample.vmstat, &MEM_BASE[1..], &mut self.scratch);
+        self.base_vmstat
+            .project(&sample.vmstat, &MEM_BASE[1..], &mut self.scratch);
         entry.base[1..].copy_from_slice(&self.scratch);
         entry.cmm_pages = sample.cmm_pages;
         entry.polarization = sample.polarization;
@@ -315,7 +330,11 @@ impl State {
         decision
     }
 
-    fn cpu_group<T: Recorder>(&mut self, rules: &RuleSet, trace: &mut T) -> Result<CpuDecision, Fatal> {
+    fn cpu_group<T: Recorder>(
+        &mut self,
+        rules: &RuleSet,
+        trace: &mut T,
+    ) -> Result<CpuDecision, Fatal> {
         let cur = self.history[0].cpustat;
         let onumcpus = cur[CpuStat::Onumcpus as usize];
         let mut decision = CpuDecision {
@@ -334,7 +353,10 @@ impl State {
             decision.status = GroupStatus::Fault(fault);
             return Ok(decision);
         }
-        let (Some(plug), Some(unplug)) = (rules.rule(RuleKind::Hotplug), rules.rule(RuleKind::Hotunplug)) else {
+        let (Some(plug), Some(unplug)) = (
+            rules.rule(RuleKind::Hotplug),
+            rules.rule(RuleKind::Hotunplug),
+        ) else {
             return Ok(decision);
         };
         if T::ENABLED {
@@ -405,13 +427,17 @@ impl State {
         s.runnable_proc = cur[CpuStat::RunnableProc as usize];
         s.onumcpus = cur[CpuStat::Onumcpus as usize];
         let factor = fpu::mul(100.0, s.onumcpus)?;
-        for i in 0..10 {
-            s.shares[i] = fpu::mul(fpu::div(diffs[i], total)?, factor)?;
+        for (share, diff) in s.shares.iter_mut().zip(diffs) {
+            *share = fpu::mul(fpu::div(diff, total)?, factor)?;
         }
         Ok(())
     }
 
-    fn mem_group<T: Recorder>(&mut self, rules: &RuleSet, trace: &mut T) -> Result<MemDecision, Fatal> {
+    fn mem_group<T: Recorder>(
+        &mut self,
+        rules: &RuleSet,
+        trace: &mut T,
+    ) -> Result<MemDecision, Fatal> {
         let missing = |name: &str| Fatal {
             message: format!("Symbol {name} not found, check your config file"),
             node: None,
@@ -468,7 +494,12 @@ impl State {
             reset(
                 trace,
                 rules,
-                &[RuleKind::CmmInc, RuleKind::CmmDec, RuleKind::Memplug, RuleKind::Memunplug],
+                &[
+                    RuleKind::CmmInc,
+                    RuleKind::CmmDec,
+                    RuleKind::Memplug,
+                    RuleKind::Memunplug,
+                ],
             );
         }
         let view = View {

@@ -12,7 +12,11 @@ use plugtop::kernel::root::RootReader;
 use plugtop::kernel::snapshots::SnapshotSource;
 
 #[derive(Parser)]
-#[command(name = "plugtop", version, about = "Monitor and control cpuplugd rule files")]
+#[command(
+    name = "plugtop",
+    version,
+    about = "Monitor and control cpuplugd rule files"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -40,8 +44,11 @@ enum Command {
         #[arg(long)]
         snapshots: PathBuf,
         /// Print the conformance JSON lines instead of a table.
-        #[arg(long)]
+        #[arg(long, conflicts_with = "trace")]
         jsonl: bool,
+        /// Show the truth trace of every rule evaluated, down to each sub-expression.
+        #[arg(long)]
+        trace: bool,
     },
 }
 
@@ -56,6 +63,14 @@ fn main() -> ExitCode {
     match run(cli) {
         Ok(Status::Ok) => ExitCode::SUCCESS,
         Ok(Status::Failed) => ExitCode::from(1),
+        // `plugtop eval ... | head` is fine: stop quietly.
+        Err(e)
+            if e
+                .downcast_ref::<std::io::Error>()
+                .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe) =>
+        {
+            ExitCode::SUCCESS
+        }
         Err(e) => {
             eprintln!("plugtop: {e:#}");
             ExitCode::from(2)
@@ -81,6 +96,7 @@ fn run(cli: Cli) -> anyhow::Result<Status> {
             config,
             snapshots,
             jsonl,
+            trace,
         } => {
             let source = commands::eval::read_rule_file(&config)
                 .with_context(|| format!("cannot read {}", config.display()))?;
@@ -88,6 +104,8 @@ fn run(cli: Cli) -> anyhow::Result<Status> {
                 .with_context(|| format!("cannot read snapshots in {}", snapshots.display()))?;
             let format = if jsonl {
                 commands::eval::Format::Jsonl
+            } else if trace {
+                commands::eval::Format::Trace
             } else {
                 commands::eval::Format::Table
             };

@@ -32,9 +32,21 @@ macro_rules! seed {
     };
 }
 
-seed!(recommended_default_new_kernel, "recommended-default.conf", NEW);
-seed!(recommended_default_old_kernel, "recommended-default.conf", OLD);
-seed!(recommended_modern_new_kernel, "recommended-modern.conf", NEW);
+seed!(
+    recommended_default_new_kernel,
+    "recommended-default.conf",
+    NEW
+);
+seed!(
+    recommended_default_old_kernel,
+    "recommended-default.conf",
+    OLD
+);
+seed!(
+    recommended_modern_new_kernel,
+    "recommended-modern.conf",
+    NEW
+);
 seed!(cpu_loadavg, "cpu-loadavg.conf", NEW);
 seed!(cpu_real_load, "cpu-real-load.conf", NEW);
 seed!(memory_config_1, "memory-config-1.conf", NEW);
@@ -51,7 +63,10 @@ seed!(memory_config_10, "memory-config-10.conf", NEW);
 fn config_1_is_refused_with_a_suggestion_for_the_space() {
     let (text, status) = check_text("examples/rules/memory-config-1.conf", OLD);
     assert_eq!(status, check_status::Status::Failed);
-    assert!(text.contains("memory-config-1.conf:27:25: error: unknown name `meminfoBuffers`"), "{text}");
+    assert!(
+        text.contains("memory-config-1.conf:27:25: error: unknown name `meminfoBuffers`"),
+        "{text}"
+    );
     assert!(text.contains("write `meminfo.Buffers`"), "{text}");
     assert!(text.contains("cpuplugd would refuse it"), "{text}");
 }
@@ -60,7 +75,10 @@ fn config_1_is_refused_with_a_suggestion_for_the_space() {
 fn config_5_old_names_are_errors_on_a_new_kernel_only() {
     let (new, new_status) = check_text("examples/rules/memory-config-5.conf", NEW);
     assert_eq!(new_status, check_status::Status::Failed);
-    assert!(new.contains("replace the sum with `vmstat.pgscan_direct[0]`"), "{new}");
+    assert!(
+        new.contains("replace the sum with `vmstat.pgscan_direct[0]`"),
+        "{new}"
+    );
     let (old, old_status) = check_text("examples/rules/memory-config-5.conf", OLD);
     assert_eq!(old_status, check_status::Status::Ok, "{old}");
 }

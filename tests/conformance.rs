@@ -20,7 +20,10 @@ fn parse_lines(text: &str) -> Result<Vec<Value>, String> {
     text.lines()
         .filter(|l| !l.trim().is_empty())
         .enumerate()
-        .map(|(i, l)| serde_json::from_str(l).map_err(|e| format!("output line {} is not JSON ({e}): {l}", i + 1)))
+        .map(|(i, l)| {
+            serde_json::from_str(l)
+                .map_err(|e| format!("output line {} is not JSON ({e}): {l}", i + 1))
+        })
         .collect()
 }
 
@@ -30,7 +33,9 @@ fn same(a: &Value, b: &Value) -> bool {
         (Value::Object(x), Value::Object(y)) => {
             x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| same(v, w)))
         }
-        (Value::Array(x), Value::Array(y)) => x.len() == y.len() && x.iter().zip(y).all(|(v, w)| same(v, w)),
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(v, w)| same(v, w))
+        }
         (Value::Number(x), Value::Number(y)) => x.is_f64() == y.is_f64() && x == y,
         _ => a == b,
     }
@@ -65,22 +70,32 @@ fn check_case(dir: &Path) -> Option<String> {
     };
     let head = expected.first()?;
     if head.get("config").and_then(Value::as_str) == Some("error") {
-        return ok_exit.then(|| "expected a configuration error (non-zero exit), got exit 0".to_string());
+        return ok_exit
+            .then(|| "expected a configuration error (non-zero exit), got exit 0".to_string());
     }
     let last = expected.last()?;
-    if let Some(k) = last.get("fatal").and(last.get("snapshot")).and_then(Value::as_u64) {
+    if let Some(k) = last
+        .get("fatal")
+        .and(last.get("snapshot"))
+        .and_then(Value::as_u64)
+    {
         let body = &expected[..expected.len() - 1];
         for (i, g) in got.iter().enumerate() {
             if g.get("fatal").is_some() {
                 let s = g.get("snapshot").and_then(Value::as_u64);
                 return match s {
                     Some(s) if s <= k => None,
-                    _ => Some(format!("line {}: fatal at {s:?}, expected at or before {k}", i + 1)),
+                    _ => Some(format!(
+                        "line {}: fatal at {s:?}, expected at or before {k}",
+                        i + 1
+                    )),
                 };
             }
             match body.get(i) {
                 None => return Some(format!("line {}: expected fatal at {k}, got {g}", i + 1)),
-                Some(e) if !same(e, g) => return Some(format!("line {}: expected {e}, got {g}", i + 1)),
+                Some(e) if !same(e, g) => {
+                    return Some(format!("line {}: expected {e}, got {g}", i + 1));
+                }
                 Some(_) => {}
             }
         }
@@ -95,7 +110,9 @@ fn check_case(dir: &Path) -> Option<String> {
     }
     for i in 0..expected.len().max(got.len()) {
         match (expected.get(i), got.get(i)) {
-            (Some(e), Some(g)) if !same(e, g) => return Some(format!("line {}: expected {e}, got {g}", i + 1)),
+            (Some(e), Some(g)) if !same(e, g) => {
+                return Some(format!("line {}: expected {e}, got {g}", i + 1));
+            }
             (Some(e), None) => return Some(format!("line {}: missing, expected {e}", i + 1)),
             (None, Some(g)) => return Some(format!("line {}: unexpected extra line {g}", i + 1)),
             _ => {}
@@ -106,7 +123,12 @@ fn check_case(dir: &Path) -> Option<String> {
 
 fn run_cases(cases: &Path) -> (usize, Vec<String>) {
     let mut names: Vec<PathBuf> = fs::read_dir(cases)
-        .map(|d| d.flatten().map(|e| e.path()).filter(|p| p.join("expected.jsonl").is_file()).collect())
+        .map(|d| {
+            d.flatten()
+                .map(|e| e.path())
+                .filter(|p| p.join("expected.jsonl").is_file())
+                .collect()
+        })
         .unwrap_or_default();
     names.sort();
     let mut failures = Vec::new();
@@ -121,13 +143,21 @@ fn run_cases(cases: &Path) -> (usize, Vec<String>) {
 #[test]
 fn bundled_conformance_cases_all_pass() {
     let tmp = tempfile::tempdir().expect("temporary directory");
-    let archive = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/conformance-cases.tar.zst");
+    let archive =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/conformance-cases.tar.zst");
     let file = File::open(&archive).expect("bundled corpus");
     let decoder = ruzstd::decoding::StreamingDecoder::new(file).expect("zstd stream");
-    tar::Archive::new(decoder).unpack(tmp.path()).expect("unpack corpus");
+    tar::Archive::new(decoder)
+        .unpack(tmp.path())
+        .expect("unpack corpus");
     let (count, failures) = run_cases(&tmp.path().join("cases"));
     assert!(count >= 80, "only {count} cases in the bundled corpus");
-    assert!(failures.is_empty(), "{} of {count} failed:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} of {count} failed:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }
 
 #[test]
@@ -139,5 +169,10 @@ fn shared_conformance_cases_all_pass_when_present() {
     }
     let (count, failures) = run_cases(&shared);
     assert!(count > 0, "no cases found in {}", shared.display());
-    assert!(failures.is_empty(), "{} of {count} failed:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} of {count} failed:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }

@@ -34,7 +34,11 @@ fn leaf() -> impl Strategy<Value = Shape> {
         )
             .prop_map(|(prefix, field, index)| Shape::Reading {
                 prefix,
-                field: if prefix == "time" { String::new() } else { field },
+                field: if prefix == "time" {
+                    String::new()
+                } else {
+                    field
+                },
                 index,
             }),
     ]
@@ -58,13 +62,19 @@ fn expression() -> impl Strategy<Value = Shape> {
         prop_oneof![
             inner.clone().prop_map(|s| Shape::Neg(Box::new(s))),
             inner.clone().prop_map(|s| Shape::Not(Box::new(s))),
-            (op(), inner.clone(), inner).prop_map(|(o, l, r)| Shape::Binary(o, Box::new(l), Box::new(r))),
+            (op(), inner.clone(), inner).prop_map(|(o, l, r)| Shape::Binary(
+                o,
+                Box::new(l),
+                Box::new(r)
+            )),
         ]
     })
 }
 
 fn rule_file(hotplug: &str) -> SourceFile {
-    let text = format!("UPDATE=\"1\"\nCPU_MIN=\"1\"\nCPU_MAX=\"0\"\nHOTPLUG=\"{hotplug}\"\nHOTUNPLUG=\"0\"\n");
+    let text = format!(
+        "UPDATE=\"1\"\nCPU_MIN=\"1\"\nCPU_MAX=\"0\"\nHOTPLUG=\"{hotplug}\"\nHOTUNPLUG=\"0\"\n"
+    );
     SourceFile::new("prop.conf", text.into_bytes())
 }
 

@@ -14,7 +14,12 @@ pub enum Format {
 }
 
 /// Checks `file` against the machine `facts` describes.
-pub fn run(file: &SourceFile, facts: &SystemFacts, format: Format, out: &mut dyn Write) -> std::io::Result<Status> {
+pub fn run(
+    file: &SourceFile,
+    facts: &SystemFacts,
+    format: Format,
+    out: &mut dyn Write,
+) -> std::io::Result<Status> {
     let outcome = load(file, facts);
     match format {
         Format::Text => out.write_all(render::text(file, &outcome.diagnostics).as_bytes())?,
@@ -23,5 +28,9 @@ pub fn run(file: &SourceFile, facts: &SystemFacts, format: Format, out: &mut dyn
     if format == Format::Text {
         out.write_all(render::summary(file, &outcome).as_bytes())?;
     }
-    Ok(if outcome.has_errors() { Status::Failed } else { Status::Ok })
+    Ok(if outcome.has_errors() {
+        Status::Failed
+    } else {
+        Status::Ok
+    })
 }

@@ -9,8 +9,9 @@ use super::Status;
 use crate::engine::Engine;
 use crate::kernel::Source;
 use crate::report::{jsonl, table};
-use crate::rules::eval::NoTrace;
-use crate::rules::{SourceFile, load};
+use crate::rules::eval::{NoTrace, Trace};
+use crate::rules::{RuleKind, SourceFile, load};
+use crate::report::trace;
 
 /// Output format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -19,6 +20,8 @@ pub enum Format {
     Jsonl,
     /// A table for people.
     Table,
+    /// For each interval, the truth trace of every rule evaluated.
+    Trace,
 }
 
 /// Loads `rule_file` for the machine `source` starts on, then decides every
@@ -34,8 +37,13 @@ pub fn run(
     if let Some(refusal) = &outcome.refusal {
         match format {
             Format::Jsonl => writeln!(out, "{}", jsonl::config_error(&refusal.message))?,
-            Format::Table => {
-                writeln!(out, "cpuplugd would refuse {}: {}", rule_file.name(), refusal.message.trim_end())?;
+            Format::Table | Format::Trace => {
+                writeln!(
+                    out,
+                    "cpuplugd would refuse {}: {}",
+                    rule_file.name(),
+                    refusal.message.trim_end()
+                )?;
                 writeln!(out, "run `plugtop check {}` for details", rule_file.name())?;
             }
         }
@@ -44,8 +52,9 @@ pub fn run(
     let rules = Arc::new(outcome.rules);
     match format {
         Format::Jsonl => writeln!(out, "{}", jsonl::header(&rules))?,
-        Format::Table => write!(out, "{}", table::header(&rules))?,
+        Format::Table | Format::Trace => write!(out, "{}", table::header(&rules))?,
     }
+    let mut traces = Trace::new();
     let mut engine = Engine::new(rules);
     let mut line = String::with_capacity(256);
     let mut reading = 0usize;
@@ -55,20 +64,54 @@ pub fn run(
             Err(e) => {
                 let message = e.to_string();
                 match format {
-                    Format::Jsonl => writeln!(out, "{{\"snapshot\":{reading},\"fatal\":{}}}", jsonl::quote(&message))?,
-                    Format::Table => writeln!(out, "{reading:>8}  cpuplugd would exit here: {message}")?,
+                    Format::Jsonl => writeln!(
+                        out,
+                        "{{\"snapshot\":{reading},\"fatal\":{}}}",
+                        jsonl::quote(&message)
+                    )?,
+                    Format::Table | Format::Trace => {
+                        writeln!(out, "{reading:>8}  cpuplugd would exit here: {message}")?
+                    }
                 }
                 return Ok(Status::Failed);
             }
         };
         reading += 1;
-        let Some(decision) = engine.push(&sample, &mut NoTrace) else {
+        let decided = if format == Format::Trace {
+            engine.push(&sample, &mut traces)
+        } else {
+            engine.push(&sample, &mut NoTrace)
+        };
+        let Some(decision) = decided else {
             continue;
         };
         line.clear();
         match format {
             Format::Jsonl => jsonl::decision(&mut line, &decision),
             Format::Table => table::row(&mut line, &decision),
+            Format::Trace => {
+                table::row(&mut line, &decision);
+                let rules = engine.rules();
+                let ran = [
+                    (decision.cpu.is_some(), [RuleKind::Hotplug, RuleKind::Hotunplug].as_slice()),
+                    (
+                        decision.mem.is_some(),
+                        [RuleKind::CmmInc, RuleKind::CmmDec, RuleKind::Memplug, RuleKind::Memunplug].as_slice(),
+                    ),
+                ];
+                for (group_ran, kinds) in ran {
+                    if !group_ran {
+                        continue;
+                    }
+                    for kind in kinds {
+                        for l in trace::rule(rules, rule_file, &traces, *kind).lines() {
+                            line.push_str("          ");
+                            line.push_str(l);
+                            line.push('\n');
+                        }
+                    }
+                }
+            }
         }
         out.write_all(line.as_bytes())?;
         if decision.fatal.is_some() {
@@ -80,5 +123,8 @@ pub fn run(
 
 /// Reads a rule file from disk for [`run`].
 pub fn read_rule_file(path: &Path) -> std::io::Result<SourceFile> {
-    Ok(SourceFile::new(path.display().to_string(), std::fs::read(path)?))
+    Ok(SourceFile::new(
+        path.display().to_string(),
+        std::fs::read(path)?,
+    ))
 }

@@ -45,7 +45,10 @@ impl CpuList {
 }
 
 fn leading_int(text: &[u8]) -> Option<i64> {
-    let t = text.iter().position(|b| !b.is_ascii_whitespace()).map_or(&[][..], |p| &text[p..]);
+    let t = text
+        .iter()
+        .position(|b| !b.is_ascii_whitespace())
+        .map_or(&[][..], |p| &text[p..]);
     let (neg, digits) = match t.first() {
         Some(b'-') => (true, &t[1..]),
         Some(b'+') => (false, &t[1..]),

@@ -59,7 +59,8 @@ pub struct FieldTable {
 impl FieldTable {
     /// A table from names and values (for tests and the simulator).
     pub fn from_pairs<'a>(pairs: impl IntoIterator<Item = (&'a str, f64)>) -> Self {
-        let (names, values): (Vec<Box<str>>, Vec<f64>) = pairs.into_iter().map(|(n, v)| (Box::from(n), v)).unzip();
+        let (names, values): (Vec<Box<str>>, Vec<f64>) =
+            pairs.into_iter().map(|(n, v)| (Box::from(n), v)).unzip();
         FieldTable {
             layout: Arc::new(Layout::new(names)),
             values,

@@ -16,7 +16,11 @@ pub fn parse_stat(text: &[u8]) -> (CpuTicks, Vec<(u32, CpuTicks)>) {
         let mut i = pos + 3;
         let mut id: Option<u32> = None;
         while i < text.len() && text[i].is_ascii_digit() {
-            id = Some(id.unwrap_or(0).saturating_mul(10).saturating_add(u32::from(text[i] - b'0')));
+            id = Some(
+                id.unwrap_or(0)
+                    .saturating_mul(10)
+                    .saturating_add(u32::from(text[i] - b'0')),
+            );
             i += 1;
         }
         if i < text.len() && text[i] != b' ' && text[i] != b'\t' {
@@ -67,7 +71,9 @@ fn columns_at(text: &[u8], start: usize) -> ([u64; 10], usize) {
 /// `(loadavg, runnable)` from /proc/loadavg, rounded the way cpuplugd's
 /// `%f` round trip rounds them (to 6 decimals). `None` if unreadable.
 pub fn parse_loadavg(text: &[u8]) -> Option<(f64, f64)> {
-    let mut fields = text.split(|b| b.is_ascii_whitespace()).filter(|f| !f.is_empty());
+    let mut fields = text
+        .split(|b| b.is_ascii_whitespace())
+        .filter(|f| !f.is_empty());
     let first = fields.next()?;
     fields.next()?;
     fields.next()?;
@@ -87,7 +93,13 @@ pub fn parse_loadavg(text: &[u8]) -> Option<(f64, f64)> {
 fn six_decimals(token: &[u8]) -> f64 {
     let v = leading_value(token);
     let simple = match token.iter().position(|b| *b == b'.') {
-        Some(dot) => token[dot + 1..].iter().take_while(|b| b.is_ascii_digit()).count() <= 6,
+        Some(dot) => {
+            token[dot + 1..]
+                .iter()
+                .take_while(|b| b.is_ascii_digit())
+                .count()
+                <= 6
+        }
         None => true,
     } && !token.iter().any(|b| *b == b'e' || *b == b'E');
     if simple || !v.is_finite() {
@@ -100,15 +112,23 @@ fn six_decimals(token: &[u8]) -> f64 {
 /// A time stamp `SEC` or `SEC.FRACTION` (at most 6 fractional digits) as
 /// `tv_sec + tv_usec / 1e6`, the way cpuplugd computes it.
 pub fn parse_time(text: &[u8]) -> Option<f64> {
-    let t = text.split(|b| b.is_ascii_whitespace()).find(|f| !f.is_empty())?;
+    let t = text
+        .split(|b| b.is_ascii_whitespace())
+        .find(|f| !f.is_empty())?;
     let (sec, frac) = match t.iter().position(|b| *b == b'.') {
         Some(dot) => (&t[..dot], &t[dot + 1..]),
         None => (t, &[][..]),
     };
-    if sec.is_empty() || !sec.iter().all(u8::is_ascii_digit) || !frac.iter().all(u8::is_ascii_digit) || frac.len() > 6 {
+    if sec.is_empty()
+        || !sec.iter().all(u8::is_ascii_digit)
+        || !frac.iter().all(u8::is_ascii_digit)
+        || frac.len() > 6
+    {
         return None;
     }
-    let secs = sec.iter().fold(0i64, |a, b| a.saturating_mul(10).saturating_add(i64::from(b - b'0')));
+    let secs = sec.iter().fold(0i64, |a, b| {
+        a.saturating_mul(10).saturating_add(i64::from(b - b'0'))
+    });
     let mut usec: i64 = 0;
     for i in 0..6 {
         usec = usec * 10 + frac.get(i).map_or(0, |b| i64::from(b - b'0'));
@@ -118,7 +138,10 @@ pub fn parse_time(text: &[u8]) -> Option<f64> {
 
 /// A leading integer as `fscanf("%ld")` reads it.
 pub fn parse_long(text: &[u8]) -> Option<i64> {
-    let t = text.iter().position(|b| !b.is_ascii_whitespace()).map_or(&[][..], |p| &text[p..]);
+    let t = text
+        .iter()
+        .position(|b| !b.is_ascii_whitespace())
+        .map_or(&[][..], |p| &text[p..]);
     let (neg, digits) = match t.first() {
         Some(b'-') => (true, &t[1..]),
         Some(b'+') => (false, &t[1..]),
@@ -128,7 +151,9 @@ pub fn parse_long(text: &[u8]) -> Option<i64> {
     if n == 0 {
         return None;
     }
-    let v = digits[..n].iter().fold(0i64, |a, b| a.saturating_mul(10).saturating_add(i64::from(b - b'0')));
+    let v = digits[..n].iter().fold(0i64, |a, b| {
+        a.saturating_mul(10).saturating_add(i64::from(b - b'0'))
+    });
     Some(if neg { -v } else { v })
 }
 
@@ -148,10 +173,16 @@ mod tests {
 
     #[test]
     fn loadavg_and_time() {
-        assert_eq!(parse_loadavg(b"0.42 0.27 0.21 1/89 29247\n"), Some((0.42, 1.0)));
+        assert_eq!(
+            parse_loadavg(b"0.42 0.27 0.21 1/89 29247\n"),
+            Some((0.42, 1.0))
+        );
         assert_eq!(parse_loadavg(b"0.1234567 0 0 3/9 1"), Some((0.123457, 3.0)));
         assert_eq!(parse_loadavg(b"garbage"), None);
-        assert_eq!(parse_time(b"1336046403.465934\n"), Some(1336046403.0 + 465934.0 / 1e6));
+        assert_eq!(
+            parse_time(b"1336046403.465934\n"),
+            Some(1336046403.0 + 465934.0 / 1e6)
+        );
         assert_eq!(parse_time(b"17\n"), Some(17.0));
         assert_eq!(parse_time(b"1.5\n"), Some(1.5));
     }

@@ -81,7 +81,9 @@ impl RootReader {
     fn load_optional(&mut self, root: &Path, rel: &str) -> Result<bool, SourceError> {
         match self.load(root, rel) {
             Ok(()) => Ok(true),
-            Err(SourceError::Open { source, .. }) if source.kind() == ErrorKind::NotFound => Ok(false),
+            Err(SourceError::Open { source, .. }) if source.kind() == ErrorKind::NotFound => {
+                Ok(false)
+            }
             Err(e) => Err(e),
         }
     }
@@ -102,8 +104,9 @@ impl RootReader {
         self.load(root, paths::STAT)?;
         let (ticks, per_cpu) = parse_stat(&self.buf);
         self.load(root, paths::LOADAVG)?;
-        let (loadavg, runnable) = parse_loadavg(&self.buf)
-            .ok_or_else(|| Self::malformed(paths::LOADAVG, "cannot parse kernel loadaverage statistics"))?;
+        let (loadavg, runnable) = parse_loadavg(&self.buf).ok_or_else(|| {
+            Self::malformed(paths::LOADAVG, "cannot parse kernel loadaverage statistics")
+        })?;
         let online = self.cpu_list(root, paths::ONLINE)?;
         let present = self.cpu_list(root, paths::PRESENT)?;
         let cmm_pages = if self.load_optional(root, paths::CMM_PAGES)? {
@@ -164,7 +167,11 @@ impl RootReader {
             let base = entry.path();
             let online = self.flag(&base.join("online"));
             let configured = self.flag(&base.join("configure"));
-            cpus.push(CpuState { id, online, configured });
+            cpus.push(CpuState {
+                id,
+                online,
+                configured,
+            });
         }
         cpus.sort_by_key(|c| c.id);
         Ok(cpus)
@@ -172,7 +179,9 @@ impl RootReader {
 
     fn flag(&mut self, path: &PathBuf) -> Option<bool> {
         self.buf.clear();
-        File::open(path).and_then(|mut f| f.read_to_end(&mut self.buf)).ok()?;
+        File::open(path)
+            .and_then(|mut f| f.read_to_end(&mut self.buf))
+            .ok()?;
         parse_long(&self.buf).map(|v| v == 1)
     }
 
@@ -187,14 +196,22 @@ impl RootReader {
             Err(e) => Err(format!("Cannot open /{} file: {e}", paths::PRESENT)),
         };
         let cmm_pages = root.join(paths::CMM_PAGES).is_file();
-        let meminfo_names = self
-            .load(root, paths::MEMINFO)
-            .ok()
-            .map(|()| self.meminfo.parse(&self.buf).layout().names().map(String::from).collect());
-        let vmstat_names = self
-            .load(root, paths::VMSTAT)
-            .ok()
-            .map(|()| self.vmstat.parse(&self.buf).layout().names().map(String::from).collect());
+        let meminfo_names = self.load(root, paths::MEMINFO).ok().map(|()| {
+            self.meminfo
+                .parse(&self.buf)
+                .layout()
+                .names()
+                .map(String::from)
+                .collect()
+        });
+        let vmstat_names = self.load(root, paths::VMSTAT).ok().map(|()| {
+            self.vmstat
+                .parse(&self.buf)
+                .layout()
+                .names()
+                .map(String::from)
+                .collect()
+        });
         SystemFacts {
             present_cpus,
             cmm_pages,

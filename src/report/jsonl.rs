@@ -26,7 +26,10 @@ pub fn header(rules: &RuleSet) -> String {
 
 /// The only line for a file cpuplugd refuses.
 pub fn config_error(message: &str) -> String {
-    format!("{{\"config\":\"error\",\"message\":{}}}", quote(message.trim_end_matches('\n')))
+    format!(
+        "{{\"config\":\"error\",\"message\":{}}}",
+        quote(message.trim_end_matches('\n'))
+    )
 }
 
 /// One decided interval (or its fatal line), appended to `out` with a newline.
@@ -95,7 +98,11 @@ fn mem_object(out: &mut String, m: &MemDecision) {
     opt_int(out, m.cmm_inc);
     out.push_str(",\"cmm_dec\":");
     opt_int(out, m.cmm_dec);
-    let _ = write!(out, ",\"cmm_pages\":{},\"cmm_pages_new\":{}}}", m.cmm_pages, m.cmm_pages_new);
+    let _ = write!(
+        out,
+        ",\"cmm_pages\":{},\"cmm_pages_new\":{}}}",
+        m.cmm_pages, m.cmm_pages_new
+    );
 }
 
 fn opt_int(out: &mut String, v: Option<i64>) {

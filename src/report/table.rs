@@ -21,14 +21,26 @@ pub fn header(rules: &RuleSet) -> String {
         let _ = writeln!(out, "CPU group:    off");
     }
     if rules.mem_enabled {
-        let _ = writeln!(out, "memory group: on, pool {}..{} pages", s.cmm_min, s.cmm_max);
+        let _ = writeln!(
+            out,
+            "memory group: on, pool {}..{} pages",
+            s.cmm_min, s.cmm_max
+        );
     } else {
         let _ = writeln!(out, "memory group: off");
     }
     let _ = writeln!(
         out,
         "{:>8}  {:<9} {:<9} {:<8}  {:<9} {:<9} {:>10} {:>10} {:>12}",
-        "reading", "HOTPLUG", "HOTUNPLUG", "CPU", "MEMPLUG", "MEMUNPLUG", "CMM_INC", "CMM_DEC", "pool"
+        "reading",
+        "HOTPLUG",
+        "HOTUNPLUG",
+        "CPU",
+        "MEMPLUG",
+        "MEMUNPLUG",
+        "CMM_INC",
+        "CMM_DEC",
+        "pool"
     );
     out
 }
@@ -44,7 +56,11 @@ fn truth(v: Option<bool>) -> &'static str {
 /// One interval as a table row (or the reason cpuplugd would stop).
 pub fn row(out: &mut String, d: &Decision) {
     if let Some(f) = &d.fatal {
-        let _ = writeln!(out, "{:>8}  cpuplugd would exit here: {}", d.reading, f.message);
+        let _ = writeln!(
+            out,
+            "{:>8}  cpuplugd would exit here: {}",
+            d.reading, f.message
+        );
         return;
     }
     let _ = write!(out, "{:>8}  ", d.reading);
@@ -57,7 +73,13 @@ pub fn row(out: &mut String, d: &Decision) {
                     CpuAction::None if c.limited => "at limit",
                     CpuAction::None => "-",
                 };
-                let _ = write!(out, "{:<9} {:<9} {:<8}  ", truth(c.hotplug), truth(c.hotunplug), action);
+                let _ = write!(
+                    out,
+                    "{:<9} {:<9} {:<8}  ",
+                    truth(c.hotplug),
+                    truth(c.hotunplug),
+                    action
+                );
             }
             GroupStatus::Fault(f) => {
                 let _ = write!(out, "{:<28}  ", format!("skipped: {f}"));

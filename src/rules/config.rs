@@ -164,7 +164,10 @@ fn split_lines(bytes: &[u8]) -> Vec<Line> {
     while pos < bytes.len() {
         number += 1;
         let limit = (pos + MAX_LINE + 1).min(bytes.len());
-        let newline = bytes[pos..limit].iter().position(|b| *b == b'\n').map(|p| pos + p);
+        let newline = bytes[pos..limit]
+            .iter()
+            .position(|b| *b == b'\n')
+            .map(|p| pos + p);
         let (text_end, next, too_long) = match newline {
             Some(nl) if !bytes[pos..nl].contains(&0) => (nl, nl + 1, None),
             _ => {
@@ -321,12 +324,21 @@ impl<'f> Loader<'f> {
             refusal: self.refusal,
         };
         diagnostics.extend(lint::lint(&rules, self.facts, source, refusal.is_some()));
-        diagnostics.sort_by_key(|d| if d.span.is_file() { (1, 0) } else { (0, d.span.start) });
+        diagnostics.sort_by_key(|d| {
+            if d.span.is_file() {
+                (1, 0)
+            } else {
+                (0, d.span.start)
+            }
+        });
         // The same variable inlined into several rules fails the same way
         // each time: keep one finding, with every "used by" note.
         let mut merged: Vec<Diagnostic> = Vec::with_capacity(diagnostics.len());
         for d in diagnostics {
-            match merged.iter_mut().find(|m| m.span == d.span && m.message == d.message) {
+            match merged
+                .iter_mut()
+                .find(|m| m.span == d.span && m.message == d.message)
+            {
                 Some(m) => {
                     for n in d.notes {
                         if !m.notes.contains(&n) {
@@ -348,7 +360,8 @@ impl<'f> Loader<'f> {
     fn line(&mut self, line: &Line) {
         let whole = Span::new(line.start, line.end as usize);
         if let Some((text, missing_newline)) = &line.too_long {
-            let message = format!("Line is too long (max. length is {MAX_LINE} characters): {text}");
+            let message =
+                format!("Line is too long (max. length is {MAX_LINE} characters): {text}");
             let d = if *missing_newline {
                 Diagnostic::refusal(
                     "no-final-newline",
@@ -373,8 +386,12 @@ impl<'f> Loader<'f> {
         let Some(eq) = line.stripped.iter().position(|b| *b == b'=') else {
             if !line.stripped.is_empty() {
                 self.diagnostics.push(
-                    Diagnostic::warning("ignored-line", whole, "cpuplugd ignores this line: it has no `=`")
-                        .with_help("start comment lines with `#` in the first column"),
+                    Diagnostic::warning(
+                        "ignored-line",
+                        whole,
+                        "cpuplugd ignores this line: it has no `=`",
+                    )
+                    .with_help("start comment lines with `#` in the first column"),
                 );
             }
             return;
@@ -449,7 +466,10 @@ impl<'f> Loader<'f> {
                         canonical.to_ascii_uppercase()
                     ),
                 )
-                .with_help(format!("write `{}` to say so", canonical.to_ascii_uppercase())),
+                .with_help(format!(
+                    "write `{}` to say so",
+                    canonical.to_ascii_uppercase()
+                )),
             );
         }
         match target {
@@ -470,7 +490,14 @@ impl<'f> Loader<'f> {
         );
     }
 
-    fn rule(&mut self, kind: RuleKind, line: &Line, name_span: Span, value: Text<'_>, value_span: Span) {
+    fn rule(
+        &mut self,
+        kind: RuleKind,
+        line: &Line,
+        name_span: Span,
+        value: Text<'_>,
+        value_span: Span,
+    ) {
         if let Some(previous) = &self.rules.rules[kind.index()] {
             let first_line = previous.line;
             self.diagnostics.push(
@@ -482,7 +509,10 @@ impl<'f> Loader<'f> {
                         kind.file_name()
                     ),
                 )
-                .with_note(previous.name_span, "the earlier one still counts toward the history depth")
+                .with_note(
+                    previous.name_span,
+                    "the earlier one still counts toward the history depth",
+                )
                 .with_help("remove one of them"),
             );
         }
@@ -526,7 +556,7 @@ impl<'f> Loader<'f> {
             }
             Err(e) => {
                 self.rules.nodes.truncate(start as usize);
-                self.refuse(e.daemon_message, e.diagnostic);
+                self.refuse(e.daemon_message, *e.diagnostic);
             }
         }
     }
@@ -535,8 +565,12 @@ impl<'f> Loader<'f> {
         let upper = SETTINGS[i].to_ascii_uppercase();
         if let Some(previous) = self.rules.setting_spans[i] {
             self.diagnostics.push(
-                Diagnostic::warning("set-twice", name_span, format!("{upper} is set again; cpuplugd uses this later value"))
-                    .with_note(previous, "set before here"),
+                Diagnostic::warning(
+                    "set-twice",
+                    name_span,
+                    format!("{upper} is set again; cpuplugd uses this later value"),
+                )
+                .with_note(previous, "set before here"),
             );
         }
         self.rules.setting_spans[i] = Some(name_span);
@@ -555,12 +589,17 @@ impl<'f> Loader<'f> {
         }
         match i {
             0 if v <= 0 => {
-                let d = Diagnostic::refusal("bad-update", value_span, "UPDATE must be at least 1 (seconds)");
+                let d = Diagnostic::refusal(
+                    "bad-update",
+                    value_span,
+                    "UPDATE must be at least 1 (seconds)",
+                );
                 self.refuse("update must be > 0", d);
                 return;
             }
             1 if v <= 0 => {
-                let d = Diagnostic::refusal("bad-cpu-min", value_span, "CPU_MIN must be at least 1");
+                let d =
+                    Diagnostic::refusal("bad-cpu-min", value_span, "CPU_MIN must be at least 1");
                 self.refuse("cpu_min must be > 0", d);
                 return;
             }
@@ -570,7 +609,10 @@ impl<'f> Loader<'f> {
                     let d = Diagnostic::refusal(
                         "no-present-cpus",
                         value_span,
-                        format!("CPU_MAX=\"0\" means all present CPUs, but {} lists none", self.facts.origin),
+                        format!(
+                            "CPU_MAX=\"0\" means all present CPUs, but {} lists none",
+                            self.facts.origin
+                        ),
                     );
                     self.refuse(format!("number of present cpus ({n}) <= 0"), d);
                     return;
@@ -597,12 +639,22 @@ impl<'f> Loader<'f> {
         }
     }
 
-    fn variable(&mut self, name: String, line: &Line, name_span: Span, value: Text<'_>, value_span: Span) {
+    fn variable(
+        &mut self,
+        name: String,
+        line: &Line,
+        name_span: Span,
+        value: Text<'_>,
+        value_span: Span,
+    ) {
         if name.len() > MAX_NAME {
             let d = Diagnostic::refusal(
                 "name-too-long",
                 name_span,
-                format!("a variable name of {} characters; cpuplugd allows at most {MAX_NAME}", name.len()),
+                format!(
+                    "a variable name of {} characters; cpuplugd allows at most {MAX_NAME}",
+                    name.len()
+                ),
             );
             self.refuse(
                 format!("Variable name too long (max. length is {MAX_NAME} chars): {name}"),
@@ -612,9 +664,13 @@ impl<'f> Loader<'f> {
         }
         if let Some(&first) = self.var_lookup.get(&name) {
             let first_span = self.rules.variables[first as usize].name_span;
-            let d = Diagnostic::refusal("defined-twice", name_span, format!("variable `{name}` is defined twice"))
-                .with_note(first_span, "first defined here")
-                .with_help("cpuplugd does not allow redefining a variable; rename one of them");
+            let d = Diagnostic::refusal(
+                "defined-twice",
+                name_span,
+                format!("variable `{name}` is defined twice"),
+            )
+            .with_note(first_span, "first defined here")
+            .with_help("cpuplugd does not allow redefining a variable; rename one of them");
             self.refuse(format!("Variable defined twice: {name}"), d);
             return;
         }
@@ -637,7 +693,9 @@ impl<'f> Loader<'f> {
             )
             .with_help("use shorter names, or fewer variables (spaces do not count)");
             self.refuse(
-                format!("buffer for variables too small: need {need}, have {VARIABLE_BUFFER} (bytes)"),
+                format!(
+                    "buffer for variables too small: need {need}, have {VARIABLE_BUFFER} (bytes)"
+                ),
                 d,
             );
         }
@@ -683,7 +741,10 @@ impl<'f> Loader<'f> {
             let d = Diagnostic::refusal(
                 "history-too-deep",
                 span,
-                format!("history index {} is deeper than cpuplugd's {MAX_HISTORY} intervals", self.history_max),
+                format!(
+                    "history index {} is deeper than cpuplugd's {MAX_HISTORY} intervals",
+                    self.history_max
+                ),
             );
             self.refuse(
                 format!(
@@ -710,7 +771,11 @@ impl<'f> Loader<'f> {
                 )
                 .with_help("set CPU_MAX too (\"0\" means all present CPUs), even in a file that only manages memory")
             } else {
-                Diagnostic::refusal("cpu-max-below-min", at(2), format!("CPU_MAX ({}) is below CPU_MIN ({})", s.cpu_max, s.cpu_min))
+                Diagnostic::refusal(
+                    "cpu-max-below-min",
+                    at(2),
+                    format!("CPU_MAX ({}) is below CPU_MIN ({})", s.cpu_max, s.cpu_min),
+                )
             };
             self.refuse("cpu_max below cpu_min, aborting.", d);
         }
@@ -785,7 +850,10 @@ pub fn describe_missing_memory(rules: &RuleSet, facts: &SystemFacts) -> String {
         missing.push("CMM_MAX >= CMM_MIN".into());
     }
     if !facts.cmm_pages {
-        missing.push(format!("/proc/sys/vm/cmm_pages (not found in {})", facts.origin));
+        missing.push(format!(
+            "/proc/sys/vm/cmm_pages (not found in {})",
+            facts.origin
+        ));
     }
     if missing.is_empty() {
         "nothing more".to_string()

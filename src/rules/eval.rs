@@ -143,7 +143,8 @@ impl<'a, R: Readings> Evaluator<'a, R> {
         if T::ENABLED {
             match &self.rules.nodes[node as usize].kind {
                 NodeKind::Var { body, .. } => copy_outcome(trace, node, *body),
-                NodeKind::Not(_) | NodeKind::Binary(BinOp::And | BinOp::Or | BinOp::Greater | BinOp::Less, ..) => {
+                NodeKind::Not(_)
+                | NodeKind::Binary(BinOp::And | BinOp::Or | BinOp::Greater | BinOp::Less, ..) => {
                     record_result(trace, node, &result, Outcome::Truth)
                 }
                 // A number read as a condition: number() kept its value.
@@ -168,8 +169,12 @@ impl<'a, R: Readings> Evaluator<'a, R> {
     fn truth_inner<T: Recorder>(&self, node: NodeId, trace: &mut T) -> Result<bool, Stop> {
         match &self.rules.nodes[node as usize].kind {
             NodeKind::Not(inner) => Ok(!self.truth(*inner, trace)?),
-            NodeKind::Binary(BinOp::Or, l, r) => Ok(self.truth(*l, trace)? || self.truth(*r, trace)?),
-            NodeKind::Binary(BinOp::And, l, r) => Ok(self.truth(*l, trace)? && self.truth(*r, trace)?),
+            NodeKind::Binary(BinOp::Or, l, r) => {
+                Ok(self.truth(*l, trace)? || self.truth(*r, trace)?)
+            }
+            NodeKind::Binary(BinOp::And, l, r) => {
+                Ok(self.truth(*l, trace)? && self.truth(*r, trace)?)
+            }
             NodeKind::Binary(op @ (BinOp::Greater | BinOp::Less), l, r) => {
                 let a = self.number(*l, trace)?;
                 let b = self.number(*r, trace)?;
@@ -270,7 +275,10 @@ fn record_result<T: Recorder, V: Copy>(
 ) {
     let outcome = match result {
         Ok(v) => ok(*v),
-        Err(Stop::Fault { fault, node: origin }) if *origin == node => Outcome::Fault(*fault),
+        Err(Stop::Fault {
+            fault,
+            node: origin,
+        }) if *origin == node => Outcome::Fault(*fault),
         Err(Stop::Fatal { node: origin, .. }) if *origin == node => Outcome::Fatal,
         Err(_) => Outcome::Aborted,
     };

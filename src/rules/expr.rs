@@ -291,13 +291,19 @@ pub enum Reading {
 pub enum NodeKind {
     Const(f64),
     Keyword(Keyword),
-    Reading { reading: Reading, index: u32 },
+    Reading {
+        reading: Reading,
+        index: u32,
+    },
     Neg(NodeId),
     Not(NodeId),
     Binary(BinOp, NodeId, NodeId),
     /// A user variable inlined where it was named: `body` is the variable's
     /// own text parsed at that point, with spans in the variable's line.
-    Var { var: u32, body: NodeId },
+    Var {
+        var: u32,
+        body: NodeId,
+    },
 }
 
 /// A node and the text it came from.

@@ -95,7 +95,7 @@ pub fn less(a: f64, b: f64) -> Result<bool, Fault> {
 #[inline]
 pub fn to_long(x: f64) -> Result<i64, Fault> {
     const LIMIT: f64 = 9_223_372_036_854_775_808.0; // 2^63
-    if x.is_nan() || x >= LIMIT || x < -LIMIT {
+    if !(-LIMIT..LIMIT).contains(&x) {
         return Err(Fault::Invalid);
     }
     Ok(x.trunc() as i64)
@@ -236,7 +236,7 @@ mod tests {
         assert_eq!(greater(f64::NAN, 1.0), Err(Fault::Invalid));
         assert_eq!(less(1.0, 2.0), Ok(true));
         assert_eq!(to_long(1e19), Err(Fault::Invalid));
-        assert_eq!(to_long(-9.223372036854775808e18), Ok(i64::MIN));
+        assert_eq!(to_long(-(2f64.powi(63))), Ok(i64::MIN));
         assert_eq!(to_long(-3.9), Ok(-3));
         assert_eq!(to_long(f64::NAN), Err(Fault::Invalid));
     }

@@ -12,10 +12,19 @@ use super::source::{SourceFile, Span};
 use super::suggest;
 
 /// Every check-time error and warning for a loaded file.
-pub fn lint(rules: &RuleSet, facts: &SystemFacts, source: &SourceFile, refused: bool) -> Vec<Diagnostic> {
+pub fn lint(
+    rules: &RuleSet,
+    facts: &SystemFacts,
+    source: &SourceFile,
+    refused: bool,
+) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     for rule in rules.rules.iter().flatten() {
-        let ctx = if rule.kind.is_amount() { Ctx::Number } else { Ctx::Truth };
+        let ctx = if rule.kind.is_amount() {
+            Ctx::Number
+        } else {
+            Ctx::Truth
+        };
         let mut found = Vec::new();
         truth_and_numbers(rules, source, rule.root, ctx, None, rule.kind, &mut found);
         out.extend(found.into_iter().map(|(d, dead)| {
@@ -26,7 +35,14 @@ pub fn lint(rules: &RuleSet, facts: &SystemFacts, source: &SourceFile, refused: 
             }
         }));
         scope_and_keywords(rules, source, rule.root, rule.kind, &mut out);
-        constant_rule(rules, source, rule.root, rule.kind, rule.value_span, &mut out);
+        constant_rule(
+            rules,
+            source,
+            rule.root,
+            rule.kind,
+            rule.value_span,
+            &mut out,
+        );
     }
     readings(rules, facts, source, &mut out);
     variables(rules, &mut out);
@@ -103,14 +119,21 @@ fn truth_and_numbers(
     if ctx == Ctx::Number
         && let Some(code) = is_truth(&n.kind)
     {
-        out.push((truth_as_number(rules, source, node, code, parent, kind), false));
+        out.push((
+            truth_as_number(rules, source, node, code, parent, kind),
+            false,
+        ));
         return;
     }
     match &n.kind {
         NodeKind::Not(c) => truth_and_numbers(rules, source, *c, Ctx::Truth, Some(node), kind, out),
         NodeKind::Binary(op @ (BinOp::And | BinOp::Or), l, r) => {
             truth_and_numbers(rules, source, *l, Ctx::Truth, Some(node), kind, out);
-            let decides = if *op == BinOp::Or { Some(true) } else { Some(false) };
+            let decides = if *op == BinOp::Or {
+                Some(true)
+            } else {
+                Some(false)
+            };
             let dead = constant_truth(rules, *l) == decides;
             let start = out.len();
             truth_and_numbers(rules, source, *r, Ctx::Truth, Some(node), kind, out);
@@ -124,8 +147,12 @@ fn truth_and_numbers(
             truth_and_numbers(rules, source, *l, Ctx::Number, Some(node), kind, out);
             truth_and_numbers(rules, source, *r, Ctx::Number, Some(node), kind, out);
         }
-        NodeKind::Neg(c) => truth_and_numbers(rules, source, *c, Ctx::Number, Some(node), kind, out),
-        NodeKind::Var { body, .. } => truth_and_numbers(rules, source, *body, ctx, parent, kind, out),
+        NodeKind::Neg(c) => {
+            truth_and_numbers(rules, source, *c, Ctx::Number, Some(node), kind, out)
+        }
+        NodeKind::Var { body, .. } => {
+            truth_and_numbers(rules, source, *body, ctx, parent, kind, out)
+        }
         _ => {}
     }
 }
@@ -153,13 +180,20 @@ fn truth_as_number(
             )
             .with_help(format!("to negate only `{leaf}`, write `(-{leaf})`"))
         }
-        Some(NodeKind::Binary(op @ (BinOp::Greater | BinOp::Less), l, r)) if *l == node || through_vars(rules, *l) == node => {
+        Some(NodeKind::Binary(op @ (BinOp::Greater | BinOp::Less), l, r))
+            if *l == node || through_vars(rules, *l) == node =>
+        {
             let mut d = Diagnostic::stops(
                 "truth-as-number",
                 rules.node(parent.unwrap_or(node)).span,
-                format!("comparisons do not chain: `{text}` is a truth value and `{}` needs a number; {stops}", op.symbol()),
+                format!(
+                    "comparisons do not chain: `{text}` is a truth value and `{}` needs a number; {stops}",
+                    op.symbol()
+                ),
             );
-            if let NodeKind::Binary(inner @ (BinOp::Greater | BinOp::Less), a, b) = &rules.node(through_vars(rules, node)).kind {
+            if let NodeKind::Binary(inner @ (BinOp::Greater | BinOp::Less), a, b) =
+                &rules.node(through_vars(rules, node)).kind
+            {
                 d = d.with_help(format!(
                     "write `{} {} {} & {} {} {}`",
                     source.snippet(rules.node(*a).span),
@@ -175,21 +209,36 @@ fn truth_as_number(
         Some(NodeKind::Binary(op, ..)) => Diagnostic::stops(
             "truth-as-number",
             n.span,
-            format!("`{text}` is a truth value, but `{}` needs a number; {stops}", op.symbol()),
+            format!(
+                "`{text}` is a truth value, but `{}` needs a number; {stops}",
+                op.symbol()
+            ),
         )
         .with_help("cpuplugd has no true = 1; split the decision into rules instead"),
         _ => Diagnostic::stops(
             "truth-as-number",
             n.span,
-            format!("{} must be a number, but `{text}` is a truth value; {stops}", kind.file_name()),
+            format!(
+                "{} must be a number, but `{text}` is a truth value; {stops}",
+                kind.file_name()
+            ),
         )
-        .with_help(format!("{} is an amount of pages, e.g. `meminfo.MemFree / 40`", kind.file_name())),
+        .with_help(format!(
+            "{} is an amount of pages, e.g. `meminfo.MemFree / 40`",
+            kind.file_name()
+        )),
     }
 }
 
 /// Warnings about `-`/`!` scope and keywords that mean something else in the
 /// other group.
-fn scope_and_keywords(rules: &RuleSet, source: &SourceFile, root: NodeId, kind: RuleKind, out: &mut Vec<Diagnostic>) {
+fn scope_and_keywords(
+    rules: &RuleSet,
+    source: &SourceFile,
+    root: NodeId,
+    kind: RuleKind,
+    out: &mut Vec<Diagnostic>,
+) {
     let mut stack = vec![root];
     while let Some(id) = stack.pop() {
         let n = rules.node(id);
@@ -260,7 +309,14 @@ fn is_constant(rules: &RuleSet, node: NodeId) -> bool {
     }
 }
 
-fn constant_rule(rules: &RuleSet, source: &SourceFile, root: NodeId, kind: RuleKind, span: Span, out: &mut Vec<Diagnostic>) {
+fn constant_rule(
+    rules: &RuleSet,
+    source: &SourceFile,
+    root: NodeId,
+    kind: RuleKind,
+    span: Span,
+    out: &mut Vec<Diagnostic>,
+) {
     if !is_constant(rules, root) || !has_operator(rules, root) {
         return;
     }
@@ -274,7 +330,9 @@ fn constant_rule(rules: &RuleSet, source: &SourceFile, root: NodeId, kind: RuleK
     };
     let what = match value {
         Ok(v) => v,
-        Err(super::eval::Stop::Fault { fault, .. }) => format!("always a {fault} fault, which skips its group every interval"),
+        Err(super::eval::Stop::Fault { fault, .. }) => {
+            format!("always a {fault} fault, which skips its group every interval")
+        }
         // Already reported as an error.
         Err(super::eval::Stop::Fatal { .. }) => return,
     };
@@ -282,7 +340,10 @@ fn constant_rule(rules: &RuleSet, source: &SourceFile, root: NodeId, kind: RuleK
         Diagnostic::warning(
             "constant-rule",
             span,
-            format!("{} does not depend on any reading: it is {what}", kind.file_name()),
+            format!(
+                "{} does not depend on any reading: it is {what}",
+                kind.file_name()
+            ),
         )
         .with_help("write the plain value if that is what you mean"),
     );
@@ -297,28 +358,56 @@ fn readings(rules: &RuleSet, facts: &SystemFacts, source: &SourceFile, out: &mut
     let mut by_line: Vec<(usize, Vec<Diagnostic>)> = Vec::new();
     for d in found {
         let line = source.line_of(d.span.start as usize);
-        match by_line.iter_mut().find(|(l, g)| *l == line && g[0].code == d.code && d.code == "unknown-field") {
+        match by_line
+            .iter_mut()
+            .find(|(l, g)| *l == line && g[0].code == d.code && d.code == "unknown-field")
+        {
             Some((_, group)) => group.push(d),
             None => by_line.push((line, vec![d])),
         }
     }
     for (_, group) in by_line {
         let mut iter = group.into_iter();
-        let Some(mut first) = iter.next() else { continue };
+        let Some(mut first) = iter.next() else {
+            continue;
+        };
         let rest: Vec<Diagnostic> = iter.collect();
         if rest.is_empty() {
             out.push(first);
             continue;
         }
-        let same_fix = rest.iter().all(|d| d.replacement == first.replacement && d.replacement.is_some());
-        let last_end = rest.iter().map(|d| d.span.end).max().unwrap_or(first.span.end);
-        if same_fix && first.help.as_deref().is_some_and(|h| h.contains("per zone")) {
-            let whole = Span { start: first.span.start, end: last_end };
+        let same_fix = rest
+            .iter()
+            .all(|d| d.replacement == first.replacement && d.replacement.is_some());
+        let last_end = rest
+            .iter()
+            .map(|d| d.span.end)
+            .max()
+            .unwrap_or(first.span.end);
+        if same_fix
+            && first
+                .help
+                .as_deref()
+                .is_some_and(|h| h.contains("per zone"))
+        {
+            let whole = Span {
+                start: first.span.start,
+                end: last_end,
+            };
             let new = first.replacement.clone().unwrap_or_default();
-            let index = source.snippet(first.span).rsplit_once('[').map(|(_, i)| format!("[{i}")).unwrap_or_default();
+            let index = source
+                .snippet(first.span)
+                .rsplit_once('[')
+                .map(|(_, i)| format!("[{i}"))
+                .unwrap_or_default();
             let names: Vec<String> = std::iter::once(&first)
                 .chain(rest.iter())
-                .map(|d| format!("`{}`", source.snippet(d.span).split('[').next().unwrap_or_default()))
+                .map(|d| {
+                    format!(
+                        "`{}`",
+                        source.snippet(d.span).split('[').next().unwrap_or_default()
+                    )
+                })
                 .collect();
             let replacement = if new == "vmstat.pgsteal_kswapd" {
                 format!("vmstat.pgsteal_kswapd{index} + vmstat.pgsteal_direct{index}")
@@ -337,7 +426,10 @@ fn readings(rules: &RuleSet, facts: &SystemFacts, source: &SourceFile, out: &mut
             first.replacement = Some(replacement);
         } else {
             for d in rest {
-                first.notes.push(super::diagnostic::Note { span: d.span, message: d.message.clone() });
+                first.notes.push(super::diagnostic::Note {
+                    span: d.span,
+                    message: d.message.clone(),
+                });
             }
         }
         out.push(first);
@@ -364,25 +456,45 @@ fn missing_readings(rules: &RuleSet, facts: &SystemFacts, out: &mut Vec<Diagnost
             continue;
         };
         let (prefix, name, known) = match reading {
-            Reading::Meminfo(s) => ("meminfo", &rules.fields.meminfo[s as usize], facts.meminfo_names.as_ref()),
-            Reading::Vmstat(s) => ("vmstat", &rules.fields.vmstat[s as usize], facts.vmstat_names.as_ref()),
-            Reading::CpustatUnknown(s) => ("cpustat", &rules.fields.unknown_cpustat[s as usize], None),
+            Reading::Meminfo(s) => (
+                "meminfo",
+                &rules.fields.meminfo[s as usize],
+                facts.meminfo_names.as_ref(),
+            ),
+            Reading::Vmstat(s) => (
+                "vmstat",
+                &rules.fields.vmstat[s as usize],
+                facts.vmstat_names.as_ref(),
+            ),
+            Reading::CpustatUnknown(s) => {
+                ("cpustat", &rules.fields.unknown_cpustat[s as usize], None)
+            }
             _ => continue,
         };
         if reported.insert((n.span.start, n.span.end), ()).is_some() {
             continue;
         }
-        let stops = format!("cpuplugd stops with \"Symbol {name} not found\" the first time it evaluates this");
+        let stops = format!(
+            "cpuplugd stops with \"Symbol {name} not found\" the first time it evaluates this"
+        );
         if name.is_empty() {
             out.push(
-                Diagnostic::stops("empty-field", n.span, format!("`{prefix}.` needs a field name; {stops}"))
-                    .with_help(format!("for example `{prefix}.{}`", example_field(prefix))),
+                Diagnostic::stops(
+                    "empty-field",
+                    n.span,
+                    format!("`{prefix}.` needs a field name; {stops}"),
+                )
+                .with_help(format!("for example `{prefix}.{}`", example_field(prefix))),
             );
             continue;
         }
         if prefix == "cpustat" {
             let names = CpuStat::ALL.map(|c| c.name());
-            let mut d = Diagnostic::stops("unknown-field", n.span, format!("cpuplugd has no `cpustat.{name}`; {stops}"));
+            let mut d = Diagnostic::stops(
+                "unknown-field",
+                n.span,
+                format!("cpuplugd has no `cpustat.{name}`; {stops}"),
+            );
             d = match suggest::best_match(name, names) {
                 Some(best) => d.with_replacement(format!("cpustat.{best}")),
                 None => d.with_help(format!("cpustat. fields are {}", names.join(", "))),
@@ -399,7 +511,10 @@ fn missing_readings(rules: &RuleSet, facts: &SystemFacts, out: &mut Vec<Diagnost
         let mut d = Diagnostic::stops(
             "unknown-field",
             n.span,
-            format!("the kernel under {} has no `{prefix}.{name}`; {stops}", facts.origin),
+            format!(
+                "the kernel under {} has no `{prefix}.{name}`; {stops}",
+                facts.origin
+            ),
         );
         let renamed = (prefix == "vmstat")
             .then(|| suggest::renamed_vmstat(name))
@@ -411,7 +526,9 @@ fn missing_readings(rules: &RuleSet, facts: &SystemFacts, out: &mut Vec<Diagnost
             ))
         } else if let Some(best) = suggest::best_match(name, known.iter().map(String::as_str)) {
             d.with_replacement(format!("{prefix}.{best}"))
-                .with_help(format!("did you mean `{prefix}.{best}`? (names are case-sensitive)"))
+                .with_help(format!(
+                    "did you mean `{prefix}.{best}`? (names are case-sensitive)"
+                ))
         } else {
             d
         };
@@ -427,7 +544,11 @@ fn variables(rules: &RuleSet, out: &mut Vec<Diagnostic>) {
         .enumerate()
         .map(|(i, v)| (v.name.clone(), i as u32))
         .collect();
-    let all: HashMap<String, usize> = rules.variables.iter().map(|v| (v.name.clone(), v.line)).collect();
+    let all: HashMap<String, usize> = rules
+        .variables
+        .iter()
+        .map(|v| (v.name.clone(), v.line))
+        .collect();
     for (i, var) in rules.variables.iter().enumerate() {
         if var.uses > 0 || var.name.starts_with('#') {
             continue;
@@ -459,7 +580,7 @@ fn variables(rules: &RuleSet, out: &mut Vec<Diagnostic>) {
         .with_help("cpuplugd does not even parse a variable no rule uses; remove it or use it");
         out.push(unused);
         if let Err(e) = parsed {
-            out.push(e.diagnostic.demoted(&format!(
+            out.push((*e.diagnostic).demoted(&format!(
                 "cpuplugd never notices: no rule uses `{}`",
                 var.name
             )));
@@ -486,10 +607,20 @@ fn groups(rules: &RuleSet, facts: &SystemFacts, out: &mut Vec<Diagnostic>) {
         out.push(Diagnostic::warning(
             "group-off",
             span,
-            format!("the CPU group is off, so the CPU rules are ignored: it needs {}", describe_missing_cpu(rules)),
+            format!(
+                "the CPU group is off, so the CPU rules are ignored: it needs {}",
+                describe_missing_cpu(rules)
+            ),
         ));
     }
-    if !rules.mem_enabled && written(&[RuleKind::Memplug, RuleKind::Memunplug, RuleKind::CmmInc, RuleKind::CmmDec]) {
+    if !rules.mem_enabled
+        && written(&[
+            RuleKind::Memplug,
+            RuleKind::Memunplug,
+            RuleKind::CmmInc,
+            RuleKind::CmmDec,
+        ])
+    {
         let span = [RuleKind::Memplug, RuleKind::Memunplug, RuleKind::CmmInc]
             .iter()
             .find_map(|k| rules.rule(*k))
@@ -497,7 +628,10 @@ fn groups(rules: &RuleSet, facts: &SystemFacts, out: &mut Vec<Diagnostic>) {
         out.push(Diagnostic::warning(
             "group-off",
             span,
-            format!("the memory group is off, so the memory rules are ignored: it needs {}", describe_missing_memory(rules, facts)),
+            format!(
+                "the memory group is off, so the memory rules are ignored: it needs {}",
+                describe_missing_memory(rules, facts)
+            ),
         ));
     }
 }

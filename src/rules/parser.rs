@@ -71,7 +71,7 @@ pub enum Unit {
 /// itself prints when it refuses the file.
 #[derive(Debug, Clone)]
 pub struct ParseError {
-    pub diagnostic: Diagnostic,
+    pub diagnostic: Box<Diagnostic>,
     pub daemon_message: String,
 }
 
@@ -126,7 +126,7 @@ impl ExprBuilder<'_> {
         let unit_name = self.unit_name(unit);
         let whole = text.tail(0);
         let failed = |diagnostic: Diagnostic| ParseError {
-            diagnostic,
+            diagnostic: Box::new(diagnostic),
             daemon_message: format!("parsing error at {unit_name}, position: {whole}"),
         };
         if let Some(d) = foreign_operator(text) {
@@ -165,7 +165,7 @@ impl ExprBuilder<'_> {
         let root = self.build(expr, text, unit)?;
         if consumed < text.bytes.len() {
             return Err(ParseError {
-                diagnostic: leftover_error(text, consumed),
+                diagnostic: Box::new(leftover_error(text, consumed)),
                 daemon_message: format!(
                     "parsing error at {unit_name}, position: {}",
                     text.tail(consumed)
@@ -185,12 +185,12 @@ impl ExprBuilder<'_> {
     fn push(&mut self, kind: NodeKind, span: Span, text: Text<'_>) -> Result<NodeId, ParseError> {
         if self.nodes.len() >= MAX_NODES {
             return Err(ParseError {
-                diagnostic: Diagnostic::refusal(
+                diagnostic: Box::new(Diagnostic::refusal(
                     "too-large",
                     span,
                     "the variables in this rule expand to more than a million terms",
                 )
-                .with_help("cpuplugd copies a variable's text everywhere it is named; use fewer nested variables"),
+                .with_help("cpuplugd copies a variable's text everywhere it is named; use fewer nested variables")),
                 daemon_message: format!("expression too large: {}", text.tail(0)),
             });
         }
@@ -202,7 +202,12 @@ impl ExprBuilder<'_> {
         Ok((self.nodes.len() - 1) as NodeId)
     }
 
-    fn build(&mut self, pair: Pair<'_, Rule>, text: Text<'_>, unit: Unit) -> Result<NodeId, ParseError> {
+    fn build(
+        &mut self,
+        pair: Pair<'_, Rule>,
+        text: Text<'_>,
+        unit: Unit,
+    ) -> Result<NodeId, ParseError> {
         let ps = pair.as_span();
         let span = text.span(ps.start(), ps.end());
         match pair.as_rule() {
@@ -255,7 +260,12 @@ impl ExprBuilder<'_> {
         }
     }
 
-    fn only_child(&mut self, pair: Pair<'_, Rule>, text: Text<'_>, unit: Unit) -> Result<NodeId, ParseError> {
+    fn only_child(
+        &mut self,
+        pair: Pair<'_, Rule>,
+        text: Text<'_>,
+        unit: Unit,
+    ) -> Result<NodeId, ParseError> {
         let at = pair.as_span().start();
         match pair.into_inner().next() {
             Some(child) => self.build(child, text, unit),
@@ -265,12 +275,17 @@ impl ExprBuilder<'_> {
 
     fn internal(&self, text: Text<'_>, at: usize) -> ParseError {
         ParseError {
-            diagnostic: syntax_error(text, at),
+            diagnostic: Box::new(syntax_error(text, at)),
             daemon_message: format!("parsing error, position: {}", text.tail(at)),
         }
     }
 
-    fn symbol(&mut self, pair: Pair<'_, Rule>, text: Text<'_>, unit: Unit) -> Result<NodeId, ParseError> {
+    fn symbol(
+        &mut self,
+        pair: Pair<'_, Rule>,
+        text: Text<'_>,
+        unit: Unit,
+    ) -> Result<NodeId, ParseError> {
         let ps = pair.as_span();
         let span = text.span(ps.start(), ps.end());
         let mut word = "";
@@ -296,17 +311,20 @@ impl ExprBuilder<'_> {
         let whole = text.tail(0);
         let unit_name = self.unit_name(unit);
         let refuse = |d: Diagnostic| ParseError {
-            diagnostic: d,
+            diagnostic: Box::new(d),
             daemon_message: format!("parsing error at {unit_name}, position: {whole}"),
         };
 
         if word.len() > MAX_NAME {
             return Err(ParseError {
-                diagnostic: Diagnostic::refusal(
+                diagnostic: Box::new(Diagnostic::refusal(
                     "name-too-long",
                     word_span,
-                    format!("a name of {} characters; cpuplugd allows at most {MAX_NAME}", word.len()),
-                ),
+                    format!(
+                        "a name of {} characters; cpuplugd allows at most {MAX_NAME}",
+                        word.len()
+                    ),
+                )),
                 daemon_message: format!(
                     "Variable name too long (max. length is {MAX_NAME} chars): {}",
                     text.tail(word_range.0)
@@ -355,7 +373,11 @@ impl ExprBuilder<'_> {
             };
             let Some(reading) = reading else {
                 let dotted = format!("{word}.{name}");
-                return Err(refuse(self.unknown_name(&dotted, text.span(word_range.0, fend), unit)));
+                return Err(refuse(self.unknown_name(
+                    &dotted,
+                    text.span(word_range.0, fend),
+                    unit,
+                )));
             };
             let index_value = self.note_index(index);
             return self.push(
@@ -405,17 +427,25 @@ impl ExprBuilder<'_> {
         value
     }
 
-    fn inline_var(&mut self, var: u32, at: Span, text: Text<'_>, unit: Unit) -> Result<NodeId, ParseError> {
+    fn inline_var(
+        &mut self,
+        var: u32,
+        at: Span,
+        text: Text<'_>,
+        unit: Unit,
+    ) -> Result<NodeId, ParseError> {
         if self.expanding.contains(&var) {
             let name = self.vars[var as usize].name.clone();
             return Err(ParseError {
-                diagnostic: Diagnostic::refusal(
-                    "self-reference",
-                    at,
-                    format!("variable `{name}` refers to itself"),
-                )
-                .with_note(self.vars[var as usize].value_span, "its definition")
-                .with_help("cpuplugd would copy its text forever and crash"),
+                diagnostic: Box::new(
+                    Diagnostic::refusal(
+                        "self-reference",
+                        at,
+                        format!("variable `{name}` refers to itself"),
+                    )
+                    .with_note(self.vars[var as usize].value_span, "its definition")
+                    .with_help("cpuplugd would copy its text forever and crash"),
+                ),
                 daemon_message: format!("variable {name} refers to itself"),
             });
         }
@@ -426,8 +456,14 @@ impl ExprBuilder<'_> {
             let whole = text.tail(0);
             let unit_name = self.unit_name(unit);
             return Err(ParseError {
-                diagnostic: Diagnostic::refusal("empty-variable", at, format!("variable `{name}` is empty"))
+                diagnostic: Box::new(
+                    Diagnostic::refusal(
+                        "empty-variable",
+                        at,
+                        format!("variable `{name}` is empty"),
+                    )
                     .with_note(value_span, "defined here as \"\""),
+                ),
                 daemon_message: format!("parsing error at {unit_name}, position: {whole}"),
             });
         }
@@ -496,7 +532,9 @@ impl ExprBuilder<'_> {
             .find(|k| k.eq_ignore_ascii_case(word))
         {
             return d
-                .with_help(format!("names in rules are case-sensitive: write `{keyword}`"))
+                .with_help(format!(
+                    "names in rules are case-sensitive: write `{keyword}`"
+                ))
                 .with_replacement(keyword.to_string());
         }
         let mut candidates: Vec<&str> = Keyword::ALL.iter().map(|k| k.name()).collect();
@@ -534,8 +572,16 @@ fn foreign_operator(text: Text<'_>) -> Option<Diagnostic> {
     for i in 0..b.len().saturating_sub(1) {
         let pair = &b[i..i + 2];
         let (msg, help, replacement) = match pair {
-            b"&&" => ("`&&` is not an operator in cpuplugd rules", "cpuplugd's logical and is a single `&`", Some("&")),
-            b"||" => ("`||` is not an operator in cpuplugd rules", "cpuplugd's logical or is a single `|`", Some("|")),
+            b"&&" => (
+                "`&&` is not an operator in cpuplugd rules",
+                "cpuplugd's logical and is a single `&`",
+                Some("&"),
+            ),
+            b"||" => (
+                "`||` is not an operator in cpuplugd rules",
+                "cpuplugd's logical or is a single `|`",
+                Some("|"),
+            ),
             b">=" => (
                 "cpuplugd has no `>=`",
                 "write `!(x < y)` for `x >= y` (keep the parentheses: `!` takes everything to its right), or `x > y` if equality does not matter",
@@ -579,12 +625,20 @@ fn syntax_error(text: Text<'_>, at: usize) -> Diagnostic {
         if text.bytes.is_empty() {
             return Diagnostic::refusal("syntax", span, "empty expression");
         }
-        return Diagnostic::refusal("syntax", span, "the expression ends where a number or a name should follow");
+        return Diagnostic::refusal(
+            "syntax",
+            span,
+            "the expression ends where a number or a name should follow",
+        );
     }
     let c = text.bytes[at] as char;
     let span = text.span(at, at + 1);
     let what = describe(c);
-    Diagnostic::refusal("syntax", span, format!("expected a number, a name, `(`, `-` or `!`, found {what}"))
+    Diagnostic::refusal(
+        "syntax",
+        span,
+        format!("expected a number, a name, `(`, `-` or `!`, found {what}"),
+    )
 }
 
 fn leftover_error(text: Text<'_>, at: usize) -> Diagnostic {
@@ -594,7 +648,11 @@ fn leftover_error(text: Text<'_>, at: usize) -> Diagnostic {
     // A digit right after a field name: the name ended at the digit.
     if c.is_ascii_digit() && at > 0 && (b[at - 1].is_ascii_alphabetic() || b[at - 1] == b'_') {
         let mut start = at;
-        while start > 0 && (b[start - 1].is_ascii_alphanumeric() || b[start - 1] == b'_' || b[start - 1] == b'.') {
+        while start > 0
+            && (b[start - 1].is_ascii_alphanumeric()
+                || b[start - 1] == b'_'
+                || b[start - 1] == b'.')
+        {
             start -= 1;
         }
         let mut end = at;
@@ -606,7 +664,10 @@ fn leftover_error(text: Text<'_>, at: usize) -> Diagnostic {
         let mut d = Diagnostic::refusal(
             "digit-in-name",
             text.span(at, end),
-            format!("cpuplugd reads field names up to the first digit: `{name}` is read as `{kept}` followed by `{}`", &name[kept.len()..]),
+            format!(
+                "cpuplugd reads field names up to the first digit: `{name}` is read as `{kept}` followed by `{}`",
+                &name[kept.len()..]
+            ),
         );
         if let Some(field) = name.strip_prefix("vmstat.")
             && let Some(new) = suggest::renamed_vmstat(field)
@@ -629,7 +690,10 @@ fn leftover_error(text: Text<'_>, at: usize) -> Diagnostic {
     let mut d = Diagnostic::refusal(
         "syntax",
         span,
-        format!("unexpected {}: cpuplugd stops reading the rule here", describe(c)),
+        format!(
+            "unexpected {}: cpuplugd stops reading the rule here",
+            describe(c)
+        ),
     );
     d = match c {
         ')' => d.with_help("this `)` has no matching `(`"),

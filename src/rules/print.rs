@@ -44,7 +44,9 @@ pub fn shape(rules: &RuleSet, node: NodeId) -> Shape {
         }
         NodeKind::Neg(c) => Shape::Neg(Box::new(shape(rules, *c))),
         NodeKind::Not(c) => Shape::Not(Box::new(shape(rules, *c))),
-        NodeKind::Binary(op, l, r) => Shape::Binary(*op, Box::new(shape(rules, *l)), Box::new(shape(rules, *r))),
+        NodeKind::Binary(op, l, r) => {
+            Shape::Binary(*op, Box::new(shape(rules, *l)), Box::new(shape(rules, *r)))
+        }
         NodeKind::Var { body, .. } => shape(rules, *body),
     }
 }
@@ -69,13 +71,21 @@ fn write(shape: &Shape, out: &mut String) {
     match shape {
         Shape::Const(bits) => out.push_str(&format!("{:e}", f64::from_bits(*bits))),
         Shape::Keyword(k) => out.push_str(k.name()),
-        Shape::Reading { prefix, field, index } => {
+        Shape::Reading {
+            prefix,
+            field,
+            index,
+        } => {
             out.push_str(prefix);
             out.push_str(field);
             out.push_str(&format!("[{index}]"));
         }
         Shape::Neg(c) | Shape::Not(c) => {
-            out.push(if matches!(shape, Shape::Neg(_)) { '-' } else { '!' });
+            out.push(if matches!(shape, Shape::Neg(_)) {
+                '-'
+            } else {
+                '!'
+            });
             if matches!(**c, Shape::Keyword(_) | Shape::Reading { .. }) {
                 write(c, out);
             } else {

@@ -32,7 +32,13 @@ pub fn headline(file: &SourceFile, d: &Diagnostic) -> String {
         format!("{}: {severity}: {}", file.name(), d.message)
     } else {
         let p = file.position(d.span.start as usize);
-        format!("{}:{}:{}: {severity}: {}", file.name(), p.line, p.column, d.message)
+        format!(
+            "{}:{}:{}: {severity}: {}",
+            file.name(),
+            p.line,
+            p.column,
+            d.message
+        )
     }
 }
 
@@ -65,7 +71,9 @@ fn one(out: &mut String, file: &SourceFile, d: &Diagnostic) {
     }
     let effect = match d.daemon {
         DaemonEffect::RefusesToLoad => Some("cpuplugd refuses to load this file"),
-        DaemonEffect::StopsWhenEvaluated => Some("cpuplugd loads this file but exits when it evaluates this"),
+        DaemonEffect::StopsWhenEvaluated => {
+            Some("cpuplugd loads this file but exits when it evaluates this")
+        }
         DaemonEffect::Runs => None,
     };
     if let Some(effect) = effect {

@@ -85,7 +85,10 @@ mod tests {
     #[test]
     fn zone_counters_map_to_their_merged_names() {
         assert_eq!(renamed_vmstat("pgscan_direct_dma"), Some("pgscan_direct"));
-        assert_eq!(renamed_vmstat("pgscan_kswapd_movable"), Some("pgscan_kswapd"));
+        assert_eq!(
+            renamed_vmstat("pgscan_kswapd_movable"),
+            Some("pgscan_kswapd")
+        );
         assert_eq!(renamed_vmstat("pgsteal_normal"), Some("pgsteal_kswapd"));
         assert_eq!(renamed_vmstat("pgpgin"), None);
     }
