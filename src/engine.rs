@@ -568,3 +568,150 @@ fn reset<T: Recorder>(trace: &mut T, rules: &RuleSet, kinds: &[RuleKind]) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernel::cpulist::CpuList;
+    use crate::kernel::{CpuTicks, fields::FieldTable};
+    use crate::rules::eval::{NoTrace, Outcome, Trace};
+    use crate::rules::fpu::Fault;
+    use crate::rules::{SourceFile, SystemFacts, load};
+
+    fn rules(text: &str) -> Arc<RuleSet> {
+        let facts = SystemFacts {
+            present_cpus: Ok(8),
+            cmm_pages: true,
+            meminfo_names: None,
+            vmstat_names: None,
+            origin: "test".into(),
+        };
+        let outcome = load(&SourceFile::new("t.conf", text.as_bytes().to_vec()), &facts);
+        assert!(outcome.refusal.is_none(), "{:?}", outcome.refusal);
+        Arc::new(outcome.rules)
+    }
+
+    fn sample(time: f64, online: u32, user: u64) -> Sample {
+        Sample {
+            time,
+            ticks: CpuTicks {
+                user,
+                idle: 1000,
+                ..CpuTicks::default()
+            },
+            per_cpu: Vec::new(),
+            loadavg: 0.5,
+            runnable: 1.0,
+            meminfo: FieldTable::from_pairs([("MemFree", 4096.0), ("MemTotal", 8192.0)]),
+            vmstat: FieldTable::from_pairs([
+                ("pswpin", 0.0),
+                ("pswpout", 0.0),
+                ("pgpgin", 10.0),
+                ("pgpgout", 5.0),
+            ]),
+            online: CpuList {
+                ids: (0..online).collect(),
+                count: online,
+            },
+            present: CpuList {
+                ids: (0..8).collect(),
+                count: 8,
+            },
+            cpus: Vec::new(),
+            cmm_pages: Some(100),
+            polarization: None,
+        }
+    }
+
+    const BASE: &str = "UPDATE=\"1\"\nCPU_MIN=\"1\"\nCPU_MAX=\"0\"\nCMM_MIN=\"0\"\nCMM_MAX=\"1000\"\nCMM_INC=\"10\"\nMEMPLUG=\"0\"\nMEMUNPLUG=\"1\"\n";
+
+    #[test]
+    fn trace_marks_short_circuits_and_plug_priority() {
+        let r = rules(&format!(
+            "{BASE}HOTPLUG=\"onumcpus > 0 | 1 / 0 > 1\"\nHOTUNPLUG=\"1\"\n"
+        ));
+        let mut engine = Engine::new(Arc::clone(&r));
+        let mut trace = Trace::new();
+        assert!(engine.push(&sample(1.0, 2, 10), &mut trace).is_none());
+        let d = engine
+            .push(&sample(2.0, 2, 20), &mut trace)
+            .expect("decided");
+        let cpu = d.cpu.expect("cpu group on");
+        assert_eq!(
+            (cpu.hotplug, cpu.hotunplug, cpu.action),
+            (Some(true), None, CpuAction::Plug)
+        );
+        let plug = r.rule(RuleKind::Hotplug).expect("hotplug");
+        assert_eq!(trace.outcome(plug.root), Outcome::Truth(true));
+        let NodeKindOr(l, rhs) = or_children(&r, plug.root);
+        assert_eq!(trace.outcome(l), Outcome::Truth(true));
+        assert_eq!(trace.outcome(rhs), Outcome::NotEvaluated);
+        let unplug = r.rule(RuleKind::Hotunplug).expect("hotunplug");
+        assert_eq!(trace.outcome(unplug.root), Outcome::NotEvaluated);
+    }
+
+    struct NodeKindOr(NodeId, NodeId);
+
+    fn or_children(r: &RuleSet, node: NodeId) -> NodeKindOr {
+        match r.node(node).kind {
+            crate::rules::expr::NodeKind::Binary(_, a, b) => NodeKindOr(a, b),
+            _ => panic!("expected a binary node"),
+        }
+    }
+
+    #[test]
+    fn a_fault_is_kept_at_its_node_and_skips_only_its_group() {
+        let r = rules(&format!(
+            "{BASE}HOTPLUG=\"1 / (onumcpus - 2) > 0\"\nHOTUNPLUG=\"0\"\n"
+        ));
+        let mut engine = Engine::new(Arc::clone(&r));
+        let mut trace = Trace::new();
+        engine.push(&sample(1.0, 2, 10), &mut trace);
+        let d = engine
+            .push(&sample(2.0, 2, 20), &mut trace)
+            .expect("decided");
+        assert_eq!(
+            d.cpu.map(|c| c.status),
+            Some(GroupStatus::Fault(Fault::DivisionByZero))
+        );
+        assert_eq!(
+            d.mem.map(|m| (m.status, m.cmm_pages_new)),
+            Some((GroupStatus::Ok, 110))
+        );
+        let plug = r.rule(RuleKind::Hotplug).expect("hotplug");
+        let NodeKindOr(div, _) = or_children(&r, plug.root);
+        assert_eq!(trace.outcome(div), Outcome::Fault(Fault::DivisionByZero));
+        assert_eq!(trace.outcome(plug.root), Outcome::Aborted);
+    }
+
+    #[test]
+    fn memory_keywords_in_cpu_rules_lag_one_interval() {
+        let r = rules(&format!("{BASE}HOTPLUG=\"freemem > 1\"\nHOTUNPLUG=\"0\"\n"));
+        let mut engine = Engine::new(r);
+        engine.push(&sample(1.0, 2, 10), &mut NoTrace);
+        let first = engine
+            .push(&sample(2.0, 2, 20), &mut NoTrace)
+            .expect("decided");
+        // freemem was still 0 when the CPU rules ran; the memory group then set it to 4.
+        assert_eq!(first.cpu.and_then(|c| c.hotplug), Some(false));
+        let second = engine
+            .push(&sample(3.0, 2, 30), &mut NoTrace)
+            .expect("decided");
+        assert_eq!(second.cpu.and_then(|c| c.hotplug), Some(true));
+        assert_eq!(engine.symbols().freemem, 4.0);
+    }
+
+    #[test]
+    fn a_zero_time_step_skips_the_memory_group() {
+        let r = rules(&format!("{BASE}HOTPLUG=\"0\"\nHOTUNPLUG=\"0\"\n"));
+        let mut engine = Engine::new(r);
+        engine.push(&sample(1.0, 2, 10), &mut NoTrace);
+        let d = engine
+            .push(&sample(1.0, 2, 20), &mut NoTrace)
+            .expect("decided");
+        assert_eq!(
+            d.mem.map(|m| m.status),
+            Some(GroupStatus::Fault(Fault::Invalid))
+        );
+    }
+}

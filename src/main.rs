@@ -8,6 +8,7 @@ use anyhow::Context;
 use clap::{Parser, Subcommand, ValueEnum};
 
 use plugtop::commands::{self, Status};
+use plugtop::kernel::live::LiveSource;
 use plugtop::kernel::root::RootReader;
 use plugtop::kernel::snapshots::SnapshotSource;
 
@@ -15,11 +16,24 @@ use plugtop::kernel::snapshots::SnapshotSource;
 #[command(
     name = "plugtop",
     version,
-    about = "Monitor and control cpuplugd rule files"
+    about = "Monitor and control cpuplugd rule files",
+    long_about = "Monitor and control cpuplugd rule files.\n\nWithout a subcommand, plugtop observes this machine with the built-in recommended rules (or -c FILE) and prints what cpuplugd would decide every interval. It never writes to the system."
 )]
 struct Cli {
     #[command(subcommand)]
-    command: Command,
+    command: Option<Command>,
+    /// Rule file to observe with (default: the built-in recommended rules).
+    #[arg(short = 'c', long = "config")]
+    config: Option<PathBuf>,
+    /// The machine to observe (its proc/ and sys/).
+    #[arg(long, default_value = "/")]
+    root: PathBuf,
+    /// Stop after this many readings.
+    #[arg(long)]
+    count: Option<usize>,
+    /// Seconds between readings (default: the rule file's UPDATE).
+    #[arg(long)]
+    interval: Option<f64>,
 }
 
 #[derive(Subcommand)]
@@ -65,8 +79,7 @@ fn main() -> ExitCode {
         Ok(Status::Failed) => ExitCode::from(1),
         // `plugtop eval ... | head` is fine: stop quietly.
         Err(e)
-            if e
-                .downcast_ref::<std::io::Error>()
+            if e.downcast_ref::<std::io::Error>()
                 .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe) =>
         {
             ExitCode::SUCCESS
@@ -81,7 +94,30 @@ fn main() -> ExitCode {
 fn run(cli: Cli) -> anyhow::Result<Status> {
     let stdout = std::io::stdout();
     let mut out = BufWriter::new(stdout.lock());
-    let status = match cli.command {
+    let Some(command) = cli.command else {
+        let rules = match &cli.config {
+            Some(path) => Some(
+                commands::eval::read_rule_file(path)
+                    .with_context(|| format!("cannot read {}", path.display()))?,
+            ),
+            None => None,
+        };
+        let mut source = LiveSource::new(&cli.root);
+        let options = commands::observe::Options {
+            count: cli.count,
+            interval: cli.interval,
+        };
+        let status = commands::observe::run(
+            rules,
+            &mut source,
+            options,
+            &mut out,
+            &mut std::thread::sleep,
+        )?;
+        out.flush()?;
+        return Ok(status);
+    };
+    let status = match command {
         Command::Check { file, root, format } => {
             let source = commands::eval::read_rule_file(&file)
                 .with_context(|| format!("cannot read {}", file.display()))?;

@@ -8,10 +8,10 @@ use std::sync::Arc;
 use super::Status;
 use crate::engine::Engine;
 use crate::kernel::Source;
+use crate::report::trace;
 use crate::report::{jsonl, table};
 use crate::rules::eval::{NoTrace, Trace};
 use crate::rules::{RuleKind, SourceFile, load};
-use crate::report::trace;
 
 /// Output format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -93,10 +93,19 @@ pub fn run(
                 table::row(&mut line, &decision);
                 let rules = engine.rules();
                 let ran = [
-                    (decision.cpu.is_some(), [RuleKind::Hotplug, RuleKind::Hotunplug].as_slice()),
+                    (
+                        decision.cpu.is_some(),
+                        [RuleKind::Hotplug, RuleKind::Hotunplug].as_slice(),
+                    ),
                     (
                         decision.mem.is_some(),
-                        [RuleKind::CmmInc, RuleKind::CmmDec, RuleKind::Memplug, RuleKind::Memunplug].as_slice(),
+                        [
+                            RuleKind::CmmInc,
+                            RuleKind::CmmDec,
+                            RuleKind::Memplug,
+                            RuleKind::Memunplug,
+                        ]
+                        .as_slice(),
                     ),
                 ];
                 for (group_ran, kinds) in ran {

@@ -3,6 +3,7 @@
 
 pub mod check;
 pub mod eval;
+pub mod observe;
 
 /// How a command ended, for `main` to turn into an exit status.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

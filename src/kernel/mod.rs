@@ -3,6 +3,7 @@
 
 pub mod cpulist;
 pub mod fields;
+pub mod live;
 pub mod procfs_text;
 pub mod root;
 pub mod sample;

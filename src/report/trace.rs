@@ -82,16 +82,38 @@ fn label(rules: &RuleSet, source: &SourceFile, node: NodeId) -> String {
     }
 }
 
-fn children(rules: &RuleSet, source: &SourceFile, trace: &Trace, node: NodeId, prefix: &str, out: &mut String) {
+fn children(
+    rules: &RuleSet,
+    source: &SourceFile,
+    trace: &Trace,
+    node: NodeId,
+    prefix: &str,
+    out: &mut String,
+) {
     let list = kids(rules, node);
     for (i, child) in list.iter().enumerate() {
         let last = i + 1 == list.len();
-        let (branch, more) = if last { ("└─ ", "   ") } else { ("├─ ", "│  ") };
+        let (branch, more) = if last {
+            ("└─ ", "   ")
+        } else {
+            ("├─ ", "│  ")
+        };
         let value = match rules.node(*child).kind {
             NodeKind::Const(_) => String::new(),
             _ => format!(" = {}", outcome(trace.outcome(*child))),
         };
-        let _ = writeln!(out, "{prefix}{branch}{}{value}", label(rules, source, *child));
-        children(rules, source, trace, *child, &format!("{prefix}{more}"), out);
+        let _ = writeln!(
+            out,
+            "{prefix}{branch}{}{value}",
+            label(rules, source, *child)
+        );
+        children(
+            rules,
+            source,
+            trace,
+            *child,
+            &format!("{prefix}{more}"),
+            out,
+        );
     }
 }

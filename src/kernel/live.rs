@@ -1,0 +1,45 @@
+//! The live machine (or any root laid out like it), read now.
+
+use std::path::PathBuf;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use super::root::RootReader;
+use super::sample::Sample;
+use super::source::{Source, SourceError};
+use crate::rules::SystemFacts;
+
+/// Reads `root` each time a sample is asked for, stamped with the wall clock
+/// the way cpuplugd's `gettimeofday` stamps it.
+#[derive(Debug)]
+pub struct LiveSource {
+    root: PathBuf,
+    reader: RootReader,
+}
+
+impl LiveSource {
+    /// A source for the machine under `root` (`/` for this one).
+    pub fn new(root: impl Into<PathBuf>) -> Self {
+        LiveSource {
+            root: root.into(),
+            reader: RootReader::new(),
+        }
+    }
+}
+
+/// Now as `tv_sec + tv_usec / 1e6`.
+pub fn wall_clock() -> f64 {
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default();
+    now.as_secs() as f64 + f64::from(now.subsec_micros()) / 1_000_000.0
+}
+
+impl Source for LiveSource {
+    fn facts(&mut self) -> SystemFacts {
+        self.reader.facts(&self.root)
+    }
+
+    fn next_sample(&mut self) -> Option<Result<Sample, SourceError>> {
+        Some(self.reader.read(&self.root, wall_clock()))
+    }
+}
