@@ -1,5 +1,7 @@
 //! CPU lists as sysfs prints them (`0-3,8,10-11`).
 
+use super::procfs_text::parse_long;
+
 /// A CPU list, with the count cpuplugd would take from it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct CpuList {
@@ -20,8 +22,8 @@ impl CpuList {
                 continue;
             }
             if let Some(dash) = part.iter().position(|b| *b == b'-') {
-                let start = leading_int(&part[..dash])?;
-                let end = leading_int(&part[dash + 1..])?;
+                let start = parse_long(&part[..dash])?;
+                let end = parse_long(&part[dash + 1..])?;
                 list.count = list
                     .count
                     .wrapping_add((end.wrapping_sub(start)).wrapping_add(1) as u32);
@@ -30,7 +32,7 @@ impl CpuList {
                 }
             } else {
                 list.count = list.count.wrapping_add(1);
-                if let Some(id) = leading_int(part).filter(|v| *v >= 0) {
+                if let Some(id) = parse_long(part).filter(|v| *v >= 0) {
                     list.ids.push(id as u32);
                 }
             }
@@ -42,27 +44,6 @@ impl CpuList {
     pub fn contains(&self, id: u32) -> bool {
         self.ids.contains(&id)
     }
-}
-
-fn leading_int(text: &[u8]) -> Option<i64> {
-    let t = text
-        .iter()
-        .position(|b| !b.is_ascii_whitespace())
-        .map_or(&[][..], |p| &text[p..]);
-    let (neg, digits) = match t.first() {
-        Some(b'-') => (true, &t[1..]),
-        Some(b'+') => (false, &t[1..]),
-        _ => (false, t),
-    };
-    let n = digits.iter().take_while(|b| b.is_ascii_digit()).count();
-    if n == 0 {
-        return None;
-    }
-    let mut v: i64 = 0;
-    for b in &digits[..n] {
-        v = v.saturating_mul(10).saturating_add(i64::from(b - b'0'));
-    }
-    Some(if neg { -v } else { v })
 }
 
 #[cfg(test)]

@@ -101,49 +101,43 @@ pub fn to_long(x: f64) -> Result<i64, Fault> {
     Ok(x.trunc() as i64)
 }
 
-#[cold]
-fn classify_sum(a: f64, b: f64, r: f64) -> Result<f64, Fault> {
+/// NaN and infinite results of `+` and `*`: quiet NaN operands and
+/// infinite operands give them without a fault; anything else faulted.
+fn nan_or_infinite(a: f64, b: f64, r: f64) -> Option<Result<f64, Fault>> {
     if r.is_nan() {
-        return if a.is_nan() || b.is_nan() {
+        Some(if a.is_nan() || b.is_nan() {
             Ok(r)
         } else {
             Err(Fault::Invalid)
-        };
-    }
-    if r.is_infinite() {
-        return if a.is_infinite() || b.is_infinite() {
+        })
+    } else if r.is_infinite() {
+        Some(if a.is_infinite() || b.is_infinite() {
             Ok(r)
         } else {
             Err(Fault::Overflow)
-        };
+        })
+    } else {
+        None
     }
+}
+
+#[cold]
+fn classify_sum(a: f64, b: f64, r: f64) -> Result<f64, Fault> {
     // A tiny non-zero sum is always exact, and still an underflow.
-    Err(Fault::Underflow)
+    nan_or_infinite(a, b, r).unwrap_or(Err(Fault::Underflow))
 }
 
 #[cold]
 fn classify_product(a: f64, b: f64, r: f64) -> Result<f64, Fault> {
-    if r.is_nan() {
-        return if a.is_nan() || b.is_nan() {
-            Ok(r)
-        } else {
-            Err(Fault::Invalid)
-        };
-    }
-    if r.is_infinite() {
-        return if a.is_infinite() || b.is_infinite() {
-            Ok(r)
-        } else {
-            Err(Fault::Overflow)
-        };
+    if let Some(result) = nan_or_infinite(a, b, r) {
+        return result;
     }
     let (ma, ea) = frexp(a);
     let (mb, eb) = frexp(b);
-    let (m, e) = frexp(ma * mb);
+    let (_, e) = frexp(ma * mb);
     if ea + eb + e <= -1022 {
         Err(Fault::Underflow)
     } else {
-        let _ = m;
         Ok(r)
     }
 }
