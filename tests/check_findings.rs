@@ -36,7 +36,7 @@ fn findings(
     (spots, outcome.diagnostics, file)
 }
 
-fn has(spots: &[(usize, usize, Severity, &str)], want: (usize, usize, Severity, &str)) -> bool {
+fn has(spots: &[Spot], want: Spot) -> bool {
     spots.contains(&want)
 }
 
