@@ -14,14 +14,11 @@ fn facts() -> SystemFacts {
 
 const HEAD: &str = "UPDATE=\"1\"\nCPU_MIN=\"1\"\nCPU_MAX=\"0\"\n";
 
-/// (line, column, severity, code) of every finding, plus the findings.
-fn findings(
-    body: &str,
-) -> (
-    Vec<(usize, usize, Severity, &'static str)>,
-    Vec<Diagnostic>,
-    SourceFile,
-) {
+/// Where a finding is: line, column, severity and code.
+type Spot = (usize, usize, Severity, &'static str);
+
+/// Every finding's spot, plus the findings.
+fn findings(body: &str) -> (Vec<Spot>, Vec<Diagnostic>, SourceFile) {
     let file = SourceFile::new("t.conf", format!("{HEAD}{body}").into_bytes());
     let outcome = load(&file, &facts());
     let spots = outcome
