@@ -73,9 +73,8 @@ fn kids(rules: &RuleSet, node: NodeId) -> Vec<NodeId> {
 fn label(rules: &RuleSet, source: &SourceFile, node: NodeId) -> String {
     let n = rules.node(node);
     match &n.kind {
-        NodeKind::Var { var, body } => {
+        NodeKind::Var { var, .. } => {
             let def = &rules.variables[*var as usize];
-            let _ = body;
             format!("{} (line {})", def.name, def.line)
         }
         _ => shorten(&source.snippet(n.span), 48),

@@ -313,7 +313,7 @@ impl<'f> Loader<'f> {
         for line in &lines {
             self.line(line);
         }
-        self.finish(source);
+        self.finish();
         let LoadOutcome {
             rules,
             mut diagnostics,
@@ -729,7 +729,7 @@ impl<'f> Loader<'f> {
         self.var_lookup.insert(name, id);
     }
 
-    fn finish(&mut self, source: &SourceFile) {
+    fn finish(&mut self) {
         self.rules.history_depth = self.history_max;
         if self.history_max > MAX_HISTORY {
             let span = self
@@ -805,7 +805,6 @@ impl<'f> Loader<'f> {
                 d,
             );
         }
-        let _ = source;
     }
 }
 

@@ -35,14 +35,7 @@ pub fn lint(
             }
         }));
         scope_and_keywords(rules, source, rule.root, rule.kind, &mut out);
-        constant_rule(
-            rules,
-            source,
-            rule.root,
-            rule.kind,
-            rule.value_span,
-            &mut out,
-        );
+        constant_rule(rules, rule.root, rule.kind, rule.value_span, &mut out);
     }
     readings(rules, facts, source, &mut out);
     variables(rules, &mut out);
@@ -311,7 +304,6 @@ fn is_constant(rules: &RuleSet, node: NodeId) -> bool {
 
 fn constant_rule(
     rules: &RuleSet,
-    source: &SourceFile,
     root: NodeId,
     kind: RuleKind,
     span: Span,
@@ -320,7 +312,6 @@ fn constant_rule(
     if !is_constant(rules, root) || !has_operator(rules, root) {
         return;
     }
-    let _ = source;
     let eval = super::eval::Evaluator::new(rules, &NoReadings);
     let mut t = super::eval::NoTrace;
     let value = if kind.is_amount() {
