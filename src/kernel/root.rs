@@ -185,6 +185,24 @@ impl RootReader {
         parse_long(&self.buf).map(|v| v == 1)
     }
 
+    /// The names in a meminfo (`meminfo` true) or vmstat file, if readable.
+    fn field_names(&mut self, root: &Path, rel: &str, meminfo: bool) -> Option<Vec<String>> {
+        self.load(root, rel).ok()?;
+        let parser = if meminfo {
+            &mut self.meminfo
+        } else {
+            &mut self.vmstat
+        };
+        Some(
+            parser
+                .parse(&self.buf)
+                .layout()
+                .names()
+                .map(String::from)
+                .collect(),
+        )
+    }
+
     /// What rule loading needs to know about the machine under `root`.
     pub fn facts(&mut self, root: &Path) -> SystemFacts {
         let origin = root.display().to_string();
@@ -196,22 +214,8 @@ impl RootReader {
             Err(e) => Err(format!("Cannot open /{} file: {e}", paths::PRESENT)),
         };
         let cmm_pages = root.join(paths::CMM_PAGES).is_file();
-        let meminfo_names = self.load(root, paths::MEMINFO).ok().map(|()| {
-            self.meminfo
-                .parse(&self.buf)
-                .layout()
-                .names()
-                .map(String::from)
-                .collect()
-        });
-        let vmstat_names = self.load(root, paths::VMSTAT).ok().map(|()| {
-            self.vmstat
-                .parse(&self.buf)
-                .layout()
-                .names()
-                .map(String::from)
-                .collect()
-        });
+        let meminfo_names = self.field_names(root, paths::MEMINFO, true);
+        let vmstat_names = self.field_names(root, paths::VMSTAT, false);
         SystemFacts {
             present_cpus,
             cmm_pages,

@@ -587,32 +587,30 @@ fn groups(rules: &RuleSet, facts: &SystemFacts, out: &mut Vec<Diagnostic>) {
             .filter_map(|k| rules.rule(*k))
             .any(|r| !is_constant(rules, r.root))
     };
-    if rules.cpu_enabled && rules.mem_enabled {
-        return;
-    }
-    if !rules.cpu_enabled && written(&[RuleKind::Hotplug, RuleKind::Hotunplug]) {
-        let span = rules
-            .rule(RuleKind::Hotplug)
-            .or(rules.rule(RuleKind::Hotunplug))
-            .map_or(Span::FILE, |r| r.name_span);
-        out.push(Diagnostic::warning(
-            "group-off",
-            span,
-            format!(
-                "the CPU group is off, so the CPU rules are ignored: it needs {}",
-                describe_missing_cpu(rules)
-            ),
-        ));
-    }
-    if !rules.mem_enabled
-        && written(&[
-            RuleKind::Memplug,
-            RuleKind::Memunplug,
-            RuleKind::CmmInc,
-            RuleKind::CmmDec,
-        ])
-    {
-        let span = [RuleKind::Memplug, RuleKind::Memunplug, RuleKind::CmmInc]
+    let groups = [
+        (
+            rules.cpu_enabled,
+            "CPU",
+            &[RuleKind::Hotplug, RuleKind::Hotunplug][..],
+            describe_missing_cpu(rules),
+        ),
+        (
+            rules.mem_enabled,
+            "memory",
+            &[
+                RuleKind::Memplug,
+                RuleKind::Memunplug,
+                RuleKind::CmmInc,
+                RuleKind::CmmDec,
+            ][..],
+            describe_missing_memory(rules, facts),
+        ),
+    ];
+    for (enabled, group, kinds, missing) in groups {
+        if enabled || !written(kinds) {
+            continue;
+        }
+        let span = kinds
             .iter()
             .find_map(|k| rules.rule(*k))
             .map_or(Span::FILE, |r| r.name_span);
@@ -620,8 +618,7 @@ fn groups(rules: &RuleSet, facts: &SystemFacts, out: &mut Vec<Diagnostic>) {
             "group-off",
             span,
             format!(
-                "the memory group is off, so the memory rules are ignored: it needs {}",
-                describe_missing_memory(rules, facts)
+                "the {group} group is off, so the {group} rules are ignored: it needs {missing}"
             ),
         ));
     }
