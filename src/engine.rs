@@ -270,7 +270,7 @@ impl State {
         } else {
             Entry::default()
         };
-        entry.time = sample.time;
+        entry.time = sample.stamp.seconds();
         let t = &sample.ticks;
         let long = |v: u64| v as i64 as f64;
         entry.cpustat = [
@@ -593,7 +593,7 @@ mod tests {
 
     fn sample(time: f64, online: u32, user: u64) -> Sample {
         Sample {
-            time,
+            stamp: crate::kernel::Stamp::new(time as i64, 0),
             ticks: CpuTicks {
                 user,
                 idle: 1000,

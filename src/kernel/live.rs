@@ -4,7 +4,7 @@ use std::path::PathBuf;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use super::root::RootReader;
-use super::sample::Sample;
+use super::sample::{Sample, Stamp};
 use super::source::{Source, SourceError};
 use crate::rules::SystemFacts;
 
@@ -26,12 +26,15 @@ impl LiveSource {
     }
 }
 
-/// Now as `tv_sec + tv_usec / 1e6`.
-pub fn wall_clock() -> f64 {
+/// Now, to the microsecond, as `gettimeofday` gives it.
+pub fn wall_clock() -> Stamp {
     let now = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .unwrap_or_default();
-    now.as_secs() as f64 + f64::from(now.subsec_micros()) / 1_000_000.0
+    Stamp::new(
+        i64::try_from(now.as_secs()).unwrap_or(i64::MAX),
+        now.subsec_micros(),
+    )
 }
 
 impl Source for LiveSource {

@@ -10,5 +10,5 @@ pub mod sample;
 pub mod snapshots;
 pub mod source;
 
-pub use sample::{CpuTicks, Polarization, Sample};
+pub use sample::{CpuState, CpuTicks, Polarization, Sample, Stamp};
 pub use source::{Source, SourceError};

@@ -1,7 +1,7 @@
 //! Parsers for the /proc text cpuplugd reads, giving the same numbers it
 //! gets from `fscanf`/`strtod`.
 
-use super::sample::CpuTicks;
+use super::sample::{CpuTicks, Stamp};
 use crate::rules::number::leading_value;
 
 /// The aggregate `cpu` line and the `cpuN` lines of /proc/stat, read in one
@@ -109,9 +109,8 @@ fn six_decimals(token: &[u8]) -> f64 {
     }
 }
 
-/// A time stamp `SEC` or `SEC.FRACTION` (at most 6 fractional digits) as
-/// `tv_sec + tv_usec / 1e6`, the way cpuplugd computes it.
-pub fn parse_time(text: &[u8]) -> Option<f64> {
+/// A time stamp `SEC` or `SEC.FRACTION` (at most 6 fractional digits).
+pub fn parse_time(text: &[u8]) -> Option<Stamp> {
     let t = text
         .split(|b| b.is_ascii_whitespace())
         .find(|f| !f.is_empty())?;
@@ -133,7 +132,7 @@ pub fn parse_time(text: &[u8]) -> Option<f64> {
     for i in 0..6 {
         usec = usec * 10 + frac.get(i).map_or(0, |b| i64::from(b - b'0'));
     }
-    Some(secs as f64 + usec as f64 / 1_000_000.0)
+    Some(Stamp::new(secs, usec as u32))
 }
 
 /// A leading integer as `fscanf("%ld")` reads it.
@@ -179,11 +178,9 @@ mod tests {
         );
         assert_eq!(parse_loadavg(b"0.1234567 0 0 3/9 1"), Some((0.123457, 3.0)));
         assert_eq!(parse_loadavg(b"garbage"), None);
-        assert_eq!(
-            parse_time(b"1336046403.465934\n"),
-            Some(1336046403.0 + 465934.0 / 1e6)
-        );
-        assert_eq!(parse_time(b"17\n"), Some(17.0));
-        assert_eq!(parse_time(b"1.5\n"), Some(1.5));
+        let t = parse_time(b"1336046403.465934\n").map(Stamp::seconds);
+        assert_eq!(t, Some(1336046403.0 + 465934.0 / 1e6));
+        assert_eq!(parse_time(b"17\n"), Some(Stamp::new(17, 0)));
+        assert_eq!(parse_time(b"1.5\n").map(Stamp::seconds), Some(1.5));
     }
 }

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use super::cpulist::CpuList;
 use super::fields::FieldParser;
 use super::procfs_text::{parse_loadavg, parse_long, parse_stat};
-use super::sample::{CpuState, Polarization, Sample};
+use super::sample::{CpuState, Polarization, Sample, Stamp};
 use super::source::SourceError;
 use crate::rules::SystemFacts;
 
@@ -96,7 +96,7 @@ impl RootReader {
     }
 
     /// Reads everything one interval needs from `root`, stamped with `time`.
-    pub fn read(&mut self, root: &Path, time: f64) -> Result<Sample, SourceError> {
+    pub fn read(&mut self, root: &Path, stamp: Stamp) -> Result<Sample, SourceError> {
         self.load(root, paths::MEMINFO)?;
         let meminfo = self.meminfo.parse(&self.buf);
         self.load(root, paths::VMSTAT)?;
@@ -129,7 +129,7 @@ impl RootReader {
             Vec::new()
         };
         Ok(Sample {
-            time,
+            stamp,
             ticks,
             per_cpu,
             loadavg,

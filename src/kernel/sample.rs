@@ -60,6 +60,39 @@ impl CpuTicks {
     }
 }
 
+/// When a reading was taken, to the microsecond, as `gettimeofday` gives
+/// it. Kept exact so recordings and snapshot exports reproduce cpuplugd's
+/// `time` value bit for bit.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Stamp {
+    /// Microseconds since the epoch.
+    pub micros: i64,
+}
+
+impl Stamp {
+    /// From seconds and microseconds.
+    pub fn new(secs: i64, micros: u32) -> Self {
+        Stamp {
+            micros: secs.saturating_mul(1_000_000).saturating_add(i64::from(micros)),
+        }
+    }
+
+    /// Whole seconds.
+    pub fn secs(self) -> i64 {
+        self.micros.div_euclid(1_000_000)
+    }
+
+    /// The microseconds past the second.
+    pub fn subsec_micros(self) -> u32 {
+        self.micros.rem_euclid(1_000_000) as u32
+    }
+
+    /// cpuplugd's `tv_sec + (double) tv_usec / 1000000`.
+    pub fn seconds(self) -> f64 {
+        self.secs() as f64 + f64::from(self.subsec_micros()) / 1_000_000.0
+    }
+}
+
 /// CPU polarization on s390 (`/sys/devices/system/cpu/dispatching`). In
 /// vertical polarization cpuplugd changes no CPUs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -81,8 +114,8 @@ pub struct CpuState {
 /// Everything read in one interval.
 #[derive(Debug, Clone)]
 pub struct Sample {
-    /// Seconds since the epoch, `sec + usec / 1e6` as cpuplugd computes it.
-    pub time: f64,
+    /// When it was read.
+    pub stamp: Stamp,
     /// The aggregate `cpu` line of /proc/stat.
     pub ticks: CpuTicks,
     /// The `cpuN` lines, by CPU number.

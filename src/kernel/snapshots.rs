@@ -53,11 +53,11 @@ impl SnapshotSource {
 
     fn read(&mut self, dir: &Path) -> Result<Sample, SourceError> {
         let text = self.reader.read_file(dir, "time")?;
-        let time = parse_time(text).ok_or_else(|| SourceError::Malformed {
+        let stamp = parse_time(text).ok_or_else(|| SourceError::Malformed {
             path: dir.join("time"),
             what: "expected SEC or SEC.FRACTION".into(),
         })?;
-        self.reader.read(dir, time)
+        self.reader.read(dir, stamp)
     }
 }
 
