@@ -252,6 +252,26 @@ impl Engine {
         self.decide(trace)
     }
 
+    /// A user variable's value this interval, as cpuplugd would compute it
+    /// where a rule names it. `None` while the history fills, or when no
+    /// rule names the variable (cpuplugd never parses it then).
+    pub fn variable(&self, name: &str) -> Option<Result<f64, Stop>> {
+        if self.state.readings <= self.rules.history_depth as usize {
+            return None;
+        }
+        let var = self.rules.variables.iter().position(|v| v.name == name)? as u32;
+        let node = self
+            .rules
+            .nodes
+            .iter()
+            .position(|n| matches!(n.kind, crate::rules::expr::NodeKind::Var { var: v, .. } if v == var))?;
+        let view = View {
+            history: &self.state.history,
+            symbols: &self.state.symbols,
+        };
+        Some(Evaluator::new(&self.rules, &view).number(node as NodeId, &mut crate::rules::eval::NoTrace))
+    }
+
     /// Decides on the newest reading again (what-if and benchmarks), or
     /// `None` while the history is still filling.
     pub fn decide<T: Recorder>(&mut self, trace: &mut T) -> Option<Decision> {

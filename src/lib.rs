@@ -8,6 +8,7 @@
 
 pub mod commands;
 pub mod engine;
+pub mod history;
 pub mod kernel;
 pub mod report;
 pub mod rules;

@@ -5,7 +5,9 @@ use std::io::Write;
 use std::path::Path;
 use std::sync::Arc;
 
-use super::Status;
+use std::time::Duration;
+
+use super::{Pace, Status, Wait};
 use crate::engine::Engine;
 use crate::kernel::Source;
 use crate::report::trace;
@@ -30,7 +32,9 @@ pub fn run(
     rule_file: &SourceFile,
     source: &mut dyn Source,
     format: Format,
+    pace: Pace,
     out: &mut dyn Write,
+    wait: &mut dyn FnMut(Duration),
 ) -> std::io::Result<Status> {
     let facts = source.facts();
     let outcome = load(rule_file, &facts);
@@ -58,7 +62,23 @@ pub fn run(
     let mut engine = Engine::new(rules);
     let mut line = String::with_capacity(256);
     let mut reading = 0usize;
-    while let Some(sample) = source.next_sample() {
+    let between = match pace.wait {
+        Wait::None => None,
+        Wait::Every(d) => Some(d),
+        Wait::Update => Some(Duration::from_secs(rules_update(&engine))),
+    };
+    loop {
+        if pace.count.is_some_and(|c| reading >= c) {
+            break;
+        }
+        if reading > 0
+            && let Some(d) = between
+        {
+            wait(d);
+        }
+        let Some(sample) = source.next_sample() else {
+            break;
+        };
         let sample = match sample {
             Ok(s) => s,
             Err(e) => {
@@ -123,11 +143,16 @@ pub fn run(
             }
         }
         out.write_all(line.as_bytes())?;
+        out.flush()?;
         if decision.fatal.is_some() {
             return Ok(Status::Failed);
         }
     }
     Ok(Status::Ok)
+}
+
+fn rules_update(engine: &Engine) -> u64 {
+    u64::try_from(engine.rules().settings.update).unwrap_or(1).max(1)
 }
 
 /// Reads a rule file from disk for [`run`].

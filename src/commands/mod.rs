@@ -4,6 +4,7 @@
 pub mod check;
 pub mod eval;
 pub mod observe;
+pub mod record;
 
 /// How a command ended, for `main` to turn into an exit status.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -12,4 +13,31 @@ pub enum Status {
     Ok,
     /// The input has errors (check), or cpuplugd would refuse or stop (eval).
     Failed,
+}
+
+/// How often a command reads its source.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Wait {
+    /// As fast as the source gives samples (recordings, snapshots).
+    None,
+    /// A fixed interval between readings.
+    Every(std::time::Duration),
+    /// The rule file's UPDATE.
+    Update,
+}
+
+/// How long and how often to read a source.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Pace {
+    /// Stop after this many readings.
+    pub count: Option<usize>,
+    pub wait: Wait,
+}
+
+impl Pace {
+    /// Read a finite source to its end.
+    pub const ALL: Pace = Pace {
+        count: None,
+        wait: Wait::None,
+    };
 }

@@ -20,7 +20,8 @@ pub struct Layout {
 }
 
 impl Layout {
-    fn new(names: Vec<Box<str>>) -> Self {
+    /// A layout of these names (a new identity each time).
+    pub fn new(names: Vec<Box<str>>) -> Self {
         let mut index = HashMap::with_capacity(names.len());
         for (i, n) in names.iter().enumerate() {
             // cpuplugd takes the first line with a name.
@@ -47,6 +48,16 @@ impl Layout {
     pub fn names(&self) -> impl Iterator<Item = &str> {
         self.names.iter().map(|n| &**n)
     }
+
+    /// Number of names.
+    pub fn len(&self) -> usize {
+        self.names.len()
+    }
+
+    /// True when the file had no lines.
+    pub fn is_empty(&self) -> bool {
+        self.names.is_empty()
+    }
 }
 
 /// One reading of a name/value file.
@@ -57,6 +68,16 @@ pub struct FieldTable {
 }
 
 impl FieldTable {
+    /// A table of `values` in the order of `layout` (for decoders).
+    pub fn new(layout: Arc<Layout>, values: Vec<f64>) -> Self {
+        FieldTable { layout, values }
+    }
+
+    /// The values in layout order.
+    pub fn values(&self) -> &[f64] {
+        &self.values
+    }
+
     /// A table from names and values (for tests and the simulator).
     pub fn from_pairs<'a>(pairs: impl IntoIterator<Item = (&'a str, f64)>) -> Self {
         let (names, values): (Vec<Box<str>>, Vec<f64>) =
@@ -98,6 +119,14 @@ impl FieldTable {
     }
 }
 
+/// A line of a /proc file that cannot be read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Malformed {
+    /// 1-based line number.
+    pub line: usize,
+    pub what: &'static str,
+}
+
 /// Parses successive readings of one file, reusing the last layout.
 #[derive(Debug)]
 pub struct FieldParser {
@@ -114,13 +143,14 @@ impl FieldParser {
         }
     }
 
-    /// Reads one file's text.
-    pub fn parse(&mut self, text: &[u8]) -> FieldTable {
+    /// Reads one file's text; a line without the separator or without a
+    /// number is an error naming the line (1-based).
+    pub fn parse(&mut self, text: &[u8]) -> Result<FieldTable, Malformed> {
         match self.parse_known(text) {
-            Some(values) => FieldTable {
+            Some(values) => Ok(FieldTable {
                 layout: Arc::clone(&self.layout),
                 values,
-            },
+            }),
             None => self.parse_new(text),
         }
     }
@@ -139,7 +169,10 @@ impl FieldParser {
             if end >= text.len() || text[end] != self.separator || &text[pos..end] != name {
                 return None;
             }
-            let (v, after) = value_at(text, end + 1);
+            let (v, after, ok) = value_at(text, end + 1);
+            if !ok {
+                return None;
+            }
             values.push(v);
             pos = match text[after..].iter().position(|b| *b == b'\n') {
                 Some(nl) => after + nl + 1,
@@ -154,21 +187,37 @@ impl FieldParser {
     }
 
     /// A new layout: the kernel added or reordered lines (or first reading).
-    fn parse_new(&mut self, text: &[u8]) -> FieldTable {
+    fn parse_new(&mut self, text: &[u8]) -> Result<FieldTable, Malformed> {
         let mut names: Vec<Box<str>> = Vec::new();
         let mut values = Vec::new();
-        for line in text.split(|b| *b == b'\n') {
-            let Some(sep) = line.iter().position(|b| *b == self.separator) else {
+        for (i, line) in text.split(|b| *b == b'\n').enumerate() {
+            if line.iter().all(u8::is_ascii_whitespace) {
                 continue;
+            }
+            let Some(sep) = line.iter().position(|b| *b == self.separator) else {
+                return Err(Malformed {
+                    line: i + 1,
+                    what: if self.separator == b':' {
+                        "no `:` after the name"
+                    } else {
+                        "no space between name and value"
+                    },
+                });
             };
+            if !value_at(line, sep + 1).2 {
+                return Err(Malformed {
+                    line: i + 1,
+                    what: "no number after the name",
+                });
+            }
             names.push(Box::from(String::from_utf8_lossy(&line[..sep]).as_ref()));
             values.push(leading_value(&line[sep + 1..]));
         }
         self.layout = Arc::new(Layout::new(names));
-        FieldTable {
+        Ok(FieldTable {
             layout: Arc::clone(&self.layout),
             values,
-        }
+        })
     }
 }
 
@@ -179,14 +228,16 @@ mod tests {
     #[test]
     fn layouts_are_reused_while_names_stay_the_same() {
         let mut p = FieldParser::new(b':');
-        let a = p.parse(b"MemTotal:  100 kB\nMemFree:    40 kB\n");
-        let b = p.parse(b"MemTotal:  100 kB\nMemFree:    41 kB\n");
+        let a = p.parse(b"MemTotal:  100 kB\nMemFree:    40 kB\n").expect("valid");
+        let b = p.parse(b"MemTotal:  100 kB\nMemFree:    41 kB\n").expect("valid");
         assert_eq!(a.layout().id(), b.layout().id());
         assert_eq!(b.get("MemFree"), Some(41.0));
-        let c = p.parse(b"MemTotal:  100 kB\nShmem: 3 kB\nMemFree: 42 kB\n");
+        let c = p.parse(b"MemTotal:  100 kB\nShmem: 3 kB\nMemFree: 42 kB\n").expect("valid");
         assert_ne!(b.layout().id(), c.layout().id());
         assert_eq!(c.get("MemFree"), Some(42.0));
         assert_eq!(c.get("Shmem"), Some(3.0));
         assert_eq!(c.get("Mem"), None);
+        let bad = p.parse(b"MemTotal:  100 kB\nMemFree:\n");
+        assert_eq!(bad.err(), Some(Malformed { line: 2, what: "no number after the name" }));
     }
 }

@@ -8,20 +8,32 @@ use super::sample::{Sample, Stamp};
 use super::source::{Source, SourceError};
 use crate::rules::SystemFacts;
 
-/// Reads `root` each time a sample is asked for, stamped with the wall clock
-/// the way cpuplugd's `gettimeofday` stamps it.
-#[derive(Debug)]
+/// Reads `root` each time a sample is asked for, stamped by a clock (the
+/// wall clock, as cpuplugd's `gettimeofday`, unless a test gives its own).
 pub struct LiveSource {
     root: PathBuf,
     reader: RootReader,
+    clock: Box<dyn FnMut() -> Stamp + Send>,
+}
+
+impl std::fmt::Debug for LiveSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LiveSource").field("root", &self.root).finish()
+    }
 }
 
 impl LiveSource {
     /// A source for the machine under `root` (`/` for this one).
     pub fn new(root: impl Into<PathBuf>) -> Self {
+        LiveSource::with_clock(root, Box::new(wall_clock))
+    }
+
+    /// A source whose samples are stamped by `clock` (tests drive time here).
+    pub fn with_clock(root: impl Into<PathBuf>, clock: Box<dyn FnMut() -> Stamp + Send>) -> Self {
         LiveSource {
             root: root.into(),
             reader: RootReader::new(),
+            clock,
         }
     }
 }
@@ -43,6 +55,7 @@ impl Source for LiveSource {
     }
 
     fn next_sample(&mut self) -> Option<Result<Sample, SourceError>> {
-        Some(self.reader.read(&self.root, wall_clock()))
+        let stamp = (self.clock)();
+        Some(self.reader.read(&self.root, stamp))
     }
 }

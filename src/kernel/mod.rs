@@ -2,9 +2,12 @@
 //! how /proc and /sys text becomes one, and where samples come from.
 
 pub mod cpulist;
+pub mod deltas;
 pub mod fields;
 pub mod live;
+pub mod machine;
 pub mod procfs_text;
+pub mod recording;
 pub mod root;
 pub mod sample;
 pub mod snapshots;

@@ -1,18 +1,27 @@
 //! Parsers for the /proc text cpuplugd reads, giving the same numbers it
 //! gets from `fscanf`/`strtod`.
 
+use super::fields::Malformed;
 use super::sample::{CpuTicks, Stamp};
 use crate::rules::number::leading_value;
 
 /// The aggregate `cpu` line and the `cpuN` lines of /proc/stat, read in one
 /// pass that stops at the first line not starting with `cpu` (the long
-/// `intr` line is never scanned).
-pub fn parse_stat(text: &[u8]) -> (CpuTicks, Vec<(u32, CpuTicks)>) {
+/// `intr` line is never scanned). Errors name the 1-based line.
+pub fn parse_stat(text: &[u8]) -> Result<(CpuTicks, Vec<(u32, CpuTicks)>), Malformed> {
+    if !text.starts_with(b"cpu ") && !text.starts_with(b"cpu\t") {
+        return Err(Malformed {
+            line: 1,
+            what: "the first line is not the aggregate `cpu` line",
+        });
+    }
     let mut total = CpuTicks::default();
     let mut per_cpu = Vec::new();
     let mut pos = 0;
     let mut first = true;
+    let mut line = 0;
     while text.len() >= pos + 3 && &text[pos..pos + 3] == b"cpu" {
+        line += 1;
         let mut i = pos + 3;
         let mut id: Option<u32> = None;
         while i < text.len() && text[i].is_ascii_digit() {
@@ -26,7 +35,13 @@ pub fn parse_stat(text: &[u8]) -> (CpuTicks, Vec<(u32, CpuTicks)>) {
         if i < text.len() && text[i] != b' ' && text[i] != b'\t' {
             break;
         }
-        let (columns, end) = columns_at(text, i);
+        let (columns, end, found) = columns_at(text, i);
+        if found < 4 {
+            return Err(Malformed {
+                line,
+                what: "fewer than 4 tick counts on a cpu line",
+            });
+        }
         let ticks = CpuTicks::from_columns(columns);
         match id {
             None if first => total = ticks,
@@ -39,13 +54,15 @@ pub fn parse_stat(text: &[u8]) -> (CpuTicks, Vec<(u32, CpuTicks)>) {
             None => text.len(),
         };
     }
-    (total, per_cpu)
+    Ok((total, per_cpu))
 }
 
-/// Up to ten blank-separated integers from `start`; missing ones are 0.
-fn columns_at(text: &[u8], start: usize) -> ([u64; 10], usize) {
+/// Up to ten blank-separated integers from `start` (missing ones are 0),
+/// where they end, and how many there were.
+fn columns_at(text: &[u8], start: usize) -> ([u64; 10], usize, usize) {
     let mut out = [0u64; 10];
     let mut i = start;
+    let mut found = 0;
     for slot in &mut out {
         while i < text.len() && (text[i] == b' ' || text[i] == b'\t') {
             i += 1;
@@ -64,8 +81,9 @@ fn columns_at(text: &[u8], start: usize) -> ([u64; 10], usize) {
             break;
         }
         *slot = v;
+        found += 1;
     }
-    (out, i)
+    (out, i, found)
 }
 
 /// `(loadavg, runnable)` from /proc/loadavg, rounded the way cpuplugd's
@@ -162,7 +180,8 @@ mod tests {
 
     #[test]
     fn stat_lines() {
-        let (t, per) = parse_stat(b"cpu  10 2 3 4 5 6 7 8\ncpu0 1 2 3 4 5 6 7 8 9 10\nintr 5\n");
+        let (t, per) =
+            parse_stat(b"cpu  10 2 3 4 5 6 7 8\ncpu0 1 2 3 4 5 6 7 8 9 10\nintr 5\n").expect("valid");
         assert_eq!(t.user, 10);
         assert_eq!(t.guest, 0);
         assert_eq!(t.total(), 45);

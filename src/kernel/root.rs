@@ -6,7 +6,7 @@ use std::io::{ErrorKind, Read};
 use std::path::{Path, PathBuf};
 
 use super::cpulist::CpuList;
-use super::fields::FieldParser;
+use super::fields::{FieldParser, Malformed};
 use super::procfs_text::{parse_loadavg, parse_long, parse_stat};
 use super::sample::{CpuState, Polarization, Sample, Stamp};
 use super::source::SourceError;
@@ -88,6 +88,13 @@ impl RootReader {
         }
     }
 
+    fn bad_line(rel: &str, m: Malformed) -> SourceError {
+        SourceError::Malformed {
+            path: Path::new("/").join(rel),
+            what: format!("line {}: {}", m.line, m.what),
+        }
+    }
+
     fn malformed(rel: &str, what: &str) -> SourceError {
         SourceError::Malformed {
             path: Path::new("/").join(rel),
@@ -98,14 +105,14 @@ impl RootReader {
     /// Reads everything one interval needs from `root`, stamped with `time`.
     pub fn read(&mut self, root: &Path, stamp: Stamp) -> Result<Sample, SourceError> {
         self.load(root, paths::MEMINFO)?;
-        let meminfo = self.meminfo.parse(&self.buf);
+        let meminfo = self.meminfo.parse(&self.buf).map_err(|m| Self::bad_line(paths::MEMINFO, m))?;
         self.load(root, paths::VMSTAT)?;
-        let vmstat = self.vmstat.parse(&self.buf);
+        let vmstat = self.vmstat.parse(&self.buf).map_err(|m| Self::bad_line(paths::VMSTAT, m))?;
         self.load(root, paths::STAT)?;
-        let (ticks, per_cpu) = parse_stat(&self.buf);
+        let (ticks, per_cpu) = parse_stat(&self.buf).map_err(|m| Self::bad_line(paths::STAT, m))?;
         self.load(root, paths::LOADAVG)?;
         let (loadavg, runnable) = parse_loadavg(&self.buf).ok_or_else(|| {
-            Self::malformed(paths::LOADAVG, "cannot parse kernel loadaverage statistics")
+            Self::malformed(paths::LOADAVG, "line 1: expected `LOAD1 LOAD5 LOAD15 RUNNING/TOTAL PID`")
         })?;
         let online = self.cpu_list(root, paths::ONLINE)?;
         let present = self.cpu_list(root, paths::PRESENT)?;
@@ -193,14 +200,8 @@ impl RootReader {
         } else {
             &mut self.vmstat
         };
-        Some(
-            parser
-                .parse(&self.buf)
-                .layout()
-                .names()
-                .map(String::from)
-                .collect(),
-        )
+        let table = parser.parse(&self.buf).ok()?;
+        Some(table.layout().names().map(String::from).collect())
     }
 
     /// What rule loading needs to know about the machine under `root`.

@@ -41,6 +41,11 @@ impl SnapshotSource {
         })
     }
 
+    /// The first snapshot's directory, if any.
+    pub fn first_dir(&self) -> Option<PathBuf> {
+        self.dirs.first().cloned()
+    }
+
     /// How many snapshots there are.
     pub fn len(&self) -> usize {
         self.dirs.len()

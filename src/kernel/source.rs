@@ -30,4 +30,10 @@ pub trait Source {
 
     /// The next interval's readings; `None` when a finite source is exhausted.
     fn next_sample(&mut self) -> Option<Result<Sample, SourceError>>;
+
+    /// Something the user should know that did not stop the source (a
+    /// recording damaged after some samples). Taken once.
+    fn warning(&mut self) -> Option<String> {
+        None
+    }
 }

@@ -20,10 +20,11 @@ pub fn value_of(token: &str) -> f64 {
 }
 
 /// Reads the number starting at `text[start..]` (after blanks) the way
-/// `strtod` does, returning it and where it ends. Plain integers of up to 19
-/// digits, which is all the kernel prints, take a short path.
+/// `strtod` does, returning it, where it ends, and whether there was a
+/// number at all. Plain integers of up to 19 digits, which is all the kernel
+/// prints, take a short path.
 #[inline]
-pub fn value_at(text: &[u8], start: usize) -> (f64, usize) {
+pub fn value_at(text: &[u8], start: usize) -> (f64, usize, bool) {
     let mut i = start;
     while i < text.len() && (text[i] == b' ' || text[i] == b'\t') {
         i += 1;
@@ -41,14 +42,15 @@ pub fn value_at(text: &[u8], start: usize) -> (f64, usize) {
     let n = i - digits_start;
     let plain = i >= text.len() || !matches!(text[i], b'.' | b'e' | b'E');
     if n > 0 && n <= 19 && plain {
-        return (acc as f64, i);
+        return (acc as f64, i, true);
     }
     let v = leading_value(&text[start..]);
     let mut end = i.max(digits_start);
     while end < text.len() && !matches!(text[end], b'\n' | b' ' | b'\t') {
         end += 1;
     }
-    (v, end)
+    let signed = digits_start < text.len() && matches!(text[digits_start], b'-' | b'+');
+    (v, end, n > 0 || (signed && text.get(digits_start + 1).is_some_and(u8::is_ascii_digit)))
 }
 
 /// Reads a leading number from /proc text the way `strtod` does for the plain
@@ -220,9 +222,10 @@ mod tests {
         assert_eq!(leading_value(b"abc"), 0.0);
         assert_eq!(leading_value(b"99999999999999999999999"), 1e23);
         assert_eq!(leading_value(b"0.42 0.27"), 0.42);
-        assert_eq!(value_at(b"x:   17 kB\n", 2), (17.0, 7));
+        assert_eq!(value_at(b"x:   17 kB\n", 2), (17.0, 7, true));
         assert_eq!(value_at(b"a -5\n", 1).0, -5.0);
-        assert_eq!(value_at(b"a 1.5\n", 1), (1.5, 5));
+        assert_eq!(value_at(b"a 1.5\n", 1), (1.5, 5, true));
+        assert!(!value_at(b"a \n", 1).2);
         assert_eq!(value_at(b"a 99999999999999999999999\n", 1).0, 1e23);
     }
 }

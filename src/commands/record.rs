@@ -1,0 +1,87 @@
+//! `plugtop record`: read samples from a source and keep them, as a
+//! recording file or as conformance-format snapshot directories.
+
+use std::io::Write;
+use std::path::Path;
+use std::time::Duration;
+
+use super::{Pace, Status, Wait};
+use crate::kernel::recording::export::write_snapshot;
+use crate::kernel::recording::{Header, RecordingWriter};
+use crate::kernel::Source;
+
+/// Where the samples go.
+pub enum Target<'a> {
+    /// A recording file (created; an existing file is never overwritten).
+    Recording { path: &'a Path, header: Header },
+    /// Numbered snapshot directories under this directory.
+    Snapshots(&'a Path),
+}
+
+/// Records until the source ends, `count` samples were taken, or an error.
+pub fn run(
+    source: &mut dyn Source,
+    target: Target<'_>,
+    pace: Pace,
+    out: &mut dyn Write,
+    wait: &mut dyn FnMut(Duration),
+) -> std::io::Result<Status> {
+    let mut writer = match &target {
+        Target::Recording { path, header } => Some(RecordingWriter::create(path, header).map_err(|e| {
+            std::io::Error::new(e.kind(), format!("cannot create {}: {e}", path.display()))
+        })?),
+        Target::Snapshots(dir) => {
+            std::fs::create_dir_all(dir)?;
+            None
+        }
+    };
+    let mut taken = 0usize;
+    let mut status = Status::Ok;
+    while pace.count.is_none_or(|c| taken < c) {
+        let Some(sample) = source.next_sample() else {
+            break;
+        };
+        let sample = match sample {
+            Ok(s) => s,
+            Err(e) => {
+                writeln!(out, "stopped: cannot read sample {taken}: {e}")?;
+                status = Status::Failed;
+                break;
+            }
+        };
+        match (&mut writer, &target) {
+            (Some(w), _) => {
+                w.append(&sample)?;
+            }
+            (None, Target::Snapshots(dir)) => write_snapshot(dir, taken, &sample)?,
+            (None, _) => {}
+        }
+        taken += 1;
+        if taken % 60 == 0 {
+            writeln!(out, "{taken} samples")?;
+            out.flush()?;
+        }
+        if let Wait::Every(interval) = pace.wait
+            && pace.count.is_none_or(|c| taken < c)
+        {
+            wait(interval);
+        }
+    }
+    if let Some(w) = source.warning() {
+        writeln!(out, "warning: {w}")?;
+    }
+    match (&writer, &target) {
+        (Some(w), Target::Recording { path, .. }) => {
+            let per = if taken > 0 { (w.bytes() as f64) / taken as f64 } else { 0.0 };
+            writeln!(
+                out,
+                "recorded {taken} samples to {}: {} bytes, {per:.0} bytes per sample",
+                path.display(),
+                w.bytes()
+            )?;
+        }
+        (_, Target::Snapshots(dir)) => writeln!(out, "wrote {taken} snapshots to {}", dir.display())?,
+        _ => {}
+    }
+    Ok(status)
+}

@@ -1,0 +1,206 @@
+//! What plugtop remembers: the last samples in full (as deep as the rule
+//! file looks back, at most 101), and compact series of derived values for
+//! graphs (the last 600 intervals). Both are bounded, whatever the run length.
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+use crate::kernel::Sample;
+use crate::kernel::deltas::tick_delta;
+
+/// How many intervals the graphs keep.
+pub const SERIES_LEN: usize = 600;
+
+/// A bounded series of values, oldest first.
+#[derive(Debug, Clone)]
+pub struct Series {
+    cap: usize,
+    values: VecDeque<f64>,
+}
+
+impl Series {
+    /// An empty series keeping at most `cap` values.
+    pub fn new(cap: usize) -> Self {
+        Series {
+            cap,
+            values: VecDeque::with_capacity(cap),
+        }
+    }
+
+    /// Adds the newest value (NaN for "unknown this interval").
+    pub fn push(&mut self, v: f64) {
+        if self.values.len() == self.cap {
+            self.values.pop_front();
+        }
+        self.values.push_back(v);
+    }
+
+    /// The values, oldest first.
+    pub fn values(&self) -> impl Iterator<Item = f64> + '_ {
+        self.values.iter().copied()
+    }
+
+    /// The newest value.
+    pub fn last(&self) -> Option<f64> {
+        self.values.back().copied()
+    }
+
+    /// How many values are kept.
+    pub fn len(&self) -> usize {
+        self.values.len()
+    }
+
+    /// True before the first value.
+    pub fn is_empty(&self) -> bool {
+        self.values.is_empty()
+    }
+}
+
+/// The values every screen graphs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Metric {
+    OnlineCpus,
+    /// (user + nice + system) / all ticks, the interval's CP_Active.
+    Busy,
+    /// (idle + iowait) / all ticks, the interval's CP_idle.
+    Idle,
+    /// steal / all ticks.
+    Steal,
+    Loadavg,
+    /// kswapd page scans per tick (all CPUs), as the paper's pgscanrate counts.
+    ScanKswapd,
+    /// Direct page scans per tick.
+    ScanDirect,
+    /// meminfo Cached - Shmem, in kB.
+    AvailCache,
+    /// meminfo MemFree, in kB.
+    MemFree,
+    CmmPages,
+}
+
+impl Metric {
+    /// All metrics, in display order.
+    pub const ALL: [Metric; 10] = [
+        Metric::OnlineCpus,
+        Metric::Busy,
+        Metric::Idle,
+        Metric::Steal,
+        Metric::Loadavg,
+        Metric::ScanKswapd,
+        Metric::ScanDirect,
+        Metric::AvailCache,
+        Metric::MemFree,
+        Metric::CmmPages,
+    ];
+}
+
+/// Sum of a vmstat counter on new kernels (one name) or old ones (per zone).
+fn scans(sample: &Sample, base: &str) -> Option<f64> {
+    if let Some(v) = sample.vmstat.get(base) {
+        return Some(v);
+    }
+    let zones: Vec<f64> = ["_dma", "_dma32", "_normal", "_movable", "_high"]
+        .iter()
+        .filter_map(|z| sample.vmstat.get(&format!("{base}{z}")))
+        .collect();
+    (!zones.is_empty()).then(|| zones.iter().sum())
+}
+
+/// The value of `metric` over the interval from `before` to `now`.
+pub fn metric(metric: Metric, before: Option<&Sample>, now: &Sample) -> Option<f64> {
+    let delta = before.and_then(|b| tick_delta(&now.ticks, &b.ticks));
+    let share = |part: fn(&crate::kernel::CpuTicks) -> u64| {
+        delta.and_then(|d| (d.total() > 0).then(|| part(&d) as f64 / d.total() as f64))
+    };
+    let per_tick = |base: &str| {
+        let (b, d) = (before?, delta?);
+        let diff = scans(now, base)? - scans(b, base)?;
+        (d.total() > 0).then(|| diff / d.total() as f64)
+    };
+    match metric {
+        Metric::OnlineCpus => Some(f64::from(now.online.count)),
+        Metric::Busy => share(|d| d.user + d.nice + d.system),
+        Metric::Idle => share(|d| d.idle + d.iowait),
+        Metric::Steal => share(|d| d.steal),
+        Metric::Loadavg => Some(now.loadavg),
+        Metric::ScanKswapd => per_tick("pgscan_kswapd"),
+        Metric::ScanDirect => per_tick("pgscan_direct"),
+        Metric::AvailCache => Some(now.meminfo.get("Cached")? - now.meminfo.get("Shmem")?),
+        Metric::MemFree => now.meminfo.get("MemFree"),
+        Metric::CmmPages => now.cmm_pages.map(|p| p as f64),
+    }
+}
+
+/// Recent samples in full plus the graph series.
+#[derive(Debug, Clone)]
+pub struct History {
+    depth: usize,
+    samples: VecDeque<Arc<Sample>>,
+    series: Vec<Series>,
+    pinned: Vec<(String, Series)>,
+}
+
+impl History {
+    /// Keeps `depth + 1` samples (clamped to 1..=101), as cpuplugd's ring does.
+    pub fn new(depth: usize) -> Self {
+        let depth = depth.clamp(1, 100);
+        History {
+            depth,
+            samples: VecDeque::with_capacity(depth + 1),
+            series: Metric::ALL.iter().map(|_| Series::new(SERIES_LEN)).collect(),
+            pinned: Vec::new(),
+        }
+    }
+
+    /// Adds a reading and the graph values it yields.
+    pub fn push(&mut self, sample: Arc<Sample>) {
+        let before = self.samples.front().map(Arc::as_ref);
+        for (i, m) in Metric::ALL.iter().enumerate() {
+            self.series[i].push(metric(*m, before, &sample).unwrap_or(f64::NAN));
+        }
+        if self.samples.len() > self.depth {
+            self.samples.pop_back();
+        }
+        self.samples.push_front(sample);
+    }
+
+    /// The sample `k` intervals ago (0 = newest).
+    pub fn sample(&self, k: usize) -> Option<&Arc<Sample>> {
+        self.samples.get(k)
+    }
+
+    /// How many full samples are kept now.
+    pub fn len(&self) -> usize {
+        self.samples.len()
+    }
+
+    /// True before the first reading.
+    pub fn is_empty(&self) -> bool {
+        self.samples.is_empty()
+    }
+
+    /// The graph series of a metric.
+    pub fn series(&self, metric: Metric) -> &Series {
+        let i = Metric::ALL.iter().position(|m| *m == metric).unwrap_or(0);
+        &self.series[i]
+    }
+
+    /// Starts graphing a user variable (values come through [`History::record_pinned`]).
+    pub fn pin(&mut self, name: &str) {
+        if !self.pinned.iter().any(|(n, _)| n == name) {
+            self.pinned.push((name.to_string(), Series::new(SERIES_LEN)));
+        }
+    }
+
+    /// Adds this interval's value of a pinned variable.
+    pub fn record_pinned(&mut self, name: &str, value: f64) {
+        if let Some((_, s)) = self.pinned.iter_mut().find(|(n, _)| n == name) {
+            s.push(value);
+        }
+    }
+
+    /// The pinned variables and their series.
+    pub fn pinned(&self) -> impl Iterator<Item = (&str, &Series)> {
+        self.pinned.iter().map(|(n, s)| (n.as_str(), s))
+    }
+}

@@ -1,0 +1,449 @@
+//! Samples as compact records. A record carries only what changed since the
+//! previous sample: counters as zigzag varint deltas, /proc tables as a
+//! bitmap of changed fields plus their deltas, CPU lists and sysfs state
+//! only when they change, field names only when the kernel's layout changes.
+//! See docs/recording.md for the byte layout.
+
+use std::sync::Arc;
+
+use super::varint::{Cursor, Truncated, put_i64, put_u64};
+use crate::kernel::cpulist::CpuList;
+use crate::kernel::fields::{FieldTable, Layout};
+use crate::kernel::{CpuState, CpuTicks, Polarization, Sample, Stamp};
+
+/// Record kinds.
+pub const KIND_MEMINFO_LAYOUT: u8 = 1;
+/// The names of /proc/vmstat's lines.
+pub const KIND_VMSTAT_LAYOUT: u8 = 2;
+/// One sample.
+pub const KIND_SAMPLE: u8 = 3;
+
+const ONLINE_CHANGED: u64 = 1;
+const PRESENT_CHANGED: u64 = 1 << 1;
+const CPUS_CHANGED: u64 = 1 << 2;
+const HAS_CMM: u64 = 1 << 3;
+const POLARIZATION_CHANGED: u64 = 1 << 4;
+const MEMINFO_RAW: u64 = 1 << 5;
+const VMSTAT_RAW: u64 = 1 << 6;
+
+/// Appends one framed record: kind, varint length, payload, CRC32 of all three.
+pub fn frame(out: &mut Vec<u8>, kind: u8, payload: &[u8]) {
+    let start = out.len();
+    out.push(kind);
+    put_u64(out, payload.len() as u64);
+    out.extend_from_slice(payload);
+    let crc = crc32fast::hash(&out[start..]);
+    out.extend_from_slice(&crc.to_le_bytes());
+}
+
+/// Turns samples into records, remembering the previous one.
+#[derive(Debug, Default)]
+pub struct Encoder {
+    prev: Option<Sample>,
+    meminfo_layout: Option<u64>,
+    vmstat_layout: Option<u64>,
+    payload: Vec<u8>,
+}
+
+impl Encoder {
+    /// A fresh encoder (the first sample is encoded against zeros).
+    pub fn new() -> Self {
+        Encoder::default()
+    }
+
+    /// Appends the records for `sample` (layouts first when they changed).
+    pub fn encode(&mut self, sample: &Sample, out: &mut Vec<u8>) {
+        let mut meminfo_base = true;
+        let mut vmstat_base = true;
+        if self.meminfo_layout != Some(sample.meminfo.layout().id()) {
+            self.layout(out, KIND_MEMINFO_LAYOUT, sample.meminfo.layout());
+            self.meminfo_layout = Some(sample.meminfo.layout().id());
+            meminfo_base = false;
+        }
+        if self.vmstat_layout != Some(sample.vmstat.layout().id()) {
+            self.layout(out, KIND_VMSTAT_LAYOUT, sample.vmstat.layout());
+            self.vmstat_layout = Some(sample.vmstat.layout().id());
+            vmstat_base = false;
+        }
+        let mut p = std::mem::take(&mut self.payload);
+        p.clear();
+        let prev = self.prev.as_ref();
+        let meminfo_raw = !all_integral(sample.meminfo.values());
+        let vmstat_raw = !all_integral(sample.vmstat.values());
+        let mut flags = 0;
+        if prev.is_none_or(|p| p.online != sample.online) {
+            flags |= ONLINE_CHANGED;
+        }
+        if prev.is_none_or(|p| p.present != sample.present) {
+            flags |= PRESENT_CHANGED;
+        }
+        if prev.is_none_or(|p| p.cpus != sample.cpus) {
+            flags |= CPUS_CHANGED;
+        }
+        if sample.cmm_pages.is_some() {
+            flags |= HAS_CMM;
+        }
+        if prev.is_none_or(|p| p.polarization != sample.polarization) {
+            flags |= POLARIZATION_CHANGED;
+        }
+        if meminfo_raw {
+            flags |= MEMINFO_RAW;
+        }
+        if vmstat_raw {
+            flags |= VMSTAT_RAW;
+        }
+        put_u64(&mut p, flags);
+        put_i64(&mut p, sample.stamp.micros.wrapping_sub(prev.map_or(0, |p| p.stamp.micros)));
+        ticks(&mut p, &sample.ticks, prev.map(|p| &p.ticks));
+        put_u64(&mut p, sample.per_cpu.len() as u64);
+        let mut last_id = 0i64;
+        for (id, t) in &sample.per_cpu {
+            put_i64(&mut p, i64::from(*id) - last_id);
+            last_id = i64::from(*id);
+            let before = prev.and_then(|p| p.per_cpu.iter().find(|(i, _)| i == id)).map(|(_, t)| t);
+            ticks(&mut p, t, before);
+        }
+        number(&mut p, sample.loadavg, prev.map(|p| p.loadavg));
+        number(&mut p, sample.runnable, prev.map(|p| p.runnable));
+        let meminfo_before = prev.filter(|_| meminfo_base).map(|p| p.meminfo.values());
+        let vmstat_before = prev.filter(|_| vmstat_base).map(|p| p.vmstat.values());
+        table(&mut p, &sample.meminfo, meminfo_before, meminfo_raw);
+        table(&mut p, &sample.vmstat, vmstat_before, vmstat_raw);
+        if flags & ONLINE_CHANGED != 0 {
+            cpu_list(&mut p, &sample.online);
+        }
+        if flags & PRESENT_CHANGED != 0 {
+            cpu_list(&mut p, &sample.present);
+        }
+        if flags & CPUS_CHANGED != 0 {
+            put_u64(&mut p, sample.cpus.len() as u64);
+            for c in &sample.cpus {
+                put_u64(&mut p, u64::from(c.id));
+                p.push(flag_code(c.online) | (flag_code(c.configured) << 2));
+            }
+        }
+        if let Some(pages) = sample.cmm_pages {
+            let before = prev.and_then(|p| p.cmm_pages).unwrap_or(0);
+            put_i64(&mut p, pages.wrapping_sub(before));
+        }
+        if flags & POLARIZATION_CHANGED != 0 {
+            p.push(match sample.polarization {
+                None => 0,
+                Some(Polarization::Horizontal) => 1,
+                Some(Polarization::Vertical) => 2,
+            });
+        }
+        frame(out, KIND_SAMPLE, &p);
+        self.payload = p;
+        self.prev = Some(sample.clone());
+    }
+
+    fn layout(&mut self, out: &mut Vec<u8>, kind: u8, layout: &Layout) {
+        let mut p = Vec::with_capacity(layout.len() * 16);
+        put_u64(&mut p, layout.len() as u64);
+        for name in layout.names() {
+            super::varint::put_str(&mut p, name);
+        }
+        frame(out, kind, &p);
+    }
+}
+
+fn all_integral(values: &[f64]) -> bool {
+    values.iter().all(|v| v.fract() == 0.0 && v.abs() < 9.0e15)
+}
+
+fn ticks(p: &mut Vec<u8>, t: &CpuTicks, before: Option<&CpuTicks>) {
+    let b = before.map_or([0; 10], CpuTicks::columns);
+    for (now, then) in t.columns().iter().zip(b) {
+        put_i64(p, now.wrapping_sub(then) as i64);
+    }
+}
+
+/// 0: unchanged; 1: hundredths, as a delta; 2: the raw bits.
+fn number(p: &mut Vec<u8>, v: f64, before: Option<f64>) {
+    if before.is_some_and(|b| b.to_bits() == v.to_bits()) {
+        p.push(0);
+    } else if let Some(h) = hundredths(v) {
+        p.push(1);
+        put_i64(p, h.wrapping_sub(before.and_then(hundredths).unwrap_or(0)));
+    } else {
+        p.push(2);
+        p.extend_from_slice(&v.to_bits().to_le_bytes());
+    }
+}
+
+fn hundredths(v: f64) -> Option<i64> {
+    let h = (v * 100.0).round();
+    (h.abs() < 9.0e15 && h / 100.0 == v).then_some(h as i64)
+}
+
+fn table(p: &mut Vec<u8>, t: &FieldTable, base: Option<&[f64]>, raw: bool) {
+    let values = t.values();
+    if raw {
+        for v in values {
+            p.extend_from_slice(&v.to_bits().to_le_bytes());
+        }
+        return;
+    }
+    let before = |i: usize| base.and_then(|b| b.get(i)).map_or(0, |v| *v as i64);
+    let start = p.len();
+    p.resize(start + values.len().div_ceil(8), 0);
+    for (i, v) in values.iter().enumerate() {
+        if *v as i64 != before(i) {
+            p[start + i / 8] |= 1 << (i % 8);
+        }
+    }
+    for (i, v) in values.iter().enumerate() {
+        let delta = (*v as i64).wrapping_sub(before(i));
+        if delta != 0 {
+            put_i64(p, delta);
+        }
+    }
+}
+
+fn cpu_list(p: &mut Vec<u8>, list: &CpuList) {
+    put_u64(p, u64::from(list.count));
+    put_u64(p, list.ids.len() as u64);
+    let mut last = 0i64;
+    for id in &list.ids {
+        put_i64(p, i64::from(*id) - last);
+        last = i64::from(*id);
+    }
+}
+
+fn flag_code(v: Option<bool>) -> u8 {
+    match v {
+        None => 0,
+        Some(false) => 1,
+        Some(true) => 2,
+    }
+}
+
+fn flag_value(code: u8) -> Option<bool> {
+    match code & 3 {
+        1 => Some(false),
+        2 => Some(true),
+        _ => None,
+    }
+}
+
+/// Why a record could not be decoded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DecodeError {
+    /// The payload ended early or holds an impossible value.
+    Malformed(&'static str),
+    /// A sample came before the names of its /proc tables.
+    NoLayout,
+    /// A kind this version does not know.
+    UnknownKind(u8),
+}
+
+impl From<Truncated> for DecodeError {
+    fn from(_: Truncated) -> Self {
+        DecodeError::Malformed("payload ends early")
+    }
+}
+
+/// Turns records back into samples.
+#[derive(Debug, Default)]
+pub struct Decoder {
+    prev: Option<Sample>,
+    meminfo: Option<(Arc<Layout>, bool)>,
+    vmstat: Option<(Arc<Layout>, bool)>,
+}
+
+impl Decoder {
+    /// A fresh decoder.
+    pub fn new() -> Self {
+        Decoder::default()
+    }
+
+    /// Decodes one record; `Some` for a sample, `None` for a layout.
+    pub fn decode(&mut self, kind: u8, payload: &[u8]) -> Result<Option<Sample>, DecodeError> {
+        let mut c = Cursor::new(payload);
+        match kind {
+            KIND_MEMINFO_LAYOUT | KIND_VMSTAT_LAYOUT => {
+                let n = usize::try_from(c.u64()?).map_err(|_| DecodeError::Malformed("layout size"))?;
+                if n > payload.len() {
+                    return Err(DecodeError::Malformed("layout size"));
+                }
+                let mut names = Vec::with_capacity(n);
+                for _ in 0..n {
+                    names.push(Box::from(c.string()?.as_str()));
+                }
+                let layout = Some((Arc::new(Layout::new(names)), true));
+                if kind == KIND_MEMINFO_LAYOUT {
+                    self.meminfo = layout;
+                } else {
+                    self.vmstat = layout;
+                }
+                Ok(None)
+            }
+            KIND_SAMPLE => self.sample(&mut c).map(Some),
+            other => Err(DecodeError::UnknownKind(other)),
+        }
+    }
+
+    fn sample(&mut self, c: &mut Cursor<'_>) -> Result<Sample, DecodeError> {
+        let (Some((meminfo_layout, meminfo_new)), Some((vmstat_layout, vmstat_new))) =
+            (self.meminfo.clone(), self.vmstat.clone())
+        else {
+            return Err(DecodeError::NoLayout);
+        };
+        let prev = self.prev.as_ref();
+        let flags = c.u64()?;
+        let stamp = Stamp {
+            micros: prev.map_or(0, |p| p.stamp.micros).wrapping_add(c.i64()?),
+        };
+        let ticks_now = read_ticks(c, prev.map(|p| &p.ticks))?;
+        let n = usize::try_from(c.u64()?).map_err(|_| DecodeError::Malformed("CPU count"))?;
+        if n > 1 << 16 {
+            return Err(DecodeError::Malformed("CPU count"));
+        }
+        let mut per_cpu = Vec::with_capacity(n);
+        let mut last_id = 0i64;
+        for _ in 0..n {
+            last_id += c.i64()?;
+            let id = u32::try_from(last_id).map_err(|_| DecodeError::Malformed("CPU number"))?;
+            let before = prev.and_then(|p| p.per_cpu.iter().find(|(i, _)| *i == id)).map(|(_, t)| t);
+            per_cpu.push((id, read_ticks(c, before)?));
+        }
+        let loadavg = read_number(c, prev.map(|p| p.loadavg))?;
+        let runnable = read_number(c, prev.map(|p| p.runnable))?;
+        let base = |new: bool, t: Option<&FieldTable>| if new { None } else { t.map(|t| t.values().to_vec()) };
+        let meminfo = read_table(c, meminfo_layout, base(meminfo_new, prev.map(|p| &p.meminfo)), flags & MEMINFO_RAW != 0)?;
+        let vmstat = read_table(c, vmstat_layout, base(vmstat_new, prev.map(|p| &p.vmstat)), flags & VMSTAT_RAW != 0)?;
+        let online = if flags & ONLINE_CHANGED != 0 {
+            read_cpu_list(c)?
+        } else {
+            prev.map(|p| p.online.clone()).ok_or(DecodeError::Malformed("online list missing"))?
+        };
+        let present = if flags & PRESENT_CHANGED != 0 {
+            read_cpu_list(c)?
+        } else {
+            prev.map(|p| p.present.clone()).ok_or(DecodeError::Malformed("present list missing"))?
+        };
+        let cpus = if flags & CPUS_CHANGED != 0 {
+            let n = usize::try_from(c.u64()?).map_err(|_| DecodeError::Malformed("CPU states"))?;
+            if n > 1 << 16 {
+                return Err(DecodeError::Malformed("CPU states"));
+            }
+            let mut cpus = Vec::with_capacity(n);
+            for _ in 0..n {
+                let id = c.u32()?;
+                let code = c.byte()?;
+                cpus.push(CpuState {
+                    id,
+                    online: flag_value(code),
+                    configured: flag_value(code >> 2),
+                });
+            }
+            cpus
+        } else {
+            prev.map(|p| p.cpus.clone()).unwrap_or_default()
+        };
+        let cmm_pages = if flags & HAS_CMM != 0 {
+            Some(prev.and_then(|p| p.cmm_pages).unwrap_or(0).wrapping_add(c.i64()?))
+        } else {
+            None
+        };
+        let polarization = if flags & POLARIZATION_CHANGED != 0 {
+            match c.byte()? {
+                1 => Some(Polarization::Horizontal),
+                2 => Some(Polarization::Vertical),
+                _ => None,
+            }
+        } else {
+            prev.and_then(|p| p.polarization)
+        };
+        if !c.is_done() {
+            return Err(DecodeError::Malformed("bytes left after the sample"));
+        }
+        if let Some(m) = self.meminfo.as_mut() {
+            m.1 = false;
+        }
+        if let Some(v) = self.vmstat.as_mut() {
+            v.1 = false;
+        }
+        let sample = Sample {
+            stamp,
+            ticks: ticks_now,
+            per_cpu,
+            loadavg,
+            runnable,
+            meminfo,
+            vmstat,
+            online,
+            present,
+            cpus,
+            cmm_pages,
+            polarization,
+        };
+        self.prev = Some(sample.clone());
+        Ok(sample)
+    }
+}
+
+fn read_ticks(c: &mut Cursor<'_>, before: Option<&CpuTicks>) -> Result<CpuTicks, DecodeError> {
+    let b = before.map_or([0; 10], CpuTicks::columns);
+    let mut cols = [0u64; 10];
+    for (col, then) in cols.iter_mut().zip(b) {
+        *col = then.wrapping_add(c.i64()? as u64);
+    }
+    Ok(CpuTicks::from_columns(cols))
+}
+
+fn read_number(c: &mut Cursor<'_>, before: Option<f64>) -> Result<f64, DecodeError> {
+    match c.byte()? {
+        0 => before.ok_or(DecodeError::Malformed("unchanged number without a previous one")),
+        1 => {
+            let h = before.and_then(hundredths).unwrap_or(0).wrapping_add(c.i64()?);
+            Ok(h as f64 / 100.0)
+        }
+        2 => {
+            let bytes: [u8; 8] = c.take(8)?.try_into().map_err(|_| DecodeError::Malformed("number"))?;
+            Ok(f64::from_bits(u64::from_le_bytes(bytes)))
+        }
+        _ => Err(DecodeError::Malformed("number tag")),
+    }
+}
+
+fn read_table(
+    c: &mut Cursor<'_>,
+    layout: Arc<Layout>,
+    base: Option<Vec<f64>>,
+    raw: bool,
+) -> Result<FieldTable, DecodeError> {
+    let n = layout.len();
+    let mut values = Vec::with_capacity(n);
+    if raw {
+        for _ in 0..n {
+            let bytes: [u8; 8] = c.take(8)?.try_into().map_err(|_| DecodeError::Malformed("value"))?;
+            values.push(f64::from_bits(u64::from_le_bytes(bytes)));
+        }
+        return Ok(FieldTable::new(layout, values));
+    }
+    let bitmap = c.take(n.div_ceil(8))?;
+    for i in 0..n {
+        let before = base.as_ref().and_then(|b| b.get(i)).map_or(0, |v| *v as i64);
+        let changed = bitmap[i / 8] & (1 << (i % 8)) != 0;
+        let v = if changed { before.wrapping_add(c.i64()?) } else { before };
+        values.push(v as f64);
+    }
+    Ok(FieldTable::new(layout, values))
+}
+
+fn read_cpu_list(c: &mut Cursor<'_>) -> Result<CpuList, DecodeError> {
+    let count = c.u32()?;
+    let n = usize::try_from(c.u64()?).map_err(|_| DecodeError::Malformed("CPU list"))?;
+    if n > 1 << 16 {
+        return Err(DecodeError::Malformed("CPU list"));
+    }
+    let mut ids = Vec::with_capacity(n);
+    let mut last = 0i64;
+    for _ in 0..n {
+        last += c.i64()?;
+        ids.push(u32::try_from(last).map_err(|_| DecodeError::Malformed("CPU number"))?);
+    }
+    Ok(CpuList { ids, count })
+}

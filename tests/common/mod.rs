@@ -1,0 +1,103 @@
+//! Fake roots laid out like `/`, built in temporary directories, so tests
+//! never touch the real /proc or /sys.
+
+#![allow(dead_code)]
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+/// A temporary root directory with proc/ and sys/ files.
+pub struct FakeRoot {
+    dir: tempfile::TempDir,
+}
+
+/// One CPU's ten tick columns.
+pub type Ticks = [u64; 10];
+
+impl FakeRoot {
+    /// An empty root.
+    pub fn new() -> Self {
+        FakeRoot {
+            dir: tempfile::tempdir().expect("temporary directory"),
+        }
+    }
+
+    /// Its path.
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// Writes a file below the root, creating directories.
+    pub fn write(&self, rel: &str, text: &str) {
+        let path = self.dir.path().join(rel);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).expect("create directories");
+        }
+        std::fs::write(path, text).expect("write file");
+    }
+
+    /// Removes a file below the root.
+    pub fn remove(&self, rel: &str) {
+        let _ = std::fs::remove_file(self.dir.path().join(rel));
+    }
+
+    /// /proc/stat with the aggregate line (sum of the CPUs) and one line per CPU given.
+    pub fn stat(&self, cpus: &[(u32, Ticks)]) {
+        let mut total = [0u64; 10];
+        for (_, t) in cpus {
+            for (a, b) in total.iter_mut().zip(t) {
+                *a += b;
+            }
+        }
+        let mut text = String::from("cpu ");
+        for v in total {
+            let _ = write!(text, " {v}");
+        }
+        text.push('\n');
+        for (id, t) in cpus {
+            let _ = write!(text, "cpu{id}");
+            for v in t {
+                let _ = write!(text, " {v}");
+            }
+            text.push('\n');
+        }
+        text.push_str("intr 12345 0 0 0\nctxt 999\nbtime 1700000000\nprocesses 4242\nprocs_running 2\nprocs_blocked 0\n");
+        self.write("proc/stat", &text);
+    }
+
+    /// /proc/meminfo from name/kB pairs.
+    pub fn meminfo(&self, fields: &[(&str, u64)]) {
+        let text: String = fields.iter().map(|(n, v)| format!("{n}:{:>16} kB\n", v)).collect();
+        self.write("proc/meminfo", &text);
+    }
+
+    /// /proc/vmstat from name/value pairs.
+    pub fn vmstat(&self, fields: &[(&str, u64)]) {
+        let text: String = fields.iter().map(|(n, v)| format!("{n} {v}\n")).collect();
+        self.write("proc/vmstat", &text);
+    }
+
+    /// A small, complete guest: `n` CPUs all online, CMM present.
+    pub fn guest(n: u32) -> Self {
+        let root = FakeRoot::new();
+        let cpus: Vec<(u32, Ticks)> = (0..n).map(|i| (i, [100 + u64::from(i), 1, 50, 1000, 5, 0, 2, 7, 0, 0])).collect();
+        root.stat(&cpus);
+        root.write("proc/loadavg", "0.42 0.30 0.20 2/150 4242\n");
+        root.meminfo(&[("MemTotal", 2_097_152), ("MemFree", 524_288), ("Cached", 262_144), ("Shmem", 1024)]);
+        root.vmstat(&[
+            ("nr_free_pages", 131_072),
+            ("pgpgin", 1000),
+            ("pgpgout", 2000),
+            ("pswpin", 0),
+            ("pswpout", 0),
+            ("pgscan_kswapd", 10),
+            ("pgscan_direct", 0),
+        ]);
+        root.write("proc/sys/vm/cmm_pages", "0\n");
+        let list = if n == 1 { "0\n".to_string() } else { format!("0-{}\n", n - 1) };
+        root.write("sys/devices/system/cpu/online", &list);
+        root.write("sys/devices/system/cpu/present", &list);
+        root.write("sys/devices/system/cpu/possible", &list);
+        root
+    }
+}
