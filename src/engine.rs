@@ -260,16 +260,17 @@ impl Engine {
             return None;
         }
         let var = self.rules.variables.iter().position(|v| v.name == name)? as u32;
-        let node = self
-            .rules
-            .nodes
-            .iter()
-            .position(|n| matches!(n.kind, crate::rules::expr::NodeKind::Var { var: v, .. } if v == var))?;
+        let node = self.rules.nodes.iter().position(
+            |n| matches!(n.kind, crate::rules::expr::NodeKind::Var { var: v, .. } if v == var),
+        )?;
         let view = View {
             history: &self.state.history,
             symbols: &self.state.symbols,
         };
-        Some(Evaluator::new(&self.rules, &view).number(node as NodeId, &mut crate::rules::eval::NoTrace))
+        Some(
+            Evaluator::new(&self.rules, &view)
+                .number(node as NodeId, &mut crate::rules::eval::NoTrace),
+        )
     }
 
     /// Decides on the newest reading again (what-if and benchmarks), or

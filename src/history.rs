@@ -147,7 +147,10 @@ impl History {
         History {
             depth,
             samples: VecDeque::with_capacity(depth + 1),
-            series: Metric::ALL.iter().map(|_| Series::new(SERIES_LEN)).collect(),
+            series: Metric::ALL
+                .iter()
+                .map(|_| Series::new(SERIES_LEN))
+                .collect(),
             pinned: Vec::new(),
         }
     }
@@ -188,7 +191,8 @@ impl History {
     /// Starts graphing a user variable (values come through [`History::record_pinned`]).
     pub fn pin(&mut self, name: &str) {
         if !self.pinned.iter().any(|(n, _)| n == name) {
-            self.pinned.push((name.to_string(), Series::new(SERIES_LEN)));
+            self.pinned
+                .push((name.to_string(), Series::new(SERIES_LEN)));
         }
     }
 

@@ -2,8 +2,8 @@
 
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 use std::process::ExitCode;
+use std::time::Duration;
 
 use anyhow::Context;
 use clap::{Parser, Subcommand, ValueEnum};
@@ -77,7 +77,11 @@ enum Command {
     /// Keep samples: as a recording file (-o) or as snapshot directories (--export-snapshots).
     Record {
         /// The recording to create (an existing file is never overwritten).
-        #[arg(short = 'o', long = "output", required_unless_present = "export_snapshots")]
+        #[arg(
+            short = 'o',
+            long = "output",
+            required_unless_present = "export_snapshots"
+        )]
         output: Option<PathBuf>,
         /// Write conformance-format snapshot directories here instead.
         #[arg(long, conflicts_with = "output")]
@@ -108,9 +112,13 @@ struct From {
 }
 
 /// Opens the source named on the command line (a live root when none is).
-fn open_source(from: &From, default_root: Option<&Path>) -> anyhow::Result<(Box<dyn Source>, bool)> {
+fn open_source(
+    from: &From,
+    default_root: Option<&Path>,
+) -> anyhow::Result<(Box<dyn Source>, bool)> {
     if let Some(dir) = &from.snapshots {
-        let s = SnapshotSource::open(dir).with_context(|| format!("cannot read snapshots in {}", dir.display()))?;
+        let s = SnapshotSource::open(dir)
+            .with_context(|| format!("cannot read snapshots in {}", dir.display()))?;
         return Ok((Box::new(s), false));
     }
     if let Some(file) = &from.replay {
@@ -118,12 +126,15 @@ fn open_source(from: &From, default_root: Option<&Path>) -> anyhow::Result<(Box<
     }
     match from.root.as_deref().or(default_root) {
         Some(root) => Ok((Box::new(LiveSource::new(root)), true)),
-        None => anyhow::bail!("say where to read from: --snapshots DIR, --replay FILE or --root DIR"),
+        None => {
+            anyhow::bail!("say where to read from: --snapshots DIR, --replay FILE or --root DIR")
+        }
     }
 }
 
 fn seconds(s: f64) -> anyhow::Result<Duration> {
-    Duration::try_from_secs_f64(s).map_err(|_| anyhow::anyhow!("--interval must be a number of seconds >= 0"))
+    Duration::try_from_secs_f64(s)
+        .map_err(|_| anyhow::anyhow!("--interval must be a number of seconds >= 0"))
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -212,7 +223,14 @@ fn run(cli: Cli) -> anyhow::Result<Status> {
                 (true, None) => Wait::Update,
             };
             let pace = Pace { count, wait };
-            let status = commands::eval::run(&rules, source.as_mut(), format, pace, &mut out, &mut std::thread::sleep)?;
+            let status = commands::eval::run(
+                &rules,
+                source.as_mut(),
+                format,
+                pace,
+                &mut out,
+                &mut std::thread::sleep,
+            )?;
             if let Some(w) = source.warning() {
                 eprintln!("plugtop: warning: {w}");
             }
@@ -226,19 +244,37 @@ fn run(cli: Cli) -> anyhow::Result<Status> {
             count,
         } => {
             let (mut source, live) = open_source(&from, Some(Path::new("/")))?;
-            let wait = if live { Wait::Every(seconds(interval)?) } else { Wait::None };
+            let wait = if live {
+                Wait::Every(seconds(interval)?)
+            } else {
+                Wait::None
+            };
             let machine = match (&from.replay, &from.snapshots) {
                 (Some(file), _) => RecordingSource::open(file).map(|r| r.header().clone()).ok(),
-                (None, Some(dir)) => SnapshotSource::open(dir).ok().and_then(|s| s.first_dir()).map(|d| header_for(&d, interval)),
-                (None, None) => Some(header_for(from.root.as_deref().unwrap_or(Path::new("/")), interval)),
+                (None, Some(dir)) => SnapshotSource::open(dir)
+                    .ok()
+                    .and_then(|s| s.first_dir())
+                    .map(|d| header_for(&d, interval)),
+                (None, None) => Some(header_for(
+                    from.root.as_deref().unwrap_or(Path::new("/")),
+                    interval,
+                )),
             };
             let header = machine.unwrap_or_else(|| header_for(Path::new("/nonexistent"), interval));
             let target = match (&output, &export_snapshots) {
                 (_, Some(dir)) => commands::record::Target::Snapshots(dir),
                 (Some(path), None) => commands::record::Target::Recording { path, header },
-                (None, None) => anyhow::bail!("say where to write: -o FILE or --export-snapshots DIR"),
+                (None, None) => {
+                    anyhow::bail!("say where to write: -o FILE or --export-snapshots DIR")
+                }
             };
-            commands::record::run(source.as_mut(), target, Pace { count, wait }, &mut out, &mut std::thread::sleep)?
+            commands::record::run(
+                source.as_mut(),
+                target,
+                Pace { count, wait },
+                &mut out,
+                &mut std::thread::sleep,
+            )?
         }
     };
     out.flush()?;

@@ -118,3 +118,157 @@ fn eval_trace_shows_variables_and_short_circuits() {
     assert!(text.contains("CP_ActiveAVG (line 12) = 0.4949"), "{text}");
     assert!(text.contains("cpustat.user[0] = 499593"), "{text}");
 }
+
+#[test]
+fn record_a_live_root_then_replay_it() {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let rec = dir.path().join("x.rec");
+    let rec_s = rec.to_string_lossy().into_owned();
+    let o = plugtop(&[
+        "record",
+        "-o",
+        &rec_s,
+        "--root",
+        "tests/fixtures/roots/newkernel",
+        "--count",
+        "6",
+        "--interval",
+        "0",
+    ]);
+    assert!(o.status.success(), "{}", stdout(&o));
+    assert!(stdout(&o).contains("recorded 6 samples"), "{}", stdout(&o));
+    let again = plugtop(&[
+        "record",
+        "-o",
+        &rec_s,
+        "--root",
+        "tests/fixtures/roots/newkernel",
+        "--count",
+        "1",
+    ]);
+    assert_eq!(
+        again.status.code(),
+        Some(2),
+        "an existing recording is never overwritten"
+    );
+    let o = plugtop(&[
+        "eval",
+        "-c",
+        "examples/rules/recommended-modern.conf",
+        "--replay",
+        &rec_s,
+        "--jsonl",
+    ]);
+    let text = stdout(&o);
+    assert!(o.status.success(), "{text}");
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(
+        lines.len(),
+        1 + 3,
+        "header and one line per interval after the history fills: {text}"
+    );
+    assert!(lines[3].starts_with("{\"snapshot\":5,"), "{text}");
+}
+
+#[test]
+fn export_snapshots_from_a_recording() {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let rec = dir.path().join("s.rec").to_string_lossy().into_owned();
+    let out = dir.path().join("snaps").to_string_lossy().into_owned();
+    let o = plugtop(&[
+        "record",
+        "-o",
+        &rec,
+        "--snapshots",
+        "tests/fixtures/series/oldkernel",
+    ]);
+    assert!(stdout(&o).contains("recorded 20 samples"), "{}", stdout(&o));
+    let o = plugtop(&["record", "--replay", &rec, "--export-snapshots", &out]);
+    assert!(stdout(&o).contains("wrote 20 snapshots"), "{}", stdout(&o));
+    let direct = plugtop(&[
+        "eval",
+        "-c",
+        "examples/rules/recommended-default.conf",
+        "--snapshots",
+        "tests/fixtures/series/oldkernel",
+        "--jsonl",
+    ]);
+    let exported = plugtop(&[
+        "eval",
+        "-c",
+        "examples/rules/recommended-default.conf",
+        "--snapshots",
+        &out,
+        "--jsonl",
+    ]);
+    assert_eq!(stdout(&direct), stdout(&exported));
+}
+
+#[test]
+fn a_damaged_recording_replays_up_to_the_damage_with_a_warning() {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let rec = dir.path().join("d.rec");
+    let rec_s = rec.to_string_lossy().into_owned();
+    plugtop(&[
+        "record",
+        "-o",
+        &rec_s,
+        "--snapshots",
+        "tests/fixtures/series/oldkernel",
+    ]);
+    let bytes = std::fs::read(&rec).expect("recording");
+    std::fs::write(&rec, &bytes[..bytes.len() - 10]).expect("truncate");
+    let o = plugtop(&[
+        "eval",
+        "-c",
+        "examples/rules/recommended-default.conf",
+        "--replay",
+        &rec_s,
+        "--jsonl",
+    ]);
+    assert!(o.status.success());
+    assert_eq!(
+        stdout(&o).lines().count(),
+        1 + 16,
+        "19 of 20 samples replay, 16 decided"
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("warning") && err.contains("at byte") && err.contains("truncated"),
+        "{err}"
+    );
+    let junk = dir.path().join("junk.rec");
+    std::fs::write(&junk, "not a recording").expect("write");
+    let o = plugtop(&[
+        "eval",
+        "-c",
+        "examples/rules/recommended-default.conf",
+        "--replay",
+        &junk.to_string_lossy(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("not a plugtop recording") && err.contains("at byte 0"),
+        "{err}"
+    );
+}
+
+#[test]
+fn eval_reads_a_live_root_every_interval() {
+    let o = plugtop(&[
+        "eval",
+        "-c",
+        "examples/rules/recommended-default.conf",
+        "--root",
+        "tests/fixtures/roots/oldkernel",
+        "--count",
+        "5",
+        "--interval",
+        "0",
+        "--jsonl",
+    ]);
+    let text = stdout(&o);
+    assert!(o.status.success(), "{text}");
+    assert_eq!(text.lines().count(), 1 + 2, "{text}");
+}

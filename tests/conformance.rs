@@ -41,8 +41,17 @@ fn same(a: &Value, b: &Value) -> bool {
     }
 }
 
+/// How the decisions of a case are produced.
+#[derive(Clone, Copy, PartialEq)]
+enum Route {
+    /// `eval --snapshots`.
+    Snapshots,
+    /// `record --snapshots` into a recording, then `eval --replay`.
+    Recording,
+}
+
 /// `None` when the case passes, else why not.
-fn check_case(dir: &Path) -> Option<String> {
+fn check_case(dir: &Path, route: Route) -> Option<String> {
     let expected = match fs::read_to_string(dir.join("expected.jsonl")) {
         Ok(t) => t,
         Err(e) => return Some(format!("cannot read expected.jsonl: {e}")),
@@ -51,15 +60,35 @@ fn check_case(dir: &Path) -> Option<String> {
         Ok(v) => v,
         Err(e) => return Some(format!("bad expected.jsonl: {e}")),
     };
-    let output = match Command::new(plugtop())
+    let mut command = Command::new(plugtop());
+    command
         .arg("eval")
         .arg("-c")
         .arg(dir.join("cpuplugd.conf"))
-        .arg("--snapshots")
-        .arg(dir.join("snapshots"))
-        .arg("--jsonl")
-        .output()
-    {
+        .arg("--jsonl");
+    let _keep = match route {
+        Route::Snapshots => {
+            command.arg("--snapshots").arg(dir.join("snapshots"));
+            None
+        }
+        Route::Recording => {
+            let tmp = tempfile::tempdir().ok()?;
+            let rec = tmp.path().join("case.rec");
+            let made = Command::new(plugtop())
+                .arg("record")
+                .arg("--snapshots")
+                .arg(dir.join("snapshots"))
+                .arg("-o")
+                .arg(&rec)
+                .output();
+            if !made.as_ref().is_ok_and(|o| o.status.success()) {
+                return Some(format!("recording failed: {made:?}"));
+            }
+            command.arg("--replay").arg(&rec);
+            Some(tmp)
+        }
+    };
+    let output = match command.output() {
         Ok(o) => o,
         Err(e) => return Some(format!("cannot run plugtop: {e}")),
     };
@@ -121,7 +150,7 @@ fn check_case(dir: &Path) -> Option<String> {
     None
 }
 
-fn run_cases(cases: &Path) -> (usize, Vec<String>) {
+fn run_cases(cases: &Path, route: Route) -> (usize, Vec<String>) {
     let mut names: Vec<PathBuf> = fs::read_dir(cases)
         .map(|d| {
             d.flatten()
@@ -133,15 +162,14 @@ fn run_cases(cases: &Path) -> (usize, Vec<String>) {
     names.sort();
     let mut failures = Vec::new();
     for dir in &names {
-        if let Some(why) = check_case(dir) {
+        if let Some(why) = check_case(dir, route) {
             failures.push(format!("FAIL {}: {why}", dir.display()));
         }
     }
     (names.len(), failures)
 }
 
-#[test]
-fn bundled_conformance_cases_all_pass() {
+fn bundled(route: Route) {
     let tmp = tempfile::tempdir().expect("temporary directory");
     let archive =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/conformance-cases.tar.zst");
@@ -150,7 +178,7 @@ fn bundled_conformance_cases_all_pass() {
     tar::Archive::new(decoder)
         .unpack(tmp.path())
         .expect("unpack corpus");
-    let (count, failures) = run_cases(&tmp.path().join("cases"));
+    let (count, failures) = run_cases(&tmp.path().join("cases"), route);
     assert!(count >= 80, "only {count} cases in the bundled corpus");
     assert!(
         failures.is_empty(),
@@ -161,13 +189,23 @@ fn bundled_conformance_cases_all_pass() {
 }
 
 #[test]
+fn bundled_conformance_cases_all_pass() {
+    bundled(Route::Snapshots);
+}
+
+#[test]
+fn bundled_conformance_cases_all_pass_through_a_recording() {
+    bundled(Route::Recording);
+}
+
+#[test]
 fn shared_conformance_cases_all_pass_when_present() {
     let shared = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/conformance/cases");
     if !shared.is_dir() {
         eprintln!("{} not found; only the bundled cases ran", shared.display());
         return;
     }
-    let (count, failures) = run_cases(&shared);
+    let (count, failures) = run_cases(&shared, Route::Snapshots);
     assert!(count > 0, "no cases found in {}", shared.display());
     assert!(
         failures.is_empty(),

@@ -48,7 +48,10 @@ fn a_guest_root_reads_into_every_field() {
     assert_eq!(s.polarization, None);
     assert_eq!(s.cpus.len(), 2);
     assert_eq!((s.cpus[0].online, s.cpus[0].configured), (None, Some(true)));
-    assert_eq!((s.cpus[1].online, s.cpus[1].configured), (Some(true), Some(true)));
+    assert_eq!(
+        (s.cpus[1].online, s.cpus[1].configured),
+        (Some(true), Some(true))
+    );
 }
 
 #[test]
@@ -75,7 +78,11 @@ fn error_of(root: &FakeRoot) -> String {
 fn missing_truncated_and_malformed_files_name_file_and_line() {
     let root = FakeRoot::guest(2);
     root.remove("proc/stat");
-    assert!(error_of(&root).contains("/proc/stat open failed"), "{}", error_of(&root));
+    assert!(
+        error_of(&root).contains("/proc/stat open failed"),
+        "{}",
+        error_of(&root)
+    );
 
     let root = FakeRoot::guest(2);
     root.write("proc/meminfo", "MemTotal:  2097152 kB\nMemFree:");
@@ -114,7 +121,21 @@ fn s390_root(root: &FakeRoot, step: u64, offline: &[u32]) {
         .filter(|id| !offline.contains(id))
         .map(|id| {
             let i = u64::from(id);
-            (id, [1000 + step * (10 + i), 0, 500 + step * 5, 9000 + step * 80, 3, 0, 1, step * 2, 0, 0])
+            (
+                id,
+                [
+                    1000 + step * (10 + i),
+                    0,
+                    500 + step * 5,
+                    9000 + step * 80,
+                    3,
+                    0,
+                    1,
+                    step * 2,
+                    0,
+                    0,
+                ],
+            )
         })
         .collect();
     root.stat(&cpus);
@@ -129,10 +150,17 @@ fn s390_root(root: &FakeRoot, step: u64, offline: &[u32]) {
         while id + 1 < 64 && !offline.contains(&(id + 1)) {
             id += 1;
         }
-        online.push(if start == id { format!("{start}") } else { format!("{start}-{id}") });
+        online.push(if start == id {
+            format!("{start}")
+        } else {
+            format!("{start}-{id}")
+        });
         id += 1;
     }
-    root.write("sys/devices/system/cpu/online", &format!("{}\n", online.join(",")));
+    root.write(
+        "sys/devices/system/cpu/online",
+        &format!("{}\n", online.join(",")),
+    );
     root.write("sys/devices/system/cpu/present", "0-63\n");
     for id in 0..64u32 {
         let state = if offline.contains(&id) { "0\n" } else { "1\n" };
@@ -148,7 +176,11 @@ fn per_cpu_deltas_on_64_cpus_going_offline_and_back() {
     let mut source = LiveSource::with_clock(root.path(), clock_from(0));
     let first = read(&mut source);
     assert_eq!(first.per_cpu.len(), 64);
-    assert!(cpu_loads(None, &first).iter().all(|l| matches!(l, CpuLoad::Fresh { .. })));
+    assert!(
+        cpu_loads(None, &first)
+            .iter()
+            .all(|l| matches!(l, CpuLoad::Fresh { .. }))
+    );
 
     s390_root(&root, 1, &[]);
     let second = read(&mut source);
@@ -158,7 +190,10 @@ fn per_cpu_deltas_on_64_cpus_going_offline_and_back() {
     match loads[7] {
         CpuLoad::Active { id, delta, total } => {
             assert_eq!(id, 7);
-            assert_eq!((delta.user, delta.system, delta.idle, delta.steal), (17, 5, 80, 2));
+            assert_eq!(
+                (delta.user, delta.system, delta.idle, delta.steal),
+                (17, 5, 80, 2)
+            );
             assert_eq!(total, 104);
         }
         other => panic!("cpu7: {other:?}"),
@@ -181,11 +216,19 @@ fn per_cpu_deltas_on_64_cpus_going_offline_and_back() {
     let fourth = read(&mut source);
     let loads = cpu_loads(Some(&third), &fourth);
     for id in 10..20 {
-        assert_eq!(loads[id as usize], CpuLoad::Fresh { id }, "cpu{id} starts a fresh delta");
+        assert_eq!(
+            loads[id as usize],
+            CpuLoad::Fresh { id },
+            "cpu{id} starts a fresh delta"
+        );
     }
     s390_root(&root, 4, &[]);
     let fifth = read(&mut source);
-    assert!(cpu_loads(Some(&fourth), &fifth).iter().all(|l| matches!(l, CpuLoad::Active { .. })));
+    assert!(
+        cpu_loads(Some(&fourth), &fifth)
+            .iter()
+            .all(|l| matches!(l, CpuLoad::Active { .. }))
+    );
 }
 
 #[test]
@@ -195,7 +238,9 @@ fn history_stays_bounded_and_graphs_the_interval() {
     let mut history = History::new(3);
     history.pin("pgscanrate");
     for step in 0..1000u64 {
-        let cpus: Vec<(u32, Ticks)> = (0..2).map(|i| (i, [10 * step, 0, 5 * step, 85 * step, 0, 0, 0, 0, 0, 0])).collect();
+        let cpus: Vec<(u32, Ticks)> = (0..2)
+            .map(|i| (i, [10 * step, 0, 5 * step, 85 * step, 0, 0, 0, 0, 0, 0]))
+            .collect();
         root.stat(&cpus);
         history.push(Arc::new(read(&mut source)));
         history.record_pinned("pgscanrate", step as f64);
@@ -205,9 +250,15 @@ fn history_stays_bounded_and_graphs_the_interval() {
     assert_eq!(busy.len(), SERIES_LEN);
     assert_eq!(busy.last(), Some(0.15));
     assert_eq!(history.series(Metric::OnlineCpus).last(), Some(2.0));
-    assert_eq!(history.series(Metric::AvailCache).last(), Some(262_144.0 - 1024.0));
+    assert_eq!(
+        history.series(Metric::AvailCache).last(),
+        Some(262_144.0 - 1024.0)
+    );
     let (name, series) = history.pinned().next().expect("pinned");
-    assert_eq!((name, series.len(), series.last()), ("pgscanrate", SERIES_LEN, Some(999.0)));
+    assert_eq!(
+        (name, series.len(), series.last()),
+        ("pgscanrate", SERIES_LEN, Some(999.0))
+    );
     assert_eq!(history.sample(0).map(|s| s.ticks.user), Some(2 * 10 * 999));
     let _ = CpuTicks::default();
 }

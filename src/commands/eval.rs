@@ -152,7 +152,9 @@ pub fn run(
 }
 
 fn rules_update(engine: &Engine) -> u64 {
-    u64::try_from(engine.rules().settings.update).unwrap_or(1).max(1)
+    u64::try_from(engine.rules().settings.update)
+        .unwrap_or(1)
+        .max(1)
 }
 
 /// Reads a rule file from disk for [`run`].

@@ -6,9 +6,9 @@ use std::path::Path;
 use std::time::Duration;
 
 use super::{Pace, Status, Wait};
+use crate::kernel::Source;
 use crate::kernel::recording::export::write_snapshot;
 use crate::kernel::recording::{Header, RecordingWriter};
-use crate::kernel::Source;
 
 /// Where the samples go.
 pub enum Target<'a> {
@@ -27,9 +27,11 @@ pub fn run(
     wait: &mut dyn FnMut(Duration),
 ) -> std::io::Result<Status> {
     let mut writer = match &target {
-        Target::Recording { path, header } => Some(RecordingWriter::create(path, header).map_err(|e| {
-            std::io::Error::new(e.kind(), format!("cannot create {}: {e}", path.display()))
-        })?),
+        Target::Recording { path, header } => {
+            Some(RecordingWriter::create(path, header).map_err(|e| {
+                std::io::Error::new(e.kind(), format!("cannot create {}: {e}", path.display()))
+            })?)
+        }
         Target::Snapshots(dir) => {
             std::fs::create_dir_all(dir)?;
             None
@@ -57,7 +59,7 @@ pub fn run(
             (None, _) => {}
         }
         taken += 1;
-        if taken % 60 == 0 {
+        if taken.is_multiple_of(60) {
             writeln!(out, "{taken} samples")?;
             out.flush()?;
         }
@@ -72,7 +74,11 @@ pub fn run(
     }
     match (&writer, &target) {
         (Some(w), Target::Recording { path, .. }) => {
-            let per = if taken > 0 { (w.bytes() as f64) / taken as f64 } else { 0.0 };
+            let per = if taken > 0 {
+                (w.bytes() as f64) / taken as f64
+            } else {
+                0.0
+            };
             writeln!(
                 out,
                 "recorded {taken} samples to {}: {} bytes, {per:.0} bytes per sample",
@@ -80,7 +86,9 @@ pub fn run(
                 w.bytes()
             )?;
         }
-        (_, Target::Snapshots(dir)) => writeln!(out, "wrote {taken} snapshots to {}", dir.display())?,
+        (_, Target::Snapshots(dir)) => {
+            writeln!(out, "wrote {taken} snapshots to {}", dir.display())?
+        }
         _ => {}
     }
     Ok(status)

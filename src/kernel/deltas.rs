@@ -8,7 +8,11 @@ use super::{CpuTicks, Sample};
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CpuLoad {
     /// Online in both readings: ticks spent in each state, and their total.
-    Active { id: u32, delta: CpuTicks, total: u64 },
+    Active {
+        id: u32,
+        delta: CpuTicks,
+        total: u64,
+    },
     /// Online now but not before (plugged, first reading, or counters reset).
     Fresh { id: u32 },
     /// Not online now.
@@ -58,10 +62,13 @@ pub fn cpu_loads(before: Option<&Sample>, now: &Sample) -> Vec<CpuLoad> {
     let line = |s: &Sample, id: u32| s.per_cpu.iter().find(|(i, _)| *i == id).map(|(_, t)| *t);
     ids.into_iter()
         .map(|id| {
-            let Some(ticks) = line(now, id).filter(|_| now.online.ids.is_empty() || now.online.contains(id)) else {
+            let Some(ticks) =
+                line(now, id).filter(|_| now.online.ids.is_empty() || now.online.contains(id))
+            else {
                 return CpuLoad::Offline { id };
             };
-            let was_online = before.is_some_and(|b| b.online.ids.is_empty() || b.online.contains(id));
+            let was_online =
+                before.is_some_and(|b| b.online.ids.is_empty() || b.online.contains(id));
             match before.and_then(|b| line(b, id)).filter(|_| was_online) {
                 Some(old) => match tick_delta(&ticks, &old) {
                     Some(delta) => CpuLoad::Active {

@@ -228,16 +228,28 @@ mod tests {
     #[test]
     fn layouts_are_reused_while_names_stay_the_same() {
         let mut p = FieldParser::new(b':');
-        let a = p.parse(b"MemTotal:  100 kB\nMemFree:    40 kB\n").expect("valid");
-        let b = p.parse(b"MemTotal:  100 kB\nMemFree:    41 kB\n").expect("valid");
+        let a = p
+            .parse(b"MemTotal:  100 kB\nMemFree:    40 kB\n")
+            .expect("valid");
+        let b = p
+            .parse(b"MemTotal:  100 kB\nMemFree:    41 kB\n")
+            .expect("valid");
         assert_eq!(a.layout().id(), b.layout().id());
         assert_eq!(b.get("MemFree"), Some(41.0));
-        let c = p.parse(b"MemTotal:  100 kB\nShmem: 3 kB\nMemFree: 42 kB\n").expect("valid");
+        let c = p
+            .parse(b"MemTotal:  100 kB\nShmem: 3 kB\nMemFree: 42 kB\n")
+            .expect("valid");
         assert_ne!(b.layout().id(), c.layout().id());
         assert_eq!(c.get("MemFree"), Some(42.0));
         assert_eq!(c.get("Shmem"), Some(3.0));
         assert_eq!(c.get("Mem"), None);
         let bad = p.parse(b"MemTotal:  100 kB\nMemFree:\n");
-        assert_eq!(bad.err(), Some(Malformed { line: 2, what: "no number after the name" }));
+        assert_eq!(
+            bad.err(),
+            Some(Malformed {
+                line: 2,
+                what: "no number after the name"
+            })
+        );
     }
 }

@@ -18,7 +18,9 @@ pub struct LiveSource {
 
 impl std::fmt::Debug for LiveSource {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("LiveSource").field("root", &self.root).finish()
+        f.debug_struct("LiveSource")
+            .field("root", &self.root)
+            .finish()
     }
 }
 

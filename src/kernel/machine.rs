@@ -17,7 +17,10 @@ pub struct Machine {
 
 fn first_line(root: &Path, rel: &str) -> Option<String> {
     let text = std::fs::read_to_string(root.join(rel)).ok()?;
-    text.lines().next().map(|l| l.trim().to_string()).filter(|l| !l.is_empty())
+    text.lines()
+        .next()
+        .map(|l| l.trim().to_string())
+        .filter(|l| !l.is_empty())
 }
 
 /// Reads `proc/sys/kernel/{hostname,osrelease}`, `proc/cpuinfo` (with

@@ -180,8 +180,8 @@ mod tests {
 
     #[test]
     fn stat_lines() {
-        let (t, per) =
-            parse_stat(b"cpu  10 2 3 4 5 6 7 8\ncpu0 1 2 3 4 5 6 7 8 9 10\nintr 5\n").expect("valid");
+        let (t, per) = parse_stat(b"cpu  10 2 3 4 5 6 7 8\ncpu0 1 2 3 4 5 6 7 8 9 10\nintr 5\n")
+            .expect("valid");
         assert_eq!(t.user, 10);
         assert_eq!(t.guest, 0);
         assert_eq!(t.total(), 45);

@@ -105,14 +105,23 @@ impl RootReader {
     /// Reads everything one interval needs from `root`, stamped with `time`.
     pub fn read(&mut self, root: &Path, stamp: Stamp) -> Result<Sample, SourceError> {
         self.load(root, paths::MEMINFO)?;
-        let meminfo = self.meminfo.parse(&self.buf).map_err(|m| Self::bad_line(paths::MEMINFO, m))?;
+        let meminfo = self
+            .meminfo
+            .parse(&self.buf)
+            .map_err(|m| Self::bad_line(paths::MEMINFO, m))?;
         self.load(root, paths::VMSTAT)?;
-        let vmstat = self.vmstat.parse(&self.buf).map_err(|m| Self::bad_line(paths::VMSTAT, m))?;
+        let vmstat = self
+            .vmstat
+            .parse(&self.buf)
+            .map_err(|m| Self::bad_line(paths::VMSTAT, m))?;
         self.load(root, paths::STAT)?;
         let (ticks, per_cpu) = parse_stat(&self.buf).map_err(|m| Self::bad_line(paths::STAT, m))?;
         self.load(root, paths::LOADAVG)?;
         let (loadavg, runnable) = parse_loadavg(&self.buf).ok_or_else(|| {
-            Self::malformed(paths::LOADAVG, "line 1: expected `LOAD1 LOAD5 LOAD15 RUNNING/TOTAL PID`")
+            Self::malformed(
+                paths::LOADAVG,
+                "line 1: expected `LOAD1 LOAD5 LOAD15 RUNNING/TOTAL PID`",
+            )
         })?;
         let online = self.cpu_list(root, paths::ONLINE)?;
         let present = self.cpu_list(root, paths::PRESENT)?;

@@ -73,7 +73,9 @@ impl Stamp {
     /// From seconds and microseconds.
     pub fn new(secs: i64, micros: u32) -> Self {
         Stamp {
-            micros: secs.saturating_mul(1_000_000).saturating_add(i64::from(micros)),
+            micros: secs
+                .saturating_mul(1_000_000)
+                .saturating_add(i64::from(micros)),
         }
     }
 

@@ -50,7 +50,11 @@ pub fn value_at(text: &[u8], start: usize) -> (f64, usize, bool) {
         end += 1;
     }
     let signed = digits_start < text.len() && matches!(text[digits_start], b'-' | b'+');
-    (v, end, n > 0 || (signed && text.get(digits_start + 1).is_some_and(u8::is_ascii_digit)))
+    (
+        v,
+        end,
+        n > 0 || (signed && text.get(digits_start + 1).is_some_and(u8::is_ascii_digit)),
+    )
 }
 
 /// Reads a leading number from /proc text the way `strtod` does for the plain

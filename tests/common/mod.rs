@@ -67,7 +67,10 @@ impl FakeRoot {
 
     /// /proc/meminfo from name/kB pairs.
     pub fn meminfo(&self, fields: &[(&str, u64)]) {
-        let text: String = fields.iter().map(|(n, v)| format!("{n}:{:>16} kB\n", v)).collect();
+        let text: String = fields
+            .iter()
+            .map(|(n, v)| format!("{n}:{:>16} kB\n", v))
+            .collect();
         self.write("proc/meminfo", &text);
     }
 
@@ -80,10 +83,17 @@ impl FakeRoot {
     /// A small, complete guest: `n` CPUs all online, CMM present.
     pub fn guest(n: u32) -> Self {
         let root = FakeRoot::new();
-        let cpus: Vec<(u32, Ticks)> = (0..n).map(|i| (i, [100 + u64::from(i), 1, 50, 1000, 5, 0, 2, 7, 0, 0])).collect();
+        let cpus: Vec<(u32, Ticks)> = (0..n)
+            .map(|i| (i, [100 + u64::from(i), 1, 50, 1000, 5, 0, 2, 7, 0, 0]))
+            .collect();
         root.stat(&cpus);
         root.write("proc/loadavg", "0.42 0.30 0.20 2/150 4242\n");
-        root.meminfo(&[("MemTotal", 2_097_152), ("MemFree", 524_288), ("Cached", 262_144), ("Shmem", 1024)]);
+        root.meminfo(&[
+            ("MemTotal", 2_097_152),
+            ("MemFree", 524_288),
+            ("Cached", 262_144),
+            ("Shmem", 1024),
+        ]);
         root.vmstat(&[
             ("nr_free_pages", 131_072),
             ("pgpgin", 1000),
@@ -94,7 +104,11 @@ impl FakeRoot {
             ("pgscan_direct", 0),
         ]);
         root.write("proc/sys/vm/cmm_pages", "0\n");
-        let list = if n == 1 { "0\n".to_string() } else { format!("0-{}\n", n - 1) };
+        let list = if n == 1 {
+            "0\n".to_string()
+        } else {
+            format!("0-{}\n", n - 1)
+        };
         root.write("sys/devices/system/cpu/online", &list);
         root.write("sys/devices/system/cpu/present", &list);
         root.write("sys/devices/system/cpu/possible", &list);

@@ -93,14 +93,22 @@ impl Encoder {
             flags |= VMSTAT_RAW;
         }
         put_u64(&mut p, flags);
-        put_i64(&mut p, sample.stamp.micros.wrapping_sub(prev.map_or(0, |p| p.stamp.micros)));
+        put_i64(
+            &mut p,
+            sample
+                .stamp
+                .micros
+                .wrapping_sub(prev.map_or(0, |p| p.stamp.micros)),
+        );
         ticks(&mut p, &sample.ticks, prev.map(|p| &p.ticks));
         put_u64(&mut p, sample.per_cpu.len() as u64);
         let mut last_id = 0i64;
         for (id, t) in &sample.per_cpu {
             put_i64(&mut p, i64::from(*id) - last_id);
             last_id = i64::from(*id);
-            let before = prev.and_then(|p| p.per_cpu.iter().find(|(i, _)| i == id)).map(|(_, t)| t);
+            let before = prev
+                .and_then(|p| p.per_cpu.iter().find(|(i, _)| i == id))
+                .map(|(_, t)| t);
             ticks(&mut p, t, before);
         }
         number(&mut p, sample.loadavg, prev.map(|p| p.loadavg));
@@ -263,7 +271,8 @@ impl Decoder {
         let mut c = Cursor::new(payload);
         match kind {
             KIND_MEMINFO_LAYOUT | KIND_VMSTAT_LAYOUT => {
-                let n = usize::try_from(c.u64()?).map_err(|_| DecodeError::Malformed("layout size"))?;
+                let n =
+                    usize::try_from(c.u64()?).map_err(|_| DecodeError::Malformed("layout size"))?;
                 if n > payload.len() {
                     return Err(DecodeError::Malformed("layout size"));
                 }
@@ -305,23 +314,43 @@ impl Decoder {
         for _ in 0..n {
             last_id += c.i64()?;
             let id = u32::try_from(last_id).map_err(|_| DecodeError::Malformed("CPU number"))?;
-            let before = prev.and_then(|p| p.per_cpu.iter().find(|(i, _)| *i == id)).map(|(_, t)| t);
+            let before = prev
+                .and_then(|p| p.per_cpu.iter().find(|(i, _)| *i == id))
+                .map(|(_, t)| t);
             per_cpu.push((id, read_ticks(c, before)?));
         }
         let loadavg = read_number(c, prev.map(|p| p.loadavg))?;
         let runnable = read_number(c, prev.map(|p| p.runnable))?;
-        let base = |new: bool, t: Option<&FieldTable>| if new { None } else { t.map(|t| t.values().to_vec()) };
-        let meminfo = read_table(c, meminfo_layout, base(meminfo_new, prev.map(|p| &p.meminfo)), flags & MEMINFO_RAW != 0)?;
-        let vmstat = read_table(c, vmstat_layout, base(vmstat_new, prev.map(|p| &p.vmstat)), flags & VMSTAT_RAW != 0)?;
+        let base = |new: bool, t: Option<&FieldTable>| {
+            if new {
+                None
+            } else {
+                t.map(|t| t.values().to_vec())
+            }
+        };
+        let meminfo = read_table(
+            c,
+            meminfo_layout,
+            base(meminfo_new, prev.map(|p| &p.meminfo)),
+            flags & MEMINFO_RAW != 0,
+        )?;
+        let vmstat = read_table(
+            c,
+            vmstat_layout,
+            base(vmstat_new, prev.map(|p| &p.vmstat)),
+            flags & VMSTAT_RAW != 0,
+        )?;
         let online = if flags & ONLINE_CHANGED != 0 {
             read_cpu_list(c)?
         } else {
-            prev.map(|p| p.online.clone()).ok_or(DecodeError::Malformed("online list missing"))?
+            prev.map(|p| p.online.clone())
+                .ok_or(DecodeError::Malformed("online list missing"))?
         };
         let present = if flags & PRESENT_CHANGED != 0 {
             read_cpu_list(c)?
         } else {
-            prev.map(|p| p.present.clone()).ok_or(DecodeError::Malformed("present list missing"))?
+            prev.map(|p| p.present.clone())
+                .ok_or(DecodeError::Malformed("present list missing"))?
         };
         let cpus = if flags & CPUS_CHANGED != 0 {
             let n = usize::try_from(c.u64()?).map_err(|_| DecodeError::Malformed("CPU states"))?;
@@ -343,7 +372,11 @@ impl Decoder {
             prev.map(|p| p.cpus.clone()).unwrap_or_default()
         };
         let cmm_pages = if flags & HAS_CMM != 0 {
-            Some(prev.and_then(|p| p.cmm_pages).unwrap_or(0).wrapping_add(c.i64()?))
+            Some(
+                prev.and_then(|p| p.cmm_pages)
+                    .unwrap_or(0)
+                    .wrapping_add(c.i64()?),
+            )
         } else {
             None
         };
@@ -395,13 +428,21 @@ fn read_ticks(c: &mut Cursor<'_>, before: Option<&CpuTicks>) -> Result<CpuTicks,
 
 fn read_number(c: &mut Cursor<'_>, before: Option<f64>) -> Result<f64, DecodeError> {
     match c.byte()? {
-        0 => before.ok_or(DecodeError::Malformed("unchanged number without a previous one")),
+        0 => before.ok_or(DecodeError::Malformed(
+            "unchanged number without a previous one",
+        )),
         1 => {
-            let h = before.and_then(hundredths).unwrap_or(0).wrapping_add(c.i64()?);
+            let h = before
+                .and_then(hundredths)
+                .unwrap_or(0)
+                .wrapping_add(c.i64()?);
             Ok(h as f64 / 100.0)
         }
         2 => {
-            let bytes: [u8; 8] = c.take(8)?.try_into().map_err(|_| DecodeError::Malformed("number"))?;
+            let bytes: [u8; 8] = c
+                .take(8)?
+                .try_into()
+                .map_err(|_| DecodeError::Malformed("number"))?;
             Ok(f64::from_bits(u64::from_le_bytes(bytes)))
         }
         _ => Err(DecodeError::Malformed("number tag")),
@@ -418,16 +459,26 @@ fn read_table(
     let mut values = Vec::with_capacity(n);
     if raw {
         for _ in 0..n {
-            let bytes: [u8; 8] = c.take(8)?.try_into().map_err(|_| DecodeError::Malformed("value"))?;
+            let bytes: [u8; 8] = c
+                .take(8)?
+                .try_into()
+                .map_err(|_| DecodeError::Malformed("value"))?;
             values.push(f64::from_bits(u64::from_le_bytes(bytes)));
         }
         return Ok(FieldTable::new(layout, values));
     }
     let bitmap = c.take(n.div_ceil(8))?;
     for i in 0..n {
-        let before = base.as_ref().and_then(|b| b.get(i)).map_or(0, |v| *v as i64);
+        let before = base
+            .as_ref()
+            .and_then(|b| b.get(i))
+            .map_or(0, |v| *v as i64);
         let changed = bitmap[i / 8] & (1 << (i % 8)) != 0;
-        let v = if changed { before.wrapping_add(c.i64()?) } else { before };
+        let v = if changed {
+            before.wrapping_add(c.i64()?)
+        } else {
+            before
+        };
         values.push(v as f64);
     }
     Ok(FieldTable::new(layout, values))

@@ -28,7 +28,11 @@ pub fn write_snapshot(dir: &Path, index: usize, sample: &Sample) -> std::io::Res
     put(paths::STAT, &stat)?;
     put(
         paths::LOADAVG,
-        &format!("{} 0.00 0.00 {}/1 1\n", number(sample.loadavg), number(sample.runnable)),
+        &format!(
+            "{} 0.00 0.00 {}/1 1\n",
+            number(sample.loadavg),
+            number(sample.runnable)
+        ),
     )?;
     let mut meminfo = String::new();
     for (name, v) in sample.meminfo.iter() {
@@ -46,20 +50,37 @@ pub fn write_snapshot(dir: &Path, index: usize, sample: &Sample) -> std::io::Res
     put(paths::ONLINE, &format!("{}\n", ranges(&sample.online)))?;
     put(paths::PRESENT, &format!("{}\n", ranges(&sample.present)))?;
     if let Some(p) = sample.polarization {
-        put(paths::DISPATCHING, if p == Polarization::Vertical { "1\n" } else { "0\n" })?;
+        put(
+            paths::DISPATCHING,
+            if p == Polarization::Vertical {
+                "1\n"
+            } else {
+                "0\n"
+            },
+        )?;
     }
     for cpu in &sample.cpus {
         let base = format!("{}/cpu{}", paths::CPU_DIR, cpu.id);
         if let Some(online) = cpu.online {
-            put(&format!("{base}/online"), if online { "1\n" } else { "0\n" })?;
+            put(
+                &format!("{base}/online"),
+                if online { "1\n" } else { "0\n" },
+            )?;
         }
         if let Some(configured) = cpu.configured {
-            put(&format!("{base}/configure"), if configured { "1\n" } else { "0\n" })?;
+            put(
+                &format!("{base}/configure"),
+                if configured { "1\n" } else { "0\n" },
+            )?;
         }
     }
     put(
         "time",
-        &format!("{}.{:06}\n", sample.stamp.secs(), sample.stamp.subsec_micros()),
+        &format!(
+            "{}.{:06}\n",
+            sample.stamp.secs(),
+            sample.stamp.subsec_micros()
+        ),
     )
 }
 

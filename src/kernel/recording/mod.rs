@@ -64,7 +64,9 @@ impl Header {
             page_size: c.u64().ok()?,
             present_cpus: c.u32().ok()?,
             interval_us: c.u64().ok()?,
-            started: Stamp { micros: c.i64().ok()? },
+            started: Stamp {
+                micros: c.i64().ok()?,
+            },
         })
     }
 }
@@ -91,7 +93,10 @@ pub struct RecordingWriter<W: Write> {
 impl RecordingWriter<File> {
     /// Creates `path` (refusing to overwrite a file) and writes the header.
     pub fn create(path: &Path, header: &Header) -> std::io::Result<Self> {
-        let file = OpenOptions::new().write(true).create_new(true).append(true).open(path)?;
+        let file = OpenOptions::new()
+            .create_new(true)
+            .append(true)
+            .open(path)?;
         RecordingWriter::new(file, header)
     }
 }
@@ -179,23 +184,34 @@ impl RecordingSource {
             what,
         };
         if data.len() < MAGIC.len() || &data[..MAGIC.len()] != MAGIC {
-            return Err(fail(0, "not a plugtop recording (it does not start with \"plugtop-recording\")".into()));
+            return Err(fail(
+                0,
+                "not a plugtop recording (it does not start with \"plugtop-recording\")".into(),
+            ));
         }
         let v = MAGIC.len();
         let version = data.get(v..v + 2).map(|b| u16::from_le_bytes([b[0], b[1]]));
         match version {
             Some(VERSION) => {}
             Some(other) => {
-                return Err(fail(v, format!("format version {other}, but this plugtop reads version {VERSION}")));
+                return Err(fail(
+                    v,
+                    format!("format version {other}, but this plugtop reads version {VERSION}"),
+                ));
             }
             None => return Err(fail(v, "the file ends before the format version".into())),
         }
         let start = v + 2;
-        let (kind, payload, next) = read_frame(&data, start).map_err(|what| fail(start, format!("header {what}")))?;
+        let (kind, payload, next) =
+            read_frame(&data, start).map_err(|what| fail(start, format!("header {what}")))?;
         if kind != KIND_HEADER {
-            return Err(fail(start, format!("expected the header record, found kind {kind}")));
+            return Err(fail(
+                start,
+                format!("expected the header record, found kind {kind}"),
+            ));
         }
-        let header = Header::decode(payload).ok_or_else(|| fail(start, "the header record is malformed".into()))?;
+        let header = Header::decode(payload)
+            .ok_or_else(|| fail(start, "the header record is malformed".into()))?;
         let mut source = RecordingSource {
             path,
             data,
@@ -262,9 +278,13 @@ fn read_frame(data: &[u8], at: usize) -> Result<(u8, &[u8], usize), String> {
     let kind = c.byte().map_err(|_| "is truncated".to_string())?;
     let len = c.u64().map_err(|_| "is truncated".to_string())?;
     let len = usize::try_from(len).map_err(|_| "has an impossible length".to_string())?;
-    let payload = c.take(len).map_err(|_| "is truncated (a torn last write)".to_string())?;
+    let payload = c
+        .take(len)
+        .map_err(|_| "is truncated (a torn last write)".to_string())?;
     let body_end = c.position();
-    let crc = c.take(4).map_err(|_| "is truncated (a torn last write)".to_string())?;
+    let crc = c
+        .take(4)
+        .map_err(|_| "is truncated (a torn last write)".to_string())?;
     let want = u32::from_le_bytes([crc[0], crc[1], crc[2], crc[3]]);
     if crc32fast::hash(&rest[..body_end]) != want {
         return Err("fails its checksum".into());
@@ -282,7 +302,10 @@ impl Source for RecordingSource {
             cmm_pages: first.is_some_and(|s| s.cmm_pages.is_some()),
             meminfo_names: first.map(|s| s.meminfo.layout().names().map(String::from).collect()),
             vmstat_names: first.map(|s| s.vmstat.layout().names().map(String::from).collect()),
-            origin: format!("the recording {} (host {}, kernel {})", self.path, self.header.host, self.header.kernel),
+            origin: format!(
+                "the recording {} (host {}, kernel {})",
+                self.path, self.header.host, self.header.kernel
+            ),
         }
     }
 
