@@ -638,6 +638,7 @@ mod tests {
                 ids: (0..8).collect(),
                 count: 8,
             },
+            possible: None,
             cpus: Vec::new(),
             cmm_pages: Some(100),
             polarization: None,

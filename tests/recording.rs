@@ -150,6 +150,7 @@ fn same_sample(a: &Sample, b: &Sample) -> bool {
         && a.vmstat.iter().eq(b.vmstat.iter())
         && a.online == b.online
         && a.present == b.present
+        && a.possible == b.possible
         && a.cpus == b.cpus
         && a.cmm_pages == b.cmm_pages
         && a.polarization == b.polarization

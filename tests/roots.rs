@@ -44,6 +44,7 @@ fn a_guest_root_reads_into_every_field() {
     assert_eq!(s.meminfo.get("MemFree"), Some(524_288.0));
     assert_eq!(s.vmstat.get("pgscan_kswapd"), Some(10.0));
     assert_eq!((s.online.count, s.present.count), (2, 2));
+    assert_eq!(s.possible.as_ref().map(|p| p.count), Some(2));
     assert_eq!(s.cmm_pages, Some(0));
     assert_eq!(s.polarization, None);
     assert_eq!(s.cpus.len(), 2);

@@ -22,6 +22,7 @@ pub mod paths {
     pub const CPU_DIR: &str = "sys/devices/system/cpu";
     pub const ONLINE: &str = "sys/devices/system/cpu/online";
     pub const PRESENT: &str = "sys/devices/system/cpu/present";
+    pub const POSSIBLE: &str = "sys/devices/system/cpu/possible";
     pub const DISPATCHING: &str = "sys/devices/system/cpu/dispatching";
 }
 
@@ -125,6 +126,14 @@ impl RootReader {
         })?;
         let online = self.cpu_list(root, paths::ONLINE)?;
         let present = self.cpu_list(root, paths::PRESENT)?;
+        let possible = if self.load_optional(root, paths::POSSIBLE)? {
+            Some(
+                CpuList::parse(&self.buf)
+                    .ok_or_else(|| Self::malformed(paths::POSSIBLE, "malformed CPU list"))?,
+            )
+        } else {
+            None
+        };
         let cmm_pages = if self.load_optional(root, paths::CMM_PAGES)? {
             parse_long(&self.buf)
         } else {
@@ -154,6 +163,7 @@ impl RootReader {
             vmstat,
             online,
             present,
+            possible,
             cpus,
             cmm_pages,
             polarization,

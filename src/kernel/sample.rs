@@ -130,6 +130,8 @@ pub struct Sample {
     pub vmstat: FieldTable,
     pub online: CpuList,
     pub present: CpuList,
+    /// `cpu/possible`, when the machine has it.
+    pub possible: Option<CpuList>,
     /// Per-CPU sysfs state, when the source has it (live roots do, snapshots do not).
     pub cpus: Vec<CpuState>,
     /// `/proc/sys/vm/cmm_pages`, absent on machines without CMM.

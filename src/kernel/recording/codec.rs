@@ -25,6 +25,7 @@ const HAS_CMM: u64 = 1 << 3;
 const POLARIZATION_CHANGED: u64 = 1 << 4;
 const MEMINFO_RAW: u64 = 1 << 5;
 const VMSTAT_RAW: u64 = 1 << 6;
+const POSSIBLE_CHANGED: u64 = 1 << 7;
 
 /// Appends one framed record: kind, varint length, payload, CRC32 of all three.
 pub fn frame(out: &mut Vec<u8>, kind: u8, payload: &[u8]) {
@@ -80,6 +81,9 @@ impl Encoder {
         if prev.is_none_or(|p| p.cpus != sample.cpus) {
             flags |= CPUS_CHANGED;
         }
+        if prev.is_none_or(|p| p.possible != sample.possible) {
+            flags |= POSSIBLE_CHANGED;
+        }
         if sample.cmm_pages.is_some() {
             flags |= HAS_CMM;
         }
@@ -122,6 +126,15 @@ impl Encoder {
         }
         if flags & PRESENT_CHANGED != 0 {
             cpu_list(&mut p, &sample.present);
+        }
+        if flags & POSSIBLE_CHANGED != 0 {
+            match &sample.possible {
+                Some(list) => {
+                    p.push(1);
+                    cpu_list(&mut p, list);
+                }
+                None => p.push(0),
+            }
         }
         if flags & CPUS_CHANGED != 0 {
             put_u64(&mut p, sample.cpus.len() as u64);
@@ -352,6 +365,14 @@ impl Decoder {
             prev.map(|p| p.present.clone())
                 .ok_or(DecodeError::Malformed("present list missing"))?
         };
+        let possible = if flags & POSSIBLE_CHANGED != 0 {
+            match c.byte()? {
+                0 => None,
+                _ => Some(read_cpu_list(c)?),
+            }
+        } else {
+            prev.and_then(|p| p.possible.clone())
+        };
         let cpus = if flags & CPUS_CHANGED != 0 {
             let n = usize::try_from(c.u64()?).map_err(|_| DecodeError::Malformed("CPU states"))?;
             if n > 1 << 16 {
@@ -408,6 +429,7 @@ impl Decoder {
             vmstat,
             online,
             present,
+            possible,
             cpus,
             cmm_pages,
             polarization,

@@ -49,6 +49,9 @@ pub fn write_snapshot(dir: &Path, index: usize, sample: &Sample) -> std::io::Res
     }
     put(paths::ONLINE, &format!("{}\n", ranges(&sample.online)))?;
     put(paths::PRESENT, &format!("{}\n", ranges(&sample.present)))?;
+    if let Some(possible) = &sample.possible {
+        put(paths::POSSIBLE, &format!("{}\n", ranges(possible)))?;
+    }
     if let Some(p) = sample.polarization {
         put(
             paths::DISPATCHING,
