@@ -57,16 +57,20 @@ impl RootReader {
         }
     }
 
-    fn load(&mut self, root: &Path, rel: &str) -> Result<(), SourceError> {
+    /// Reads `root/rel` into the buffer.
+    fn read_into_buf(&mut self, root: &Path, rel: &str) -> std::io::Result<()> {
         self.path.as_mut_os_string().clear();
         self.path.push(root);
         self.path.push(rel);
         self.buf.clear();
         // Through `take` so std does not stat the file for a size hint:
         // /proc files report size 0 anyway.
-        File::open(&self.path)
-            .and_then(|f| f.take(u64::MAX).read_to_end(&mut self.buf))
-            .map(|_| ())
+        File::open(&self.path).and_then(|f| f.take(u64::MAX).read_to_end(&mut self.buf))?;
+        Ok(())
+    }
+
+    fn load(&mut self, root: &Path, rel: &str) -> Result<(), SourceError> {
+        self.read_into_buf(root, rel)
             .map_err(|source| SourceError::Open {
                 path: Path::new("/").join(rel),
                 source,
@@ -80,12 +84,13 @@ impl RootReader {
     }
 
     fn load_optional(&mut self, root: &Path, rel: &str) -> Result<bool, SourceError> {
-        match self.load(root, rel) {
+        match self.read_into_buf(root, rel) {
             Ok(()) => Ok(true),
-            Err(SourceError::Open { source, .. }) if source.kind() == ErrorKind::NotFound => {
-                Ok(false)
-            }
-            Err(e) => Err(e),
+            Err(e) if e.kind() == ErrorKind::NotFound => Ok(false),
+            Err(source) => Err(SourceError::Open {
+                path: Path::new("/").join(rel),
+                source,
+            }),
         }
     }
 

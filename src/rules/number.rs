@@ -23,7 +23,7 @@ pub fn value_of(token: &str) -> f64 {
 /// `strtod` does, returning it, where it ends, and whether there was a
 /// number at all. Plain integers of up to 19 digits, which is all the kernel
 /// prints, take a short path.
-#[inline]
+#[inline(always)]
 pub fn value_at(text: &[u8], start: usize) -> (f64, usize, bool) {
     let mut i = start;
     while i < text.len() && (text[i] == b' ' || text[i] == b'\t') {
@@ -44,6 +44,14 @@ pub fn value_at(text: &[u8], start: usize) -> (f64, usize, bool) {
     if n > 0 && n <= 19 && plain {
         return (acc as f64, i, true);
     }
+    value_at_slow(text, start, digits_start, i)
+}
+
+/// Signs, fractions, exponents, more than 19 digits, or no number at all.
+#[cold]
+#[inline(never)]
+fn value_at_slow(text: &[u8], start: usize, digits_start: usize, i: usize) -> (f64, usize, bool) {
+    let n = i - digits_start;
     let v = leading_value(&text[start..]);
     let mut end = i.max(digits_start);
     while end < text.len() && !matches!(text[end], b'\n' | b' ' | b'\t') {
