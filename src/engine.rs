@@ -724,6 +724,19 @@ mod tests {
     }
 
     #[test]
+    fn a_pinned_variable_is_evaluated_where_rules_name_it() {
+        let text = format!(
+            "{BASE}busy=\"cpustat.user[0] - cpustat.user[1]\"\nidle_v=\"1\"\nHOTPLUG=\"busy > 5\"\nHOTUNPLUG=\"0\"\n"
+        );
+        let mut engine = Engine::new(rules(&text));
+        engine.push(&sample(1.0, 2, 10), &mut NoTrace);
+        assert_eq!(engine.variable("busy"), None, "history still filling");
+        engine.push(&sample(2.0, 2, 35), &mut NoTrace);
+        assert_eq!(engine.variable("busy"), Some(Ok(25.0)));
+        assert_eq!(engine.variable("idle_v"), None, "no rule names it");
+    }
+
+    #[test]
     fn a_zero_time_step_skips_the_memory_group() {
         let r = rules(&format!("{BASE}HOTPLUG=\"0\"\nHOTUNPLUG=\"0\"\n"));
         let mut engine = Engine::new(r);
