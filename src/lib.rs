@@ -7,8 +7,11 @@
 //! here prints or exits; `main.rs` does that.
 
 pub mod commands;
+pub mod control;
+pub mod daemon;
 pub mod engine;
 pub mod history;
 pub mod kernel;
+pub mod logging;
 pub mod report;
 pub mod rules;

@@ -10,12 +10,15 @@ use clap::{Parser, Subcommand, ValueEnum};
 
 use plugtop::commands::{self, Status};
 use plugtop::commands::{Pace, Wait};
+use plugtop::control::controller::Mode;
+use plugtop::daemon;
 use plugtop::kernel::Source;
 use plugtop::kernel::live::{LiveSource, wall_clock};
 use plugtop::kernel::machine::describe;
 use plugtop::kernel::recording::{Header, RecordingSource};
 use plugtop::kernel::root::RootReader;
 use plugtop::kernel::snapshots::SnapshotSource;
+use plugtop::logging::{Console, Log, SysLog};
 
 #[derive(Parser)]
 #[command(
@@ -73,6 +76,49 @@ enum Command {
         /// Show the truth trace of every rule evaluated, down to each sub-expression.
         #[arg(long)]
         trace: bool,
+    },
+    /// Act on the guest headless: a drop-in for `cpuplugd -c FILE -f -V`.
+    #[command(version, disable_version_flag = true)]
+    Run {
+        /// The rule file (cpuplugd's -c).
+        #[arg(short = 'c', long = "config")]
+        config: PathBuf,
+        /// Stay in the foreground and log to the terminal (cpuplugd's -f).
+        #[arg(short = 'f', long)]
+        foreground: bool,
+        /// Log the values behind every interval's decision (cpuplugd's -V).
+        #[arg(short = 'V', long)]
+        verbose: bool,
+        /// Print the version (cpuplugd's -v).
+        #[arg(short = 'v', long = "version", action = clap::ArgAction::Version)]
+        version: Option<bool>,
+        /// The guest's root directory.
+        #[arg(long, default_value = "/")]
+        root: PathBuf,
+        /// auto acts like cpuplugd; observe only logs what it would do.
+        #[arg(long, value_enum, default_value_t = RunMode::Auto)]
+        mode: RunMode,
+        /// The restore journal (default ROOT/run/plugtop/state).
+        #[arg(long)]
+        state: Option<PathBuf>,
+        /// Start although a dead plugtop left a journal (its start state is kept).
+        #[arg(long)]
+        force: bool,
+        /// Replay a recording instead of reading the guest (observe mode only).
+        #[arg(long)]
+        replay: Option<PathBuf>,
+        /// Test-only: milliseconds between intervals instead of UPDATE.
+        #[arg(long, hide = true)]
+        interval_ms: Option<u64>,
+    },
+    /// Put CPUs and the pool back after a plugtop that was killed or crashed.
+    Restore {
+        /// The journal (default ROOT/run/plugtop/state).
+        #[arg(long)]
+        state: Option<PathBuf>,
+        /// The guest's root directory.
+        #[arg(long, default_value = "/")]
+        root: PathBuf,
     },
     /// Keep samples: as a recording file (-o) or as snapshot directories (--export-snapshots).
     Record {
@@ -135,6 +181,12 @@ fn open_source(
 fn seconds(s: f64) -> anyhow::Result<Duration> {
     Duration::try_from_secs_f64(s)
         .map_err(|_| anyhow::anyhow!("--interval must be a number of seconds >= 0"))
+}
+
+#[derive(Clone, Copy, PartialEq, ValueEnum)]
+enum RunMode {
+    Auto,
+    Observe,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -236,6 +288,78 @@ fn run(cli: Cli) -> anyhow::Result<Status> {
             }
             status
         }
+        Command::Run {
+            config,
+            foreground,
+            verbose,
+            version: _,
+            root,
+            mode,
+            state,
+            force,
+            replay,
+            interval_ms,
+        } => {
+            out.flush()?;
+            if replay.is_some() && mode != RunMode::Observe {
+                anyhow::bail!(
+                    "--replay only goes with --mode observe: a recording cannot be acted on"
+                );
+            }
+            let child = std::env::var_os("PLUGTOP_DAEMON_CHILD").is_some();
+            if !foreground && !child {
+                return daemonize();
+            }
+            let options = daemon::RunOptions {
+                state: state.unwrap_or_else(|| plugtop::control::journal::default_path(&root)),
+                rules: config,
+                root,
+                mode: if mode == RunMode::Auto {
+                    Mode::Auto
+                } else {
+                    Mode::Observe
+                },
+                force,
+                verbose,
+                interval: interval_ms.map(Duration::from_millis),
+                panic_after: std::env::var("PLUGTOP_TEST_PANIC_AFTER")
+                    .ok()
+                    .and_then(|v| v.parse().ok()),
+            };
+            let mut console = Console;
+            let mut syslog;
+            let log: &mut dyn Log = if child {
+                syslog = SysLog::new();
+                &mut syslog
+            } else {
+                &mut console
+            };
+            let pid_file = child.then(|| options.root.join(plugtop::control::lock::PLUGTOP_PID));
+            if let Some(pid_file) = &pid_file {
+                std::fs::write(pid_file, format!("{}\n", std::process::id()))
+                    .with_context(|| format!("cannot write {}", pid_file.display()))?;
+            }
+            let signals = daemon::Signals::install().context("cannot install signal handlers")?;
+            let ended = match &replay {
+                Some(file) => {
+                    let mut source = RecordingSource::open(file)?;
+                    daemon::run_on(&options, &mut source, log, &signals)
+                }
+                None => daemon::run(&options, log, &signals),
+            };
+            if let Some(pid_file) = &pid_file {
+                let _ = std::fs::remove_file(pid_file);
+            }
+            match ended? {
+                daemon::Ending::Stopped => Status::Ok,
+                daemon::Ending::Fatal => Status::Failed,
+            }
+        }
+        Command::Restore { state, root } => {
+            let state = state.unwrap_or_else(|| plugtop::control::journal::default_path(&root));
+            daemon::restore_from_journal(&root, &state, &mut Console)?;
+            Status::Ok
+        }
         Command::Record {
             output,
             export_snapshots,
@@ -298,4 +422,25 @@ fn header_for(root: &Path, interval: f64) -> Header {
         interval_us: (interval.max(0.0) * 1e6) as u64,
         started: wall_clock(),
     }
+}
+
+/// Detaches like a daemon without `fork`: starts this program again in the
+/// background in its own process group, with `-f` and no terminal, and
+/// returns. The child logs to the system log and writes a pid file.
+fn daemonize() -> anyhow::Result<Status> {
+    use std::os::unix::process::CommandExt;
+    use std::process::Stdio;
+    let exe = std::env::current_exe().context("cannot find this program")?;
+    let mut args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
+    args.push("-f".into());
+    std::process::Command::new(exe)
+        .args(args)
+        .env("PLUGTOP_DAEMON_CHILD", "1")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .process_group(0)
+        .spawn()
+        .context("cannot start the daemon")?;
+    Ok(Status::Ok)
 }

@@ -272,3 +272,87 @@ fn eval_reads_a_live_root_every_interval() {
     assert!(o.status.success(), "{text}");
     assert_eq!(text.lines().count(), 1 + 2, "{text}");
 }
+
+/// The table rows (one per decided interval) of a command's output.
+fn rows(text: &str) -> Vec<String> {
+    text.lines()
+        .filter(|l| {
+            l.trim_start()
+                .split(' ')
+                .next()
+                .is_some_and(|w| w.parse::<usize>().is_ok())
+        })
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn run_in_observe_mode_decides_like_eval_interval_by_interval() {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let rec = dir.path().join("o.rec").to_string_lossy().into_owned();
+    plugtop(&[
+        "record",
+        "-o",
+        &rec,
+        "--snapshots",
+        "tests/fixtures/series/oldkernel",
+    ]);
+    let rules = "examples/rules/recommended-default.conf";
+    let run = plugtop(&[
+        "run",
+        "-f",
+        "-V",
+        "--mode",
+        "observe",
+        "--interval-ms",
+        "0",
+        "--replay",
+        &rec,
+        "-c",
+        rules,
+        "--root",
+        "tests/fixtures/roots/oldkernel",
+    ]);
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let eval = plugtop(&["eval", "-c", rules, "--replay", &rec]);
+    let (a, b) = (rows(&stdout(&run)), rows(&stdout(&eval)));
+    assert_eq!(a.len(), 17, "{}", stdout(&run));
+    assert_eq!(a, b);
+}
+
+#[test]
+fn run_speaks_cpuplugd_options_and_refuses_bad_rules_without_writing() {
+    let v = plugtop(&["run", "-v"]);
+    assert!(stdout(&v).contains(env!("CARGO_PKG_VERSION")));
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let bad = dir.path().join("bad.conf");
+    std::fs::write(&bad, "UPDATE=\"1\"\nHOTPLUG=\"loadavg >= 1\"\n").expect("rules");
+    let o = plugtop(&[
+        "run",
+        "-f",
+        "-c",
+        &bad.to_string_lossy(),
+        "--root",
+        "tests/fixtures/roots/oldkernel",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("cpuplugd has no `>=`"), "{err}");
+    assert!(
+        !std::path::Path::new("tests/fixtures/roots/oldkernel/run").exists(),
+        "nothing written"
+    );
+    let missing = plugtop(&[
+        "run",
+        "-f",
+        "-c",
+        "no/such.conf",
+        "--root",
+        "tests/fixtures/roots/oldkernel",
+    ]);
+    assert_eq!(missing.status.code(), Some(2));
+}

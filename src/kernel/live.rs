@@ -30,6 +30,14 @@ impl LiveSource {
         LiveSource::with_clock(root, Box::new(wall_clock))
     }
 
+    /// Skips the per-CPU sysfs directories (the headless runner does not
+    /// need them to decide, and reading them costs a directory scan and two
+    /// opens per CPU every interval).
+    pub fn without_cpu_dirs(mut self) -> Self {
+        self.reader.scan_cpu_dirs = false;
+        self
+    }
+
     /// A source whose samples are stamped by `clock` (tests drive time here).
     pub fn with_clock(root: impl Into<PathBuf>, clock: Box<dyn FnMut() -> Stamp + Send>) -> Self {
         LiveSource {

@@ -1,8 +1,9 @@
 //! Reading a directory laid out like `/` (proc/..., sys/...): the live
 //! machine, a test's temporary root, or one conformance snapshot.
 
+use std::collections::HashMap;
 use std::fs::File;
-use std::io::{ErrorKind, Read};
+use std::io::{ErrorKind, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
 use super::cpulist::CpuList;
@@ -26,11 +27,32 @@ pub mod paths {
     pub const DISPATCHING: &str = "sys/devices/system/cpu/dispatching";
 }
 
+/// What is known about one file of the current root.
+#[derive(Debug)]
+enum Slot {
+    /// A kernel file, kept open.
+    Kept(File),
+    /// A plain file (a test root): opened again each time.
+    Reopen,
+    /// A kernel root's optional file that was not there.
+    Missing,
+}
+
 /// Reads samples from root directories, keeping buffers and /proc layouts
 /// between readings so a reading allocates little.
 #[derive(Debug)]
 pub struct RootReader {
     buf: Vec<u8>,
+    /// Kernel files (those that resolve into /proc or /sys) kept open and
+    /// re-read from the start each interval: they are never replaced, and
+    /// re-reading saves the path walk of an open every time.
+    open: HashMap<&'static str, Slot>,
+    open_root: PathBuf,
+    /// Readings of `open_root` so far (decisions wait for the second one,
+    /// so snapshot series, a new root each time, pay nothing for them).
+    root_readings: u32,
+    /// `cpu/possible` of a kernel root, which never changes while it runs.
+    possible: Option<Option<CpuList>>,
     /// Reused for every path built under a root, so reading allocates no paths.
     path: PathBuf,
     meminfo: FieldParser,
@@ -50,6 +72,10 @@ impl RootReader {
     pub fn new() -> Self {
         RootReader {
             buf: Vec::with_capacity(16 * 1024),
+            open: HashMap::new(),
+            open_root: PathBuf::new(),
+            root_readings: 0,
+            possible: None,
             path: PathBuf::with_capacity(256),
             meminfo: FieldParser::new(b':'),
             vmstat: FieldParser::new(b' '),
@@ -58,18 +84,48 @@ impl RootReader {
     }
 
     /// Reads `root/rel` into the buffer.
-    fn read_into_buf(&mut self, root: &Path, rel: &str) -> std::io::Result<()> {
+    fn read_into_buf(&mut self, root: &Path, rel: &'static str) -> std::io::Result<()> {
+        self.buf.clear();
+        if let Some(Slot::Kept(file)) = self.open.get(rel) {
+            let mut file = file;
+            file.seek(SeekFrom::Start(0))?;
+            file.take(u64::MAX).read_to_end(&mut self.buf)?;
+            return Ok(());
+        }
         self.path.as_mut_os_string().clear();
         self.path.push(root);
         self.path.push(rel);
-        self.buf.clear();
         // Through `take` so std does not stat the file for a size hint:
         // /proc files report size 0 anyway.
-        File::open(&self.path).and_then(|f| f.take(u64::MAX).read_to_end(&mut self.buf))?;
+        let file = File::open(&self.path)?;
+        (&file).take(u64::MAX).read_to_end(&mut self.buf)?;
+        if self.root_readings >= 2 && !self.open.contains_key(rel) {
+            let kernel = std::fs::canonicalize(&self.path)
+                .is_ok_and(|p| p.starts_with("/proc/") || p.starts_with("/sys/"));
+            self.open.insert(
+                rel,
+                if kernel {
+                    Slot::Kept(file)
+                } else {
+                    Slot::Reopen
+                },
+            );
+        }
         Ok(())
     }
 
-    fn load(&mut self, root: &Path, rel: &str) -> Result<(), SourceError> {
+    /// Notes that a reading of `root` starts (see `root_readings`).
+    fn start_reading(&mut self, root: &Path) {
+        if self.open_root != root {
+            self.open.clear();
+            self.open_root = root.to_path_buf();
+            self.root_readings = 0;
+            self.possible = None;
+        }
+        self.root_readings = self.root_readings.saturating_add(1);
+    }
+
+    fn load(&mut self, root: &Path, rel: &'static str) -> Result<(), SourceError> {
         self.read_into_buf(root, rel)
             .map_err(|source| SourceError::Open {
                 path: Path::new("/").join(rel),
@@ -78,15 +134,32 @@ impl RootReader {
     }
 
     /// The bytes of one file below `root` (valid until the next read).
-    pub fn read_file(&mut self, root: &Path, rel: &str) -> Result<&[u8], SourceError> {
+    pub fn read_file(&mut self, root: &Path, rel: &'static str) -> Result<&[u8], SourceError> {
         self.load(root, rel)?;
         Ok(&self.buf)
     }
 
-    fn load_optional(&mut self, root: &Path, rel: &str) -> Result<bool, SourceError> {
+    /// True once this root's /proc/stat turned out to be the kernel's own.
+    fn kernel_root(&self) -> bool {
+        matches!(self.open.get(paths::STAT), Some(Slot::Kept(_)))
+    }
+
+    fn load_optional(&mut self, root: &Path, rel: &'static str) -> Result<bool, SourceError> {
+        // A kernel file that was missing stays missing (dispatching exists
+        // only on s390); look again once a minute or so.
+        if matches!(self.open.get(rel), Some(Slot::Missing))
+            && !self.root_readings.is_multiple_of(64)
+        {
+            return Ok(false);
+        }
         match self.read_into_buf(root, rel) {
             Ok(()) => Ok(true),
-            Err(e) if e.kind() == ErrorKind::NotFound => Ok(false),
+            Err(e) if e.kind() == ErrorKind::NotFound => {
+                if self.kernel_root() {
+                    self.open.insert(rel, Slot::Missing);
+                }
+                Ok(false)
+            }
             Err(source) => Err(SourceError::Open {
                 path: Path::new("/").join(rel),
                 source,
@@ -110,6 +183,7 @@ impl RootReader {
 
     /// Reads everything one interval needs from `root`, stamped with `time`.
     pub fn read(&mut self, root: &Path, stamp: Stamp) -> Result<Sample, SourceError> {
+        self.start_reading(root);
         self.load(root, paths::MEMINFO)?;
         let meminfo = self
             .meminfo
@@ -131,13 +205,22 @@ impl RootReader {
         })?;
         let online = self.cpu_list(root, paths::ONLINE)?;
         let present = self.cpu_list(root, paths::PRESENT)?;
-        let possible = if self.load_optional(root, paths::POSSIBLE)? {
-            Some(
-                CpuList::parse(&self.buf)
-                    .ok_or_else(|| Self::malformed(paths::POSSIBLE, "malformed CPU list"))?,
-            )
-        } else {
-            None
+        let possible = match &self.possible {
+            Some(known) => known.clone(),
+            None => {
+                let list =
+                    if self.load_optional(root, paths::POSSIBLE)? {
+                        Some(CpuList::parse(&self.buf).ok_or_else(|| {
+                            Self::malformed(paths::POSSIBLE, "malformed CPU list")
+                        })?)
+                    } else {
+                        None
+                    };
+                if self.kernel_root() {
+                    self.possible = Some(list.clone());
+                }
+                list
+            }
         };
         let cmm_pages = if self.load_optional(root, paths::CMM_PAGES)? {
             parse_long(&self.buf)
@@ -175,7 +258,7 @@ impl RootReader {
         })
     }
 
-    fn cpu_list(&mut self, root: &Path, rel: &str) -> Result<CpuList, SourceError> {
+    fn cpu_list(&mut self, root: &Path, rel: &'static str) -> Result<CpuList, SourceError> {
         self.load(root, rel)?;
         CpuList::parse(&self.buf).ok_or_else(|| Self::malformed(rel, "malformed CPU list"))
     }
@@ -217,7 +300,12 @@ impl RootReader {
     }
 
     /// The names in a meminfo (`meminfo` true) or vmstat file, if readable.
-    fn field_names(&mut self, root: &Path, rel: &str, meminfo: bool) -> Option<Vec<String>> {
+    fn field_names(
+        &mut self,
+        root: &Path,
+        rel: &'static str,
+        meminfo: bool,
+    ) -> Option<Vec<String>> {
         self.load(root, rel).ok()?;
         let parser = if meminfo {
             &mut self.meminfo

@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# Overhead of `plugtop run` in autonomous mode at UPDATE=1: CPU time (from
+# /proc/PID/task/*/schedstat, nanoseconds), resident memory (VmRSS, VmHWM)
+# and wake-ups (voluntary context switches), over DURATION seconds.
+#
+# It acts on a temporary root whose /proc and CPU-list files are symbolic
+# links to this machine's, so the daemon reads the live kernel, while the
+# files it writes (cpuN/online, cmm_pages) are plain files in the temporary
+# root: nothing real is ever written (plugtop refuses to write through a
+# link that leads outside its root).
+#
+# usage: scripts/overhead.sh [DURATION_SECONDS]   (default 300)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+duration=${1:-300}
+cargo build --release --quiet
+root=$(mktemp -d)
+pid=""
+cleanup() {
+  [ -n "$pid" ] && kill -TERM "$pid" 2>/dev/null || true
+  rm -rf "$root"
+}
+trap cleanup EXIT
+
+mkdir -p "$root/proc/sys/vm" "$root/sys/devices/system/cpu"
+for f in stat loadavg meminfo vmstat; do ln -s "/proc/$f" "$root/proc/$f"; done
+for f in present online possible; do
+  [ -e "/sys/devices/system/cpu/$f" ] && ln -s "/sys/devices/system/cpu/$f" "$root/sys/devices/system/cpu/$f"
+done
+echo 0 > "$root/proc/sys/vm/cmm_pages"
+for d in /sys/devices/system/cpu/cpu[0-9]*; do
+  n=$(basename "$d")
+  mkdir -p "$root/sys/devices/system/cpu/$n"
+  if [ -f "$d/online" ]; then cat "$d/online" > "$root/sys/devices/system/cpu/$n/online"; fi
+done
+
+# The recommended rules, with CPU_MIN at this machine's CPU count: the
+# symbolic-linked online list cannot follow the temporary root's cpuN/online
+# files, so without it every interval would decide an unplug that never
+# shows. With it, both groups evaluate every rule each interval and the
+# CPU limit holds, as on a guest in steady state.
+rules="$root/rules.conf"
+sed "s/^CPU_MIN=.*/CPU_MIN=\"$(nproc)\"/" examples/rules/recommended-modern.conf > "$rules"
+target/release/plugtop run -f -c "$rules" --root "$root" > "$root/log" 2>&1 &
+pid=$!
+sleep 3
+
+cpu_ns() { cat /proc/"$pid"/task/*/schedstat | awk '{s += $1} END {print s}'; }
+switches() { cat /proc/"$pid"/task/*/status | awk '/^voluntary_ctxt_switches/ {s += $2} END {print s}'; }
+t0=$(cpu_ns); v0=$(switches); s0=$(date +%s.%N)
+sleep "$duration"
+t1=$(cpu_ns); v1=$(switches); s1=$(date +%s.%N)
+rss=$(awk '/^VmRSS/ {print $2}' /proc/"$pid"/status)
+hwm=$(awk '/^VmHWM/ {print $2}' /proc/"$pid"/status)
+threads=$(ls /proc/"$pid"/task | wc -l)
+
+python3 - "$t0" "$t1" "$v0" "$v1" "$s0" "$s1" "$rss" "$hwm" "$threads" <<'PY'
+import sys
+t0, t1, v0, v1 = (int(x) for x in sys.argv[1:5])
+s0, s1 = float(sys.argv[5]), float(sys.argv[6])
+rss, hwm, threads = int(sys.argv[7]), int(sys.argv[8]), int(sys.argv[9])
+wall = s1 - s0
+cpu = (t1 - t0) / 1e9
+print(f"measured over {wall:.0f} s, {threads} threads")
+print(f"CPU: {cpu * 1e3:.1f} ms in all = {cpu / wall * 1e6:.0f} us per second = {cpu / wall * 100:.4f}% of one CPU (target < 0.02%)")
+print(f"memory: VmRSS {rss / 1024:.1f} MiB, VmHWM {hwm / 1024:.1f} MiB (target < 8 MiB)")
+print(f"voluntary context switches: {v1 - v0} over {wall:.0f} intervals of 1 s = {(v1 - v0) / wall:.2f} per interval")
+PY
+echo "log: $(wc -l < "$root/log") lines; last: $(tail -1 "$root/log")"

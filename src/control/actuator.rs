@@ -1,0 +1,188 @@
+//! Changing the guest: CPUs on and off through sysfs, the CMM pool through
+//! `cmm_pages`, always below one root directory. Which CPU is chosen follows
+//! SEMANTICS.md section 6: plug the lowest-numbered offline CPU that is
+//! configured (or has no `configure` file), unplug the highest-numbered
+//! online CPU that has an `online` file; when a write fails, try the next.
+
+use std::fs::{self, OpenOptions};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use crate::kernel::root::paths;
+
+/// Why an action could not be carried out.
+#[derive(Debug, thiserror::Error)]
+pub enum ActError {
+    #[error("no CPU can be {0}: {1}")]
+    NoCpu(&'static str, String),
+    #[error("{path}: {source}")]
+    Write {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{0} leads outside the root {1}; refusing to write there")]
+    OutsideRoot(String, String),
+}
+
+/// Something that changes CPUs and the pool: the real guest below a root,
+/// or the simulator.
+pub trait Actuator {
+    /// Brings one CPU online; returns its number. Failed attempts on other
+    /// CPUs are reported through `failures`.
+    fn plug(&mut self, failures: &mut Vec<String>) -> Result<u32, ActError>;
+    /// Takes one CPU offline; returns its number.
+    fn unplug(&mut self, failures: &mut Vec<String>) -> Result<u32, ActError>;
+    /// Sets `cmm_pages`.
+    fn set_pool(&mut self, pages: i64) -> Result<(), ActError>;
+    /// Puts exactly these CPUs online (others offline, where possible).
+    fn set_online(&mut self, wanted: &[u32], failures: &mut Vec<String>) -> Result<(), ActError>;
+}
+
+/// The guest below a root directory (`/` in production).
+#[derive(Debug, Clone)]
+pub struct RootActuator {
+    root: PathBuf,
+    canonical_root: PathBuf,
+}
+
+/// One CPU directory's state as found now.
+#[derive(Debug, Clone, Copy)]
+struct CpuEntry {
+    id: u32,
+    online: Option<bool>,
+    configured: Option<bool>,
+}
+
+fn read_flag(path: &Path) -> Option<bool> {
+    let text = fs::read_to_string(path).ok()?;
+    Some(text.trim() == "1")
+}
+
+impl RootActuator {
+    /// An actuator for the guest below `root`.
+    pub fn new(root: &Path) -> std::io::Result<Self> {
+        Ok(RootActuator {
+            root: root.to_path_buf(),
+            canonical_root: fs::canonicalize(root)?,
+        })
+    }
+
+    fn cpus(&self) -> Vec<CpuEntry> {
+        let dir = self.root.join(paths::CPU_DIR);
+        let mut cpus: Vec<CpuEntry> = fs::read_dir(&dir)
+            .map(|entries| {
+                entries
+                    .flatten()
+                    .filter_map(|e| {
+                        let name = e.file_name();
+                        let id = name.to_str()?.strip_prefix("cpu")?.parse::<u32>().ok()?;
+                        let base = e.path();
+                        Some(CpuEntry {
+                            id,
+                            online: read_flag(&base.join("online")),
+                            configured: read_flag(&base.join("configure")),
+                        })
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        cpus.sort_by_key(|c| c.id);
+        cpus
+    }
+
+    /// Writes `text` to `rel` below the root, refusing paths that resolve outside it.
+    fn write(&self, rel: &str, text: &str) -> Result<(), ActError> {
+        let path = self.root.join(rel);
+        let shown = Path::new("/").join(rel).display().to_string();
+        let resolved = fs::canonicalize(&path).map_err(|source| ActError::Write {
+            path: shown.clone(),
+            source,
+        })?;
+        if !resolved.starts_with(&self.canonical_root) {
+            return Err(ActError::OutsideRoot(
+                shown,
+                self.root.display().to_string(),
+            ));
+        }
+        OpenOptions::new()
+            .write(true)
+            .truncate(true)
+            .open(&resolved)
+            .and_then(|mut f| f.write_all(text.as_bytes()))
+            .map_err(|source| ActError::Write {
+                path: shown,
+                source,
+            })
+    }
+
+    fn set_cpu(&self, id: u32, online: bool) -> Result<(), ActError> {
+        self.write(
+            &format!("{}/cpu{id}/online", paths::CPU_DIR),
+            if online { "1\n" } else { "0\n" },
+        )
+    }
+
+    fn first_that_works(
+        &self,
+        candidates: impl Iterator<Item = u32>,
+        online: bool,
+        what: &'static str,
+        failures: &mut Vec<String>,
+    ) -> Result<u32, ActError> {
+        let mut tried = 0;
+        for id in candidates {
+            tried += 1;
+            match self.set_cpu(id, online) {
+                Ok(()) => return Ok(id),
+                Err(e) => failures.push(format!("cpu{id}: {e}")),
+            }
+        }
+        let why = if tried == 0 {
+            "no candidate".to_string()
+        } else {
+            format!("all {tried} candidates failed")
+        };
+        Err(ActError::NoCpu(what, why))
+    }
+}
+
+impl Actuator for RootActuator {
+    fn plug(&mut self, failures: &mut Vec<String>) -> Result<u32, ActError> {
+        let candidates: Vec<u32> = self
+            .cpus()
+            .into_iter()
+            .filter(|c| c.online == Some(false) && c.configured != Some(false))
+            .map(|c| c.id)
+            .collect();
+        self.first_that_works(candidates.into_iter(), true, "plugged", failures)
+    }
+
+    fn unplug(&mut self, failures: &mut Vec<String>) -> Result<u32, ActError> {
+        let candidates: Vec<u32> = self
+            .cpus()
+            .into_iter()
+            .rev()
+            .filter(|c| c.online == Some(true))
+            .map(|c| c.id)
+            .collect();
+        self.first_that_works(candidates.into_iter(), false, "unplugged", failures)
+    }
+
+    fn set_pool(&mut self, pages: i64) -> Result<(), ActError> {
+        self.write(paths::CMM_PAGES, &format!("{pages}\n"))
+    }
+
+    fn set_online(&mut self, wanted: &[u32], failures: &mut Vec<String>) -> Result<(), ActError> {
+        for cpu in self.cpus() {
+            let Some(online) = cpu.online else { continue };
+            let want = wanted.contains(&cpu.id);
+            if online != want
+                && let Err(e) = self.set_cpu(cpu.id, want)
+            {
+                failures.push(format!("cpu{}: {e}", cpu.id));
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,340 @@
+//! The mode plugtop acts in. Observe computes and reports but never writes;
+//! step-confirm turns each decision into a pending proposal the user accepts
+//! or rejects; autonomous applies every decision, as cpuplugd would. The UI
+//! and the headless runner share this type; every change is an [`Event`].
+
+use std::fmt;
+
+use super::actuator::Actuator;
+use crate::engine::{CpuAction, Decision};
+
+/// How plugtop acts on decisions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    Observe,
+    Step,
+    Auto,
+}
+
+impl fmt::Display for Mode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Mode::Observe => "observe",
+            Mode::Step => "step-confirm",
+            Mode::Auto => "autonomous",
+        })
+    }
+}
+
+/// One change to the guest.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Action {
+    PlugCpu,
+    UnplugCpu,
+    /// Set `cmm_pages` from `from` to `to`.
+    Pool {
+        from: i64,
+        to: i64,
+    },
+}
+
+impl fmt::Display for Action {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Action::PlugCpu => f.write_str("plug a CPU"),
+            Action::UnplugCpu => f.write_str("unplug a CPU"),
+            Action::Pool { from, to } => write!(f, "set cmm_pages {from} -> {to}"),
+        }
+    }
+}
+
+/// A decision waiting for the user, in step-confirm mode.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Proposal {
+    /// The reading it was decided on.
+    pub reading: usize,
+    pub actions: Vec<Action>,
+    /// The rules that decided, with their values.
+    pub why: String,
+}
+
+/// Something the controller did or would do; the log and the UI show these.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Event {
+    /// Observe mode: what would have been done.
+    Would {
+        action: Action,
+        why: String,
+    },
+    /// Applied (with the CPU number for CPU actions).
+    Applied {
+        action: Action,
+        cpu: Option<u32>,
+    },
+    /// Could not be applied.
+    Failed {
+        action: Action,
+        error: String,
+    },
+    /// A write on one CPU failed and the next was tried.
+    CpuWriteFailed(String),
+    Proposed(Proposal),
+    /// A pending proposal no longer holds at the latest interval.
+    Withdrawn {
+        proposal: Proposal,
+        why: String,
+    },
+    Rejected(Proposal),
+    /// Accepted, but it no longer held, so nothing was written.
+    NotApplied {
+        proposal: Proposal,
+        why: String,
+    },
+    ModeChanged {
+        from: Mode,
+        to: Mode,
+    },
+}
+
+impl fmt::Display for Event {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Event::Would { action, why } => write!(f, "would {action} ({why})"),
+            Event::Applied {
+                action: Action::PlugCpu,
+                cpu: Some(c),
+            } => write!(f, "plugged cpu{c}"),
+            Event::Applied {
+                action: Action::UnplugCpu,
+                cpu: Some(c),
+            } => write!(f, "unplugged cpu{c}"),
+            Event::Applied {
+                action: Action::Pool { to, .. },
+                ..
+            } => {
+                write!(f, "changing number of pages permanently reserved to {to}")
+            }
+            Event::Applied { action, .. } => write!(f, "{action}"),
+            Event::Failed { action, error } => write!(f, "cannot {action}: {error}"),
+            Event::CpuWriteFailed(e) => write!(f, "write failed, trying the next CPU: {e}"),
+            Event::Proposed(p) => write!(
+                f,
+                "proposed: {} ({}) — accept or reject",
+                list(&p.actions),
+                p.why
+            ),
+            Event::Withdrawn { proposal, why } => {
+                write!(f, "withdrawn: {} ({why})", list(&proposal.actions))
+            }
+            Event::Rejected(p) => write!(f, "rejected: {}", list(&p.actions)),
+            Event::NotApplied { proposal, why } => {
+                write!(
+                    f,
+                    "not applied: {} no longer holds ({why})",
+                    list(&proposal.actions)
+                )
+            }
+            Event::ModeChanged { from, to } => write!(f, "mode changed from {from} to {to}"),
+        }
+    }
+}
+
+fn list(actions: &[Action]) -> String {
+    actions
+        .iter()
+        .map(Action::to_string)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The actions a decision asks for, and why, in words.
+pub fn actions_of(decision: &Decision) -> (Vec<Action>, String) {
+    let mut actions = Vec::new();
+    let mut why = Vec::new();
+    if let Some(cpu) = &decision.cpu {
+        match cpu.action {
+            CpuAction::Plug => {
+                actions.push(Action::PlugCpu);
+                why.push(format!("HOTPLUG true, {} CPUs online", cpu.onumcpus));
+            }
+            CpuAction::Unplug => {
+                actions.push(Action::UnplugCpu);
+                why.push(format!("HOTUNPLUG true, {} CPUs online", cpu.onumcpus));
+            }
+            CpuAction::None => {}
+        }
+    }
+    if let Some(mem) = &decision.mem
+        && mem.cmm_pages_new != mem.cmm_pages
+    {
+        actions.push(Action::Pool {
+            from: mem.cmm_pages,
+            to: mem.cmm_pages_new,
+        });
+        let rule = match (mem.memplug, mem.memunplug) {
+            (Some(true), _) => format!("MEMPLUG true, CMM_DEC {}", mem.cmm_dec.unwrap_or(0)),
+            (_, Some(true)) => format!("MEMUNPLUG true, CMM_INC {}", mem.cmm_inc.unwrap_or(0)),
+            _ => "pool outside CMM_MIN..CMM_MAX".to_string(),
+        };
+        why.push(rule);
+    }
+    (actions, why.join("; "))
+}
+
+fn same_kind(a: &[Action], b: &[Action]) -> bool {
+    a.len() == b.len()
+        && a.iter().zip(b).all(|(x, y)| match (x, y) {
+            (Action::Pool { from: f1, to: t1 }, Action::Pool { from: f2, to: t2 }) => {
+                (t1 > f1) == (t2 > f2)
+            }
+            _ => x == y,
+        })
+}
+
+/// Applies `action`, returning the events it caused.
+pub fn apply(action: Action, actuator: &mut dyn Actuator) -> Vec<Event> {
+    let mut failures = Vec::new();
+    let result = match action {
+        Action::PlugCpu => actuator.plug(&mut failures).map(Some),
+        Action::UnplugCpu => actuator.unplug(&mut failures).map(Some),
+        Action::Pool { to, .. } => actuator.set_pool(to).map(|()| None),
+    };
+    let mut events: Vec<Event> = failures.into_iter().map(Event::CpuWriteFailed).collect();
+    events.push(match result {
+        Ok(cpu) => Event::Applied { action, cpu },
+        Err(e) => Event::Failed {
+            action,
+            error: e.to_string(),
+        },
+    });
+    events
+}
+
+/// The mode, the pending proposal, and the latest decision's actions.
+#[derive(Debug, Clone)]
+pub struct Controller {
+    mode: Mode,
+    pending: Option<Proposal>,
+    latest: Vec<Action>,
+    latest_why: String,
+}
+
+impl Controller {
+    /// A controller in `mode`.
+    pub fn new(mode: Mode) -> Self {
+        Controller {
+            mode,
+            pending: None,
+            latest: Vec::new(),
+            latest_why: String::new(),
+        }
+    }
+
+    /// The current mode.
+    pub fn mode(&self) -> Mode {
+        self.mode
+    }
+
+    /// The proposal waiting for the user, in step-confirm mode.
+    pub fn pending(&self) -> Option<&Proposal> {
+        self.pending.as_ref()
+    }
+
+    /// Switches mode; a pending proposal is withdrawn (it was never applied).
+    pub fn set_mode(&mut self, mode: Mode) -> Vec<Event> {
+        if mode == self.mode {
+            return Vec::new();
+        }
+        let mut events = vec![Event::ModeChanged {
+            from: self.mode,
+            to: mode,
+        }];
+        if let Some(p) = self.pending.take() {
+            events.push(Event::Withdrawn {
+                proposal: p,
+                why: format!("switched to {mode}"),
+            });
+        }
+        self.mode = mode;
+        events
+    }
+
+    /// Handles one interval's decision.
+    pub fn decide(&mut self, decision: &Decision, actuator: &mut dyn Actuator) -> Vec<Event> {
+        let (actions, why) = actions_of(decision);
+        self.latest = actions.clone();
+        self.latest_why = why.clone();
+        match self.mode {
+            Mode::Observe => actions
+                .into_iter()
+                .map(|action| Event::Would {
+                    action,
+                    why: why.clone(),
+                })
+                .collect(),
+            Mode::Auto => actions
+                .into_iter()
+                .flat_map(|a| apply(a, actuator))
+                .collect(),
+            Mode::Step => {
+                let mut events = Vec::new();
+                if let Some(p) = &self.pending {
+                    if same_kind(&p.actions, &actions) {
+                        return events;
+                    }
+                    let why_not = if actions.is_empty() {
+                        "the rules no longer ask for it".to_string()
+                    } else {
+                        format!("the rules now ask for: {}", list(&actions))
+                    };
+                    if let Some(p) = self.pending.take() {
+                        events.push(Event::Withdrawn {
+                            proposal: p,
+                            why: why_not,
+                        });
+                    }
+                }
+                if !actions.is_empty() {
+                    let p = Proposal {
+                        reading: decision.reading,
+                        actions,
+                        why,
+                    };
+                    events.push(Event::Proposed(p.clone()));
+                    self.pending = Some(p);
+                }
+                events
+            }
+        }
+    }
+
+    /// Accepts the pending proposal: applied only if the latest decision still asks for it.
+    pub fn accept(&mut self, actuator: &mut dyn Actuator) -> Vec<Event> {
+        let Some(p) = self.pending.take() else {
+            return Vec::new();
+        };
+        if !same_kind(&p.actions, &self.latest) {
+            let why = if self.latest.is_empty() {
+                "the latest interval decided nothing".to_string()
+            } else {
+                format!("the latest interval decided: {}", list(&self.latest))
+            };
+            return vec![Event::NotApplied { proposal: p, why }];
+        }
+        // Apply what the latest interval decided (the pool target may have moved).
+        self.latest
+            .clone()
+            .into_iter()
+            .flat_map(|a| apply(a, actuator))
+            .collect()
+    }
+
+    /// Rejects the pending proposal.
+    pub fn reject(&mut self) -> Vec<Event> {
+        self.pending
+            .take()
+            .map(Event::Rejected)
+            .into_iter()
+            .collect()
+    }
+}

@@ -1,0 +1,165 @@
+//! The restore journal: the guest's state before plugtop's first write,
+//! fsynced to disk, so `plugtop restore` can put the guest back after a
+//! `kill -9` or a crash. Removed after a clean restore.
+
+use std::fs::{self, File};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use super::actuator::{ActError, Actuator};
+use crate::kernel::cpulist::CpuList;
+use crate::kernel::recording::export::ranges;
+
+/// What the guest looked like when plugtop started acting on it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StartState {
+    /// The plugtop process that wrote the journal.
+    pub pid: u32,
+    /// The root it acted on.
+    pub root: String,
+    /// CPUs online at start.
+    pub online: Vec<u32>,
+    /// `cmm_pages` at start, if the guest has it.
+    pub cmm_pages: Option<i64>,
+}
+
+/// Why a journal cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum JournalError {
+    #[error("{path}: {source}")]
+    Io {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{path} line {line}: {what}")]
+    Malformed {
+        path: String,
+        line: usize,
+        what: String,
+    },
+}
+
+/// The journal's default place below a root: `ROOT/run/plugtop/state`.
+pub fn default_path(root: &Path) -> PathBuf {
+    root.join("run/plugtop/state")
+}
+
+impl StartState {
+    fn text(&self) -> String {
+        let list = CpuList {
+            count: self.online.len() as u32,
+            ids: self.online.clone(),
+        };
+        let pool = self.cmm_pages.map_or("none".to_string(), |p| p.to_string());
+        format!(
+            "plugtop-state 1\npid {}\nroot {}\nonline {}\ncmm_pages {pool}\n",
+            self.pid,
+            self.root,
+            ranges(&list)
+        )
+    }
+}
+
+/// Writes the journal durably: a temporary file, fsync, rename, fsync of
+/// the directory.
+pub fn write(path: &Path, state: &StartState) -> Result<(), JournalError> {
+    let io = |source| JournalError::Io {
+        path: path.display().to_string(),
+        source,
+    };
+    let dir = path.parent().unwrap_or(Path::new("."));
+    fs::create_dir_all(dir).map_err(io)?;
+    let tmp = path.with_extension("tmp");
+    let mut f = File::create(&tmp).map_err(io)?;
+    f.write_all(state.text().as_bytes()).map_err(io)?;
+    f.sync_all().map_err(io)?;
+    fs::rename(&tmp, path).map_err(io)?;
+    File::open(dir).and_then(|d| d.sync_all()).map_err(io)?;
+    Ok(())
+}
+
+/// Reads a journal; `None` when there is none.
+pub fn read(path: &Path) -> Result<Option<StartState>, JournalError> {
+    let shown = path.display().to_string();
+    let text = match fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(source) => {
+            return Err(JournalError::Io {
+                path: shown,
+                source,
+            });
+        }
+    };
+    let bad = |line: usize, what: &str| JournalError::Malformed {
+        path: shown.clone(),
+        line,
+        what: what.to_string(),
+    };
+    let mut lines = text.lines().enumerate();
+    match lines.next() {
+        Some((_, "plugtop-state 1")) => {}
+        _ => return Err(bad(1, "not a plugtop state journal (version 1)")),
+    }
+    let mut state = StartState {
+        pid: 0,
+        root: String::new(),
+        online: Vec::new(),
+        cmm_pages: None,
+    };
+    for (i, line) in lines {
+        let (key, value) = line.split_once(' ').unwrap_or((line, ""));
+        match key {
+            "pid" => {
+                state.pid = value
+                    .parse()
+                    .map_err(|_| bad(i + 1, "pid is not a number"))?
+            }
+            "root" => state.root = value.to_string(),
+            "online" => {
+                state.online = CpuList::parse(value.as_bytes())
+                    .ok_or_else(|| bad(i + 1, "malformed CPU list"))?
+                    .ids
+            }
+            "cmm_pages" => {
+                state.cmm_pages = match value {
+                    "none" => None,
+                    v => Some(
+                        v.parse()
+                            .map_err(|_| bad(i + 1, "cmm_pages is not a number"))?,
+                    ),
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(Some(state))
+}
+
+/// Removes the journal after a clean restore.
+pub fn remove(path: &Path) -> std::io::Result<()> {
+    match fs::remove_file(path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
+        _ => Ok(()),
+    }
+}
+
+/// Whether a process with this pid exists on this machine.
+pub fn pid_alive(pid: u32) -> bool {
+    pid != 0 && Path::new("/proc").join(pid.to_string()).exists()
+}
+
+/// Puts the CPUs and the pool back as `state` says. Failures on single
+/// CPUs are collected; the pool is restored even if some CPU was not.
+pub fn restore(
+    actuator: &mut dyn Actuator,
+    state: &StartState,
+    failures: &mut Vec<String>,
+) -> Result<(), ActError> {
+    actuator.set_online(&state.online, failures)?;
+    if let Some(pages) = state.cmm_pages {
+        actuator.set_pool(pages)?;
+    }
+    Ok(())
+}

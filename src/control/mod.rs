@@ -1,0 +1,8 @@
+//! Acting on the guest: the actuator that writes sysfs and `cmm_pages`
+//! below a root, the restore journal, the one-controller-per-guest lock,
+//! and the controller that decides, per mode, what gets written.
+
+pub mod actuator;
+pub mod controller;
+pub mod journal;
+pub mod lock;

@@ -1,0 +1,504 @@
+//! The headless runner: `plugtop run`, a drop-in for `cpuplugd`. It starts
+//! and stops like cpuplugd (limits applied at start, start state restored on
+//! every way out), but journals the start state before the first write so a
+//! crash can be undone, and refuses to share the guest with another
+//! controller.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use crate::control::actuator::{Actuator, RootActuator};
+use crate::control::controller::{Controller, Event, Mode, actions_of};
+use crate::control::journal::{self, StartState};
+use crate::control::lock::{self, GuestLock};
+use crate::engine::{Engine, GroupStatus};
+use crate::kernel::live::LiveSource;
+use crate::kernel::root::RootReader;
+use crate::kernel::{Polarization, Sample, Source};
+use crate::logging::Log;
+use crate::report::table;
+use crate::rules::config::describe_missing_memory;
+use crate::rules::eval::NoTrace;
+use crate::rules::{RuleSet, Severity, SourceFile, load, render};
+
+/// What `plugtop run` was asked to do.
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    pub rules: PathBuf,
+    pub root: PathBuf,
+    pub mode: Mode,
+    /// The restore journal (default `ROOT/run/plugtop/state`).
+    pub state: PathBuf,
+    /// Start although a dead plugtop left a journal (its start state is kept).
+    pub force: bool,
+    /// Log the values behind every decision.
+    pub verbose: bool,
+    /// Overrides UPDATE (tests run many intervals quickly).
+    pub interval: Option<Duration>,
+    /// Test-only: panic after this many intervals, to test the panic hook.
+    pub panic_after: Option<usize>,
+}
+
+/// Set from signal handlers; the loop checks them between intervals.
+#[derive(Debug, Clone, Default)]
+pub struct Signals {
+    pub stop: Arc<AtomicBool>,
+    pub reload: Arc<AtomicBool>,
+}
+
+impl Signals {
+    /// Routes SIGTERM/SIGINT to `stop` and SIGHUP to `reload`, waking the
+    /// calling thread at once. The signal thread sleeps until a signal comes.
+    pub fn install() -> std::io::Result<Signals> {
+        use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+        let flags = Signals::default();
+        let mut iter = signal_hook::iterator::Signals::new([SIGTERM, SIGINT, SIGHUP])?;
+        let main = std::thread::current();
+        let (stop, reload) = (Arc::clone(&flags.stop), Arc::clone(&flags.reload));
+        std::thread::Builder::new()
+            .name("plugtop-signals".into())
+            .spawn(move || {
+                for signal in iter.forever() {
+                    if signal == SIGHUP {
+                        reload.store(true, Ordering::SeqCst);
+                    } else {
+                        stop.store(true, Ordering::SeqCst);
+                    }
+                    main.unpark();
+                }
+            })?;
+        Ok(flags)
+    }
+}
+
+/// Why the runner could not start (nothing was written).
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    #[error("cannot read {path}: {source}")]
+    Rules {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{0}")]
+    Invalid(String),
+    #[error("{0}")]
+    Lock(#[from] lock::LockError),
+    #[error("{0}")]
+    Journal(String),
+    #[error("cannot read the guest: {0}")]
+    Read(String),
+}
+
+/// How the run ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ending {
+    /// Stopped by a signal; the start state was restored.
+    Stopped,
+    /// cpuplugd would have exited here; the start state was restored.
+    Fatal,
+}
+
+fn load_rules(path: &Path, facts: &crate::rules::SystemFacts) -> Result<RuleSet, StartError> {
+    let bytes = std::fs::read(path).map_err(|source| StartError::Rules {
+        path: path.display().to_string(),
+        source,
+    })?;
+    let file = SourceFile::new(path.display().to_string(), bytes);
+    let outcome = load(&file, facts);
+    if outcome.refusal.is_some() {
+        let errors: Vec<_> = outcome
+            .diagnostics
+            .iter()
+            .filter(|d| {
+                d.severity == Severity::Error
+                    && d.daemon == crate::rules::diagnostic::DaemonEffect::RefusesToLoad
+            })
+            .cloned()
+            .collect();
+        return Err(StartError::Invalid(format!(
+            "{}{}",
+            render::text(&file, &errors),
+            render::summary(&file, &outcome)
+        )));
+    }
+    Ok(outcome.rules)
+}
+
+fn log_events(log: &mut dyn Log, events: &[Event], verbose: bool) {
+    for e in events {
+        match e {
+            // Nothing left to plug or unplug: cpuplugd says so only when verbose.
+            Event::Failed { error, .. } if error.contains("no candidate") => {
+                if verbose {
+                    log.info(&e.to_string());
+                }
+            }
+            Event::Failed { .. } | Event::CpuWriteFailed(_) => log.error(&e.to_string()),
+            _ => log.info(&e.to_string()),
+        }
+    }
+}
+
+/// The runner's state between intervals.
+struct Runner<'a> {
+    options: &'a RunOptions,
+    log: &'a mut dyn Log,
+    rules: Arc<RuleSet>,
+    engine: Engine,
+    controller: Controller,
+    actuator: RootActuator,
+    start: StartState,
+    vertical: bool,
+}
+
+impl Runner<'_> {
+    fn acting(&self) -> bool {
+        self.controller.mode() != Mode::Observe
+    }
+
+    /// cpuplugd's start-up adjustment: CPUs into [CPU_MIN, CPU_MAX], the pool into [CMM_MIN, CMM_MAX].
+    fn apply_limits(&mut self, sample: &Sample) {
+        let s = self.rules.settings;
+        if self.rules.cpu_enabled && !self.vertical {
+            let online = i64::from(sample.online.count);
+            let (plug, unplug) = (s.cpu_min - online, online - s.cpu_max);
+            for _ in 0..plug.max(0) {
+                if !self.limit_action(crate::control::controller::Action::PlugCpu, "below CPU_MIN")
+                {
+                    break;
+                }
+            }
+            for _ in 0..unplug.max(0) {
+                if !self.limit_action(
+                    crate::control::controller::Action::UnplugCpu,
+                    "above CPU_MAX",
+                ) {
+                    break;
+                }
+            }
+        }
+        if self.rules.mem_enabled
+            && let Some(pages) = sample.cmm_pages
+        {
+            let to = pages.clamp(s.cmm_min, s.cmm_max.max(s.cmm_min));
+            if to != pages {
+                self.limit_action(
+                    crate::control::controller::Action::Pool { from: pages, to },
+                    "pool outside CMM_MIN..CMM_MAX",
+                );
+            }
+        }
+    }
+
+    fn limit_action(&mut self, action: crate::control::controller::Action, why: &str) -> bool {
+        if !self.acting() {
+            self.log.info(&format!("would {action} ({why})"));
+            return true;
+        }
+        let events = crate::control::controller::apply(action, &mut self.actuator);
+        let ok = !events.iter().any(|e| matches!(e, Event::Failed { .. }));
+        log_events(self.log, &events, self.options.verbose);
+        ok
+    }
+
+    fn restore(&mut self) {
+        if !self.acting() {
+            return;
+        }
+        let mut failures = Vec::new();
+        match journal::restore(&mut self.actuator, &self.start, &mut failures) {
+            Ok(()) => self.log.info(&format!(
+                "restored the start state: CPUs {} online, cmm_pages {}",
+                self.start.online.len(),
+                self.start
+                    .cmm_pages
+                    .map_or("absent".into(), |p| p.to_string())
+            )),
+            Err(e) => self
+                .log
+                .error(&format!("cannot restore the start state: {e}")),
+        }
+        for f in failures {
+            self.log.error(&format!("restore: {f}"));
+        }
+        if let Err(e) = journal::remove(&self.options.state) {
+            self.log.error(&format!(
+                "cannot remove {}: {e}",
+                self.options.state.display()
+            ));
+        }
+    }
+
+    fn polarization(&mut self, sample: &Sample) {
+        let vertical = sample.polarization == Some(Polarization::Vertical);
+        if vertical == self.vertical {
+            return;
+        }
+        self.vertical = vertical;
+        if vertical {
+            self.log
+                .info("vertical polarization: CPU changes suspended, start CPU count restored");
+            if self.acting() {
+                let mut failures = Vec::new();
+                let _ = self.actuator.set_online(&self.start.online, &mut failures);
+                for f in failures {
+                    self.log.error(&f);
+                }
+            }
+        } else {
+            self.log
+                .info("horizontal polarization again: CPU limits re-applied");
+            self.apply_limits(sample);
+        }
+    }
+
+    fn reload(&mut self) {
+        let facts = RootReader::new().facts(&self.options.root);
+        match load_rules(&self.options.rules, &facts) {
+            Ok(rules) => {
+                self.rules = Arc::new(rules);
+                self.engine = Engine::new(Arc::clone(&self.rules));
+                self.log.info(&format!(
+                    "reloaded {}; history starts again, start state kept",
+                    self.options.rules.display()
+                ));
+            }
+            Err(e) => self
+                .log
+                .error(&format!("reload failed, keeping the old rules: {e}")),
+        }
+    }
+}
+
+/// Waits until `interval` has passed or a signal came.
+fn wait(interval: Duration, signals: &Signals) {
+    let deadline = Instant::now() + interval;
+    loop {
+        if signals.stop.load(Ordering::SeqCst) || signals.reload.load(Ordering::SeqCst) {
+            return;
+        }
+        let now = Instant::now();
+        if now >= deadline {
+            return;
+        }
+        std::thread::park_timeout(deadline - now);
+    }
+}
+
+/// Runs on the live root until a signal or a fatal error; restores the
+/// start state on the way out.
+pub fn run(
+    options: &RunOptions,
+    log: &mut dyn Log,
+    signals: &Signals,
+) -> Result<Ending, StartError> {
+    let mut source = LiveSource::new(&options.root).without_cpu_dirs();
+    run_on(options, &mut source, log, signals)
+}
+
+/// As [`run`], reading from any source; a finite source (a recording, in
+/// observe mode) ends the run when it is exhausted.
+pub fn run_on(
+    options: &RunOptions,
+    source: &mut dyn Source,
+    log: &mut dyn Log,
+    signals: &Signals,
+) -> Result<Ending, StartError> {
+    let facts = source.facts();
+    let rules = Arc::new(load_rules(&options.rules, &facts)?);
+    if !rules.mem_enabled && rules.settings.cmm_max >= 0 && !facts.cmm_pages {
+        log.info(&format!(
+            "memory group off: needs {}",
+            describe_missing_memory(&rules, &facts)
+        ));
+    }
+    let mode = options.mode;
+    let mut _lock: Option<GuestLock> = None;
+    let mut adopted: Option<StartState> = None;
+    if mode != Mode::Observe {
+        match journal::read(&options.state).map_err(|e| StartError::Journal(e.to_string()))? {
+            Some(old) if journal::pid_alive(old.pid) && old.pid != std::process::id() => {
+                return Err(StartError::Journal(format!(
+                    "another plugtop (pid {}) acts on {} (journal {})",
+                    old.pid,
+                    options.root.display(),
+                    options.state.display()
+                )));
+            }
+            Some(old) if !options.force => {
+                return Err(StartError::Journal(format!(
+                    "a plugtop (pid {}) ended without restoring {}: run `plugtop restore --state {}` first, or start with --force to keep its start state",
+                    old.pid,
+                    options.root.display(),
+                    options.state.display()
+                )));
+            }
+            Some(old) => adopted = Some(old),
+            None => {}
+        }
+        _lock = Some(lock::acquire(&options.root)?);
+    }
+    let first = match source.next_sample() {
+        Some(Ok(s)) => s,
+        Some(Err(e)) => return Err(StartError::Read(e.to_string())),
+        None => return Err(StartError::Read("no reading".into())),
+    };
+    let start = adopted.unwrap_or_else(|| StartState {
+        pid: std::process::id(),
+        root: options.root.display().to_string(),
+        online: first.online.ids.clone(),
+        cmm_pages: first.cmm_pages,
+    });
+    let actuator = RootActuator::new(&options.root).map_err(|e| StartError::Read(e.to_string()))?;
+    if mode != Mode::Observe {
+        let mut journaled = start.clone();
+        journaled.pid = std::process::id();
+        journal::write(&options.state, &journaled)
+            .map_err(|e| StartError::Journal(e.to_string()))?;
+        install_panic_hook(options.root.clone(), options.state.clone());
+    }
+    log.info(&format!(
+        "plugtop {} started in {mode} mode on {} with {} (CPU group {}, memory group {})",
+        env!("CARGO_PKG_VERSION"),
+        options.root.display(),
+        options.rules.display(),
+        if rules.cpu_enabled { "on" } else { "off" },
+        if rules.mem_enabled { "on" } else { "off" },
+    ));
+    let mut runner = Runner {
+        options,
+        log,
+        engine: Engine::new(Arc::clone(&rules)),
+        rules,
+        controller: Controller::new(mode),
+        actuator,
+        start,
+        vertical: first.polarization == Some(Polarization::Vertical),
+    };
+    runner.apply_limits(&first);
+    let mut last_stamp = first.stamp;
+    let _ = runner.engine.push(&first, &mut NoTrace);
+    let mut intervals = 0usize;
+    let ending = loop {
+        let interval = options.interval.unwrap_or(Duration::from_secs(
+            u64::try_from(runner.rules.settings.update)
+                .unwrap_or(1)
+                .max(1),
+        ));
+        wait(interval, signals);
+        if signals.stop.load(Ordering::SeqCst) {
+            break Ending::Stopped;
+        }
+        if signals.reload.swap(false, Ordering::SeqCst) {
+            runner.reload();
+        }
+        let sample = match source.next_sample() {
+            Some(Ok(s)) => s,
+            Some(Err(e)) => {
+                runner.log.error(&format!("skipping this interval: {e}"));
+                continue;
+            }
+            None => break Ending::Stopped,
+        };
+        if sample.stamp <= last_stamp {
+            runner
+                .log
+                .error("the clock went backwards; skipping this interval");
+            last_stamp = sample.stamp;
+            continue;
+        }
+        last_stamp = sample.stamp;
+        runner.polarization(&sample);
+        intervals += 1;
+        if options.panic_after.is_some_and(|n| intervals >= n) {
+            panic!("test-only panic after {intervals} intervals");
+        }
+        let Some(decision) = runner.engine.push(&sample, &mut NoTrace) else {
+            continue;
+        };
+        if options.verbose {
+            let mut line = String::new();
+            table::row(&mut line, &decision);
+            runner.log.info(line.trim_end());
+        }
+        if let Some(fatal) = &decision.fatal {
+            runner
+                .log
+                .error(&format!("{}; cpuplugd would exit here", fatal.message));
+            break Ending::Fatal;
+        }
+        if decision
+            .cpu
+            .is_some_and(|c| c.status == GroupStatus::Vertical)
+        {
+            continue;
+        }
+        let events = runner.controller.decide(&decision, &mut runner.actuator);
+        if options.verbose && events.is_empty() && actions_of(&decision).0.is_empty() {
+            continue;
+        }
+        log_events(runner.log, &events, options.verbose);
+    };
+    runner.restore();
+    Ok(ending)
+}
+
+/// On a panic, put the guest back from the journal before the process dies.
+fn install_panic_hook(root: PathBuf, state: PathBuf) {
+    let previous = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        previous(info);
+        if let Ok(Some(start)) = journal::read(&state)
+            && let Ok(mut actuator) = RootActuator::new(&root)
+        {
+            let mut failures = Vec::new();
+            if journal::restore(&mut actuator, &start, &mut failures).is_ok() {
+                let _ = journal::remove(&state);
+                eprintln!("plugtop: restored the start state after the panic");
+            }
+        }
+    }));
+}
+
+/// `plugtop restore`: put a guest back from its journal.
+pub fn restore_from_journal(
+    root: &Path,
+    state: &Path,
+    log: &mut dyn Log,
+) -> Result<bool, StartError> {
+    let Some(start) = journal::read(state).map_err(|e| StartError::Journal(e.to_string()))? else {
+        log.info(&format!(
+            "nothing to restore: no journal at {}",
+            state.display()
+        ));
+        return Ok(false);
+    };
+    if journal::pid_alive(start.pid) && start.pid != std::process::id() {
+        return Err(StartError::Journal(format!(
+            "plugtop (pid {}) is still running and will restore on exit; stop it with SIGTERM",
+            start.pid
+        )));
+    }
+    let _lock = lock::acquire(root)?;
+    let mut actuator = RootActuator::new(root).map_err(|e| StartError::Read(e.to_string()))?;
+    let mut failures = Vec::new();
+    journal::restore(&mut actuator, &start, &mut failures)
+        .map_err(|e| StartError::Read(e.to_string()))?;
+    for f in &failures {
+        log.error(&format!("restore: {f}"));
+    }
+    journal::remove(state).map_err(|e| StartError::Journal(e.to_string()))?;
+    log.info(&format!(
+        "restored {}: CPUs {} online, cmm_pages {}",
+        root.display(),
+        crate::kernel::recording::export::ranges(&crate::kernel::cpulist::CpuList {
+            count: start.online.len() as u32,
+            ids: start.online.clone()
+        }),
+        start.cmm_pages.map_or("absent".into(), |p| p.to_string())
+    ));
+    Ok(true)
+}
