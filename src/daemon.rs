@@ -502,3 +502,132 @@ pub fn restore_from_journal(
     ));
     Ok(true)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernel::cpulist::CpuList;
+    use crate::kernel::fields::FieldTable;
+    use crate::kernel::{CpuTicks, SourceError, Stamp};
+    use crate::logging::Memory;
+
+    /// Gives prepared readings, then ends.
+    struct Script(Vec<Result<Sample, SourceError>>);
+
+    impl Source for Script {
+        fn facts(&mut self) -> crate::rules::SystemFacts {
+            crate::rules::SystemFacts {
+                present_cpus: Ok(4),
+                cmm_pages: true,
+                meminfo_names: None,
+                vmstat_names: None,
+                origin: "script".into(),
+            }
+        }
+        fn next_sample(&mut self) -> Option<Result<Sample, SourceError>> {
+            (!self.0.is_empty()).then(|| self.0.remove(0))
+        }
+    }
+
+    fn sample(secs: i64, polarization: Option<Polarization>) -> Result<Sample, SourceError> {
+        Ok(Sample {
+            stamp: Stamp::new(secs, 0),
+            ticks: CpuTicks {
+                user: secs as u64 * 10,
+                idle: secs as u64 * 90,
+                ..CpuTicks::default()
+            },
+            per_cpu: Vec::new(),
+            loadavg: 0.1,
+            runnable: 1.0,
+            meminfo: FieldTable::from_pairs([("MemFree", 1000.0)]),
+            vmstat: FieldTable::from_pairs([
+                ("pswpin", 0.0),
+                ("pswpout", 0.0),
+                ("pgpgin", 0.0),
+                ("pgpgout", 0.0),
+            ]),
+            online: CpuList {
+                ids: vec![0, 1],
+                count: 2,
+            },
+            present: CpuList {
+                ids: vec![0, 1, 2, 3],
+                count: 4,
+            },
+            possible: None,
+            cpus: Vec::new(),
+            cmm_pages: Some(0),
+            polarization,
+        })
+    }
+
+    fn run_script(script: Vec<Result<Sample, SourceError>>) -> Vec<String> {
+        let dir = tempfile::tempdir().expect("temporary directory");
+        let rules = dir.path().join("r.conf");
+        std::fs::write(
+            &rules,
+            "UPDATE=\"1\"\nCPU_MIN=\"1\"\nCPU_MAX=\"0\"\nHOTPLUG=\"idle < 10\"\nHOTUNPLUG=\"0\"\n",
+        )
+        .expect("rules");
+        let options = RunOptions {
+            rules,
+            root: dir.path().to_path_buf(),
+            mode: Mode::Observe,
+            state: dir.path().join("state"),
+            force: false,
+            verbose: true,
+            interval: Some(Duration::ZERO),
+            panic_after: None,
+        };
+        let mut log = Memory::default();
+        let ended = run_on(&options, &mut Script(script), &mut log, &Signals::default());
+        assert!(matches!(ended, Ok(Ending::Stopped)), "{ended:?}");
+        log.lines.into_iter().map(|(_, l)| l).collect()
+    }
+
+    #[test]
+    fn unreadable_intervals_and_a_clock_going_backwards_are_skipped() {
+        let lines = run_script(vec![
+            sample(10, None),
+            sample(11, None),
+            Err(SourceError::Other("/proc/stat open failed: gone".into())),
+            sample(9, None),
+            sample(12, None),
+        ]);
+        let text = lines.join("\n");
+        assert!(
+            text.contains("skipping this interval: /proc/stat open failed: gone"),
+            "{text}"
+        );
+        assert!(
+            text.contains("the clock went backwards; skipping this interval"),
+            "{text}"
+        );
+        let decided = lines
+            .iter()
+            .filter(|l| l.trim_start().starts_with(char::is_numeric))
+            .count();
+        assert_eq!(
+            decided, 2,
+            "decisions only from good, forward readings: {text}"
+        );
+    }
+
+    #[test]
+    fn vertical_polarization_suspends_cpu_changes() {
+        let lines = run_script(vec![
+            sample(10, None),
+            sample(11, Some(Polarization::Vertical)),
+            sample(12, Some(Polarization::Vertical)),
+            sample(13, Some(Polarization::Horizontal)),
+        ]);
+        let text = lines.join("\n");
+        assert!(
+            text.contains("vertical polarization: CPU changes suspended"),
+            "{text}"
+        );
+        assert!(text.contains("horizontal polarization again"), "{text}");
+        assert!(text.contains("skipped: vertical"), "{text}");
+    }
+}

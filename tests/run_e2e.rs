@@ -252,6 +252,8 @@ fn plugs_under_load_unplugs_when_idle_and_restores_on_sigterm() {
     }
     kernel.phase.store(BUSY, Ordering::SeqCst);
     kernel.until("plugging again", |s| s.online >= 2);
+    signal(&child, "HUP");
+    kernel.until("a few more intervals after the reload", |s| s.online == 3);
     signal(&child, "TERM");
     let out = child.wait_with_output().expect("plugtop exits");
     let log = String::from_utf8_lossy(&out.stdout);
@@ -266,6 +268,10 @@ fn plugs_under_load_unplugs_when_idle_and_restores_on_sigterm() {
     );
     assert!(
         log.contains("plugged cpu1") && log.contains("unplugged cpu"),
+        "{log}"
+    );
+    assert!(
+        log.contains("reloaded") && log.contains("start state kept"),
         "{log}"
     );
     drop(kernel);
@@ -329,5 +335,31 @@ fn kill_9_then_restore_puts_the_guest_back() {
         "{}",
         String::from_utf8_lossy(&restore.stderr)
     );
+    assert_start_state(root.path());
+}
+
+#[test]
+fn force_adopts_the_start_state_of_a_dead_run() {
+    let (root, rules) = guest();
+    let kernel = TestKernel::start(root.path().to_path_buf());
+    let mut child = start_run(root.path(), &rules, None);
+    kernel.until("a change to undo", |s| s.online >= 2 && s.pool > 0);
+    child.kill().expect("kill -9");
+    let _ = child.wait();
+    let forced = Command::new(env!("CARGO_BIN_EXE_plugtop"))
+        .args(["run", "-f", "--force", "--interval-ms", "30", "-c"])
+        .arg(&rules)
+        .arg("--root")
+        .arg(root.path())
+        .env("PLUGTOP_TEST_PANIC_AFTER", "2")
+        .output()
+        .expect("run --force");
+    let out = String::from_utf8_lossy(&forced.stdout);
+    assert!(
+        out.contains("started"),
+        "--force starts over a dead journal: {out}"
+    );
+    drop(kernel);
+    // Its panic put back the start state of the dead run, not its own.
     assert_start_state(root.path());
 }

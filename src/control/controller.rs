@@ -338,3 +338,156 @@ impl Controller {
             .collect()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::control::actuator::ActError;
+    use crate::engine::{CpuDecision, GroupStatus, MemDecision};
+
+    #[derive(Default)]
+    struct Fake {
+        writes: Vec<String>,
+    }
+
+    impl Actuator for Fake {
+        fn plug(&mut self, _: &mut Vec<String>) -> Result<u32, ActError> {
+            self.writes.push("plug".into());
+            Ok(2)
+        }
+        fn unplug(&mut self, _: &mut Vec<String>) -> Result<u32, ActError> {
+            self.writes.push("unplug".into());
+            Ok(3)
+        }
+        fn set_pool(&mut self, pages: i64) -> Result<(), ActError> {
+            self.writes.push(format!("pool {pages}"));
+            Ok(())
+        }
+        fn set_online(&mut self, _: &[u32], _: &mut Vec<String>) -> Result<(), ActError> {
+            Ok(())
+        }
+    }
+
+    fn decision(reading: usize, action: CpuAction, pool: Option<(i64, i64)>) -> Decision {
+        Decision {
+            reading,
+            cpu: Some(CpuDecision {
+                status: GroupStatus::Ok,
+                hotplug: Some(action == CpuAction::Plug),
+                hotunplug: (action != CpuAction::Plug).then_some(action == CpuAction::Unplug),
+                action,
+                limited: false,
+                onumcpus: 2.0,
+            }),
+            mem: pool.map(|(from, to)| MemDecision {
+                status: GroupStatus::Ok,
+                memplug: Some(to < from),
+                memunplug: (to >= from).then_some(to > from),
+                cmm_inc: Some(100),
+                cmm_dec: Some(100),
+                cmm_pages: from,
+                cmm_pages_new: to,
+            }),
+            fatal: None,
+        }
+    }
+
+    #[test]
+    fn observe_never_writes() {
+        let mut c = Controller::new(Mode::Observe);
+        let mut a = Fake::default();
+        let events = c.decide(&decision(1, CpuAction::Plug, Some((0, 100))), &mut a);
+        assert!(a.writes.is_empty());
+        assert_eq!(events.len(), 2);
+        assert!(
+            events[0]
+                .to_string()
+                .starts_with("would plug a CPU (HOTPLUG true")
+        );
+    }
+
+    #[test]
+    fn autonomous_applies_everything() {
+        let mut c = Controller::new(Mode::Auto);
+        let mut a = Fake::default();
+        let events = c.decide(&decision(1, CpuAction::Unplug, Some((0, 100))), &mut a);
+        assert_eq!(a.writes, vec!["unplug", "pool 100"]);
+        assert_eq!(events[0].to_string(), "unplugged cpu3");
+        assert_eq!(
+            events[1].to_string(),
+            "changing number of pages permanently reserved to 100"
+        );
+    }
+
+    #[test]
+    fn step_confirm_proposes_and_applies_only_when_accepted() {
+        let mut c = Controller::new(Mode::Step);
+        let mut a = Fake::default();
+        let events = c.decide(&decision(1, CpuAction::Plug, None), &mut a);
+        assert!(matches!(events.as_slice(), [Event::Proposed(_)]));
+        assert!(a.writes.is_empty(), "nothing written while pending");
+        assert!(
+            c.decide(&decision(2, CpuAction::Plug, None), &mut a)
+                .is_empty(),
+            "still the same proposal"
+        );
+        assert_eq!(c.pending().map(|p| p.reading), Some(1));
+        let events = c.accept(&mut a);
+        assert_eq!(a.writes, vec!["plug"]);
+        assert!(matches!(
+            events.as_slice(),
+            [Event::Applied { cpu: Some(2), .. }]
+        ));
+        assert!(c.pending().is_none());
+    }
+
+    #[test]
+    fn a_proposal_that_no_longer_holds_is_withdrawn_or_not_applied() {
+        let mut c = Controller::new(Mode::Step);
+        let mut a = Fake::default();
+        c.decide(&decision(1, CpuAction::Plug, None), &mut a);
+        let events = c.decide(&decision(2, CpuAction::None, None), &mut a);
+        assert!(matches!(&events[..], [Event::Withdrawn { why, .. }] if why.contains("no longer")));
+        assert!(c.pending().is_none());
+        // Accepting after the rules changed their mind writes nothing.
+        c.decide(&decision(3, CpuAction::Unplug, None), &mut a);
+        let mut stale = c.clone();
+        stale.latest = vec![Action::PlugCpu];
+        let events = stale.accept(&mut a);
+        assert!(
+            matches!(&events[..], [Event::NotApplied { .. }]),
+            "{events:?}"
+        );
+        assert!(a.writes.is_empty());
+    }
+
+    #[test]
+    fn rejecting_and_switching_modes_are_logged() {
+        let mut c = Controller::new(Mode::Step);
+        let mut a = Fake::default();
+        c.decide(&decision(1, CpuAction::Plug, None), &mut a);
+        assert!(matches!(&c.reject()[..], [Event::Rejected(_)]));
+        c.decide(&decision(2, CpuAction::Plug, None), &mut a);
+        let events = c.set_mode(Mode::Auto);
+        assert_eq!(
+            events[0].to_string(),
+            "mode changed from step-confirm to autonomous"
+        );
+        assert!(matches!(events[1], Event::Withdrawn { .. }));
+        assert!(a.writes.is_empty());
+        assert!(c.set_mode(Mode::Auto).is_empty());
+    }
+
+    #[test]
+    fn a_moving_pool_target_still_holds_in_the_same_direction() {
+        let mut c = Controller::new(Mode::Step);
+        let mut a = Fake::default();
+        c.decide(&decision(1, CpuAction::None, Some((0, 100))), &mut a);
+        assert!(
+            c.decide(&decision(2, CpuAction::None, Some((100, 200))), &mut a)
+                .is_empty()
+        );
+        c.accept(&mut a);
+        assert_eq!(a.writes, vec!["pool 200"], "the latest target is applied");
+    }
+}
