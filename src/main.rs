@@ -336,6 +336,10 @@ fn run(cli: Cli) -> anyhow::Result<Status> {
             };
             let pid_file = child.then(|| options.root.join(plugtop::control::lock::PLUGTOP_PID));
             if let Some(pid_file) = &pid_file {
+                if let Some(dir) = pid_file.parent() {
+                    std::fs::create_dir_all(dir)
+                        .with_context(|| format!("cannot create {}", dir.display()))?;
+                }
                 std::fs::write(pid_file, format!("{}\n", std::process::id()))
                     .with_context(|| format!("cannot write {}", pid_file.display()))?;
             }

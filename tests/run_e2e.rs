@@ -363,3 +363,81 @@ fn force_adopts_the_start_state_of_a_dead_run() {
     // Its panic put back the start state of the dead run, not its own.
     assert_start_state(root.path());
 }
+
+#[test]
+fn refuses_to_act_beside_cpuplugd_or_another_plugtop() {
+    let (root, rules) = guest();
+    let _kernel = TestKernel::start(root.path().to_path_buf());
+    // A live process in cpuplugd's pid file: this test itself.
+    root.write("run/cpuplugd.pid", &format!("{}\n", std::process::id()));
+    let out = Command::new(env!("CARGO_BIN_EXE_plugtop"))
+        .args(["run", "-f", "-c"])
+        .arg(&rules)
+        .arg("--root")
+        .arg(root.path())
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("cpuplugd is running"));
+    assert!(
+        !root.path().join("run/plugtop/state").exists(),
+        "nothing written"
+    );
+    root.remove("run/cpuplugd.pid");
+
+    let first = start_run(root.path(), &rules, None);
+    _kernel.until("the first plugtop acting", |s| s.pool > 0);
+    let second = Command::new(env!("CARGO_BIN_EXE_plugtop"))
+        .args(["run", "-f", "-c"])
+        .arg(&rules)
+        .arg("--root")
+        .arg(root.path())
+        .output()
+        .expect("second run");
+    assert_eq!(second.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&second.stderr);
+    assert!(
+        err.contains("another plugtop") || err.contains("is locked"),
+        "{err}"
+    );
+    signal(&first, "TERM");
+    let _ = first.wait_with_output();
+}
+
+#[test]
+fn without_f_it_detaches_writes_a_pid_file_and_stops_on_sigterm() {
+    let (root, rules) = guest();
+    let _kernel = TestKernel::start(root.path().to_path_buf());
+    let status = Command::new(env!("CARGO_BIN_EXE_plugtop"))
+        .args(["run", "--mode", "observe", "--interval-ms", "20", "-c"])
+        .arg(&rules)
+        .arg("--root")
+        .arg(root.path())
+        .status()
+        .expect("run");
+    assert!(status.success(), "the parent returns at once");
+    let pid_file = root.path().join("run/plugtop.pid");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let pid = loop {
+        if let Some(pid) = std::fs::read_to_string(&pid_file)
+            .ok()
+            .and_then(|t| t.trim().parse::<u32>().ok())
+        {
+            break pid;
+        }
+        assert!(Instant::now() < deadline, "no pid file");
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    assert!(
+        Path::new(&format!("/proc/{pid}")).exists(),
+        "the daemon runs"
+    );
+    let _ = Command::new("kill")
+        .arg("-TERM")
+        .arg(pid.to_string())
+        .status();
+    while pid_file.exists() {
+        assert!(Instant::now() < deadline, "the daemon did not stop");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
