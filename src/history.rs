@@ -73,6 +73,8 @@ pub enum Metric {
     ScanDirect,
     /// meminfo Cached - Shmem, in kB.
     AvailCache,
+    /// Pages stolen (reclaimed) per tick, kswapd and direct.
+    PageSteal,
     /// meminfo MemFree, in kB.
     MemFree,
     CmmPages,
@@ -80,7 +82,7 @@ pub enum Metric {
 
 impl Metric {
     /// All metrics, in display order.
-    pub const ALL: [Metric; 10] = [
+    pub const ALL: [Metric; 11] = [
         Metric::OnlineCpus,
         Metric::Busy,
         Metric::Idle,
@@ -89,6 +91,7 @@ impl Metric {
         Metric::ScanKswapd,
         Metric::ScanDirect,
         Metric::AvailCache,
+        Metric::PageSteal,
         Metric::MemFree,
         Metric::CmmPages,
     ];
@@ -126,6 +129,17 @@ pub fn metric(metric: Metric, before: Option<&Sample>, now: &Sample) -> Option<f
         Metric::ScanKswapd => per_tick("pgscan_kswapd"),
         Metric::ScanDirect => per_tick("pgscan_direct"),
         Metric::AvailCache => Some(now.meminfo.get("Cached")? - now.meminfo.get("Shmem")?),
+        Metric::PageSteal => {
+            let (b, d) = (before?, delta?);
+            let steal = |s: &Sample| {
+                Some(
+                    scans(s, "pgsteal_kswapd").unwrap_or(0.0)
+                        + scans(s, "pgsteal_direct").unwrap_or(0.0),
+                )
+            };
+            let diff = steal(now)? - steal(b)?;
+            (d.total() > 0).then(|| diff / d.total() as f64)
+        }
         Metric::MemFree => now.meminfo.get("MemFree"),
         Metric::CmmPages => now.cmm_pages.map(|p| p as f64),
     }

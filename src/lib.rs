@@ -15,3 +15,4 @@ pub mod kernel;
 pub mod logging;
 pub mod report;
 pub mod rules;
+pub mod tui;

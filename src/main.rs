@@ -42,6 +42,25 @@ struct Cli {
     /// Seconds between readings (default: the rule file's UPDATE).
     #[arg(long)]
     interval: Option<f64>,
+    /// Replay a recording instead of reading the machine.
+    #[arg(long, conflicts_with = "root")]
+    replay: Option<PathBuf>,
+    /// Start in this mode (step and auto change the guest; they take the lock).
+    #[arg(long, value_enum, default_value_t = UiMode::Observe)]
+    mode: UiMode,
+    /// One line per interval instead of the screen (also when TERM=dumb or not on a terminal).
+    #[arg(long)]
+    batch: bool,
+    /// No colours (NO_COLOR is respected too).
+    #[arg(long)]
+    mono: bool,
+}
+
+#[derive(Clone, Copy, PartialEq, ValueEnum)]
+enum UiMode {
+    Observe,
+    Step,
+    Auto,
 }
 
 #[derive(Subcommand)]
@@ -218,27 +237,28 @@ fn run(cli: Cli) -> anyhow::Result<Status> {
     let stdout = std::io::stdout();
     let mut out = BufWriter::new(stdout.lock());
     let Some(command) = cli.command else {
-        let rules = match &cli.config {
-            Some(path) => Some(
-                commands::eval::read_rule_file(path)
-                    .with_context(|| format!("cannot read {}", path.display()))?,
-            ),
-            None => None,
-        };
-        let mut source = LiveSource::new(&cli.root);
-        let options = commands::observe::Options {
-            count: cli.count,
-            interval: cli.interval,
-        };
-        let status = commands::observe::run(
-            rules,
-            &mut source,
-            options,
-            &mut out,
-            &mut std::thread::sleep,
-        )?;
         out.flush()?;
-        return Ok(status);
+        let options = plugtop::tui::run::Options {
+            rules: cli.config.clone(),
+            root: cli.root.clone(),
+            replay: cli.replay.clone(),
+            mode: match cli.mode {
+                UiMode::Observe => Mode::Observe,
+                UiMode::Step => Mode::Step,
+                UiMode::Auto => Mode::Auto,
+            },
+            batch: cli.batch,
+            mono: cli.mono,
+            interval: cli.interval,
+            count: cli.count,
+        };
+        if plugtop::tui::run::line_mode_wanted(cli.batch) {
+            plugtop::tui::run::run_lines(&options, &mut out)?;
+        } else {
+            plugtop::tui::run::run_screen(&options)?;
+        }
+        out.flush()?;
+        return Ok(Status::Ok);
     };
     let status = match command {
         Command::Check { file, root, format } => {

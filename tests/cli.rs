@@ -17,7 +17,10 @@ fn stdout(o: &Output) -> String {
 }
 
 #[test]
-fn observing_a_root_collects_history_then_decides() {
+fn line_mode_prints_one_line_per_decided_interval() {
+    // Not a terminal, so line mode. The root never changes: the tick
+    // differences are 0, so the paper's rules divide 0 by 0 and cpuplugd
+    // skips both groups, which the line says.
     let o = plugtop(&[
         "--root",
         "tests/fixtures/roots/oldkernel",
@@ -32,15 +35,44 @@ fn observing_a_root_collects_history_then_decides() {
         text.contains("with built-in recommended-default.conf"),
         "{text}"
     );
+    let decided: Vec<&str> = text.lines().filter(|l| l.contains(" #")).collect();
+    assert_eq!(decided.len(), 2, "{text}");
     assert!(
-        text.contains("collecting history (3 of 3 readings)"),
+        decided[0]
+            .contains("#3 | cpu: skipped (invalid operation) | mem: skipped (invalid operation)"),
         "{text}"
     );
-    let decided = text
-        .lines()
-        .filter(|l| l.starts_with("       3 ") || l.starts_with("       4 "))
-        .count();
-    assert_eq!(decided, 2, "{text}");
+}
+
+#[test]
+fn line_mode_explains_each_decision_from_a_recording() {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let rec = dir.path().join("o.rec").to_string_lossy().into_owned();
+    plugtop(&[
+        "record",
+        "-o",
+        &rec,
+        "--snapshots",
+        "tests/fixtures/series/oldkernel",
+    ]);
+    let o = plugtop(&[
+        "--batch",
+        "--replay",
+        &rec,
+        "-c",
+        "examples/rules/recommended-default.conf",
+    ]);
+    let text = stdout(&o);
+    assert!(
+        text.contains(
+            "#3 | cpu: unplug, HOTUNPLUG true because (CP_idleAVG * onumcpus) = 1.8668 is > 1.15"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("mem: pool 1240000 -> 1108928, MEMPLUG true because pgscanrate (line 24)"),
+        "{text}"
+    );
 }
 
 #[test]

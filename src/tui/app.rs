@@ -1,0 +1,482 @@
+//! Everything the screen shows, as plain state. Samples come in through
+//! [`App::ingest`], keys become [`Action`]s handled by [`App::update`], and
+//! drawing (`view`) only reads this. Nothing here touches the terminal.
+
+use std::collections::{HashSet, VecDeque};
+use std::sync::Arc;
+
+use super::keys::Action;
+use crate::control::actuator::Actuator;
+use crate::control::controller::{Controller, Event, Mode};
+use crate::engine::{Decision, Engine};
+use crate::history::History;
+use crate::kernel::deltas::{CpuLoad, cpu_loads};
+use crate::kernel::{Sample, Stamp};
+use crate::report::trace;
+use crate::rules::eval::Trace;
+use crate::rules::{NodeId, RuleKind, RuleSet, SourceFile};
+
+/// How many intervals the screens can go back to.
+pub const FRAMES: usize = 600;
+
+/// One interval as the screens show it.
+#[derive(Debug, Clone)]
+pub struct Frame {
+    pub number: usize,
+    pub sample: Arc<Sample>,
+    pub decision: Option<Decision>,
+    pub trace: Trace,
+    pub loads: Vec<CpuLoad>,
+    /// Each user variable some rule names, with its value this interval.
+    pub variables: Vec<(String, Option<f64>)>,
+}
+
+/// What kind of line the log holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LogKind {
+    Decision,
+    Action,
+    Problem,
+    Note,
+}
+
+/// One log line.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LogLine {
+    pub stamp: Stamp,
+    pub kind: LogKind,
+    pub text: String,
+}
+
+/// The four views `Tab` cycles through.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum View {
+    Overview,
+    Rules,
+    Graphs,
+    Log,
+}
+
+impl View {
+    /// In `Tab` order.
+    pub const ALL: [View; 4] = [View::Overview, View::Rules, View::Graphs, View::Log];
+
+    /// The name on the tab.
+    pub fn title(self) -> &'static str {
+        match self {
+            View::Overview => "Overview",
+            View::Rules => "Rules",
+            View::Graphs => "Graphs",
+            View::Log => "Log",
+        }
+    }
+}
+
+/// A question on top of the screen.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Dialog {
+    /// Switching to autonomous mode needs a yes.
+    ConfirmAuto,
+    /// Something the user must read (e.g. why a mode is not possible).
+    Message(String),
+}
+
+/// Where samples come from, for the header.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SourceLabel {
+    Live(String),
+    Replay { file: String, speed: f64 },
+}
+
+/// The whole UI state.
+pub struct App {
+    pub rules: Arc<RuleSet>,
+    pub file: SourceFile,
+    pub source: SourceLabel,
+    pub host: String,
+    pub kernel: String,
+    engine: Engine,
+    pub frames: VecDeque<Frame>,
+    /// `None` follows the newest interval; `Some(k)` shows the k-th newest.
+    pub cursor: Option<usize>,
+    pub paused: bool,
+    pub controller: Controller,
+    /// Set once the lock is held and the journal written; `None` when the
+    /// guest cannot be written (replay, read-only root).
+    pub actuator: Option<Box<dyn Actuator>>,
+    /// Why acting is not possible, when it is not.
+    pub cannot_act: Option<String>,
+    pub log: VecDeque<LogLine>,
+    pub log_scroll: usize,
+    pub view: View,
+    pub rule: RuleKind,
+    pub expanded: HashSet<NodeId>,
+    pub tree_scroll: usize,
+    pub cpu_scroll: usize,
+    pub help: bool,
+    pub dialog: Option<Dialog>,
+    pub history: History,
+    pub pinned: Vec<String>,
+    pub value_cursor: usize,
+    pub color: bool,
+    /// plugtop's own CPU use, percent of one CPU.
+    pub own_cpu: Option<f64>,
+    pub quit: bool,
+    seen: usize,
+}
+
+impl App {
+    /// A UI for `rules` (loaded from `file`), before the first sample.
+    pub fn new(rules: Arc<RuleSet>, file: SourceFile, source: SourceLabel, mode: Mode) -> Self {
+        let depth = rules.history_depth as usize;
+        App {
+            engine: Engine::new(Arc::clone(&rules)),
+            rules,
+            file,
+            source,
+            host: "unknown".into(),
+            kernel: "unknown".into(),
+            frames: VecDeque::with_capacity(FRAMES),
+            cursor: None,
+            paused: false,
+            controller: Controller::new(mode),
+            actuator: None,
+            cannot_act: None,
+            log: VecDeque::with_capacity(1000),
+            log_scroll: 0,
+            view: View::Overview,
+            rule: RuleKind::Hotplug,
+            expanded: HashSet::new(),
+            tree_scroll: 0,
+            cpu_scroll: 0,
+            help: false,
+            dialog: None,
+            history: History::new(depth),
+            pinned: Vec::new(),
+            value_cursor: 0,
+            color: true,
+            own_cpu: None,
+            quit: false,
+            seen: 0,
+        }
+    }
+
+    /// The interval the screens show now.
+    pub fn frame(&self) -> Option<&Frame> {
+        self.frames.get(self.cursor.unwrap_or(0))
+    }
+
+    /// The interval before the one shown.
+    pub fn previous_frame(&self) -> Option<&Frame> {
+        self.frames.get(self.cursor.unwrap_or(0) + 1)
+    }
+
+    /// Adds a log line stamped with the newest reading's time.
+    pub fn note(&mut self, kind: LogKind, text: impl Into<String>) {
+        let stamp = self
+            .frames
+            .front()
+            .map_or(Stamp::default(), |f| f.sample.stamp);
+        if self.log.len() == 1000 {
+            self.log.pop_front();
+        }
+        self.log.push_back(LogLine {
+            stamp,
+            kind,
+            text: text.into(),
+        });
+    }
+
+    fn note_events(&mut self, events: Vec<Event>) {
+        for e in events {
+            let kind = match e {
+                Event::Failed { .. } | Event::CpuWriteFailed(_) => LogKind::Problem,
+                Event::Would { .. } => LogKind::Decision,
+                _ => LogKind::Action,
+            };
+            self.note(kind, e.to_string());
+        }
+    }
+
+    /// Takes one reading: decide, trace, act per mode, remember.
+    pub fn ingest(&mut self, sample: Sample) {
+        let mut trace = Trace::new();
+        let sample = Arc::new(sample);
+        let decision = self.engine.push(&sample, &mut trace);
+        let loads = cpu_loads(self.frames.front().map(|f| f.sample.as_ref()), &sample);
+        let variables = self
+            .rules
+            .variables
+            .iter()
+            .filter(|v| v.uses > 0)
+            .map(|v| {
+                let value = self.engine.variable(&v.name).and_then(Result::ok);
+                (v.name.clone(), value)
+            })
+            .collect();
+        self.history.push(Arc::clone(&sample));
+        for name in self.pinned.clone() {
+            let v = self
+                .engine
+                .variable(&name)
+                .and_then(Result::ok)
+                .unwrap_or(f64::NAN);
+            self.history.record_pinned(&name, v);
+        }
+        self.seen += 1;
+        let frame = Frame {
+            number: self.seen - 1,
+            sample,
+            decision: decision.clone(),
+            trace,
+            loads,
+            variables,
+        };
+        if self.frames.len() == FRAMES {
+            self.frames.pop_back();
+        }
+        self.frames.push_front(frame);
+        if let Some(k) = self.cursor.as_mut() {
+            *k = (*k + 1).min(self.frames.len() - 1);
+        }
+        let Some(decision) = decision else {
+            return;
+        };
+        if let Some(f) = &decision.fatal {
+            self.note(
+                LogKind::Problem,
+                format!("cpuplugd would exit here: {}", f.message),
+            );
+            return;
+        }
+        self.log_faults(&decision);
+        let events = match self.actuator.as_mut() {
+            Some(a) => self.controller.decide(&decision, a.as_mut()),
+            None => self.controller.decide(&decision, &mut NoWrites),
+        };
+        self.note_events(events);
+    }
+
+    fn log_faults(&mut self, d: &Decision) {
+        use crate::engine::GroupStatus;
+        if let Some(GroupStatus::Fault(f)) = d.cpu.map(|c| c.status) {
+            self.note(
+                LogKind::Problem,
+                format!("CPU rules skipped this interval: {f}"),
+            );
+        }
+        if let Some(GroupStatus::Fault(f)) = d.mem.map(|m| m.status) {
+            self.note(
+                LogKind::Problem,
+                format!("memory rules skipped this interval: {f}"),
+            );
+        }
+    }
+
+    /// Handles one user action.
+    pub fn update(&mut self, action: Action) {
+        if let Some(dialog) = self.dialog.clone() {
+            match (dialog, action) {
+                (Dialog::ConfirmAuto, Action::Yes) => {
+                    self.dialog = None;
+                    self.set_mode(Mode::Auto);
+                }
+                (Dialog::ConfirmAuto, Action::No | Action::Later) | (Dialog::Message(_), _) => {
+                    self.dialog = None
+                }
+                _ => {}
+            }
+            return;
+        }
+        if self.help {
+            self.help = false;
+            if action != Action::Quit {
+                return;
+            }
+        }
+        match action {
+            Action::Quit => self.quit = true,
+            Action::Help => self.help = true,
+            Action::Pause => {
+                self.paused = !self.paused;
+                if self.paused && self.cursor.is_none() {
+                    self.cursor = Some(0);
+                } else if !self.paused {
+                    self.cursor = None;
+                }
+            }
+            Action::Back => {
+                let k = self.cursor.unwrap_or(0);
+                if k + 1 < self.frames.len() {
+                    self.cursor = Some(k + 1);
+                    self.paused = true;
+                }
+            }
+            Action::Forward => match self.cursor {
+                Some(0) | None => {
+                    self.cursor = None;
+                    self.paused = false;
+                }
+                Some(k) => self.cursor = Some(k - 1),
+            },
+            Action::Oldest => {
+                self.cursor = Some(self.frames.len().saturating_sub(1));
+                self.paused = true;
+            }
+            Action::Newest => {
+                self.cursor = None;
+                self.paused = false;
+            }
+            Action::Observe => self.set_mode(Mode::Observe),
+            Action::Step => self.set_mode(Mode::Step),
+            Action::Autonomous => {
+                if let Some(why) = &self.cannot_act {
+                    self.dialog = Some(Dialog::Message(format!(
+                        "Autonomous mode is not possible: {why}"
+                    )));
+                } else {
+                    self.dialog = Some(Dialog::ConfirmAuto);
+                }
+            }
+            Action::Yes => {
+                if self.controller.pending().is_some() {
+                    let events = match self.actuator.as_mut() {
+                        Some(a) => self.controller.accept(a.as_mut()),
+                        None => self.controller.accept(&mut NoWrites),
+                    };
+                    self.note_events(events);
+                }
+            }
+            Action::No => {
+                let events = self.controller.reject();
+                self.note_events(events);
+            }
+            Action::Later => {}
+            Action::NextView => {
+                let i = View::ALL.iter().position(|v| *v == self.view).unwrap_or(0);
+                self.view = View::ALL[(i + 1) % View::ALL.len()];
+            }
+            Action::PreviousView => {
+                let i = View::ALL.iter().position(|v| *v == self.view).unwrap_or(0);
+                self.view = View::ALL[(i + View::ALL.len() - 1) % View::ALL.len()];
+            }
+            Action::Up => self.scroll(-1),
+            Action::Down => self.scroll(1),
+            Action::CpusUp => self.cpu_scroll = self.cpu_scroll.saturating_sub(8),
+            Action::CpusDown => {
+                let n = self.frame().map_or(0, |f| f.loads.len());
+                self.cpu_scroll = (self.cpu_scroll + 8).min(n.saturating_sub(1));
+            }
+            Action::NextRule => self.rule = RuleKind::ALL[(self.rule.index() + 1) % 6],
+            Action::Expand => self.toggle_expanded(),
+            Action::Pin => self.toggle_pin(),
+            Action::Reload | Action::Export | Action::Faster | Action::Slower => {}
+        }
+    }
+
+    fn scroll(&mut self, by: isize) {
+        let step = |v: usize| if by < 0 { v.saturating_sub(1) } else { v + 1 };
+        match self.view {
+            View::Overview => self.value_cursor = step(self.value_cursor),
+            View::Rules => self.tree_scroll = step(self.tree_scroll),
+            View::Graphs => {}
+            View::Log => self.log_scroll = step(self.log_scroll),
+        }
+    }
+
+    fn toggle_expanded(&mut self) {
+        let Some(frame) = self.frame() else { return };
+        let rows = trace::rows(&self.rules, &self.file, &frame.trace, self.rule, &|n| {
+            self.expanded.contains(&n)
+        });
+        let vars: Vec<NodeId> = rows.iter().filter(|r| r.variable).map(|r| r.node).collect();
+        if vars.iter().all(|n| self.expanded.contains(n)) {
+            self.expanded.clear();
+        } else {
+            self.expanded.extend(vars);
+        }
+    }
+
+    fn toggle_pin(&mut self) {
+        let Some(frame) = self.frame() else { return };
+        let Some((name, _)) = frame.variables.get(self.value_cursor) else {
+            return;
+        };
+        let name = name.clone();
+        if let Some(i) = self.pinned.iter().position(|p| *p == name) {
+            self.pinned.remove(i);
+        } else {
+            self.history.pin(&name);
+            self.pinned.push(name);
+        }
+    }
+
+    /// Switches mode, with the checks acting needs.
+    pub fn set_mode(&mut self, mode: Mode) {
+        if mode != Mode::Observe
+            && let Some(why) = self.cannot_act.clone()
+        {
+            self.dialog = Some(Dialog::Message(format!(
+                "{mode} mode is not possible: {why}"
+            )));
+            return;
+        }
+        let events = self.controller.set_mode(mode);
+        self.note_events(events);
+    }
+
+    /// Takes new rules (a reload): decisions start again once the history
+    /// refills; what was shown so far stays in the frames.
+    pub fn reload(&mut self, rules: Arc<RuleSet>, file: SourceFile) {
+        self.engine = Engine::new(Arc::clone(&rules));
+        self.history = History::new(rules.history_depth as usize);
+        self.rules = rules;
+        self.file = file;
+        self.expanded.clear();
+        self.note(
+            LogKind::Note,
+            "rules reloaded; decisions resume once the history refills",
+        );
+    }
+
+    /// Readings taken so far.
+    pub fn readings(&self) -> usize {
+        self.seen
+    }
+
+    /// The engine (for the CPU-time and variable lookups of the runner).
+    pub fn engine(&self) -> &Engine {
+        &self.engine
+    }
+}
+
+/// An actuator that refuses, for modes that must not write.
+struct NoWrites;
+
+impl Actuator for NoWrites {
+    fn plug(&mut self, _: &mut Vec<String>) -> Result<u32, crate::control::actuator::ActError> {
+        Err(crate::control::actuator::ActError::NoCpu(
+            "plugged",
+            "this guest cannot be written".into(),
+        ))
+    }
+    fn unplug(&mut self, _: &mut Vec<String>) -> Result<u32, crate::control::actuator::ActError> {
+        Err(crate::control::actuator::ActError::NoCpu(
+            "unplugged",
+            "this guest cannot be written".into(),
+        ))
+    }
+    fn set_pool(&mut self, _: i64) -> Result<(), crate::control::actuator::ActError> {
+        Err(crate::control::actuator::ActError::NoCpu(
+            "resized",
+            "this guest cannot be written".into(),
+        ))
+    }
+    fn set_online(
+        &mut self,
+        _: &[u32],
+        _: &mut Vec<String>,
+    ) -> Result<(), crate::control::actuator::ActError> {
+        Ok(())
+    }
+}

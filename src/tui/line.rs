@@ -1,0 +1,60 @@
+//! Line mode: one line per interval with the decision and the sub-expression
+//! that decided it, for logs, 3270 consoles and screen readers. It uses the
+//! same explanations as the screen's rules panel.
+
+use crate::engine::{CpuAction, GroupStatus};
+use crate::report::trace;
+use crate::rules::RuleKind;
+use crate::tui::app::App;
+
+/// The newest interval as one line (`None` while the history fills).
+pub fn interval(app: &App) -> Option<String> {
+    let f = app.frames.front()?;
+    let d = f.decision.as_ref()?;
+    let mut parts = vec![format!(
+        "{} #{}",
+        crate::tui::view::clock(f.sample.stamp),
+        f.number
+    )];
+    if let Some(fatal) = &d.fatal {
+        parts.push(format!("cpuplugd would exit: {}", fatal.message));
+        return Some(parts.join(" "));
+    }
+    let explain =
+        |k: RuleKind| trace::explain(&app.rules, &app.file, &f.trace, k).unwrap_or_default();
+    if let Some(cpu) = d.cpu {
+        parts.push(match (cpu.status, cpu.action) {
+            (GroupStatus::Fault(fault), _) => format!("cpu: skipped ({fault})"),
+            (GroupStatus::Vertical, _) => "cpu: vertical polarization, no change".into(),
+            (_, CpuAction::Plug) => format!("cpu: plug, {}", explain(RuleKind::Hotplug)),
+            (_, CpuAction::Unplug) => format!("cpu: unplug, {}", explain(RuleKind::Hotunplug)),
+            _ if cpu.limited => format!(
+                "cpu: no change, limit reached; {}",
+                explain(if cpu.hotplug == Some(true) {
+                    RuleKind::Hotplug
+                } else {
+                    RuleKind::Hotunplug
+                })
+            ),
+            _ => format!("cpu: no change, {}", explain(RuleKind::Hotunplug)),
+        });
+    }
+    if let Some(mem) = d.mem {
+        parts.push(match mem.status {
+            GroupStatus::Fault(fault) => format!("mem: skipped ({fault})"),
+            _ if mem.memplug == Some(true) => format!(
+                "mem: pool {} -> {}, {}",
+                mem.cmm_pages,
+                mem.cmm_pages_new,
+                explain(RuleKind::Memplug)
+            ),
+            _ => format!(
+                "mem: pool {} -> {}, {}",
+                mem.cmm_pages,
+                mem.cmm_pages_new,
+                explain(RuleKind::Memunplug)
+            ),
+        });
+    }
+    Some(parts.join(" | "))
+}

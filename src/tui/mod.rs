@@ -1,0 +1,9 @@
+//! The full-screen UI: [`app`] holds the state, [`keys`] the one table of
+//! keybindings, [`view`] draws, and [`run`] is the event loop that feeds
+//! samples and keys in and redraws only when one arrives.
+
+pub mod app;
+pub mod keys;
+pub mod line;
+pub mod run;
+pub mod view;

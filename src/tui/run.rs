@@ -1,0 +1,425 @@
+//! The event loop: a thread blocks on the terminal and forwards keys; the
+//! loop waits for the next key or the next sampling deadline, whichever
+//! comes first, and redraws only then. No fixed frame rate: an idle guest
+//! sleeps between intervals.
+
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::mpsc::{RecvTimeoutError, channel};
+use std::time::{Duration, Instant};
+
+use crossterm::event::{self, Event, KeyEventKind, MouseEventKind};
+use crossterm::execute;
+use crossterm::terminal::{
+    EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode,
+};
+use ratatui::Terminal;
+use ratatui::backend::CrosstermBackend;
+
+use super::app::{App, Dialog, LogKind, SourceLabel};
+use super::keys::{Action, action_for};
+use super::{line, view};
+use crate::commands::observe::built_in_rules;
+use crate::control::actuator::RootActuator;
+use crate::control::controller::Mode;
+use crate::control::journal::{self, StartState};
+use crate::control::lock::{self, GuestLock};
+use crate::kernel::live::LiveSource;
+use crate::kernel::machine::describe;
+use crate::kernel::recording::RecordingSource;
+use crate::kernel::{Sample, Source};
+use crate::rules::{SourceFile, SystemFacts, load, render};
+
+/// What `plugtop` (without a subcommand) was asked to show.
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub rules: Option<PathBuf>,
+    pub root: PathBuf,
+    pub replay: Option<PathBuf>,
+    pub mode: Mode,
+    /// One line per interval instead of the screen.
+    pub batch: bool,
+    pub mono: bool,
+    /// Seconds between readings (default UPDATE).
+    pub interval: Option<f64>,
+    /// Stop after this many readings (line mode).
+    pub count: Option<usize>,
+}
+
+/// Why the UI could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum UiError {
+    #[error("{0}")]
+    Rules(String),
+    #[error("{0}")]
+    Source(String),
+    #[error("terminal: {0}")]
+    Terminal(#[from] std::io::Error),
+}
+
+/// Whether to use line mode: asked for, a dumb terminal, or no terminal.
+pub fn line_mode_wanted(batch: bool) -> bool {
+    batch || std::env::var("TERM").is_ok_and(|t| t == "dumb") || !std::io::stdout().is_terminal()
+}
+
+fn read_rules(
+    path: &Path,
+    facts: &SystemFacts,
+) -> Result<(Arc<crate::rules::RuleSet>, SourceFile), String> {
+    let bytes = std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let file = SourceFile::new(path.display().to_string(), bytes);
+    let outcome = load(&file, facts);
+    if outcome.refusal.is_some() {
+        let errors: Vec<_> = outcome
+            .diagnostics
+            .iter()
+            .filter(|d| d.severity == crate::rules::Severity::Error)
+            .cloned()
+            .collect();
+        return Err(format!(
+            "{}{}",
+            render::text(&file, &errors),
+            render::summary(&file, &outcome)
+        ));
+    }
+    Ok((Arc::new(outcome.rules), file))
+}
+
+/// Builds the app and its source without touching the terminal.
+pub fn prepare(options: &Options) -> Result<(App, Box<dyn Source>), UiError> {
+    let (source, label, host, kernel): (Box<dyn Source>, SourceLabel, String, String) =
+        match &options.replay {
+            Some(file) => {
+                let r = RecordingSource::open(file).map_err(|e| UiError::Source(e.to_string()))?;
+                let (host, kernel) = (r.header().host.clone(), r.header().kernel.clone());
+                let label = SourceLabel::Replay {
+                    file: file.display().to_string(),
+                    speed: 1.0,
+                };
+                (Box::new(r), label, host, kernel)
+            }
+            None => {
+                let m = describe(&options.root);
+                (
+                    Box::new(LiveSource::new(&options.root)),
+                    SourceLabel::Live(options.root.display().to_string()),
+                    m.host,
+                    m.kernel,
+                )
+            }
+        };
+    let mut source = source;
+    let facts = source.facts();
+    let (rules, file) = match &options.rules {
+        Some(path) => read_rules(path, &facts).map_err(UiError::Rules)?,
+        None => {
+            let file = built_in_rules(&facts);
+            let outcome = load(&file, &facts);
+            (Arc::new(outcome.rules), file)
+        }
+    };
+    let mut app = App::new(rules, file, label, Mode::Observe);
+    if options.mode != Mode::Observe && options.replay.is_none() {
+        app.note(LogKind::Note, format!("starting in {} mode", options.mode));
+    }
+    app.host = host;
+    app.kernel = kernel;
+    app.color = !options.mono && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
+    if options.replay.is_some() {
+        app.cannot_act = Some("this is a recording; only a live guest can be changed".into());
+    }
+    Ok((app, source))
+}
+
+/// What an armed (acting) UI holds, released and undone on quit.
+struct Armed {
+    _lock: GuestLock,
+    state: PathBuf,
+    root: PathBuf,
+    start: StartState,
+}
+
+/// Takes the lock, writes the journal and gives the app an actuator.
+fn arm(app: &mut App, root: &Path, first: Option<&Sample>) -> Result<Armed, String> {
+    let lock = lock::acquire(root).map_err(|e| e.to_string())?;
+    let actuator = RootActuator::new(root).map_err(|e| e.to_string())?;
+    let state = journal::default_path(root);
+    if let Some(old) = journal::read(&state).map_err(|e| e.to_string())? {
+        return Err(format!(
+            "a plugtop (pid {}) did not restore this guest; run `plugtop restore` first",
+            old.pid
+        ));
+    }
+    let sample = first.ok_or("no reading yet")?;
+    let start = StartState {
+        pid: std::process::id(),
+        root: root.display().to_string(),
+        online: sample.online.ids.clone(),
+        cmm_pages: sample.cmm_pages,
+    };
+    journal::write(&state, &start).map_err(|e| e.to_string())?;
+    app.actuator = Some(Box::new(actuator));
+    Ok(Armed {
+        _lock: lock,
+        state,
+        root: root.to_path_buf(),
+        start,
+    })
+}
+
+fn disarm(armed: Armed, app: &mut App) {
+    let mut failures = Vec::new();
+    if let Some(a) = app.actuator.as_mut() {
+        let _ = journal::restore(a.as_mut(), &armed.start, &mut failures);
+    }
+    let _ = journal::remove(&armed.state);
+    let _ = armed.root;
+}
+
+fn own_cpu_ns() -> Option<u64> {
+    std::fs::read_to_string("/proc/self/schedstat")
+        .ok()?
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()
+}
+
+/// Line mode: one line per decided interval.
+pub fn run_lines(options: &Options, out: &mut dyn Write) -> Result<(), UiError> {
+    let (mut app, mut source) = prepare(options)?;
+    writeln!(
+        out,
+        "plugtop: {} with {} (observe mode; one line per interval)",
+        app.host,
+        app.file.name()
+    )?;
+    let interval = Duration::from_secs_f64(
+        options
+            .interval
+            .unwrap_or(app.rules.settings.update as f64)
+            .max(0.0),
+    );
+    let live = options.replay.is_none();
+    let mut taken = 0;
+    while let Some(sample) = source.next_sample() {
+        match sample {
+            Ok(s) => app.ingest(s),
+            Err(e) => writeln!(out, "cannot read: {e}")?,
+        }
+        taken += 1;
+        if let Some(l) = line::interval(&app) {
+            writeln!(out, "{l}")?;
+        }
+        out.flush()?;
+        if options.count.is_some_and(|c| taken >= c) {
+            break;
+        }
+        if live {
+            std::thread::sleep(interval);
+        }
+    }
+    Ok(())
+}
+
+/// Restores the terminal; called on every way out.
+fn restore_terminal() {
+    let _ = disable_raw_mode();
+    let _ = execute!(
+        std::io::stdout(),
+        LeaveAlternateScreen,
+        event::DisableMouseCapture
+    );
+}
+
+/// The full-screen UI.
+pub fn run_screen(options: &Options) -> Result<(), UiError> {
+    let (mut app, mut source) = prepare(options)?;
+    let previous = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        restore_terminal();
+        previous(info);
+    }));
+    enable_raw_mode()?;
+    execute!(
+        std::io::stdout(),
+        EnterAlternateScreen,
+        event::EnableMouseCapture
+    )?;
+    let result = event_loop(options, &mut app, source.as_mut());
+    restore_terminal();
+    result
+}
+
+fn event_loop(options: &Options, app: &mut App, source: &mut dyn Source) -> Result<(), UiError> {
+    let mut terminal = Terminal::new(CrosstermBackend::new(std::io::stdout()))?;
+    let (tx, rx) = channel();
+    std::thread::Builder::new()
+        .name("plugtop-keys".into())
+        .spawn(move || {
+            while let Ok(ev) = event::read() {
+                if tx.send(ev).is_err() {
+                    break;
+                }
+            }
+        })?;
+    let live = options.replay.is_none();
+    let mut speed = 1.0f64;
+    let mut armed: Option<Armed> = None;
+    let mut exhausted = false;
+    let mut next = Instant::now();
+    let mut cpu_mark = (Instant::now(), own_cpu_ns());
+    let mut start_mode = (options.mode != Mode::Observe && live).then_some(options.mode);
+    loop {
+        let now = Instant::now();
+        let sampling = !exhausted && (live || !app.paused);
+        if sampling && now >= next {
+            match source.next_sample() {
+                Some(Ok(s)) => {
+                    app.ingest(s);
+                    if let Some(mode) = start_mode.take() {
+                        let first = app.frames.back().map(|f| f.sample.clone());
+                        match arm(app, &options.root, first.as_deref()) {
+                            Ok(a) => {
+                                armed = Some(a);
+                                app.set_mode(mode);
+                            }
+                            Err(e) => {
+                                app.dialog =
+                                    Some(Dialog::Message(format!("staying in observe mode: {e}")))
+                            }
+                        }
+                    }
+                }
+                Some(Err(e)) => app.note(LogKind::Problem, format!("skipping this interval: {e}")),
+                None => {
+                    exhausted = true;
+                    app.note(LogKind::Note, "end of the recording");
+                }
+            }
+            if let Some(w) = source.warning() {
+                app.note(LogKind::Problem, w);
+            }
+            let interval = options
+                .interval
+                .unwrap_or(app.rules.settings.update.max(1) as f64);
+            next = now + Duration::from_secs_f64((interval / speed).max(0.01));
+            if let (Some(before), Some(after)) = (cpu_mark.1, own_cpu_ns()) {
+                let wall = now.duration_since(cpu_mark.0).as_secs_f64();
+                if wall > 0.0 {
+                    app.own_cpu = Some((after.saturating_sub(before)) as f64 / 1e9 / wall * 100.0);
+                }
+                cpu_mark = (now, Some(after));
+            }
+            terminal.draw(|f| view::draw(f, app))?;
+        }
+        let wait = if sampling {
+            next.saturating_duration_since(Instant::now())
+        } else {
+            Duration::from_secs(3600)
+        };
+        let ev = match rx.recv_timeout(wait) {
+            Ok(ev) => ev,
+            Err(RecvTimeoutError::Timeout) => continue,
+            Err(RecvTimeoutError::Disconnected) => break,
+        };
+        let action = match ev {
+            Event::Key(k) if k.kind != KeyEventKind::Release => action_for(k),
+            Event::Mouse(m) => match m.kind {
+                MouseEventKind::ScrollUp => Some(Action::Up),
+                MouseEventKind::ScrollDown => Some(Action::Down),
+                _ => None,
+            },
+            Event::Resize(..) => {
+                terminal.autoresize()?;
+                None
+            }
+            _ => None,
+        };
+        if let Some(action) = action {
+            handle(options, app, action, &mut armed, &mut speed, live);
+        }
+        if app.quit {
+            break;
+        }
+        terminal.draw(|f| view::draw(f, app))?;
+    }
+    if let Some(a) = armed.take() {
+        disarm(a, app);
+    }
+    Ok(())
+}
+
+/// Actions that need the outside world (files, the lock); the rest go to the app.
+fn handle(
+    options: &Options,
+    app: &mut App,
+    action: Action,
+    armed: &mut Option<Armed>,
+    speed: &mut f64,
+    live: bool,
+) {
+    let wants_write = match action {
+        Action::Step => true,
+        Action::Yes => app.dialog == Some(Dialog::ConfirmAuto),
+        _ => false,
+    };
+    if wants_write && armed.is_none() && app.cannot_act.is_none() && live {
+        let first = app.frames.back().map(|f| f.sample.clone());
+        match arm(app, &options.root, first.as_deref()) {
+            Ok(a) => *armed = Some(a),
+            Err(e) => {
+                app.dialog = Some(Dialog::Message(format!(
+                    "plugtop cannot change this guest: {e}"
+                )));
+                return;
+            }
+        }
+    }
+    match action {
+        Action::Reload => match &options.rules {
+            Some(path) => {
+                let facts = crate::kernel::root::RootReader::new().facts(&options.root);
+                match read_rules(path, &facts) {
+                    Ok((rules, file)) => app.reload(rules, file),
+                    Err(e) => {
+                        app.note(LogKind::Problem, "reload failed; the old rules stay active");
+                        app.dialog = Some(Dialog::Message(e));
+                    }
+                }
+            }
+            None => {
+                app.dialog = Some(Dialog::Message(
+                    "the built-in rules have no file to reload; start with -c FILE".into(),
+                ))
+            }
+        },
+        Action::Export => {
+            let path = format!("plugtop-log-{}.txt", std::process::id());
+            let text: String = app
+                .log
+                .iter()
+                .map(|l| format!("{} {}\n", view::clock(l.stamp), l.text))
+                .collect();
+            match std::fs::write(&path, text) {
+                Ok(()) => app.note(LogKind::Note, format!("log exported to {path}")),
+                Err(e) => app.note(
+                    LogKind::Problem,
+                    format!("cannot export the log to {path}: {e}"),
+                ),
+            }
+        }
+        Action::Faster | Action::Slower if !live => {
+            *speed = if action == Action::Faster {
+                (*speed * 2.0).min(64.0)
+            } else {
+                (*speed / 2.0).max(0.125)
+            };
+            if let SourceLabel::Replay { speed: s, .. } = &mut app.source {
+                *s = *speed;
+            }
+        }
+        other => app.update(other),
+    }
+}

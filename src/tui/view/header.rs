@@ -1,0 +1,102 @@
+//! Two header lines: where the data comes from and when, then the mode (in
+//! a colour nobody misses), the views, and warnings.
+
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
+
+use super::theme::Theme;
+use crate::engine::GroupStatus;
+use crate::tui::app::{App, SourceLabel, View};
+
+/// Draws the header into `area` (two lines).
+pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {
+    let source = match &app.source {
+        SourceLabel::Live(root) if root == "/" => "live".to_string(),
+        SourceLabel::Live(root) => format!("root {root}"),
+        SourceLabel::Replay { file, speed } => format!("replay {} ×{speed}", short(file)),
+    };
+    let (interval, time) = match app.frame() {
+        Some(f) => (format!("#{}", f.number), super::clock(f.sample.stamp)),
+        None => ("-".into(), "--:--:--".into()),
+    };
+    let position = match app.cursor {
+        Some(k) if k > 0 => format!(" ({k} back)"),
+        _ => String::new(),
+    };
+    let first = Line::from(vec![
+        Span::styled("plugtop ", theme.title()),
+        Span::raw(format!(
+            "{} · {} · {} · {source} · ",
+            app.host,
+            app.kernel,
+            short(app.file.name())
+        )),
+        Span::styled(format!("{interval}{position} {time}"), theme.text()),
+    ]);
+    let mode = app.controller.mode();
+    let mut second = vec![
+        Span::styled(
+            format!(" {} ", mode.to_string().to_uppercase()),
+            theme.mode(mode),
+        ),
+        Span::raw(format!(" every {}s ", app.rules.settings.update)),
+    ];
+    if app.paused {
+        second.push(Span::styled(" PAUSED ", theme.warning()));
+        second.push(Span::raw(" "));
+    }
+    if app.controller.pending().is_some() {
+        second.push(Span::styled(" PROPOSAL WAITING: y/n ", theme.mode(mode)));
+        second.push(Span::raw(" "));
+    }
+    for v in View::ALL {
+        let style = if v == app.view {
+            theme.selected()
+        } else {
+            theme.dim()
+        };
+        second.push(Span::styled(format!(" {} ", v.title()), style));
+    }
+    for warning in warnings(app) {
+        second.push(Span::raw(" "));
+        second.push(Span::styled(format!(" {warning} "), theme.warning()));
+    }
+    frame.render_widget(Paragraph::new(vec![first, Line::from(second)]), area);
+}
+
+/// Badges: a disabled group (and why), a fault in the interval shown.
+pub fn warnings(app: &App) -> Vec<String> {
+    let mut out = Vec::new();
+    if !app.rules.cpu_enabled {
+        out.push("CPU OFF".to_string());
+    }
+    if !app.rules.mem_enabled {
+        out.push(
+            if app
+                .frames
+                .front()
+                .is_some_and(|f| f.sample.cmm_pages.is_none())
+            {
+                "MEM OFF: no cmm_pages".to_string()
+            } else {
+                "MEM OFF".to_string()
+            },
+        );
+    }
+    if let Some(d) = app.frame().and_then(|f| f.decision.as_ref()) {
+        if let Some(GroupStatus::Fault(f)) = d.cpu.map(|c| c.status) {
+            out.push(format!("CPU FAULT: {f}"));
+        }
+        if let Some(GroupStatus::Fault(f)) = d.mem.map(|m| m.status) {
+            out.push(format!("MEM FAULT: {f}"));
+        }
+    }
+    out
+}
+
+/// The last part of a path, to keep the header on one line.
+fn short(path: &str) -> &str {
+    path.rsplit('/').next().unwrap_or(path)
+}

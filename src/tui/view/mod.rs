@@ -1,0 +1,101 @@
+//! Drawing: a pure function of [`App`] into a ratatui frame. No clock, no
+//! files: what is drawn depends only on the state, so every view can be
+//! snapshot-tested.
+
+mod cpu;
+mod graphs;
+mod header;
+mod log;
+mod overlay;
+mod rules;
+pub mod theme;
+mod values;
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Direction, Layout, Rect};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
+
+use super::app::{App, View};
+use theme::Theme;
+
+/// The smallest screen the full UI needs.
+pub const MIN_WIDTH: u16 = 80;
+/// The smallest screen the full UI needs.
+pub const MIN_HEIGHT: u16 = 24;
+
+/// Draws the whole screen.
+pub fn draw(frame: &mut Frame<'_>, app: &App) {
+    let area = frame.area();
+    let theme = Theme { color: app.color };
+    if area.width < MIN_WIDTH || area.height < MIN_HEIGHT {
+        let msg = vec![
+            Line::from(Span::styled("plugtop needs at least 80×24", theme.title())),
+            Line::from(format!(
+                "this terminal is {}×{}: make it larger, or use plugtop --batch",
+                area.width, area.height
+            )),
+            Line::from("q quits"),
+        ];
+        frame.render_widget(
+            Paragraph::new(msg).wrap(ratatui::widgets::Wrap { trim: true }),
+            area,
+        );
+        return;
+    }
+    let rows = Layout::default()
+        .direction(Direction::Vertical)
+        .constraints([
+            Constraint::Length(2),
+            Constraint::Min(10),
+            Constraint::Length(1),
+        ])
+        .split(area);
+    header::draw(frame, rows[0], app, &theme);
+    match app.view {
+        View::Overview => overview(frame, rows[1], app, &theme),
+        View::Rules => rules::draw_tree(frame, rows[1], app, &theme),
+        View::Graphs => graphs::draw(frame, rows[1], app, &theme),
+        View::Log => log::draw(frame, rows[1], app, &theme, true),
+    }
+    status(frame, rows[2], app, &theme);
+    overlay::draw(frame, area, app, &theme);
+}
+
+fn overview(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {
+    let log_height = if area.height >= 30 { 8 } else { 4 };
+    let rows = Layout::default()
+        .direction(Direction::Vertical)
+        .constraints([
+            Constraint::Min(6),
+            Constraint::Length(7),
+            Constraint::Length(log_height),
+        ])
+        .split(area);
+    let left = if area.width >= 140 { 62 } else { 40 };
+    let top = Layout::default()
+        .direction(Direction::Horizontal)
+        .constraints([Constraint::Length(left), Constraint::Min(30)])
+        .split(rows[0]);
+    cpu::draw(frame, top[0], app, theme);
+    values::draw(frame, top[1], app, theme);
+    rules::draw_summary(frame, rows[1], app, theme);
+    log::draw(frame, rows[2], app, theme, false);
+}
+
+fn status(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {
+    let mut spans = vec![Span::styled(
+        "? help  q quit  Tab view  Space pause  ←→ time  o s A mode",
+        theme.dim(),
+    )];
+    if let Some(cpu) = app.own_cpu {
+        spans.push(Span::raw(format!("  plugtop {cpu:.2}% CPU")));
+    }
+    frame.render_widget(Paragraph::new(Line::from(spans)), area);
+}
+
+/// A time stamp as HH:MM:SS (UTC).
+pub fn clock(stamp: crate::kernel::Stamp) -> String {
+    let s = stamp.secs().rem_euclid(86_400);
+    format!("{:02}:{:02}:{:02}", s / 3600, s % 3600 / 60, s % 60)
+}

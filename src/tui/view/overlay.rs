@@ -1,0 +1,152 @@
+//! What lies over the screen: the help (generated from the key table), the
+//! step-confirm proposal, and questions.
+
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
+
+use super::theme::Theme;
+use crate::control::controller::Mode;
+use crate::report::trace;
+use crate::rules::RuleKind;
+use crate::tui::app::{App, Dialog};
+use crate::tui::keys::BINDINGS;
+
+fn centered(area: Rect, width: u16, height: u16) -> Rect {
+    let w = width.min(area.width);
+    let h = height.min(area.height);
+    Rect::new(
+        area.x + (area.width - w) / 2,
+        area.y + (area.height - h) / 2,
+        w,
+        h,
+    )
+}
+
+fn boxed(frame: &mut Frame<'_>, area: Rect, title: &str, lines: Vec<Line<'_>>, theme: &Theme) {
+    frame.render_widget(Clear, area);
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .title(Span::styled(format!(" {title} "), theme.title()));
+    frame.render_widget(
+        Paragraph::new(lines)
+            .block(block)
+            .wrap(Wrap { trim: false }),
+        area,
+    );
+}
+
+/// Draws whatever is open over the screen.
+pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {
+    if app.help {
+        let entry = |b: &crate::tui::keys::Binding, width: usize| {
+            let text: String = b.description.chars().take(width).collect();
+            vec![
+                Span::styled(format!("{:<7}", b.shown), theme.title()),
+                Span::raw(format!("{text:<width$}")),
+            ]
+        };
+        let fits = BINDINGS.len() as u16 + 2 <= area.height;
+        let lines: Vec<Line<'_>> = if fits {
+            BINDINGS.iter().map(|b| Line::from(entry(b, 62))).collect()
+        } else {
+            let half = BINDINGS.len().div_ceil(2);
+            let width = (area.width as usize).saturating_sub(2 + 2 * 7 + 2) / 2;
+            (0..half)
+                .map(|i| {
+                    let mut spans = entry(&BINDINGS[i], width);
+                    spans.push(Span::raw("  "));
+                    if let Some(b) = BINDINGS.get(i + half) {
+                        spans.extend(entry(b, width));
+                    }
+                    Line::from(spans)
+                })
+                .collect()
+        };
+        let h = lines.len() as u16 + 2;
+        let w = if fits { 72 } else { area.width };
+        boxed(
+            frame,
+            centered(area, w, h),
+            "Keys (any key closes)",
+            lines,
+            theme,
+        );
+        return;
+    }
+    if let Some(dialog) = &app.dialog {
+        let (title, lines) = match dialog {
+            Dialog::ConfirmAuto => (
+                "Autonomous mode",
+                vec![
+                    Line::from("plugtop will plug and unplug CPUs and resize the CMM pool"),
+                    Line::from("by itself, every interval, exactly as cpuplugd would."),
+                    Line::from("Quitting puts the guest back as it was found."),
+                    Line::from(""),
+                    Line::styled("y  switch to autonomous     n / Esc  stay", theme.title()),
+                ],
+            ),
+            Dialog::Message(text) => (
+                "Not possible",
+                vec![
+                    Line::from(text.clone()),
+                    Line::from(""),
+                    Line::styled("any key closes", theme.dim()),
+                ],
+            ),
+        };
+        boxed(
+            frame,
+            centered(area, 70, lines.len() as u16 + 2),
+            title,
+            lines,
+            theme,
+        );
+        return;
+    }
+    if app.controller.mode() == Mode::Step
+        && let Some(p) = app.controller.pending()
+    {
+        let mut lines = vec![Line::from(vec![
+            Span::styled("Proposed: ", theme.title()),
+            Span::styled(
+                p.actions
+                    .iter()
+                    .map(|a| a.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                theme.mode(Mode::Step),
+            ),
+        ])];
+        lines.push(Line::from(format!(
+            "decided at interval #{}: {}",
+            p.reading, p.why
+        )));
+        if let Some(f) = app.frames.iter().find(|f| f.number == p.reading) {
+            for kind in RuleKind::ALL {
+                if let Some(e) = trace::explain(&app.rules, &app.file, &f.trace, kind)
+                    && e.contains(" true because")
+                {
+                    lines.push(Line::styled(
+                        e,
+                        theme.outcome(crate::rules::eval::Outcome::Truth(true)),
+                    ));
+                }
+            }
+        }
+        lines.push(Line::from(""));
+        lines.push(Line::styled(
+            "y apply   n reject   Esc later (Tab: Rules view shows the whole trace)",
+            theme.title(),
+        ));
+        let h = lines.len() as u16 + 2;
+        let r = Rect::new(
+            area.x,
+            area.y + area.height.saturating_sub(h + 1),
+            area.width,
+            h,
+        );
+        boxed(frame, r, "Step-confirm", lines, theme);
+    }
+}

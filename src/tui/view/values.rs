@@ -1,0 +1,184 @@
+//! The values the rules read: averages, scan rates, memory, the CMM pool,
+//! and every user variable (pin one with `p` for a sparkline).
+
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Paragraph};
+
+use super::theme::Theme;
+use crate::history::Metric;
+use crate::report::trace::number;
+use crate::tui::app::App;
+
+const SPARK: [char; 8] = ['▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'];
+
+/// A small sparkline of the last `width` values.
+pub fn sparkline(values: &[f64], width: usize) -> String {
+    let tail: Vec<f64> = values
+        .iter()
+        .rev()
+        .take(width)
+        .rev()
+        .copied()
+        .filter(|v| v.is_finite())
+        .collect();
+    let (lo, hi) = tail
+        .iter()
+        .fold((f64::MAX, f64::MIN), |(a, b), v| (a.min(*v), b.max(*v)));
+    tail.iter()
+        .map(|v| {
+            let k = if hi > lo {
+                ((v - lo) / (hi - lo) * 7.0).round() as usize
+            } else {
+                0
+            };
+            SPARK[k.min(7)]
+        })
+        .collect()
+}
+
+fn mib(kb: f64) -> String {
+    format!("{:.0} MiB", kb / 1024.0)
+}
+
+/// Draws the values panel.
+pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {
+    let block = Block::default()
+        .borders(Borders::TOP)
+        .title(Span::styled(" Values ", theme.title()));
+    let inner = block.inner(area);
+    frame.render_widget(block, area);
+    let Some(f) = app.frame() else { return };
+    let s = &f.sample;
+    let var = |name: &str| {
+        f.variables
+            .iter()
+            .find(|(n, _)| n == name)
+            .and_then(|(_, v)| *v)
+    };
+    // The interval under the cursor, not the newest: time travel shows it all.
+    let before = app.previous_frame().map(|p| p.sample.as_ref());
+    let metric = |m: Metric| crate::history::metric(m, before, s).filter(|v| v.is_finite());
+    let pct = |v: Option<f64>| v.map_or("-".into(), |v| format!("{:.1}%", v * 100.0));
+    let mut rows: Vec<(String, String)> = Vec::new();
+    match var("CP_ActiveAVG") {
+        Some(v) => rows.push(("CP_ActiveAVG".into(), number(v))),
+        None => rows.push(("busy (interval)".into(), pct(metric(Metric::Busy)))),
+    }
+    match var("CP_idleAVG") {
+        Some(v) => rows.push(("CP_idleAVG".into(), number(v))),
+        None => rows.push(("idle (interval)".into(), pct(metric(Metric::Idle)))),
+    }
+    rows.push(("steal".into(), pct(metric(Metric::Steal))));
+    let rate = |m| metric(m).map_or("-".into(), |v| format!("{v:.1}"));
+    rows.push((
+        "scans kswapd/direct".into(),
+        format!(
+            "{} / {} per tick",
+            rate(Metric::ScanKswapd),
+            rate(Metric::ScanDirect)
+        ),
+    ));
+    rows.push((
+        "page steal".into(),
+        format!("{} per tick", rate(Metric::PageSteal)),
+    ));
+    let kb = |name: &str| s.meminfo.get(name);
+    rows.push((
+        "MemFree/MemTotal".into(),
+        format!(
+            "{} / {}",
+            kb("MemFree").map_or("-".into(), mib),
+            kb("MemTotal").map_or("-".into(), mib)
+        ),
+    ));
+    rows.push((
+        "avail_cache".into(),
+        metric(Metric::AvailCache).map_or("-".into(), mib),
+    ));
+    let max = app.rules.settings.cmm_max;
+    match s.cmm_pages {
+        Some(pages) => {
+            let gauge_width = 10usize;
+            let filled = if max > 0 {
+                (pages.clamp(0, max) as usize * gauge_width) / max as usize
+            } else {
+                0
+            };
+            let guest = kb("MemTotal").map(|t| t - pages as f64 * 4.0);
+            rows.push((
+                "CMM pool (pages)".into(),
+                format!("{pages} = {}", mib(pages as f64 * 4.0)),
+            ));
+            rows.push((
+                "  of CMM_MAX".into(),
+                format!(
+                    "{}{} {max}",
+                    "█".repeat(filled),
+                    "·".repeat(gauge_width - filled)
+                ),
+            ));
+            rows.push(("  guest keeps".into(), guest.map_or("-".into(), mib)));
+        }
+        None => rows.push(("CMM pool".into(), "no cmm_pages on this machine".into())),
+    }
+    let fixed = rows.len();
+    for (name, value) in &f.variables {
+        if name == "CP_ActiveAVG" || name == "CP_idleAVG" {
+            continue;
+        }
+        rows.push((name.clone(), value.map_or("-".into(), number)));
+    }
+    let label_width = rows
+        .iter()
+        .map(|(n, _)| n.chars().count())
+        .max()
+        .unwrap_or(10)
+        .min(19);
+    let room = inner.height as usize;
+    let selected = fixed + app.value_cursor.min(f.variables.len().saturating_sub(1));
+    let first = if app.value_cursor == 0 {
+        0
+    } else {
+        selected
+            .saturating_sub(room.saturating_sub(1))
+            .min(rows.len().saturating_sub(room))
+    };
+    let lines: Vec<Line<'_>> = rows
+        .iter()
+        .enumerate()
+        .skip(first)
+        .take(room)
+        .map(|(i, (name, value))| {
+            let pinned = app.pinned.iter().any(|p| p == name);
+            let mut spans = vec![
+                Span::styled(
+                    format!("{name:<label_width$} "),
+                    if i >= fixed {
+                        theme.text()
+                    } else {
+                        theme.dim()
+                    },
+                ),
+                Span::raw(value.clone()),
+            ];
+            if pinned {
+                let series: Vec<f64> = app
+                    .history
+                    .pinned()
+                    .find(|(n, _)| n == name)
+                    .map(|(_, s)| s.values().collect())
+                    .unwrap_or_default();
+                spans.push(Span::raw(format!(" {}", sparkline(&series, 16))));
+            }
+            let line = Line::from(spans);
+            if i == selected && i >= fixed {
+                line.style(theme.selected())
+            } else {
+                line
+            }
+        })
+        .collect();
+    frame.render_widget(Paragraph::new(lines), inner);
+}

@@ -1,0 +1,160 @@
+//! Every view and dialog, drawn into a TestBackend at 80×24 and 160×48 from
+//! fixed data, and compared with reviewed snapshots.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use plugtop::control::controller::Mode;
+use plugtop::kernel::Source;
+use plugtop::kernel::snapshots::SnapshotSource;
+use plugtop::rules::{SourceFile, load};
+use plugtop::tui::app::{App, SourceLabel, View};
+use plugtop::tui::keys::Action;
+use plugtop::tui::view;
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+
+/// An app fed with the first `n` snapshots of `dir`, using `rules`.
+fn app(rules: &str, dir: &str, n: usize, mode: Mode) -> App {
+    let mut source = SnapshotSource::open(Path::new(dir)).expect("snapshots");
+    let facts = source.facts();
+    let bytes = std::fs::read(rules).expect("rules");
+    let file = SourceFile::new(rules, bytes);
+    let outcome = load(&file, &facts);
+    assert!(outcome.refusal.is_none(), "{:?}", outcome.refusal);
+    let mut app = App::new(
+        Arc::new(outcome.rules),
+        file,
+        SourceLabel::Replay {
+            file: "incident.rec".into(),
+            speed: 1.0,
+        },
+        mode,
+    );
+    app.host = "guest7".into();
+    app.kernel = "2.6.32".into();
+    for _ in 0..n {
+        match source.next_sample() {
+            Some(Ok(s)) => app.ingest(s),
+            _ => break,
+        }
+    }
+    app
+}
+
+/// The screen as text, one line per row.
+pub fn screen(app: &App, width: u16, height: u16) -> String {
+    let mut terminal = Terminal::new(TestBackend::new(width, height)).expect("test backend");
+    terminal.draw(|f| view::draw(f, app)).expect("draw");
+    let buffer = terminal.backend().buffer().clone();
+    let mut out = String::new();
+    for y in 0..height {
+        let mut line = String::new();
+        for x in 0..width {
+            line.push_str(buffer[(x, y)].symbol());
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+const RECOMMENDED: &str = "examples/rules/recommended-default.conf";
+const SERIES: &str = "tests/fixtures/series/oldkernel";
+
+fn both(name: &str, app: &App) {
+    insta::assert_snapshot!(format!("{name}_80x24"), screen(app, 80, 24));
+    insta::assert_snapshot!(format!("{name}_160x48"), screen(app, 160, 48));
+}
+
+#[test]
+fn overview_of_a_busy_guest() {
+    // Interval 5 of the series: CPUs busy, memory under pressure.
+    both("overview_busy", &app(RECOMMENDED, SERIES, 6, Mode::Observe));
+}
+
+#[test]
+fn overview_of_an_idle_guest() {
+    both("overview_idle", &app(RECOMMENDED, SERIES, 9, Mode::Observe));
+}
+
+#[test]
+fn a_fault_interval() {
+    let a = app(
+        "tests/fixtures/cases/fpe-div-zero-hotplug/cpuplugd.conf",
+        "tests/fixtures/cases/fpe-div-zero-hotplug/snapshots",
+        4,
+        Mode::Observe,
+    );
+    both("fault", &a);
+    let mut rules = a;
+    rules.view = View::Rules;
+    insta::assert_snapshot!("fault_trace_80x24", screen(&rules, 80, 24));
+}
+
+#[test]
+fn a_disabled_memory_group() {
+    both(
+        "memory_off",
+        &app(
+            "tests/fixtures/cases/syntax-memory-disabled-without-cmm-pages/cpuplugd.conf",
+            "tests/fixtures/cases/syntax-memory-disabled-without-cmm-pages/snapshots",
+            3,
+            Mode::Observe,
+        ),
+    );
+}
+
+#[test]
+fn a_pending_proposal_in_step_confirm_mode() {
+    both("proposal", &app(RECOMMENDED, SERIES, 4, Mode::Step));
+}
+
+#[test]
+fn the_truth_trace_with_variables_expanded() {
+    let mut a = app(RECOMMENDED, SERIES, 6, Mode::Observe);
+    a.update(Action::NextView);
+    a.update(Action::NextRule);
+    a.update(Action::Expand);
+    both("trace_hotunplug", &a);
+}
+
+#[test]
+fn graphs_log_and_help() {
+    let mut a = app(RECOMMENDED, SERIES, 20, Mode::Observe);
+    a.view = View::Graphs;
+    both("graphs", &a);
+    a.view = View::Log;
+    both("log", &a);
+    a.view = View::Overview;
+    a.update(Action::Help);
+    both("help", &a);
+}
+
+#[test]
+fn autonomous_asks_first_and_says_when_it_cannot() {
+    let mut a = app(RECOMMENDED, SERIES, 6, Mode::Observe);
+    a.update(Action::Autonomous);
+    insta::assert_snapshot!("confirm_auto_80x24", screen(&a, 80, 24));
+    let mut b = app(RECOMMENDED, SERIES, 6, Mode::Observe);
+    b.cannot_act = Some("this is a recording; only a live guest can be changed".into());
+    b.update(Action::Autonomous);
+    insta::assert_snapshot!("cannot_act_80x24", screen(&b, 80, 24));
+}
+
+#[test]
+fn time_travel_shows_an_earlier_interval() {
+    let mut a = app(RECOMMENDED, SERIES, 9, Mode::Observe);
+    a.update(Action::Back);
+    a.update(Action::Back);
+    a.update(Action::Back);
+    insta::assert_snapshot!("three_back_80x24", screen(&a, 80, 24));
+}
+
+#[test]
+fn a_small_terminal_gets_a_message_not_a_garbled_screen() {
+    insta::assert_snapshot!(
+        "too_small",
+        screen(&app(RECOMMENDED, SERIES, 4, Mode::Observe), 60, 20)
+    );
+}
