@@ -325,6 +325,13 @@ fn event_loop(options: &Options, app: &mut App, source: &mut dyn Source) -> Resu
             Err(RecvTimeoutError::Disconnected) => break,
         };
         let action = match ev {
+            // Any key closes the help or a message, bound or not.
+            Event::Key(k)
+                if k.kind != KeyEventKind::Release
+                    && (app.help || matches!(app.dialog, Some(Dialog::Message(_)))) =>
+            {
+                Some(action_for(k).unwrap_or(Action::Later))
+            }
             Event::Key(k) if k.kind != KeyEventKind::Release => action_for(k),
             Event::Mouse(m) => match m.kind {
                 MouseEventKind::ScrollUp => Some(Action::Up),

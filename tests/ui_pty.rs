@@ -1,0 +1,223 @@
+//! The real binary in a pseudo-terminal: keys in, the screen (parsed by a
+//! vt100 emulator) and the files under the root checked.
+
+mod common;
+
+use std::io::{Read, Write};
+use std::sync::mpsc::{Receiver, channel};
+use std::time::{Duration, Instant};
+
+use common::FakeRoot;
+use portable_pty::{CommandBuilder, PtySize, native_pty_system};
+
+struct Session {
+    parser: vt100::Parser,
+    output: Receiver<Vec<u8>>,
+    input: Box<dyn Write + Send>,
+    child: Box<dyn portable_pty::Child + Send + Sync>,
+}
+
+impl Session {
+    fn start(args: &[&str], rows: u16, cols: u16) -> Session {
+        let pair = native_pty_system()
+            .openpty(PtySize {
+                rows,
+                cols,
+                pixel_width: 0,
+                pixel_height: 0,
+            })
+            .expect("pty");
+        let mut cmd = CommandBuilder::new(env!("CARGO_BIN_EXE_plugtop"));
+        cmd.args(args);
+        cmd.env("TERM", "xterm-256color");
+        cmd.cwd(env!("CARGO_MANIFEST_DIR"));
+        let child = pair.slave.spawn_command(cmd).expect("spawn");
+        drop(pair.slave);
+        let mut reader = pair.master.try_clone_reader().expect("reader");
+        let input = pair.master.take_writer().expect("writer");
+        let (tx, rx) = channel();
+        std::thread::spawn(move || {
+            let _master = pair.master;
+            let mut buf = [0u8; 8192];
+            while let Ok(n) = reader.read(&mut buf) {
+                if n == 0 || tx.send(buf[..n].to_vec()).is_err() {
+                    break;
+                }
+            }
+        });
+        let size = |n: u16| std::num::NonZeroU16::new(n).expect("a non-zero size");
+        Session {
+            parser: vt100::Parser::new(size(rows), size(cols), 0),
+            output: rx,
+            input,
+            child,
+        }
+    }
+
+    fn screen(&self) -> String {
+        self.parser.screen().contents()
+    }
+
+    /// Reads output until the screen shows `text` (bounded).
+    fn wait_for(&mut self, text: &str) {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while !self.screen().contains(text) {
+            assert!(
+                Instant::now() < deadline,
+                "never saw {text:?}; screen:\n{}",
+                self.screen()
+            );
+            if let Ok(bytes) = self.output.recv_timeout(Duration::from_millis(50)) {
+                self.parser.process(&bytes);
+            }
+        }
+    }
+
+    /// Reads output until `text` is gone from the screen (bounded).
+    fn wait_gone(&mut self, text: &str) {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while self.screen().contains(text) {
+            assert!(
+                Instant::now() < deadline,
+                "{text:?} stayed; screen:\n{}",
+                self.screen()
+            );
+            if let Ok(bytes) = self.output.recv_timeout(Duration::from_millis(50)) {
+                self.parser.process(&bytes);
+            }
+        }
+    }
+
+    fn press(&mut self, keys: &str) {
+        self.input.write_all(keys.as_bytes()).expect("write keys");
+        self.input.flush().expect("flush keys");
+    }
+
+    /// Quits and waits for the process to end.
+    fn quit(mut self) -> bool {
+        self.press("q");
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                return status.success();
+            }
+            assert!(
+                Instant::now() < deadline,
+                "plugtop did not quit; screen:\n{}",
+                self.screen()
+            );
+            if let Ok(bytes) = self.output.recv_timeout(Duration::from_millis(50)) {
+                self.parser.process(&bytes);
+            }
+        }
+    }
+}
+
+const LEFT: &str = "\x1b[D";
+
+#[test]
+fn replay_help_pause_step_back_and_quit() {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let rec = dir.path().join("o.rec").to_string_lossy().into_owned();
+    let made = std::process::Command::new(env!("CARGO_BIN_EXE_plugtop"))
+        .args([
+            "record",
+            "-o",
+            &rec,
+            "--snapshots",
+            "tests/fixtures/series/oldkernel",
+        ])
+        .output()
+        .expect("record");
+    assert!(made.status.success());
+    let mut s = Session::start(
+        &[
+            "--replay",
+            &rec,
+            "-c",
+            "examples/rules/recommended-default.conf",
+            "--interval",
+            "0.05",
+        ],
+        30,
+        110,
+    );
+    s.wait_for("OBSERVE");
+    s.wait_for("end of the recording");
+    s.wait_for("#19");
+    s.press("?");
+    s.wait_for("Keys (any key closes)");
+    s.press("x");
+    s.wait_for("Rules (t selects");
+    s.press(LEFT);
+    s.wait_for("PAUSED");
+    s.wait_for("#18 (1 back)");
+    s.press(LEFT);
+    s.wait_for("#17 (2 back)");
+    s.press("A");
+    s.wait_for("Autonomous mode is not possible: this is a recording");
+    s.press("\x1b");
+    s.wait_gone("is not possible");
+    s.press("\t");
+    s.wait_for("Truth trace of HOTPLUG");
+    assert!(s.quit(), "clean exit");
+}
+
+#[test]
+fn step_confirm_accept_and_reject_write_only_what_was_accepted() {
+    let root = FakeRoot::guest(1);
+    for i in 0..4 {
+        root.write(
+            &format!("sys/devices/system/cpu/cpu{i}/online"),
+            if i == 0 { "1\n" } else { "0\n" },
+        );
+    }
+    root.write("sys/devices/system/cpu/present", "0-3\n");
+    let rules = root.path().join("rules.conf");
+    std::fs::write(
+        &rules,
+        "UPDATE=\"1\"\nCPU_MIN=\"1\"\nCPU_MAX=\"4\"\nHOTPLUG=\"1\"\nHOTUNPLUG=\"0\"\n",
+    )
+    .expect("rules");
+    let root_s = root.path().to_string_lossy().into_owned();
+    let mut s = Session::start(
+        &[
+            "--root",
+            &root_s,
+            "-c",
+            &rules.to_string_lossy(),
+            "--interval",
+            "0.2",
+            "--mode",
+            "step",
+        ],
+        30,
+        110,
+    );
+    s.wait_for("STEP-CONFIRM");
+    s.wait_for("Proposed: plug a CPU");
+    let online = |i: u32| {
+        std::fs::read_to_string(
+            root.path()
+                .join(format!("sys/devices/system/cpu/cpu{i}/online")),
+        )
+        .unwrap_or_default()
+    };
+    assert_eq!(online(1), "0\n", "nothing written before y");
+    assert!(
+        root.path().join("run/plugtop/state").exists(),
+        "journal written before acting"
+    );
+    s.press("y");
+    s.wait_for("plugged cpu1");
+    assert_eq!(online(1), "1\n");
+    s.wait_for("Proposed: plug a CPU");
+    s.press("n");
+    s.wait_for("rejected: plug a CPU");
+    assert_eq!(online(2), "0\n", "a rejected proposal writes nothing");
+    s.press("o");
+    s.wait_for("mode changed from step-confirm to observe");
+    assert!(s.quit());
+    assert_eq!(online(1), "0\n", "quitting put the guest back");
+    assert!(!root.path().join("run/plugtop/state").exists());
+}
