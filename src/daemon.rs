@@ -447,7 +447,7 @@ pub fn run_on(
 }
 
 /// On a panic, put the guest back from the journal before the process dies.
-fn install_panic_hook(root: PathBuf, state: PathBuf) {
+pub fn install_panic_hook(root: PathBuf, state: PathBuf) {
     let previous = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
         previous(info);

@@ -89,7 +89,7 @@ fn a_fault_interval() {
     both("fault", &a);
     let mut rules = a;
     rules.view = View::Rules;
-    insta::assert_snapshot!("fault_trace_80x24", screen(&rules, 80, 24));
+    both("fault_trace", &rules);
 }
 
 #[test]
@@ -135,11 +135,11 @@ fn graphs_log_and_help() {
 fn autonomous_asks_first_and_says_when_it_cannot() {
     let mut a = app(RECOMMENDED, SERIES, 6, Mode::Observe);
     a.update(Action::Autonomous);
-    insta::assert_snapshot!("confirm_auto_80x24", screen(&a, 80, 24));
+    both("confirm_auto", &a);
     let mut b = app(RECOMMENDED, SERIES, 6, Mode::Observe);
     b.cannot_act = Some("this is a recording; only a live guest can be changed".into());
     b.update(Action::Autonomous);
-    insta::assert_snapshot!("cannot_act_80x24", screen(&b, 80, 24));
+    both("cannot_act", &b);
 }
 
 #[test]
@@ -148,7 +148,7 @@ fn time_travel_shows_an_earlier_interval() {
     a.update(Action::Back);
     a.update(Action::Back);
     a.update(Action::Back);
-    insta::assert_snapshot!("three_back_80x24", screen(&a, 80, 24));
+    both("three_back", &a);
 }
 
 #[test]

@@ -3,6 +3,7 @@
 //! samples and keys in and redraws only when one arrives.
 
 pub mod app;
+pub mod export;
 pub mod keys;
 pub mod line;
 pub mod run;

@@ -159,6 +159,7 @@ fn arm(app: &mut App, root: &Path, first: Option<&Sample>) -> Result<Armed, Stri
         cmm_pages: sample.cmm_pages,
     };
     journal::write(&state, &start).map_err(|e| e.to_string())?;
+    crate::daemon::install_panic_hook(root.to_path_buf(), state.clone());
     app.actuator = Some(Box::new(actuator));
     Ok(Armed {
         _lock: lock,
