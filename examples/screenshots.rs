@@ -2,42 +2,23 @@
 //! kept) and plain text. Run: `cargo run --example screenshots`.
 
 use std::path::Path;
-use std::sync::Arc;
 
 use plugtop::control::controller::Mode;
-use plugtop::kernel::Source;
-use plugtop::kernel::snapshots::SnapshotSource;
-use plugtop::rules::{SourceFile, load};
-use plugtop::tui::app::{App, SourceLabel, View};
+use plugtop::tui::app::{App, View};
 use plugtop::tui::export;
 use plugtop::tui::keys::Action;
+use plugtop::tui::run::app_from_snapshots;
 use plugtop::tui::view;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 
 fn app(rules: &str, dir: &str, n: usize, mode: Mode) -> Result<App, Box<dyn std::error::Error>> {
-    let mut source = SnapshotSource::open(Path::new(dir))?;
-    let facts = source.facts();
-    let file = SourceFile::new(rules, std::fs::read(rules)?);
-    let outcome = load(&file, &facts);
-    let mut app = App::new(
-        Arc::new(outcome.rules),
-        file,
-        SourceLabel::Replay {
-            file: "incident.rec".into(),
-            speed: 1.0,
-        },
+    Ok(app_from_snapshots(
+        Path::new(rules),
+        Path::new(dir),
+        n,
         mode,
-    );
-    app.host = "guest7".into();
-    app.kernel = "2.6.32".into();
-    for _ in 0..n {
-        match source.next_sample() {
-            Some(Ok(s)) => app.ingest(s),
-            _ => break,
-        }
-    }
-    Ok(app)
+    )?)
 }
 
 fn save(name: &str, app: &App, w: u16, h: u16) -> Result<(), Box<dyn std::error::Error>> {

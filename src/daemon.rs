@@ -19,9 +19,9 @@ use crate::kernel::root::RootReader;
 use crate::kernel::{Polarization, Sample, Source};
 use crate::logging::Log;
 use crate::report::table;
+use crate::rules::RuleSet;
 use crate::rules::config::describe_missing_memory;
 use crate::rules::eval::NoTrace;
-use crate::rules::{RuleSet, Severity, SourceFile, load, render};
 
 /// What `plugtop run` was asked to do.
 #[derive(Debug, Clone)]
@@ -76,12 +76,6 @@ impl Signals {
 /// Why the runner could not start (nothing was written).
 #[derive(Debug, thiserror::Error)]
 pub enum StartError {
-    #[error("cannot read {path}: {source}")]
-    Rules {
-        path: String,
-        #[source]
-        source: std::io::Error,
-    },
     #[error("{0}")]
     Invalid(String),
     #[error("{0}")]
@@ -102,29 +96,9 @@ pub enum Ending {
 }
 
 fn load_rules(path: &Path, facts: &crate::rules::SystemFacts) -> Result<RuleSet, StartError> {
-    let bytes = std::fs::read(path).map_err(|source| StartError::Rules {
-        path: path.display().to_string(),
-        source,
-    })?;
-    let file = SourceFile::new(path.display().to_string(), bytes);
-    let outcome = load(&file, facts);
-    if outcome.refusal.is_some() {
-        let errors: Vec<_> = outcome
-            .diagnostics
-            .iter()
-            .filter(|d| {
-                d.severity == Severity::Error
-                    && d.daemon == crate::rules::diagnostic::DaemonEffect::RefusesToLoad
-            })
-            .cloned()
-            .collect();
-        return Err(StartError::Invalid(format!(
-            "{}{}",
-            render::text(&file, &errors),
-            render::summary(&file, &outcome)
-        )));
-    }
-    Ok(outcome.rules)
+    crate::rules::load_path(path, facts)
+        .map(|(rules, _)| rules)
+        .map_err(StartError::Invalid)
 }
 
 fn log_events(log: &mut dyn Log, events: &[Event], verbose: bool) {

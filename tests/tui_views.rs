@@ -2,44 +2,21 @@
 //! fixed data, and compared with reviewed snapshots.
 
 use std::path::Path;
-use std::sync::Arc;
 
 use plugtop::control::controller::Mode;
-use plugtop::kernel::Source;
-use plugtop::kernel::snapshots::SnapshotSource;
-use plugtop::rules::{SourceFile, load};
-use plugtop::tui::app::{App, SourceLabel, View};
+use plugtop::tui::app::{App, View};
 use plugtop::tui::keys::Action;
+use plugtop::tui::run::app_from_snapshots;
 use plugtop::tui::view;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 
 /// An app fed with the first `n` snapshots of `dir`, using `rules`.
 fn app(rules: &str, dir: &str, n: usize, mode: Mode) -> App {
-    let mut source = SnapshotSource::open(Path::new(dir)).expect("snapshots");
-    let facts = source.facts();
-    let bytes = std::fs::read(rules).expect("rules");
-    let file = SourceFile::new(rules, bytes);
-    let outcome = load(&file, &facts);
-    assert!(outcome.refusal.is_none(), "{:?}", outcome.refusal);
-    let mut app = App::new(
-        Arc::new(outcome.rules),
-        file,
-        SourceLabel::Replay {
-            file: "incident.rec".into(),
-            speed: 1.0,
-        },
-        mode,
-    );
-    app.host = "guest7".into();
-    app.kernel = "2.6.32".into();
-    for _ in 0..n {
-        match source.next_sample() {
-            Some(Ok(s)) => app.ingest(s),
-            _ => break,
-        }
+    match app_from_snapshots(Path::new(rules), Path::new(dir), n, mode) {
+        Ok(app) => app,
+        Err(e) => panic!("{e}"),
     }
-    app
 }
 
 /// The screen as text, one line per row.

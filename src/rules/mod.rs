@@ -21,3 +21,31 @@ pub use diagnostic::{Diagnostic, Severity};
 pub use eval::{Evaluator, Outcome, Stop, Trace};
 pub use expr::{NodeId, RuleKind};
 pub use source::{SourceFile, Span};
+
+/// Reads and loads a rule file for the machine `facts` describes. A file
+/// cpuplugd would refuse comes back as its errors, rendered with carets,
+/// ready to show; nothing else is needed to report it.
+pub fn load_path(
+    path: &std::path::Path,
+    facts: &SystemFacts,
+) -> Result<(RuleSet, SourceFile), String> {
+    let bytes = std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let file = SourceFile::new(path.display().to_string(), bytes);
+    let outcome = load(&file, facts);
+    if outcome.refusal.is_some() {
+        let errors: Vec<_> = outcome
+            .diagnostics
+            .iter()
+            .filter(|d| {
+                d.severity == Severity::Error && d.daemon == diagnostic::DaemonEffect::RefusesToLoad
+            })
+            .cloned()
+            .collect();
+        return Err(format!(
+            "{}{}",
+            render::text(&file, &errors),
+            render::summary(&file, &outcome)
+        ));
+    }
+    Ok((outcome.rules, file))
+}

@@ -29,7 +29,7 @@ use crate::kernel::live::LiveSource;
 use crate::kernel::machine::describe;
 use crate::kernel::recording::RecordingSource;
 use crate::kernel::{Sample, Source};
-use crate::rules::{SourceFile, SystemFacts, load, render};
+use crate::rules::{SourceFile, SystemFacts, load};
 
 /// What `plugtop` (without a subcommand) was asked to show.
 #[derive(Debug, Clone)]
@@ -67,23 +67,39 @@ fn read_rules(
     path: &Path,
     facts: &SystemFacts,
 ) -> Result<(Arc<crate::rules::RuleSet>, SourceFile), String> {
-    let bytes = std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    let file = SourceFile::new(path.display().to_string(), bytes);
-    let outcome = load(&file, facts);
-    if outcome.refusal.is_some() {
-        let errors: Vec<_> = outcome
-            .diagnostics
-            .iter()
-            .filter(|d| d.severity == crate::rules::Severity::Error)
-            .cloned()
-            .collect();
-        return Err(format!(
-            "{}{}",
-            render::text(&file, &errors),
-            render::summary(&file, &outcome)
-        ));
+    crate::rules::load_path(path, facts).map(|(rules, file)| (Arc::new(rules), file))
+}
+
+/// An app fed with the first `readings` snapshots of `dir` under `rules`:
+/// fixed data for screenshots, tests and demonstrations.
+pub fn app_from_snapshots(
+    rules: &Path,
+    dir: &Path,
+    readings: usize,
+    mode: Mode,
+) -> Result<App, String> {
+    let mut source =
+        crate::kernel::snapshots::SnapshotSource::open(dir).map_err(|e| e.to_string())?;
+    let facts = source.facts();
+    let (rules, file) = read_rules(rules, &facts)?;
+    let label = SourceLabel::Replay {
+        file: "incident.rec".into(),
+        speed: 1.0,
+    };
+    let mut app = App::new(rules, file, label, mode);
+    if let Some(first) = source.first_dir() {
+        let machine = describe(&first);
+        app.host = machine.host;
+        app.kernel = machine.kernel;
     }
-    Ok((Arc::new(outcome.rules), file))
+    for _ in 0..readings {
+        match source.next_sample() {
+            Some(Ok(s)) => app.ingest(s),
+            Some(Err(e)) => return Err(e.to_string()),
+            None => break,
+        }
+    }
+    Ok(app)
 }
 
 /// Builds the app and its source without touching the terminal.
