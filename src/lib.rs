@@ -15,4 +15,5 @@ pub mod kernel;
 pub mod logging;
 pub mod report;
 pub mod rules;
+pub mod sim;
 pub mod tui;

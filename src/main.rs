@@ -54,6 +54,12 @@ struct Cli {
     /// No colours (NO_COLOR is respected too).
     #[arg(long)]
     mono: bool,
+    /// Watch and drive a simulated guest playing this scenario (see examples/scenarios).
+    #[arg(long, conflicts_with_all = ["root", "replay"])]
+    sim: Option<PathBuf>,
+    /// With --sim: /proc/vmstat carries the old zone-suffixed names.
+    #[arg(long, requires = "sim")]
+    old_kernel: bool,
 }
 
 #[derive(Clone, Copy, PartialEq, ValueEnum)]
@@ -138,6 +144,44 @@ enum Command {
         /// The guest's root directory.
         #[arg(long, default_value = "/")]
         root: PathBuf,
+    },
+    /// Play a scenario on a simulated guest under a rule file and report how the rules did.
+    Sim {
+        /// The scenario file (TOML; see examples/scenarios/README.md).
+        scenario: PathBuf,
+        /// The rule file that controls the guest.
+        #[arg(short = 'c', long = "config", required_unless_present = "serve")]
+        config: Option<PathBuf>,
+        /// How long to run ("12:00" or seconds; default: the scenario's duration).
+        #[arg(long)]
+        duration: Option<String>,
+        /// Simulated seconds per real second (default 1: real time).
+        #[arg(long, conflicts_with = "fast")]
+        speed: Option<f64>,
+        /// As fast as the machine can.
+        #[arg(long)]
+        fast: bool,
+        /// Print only the report at the end (not every action as it happens).
+        #[arg(long)]
+        report: bool,
+        /// Format of the report.
+        #[arg(long, value_enum, default_value_t = CheckFormat::Text)]
+        report_format: CheckFormat,
+        /// /proc/vmstat carries the old zone-suffixed names (for the seed paper's files).
+        #[arg(long)]
+        old_kernel: bool,
+        /// Run this rule file too, on the same scenario and seed, and report side by side.
+        #[arg(long, conflicts_with = "serve")]
+        compare: Option<PathBuf>,
+        /// Record every reading in the recording format.
+        #[arg(long, conflicts_with = "serve")]
+        record: Option<PathBuf>,
+        /// Seconds between intervals (default: the rule file's UPDATE).
+        #[arg(long)]
+        interval: Option<f64>,
+        /// Publish the guest as a root directory here instead (for `plugtop run --root DIR` or other tools).
+        #[arg(long, conflicts_with = "config")]
+        serve: Option<PathBuf>,
     },
     /// Keep samples: as a recording file (-o) or as snapshot directories (--export-snapshots).
     Record {
@@ -251,6 +295,8 @@ fn run(cli: Cli) -> anyhow::Result<Status> {
             mono: cli.mono,
             interval: cli.interval,
             count: cli.count,
+            sim: cli.sim.clone(),
+            old_kernel: cli.old_kernel,
         };
         if plugtop::tui::run::line_mode_wanted(cli.batch) {
             plugtop::tui::run::run_lines(&options, &mut out)?;
@@ -261,6 +307,114 @@ fn run(cli: Cli) -> anyhow::Result<Status> {
         return Ok(Status::Ok);
     };
     let status = match command {
+        Command::Sim {
+            scenario,
+            config,
+            duration,
+            speed,
+            fast,
+            report,
+            report_format,
+            old_kernel,
+            compare,
+            record,
+            interval,
+            serve,
+        } => {
+            let scenario = plugtop::sim::Scenario::load(&scenario)?;
+            let duration = match duration {
+                Some(d) => Some(
+                    plugtop::sim::scenario::seconds(&d)
+                        .filter(|s| *s > 0.0)
+                        .ok_or_else(|| {
+                            anyhow::anyhow!("--duration {d:?} is not a time like \"12:00\" or 720")
+                        })?,
+                ),
+                None => None,
+            };
+            let speed = speed.unwrap_or(1.0);
+            if speed.is_nan() || speed <= 0.0 {
+                anyhow::bail!("--speed must be a positive number");
+            }
+            let mut wait = |d: Duration| {
+                if !fast {
+                    std::thread::sleep(d.div_f64(speed));
+                }
+            };
+            let options = plugtop::sim::run::SimOptions {
+                duration,
+                interval,
+                old_kernel,
+                record,
+                keep_timeline: false,
+            };
+            if let Some(root) = serve {
+                let signals = daemon::Signals::install()?;
+                let mut guest = plugtop::sim::run::guest_for(&scenario, &options);
+                eprintln!(
+                    "plugtop: simulating {} below {} (point `plugtop --root {}` or `plugtop run --root {}` at it; Ctrl-C stops)",
+                    scenario.name,
+                    root.display(),
+                    root.display(),
+                    root.display()
+                );
+                plugtop::sim::serve::serve(&mut guest, &root, &signals.stop, &mut wait, &mut |l| {
+                    eprintln!("{l}")
+                })
+                .with_context(|| format!("cannot write below {}", root.display()))?;
+                return Ok(Status::Ok);
+            }
+            let config = config.context("a rule file is needed: -c FILE")?;
+            let quiet = report || compare.is_some();
+            let mut print = |l: &str| {
+                if !quiet {
+                    // A closed pipe (`| head`) must not stop the run's report.
+                    let _ = writeln!(std::io::stdout(), "{l}");
+                }
+            };
+            let first =
+                plugtop::sim::run::simulate(&scenario, &config, &options, &mut wait, &mut print)?;
+            let second = match &compare {
+                Some(other) => {
+                    let options = plugtop::sim::run::SimOptions {
+                        record: None,
+                        ..options.clone()
+                    };
+                    Some(plugtop::sim::run::simulate(
+                        &scenario,
+                        other,
+                        &options,
+                        &mut |_| {},
+                        &mut |_| {},
+                    )?)
+                }
+                None => None,
+            };
+            match report_format {
+                CheckFormat::Json => match &second {
+                    Some(b) => writeln!(out, "{}", serde_json::json!([first.report, b.report]))?,
+                    None => writeln!(out, "{}", serde_json::to_string(&first.report)?)?,
+                },
+                CheckFormat::Text => match &second {
+                    Some(b) => write!(
+                        out,
+                        "{}",
+                        plugtop::sim::report::side_by_side(&first.report, &b.report)
+                    )?,
+                    None => {
+                        if !quiet {
+                            writeln!(out)?;
+                        }
+                        write!(out, "{}", plugtop::sim::report::text(&first.report))?
+                    }
+                },
+            }
+            if first.report.fatal.is_some() || second.is_some_and(|b| b.report.fatal.is_some()) {
+                Status::Failed
+            } else {
+                Status::Ok
+            }
+        }
         Command::Check { file, root, format } => {
             let source = commands::eval::read_rule_file(&file)
                 .with_context(|| format!("cannot read {}", file.display()))?;

@@ -135,3 +135,40 @@ fn a_small_terminal_gets_a_message_not_a_garbled_screen() {
         screen(&app(RECOMMENDED, SERIES, 4, Mode::Observe), 60, 20)
     );
 }
+
+/// The daytrader scenario on the simulator, in autonomous mode, after
+/// `readings` simulated seconds: the whole loop, with no machine involved.
+fn simulated(readings: usize) -> App {
+    let options = plugtop::tui::run::Options {
+        rules: None,
+        root: "/".into(),
+        replay: None,
+        mode: Mode::Auto,
+        batch: true,
+        mono: false,
+        interval: None,
+        count: None,
+        sim: Some("examples/scenarios/daytrader.toml".into()),
+        old_kernel: false,
+    };
+    let (mut app, mut source) = match plugtop::tui::run::prepare(&options) {
+        Ok(x) => x,
+        Err(e) => panic!("{e}"),
+    };
+    for _ in 0..readings {
+        match source.next_sample() {
+            Some(Ok(s)) => app.ingest(s),
+            other => panic!("the simulator stopped: {:?}", other.map(|r| r.err())),
+        }
+    }
+    app
+}
+
+#[test]
+fn a_simulated_guest_under_load() {
+    // 2:10 into daytrader: the workload runs and the guest has grown to three CPUs.
+    let mut app = simulated(131);
+    both("sim_overview", &app);
+    app.view = View::Graphs;
+    both("sim_graphs", &app);
+}

@@ -221,3 +221,27 @@ fn step_confirm_accept_and_reject_write_only_what_was_accepted() {
     assert_eq!(online(1), "0\n", "quitting put the guest back");
     assert!(!root.path().join("run/plugtop/state").exists());
 }
+
+#[test]
+fn a_simulated_guest_runs_the_whole_loop_in_autonomous_mode() {
+    let mut s = Session::start(
+        &[
+            "--sim",
+            "examples/scenarios/daytrader.toml",
+            "--mode",
+            "auto",
+            "--interval",
+            "0.05",
+        ],
+        24,
+        80,
+    );
+    s.wait_for("AUTONOMOUS");
+    s.wait_for("daytrader · simulated");
+    // The idle guest gives its CPUs and memory back, as the rules say.
+    s.wait_for("unplugged cpu3");
+    s.wait_for("changing number of pages permanently reserved");
+    s.press("+");
+    s.wait_for("· sim ×2");
+    assert!(s.quit());
+}

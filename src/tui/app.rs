@@ -85,7 +85,15 @@ pub enum Dialog {
 #[derive(Debug, Clone, PartialEq)]
 pub enum SourceLabel {
     Live(String),
-    Replay { file: String, speed: f64 },
+    Replay {
+        file: String,
+        speed: f64,
+    },
+    /// The simulator, playing the named scenario.
+    Sim {
+        scenario: String,
+        speed: f64,
+    },
 }
 
 /// The whole UI state.

@@ -45,6 +45,10 @@ pub struct Options {
     pub interval: Option<f64>,
     /// Stop after this many readings (line mode).
     pub count: Option<usize>,
+    /// A scenario to simulate instead of reading a machine.
+    pub sim: Option<PathBuf>,
+    /// With `sim`: zone-suffixed /proc/vmstat names.
+    pub old_kernel: bool,
 }
 
 /// Why the UI could not start.
@@ -102,8 +106,64 @@ pub fn app_from_snapshots(
     Ok(app)
 }
 
+/// The rule file asked for, or the built-in rules that fit the machine.
+fn rules_for(
+    options: &Options,
+    facts: &SystemFacts,
+) -> Result<(Arc<crate::rules::RuleSet>, SourceFile), UiError> {
+    match &options.rules {
+        Some(path) => read_rules(path, facts).map_err(UiError::Rules),
+        None => {
+            let file = built_in_rules(facts);
+            let outcome = load(&file, facts);
+            Ok((Arc::new(outcome.rules), file))
+        }
+    }
+}
+
+/// The app on a simulated guest: it can always be acted on (nothing real
+/// is written), so no lock or journal is needed.
+fn prepare_sim(options: &Options, scenario: &Path) -> Result<(App, Box<dyn Source>), UiError> {
+    use crate::sim::{Guest, Scenario, SimActuator, SimSource};
+    let scenario = Scenario::load(scenario).map_err(|e| UiError::Source(e.to_string()))?;
+    let guest = std::rc::Rc::new(std::cell::RefCell::new(Guest::new(
+        &scenario,
+        options.old_kernel,
+    )));
+    let facts = crate::sim::facts(&guest.borrow());
+    let (rules, file) = rules_for(options, &facts)?;
+    let interval = options
+        .interval
+        .unwrap_or(rules.settings.update.max(1) as f64);
+    let source = SimSource::new(std::rc::Rc::clone(&guest), interval);
+    let mut app = App::new(
+        rules,
+        file,
+        SourceLabel::Sim {
+            scenario: scenario.name.clone(),
+            speed: 1.0,
+        },
+        Mode::Observe,
+    );
+    app.host = scenario.name.clone();
+    app.kernel = if options.old_kernel {
+        "simulated (old vmstat names)".into()
+    } else {
+        "simulated".into()
+    };
+    app.color = !options.mono && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
+    app.actuator = Some(Box::new(SimActuator::new(guest)));
+    if options.mode != Mode::Observe {
+        app.set_mode(options.mode);
+    }
+    Ok((app, Box::new(source)))
+}
+
 /// Builds the app and its source without touching the terminal.
 pub fn prepare(options: &Options) -> Result<(App, Box<dyn Source>), UiError> {
+    if let Some(scenario) = &options.sim {
+        return prepare_sim(options, scenario);
+    }
     let (source, label, host, kernel): (Box<dyn Source>, SourceLabel, String, String) =
         match &options.replay {
             Some(file) => {
@@ -127,14 +187,7 @@ pub fn prepare(options: &Options) -> Result<(App, Box<dyn Source>), UiError> {
         };
     let mut source = source;
     let facts = source.facts();
-    let (rules, file) = match &options.rules {
-        Some(path) => read_rules(path, &facts).map_err(UiError::Rules)?,
-        None => {
-            let file = built_in_rules(&facts);
-            let outcome = load(&file, &facts);
-            (Arc::new(outcome.rules), file)
-        }
-    };
+    let (rules, file) = rules_for(options, &facts)?;
     let mut app = App::new(rules, file, label, Mode::Observe);
     if options.mode != Mode::Observe && options.replay.is_none() {
         app.note(LogKind::Note, format!("starting in {} mode", options.mode));
@@ -287,7 +340,8 @@ fn event_loop(options: &Options, app: &mut App, source: &mut dyn Source) -> Resu
     let mut exhausted = false;
     let mut next = Instant::now();
     let mut cpu_mark = (Instant::now(), own_cpu_ns());
-    let mut start_mode = (options.mode != Mode::Observe && live).then_some(options.mode);
+    let mut start_mode =
+        (options.mode != Mode::Observe && live && options.sim.is_none()).then_some(options.mode);
     loop {
         let now = Instant::now();
         let sampling = !exhausted && (live || !app.paused);
@@ -389,7 +443,8 @@ fn handle(
         Action::Yes => app.dialog == Some(Dialog::ConfirmAuto),
         _ => false,
     };
-    if wants_write && armed.is_none() && app.cannot_act.is_none() && live {
+    if wants_write && armed.is_none() && app.actuator.is_none() && app.cannot_act.is_none() && live
+    {
         let first = app.frames.back().map(|f| f.sample.clone());
         match arm(app, &options.root, first.as_deref()) {
             Ok(a) => *armed = Some(a),
@@ -404,7 +459,16 @@ fn handle(
     match action {
         Action::Reload => match &options.rules {
             Some(path) => {
-                let facts = crate::kernel::root::RootReader::new().facts(&options.root);
+                let facts = match &options.sim {
+                    Some(file) => match crate::sim::Scenario::load(file) {
+                        Ok(s) => crate::sim::facts(&crate::sim::Guest::new(&s, options.old_kernel)),
+                        Err(e) => {
+                            app.dialog = Some(Dialog::Message(e.to_string()));
+                            return;
+                        }
+                    },
+                    None => crate::kernel::root::RootReader::new().facts(&options.root),
+                };
                 match read_rules(path, &facts) {
                     Ok((rules, file)) => app.reload(rules, file),
                     Err(e) => {
@@ -434,13 +498,15 @@ fn handle(
                 ),
             }
         }
-        Action::Faster | Action::Slower if !live => {
+        Action::Faster | Action::Slower if !live || options.sim.is_some() => {
             *speed = if action == Action::Faster {
                 (*speed * 2.0).min(64.0)
             } else {
                 (*speed / 2.0).max(0.125)
             };
-            if let SourceLabel::Replay { speed: s, .. } = &mut app.source {
+            if let SourceLabel::Replay { speed: s, .. } | SourceLabel::Sim { speed: s, .. } =
+                &mut app.source
+            {
                 *s = *speed;
             }
         }

@@ -13,6 +13,20 @@ use crate::kernel::{CpuTicks, Polarization, Sample};
 /// Writes `sample` as snapshot number `index` under `dir` (`dir/000042/...`).
 pub fn write_snapshot(dir: &Path, index: usize, sample: &Sample) -> std::io::Result<()> {
     let root = dir.join(format!("{index:06}"));
+    write_root(&root, sample)?;
+    fs::write(
+        root.join("time"),
+        format!(
+            "{}.{:06}\n",
+            sample.stamp.secs(),
+            sample.stamp.subsec_micros()
+        ),
+    )
+}
+
+/// Writes `sample` as the /proc and /sys files below `root`, so any reader
+/// of a root directory (plugtop, cpuplugd in a chroot, scripts) sees it.
+pub fn write_root(root: &Path, sample: &Sample) -> std::io::Result<()> {
     let put = |rel: &str, text: &str| -> std::io::Result<()> {
         let path = root.join(rel);
         if let Some(parent) = path.parent() {
@@ -77,14 +91,7 @@ pub fn write_snapshot(dir: &Path, index: usize, sample: &Sample) -> std::io::Res
             )?;
         }
     }
-    put(
-        "time",
-        &format!(
-            "{}.{:06}\n",
-            sample.stamp.secs(),
-            sample.stamp.subsec_micros()
-        ),
-    )
+    Ok(())
 }
 
 fn ticks_line(out: &mut String, label: &str, t: &CpuTicks) {

@@ -16,6 +16,9 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {
         SourceLabel::Live(root) if root == "/" => "live".to_string(),
         SourceLabel::Live(root) => format!("root {root}"),
         SourceLabel::Replay { file, speed } => format!("replay {} ×{speed}", short(file)),
+        // The host field already names the scenario.
+        SourceLabel::Sim { speed, .. } if *speed == 1.0 => "sim".to_string(),
+        SourceLabel::Sim { speed, .. } => format!("sim ×{speed}"),
     };
     let (interval, time) = match app.frame() {
         Some(f) => (format!("#{}", f.number), super::clock(f.sample.stamp)),

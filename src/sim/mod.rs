@@ -1,0 +1,133 @@
+//! A simulated z/VM guest: a model of CPUs, steal, loadavg and memory
+//! reclaim that plays a scenario file. It plugs into the rest of plugtop
+//! through the same [`Source`] and [`Actuator`] traits as a real root, so
+//! the UI, the engine and the controller cannot tell the difference.
+
+pub mod model;
+pub mod report;
+pub mod run;
+pub mod scenario;
+pub mod serve;
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use crate::control::actuator::{ActError, Actuator};
+use crate::kernel::source::SourceError;
+use crate::kernel::{Sample, Source};
+use crate::rules::SystemFacts;
+pub use model::Guest;
+pub use scenario::Scenario;
+
+/// One guest, seen by a source and changed by an actuator.
+pub type SharedGuest = Rc<RefCell<Guest>>;
+
+/// What the simulated machine offers, for loading rules against it.
+pub fn facts(guest: &Guest) -> SystemFacts {
+    let sample = guest.sample();
+    SystemFacts {
+        present_cpus: Ok(sample.present.count),
+        cmm_pages: true,
+        meminfo_names: Some(sample.meminfo.iter().map(|(n, _)| n.to_string()).collect()),
+        vmstat_names: Some(sample.vmstat.iter().map(|(n, _)| n.to_string()).collect()),
+        origin: format!("the simulated guest of {}", guest.scenario().name),
+    }
+}
+
+/// Reads the simulated guest: the first reading is the start; every later
+/// one first advances the model by one interval.
+pub struct SimSource {
+    guest: SharedGuest,
+    interval: f64,
+    started: bool,
+    /// Ends the source after the scenario's duration (headless runs).
+    pub stop_at_end: bool,
+}
+
+impl SimSource {
+    /// A source that advances `interval` seconds between readings.
+    pub fn new(guest: SharedGuest, interval: f64) -> Self {
+        SimSource {
+            guest,
+            interval: interval.max(0.1),
+            started: false,
+            stop_at_end: false,
+        }
+    }
+}
+
+impl Source for SimSource {
+    fn facts(&mut self) -> SystemFacts {
+        facts(&self.guest.borrow())
+    }
+
+    fn next_sample(&mut self) -> Option<Result<Sample, SourceError>> {
+        let mut guest = self.guest.borrow_mut();
+        if self.started {
+            if self.stop_at_end && guest.t + self.interval > guest.scenario().length() + 1e-9 {
+                return None;
+            }
+            guest.advance(self.interval);
+        }
+        self.started = true;
+        Some(Ok(guest.sample()))
+    }
+}
+
+/// Changes the simulated guest, choosing CPUs as cpuplugd does (lowest
+/// offline to plug, highest online to unplug).
+pub struct SimActuator {
+    guest: SharedGuest,
+}
+
+impl SimActuator {
+    /// An actuator on `guest`.
+    pub fn new(guest: SharedGuest) -> Self {
+        SimActuator { guest }
+    }
+}
+
+impl Actuator for SimActuator {
+    fn plug(&mut self, _failures: &mut Vec<String>) -> Result<u32, ActError> {
+        let mut g = self.guest.borrow_mut();
+        let n = g.scenario().cpus;
+        let id = (0..n)
+            .find(|i| g.cpu_online(*i) == Some(false))
+            .ok_or_else(|| ActError::NoCpu("plugged", "every CPU is online".into()))?;
+        g.set_cpu(id, true);
+        Ok(id)
+    }
+
+    fn unplug(&mut self, _failures: &mut Vec<String>) -> Result<u32, ActError> {
+        let mut g = self.guest.borrow_mut();
+        let n = g.scenario().cpus;
+        if g.online_count() <= 1 {
+            return Err(ActError::NoCpu(
+                "unplugged",
+                "only one CPU is online".into(),
+            ));
+        }
+        let id = (0..n)
+            .rev()
+            .find(|i| g.cpu_online(*i) == Some(true))
+            .ok_or_else(|| ActError::NoCpu("unplugged", "no CPU is online".into()))?;
+        g.set_cpu(id, false);
+        Ok(id)
+    }
+
+    fn set_pool(&mut self, pages: i64) -> Result<(), ActError> {
+        self.guest.borrow_mut().set_pool(pages);
+        Ok(())
+    }
+
+    fn set_online(&mut self, wanted: &[u32], _failures: &mut Vec<String>) -> Result<(), ActError> {
+        let mut g = self.guest.borrow_mut();
+        for id in 0..g.scenario().cpus {
+            g.set_cpu(id, wanted.contains(&id));
+        }
+        if g.online_count() == 0 {
+            g.set_cpu(0, true);
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,136 @@
+//! The figures a simulated run ends with, so rule files can be compared the
+//! way the seed paper compares them: CPUs used, demand left unmet, guest
+//! size against the working set, stalls, throughput, and how often the
+//! rules changed their mind.
+
+use std::fmt::Write as _;
+
+use serde::Serialize;
+
+/// One run's figures. The JSON keys are a stable interface (scripts and
+/// trainers' material use them); add keys, never rename them.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Report {
+    pub scenario: String,
+    pub rules: String,
+    /// Intervals decided.
+    pub intervals: usize,
+    /// Simulated seconds.
+    pub seconds: f64,
+    /// Online CPUs averaged over the intervals.
+    pub avg_online_cpus: f64,
+    /// Online CPUs averaged over simulated time (differs when an action
+    /// lands mid-interval or the run ends between intervals).
+    pub time_weighted_online_cpus: f64,
+    /// CPU-seconds of demand that could not run (too few CPUs, steal).
+    pub unmet_cpu_seconds: f64,
+    /// MemTotal − CMM pool, averaged over the intervals.
+    pub avg_guest_mib: f64,
+    /// The workload's anonymous and shared memory, averaged likewise.
+    pub avg_working_set_mib: f64,
+    /// `avg_guest_mib / avg_working_set_mib` (0 without a working set).
+    pub guest_to_working_set: f64,
+    /// Model steps in which an allocation had to reclaim directly.
+    pub direct_scan_stalls: u64,
+    /// Work done relative to an ideally sized guest (1.0 = nothing lost).
+    pub throughput_ratio: f64,
+    pub cpu_changes: usize,
+    pub pool_changes: usize,
+    /// Changes whose direction reversed the previous one (CPU and pool).
+    pub reversals: usize,
+    /// From the flap detector once it exists; false until then.
+    pub flapping: bool,
+    /// The fatal error that ended the run early, as cpuplugd would exit.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fatal: Option<String>,
+}
+
+/// The rows of the text report: label, and the value as text.
+fn rows(r: &Report) -> Vec<(&'static str, String)> {
+    vec![
+        ("intervals", r.intervals.to_string()),
+        ("simulated time", clock(r.seconds)),
+        ("online CPUs, average", format!("{:.2}", r.avg_online_cpus)),
+        (
+            "online CPUs, time-weighted",
+            format!("{:.2}", r.time_weighted_online_cpus),
+        ),
+        (
+            "unmet CPU demand",
+            format!("{:.1} CPU-s", r.unmet_cpu_seconds),
+        ),
+        (
+            "guest memory, average",
+            format!("{:.0} MiB", r.avg_guest_mib),
+        ),
+        (
+            "working set, average",
+            format!("{:.0} MiB", r.avg_working_set_mib),
+        ),
+        (
+            "guest / working set",
+            format!("{:.2}", r.guest_to_working_set),
+        ),
+        ("direct-scan stalls", r.direct_scan_stalls.to_string()),
+        (
+            "throughput vs ideal",
+            format!("{:.1}%", r.throughput_ratio * 100.0),
+        ),
+        ("CPU changes", r.cpu_changes.to_string()),
+        ("pool changes", r.pool_changes.to_string()),
+        ("reversals", r.reversals.to_string()),
+        (
+            "flapping",
+            if r.flapping { "yes" } else { "no" }.to_string(),
+        ),
+    ]
+}
+
+/// `m:ss` (or `h:mm:ss` from an hour on) for simulated seconds.
+pub fn clock(seconds: f64) -> String {
+    let s = seconds.round() as i64;
+    if s >= 3600 {
+        format!("{}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60)
+    } else {
+        format!("{}:{:02}", s / 60, s % 60)
+    }
+}
+
+/// The report of one run, one figure per line.
+pub fn text(r: &Report) -> String {
+    let mut out = format!("{} with {}\n", r.scenario, r.rules);
+    for (label, value) in rows(r) {
+        let _ = writeln!(out, "  {label:<28}{value:>14}");
+    }
+    if let Some(f) = &r.fatal {
+        let _ = writeln!(out, "  ended early: {f}");
+    }
+    out
+}
+
+/// Two runs of one scenario side by side.
+pub fn side_by_side(a: &Report, b: &Report) -> String {
+    let name = |s: &str| s.rsplit('/').next().unwrap_or(s).to_string();
+    let w = name(&a.rules)
+        .chars()
+        .count()
+        .max(name(&b.rules).chars().count())
+        .max(14);
+    let mut out = format!("{}\n", a.scenario);
+    let _ = writeln!(
+        out,
+        "  {:<28}{:>w$}  {:>w$}",
+        "",
+        name(&a.rules),
+        name(&b.rules)
+    );
+    for ((label, x), (_, y)) in rows(a).into_iter().zip(rows(b)) {
+        let _ = writeln!(out, "  {label:<28}{x:>w$}  {y:>w$}");
+    }
+    for r in [a, b] {
+        if let Some(f) = &r.fatal {
+            let _ = writeln!(out, "  {} ended early: {f}", name(&r.rules));
+        }
+    }
+    out
+}

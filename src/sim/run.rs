@@ -1,0 +1,275 @@
+//! A headless simulated run: the engine and an autonomous controller act on
+//! the simulated guest exactly as `plugtop run` acts on a real one, and the
+//! model's bookkeeping becomes a [`Report`].
+
+use std::cell::RefCell;
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::report::Report;
+use super::{Guest, Scenario, SimActuator, SimSource, facts};
+use crate::control::controller::{Action, Controller, Event, Mode, apply};
+use crate::engine::Engine;
+use crate::kernel::recording::{Header, RecordingWriter};
+use crate::kernel::{Sample, Source};
+use crate::rules::eval::NoTrace;
+
+/// How to run a scenario.
+#[derive(Debug, Clone, Default)]
+pub struct SimOptions {
+    /// Overrides the scenario's duration, seconds.
+    pub duration: Option<f64>,
+    /// Overrides UPDATE, seconds.
+    pub interval: Option<f64>,
+    /// Zone-suffixed /proc/vmstat names, for the seed paper's rule files.
+    pub old_kernel: bool,
+    /// Records every reading in the recording format.
+    pub record: Option<PathBuf>,
+    /// Keep every interval's point and log line in the outcome (tests,
+    /// graphs). Off, memory stays flat however long the run.
+    pub keep_timeline: bool,
+}
+
+/// The state after one interval, for graphs and tests.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Point {
+    /// Simulated seconds.
+    pub t: f64,
+    pub online: u32,
+    pub pool: i64,
+    /// CPUs' worth of demand at that moment.
+    pub demand: f64,
+}
+
+/// A finished run.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    pub report: Report,
+    pub timeline: Vec<Point>,
+    /// What the controller did, as `m:ss text` lines.
+    pub log: Vec<String>,
+}
+
+/// Why a run could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum SimError {
+    #[error("{0}")]
+    Rules(String),
+    #[error("cannot record: {0}")]
+    Record(std::io::Error),
+}
+
+/// A guest for `scenario`, with `duration` if given.
+pub fn guest_for(scenario: &Scenario, options: &SimOptions) -> Guest {
+    let mut scenario = scenario.clone();
+    if let Some(d) = options.duration {
+        scenario.duration = format!("{d}");
+    }
+    Guest::new(&scenario, options.old_kernel)
+}
+
+/// Counts changes and direction reversals of one controlled quantity.
+#[derive(Debug, Default)]
+struct Changes {
+    count: usize,
+    reversals: usize,
+    last: i8,
+}
+
+impl Changes {
+    fn record(&mut self, direction: i8) {
+        if direction == 0 {
+            return;
+        }
+        self.count += 1;
+        if self.last != 0 && self.last != direction {
+            self.reversals += 1;
+        }
+        self.last = direction;
+    }
+}
+
+/// Runs `scenario` under the rule file `rules` until the scenario ends.
+/// `wait` is called with each interval's length (a sleep at real speed,
+/// nothing with `--fast`); `on_line` gets each action as it happens.
+pub fn simulate(
+    scenario: &Scenario,
+    rules: &Path,
+    options: &SimOptions,
+    wait: &mut dyn FnMut(Duration),
+    on_line: &mut dyn FnMut(&str),
+) -> Result<Outcome, SimError> {
+    let guest = Rc::new(RefCell::new(guest_for(scenario, options)));
+    let facts = facts(&guest.borrow());
+    let (rules_set, _) = crate::rules::load_path(rules, &facts).map_err(SimError::Rules)?;
+    let rules_set = Arc::new(rules_set);
+    let interval = options
+        .interval
+        .unwrap_or(rules_set.settings.update.max(1) as f64);
+    let mut source = SimSource::new(Rc::clone(&guest), interval);
+    source.stop_at_end = true;
+    let mut actuator = SimActuator::new(Rc::clone(&guest));
+    let mut engine = Engine::new(Arc::clone(&rules_set));
+    let mut controller = Controller::new(Mode::Auto);
+    let mut recorder = match &options.record {
+        Some(path) => Some(
+            RecordingWriter::create(path, &header(scenario, rules, interval))
+                .map_err(SimError::Record)?,
+        ),
+        None => None,
+    };
+    let mut cpu = Changes::default();
+    let mut pool = Changes::default();
+    let mut timeline = Vec::new();
+    let mut log = Vec::new();
+    let mut sums = (0.0, 0.0, 0.0);
+    let mut fatal = None;
+    let mut first = true;
+    let keep = options.keep_timeline;
+    let mut intervals = 0usize;
+    let mut emit = |line: String, log: &mut Vec<String>| {
+        on_line(&line);
+        if keep {
+            log.push(line);
+        }
+    };
+    while let Some(Ok(sample)) = source.next_sample() {
+        if let Some(w) = recorder.as_mut() {
+            w.append(&sample).map_err(SimError::Record)?;
+        }
+        if first {
+            first = false;
+            for action in limit_actions(&rules_set, &sample) {
+                let events = apply(action, &mut actuator);
+                note(&events, &mut cpu, &mut pool);
+                let t = guest.borrow().t;
+                for e in &events {
+                    emit(
+                        format!("{} {e} (limits)", super::report::clock(t)),
+                        &mut log,
+                    );
+                }
+            }
+        }
+        let Some(decision) = engine.push(&sample, &mut NoTrace) else {
+            continue;
+        };
+        if let Some(f) = &decision.fatal {
+            fatal = Some(f.message.clone());
+            break;
+        }
+        let events = controller.decide(&decision, &mut actuator);
+        note(&events, &mut cpu, &mut pool);
+        let g = guest.borrow();
+        for e in &events {
+            emit(format!("{} {e}", super::report::clock(g.t)), &mut log);
+        }
+        intervals += 1;
+        if keep {
+            timeline.push(Point {
+                t: g.t,
+                online: g.online_count(),
+                pool: g.pool(),
+                demand: g.demand(),
+            });
+        }
+        sums.0 += f64::from(g.online_count());
+        sums.1 += g.guest_mib();
+        sums.2 += g.working_set_mib();
+        drop(g);
+        wait(Duration::from_secs_f64(interval));
+    }
+    let g = guest.borrow();
+    let n = intervals.max(1) as f64;
+    let stats = g.stats;
+    let (avg_guest, avg_ws) = (sums.1 / n, sums.2 / n);
+    let report = Report {
+        scenario: scenario.name.clone(),
+        rules: rules.display().to_string(),
+        intervals,
+        seconds: stats.seconds,
+        avg_online_cpus: sums.0 / n,
+        time_weighted_online_cpus: if stats.seconds > 0.0 {
+            stats.online_cpu_s / stats.seconds
+        } else {
+            0.0
+        },
+        unmet_cpu_seconds: stats.unmet_cpu_s,
+        avg_guest_mib: avg_guest,
+        avg_working_set_mib: avg_ws,
+        guest_to_working_set: if avg_ws > 0.0 {
+            avg_guest / avg_ws
+        } else {
+            0.0
+        },
+        direct_scan_stalls: stats.direct_stalls,
+        throughput_ratio: if stats.ideal > 0.0 {
+            stats.achieved / stats.ideal
+        } else {
+            1.0
+        },
+        cpu_changes: cpu.count,
+        pool_changes: pool.count,
+        reversals: cpu.reversals + pool.reversals,
+        flapping: false,
+        fatal,
+    };
+    Ok(Outcome {
+        report,
+        timeline,
+        log,
+    })
+}
+
+/// What starting cpuplugd does to a guest outside the limits.
+fn limit_actions(rules: &crate::rules::RuleSet, sample: &Sample) -> Vec<Action> {
+    let s = rules.settings;
+    let mut actions = Vec::new();
+    if rules.cpu_enabled {
+        let online = i64::from(sample.online.count);
+        for _ in online..s.cpu_min {
+            actions.push(Action::PlugCpu);
+        }
+        for _ in s.cpu_max..online {
+            actions.push(Action::UnplugCpu);
+        }
+    }
+    if rules.mem_enabled
+        && let Some(pages) = sample.cmm_pages
+    {
+        let to = pages.clamp(s.cmm_min, s.cmm_max.max(s.cmm_min));
+        if to != pages {
+            actions.push(Action::Pool { from: pages, to });
+        }
+    }
+    actions
+}
+
+fn note(events: &[Event], cpu: &mut Changes, pool: &mut Changes) {
+    for e in events {
+        if let Event::Applied { action, .. } = e {
+            match action {
+                Action::PlugCpu => cpu.record(1),
+                Action::UnplugCpu => cpu.record(-1),
+                Action::Pool { from, to } => pool.record((to - from).signum() as i8),
+            }
+        }
+    }
+}
+
+fn header(scenario: &Scenario, rules: &Path, interval: f64) -> Header {
+    Header {
+        host: format!("sim-{}", scenario.name),
+        kernel: "simulated".into(),
+        cpu_model: format!("plugtop simulator ({})", rules.display()),
+        root: "sim".into(),
+        page_size: 4096,
+        present_cpus: scenario.cpus,
+        interval_us: (interval * 1e6) as u64,
+        started: crate::kernel::Stamp {
+            micros: super::model::EPOCH * 1_000_000,
+        },
+    }
+}

@@ -1,0 +1,255 @@
+//! Scenario files: a guest (CPUs, memory, hypervisor contention) and its
+//! workload as timed phases. TOML; documented in examples/scenarios/README.md.
+
+use serde::Deserialize;
+
+/// One stretch of time with a steady workload.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Phase {
+    /// A name for reports and the UI.
+    #[serde(default)]
+    pub name: String,
+    /// When the phase starts, "H:MM" or "M:SS"-style minutes:seconds, or seconds.
+    pub start: String,
+    /// Runnable threads.
+    #[serde(default)]
+    pub threads: f64,
+    /// Share of a CPU each thread wants (0..1).
+    #[serde(default = "one")]
+    pub cpu_per_thread: f64,
+    /// Share of the CPU time spent in the kernel.
+    #[serde(default = "default_system")]
+    pub system_share: f64,
+    /// Share of the CPU time that is niced.
+    #[serde(default)]
+    pub nice_share: f64,
+    /// Page-cache growth from file I/O, MiB per second.
+    #[serde(default)]
+    pub io_mib_per_s: f64,
+    /// Share of thread time waiting for I/O.
+    #[serde(default)]
+    pub iowait_share: f64,
+    /// Anonymous memory the workload touches, MiB.
+    #[serde(default)]
+    pub working_set_mib: f64,
+    /// Shared memory (tmpfs, SysV), MiB.
+    #[serde(default)]
+    pub shared_mib: f64,
+    /// A square-wave pulse: the load is on for half of each period (seconds).
+    #[serde(default)]
+    pub pulse_period_s: f64,
+}
+
+fn one() -> f64 {
+    1.0
+}
+
+fn default_system() -> f64 {
+    0.1
+}
+
+/// The guest and its workload.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    pub name: String,
+    #[serde(default)]
+    pub description: String,
+    /// CPUs defined for the guest (present).
+    pub cpus: u32,
+    /// CPUs online when the guest starts.
+    #[serde(default = "one_cpu")]
+    pub online: u32,
+    /// Memory defined for the guest, MiB.
+    pub memory_mib: f64,
+    /// Share of CPU time other guests take from this one while it runs (steal).
+    #[serde(default)]
+    pub contention: f64,
+    /// Total length, "M:SS" or seconds.
+    pub duration: String,
+    /// Seed for the small jitter the model adds.
+    #[serde(default)]
+    pub seed: u64,
+    /// The workload; none is an idle guest.
+    #[serde(default)]
+    pub phases: Vec<Phase>,
+}
+
+fn one_cpu() -> u32 {
+    1
+}
+
+/// Why a scenario cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum ScenarioError {
+    #[error("cannot read {0}: {1}")]
+    Read(String, std::io::Error),
+    #[error("{0}: {1}")]
+    Parse(String, String),
+}
+
+/// Seconds from "H:MM:SS", "M:SS" or a plain number of seconds.
+pub fn seconds(text: &str) -> Option<f64> {
+    let parts: Vec<&str> = text.trim().split(':').collect();
+    let mut total = 0.0;
+    for p in &parts {
+        total = total * 60.0 + p.trim().parse::<f64>().ok()?;
+    }
+    Some(total)
+}
+
+impl Scenario {
+    /// Reads and checks a scenario file.
+    pub fn load(path: &std::path::Path) -> Result<Scenario, ScenarioError> {
+        let shown = path.display().to_string();
+        let text =
+            std::fs::read_to_string(path).map_err(|e| ScenarioError::Read(shown.clone(), e))?;
+        Scenario::parse(&shown, &text)
+    }
+
+    /// Parses scenario text; `name` is used in messages.
+    pub fn parse(name: &str, text: &str) -> Result<Scenario, ScenarioError> {
+        let s: Scenario =
+            toml::from_str(text).map_err(|e| ScenarioError::Parse(name.into(), e.to_string()))?;
+        let bad = |what: String| Err(ScenarioError::Parse(name.into(), what));
+        if s.cpus == 0 || s.online == 0 || s.online > s.cpus {
+            return bad(format!(
+                "cpus = {} and online = {} must satisfy 1 <= online <= cpus",
+                s.cpus, s.online
+            ));
+        }
+        if s.memory_mib < 256.0 {
+            return bad("memory_mib must be at least 256".into());
+        }
+        if seconds(&s.duration).is_none_or(|d| d <= 0.0) {
+            return bad(format!(
+                "duration {:?} is not a time like \"12:00\" or 720",
+                s.duration
+            ));
+        }
+        let mut previous = -1.0;
+        for p in &s.phases {
+            let Some(start) = seconds(&p.start) else {
+                return bad(format!(
+                    "phase {:?}: start {:?} is not a time",
+                    p.name, p.start
+                ));
+            };
+            if start <= previous {
+                return bad(format!(
+                    "phase {:?} starts at {} but must start after the phase before it",
+                    p.name, p.start
+                ));
+            }
+            previous = start;
+            let shares = [
+                p.system_share,
+                p.nice_share,
+                p.iowait_share,
+                p.cpu_per_thread,
+            ];
+            if p.threads < 0.0 || shares.iter().any(|v| !(0.0..=1.0).contains(v)) {
+                return bad(format!(
+                    "phase {:?}: threads must be >= 0 and cpu_per_thread, system_share, nice_share, iowait_share between 0 and 1",
+                    p.name
+                ));
+            }
+            if p.system_share + p.nice_share > 1.0 {
+                return bad(format!(
+                    "phase {:?}: system_share + nice_share is more than 1",
+                    p.name
+                ));
+            }
+            if [
+                p.io_mib_per_s,
+                p.working_set_mib,
+                p.shared_mib,
+                p.pulse_period_s,
+            ]
+            .iter()
+            .any(|v| *v < 0.0 || !v.is_finite())
+            {
+                return bad(format!(
+                    "phase {:?}: sizes and rates cannot be negative",
+                    p.name
+                ));
+            }
+        }
+        if !(0.0..=0.95).contains(&s.contention) {
+            return bad(format!(
+                "contention = {} must be between 0 and 0.95",
+                s.contention
+            ));
+        }
+        Ok(s)
+    }
+
+    /// Length in seconds.
+    pub fn length(&self) -> f64 {
+        seconds(&self.duration).unwrap_or(0.0)
+    }
+
+    /// The phase running at `t` seconds (the last one started), if any.
+    pub fn phase_at(&self, t: f64) -> Option<&Phase> {
+        self.phases
+            .iter()
+            .rfind(|p| seconds(&p.start).is_some_and(|s| s <= t))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const GUEST: &str = "name = \"t\"\ncpus = 2\nmemory_mib = 1024\nduration = \"1:00\"\n";
+
+    fn error(text: &str) -> String {
+        match Scenario::parse("t.toml", &format!("{GUEST}{text}")) {
+            Ok(s) => panic!("accepted: {s:?}"),
+            Err(e) => e.to_string(),
+        }
+    }
+
+    #[test]
+    fn times_read_as_minutes_and_seconds() {
+        assert_eq!(seconds("1:41"), Some(101.0));
+        assert_eq!(seconds("1:00:05"), Some(3605.0));
+        assert_eq!(seconds("90"), Some(90.0));
+        assert_eq!(seconds("1:x"), None);
+    }
+
+    #[test]
+    fn the_running_phase_is_the_last_one_started() {
+        let s = match Scenario::parse(
+            "t",
+            &format!(
+                "{GUEST}[[phases]]\nname = \"a\"\nstart = \"0\"\n[[phases]]\nname = \"b\"\nstart = \"0:30\"\n"
+            ),
+        ) {
+            Ok(s) => s,
+            Err(e) => panic!("{e}"),
+        };
+        assert_eq!(s.phase_at(29.9).map(|p| p.name.as_str()), Some("a"));
+        assert_eq!(s.phase_at(30.0).map(|p| p.name.as_str()), Some("b"));
+        assert_eq!(s.length(), 60.0);
+    }
+
+    #[test]
+    fn mistakes_are_named() {
+        assert!(
+            error("[[phases]]\nstart = \"0:30\"\n[[phases]]\nstart = \"0:10\"\n")
+                .contains("must start after")
+        );
+        assert!(
+            error("[[phases]]\nstart = \"0\"\nsystem_share = 1.5\n").contains("between 0 and 1")
+        );
+        assert!(error("contention = 2\n").contains("contention"));
+        assert!(error("[[phases]]\nstart = \"soon\"\n").contains("not a time"));
+        let unknown = error("[[phases]]\nstart = \"0\"\nthread = 2\n");
+        assert!(
+            unknown.contains("thread") && unknown.contains("line 7"),
+            "{unknown}"
+        );
+    }
+}
