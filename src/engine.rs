@@ -70,7 +70,7 @@ struct Entry {
 }
 
 /// Finds field positions once per /proc layout instead of once per lookup.
-#[derive(Debug, Default)]
+#[derive(Debug, Clone, Default)]
 struct Projector {
     layout: Option<Arc<Layout>>,
     positions: Vec<Option<u32>>,
@@ -168,14 +168,14 @@ pub struct Decision {
 }
 
 /// The engine: a rule set, and the history plus keyword state it decides on.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Engine {
     rules: Arc<RuleSet>,
     state: State,
 }
 
 /// Everything the engine remembers between intervals.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 struct State {
     history: VecDeque<Entry>,
     symbols: Symbols,

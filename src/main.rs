@@ -145,6 +145,19 @@ enum Command {
         #[arg(long, default_value = "/")]
         root: PathBuf,
     },
+    /// Re-decide a recording with another rule file, side by side with a second file or with what the guest did.
+    Whatif {
+        /// The rule file to try.
+        #[arg(short = 'c', long = "config")]
+        config: PathBuf,
+        /// Compare with this rule file (default: what the recorded guest did).
+        #[arg(long)]
+        against: Option<PathBuf>,
+        #[command(flatten)]
+        from: From,
+        #[command(flatten)]
+        flap: FlapArgs,
+    },
     /// Play a scenario on a simulated guest under a rule file and report how the rules did.
     Sim {
         /// The scenario file (TOML; see examples/scenarios/README.md).
@@ -182,6 +195,8 @@ enum Command {
         /// Publish the guest as a root directory here instead (for `plugtop run --root DIR` or other tools).
         #[arg(long, conflicts_with = "config")]
         serve: Option<PathBuf>,
+        #[command(flatten)]
+        flap: FlapArgs,
     },
     /// Keep samples: as a recording file (-o) or as snapshot directories (--export-snapshots).
     Record {
@@ -204,6 +219,26 @@ enum Command {
         #[arg(long)]
         count: Option<usize>,
     },
+}
+
+/// When to call a guest flapping (see src/control/flap.rs).
+#[derive(clap::Args, Clone, Copy)]
+struct FlapArgs {
+    /// Intervals in the flap detector's sliding window.
+    #[arg(long, default_value_t = 30)]
+    flap_window: usize,
+    /// Direction reversals within the window that count as flapping.
+    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u64).range(2..))]
+    flap_reversals: u64,
+}
+
+impl FlapArgs {
+    fn config(self) -> plugtop::control::flap::FlapConfig {
+        plugtop::control::flap::FlapConfig {
+            window: self.flap_window.max(1),
+            reversals: self.flap_reversals as usize,
+        }
+    }
 }
 
 #[derive(clap::Args)]
@@ -307,6 +342,37 @@ fn run(cli: Cli) -> anyhow::Result<Status> {
         return Ok(Status::Ok);
     };
     let status = match command {
+        Command::Whatif {
+            config,
+            against,
+            from,
+            flap,
+        } => {
+            if from.root.is_some() || (from.replay.is_none() && from.snapshots.is_none()) {
+                anyhow::bail!(
+                    "whatif needs a history: --replay FILE or --snapshots DIR (record a guest with `plugtop record`)"
+                );
+            }
+            let (mut source, _) = open_source(&from, None)?;
+            let name = from
+                .replay
+                .as_ref()
+                .or(from.snapshots.as_ref())
+                .map(|p| p.display().to_string())
+                .unwrap_or_default();
+            let w = commands::whatif::compare(
+                source.as_mut(),
+                &name,
+                &config,
+                against.as_deref(),
+                flap.config(),
+            )?;
+            write!(out, "{}", commands::whatif::render(&w))?;
+            if let Some(warning) = source.warning() {
+                eprintln!("plugtop: warning: {warning}");
+            }
+            Status::Ok
+        }
         Command::Sim {
             scenario,
             config,
@@ -320,6 +386,7 @@ fn run(cli: Cli) -> anyhow::Result<Status> {
             record,
             interval,
             serve,
+            flap,
         } => {
             let scenario = plugtop::sim::Scenario::load(&scenario)?;
             let duration = match duration {
@@ -347,6 +414,7 @@ fn run(cli: Cli) -> anyhow::Result<Status> {
                 old_kernel,
                 record,
                 keep_timeline: false,
+                flap: flap.config(),
             };
             if let Some(root) = serve {
                 let signals = daemon::Signals::install()?;

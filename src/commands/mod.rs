@@ -5,6 +5,7 @@ pub mod check;
 pub mod eval;
 pub mod observe;
 pub mod record;
+pub mod whatif;
 
 /// How a command ended, for `main` to turn into an exit status.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -4,5 +4,8 @@
 
 pub mod actuator;
 pub mod controller;
+pub mod feedback;
+pub mod flap;
 pub mod journal;
 pub mod lock;
+pub mod watch;

@@ -70,7 +70,8 @@ fn kids(rules: &RuleSet, node: NodeId) -> Vec<NodeId> {
     }
 }
 
-fn label(rules: &RuleSet, source: &SourceFile, node: NodeId) -> String {
+/// A node as the user wrote it (a variable by its name and line), shortened.
+pub fn label(rules: &RuleSet, source: &SourceFile, node: NodeId) -> String {
     let n = rules.node(node);
     match &n.kind {
         NodeKind::Var { var, .. } => {

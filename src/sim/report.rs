@@ -38,8 +38,14 @@ pub struct Report {
     pub pool_changes: usize,
     /// Changes whose direction reversed the previous one (CPU and pool).
     pub reversals: usize,
-    /// From the flap detector once it exists; false until then.
+    /// Whether the flap detector called it flapping at any point.
     pub flapping: bool,
+    /// The period of the first flapping it found, seconds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub flap_period_s: Option<f64>,
+    /// Self-feeding loops the rules ran into, one per kind of action.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub feedback_loops: Vec<String>,
     /// The fatal error that ended the run early, as cpuplugd would exit.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fatal: Option<String>,
@@ -81,8 +87,13 @@ fn rows(r: &Report) -> Vec<(&'static str, String)> {
         ("reversals", r.reversals.to_string()),
         (
             "flapping",
-            if r.flapping { "yes" } else { "no" }.to_string(),
+            match (r.flapping, r.flap_period_s) {
+                (true, Some(p)) => format!("yes, every {p:.1} s"),
+                (true, None) => "yes".to_string(),
+                _ => "no".to_string(),
+            },
         ),
+        ("feedback loops", r.feedback_loops.len().to_string()),
     ]
 }
 
@@ -101,6 +112,9 @@ pub fn text(r: &Report) -> String {
     let mut out = format!("{} with {}\n", r.scenario, r.rules);
     for (label, value) in rows(r) {
         let _ = writeln!(out, "  {label:<28}{value:>14}");
+    }
+    for l in &r.feedback_loops {
+        let _ = writeln!(out, "  {l}");
     }
     if let Some(f) = &r.fatal {
         let _ = writeln!(out, "  ended early: {f}");
@@ -128,6 +142,9 @@ pub fn side_by_side(a: &Report, b: &Report) -> String {
         let _ = writeln!(out, "  {label:<28}{x:>w$}  {y:>w$}");
     }
     for r in [a, b] {
+        for l in &r.feedback_loops {
+            let _ = writeln!(out, "  {}: {l}", name(&r.rules));
+        }
         if let Some(f) = &r.fatal {
             let _ = writeln!(out, "  {} ended early: {f}", name(&r.rules));
         }

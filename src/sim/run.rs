@@ -11,10 +11,12 @@ use std::time::Duration;
 use super::report::Report;
 use super::{Guest, Scenario, SimActuator, SimSource, facts};
 use crate::control::controller::{Action, Controller, Event, Mode, apply};
+use crate::control::flap::FlapConfig;
+use crate::control::watch::{Finding, Watch};
 use crate::engine::Engine;
 use crate::kernel::recording::{Header, RecordingWriter};
 use crate::kernel::{Sample, Source};
-use crate::rules::eval::NoTrace;
+use crate::rules::eval::Trace;
 
 /// How to run a scenario.
 #[derive(Debug, Clone, Default)]
@@ -30,6 +32,8 @@ pub struct SimOptions {
     /// Keep every interval's point and log line in the outcome (tests,
     /// graphs). Off, memory stays flat however long the run.
     pub keep_timeline: bool,
+    /// When to call it flapping.
+    pub flap: FlapConfig,
 }
 
 /// The state after one interval, for graphs and tests.
@@ -103,7 +107,7 @@ pub fn simulate(
 ) -> Result<Outcome, SimError> {
     let guest = Rc::new(RefCell::new(guest_for(scenario, options)));
     let facts = facts(&guest.borrow());
-    let (rules_set, _) = crate::rules::load_path(rules, &facts).map_err(SimError::Rules)?;
+    let (rules_set, file) = crate::rules::load_path(rules, &facts).map_err(SimError::Rules)?;
     let rules_set = Arc::new(rules_set);
     let interval = options
         .interval
@@ -127,6 +131,10 @@ pub fn simulate(
     let mut sums = (0.0, 0.0, 0.0);
     let mut fatal = None;
     let mut first = true;
+    let mut trace = Trace::new();
+    let mut watch = Watch::new(options.flap);
+    let mut flapped = false;
+    let mut period: Option<f64> = None;
     let keep = options.keep_timeline;
     let mut intervals = 0usize;
     let mut emit = |line: String, log: &mut Vec<String>| {
@@ -153,9 +161,24 @@ pub fn simulate(
                 }
             }
         }
-        let Some(decision) = engine.push(&sample, &mut NoTrace) else {
+        let Some(decision) = engine.push(&sample, &mut trace) else {
             continue;
         };
+        for finding in watch.observe(&engine, &file, &sample, &decision, &trace) {
+            let t = super::report::clock(guest.borrow().t);
+            match &finding {
+                Finding::FlapStarted(f) => {
+                    flapped = true;
+                    period.get_or_insert(f.period * interval);
+                    emit(format!("{t} {finding}"), &mut log);
+                    for c in watch.changes.iter().rev().take(2).rev() {
+                        emit(format!("{t}   {c}"), &mut log);
+                    }
+                }
+                Finding::Changed(_) => {}
+                _ => emit(format!("{t} {finding}"), &mut log),
+            }
+        }
         if let Some(f) = &decision.fatal {
             fatal = Some(f.message.clone());
             break;
@@ -213,7 +236,9 @@ pub fn simulate(
         cpu_changes: cpu.count,
         pool_changes: pool.count,
         reversals: cpu.reversals + pool.reversals,
-        flapping: false,
+        flapping: flapped,
+        flap_period_s: period,
+        feedback_loops: watch.loops.iter().map(|l| l.to_string()).collect(),
         fatal,
     };
     Ok(Outcome {

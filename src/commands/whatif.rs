@@ -1,0 +1,452 @@
+//! `plugtop whatif`: re-decide every interval of a recording with another
+//! rule file, against a second file or against what the guest really did,
+//! and show side by side what each would have done, how often it changed
+//! its mind, whether it flaps or feeds itself, and the first intervals where
+//! the two differ, with both traces.
+//!
+//! A recording is open loop: its readings are replayed as they were, so a
+//! what-if cannot know how the guest would have reacted to other actions.
+
+use std::fmt::Write as _;
+use std::sync::Arc;
+
+use crate::control::flap::FlapConfig;
+use crate::control::watch::{ChangedDecision, Finding, Watch, action_word};
+use crate::engine::{CpuAction, Engine};
+use crate::kernel::{Sample, Source};
+use crate::report::trace::{explain, rule as rule_tree};
+use crate::rules::eval::Trace;
+use crate::rules::{RuleKind, RuleSet, SourceFile};
+
+/// How many differing intervals are shown in full.
+pub const SHOWN_DIFFERENCES: usize = 10;
+
+/// Why a what-if could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum WhatIfError {
+    #[error("{0}")]
+    Rules(String),
+    #[error("{0}")]
+    Source(String),
+}
+
+/// One side's tallies.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Tally {
+    pub name: String,
+    pub plugs: usize,
+    pub unplugs: usize,
+    pub pool_up: usize,
+    pub pool_down: usize,
+    pub reversals: usize,
+    /// The first flapping found: the reading, and the period in intervals.
+    pub flapping: Option<(usize, f64)>,
+    pub loops: Vec<String>,
+    /// The last explained changes of decision (why it flaps).
+    pub changes: Vec<ChangedDecision>,
+}
+
+impl Tally {
+    fn count(&mut self, word: &str) {
+        for part in word.split(' ') {
+            match part {
+                "plug" => self.plugs += 1,
+                "unplug" => self.unplugs += 1,
+                "pool+" => self.pool_up += 1,
+                "pool-" => self.pool_down += 1,
+                _ => {}
+            }
+        }
+    }
+}
+
+/// A rule file being re-decided.
+struct Candidate {
+    rules: Arc<RuleSet>,
+    file: SourceFile,
+    engine: Engine,
+    watch: Watch,
+    trace: Trace,
+    tally: Tally,
+}
+
+impl Candidate {
+    fn new(rules: RuleSet, file: SourceFile, flap: FlapConfig) -> Self {
+        let rules = Arc::new(rules);
+        Candidate {
+            engine: Engine::new(Arc::clone(&rules)),
+            tally: Tally {
+                name: short(file.name()),
+                ..Tally::default()
+            },
+            rules,
+            file,
+            watch: Watch::new(flap),
+            trace: Trace::new(),
+        }
+    }
+
+    /// Decides `sample`; returns the action word, or `None` while the
+    /// history fills.
+    fn decide(&mut self, sample: &Sample) -> Option<String> {
+        let d = self.engine.push(sample, &mut self.trace)?;
+        let word = action_word(&d);
+        self.tally.count(&word);
+        for f in self
+            .watch
+            .observe(&self.engine, &self.file, sample, &d, &self.trace)
+        {
+            if let Finding::FlapStarted(x) = f {
+                self.tally.flapping.get_or_insert((d.reading, x.period));
+            }
+        }
+        Some(word)
+    }
+
+    /// Explanations of the four conditions, and the tree of `kind`.
+    fn show(&self, kind: RuleKind, out: &mut String) {
+        for k in crate::report::flips::CONDITIONS {
+            if let Some(line) = explain(&self.rules, &self.file, &self.trace, k)
+                && self.rules.rule(k).is_some()
+                && !line.ends_with("not evaluated")
+            {
+                let _ = writeln!(out, "    {line}");
+            }
+        }
+        for line in rule_tree(&self.rules, &self.file, &self.trace, kind).lines() {
+            let _ = writeln!(out, "      {line}");
+        }
+    }
+
+    fn finish(mut self) -> Tally {
+        self.tally.reversals = self.watch.flap.total_reversals();
+        self.tally.loops = self.watch.loops.iter().map(|l| l.to_string()).collect();
+        self.tally.changes = self.watch.changes.iter().cloned().collect();
+        self.tally
+    }
+}
+
+fn short(name: &str) -> String {
+    name.rsplit('/').next().unwrap_or(name).to_string()
+}
+
+/// What the guest itself did between two readings.
+fn recorded_word(previous: &Sample, sample: &Sample) -> String {
+    let cpu = match sample.online.count.cmp(&previous.online.count) {
+        std::cmp::Ordering::Greater => "plug",
+        std::cmp::Ordering::Less => "unplug",
+        std::cmp::Ordering::Equal => "",
+    };
+    let pool = match (previous.cmm_pages, sample.cmm_pages) {
+        (Some(a), Some(b)) if b > a => "pool+",
+        (Some(a), Some(b)) if b < a => "pool-",
+        _ => "",
+    };
+    match (cpu, pool) {
+        ("", "") => "nothing".into(),
+        (c, "") => c.into(),
+        ("", p) => p.into(),
+        (c, p) => format!("{c} {p}"),
+    }
+}
+
+/// The rule a decision word is about, for showing its trace.
+fn deciding_rule(word: &str) -> RuleKind {
+    if word.contains("unplug") {
+        RuleKind::Hotunplug
+    } else if word.contains("plug") {
+        RuleKind::Hotplug
+    } else if word.contains("pool+") {
+        RuleKind::Memunplug
+    } else if word.contains("pool-") {
+        RuleKind::Memplug
+    } else {
+        RuleKind::Hotplug
+    }
+}
+
+/// The finished comparison.
+#[derive(Debug, Clone)]
+pub struct WhatIf {
+    pub source_name: String,
+    pub readings: usize,
+    pub first: Option<Sample>,
+    pub last: Option<Sample>,
+    pub new: Tally,
+    pub old: Tally,
+    /// Intervals where the two differ.
+    pub differing: usize,
+    /// The first [`SHOWN_DIFFERENCES`] of them, rendered.
+    pub shown: Vec<String>,
+    /// Whether `old` is the recorded guest rather than a rule file.
+    pub against_recording: bool,
+}
+
+/// Re-decides every reading of `source` with `new`, and with `old` or
+/// against the recorded actions when `old` is `None`.
+pub fn compare(
+    source: &mut dyn Source,
+    source_name: &str,
+    new: &std::path::Path,
+    old: Option<&std::path::Path>,
+    flap: FlapConfig,
+) -> Result<WhatIf, WhatIfError> {
+    let facts = source.facts();
+    let load = |p: &std::path::Path| {
+        crate::rules::load_path(p, &facts)
+            .map(|(r, f)| Candidate::new(r, f, flap))
+            .map_err(WhatIfError::Rules)
+    };
+    let mut a = load(new)?;
+    let mut b = match old {
+        Some(p) => Some(load(p)?),
+        None => None,
+    };
+    let mut recorded = Tally {
+        name: "recorded".into(),
+        ..Tally::default()
+    };
+    let mut recorded_flap = crate::control::flap::FlapDetector::new(flap);
+    let mut previous: Option<Sample> = None;
+    let mut first = None;
+    let mut readings = 0usize;
+    let mut differing = 0usize;
+    let mut shown = Vec::new();
+    let mut last_word: Option<String> = None;
+    while let Some(next) = source.next_sample() {
+        let sample = next.map_err(|e| WhatIfError::Source(e.to_string()))?;
+        // What the guest did after the previous reading answers the decision
+        // made on it; compare before `a` moves on to this reading.
+        if b.is_none()
+            && let Some(prev) = &previous
+        {
+            let w = recorded_word(prev, &sample);
+            recorded.count(&w);
+            for e in recorded_flap.observe(&synthetic(readings - 1, &w)) {
+                if let crate::control::flap::FlapEvent::Started(x) = e {
+                    recorded.flapping.get_or_insert((readings - 1, x.period));
+                }
+            }
+            if let Some(x) = &last_word
+                && *x != w
+            {
+                differing += 1;
+                if shown.len() < SHOWN_DIFFERENCES {
+                    shown.push(difference(readings - 1, prev, &a, None, x, &w));
+                }
+            }
+        }
+        readings += 1;
+        let wa = a.decide(&sample);
+        if let Some(b) = &mut b
+            && let (Some(x), Some(y)) = (&wa, b.decide(&sample))
+            && *x != y
+        {
+            differing += 1;
+            if shown.len() < SHOWN_DIFFERENCES {
+                shown.push(difference(readings - 1, &sample, &a, Some(b), x, &y));
+            }
+        }
+        last_word = wa;
+        if first.is_none() {
+            first = Some(sample.clone());
+        }
+        previous = Some(sample);
+    }
+    recorded.reversals = recorded_flap.total_reversals();
+    Ok(WhatIf {
+        source_name: short(source_name),
+        readings,
+        first,
+        last: previous,
+        new: a.finish(),
+        old: match b {
+            Some(b) => b.finish(),
+            None => recorded,
+        },
+        differing,
+        shown,
+        against_recording: old.is_none(),
+    })
+}
+
+/// One differing interval, with both sides' reasons and traces.
+fn difference(
+    reading: usize,
+    sample: &Sample,
+    a: &Candidate,
+    b: Option<&Candidate>,
+    x: &str,
+    y: &str,
+) -> String {
+    let mut text = format!(
+        "#{reading} {}  {}: {x}   {}: {y}\n",
+        crate::tui::view::clock(sample.stamp),
+        a.tally.name,
+        b.map_or("recorded", |b| b.tally.name.as_str()),
+    );
+    let kind = deciding_rule(if x == "nothing" { y } else { x });
+    let _ = writeln!(text, "  {}", a.tally.name);
+    a.show(kind, &mut text);
+    if let Some(b) = b {
+        let _ = writeln!(text, "  {}", b.tally.name);
+        b.show(kind, &mut text);
+    }
+    text
+}
+
+/// A decision that does `word`, for feeding the recorded actions to the
+/// flap detector.
+fn synthetic(reading: usize, word: &str) -> crate::engine::Decision {
+    use crate::engine::{CpuDecision, Decision, GroupStatus, MemDecision};
+    let action = if word.contains("unplug") {
+        CpuAction::Unplug
+    } else if word.contains("plug") {
+        CpuAction::Plug
+    } else {
+        CpuAction::None
+    };
+    let pool = if word.contains("pool+") {
+        1
+    } else if word.contains("pool-") {
+        -1
+    } else {
+        0
+    };
+    Decision {
+        reading,
+        cpu: Some(CpuDecision {
+            status: GroupStatus::Ok,
+            hotplug: None,
+            hotunplug: None,
+            action,
+            limited: false,
+            onumcpus: 0.0,
+        }),
+        mem: Some(MemDecision {
+            status: GroupStatus::Ok,
+            memplug: None,
+            memunplug: None,
+            cmm_inc: None,
+            cmm_dec: None,
+            cmm_pages: 0,
+            cmm_pages_new: pool,
+        }),
+        fatal: None,
+    }
+}
+
+/// The comparison as text.
+pub fn render(w: &WhatIf) -> String {
+    let mut out = String::new();
+    let span = match (&w.first, &w.last) {
+        (Some(a), Some(b)) => {
+            let secs = (b.stamp.micros - a.stamp.micros) / 1_000_000;
+            format!(
+                " from {}, {}:{:02}:{:02} long",
+                crate::tui::view::clock(a.stamp),
+                secs / 3600,
+                secs / 60 % 60,
+                secs % 60
+            )
+        }
+        _ => String::new(),
+    };
+    let _ = writeln!(
+        out,
+        "what-if over {}: {} readings{span}",
+        w.source_name, w.readings
+    );
+    let _ = writeln!(
+        out,
+        "open loop: the recorded readings are replayed as they were; they cannot show how the guest would have reacted to other actions."
+    );
+    let _ = writeln!(out);
+    let flap = |t: &Tally| match t.flapping {
+        Some((at, period)) => format!("from #{at}, every {period:.1} intervals"),
+        None => "no".into(),
+    };
+    let width = [
+        w.new.name.len(),
+        w.old.name.len(),
+        flap(&w.new).len(),
+        flap(&w.old).len(),
+    ]
+    .into_iter()
+    .max()
+    .unwrap_or(12);
+    let row = |out: &mut String, label: &str, a: String, b: String| {
+        let _ = writeln!(out, "  {label:<18}{a:>width$}  {b:>width$}");
+    };
+    row(&mut out, "", w.new.name.clone(), w.old.name.clone());
+    row(
+        &mut out,
+        "CPU plugs",
+        w.new.plugs.to_string(),
+        w.old.plugs.to_string(),
+    );
+    row(
+        &mut out,
+        "CPU unplugs",
+        w.new.unplugs.to_string(),
+        w.old.unplugs.to_string(),
+    );
+    row(
+        &mut out,
+        "pool increases",
+        w.new.pool_up.to_string(),
+        w.old.pool_up.to_string(),
+    );
+    row(
+        &mut out,
+        "pool decreases",
+        w.new.pool_down.to_string(),
+        w.old.pool_down.to_string(),
+    );
+    row(
+        &mut out,
+        "reversals",
+        w.new.reversals.to_string(),
+        w.old.reversals.to_string(),
+    );
+    row(&mut out, "flapping", flap(&w.new), flap(&w.old));
+    if !w.against_recording || !w.new.loops.is_empty() {
+        row(
+            &mut out,
+            "feedback loops",
+            w.new.loops.len().to_string(),
+            if w.against_recording {
+                "-".into()
+            } else {
+                w.old.loops.len().to_string()
+            },
+        );
+    }
+    let _ = writeln!(out);
+    for t in [&w.new, &w.old] {
+        for l in &t.loops {
+            let _ = writeln!(out, "{}: {l}", t.name);
+        }
+        if t.flapping.is_some() && !t.changes.is_empty() {
+            let _ = writeln!(out, "why {} flaps (its last changes of decision):", t.name);
+            for c in t.changes.iter().rev().take(3).rev() {
+                let _ = writeln!(out, "  {c}");
+            }
+        }
+    }
+    if w.differing == 0 {
+        let _ = writeln!(out, "they decide the same in every interval");
+    } else {
+        let _ = writeln!(
+            out,
+            "{} intervals differ; the first {}:",
+            w.differing,
+            w.shown.len()
+        );
+        for s in &w.shown {
+            let _ = writeln!(out);
+            out.push_str(s);
+        }
+    }
+    out
+}

@@ -1,0 +1,157 @@
+//! The incident watch: everything plugtop says about a guest that will not
+//! settle, from one place the UI, `plugtop sim`, `plugtop run` and
+//! `plugtop whatif` share — flapping (with its period), why the decision
+//! changed (the comparisons that flipped), and self-feeding loops.
+
+use std::collections::VecDeque;
+use std::fmt;
+
+use super::feedback::{self, LoopWarning};
+use super::flap::{FlapConfig, FlapDetector, FlapEvent, Flapping, Quantity};
+use crate::engine::{CpuAction, Decision, Engine};
+use crate::kernel::Sample;
+use crate::report::flips;
+use crate::rules::SourceFile;
+use crate::rules::eval::Trace;
+
+/// How many explained changes of decision are kept.
+pub const KEPT_FLIPS: usize = 50;
+
+/// Something the watch found in one interval.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Finding {
+    FlapStarted(Flapping),
+    FlapStopped(Quantity),
+    /// The decision differs from the previous interval's, and why.
+    Changed(ChangedDecision),
+    Loop(LoopWarning),
+}
+
+impl fmt::Display for Finding {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Finding::FlapStarted(x) => write!(f, "{x}"),
+            Finding::FlapStopped(q) => write!(f, "{q} no longer flapping"),
+            Finding::Changed(c) => write!(f, "{c}"),
+            Finding::Loop(l) => write!(f, "{l}"),
+        }
+    }
+}
+
+/// A decision that differs from the one before, with the flips behind it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChangedDecision {
+    /// Reading the new decision was made on.
+    pub reading: usize,
+    pub before: String,
+    pub after: String,
+    /// One line per rule whose result flipped.
+    pub why: Vec<String>,
+}
+
+impl fmt::Display for ChangedDecision {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "#{} {} → {}", self.reading, self.before, self.after)?;
+        for w in &self.why {
+            write!(f, "; {w}")?;
+        }
+        Ok(())
+    }
+}
+
+/// What a decision does, in a word, for comparing consecutive ones.
+pub fn action_word(d: &Decision) -> String {
+    let cpu = match d.cpu.map(|c| c.action) {
+        Some(CpuAction::Plug) => "plug",
+        Some(CpuAction::Unplug) => "unplug",
+        _ => "",
+    };
+    let pool = match d.mem.map(|m| (m.cmm_pages_new - m.cmm_pages).signum()) {
+        Some(1) => "pool+",
+        Some(-1) => "pool-",
+        _ => "",
+    };
+    match (cpu, pool) {
+        ("", "") => "nothing".into(),
+        (c, "") => c.into(),
+        ("", p) => p.into(),
+        (c, p) => format!("{c} {p}"),
+    }
+}
+
+/// The watch over one run.
+#[derive(Debug, Clone, Default)]
+pub struct Watch {
+    pub flap: FlapDetector,
+    previous: Option<(Sample, Trace, String)>,
+    /// The latest explained changes, newest last.
+    pub changes: VecDeque<ChangedDecision>,
+    /// The loops found, one per kind of action.
+    pub loops: Vec<LoopWarning>,
+}
+
+impl Watch {
+    /// A watch with these flapping thresholds.
+    pub fn new(config: FlapConfig) -> Self {
+        Watch {
+            flap: FlapDetector::new(config),
+            ..Watch::default()
+        }
+    }
+
+    /// Takes one decided interval: the engine that decided it (for the loop
+    /// check), the reading, the decision and its trace.
+    pub fn observe(
+        &mut self,
+        engine: &Engine,
+        source: &SourceFile,
+        sample: &Sample,
+        decision: &Decision,
+        trace: &Trace,
+    ) -> Vec<Finding> {
+        let mut found = Vec::new();
+        for e in self.flap.observe(decision) {
+            found.push(match e {
+                FlapEvent::Started(f) => Finding::FlapStarted(f),
+                FlapEvent::Stopped(q) => Finding::FlapStopped(q),
+            });
+        }
+        let word = action_word(decision);
+        if let Some((previous, before, old_word)) = &self.previous {
+            if *old_word != word {
+                let why = flips::lines(&flips::flips(engine.rules(), source, before, trace));
+                let change = ChangedDecision {
+                    reading: decision.reading,
+                    before: old_word.clone(),
+                    after: word.clone(),
+                    why,
+                };
+                if self.changes.len() >= KEPT_FLIPS {
+                    self.changes.pop_front();
+                }
+                self.changes.push_back(change.clone());
+                found.push(Finding::Changed(change));
+            }
+            if let Some(w) = feedback::check(engine, source, previous, sample, decision)
+                && !self.loops.iter().any(|l| l.action == w.action)
+            {
+                self.loops.push(w.clone());
+                found.push(Finding::Loop(w));
+            }
+        }
+        match &mut self.previous {
+            Some((s, t, w)) => {
+                s.clone_from(sample);
+                t.clone_from(trace);
+                *w = word;
+            }
+            None => self.previous = Some((sample.clone(), trace.clone(), word)),
+        }
+        found
+    }
+
+    /// Whether anything flaps now.
+    pub fn flapping(&self) -> Vec<Flapping> {
+        self.flap.findings()
+    }
+}

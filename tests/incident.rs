@@ -1,0 +1,182 @@
+//! The incident tools on the oscillating guest: the flap detector, why the
+//! decision flips, the feedback-loop check and `plugtop whatif` — and no
+//! false alarms on the steady scenarios.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use plugtop::sim::Scenario;
+use plugtop::sim::run::{SimOptions, simulate};
+
+fn plugtop(args: &[&str]) -> Output {
+    match Command::new(env!("CARGO_BIN_EXE_plugtop"))
+        .args(args)
+        .output()
+    {
+        Ok(o) => o,
+        Err(e) => panic!("cannot run plugtop: {e}"),
+    }
+}
+
+fn scenario(name: &str) -> Scenario {
+    match Scenario::load(&Path::new("examples/scenarios").join(format!("{name}.toml"))) {
+        Ok(s) => s,
+        Err(e) => panic!("{e}"),
+    }
+}
+
+fn sim(name: &str, rules: &str, duration: Option<f64>) -> plugtop::sim::run::Outcome {
+    let options = SimOptions {
+        duration,
+        keep_timeline: true,
+        ..SimOptions::default()
+    };
+    let rules = Path::new("examples/rules").join(format!("{rules}.conf"));
+    match simulate(&scenario(name), &rules, &options, &mut |_| {}, &mut |_| {}) {
+        Ok(o) => o,
+        Err(e) => panic!("{e}"),
+    }
+}
+
+/// Seconds into the run of a log line ("0:43 ...").
+fn at(line: &str) -> f64 {
+    let clock = line.split(' ').next().unwrap_or_default();
+    plugtop::sim::scenario::seconds(clock).unwrap_or(f64::MAX)
+}
+
+#[test]
+fn the_oscillating_guest_is_caught_and_explained() {
+    let o = sim("oscillating", "oscillating-tight", None);
+    assert!(o.report.flapping, "{:?}", o.report);
+    // The pulses start at 0:30; flapping must be reported within 30 intervals.
+    let flagged = o
+        .log
+        .iter()
+        .find(|l| l.contains("CPU count flapping"))
+        .unwrap_or_else(|| panic!("{:#?}", o.log));
+    assert!(at(flagged) <= 60.0, "{flagged}");
+    assert!(flagged.contains("every 6.0 intervals"), "{flagged}");
+    // It names the rule and the comparison that flipped, with the values.
+    let why = o
+        .log
+        .iter()
+        .find(|l| l.contains("HOTPLUG false → true: ((1 - CP_Active) * onumcpus) went"))
+        .unwrap_or_else(|| panic!("{:#?}", o.log));
+    assert!(why.contains("across 0.3"), "{why}");
+    // And the rules feed themselves: a plug makes enough idle to unplug.
+    assert_eq!(o.report.feedback_loops.len(), 1, "{:?}", o.report);
+    assert!(o.report.feedback_loops[0].contains("after \"plug a CPU\", HOTUNPLUG would fire"));
+}
+
+#[test]
+fn the_damped_rules_settle() {
+    let o = sim("oscillating", "oscillating-damped", None);
+    assert!(!o.report.flapping);
+    assert!(o.report.feedback_loops.is_empty());
+    assert!(o.report.reversals <= 2, "{:?}", o.report);
+}
+
+#[test]
+fn no_false_alarms_on_steady_guests_over_an_hour() {
+    for name in [
+        "daytrader",
+        "webserver",
+        "appserver",
+        "database",
+        "combo",
+        "kernel-compile",
+    ] {
+        for rules in ["recommended-modern", "cpu-real-load"] {
+            let r = sim(name, rules, Some(3600.0)).report;
+            assert!(!r.flapping, "{name} with {rules}: {r:?}");
+            assert!(r.feedback_loops.is_empty(), "{name} with {rules}: {r:?}");
+        }
+    }
+}
+
+fn record_oscillating(dir: &Path) -> String {
+    let rec = dir.join("oscillating.rec").to_string_lossy().into_owned();
+    let o = plugtop(&[
+        "sim",
+        "examples/scenarios/oscillating.toml",
+        "-c",
+        "examples/rules/oscillating-tight.conf",
+        "--fast",
+        "--report",
+        "--duration",
+        "1:30",
+        "--record",
+        &rec,
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    rec
+}
+
+#[test]
+fn whatif_on_the_recording_shows_the_damped_rules_reverse_less() {
+    let dir = match tempfile::tempdir() {
+        Ok(d) => d,
+        Err(e) => panic!("{e}"),
+    };
+    let rec = record_oscillating(dir.path());
+    let o = plugtop(&[
+        "whatif",
+        "--replay",
+        &rec,
+        "-c",
+        "examples/rules/oscillating-damped.conf",
+        "--against",
+        "examples/rules/oscillating-tight.conf",
+    ]);
+    let text = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(o.status.success(), "{text}");
+    insta::assert_snapshot!("whatif_oscillating_damped_vs_tight", text);
+    let reversals = text
+        .lines()
+        .find(|l| l.trim_start().starts_with("reversals"))
+        .map(|l| {
+            l.split_whitespace()
+                .skip(1)
+                .filter_map(|v| v.parse::<usize>().ok())
+                .collect::<Vec<_>>()
+        })
+        .unwrap_or_default();
+    assert_eq!(reversals.len(), 2, "{text}");
+    assert!(reversals[0] < reversals[1], "{text}");
+}
+
+#[test]
+fn whatif_with_the_rules_that_ran_matches_the_recording() {
+    let dir = match tempfile::tempdir() {
+        Ok(d) => d,
+        Err(e) => panic!("{e}"),
+    };
+    let rec = record_oscillating(dir.path());
+    let o = plugtop(&[
+        "whatif",
+        "--replay",
+        &rec,
+        "-c",
+        "examples/rules/oscillating-tight.conf",
+    ]);
+    let text = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(o.status.success(), "{text}");
+    assert!(
+        text.contains("they decide the same in every interval"),
+        "{text}"
+    );
+    assert!(text.contains("open loop"), "{text}");
+    // The recorded guest flaps too, found from its own CPU counts.
+    let flapping = text
+        .lines()
+        .find(|l| l.trim_start().starts_with("flapping"))
+        .unwrap_or_default();
+    assert_eq!(flapping.matches("every 6.0").count(), 2, "{text}");
+}
+
+#[test]
+fn whatif_needs_a_history() {
+    let o = plugtop(&["whatif", "-c", "examples/rules/oscillating-tight.conf"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--replay FILE"));
+}
