@@ -11,8 +11,10 @@ use std::time::{Duration, Instant};
 
 use crate::control::actuator::{Actuator, RootActuator};
 use crate::control::controller::{Controller, Event, Mode, actions_of};
+use crate::control::flap::FlapConfig;
 use crate::control::journal::{self, StartState};
 use crate::control::lock::{self, GuestLock};
+use crate::control::watch::{Finding, Watch};
 use crate::engine::{Engine, GroupStatus};
 use crate::kernel::live::LiveSource;
 use crate::kernel::root::RootReader;
@@ -20,8 +22,9 @@ use crate::kernel::{Polarization, Sample, Source};
 use crate::logging::Log;
 use crate::report::table;
 use crate::rules::RuleSet;
+use crate::rules::SourceFile;
 use crate::rules::config::describe_missing_memory;
-use crate::rules::eval::NoTrace;
+use crate::rules::eval::{NoTrace, Trace};
 
 /// What `plugtop run` was asked to do.
 #[derive(Debug, Clone)]
@@ -39,6 +42,8 @@ pub struct RunOptions {
     pub interval: Option<Duration>,
     /// Test-only: panic after this many intervals, to test the panic hook.
     pub panic_after: Option<usize>,
+    /// When to call the guest flapping.
+    pub flap: FlapConfig,
 }
 
 /// Set from signal handlers; the loop checks them between intervals.
@@ -95,10 +100,11 @@ pub enum Ending {
     Fatal,
 }
 
-fn load_rules(path: &Path, facts: &crate::rules::SystemFacts) -> Result<RuleSet, StartError> {
-    crate::rules::load_path(path, facts)
-        .map(|(rules, _)| rules)
-        .map_err(StartError::Invalid)
+fn load_rules(
+    path: &Path,
+    facts: &crate::rules::SystemFacts,
+) -> Result<(RuleSet, SourceFile), StartError> {
+    crate::rules::load_path(path, facts).map_err(StartError::Invalid)
 }
 
 fn log_events(log: &mut dyn Log, events: &[Event], verbose: bool) {
@@ -121,7 +127,10 @@ struct Runner<'a> {
     options: &'a RunOptions,
     log: &'a mut dyn Log,
     rules: Arc<RuleSet>,
+    file: SourceFile,
     engine: Engine,
+    watch: Watch,
+    trace: Trace,
     controller: Controller,
     actuator: RootActuator,
     start: StartState,
@@ -229,12 +238,33 @@ impl Runner<'_> {
         }
     }
 
+    /// Logs flapping (with the comparisons behind it) and feedback loops.
+    fn watch_over(&mut self, sample: &Sample, decision: &crate::engine::Decision) {
+        let found = self
+            .watch
+            .observe(&self.engine, &self.file, sample, decision, &self.trace);
+        for f in found {
+            match f {
+                Finding::Changed(_) => {}
+                Finding::FlapStarted(_) => {
+                    self.log.error(&format!("warning: {f}"));
+                    for c in self.watch.changes.iter().rev().take(2).rev() {
+                        self.log.error(&format!("  {c}"));
+                    }
+                }
+                _ => self.log.error(&format!("warning: {f}")),
+            }
+        }
+    }
+
     fn reload(&mut self) {
         let facts = RootReader::new().facts(&self.options.root);
         match load_rules(&self.options.rules, &facts) {
-            Ok(rules) => {
+            Ok((rules, file)) => {
                 self.rules = Arc::new(rules);
+                self.file = file;
                 self.engine = Engine::new(Arc::clone(&self.rules));
+                self.watch = Watch::new(self.options.flap);
                 self.log.info(&format!(
                     "reloaded {}; history starts again, start state kept",
                     self.options.rules.display()
@@ -282,7 +312,8 @@ pub fn run_on(
     signals: &Signals,
 ) -> Result<Ending, StartError> {
     let facts = source.facts();
-    let rules = Arc::new(load_rules(&options.rules, &facts)?);
+    let (rules, file) = load_rules(&options.rules, &facts)?;
+    let rules = Arc::new(rules);
     if !rules.mem_enabled && rules.settings.cmm_max >= 0 && !facts.cmm_pages {
         log.info(&format!(
             "memory group off: needs {}",
@@ -347,6 +378,9 @@ pub fn run_on(
         log,
         engine: Engine::new(Arc::clone(&rules)),
         rules,
+        file,
+        watch: Watch::new(options.flap),
+        trace: Trace::new(),
         controller: Controller::new(mode),
         actuator,
         start,
@@ -390,9 +424,10 @@ pub fn run_on(
         if options.panic_after.is_some_and(|n| intervals >= n) {
             panic!("test-only panic after {intervals} intervals");
         }
-        let Some(decision) = runner.engine.push(&sample, &mut NoTrace) else {
+        let Some(decision) = runner.engine.push(&sample, &mut runner.trace) else {
             continue;
         };
+        runner.watch_over(&sample, &decision);
         if options.verbose {
             let mut line = String::new();
             table::row(&mut line, &decision);
@@ -537,13 +572,16 @@ mod tests {
     }
 
     fn run_script(script: Vec<Result<Sample, SourceError>>) -> Vec<String> {
+        run_rules(
+            "UPDATE=\"1\"\nCPU_MIN=\"1\"\nCPU_MAX=\"0\"\nHOTPLUG=\"idle < 10\"\nHOTUNPLUG=\"0\"\n",
+            script,
+        )
+    }
+
+    fn run_rules(text: &str, script: Vec<Result<Sample, SourceError>>) -> Vec<String> {
         let dir = tempfile::tempdir().expect("temporary directory");
         let rules = dir.path().join("r.conf");
-        std::fs::write(
-            &rules,
-            "UPDATE=\"1\"\nCPU_MIN=\"1\"\nCPU_MAX=\"0\"\nHOTPLUG=\"idle < 10\"\nHOTUNPLUG=\"0\"\n",
-        )
-        .expect("rules");
+        std::fs::write(&rules, text).expect("rules");
         let options = RunOptions {
             rules,
             root: dir.path().to_path_buf(),
@@ -553,6 +591,7 @@ mod tests {
             verbose: true,
             interval: Some(Duration::ZERO),
             panic_after: None,
+            flap: FlapConfig::default(),
         };
         let mut log = Memory::default();
         let ended = run_on(&options, &mut Script(script), &mut log, &Signals::default());
@@ -585,6 +624,42 @@ mod tests {
         assert_eq!(
             decided, 2,
             "decisions only from good, forward readings: {text}"
+        );
+    }
+
+    #[test]
+    fn flapping_is_logged_with_the_comparison_that_flips() {
+        // Busy and idle intervals alternate; the rules chase them.
+        let mut script = Vec::new();
+        let (mut user, mut idle) = (0u64, 0u64);
+        for secs in 10..30 {
+            if secs % 2 == 0 {
+                user += 90;
+                idle += 10;
+            } else {
+                user += 10;
+                idle += 90;
+            }
+            let mut s = sample(secs, None).expect("sample");
+            s.ticks = CpuTicks {
+                user,
+                idle,
+                ..CpuTicks::default()
+            };
+            script.push(Ok(s));
+        }
+        let lines = run_rules(
+            "UPDATE=\"1\"\nCPU_MIN=\"1\"\nCPU_MAX=\"4\"\nidle_ticks=\"cpustat.idle[0] - cpustat.idle[1]\"\nHOTPLUG=\"idle_ticks < 50\"\nHOTUNPLUG=\"idle_ticks > 50\"\n",
+            script,
+        );
+        let text = lines.join("\n");
+        assert!(
+            text.contains("warning: CPU count flapping: 4 reversals in the last 30 intervals"),
+            "{text}"
+        );
+        assert!(
+            text.contains("HOTPLUG false → true: idle_ticks (line 4) went 90 → 10 across 50"),
+            "{text}"
         );
     }
 

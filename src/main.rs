@@ -135,6 +135,8 @@ enum Command {
         /// Test-only: milliseconds between intervals instead of UPDATE.
         #[arg(long, hide = true)]
         interval_ms: Option<u64>,
+        #[command(flatten)]
+        flap: FlapArgs,
     },
     /// Put CPUs and the pool back after a plugtop that was killed or crashed.
     Restore {
@@ -541,6 +543,7 @@ fn run(cli: Cli) -> anyhow::Result<Status> {
             force,
             replay,
             interval_ms,
+            flap,
         } => {
             out.flush()?;
             if replay.is_some() && mode != RunMode::Observe {
@@ -567,6 +570,7 @@ fn run(cli: Cli) -> anyhow::Result<Status> {
                 panic_after: std::env::var("PLUGTOP_TEST_PANIC_AFTER")
                     .ok()
                     .and_then(|v| v.parse().ok()),
+                flap: flap.config(),
             };
             let mut console = Console;
             let mut syslog;
