@@ -139,8 +139,13 @@ fn a_small_terminal_gets_a_message_not_a_garbled_screen() {
 /// The daytrader scenario on the simulator, in autonomous mode, after
 /// `readings` simulated seconds: the whole loop, with no machine involved.
 fn simulated(readings: usize) -> App {
+    simulated_with("daytrader", None, readings)
+}
+
+/// `scenario` under `rules` (the built-in ones when `None`), autonomous.
+fn simulated_with(scenario: &str, rules: Option<&str>, readings: usize) -> App {
     let options = plugtop::tui::run::Options {
-        rules: None,
+        rules: rules.map(Into::into),
         root: "/".into(),
         replay: None,
         mode: Mode::Auto,
@@ -148,7 +153,7 @@ fn simulated(readings: usize) -> App {
         mono: false,
         interval: None,
         count: None,
-        sim: Some("examples/scenarios/daytrader.toml".into()),
+        sim: Some(format!("examples/scenarios/{scenario}.toml").into()),
         old_kernel: false,
     };
     let (mut app, mut source) = match plugtop::tui::run::prepare(&options) {
@@ -171,4 +176,43 @@ fn a_simulated_guest_under_load() {
     both("sim_overview", &app);
     app.view = View::Graphs;
     both("sim_graphs", &app);
+}
+
+#[test]
+fn the_flips_view_of_an_oscillating_guest() {
+    // 1:20 into the oscillating scenario under its incident rules.
+    let mut app = simulated_with(
+        "oscillating",
+        Some("examples/rules/oscillating-tight.conf"),
+        81,
+    );
+    app.view = View::Flips;
+    both("flips_oscillating", &app);
+}
+
+#[test]
+fn the_whatif_editor_with_an_error_and_with_a_result() {
+    use crossterm::event::{KeyCode, KeyEvent};
+    let mut app = simulated_with(
+        "oscillating",
+        Some("examples/rules/oscillating-tight.conf"),
+        81,
+    );
+    app.update(Action::WhatIf);
+    app.whatif_key(KeyEvent::from(KeyCode::Char('(')));
+    both("whatif_error", &app);
+    for key in [
+        KeyCode::Backspace,
+        KeyCode::Backspace,
+        KeyCode::Backspace,
+        KeyCode::Backspace,
+        KeyCode::Char('0'),
+        KeyCode::Char('.'),
+        KeyCode::Char('0'),
+        KeyCode::Char('5'),
+        KeyCode::Enter,
+    ] {
+        app.whatif_key(KeyEvent::from(key));
+    }
+    both("whatif_result", &app);
 }

@@ -245,3 +245,45 @@ fn a_simulated_guest_runs_the_whole_loop_in_autonomous_mode() {
     s.wait_for("· sim ×2");
     assert!(s.quit());
 }
+
+#[test]
+fn the_whatif_editor_checks_as_you_type_and_shows_the_counterfactual() {
+    let mut s = Session::start(
+        &[
+            "--sim",
+            "examples/scenarios/oscillating.toml",
+            "-c",
+            "examples/rules/oscillating-tight.conf",
+            "--mode",
+            "auto",
+            "--interval",
+            "0.02",
+        ],
+        24,
+        80,
+    );
+    // The banner comes when the pulses start (0:30) and the rules chase them.
+    s.wait_for("CPUS FLAPPING");
+    s.press("w");
+    s.wait_for("What-if: HOTPLUG");
+    s.wait_for("cpuplugd would load the edited file");
+    // A typo: the error shows at once, under the text.
+    s.press("(");
+    s.wait_for("^ unexpected `(`");
+    s.press("\x7f");
+    s.wait_for("cpuplugd would load the edited file");
+    // A valid edit: a stricter threshold, then Enter runs it.
+    s.press("\x7f\x7f\x7f0.05");
+    s.wait_for("< 0.05");
+    s.press("\r");
+    s.wait_for("what-if   ");
+    s.wait_for("closed loop: the scenario played again");
+    s.wait_for("changes/reversals: real");
+    // Esc closes the editor; keys are the UI's again.
+    s.press("\x1b");
+    s.wait_gone("What-if: HOTPLUG");
+    s.press("\t\t\t");
+    s.wait_for("Flips: why the decisions changed");
+    s.wait_for("HOTPLUG false → true");
+    assert!(s.quit());
+}

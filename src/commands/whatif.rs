@@ -222,7 +222,7 @@ pub fn compare(
         {
             let w = recorded_word(prev, &sample);
             recorded.count(&w);
-            for e in recorded_flap.observe(&synthetic(readings - 1, &w)) {
+            for e in recorded_flap.observe(&decision_doing(readings - 1, &w)) {
                 if let crate::control::flap::FlapEvent::Started(x) = e {
                     recorded.flapping.get_or_insert((readings - 1, x.period));
                 }
@@ -295,9 +295,9 @@ fn difference(
     text
 }
 
-/// A decision that does `word`, for feeding the recorded actions to the
-/// flap detector.
-fn synthetic(reading: usize, word: &str) -> crate::engine::Decision {
+/// A decision that does `word` (an [`action_word`]), for feeding recorded or
+/// counterfactual actions to the flap detector.
+pub fn decision_doing(reading: usize, word: &str) -> crate::engine::Decision {
     use crate::engine::{CpuDecision, Decision, GroupStatus, MemDecision};
     let action = if word.contains("unplug") {
         CpuAction::Unplug

@@ -45,6 +45,11 @@ pub struct Point {
     pub pool: i64,
     /// CPUs' worth of demand at that moment.
     pub demand: f64,
+    /// The reading decided on, and what the decision did: +1 plug, -1
+    /// unplug; +1 pool grows, -1 shrinks.
+    pub reading: usize,
+    pub cpu_direction: i8,
+    pub pool_direction: i8,
 }
 
 /// A finished run.
@@ -105,10 +110,23 @@ pub fn simulate(
     wait: &mut dyn FnMut(Duration),
     on_line: &mut dyn FnMut(&str),
 ) -> Result<Outcome, SimError> {
-    let guest = Rc::new(RefCell::new(guest_for(scenario, options)));
-    let facts = facts(&guest.borrow());
+    let facts = facts(&guest_for(scenario, options));
     let (rules_set, file) = crate::rules::load_path(rules, &facts).map_err(SimError::Rules)?;
-    let rules_set = Arc::new(rules_set);
+    simulate_loaded(scenario, Arc::new(rules_set), &file, options, wait, on_line)
+}
+
+/// As [`simulate`], with rules already loaded (the UI's what-if runs edited
+/// rules closed-loop this way).
+pub fn simulate_loaded(
+    scenario: &Scenario,
+    rules_set: Arc<crate::rules::RuleSet>,
+    file: &crate::rules::SourceFile,
+    options: &SimOptions,
+    wait: &mut dyn FnMut(Duration),
+    on_line: &mut dyn FnMut(&str),
+) -> Result<Outcome, SimError> {
+    let guest = Rc::new(RefCell::new(guest_for(scenario, options)));
+    let rules = Path::new(file.name());
     let interval = options
         .interval
         .unwrap_or(rules_set.settings.update.max(1) as f64);
@@ -164,7 +182,7 @@ pub fn simulate(
         let Some(decision) = engine.push(&sample, &mut trace) else {
             continue;
         };
-        for finding in watch.observe(&engine, &file, &sample, &decision, &trace) {
+        for finding in watch.observe(&engine, file, &sample, &decision, &trace) {
             let t = super::report::clock(guest.borrow().t);
             match &finding {
                 Finding::FlapStarted(f) => {
@@ -196,6 +214,15 @@ pub fn simulate(
                 online: g.online_count(),
                 pool: g.pool(),
                 demand: g.demand(),
+                reading: decision.reading,
+                cpu_direction: match decision.cpu.map(|c| c.action) {
+                    Some(crate::engine::CpuAction::Plug) => 1,
+                    Some(crate::engine::CpuAction::Unplug) => -1,
+                    _ => 0,
+                },
+                pool_direction: decision
+                    .mem
+                    .map_or(0, |m| (m.cmm_pages_new - m.cmm_pages).signum() as i8),
             });
         }
         sums.0 += f64::from(g.online_count());

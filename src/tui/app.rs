@@ -8,13 +8,16 @@ use std::sync::Arc;
 use super::keys::Action;
 use crate::control::actuator::Actuator;
 use crate::control::controller::{Controller, Event, Mode};
+use crate::control::watch::{Finding, Watch};
 use crate::engine::{Decision, Engine};
 use crate::history::History;
 use crate::kernel::deltas::{CpuLoad, cpu_loads};
 use crate::kernel::{Sample, Stamp};
 use crate::report::trace;
 use crate::rules::eval::Trace;
-use crate::rules::{NodeId, RuleKind, RuleSet, SourceFile};
+use crate::rules::{NodeId, RuleKind, RuleSet, SourceFile, SystemFacts};
+use crate::sim::Scenario;
+use crate::tui::whatif::WhatIfEditor;
 
 /// How many intervals the screens can go back to.
 pub const FRAMES: usize = 600;
@@ -48,18 +51,26 @@ pub struct LogLine {
     pub text: String,
 }
 
-/// The four views `Tab` cycles through.
+/// The views `Tab` cycles through.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum View {
     Overview,
     Rules,
     Graphs,
+    /// Why the decisions changed: flapping, flips, feedback loops.
+    Flips,
     Log,
 }
 
 impl View {
     /// In `Tab` order.
-    pub const ALL: [View; 4] = [View::Overview, View::Rules, View::Graphs, View::Log];
+    pub const ALL: [View; 5] = [
+        View::Overview,
+        View::Rules,
+        View::Graphs,
+        View::Flips,
+        View::Log,
+    ];
 
     /// The name on the tab.
     pub fn title(self) -> &'static str {
@@ -67,6 +78,7 @@ impl View {
             View::Overview => "Overview",
             View::Rules => "Rules",
             View::Graphs => "Graphs",
+            View::Flips => "Flips",
             View::Log => "Log",
         }
     }
@@ -116,6 +128,7 @@ pub struct App {
     pub cannot_act: Option<String>,
     pub log: VecDeque<LogLine>,
     pub log_scroll: usize,
+    pub flips_scroll: usize,
     pub view: View,
     pub rule: RuleKind,
     pub expanded: HashSet<NodeId>,
@@ -130,6 +143,15 @@ pub struct App {
     /// plugtop's own CPU use, percent of one CPU.
     pub own_cpu: Option<f64>,
     pub quit: bool,
+    /// Flapping, flips and feedback loops of the decisions so far.
+    pub watch: Watch,
+    /// The what-if editor, while open (keys go to it).
+    pub whatif: Option<WhatIfEditor>,
+    /// What the machine offers, for loading edited rules.
+    pub facts: Option<SystemFacts>,
+    /// The scenario (and old-kernel names) when the source is the simulator,
+    /// so a what-if can run closed loop.
+    pub sim: Option<(Scenario, bool)>,
     seen: usize,
 }
 
@@ -152,6 +174,7 @@ impl App {
             cannot_act: None,
             log: VecDeque::with_capacity(1000),
             log_scroll: 0,
+            flips_scroll: 0,
             view: View::Overview,
             rule: RuleKind::Hotplug,
             expanded: HashSet::new(),
@@ -165,6 +188,10 @@ impl App {
             color: true,
             own_cpu: None,
             quit: false,
+            watch: Watch::default(),
+            whatif: None,
+            facts: None,
+            sim: None,
             seen: 0,
         }
     }
@@ -232,6 +259,13 @@ impl App {
             self.history.record_pinned(&name, v);
         }
         self.seen += 1;
+        let found = match &decision {
+            Some(d) if d.fatal.is_none() => {
+                self.watch
+                    .observe(&self.engine, &self.file, &sample, d, &trace)
+            }
+            _ => Vec::new(),
+        };
         let frame = Frame {
             number: self.seen - 1,
             sample,
@@ -246,6 +280,27 @@ impl App {
         self.frames.push_front(frame);
         if let Some(k) = self.cursor.as_mut() {
             *k = (*k + 1).min(self.frames.len() - 1);
+        }
+        for f in found {
+            match f {
+                Finding::Changed(_) => {}
+                Finding::FlapStarted(_) => {
+                    self.note(LogKind::Problem, f.to_string());
+                    let why: Vec<String> = self
+                        .watch
+                        .changes
+                        .iter()
+                        .rev()
+                        .take(2)
+                        .rev()
+                        .map(|c| format!("  {c}"))
+                        .collect();
+                    for w in why {
+                        self.note(LogKind::Problem, w);
+                    }
+                }
+                _ => self.note(LogKind::Problem, f.to_string()),
+            }
         }
         let Some(decision) = decision else {
             return;
@@ -360,6 +415,13 @@ impl App {
                 self.note_events(events);
             }
             Action::Later => {}
+            Action::WhatIf => {
+                let mut editor = WhatIfEditor::open(&self.rules, &self.file, self.rule);
+                if let Some(facts) = &self.facts {
+                    let _ = editor.check(&self.rules, &self.file, facts);
+                }
+                self.whatif = Some(editor);
+            }
             Action::NextView => {
                 let i = View::ALL.iter().position(|v| *v == self.view).unwrap_or(0);
                 self.view = View::ALL[(i + 1) % View::ALL.len()];
@@ -388,6 +450,7 @@ impl App {
             View::Overview => self.value_cursor = step(self.value_cursor),
             View::Rules => self.tree_scroll = step(self.tree_scroll),
             View::Graphs => {}
+            View::Flips => self.flips_scroll = step(self.flips_scroll),
             View::Log => self.log_scroll = step(self.log_scroll),
         }
     }
@@ -419,6 +482,68 @@ impl App {
         }
     }
 
+    /// A key while the what-if editor is open: editing, Tab for the next
+    /// rule, Enter to run, Esc to close.
+    pub fn whatif_key(&mut self, key: crossterm::event::KeyEvent) {
+        use crossterm::event::{KeyCode, KeyModifiers};
+        let Some(editor) = self.whatif.as_mut() else {
+            return;
+        };
+        match key.code {
+            KeyCode::Esc => {
+                self.whatif = None;
+                return;
+            }
+            KeyCode::Enter => {
+                self.run_whatif();
+                return;
+            }
+            KeyCode::Tab => editor.next_rule(&self.rules, &self.file),
+            KeyCode::Backspace => editor.backspace(),
+            KeyCode::Delete => editor.delete(),
+            KeyCode::Left => editor.move_by(-1),
+            KeyCode::Right => editor.move_by(1),
+            KeyCode::Home => editor.home_end(false),
+            KeyCode::End => editor.home_end(true),
+            KeyCode::Char('c') if key.modifiers.contains(KeyModifiers::CONTROL) => {
+                self.whatif = None;
+                return;
+            }
+            KeyCode::Char(c) => editor.insert(c),
+            _ => return,
+        }
+        if let (Some(editor), Some(facts)) = (self.whatif.as_mut(), &self.facts) {
+            let _ = editor.check(&self.rules, &self.file, facts);
+        }
+    }
+
+    /// Runs the open editor's rules over the history on screen.
+    pub fn run_whatif(&mut self) {
+        let Some(facts) = self.facts.clone() else {
+            return;
+        };
+        let Some(mut editor) = self.whatif.take() else {
+            return;
+        };
+        if let Some((rules, file)) = editor.check(&self.rules, &self.file, &facts) {
+            let history: Vec<(usize, &Sample, String)> = self
+                .frames
+                .iter()
+                .rev()
+                .map(|f| {
+                    let word = f
+                        .decision
+                        .as_ref()
+                        .map_or("nothing".to_string(), crate::control::watch::action_word);
+                    (f.number, f.sample.as_ref(), word)
+                })
+                .collect();
+            let scenario = self.sim.as_ref().map(|(s, old)| (s, *old));
+            editor.run(rules, &file, &history, scenario, self.watch.flap.config());
+        }
+        self.whatif = Some(editor);
+    }
+
     /// Switches mode, with the checks acting needs.
     pub fn set_mode(&mut self, mode: Mode) {
         if mode != Mode::Observe
@@ -437,6 +562,7 @@ impl App {
     /// refills; what was shown so far stays in the frames.
     pub fn reload(&mut self, rules: Arc<RuleSet>, file: SourceFile) {
         self.engine = Engine::new(Arc::clone(&rules));
+        self.watch = Watch::new(self.watch.flap.config());
         self.history = History::new(rules.history_depth as usize);
         self.rules = rules;
         self.file = file;

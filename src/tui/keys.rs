@@ -32,6 +32,7 @@ pub enum Action {
     Export,
     Faster,
     Slower,
+    WhatIf,
 }
 
 /// One binding: the keys, what they do, and for the help where.
@@ -200,6 +201,12 @@ pub const BINDINGS: &[Binding] = &[
         keys: &[KeyCode::Char('-')],
         shown: "-",
         description: "replay slower",
+    },
+    Binding {
+        action: Action::WhatIf,
+        keys: &[KeyCode::Char('w')],
+        shown: "w",
+        description: "what-if: edit a rule, see what it would have done",
     },
 ];
 

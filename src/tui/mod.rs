@@ -8,3 +8,4 @@ pub mod keys;
 pub mod line;
 pub mod run;
 pub mod view;
+pub mod whatif;

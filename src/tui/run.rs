@@ -91,6 +91,7 @@ pub fn app_from_snapshots(
         speed: 1.0,
     };
     let mut app = App::new(rules, file, label, mode);
+    app.facts = Some(facts);
     if let Some(first) = source.first_dir() {
         let machine = describe(&first);
         app.host = machine.host;
@@ -132,10 +133,12 @@ fn prepare_sim(options: &Options, scenario: &Path) -> Result<(App, Box<dyn Sourc
     )));
     let facts = crate::sim::facts(&guest.borrow());
     let (rules, file) = rules_for(options, &facts)?;
-    let interval = options
-        .interval
-        .unwrap_or(rules.settings.update.max(1) as f64);
-    let source = SimSource::new(std::rc::Rc::clone(&guest), interval);
+    // Each reading is one UPDATE of simulated time, whatever the pace
+    // (`--interval` and `+`/`-` only change how fast the readings come).
+    let source = SimSource::new(
+        std::rc::Rc::clone(&guest),
+        rules.settings.update.max(1) as f64,
+    );
     let mut app = App::new(
         rules,
         file,
@@ -153,6 +156,8 @@ fn prepare_sim(options: &Options, scenario: &Path) -> Result<(App, Box<dyn Sourc
     };
     app.color = !options.mono && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
     app.actuator = Some(Box::new(SimActuator::new(guest)));
+    app.facts = Some(facts);
+    app.sim = Some((scenario, options.old_kernel));
     if options.mode != Mode::Observe {
         app.set_mode(options.mode);
     }
@@ -189,6 +194,7 @@ pub fn prepare(options: &Options) -> Result<(App, Box<dyn Source>), UiError> {
     let facts = source.facts();
     let (rules, file) = rules_for(options, &facts)?;
     let mut app = App::new(rules, file, label, Mode::Observe);
+    app.facts = Some(facts);
     if options.mode != Mode::Observe && options.replay.is_none() {
         app.note(LogKind::Note, format!("starting in {} mode", options.mode));
     }
@@ -395,6 +401,14 @@ fn event_loop(options: &Options, app: &mut App, source: &mut dyn Source) -> Resu
             Err(RecvTimeoutError::Timeout) => continue,
             Err(RecvTimeoutError::Disconnected) => break,
         };
+        if let Event::Key(k) = ev
+            && k.kind != KeyEventKind::Release
+            && app.whatif.is_some()
+        {
+            app.whatif_key(k);
+            terminal.draw(|f| view::draw(f, app))?;
+            continue;
+        }
         let action = match ev {
             // Any key closes the help or a message, bound or not.
             Event::Key(k)

@@ -50,6 +50,20 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {
         second.push(Span::styled(" PAUSED ", theme.warning()));
         second.push(Span::raw(" "));
     }
+    for f in app.watch.flapping() {
+        second.push(Span::styled(
+            format!(
+                " {} FLAPPING ~{:.0} ",
+                match f.what {
+                    crate::control::flap::Quantity::Cpus => "CPUS",
+                    crate::control::flap::Quantity::Pool => "POOL",
+                },
+                f.period
+            ),
+            theme.warning(),
+        ));
+        second.push(Span::raw(" "));
+    }
     if app.controller.pending().is_some() {
         second.push(Span::styled(" PROPOSAL WAITING: y/n ", theme.mode(mode)));
         second.push(Span::raw(" "));
@@ -87,6 +101,9 @@ pub fn warnings(app: &App) -> Vec<String> {
                 "MEM OFF".to_string()
             },
         );
+    }
+    if !app.watch.loops.is_empty() {
+        out.push("FEEDBACK LOOP".to_string());
     }
     if let Some(d) = app.frame().and_then(|f| f.decision.as_ref()) {
         if let Some(GroupStatus::Fault(f)) = d.cpu.map(|c| c.status) {

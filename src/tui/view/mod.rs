@@ -3,6 +3,7 @@
 //! snapshot-tested.
 
 mod cpu;
+mod flips;
 mod graphs;
 mod header;
 mod log;
@@ -56,6 +57,7 @@ pub fn draw(frame: &mut Frame<'_>, app: &App) {
         View::Overview => overview(frame, rows[1], app, &theme),
         View::Rules => rules::draw_tree(frame, rows[1], app, &theme),
         View::Graphs => graphs::draw(frame, rows[1], app, &theme),
+        View::Flips => flips::draw(frame, rows[1], app, &theme),
         View::Log => log::draw(frame, rows[1], app, &theme, true),
     }
     status(frame, rows[2], app, &theme);

@@ -12,6 +12,7 @@ use crate::report::trace;
 use crate::rules::RuleKind;
 use crate::tui::app::{App, Dialog};
 use crate::tui::keys::BINDINGS;
+use crate::tui::whatif::WhatIfEditor;
 
 fn centered(area: Rect, width: u16, height: u16) -> Rect {
     let w = width.min(area.width);
@@ -37,8 +38,128 @@ fn boxed(frame: &mut Frame<'_>, area: Rect, title: &str, lines: Vec<Line<'_>>, t
     );
 }
 
+/// One character per action word, for the what-if timelines.
+fn glyph(word: &str) -> char {
+    if word.contains("unplug") {
+        '▼'
+    } else if word.contains("plug") {
+        '▲'
+    } else if word.contains("pool+") {
+        '+'
+    } else if word.contains("pool-") {
+        '-'
+    } else {
+        '·'
+    }
+}
+
+/// The what-if editor over the lower part of the screen.
+fn whatif(frame: &mut Frame<'_>, area: Rect, app: &App, editor: &WhatIfEditor, theme: &Theme) {
+    let height = 9.min(area.height);
+    let rect = Rect::new(area.x, area.y + area.height - height, area.width, height);
+    let inner_width = area.width.saturating_sub(2) as usize;
+    let mut lines = Vec::new();
+    let chars: Vec<char> = editor.text.chars().collect();
+    let (before, rest) = chars.split_at(editor.cursor.min(chars.len()));
+    let (at, after) = match rest.split_first() {
+        Some((c, tail)) => (c.to_string(), tail.iter().collect::<String>()),
+        None => (" ".to_string(), String::new()),
+    };
+    lines.push(Line::from(vec![
+        Span::styled(format!("{}=", editor.rule.file_name()), theme.title()),
+        Span::raw(before.iter().collect::<String>()),
+        Span::styled(at, theme.selected()),
+        Span::raw(after),
+    ]));
+    let indent = editor.rule.file_name().len() + 1;
+    match &editor.error {
+        Some((message, Some(column))) => lines.push(Line::from(Span::styled(
+            format!("{}^ {message}", " ".repeat(indent + column)),
+            theme.warning(),
+        ))),
+        Some((message, None)) => lines.push(Line::from(Span::styled(
+            format!("✗ {message}"),
+            theme.warning(),
+        ))),
+        None => lines.push(Line::from(Span::styled(
+            "✓ cpuplugd would load the edited file",
+            theme.dim(),
+        ))),
+    }
+    match &editor.result {
+        None => lines.push(Line::from(Span::styled(
+            format!(
+                "Enter runs the edited rules over the last {} intervals",
+                app.frames.len()
+            ),
+            theme.dim(),
+        ))),
+        Some(r) => {
+            let width = inner_width.saturating_sub(10);
+            let shown: Vec<_> = app
+                .frames
+                .iter()
+                .filter(|f| f.number <= r.upto)
+                .take(width)
+                .collect();
+            let real: String = shown
+                .iter()
+                .rev()
+                .map(|f| {
+                    f.decision
+                        .as_ref()
+                        .map_or('·', |d| glyph(&crate::control::watch::action_word(d)))
+                })
+                .collect();
+            let edited: String = shown
+                .iter()
+                .rev()
+                .map(|f| {
+                    r.actions
+                        .iter()
+                        .find(|(n, _)| *n == f.number)
+                        .map_or('·', |(_, w)| glyph(w))
+                })
+                .collect();
+            lines.push(Line::from(vec![
+                Span::styled("actions   ", theme.dim()),
+                Span::raw(real),
+            ]));
+            lines.push(Line::from(vec![
+                Span::styled("what-if   ", theme.title()),
+                Span::raw(edited),
+            ]));
+            lines.push(Line::from(format!(
+                "changes/reversals: real {}/{}, what-if {}/{}   ▲plug ▼unplug ±pool",
+                r.changes.0, r.reversals.0, r.changes.1, r.reversals.1
+            )));
+            lines.push(Line::from(Span::styled(
+                if r.closed_loop {
+                    "closed loop: the scenario played again, same seed, under the edited rules"
+                } else {
+                    "open loop: the readings replayed as they were cannot react to other actions"
+                },
+                theme.dim(),
+            )));
+        }
+    }
+    boxed(
+        frame,
+        rect,
+        &format!(
+            "What-if: {} (Tab next rule · Enter run · Esc close)",
+            editor.rule.file_name()
+        ),
+        lines,
+        theme,
+    );
+}
+
 /// Draws whatever is open over the screen.
 pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {
+    if let Some(editor) = &app.whatif {
+        whatif(frame, area, app, editor, theme);
+    }
     if app.help {
         let entry = |b: &crate::tui::keys::Binding, width: usize| {
             let text: String = b.description.chars().take(width).collect();
