@@ -26,6 +26,11 @@ pub fn run(
         Format::Json => writeln!(out, "{}", render::json(file, &outcome.diagnostics))?,
     }
     if format == Format::Text {
+        if outcome.refusal.is_none() {
+            for hint in crate::control::patterns::from_rules(&outcome.rules, file) {
+                writeln!(out, "{}: {hint}\n", file.name())?;
+            }
+        }
         out.write_all(render::summary(file, &outcome).as_bytes())?;
     }
     Ok(if outcome.has_errors() {

@@ -11,6 +11,7 @@ use std::fmt::Write as _;
 use std::sync::Arc;
 
 use crate::control::flap::FlapConfig;
+use crate::control::patterns::PatternWatch;
 use crate::control::watch::{ChangedDecision, Finding, Watch, action_word};
 use crate::engine::{CpuAction, Engine};
 use crate::kernel::{Sample, Source};
@@ -44,6 +45,8 @@ pub struct Tally {
     pub loops: Vec<String>,
     /// The last explained changes of decision (why it flaps).
     pub changes: Vec<ChangedDecision>,
+    /// Known patterns, with their evidence.
+    pub hints: Vec<String>,
 }
 
 impl Tally {
@@ -68,21 +71,28 @@ struct Candidate {
     watch: Watch,
     trace: Trace,
     tally: Tally,
+    patterns: PatternWatch,
 }
 
 impl Candidate {
     fn new(rules: RuleSet, file: SourceFile, flap: FlapConfig) -> Self {
         let rules = Arc::new(rules);
+        let hints = crate::control::patterns::from_rules(&rules, &file)
+            .iter()
+            .map(|h| h.to_string())
+            .collect();
         Candidate {
             engine: Engine::new(Arc::clone(&rules)),
             tally: Tally {
                 name: short(file.name()),
+                hints,
                 ..Tally::default()
             },
             rules,
             file,
             watch: Watch::new(flap),
             trace: Trace::new(),
+            patterns: PatternWatch::default(),
         }
     }
 
@@ -92,6 +102,10 @@ impl Candidate {
         let d = self.engine.push(sample, &mut self.trace)?;
         let word = action_word(&d);
         self.tally.count(&word);
+        if let Some(previous) = self.watch.previous() {
+            let found = self.patterns.observe(&self.rules, previous, sample, &d);
+            self.tally.hints.extend(found.iter().map(|h| h.to_string()));
+        }
         for f in self
             .watch
             .observe(&self.engine, &self.file, sample, &d, &self.trace)
@@ -426,6 +440,9 @@ pub fn render(w: &WhatIf) -> String {
     for t in [&w.new, &w.old] {
         for l in &t.loops {
             let _ = writeln!(out, "{}: {l}", t.name);
+        }
+        for h in &t.hints {
+            let _ = writeln!(out, "{}: {h}", t.name);
         }
         if t.flapping.is_some() && !t.changes.is_empty() {
             let _ = writeln!(out, "why {} flaps (its last changes of decision):", t.name);

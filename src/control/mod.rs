@@ -8,4 +8,5 @@ pub mod feedback;
 pub mod flap;
 pub mod journal;
 pub mod lock;
+pub mod patterns;
 pub mod watch;

@@ -150,6 +150,11 @@ impl Watch {
         found
     }
 
+    /// The reading before the latest one observed.
+    pub fn previous(&self) -> Option<&Sample> {
+        self.previous.as_ref().map(|p| &p.0)
+    }
+
     /// Whether anything flaps now.
     pub fn flapping(&self) -> Vec<Flapping> {
         self.flap.findings()

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use super::keys::Action;
 use crate::control::actuator::Actuator;
 use crate::control::controller::{Controller, Event, Mode};
+use crate::control::patterns::{Hint, PatternWatch};
 use crate::control::watch::{Finding, Watch};
 use crate::engine::{Decision, Engine};
 use crate::history::History;
@@ -149,6 +150,12 @@ pub struct App {
     pub whatif: Option<WhatIfEditor>,
     /// What the machine offers, for loading edited rules.
     pub facts: Option<SystemFacts>,
+    /// Names the rules use that this kernel lacks: cpuplugd would stop the
+    /// first time it evaluates them. Each with where and what to write.
+    pub kernel_lint: Vec<String>,
+    /// Known patterns seen so far, with their evidence.
+    pub hints: Vec<Hint>,
+    patterns: PatternWatch,
     /// The scenario (and old-kernel names) when the source is the simulator,
     /// so a what-if can run closed loop.
     pub sim: Option<(Scenario, bool)>,
@@ -191,6 +198,9 @@ impl App {
             watch: Watch::default(),
             whatif: None,
             facts: None,
+            kernel_lint: Vec::new(),
+            hints: Vec::new(),
+            patterns: PatternWatch::default(),
             sim: None,
             seen: 0,
         }
@@ -259,6 +269,12 @@ impl App {
             self.history.record_pinned(&name, v);
         }
         self.seen += 1;
+        let hints = match (&decision, self.watch.previous()) {
+            (Some(d), Some(previous)) if d.fatal.is_none() => {
+                self.patterns.observe(&self.rules, previous, &sample, d)
+            }
+            _ => Vec::new(),
+        };
         let found = match &decision {
             Some(d) if d.fatal.is_none() => {
                 self.watch
@@ -280,6 +296,9 @@ impl App {
         self.frames.push_front(frame);
         if let Some(k) = self.cursor.as_mut() {
             *k = (*k + 1).min(self.frames.len() - 1);
+        }
+        for h in hints {
+            self.add_hint(h);
         }
         for f in found {
             match f {
@@ -544,6 +563,37 @@ impl App {
         self.whatif = Some(editor);
     }
 
+    /// Checks the rules against the machine `facts` describes, before a
+    /// missing name stops cpuplugd: the header shows a badge, the log why.
+    pub fn set_facts(&mut self, facts: SystemFacts) {
+        let outcome = crate::rules::load(&self.file, &facts);
+        self.kernel_lint = outcome
+            .diagnostics
+            .iter()
+            .filter(|d| d.daemon == crate::rules::diagnostic::DaemonEffect::StopsWhenEvaluated)
+            .map(|d| {
+                let at = self.file.position(d.span.start as usize);
+                let help = d.help.as_ref().map_or(String::new(), |h| format!("; {h}"));
+                format!("line {}:{}: {}{help}", at.line, at.column, d.message)
+            })
+            .collect();
+        for l in self.kernel_lint.clone() {
+            self.note(LogKind::Problem, l);
+        }
+        self.facts = Some(facts);
+        self.patterns = PatternWatch::default();
+        self.hints.retain(|h| h.name == "cpu-affinity");
+        for h in crate::control::patterns::from_rules(&self.rules, &self.file) {
+            self.add_hint(h);
+        }
+    }
+
+    /// Records a known pattern and logs it.
+    pub fn add_hint(&mut self, hint: Hint) {
+        self.note(LogKind::Note, hint.to_string());
+        self.hints.push(hint);
+    }
+
     /// Switches mode, with the checks acting needs.
     pub fn set_mode(&mut self, mode: Mode) {
         if mode != Mode::Observe
@@ -563,6 +613,9 @@ impl App {
     pub fn reload(&mut self, rules: Arc<RuleSet>, file: SourceFile) {
         self.engine = Engine::new(Arc::clone(&rules));
         self.watch = Watch::new(self.watch.flap.config());
+        if let Some(facts) = self.facts.clone() {
+            self.set_facts(facts);
+        }
         self.history = History::new(rules.history_depth as usize);
         self.rules = rules;
         self.file = file;

@@ -91,7 +91,7 @@ pub fn app_from_snapshots(
         speed: 1.0,
     };
     let mut app = App::new(rules, file, label, mode);
-    app.facts = Some(facts);
+    app.set_facts(facts);
     if let Some(first) = source.first_dir() {
         let machine = describe(&first);
         app.host = machine.host;
@@ -156,7 +156,7 @@ fn prepare_sim(options: &Options, scenario: &Path) -> Result<(App, Box<dyn Sourc
     };
     app.color = !options.mono && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
     app.actuator = Some(Box::new(SimActuator::new(guest)));
-    app.facts = Some(facts);
+    app.set_facts(facts);
     app.sim = Some((scenario, options.old_kernel));
     if options.mode != Mode::Observe {
         app.set_mode(options.mode);
@@ -194,7 +194,14 @@ pub fn prepare(options: &Options) -> Result<(App, Box<dyn Source>), UiError> {
     let facts = source.facts();
     let (rules, file) = rules_for(options, &facts)?;
     let mut app = App::new(rules, file, label, Mode::Observe);
-    app.facts = Some(facts);
+    app.set_facts(facts);
+    if options.replay.is_none() {
+        let online = std::fs::read_to_string(options.root.join(crate::kernel::root::paths::ONLINE))
+            .unwrap_or_default();
+        if let Some(h) = crate::control::patterns::affinity(&options.root, online.trim()) {
+            app.add_hint(h);
+        }
+    }
     if options.mode != Mode::Observe && options.replay.is_none() {
         app.note(LogKind::Note, format!("starting in {} mode", options.mode));
     }

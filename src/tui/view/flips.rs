@@ -1,5 +1,6 @@
 //! Why the guest will not settle: flapping with its period, the feedback
-//! loops the rules run into, and the latest changes of decision with the
+//! loops the rules run into, known patterns with their evidence, and the
+//! latest changes of decision with the
 //! comparisons that flipped ("CP_idleAVG * onumcpus went 1.17 → 1.12
 //! across 1.15"), newest first.
 
@@ -36,6 +37,12 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {
     }
     for l in &app.watch.loops {
         lines.push(Line::from(Span::styled(l.to_string(), theme.warning())));
+    }
+    for h in &app.hints {
+        lines.push(Line::from(vec![
+            Span::styled(format!("hint [{}] ", h.name), theme.title()),
+            Span::raw(format!("{}: {}", h.evidence, h.advice)),
+        ]));
     }
     lines.push(Line::from(""));
     if app.watch.changes.is_empty() {

@@ -102,6 +102,20 @@ pub fn warnings(app: &App) -> Vec<String> {
             },
         );
     }
+    if !app.kernel_lint.is_empty() {
+        out.push(format!(
+            "RULES NAME {} FIELD{} THIS KERNEL LACKS (log)",
+            app.kernel_lint.len(),
+            if app.kernel_lint.len() == 1 { "" } else { "S" }
+        ));
+    }
+    if !app.hints.is_empty() {
+        out.push(format!(
+            "{} HINT{} (Flips)",
+            app.hints.len(),
+            if app.hints.len() == 1 { "" } else { "S" }
+        ));
+    }
     if !app.watch.loops.is_empty() {
         out.push("FEEDBACK LOOP".to_string());
     }
