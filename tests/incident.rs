@@ -172,6 +172,23 @@ fn whatif_with_the_rules_that_ran_matches_the_recording() {
         .find(|l| l.trim_start().starts_with("flapping"))
         .unwrap_or_default();
     assert_eq!(flapping.matches("every 6.0").count(), 2, "{text}");
+    // Within 30 intervals of the pulses starting (reading 30).
+    let from: usize = flapping
+        .split("from #")
+        .nth(1)
+        .and_then(|r| r.split(',').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(usize::MAX);
+    assert!(from <= 60, "{flapping}");
+    // The rule and the comparison that flips, and the loop.
+    assert!(
+        text.contains("HOTPLUG false → true: ((1 - CP_Active) * onumcpus) went"),
+        "{text}"
+    );
+    assert!(
+        text.contains("feedback loop: after \"plug a CPU\", HOTUNPLUG would fire"),
+        "{text}"
+    );
 }
 
 #[test]

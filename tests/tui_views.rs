@@ -216,3 +216,42 @@ fn the_whatif_editor_with_an_error_and_with_a_result() {
     }
     both("whatif_result", &app);
 }
+
+#[test]
+fn the_whatif_editor_can_try_a_whole_rule_file() {
+    use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+    let mut app = simulated_with(
+        "oscillating",
+        Some("examples/rules/oscillating-tight.conf"),
+        81,
+    );
+    app.update(Action::WhatIf);
+    app.whatif_key(KeyEvent::new(KeyCode::Char('o'), KeyModifiers::CONTROL));
+    let type_text = |app: &mut App, text: &str| {
+        for c in text.chars() {
+            app.whatif_key(KeyEvent::from(KeyCode::Char(c)));
+        }
+    };
+    type_text(&mut app, "examples/rules/missing.conf");
+    let error = app.whatif.as_ref().and_then(|e| e.error.clone());
+    assert!(
+        error
+            .as_ref()
+            .is_some_and(|(m, _)| m.contains("cannot read examples/rules/missing.conf")),
+        "{error:?}"
+    );
+    for _ in 0.."missing.conf".len() {
+        app.whatif_key(KeyEvent::from(KeyCode::Backspace));
+    }
+    type_text(&mut app, "oscillating-damped.conf");
+    app.whatif_key(KeyEvent::from(KeyCode::Enter));
+    let editor = app.whatif.as_ref().unwrap_or_else(|| panic!("closed"));
+    assert_eq!(editor.error, None);
+    let result = editor
+        .result
+        .as_ref()
+        .unwrap_or_else(|| panic!("no result"));
+    assert!(result.closed_loop);
+    assert!(result.reversals.1 < result.reversals.0, "{result:?}");
+    assert!(screen(&app, 80, 24).contains("What-if: another rule file"));
+}

@@ -502,7 +502,8 @@ impl App {
     }
 
     /// A key while the what-if editor is open: editing, Tab for the next
-    /// rule, Enter to run, Esc to close.
+    /// rule, Ctrl-O to name a whole rule file instead, Enter to run, Esc to
+    /// close.
     pub fn whatif_key(&mut self, key: crossterm::event::KeyEvent) {
         use crossterm::event::{KeyCode, KeyModifiers};
         let Some(editor) = self.whatif.as_mut() else {
@@ -517,7 +518,7 @@ impl App {
                 self.run_whatif();
                 return;
             }
-            KeyCode::Tab => editor.next_rule(&self.rules, &self.file),
+            KeyCode::Tab if !editor.file_mode => editor.next_rule(&self.rules, &self.file),
             KeyCode::Backspace => editor.backspace(),
             KeyCode::Delete => editor.delete(),
             KeyCode::Left => editor.move_by(-1),
@@ -527,6 +528,9 @@ impl App {
             KeyCode::Char('c') if key.modifiers.contains(KeyModifiers::CONTROL) => {
                 self.whatif = None;
                 return;
+            }
+            KeyCode::Char('o') if key.modifiers.contains(KeyModifiers::CONTROL) => {
+                editor.toggle_file_mode(&self.rules, &self.file)
             }
             KeyCode::Char(c) => editor.insert(c),
             _ => return,

@@ -42,6 +42,8 @@ pub struct WhatIfEditor {
     /// column in `text` (0-based characters) when it lies there.
     pub error: Option<(String, Option<usize>)>,
     pub result: Option<Counterfactual>,
+    /// The line is a rule file's path instead of one rule (Ctrl-O switches).
+    pub file_mode: bool,
 }
 
 /// The text of `kind` in the loaded rules, or empty when the file has none.
@@ -62,6 +64,20 @@ impl WhatIfEditor {
             text,
             error: None,
             result: None,
+            file_mode: false,
+        }
+    }
+
+    /// Switches between editing the rule and naming a whole rule file.
+    pub fn toggle_file_mode(&mut self, rules: &RuleSet, file: &SourceFile) {
+        if self.file_mode {
+            *self = WhatIfEditor::open(rules, file, self.rule);
+        } else {
+            self.file_mode = true;
+            self.text.clear();
+            self.cursor = 0;
+            self.error = None;
+            self.result = None;
         }
     }
 
@@ -161,6 +177,23 @@ impl WhatIfEditor {
         file: &SourceFile,
         facts: &SystemFacts,
     ) -> Option<(Arc<RuleSet>, SourceFile)> {
+        if self.file_mode {
+            if self.text.trim().is_empty() {
+                self.error = Some(("type the path of a rule file".into(), None));
+                return None;
+            }
+            return match crate::rules::load_path(std::path::Path::new(self.text.trim()), facts) {
+                Ok((r, f)) => {
+                    self.error = None;
+                    Some((Arc::new(r), f))
+                }
+                Err(e) => {
+                    let first = e.lines().next().unwrap_or_default().to_string();
+                    self.error = Some((first, None));
+                    None
+                }
+            };
+        }
         let (edited, at) = self.edited_file(rules, file);
         let outcome = load(&edited, facts);
         if outcome.refusal.is_none() {

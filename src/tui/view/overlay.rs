@@ -65,13 +65,18 @@ fn whatif(frame: &mut Frame<'_>, area: Rect, app: &App, editor: &WhatIfEditor, t
         Some((c, tail)) => (c.to_string(), tail.iter().collect::<String>()),
         None => (" ".to_string(), String::new()),
     };
+    let label = if editor.file_mode {
+        "rule file: ".to_string()
+    } else {
+        format!("{}=", editor.rule.file_name())
+    };
+    let indent = label.chars().count();
     lines.push(Line::from(vec![
-        Span::styled(format!("{}=", editor.rule.file_name()), theme.title()),
+        Span::styled(label, theme.title()),
         Span::raw(before.iter().collect::<String>()),
         Span::styled(at, theme.selected()),
         Span::raw(after),
     ]));
-    let indent = editor.rule.file_name().len() + 1;
     match &editor.error {
         Some((message, Some(column))) => lines.push(Line::from(Span::styled(
             format!("{}^ {message}", " ".repeat(indent + column)),
@@ -82,7 +87,11 @@ fn whatif(frame: &mut Frame<'_>, area: Rect, app: &App, editor: &WhatIfEditor, t
             theme.warning(),
         ))),
         None => lines.push(Line::from(Span::styled(
-            "✓ cpuplugd would load the edited file",
+            if editor.file_mode {
+                "✓ cpuplugd would load this file"
+            } else {
+                "✓ cpuplugd would load the edited file"
+            },
             theme.dim(),
         ))),
     }
@@ -146,10 +155,15 @@ fn whatif(frame: &mut Frame<'_>, area: Rect, app: &App, editor: &WhatIfEditor, t
     boxed(
         frame,
         rect,
-        &format!(
-            "What-if: {} (Tab next rule · Enter run · Esc close)",
-            editor.rule.file_name()
-        ),
+        &if editor.file_mode {
+            "What-if: another rule file (Ctrl-O back to one rule · Enter run · Esc close)"
+                .to_string()
+        } else {
+            format!(
+                "What-if: {} (Tab next rule · Ctrl-O a file · Enter run · Esc close)",
+                editor.rule.file_name()
+            )
+        },
         lines,
         theme,
     );
