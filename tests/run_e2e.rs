@@ -198,7 +198,42 @@ fn guest() -> (FakeRoot, PathBuf) {
     (root, rules)
 }
 
-fn start_run(root: &Path, rules: &Path, extra_env: Option<(&str, &str)>) -> Child {
+/// A `plugtop run` child, killed if the test fails before it ends (so a
+/// failing test leaves no daemon behind).
+struct Running(Option<Child>);
+
+impl Running {
+    fn wait_with_output(mut self) -> std::io::Result<std::process::Output> {
+        match self.0.take() {
+            Some(c) => c.wait_with_output(),
+            None => Err(std::io::Error::other("already waited for")),
+        }
+    }
+}
+
+impl std::ops::Deref for Running {
+    type Target = Child;
+    fn deref(&self) -> &Child {
+        self.0.as_ref().expect("a running child")
+    }
+}
+
+impl std::ops::DerefMut for Running {
+    fn deref_mut(&mut self) -> &mut Child {
+        self.0.as_mut().expect("a running child")
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        if let Some(c) = self.0.as_mut() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+fn start_run(root: &Path, rules: &Path, extra_env: Option<(&str, &str)>) -> Running {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_plugtop"));
     cmd.args(["run", "-f", "-V", "--interval-ms", "30", "-c"])
         .arg(rules)
@@ -209,7 +244,7 @@ fn start_run(root: &Path, rules: &Path, extra_env: Option<(&str, &str)>) -> Chil
     if let Some((k, v)) = extra_env {
         cmd.env(k, v);
     }
-    cmd.spawn().expect("start plugtop run")
+    Running(Some(cmd.spawn().expect("start plugtop run")))
 }
 
 fn signal(child: &Child, sig: &str) {

@@ -113,6 +113,15 @@ impl Session {
     }
 }
 
+/// A failing test must not leave plugtop running.
+impl Drop for Session {
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+        }
+    }
+}
+
 const LEFT: &str = "\x1b[D";
 
 #[test]
