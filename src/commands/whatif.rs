@@ -11,9 +11,10 @@ use std::fmt::Write as _;
 use std::sync::Arc;
 
 use crate::control::flap::FlapConfig;
+use crate::control::flap::Moves;
 use crate::control::patterns::PatternWatch;
-use crate::control::watch::{ChangedDecision, Finding, Watch, action_word};
-use crate::engine::{CpuAction, Engine};
+use crate::control::watch::{ChangedDecision, Finding, Watch};
+use crate::engine::Engine;
 use crate::kernel::{Sample, Source};
 use crate::report::trace::{explain, rule as rule_tree};
 use crate::rules::eval::Trace;
@@ -50,15 +51,16 @@ pub struct Tally {
 }
 
 impl Tally {
-    fn count(&mut self, word: &str) {
-        for part in word.split(' ') {
-            match part {
-                "plug" => self.plugs += 1,
-                "unplug" => self.unplugs += 1,
-                "pool+" => self.pool_up += 1,
-                "pool-" => self.pool_down += 1,
-                _ => {}
-            }
+    fn count(&mut self, moves: Moves) {
+        match moves.cpu {
+            1 => self.plugs += 1,
+            -1 => self.unplugs += 1,
+            _ => {}
+        }
+        match moves.pool {
+            1 => self.pool_up += 1,
+            -1 => self.pool_down += 1,
+            _ => {}
         }
     }
 }
@@ -96,12 +98,12 @@ impl Candidate {
         }
     }
 
-    /// Decides `sample`; returns the action word, or `None` while the
-    /// history fills.
-    fn decide(&mut self, sample: &Sample) -> Option<String> {
+    /// Decides `sample`; returns what the decision does, or `None` while
+    /// the history fills.
+    fn decide(&mut self, sample: &Sample) -> Option<Moves> {
         let d = self.engine.push(sample, &mut self.trace)?;
-        let word = action_word(&d);
-        self.tally.count(&word);
+        let moves = Moves::of(&d);
+        self.tally.count(moves);
         if let Some(previous) = self.watch.previous() {
             let found = self.patterns.observe(&self.rules, previous, sample, &d);
             self.tally.hints.extend(found.iter().map(|h| h.to_string()));
@@ -114,7 +116,7 @@ impl Candidate {
                 self.tally.flapping.get_or_insert((d.reading, x.period));
             }
         }
-        Some(word)
+        Some(moves)
     }
 
     /// Explanations of the four conditions, and the tree of `kind`.
@@ -144,38 +146,14 @@ fn short(name: &str) -> String {
     name.rsplit('/').next().unwrap_or(name).to_string()
 }
 
-/// What the guest itself did between two readings.
-fn recorded_word(previous: &Sample, sample: &Sample) -> String {
-    let cpu = match sample.online.count.cmp(&previous.online.count) {
-        std::cmp::Ordering::Greater => "plug",
-        std::cmp::Ordering::Less => "unplug",
-        std::cmp::Ordering::Equal => "",
-    };
-    let pool = match (previous.cmm_pages, sample.cmm_pages) {
-        (Some(a), Some(b)) if b > a => "pool+",
-        (Some(a), Some(b)) if b < a => "pool-",
-        _ => "",
-    };
-    match (cpu, pool) {
-        ("", "") => "nothing".into(),
-        (c, "") => c.into(),
-        ("", p) => p.into(),
-        (c, p) => format!("{c} {p}"),
-    }
-}
-
-/// The rule a decision word is about, for showing its trace.
-fn deciding_rule(word: &str) -> RuleKind {
-    if word.contains("unplug") {
-        RuleKind::Hotunplug
-    } else if word.contains("plug") {
-        RuleKind::Hotplug
-    } else if word.contains("pool+") {
-        RuleKind::Memunplug
-    } else if word.contains("pool-") {
-        RuleKind::Memplug
-    } else {
-        RuleKind::Hotplug
+/// The rule that makes `moves` happen, for showing its trace.
+fn deciding_rule(moves: Moves) -> RuleKind {
+    match (moves.cpu, moves.pool) {
+        (-1, _) => RuleKind::Hotunplug,
+        (1, _) => RuleKind::Hotplug,
+        (_, 1) => RuleKind::Memunplug,
+        (_, -1) => RuleKind::Memplug,
+        _ => RuleKind::Hotplug,
     }
 }
 
@@ -226,7 +204,7 @@ pub fn compare(
     let mut readings = 0usize;
     let mut differing = 0usize;
     let mut shown = Vec::new();
-    let mut last_word: Option<String> = None;
+    let mut last_moves: Option<Moves> = None;
     while let Some(next) = source.next_sample() {
         let sample = next.map_err(|e| WhatIfError::Source(e.to_string()))?;
         // What the guest did after the previous reading answers the decision
@@ -234,34 +212,34 @@ pub fn compare(
         if b.is_none()
             && let Some(prev) = &previous
         {
-            let w = recorded_word(prev, &sample);
-            recorded.count(&w);
-            for e in recorded_flap.observe(&decision_doing(readings - 1, &w)) {
+            let w = Moves::between(prev, &sample);
+            recorded.count(w);
+            for e in recorded_flap.observe(readings - 1, w) {
                 if let crate::control::flap::FlapEvent::Started(x) = e {
                     recorded.flapping.get_or_insert((readings - 1, x.period));
                 }
             }
-            if let Some(x) = &last_word
-                && *x != w
+            if let Some(x) = last_moves
+                && x != w
             {
                 differing += 1;
                 if shown.len() < SHOWN_DIFFERENCES {
-                    shown.push(difference(readings - 1, prev, &a, None, x, &w));
+                    shown.push(difference(readings - 1, prev, &a, None, x, w));
                 }
             }
         }
         readings += 1;
         let wa = a.decide(&sample);
         if let Some(b) = &mut b
-            && let (Some(x), Some(y)) = (&wa, b.decide(&sample))
-            && *x != y
+            && let (Some(x), Some(y)) = (wa, b.decide(&sample))
+            && x != y
         {
             differing += 1;
             if shown.len() < SHOWN_DIFFERENCES {
-                shown.push(difference(readings - 1, &sample, &a, Some(b), x, &y));
+                shown.push(difference(readings - 1, &sample, &a, Some(b), x, y));
             }
         }
-        last_word = wa;
+        last_moves = wa;
         if first.is_none() {
             first = Some(sample.clone());
         }
@@ -290,8 +268,8 @@ fn difference(
     sample: &Sample,
     a: &Candidate,
     b: Option<&Candidate>,
-    x: &str,
-    y: &str,
+    x: Moves,
+    y: Moves,
 ) -> String {
     let mut text = format!(
         "#{reading} {}  {}: {x}   {}: {y}\n",
@@ -299,7 +277,7 @@ fn difference(
         a.tally.name,
         b.map_or("recorded", |b| b.tally.name.as_str()),
     );
-    let kind = deciding_rule(if x == "nothing" { y } else { x });
+    let kind = deciding_rule(if x.is_none() { y } else { x });
     let _ = writeln!(text, "  {}", a.tally.name);
     a.show(kind, &mut text);
     if let Some(b) = b {
@@ -307,47 +285,6 @@ fn difference(
         b.show(kind, &mut text);
     }
     text
-}
-
-/// A decision that does `word` (an [`action_word`]), for feeding recorded or
-/// counterfactual actions to the flap detector.
-pub fn decision_doing(reading: usize, word: &str) -> crate::engine::Decision {
-    use crate::engine::{CpuDecision, Decision, GroupStatus, MemDecision};
-    let action = if word.contains("unplug") {
-        CpuAction::Unplug
-    } else if word.contains("plug") {
-        CpuAction::Plug
-    } else {
-        CpuAction::None
-    };
-    let pool = if word.contains("pool+") {
-        1
-    } else if word.contains("pool-") {
-        -1
-    } else {
-        0
-    };
-    Decision {
-        reading,
-        cpu: Some(CpuDecision {
-            status: GroupStatus::Ok,
-            hotplug: None,
-            hotunplug: None,
-            action,
-            limited: false,
-            onumcpus: 0.0,
-        }),
-        mem: Some(MemDecision {
-            status: GroupStatus::Ok,
-            memplug: None,
-            memunplug: None,
-            cmm_inc: None,
-            cmm_dec: None,
-            cmm_pages: 0,
-            cmm_pages_new: pool,
-        }),
-        fatal: None,
-    }
 }
 
 /// The comparison as text.

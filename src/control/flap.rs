@@ -12,6 +12,69 @@ use std::collections::VecDeque;
 use std::fmt;
 
 use crate::engine::{CpuAction, Decision};
+use crate::kernel::Sample;
+
+/// Which way one interval moves the CPU count and the pool: -1, 0 or +1
+/// each. Decisions, recorded guests and counterfactual runs all reduce to
+/// this, so the detector, the what-if tallies and the timelines share it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Moves {
+    pub cpu: i8,
+    pub pool: i8,
+}
+
+impl Moves {
+    /// What `decision` does.
+    pub fn of(decision: &Decision) -> Moves {
+        Moves {
+            cpu: match decision.cpu.map(|c| c.action) {
+                Some(CpuAction::Plug) => 1,
+                Some(CpuAction::Unplug) => -1,
+                _ => 0,
+            },
+            pool: decision
+                .mem
+                .map_or(0, |m| (m.cmm_pages_new - m.cmm_pages).signum() as i8),
+        }
+    }
+
+    /// What a guest did between two of its readings.
+    pub fn between(before: &Sample, after: &Sample) -> Moves {
+        Moves {
+            cpu: after.online.count.cmp(&before.online.count) as i8,
+            pool: match (before.cmm_pages, after.cmm_pages) {
+                (Some(a), Some(b)) => b.cmp(&a) as i8,
+                _ => 0,
+            },
+        }
+    }
+
+    /// Neither moves.
+    pub fn is_none(self) -> bool {
+        self == Moves::default()
+    }
+}
+
+impl fmt::Display for Moves {
+    /// "nothing", "plug", "unplug", "pool+", "pool-", or both ("plug pool+").
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let cpu = match self.cpu {
+            1 => "plug",
+            -1 => "unplug",
+            _ => "",
+        };
+        let pool = match self.pool {
+            1 => "pool+",
+            -1 => "pool-",
+            _ => "",
+        };
+        match (cpu, pool) {
+            ("", "") => f.write_str("nothing"),
+            (c, "") | ("", c) => f.write_str(c),
+            (c, p) => write!(f, "{c} {p}"),
+        }
+    }
+}
 
 /// When to call it flapping.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -144,17 +207,10 @@ impl FlapDetector {
         self.config
     }
 
-    /// Takes one interval's decision; returns flapping that started or stopped.
-    pub fn observe(&mut self, decision: &Decision) -> Vec<FlapEvent> {
-        let interval = decision.reading;
-        let cpu = match decision.cpu.map(|c| c.action) {
-            Some(CpuAction::Plug) => 1,
-            Some(CpuAction::Unplug) => -1,
-            _ => 0,
-        };
-        let pool = decision
-            .mem
-            .map_or(0, |m| (m.cmm_pages_new - m.cmm_pages).signum() as i8);
+    /// Takes what the interval numbered `interval` decided (or did);
+    /// returns flapping that started or stopped.
+    pub fn observe(&mut self, interval: usize, moves: Moves) -> Vec<FlapEvent> {
+        let Moves { cpu, pool } = moves;
         self.cpu.observe(interval, cpu, self.config.window);
         self.pool.observe(interval, pool, self.config.window);
         let mut events = Vec::new();
@@ -223,7 +279,7 @@ mod tests {
                 1 => CpuAction::Unplug,
                 _ => CpuAction::None,
             };
-            for e in d.observe(&cpu(i, action)) {
+            for e in d.observe(i, Moves::of(&cpu(i, action))) {
                 if let FlapEvent::Started(f) = e {
                     started.get_or_insert((i, f));
                 }
@@ -246,7 +302,10 @@ mod tests {
                 20..=22 => CpuAction::Unplug,
                 _ => CpuAction::None,
             };
-            assert!(d.observe(&cpu(i, action)).is_empty(), "at {i}");
+            assert!(
+                d.observe(i, Moves::of(&cpu(i, action))).is_empty(),
+                "at {i}"
+            );
         }
         assert!(d.findings().is_empty());
         assert_eq!(d.total_reversals(), 19);
@@ -263,10 +322,10 @@ mod tests {
             .into_iter()
             .enumerate()
         {
-            events.extend(d.observe(&cpu(i, a)));
+            events.extend(d.observe(i, Moves::of(&cpu(i, a))));
         }
         for i in 3..20 {
-            events.extend(d.observe(&cpu(i, CpuAction::None)));
+            events.extend(d.observe(i, Moves::default()));
         }
         assert_eq!(events.len(), 2, "{events:?}");
         assert!(matches!(events[0], FlapEvent::Started(_)));

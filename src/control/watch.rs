@@ -7,8 +7,8 @@ use std::collections::VecDeque;
 use std::fmt;
 
 use super::feedback::{self, LoopWarning};
-use super::flap::{FlapConfig, FlapDetector, FlapEvent, Flapping, Quantity};
-use crate::engine::{CpuAction, Decision, Engine};
+use super::flap::{FlapConfig, FlapDetector, FlapEvent, Flapping, Moves, Quantity};
+use crate::engine::{Decision, Engine};
 use crate::kernel::Sample;
 use crate::report::flips;
 use crate::rules::SourceFile;
@@ -43,8 +43,8 @@ impl fmt::Display for Finding {
 pub struct ChangedDecision {
     /// Reading the new decision was made on.
     pub reading: usize,
-    pub before: String,
-    pub after: String,
+    pub before: Moves,
+    pub after: Moves,
     /// One line per rule whose result flipped.
     pub why: Vec<String>,
 }
@@ -59,31 +59,11 @@ impl fmt::Display for ChangedDecision {
     }
 }
 
-/// What a decision does, in a word, for comparing consecutive ones.
-pub fn action_word(d: &Decision) -> String {
-    let cpu = match d.cpu.map(|c| c.action) {
-        Some(CpuAction::Plug) => "plug",
-        Some(CpuAction::Unplug) => "unplug",
-        _ => "",
-    };
-    let pool = match d.mem.map(|m| (m.cmm_pages_new - m.cmm_pages).signum()) {
-        Some(1) => "pool+",
-        Some(-1) => "pool-",
-        _ => "",
-    };
-    match (cpu, pool) {
-        ("", "") => "nothing".into(),
-        (c, "") => c.into(),
-        ("", p) => p.into(),
-        (c, p) => format!("{c} {p}"),
-    }
-}
-
 /// The watch over one run.
 #[derive(Debug, Clone, Default)]
 pub struct Watch {
     pub flap: FlapDetector,
-    previous: Option<(Sample, Trace, String)>,
+    previous: Option<(Sample, Trace, Moves)>,
     /// The latest explained changes, newest last.
     pub changes: VecDeque<ChangedDecision>,
     /// The loops found, one per kind of action.
@@ -110,20 +90,20 @@ impl Watch {
         trace: &Trace,
     ) -> Vec<Finding> {
         let mut found = Vec::new();
-        for e in self.flap.observe(decision) {
+        let moves = Moves::of(decision);
+        for e in self.flap.observe(decision.reading, moves) {
             found.push(match e {
                 FlapEvent::Started(f) => Finding::FlapStarted(f),
                 FlapEvent::Stopped(q) => Finding::FlapStopped(q),
             });
         }
-        let word = action_word(decision);
-        if let Some((previous, before, old_word)) = &self.previous {
-            if *old_word != word {
+        if let Some((previous, before, old_moves)) = &self.previous {
+            if *old_moves != moves {
                 let why = flips::lines(&flips::flips(engine.rules(), source, before, trace));
                 let change = ChangedDecision {
                     reading: decision.reading,
-                    before: old_word.clone(),
-                    after: word.clone(),
+                    before: *old_moves,
+                    after: moves,
                     why,
                 };
                 if self.changes.len() >= KEPT_FLIPS {
@@ -143,9 +123,9 @@ impl Watch {
             Some((s, t, w)) => {
                 s.clone_from(sample);
                 t.clone_from(trace);
-                *w = word;
+                *w = moves;
             }
-            None => self.previous = Some((sample.clone(), trace.clone(), word)),
+            None => self.previous = Some((sample.clone(), trace.clone(), moves)),
         }
         found
     }

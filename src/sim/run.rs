@@ -11,7 +11,7 @@ use std::time::Duration;
 use super::report::Report;
 use super::{Guest, Scenario, SimActuator, SimSource, facts};
 use crate::control::controller::{Action, Controller, Event, Mode, apply};
-use crate::control::flap::FlapConfig;
+use crate::control::flap::{FlapConfig, FlapDetector, Moves};
 use crate::control::watch::{Finding, Watch};
 use crate::engine::Engine;
 use crate::kernel::recording::{Header, RecordingWriter};
@@ -45,11 +45,9 @@ pub struct Point {
     pub pool: i64,
     /// CPUs' worth of demand at that moment.
     pub demand: f64,
-    /// The reading decided on, and what the decision did: +1 plug, -1
-    /// unplug; +1 pool grows, -1 shrinks.
+    /// The reading decided on, and what the decision did.
     pub reading: usize,
-    pub cpu_direction: i8,
-    pub pool_direction: i8,
+    pub moves: Moves,
 }
 
 /// A finished run.
@@ -79,24 +77,33 @@ pub fn guest_for(scenario: &Scenario, options: &SimOptions) -> Guest {
     Guest::new(&scenario, options.old_kernel)
 }
 
-/// Counts changes and direction reversals of one controlled quantity.
+/// What the controller really did: changes per quantity, and their
+/// reversals counted by the flap detector's rule.
 #[derive(Debug, Default)]
-struct Changes {
-    count: usize,
-    reversals: usize,
-    last: i8,
+struct Applied {
+    cpu_changes: usize,
+    pool_changes: usize,
+    directions: FlapDetector,
 }
 
-impl Changes {
-    fn record(&mut self, direction: i8) {
-        if direction == 0 {
-            return;
+impl Applied {
+    fn note(&mut self, reading: usize, events: &[Event]) {
+        for e in events {
+            let Event::Applied { action, .. } = e else {
+                continue;
+            };
+            let moves = match action {
+                Action::PlugCpu => Moves { cpu: 1, pool: 0 },
+                Action::UnplugCpu => Moves { cpu: -1, pool: 0 },
+                Action::Pool { from, to } => Moves {
+                    cpu: 0,
+                    pool: (to - from).signum() as i8,
+                },
+            };
+            self.cpu_changes += usize::from(moves.cpu != 0);
+            self.pool_changes += usize::from(moves.pool != 0);
+            self.directions.observe(reading, moves);
         }
-        self.count += 1;
-        if self.last != 0 && self.last != direction {
-            self.reversals += 1;
-        }
-        self.last = direction;
     }
 }
 
@@ -142,8 +149,7 @@ pub fn simulate_loaded(
         ),
         None => None,
     };
-    let mut cpu = Changes::default();
-    let mut pool = Changes::default();
+    let mut applied = Applied::default();
     let mut timeline = Vec::new();
     let mut log = Vec::new();
     let mut sums = (0.0, 0.0, 0.0);
@@ -169,7 +175,7 @@ pub fn simulate_loaded(
             first = false;
             for action in limit_actions(&rules_set, &sample) {
                 let events = apply(action, &mut actuator);
-                note(&events, &mut cpu, &mut pool);
+                applied.note(0, &events);
                 let t = guest.borrow().t;
                 for e in &events {
                     emit(
@@ -202,7 +208,7 @@ pub fn simulate_loaded(
             break;
         }
         let events = controller.decide(&decision, &mut actuator);
-        note(&events, &mut cpu, &mut pool);
+        applied.note(decision.reading, &events);
         let g = guest.borrow();
         for e in &events {
             emit(format!("{} {e}", super::report::clock(g.t)), &mut log);
@@ -215,14 +221,7 @@ pub fn simulate_loaded(
                 pool: g.pool(),
                 demand: g.demand(),
                 reading: decision.reading,
-                cpu_direction: match decision.cpu.map(|c| c.action) {
-                    Some(crate::engine::CpuAction::Plug) => 1,
-                    Some(crate::engine::CpuAction::Unplug) => -1,
-                    _ => 0,
-                },
-                pool_direction: decision
-                    .mem
-                    .map_or(0, |m| (m.cmm_pages_new - m.cmm_pages).signum() as i8),
+                moves: Moves::of(&decision),
             });
         }
         sums.0 += f64::from(g.online_count());
@@ -260,9 +259,9 @@ pub fn simulate_loaded(
         } else {
             1.0
         },
-        cpu_changes: cpu.count,
-        pool_changes: pool.count,
-        reversals: cpu.reversals + pool.reversals,
+        cpu_changes: applied.cpu_changes,
+        pool_changes: applied.pool_changes,
+        reversals: applied.directions.total_reversals(),
         flapping: flapped,
         flap_period_s: period,
         feedback_loops: watch.loops.iter().map(|l| l.to_string()).collect(),
@@ -297,18 +296,6 @@ fn limit_actions(rules: &crate::rules::RuleSet, sample: &Sample) -> Vec<Action> 
         }
     }
     actions
-}
-
-fn note(events: &[Event], cpu: &mut Changes, pool: &mut Changes) {
-    for e in events {
-        if let Event::Applied { action, .. } = e {
-            match action {
-                Action::PlugCpu => cpu.record(1),
-                Action::UnplugCpu => cpu.record(-1),
-                Action::Pool { from, to } => pool.record((to - from).signum() as i8),
-            }
-        }
-    }
 }
 
 fn header(scenario: &Scenario, rules: &Path, interval: f64) -> Header {

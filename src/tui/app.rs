@@ -8,6 +8,7 @@ use std::sync::Arc;
 use super::keys::Action;
 use crate::control::actuator::Actuator;
 use crate::control::controller::{Controller, Event, Mode};
+use crate::control::flap::Moves;
 use crate::control::patterns::{Hint, PatternWatch};
 use crate::control::watch::{Finding, Watch};
 use crate::engine::{Decision, Engine};
@@ -549,16 +550,13 @@ impl App {
             return;
         };
         if let Some((rules, file)) = editor.check(&self.rules, &self.file, &facts) {
-            let history: Vec<(usize, &Sample, String)> = self
+            let history: Vec<(usize, &Sample, Moves)> = self
                 .frames
                 .iter()
                 .rev()
                 .map(|f| {
-                    let word = f
-                        .decision
-                        .as_ref()
-                        .map_or("nothing".to_string(), crate::control::watch::action_word);
-                    (f.number, f.sample.as_ref(), word)
+                    let moves = f.decision.as_ref().map(Moves::of).unwrap_or_default();
+                    (f.number, f.sample.as_ref(), moves)
                 })
                 .collect();
             let scenario = self.sim.as_ref().map(|(s, old)| (s, *old));

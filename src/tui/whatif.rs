@@ -8,8 +8,7 @@
 
 use std::sync::Arc;
 
-use crate::control::flap::FlapDetector;
-use crate::control::watch::action_word;
+use crate::control::flap::{FlapDetector, Moves};
 use crate::engine::Engine;
 use crate::kernel::Sample;
 use crate::rules::eval::NoTrace;
@@ -20,8 +19,8 @@ use crate::sim::run::{SimOptions, simulate_loaded};
 /// What the edited rules would have done.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Counterfactual {
-    /// Per reading number: the edited rules' action word.
-    pub actions: Vec<(usize, String)>,
+    /// Per reading number: what the edited rules did.
+    pub actions: Vec<(usize, Moves)>,
     /// Reversals of the real decisions and of the edited ones.
     pub reversals: (usize, usize),
     /// Actions taken (CPU and pool) by each.
@@ -225,7 +224,7 @@ impl WhatIfEditor {
         &mut self,
         rules: Arc<RuleSet>,
         file: &SourceFile,
-        history: &[(usize, &Sample, String)],
+        history: &[(usize, &Sample, Moves)],
         scenario: Option<(&Scenario, bool)>,
         flap: crate::control::flap::FlapConfig,
     ) {
@@ -249,43 +248,21 @@ impl WhatIfEditor {
                 &mut |_| {},
             ) {
                 closed_loop = true;
-                actions = o
-                    .timeline
-                    .iter()
-                    .map(|p| {
-                        let cpu = match p.cpu_direction {
-                            1 => "plug",
-                            -1 => "unplug",
-                            _ => "",
-                        };
-                        let pool = match p.pool_direction {
-                            1 => "pool+",
-                            -1 => "pool-",
-                            _ => "",
-                        };
-                        let word = match (cpu, pool) {
-                            ("", "") => "nothing".to_string(),
-                            (c, "") => c.to_string(),
-                            ("", p) => p.to_string(),
-                            (c, p) => format!("{c} {p}"),
-                        };
-                        (p.reading, word)
-                    })
-                    .collect();
+                actions = o.timeline.iter().map(|p| (p.reading, p.moves)).collect();
             }
         }
         if !closed_loop {
             let mut engine = Engine::new(rules);
             for (reading, sample, _) in history {
                 if let Some(d) = engine.push(sample, &mut NoTrace) {
-                    actions.push((*reading, action_word(&d)));
+                    actions.push((*reading, Moves::of(&d)));
                 }
             }
         }
         let first = history.first().map_or(0, |h| h.0);
         actions.retain(|(r, _)| *r >= first);
-        let real: Vec<&str> = history.iter().map(|h| h.2.as_str()).collect();
-        let edited: Vec<&str> = actions.iter().map(|a| a.1.as_str()).collect();
+        let real: Vec<Moves> = history.iter().map(|h| h.2).collect();
+        let edited: Vec<Moves> = actions.iter().map(|a| a.1).collect();
         self.result = Some(Counterfactual {
             upto: history.last().map_or(0, |h| h.0),
             reversals: (reversals(&real, flap), reversals(&edited, flap)),
@@ -296,14 +273,14 @@ impl WhatIfEditor {
     }
 }
 
-fn changes(words: &[&str]) -> usize {
-    words.iter().filter(|w| **w != "nothing").count()
+fn changes(moves: &[Moves]) -> usize {
+    moves.iter().filter(|m| !m.is_none()).count()
 }
 
-fn reversals(words: &[&str], flap: crate::control::flap::FlapConfig) -> usize {
+fn reversals(moves: &[Moves], flap: crate::control::flap::FlapConfig) -> usize {
     let mut d = FlapDetector::new(flap);
-    for (i, w) in words.iter().enumerate() {
-        d.observe(&crate::commands::whatif::decision_doing(i, w));
+    for (i, m) in moves.iter().enumerate() {
+        d.observe(i, *m);
     }
     d.total_reversals()
 }

@@ -8,6 +8,7 @@ use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
 
 use super::theme::Theme;
 use crate::control::controller::Mode;
+use crate::control::flap::Moves;
 use crate::report::trace;
 use crate::rules::RuleKind;
 use crate::tui::app::{App, Dialog};
@@ -38,18 +39,14 @@ fn boxed(frame: &mut Frame<'_>, area: Rect, title: &str, lines: Vec<Line<'_>>, t
     );
 }
 
-/// One character per action word, for the what-if timelines.
-fn glyph(word: &str) -> char {
-    if word.contains("unplug") {
-        '▼'
-    } else if word.contains("plug") {
-        '▲'
-    } else if word.contains("pool+") {
-        '+'
-    } else if word.contains("pool-") {
-        '-'
-    } else {
-        '·'
+/// One character per interval, for the what-if timelines.
+fn glyph(moves: Moves) -> char {
+    match (moves.cpu, moves.pool) {
+        (-1, _) => '▼',
+        (1, _) => '▲',
+        (_, 1) => '+',
+        (_, -1) => '-',
+        _ => '·',
     }
 }
 
@@ -114,11 +111,7 @@ fn whatif(frame: &mut Frame<'_>, area: Rect, app: &App, editor: &WhatIfEditor, t
             let real: String = shown
                 .iter()
                 .rev()
-                .map(|f| {
-                    f.decision
-                        .as_ref()
-                        .map_or('·', |d| glyph(&crate::control::watch::action_word(d)))
-                })
+                .map(|f| f.decision.as_ref().map_or('·', |d| glyph(Moves::of(d))))
                 .collect();
             let edited: String = shown
                 .iter()
@@ -127,7 +120,7 @@ fn whatif(frame: &mut Frame<'_>, area: Rect, app: &App, editor: &WhatIfEditor, t
                     r.actions
                         .iter()
                         .find(|(n, _)| *n == f.number)
-                        .map_or('·', |(_, w)| glyph(w))
+                        .map_or('·', |(_, m)| glyph(*m))
                 })
                 .collect();
             lines.push(Line::from(vec![
