@@ -144,34 +144,16 @@ impl Runner<'_> {
 
     /// cpuplugd's start-up adjustment: CPUs into [CPU_MIN, CPU_MAX], the pool into [CMM_MIN, CMM_MAX].
     fn apply_limits(&mut self, sample: &Sample) {
-        let s = self.rules.settings;
-        if self.rules.cpu_enabled && !self.vertical {
-            let online = i64::from(sample.online.count);
-            let (plug, unplug) = (s.cpu_min - online, online - s.cpu_max);
-            for _ in 0..plug.max(0) {
-                if !self.limit_action(crate::control::controller::Action::PlugCpu, "below CPU_MIN")
-                {
-                    break;
-                }
+        use crate::control::controller::{Action, start_limits};
+        // After a CPU write fails, the other CPUs would fail the same way.
+        let mut cpu_failed = false;
+        for (action, why) in start_limits(&self.rules, sample) {
+            let cpu = matches!(action, Action::PlugCpu | Action::UnplugCpu);
+            if cpu && (self.vertical || cpu_failed) {
+                continue;
             }
-            for _ in 0..unplug.max(0) {
-                if !self.limit_action(
-                    crate::control::controller::Action::UnplugCpu,
-                    "above CPU_MAX",
-                ) {
-                    break;
-                }
-            }
-        }
-        if self.rules.mem_enabled
-            && let Some(pages) = sample.cmm_pages
-        {
-            let to = pages.clamp(s.cmm_min, s.cmm_max.max(s.cmm_min));
-            if to != pages {
-                self.limit_action(
-                    crate::control::controller::Action::Pool { from: pages, to },
-                    "pool outside CMM_MIN..CMM_MAX",
-                );
+            if !self.limit_action(action, why) && cpu {
+                cpu_failed = true;
             }
         }
     }

@@ -7,6 +7,8 @@ use std::fmt;
 
 use super::actuator::Actuator;
 use crate::engine::{CpuAction, Decision};
+use crate::kernel::Sample;
+use crate::rules::RuleSet;
 
 /// How plugtop acts on decisions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -189,6 +191,35 @@ fn same_kind(a: &[Action], b: &[Action]) -> bool {
             }
             _ => x == y,
         })
+}
+
+/// What starting cpuplugd does to a guest outside the rule file's limits,
+/// with the reason for each: CPUs up to CPU_MIN or down to CPU_MAX (one
+/// action per CPU), the pool into CMM_MIN..CMM_MAX.
+pub fn start_limits(rules: &RuleSet, sample: &Sample) -> Vec<(Action, &'static str)> {
+    let s = rules.settings;
+    let mut actions = Vec::new();
+    if rules.cpu_enabled {
+        let online = i64::from(sample.online.count);
+        for _ in online..s.cpu_min {
+            actions.push((Action::PlugCpu, "below CPU_MIN"));
+        }
+        for _ in s.cpu_max..online {
+            actions.push((Action::UnplugCpu, "above CPU_MAX"));
+        }
+    }
+    if rules.mem_enabled
+        && let Some(pages) = sample.cmm_pages
+    {
+        let to = pages.clamp(s.cmm_min, s.cmm_max.max(s.cmm_min));
+        if to != pages {
+            actions.push((
+                Action::Pool { from: pages, to },
+                "pool outside CMM_MIN..CMM_MAX",
+            ));
+        }
+    }
+    actions
 }
 
 /// Applies `action`, returning the events it caused.

@@ -10,12 +10,12 @@ use std::time::Duration;
 
 use super::report::Report;
 use super::{Guest, Scenario, SimActuator, SimSource, facts};
-use crate::control::controller::{Action, Controller, Event, Mode, apply};
+use crate::control::controller::{Action, Controller, Event, Mode, apply, start_limits};
 use crate::control::flap::{FlapConfig, FlapDetector, Moves};
 use crate::control::watch::{Finding, Watch};
 use crate::engine::Engine;
 use crate::kernel::recording::{Header, RecordingWriter};
-use crate::kernel::{Sample, Source};
+use crate::kernel::Source;
 use crate::rules::eval::Trace;
 
 /// How to run a scenario.
@@ -173,7 +173,7 @@ pub fn simulate_loaded(
         }
         if first {
             first = false;
-            for action in limit_actions(&rules_set, &sample) {
+            for (action, _) in start_limits(&rules_set, &sample) {
                 let events = apply(action, &mut actuator);
                 applied.note(0, &events);
                 let t = guest.borrow().t;
@@ -272,30 +272,6 @@ pub fn simulate_loaded(
         timeline,
         log,
     })
-}
-
-/// What starting cpuplugd does to a guest outside the limits.
-fn limit_actions(rules: &crate::rules::RuleSet, sample: &Sample) -> Vec<Action> {
-    let s = rules.settings;
-    let mut actions = Vec::new();
-    if rules.cpu_enabled {
-        let online = i64::from(sample.online.count);
-        for _ in online..s.cpu_min {
-            actions.push(Action::PlugCpu);
-        }
-        for _ in s.cpu_max..online {
-            actions.push(Action::UnplugCpu);
-        }
-    }
-    if rules.mem_enabled
-        && let Some(pages) = sample.cmm_pages
-    {
-        let to = pages.clamp(s.cmm_min, s.cmm_max.max(s.cmm_min));
-        if to != pages {
-            actions.push(Action::Pool { from: pages, to });
-        }
-    }
-    actions
 }
 
 fn header(scenario: &Scenario, rules: &Path, interval: f64) -> Header {
