@@ -84,6 +84,7 @@ impl Candidate {
             .map(|h| h.to_string())
             .collect();
         Candidate {
+            patterns: PatternWatch::new(&rules),
             engine: Engine::new(Arc::clone(&rules)),
             tally: Tally {
                 name: short(file.name()),
@@ -94,7 +95,6 @@ impl Candidate {
             file,
             watch: Watch::new(flap),
             trace: Trace::new(),
-            patterns: PatternWatch::default(),
         }
     }
 
@@ -105,7 +105,7 @@ impl Candidate {
         let moves = Moves::of(&d);
         self.tally.count(moves);
         if let Some(previous) = self.watch.previous() {
-            let found = self.patterns.observe(&self.rules, previous, sample, &d);
+            let found = self.patterns.observe(previous, sample, &d);
             self.tally.hints.extend(found.iter().map(|h| h.to_string()));
         }
         for f in self

@@ -6,6 +6,7 @@
 //! engine, and says whether the opposite rule would fire, and why.
 
 use crate::engine::{CpuAction, Decision, Engine};
+use crate::kernel::deltas::tick_delta;
 use crate::kernel::{CpuTicks, Sample, Stamp};
 use crate::report::trace::explain;
 use crate::rules::eval::{NoTrace, Trace};
@@ -56,12 +57,11 @@ fn next_interval(previous: &Sample, latest: &Sample, change: Change) -> Sample {
     next.stamp = Stamp {
         micros: latest.stamp.micros + dt.max(1),
     };
-    let before = previous.ticks.columns();
     let now = latest.ticks.columns();
-    let mut delta = [0f64; 10];
-    for i in 0..10 {
-        delta[i] = now[i].saturating_sub(before[i]) as f64;
-    }
+    let mut delta = tick_delta(&latest.ticks, &previous.ticks)
+        .unwrap_or_default()
+        .columns()
+        .map(|t| t as f64);
     if let Change::Cpus(by) = change {
         let n = f64::from(latest.online.count.max(1));
         let n_new = (n + by as f64).max(1.0);

@@ -8,7 +8,8 @@ use std::path::Path;
 
 use crate::engine::CpuAction;
 use crate::engine::Decision;
-use crate::kernel::Sample;
+use crate::kernel::deltas::tick_delta;
+use crate::kernel::{CpuTicks, Sample};
 use crate::rules::expr::{CpuStat, Keyword, NodeKind, Reading};
 use crate::rules::{RuleKind, RuleSet, SourceFile};
 
@@ -52,21 +53,22 @@ fn reads_meminfo(rules: &RuleSet, kind: RuleKind, name: &str) -> bool {
     .is_some()
 }
 
+fn reads_loadavg(k: &NodeKind) -> bool {
+    matches!(
+        k,
+        NodeKind::Keyword(Keyword::Loadavg)
+            | NodeKind::Reading {
+                reading: Reading::Cpustat(CpuStat::Loadavg),
+                ..
+            }
+    )
+}
+
 /// Hints the rules alone raise.
 pub fn from_rules(rules: &RuleSet, _file: &SourceFile) -> Vec<Hint> {
     let mut out = Vec::new();
-    let loadavg = |k: &NodeKind| {
-        matches!(
-            k,
-            NodeKind::Keyword(Keyword::Loadavg)
-                | NodeKind::Reading {
-                    reading: Reading::Cpustat(CpuStat::Loadavg),
-                    ..
-                }
-        )
-    };
-    if let Some(line) = uses(rules, RuleKind::Hotplug, &loadavg)
-        .or_else(|| uses(rules, RuleKind::Hotunplug, &loadavg))
+    if let Some(line) = uses(rules, RuleKind::Hotplug, &reads_loadavg)
+        .or_else(|| uses(rules, RuleKind::Hotunplug, &reads_loadavg))
     {
         out.push(Hint {
             name: LOADAVG,
@@ -94,80 +96,52 @@ pub fn from_rules(rules: &RuleSet, _file: &SourceFile) -> Vec<Hint> {
     out
 }
 
-/// Watches readings for the patterns that need them.
-#[derive(Debug, Clone, Default)]
+/// Watches readings for the patterns that need them. What the rules
+/// themselves say is found once, when the watch is made.
+#[derive(Debug, Clone)]
 pub struct PatternWatch {
+    /// The line of HOTPLUG when it reads loadavg.
+    loadavg_line: Option<usize>,
+    /// MEMUNPLUG reads `meminfo.Cached` but not `meminfo.Shmem`.
+    cached_as_free: bool,
     busy_run: usize,
     found: Vec<&'static str>,
 }
 
 impl PatternWatch {
+    /// A watch for `rules`.
+    pub fn new(rules: &RuleSet) -> Self {
+        PatternWatch {
+            loadavg_line: uses(rules, RuleKind::Hotplug, &reads_loadavg),
+            cached_as_free: reads_meminfo(rules, RuleKind::Memunplug, "Cached")
+                && !reads_meminfo(rules, RuleKind::Memunplug, "Shmem"),
+            busy_run: 0,
+            found: Vec::new(),
+        }
+    }
+
     /// Takes one decided interval; returns hints not raised before.
     pub fn observe(
         &mut self,
-        rules: &RuleSet,
         previous: &Sample,
         sample: &Sample,
         decision: &Decision,
     ) -> Vec<Hint> {
         let mut out = Vec::new();
-        let before = previous.ticks.columns();
-        let now = sample.ticks.columns();
-        let d: Vec<f64> = (0..10)
-            .map(|i| now[i].saturating_sub(before[i]) as f64)
-            .collect();
-        let total: f64 = d.iter().sum::<f64>() - d[8] - d[9];
-        if total > 0.0 {
-            let steal = d[7] / total;
-            let grew =
-                matches!((previous.cmm_pages, sample.cmm_pages), (Some(a), Some(b)) if b > a);
-            if steal > 0.5 && grew {
-                out.push(Hint {
-                    name: STEAL_CMM,
-                    advice: "excessive steal while the CMM pool grows: check that the z/VM fix for it (APAR VM65060) is installed",
-                    evidence: format!(
-                        "steal {:.0}% while cmm_pages grew {} → {}",
-                        steal * 100.0,
-                        previous.cmm_pages.unwrap_or(0),
-                        sample.cmm_pages.unwrap_or(0)
-                    ),
-                });
-            }
-            let busy = (d[0] + d[1] + d[2]) / total;
-            let held_back = decision.cpu.is_some_and(|c| c.action != CpuAction::Plug)
-                && sample.online.count < sample.present.count;
-            self.busy_run = if busy > 0.9 && held_back {
-                self.busy_run + 1
-            } else {
-                0
-            };
-            if self.busy_run >= 10
-                && let Some(line) = uses(rules, RuleKind::Hotplug, &|k| {
-                    matches!(k, NodeKind::Keyword(Keyword::Loadavg))
-                })
-            {
-                out.push(Hint {
-                    name: LOADAVG,
-                    advice: "loadavg reacts slowly: the CPUs are busy but the loadavg rule has not plugged (the seed paper: 88% throughput against 96% for real-load rules)",
-                    evidence: format!(
-                        "busy {:.0}% for {} intervals with {} of {} CPUs online, loadavg {:.2} (HOTPLUG line {line})",
-                        busy * 100.0,
-                        self.busy_run,
-                        sample.online.count,
-                        sample.present.count,
-                        sample.loadavg
-                    ),
-                });
+        let fresh = |found: &[&str], name: &str| !found.contains(&name);
+        if let Some(d) = tick_delta(&sample.ticks, &previous.ticks) {
+            let total = d.total().saturating_sub(d.guest + d.guest_nice) as f64;
+            if total > 0.0 {
+                self.cpu_hints(&d, total, previous, sample, decision, &mut out);
             }
         }
-        let (cached, shmem, total_mem) = (
-            sample.meminfo.get("Cached"),
-            sample.meminfo.get("Shmem"),
-            sample.meminfo.get("MemTotal"),
-        );
-        if let (Some(cached), Some(shmem), Some(total_mem)) = (cached, shmem, total_mem)
-            && reads_meminfo(rules, RuleKind::Memunplug, "Cached")
-            && !reads_meminfo(rules, RuleKind::Memunplug, "Shmem")
+        if self.cached_as_free
+            && fresh(&self.found, SHMEM)
+            && let (Some(cached), Some(shmem), Some(total_mem)) = (
+                sample.meminfo.get("Cached"),
+                sample.meminfo.get("Shmem"),
+                sample.meminfo.get("MemTotal"),
+            )
             && shmem > 0.1 * total_mem
         {
             out.push(Hint {
@@ -181,9 +155,60 @@ impl PatternWatch {
                 ),
             });
         }
-        out.retain(|h| !self.found.contains(&h.name));
+        out.retain(|h| fresh(&self.found, h.name));
         self.found.extend(out.iter().map(|h| h.name));
         out
+    }
+
+    /// The patterns in the CPU ticks of the interval (`d`, `total` ticks).
+    fn cpu_hints(
+        &mut self,
+        d: &CpuTicks,
+        total: f64,
+        previous: &Sample,
+        sample: &Sample,
+        decision: &Decision,
+        out: &mut Vec<Hint>,
+    ) {
+        let steal = d.steal as f64 / total;
+        let grew = matches!((previous.cmm_pages, sample.cmm_pages), (Some(a), Some(b)) if b > a);
+        if steal > 0.5 && grew && !self.found.contains(&STEAL_CMM) {
+            out.push(Hint {
+                name: STEAL_CMM,
+                advice: "excessive steal while the CMM pool grows: check that the z/VM fix for it (APAR VM65060) is installed",
+                evidence: format!(
+                    "steal {:.0}% while cmm_pages grew {} → {}",
+                    steal * 100.0,
+                    previous.cmm_pages.unwrap_or(0),
+                    sample.cmm_pages.unwrap_or(0)
+                ),
+            });
+        }
+        let busy = (d.user + d.nice + d.system) as f64 / total;
+        let held_back = decision.cpu.is_some_and(|c| c.action != CpuAction::Plug)
+            && sample.online.count < sample.present.count;
+        self.busy_run = if busy > 0.9 && held_back {
+            self.busy_run + 1
+        } else {
+            0
+        };
+        if self.busy_run >= 10
+            && let Some(line) = self.loadavg_line
+            && !self.found.contains(&LOADAVG)
+        {
+            out.push(Hint {
+                name: LOADAVG,
+                advice: "loadavg reacts slowly: the CPUs are busy but the loadavg rule has not plugged (the seed paper: 88% throughput against 96% for real-load rules)",
+                evidence: format!(
+                    "busy {:.0}% for {} intervals with {} of {} CPUs online, loadavg {:.2} (HOTPLUG line {line})",
+                    busy * 100.0,
+                    self.busy_run,
+                    sample.online.count,
+                    sample.present.count,
+                    sample.loadavg
+                ),
+            });
+        }
     }
 }
 
@@ -332,8 +357,8 @@ mod tests {
             steal: 60,
             ..CpuTicks::default()
         };
-        let mut w = PatternWatch::default();
-        let hints = w.observe(&r, &before, &sample(11, stolen, 2000, 0.0), &nothing());
+        let mut w = PatternWatch::new(&r);
+        let hints = w.observe(&before, &sample(11, stolen, 2000, 0.0), &nothing());
         assert_eq!(hints.len(), 1, "{hints:?}");
         assert!(hints[0].to_string().contains("VM65060"), "{}", hints[0]);
         assert!(
@@ -353,7 +378,7 @@ mod tests {
             0.0,
         );
         assert!(
-            w.observe(&r, &sample(11, stolen, 2000, 0.0), &again, &nothing())
+            w.observe(&sample(11, stolen, 2000, 0.0), &again, &nothing())
                 .is_empty()
         );
     }
@@ -369,9 +394,8 @@ mod tests {
             idle: n,
             ..CpuTicks::default()
         };
-        let mut w = PatternWatch::default();
+        let mut w = PatternWatch::new(&r);
         let hints = w.observe(
-            &r,
             &sample(10, t(10), 0, 1_000_000.0),
             &sample(11, t(20), 0, 1_000_000.0),
             &nothing(),
@@ -385,10 +409,9 @@ mod tests {
         // With Shmem taken out, nothing to say.
         let (r, _) =
             rules(&cached_only.replace("meminfo.Cached)", "meminfo.Cached - meminfo.Shmem)"));
-        let mut w = PatternWatch::default();
+        let mut w = PatternWatch::new(&r);
         assert!(
             w.observe(
-                &r,
                 &sample(10, t(10), 0, 1_000_000.0),
                 &sample(11, t(20), 0, 1_000_000.0),
                 &nothing()

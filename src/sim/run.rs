@@ -14,8 +14,8 @@ use crate::control::controller::{Action, Controller, Event, Mode, apply, start_l
 use crate::control::flap::{FlapConfig, FlapDetector, Moves};
 use crate::control::watch::{Finding, Watch};
 use crate::engine::Engine;
-use crate::kernel::recording::{Header, RecordingWriter};
 use crate::kernel::Source;
+use crate::kernel::recording::{Header, RecordingWriter};
 use crate::rules::eval::Trace;
 
 /// How to run a scenario.

@@ -168,6 +168,7 @@ impl App {
     pub fn new(rules: Arc<RuleSet>, file: SourceFile, source: SourceLabel, mode: Mode) -> Self {
         let depth = rules.history_depth as usize;
         App {
+            patterns: PatternWatch::new(&rules),
             engine: Engine::new(Arc::clone(&rules)),
             rules,
             file,
@@ -201,7 +202,7 @@ impl App {
             facts: None,
             kernel_lint: Vec::new(),
             hints: Vec::new(),
-            patterns: PatternWatch::default(),
+
             sim: None,
             seen: 0,
         }
@@ -272,7 +273,7 @@ impl App {
         self.seen += 1;
         let hints = match (&decision, self.watch.previous()) {
             (Some(d), Some(previous)) if d.fatal.is_none() => {
-                self.patterns.observe(&self.rules, previous, &sample, d)
+                self.patterns.observe(previous, &sample, d)
             }
             _ => Vec::new(),
         };
@@ -583,7 +584,7 @@ impl App {
             self.note(LogKind::Problem, l);
         }
         self.facts = Some(facts);
-        self.patterns = PatternWatch::default();
+        self.patterns = PatternWatch::new(&self.rules);
         self.hints.retain(|h| h.name == "cpu-affinity");
         for h in crate::control::patterns::from_rules(&self.rules, &self.file) {
             self.add_hint(h);
