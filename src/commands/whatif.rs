@@ -17,6 +17,7 @@ use crate::control::watch::{ChangedDecision, Finding, Watch};
 use crate::engine::Engine;
 use crate::kernel::{Sample, Source};
 use crate::report::trace::{explain, rule as rule_tree};
+use crate::report::{file_name, hms};
 use crate::rules::eval::Trace;
 use crate::rules::{RuleKind, RuleSet, SourceFile};
 
@@ -87,7 +88,7 @@ impl Candidate {
             patterns: PatternWatch::new(&rules),
             engine: Engine::new(Arc::clone(&rules)),
             tally: Tally {
-                name: short(file.name()),
+                name: file_name(file.name()).to_string(),
                 hints,
                 ..Tally::default()
             },
@@ -140,10 +141,6 @@ impl Candidate {
         self.tally.changes = self.watch.changes.iter().cloned().collect();
         self.tally
     }
-}
-
-fn short(name: &str) -> String {
-    name.rsplit('/').next().unwrap_or(name).to_string()
 }
 
 /// The rule that makes `moves` happen, for showing its trace.
@@ -247,7 +244,7 @@ pub fn compare(
     }
     recorded.reversals = recorded_flap.total_reversals();
     Ok(WhatIf {
-        source_name: short(source_name),
+        source_name: file_name(source_name).to_string(),
         readings,
         first,
         last: previous,
@@ -294,11 +291,9 @@ pub fn render(w: &WhatIf) -> String {
         (Some(a), Some(b)) => {
             let secs = (b.stamp.micros - a.stamp.micros) / 1_000_000;
             format!(
-                " from {}, {}:{:02}:{:02} long",
+                " from {}, {} long",
                 crate::tui::view::clock(a.stamp),
-                secs / 3600,
-                secs / 60 % 60,
-                secs % 60
+                hms(secs)
             )
         }
         _ => String::new(),

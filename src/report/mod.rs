@@ -5,3 +5,18 @@ pub mod flips;
 pub mod jsonl;
 pub mod table;
 pub mod trace;
+
+/// The last part of a path, so long paths fit headers and columns.
+pub fn file_name(path: &str) -> &str {
+    path.rsplit('/').next().unwrap_or(path)
+}
+
+/// A length of time as `h:mm:ss`.
+pub fn hms(seconds: i64) -> String {
+    format!(
+        "{}:{:02}:{:02}",
+        seconds / 3600,
+        seconds / 60 % 60,
+        seconds % 60
+    )
+}

@@ -101,7 +101,7 @@ fn rows(r: &Report) -> Vec<(&'static str, String)> {
 pub fn clock(seconds: f64) -> String {
     let s = seconds.round() as i64;
     if s >= 3600 {
-        format!("{}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60)
+        crate::report::hms(s)
     } else {
         format!("{}:{:02}", s / 60, s % 60)
     }
@@ -124,7 +124,7 @@ pub fn text(r: &Report) -> String {
 
 /// Two runs of one scenario side by side.
 pub fn side_by_side(a: &Report, b: &Report) -> String {
-    let name = |s: &str| s.rsplit('/').next().unwrap_or(s).to_string();
+    let name = |s: &str| crate::report::file_name(s).to_string();
     let w = name(&a.rules)
         .chars()
         .count()

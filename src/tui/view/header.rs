@@ -8,6 +8,7 @@ use ratatui::widgets::Paragraph;
 
 use super::theme::Theme;
 use crate::engine::GroupStatus;
+use crate::report::file_name;
 use crate::tui::app::{App, SourceLabel, View};
 
 /// Draws the header into `area` (two lines).
@@ -15,7 +16,7 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {
     let source = match &app.source {
         SourceLabel::Live(root) if root == "/" => "live".to_string(),
         SourceLabel::Live(root) => format!("root {root}"),
-        SourceLabel::Replay { file, speed } => format!("replay {} ×{speed}", short(file)),
+        SourceLabel::Replay { file, speed } => format!("replay {} ×{speed}", file_name(file)),
         // The host field already names the scenario.
         SourceLabel::Sim { speed, .. } if *speed == 1.0 => "sim".to_string(),
         SourceLabel::Sim { speed, .. } => format!("sim ×{speed}"),
@@ -34,7 +35,7 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {
             "{} · {} · {} · {source} · ",
             app.host,
             app.kernel,
-            short(app.file.name())
+            file_name(app.file.name())
         )),
         Span::styled(format!("{interval}{position} {time}"), theme.text()),
     ]);
@@ -128,9 +129,4 @@ pub fn warnings(app: &App) -> Vec<String> {
         }
     }
     out
-}
-
-/// The last part of a path, to keep the header on one line.
-fn short(path: &str) -> &str {
-    path.rsplit('/').next().unwrap_or(path)
 }
