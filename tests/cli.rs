@@ -1,16 +1,10 @@
 //! The real binary, end to end, on the repository's fixture roots.
 
-use std::process::{Command, Output};
+mod common;
 
-fn plugtop(args: &[&str]) -> Output {
-    match Command::new(env!("CARGO_BIN_EXE_plugtop"))
-        .args(args)
-        .output()
-    {
-        Ok(o) => o,
-        Err(e) => panic!("cannot run plugtop: {e}"),
-    }
-}
+use std::process::Output;
+
+use common::plugtop;
 
 fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()

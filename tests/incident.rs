@@ -2,28 +2,12 @@
 //! decision flips, the feedback-loop check and `plugtop whatif` — and no
 //! false alarms on the steady scenarios.
 
+mod common;
+
 use std::path::Path;
-use std::process::{Command, Output};
 
-use plugtop::sim::Scenario;
-use plugtop::sim::run::{SimOptions, simulate};
-
-fn plugtop(args: &[&str]) -> Output {
-    match Command::new(env!("CARGO_BIN_EXE_plugtop"))
-        .args(args)
-        .output()
-    {
-        Ok(o) => o,
-        Err(e) => panic!("cannot run plugtop: {e}"),
-    }
-}
-
-fn scenario(name: &str) -> Scenario {
-    match Scenario::load(&Path::new("examples/scenarios").join(format!("{name}.toml"))) {
-        Ok(s) => s,
-        Err(e) => panic!("{e}"),
-    }
-}
+use common::{plugtop, tempdir};
+use plugtop::sim::run::SimOptions;
 
 fn sim(name: &str, rules: &str, duration: Option<f64>) -> plugtop::sim::run::Outcome {
     let options = SimOptions {
@@ -31,11 +15,7 @@ fn sim(name: &str, rules: &str, duration: Option<f64>) -> plugtop::sim::run::Out
         keep_timeline: true,
         ..SimOptions::default()
     };
-    let rules = Path::new("examples/rules").join(format!("{rules}.conf"));
-    match simulate(&scenario(name), &rules, &options, &mut |_| {}, &mut |_| {}) {
-        Ok(o) => o,
-        Err(e) => panic!("{e}"),
-    }
+    common::simulate(name, rules, &options)
 }
 
 /// Seconds into the run of a log line ("0:43 ...").
@@ -112,24 +92,27 @@ fn record_oscillating(dir: &Path) -> String {
     rec
 }
 
+/// `plugtop whatif` over a fresh recording of the oscillating incident,
+/// with `rules` (`-c …` and maybe `--against …`); its output.
+fn whatif_oscillating(rules: &[&str]) -> String {
+    let dir = tempdir();
+    let rec = record_oscillating(dir.path());
+    let mut args = vec!["whatif", "--replay", &rec];
+    args.extend_from_slice(rules);
+    let o = plugtop(&args);
+    let text = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(o.status.success(), "{text}");
+    text
+}
+
 #[test]
 fn whatif_on_the_recording_shows_the_damped_rules_reverse_less() {
-    let dir = match tempfile::tempdir() {
-        Ok(d) => d,
-        Err(e) => panic!("{e}"),
-    };
-    let rec = record_oscillating(dir.path());
-    let o = plugtop(&[
-        "whatif",
-        "--replay",
-        &rec,
+    let text = whatif_oscillating(&[
         "-c",
         "examples/rules/oscillating-damped.conf",
         "--against",
         "examples/rules/oscillating-tight.conf",
     ]);
-    let text = String::from_utf8_lossy(&o.stdout).into_owned();
-    assert!(o.status.success(), "{text}");
     insta::assert_snapshot!("whatif_oscillating_damped_vs_tight", text);
     let reversals = text
         .lines()
@@ -147,20 +130,7 @@ fn whatif_on_the_recording_shows_the_damped_rules_reverse_less() {
 
 #[test]
 fn whatif_with_the_rules_that_ran_matches_the_recording() {
-    let dir = match tempfile::tempdir() {
-        Ok(d) => d,
-        Err(e) => panic!("{e}"),
-    };
-    let rec = record_oscillating(dir.path());
-    let o = plugtop(&[
-        "whatif",
-        "--replay",
-        &rec,
-        "-c",
-        "examples/rules/oscillating-tight.conf",
-    ]);
-    let text = String::from_utf8_lossy(&o.stdout).into_owned();
-    assert!(o.status.success(), "{text}");
+    let text = whatif_oscillating(&["-c", "examples/rules/oscillating-tight.conf"]);
     assert!(
         text.contains("they decide the same in every interval"),
         "{text}"

@@ -1,17 +1,11 @@
 //! `plugtop sim` end to end: reports, comparisons, recordings, and the
 //! simulated guest published as a root directory for other tools.
 
-use std::process::{Command, Output};
+mod common;
 
-fn plugtop(args: &[&str]) -> Output {
-    match Command::new(env!("CARGO_BIN_EXE_plugtop"))
-        .args(args)
-        .output()
-    {
-        Ok(o) => o,
-        Err(e) => panic!("cannot run plugtop: {e}"),
-    }
-}
+use std::process::Output;
+
+use common::{plugtop, tempdir};
 
 fn text(o: &Output) -> String {
     format!(
@@ -19,13 +13,6 @@ fn text(o: &Output) -> String {
         String::from_utf8_lossy(&o.stdout),
         String::from_utf8_lossy(&o.stderr)
     )
-}
-
-fn tempdir() -> tempfile::TempDir {
-    match tempfile::tempdir() {
-        Ok(d) => d,
-        Err(e) => panic!("{e}"),
-    }
 }
 
 const DAYTRADER: &str = "examples/scenarios/daytrader.toml";

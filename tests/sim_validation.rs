@@ -3,37 +3,14 @@
 //! paper's own rule files (old vmstat names where they need them) and with
 //! recommended-modern.conf.
 
-use std::path::{Path, PathBuf};
+mod common;
 
-use plugtop::sim::Scenario;
-use plugtop::sim::run::{Outcome, SimOptions, simulate};
-
-fn scenario(name: &str) -> Scenario {
-    let path = Path::new("examples/scenarios").join(format!("{name}.toml"));
-    match Scenario::load(&path) {
-        Ok(s) => s,
-        Err(e) => panic!("{e}"),
-    }
-}
-
-fn rules(name: &str) -> PathBuf {
-    Path::new("examples/rules").join(format!("{name}.conf"))
-}
+use plugtop::sim::run::{Outcome, SimOptions};
 
 fn run(scenario_name: &str, rules_name: &str, options: &SimOptions) -> Outcome {
-    match simulate(
-        &scenario(scenario_name),
-        &rules(rules_name),
-        options,
-        &mut |_| {},
-        &mut |_| {},
-    ) {
-        Ok(o) => {
-            assert_eq!(o.report.fatal, None, "{rules_name} on {scenario_name}");
-            o
-        }
-        Err(e) => panic!("{rules_name} on {scenario_name}: {e}"),
-    }
+    let o = common::simulate(scenario_name, rules_name, options);
+    assert_eq!(o.report.fatal, None, "{rules_name} on {scenario_name}");
+    o
 }
 
 fn old_kernel() -> SimOptions {

@@ -115,3 +115,51 @@ impl FakeRoot {
         root
     }
 }
+
+/// Runs the plugtop binary (from the repository root, as cargo runs tests).
+pub fn plugtop(args: &[&str]) -> std::process::Output {
+    match std::process::Command::new(env!("CARGO_BIN_EXE_plugtop"))
+        .args(args)
+        .output()
+    {
+        Ok(o) => o,
+        Err(e) => panic!("cannot run plugtop: {e}"),
+    }
+}
+
+/// A temporary directory, removed when dropped.
+pub fn tempdir() -> tempfile::TempDir {
+    match tempfile::tempdir() {
+        Ok(d) => d,
+        Err(e) => panic!("{e}"),
+    }
+}
+
+/// A shipped scenario, by file name without `.toml`.
+pub fn scenario(name: &str) -> plugtop::sim::Scenario {
+    let path = Path::new("examples/scenarios").join(format!("{name}.toml"));
+    match plugtop::sim::Scenario::load(&path) {
+        Ok(s) => s,
+        Err(e) => panic!("{e}"),
+    }
+}
+
+/// The shipped scenario `scenario` under the shipped rule file `rules`
+/// (file names without extensions), headless.
+pub fn simulate(
+    scenario_name: &str,
+    rules: &str,
+    options: &plugtop::sim::run::SimOptions,
+) -> plugtop::sim::run::Outcome {
+    let path = Path::new("examples/rules").join(format!("{rules}.conf"));
+    match plugtop::sim::run::simulate(
+        &scenario(scenario_name),
+        &path,
+        options,
+        &mut |_| {},
+        &mut |_| {},
+    ) {
+        Ok(o) => o,
+        Err(e) => panic!("{rules} on {scenario_name}: {e}"),
+    }
+}
