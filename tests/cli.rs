@@ -4,7 +4,7 @@ mod common;
 
 use std::process::Output;
 
-use common::plugtop;
+use common::{plugtop, record_fixture_series};
 
 fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
@@ -41,14 +41,7 @@ fn line_mode_prints_one_line_per_decided_interval() {
 #[test]
 fn line_mode_explains_each_decision_from_a_recording() {
     let dir = tempfile::tempdir().expect("temporary directory");
-    let rec = dir.path().join("o.rec").to_string_lossy().into_owned();
-    plugtop(&[
-        "record",
-        "-o",
-        &rec,
-        "--snapshots",
-        "tests/fixtures/series/oldkernel",
-    ]);
+    let rec = record_fixture_series(dir.path(), "o.rec");
     let o = plugtop(&[
         "--batch",
         "--replay",
@@ -233,15 +226,8 @@ fn export_snapshots_from_a_recording() {
 #[test]
 fn a_damaged_recording_replays_up_to_the_damage_with_a_warning() {
     let dir = tempfile::tempdir().expect("temporary directory");
-    let rec = dir.path().join("d.rec");
-    let rec_s = rec.to_string_lossy().into_owned();
-    plugtop(&[
-        "record",
-        "-o",
-        &rec_s,
-        "--snapshots",
-        "tests/fixtures/series/oldkernel",
-    ]);
+    let rec_s = record_fixture_series(dir.path(), "d.rec");
+    let rec = std::path::PathBuf::from(&rec_s);
     let bytes = std::fs::read(&rec).expect("recording");
     std::fs::write(&rec, &bytes[..bytes.len() - 10]).expect("truncate");
     let o = plugtop(&[
@@ -315,14 +301,7 @@ fn rows(text: &str) -> Vec<String> {
 #[test]
 fn run_in_observe_mode_decides_like_eval_interval_by_interval() {
     let dir = tempfile::tempdir().expect("temporary directory");
-    let rec = dir.path().join("o.rec").to_string_lossy().into_owned();
-    plugtop(&[
-        "record",
-        "-o",
-        &rec,
-        "--snapshots",
-        "tests/fixtures/series/oldkernel",
-    ]);
+    let rec = record_fixture_series(dir.path(), "o.rec");
     let rules = "examples/rules/recommended-default.conf";
     let run = plugtop(&[
         "run",

@@ -127,18 +127,7 @@ const LEFT: &str = "\x1b[D";
 #[test]
 fn replay_help_pause_step_back_and_quit() {
     let dir = tempfile::tempdir().expect("temporary directory");
-    let rec = dir.path().join("o.rec").to_string_lossy().into_owned();
-    let made = std::process::Command::new(env!("CARGO_BIN_EXE_plugtop"))
-        .args([
-            "record",
-            "-o",
-            &rec,
-            "--snapshots",
-            "tests/fixtures/series/oldkernel",
-        ])
-        .output()
-        .expect("record");
-    assert!(made.status.success());
+    let rec = common::record_fixture_series(dir.path(), "o.rec");
     let mut s = Session::start(
         &[
             "--replay",

@@ -163,3 +163,18 @@ pub fn simulate(
         Err(e) => panic!("{rules} on {scenario_name}: {e}"),
     }
 }
+
+/// Records the fixture series `tests/fixtures/series/oldkernel` (20
+/// samples) as `dir/name`; the recording's path.
+pub fn record_fixture_series(dir: &Path, name: &str) -> String {
+    let rec = dir.join(name).to_string_lossy().into_owned();
+    let o = plugtop(&[
+        "record",
+        "-o",
+        &rec,
+        "--snapshots",
+        "tests/fixtures/series/oldkernel",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    rec
+}
