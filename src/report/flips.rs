@@ -4,7 +4,7 @@
 
 use crate::report::trace::{label, number};
 use crate::rules::eval::{Outcome, Trace};
-use crate::rules::expr::{BinOp, NodeId, NodeKind};
+use crate::rules::expr::{BinOp, NodeKind};
 use crate::rules::{RuleKind, RuleSet, SourceFile};
 
 /// The truth-valued rules, whose flips make decisions change.
@@ -22,24 +22,15 @@ pub struct Flip {
     /// The rule's result before and after.
     pub rule_before: bool,
     pub rule_after: bool,
-    pub node: NodeId,
     /// The comparison's left side as written, and its values.
     pub left: String,
     pub left_values: (f64, f64),
-    pub op: BinOp,
     /// The right side as written, and its values.
     pub right: String,
     pub right_values: (f64, f64),
 }
 
 impl Flip {
-    /// How far past the threshold the left side ended up (positive: the
-    /// comparison now holds by that much).
-    pub fn margin(&self) -> f64 {
-        let d = self.left_values.1 - self.right_values.1;
-        if self.op == BinOp::Less { -d } else { d }
-    }
-
     /// "CP_idleAVG * onumcpus went 1.09 → 1.17 across 1.15".
     pub fn describe(&self) -> String {
         let (a, b) = self.left_values;
@@ -92,8 +83,7 @@ pub fn flips(rules: &RuleSet, source: &SourceFile, before: &Trace, after: &Trace
             continue;
         }
         for node in rule.nodes.clone() {
-            let NodeKind::Binary(op @ (BinOp::Greater | BinOp::Less), l, r) = rules.node(node).kind
-            else {
+            let NodeKind::Binary(BinOp::Greater | BinOp::Less, l, r) = rules.node(node).kind else {
                 continue;
             };
             let (Some(tb), Some(ta)) = (truth(before.outcome(node)), truth(after.outcome(node)))
@@ -115,10 +105,8 @@ pub fn flips(rules: &RuleSet, source: &SourceFile, before: &Trace, after: &Trace
                 rule: kind,
                 rule_before: rb,
                 rule_after: ra,
-                node,
                 left: label(rules, source, l),
                 left_values: (lb, la),
-                op,
                 right: label(rules, source, r),
                 right_values: (rb_, ra_),
             });
