@@ -3,6 +3,7 @@
 
 use std::path::Path;
 
+use crossterm::event::{KeyCode, KeyEvent};
 use plugtop::control::controller::Mode;
 use plugtop::tui::app::{App, View};
 use plugtop::tui::export;
@@ -71,5 +72,47 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut help = app(rules, series, 6, Mode::Observe)?;
     help.update(Action::Help);
     save("help-80x24", &help, 80, 24)?;
+    // The oscillating incident on the simulator, 1:20 in.
+    let mut flips = simulated("oscillating", "examples/rules/oscillating-tight.conf", 81)?;
+    flips.view = View::Flips;
+    save("flips-80x24", &flips, 80, 24)?;
+    let mut whatif = simulated("oscillating", "examples/rules/oscillating-tight.conf", 81)?;
+    whatif.update(Action::WhatIf);
+    for key in [KeyCode::Backspace, KeyCode::Backspace, KeyCode::Backspace] {
+        whatif.whatif_key(KeyEvent::from(key));
+    }
+    for c in "0.05".chars() {
+        whatif.whatif_key(KeyEvent::from(KeyCode::Char(c)));
+    }
+    whatif.whatif_key(KeyEvent::from(KeyCode::Enter));
+    save("whatif-80x24", &whatif, 80, 24)?;
     Ok(())
+}
+
+/// `scenario` on the simulator under `rules`, autonomous, after `readings`.
+fn simulated(
+    scenario: &str,
+    rules: &str,
+    readings: usize,
+) -> Result<App, Box<dyn std::error::Error>> {
+    let options = plugtop::tui::run::Options {
+        rules: Some(rules.into()),
+        root: "/".into(),
+        replay: None,
+        mode: Mode::Auto,
+        batch: true,
+        mono: false,
+        interval: None,
+        count: None,
+        sim: Some(format!("examples/scenarios/{scenario}.toml").into()),
+        old_kernel: false,
+    };
+    let (mut app, mut source) = plugtop::tui::run::prepare(&options)?;
+    for _ in 0..readings {
+        match source.next_sample() {
+            Some(sample) => app.ingest(sample?),
+            None => break,
+        }
+    }
+    Ok(app)
 }

@@ -206,7 +206,7 @@ pub const BINDINGS: &[Binding] = &[
         action: Action::WhatIf,
         keys: &[KeyCode::Char('w')],
         shown: "w",
-        description: "what-if: edit a rule, see what it would have done",
+        description: "what-if: try an edited rule",
     },
 ];
 
