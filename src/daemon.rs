@@ -486,7 +486,7 @@ pub fn restore_from_journal(
         "restored {}: CPUs {} online, cmm_pages {}",
         root.display(),
         crate::kernel::recording::export::ranges(&crate::kernel::cpulist::CpuList {
-            count: start.online.len() as u32,
+            count: i32::try_from(start.online.len()).unwrap_or(i32::MAX),
             ids: start.online.clone()
         }),
         start.cmm_pages.map_or("absent".into(), |p| p.to_string())
@@ -550,6 +550,7 @@ mod tests {
             cpus: Vec::new(),
             cmm_pages: Some(0),
             polarization,
+            proc_bytes: Default::default(),
         })
     }
 

@@ -8,7 +8,7 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 
 use crate::kernel::fields::{FieldTable, Layout};
-use crate::kernel::{Polarization, Sample};
+use crate::kernel::{Polarization, ProcBytes, Sample};
 use crate::rules::eval::{Evaluator, Readings, Recorder, Stop, fatal_message};
 use crate::rules::expr::{CpuStat, Keyword, Reading, RuleKind};
 use crate::rules::fpu::{self, Fault};
@@ -185,6 +185,8 @@ struct State {
     base_vmstat: Projector,
     scratch: Vec<Option<f64>>,
     readings: usize,
+    /// The /proc table lengths of the first reading (cpuplugd's buffers).
+    start_bytes: Option<ProcBytes>,
 }
 
 struct View<'e> {
@@ -224,6 +226,7 @@ impl Engine {
                 base_vmstat: Projector::default(),
                 scratch: Vec::with_capacity(4),
                 readings: 0,
+                start_bytes: None,
             },
             rules,
         }
@@ -246,9 +249,22 @@ impl Engine {
 
     /// Takes one reading. While the history fills (the first `history_depth`
     /// readings) nothing is decided and `None` comes back, as in cpuplugd.
+    ///
+    /// A reading cpuplugd would stop on while reading it (not while
+    /// evaluating) gives a decision with only `fatal` set, even while the
+    /// history fills.
     pub fn push<T: Recorder>(&mut self, sample: &Sample, trace: &mut T) -> Option<Decision> {
+        let fatal = self.state.reading_fatal(sample);
         self.state.record(&self.rules, sample);
         self.state.readings += 1;
+        if let Some(fatal) = fatal {
+            return Some(Decision {
+                reading: self.state.readings - 1,
+                cpu: None,
+                mem: None,
+                fatal: Some(fatal),
+            });
+        }
         self.decide(trace)
     }
 
@@ -284,6 +300,34 @@ impl Engine {
 }
 
 impl State {
+    /// What stops cpuplugd while it reads an interval, in its reading order:
+    /// a /proc table grown to twice its length at start fills the buffer
+    /// cpuplugd sized then (edge case F), and an online count of 0 or less
+    /// (`3-1` counts -1, edge case E) is refused.
+    fn reading_fatal(&mut self, sample: &Sample) -> Option<Fatal> {
+        let start = *self.start_bytes.get_or_insert(sample.proc_bytes);
+        let tables = [
+            ("/proc/meminfo", sample.proc_bytes.meminfo, start.meminfo),
+            ("/proc/vmstat", sample.proc_bytes.vmstat, start.vmstat),
+        ];
+        let fatal = |message: String| Fatal {
+            message,
+            node: None,
+            group: None,
+        };
+        for (path, now, at_start) in tables {
+            if at_start > 0 && u64::from(now) >= 2 * u64::from(at_start) {
+                return Some(fatal(format!("procinfo buffer too small for {path}")));
+            }
+        }
+        (sample.online.count <= 0).then(|| {
+            fatal(format!(
+                "number of online cpus ({}) <= 0",
+                sample.online.count
+            ))
+        })
+    }
+
     fn record(&mut self, rules: &RuleSet, sample: &Sample) {
         let capacity = rules.history_depth as usize + 1;
         let mut entry = if self.history.len() >= capacity {
@@ -293,7 +337,15 @@ impl State {
         };
         entry.time = sample.stamp.seconds();
         let t = &sample.ticks;
-        let long = |v: u64| v as i64 as f64;
+        // Edge case C: cpuplugd scans each counter with `%ld`, which
+        // saturates at the largest long; `total_ticks` is then their sum in
+        // unsigned longs, which wraps, printed back as a (signed) long.
+        let saturated = |v: u64| v.min(i64::MAX as u64);
+        let long = |v: u64| saturated(v) as i64 as f64;
+        let total = t
+            .columns()
+            .iter()
+            .fold(0u64, |a, v| a.wrapping_add(saturated(*v))) as i64 as f64;
         entry.cpustat = [
             f64::from(sample.online.count),
             sample.loadavg,
@@ -308,7 +360,7 @@ impl State {
             long(t.steal),
             long(t.guest),
             long(t.guest_nice),
-            long(t.total()),
+            total,
         ];
         let fields = &rules.fields;
         self.meminfo
@@ -554,11 +606,14 @@ impl State {
                 });
             }
         };
+        // Edge case B: cpuplugd adds and subtracts in C longs, which wrap
+        // (two's complement) before the clamp below; a wrapped sum comes out
+        // negative and is clamped up to CMM_MIN.
         let mut new = pages;
         if memplug {
-            new = new.saturating_sub(dec.max(0));
+            new = new.wrapping_sub(dec.max(0));
         } else if memunplug == Some(true) {
-            new = new.saturating_add(inc.max(0));
+            new = new.wrapping_add(inc.max(0));
         }
         let s = rules.settings;
         if new < s.cmm_min {
@@ -632,7 +687,7 @@ mod tests {
             ]),
             online: CpuList {
                 ids: (0..online).collect(),
-                count: online,
+                count: online as i32,
             },
             present: CpuList {
                 ids: (0..8).collect(),
@@ -642,6 +697,7 @@ mod tests {
             cpus: Vec::new(),
             cmm_pages: Some(100),
             polarization: None,
+            proc_bytes: Default::default(),
         }
     }
 

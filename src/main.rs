@@ -661,7 +661,7 @@ fn header_for(root: &Path, interval: f64) -> Header {
     let present_cpus = std::fs::read(root.join("sys/devices/system/cpu/present"))
         .ok()
         .and_then(|t| plugtop::kernel::cpulist::CpuList::parse(&t))
-        .map_or(0, |l| l.count);
+        .map_or(0, |l| l.cpus());
     Header {
         host: m.host,
         kernel: m.kernel,

@@ -122,6 +122,8 @@ fn make_read_only(dir: &Path) {
 fn observe_mode_writes_nothing_on_a_read_only_root() {
     let root = FakeRoot::guest(2);
     cpus(&root, [true, true, false, false], true);
+    // Four CPUs present: CPU_MIN 3 is within reach (cpuplugd refuses more).
+    root.write("sys/devices/system/cpu/present", "0-3\n");
     let rules = tempfile::NamedTempFile::new().expect("rules file");
     std::fs::write(
         rules.path(),

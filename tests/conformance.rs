@@ -179,7 +179,7 @@ fn bundled(route: Route) {
         .unpack(tmp.path())
         .expect("unpack corpus");
     let (count, failures) = run_cases(&tmp.path().join("cases"), route);
-    assert!(count >= 80, "only {count} cases in the bundled corpus");
+    assert!(count >= 91, "only {count} cases in the bundled corpus");
     assert!(
         failures.is_empty(),
         "{} of {count} failed:\n{}",

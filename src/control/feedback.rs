@@ -88,7 +88,7 @@ fn next_interval(previous: &Sample, latest: &Sample, change: Change) -> Sample {
         delta[3] = free * (1.0 - idle_share);
         delta[4] = free * idle_share;
         let count = n_new as u32;
-        next.online.count = count;
+        next.online.count = i32::try_from(count).unwrap_or(i32::MAX);
         next.online.ids = (0..count).collect();
     }
     let mut cols = now;

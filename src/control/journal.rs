@@ -48,7 +48,7 @@ pub fn default_path(root: &Path) -> PathBuf {
 impl StartState {
     fn text(&self) -> String {
         let list = CpuList {
-            count: self.online.len() as u32,
+            count: i32::try_from(self.online.len()).unwrap_or(i32::MAX),
             ids: self.online.clone(),
         };
         let pool = self.cmm_pages.map_or("none".to_string(), |p| p.to_string());

@@ -312,6 +312,7 @@ mod tests {
             cpus: Vec::new(),
             cmm_pages: Some(pool),
             polarization: None,
+            proc_bytes: Default::default(),
         }
     }
 

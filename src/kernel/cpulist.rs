@@ -7,8 +7,10 @@ use super::procfs_text::parse_long;
 pub struct CpuList {
     /// The CPU numbers listed, in order.
     pub ids: Vec<u32>,
-    /// cpuplugd's count: each `a-b` counts `b - a + 1`, anything else 1.
-    pub count: u32,
+    /// cpuplugd's count, a C `int`: each `a-b` counts `b - a + 1`, anything
+    /// else 1. A reversed range (`3-1`) counts as -1, and cpuplugd stops on a
+    /// count of 0 or less (edge case E), so the count keeps its sign.
+    pub count: i32,
 }
 
 impl CpuList {
@@ -24,9 +26,8 @@ impl CpuList {
             if let Some(dash) = part.iter().position(|b| *b == b'-') {
                 let start = parse_long(&part[..dash])?;
                 let end = parse_long(&part[dash + 1..])?;
-                list.count = list
-                    .count
-                    .wrapping_add((end.wrapping_sub(start)).wrapping_add(1) as u32);
+                let span = (end as i32).wrapping_sub(start as i32).wrapping_add(1);
+                list.count = list.count.wrapping_add(span);
                 if start >= 0 && end >= start && end - start < 65_536 {
                     list.ids.extend(start as u32..=end as u32);
                 }
@@ -38,6 +39,11 @@ impl CpuList {
             }
         }
         Some(list)
+    }
+
+    /// The count as a number of CPUs (0 when cpuplugd's count is not positive).
+    pub fn cpus(&self) -> u32 {
+        u32::try_from(self.count).unwrap_or(0)
     }
 
     /// True when `id` is listed.
@@ -58,5 +64,6 @@ mod tests {
         assert_eq!(CpuList::parse(b"0\n").map(|l| l.count), Some(1));
         assert_eq!(CpuList::parse(b"\n").map(|l| l.count), Some(0));
         assert_eq!(CpuList::parse(b"0-x"), None);
+        assert_eq!(CpuList::parse(b"3-1\n").map(|l| l.count), Some(-1));
     }
 }

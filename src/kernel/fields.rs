@@ -161,57 +161,57 @@ impl FieldParser {
         if names.is_empty() {
             return None;
         }
+        let sep = self.separator;
         let mut values = Vec::with_capacity(names.len());
         let mut pos = 0;
         for name in names.iter() {
             let name = name.as_bytes();
             let end = pos + name.len();
-            if end >= text.len() || text[end] != self.separator || &text[pos..end] != name {
-                return None;
+            match text.get(pos..=end) {
+                Some(entry) if entry[name.len()] == sep && &entry[..name.len()] == name => {}
+                _ => return None,
             }
             let (v, after, ok) = value_at(text, end + 1);
             if !ok {
                 return None;
             }
             values.push(v);
-            pos = match text[after..].iter().position(|b| *b == b'\n') {
-                Some(nl) => after + nl + 1,
-                None => text.len(),
-            };
+            let mut newline = after;
+            while newline < text.len() && text[newline] != b'\n' {
+                newline += 1;
+            }
+            pos = newline + 1;
         }
         // More lines than the layout knows: the file changed.
-        if text[pos..].contains(&self.separator) {
+        if text.get(pos..).is_some_and(|rest| rest.contains(&sep)) {
             return None;
         }
         Some(values)
     }
 
     /// A new layout: the kernel added or reordered lines (or first reading).
+    ///
+    /// Read the way cpuplugd's `get_proc_value` scans the file, so that a
+    /// damaged line decides what it decides (edge case G): from where the
+    /// last entry ended, the name is everything up to the next separator,
+    /// the value is what `strtod` reads after it (0 when nothing), and the
+    /// next entry starts after the newline that follows the separator. A
+    /// line without a separator therefore swallows the next line's name
+    /// (`Garbage line\nMemFree`), and neither can be found by a rule, while
+    /// every later line still can.
+    #[inline(never)]
     fn parse_new(&mut self, text: &[u8]) -> Result<FieldTable, Malformed> {
         let mut names: Vec<Box<str>> = Vec::new();
         let mut values = Vec::new();
-        for (i, line) in text.split(|b| *b == b'\n').enumerate() {
-            if line.iter().all(u8::is_ascii_whitespace) {
-                continue;
-            }
-            let Some(sep) = line.iter().position(|b| *b == self.separator) else {
-                return Err(Malformed {
-                    line: i + 1,
-                    what: if self.separator == b':' {
-                        "no `:` after the name"
-                    } else {
-                        "no space between name and value"
-                    },
-                });
+        let mut pos = 0;
+        while let Some(off) = text[pos..].iter().position(|b| *b == self.separator) {
+            let sep = pos + off;
+            names.push(Box::from(String::from_utf8_lossy(&text[pos..sep]).as_ref()));
+            values.push(leading_value(&text[sep + 1..]));
+            pos = match text[sep + 1..].iter().position(|b| *b == b'\n') {
+                Some(nl) => sep + 1 + nl + 1,
+                None => text.len(),
             };
-            if !value_at(line, sep + 1).2 {
-                return Err(Malformed {
-                    line: i + 1,
-                    what: "no number after the name",
-                });
-            }
-            names.push(Box::from(String::from_utf8_lossy(&line[..sep]).as_ref()));
-            values.push(leading_value(&line[sep + 1..]));
         }
         self.layout = Arc::new(Layout::new(names));
         Ok(FieldTable {
@@ -243,13 +243,13 @@ mod tests {
         assert_eq!(c.get("MemFree"), Some(42.0));
         assert_eq!(c.get("Shmem"), Some(3.0));
         assert_eq!(c.get("Mem"), None);
-        let bad = p.parse(b"MemTotal:  100 kB\nMemFree:\n");
-        assert_eq!(
-            bad.err(),
-            Some(Malformed {
-                line: 2,
-                what: "no number after the name"
-            })
-        );
+        // cpuplugd reads a missing number as 0 and lets a line without a
+        // colon swallow the next line's name.
+        let odd = p
+            .parse(b"MemTotal:  100 kB\nMemFree:\nGarbage line\nCached: 5 kB\nShmem: 1 kB\n")
+            .expect("read as cpuplugd reads it");
+        assert_eq!(odd.get("MemFree"), Some(0.0));
+        assert_eq!(odd.get("Cached"), None);
+        assert_eq!(odd.get("Shmem"), Some(1.0));
     }
 }

@@ -13,5 +13,5 @@ pub mod sample;
 pub mod snapshots;
 pub mod source;
 
-pub use sample::{CpuState, CpuTicks, Polarization, Sample, Stamp};
+pub use sample::{CpuState, CpuTicks, Polarization, ProcBytes, Sample, Stamp};
 pub use source::{Source, SourceError};

@@ -99,9 +99,15 @@ pub fn parse_loadavg(text: &[u8]) -> Option<(f64, f64)> {
     if !first.first()?.is_ascii_digit() && first[0] != b'-' && first[0] != b'.' {
         return None;
     }
-    let slash = fourth.iter().position(|b| *b == b'/')?;
+    // cpuplugd scans `%lf %lf %lf %lf/`: the `/` is matched after the
+    // fourth number is converted, so a missing `/` changes nothing (edge
+    // case G); a fourth field that is no number stops it.
+    let slash = fourth
+        .iter()
+        .position(|b| *b == b'/')
+        .unwrap_or(fourth.len());
     let runnable = &fourth[..slash];
-    if runnable.is_empty() {
+    if !runnable.first()?.is_ascii_digit() && !matches!(runnable[0], b'-' | b'+' | b'.') {
         return None;
     }
     Some((six_decimals(first), six_decimals(runnable)))
@@ -197,6 +203,8 @@ mod tests {
         );
         assert_eq!(parse_loadavg(b"0.1234567 0 0 3/9 1"), Some((0.123457, 3.0)));
         assert_eq!(parse_loadavg(b"garbage"), None);
+        // No `/` after the fourth number changes nothing for cpuplugd.
+        assert_eq!(parse_loadavg(b"0.50 0.40 0.30 1 999\n"), Some((0.5, 1.0)));
         let t = parse_time(b"1336046403.465934\n").map(Stamp::seconds);
         assert_eq!(t, Some(1336046403.0 + 465934.0 / 1e6));
         assert_eq!(parse_time(b"17\n"), Some(Stamp::new(17, 0)));

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use super::cpulist::CpuList;
 use super::fields::{FieldParser, Malformed};
 use super::procfs_text::{parse_loadavg, parse_long, parse_stat};
-use super::sample::{CpuState, Polarization, Sample, Stamp};
+use super::sample::{CpuState, Polarization, ProcBytes, Sample, Stamp};
 use super::source::SourceError;
 use crate::rules::SystemFacts;
 
@@ -185,11 +185,17 @@ impl RootReader {
     pub fn read(&mut self, root: &Path, stamp: Stamp) -> Result<Sample, SourceError> {
         self.start_reading(root);
         self.load(root, paths::MEMINFO)?;
+        let byte_len = |buf: &[u8]| u32::try_from(buf.len()).unwrap_or(u32::MAX);
+        let mut proc_bytes = ProcBytes {
+            meminfo: byte_len(&self.buf),
+            vmstat: 0,
+        };
         let meminfo = self
             .meminfo
             .parse(&self.buf)
             .map_err(|m| Self::bad_line(paths::MEMINFO, m))?;
         self.load(root, paths::VMSTAT)?;
+        proc_bytes.vmstat = byte_len(&self.buf);
         let vmstat = self
             .vmstat
             .parse(&self.buf)
@@ -223,6 +229,9 @@ impl RootReader {
             }
         };
         let cmm_pages = if self.load_optional(root, paths::CMM_PAGES)? {
+            // An empty or non-numeric cmm_pages is undefined in cpuplugd (it
+            // converts whatever its read left in the buffer); plugtop reads
+            // it as absent, so the memory group stops with a clear message.
             parse_long(&self.buf)
         } else {
             None
@@ -255,6 +264,7 @@ impl RootReader {
             cpus,
             cmm_pages,
             polarization,
+            proc_bytes,
         })
     }
 
@@ -321,7 +331,8 @@ impl RootReader {
         let origin = root.display().to_string();
         let present_cpus = match self.load(root, paths::PRESENT) {
             Ok(()) => match CpuList::parse(&self.buf) {
-                Some(l) => Ok(l.count),
+                Some(l) if l.count > 0 => Ok(l.cpus()),
+                Some(l) => Err(format!("number of present cpus ({}) <= 0", l.count)),
                 None => Err(format!("Malformed content of /{}", paths::PRESENT)),
             },
             Err(e) => Err(format!("Cannot open /{} file: {e}", paths::PRESENT)),

@@ -113,6 +113,16 @@ pub struct CpuState {
     pub configured: Option<bool>,
 }
 
+/// The byte lengths of /proc/meminfo and /proc/vmstat as read (0: not
+/// known, e.g. the simulator). cpuplugd sizes its buffers at twice the
+/// length it finds at start and stops when a later file fills one (edge
+/// case F), so the engine needs the lengths, not only the values.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ProcBytes {
+    pub meminfo: u32,
+    pub vmstat: u32,
+}
+
 /// Everything read in one interval.
 #[derive(Debug, Clone)]
 pub struct Sample {
@@ -138,4 +148,6 @@ pub struct Sample {
     pub cmm_pages: Option<i64>,
     /// `None` when the machine has no `dispatching` file (treated as horizontal).
     pub polarization: Option<Polarization>,
+    /// How long the /proc tables were.
+    pub proc_bytes: ProcBytes,
 }

@@ -516,7 +516,9 @@ impl<'f> Loader<'f> {
                 .with_help("remove one of them"),
             );
         }
-        if value.bytes.is_empty() {
+        // An empty rule is no rule, unless a variable named "" exists: then
+        // cpuplugd parses it as that variable (edge case A).
+        if value.bytes.is_empty() && !self.var_lookup.contains_key("") {
             let group = if kind.index() < 2 { "CPU" } else { "memory" };
             self.diagnostics.push(
                 Diagnostic::warning(
@@ -708,7 +710,16 @@ impl<'f> Loader<'f> {
                 )
                 .with_help("move the `#` to the first column"),
             );
-        } else if !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') || name.is_empty() {
+        } else if name.is_empty() {
+            self.diagnostics.push(
+                Diagnostic::warning(
+                    "empty-variable-name",
+                    name_span,
+                    "this line defines a variable with an empty name; cpuplugd reads it wherever a rule has a term without a name: an empty rule, a rule that starts with an operator, `()`",
+                )
+                .with_help("almost certainly a mistake: put the variable's name before the `=`, or delete the line"),
+            );
+        } else if !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
             self.diagnostics.push(Diagnostic::warning(
                 "unusable-name",
                 name_span,
@@ -804,6 +815,23 @@ impl<'f> Loader<'f> {
                 "Exiting, because neither a valid cpu nor a valid memory hotplug configuration was found.",
                 d,
             );
+        }
+        // Edge case D: cpuplugd will not start when CPU_MIN asks for more
+        // CPUs than the guest has.
+        if let (true, Ok(present)) = (self.rules.cpu_enabled, &self.facts.present_cpus)
+            && s.cpu_min > i64::from(*present)
+            && self.refusal.is_none()
+        {
+            let d = Diagnostic::refusal(
+                "cpu-min-above-present",
+                at(1),
+                format!(
+                    "CPU_MIN ({}) asks for more CPUs than the {present} present on {}",
+                    s.cpu_min, self.facts.origin
+                ),
+            )
+            .with_help(format!("set CPU_MIN to at most {present}"));
+            self.refuse(format!("Detected {present} available cpus"), d);
         }
     }
 }

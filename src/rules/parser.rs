@@ -332,6 +332,12 @@ impl ExprBuilder<'_> {
             });
         }
 
+        // Edge case A: a term without a name reads the variable named "",
+        // when the file defined one; otherwise it is the syntax error it
+        // always was.
+        if word.is_empty() && !self.var_lookup.contains_key("") {
+            return Err(refuse(syntax_error(text, ps.start())));
+        }
         if let Some(&var) = self.var_lookup.get(word) {
             if let Some((_, start, _)) = field {
                 let dot = start.saturating_sub(1);
@@ -450,7 +456,7 @@ impl ExprBuilder<'_> {
             });
         }
         let def = &self.vars[var as usize];
-        if def.text.is_empty() {
+        if def.text.is_empty() && !self.var_lookup.contains_key("") {
             let name = def.name.clone();
             let value_span = def.value_span;
             let whole = text.tail(0);

@@ -26,7 +26,7 @@ pub type SharedGuest = Rc<RefCell<Guest>>;
 pub fn facts(guest: &Guest) -> SystemFacts {
     let sample = guest.sample();
     SystemFacts {
-        present_cpus: Ok(sample.present.count),
+        present_cpus: Ok(sample.present.cpus()),
         cmm_pages: true,
         meminfo_names: Some(sample.meminfo.iter().map(|(n, _)| n.to_string()).collect()),
         vmstat_names: Some(sample.vmstat.iter().map(|(n, _)| n.to_string()).collect()),

@@ -533,11 +533,11 @@ impl Guest {
             meminfo,
             vmstat: FieldTable::new(Arc::clone(&self.vmstat), vm),
             online: CpuList {
-                count: ids.len() as u32,
+                count: i32::try_from(ids.len()).unwrap_or(i32::MAX),
                 ids,
             },
             present: CpuList {
-                count: self.online.len() as u32,
+                count: i32::try_from(self.online.len()).unwrap_or(i32::MAX),
                 ids: (0..self.online.len() as u32).collect(),
             },
             possible: None,
@@ -550,6 +550,7 @@ impl Guest {
                 .collect(),
             cmm_pages: Some(self.pool as i64),
             polarization: None,
+            proc_bytes: Default::default(),
         }
     }
 }

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use super::varint::{Cursor, Truncated, put_i64, put_u64};
 use crate::kernel::cpulist::CpuList;
 use crate::kernel::fields::{FieldTable, Layout};
-use crate::kernel::{CpuState, CpuTicks, Polarization, Sample, Stamp};
+use crate::kernel::{CpuState, CpuTicks, Polarization, ProcBytes, Sample, Stamp};
 
 /// Record kinds.
 pub const KIND_MEMINFO_LAYOUT: u8 = 1;
@@ -26,6 +26,9 @@ const POLARIZATION_CHANGED: u64 = 1 << 4;
 const MEMINFO_RAW: u64 = 1 << 5;
 const VMSTAT_RAW: u64 = 1 << 6;
 const POSSIBLE_CHANGED: u64 = 1 << 7;
+/// The byte lengths of meminfo and vmstat follow (added after the first
+/// release; files without it read as lengths not known).
+const PROC_BYTES_CHANGED: u64 = 1 << 8;
 
 /// Appends one framed record: kind, varint length, payload, CRC32 of all three.
 pub fn frame(out: &mut Vec<u8>, kind: u8, payload: &[u8]) {
@@ -90,6 +93,9 @@ impl Encoder {
         if prev.is_none_or(|p| p.polarization != sample.polarization) {
             flags |= POLARIZATION_CHANGED;
         }
+        if prev.map_or(ProcBytes::default(), |p| p.proc_bytes) != sample.proc_bytes {
+            flags |= PROC_BYTES_CHANGED;
+        }
         if meminfo_raw {
             flags |= MEMINFO_RAW;
         }
@@ -153,6 +159,10 @@ impl Encoder {
                 Some(Polarization::Horizontal) => 1,
                 Some(Polarization::Vertical) => 2,
             });
+        }
+        if flags & PROC_BYTES_CHANGED != 0 {
+            put_u64(&mut p, u64::from(sample.proc_bytes.meminfo));
+            put_u64(&mut p, u64::from(sample.proc_bytes.vmstat));
         }
         frame(out, KIND_SAMPLE, &p);
         self.payload = p;
@@ -223,7 +233,8 @@ fn table(p: &mut Vec<u8>, t: &FieldTable, base: Option<&[f64]>, raw: bool) {
 }
 
 fn cpu_list(p: &mut Vec<u8>, list: &CpuList) {
-    put_u64(p, u64::from(list.count));
+    // The C int's 32 bits, so a negative count survives (as in v1 files).
+    put_u64(p, u64::from(list.count as u32));
     put_u64(p, list.ids.len() as u64);
     let mut last = 0i64;
     for id in &list.ids {
@@ -410,6 +421,14 @@ impl Decoder {
         } else {
             prev.and_then(|p| p.polarization)
         };
+        let proc_bytes = if flags & PROC_BYTES_CHANGED != 0 {
+            ProcBytes {
+                meminfo: c.u32()?,
+                vmstat: c.u32()?,
+            }
+        } else {
+            prev.map(|p| p.proc_bytes).unwrap_or_default()
+        };
         if !c.is_done() {
             return Err(DecodeError::Malformed("bytes left after the sample"));
         }
@@ -433,6 +452,7 @@ impl Decoder {
             cpus,
             cmm_pages,
             polarization,
+            proc_bytes,
         };
         self.prev = Some(sample.clone());
         Ok(sample)
@@ -507,7 +527,7 @@ fn read_table(
 }
 
 fn read_cpu_list(c: &mut Cursor<'_>) -> Result<CpuList, DecodeError> {
-    let count = c.u32()?;
+    let count = c.u32()? as i32;
     let n = usize::try_from(c.u64()?).map_err(|_| DecodeError::Malformed("CPU list"))?;
     if n > 1 << 16 {
         return Err(DecodeError::Malformed("CPU list"));

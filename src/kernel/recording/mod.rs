@@ -297,7 +297,7 @@ impl Source for RecordingSource {
         let first = self.peeked.as_ref();
         SystemFacts {
             present_cpus: first
-                .map(|s| s.present.count)
+                .map(|s| s.present.cpus())
                 .ok_or_else(|| format!("{} holds no samples", self.path)),
             cmm_pages: first.is_some_and(|s| s.cmm_pages.is_some()),
             meminfo_names: first.map(|s| s.meminfo.layout().names().map(String::from).collect()),
