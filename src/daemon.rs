@@ -9,22 +9,24 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use crate::control::actuator::{Actuator, RootActuator};
-use crate::control::controller::{Controller, Event, Mode, actions_of};
+use crate::control::actuator::RootActuator;
+use crate::control::controller::{Event, Mode};
 use crate::control::flap::FlapConfig;
 use crate::control::journal::{self, StartState};
 use crate::control::lock::{self, GuestLock};
-use crate::control::watch::{Finding, Watch};
-use crate::engine::{Engine, GroupStatus};
+use crate::control::session::{Session, Severity, Step, event_severity};
 use crate::kernel::live::LiveSource;
 use crate::kernel::root::RootReader;
-use crate::kernel::{Polarization, Sample, Source};
+use crate::kernel::{Sample, Source};
 use crate::logging::Log;
 use crate::report::table;
 use crate::rules::RuleSet;
 use crate::rules::SourceFile;
 use crate::rules::config::describe_missing_memory;
-use crate::rules::eval::{NoTrace, Trace};
+
+/// What the detached child of `plugtop run` prints on stderr once it has
+/// started, so the parent can exit 0 (anything else it prints is why not).
+pub const STARTED: &str = "plugtop: started";
 
 /// What `plugtop run` was asked to do.
 #[derive(Debug, Clone)]
@@ -44,6 +46,12 @@ pub struct RunOptions {
     pub panic_after: Option<usize>,
     /// When to call the guest flapping.
     pub flap: FlapConfig,
+    /// Tell a waiting parent on stderr that the start succeeded (the
+    /// detached child of `plugtop run` without `-f`).
+    pub started_marker: bool,
+    /// Follow cpuplugd's LPAR rule (memory only on z/VM). Off where no real
+    /// guest is read (a recording, the unit tests' scripted sources).
+    pub check_lpar: bool,
 }
 
 /// Set from signal handlers; the loop checks them between intervals.
@@ -98,6 +106,8 @@ pub enum Ending {
     Stopped,
     /// cpuplugd would have exited here; the start state was restored.
     Fatal,
+    /// The start state could not be fully restored; the journal is kept.
+    RestoreFailed,
 }
 
 fn load_rules(
@@ -107,17 +117,47 @@ fn load_rules(
     crate::rules::load_path(path, facts).map_err(StartError::Invalid)
 }
 
-fn log_events(log: &mut dyn Log, events: &[Event], verbose: bool) {
-    for e in events {
-        match e {
-            // Nothing left to plug or unplug: cpuplugd says so only when verbose.
-            Event::Failed { error, .. } if error.contains("no candidate") => {
-                if verbose {
-                    log.info(&e.to_string());
-                }
-            }
-            Event::Failed { .. } | Event::CpuWriteFailed(_) => log.error(&e.to_string()),
-            _ => log.info(&e.to_string()),
+/// A log line with the wall-clock time of day (UTC), as cpuplugd's
+/// verbose log has one.
+fn stamped(line: &str) -> String {
+    let now = crate::kernel::live::wall_clock();
+    let day = now.secs().rem_euclid(86_400);
+    format!(
+        "{:02}:{:02}:{:02} {line}",
+        day / 3600,
+        day / 60 % 60,
+        day % 60
+    )
+}
+
+/// Logs what one step did: each message at its severity; a CPU that was
+/// not there to plug or unplug only when verbose, as cpuplugd does.
+fn log_step(log: &mut dyn Log, step: &Step, verbose: bool) {
+    let quiet = |e: &Event| matches!(e, Event::Failed { nothing_left: true, .. });
+    for e in step.limits.iter().chain(&step.events) {
+        if quiet(e) && !verbose {
+            continue;
+        }
+        let line = e.to_string();
+        match event_severity(e) {
+            Severity::Info => log.info(&line),
+            _ => log.error(&line),
+        }
+    }
+    let rest = Step {
+        skipped: step.skipped,
+        notices: step.notices.clone(),
+        findings: step.findings.clone(),
+        fatal: step.fatal.clone(),
+        ..Step::default()
+    };
+    for (severity, line) in rest.messages() {
+        let limit = line.ends_with("limit is reached");
+        match severity {
+            Severity::Info if limit && !verbose => {}
+            Severity::Info => log.info(&line),
+            Severity::Warning => log.error(&format!("warning: {line}")),
+            Severity::Error => log.error(&line),
         }
     }
 }
@@ -126,131 +166,71 @@ fn log_events(log: &mut dyn Log, events: &[Event], verbose: bool) {
 struct Runner<'a> {
     options: &'a RunOptions,
     log: &'a mut dyn Log,
-    rules: Arc<RuleSet>,
-    file: SourceFile,
-    engine: Engine,
-    watch: Watch,
-    trace: Trace,
-    controller: Controller,
+    session: Session,
     actuator: RootActuator,
     start: StartState,
-    vertical: bool,
+    acting: bool,
 }
 
 impl Runner<'_> {
-    fn acting(&self) -> bool {
-        self.controller.mode() != Mode::Observe
-    }
-
-    /// cpuplugd's start-up adjustment: CPUs into [CPU_MIN, CPU_MAX], the pool into [CMM_MIN, CMM_MAX].
-    fn apply_limits(&mut self, sample: &Sample) {
-        use crate::control::controller::{Action, start_limits};
-        // After a CPU write fails, the other CPUs would fail the same way.
-        let mut cpu_failed = false;
-        for (action, why) in start_limits(&self.rules, sample) {
-            let cpu = matches!(action, Action::PlugCpu | Action::UnplugCpu);
-            if cpu && (self.vertical || cpu_failed) {
-                continue;
-            }
-            if !self.limit_action(action, why) && cpu {
-                cpu_failed = true;
-            }
-        }
-    }
-
-    fn limit_action(&mut self, action: crate::control::controller::Action, why: &str) -> bool {
-        if !self.acting() {
-            self.log.info(&format!("would {action} ({why})"));
+    /// Puts the guest back; true when every CPU and the pool are as they
+    /// were. The journal goes only then: otherwise `plugtop restore` needs it.
+    fn restore(&mut self) -> bool {
+        if !self.acting {
             return true;
         }
-        let events = crate::control::controller::apply(action, &mut self.actuator);
-        let ok = !events.iter().any(|e| matches!(e, Event::Failed { .. }));
-        log_events(self.log, &events, self.options.verbose);
-        ok
-    }
-
-    fn restore(&mut self) {
-        if !self.acting() {
-            return;
-        }
         let mut failures = Vec::new();
-        match journal::restore(&mut self.actuator, &self.start, &mut failures) {
-            Ok(()) => self.log.info(&format!(
-                "restored the start state: CPUs {} online, cmm_pages {}",
-                self.start.online.len(),
-                self.start
-                    .cmm_pages
-                    .map_or("absent".into(), |p| p.to_string())
-            )),
-            Err(e) => self
-                .log
-                .error(&format!("cannot restore the start state: {e}")),
-        }
-        for f in failures {
+        let complete = match journal::restore(&mut self.actuator, &self.start, &mut failures) {
+            Ok(()) => failures.is_empty(),
+            Err(e) => {
+                failures.push(e.to_string());
+                false
+            }
+        };
+        for f in &failures {
             self.log.error(&format!("restore: {f}"));
         }
+        if !complete {
+            self.log.error(&format!(
+                "the start state was not fully restored; the journal {} is kept: fix the cause and run `plugtop restore --root {} --state {}`",
+                self.options.state.display(),
+                self.options.root.display(),
+                self.options.state.display()
+            ));
+            return false;
+        }
+        self.log.info(&format!(
+            "restored the start state: CPUs {} online, cmm_pages {}",
+            self.start.online.len(),
+            self.start
+                .cmm_pages
+                .map_or("absent".into(), |p| p.to_string())
+        ));
         if let Err(e) = journal::remove(&self.options.state) {
             self.log.error(&format!(
                 "cannot remove {}: {e}",
                 self.options.state.display()
             ));
         }
-    }
-
-    fn polarization(&mut self, sample: &Sample) {
-        let vertical = sample.polarization == Some(Polarization::Vertical);
-        if vertical == self.vertical {
-            return;
-        }
-        self.vertical = vertical;
-        if vertical {
-            self.log
-                .info("vertical polarization: CPU changes suspended, start CPU count restored");
-            if self.acting() {
-                let mut failures = Vec::new();
-                let _ = self.actuator.set_online(&self.start.online, &mut failures);
-                for f in failures {
-                    self.log.error(&f);
-                }
-            }
-        } else {
-            self.log
-                .info("horizontal polarization again: CPU limits re-applied");
-            self.apply_limits(sample);
-        }
-    }
-
-    /// Logs flapping (with the comparisons behind it) and feedback loops.
-    fn watch_over(&mut self, sample: &Sample, decision: &crate::engine::Decision) {
-        let found = self
-            .watch
-            .observe(&self.engine, &self.file, sample, decision, &self.trace);
-        for f in found {
-            match f {
-                Finding::Changed(_) => {}
-                Finding::FlapStarted(_) => {
-                    self.log.error(&format!("warning: {f}"));
-                    for c in self.watch.changes.iter().rev().take(2).rev() {
-                        self.log.error(&format!("  {c}"));
-                    }
-                }
-                _ => self.log.error(&format!("warning: {f}")),
-            }
-        }
+        true
     }
 
     fn reload(&mut self) {
         let facts = RootReader::new().facts(&self.options.root);
         match load_rules(&self.options.rules, &facts) {
             Ok((rules, file)) => {
-                self.rules = Arc::new(rules);
-                self.file = file;
-                self.engine = Engine::new(Arc::clone(&self.rules));
-                self.watch = Watch::new(self.options.flap);
+                let events = self
+                    .session
+                    .reload(Arc::new(rules), file, &mut self.actuator);
                 self.log.info(&format!(
-                    "reloaded {}; history starts again, start state kept",
+                    "reloaded {}; history and start state kept",
                     self.options.rules.display()
                 ));
+                let step = Step {
+                    limits: events,
+                    ..Step::default()
+                };
+                log_step(self.log, &step, self.options.verbose);
             }
             Err(e) => self
                 .log
@@ -285,6 +265,28 @@ pub fn run(
     run_on(options, &mut source, log, signals)
 }
 
+/// The journal of an earlier run, if one may be adopted; an error when
+/// another plugtop still acts or a dead one left the guest changed.
+fn earlier_run(options: &RunOptions) -> Result<Option<StartState>, StartError> {
+    match journal::read(&options.state).map_err(|e| StartError::Journal(e.to_string()))? {
+        Some(old) if journal::pid_alive(old.pid) && old.pid != std::process::id() => {
+            Err(StartError::Journal(format!(
+                "another plugtop (pid {}) acts on {} (journal {})",
+                old.pid,
+                options.root.display(),
+                options.state.display()
+            )))
+        }
+        Some(old) if !options.force => Err(StartError::Journal(format!(
+            "a plugtop (pid {}) ended without restoring {}: run `plugtop restore --state {}` first, or start with --force to keep its start state",
+            old.pid,
+            options.root.display(),
+            options.state.display()
+        ))),
+        other => Ok(other),
+    }
+}
+
 /// As [`run`], reading from any source; a finite source (a recording, in
 /// observe mode) ends the run when it is exhausted.
 pub fn run_on(
@@ -294,39 +296,24 @@ pub fn run_on(
     signals: &Signals,
 ) -> Result<Ending, StartError> {
     let facts = source.facts();
-    let (rules, file) = load_rules(&options.rules, &facts)?;
-    let rules = Arc::new(rules);
+    let (mut rules, file) = load_rules(&options.rules, &facts)?;
     if !rules.mem_enabled && rules.settings.cmm_max >= 0 && !facts.cmm_pages {
         log.info(&format!(
             "memory group off: needs {}",
             describe_missing_memory(&rules, &facts)
         ));
     }
+    if options.check_lpar {
+        lpar_check(&options.root, &mut rules, log)?;
+    }
+    let rules = Arc::new(rules);
     let mode = options.mode;
-    let mut _lock: Option<GuestLock> = None;
+    let acting = mode != Mode::Observe;
+    let mut lock: Option<GuestLock> = None;
     let mut adopted: Option<StartState> = None;
-    if mode != Mode::Observe {
-        match journal::read(&options.state).map_err(|e| StartError::Journal(e.to_string()))? {
-            Some(old) if journal::pid_alive(old.pid) && old.pid != std::process::id() => {
-                return Err(StartError::Journal(format!(
-                    "another plugtop (pid {}) acts on {} (journal {})",
-                    old.pid,
-                    options.root.display(),
-                    options.state.display()
-                )));
-            }
-            Some(old) if !options.force => {
-                return Err(StartError::Journal(format!(
-                    "a plugtop (pid {}) ended without restoring {}: run `plugtop restore --state {}` first, or start with --force to keep its start state",
-                    old.pid,
-                    options.root.display(),
-                    options.state.display()
-                )));
-            }
-            Some(old) => adopted = Some(old),
-            None => {}
-        }
-        _lock = Some(lock::acquire(&options.root)?);
+    if acting {
+        adopted = earlier_run(options)?;
+        lock = Some(lock::acquire(&options.root)?);
     }
     let first = match source.next_sample() {
         Some(Ok(s)) => s,
@@ -340,7 +327,7 @@ pub fn run_on(
         cmm_pages: first.cmm_pages,
     });
     let actuator = RootActuator::new(&options.root).map_err(|e| StartError::Read(e.to_string()))?;
-    if mode != Mode::Observe {
+    if acting {
         let mut journaled = start.clone();
         journaled.pid = std::process::id();
         journal::write(&options.state, &journaled)
@@ -355,86 +342,117 @@ pub fn run_on(
         if rules.cpu_enabled { "on" } else { "off" },
         if rules.mem_enabled { "on" } else { "off" },
     ));
+    if options.verbose {
+        log.info(&stamped(table::columns().trim_end()));
+    }
+    if options.started_marker {
+        eprintln!("{STARTED}");
+    }
     let mut runner = Runner {
         options,
         log,
-        engine: Engine::new(Arc::clone(&rules)),
-        rules,
-        file,
-        watch: Watch::new(options.flap),
-        trace: Trace::new(),
-        controller: Controller::new(mode),
+        session: Session::new(Arc::clone(&rules), file, mode, options.flap),
         actuator,
         start,
-        vertical: first.polarization == Some(Polarization::Vertical),
+        acting,
     };
-    runner.apply_limits(&first);
-    let mut last_stamp = first.stamp;
-    let _ = runner.engine.push(&first, &mut NoTrace);
+    let ending = run_loop(&mut runner, source, signals, first);
+    if ending == Ending::Stopped {
+        runner.log.info("shutting down");
+    }
+    let restored = runner.restore();
+    drop(lock);
+    if acting {
+        let _ = std::fs::remove_file(options.root.join(lock::LOCK_FILE));
+    }
+    runner.log.info("terminated");
+    Ok(if restored { ending } else { Ending::RestoreFailed })
+}
+
+/// The intervals, until a signal, the end of a finite source, or a reading
+/// cpuplugd would stop on.
+fn run_loop(
+    runner: &mut Runner<'_>,
+    source: &mut dyn Source,
+    signals: &Signals,
+    first: Sample,
+) -> Ending {
+    let options = runner.options;
+    let mut next = Some(first);
     let mut intervals = 0usize;
-    let ending = loop {
-        let interval = options.interval.unwrap_or(Duration::from_secs(
-            u64::try_from(runner.rules.settings.update)
-                .unwrap_or(1)
-                .max(1),
-        ));
-        wait(interval, signals);
-        if signals.stop.load(Ordering::SeqCst) {
-            break Ending::Stopped;
-        }
-        if signals.reload.swap(false, Ordering::SeqCst) {
-            runner.reload();
-        }
-        let sample = match source.next_sample() {
-            Some(Ok(s)) => s,
-            Some(Err(e)) => {
-                runner.log.error(&format!("skipping this interval: {e}"));
-                continue;
+    loop {
+        let sample = match next.take() {
+            Some(s) => s,
+            None => {
+                let update = runner.session.rules().settings.update;
+                let interval = options.interval.unwrap_or(Duration::from_secs(
+                    u64::try_from(update).unwrap_or(1).max(1),
+                ));
+                wait(interval, signals);
+                if signals.stop.load(Ordering::SeqCst) {
+                    return Ending::Stopped;
+                }
+                if signals.reload.swap(false, Ordering::SeqCst) {
+                    runner.reload();
+                }
+                match source.next_sample() {
+                    Some(Ok(s)) => s,
+                    Some(Err(e)) => {
+                        runner.log.error(&format!("skipping this interval: {e}"));
+                        continue;
+                    }
+                    None => return Ending::Stopped,
+                }
             }
-            None => break Ending::Stopped,
         };
-        if sample.stamp <= last_stamp {
-            runner
-                .log
-                .error("the clock went backwards; skipping this interval");
-            last_stamp = sample.stamp;
-            continue;
-        }
-        last_stamp = sample.stamp;
-        runner.polarization(&sample);
         intervals += 1;
-        if options.panic_after.is_some_and(|n| intervals >= n) {
+        if options.panic_after.is_some_and(|n| intervals > n) {
             panic!("test-only panic after {intervals} intervals");
         }
-        let Some(decision) = runner.engine.push(&sample, &mut runner.trace) else {
-            continue;
-        };
-        runner.watch_over(&sample, &decision);
-        if options.verbose {
-            let mut line = String::new();
-            table::row(&mut line, &decision);
-            runner.log.info(line.trim_end());
-        }
-        if let Some(fatal) = &decision.fatal {
-            runner
-                .log
-                .error(&format!("{}; cpuplugd would exit here", fatal.message));
-            break Ending::Fatal;
-        }
-        if decision
-            .cpu
-            .is_some_and(|c| c.status == GroupStatus::Vertical)
+        let step = runner.session.step(Arc::new(sample), &mut runner.actuator);
+        if options.verbose
+            && let Some(d) = &step.decision
+            && d.fatal.is_none()
         {
-            continue;
+            let mut line = String::new();
+            table::row(&mut line, d);
+            runner.log.info(&stamped(line.trim_end()));
         }
-        let events = runner.controller.decide(&decision, &mut runner.actuator);
-        if options.verbose && events.is_empty() && actions_of(&decision).0.is_empty() {
-            continue;
+        log_step(runner.log, &step, options.verbose);
+        if step
+            .findings
+            .iter()
+            .any(|f| matches!(f, crate::control::watch::Finding::FlapStarted(_)))
+        {
+            for c in runner.session.watch().changes.iter().rev().take(2).rev() {
+                runner.log.error(&format!("  {c}"));
+            }
         }
-        log_events(runner.log, &events, options.verbose);
-    };
-    runner.restore();
-    Ok(ending)
+        if step.fatal.is_some() {
+            return Ending::Fatal;
+        }
+    }
+}
+
+/// cpuplugd manages memory only on z/VM: without the `version = FF` of a
+/// z/VM guest in /proc/cpuinfo it turns the memory group off (an LPAR),
+/// and without /proc/cpuinfo it does not start.
+fn lpar_check(root: &Path, rules: &mut RuleSet, log: &mut dyn Log) -> Result<(), StartError> {
+    let path = root.join("proc/cpuinfo");
+    let text = std::fs::read(&path).map_err(|e| {
+        StartError::Invalid(format!("cannot open {}: {e}", path.display()))
+    })?;
+    if crate::kernel::machine::is_zvm_guest(&text) || !rules.mem_enabled {
+        return Ok(());
+    }
+    rules.mem_enabled = false;
+    log.info("memory group off: not a z/VM guest (no `version = FF` in /proc/cpuinfo); cpuplugd manages memory only inside z/VM, not in an LPAR or elsewhere");
+    if !rules.cpu_enabled {
+        return Err(StartError::Invalid(
+            "Exiting, because neither a valid cpu nor a valid memory hotplug configuration was found.".into(),
+        ));
+    }
+    Ok(())
 }
 
 /// On a panic, put the guest back from the journal before the process dies.
@@ -499,7 +517,7 @@ mod tests {
     use super::*;
     use crate::kernel::cpulist::CpuList;
     use crate::kernel::fields::FieldTable;
-    use crate::kernel::{CpuTicks, SourceError, Stamp};
+    use crate::kernel::{CpuTicks, Polarization, SourceError, Stamp};
     use crate::logging::Memory;
 
     /// Gives prepared readings, then ends.
@@ -575,6 +593,8 @@ mod tests {
             interval: Some(Duration::ZERO),
             panic_after: None,
             flap: FlapConfig::default(),
+            check_lpar: false,
+            started_marker: false,
         };
         let mut log = Memory::default();
         let ended = run_on(&options, &mut Script(script), &mut log, &Signals::default());
@@ -602,7 +622,7 @@ mod tests {
         );
         let decided = lines
             .iter()
-            .filter(|l| l.trim_start().starts_with(char::is_numeric))
+            .filter(|l| l.len() > 9 && l[9..].trim_start().starts_with(char::is_numeric))
             .count();
         assert_eq!(
             decided, 2,

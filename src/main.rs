@@ -571,6 +571,8 @@ fn run(cli: Cli) -> anyhow::Result<Status> {
                     .ok()
                     .and_then(|v| v.parse().ok()),
                 flap: flap.config(),
+                check_lpar: replay.is_none(),
+                started_marker: child,
             };
             let mut console = Console;
             let mut syslog;
@@ -600,9 +602,14 @@ fn run(cli: Cli) -> anyhow::Result<Status> {
             if let Some(pid_file) = &pid_file {
                 let _ = std::fs::remove_file(pid_file);
             }
-            match ended? {
-                daemon::Ending::Stopped => Status::Ok,
-                daemon::Ending::Fatal => Status::Failed,
+            match ended {
+                Ok(daemon::Ending::Stopped) => Status::Ok,
+                Ok(daemon::Ending::Fatal | daemon::Ending::RestoreFailed) => Status::Failed,
+                // cpuplugd exits 1 on every start-up refusal.
+                Err(e) => {
+                    eprintln!("plugtop: {e}");
+                    Status::Failed
+                }
             }
         }
         Command::Restore { state, root } => {
@@ -676,21 +683,43 @@ fn header_for(root: &Path, interval: f64) -> Header {
 
 /// Detaches like a daemon without `fork`: starts this program again in the
 /// background in its own process group, with `-f` and no terminal, and
-/// returns. The child logs to the system log and writes a pid file.
+/// waits until it has started. As with cpuplugd, a child that cannot start
+/// makes the parent say why and exit 1. The child logs to the system log
+/// and writes a pid file.
 fn daemonize() -> anyhow::Result<Status> {
+    use std::io::BufRead;
     use std::os::unix::process::CommandExt;
     use std::process::Stdio;
     let exe = std::env::current_exe().context("cannot find this program")?;
     let mut args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
     args.push("-f".into());
-    std::process::Command::new(exe)
+    let mut child = std::process::Command::new(exe)
         .args(args)
         .env("PLUGTOP_DAEMON_CHILD", "1")
         .stdin(Stdio::null())
         .stdout(Stdio::null())
-        .stderr(Stdio::null())
+        .stderr(Stdio::piped())
         .process_group(0)
         .spawn()
         .context("cannot start the daemon")?;
-    Ok(Status::Ok)
+    let Some(stderr) = child.stderr.take() else {
+        return Ok(Status::Ok);
+    };
+    let mut said = Vec::new();
+    for line in std::io::BufReader::new(stderr).lines() {
+        let line = line.unwrap_or_default();
+        if line == daemon::STARTED {
+            return Ok(Status::Ok);
+        }
+        said.push(line);
+    }
+    let status = child.wait().context("cannot wait for the daemon")?;
+    for line in said {
+        eprintln!("{line}");
+    }
+    Ok(if status.success() {
+        Status::Ok
+    } else {
+        Status::Failed
+    })
 }

@@ -169,6 +169,7 @@ fn step_confirm_accept_and_reject_write_only_what_was_accepted() {
             &format!("sys/devices/system/cpu/cpu{i}/online"),
             if i == 0 { "1\n" } else { "0\n" },
         );
+        root.write(&format!("sys/devices/system/cpu/cpu{i}/configure"), "1\n");
     }
     root.write("sys/devices/system/cpu/present", "0-3\n");
     let rules = root.path().join("rules.conf");

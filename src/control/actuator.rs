@@ -1,8 +1,9 @@
 //! Changing the guest: CPUs on and off through sysfs, the CMM pool through
 //! `cmm_pages`, always below one root directory. Which CPU is chosen follows
-//! SEMANTICS.md section 6: plug the lowest-numbered offline CPU that is
-//! configured (or has no `configure` file), unplug the highest-numbered
-//! online CPU that has an `online` file; when a write fails, try the next.
+//! SEMANTICS.md section 6: plug the lowest-numbered offline CPU whose
+//! `configure` reads 1 (like cpuplugd, never one without a `configure`
+//! file), unplug the highest-numbered online CPU that has an `online` file;
+//! when a write fails, try the next.
 
 use std::fs::{self, OpenOptions};
 use std::io::Write;
@@ -148,13 +149,27 @@ impl RootActuator {
 }
 
 impl Actuator for RootActuator {
+    /// Like cpuplugd, only a CPU whose `configure` reads 1 is plugged: an
+    /// offline CPU without a `configure` file is never brought online.
     fn plug(&mut self, failures: &mut Vec<String>) -> Result<u32, ActError> {
-        let candidates: Vec<u32> = self
-            .cpus()
-            .into_iter()
-            .filter(|c| c.online == Some(false) && c.configured != Some(false))
+        let cpus = self.cpus();
+        let candidates: Vec<u32> = cpus
+            .iter()
+            .filter(|c| c.online == Some(false) && c.configured == Some(true))
             .map(|c| c.id)
             .collect();
+        let unconfigurable = cpus
+            .iter()
+            .filter(|c| c.online == Some(false) && c.configured.is_none())
+            .count();
+        if candidates.is_empty() && unconfigurable > 0 {
+            return Err(ActError::NoCpu(
+                "plugged",
+                format!(
+                    "{unconfigurable} offline CPUs have no `configure` file, and cpuplugd plugs only CPUs whose configure reads 1"
+                ),
+            ));
+        }
         self.first_that_works(candidates.into_iter(), true, "plugged", failures)
     }
 

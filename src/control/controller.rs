@@ -50,14 +50,20 @@ impl fmt::Display for Action {
     }
 }
 
-/// A decision waiting for the user, in step-confirm mode.
+/// A decision waiting for the user, in step-confirm mode. While it waits,
+/// each interval that asks for the same kind of change revises it to that
+/// interval's exact values, so what the user approves is what is applied.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Proposal {
-    /// The reading it was decided on.
+    /// The reading it was (last) decided on.
     pub reading: usize,
     pub actions: Vec<Action>,
     /// The rules that decided, with their values.
     pub why: String,
+    /// How often it was revised since first proposed.
+    pub revisions: u32,
+    /// Which of `actions` the latest revision changed (for the screen to mark).
+    pub changed: Vec<bool>,
 }
 
 /// Something the controller did or would do; the log and the UI show these.
@@ -77,10 +83,20 @@ pub enum Event {
     Failed {
         action: Action,
         error: String,
+        /// No CPU was left to act on (cpuplugd only says so when verbose);
+        /// otherwise a write failed.
+        nothing_left: bool,
     },
     /// A write on one CPU failed and the next was tried.
     CpuWriteFailed(String),
     Proposed(Proposal),
+    /// The pending proposal now carries the latest interval's values.
+    Revised {
+        proposal: Proposal,
+        before: Vec<Action>,
+    },
+    /// The user approved exactly these actions; what follows applies them.
+    Approved(Proposal),
     /// A pending proposal no longer holds at the latest interval.
     Withdrawn {
         proposal: Proposal,
@@ -117,7 +133,7 @@ impl fmt::Display for Event {
                 write!(f, "changing number of pages permanently reserved to {to}")
             }
             Event::Applied { action, .. } => write!(f, "{action}"),
-            Event::Failed { action, error } => write!(f, "cannot {action}: {error}"),
+            Event::Failed { action, error, .. } => write!(f, "cannot {action}: {error}"),
             Event::CpuWriteFailed(e) => write!(f, "write failed, trying the next CPU: {e}"),
             Event::Proposed(p) => write!(
                 f,
@@ -125,6 +141,13 @@ impl fmt::Display for Event {
                 list(&p.actions),
                 p.why
             ),
+            Event::Revised { proposal, before } => write!(
+                f,
+                "proposal revised: {} (was {})",
+                list(&proposal.actions),
+                list(before)
+            ),
+            Event::Approved(p) => write!(f, "approved: {}", list(&p.actions)),
             Event::Withdrawn { proposal, why } => {
                 write!(f, "withdrawn: {} ({why})", list(&proposal.actions))
             }
@@ -235,6 +258,7 @@ pub fn apply(action: Action, actuator: &mut dyn Actuator) -> Vec<Event> {
         Ok(cpu) => Event::Applied { action, cpu },
         Err(e) => Event::Failed {
             action,
+            nothing_left: matches!(e, super::actuator::ActError::NoCpu(..)),
             error: e.to_string(),
         },
     });
@@ -309,8 +333,19 @@ impl Controller {
                 .collect(),
             Mode::Step => {
                 let mut events = Vec::new();
-                if let Some(p) = &self.pending {
+                if let Some(p) = &mut self.pending {
                     if same_kind(&p.actions, &actions) {
+                        if p.actions != actions {
+                            let before = std::mem::replace(&mut p.actions, actions);
+                            p.changed = before.iter().zip(&p.actions).map(|(a, b)| a != b).collect();
+                            p.revisions += 1;
+                            p.reading = decision.reading;
+                            p.why = why;
+                            events.push(Event::Revised {
+                                proposal: p.clone(),
+                                before,
+                            });
+                        }
                         return events;
                     }
                     let why_not = if actions.is_empty() {
@@ -328,8 +363,10 @@ impl Controller {
                 if !actions.is_empty() {
                     let p = Proposal {
                         reading: decision.reading,
+                        changed: vec![false; actions.len()],
                         actions,
                         why,
+                        revisions: 0,
                     };
                     events.push(Event::Proposed(p.clone()));
                     self.pending = Some(p);
@@ -339,11 +376,19 @@ impl Controller {
         }
     }
 
-    /// Accepts the pending proposal: applied only if the latest decision still asks for it.
-    pub fn accept(&mut self, actuator: &mut dyn Actuator) -> Vec<Event> {
+    /// Accepts the pending proposal as `shown` to the user: exactly its
+    /// actions are applied, and only if it is still what the rules ask for
+    /// and still what was shown (a revision that arrived after the screen
+    /// was drawn is not approved by a key pressed before it).
+    pub fn accept(&mut self, shown: &Proposal, actuator: &mut dyn Actuator) -> Vec<Event> {
         let Some(p) = self.pending.take() else {
             return Vec::new();
         };
+        if p.actions != shown.actions {
+            let why = "it changed after it was shown; look again".to_string();
+            self.pending = Some(p.clone());
+            return vec![Event::NotApplied { proposal: p, why }];
+        }
         if !same_kind(&p.actions, &self.latest) {
             let why = if self.latest.is_empty() {
                 "the latest interval decided nothing".to_string()
@@ -352,12 +397,9 @@ impl Controller {
             };
             return vec![Event::NotApplied { proposal: p, why }];
         }
-        // Apply what the latest interval decided (the pool target may have moved).
-        self.latest
-            .clone()
-            .into_iter()
-            .flat_map(|a| apply(a, actuator))
-            .collect()
+        let mut events = vec![Event::Approved(p.clone())];
+        events.extend(p.actions.iter().flat_map(|a| apply(*a, actuator)));
+        events
     }
 
     /// Rejects the pending proposal.
@@ -463,12 +505,14 @@ mod tests {
             "still the same proposal"
         );
         assert_eq!(c.pending().map(|p| p.reading), Some(1));
-        let events = c.accept(&mut a);
+        let shown = c.pending().cloned().expect("pending");
+        let events = c.accept(&shown, &mut a);
         assert_eq!(a.writes, vec!["plug"]);
         assert!(matches!(
             events.as_slice(),
-            [Event::Applied { cpu: Some(2), .. }]
+            [Event::Approved(_), Event::Applied { cpu: Some(2), .. }]
         ));
+        assert_eq!(events[0].to_string(), "approved: plug a CPU");
         assert!(c.pending().is_none());
     }
 
@@ -484,7 +528,8 @@ mod tests {
         c.decide(&decision(3, CpuAction::Unplug, None), &mut a);
         let mut stale = c.clone();
         stale.latest = vec![Action::PlugCpu];
-        let events = stale.accept(&mut a);
+        let shown = stale.pending().cloned().expect("pending");
+        let events = stale.accept(&shown, &mut a);
         assert!(
             matches!(&events[..], [Event::NotApplied { .. }]),
             "{events:?}"
@@ -510,15 +555,25 @@ mod tests {
     }
 
     #[test]
-    fn a_moving_pool_target_still_holds_in_the_same_direction() {
+    fn a_moving_pool_target_revises_the_proposal_and_exactly_the_shown_one_is_applied() {
         let mut c = Controller::new(Mode::Step);
         let mut a = Fake::default();
-        c.decide(&decision(1, CpuAction::None, Some((0, 100))), &mut a);
-        assert!(
-            c.decide(&decision(2, CpuAction::None, Some((100, 200))), &mut a)
-                .is_empty()
+        c.decide(&decision(1, CpuAction::None, Some((0, 119_164))), &mut a);
+        let first = c.pending().cloned().expect("pending");
+        let events = c.decide(&decision(2, CpuAction::None, Some((0, 36_476))), &mut a);
+        assert_eq!(
+            events.iter().map(ToString::to_string).collect::<Vec<_>>(),
+            vec!["proposal revised: set cmm_pages 0 -> 36476 (was set cmm_pages 0 -> 119164)"]
         );
-        c.accept(&mut a);
-        assert_eq!(a.writes, vec!["pool 200"], "the latest target is applied");
+        let shown = c.pending().cloned().expect("still pending");
+        assert_eq!(shown.changed, vec![true]);
+        assert_eq!(shown.revisions, 1);
+        // A key pressed while the old box was on screen approves nothing.
+        let stale = c.accept(&first, &mut a);
+        assert!(matches!(&stale[..], [Event::NotApplied { .. }]), "{stale:?}");
+        assert!(a.writes.is_empty());
+        let events = c.accept(&shown, &mut a);
+        assert_eq!(events[0].to_string(), "approved: set cmm_pages 0 -> 36476");
+        assert_eq!(a.writes, vec!["pool 36476"], "exactly what was shown");
     }
 }

@@ -35,6 +35,10 @@ pub enum LockError {
         "cpuplugd is running (pid {pid} in {file}); stop it first, e.g. `systemctl stop cpuplugd`"
     )]
     CpuplugdRuns { pid: u32, file: String },
+    #[error(
+        "{file} exists but no process {pid} runs: cpuplugd would refuse to start too; remove the file if no cpuplugd runs"
+    )]
+    StalePidFile { pid: String, file: String },
     #[error("{0} is locked: cpuplugd is starting or another plugtop acts on this guest")]
     Held(String),
     #[error("{path}: {source}")]
@@ -47,14 +51,16 @@ pub enum LockError {
 
 /// Checks that no cpuplugd runs and takes the lock below `root`.
 pub fn acquire(root: &Path) -> Result<GuestLock, LockError> {
+    // cpuplugd refuses to start while its pid file exists, even a stale one.
     let pid_file = root.join(CPUPLUGD_PID);
-    if let Ok(text) = fs::read_to_string(&pid_file)
-        && let Ok(pid) = text.trim().parse::<u32>()
-        && pid_alive(pid)
-    {
-        return Err(LockError::CpuplugdRuns {
-            pid,
-            file: pid_file.display().to_string(),
+    if let Ok(text) = fs::read_to_string(&pid_file) {
+        let file = pid_file.display().to_string();
+        return Err(match text.trim().parse::<u32>() {
+            Ok(pid) if pid_alive(pid) => LockError::CpuplugdRuns { pid, file },
+            _ => LockError::StalePidFile {
+                pid: text.trim().chars().take(20).collect(),
+                file,
+            },
         });
     }
     let path = root.join(LOCK_FILE);

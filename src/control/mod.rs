@@ -9,4 +9,5 @@ pub mod flap;
 pub mod journal;
 pub mod lock;
 pub mod patterns;
+pub mod session;
 pub mod watch;

@@ -51,3 +51,64 @@ pub fn describe(root: &Path) -> Machine {
         page_size,
     }
 }
+
+/// Whether /proc/cpuinfo says this is a z/VM guest: on s390 each
+/// `processor N:` line carries `version = FF` under z/VM (an LPAR shows the
+/// machine's own version). cpuplugd manages memory only then.
+pub fn is_zvm_guest(cpuinfo: &[u8]) -> bool {
+    cpuinfo
+        .split(|b| *b == b'\n')
+        .any(|line| line.starts_with(b"processor") && contains(line, b"version = FF"))
+}
+
+fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+    haystack.windows(needle.len()).any(|w| w == needle)
+}
+
+/// What a person needs to know before letting plugtop change a machine:
+/// is it an s390 z/VM guest, as cpuplugd expects, and which one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Identity {
+    pub host: String,
+    /// From /proc/cpuinfo (`IBM/S390` on s390), or "unknown".
+    pub architecture: String,
+    pub s390: bool,
+    pub zvm_guest: bool,
+    /// The z/VM guest name from /proc/sysinfo (`VM00 Name:`), when present.
+    pub guest_name: Option<String>,
+}
+
+/// Reads the identity of the machine below `root` (bounded reads; what is
+/// missing reads as unknown, never as an error).
+pub fn identity(root: &Path) -> Identity {
+    let cpuinfo = read_bounded(&root.join("proc/cpuinfo"));
+    let sysinfo = read_bounded(&root.join("proc/sysinfo"));
+    let s390 = contains(&cpuinfo, b"IBM/S390");
+    let architecture = if s390 {
+        "s390x".to_string()
+    } else {
+        describe(root).cpu_model
+    };
+    let guest_name = String::from_utf8_lossy(&sysinfo)
+        .lines()
+        .find_map(|l| l.strip_prefix("VM00 Name:"))
+        .map(|n| n.trim().to_string())
+        .filter(|n| !n.is_empty());
+    Identity {
+        host: first_line(root, "proc/sys/kernel/hostname").unwrap_or_else(|| "unknown".into()),
+        architecture,
+        s390,
+        zvm_guest: s390 && is_zvm_guest(&cpuinfo),
+        guest_name,
+    }
+}
+
+/// At most 1 MiB of a file (cpuinfo of a 64-CPU guest is a few KiB).
+fn read_bounded(path: &Path) -> Vec<u8> {
+    use std::io::Read;
+    let mut out = Vec::new();
+    if let Ok(f) = std::fs::File::open(path) {
+        let _ = f.take(1 << 20).read_to_end(&mut out);
+    }
+    out
+}

@@ -29,8 +29,14 @@ pub fn header(rules: &RuleSet) -> String {
     } else {
         let _ = writeln!(out, "memory group: off");
     }
-    let _ = writeln!(
-        out,
+    out.push_str(&columns());
+    out.push('\n');
+    out
+}
+
+/// The names of the columns of [`row`] (also `plugtop run -V`'s header).
+pub fn columns() -> String {
+    format!(
         "{:>8}  {:<9} {:<9} {:<8}  {:<9} {:<9} {:>10} {:>10} {:>12}",
         "reading",
         "HOTPLUG",
@@ -41,8 +47,7 @@ pub fn header(rules: &RuleSet) -> String {
         "CMM_INC",
         "CMM_DEC",
         "pool"
-    );
-    out
+    )
 }
 
 fn truth(v: Option<bool>) -> &'static str {

@@ -10,13 +10,12 @@ use std::time::Duration;
 
 use super::report::Report;
 use super::{Guest, Scenario, SimActuator, SimSource, facts};
-use crate::control::controller::{Action, Controller, Event, Mode, apply, start_limits};
+use crate::control::controller::{Action, Event, Mode};
 use crate::control::flap::{FlapConfig, FlapDetector, Moves};
-use crate::control::watch::{Finding, Watch};
-use crate::engine::Engine;
+use crate::control::session::Session;
+use crate::control::watch::Finding;
 use crate::kernel::Source;
 use crate::kernel::recording::{Header, RecordingWriter};
-use crate::rules::eval::Trace;
 
 /// How to run a scenario.
 #[derive(Debug, Clone, Default)]
@@ -140,8 +139,7 @@ pub fn simulate_loaded(
     let mut source = SimSource::new(Rc::clone(&guest), interval);
     source.stop_at_end = true;
     let mut actuator = SimActuator::new(Rc::clone(&guest));
-    let mut engine = Engine::new(Arc::clone(&rules_set));
-    let mut controller = Controller::new(Mode::Auto);
+    let mut session = Session::new(Arc::clone(&rules_set), file.clone(), Mode::Auto, options.flap);
     let mut recorder = match &options.record {
         Some(path) => Some(
             RecordingWriter::create(path, &header(scenario, rules, interval))
@@ -154,9 +152,6 @@ pub fn simulate_loaded(
     let mut log = Vec::new();
     let mut sums = (0.0, 0.0, 0.0);
     let mut fatal = None;
-    let mut first = true;
-    let mut trace = Trace::new();
-    let mut watch = Watch::new(options.flap);
     let mut flapped = false;
     let mut period: Option<f64> = None;
     let keep = options.keep_timeline;
@@ -171,31 +166,19 @@ pub fn simulate_loaded(
         if let Some(w) = recorder.as_mut() {
             w.append(&sample).map_err(SimError::Record)?;
         }
-        if first {
-            first = false;
-            for (action, _) in start_limits(&rules_set, &sample) {
-                let events = apply(action, &mut actuator);
-                applied.note(0, &events);
-                let t = guest.borrow().t;
-                for e in &events {
-                    emit(
-                        format!("{} {e} (limits)", super::report::clock(t)),
-                        &mut log,
-                    );
-                }
-            }
+        let step = session.step(Arc::new(sample), &mut actuator);
+        let t = super::report::clock(guest.borrow().t);
+        applied.note(0, &step.limits);
+        for e in &step.limits {
+            emit(format!("{t} {e} (limits)"), &mut log);
         }
-        let Some(decision) = engine.push(&sample, &mut trace) else {
-            continue;
-        };
-        for finding in watch.observe(&engine, file, &sample, &decision, &trace) {
-            let t = super::report::clock(guest.borrow().t);
-            match &finding {
+        for finding in &step.findings {
+            match finding {
                 Finding::FlapStarted(f) => {
                     flapped = true;
                     period.get_or_insert(f.period * interval);
                     emit(format!("{t} {finding}"), &mut log);
-                    for c in watch.changes.iter().rev().take(2).rev() {
+                    for c in session.watch().changes.iter().rev().take(2).rev() {
                         emit(format!("{t}   {c}"), &mut log);
                     }
                 }
@@ -203,16 +186,19 @@ pub fn simulate_loaded(
                 _ => emit(format!("{t} {finding}"), &mut log),
             }
         }
-        if let Some(f) = &decision.fatal {
+        let reading = step.decision.as_ref().map_or(0, |d| d.reading);
+        applied.note(reading, &step.events);
+        for e in &step.events {
+            emit(format!("{t} {e}"), &mut log);
+        }
+        if let Some(f) = &step.fatal {
             fatal = Some(f.message.clone());
             break;
         }
-        let events = controller.decide(&decision, &mut actuator);
-        applied.note(decision.reading, &events);
+        let Some(decision) = &step.decision else {
+            continue;
+        };
         let g = guest.borrow();
-        for e in &events {
-            emit(format!("{} {e}", super::report::clock(g.t)), &mut log);
-        }
         intervals += 1;
         if keep {
             timeline.push(Point {
@@ -221,7 +207,7 @@ pub fn simulate_loaded(
                 pool: g.pool(),
                 demand: g.demand(),
                 reading: decision.reading,
-                moves: Moves::of(&decision),
+                moves: Moves::of(decision),
             });
         }
         sums.0 += f64::from(g.online_count());
@@ -264,7 +250,12 @@ pub fn simulate_loaded(
         reversals: applied.directions.total_reversals(),
         flapping: flapped,
         flap_period_s: period,
-        feedback_loops: watch.loops.iter().map(|l| l.to_string()).collect(),
+        feedback_loops: session
+            .watch()
+            .loops
+            .iter()
+            .map(|l| l.to_string())
+            .collect(),
         fatal,
     };
     Ok(Outcome {

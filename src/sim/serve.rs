@@ -22,9 +22,30 @@ const MOVING: [&str; 5] = [
     paths::ONLINE,
 ];
 
-/// Writes the whole guest below `root` (the controls included).
+/// Writes the whole guest below `root` (the controls included), with the
+/// /proc/cpuinfo and /proc/sysinfo of a z/VM guest, as cpuplugd expects.
 pub fn publish_all(guest: &Guest, root: &Path) -> std::io::Result<()> {
-    write_root(root, &guest.sample())
+    write_root(root, &guest.sample())?;
+    let cpus = guest.scenario().cpus;
+    let name = guest.scenario().name.to_uppercase();
+    fs::write(root.join("proc/cpuinfo"), zvm_cpuinfo(cpus))?;
+    fs::write(
+        root.join("proc/sysinfo"),
+        format!("Manufacturer:         IBM\nType:                 8561\nLPAR Name:            SIMLPAR\nVM00 Name:            {:.8}\nVM00 Control Program: z/VM    7.3.0\n", name),
+    )
+}
+
+/// /proc/cpuinfo as an s390x z/VM guest with `cpus` CPUs shows it.
+pub fn zvm_cpuinfo(cpus: u32) -> String {
+    let mut text = format!(
+        "vendor_id       : IBM/S390\n# processors    : {cpus}\nbogomips per cpu: 3033.00\n"
+    );
+    for i in 0..cpus {
+        text.push_str(&format!(
+            "processor {i}: version = FF,  identification = 0ABCDE,  machine = 8561\n"
+        ));
+    }
+    text
 }
 
 /// Rewrites the moving files below `root`, through `root/.staging`.

@@ -7,11 +7,12 @@ use std::sync::Arc;
 
 use super::keys::Action;
 use crate::control::actuator::Actuator;
-use crate::control::controller::{Controller, Event, Mode};
-use crate::control::flap::Moves;
+use crate::control::controller::{Event, Mode};
+use crate::control::flap::{FlapConfig, Moves};
 use crate::control::patterns::{Hint, PatternWatch};
-use crate::control::watch::{Finding, Watch};
-use crate::engine::{Decision, Engine};
+use crate::control::session::{Session, Severity, Step};
+use crate::control::watch::Finding;
+use crate::engine::Decision;
 use crate::history::History;
 use crate::kernel::deltas::{CpuLoad, cpu_loads};
 use crate::kernel::{Sample, Stamp};
@@ -112,17 +113,18 @@ pub enum SourceLabel {
 
 /// The whole UI state.
 pub struct App {
-    pub rules: Arc<RuleSet>,
-    pub file: SourceFile,
     pub source: SourceLabel,
     pub host: String,
     pub kernel: String,
-    engine: Engine,
+    /// The control loop: rules, engine, watch and controller.
+    pub session: Session,
     pub frames: VecDeque<Frame>,
     /// `None` follows the newest interval; `Some(k)` shows the k-th newest.
     pub cursor: Option<usize>,
     pub paused: bool,
-    pub controller: Controller,
+    /// `Esc` on a proposal: its box is hidden (a badge stays) until the
+    /// proposal changes or the user answers.
+    pub proposal_hidden: bool,
     /// Set once the lock is held and the journal written; `None` when the
     /// guest cannot be written (replay, read-only root).
     pub actuator: Option<Box<dyn Actuator>>,
@@ -145,8 +147,6 @@ pub struct App {
     /// plugtop's own CPU use, percent of one CPU.
     pub own_cpu: Option<f64>,
     pub quit: bool,
-    /// Flapping, flips and feedback loops of the decisions so far.
-    pub watch: Watch,
     /// The what-if editor, while open (keys go to it).
     pub whatif: Option<WhatIfEditor>,
     /// What the machine offers, for loading edited rules.
@@ -169,16 +169,14 @@ impl App {
         let depth = rules.history_depth as usize;
         App {
             patterns: PatternWatch::new(&rules),
-            engine: Engine::new(Arc::clone(&rules)),
-            rules,
-            file,
+            session: Session::new(rules, file, mode, FlapConfig::default()),
             source,
             host: "unknown".into(),
             kernel: "unknown".into(),
             frames: VecDeque::with_capacity(FRAMES),
             cursor: None,
             paused: false,
-            controller: Controller::new(mode),
+            proposal_hidden: false,
             actuator: None,
             cannot_act: None,
             log: VecDeque::with_capacity(1000),
@@ -197,7 +195,6 @@ impl App {
             color: true,
             own_cpu: None,
             quit: false,
-            watch: Watch::default(),
             whatif: None,
             facts: None,
             kernel_lint: Vec::new(),
@@ -245,50 +242,60 @@ impl App {
         }
     }
 
-    /// Takes one reading: decide, trace, act per mode, remember.
+    /// The rules in force.
+    pub fn rules(&self) -> &Arc<RuleSet> {
+        self.session.rules()
+    }
+
+    /// The file they came from.
+    pub fn file(&self) -> &SourceFile {
+        self.session.file()
+    }
+
+    /// Takes one reading: the session decides and acts per mode; the app
+    /// remembers the frame and logs the step.
     pub fn ingest(&mut self, sample: Sample) {
-        let mut trace = Trace::new();
         let sample = Arc::new(sample);
-        let decision = self.engine.push(&sample, &mut trace);
+        let previous = self.session.watch().previous().cloned();
+        let step = match self.actuator.as_mut() {
+            Some(a) => self.session.step(Arc::clone(&sample), a.as_mut()),
+            None => self.session.step(Arc::clone(&sample), &mut NoWrites),
+        };
+        self.seen += 1;
+        if step.skipped.is_some() {
+            self.note_step(&step);
+            return;
+        }
         let loads = cpu_loads(self.frames.front().map(|f| f.sample.as_ref()), &sample);
+        let engine = self.session.engine();
         let variables = self
-            .rules
+            .rules()
             .variables
             .iter()
             .filter(|v| v.uses > 0)
-            .map(|v| {
-                let value = self.engine.variable(&v.name).and_then(Result::ok);
-                (v.name.clone(), value)
-            })
+            .map(|v| (v.name.clone(), engine.variable(&v.name).and_then(Result::ok)))
             .collect();
         self.history.push(Arc::clone(&sample));
         for name in self.pinned.clone() {
             let v = self
-                .engine
+                .session
+                .engine()
                 .variable(&name)
                 .and_then(Result::ok)
                 .unwrap_or(f64::NAN);
             self.history.record_pinned(&name, v);
         }
-        self.seen += 1;
-        let hints = match (&decision, self.watch.previous()) {
+        let hints = match (&step.decision, &previous) {
             (Some(d), Some(previous)) if d.fatal.is_none() => {
                 self.patterns.observe(previous, &sample, d)
-            }
-            _ => Vec::new(),
-        };
-        let found = match &decision {
-            Some(d) if d.fatal.is_none() => {
-                self.watch
-                    .observe(&self.engine, &self.file, &sample, d, &trace)
             }
             _ => Vec::new(),
         };
         let frame = Frame {
             number: self.seen - 1,
             sample,
-            decision: decision.clone(),
-            trace,
+            decision: step.decision.clone(),
+            trace: self.session.trace().clone(),
             loads,
             variables,
         };
@@ -302,13 +309,36 @@ impl App {
         for h in hints {
             self.add_hint(h);
         }
-        for f in found {
+        if step.events.iter().any(|e| matches!(e, Event::Proposed(_) | Event::Revised { .. })) {
+            self.proposal_hidden = false;
+        }
+        self.note_step(&step);
+    }
+
+    /// Logs what a step did, with the flips behind flapping.
+    fn note_step(&mut self, step: &Step) {
+        let notices = Step {
+            notices: step.notices.clone(),
+            skipped: step.skipped,
+            ..Step::default()
+        };
+        for (severity, text) in notices.messages() {
+            let kind = match severity {
+                Severity::Info => LogKind::Note,
+                Severity::Warning | Severity::Error => LogKind::Problem,
+            };
+            self.note(kind, text);
+        }
+        self.note_events(step.limits.clone());
+        self.note_events(step.events.clone());
+        for f in &step.findings {
             match f {
                 Finding::Changed(_) => {}
                 Finding::FlapStarted(_) => {
                     self.note(LogKind::Problem, f.to_string());
                     let why: Vec<String> = self
-                        .watch
+                        .session
+                        .watch()
                         .changes
                         .iter()
                         .rev()
@@ -323,36 +353,10 @@ impl App {
                 _ => self.note(LogKind::Problem, f.to_string()),
             }
         }
-        let Some(decision) = decision else {
-            return;
-        };
-        if let Some(f) = &decision.fatal {
+        if let Some(f) = &step.fatal {
             self.note(
                 LogKind::Problem,
                 format!("cpuplugd would exit here: {}", f.message),
-            );
-            return;
-        }
-        self.log_faults(&decision);
-        let events = match self.actuator.as_mut() {
-            Some(a) => self.controller.decide(&decision, a.as_mut()),
-            None => self.controller.decide(&decision, &mut NoWrites),
-        };
-        self.note_events(events);
-    }
-
-    fn log_faults(&mut self, d: &Decision) {
-        use crate::engine::GroupStatus;
-        if let Some(GroupStatus::Fault(f)) = d.cpu.map(|c| c.status) {
-            self.note(
-                LogKind::Problem,
-                format!("CPU rules skipped this interval: {f}"),
-            );
-        }
-        if let Some(GroupStatus::Fault(f)) = d.mem.map(|m| m.status) {
-            self.note(
-                LogKind::Problem,
-                format!("memory rules skipped this interval: {f}"),
             );
         }
     }
@@ -423,23 +427,31 @@ impl App {
                 }
             }
             Action::Yes => {
-                if self.controller.pending().is_some() {
+                // What is on screen is what the user approves.
+                if let Some(shown) = self.session.controller().pending().cloned() {
+                    let controller = self.session.controller_mut();
                     let events = match self.actuator.as_mut() {
-                        Some(a) => self.controller.accept(a.as_mut()),
-                        None => self.controller.accept(&mut NoWrites),
+                        Some(a) => controller.accept(&shown, a.as_mut()),
+                        None => controller.accept(&shown, &mut NoWrites),
                     };
+                    self.proposal_hidden = false;
                     self.note_events(events);
                 }
             }
             Action::No => {
-                let events = self.controller.reject();
+                let events = self.session.controller_mut().reject();
+                self.proposal_hidden = false;
                 self.note_events(events);
             }
-            Action::Later => {}
+            Action::Later => {
+                if self.session.controller().pending().is_some() {
+                    self.proposal_hidden = true;
+                }
+            }
             Action::WhatIf => {
-                let mut editor = WhatIfEditor::open(&self.rules, &self.file, self.rule);
+                let mut editor = WhatIfEditor::open(self.session.rules(), self.session.file(), self.rule);
                 if let Some(facts) = &self.facts {
-                    let _ = editor.check(&self.rules, &self.file, facts);
+                    let _ = editor.check(self.session.rules(), self.session.file(), facts);
                 }
                 self.whatif = Some(editor);
             }
@@ -478,7 +490,7 @@ impl App {
 
     fn toggle_expanded(&mut self) {
         let Some(frame) = self.frame() else { return };
-        let rows = trace::rows(&self.rules, &self.file, &frame.trace, self.rule, &|n| {
+        let rows = trace::rows(self.session.rules(), self.session.file(), &frame.trace, self.rule, &|n| {
             self.expanded.contains(&n)
         });
         let vars: Vec<NodeId> = rows.iter().filter(|r| r.variable).map(|r| r.node).collect();
@@ -520,7 +532,7 @@ impl App {
                 self.run_whatif();
                 return;
             }
-            KeyCode::Tab if !editor.file_mode => editor.next_rule(&self.rules, &self.file),
+            KeyCode::Tab if !editor.file_mode => editor.next_rule(self.session.rules(), self.session.file()),
             KeyCode::Backspace => editor.backspace(),
             KeyCode::Delete => editor.delete(),
             KeyCode::Left => editor.move_by(-1),
@@ -532,13 +544,13 @@ impl App {
                 return;
             }
             KeyCode::Char('o') if key.modifiers.contains(KeyModifiers::CONTROL) => {
-                editor.toggle_file_mode(&self.rules, &self.file)
+                editor.toggle_file_mode(self.session.rules(), self.session.file())
             }
             KeyCode::Char(c) => editor.insert(c),
             _ => return,
         }
         if let (Some(editor), Some(facts)) = (self.whatif.as_mut(), &self.facts) {
-            let _ = editor.check(&self.rules, &self.file, facts);
+            let _ = editor.check(self.session.rules(), self.session.file(), facts);
         }
     }
 
@@ -550,7 +562,7 @@ impl App {
         let Some(mut editor) = self.whatif.take() else {
             return;
         };
-        if let Some((rules, file)) = editor.check(&self.rules, &self.file, &facts) {
+        if let Some((rules, file)) = editor.check(self.session.rules(), self.session.file(), &facts) {
             let history: Vec<(usize, &Sample, Moves)> = self
                 .frames
                 .iter()
@@ -561,7 +573,7 @@ impl App {
                 })
                 .collect();
             let scenario = self.sim.as_ref().map(|(s, old)| (s, *old));
-            editor.run(rules, &file, &history, scenario, self.watch.flap.config());
+            editor.run(rules, &file, &history, scenario, self.session.watch().flap.config());
         }
         self.whatif = Some(editor);
     }
@@ -569,13 +581,13 @@ impl App {
     /// Checks the rules against the machine `facts` describes, before a
     /// missing name stops cpuplugd: the header shows a badge, the log why.
     pub fn set_facts(&mut self, facts: SystemFacts) {
-        let outcome = crate::rules::load(&self.file, &facts);
+        let outcome = crate::rules::load(self.session.file(), &facts);
         self.kernel_lint = outcome
             .diagnostics
             .iter()
             .filter(|d| d.daemon == crate::rules::diagnostic::DaemonEffect::StopsWhenEvaluated)
             .map(|d| {
-                let at = self.file.position(d.span.start as usize);
+                let at = self.session.file().position(d.span.start as usize);
                 let help = d.help.as_ref().map_or(String::new(), |h| format!("; {h}"));
                 format!("line {}:{}: {}{help}", at.line, at.column, d.message)
             })
@@ -584,9 +596,9 @@ impl App {
             self.note(LogKind::Problem, l);
         }
         self.facts = Some(facts);
-        self.patterns = PatternWatch::new(&self.rules);
+        self.patterns = PatternWatch::new(self.session.rules());
         self.hints.retain(|h| h.name == "cpu-affinity");
-        for h in crate::control::patterns::from_rules(&self.rules, &self.file) {
+        for h in crate::control::patterns::from_rules(self.session.rules(), self.session.file()) {
             self.add_hint(h);
         }
     }
@@ -607,26 +619,25 @@ impl App {
             )));
             return;
         }
-        let events = self.controller.set_mode(mode);
+        let events = self.session.controller_mut().set_mode(mode);
+        self.proposal_hidden = false;
         self.note_events(events);
     }
 
-    /// Takes new rules (a reload): decisions start again once the history
-    /// refills; what was shown so far stays in the frames.
+    /// Takes new rules (a reload): the history is kept, so decisions go
+    /// on at once, and the new limits apply as cpuplugd applies them.
     pub fn reload(&mut self, rules: Arc<RuleSet>, file: SourceFile) {
-        self.engine = Engine::new(Arc::clone(&rules));
-        self.watch = Watch::new(self.watch.flap.config());
+        let events = match self.actuator.as_mut() {
+            Some(a) => self.session.reload(rules, file, a.as_mut()),
+            None => self.session.reload(rules, file, &mut NoWrites),
+        };
         if let Some(facts) = self.facts.clone() {
             self.set_facts(facts);
         }
-        self.history = History::new(rules.history_depth as usize);
-        self.rules = rules;
-        self.file = file;
+        self.history = History::new(self.rules().history_depth as usize);
         self.expanded.clear();
-        self.note(
-            LogKind::Note,
-            "rules reloaded; decisions resume once the history refills",
-        );
+        self.note(LogKind::Note, "rules reloaded; the history is kept");
+        self.note_events(events);
     }
 
     /// Readings taken so far.
@@ -635,8 +646,8 @@ impl App {
     }
 
     /// The engine (for the CPU-time and variable lookups of the runner).
-    pub fn engine(&self) -> &Engine {
-        &self.engine
+    pub fn engine(&self) -> &crate::engine::Engine {
+        self.session.engine()
     }
 }
 

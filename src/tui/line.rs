@@ -21,7 +21,7 @@ pub fn interval(app: &App) -> Option<String> {
         return Some(parts.join(" "));
     }
     let explain =
-        |k: RuleKind| trace::explain(&app.rules, &app.file, &f.trace, k).unwrap_or_default();
+        |k: RuleKind| trace::explain(app.rules(), app.file(), &f.trace, k).unwrap_or_default();
     if let Some(cpu) = d.cpu {
         parts.push(match (cpu.status, cpu.action) {
             (GroupStatus::Fault(fault), _) => format!("cpu: skipped ({fault})"),

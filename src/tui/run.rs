@@ -276,12 +276,12 @@ pub fn run_lines(options: &Options, out: &mut dyn Write) -> Result<(), UiError> 
         out,
         "plugtop: {} with {} (observe mode; one line per interval)",
         app.host,
-        app.file.name()
+        app.file().name()
     )?;
     let interval = Duration::from_secs_f64(
         options
             .interval
-            .unwrap_or(app.rules.settings.update as f64)
+            .unwrap_or(app.rules().settings.update as f64)
             .max(0.0),
     );
     let live = options.replay.is_none();
@@ -387,7 +387,7 @@ fn event_loop(options: &Options, app: &mut App, source: &mut dyn Source) -> Resu
             }
             let interval = options
                 .interval
-                .unwrap_or(app.rules.settings.update.max(1) as f64);
+                .unwrap_or(app.rules().settings.update.max(1) as f64);
             next = now + Duration::from_secs_f64((interval / speed).max(0.01));
             if let (Some(before), Some(after)) = (cpu_mark.1, own_cpu_ns()) {
                 let wall = now.duration_since(cpu_mark.0).as_secs_f64();

@@ -104,6 +104,7 @@ impl FakeRoot {
             ("pgscan_direct", 0),
         ]);
         root.write("proc/sys/vm/cmm_pages", "0\n");
+        root.write("proc/cpuinfo", &plugtop::sim::serve::zvm_cpuinfo(n));
         let list = if n == 1 {
             "0\n".to_string()
         } else {

@@ -21,8 +21,8 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {
     let inner = block.inner(area);
     frame.render_widget(block, area);
     let mut lines: Vec<Line<'_>> = Vec::new();
-    let config = app.watch.flap.config();
-    let flapping = app.watch.flapping();
+    let config = app.session.watch().flap.config();
+    let flapping = app.session.watch().flapping();
     if flapping.is_empty() {
         lines.push(Line::from(Span::styled(
             format!(
@@ -35,7 +35,7 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {
     for f in flapping {
         lines.push(Line::from(Span::styled(f.to_string(), theme.warning())));
     }
-    for l in &app.watch.loops {
+    for l in &app.session.watch().loops {
         lines.push(Line::from(Span::styled(l.to_string(), theme.warning())));
     }
     for h in &app.hints {
@@ -45,13 +45,13 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {
         ]));
     }
     lines.push(Line::from(""));
-    if app.watch.changes.is_empty() {
+    if app.session.watch().changes.is_empty() {
         lines.push(Line::from(Span::styled(
             "no decision has changed yet",
             theme.dim(),
         )));
     }
-    for c in app.watch.changes.iter().rev().skip(app.flips_scroll) {
+    for c in app.session.watch().changes.iter().rev().skip(app.flips_scroll) {
         lines.push(Line::from(vec![
             Span::styled(format!("#{} ", c.reading), theme.dim()),
             Span::styled(format!("{} → {}", c.before, c.after), theme.text()),

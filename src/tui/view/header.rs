@@ -35,23 +35,23 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {
             "{} · {} · {} · {source} · ",
             app.host,
             app.kernel,
-            file_name(app.file.name())
+            file_name(app.file().name())
         )),
         Span::styled(format!("{interval}{position} {time}"), theme.text()),
     ]);
-    let mode = app.controller.mode();
+    let mode = app.session.controller().mode();
     let mut second = vec![
         Span::styled(
             format!(" {} ", mode.to_string().to_uppercase()),
             theme.mode(mode),
         ),
-        Span::raw(format!(" every {}s ", app.rules.settings.update)),
+        Span::raw(format!(" every {}s ", app.rules().settings.update)),
     ];
     if app.paused {
         second.push(Span::styled(" PAUSED ", theme.warning()));
         second.push(Span::raw(" "));
     }
-    for f in app.watch.flapping() {
+    for f in app.session.watch().flapping() {
         second.push(Span::styled(
             format!(
                 " {} FLAPPING ~{:.0} ",
@@ -65,8 +65,13 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {
         ));
         second.push(Span::raw(" "));
     }
-    if app.controller.pending().is_some() {
-        second.push(Span::styled(" PROPOSAL WAITING: y/n ", theme.mode(mode)));
+    if app.session.controller().pending().is_some() {
+        let text = if app.proposal_hidden {
+            " PROPOSAL WAITING (Esc'd): y/n "
+        } else {
+            " PROPOSAL WAITING: y/n "
+        };
+        second.push(Span::styled(text, theme.mode(mode)));
         second.push(Span::raw(" "));
     }
     for v in View::ALL {
@@ -87,10 +92,10 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {
 /// Badges: a disabled group (and why), a fault in the interval shown.
 pub fn warnings(app: &App) -> Vec<String> {
     let mut out = Vec::new();
-    if !app.rules.cpu_enabled {
+    if !app.rules().cpu_enabled {
         out.push("CPU OFF".to_string());
     }
-    if !app.rules.mem_enabled {
+    if !app.rules().mem_enabled {
         out.push(
             if app
                 .frames
@@ -117,7 +122,7 @@ pub fn warnings(app: &App) -> Vec<String> {
             if app.hints.len() == 1 { "" } else { "S" }
         ));
     }
-    if !app.watch.loops.is_empty() {
+    if !app.session.watch().loops.is_empty() {
         out.push("FEEDBACK LOOP".to_string());
     }
     if let Some(d) = app.frame().and_then(|f| f.decision.as_ref()) {

@@ -233,27 +233,35 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {
         );
         return;
     }
-    if app.controller.mode() == Mode::Step
-        && let Some(p) = app.controller.pending()
+    if app.session.controller().mode() == Mode::Step
+        && !app.proposal_hidden
+        && let Some(p) = app.session.controller().pending()
     {
-        let mut lines = vec![Line::from(vec![
-            Span::styled("Proposed: ", theme.title()),
-            Span::styled(
-                p.actions
-                    .iter()
-                    .map(|a| a.to_string())
-                    .collect::<Vec<_>>()
-                    .join(", "),
-                theme.mode(Mode::Step),
-            ),
-        ])];
+        // Exactly the values `y` applies; what the latest revision changed
+        // is marked, so a moving target is never approved unseen.
+        let mut spans = vec![Span::styled("Proposed: ", theme.title())];
+        for (i, a) in p.actions.iter().enumerate() {
+            if i > 0 {
+                spans.push(Span::raw(", "));
+            }
+            spans.push(Span::styled(a.to_string(), theme.mode(Mode::Step)));
+            if p.changed.get(i).copied().unwrap_or(false) {
+                spans.push(Span::styled(" (changed)", theme.title()));
+            }
+        }
+        let mut lines = vec![Line::from(spans)];
+        let revised = if p.revisions > 0 {
+            format!(", revised {} times", p.revisions)
+        } else {
+            String::new()
+        };
         lines.push(Line::from(format!(
-            "decided at interval #{}: {}",
+            "decided at interval #{}{revised}: {}",
             p.reading, p.why
         )));
         if let Some(f) = app.frames.iter().find(|f| f.number == p.reading) {
             for kind in RuleKind::ALL {
-                if let Some(e) = trace::explain(&app.rules, &app.file, &f.trace, kind)
+                if let Some(e) = trace::explain(app.rules(), app.file(), &f.trace, kind)
                     && e.contains(" true because")
                 {
                     lines.push(Line::styled(

@@ -34,7 +34,7 @@ pub fn limit_note(app: &App, f: &Interval) -> Option<String> {
     if !cpu.limited || cpu.action != CpuAction::None {
         return None;
     }
-    let s = app.rules.settings;
+    let s = app.rules().settings;
     Some(if cpu.hotplug == Some(true) {
         format!(
             "HOTPLUG true, but CPU_MAX reached ({} of {} online)",
@@ -59,7 +59,7 @@ pub fn draw_summary(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme)
     let Some(f) = app.frame() else { return };
     let mut lines = Vec::new();
     for kind in RuleKind::ALL {
-        let Some(rule) = app.rules.rule(kind) else {
+        let Some(rule) = app.rules().rule(kind) else {
             lines.push(Line::from(vec![
                 Span::raw(" "),
                 Span::styled(format!("{:<10}", kind.file_name()), theme.dim()),
@@ -70,7 +70,7 @@ pub fn draw_summary(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme)
         let outcome = f.trace.outcome(rule.root);
         let text = match outcome {
             Outcome::NotEvaluated => format!("not evaluated: {}", not_evaluated_reason(f, kind)),
-            _ => trace::explain(&app.rules, &app.file, &f.trace, kind)
+            _ => trace::explain(app.rules(), app.file(), &f.trace, kind)
                 .map(|e| {
                     e.trim_start_matches(kind.file_name())
                         .trim_start()
@@ -106,12 +106,12 @@ pub fn draw_tree(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {
     let inner = block.inner(area);
     frame.render_widget(block, area);
     let Some(f) = app.frame() else { return };
-    let Some(rule) = app.rules.rule(kind) else {
+    let Some(rule) = app.rules().rule(kind) else {
         frame.render_widget(
             Paragraph::new(format!(
                 "{} is not set in {}",
                 kind.file_name(),
-                app.file.name()
+                app.file().name()
             )),
             inner,
         );
@@ -119,12 +119,12 @@ pub fn draw_tree(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {
     };
     let mut lines = vec![Line::from(vec![
         Span::styled(format!("{} = ", kind.file_name()), theme.title()),
-        Span::raw(app.file.snippet(rule.value_span)),
+        Span::raw(app.file().snippet(rule.value_span)),
     ])];
     let root = f.trace.outcome(rule.root);
     let headline = match root {
         Outcome::NotEvaluated => format!("not evaluated: {}", not_evaluated_reason(f, kind)),
-        _ => trace::explain(&app.rules, &app.file, &f.trace, kind).unwrap_or_default(),
+        _ => trace::explain(app.rules(), app.file(), &f.trace, kind).unwrap_or_default(),
     };
     lines.push(Line::styled(headline, theme.outcome(root)));
     if let Some(note) = limit_note(app, f).filter(|_| kind.index() < 2) {
@@ -142,7 +142,7 @@ pub fn draw_tree(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {
             theme.outcome(Outcome::Fault(fault)),
         ));
     }
-    let rows = trace::rows(&app.rules, &app.file, &f.trace, kind, &|n| {
+    let rows = trace::rows(app.rules(), app.file(), &f.trace, kind, &|n| {
         app.expanded.contains(&n)
     });
     let body: Vec<Line<'_>> = rows

@@ -97,7 +97,7 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {
         "avail_cache".into(),
         metric(Metric::AvailCache).map_or("-".into(), mib),
     ));
-    let max = app.rules.settings.cmm_max;
+    let max = app.rules().settings.cmm_max;
     match s.cmm_pages {
         Some(pages) => {
             let gauge_width = 10usize;

@@ -1,0 +1,395 @@
+//! One guest's control loop, interval by interval: the part of cpuplugd's
+//! main loop that is the same whoever drives it. The screen, `plugtop run`
+//! and the simulator each feed readings to a [`Session`] and show or log the
+//! [`Step`] it returns; none of them decides, limits or acts on its own, so
+//! "autonomous: acts like cpuplugd" holds for all three.
+//!
+//! Per reading, in cpuplugd's order: a reading older than the last is
+//! skipped; the first reading applies the start limits (CPUs into
+//! CPU_MIN..CPU_MAX, the pool into CMM_MIN..CMM_MAX); a change of
+//! polarization suspends CPU changes (restoring the start CPUs) or re-applies
+//! the limits; then the engine decides, the watch looks for flapping, and the
+//! controller acts per mode. A memory rule that stops cpuplugd stops it after
+//! that interval's CPU action, as in cpuplugd's loop.
+
+use std::collections::VecDeque;
+use std::fmt;
+use std::sync::Arc;
+
+use super::actuator::Actuator;
+use super::controller::{Action, Controller, Event, Mode, apply, start_limits};
+use super::flap::FlapConfig;
+use super::watch::{Finding, Watch};
+use crate::engine::{Decision, Engine, Fatal};
+use crate::kernel::{Polarization, Sample, Stamp};
+use crate::rules::eval::{NoTrace, Trace};
+use crate::rules::{RuleSet, SourceFile};
+
+/// Why a reading was not decided on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Skipped {
+    /// Its time stamp is not after the previous reading's.
+    ClockWentBack,
+}
+
+/// How serious a message of a step is (what the log's priority becomes).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Severity {
+    Info,
+    Warning,
+    Error,
+}
+
+/// Something a step has to say besides the controller's events.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Notice {
+    /// Vertical polarization began: CPU changes stop, the start CPUs return.
+    VerticalPolarization,
+    /// Horizontal again: the CPU limits are re-applied.
+    HorizontalPolarization,
+    /// A limit stopped the rules' action (cpuplugd's verbose messages).
+    LimitReached(&'static str),
+    /// A rule group was skipped for this interval by a floating-point fault.
+    Fault { group: &'static str, fault: String },
+}
+
+impl fmt::Display for Notice {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Notice::VerticalPolarization => {
+                f.write_str("vertical polarization: CPU changes suspended, start CPU count restored")
+            }
+            Notice::HorizontalPolarization => {
+                f.write_str("horizontal polarization again: CPU limits re-applied")
+            }
+            Notice::LimitReached(what) => write!(f, "{what} limit is reached"),
+            Notice::Fault { group, fault } => {
+                write!(f, "{group} rules skipped this interval: {fault}")
+            }
+        }
+    }
+}
+
+/// What one reading did.
+#[derive(Debug, Clone, Default)]
+pub struct Step {
+    /// Set when the reading was skipped; nothing else is then.
+    pub skipped: Option<Skipped>,
+    /// Start limits (first reading, reload, polarization back to horizontal).
+    pub limits: Vec<Event>,
+    pub notices: Vec<Notice>,
+    /// `None` while the history fills.
+    pub decision: Option<Decision>,
+    /// Flapping, changed decisions with their reasons, feedback loops.
+    pub findings: Vec<Finding>,
+    /// What the controller did with the decision.
+    pub events: Vec<Event>,
+    /// Set when cpuplugd would exit after this reading.
+    pub fatal: Option<Fatal>,
+}
+
+impl Step {
+    /// Every message of the step, in order, with its severity: the lines
+    /// every front end logs (each in its own form).
+    pub fn messages(&self) -> Vec<(Severity, String)> {
+        let mut out = Vec::new();
+        if self.skipped == Some(Skipped::ClockWentBack) {
+            out.push((
+                Severity::Warning,
+                "the clock went backwards; skipping this interval".to_string(),
+            ));
+        }
+        for n in &self.notices {
+            let severity = match n {
+                Notice::Fault { .. } => Severity::Warning,
+                _ => Severity::Info,
+            };
+            out.push((severity, n.to_string()));
+        }
+        for e in self.limits.iter().chain(&self.events) {
+            out.push((event_severity(e), e.to_string()));
+        }
+        for f in &self.findings {
+            match f {
+                Finding::Changed(_) => {}
+                _ => out.push((Severity::Warning, f.to_string())),
+            }
+        }
+        if let Some(f) = &self.fatal {
+            out.push((Severity::Error, format!("{}; cpuplugd would exit here", f.message)));
+        }
+        out
+    }
+
+    /// The actions carried out (or, in observe mode, that would have been).
+    pub fn actions(&self) -> impl Iterator<Item = Action> + '_ {
+        self.limits.iter().chain(&self.events).filter_map(|e| match e {
+            Event::Applied { action, .. } | Event::Would { action, .. } => Some(*action),
+            _ => None,
+        })
+    }
+}
+
+/// How serious a controller event is.
+pub fn event_severity(e: &Event) -> Severity {
+    match e {
+        Event::Failed { .. } | Event::CpuWriteFailed(_) => Severity::Error,
+        _ => Severity::Info,
+    }
+}
+
+/// One guest's loop state.
+#[derive(Debug, Clone)]
+pub struct Session {
+    rules: Arc<RuleSet>,
+    file: SourceFile,
+    engine: Engine,
+    watch: Watch,
+    trace: Trace,
+    controller: Controller,
+    /// CPUs online at the first reading (what vertical polarization restores).
+    start_online: Option<Vec<u32>>,
+    vertical: bool,
+    last_stamp: Option<Stamp>,
+    /// The latest readings, as deep as the history, replayed into new rules
+    /// on a reload so decisions go on at once, as cpuplugd's do.
+    recent: VecDeque<Arc<Sample>>,
+}
+
+impl Session {
+    /// A session for `rules` (loaded from `file`) in `mode`.
+    pub fn new(rules: Arc<RuleSet>, file: SourceFile, mode: Mode, flap: FlapConfig) -> Self {
+        Session {
+            engine: Engine::new(Arc::clone(&rules)),
+            rules,
+            file,
+            watch: Watch::new(flap),
+            trace: Trace::new(),
+            controller: Controller::new(mode),
+            start_online: None,
+            vertical: false,
+            last_stamp: None,
+            recent: VecDeque::new(),
+        }
+    }
+
+    /// The rules in force.
+    pub fn rules(&self) -> &Arc<RuleSet> {
+        &self.rules
+    }
+
+    /// The file they came from.
+    pub fn file(&self) -> &SourceFile {
+        &self.file
+    }
+
+    /// The engine (variables' values, readings so far).
+    pub fn engine(&self) -> &Engine {
+        &self.engine
+    }
+
+    /// The incident watch.
+    pub fn watch(&self) -> &Watch {
+        &self.watch
+    }
+
+    /// The truth trace of the latest decision.
+    pub fn trace(&self) -> &Trace {
+        &self.trace
+    }
+
+    /// The mode and any pending proposal.
+    pub fn controller(&self) -> &Controller {
+        &self.controller
+    }
+
+    /// For mode switches and the user's answers to proposals.
+    pub fn controller_mut(&mut self) -> &mut Controller {
+        &mut self.controller
+    }
+
+    fn acting(&self) -> bool {
+        self.controller.mode() == Mode::Auto
+    }
+
+    /// Takes one reading and does what cpuplugd would do with it.
+    pub fn step(&mut self, sample: Arc<Sample>, actuator: &mut dyn Actuator) -> Step {
+        let mut step = Step::default();
+        if self.last_stamp.is_some_and(|last| sample.stamp <= last) {
+            self.last_stamp = Some(sample.stamp);
+            step.skipped = Some(Skipped::ClockWentBack);
+            return step;
+        }
+        self.last_stamp = Some(sample.stamp);
+        self.remember(&sample);
+        if self.start_online.is_none() {
+            self.start_online = Some(sample.online.ids.clone());
+            self.vertical = sample.polarization == Some(Polarization::Vertical);
+            step.limits = self.limits(&sample, actuator);
+            step.fatal = unreachable_minimum(&self.rules, &step.limits);
+            if step.fatal.is_some() {
+                return step;
+            }
+        } else {
+            self.polarization(&sample, actuator, &mut step);
+        }
+        let Some(decision) = self.engine.push(&sample, &mut self.trace) else {
+            return step;
+        };
+        self.decide(&sample, decision, actuator, &mut step);
+        step
+    }
+
+    fn decide(
+        &mut self,
+        sample: &Sample,
+        decision: Decision,
+        actuator: &mut dyn Actuator,
+        step: &mut Step,
+    ) {
+        use crate::engine::GroupStatus;
+        if let Some(fatal) = &decision.fatal {
+            // cpuplugd carries out the CPU group's action before the memory
+            // group stops it.
+            if fatal.group == Some("memory") && decision.cpu.is_some() {
+                let cpu_only = Decision {
+                    mem: None,
+                    fatal: None,
+                    ..decision.clone()
+                };
+                step.events = self.controller.decide(&cpu_only, actuator);
+            }
+            step.fatal = Some(fatal.clone());
+            step.decision = Some(decision);
+            return;
+        }
+        if let Some(GroupStatus::Fault(f)) = decision.cpu.map(|c| c.status) {
+            step.notices.push(Notice::Fault {
+                group: "CPU",
+                fault: f.to_string(),
+            });
+        }
+        if let Some(GroupStatus::Fault(f)) = decision.mem.map(|m| m.status) {
+            step.notices.push(Notice::Fault {
+                group: "memory",
+                fault: f.to_string(),
+            });
+        }
+        if let Some(cpu) = decision.cpu.filter(|c| c.limited) {
+            step.notices.push(Notice::LimitReached(if cpu.hotplug == Some(true) {
+                "maximum cpu"
+            } else {
+                "minimum cpu"
+            }));
+        }
+        if let Some(mem) = decision.mem
+            && mem.status == GroupStatus::Ok
+            && mem.cmm_pages <= self.rules.settings.cmm_min
+            && mem.memplug == Some(true)
+        {
+            step.notices.push(Notice::LimitReached("minimum memory"));
+        }
+        step.findings = self
+            .watch
+            .observe(&self.engine, &self.file, sample, &decision, &self.trace);
+        step.events = self.controller.decide(&decision, actuator);
+        step.decision = Some(decision);
+    }
+
+    fn remember(&mut self, sample: &Arc<Sample>) {
+        let keep = self.rules.history_depth as usize + 1;
+        while self.recent.len() >= keep {
+            self.recent.pop_front();
+        }
+        self.recent.push_back(Arc::clone(sample));
+    }
+
+    /// cpuplugd's start-up adjustment, per mode: applied when autonomous,
+    /// reported as what would be done otherwise.
+    fn limits(&mut self, sample: &Sample, actuator: &mut dyn Actuator) -> Vec<Event> {
+        let mut events = Vec::new();
+        // After a CPU write fails, the other CPUs would fail the same way.
+        let mut cpu_failed = false;
+        for (action, why) in start_limits(&self.rules, sample) {
+            let cpu = matches!(action, Action::PlugCpu | Action::UnplugCpu);
+            if cpu && (self.vertical || cpu_failed) {
+                continue;
+            }
+            if !self.acting() {
+                events.push(Event::Would {
+                    action,
+                    why: why.to_string(),
+                });
+                continue;
+            }
+            let applied = apply(action, actuator);
+            cpu_failed |= cpu && applied.iter().any(|e| matches!(e, Event::Failed { .. }));
+            events.extend(applied);
+        }
+        events
+    }
+
+    fn polarization(&mut self, sample: &Sample, actuator: &mut dyn Actuator, step: &mut Step) {
+        let vertical = sample.polarization == Some(Polarization::Vertical);
+        if vertical == self.vertical {
+            return;
+        }
+        self.vertical = vertical;
+        if vertical {
+            step.notices.push(Notice::VerticalPolarization);
+            if self.acting() {
+                let mut failures = Vec::new();
+                let start = self.start_online.clone().unwrap_or_default();
+                if let Err(e) = actuator.set_online(&start, &mut failures) {
+                    failures.push(e.to_string());
+                }
+                step.limits
+                    .extend(failures.into_iter().map(Event::CpuWriteFailed));
+            }
+        } else {
+            step.notices.push(Notice::HorizontalPolarization);
+            step.limits = self.limits(sample, actuator);
+        }
+    }
+
+    /// Takes new rules (SIGHUP, `r`): the history is kept (the latest
+    /// readings are fed to the new rules), the watch goes on, and the limits
+    /// of the new rules apply at once, as cpuplugd re-applies them.
+    pub fn reload(
+        &mut self,
+        rules: Arc<RuleSet>,
+        file: SourceFile,
+        actuator: &mut dyn Actuator,
+    ) -> Vec<Event> {
+        self.engine = Engine::new(Arc::clone(&rules));
+        self.rules = rules;
+        self.file = file;
+        for sample in &self.recent {
+            let _ = self.engine.push(sample, &mut NoTrace);
+        }
+        match self.recent.back().cloned() {
+            Some(latest) if !self.vertical => self.limits(&latest, actuator),
+            _ => Vec::new(),
+        }
+    }
+}
+
+/// cpuplugd stops when it cannot bring the guest up to CPU_MIN at start
+/// (no CPU it may plug is left).
+fn unreachable_minimum(rules: &RuleSet, limits: &[Event]) -> Option<Fatal> {
+    limits.iter().find_map(|e| match e {
+        Event::Failed {
+            action: Action::PlugCpu,
+            error,
+            ..
+        } => Some(Fatal {
+            message: format!(
+                "cannot bring the guest up to CPU_MIN ({}): {error}",
+                rules.settings.cpu_min
+            ),
+            node: None,
+            group: Some("cpu"),
+        }),
+        _ => None,
+    })
+}
