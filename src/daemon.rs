@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use crate::control::actuator::RootActuator;
+use crate::control::actuator::{Actuator, RootActuator};
 use crate::control::controller::{Event, Mode};
 use crate::control::flap::FlapConfig;
 use crate::control::journal::{self, StartState};
@@ -133,7 +133,15 @@ fn stamped(line: &str) -> String {
 /// Logs what one step did: each message at its severity; a CPU that was
 /// not there to plug or unplug only when verbose, as cpuplugd does.
 fn log_step(log: &mut dyn Log, step: &Step, verbose: bool) {
-    let quiet = |e: &Event| matches!(e, Event::Failed { nothing_left: true, .. });
+    let quiet = |e: &Event| {
+        matches!(
+            e,
+            Event::Failed {
+                nothing_left: true,
+                ..
+            }
+        )
+    };
     for e in step.limits.iter().chain(&step.events) {
         if quiet(e) && !verbose {
             continue;
@@ -167,7 +175,7 @@ struct Runner<'a> {
     options: &'a RunOptions,
     log: &'a mut dyn Log,
     session: Session,
-    actuator: RootActuator,
+    actuator: &'a mut dyn Actuator,
     start: StartState,
     acting: bool,
 }
@@ -180,7 +188,7 @@ impl Runner<'_> {
             return true;
         }
         let mut failures = Vec::new();
-        let complete = match journal::restore(&mut self.actuator, &self.start, &mut failures) {
+        let complete = match journal::restore(self.actuator, &self.start, &mut failures) {
             Ok(()) => failures.is_empty(),
             Err(e) => {
                 failures.push(e.to_string());
@@ -219,9 +227,7 @@ impl Runner<'_> {
         let facts = RootReader::new().facts(&self.options.root);
         match load_rules(&self.options.rules, &facts) {
             Ok((rules, file)) => {
-                let events = self
-                    .session
-                    .reload(Arc::new(rules), file, &mut self.actuator);
+                let events = self.session.reload(Arc::new(rules), file, self.actuator);
                 self.log.info(&format!(
                     "reloaded {}; history and start state kept",
                     self.options.rules.display()
@@ -295,6 +301,20 @@ pub fn run_on(
     log: &mut dyn Log,
     signals: &Signals,
 ) -> Result<Ending, StartError> {
+    let mut actuator =
+        RootActuator::new(&options.root).map_err(|e| StartError::Read(e.to_string()))?;
+    run_with(options, source, &mut actuator, log, signals)
+}
+
+/// As [`run_on`], acting through any actuator (the simulator's, in tests
+/// that compare the front ends); the lock and journal stay below the root.
+pub fn run_with(
+    options: &RunOptions,
+    source: &mut dyn Source,
+    actuator: &mut dyn Actuator,
+    log: &mut dyn Log,
+    signals: &Signals,
+) -> Result<Ending, StartError> {
     let facts = source.facts();
     let (mut rules, file) = load_rules(&options.rules, &facts)?;
     if !rules.mem_enabled && rules.settings.cmm_max >= 0 && !facts.cmm_pages {
@@ -326,7 +346,6 @@ pub fn run_on(
         online: first.online.ids.clone(),
         cmm_pages: first.cmm_pages,
     });
-    let actuator = RootActuator::new(&options.root).map_err(|e| StartError::Read(e.to_string()))?;
     if acting {
         let mut journaled = start.clone();
         journaled.pid = std::process::id();
@@ -366,7 +385,11 @@ pub fn run_on(
         let _ = std::fs::remove_file(options.root.join(lock::LOCK_FILE));
     }
     runner.log.info("terminated");
-    Ok(if restored { ending } else { Ending::RestoreFailed })
+    Ok(if restored {
+        ending
+    } else {
+        Ending::RestoreFailed
+    })
 }
 
 /// The intervals, until a signal, the end of a finite source, or a reading
@@ -409,7 +432,7 @@ fn run_loop(
         if options.panic_after.is_some_and(|n| intervals > n) {
             panic!("test-only panic after {intervals} intervals");
         }
-        let step = runner.session.step(Arc::new(sample), &mut runner.actuator);
+        let step = runner.session.step(Arc::new(sample), runner.actuator);
         if options.verbose
             && let Some(d) = &step.decision
             && d.fatal.is_none()
@@ -439,9 +462,8 @@ fn run_loop(
 /// and without /proc/cpuinfo it does not start.
 fn lpar_check(root: &Path, rules: &mut RuleSet, log: &mut dyn Log) -> Result<(), StartError> {
     let path = root.join("proc/cpuinfo");
-    let text = std::fs::read(&path).map_err(|e| {
-        StartError::Invalid(format!("cannot open {}: {e}", path.display()))
-    })?;
+    let text = std::fs::read(&path)
+        .map_err(|e| StartError::Invalid(format!("cannot open {}: {e}", path.display())))?;
     if crate::kernel::machine::is_zvm_guest(&text) || !rules.mem_enabled {
         return Ok(());
     }

@@ -350,7 +350,11 @@ fn run_speaks_cpuplugd_options_and_refuses_bad_rules_without_writing() {
         "--root",
         "tests/fixtures/roots/oldkernel",
     ]);
-    assert_eq!(o.status.code(), Some(1), "cpuplugd's exit code for a bad file");
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "cpuplugd's exit code for a bad file"
+    );
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("cpuplugd has no `>=`"), "{err}");
     assert!(
@@ -365,5 +369,9 @@ fn run_speaks_cpuplugd_options_and_refuses_bad_rules_without_writing() {
         "--root",
         "tests/fixtures/roots/oldkernel",
     ]);
-    assert_eq!(missing.status.code(), Some(1), "cpuplugd exits 1 without its file");
+    assert_eq!(
+        missing.status.code(),
+        Some(1),
+        "cpuplugd exits 1 without its file"
+    );
 }

@@ -337,7 +337,8 @@ impl Controller {
                     if same_kind(&p.actions, &actions) {
                         if p.actions != actions {
                             let before = std::mem::replace(&mut p.actions, actions);
-                            p.changed = before.iter().zip(&p.actions).map(|(a, b)| a != b).collect();
+                            p.changed =
+                                before.iter().zip(&p.actions).map(|(a, b)| a != b).collect();
                             p.revisions += 1;
                             p.reading = decision.reading;
                             p.why = why;
@@ -570,7 +571,10 @@ mod tests {
         assert_eq!(shown.revisions, 1);
         // A key pressed while the old box was on screen approves nothing.
         let stale = c.accept(&first, &mut a);
-        assert!(matches!(&stale[..], [Event::NotApplied { .. }]), "{stale:?}");
+        assert!(
+            matches!(&stale[..], [Event::NotApplied { .. }]),
+            "{stale:?}"
+        );
         assert!(a.writes.is_empty());
         let events = c.accept(&shown, &mut a);
         assert_eq!(events[0].to_string(), "approved: set cmm_pages 0 -> 36476");

@@ -56,9 +56,9 @@ pub enum Notice {
 impl fmt::Display for Notice {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Notice::VerticalPolarization => {
-                f.write_str("vertical polarization: CPU changes suspended, start CPU count restored")
-            }
+            Notice::VerticalPolarization => f.write_str(
+                "vertical polarization: CPU changes suspended, start CPU count restored",
+            ),
             Notice::HorizontalPolarization => {
                 f.write_str("horizontal polarization again: CPU limits re-applied")
             }
@@ -116,17 +116,23 @@ impl Step {
             }
         }
         if let Some(f) = &self.fatal {
-            out.push((Severity::Error, format!("{}; cpuplugd would exit here", f.message)));
+            out.push((
+                Severity::Error,
+                format!("{}; cpuplugd would exit here", f.message),
+            ));
         }
         out
     }
 
     /// The actions carried out (or, in observe mode, that would have been).
     pub fn actions(&self) -> impl Iterator<Item = Action> + '_ {
-        self.limits.iter().chain(&self.events).filter_map(|e| match e {
-            Event::Applied { action, .. } | Event::Would { action, .. } => Some(*action),
-            _ => None,
-        })
+        self.limits
+            .iter()
+            .chain(&self.events)
+            .filter_map(|e| match e {
+                Event::Applied { action, .. } | Event::Would { action, .. } => Some(*action),
+                _ => None,
+            })
     }
 }
 
@@ -276,11 +282,12 @@ impl Session {
             });
         }
         if let Some(cpu) = decision.cpu.filter(|c| c.limited) {
-            step.notices.push(Notice::LimitReached(if cpu.hotplug == Some(true) {
-                "maximum cpu"
-            } else {
-                "minimum cpu"
-            }));
+            step.notices
+                .push(Notice::LimitReached(if cpu.hotplug == Some(true) {
+                    "maximum cpu"
+                } else {
+                    "minimum cpu"
+                }));
         }
         if let Some(mem) = decision.mem
             && mem.status == GroupStatus::Ok
@@ -289,9 +296,9 @@ impl Session {
         {
             step.notices.push(Notice::LimitReached("minimum memory"));
         }
-        step.findings = self
-            .watch
-            .observe(&self.engine, &self.file, sample, &decision, &self.trace);
+        step.findings =
+            self.watch
+                .observe(&self.engine, &self.file, sample, &decision, &self.trace);
         step.events = self.controller.decide(&decision, actuator);
         step.decision = Some(decision);
     }

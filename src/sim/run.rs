@@ -139,7 +139,12 @@ pub fn simulate_loaded(
     let mut source = SimSource::new(Rc::clone(&guest), interval);
     source.stop_at_end = true;
     let mut actuator = SimActuator::new(Rc::clone(&guest));
-    let mut session = Session::new(Arc::clone(&rules_set), file.clone(), Mode::Auto, options.flap);
+    let mut session = Session::new(
+        Arc::clone(&rules_set),
+        file.clone(),
+        Mode::Auto,
+        options.flap,
+    );
     let mut recorder = match &options.record {
         Some(path) => Some(
             RecordingWriter::create(path, &header(scenario, rules, interval))

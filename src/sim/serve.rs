@@ -31,7 +31,10 @@ pub fn publish_all(guest: &Guest, root: &Path) -> std::io::Result<()> {
     fs::write(root.join("proc/cpuinfo"), zvm_cpuinfo(cpus))?;
     fs::write(
         root.join("proc/sysinfo"),
-        format!("Manufacturer:         IBM\nType:                 8561\nLPAR Name:            SIMLPAR\nVM00 Name:            {:.8}\nVM00 Control Program: z/VM    7.3.0\n", name),
+        format!(
+            "Manufacturer:         IBM\nType:                 8561\nLPAR Name:            SIMLPAR\nVM00 Name:            {:.8}\nVM00 Control Program: z/VM    7.3.0\n",
+            name
+        ),
     )
 }
 

@@ -273,7 +273,12 @@ impl App {
             .variables
             .iter()
             .filter(|v| v.uses > 0)
-            .map(|v| (v.name.clone(), engine.variable(&v.name).and_then(Result::ok)))
+            .map(|v| {
+                (
+                    v.name.clone(),
+                    engine.variable(&v.name).and_then(Result::ok),
+                )
+            })
             .collect();
         self.history.push(Arc::clone(&sample));
         for name in self.pinned.clone() {
@@ -309,7 +314,11 @@ impl App {
         for h in hints {
             self.add_hint(h);
         }
-        if step.events.iter().any(|e| matches!(e, Event::Proposed(_) | Event::Revised { .. })) {
+        if step
+            .events
+            .iter()
+            .any(|e| matches!(e, Event::Proposed(_) | Event::Revised { .. }))
+        {
             self.proposal_hidden = false;
         }
         self.note_step(&step);
@@ -449,7 +458,8 @@ impl App {
                 }
             }
             Action::WhatIf => {
-                let mut editor = WhatIfEditor::open(self.session.rules(), self.session.file(), self.rule);
+                let mut editor =
+                    WhatIfEditor::open(self.session.rules(), self.session.file(), self.rule);
                 if let Some(facts) = &self.facts {
                     let _ = editor.check(self.session.rules(), self.session.file(), facts);
                 }
@@ -490,9 +500,13 @@ impl App {
 
     fn toggle_expanded(&mut self) {
         let Some(frame) = self.frame() else { return };
-        let rows = trace::rows(self.session.rules(), self.session.file(), &frame.trace, self.rule, &|n| {
-            self.expanded.contains(&n)
-        });
+        let rows = trace::rows(
+            self.session.rules(),
+            self.session.file(),
+            &frame.trace,
+            self.rule,
+            &|n| self.expanded.contains(&n),
+        );
         let vars: Vec<NodeId> = rows.iter().filter(|r| r.variable).map(|r| r.node).collect();
         if vars.iter().all(|n| self.expanded.contains(n)) {
             self.expanded.clear();
@@ -532,7 +546,9 @@ impl App {
                 self.run_whatif();
                 return;
             }
-            KeyCode::Tab if !editor.file_mode => editor.next_rule(self.session.rules(), self.session.file()),
+            KeyCode::Tab if !editor.file_mode => {
+                editor.next_rule(self.session.rules(), self.session.file())
+            }
             KeyCode::Backspace => editor.backspace(),
             KeyCode::Delete => editor.delete(),
             KeyCode::Left => editor.move_by(-1),
@@ -562,7 +578,8 @@ impl App {
         let Some(mut editor) = self.whatif.take() else {
             return;
         };
-        if let Some((rules, file)) = editor.check(self.session.rules(), self.session.file(), &facts) {
+        if let Some((rules, file)) = editor.check(self.session.rules(), self.session.file(), &facts)
+        {
             let history: Vec<(usize, &Sample, Moves)> = self
                 .frames
                 .iter()
@@ -573,7 +590,13 @@ impl App {
                 })
                 .collect();
             let scenario = self.sim.as_ref().map(|(s, old)| (s, *old));
-            editor.run(rules, &file, &history, scenario, self.session.watch().flap.config());
+            editor.run(
+                rules,
+                &file,
+                &history,
+                scenario,
+                self.session.watch().flap.config(),
+            );
         }
         self.whatif = Some(editor);
     }

@@ -51,7 +51,14 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {
             theme.dim(),
         )));
     }
-    for c in app.session.watch().changes.iter().rev().skip(app.flips_scroll) {
+    for c in app
+        .session
+        .watch()
+        .changes
+        .iter()
+        .rev()
+        .skip(app.flips_scroll)
+    {
         lines.push(Line::from(vec![
             Span::styled(format!("#{} ", c.reading), theme.dim()),
             Span::styled(format!("{} → {}", c.before, c.after), theme.text()),

@@ -251,7 +251,7 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {
         }
         let mut lines = vec![Line::from(spans)];
         let revised = if p.revisions > 0 {
-            format!(", revised {} times", p.revisions)
+            format!(", revised ×{}", p.revisions)
         } else {
             String::new()
         };
