@@ -106,6 +106,7 @@ fn simulated(
         count: None,
         sim: Some(format!("examples/scenarios/{scenario}.toml").into()),
         old_kernel: false,
+        allow_non_zvm: false,
     };
     let (mut app, mut source) = plugtop::tui::run::prepare(&options)?;
     for _ in 0..readings {

@@ -60,6 +60,10 @@ struct Cli {
     /// With --sim: /proc/vmstat carries the old zone-suffixed names.
     #[arg(long, requires = "sim")]
     old_kernel: bool,
+    /// Let step and autonomous mode change this machine although it is not
+    /// an s390 z/VM guest (by default plugtop refuses on such a `/`).
+    #[arg(long)]
+    allow_non_zvm: bool,
 }
 
 #[derive(Clone, Copy, PartialEq, ValueEnum)]
@@ -300,6 +304,7 @@ fn main() -> ExitCode {
     match run(cli) {
         Ok(Status::Ok) => ExitCode::SUCCESS,
         Ok(Status::Failed) => ExitCode::from(1),
+        Ok(Status::Code(code)) => ExitCode::from(code),
         // `plugtop eval ... | head` is fine: stop quietly.
         Err(e)
             if e.downcast_ref::<std::io::Error>()
@@ -334,14 +339,24 @@ fn run(cli: Cli) -> anyhow::Result<Status> {
             count: cli.count,
             sim: cli.sim.clone(),
             old_kernel: cli.old_kernel,
+            allow_non_zvm: cli.allow_non_zvm,
         };
         if plugtop::tui::run::line_mode_wanted(cli.batch) {
             plugtop::tui::run::run_lines(&options, &mut out)?;
-        } else {
-            plugtop::tui::run::run_screen(&options)?;
+            out.flush()?;
+            return Ok(Status::Ok);
         }
-        out.flush()?;
-        return Ok(Status::Ok);
+        return Ok(match plugtop::tui::run::run_screen(&options)? {
+            plugtop::tui::run::ScreenEnd::Quit => Status::Ok,
+            plugtop::tui::run::ScreenEnd::Signal(signal) => {
+                eprintln!("plugtop: ended by signal {signal}; the guest was put back");
+                Status::Code(128 + signal.clamp(0, 127) as u8)
+            }
+            plugtop::tui::run::ScreenEnd::RestoreFailed(why) => {
+                eprintln!("plugtop: {why}");
+                Status::Failed
+            }
+        });
     };
     let status = match command {
         Command::Whatif {

@@ -155,6 +155,7 @@ fn simulated_with(scenario: &str, rules: Option<&str>, readings: usize) -> App {
         count: None,
         sim: Some(format!("examples/scenarios/{scenario}.toml").into()),
         old_kernel: false,
+        allow_non_zvm: false,
     };
     let (mut app, mut source) = match plugtop::tui::run::prepare(&options) {
         Ok(x) => x,

@@ -15,6 +15,8 @@ struct Session {
     output: Receiver<Vec<u8>>,
     input: Box<dyn Write + Send>,
     child: Box<dyn portable_pty::Child + Send + Sync>,
+    /// Every byte the program wrote, for checking how it left the terminal.
+    raw: Vec<u8>,
 }
 
 impl Session {
@@ -51,6 +53,46 @@ impl Session {
             output: rx,
             input,
             child,
+            raw: Vec::new(),
+        }
+    }
+
+    fn take(&mut self, bytes: &[u8]) {
+        self.parser.process(bytes);
+        self.raw.extend_from_slice(bytes);
+    }
+
+    /// Sends a signal to plugtop (as an SSH drop or `kill` would).
+    fn signal(&self, name: &str) {
+        let pid = self.child.process_id().expect("a pid");
+        let ok = std::process::Command::new("kill")
+            .args([&format!("-{name}"), &pid.to_string()])
+            .status()
+            .is_ok_and(|s| s.success());
+        assert!(ok, "kill -{name} {pid}");
+    }
+
+    /// Waits for plugtop to end; its exit code and everything it printed.
+    fn wait_exit(&mut self) -> (Option<u32>, String) {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                while let Ok(bytes) = self.output.recv_timeout(Duration::from_millis(200)) {
+                    self.take(&bytes);
+                }
+                return (
+                    Some(status.exit_code()),
+                    String::from_utf8_lossy(&self.raw).into_owned(),
+                );
+            }
+            assert!(
+                Instant::now() < deadline,
+                "plugtop did not end; screen:\n{}",
+                self.screen()
+            );
+            if let Ok(bytes) = self.output.recv_timeout(Duration::from_millis(50)) {
+                self.take(&bytes);
+            }
         }
     }
 
@@ -68,7 +110,7 @@ impl Session {
                 self.screen()
             );
             if let Ok(bytes) = self.output.recv_timeout(Duration::from_millis(50)) {
-                self.parser.process(&bytes);
+                self.take(&bytes);
             }
         }
     }
@@ -83,7 +125,7 @@ impl Session {
                 self.screen()
             );
             if let Ok(bytes) = self.output.recv_timeout(Duration::from_millis(50)) {
-                self.parser.process(&bytes);
+                self.take(&bytes);
             }
         }
     }
@@ -107,7 +149,7 @@ impl Session {
                 self.screen()
             );
             if let Ok(bytes) = self.output.recv_timeout(Duration::from_millis(50)) {
-                self.parser.process(&bytes);
+                self.take(&bytes);
             }
         }
     }
@@ -285,4 +327,243 @@ fn the_whatif_editor_checks_as_you_type_and_shows_the_counterfactual() {
     s.wait_for("Flips: why the decisions changed");
     s.wait_for("HOTPLUG false → true");
     assert!(s.quit());
+}
+
+/// A four-CPU test guest with cpu0 online, and rules that always plug.
+fn plugging_guest() -> (FakeRoot, String) {
+    let root = FakeRoot::guest(1);
+    for i in 0..4 {
+        root.write(
+            &format!("sys/devices/system/cpu/cpu{i}/online"),
+            if i == 0 { "1\n" } else { "0\n" },
+        );
+        root.write(&format!("sys/devices/system/cpu/cpu{i}/configure"), "1\n");
+    }
+    root.write("sys/devices/system/cpu/present", "0-3\n");
+    let rules = root.path().join("rules.conf");
+    std::fs::write(
+        &rules,
+        "UPDATE=\"1\"\nCPU_MIN=\"1\"\nCPU_MAX=\"4\"\nHOTPLUG=\"1\"\nHOTUNPLUG=\"0\"\n",
+    )
+    .expect("rules");
+    let rules = rules.to_string_lossy().into_owned();
+    (root, rules)
+}
+
+fn cpu_online(root: &FakeRoot, i: u32) -> String {
+    std::fs::read_to_string(
+        root.path()
+            .join(format!("sys/devices/system/cpu/cpu{i}/online")),
+    )
+    .unwrap_or_default()
+}
+
+/// The terminal was given back: alternate screen left, mouse reporting off,
+/// cursor shown.
+fn terminal_restored(output: &str) -> bool {
+    let last = |seq: &str| output.rfind(seq);
+    let left = last("\x1b[?1049l");
+    left.is_some() && left > last("\x1b[?1049h") && output.contains("\x1b[?1000l")
+}
+
+fn autonomous_then_signal(signal: &str, code: u32) {
+    let (root, rules) = plugging_guest();
+    let root_s = root.path().to_string_lossy().into_owned();
+    let mut s = Session::start(
+        &[
+            "--root",
+            &root_s,
+            "-c",
+            &rules,
+            "--interval",
+            "0.2",
+            "--mode",
+            "auto",
+        ],
+        30,
+        110,
+    );
+    s.wait_for("AUTONOMOUS");
+    s.wait_for("plugged cpu1");
+    assert_eq!(cpu_online(&root, 1), "1\n");
+    assert!(root.path().join("run/plugtop/state").exists());
+    s.signal(signal);
+    let (status, output) = s.wait_exit();
+    assert_eq!(status, Some(code), "exit code after SIG{signal}");
+    for i in 1..4 {
+        assert_eq!(
+            cpu_online(&root, i),
+            "0\n",
+            "cpu{i} is put back after SIG{signal}"
+        );
+    }
+    assert!(
+        !root.path().join("run/plugtop/state").exists(),
+        "the journal goes after a full restore"
+    );
+    assert!(
+        terminal_restored(&output),
+        "terminal left raw after SIG{signal}"
+    );
+}
+
+#[test]
+fn sighup_in_autonomous_mode_puts_the_guest_and_the_terminal_back() {
+    autonomous_then_signal("HUP", 129);
+}
+
+#[test]
+fn sigterm_in_autonomous_mode_puts_the_guest_and_the_terminal_back() {
+    autonomous_then_signal("TERM", 143);
+}
+
+#[test]
+fn a_failed_restore_keeps_the_journal_and_says_how_to_retry() {
+    let (root, rules) = plugging_guest();
+    let root_s = root.path().to_string_lossy().into_owned();
+    let mut s = Session::start(
+        &[
+            "--root",
+            &root_s,
+            "-c",
+            &rules,
+            "--interval",
+            "0.2",
+            "--mode",
+            "auto",
+        ],
+        30,
+        110,
+    );
+    s.wait_for("plugged cpu1");
+    // cmm_pages can no longer be written: the restore cannot finish.
+    let pages = root.path().join("proc/sys/vm/cmm_pages");
+    std::fs::remove_file(&pages).expect("remove cmm_pages");
+    std::fs::create_dir(&pages).expect("cmm_pages as a directory");
+    s.signal("TERM");
+    let (status, output) = s.wait_exit();
+    assert_eq!(status, Some(1), "a failed restore is a failure");
+    assert!(
+        root.path().join("run/plugtop/state").exists(),
+        "the journal stays for `plugtop restore`"
+    );
+    assert!(output.contains("plugtop restore --root"), "{output}");
+    assert!(terminal_restored(&output));
+}
+
+#[test]
+fn arming_a_test_root_asks_first_and_says_what_it_takes() {
+    let (root, rules) = plugging_guest();
+    let root_s = root.path().to_string_lossy().into_owned();
+    let mut s = Session::start(
+        &["--root", &root_s, "-c", &rules, "--interval", "0.2"],
+        30,
+        110,
+    );
+    s.wait_for("OBSERVE");
+    s.wait_for("#2");
+    s.press("s");
+    s.wait_for("Act on this guest?");
+    s.wait_for("takes the lock");
+    s.wait_for("quitting puts back: CPUs 0 online");
+    assert!(
+        !root.path().join("run/plugtop/state").exists(),
+        "nothing taken before y"
+    );
+    s.press("n");
+    s.wait_gone("Act on this guest?");
+    assert!(!root.path().join("run/plugtop/state").exists());
+    s.press("s");
+    s.wait_for("Act on this guest?");
+    s.press("y");
+    s.wait_for("STEP-CONFIRM");
+    assert!(root.path().join("run/plugtop/state").exists());
+    assert!(s.quit());
+}
+
+#[test]
+fn tmux_kill_session_puts_the_guest_back() {
+    if std::process::Command::new("tmux")
+        .arg("-V")
+        .output()
+        .is_err()
+    {
+        eprintln!("tmux is not installed; skipped");
+        return;
+    }
+    let (root, rules) = plugging_guest();
+    let name = format!("plugtop-test-{}", std::process::id());
+    let bin = env!("CARGO_BIN_EXE_plugtop");
+    let command = format!(
+        "{bin} --root {} -c {rules} --interval 0.2 --mode auto",
+        root.path().display()
+    );
+    let started = std::process::Command::new("tmux")
+        .args([
+            "new-session",
+            "-d",
+            "-s",
+            &name,
+            "-x",
+            "110",
+            "-y",
+            "30",
+            &command,
+        ])
+        .status()
+        .is_ok_and(|s| s.success());
+    assert!(started, "tmux new-session");
+    let journal = root.path().join("run/plugtop/state");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while cpu_online(&root, 1) != "1\n" {
+        assert!(
+            Instant::now() < deadline,
+            "plugtop never plugged cpu1 in tmux"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(journal.exists());
+    let _ = std::process::Command::new("tmux")
+        .args(["kill-session", "-t", &name])
+        .status();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while journal.exists() {
+        assert!(
+            Instant::now() < deadline,
+            "the journal stayed after kill-session"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    for i in 1..4 {
+        assert_eq!(
+            cpu_online(&root, i),
+            "0\n",
+            "cpu{i} put back after kill-session"
+        );
+    }
+}
+
+#[test]
+fn acting_on_this_machine_is_refused_when_it_is_not_a_zvm_guest() {
+    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    if cpuinfo.contains("version = FF") {
+        eprintln!("this machine is a z/VM guest; the refusal does not apply");
+        return;
+    }
+    let (_root, rules) = plugging_guest();
+    let mut s = Session::start(&["-c", &rules, "--interval", "0.2"], 30, 110);
+    s.wait_for("OBSERVE");
+    s.press("s");
+    s.wait_for("plugtop will not change this machine");
+    s.wait_for("--allow-non-zvm");
+    assert!(
+        !std::path::Path::new("/run/plugtop/state").exists(),
+        "nothing journaled"
+    );
+    s.press("x");
+    s.wait_gone("will not change");
+    s.press("A");
+    s.wait_for("plugtop will not change this machine");
+    assert!(s.screen().contains("OBSERVE"));
+    drop(s);
 }

@@ -14,6 +14,8 @@ pub enum Status {
     Ok,
     /// The input has errors (check), or cpuplugd would refuse or stop (eval).
     Failed,
+    /// Ended some other way, with this exit code (128 + a signal).
+    Code(u8),
 }
 
 /// How often a command reads its source.

@@ -87,11 +87,31 @@ impl View {
     }
 }
 
+/// What arming a live guest will take and give back, shown before it
+/// happens so nobody changes a machine by habit (htop's `s` is strace).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ArmInfo {
+    /// The mode asked for.
+    pub mode: Mode,
+    pub host: String,
+    pub architecture: String,
+    /// "z/VM guest LINUX01", "s390x, not a z/VM guest (LPAR)", "not a z/VM guest".
+    pub guest: String,
+    pub root: String,
+    pub lock: String,
+    pub journal: String,
+    /// What quitting puts back: the online CPUs and the pool.
+    pub restore_to: String,
+}
+
 /// A question on top of the screen.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Dialog {
     /// Switching to autonomous mode needs a yes.
     ConfirmAuto,
+    /// Taking the lock and journaling a live guest needs a yes; the front
+    /// end arms on `y`.
+    Arm(ArmInfo),
     /// Something the user must read (e.g. why a mode is not possible).
     Message(String),
 }
@@ -378,9 +398,8 @@ impl App {
                     self.dialog = None;
                     self.set_mode(Mode::Auto);
                 }
-                (Dialog::ConfirmAuto, Action::No | Action::Later) | (Dialog::Message(_), _) => {
-                    self.dialog = None
-                }
+                (Dialog::ConfirmAuto | Dialog::Arm(_), Action::No | Action::Later)
+                | (Dialog::Message(_), _) => self.dialog = None,
                 _ => {}
             }
             return;

@@ -17,7 +17,7 @@ use crossterm::terminal::{
 use ratatui::Terminal;
 use ratatui::backend::CrosstermBackend;
 
-use super::app::{App, Dialog, LogKind, SourceLabel};
+use super::app::{App, ArmInfo, Dialog, LogKind, SourceLabel};
 use super::keys::{Action, action_for};
 use super::{line, view};
 use crate::commands::observe::built_in_rules;
@@ -49,6 +49,9 @@ pub struct Options {
     pub sim: Option<PathBuf>,
     /// With `sim`: zone-suffixed /proc/vmstat names.
     pub old_kernel: bool,
+    /// Allow step and autonomous mode on this machine's own `/` although it
+    /// is not an s390 z/VM guest.
+    pub allow_non_zvm: bool,
 }
 
 /// Why the UI could not start.
@@ -60,6 +63,20 @@ pub enum UiError {
     Source(String),
     #[error("terminal: {0}")]
     Terminal(#[from] std::io::Error),
+    /// A signal ended the screen; the guest was put back (or the journal kept).
+    #[error("{0}")]
+    Ended(String),
+}
+
+/// How the screen ended, for the exit code.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ScreenEnd {
+    /// The user quit and the guest (if armed) is as it was.
+    Quit,
+    /// A signal ended it; 128 + the signal is the usual exit code.
+    Signal(i32),
+    /// The guest could not be fully put back; the journal is kept.
+    RestoreFailed(String),
 }
 
 /// Whether to use line mode: asked for, a dumb terminal, or no terminal.
@@ -222,6 +239,54 @@ struct Armed {
     start: StartState,
 }
 
+/// Whether this root is this machine's own `/`.
+fn is_own_root(root: &Path) -> bool {
+    std::fs::canonicalize(root).is_ok_and(|r| r == Path::new("/"))
+}
+
+/// What arming `root` would take and put back, or why it is refused: on
+/// this machine's own `/` only an s390 z/VM guest may be changed, unless
+/// `--allow-non-zvm` says otherwise. Test roots and the simulator need no
+/// such option.
+pub fn arm_check(
+    options: &Options,
+    mode: Mode,
+    latest: Option<&Sample>,
+) -> Result<ArmInfo, String> {
+    let root = &options.root;
+    let id = crate::kernel::machine::identity(root);
+    let guest = match (&id.guest_name, id.zvm_guest, id.s390) {
+        (Some(name), true, _) => format!("z/VM guest {name}"),
+        (None, true, _) => "a z/VM guest".to_string(),
+        (_, false, true) => "s390x, not a z/VM guest (an LPAR?)".to_string(),
+        (_, false, false) => "not an s390 z/VM guest".to_string(),
+    };
+    if is_own_root(root) && !id.zvm_guest && !options.allow_non_zvm {
+        return Err(format!(
+            "{} is {} ({}): cpuplugd's rules are meant for z/VM guests, and {mode} mode would take this machine's CPUs offline. Start plugtop with --allow-non-zvm to act anyway, or try it on `plugtop --sim SCENARIO`.",
+            id.host, guest, id.architecture
+        ));
+    }
+    let sample = latest.ok_or("no reading yet; try again in a moment")?;
+    let restore_to = format!(
+        "CPUs {} online, cmm_pages {}",
+        crate::kernel::recording::export::ranges(&sample.online),
+        sample
+            .cmm_pages
+            .map_or("absent".to_string(), |p| p.to_string())
+    );
+    Ok(ArmInfo {
+        mode,
+        host: id.host,
+        architecture: id.architecture,
+        guest,
+        root: root.display().to_string(),
+        lock: root.join(lock::LOCK_FILE).display().to_string(),
+        journal: journal::default_path(root).display().to_string(),
+        restore_to,
+    })
+}
+
 /// Takes the lock, writes the journal and gives the app an actuator.
 fn arm(app: &mut App, root: &Path, first: Option<&Sample>) -> Result<Armed, String> {
     let lock = lock::acquire(root).map_err(|e| e.to_string())?;
@@ -251,13 +316,30 @@ fn arm(app: &mut App, root: &Path, first: Option<&Sample>) -> Result<Armed, Stri
     })
 }
 
-fn disarm(armed: Armed, app: &mut App) {
+/// Puts the guest back. The journal goes only after a complete restore;
+/// otherwise it stays for `plugtop restore`, and the error says what is left.
+fn disarm(armed: Armed, app: &mut App) -> Result<(), String> {
     let mut failures = Vec::new();
-    if let Some(a) = app.actuator.as_mut() {
-        let _ = journal::restore(a.as_mut(), &armed.start, &mut failures);
+    match app.actuator.as_mut() {
+        Some(a) => {
+            if let Err(e) = journal::restore(a.as_mut(), &armed.start, &mut failures) {
+                failures.push(e.to_string());
+            }
+        }
+        None => failures.push("no actuator".into()),
     }
-    let _ = journal::remove(&armed.state);
-    let _ = armed.root;
+    app.actuator = None;
+    if failures.is_empty() {
+        let _ = journal::remove(&armed.state);
+        let _ = std::fs::remove_file(armed.root.join(lock::LOCK_FILE));
+        return Ok(());
+    }
+    Err(format!(
+        "the guest was not fully put back ({}); the journal {} is kept: fix the cause and run `plugtop restore --root {}`",
+        failures.join("; "),
+        armed.state.display(),
+        armed.root.display()
+    ))
 }
 
 fn own_cpu_ns() -> Option<u64> {
@@ -316,37 +398,80 @@ fn restore_terminal() {
     );
 }
 
-/// The full-screen UI.
-pub fn run_screen(options: &Options) -> Result<(), UiError> {
+/// What the loop waits for: the terminal, or a signal.
+enum Input {
+    Term(Event),
+    Signal(i32),
+}
+
+/// The full-screen UI. Every way out restores the terminal; an armed guest
+/// is put back on quit and on SIGHUP (an SSH drop), SIGTERM and SIGINT.
+pub fn run_screen(options: &Options) -> Result<ScreenEnd, UiError> {
     let (mut app, mut source) = prepare(options)?;
     let previous = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
         restore_terminal();
         previous(info);
     }));
-    enable_raw_mode()?;
-    execute!(
-        std::io::stdout(),
-        EnterAlternateScreen,
-        event::EnableMouseCapture
-    )?;
+    enter_screen()?;
     let result = event_loop(options, &mut app, source.as_mut());
     restore_terminal();
     result
 }
 
-fn event_loop(options: &Options, app: &mut App, source: &mut dyn Source) -> Result<(), UiError> {
-    let mut terminal = Terminal::new(CrosstermBackend::new(std::io::stdout()))?;
+fn enter_screen() -> std::io::Result<()> {
+    enable_raw_mode()?;
+    execute!(
+        std::io::stdout(),
+        EnterAlternateScreen,
+        event::EnableMouseCapture
+    )
+}
+
+/// Ctrl-Z or SIGTSTP: give the terminal back, stop, and on `fg` take it
+/// again with a full redraw.
+fn suspend(terminal: &mut Terminal<CrosstermBackend<std::io::Stdout>>) -> std::io::Result<()> {
+    restore_terminal();
+    signal_hook::low_level::emulate_default_handler(signal_hook::consts::SIGTSTP)?;
+    enter_screen()?;
+    terminal.clear()
+}
+
+fn spawn_inputs() -> Result<std::sync::mpsc::Receiver<Input>, UiError> {
+    use signal_hook::consts::{SIGCONT, SIGHUP, SIGINT, SIGTERM, SIGTSTP};
     let (tx, rx) = channel();
+    let keys = tx.clone();
     std::thread::Builder::new()
         .name("plugtop-keys".into())
         .spawn(move || {
             while let Ok(ev) = event::read() {
-                if tx.send(ev).is_err() {
+                if keys.send(Input::Term(ev)).is_err() {
                     break;
                 }
             }
         })?;
+    let mut signals =
+        signal_hook::iterator::Signals::new([SIGHUP, SIGTERM, SIGINT, SIGTSTP, SIGCONT])?;
+    std::thread::Builder::new()
+        .name("plugtop-signals".into())
+        .spawn(move || {
+            for signal in signals.forever() {
+                if tx.send(Input::Signal(signal)).is_err() {
+                    break;
+                }
+            }
+        })?;
+    Ok(rx)
+}
+
+fn event_loop(
+    options: &Options,
+    app: &mut App,
+    source: &mut dyn Source,
+) -> Result<ScreenEnd, UiError> {
+    use signal_hook::consts::{SIGCONT, SIGTSTP};
+    let mut terminal = Terminal::new(CrosstermBackend::new(std::io::stdout()))?;
+    let rx = spawn_inputs()?;
     let live = options.replay.is_none();
     let mut speed = 1.0f64;
     let mut armed: Option<Armed> = None;
@@ -355,35 +480,24 @@ fn event_loop(options: &Options, app: &mut App, source: &mut dyn Source) -> Resu
     let mut cpu_mark = (Instant::now(), own_cpu_ns());
     let mut start_mode =
         (options.mode != Mode::Observe && live && options.sim.is_none()).then_some(options.mode);
+    let mut end = ScreenEnd::Quit;
     loop {
         let now = Instant::now();
         let sampling = !exhausted && (live || !app.paused);
         if sampling && now >= next {
-            match source.next_sample() {
-                Some(Ok(s)) => {
-                    app.ingest(s);
-                    if let Some(mode) = start_mode.take() {
-                        let first = app.frames.back().map(|f| f.sample.clone());
-                        match arm(app, &options.root, first.as_deref()) {
-                            Ok(a) => {
-                                armed = Some(a);
-                                app.set_mode(mode);
-                            }
-                            Err(e) => {
-                                app.dialog =
-                                    Some(Dialog::Message(format!("staying in observe mode: {e}")))
-                            }
-                        }
+            exhausted |= !take_reading(app, source);
+            if let Some(mode) = start_mode.take() {
+                let latest = app.frames.front().map(|f| Arc::clone(&f.sample));
+                let checked = arm_check(options, mode, latest.as_deref());
+                match checked.and_then(|_| arm(app, &options.root, latest.as_deref())) {
+                    Ok(a) => {
+                        armed = Some(a);
+                        app.set_mode(mode);
+                    }
+                    Err(e) => {
+                        app.dialog = Some(Dialog::Message(format!("staying in observe mode: {e}")))
                     }
                 }
-                Some(Err(e)) => app.note(LogKind::Problem, format!("skipping this interval: {e}")),
-                None => {
-                    exhausted = true;
-                    app.note(LogKind::Note, "end of the recording");
-                }
-            }
-            if let Some(w) = source.warning() {
-                app.note(LogKind::Problem, w);
             }
             let interval = options
                 .interval
@@ -404,10 +518,34 @@ fn event_loop(options: &Options, app: &mut App, source: &mut dyn Source) -> Resu
             Duration::from_secs(3600)
         };
         let ev = match rx.recv_timeout(wait) {
-            Ok(ev) => ev,
+            Ok(Input::Term(ev)) => ev,
+            Ok(Input::Signal(SIGTSTP)) => {
+                suspend(&mut terminal)?;
+                terminal.draw(|f| view::draw(f, app))?;
+                continue;
+            }
+            Ok(Input::Signal(SIGCONT)) => {
+                terminal.clear()?;
+                terminal.draw(|f| view::draw(f, app))?;
+                continue;
+            }
+            Ok(Input::Signal(signal)) => {
+                end = ScreenEnd::Signal(signal);
+                break;
+            }
             Err(RecvTimeoutError::Timeout) => continue,
             Err(RecvTimeoutError::Disconnected) => break,
         };
+        if let Event::Key(k) = ev
+            && k.kind != KeyEventKind::Release
+            && k.code == crossterm::event::KeyCode::Char('z')
+            && k.modifiers
+                .contains(crossterm::event::KeyModifiers::CONTROL)
+        {
+            suspend(&mut terminal)?;
+            terminal.draw(|f| view::draw(f, app))?;
+            continue;
+        }
         if let Event::Key(k) = ev
             && k.kind != KeyEventKind::Release
             && app.whatif.is_some()
@@ -444,10 +582,34 @@ fn event_loop(options: &Options, app: &mut App, source: &mut dyn Source) -> Resu
         }
         terminal.draw(|f| view::draw(f, app))?;
     }
-    if let Some(a) = armed.take() {
-        disarm(a, app);
+    if let Some(a) = armed.take()
+        && let Err(e) = disarm(a, app)
+    {
+        return Ok(ScreenEnd::RestoreFailed(e));
     }
-    Ok(())
+    Ok(end)
+}
+
+/// Takes the next reading into the app; false when the source has ended.
+fn take_reading(app: &mut App, source: &mut dyn Source) -> bool {
+    let more = match source.next_sample() {
+        Some(Ok(s)) => {
+            app.ingest(s);
+            true
+        }
+        Some(Err(e)) => {
+            app.note(LogKind::Problem, format!("skipping this interval: {e}"));
+            true
+        }
+        None => {
+            app.note(LogKind::Note, "end of the recording");
+            false
+        }
+    };
+    if let Some(w) = source.warning() {
+        app.note(LogKind::Problem, w);
+    }
+    more
 }
 
 /// Actions that need the outside world (files, the lock); the rest go to the app.
@@ -459,23 +621,41 @@ fn handle(
     speed: &mut f64,
     live: bool,
 ) {
-    let wants_write = match action {
-        Action::Step => true,
-        Action::Yes => app.dialog == Some(Dialog::ConfirmAuto),
-        _ => false,
+    let unarmed = armed.is_none() && app.actuator.is_none() && app.cannot_act.is_none() && live;
+    let wants = match action {
+        Action::Step if app.dialog.is_none() => Some(Mode::Step),
+        Action::Autonomous if app.dialog.is_none() => Some(Mode::Auto),
+        _ => None,
     };
-    if wants_write && armed.is_none() && app.actuator.is_none() && app.cannot_act.is_none() && live
+    // Acting on a live guest asks first, saying what will be taken and
+    // what will be put back.
+    if let Some(mode) = wants
+        && unarmed
     {
-        let first = app.frames.back().map(|f| f.sample.clone());
-        match arm(app, &options.root, first.as_deref()) {
-            Ok(a) => *armed = Some(a),
+        let latest = app.frames.front().map(|f| Arc::clone(&f.sample));
+        app.dialog = Some(match arm_check(options, mode, latest.as_deref()) {
+            Ok(info) => Dialog::Arm(info),
+            Err(why) => Dialog::Message(format!("plugtop will not change this machine: {why}")),
+        });
+        return;
+    }
+    if action == Action::Yes
+        && let Some(Dialog::Arm(info)) = app.dialog.clone()
+    {
+        app.dialog = None;
+        let latest = app.frames.front().map(|f| Arc::clone(&f.sample));
+        match arm(app, &options.root, latest.as_deref()) {
+            Ok(a) => {
+                *armed = Some(a);
+                app.set_mode(info.mode);
+            }
             Err(e) => {
                 app.dialog = Some(Dialog::Message(format!(
                     "plugtop cannot change this guest: {e}"
-                )));
-                return;
+                )))
             }
         }
+        return;
     }
     match action {
         Action::Reload => match &options.rules {

@@ -26,6 +26,31 @@ fn centered(area: Rect, width: u16, height: u16) -> Rect {
     )
 }
 
+/// The rows `lines` take inside a box `width` wide, wrapped as drawn, with
+/// the borders: dialogs grow to their text instead of cutting it.
+fn box_height(lines: &[Line<'_>], width: u16) -> u16 {
+    let inner = width.saturating_sub(2).max(1);
+    let rows = Paragraph::new(lines.to_vec())
+        .wrap(Wrap { trim: false })
+        .line_count(inner);
+    u16::try_from(rows).unwrap_or(u16::MAX).saturating_add(2)
+}
+
+/// A dialog centred in `area`, as wide as `width` allows and as tall as
+/// its wrapped text.
+fn sized_box(
+    frame: &mut Frame<'_>,
+    area: Rect,
+    width: u16,
+    title: &str,
+    lines: Vec<Line<'_>>,
+    theme: &Theme,
+) {
+    let w = width.min(area.width);
+    let h = box_height(&lines, w);
+    boxed(frame, centered(area, w, h), title, lines, theme);
+}
+
 fn boxed(frame: &mut Frame<'_>, area: Rect, title: &str, lines: Vec<Line<'_>>, theme: &Theme) {
     frame.render_widget(Clear, area);
     let block = Block::default()
@@ -215,6 +240,24 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {
                     Line::styled("y  switch to autonomous     n / Esc  stay", theme.title()),
                 ],
             ),
+            Dialog::Arm(info) => (
+                "Act on this guest?",
+                vec![
+                    Line::from(format!(
+                        "{} mode changes {} below {}.",
+                        info.mode, info.host, info.root
+                    )),
+                    Line::from(format!("machine: {}; {}", info.architecture, info.guest)),
+                    Line::from(format!("takes the lock {}", info.lock)),
+                    Line::from(format!("journals the start state in {}", info.journal)),
+                    Line::from(format!("quitting puts back: {}", info.restore_to)),
+                    Line::from(""),
+                    Line::styled(
+                        format!("y  act in {} mode     n / Esc  stay in observe", info.mode),
+                        theme.title(),
+                    ),
+                ],
+            ),
             Dialog::Message(text) => (
                 "Not possible",
                 vec![
@@ -224,13 +267,7 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {
                 ],
             ),
         };
-        boxed(
-            frame,
-            centered(area, 70, lines.len() as u16 + 2),
-            title,
-            lines,
-            theme,
-        );
+        sized_box(frame, area, 76, title, lines, theme);
         return;
     }
     if app.session.controller().mode() == Mode::Step
@@ -276,7 +313,7 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {
             "y apply   n reject   Esc later (Tab: Rules view shows the whole trace)",
             theme.title(),
         ));
-        let h = lines.len() as u16 + 2;
+        let h = box_height(&lines, area.width).min(area.height.saturating_sub(1));
         let r = Rect::new(
             area.x,
             area.y + area.height.saturating_sub(h + 1),
