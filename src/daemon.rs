@@ -14,7 +14,7 @@ use crate::control::controller::{Event, Mode};
 use crate::control::flap::FlapConfig;
 use crate::control::journal::{self, StartState};
 use crate::control::lock::{self, GuestLock};
-use crate::control::session::{Session, Severity, Step, event_severity};
+use crate::control::session::{Notice, Session, Severity, Step, event_severity};
 use crate::kernel::live::LiveSource;
 use crate::kernel::root::RootReader;
 use crate::kernel::{Sample, Source};
@@ -152,17 +152,22 @@ fn log_step(log: &mut dyn Log, step: &Step, verbose: bool) {
             _ => log.error(&line),
         }
     }
+    // cpuplugd reports limits and negative increments only when verbose.
+    let verbose_only = |n: &Notice| matches!(n, Notice::LimitReached(_) | Notice::Negative { .. });
     let rest = Step {
         skipped: step.skipped,
-        notices: step.notices.clone(),
+        notices: step
+            .notices
+            .iter()
+            .filter(|n| verbose || !verbose_only(n))
+            .cloned()
+            .collect(),
         findings: step.findings.clone(),
         fatal: step.fatal.clone(),
         ..Step::default()
     };
     for (severity, line) in rest.messages() {
-        let limit = line.ends_with("limit is reached");
         match severity {
-            Severity::Info if limit && !verbose => {}
             Severity::Info => log.info(&line),
             Severity::Warning => log.error(&format!("warning: {line}")),
             Severity::Error => log.error(&line),

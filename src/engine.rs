@@ -187,6 +187,9 @@ struct State {
     readings: usize,
     /// The /proc table lengths of the first reading (cpuplugd's buffers).
     start_bytes: Option<ProcBytes>,
+    /// Readings taken before this engine (a reload): decisions go on
+    /// numbering the readings of the run, not of this rule set.
+    offset: usize,
 }
 
 struct View<'e> {
@@ -227,9 +230,17 @@ impl Engine {
                 scratch: Vec::with_capacity(4),
                 readings: 0,
                 start_bytes: None,
+                offset: 0,
             },
             rules,
         }
+    }
+
+    /// This engine continues a run in which `readings` were taken before
+    /// it (new rules after a reload): its decisions number on from there.
+    pub fn continuing(mut self, readings: usize) -> Self {
+        self.state.offset = readings;
+        self
     }
 
     /// The rule set in use.
@@ -242,9 +253,14 @@ impl Engine {
         &self.state.symbols
     }
 
-    /// How many readings have been taken.
+    /// How many readings this engine has taken.
     pub fn readings(&self) -> usize {
         self.state.readings
+    }
+
+    /// The number of this engine's first reading in the run.
+    pub fn first_reading(&self) -> usize {
+        self.state.offset
     }
 
     /// Takes one reading. While the history fills (the first `history_depth`
@@ -259,7 +275,7 @@ impl Engine {
         self.state.readings += 1;
         if let Some(fatal) = fatal {
             return Some(Decision {
-                reading: self.state.readings - 1,
+                reading: self.state.offset + self.state.readings - 1,
                 cpu: None,
                 mem: None,
                 fatal: Some(fatal),
@@ -380,7 +396,7 @@ impl State {
 
     fn decide<T: Recorder>(&mut self, rules: &RuleSet, trace: &mut T) -> Decision {
         let mut decision = Decision {
-            reading: self.readings - 1,
+            reading: self.offset + self.readings - 1,
             cpu: None,
             mem: None,
             fatal: None,

@@ -51,6 +51,8 @@ pub enum Notice {
     LimitReached(&'static str),
     /// A rule group was skipped for this interval by a floating-point fault.
     Fault { group: &'static str, fault: String },
+    /// CMM_INC or CMM_DEC came out negative and counts as 0.
+    Negative { name: &'static str, value: i64 },
 }
 
 impl fmt::Display for Notice {
@@ -65,6 +67,9 @@ impl fmt::Display for Notice {
             Notice::LimitReached(what) => write!(f, "{what} limit is reached"),
             Notice::Fault { group, fault } => {
                 write!(f, "{group} rules skipped this interval: {fault}")
+            }
+            Notice::Negative { name, value } => {
+                write!(f, "{name} went negative ({value}), set it to 0.")
             }
         }
     }
@@ -291,10 +296,20 @@ impl Session {
         }
         if let Some(mem) = decision.mem
             && mem.status == GroupStatus::Ok
-            && mem.cmm_pages <= self.rules.settings.cmm_min
-            && mem.memplug == Some(true)
         {
-            step.notices.push(Notice::LimitReached("minimum memory"));
+            let used = match (mem.memplug, mem.memunplug) {
+                (Some(true), _) => Some(("cmm_dec", mem.cmm_dec)),
+                (_, Some(true)) => Some(("cmm_inc", mem.cmm_inc)),
+                _ => None,
+            };
+            if let Some((name, Some(value))) = used
+                && value < 0
+            {
+                step.notices.push(Notice::Negative { name, value });
+            }
+            if mem.cmm_pages <= self.rules.settings.cmm_min && mem.memplug == Some(true) {
+                step.notices.push(Notice::LimitReached("minimum memory"));
+            }
         }
         step.findings =
             self.watch
@@ -368,7 +383,9 @@ impl Session {
         file: SourceFile,
         actuator: &mut dyn Actuator,
     ) -> Vec<Event> {
-        self.engine = Engine::new(Arc::clone(&rules));
+        let taken = self.engine.first_reading() + self.engine.readings();
+        self.engine =
+            Engine::new(Arc::clone(&rules)).continuing(taken.saturating_sub(self.recent.len()));
         self.rules = rules;
         self.file = file;
         for sample in &self.recent {
