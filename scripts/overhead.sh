@@ -28,6 +28,9 @@ for f in present online possible; do
   [ -e "/sys/devices/system/cpu/$f" ] && ln -s "/sys/devices/system/cpu/$f" "$root/sys/devices/system/cpu/$f"
 done
 echo 0 > "$root/proc/sys/vm/cmm_pages"
+# cpuplugd (and plugtop run) manage memory only on a z/VM guest, which they
+# recognise by /proc/cpuinfo; this root says it is one, so both groups run.
+printf 'vendor_id       : IBM/S390\nprocessor 0: version = FF,  identification = 0ABCDE,  machine = 8561\n' > "$root/proc/cpuinfo"
 for d in /sys/devices/system/cpu/cpu[0-9]*; do
   n=$(basename "$d")
   mkdir -p "$root/sys/devices/system/cpu/$n"

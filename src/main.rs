@@ -346,7 +346,7 @@ fn run(cli: Cli) -> anyhow::Result<Status> {
             out.flush()?;
             return Ok(Status::Ok);
         }
-        return Ok(match plugtop::tui::run::run_screen(&options)? {
+        return Ok(match plugtop::tui::screen::run_screen(&options)? {
             plugtop::tui::run::ScreenEnd::Quit => Status::Ok,
             plugtop::tui::run::ScreenEnd::Signal(signal) => {
                 eprintln!("plugtop: ended by signal {signal}; the guest was put back");

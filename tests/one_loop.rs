@@ -5,8 +5,6 @@
 
 mod common;
 
-use std::cell::RefCell;
-use std::rc::Rc;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -17,7 +15,7 @@ use plugtop::kernel::Source;
 use plugtop::logging::Memory;
 use plugtop::rules::SystemFacts;
 use plugtop::sim::run::{SimOptions, guest_for, simulate};
-use plugtop::sim::{Guest, Scenario, SimActuator, SimSource, facts};
+use plugtop::sim::{Scenario, SharedGuest, SimActuator, SimSource, facts};
 use plugtop::tui::app::{App, SourceLabel};
 
 /// The recommended rules with limits the guest starts outside of: 4 CPUs
@@ -51,10 +49,10 @@ fn actions(lines: &[String]) -> Vec<String> {
         .collect()
 }
 
-fn guest(scenario: &Scenario) -> (Rc<RefCell<Guest>>, SimSource, SystemFacts) {
-    let guest = Rc::new(RefCell::new(guest_for(scenario, &options())));
+fn guest(scenario: &Scenario) -> (SharedGuest, SimSource, SystemFacts) {
+    let guest = SharedGuest::new(guest_for(scenario, &options()));
     let facts = facts(&guest.borrow());
-    let mut source = SimSource::new(Rc::clone(&guest), 1.0);
+    let mut source = SimSource::new(guest.clone(), 1.0);
     source.stop_at_end = true;
     (guest, source, facts)
 }

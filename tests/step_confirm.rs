@@ -4,14 +4,12 @@
 
 mod common;
 
-use std::cell::RefCell;
-use std::rc::Rc;
 use std::sync::Arc;
 
 use plugtop::control::controller::Mode;
 use plugtop::kernel::Source;
 use plugtop::sim::run::{SimOptions, guest_for};
-use plugtop::sim::{SimActuator, SimSource, facts};
+use plugtop::sim::{SharedGuest, SimActuator, SimSource, facts};
 use plugtop::tui::app::{App, SourceLabel};
 use plugtop::tui::keys::Action;
 use plugtop::tui::view;
@@ -47,9 +45,9 @@ fn shown_target(text: &str) -> Option<i64> {
 #[test]
 fn the_box_follows_the_rules_and_y_applies_exactly_what_is_on_screen() {
     let scenario = common::scenario("daytrader");
-    let guest = Rc::new(RefCell::new(guest_for(&scenario, &SimOptions::default())));
+    let guest = SharedGuest::new(guest_for(&scenario, &SimOptions::default()));
     let facts = facts(&guest.borrow());
-    let mut source = SimSource::new(Rc::clone(&guest), 1.0);
+    let mut source = SimSource::new(guest.clone(), 1.0);
     // Only the memory group, so the pool is the whole proposal.
     let text = std::fs::read_to_string("examples/rules/recommended-modern.conf")
         .expect("rules")
@@ -62,7 +60,7 @@ fn the_box_follows_the_rules_and_y_applies_exactly_what_is_on_screen() {
         speed: 1.0,
     };
     let mut app = App::new(Arc::new(outcome.rules), file, label, Mode::Step);
-    app.actuator = Some(Box::new(SimActuator::new(Rc::clone(&guest))));
+    app.actuator = Some(Box::new(SimActuator::new(guest.clone())));
     let mut next = |app: &mut App| match source.next_sample() {
         Some(Ok(s)) => app.ingest(s),
         other => panic!("the simulator stopped: {other:?}"),

@@ -567,3 +567,48 @@ fn acting_on_this_machine_is_refused_when_it_is_not_a_zvm_guest() {
     assert!(s.screen().contains("OBSERVE"));
     drop(s);
 }
+
+#[test]
+fn a_slow_cpu_write_shows_progress_and_the_keys_wait_instead_of_freezing() {
+    let (root, rules) = plugging_guest();
+    let root_s = root.path().to_string_lossy().into_owned();
+    let mut s = Session::start(
+        &[
+            "--root",
+            &root_s,
+            "-c",
+            &rules,
+            "--interval",
+            "3",
+            "--mode",
+            "step",
+        ],
+        30,
+        110,
+    );
+    s.wait_for("Proposed: plug a CPU");
+    // cpu1/online becomes a FIFO: reading or writing it blocks until the
+    // test answers, like an s390 CPU that takes seconds to go on or off.
+    let online = root.path().join("sys/devices/system/cpu/cpu1/online");
+    std::fs::remove_file(&online).expect("remove cpu1/online");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&online)
+        .status()
+        .is_ok_and(|st| st.success());
+    assert!(made, "mkfifo");
+    s.press("y");
+    s.wait_for("plugging a CPU (keys wait)");
+    s.press("?");
+    s.wait_for("plugging a CPU (keys wait)");
+    // Answer the read of cpu1/online ("offline"), then take the write.
+    std::fs::write(&online, "0\n").expect("answer the read");
+    let written = std::fs::read_to_string(&online).expect("take the write");
+    assert_eq!(written, "1\n");
+    std::fs::remove_file(&online).expect("remove the FIFO");
+    std::fs::write(&online, "1\n").expect("cpu1/online again");
+    s.wait_for("Keys (any key closes)");
+    s.press("x");
+    s.wait_gone("Keys (any key closes)");
+    assert!(s.quit());
+    assert_eq!(cpu_online(&root, 1), "0\n", "put back on quit");
+}

@@ -9,8 +9,7 @@ pub mod run;
 pub mod scenario;
 pub mod serve;
 
-use std::cell::RefCell;
-use std::rc::Rc;
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use crate::control::actuator::{ActError, Actuator};
 use crate::kernel::source::SourceError;
@@ -19,8 +18,30 @@ use crate::rules::SystemFacts;
 pub use model::Guest;
 pub use scenario::Scenario;
 
-/// One guest, seen by a source and changed by an actuator.
-pub type SharedGuest = Rc<RefCell<Guest>>;
+/// One guest, seen by a source and changed by an actuator (which may live
+/// on the screen's control thread).
+#[derive(Debug, Clone)]
+pub struct SharedGuest(Arc<Mutex<Guest>>);
+
+impl SharedGuest {
+    /// Shares `guest`.
+    pub fn new(guest: Guest) -> Self {
+        SharedGuest(Arc::new(Mutex::new(guest)))
+    }
+
+    /// The guest, to read. (A panic elsewhere while it was held leaves it
+    /// as it was: the model's state is plain data.)
+    pub fn borrow(&self) -> MutexGuard<'_, Guest> {
+        self.0
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// The guest, to change.
+    pub fn borrow_mut(&self) -> MutexGuard<'_, Guest> {
+        self.borrow()
+    }
+}
 
 /// What the simulated machine offers, for loading rules against it.
 pub fn facts(guest: &Guest) -> SystemFacts {

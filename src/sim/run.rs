@@ -2,14 +2,12 @@
 //! the simulated guest exactly as `plugtop run` acts on a real one, and the
 //! model's bookkeeping becomes a [`Report`].
 
-use std::cell::RefCell;
 use std::path::{Path, PathBuf};
-use std::rc::Rc;
 use std::sync::Arc;
 use std::time::Duration;
 
 use super::report::Report;
-use super::{Guest, Scenario, SimActuator, SimSource, facts};
+use super::{Guest, Scenario, SharedGuest, SimActuator, SimSource, facts};
 use crate::control::controller::{Action, Event, Mode};
 use crate::control::flap::{FlapConfig, FlapDetector, Moves};
 use crate::control::session::Session;
@@ -131,14 +129,14 @@ pub fn simulate_loaded(
     wait: &mut dyn FnMut(Duration),
     on_line: &mut dyn FnMut(&str),
 ) -> Result<Outcome, SimError> {
-    let guest = Rc::new(RefCell::new(guest_for(scenario, options)));
+    let guest = SharedGuest::new(guest_for(scenario, options));
     let rules = Path::new(file.name());
     let interval = options
         .interval
         .unwrap_or(rules_set.settings.update.max(1) as f64);
-    let mut source = SimSource::new(Rc::clone(&guest), interval);
+    let mut source = SimSource::new(guest.clone(), interval);
     source.stop_at_end = true;
-    let mut actuator = SimActuator::new(Rc::clone(&guest));
+    let mut actuator = SimActuator::new(guest.clone());
     let mut session = Session::new(
         Arc::clone(&rules_set),
         file.clone(),

@@ -147,7 +147,7 @@ pub struct App {
     pub proposal_hidden: bool,
     /// Set once the lock is held and the journal written; `None` when the
     /// guest cannot be written (replay, read-only root).
-    pub actuator: Option<Box<dyn Actuator>>,
+    pub actuator: Option<Box<dyn Actuator + Send>>,
     /// Why acting is not possible, when it is not.
     pub cannot_act: Option<String>,
     pub log: VecDeque<LogLine>,
@@ -455,15 +455,8 @@ impl App {
                 }
             }
             Action::Yes => {
-                // What is on screen is what the user approves.
                 if let Some(shown) = self.session.controller().pending().cloned() {
-                    let controller = self.session.controller_mut();
-                    let events = match self.actuator.as_mut() {
-                        Some(a) => controller.accept(&shown, a.as_mut()),
-                        None => controller.accept(&shown, &mut NoWrites),
-                    };
-                    self.proposal_hidden = false;
-                    self.note_events(events);
+                    self.accept(&shown);
                 }
             }
             Action::No => {
@@ -504,6 +497,18 @@ impl App {
             Action::Pin => self.toggle_pin(),
             Action::Reload | Action::Export | Action::Faster | Action::Slower => {}
         }
+    }
+
+    /// Accepts the proposal as it was on screen when `y` was pressed: only
+    /// exactly that is applied (a revision since then is not approved).
+    pub fn accept(&mut self, shown: &crate::control::controller::Proposal) {
+        let controller = self.session.controller_mut();
+        let events = match self.actuator.as_mut() {
+            Some(a) => controller.accept(shown, a.as_mut()),
+            None => controller.accept(shown, &mut NoWrites),
+        };
+        self.proposal_hidden = false;
+        self.note_events(events);
     }
 
     fn scroll(&mut self, by: isize) {

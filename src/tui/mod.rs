@@ -3,9 +3,12 @@
 //! samples and keys in and redraws only when one arrives.
 
 pub mod app;
+pub mod arming;
+pub mod control;
 pub mod export;
 pub mod keys;
 pub mod line;
 pub mod run;
+pub mod screen;
 pub mod view;
 pub mod whatif;

@@ -1,0 +1,260 @@
+//! The screen thread: it owns the terminal, reads keys and signals, and
+//! draws. It never waits for the guest: readings and writes run on the
+//! control thread ([`super::control`]); while that thread holds the app (a
+//! CPU going offline), the screen shows what is in progress and queues the
+//! keys. No fixed frame rate: it draws when a key, a signal or a reading
+//! arrives.
+
+use std::collections::VecDeque;
+use std::io::Stdout;
+use std::sync::mpsc::{Sender, channel};
+use std::sync::{Arc, Mutex, TryLockError};
+
+use crossterm::event::{self, Event, KeyCode, KeyEventKind, KeyModifiers, MouseEventKind};
+use crossterm::execute;
+use crossterm::terminal::{
+    EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode,
+};
+use ratatui::Terminal;
+use ratatui::backend::CrosstermBackend;
+use ratatui::buffer::Buffer;
+use ratatui::style::{Modifier, Style};
+
+use super::app::{App, Dialog};
+use super::arming::ProgressState;
+use super::control::{self, Command, Report, Shared, needs_control};
+use super::keys::{Action, action_for};
+use super::run::{Options, ScreenEnd, UiError, prepare};
+use super::view;
+
+type Term = Terminal<CrosstermBackend<Stdout>>;
+
+/// What the screen thread waits for.
+enum Input {
+    Term(Event),
+    Signal(i32),
+    Report(Report),
+    /// The actuator started or finished a write.
+    Progress,
+}
+
+/// Restores the terminal; called on every way out.
+fn restore_terminal() {
+    let _ = disable_raw_mode();
+    let _ = execute!(
+        std::io::stdout(),
+        LeaveAlternateScreen,
+        event::DisableMouseCapture
+    );
+}
+
+fn enter_screen() -> std::io::Result<()> {
+    enable_raw_mode()?;
+    execute!(
+        std::io::stdout(),
+        EnterAlternateScreen,
+        event::EnableMouseCapture
+    )
+}
+
+/// Ctrl-Z or SIGTSTP: give the terminal back, stop, and on `fg` take it
+/// again with a full redraw.
+fn suspend(terminal: &mut Term) -> std::io::Result<()> {
+    restore_terminal();
+    signal_hook::low_level::emulate_default_handler(signal_hook::consts::SIGTSTP)?;
+    enter_screen()?;
+    terminal.clear()
+}
+
+/// The full-screen UI. Every way out restores the terminal; an armed guest
+/// is put back on quit and on SIGHUP (an SSH drop), SIGTERM and SIGINT.
+pub fn run_screen(options: &Options) -> Result<ScreenEnd, UiError> {
+    let (app, mut source) = prepare(options)?;
+    let shared = Shared {
+        app: Mutex::new(app),
+        progress: Arc::new(ProgressState::default()),
+    };
+    let previous = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        restore_terminal();
+        previous(info);
+    }));
+    enter_screen()?;
+    let (inputs, input_rx) = channel();
+    let (commands, command_rx) = channel();
+    let progress = inputs.clone();
+    shared.progress.on_change(move || {
+        let _ = progress.send(Input::Progress);
+    });
+    let result = spawn_inputs(&inputs).and_then(|()| {
+        std::thread::scope(|scope| {
+            let reports = inputs.clone();
+            let control_options = options.clone();
+            let shared = &shared;
+            let source = source.as_mut();
+            scope.spawn(move || {
+                control::run(control_options, shared, source, &command_rx, |r| {
+                    reports.send(Input::Report(r)).is_ok()
+                })
+            });
+            let ended = screen_loop(shared, &input_rx, &commands);
+            // Whatever ended the screen, the control thread puts the guest
+            // back before it ends.
+            let _ = commands.send(Command::Quit);
+            ended
+        })
+    });
+    restore_terminal();
+    result
+}
+
+fn spawn_inputs(inputs: &Sender<Input>) -> Result<(), UiError> {
+    use signal_hook::consts::{SIGCONT, SIGHUP, SIGINT, SIGTERM, SIGTSTP};
+    let keys = inputs.clone();
+    std::thread::Builder::new()
+        .name("plugtop-keys".into())
+        .spawn(move || {
+            while let Ok(ev) = event::read() {
+                if keys.send(Input::Term(ev)).is_err() {
+                    break;
+                }
+            }
+        })?;
+    let mut signals =
+        signal_hook::iterator::Signals::new([SIGHUP, SIGTERM, SIGINT, SIGTSTP, SIGCONT])?;
+    let tx = inputs.clone();
+    std::thread::Builder::new()
+        .name("plugtop-signals".into())
+        .spawn(move || {
+            for signal in signals.forever() {
+                if tx.send(Input::Signal(signal)).is_err() {
+                    break;
+                }
+            }
+        })?;
+    Ok(())
+}
+
+/// Keys and redraws until the control thread says everything is put back.
+fn screen_loop(
+    shared: &Shared,
+    inputs: &std::sync::mpsc::Receiver<Input>,
+    commands: &Sender<Command>,
+) -> Result<ScreenEnd, UiError> {
+    use signal_hook::consts::{SIGCONT, SIGTSTP};
+    let mut terminal = Terminal::new(CrosstermBackend::new(std::io::stdout()))?;
+    let mut queued: VecDeque<Event> = VecDeque::new();
+    let mut shown: Option<Buffer> = None;
+    let mut stopping = false;
+    loop {
+        let Ok(input) = inputs.recv() else {
+            return Ok(ScreenEnd::Quit);
+        };
+        match input {
+            Input::Report(Report::Ended(end)) => return Ok(end),
+            Input::Report(Report::Changed) | Input::Progress => {}
+            Input::Signal(SIGTSTP) => suspend(&mut terminal)?,
+            Input::Signal(SIGCONT) => terminal.clear()?,
+            Input::Signal(signal) => {
+                stopping = true;
+                let _ = commands.send(Command::Stop(signal));
+            }
+            Input::Term(Event::Key(k))
+                if k.kind != KeyEventKind::Release
+                    && k.code == KeyCode::Char('z')
+                    && k.modifiers.contains(KeyModifiers::CONTROL) =>
+            {
+                suspend(&mut terminal)?;
+            }
+            Input::Term(Event::Resize(..)) => terminal.autoresize()?,
+            Input::Term(ev) if !stopping => queued.push_back(ev),
+            Input::Term(_) => {}
+        }
+        match shared.app.try_lock() {
+            Ok(mut app) => {
+                while let Some(ev) = queued.pop_front() {
+                    if let Some(command) = key(&mut app, ev) {
+                        stopping |= command == Command::Quit;
+                        let _ = commands.send(command);
+                    }
+                }
+                let done = terminal.draw(|f| view::draw(f, &app))?;
+                shown = Some(done.buffer.clone());
+            }
+            Err(TryLockError::WouldBlock) => busy(&mut terminal, shown.as_ref(), shared)?,
+            Err(TryLockError::Poisoned(p)) => {
+                let app = p.into_inner();
+                terminal.draw(|f| view::draw(f, &app))?;
+            }
+        }
+    }
+}
+
+/// The control thread holds the app (a write in progress): the last screen
+/// stays, with what is being done on its bottom line.
+fn busy(terminal: &mut Term, shown: Option<&Buffer>, shared: &Shared) -> std::io::Result<()> {
+    let what = shared.progress.text().unwrap_or_else(|| "working".into());
+    terminal.draw(|f| {
+        let area = f.area();
+        let buffer = f.buffer_mut();
+        if let Some(old) = shown
+            && old.area == area
+        {
+            buffer.merge(old);
+        }
+        let y = area.bottom().saturating_sub(1);
+        let text = format!(" … {what} (keys wait) ");
+        buffer.set_string(
+            area.x,
+            y,
+            text,
+            Style::default().add_modifier(Modifier::REVERSED),
+        );
+    })?;
+    Ok(())
+}
+
+/// One key or mouse event on the app; what the control thread must do.
+fn key(app: &mut App, ev: Event) -> Option<Command> {
+    if let Event::Key(k) = ev
+        && k.kind != KeyEventKind::Release
+        && app.whatif.is_some()
+    {
+        app.whatif_key(k);
+        return None;
+    }
+    let action = match ev {
+        // Any key closes the help or a message, bound or not.
+        Event::Key(k)
+            if k.kind != KeyEventKind::Release
+                && (app.help || matches!(app.dialog, Some(Dialog::Message(_)))) =>
+        {
+            Some(action_for(k).unwrap_or(Action::Later))
+        }
+        Event::Key(k) if k.kind != KeyEventKind::Release => action_for(k),
+        Event::Mouse(m) => match m.kind {
+            MouseEventKind::ScrollUp => Some(Action::Up),
+            MouseEventKind::ScrollDown => Some(Action::Down),
+            _ => None,
+        },
+        _ => None,
+    }?;
+    let closes_message = app.help || matches!(app.dialog, Some(Dialog::Message(_)));
+    // `y` approves the proposal on screen now, even if the control thread
+    // revises it before it gets to the key.
+    if action == Action::Yes
+        && app.dialog.is_none()
+        && !app.help
+        && let Some(shown) = app.session.controller().pending()
+    {
+        return Some(Command::Accept(Box::new(shown.clone())));
+    }
+    if needs_control(action) && !closes_message {
+        return Some(Command::Act(action));
+    }
+    app.update(action);
+    if app.quit {
+        return Some(Command::Quit);
+    }
+    Some(Command::Wake)
+}
