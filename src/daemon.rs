@@ -22,7 +22,7 @@ use crate::logging::Log;
 use crate::report::table;
 use crate::rules::RuleSet;
 use crate::rules::SourceFile;
-use crate::rules::config::describe_missing_memory;
+use crate::rules::ruleset::describe_missing_memory;
 
 /// What the detached child of `plugtop run` prints on stderr once it has
 /// started, so the parent can exit 0 (anything else it prints is why not).

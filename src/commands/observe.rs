@@ -9,8 +9,8 @@ use super::Status;
 use crate::engine::Engine;
 use crate::kernel::Source;
 use crate::report::table;
-use crate::rules::config::{describe_missing_cpu, describe_missing_memory};
 use crate::rules::eval::NoTrace;
+use crate::rules::ruleset::{describe_missing_cpu, describe_missing_memory};
 use crate::rules::{SourceFile, SystemFacts, load, render};
 
 /// The white paper's recommended rules, for kernels with per-zone counters.

@@ -1,6 +1,6 @@
 //! CPU lists as sysfs prints them (`0-3,8,10-11`).
 
-use super::procfs_text::parse_long;
+use super::integer::parse_long;
 
 /// A CPU list, with the count cpuplugd would take from it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -4,6 +4,7 @@
 pub mod cpulist;
 pub mod deltas;
 pub mod fields;
+pub mod integer;
 pub mod live;
 pub mod machine;
 pub mod procfs_text;

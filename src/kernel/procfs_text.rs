@@ -2,6 +2,7 @@
 //! gets from `fscanf`/`strtod`.
 
 use super::fields::Malformed;
+pub use super::integer::parse_long;
 use super::sample::{CpuTicks, Stamp};
 use crate::rules::number::leading_value;
 
@@ -157,27 +158,6 @@ pub fn parse_time(text: &[u8]) -> Option<Stamp> {
         usec = usec * 10 + frac.get(i).map_or(0, |b| i64::from(b - b'0'));
     }
     Some(Stamp::new(secs, usec as u32))
-}
-
-/// A leading integer as `fscanf("%ld")` reads it.
-pub fn parse_long(text: &[u8]) -> Option<i64> {
-    let t = text
-        .iter()
-        .position(|b| !b.is_ascii_whitespace())
-        .map_or(&[][..], |p| &text[p..]);
-    let (neg, digits) = match t.first() {
-        Some(b'-') => (true, &t[1..]),
-        Some(b'+') => (false, &t[1..]),
-        _ => (false, t),
-    };
-    let n = digits.iter().take_while(|b| b.is_ascii_digit()).count();
-    if n == 0 {
-        return None;
-    }
-    let v = digits[..n].iter().fold(0i64, |a, b| {
-        a.saturating_mul(10).saturating_add(i64::from(b - b'0'))
-    });
-    Some(if neg { -v } else { v })
 }
 
 #[cfg(test)]

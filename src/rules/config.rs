@@ -7,12 +7,14 @@
 //! cpuplugd would have stopped with.
 
 use std::collections::HashMap;
-use std::ops::Range;
 
 use super::diagnostic::Diagnostic;
-use super::expr::{Node, NodeId, NodeKind, RESERVED_NAMES, RuleKind};
+use super::expr::{NodeKind, RESERVED_NAMES, RuleKind};
 use super::lint;
 use super::parser::{ExprBuilder, FieldNames, MAX_NAME, Text, Unit, VarDef};
+use super::ruleset::{
+    Rule, RuleSet, Settings, SystemFacts, describe_missing_cpu, describe_missing_memory,
+};
 use super::source::{SourceFile, Span};
 
 /// cpuplugd's longest line, without its newline.
@@ -21,86 +23,6 @@ pub const MAX_LINE: usize = 2048;
 pub const MAX_HISTORY: u32 = 100;
 /// cpuplugd's buffer for all variables (names, values and separators).
 pub const VARIABLE_BUFFER: usize = 4096;
-
-/// The integer settings. `-1` means "not set", as in cpuplugd, because the
-/// daemon's checks compare against it (`CPU_MIN` without `CPU_MAX` fails).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Settings {
-    pub update: i64,
-    pub cpu_min: i64,
-    pub cpu_max: i64,
-    pub cmm_min: i64,
-    pub cmm_max: i64,
-}
-
-impl Default for Settings {
-    fn default() -> Self {
-        Settings {
-            update: -1,
-            cpu_min: -1,
-            cpu_max: -1,
-            cmm_min: -1,
-            cmm_max: -1,
-        }
-    }
-}
-
-/// What loading needs to know about the machine the rules are for.
-#[derive(Debug, Clone)]
-pub struct SystemFacts {
-    /// How many CPUs `/sys/devices/system/cpu/present` lists (for `CPU_MAX="0"`),
-    /// or cpuplugd's message when it cannot be read.
-    pub present_cpus: Result<u32, String>,
-    /// Whether `/proc/sys/vm/cmm_pages` can be read; without it the memory group is off.
-    pub cmm_pages: bool,
-    /// Field names of `/proc/meminfo`, when known, to find misspelt names before running.
-    pub meminfo_names: Option<Vec<String>>,
-    /// Field names of `/proc/vmstat`, likewise.
-    pub vmstat_names: Option<Vec<String>>,
-    /// Where these facts came from, for messages ("the kernel under /").
-    pub origin: String,
-}
-
-/// A rule as loaded: its tree, and where it was written.
-#[derive(Debug, Clone)]
-pub struct Rule {
-    pub kind: RuleKind,
-    pub root: NodeId,
-    /// The arena range of every node built for this rule (variables included).
-    pub nodes: Range<u32>,
-    pub name_span: Span,
-    pub value_span: Span,
-    pub line: usize,
-}
-
-/// A loaded rule file.
-#[derive(Debug, Clone)]
-pub struct RuleSet {
-    pub settings: Settings,
-    /// Indexed by [`RuleKind::index`].
-    pub rules: [Option<Rule>; 6],
-    pub nodes: Vec<Node>,
-    pub variables: Vec<VarDef>,
-    /// Largest history index any parsed rule used, at least 1.
-    pub history_depth: u32,
-    pub fields: FieldNames,
-    pub cpu_enabled: bool,
-    pub mem_enabled: bool,
-    /// Where each setting was written, in the order update, cpu_min, cpu_max, cmm_min, cmm_max.
-    pub setting_spans: [Option<Span>; 5],
-}
-
-impl RuleSet {
-    /// The rule of this kind, if the file set one.
-    pub fn rule(&self, kind: RuleKind) -> Option<&Rule> {
-        self.rules[kind.index()].as_ref()
-    }
-
-    /// A node of the arena.
-    pub fn node(&self, id: NodeId) -> &Node {
-        &self.nodes[id as usize]
-    }
-}
 
 /// What cpuplugd would have said when refusing the file.
 #[derive(Debug, Clone, PartialEq)]
@@ -833,58 +755,5 @@ impl<'f> Loader<'f> {
             .with_help(format!("set CPU_MIN to at most {present}"));
             self.refuse(format!("Detected {present} available cpus"), d);
         }
-    }
-}
-
-/// Which CPU settings are missing, in words.
-pub fn describe_missing_cpu(rules: &RuleSet) -> String {
-    let s = rules.settings;
-    let mut missing = Vec::new();
-    if s.cpu_min < 0 {
-        missing.push("CPU_MIN");
-    }
-    if s.cpu_max < 0 {
-        missing.push("CPU_MAX");
-    }
-    for k in [RuleKind::Hotplug, RuleKind::Hotunplug] {
-        if rules.rule(k).is_none() {
-            missing.push(k.file_name());
-        }
-    }
-    if missing.is_empty() {
-        "nothing more".to_string()
-    } else {
-        missing.join(", ")
-    }
-}
-
-/// Which memory settings are missing, in words.
-pub fn describe_missing_memory(rules: &RuleSet, facts: &SystemFacts) -> String {
-    let s = rules.settings;
-    let mut missing: Vec<String> = Vec::new();
-    if s.cmm_min < 0 {
-        missing.push("CMM_MIN".into());
-    }
-    if s.cmm_max < 0 {
-        missing.push("CMM_MAX".into());
-    }
-    for k in [RuleKind::Memplug, RuleKind::Memunplug, RuleKind::CmmInc] {
-        if rules.rule(k).is_none() {
-            missing.push(k.file_name().into());
-        }
-    }
-    if s.cmm_max >= 0 && s.cmm_min >= 0 && s.cmm_max < s.cmm_min {
-        missing.push("CMM_MAX >= CMM_MIN".into());
-    }
-    if !facts.cmm_pages {
-        missing.push(format!(
-            "/proc/sys/vm/cmm_pages (not found in {})",
-            facts.origin
-        ));
-    }
-    if missing.is_empty() {
-        "nothing more".to_string()
-    } else {
-        missing.join(", ")
     }
 }

@@ -5,9 +5,9 @@
 //! stops the daemon. With a [`Trace`], every node's outcome is kept so a user
 //! can see why a rule was true; without one, nothing is allocated.
 
-use super::config::RuleSet;
 use super::expr::{BinOp, Keyword, NOT_OPCODE, NodeId, NodeKind, Reading};
 use super::fpu::{self, Fault};
+use super::ruleset::RuleSet;
 
 /// Where the evaluator gets values from.
 pub trait Readings {

@@ -4,10 +4,10 @@
 
 use std::collections::HashMap;
 
-use super::config::{RuleSet, SystemFacts, describe_missing_cpu, describe_missing_memory};
 use super::diagnostic::Diagnostic;
 use super::expr::{BinOp, CpuStat, Keyword, NOT_OPCODE, NodeId, NodeKind, Reading, RuleKind};
 use super::parser::{ExprBuilder, FieldNames, Text, Unit, example_field};
+use super::ruleset::{RuleSet, SystemFacts, describe_missing_cpu, describe_missing_memory};
 use super::source::{SourceFile, Span};
 use super::suggest;
 

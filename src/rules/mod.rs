@@ -13,13 +13,15 @@ pub mod number;
 pub mod parser;
 pub mod print;
 pub mod render;
+pub mod ruleset;
 pub mod source;
 pub mod suggest;
 
-pub use config::{LoadOutcome, RuleSet, Settings, SystemFacts, load};
+pub use config::{LoadOutcome, load};
 pub use diagnostic::{Diagnostic, Severity};
 pub use eval::{Evaluator, Outcome, Stop, Trace};
 pub use expr::{NodeId, RuleKind};
+pub use ruleset::{RuleSet, Settings, SystemFacts};
 pub use source::{SourceFile, Span};
 
 /// Reads and loads a rule file for the machine `facts` describes. A file

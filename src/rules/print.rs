@@ -2,8 +2,8 @@
 //! (with the parentheses its operator scoping implies) and to check that the
 //! parser and the printer agree.
 
-use super::config::RuleSet;
 use super::expr::{BinOp, Keyword, NodeId, NodeKind, Reading};
+use super::ruleset::RuleSet;
 
 /// An expression tree with variables already inlined and no spans: what an
 /// expression *means*, for comparing two parses.

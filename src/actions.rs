@@ -1,0 +1,500 @@
+//! What each subcommand does with its arguments: the binary's side of the
+//! command line, where library errors become messages (anyhow) and exit
+//! statuses.
+
+use std::io::Write;
+use std::path::Path;
+use std::time::Duration;
+
+use anyhow::Context;
+
+use crate::cli::*;
+use plugtop::commands::{self, Pace, Status, Wait};
+use plugtop::control::controller::Mode;
+use plugtop::daemon;
+use plugtop::kernel::Source;
+use plugtop::kernel::live::{LiveSource, wall_clock};
+use plugtop::kernel::machine::describe;
+use plugtop::kernel::recording::{Header, RecordingSource};
+use plugtop::kernel::root::RootReader;
+use plugtop::kernel::snapshots::SnapshotSource;
+use plugtop::logging::{Console, Log, SysLog};
+
+/// `plugtop` without a subcommand: the screen, or line mode.
+pub fn screen(cli: &Cli, out: &mut dyn Write) -> anyhow::Result<Status> {
+    out.flush()?;
+    let options = plugtop::tui::run::Options {
+        rules: cli.config.clone(),
+        root: cli.root.clone(),
+        replay: cli.replay.clone(),
+        mode: match cli.mode {
+            UiMode::Observe => Mode::Observe,
+            UiMode::Step => Mode::Step,
+            UiMode::Auto => Mode::Auto,
+        },
+        batch: cli.batch,
+        mono: cli.mono,
+        interval: cli.interval,
+        count: cli.count,
+        sim: cli.sim.clone(),
+        old_kernel: cli.old_kernel,
+        allow_non_zvm: cli.allow_non_zvm,
+    };
+    if plugtop::tui::run::line_mode_wanted(cli.batch) {
+        plugtop::tui::run::run_lines(&options, out)?;
+        out.flush()?;
+        return Ok(Status::Ok);
+    }
+    Ok(match plugtop::tui::screen::run_screen(&options)? {
+        plugtop::tui::run::ScreenEnd::Quit => Status::Ok,
+        plugtop::tui::run::ScreenEnd::Signal(signal) => {
+            eprintln!("plugtop: ended by signal {signal}; the guest was put back");
+            Status::Code(128 + signal.clamp(0, 127) as u8)
+        }
+        plugtop::tui::run::ScreenEnd::RestoreFailed(why) => {
+            eprintln!("plugtop: {why}");
+            Status::Failed
+        }
+    })
+}
+
+/// `plugtop whatif`.
+pub fn whatif(args: WhatifArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
+    let WhatifArgs {
+        config,
+        against,
+        from,
+        flap,
+    } = args;
+    let status = {
+        if from.root.is_some() || (from.replay.is_none() && from.snapshots.is_none()) {
+            anyhow::bail!(
+                "whatif needs a history: --replay FILE or --snapshots DIR (record a guest with `plugtop record`)"
+            );
+        }
+        let (mut source, _) = open_source(&from, None)?;
+        let name = from
+            .replay
+            .as_ref()
+            .or(from.snapshots.as_ref())
+            .map(|p| p.display().to_string())
+            .unwrap_or_default();
+        let w = commands::whatif::compare(
+            source.as_mut(),
+            &name,
+            &config,
+            against.as_deref(),
+            flap.config(),
+        )?;
+        write!(out, "{}", commands::whatif::render(&w))?;
+        if let Some(warning) = source.warning() {
+            eprintln!("plugtop: warning: {warning}");
+        }
+        Status::Ok
+    };
+    Ok(status)
+}
+
+/// `plugtop sim`.
+pub fn sim(args: SimArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
+    let SimArgs {
+        scenario,
+        config,
+        duration,
+        speed,
+        fast,
+        report,
+        report_format,
+        old_kernel,
+        compare,
+        record,
+        interval,
+        serve,
+        flap,
+    } = args;
+    let status = {
+        let scenario = plugtop::sim::Scenario::load(&scenario)?;
+        let duration = match duration {
+            Some(d) => Some(
+                plugtop::sim::scenario::seconds(&d)
+                    .filter(|s| *s > 0.0)
+                    .ok_or_else(|| {
+                        anyhow::anyhow!("--duration {d:?} is not a time like \"12:00\" or 720")
+                    })?,
+            ),
+            None => None,
+        };
+        let speed = speed.unwrap_or(1.0);
+        if speed.is_nan() || speed <= 0.0 {
+            anyhow::bail!("--speed must be a positive number");
+        }
+        let mut wait = |d: Duration| {
+            if !fast {
+                std::thread::sleep(d.div_f64(speed));
+            }
+        };
+        let options = plugtop::sim::run::SimOptions {
+            duration,
+            interval,
+            old_kernel,
+            record,
+            keep_timeline: false,
+            flap: flap.config(),
+        };
+        if let Some(root) = serve {
+            let signals = daemon::Signals::install()?;
+            let mut guest = plugtop::sim::run::guest_for(&scenario, &options);
+            eprintln!(
+                "plugtop: simulating {} below {} (point `plugtop --root {}` or `plugtop run --root {}` at it; Ctrl-C stops)",
+                scenario.name,
+                root.display(),
+                root.display(),
+                root.display()
+            );
+            plugtop::sim::serve::serve(&mut guest, &root, &signals.stop, &mut wait, &mut |l| {
+                eprintln!("{l}")
+            })
+            .with_context(|| format!("cannot write below {}", root.display()))?;
+            return Ok(Status::Ok);
+        }
+        let config = config.context("a rule file is needed: -c FILE")?;
+        let quiet = report || compare.is_some();
+        let mut print = |l: &str| {
+            if !quiet {
+                // A closed pipe (`| head`) must not stop the run's report.
+                let _ = writeln!(std::io::stdout(), "{l}");
+            }
+        };
+        let first =
+            plugtop::sim::run::simulate(&scenario, &config, &options, &mut wait, &mut print)?;
+        let second = match &compare {
+            Some(other) => {
+                let options = plugtop::sim::run::SimOptions {
+                    record: None,
+                    ..options.clone()
+                };
+                Some(plugtop::sim::run::simulate(
+                    &scenario,
+                    other,
+                    &options,
+                    &mut |_| {},
+                    &mut |_| {},
+                )?)
+            }
+            None => None,
+        };
+        match report_format {
+            CheckFormat::Json => match &second {
+                Some(b) => writeln!(out, "{}", serde_json::json!([first.report, b.report]))?,
+                None => writeln!(out, "{}", serde_json::to_string(&first.report)?)?,
+            },
+            CheckFormat::Text => match &second {
+                Some(b) => write!(
+                    out,
+                    "{}",
+                    plugtop::sim::report::side_by_side(&first.report, &b.report)
+                )?,
+                None => {
+                    if !quiet {
+                        writeln!(out)?;
+                    }
+                    write!(out, "{}", plugtop::sim::report::text(&first.report))?
+                }
+            },
+        }
+        if first.report.fatal.is_some() || second.is_some_and(|b| b.report.fatal.is_some()) {
+            Status::Failed
+        } else {
+            Status::Ok
+        }
+    };
+    Ok(status)
+}
+
+/// `plugtop check`.
+pub fn check(args: CheckArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
+    let CheckArgs { file, root, format } = args;
+    let status = {
+        let source = commands::eval::read_rule_file(&file)
+            .with_context(|| format!("cannot read {}", file.display()))?;
+        let facts = RootReader::new().facts(&root);
+        let format = match format {
+            CheckFormat::Text => commands::check::Format::Text,
+            CheckFormat::Json => commands::check::Format::Json,
+        };
+        commands::check::run(&source, &facts, format, out)?
+    };
+    Ok(status)
+}
+
+/// `plugtop eval`.
+pub fn eval(args: EvalArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
+    let EvalArgs {
+        config,
+        from,
+        interval,
+        count,
+        jsonl,
+        trace,
+    } = args;
+    let status = {
+        let rules = commands::eval::read_rule_file(&config)
+            .with_context(|| format!("cannot read {}", config.display()))?;
+        let (mut source, live) = open_source(&from, None)?;
+        let format = if jsonl {
+            commands::eval::Format::Jsonl
+        } else if trace {
+            commands::eval::Format::Trace
+        } else {
+            commands::eval::Format::Table
+        };
+        let wait = match (live, interval) {
+            (false, _) => Wait::None,
+            (true, Some(s)) => Wait::Every(seconds(s)?),
+            (true, None) => Wait::Update,
+        };
+        let pace = Pace { count, wait };
+        let status = commands::eval::run(
+            &rules,
+            source.as_mut(),
+            format,
+            pace,
+            out,
+            &mut std::thread::sleep,
+        )?;
+        if let Some(w) = source.warning() {
+            eprintln!("plugtop: warning: {w}");
+        }
+        status
+    };
+    Ok(status)
+}
+
+/// `plugtop run`.
+pub fn run_headless(args: RunArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
+    let RunArgs {
+        config,
+        foreground,
+        verbose,
+        version: _,
+        root,
+        mode,
+        state,
+        force,
+        replay,
+        interval_ms,
+        flap,
+    } = args;
+    let status = {
+        out.flush()?;
+        if replay.is_some() && mode != RunMode::Observe {
+            anyhow::bail!("--replay only goes with --mode observe: a recording cannot be acted on");
+        }
+        let child = std::env::var_os("PLUGTOP_DAEMON_CHILD").is_some();
+        if !foreground && !child {
+            return daemonize();
+        }
+        let options = daemon::RunOptions {
+            state: state.unwrap_or_else(|| plugtop::control::journal::default_path(&root)),
+            rules: config,
+            root,
+            mode: if mode == RunMode::Auto {
+                Mode::Auto
+            } else {
+                Mode::Observe
+            },
+            force,
+            verbose,
+            interval: interval_ms.map(Duration::from_millis),
+            panic_after: std::env::var("PLUGTOP_TEST_PANIC_AFTER")
+                .ok()
+                .and_then(|v| v.parse().ok()),
+            flap: flap.config(),
+            check_lpar: replay.is_none(),
+            started_marker: child,
+        };
+        let mut console = Console;
+        let mut syslog;
+        let log: &mut dyn Log = if child {
+            syslog = SysLog::new();
+            &mut syslog
+        } else {
+            &mut console
+        };
+        let pid_file = child.then(|| options.root.join(plugtop::control::lock::PLUGTOP_PID));
+        if let Some(pid_file) = &pid_file {
+            if let Some(dir) = pid_file.parent() {
+                std::fs::create_dir_all(dir)
+                    .with_context(|| format!("cannot create {}", dir.display()))?;
+            }
+            std::fs::write(pid_file, format!("{}\n", std::process::id()))
+                .with_context(|| format!("cannot write {}", pid_file.display()))?;
+        }
+        let signals = daemon::Signals::install().context("cannot install signal handlers")?;
+        let ended = match &replay {
+            Some(file) => {
+                let mut source = RecordingSource::open(file)?;
+                daemon::run_on(&options, &mut source, log, &signals)
+            }
+            None => daemon::run(&options, log, &signals),
+        };
+        if let Some(pid_file) = &pid_file {
+            let _ = std::fs::remove_file(pid_file);
+        }
+        match ended {
+            Ok(daemon::Ending::Stopped) => Status::Ok,
+            Ok(daemon::Ending::Fatal | daemon::Ending::RestoreFailed) => Status::Failed,
+            // cpuplugd exits 1 on every start-up refusal.
+            Err(e) => {
+                eprintln!("plugtop: {e}");
+                Status::Failed
+            }
+        }
+    };
+    Ok(status)
+}
+
+/// `plugtop restore`.
+pub fn restore(args: RestoreArgs, _out: &mut dyn Write) -> anyhow::Result<Status> {
+    let RestoreArgs { state, root } = args;
+    let status = {
+        let state = state.unwrap_or_else(|| plugtop::control::journal::default_path(&root));
+        daemon::restore_from_journal(&root, &state, &mut Console)?;
+        Status::Ok
+    };
+    Ok(status)
+}
+
+/// `plugtop record`.
+pub fn record(args: RecordArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
+    let RecordArgs {
+        output,
+        export_snapshots,
+        from,
+        interval,
+        count,
+    } = args;
+    let status = {
+        let (mut source, live) = open_source(&from, Some(Path::new("/")))?;
+        let wait = if live {
+            Wait::Every(seconds(interval)?)
+        } else {
+            Wait::None
+        };
+        let machine = match (&from.replay, &from.snapshots) {
+            (Some(file), _) => RecordingSource::open(file).map(|r| r.header().clone()).ok(),
+            (None, Some(dir)) => SnapshotSource::open(dir)
+                .ok()
+                .and_then(|s| s.first_dir())
+                .map(|d| header_for(&d, interval)),
+            (None, None) => Some(header_for(
+                from.root.as_deref().unwrap_or(Path::new("/")),
+                interval,
+            )),
+        };
+        let header = machine.unwrap_or_else(|| header_for(Path::new("/nonexistent"), interval));
+        let target = match (&output, &export_snapshots) {
+            (_, Some(dir)) => commands::record::Target::Snapshots(dir),
+            (Some(path), None) => commands::record::Target::Recording { path, header },
+            (None, None) => {
+                anyhow::bail!("say where to write: -o FILE or --export-snapshots DIR")
+            }
+        };
+        commands::record::run(
+            source.as_mut(),
+            target,
+            Pace { count, wait },
+            out,
+            &mut std::thread::sleep,
+        )?
+    };
+    Ok(status)
+}
+
+/// Opens the source named on the command line (a live root when none is).
+fn open_source(
+    from: &From,
+    default_root: Option<&Path>,
+) -> anyhow::Result<(Box<dyn Source>, bool)> {
+    if let Some(dir) = &from.snapshots {
+        let s = SnapshotSource::open(dir)
+            .with_context(|| format!("cannot read snapshots in {}", dir.display()))?;
+        return Ok((Box::new(s), false));
+    }
+    if let Some(file) = &from.replay {
+        return Ok((Box::new(RecordingSource::open(file)?), false));
+    }
+    match from.root.as_deref().or(default_root) {
+        Some(root) => Ok((Box::new(LiveSource::new(root)), true)),
+        None => {
+            anyhow::bail!("say where to read from: --snapshots DIR, --replay FILE or --root DIR")
+        }
+    }
+}
+
+fn seconds(s: f64) -> anyhow::Result<Duration> {
+    Duration::try_from_secs_f64(s)
+        .map_err(|_| anyhow::anyhow!("--interval must be a number of seconds >= 0"))
+}
+
+/// A recording header for the machine under `root`.
+fn header_for(root: &Path, interval: f64) -> Header {
+    let m = describe(root);
+    let present_cpus = std::fs::read(root.join("sys/devices/system/cpu/present"))
+        .ok()
+        .and_then(|t| plugtop::kernel::cpulist::CpuList::parse(&t))
+        .map_or(0, |l| l.cpus());
+    Header {
+        host: m.host,
+        kernel: m.kernel,
+        cpu_model: m.cpu_model,
+        root: root.display().to_string(),
+        page_size: m.page_size,
+        present_cpus,
+        interval_us: (interval.max(0.0) * 1e6) as u64,
+        started: wall_clock(),
+    }
+}
+
+/// Detaches like a daemon without `fork`: starts this program again in the
+/// background in its own process group, with `-f` and no terminal, and
+/// waits until it has started. As with cpuplugd, a child that cannot start
+/// makes the parent say why and exit 1. The child logs to the system log
+/// and writes a pid file.
+fn daemonize() -> anyhow::Result<Status> {
+    use std::io::BufRead;
+    use std::os::unix::process::CommandExt;
+    use std::process::Stdio;
+    let exe = std::env::current_exe().context("cannot find this program")?;
+    let mut args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
+    args.push("-f".into());
+    let mut child = std::process::Command::new(exe)
+        .args(args)
+        .env("PLUGTOP_DAEMON_CHILD", "1")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .spawn()
+        .context("cannot start the daemon")?;
+    let Some(stderr) = child.stderr.take() else {
+        return Ok(Status::Ok);
+    };
+    let mut said = Vec::new();
+    for line in std::io::BufReader::new(stderr).lines() {
+        let line = line.unwrap_or_default();
+        if line == daemon::STARTED {
+            return Ok(Status::Ok);
+        }
+        said.push(line);
+    }
+    let status = child.wait().context("cannot wait for the daemon")?;
+    for line in said {
+        eprintln!("{line}");
+    }
+    Ok(if status.success() {
+        Status::Ok
+    } else {
+        Status::Failed
+    })
+}

@@ -1,0 +1,289 @@
+//! The command line's shape (clap): what each subcommand takes. The
+//! binary's `main` dispatches on it; [`crate::actions`] carries each out.
+
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand, ValueEnum};
+
+#[derive(Parser)]
+#[command(
+    name = "plugtop",
+    version,
+    about = "Monitor and control cpuplugd rule files",
+    long_about = "Monitor and control cpuplugd rule files.\n\nWithout a subcommand, plugtop opens the full-screen monitor on this machine with the built-in recommended rules (or -c FILE), in observe mode, which never writes. `s` (step-confirm) and `A` (autonomous) act on the guest only after asking; on a machine that is not a z/VM guest they are refused unless --allow-non-zvm is given."
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Option<Command>,
+    /// Rule file to observe with (default: the built-in recommended rules).
+    #[arg(short = 'c', long = "config")]
+    pub config: Option<PathBuf>,
+    /// The machine to observe (its proc/ and sys/).
+    #[arg(long, default_value = "/")]
+    pub root: PathBuf,
+    /// Stop after this many readings.
+    #[arg(long)]
+    pub count: Option<usize>,
+    /// Seconds between readings (default: the rule file's UPDATE).
+    #[arg(long)]
+    pub interval: Option<f64>,
+    /// Replay a recording instead of reading the machine.
+    #[arg(long, conflicts_with = "root")]
+    pub replay: Option<PathBuf>,
+    /// Start in this mode (step and auto change the guest; they take the lock).
+    #[arg(long, value_enum, default_value_t = UiMode::Observe)]
+    pub mode: UiMode,
+    /// One line per interval instead of the screen (also when TERM=dumb or not on a terminal).
+    #[arg(long)]
+    pub batch: bool,
+    /// No colours (NO_COLOR is respected too).
+    #[arg(long)]
+    pub mono: bool,
+    /// Watch and drive a simulated guest playing this scenario (see examples/scenarios).
+    #[arg(long, conflicts_with_all = ["root", "replay"])]
+    pub sim: Option<PathBuf>,
+    /// With --sim: /proc/vmstat carries the old zone-suffixed names.
+    #[arg(long, requires = "sim")]
+    pub old_kernel: bool,
+    /// Let step and autonomous mode change this machine although it is not
+    /// an s390 z/VM guest (by default plugtop refuses on such a `/`).
+    #[arg(long)]
+    pub allow_non_zvm: bool,
+}
+
+#[derive(Clone, Copy, PartialEq, ValueEnum)]
+pub enum UiMode {
+    Observe,
+    Step,
+    Auto,
+}
+
+/// The subcommands.
+#[derive(Subcommand)]
+pub enum Command {
+    /// Report every error and warning in a rule file, with line and column.
+    Check(CheckArgs),
+    /// Decide every interval as cpuplugd would, from a recording, snapshots or a live root; writes nothing.
+    Eval(EvalArgs),
+    /// Act on the guest headless: a drop-in for `cpuplugd -c FILE -f -V`.
+    #[command(version, disable_version_flag = true)]
+    Run(RunArgs),
+    /// Put CPUs and the pool back after a plugtop that was killed or crashed.
+    Restore(RestoreArgs),
+    /// Re-decide a recording with another rule file, side by side with a second file or with what the guest did.
+    Whatif(WhatifArgs),
+    /// Play a scenario on a simulated guest under a rule file and report how the rules did.
+    Sim(SimArgs),
+    /// Keep samples: as a recording file (-o) or as snapshot directories (--export-snapshots).
+    Record(RecordArgs),
+}
+
+/// The arguments of `plugtop check`.
+#[derive(clap::Args)]
+pub struct CheckArgs {
+    /// The rule file.
+    pub file: PathBuf,
+    /// The machine to check names against (its proc/ and sys/).
+    #[arg(long, default_value = "/")]
+    pub root: PathBuf,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = CheckFormat::Text)]
+    pub format: CheckFormat,
+}
+
+/// The arguments of `plugtop eval`.
+#[derive(clap::Args)]
+pub struct EvalArgs {
+    /// The rule file.
+    #[arg(short = 'c', long = "config")]
+    pub config: PathBuf,
+    #[command(flatten)]
+    pub from: From,
+    /// Seconds between live readings (default: the rule file's UPDATE).
+    #[arg(long)]
+    pub interval: Option<f64>,
+    /// Stop after this many readings.
+    #[arg(long)]
+    pub count: Option<usize>,
+    /// Print the conformance JSON lines instead of a table.
+    #[arg(long, conflicts_with = "trace")]
+    pub jsonl: bool,
+    /// Show the truth trace of every rule evaluated, down to each sub-expression.
+    #[arg(long)]
+    pub trace: bool,
+}
+
+/// The arguments of `plugtop run`.
+#[derive(clap::Args)]
+pub struct RunArgs {
+    /// The rule file (cpuplugd's -c).
+    #[arg(short = 'c', long = "config")]
+    pub config: PathBuf,
+    /// Stay in the foreground and log to the terminal (cpuplugd's -f).
+    #[arg(short = 'f', long)]
+    pub foreground: bool,
+    /// Log the values behind every interval's decision (cpuplugd's -V).
+    #[arg(short = 'V', long)]
+    pub verbose: bool,
+    /// Print the version (cpuplugd's -v).
+    #[arg(short = 'v', long = "version", action = clap::ArgAction::Version)]
+    pub version: Option<bool>,
+    /// The guest's root directory.
+    #[arg(long, default_value = "/")]
+    pub root: PathBuf,
+    /// auto acts like cpuplugd; observe only logs what it would do.
+    #[arg(long, value_enum, default_value_t = RunMode::Auto)]
+    pub mode: RunMode,
+    /// The restore journal (default ROOT/run/plugtop/state).
+    #[arg(long)]
+    pub state: Option<PathBuf>,
+    /// Start although a dead plugtop left a journal (its start state is kept).
+    #[arg(long)]
+    pub force: bool,
+    /// Replay a recording instead of reading the guest (observe mode only).
+    #[arg(long)]
+    pub replay: Option<PathBuf>,
+    /// Test-only: milliseconds between intervals instead of UPDATE.
+    #[arg(long, hide = true)]
+    pub interval_ms: Option<u64>,
+    #[command(flatten)]
+    pub flap: FlapArgs,
+}
+
+/// The arguments of `plugtop restore`.
+#[derive(clap::Args)]
+pub struct RestoreArgs {
+    /// The journal (default ROOT/run/plugtop/state).
+    #[arg(long)]
+    pub state: Option<PathBuf>,
+    /// The guest's root directory.
+    #[arg(long, default_value = "/")]
+    pub root: PathBuf,
+}
+
+/// The arguments of `plugtop whatif`.
+#[derive(clap::Args)]
+pub struct WhatifArgs {
+    /// The rule file to try.
+    #[arg(short = 'c', long = "config")]
+    pub config: PathBuf,
+    /// Compare with this rule file (default: what the recorded guest did).
+    #[arg(long)]
+    pub against: Option<PathBuf>,
+    #[command(flatten)]
+    pub from: From,
+    #[command(flatten)]
+    pub flap: FlapArgs,
+}
+
+/// The arguments of `plugtop sim`.
+#[derive(clap::Args)]
+pub struct SimArgs {
+    /// The scenario file (TOML; see examples/scenarios/README.md).
+    pub scenario: PathBuf,
+    /// The rule file that controls the guest.
+    #[arg(short = 'c', long = "config", required_unless_present = "serve")]
+    pub config: Option<PathBuf>,
+    /// How long to run ("12:00" or seconds; default: the scenario's duration).
+    #[arg(long)]
+    pub duration: Option<String>,
+    /// Simulated seconds per real second (default 1: real time).
+    #[arg(long, conflicts_with = "fast")]
+    pub speed: Option<f64>,
+    /// As fast as the machine can.
+    #[arg(long)]
+    pub fast: bool,
+    /// Print only the report at the end (not every action as it happens).
+    #[arg(long)]
+    pub report: bool,
+    /// Format of the report.
+    #[arg(long, value_enum, default_value_t = CheckFormat::Text)]
+    pub report_format: CheckFormat,
+    /// /proc/vmstat carries the old zone-suffixed names (for the seed paper's files).
+    #[arg(long)]
+    pub old_kernel: bool,
+    /// Run this rule file too, on the same scenario and seed, and report side by side.
+    #[arg(long, conflicts_with = "serve")]
+    pub compare: Option<PathBuf>,
+    /// Record every reading in the recording format.
+    #[arg(long, conflicts_with = "serve")]
+    pub record: Option<PathBuf>,
+    /// Seconds between intervals (default: the rule file's UPDATE).
+    #[arg(long)]
+    pub interval: Option<f64>,
+    /// Publish the guest as a root directory here instead (for `plugtop run --root DIR` or other tools).
+    #[arg(long, conflicts_with = "config")]
+    pub serve: Option<PathBuf>,
+    #[command(flatten)]
+    pub flap: FlapArgs,
+}
+
+/// The arguments of `plugtop record`.
+#[derive(clap::Args)]
+pub struct RecordArgs {
+    /// The recording to create (an existing file is never overwritten).
+    #[arg(
+        short = 'o',
+        long = "output",
+        required_unless_present = "export_snapshots"
+    )]
+    pub output: Option<PathBuf>,
+    /// Write conformance-format snapshot directories here instead.
+    #[arg(long, conflicts_with = "output")]
+    pub export_snapshots: Option<PathBuf>,
+    #[command(flatten)]
+    pub from: From,
+    /// Seconds between live readings.
+    #[arg(long, default_value_t = 1.0)]
+    pub interval: f64,
+    /// Stop after this many samples (default: until interrupted).
+    #[arg(long)]
+    pub count: Option<usize>,
+}
+
+/// When to call a guest flapping (see src/control/flap.rs).
+#[derive(clap::Args, Clone, Copy)]
+pub struct FlapArgs {
+    /// Intervals in the flap detector's sliding window.
+    #[arg(long, default_value_t = 30)]
+    pub flap_window: usize,
+    /// Direction reversals within the window that count as flapping.
+    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u64).range(2..))]
+    pub flap_reversals: u64,
+}
+
+impl FlapArgs {
+    /// The detector's settings.
+    pub fn config(self) -> plugtop::control::flap::FlapConfig {
+        plugtop::control::flap::FlapConfig {
+            window: self.flap_window.max(1),
+            reversals: self.flap_reversals as usize,
+        }
+    }
+}
+
+#[derive(clap::Args)]
+#[group(required = false, multiple = false)]
+pub struct From {
+    /// A directory of numbered snapshot directories (the conformance format).
+    #[arg(long)]
+    pub snapshots: Option<PathBuf>,
+    /// A recording made with `plugtop record`.
+    #[arg(long)]
+    pub replay: Option<PathBuf>,
+    /// A live root laid out like / (read every interval).
+    #[arg(long)]
+    pub root: Option<PathBuf>,
+}
+
+#[derive(Clone, Copy, PartialEq, ValueEnum)]
+pub enum RunMode {
+    Auto,
+    Observe,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+pub enum CheckFormat {
+    Text,
+    Json,
+}
