@@ -10,10 +10,12 @@
 # link that leads outside its root).
 #
 # usage: scripts/overhead.sh [DURATION_SECONDS]   (default 300)
+#        PLUGTOP_BIN=/path/to/plugtop scripts/overhead.sh 60   (compare builds)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 duration=${1:-300}
-cargo build --release --quiet
+bin=${PLUGTOP_BIN:-target/release/plugtop}
+[ -n "${PLUGTOP_BIN:-}" ] || cargo build --release --quiet
 root=$(mktemp -d)
 pid=""
 cleanup() {
@@ -44,7 +46,7 @@ done
 # CPU limit holds, as on a guest in steady state.
 rules="$root/rules.conf"
 sed "s/^CPU_MIN=.*/CPU_MIN=\"$(nproc)\"/" examples/rules/recommended-modern.conf > "$rules"
-target/release/plugtop run -f -c "$rules" --root "$root" > "$root/log" 2>&1 &
+"$bin" run -f -c "$rules" --root "$root" > "$root/log" 2>&1 &
 pid=$!
 sleep 3
 

@@ -522,6 +522,41 @@ impl State {
         Ok(())
     }
 
+    /// swaprate, apcr and freemem for this interval, as cpuplugd computes
+    /// them before the memory rules (a fault skips the group).
+    #[inline(always)]
+    fn mem_symbols(
+        &mut self,
+        free: f64,
+        interval: f64,
+        get: impl Fn(&Entry, usize) -> Result<f64, Fatal>,
+    ) -> Result<Result<(), Fault>, Fatal> {
+        let (cur, prev) = (&self.history[0], &self.history[1]);
+        let rate = |(a, b, c, d): (f64, f64, f64, f64)| -> Result<f64, Fault> {
+            fpu::div(fpu::sub(fpu::sub(fpu::add(a, b)?, c)?, d)?, interval)
+        };
+        let swap_sum = (get(cur, 1)?, get(cur, 2)?, get(prev, 1)?, get(prev, 2)?);
+        let swaprate = match rate(swap_sum) {
+            Ok(v) => v,
+            Err(f) => return Ok(Err(f)),
+        };
+        let page_sum = (get(cur, 3)?, get(cur, 4)?, get(prev, 3)?, get(prev, 4)?);
+        let apcr = match rate(page_sum) {
+            Ok(v) => v,
+            Err(f) => return Ok(Err(f)),
+        };
+        if self.history[0].cmm_pages.is_none() {
+            return Ok(Ok(()));
+        }
+        self.symbols.apcr = apcr;
+        self.symbols.swaprate = swaprate;
+        match fpu::div(free, 1024.0) {
+            Ok(v) => self.symbols.freemem = v,
+            Err(f) => return Ok(Err(f)),
+        }
+        Ok(Ok(()))
+    }
+
     fn mem_group<T: Recorder>(
         &mut self,
         rules: &RuleSet,
@@ -546,19 +581,9 @@ impl State {
             cmm_pages: cmm_pages_read.unwrap_or(0),
             cmm_pages_new: cmm_pages_read.unwrap_or(0),
         };
-        let swap_sum = (get(cur, 1)?, get(cur, 2)?, get(prev, 1)?, get(prev, 2)?);
-        let rate = |(a, b, c, d): (f64, f64, f64, f64)| -> Result<f64, Fault> {
-            fpu::div(fpu::sub(fpu::sub(fpu::add(a, b)?, c)?, d)?, interval)
-        };
-        let swaprate = match rate(swap_sum) {
-            Ok(v) => v,
-            Err(f) => return Ok(faulted(decision, f)),
-        };
-        let page_sum = (get(cur, 3)?, get(cur, 4)?, get(prev, 3)?, get(prev, 4)?);
-        let apcr = match rate(page_sum) {
-            Ok(v) => v,
-            Err(f) => return Ok(faulted(decision, f)),
-        };
+        if let Err(fault) = self.mem_symbols(free, interval, get)? {
+            return Ok(faulted(decision, fault));
+        }
         let Some(pages) = cmm_pages_read else {
             return Err(Fatal {
                 message: "Cannot open /proc/sys/vm/cmm_pages: No such file or directory".into(),
@@ -566,12 +591,6 @@ impl State {
                 group: Some("memory"),
             });
         };
-        self.symbols.apcr = apcr;
-        self.symbols.swaprate = swaprate;
-        match fpu::div(free, 1024.0) {
-            Ok(v) => self.symbols.freemem = v,
-            Err(f) => return Ok(faulted(decision, f)),
-        }
         let (Some(inc_rule), Some(plug), Some(unplug)) = (
             rules.rule(RuleKind::CmmInc),
             rules.rule(RuleKind::Memplug),
@@ -622,22 +641,7 @@ impl State {
                 });
             }
         };
-        // Edge case B: cpuplugd adds and subtracts in C longs, which wrap
-        // (two's complement) before the clamp below; a wrapped sum comes out
-        // negative and is clamped up to CMM_MIN.
-        let mut new = pages;
-        if memplug {
-            new = new.wrapping_sub(dec.max(0));
-        } else if memunplug == Some(true) {
-            new = new.wrapping_add(inc.max(0));
-        }
-        let s = rules.settings;
-        if new < s.cmm_min {
-            new = s.cmm_min;
-        }
-        if new > s.cmm_max {
-            new = s.cmm_max;
-        }
+        let new = next_pool(pages, inc, dec, memplug, memunplug, rules.settings);
         decision.memplug = Some(memplug);
         decision.memunplug = memunplug;
         decision.cmm_inc = Some(inc);
@@ -645,6 +649,35 @@ impl State {
         decision.cmm_pages_new = new;
         Ok(decision)
     }
+}
+
+/// The pool after MEMPLUG (shrink by CMM_DEC) or MEMUNPLUG (grow by
+/// CMM_INC), negatives counting as 0, clamped into CMM_MIN..CMM_MAX.
+#[inline(always)]
+fn next_pool(
+    pages: i64,
+    inc: i64,
+    dec: i64,
+    memplug: bool,
+    memunplug: Option<bool>,
+    s: crate::rules::Settings,
+) -> i64 {
+    // Edge case B: cpuplugd adds and subtracts in C longs, which wrap
+    // (two's complement) before the clamp; a wrapped sum comes out
+    // negative and is clamped up to CMM_MIN.
+    let mut new = pages;
+    if memplug {
+        new = new.wrapping_sub(dec.max(0));
+    } else if memunplug == Some(true) {
+        new = new.wrapping_add(inc.max(0));
+    }
+    if new < s.cmm_min {
+        new = s.cmm_min;
+    }
+    if new > s.cmm_max {
+        new = s.cmm_max;
+    }
+    new
 }
 
 fn faulted(mut d: MemDecision, fault: Fault) -> MemDecision {

@@ -43,6 +43,8 @@ enum Slot {
 #[derive(Debug)]
 pub struct RootReader {
     buf: Vec<u8>,
+    /// One read's worth of a kept kernel file (zeroed once, reused).
+    chunk: Vec<u8>,
     /// Kernel files (those that resolve into /proc or /sys) kept open and
     /// re-read from the start each interval: they are never replaced, and
     /// re-reading saves the path walk of an open every time.
@@ -67,11 +69,37 @@ impl Default for RootReader {
     }
 }
 
+/// How much of a kernel file one `read` asks for.
+const KERNEL_CHUNK: usize = 64 << 10;
+/// More than this from one /proc or /sys file is refused: they are small.
+const KERNEL_FILE_LIMIT: usize = 4 << 20;
+
+/// Reads a /proc or /sys file that stays open. Their `read` hands out whole
+/// lines and stops short only where the next line would not fit, so a read
+/// that leaves more than a page of the chunk unused has reached the end:
+/// one system call instead of two per file and interval. Bounded.
+fn read_kernel_file(mut file: &File, chunk: &mut [u8], buf: &mut Vec<u8>) -> std::io::Result<()> {
+    loop {
+        let n = file.read(chunk)?;
+        buf.extend_from_slice(&chunk[..n]);
+        if n == 0 || n + 4096 < chunk.len() {
+            return Ok(());
+        }
+        if buf.len() > KERNEL_FILE_LIMIT {
+            return Err(std::io::Error::other(format!(
+                "more than {} MiB; a kernel file this large is not what plugtop reads",
+                KERNEL_FILE_LIMIT >> 20
+            )));
+        }
+    }
+}
+
 impl RootReader {
     /// A reader that also scans per-CPU sysfs state.
     pub fn new() -> Self {
         RootReader {
             buf: Vec::with_capacity(16 * 1024),
+            chunk: vec![0; KERNEL_CHUNK],
             open: HashMap::new(),
             open_root: PathBuf::new(),
             root_readings: 0,
@@ -89,8 +117,7 @@ impl RootReader {
         if let Some(Slot::Kept(file)) = self.open.get(rel) {
             let mut file = file;
             file.seek(SeekFrom::Start(0))?;
-            file.take(u64::MAX).read_to_end(&mut self.buf)?;
-            return Ok(());
+            return read_kernel_file(file, &mut self.chunk, &mut self.buf);
         }
         self.path.as_mut_os_string().clear();
         self.path.push(root);

@@ -10,7 +10,7 @@ use super::report::Report;
 use super::{Guest, Scenario, SharedGuest, SimActuator, SimSource, facts};
 use crate::control::controller::{Action, Event, Mode};
 use crate::control::flap::{FlapConfig, FlapDetector, Moves};
-use crate::control::session::Session;
+use crate::control::session::{Session, Step};
 use crate::control::watch::Finding;
 use crate::kernel::Source;
 use crate::kernel::recording::{Header, RecordingWriter};
@@ -150,15 +150,8 @@ pub fn simulate_loaded(
         ),
         None => None,
     };
-    let mut applied = Applied::default();
-    let mut timeline = Vec::new();
-    let mut log = Vec::new();
-    let mut sums = (0.0, 0.0, 0.0);
-    let mut fatal = None;
-    let mut flapped = false;
-    let mut period: Option<f64> = None;
+    let mut tally = Tally::default();
     let keep = options.keep_timeline;
-    let mut intervals = 0usize;
     let mut emit = |line: String, log: &mut Vec<String>| {
         on_line(&line);
         if keep {
@@ -171,40 +164,77 @@ pub fn simulate_loaded(
         }
         let step = session.step(Arc::new(sample), &mut actuator);
         let t = super::report::clock(guest.borrow().t);
-        applied.note(0, &step.limits);
-        for e in &step.limits {
-            emit(format!("{t} {e} (limits)"), &mut log);
-        }
-        for finding in &step.findings {
-            match finding {
-                Finding::FlapStarted(f) => {
-                    flapped = true;
-                    period.get_or_insert(f.period * interval);
-                    emit(format!("{t} {finding}"), &mut log);
-                    for c in session.watch().changes.iter().rev().take(2).rev() {
-                        emit(format!("{t}   {c}"), &mut log);
-                    }
-                }
-                Finding::Changed(_) => {}
-                _ => emit(format!("{t} {finding}"), &mut log),
-            }
-        }
-        let reading = step.decision.as_ref().map_or(0, |d| d.reading);
-        applied.note(reading, &step.events);
-        for e in &step.events {
-            emit(format!("{t} {e}"), &mut log);
+        for line in tally.note(&step, &session, interval) {
+            emit(format!("{t} {line}"), &mut tally.log);
         }
         if let Some(f) = &step.fatal {
-            fatal = Some(f.message.clone());
+            tally.fatal = Some(f.message.clone());
             break;
         }
         let Some(decision) = &step.decision else {
             continue;
         };
-        let g = guest.borrow();
-        intervals += 1;
+        tally.interval(&guest.borrow(), decision, keep);
+        wait(Duration::from_secs_f64(interval));
+    }
+    let report = tally.report(
+        &guest.borrow(),
+        &scenario.name,
+        &rules.display().to_string(),
+        &session,
+    );
+    Ok(Outcome {
+        report,
+        timeline: tally.timeline,
+        log: tally.log,
+    })
+}
+
+/// What a simulated run adds up as it goes.
+#[derive(Debug, Default)]
+struct Tally {
+    applied: Applied,
+    timeline: Vec<Point>,
+    log: Vec<String>,
+    /// Sums over decided intervals: online CPUs, guest MiB, working set MiB.
+    sums: (f64, f64, f64),
+    intervals: usize,
+    fatal: Option<String>,
+    flapped: bool,
+    period: Option<f64>,
+}
+
+impl Tally {
+    /// Counts a step's actions; the lines to log, in order.
+    fn note(&mut self, step: &Step, session: &Session, interval: f64) -> Vec<String> {
+        let mut lines = Vec::new();
+        self.applied.note(0, &step.limits);
+        lines.extend(step.limits.iter().map(|e| format!("{e} (limits)")));
+        for finding in &step.findings {
+            match finding {
+                Finding::FlapStarted(f) => {
+                    self.flapped = true;
+                    self.period.get_or_insert(f.period * interval);
+                    lines.push(finding.to_string());
+                    for c in session.watch().changes.iter().rev().take(2).rev() {
+                        lines.push(format!("  {c}"));
+                    }
+                }
+                Finding::Changed(_) => {}
+                _ => lines.push(finding.to_string()),
+            }
+        }
+        let reading = step.decision.as_ref().map_or(0, |d| d.reading);
+        self.applied.note(reading, &step.events);
+        lines.extend(step.events.iter().map(ToString::to_string));
+        lines
+    }
+
+    /// One decided interval of the guest.
+    fn interval(&mut self, g: &Guest, decision: &crate::engine::Decision, keep: bool) {
+        self.intervals += 1;
         if keep {
-            timeline.push(Point {
+            self.timeline.push(Point {
                 t: g.t,
                 online: g.online_count(),
                 pool: g.pool(),
@@ -213,59 +243,43 @@ pub fn simulate_loaded(
                 moves: Moves::of(decision),
             });
         }
-        sums.0 += f64::from(g.online_count());
-        sums.1 += g.guest_mib();
-        sums.2 += g.working_set_mib();
-        drop(g);
-        wait(Duration::from_secs_f64(interval));
+        self.sums.0 += f64::from(g.online_count());
+        self.sums.1 += g.guest_mib();
+        self.sums.2 += g.working_set_mib();
     }
-    let g = guest.borrow();
-    let n = intervals.max(1) as f64;
-    let stats = g.stats;
-    let (avg_guest, avg_ws) = (sums.1 / n, sums.2 / n);
-    let report = Report {
-        scenario: scenario.name.clone(),
-        rules: rules.display().to_string(),
-        intervals,
-        seconds: stats.seconds,
-        avg_online_cpus: sums.0 / n,
-        time_weighted_online_cpus: if stats.seconds > 0.0 {
-            stats.online_cpu_s / stats.seconds
-        } else {
-            0.0
-        },
-        unmet_cpu_seconds: stats.unmet_cpu_s,
-        avg_guest_mib: avg_guest,
-        avg_working_set_mib: avg_ws,
-        guest_to_working_set: if avg_ws > 0.0 {
-            avg_guest / avg_ws
-        } else {
-            0.0
-        },
-        direct_scan_stalls: stats.direct_stalls,
-        throughput_ratio: if stats.ideal > 0.0 {
-            stats.achieved / stats.ideal
-        } else {
-            1.0
-        },
-        cpu_changes: applied.cpu_changes,
-        pool_changes: applied.pool_changes,
-        reversals: applied.directions.total_reversals(),
-        flapping: flapped,
-        flap_period_s: period,
-        feedback_loops: session
-            .watch()
-            .loops
-            .iter()
-            .map(|l| l.to_string())
-            .collect(),
-        fatal,
-    };
-    Ok(Outcome {
-        report,
-        timeline,
-        log,
-    })
+
+    fn report(&mut self, g: &Guest, scenario: &str, rules: &str, session: &Session) -> Report {
+        let n = self.intervals.max(1) as f64;
+        let stats = g.stats;
+        let (avg_guest, avg_ws) = (self.sums.1 / n, self.sums.2 / n);
+        let ratio = |a: f64, b: f64, none: f64| if b > 0.0 { a / b } else { none };
+        Report {
+            scenario: scenario.to_string(),
+            rules: rules.to_string(),
+            intervals: self.intervals,
+            seconds: stats.seconds,
+            avg_online_cpus: self.sums.0 / n,
+            time_weighted_online_cpus: ratio(stats.online_cpu_s, stats.seconds, 0.0),
+            unmet_cpu_seconds: stats.unmet_cpu_s,
+            avg_guest_mib: avg_guest,
+            avg_working_set_mib: avg_ws,
+            guest_to_working_set: ratio(avg_guest, avg_ws, 0.0),
+            direct_scan_stalls: stats.direct_stalls,
+            throughput_ratio: ratio(stats.achieved, stats.ideal, 1.0),
+            cpu_changes: self.applied.cpu_changes,
+            pool_changes: self.applied.pool_changes,
+            reversals: self.applied.directions.total_reversals(),
+            flapping: self.flapped,
+            flap_period_s: self.period,
+            feedback_loops: session
+                .watch()
+                .loops
+                .iter()
+                .map(|l| l.to_string())
+                .collect(),
+            fatal: self.fatal.take(),
+        }
+    }
 }
 
 fn header(scenario: &Scenario, rules: &Path, interval: f64) -> Header {

@@ -413,35 +413,8 @@ impl App {
         match action {
             Action::Quit => self.quit = true,
             Action::Help => self.help = true,
-            Action::Pause => {
-                self.paused = !self.paused;
-                if self.paused && self.cursor.is_none() {
-                    self.cursor = Some(0);
-                } else if !self.paused {
-                    self.cursor = None;
-                }
-            }
-            Action::Back => {
-                let k = self.cursor.unwrap_or(0);
-                if k + 1 < self.frames.len() {
-                    self.cursor = Some(k + 1);
-                    self.paused = true;
-                }
-            }
-            Action::Forward => match self.cursor {
-                Some(0) | None => {
-                    self.cursor = None;
-                    self.paused = false;
-                }
-                Some(k) => self.cursor = Some(k - 1),
-            },
-            Action::Oldest => {
-                self.cursor = Some(self.frames.len().saturating_sub(1));
-                self.paused = true;
-            }
-            Action::Newest => {
-                self.cursor = None;
-                self.paused = false;
+            Action::Pause | Action::Back | Action::Forward | Action::Oldest | Action::Newest => {
+                self.travel(action)
             }
             Action::Observe => self.set_mode(Mode::Observe),
             Action::Step => self.set_mode(Mode::Step),
@@ -509,6 +482,43 @@ impl App {
         };
         self.proposal_hidden = false;
         self.note_events(events);
+    }
+
+    /// Time travel: pause, step back and forth, jump to the ends.
+    fn travel(&mut self, action: Action) {
+        match action {
+                Action::Pause => {
+                    self.paused = !self.paused;
+                    if self.paused && self.cursor.is_none() {
+                        self.cursor = Some(0);
+                    } else if !self.paused {
+                        self.cursor = None;
+                    }
+                }
+                Action::Back => {
+                    let k = self.cursor.unwrap_or(0);
+                    if k + 1 < self.frames.len() {
+                        self.cursor = Some(k + 1);
+                        self.paused = true;
+                    }
+                }
+                Action::Forward => match self.cursor {
+                    Some(0) | None => {
+                        self.cursor = None;
+                        self.paused = false;
+                    }
+                    Some(k) => self.cursor = Some(k - 1),
+                },
+                Action::Oldest => {
+                    self.cursor = Some(self.frames.len().saturating_sub(1));
+                    self.paused = true;
+                }
+                Action::Newest => {
+                    self.cursor = None;
+                    self.paused = false;
+                }
+            _ => {}
+        }
     }
 
     fn scroll(&mut self, by: isize) {

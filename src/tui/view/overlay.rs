@@ -125,50 +125,7 @@ fn whatif(frame: &mut Frame<'_>, area: Rect, app: &App, editor: &WhatIfEditor, t
             ),
             theme.dim(),
         ))),
-        Some(r) => {
-            let width = inner_width.saturating_sub(10);
-            let shown: Vec<_> = app
-                .frames
-                .iter()
-                .filter(|f| f.number <= r.upto)
-                .take(width)
-                .collect();
-            let real: String = shown
-                .iter()
-                .rev()
-                .map(|f| f.decision.as_ref().map_or('·', |d| glyph(Moves::of(d))))
-                .collect();
-            let edited: String = shown
-                .iter()
-                .rev()
-                .map(|f| {
-                    r.actions
-                        .iter()
-                        .find(|(n, _)| *n == f.number)
-                        .map_or('·', |(_, m)| glyph(*m))
-                })
-                .collect();
-            lines.push(Line::from(vec![
-                Span::styled("actions   ", theme.dim()),
-                Span::raw(real),
-            ]));
-            lines.push(Line::from(vec![
-                Span::styled("what-if   ", theme.title()),
-                Span::raw(edited),
-            ]));
-            lines.push(Line::from(format!(
-                "changes/reversals: real {}/{}, what-if {}/{}   ▲plug ▼unplug ±pool",
-                r.changes.0, r.reversals.0, r.changes.1, r.reversals.1
-            )));
-            lines.push(Line::from(Span::styled(
-                if r.closed_loop {
-                    "closed loop: the scenario played again, same seed, under the edited rules"
-                } else {
-                    "open loop: the readings replayed as they were cannot react to other actions"
-                },
-                theme.dim(),
-            )));
-        }
+        Some(r) => timelines(&mut lines, app, r, inner_width, theme),
     }
     boxed(
         frame,
@@ -187,89 +144,154 @@ fn whatif(frame: &mut Frame<'_>, area: Rect, app: &App, editor: &WhatIfEditor, t
     );
 }
 
+/// The real and the what-if action timelines, and what they add up to.
+fn timelines(
+    lines: &mut Vec<Line<'_>>,
+    app: &App,
+    r: &crate::tui::whatif::Counterfactual,
+    inner_width: usize,
+    theme: &Theme,
+) {
+    let width = inner_width.saturating_sub(10);
+    let shown: Vec<_> = app
+        .frames
+        .iter()
+        .filter(|f| f.number <= r.upto)
+        .take(width)
+        .collect();
+    let real: String = shown
+        .iter()
+        .rev()
+        .map(|f| f.decision.as_ref().map_or('·', |d| glyph(Moves::of(d))))
+        .collect();
+    let edited: String = shown
+        .iter()
+        .rev()
+        .map(|f| {
+            r.actions
+                .iter()
+                .find(|(n, _)| *n == f.number)
+                .map_or('·', |(_, m)| glyph(*m))
+        })
+        .collect();
+    lines.push(Line::from(vec![
+        Span::styled("actions   ", theme.dim()),
+        Span::raw(real),
+    ]));
+    lines.push(Line::from(vec![
+        Span::styled("what-if   ", theme.title()),
+        Span::raw(edited),
+    ]));
+    lines.push(Line::from(format!(
+        "changes/reversals: real {}/{}, what-if {}/{}   ▲plug ▼unplug ±pool",
+        r.changes.0, r.reversals.0, r.changes.1, r.reversals.1
+    )));
+    lines.push(Line::from(Span::styled(
+        if r.closed_loop {
+            "closed loop: the scenario played again, same seed, under the edited rules"
+        } else {
+            "open loop: the readings replayed as they were cannot react to other actions"
+        },
+        theme.dim(),
+    )));
+}
+
 /// Draws whatever is open over the screen.
 pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {
     if let Some(editor) = &app.whatif {
         whatif(frame, area, app, editor, theme);
     }
     if app.help {
-        let entry = |b: &crate::tui::keys::Binding, width: usize| {
-            let text: String = b.description.chars().take(width).collect();
+        help(frame, area, theme);
+    } else if let Some(d) = &app.dialog {
+        dialog(frame, area, d, theme);
+    } else {
+        proposal(frame, area, app, theme);
+    }
+}
+
+/// The key table, in one or two columns as the screen allows.
+fn help(frame: &mut Frame<'_>, area: Rect, theme: &Theme) {
+    let entry = |b: &crate::tui::keys::Binding, width: usize| {
+        let text: String = b.description.chars().take(width).collect();
+        vec![
+            Span::styled(format!("{:<7}", b.shown), theme.title()),
+            Span::raw(format!("{text:<width$}")),
+        ]
+    };
+    let fits = BINDINGS.len() as u16 + 2 <= area.height;
+    let lines: Vec<Line<'_>> = if fits {
+        BINDINGS.iter().map(|b| Line::from(entry(b, 62))).collect()
+    } else {
+        let half = BINDINGS.len().div_ceil(2);
+        let width = (area.width as usize).saturating_sub(2 + 2 * 7 + 2) / 2;
+        (0..half)
+            .map(|i| {
+                let mut spans = entry(&BINDINGS[i], width);
+                spans.push(Span::raw("  "));
+                if let Some(b) = BINDINGS.get(i + half) {
+                    spans.extend(entry(b, width));
+                }
+                Line::from(spans)
+            })
+            .collect()
+    };
+    let h = lines.len() as u16 + 2;
+    let w = if fits { 72 } else { area.width };
+    boxed(
+        frame,
+        centered(area, w, h),
+        "Keys (any key closes)",
+        lines,
+        theme,
+    );
+}
+
+/// A question or a message on top of the screen.
+fn dialog(frame: &mut Frame<'_>, area: Rect, dialog: &Dialog, theme: &Theme) {
+    let (title, lines) = match dialog {
+        Dialog::ConfirmAuto => (
+            "Autonomous mode",
             vec![
-                Span::styled(format!("{:<7}", b.shown), theme.title()),
-                Span::raw(format!("{text:<width$}")),
-            ]
-        };
-        let fits = BINDINGS.len() as u16 + 2 <= area.height;
-        let lines: Vec<Line<'_>> = if fits {
-            BINDINGS.iter().map(|b| Line::from(entry(b, 62))).collect()
-        } else {
-            let half = BINDINGS.len().div_ceil(2);
-            let width = (area.width as usize).saturating_sub(2 + 2 * 7 + 2) / 2;
-            (0..half)
-                .map(|i| {
-                    let mut spans = entry(&BINDINGS[i], width);
-                    spans.push(Span::raw("  "));
-                    if let Some(b) = BINDINGS.get(i + half) {
-                        spans.extend(entry(b, width));
-                    }
-                    Line::from(spans)
-                })
-                .collect()
-        };
-        let h = lines.len() as u16 + 2;
-        let w = if fits { 72 } else { area.width };
-        boxed(
-            frame,
-            centered(area, w, h),
-            "Keys (any key closes)",
-            lines,
-            theme,
-        );
-        return;
-    }
-    if let Some(dialog) = &app.dialog {
-        let (title, lines) = match dialog {
-            Dialog::ConfirmAuto => (
-                "Autonomous mode",
-                vec![
-                    Line::from("plugtop will plug and unplug CPUs and resize the CMM pool"),
-                    Line::from("by itself, every interval, exactly as cpuplugd would."),
-                    Line::from("Quitting puts the guest back as it was found."),
-                    Line::from(""),
-                    Line::styled("y  switch to autonomous     n / Esc  stay", theme.title()),
-                ],
-            ),
-            Dialog::Arm(info) => (
-                "Act on this guest?",
-                vec![
-                    Line::from(format!(
-                        "{} mode changes {} below {}.",
-                        info.mode, info.host, info.root
-                    )),
-                    Line::from(format!("machine: {}; {}", info.architecture, info.guest)),
-                    Line::from(format!("takes the lock {}", info.lock)),
-                    Line::from(format!("journals the start state in {}", info.journal)),
-                    Line::from(format!("quitting puts back: {}", info.restore_to)),
-                    Line::from(""),
-                    Line::styled(
-                        format!("y  act in {} mode     n / Esc  stay in observe", info.mode),
-                        theme.title(),
-                    ),
-                ],
-            ),
-            Dialog::Message(text) => (
-                "Not possible",
-                vec![
-                    Line::from(text.clone()),
-                    Line::from(""),
-                    Line::styled("any key closes", theme.dim()),
-                ],
-            ),
-        };
-        sized_box(frame, area, 76, title, lines, theme);
-        return;
-    }
+                Line::from("plugtop will plug and unplug CPUs and resize the CMM pool"),
+                Line::from("by itself, every interval, exactly as cpuplugd would."),
+                Line::from("Quitting puts the guest back as it was found."),
+                Line::from(""),
+                Line::styled("y  switch to autonomous     n / Esc  stay", theme.title()),
+            ],
+        ),
+        Dialog::Arm(info) => (
+            "Act on this guest?",
+            vec![
+                Line::from(format!(
+                    "{} mode changes {} below {}.",
+                    info.mode, info.host, info.root
+                )),
+                Line::from(format!("machine: {}; {}", info.architecture, info.guest)),
+                Line::from(format!("takes the lock {}", info.lock)),
+                Line::from(format!("journals the start state in {}", info.journal)),
+                Line::from(format!("quitting puts back: {}", info.restore_to)),
+                Line::from(""),
+                Line::styled(
+                    format!("y  act in {} mode     n / Esc  stay in observe", info.mode),
+                    theme.title(),
+                ),
+            ],
+        ),
+        Dialog::Message(text) => (
+            "Not possible",
+            vec![
+                Line::from(text.clone()),
+                Line::from(""),
+                Line::styled("any key closes", theme.dim()),
+            ],
+        ),
+    };
+    sized_box(frame, area, 76, title, lines, theme);
+}
+
+/// The step-confirm proposal, unless hidden, at the bottom of the screen.
+fn proposal(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {
     if app.session.controller().mode() == Mode::Step
         && !app.proposal_hidden
         && let Some(p) = app.session.controller().pending()

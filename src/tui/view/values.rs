@@ -42,6 +42,98 @@ fn mib(kb: f64) -> String {
     format!("{:.0} MiB", kb / 1024.0)
 }
 
+/// The CMM pool: its size, how full against CMM_MAX, what the guest keeps.
+fn pool_rows(rows: &mut Vec<(String, String)>, s: &crate::kernel::Sample, max: i64) {
+    let kb = |name: &str| s.meminfo.get(name);
+    match s.cmm_pages {
+        Some(pages) => {
+            let gauge_width = 10usize;
+            let filled = if max > 0 {
+                (pages.clamp(0, max) as usize * gauge_width) / max as usize
+            } else {
+                0
+            };
+            let guest = kb("MemTotal").map(|t| t - pages as f64 * 4.0);
+            rows.push((
+                "CMM pool (pages)".into(),
+                format!("{pages} = {}", mib(pages as f64 * 4.0)),
+            ));
+            rows.push((
+                "  of CMM_MAX".into(),
+                format!(
+                    "{}{} {max}",
+                    "█".repeat(filled),
+                    "·".repeat(gauge_width - filled)
+                ),
+            ));
+            rows.push(("  guest keeps".into(), guest.map_or("-".into(), mib)));
+        }
+        None => rows.push(("CMM pool".into(), "no cmm_pages on this machine".into())),
+    }
+}
+
+/// The rows that fit, scrolled to the selected variable, pinned ones with
+/// their sparkline.
+fn visible<'a>(
+    rows: &'a [(String, String)],
+    fixed: usize,
+    variables: usize,
+    room: usize,
+    app: &App,
+    theme: &Theme,
+) -> Vec<Line<'a>> {
+    let label_width = rows
+        .iter()
+        .map(|(n, _)| n.chars().count())
+        .max()
+        .unwrap_or(10)
+        .min(19);
+    let selected = fixed + app.value_cursor.min(variables.saturating_sub(1));
+    let first = if app.value_cursor == 0 {
+        0
+    } else {
+        selected
+            .saturating_sub(room.saturating_sub(1))
+            .min(rows.len().saturating_sub(room))
+    };
+    let lines: Vec<Line<'_>> = rows
+        .iter()
+        .enumerate()
+        .skip(first)
+        .take(room)
+        .map(|(i, (name, value))| {
+            let pinned = app.pinned.iter().any(|p| p == name);
+            let mut spans = vec![
+                Span::styled(
+                    format!("{name:<label_width$} "),
+                    if i >= fixed {
+                        theme.text()
+                    } else {
+                        theme.dim()
+                    },
+                ),
+                Span::raw(value.clone()),
+            ];
+            if pinned {
+                let series: Vec<f64> = app
+                    .history
+                    .pinned()
+                    .find(|(n, _)| n == name)
+                    .map(|(_, s)| s.values().collect())
+                    .unwrap_or_default();
+                spans.push(Span::raw(format!(" {}", sparkline(&series, 16))));
+            }
+            let line = Line::from(spans);
+            if i == selected && i >= fixed {
+                line.style(theme.selected())
+            } else {
+                line
+            }
+        })
+        .collect();
+    lines
+}
+
 /// Draws the values panel.
 pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {
     let block = Block::default()
@@ -97,32 +189,7 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {
         "avail_cache".into(),
         metric(Metric::AvailCache).map_or("-".into(), mib),
     ));
-    let max = app.rules().settings.cmm_max;
-    match s.cmm_pages {
-        Some(pages) => {
-            let gauge_width = 10usize;
-            let filled = if max > 0 {
-                (pages.clamp(0, max) as usize * gauge_width) / max as usize
-            } else {
-                0
-            };
-            let guest = kb("MemTotal").map(|t| t - pages as f64 * 4.0);
-            rows.push((
-                "CMM pool (pages)".into(),
-                format!("{pages} = {}", mib(pages as f64 * 4.0)),
-            ));
-            rows.push((
-                "  of CMM_MAX".into(),
-                format!(
-                    "{}{} {max}",
-                    "█".repeat(filled),
-                    "·".repeat(gauge_width - filled)
-                ),
-            ));
-            rows.push(("  guest keeps".into(), guest.map_or("-".into(), mib)));
-        }
-        None => rows.push(("CMM pool".into(), "no cmm_pages on this machine".into())),
-    }
+    pool_rows(&mut rows, s, app.rules().settings.cmm_max);
     let fixed = rows.len();
     for (name, value) in &f.variables {
         if name == "CP_ActiveAVG" || name == "CP_idleAVG" {
@@ -130,55 +197,6 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {
         }
         rows.push((name.clone(), value.map_or("-".into(), number)));
     }
-    let label_width = rows
-        .iter()
-        .map(|(n, _)| n.chars().count())
-        .max()
-        .unwrap_or(10)
-        .min(19);
-    let room = inner.height as usize;
-    let selected = fixed + app.value_cursor.min(f.variables.len().saturating_sub(1));
-    let first = if app.value_cursor == 0 {
-        0
-    } else {
-        selected
-            .saturating_sub(room.saturating_sub(1))
-            .min(rows.len().saturating_sub(room))
-    };
-    let lines: Vec<Line<'_>> = rows
-        .iter()
-        .enumerate()
-        .skip(first)
-        .take(room)
-        .map(|(i, (name, value))| {
-            let pinned = app.pinned.iter().any(|p| p == name);
-            let mut spans = vec![
-                Span::styled(
-                    format!("{name:<label_width$} "),
-                    if i >= fixed {
-                        theme.text()
-                    } else {
-                        theme.dim()
-                    },
-                ),
-                Span::raw(value.clone()),
-            ];
-            if pinned {
-                let series: Vec<f64> = app
-                    .history
-                    .pinned()
-                    .find(|(n, _)| n == name)
-                    .map(|(_, s)| s.values().collect())
-                    .unwrap_or_default();
-                spans.push(Span::raw(format!(" {}", sparkline(&series, 16))));
-            }
-            let line = Line::from(spans);
-            if i == selected && i >= fixed {
-                line.style(theme.selected())
-            } else {
-                line
-            }
-        })
-        .collect();
+    let lines = visible(&rows, fixed, f.variables.len(), inner.height as usize, app, theme);
     frame.render_widget(Paragraph::new(lines), inner);
 }
