@@ -183,25 +183,7 @@ pub fn sim(args: SimArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
             }
             None => None,
         };
-        match report_format {
-            CheckFormat::Json => match &second {
-                Some(b) => writeln!(out, "{}", serde_json::json!([first.report, b.report]))?,
-                None => writeln!(out, "{}", serde_json::to_string(&first.report)?)?,
-            },
-            CheckFormat::Text => match &second {
-                Some(b) => write!(
-                    out,
-                    "{}",
-                    plugtop::sim::report::side_by_side(&first.report, &b.report)
-                )?,
-                None => {
-                    if !quiet {
-                        writeln!(out)?;
-                    }
-                    write!(out, "{}", plugtop::sim::report::text(&first.report))?
-                }
-            },
-        }
+        print_reports(out, report_format, quiet, &first, second.as_ref())?;
         if first.report.fatal.is_some() || second.is_some_and(|b| b.report.fatal.is_some()) {
             Status::Failed
         } else {
@@ -209,6 +191,36 @@ pub fn sim(args: SimArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
         }
     };
     Ok(status)
+}
+
+/// The simulator's report(s), as text or JSON.
+fn print_reports(
+    out: &mut dyn Write,
+    format: CheckFormat,
+    quiet: bool,
+    first: &plugtop::sim::run::Outcome,
+    second: Option<&plugtop::sim::run::Outcome>,
+) -> anyhow::Result<()> {
+    match format {
+        CheckFormat::Json => match second {
+            Some(b) => writeln!(out, "{}", serde_json::json!([first.report, b.report]))?,
+            None => writeln!(out, "{}", serde_json::to_string(&first.report)?)?,
+        },
+        CheckFormat::Text => match second {
+            Some(b) => write!(
+                out,
+                "{}",
+                plugtop::sim::report::side_by_side(&first.report, &b.report)
+            )?,
+            None => {
+                if !quiet {
+                    writeln!(out)?;
+                }
+                write!(out, "{}", plugtop::sim::report::text(&first.report))?
+            }
+        },
+    }
+    Ok(())
 }
 
 /// `plugtop check`.

@@ -111,35 +111,7 @@ pub fn run(
             Format::Table => table::row(&mut line, &decision),
             Format::Trace => {
                 table::row(&mut line, &decision);
-                let rules = engine.rules();
-                let ran = [
-                    (
-                        decision.cpu.is_some(),
-                        [RuleKind::Hotplug, RuleKind::Hotunplug].as_slice(),
-                    ),
-                    (
-                        decision.mem.is_some(),
-                        [
-                            RuleKind::CmmInc,
-                            RuleKind::CmmDec,
-                            RuleKind::Memplug,
-                            RuleKind::Memunplug,
-                        ]
-                        .as_slice(),
-                    ),
-                ];
-                for (group_ran, kinds) in ran {
-                    if !group_ran {
-                        continue;
-                    }
-                    for kind in kinds {
-                        for l in trace::rule(rules, rule_file, &traces, *kind).lines() {
-                            line.push_str("          ");
-                            line.push_str(l);
-                            line.push('\n');
-                        }
-                    }
-                }
+                trace_lines(&mut line, engine.rules(), rule_file, &traces, &decision);
             }
         }
         out.write_all(line.as_bytes())?;
@@ -149,6 +121,44 @@ pub fn run(
         }
     }
     Ok(Status::Ok)
+}
+
+/// The truth trace of every rule of the groups that ran, under the row.
+fn trace_lines(
+    line: &mut String,
+    rules: &crate::rules::RuleSet,
+    rule_file: &SourceFile,
+    traces: &Trace,
+    decision: &crate::engine::Decision,
+) {
+    let ran = [
+        (
+            decision.cpu.is_some(),
+            [RuleKind::Hotplug, RuleKind::Hotunplug].as_slice(),
+        ),
+        (
+            decision.mem.is_some(),
+            [
+                RuleKind::CmmInc,
+                RuleKind::CmmDec,
+                RuleKind::Memplug,
+                RuleKind::Memunplug,
+            ]
+            .as_slice(),
+        ),
+    ];
+    for (group_ran, kinds) in ran {
+        if !group_ran {
+            continue;
+        }
+        for kind in kinds {
+            for l in trace::rule(rules, rule_file, traces, *kind).lines() {
+                line.push_str("          ");
+                line.push_str(l);
+                line.push('\n');
+            }
+        }
+    }
 }
 
 fn rules_update(engine: &Engine) -> u64 {

@@ -284,6 +284,70 @@ fn difference(
     text
 }
 
+/// The two rule files' tallies, one row per quantity.
+fn side_by_side(out: &mut String, w: &WhatIf) {
+    let flap = |t: &Tally| match t.flapping {
+        Some((at, period)) => format!("from #{at}, every {period:.1} intervals"),
+        None => "no".into(),
+    };
+    let width = [
+        w.new.name.len(),
+        w.old.name.len(),
+        flap(&w.new).len(),
+        flap(&w.old).len(),
+    ]
+    .into_iter()
+    .max()
+    .unwrap_or(12);
+    let row = |out: &mut String, label: &str, a: String, b: String| {
+        let _ = writeln!(out, "  {label:<18}{a:>width$}  {b:>width$}");
+    };
+    row(out, "", w.new.name.clone(), w.old.name.clone());
+    row(
+        out,
+        "CPU plugs",
+        w.new.plugs.to_string(),
+        w.old.plugs.to_string(),
+    );
+    row(
+        out,
+        "CPU unplugs",
+        w.new.unplugs.to_string(),
+        w.old.unplugs.to_string(),
+    );
+    row(
+        out,
+        "pool increases",
+        w.new.pool_up.to_string(),
+        w.old.pool_up.to_string(),
+    );
+    row(
+        out,
+        "pool decreases",
+        w.new.pool_down.to_string(),
+        w.old.pool_down.to_string(),
+    );
+    row(
+        out,
+        "reversals",
+        w.new.reversals.to_string(),
+        w.old.reversals.to_string(),
+    );
+    row(out, "flapping", flap(&w.new), flap(&w.old));
+    if !w.against_recording || !w.new.loops.is_empty() {
+        row(
+            out,
+            "feedback loops",
+            w.new.loops.len().to_string(),
+            if w.against_recording {
+                "-".into()
+            } else {
+                w.old.loops.len().to_string()
+            },
+        );
+    }
+}
+
 /// The comparison as text.
 pub fn render(w: &WhatIf) -> String {
     let mut out = String::new();
@@ -308,66 +372,7 @@ pub fn render(w: &WhatIf) -> String {
         "open loop: the recorded readings are replayed as they were; they cannot show how the guest would have reacted to other actions."
     );
     let _ = writeln!(out);
-    let flap = |t: &Tally| match t.flapping {
-        Some((at, period)) => format!("from #{at}, every {period:.1} intervals"),
-        None => "no".into(),
-    };
-    let width = [
-        w.new.name.len(),
-        w.old.name.len(),
-        flap(&w.new).len(),
-        flap(&w.old).len(),
-    ]
-    .into_iter()
-    .max()
-    .unwrap_or(12);
-    let row = |out: &mut String, label: &str, a: String, b: String| {
-        let _ = writeln!(out, "  {label:<18}{a:>width$}  {b:>width$}");
-    };
-    row(&mut out, "", w.new.name.clone(), w.old.name.clone());
-    row(
-        &mut out,
-        "CPU plugs",
-        w.new.plugs.to_string(),
-        w.old.plugs.to_string(),
-    );
-    row(
-        &mut out,
-        "CPU unplugs",
-        w.new.unplugs.to_string(),
-        w.old.unplugs.to_string(),
-    );
-    row(
-        &mut out,
-        "pool increases",
-        w.new.pool_up.to_string(),
-        w.old.pool_up.to_string(),
-    );
-    row(
-        &mut out,
-        "pool decreases",
-        w.new.pool_down.to_string(),
-        w.old.pool_down.to_string(),
-    );
-    row(
-        &mut out,
-        "reversals",
-        w.new.reversals.to_string(),
-        w.old.reversals.to_string(),
-    );
-    row(&mut out, "flapping", flap(&w.new), flap(&w.old));
-    if !w.against_recording || !w.new.loops.is_empty() {
-        row(
-            &mut out,
-            "feedback loops",
-            w.new.loops.len().to_string(),
-            if w.against_recording {
-                "-".into()
-            } else {
-                w.old.loops.len().to_string()
-            },
-        );
-    }
+    side_by_side(&mut out, w);
     let _ = writeln!(out);
     for t in [&w.new, &w.old] {
         for l in &t.loops {

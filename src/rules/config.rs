@@ -140,6 +140,22 @@ enum Target {
     Variable,
 }
 
+/// A predefined name matched by prefix (`HOTPLUG_X` sets HOTPLUG).
+fn prefix_name(name: &str, canonical: &str, span: Span) -> Diagnostic {
+    Diagnostic::warning(
+        "prefix-name",
+        span,
+        format!(
+            "`{name}` sets {} because cpuplugd matches names by prefix",
+            canonical.to_ascii_uppercase()
+        ),
+    )
+    .with_help(format!(
+        "write `{}` to say so",
+        canonical.to_ascii_uppercase()
+    ))
+}
+
 fn classify(name: &[u8]) -> (Target, &'static str) {
     let lower = name.to_ascii_lowercase();
     for kind in RuleKind::ALL {
@@ -282,25 +298,7 @@ impl<'f> Loader<'f> {
     fn line(&mut self, line: &Line) {
         let whole = Span::new(line.start, line.end as usize);
         if let Some((text, missing_newline)) = &line.too_long {
-            let message =
-                format!("Line is too long (max. length is {MAX_LINE} characters): {text}");
-            let d = if *missing_newline {
-                Diagnostic::refusal(
-                    "no-final-newline",
-                    Span::new(line.end as usize, line.end as usize),
-                    "the last line has no newline; cpuplugd reports it as too long and refuses the file",
-                )
-                .with_help("end the file with a newline")
-            } else {
-                Diagnostic::refusal(
-                    "line-too-long",
-                    whole,
-                    format!("line longer than {MAX_LINE} characters"),
-                )
-                .with_help("split the expression into variables")
-            };
-            self.refuse(message, d);
-            return;
+            return self.too_long(text, *missing_newline, line, whole);
         }
         if line.first_byte == Some(b'#') {
             return;
@@ -379,26 +377,36 @@ impl<'f> Loader<'f> {
 
         let (target, canonical) = classify(name_bytes);
         if !matches!(target, Target::Variable) && !name.eq_ignore_ascii_case(canonical) {
-            self.diagnostics.push(
-                Diagnostic::warning(
-                    "prefix-name",
-                    name_span,
-                    format!(
-                        "`{name}` sets {} because cpuplugd matches names by prefix",
-                        canonical.to_ascii_uppercase()
-                    ),
-                )
-                .with_help(format!(
-                    "write `{}` to say so",
-                    canonical.to_ascii_uppercase()
-                )),
-            );
+            self.diagnostics
+                .push(prefix_name(&name, canonical, name_span));
         }
         match target {
             Target::Rule(kind) => self.rule(kind, line, name_span, value_text, value_span),
             Target::Setting(i) => self.setting(i, name_span, value, value_span),
             Target::Variable => self.variable(name, line, name_span, value_text, value_span),
         }
+    }
+
+    /// A line longer than cpuplugd's buffer (or a last line without a
+    /// newline, which cpuplugd reports the same way) refuses the file.
+    fn too_long(&mut self, text: &str, missing_newline: bool, line: &Line, whole: Span) {
+        let message = format!("Line is too long (max. length is {MAX_LINE} characters): {text}");
+        let d = if missing_newline {
+            Diagnostic::refusal(
+                "no-final-newline",
+                Span::new(line.end as usize, line.end as usize),
+                "the last line has no newline; cpuplugd reports it as too long and refuses the file",
+            )
+            .with_help("end the file with a newline")
+        } else {
+            Diagnostic::refusal(
+                "line-too-long",
+                whole,
+                format!("line longer than {MAX_LINE} characters"),
+            )
+            .with_help("split the expression into variables")
+        };
+        self.refuse(message, d);
     }
 
     fn missing_quotes(&mut self, name: &str, rvalue: &[u8], text: Text<'_>, eq: usize) {

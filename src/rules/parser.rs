@@ -288,25 +288,7 @@ impl ExprBuilder<'_> {
     ) -> Result<NodeId, ParseError> {
         let ps = pair.as_span();
         let span = text.span(ps.start(), ps.end());
-        let mut word = "";
-        let mut word_range = (ps.start(), ps.start());
-        let mut field: Option<(&str, usize, usize)> = None;
-        let mut index: Option<(u32, usize, usize)> = None;
-        for part in pair.into_inner() {
-            let s = part.as_span();
-            match part.as_rule() {
-                Rule::word => {
-                    word = part.as_str();
-                    word_range = (s.start(), s.end());
-                }
-                Rule::field => field = Some((part.as_str(), s.start(), s.end())),
-                Rule::index => {
-                    let digits = part.as_str().trim_start_matches('[').trim_end_matches(']');
-                    index = Some((c_index(digits), s.start(), s.end()));
-                }
-                _ => {}
-            }
-        }
+        let (word, word_range, field, index) = symbol_parts(pair);
         let word_span = text.span(word_range.0, word_range.1);
         let whole = text.tail(0);
         let unit_name = self.unit_name(unit);
@@ -316,20 +298,7 @@ impl ExprBuilder<'_> {
         };
 
         if word.len() > MAX_NAME {
-            return Err(ParseError {
-                diagnostic: Box::new(Diagnostic::refusal(
-                    "name-too-long",
-                    word_span,
-                    format!(
-                        "a name of {} characters; cpuplugd allows at most {MAX_NAME}",
-                        word.len()
-                    ),
-                )),
-                daemon_message: format!(
-                    "Variable name too long (max. length is {MAX_NAME} chars): {}",
-                    text.tail(word_range.0)
-                ),
-            });
+            return Err(name_too_long(word, word_span, text.tail(word_range.0)));
         }
 
         // Edge case A: a term without a name reads the variable named "",
@@ -339,30 +308,8 @@ impl ExprBuilder<'_> {
             return Err(refuse(syntax_error(text, ps.start())));
         }
         if let Some(&var) = self.var_lookup.get(word) {
-            if let Some((_, start, _)) = field {
-                let dot = start.saturating_sub(1);
-                return Err(refuse(
-                    Diagnostic::refusal(
-                        "variable-with-field",
-                        text.span(dot, ps.end()),
-                        format!("`{word}` is a user variable here, so `.` cannot follow it"),
-                    )
-                    .with_help(format!(
-                        "cpuplugd tries user variables first; rename the variable `{word}` so it does not hide `{word}.`"
-                    )),
-                ));
-            }
-            if let Some((_, start, end)) = index {
-                return Err(refuse(
-                    Diagnostic::refusal(
-                        "variable-with-index",
-                        text.span(start, end),
-                        format!("user variable `{word}` cannot take a history index"),
-                    )
-                    .with_help(
-                        "only meminfo., vmstat., cpustat. and time take [n]; put the index on those names inside the variable",
-                    ),
-                ));
+            if let Some(d) = variable_misuse(word, field, index, text, ps.end()) {
+                return Err(refuse(d));
             }
             return self.inline_var(var, word_span, text, unit);
         }
@@ -553,6 +500,91 @@ impl ExprBuilder<'_> {
         }
         d.with_help("a name is a user variable defined above, loadavg, onumcpus, runnable_proc, a CPU share (user, idle, ...), freemem, apcr, swaprate, time, or meminfo./vmstat./cpustat. followed by a field")
     }
+}
+
+/// cpuplugd's limit on the length of a name.
+fn name_too_long(word: &str, span: Span, rest: String) -> ParseError {
+    ParseError {
+        diagnostic: Box::new(Diagnostic::refusal(
+            "name-too-long",
+            span,
+            format!(
+                "a name of {} characters; cpuplugd allows at most {MAX_NAME}",
+                word.len()
+            ),
+        )),
+        daemon_message: format!("Variable name too long (max. length is {MAX_NAME} chars): {rest}"),
+    }
+}
+
+/// A user variable cannot take `.field` or `[n]` (cpuplugd tries user
+/// variables first, so the name cannot mean the keyword either).
+fn variable_misuse(
+    word: &str,
+    field: Option<(&str, usize, usize)>,
+    index: Option<(u32, usize, usize)>,
+    text: Text<'_>,
+    end: usize,
+) -> Option<Diagnostic> {
+    if let Some((_, start, _)) = field {
+        let dot = start.saturating_sub(1);
+        return Some(
+            Diagnostic::refusal(
+                "variable-with-field",
+                text.span(dot, end),
+                format!("`{word}` is a user variable here, so `.` cannot follow it"),
+            )
+            .with_help(format!(
+                "cpuplugd tries user variables first; rename the variable `{word}` so it does not hide `{word}.`"
+            )),
+        );
+    }
+    if let Some((_, start, end)) = index {
+        return Some(
+            Diagnostic::refusal(
+                "variable-with-index",
+                text.span(start, end),
+                format!("user variable `{word}` cannot take a history index"),
+            )
+            .with_help(
+                "only meminfo., vmstat., cpustat. and time take [n]; put the index on those names inside the variable",
+            ),
+        );
+    }
+    None
+}
+
+/// A name's parts: the word and where it is, the `.field` and the `[n]`.
+type Parts<'a> = (
+    &'a str,
+    (usize, usize),
+    Option<(&'a str, usize, usize)>,
+    Option<(u32, usize, usize)>,
+);
+
+/// Splits a parsed name into its parts.
+fn symbol_parts(pair: Pair<'_, Rule>) -> Parts<'_> {
+    let start = pair.as_span().start();
+    let mut word = "";
+    let mut word_range = (start, start);
+    let mut field: Option<(&str, usize, usize)> = None;
+    let mut index: Option<(u32, usize, usize)> = None;
+    for part in pair.into_inner() {
+        let s = part.as_span();
+        match part.as_rule() {
+            Rule::word => {
+                word = part.as_str();
+                word_range = (s.start(), s.end());
+            }
+            Rule::field => field = Some((part.as_str(), s.start(), s.end())),
+            Rule::index => {
+                let digits = part.as_str().trim_start_matches('[').trim_end_matches(']');
+                index = Some((c_index(digits), s.start(), s.end()));
+            }
+            _ => {}
+        }
+    }
+    (word, word_range, field, index)
 }
 
 /// The history index as cpuplugd stores it: `strtol` into an `unsigned int`.

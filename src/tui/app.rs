@@ -487,36 +487,36 @@ impl App {
     /// Time travel: pause, step back and forth, jump to the ends.
     fn travel(&mut self, action: Action) {
         match action {
-                Action::Pause => {
-                    self.paused = !self.paused;
-                    if self.paused && self.cursor.is_none() {
-                        self.cursor = Some(0);
-                    } else if !self.paused {
-                        self.cursor = None;
-                    }
+            Action::Pause => {
+                self.paused = !self.paused;
+                if self.paused && self.cursor.is_none() {
+                    self.cursor = Some(0);
+                } else if !self.paused {
+                    self.cursor = None;
                 }
-                Action::Back => {
-                    let k = self.cursor.unwrap_or(0);
-                    if k + 1 < self.frames.len() {
-                        self.cursor = Some(k + 1);
-                        self.paused = true;
-                    }
-                }
-                Action::Forward => match self.cursor {
-                    Some(0) | None => {
-                        self.cursor = None;
-                        self.paused = false;
-                    }
-                    Some(k) => self.cursor = Some(k - 1),
-                },
-                Action::Oldest => {
-                    self.cursor = Some(self.frames.len().saturating_sub(1));
+            }
+            Action::Back => {
+                let k = self.cursor.unwrap_or(0);
+                if k + 1 < self.frames.len() {
+                    self.cursor = Some(k + 1);
                     self.paused = true;
                 }
-                Action::Newest => {
+            }
+            Action::Forward => match self.cursor {
+                Some(0) | None => {
                     self.cursor = None;
                     self.paused = false;
                 }
+                Some(k) => self.cursor = Some(k - 1),
+            },
+            Action::Oldest => {
+                self.cursor = Some(self.frames.len().saturating_sub(1));
+                self.paused = true;
+            }
+            Action::Newest => {
+                self.cursor = None;
+                self.paused = false;
+            }
             _ => {}
         }
     }

@@ -74,34 +74,7 @@ impl Encoder {
         let prev = self.prev.as_ref();
         let meminfo_raw = !all_integral(sample.meminfo.values());
         let vmstat_raw = !all_integral(sample.vmstat.values());
-        let mut flags = 0;
-        if prev.is_none_or(|p| p.online != sample.online) {
-            flags |= ONLINE_CHANGED;
-        }
-        if prev.is_none_or(|p| p.present != sample.present) {
-            flags |= PRESENT_CHANGED;
-        }
-        if prev.is_none_or(|p| p.cpus != sample.cpus) {
-            flags |= CPUS_CHANGED;
-        }
-        if prev.is_none_or(|p| p.possible != sample.possible) {
-            flags |= POSSIBLE_CHANGED;
-        }
-        if sample.cmm_pages.is_some() {
-            flags |= HAS_CMM;
-        }
-        if prev.is_none_or(|p| p.polarization != sample.polarization) {
-            flags |= POLARIZATION_CHANGED;
-        }
-        if prev.map_or(ProcBytes::default(), |p| p.proc_bytes) != sample.proc_bytes {
-            flags |= PROC_BYTES_CHANGED;
-        }
-        if meminfo_raw {
-            flags |= MEMINFO_RAW;
-        }
-        if vmstat_raw {
-            flags |= VMSTAT_RAW;
-        }
+        let flags = flags_for(sample, prev, meminfo_raw, vmstat_raw);
         put_u64(&mut p, flags);
         put_i64(
             &mut p,
@@ -177,6 +150,39 @@ impl Encoder {
         }
         frame(out, kind, &p);
     }
+}
+
+/// Which optional parts a sample record carries.
+fn flags_for(sample: &Sample, prev: Option<&Sample>, meminfo_raw: bool, vmstat_raw: bool) -> u64 {
+    let mut flags = 0;
+    if prev.is_none_or(|p| p.online != sample.online) {
+        flags |= ONLINE_CHANGED;
+    }
+    if prev.is_none_or(|p| p.present != sample.present) {
+        flags |= PRESENT_CHANGED;
+    }
+    if prev.is_none_or(|p| p.cpus != sample.cpus) {
+        flags |= CPUS_CHANGED;
+    }
+    if prev.is_none_or(|p| p.possible != sample.possible) {
+        flags |= POSSIBLE_CHANGED;
+    }
+    if sample.cmm_pages.is_some() {
+        flags |= HAS_CMM;
+    }
+    if prev.is_none_or(|p| p.polarization != sample.polarization) {
+        flags |= POLARIZATION_CHANGED;
+    }
+    if prev.map_or(ProcBytes::default(), |p| p.proc_bytes) != sample.proc_bytes {
+        flags |= PROC_BYTES_CHANGED;
+    }
+    if meminfo_raw {
+        flags |= MEMINFO_RAW;
+    }
+    if vmstat_raw {
+        flags |= VMSTAT_RAW;
+    }
+    flags
 }
 
 fn all_integral(values: &[f64]) -> bool {
@@ -329,20 +335,7 @@ impl Decoder {
             micros: prev.map_or(0, |p| p.stamp.micros).wrapping_add(c.i64()?),
         };
         let ticks_now = read_ticks(c, prev.map(|p| &p.ticks))?;
-        let n = usize::try_from(c.u64()?).map_err(|_| DecodeError::Malformed("CPU count"))?;
-        if n > 1 << 16 {
-            return Err(DecodeError::Malformed("CPU count"));
-        }
-        let mut per_cpu = Vec::with_capacity(n);
-        let mut last_id = 0i64;
-        for _ in 0..n {
-            last_id += c.i64()?;
-            let id = u32::try_from(last_id).map_err(|_| DecodeError::Malformed("CPU number"))?;
-            let before = prev
-                .and_then(|p| p.per_cpu.iter().find(|(i, _)| *i == id))
-                .map(|(_, t)| t);
-            per_cpu.push((id, read_ticks(c, before)?));
-        }
+        let per_cpu = read_per_cpu(c, prev)?;
         let loadavg = read_number(c, prev.map(|p| p.loadavg))?;
         let runnable = read_number(c, prev.map(|p| p.runnable))?;
         let base = |new: bool, t: Option<&FieldTable>| {
@@ -364,45 +357,7 @@ impl Decoder {
             base(vmstat_new, prev.map(|p| &p.vmstat)),
             flags & VMSTAT_RAW != 0,
         )?;
-        let online = if flags & ONLINE_CHANGED != 0 {
-            read_cpu_list(c)?
-        } else {
-            prev.map(|p| p.online.clone())
-                .ok_or(DecodeError::Malformed("online list missing"))?
-        };
-        let present = if flags & PRESENT_CHANGED != 0 {
-            read_cpu_list(c)?
-        } else {
-            prev.map(|p| p.present.clone())
-                .ok_or(DecodeError::Malformed("present list missing"))?
-        };
-        let possible = if flags & POSSIBLE_CHANGED != 0 {
-            match c.byte()? {
-                0 => None,
-                _ => Some(read_cpu_list(c)?),
-            }
-        } else {
-            prev.and_then(|p| p.possible.clone())
-        };
-        let cpus = if flags & CPUS_CHANGED != 0 {
-            let n = usize::try_from(c.u64()?).map_err(|_| DecodeError::Malformed("CPU states"))?;
-            if n > 1 << 16 {
-                return Err(DecodeError::Malformed("CPU states"));
-            }
-            let mut cpus = Vec::with_capacity(n);
-            for _ in 0..n {
-                let id = c.u32()?;
-                let code = c.byte()?;
-                cpus.push(CpuState {
-                    id,
-                    online: flag_value(code),
-                    configured: flag_value(code >> 2),
-                });
-            }
-            cpus
-        } else {
-            prev.map(|p| p.cpus.clone()).unwrap_or_default()
-        };
+        let (online, present, possible, cpus) = read_cpu_state(c, prev, flags)?;
         let cmm_pages = if flags & HAS_CMM != 0 {
             Some(
                 prev.and_then(|p| p.cmm_pages)
@@ -457,6 +412,80 @@ impl Decoder {
         self.prev = Some(sample.clone());
         Ok(sample)
     }
+}
+
+/// The `cpuN` tick lines, each against the same CPU's previous ticks.
+fn read_per_cpu(
+    c: &mut Cursor<'_>,
+    prev: Option<&Sample>,
+) -> Result<Vec<(u32, CpuTicks)>, DecodeError> {
+    let n = usize::try_from(c.u64()?).map_err(|_| DecodeError::Malformed("CPU count"))?;
+    if n > 1 << 16 {
+        return Err(DecodeError::Malformed("CPU count"));
+    }
+    let mut per_cpu = Vec::with_capacity(n);
+    let mut last_id = 0i64;
+    for _ in 0..n {
+        last_id += c.i64()?;
+        let id = u32::try_from(last_id).map_err(|_| DecodeError::Malformed("CPU number"))?;
+        let before = prev
+            .and_then(|p| p.per_cpu.iter().find(|(i, _)| *i == id))
+            .map(|(_, t)| t);
+        per_cpu.push((id, read_ticks(c, before)?));
+    }
+    Ok(per_cpu)
+}
+
+/// Online, present and possible CPUs, and the per-CPU states.
+type CpuState4 = (CpuList, CpuList, Option<CpuList>, Vec<CpuState>);
+
+/// The CPU lists and per-CPU states of a sample: new ones where the flags
+/// say they changed, the previous sample's otherwise.
+fn read_cpu_state(
+    c: &mut Cursor<'_>,
+    prev: Option<&Sample>,
+    flags: u64,
+) -> Result<CpuState4, DecodeError> {
+    let online = if flags & ONLINE_CHANGED != 0 {
+        read_cpu_list(c)?
+    } else {
+        prev.map(|p| p.online.clone())
+            .ok_or(DecodeError::Malformed("online list missing"))?
+    };
+    let present = if flags & PRESENT_CHANGED != 0 {
+        read_cpu_list(c)?
+    } else {
+        prev.map(|p| p.present.clone())
+            .ok_or(DecodeError::Malformed("present list missing"))?
+    };
+    let possible = if flags & POSSIBLE_CHANGED != 0 {
+        match c.byte()? {
+            0 => None,
+            _ => Some(read_cpu_list(c)?),
+        }
+    } else {
+        prev.and_then(|p| p.possible.clone())
+    };
+    let cpus = if flags & CPUS_CHANGED != 0 {
+        let n = usize::try_from(c.u64()?).map_err(|_| DecodeError::Malformed("CPU states"))?;
+        if n > 1 << 16 {
+            return Err(DecodeError::Malformed("CPU states"));
+        }
+        let mut cpus = Vec::with_capacity(n);
+        for _ in 0..n {
+            let id = c.u32()?;
+            let code = c.byte()?;
+            cpus.push(CpuState {
+                id,
+                online: flag_value(code),
+                configured: flag_value(code >> 2),
+            });
+        }
+        cpus
+    } else {
+        prev.map(|p| p.cpus.clone()).unwrap_or_default()
+    };
+    Ok((online, present, possible, cpus))
 }
 
 fn read_ticks(c: &mut Cursor<'_>, before: Option<&CpuTicks>) -> Result<CpuTicks, DecodeError> {

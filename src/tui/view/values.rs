@@ -197,6 +197,13 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {
         }
         rows.push((name.clone(), value.map_or("-".into(), number)));
     }
-    let lines = visible(&rows, fixed, f.variables.len(), inner.height as usize, app, theme);
+    let lines = visible(
+        &rows,
+        fixed,
+        f.variables.len(),
+        inner.height as usize,
+        app,
+        theme,
+    );
     frame.render_widget(Paragraph::new(lines), inner);
 }
