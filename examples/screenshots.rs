@@ -7,7 +7,7 @@ use crossterm::event::{KeyCode, KeyEvent};
 use plugtop::control::controller::Mode;
 use plugtop::tui::app::{App, View};
 use plugtop::tui::export;
-use plugtop::tui::keys::Action;
+use plugtop::tui::keys::KeyAction;
 use plugtop::tui::run::app_from_snapshots;
 use plugtop::tui::view;
 use ratatui::Terminal;
@@ -50,8 +50,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     )?;
     let mut trace = app(rules, series, 6, Mode::Observe)?;
     trace.view = View::Rules;
-    trace.update(Action::NextRule);
-    trace.update(Action::Expand);
+    trace.update(KeyAction::NextRule);
+    trace.update(KeyAction::Expand);
     save("trace-hotunplug-80x24", &trace, 80, 24)?;
     save(
         "proposal-80x24",
@@ -70,14 +70,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     )?;
     save("fault-80x24", &fault, 80, 24)?;
     let mut help = app(rules, series, 6, Mode::Observe)?;
-    help.update(Action::Help);
+    help.update(KeyAction::Help);
     save("help-80x24", &help, 80, 24)?;
     // The oscillating incident on the simulator, 1:20 in.
     let mut flips = simulated("oscillating", "examples/rules/oscillating-tight.conf", 81)?;
     flips.view = View::Flips;
     save("flips-80x24", &flips, 80, 24)?;
     let mut whatif = simulated("oscillating", "examples/rules/oscillating-tight.conf", 81)?;
-    whatif.update(Action::WhatIf);
+    whatif.update(KeyAction::WhatIf);
     for key in [KeyCode::Backspace, KeyCode::Backspace, KeyCode::Backspace] {
         whatif.whatif_key(KeyEvent::from(key));
     }

@@ -452,10 +452,7 @@ fn seconds(s: f64) -> anyhow::Result<Duration> {
 /// A recording header for the machine under `root`.
 fn header_for(root: &Path, interval: f64) -> Header {
     let m = describe(root);
-    let present_cpus = std::fs::read(root.join("sys/devices/system/cpu/present"))
-        .ok()
-        .and_then(|t| plugtop::kernel::cpulist::CpuList::parse(&t))
-        .map_or(0, |l| l.cpus());
+    let present_cpus = plugtop::kernel::machine::present_cpus(root);
     Header {
         host: m.host,
         kernel: m.kernel,

@@ -9,12 +9,12 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use crate::control::actuator::{Actuator, RootActuator};
 use crate::control::controller::{Event, Mode};
 use crate::control::flap::FlapConfig;
 use crate::control::journal::{self, StartState};
 use crate::control::lock::{self, GuestLock};
 use crate::control::session::{Notice, Session, Severity, Step, event_severity};
+use crate::kernel::actuator::{Actuator, RootActuator};
 use crate::kernel::live::LiveSource;
 use crate::kernel::root::RootReader;
 use crate::kernel::{Sample, Source};
@@ -466,9 +466,12 @@ fn run_loop(
 /// z/VM guest in /proc/cpuinfo it turns the memory group off (an LPAR),
 /// and without /proc/cpuinfo it does not start.
 fn lpar_check(root: &Path, rules: &mut RuleSet, log: &mut dyn Log) -> Result<(), StartError> {
-    let path = root.join("proc/cpuinfo");
-    let text = std::fs::read(&path)
-        .map_err(|e| StartError::Invalid(format!("cannot open {}: {e}", path.display())))?;
+    let text = crate::kernel::machine::cpuinfo(root).map_err(|e| {
+        StartError::Invalid(format!(
+            "cannot open {}: {e}",
+            root.join("proc/cpuinfo").display()
+        ))
+    })?;
     if crate::kernel::machine::is_zvm_guest(&text) || !rules.mem_enabled {
         return Ok(());
     }

@@ -192,12 +192,12 @@ struct State {
     offset: usize,
 }
 
-struct View<'e> {
+struct HistoryView<'e> {
     history: &'e VecDeque<Entry>,
     symbols: &'e Symbols,
 }
 
-impl Readings for View<'_> {
+impl Readings for HistoryView<'_> {
     #[inline]
     fn keyword(&self, keyword: Keyword) -> f64 {
         self.symbols.get(keyword)
@@ -295,7 +295,7 @@ impl Engine {
         let node = self.rules.nodes.iter().position(
             |n| matches!(n.kind, crate::rules::expr::NodeKind::Var { var: v, .. } if v == var),
         )?;
-        let view = View {
+        let view = HistoryView {
             history: &self.state.history,
             symbols: &self.state.symbols,
         };
@@ -451,7 +451,7 @@ impl State {
         if T::ENABLED {
             reset(trace, rules, &[RuleKind::Hotplug, RuleKind::Hotunplug]);
         }
-        let view = View {
+        let view = HistoryView {
             history: &self.history,
             symbols: &self.symbols,
         };
@@ -610,7 +610,7 @@ impl State {
                 ],
             );
         }
-        let view = View {
+        let view = HistoryView {
             history: &self.history,
             symbols: &self.symbols,
         };

@@ -145,22 +145,25 @@ pub fn metric(metric: Metric, before: Option<&Sample>, now: &Sample) -> Option<f
     }
 }
 
-/// Recent samples in full plus the graph series.
+/// The graph series, and the latest sample they were computed against.
 #[derive(Debug, Clone)]
 pub struct History {
-    depth: usize,
-    samples: VecDeque<Arc<Sample>>,
+    latest: Option<Arc<Sample>>,
     series: Vec<Series>,
     pinned: Vec<(String, Series)>,
 }
 
+impl Default for History {
+    fn default() -> Self {
+        History::new()
+    }
+}
+
 impl History {
-    /// Keeps `depth + 1` samples (clamped to 1..=101), as cpuplugd's ring does.
-    pub fn new(depth: usize) -> Self {
-        let depth = depth.clamp(1, 100);
+    /// Empty series of every metric.
+    pub fn new() -> Self {
         History {
-            depth,
-            samples: VecDeque::with_capacity(depth + 1),
+            latest: None,
             series: Metric::ALL
                 .iter()
                 .map(|_| Series::new(SERIES_LEN))
@@ -171,29 +174,16 @@ impl History {
 
     /// Adds a reading and the graph values it yields.
     pub fn push(&mut self, sample: Arc<Sample>) {
-        let before = self.samples.front().map(Arc::as_ref);
+        let before = self.latest.as_deref();
         for (i, m) in Metric::ALL.iter().enumerate() {
             self.series[i].push(metric(*m, before, &sample).unwrap_or(f64::NAN));
         }
-        if self.samples.len() > self.depth {
-            self.samples.pop_back();
-        }
-        self.samples.push_front(sample);
+        self.latest = Some(sample);
     }
 
-    /// The sample `k` intervals ago (0 = newest).
-    pub fn sample(&self, k: usize) -> Option<&Arc<Sample>> {
-        self.samples.get(k)
-    }
-
-    /// How many full samples are kept now.
-    pub fn len(&self) -> usize {
-        self.samples.len()
-    }
-
-    /// True before the first reading.
-    pub fn is_empty(&self) -> bool {
-        self.samples.is_empty()
+    /// The newest reading.
+    pub fn latest(&self) -> Option<&Arc<Sample>> {
+        self.latest.as_ref()
     }
 
     /// The graph series of a metric.

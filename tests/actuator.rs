@@ -8,7 +8,7 @@ use std::path::Path;
 use std::process::Command;
 
 use common::FakeRoot;
-use plugtop::control::actuator::{Actuator, RootActuator};
+use plugtop::kernel::actuator::{Actuator, RootActuator};
 
 /// CPUs 0-3 with the given online states; cpu2 not configured if asked.
 fn cpus(root: &FakeRoot, online: [bool; 4], cpu2_configured: bool) {

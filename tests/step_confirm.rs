@@ -11,7 +11,7 @@ use plugtop::kernel::Source;
 use plugtop::sim::run::{SimOptions, guest_for};
 use plugtop::sim::{SharedGuest, SimActuator, SimSource, facts};
 use plugtop::tui::app::{App, SourceLabel};
-use plugtop::tui::keys::Action;
+use plugtop::tui::keys::KeyAction;
 use plugtop::tui::view;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
@@ -88,7 +88,7 @@ fn the_box_follows_the_rules_and_y_applies_exactly_what_is_on_screen() {
     assert!(second.contains("(changed)"), "{second}");
     assert!(second.contains("revised ×"), "{second}");
     assert_eq!(guest.borrow().pool(), 0);
-    app.update(Action::Yes);
+    app.update(KeyAction::Yes);
     assert_eq!(
         guest.borrow().pool(),
         revised,
@@ -102,7 +102,7 @@ fn the_box_follows_the_rules_and_y_applies_exactly_what_is_on_screen() {
     // The next proposal: Esc hides the box, the badge stays.
     next(&mut app);
     assert!(screen(&app, 160, 48).contains("Proposed:"));
-    app.update(Action::Later);
+    app.update(KeyAction::Later);
     let hidden = screen(&app, 160, 48);
     assert!(!hidden.contains("Proposed:"), "{hidden}");
     assert!(hidden.contains("PROPOSAL WAITING"), "{hidden}");
@@ -110,6 +110,6 @@ fn the_box_follows_the_rules_and_y_applies_exactly_what_is_on_screen() {
     next(&mut app);
     assert!(screen(&app, 160, 48).contains("Proposed:"));
     let before = guest.borrow().pool();
-    app.update(Action::No);
+    app.update(KeyAction::No);
     assert_eq!(guest.borrow().pool(), before);
 }

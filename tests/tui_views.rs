@@ -5,7 +5,7 @@ use std::path::Path;
 
 use plugtop::control::controller::Mode;
 use plugtop::tui::app::{App, View};
-use plugtop::tui::keys::Action;
+use plugtop::tui::keys::KeyAction;
 use plugtop::tui::run::app_from_snapshots;
 use plugtop::tui::view;
 use ratatui::Terminal;
@@ -90,9 +90,9 @@ fn a_pending_proposal_in_step_confirm_mode() {
 #[test]
 fn the_truth_trace_with_variables_expanded() {
     let mut a = app(RECOMMENDED, SERIES, 6, Mode::Observe);
-    a.update(Action::NextView);
-    a.update(Action::NextRule);
-    a.update(Action::Expand);
+    a.update(KeyAction::NextView);
+    a.update(KeyAction::NextRule);
+    a.update(KeyAction::Expand);
     both("trace_hotunplug", &a);
 }
 
@@ -104,27 +104,27 @@ fn graphs_log_and_help() {
     a.view = View::Log;
     both("log", &a);
     a.view = View::Overview;
-    a.update(Action::Help);
+    a.update(KeyAction::Help);
     both("help", &a);
 }
 
 #[test]
 fn autonomous_asks_first_and_says_when_it_cannot() {
     let mut a = app(RECOMMENDED, SERIES, 6, Mode::Observe);
-    a.update(Action::Autonomous);
+    a.update(KeyAction::Autonomous);
     both("confirm_auto", &a);
     let mut b = app(RECOMMENDED, SERIES, 6, Mode::Observe);
     b.cannot_act = Some("this is a recording; only a live guest can be changed".into());
-    b.update(Action::Autonomous);
+    b.update(KeyAction::Autonomous);
     both("cannot_act", &b);
 }
 
 #[test]
 fn time_travel_shows_an_earlier_interval() {
     let mut a = app(RECOMMENDED, SERIES, 9, Mode::Observe);
-    a.update(Action::Back);
-    a.update(Action::Back);
-    a.update(Action::Back);
+    a.update(KeyAction::Back);
+    a.update(KeyAction::Back);
+    a.update(KeyAction::Back);
     both("three_back", &a);
 }
 
@@ -199,7 +199,7 @@ fn the_whatif_editor_with_an_error_and_with_a_result() {
         Some("examples/rules/oscillating-tight.conf"),
         81,
     );
-    app.update(Action::WhatIf);
+    app.update(KeyAction::WhatIf);
     app.whatif_key(KeyEvent::from(KeyCode::Char('(')));
     both("whatif_error", &app);
     for key in [
@@ -226,7 +226,7 @@ fn the_whatif_editor_can_try_a_whole_rule_file() {
         Some("examples/rules/oscillating-tight.conf"),
         81,
     );
-    app.update(Action::WhatIf);
+    app.update(KeyAction::WhatIf);
     app.whatif_key(KeyEvent::new(KeyCode::Char('o'), KeyModifiers::CONTROL));
     let type_text = |app: &mut App, text: &str| {
         for c in text.chars() {

@@ -5,9 +5,9 @@
 
 use std::fmt;
 
-use super::actuator::Actuator;
 use crate::engine::{CpuAction, Decision};
 use crate::kernel::Sample;
+use crate::kernel::actuator::Actuator;
 use crate::rules::RuleSet;
 
 /// How plugtop acts on decisions.
@@ -258,7 +258,7 @@ pub fn apply(action: Action, actuator: &mut dyn Actuator) -> Vec<Event> {
         Ok(cpu) => Event::Applied { action, cpu },
         Err(e) => Event::Failed {
             action,
-            nothing_left: matches!(e, super::actuator::ActError::NoCpu(..)),
+            nothing_left: matches!(e, crate::kernel::actuator::ActError::NoCpu(..)),
             error: e.to_string(),
         },
     });
@@ -416,8 +416,8 @@ impl Controller {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::control::actuator::ActError;
     use crate::engine::{CpuDecision, GroupStatus, MemDecision};
+    use crate::kernel::actuator::ActError;
 
     #[derive(Default)]
     struct Fake {

@@ -6,7 +6,7 @@ use std::fs::{self, File};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use super::actuator::{ActError, Actuator};
+use crate::kernel::actuator::{ActError, Actuator};
 use crate::kernel::cpulist::CpuList;
 use crate::kernel::recording::export::ranges;
 
@@ -145,10 +145,7 @@ pub fn remove(path: &Path) -> std::io::Result<()> {
     }
 }
 
-/// Whether a process with this pid exists on this machine.
-pub fn pid_alive(pid: u32) -> bool {
-    pid != 0 && Path::new("/proc").join(pid.to_string()).exists()
-}
+pub use crate::kernel::machine::pid_alive;
 
 /// Puts the CPUs and the pool back as `state` says. Failures on single
 /// CPUs are collected; the pool is restored even if some CPU was not.

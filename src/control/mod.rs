@@ -2,7 +2,6 @@
 //! below a root, the restore journal, the one-controller-per-guest lock,
 //! and the controller that decides, per mode, what gets written.
 
-pub mod actuator;
 pub mod controller;
 pub mod feedback;
 pub mod flap;

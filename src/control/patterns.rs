@@ -216,41 +216,16 @@ impl PatternWatch {
 /// below `root`: CPU hotplug and task binding do not mix. Kernel threads
 /// (per-CPU by design) are not counted.
 pub fn affinity(root: &Path, online: &str) -> Option<Hint> {
-    let entries = std::fs::read_dir(root.join("proc")).ok()?;
-    let mut pinned = Vec::new();
-    for e in entries.flatten() {
-        let name = e.file_name();
-        let Some(pid) = name
-            .to_str()
-            .filter(|n| n.bytes().all(|b| b.is_ascii_digit()))
-        else {
-            continue;
-        };
-        let Ok(status) = std::fs::read_to_string(e.path().join("status")) else {
-            continue;
-        };
-        if !status.contains("\nVmRSS:") {
-            continue;
-        }
-        let field = |key: &str| {
-            status
-                .lines()
-                .find_map(|l| l.strip_prefix(key))
-                .map(|v| v.trim().to_string())
-        };
-        if let Some(list) = field("Cpus_allowed_list:")
-            && list != online
-        {
-            pinned.push(format!(
-                "pid {pid} {}: {list}",
-                field("Name:").unwrap_or_default()
-            ));
-        }
-    }
+    let pinned: Vec<String> = crate::kernel::tasks::task_cpus(root)
+        .into_iter()
+        .filter(|t| t.allowed != online)
+        .map(|t| format!("pid {} {}: {}", t.pid, t.name, t.allowed))
+        .collect();
     if pinned.is_empty() {
         return None;
     }
     let n = pinned.len();
+    let mut pinned = pinned;
     pinned.truncate(3);
     Some(Hint {
         name: AFFINITY,

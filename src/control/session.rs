@@ -16,11 +16,11 @@ use std::collections::VecDeque;
 use std::fmt;
 use std::sync::Arc;
 
-use super::actuator::Actuator;
 use super::controller::{Action, Controller, Event, Mode, apply, start_limits};
 use super::flap::FlapConfig;
 use super::watch::{Finding, Watch};
 use crate::engine::{Decision, Engine, Fatal};
+use crate::kernel::actuator::Actuator;
 use crate::kernel::{Polarization, Sample, Stamp};
 use crate::rules::eval::{NoTrace, Trace};
 use crate::rules::{RuleSet, SourceFile};

@@ -112,3 +112,43 @@ fn read_bounded(path: &Path) -> Vec<u8> {
     }
     out
 }
+
+/// The first line of `cpu/online` below `root` ("" when unreadable).
+pub fn online_list(root: &Path) -> String {
+    first_line(root, super::root::paths::ONLINE).unwrap_or_default()
+}
+
+/// How many CPUs `cpu/present` below `root` lists (0 when unreadable).
+pub fn present_cpus(root: &Path) -> u32 {
+    std::fs::read(root.join(super::root::paths::PRESENT))
+        .ok()
+        .and_then(|t| super::cpulist::CpuList::parse(&t))
+        .map_or(0, |l| l.cpus())
+}
+
+/// /proc/cpuinfo below `root`, bounded; an error when it cannot be read
+/// (cpuplugd does not start then).
+pub fn cpuinfo(root: &Path) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let mut out = Vec::new();
+    std::fs::File::open(root.join("proc/cpuinfo"))?
+        .take(1 << 20)
+        .read_to_end(&mut out)?;
+    Ok(out)
+}
+
+/// This process's CPU time so far, in nanoseconds (the screen shows its
+/// own cost).
+pub fn own_cpu_ns() -> Option<u64> {
+    std::fs::read_to_string("/proc/self/schedstat")
+        .ok()?
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()
+}
+
+/// Whether a process with this pid exists on this machine.
+pub fn pid_alive(pid: u32) -> bool {
+    pid != 0 && Path::new("/proc").join(pid.to_string()).exists()
+}

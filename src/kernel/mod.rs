@@ -1,6 +1,7 @@
 //! The kernel side: what one interval's readings look like ([`Sample`]),
 //! how /proc and /sys text becomes one, and where samples come from.
 
+pub mod actuator;
 pub mod cpulist;
 pub mod deltas;
 pub mod fields;
@@ -13,6 +14,7 @@ pub mod root;
 pub mod sample;
 pub mod snapshots;
 pub mod source;
+pub mod tasks;
 
 pub use sample::{CpuState, CpuTicks, Polarization, ProcBytes, Sample, Stamp};
 pub use source::{Source, SourceError};

@@ -81,15 +81,6 @@ impl SourceFile {
         &self.text
     }
 
-    /// Number of lines, counting a last line without newline.
-    pub fn line_count(&self) -> usize {
-        if self.text.is_empty() {
-            0
-        } else {
-            self.line_starts.len()
-        }
-    }
-
     /// 1-based line containing byte `offset`.
     pub fn line_of(&self, offset: usize) -> usize {
         match self.line_starts.binary_search(&offset) {

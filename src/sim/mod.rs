@@ -11,7 +11,7 @@ pub mod serve;
 
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use crate::control::actuator::{ActError, Actuator};
+use crate::kernel::actuator::{ActError, Actuator};
 use crate::kernel::source::SourceError;
 use crate::kernel::{Sample, Source};
 use crate::rules::SystemFacts;

@@ -161,7 +161,7 @@ mod tests {
 
     #[test]
     fn the_root_actuator_that_plugtop_run_uses_drives_the_model() {
-        use crate::control::actuator::{Actuator, RootActuator};
+        use crate::kernel::actuator::{Actuator, RootActuator};
         let dir = match tempfile::tempdir() {
             Ok(d) => d,
             Err(e) => panic!("{e}"),

@@ -1,12 +1,11 @@
 //! Everything the screen shows, as plain state. Samples come in through
-//! [`App::ingest`], keys become [`Action`]s handled by [`App::update`], and
+//! [`App::ingest`], keys become [`KeyAction`]s handled by [`App::update`], and
 //! drawing (`view`) only reads this. Nothing here touches the terminal.
 
 use std::collections::{HashSet, VecDeque};
 use std::sync::Arc;
 
-use super::keys::Action;
-use crate::control::actuator::Actuator;
+use super::keys::KeyAction;
 use crate::control::controller::{Event, Mode};
 use crate::control::flap::{FlapConfig, Moves};
 use crate::control::patterns::{Hint, PatternWatch};
@@ -14,6 +13,7 @@ use crate::control::session::{Session, Severity, Step};
 use crate::control::watch::Finding;
 use crate::engine::Decision;
 use crate::history::History;
+use crate::kernel::actuator::Actuator;
 use crate::kernel::deltas::{CpuLoad, cpu_loads};
 use crate::kernel::{Sample, Stamp};
 use crate::report::trace;
@@ -27,7 +27,7 @@ pub const FRAMES: usize = 600;
 
 /// One interval as the screens show it.
 #[derive(Debug, Clone)]
-pub struct Frame {
+pub struct Interval {
     pub number: usize,
     pub sample: Arc<Sample>,
     pub decision: Option<Decision>,
@@ -138,7 +138,7 @@ pub struct App {
     pub kernel: String,
     /// The control loop: rules, engine, watch and controller.
     pub session: Session,
-    pub frames: VecDeque<Frame>,
+    pub frames: VecDeque<Interval>,
     /// `None` follows the newest interval; `Some(k)` shows the k-th newest.
     pub cursor: Option<usize>,
     pub paused: bool,
@@ -186,7 +186,6 @@ pub struct App {
 impl App {
     /// A UI for `rules` (loaded from `file`), before the first sample.
     pub fn new(rules: Arc<RuleSet>, file: SourceFile, source: SourceLabel, mode: Mode) -> Self {
-        let depth = rules.history_depth as usize;
         App {
             patterns: PatternWatch::new(&rules),
             session: Session::new(rules, file, mode, FlapConfig::default()),
@@ -209,7 +208,7 @@ impl App {
             cpu_scroll: 0,
             help: false,
             dialog: None,
-            history: History::new(depth),
+            history: History::new(),
             pinned: Vec::new(),
             value_cursor: 0,
             color: true,
@@ -226,12 +225,12 @@ impl App {
     }
 
     /// The interval the screens show now.
-    pub fn frame(&self) -> Option<&Frame> {
+    pub fn frame(&self) -> Option<&Interval> {
         self.frames.get(self.cursor.unwrap_or(0))
     }
 
     /// The interval before the one shown.
-    pub fn previous_frame(&self) -> Option<&Frame> {
+    pub fn previous_frame(&self) -> Option<&Interval> {
         self.frames.get(self.cursor.unwrap_or(0) + 1)
     }
 
@@ -316,7 +315,7 @@ impl App {
             }
             _ => Vec::new(),
         };
-        let frame = Frame {
+        let frame = Interval {
             number: self.seen - 1,
             sample,
             decision: step.decision.clone(),
@@ -391,14 +390,14 @@ impl App {
     }
 
     /// Handles one user action.
-    pub fn update(&mut self, action: Action) {
+    pub fn update(&mut self, action: KeyAction) {
         if let Some(dialog) = self.dialog.clone() {
             match (dialog, action) {
-                (Dialog::ConfirmAuto, Action::Yes) => {
+                (Dialog::ConfirmAuto, KeyAction::Yes) => {
                     self.dialog = None;
                     self.set_mode(Mode::Auto);
                 }
-                (Dialog::ConfirmAuto | Dialog::Arm(_), Action::No | Action::Later)
+                (Dialog::ConfirmAuto | Dialog::Arm(_), KeyAction::No | KeyAction::Later)
                 | (Dialog::Message(_), _) => self.dialog = None,
                 _ => {}
             }
@@ -406,19 +405,21 @@ impl App {
         }
         if self.help {
             self.help = false;
-            if action != Action::Quit {
+            if action != KeyAction::Quit {
                 return;
             }
         }
         match action {
-            Action::Quit => self.quit = true,
-            Action::Help => self.help = true,
-            Action::Pause | Action::Back | Action::Forward | Action::Oldest | Action::Newest => {
-                self.travel(action)
-            }
-            Action::Observe => self.set_mode(Mode::Observe),
-            Action::Step => self.set_mode(Mode::Step),
-            Action::Autonomous => {
+            KeyAction::Quit => self.quit = true,
+            KeyAction::Help => self.help = true,
+            KeyAction::Pause
+            | KeyAction::Back
+            | KeyAction::Forward
+            | KeyAction::Oldest
+            | KeyAction::Newest => self.travel(action),
+            KeyAction::Observe => self.set_mode(Mode::Observe),
+            KeyAction::Step => self.set_mode(Mode::Step),
+            KeyAction::Autonomous => {
                 if let Some(why) = &self.cannot_act {
                     self.dialog = Some(Dialog::Message(format!(
                         "Autonomous mode is not possible: {why}"
@@ -427,22 +428,22 @@ impl App {
                     self.dialog = Some(Dialog::ConfirmAuto);
                 }
             }
-            Action::Yes => {
+            KeyAction::Yes => {
                 if let Some(shown) = self.session.controller().pending().cloned() {
                     self.accept(&shown);
                 }
             }
-            Action::No => {
+            KeyAction::No => {
                 let events = self.session.controller_mut().reject();
                 self.proposal_hidden = false;
                 self.note_events(events);
             }
-            Action::Later => {
+            KeyAction::Later => {
                 if self.session.controller().pending().is_some() {
                     self.proposal_hidden = true;
                 }
             }
-            Action::WhatIf => {
+            KeyAction::WhatIf => {
                 let mut editor =
                     WhatIfEditor::open(self.session.rules(), self.session.file(), self.rule);
                 if let Some(facts) = &self.facts {
@@ -450,25 +451,25 @@ impl App {
                 }
                 self.whatif = Some(editor);
             }
-            Action::NextView => {
+            KeyAction::NextView => {
                 let i = View::ALL.iter().position(|v| *v == self.view).unwrap_or(0);
                 self.view = View::ALL[(i + 1) % View::ALL.len()];
             }
-            Action::PreviousView => {
+            KeyAction::PreviousView => {
                 let i = View::ALL.iter().position(|v| *v == self.view).unwrap_or(0);
                 self.view = View::ALL[(i + View::ALL.len() - 1) % View::ALL.len()];
             }
-            Action::Up => self.scroll(-1),
-            Action::Down => self.scroll(1),
-            Action::CpusUp => self.cpu_scroll = self.cpu_scroll.saturating_sub(8),
-            Action::CpusDown => {
+            KeyAction::Up => self.scroll(-1),
+            KeyAction::Down => self.scroll(1),
+            KeyAction::CpusUp => self.cpu_scroll = self.cpu_scroll.saturating_sub(8),
+            KeyAction::CpusDown => {
                 let n = self.frame().map_or(0, |f| f.loads.len());
                 self.cpu_scroll = (self.cpu_scroll + 8).min(n.saturating_sub(1));
             }
-            Action::NextRule => self.rule = RuleKind::ALL[(self.rule.index() + 1) % 6],
-            Action::Expand => self.toggle_expanded(),
-            Action::Pin => self.toggle_pin(),
-            Action::Reload | Action::Export | Action::Faster | Action::Slower => {}
+            KeyAction::NextRule => self.rule = RuleKind::ALL[(self.rule.index() + 1) % 6],
+            KeyAction::Expand => self.toggle_expanded(),
+            KeyAction::Pin => self.toggle_pin(),
+            KeyAction::Reload | KeyAction::Export | KeyAction::Faster | KeyAction::Slower => {}
         }
     }
 
@@ -485,9 +486,9 @@ impl App {
     }
 
     /// Time travel: pause, step back and forth, jump to the ends.
-    fn travel(&mut self, action: Action) {
+    fn travel(&mut self, action: KeyAction) {
         match action {
-            Action::Pause => {
+            KeyAction::Pause => {
                 self.paused = !self.paused;
                 if self.paused && self.cursor.is_none() {
                     self.cursor = Some(0);
@@ -495,25 +496,25 @@ impl App {
                     self.cursor = None;
                 }
             }
-            Action::Back => {
+            KeyAction::Back => {
                 let k = self.cursor.unwrap_or(0);
                 if k + 1 < self.frames.len() {
                     self.cursor = Some(k + 1);
                     self.paused = true;
                 }
             }
-            Action::Forward => match self.cursor {
+            KeyAction::Forward => match self.cursor {
                 Some(0) | None => {
                     self.cursor = None;
                     self.paused = false;
                 }
                 Some(k) => self.cursor = Some(k - 1),
             },
-            Action::Oldest => {
+            KeyAction::Oldest => {
                 self.cursor = Some(self.frames.len().saturating_sub(1));
                 self.paused = true;
             }
-            Action::Newest => {
+            KeyAction::Newest => {
                 self.cursor = None;
                 self.paused = false;
             }
@@ -691,7 +692,6 @@ impl App {
         if let Some(facts) = self.facts.clone() {
             self.set_facts(facts);
         }
-        self.history = History::new(self.rules().history_depth as usize);
         self.expanded.clear();
         self.note(LogKind::Note, "rules reloaded; the history is kept");
         self.note_events(events);
@@ -712,20 +712,20 @@ impl App {
 struct NoWrites;
 
 impl Actuator for NoWrites {
-    fn plug(&mut self, _: &mut Vec<String>) -> Result<u32, crate::control::actuator::ActError> {
-        Err(crate::control::actuator::ActError::NoCpu(
+    fn plug(&mut self, _: &mut Vec<String>) -> Result<u32, crate::kernel::actuator::ActError> {
+        Err(crate::kernel::actuator::ActError::NoCpu(
             "plugged",
             "this guest cannot be written".into(),
         ))
     }
-    fn unplug(&mut self, _: &mut Vec<String>) -> Result<u32, crate::control::actuator::ActError> {
-        Err(crate::control::actuator::ActError::NoCpu(
+    fn unplug(&mut self, _: &mut Vec<String>) -> Result<u32, crate::kernel::actuator::ActError> {
+        Err(crate::kernel::actuator::ActError::NoCpu(
             "unplugged",
             "this guest cannot be written".into(),
         ))
     }
-    fn set_pool(&mut self, _: i64) -> Result<(), crate::control::actuator::ActError> {
-        Err(crate::control::actuator::ActError::NoCpu(
+    fn set_pool(&mut self, _: i64) -> Result<(), crate::kernel::actuator::ActError> {
+        Err(crate::kernel::actuator::ActError::NoCpu(
             "resized",
             "this guest cannot be written".into(),
         ))
@@ -734,7 +734,7 @@ impl Actuator for NoWrites {
         &mut self,
         _: &[u32],
         _: &mut Vec<String>,
-    ) -> Result<(), crate::control::actuator::ActError> {
+    ) -> Result<(), crate::kernel::actuator::ActError> {
         Ok(())
     }
 }

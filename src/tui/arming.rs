@@ -9,11 +9,11 @@ use std::sync::{Arc, Mutex};
 
 use super::app::{App, ArmInfo};
 use super::run::Options;
-use crate::control::actuator::{ActError, Actuator, RootActuator};
 use crate::control::controller::Mode;
 use crate::control::journal::{self, StartState};
 use crate::control::lock::{self, GuestLock};
 use crate::kernel::Sample;
+use crate::kernel::actuator::{ActError, Actuator, RootActuator};
 
 /// What the actuator is doing right now ("unplugging a CPU"), and whom to
 /// tell when that changes: the screen draws it while the write runs.

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use super::app::{App, Dialog, LogKind, SourceLabel};
 use super::arming::{Armed, Progress, arm, arm_check, disarm};
-use super::keys::Action;
+use super::keys::KeyAction;
 use super::run::{Options, ScreenEnd, read_rules};
 use super::view;
 use crate::control::controller::{Mode, Proposal};
@@ -21,7 +21,7 @@ use crate::kernel::Source;
 #[derive(Debug, Clone, PartialEq)]
 pub enum Command {
     /// A key whose action needs files, the lock or the guest.
-    Act(Action),
+    Act(KeyAction),
     /// `y` on this proposal, exactly as it was on screen.
     Accept(Box<Proposal>),
     /// A key changed what is sampled (pause, time travel): look again.
@@ -58,16 +58,16 @@ impl Shared {
 
 /// Whether `action` must run on the control thread (it touches files, the
 /// lock or the guest, or the sampling pace).
-pub fn needs_control(action: Action) -> bool {
+pub fn needs_control(action: KeyAction) -> bool {
     matches!(
         action,
-        Action::Yes
-            | Action::Step
-            | Action::Autonomous
-            | Action::Reload
-            | Action::Export
-            | Action::Faster
-            | Action::Slower
+        KeyAction::Yes
+            | KeyAction::Step
+            | KeyAction::Autonomous
+            | KeyAction::Reload
+            | KeyAction::Export
+            | KeyAction::Faster
+            | KeyAction::Slower
     )
 }
 
@@ -102,7 +102,7 @@ pub fn run(
         speed: 1.0,
         exhausted: false,
         next: Instant::now(),
-        cpu_mark: (Instant::now(), own_cpu_ns()),
+        cpu_mark: (Instant::now(), crate::kernel::machine::own_cpu_ns()),
         start_mode,
     };
     let end = loop {
@@ -166,7 +166,8 @@ impl Control {
             .interval
             .unwrap_or(app.rules().settings.update.max(1) as f64);
         self.next = now + Duration::from_secs_f64((interval / self.speed).max(0.01));
-        if let (Some(before), Some(after)) = (self.cpu_mark.1, own_cpu_ns()) {
+        if let (Some(before), Some(after)) = (self.cpu_mark.1, crate::kernel::machine::own_cpu_ns())
+        {
             let wall = now.duration_since(self.cpu_mark.0).as_secs_f64();
             if wall > 0.0 {
                 app.own_cpu = Some((after.saturating_sub(before)) as f64 / 1e9 / wall * 100.0);
@@ -190,12 +191,12 @@ impl Control {
     }
 
     /// A key that needs the outside world.
-    fn handle(&mut self, app: &mut App, action: Action, progress: &Progress) {
+    fn handle(&mut self, app: &mut App, action: KeyAction, progress: &Progress) {
         let unarmed =
             self.armed.is_none() && app.actuator.is_none() && app.cannot_act.is_none() && self.live;
         let wants = match action {
-            Action::Step if app.dialog.is_none() => Some(Mode::Step),
-            Action::Autonomous if app.dialog.is_none() => Some(Mode::Auto),
+            KeyAction::Step if app.dialog.is_none() => Some(Mode::Step),
+            KeyAction::Autonomous if app.dialog.is_none() => Some(Mode::Auto),
             _ => None,
         };
         // Acting on a live guest asks first, saying what will be taken and
@@ -210,7 +211,7 @@ impl Control {
             });
             return;
         }
-        if action == Action::Yes
+        if action == KeyAction::Yes
             && let Some(Dialog::Arm(info)) = app.dialog.clone()
         {
             app.dialog = None;
@@ -229,10 +230,10 @@ impl Control {
             return;
         }
         match action {
-            Action::Reload => self.reload(app),
-            Action::Export => export(app),
-            Action::Faster | Action::Slower if !self.live || self.options.sim.is_some() => {
-                self.speed = if action == Action::Faster {
+            KeyAction::Reload => self.reload(app),
+            KeyAction::Export => export(app),
+            KeyAction::Faster | KeyAction::Slower if !self.live || self.options.sim.is_some() => {
+                self.speed = if action == KeyAction::Faster {
                     (self.speed * 2.0).min(64.0)
                 } else {
                     (self.speed / 2.0).max(0.125)
@@ -288,14 +289,4 @@ fn export(app: &mut App) {
             format!("cannot export the log to {path}: {e}"),
         ),
     }
-}
-
-/// This process's CPU time so far (ns), for the header's own-cost figure.
-fn own_cpu_ns() -> Option<u64> {
-    std::fs::read_to_string("/proc/self/schedstat")
-        .ok()?
-        .split_whitespace()
-        .next()?
-        .parse()
-        .ok()
 }

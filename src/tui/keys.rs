@@ -5,7 +5,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 /// Everything a user can ask for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Action {
+pub enum KeyAction {
     Quit,
     Help,
     Pause,
@@ -37,7 +37,7 @@ pub enum Action {
 
 /// One binding: the keys, what they do, and for the help where.
 pub struct Binding {
-    pub action: Action,
+    pub action: KeyAction,
     pub keys: &'static [KeyCode],
     /// How the keys are shown in the help.
     pub shown: &'static str,
@@ -47,163 +47,163 @@ pub struct Binding {
 /// The keybindings, in help order.
 pub const BINDINGS: &[Binding] = &[
     Binding {
-        action: Action::Help,
+        action: KeyAction::Help,
         keys: &[KeyCode::Char('?')],
         shown: "?",
         description: "this help",
     },
     Binding {
-        action: Action::Quit,
+        action: KeyAction::Quit,
         keys: &[KeyCode::Char('q'), KeyCode::F(10)],
         shown: "q F10",
         description: "quit (the guest is put back)",
     },
     Binding {
-        action: Action::Observe,
+        action: KeyAction::Observe,
         keys: &[KeyCode::Char('o')],
         shown: "o",
         description: "observe: show, never write",
     },
     Binding {
-        action: Action::Step,
+        action: KeyAction::Step,
         keys: &[KeyCode::Char('s')],
         shown: "s",
         description: "step-confirm: y/n per action",
     },
     Binding {
-        action: Action::Autonomous,
+        action: KeyAction::Autonomous,
         keys: &[KeyCode::Char('A')],
         shown: "A",
         description: "autonomous: act like cpuplugd",
     },
     Binding {
-        action: Action::Yes,
+        action: KeyAction::Yes,
         keys: &[KeyCode::Char('y')],
         shown: "y",
         description: "apply the proposal / confirm",
     },
     Binding {
-        action: Action::No,
+        action: KeyAction::No,
         keys: &[KeyCode::Char('n')],
         shown: "n",
         description: "reject the proposal",
     },
     Binding {
-        action: Action::Later,
+        action: KeyAction::Later,
         keys: &[KeyCode::Esc],
         shown: "Esc",
         description: "close a dialog, decide later",
     },
     Binding {
-        action: Action::Pause,
+        action: KeyAction::Pause,
         keys: &[KeyCode::Char(' ')],
         shown: "Space",
         description: "pause the display",
     },
     Binding {
-        action: Action::Back,
+        action: KeyAction::Back,
         keys: &[KeyCode::Left],
         shown: "←",
         description: "one interval back",
     },
     Binding {
-        action: Action::Forward,
+        action: KeyAction::Forward,
         keys: &[KeyCode::Right],
         shown: "→",
         description: "one interval forward",
     },
     Binding {
-        action: Action::Oldest,
+        action: KeyAction::Oldest,
         keys: &[KeyCode::Char('g'), KeyCode::Home],
         shown: "g Home",
         description: "oldest interval kept",
     },
     Binding {
-        action: Action::Newest,
+        action: KeyAction::Newest,
         keys: &[KeyCode::Char('G'), KeyCode::End],
         shown: "G End",
         description: "newest, follow live",
     },
     Binding {
-        action: Action::NextView,
+        action: KeyAction::NextView,
         keys: &[KeyCode::Tab],
         shown: "Tab",
         description: "next view",
     },
     Binding {
-        action: Action::PreviousView,
+        action: KeyAction::PreviousView,
         keys: &[KeyCode::BackTab],
         shown: "S-Tab",
         description: "previous view",
     },
     Binding {
-        action: Action::Up,
+        action: KeyAction::Up,
         keys: &[KeyCode::Up, KeyCode::Char('k')],
         shown: "↑ k",
         description: "up / scroll",
     },
     Binding {
-        action: Action::Down,
+        action: KeyAction::Down,
         keys: &[KeyCode::Down, KeyCode::Char('j')],
         shown: "↓ j",
         description: "down / scroll",
     },
     Binding {
-        action: Action::CpusUp,
+        action: KeyAction::CpusUp,
         keys: &[KeyCode::PageUp],
         shown: "PgUp",
         description: "scroll the CPUs up",
     },
     Binding {
-        action: Action::CpusDown,
+        action: KeyAction::CpusDown,
         keys: &[KeyCode::PageDown],
         shown: "PgDn",
         description: "scroll the CPUs down",
     },
     Binding {
-        action: Action::NextRule,
+        action: KeyAction::NextRule,
         keys: &[KeyCode::Char('t')],
         shown: "t",
         description: "next rule in the trace",
     },
     Binding {
-        action: Action::Expand,
+        action: KeyAction::Expand,
         keys: &[KeyCode::Enter],
         shown: "Enter",
         description: "expand / fold variables",
     },
     Binding {
-        action: Action::Pin,
+        action: KeyAction::Pin,
         keys: &[KeyCode::Char('p')],
         shown: "p",
         description: "pin a variable: sparkline",
     },
     Binding {
-        action: Action::Reload,
+        action: KeyAction::Reload,
         keys: &[KeyCode::Char('r')],
         shown: "r",
         description: "reload the rule file",
     },
     Binding {
-        action: Action::Export,
+        action: KeyAction::Export,
         keys: &[KeyCode::Char('e')],
         shown: "e",
         description: "export the log",
     },
     Binding {
-        action: Action::Faster,
+        action: KeyAction::Faster,
         keys: &[KeyCode::Char('+')],
         shown: "+",
         description: "replay faster",
     },
     Binding {
-        action: Action::Slower,
+        action: KeyAction::Slower,
         keys: &[KeyCode::Char('-')],
         shown: "-",
         description: "replay slower",
     },
     Binding {
-        action: Action::WhatIf,
+        action: KeyAction::WhatIf,
         keys: &[KeyCode::Char('w')],
         shown: "w",
         description: "what-if: try an edited rule",
@@ -211,9 +211,9 @@ pub const BINDINGS: &[Binding] = &[
 ];
 
 /// The action bound to a key press, if any.
-pub fn action_for(key: KeyEvent) -> Option<Action> {
+pub fn action_for(key: KeyEvent) -> Option<KeyAction> {
     if key.modifiers.contains(KeyModifiers::CONTROL) && key.code == KeyCode::Char('c') {
-        return Some(Action::Quit);
+        return Some(KeyAction::Quit);
     }
     BINDINGS
         .iter()
@@ -236,11 +236,11 @@ mod tests {
         }
         assert_eq!(
             action_for(KeyEvent::from(KeyCode::Char('A'))),
-            Some(Action::Autonomous)
+            Some(KeyAction::Autonomous)
         );
         assert_eq!(
             action_for(KeyEvent::from(KeyCode::F(10))),
-            Some(Action::Quit)
+            Some(KeyAction::Quit)
         );
     }
 }

@@ -196,9 +196,8 @@ pub fn prepare(options: &Options) -> Result<(App, Box<dyn Source + Send>), UiErr
     let mut app = App::new(rules, file, label, Mode::Observe);
     app.set_facts(facts);
     if options.replay.is_none() {
-        let online = std::fs::read_to_string(options.root.join(crate::kernel::root::paths::ONLINE))
-            .unwrap_or_default();
-        if let Some(h) = crate::control::patterns::affinity(&options.root, online.trim()) {
+        let online = crate::kernel::machine::online_list(&options.root);
+        if let Some(h) = crate::control::patterns::affinity(&options.root, &online) {
             app.add_hint(h);
         }
     }

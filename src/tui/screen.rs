@@ -23,7 +23,7 @@ use ratatui::style::{Modifier, Style};
 use super::app::{App, Dialog};
 use super::arming::ProgressState;
 use super::control::{self, Command, Report, Shared, needs_control};
-use super::keys::{Action, action_for};
+use super::keys::{KeyAction, action_for};
 use super::run::{Options, ScreenEnd, UiError, prepare};
 use super::view;
 
@@ -229,12 +229,12 @@ fn key(app: &mut App, ev: Event) -> Option<Command> {
             if k.kind != KeyEventKind::Release
                 && (app.help || matches!(app.dialog, Some(Dialog::Message(_)))) =>
         {
-            Some(action_for(k).unwrap_or(Action::Later))
+            Some(action_for(k).unwrap_or(KeyAction::Later))
         }
         Event::Key(k) if k.kind != KeyEventKind::Release => action_for(k),
         Event::Mouse(m) => match m.kind {
-            MouseEventKind::ScrollUp => Some(Action::Up),
-            MouseEventKind::ScrollDown => Some(Action::Down),
+            MouseEventKind::ScrollUp => Some(KeyAction::Up),
+            MouseEventKind::ScrollDown => Some(KeyAction::Down),
             _ => None,
         },
         _ => None,
@@ -242,7 +242,7 @@ fn key(app: &mut App, ev: Event) -> Option<Command> {
     let closes_message = app.help || matches!(app.dialog, Some(Dialog::Message(_)));
     // `y` approves the proposal on screen now, even if the control thread
     // revises it before it gets to the key.
-    if action == Action::Yes
+    if action == KeyAction::Yes
         && app.dialog.is_none()
         && !app.help
         && let Some(shown) = app.session.controller().pending()

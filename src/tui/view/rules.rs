@@ -11,7 +11,7 @@ use crate::engine::{CpuAction, GroupStatus};
 use crate::report::trace;
 use crate::rules::RuleKind;
 use crate::rules::eval::Outcome;
-use crate::tui::app::{App, Frame as Interval};
+use crate::tui::app::{App, Interval};
 
 /// Why an unevaluated rule was not evaluated.
 fn not_evaluated_reason(f: &Interval, kind: RuleKind) -> &'static str {
