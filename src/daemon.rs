@@ -89,14 +89,24 @@ impl Signals {
 /// Why the runner could not start (nothing was written).
 #[derive(Debug, thiserror::Error)]
 pub enum StartError {
+    #[error(transparent)]
+    Rules(#[from] crate::rules::LoadError),
+    /// cpuplugd would not start on this guest (no /proc/cpuinfo, ...).
     #[error("{0}")]
-    Invalid(String),
+    Refused(String),
     #[error("{0}")]
     Lock(#[from] lock::LockError),
+    #[error(transparent)]
+    Journal(#[from] journal::JournalError),
+    /// Another plugtop acts here, or a dead one left the guest changed.
     #[error("{0}")]
-    Journal(String),
+    Conflict(String),
     #[error("cannot read the guest: {0}")]
-    Read(String),
+    Read(#[from] crate::kernel::SourceError),
+    #[error("cannot act on the guest: {0}")]
+    Root(#[from] std::io::Error),
+    #[error("cannot restore the guest: {0}")]
+    Restore(#[from] crate::kernel::actuator::ActError),
 }
 
 /// How the run ended.
@@ -114,7 +124,7 @@ fn load_rules(
     path: &Path,
     facts: &crate::rules::SystemFacts,
 ) -> Result<(RuleSet, SourceFile), StartError> {
-    crate::rules::load_path(path, facts).map_err(StartError::Invalid)
+    Ok(crate::rules::load_path(path, facts)?)
 }
 
 /// A log line with the wall-clock time of day (UTC), as cpuplugd's
@@ -279,16 +289,16 @@ pub fn run(
 /// The journal of an earlier run, if one may be adopted; an error when
 /// another plugtop still acts or a dead one left the guest changed.
 fn earlier_run(options: &RunOptions) -> Result<Option<StartState>, StartError> {
-    match journal::read(&options.state).map_err(|e| StartError::Journal(e.to_string()))? {
+    match journal::read(&options.state)? {
         Some(old) if journal::pid_alive(old.pid) && old.pid != std::process::id() => {
-            Err(StartError::Journal(format!(
+            Err(StartError::Conflict(format!(
                 "another plugtop (pid {}) acts on {} (journal {})",
                 old.pid,
                 options.root.display(),
                 options.state.display()
             )))
         }
-        Some(old) if !options.force => Err(StartError::Journal(format!(
+        Some(old) if !options.force => Err(StartError::Conflict(format!(
             "a plugtop (pid {}) ended without restoring {}: run `plugtop restore --state {}` first, or start with --force to keep its start state",
             old.pid,
             options.root.display(),
@@ -306,8 +316,7 @@ pub fn run_on(
     log: &mut dyn Log,
     signals: &Signals,
 ) -> Result<Ending, StartError> {
-    let mut actuator =
-        RootActuator::new(&options.root).map_err(|e| StartError::Read(e.to_string()))?;
+    let mut actuator = RootActuator::new(&options.root)?;
     run_with(options, source, &mut actuator, log, signals)
 }
 
@@ -342,8 +351,8 @@ pub fn run_with(
     }
     let first = match source.next_sample() {
         Some(Ok(s)) => s,
-        Some(Err(e)) => return Err(StartError::Read(e.to_string())),
-        None => return Err(StartError::Read("no reading".into())),
+        Some(Err(e)) => return Err(StartError::Read(e)),
+        None => return Err(StartError::Refused("the source gave no reading".into())),
     };
     let start = adopted.unwrap_or_else(|| StartState {
         pid: std::process::id(),
@@ -354,8 +363,7 @@ pub fn run_with(
     if acting {
         let mut journaled = start.clone();
         journaled.pid = std::process::id();
-        journal::write(&options.state, &journaled)
-            .map_err(|e| StartError::Journal(e.to_string()))?;
+        journal::write(&options.state, &journaled)?;
         install_panic_hook(options.root.clone(), options.state.clone());
     }
     log.info(&format!(
@@ -467,7 +475,7 @@ fn run_loop(
 /// and without /proc/cpuinfo it does not start.
 fn lpar_check(root: &Path, rules: &mut RuleSet, log: &mut dyn Log) -> Result<(), StartError> {
     let text = crate::kernel::machine::cpuinfo(root).map_err(|e| {
-        StartError::Invalid(format!(
+        StartError::Refused(format!(
             "cannot open {}: {e}",
             root.join("proc/cpuinfo").display()
         ))
@@ -478,7 +486,7 @@ fn lpar_check(root: &Path, rules: &mut RuleSet, log: &mut dyn Log) -> Result<(),
     rules.mem_enabled = false;
     log.info("memory group off: not a z/VM guest (no `version = FF` in /proc/cpuinfo); cpuplugd manages memory only inside z/VM, not in an LPAR or elsewhere");
     if !rules.cpu_enabled {
-        return Err(StartError::Invalid(
+        return Err(StartError::Refused(
             "Exiting, because neither a valid cpu nor a valid memory hotplug configuration was found.".into(),
         ));
     }
@@ -508,7 +516,7 @@ pub fn restore_from_journal(
     state: &Path,
     log: &mut dyn Log,
 ) -> Result<bool, StartError> {
-    let Some(start) = journal::read(state).map_err(|e| StartError::Journal(e.to_string()))? else {
+    let Some(start) = journal::read(state)? else {
         log.info(&format!(
             "nothing to restore: no journal at {}",
             state.display()
@@ -516,20 +524,19 @@ pub fn restore_from_journal(
         return Ok(false);
     };
     if journal::pid_alive(start.pid) && start.pid != std::process::id() {
-        return Err(StartError::Journal(format!(
+        return Err(StartError::Conflict(format!(
             "plugtop (pid {}) is still running and will restore on exit; stop it with SIGTERM",
             start.pid
         )));
     }
     let _lock = lock::acquire(root)?;
-    let mut actuator = RootActuator::new(root).map_err(|e| StartError::Read(e.to_string()))?;
+    let mut actuator = RootActuator::new(root)?;
     let mut failures = Vec::new();
-    journal::restore(&mut actuator, &start, &mut failures)
-        .map_err(|e| StartError::Read(e.to_string()))?;
+    journal::restore(&mut actuator, &start, &mut failures)?;
     for f in &failures {
         log.error(&format!("restore: {f}"));
     }
-    journal::remove(state).map_err(|e| StartError::Journal(e.to_string()))?;
+    journal::remove(state)?;
     log.info(&format!(
         "restored {}: CPUs {} online, cmm_pages {}",
         root.display(),

@@ -27,10 +27,10 @@ pub const SHOWN_DIFFERENCES: usize = 10;
 /// Why a what-if could not run.
 #[derive(Debug, thiserror::Error)]
 pub enum WhatIfError {
-    #[error("{0}")]
-    Rules(String),
-    #[error("{0}")]
-    Source(String),
+    #[error(transparent)]
+    Rules(#[from] crate::rules::LoadError),
+    #[error(transparent)]
+    Source(#[from] crate::kernel::SourceError),
 }
 
 /// One side's tallies.
@@ -184,7 +184,7 @@ pub fn compare(
     let load = |p: &std::path::Path| {
         crate::rules::load_path(p, &facts)
             .map(|(r, f)| Candidate::new(r, f, flap))
-            .map_err(WhatIfError::Rules)
+            .map_err(WhatIfError::from)
     };
     let mut a = load(new)?;
     let mut b = match old {
@@ -203,7 +203,7 @@ pub fn compare(
     let mut shown = Vec::new();
     let mut last_moves: Option<Moves> = None;
     while let Some(next) = source.next_sample() {
-        let sample = next.map_err(|e| WhatIfError::Source(e.to_string()))?;
+        let sample = next?;
         // What the guest did after the previous reading answers the decision
         // made on it; compare before `a` moves on to this reading.
         if b.is_none()

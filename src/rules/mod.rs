@@ -24,14 +24,41 @@ pub use expr::{NodeId, RuleKind};
 pub use ruleset::{RuleSet, Settings, SystemFacts};
 pub use source::{SourceFile, Span};
 
-/// Reads and loads a rule file for the machine `facts` describes. A file
-/// cpuplugd would refuse comes back as its errors, rendered with carets,
-/// ready to show; nothing else is needed to report it.
+/// Why a rule file could not be used.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    #[error("cannot read {path}: {source}")]
+    Read {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+    /// cpuplugd would refuse the file; `report` shows every refusing
+    /// error with its caret and the summary, `first` the first message.
+    #[error("{report}")]
+    Refused { first: String, report: String },
+}
+
+impl LoadError {
+    /// One line for places with room for one (the what-if editor).
+    pub fn headline(&self) -> String {
+        match self {
+            LoadError::Read { .. } => self.to_string(),
+            LoadError::Refused { first, .. } => first.clone(),
+        }
+    }
+}
+
+/// Reads and loads a rule file; refused files come back with cpuplugd's
+/// errors rendered for the terminal.
 pub fn load_path(
     path: &std::path::Path,
     facts: &SystemFacts,
-) -> Result<(RuleSet, SourceFile), String> {
-    let bytes = std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+) -> Result<(RuleSet, SourceFile), LoadError> {
+    let bytes = std::fs::read(path).map_err(|source| LoadError::Read {
+        path: path.display().to_string(),
+        source,
+    })?;
     let file = SourceFile::new(path.display().to_string(), bytes);
     let outcome = load(&file, facts);
     if outcome.refusal.is_some() {
@@ -43,11 +70,13 @@ pub fn load_path(
             })
             .cloned()
             .collect();
-        return Err(format!(
+        let report = format!(
             "{}{}",
             render::text(&file, &errors),
             render::summary(&file, &outcome)
-        ));
+        );
+        let first = report.lines().next().unwrap_or_default().to_string();
+        return Err(LoadError::Refused { first, report });
     }
     Ok((outcome.rules, file))
 }

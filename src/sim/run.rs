@@ -59,8 +59,8 @@ pub struct Outcome {
 /// Why a run could not start.
 #[derive(Debug, thiserror::Error)]
 pub enum SimError {
-    #[error("{0}")]
-    Rules(String),
+    #[error(transparent)]
+    Rules(#[from] crate::rules::LoadError),
     #[error("cannot record: {0}")]
     Record(std::io::Error),
 }
@@ -115,7 +115,7 @@ pub fn simulate(
     on_line: &mut dyn FnMut(&str),
 ) -> Result<Outcome, SimError> {
     let facts = facts(&guest_for(scenario, options));
-    let (rules_set, file) = crate::rules::load_path(rules, &facts).map_err(SimError::Rules)?;
+    let (rules_set, file) = crate::rules::load_path(rules, &facts)?;
     simulate_loaded(scenario, Arc::new(rules_set), &file, options, wait, on_line)
 }
 

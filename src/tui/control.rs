@@ -269,7 +269,7 @@ impl Control {
             Ok((rules, file)) => app.reload(rules, file),
             Err(e) => {
                 app.note(LogKind::Problem, "reload failed; the old rules stay active");
-                app.dialog = Some(Dialog::Message(e));
+                app.dialog = Some(Dialog::Message(e.to_string()));
             }
         }
     }

@@ -43,15 +43,14 @@ pub struct Options {
 /// Why the UI could not start.
 #[derive(Debug, thiserror::Error)]
 pub enum UiError {
-    #[error("{0}")]
-    Rules(String),
-    #[error("{0}")]
-    Source(String),
+    #[error(transparent)]
+    Rules(#[from] crate::rules::LoadError),
+    #[error(transparent)]
+    Scenario(#[from] crate::sim::scenario::ScenarioError),
+    #[error(transparent)]
+    Recording(#[from] crate::kernel::recording::RecordingError),
     #[error("terminal: {0}")]
     Terminal(#[from] std::io::Error),
-    /// A signal ended the screen; the guest was put back (or the journal kept).
-    #[error("{0}")]
-    Ended(String),
 }
 
 /// How the screen ended, for the exit code.
@@ -70,10 +69,11 @@ pub fn line_mode_wanted(batch: bool) -> bool {
     batch || std::env::var("TERM").is_ok_and(|t| t == "dumb") || !std::io::stdout().is_terminal()
 }
 
+/// A rule file, loaded for the screen (shared between threads).
 pub(super) fn read_rules(
     path: &Path,
     facts: &SystemFacts,
-) -> Result<(Arc<crate::rules::RuleSet>, SourceFile), String> {
+) -> Result<(Arc<crate::rules::RuleSet>, SourceFile), crate::rules::LoadError> {
     crate::rules::load_path(path, facts).map(|(rules, file)| (Arc::new(rules), file))
 }
 
@@ -88,7 +88,7 @@ pub fn app_from_snapshots(
     let mut source =
         crate::kernel::snapshots::SnapshotSource::open(dir).map_err(|e| e.to_string())?;
     let facts = source.facts();
-    let (rules, file) = read_rules(rules, &facts)?;
+    let (rules, file) = read_rules(rules, &facts).map_err(|e| e.to_string())?;
     let label = SourceLabel::Replay {
         file: "incident.rec".into(),
         speed: 1.0,
@@ -116,7 +116,7 @@ fn rules_for(
     facts: &SystemFacts,
 ) -> Result<(Arc<crate::rules::RuleSet>, SourceFile), UiError> {
     match &options.rules {
-        Some(path) => read_rules(path, facts).map_err(UiError::Rules),
+        Some(path) => Ok(read_rules(path, facts)?),
         None => {
             let file = built_in_rules(facts);
             let outcome = load(&file, facts);
@@ -132,7 +132,7 @@ fn prepare_sim(
     scenario: &Path,
 ) -> Result<(App, Box<dyn Source + Send>), UiError> {
     use crate::sim::{Guest, Scenario, SimActuator, SimSource};
-    let scenario = Scenario::load(scenario).map_err(|e| UiError::Source(e.to_string()))?;
+    let scenario = Scenario::load(scenario)?;
     let guest = crate::sim::SharedGuest::new(Guest::new(&scenario, options.old_kernel));
     let facts = crate::sim::facts(&guest.borrow());
     let (rules, file) = rules_for(options, &facts)?;
@@ -172,7 +172,7 @@ pub fn prepare(options: &Options) -> Result<(App, Box<dyn Source + Send>), UiErr
     let (source, label, host, kernel): (Box<dyn Source + Send>, SourceLabel, String, String) =
         match &options.replay {
             Some(file) => {
-                let r = RecordingSource::open(file).map_err(|e| UiError::Source(e.to_string()))?;
+                let r = RecordingSource::open(file)?;
                 let (host, kernel) = (r.header().host.clone(), r.header().kernel.clone());
                 let label = SourceLabel::Replay {
                     file: file.display().to_string(),

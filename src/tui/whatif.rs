@@ -187,8 +187,7 @@ impl WhatIfEditor {
                     Some((Arc::new(r), f))
                 }
                 Err(e) => {
-                    let first = e.lines().next().unwrap_or_default().to_string();
-                    self.error = Some((first, None));
+                    self.error = Some((e.headline(), None));
                     None
                 }
             };
