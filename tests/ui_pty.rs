@@ -612,3 +612,42 @@ fn a_slow_cpu_write_shows_progress_and_the_keys_wait_instead_of_freezing() {
     assert!(s.quit());
     assert_eq!(cpu_online(&root, 1), "0\n", "put back on quit");
 }
+
+#[test]
+fn sigtstp_gives_the_terminal_back_and_fg_redraws_everything() {
+    let (root, rules) = plugging_guest();
+    let root_s = root.path().to_string_lossy().into_owned();
+    let mut s = Session::start(
+        &["--root", &root_s, "-c", &rules, "--interval", "0.5"],
+        30,
+        110,
+    );
+    s.wait_for("OBSERVE");
+    let pid = s.child.process_id().expect("a pid");
+    let state = || {
+        std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .ok()
+            .and_then(|t| t.rsplit(')').next().map(|r| r.trim().chars().next()))
+            .flatten()
+    };
+    s.signal("TSTP");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while state() != Some('T') {
+        assert!(Instant::now() < deadline, "plugtop did not stop");
+        if let Ok(bytes) = s.output.recv_timeout(Duration::from_millis(50)) {
+            s.take(&bytes);
+        }
+    }
+    while let Ok(bytes) = s.output.recv_timeout(Duration::from_millis(200)) {
+        s.take(&bytes);
+    }
+    let output = String::from_utf8_lossy(&s.raw).into_owned();
+    assert!(
+        terminal_restored(&output),
+        "the terminal is given back while stopped"
+    );
+    s.signal("CONT");
+    s.wait_for("OBSERVE");
+    s.wait_for("Rules (t selects");
+    assert!(s.quit());
+}

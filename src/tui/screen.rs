@@ -17,8 +17,6 @@ use crossterm::terminal::{
 };
 use ratatui::Terminal;
 use ratatui::backend::CrosstermBackend;
-use ratatui::buffer::Buffer;
-use ratatui::style::{Modifier, Style};
 
 use super::app::{App, Dialog};
 use super::arming::ProgressState;
@@ -63,7 +61,18 @@ fn suspend(terminal: &mut Term) -> std::io::Result<()> {
     restore_terminal();
     signal_hook::low_level::emulate_default_handler(signal_hook::consts::SIGTSTP)?;
     enter_screen()?;
-    terminal.clear()
+    redraw_all(terminal)
+}
+
+/// Makes the next draw repaint every cell: the screen is cleared and
+/// ratatui forgets what it drew (`Terminal::clear` would ask the terminal
+/// for the cursor position, and the keys thread reads the answer).
+fn redraw_all(terminal: &mut Term) -> std::io::Result<()> {
+    use crossterm::terminal::{Clear, ClearType};
+    execute!(std::io::stdout(), Clear(ClearType::All))?;
+    terminal.current_buffer_mut().reset();
+    terminal.swap_buffers();
+    Ok(())
 }
 
 /// The full-screen UI. Every way out restores the terminal; an armed guest
@@ -144,7 +153,8 @@ fn screen_loop(
     use signal_hook::consts::{SIGCONT, SIGTSTP};
     let mut terminal = Terminal::new(CrosstermBackend::new(std::io::stdout()))?;
     let mut queued: VecDeque<Event> = VecDeque::new();
-    let mut shown: Option<Buffer> = None;
+    // The busy line was written past ratatui's buffers: redraw all next time.
+    let mut scribbled = false;
     let mut stopping = false;
     loop {
         let Ok(input) = inputs.recv() else {
@@ -154,7 +164,7 @@ fn screen_loop(
             Input::Report(Report::Ended(end)) => return Ok(end),
             Input::Report(Report::Changed) | Input::Progress => {}
             Input::Signal(SIGTSTP) => suspend(&mut terminal)?,
-            Input::Signal(SIGCONT) => terminal.clear()?,
+            Input::Signal(SIGCONT) => redraw_all(&mut terminal)?,
             Input::Signal(signal) => {
                 stopping = true;
                 let _ = commands.send(Command::Stop(signal));
@@ -178,10 +188,15 @@ fn screen_loop(
                         let _ = commands.send(command);
                     }
                 }
-                let done = terminal.draw(|f| view::draw(f, &app))?;
-                shown = Some(done.buffer.clone());
+                if std::mem::take(&mut scribbled) {
+                    redraw_all(&mut terminal)?;
+                }
+                terminal.draw(|f| view::draw(f, &app))?;
             }
-            Err(TryLockError::WouldBlock) => busy(&mut terminal, shown.as_ref(), shared)?,
+            Err(TryLockError::WouldBlock) => {
+                busy(&mut terminal, shared)?;
+                scribbled = true;
+            }
             Err(TryLockError::Poisoned(p)) => {
                 let app = p.into_inner();
                 terminal.draw(|f| view::draw(f, &app))?;
@@ -191,27 +206,21 @@ fn screen_loop(
 }
 
 /// The control thread holds the app (a write in progress): the last screen
-/// stays, with what is being done on its bottom line.
-fn busy(terminal: &mut Term, shown: Option<&Buffer>, shared: &Shared) -> std::io::Result<()> {
+/// stays, with what is being done written over its bottom line.
+fn busy(terminal: &mut Term, shared: &Shared) -> std::io::Result<()> {
+    use crossterm::cursor::MoveTo;
+    use crossterm::style::{Attribute, Print, SetAttribute};
     let what = shared.progress.text().unwrap_or_else(|| "working".into());
-    terminal.draw(|f| {
-        let area = f.area();
-        let buffer = f.buffer_mut();
-        if let Some(old) = shown
-            && old.area == area
-        {
-            buffer.merge(old);
-        }
-        let y = area.bottom().saturating_sub(1);
-        let text = format!(" … {what} (keys wait) ");
-        buffer.set_string(
-            area.x,
-            y,
-            text,
-            Style::default().add_modifier(Modifier::REVERSED),
-        );
-    })?;
-    Ok(())
+    let area = terminal.size()?;
+    let text = format!(" … {what} (keys wait) ");
+    let text: String = text.chars().take(usize::from(area.width)).collect();
+    execute!(
+        std::io::stdout(),
+        MoveTo(0, area.height.saturating_sub(1)),
+        SetAttribute(Attribute::Reverse),
+        Print(text),
+        SetAttribute(Attribute::Reset)
+    )
 }
 
 /// One key or mouse event on the app; what the control thread must do.
