@@ -74,11 +74,12 @@ const KERNEL_CHUNK: usize = 64 << 10;
 /// More than this from one /proc or /sys file is refused: they are small.
 const KERNEL_FILE_LIMIT: usize = 4 << 20;
 
-/// Reads a /proc or /sys file that stays open. Their `read` hands out whole
-/// lines and stops short only where the next line would not fit, so a read
-/// that leaves more than a page of the chunk unused has reached the end:
-/// one system call instead of two per file and interval. Bounded.
-fn read_kernel_file(mut file: &File, chunk: &mut [u8], buf: &mut Vec<u8>) -> std::io::Result<()> {
+/// Reads a file from where it stands to its end, bounded. /proc and /sys
+/// hand out whole lines and stop short only where the next line would not
+/// fit, and a regular file stops short only at its end, so a read that
+/// leaves more than a page of the chunk unused has reached the end: one
+/// system call instead of two per file and interval.
+fn read_whole(mut file: &File, chunk: &mut [u8], buf: &mut Vec<u8>) -> std::io::Result<()> {
     loop {
         let n = file.read(chunk)?;
         buf.extend_from_slice(&chunk[..n]);
@@ -117,15 +118,13 @@ impl RootReader {
         if let Some(Slot::Kept(file)) = self.open.get(rel) {
             let mut file = file;
             file.seek(SeekFrom::Start(0))?;
-            return read_kernel_file(file, &mut self.chunk, &mut self.buf);
+            return read_whole(file, &mut self.chunk, &mut self.buf);
         }
         self.path.as_mut_os_string().clear();
         self.path.push(root);
         self.path.push(rel);
-        // Through `take` so std does not stat the file for a size hint:
-        // /proc files report size 0 anyway.
         let file = File::open(&self.path)?;
-        (&file).take(u64::MAX).read_to_end(&mut self.buf)?;
+        read_whole(&file, &mut self.chunk, &mut self.buf)?;
         if self.root_readings >= 2 && !self.open.contains_key(rel) {
             let kernel = std::fs::canonicalize(&self.path)
                 .is_ok_and(|p| p.starts_with("/proc/") || p.starts_with("/sys/"));
