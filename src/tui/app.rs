@@ -697,6 +697,22 @@ impl App {
         self.note_events(events);
     }
 
+    /// Puts a question or a message on top of the screen (the control
+    /// thread's way to speak to the user).
+    pub fn show(&mut self, dialog: Dialog) {
+        self.dialog = Some(dialog);
+    }
+
+    /// Closes the dialog.
+    pub fn close_dialog(&mut self) {
+        self.dialog = None;
+    }
+
+    /// The newest figure of plugtop's own CPU use, percent of one CPU.
+    pub fn measured_own_cpu(&mut self, percent: f64) {
+        self.own_cpu = Some(percent);
+    }
+
     /// Readings taken so far.
     pub fn readings(&self) -> usize {
         self.seen

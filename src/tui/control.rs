@@ -170,7 +170,7 @@ impl Control {
         {
             let wall = now.duration_since(self.cpu_mark.0).as_secs_f64();
             if wall > 0.0 {
-                app.own_cpu = Some((after.saturating_sub(before)) as f64 / 1e9 / wall * 100.0);
+                app.measured_own_cpu((after.saturating_sub(before)) as f64 / 1e9 / wall * 100.0);
             }
             self.cpu_mark = (now, Some(after));
         }
@@ -186,7 +186,7 @@ impl Control {
                 self.armed = Some(a);
                 app.set_mode(mode);
             }
-            Err(e) => app.dialog = Some(Dialog::Message(format!("staying in observe mode: {e}"))),
+            Err(e) => app.show(Dialog::Message(format!("staying in observe mode: {e}"))),
         }
     }
 
@@ -205,7 +205,7 @@ impl Control {
             && unarmed
         {
             let latest = app.frames.front().map(|f| Arc::clone(&f.sample));
-            app.dialog = Some(match arm_check(&self.options, mode, latest.as_deref()) {
+            app.show(match arm_check(&self.options, mode, latest.as_deref()) {
                 Ok(info) => Dialog::Arm(info),
                 Err(why) => Dialog::Message(format!("plugtop will not change this machine: {why}")),
             });
@@ -214,18 +214,16 @@ impl Control {
         if action == KeyAction::Yes
             && let Some(Dialog::Arm(info)) = app.dialog.clone()
         {
-            app.dialog = None;
+            app.close_dialog();
             let latest = app.frames.front().map(|f| Arc::clone(&f.sample));
             match arm(app, &self.options.root, latest.as_deref(), progress) {
                 Ok(a) => {
                     self.armed = Some(a);
                     app.set_mode(info.mode);
                 }
-                Err(e) => {
-                    app.dialog = Some(Dialog::Message(format!(
-                        "plugtop cannot change this guest: {e}"
-                    )))
-                }
+                Err(e) => app.show(Dialog::Message(format!(
+                    "plugtop cannot change this guest: {e}"
+                ))),
             }
             return;
         }
@@ -250,7 +248,7 @@ impl Control {
 
     fn reload(&self, app: &mut App) {
         let Some(path) = &self.options.rules else {
-            app.dialog = Some(Dialog::Message(
+            app.show(Dialog::Message(
                 "the built-in rules have no file to reload; start with -c FILE".into(),
             ));
             return;
@@ -259,7 +257,7 @@ impl Control {
             Some(file) => match crate::sim::Scenario::load(file) {
                 Ok(s) => crate::sim::facts(&crate::sim::Guest::new(&s, self.options.old_kernel)),
                 Err(e) => {
-                    app.dialog = Some(Dialog::Message(e.to_string()));
+                    app.show(Dialog::Message(e.to_string()));
                     return;
                 }
             },
@@ -269,7 +267,7 @@ impl Control {
             Ok((rules, file)) => app.reload(rules, file),
             Err(e) => {
                 app.note(LogKind::Problem, "reload failed; the old rules stay active");
-                app.dialog = Some(Dialog::Message(e.to_string()));
+                app.show(Dialog::Message(e.to_string()));
             }
         }
     }
