@@ -229,7 +229,7 @@ impl Runner<'_> {
                 .cmm_pages
                 .map_or("absent".into(), |p| p.to_string())
         ));
-        if let Err(e) = journal::remove(&self.options.state) {
+        if let Err(e) = journal::remove(&self.options.root, &self.options.state) {
             self.log.error(&format!(
                 "cannot remove {}: {e}",
                 self.options.state.display()
@@ -363,7 +363,7 @@ pub fn run_with(
     if acting {
         let mut journaled = start.clone();
         journaled.pid = std::process::id();
-        journal::write(&options.state, &journaled)?;
+        journal::write(&options.root, &options.state, &journaled)?;
         install_panic_hook(options.root.clone(), options.state.clone());
     }
     log.info(&format!(
@@ -395,7 +395,7 @@ pub fn run_with(
     let restored = runner.restore();
     drop(lock);
     if acting {
-        let _ = std::fs::remove_file(options.root.join(lock::LOCK_FILE));
+        lock::release(&options.root);
     }
     runner.log.info("terminated");
     Ok(if restored {
@@ -503,7 +503,7 @@ pub fn install_panic_hook(root: PathBuf, state: PathBuf) {
         {
             let mut failures = Vec::new();
             if journal::restore(&mut actuator, &start, &mut failures).is_ok() {
-                let _ = journal::remove(&state);
+                let _ = journal::remove(&root, &state);
                 eprintln!("plugtop: restored the start state after the panic");
             }
         }
@@ -536,7 +536,7 @@ pub fn restore_from_journal(
     for f in &failures {
         log.error(&format!("restore: {f}"));
     }
-    journal::remove(state)?;
+    journal::remove(root, state)?;
     log.info(&format!(
         "restored {}: CPUs {} online, cmm_pages {}",
         root.display(),

@@ -7,6 +7,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use crate::kernel::actuator::{ActError, Actuator};
+use crate::kernel::beneath::Beneath;
 use crate::kernel::cpulist::CpuList;
 use crate::kernel::recording::export::ranges;
 
@@ -32,6 +33,8 @@ pub enum JournalError {
         #[source]
         source: std::io::Error,
     },
+    #[error(transparent)]
+    Beneath(#[from] crate::kernel::beneath::BeneathError),
     #[error("{path} line {line}: {what}")]
     Malformed {
         path: String,
@@ -61,20 +64,47 @@ impl StartState {
     }
 }
 
-/// Writes the journal durably: a temporary file, fsync, rename, fsync of
-/// the directory.
-pub fn write(path: &Path, state: &StartState) -> Result<(), JournalError> {
+/// Writes the journal durably: a new temporary file (created exclusively,
+/// never through a link), fsync, rename, fsync of the directory. A journal
+/// below `root` is written confined to the root by the kernel.
+pub fn write(root: &Path, path: &Path, state: &StartState) -> Result<(), JournalError> {
     let io = |source| JournalError::Io {
         path: path.display().to_string(),
         source,
     };
     let dir = path.parent().unwrap_or(Path::new("."));
-    fs::create_dir_all(dir).map_err(io)?;
     let tmp = path.with_extension("tmp");
-    let mut f = File::create(&tmp).map_err(io)?;
-    f.write_all(state.text().as_bytes()).map_err(io)?;
-    f.sync_all().map_err(io)?;
-    fs::rename(&tmp, path).map_err(io)?;
+    let beneath = Beneath::open(root).ok();
+    match beneath
+        .as_ref()
+        .and_then(|b| Some((b, b.relative(path)?, b.relative(&tmp)?)))
+    {
+        Some((b, rel, rel_tmp)) => {
+            let rel_dir = rel.parent().unwrap_or(Path::new(""));
+            b.create_dirs(rel_dir)?;
+            // A leftover (or planted) temporary file is removed, not followed.
+            b.remove(rel_tmp)?;
+            let mut f = b.create_new(rel_tmp)?;
+            f.write_all(state.text().as_bytes()).map_err(io)?;
+            f.sync_all().map_err(io)?;
+            b.rename(rel_tmp, rel)?;
+        }
+        None => {
+            fs::create_dir_all(dir).map_err(io)?;
+            match fs::remove_file(&tmp) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(io(e)),
+                _ => {}
+            }
+            let mut f = fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(&tmp)
+                .map_err(io)?;
+            f.write_all(state.text().as_bytes()).map_err(io)?;
+            f.sync_all().map_err(io)?;
+            fs::rename(&tmp, path).map_err(io)?;
+        }
+    }
     File::open(dir).and_then(|d| d.sync_all()).map_err(io)?;
     Ok(())
 }
@@ -137,10 +167,19 @@ pub fn read(path: &Path) -> Result<Option<StartState>, JournalError> {
     Ok(Some(state))
 }
 
-/// Removes the journal after a clean restore.
-pub fn remove(path: &Path) -> std::io::Result<()> {
+/// Removes the journal after a clean restore (beneath `root` when it lies
+/// there, so a linked directory cannot make it remove a file elsewhere).
+pub fn remove(root: &Path, path: &Path) -> Result<(), JournalError> {
+    if let Ok(b) = Beneath::open(root)
+        && let Some(rel) = b.relative(path)
+    {
+        return Ok(b.remove(rel)?);
+    }
     match fs::remove_file(path) {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(JournalError::Io {
+            path: path.display().to_string(),
+            source: e,
+        }),
         _ => Ok(()),
     }
 }

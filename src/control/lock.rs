@@ -2,10 +2,11 @@
 //! another plugtop acts on the same root, and holds cpuplugd's own lock so
 //! cpuplugd cannot start beside it.
 
-use std::fs::{self, File, OpenOptions, TryLockError};
+use std::fs::{self, File, TryLockError};
 use std::path::{Path, PathBuf};
 
 use super::journal::pid_alive;
+use crate::kernel::beneath::Beneath;
 
 /// cpuplugd's lock file, below a root.
 pub const LOCK_FILE: &str = "var/lock/cpuplugd.lock";
@@ -41,6 +42,8 @@ pub enum LockError {
     StalePidFile { pid: String, file: String },
     #[error("{0} is locked: cpuplugd is starting or another plugtop acts on this guest")]
     Held(String),
+    #[error(transparent)]
+    Beneath(#[from] crate::kernel::beneath::BeneathError),
     #[error("{path}: {source}")]
     Io {
         path: String,
@@ -68,18 +71,24 @@ pub fn acquire(root: &Path) -> Result<GuestLock, LockError> {
         path: path.display().to_string(),
         source,
     };
-    if let Some(dir) = path.parent() {
-        fs::create_dir_all(dir).map_err(io)?;
+    // Created beneath the root by the kernel: a `var` or `var/lock` linked
+    // elsewhere cannot put the lock file outside it.
+    let beneath = Beneath::open(root).map_err(io)?;
+    let rel = Path::new(LOCK_FILE);
+    if let Some(dir) = rel.parent() {
+        beneath.create_dirs(dir)?;
     }
-    let file = OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&path)
-        .map_err(io)?;
+    let file = beneath.open_or_create(rel)?;
     match file.try_lock() {
         Ok(()) => Ok(GuestLock { _file: file, path }),
         Err(TryLockError::WouldBlock) => Err(LockError::Held(path.display().to_string())),
         Err(TryLockError::Error(e)) => Err(io(e)),
+    }
+}
+
+/// Removes the lock file at exit, as cpuplugd does (beneath the root).
+pub fn release(root: &Path) {
+    if let Ok(b) = Beneath::open(root) {
+        let _ = b.remove(Path::new(LOCK_FILE));
     }
 }

@@ -5,9 +5,11 @@
 //! file), unplug the highest-numbered online CPU that has an `online` file;
 //! when a write fails, try the next.
 
-use std::fs::{self, OpenOptions};
-use std::io::Write;
+use std::fs;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::kernel::beneath::Beneath;
 
 use crate::kernel::root::paths;
 
@@ -22,8 +24,8 @@ pub enum ActError {
         #[source]
         source: std::io::Error,
     },
-    #[error("{0} leads outside the root {1}; refusing to write there")]
-    OutsideRoot(String, String),
+    #[error(transparent)]
+    Beneath(#[from] crate::kernel::beneath::BeneathError),
 }
 
 /// Something that changes CPUs and the pool: the real guest below a root,
@@ -40,11 +42,13 @@ pub trait Actuator {
     fn set_online(&mut self, wanted: &[u32], failures: &mut Vec<String>) -> Result<(), ActError>;
 }
 
-/// The guest below a root directory (`/` in production).
+/// The guest below a root directory (`/` in production). Writes go through
+/// [`Beneath`]: resolved inside the root by the kernel, so no link (even
+/// one swapped in while plugtop works) leads them outside.
 #[derive(Debug, Clone)]
 pub struct RootActuator {
     root: PathBuf,
-    canonical_root: PathBuf,
+    beneath: Arc<Beneath>,
 }
 
 /// One CPU directory's state as found now.
@@ -65,7 +69,7 @@ impl RootActuator {
     pub fn new(root: &Path) -> std::io::Result<Self> {
         Ok(RootActuator {
             root: root.to_path_buf(),
-            canonical_root: fs::canonicalize(root)?,
+            beneath: Arc::new(Beneath::open(root)?),
         })
     }
 
@@ -92,29 +96,11 @@ impl RootActuator {
         cpus
     }
 
-    /// Writes `text` to `rel` below the root, refusing paths that resolve outside it.
+    /// Writes `text` to `rel` below the root, confined to it by the kernel.
     fn write(&self, rel: &str, text: &str) -> Result<(), ActError> {
-        let path = self.root.join(rel);
-        let shown = Path::new("/").join(rel).display().to_string();
-        let resolved = fs::canonicalize(&path).map_err(|source| ActError::Write {
-            path: shown.clone(),
-            source,
-        })?;
-        if !resolved.starts_with(&self.canonical_root) {
-            return Err(ActError::OutsideRoot(
-                shown,
-                self.root.display().to_string(),
-            ));
-        }
-        OpenOptions::new()
-            .write(true)
-            .truncate(true)
-            .open(&resolved)
-            .and_then(|mut f| f.write_all(text.as_bytes()))
-            .map_err(|source| ActError::Write {
-                path: shown,
-                source,
-            })
+        Ok(self
+            .beneath
+            .write_existing(Path::new(rel), text.as_bytes())?)
     }
 
     fn set_cpu(&self, id: u32, online: bool) -> Result<(), ActError> {

@@ -2,6 +2,7 @@
 //! how /proc and /sys text becomes one, and where samples come from.
 
 pub mod actuator;
+pub mod beneath;
 pub mod cpulist;
 pub mod deltas;
 pub mod fields;

@@ -173,7 +173,7 @@ pub fn arm(
         online: sample.online.ids.clone(),
         cmm_pages: sample.cmm_pages,
     };
-    journal::write(&state, &start).map_err(|e| e.to_string())?;
+    journal::write(root, &state, &start).map_err(|e| e.to_string())?;
     crate::daemon::install_panic_hook(root.to_path_buf(), state.clone());
     app.actuator = Some(Box::new(Tracked {
         inner: actuator,
@@ -201,8 +201,8 @@ pub fn disarm(armed: Armed, app: &mut App) -> Result<(), String> {
     }
     app.actuator = None;
     if failures.is_empty() {
-        let _ = journal::remove(&armed.state);
-        let _ = std::fs::remove_file(armed.root.join(lock::LOCK_FILE));
+        let _ = journal::remove(&armed.root, &armed.state);
+        lock::release(&armed.root);
         return Ok(());
     }
     Err(format!(
