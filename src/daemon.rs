@@ -354,6 +354,9 @@ pub fn run_with(
         Some(Err(e)) => return Err(StartError::Read(e)),
         None => return Err(StartError::Refused("the source gave no reading".into())),
     };
+    if acting && let Some(why) = journal::inexact(&first.online, first.cmm_pages) {
+        return Err(StartError::Refused(why));
+    }
     let start = adopted.unwrap_or_else(|| StartState {
         pid: std::process::id(),
         root: options.root.display().to_string(),

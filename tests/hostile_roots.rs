@@ -143,3 +143,105 @@ fn a_lock_directory_linked_outside_is_refused_and_says_so() {
         );
     }
 }
+
+/// `plugtop run -f` on `root` with rules that act; its output.
+fn run_once(root: &FakeRoot) -> std::process::Output {
+    let rules = root.path().join("rules.conf");
+    std::fs::write(
+        &rules,
+        "UPDATE=\"1\"\nCPU_MIN=\"1\"\nCPU_MAX=\"0\"\nHOTPLUG=\"0\"\nHOTUNPLUG=\"1\"\n",
+    )
+    .expect("rules");
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_plugtop"))
+        .args(["run", "-f", "--interval-ms", "10", "-c"])
+        .arg(&rules)
+        .arg("--root")
+        .arg(root.path())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run");
+    // It must refuse at once; a run that starts is stopped after a moment.
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while Instant::now() < deadline {
+        if let Ok(Some(_)) = child.try_wait() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let _ = child.kill();
+    child.wait_with_output().expect("output")
+}
+
+#[test]
+fn a_start_state_that_cannot_be_put_back_exactly_is_refused() {
+    for (file, text) in [
+        ("sys/devices/system/cpu/online", "3-1\n"),
+        ("sys/devices/system/cpu/online", "0-1000000000\n"),
+        ("sys/devices/system/cpu/online", "\n"),
+        ("proc/sys/vm/cmm_pages", "18446744073709551615\n"),
+    ] {
+        let root = FakeRoot::guest(4);
+        for i in 0..4 {
+            root.write(&format!("sys/devices/system/cpu/cpu{i}/online"), "1\n");
+            root.write(&format!("sys/devices/system/cpu/cpu{i}/configure"), "1\n");
+        }
+        root.write(file, text);
+        let started = Instant::now();
+        let out = run_once(&root);
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert_eq!(out.status.code(), Some(1), "{file} = {text:?}: {err}");
+        assert!(
+            started.elapsed() < Duration::from_secs(4),
+            "{file} = {text:?} took {:?}",
+            started.elapsed()
+        );
+        assert!(
+            !root.path().join("run/plugtop/state").exists(),
+            "{file} = {text:?}: no journal"
+        );
+        for i in 0..4 {
+            let on = std::fs::read_to_string(
+                root.path()
+                    .join(format!("sys/devices/system/cpu/cpu{i}/online")),
+            )
+            .unwrap_or_default();
+            assert_eq!(on, "1\n", "{file} = {text:?}: cpu{i} untouched");
+        }
+    }
+}
+
+#[test]
+fn a_journal_without_online_cpus_never_takes_every_cpu_offline() {
+    let root = FakeRoot::guest(4);
+    for i in 0..4 {
+        root.write(&format!("sys/devices/system/cpu/cpu{i}/online"), "1\n");
+    }
+    root.write(
+        "run/plugtop/state",
+        "plugtop-state 1\npid 999999999\nroot r\nonline \ncmm_pages 0\n",
+    );
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_plugtop"))
+        .args(["restore", "--root"])
+        .arg(root.path())
+        .output()
+        .expect("restore");
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("refusing to take every CPU offline"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for i in 0..4 {
+        let on = std::fs::read_to_string(
+            root.path()
+                .join(format!("sys/devices/system/cpu/cpu{i}/online")),
+        )
+        .unwrap_or_default();
+        assert_eq!(on, "1\n", "cpu{i} stays online");
+    }
+    assert!(
+        root.path().join("run/plugtop/state").exists(),
+        "the journal stays"
+    );
+}

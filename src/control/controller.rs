@@ -223,11 +223,17 @@ pub fn start_limits(rules: &RuleSet, sample: &Sample) -> Vec<(Action, &'static s
     let s = rules.settings;
     let mut actions = Vec::new();
     if rules.cpu_enabled {
+        // Never more actions than there are CPUs to act on: a damaged
+        // online list (`0-1000000000`) must not queue a billion of them.
         let online = i64::from(sample.online.count);
-        for _ in online..s.cpu_min {
+        let listed = sample.online.ids.len() as i64;
+        let present = (sample.present.ids.len() as i64).max(listed);
+        let plugs = (s.cpu_min - online).clamp(0, (present - listed).max(0));
+        let unplugs = (online - s.cpu_max).clamp(0, listed);
+        for _ in 0..plugs {
             actions.push((Action::PlugCpu, "below CPU_MIN"));
         }
-        for _ in s.cpu_max..online {
+        for _ in 0..unplugs {
             actions.push((Action::UnplugCpu, "above CPU_MAX"));
         }
     }
@@ -579,5 +585,50 @@ mod tests {
         let events = c.accept(&shown, &mut a);
         assert_eq!(events[0].to_string(), "approved: set cmm_pages 0 -> 36476");
         assert_eq!(a.writes, vec!["pool 36476"], "exactly what was shown");
+    }
+
+    #[test]
+    fn start_limits_never_ask_for_more_cpus_than_exist() {
+        use crate::kernel::cpulist::CpuList;
+        use crate::rules::{SourceFile, SystemFacts, load};
+        let facts = SystemFacts {
+            present_cpus: Ok(4),
+            cmm_pages: false,
+            meminfo_names: None,
+            vmstat_names: None,
+            origin: "test".into(),
+        };
+        let file = SourceFile::new(
+            "r.conf",
+            b"UPDATE=\"1\"\nCPU_MIN=\"2\"\nCPU_MAX=\"2\"\nHOTPLUG=\"0\"\nHOTUNPLUG=\"0\"\n"
+                .to_vec(),
+        );
+        let rules = load(&file, &facts).rules;
+        let mut sample = Sample {
+            stamp: crate::kernel::Stamp::new(1, 0),
+            ticks: crate::kernel::CpuTicks::default(),
+            per_cpu: Vec::new(),
+            loadavg: 0.0,
+            runnable: 0.0,
+            meminfo: crate::kernel::fields::FieldTable::from_pairs([("MemFree", 1.0)]),
+            vmstat: crate::kernel::fields::FieldTable::from_pairs([("pgpgin", 1.0)]),
+            online: CpuList::default(),
+            present: CpuList::parse(b"0-3\n").unwrap_or_default(),
+            possible: None,
+            cpus: Vec::new(),
+            cmm_pages: None,
+            polarization: None,
+            proc_bytes: Default::default(),
+        };
+        // A damaged list: a billion CPUs counted, none listed.
+        sample.online = CpuList::parse(b"0-1000000000\n").unwrap_or_default();
+        let actions = start_limits(&rules, &sample);
+        assert!(actions.is_empty(), "{} actions", actions.len());
+        sample.online = CpuList::parse(b"0-3\n").unwrap_or_default();
+        assert_eq!(
+            start_limits(&rules, &sample).len(),
+            2,
+            "two of four unplugged"
+        );
     }
 }

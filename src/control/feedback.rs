@@ -87,7 +87,8 @@ fn next_interval(previous: &Sample, latest: &Sample, change: Change) -> Sample {
         let free = (capacity - busy).max(0.0);
         delta[3] = free * (1.0 - idle_share);
         delta[4] = free * idle_share;
-        let count = n_new as u32;
+        // The hypothetical list stays as long as a real one can be.
+        let count = (n_new as u32).min(crate::kernel::cpulist::MAX_CPUS);
         next.online.count = i32::try_from(count).unwrap_or(i32::MAX);
         next.online.ids = (0..count).collect();
     }

@@ -167,6 +167,25 @@ pub fn read(path: &Path) -> Result<Option<StartState>, JournalError> {
     Ok(Some(state))
 }
 
+/// Why a start state cannot be journaled exactly (and so must not be acted
+/// on): a damaged online list, or a pool at the end of the long range
+/// (where the reading may have been cut).
+pub fn inexact(online: &CpuList, cmm_pages: Option<i64>) -> Option<String> {
+    if !online.exact() {
+        return Some(format!(
+            "the online CPU list cannot be read exactly (it counts {}, and lists {} CPUs); plugtop will not change a guest it could not put back",
+            online.count,
+            online.ids.len()
+        ));
+    }
+    match cmm_pages {
+        Some(p) if p == i64::MAX || p == i64::MIN => Some(format!(
+            "cmm_pages reads {p}, the end of the range plugtop can store; it will not change a guest it could not put back exactly"
+        )),
+        _ => None,
+    }
+}
+
 /// Removes the journal after a clean restore (beneath `root` when it lies
 /// there, so a linked directory cannot make it remove a file elsewhere).
 pub fn remove(root: &Path, path: &Path) -> Result<(), JournalError> {
@@ -193,6 +212,13 @@ pub fn restore(
     state: &StartState,
     failures: &mut Vec<String>,
 ) -> Result<(), ActError> {
+    // An empty list would take every CPU offline: never what a guest was.
+    if state.online.is_empty() {
+        return Err(ActError::NoCpu(
+            "restored",
+            "the journal lists no online CPU; refusing to take every CPU offline".into(),
+        ));
+    }
     actuator.set_online(&state.online, failures)?;
     if let Some(pages) = state.cmm_pages {
         actuator.set_pool(pages)?;

@@ -2,6 +2,10 @@
 
 use super::integer::parse_long;
 
+/// More CPUs than any kernel supports (NR_CPUS is at most 8192 today): a
+/// list naming more is damaged.
+pub const MAX_CPUS: u32 = 65_536;
+
 /// A CPU list, with the count cpuplugd would take from it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct CpuList {
@@ -28,7 +32,7 @@ impl CpuList {
                 let end = parse_long(&part[dash + 1..])?;
                 let span = (end as i32).wrapping_sub(start as i32).wrapping_add(1);
                 list.count = list.count.wrapping_add(span);
-                if start >= 0 && end >= start && end - start < 65_536 {
+                if start >= 0 && end >= start && end < i64::from(MAX_CPUS) {
                     list.ids.extend(start as u32..=end as u32);
                 }
             } else {
@@ -44,6 +48,13 @@ impl CpuList {
     /// The count as a number of CPUs (0 when cpuplugd's count is not positive).
     pub fn cpus(&self) -> u32 {
         u32::try_from(self.count).unwrap_or(0)
+    }
+
+    /// True when the ids are exactly what the count says (no reversed
+    /// range, nothing past [`MAX_CPUS`], no garbage): what a start state
+    /// must be to be restored exactly.
+    pub fn exact(&self) -> bool {
+        !self.ids.is_empty() && self.count == self.ids.len() as i32
     }
 
     /// True when `id` is listed.

@@ -167,6 +167,9 @@ pub fn arm(
         ));
     }
     let sample = first.ok_or("no reading yet")?;
+    if let Some(why) = journal::inexact(&sample.online, sample.cmm_pages) {
+        return Err(why);
+    }
     let start = StartState {
         pid: std::process::id(),
         root: root.display().to_string(),
