@@ -245,3 +245,40 @@ fn a_journal_without_online_cpus_never_takes_every_cpu_offline() {
         "the journal stays"
     );
 }
+
+fn fifo(path: &Path) {
+    let _ = std::fs::remove_file(path);
+    let made = std::process::Command::new("mkfifo")
+        .arg(path)
+        .status()
+        .is_ok_and(|s| s.success());
+    assert!(made, "mkfifo {}", path.display());
+}
+
+#[test]
+fn a_fifo_where_a_kernel_file_should_be_never_hangs_plugtop() {
+    // proc/stat as a FIFO: plugtop run says so and stops at once.
+    let root = FakeRoot::guest(2);
+    fifo(&root.path().join("proc/stat"));
+    let started = Instant::now();
+    let out = run_once(&root);
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(
+        started.elapsed() < Duration::from_secs(4),
+        "hung on the FIFO"
+    );
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("not a regular file"), "{err}");
+    // cpu1/online as a FIFO: plugging moves on to the next CPU.
+    let root = FakeRoot::guest(1);
+    for i in 0..3 {
+        root.write(&format!("sys/devices/system/cpu/cpu{i}/online"), "0\n");
+        root.write(&format!("sys/devices/system/cpu/cpu{i}/configure"), "1\n");
+    }
+    root.write("sys/devices/system/cpu/cpu0/online", "1\n");
+    fifo(&root.path().join("sys/devices/system/cpu/cpu1/online"));
+    let mut actuator = RootActuator::new(root.path()).expect("actuator");
+    let mut failures = Vec::new();
+    let plugged = actuator.plug(&mut failures);
+    assert_eq!(plugged.ok(), Some(2), "cpu1 is skipped: {failures:?}");
+}

@@ -21,6 +21,10 @@ struct Session {
 
 impl Session {
     fn start(args: &[&str], rows: u16, cols: u16) -> Session {
+        Session::start_with(args, rows, cols, &[])
+    }
+
+    fn start_with(args: &[&str], rows: u16, cols: u16, env: &[(&str, &str)]) -> Session {
         let pair = native_pty_system()
             .openpty(PtySize {
                 rows,
@@ -32,6 +36,9 @@ impl Session {
         let mut cmd = CommandBuilder::new(env!("CARGO_BIN_EXE_plugtop"));
         cmd.args(args);
         cmd.env("TERM", "xterm-256color");
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
         cmd.cwd(env!("CARGO_MANIFEST_DIR"));
         let child = pair.slave.spawn_command(cmd).expect("spawn");
         drop(pair.slave);
@@ -572,7 +579,8 @@ fn acting_on_this_machine_is_refused_when_it_is_not_a_zvm_guest() {
 fn a_slow_cpu_write_shows_progress_and_the_keys_wait_instead_of_freezing() {
     let (root, rules) = plugging_guest();
     let root_s = root.path().to_string_lossy().into_owned();
-    let mut s = Session::start(
+    // Every sysfs write takes 1.5 s, as taking an s390 CPU offline can.
+    let mut s = Session::start_with(
         &[
             "--root",
             &root_s,
@@ -585,28 +593,16 @@ fn a_slow_cpu_write_shows_progress_and_the_keys_wait_instead_of_freezing() {
         ],
         30,
         110,
+        &[("PLUGTOP_TEST_WRITE_DELAY_MS", "1500")],
     );
     s.wait_for("Proposed: plug a CPU");
-    // cpu1/online becomes a FIFO: reading or writing it blocks until the
-    // test answers, like an s390 CPU that takes seconds to go on or off.
-    let online = root.path().join("sys/devices/system/cpu/cpu1/online");
-    std::fs::remove_file(&online).expect("remove cpu1/online");
-    let made = std::process::Command::new("mkfifo")
-        .arg(&online)
-        .status()
-        .is_ok_and(|st| st.success());
-    assert!(made, "mkfifo");
     s.press("y");
     s.wait_for("plugging a CPU (keys wait)");
     s.press("?");
     s.wait_for("plugging a CPU (keys wait)");
-    // Answer the read of cpu1/online ("offline"), then take the write.
-    std::fs::write(&online, "0\n").expect("answer the read");
-    let written = std::fs::read_to_string(&online).expect("take the write");
-    assert_eq!(written, "1\n");
-    std::fs::remove_file(&online).expect("remove the FIFO");
-    std::fs::write(&online, "1\n").expect("cpu1/online again");
+    assert_eq!(cpu_online(&root, 1), "0\n", "still writing");
     s.wait_for("Keys (any key closes)");
+    assert_eq!(cpu_online(&root, 1), "1\n");
     s.press("x");
     s.wait_gone("Keys (any key closes)");
     assert!(s.quit());

@@ -49,6 +49,9 @@ pub trait Actuator {
 pub struct RootActuator {
     root: PathBuf,
     beneath: Arc<Beneath>,
+    /// Test-only (`PLUGTOP_TEST_WRITE_DELAY_MS`): every write takes this
+    /// long, as taking an s390 CPU offline can.
+    delay: Option<std::time::Duration>,
 }
 
 /// One CPU directory's state as found now.
@@ -60,8 +63,8 @@ struct CpuEntry {
 }
 
 fn read_flag(path: &Path) -> Option<bool> {
-    let text = fs::read_to_string(path).ok()?;
-    Some(text.trim() == "1")
+    let text = super::regular::read_small(path, 64).ok()?;
+    Some(text.trim_ascii() == b"1")
 }
 
 impl RootActuator {
@@ -70,6 +73,10 @@ impl RootActuator {
         Ok(RootActuator {
             root: root.to_path_buf(),
             beneath: Arc::new(Beneath::open(root)?),
+            delay: std::env::var("PLUGTOP_TEST_WRITE_DELAY_MS")
+                .ok()
+                .and_then(|v| v.parse().ok())
+                .map(std::time::Duration::from_millis),
         })
     }
 
@@ -98,6 +105,9 @@ impl RootActuator {
 
     /// Writes `text` to `rel` below the root, confined to it by the kernel.
     fn write(&self, rel: &str, text: &str) -> Result<(), ActError> {
+        if let Some(d) = self.delay {
+            std::thread::sleep(d);
+        }
         Ok(self
             .beneath
             .write_existing(Path::new(rel), text.as_bytes())?)

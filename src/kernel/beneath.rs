@@ -67,12 +67,20 @@ impl Beneath {
 
     /// Writes `text` into the existing file `rel` (a sysfs attribute,
     /// `cmm_pages`), truncating it.
+    /// Opened without blocking and refused unless it is a regular file, so
+    /// a FIFO planted there cannot hang plugtop.
     pub fn write_existing(&self, rel: &Path, text: &[u8]) -> Result<(), BeneathError> {
+        use cap_std::fs::OpenOptionsExt;
         let mut options = OpenOptions::new();
-        options.write(true).truncate(true);
+        options
+            .write(true)
+            .truncate(true)
+            .custom_flags(libc::O_NONBLOCK);
         self.dir
             .open_with(rel, &options)
-            .and_then(|f| f.into_std().write_all(text))
+            .map(|f| f.into_std())
+            .and_then(|f| super::regular::must_be_regular(f, rel))
+            .and_then(|mut f| f.write_all(text))
             .map_err(|e| self.error(rel, e))
     }
 

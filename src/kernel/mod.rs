@@ -11,6 +11,7 @@ pub mod live;
 pub mod machine;
 pub mod procfs_text;
 pub mod recording;
+pub mod regular;
 pub mod root;
 pub mod sample;
 pub mod snapshots;

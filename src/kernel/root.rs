@@ -123,7 +123,7 @@ impl RootReader {
         self.path.as_mut_os_string().clear();
         self.path.push(root);
         self.path.push(rel);
-        let file = File::open(&self.path)?;
+        let file = super::regular::open_for_reading(&self.path)?;
         read_whole(&file, &mut self.chunk, &mut self.buf)?;
         if self.root_readings >= 2 && !self.open.contains_key(rel) {
             let kernel = std::fs::canonicalize(&self.path)

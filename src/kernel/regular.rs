@@ -1,0 +1,38 @@
+//! Opening kernel files without ever blocking: a FIFO (or a device) where
+//! a /proc or /sys file should be would hang a plain `open` or `read`
+//! forever, and `/dev/zero` would never end. Files are opened non-blocking
+//! and refused unless they are regular files, which /proc and /sys files
+//! are.
+
+use std::fs::{File, OpenOptions};
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::Path;
+
+/// `file` when it is a regular file; an error naming `path` otherwise.
+pub fn must_be_regular(file: File, path: &Path) -> std::io::Result<File> {
+    let kind = file.metadata()?.file_type();
+    if kind.is_file() {
+        return Ok(file);
+    }
+    Err(std::io::Error::other(format!(
+        "{} is not a regular file (a FIFO, a device or a socket?); refusing to use it",
+        path.display()
+    )))
+}
+
+/// Opens `path` for reading without blocking, regular files only.
+pub fn open_for_reading(path: &Path) -> std::io::Result<File> {
+    let file = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)?;
+    must_be_regular(file, path)
+}
+
+/// Reads a small file whole (at most `limit` bytes), regular files only.
+pub fn read_small(path: &Path, limit: u64) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let mut out = Vec::new();
+    open_for_reading(path)?.take(limit).read_to_end(&mut out)?;
+    Ok(out)
+}
