@@ -20,19 +20,33 @@ pub fn must_be_regular(file: File, path: &Path) -> std::io::Result<File> {
     )))
 }
 
-/// Opens `path` for reading without blocking, regular files only.
+/// Opens `path` for reading without blocking. Not checked for being a
+/// regular file (that costs a `stat` per file and interval): a FIFO opened
+/// this way reads as empty or fails at once, and [`explain_empty`] says why.
 pub fn open_for_reading(path: &Path) -> std::io::Result<File> {
-    let file = OpenOptions::new()
+    OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NONBLOCK)
-        .open(path)?;
-    must_be_regular(file, path)
+        .open(path)
+}
+
+/// Why a file read as nothing: an error naming it when it is no regular
+/// file, `Ok` when it really is an empty file.
+pub fn explain_empty(file: &File, path: &Path) -> std::io::Result<()> {
+    if file.metadata()?.file_type().is_file() {
+        return Ok(());
+    }
+    Err(std::io::Error::other(format!(
+        "{} is not a regular file (a FIFO, a device or a socket?); refusing to use it",
+        path.display()
+    )))
 }
 
 /// Reads a small file whole (at most `limit` bytes), regular files only.
 pub fn read_small(path: &Path, limit: u64) -> std::io::Result<Vec<u8>> {
     use std::io::Read;
+    let file = must_be_regular(open_for_reading(path)?, path)?;
     let mut out = Vec::new();
-    open_for_reading(path)?.take(limit).read_to_end(&mut out)?;
+    file.take(limit).read_to_end(&mut out)?;
     Ok(out)
 }

@@ -124,7 +124,14 @@ impl RootReader {
         self.path.push(root);
         self.path.push(rel);
         let file = super::regular::open_for_reading(&self.path)?;
-        read_whole(&file, &mut self.chunk, &mut self.buf)?;
+        match read_whole(&file, &mut self.chunk, &mut self.buf) {
+            Ok(()) if !self.buf.is_empty() => {}
+            Ok(()) => super::regular::explain_empty(&file, &self.path)?,
+            Err(e) => {
+                super::regular::explain_empty(&file, &self.path)?;
+                return Err(e);
+            }
+        }
         if self.root_readings >= 2 && !self.open.contains_key(rel) {
             let kernel = std::fs::canonicalize(&self.path)
                 .is_ok_and(|p| p.starts_with("/proc/") || p.starts_with("/sys/"));
