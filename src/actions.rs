@@ -323,7 +323,7 @@ pub fn run_headless(args: RunArgs, out: &mut dyn Write) -> anyhow::Result<Status
                 .and_then(|v| v.parse().ok()),
             flap: flap.config(),
             check_lpar: replay.is_none(),
-            started_marker: child,
+            on_started: child.then_some(tell_parent as fn()),
         };
         let mut console = Console;
         let mut syslog;
@@ -506,4 +506,9 @@ fn daemonize() -> anyhow::Result<Status> {
     } else {
         Status::Failed
     })
+}
+
+/// The detached child's word to its waiting parent that it has started.
+fn tell_parent() {
+    eprintln!("{}", daemon::STARTED);
 }

@@ -46,9 +46,9 @@ pub struct RunOptions {
     pub panic_after: Option<usize>,
     /// When to call the guest flapping.
     pub flap: FlapConfig,
-    /// Tell a waiting parent on stderr that the start succeeded (the
-    /// detached child of `plugtop run` without `-f`).
-    pub started_marker: bool,
+    /// Called once the run has started (the detached child tells its
+    /// waiting parent through it).
+    pub on_started: Option<fn()>,
     /// Follow cpuplugd's LPAR rule (memory only on z/VM). Off where no real
     /// guest is read (a recording, the unit tests' scripted sources).
     pub check_lpar: bool,
@@ -380,8 +380,8 @@ pub fn run_with(
     if options.verbose {
         log.info(&stamped(table::columns().trim_end()));
     }
-    if options.started_marker {
-        eprintln!("{STARTED}");
+    if let Some(started) = options.on_started {
+        started();
     }
     let mut runner = Runner {
         options,
@@ -634,7 +634,7 @@ mod tests {
             panic_after: None,
             flap: FlapConfig::default(),
             check_lpar: false,
-            started_marker: false,
+            on_started: None,
         };
         let mut log = Memory::default();
         let ended = run_on(&options, &mut Script(script), &mut log, &Signals::default());

@@ -82,7 +82,7 @@ fn run_loop(scenario: &Scenario, rules: &std::path::Path, root: &std::path::Path
         panic_after: None,
         flap: FlapConfig::default(),
         check_lpar: false,
-        started_marker: false,
+        on_started: None,
     };
     let mut log = Memory::default();
     let ended = run_with(

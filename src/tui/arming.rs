@@ -20,7 +20,6 @@ use crate::kernel::actuator::{ActError, Actuator, RootActuator};
 #[derive(Default)]
 pub struct ProgressState {
     text: Mutex<Option<String>>,
-    #[allow(clippy::type_complexity)]
     wake: Mutex<Option<Box<dyn Fn() + Send>>>,
 }
 
