@@ -540,11 +540,12 @@ fn variables(rules: &RuleSet, out: &mut Vec<Diagnostic>) {
         .iter()
         .map(|v| (v.name.clone(), v.line))
         .collect();
+    // One scratch copy for all of them: parsing only bumps its use counts.
+    let mut scratch_vars = rules.variables.clone();
     for (i, var) in rules.variables.iter().enumerate() {
         if var.uses > 0 || var.name.starts_with('#') {
             continue;
         }
-        let mut scratch_vars = rules.variables.clone();
         let mut nodes = Vec::new();
         let mut depth = 1;
         let mut fields = FieldNames::default();
