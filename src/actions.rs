@@ -119,7 +119,7 @@ pub fn sim(args: SimArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
                 plugtop::sim::scenario::seconds(&d)
                     .filter(|s| *s > 0.0)
                     .ok_or_else(|| {
-                        anyhow::anyhow!("--duration {d:?} is not a time like \"12:00\" or 720")
+                        anyhow::anyhow!("--duration {d:?} is not a time like \"12:00\" or 720 (at most 366 days)")
                     })?,
             ),
             None => None,

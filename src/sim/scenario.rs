@@ -74,6 +74,10 @@ pub struct Scenario {
     /// The workload; none is an idle guest.
     #[serde(default)]
     pub phases: Vec<Phase>,
+    /// Each phase's start in seconds, in order (filled by `parse`), so the
+    /// phase at a moment is found by binary search, not by parsing.
+    #[serde(skip)]
+    starts: Vec<f64>,
 }
 
 fn one_cpu() -> u32 {
@@ -89,14 +93,27 @@ pub enum ScenarioError {
     Parse(String, String),
 }
 
-/// Seconds from "H:MM:SS", "M:SS" or a plain number of seconds.
+/// The longest run a scenario or `--duration` may ask for.
+pub const LONGEST: f64 = 366.0 * 86_400.0;
+
+/// Seconds from "H:MM:SS", "M:SS" or a plain number of seconds: every part
+/// a finite number, none negative, the result at most [`LONGEST`]
+/// (`-0:30:00`, `1:-30` and `1e18` are not times).
 pub fn seconds(text: &str) -> Option<f64> {
     let parts: Vec<&str> = text.trim().split(':').collect();
-    let mut total = 0.0;
-    for p in &parts {
-        total = total * 60.0 + p.trim().parse::<f64>().ok()?;
+    if parts.len() > 3 {
+        return None;
     }
-    Some(total)
+    let mut total = 0.0;
+    for (i, p) in parts.iter().enumerate() {
+        let v = p.trim().parse::<f64>().ok()?;
+        let capped = i > 0 && v >= 60.0;
+        if !v.is_finite() || v < 0.0 || p.trim().starts_with(['-', '+']) || capped {
+            return None;
+        }
+        total = total * 60.0 + v;
+    }
+    (total <= LONGEST).then_some(total)
 }
 
 impl Scenario {
@@ -110,7 +127,7 @@ impl Scenario {
 
     /// Parses scenario text; `name` is used in messages.
     pub fn parse(name: &str, text: &str) -> Result<Scenario, ScenarioError> {
-        let s: Scenario =
+        let mut s: Scenario =
             toml::from_str(text).map_err(|e| ScenarioError::Parse(name.into(), e.to_string()))?;
         let bad = |what: String| Err(ScenarioError::Parse(name.into(), what));
         if s.cpus == 0 || s.online == 0 || s.online > s.cpus {
@@ -119,12 +136,22 @@ impl Scenario {
                 s.cpus, s.online
             ));
         }
-        if s.memory_mib < 256.0 {
-            return bad("memory_mib must be at least 256".into());
+        // Written so that NaN fails too.
+        if !(s.memory_mib >= 256.0 && s.memory_mib <= 16.0 * 1024.0 * 1024.0) {
+            return bad(format!(
+                "memory_mib = {} must be a number from 256 to 16777216 (16 TiB)",
+                s.memory_mib
+            ));
+        }
+        if s.cpus > 4096 {
+            return bad(format!("cpus = {} is more than 4096", s.cpus));
+        }
+        if s.phases.len() > 100_000 {
+            return bad(format!("{} phases are more than 100000", s.phases.len()));
         }
         if seconds(&s.duration).is_none_or(|d| d <= 0.0) {
             return bad(format!(
-                "duration {:?} is not a time like \"12:00\" or 720",
+                "duration {:?} is not a time like \"12:00\" or 720 (at most 366 days)",
                 s.duration
             ));
         }
@@ -143,15 +170,18 @@ impl Scenario {
                 ));
             }
             previous = start;
+            s.starts.push(start);
             let shares = [
                 p.system_share,
                 p.nice_share,
                 p.iowait_share,
                 p.cpu_per_thread,
             ];
-            if p.threads < 0.0 || shares.iter().any(|v| !(0.0..=1.0).contains(v)) {
+            if !(p.threads >= 0.0 && p.threads <= 100_000.0)
+                || shares.iter().any(|v| !(0.0..=1.0).contains(v))
+            {
                 return bad(format!(
-                    "phase {:?}: threads must be >= 0 and cpu_per_thread, system_share, nice_share, iowait_share between 0 and 1",
+                    "phase {:?}: threads must be from 0 to 100000 and cpu_per_thread, system_share, nice_share, iowait_share between 0 and 1",
                     p.name
                 ));
             }
@@ -192,9 +222,15 @@ impl Scenario {
 
     /// The phase running at `t` seconds (the last one started), if any.
     pub fn phase_at(&self, t: f64) -> Option<&Phase> {
-        self.phases
-            .iter()
-            .rfind(|p| seconds(&p.start).is_some_and(|s| s <= t))
+        if self.starts.len() != self.phases.len() {
+            // Built without `parse` (a test): look the slow way.
+            return self
+                .phases
+                .iter()
+                .rfind(|p| seconds(&p.start).is_some_and(|s| s <= t));
+        }
+        let n = self.starts.partition_point(|s| *s <= t);
+        n.checked_sub(1).and_then(|i| self.phases.get(i))
     }
 }
 
@@ -251,5 +287,49 @@ mod tests {
             unknown.contains("thread") && unknown.contains("line 7"),
             "{unknown}"
         );
+    }
+
+    #[test]
+    fn every_number_is_checked_with_its_name() {
+        let guest = |mem: &str, duration: &str| {
+            Scenario::parse(
+                "t.toml",
+                &format!("name = \"t\"\ncpus = 2\nmemory_mib = {mem}\nduration = \"{duration}\"\n"),
+            )
+            .map(|_| ())
+            .map_err(|e| e.to_string())
+        };
+        for mem in ["nan", "inf", "1e308", "100"] {
+            let e = guest(mem, "1:00").err().unwrap_or_default();
+            assert!(e.contains("memory_mib"), "{mem}: {e}");
+        }
+        for d in [
+            "-0:30:00",
+            "1:-30",
+            "1e18",
+            "876000:00:00",
+            "1:99",
+            "inf",
+            "1:2:3:4",
+        ] {
+            let e = guest("1024", d).err().unwrap_or_default();
+            assert!(e.contains("duration"), "{d}: {e}");
+        }
+        assert!(guest("1024", "12:30").is_ok());
+        assert_eq!(seconds("1:00:00"), Some(3600.0));
+        assert!(error("[[phases]]\nstart = \"0:10\"\nthreads = nan\n").contains("threads"));
+    }
+
+    #[test]
+    fn phases_are_found_by_their_start() {
+        let mut text = String::from(GUEST);
+        for i in 0..1000 {
+            text.push_str(&format!("[[phases]]\nname = \"p{i}\"\nstart = \"{i}\"\n"));
+        }
+        let s = Scenario::parse("t.toml", &text).map_err(|e| e.to_string());
+        let Ok(s) = s else { panic!("{s:?}") };
+        assert_eq!(s.phase_at(0.5).map(|p| p.name.as_str()), Some("p0"));
+        assert_eq!(s.phase_at(999.0).map(|p| p.name.as_str()), Some("p999"));
+        assert_eq!(s.phase_at(-1.0), None);
     }
 }
