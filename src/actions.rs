@@ -66,33 +66,30 @@ pub fn whatif(args: WhatifArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
         from,
         flap,
     } = args;
-    let status = {
-        if from.root.is_some() || (from.replay.is_none() && from.snapshots.is_none()) {
-            anyhow::bail!(
-                "whatif needs a history: --replay FILE or --snapshots DIR (record a guest with `plugtop record`)"
-            );
-        }
-        let (mut source, _) = open_source(&from, None)?;
-        let name = from
-            .replay
-            .as_ref()
-            .or(from.snapshots.as_ref())
-            .map(|p| p.display().to_string())
-            .unwrap_or_default();
-        let w = commands::whatif::compare(
-            source.as_mut(),
-            &name,
-            &config,
-            against.as_deref(),
-            flap.config(),
-        )?;
-        write!(out, "{}", commands::whatif::render(&w))?;
-        if let Some(warning) = source.warning() {
-            eprintln!("plugtop: warning: {warning}");
-        }
-        Status::Ok
-    };
-    Ok(status)
+    if from.root.is_some() || (from.replay.is_none() && from.snapshots.is_none()) {
+        anyhow::bail!(
+            "whatif needs a history: --replay FILE or --snapshots DIR (record a guest with `plugtop record`)"
+        );
+    }
+    let (mut source, _) = open_source(&from, None)?;
+    let name = from
+        .replay
+        .as_ref()
+        .or(from.snapshots.as_ref())
+        .map(|p| p.display().to_string())
+        .unwrap_or_default();
+    let w = commands::whatif::compare(
+        source.as_mut(),
+        &name,
+        &config,
+        against.as_deref(),
+        flap.config(),
+    )?;
+    write!(out, "{}", commands::whatif::render(&w))?;
+    if let Some(warning) = source.warning() {
+        eprintln!("plugtop: warning: {warning}");
+    }
+    Ok(Status::Ok)
 }
 
 /// `plugtop sim`.
@@ -112,85 +109,83 @@ pub fn sim(args: SimArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
         serve,
         flap,
     } = args;
-    let status = {
-        let scenario = plugtop::sim::Scenario::load(&scenario)?;
-        let duration = match duration {
-            Some(d) => Some(
-                plugtop::sim::scenario::seconds(&d)
-                    .filter(|s| *s > 0.0)
-                    .ok_or_else(|| {
-                        anyhow::anyhow!("--duration {d:?} is not a time like \"12:00\" or 720 (at most 366 days)")
-                    })?,
-            ),
-            None => None,
-        };
-        let speed = speed.unwrap_or(1.0);
-        if speed.is_nan() || speed <= 0.0 {
-            anyhow::bail!("--speed must be a positive number");
-        }
-        let mut wait = |d: Duration| {
-            if !fast {
-                std::thread::sleep(d.div_f64(speed));
-            }
-        };
-        let options = plugtop::sim::run::SimOptions {
-            duration,
-            interval,
-            old_kernel,
-            record,
-            keep_timeline: false,
-            flap: flap.config(),
-        };
-        if let Some(root) = serve {
-            let signals = daemon::Signals::install()?;
-            let mut guest = plugtop::sim::run::guest_for(&scenario, &options);
-            eprintln!(
-                "plugtop: simulating {} below {} (point `plugtop --root {}` or `plugtop run --root {}` at it; Ctrl-C stops)",
-                scenario.name,
-                root.display(),
-                root.display(),
-                root.display()
-            );
-            plugtop::sim::serve::serve(&mut guest, &root, &signals.stop, &mut wait, &mut |l| {
-                eprintln!("{l}")
-            })
-            .with_context(|| format!("cannot write below {}", root.display()))?;
-            return Ok(Status::Ok);
-        }
-        let config = config.context("a rule file is needed: -c FILE")?;
-        let quiet = report || compare.is_some();
-        let mut print = |l: &str| {
-            if !quiet {
-                // A closed pipe (`| head`) must not stop the run's report.
-                let _ = writeln!(std::io::stdout(), "{l}");
-            }
-        };
-        let first =
-            plugtop::sim::run::simulate(&scenario, &config, &options, &mut wait, &mut print)?;
-        let second = match &compare {
-            Some(other) => {
-                let options = plugtop::sim::run::SimOptions {
-                    record: None,
-                    ..options.clone()
-                };
-                Some(plugtop::sim::run::simulate(
-                    &scenario,
-                    other,
-                    &options,
-                    &mut |_| {},
-                    &mut |_| {},
-                )?)
-            }
-            None => None,
-        };
-        print_reports(out, report_format, quiet, &first, second.as_ref())?;
-        if first.report.fatal.is_some() || second.is_some_and(|b| b.report.fatal.is_some()) {
-            Status::Failed
-        } else {
-            Status::Ok
+    let scenario = plugtop::sim::Scenario::load(&scenario)?;
+    let duration = match duration {
+        Some(d) => Some(
+            plugtop::sim::scenario::seconds(&d)
+                .filter(|s| *s > 0.0)
+                .ok_or_else(|| {
+                    anyhow::anyhow!(
+                        "--duration {d:?} is not a time like \"12:00\" or 720 (at most 366 days)"
+                    )
+                })?,
+        ),
+        None => None,
+    };
+    let speed = speed.unwrap_or(1.0);
+    if speed.is_nan() || speed <= 0.0 {
+        anyhow::bail!("--speed must be a positive number");
+    }
+    let mut wait = |d: Duration| {
+        if !fast {
+            std::thread::sleep(d.div_f64(speed));
         }
     };
-    Ok(status)
+    let options = plugtop::sim::run::SimOptions {
+        duration,
+        interval,
+        old_kernel,
+        record,
+        keep_timeline: false,
+        flap: flap.config(),
+    };
+    if let Some(root) = serve {
+        let signals = daemon::Signals::install()?;
+        let mut guest = plugtop::sim::run::guest_for(&scenario, &options);
+        eprintln!(
+            "plugtop: simulating {} below {} (point `plugtop --root {}` or `plugtop run --root {}` at it; Ctrl-C stops)",
+            scenario.name,
+            root.display(),
+            root.display(),
+            root.display()
+        );
+        plugtop::sim::serve::serve(&mut guest, &root, &signals.stop, &mut wait, &mut |l| {
+            eprintln!("{l}")
+        })
+        .with_context(|| format!("cannot write below {}", root.display()))?;
+        return Ok(Status::Ok);
+    }
+    let config = config.context("a rule file is needed: -c FILE")?;
+    let quiet = report || compare.is_some();
+    let mut print = |l: &str| {
+        if !quiet {
+            // A closed pipe (`| head`) must not stop the run's report.
+            let _ = writeln!(std::io::stdout(), "{l}");
+        }
+    };
+    let first = plugtop::sim::run::simulate(&scenario, &config, &options, &mut wait, &mut print)?;
+    let second = match &compare {
+        Some(other) => {
+            let options = plugtop::sim::run::SimOptions {
+                record: None,
+                ..options.clone()
+            };
+            Some(plugtop::sim::run::simulate(
+                &scenario,
+                other,
+                &options,
+                &mut |_| {},
+                &mut |_| {},
+            )?)
+        }
+        None => None,
+    };
+    print_reports(out, report_format, quiet, &first, second.as_ref())?;
+    if first.report.fatal.is_some() || second.is_some_and(|b| b.report.fatal.is_some()) {
+        Ok(Status::Failed)
+    } else {
+        Ok(Status::Ok)
+    }
 }
 
 /// The simulator's report(s), as text or JSON.
@@ -226,17 +221,14 @@ fn print_reports(
 /// `plugtop check`.
 pub fn check(args: CheckArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
     let CheckArgs { file, root, format } = args;
-    let status = {
-        let source = commands::eval::read_rule_file(&file)
-            .with_context(|| format!("cannot read {}", file.display()))?;
-        let facts = RootReader::new().facts(&root);
-        let format = match format {
-            CheckFormat::Text => commands::check::Format::Text,
-            CheckFormat::Json => commands::check::Format::Json,
-        };
-        commands::check::run(&source, &facts, format, out)?
+    let source = commands::eval::read_rule_file(&file)
+        .with_context(|| format!("cannot read {}", file.display()))?;
+    let facts = RootReader::new().facts(&root);
+    let format = match format {
+        CheckFormat::Text => commands::check::Format::Text,
+        CheckFormat::Json => commands::check::Format::Json,
     };
-    Ok(status)
+    Ok(commands::check::run(&source, &facts, format, out)?)
 }
 
 /// `plugtop eval`.
@@ -249,36 +241,33 @@ pub fn eval(args: EvalArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
         jsonl,
         trace,
     } = args;
-    let status = {
-        let rules = commands::eval::read_rule_file(&config)
-            .with_context(|| format!("cannot read {}", config.display()))?;
-        let (mut source, live) = open_source(&from, None)?;
-        let format = if jsonl {
-            commands::eval::Format::Jsonl
-        } else if trace {
-            commands::eval::Format::Trace
-        } else {
-            commands::eval::Format::Table
-        };
-        let wait = match (live, interval) {
-            (false, _) => Wait::None,
-            (true, Some(s)) => Wait::Every(seconds(s)?),
-            (true, None) => Wait::Update,
-        };
-        let pace = Pace { count, wait };
-        let status = commands::eval::run(
-            &rules,
-            source.as_mut(),
-            format,
-            pace,
-            out,
-            &mut std::thread::sleep,
-        )?;
-        if let Some(w) = source.warning() {
-            eprintln!("plugtop: warning: {w}");
-        }
-        status
+    let rules = commands::eval::read_rule_file(&config)
+        .with_context(|| format!("cannot read {}", config.display()))?;
+    let (mut source, live) = open_source(&from, None)?;
+    let format = if jsonl {
+        commands::eval::Format::Jsonl
+    } else if trace {
+        commands::eval::Format::Trace
+    } else {
+        commands::eval::Format::Table
     };
+    let wait = match (live, interval) {
+        (false, _) => Wait::None,
+        (true, Some(s)) => Wait::Every(seconds(s)?),
+        (true, None) => Wait::Update,
+    };
+    let pace = Pace { count, wait };
+    let status = commands::eval::run(
+        &rules,
+        source.as_mut(),
+        format,
+        pace,
+        out,
+        &mut std::thread::sleep,
+    )?;
+    if let Some(w) = source.warning() {
+        eprintln!("plugtop: warning: {w}");
+    }
     Ok(status)
 }
 
@@ -297,84 +286,78 @@ pub fn run_headless(args: RunArgs, out: &mut dyn Write) -> anyhow::Result<Status
         interval_ms,
         flap,
     } = args;
-    let status = {
-        out.flush()?;
-        if replay.is_some() && mode != RunMode::Observe {
-            anyhow::bail!("--replay only goes with --mode observe: a recording cannot be acted on");
-        }
-        let child = std::env::var_os("PLUGTOP_DAEMON_CHILD").is_some();
-        if !foreground && !child {
-            return daemonize();
-        }
-        let options = daemon::RunOptions {
-            state: state.unwrap_or_else(|| plugtop::control::journal::default_path(&root)),
-            rules: config,
-            root,
-            mode: if mode == RunMode::Auto {
-                Mode::Auto
-            } else {
-                Mode::Observe
-            },
-            force,
-            verbose,
-            interval: interval_ms.map(Duration::from_millis),
-            panic_after: std::env::var("PLUGTOP_TEST_PANIC_AFTER")
-                .ok()
-                .and_then(|v| v.parse().ok()),
-            flap: flap.config(),
-            check_lpar: replay.is_none(),
-            on_started: child.then_some(tell_parent as fn()),
-        };
-        let mut console = Console;
-        let mut syslog;
-        let log: &mut dyn Log = if child {
-            syslog = SysLog::new();
-            &mut syslog
+    out.flush()?;
+    if replay.is_some() && mode != RunMode::Observe {
+        anyhow::bail!("--replay only goes with --mode observe: a recording cannot be acted on");
+    }
+    let child = std::env::var_os("PLUGTOP_DAEMON_CHILD").is_some();
+    if !foreground && !child {
+        return daemonize();
+    }
+    let options = daemon::RunOptions {
+        state: state.unwrap_or_else(|| plugtop::control::journal::default_path(&root)),
+        rules: config,
+        root,
+        mode: if mode == RunMode::Auto {
+            Mode::Auto
         } else {
-            &mut console
-        };
-        let pid_file = child.then(|| options.root.join(plugtop::control::lock::PLUGTOP_PID));
-        if let Some(pid_file) = &pid_file {
-            if let Some(dir) = pid_file.parent() {
-                std::fs::create_dir_all(dir)
-                    .with_context(|| format!("cannot create {}", dir.display()))?;
-            }
-            std::fs::write(pid_file, format!("{}\n", std::process::id()))
-                .with_context(|| format!("cannot write {}", pid_file.display()))?;
-        }
-        let signals = daemon::Signals::install().context("cannot install signal handlers")?;
-        let ended = match &replay {
-            Some(file) => {
-                let mut source = RecordingSource::open(file)?;
-                daemon::run_on(&options, &mut source, log, &signals)
-            }
-            None => daemon::run(&options, log, &signals),
-        };
-        if let Some(pid_file) = &pid_file {
-            let _ = std::fs::remove_file(pid_file);
-        }
-        match ended {
-            Ok(daemon::Ending::Stopped) => Status::Ok,
-            Ok(daemon::Ending::Fatal | daemon::Ending::RestoreFailed) => Status::Failed,
-            // cpuplugd exits 1 on every start-up refusal.
-            Err(e) => {
-                eprintln!("plugtop: {e}");
-                Status::Failed
-            }
-        }
+            Mode::Observe
+        },
+        force,
+        verbose,
+        interval: interval_ms.map(Duration::from_millis),
+        panic_after: std::env::var("PLUGTOP_TEST_PANIC_AFTER")
+            .ok()
+            .and_then(|v| v.parse().ok()),
+        flap: flap.config(),
+        check_lpar: replay.is_none(),
+        on_started: child.then_some(tell_parent as fn()),
     };
-    Ok(status)
+    let mut console = Console;
+    let mut syslog;
+    let log: &mut dyn Log = if child {
+        syslog = SysLog::new();
+        &mut syslog
+    } else {
+        &mut console
+    };
+    let pid_file = child.then(|| options.root.join(plugtop::control::lock::PLUGTOP_PID));
+    if let Some(pid_file) = &pid_file {
+        if let Some(dir) = pid_file.parent() {
+            std::fs::create_dir_all(dir)
+                .with_context(|| format!("cannot create {}", dir.display()))?;
+        }
+        std::fs::write(pid_file, format!("{}\n", std::process::id()))
+            .with_context(|| format!("cannot write {}", pid_file.display()))?;
+    }
+    let signals = daemon::Signals::install().context("cannot install signal handlers")?;
+    let ended = match &replay {
+        Some(file) => {
+            let mut source = RecordingSource::open(file)?;
+            daemon::run_on(&options, &mut source, log, &signals)
+        }
+        None => daemon::run(&options, log, &signals),
+    };
+    if let Some(pid_file) = &pid_file {
+        let _ = std::fs::remove_file(pid_file);
+    }
+    Ok(match ended {
+        Ok(daemon::Ending::Stopped) => Status::Ok,
+        Ok(daemon::Ending::Fatal | daemon::Ending::RestoreFailed) => Status::Failed,
+        // cpuplugd exits 1 on every start-up refusal.
+        Err(e) => {
+            eprintln!("plugtop: {e}");
+            Status::Failed
+        }
+    })
 }
 
 /// `plugtop restore`.
 pub fn restore(args: RestoreArgs, _out: &mut dyn Write) -> anyhow::Result<Status> {
     let RestoreArgs { state, root } = args;
-    let status = {
-        let state = state.unwrap_or_else(|| plugtop::control::journal::default_path(&root));
-        daemon::restore_from_journal(&root, &state, &mut Console)?;
-        Status::Ok
-    };
-    Ok(status)
+    let state = state.unwrap_or_else(|| plugtop::control::journal::default_path(&root));
+    daemon::restore_from_journal(&root, &state, &mut Console)?;
+    Ok(Status::Ok)
 }
 
 /// `plugtop record`.
@@ -386,41 +369,38 @@ pub fn record(args: RecordArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
         interval,
         count,
     } = args;
-    let status = {
-        let (mut source, live) = open_source(&from, Some(Path::new("/")))?;
-        let wait = if live {
-            Wait::Every(seconds(interval)?)
-        } else {
-            Wait::None
-        };
-        let machine = match (&from.replay, &from.snapshots) {
-            (Some(file), _) => RecordingSource::open(file).map(|r| r.header().clone()).ok(),
-            (None, Some(dir)) => SnapshotSource::open(dir)
-                .ok()
-                .and_then(|s| s.first_dir())
-                .map(|d| header_for(&d, interval)),
-            (None, None) => Some(header_for(
-                from.root.as_deref().unwrap_or(Path::new("/")),
-                interval,
-            )),
-        };
-        let header = machine.unwrap_or_else(|| header_for(Path::new("/nonexistent"), interval));
-        let target = match (&output, &export_snapshots) {
-            (_, Some(dir)) => commands::record::Target::Snapshots(dir),
-            (Some(path), None) => commands::record::Target::Recording { path, header },
-            (None, None) => {
-                anyhow::bail!("say where to write: -o FILE or --export-snapshots DIR")
-            }
-        };
-        commands::record::run(
-            source.as_mut(),
-            target,
-            Pace { count, wait },
-            out,
-            &mut std::thread::sleep,
-        )?
+    let (mut source, live) = open_source(&from, Some(Path::new("/")))?;
+    let wait = if live {
+        Wait::Every(seconds(interval)?)
+    } else {
+        Wait::None
     };
-    Ok(status)
+    let machine = match (&from.replay, &from.snapshots) {
+        (Some(file), _) => RecordingSource::open(file).map(|r| r.header().clone()).ok(),
+        (None, Some(dir)) => SnapshotSource::open(dir)
+            .ok()
+            .and_then(|s| s.first_dir())
+            .map(|d| header_for(&d, interval)),
+        (None, None) => Some(header_for(
+            from.root.as_deref().unwrap_or(Path::new("/")),
+            interval,
+        )),
+    };
+    let header = machine.unwrap_or_else(|| header_for(Path::new("/nonexistent"), interval));
+    let target = match (&output, &export_snapshots) {
+        (_, Some(dir)) => commands::record::Target::Snapshots(dir),
+        (Some(path), None) => commands::record::Target::Recording { path, header },
+        (None, None) => {
+            anyhow::bail!("say where to write: -o FILE or --export-snapshots DIR")
+        }
+    };
+    Ok(commands::record::run(
+        source.as_mut(),
+        target,
+        Pace { count, wait },
+        out,
+        &mut std::thread::sleep,
+    )?)
 }
 
 /// Opens the source named on the command line (a live root when none is).

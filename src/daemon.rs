@@ -131,13 +131,7 @@ fn load_rules(
 /// verbose log has one.
 fn stamped(line: &str) -> String {
     let now = crate::kernel::live::wall_clock();
-    let day = now.secs().rem_euclid(86_400);
-    format!(
-        "{:02}:{:02}:{:02} {line}",
-        day / 3600,
-        day / 60 % 60,
-        day % 60
-    )
+    format!("{} {line}", crate::report::time_of_day(now))
 }
 
 /// Logs what one step did: each message at its severity; a CPU that was
@@ -164,19 +158,7 @@ fn log_step(log: &mut dyn Log, step: &Step, verbose: bool) {
     }
     // cpuplugd reports limits and negative increments only when verbose.
     let verbose_only = |n: &Notice| matches!(n, Notice::LimitReached(_) | Notice::Negative { .. });
-    let rest = Step {
-        skipped: step.skipped,
-        notices: step
-            .notices
-            .iter()
-            .filter(|n| verbose || !verbose_only(n))
-            .cloned()
-            .collect(),
-        findings: step.findings.clone(),
-        fatal: step.fatal.clone(),
-        ..Step::default()
-    };
-    for (severity, line) in rest.messages() {
+    for (severity, line) in step.messages(|n| verbose || !verbose_only(n)) {
         match severity {
             Severity::Info => log.info(&line),
             Severity::Warning => log.error(&format!("warning: {line}")),

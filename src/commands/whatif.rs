@@ -270,7 +270,7 @@ fn difference(
 ) -> String {
     let mut text = format!(
         "#{reading} {}  {}: {x}   {}: {y}\n",
-        crate::tui::view::clock(sample.stamp),
+        crate::report::time_of_day(sample.stamp),
         a.tally.name,
         b.map_or("recorded", |b| b.tally.name.as_str()),
     );
@@ -356,7 +356,7 @@ pub fn render(w: &WhatIf) -> String {
             let secs = (b.stamp.micros - a.stamp.micros) / 1_000_000;
             format!(
                 " from {}, {} long",
-                crate::tui::view::clock(a.stamp),
+                crate::report::time_of_day(a.stamp),
                 hms(secs)
             )
         }

@@ -73,38 +73,24 @@ pub fn write(root: &Path, path: &Path, state: &StartState) -> Result<(), Journal
         source,
     };
     let dir = path.parent().unwrap_or(Path::new("."));
-    let tmp = path.with_extension("tmp");
-    let beneath = Beneath::open(root).ok();
-    match beneath
-        .as_ref()
-        .and_then(|b| Some((b, b.relative(path)?, b.relative(&tmp)?)))
-    {
-        Some((b, rel, rel_tmp)) => {
-            let rel_dir = rel.parent().unwrap_or(Path::new(""));
-            b.create_dirs(rel_dir)?;
-            // A leftover (or planted) temporary file is removed, not followed.
-            b.remove(rel_tmp)?;
-            let mut f = b.create_new(rel_tmp)?;
-            f.write_all(state.text().as_bytes()).map_err(io)?;
-            f.sync_all().map_err(io)?;
-            b.rename(rel_tmp, rel)?;
-        }
-        None => {
+    // Confined beneath the root when the journal lies there, else beneath
+    // its own directory (an explicit --state elsewhere).
+    let (base, rel) = match path.strip_prefix(root) {
+        Ok(rel) => (root, rel),
+        Err(_) => {
             fs::create_dir_all(dir).map_err(io)?;
-            match fs::remove_file(&tmp) {
-                Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(io(e)),
-                _ => {}
-            }
-            let mut f = fs::OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .open(&tmp)
-                .map_err(io)?;
-            f.write_all(state.text().as_bytes()).map_err(io)?;
-            f.sync_all().map_err(io)?;
-            fs::rename(&tmp, path).map_err(io)?;
+            (dir, Path::new(path.file_name().unwrap_or_default()))
         }
-    }
+    };
+    let beneath = Beneath::open(base).map_err(io)?;
+    let rel_tmp = rel.with_extension("tmp");
+    beneath.create_dirs(rel.parent().unwrap_or(Path::new("")))?;
+    // A leftover (or planted) temporary file is removed, not followed.
+    beneath.remove(&rel_tmp)?;
+    let mut f = beneath.create_new(&rel_tmp)?;
+    f.write_all(state.text().as_bytes()).map_err(io)?;
+    f.sync_all().map_err(io)?;
+    beneath.rename(&rel_tmp, rel)?;
     File::open(dir).and_then(|d| d.sync_all()).map_err(io)?;
     Ok(())
 }

@@ -94,9 +94,8 @@ pub struct Step {
 }
 
 impl Step {
-    /// Every message of the step, in order, with its severity: the lines
-    /// every front end logs (each in its own form).
-    pub fn messages(&self) -> Vec<(Severity, String)> {
+    /// The skip and the notices `keep` lets through, with their severity.
+    pub fn notice_messages(&self, keep: impl Fn(&Notice) -> bool) -> Vec<(Severity, String)> {
         let mut out = Vec::new();
         if self.skipped == Some(Skipped::ClockWentBack) {
             out.push((
@@ -104,16 +103,21 @@ impl Step {
                 "the clock went backwards; skipping this interval".to_string(),
             ));
         }
-        for n in &self.notices {
+        for n in self.notices.iter().filter(|n| keep(n)) {
             let severity = match n {
                 Notice::Fault { .. } => Severity::Warning,
                 _ => Severity::Info,
             };
             out.push((severity, n.to_string()));
         }
-        for e in self.limits.iter().chain(&self.events) {
-            out.push((event_severity(e), e.to_string()));
-        }
+        out
+    }
+
+    /// Every message of the step but the controller's events (each front
+    /// end logs those in its own form): the skip, the notices `keep` lets
+    /// through, the findings, and cpuplugd's stop.
+    pub fn messages(&self, keep: impl Fn(&Notice) -> bool) -> Vec<(Severity, String)> {
+        let mut out = self.notice_messages(keep);
         for f in &self.findings {
             match f {
                 Finding::Changed(_) => {}
@@ -127,17 +131,6 @@ impl Step {
             ));
         }
         out
-    }
-
-    /// The actions carried out (or, in observe mode, that would have been).
-    pub fn actions(&self) -> impl Iterator<Item = Action> + '_ {
-        self.limits
-            .iter()
-            .chain(&self.events)
-            .filter_map(|e| match e {
-                Event::Applied { action, .. } | Event::Would { action, .. } => Some(*action),
-                _ => None,
-            })
     }
 }
 

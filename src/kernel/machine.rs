@@ -81,8 +81,9 @@ pub struct Identity {
 /// Reads the identity of the machine below `root` (bounded reads; what is
 /// missing reads as unknown, never as an error).
 pub fn identity(root: &Path) -> Identity {
-    let cpuinfo = read_bounded(&root.join("proc/cpuinfo"));
-    let sysinfo = read_bounded(&root.join("proc/sysinfo"));
+    let read = |rel: &str| super::regular::read_small(&root.join(rel), 1 << 20).unwrap_or_default();
+    let cpuinfo = read("proc/cpuinfo");
+    let sysinfo = read("proc/sysinfo");
     let s390 = contains(&cpuinfo, b"IBM/S390");
     let architecture = if s390 {
         "s390x".to_string()
@@ -103,16 +104,6 @@ pub fn identity(root: &Path) -> Identity {
     }
 }
 
-/// At most 1 MiB of a file (cpuinfo of a 64-CPU guest is a few KiB).
-fn read_bounded(path: &Path) -> Vec<u8> {
-    use std::io::Read;
-    let mut out = Vec::new();
-    if let Ok(f) = std::fs::File::open(path) {
-        let _ = f.take(1 << 20).read_to_end(&mut out);
-    }
-    out
-}
-
 /// The first line of `cpu/online` below `root` ("" when unreadable).
 pub fn online_list(root: &Path) -> String {
     first_line(root, super::root::paths::ONLINE).unwrap_or_default()
@@ -129,12 +120,7 @@ pub fn present_cpus(root: &Path) -> u32 {
 /// /proc/cpuinfo below `root`, bounded; an error when it cannot be read
 /// (cpuplugd does not start then).
 pub fn cpuinfo(root: &Path) -> std::io::Result<Vec<u8>> {
-    use std::io::Read;
-    let mut out = Vec::new();
-    std::fs::File::open(root.join("proc/cpuinfo"))?
-        .take(1 << 20)
-        .read_to_end(&mut out)?;
-    Ok(out)
+    super::regular::read_small(&root.join("proc/cpuinfo"), 1 << 20)
 }
 
 /// This process's CPU time so far, in nanoseconds (the screen shows its

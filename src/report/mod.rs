@@ -20,3 +20,10 @@ pub fn hms(seconds: i64) -> String {
         seconds % 60
     )
 }
+
+/// A time stamp as the time of day, HH:MM:SS (UTC): the screen, the log
+/// export and `plugtop run -V` all print it so.
+pub fn time_of_day(stamp: crate::kernel::Stamp) -> String {
+    let s = stamp.secs().rem_euclid(86_400);
+    format!("{:02}:{:02}:{:02}", s / 3600, s % 3600 / 60, s % 60)
+}

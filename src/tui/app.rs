@@ -275,7 +275,8 @@ impl App {
     /// remembers the frame and logs the step.
     pub fn ingest(&mut self, sample: Sample) {
         let sample = Arc::new(sample);
-        let previous = self.session.watch().previous().cloned();
+        // The reading before this one (an Arc, not a copy of the sample).
+        let previous = self.frames.front().map(|f| Arc::clone(&f.sample));
         let step = match self.actuator.as_mut() {
             Some(a) => self.session.step(Arc::clone(&sample), a.as_mut()),
             None => self.session.step(Arc::clone(&sample), &mut NoWrites),
@@ -345,12 +346,7 @@ impl App {
 
     /// Logs what a step did, with the flips behind flapping.
     fn note_step(&mut self, step: &Step) {
-        let notices = Step {
-            notices: step.notices.clone(),
-            skipped: step.skipped,
-            ..Step::default()
-        };
-        for (severity, text) in notices.messages() {
+        for (severity, text) in step.notice_messages(|_| true) {
             let kind = match severity {
                 Severity::Info => LogKind::Note,
                 Severity::Warning | Severity::Error => LogKind::Problem,

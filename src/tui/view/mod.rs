@@ -98,6 +98,5 @@ fn status(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {
 
 /// A time stamp as HH:MM:SS (UTC).
 pub fn clock(stamp: crate::kernel::Stamp) -> String {
-    let s = stamp.secs().rem_euclid(86_400);
-    format!("{:02}:{:02}:{:02}", s / 3600, s % 3600 / 60, s % 60)
+    crate::report::time_of_day(stamp)
 }
