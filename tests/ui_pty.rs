@@ -142,6 +142,28 @@ impl Session {
         self.input.flush().expect("flush keys");
     }
 
+    /// Presses `keys` again each time 200 ms pass without `text` showing
+    /// (bounded): for keys that may land while the program still waits for
+    /// the end of an escape sequence.
+    fn press_until(&mut self, keys: &str, text: &str) {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        let mut last = Instant::now() - Duration::from_secs(1);
+        while !self.screen().contains(text) {
+            assert!(
+                Instant::now() < deadline,
+                "never saw {text:?} after {keys:?}; screen:\n{}",
+                self.screen()
+            );
+            if last.elapsed() >= Duration::from_millis(200) {
+                self.press(keys);
+                last = Instant::now();
+            }
+            if let Ok(bytes) = self.output.recv_timeout(Duration::from_millis(50)) {
+                self.take(&bytes);
+            }
+        }
+    }
+
     /// Quits and waits for the process to end.
     fn quit(mut self) -> bool {
         self.press("q");
@@ -646,4 +668,54 @@ fn sigtstp_gives_the_terminal_back_and_fg_redraws_everything() {
     s.wait_for("OBSERVE");
     s.wait_for("Rules (t selects");
     assert!(s.quit());
+}
+
+#[test]
+fn an_unfinished_escape_sequence_never_eats_the_keyboard() {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let rec = common::record_fixture_series(dir.path(), "o.rec");
+    let mut s = Session::start(
+        &[
+            "--replay",
+            &rec,
+            "-c",
+            "examples/rules/recommended-default.conf",
+        ],
+        24,
+        80,
+    );
+    s.wait_for("OBSERVE");
+    // The start of a terminal's reply, never finished; then replies and
+    // sequences plugtop does not know, and a string sequence.
+    s.press("\x1b[?");
+    s.press_until("?", "Keys (any key closes)");
+    s.press("x");
+    s.wait_gone("Keys (any key closes)");
+    s.press("\x1b[?1;2c\x1b[?7u\x1b[999~\x1b]11;rgb:0/0/0\x07");
+    s.press("?");
+    s.wait_for("Keys (any key closes)");
+    s.press("x");
+    s.wait_gone("Keys (any key closes)");
+    // Ctrl-C right after another unfinished reply still quits.
+    s.press("\x1b[?");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let mut last = Instant::now() - Duration::from_secs(1);
+    loop {
+        if let Ok(Some(status)) = s.child.try_wait() {
+            assert!(status.success(), "Ctrl-C is a clean quit");
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "Ctrl-C never quit:\n{}",
+            s.screen()
+        );
+        if last.elapsed() >= Duration::from_millis(200) {
+            s.press("\x03");
+            last = Instant::now();
+        }
+        if let Ok(bytes) = s.output.recv_timeout(Duration::from_millis(50)) {
+            s.take(&bytes);
+        }
+    }
 }

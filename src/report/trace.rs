@@ -2,6 +2,7 @@
 //! value it had this interval, variables by name, and which parts were never
 //! evaluated (short-circuit, or a rule that did not run) or faulted.
 
+use std::collections::HashMap;
 use std::fmt::Write as _;
 
 use crate::rules::eval::{Outcome, Trace};
@@ -44,21 +45,48 @@ fn shorten(text: &str, max: usize) -> String {
     }
 }
 
-/// The trace of one rule, as lines of text.
+/// Most lines one rule's trace prints for one interval. A small file can
+/// nest thousands of levels (a 2,000-character line of `!`, inlined through
+/// variables), and a trace that grows with the square of its depth printed
+/// gigabytes; this bound keeps one interval's trace readable and small.
+pub const MAX_LINES: usize = 400;
+
+/// Deepest level drawn with its own indentation; deeper levels are drawn at
+/// this one with their depth written out, so a line never grows with depth.
+pub const MAX_INDENT: usize = 24;
+
+/// Shortest run of one prefix operator (`!!!x`, `---x`) drawn as one line.
+const RUN: usize = 3;
+
+/// The trace of one rule, as lines of text: every sub-expression with its
+/// value, a variable's definition once (later uses say "as above"), runs of
+/// one prefix operator on one line, and at most [`MAX_LINES`] lines.
 pub fn rule(rules: &RuleSet, source: &SourceFile, trace: &Trace, kind: RuleKind) -> String {
-    let mut out = String::new();
-    let Some(r) = rules.rule(kind) else {
-        return out;
+    let mut tree = TextTree {
+        rules,
+        source,
+        trace,
+        out: String::new(),
+        lines: 0,
+        shown: HashMap::new(),
+        cut: false,
     };
+    let Some(r) = rules.rule(kind) else {
+        return tree.out;
+    };
+    let (end, length) = run_end(rules, r.root);
     let _ = writeln!(
-        out,
-        "{} = {}    {}",
+        tree.out,
+        "{} = {}    {}{}",
         kind.file_name(),
         outcome(trace.outcome(r.root)),
-        shorten(&source.snippet(r.value_span), 60)
+        shorten(&source.snippet(r.value_span), 60),
+        run_note(rules, r.root, length)
     );
-    children(rules, source, trace, r.root, "", &mut out);
-    out
+    let mut prefix = String::new();
+    let top = if length >= RUN { end } else { r.root };
+    tree.children(top, 0, &mut prefix);
+    tree.out
 }
 
 fn kids(rules: &RuleSet, node: NodeId) -> Vec<NodeId> {
@@ -67,6 +95,145 @@ fn kids(rules: &RuleSet, node: NodeId) -> Vec<NodeId> {
         NodeKind::Binary(_, l, r) => vec![l, r],
         NodeKind::Var { body, .. } => kids(rules, body),
         _ => Vec::new(),
+    }
+}
+
+/// Where a run of one prefix operator starting at `node` ends, and its
+/// length: `!!!x` gives the innermost `!` and 3.
+fn run_end(rules: &RuleSet, node: NodeId) -> (NodeId, usize) {
+    let same = |a: &NodeKind, b: &NodeKind| {
+        matches!(
+            (a, b),
+            (NodeKind::Not(_), NodeKind::Not(_)) | (NodeKind::Neg(_), NodeKind::Neg(_))
+        )
+    };
+    let first = &rules.node(node).kind;
+    let (mut end, mut length) = (node, 1);
+    while let NodeKind::Not(c) | NodeKind::Neg(c) = rules.node(end).kind {
+        if !same(first, &rules.node(c).kind) {
+            break;
+        }
+        end = c;
+        length += 1;
+    }
+    (end, length)
+}
+
+/// What a run of prefix operators adds to its line.
+fn run_note(rules: &RuleSet, node: NodeId, length: usize) -> String {
+    if length < RUN {
+        return String::new();
+    }
+    let op = match rules.node(node).kind {
+        NodeKind::Neg(_) => '-',
+        _ => '!',
+    };
+    format!("   ({length} × `{op}` in a row)")
+}
+
+/// The text trace being written, with what bounds it.
+struct TextTree<'a> {
+    rules: &'a RuleSet,
+    source: &'a SourceFile,
+    trace: &'a Trace,
+    out: String,
+    lines: usize,
+    /// Variables already drawn in full, and whether that drawing had values.
+    shown: HashMap<u32, bool>,
+    cut: bool,
+}
+
+impl TextTree<'_> {
+    /// Draws the children of `node` at `depth` (recursion is bounded by
+    /// [`MAX_LINES`]: every level draws a line).
+    fn children(&mut self, node: NodeId, depth: usize, prefix: &mut String) {
+        let list = kids(self.rules, node);
+        for (i, child) in list.iter().enumerate() {
+            if self.cut {
+                return;
+            }
+            if self.lines == MAX_LINES {
+                let _ = writeln!(
+                    self.out,
+                    "{prefix}… the rest is left out: a trace shows at most {MAX_LINES} lines of one rule"
+                );
+                self.cut = true;
+                return;
+            }
+            let last = i + 1 == list.len();
+            let (branch, more) = if last {
+                ("└─ ", "   ")
+            } else {
+                ("├─ ", "│  ")
+            };
+            self.child(*child, depth, prefix, branch);
+            let grow = depth < MAX_INDENT;
+            if grow {
+                prefix.push_str(more);
+            }
+            let below = self.below(*child);
+            if let Some(below) = below {
+                self.children(below, depth + 1, prefix);
+            }
+            if grow {
+                prefix.truncate(prefix.len() - more.len());
+            }
+        }
+    }
+
+    /// One child's line.
+    fn child(&mut self, child: NodeId, depth: usize, prefix: &str, branch: &str) {
+        let outcome_now = self.trace.outcome(child);
+        let value = match self.rules.node(child).kind {
+            NodeKind::Const(_) => String::new(),
+            _ => format!(" = {}", outcome(outcome_now)),
+        };
+        let deep = if depth > MAX_INDENT {
+            format!("[depth {depth}] ")
+        } else {
+            String::new()
+        };
+        let (_, length) = run_end(self.rules, child);
+        let again = match self.rules.node(child).kind {
+            NodeKind::Var { var, .. } if !self.draws_var(var, outcome_now) => "   (as above)",
+            _ => "",
+        };
+        let _ = writeln!(
+            self.out,
+            "{prefix}{branch}{deep}{}{value}{}{again}",
+            label(self.rules, self.source, child),
+            run_note(self.rules, child, length)
+        );
+        self.lines += 1;
+    }
+
+    /// Whether a use of variable `var` is drawn in full: its first use, or
+    /// the first one with values when the first had none.
+    fn draws_var(&self, var: u32, now: Outcome) -> bool {
+        let evaluated = now != Outcome::NotEvaluated;
+        match self.shown.get(&var) {
+            None => true,
+            Some(had_values) => evaluated && !had_values,
+        }
+    }
+
+    /// The node whose children come next under `child`'s line, if any.
+    fn below(&mut self, child: NodeId) -> Option<NodeId> {
+        match self.rules.node(child).kind {
+            NodeKind::Var { var, .. } => {
+                let now = self.trace.outcome(child);
+                if !self.draws_var(var, now) {
+                    return None;
+                }
+                self.shown.insert(var, now != Outcome::NotEvaluated);
+                Some(child)
+            }
+            NodeKind::Not(_) | NodeKind::Neg(_) => {
+                let (end, length) = run_end(self.rules, child);
+                Some(if length >= RUN { end } else { child })
+            }
+            _ => Some(child),
+        }
     }
 }
 
@@ -82,66 +249,41 @@ pub fn label(rules: &RuleSet, source: &SourceFile, node: NodeId) -> String {
     }
 }
 
-fn children(
-    rules: &RuleSet,
-    source: &SourceFile,
-    trace: &Trace,
-    node: NodeId,
-    prefix: &str,
-    out: &mut String,
-) {
-    let list = kids(rules, node);
-    for (i, child) in list.iter().enumerate() {
-        let last = i + 1 == list.len();
-        let (branch, more) = if last {
-            ("└─ ", "   ")
-        } else {
-            ("├─ ", "│  ")
-        };
-        let value = match rules.node(*child).kind {
-            NodeKind::Const(_) => String::new(),
-            _ => format!(" = {}", outcome(trace.outcome(*child))),
-        };
-        let _ = writeln!(
-            out,
-            "{prefix}{branch}{}{value}",
-            label(rules, source, *child)
-        );
-        children(
-            rules,
-            source,
-            trace,
-            *child,
-            &format!("{prefix}{more}"),
-            out,
-        );
-    }
-}
-
 /// The sub-expression that settled a node's truth value: through `!`, the
 /// operand of `&`/`|` that decided (the first false of `&`, the first true
 /// of `|`), down to a comparison or a number read as a condition.
 pub fn deciding(rules: &RuleSet, trace: &Trace, node: NodeId) -> NodeId {
+    let mut path = Vec::new();
+    deciding_path(rules, trace, node, &mut path)
+}
+
+/// [`deciding`], keeping every node on the way there (a loop, so a rule
+/// nested thousands of levels deep costs no stack).
+fn deciding_path(rules: &RuleSet, trace: &Trace, node: NodeId, path: &mut Vec<NodeId>) -> NodeId {
     use crate::rules::expr::BinOp;
     let truth = |n: NodeId| match trace.outcome(n) {
         Outcome::Truth(b) => Some(b),
         Outcome::Number(v) => Some(v != 0.0),
         _ => None,
     };
-    match rules.node(node).kind {
-        NodeKind::Var { body, .. } => deciding(rules, trace, body),
-        NodeKind::Not(c) => deciding(rules, trace, c),
-        NodeKind::Binary(BinOp::Or, l, r) => match (truth(l), truth(r)) {
-            (Some(true), _) => deciding(rules, trace, l),
-            (Some(false), Some(_)) => deciding(rules, trace, r),
-            _ => node,
-        },
-        NodeKind::Binary(BinOp::And, l, r) => match (truth(l), truth(r)) {
-            (Some(false), _) => deciding(rules, trace, l),
-            (Some(true), Some(_)) => deciding(rules, trace, r),
-            _ => node,
-        },
-        _ => node,
+    let mut at = node;
+    loop {
+        path.push(at);
+        at = match rules.node(at).kind {
+            NodeKind::Var { body, .. } => body,
+            NodeKind::Not(c) => c,
+            NodeKind::Binary(BinOp::Or, l, r) => match (truth(l), truth(r)) {
+                (Some(true), _) => l,
+                (Some(false), Some(_)) => r,
+                _ => return at,
+            },
+            NodeKind::Binary(BinOp::And, l, r) => match (truth(l), truth(r)) {
+                (Some(false), _) => l,
+                (Some(true), Some(_)) => r,
+                _ => return at,
+            },
+            _ => return at,
+        };
     }
 }
 
@@ -238,34 +380,18 @@ pub fn rows(
     let Some(rule) = rules.rule(kind) else {
         return out;
     };
-    let decider = deciding(rules, trace, rule.root);
     let mut path = Vec::new();
-    on_path(rules, rule.root, decider, &mut path);
+    deciding_path(rules, trace, rule.root, &mut path);
+    let path: std::collections::HashSet<NodeId> = path.into_iter().collect();
     walk(
         rules, source, trace, rule.root, 0, expanded, &path, &mut out,
     );
     out
 }
 
-fn on_path(rules: &RuleSet, node: NodeId, target: NodeId, path: &mut Vec<NodeId>) -> bool {
-    if node == target {
-        path.push(node);
-        return true;
-    }
-    let children = match rules.node(node).kind {
-        NodeKind::Neg(c) | NodeKind::Not(c) => vec![c],
-        NodeKind::Binary(_, l, r) => vec![l, r],
-        NodeKind::Var { body, .. } => vec![body],
-        _ => Vec::new(),
-    };
-    for c in children {
-        if on_path(rules, c, target, path) {
-            path.push(node);
-            return true;
-        }
-    }
-    false
-}
+/// Most rows [`rows`] gives: the screen shows a screenful, and a rule that
+/// nests thousands of levels must not cost thousands of rows every frame.
+pub const MAX_ROWS: usize = 2_000;
 
 #[allow(clippy::too_many_arguments)]
 fn walk(
@@ -275,15 +401,20 @@ fn walk(
     node: NodeId,
     depth: usize,
     expanded: &dyn Fn(NodeId) -> bool,
-    path: &[NodeId],
+    path: &std::collections::HashSet<NodeId>,
     out: &mut Vec<Row>,
 ) {
+    if out.len() >= MAX_ROWS {
+        return;
+    }
     let n = rules.node(node);
     let variable = matches!(n.kind, NodeKind::Var { .. });
+    let (end, length) = run_end(rules, node);
+    let next = if length >= RUN { end } else { node };
     out.push(Row {
         node,
         depth,
-        label: label(rules, source, node),
+        label: label(rules, source, node) + &run_note(rules, node, length),
         outcome: trace.outcome(node),
         constant: matches!(n.kind, NodeKind::Const(_)),
         variable,
@@ -292,7 +423,7 @@ fn walk(
     if variable && !expanded(node) {
         return;
     }
-    for c in kids(rules, node) {
+    for c in kids(rules, next) {
         walk(rules, source, trace, c, depth + 1, expanded, path, out);
     }
 }

@@ -9,7 +9,7 @@
 use std::collections::HashMap;
 
 use super::diagnostic::Diagnostic;
-use super::expr::{NodeKind, RESERVED_NAMES, RuleKind};
+use super::expr::{NodeId, NodeKind, RESERVED_NAMES, RuleKind};
 use super::lint;
 use super::parser::{ExprBuilder, FieldNames, MAX_NAME, Text, Unit, VarDef};
 use super::ruleset::{
@@ -197,6 +197,8 @@ struct Loader<'f> {
     all_vars: HashMap<String, usize>,
     variable_bytes: usize,
     history_max: u32,
+    /// Parsed variables for [`ExprBuilder::inlined`].
+    inlined: HashMap<u32, (NodeId, NodeId)>,
 }
 
 impl<'f> Loader<'f> {
@@ -220,6 +222,7 @@ impl<'f> Loader<'f> {
             all_vars: HashMap::new(),
             variable_bytes: 1,
             history_max: 1,
+            inlined: HashMap::new(),
         }
     }
 
@@ -472,6 +475,7 @@ impl<'f> Loader<'f> {
                 history_max: &mut self.history_max,
                 fields: &mut self.rules.fields,
                 expanding: Vec::new(),
+                inlined: &mut self.inlined,
             };
             builder.parse(value, Unit::Rule(kind))
         };
@@ -488,6 +492,7 @@ impl<'f> Loader<'f> {
             }
             Err(e) => {
                 self.rules.nodes.truncate(start as usize);
+                self.inlined.clear();
                 self.refuse(e.daemon_message, *e.diagnostic);
             }
         }
@@ -668,6 +673,7 @@ impl<'f> Loader<'f> {
             uses: 0,
         });
         self.var_lookup.insert(name, id);
+        self.inlined.clear();
     }
 
     fn finish(&mut self) {

@@ -557,6 +557,7 @@ fn variables(rules: &RuleSet, out: &mut Vec<Diagnostic>) {
             history_max: &mut depth,
             fields: &mut fields,
             expanding: vec![i as u32],
+            inlined: &mut HashMap::new(),
         };
         let text = Text {
             bytes: &var.text,

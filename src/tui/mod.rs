@@ -6,6 +6,7 @@ pub mod app;
 pub mod arming;
 pub mod control;
 pub mod export;
+pub mod input;
 pub mod keys;
 pub mod line;
 pub mod run;

@@ -118,25 +118,23 @@ pub fn run_screen(options: &Options) -> Result<ScreenEnd, UiError> {
 }
 
 fn spawn_inputs(inputs: &Sender<Input>) -> Result<(), UiError> {
-    use signal_hook::consts::{SIGCONT, SIGHUP, SIGINT, SIGTERM, SIGTSTP};
+    use signal_hook::consts::{SIGCONT, SIGHUP, SIGINT, SIGTERM, SIGTSTP, SIGWINCH};
     let keys = inputs.clone();
-    std::thread::Builder::new()
-        .name("plugtop-keys".into())
-        .spawn(move || {
-            while let Ok(ev) = event::read() {
-                if keys.send(Input::Term(ev)).is_err() {
-                    break;
-                }
-            }
-        })?;
+    super::input::spawn(move |ev| keys.send(Input::Term(ev)).is_ok())?;
     let mut signals =
-        signal_hook::iterator::Signals::new([SIGHUP, SIGTERM, SIGINT, SIGTSTP, SIGCONT])?;
+        signal_hook::iterator::Signals::new([SIGHUP, SIGTERM, SIGINT, SIGTSTP, SIGCONT, SIGWINCH])?;
     let tx = inputs.clone();
     std::thread::Builder::new()
         .name("plugtop-signals".into())
         .spawn(move || {
             for signal in signals.forever() {
-                if tx.send(Input::Signal(signal)).is_err() {
+                let input = if signal == SIGWINCH {
+                    let (w, h) = crossterm::terminal::size().unwrap_or((80, 24));
+                    Input::Term(Event::Resize(w, h))
+                } else {
+                    Input::Signal(signal)
+                };
+                if tx.send(input).is_err() {
                     break;
                 }
             }

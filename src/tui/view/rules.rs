@@ -148,7 +148,11 @@ pub fn draw_tree(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {
     let body: Vec<Line<'_>> = rows
         .iter()
         .map(|r| {
-            let indent = "  ".repeat(r.depth);
+            let indent = if r.depth > trace::MAX_INDENT {
+                format!("{}[depth {}] ", "  ".repeat(trace::MAX_INDENT), r.depth)
+            } else {
+                "  ".repeat(r.depth)
+            };
             let fold = if r.variable {
                 if app.expanded.contains(&r.node) {
                     "▾ "
