@@ -586,7 +586,9 @@ impl State {
         }
         let Some(pages) = cmm_pages_read else {
             return Err(Fatal {
-                message: "Cannot open /proc/sys/vm/cmm_pages: No such file or directory".into(),
+                // Missing, empty and non-numeric all read as absent (kernel::root).
+                message: "Cannot read /proc/sys/vm/cmm_pages: it is missing or holds no number"
+                    .into(),
                 node: None,
                 group: Some("memory"),
             });

@@ -32,12 +32,21 @@ impl CpuList {
                 let end = parse_long(&part[dash + 1..])?;
                 let span = (end as i32).wrapping_sub(start as i32).wrapping_add(1);
                 list.count = list.count.wrapping_add(span);
-                if start >= 0 && end >= start && end < i64::from(MAX_CPUS) {
+                // However many ranges a damaged list repeats, the ids never
+                // grow past MAX_CPUS (the count then tells it is not exact).
+                let room = MAX_CPUS as usize - list.ids.len();
+                if start >= 0
+                    && end >= start
+                    && end < i64::from(MAX_CPUS)
+                    && end - start < room as i64
+                {
                     list.ids.extend(start as u32..=end as u32);
                 }
             } else {
                 list.count = list.count.wrapping_add(1);
-                if let Some(id) = parse_long(part).filter(|v| *v >= 0) {
+                if let Some(id) = parse_long(part).filter(|v| (0..i64::from(MAX_CPUS)).contains(v))
+                    && list.ids.len() < MAX_CPUS as usize
+                {
                     list.ids.push(id as u32);
                 }
             }
@@ -54,7 +63,9 @@ impl CpuList {
     /// range, nothing past [`MAX_CPUS`], no garbage): what a start state
     /// must be to be restored exactly.
     pub fn exact(&self) -> bool {
-        !self.ids.is_empty() && self.count == self.ids.len() as i32
+        !self.ids.is_empty()
+            && self.count == self.ids.len() as i32
+            && self.ids.windows(2).all(|w| w[0] < w[1])
     }
 
     /// True when `id` is listed.
@@ -66,6 +77,24 @@ impl CpuList {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn damaged_lists_never_hold_more_than_max_cpus() {
+        // Found by the proc_parsers fuzz target: a repeated range grew the
+        // ids without bound.
+        let repeated = "0-65535,".repeat(64);
+        let l = CpuList::parse(repeated.as_bytes()).unwrap_or_default();
+        assert!(l.ids.len() <= MAX_CPUS as usize);
+        assert!(!l.exact());
+        let l = CpuList::parse(b"0,0\n").unwrap_or_default();
+        assert!(!l.exact(), "a CPU listed twice");
+        let l = CpuList::parse(b"4294967296,1\n").unwrap_or_default();
+        assert_eq!(l.ids, vec![1], "an id past MAX_CPUS is not wrapped");
+        assert!(!l.exact());
+        let crash = include_bytes!("../../tests/data/fuzz/cpulist-unbounded-ids");
+        let l = CpuList::parse(crash).unwrap_or_default();
+        assert!(l.ids.len() <= MAX_CPUS as usize);
+    }
 
     #[test]
     fn lists_count_like_cpuplugd() {
