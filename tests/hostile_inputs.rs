@@ -64,7 +64,7 @@ fn timed(args: &[&str]) -> (Output, Duration) {
     (output, took)
 }
 
-fn eval_args<'a>(rules: &'a str) -> Vec<&'a str> {
+fn eval_args(rules: &str) -> Vec<&str> {
     vec![
         "eval",
         "-c",
@@ -268,7 +268,11 @@ fn a_wrapping_online_list_mid_run_never_aborts_the_daemon() {
         while !journal.exists() && Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(10));
         }
-        assert!(journal.exists(), "{list:?}: the run started");
+        if !journal.exists() {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{list:?}: the run never started");
+        }
         root.write("sys/devices/system/cpu/online", list);
         // It goes on (or stops as cpuplugd would) without aborting.
         let deadline = Instant::now() + Duration::from_millis(600);
@@ -289,8 +293,13 @@ fn a_wrapping_online_list_mid_run_never_aborts_the_daemon() {
                 std::thread::sleep(Duration::from_millis(10));
             }
         }
+        let still_running = ended.is_none();
         let _ = child.kill();
-        let status = ended.unwrap_or_else(|| panic!("{list:?}: still running after SIGTERM"));
+        let waited = child.wait();
+        assert!(!still_running, "{list:?}: still running after SIGTERM");
+        let Some(status) = ended.or(waited.ok()) else {
+            panic!("{list:?}: no exit status");
+        };
         let mut err = String::new();
         if let Some(mut e) = child.stderr.take() {
             let _ = e.read_to_string(&mut err);
@@ -355,7 +364,8 @@ fn hostile_scenarios_are_refused_or_run_fast() {
         assert!(took < GUARD, "{duration}: took {took:?}");
         assert!(!out.status.success(), "{duration} is refused");
     }
-    let mut many = format!("name = \"x\"\ncpus = 2\nmemory_mib = 1024\nduration = \"10:00:00\"\n");
+    let mut many =
+        "name = \"x\"\ncpus = 2\nmemory_mib = 1024\nduration = \"10:00:00\"\n".to_string();
     for i in 0..10_000 {
         many.push_str(&format!(
             "[[phases]]\nstart = \"{}\"\nthreads = {}\nworking_set_mib = 3\n",

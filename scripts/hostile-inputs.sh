@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# Time and peak memory of every command on the hostile inputs of issue 11
+# and on rule files of up to 1 MB: prints one line per command and input,
+# "NAME COMMAND SECONDS MAX-RSS-KB EXIT", and fails if any command takes a
+# second or more or reaches 100 MB. Needs GNU time (/usr/bin/time).
+#
+#   scripts/hostile-inputs.sh [PLUGTOP_BIN]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bin="${1:-target/release/plugtop}"
+[ -x "$bin" ] || cargo build --release --quiet
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+python3 - "$work" <<'PY'
+import random, sys
+d = sys.argv[1] + '/'
+hdr = 'UPDATE="1"\nCPU_MIN="1"\nCPU_MAX="0"\nCMM_MIN="0"\nCMM_MAX="100"\nHOTUNPLUG="0"\n'
+def w(n, s): open(d + n + '.conf', 'w').write(s)
+# Issue 11, items 10-12.
+w('unused-10k', hdr + 'HOTPLUG="0"\n' + ''.join(f'v{i}="{i}"\n' for i in range(10000)))
+s = 'UPDATE="1"\nCPU_MIN="1"\nCPU_MAX="0"\na0="1"\n'
+s += ''.join(f'a{i}="a{i-1}+a{i-1}"\n' for i in range(1, 21))
+w('expand-12-lines', s + ''.join(f'HOTPLUG="a20>{k}"\n' for k in range(12)) + 'HOTUNPLUG="0"\n')
+w('expand-30-lines', s + ''.join(f'HOTPLUG="a20>{k}"\n' for k in range(30)) + 'HOTUNPLUG="0"\n')
+s = 'UPDATE="1"\nCPU_MIN="1"\nCPU_MAX="0"\na0="1"\n'
+s += ''.join(f'a{i}="a{i-1}+a{i-1}"\n' for i in range(1, 17))
+w('expand-just-under', s + 'HOTPLUG="a16>1"\nHOTUNPLUG="a16<1"\n')
+b = '!' * 2000
+s = hdr.replace('HOTUNPLUG="0"\n', '') + f'v0="{b}1"\nv1="{b}v0"\n'
+s += ''.join(f'{r}="{b}v1"\n' for r in ['HOTPLUG', 'HOTUNPLUG', 'MEMPLUG', 'MEMUNPLUG'])
+s += ''.join(f'{r}="' + '-' * 2000 + 'v1"\n' for r in ['CMM_INC', 'CMM_DEC'])
+w('deep-bangs', s)
+# Rule files of about 1 MB.
+w('mb-sums', hdr + ''.join('HOTPLUG="' + '+'.join(['1'] * 990) + '"\n' for _ in range(520)))
+w('mb-comments', hdr + ''.join('# ' + 'x' * 1000 + '\n' for _ in range(1000)))
+w('mb-one-line', hdr + 'HOTPLUG="' + '1+' * 500000 + '1"\n')
+w('mb-bangs', hdr + ''.join('HOTPLUG="' + '!' * 2030 + '1"\n' for _ in range(500)))
+w('mb-parens', hdr + ''.join('HOTPLUG="' + '(' * 1000 + '1' + ')' * 1000 + '"\n' for _ in range(500)))
+w('mb-andor', hdr + ''.join('HOTPLUG="' + '|'.join(['idle>1&loadavg<2'] * 110) + '"\n' for _ in range(500)))
+w('mb-var-parens', hdr + 'v0="' + '(' * 990 + '1' + ')' * 990 + '"\nv1="' + '(' * 990 + 'v0' + ')' * 990 + '"\n'
+  + ''.join('HOTPLUG="' + '(' * 1000 + 'v1' + ')' * 1000 + '"\n' for _ in range(500)))
+random.seed(1)
+w('mb-garbage', ''.join(chr(random.randrange(1, 128)) for _ in range(1 << 20)))
+# Item 13: a scenario of 10,000 phases over 10 hours.
+s = 'name = "x"\ncpus = 2\nmemory_mib = 1024\nduration = "10:00:00"\n'
+s += ''.join(f'[[phases]]\nstart = "{i*3}"\nthreads = {i%3}\nworking_set_mib = 3\n' for i in range(10000))
+open(d + 'phases-10k.toml', 'w').write(s)
+PY
+snapshots=tests/fixtures/series/oldkernel
+fail=0
+measure() {
+    local name="$1" what="$2"
+    shift 2
+    /usr/bin/time -o "$work/time" -f "%e %M %x" "$@" >/dev/null 2>&1 || true
+    read -r secs rss code < <(tail -1 "$work/time")
+    printf '%-20s %-8s %6ss %8s KB  exit %s\n' "$name" "$what" "$secs" "$rss" "$code"
+    if awk -v s="$secs" -v m="$rss" 'BEGIN { exit !(s >= 1 || m >= 102400) }'; then
+        echo "  ^ over 1 s or 100 MB"
+        fail=1
+    fi
+}
+for f in "$work"/*.conf; do
+    n=$(basename "$f" .conf)
+    measure "$n" check "$bin" check "$f"
+    measure "$n" eval "$bin" eval -c "$f" --root tests/fixtures/roots/oldkernel --count 3 --interval 0 --trace
+    measure "$n" whatif "$bin" whatif -c "$f" --snapshots "$snapshots"
+done
+measure phases-10k sim "$bin" sim "$work/phases-10k.toml" -c examples/rules/recommended-modern.conf --fast --report
+exit $fail
