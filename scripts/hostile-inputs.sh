@@ -65,5 +65,31 @@ for f in "$work"/*.conf; do
     measure "$n" eval "$bin" eval -c "$f" --root tests/fixtures/roots/oldkernel --count 3 --interval 0 --trace
     measure "$n" whatif "$bin" whatif -c "$f" --snapshots "$snapshots"
 done
+# Items 6-9: damaged roots (eval reads them as `run` does).
+rules="$work/plain.rules"
+printf 'UPDATE="1"\nCPU_MIN="1"\nCPU_MAX="0"\nHOTPLUG="0"\nHOTUNPLUG="1"\n' > "$rules"
+damaged() {
+    local name="$1" file="$2" how="$3" root="$work/root-$1"
+    cp -r tests/fixtures/roots/newkernel "$root"
+    rm -f "$root/$file"
+    case "$how" in
+    zero) ln -s /dev/zero "$root/$file" ;;
+    fifo) mkfifo "$root/$file" ;;
+    huge) head -c 33554432 /dev/zero | tr '\0' '7' > "$root/$file" ;;
+    *) printf '%s\n' "$how" > "$root/$file" ;;
+    esac
+    measure "$name" eval "$bin" eval -c "$rules" --root "$root" --count 3 --interval 0 --trace
+}
+damaged stat-dev-zero proc/stat zero
+damaged cmm-dev-zero proc/sys/vm/cmm_pages zero
+damaged stat-fifo proc/stat fifo
+damaged stat-32mb proc/stat huge
+damaged online-reversed sys/devices/system/cpu/online 3-1
+damaged online-billion sys/devices/system/cpu/online 0-1000000000
+damaged online-2e64 sys/devices/system/cpu/online 18446744073709551616
+series="$work/series"
+cp -r "$snapshots" "$series"
+for d in "$series"/*/; do echo 0-1000000000 > "$d/sys/devices/system/cpu/online"; done
+measure online-billion whatif "$bin" whatif -c examples/rules/recommended-default.conf --snapshots "$series"
 measure phases-10k sim "$bin" sim "$work/phases-10k.toml" -c examples/rules/recommended-modern.conf --fast --report
 exit $fail
