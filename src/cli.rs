@@ -9,6 +9,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 #[command(
     name = "plugtop",
     version,
+    disable_version_flag = true,
     about = "Monitor and control cpuplugd rule files",
     long_about = "Monitor and control cpuplugd rule files.\n\nWithout a subcommand, plugtop opens the full-screen monitor on this machine with the built-in recommended rules (or -c FILE), in observe mode, which never writes. `s` (step-confirm) and `A` (autonomous) act on the guest only after asking; on a machine that is not a z/VM guest they are refused unless --allow-non-zvm is given."
 )]
@@ -49,6 +50,9 @@ pub struct Cli {
     /// an s390 z/VM guest (by default plugtop refuses on such a `/`).
     #[arg(long)]
     pub allow_non_zvm: bool,
+    /// Print the version (`-v` as cpuplugd takes it, `-V` as most tools do).
+    #[arg(short = 'v', visible_short_alias = 'V', long = "version", action = clap::ArgAction::Version)]
+    pub version: Option<bool>,
 }
 
 #[derive(Clone, Copy, PartialEq, ValueEnum)]

@@ -719,3 +719,70 @@ fn an_unfinished_escape_sequence_never_eats_the_keyboard() {
         }
     }
 }
+
+/// The CPU names in the CPU panel (the left 40 columns) of the screen.
+fn cpus_on_screen(screen: &str) -> Vec<u32> {
+    screen
+        .lines()
+        .filter_map(|l| {
+            let left: String = l.chars().take(40).collect();
+            let rest = left.strip_prefix("cpu")?;
+            let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+            digits.parse().ok()
+        })
+        .collect()
+}
+
+#[test]
+fn paging_a_64_cpu_guest_shows_every_cpu_exactly_once() {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let scenario = dir.path().join("big.toml");
+    std::fs::write(
+        &scenario,
+        "name = \"big\"\ncpus = 64\nonline = 64\nmemory_mib = 8192\nduration = \"1:00:00\"\n\n[[phases]]\nstart = \"0\"\nthreads = 8\nworking_set_mib = 300\n",
+    )
+    .expect("scenario");
+    let scenario = scenario.display().to_string();
+    for (rows, cols) in [(24, 80), (48, 160)] {
+        let mut s = Session::start(
+            &[
+                "--sim",
+                &scenario,
+                "-c",
+                "examples/rules/recommended-modern.conf",
+            ],
+            rows,
+            cols,
+        );
+        s.wait_for("more below (PgDn)");
+        let mut seen: Vec<u32> = Vec::new();
+        loop {
+            let page = cpus_on_screen(&s.screen());
+            assert!(!page.is_empty(), "no CPUs on screen:\n{}", s.screen());
+            seen.extend(&page);
+            if !s.screen().contains("more below") {
+                break;
+            }
+            assert!(seen.len() <= 64, "pages overlap: {seen:?}");
+            s.press("\x1b[6~");
+            let first = page[0];
+            let deadline = Instant::now() + Duration::from_secs(20);
+            while cpus_on_screen(&s.screen()).first() == Some(&first) {
+                assert!(
+                    Instant::now() < deadline,
+                    "PgDn did nothing:\n{}",
+                    s.screen()
+                );
+                if let Ok(bytes) = s.output.recv_timeout(Duration::from_millis(50)) {
+                    s.take(&bytes);
+                }
+            }
+        }
+        assert_eq!(
+            seen,
+            (0..64).collect::<Vec<u32>>(),
+            "{rows}x{cols}: every CPU once, in order"
+        );
+        assert!(s.quit());
+    }
+}

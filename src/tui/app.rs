@@ -158,6 +158,9 @@ pub struct App {
     pub expanded: HashSet<NodeId>,
     pub tree_scroll: usize,
     pub cpu_scroll: usize,
+    /// CPU rows one PgDn moves by: what the CPU table shows on this screen
+    /// ([`super::view::cpu_page`]), so paging never skips a CPU.
+    pub cpu_page: usize,
     pub help: bool,
     pub dialog: Option<Dialog>,
     pub history: History,
@@ -206,6 +209,7 @@ impl App {
             expanded: HashSet::new(),
             tree_scroll: 0,
             cpu_scroll: 0,
+            cpu_page: 8,
             help: false,
             dialog: None,
             history: History::new(),
@@ -457,10 +461,15 @@ impl App {
             }
             KeyAction::Up => self.scroll(-1),
             KeyAction::Down => self.scroll(1),
-            KeyAction::CpusUp => self.cpu_scroll = self.cpu_scroll.saturating_sub(8),
+            KeyAction::CpusUp => {
+                self.cpu_scroll = self.cpu_scroll.saturating_sub(self.cpu_page.max(1));
+            }
             KeyAction::CpusDown => {
                 let n = self.frame().map_or(0, |f| f.loads.len());
-                self.cpu_scroll = (self.cpu_scroll + 8).min(n.saturating_sub(1));
+                let next = self.cpu_scroll + self.cpu_page.max(1);
+                if next < n {
+                    self.cpu_scroll = next;
+                }
             }
             KeyAction::NextRule => self.rule = RuleKind::ALL[(self.rule.index() + 1) % 6],
             KeyAction::Expand => self.toggle_expanded(),

@@ -180,6 +180,9 @@ fn screen_loop(
         }
         match shared.app.try_lock() {
             Ok(mut app) => {
+                let size = terminal.size()?;
+                app.cpu_page =
+                    view::cpu_page(ratatui::layout::Rect::new(0, 0, size.width, size.height));
                 while let Some(ev) = queued.pop_front() {
                     if let Some(command) = key(&mut app, ev) {
                         stopping |= command == Command::Quit;

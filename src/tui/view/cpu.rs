@@ -49,6 +49,12 @@ fn row(
     Line::from(spans)
 }
 
+/// CPU rows (the "… more" line included) in a CPU panel whose inner
+/// height is `inner_height`: below the column heads and the `all` row.
+pub fn rows_for_cpus(inner_height: u16) -> usize {
+    (inner_height as usize).saturating_sub(2)
+}
+
 /// Draws the CPU panel.
 pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {
     let Some(f) = app.frame() else {
@@ -88,9 +94,18 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {
         Some(d) => lines.push(row("all", &d, d.total(), columns, bar, theme)),
         None => lines.push(Line::styled("all   (first reading)", theme.dim())),
     }
-    let room = (inner.height as usize).saturating_sub(2);
-    let scroll = app.cpu_scroll.min(f.loads.len().saturating_sub(room));
-    for load in f.loads.iter().skip(scroll).take(room) {
+    let room = rows_for_cpus(inner.height);
+    let total = f.loads.len();
+    // Pages start where PgDn puts them (never pulled back to fill the
+    // screen), so each CPU is on exactly one page.
+    let scroll = app.cpu_scroll.min(total.saturating_sub(1));
+    let overflow = total - scroll > room;
+    let shown = if overflow {
+        room.saturating_sub(1)
+    } else {
+        room
+    };
+    for load in f.loads.iter().skip(scroll).take(shown) {
         let name = format!("cpu{}", load.id());
         lines.push(match load {
             CpuLoad::Active { delta, total, .. } => row(&name, delta, *total, columns, bar, theme),
@@ -104,10 +119,15 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {
             ]),
         });
     }
-    if f.loads.len() > room + scroll {
-        let more = f.loads.len() - room - scroll;
-        if let Some(last) = lines.last_mut() {
-            *last = Line::styled(format!("… {more} more (PgDn/PgUp scroll)"), theme.dim());
+    let below = total.saturating_sub(scroll + shown);
+    if overflow || scroll > 0 {
+        let text = match (scroll, below) {
+            (0, _) => format!("… {below} more below (PgDn)"),
+            (above, 0) => format!("… {above} above (PgUp)"),
+            (above, _) => format!("… {below} more below, {above} above (PgDn/PgUp)"),
+        };
+        if lines.len() < room + 2 {
+            lines.push(Line::styled(text, theme.dim()));
         }
     }
     frame.render_widget(Paragraph::new(lines), inner);

@@ -44,14 +44,7 @@ pub fn draw(frame: &mut Frame<'_>, app: &App) {
         );
         return;
     }
-    let rows = Layout::default()
-        .direction(Direction::Vertical)
-        .constraints([
-            Constraint::Length(2),
-            Constraint::Min(10),
-            Constraint::Length(1),
-        ])
-        .split(area);
+    let rows = screen_rows(area);
     header::draw(frame, rows[0], app, &theme);
     match app.view {
         View::Overview => overview(frame, rows[1], app, &theme),
@@ -64,7 +57,20 @@ pub fn draw(frame: &mut Frame<'_>, app: &App) {
     overlay::draw(frame, area, app, &theme);
 }
 
-fn overview(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {
+/// The screen's rows: header, the view, the status line.
+fn screen_rows(area: Rect) -> std::rc::Rc<[Rect]> {
+    Layout::default()
+        .direction(Direction::Vertical)
+        .constraints([
+            Constraint::Length(2),
+            Constraint::Min(10),
+            Constraint::Length(1),
+        ])
+        .split(area)
+}
+
+/// The overview's panels: CPUs, values, rules, log.
+fn overview_areas(area: Rect) -> [Rect; 4] {
     let log_height = if area.height >= 30 { 8 } else { 4 };
     let rows = Layout::default()
         .direction(Direction::Vertical)
@@ -79,10 +85,27 @@ fn overview(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {
         .direction(Direction::Horizontal)
         .constraints([Constraint::Length(left), Constraint::Min(30)])
         .split(rows[0]);
-    cpu::draw(frame, top[0], app, theme);
-    values::draw(frame, top[1], app, theme);
-    rules::draw_summary(frame, rows[1], app, theme);
-    log::draw(frame, rows[2], app, theme, false);
+    [top[0], top[1], rows[1], rows[2]]
+}
+
+/// How many CPUs one page of the CPU table shows on a screen of `size`
+/// when there are more than fit (one row goes to "… more"): what PgDn
+/// moves by.
+pub fn cpu_page(size: Rect) -> usize {
+    let view = screen_rows(size)[1];
+    let cpus = overview_areas(view)[0];
+    // The panel has a top border only.
+    cpu::rows_for_cpus(cpus.height.saturating_sub(1))
+        .saturating_sub(1)
+        .max(1)
+}
+
+fn overview(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {
+    let [cpus, values_area, rules_area, log_area] = overview_areas(area);
+    cpu::draw(frame, cpus, app, theme);
+    values::draw(frame, values_area, app, theme);
+    rules::draw_summary(frame, rules_area, app, theme);
+    log::draw(frame, log_area, app, theme, false);
 }
 
 fn status(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {
