@@ -46,9 +46,13 @@ run() {
     local target="$1" log="fuzz/logs/$1.log"
     mkdir -p fuzz/logs "fuzz/artifacts/$target"
     seed "$target"
-    # -rss_limit_mb: a rule file that needs more than this is a finding.
-    if cargo +nightly fuzz run -O "$target" "fuzz/corpus/$target" -- \
-        -max_total_time="$seconds" -rss_limit_mb=512 -timeout=10 -max_len=65536 \
+    # One allocation over 256 MB is a finding; the whole process may use
+    # more, since AddressSanitizer keeps freed memory in quarantine (kept
+    # small here) and libFuzzer keeps the corpus.
+    if ASAN_OPTIONS="quarantine_size_mb=32:${ASAN_OPTIONS:-}" \
+        cargo +nightly fuzz run -O "$target" "fuzz/corpus/$target" -- \
+        -max_total_time="$seconds" -rss_limit_mb=1536 -malloc_limit_mb=256 \
+        -timeout=10 -max_len=65536 \
         -print_final_stats=1 >"$log" 2>&1; then
         result="no crash"
     else

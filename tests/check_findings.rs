@@ -142,3 +142,116 @@ fn what_cpuplugd_refuses_is_kept_with_its_own_message() {
         Some("Variable defined twice: x")
     );
 }
+
+/// `plugtop check`'s whole text for a file.
+fn report(text: &[u8]) -> String {
+    let file = SourceFile::new("t.conf", text.to_vec());
+    let outcome = load(&file, &facts());
+    plugtop::rules::render::text(&file, &outcome.diagnostics)
+        + &plugtop::rules::render::summary(&file, &outcome)
+}
+
+#[test]
+fn binary_input_never_reaches_the_terminal_raw() {
+    let text = b"UPDATE=\"1\"\nCPU_MIN=\"1\"\x1b[31m\nCPU_MAX=\"0\"\nHOTPLUG=\"idle\x07 > 1\x1b[2J\"\nHOTUNPLUG=\"0\"\n\x00\x01";
+    let out = report(text);
+    assert!(
+        !out.bytes().any(|b| b < 0x20 && b != b'\n'),
+        "a control byte got through:\n{out}"
+    );
+    assert!(out.contains("\\u{1b}[31m"), "{out}");
+    // The caret still points under the escaped text.
+    assert!(
+        out.contains("2 | CPU_MIN=\"1\"\\u{1b}[31m\n  |            ^^^^^^^^^^"),
+        "{out}"
+    );
+}
+
+#[test]
+fn a_foreign_character_is_named_as_the_character() {
+    let out = report(
+        "UPDATE=\"1\"\nCPU_MIN=\"1\"\nCPU_MAX=\"0\"\nHOTPLUG=\"idle • 1\"\nHOTUNPLUG=\"0\"\n"
+            .as_bytes(),
+    );
+    assert!(out.contains("character `•` (U+2022)"), "{out}");
+    assert!(!out.contains('â'), "{out}");
+}
+
+#[test]
+fn an_update_of_zero_is_one_error() {
+    let out =
+        report(b"UPDATE=\"0\"\nCPU_MIN=\"1\"\nCPU_MAX=\"0\"\nHOTPLUG=\"1\"\nHOTUNPLUG=\"0\"\n");
+    assert!(out.contains("UPDATE must be at least 1"), "{out}");
+    assert!(!out.contains("UPDATE is not set"), "{out}");
+}
+
+#[test]
+fn a_misspelt_rule_name_gets_a_did_you_mean() {
+    let (spots, diags, _) = findings("HOTPLGU=\"1\"\nHOTUNPLUG=\"0\"\n");
+    assert!(
+        has(&spots, (4, 1, Severity::Warning, "misspelt-keyword")),
+        "{spots:?}"
+    );
+    let d = diags.iter().find(|d| d.code == "misspelt-keyword");
+    assert_eq!(
+        d.and_then(|d| d.replacement.clone()).as_deref(),
+        Some("HOTPLUG")
+    );
+    assert!(!spots.iter().any(|s| s.3 == "unused-variable"), "{spots:?}");
+    // A name that is no typo stays a plain variable.
+    let (spots, _, _) = findings("uptime=\"1\"\nHOTPLUG=\"uptime\"\nHOTUNPLUG=\"0\"\n");
+    assert!(
+        !spots.iter().any(|s| s.3 == "misspelt-keyword"),
+        "{spots:?}"
+    );
+}
+
+#[test]
+fn one_typo_leads_and_its_consequences_fold_into_one_warning() {
+    let text = std::fs::read_to_string("examples/rules/recommended-modern.conf")
+        .unwrap_or_default()
+        .replace(
+            "HOTPLUG=\"((1 - CP_ActiveAVG)",
+            "HOTPLUG=\"((1 - CP_ActivAVG)",
+        );
+    let out = report(text.as_bytes());
+    let first = out.lines().next().unwrap_or_default();
+    assert!(first.contains("unknown name `CP_ActivAVG`"), "{out}");
+    assert!(!out.contains("is defined but no rule uses it"), "{out}");
+    assert!(
+        out.contains("variables are used by no rule that loaded"),
+        "{out}"
+    );
+    assert!(out.contains("did you mean `CP_ActiveAVG`"), "{out}");
+}
+
+#[test]
+fn an_operator_before_a_broken_operand_is_not_blamed() {
+    let (spots, diags, _) =
+        findings("HOTPLUG=\"(loadavg < 1) | (loadavg > (onumcpus / 3 +\"\nHOTUNPLUG=\"0\"\n");
+    let syntax: Vec<_> = spots.iter().filter(|s| s.3 == "syntax").collect();
+    assert_eq!(syntax.len(), 1, "{spots:?}");
+    assert_eq!(syntax[0].1, 51, "the `+` at the end: {spots:?}");
+    assert!(diags.iter().any(|d| d.message.contains("`+` at the end")));
+}
+
+#[test]
+fn errors_met_only_at_run_time_are_said_plainly() {
+    let out = report(b"UPDATE=\"1\"\nCPU_MIN=\"1\"\nCPU_MAX=\"0\"\nHOTPLUG=\"meminfo.Nonsense > 1\"\nHOTUNPLUG=\"0\"\n");
+    let last = out.lines().last().unwrap_or_default();
+    assert!(
+        last.contains("cpuplugd would load it")
+            && last.contains("then exit the first time it evaluates"),
+        "{out}"
+    );
+}
+
+#[test]
+fn a_missing_quote_fix_keeps_the_spaces() {
+    let (_, diags, _) = findings("HOTPLUG=\"loadavg > onumcpus + 1\nHOTUNPLUG=\"0\"\n");
+    let d = diags.iter().find(|d| d.code == "missing-quotes");
+    assert_eq!(
+        d.and_then(|d| d.replacement.clone()).as_deref(),
+        Some("\"loadavg > onumcpus + 1\"")
+    );
+}

@@ -16,6 +16,7 @@ use super::ruleset::{
     Rule, RuleSet, Settings, SystemFacts, describe_missing_cpu, describe_missing_memory,
 };
 use super::source::{SourceFile, Span};
+use super::suggest;
 
 /// cpuplugd's longest line, without its newline.
 pub const MAX_LINE: usize = 2048;
@@ -72,6 +73,8 @@ struct Line {
     /// cpuplugd's "Line is too long" text, when the line is refused.
     too_long: Option<(String, bool)>,
     start: usize,
+    /// The line as written (spaces kept), for suggested fixes.
+    raw: Vec<u8>,
 }
 
 fn is_c_space(b: u8) -> bool {
@@ -127,6 +130,7 @@ fn split_lines(bytes: &[u8]) -> Vec<Line> {
             first_byte: bytes.get(pos).copied().filter(|_| pos < text_end),
             too_long,
             start: pos,
+            raw: bytes[pos..text_end.max(pos)].to_vec(),
         });
         pos = next;
     }
@@ -174,6 +178,96 @@ fn classify(name: &[u8]) -> (Target, &'static str) {
 /// Stack for loading: a 2048-byte line can nest a thousand parentheses, and
 /// variables nest further; cpuplugd's own recursive parser takes them all.
 const LOAD_STACK: usize = 256 << 20;
+
+/// What is odd about a variable's name, if anything: a `#` that does not
+/// start a comment, an empty name, a misspelt rule name, characters no rule
+/// can name.
+fn name_warning(name: &str, name_span: Span) -> Option<Diagnostic> {
+    if name.starts_with('#') {
+        Some(
+            Diagnostic::warning(
+                "indented-comment",
+                name_span,
+                format!("only a `#` in the first column starts a comment: this line defines a variable named `{name}`"),
+            )
+            .with_help("move the `#` to the first column"),
+        )
+    } else if name.is_empty() {
+        Some(
+            Diagnostic::warning(
+                "empty-variable-name",
+                name_span,
+                "this line defines a variable with an empty name; cpuplugd reads it wherever a rule has a term without a name: an empty rule, a rule that starts with an operator, `()`",
+            )
+            .with_help("almost certainly a mistake: put the variable's name before the `=`, or delete the line"),
+        )
+    } else if let Some(meant) = suggest::misspelt_keyword(name) {
+        Some(
+            Diagnostic::warning(
+                "misspelt-keyword",
+                name_span,
+                format!("`{name}` looks like a misspelt {meant}: cpuplugd takes this line for a user variable, and {meant} stays unset"),
+            )
+            .with_help(format!("did you mean {meant}?"))
+            .with_replacement(meant.to_string()),
+        )
+    } else if !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
+        Some(Diagnostic::warning(
+            "unusable-name",
+            name_span,
+            format!(
+                "no rule can name the variable `{name}`: names in rules are letters, digits and `_`"
+            ),
+        ))
+    } else {
+        None
+    }
+}
+
+/// In a refused file, variables go unused because the rule that names them
+/// failed: one typo in a rule made nine "no rule uses it" warnings that hid
+/// the error. They become one warning after the errors, which says so.
+fn fold_unused(diagnostics: Vec<Diagnostic>) -> Vec<Diagnostic> {
+    let unused = diagnostics
+        .iter()
+        .filter(|d| d.code == "unused-variable")
+        .count();
+    if unused < 2 {
+        return diagnostics;
+    }
+    let mut names = Vec::new();
+    let mut kept = Vec::with_capacity(diagnostics.len());
+    for d in diagnostics {
+        if d.code == "unused-variable" {
+            names.push(d.message.split('`').nth(1).unwrap_or_default().to_string());
+        } else {
+            kept.push(d);
+        }
+    }
+    let mut listed = names
+        .iter()
+        .take(8)
+        .map(|n| format!("`{n}`"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    if names.len() > 8 {
+        listed.push_str(&format!(" and {} more", names.len() - 8));
+    }
+    kept.push(
+        Diagnostic::warning(
+            "unused-variables",
+            Span::FILE,
+            format!(
+                "{} variables are used by no rule that loaded: {listed}",
+                names.len()
+            ),
+        )
+        .with_help(
+            "a rule that fails to load uses none of its variables: fix the errors above first",
+        ),
+    );
+    kept
+}
 
 /// Loads a rule file as cpuplugd would on the machine `facts` describes.
 pub fn load(source: &SourceFile, facts: &SystemFacts) -> LoadOutcome {
@@ -290,7 +384,11 @@ impl<'f> Loader<'f> {
                 None => merged.push(d),
             }
         }
-        let diagnostics = merged;
+        let diagnostics = if refusal.is_some() {
+            fold_unused(merged)
+        } else {
+            merged
+        };
         LoadOutcome {
             rules,
             diagnostics,
@@ -332,10 +430,10 @@ impl<'f> Loader<'f> {
         let first = rvalue.iter().position(|b| *b == b'"');
         let last = rvalue.iter().rposition(|b| *b == b'"');
         let (Some(first), Some(last)) = (first, last) else {
-            return self.missing_quotes(&name, rvalue, text, eq);
+            return self.missing_quotes(&name, rvalue, text, eq, &line.raw);
         };
         if first == last {
-            return self.missing_quotes(&name, rvalue, text, eq);
+            return self.missing_quotes(&name, rvalue, text, eq, &line.raw);
         }
         // cpuplugd cuts `len = last - first` bytes and skips the first one,
         // which is the text between the quotes when the value starts with `"`.
@@ -412,11 +510,17 @@ impl<'f> Loader<'f> {
         self.refuse(message, d);
     }
 
-    fn missing_quotes(&mut self, name: &str, rvalue: &[u8], text: Text<'_>, eq: usize) {
+    fn missing_quotes(&mut self, name: &str, rvalue: &[u8], text: Text<'_>, eq: usize, raw: &[u8]) {
         let shown = String::from_utf8_lossy(rvalue).into_owned();
         let span = text.span(eq + 1, text.bytes.len());
+        // The fix keeps the user's spaces: the value as written after `=`.
+        let written = raw
+            .iter()
+            .position(|b| *b == b'=')
+            .map(|i| String::from_utf8_lossy(&raw[i + 1..]).trim().to_string())
+            .unwrap_or_else(|| shown.clone());
         let d = Diagnostic::refusal("missing-quotes", span, "the value must be in double quotes")
-            .with_replacement(format!("\"{}\"", shown.trim_matches('"')));
+            .with_replacement(format!("\"{}\"", written.trim_matches('"').trim()));
         self.refuse(
             format!("the configuration file has syntax errors at {name}, position: {shown}"),
             d,
@@ -636,30 +740,8 @@ impl<'f> Loader<'f> {
                 d,
             );
         }
-        if name.starts_with('#') {
-            self.diagnostics.push(
-                Diagnostic::warning(
-                    "indented-comment",
-                    name_span,
-                    format!("only a `#` in the first column starts a comment: this line defines a variable named `{name}`"),
-                )
-                .with_help("move the `#` to the first column"),
-            );
-        } else if name.is_empty() {
-            self.diagnostics.push(
-                Diagnostic::warning(
-                    "empty-variable-name",
-                    name_span,
-                    "this line defines a variable with an empty name; cpuplugd reads it wherever a rule has a term without a name: an empty rule, a rule that starts with an operator, `()`",
-                )
-                .with_help("almost certainly a mistake: put the variable's name before the `=`, or delete the line"),
-            );
-        } else if !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
-            self.diagnostics.push(Diagnostic::warning(
-                "unusable-name",
-                name_span,
-                format!("no rule can name the variable `{name}`: names in rules are letters, digits and `_`"),
-            ));
+        if let Some(d) = name_warning(&name, name_span) {
+            self.diagnostics.push(d);
         }
         self.variable_bytes += name.len() + value.bytes.len() + 2;
         let id = self.rules.variables.len() as u32;
@@ -704,7 +786,8 @@ impl<'f> Loader<'f> {
         let s = self.rules.settings;
         let spans = self.rules.setting_spans;
         let at = |i: usize| spans[i].unwrap_or(Span::FILE);
-        if s.update < 0 {
+        // An UPDATE that was set but refused has its own error already.
+        if s.update < 0 && spans[0].is_none() {
             let d = Diagnostic::refusal("no-update", Span::FILE, "UPDATE is not set")
                 .with_help("add UPDATE=\"1\" (seconds between evaluations)");
             self.refuse("No valid update interval specified.", d);

@@ -543,7 +543,11 @@ fn variables(rules: &RuleSet, out: &mut Vec<Diagnostic>) {
     // One scratch copy for all of them: parsing only bumps its use counts.
     let mut scratch_vars = rules.variables.clone();
     for (i, var) in rules.variables.iter().enumerate() {
-        if var.uses > 0 || var.name.starts_with('#') {
+        // A misspelt rule name has its own warning, which says why.
+        if var.uses > 0
+            || var.name.starts_with('#')
+            || super::suggest::misspelt_keyword(&var.name).is_some()
+        {
             continue;
         }
         let mut nodes = Vec::new();

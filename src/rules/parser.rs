@@ -171,7 +171,7 @@ impl ExprBuilder<'_> {
         let root = self.build(expr, text, unit)?;
         if consumed < text.bytes.len() {
             return Err(ParseError {
-                diagnostic: Box::new(leftover_error(text, consumed)),
+                diagnostic: Box::new(leftover_cause(text, consumed)),
                 daemon_message: format!(
                     "parsing error at {unit_name}, position: {}",
                     text.tail(consumed)
@@ -713,6 +713,19 @@ fn syntax_error(text: Text<'_>, at: usize) -> Diagnostic {
     let at = at.min(text.bytes.len());
     if at >= text.bytes.len() {
         let span = text.span(text.bytes.len(), text.bytes.len());
+        if let Some(&last) = text.bytes.last()
+            && b"|&<>+-*/!".contains(&last)
+        {
+            let n = text.bytes.len();
+            return Diagnostic::refusal(
+                "syntax",
+                text.span(n - 1, n),
+                format!(
+                    "`{}` at the end needs a number, a name or `(` after it",
+                    char::from(last)
+                ),
+            );
+        }
         let open = text.bytes.iter().filter(|b| **b == b'(').count();
         let close = text.bytes.iter().filter(|b| **b == b')').count();
         if open > close {
@@ -728,8 +741,8 @@ fn syntax_error(text: Text<'_>, at: usize) -> Diagnostic {
             "the expression ends where a number or a name should follow",
         );
     }
-    let c = text.bytes[at] as char;
-    let span = text.span(at, at + 1);
+    let (c, len) = char_at(text.bytes, at);
+    let span = text.span(at, at + len);
     let what = describe(c);
     Diagnostic::refusal(
         "syntax",
@@ -738,10 +751,41 @@ fn syntax_error(text: Text<'_>, at: usize) -> Diagnostic {
     )
 }
 
+/// Why the text after a complete expression does not parse. When it starts
+/// with an operator, the operator is fine: what follows it is what failed
+/// (`(a < 1) | (b > (c / 3 +` fails at its end, not at `|`), so the search
+/// goes on there.
+fn leftover_cause(text: Text<'_>, mut at: usize) -> Diagnostic {
+    let b = text.bytes;
+    while at < b.len() && b"|&<>+-*/".contains(&b[at]) {
+        let from = at + 1;
+        let Ok(rest) = std::str::from_utf8(&b[from..]) else {
+            break;
+        };
+        match RuleGrammar::parse(Rule::rule_prefix, rest) {
+            Err(e) => {
+                let p = match e.location {
+                    pest::error::InputLocation::Pos(p) => p,
+                    pest::error::InputLocation::Span((p, _)) => p,
+                };
+                return syntax_error(text, from + p);
+            }
+            Ok(pairs) => {
+                let consumed = pairs.into_iter().next().map_or(0, |p| p.as_span().end());
+                if consumed == 0 || from + consumed >= b.len() {
+                    break;
+                }
+                at = from + consumed;
+            }
+        }
+    }
+    leftover_error(text, at)
+}
+
 fn leftover_error(text: Text<'_>, at: usize) -> Diagnostic {
     let b = text.bytes;
-    let c = b[at] as char;
-    let span = text.span(at, at + 1);
+    let (c, len) = char_at(b, at);
+    let span = text.span(at, at + len);
     // A digit right after a field name: the name ended at the digit.
     if c.is_ascii_digit() && at > 0 && (b[at - 1].is_ascii_alphabetic() || b[at - 1] == b'_') {
         let mut start = at;
@@ -803,10 +847,26 @@ fn leftover_error(text: Text<'_>, at: usize) -> Diagnostic {
     d
 }
 
+/// The character that starts at byte `at` (all of its UTF-8 bytes) and its
+/// length in bytes; a byte that starts no character is U+FFFD, one byte.
+fn char_at(bytes: &[u8], at: usize) -> (char, usize) {
+    let rest = &bytes[at.min(bytes.len())..(at + 4).min(bytes.len())];
+    let valid = match std::str::from_utf8(rest) {
+        Ok(s) => s,
+        Err(e) => std::str::from_utf8(&rest[..e.valid_up_to()]).unwrap_or(""),
+    };
+    match valid.chars().next() {
+        Some(c) => (c, c.len_utf8()),
+        None => (char::REPLACEMENT_CHARACTER, 1),
+    }
+}
+
 fn describe(c: char) -> String {
     if c.is_ascii_graphic() {
         format!("`{c}`")
+    } else if c.is_control() || c == ' ' {
+        format!("character {}", c.escape_default())
     } else {
-        format!("character {:?}", c)
+        format!("character `{c}` (U+{:04X})", u32::from(c))
     }
 }

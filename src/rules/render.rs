@@ -12,6 +12,38 @@ use super::source::{SourceFile, Span};
 
 const TAB: &str = "    ";
 
+/// A character as shown: a tab as spaces, a control character (ESC, NUL,
+/// BEL, C1 controls) escaped so binary input never reaches the terminal raw.
+fn shown_char(c: char, out: &mut String) {
+    if c == '\t' {
+        out.push_str(TAB);
+    } else if c.is_control() {
+        out.extend(c.escape_default());
+    } else {
+        out.push(c);
+    }
+}
+
+/// Text as shown, see [`shown_char`].
+pub fn shown(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        shown_char(c, &mut out);
+    }
+    out
+}
+
+/// How many columns a character takes once shown.
+fn shown_width(c: char) -> usize {
+    if c == '\t' {
+        TAB.len()
+    } else if c.is_control() {
+        c.escape_default().count()
+    } else {
+        1
+    }
+}
+
 /// All diagnostics as text, in the order given.
 pub fn text(file: &SourceFile, diagnostics: &[Diagnostic]) -> String {
     let mut out = String::new();
@@ -28,17 +60,13 @@ pub fn headline(file: &SourceFile, d: &Diagnostic) -> String {
         Severity::Error => "error",
         Severity::Warning => "warning",
     };
+    let message = shown(&d.message);
+    let name = shown(file.name());
     if d.span.is_file() {
-        format!("{}: {severity}: {}", file.name(), d.message)
+        format!("{name}: {severity}: {message}")
     } else {
         let p = file.position(d.span.start as usize);
-        format!(
-            "{}:{}:{}: {severity}: {}",
-            file.name(),
-            p.line,
-            p.column,
-            d.message
-        )
+        format!("{name}:{}:{}: {severity}: {message}", p.line, p.column)
     }
 }
 
@@ -61,13 +89,13 @@ fn one(out: &mut String, file: &SourceFile, d: &Diagnostic) {
     }
     for n in &d.notes {
         if n.span.is_file() {
-            let _ = writeln!(out, "{gutter} = note: {}", n.message);
+            let _ = writeln!(out, "{gutter} = note: {}", shown(&n.message));
         } else {
-            snippet(out, file, n.span, '-', &n.message, width);
+            snippet(out, file, n.span, '-', &shown(&n.message), width);
         }
     }
     if let Some(help) = &d.help {
-        let _ = writeln!(out, "{gutter} = help: {help}");
+        let _ = writeln!(out, "{gutter} = help: {}", shown(help));
     }
     let effect = match d.daemon {
         DaemonEffect::RefusesToLoad => Some("cpuplugd refuses to load this file"),
@@ -87,17 +115,17 @@ fn snippet(out: &mut String, file: &SourceFile, span: Span, mark: char, label: &
     let start = file.line_start(line);
     let bytes = file.line_bytes(line);
     let text = String::from_utf8_lossy(bytes);
-    let shown = text.replace('\t', TAB);
+    let line_text = shown(&text);
     let col = |offset: usize| -> usize {
         let upto = offset.saturating_sub(start).min(bytes.len());
         String::from_utf8_lossy(&bytes[..upto])
             .chars()
-            .map(|c| if c == '\t' { TAB.len() } else { 1 })
+            .map(shown_width)
             .sum()
     };
     let from = col(span.start as usize);
     let to = col(span.end as usize).max(from + 1);
-    let _ = writeln!(out, "{line:>width$} | {shown}");
+    let _ = writeln!(out, "{line:>width$} | {line_text}");
     let marks: String = std::iter::repeat_n(mark, to - from).collect();
     let pad = " ".repeat(from);
     let sep = if label.is_empty() { "" } else { " " };
@@ -114,21 +142,37 @@ pub fn summary(file: &SourceFile, outcome: &LoadOutcome) -> String {
     let warnings = outcome.diagnostics.len() - errors;
     let plural = |n: usize, w: &str| format!("{n} {w}{}", if n == 1 { "" } else { "s" });
     let verdict = match &outcome.refusal {
-        Some(r) => format!("cpuplugd would refuse it: {}", r.message.trim_end()),
+        Some(r) => format!("cpuplugd would refuse it: {}", shown(r.message.trim_end())),
         None => {
             let rules = &outcome.rules;
             let group = |on: bool| if on { "on" } else { "off" };
-            format!(
+            let loads = format!(
                 "cpuplugd would load it (CPU group {}, memory group {}, history depth {})",
                 group(rules.cpu_enabled),
                 group(rules.mem_enabled),
                 rules.history_depth
-            )
+            );
+            let at_run_time = outcome
+                .diagnostics
+                .iter()
+                .filter(|d| {
+                    d.severity == Severity::Error && d.daemon == DaemonEffect::StopsWhenEvaluated
+                })
+                .count();
+            match at_run_time {
+                0 => loads,
+                1 => format!(
+                    "{loads}, then exit the first time it evaluates what the error above points to"
+                ),
+                n => format!(
+                    "{loads}, then exit the first time it evaluates what any of the {n} errors above point to"
+                ),
+            }
         }
     };
     format!(
         "{}: {}, {}; {verdict}\n",
-        file.name(),
+        shown(file.name()),
         plural(errors, "error"),
         plural(warnings, "warning")
     )

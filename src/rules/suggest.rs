@@ -51,6 +51,33 @@ where
     best.map(|(_, c)| c)
 }
 
+/// The rule or setting a variable's name most likely meant (`HOTPLGU` for
+/// HOTPLUG, `CPUMAX` for CPU_MAX). cpuplugd takes such a line for a user
+/// variable and leaves the rule unset, so a typo here silently turns a group
+/// off. Only names one edit away (two for long ones) count.
+pub fn misspelt_keyword(name: &str) -> Option<&'static str> {
+    const KEYWORDS: [&str; 11] = [
+        "HOTPLUG",
+        "HOTUNPLUG",
+        "MEMPLUG",
+        "MEMUNPLUG",
+        "CMM_INC",
+        "CMM_DEC",
+        "UPDATE",
+        "CPU_MIN",
+        "CPU_MAX",
+        "CMM_MIN",
+        "CMM_MAX",
+    ];
+    let upper = name.to_ascii_uppercase();
+    KEYWORDS
+        .iter()
+        .map(|k| (distance(&upper, k), *k))
+        .filter(|(d, k)| *d == 1 || (*d == 2 && k.len() >= 8))
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, k)| k)
+}
+
 /// What newer kernels call the zone-suffixed counters that old rule files
 /// (and the white paper) use. Since Linux 4.8 the per-zone scan and steal
 /// counters were merged into one per reclaim path.
