@@ -786,3 +786,46 @@ fn paging_a_64_cpu_guest_shows_every_cpu_exactly_once() {
         assert!(s.quit());
     }
 }
+
+#[test]
+fn number_keys_pick_views_h_and_f1_help_and_ctrl_l_repaints() {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let rec = common::record_fixture_series(dir.path(), "o.rec");
+    let mut s = Session::start(
+        &[
+            "--replay",
+            &rec,
+            "-c",
+            "examples/rules/recommended-default.conf",
+        ],
+        24,
+        80,
+    );
+    s.wait_for("OBSERVE");
+    s.press("5");
+    s.wait_for("Log (↑↓ scroll");
+    s.press("2");
+    s.wait_for("Truth trace of");
+    s.press("1");
+    s.wait_gone("Truth trace of");
+    s.press("h");
+    s.wait_for("Keys (any key closes)");
+    s.press("x");
+    s.wait_gone("Keys (any key closes)");
+    s.press("\x1bOP");
+    s.wait_for("Keys (any key closes)");
+    s.press("x");
+    s.wait_gone("Keys (any key closes)");
+    // Another program scribbles on the terminal; Ctrl-L paints it all again.
+    let clears = |raw: &[u8]| raw.windows(4).filter(|w| w == b"\x1b[2J").count();
+    let before = clears(&s.raw);
+    s.press("\x0c");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while clears(&s.raw) == before {
+        assert!(Instant::now() < deadline, "Ctrl-L did not repaint");
+        if let Ok(bytes) = s.output.recv_timeout(Duration::from_millis(50)) {
+            s.take(&bytes);
+        }
+    }
+    assert!(s.quit());
+}

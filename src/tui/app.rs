@@ -474,7 +474,16 @@ impl App {
             KeyAction::NextRule => self.rule = RuleKind::ALL[(self.rule.index() + 1) % 6],
             KeyAction::Expand => self.toggle_expanded(),
             KeyAction::Pin => self.toggle_pin(),
-            KeyAction::Reload | KeyAction::Export | KeyAction::Faster | KeyAction::Slower => {}
+            KeyAction::ShowView(n) => {
+                if let Some(v) = View::ALL.get(usize::from(n.saturating_sub(1))) {
+                    self.view = *v;
+                }
+            }
+            KeyAction::Reload
+            | KeyAction::Export
+            | KeyAction::Faster
+            | KeyAction::Slower
+            | KeyAction::Redraw => {}
         }
     }
 

@@ -33,6 +33,10 @@ pub enum KeyAction {
     Faster,
     Slower,
     WhatIf,
+    /// Jump to one view (`1`–`5`).
+    ShowView(u8),
+    /// Repaint the whole screen (Ctrl-L), after another program wrote on it.
+    Redraw,
 }
 
 /// One binding: the keys, what they do, and for the help where.
@@ -48,8 +52,8 @@ pub struct Binding {
 pub const BINDINGS: &[Binding] = &[
     Binding {
         action: KeyAction::Help,
-        keys: &[KeyCode::Char('?')],
-        shown: "?",
+        keys: &[KeyCode::Char('?'), KeyCode::Char('h'), KeyCode::F(1)],
+        shown: "? h F1",
         description: "this help",
     },
     Binding {
@@ -208,12 +212,52 @@ pub const BINDINGS: &[Binding] = &[
         shown: "w",
         description: "what-if: try an edited rule",
     },
+    Binding {
+        action: KeyAction::ShowView(1),
+        keys: &[KeyCode::Char('1')],
+        shown: "1",
+        description: "overview",
+    },
+    Binding {
+        action: KeyAction::ShowView(2),
+        keys: &[KeyCode::Char('2')],
+        shown: "2",
+        description: "rules (truth trace)",
+    },
+    Binding {
+        action: KeyAction::ShowView(3),
+        keys: &[KeyCode::Char('3')],
+        shown: "3",
+        description: "graphs",
+    },
+    Binding {
+        action: KeyAction::ShowView(4),
+        keys: &[KeyCode::Char('4')],
+        shown: "4",
+        description: "flips (why decisions changed)",
+    },
+    Binding {
+        action: KeyAction::ShowView(5),
+        keys: &[KeyCode::Char('5')],
+        shown: "5",
+        description: "log",
+    },
+    Binding {
+        action: KeyAction::Redraw,
+        keys: &[],
+        shown: "Ctrl-L",
+        description: "repaint the screen",
+    },
 ];
 
 /// The action bound to a key press, if any.
 pub fn action_for(key: KeyEvent) -> Option<KeyAction> {
-    if key.modifiers.contains(KeyModifiers::CONTROL) && key.code == KeyCode::Char('c') {
-        return Some(KeyAction::Quit);
+    if key.modifiers.contains(KeyModifiers::CONTROL) {
+        match key.code {
+            KeyCode::Char('c') => return Some(KeyAction::Quit),
+            KeyCode::Char('l') => return Some(KeyAction::Redraw),
+            _ => {}
+        }
     }
     BINDINGS
         .iter()

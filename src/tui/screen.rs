@@ -174,6 +174,13 @@ fn screen_loop(
             {
                 suspend(&mut terminal)?;
             }
+            Input::Term(Event::Key(k))
+                if k.kind != KeyEventKind::Release
+                    && k.code == KeyCode::Char('l')
+                    && k.modifiers.contains(KeyModifiers::CONTROL) =>
+            {
+                redraw_all(&mut terminal)?;
+            }
             Input::Term(Event::Resize(..)) => terminal.autoresize()?,
             Input::Term(ev) if !stopping => queued.push_back(ev),
             Input::Term(_) => {}
