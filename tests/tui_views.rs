@@ -256,3 +256,20 @@ fn the_whatif_editor_can_try_a_whole_rule_file() {
     assert!(result.reversals.1 < result.reversals.0, "{result:?}");
     assert!(screen(&app, 80, 24).contains("What-if: another rule file"));
 }
+
+#[test]
+fn the_same_log_line_in_a_row_is_counted_not_repeated() {
+    use plugtop::tui::app::LogKind;
+    let mut a = app(RECOMMENDED, SERIES, 4, Mode::Observe);
+    let before = a.log.len();
+    for _ in 0..12 {
+        a.note(LogKind::Decision, "would unplug a CPU (HOTUNPLUG true)");
+    }
+    a.note(LogKind::Decision, "something else");
+    assert_eq!(a.log.len(), before + 2);
+    let counted = &a.log[before];
+    assert_eq!(counted.times, 12);
+    assert!(counted.shown().contains("×12"), "{}", counted.shown());
+    a.view = View::Log;
+    assert!(screen(&a, 80, 24).contains("×12"));
+}

@@ -46,12 +46,33 @@ pub enum LogKind {
     Note,
 }
 
-/// One log line.
+/// One log line; the same line said again in a row is counted, not
+/// repeated (observe mode says "would unplug a CPU" every interval).
 #[derive(Debug, Clone, PartialEq)]
 pub struct LogLine {
     pub stamp: Stamp,
     pub kind: LogKind,
     pub text: String,
+    /// How many times in a row it was said (1 for once).
+    pub times: u32,
+    /// When it was last said.
+    pub last: Stamp,
+}
+
+impl LogLine {
+    /// The text with its repeat count, as shown and exported.
+    pub fn shown(&self) -> String {
+        if self.times > 1 {
+            format!(
+                "{} ×{} (last {})",
+                self.text,
+                self.times,
+                crate::report::time_of_day(self.last)
+            )
+        } else {
+            self.text.clone()
+        }
+    }
 }
 
 /// The views `Tab` cycles through.
@@ -244,14 +265,38 @@ impl App {
             .frames
             .front()
             .map_or(Stamp::default(), |f| f.sample.stamp);
+        let text = text.into();
+        if let Some(last) = self.log.back_mut()
+            && last.kind == kind
+            && last.text == text
+        {
+            last.times = last.times.saturating_add(1);
+            last.last = stamp;
+            return;
+        }
         if self.log.len() == 1000 {
             self.log.pop_front();
         }
         self.log.push_back(LogLine {
             stamp,
             kind,
-            text: text.into(),
+            text,
+            times: 1,
+            last: stamp,
         });
+    }
+
+    /// The log lines said up to the interval shown (all of them when
+    /// following live), oldest first: a log reads like a story, and a
+    /// finding's detail lines follow it.
+    pub fn log_shown(&self) -> impl DoubleEndedIterator<Item = &LogLine> {
+        let until = self
+            .cursor
+            .and_then(|_| self.frame())
+            .map(|f| f.sample.stamp);
+        self.log
+            .iter()
+            .filter(move |l| until.is_none_or(|u| l.stamp <= u))
     }
 
     fn note_events(&mut self, events: Vec<Event>) {

@@ -278,7 +278,7 @@ fn export(app: &mut App) {
     let text: String = app
         .log
         .iter()
-        .map(|l| format!("{} {}\n", view::clock(l.stamp), l.text))
+        .map(|l| format!("{} {}\n", view::clock(l.stamp), l.shown()))
         .collect();
     match std::fs::write(&path, text) {
         Ok(()) => app.note(LogKind::Note, format!("log exported to {path}")),

@@ -11,10 +11,12 @@ use crate::tui::app::{App, LogKind};
 
 /// Draws the newest log lines (or, in the log view, the scrolled ones).
 pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme, full: bool) {
-    let title = if full {
-        " Log (↑↓ scroll, e exports) "
-    } else {
-        " Log "
+    let travelling = app.cursor.is_some();
+    let title = match (full, travelling) {
+        (true, false) => " Log (↑↓ scroll, e exports) ".to_string(),
+        (true, true) => " Log up to the interval shown (↑↓ scroll, e exports) ".to_string(),
+        (false, false) => " Log ".to_string(),
+        (false, true) => " Log up to the interval shown ".to_string(),
     };
     let block = Block::default()
         .borders(Borders::TOP)
@@ -22,14 +24,14 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme, full: b
     let inner = block.inner(area);
     frame.render_widget(block, area);
     let room = inner.height as usize;
+    let shown = app.log_shown().count();
     let scroll = if full {
-        app.log_scroll.min(app.log.len().saturating_sub(room))
+        app.log_scroll.min(shown.saturating_sub(room))
     } else {
         0
     };
     let lines: Vec<Line<'_>> = app
-        .log
-        .iter()
+        .log_shown()
         .rev()
         .skip(scroll)
         .take(room)
@@ -47,7 +49,7 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme, full: b
             };
             Line::from(vec![
                 Span::styled(format!("{} ", super::clock(l.stamp)), theme.dim()),
-                Span::styled(l.text.clone(), style),
+                Span::styled(l.shown(), style),
             ])
         })
         .collect();
