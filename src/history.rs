@@ -200,6 +200,11 @@ impl History {
         }
     }
 
+    /// Stops keeping a variable's series (its graph goes with it).
+    pub fn unpin(&mut self, name: &str) {
+        self.pinned.retain(|(n, _)| n != name);
+    }
+
     /// Adds this interval's value of a pinned variable.
     pub fn record_pinned(&mut self, name: &str, value: f64) {
         if let Some((_, s)) = self.pinned.iter_mut().find(|(n, _)| n == name) {

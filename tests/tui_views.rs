@@ -273,3 +273,70 @@ fn the_same_log_line_in_a_row_is_counted_not_repeated() {
     a.view = View::Log;
     assert!(screen(&a, 80, 24).contains("×12"));
 }
+
+#[test]
+fn cp_active_avg_can_be_pinned_and_travel_is_marked_on_the_graphs() {
+    use plugtop::kernel::source::Source as _;
+    let options = plugtop::tui::run::Options {
+        rules: None,
+        root: "/".into(),
+        replay: None,
+        mode: Mode::Auto,
+        batch: true,
+        mono: false,
+        interval: None,
+        count: None,
+        sim: Some("examples/scenarios/daytrader.toml".into()),
+        old_kernel: false,
+        allow_non_zvm: false,
+    };
+    let (mut app, mut source) = match plugtop::tui::run::prepare(&options) {
+        Ok(x) => x,
+        Err(e) => panic!("{e}"),
+    };
+    for _ in 0..40 {
+        if let Some(Ok(s)) = source.next_sample() {
+            app.ingest(s);
+        }
+    }
+    // The cursor starts on CP_ActiveAVG, which leads the Values panel.
+    assert_eq!(app.pinnable().first().copied(), Some("CP_ActiveAVG"));
+    app.update(KeyAction::Pin);
+    assert_eq!(app.pinned, vec!["CP_ActiveAVG".to_string()]);
+    app.update(KeyAction::Down);
+    app.update(KeyAction::Pin);
+    assert_eq!(app.pinned.len(), 2, "{:?}", app.pinned);
+    for _ in 0..30 {
+        if let Some(Ok(s)) = source.next_sample() {
+            app.ingest(s);
+        }
+    }
+    app.view = View::Graphs;
+    let now = screen(&app, 80, 24);
+    let row = now
+        .lines()
+        .find(|l| l.starts_with("CP_ActiveAVG"))
+        .unwrap_or_else(|| panic!("no pinned row:\n{now}"));
+    // Pinned 30 intervals ago: the newest value is at the right edge.
+    assert!(!row.ends_with(' ') && row.chars().count() == 80, "{row:?}");
+    // Un-pinning leaves no row behind.
+    app.view = View::Overview;
+    app.value_cursor = 0;
+    app.update(KeyAction::Pin);
+    app.view = View::Graphs;
+    assert!(!screen(&app, 80, 24).contains("CP_ActiveAVG"));
+    // Three intervals back: a marker under that column.
+    for _ in 0..3 {
+        app.update(KeyAction::Back);
+    }
+    let back = screen(&app, 80, 24);
+    assert!(back.contains("▲ the one shown (3 back)"), "{back}");
+    let marker = back
+        .lines()
+        .find(|l| l.starts_with("interval shown"))
+        .unwrap_or_else(|| panic!("no marker:\n{back}"));
+    assert_eq!(
+        marker.find('▲').map(|i| marker[..i].chars().count()),
+        Some(80 - 1 - 3)
+    );
+}

@@ -584,7 +584,10 @@ impl App {
     fn scroll(&mut self, by: isize) {
         let step = |v: usize| if by < 0 { v.saturating_sub(1) } else { v + 1 };
         match self.view {
-            View::Overview => self.value_cursor = step(self.value_cursor),
+            View::Overview => {
+                let last = self.pinnable().len().saturating_sub(1);
+                self.value_cursor = step(self.value_cursor).min(last);
+            }
             View::Rules => self.tree_scroll = step(self.tree_scroll),
             View::Graphs => {}
             View::Flips => self.flips_scroll = step(self.flips_scroll),
@@ -609,14 +612,39 @@ impl App {
         }
     }
 
+    /// The values the cursor moves over and `p` pins, in the order the
+    /// Values panel lists them: CP_ActiveAVG and CP_idleAVG first (they
+    /// lead the panel), then every other variable a rule uses.
+    pub fn pinnable(&self) -> Vec<&str> {
+        let Some(frame) = self.frame() else {
+            return Vec::new();
+        };
+        let lead = ["CP_ActiveAVG", "CP_idleAVG"];
+        let mut names: Vec<&str> = lead
+            .into_iter()
+            .filter(|l| frame.variables.iter().any(|(n, _)| n == l))
+            .collect();
+        names.extend(
+            frame
+                .variables
+                .iter()
+                .map(|(n, _)| n.as_str())
+                .filter(|n| !lead.contains(n)),
+        );
+        names
+    }
+
     fn toggle_pin(&mut self) {
-        let Some(frame) = self.frame() else { return };
-        let Some((name, _)) = frame.variables.get(self.value_cursor) else {
+        let Some(name) = self
+            .pinnable()
+            .get(self.value_cursor)
+            .map(|n| n.to_string())
+        else {
             return;
         };
-        let name = name.clone();
         if let Some(i) = self.pinned.iter().position(|p| *p == name) {
             self.pinned.remove(i);
+            self.history.unpin(&name);
         } else {
             self.history.pin(&name);
             self.pinned.push(name);

@@ -8,7 +8,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph};
 
 use super::theme::Theme;
-use super::values::sparkline;
+use super::values::{sparkline, window_range};
 use crate::engine::CpuAction;
 use crate::history::Metric;
 use crate::report::trace::number;
@@ -16,16 +16,22 @@ use crate::tui::app::App;
 
 /// Draws the graphs view.
 pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {
-    let block = Block::default().borders(Borders::TOP).title(Span::styled(
-        format!(
-            " Graphs: the last {} intervals, newest at the right ",
-            area.width.saturating_sub(26)
-        ),
-        theme.title(),
-    ));
+    let width = (area.width as usize).saturating_sub(26).max(8);
+    let kept = app.history.series(Metric::OnlineCpus).len();
+    let drawn = kept.min(width);
+    // While time-travelling, the interval shown is this many columns left
+    // of the newest one.
+    let back = app.cursor.unwrap_or(0);
+    let title = if back > 0 {
+        format!(" Graphs: last {drawn} intervals, newest right, ▲ the one shown ({back} back) ")
+    } else {
+        format!(" Graphs: the last {drawn} intervals, newest at the right ")
+    };
+    let block = Block::default()
+        .borders(Borders::TOP)
+        .title(Span::styled(title, theme.title()));
     let inner = block.inner(area);
     frame.render_widget(block, area);
-    let width = (inner.width as usize).saturating_sub(26).max(8);
     let graphs = [
         ("online CPUs", Metric::OnlineCpus),
         ("CMM pool (pages)", Metric::CmmPages),
@@ -34,30 +40,35 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {
         ("direct scans/tick", Metric::ScanDirect),
         ("kswapd scans/tick", Metric::ScanKswapd),
     ];
+    let value_at = |values: &[f64]| {
+        values
+            .len()
+            .checked_sub(1 + back)
+            .and_then(|i| values.get(i))
+            .copied()
+            .filter(|v| v.is_finite())
+    };
     let mut lines = Vec::new();
     for (name, metric) in graphs {
         let values: Vec<f64> = app.history.series(metric).values().collect();
-        let last = values.iter().rev().find(|v| v.is_finite()).copied();
-        let (lo, hi) = values
-            .iter()
-            .filter(|v| v.is_finite())
-            .fold((f64::MAX, f64::MIN), |(a, b), v| (a.min(*v), b.max(*v)));
         lines.push(Line::from(vec![
             Span::styled(format!("{name:<18}"), theme.text()),
             Span::styled(
-                format!("{:>7} ", last.map_or("-".into(), number)),
+                format!("{:>7} ", value_at(&values).map_or("-".into(), number)),
                 theme.outcome(crate::rules::eval::Outcome::Number(0.0)),
             ),
             Span::styled(sparkline(&values, width), theme.bar(true)),
         ]));
-        if hi >= lo {
+        // The range of what is drawn, not of all time.
+        let window = &values[values.len().saturating_sub(width)..];
+        if let Some((lo, hi)) = window_range(window) {
             lines.push(Line::styled(
                 format!("{:<26}range {} .. {}", "", number(lo), number(hi)),
                 theme.dim(),
             ));
         }
     }
-    // Actions on the time axis, aligned with the graphs' newest column.
+    // Actions on the time axis, right-aligned like the graphs.
     let actions: String = app
         .frames
         .iter()
@@ -75,17 +86,26 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {
             },
         )
         .collect();
+    let pad = width.saturating_sub(actions.chars().count());
     lines.push(Line::from(vec![
-        Span::styled(
-            format!("{:<26}", "actions ▲plug ▼unplug ±pool"),
-            theme.dim(),
-        ),
+        Span::styled(format!("{:<26}", "actions ▲▼ CPU, +- pool"), theme.dim()),
+        Span::raw(" ".repeat(pad)),
         Span::raw(actions),
     ]));
+    if back > 0 && back < width {
+        lines.push(Line::styled(
+            format!("{:<26}{}▲", "interval shown", " ".repeat(width - 1 - back)),
+            theme.title(),
+        ));
+    }
     for (name, series) in app.history.pinned() {
         let values: Vec<f64> = series.values().collect();
         lines.push(Line::from(vec![
-            Span::styled(format!("{name:<26}"), theme.text()),
+            Span::styled(format!("{name:<18}"), theme.text()),
+            Span::styled(
+                format!("{:>7} ", value_at(&values).map_or("-".into(), number)),
+                theme.outcome(crate::rules::eval::Outcome::Number(0.0)),
+            ),
             Span::styled(sparkline(&values, width), theme.bar(false)),
         ]));
     }

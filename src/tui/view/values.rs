@@ -15,27 +15,34 @@ const SPARK: [char; 8] = ['▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'
 
 /// A small sparkline of the last `width` values.
 pub fn sparkline(values: &[f64], width: usize) -> String {
-    let tail: Vec<f64> = values
+    let tail = &values[values.len().saturating_sub(width)..];
+    let (lo, hi) = window_range(tail).unwrap_or((0.0, 0.0));
+    // Newest at the right edge: a short history is padded on the left, and
+    // a value that could not be computed is a gap, not a shifted column.
+    let mut out = " ".repeat(width - tail.len());
+    out.extend(tail.iter().map(|v| {
+        if !v.is_finite() {
+            return ' ';
+        }
+        let k = if hi > lo {
+            ((v - lo) / (hi - lo) * 7.0).round() as usize
+        } else {
+            0
+        };
+        SPARK[k.min(7)]
+    }));
+    out
+}
+
+/// The lowest and highest finite value of what a sparkline draws.
+pub fn window_range(values: &[f64]) -> Option<(f64, f64)> {
+    values
         .iter()
-        .rev()
-        .take(width)
-        .rev()
-        .copied()
         .filter(|v| v.is_finite())
-        .collect();
-    let (lo, hi) = tail
-        .iter()
-        .fold((f64::MAX, f64::MIN), |(a, b), v| (a.min(*v), b.max(*v)));
-    tail.iter()
-        .map(|v| {
-            let k = if hi > lo {
-                ((v - lo) / (hi - lo) * 7.0).round() as usize
-            } else {
-                0
-            };
-            SPARK[k.min(7)]
+        .fold(None, |range, v| match range {
+            None => Some((*v, *v)),
+            Some((lo, hi)) => Some((lo.min(*v), hi.max(*v))),
         })
-        .collect()
 }
 
 fn mib(kb: f64) -> String {
@@ -88,8 +95,16 @@ fn visible<'a>(
         .max()
         .unwrap_or(10)
         .min(19);
-    let selected = fixed + app.value_cursor.min(variables.saturating_sub(1));
-    let first = if app.value_cursor == 0 {
+    // The cursor moves over the pinnable values (App::pinnable), which
+    // include the two averages that lead the panel.
+    let pinnable = app.pinnable();
+    let cursor = app.value_cursor.min(variables.saturating_sub(1));
+    let selected = pinnable
+        .get(cursor)
+        .and_then(|name| rows.iter().position(|(n, _)| n == name))
+        .unwrap_or(fixed);
+    // Until the user moves the cursor, the panel shows its top.
+    let first = if selected < room || app.value_cursor == 0 {
         0
     } else {
         selected
@@ -124,7 +139,7 @@ fn visible<'a>(
                 spans.push(Span::raw(format!(" {}", sparkline(&series, 16))));
             }
             let line = Line::from(spans);
-            if i == selected && i >= fixed {
+            if i == selected && !pinnable.is_empty() {
                 line.style(theme.selected())
             } else {
                 line
