@@ -276,7 +276,6 @@ fn the_same_log_line_in_a_row_is_counted_not_repeated() {
 
 #[test]
 fn cp_active_avg_can_be_pinned_and_travel_is_marked_on_the_graphs() {
-    use plugtop::kernel::source::Source as _;
     let options = plugtop::tui::run::Options {
         rules: None,
         root: "/".into(),
