@@ -35,11 +35,12 @@ fn row(
 ) -> Line<'static> {
     let mut spans = vec![Span::raw(format!("{name:<6}"))];
     let pct = |v: u64| (v * 100 + total / 2).checked_div(total).unwrap_or(0);
-    for (i, (_, get)) in WIDE.iter().enumerate() {
+    let shares = shares(delta, total);
+    for (i, share) in shares.iter().enumerate() {
         if columns == 6 && (i == 5 || i == 6) {
             continue;
         }
-        spans.push(Span::raw(format!("{:>4}", pct(get(delta)))));
+        spans.push(Span::raw(format!("{share:>4}")));
     }
     let busy = pct(delta.user + delta.nice + delta.system + delta.irq + delta.softirq) as usize;
     let filled = (busy * bar).div_ceil(100).min(bar);
@@ -47,6 +48,38 @@ fn row(
     spans.push(Span::styled("█".repeat(filled), theme.bar(true)));
     spans.push(Span::styled("·".repeat(bar - filled), theme.dim()));
     Line::from(spans)
+}
+
+/// Each column's share of `total` in whole percent, rounded so that they
+/// add up to the rounded share of all of them (largest remainders get the
+/// spare points): a row never sums to 101.
+fn shares(delta: &CpuTicks, total: u64) -> [u64; 8] {
+    let mut out = [0u64; 8];
+    if total == 0 {
+        return out;
+    }
+    let values: Vec<u128> = WIDE.iter().map(|(_, get)| u128::from(get(delta))).collect();
+    let total = u128::from(total);
+    let sum: u128 = values.iter().sum();
+    let target = (sum * 100 + total / 2) / total;
+    let mut floors: Vec<(usize, u128, u128)> = values
+        .iter()
+        .enumerate()
+        .map(|(i, v)| (i, v * 100 / total, v * 100 % total))
+        .collect();
+    let mut left = target.saturating_sub(floors.iter().map(|f| f.1).sum());
+    floors.sort_by(|a, b| b.2.cmp(&a.2).then(a.0.cmp(&b.0)));
+    for (_, floor, _) in floors.iter_mut() {
+        if left == 0 {
+            break;
+        }
+        *floor += 1;
+        left -= 1;
+    }
+    for (i, floor, _) in floors {
+        out[i] = u64::try_from(floor).unwrap_or(100);
+    }
+    out
 }
 
 /// CPU rows (the "… more" line included) in a CPU panel whose inner
@@ -78,7 +111,8 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {
     let bar = (inner.width as usize)
         .saturating_sub(6 + 4 * columns + 3)
         .max(1);
-    let mut head = vec![Span::styled(format!("{:<6}", "%"), theme.dim())];
+    // Shares of this interval only (the rules' averages span several).
+    let mut head = vec![Span::styled(format!("{:<6}", "% now"), theme.dim())];
     for (i, (name, _)) in WIDE.iter().enumerate() {
         if columns == 6 && (i == 5 || i == 6) {
             continue;
@@ -131,4 +165,33 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {
         }
     }
     frame.render_widget(Paragraph::new(lines), inner);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shares_never_sum_past_a_hundred() {
+        // Three equal thirds round to 33 each, 99 in all: one gets the spare.
+        let d = CpuTicks {
+            user: 1,
+            system: 1,
+            idle: 1,
+            ..CpuTicks::default()
+        };
+        assert_eq!(shares(&d, 3).iter().sum::<u64>(), 100);
+        // 0.5% shares everywhere would each round up to 1, 8 in all.
+        let d = CpuTicks {
+            user: 995,
+            nice: 1,
+            system: 1,
+            idle: 1,
+            iowait: 1,
+            irq: 1,
+            ..CpuTicks::default()
+        };
+        assert_eq!(shares(&d, 1000).iter().sum::<u64>(), 100);
+        assert_eq!(shares(&CpuTicks::default(), 0), [0; 8]);
+    }
 }

@@ -200,10 +200,15 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {
             kb("MemTotal").map_or("-".into(), mib)
         ),
     ));
-    rows.push((
-        "avail_cache".into(),
-        metric(Metric::AvailCache).map_or("-".into(), mib),
-    ));
+    // A rule file's own avail_cache (in its own unit) is listed with the
+    // variables; plugtop's is shown only when the file has none, so one
+    // name never shows two values.
+    if var("avail_cache").is_none() && !f.variables.iter().any(|(n, _)| n == "avail_cache") {
+        rows.push((
+            "avail_cache".into(),
+            metric(Metric::AvailCache).map_or("-".into(), mib),
+        ));
+    }
     pool_rows(&mut rows, s, app.rules().settings.cmm_max);
     let fixed = rows.len();
     for (name, value) in &f.variables {
