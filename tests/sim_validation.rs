@@ -139,3 +139,27 @@ fn a_run_is_deterministic() {
     assert_eq!(a.report, b.report);
     assert_eq!(a.log, b.log);
 }
+
+#[test]
+fn the_simulator_says_its_phase_and_when_its_scenario_ended() {
+    use plugtop::kernel::source::Source;
+    let scenario = common::scenario("daytrader");
+    let guest = plugtop::sim::SharedGuest::new(plugtop::sim::Guest::new(&scenario, false));
+    let mut source = plugtop::sim::SimSource::new(guest, 60.0);
+    let _ = source.next_sample();
+    assert_eq!(source.status().as_deref(), Some("idle · 0:00 of 12:30"));
+    for _ in 0..3 {
+        let _ = source.next_sample();
+    }
+    // 3:00 is in the phase that started at 1:41.
+    let at_three = source.status().unwrap_or_default();
+    assert!(at_three.ends_with(" · 3:00 of 12:30"), "{at_three}");
+    assert!(!at_three.starts_with("idle"), "{at_three}");
+    for _ in 0..12 {
+        let _ = source.next_sample();
+    }
+    assert_eq!(
+        source.status().as_deref(),
+        Some("scenario ended at 12:30; the last phase goes on")
+    );
+}

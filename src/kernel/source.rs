@@ -36,4 +36,10 @@ pub trait Source {
     fn warning(&mut self) -> Option<String> {
         None
     }
+
+    /// Where the source stands, for the header (a simulator's phase, or
+    /// that its scenario has ended). Asked after every reading.
+    fn status(&self) -> Option<String> {
+        None
+    }
 }

@@ -93,6 +93,31 @@ impl Source for SimSource {
         self.started = true;
         Some(Ok(guest.sample()))
     }
+
+    fn status(&self) -> Option<String> {
+        let guest = self.guest.borrow();
+        let scenario = guest.scenario();
+        let clock = |t: f64| {
+            let t = t.max(0.0) as u64;
+            format!("{}:{:02}", t / 60, t % 60)
+        };
+        if guest.t > scenario.length() {
+            return Some(format!(
+                "scenario ended at {}; the last phase goes on",
+                clock(scenario.length())
+            ));
+        }
+        let phase = scenario
+            .phase_at(guest.t)
+            .map(|p| p.name.clone())
+            .filter(|n| !n.is_empty())
+            .unwrap_or_else(|| "phase".into());
+        Some(format!(
+            "{phase} · {} of {}",
+            clock(guest.t),
+            clock(scenario.length())
+        ))
+    }
 }
 
 /// Changes the simulated guest, choosing CPUs as cpuplugd does (lowest

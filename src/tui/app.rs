@@ -182,6 +182,9 @@ pub struct App {
     /// CPU rows one PgDn moves by: what the CPU table shows on this screen
     /// ([`super::view::cpu_page`]), so paging never skips a CPU.
     pub cpu_page: usize,
+    /// Where the source stands ([`crate::kernel::source::Source::status`]):
+    /// the simulator's phase, or that its scenario ended.
+    pub source_status: Option<String>,
     pub help: bool,
     pub dialog: Option<Dialog>,
     pub history: History,
@@ -231,6 +234,7 @@ impl App {
             tree_scroll: 0,
             cpu_scroll: 0,
             cpu_page: 8,
+            source_status: None,
             help: false,
             dialog: None,
             history: History::new(),

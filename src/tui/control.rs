@@ -146,7 +146,9 @@ impl Control {
         let now = Instant::now();
         let reading = source.next_sample();
         let warning = source.warning();
+        let status = source.status();
         let mut app = shared.lock();
+        app.source_status = status;
         match reading {
             Some(Ok(s)) => app.ingest(s),
             Some(Err(e)) => app.note(LogKind::Problem, format!("skipping this interval: {e}")),

@@ -29,15 +29,25 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {
         Some(k) if k > 0 => format!(" ({k} back)"),
         _ => String::new(),
     };
+    let source = match &app.source_status {
+        Some(status) => format!("{source} · {status}"),
+        None => source,
+    };
+    let clock = format!("{interval}{position} {time}");
+    let middle = header_middle(
+        usize::from(area.width),
+        &clock,
+        [
+            app.host.as_str(),
+            app.kernel.as_str(),
+            file_name(app.file().name()),
+            source.as_str(),
+        ],
+    );
     let first = Line::from(vec![
         Span::styled("plugtop ", theme.title()),
-        Span::raw(format!(
-            "{} · {} · {} · {source} · ",
-            app.host,
-            app.kernel,
-            file_name(app.file().name())
-        )),
-        Span::styled(format!("{interval}{position} {time}"), theme.text()),
+        Span::raw(middle),
+        Span::styled(clock, theme.text()),
     ]);
     let mode = app.session.controller().mode();
     let mut second = vec![
@@ -87,6 +97,32 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {
         second.push(Span::styled(format!(" {warning} "), theme.warning()));
     }
     frame.render_widget(Paragraph::new(vec![first, Line::from(second)]), area);
+}
+
+/// The header's middle (host · kernel · rule file · source), fitted so the
+/// interval number and the clock after it are never cut: the kernel goes
+/// first, then the host, then the rest is shortened.
+fn header_middle(width: usize, clock: &str, [host, kernel, file, source]: [&str; 4]) -> String {
+    let room = width.saturating_sub("plugtop ".len() + clock.chars().count());
+    let tries: [&[&str]; 4] = [
+        &[host, kernel, file, source],
+        &[host, file, source],
+        &[file, source],
+        &[source],
+    ];
+    for parts in tries {
+        let text = format!("{} · ", parts.join(" · "));
+        if text.chars().count() <= room {
+            return text;
+        }
+    }
+    let text = format!("{source} · ");
+    if room < 2 {
+        return String::new();
+    }
+    let mut cut: String = text.chars().take(room - 2).collect();
+    cut.push_str("… ");
+    cut
 }
 
 /// Badges: a disabled group (and why), a fault in the interval shown.
