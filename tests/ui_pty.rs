@@ -307,12 +307,14 @@ fn a_simulated_guest_runs_the_whole_loop_in_autonomous_mode() {
         80,
     );
     s.wait_for("AUTONOMOUS");
-    s.wait_for("daytrader · simulated");
+    // The header says where the scenario stands.
+    s.wait_for("idle · 0:");
+    s.wait_for(" of 12:30");
     // The idle guest gives its CPUs and memory back, as the rules say.
     s.wait_for("unplugged cpu3");
     s.wait_for("changing number of pages permanently reserved");
     s.press("+");
-    s.wait_for("· sim ×2");
+    s.wait_for("sim ×2 · ");
     assert!(s.quit());
 }
 
