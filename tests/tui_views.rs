@@ -339,3 +339,65 @@ fn cp_active_avg_can_be_pinned_and_travel_is_marked_on_the_graphs() {
         Some(80 - 1 - 3)
     );
 }
+
+#[test]
+fn a_reached_cpu_limit_leads_its_rule_and_every_rule_keeps_its_line() {
+    // A busy guest with every CPU online: HOTPLUG is true, CPU_MAX holds it back.
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let idle = dir.path().join("idle.toml");
+    std::fs::write(
+        &idle,
+        "name = \"busy\"\ncpus = 2\nonline = 2\nmemory_mib = 2048\nduration = \"10:00\"\n\n[[phases]]\nstart = \"0\"\nthreads = 6\nworking_set_mib = 100\n",
+    )
+    .expect("scenario");
+    let options = plugtop::tui::run::Options {
+        rules: None,
+        root: "/".into(),
+        replay: None,
+        mode: Mode::Auto,
+        batch: true,
+        mono: false,
+        interval: None,
+        count: None,
+        sim: Some(idle.clone()),
+        old_kernel: false,
+        allow_non_zvm: false,
+    };
+    let (mut app, mut source) = match plugtop::tui::run::prepare(&options) {
+        Ok(x) => x,
+        Err(e) => panic!("{e}"),
+    };
+    let mut found = false;
+    for _ in 0..100 {
+        match source.next_sample() {
+            Some(Ok(s)) => app.ingest(s),
+            _ => break,
+        }
+        let limited = app
+            .frame()
+            .and_then(|f| f.decision.as_ref())
+            .and_then(|d| d.cpu)
+            .is_some_and(|c| c.limited && c.action == plugtop::engine::CpuAction::None);
+        if limited {
+            found = true;
+            break;
+        }
+    }
+    assert!(found, "the busy guest never reached CPU_MAX");
+    let text = screen(&app, 80, 24);
+    assert!(text.contains("reached"), "{text}");
+    for kind in [
+        "HOTPLUG",
+        "HOTUNPLUG",
+        "MEMPLUG",
+        "MEMUNPLUG",
+        "CMM_INC",
+        "CMM_DEC",
+    ] {
+        assert!(
+            text.lines()
+                .any(|l| l.trim_start_matches(['▸', ' ']).starts_with(kind)),
+            "{kind} lost its line:\n{text}"
+        );
+    }
+}

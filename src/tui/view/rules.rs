@@ -57,6 +57,22 @@ pub fn draw_summary(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme)
     let inner = block.inner(area);
     frame.render_widget(block, area);
     let Some(f) = app.frame() else { return };
+    let limit = limit_note(app, f).map(|note| {
+        let blocked = f
+            .decision
+            .as_ref()
+            .and_then(|d| d.cpu)
+            .and_then(|c| c.hotplug);
+        let kind = if blocked == Some(true) {
+            RuleKind::Hotplug
+        } else {
+            RuleKind::Hotunplug
+        };
+        let short = note
+            .split_once(", but ")
+            .map_or(note.clone(), |(_, limit)| limit.to_string());
+        (kind, short)
+    });
     let mut lines = Vec::new();
     for kind in RuleKind::ALL {
         let Some(rule) = app.rules().rule(kind) else {
@@ -79,16 +95,17 @@ pub fn draw_summary(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme)
                 .unwrap_or_default(),
         };
         let marker = if kind == app.rule { "▸" } else { " " };
-        lines.push(Line::from(vec![
+        let mut spans = vec![
             Span::raw(marker),
             Span::styled(format!("{:<10}", kind.file_name()), theme.text()),
-            Span::styled(text, theme.outcome(outcome)),
-        ]));
-    }
-    if let Some(note) = limit_note(app, f)
-        && let Some(l) = lines.last_mut()
-    {
-        *l = Line::styled(note, theme.warning());
+        ];
+        // A limit that blocked the action leads that rule's own line (every
+        // rule keeps its line).
+        if let Some(note) = limit.as_ref().filter(|(k, _)| *k == kind) {
+            spans.push(Span::styled(format!("{}; ", note.1), theme.warning()));
+        }
+        spans.push(Span::styled(text, theme.outcome(outcome)));
+        lines.push(Line::from(spans));
     }
     frame.render_widget(Paragraph::new(lines), inner);
 }
