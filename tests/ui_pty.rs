@@ -831,3 +831,39 @@ fn number_keys_pick_views_h_and_f1_help_and_ctrl_l_repaints() {
     }
     assert!(s.quit());
 }
+
+#[test]
+fn e_exports_the_log_into_the_state_directory() {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let rec = common::record_fixture_series(dir.path(), "o.rec");
+    let state = dir.path().join("state");
+    let state_env = state.display().to_string();
+    let mut s = Session::start_with(
+        &[
+            "--replay",
+            &rec,
+            "-c",
+            "examples/rules/recommended-default.conf",
+            "--interval",
+            "0.05",
+        ],
+        24,
+        160,
+        &[("XDG_STATE_HOME", &state_env)],
+    );
+    s.wait_for("end of the recording");
+    s.press("e");
+    s.wait_for("log exported to");
+    assert!(s.quit());
+    let files: Vec<_> = std::fs::read_dir(state.join("plugtop"))
+        .map(|d| d.filter_map(Result::ok).map(|e| e.path()).collect())
+        .unwrap_or_default();
+    assert_eq!(files.len(), 1, "{files:?}");
+    let text = std::fs::read_to_string(&files[0]).unwrap_or_default();
+    assert!(
+        text.lines()
+            .next()
+            .is_some_and(|l| l.as_bytes().get(2) == Some(&b':')),
+        "each line starts with its time: {text:?}"
+    );
+}

@@ -275,8 +275,42 @@ impl Control {
     }
 }
 
+/// Where `e` writes the log: the user's state directory
+/// (`$XDG_STATE_HOME/plugtop`, else `~/.local/state/plugtop`), not wherever
+/// plugtop happened to be started; the current directory only when neither
+/// is known.
+fn export_dir() -> std::path::PathBuf {
+    let base = std::env::var_os("XDG_STATE_HOME")
+        .filter(|v| !v.is_empty())
+        .map(std::path::PathBuf::from)
+        .or_else(|| {
+            std::env::var_os("HOME")
+                .filter(|v| !v.is_empty())
+                .map(|h| std::path::PathBuf::from(h).join(".local/state"))
+        });
+    match base {
+        Some(b) => b.join("plugtop"),
+        None => std::path::PathBuf::from("."),
+    }
+}
+
 fn export(app: &mut App) {
-    let path = format!("plugtop-log-{}.txt", std::process::id());
+    let dir = export_dir();
+    if let Err(e) = std::fs::create_dir_all(&dir) {
+        app.note(
+            LogKind::Problem,
+            format!(
+                "cannot export the log: cannot create {}: {e}",
+                dir.display()
+            ),
+        );
+        return;
+    }
+    let stamp = app.frame().map_or(0, |f| f.sample.stamp.micros / 1_000_000);
+    let path = dir
+        .join(format!("plugtop-log-{stamp}-{}.txt", std::process::id()))
+        .display()
+        .to_string();
     let text: String = app
         .log
         .iter()
