@@ -401,3 +401,36 @@ fn a_reached_cpu_limit_leads_its_rule_and_every_rule_keeps_its_line() {
         );
     }
 }
+
+#[test]
+fn enter_on_a_variable_expands_that_one_only() {
+    let mut a = app(RECOMMENDED, SERIES, 6, Mode::Observe);
+    a.view = View::Rules;
+    a.update(KeyAction::NextRule); // HOTUNPLUG = (CP_idleAVG * onumcpus) > 1.15
+    let on_variable = |a: &App| {
+        let Some(frame) = a.frame() else { return false };
+        let tree = plugtop::report::trace::rows(
+            a.rules(),
+            a.file(),
+            &frame.trace,
+            plugtop::rules::RuleKind::Hotunplug,
+            &|n| a.expanded.contains(&n),
+        );
+        tree.get(a.tree_scroll)
+            .is_some_and(|r| r.variable && r.label.starts_with("CP_idleAVG"))
+    };
+    for _ in 0..20 {
+        if on_variable(&a) {
+            break;
+        }
+        a.update(KeyAction::Down);
+    }
+    assert!(on_variable(&a), "the cursor reaches CP_idleAVG");
+    a.update(KeyAction::Expand);
+    assert_eq!(a.expanded.len(), 1, "one variable expanded");
+    let after = screen(&a, 80, 24);
+    assert!(after.contains("▾ CP_idleAVG"), "{after}");
+    assert!(after.contains("▸ "), "the others stay folded:\n{after}");
+    a.update(KeyAction::Expand);
+    assert!(a.expanded.is_empty(), "Enter again folds it");
+}

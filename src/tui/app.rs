@@ -608,6 +608,14 @@ impl App {
             self.rule,
             &|n| self.expanded.contains(&n),
         );
+        // The row under the cursor, when it is a variable: just that one.
+        if let Some(row) = rows.get(self.tree_scroll).filter(|r| r.variable) {
+            let node = row.node;
+            if !self.expanded.remove(&node) {
+                self.expanded.insert(node);
+            }
+            return;
+        }
         let vars: Vec<NodeId> = rows.iter().filter(|r| r.variable).map(|r| r.node).collect();
         if vars.iter().all(|n| self.expanded.contains(n)) {
             self.expanded.clear();

@@ -174,7 +174,7 @@ pub const BINDINGS: &[Binding] = &[
         action: KeyAction::Expand,
         keys: &[KeyCode::Enter],
         shown: "Enter",
-        description: "expand / fold variables",
+        description: "expand / fold a variable",
     },
     Binding {
         action: KeyAction::Pin,

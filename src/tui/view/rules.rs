@@ -114,7 +114,7 @@ pub fn draw_summary(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme)
 pub fn draw_tree(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {
     let kind = app.rule;
     let title = format!(
-        " Truth trace of {} (t next rule, Enter expands variables, ↑↓ scroll) ",
+        " Truth trace of {} (t next rule, ↑↓ move, Enter expands the variable) ",
         kind.file_name()
     );
     let block = Block::default()
@@ -162,9 +162,11 @@ pub fn draw_tree(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {
     let rows = trace::rows(app.rules(), app.file(), &f.trace, kind, &|n| {
         app.expanded.contains(&n)
     });
+    let cursor = app.tree_scroll.min(rows.len().saturating_sub(1));
     let body: Vec<Line<'_>> = rows
         .iter()
-        .map(|r| {
+        .enumerate()
+        .map(|(i, r)| {
             let indent = if r.depth > trace::MAX_INDENT {
                 format!("{}[depth {}] ", "  ".repeat(trace::MAX_INDENT), r.depth)
             } else {
@@ -197,11 +199,19 @@ pub fn draw_tree(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {
                 spans.push(Span::raw(" = "));
                 spans.push(Span::styled(value, theme.outcome(r.outcome)));
             }
-            Line::from(spans)
+            let line = Line::from(spans);
+            if i == cursor {
+                line.style(theme.selected())
+            } else {
+                line
+            }
         })
         .collect();
     let room = (inner.height as usize).saturating_sub(lines.len());
-    let scroll = app.tree_scroll.min(body.len().saturating_sub(room));
+    // The cursor row (↑↓) stays on screen.
+    let scroll = cursor
+        .saturating_sub(room.saturating_sub(1))
+        .min(body.len().saturating_sub(room));
     lines.extend(body.into_iter().skip(scroll).take(room));
     frame.render_widget(Paragraph::new(lines), inner);
 }
