@@ -34,6 +34,12 @@ pub fn outcome(o: Outcome) -> String {
     }
 }
 
+/// Longest sub-expression text a trace line shows: every sub-expression a
+/// person writes fits whole (traces used to cut at 48 characters, in the
+/// middle of `cpustat.total_ticks[1]`); only machine-made chains thousands
+/// long are shortened, so a line stays bounded.
+pub const LABEL_MAX: usize = 200;
+
 fn shorten(text: &str, max: usize) -> String {
     let flat: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
     if flat.chars().count() <= max {
@@ -80,7 +86,7 @@ pub fn rule(rules: &RuleSet, source: &SourceFile, trace: &Trace, kind: RuleKind)
         "{} = {}    {}{}",
         kind.file_name(),
         outcome(trace.outcome(r.root)),
-        shorten(&source.snippet(r.value_span), 60),
+        shorten(&source.snippet(r.value_span), LABEL_MAX),
         run_note(rules, r.root, length)
     );
     let mut prefix = String::new();
@@ -245,7 +251,7 @@ pub fn label(rules: &RuleSet, source: &SourceFile, node: NodeId) -> String {
             let def = &rules.variables[*var as usize];
             format!("{} (line {})", def.name, def.line)
         }
-        _ => shorten(&source.snippet(n.span), 48),
+        _ => shorten(&source.snippet(n.span), LABEL_MAX),
     }
 }
 

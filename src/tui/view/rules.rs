@@ -110,6 +110,48 @@ pub fn draw_summary(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme)
     frame.render_widget(Paragraph::new(lines), inner);
 }
 
+/// One row of the truth trace: indentation, fold marker, text, value.
+fn tree_line<'a>(app: &App, r: &'a trace::Row, selected: bool, theme: &Theme) -> Line<'a> {
+    let indent = if r.depth > trace::MAX_INDENT {
+        format!("{}[depth {}] ", "  ".repeat(trace::MAX_INDENT), r.depth)
+    } else {
+        "  ".repeat(r.depth)
+    };
+    let fold = if r.variable {
+        if app.expanded.contains(&r.node) {
+            "▾ "
+        } else {
+            "▸ "
+        }
+    } else {
+        "  "
+    };
+    let label_style = if r.deciding {
+        theme.deciding()
+    } else {
+        theme.text()
+    };
+    let mut spans = vec![
+        Span::raw(indent),
+        Span::raw(fold),
+        Span::styled(r.label.clone(), label_style),
+    ];
+    if !r.constant {
+        let value = match r.outcome {
+            Outcome::NotEvaluated => "not evaluated (short-circuit)".to_string(),
+            o => trace::outcome(o),
+        };
+        spans.push(Span::raw(" = "));
+        spans.push(Span::styled(value, theme.outcome(r.outcome)));
+    }
+    let line = Line::from(spans);
+    if selected {
+        line.style(theme.selected())
+    } else {
+        line
+    }
+}
+
 /// The full tree of the selected rule.
 pub fn draw_tree(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {
     let kind = app.rule;
@@ -166,46 +208,7 @@ pub fn draw_tree(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {
     let body: Vec<Line<'_>> = rows
         .iter()
         .enumerate()
-        .map(|(i, r)| {
-            let indent = if r.depth > trace::MAX_INDENT {
-                format!("{}[depth {}] ", "  ".repeat(trace::MAX_INDENT), r.depth)
-            } else {
-                "  ".repeat(r.depth)
-            };
-            let fold = if r.variable {
-                if app.expanded.contains(&r.node) {
-                    "▾ "
-                } else {
-                    "▸ "
-                }
-            } else {
-                "  "
-            };
-            let label_style = if r.deciding {
-                theme.deciding()
-            } else {
-                theme.text()
-            };
-            let mut spans = vec![
-                Span::raw(indent),
-                Span::raw(fold),
-                Span::styled(r.label.clone(), label_style),
-            ];
-            if !r.constant {
-                let value = match r.outcome {
-                    Outcome::NotEvaluated => "not evaluated (short-circuit)".to_string(),
-                    o => trace::outcome(o),
-                };
-                spans.push(Span::raw(" = "));
-                spans.push(Span::styled(value, theme.outcome(r.outcome)));
-            }
-            let line = Line::from(spans);
-            if i == cursor {
-                line.style(theme.selected())
-            } else {
-                line
-            }
-        })
+        .map(|(i, r)| tree_line(app, r, i == cursor, theme))
         .collect();
     let room = (inner.height as usize).saturating_sub(lines.len());
     // The cursor row (↑↓) stays on screen.
