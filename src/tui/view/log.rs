@@ -3,11 +3,11 @@
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Paragraph};
+use ratatui::widgets::{Block, Borders, Paragraph, Wrap};
 
 use super::theme::Theme;
 use crate::rules::eval::Outcome;
-use crate::tui::app::{App, LogKind};
+use crate::tui::app::{App, LogKind, LogLine};
 
 /// Draws the newest log lines (or, in the log view, the scrolled ones).
 pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme, full: bool) {
@@ -30,12 +30,25 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme, full: b
     } else {
         0
     };
-    let lines: Vec<Line<'_>> = app
+    // Lines wrap (a reason or a fault is never cut), so the newest entries
+    // that fit are taken by their wrapped height.
+    let width = usize::from(inner.width.max(1));
+    let mut used = 0;
+    let newest: Vec<&LogLine> = app
         .log_shown()
         .rev()
         .skip(scroll)
-        .take(room)
-        .collect::<Vec<_>>()
+        .take_while(|l| {
+            // The height ratatui will wrap it to (word by word).
+            let line = Line::from(format!("{} {}", super::clock(l.stamp), l.shown()));
+            used += Paragraph::new(line)
+                .wrap(Wrap { trim: false })
+                .line_count(width as u16)
+                .max(1);
+            used <= room
+        })
+        .collect();
+    let lines: Vec<Line<'_>> = newest
         .into_iter()
         .rev()
         .map(|l| {
@@ -53,5 +66,5 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme, full: b
             ])
         })
         .collect();
-    frame.render_widget(Paragraph::new(lines), inner);
+    frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), inner);
 }
