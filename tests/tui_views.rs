@@ -434,3 +434,57 @@ fn enter_on_a_variable_expands_that_one_only() {
     a.update(KeyAction::Expand);
     assert!(a.expanded.is_empty(), "Enter again folds it");
 }
+
+#[test]
+fn the_whatif_editor_changes_hotplug_and_hotunplug_together() {
+    use crossterm::event::{KeyCode, KeyEvent};
+    let mut app = simulated_with(
+        "oscillating",
+        Some("examples/rules/oscillating-tight.conf"),
+        81,
+    );
+    let type_text = |app: &mut App, text: &str| {
+        for _ in 0..200 {
+            app.whatif_key(KeyEvent::from(KeyCode::Backspace));
+        }
+        for c in text.chars() {
+            app.whatif_key(KeyEvent::from(KeyCode::Char(c)));
+        }
+    };
+    app.update(KeyAction::WhatIf);
+    type_text(&mut app, "idle < 0.2");
+    app.whatif_key(KeyEvent::from(KeyCode::Tab));
+    type_text(&mut app, "idle > 0.9");
+    let editor = app.whatif.clone().expect("the editor is open");
+    assert_eq!(
+        editor.edited_rules(app.rules(), app.file()),
+        vec![
+            plugtop::rules::RuleKind::Hotplug,
+            plugtop::rules::RuleKind::Hotunplug
+        ]
+    );
+    let (file, _) = editor.edited_file(app.rules(), app.file());
+    let text = String::from_utf8_lossy(file.bytes()).into_owned();
+    assert!(text.contains("HOTPLUG=\"idle < 0.2\""), "{text}");
+    assert!(text.contains("HOTUNPLUG=\"idle > 0.9\""), "{text}");
+    // Back to HOTPLUG: its edit is still there.
+    for _ in 0..5 {
+        app.whatif_key(KeyEvent::from(KeyCode::Tab));
+    }
+    assert_eq!(
+        app.whatif.as_ref().map(|e| e.text.as_str()),
+        Some("idle < 0.2")
+    );
+    app.whatif_key(KeyEvent::from(KeyCode::Enter));
+    let screen_now = screen(&app, 80, 24);
+    assert!(screen_now.contains("(2 rules edited)"), "{screen_now}");
+    assert!(screen_now.contains("differ in "), "{screen_now}");
+    let marks = screen_now
+        .lines()
+        .find(|l| l.contains("differ    "))
+        .unwrap_or_default();
+    assert!(
+        marks.contains('^'),
+        "the timelines part somewhere:\n{screen_now}"
+    );
+}

@@ -350,7 +350,7 @@ fn the_whatif_editor_checks_as_you_type_and_shows_the_counterfactual() {
     s.press("\r");
     s.wait_for("what-if   ");
     s.wait_for("closed loop: the scenario played again");
-    s.wait_for("changes/reversals: real");
+    s.wait_for("differ in ");
     // Esc closes the editor; keys are the UI's again.
     s.press("\x1b");
     s.wait_gone("What-if: HOTPLUG");

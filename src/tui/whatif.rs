@@ -43,6 +43,9 @@ pub struct WhatIfEditor {
     pub result: Option<Counterfactual>,
     /// The line is a rule file's path instead of one rule (Ctrl-O switches).
     pub file_mode: bool,
+    /// Edits of the other rules, kept across Tab: all of them are tried
+    /// together (HOTPLUG and HOTUNPLUG usually change as a pair).
+    pub edits: Vec<(RuleKind, String)>,
 }
 
 /// The text of `kind` in the loaded rules, or empty when the file has none.
@@ -64,7 +67,34 @@ impl WhatIfEditor {
             error: None,
             result: None,
             file_mode: false,
+            edits: Vec::new(),
         }
+    }
+
+    /// The rules whose text differs from the loaded file's, current included.
+    pub fn edited_rules(&self, rules: &RuleSet, file: &SourceFile) -> Vec<RuleKind> {
+        let mut out: Vec<RuleKind> = self
+            .all_edits()
+            .into_iter()
+            .filter(|(k, t)| *t != rule_text(rules, file, *k))
+            .map(|(k, _)| k)
+            .collect();
+        out.sort_by_key(|k| k.index());
+        out
+    }
+
+    /// Every edit: the kept ones and the one being typed.
+    fn all_edits(&self) -> Vec<(RuleKind, String)> {
+        let mut all: Vec<(RuleKind, String)> = self
+            .edits
+            .iter()
+            .filter(|(k, _)| *k != self.rule)
+            .cloned()
+            .collect();
+        if !self.file_mode {
+            all.push((self.rule, self.text.clone()));
+        }
+        all
     }
 
     /// Switches between editing the rule and naming a whole rule file.
@@ -80,13 +110,22 @@ impl WhatIfEditor {
         }
     }
 
-    /// Moves to the next rule kind, dropping the edit.
+    /// Moves to the next rule kind, keeping the edit of this one.
     pub fn next_rule(&mut self, rules: &RuleSet, file: &SourceFile) {
         let i = RuleKind::ALL
             .iter()
             .position(|k| *k == self.rule)
             .unwrap_or(0);
-        *self = WhatIfEditor::open(rules, file, RuleKind::ALL[(i + 1) % RuleKind::ALL.len()]);
+        let edits = self.all_edits();
+        let next = RuleKind::ALL[(i + 1) % RuleKind::ALL.len()];
+        let text = edits
+            .iter()
+            .find(|(k, _)| *k == next)
+            .map_or_else(|| rule_text(rules, file, next), |(_, t)| t.clone());
+        self.edits = edits;
+        self.rule = next;
+        self.cursor = text.chars().count();
+        self.text = text;
     }
 
     fn byte(&self, chars: usize) -> usize {
@@ -139,32 +178,49 @@ impl WhatIfEditor {
     /// where the edited text starts in it.
     pub fn edited_file(&self, rules: &RuleSet, file: &SourceFile) -> (SourceFile, usize) {
         let original = file.bytes();
-        let line = format!("{}=\"{}\"", self.rule.file_name(), self.text);
-        let prefix = self.rule.file_name().len() + 2;
-        let mut bytes = Vec::with_capacity(original.len() + line.len() + 1);
-        let at = match rules.rule(self.rule) {
-            Some(r) => {
-                let start = file.line_start(r.line);
-                let end = start + file.line_bytes(r.line).len();
-                bytes.extend_from_slice(&original[..start]);
-                bytes.extend_from_slice(line.as_bytes());
-                bytes.extend_from_slice(&original[end..]);
-                start + prefix
+        let edits = self.all_edits();
+        let line_of = |kind: RuleKind, text: &str| format!("{}=\"{}\"", kind.file_name(), text);
+        // Each edited rule replaces its line; rules the file lacks go at the end.
+        let mut replaced: Vec<(usize, usize, RuleKind, String)> = edits
+            .iter()
+            .filter_map(|(k, t)| {
+                rules.rule(*k).map(|r| {
+                    let start = file.line_start(r.line);
+                    (
+                        start,
+                        start + file.line_bytes(r.line).len(),
+                        *k,
+                        line_of(*k, t),
+                    )
+                })
+            })
+            .collect();
+        replaced.sort_by_key(|r| r.0);
+        let mut bytes = Vec::with_capacity(original.len() + 256);
+        let mut at = None;
+        let mut pos = 0;
+        for (start, end, kind, line) in &replaced {
+            bytes.extend_from_slice(&original[pos..*start]);
+            if *kind == self.rule {
+                at = Some(bytes.len() + kind.file_name().len() + 2);
             }
-            None => {
-                bytes.extend_from_slice(original);
-                if !bytes.ends_with(b"\n") && !bytes.is_empty() {
-                    bytes.push(b'\n');
-                }
-                let start = bytes.len();
-                bytes.extend_from_slice(line.as_bytes());
+            bytes.extend_from_slice(line.as_bytes());
+            pos = *end;
+        }
+        bytes.extend_from_slice(&original[pos..]);
+        for (kind, text) in edits.iter().filter(|(k, _)| rules.rule(*k).is_none()) {
+            if !bytes.ends_with(b"\n") && !bytes.is_empty() {
                 bytes.push(b'\n');
-                start + prefix
             }
-        };
+            if *kind == self.rule {
+                at = Some(bytes.len() + kind.file_name().len() + 2);
+            }
+            bytes.extend_from_slice(line_of(*kind, text).as_bytes());
+            bytes.push(b'\n');
+        }
         (
             SourceFile::new(format!("{} (edited)", file.name()), bytes),
-            at,
+            at.unwrap_or(0),
         )
     }
 

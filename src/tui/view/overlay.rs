@@ -131,13 +131,20 @@ fn whatif(frame: &mut Frame<'_>, area: Rect, app: &App, editor: &WhatIfEditor, t
         frame,
         rect,
         &if editor.file_mode {
-            "What-if: another rule file (Ctrl-O back to one rule · Enter run · Esc close)"
-                .to_string()
+            "What-if: another rule file · ^O back to the rules · Enter run · Esc close".to_string()
         } else {
-            format!(
-                "What-if: {} (Tab next rule · Ctrl-O a file · Enter run · Esc close)",
-                editor.rule.file_name()
-            )
+            {
+                let edited = editor.edited_rules(app.rules(), app.file()).len();
+                let edited = match edited {
+                    0 => String::new(),
+                    1 => " (1 rule edited)".to_string(),
+                    n => format!(" ({n} rules edited)"),
+                };
+                format!(
+                    "What-if: {}{edited} · Tab next · ^O file · Enter run · Esc close",
+                    editor.rule.file_name()
+                )
+            }
         },
         lines,
         theme,
@@ -176,15 +183,30 @@ fn timelines(
         .collect();
     lines.push(Line::from(vec![
         Span::styled("actions   ", theme.dim()),
-        Span::raw(real),
+        Span::raw(real.clone()),
     ]));
+    // Where the two timelines part, marked under them and counted.
+    let marks: String = real
+        .chars()
+        .zip(edited.chars())
+        .map(|(a, b)| if a == b { ' ' } else { '^' })
+        .collect();
+    let differ = marks.chars().filter(|c| *c == '^').count();
     lines.push(Line::from(vec![
         Span::styled("what-if   ", theme.title()),
         Span::raw(edited),
     ]));
+    lines.push(Line::from(vec![
+        Span::styled("differ    ", theme.dim()),
+        Span::styled(marks, theme.warning()),
+    ]));
     lines.push(Line::from(format!(
-        "changes/reversals: real {}/{}, what-if {}/{}   ▲plug ▼unplug ±pool",
-        r.changes.0, r.reversals.0, r.changes.1, r.reversals.1
+        "differ in {differ} of {} · changes real {} what-if {} · reversals {} → {}",
+        shown.len(),
+        r.changes.0,
+        r.changes.1,
+        r.reversals.0,
+        r.reversals.1
     )));
     lines.push(Line::from(Span::styled(
         if r.closed_loop {
