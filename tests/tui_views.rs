@@ -488,3 +488,35 @@ fn the_whatif_editor_changes_hotplug_and_hotunplug_together() {
         "the timelines part somewhere:\n{screen_now}"
     );
 }
+
+#[test]
+fn brackets_jump_between_decision_changes() {
+    use plugtop::control::flap::Moves;
+    let mut app = simulated_with(
+        "oscillating",
+        Some("examples/rules/oscillating-tight.conf"),
+        81,
+    );
+    let moves = |app: &App, k: usize| {
+        app.frames
+            .get(k)
+            .and_then(|f| f.decision.as_ref())
+            .map(Moves::of)
+    };
+    let newest = moves(&app, 0);
+    app.update(KeyAction::PreviousChange);
+    let k = app.cursor.expect("a change back in time");
+    assert!(k > 0);
+    assert_ne!(moves(&app, k), newest, "the interval it stops at differs");
+    for between in 1..k {
+        assert_eq!(
+            moves(&app, between),
+            newest,
+            "no change skipped at {between}"
+        );
+    }
+    app.update(KeyAction::NextChange);
+    let back = app.cursor.expect("still travelling");
+    assert!(back < k);
+    assert_ne!(moves(&app, back), moves(&app, k));
+}

@@ -465,7 +465,9 @@ impl App {
             | KeyAction::Back
             | KeyAction::Forward
             | KeyAction::Oldest
-            | KeyAction::Newest => self.travel(action),
+            | KeyAction::Newest
+            | KeyAction::PreviousChange
+            | KeyAction::NextChange => self.travel(action),
             KeyAction::Observe => self.set_mode(Mode::Observe),
             KeyAction::Step => self.set_mode(Mode::Step),
             KeyAction::Autonomous => {
@@ -576,6 +578,27 @@ impl App {
             KeyAction::Oldest => {
                 self.cursor = Some(self.frames.len().saturating_sub(1));
                 self.paused = true;
+            }
+            KeyAction::PreviousChange | KeyAction::NextChange => {
+                // What each interval did; a change is where it differs from
+                // the interval shown.
+                let moves = |k: usize| {
+                    self.frames
+                        .get(k)
+                        .and_then(|f| f.decision.as_ref())
+                        .map(crate::control::flap::Moves::of)
+                };
+                let here = self.cursor.unwrap_or(0);
+                let now = moves(here);
+                let found = if action == KeyAction::PreviousChange {
+                    (here + 1..self.frames.len()).find(|k| moves(*k) != now)
+                } else {
+                    (0..here).rev().find(|k| moves(*k) != now)
+                };
+                if let Some(k) = found {
+                    self.cursor = Some(k);
+                    self.paused = true;
+                }
             }
             KeyAction::Newest => {
                 self.cursor = None;

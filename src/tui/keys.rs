@@ -33,6 +33,10 @@ pub enum KeyAction {
     Faster,
     Slower,
     WhatIf,
+    /// The previous interval whose decision differs from the one shown.
+    PreviousChange,
+    /// The next such interval (towards now).
+    NextChange,
     /// Jump to one view (`1`–`5`).
     ShowView(u8),
     /// Repaint the whole screen (Ctrl-L), after another program wrote on it.
@@ -213,34 +217,28 @@ pub const BINDINGS: &[Binding] = &[
         description: "what-if: try an edited rule",
     },
     Binding {
-        action: KeyAction::ShowView(1),
-        keys: &[KeyCode::Char('1')],
-        shown: "1",
-        description: "overview",
+        action: KeyAction::PreviousChange,
+        keys: &[KeyCode::Char('[')],
+        shown: "[",
+        description: "previous decision change",
     },
     Binding {
-        action: KeyAction::ShowView(2),
-        keys: &[KeyCode::Char('2')],
-        shown: "2",
-        description: "rules (truth trace)",
+        action: KeyAction::NextChange,
+        keys: &[KeyCode::Char(']')],
+        shown: "]",
+        description: "next decision change",
     },
     Binding {
-        action: KeyAction::ShowView(3),
-        keys: &[KeyCode::Char('3')],
-        shown: "3",
-        description: "graphs",
-    },
-    Binding {
-        action: KeyAction::ShowView(4),
-        keys: &[KeyCode::Char('4')],
-        shown: "4",
-        description: "flips (why decisions changed)",
-    },
-    Binding {
-        action: KeyAction::ShowView(5),
-        keys: &[KeyCode::Char('5')],
-        shown: "5",
-        description: "log",
+        action: KeyAction::ShowView(0),
+        keys: &[
+            KeyCode::Char('1'),
+            KeyCode::Char('2'),
+            KeyCode::Char('3'),
+            KeyCode::Char('4'),
+            KeyCode::Char('5'),
+        ],
+        shown: "1-5",
+        description: "the five views, in Tab order",
     },
     Binding {
         action: KeyAction::Redraw,
@@ -252,6 +250,12 @@ pub const BINDINGS: &[Binding] = &[
 
 /// The action bound to a key press, if any.
 pub fn action_for(key: KeyEvent) -> Option<KeyAction> {
+    // One binding for the five view keys: which view is the digit.
+    if let KeyCode::Char(c @ '1'..='5') = key.code
+        && !key.modifiers.contains(KeyModifiers::CONTROL)
+    {
+        return Some(KeyAction::ShowView(c as u8 - b'0'));
+    }
     if key.modifiers.contains(KeyModifiers::CONTROL) {
         match key.code {
             KeyCode::Char('c') => return Some(KeyAction::Quit),
