@@ -520,3 +520,30 @@ fn brackets_jump_between_decision_changes() {
     assert!(back < k);
     assert_ne!(moves(&app, back), moves(&app, k));
 }
+
+#[test]
+fn slash_searches_the_log() {
+    use crossterm::event::{KeyCode, KeyEvent};
+    let mut a = app(RECOMMENDED, SERIES, 20, Mode::Observe);
+    a.update(KeyAction::Search);
+    assert_eq!(a.view, View::Log);
+    for c in "FLAPPING".chars() {
+        a.search_key(KeyEvent::from(KeyCode::Char(c)));
+    }
+    let typing = screen(&a, 80, 24);
+    assert!(typing.contains("Search the log: FLAPPING"), "{typing}");
+    a.search_key(KeyEvent::from(KeyCode::Enter));
+    let found = screen(&a, 80, 24);
+    assert!(found.contains("Log lines with \"FLAPPING\": 1"), "{found}");
+    let body: Vec<&str> = found
+        .lines()
+        .skip(3)
+        .filter(|l| l.starts_with("12:"))
+        .collect();
+    assert_eq!(body.len(), 1, "{found}");
+    assert!(body[0].to_lowercase().contains("flapping"), "{found}");
+    // Esc while searching drops the filter.
+    a.update(KeyAction::Search);
+    a.search_key(KeyEvent::from(KeyCode::Esc));
+    assert!(a.log_filter.is_none());
+}

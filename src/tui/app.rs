@@ -196,6 +196,10 @@ pub struct App {
     pub quit: bool,
     /// The what-if editor, while open (keys go to it).
     pub whatif: Option<WhatIfEditor>,
+    /// The Log view's search (`/`): lines containing this text, any case.
+    pub log_filter: Option<String>,
+    /// The search text is being typed (keys go to it).
+    pub log_filter_editing: bool,
     /// What the machine offers, for loading edited rules.
     pub facts: Option<SystemFacts>,
     /// Names the rules use that this kernel lacks: cpuplugd would stop the
@@ -244,6 +248,8 @@ impl App {
             own_cpu: None,
             quit: false,
             whatif: None,
+            log_filter: None,
+            log_filter_editing: false,
             facts: None,
             kernel_lint: Vec::new(),
             hints: Vec::new(),
@@ -494,14 +500,7 @@ impl App {
                     self.proposal_hidden = true;
                 }
             }
-            KeyAction::WhatIf => {
-                let mut editor =
-                    WhatIfEditor::open(self.session.rules(), self.session.file(), self.rule);
-                if let Some(facts) = &self.facts {
-                    let _ = editor.check(self.session.rules(), self.session.file(), facts);
-                }
-                self.whatif = Some(editor);
-            }
+            KeyAction::WhatIf => self.open_whatif(),
             KeyAction::NextView => {
                 let i = View::ALL.iter().position(|v| *v == self.view).unwrap_or(0);
                 self.view = View::ALL[(i + 1) % View::ALL.len()];
@@ -525,6 +524,7 @@ impl App {
             KeyAction::NextRule => self.rule = RuleKind::ALL[(self.rule.index() + 1) % 6],
             KeyAction::Expand => self.toggle_expanded(),
             KeyAction::Pin => self.toggle_pin(),
+            KeyAction::Search => self.start_search(),
             KeyAction::ShowView(n) => {
                 if let Some(v) = View::ALL.get(usize::from(n.saturating_sub(1))) {
                     self.view = *v;
@@ -684,6 +684,46 @@ impl App {
             self.history.pin(&name);
             self.pinned.push(name);
         }
+    }
+
+    fn open_whatif(&mut self) {
+        let mut editor = WhatIfEditor::open(self.session.rules(), self.session.file(), self.rule);
+        if let Some(facts) = &self.facts {
+            let _ = editor.check(self.session.rules(), self.session.file(), facts);
+        }
+        self.whatif = Some(editor);
+    }
+
+    fn start_search(&mut self) {
+        self.view = View::Log;
+        self.log_filter = Some(String::new());
+        self.log_filter_editing = true;
+        self.log_scroll = 0;
+    }
+
+    /// A key while the log search is being typed: text, Backspace, Enter
+    /// to keep the filter, Esc to drop it.
+    pub fn search_key(&mut self, key: crossterm::event::KeyEvent) {
+        use crossterm::event::KeyCode;
+        let text = self.log_filter.get_or_insert_with(String::new);
+        match key.code {
+            KeyCode::Char(c) => text.push(c),
+            KeyCode::Backspace => {
+                text.pop();
+            }
+            KeyCode::Enter => {
+                self.log_filter_editing = false;
+                if text.is_empty() {
+                    self.log_filter = None;
+                }
+            }
+            KeyCode::Esc => {
+                self.log_filter_editing = false;
+                self.log_filter = None;
+            }
+            _ => {}
+        }
+        self.log_scroll = 0;
     }
 
     /// A key while the what-if editor is open: editing, Tab for the next

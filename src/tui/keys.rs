@@ -33,6 +33,8 @@ pub enum KeyAction {
     Faster,
     Slower,
     WhatIf,
+    /// Filter the log by text (`/`).
+    Search,
     /// The previous interval whose decision differs from the one shown.
     PreviousChange,
     /// The next such interval (towards now).
@@ -215,6 +217,12 @@ pub const BINDINGS: &[Binding] = &[
         keys: &[KeyCode::Char('w')],
         shown: "w",
         description: "what-if: try an edited rule",
+    },
+    Binding {
+        action: KeyAction::Search,
+        keys: &[KeyCode::Char('/')],
+        shown: "/",
+        description: "search the log",
     },
     Binding {
         action: KeyAction::PreviousChange,

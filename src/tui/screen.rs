@@ -240,6 +240,13 @@ fn key(app: &mut App, ev: Event) -> Option<Command> {
         app.whatif_key(k);
         return None;
     }
+    if let Event::Key(k) = ev
+        && k.kind != KeyEventKind::Release
+        && app.log_filter_editing
+    {
+        app.search_key(k);
+        return None;
+    }
     let action = match ev {
         // Any key closes the help or a message, bound or not.
         Event::Key(k)

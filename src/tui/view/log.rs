@@ -12,11 +12,32 @@ use crate::tui::app::{App, LogKind, LogLine};
 /// Draws the newest log lines (or, in the log view, the scrolled ones).
 pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme, full: bool) {
     let travelling = app.cursor.is_some();
+    // The search applies to the Log view, not the overview's panel.
+    let filter = app
+        .log_filter
+        .as_ref()
+        .filter(|_| full)
+        .map(|f| f.to_lowercase());
+    let matches = |l: &&LogLine| {
+        filter
+            .as_ref()
+            .is_none_or(|f| f.is_empty() || l.shown().to_lowercase().contains(f.as_str()))
+    };
     let title = match (full, travelling) {
         (true, false) => " Log (↑↓ scroll, e exports) ".to_string(),
         (true, true) => " Log up to the interval shown (↑↓ scroll, e exports) ".to_string(),
         (false, false) => " Log ".to_string(),
         (false, true) => " Log up to the interval shown ".to_string(),
+    };
+    let title = match (&app.log_filter, full) {
+        (Some(f), true) if app.log_filter_editing => {
+            format!(" Search the log: {f}▏ (Enter keeps, Esc drops) ")
+        }
+        (Some(f), true) => format!(
+            " Log lines with \"{f}\": {} (/ searches again, Esc in the search drops it) ",
+            app.log_shown().filter(matches).count()
+        ),
+        _ => title,
     };
     let block = Block::default()
         .borders(Borders::TOP)
@@ -24,7 +45,7 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme, full: b
     let inner = block.inner(area);
     frame.render_widget(block, area);
     let room = inner.height as usize;
-    let shown = app.log_shown().count();
+    let shown = app.log_shown().filter(matches).count();
     let scroll = if full {
         app.log_scroll.min(shown.saturating_sub(room))
     } else {
@@ -36,6 +57,7 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme, full: b
     let mut used = 0;
     let newest: Vec<&LogLine> = app
         .log_shown()
+        .filter(matches)
         .rev()
         .skip(scroll)
         .take_while(|l| {
