@@ -118,6 +118,10 @@ fn whatif(frame: &mut Frame<'_>, area: Rect, app: &App, editor: &WhatIfEditor, t
         ))),
     }
     match &editor.result {
+        None if editor.error.is_some() => lines.push(Line::from(Span::styled(
+            "Enter runs nothing while cpuplugd would refuse the edit (error above)",
+            theme.warning(),
+        ))),
         None => lines.push(Line::from(Span::styled(
             format!(
                 "Enter runs the edited rules over the last {} intervals",

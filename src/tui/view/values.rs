@@ -45,8 +45,15 @@ pub fn window_range(values: &[f64]) -> Option<(f64, f64)> {
         })
 }
 
+/// A size in KiB as MiB, or as GiB from 10 GiB on, so a big guest's
+/// "MemFree/MemTotal" still fits the panel at 80 columns.
 fn mib(kb: f64) -> String {
-    format!("{:.0} MiB", kb / 1024.0)
+    let mib = kb / 1024.0;
+    if mib >= 10.0 * 1024.0 {
+        format!("{:.1} GiB", mib / 1024.0)
+    } else {
+        format!("{mib:.0} MiB")
+    }
 }
 
 /// The CMM pool: its size, how full against CMM_MAX, what the guest keeps.
