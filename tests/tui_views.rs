@@ -547,3 +547,28 @@ fn slash_searches_the_log() {
     a.search_key(KeyEvent::from(KeyCode::Esc));
     assert!(a.log_filter.is_none());
 }
+
+#[test]
+fn clicks_pick_a_view_tab_or_a_rule_and_m_frees_the_mouse() {
+    let mut a = app(RECOMMENDED, SERIES, 6, Mode::Observe);
+    a.screen_size = (80, 24);
+    let text = screen(&a, 80, 24);
+    let tabs = text.lines().nth(1).unwrap_or_default();
+    let column = tabs
+        .find("Graphs")
+        .map(|b| tabs[..b].chars().count() as u16)
+        .unwrap_or_else(|| panic!("no Graphs tab:\n{text}"));
+    a.click(column + 1, 1);
+    assert_eq!(a.view, View::Graphs);
+    a.view = View::Overview;
+    let text = screen(&a, 80, 24);
+    let row = text
+        .lines()
+        .position(|l| l.trim_start_matches(['▸', ' ']).starts_with("MEMPLUG"))
+        .unwrap_or_else(|| panic!("no MEMPLUG line:\n{text}")) as u16;
+    a.click(3, row);
+    assert_eq!(a.rule, plugtop::rules::RuleKind::Memplug);
+    a.update(KeyAction::Mouse);
+    assert!(!a.mouse);
+    assert!(screen(&a, 80, 24).contains("mouse off (m)"));
+}

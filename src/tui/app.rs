@@ -182,6 +182,10 @@ pub struct App {
     /// CPU rows one PgDn moves by: what the CPU table shows on this screen
     /// ([`super::view::cpu_page`]), so paging never skips a CPU.
     pub cpu_page: usize,
+    /// The terminal's size, as the screen thread last saw it (for clicks).
+    pub screen_size: (u16, u16),
+    /// Mouse reporting wanted (`m` turns it off so text can be selected).
+    pub mouse: bool,
     /// Where the source stands ([`crate::kernel::source::Source::status`]):
     /// the simulator's phase, or that its scenario ended.
     pub source_status: Option<String>,
@@ -238,6 +242,8 @@ impl App {
             tree_scroll: 0,
             cpu_scroll: 0,
             cpu_page: 8,
+            screen_size: (80, 24),
+            mouse: true,
             source_status: None,
             help: false,
             dialog: None,
@@ -525,6 +531,7 @@ impl App {
             KeyAction::Expand => self.toggle_expanded(),
             KeyAction::Pin => self.toggle_pin(),
             KeyAction::Search => self.start_search(),
+            KeyAction::Mouse => self.mouse = !self.mouse,
             KeyAction::ShowView(n) => {
                 if let Some(v) = View::ALL.get(usize::from(n.saturating_sub(1))) {
                     self.view = *v;
@@ -692,6 +699,17 @@ impl App {
             let _ = editor.check(self.session.rules(), self.session.file(), facts);
         }
         self.whatif = Some(editor);
+    }
+
+    /// A left click: a view's tab shows that view, a rule's line selects
+    /// that rule.
+    pub fn click(&mut self, column: u16, row: u16) {
+        let (w, h) = self.screen_size;
+        match super::view::click_target(self, ratatui::layout::Rect::new(0, 0, w, h), column, row) {
+            Some(super::view::Target::View(v)) => self.view = v,
+            Some(super::view::Target::Rule(k)) => self.rule = k,
+            None => {}
+        }
     }
 
     fn start_search(&mut self) {

@@ -33,6 +33,8 @@ pub enum KeyAction {
     Faster,
     Slower,
     WhatIf,
+    /// Mouse reporting on or off (off, the terminal selects text).
+    Mouse,
     /// Filter the log by text (`/`).
     Search,
     /// The previous interval whose decision differs from the one shown.
@@ -217,6 +219,12 @@ pub const BINDINGS: &[Binding] = &[
         keys: &[KeyCode::Char('w')],
         shown: "w",
         description: "what-if: try an edited rule",
+    },
+    Binding {
+        action: KeyAction::Mouse,
+        keys: &[KeyCode::Char('m')],
+        shown: "m",
+        description: "mouse on/off (off: select text)",
     },
     Binding {
         action: KeyAction::Search,

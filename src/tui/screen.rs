@@ -55,6 +55,16 @@ fn enter_screen() -> std::io::Result<()> {
     )
 }
 
+/// Mouse reporting on (clicks and the wheel reach plugtop) or off (the
+/// terminal selects text for copying).
+fn set_mouse(on: bool) -> std::io::Result<()> {
+    if on {
+        execute!(std::io::stdout(), event::EnableMouseCapture)
+    } else {
+        execute!(std::io::stdout(), event::DisableMouseCapture)
+    }
+}
+
 /// Ctrl-Z or SIGTSTP: give the terminal back, stop, and on `fg` take it
 /// again with a full redraw.
 fn suspend(terminal: &mut Term) -> std::io::Result<()> {
@@ -154,6 +164,7 @@ fn screen_loop(
     // The busy line was written past ratatui's buffers: redraw all next time.
     let mut scribbled = false;
     let mut stopping = false;
+    let mut mouse = true;
     loop {
         let Ok(input) = inputs.recv() else {
             return Ok(ScreenEnd::Quit);
@@ -188,6 +199,7 @@ fn screen_loop(
         match shared.app.try_lock() {
             Ok(mut app) => {
                 let size = terminal.size()?;
+                app.screen_size = (size.width, size.height);
                 app.cpu_page =
                     view::cpu_page(ratatui::layout::Rect::new(0, 0, size.width, size.height));
                 while let Some(ev) = queued.pop_front() {
@@ -195,6 +207,10 @@ fn screen_loop(
                         stopping |= command == Command::Quit;
                         let _ = commands.send(command);
                     }
+                }
+                if app.mouse != mouse {
+                    mouse = app.mouse;
+                    set_mouse(mouse)?;
                 }
                 if std::mem::take(&mut scribbled) {
                     redraw_all(&mut terminal)?;
@@ -259,6 +275,10 @@ fn key(app: &mut App, ev: Event) -> Option<Command> {
         Event::Mouse(m) => match m.kind {
             MouseEventKind::ScrollUp => Some(KeyAction::Up),
             MouseEventKind::ScrollDown => Some(KeyAction::Down),
+            MouseEventKind::Down(crossterm::event::MouseButton::Left) => {
+                app.click(m.column, m.row);
+                None
+            }
             _ => None,
         },
         _ => None,

@@ -49,6 +49,14 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {
         Span::raw(middle),
         Span::styled(clock, theme.text()),
     ]);
+    let second = second_line(app, theme);
+    frame.render_widget(Paragraph::new(vec![first, Line::from(second)]), area);
+}
+
+/// The header's second line (mode, badges, view tabs), and which of its
+/// spans is which view's tab: drawing and mouse clicks use the same spans.
+fn second_line_spans(app: &App, theme: &Theme) -> (Vec<Span<'static>>, Vec<(usize, View)>) {
+    let mut tabs = Vec::new();
     let mode = app.session.controller().mode();
     let mut second = vec![
         Span::styled(
@@ -91,12 +99,32 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {
             theme.dim()
         };
         second.push(Span::styled(format!(" {} ", v.title()), style));
+        tabs.push((second.len() - 1, v));
     }
     for warning in warnings(app) {
         second.push(Span::raw(" "));
         second.push(Span::styled(format!(" {warning} "), theme.warning()));
     }
-    frame.render_widget(Paragraph::new(vec![first, Line::from(second)]), area);
+    (second, tabs)
+}
+
+fn second_line(app: &App, theme: &Theme) -> Vec<Span<'static>> {
+    second_line_spans(app, theme).0
+}
+
+/// The view whose tab is at `column` of the header's second line.
+pub fn tab_at(app: &App, column: u16) -> Option<View> {
+    let theme = Theme { color: false };
+    let (spans, tabs) = second_line_spans(app, &theme);
+    let mut x = 0usize;
+    for (i, span) in spans.iter().enumerate() {
+        let w = span.content.chars().count();
+        if usize::from(column) >= x && usize::from(column) < x + w {
+            return tabs.iter().find(|(t, _)| *t == i).map(|(_, v)| *v);
+        }
+        x += w;
+    }
+    None
 }
 
 /// The header's middle (host · kernel · rule file · source), fitted so the

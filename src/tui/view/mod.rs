@@ -88,6 +88,33 @@ fn overview_areas(area: Rect) -> [Rect; 4] {
     [top[0], top[1], rows[1], rows[2]]
 }
 
+/// What a mouse click lands on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Target {
+    /// A view's tab in the header.
+    View(crate::tui::app::View),
+    /// A rule's line in the overview's Rules panel.
+    Rule(crate::rules::RuleKind),
+}
+
+/// What a left click at `column`, `row` on a screen of `size` lands on,
+/// found from the same layout the screen is drawn with.
+pub fn click_target(app: &App, size: Rect, column: u16, row: u16) -> Option<Target> {
+    let rows = screen_rows(size);
+    if row == rows[0].y + 1 {
+        return header::tab_at(app, column).map(Target::View);
+    }
+    if app.view == crate::tui::app::View::Overview {
+        let rules_area = overview_areas(rows[1])[2];
+        // The panel has a top border; then one line per rule, in order.
+        if row > rules_area.y && row < rules_area.y + rules_area.height {
+            let i = usize::from(row - rules_area.y - 1);
+            return crate::rules::RuleKind::ALL.get(i).map(|k| Target::Rule(*k));
+        }
+    }
+    None
+}
+
 /// How many CPUs one page of the CPU table shows on a screen of `size`
 /// when there are more than fit (one row goes to "… more"): what PgDn
 /// moves by.
@@ -113,6 +140,9 @@ fn status(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {
         "? help  q quit  Tab view  Space pause  ←→ time  o s A mode",
         theme.dim(),
     )];
+    if !app.mouse {
+        spans.push(Span::styled("  mouse off (m)", theme.warning()));
+    }
     if let Some(cpu) = app.own_cpu {
         spans.push(Span::raw(format!("  plugtop {cpu:.2}% CPU")));
     }
