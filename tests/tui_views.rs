@@ -558,7 +558,7 @@ fn clicks_pick_a_view_tab_or_a_rule_and_m_frees_the_mouse() {
         .find("Graphs")
         .map(|b| tabs[..b].chars().count() as u16)
         .unwrap_or_else(|| panic!("no Graphs tab:\n{text}"));
-    a.click(column + 1, 1);
+    view::click(&mut a, column + 1, 1);
     assert_eq!(a.view, View::Graphs);
     a.view = View::Overview;
     let text = screen(&a, 80, 24);
@@ -566,7 +566,7 @@ fn clicks_pick_a_view_tab_or_a_rule_and_m_frees_the_mouse() {
         .lines()
         .position(|l| l.trim_start_matches(['▸', ' ']).starts_with("MEMPLUG"))
         .unwrap_or_else(|| panic!("no MEMPLUG line:\n{text}")) as u16;
-    a.click(3, row);
+    view::click(&mut a, 3, row);
     assert_eq!(a.rule, plugtop::rules::RuleKind::Memplug);
     a.update(KeyAction::Mouse);
     assert!(!a.mouse);

@@ -701,17 +701,6 @@ impl App {
         self.whatif = Some(editor);
     }
 
-    /// A left click: a view's tab shows that view, a rule's line selects
-    /// that rule.
-    pub fn click(&mut self, column: u16, row: u16) {
-        let (w, h) = self.screen_size;
-        match super::view::click_target(self, ratatui::layout::Rect::new(0, 0, w, h), column, row) {
-            Some(super::view::Target::View(v)) => self.view = v,
-            Some(super::view::Target::Rule(k)) => self.rule = k,
-            None => {}
-        }
-    }
-
     fn start_search(&mut self) {
         self.view = View::Log;
         self.log_filter = Some(String::new());

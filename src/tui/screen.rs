@@ -276,7 +276,7 @@ fn key(app: &mut App, ev: Event) -> Option<Command> {
             MouseEventKind::ScrollUp => Some(KeyAction::Up),
             MouseEventKind::ScrollDown => Some(KeyAction::Down),
             MouseEventKind::Down(crossterm::event::MouseButton::Left) => {
-                app.click(m.column, m.row);
+                view::click(app, m.column, m.row);
                 None
             }
             _ => None,

@@ -115,6 +115,17 @@ pub fn click_target(app: &App, size: Rect, column: u16, row: u16) -> Option<Targ
     None
 }
 
+/// A left click: a view's tab shows that view, a rule's line selects that
+/// rule (the app keeps the screen's size for this).
+pub fn click(app: &mut App, column: u16, row: u16) {
+    let (w, h) = app.screen_size;
+    match click_target(app, Rect::new(0, 0, w, h), column, row) {
+        Some(Target::View(v)) => app.view = v,
+        Some(Target::Rule(k)) => app.rule = k,
+        None => {}
+    }
+}
+
 /// How many CPUs one page of the CPU table shows on a screen of `size`
 /// when there are more than fit (one row goes to "… more"): what PgDn
 /// moves by.
