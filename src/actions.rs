@@ -48,11 +48,15 @@ pub fn screen(cli: &Cli, out: &mut dyn Write) -> anyhow::Result<Status> {
     Ok(match plugtop::tui::screen::run_screen(&options)? {
         plugtop::tui::run::ScreenEnd::Quit => Status::Ok,
         plugtop::tui::run::ScreenEnd::Signal(signal) => {
-            eprintln!("plugtop: ended by signal {signal}; the guest was put back");
+            // The terminal may be gone (an SSH drop): a failed print must
+            // not turn the exit into a panic.
+            say(&format!(
+                "plugtop: ended by signal {signal}; the guest was put back"
+            ));
             Status::Code(128 + signal.clamp(0, 127) as u8)
         }
         plugtop::tui::run::ScreenEnd::RestoreFailed(why) => {
-            eprintln!("plugtop: {why}");
+            say(&format!("plugtop: {why}"));
             Status::Failed
         }
     })
@@ -491,4 +495,10 @@ fn daemonize() -> anyhow::Result<Status> {
 /// The detached child's word to its waiting parent that it has started.
 fn tell_parent() {
     eprintln!("{}", daemon::STARTED);
+}
+
+/// A line on stderr that never panics, for when the terminal may be gone.
+fn say(text: &str) {
+    use std::io::Write as _;
+    let _ = writeln!(std::io::stderr(), "{text}");
 }

@@ -482,14 +482,25 @@ fn lpar_check(root: &Path, rules: &mut RuleSet, log: &mut dyn Log) -> Result<(),
 pub fn install_panic_hook(root: PathBuf, state: PathBuf) {
     let previous = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
+        use std::io::Write as _;
         previous(info);
+        // Another thread may be writing: wait for that write, stop all
+        // later ones, then restore. Nothing here may panic again (a second
+        // panic aborts the process mid-way), so stderr errors are ignored.
+        let (_writes_stopped, actuator) = crate::kernel::actuator::stop_writes_for_restore(
+            &root,
+            std::time::Duration::from_secs(2),
+        );
         if let Ok(Some(start)) = journal::read(&state)
-            && let Ok(mut actuator) = RootActuator::new(&root)
+            && let Ok(mut actuator) = actuator
         {
             let mut failures = Vec::new();
             if journal::restore(&mut actuator, &start, &mut failures).is_ok() {
                 let _ = journal::remove(&root, &state);
-                eprintln!("plugtop: restored the start state after the panic");
+                let _ = writeln!(
+                    std::io::stderr(),
+                    "plugtop: restored the start state after the panic"
+                );
             }
         }
     }));

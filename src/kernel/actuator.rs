@@ -7,7 +7,9 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
 
 use crate::kernel::beneath::Beneath;
 
@@ -26,6 +28,46 @@ pub enum ActError {
     },
     #[error(transparent)]
     Beneath(#[from] crate::kernel::beneath::BeneathError),
+    #[error("no more writes: the guest was put back after a panic")]
+    Stopped,
+}
+
+/// Held for every write to the guest, so that a panic hook's restore never
+/// interleaves with a write another thread has begun.
+static WRITING: Mutex<()> = Mutex::new(());
+
+/// Set when a panic hook puts the guest back: from then on no other thread
+/// may write, or a plug still on its way would undo the restore.
+static STOPPED: AtomicBool = AtomicBool::new(false);
+
+/// For a panic hook: waits (at most `patience`) for a write in flight to
+/// finish, stops every later write, and gives an actuator that may still
+/// write, for the restore. The guard keeps other threads out meanwhile.
+pub fn stop_writes_for_restore(
+    root: &Path,
+    patience: Duration,
+) -> (
+    Option<MutexGuard<'static, ()>>,
+    std::io::Result<RootActuator>,
+) {
+    let deadline = Instant::now() + patience;
+    let guard = loop {
+        match WRITING.try_lock() {
+            Ok(g) => break Some(g),
+            Err(std::sync::TryLockError::Poisoned(p)) => break Some(p.into_inner()),
+            // The panicking thread may hold it itself: give up waiting.
+            Err(std::sync::TryLockError::WouldBlock) if Instant::now() >= deadline => break None,
+            Err(std::sync::TryLockError::WouldBlock) => {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+        }
+    };
+    STOPPED.store(true, Ordering::SeqCst);
+    let actuator = RootActuator::new(root).map(|mut a| {
+        a.after_panic = true;
+        a
+    });
+    (guard, actuator)
 }
 
 /// Something that changes CPUs and the pool: the real guest below a root,
@@ -52,6 +94,8 @@ pub struct RootActuator {
     /// Test-only (`PLUGTOP_TEST_WRITE_DELAY_MS`): every write takes this
     /// long, as taking an s390 CPU offline can.
     delay: Option<std::time::Duration>,
+    /// The panic hook's restore: it already holds the write lock.
+    after_panic: bool,
 }
 
 /// One CPU directory's state as found now.
@@ -77,6 +121,7 @@ impl RootActuator {
                 .ok()
                 .and_then(|v| v.parse().ok())
                 .map(std::time::Duration::from_millis),
+            after_panic: false,
         })
     }
 
@@ -105,6 +150,15 @@ impl RootActuator {
 
     /// Writes `text` to `rel` below the root, confined to it by the kernel.
     fn write(&self, rel: &str, text: &str) -> Result<(), ActError> {
+        let _guard = if self.after_panic {
+            None
+        } else {
+            let guard = WRITING.lock().unwrap_or_else(|p| p.into_inner());
+            if STOPPED.load(Ordering::SeqCst) {
+                return Err(ActError::Stopped);
+            }
+            Some(guard)
+        };
         if let Some(d) = self.delay {
             std::thread::sleep(d);
         }

@@ -42,7 +42,8 @@ fn restore_terminal() {
     let _ = execute!(
         std::io::stdout(),
         LeaveAlternateScreen,
-        event::DisableMouseCapture
+        event::DisableMouseCapture,
+        crossterm::cursor::Show
     );
 }
 
@@ -159,7 +160,12 @@ fn screen_loop(
     commands: &Sender<Command>,
 ) -> Result<ScreenEnd, UiError> {
     use signal_hook::consts::{SIGCONT, SIGTSTP};
-    let mut terminal = Terminal::new(CrosstermBackend::new(std::io::stdout()))?;
+    // Never dropped: ratatui's drop shows the cursor and, when that fails
+    // (the terminal is gone: an SSH drop, `tmux kill-session`), reports it
+    // with a print that panics on a closed stderr. restore_terminal() puts
+    // the cursor back on every way out instead.
+    let mut terminal =
+        std::mem::ManuallyDrop::new(Terminal::new(CrosstermBackend::new(std::io::stdout()))?);
     let mut queued: VecDeque<Event> = VecDeque::new();
     // The busy line was written past ratatui's buffers: redraw all next time.
     let mut scribbled = false;
