@@ -142,8 +142,12 @@ fn simulated(readings: usize) -> App {
     simulated_with("daytrader", None, readings)
 }
 
-/// `scenario` under `rules` (the built-in ones when `None`), autonomous.
-fn simulated_with(scenario: &str, rules: Option<&str>, readings: usize) -> App {
+/// A simulated guest's app and source: `scenario` (a path) under `rules`
+/// (the built-in ones when `None`), autonomous, nothing read yet.
+fn prepare_sim(
+    scenario: impl Into<std::path::PathBuf>,
+    rules: Option<&str>,
+) -> (App, Box<dyn plugtop::kernel::source::Source + Send>) {
     let options = plugtop::tui::run::Options {
         rules: rules.map(Into::into),
         root: "/".into(),
@@ -153,14 +157,19 @@ fn simulated_with(scenario: &str, rules: Option<&str>, readings: usize) -> App {
         mono: false,
         interval: None,
         count: None,
-        sim: Some(format!("examples/scenarios/{scenario}.toml").into()),
+        sim: Some(scenario.into()),
         old_kernel: false,
         allow_non_zvm: false,
     };
-    let (mut app, mut source) = match plugtop::tui::run::prepare(&options) {
+    match plugtop::tui::run::prepare(&options) {
         Ok(x) => x,
         Err(e) => panic!("{e}"),
-    };
+    }
+}
+
+/// `scenario` under `rules` (the built-in ones when `None`), autonomous.
+fn simulated_with(scenario: &str, rules: Option<&str>, readings: usize) -> App {
+    let (mut app, mut source) = prepare_sim(format!("examples/scenarios/{scenario}.toml"), rules);
     for _ in 0..readings {
         match source.next_sample() {
             Some(Ok(s)) => app.ingest(s),
@@ -276,23 +285,7 @@ fn the_same_log_line_in_a_row_is_counted_not_repeated() {
 
 #[test]
 fn cp_active_avg_can_be_pinned_and_travel_is_marked_on_the_graphs() {
-    let options = plugtop::tui::run::Options {
-        rules: None,
-        root: "/".into(),
-        replay: None,
-        mode: Mode::Auto,
-        batch: true,
-        mono: false,
-        interval: None,
-        count: None,
-        sim: Some("examples/scenarios/daytrader.toml".into()),
-        old_kernel: false,
-        allow_non_zvm: false,
-    };
-    let (mut app, mut source) = match plugtop::tui::run::prepare(&options) {
-        Ok(x) => x,
-        Err(e) => panic!("{e}"),
-    };
+    let (mut app, mut source) = prepare_sim("examples/scenarios/daytrader.toml", None);
     for _ in 0..40 {
         if let Some(Ok(s)) = source.next_sample() {
             app.ingest(s);
@@ -350,23 +343,7 @@ fn a_reached_cpu_limit_leads_its_rule_and_every_rule_keeps_its_line() {
         "name = \"busy\"\ncpus = 2\nonline = 2\nmemory_mib = 2048\nduration = \"10:00\"\n\n[[phases]]\nstart = \"0\"\nthreads = 6\nworking_set_mib = 100\n",
     )
     .expect("scenario");
-    let options = plugtop::tui::run::Options {
-        rules: None,
-        root: "/".into(),
-        replay: None,
-        mode: Mode::Auto,
-        batch: true,
-        mono: false,
-        interval: None,
-        count: None,
-        sim: Some(idle.clone()),
-        old_kernel: false,
-        allow_non_zvm: false,
-    };
-    let (mut app, mut source) = match plugtop::tui::run::prepare(&options) {
-        Ok(x) => x,
-        Err(e) => panic!("{e}"),
-    };
+    let (mut app, mut source) = prepare_sim(idle.clone(), None);
     let mut found = false;
     for _ in 0..100 {
         match source.next_sample() {
