@@ -8,6 +8,7 @@ use plugtop::tui::app::{App, View};
 use plugtop::tui::keys::KeyAction;
 use plugtop::tui::run::app_from_snapshots;
 use plugtop::tui::view;
+use plugtop::tui::whatif::Field;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 
@@ -434,10 +435,10 @@ fn the_whatif_editor_changes_hotplug_and_hotunplug_together() {
     type_text(&mut app, "idle > 0.9");
     let editor = app.whatif.clone().expect("the editor is open");
     assert_eq!(
-        editor.edited_rules(app.rules(), app.file()),
+        editor.edited_fields(app.rules(), app.file()),
         vec![
-            plugtop::rules::RuleKind::Hotplug,
-            plugtop::rules::RuleKind::Hotunplug
+            Field::Rule(plugtop::rules::RuleKind::Hotplug),
+            Field::Rule(plugtop::rules::RuleKind::Hotunplug)
         ]
     );
     let (file, _) = editor.edited_file(app.rules(), app.file());
@@ -445,16 +446,14 @@ fn the_whatif_editor_changes_hotplug_and_hotunplug_together() {
     assert!(text.contains("HOTPLUG=\"idle < 0.2\""), "{text}");
     assert!(text.contains("HOTUNPLUG=\"idle > 0.9\""), "{text}");
     // Back to HOTPLUG: its edit is still there.
-    for _ in 0..5 {
-        app.whatif_key(KeyEvent::from(KeyCode::Tab));
-    }
+    app.whatif_key(KeyEvent::from(KeyCode::BackTab));
     assert_eq!(
         app.whatif.as_ref().map(|e| e.text.as_str()),
         Some("idle < 0.2")
     );
     app.whatif_key(KeyEvent::from(KeyCode::Enter));
     let screen_now = screen(&app, 80, 24);
-    assert!(screen_now.contains("(2 rules edited)"), "{screen_now}");
+    assert!(screen_now.contains("(2 edited)"), "{screen_now}");
     assert!(screen_now.contains("differ in "), "{screen_now}");
     let marks = screen_now
         .lines()
@@ -548,4 +547,104 @@ fn clicks_pick_a_view_tab_or_a_rule_and_m_frees_the_mouse() {
     a.update(KeyAction::Mouse);
     assert!(!a.mouse);
     assert!(screen(&a, 80, 24).contains("mouse off (m)"));
+}
+
+#[test]
+fn the_whatif_editor_reaches_limits_and_variables_and_matches_paces() {
+    use crossterm::event::{KeyCode, KeyEvent};
+    let mut app = simulated_with(
+        "oscillating",
+        Some("examples/rules/oscillating-tight.conf"),
+        81,
+    );
+    let key = |app: &mut App, code: KeyCode| app.whatif_key(KeyEvent::from(code));
+    let replace = |app: &mut App, text: &str| {
+        for _ in 0..200 {
+            app.whatif_key(KeyEvent::from(KeyCode::Backspace));
+        }
+        for c in text.chars() {
+            app.whatif_key(KeyEvent::from(KeyCode::Char(c)));
+        }
+    };
+    app.update(KeyAction::WhatIf);
+    // HOTPLUG, then the five other rules, then UPDATE, CPU_MIN, CPU_MAX.
+    for _ in 0..8 {
+        key(&mut app, KeyCode::Tab);
+    }
+    let editor = app.whatif.clone().expect("open");
+    assert_eq!(editor.field, Field::Limit(2));
+    assert_eq!(editor.text, "0", "CPU_MAX as the file sets it");
+    replace(&mut app, "2");
+    // Back to UPDATE.
+    key(&mut app, KeyCode::BackTab);
+    key(&mut app, KeyCode::BackTab);
+    assert_eq!(
+        app.whatif.as_ref().map(|e| e.field.clone()),
+        Some(Field::Limit(0))
+    );
+    replace(&mut app, "2");
+    for _ in 0..3 {
+        key(&mut app, KeyCode::BackTab);
+    }
+    for _ in 0..4 {
+        key(&mut app, KeyCode::BackTab);
+    }
+    // Back past the rules, round to the last variable.
+    assert_eq!(
+        app.whatif.as_ref().map(|e| e.field.clone()),
+        Some(Field::Variable("CP_idle".into()))
+    );
+    let editor = app.whatif.clone().expect("open");
+    let (file, _) = editor.edited_file(app.rules(), app.file());
+    let text = String::from_utf8_lossy(file.bytes()).into_owned();
+    assert!(text.contains("\nCPU_MAX=\"2\"\n"), "{text}");
+    assert!(text.contains("\nUPDATE=\"2\"\n"), "{text}");
+    assert_eq!(
+        text.lines().count(),
+        app.file().bytes().iter().filter(|b| **b == b'\n').count(),
+        "lines are replaced in place, none added"
+    );
+    key(&mut app, KeyCode::Enter);
+    let result = app
+        .whatif
+        .as_ref()
+        .and_then(|e| e.result.clone())
+        .expect("a result");
+    assert!(result.pace.is_some(), "an UPDATE edit says how paces match");
+    let s = screen(&app, 80, 24);
+    assert!(s.contains("(2 edited)"), "{s}");
+    assert!(s.contains("UPDATE 2 s"), "{s}");
+    // 81 readings do not fit 68 columns: two a column, and it says so.
+    assert!(s.contains("2 intervals a column"), "{s}");
+    assert!(s.contains("50 decided, 50 applied"), "autonomous applies:\n{s}");
+    both("whatif_limits", &app);
+}
+
+#[test]
+fn the_whatif_counts_observe_modes_would_as_decided_not_applied() {
+    use crossterm::event::{KeyCode, KeyEvent};
+    let (mut app, mut source) = prepare_sim(
+        "examples/scenarios/oscillating.toml",
+        Some("examples/rules/oscillating-tight.conf"),
+    );
+    app.set_mode(Mode::Observe);
+    for _ in 0..40 {
+        if let Some(Ok(s)) = source.next_sample() {
+            app.ingest(s);
+        }
+    }
+    app.update(KeyAction::WhatIf);
+    app.whatif_key(KeyEvent::from(KeyCode::Enter));
+    let r = app
+        .whatif
+        .as_ref()
+        .and_then(|e| e.result.clone())
+        .expect("a result");
+    assert!(r.changes.0 > 0, "the loaded rules decided something");
+    assert_eq!(r.applied, 0, "observe applied nothing");
+    let s = screen(&app, 160, 48);
+    assert!(
+        s.contains(&format!("loaded: {} decided, 0 applied", r.changes.0)),
+        "{s}"
+    );
 }

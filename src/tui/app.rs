@@ -6,7 +6,7 @@ use std::collections::{HashSet, VecDeque};
 use std::sync::Arc;
 
 use super::keys::KeyAction;
-use crate::control::controller::{Event, Mode};
+use crate::control::controller::{Action, Event, Mode};
 use crate::control::flap::{FlapConfig, Moves};
 use crate::control::patterns::{Hint, PatternWatch};
 use crate::control::session::{Session, Severity, Step};
@@ -20,7 +20,7 @@ use crate::report::trace;
 use crate::rules::eval::Trace;
 use crate::rules::{NodeId, RuleKind, RuleSet, SourceFile, SystemFacts};
 use crate::sim::Scenario;
-use crate::tui::whatif::WhatIfEditor;
+use crate::tui::whatif::{Past, WhatIfEditor};
 
 /// How many intervals the screens can go back to.
 pub const FRAMES: usize = 600;
@@ -35,6 +35,9 @@ pub struct Interval {
     pub loads: Vec<CpuLoad>,
     /// Each user variable some rule names, with its value this interval.
     pub variables: Vec<(String, Option<f64>)>,
+    /// What was really done to the guest this interval (nothing in observe
+    /// mode, an approval's actions in step-confirm).
+    pub applied: Moves,
 }
 
 /// What kind of line the log holds.
@@ -388,6 +391,7 @@ impl App {
             trace: self.session.trace().clone(),
             loads,
             variables,
+            applied: applied_moves(&step.events),
         };
         if self.frames.len() == FRAMES {
             self.frames.pop_back();
@@ -751,7 +755,10 @@ impl App {
                 return;
             }
             KeyCode::Tab if !editor.file_mode => {
-                editor.next_rule(self.session.rules(), self.session.file())
+                editor.step_field(self.session.rules(), self.session.file(), 1)
+            }
+            KeyCode::BackTab if !editor.file_mode => {
+                editor.step_field(self.session.rules(), self.session.file(), -1)
             }
             KeyCode::Backspace => editor.backspace(),
             KeyCode::Delete => editor.delete(),
@@ -784,13 +791,15 @@ impl App {
         };
         if let Some((rules, file)) = editor.check(self.session.rules(), self.session.file(), &facts)
         {
-            let history: Vec<(usize, &Sample, Moves)> = self
+            let history: Vec<Past<'_>> = self
                 .frames
                 .iter()
                 .rev()
-                .map(|f| {
-                    let moves = f.decision.as_ref().map(Moves::of).unwrap_or_default();
-                    (f.number, f.sample.as_ref(), moves)
+                .map(|f| Past {
+                    reading: f.number,
+                    sample: f.sample.as_ref(),
+                    decided: f.decision.as_ref().map(Moves::of).unwrap_or_default(),
+                    applied: f.applied,
                 })
                 .collect();
             let scenario = self.sim.as_ref().map(|(s, old)| (s, *old));
@@ -800,6 +809,7 @@ impl App {
                 &history,
                 scenario,
                 self.session.watch().flap.config(),
+                self.session.rules().settings.update,
             );
         }
         self.whatif = Some(editor);
@@ -922,4 +932,19 @@ impl Actuator for NoWrites {
     ) -> Result<(), crate::kernel::actuator::ActError> {
         Ok(())
     }
+}
+
+/// What the controller really did this interval, as moves.
+fn applied_moves(events: &[Event]) -> Moves {
+    let mut moves = Moves::default();
+    for e in events {
+        if let Event::Applied { action, .. } = e {
+            match action {
+                Action::PlugCpu => moves.cpu = 1,
+                Action::UnplugCpu => moves.cpu = -1,
+                Action::Pool { from, to } => moves.pool = (to - from).signum() as i8,
+            }
+        }
+    }
+    moves
 }

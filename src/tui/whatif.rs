@@ -1,6 +1,7 @@
-//! The UI's what-if (`w`): edit one rule in place, see at every keystroke
-//! whether cpuplugd would accept the file, and on Enter see what the edited
-//! rules would have done over the history on screen.
+//! The UI's what-if (`w`): edit rules, limits and variables in place (Tab
+//! moves between them, every edit is kept), see at every keystroke whether
+//! cpuplugd would accept the file, and on Enter see what the edited rules
+//! would have done over the history on screen.
 //!
 //! Over live or recorded readings this is open loop (the readings cannot
 //! react to other actions); on the simulator it is closed loop: the
@@ -19,21 +20,104 @@ use crate::sim::run::{SimOptions, simulate_loaded};
 /// What the edited rules would have done.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Counterfactual {
-    /// Per reading number: what the edited rules did.
+    /// Per reading number of the history: what the edited rules did.
     pub actions: Vec<(usize, Moves)>,
     /// Reversals of the real decisions and of the edited ones.
     pub reversals: (usize, usize),
-    /// Actions taken (CPU and pool) by each.
+    /// Actions decided (CPU and pool) by the loaded rules and the edited ones.
     pub changes: (usize, usize),
+    /// How many of the loaded rules' decisions were really applied to the
+    /// guest: observe mode's "would" is not an action.
+    pub applied: usize,
     pub closed_loop: bool,
     /// The newest reading it covers.
     pub upto: usize,
+    /// Set when the edit changes UPDATE: how the two paces were matched.
+    pub pace: Option<String>,
+}
+
+/// What one line of the editor changes: a rule, a limit or a variable —
+/// a tuner moves thresholds, limits and the averages they use together.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Field {
+    Rule(RuleKind),
+    /// Index into [`LIMITS`].
+    Limit(usize),
+    Variable(String),
+}
+
+/// The limits, as the file spells them, in [`crate::rules::Settings`] order.
+pub const LIMITS: [&str; 5] = ["UPDATE", "CPU_MIN", "CPU_MAX", "CMM_MIN", "CMM_MAX"];
+
+impl Field {
+    /// The name on the file's line.
+    pub fn name(&self) -> &str {
+        match self {
+            Field::Rule(k) => k.file_name(),
+            Field::Limit(i) => LIMITS[*i],
+            Field::Variable(v) => v,
+        }
+    }
+
+    /// Every field in editing order: the rules, the limits, then the
+    /// file's variables as written.
+    pub fn all(rules: &RuleSet) -> Vec<Field> {
+        let mut out: Vec<Field> = RuleKind::ALL.iter().map(|k| Field::Rule(*k)).collect();
+        out.extend((0..LIMITS.len()).map(Field::Limit));
+        out.extend(
+            rules
+                .variables
+                .iter()
+                .map(|v| Field::Variable(v.name.clone())),
+        );
+        out
+    }
+
+    /// The 1-based line that sets it (the last one counts), if any.
+    fn line(&self, rules: &RuleSet, file: &SourceFile) -> Option<usize> {
+        match self {
+            Field::Rule(k) => rules.rule(*k).map(|r| r.line),
+            Field::Limit(i) => rules.setting_spans[*i].map(|s| file.line_of(s.start as usize)),
+            Field::Variable(name) => rules
+                .variables
+                .iter()
+                .find(|v| v.name == *name)
+                .map(|v| v.line),
+        }
+    }
+
+    /// Its text in the loaded file, or empty when the file does not set it.
+    fn text(&self, rules: &RuleSet, file: &SourceFile) -> String {
+        match self {
+            Field::Rule(k) => rules
+                .rule(*k)
+                .map(|r| file.snippet(r.value_span))
+                .unwrap_or_default(),
+            // As written: CPU_MAX="0" means every CPU, not the count it
+            // resolves to.
+            Field::Limit(_) => self
+                .line(rules, file)
+                .map(|line| {
+                    let text = String::from_utf8_lossy(file.line_bytes(line)).into_owned();
+                    let value = text.split_once('=').map_or("", |(_, v)| v).trim();
+                    value.trim_matches('"').to_string()
+                })
+                .unwrap_or_default(),
+            Field::Variable(name) => rules
+                .variables
+                .iter()
+                .find(|v| v.name == *name)
+                .map(|v| file.snippet(v.value_span))
+                .unwrap_or_default(),
+        }
+    }
 }
 
 /// The one-line editor and its result.
 #[derive(Debug, Clone, PartialEq)]
 pub struct WhatIfEditor {
-    pub rule: RuleKind,
+    /// The field being typed.
+    pub field: Field,
     pub text: String,
     /// Cursor position, in characters.
     pub cursor: usize,
@@ -43,25 +127,18 @@ pub struct WhatIfEditor {
     pub result: Option<Counterfactual>,
     /// The line is a rule file's path instead of one rule (Ctrl-O switches).
     pub file_mode: bool,
-    /// Edits of the other rules, kept across Tab: all of them are tried
+    /// Edits of the other fields, kept across Tab: all of them are tried
     /// together (HOTPLUG and HOTUNPLUG usually change as a pair).
-    pub edits: Vec<(RuleKind, String)>,
-}
-
-/// The text of `kind` in the loaded rules, or empty when the file has none.
-fn rule_text(rules: &RuleSet, file: &SourceFile, kind: RuleKind) -> String {
-    rules
-        .rule(kind)
-        .map(|r| file.snippet(r.value_span))
-        .unwrap_or_default()
+    pub edits: Vec<(Field, String)>,
 }
 
 impl WhatIfEditor {
     /// An editor on `kind`, holding its current text, the cursor at the end.
     pub fn open(rules: &RuleSet, file: &SourceFile, kind: RuleKind) -> Self {
-        let text = rule_text(rules, file, kind);
+        let field = Field::Rule(kind);
+        let text = field.text(rules, file);
         WhatIfEditor {
-            rule: kind,
+            field,
             cursor: text.chars().count(),
             text,
             error: None,
@@ -71,36 +148,42 @@ impl WhatIfEditor {
         }
     }
 
-    /// The rules whose text differs from the loaded file's, current included.
-    pub fn edited_rules(&self, rules: &RuleSet, file: &SourceFile) -> Vec<RuleKind> {
-        let mut out: Vec<RuleKind> = self
-            .all_edits()
+    /// The fields whose text differs from the loaded file's, current
+    /// included, in editing order.
+    pub fn edited_fields(&self, rules: &RuleSet, file: &SourceFile) -> Vec<Field> {
+        let edits = self.all_edits();
+        Field::all(rules)
             .into_iter()
-            .filter(|(k, t)| *t != rule_text(rules, file, *k))
-            .map(|(k, _)| k)
-            .collect();
-        out.sort_by_key(|k| k.index());
-        out
+            .filter(|f| {
+                edits
+                    .iter()
+                    .any(|(e, t)| e == f && *t != f.text(rules, file))
+            })
+            .collect()
     }
 
     /// Every edit: the kept ones and the one being typed.
-    fn all_edits(&self) -> Vec<(RuleKind, String)> {
-        let mut all: Vec<(RuleKind, String)> = self
+    fn all_edits(&self) -> Vec<(Field, String)> {
+        let mut all: Vec<(Field, String)> = self
             .edits
             .iter()
-            .filter(|(k, _)| *k != self.rule)
+            .filter(|(f, _)| *f != self.field)
             .cloned()
             .collect();
         if !self.file_mode {
-            all.push((self.rule, self.text.clone()));
+            all.push((self.field.clone(), self.text.clone()));
         }
         all
     }
 
-    /// Switches between editing the rule and naming a whole rule file.
+    /// Switches between editing the rules and naming a whole rule file.
     pub fn toggle_file_mode(&mut self, rules: &RuleSet, file: &SourceFile) {
         if self.file_mode {
-            *self = WhatIfEditor::open(rules, file, self.rule);
+            let kind = match self.field {
+                Field::Rule(k) => k,
+                _ => RuleKind::Hotplug,
+            };
+            *self = WhatIfEditor::open(rules, file, kind);
         } else {
             self.file_mode = true;
             self.text.clear();
@@ -110,20 +193,20 @@ impl WhatIfEditor {
         }
     }
 
-    /// Moves to the next rule kind, keeping the edit of this one.
-    pub fn next_rule(&mut self, rules: &RuleSet, file: &SourceFile) {
-        let i = RuleKind::ALL
-            .iter()
-            .position(|k| *k == self.rule)
-            .unwrap_or(0);
+    /// Moves to the next field (`by` 1) or the previous one (`by` -1),
+    /// keeping the edit of this one.
+    pub fn step_field(&mut self, rules: &RuleSet, file: &SourceFile, by: isize) {
+        let fields = Field::all(rules);
+        let i = fields.iter().position(|f| *f == self.field).unwrap_or(0) as isize;
+        let n = fields.len() as isize;
+        let next = fields[(i + by).rem_euclid(n) as usize].clone();
         let edits = self.all_edits();
-        let next = RuleKind::ALL[(i + 1) % RuleKind::ALL.len()];
         let text = edits
             .iter()
-            .find(|(k, _)| *k == next)
-            .map_or_else(|| rule_text(rules, file, next), |(_, t)| t.clone());
+            .find(|(f, _)| *f == next)
+            .map_or_else(|| next.text(rules, file), |(_, t)| t.clone());
         self.edits = edits;
-        self.rule = next;
+        self.field = next;
         self.cursor = text.chars().count();
         self.text = text;
     }
@@ -173,49 +256,44 @@ impl WhatIfEditor {
         self.cursor = if end { self.text.chars().count() } else { 0 };
     }
 
-    /// The rule file with this rule's line replaced by the edit (or the
-    /// edit appended when the file has no such rule), and the byte offset
-    /// where the edited text starts in it.
+    /// The rule file with each edited field's line replaced (or the line
+    /// appended when the file does not set it), and the byte offset where
+    /// the typed text starts in it.
     pub fn edited_file(&self, rules: &RuleSet, file: &SourceFile) -> (SourceFile, usize) {
         let original = file.bytes();
         let edits = self.all_edits();
-        let line_of = |kind: RuleKind, text: &str| format!("{}=\"{}\"", kind.file_name(), text);
-        // Each edited rule replaces its line; rules the file lacks go at the end.
-        let mut replaced: Vec<(usize, usize, RuleKind, String)> = edits
-            .iter()
-            .filter_map(|(k, t)| {
-                rules.rule(*k).map(|r| {
-                    let start = file.line_start(r.line);
-                    (
-                        start,
-                        start + file.line_bytes(r.line).len(),
-                        *k,
-                        line_of(*k, t),
-                    )
-                })
-            })
-            .collect();
+        let line_of = |field: &Field, text: &str| format!("{}=\"{}\"", field.name(), text);
+        let mut replaced: Vec<(usize, usize, &Field, String)> = Vec::new();
+        let mut appended: Vec<(&Field, String)> = Vec::new();
+        for (field, text) in &edits {
+            match field.line(rules, file) {
+                Some(line) => {
+                    let start = file.line_start(line);
+                    let end = start + file.line_bytes(line).len();
+                    replaced.push((start, end, field, line_of(field, text)));
+                }
+                None => appended.push((field, line_of(field, text))),
+            }
+        }
         replaced.sort_by_key(|r| r.0);
+        let typed =
+            |field: &Field, at: usize| (*field == self.field).then(|| at + field.name().len() + 2);
         let mut bytes = Vec::with_capacity(original.len() + 256);
         let mut at = None;
         let mut pos = 0;
-        for (start, end, kind, line) in &replaced {
+        for (start, end, field, line) in &replaced {
             bytes.extend_from_slice(&original[pos..*start]);
-            if *kind == self.rule {
-                at = Some(bytes.len() + kind.file_name().len() + 2);
-            }
+            at = at.or(typed(field, bytes.len()));
             bytes.extend_from_slice(line.as_bytes());
             pos = *end;
         }
         bytes.extend_from_slice(&original[pos..]);
-        for (kind, text) in edits.iter().filter(|(k, _)| rules.rule(*k).is_none()) {
+        for (field, line) in appended {
             if !bytes.ends_with(b"\n") && !bytes.is_empty() {
                 bytes.push(b'\n');
             }
-            if *kind == self.rule {
-                at = Some(bytes.len() + kind.file_name().len() + 2);
-            }
-            bytes.extend_from_slice(line_of(*kind, text).as_bytes());
+            at = at.or(typed(field, bytes.len()));
+            bytes.extend_from_slice(line.as_bytes());
             bytes.push(b'\n');
         }
         (
@@ -272,23 +350,26 @@ impl WhatIfEditor {
         None
     }
 
-    /// Runs the edited rules over `history` (oldest first, each with the
-    /// reading number and the real decision's action word), open loop, or
-    /// closed loop on `scenario` when there is one.
+    /// Runs the edited rules over `history` (oldest first), open loop, or
+    /// closed loop on `scenario` when there is one. `update` is the loaded
+    /// rules' UPDATE, the pace the history was read at.
     pub fn run(
         &mut self,
         rules: Arc<RuleSet>,
         file: &SourceFile,
-        history: &[(usize, &Sample, Moves)],
+        history: &[Past<'_>],
         scenario: Option<(&Scenario, bool)>,
         flap: crate::control::flap::FlapConfig,
+        update: i64,
     ) {
-        let mut actions = Vec::new();
-        let mut closed_loop = false;
+        let old = update.max(1);
+        let new = rules.settings.update.max(1);
+        let first = history.first().map_or(0, |h| h.reading);
+        let last = history.last().map_or(0, |h| h.reading);
+        let mut actions = None;
         if let Some((scenario, old_kernel)) = scenario {
-            let last = history.last().map_or(0, |h| h.0);
             let options = SimOptions {
-                duration: Some((last as f64) * rules.settings.update.max(1) as f64),
+                duration: Some((last as f64) * old as f64),
                 old_kernel,
                 keep_timeline: true,
                 flap,
@@ -302,30 +383,84 @@ impl WhatIfEditor {
                 &mut |_| {},
                 &mut |_| {},
             ) {
-                closed_loop = true;
-                actions = o.timeline.iter().map(|p| (p.reading, p.moves)).collect();
-            }
-        }
-        if !closed_loop {
-            let mut engine = Engine::new(rules);
-            for (reading, sample, _) in history {
-                if let Some(d) = engine.push(sample, &mut NoTrace) {
-                    actions.push((*reading, Moves::of(&d)));
+                // The edited run's readings, placed at the history's
+                // reading nearest in time.
+                let mut placed: Vec<(usize, Moves)> = Vec::new();
+                for p in &o.timeline {
+                    let at = ((p.reading as i64 * new + old / 2) / old) as usize;
+                    match placed.last_mut() {
+                        Some((n, m)) if *n == at => {
+                            if m.is_none() {
+                                *m = p.moves;
+                            }
+                        }
+                        _ => placed.push((at, p.moves)),
+                    }
                 }
+                actions = Some(placed);
             }
         }
-        let first = history.first().map_or(0, |h| h.0);
-        actions.retain(|(r, _)| *r >= first);
-        let real: Vec<Moves> = history.iter().map(|h| h.2).collect();
+        let closed_loop = actions.is_some();
+        let mut actions = actions.unwrap_or_else(|| open_loop(rules, history, old, new));
+        actions.retain(|(r, _)| (first..=last).contains(r));
+        let real: Vec<Moves> = history.iter().map(|h| h.decided).collect();
         let edited: Vec<Moves> = actions.iter().map(|a| a.1).collect();
+        let pace = if new == old {
+            None
+        } else if closed_loop {
+            Some(format!(
+                "UPDATE {new} s: the edited run's readings are placed at the nearest of these, read every {old} s"
+            ))
+        } else if new > old {
+            Some(format!(
+                "UPDATE {new} s: the edited rules see one of these readings every {new} s (they were read every {old} s)"
+            ))
+        } else {
+            Some(format!(
+                "UPDATE {new} s: these readings are {old} s apart, so the edited rules see them every {old} s"
+            ))
+        };
         self.result = Some(Counterfactual {
-            upto: history.last().map_or(0, |h| h.0),
+            upto: last,
             reversals: (reversals(&real, flap), reversals(&edited, flap)),
             changes: (changes(&real), changes(&edited)),
+            applied: history.iter().filter(|h| !h.applied.is_none()).count(),
             actions,
             closed_loop,
+            pace,
         });
     }
+}
+
+/// One interval of the screen's history, for the what-if.
+#[derive(Debug, Clone, Copy)]
+pub struct Past<'a> {
+    pub reading: usize,
+    pub sample: &'a Sample,
+    /// What the loaded rules decided.
+    pub decided: Moves,
+    /// What was really done to the guest (nothing in observe mode).
+    pub applied: Moves,
+}
+
+/// The edited rules over the readings as they were, at the edited UPDATE's
+/// pace where it is slower than the readings'.
+fn open_loop(rules: Arc<RuleSet>, history: &[Past<'_>], old: i64, new: i64) -> Vec<(usize, Moves)> {
+    let mut engine = Engine::new(rules);
+    let mut actions = Vec::new();
+    let first = history.first().map_or(0, |h| h.reading);
+    let mut due = 0i64;
+    for h in history {
+        let t = (h.reading - first) as i64 * old;
+        if t < due {
+            continue;
+        }
+        due = t + new;
+        if let Some(d) = engine.push(h.sample, &mut NoTrace) {
+            actions.push((h.reading, Moves::of(&d)));
+        }
+    }
+    actions
 }
 
 fn changes(moves: &[Moves]) -> usize {

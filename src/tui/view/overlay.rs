@@ -75,10 +75,20 @@ fn glyph(moves: Moves) -> char {
     }
 }
 
-/// The what-if editor over the lower part of the screen.
+/// One character for a run of intervals: its one kind of move, or `*`
+/// when it holds several, so a compressed timeline hides no action.
+fn bucket_glyph(moves: &[Moves]) -> char {
+    let mut seen = moves.iter().map(|m| glyph(*m)).filter(|g| *g != '·');
+    match seen.next() {
+        None => '·',
+        Some(g) if seen.all(|o| o == g) => g,
+        Some(_) => '*',
+    }
+}
+
+/// The what-if editor over the lower part of the screen, as tall as it
+/// needs.
 fn whatif(frame: &mut Frame<'_>, area: Rect, app: &App, editor: &WhatIfEditor, theme: &Theme) {
-    let height = 9.min(area.height);
-    let rect = Rect::new(area.x, area.y + area.height - height, area.width, height);
     let inner_width = area.width.saturating_sub(2) as usize;
     let mut lines = Vec::new();
     let chars: Vec<char> = editor.text.chars().collect();
@@ -90,7 +100,7 @@ fn whatif(frame: &mut Frame<'_>, area: Rect, app: &App, editor: &WhatIfEditor, t
     let label = if editor.file_mode {
         "rule file: ".to_string()
     } else {
-        format!("{}=", editor.rule.file_name())
+        format!("{}=", editor.field.name())
     };
     let indent = label.chars().count();
     lines.push(Line::from(vec![
@@ -99,6 +109,13 @@ fn whatif(frame: &mut Frame<'_>, area: Rect, app: &App, editor: &WhatIfEditor, t
         Span::styled(at, theme.selected()),
         Span::raw(after),
     ]));
+    let edited = editor.edited_fields(app.rules(), app.file());
+    let edited_names = if edited.is_empty() || editor.file_mode {
+        String::new()
+    } else {
+        let names: Vec<&str> = edited.iter().map(|f| f.name()).collect();
+        format!(" (edited: {})", names.join(", "))
+    };
     match &editor.error {
         Some((message, Some(column))) => lines.push(Line::from(Span::styled(
             format!("{}^ {message}", " ".repeat(indent + column)),
@@ -110,9 +127,9 @@ fn whatif(frame: &mut Frame<'_>, area: Rect, app: &App, editor: &WhatIfEditor, t
         ))),
         None => lines.push(Line::from(Span::styled(
             if editor.file_mode {
-                "✓ cpuplugd would load this file"
+                "✓ cpuplugd would load this file".to_string()
             } else {
-                "✓ cpuplugd would load the edited file"
+                format!("✓ cpuplugd would load the edited file{edited_names}")
             },
             theme.dim(),
         ))),
@@ -124,38 +141,41 @@ fn whatif(frame: &mut Frame<'_>, area: Rect, app: &App, editor: &WhatIfEditor, t
         ))),
         None => lines.push(Line::from(Span::styled(
             format!(
-                "Enter runs the edited rules over the last {} intervals",
+                "Enter runs the edited rules over all {} intervals on screen",
                 app.frames.len()
             ),
             theme.dim(),
         ))),
         Some(r) => timelines(&mut lines, app, r, inner_width, theme),
     }
-    boxed(
-        frame,
-        rect,
-        &if editor.file_mode {
-            "What-if: another rule file · ^O back to the rules · Enter run · Esc close".to_string()
+    let title = if editor.file_mode {
+        "What-if: another rule file · ^O back to the rules · Enter run · Esc close".to_string()
+    } else {
+        let count = match edited.len() {
+            0 => String::new(),
+            n => format!(" ({n} edited)"),
+        };
+        let full = format!(
+            "What-if: {}{count} · Tab ⇧Tab move · ^O file · Enter run · Esc close",
+            editor.field.name()
+        );
+        if full.chars().count() + 4 <= area.width as usize {
+            full
         } else {
-            {
-                let edited = editor.edited_rules(app.rules(), app.file()).len();
-                let edited = match edited {
-                    0 => String::new(),
-                    1 => " (1 rule edited)".to_string(),
-                    n => format!(" ({n} rules edited)"),
-                };
-                format!(
-                    "What-if: {}{edited} · Tab next · ^O file · Enter run · Esc close",
-                    editor.rule.file_name()
-                )
-            }
-        },
-        lines,
-        theme,
-    );
+            format!(
+                "What-if: {}{count} · Tab ⇧Tab ^O Enter Esc",
+                editor.field.name()
+            )
+        }
+    };
+    let height = box_height(&lines, area.width).min(area.height);
+    let rect = Rect::new(area.x, area.y + area.height - height, area.width, height);
+    boxed(frame, rect, &title, lines, theme);
 }
 
-/// The real and the what-if action timelines, and what they add up to.
+/// The loaded and the what-if action timelines over the whole history
+/// (several intervals a column when it is longer than the box is wide),
+/// where they part, and what they add up to.
 fn timelines(
     lines: &mut Vec<Line<'_>>,
     app: &App,
@@ -163,55 +183,69 @@ fn timelines(
     inner_width: usize,
     theme: &Theme,
 ) {
-    let width = inner_width.saturating_sub(10);
+    let width = inner_width.saturating_sub(10).max(1);
     let shown: Vec<_> = app
         .frames
         .iter()
+        .rev()
         .filter(|f| f.number <= r.upto)
-        .take(width)
         .collect();
-    let real: String = shown
+    let decided: Vec<Moves> = shown
         .iter()
-        .rev()
-        .map(|f| f.decision.as_ref().map_or('·', |d| glyph(Moves::of(d))))
+        .map(|f| f.decision.as_ref().map(Moves::of).unwrap_or_default())
         .collect();
-    let edited: String = shown
+    let edited: Vec<Moves> = shown
         .iter()
-        .rev()
         .map(|f| {
             r.actions
-                .iter()
-                .find(|(n, _)| *n == f.number)
-                .map_or('·', |(_, m)| glyph(*m))
+                .binary_search_by_key(&f.number, |a| a.0)
+                .map_or_else(|_| Moves::default(), |i| r.actions[i].1)
         })
         .collect();
-    lines.push(Line::from(vec![
-        Span::styled("actions   ", theme.dim()),
-        Span::raw(real.clone()),
-    ]));
-    // Where the two timelines part, marked under them and counted.
-    let marks: String = real
-        .chars()
-        .zip(edited.chars())
+    let per = shown.len().div_ceil(width).max(1);
+    let real: String = decided.chunks(per).map(bucket_glyph).collect();
+    let what: String = edited.chunks(per).map(bucket_glyph).collect();
+    let marks: String = decided
+        .chunks(per)
+        .zip(edited.chunks(per))
         .map(|(a, b)| if a == b { ' ' } else { '^' })
         .collect();
-    let differ = marks.chars().filter(|c| *c == '^').count();
+    let differ = decided.iter().zip(&edited).filter(|(a, b)| a != b).count();
+    lines.push(Line::from(vec![
+        Span::styled("loaded    ", theme.dim()),
+        Span::raw(real),
+    ]));
     lines.push(Line::from(vec![
         Span::styled("what-if   ", theme.title()),
-        Span::raw(edited),
+        Span::raw(what),
     ]));
     lines.push(Line::from(vec![
         Span::styled("differ    ", theme.dim()),
         Span::styled(marks, theme.warning()),
     ]));
+    let span = match (shown.first(), shown.last()) {
+        (Some(a), Some(b)) if per == 1 => {
+            format!("#{}–#{}, one column an interval", a.number, b.number)
+        }
+        (Some(a), Some(b)) => format!(
+            "#{}–#{}, {per} intervals a column (* several kinds)",
+            a.number, b.number
+        ),
+        _ => "no intervals yet".to_string(),
+    };
+    lines.push(Line::from(Span::styled(span, theme.dim())));
     lines.push(Line::from(format!(
-        "differ in {differ} of {} · changes real {} what-if {} · reversals {} → {}",
+        "differ in {differ} of {} · loaded: {} decided, {} applied · edited: {} decided · reversals {} → {}",
         shown.len(),
         r.changes.0,
+        r.applied,
         r.changes.1,
         r.reversals.0,
         r.reversals.1
     )));
+    if let Some(pace) = &r.pace {
+        lines.push(Line::from(Span::styled(pace.clone(), theme.dim())));
+    }
     lines.push(Line::from(Span::styled(
         if r.closed_loop {
             "closed loop: the scenario played again, same seed, under the edited rules"
