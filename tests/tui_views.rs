@@ -448,7 +448,7 @@ fn the_whatif_editor_changes_hotplug_and_hotunplug_together() {
     // Back to HOTPLUG: its edit is still there.
     app.whatif_key(KeyEvent::from(KeyCode::BackTab));
     assert_eq!(
-        app.whatif.as_ref().map(|e| e.text.as_str()),
+        app.whatif.as_ref().map(|e| e.input.text.as_str()),
         Some("idle < 0.2")
     );
     app.whatif_key(KeyEvent::from(KeyCode::Enter));
@@ -573,7 +573,7 @@ fn the_whatif_editor_reaches_limits_and_variables_and_matches_paces() {
     }
     let editor = app.whatif.clone().expect("open");
     assert_eq!(editor.field, Field::Limit(2));
-    assert_eq!(editor.text, "0", "CPU_MAX as the file sets it");
+    assert_eq!(editor.input.text, "0", "CPU_MAX as the file sets it");
     replace(&mut app, "2");
     // Back to UPDATE.
     key(&mut app, KeyCode::BackTab);
@@ -616,7 +616,10 @@ fn the_whatif_editor_reaches_limits_and_variables_and_matches_paces() {
     assert!(s.contains("UPDATE 2 s"), "{s}");
     // 81 readings do not fit 68 columns: two a column, and it says so.
     assert!(s.contains("2 intervals a column"), "{s}");
-    assert!(s.contains("50 decided, 50 applied"), "autonomous applies:\n{s}");
+    assert!(
+        s.contains("50 decided, 50 applied"),
+        "autonomous applies:\n{s}"
+    );
     both("whatif_limits", &app);
 }
 
@@ -647,4 +650,30 @@ fn the_whatif_counts_observe_modes_would_as_decided_not_applied() {
         s.contains(&format!("loaded: {} decided, 0 applied", r.changes.0)),
         "{s}"
     );
+}
+
+#[test]
+fn e_asks_where_to_write_the_log() {
+    use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+    let mut app = simulated(20);
+    app.update(KeyAction::Export);
+    let offered = app.export_prompt.clone().expect("a prompt").text;
+    assert!(
+        offered.contains("plugtop-log-"),
+        "a default file is offered: {offered}"
+    );
+    // A fixed path, so the snapshot does not hold this machine's home.
+    app.export_key(KeyEvent::new(KeyCode::Char('u'), KeyModifiers::CONTROL));
+    for c in "/var/tmp/plugtop-incident.txt".chars() {
+        app.export_key(KeyEvent::from(KeyCode::Char(c)));
+    }
+    both("export_prompt", &app);
+    assert_eq!(
+        app.export_key(KeyEvent::from(KeyCode::Enter)),
+        Some(std::path::PathBuf::from("/var/tmp/plugtop-incident.txt"))
+    );
+    assert!(app.export_prompt.is_none());
+    app.update(KeyAction::Export);
+    assert_eq!(app.export_key(KeyEvent::from(KeyCode::Esc)), None);
+    assert!(app.export_prompt.is_none(), "Esc cancels");
 }

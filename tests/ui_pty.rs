@@ -833,7 +833,7 @@ fn number_keys_pick_views_h_and_f1_help_and_ctrl_l_repaints() {
 }
 
 #[test]
-fn e_exports_the_log_into_the_state_directory() {
+fn e_asks_where_to_export_the_log_defaulting_to_the_state_directory() {
     let dir = tempfile::tempdir().expect("temporary directory");
     let rec = common::record_fixture_series(dir.path(), "o.rec");
     let state = dir.path().join("state");
@@ -853,8 +853,24 @@ fn e_exports_the_log_into_the_state_directory() {
     );
     s.wait_for("end of the recording");
     s.press("e");
+    s.wait_for("Export the log");
+    s.wait_for(&state.join("plugtop").display().to_string());
+    s.press("\r");
     s.wait_for("log exported to");
+    // Another path, typed over the default; then the same path again is
+    // refused, not overwritten.
+    let custom = dir.path().join("mine").join("incident.txt");
+    for _ in 0..2 {
+        s.press("e");
+        s.wait_for("Export the log");
+        s.press("\x15");
+        s.press(&custom.display().to_string());
+        s.press("\r");
+    }
+    s.wait_for("File exists");
     assert!(s.quit());
+    let mine = std::fs::read_to_string(&custom).unwrap_or_default();
+    assert!(mine.contains("log exported to"), "{mine:?}");
     let files: Vec<_> = std::fs::read_dir(state.join("plugtop"))
         .map(|d| d.filter_map(Result::ok).map(|e| e.path()).collect())
         .unwrap_or_default();

@@ -20,6 +20,7 @@ use crate::report::trace;
 use crate::rules::eval::Trace;
 use crate::rules::{NodeId, RuleKind, RuleSet, SourceFile, SystemFacts};
 use crate::sim::Scenario;
+use crate::tui::line_input::LineInput;
 use crate::tui::whatif::{Past, WhatIfEditor};
 
 /// How many intervals the screens can go back to.
@@ -207,6 +208,8 @@ pub struct App {
     pub log_filter: Option<String>,
     /// The search text is being typed (keys go to it).
     pub log_filter_editing: bool,
+    /// `e` asks where to write the log: the path being typed.
+    pub export_prompt: Option<LineInput>,
     /// What the machine offers, for loading edited rules.
     pub facts: Option<SystemFacts>,
     /// Names the rules use that this kernel lacks: cpuplugd would stop the
@@ -259,6 +262,7 @@ impl App {
             whatif: None,
             log_filter: None,
             log_filter_editing: false,
+            export_prompt: None,
             facts: None,
             kernel_lint: Vec::new(),
             hints: Vec::new(),
@@ -541,11 +545,17 @@ impl App {
                     self.view = *v;
                 }
             }
-            KeyAction::Reload
-            | KeyAction::Export
-            | KeyAction::Faster
-            | KeyAction::Slower
-            | KeyAction::Redraw => {}
+            KeyAction::Export => {
+                let stamp = self
+                    .frame()
+                    .map_or(0, |f| f.sample.stamp.micros / 1_000_000);
+                self.export_prompt = Some(LineInput::new(
+                    crate::tui::state_dir::default_log_path(stamp)
+                        .display()
+                        .to_string(),
+                ))
+            }
+            KeyAction::Reload | KeyAction::Faster | KeyAction::Slower | KeyAction::Redraw => {}
         }
     }
 
@@ -737,6 +747,32 @@ impl App {
         self.log_scroll = 0;
     }
 
+    /// A key while `e` asks for the log's path: editing, Enter gives the
+    /// path to write (empty: nothing), Esc closes.
+    pub fn export_key(&mut self, key: crossterm::event::KeyEvent) -> Option<std::path::PathBuf> {
+        use crossterm::event::{KeyCode, KeyModifiers};
+        let input = self.export_prompt.as_mut()?;
+        match key.code {
+            KeyCode::Enter => {
+                let text = input.text.trim().to_string();
+                self.export_prompt = None;
+                (!text.is_empty()).then(|| std::path::PathBuf::from(text))
+            }
+            KeyCode::Esc => {
+                self.export_prompt = None;
+                None
+            }
+            KeyCode::Char('c') if key.modifiers.contains(KeyModifiers::CONTROL) => {
+                self.export_prompt = None;
+                None
+            }
+            _ => {
+                input.key(key);
+                None
+            }
+        }
+    }
+
     /// A key while the what-if editor is open: editing, Tab for the next
     /// rule, Ctrl-O to name a whole rule file instead, Enter to run, Esc to
     /// close.
@@ -760,12 +796,6 @@ impl App {
             KeyCode::BackTab if !editor.file_mode => {
                 editor.step_field(self.session.rules(), self.session.file(), -1)
             }
-            KeyCode::Backspace => editor.backspace(),
-            KeyCode::Delete => editor.delete(),
-            KeyCode::Left => editor.move_by(-1),
-            KeyCode::Right => editor.move_by(1),
-            KeyCode::Home => editor.home_end(false),
-            KeyCode::End => editor.home_end(true),
             KeyCode::Char('c') if key.modifiers.contains(KeyModifiers::CONTROL) => {
                 self.whatif = None;
                 return;
@@ -773,7 +803,7 @@ impl App {
             KeyCode::Char('o') if key.modifiers.contains(KeyModifiers::CONTROL) => {
                 editor.toggle_file_mode(self.session.rules(), self.session.file())
             }
-            KeyCode::Char(c) => editor.insert(c),
+            _ if editor.key(key) => {}
             _ => return,
         }
         if let (Some(editor), Some(facts)) = (self.whatif.as_mut(), &self.facts) {

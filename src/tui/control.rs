@@ -13,7 +13,6 @@ use super::app::{App, Dialog, LogKind, SourceLabel};
 use super::arming::{Armed, Progress, arm, arm_check, disarm};
 use super::keys::KeyAction;
 use super::run::{Options, ScreenEnd, read_rules};
-use super::view;
 use crate::control::controller::{Mode, Proposal};
 use crate::kernel::Source;
 
@@ -22,6 +21,8 @@ use crate::kernel::Source;
 pub enum Command {
     /// A key whose action needs files, the lock or the guest.
     Act(KeyAction),
+    /// Write the log to this path (`e`, then Enter).
+    Export(std::path::PathBuf),
     /// `y` on this proposal, exactly as it was on screen.
     Accept(Box<Proposal>),
     /// A key changed what is sampled (pause, time travel): look again.
@@ -65,7 +66,6 @@ pub fn needs_control(action: KeyAction) -> bool {
             | KeyAction::Step
             | KeyAction::Autonomous
             | KeyAction::Reload
-            | KeyAction::Export
             | KeyAction::Faster
             | KeyAction::Slower
     )
@@ -118,6 +118,7 @@ pub fn run(
                 c.handle(&mut app, action, &shared.progress);
             }
             Ok(Command::Accept(shown)) => shared.lock().accept(&shown),
+            Ok(Command::Export(path)) => crate::tui::log_export::export(&mut shared.lock(), &path),
             Ok(Command::Wake) => continue,
             Ok(Command::Quit) => break ScreenEnd::Quit,
             Ok(Command::Stop(signal)) => break ScreenEnd::Signal(signal),
@@ -231,7 +232,6 @@ impl Control {
         }
         match action {
             KeyAction::Reload => self.reload(app),
-            KeyAction::Export => export(app),
             KeyAction::Faster | KeyAction::Slower if !self.live || self.options.sim.is_some() => {
                 self.speed = if action == KeyAction::Faster {
                     (self.speed * 2.0).min(64.0)
@@ -272,55 +272,5 @@ impl Control {
                 app.show(Dialog::Message(e.to_string()));
             }
         }
-    }
-}
-
-/// Where `e` writes the log: the user's state directory
-/// (`$XDG_STATE_HOME/plugtop`, else `~/.local/state/plugtop`), not wherever
-/// plugtop happened to be started; the current directory only when neither
-/// is known.
-fn export_dir() -> std::path::PathBuf {
-    let base = std::env::var_os("XDG_STATE_HOME")
-        .filter(|v| !v.is_empty())
-        .map(std::path::PathBuf::from)
-        .or_else(|| {
-            std::env::var_os("HOME")
-                .filter(|v| !v.is_empty())
-                .map(|h| std::path::PathBuf::from(h).join(".local/state"))
-        });
-    match base {
-        Some(b) => b.join("plugtop"),
-        None => std::path::PathBuf::from("."),
-    }
-}
-
-fn export(app: &mut App) {
-    let dir = export_dir();
-    if let Err(e) = std::fs::create_dir_all(&dir) {
-        app.note(
-            LogKind::Problem,
-            format!(
-                "cannot export the log: cannot create {}: {e}",
-                dir.display()
-            ),
-        );
-        return;
-    }
-    let stamp = app.frame().map_or(0, |f| f.sample.stamp.micros / 1_000_000);
-    let path = dir
-        .join(format!("plugtop-log-{stamp}-{}.txt", std::process::id()))
-        .display()
-        .to_string();
-    let text: String = app
-        .log
-        .iter()
-        .map(|l| format!("{} {}\n", view::clock(l.stamp), l.shown()))
-        .collect();
-    match std::fs::write(&path, text) {
-        Ok(()) => app.note(LogKind::Note, format!("log exported to {path}")),
-        Err(e) => app.note(
-            LogKind::Problem,
-            format!("cannot export the log to {path}: {e}"),
-        ),
     }
 }

@@ -200,7 +200,7 @@ pub const BINDINGS: &[Binding] = &[
         action: KeyAction::Export,
         keys: &[KeyCode::Char('e')],
         shown: "e",
-        description: "export the log",
+        description: "export the log (asks where)",
     },
     Binding {
         action: KeyAction::Faster,

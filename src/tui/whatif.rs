@@ -16,6 +16,7 @@ use crate::rules::eval::NoTrace;
 use crate::rules::{RuleKind, RuleSet, Severity, SourceFile, SystemFacts, load};
 use crate::sim::Scenario;
 use crate::sim::run::{SimOptions, simulate_loaded};
+use crate::tui::line_input::LineInput;
 
 /// What the edited rules would have done.
 #[derive(Debug, Clone, PartialEq)]
@@ -118,9 +119,8 @@ impl Field {
 pub struct WhatIfEditor {
     /// The field being typed.
     pub field: Field,
-    pub text: String,
-    /// Cursor position, in characters.
-    pub cursor: usize,
+    /// The field's text (or the rule file's path) being typed.
+    pub input: LineInput,
     /// The first error cpuplugd would refuse the edited file for, and its
     /// column in `text` (0-based characters) when it lies there.
     pub error: Option<(String, Option<usize>)>,
@@ -139,8 +139,7 @@ impl WhatIfEditor {
         let text = field.text(rules, file);
         WhatIfEditor {
             field,
-            cursor: text.chars().count(),
-            text,
+            input: LineInput::new(text),
             error: None,
             result: None,
             file_mode: false,
@@ -171,7 +170,7 @@ impl WhatIfEditor {
             .cloned()
             .collect();
         if !self.file_mode {
-            all.push((self.field.clone(), self.text.clone()));
+            all.push((self.field.clone(), self.input.text.clone()));
         }
         all
     }
@@ -186,8 +185,7 @@ impl WhatIfEditor {
             *self = WhatIfEditor::open(rules, file, kind);
         } else {
             self.file_mode = true;
-            self.text.clear();
-            self.cursor = 0;
+            self.input = LineInput::default();
             self.error = None;
             self.result = None;
         }
@@ -207,53 +205,21 @@ impl WhatIfEditor {
             .map_or_else(|| next.text(rules, file), |(_, t)| t.clone());
         self.edits = edits;
         self.field = next;
-        self.cursor = text.chars().count();
-        self.text = text;
+        self.input = LineInput::new(text);
     }
 
-    fn byte(&self, chars: usize) -> usize {
-        self.text
-            .char_indices()
-            .nth(chars)
-            .map_or(self.text.len(), |(b, _)| b)
-    }
-
-    /// Inserts a character at the cursor.
-    pub fn insert(&mut self, c: char) {
-        let at = self.byte(self.cursor);
-        self.text.insert(at, c);
-        self.cursor += 1;
-        self.result = None;
-    }
-
-    /// Deletes the character before the cursor.
-    pub fn backspace(&mut self) {
-        if self.cursor > 0 {
-            self.cursor -= 1;
-            let at = self.byte(self.cursor);
-            self.text.remove(at);
-            self.result = None;
+    /// An editing key on the text; a change drops the last result, which
+    /// no longer matches. Whether it was an editing key.
+    pub fn key(&mut self, key: crossterm::event::KeyEvent) -> bool {
+        match self.input.key(key) {
+            Some(changed) => {
+                if changed {
+                    self.result = None;
+                }
+                true
+            }
+            None => false,
         }
-    }
-
-    /// Deletes the character under the cursor.
-    pub fn delete(&mut self) {
-        if self.cursor < self.text.chars().count() {
-            let at = self.byte(self.cursor);
-            self.text.remove(at);
-            self.result = None;
-        }
-    }
-
-    /// Moves the cursor by `by` characters, within the text.
-    pub fn move_by(&mut self, by: isize) {
-        let n = self.text.chars().count() as isize;
-        self.cursor = (self.cursor as isize + by).clamp(0, n) as usize;
-    }
-
-    /// To the start (`false`) or the end (`true`).
-    pub fn home_end(&mut self, end: bool) {
-        self.cursor = if end { self.text.chars().count() } else { 0 };
     }
 
     /// The rule file with each edited field's line replaced (or the line
@@ -311,11 +277,14 @@ impl WhatIfEditor {
         facts: &SystemFacts,
     ) -> Option<(Arc<RuleSet>, SourceFile)> {
         if self.file_mode {
-            if self.text.trim().is_empty() {
+            if self.input.text.trim().is_empty() {
                 self.error = Some(("type the path of a rule file".into(), None));
                 return None;
             }
-            return match crate::rules::load_path(std::path::Path::new(self.text.trim()), facts) {
+            return match crate::rules::load_path(
+                std::path::Path::new(self.input.text.trim()),
+                facts,
+            ) {
                 Ok((r, f)) => {
                     self.error = None;
                     Some((Arc::new(r), f))
@@ -338,10 +307,10 @@ impl WhatIfEditor {
             .find(|d| d.severity == Severity::Error)
             .map(|d| {
                 let start = d.span.start as usize;
-                let column = (start >= at && start <= at + self.text.len()).then(|| {
-                    self.text[..(start - at).min(self.text.len())]
-                        .chars()
-                        .count()
+                let text = &self.input.text;
+                let column = (start >= at && start <= at + text.len()).then(|| {
+                    text.get(..(start - at).min(text.len()))
+                        .map_or(0, |t| t.chars().count())
                 });
                 (d.message.clone(), column)
             })

@@ -91,12 +91,7 @@ fn bucket_glyph(moves: &[Moves]) -> char {
 fn whatif(frame: &mut Frame<'_>, area: Rect, app: &App, editor: &WhatIfEditor, theme: &Theme) {
     let inner_width = area.width.saturating_sub(2) as usize;
     let mut lines = Vec::new();
-    let chars: Vec<char> = editor.text.chars().collect();
-    let (before, rest) = chars.split_at(editor.cursor.min(chars.len()));
-    let (at, after) = match rest.split_first() {
-        Some((c, tail)) => (c.to_string(), tail.iter().collect::<String>()),
-        None => (" ".to_string(), String::new()),
-    };
+    let (before, at, after) = editor.input.split();
     let label = if editor.file_mode {
         "rule file: ".to_string()
     } else {
@@ -105,7 +100,7 @@ fn whatif(frame: &mut Frame<'_>, area: Rect, app: &App, editor: &WhatIfEditor, t
     let indent = label.chars().count();
     lines.push(Line::from(vec![
         Span::styled(label, theme.title()),
-        Span::raw(before.iter().collect::<String>()),
+        Span::raw(before),
         Span::styled(at, theme.selected()),
         Span::raw(after),
     ]));
@@ -263,11 +258,39 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {
     }
     if app.help {
         help(frame, area, theme);
+    } else if let Some(input) = &app.export_prompt {
+        export_prompt(frame, area, app, input, theme);
     } else if let Some(d) = &app.dialog {
         dialog(frame, area, d, theme);
     } else {
         proposal(frame, area, app, theme);
     }
+}
+
+/// `e`: where to write the log, the default already typed.
+fn export_prompt(
+    frame: &mut Frame<'_>,
+    area: Rect,
+    app: &App,
+    input: &crate::tui::line_input::LineInput,
+    theme: &Theme,
+) {
+    let (before, at, after) = input.split();
+    let lines = vec![
+        Line::from(format!(
+            "Write the log ({} lines) to this new file:",
+            app.log.len()
+        )),
+        Line::from(vec![
+            Span::raw(before),
+            Span::styled(at, theme.selected()),
+            Span::raw(after),
+        ]),
+        Line::from(""),
+        Line::styled("Enter write   Esc cancel   ^U clear", theme.title()),
+        Line::styled("an existing file is never overwritten", theme.dim()),
+    ];
+    sized_box(frame, area, 100, "Export the log", lines, theme);
 }
 
 /// The key table, in one or two columns as the screen allows.
