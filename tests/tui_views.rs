@@ -199,6 +199,29 @@ fn the_flips_view_of_an_oscillating_guest() {
     );
     app.view = View::Flips;
     both("flips_oscillating", &app);
+    // Oldest first like the Log; ↑ goes back to older changes.
+    let bottom = |app: &App| {
+        screen(app, 80, 24)
+            .lines()
+            .rev()
+            .nth(1)
+            .unwrap_or_default()
+            .to_string()
+    };
+    assert!(bottom(&app).ends_with("0.3"), "{}", screen(&app, 80, 24));
+    app.update(KeyAction::Up);
+    let s = screen(&app, 80, 24);
+    assert!(s.contains("… 1 newer (↓)"), "{s}");
+    assert!(!s.contains("#79 "), "{s}");
+    app.update(KeyAction::Down);
+    assert!(screen(&app, 80, 24).contains("#79 "));
+    // The Log scrolls the same way.
+    app.view = View::Log;
+    let newest = bottom(&app);
+    app.update(KeyAction::Up);
+    assert_ne!(bottom(&app), newest, "↑ shows older log lines");
+    app.update(KeyAction::Down);
+    assert_eq!(bottom(&app), newest);
 }
 
 #[test]
@@ -676,4 +699,69 @@ fn e_asks_where_to_write_the_log() {
     app.update(KeyAction::Export);
     assert_eq!(app.export_key(KeyEvent::from(KeyCode::Esc)), None);
     assert!(app.export_prompt.is_none(), "Esc cancels");
+}
+
+#[test]
+fn a_click_on_a_cpu_row_selects_it_on_any_page_and_p_pins_its_busy_share() {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let scenario = dir.path().join("big.toml");
+    std::fs::write(
+        &scenario,
+        "name = \"big\"\ncpus = 64\nonline = 64\nmemory_mib = 8192\nduration = \"1:00:00\"\n\n[[phases]]\nstart = \"0\"\nthreads = 8\nworking_set_mib = 300\n",
+    )
+    .expect("scenario written");
+    let (mut a, mut source) = prepare_sim(&scenario, None);
+    let mut feed = |a: &mut App, n: usize| {
+        for _ in 0..n {
+            if let Some(Ok(s)) = source.next_sample() {
+                a.ingest(s);
+            }
+        }
+    };
+    feed(&mut a, 3);
+    a.screen_size = (80, 24);
+    a.cpu_page = view::cpu_page(ratatui::layout::Rect::new(0, 0, 80, 24));
+    a.update(KeyAction::CpusDown);
+    let text = screen(&a, 80, 24);
+    let (row, line) = text
+        .lines()
+        .enumerate()
+        .find(|(_, l)| l.starts_with("cpu") && !l.starts_with("cpu0 "))
+        .unwrap_or_else(|| panic!("no CPU row on page two:\n{text}"));
+    let id: u32 = line[3..]
+        .split_whitespace()
+        .next()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no CPU number in {line:?}"));
+    view::click(&mut a, 2, row as u16);
+    assert_eq!(a.selected_cpu, Some(id), "the row under the click:\n{text}");
+    // Clicks on the column heads or the `all` row select nothing.
+    let heads = text
+        .lines()
+        .position(|l| l.starts_with("% now"))
+        .unwrap_or_default() as u16;
+    a.selected_cpu = None;
+    view::click(&mut a, 2, heads);
+    view::click(&mut a, 2, heads + 1);
+    assert_eq!(a.selected_cpu, None);
+    view::click(&mut a, 2, row as u16);
+    let text = screen(&a, 80, 24);
+    assert!(
+        text.contains(&format!("cpu{id}: p pins its busy %")),
+        "{text}"
+    );
+    a.update(KeyAction::Pin);
+    assert_eq!(a.pinned, vec![format!("cpu{id} busy%")]);
+    feed(&mut a, 5);
+    a.view = View::Graphs;
+    let graphs = screen(&a, 160, 48);
+    let pinned = graphs
+        .lines()
+        .find(|l| l.starts_with(&format!("cpu{id} busy%")))
+        .unwrap_or_else(|| panic!("no graph row for cpu{id}:\n{graphs}"));
+    assert!(pinned.chars().any(|c| "▁▂▃▄▅▆▇█".contains(c)), "{pinned}");
+    // Moving the value cursor gives `p` back to the values.
+    a.view = View::Overview;
+    a.update(KeyAction::Down);
+    assert_eq!(a.selected_cpu, None);
 }

@@ -883,3 +883,49 @@ fn e_asks_where_to_export_the_log_defaulting_to_the_state_directory() {
         "each line starts with its time: {text:?}"
     );
 }
+
+/// An SGR mouse click (press and release) at 0-based `column`, `row`.
+fn click(s: &mut Session, column: usize, row: usize) {
+    s.press(&format!(
+        "\x1b[<0;{};{}M\x1b[<0;{};{}m",
+        column + 1,
+        row + 1,
+        column + 1,
+        row + 1
+    ));
+}
+
+#[test]
+fn clicks_select_a_cpu_row_a_rule_and_a_tab() {
+    let mut s = Session::start(
+        &[
+            "--sim",
+            "examples/scenarios/daytrader.toml",
+            "-c",
+            "examples/rules/recommended-modern.conf",
+        ],
+        24,
+        80,
+    );
+    s.wait_for("cpu0 ");
+    let row_of = |screen: &str, start: &str| {
+        screen
+            .lines()
+            .position(|l| l.trim_start_matches(['▸', ' ']).starts_with(start))
+            .unwrap_or_else(|| panic!("no {start:?} line:\n{screen}"))
+    };
+    let row = row_of(&s.screen(), "cpu0 ");
+    click(&mut s, 1, row);
+    s.wait_for("cpu0: p pins its busy %");
+    let row = row_of(&s.screen(), "MEMPLUG");
+    click(&mut s, 3, row);
+    s.wait_for("▸MEMPLUG");
+    let tabs = s.screen().lines().nth(1).unwrap_or_default().to_string();
+    let column = tabs
+        .find("Flips")
+        .map(|b| tabs[..b].chars().count())
+        .unwrap_or_else(|| panic!("no Flips tab: {tabs}"));
+    click(&mut s, column + 1, 1);
+    s.wait_for("Flips: why the decisions changed");
+    assert!(s.quit());
+}

@@ -208,6 +208,9 @@ pub struct App {
     pub log_filter: Option<String>,
     /// The search text is being typed (keys go to it).
     pub log_filter_editing: bool,
+    /// The CPU row clicked last: highlighted, and `p` pins its busy share
+    /// until the value cursor moves again.
+    pub selected_cpu: Option<u32>,
     /// `e` asks where to write the log: the path being typed.
     pub export_prompt: Option<LineInput>,
     /// What the machine offers, for loading edited rules.
@@ -263,6 +266,7 @@ impl App {
             log_filter: None,
             log_filter_editing: false,
             export_prompt: None,
+            selected_cpu: None,
             facts: None,
             kernel_lint: Vec::new(),
             hints: Vec::new(),
@@ -374,12 +378,19 @@ impl App {
             .collect();
         self.history.push(Arc::clone(&sample));
         for name in self.pinned.clone() {
-            let v = self
-                .session
-                .engine()
-                .variable(&name)
-                .and_then(Result::ok)
-                .unwrap_or(f64::NAN);
+            let v = match cpu_of_pin(&name) {
+                Some(id) => loads
+                    .iter()
+                    .find(|l| l.id() == id)
+                    .and_then(CpuLoad::busy)
+                    .map_or(f64::NAN, |b| b * 100.0),
+                None => self
+                    .session
+                    .engine()
+                    .variable(&name)
+                    .and_then(Result::ok)
+                    .unwrap_or(f64::NAN),
+            };
             self.history.record_pinned(&name, v);
         }
         let hints = match (&step.decision, &previous) {
@@ -631,15 +642,21 @@ impl App {
 
     fn scroll(&mut self, by: isize) {
         let step = |v: usize| if by < 0 { v.saturating_sub(1) } else { v + 1 };
+        let back = |v: usize| if by < 0 { v + 1 } else { v.saturating_sub(1) };
         match self.view {
             View::Overview => {
+                self.selected_cpu = None;
                 let last = self.pinnable().len().saturating_sub(1);
                 self.value_cursor = step(self.value_cursor).min(last);
             }
             View::Rules => self.tree_scroll = step(self.tree_scroll),
             View::Graphs => {}
-            View::Flips => self.flips_scroll = step(self.flips_scroll),
-            View::Log => self.log_scroll = step(self.log_scroll),
+            // Newest at the bottom, as in a terminal: ↑ goes back in time.
+            View::Flips => {
+                let most = self.session.watch().changes.len().saturating_sub(1);
+                self.flips_scroll = back(self.flips_scroll).min(most);
+            }
+            View::Log => self.log_scroll = back(self.log_scroll).min(self.log.len()),
         }
     }
 
@@ -691,11 +708,14 @@ impl App {
     }
 
     fn toggle_pin(&mut self) {
-        let Some(name) = self
-            .pinnable()
-            .get(self.value_cursor)
-            .map(|n| n.to_string())
-        else {
+        let selected = match self.selected_cpu {
+            Some(id) => Some(cpu_pin(id)),
+            None => self
+                .pinnable()
+                .get(self.value_cursor)
+                .map(|n| n.to_string()),
+        };
+        let Some(name) = selected else {
             return;
         };
         if let Some(i) = self.pinned.iter().position(|p| *p == name) {
@@ -977,4 +997,18 @@ fn applied_moves(events: &[Event]) -> Moves {
         }
     }
     moves
+}
+
+/// The pinned name of a CPU's busy share; it cannot be a variable's (no
+/// variable name holds a space).
+pub fn cpu_pin(id: u32) -> String {
+    format!("cpu{id} busy%")
+}
+
+/// The CPU a pinned name stands for, if it is one.
+fn cpu_of_pin(name: &str) -> Option<u32> {
+    name.strip_prefix("cpu")?
+        .strip_suffix(" busy%")?
+        .parse()
+        .ok()
 }

@@ -88,6 +88,38 @@ pub fn rows_for_cpus(inner_height: u16) -> usize {
     (inner_height as usize).saturating_sub(2)
 }
 
+/// The first CPU shown and how many: pages start where PgDn puts them
+/// (never pulled back to fill the screen), so each CPU is on exactly one
+/// page; one row goes to "… more" when they do not all fit.
+fn page(app: &App, total: usize, room: usize) -> (usize, usize) {
+    let scroll = app.cpu_scroll.min(total.saturating_sub(1));
+    let shown = if total - scroll > room {
+        room.saturating_sub(1)
+    } else {
+        room
+    };
+    (scroll, shown)
+}
+
+/// The CPU whose row is at `column`, `row` of a CPU panel drawn in
+/// `area`, found with the same paging as the drawing.
+pub fn id_at(app: &App, area: Rect, column: u16, row: u16) -> Option<u32> {
+    let f = app.frame()?;
+    // A top border, the column heads and the `all` row come first.
+    let first = area.y + 3;
+    if column < area.x
+        || column >= area.x + area.width
+        || row < first
+        || row >= area.y + area.height
+    {
+        return None;
+    }
+    let room = rows_for_cpus(area.height.saturating_sub(1));
+    let (scroll, shown) = page(app, f.loads.len(), room);
+    let i = usize::from(row - first);
+    (i < shown).then(|| f.loads.get(scroll + i).map(CpuLoad::id))?
+}
+
 /// Draws the CPU panel.
 pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {
     let Some(f) = app.frame() else {
@@ -130,18 +162,12 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {
     }
     let room = rows_for_cpus(inner.height);
     let total = f.loads.len();
-    // Pages start where PgDn puts them (never pulled back to fill the
-    // screen), so each CPU is on exactly one page.
-    let scroll = app.cpu_scroll.min(total.saturating_sub(1));
+    let (scroll, shown) = page(app, total, room);
     let overflow = total - scroll > room;
-    let shown = if overflow {
-        room.saturating_sub(1)
-    } else {
-        room
-    };
     for load in f.loads.iter().skip(scroll).take(shown) {
         let name = format!("cpu{}", load.id());
-        lines.push(match load {
+        let selected = app.selected_cpu == Some(load.id());
+        let mut line = match load {
             CpuLoad::Active { delta, total, .. } => row(&name, delta, *total, columns, bar, theme),
             CpuLoad::Fresh { .. } => Line::from(vec![
                 Span::raw(format!("{name:<6}")),
@@ -151,7 +177,11 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {
                 Span::raw(format!("{name:<6}")),
                 Span::styled("offline", theme.dim()),
             ]),
-        });
+        };
+        if selected && let Some(first) = line.spans.first_mut() {
+            first.style = theme.selected();
+        }
+        lines.push(line);
     }
     let below = total.saturating_sub(scroll + shown);
     if overflow || scroll > 0 {

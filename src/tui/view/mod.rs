@@ -95,6 +95,8 @@ pub enum Target {
     View(crate::tui::app::View),
     /// A rule's line in the overview's Rules panel.
     Rule(crate::rules::RuleKind),
+    /// A CPU's row in the overview's CPU table.
+    Cpu(u32),
 }
 
 /// What a left click at `column`, `row` on a screen of `size` lands on,
@@ -105,7 +107,10 @@ pub fn click_target(app: &App, size: Rect, column: u16, row: u16) -> Option<Targ
         return header::tab_at(app, column).map(Target::View);
     }
     if app.view == crate::tui::app::View::Overview {
-        let rules_area = overview_areas(rows[1])[2];
+        let [cpus, _, rules_area, _] = overview_areas(rows[1]);
+        if let Some(id) = cpu::id_at(app, cpus, column, row) {
+            return Some(Target::Cpu(id));
+        }
         // The panel has a top border; then one line per rule, in order.
         if row > rules_area.y && row < rules_area.y + rules_area.height {
             let i = usize::from(row - rules_area.y - 1);
@@ -116,12 +121,14 @@ pub fn click_target(app: &App, size: Rect, column: u16, row: u16) -> Option<Targ
 }
 
 /// A left click: a view's tab shows that view, a rule's line selects that
-/// rule (the app keeps the screen's size for this).
+/// rule, a CPU's row selects that CPU (the app keeps the screen's size for
+/// this).
 pub fn click(app: &mut App, column: u16, row: u16) {
     let (w, h) = app.screen_size;
     match click_target(app, Rect::new(0, 0, w, h), column, row) {
         Some(Target::View(v)) => app.view = v,
         Some(Target::Rule(k)) => app.rule = k,
+        Some(Target::Cpu(id)) => app.selected_cpu = Some(id),
         None => {}
     }
 }
@@ -146,19 +153,50 @@ fn overview(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {
     log::draw(frame, log_area, app, theme, false);
 }
 
+/// The status line: what is switched or selected first, then as many key
+/// hints as still fit, so nothing is cut at 80 columns.
 fn status(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {
-    let mut spans = vec![Span::styled(
-        "? help  q quit  Tab view  Space pause  ←→ time  o s A mode",
-        theme.dim(),
-    )];
+    let mut extras: Vec<Span<'_>> = Vec::new();
     if !app.mouse {
-        spans.push(Span::styled("  mouse off (m)", theme.warning()));
+        extras.push(Span::styled("  mouse off (m)", theme.warning()));
+    }
+    if let Some(id) = app.selected_cpu {
+        extras.push(Span::styled(
+            format!("  cpu{id}: p pins its busy %"),
+            theme.title(),
+        ));
     }
     if let Some(cpu) = app.own_cpu {
-        spans.push(Span::raw(format!("  plugtop {cpu:.2}% CPU")));
+        extras.push(Span::raw(format!("  plugtop {cpu:.2}% CPU")));
     }
+    let taken: usize = extras.iter().map(|s| s.content.chars().count()).sum();
+    let mut room = usize::from(area.width).saturating_sub(taken);
+    let mut hints = String::new();
+    for hint in STATUS_HINTS {
+        let gap = if hints.is_empty() { 0 } else { 2 };
+        if hint.chars().count() + gap > room {
+            break;
+        }
+        room -= hint.chars().count() + gap;
+        if gap > 0 {
+            hints.push_str("  ");
+        }
+        hints.push_str(hint);
+    }
+    let mut spans = vec![Span::styled(hints, theme.dim())];
+    spans.extend(extras);
     frame.render_widget(Paragraph::new(Line::from(spans)), area);
 }
+
+/// The key hints of the status line, most needed first.
+const STATUS_HINTS: [&str; 6] = [
+    "? help",
+    "q quit",
+    "Tab view",
+    "Space pause",
+    "←→ time",
+    "o s A mode",
+];
 
 /// A time stamp as HH:MM:SS (UTC).
 pub fn clock(stamp: crate::kernel::Stamp) -> String {

@@ -146,7 +146,7 @@ fn visible<'a>(
                 spans.push(Span::raw(format!(" {}", sparkline(&series, 16))));
             }
             let line = Line::from(spans);
-            if i == selected && !pinnable.is_empty() {
+            if i == selected && !pinnable.is_empty() && app.selected_cpu.is_none() {
                 line.style(theme.selected())
             } else {
                 line
