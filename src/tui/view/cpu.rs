@@ -3,7 +3,7 @@
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Paragraph};
+use ratatui::widgets::{Block, Borders};
 
 use super::theme::Theme;
 use crate::kernel::CpuTicks;
@@ -194,7 +194,7 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {
             lines.push(Line::styled(text, theme.dim()));
         }
     }
-    frame.render_widget(Paragraph::new(lines), inner);
+    super::put_lines(frame, inner, &lines);
 }
 
 #[cfg(test)]

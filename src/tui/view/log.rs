@@ -61,12 +61,17 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme, full: b
         .rev()
         .skip(scroll)
         .take_while(|l| {
-            // The height ratatui will wrap it to (word by word).
+            // The height ratatui will wrap it to (word by word); a line
+            // that fits takes one row without asking.
             let line = Line::from(format!("{} {}", super::clock(l.stamp), l.shown()));
-            used += Paragraph::new(line)
-                .wrap(Wrap { trim: false })
-                .line_count(width as u16)
-                .max(1);
+            used += if line.width() <= width {
+                1
+            } else {
+                Paragraph::new(line)
+                    .wrap(Wrap { trim: false })
+                    .line_count(width as u16)
+                    .max(1)
+            };
             used <= room
         })
         .collect();

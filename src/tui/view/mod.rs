@@ -198,6 +198,16 @@ const STATUS_HINTS: [&str; 6] = [
     "o s A mode",
 ];
 
+/// Lines that are already fitted to `area` (one row each, no wrapping),
+/// drawn straight into the buffer: cheaper than a Paragraph for the big
+/// tables drawn every frame.
+pub fn put_lines(frame: &mut Frame<'_>, area: Rect, lines: &[Line<'_>]) {
+    let buffer = frame.buffer_mut();
+    for (y, line) in (area.y..area.y + area.height).zip(lines) {
+        buffer.set_line(area.x, y, line, area.width);
+    }
+}
+
 /// A time stamp as HH:MM:SS (UTC).
 pub fn clock(stamp: crate::kernel::Stamp) -> String {
     crate::report::time_of_day(stamp)

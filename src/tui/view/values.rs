@@ -4,7 +4,7 @@
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Paragraph};
+use ratatui::widgets::{Block, Borders};
 
 use super::theme::Theme;
 use crate::history::Metric;
@@ -232,5 +232,5 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {
         app,
         theme,
     );
-    frame.render_widget(Paragraph::new(lines), inner);
+    super::put_lines(frame, inner, &lines);
 }
