@@ -401,24 +401,47 @@ fn proposal(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {
             "decided at interval #{}{revised}: {}",
             p.reading, p.why
         )));
+        let mut reasons: Vec<Line<'_>> = Vec::new();
         if let Some(f) = app.frames.iter().find(|f| f.number == p.reading) {
             for kind in RuleKind::ALL {
                 if let Some(e) = trace::explain(app.rules(), app.file(), &f.trace, kind)
                     && e.contains(" true because")
                 {
-                    lines.push(Line::styled(
+                    reasons.push(Line::styled(
                         e,
                         theme.outcome(crate::rules::eval::Outcome::Truth(true)),
                     ));
                 }
             }
         }
-        lines.push(Line::from(""));
-        lines.push(Line::styled(
-            "y apply   n reject   Esc later (Tab: Rules view shows the whole trace)",
-            theme.title(),
-        ));
-        let h = box_height(&lines, area.width).min(area.height.saturating_sub(1));
+        let keys = [
+            Line::from(""),
+            Line::styled(
+                "y apply   n reject   Esc later (Tab: Rules view shows the whole trace)",
+                theme.title(),
+            ),
+        ];
+        // The proposal and the keys always show; reasons that would not
+        // fit give way, and a line says how many.
+        let room = area.height.saturating_sub(1);
+        let total = reasons.len();
+        loop {
+            let mut all = lines.clone();
+            all.extend(reasons.iter().cloned());
+            if reasons.len() < total {
+                all.push(Line::styled(
+                    format!("… {} more true rules (Rules view)", total - reasons.len()),
+                    theme.dim(),
+                ));
+            }
+            all.extend(keys.iter().cloned());
+            if box_height(&all, area.width) <= room || reasons.is_empty() {
+                lines = all;
+                break;
+            }
+            reasons.pop();
+        }
+        let h = box_height(&lines, area.width).min(room);
         let r = Rect::new(
             area.x,
             area.y + area.height.saturating_sub(h + 1),
