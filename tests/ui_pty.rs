@@ -493,6 +493,8 @@ fn arming_a_test_root_asks_first_and_says_what_it_takes() {
     );
     s.wait_for("OBSERVE");
     s.wait_for("#2");
+    // The header names the z/VM guest from the root's /proc/sysinfo.
+    s.wait_for("(z/VM LINUX01)");
     s.press("s");
     s.wait_for("Act on this guest?");
     s.wait_for("takes the lock");
@@ -582,8 +584,9 @@ fn acting_on_this_machine_is_refused_when_it_is_not_a_zvm_guest() {
         return;
     }
     let (_root, rules) = plugging_guest();
-    let mut s = Session::start(&["-c", &rules, "--interval", "0.2"], 30, 110);
+    let mut s = Session::start(&["-c", &rules, "--interval", "0.2"], 30, 160);
     s.wait_for("OBSERVE");
+    s.wait_for("(not a z/VM guest)");
     s.press("s");
     s.wait_for("plugtop will not change this machine");
     s.wait_for("--allow-non-zvm");

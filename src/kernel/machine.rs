@@ -66,8 +66,10 @@ fn contains(haystack: &[u8], needle: &[u8]) -> bool {
 }
 
 /// What a person needs to know before letting plugtop change a machine:
-/// is it an s390 z/VM guest, as cpuplugd expects, and which one.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// is it an s390 z/VM guest, as cpuplugd expects, and which one. The
+/// screen's header and the metrics' `plugtop_guest_info` show it too, so a
+/// fleet's series carry the guest's z/VM name.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Identity {
     pub host: String,
     /// From /proc/cpuinfo (`IBM/S390` on s390), or "unknown".
@@ -76,6 +78,56 @@ pub struct Identity {
     pub zvm_guest: bool,
     /// The z/VM guest name from /proc/sysinfo (`VM00 Name:`), when present.
     pub guest_name: Option<String>,
+    /// `VM00 Control Program:`, spaces squeezed ("z/VM 7.3.0").
+    pub zvm_version: Option<String>,
+    /// `LPAR Name:`.
+    pub lpar_name: Option<String>,
+    /// The machine type (`Type:` in sysinfo, else `machine =` in cpuinfo).
+    pub machine_type: Option<String>,
+    /// The guest's configured and standby CPUs (`VM00 CPUs Configured:`,
+    /// `VM00 CPUs Standby:`).
+    pub cpus_configured: Option<u32>,
+    pub cpus_standby: Option<u32>,
+}
+
+impl Identity {
+    /// One phrase for the header and logs: "z/VM guest LINUX01 (z/VM 7.3.0,
+    /// LPAR SIMLPAR, type 8561)", or plainly "not a z/VM guest".
+    pub fn summary(&self) -> String {
+        if !self.zvm_guest {
+            return "not a z/VM guest".to_string();
+        }
+        let mut parts = Vec::new();
+        parts.extend(self.zvm_version.clone());
+        parts.extend(self.lpar_name.as_ref().map(|l| format!("LPAR {l}")));
+        parts.extend(self.machine_type.as_ref().map(|t| format!("type {t}")));
+        let name = self.guest_name.as_deref().unwrap_or("(unnamed)");
+        if parts.is_empty() {
+            format!("z/VM guest {name}")
+        } else {
+            format!("z/VM guest {name} ({})", parts.join(", "))
+        }
+    }
+}
+
+impl Identity {
+    /// The header's few words: "z/VM LINUX01" or "not a z/VM guest".
+    pub fn short(&self) -> String {
+        match (&self.zvm_guest, &self.guest_name) {
+            (true, Some(name)) => format!("z/VM {name}"),
+            (true, None) => "z/VM guest".to_string(),
+            (false, _) => "not a z/VM guest".to_string(),
+        }
+    }
+}
+
+/// The value of a `Key: value` line of /proc/sysinfo, spaces squeezed.
+fn sysinfo_value(sysinfo: &str, key: &str) -> Option<String> {
+    sysinfo
+        .lines()
+        .find_map(|l| l.strip_prefix(key)?.strip_prefix(':'))
+        .map(|v| v.split_whitespace().collect::<Vec<_>>().join(" "))
+        .filter(|v| !v.is_empty())
 }
 
 /// Reads the identity of the machine below `root` (bounded reads; what is
@@ -83,24 +135,32 @@ pub struct Identity {
 pub fn identity(root: &Path) -> Identity {
     let read = |rel: &str| super::regular::read_small(&root.join(rel), 1 << 20).unwrap_or_default();
     let cpuinfo = read("proc/cpuinfo");
-    let sysinfo = read("proc/sysinfo");
+    let sysinfo = String::from_utf8_lossy(&read("proc/sysinfo")).into_owned();
     let s390 = contains(&cpuinfo, b"IBM/S390");
     let architecture = if s390 {
         "s390x".to_string()
     } else {
         describe(root).cpu_model
     };
-    let guest_name = String::from_utf8_lossy(&sysinfo)
+    let cpuinfo_machine = String::from_utf8_lossy(&cpuinfo)
         .lines()
-        .find_map(|l| l.strip_prefix("VM00 Name:"))
-        .map(|n| n.trim().to_string())
-        .filter(|n| !n.is_empty());
+        .find_map(|l| {
+            l.split_once("machine = ")
+                .map(|(_, m)| m.trim().to_string())
+        })
+        .filter(|m| !m.is_empty());
+    let count = |key: &str| sysinfo_value(&sysinfo, key).and_then(|v| v.parse().ok());
     Identity {
         host: first_line(root, "proc/sys/kernel/hostname").unwrap_or_else(|| "unknown".into()),
         architecture,
         s390,
         zvm_guest: s390 && is_zvm_guest(&cpuinfo),
-        guest_name,
+        guest_name: sysinfo_value(&sysinfo, "VM00 Name"),
+        zvm_version: sysinfo_value(&sysinfo, "VM00 Control Program"),
+        lpar_name: sysinfo_value(&sysinfo, "LPAR Name"),
+        machine_type: sysinfo_value(&sysinfo, "Type").or(cpuinfo_machine),
+        cpus_configured: count("VM00 CPUs Configured"),
+        cpus_standby: count("VM00 CPUs Standby"),
     }
 }
 
@@ -137,4 +197,61 @@ pub fn own_cpu_ns() -> Option<u64> {
 /// Whether a process with this pid exists on this machine.
 pub fn pid_alive(pid: u32) -> bool {
     pid != 0 && Path::new("/proc").join(pid.to_string()).exists()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_zvm_guests_identity_comes_from_sysinfo_and_cpuinfo() {
+        let dir = std::env::temp_dir().join(format!("plugtop-identity-{}", std::process::id()));
+        let _ = std::fs::create_dir_all(dir.join("proc"));
+        let write = |rel: &str, text: &str| std::fs::write(dir.join(rel), text);
+        assert!(write("proc/cpuinfo", &crate::sim::serve::zvm_cpuinfo(2)).is_ok());
+        assert!(
+            write(
+                "proc/sysinfo",
+                &crate::sim::serve::zvm_sysinfo("LINUX01", 2)
+            )
+            .is_ok()
+        );
+        let id = identity(&dir);
+        assert!(id.zvm_guest);
+        assert_eq!(id.guest_name.as_deref(), Some("LINUX01"));
+        assert_eq!(id.zvm_version.as_deref(), Some("z/VM 7.3.0"));
+        assert_eq!(id.lpar_name.as_deref(), Some("SIMLPAR"));
+        assert_eq!(id.machine_type.as_deref(), Some("8561"));
+        assert_eq!((id.cpus_configured, id.cpus_standby), (Some(2), Some(0)));
+        assert_eq!(
+            id.summary(),
+            "z/VM guest LINUX01 (z/VM 7.3.0, LPAR SIMLPAR, type 8561)"
+        );
+        // Without sysinfo the machine type still comes from cpuinfo.
+        assert!(std::fs::remove_file(dir.join("proc/sysinfo")).is_ok());
+        let id = identity(&dir);
+        assert_eq!(id.machine_type.as_deref(), Some("8561"));
+        assert_eq!(id.guest_name, None);
+        assert_eq!(id.summary(), "z/VM guest (unnamed) (type 8561)");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn anything_else_is_plainly_not_a_zvm_guest() {
+        let id = identity(Path::new("/nonexistent-plugtop-root"));
+        assert!(!id.zvm_guest);
+        assert_eq!(id.summary(), "not a z/VM guest");
+    }
+
+    #[test]
+    fn sysinfo_values_squeeze_spaces_and_ignore_empty_ones() {
+        let text = "VM00 Control Program: z/VM    7.2.0\nLPAR Name:\nType: 3906\n";
+        assert_eq!(
+            sysinfo_value(text, "VM00 Control Program").as_deref(),
+            Some("z/VM 7.2.0")
+        );
+        assert_eq!(sysinfo_value(text, "LPAR Name"), None);
+        assert_eq!(sysinfo_value(text, "Type").as_deref(), Some("3906"));
+        assert_eq!(sysinfo_value(text, "Typ"), None);
+    }
 }

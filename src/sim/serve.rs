@@ -29,12 +29,14 @@ pub fn publish_all(guest: &Guest, root: &Path) -> std::io::Result<()> {
     let cpus = guest.scenario().cpus;
     let name = guest.scenario().name.to_uppercase();
     fs::write(root.join("proc/cpuinfo"), zvm_cpuinfo(cpus))?;
-    fs::write(
-        root.join("proc/sysinfo"),
-        format!(
-            "Manufacturer:         IBM\nType:                 8561\nLPAR Name:            SIMLPAR\nVM00 Name:            {:.8}\nVM00 Control Program: z/VM    7.3.0\n",
-            name
-        ),
+    fs::write(root.join("proc/sysinfo"), zvm_sysinfo(&name, cpus))
+}
+
+/// /proc/sysinfo as a z/VM guest named `name` (at most 8 characters, as
+/// z/VM user IDs are) with `cpus` configured CPUs shows it.
+pub fn zvm_sysinfo(name: &str, cpus: u32) -> String {
+    format!(
+        "Manufacturer:         IBM\nType:                 8561\nLPAR Name:            SIMLPAR\nLPAR CPUs Configured: 16\n\nVM00 Name:            {name:.8}\nVM00 Control Program: z/VM    7.3.0\nVM00 CPUs Total:      {cpus}\nVM00 CPUs Configured: {cpus}\nVM00 CPUs Standby:    0\n"
     )
 }
 

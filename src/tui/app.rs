@@ -160,6 +160,9 @@ pub enum SourceLabel {
 pub struct App {
     pub source: SourceLabel,
     pub host: String,
+    /// What the live machine is: "z/VM LINUX01", or "not a z/VM guest"
+    /// (recordings and the simulator leave it out).
+    pub guest: Option<String>,
     pub kernel: String,
     /// The control loop: rules, engine, watch and controller.
     pub session: Session,
@@ -235,6 +238,7 @@ impl App {
             session: Session::new(rules, file, mode, FlapConfig::default()),
             source,
             host: "unknown".into(),
+            guest: None,
             kernel: "unknown".into(),
             frames: VecDeque::with_capacity(FRAMES),
             cursor: None,

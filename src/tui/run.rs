@@ -206,6 +206,9 @@ pub fn prepare(options: &Options) -> Result<(App, Box<dyn Source + Send>), UiErr
     }
     app.host = host;
     app.kernel = kernel;
+    if options.replay.is_none() {
+        app.guest = Some(crate::kernel::machine::identity(&options.root).short());
+    }
     app.color = !options.mono && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
     if options.replay.is_some() {
         app.cannot_act = Some("this is a recording; only a live guest can be changed".into());

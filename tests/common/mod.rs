@@ -105,6 +105,10 @@ impl FakeRoot {
         ]);
         root.write("proc/sys/vm/cmm_pages", "0\n");
         root.write("proc/cpuinfo", &plugtop::sim::serve::zvm_cpuinfo(n));
+        root.write(
+            "proc/sysinfo",
+            &plugtop::sim::serve::zvm_sysinfo("LINUX01", n),
+        );
         let list = if n == 1 {
             "0\n".to_string()
         } else {

@@ -34,10 +34,15 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {
         None => source,
     };
     let clock = format!("{interval}{position} {time}");
+    let host = match &app.guest {
+        Some(guest) => format!("{} ({guest})", app.host),
+        None => app.host.clone(),
+    };
     let middle = header_middle(
         usize::from(area.width),
         &clock,
         [
+            host.as_str(),
             app.host.as_str(),
             app.kernel.as_str(),
             file_name(app.file().name()),
@@ -127,12 +132,19 @@ pub fn tab_at(app: &App, column: u16) -> Option<View> {
     None
 }
 
-/// The header's middle (host · kernel · rule file · source), fitted so the
-/// interval number and the clock after it are never cut: the kernel goes
-/// first, then the host, then the rest is shortened.
-fn header_middle(width: usize, clock: &str, [host, kernel, file, source]: [&str; 4]) -> String {
+/// The header's middle (host and guest · kernel · rule file · source),
+/// fitted so the interval number and the clock after it are never cut: the
+/// kernel goes first, then the guest, then the host, then the rest is
+/// shortened.
+fn header_middle(
+    width: usize,
+    clock: &str,
+    [with_guest, host, kernel, file, source]: [&str; 5],
+) -> String {
     let room = width.saturating_sub("plugtop ".len() + clock.chars().count());
-    let tries: [&[&str]; 4] = [
+    let tries: [&[&str]; 6] = [
+        &[with_guest, kernel, file, source],
+        &[with_guest, file, source],
         &[host, kernel, file, source],
         &[host, file, source],
         &[file, source],

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Installs the distribution's Prometheus server, promtool and node exporter
+# when they are missing (Debian/Ubuntu: apt-get; SLES/RHEL: zypper/dnf).
+# Nothing is started here: scripts/prometheus-e2e.sh starts its own copies
+# on loopback with a temporary configuration.
+set -euo pipefail
+have() { command -v "$1" >/dev/null 2>&1; }
+node_exporter() { have prometheus-node-exporter || have node_exporter; }
+if have prometheus && have promtool && node_exporter; then
+    exit 0
+fi
+if have apt-get; then
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    # --no-install-recommends: no service is enabled beyond the packages' own.
+    apt-get install -y -qq --no-install-recommends prometheus prometheus-node-exporter >/dev/null
+    # Debian starts the packaged services; the e2e test runs its own.
+    if have systemctl; then
+        systemctl stop prometheus prometheus-node-exporter >/dev/null 2>&1 || true
+    fi
+elif have zypper; then
+    zypper --non-interactive install golang-github-prometheus-prometheus golang-github-prometheus-node_exporter
+elif have dnf; then
+    dnf install -y prometheus prometheus-node-exporter || dnf install -y golang-github-prometheus golang-github-prometheus-node-exporter
+else
+    echo "install-prometheus: no apt-get, zypper or dnf here; install Prometheus and node exporter by hand" >&2
+    exit 1
+fi
+have prometheus && have promtool && node_exporter || {
+    echo "install-prometheus: prometheus, promtool or the node exporter is still missing" >&2
+    exit 1
+}
