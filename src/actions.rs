@@ -289,6 +289,8 @@ pub fn run_headless(args: RunArgs, out: &mut dyn Write) -> anyhow::Result<Status
         replay,
         interval_ms,
         flap,
+        metrics_listen,
+        metrics_textfile,
     } = args;
     out.flush()?;
     if replay.is_some() && mode != RunMode::Observe {
@@ -315,6 +317,10 @@ pub fn run_headless(args: RunArgs, out: &mut dyn Write) -> anyhow::Result<Status
             .and_then(|v| v.parse().ok()),
         flap: flap.config(),
         check_lpar: replay.is_none(),
+        metrics: daemon::MetricsOptions {
+            listen: metrics_listen,
+            textfile: metrics_textfile,
+        },
         on_started: child.then_some(tell_parent as fn()),
     };
     let mut console = Console;

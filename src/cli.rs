@@ -152,6 +152,12 @@ pub struct RunArgs {
     pub interval_ms: Option<u64>,
     #[command(flatten)]
     pub flap: FlapArgs,
+    /// Serve metrics for Prometheus at http://ADDR:PORT/metrics (e.g. 127.0.0.1:9866; see docs/metrics.md).
+    #[arg(long, value_name = "ADDR:PORT")]
+    pub metrics_listen: Option<String>,
+    /// Write the metrics to FILE every interval, atomically, for node_exporter's textfile collector (name it *.prom).
+    #[arg(long, value_name = "FILE")]
+    pub metrics_textfile: Option<PathBuf>,
 }
 
 /// The arguments of `plugtop restore`.

@@ -19,6 +19,8 @@ use crate::kernel::live::LiveSource;
 use crate::kernel::root::RootReader;
 use crate::kernel::{Sample, Source};
 use crate::logging::Log;
+use crate::metrics::Metrics;
+use crate::metrics::serve::MetricsServer;
 use crate::report::table;
 use crate::rules::RuleSet;
 use crate::rules::SourceFile;
@@ -52,6 +54,87 @@ pub struct RunOptions {
     /// Follow cpuplugd's LPAR rule (memory only on z/VM). Off where no real
     /// guest is read (a recording, the unit tests' scripted sources).
     pub check_lpar: bool,
+    /// Where to expose metrics, if anywhere.
+    pub metrics: MetricsOptions,
+}
+
+/// `--metrics-listen` and `--metrics-textfile`.
+#[derive(Debug, Clone, Default)]
+pub struct MetricsOptions {
+    /// `ADDR:PORT` of an HTTP `/metrics` endpoint.
+    pub listen: Option<String>,
+    /// A `*.prom` file for node_exporter's textfile collector, rewritten
+    /// every interval.
+    pub textfile: Option<PathBuf>,
+}
+
+impl MetricsOptions {
+    fn wanted(&self) -> bool {
+        self.listen.is_some() || self.textfile.is_some()
+    }
+}
+
+/// The metrics of a run and where they go.
+struct Exposure {
+    metrics: Metrics,
+    _server: Option<MetricsServer>,
+    textfile: Option<PathBuf>,
+    /// The textfile could not be written last time (said once, not every
+    /// interval).
+    textfile_failing: bool,
+}
+
+impl Exposure {
+    /// Starts what `options` asks for; `None` when nothing is.
+    fn start(
+        options: &RunOptions,
+        file: &SourceFile,
+        log: &mut dyn Log,
+    ) -> Result<Option<Exposure>, StartError> {
+        if !options.metrics.wanted() {
+            return Ok(None);
+        }
+        let metrics = Metrics::new(&crate::kernel::machine::identity(&options.root));
+        metrics.set_rules(
+            file,
+            &options.rules.display().to_string(),
+            std::time::SystemTime::now(),
+        );
+        metrics.set_mode(options.mode);
+        let server = match &options.metrics.listen {
+            Some(addr) => {
+                let s = MetricsServer::start(addr, metrics.registry())
+                    .map_err(|e| StartError::Refused(e.to_string()))?;
+                log.info(&format!("metrics at http://{}/metrics", s.addr));
+                Some(s)
+            }
+            None => None,
+        };
+        Ok(Some(Exposure {
+            metrics,
+            _server: server,
+            textfile: options.metrics.textfile.clone(),
+            textfile_failing: false,
+        }))
+    }
+
+    /// One interval's metrics, and the textfile rewritten.
+    fn interval(&mut self, session: &Session, step: &Step, sample: &Sample, log: &mut dyn Log) {
+        self.metrics.observe(session, step, sample);
+        let Some(path) = &self.textfile else { return };
+        match crate::metrics::textfile::write_atomic(path, &self.metrics.prometheus_text()) {
+            Ok(()) if self.textfile_failing => {
+                self.textfile_failing = false;
+                log.info(&format!("metrics written to {} again", path.display()));
+            }
+            Ok(()) => {}
+            Err(e) if !self.textfile_failing => {
+                self.textfile_failing = true;
+                log.error(&format!("cannot write metrics to {}: {e}", path.display()));
+            }
+            Err(_) => {}
+        }
+    }
 }
 
 /// Set from signal handlers; the loop checks them between intervals.
@@ -175,6 +258,7 @@ struct Runner<'a> {
     actuator: &'a mut dyn Actuator,
     start: StartState,
     acting: bool,
+    exposure: Option<Exposure>,
 }
 
 impl Runner<'_> {
@@ -224,6 +308,13 @@ impl Runner<'_> {
         let facts = RootReader::new().facts(&self.options.root);
         match load_rules(&self.options.rules, &facts) {
             Ok((rules, file)) => {
+                if let Some(x) = &self.exposure {
+                    x.metrics.set_rules(
+                        &file,
+                        &self.options.rules.display().to_string(),
+                        std::time::SystemTime::now(),
+                    );
+                }
                 let events = self.session.reload(Arc::new(rules), file, self.actuator);
                 self.log.info(&format!(
                     "reloaded {}; history and start state kept",
@@ -362,6 +453,7 @@ pub fn run_with(
     if options.verbose {
         log.info(&stamped(table::columns().trim_end()));
     }
+    let exposure = Exposure::start(options, &file, log)?;
     if let Some(started) = options.on_started {
         started();
     }
@@ -372,6 +464,7 @@ pub fn run_with(
         actuator,
         start,
         acting,
+        exposure,
     };
     let ending = run_loop(&mut runner, source, signals, first);
     if ending == Ending::Stopped {
@@ -430,7 +523,11 @@ fn run_loop(
         if options.panic_after.is_some_and(|n| intervals > n) {
             panic!("test-only panic after {intervals} intervals");
         }
-        let step = runner.session.step(Arc::new(sample), runner.actuator);
+        let sample = Arc::new(sample);
+        let step = runner.session.step(Arc::clone(&sample), runner.actuator);
+        if let Some(x) = runner.exposure.as_mut() {
+            x.interval(&runner.session, &step, &sample, runner.log);
+        }
         if options.verbose
             && let Some(d) = &step.decision
             && d.fatal.is_none()
@@ -627,6 +724,7 @@ mod tests {
             panic_after: None,
             flap: FlapConfig::default(),
             check_lpar: false,
+            metrics: MetricsOptions::default(),
             on_started: None,
         };
         let mut log = Memory::default();

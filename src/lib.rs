@@ -13,6 +13,7 @@ pub mod engine;
 pub mod history;
 pub mod kernel;
 pub mod logging;
+pub mod metrics;
 pub mod report;
 pub mod rules;
 pub mod sim;

@@ -83,6 +83,7 @@ fn run_loop(scenario: &Scenario, rules: &std::path::Path, root: &std::path::Path
         flap: FlapConfig::default(),
         check_lpar: false,
         on_started: None,
+        metrics: plugtop::daemon::MetricsOptions::default(),
     };
     let mut log = Memory::default();
     let ended = run_with(

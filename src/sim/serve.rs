@@ -29,7 +29,12 @@ pub fn publish_all(guest: &Guest, root: &Path) -> std::io::Result<()> {
     let cpus = guest.scenario().cpus;
     let name = guest.scenario().name.to_uppercase();
     fs::write(root.join("proc/cpuinfo"), zvm_cpuinfo(cpus))?;
-    fs::write(root.join("proc/sysinfo"), zvm_sysinfo(&name, cpus))
+    fs::write(root.join("proc/sysinfo"), zvm_sysinfo(&name, cpus))?;
+    fs::create_dir_all(root.join("proc/sys/kernel"))?;
+    fs::write(
+        root.join("proc/sys/kernel/hostname"),
+        format!("{}\n", guest.scenario().name.to_lowercase()),
+    )
 }
 
 /// /proc/sysinfo as a z/VM guest named `name` (at most 8 characters, as

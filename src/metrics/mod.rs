@@ -1,0 +1,413 @@
+//! Metrics for a fleet: what `plugtop run` decided and did, exposed through
+//! the engines sites already run — a Prometheus `/metrics` endpoint
+//! ([`serve`]) and node_exporter's textfile collector ([`textfile`]). The
+//! names are documented in `docs/metrics.md`.
+//!
+//! The control loop only sets atomics here ([`Metrics::observe`]); the text
+//! is encoded when someone asks for it (a scrape, on the server's thread)
+//! or once an interval for the textfile, so a scrape never delays an
+//! interval.
+
+pub mod format;
+pub mod serve;
+pub mod textfile;
+
+use std::sync::Arc;
+use std::sync::atomic::AtomicU64;
+use std::time::SystemTime;
+
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::registry::{Registry, Unit};
+
+use crate::control::controller::{Action, Event, Mode};
+use crate::control::session::{Session, Step};
+use crate::engine::GroupStatus;
+use crate::kernel::Sample;
+use crate::kernel::machine::Identity;
+use crate::rules::eval::Outcome;
+use crate::rules::{RuleKind, SourceFile};
+
+/// Bytes in one CMM page: the balloon counts 4 KiB pages on s390.
+pub const CMM_PAGE_BYTES: i64 = 4096;
+
+type Labels = Vec<(String, String)>;
+type FloatGauge = Gauge<f64, AtomicU64>;
+
+/// The handles the loop updates; the registry they are registered in is
+/// shared with whoever encodes it.
+pub struct Metrics {
+    registry: Arc<Registry>,
+    cpus_online: Gauge,
+    cpus_present: Gauge,
+    cmm_pages: Gauge,
+    cmm_pool: Gauge,
+    limits: Family<Labels, Gauge>,
+    rule_true: Family<Labels, Gauge>,
+    rule_value: Family<Labels, FloatGauge>,
+    rule_evaluated: Family<Labels, Gauge>,
+    decided: Family<Labels, Counter>,
+    applied: Family<Labels, Counter>,
+    skipped: Family<Labels, Counter>,
+    variables: Family<Labels, FloatGauge>,
+    flapping: Gauge,
+    reversals: Counter,
+    reversals_seen: u64,
+    intervals: Counter,
+    last_interval: FloatGauge,
+    mode: Family<Labels, Gauge>,
+    rules_info: Family<Labels, Gauge>,
+    rules_loaded: FloatGauge,
+}
+
+fn labels(pairs: &[(&str, &str)]) -> Labels {
+    pairs
+        .iter()
+        .map(|(k, v)| ((*k).to_string(), (*v).to_string()))
+        .collect()
+}
+
+/// Seconds since the epoch, for the `*_timestamp_seconds` gauges.
+fn epoch_seconds(t: SystemTime) -> f64 {
+    t.duration_since(SystemTime::UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64())
+}
+
+impl Metrics {
+    /// Every family registered, the build and the guest's identity set
+    /// (they do not change while plugtop runs).
+    pub fn new(identity: &Identity) -> Self {
+        let mut r = Registry::with_prefix("plugtop");
+        let build: Family<Labels, Gauge> = Family::default();
+        r.register("build_info", "plugtop's version (always 1)", build.clone());
+        build
+            .get_or_create(&labels(&[("version", env!("CARGO_PKG_VERSION"))]))
+            .set(1);
+        let guest: Family<Labels, Gauge> = Family::default();
+        r.register(
+            "guest_info",
+            "The guest's identity from /proc/sysinfo and /proc/cpuinfo (always 1)",
+            guest.clone(),
+        );
+        guest.get_or_create(&guest_labels(identity)).set(1);
+        Metrics {
+            cpus_online: register(&mut r, "cpus_online", "CPUs online at the last reading"),
+            cpus_present: register(&mut r, "cpus_present", "CPUs present at the last reading"),
+            cmm_pages: register(
+                &mut r,
+                "cmm_pages",
+                "The CMM pool in pages (cmm_pages) at the last reading",
+            ),
+            cmm_pool: {
+                let g = Gauge::default();
+                r.register_with_unit(
+                    "cmm_pool",
+                    "The CMM pool at the last reading",
+                    Unit::Bytes,
+                    g.clone(),
+                );
+                g
+            },
+            limits: register(
+                &mut r,
+                "limit",
+                "CPU_MIN, CPU_MAX (CPUs) and CMM_MIN, CMM_MAX (pages) in force, by `limit`",
+            ),
+            rule_true: register(
+                &mut r,
+                "rule_true",
+                "Whether the rule was true at the last interval (1) or false (0); absent when not evaluated",
+            ),
+            rule_value: register(
+                &mut r,
+                "rule_value",
+                "CMM_INC and CMM_DEC at the last interval, in pages",
+            ),
+            rule_evaluated: register(
+                &mut r,
+                "rule_evaluated",
+                "Whether the rule was evaluated at the last interval",
+            ),
+            decided: register(
+                &mut r,
+                "decided_actions",
+                "Actions the rules decided, by `action` (plug, unplug, pool_up, pool_down), in any mode",
+            ),
+            applied: register(
+                &mut r,
+                "applied_actions",
+                "Actions written to the guest, by `action`",
+            ),
+            skipped: register(
+                &mut r,
+                "skipped_intervals",
+                "Intervals a rule group did not decide, by `group` and `reason` (fault, history_filling, group_off, polarization, clock)",
+            ),
+            variables: register(
+                &mut r,
+                "variable_value",
+                "Each user variable a rule uses, at the last interval",
+            ),
+            flapping: register(
+                &mut r,
+                "flapping",
+                "1 while the CPU count or the pool flaps",
+            ),
+            reversals: register(
+                &mut r,
+                "reversals",
+                "Reversals of direction (plug after unplug, and so on) since the start",
+            ),
+            reversals_seen: 0,
+            intervals: register(
+                &mut r,
+                "readings",
+                "Readings taken since the start, those a group skipped included",
+            ),
+            last_interval: {
+                let g = FloatGauge::default();
+                r.register(
+                    "last_interval_timestamp_seconds",
+                    "When the last interval was read (seconds since the epoch)",
+                    g.clone(),
+                );
+                g
+            },
+            mode: register(
+                &mut r,
+                "mode",
+                "The mode plugtop runs in (1 for the current one, by `mode`)",
+            ),
+            rules_info: register(
+                &mut r,
+                "rules_info",
+                "The rule file in force: its path and CRC-32 checksum (always 1)",
+            ),
+            rules_loaded: {
+                let g = FloatGauge::default();
+                r.register(
+                    "rules_loaded_timestamp_seconds",
+                    "When the rule file in force was loaded (seconds since the epoch)",
+                    g.clone(),
+                );
+                g
+            },
+            registry: Arc::new(r),
+        }
+    }
+
+    /// The registry, for a server thread to encode on demand.
+    pub fn registry(&self) -> Arc<Registry> {
+        Arc::clone(&self.registry)
+    }
+
+    /// A rule file was loaded (at start or on SIGHUP): its checksum and
+    /// time, and the user variables of the old file dropped.
+    pub fn set_rules(&self, file: &SourceFile, path: &str, at: SystemTime) {
+        self.rules_info.clear();
+        let checksum = format!("{:08x}", crc32fast::hash(file.bytes()));
+        self.rules_info
+            .get_or_create(&labels(&[("file", path), ("crc32", &checksum)]))
+            .set(1);
+        self.rules_loaded.set(epoch_seconds(at));
+        self.variables.clear();
+    }
+
+    /// The mode now.
+    pub fn set_mode(&self, mode: Mode) {
+        for m in [Mode::Observe, Mode::Step, Mode::Auto] {
+            self.mode
+                .get_or_create(&labels(&[("mode", mode_label(m))]))
+                .set(i64::from(m == mode));
+        }
+    }
+
+    /// One interval: the reading, what the rules said and what was done.
+    pub fn observe(&mut self, session: &Session, step: &Step, sample: &Sample) {
+        let rules = session.rules();
+        self.cpus_online.set(i64::from(sample.online.count));
+        self.cpus_present.set(i64::from(sample.present.count));
+        if let Some(pages) = sample.cmm_pages {
+            self.cmm_pages.set(pages);
+            self.cmm_pool.set(pages.saturating_mul(CMM_PAGE_BYTES));
+        }
+        let s = &rules.settings;
+        for (name, value) in [
+            ("CPU_MIN", s.cpu_min),
+            ("CPU_MAX", s.cpu_max),
+            ("CMM_MIN", s.cmm_min),
+            ("CMM_MAX", s.cmm_max),
+        ] {
+            self.limits
+                .get_or_create(&labels(&[("limit", name)]))
+                .set(value);
+        }
+        self.last_interval.set(sample.stamp.micros as f64 / 1e6);
+        self.intervals.inc();
+        self.count_skips(session, step);
+        if step.skipped.is_none() {
+            self.rules_and_variables(session, step);
+        }
+        for e in &step.events {
+            match e {
+                Event::Would { action, .. } => self.count(&self.decided, action),
+                Event::Applied { action, .. } => {
+                    self.count(&self.applied, action);
+                    if session.controller().mode() == Mode::Auto {
+                        self.count(&self.decided, action);
+                    }
+                }
+                Event::Proposed(p) => {
+                    for a in &p.actions {
+                        self.count(&self.decided, a);
+                    }
+                }
+                _ => {}
+            }
+        }
+        let watch = session.watch();
+        self.flapping.set(i64::from(!watch.flapping().is_empty()));
+        let total = watch.flap.total_reversals() as u64;
+        if total > self.reversals_seen {
+            self.reversals.inc_by(total - self.reversals_seen);
+            self.reversals_seen = total;
+        }
+    }
+
+    fn count(&self, family: &Family<Labels, Counter>, action: &Action) {
+        let name = match action {
+            Action::PlugCpu => "plug",
+            Action::UnplugCpu => "unplug",
+            Action::Pool { from, to } if to > from => "pool_up",
+            Action::Pool { .. } => "pool_down",
+        };
+        family.get_or_create(&labels(&[("action", name)])).inc();
+    }
+
+    /// Why a group did not decide this interval, counted.
+    fn count_skips(&self, session: &Session, step: &Step) {
+        let rules = session.rules();
+        let skip = |group: &str, reason: &str| {
+            self.skipped
+                .get_or_create(&labels(&[("group", group), ("reason", reason)]))
+                .inc();
+        };
+        let groups = [("cpu", rules.cpu_enabled), ("memory", rules.mem_enabled)];
+        if step.skipped.is_some() {
+            for (group, _) in groups {
+                skip(group, "clock");
+            }
+            return;
+        }
+        for (group, enabled) in groups {
+            if !enabled {
+                skip(group, "group_off");
+            } else if step.decision.is_none() {
+                skip(group, "history_filling");
+            }
+        }
+        let Some(d) = &step.decision else { return };
+        if let Some(c) = &d.cpu {
+            match c.status {
+                GroupStatus::Fault(_) => skip("cpu", "fault"),
+                GroupStatus::Vertical => skip("cpu", "polarization"),
+                GroupStatus::Ok => {}
+            }
+        }
+        if let Some(m) = &d.mem
+            && matches!(m.status, GroupStatus::Fault(_))
+        {
+            skip("memory", "fault");
+        }
+    }
+
+    /// Each rule's outcome and each variable's value at this interval.
+    fn rules_and_variables(&self, session: &Session, step: &Step) {
+        let rules = session.rules();
+        let trace = session.trace();
+        for kind in RuleKind::ALL {
+            let key = labels(&[("rule", kind.file_name())]);
+            let outcome = rules
+                .rule(kind)
+                .filter(|_| step.decision.is_some())
+                .map_or(Outcome::NotEvaluated, |r| trace.outcome(r.root));
+            let evaluated = !matches!(outcome, Outcome::NotEvaluated | Outcome::Aborted);
+            self.rule_evaluated
+                .get_or_create(&key)
+                .set(i64::from(evaluated));
+            match outcome {
+                Outcome::Truth(t) => {
+                    self.rule_true.get_or_create(&key).set(i64::from(t));
+                }
+                Outcome::Number(v) => {
+                    self.rule_value.get_or_create(&key).set(v);
+                }
+                _ => {
+                    self.rule_true.remove(&key);
+                    self.rule_value.remove(&key);
+                }
+            }
+        }
+        let engine = session.engine();
+        for v in rules.variables.iter().filter(|v| v.uses > 0) {
+            let key = labels(&[("variable", &v.name)]);
+            match engine.variable(&v.name).and_then(Result::ok) {
+                Some(value) if value.is_finite() => {
+                    self.variables.get_or_create(&key).set(value);
+                }
+                _ => {
+                    self.variables.remove(&key);
+                }
+            }
+        }
+    }
+
+    /// The exposition in the OpenMetrics text format.
+    pub fn openmetrics(&self) -> String {
+        format::openmetrics(&self.registry)
+    }
+
+    /// The exposition in the Prometheus text format (node_exporter's
+    /// textfile collector and `promtool` read this one).
+    pub fn prometheus_text(&self) -> String {
+        format::prometheus_text(&self.registry)
+    }
+}
+
+/// A metric registered under `name` with `help`, returned for updating.
+fn register<M: prometheus_client::registry::Metric + Clone + Default>(
+    r: &mut Registry,
+    name: &str,
+    help: &str,
+) -> M {
+    let m = M::default();
+    r.register(name, help, m.clone());
+    m
+}
+
+fn mode_label(mode: Mode) -> &'static str {
+    match mode {
+        Mode::Observe => "observe",
+        Mode::Step => "step",
+        Mode::Auto => "auto",
+    }
+}
+
+/// The guest's identity as labels; what is unknown is an empty value, so
+/// every guest's series have the same label names.
+fn guest_labels(id: &Identity) -> Labels {
+    let text = |v: &Option<String>| v.clone().unwrap_or_default();
+    let number = |v: Option<u32>| v.map_or(String::new(), |n| n.to_string());
+    vec![
+        ("host".into(), id.host.clone()),
+        ("architecture".into(), id.architecture.clone()),
+        ("zvm_guest".into(), id.zvm_guest.to_string()),
+        ("zvm_name".into(), text(&id.guest_name)),
+        ("zvm_version".into(), text(&id.zvm_version)),
+        ("lpar".into(), text(&id.lpar_name)),
+        ("machine_type".into(), text(&id.machine_type)),
+        ("cpus_configured".into(), number(id.cpus_configured)),
+        ("cpus_standby".into(), number(id.cpus_standby)),
+    ]
+}

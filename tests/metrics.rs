@@ -1,0 +1,249 @@
+//! Metrics for Prometheus and node_exporter: the exposition of a fixed run
+//! (a snapshot, and a parse with a Prometheus text parser whose values must
+//! match what the run did), the textfile written atomically each interval,
+//! and the HTTP endpoint's content negotiation.
+
+mod common;
+
+use std::io::{Read, Write};
+use std::time::Duration;
+
+use plugtop::control::controller::Mode;
+use plugtop::control::flap::FlapConfig;
+use plugtop::daemon::{Ending, MetricsOptions, RunOptions, Signals, run_with};
+use plugtop::logging::Memory;
+use plugtop::sim::run::{SimOptions, guest_for};
+use plugtop::sim::{Scenario, SharedGuest, SimActuator, SimSource};
+
+/// `plugtop run`'s loop over two simulated minutes of the oscillating
+/// guest under its incident rules, writing the textfile; the log and the
+/// textfile's last text.
+fn oscillating_run(dir: &std::path::Path) -> (Vec<String>, String) {
+    let scenario = Scenario::load(std::path::Path::new("examples/scenarios/oscillating.toml"))
+        .expect("the shipped scenario loads");
+    let options = SimOptions {
+        duration: Some(120.0),
+        ..SimOptions::default()
+    };
+    let guest = SharedGuest::new(guest_for(&scenario, &options));
+    let mut source = SimSource::new(guest.clone(), 1.0);
+    source.stop_at_end = true;
+    let mut actuator = SimActuator::new(guest.clone());
+    // The identity comes from the root: a z/VM guest's cpuinfo and sysinfo.
+    std::fs::create_dir_all(dir.join("proc/sys/kernel")).expect("root");
+    std::fs::write(
+        dir.join("proc/cpuinfo"),
+        plugtop::sim::serve::zvm_cpuinfo(4),
+    )
+    .expect("cpuinfo");
+    std::fs::write(
+        dir.join("proc/sysinfo"),
+        plugtop::sim::serve::zvm_sysinfo("LINUX07", 4),
+    )
+    .expect("sysinfo");
+    std::fs::write(dir.join("proc/sys/kernel/hostname"), "guest7\n").expect("hostname");
+    let textfile = dir.join("plugtop.prom");
+    let run = RunOptions {
+        rules: "examples/rules/oscillating-tight.conf".into(),
+        root: dir.to_path_buf(),
+        mode: Mode::Auto,
+        state: dir.join("run/plugtop/state"),
+        force: false,
+        verbose: false,
+        interval: Some(Duration::ZERO),
+        panic_after: None,
+        flap: FlapConfig::default(),
+        check_lpar: false,
+        on_started: None,
+        metrics: MetricsOptions {
+            listen: None,
+            textfile: Some(textfile.clone()),
+        },
+    };
+    let mut log = Memory::default();
+    let ended = run_with(
+        &run,
+        &mut source,
+        &mut actuator,
+        &mut log,
+        &Signals::default(),
+    );
+    assert!(matches!(ended, Ok(Ending::Stopped)), "{ended:?}");
+    let text = std::fs::read_to_string(&textfile).expect("the textfile was written");
+    (log.lines.into_iter().map(|(_, l)| l).collect(), text)
+}
+
+fn parse(text: &str) -> prometheus_parse::Scrape {
+    prometheus_parse::Scrape::parse(text.lines().map(|l| Ok(l.to_string())))
+        .expect("the Prometheus text parser reads it")
+}
+
+fn value(scrape: &prometheus_parse::Scrape, name: &str, label: Option<(&str, &str)>) -> f64 {
+    let sample = scrape
+        .samples
+        .iter()
+        .find(|s| s.metric == name && label.is_none_or(|(k, v)| s.labels.get(k) == Some(v)))
+        .unwrap_or_else(|| panic!("no {name} {label:?}"));
+    match sample.value {
+        prometheus_parse::Value::Counter(v)
+        | prometheus_parse::Value::Gauge(v)
+        | prometheus_parse::Value::Untyped(v) => v,
+        _ => panic!("{name} is not a plain number"),
+    }
+}
+
+#[test]
+fn the_textfile_of_a_run_parses_and_matches_what_the_run_did() {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let (log, text) = oscillating_run(dir.path());
+    let scrape = parse(&text);
+    let plugged = log.iter().filter(|l| l.starts_with("plugged cpu")).count() as f64;
+    let unplugged = log
+        .iter()
+        .filter(|l| l.starts_with("unplugged cpu"))
+        .count() as f64;
+    assert!(plugged > 3.0, "the guest oscillates: {log:?}");
+    assert_eq!(
+        value(
+            &scrape,
+            "plugtop_applied_actions_total",
+            Some(("action", "plug"))
+        ),
+        plugged
+    );
+    assert_eq!(
+        value(
+            &scrape,
+            "plugtop_applied_actions_total",
+            Some(("action", "unplug"))
+        ),
+        unplugged
+    );
+    assert_eq!(
+        value(
+            &scrape,
+            "plugtop_decided_actions_total",
+            Some(("action", "plug"))
+        ),
+        plugged
+    );
+    assert_eq!(value(&scrape, "plugtop_flapping", None), 1.0, "it flaps");
+    assert!(value(&scrape, "plugtop_reversals_total", None) >= 4.0);
+    assert_eq!(value(&scrape, "plugtop_cpus_present", None), 4.0);
+    assert_eq!(value(&scrape, "plugtop_mode", Some(("mode", "auto"))), 1.0);
+    assert_eq!(
+        value(&scrape, "plugtop_limit", Some(("limit", "CPU_MAX"))),
+        4.0
+    );
+    assert_eq!(
+        value(
+            &scrape,
+            "plugtop_skipped_intervals_total",
+            Some(("reason", "group_off"))
+        ),
+        value(&scrape, "plugtop_readings_total", None),
+        "the memory group is off at every reading"
+    );
+    let guest = scrape
+        .samples
+        .iter()
+        .find(|s| s.metric == "plugtop_guest_info")
+        .expect("guest_info");
+    assert_eq!(guest.labels.get("zvm_name"), Some("LINUX07"));
+    assert_eq!(guest.labels.get("host"), Some("guest7"));
+    assert_eq!(guest.labels.get("zvm_guest"), Some("true"));
+    // Counters carry their _total name in HELP and TYPE (the text format).
+    assert!(
+        text.contains("# TYPE plugtop_applied_actions_total counter"),
+        "{text}"
+    );
+    assert!(
+        !text.contains("# EOF") && !text.contains("# UNIT"),
+        "{text}"
+    );
+    // The temp file never stays beside it.
+    let names: Vec<_> = std::fs::read_dir(dir.path())
+        .map(|d| d.filter_map(Result::ok).map(|e| e.file_name()).collect())
+        .unwrap_or_default();
+    assert!(
+        !names.iter().any(|n| n.to_string_lossy().contains(".tmp.")),
+        "{names:?}"
+    );
+    // Time stamps and the version vary; the rest is fixed for this run.
+    let fixed: String = text
+        .lines()
+        .map(|l| {
+            if l.starts_with("plugtop_last_interval_timestamp_seconds ")
+                || l.starts_with("plugtop_rules_loaded_timestamp_seconds ")
+            {
+                format!("{} [time]", l.split(' ').next().unwrap_or_default())
+            } else if l.starts_with("plugtop_build_info{") {
+                "plugtop_build_info{version=\"[version]\"} 1".to_string()
+            } else {
+                l.to_string()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    insta::assert_snapshot!("oscillating_textfile", fixed);
+}
+
+/// A GET of `path` on `addr` with `accept`; the response head and body.
+fn get(addr: std::net::SocketAddr, path: &str, accept: Option<&str>) -> (String, String) {
+    let mut s = std::net::TcpStream::connect(addr).expect("connect");
+    s.set_read_timeout(Some(Duration::from_secs(10)))
+        .expect("timeout");
+    let accept = accept.map_or(String::new(), |a| format!("Accept: {a}\r\n"));
+    write!(
+        s,
+        "GET {path} HTTP/1.1\r\nHost: x\r\n{accept}Connection: close\r\n\r\n"
+    )
+    .expect("send");
+    let mut response = String::new();
+    s.read_to_string(&mut response).expect("read");
+    let (head, body) = response.split_once("\r\n\r\n").unwrap_or((&response, ""));
+    (head.to_string(), body.to_string())
+}
+
+#[test]
+fn the_endpoint_speaks_openmetrics_to_prometheus_and_text_to_everyone_else() {
+    let id = plugtop::kernel::machine::identity(std::path::Path::new("/nonexistent"));
+    let metrics = plugtop::metrics::Metrics::new(&id);
+    metrics.set_mode(Mode::Observe);
+    let server = plugtop::metrics::serve::MetricsServer::start("127.0.0.1:0", metrics.registry())
+        .expect("listens on a free loopback port");
+    let (head, body) = get(
+        server.addr,
+        "/metrics",
+        Some("application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5"),
+    );
+    assert!(head.contains("200 OK"), "{head}");
+    assert!(
+        head.contains("Content-Type: application/openmetrics-text; version=1.0.0"),
+        "{head}"
+    );
+    assert!(body.ends_with("# EOF\n"), "{body}");
+    let (head, body) = get(server.addr, "/metrics", None);
+    assert!(
+        head.contains("Content-Type: text/plain; version=0.0.4"),
+        "{head}"
+    );
+    let scrape = parse(&body);
+    assert_eq!(
+        value(&scrape, "plugtop_mode", Some(("mode", "observe"))),
+        1.0
+    );
+    let guest = scrape
+        .samples
+        .iter()
+        .find(|s| s.metric == "plugtop_guest_info")
+        .expect("guest_info");
+    assert_eq!(guest.labels.get("zvm_guest"), Some("false"));
+    let (head, _) = get(server.addr, "/elsewhere", None);
+    assert!(head.contains("404"), "{head}");
+    // A second endpoint on the same port is refused with the address.
+    let taken =
+        plugtop::metrics::serve::MetricsServer::start(&server.addr.to_string(), metrics.registry());
+    let error = taken.err().map(|e| e.to_string()).unwrap_or_default();
+    assert!(error.contains(&server.addr.to_string()), "{error}");
+}
