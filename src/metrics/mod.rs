@@ -74,125 +74,117 @@ fn epoch_seconds(t: SystemTime) -> f64 {
         .map_or(0.0, |d| d.as_secs_f64())
 }
 
+/// Every family plugtop exposes (without the `plugtop_` prefix and the
+/// unit or `_total` suffix the client adds), with its help text:
+/// `docs/metrics.md` documents each one and a test keeps the two in step.
+pub const FAMILIES: &[(&str, &str)] = &[
+    ("build_info", "plugtop's version (always 1)"),
+    (
+        "guest_info",
+        "The guest's identity from /proc/sysinfo and /proc/cpuinfo (always 1)",
+    ),
+    ("cpus_online", "CPUs online at the last reading"),
+    ("cpus_present", "CPUs present at the last reading"),
+    (
+        "cmm_pages",
+        "The CMM pool in pages (cmm_pages) at the last reading",
+    ),
+    ("cmm_pool", "The CMM pool at the last reading"),
+    (
+        "limit",
+        "CPU_MIN, CPU_MAX (CPUs) and CMM_MIN, CMM_MAX (pages) in force, by `limit`",
+    ),
+    (
+        "rule_true",
+        "Whether the rule was true at the last interval (1) or false (0); absent when not evaluated",
+    ),
+    (
+        "rule_value",
+        "CMM_INC and CMM_DEC at the last interval, in pages",
+    ),
+    (
+        "rule_evaluated",
+        "Whether the rule was evaluated at the last interval",
+    ),
+    (
+        "decided_actions",
+        "Actions the rules decided, by `action` (plug, unplug, pool_up, pool_down), in any mode",
+    ),
+    (
+        "applied_actions",
+        "Actions written to the guest, by `action`",
+    ),
+    (
+        "skipped_intervals",
+        "Intervals a rule group did not decide, by `group` and `reason` (fault, history_filling, group_off, polarization, clock)",
+    ),
+    (
+        "variable_value",
+        "Each user variable a rule uses, at the last interval",
+    ),
+    ("flapping", "1 while the CPU count or the pool flaps"),
+    (
+        "reversals",
+        "Reversals of direction (plug after unplug, and so on) since the start",
+    ),
+    (
+        "readings",
+        "Readings taken since the start, those a group skipped included",
+    ),
+    (
+        "last_interval_timestamp_seconds",
+        "When the last interval was read (seconds since the epoch)",
+    ),
+    (
+        "mode",
+        "The mode plugtop runs in (1 for the current one, by `mode`)",
+    ),
+    (
+        "rules_info",
+        "The rule file in force: its path and CRC-32 checksum (always 1)",
+    ),
+    (
+        "rules_loaded_timestamp_seconds",
+        "When the rule file in force was loaded (seconds since the epoch)",
+    ),
+];
+
 impl Metrics {
     /// Every family registered, the build and the guest's identity set
     /// (they do not change while plugtop runs).
     pub fn new(identity: &Identity) -> Self {
         let mut r = Registry::with_prefix("plugtop");
-        let build: Family<Labels, Gauge> = Family::default();
-        r.register("build_info", "plugtop's version (always 1)", build.clone());
+        let build: Family<Labels, Gauge> = register(&mut r, "build_info");
         build
             .get_or_create(&labels(&[("version", env!("CARGO_PKG_VERSION"))]))
             .set(1);
-        let guest: Family<Labels, Gauge> = Family::default();
-        r.register(
-            "guest_info",
-            "The guest's identity from /proc/sysinfo and /proc/cpuinfo (always 1)",
-            guest.clone(),
-        );
+        let guest: Family<Labels, Gauge> = register(&mut r, "guest_info");
         guest.get_or_create(&guest_labels(identity)).set(1);
         Metrics {
-            cpus_online: register(&mut r, "cpus_online", "CPUs online at the last reading"),
-            cpus_present: register(&mut r, "cpus_present", "CPUs present at the last reading"),
-            cmm_pages: register(
-                &mut r,
-                "cmm_pages",
-                "The CMM pool in pages (cmm_pages) at the last reading",
-            ),
+            cpus_online: register(&mut r, "cpus_online"),
+            cpus_present: register(&mut r, "cpus_present"),
+            cmm_pages: register(&mut r, "cmm_pages"),
             cmm_pool: {
                 let g = Gauge::default();
-                r.register_with_unit(
-                    "cmm_pool",
-                    "The CMM pool at the last reading",
-                    Unit::Bytes,
-                    g.clone(),
-                );
+                r.register_with_unit("cmm_pool", help("cmm_pool"), Unit::Bytes, g.clone());
                 g
             },
-            limits: register(
-                &mut r,
-                "limit",
-                "CPU_MIN, CPU_MAX (CPUs) and CMM_MIN, CMM_MAX (pages) in force, by `limit`",
-            ),
-            rule_true: register(
-                &mut r,
-                "rule_true",
-                "Whether the rule was true at the last interval (1) or false (0); absent when not evaluated",
-            ),
-            rule_value: register(
-                &mut r,
-                "rule_value",
-                "CMM_INC and CMM_DEC at the last interval, in pages",
-            ),
-            rule_evaluated: register(
-                &mut r,
-                "rule_evaluated",
-                "Whether the rule was evaluated at the last interval",
-            ),
-            decided: register(
-                &mut r,
-                "decided_actions",
-                "Actions the rules decided, by `action` (plug, unplug, pool_up, pool_down), in any mode",
-            ),
-            applied: register(
-                &mut r,
-                "applied_actions",
-                "Actions written to the guest, by `action`",
-            ),
-            skipped: register(
-                &mut r,
-                "skipped_intervals",
-                "Intervals a rule group did not decide, by `group` and `reason` (fault, history_filling, group_off, polarization, clock)",
-            ),
-            variables: register(
-                &mut r,
-                "variable_value",
-                "Each user variable a rule uses, at the last interval",
-            ),
-            flapping: register(
-                &mut r,
-                "flapping",
-                "1 while the CPU count or the pool flaps",
-            ),
-            reversals: register(
-                &mut r,
-                "reversals",
-                "Reversals of direction (plug after unplug, and so on) since the start",
-            ),
+            limits: register(&mut r, "limit"),
+            rule_true: register(&mut r, "rule_true"),
+            rule_value: register(&mut r, "rule_value"),
+            rule_evaluated: register(&mut r, "rule_evaluated"),
+            decided: register(&mut r, "decided_actions"),
+            applied: register(&mut r, "applied_actions"),
+            skipped: register(&mut r, "skipped_intervals"),
+            variables: register(&mut r, "variable_value"),
+            flapping: register(&mut r, "flapping"),
+            reversals: register(&mut r, "reversals"),
             reversals_seen: 0,
-            intervals: register(
-                &mut r,
-                "readings",
-                "Readings taken since the start, those a group skipped included",
-            ),
-            last_interval: {
-                let g = FloatGauge::default();
-                r.register(
-                    "last_interval_timestamp_seconds",
-                    "When the last interval was read (seconds since the epoch)",
-                    g.clone(),
-                );
-                g
-            },
-            mode: register(
-                &mut r,
-                "mode",
-                "The mode plugtop runs in (1 for the current one, by `mode`)",
-            ),
-            rules_info: register(
-                &mut r,
-                "rules_info",
-                "The rule file in force: its path and CRC-32 checksum (always 1)",
-            ),
-            rules_loaded: {
-                let g = FloatGauge::default();
-                r.register(
-                    "rules_loaded_timestamp_seconds",
-                    "When the rule file in force was loaded (seconds since the epoch)",
-                    g.clone(),
-                );
-                g
-            },
+            intervals: register(&mut r, "readings"),
+            last_interval: register(&mut r, "last_interval_timestamp_seconds"),
+            mode: register(&mut r, "mode"),
+            rules_info: register(&mut r, "rules_info"),
+            rules_loaded: register(&mut r, "rules_loaded_timestamp_seconds"),
             registry: Arc::new(r),
         }
     }
@@ -375,14 +367,21 @@ impl Metrics {
     }
 }
 
-/// A metric registered under `name` with `help`, returned for updating.
+/// The help text of a family in [`FAMILIES`].
+fn help(name: &str) -> &'static str {
+    FAMILIES
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map_or("", |(_, h)| h)
+}
+
+/// A metric registered under `name` with its help, returned for updating.
 fn register<M: prometheus_client::registry::Metric + Clone + Default>(
     r: &mut Registry,
     name: &str,
-    help: &str,
 ) -> M {
     let m = M::default();
-    r.register(name, help, m.clone());
+    r.register(name, help(name), m.clone());
     m
 }
 
