@@ -11,6 +11,8 @@
 #
 # usage: scripts/overhead.sh [DURATION_SECONDS]   (default 300)
 #        PLUGTOP_BIN=/path/to/plugtop scripts/overhead.sh 60   (compare builds)
+#        METRICS=1 scripts/overhead.sh 120   (with --metrics-listen on loopback,
+#            scraped every 15 s by curl as Prometheus would; target < 0.03%)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 duration=${1:-300}
@@ -18,7 +20,9 @@ bin=${PLUGTOP_BIN:-target/release/plugtop}
 [ -n "${PLUGTOP_BIN:-}" ] || cargo build --release --quiet
 root=$(mktemp -d)
 pid=""
+scraper=""
 cleanup() {
+  [ -n "$scraper" ] && kill "$scraper" 2>/dev/null || true
   [ -n "$pid" ] && kill -TERM "$pid" 2>/dev/null || true
   rm -rf "$root"
 }
@@ -46,9 +50,22 @@ done
 # CPU limit holds, as on a guest in steady state.
 rules="$root/rules.conf"
 sed "s/^CPU_MIN=.*/CPU_MIN=\"$(nproc)\"/" examples/rules/recommended-modern.conf > "$rules"
-"$bin" run -f -c "$rules" --root "$root" > "$root/log" 2>&1 &
+metrics=()
+target="0.02%"
+if [ -n "${METRICS:-}" ]; then
+  port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+  metrics=(--metrics-listen "127.0.0.1:$port")
+  target="0.03% with metrics scraped every 15 s"
+fi
+"$bin" run -f -c "$rules" --root "$root" "${metrics[@]}" > "$root/log" 2>&1 &
 pid=$!
 sleep 3
+if [ -n "${METRICS:-}" ]; then
+  ( while sleep 15; do
+      curl -sf -H 'Accept: application/openmetrics-text;version=1.0.0' "http://127.0.0.1:$port/metrics" > "$root/scrape" || echo "scrape failed" >> "$root/log"
+    done ) &
+  scraper=$!
+fi
 
 cpu_ns() { cat /proc/"$pid"/task/*/schedstat | awk '{s += $1} END {print s}'; }
 switches() { cat /proc/"$pid"/task/*/status | awk '/^voluntary_ctxt_switches/ {s += $2} END {print s}'; }
@@ -59,7 +76,7 @@ rss=$(awk '/^VmRSS/ {print $2}' /proc/"$pid"/status)
 hwm=$(awk '/^VmHWM/ {print $2}' /proc/"$pid"/status)
 threads=$(ls /proc/"$pid"/task | wc -l)
 
-python3 - "$t0" "$t1" "$v0" "$v1" "$s0" "$s1" "$rss" "$hwm" "$threads" <<'PY'
+python3 - "$t0" "$t1" "$v0" "$v1" "$s0" "$s1" "$rss" "$hwm" "$threads" "$target" <<'PY'
 import sys
 t0, t1, v0, v1 = (int(x) for x in sys.argv[1:5])
 s0, s1 = float(sys.argv[5]), float(sys.argv[6])
@@ -67,8 +84,11 @@ rss, hwm, threads = int(sys.argv[7]), int(sys.argv[8]), int(sys.argv[9])
 wall = s1 - s0
 cpu = (t1 - t0) / 1e9
 print(f"measured over {wall:.0f} s, {threads} threads")
-print(f"CPU: {cpu * 1e3:.1f} ms in all = {cpu / wall * 1e6:.0f} us per second = {cpu / wall * 100:.4f}% of one CPU (target < 0.02%)")
+print(f"CPU: {cpu * 1e3:.1f} ms in all = {cpu / wall * 1e6:.0f} us per second = {cpu / wall * 100:.4f}% of one CPU (target < {sys.argv[10]})")
 print(f"memory: VmRSS {rss / 1024:.1f} MiB, VmHWM {hwm / 1024:.1f} MiB (target < 8 MiB)")
 print(f"voluntary context switches: {v1 - v0} over {wall:.0f} intervals of 1 s = {(v1 - v0) / wall:.2f} per interval")
 PY
 echo "log: $(wc -l < "$root/log") lines; last: $(tail -1 "$root/log")"
+if [ -n "${METRICS:-}" ]; then
+  echo "last scrape: $(wc -l < "$root/scrape") lines, $(grep -c 'scrape failed' "$root/log" || true) failed"
+fi

@@ -18,7 +18,7 @@ use plugtop::kernel::machine::describe;
 use plugtop::kernel::recording::{Header, RecordingSource};
 use plugtop::kernel::root::RootReader;
 use plugtop::kernel::snapshots::SnapshotSource;
-use plugtop::logging::{Console, Log, SysLog};
+use plugtop::logging::{Console, Journal, Log, SysLog};
 
 /// `plugtop` without a subcommand: the screen, or line mode.
 pub fn screen(cli: &Cli, out: &mut dyn Write) -> anyhow::Result<Status> {
@@ -323,13 +323,19 @@ pub fn run_headless(args: RunArgs, out: &mut dyn Write) -> anyhow::Result<Status
         },
         on_started: child.then_some(tell_parent as fn()),
     };
+    // A daemon logs to the journal with structured fields when this
+    // machine has one, else to syslog; in the foreground, to the terminal.
     let mut console = Console;
     let mut syslog;
-    let log: &mut dyn Log = if child {
+    let mut journal;
+    let log: &mut dyn Log = if !child {
+        &mut console
+    } else if let Some(j) = Journal::connect() {
+        journal = j;
+        &mut journal
+    } else {
         syslog = SysLog::new();
         &mut syslog
-    } else {
-        &mut console
     };
     let pid_file = child.then(|| options.root.join(plugtop::control::lock::PLUGTOP_PID));
     if let Some(pid_file) = &pid_file {
@@ -354,8 +360,16 @@ pub fn run_headless(args: RunArgs, out: &mut dyn Write) -> anyhow::Result<Status
     Ok(match ended {
         Ok(daemon::Ending::Stopped) => Status::Ok,
         Ok(daemon::Ending::Fatal | daemon::Ending::RestoreFailed) => Status::Failed,
-        // cpuplugd exits 1 on every start-up refusal.
+        // cpuplugd exits 1 on every start-up refusal; a daemon's refusal
+        // goes to its log at priority err as well.
         Err(e) => {
+            if child {
+                log.entry(&plugtop::logging::Entry {
+                    priority: plugtop::logging::Priority::Err,
+                    message: format!("refused to start: {e}"),
+                    fields: vec![("PLUGTOP_REFUSED", "1".into())],
+                });
+            }
             eprintln!("plugtop: {e}");
             Status::Failed
         }

@@ -13,7 +13,8 @@ use crate::control::controller::{Event, Mode};
 use crate::control::flap::FlapConfig;
 use crate::control::journal::{self, StartState};
 use crate::control::lock::{self, GuestLock};
-use crate::control::session::{Notice, Session, Severity, Step, event_severity};
+use crate::control::log_entries;
+use crate::control::session::{Notice, Session, Step};
 use crate::kernel::actuator::{Actuator, RootActuator};
 use crate::kernel::live::LiveSource;
 use crate::kernel::root::RootReader;
@@ -94,7 +95,7 @@ impl Exposure {
         if !options.metrics.wanted() {
             return Ok(None);
         }
-        let metrics = Metrics::new(&crate::kernel::machine::identity(&options.root));
+        let mut metrics = Metrics::new(&crate::kernel::machine::identity(&options.root));
         metrics.set_rules(
             file,
             &options.rules.display().to_string(),
@@ -217,9 +218,10 @@ fn stamped(line: &str) -> String {
     format!("{} {line}", crate::report::time_of_day(now))
 }
 
-/// Logs what one step did: each message at its severity; a CPU that was
-/// not there to plug or unplug only when verbose, as cpuplugd does.
-fn log_step(log: &mut dyn Log, step: &Step, verbose: bool) {
+/// Logs what one step did: each message at its priority, with the fields
+/// the journal keeps; a CPU that was not there to plug or unplug only when
+/// verbose, as cpuplugd does.
+fn log_step(log: &mut dyn Log, step: &Step, session: &Session, verbose: bool) {
     let quiet = |e: &Event| {
         matches!(
             e,
@@ -229,24 +231,21 @@ fn log_step(log: &mut dyn Log, step: &Step, verbose: bool) {
             }
         )
     };
-    for e in step.limits.iter().chain(&step.events) {
+    let events = step
+        .limits
+        .iter()
+        .map(|e| (e, true))
+        .chain(step.events.iter().map(|e| (e, false)));
+    for (e, by_limits) in events {
         if quiet(e) && !verbose {
             continue;
         }
-        let line = e.to_string();
-        match event_severity(e) {
-            Severity::Info => log.info(&line),
-            _ => log.error(&line),
-        }
+        log.entry(&log_entries::event_entry(e, by_limits, step, session));
     }
     // cpuplugd reports limits and negative increments only when verbose.
     let verbose_only = |n: &Notice| matches!(n, Notice::LimitReached(_) | Notice::Negative { .. });
-    for (severity, line) in step.messages(|n| verbose || !verbose_only(n)) {
-        match severity {
-            Severity::Info => log.info(&line),
-            Severity::Warning => log.error(&format!("warning: {line}")),
-            Severity::Error => log.error(&line),
-        }
+    for entry in log_entries::message_entries(step, session, |n| verbose || !verbose_only(n)) {
+        log.entry(&entry);
     }
 }
 
@@ -308,7 +307,7 @@ impl Runner<'_> {
         let facts = RootReader::new().facts(&self.options.root);
         match load_rules(&self.options.rules, &facts) {
             Ok((rules, file)) => {
-                if let Some(x) = &self.exposure {
+                if let Some(x) = &mut self.exposure {
                     x.metrics.set_rules(
                         &file,
                         &self.options.rules.display().to_string(),
@@ -324,7 +323,7 @@ impl Runner<'_> {
                     limits: events,
                     ..Step::default()
                 };
-                log_step(self.log, &step, self.options.verbose);
+                log_step(self.log, &step, &self.session, self.options.verbose);
             }
             Err(e) => self
                 .log
@@ -536,7 +535,7 @@ fn run_loop(
             table::row(&mut line, d);
             runner.log.info(&stamped(line.trim_end()));
         }
-        log_step(runner.log, &step, options.verbose);
+        log_step(runner.log, &step, &runner.session, options.verbose);
         if step
             .findings
             .iter()

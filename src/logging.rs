@@ -1,5 +1,6 @@
-//! Where the headless runner's messages go: the terminal in the foreground,
-//! the system log (journald or syslog, through /dev/log) as a daemon.
+//! Where the headless runner's messages go: the terminal in the foreground;
+//! as a daemon, the systemd journal with structured fields when it is there
+//! ([`Journal`]), else syslog through /dev/log ([`SysLog`]).
 
 use std::io::Write;
 use std::os::unix::net::UnixDatagram;
@@ -11,10 +12,41 @@ pub enum Level {
     Error,
 }
 
+/// A syslog priority, for the journal and syslog: actions are notices,
+/// faults warnings, refusals errors, the rest information.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Priority {
+    Err = 3,
+    Warning = 4,
+    Notice = 5,
+    Info = 6,
+}
+
+/// One message with the fields a site filters on (`PLUGTOP_ACTION`,
+/// `PLUGTOP_RULE`, `PLUGTOP_MODE`, ...): names in capitals, as the journal
+/// wants them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Entry {
+    pub priority: Priority,
+    pub message: String,
+    pub fields: Vec<(&'static str, String)>,
+}
+
 /// A sink for log lines.
 pub trait Log {
     /// Writes one message.
     fn log(&mut self, level: Level, message: &str);
+
+    /// Writes one structured message; sinks without fields write its text
+    /// at the matching level.
+    fn entry(&mut self, entry: &Entry) {
+        let level = if entry.priority <= Priority::Warning {
+            Level::Error
+        } else {
+            Level::Info
+        };
+        self.log(level, &entry.message);
+    }
 
     /// An informational message.
     fn info(&mut self, message: &str) {
@@ -67,9 +99,9 @@ impl Default for SysLog {
     }
 }
 
-impl Log for SysLog {
-    fn log(&mut self, level: Level, message: &str) {
-        let priority = 3 * 8 + if level == Level::Error { 3 } else { 6 };
+impl SysLog {
+    fn send(&mut self, priority: Priority, message: &str) {
+        let priority = 3 * 8 + priority as u8;
         let line = format!("<{priority}>plugtop[{}]: {message}", self.pid);
         let sent = self
             .socket
@@ -81,14 +113,132 @@ impl Log for SysLog {
     }
 }
 
-/// Keeps lines in memory (tests).
+impl Log for SysLog {
+    fn log(&mut self, level: Level, message: &str) {
+        let priority = match level {
+            Level::Error => Priority::Err,
+            Level::Info => Priority::Info,
+        };
+        self.send(priority, message);
+    }
+
+    fn entry(&mut self, entry: &Entry) {
+        self.send(entry.priority, &entry.message);
+    }
+}
+
+/// The systemd journal, through its native protocol (the
+/// systemd-journal-logger crate): every message with its priority and
+/// structured fields, so `journalctl PLUGTOP_ACTION=plug_cpu` finds every
+/// plug.
+pub struct Journal {
+    journal: systemd_journal_logger::JournalLog,
+}
+
+/// Where journald listens; plugtop logs there when it exists.
+pub const JOURNAL_SOCKET: &str = "/run/systemd/journal/socket";
+
+impl Journal {
+    /// The journal, when this machine runs one.
+    pub fn connect() -> Option<Journal> {
+        if !std::path::Path::new(JOURNAL_SOCKET).exists() {
+            return None;
+        }
+        let journal = systemd_journal_logger::JournalLog::new()
+            .ok()?
+            .with_syslog_identifier("plugtop".to_string());
+        Some(Journal { journal })
+    }
+}
+
+/// The `log` crate's level that the journal logger maps to `priority`.
+pub fn journal_level(priority: Priority) -> log::Level {
+    match priority {
+        Priority::Err => log::Level::Error,
+        Priority::Warning => log::Level::Warn,
+        Priority::Notice => log::Level::Info,
+        Priority::Info => log::Level::Debug,
+    }
+}
+
+impl Log for Journal {
+    fn log(&mut self, level: Level, message: &str) {
+        let priority = match level {
+            Level::Error => Priority::Err,
+            Level::Info => Priority::Info,
+        };
+        self.entry(&Entry {
+            priority,
+            message: message.to_string(),
+            fields: Vec::new(),
+        });
+    }
+
+    fn entry(&mut self, entry: &Entry) {
+        let fields: Vec<(&str, &str)> =
+            entry.fields.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        let sent = self.journal.journal_send(
+            &log::Record::builder()
+                .level(journal_level(entry.priority))
+                .target("plugtop")
+                .args(format_args!("{}", entry.message))
+                .key_values(&fields)
+                .build(),
+        );
+        // A journal that went away must not stop the daemon; stderr is
+        // what is left.
+        if sent.is_err() {
+            let _ = writeln!(std::io::stderr(), "{}", entry.message);
+        }
+    }
+}
+
+/// Keeps lines in memory, and the structured entries apart (tests).
 #[derive(Debug, Default)]
 pub struct Memory {
     pub lines: Vec<(Level, String)>,
+    pub entries: Vec<Entry>,
 }
 
 impl Log for Memory {
     fn log(&mut self, level: Level, message: &str) {
         self.lines.push((level, message.to_string()));
+    }
+
+    fn entry(&mut self, entry: &Entry) {
+        let level = if entry.priority <= Priority::Warning {
+            Level::Error
+        } else {
+            Level::Info
+        };
+        self.lines.push((level, entry.message.clone()));
+        self.entries.push(entry.clone());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn priorities_reach_the_journal_as_syslog_numbers() {
+        // systemd-journal-logger writes Error 3, Warn 4, Info 5, Debug 6.
+        assert_eq!(journal_level(Priority::Err), log::Level::Error);
+        assert_eq!(journal_level(Priority::Warning), log::Level::Warn);
+        assert_eq!(journal_level(Priority::Notice), log::Level::Info);
+        assert_eq!(journal_level(Priority::Info), log::Level::Debug);
+        assert_eq!(Priority::Notice as u8, 5);
+    }
+
+    #[test]
+    fn sinks_without_fields_write_an_entrys_text_at_its_level() {
+        let mut m = Memory::default();
+        m.entry(&Entry {
+            priority: Priority::Warning,
+            message: "warning: x".into(),
+            fields: vec![("PLUGTOP_MODE", "auto".into())],
+        });
+        assert_eq!(m.lines, vec![(Level::Error, "warning: x".to_string())]);
+        assert_eq!(m.entries.len(), 1);
     }
 }

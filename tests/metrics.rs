@@ -19,6 +19,12 @@ use plugtop::sim::{Scenario, SharedGuest, SimActuator, SimSource};
 /// guest under its incident rules, writing the textfile; the log and the
 /// textfile's last text.
 fn oscillating_run(dir: &std::path::Path) -> (Vec<String>, String) {
+    let (log, text) = oscillating_run_in(dir, Mode::Auto);
+    (log.lines.into_iter().map(|(_, l)| l).collect(), text)
+}
+
+/// As [`oscillating_run`], in `mode`, with the log's structured entries.
+fn oscillating_run_in(dir: &std::path::Path, mode: Mode) -> (Memory, String) {
     let scenario = Scenario::load(std::path::Path::new("examples/scenarios/oscillating.toml"))
         .expect("the shipped scenario loads");
     let options = SimOptions {
@@ -46,7 +52,7 @@ fn oscillating_run(dir: &std::path::Path) -> (Vec<String>, String) {
     let run = RunOptions {
         rules: "examples/rules/oscillating-tight.conf".into(),
         root: dir.to_path_buf(),
-        mode: Mode::Auto,
+        mode,
         state: dir.join("run/plugtop/state"),
         force: false,
         verbose: false,
@@ -70,7 +76,7 @@ fn oscillating_run(dir: &std::path::Path) -> (Vec<String>, String) {
     );
     assert!(matches!(ended, Ok(Ending::Stopped)), "{ended:?}");
     let text = std::fs::read_to_string(&textfile).expect("the textfile was written");
-    (log.lines.into_iter().map(|(_, l)| l).collect(), text)
+    (log, text)
 }
 
 fn parse(text: &str) -> prometheus_parse::Scrape {
@@ -276,4 +282,64 @@ fn every_family_is_documented_and_every_documented_name_exists() {
             "docs/metrics.md names {documented}, which is not exposed"
         );
     }
+}
+
+#[test]
+fn actions_are_journal_notices_with_the_fields_a_site_filters_on() {
+    use plugtop::logging::Priority;
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let (log, _) = oscillating_run_in(dir.path(), Mode::Auto);
+    let field = |e: &plugtop::logging::Entry, k: &str| {
+        e.fields
+            .iter()
+            .find(|(n, _)| *n == k)
+            .map(|(_, v)| v.clone())
+    };
+    let plugs: Vec<_> = log
+        .entries
+        .iter()
+        .filter(|e| e.message.starts_with("plugged cpu"))
+        .collect();
+    assert!(!plugs.is_empty());
+    for e in &plugs {
+        assert_eq!(e.priority, Priority::Notice, "{e:?}");
+        assert_eq!(field(e, "PLUGTOP_ACTION").as_deref(), Some("plug_cpu"));
+        assert_eq!(field(e, "PLUGTOP_RULE").as_deref(), Some("HOTPLUG"));
+        assert_eq!(field(e, "PLUGTOP_MODE").as_deref(), Some("auto"));
+        assert_eq!(field(e, "PLUGTOP_APPLIED").as_deref(), Some("1"));
+        assert!(field(e, "PLUGTOP_CPU").is_some(), "{e:?}");
+        assert!(field(e, "PLUGTOP_READING").is_some(), "{e:?}");
+        let values = field(e, "PLUGTOP_VALUES").unwrap_or_default();
+        assert!(
+            values.contains("onumcpus=") && values.contains("CP_Active="),
+            "{values}"
+        );
+    }
+    let flapping = log
+        .entries
+        .iter()
+        .find(|e| e.message.contains("flapping"))
+        .expect("the flapping finding is logged");
+    assert_eq!(flapping.priority, Priority::Warning);
+    // Journal field names are capitals, digits and underscores only.
+    for e in &log.entries {
+        for (name, _) in &e.fields {
+            assert!(
+                name.chars()
+                    .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_'),
+                "{name}"
+            );
+        }
+    }
+    // In observe mode the same decisions are information, not actions.
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let (log, _) = oscillating_run_in(dir.path(), Mode::Observe);
+    let would = log
+        .entries
+        .iter()
+        .find(|e| e.message.starts_with("would plug"))
+        .unwrap_or_else(|| panic!("{:?}", log.lines));
+    assert_eq!(would.priority, Priority::Info);
+    assert_eq!(field(would, "PLUGTOP_APPLIED").as_deref(), Some("0"));
+    assert_eq!(field(would, "PLUGTOP_MODE").as_deref(), Some("observe"));
 }

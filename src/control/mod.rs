@@ -7,6 +7,7 @@ pub mod feedback;
 pub mod flap;
 pub mod journal;
 pub mod lock;
+pub mod log_entries;
 pub mod patterns;
 pub mod session;
 pub mod watch;

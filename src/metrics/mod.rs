@@ -59,6 +59,27 @@ pub struct Metrics {
     mode: Family<Labels, Gauge>,
     rules_info: Family<Labels, Gauge>,
     rules_loaded: FloatGauge,
+    /// Series handles kept between intervals, so an interval sets atomics
+    /// and allocates no labels.
+    cache: Cache,
+}
+
+/// What a rule's series show now.
+#[derive(Debug, Clone, Default)]
+enum Shown {
+    #[default]
+    Nothing,
+    Truth(Gauge),
+    Number(FloatGauge),
+}
+
+#[derive(Debug, Default)]
+struct Cache {
+    limits: Option<[i64; 4]>,
+    evaluated: Vec<Gauge>,
+    shown: Vec<Shown>,
+    variables: std::collections::HashMap<String, FloatGauge>,
+    skipped: std::collections::HashMap<(&'static str, &'static str), Counter>,
 }
 
 fn labels(pairs: &[(&str, &str)]) -> Labels {
@@ -185,6 +206,7 @@ impl Metrics {
             mode: register(&mut r, "mode"),
             rules_info: register(&mut r, "rules_info"),
             rules_loaded: register(&mut r, "rules_loaded_timestamp_seconds"),
+            cache: Cache::default(),
             registry: Arc::new(r),
         }
     }
@@ -196,7 +218,7 @@ impl Metrics {
 
     /// A rule file was loaded (at start or on SIGHUP): its checksum and
     /// time, and the user variables of the old file dropped.
-    pub fn set_rules(&self, file: &SourceFile, path: &str, at: SystemTime) {
+    pub fn set_rules(&mut self, file: &SourceFile, path: &str, at: SystemTime) {
         self.rules_info.clear();
         let checksum = format!("{:08x}", crc32fast::hash(file.bytes()));
         self.rules_info
@@ -204,6 +226,7 @@ impl Metrics {
             .set(1);
         self.rules_loaded.set(epoch_seconds(at));
         self.variables.clear();
+        self.cache.variables.clear();
     }
 
     /// The mode now.
@@ -225,15 +248,17 @@ impl Metrics {
             self.cmm_pool.set(pages.saturating_mul(CMM_PAGE_BYTES));
         }
         let s = &rules.settings;
-        for (name, value) in [
-            ("CPU_MIN", s.cpu_min),
-            ("CPU_MAX", s.cpu_max),
-            ("CMM_MIN", s.cmm_min),
-            ("CMM_MAX", s.cmm_max),
-        ] {
-            self.limits
-                .get_or_create(&labels(&[("limit", name)]))
-                .set(value);
+        let limits = [s.cpu_min, s.cpu_max, s.cmm_min, s.cmm_max];
+        if self.cache.limits != Some(limits) {
+            self.cache.limits = Some(limits);
+            for (name, value) in ["CPU_MIN", "CPU_MAX", "CMM_MIN", "CMM_MAX"]
+                .iter()
+                .zip(limits)
+            {
+                self.limits
+                    .get_or_create(&labels(&[("limit", name)]))
+                    .set(value);
+            }
         }
         self.last_interval.set(sample.stamp.micros as f64 / 1e6);
         self.intervals.inc();
@@ -278,11 +303,15 @@ impl Metrics {
     }
 
     /// Why a group did not decide this interval, counted.
-    fn count_skips(&self, session: &Session, step: &Step) {
+    fn count_skips(&mut self, session: &Session, step: &Step) {
         let rules = session.rules();
-        let skip = |group: &str, reason: &str| {
-            self.skipped
-                .get_or_create(&labels(&[("group", group), ("reason", reason)]))
+        let (family, cache) = (&self.skipped, &mut self.cache.skipped);
+        let mut skip = |group: &'static str, reason: &'static str| {
+            cache
+                .entry((group, reason))
+                .or_insert_with(|| {
+                    family.get_or_create_owned(&labels(&[("group", group), ("reason", reason)]))
+                })
                 .inc();
         };
         let groups = [("cpu", rules.cpu_enabled), ("memory", rules.mem_enabled)];
@@ -315,44 +344,88 @@ impl Metrics {
     }
 
     /// Each rule's outcome and each variable's value at this interval.
-    fn rules_and_variables(&self, session: &Session, step: &Step) {
+    fn rules_and_variables(&mut self, session: &Session, step: &Step) {
         let rules = session.rules();
         let trace = session.trace();
-        for kind in RuleKind::ALL {
-            let key = labels(&[("rule", kind.file_name())]);
+        if self.cache.evaluated.is_empty() {
+            self.cache.evaluated = RuleKind::ALL
+                .iter()
+                .map(|k| {
+                    self.rule_evaluated
+                        .get_or_create_owned(&labels(&[("rule", k.file_name())]))
+                })
+                .collect();
+            self.cache.shown = vec![Shown::Nothing; RuleKind::ALL.len()];
+        }
+        for (i, kind) in RuleKind::ALL.into_iter().enumerate() {
             let outcome = rules
                 .rule(kind)
                 .filter(|_| step.decision.is_some())
                 .map_or(Outcome::NotEvaluated, |r| trace.outcome(r.root));
             let evaluated = !matches!(outcome, Outcome::NotEvaluated | Outcome::Aborted);
-            self.rule_evaluated
-                .get_or_create(&key)
-                .set(i64::from(evaluated));
-            match outcome {
-                Outcome::Truth(t) => {
-                    self.rule_true.get_or_create(&key).set(i64::from(t));
-                }
-                Outcome::Number(v) => {
-                    self.rule_value.get_or_create(&key).set(v);
-                }
-                _ => {
-                    self.rule_true.remove(&key);
-                    self.rule_value.remove(&key);
-                }
-            }
+            self.cache.evaluated[i].set(i64::from(evaluated));
+            self.show_rule(i, kind, outcome);
         }
         let engine = session.engine();
         for v in rules.variables.iter().filter(|v| v.uses > 0) {
-            let key = labels(&[("variable", &v.name)]);
             match engine.variable(&v.name).and_then(Result::ok) {
                 Some(value) if value.is_finite() => {
-                    self.variables.get_or_create(&key).set(value);
+                    let family = &self.variables;
+                    self.cache
+                        .variables
+                        .entry(v.name.clone())
+                        .or_insert_with(|| {
+                            family.get_or_create_owned(&labels(&[("variable", &v.name)]))
+                        })
+                        .set(value);
                 }
                 _ => {
-                    self.variables.remove(&key);
+                    if self.cache.variables.remove(&v.name).is_some() {
+                        self.variables.remove(&labels(&[("variable", &v.name)]));
+                    }
                 }
             }
         }
+    }
+
+    /// A rule's truth or value series set, created or removed only when
+    /// what it shows changes kind.
+    fn show_rule(&mut self, i: usize, kind: RuleKind, outcome: Outcome) {
+        let key = || labels(&[("rule", kind.file_name())]);
+        let shown = &mut self.cache.shown[i];
+        match (outcome, &*shown) {
+            (Outcome::Truth(t), Shown::Truth(g)) => {
+                g.set(i64::from(t));
+                return;
+            }
+            (Outcome::Number(v), Shown::Number(g)) => {
+                g.set(v);
+                return;
+            }
+            _ => {}
+        }
+        match shown {
+            Shown::Truth(_) => {
+                self.rule_true.remove(&key());
+            }
+            Shown::Number(_) => {
+                self.rule_value.remove(&key());
+            }
+            Shown::Nothing => {}
+        }
+        *shown = match outcome {
+            Outcome::Truth(t) => {
+                let g = self.rule_true.get_or_create_owned(&key());
+                g.set(i64::from(t));
+                Shown::Truth(g)
+            }
+            Outcome::Number(v) => {
+                let g = self.rule_value.get_or_create_owned(&key());
+                g.set(v);
+                Shown::Number(g)
+            }
+            _ => Shown::Nothing,
+        };
     }
 
     /// The exposition in the OpenMetrics text format.
