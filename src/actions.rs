@@ -328,13 +328,19 @@ pub fn run_headless(args: RunArgs, out: &mut dyn Write) -> anyhow::Result<Status
     let mut console = Console;
     let mut syslog;
     let mut journal;
+    // Whether the log is the system's (a refusal then goes there too, not
+    // only to the parent's stderr).
+    let system_log;
     let log: &mut dyn Log = if !child {
+        system_log = false;
         &mut console
     } else if let Some(j) = Journal::connect() {
+        system_log = true;
         journal = j;
         &mut journal
     } else {
         syslog = SysLog::new();
+        system_log = syslog.connected();
         &mut syslog
     };
     let pid_file = child.then(|| options.root.join(plugtop::control::lock::PLUGTOP_PID));
@@ -363,7 +369,7 @@ pub fn run_headless(args: RunArgs, out: &mut dyn Write) -> anyhow::Result<Status
         // cpuplugd exits 1 on every start-up refusal; a daemon's refusal
         // goes to its log at priority err as well.
         Err(e) => {
-            if child {
+            if system_log {
                 log.entry(&plugtop::logging::Entry {
                     priority: plugtop::logging::Priority::Err,
                     message: format!("refused to start: {e}"),

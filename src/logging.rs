@@ -93,6 +93,13 @@ impl SysLog {
     }
 }
 
+impl SysLog {
+    /// Whether /dev/log took the connection (else lines go to stderr).
+    pub fn connected(&self) -> bool {
+        self.socket.is_some()
+    }
+}
+
 impl Default for SysLog {
     fn default() -> Self {
         SysLog::new()
