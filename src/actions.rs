@@ -323,26 +323,8 @@ pub fn run_headless(args: RunArgs, out: &mut dyn Write) -> anyhow::Result<Status
         },
         on_started: child.then_some(tell_parent as fn()),
     };
-    // A daemon logs to the journal with structured fields when this
-    // machine has one, else to syslog; in the foreground, to the terminal.
-    let mut console = Console;
-    let mut syslog;
-    let mut journal;
-    // Whether the log is the system's (a refusal then goes there too, not
-    // only to the parent's stderr).
-    let system_log;
-    let log: &mut dyn Log = if !child {
-        system_log = false;
-        &mut console
-    } else if let Some(j) = Journal::connect() {
-        system_log = true;
-        journal = j;
-        &mut journal
-    } else {
-        syslog = SysLog::new();
-        system_log = syslog.connected();
-        &mut syslog
-    };
+    let (mut log, system_log) = log_sink(child);
+    let log = log.as_mut();
     let pid_file = child.then(|| options.root.join(plugtop::control::lock::PLUGTOP_PID));
     if let Some(pid_file) = &pid_file {
         if let Some(dir) = pid_file.parent() {
@@ -380,6 +362,22 @@ pub fn run_headless(args: RunArgs, out: &mut dyn Write) -> anyhow::Result<Status
             Status::Failed
         }
     })
+}
+
+/// Where `plugtop run` logs: a daemon to the journal with structured
+/// fields when this machine has one, else to syslog; in the foreground, to
+/// the terminal. The flag says whether that is the system's log (a refusal
+/// then goes there too, not only to the parent's stderr).
+fn log_sink(child: bool) -> (Box<dyn Log>, bool) {
+    if !child {
+        return (Box::new(Console), false);
+    }
+    if let Some(j) = Journal::connect() {
+        return (Box::new(j), true);
+    }
+    let syslog = SysLog::new();
+    let connected = syslog.connected();
+    (Box::new(syslog), connected)
 }
 
 /// `plugtop restore`.
