@@ -62,7 +62,7 @@ measure() {
 for f in "$work"/*.conf; do
     n=$(basename "$f" .conf)
     measure "$n" check "$bin" check "$f"
-    measure "$n" eval "$bin" eval -c "$f" --root tests/fixtures/roots/oldkernel --count 3 --interval 0 --trace
+    measure "$n" eval "$bin" eval -c "$f" --root tests/fixtures/roots/oldkernel --count 3 --interval 0.001 --trace
     measure "$n" whatif "$bin" whatif -c "$f" --snapshots "$snapshots"
 done
 # Items 6-9: damaged roots (eval reads them as `run` does).
@@ -78,7 +78,7 @@ damaged() {
     huge) head -c 33554432 /dev/zero | tr '\0' '7' > "$root/$file" ;;
     *) printf '%s\n' "$how" > "$root/$file" ;;
     esac
-    measure "$name" eval "$bin" eval -c "$rules" --root "$root" --count 3 --interval 0 --trace
+    measure "$name" eval "$bin" eval -c "$rules" --root "$root" --count 3 --interval 0.001 --trace
 }
 damaged stat-dev-zero proc/stat zero
 damaged cmm-dev-zero proc/sys/vm/cmm_pages zero

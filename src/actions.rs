@@ -23,6 +23,12 @@ use plugtop::logging::{Console, Journal, Log, SysLog};
 /// `plugtop` without a subcommand: the screen, or line mode.
 pub fn screen(cli: &Cli, out: &mut dyn Write) -> anyhow::Result<Status> {
     out.flush()?;
+    if cli.replay.is_none() && cli.sim.is_none() {
+        require_root(&cli.root)?;
+    }
+    if let Some(s) = cli.interval {
+        positive_interval(s)?;
+    }
     let options = plugtop::tui::run::Options {
         rules: cli.config.clone(),
         root: cli.root.clone(),
@@ -114,18 +120,7 @@ pub fn sim(args: SimArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
         flap,
     } = args;
     let scenario = plugtop::sim::Scenario::load(&scenario)?;
-    let duration = match duration {
-        Some(d) => Some(
-            plugtop::sim::scenario::seconds(&d)
-                .filter(|s| *s > 0.0)
-                .ok_or_else(|| {
-                    anyhow::anyhow!(
-                        "--duration {d:?} is not a time like \"12:00\" or 720 (at most 366 days)"
-                    )
-                })?,
-        ),
-        None => None,
-    };
+    let duration = duration.as_deref().map(sim_duration).transpose()?;
     let speed = speed.unwrap_or(1.0);
     if speed.is_nan() || speed <= 0.0 {
         anyhow::bail!("--speed must be a positive number");
@@ -135,6 +130,9 @@ pub fn sim(args: SimArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
             std::thread::sleep(d.div_f64(speed));
         }
     };
+    if let Some(i) = interval {
+        positive_interval(i)?;
+    }
     let options = plugtop::sim::run::SimOptions {
         duration,
         interval,
@@ -161,9 +159,15 @@ pub fn sim(args: SimArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
     }
     let config = config.context("a rule file is needed: -c FILE")?;
     let quiet = report || compare.is_some();
+    // With a JSON report, standard output holds only the JSON: the action
+    // lines go to standard error.
+    let json = matches!(report_format, CheckFormat::Json);
     let mut print = |l: &str| {
-        if !quiet {
-            // A closed pipe (`| head`) must not stop the run's report.
+        // A closed pipe (`| head`) must not stop the run's report.
+        if quiet {
+        } else if json {
+            let _ = writeln!(std::io::stderr(), "{l}");
+        } else {
             let _ = writeln!(std::io::stdout(), "{l}");
         }
     };
@@ -184,12 +188,87 @@ pub fn sim(args: SimArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
         }
         None => None,
     };
-    print_reports(out, report_format, quiet, &first, second.as_ref())?;
-    if first.report.fatal.is_some() || second.is_some_and(|b| b.report.fatal.is_some()) {
-        Ok(Status::Failed)
-    } else {
-        Ok(Status::Ok)
+    let files = [config.as_path(), compare.as_deref().unwrap_or(&config)];
+    finish_sim(
+        out,
+        report_format,
+        quiet,
+        &first,
+        second.as_ref(),
+        files,
+        old_kernel,
+    )
+}
+
+/// The report, unless the rules stopped the simulated cpuplugd: a run
+/// stopped early reports zeros that mean nothing, so it says why instead
+/// (a JSON report still comes, with its `fatal` field).
+fn finish_sim(
+    out: &mut dyn Write,
+    report_format: CheckFormat,
+    quiet: bool,
+    first: &plugtop::sim::run::Outcome,
+    second: Option<&plugtop::sim::run::Outcome>,
+    files: [&Path; 2],
+    old_kernel: bool,
+) -> anyhow::Result<Status> {
+    let json = matches!(report_format, CheckFormat::Json);
+    let stopped: Vec<String> = [Some(first), second]
+        .into_iter()
+        .flatten()
+        .zip(files)
+        .filter_map(|(o, file)| {
+            o.report
+                .fatal
+                .as_ref()
+                .map(|f| sim_stopped(file, f, &o.report, old_kernel))
+        })
+        .collect();
+    if stopped.is_empty() || json {
+        print_reports(out, report_format, quiet, first, second)?;
     }
+    for s in &stopped {
+        eprintln!("plugtop: {s}");
+    }
+    Ok(if stopped.is_empty() {
+        Status::Ok
+    } else {
+        Status::Failed
+    })
+}
+
+/// `--duration` in seconds: 1h, 15m, 90s, 12:00 or plain seconds.
+fn sim_duration(d: &str) -> anyhow::Result<f64> {
+    plugtop::sim::scenario::seconds(d)
+        .filter(|s| *s > 0.0)
+        .ok_or_else(|| {
+            anyhow::anyhow!(
+                "--duration {d:?} is not a duration like 1h, 15m, 90s or 12:00 (at most 366 days)"
+            )
+        })
+}
+
+/// Why a simulated cpuplugd stopped under `file`, with the `--old-kernel`
+/// hint when it stopped on a field only old kernels have.
+fn sim_stopped(
+    file: &Path,
+    fatal: &str,
+    report: &plugtop::sim::report::Report,
+    old_kernel: bool,
+) -> String {
+    let old_name = ["_dma", "_normal", "_movable", "_dma32", "_high"]
+        .iter()
+        .any(|suffix| fatal.contains(&format!("{suffix} not found")));
+    let hint = if old_name && !old_kernel {
+        "; these rules name /proc/vmstat fields of old kernels (zone-suffixed, as in the seed paper): run with --old-kernel"
+    } else {
+        ""
+    };
+    format!(
+        "{} stopped the simulated cpuplugd after {} (as cpuplugd would exit): {fatal}{hint}",
+        file.display(),
+        plugtop::sim::report::clock(report.seconds),
+    )
 }
 
 /// The simulator's report(s), as text or JSON.
@@ -225,8 +304,9 @@ fn print_reports(
 /// `plugtop check`.
 pub fn check(args: CheckArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
     let CheckArgs { file, root, format } = args;
+    require_root(&root)?;
     let source = commands::eval::read_rule_file(&file)
-        .with_context(|| format!("cannot read {}", file.display()))?;
+        .with_context(|| format!("cannot read {}", plugtop::rules::rule_file_name(&file)))?;
     let facts = RootReader::new().facts(&root);
     let format = match format {
         CheckFormat::Text => commands::check::Format::Text,
@@ -257,7 +337,7 @@ pub fn eval(args: EvalArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
     };
     let wait = match (live, interval) {
         (false, _) => Wait::None,
-        (true, Some(s)) => Wait::Every(seconds(s)?),
+        (true, Some(s)) => Wait::Every(positive_interval(s)?),
         (true, None) => Wait::Update,
     };
     let pace = Pace { count, wait };
@@ -295,6 +375,9 @@ pub fn run_headless(args: RunArgs, out: &mut dyn Write) -> anyhow::Result<Status
     out.flush()?;
     if replay.is_some() && mode != RunMode::Observe {
         anyhow::bail!("--replay only goes with --mode observe: a recording cannot be acted on");
+    }
+    if replay.is_none() {
+        require_root_dir(&root)?;
     }
     let child = std::env::var_os("PLUGTOP_DAEMON_CHILD").is_some();
     if !foreground && !child {
@@ -399,7 +482,7 @@ pub fn record(args: RecordArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
     } = args;
     let (mut source, live) = open_source(&from, Some(Path::new("/")))?;
     let wait = if live {
-        Wait::Every(seconds(interval)?)
+        Wait::Every(positive_interval(interval)?)
     } else {
         Wait::None
     };
@@ -445,11 +528,54 @@ fn open_source(
         return Ok((Box::new(RecordingSource::open(file)?), false));
     }
     match from.root.as_deref().or(default_root) {
-        Some(root) => Ok((Box::new(LiveSource::new(root)), true)),
+        Some(root) => {
+            require_root(root)?;
+            Ok((Box::new(LiveSource::new(root)), true))
+        }
         None => {
             anyhow::bail!("say where to read from: --snapshots DIR, --replay FILE or --root DIR")
         }
     }
+}
+
+/// A root to read a guest from must be a directory with a readable
+/// `proc/stat`: a missing or unreadable one is one clear error (exit 2),
+/// not false rule errors from the empty readings it would give.
+fn require_root(root: &Path) -> anyhow::Result<()> {
+    require_root_dir(root)?;
+    let stat = root.join("proc/stat");
+    if let Err(e) = plugtop::kernel::regular::read_small(&stat, 1 << 20) {
+        anyhow::bail!(
+            "--root {}: cannot read {}: {e} (a root holds proc/ and sys/ laid out like /)",
+            root.display(),
+            stat.display()
+        );
+    }
+    Ok(())
+}
+
+/// The root must at least be a directory. `plugtop run` checks no more
+/// itself: a guest whose /proc cannot be read is refused as cpuplugd
+/// refuses it (exit 1), but a root that is not there is a usage error.
+fn require_root_dir(root: &Path) -> anyhow::Result<()> {
+    if !root.is_dir() {
+        anyhow::bail!(
+            "--root {}: no such directory (a root holds proc/ and sys/ laid out like /)",
+            root.display()
+        );
+    }
+    Ok(())
+}
+
+/// `--interval S` as a duration: a positive number of seconds (0 would
+/// read as fast as the machine can, as `UPDATE="0"` would).
+fn positive_interval(s: f64) -> anyhow::Result<Duration> {
+    if s.is_nan() || s <= 0.0 {
+        anyhow::bail!(
+            "--interval must be a positive number of seconds (0 would busy-loop; cpuplugd refuses UPDATE=\"0\" too)"
+        );
+    }
+    seconds(s)
 }
 
 fn seconds(s: f64) -> anyhow::Result<Duration> {

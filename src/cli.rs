@@ -22,7 +22,7 @@ pub struct Cli {
     /// The machine to observe (its proc/ and sys/).
     #[arg(long, default_value = "/")]
     pub root: PathBuf,
-    /// Stop after this many readings.
+    /// In line mode (--batch), stop after printing this many intervals (readings that only fill the history do not count).
     #[arg(long)]
     pub count: Option<usize>,
     /// Seconds between readings (default: the rule file's UPDATE).
@@ -191,10 +191,10 @@ pub struct WhatifArgs {
 pub struct SimArgs {
     /// The scenario file (TOML; see examples/scenarios/README.md).
     pub scenario: PathBuf,
-    /// The rule file that controls the guest.
+    /// The rule file that controls the guest (required unless --serve).
     #[arg(short = 'c', long = "config", required_unless_present = "serve")]
     pub config: Option<PathBuf>,
-    /// How long to run ("12:00" or seconds; default: the scenario's duration).
+    /// How long to run: 1h, 15m, 90s, 12:00 or seconds (default: the scenario's duration).
     #[arg(long)]
     pub duration: Option<String>,
     /// Simulated seconds per real second (default 1: real time).

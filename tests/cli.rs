@@ -21,7 +21,7 @@ fn line_mode_prints_one_line_per_decided_interval() {
         "--count",
         "5",
         "--interval",
-        "0",
+        "0.01",
     ]);
     let text = stdout(&o);
     assert!(o.status.success(), "{text}");
@@ -29,8 +29,10 @@ fn line_mode_prints_one_line_per_decided_interval() {
         text.contains("with built-in recommended-default.conf"),
         "{text}"
     );
+    // --count counts the intervals printed, not the readings that only
+    // filled the history.
     let decided: Vec<&str> = text.lines().filter(|l| l.contains(" #")).collect();
-    assert_eq!(decided.len(), 2, "{text}");
+    assert_eq!(decided.len(), 5, "{text}");
     assert!(
         decided[0]
             .contains("#3 | cpu: skipped (invalid operation) | mem: skipped (invalid operation)"),
@@ -70,7 +72,7 @@ fn a_new_kernel_gets_the_modern_built_in_rules() {
         "--count",
         "1",
         "--interval",
-        "0",
+        "0.001",
     ]);
     assert!(
         stdout(&o).contains("with built-in recommended-modern.conf"),
@@ -152,7 +154,7 @@ fn record_a_live_root_then_replay_it() {
         "--count",
         "6",
         "--interval",
-        "0",
+        "0.001",
     ]);
     assert!(o.status.success(), "{}", stdout(&o));
     assert!(stdout(&o).contains("recorded 6 samples"), "{}", stdout(&o));
@@ -277,7 +279,7 @@ fn eval_reads_a_live_root_every_interval() {
         "--count",
         "5",
         "--interval",
-        "0",
+        "0.001",
         "--jsonl",
     ]);
     let text = stdout(&o);
@@ -374,4 +376,140 @@ fn run_speaks_cpuplugd_options_and_refuses_bad_rules_without_writing() {
         Some(1),
         "cpuplugd exits 1 without its file"
     );
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+#[test]
+fn a_missing_root_is_one_clear_error_with_exit_2_everywhere() {
+    for args in [
+        vec!["--root", "/nonexistent", "--batch", "--count", "1"],
+        vec![
+            "eval",
+            "-c",
+            "examples/rules/recommended-default.conf",
+            "--root",
+            "/nonexistent",
+        ],
+        vec![
+            "check",
+            "examples/rules/recommended-default.conf",
+            "--root",
+            "/nonexistent",
+        ],
+        vec![
+            "run",
+            "-f",
+            "-c",
+            "examples/rules/recommended-default.conf",
+            "--root",
+            "/nonexistent",
+        ],
+        vec![
+            "record",
+            "-o",
+            "/nonexistent/x.rec",
+            "--root",
+            "/nonexistent",
+        ],
+    ] {
+        let o = plugtop(&args);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: one line: {err}");
+        assert!(
+            err.contains("--root /nonexistent: no such directory"),
+            "{args:?}: {err}"
+        );
+        assert!(stdout(&o).is_empty(), "{args:?}: {}", stdout(&o));
+    }
+    // A directory without proc/stat is no root either.
+    let o = plugtop(&["--root", "tests", "--batch", "--count", "1"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("cannot read tests/proc/stat"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn an_interval_of_zero_is_refused_like_update_zero() {
+    for args in [
+        vec![
+            "--root",
+            "tests/fixtures/roots/newkernel",
+            "--batch",
+            "--interval",
+            "0",
+        ],
+        vec![
+            "eval",
+            "-c",
+            "examples/rules/recommended-default.conf",
+            "--root",
+            "tests/fixtures/roots/newkernel",
+            "--interval",
+            "0",
+        ],
+        vec![
+            "record",
+            "-o",
+            "/tmp/plugtop-never.rec",
+            "--root",
+            "tests/fixtures/roots/newkernel",
+            "--interval",
+            "0",
+        ],
+        vec![
+            "--root",
+            "tests/fixtures/roots/newkernel",
+            "--batch",
+            "--interval=-1",
+        ],
+    ] {
+        let o = plugtop(&args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        assert!(
+            stderr(&o).contains("--interval must be a positive number"),
+            "{}",
+            stderr(&o)
+        );
+    }
+}
+
+#[test]
+fn check_dash_reads_standard_input() {
+    use std::io::Write as _;
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_plugtop"))
+        .args(["check", "-"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("plugtop runs");
+    if let Some(mut input) = child.stdin.take() {
+        input
+            .write_all(b"UPDATE=\"1\"\nCPU_MIN=\"1\"\nCPU_MAX=\"0\"\nHOTPLGU=\"idle < 1\"\nHOTUNPLUG=\"idle > 2\"\n")
+            .expect("stdin written");
+    }
+    let o = child.wait_with_output().expect("plugtop ends");
+    let text = stdout(&o);
+    assert!(text.contains("<stdin>:4:1"), "{text}");
+    assert!(text.contains("did you mean HOTPLUG"), "{text}");
+}
+
+#[test]
+fn version_at_the_top_level() {
+    for flag in ["-v", "-V", "--version"] {
+        let o = plugtop(&[flag]);
+        assert!(o.status.success(), "{flag}");
+        assert!(
+            stdout(&o).contains(env!("CARGO_PKG_VERSION")),
+            "{flag}: {}",
+            stdout(&o)
+        );
+    }
 }

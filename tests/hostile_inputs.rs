@@ -74,7 +74,7 @@ fn eval_args(rules: &str) -> Vec<&str> {
         "--count",
         "3",
         "--interval",
-        "0",
+        "0.001",
         "--trace",
     ]
 }
@@ -228,7 +228,7 @@ fn endless_or_huge_kernel_files_are_refused_with_their_name() {
             "--count",
             "2",
             "--interval",
-            "0",
+            "0.001",
         ]);
         let err = String::from_utf8_lossy(&out.stdout).into_owned()
             + &String::from_utf8_lossy(&out.stderr);

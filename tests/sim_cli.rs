@@ -191,3 +191,111 @@ fn a_bad_scenario_is_refused_with_where_and_why() {
         "{out}"
     );
 }
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+#[test]
+fn durations_are_taken_as_people_write_them() {
+    for (d, seconds) in [
+        ("90s", 90.0),
+        ("15m", 900.0),
+        ("1h", 3600.0),
+        ("12:00", 720.0),
+        ("1h30m", 5400.0),
+    ] {
+        let o = plugtop(&[
+            "sim",
+            DAYTRADER,
+            "-c",
+            MODERN,
+            "--fast",
+            "--report",
+            "--report-format",
+            "json",
+            "--duration",
+            d,
+        ]);
+        assert!(o.status.success(), "{d}: {}", text(&o));
+        let v: serde_json::Value =
+            serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{d}: {e}"));
+        assert_eq!(v["seconds"].as_f64(), Some(seconds), "{d}");
+    }
+    let o = plugtop(&["sim", DAYTRADER, "-c", MODERN, "--fast", "--duration", "5x"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("is not a duration like 1h"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn a_json_report_is_all_that_standard_output_holds() {
+    let o = plugtop(&[
+        "sim",
+        DAYTRADER,
+        "-c",
+        MODERN,
+        "--fast",
+        "--duration",
+        "5m",
+        "--report-format",
+        "json",
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let v: Result<serde_json::Value, _> = serde_json::from_slice(&o.stdout);
+    assert!(
+        v.is_ok(),
+        "stdout is one JSON value: {}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+    assert!(
+        stderr(&o).contains("plugged cpu"),
+        "the action lines go to stderr: {}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn rules_that_stop_cpuplugd_fail_clearly_with_the_old_kernel_hint() {
+    let o = plugtop(&[
+        "sim",
+        DAYTRADER,
+        "-c",
+        "examples/rules/recommended-default.conf",
+        "--fast",
+        "--duration",
+        "2m",
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = stderr(&o);
+    assert!(err.contains("stopped the simulated cpuplugd"), "{err}");
+    assert!(err.contains("pgscan_direct_dma not found"), "{err}");
+    assert!(err.contains("--old-kernel"), "{err}");
+    assert!(
+        !text(&o).contains("throughput"),
+        "no report of zeros: {}",
+        text(&o)
+    );
+    // With --old-kernel the same file runs.
+    let o = plugtop(&[
+        "sim",
+        DAYTRADER,
+        "-c",
+        "examples/rules/recommended-default.conf",
+        "--fast",
+        "--duration",
+        "2m",
+        "--old-kernel",
+        "--report",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+}
+
+#[test]
+fn sim_help_says_the_rule_file_is_required() {
+    let o = plugtop(&["sim", "--help"]);
+    assert!(text(&o).contains("required unless --serve"), "{}", text(&o));
+}

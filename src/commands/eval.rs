@@ -170,7 +170,7 @@ fn rules_update(engine: &Engine) -> u64 {
 /// Reads a rule file from disk for [`run`].
 pub fn read_rule_file(path: &Path) -> std::io::Result<SourceFile> {
     Ok(SourceFile::new(
-        path.display().to_string(),
-        std::fs::read(path)?,
+        crate::rules::rule_file_name(path),
+        crate::rules::read_rule_bytes(path)?,
     ))
 }

@@ -171,7 +171,7 @@ pub fn online_list(root: &Path) -> String {
 
 /// How many CPUs `cpu/present` below `root` lists (0 when unreadable).
 pub fn present_cpus(root: &Path) -> u32 {
-    std::fs::read(root.join(super::root::paths::PRESENT))
+    super::regular::read_small(&root.join(super::root::paths::PRESENT), 1 << 20)
         .ok()
         .and_then(|t| super::cpulist::CpuList::parse(&t))
         .map_or(0, |l| l.cpus())

@@ -49,17 +49,52 @@ impl LoadError {
     }
 }
 
+/// The largest rule file plugtop reads (cpuplugd's own are a few KB; a
+/// larger one is refused whole rather than read without bound or cut).
+pub const MAX_RULE_FILE: u64 = 16 << 20;
+
+/// A rule file's bytes: `-` is standard input; anything else a regular
+/// file (a FIFO or device is refused). At most [`MAX_RULE_FILE`] bytes.
+pub fn read_rule_bytes(path: &std::path::Path) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    if path.as_os_str() == "-" {
+        std::io::stdin()
+            .lock()
+            .take(MAX_RULE_FILE + 1)
+            .read_to_end(&mut bytes)?;
+    } else {
+        bytes = crate::kernel::regular::read_small(path, MAX_RULE_FILE + 1)?;
+    }
+    if bytes.len() as u64 > MAX_RULE_FILE {
+        return Err(std::io::Error::other(format!(
+            "larger than {} MiB; cpuplugd rule files are a few KB",
+            MAX_RULE_FILE >> 20
+        )));
+    }
+    Ok(bytes)
+}
+
+/// The name a rule file is shown by: its path, or `<stdin>` for `-`.
+pub fn rule_file_name(path: &std::path::Path) -> String {
+    if path.as_os_str() == "-" {
+        "<stdin>".to_string()
+    } else {
+        path.display().to_string()
+    }
+}
+
 /// Reads and loads a rule file; refused files come back with cpuplugd's
 /// errors rendered for the terminal.
 pub fn load_path(
     path: &std::path::Path,
     facts: &SystemFacts,
 ) -> Result<(RuleSet, SourceFile), LoadError> {
-    let bytes = std::fs::read(path).map_err(|source| LoadError::Read {
-        path: path.display().to_string(),
+    let bytes = read_rule_bytes(path).map_err(|source| LoadError::Read {
+        path: rule_file_name(path),
         source,
     })?;
-    let file = SourceFile::new(path.display().to_string(), bytes);
+    let file = SourceFile::new(rule_file_name(path), bytes);
     let outcome = load(&file, facts);
     if outcome.refusal.is_some() {
         let errors: Vec<_> = outcome

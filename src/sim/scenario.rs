@@ -96,11 +96,24 @@ pub enum ScenarioError {
 /// The longest run a scenario or `--duration` may ask for.
 pub const LONGEST: f64 = 366.0 * 86_400.0;
 
-/// Seconds from "H:MM:SS", "M:SS" or a plain number of seconds: every part
-/// a finite number, none negative, the result at most [`LONGEST`]
-/// (`-0:30:00`, `1:-30` and `1e18` are not times).
+/// Seconds from a duration as people write them: "H:MM:SS" or "M:SS",
+/// a plain number of seconds, or numbers with units — `90s`, `15m`, `1h`,
+/// `24h`, `2d`, `1h30m`, `1.5h`. Every part a finite number, none
+/// negative, the result at most [`LONGEST`] (`-0:30:00`, `1:-30`, `1e18`
+/// and `5x` are not durations).
 pub fn seconds(text: &str) -> Option<f64> {
-    let parts: Vec<&str> = text.trim().split(':').collect();
+    let text = text.trim();
+    let total = if text.ends_with(|c: char| c.is_ascii_alphabetic()) {
+        with_units(text)?
+    } else {
+        clock(text)?
+    };
+    (total <= LONGEST).then_some(total)
+}
+
+/// "H:MM:SS", "M:SS" or plain seconds.
+fn clock(text: &str) -> Option<f64> {
+    let parts: Vec<&str> = text.split(':').collect();
     if parts.len() > 3 {
         return None;
     }
@@ -113,7 +126,71 @@ pub fn seconds(text: &str) -> Option<f64> {
         }
         total = total * 60.0 + v;
     }
-    (total <= LONGEST).then_some(total)
+    Some(total)
+}
+
+/// Numbers each followed by a unit: s, m, h or d.
+fn with_units(text: &str) -> Option<f64> {
+    let mut total = 0.0;
+    let mut rest = text;
+    while !rest.is_empty() {
+        let digits = rest
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .unwrap_or(rest.len());
+        let (number, tail) = rest.split_at(digits);
+        let letters = tail
+            .find(|c: char| !c.is_ascii_alphabetic())
+            .unwrap_or(tail.len());
+        let (unit, tail) = tail.split_at(letters);
+        let v: f64 = number.parse().ok()?;
+        let scale = match unit {
+            "s" => 1.0,
+            "m" => 60.0,
+            "h" => 3600.0,
+            "d" => 86_400.0,
+            _ => return None,
+        };
+        if !v.is_finite() {
+            return None;
+        }
+        total += v * scale;
+        rest = tail;
+    }
+    Some(total)
+}
+
+#[cfg(test)]
+mod duration_tests {
+    use super::seconds;
+
+    #[test]
+    fn durations_as_people_write_them() {
+        for (text, want) in [
+            ("1h", 3600.0),
+            ("90s", 90.0),
+            ("15m", 900.0),
+            ("24h", 86_400.0),
+            ("1h30m", 5400.0),
+            ("1.5h", 5400.0),
+            ("2d", 172_800.0),
+            ("12:00", 720.0),
+            ("1:00:00", 3600.0),
+            ("720", 720.0),
+            (" 45s ", 45.0),
+        ] {
+            assert_eq!(seconds(text), Some(want), "{text}");
+        }
+    }
+
+    #[test]
+    fn what_is_not_a_duration() {
+        for text in [
+            "", "h", "5x", "1h-30m", "-1h", "1e18", "1:-30", "-0:30:00", "400d", "1..5h", "1h 30m",
+            "5 s",
+        ] {
+            assert_eq!(seconds(text), None, "{text:?}");
+        }
+    }
 }
 
 impl Scenario {
@@ -151,7 +228,7 @@ impl Scenario {
         }
         if seconds(&s.duration).is_none_or(|d| d <= 0.0) {
             return bad(format!(
-                "duration {:?} is not a time like \"12:00\" or 720 (at most 366 days)",
+                "duration {:?} is not a duration like 1h, 15m, 90s or 12:00 (at most 366 days)",
                 s.duration
             ));
         }

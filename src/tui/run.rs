@@ -232,18 +232,25 @@ pub fn run_lines(options: &Options, out: &mut dyn Write) -> Result<(), UiError> 
             .max(0.0),
     );
     let live = options.replay.is_none();
-    let mut taken = 0;
+    // --count counts the lines printed: readings that only fill the
+    // history print nothing and do not count.
+    let mut printed = 0;
     while let Some(sample) = source.next_sample() {
         match sample {
-            Ok(s) => app.ingest(s),
-            Err(e) => writeln!(out, "cannot read: {e}")?,
-        }
-        taken += 1;
-        if let Some(l) = line::interval(&app) {
-            writeln!(out, "{l}")?;
+            Ok(s) => {
+                app.ingest(s);
+                if let Some(l) = line::interval(&app) {
+                    writeln!(out, "{l}")?;
+                    printed += 1;
+                }
+            }
+            Err(e) => {
+                writeln!(out, "cannot read: {e}")?;
+                printed += 1;
+            }
         }
         out.flush()?;
-        if options.count.is_some_and(|c| taken >= c) {
+        if options.count.is_some_and(|c| printed >= c) {
             break;
         }
         if live {
