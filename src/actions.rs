@@ -447,16 +447,20 @@ pub fn run_headless(args: RunArgs, out: &mut dyn Write) -> anyhow::Result<Status
     })
 }
 
-/// Where `plugtop run` logs: a daemon to the journal with structured
-/// fields when this machine has one, else to syslog; in the foreground, to
-/// the terminal. The flag says whether that is the system's log (a refusal
+/// Where `plugtop run` logs: a daemon (or a foreground run whose stderr
+/// is the journal's stream) to the journal with structured fields when
+/// this machine has one, else to syslog; in the foreground, to the
+/// terminal. The flag says whether that is the system's log (a refusal
 /// then goes there too, not only to the parent's stderr).
 fn log_sink(child: bool) -> (Box<dyn Log>, bool) {
-    if !child {
+    // In the foreground under systemd (the unit runs `plugtop run -f`),
+    // stderr is the journal's stream: write to the journal itself, fields
+    // and priorities included.
+    if !child && !systemd_journal_logger::connected_to_journal() {
         return (Box::new(Console), false);
     }
     if let Some(j) = Journal::connect() {
-        return (Box::new(j), true);
+        return (Box::new(j), child);
     }
     let syslog = SysLog::new();
     let connected = syslog.connected();

@@ -80,6 +80,32 @@ pub enum Command {
     Sim(SimArgs),
     /// Keep samples: as a recording file (-o) or as snapshot directories (--export-snapshots).
     Record(RecordArgs),
+    /// Write the man pages or shell completions (for packagers; see README).
+    #[command(hide = true)]
+    Generate(GenerateArgs),
+}
+
+/// The arguments of `plugtop generate`.
+#[derive(clap::Args)]
+pub struct GenerateArgs {
+    #[command(subcommand)]
+    pub what: Generate,
+}
+
+/// What `plugtop generate` writes.
+#[derive(Subcommand)]
+pub enum Generate {
+    /// A man page for plugtop and one per subcommand (plugtop-run.1, ...),
+    /// and plugtop-rules.5, into DIR.
+    Man {
+        /// The directory to write the pages into (made if missing).
+        dir: PathBuf,
+    },
+    /// The completion script for SHELL, on standard output.
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
 }
 
 /// The arguments of `plugtop check`.

@@ -4,6 +4,7 @@
 
 mod actions;
 mod cli;
+mod generate;
 
 use std::io::{BufWriter, Write};
 use std::process::ExitCode;
@@ -48,6 +49,7 @@ fn run(cli: Cli) -> anyhow::Result<Status> {
         }
         Some(Command::Restore(args)) => actions::restore(args, &mut out)?,
         Some(Command::Record(args)) => actions::record(args, &mut out)?,
+        Some(Command::Generate(args)) => generate::run(args, &mut out)?,
     };
     out.flush()?;
     Ok(status)

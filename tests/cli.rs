@@ -513,3 +513,96 @@ fn version_at_the_top_level() {
         );
     }
 }
+
+#[test]
+fn man_pages_render_and_completions_load_in_bash() {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let man = dir.path().join("man");
+    let o = plugtop(&["generate", "man", &man.display().to_string()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let mut pages: Vec<String> = std::fs::read_dir(&man)
+        .map(|d| {
+            d.filter_map(Result::ok)
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    pages.sort();
+    assert_eq!(
+        pages,
+        [
+            "plugtop-check.1",
+            "plugtop-eval.1",
+            "plugtop-record.1",
+            "plugtop-restore.1",
+            "plugtop-rules.5",
+            "plugtop-run.1",
+            "plugtop-sim.1",
+            "plugtop-whatif.1",
+            "plugtop.1"
+        ]
+    );
+    for page in &pages {
+        let text = std::fs::read_to_string(man.join(page)).unwrap_or_default();
+        assert!(
+            text.starts_with(".ie") || text.starts_with(".TH"),
+            "{page}: {text:.80}"
+        );
+        assert!(text.contains(".SH NAME"), "{page}");
+    }
+    let run = std::fs::read_to_string(man.join("plugtop-run.1")).unwrap_or_default();
+    assert!(
+        run.contains("metrics\\-listen"),
+        "every option is there: {run}"
+    );
+    // `man -l` renders each page without a warning, where man is installed.
+    if std::process::Command::new("man")
+        .arg("--version")
+        .output()
+        .is_ok()
+    {
+        for page in &pages {
+            let o = std::process::Command::new("man")
+                .args(["-l", "--warnings"])
+                .arg(man.join(page))
+                .env("MANWIDTH", "80")
+                .env("MAN_KEEP_FORMATTING", "0")
+                .output()
+                .expect("man runs");
+            assert!(o.status.success(), "{page}: {}", stderr(&o));
+            // Bold comes as overstrikes (X, backspace, X) in a pipe.
+            let plain: String = stdout(&o)
+                .split('\u{8}')
+                .enumerate()
+                .map(|(i, part)| {
+                    if i == 0 {
+                        part
+                    } else {
+                        part.get(1..).unwrap_or("")
+                    }
+                })
+                .collect();
+            assert!(plain.contains("NAME"), "{page}: {plain:.200}");
+            assert!(stderr(&o).trim().is_empty(), "{page}: {}", stderr(&o));
+        }
+    }
+    // The bash completion loads and completes subcommands.
+    let o = plugtop(&["generate", "completions", "bash"]);
+    assert!(o.status.success());
+    let script = dir.path().join("plugtop.bash");
+    std::fs::write(&script, &o.stdout).expect("completion written");
+    let o = std::process::Command::new("bash")
+        .arg("-c")
+        .arg(format!(
+            "source {} && complete -p plugtop && COMP_WORDS=(plugtop ru) COMP_CWORD=1 COMP_LINE='plugtop ru' COMP_POINT=10 && _plugtop plugtop ru plugtop && echo \"${{COMPREPLY[@]}}\"",
+            script.display()
+        ))
+        .output()
+        .expect("bash runs");
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("run"), "{}", stdout(&o));
+    for shell in ["zsh", "fish"] {
+        let o = plugtop(&["generate", "completions", shell]);
+        assert!(o.status.success() && !o.stdout.is_empty(), "{shell}");
+    }
+}
