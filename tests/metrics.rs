@@ -343,3 +343,25 @@ fn actions_are_journal_notices_with_the_fields_a_site_filters_on() {
     assert_eq!(field(would, "PLUGTOP_APPLIED").as_deref(), Some("0"));
     assert_eq!(field(would, "PLUGTOP_MODE").as_deref(), Some("observe"));
 }
+
+#[test]
+fn a_hostile_identity_cannot_break_or_bloat_the_exposition() {
+    let id = plugtop::kernel::machine::Identity {
+        host: "h\"o\\st\nname".into(),
+        zvm_guest: true,
+        guest_name: Some("x".repeat(100_000)),
+        ..Default::default()
+    };
+    let metrics = plugtop::metrics::Metrics::new(&id);
+    let text = metrics.prometheus_text();
+    assert!(text.len() < 8_000, "{} bytes", text.len());
+    let scrape = parse(&text);
+    let guest = scrape
+        .samples
+        .iter()
+        .find(|s| s.metric == "plugtop_guest_info")
+        .expect("guest_info parses");
+    assert_eq!(guest.labels.get("zvm_name").map(str::len), Some(128));
+    let om = metrics.openmetrics();
+    assert!(om.contains(r#"host="h\"o\\st\nname""#), "{om}");
+}

@@ -29,6 +29,10 @@ use crate::kernel::machine::Identity;
 use crate::rules::eval::Outcome;
 use crate::rules::{RuleKind, SourceFile};
 
+/// The longest label value taken from the guest's own files (a hostile
+/// sysinfo line cannot make every scrape large).
+const MAX_LABEL: usize = 128;
+
 /// Bytes in one CMM page: the balloon counts 4 KiB pages on s390.
 pub const CMM_PAGE_BYTES: i64 = 4096;
 
@@ -469,11 +473,13 @@ fn mode_label(mode: Mode) -> &'static str {
 /// The guest's identity as labels; what is unknown is an empty value, so
 /// every guest's series have the same label names.
 fn guest_labels(id: &Identity) -> Labels {
-    let text = |v: &Option<String>| v.clone().unwrap_or_default();
+    // What a root's files say is bounded, as every series' labels are.
+    let short = |v: &str| v.chars().take(MAX_LABEL).collect::<String>();
+    let text = |v: &Option<String>| short(v.as_deref().unwrap_or_default());
     let number = |v: Option<u32>| v.map_or(String::new(), |n| n.to_string());
     vec![
-        ("host".into(), id.host.clone()),
-        ("architecture".into(), id.architecture.clone()),
+        ("host".into(), short(&id.host)),
+        ("architecture".into(), short(&id.architecture)),
         ("zvm_guest".into(), id.zvm_guest.to_string()),
         ("zvm_name".into(), text(&id.guest_name)),
         ("zvm_version".into(), text(&id.zvm_version)),
