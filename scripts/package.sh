@@ -31,9 +31,9 @@ echo "$deb ($(du -h "$deb" | cut -f1))"
 echo "$rpm ($(du -h "$rpm" | cut -f1))"
 
 echo "== the .deb holds what a site needs"
-listing=$(dpkg-deb -c "$deb")
-for want in ./usr/bin/plugtop ./usr/share/man/man1/plugtop.1 ./usr/share/man/man1/plugtop-run.1 \
-    ./usr/share/man/man5/plugtop-rules.5 ./usr/share/bash-completion/completions/plugtop \
+listing=$(dpkg-deb -c "$deb" | awk '{print " " $NF}')  # man pages are gzipped by cargo-deb
+for want in ./usr/bin/plugtop ./usr/share/man/man1/plugtop.1.gz ./usr/share/man/man1/plugtop-run.1.gz \
+    ./usr/share/man/man5/plugtop-rules.5.gz ./usr/share/bash-completion/completions/plugtop \
     ./usr/share/zsh/vendor-completions/_plugtop ./usr/share/fish/vendor_completions.d/plugtop.fish \
     ./usr/lib/systemd/system/plugtop.service ./usr/share/doc/plugtop/examples/grafana/plugtop.json \
     ./usr/share/doc/plugtop/examples/rules/recommended-default.conf \
@@ -41,6 +41,17 @@ for want in ./usr/bin/plugtop ./usr/share/man/man1/plugtop.1 ./usr/share/man/man
     grep -q " $want\$" <<<"$listing" || { echo "package: $want is missing from $deb" >&2; exit 1; }
 done
 echo ok
+
+if command -v rpm >/dev/null; then
+    echo "== the .rpm holds the same"
+    rpm_files=$(rpm -qlp "$rpm" 2>/dev/null)
+    for want in /usr/bin/plugtop /usr/share/man/man1/plugtop.1 /usr/share/man/man5/plugtop-rules.5 \
+        /usr/lib/systemd/system/plugtop.service /usr/share/zsh/site-functions/_plugtop \
+        /usr/share/doc/plugtop/examples/grafana/plugtop.json; do
+        grep -qx "$want" <<<"$rpm_files" || { echo "package: $want is missing from $rpm" >&2; exit 1; }
+    done
+    echo ok
+fi
 
 echo "== installed into a temporary root"
 root=$(mktemp -d)
