@@ -18,3 +18,4 @@ pub mod report;
 pub mod rules;
 pub mod sim;
 pub mod tui;
+pub mod tune;

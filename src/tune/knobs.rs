@@ -1,0 +1,368 @@
+//! The numbers in a rule file a person would tune (`plugtop tune`'s
+//! knobs): the thresholds the rules compare against, the divisors of
+//! CMM_INC and CMM_DEC, CPU_MIN, CPU_MAX and UPDATE. Each is found where it
+//! is written (line and column), with a sensible range, and a tuned file
+//! changes those numbers only, keeping the user's comments and layout.
+
+use std::collections::HashSet;
+
+use crate::rules::expr::{BinOp, NodeKind};
+use crate::rules::{NodeId, RuleKind, RuleSet, SourceFile, Span};
+
+/// What a knob is, for people and for its default range.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KnobKind {
+    /// A number a rule compares against (`idle > 50`, `onumcpus + 0.75`).
+    Threshold,
+    /// The divisor of CMM_INC or CMM_DEC (`meminfo.MemFree / 40`).
+    Divisor,
+    /// CPU_MIN, CPU_MAX or UPDATE.
+    Limit(&'static str),
+}
+
+/// One tunable number of the file.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Knob {
+    pub kind: KnobKind,
+    /// The bytes of the file the number is written in.
+    pub span: Span,
+    /// 1-based line and character column of the number.
+    pub line: usize,
+    pub column: usize,
+    pub value: f64,
+    /// The rule or variable whose text holds it.
+    pub owner: String,
+    /// Written without a fraction, and tuned in whole numbers.
+    pub integer: bool,
+    /// The range searched by default.
+    pub range: (f64, f64),
+}
+
+impl Knob {
+    /// A short name: `HOTPLUG 0.08 (30:38)`, `CPU_MAX`.
+    pub fn name(&self) -> String {
+        match self.kind {
+            KnobKind::Limit(name) => name.to_string(),
+            _ => format!(
+                "{} {} ({}:{})",
+                self.owner,
+                self.text(self.value),
+                self.line,
+                self.column
+            ),
+        }
+    }
+
+    /// `value` as it would be written in the file.
+    pub fn text(&self, value: f64) -> String {
+        if self.integer {
+            format!("{}", value.round() as i64)
+        } else {
+            // Four significant decimals are as fine as any rule needs.
+            let t = format!("{value:.4}");
+            let t = t.trim_end_matches('0');
+            t.strip_suffix('.').unwrap_or(t).to_string()
+        }
+    }
+}
+
+/// Every knob of the loaded file, in file order, each number once (a
+/// variable named by several rules is one knob).
+pub fn find(rules: &RuleSet, file: &SourceFile) -> Vec<Knob> {
+    let mut seen = HashSet::new();
+    let mut knobs = Vec::new();
+    for kind in RuleKind::ALL {
+        let Some(rule) = rules.rule(kind) else {
+            continue;
+        };
+        let memory_amount = matches!(kind, RuleKind::CmmInc | RuleKind::CmmDec);
+        for id in rule.nodes.clone() {
+            for (node, what) in knob_nodes(rules, id, memory_amount) {
+                let span = rules.node(node).span;
+                if !seen.insert((span.start, span.end)) {
+                    continue;
+                }
+                if let NodeKind::Const(value) = rules.node(node).kind
+                    && value != 0.0
+                    && value.is_finite()
+                {
+                    knobs.push(number_knob(rules, file, kind, span, value, what));
+                }
+            }
+        }
+    }
+    knobs.extend(limit_knobs(rules, file));
+    knobs.sort_by_key(|k| k.span.start);
+    knobs
+}
+
+/// The constants node `id` makes a knob of: both sides of a comparison
+/// (a constant, or one added to, taken from or multiplying something that
+/// is not), and the divisor of a memory amount.
+fn knob_nodes(rules: &RuleSet, id: NodeId, memory_amount: bool) -> Vec<(NodeId, KnobKind)> {
+    let constant = |n: NodeId| matches!(rules.node(n).kind, NodeKind::Const(_));
+    let mut out = Vec::new();
+    match rules.node(id).kind {
+        NodeKind::Binary(BinOp::Greater | BinOp::Less, l, r) => {
+            for side in [l, r] {
+                match rules.node(side).kind {
+                    NodeKind::Const(_) => out.push((side, KnobKind::Threshold)),
+                    NodeKind::Binary(BinOp::Add | BinOp::Sub | BinOp::Mul, a, b) => {
+                        for (x, other) in [(a, b), (b, a)] {
+                            if constant(x) && !constant(other) {
+                                out.push((x, KnobKind::Threshold));
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+        NodeKind::Binary(BinOp::Div, a, b) if memory_amount && constant(b) && !constant(a) => {
+            out.push((b, KnobKind::Divisor));
+        }
+        _ => {}
+    }
+    out
+}
+
+fn number_knob(
+    rules: &RuleSet,
+    file: &SourceFile,
+    rule: RuleKind,
+    span: Span,
+    value: f64,
+    kind: KnobKind,
+) -> Knob {
+    let at = file.position(span.start as usize);
+    // The owner is the variable whose text holds the number, else the rule.
+    let owner = rules
+        .variables
+        .iter()
+        .find(|v| v.value_span.start <= span.start && span.end <= v.value_span.end)
+        .map_or_else(|| rule.file_name().to_string(), |v| v.name.clone());
+    let written = file.snippet(span);
+    let integer = !written.contains(['.', 'e', 'E']) && value.fract() == 0.0;
+    let low = if integer {
+        (value / 4.0).floor().max(1.0)
+    } else {
+        value / 4.0
+    };
+    let range = if value > 0.0 {
+        (low, value * 4.0)
+    } else {
+        (value * 4.0, value / 4.0)
+    };
+    Knob {
+        kind,
+        span,
+        line: at.line,
+        column: at.column,
+        value,
+        owner,
+        integer,
+        range,
+    }
+}
+
+/// UPDATE, CPU_MIN and CPU_MAX where the file sets them (the CPU limits
+/// only while the CPU group runs).
+fn limit_knobs(rules: &RuleSet, file: &SourceFile) -> Vec<Knob> {
+    let s = &rules.settings;
+    let present = s.cpu_max.max(s.cpu_min).max(1) as f64;
+    let mut out = Vec::new();
+    for (i, name, range, wanted) in [
+        (0, "UPDATE", (1.0, 10.0), true),
+        (1, "CPU_MIN", (1.0, present), rules.cpu_enabled),
+        (2, "CPU_MAX", (1.0, present), rules.cpu_enabled),
+    ] {
+        let Some(name_span) = rules.setting_spans[i].filter(|_| wanted) else {
+            continue;
+        };
+        let Some(span) = digits_after_equals(file, name_span) else {
+            continue;
+        };
+        let at = file.position(span.start as usize);
+        let written: f64 = file.snippet(span).parse().unwrap_or(0.0);
+        // CPU_MAX="0" means every CPU present: its value is that count.
+        let value = if name == "CPU_MAX" && written == 0.0 {
+            present
+        } else {
+            written
+        };
+        out.push(Knob {
+            kind: KnobKind::Limit(name),
+            span,
+            line: at.line,
+            column: at.column,
+            value,
+            owner: name.to_string(),
+            integer: true,
+            range,
+        });
+    }
+    out
+}
+
+/// The span of the digits of a setting's value, on the line of `name`.
+fn digits_after_equals(file: &SourceFile, name: Span) -> Option<Span> {
+    let line = file.line_of(name.start as usize);
+    let start = file.line_start(line);
+    let bytes = file.line_bytes(line);
+    let eq = bytes.iter().position(|b| *b == b'=')?;
+    let first = eq + bytes[eq..].iter().position(u8::is_ascii_digit)?;
+    let len = bytes[first..]
+        .iter()
+        .take_while(|b| b.is_ascii_digit())
+        .count();
+    Some(Span {
+        start: (start + first) as u32,
+        end: (start + first + len) as u32,
+    })
+}
+
+/// The file with each knob's number replaced by its new value, and nothing
+/// else changed: comments, spacing and order stay the user's.
+pub fn rewrite(file: &SourceFile, changes: &[(&Knob, f64)]) -> Vec<u8> {
+    let mut sorted: Vec<&(&Knob, f64)> = changes.iter().collect();
+    sorted.sort_by_key(|(k, _)| k.span.start);
+    let bytes = file.bytes();
+    let mut out = Vec::with_capacity(bytes.len() + 16 * changes.len());
+    let mut at = 0usize;
+    for (knob, value) in sorted {
+        let (start, end) = (knob.span.start as usize, knob.span.end as usize);
+        if start < at || end > bytes.len() {
+            continue;
+        }
+        out.extend_from_slice(&bytes[at..start]);
+        out.extend_from_slice(knob.text(*value).as_bytes());
+        at = end;
+    }
+    out.extend_from_slice(&bytes[at..]);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rules::{SystemFacts, load};
+
+    fn loaded(path: &str) -> (RuleSet, SourceFile) {
+        let facts = SystemFacts {
+            present_cpus: Ok(4),
+            cmm_pages: true,
+            meminfo_names: None,
+            vmstat_names: None,
+            origin: "test".into(),
+        };
+        let bytes = std::fs::read(path).unwrap_or_default();
+        let file = SourceFile::new(path, bytes);
+        let outcome = load(&file, &facts);
+        assert!(outcome.refusal.is_none(), "{:?}", outcome.refusal);
+        (outcome.rules, file)
+    }
+
+    fn names(knobs: &[Knob]) -> Vec<String> {
+        knobs.iter().map(Knob::name).collect()
+    }
+
+    #[test]
+    fn the_papers_loadavg_rules_have_four_thresholds_and_three_limits() {
+        let (rules, file) = loaded("examples/rules/cpu-loadavg.conf");
+        let knobs = find(&rules, &file);
+        assert_eq!(
+            names(&knobs),
+            [
+                "UPDATE",
+                "CPU_MIN",
+                "CPU_MAX",
+                "HOTPLUG 0.75 (4:32)",
+                "HOTPLUG 10 (4:48)",
+                "HOTUNPLUG 0.25 (5:34)",
+                "HOTUNPLUG 50 (5:50)",
+            ]
+        );
+        let ten = &knobs[4];
+        assert!(!ten.integer, "10.0 is written with a fraction");
+        assert_eq!(ten.range, (2.5, 40.0));
+        let cpu_max = &knobs[2];
+        assert_eq!(cpu_max.value, 4.0, "CPU_MAX=\"0\" is every CPU present");
+    }
+
+    #[test]
+    fn thresholds_in_variables_are_named_by_the_variable_and_found_once() {
+        let (rules, file) = loaded("examples/rules/recommended-modern.conf");
+        let knobs = find(&rules, &file);
+        let names = names(&knobs);
+        assert!(
+            names.iter().any(|n| n.starts_with("HOTPLUG 0.08")),
+            "{names:?}"
+        );
+        assert!(
+            names.iter().any(|n| n.starts_with("HOTUNPLUG 1.15")),
+            "{names:?}"
+        );
+        assert!(
+            names.iter().any(|n| n.starts_with("MEMPLUG 20")),
+            "{names:?}"
+        );
+        assert!(
+            names.iter().any(|n| n.starts_with("CMM_INC 40")),
+            "{names:?}"
+        );
+        assert!(
+            names.iter().any(|n| n.starts_with("CMM_DEC 40")),
+            "{names:?}"
+        );
+        // `(1 - CP_ActiveAVG)` and the averages' `/ 2` are not thresholds.
+        assert!(
+            !names
+                .iter()
+                .any(|n| n.contains(" 1 (") || n.contains(" 2 (")),
+            "{names:?}"
+        );
+        let unique: HashSet<_> = knobs.iter().map(|k| k.span.start).collect();
+        assert_eq!(unique.len(), knobs.len());
+    }
+
+    #[test]
+    fn a_rewrite_changes_the_numbers_only_and_still_loads() {
+        let (rules, file) = loaded("examples/rules/cpu-loadavg.conf");
+        let knobs = find(&rules, &file);
+        let changes: Vec<(&Knob, f64)> =
+            vec![(&knobs[3], 1.125), (&knobs[4], 12.5), (&knobs[2], 3.0)];
+        let out = String::from_utf8(rewrite(&file, &changes)).unwrap_or_default();
+        let original = String::from_utf8_lossy(file.bytes()).into_owned();
+        let expected = original
+            .replace("onumcpus + 0.75", "onumcpus + 1.125")
+            .replace("idle < 10.0", "idle < 12.5")
+            .replace("CPU_MAX=\"0\"", "CPU_MAX=\"3\"");
+        assert_eq!(out, expected);
+        let (tuned, _) = {
+            let facts = SystemFacts {
+                present_cpus: Ok(4),
+                cmm_pages: true,
+                meminfo_names: None,
+                vmstat_names: None,
+                origin: "test".into(),
+            };
+            let f = SourceFile::new("tuned", out.into_bytes());
+            let o = load(&f, &facts);
+            assert!(o.refusal.is_none(), "{:?}", o.refusal);
+            (o.rules, f)
+        };
+        assert_eq!(tuned.settings.cpu_max, 3);
+    }
+
+    #[test]
+    fn numbers_are_written_as_a_person_would() {
+        let (rules, file) = loaded("examples/rules/cpu-loadavg.conf");
+        let knobs = find(&rules, &file);
+        let update = &knobs[0];
+        assert_eq!(update.text(2.6), "3");
+        let fraction = &knobs[3];
+        assert_eq!(fraction.text(0.5), "0.5");
+        assert_eq!(fraction.text(1.0), "1");
+        assert_eq!(fraction.text(0.123456), "0.1235");
+    }
+}
