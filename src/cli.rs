@@ -80,6 +80,8 @@ pub enum Command {
     Sim(SimArgs),
     /// Keep samples: as a recording file (-o) or as snapshot directories (--export-snapshots).
     Record(RecordArgs),
+    /// Search a rule file's thresholds against a scenario on the simulated guest and show the trade-off.
+    Tune(TuneArgs),
     /// Write the man pages or shell completions (for packagers; see README).
     #[command(hide = true)]
     Generate(GenerateArgs),
@@ -252,6 +254,45 @@ pub struct SimArgs {
     pub serve: Option<PathBuf>,
     #[command(flatten)]
     pub flap: FlapArgs,
+}
+
+/// The arguments of `plugtop tune`.
+#[derive(clap::Args)]
+pub struct TuneArgs {
+    /// The workload: a scenario file (see examples/scenarios).
+    pub workload: PathBuf,
+    /// The rule file to tune.
+    #[arg(short = 'c', long = "config")]
+    pub config: PathBuf,
+    /// The rule file to beat (default: the one being tuned): the
+    /// recommendation uses no more CPUs, memory or stalls than it.
+    #[arg(long)]
+    pub against: Option<PathBuf>,
+    /// Candidates to evaluate.
+    #[arg(long, default_value_t = 400)]
+    pub budget: usize,
+    /// Seed of the search (the scenario keeps its own).
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Narrow, widen or pin a knob: NAME=LO..HI or NAME=VALUE; NAME is a
+    /// limit (CPU_MAX), a rule or variable (all its numbers), or LINE:COL.
+    #[arg(long, value_name = "NAME=LO..HI")]
+    pub knob: Vec<String>,
+    /// Save the recommended file here (a new file; it keeps your comments and layout).
+    #[arg(long, value_name = "OUT.conf")]
+    pub write: Option<PathBuf>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = CheckFormat::Text)]
+    pub format: CheckFormat,
+    /// /proc/vmstat carries the old zone-suffixed names (for the seed paper's files).
+    #[arg(long)]
+    pub old_kernel: bool,
+    /// How long each run lasts: 1h, 15m, 90s, 12:00 (default: the scenario's duration).
+    #[arg(long)]
+    pub duration: Option<String>,
+    /// Threads evaluating candidates (default: the cores).
+    #[arg(long)]
+    pub threads: Option<usize>,
 }
 
 /// The arguments of `plugtop record`.

@@ -5,6 +5,7 @@
 mod actions;
 mod cli;
 mod generate;
+mod tune_command;
 
 use std::io::{BufWriter, Write};
 use std::process::ExitCode;
@@ -50,6 +51,7 @@ fn run(cli: Cli) -> anyhow::Result<Status> {
         Some(Command::Restore(args)) => actions::restore(args, &mut out)?,
         Some(Command::Record(args)) => actions::record(args, &mut out)?,
         Some(Command::Generate(args)) => generate::run(args, &mut out)?,
+        Some(Command::Tune(args)) => tune_command::run(args, &mut out)?,
     };
     out.flush()?;
     Ok(status)

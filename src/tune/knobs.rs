@@ -6,14 +6,19 @@
 
 use std::collections::HashSet;
 
-use crate::rules::expr::{BinOp, NodeKind};
+use crate::rules::expr::{BinOp, Keyword, NodeKind};
 use crate::rules::{NodeId, RuleKind, RuleSet, SourceFile, Span};
 
 /// What a knob is, for people and for its default range.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum KnobKind {
-    /// A number a rule compares against (`idle > 50`, `onumcpus + 0.75`).
+    /// A number a rule compares against (`pgscanrate > 20`).
     Threshold,
+    /// A number compared with a CPU share (`idle > 50`): 0 to 100 per CPU.
+    Percent,
+    /// A number added to or taken from what is compared
+    /// (`onumcpus + 0.75`): it may cross zero.
+    Offset,
     /// The divisor of CMM_INC or CMM_DEC (`meminfo.MemFree / 40`).
     Divisor,
     /// CPU_MIN, CPU_MAX or UPDATE.
@@ -102,15 +107,40 @@ pub fn find(rules: &RuleSet, file: &SourceFile) -> Vec<Knob> {
 fn knob_nodes(rules: &RuleSet, id: NodeId, memory_amount: bool) -> Vec<(NodeId, KnobKind)> {
     let constant = |n: NodeId| matches!(rules.node(n).kind, NodeKind::Const(_));
     let mut out = Vec::new();
+    let percent = |n: NodeId| {
+        matches!(
+            rules.node(n).kind,
+            NodeKind::Keyword(
+                Keyword::User
+                    | Keyword::Nice
+                    | Keyword::System
+                    | Keyword::Idle
+                    | Keyword::Iowait
+                    | Keyword::Irq
+                    | Keyword::Softirq
+                    | Keyword::Steal
+                    | Keyword::Guest
+                    | Keyword::GuestNice
+            )
+        )
+    };
     match rules.node(id).kind {
         NodeKind::Binary(BinOp::Greater | BinOp::Less, l, r) => {
-            for side in [l, r] {
+            for (side, other_side) in [(l, r), (r, l)] {
                 match rules.node(side).kind {
+                    NodeKind::Const(_) if percent(other_side) => {
+                        out.push((side, KnobKind::Percent));
+                    }
                     NodeKind::Const(_) => out.push((side, KnobKind::Threshold)),
-                    NodeKind::Binary(BinOp::Add | BinOp::Sub | BinOp::Mul, a, b) => {
+                    NodeKind::Binary(op @ (BinOp::Add | BinOp::Sub | BinOp::Mul), a, b) => {
+                        let kind = if op == BinOp::Mul {
+                            KnobKind::Threshold
+                        } else {
+                            KnobKind::Offset
+                        };
                         for (x, other) in [(a, b), (b, a)] {
                             if constant(x) && !constant(other) {
-                                out.push((x, KnobKind::Threshold));
+                                out.push((x, kind));
                             }
                         }
                     }
@@ -143,15 +173,22 @@ fn number_knob(
         .map_or_else(|| rule.file_name().to_string(), |v| v.name.clone());
     let written = file.snippet(span);
     let integer = !written.contains(['.', 'e', 'E']) && value.fract() == 0.0;
-    let low = if integer {
-        (value / 4.0).floor().max(1.0)
-    } else {
-        value / 4.0
-    };
-    let range = if value > 0.0 {
-        (low, value * 4.0)
-    } else {
-        (value * 4.0, value / 4.0)
+    let present = rules.settings.cpu_max.max(rules.settings.cpu_min).max(1) as f64;
+    let range = match kind {
+        KnobKind::Percent => (0.0, 100.0 * present),
+        KnobKind::Offset => {
+            let reach = 2.0 * value.abs().max(0.5);
+            (value - reach, value + reach)
+        }
+        _ if value > 0.0 => {
+            let low = if integer {
+                (value / 8.0).floor().max(1.0)
+            } else {
+                value / 8.0
+            };
+            (low, value * 8.0)
+        }
+        _ => (value * 8.0, value / 8.0),
     };
     Knob {
         kind,
@@ -284,7 +321,8 @@ mod tests {
         );
         let ten = &knobs[4];
         assert!(!ten.integer, "10.0 is written with a fraction");
-        assert_eq!(ten.range, (2.5, 40.0));
+        assert_eq!(ten.range, (0.0, 400.0), "idle is 0 to 100 per CPU");
+        assert_eq!(knobs[3].range, (-0.75, 2.25), "an offset may cross zero");
         let cpu_max = &knobs[2];
         assert_eq!(cpu_max.value, 4.0, "CPU_MAX=\"0\" is every CPU present");
     }

@@ -1,5 +1,138 @@
-//! `plugtop tune` (issue 14, in progress): searching a rule file's
-//! thresholds against a workload. So far: finding the knobs and writing a
-//! tuned file that changes only them.
+//! `plugtop tune`: search a rule file's thresholds against a workload on
+//! the simulated guest, closed loop, and show the trade-off the seed paper
+//! tabulated by hand — unmet demand against CPUs and memory against
+//! stability — with a recommended file that changes only the numbers.
+//!
+//! Still to come (issue 14): a recording as the workload, the screen's
+//! tune key, and the faster evaluation.
 
 pub mod knobs;
+pub mod report;
+pub mod score;
+pub mod search;
+
+use std::sync::Arc;
+use std::sync::atomic::AtomicUsize;
+
+use crate::rules::{SourceFile, SystemFacts, load};
+use crate::sim::Scenario;
+use crate::sim::run::{SimOptions, simulate_loaded};
+use knobs::Knob;
+use score::Score;
+
+/// What the rules are tuned against: a scenario on the simulated guest.
+#[derive(Debug, Clone)]
+pub struct Workload {
+    pub scenario: Scenario,
+    pub old_kernel: bool,
+    /// Overrides the scenario's duration, seconds.
+    pub duration: Option<f64>,
+}
+
+impl Workload {
+    /// The machine the rules are loaded against.
+    pub fn facts(&self) -> SystemFacts {
+        crate::sim::facts(&crate::sim::Guest::new(&self.scenario, self.old_kernel))
+    }
+
+    /// The same workload played with another seed (the overfitting check).
+    pub fn with_seed(&self, seed: u64) -> Workload {
+        let mut w = self.clone();
+        w.scenario.seed = seed;
+        w
+    }
+
+    /// A rule file's run: its score, or why cpuplugd would refuse it.
+    pub fn score(&self, file: &SourceFile, facts: &SystemFacts) -> Score {
+        let outcome = load(file, facts);
+        if let Some(r) = outcome.refusal {
+            return Score::refused(r.message);
+        }
+        let options = SimOptions {
+            duration: self.duration,
+            old_kernel: self.old_kernel,
+            ..SimOptions::default()
+        };
+        match simulate_loaded(
+            &self.scenario,
+            Arc::new(outcome.rules),
+            file,
+            &options,
+            &mut |_| {},
+            &mut |_| {},
+        ) {
+            Ok(o) => Score::of(&o.report),
+            Err(e) => Score::refused(e.to_string()),
+        }
+    }
+}
+
+/// How to tune.
+#[derive(Debug, Clone)]
+pub struct TuneOptions {
+    pub budget: usize,
+    pub seed: u64,
+    pub threads: usize,
+}
+
+/// A finished tune.
+pub struct Tuned {
+    pub knobs: Vec<Knob>,
+    /// Every candidate: its knob values and score; the start first.
+    pub candidates: Vec<(Vec<f64>, Score)>,
+    /// The reference's score (the `--against` file, else the start).
+    pub reference: Score,
+    /// The candidate recommended: within the reference's CPUs, memory and
+    /// stalls, the least unmet demand, and better than the reference;
+    /// never one that flaps or stops cpuplugd.
+    pub recommended: Option<usize>,
+}
+
+/// Tunes the `knobs` of `file` against `workload`; `reference` is the
+/// file to beat (the start when `None`).
+pub fn tune(
+    file: &SourceFile,
+    knobs: Vec<Knob>,
+    workload: &Workload,
+    reference: Option<&SourceFile>,
+    options: &TuneOptions,
+    done: &AtomicUsize,
+) -> Tuned {
+    let facts = workload.facts();
+    let start: Vec<f64> = knobs.iter().map(|k| k.value).collect();
+    let evaluate = |values: &[f64]| {
+        let changes: Vec<(&Knob, f64)> = knobs.iter().zip(values.iter().copied()).collect();
+        let text = knobs::rewrite(file, &changes);
+        workload.score(&SourceFile::new(file.name(), text), &facts)
+    };
+    let searched = search::search(
+        &knobs,
+        &start,
+        options.budget.max(1),
+        options.seed,
+        options.threads.max(1),
+        &evaluate,
+        done,
+    );
+    let reference = match reference {
+        Some(r) => workload.score(r, &facts),
+        None => searched.candidates[0].1.clone(),
+    };
+    // Only a candidate that does better than the reference within its
+    // resources is recommended; when none does, nothing is.
+    let better = |s: &Score| s.usable() && s.within(&reference) && s.improves_on(&reference);
+    let recommended = (0..searched.candidates.len())
+        .filter(|&i| better(&searched.candidates[i].1))
+        .min_by(|&a, &b| {
+            let (x, y) = (&searched.candidates[a].1, &searched.candidates[b].1);
+            x.preference()
+                .partial_cmp(&y.preference())
+                .unwrap_or(std::cmp::Ordering::Equal)
+        });
+    Tuned {
+        knobs,
+        candidates: searched.candidates,
+        reference,
+        recommended,
+    }
+}

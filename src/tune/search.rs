@@ -1,0 +1,198 @@
+//! The search over knob values: the starting file, random samples over
+//! the ranges, then rounds of local refinement around the best so far.
+//! Deterministic for a seed — each round is made from the results of the
+//! rounds before it, however many threads evaluated them — and no
+//! candidate is evaluated twice (two candidates are the same when their
+//! numbers are written the same).
+
+use std::collections::HashSet;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use super::knobs::Knob;
+use super::score::Score;
+
+/// A small, seedable generator (splitmix64): the search needs
+/// reproducibility, not cryptography.
+#[derive(Debug, Clone)]
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn new(seed: u64) -> Self {
+        Rng(seed ^ 0x9E37_79B9_7F4A_7C15)
+    }
+
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in [0, 1).
+    pub fn unit(&mut self) -> f64 {
+        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
+    }
+
+    /// Roughly normal (the sum of four uniforms), mean 0, deviation 1.
+    pub fn normal(&mut self) -> f64 {
+        let s: f64 = (0..4).map(|_| self.unit()).sum();
+        (s - 2.0) * (3.0f64).sqrt()
+    }
+}
+
+/// A value of `knob` drawn over its range: log-uniform over wide positive
+/// ranges (a threshold of 0.1 and one of 10 are as plausible), else
+/// uniform.
+fn sample(knob: &Knob, rng: &mut Rng) -> f64 {
+    let (lo, hi) = knob.range;
+    let v = if lo > 0.0 && hi / lo >= 4.0 {
+        (lo.ln() + rng.unit() * (hi.ln() - lo.ln())).exp()
+    } else {
+        lo + rng.unit() * (hi - lo)
+    };
+    settle(knob, v)
+}
+
+/// `v` within the knob's range, whole where the knob is.
+fn settle(knob: &Knob, v: f64) -> f64 {
+    let v = v.clamp(knob.range.0, knob.range.1);
+    if knob.integer { v.round() } else { v }
+}
+
+/// A neighbour of `values`: each knob moved by about 20% with even odds
+/// (at least one moves); whole-number knobs by at least one step.
+fn perturb(knobs: &[Knob], values: &[f64], rng: &mut Rng) -> Vec<f64> {
+    let mut out = values.to_vec();
+    let forced = (rng.next_u64() % knobs.len().max(1) as u64) as usize;
+    for (i, k) in knobs.iter().enumerate() {
+        if i != forced && rng.unit() < 0.5 {
+            continue;
+        }
+        let step = (rng.normal() * 0.2).exp();
+        let mut v = values[i] * step;
+        if k.integer && (v.round() - values[i]).abs() < 1.0 {
+            v = values[i] + if rng.unit() < 0.5 { -1.0 } else { 1.0 };
+        }
+        out[i] = settle(k, v);
+    }
+    out
+}
+
+/// What makes two candidates the same: their numbers as written.
+fn key(knobs: &[Knob], values: &[f64]) -> Vec<String> {
+    knobs.iter().zip(values).map(|(k, v)| k.text(*v)).collect()
+}
+
+/// The search's record: every candidate evaluated, in the order made.
+pub struct Searched {
+    pub candidates: Vec<(Vec<f64>, Score)>,
+}
+
+/// Evaluates up to `budget` candidates (the starting `values` first) on
+/// `threads` threads; `done` counts the finished ones for a progress bar.
+pub fn search(
+    knobs: &[Knob],
+    values: &[f64],
+    budget: usize,
+    seed: u64,
+    threads: usize,
+    evaluate: &(dyn Fn(&[f64]) -> Score + Sync),
+    done: &AtomicUsize,
+) -> Searched {
+    let mut rng = Rng::new(seed);
+    let mut seen: HashSet<Vec<String>> = HashSet::new();
+    let mut candidates: Vec<(Vec<f64>, Score)> = Vec::new();
+    let fresh = |batch: Vec<Vec<f64>>, seen: &mut HashSet<Vec<String>>| -> Vec<Vec<f64>> {
+        batch
+            .into_iter()
+            .filter(|v| seen.insert(key(knobs, v)))
+            .collect()
+    };
+    let start = fresh(vec![values.to_vec()], &mut seen);
+    candidates.extend(run_batch(start, threads, evaluate, done));
+    // Half the budget on samples over the whole ranges.
+    let random = (budget / 2).max(1);
+    let mut tries = 0;
+    let mut batch = Vec::new();
+    while batch.len() + candidates.len() < random.min(budget) && tries < budget * 20 {
+        tries += 1;
+        let v: Vec<f64> = knobs.iter().map(|k| sample(k, &mut rng)).collect();
+        batch.extend(fresh(vec![v], &mut seen));
+    }
+    candidates.extend(run_batch(batch, threads, evaluate, done));
+    // The rest in rounds around the best so far.
+    let round = (4 * threads).max(8);
+    let mut stale = 0;
+    while candidates.len() < budget && stale < 50 {
+        let parents = best(&candidates, 4);
+        let mut batch = Vec::new();
+        let mut tries = 0;
+        while batch.len() < round.min(budget - candidates.len()) && tries < round * 20 {
+            tries += 1;
+            let parent = &candidates[parents[tries % parents.len().max(1)]].0;
+            batch.extend(fresh(vec![perturb(knobs, parent, &mut rng)], &mut seen));
+        }
+        stale = if batch.is_empty() { stale + 1 } else { 0 };
+        candidates.extend(run_batch(batch, threads, evaluate, done));
+    }
+    Searched { candidates }
+}
+
+/// The indices of the `n` usable candidates with the least unmet demand
+/// for their CPUs (unmet CPU-seconds plus a minute of each CPU), the start
+/// when none is usable.
+fn best(candidates: &[(Vec<f64>, Score)], n: usize) -> Vec<usize> {
+    let cost =
+        |s: &Score| s.unmet_cpu_seconds + 60.0 * s.avg_online_cpus + s.direct_scan_stalls as f64;
+    let mut usable: Vec<usize> = (0..candidates.len())
+        .filter(|&i| candidates[i].1.usable())
+        .collect();
+    usable.sort_by(|&a, &b| cost(&candidates[a].1).total_cmp(&cost(&candidates[b].1)));
+    usable.truncate(n);
+    if usable.is_empty() {
+        usable.push(0);
+    }
+    usable
+}
+
+/// Evaluates `batch` on up to `threads` threads; results in batch order.
+fn run_batch(
+    batch: Vec<Vec<f64>>,
+    threads: usize,
+    evaluate: &(dyn Fn(&[f64]) -> Score + Sync),
+    done: &AtomicUsize,
+) -> Vec<(Vec<f64>, Score)> {
+    let next = AtomicUsize::new(0);
+    let mut scores: Vec<Option<Score>> = vec![None; batch.len()];
+    let slots: Vec<std::sync::Mutex<Option<Score>>> =
+        batch.iter().map(|_| std::sync::Mutex::new(None)).collect();
+    std::thread::scope(|scope| {
+        for _ in 0..threads.clamp(1, batch.len().max(1)) {
+            scope.spawn(|| {
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(values) = batch.get(i) else { break };
+                    let s = evaluate(values);
+                    if let Ok(mut slot) = slots[i].lock() {
+                        *slot = Some(s);
+                    }
+                    done.fetch_add(1, Ordering::Relaxed);
+                }
+            });
+        }
+    });
+    for (i, slot) in slots.into_iter().enumerate() {
+        scores[i] = slot.into_inner().ok().flatten();
+    }
+    batch
+        .into_iter()
+        .zip(scores)
+        .map(|(v, s)| {
+            (
+                v,
+                s.unwrap_or_else(|| Score::refused("not evaluated".into())),
+            )
+        })
+        .collect()
+}

@@ -1,0 +1,308 @@
+//! `plugtop tune`: the command around [`plugtop::tune`] — reading the
+//! workload and the rules, the `--knob` narrowing, progress, the table, the
+//! diff, the other seeds, and `--write`.
+
+use std::io::{IsTerminal, Write};
+use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use anyhow::Context;
+
+use crate::cli::{CheckFormat, TuneArgs};
+use plugtop::commands::Status;
+use plugtop::rules::SourceFile;
+use plugtop::tune::knobs::{self, Knob};
+use plugtop::tune::{TuneOptions, Tuned, Workload, report};
+
+/// Seeds the recommendation is tried on besides the scenario's own.
+const OTHER_SEEDS: u64 = 3;
+
+/// Carries out `plugtop tune`.
+pub fn run(args: TuneArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
+    let scenario = plugtop::sim::Scenario::load(&args.workload)?;
+    let duration = match &args.duration {
+        Some(d) => Some(
+            plugtop::sim::scenario::seconds(d)
+                .filter(|s| *s > 0.0)
+                .with_context(|| {
+                    format!("--duration {d:?} is not a duration like 1h, 15m, 90s or 12:00")
+                })?,
+        ),
+        None => None,
+    };
+    let workload = Workload {
+        scenario,
+        old_kernel: args.old_kernel,
+        duration,
+    };
+    let facts = workload.facts();
+    let (rules, file) = plugtop::rules::load_path(&args.config, &facts).map_err(|e| {
+        anyhow::anyhow!(
+            "{e}{}",
+            if args.old_kernel {
+                ""
+            } else {
+                "\n(the seed paper's files need --old-kernel)"
+            }
+        )
+    })?;
+    let reference = match &args.against {
+        Some(p) => Some(
+            plugtop::commands::eval::read_rule_file(p)
+                .with_context(|| format!("cannot read {}", p.display()))?,
+        ),
+        None => None,
+    };
+    let mut found = knobs::find(&rules, &file);
+    for spec in &args.knob {
+        narrow(&mut found, spec)?;
+    }
+    let found: Vec<Knob> = found
+        .into_iter()
+        .filter(|k| k.range.0 < k.range.1 || k.value != k.range.0)
+        .collect();
+    if found.is_empty() {
+        anyhow::bail!("{} has no numbers to tune", args.config.display());
+    }
+    let threads = args
+        .threads
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let options = TuneOptions {
+        budget: args.budget,
+        seed: args.seed,
+        threads,
+    };
+    let done = AtomicUsize::new(0);
+    let finished = std::sync::atomic::AtomicBool::new(false);
+    let tuned = std::thread::scope(|scope| {
+        if std::io::stderr().is_terminal() {
+            scope.spawn(|| progress(&done, args.budget, &finished));
+        }
+        let t = plugtop::tune::tune(
+            &file,
+            found.clone(),
+            &workload,
+            reference.as_ref(),
+            &options,
+            &done,
+        );
+        finished.store(true, Ordering::Relaxed);
+        t
+    });
+    let seeds = other_seeds(&tuned, &file, &workload, reference.as_ref());
+    let recommended_text = tuned.recommended.map(|i| rewritten(&file, &tuned, i));
+    match args.format {
+        CheckFormat::Text => text(
+            out,
+            &args,
+            &file,
+            &tuned,
+            recommended_text.as_deref(),
+            &seeds,
+        )?,
+        CheckFormat::Json => json(out, &file, &tuned, recommended_text.as_deref(), &seeds)?,
+    }
+    if let (Some(path), Some(bytes)) = (&args.write, &recommended_text) {
+        write_new(path, bytes, &facts)?;
+        eprintln!("plugtop: wrote {} (cpuplugd would load it)", path.display());
+    }
+    Ok(if tuned.recommended.is_some() {
+        Status::Ok
+    } else {
+        Status::Failed
+    })
+}
+
+/// Applies one `--knob NAME=LO..HI` (or `NAME=VALUE` to pin).
+fn narrow(found: &mut [Knob], spec: &str) -> anyhow::Result<()> {
+    let (name, range) = spec
+        .split_once('=')
+        .with_context(|| format!("--knob {spec:?}: write NAME=LO..HI or NAME=VALUE"))?;
+    let number = |t: &str| t.trim().parse::<f64>().ok().filter(|v| v.is_finite());
+    let (lo, hi) = match range.split_once("..") {
+        Some((a, b)) => (number(a), number(b)),
+        None => (number(range), number(range)),
+    };
+    let (Some(lo), Some(hi)) = (lo, hi) else {
+        anyhow::bail!("--knob {spec:?}: {range:?} is not LO..HI or a number");
+    };
+    if lo > hi {
+        anyhow::bail!("--knob {spec:?}: {lo} is above {hi}");
+    }
+    let position = |k: &Knob| format!("{}:{}", k.line, k.column);
+    let mut matched = 0;
+    for k in found
+        .iter_mut()
+        .filter(|k| k.owner == name || position(k) == name)
+    {
+        k.range = (lo, hi);
+        if lo == hi {
+            k.value = lo;
+        }
+        matched += 1;
+    }
+    if matched == 0 {
+        let names: Vec<String> = found
+            .iter()
+            .map(|k| format!("{} ({})", k.owner, position(k)))
+            .collect();
+        anyhow::bail!(
+            "--knob {spec:?}: no knob is named {name:?}; the knobs are {}",
+            names.join(", ")
+        );
+    }
+    Ok(())
+}
+
+/// A progress bar on stderr until `finished`.
+fn progress(done: &AtomicUsize, budget: usize, finished: &std::sync::atomic::AtomicBool) {
+    while !finished.load(Ordering::Relaxed) {
+        let n = done.load(Ordering::Relaxed).min(budget);
+        let filled = n * 30 / budget.max(1);
+        eprint!(
+            "\r  tuning [{}{}] {n}/{budget} candidates",
+            "#".repeat(filled),
+            ".".repeat(30 - filled)
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    eprint!("\r{}\r", " ".repeat(60));
+}
+
+fn rewritten(file: &SourceFile, tuned: &Tuned, i: usize) -> Vec<u8> {
+    let changes: Vec<(&Knob, f64)> = tuned
+        .knobs
+        .iter()
+        .zip(tuned.candidates[i].0.iter().copied())
+        .collect();
+    knobs::rewrite(file, &changes)
+}
+
+/// The start, the reference and the recommendation on other seeds.
+fn other_seeds(
+    tuned: &Tuned,
+    file: &SourceFile,
+    workload: &Workload,
+    reference: Option<&SourceFile>,
+) -> Vec<(String, u64, plugtop::tune::score::Score)> {
+    let Some(i) = tuned.recommended else {
+        return Vec::new();
+    };
+    let recommended = SourceFile::new("recommended", rewritten(file, tuned, i));
+    let mut files = vec![("start", file.clone())];
+    if let Some(r) = reference {
+        files.push(("reference", r.clone()));
+    }
+    files.push(("recommended", recommended));
+    let base = workload.scenario.seed;
+    let mut rows = Vec::new();
+    for seed in base + 1..=base + OTHER_SEEDS {
+        let w = workload.with_seed(seed);
+        let facts = w.facts();
+        for (label, f) in &files {
+            rows.push((label.to_string(), seed, w.score(f, &facts)));
+        }
+    }
+    rows
+}
+
+fn text(
+    out: &mut dyn Write,
+    args: &TuneArgs,
+    file: &SourceFile,
+    tuned: &Tuned,
+    recommended: Option<&[u8]>,
+    seeds: &[(String, u64, plugtop::tune::score::Score)],
+) -> anyhow::Result<()> {
+    writeln!(out, "knobs of {}:", file.name())?;
+    write!(out, "{}", report::knobs_text(&tuned.knobs))?;
+    writeln!(
+        out,
+        "\n{} candidates on {} (seed {}):",
+        tuned.candidates.len(),
+        args.workload.display(),
+        args.seed
+    )?;
+    let against = args.against.as_ref().map(|p| p.display().to_string());
+    write!(out, "{}", report::table(tuned, against.as_deref()))?;
+    match recommended {
+        Some(bytes) => {
+            writeln!(out, "\nrecommended, as a diff against {}:", file.name())?;
+            write!(
+                out,
+                "{}",
+                report::diff(file.name(), file.bytes(), "recommended", bytes)
+            )?;
+            writeln!(out, "\non other seeds of the scenario (not tuned on):")?;
+            write!(out, "{}", report::seeds_table(seeds))?;
+        }
+        None => writeln!(
+            out,
+            "\nno candidate left less unmet demand within the reference's CPUs, memory and stalls without flapping; the front above shows the trade-off"
+        )?,
+    }
+    Ok(())
+}
+
+fn json(
+    out: &mut dyn Write,
+    file: &SourceFile,
+    tuned: &Tuned,
+    recommended: Option<&[u8]>,
+    seeds: &[(String, u64, plugtop::tune::score::Score)],
+) -> anyhow::Result<()> {
+    let scores: Vec<&plugtop::tune::score::Score> = tuned.candidates.iter().map(|c| &c.1).collect();
+    let front = plugtop::tune::score::pareto_front(&scores);
+    let knob_json: Vec<_> = tuned
+        .knobs
+        .iter()
+        .map(|k| {
+            serde_json::json!({
+                "name": k.name(), "owner": k.owner, "line": k.line, "column": k.column,
+                "value": k.value, "range": [k.range.0, k.range.1], "integer": k.integer,
+            })
+        })
+        .collect();
+    let candidate = |i: usize| serde_json::json!({"index": i, "values": tuned.candidates[i].0, "score": tuned.candidates[i].1});
+    let v = serde_json::json!({
+        "rules": file.name(),
+        "knobs": knob_json,
+        "candidates": tuned.candidates.len(),
+        "start": tuned.candidates[0].1,
+        "reference": tuned.reference,
+        "front": front.iter().map(|&i| candidate(i)).collect::<Vec<_>>(),
+        "recommended": tuned.recommended.map(candidate),
+        "recommended_diff": recommended.map(|b| report::diff(file.name(), file.bytes(), "recommended", b)),
+        "other_seeds": seeds.iter().map(|(l, s, sc)| serde_json::json!({"file": l, "seed": s, "score": sc})).collect::<Vec<_>>(),
+    });
+    writeln!(out, "{v}")?;
+    Ok(())
+}
+
+/// Writes the recommended file to a new `path`, after checking cpuplugd
+/// would load it.
+fn write_new(path: &Path, bytes: &[u8], facts: &plugtop::rules::SystemFacts) -> anyhow::Result<()> {
+    let outcome = plugtop::rules::load(
+        &SourceFile::new(path.display().to_string(), bytes.to_vec()),
+        facts,
+    );
+    if let Some(r) = outcome.refusal {
+        anyhow::bail!(
+            "the recommended file would be refused ({}); nothing written",
+            r.message
+        );
+    }
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(path)
+        .with_context(|| {
+            format!(
+                "cannot create {} (an existing file is never overwritten)",
+                path.display()
+            )
+        })?;
+    f.write_all(bytes)?;
+    Ok(())
+}

@@ -1,0 +1,114 @@
+//! `plugtop tune` end to end: the knobs it finds, a recommendation that
+//! stops the oscillating guest's flapping, `--knob` pinning, `--write`
+//! (a file cpuplugd loads, with only numbers changed), JSON, determinism.
+
+mod common;
+
+use common::{plugtop, tempdir};
+
+const SCENARIO: &str = "examples/scenarios/oscillating.toml";
+const RULES: &str = "examples/rules/oscillating-tight.conf";
+
+fn tune(extra: &[&str]) -> std::process::Output {
+    let mut args = vec![
+        "tune",
+        SCENARIO,
+        "-c",
+        RULES,
+        "--duration",
+        "3m",
+        "--budget",
+        "60",
+    ];
+    args.extend_from_slice(extra);
+    plugtop(&args)
+}
+
+fn stdout(o: &std::process::Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &std::process::Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+#[test]
+fn tuning_the_oscillating_rules_recommends_a_file_that_does_not_flap() {
+    let dir = tempdir();
+    let out = dir.path().join("tuned.conf");
+    let o = tune(&["--write", &out.display().to_string()]);
+    let text = stdout(&o);
+    assert!(o.status.success(), "{text}{}", stderr(&o));
+    assert!(
+        text.lines()
+            .any(|l| l.contains("12:41") && l.contains("HOTPLUG") && l.contains("0.3  threshold")),
+        "knobs with line:col: {text}"
+    );
+    assert!(text.contains("FLAPS"), "the start flaps: {text}");
+    let rec = text
+        .lines()
+        .find(|l| l.contains("★ recommended"))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(
+        rec.trim_end().ends_with("no"),
+        "the recommendation does not flap: {rec}"
+    );
+    assert!(text.contains("on other seeds"), "{text}");
+    // --write: a new file cpuplugd loads, the same lines but for numbers.
+    let tuned = std::fs::read_to_string(&out).expect("written");
+    let original = std::fs::read_to_string(RULES).expect("rules");
+    assert_eq!(tuned.lines().count(), original.lines().count());
+    for (a, b) in original.lines().zip(tuned.lines()) {
+        let strip = |s: &str| {
+            s.chars()
+                .filter(|c| !c.is_ascii_digit() && *c != '.' && *c != '-')
+                .collect::<String>()
+        };
+        assert_eq!(strip(a), strip(b), "only numbers change: {a:?} -> {b:?}");
+    }
+    let check = plugtop(&[
+        "check",
+        &out.display().to_string(),
+        "--root",
+        "tests/fixtures/roots/newkernel",
+    ]);
+    assert!(check.status.success(), "{}", stdout(&check));
+    // Never over an existing file.
+    let again = tune(&["--write", &out.display().to_string()]);
+    assert!(!again.status.success());
+    assert!(
+        stderr(&again).contains("never overwritten"),
+        "{}",
+        stderr(&again)
+    );
+}
+
+#[test]
+fn the_same_seed_gives_the_same_tune_and_pinned_knobs_stay() {
+    let a = tune(&["--seed", "7", "--knob", "UPDATE=1", "--knob", "CPU_MAX=4"]);
+    let b = tune(&["--seed", "7", "--knob", "UPDATE=1", "--knob", "CPU_MAX=4"]);
+    assert_eq!(stdout(&a), stdout(&b), "deterministic for a seed");
+    let text = stdout(&a);
+    assert!(!text.contains("+UPDATE"), "UPDATE is pinned: {text}");
+    assert!(!text.contains("+CPU_MAX"), "CPU_MAX is pinned: {text}");
+    let o = tune(&["--knob", "NOPE=1..2"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("the knobs are"), "{}", stderr(&o));
+}
+
+#[test]
+fn json_lists_the_knobs_the_front_and_the_recommendation() {
+    let o = tune(&["--format", "json"]);
+    let v: serde_json::Value =
+        serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}", stdout(&o)));
+    assert_eq!(v["candidates"], 60);
+    assert!(v["knobs"].as_array().is_some_and(|k| k.len() >= 5), "{v}");
+    assert!(v["front"].as_array().is_some_and(|f| !f.is_empty()));
+    assert!(v["recommended"]["score"]["flapping"] == false, "{v}");
+    assert!(
+        v["recommended_diff"]
+            .as_str()
+            .is_some_and(|d| d.starts_with("--- "))
+    );
+    assert_eq!(v["other_seeds"].as_array().map(Vec::len), Some(6));
+}
