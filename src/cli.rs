@@ -293,6 +293,17 @@ pub struct TuneArgs {
     /// Threads evaluating candidates (default: the cores).
     #[arg(long)]
     pub threads: Option<usize>,
+    /// What to improve: cpu (less unmet demand at no more CPUs, memory or
+    /// stalls) or memory (a smaller guest at no more stalls, CPUs or unmet demand).
+    #[arg(long, value_enum, default_value_t = TuneObjective::Cpu)]
+    pub objective: TuneObjective,
+}
+
+/// `plugtop tune --objective`.
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum TuneObjective {
+    Cpu,
+    Memory,
 }
 
 /// The arguments of `plugtop record`.

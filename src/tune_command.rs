@@ -69,6 +69,10 @@ pub fn run(args: TuneArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
         .threads
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
     let options = TuneOptions {
+        objective: match args.objective {
+            crate::cli::TuneObjective::Cpu => plugtop::tune::score::Objective::Cpu,
+            crate::cli::TuneObjective::Memory => plugtop::tune::score::Objective::Memory,
+        },
         budget: args.budget,
         seed: args.seed,
         threads,
@@ -239,7 +243,13 @@ fn text(
         }
         None => writeln!(
             out,
-            "\nno candidate left less unmet demand within the reference's CPUs, memory and stalls without flapping; the front above shows the trade-off"
+            "\nno candidate did better than the reference ({}) within what it holds fixed, without flapping; the front above shows the trade-off",
+            match args.objective {
+                crate::cli::TuneObjective::Cpu =>
+                    "less unmet demand at no more CPUs, memory or stalls",
+                crate::cli::TuneObjective::Memory =>
+                    "a smaller guest at no more stalls, CPUs or unmet demand",
+            }
         )?,
     }
     Ok(())

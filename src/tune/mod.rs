@@ -71,6 +71,8 @@ impl Workload {
 #[derive(Debug, Clone)]
 pub struct TuneOptions {
     pub budget: usize,
+    /// What to improve while holding the rest to the reference.
+    pub objective: score::Objective,
     pub seed: u64,
     pub threads: usize,
 }
@@ -120,13 +122,16 @@ pub fn tune(
     };
     // Only a candidate that does better than the reference within its
     // resources is recommended; when none does, nothing is.
-    let better = |s: &Score| s.usable() && s.within(&reference) && s.improves_on(&reference);
+    let objective = options.objective;
+    let better = |s: &Score| {
+        s.usable() && s.within(&reference, objective) && s.improves_on(&reference, objective)
+    };
     let recommended = (0..searched.candidates.len())
         .filter(|&i| better(&searched.candidates[i].1))
         .min_by(|&a, &b| {
             let (x, y) = (&searched.candidates[a].1, &searched.candidates[b].1);
-            x.preference()
-                .partial_cmp(&y.preference())
+            x.preference(objective)
+                .partial_cmp(&y.preference(objective))
                 .unwrap_or(std::cmp::Ordering::Equal)
         });
     Tuned {

@@ -86,40 +86,70 @@ impl Score {
         a.iter().zip(&b).all(|(x, y)| x <= y) && a.iter().zip(&b).any(|(x, y)| x < y)
     }
 
-    /// Uses no more CPUs, guest memory or stalls than `reference` (a
-    /// little slack for rounding).
-    pub fn within(&self, reference: &Score) -> bool {
-        self.avg_online_cpus <= reference.avg_online_cpus + 1e-9
-            && self.guest_to_working_set <= reference.guest_to_working_set + 1e-9
-            && self.direct_scan_stalls <= reference.direct_scan_stalls
+    /// Uses no more of what `objective` holds fixed than `reference` (a
+    /// little slack for rounding): for CPUs, no more CPUs, guest memory or
+    /// stalls; for memory, no more stalls, CPUs or unmet demand.
+    pub fn within(&self, reference: &Score, objective: Objective) -> bool {
+        let cpus = self.avg_online_cpus <= reference.avg_online_cpus + 1e-9;
+        let stalls = self.direct_scan_stalls <= reference.direct_scan_stalls;
+        match objective {
+            Objective::Cpu => {
+                cpus && stalls && self.guest_to_working_set <= reference.guest_to_working_set + 1e-9
+            }
+            Objective::Memory => {
+                cpus && stalls && self.unmet_cpu_seconds <= reference.unmet_cpu_seconds * 1.01 + 0.1
+            }
+        }
     }
 
-    /// Better than `reference` by more than noise: 1% (and a tenth of a
-    /// CPU-second) less unmet demand, or as little unmet demand with fewer
-    /// stalls, changes or CPUs.
-    pub fn improves_on(&self, reference: &Score) -> bool {
-        let (u, r) = (self.unmet_cpu_seconds, reference.unmet_cpu_seconds);
-        if u < r * 0.99 - 0.1 {
+    /// Better than `reference` in what `objective` improves by more than
+    /// noise: 1% less (unmet demand for CPUs, guest size for memory), or
+    /// as little with fewer stalls, changes or CPUs.
+    pub fn improves_on(&self, reference: &Score, objective: Objective) -> bool {
+        let (x, r) = match objective {
+            Objective::Cpu => (self.unmet_cpu_seconds, reference.unmet_cpu_seconds),
+            Objective::Memory => (self.guest_to_working_set, reference.guest_to_working_set),
+        };
+        let slack = if objective == Objective::Cpu {
+            0.1
+        } else {
+            0.001
+        };
+        if x < r * 0.99 - slack {
             return true;
         }
-        let same_unmet = u <= r * 1.01 + 0.1;
-        same_unmet
+        x <= r * 1.01 + slack
             && (self.direct_scan_stalls < reference.direct_scan_stalls
                 || self.instability() < reference.instability()
                 || self.avg_online_cpus < reference.avg_online_cpus - 0.01)
     }
 
     /// The order a recommendation is picked in among candidates within the
-    /// reference's resources: least unmet demand, then fewest stalls, then
+    /// reference's resources: the objective's measure, then stalls, then
     /// the steadiest, then the fewest CPUs.
-    pub fn preference(&self) -> (f64, u64, usize, f64) {
+    pub fn preference(&self, objective: Objective) -> (f64, u64, usize, f64) {
+        let first = match objective {
+            Objective::Cpu => self.unmet_cpu_seconds,
+            Objective::Memory => self.guest_to_working_set,
+        };
         (
-            self.unmet_cpu_seconds,
+            first,
             self.direct_scan_stalls,
             self.instability(),
             self.avg_online_cpus,
         )
     }
+}
+
+/// What a tune improves while holding the rest to the reference's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Objective {
+    /// Less unmet CPU demand at no more CPUs, memory or stalls.
+    #[default]
+    Cpu,
+    /// A smaller guest (more memory given back) at no more stalls, CPUs or
+    /// unmet demand.
+    Memory,
 }
 
 /// The indices of the usable scores no usable score dominates.
@@ -160,7 +190,39 @@ mod tests {
         let c = score(40.0, 3.0, false); // dominated by a
         let d = score(0.0, 1.0, true); // best, but flaps
         assert_eq!(pareto_front(&[&a, &b, &c, &d]), vec![0, 1]);
-        assert!(a.within(&c) && !a.within(&b));
+        assert!(a.within(&c, Objective::Cpu) && !a.within(&b, Objective::Cpu));
         assert!(!Score::refused("x".into()).usable());
+    }
+
+    #[test]
+    fn the_memory_objective_wants_a_smaller_guest_at_no_more_stalls_or_unmet_demand() {
+        let mut reference = score(10.0, 3.0, false);
+        reference.guest_to_working_set = 1.23;
+        reference.pool_changes = 247;
+        let mut smaller = reference.clone();
+        smaller.guest_to_working_set = 1.17;
+        smaller.pool_changes = 15;
+        assert!(smaller.within(&reference, Objective::Memory));
+        assert!(smaller.improves_on(&reference, Objective::Memory));
+        // Not by a CPU tune: the unmet demand did not go down.
+        assert!(
+            !smaller.improves_on(&reference, Objective::Cpu)
+                || smaller.instability() < reference.instability()
+        );
+        let mut stalls = smaller.clone();
+        stalls.direct_scan_stalls = 5;
+        assert!(!stalls.within(&reference, Objective::Memory), "more stalls");
+        let mut hungry = smaller.clone();
+        hungry.unmet_cpu_seconds = 20.0;
+        assert!(
+            !hungry.within(&reference, Objective::Memory),
+            "more unmet demand"
+        );
+        let mut noise = reference.clone();
+        noise.guest_to_working_set = 1.229;
+        assert!(
+            !noise.improves_on(&reference, Objective::Memory),
+            "within noise"
+        );
     }
 }
