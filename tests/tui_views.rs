@@ -765,3 +765,50 @@ fn a_click_on_a_cpu_row_selects_it_on_any_page_and_p_pins_its_busy_share() {
     a.update(KeyAction::Down);
     assert_eq!(a.selected_cpu, None);
 }
+
+#[test]
+fn t_tunes_the_simulated_rules_and_a_picked_point_opens_in_the_whatif() {
+    use crossterm::event::{KeyCode, KeyEvent};
+    let mut app = simulated_with(
+        "oscillating",
+        Some("examples/rules/oscillating-tight.conf"),
+        81,
+    );
+    app.update(KeyAction::Tune);
+    assert!(app.tune_shown);
+    if let Some(job) = app.tune.as_mut() {
+        job.wait();
+    }
+    let s = screen(&app, 80, 24);
+    assert!(s.contains("Tune: the front of 200 candidates"), "{s}");
+    assert!(s.contains("★ recommended"), "{s}");
+    both("tune_front", &app);
+    // Pick the recommended row and open it.
+    let rows = app.tune.as_ref().map(|j| j.front()).unwrap_or_default();
+    let at = rows
+        .iter()
+        .position(|r| r.recommended)
+        .expect("a recommendation");
+    for _ in 0..at {
+        app.tune_key(KeyEvent::from(KeyCode::Down));
+    }
+    app.tune_key(KeyEvent::from(KeyCode::Enter));
+    assert!(!app.tune_shown);
+    let editor = app.whatif.clone().expect("the what-if editor opened");
+    assert!(!editor.edits.is_empty(), "the tuned numbers are edits");
+    let result = editor.result.expect("and it ran");
+    assert!(result.closed_loop);
+    assert!(
+        result.reversals.1 < result.reversals.0,
+        "the tuned rules reverse less: {:?}",
+        result.reversals
+    );
+}
+
+#[test]
+fn t_without_a_simulator_says_why() {
+    let mut a = app(RECOMMENDED, SERIES, 6, Mode::Observe);
+    a.update(KeyAction::Tune);
+    assert!(a.tune.is_none());
+    assert!(screen(&a, 80, 24).contains("start plugtop with --sim"));
+}

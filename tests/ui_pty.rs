@@ -932,3 +932,34 @@ fn clicks_select_a_cpu_row_a_rule_and_a_tab() {
     s.wait_for("Flips: why the decisions changed");
     assert!(s.quit());
 }
+
+#[test]
+fn t_tunes_in_the_background_while_the_screen_stays_live() {
+    let mut s = Session::start(
+        &[
+            "--sim",
+            "examples/scenarios/oscillating.toml",
+            "-c",
+            "examples/rules/oscillating-tight.conf",
+            "--mode",
+            "auto",
+        ],
+        24,
+        80,
+    );
+    s.wait_for("#2 ");
+    s.press("T");
+    // Progress first (or, on a fast machine, the front at once).
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !s.screen().contains("candidates") {
+        assert!(Instant::now() < deadline, "no tune box:\n{}", s.screen());
+        if let Ok(bytes) = s.output.recv_timeout(Duration::from_millis(50)) {
+            s.take(&bytes);
+        }
+    }
+    s.wait_for("Tune: the front of 200 candidates");
+    s.wait_for("★ recommended");
+    s.press("\x1b");
+    s.wait_gone("Tune: the front");
+    assert!(s.quit());
+}

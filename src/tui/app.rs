@@ -214,6 +214,10 @@ pub struct App {
     /// The CPU row clicked last: highlighted, and `p` pins its busy share
     /// until the value cursor moves again.
     pub selected_cpu: Option<u32>,
+    /// A tune of the loaded rules (`T` on the simulator), and whether its
+    /// box is shown.
+    pub tune: Option<crate::tui::tuning::TuneJob>,
+    pub tune_shown: bool,
     /// `e` asks where to write the log: the path being typed.
     pub export_prompt: Option<LineInput>,
     /// What the machine offers, for loading edited rules.
@@ -270,6 +274,8 @@ impl App {
             log_filter: None,
             log_filter_editing: false,
             export_prompt: None,
+            tune: None,
+            tune_shown: false,
             selected_cpu: None,
             facts: None,
             kernel_lint: Vec::new(),
@@ -560,6 +566,7 @@ impl App {
                     self.view = *v;
                 }
             }
+            KeyAction::Tune => self.start_tune(),
             KeyAction::Export => {
                 let stamp = self
                     .frame()
@@ -769,6 +776,58 @@ impl App {
             _ => {}
         }
         self.log_scroll = 0;
+    }
+
+    /// `T`: starts tuning the loaded rules against the scenario (or shows
+    /// the tune already running or done).
+    fn start_tune(&mut self) {
+        let Some((scenario, old_kernel)) = &self.sim else {
+            self.show(Dialog::Message(
+                "tuning plays the rules on the simulated guest: start plugtop with --sim SCENARIO (or run `plugtop tune`)".into(),
+            ));
+            return;
+        };
+        if self.tune.is_none() {
+            self.tune = Some(crate::tui::tuning::TuneJob::start(
+                self.session.rules(),
+                self.session.file(),
+                scenario,
+                *old_kernel,
+            ));
+        }
+        self.tune_shown = true;
+    }
+
+    /// A key while the tune's box is shown: ↑↓ pick a point of the front,
+    /// Enter opens it in the what-if editor and runs it, Esc hides the box.
+    pub fn tune_key(&mut self, key: crossterm::event::KeyEvent) {
+        use crossterm::event::KeyCode;
+        let Some(job) = self.tune.as_mut() else {
+            self.tune_shown = false;
+            return;
+        };
+        match key.code {
+            KeyCode::Esc | KeyCode::Char('q') => self.tune_shown = false,
+            KeyCode::Up => job.cursor = job.cursor.saturating_sub(1),
+            KeyCode::Down => {
+                let rows = job.front().len();
+                job.cursor = (job.cursor + 1).min(rows.saturating_sub(1));
+            }
+            KeyCode::Enter if job.finished() => {
+                let rows = job.front();
+                let Some(row) = rows.get(job.cursor) else {
+                    return;
+                };
+                if let Some(editor) =
+                    job.editor(self.session.rules(), self.session.file(), row.index)
+                {
+                    self.whatif = Some(editor);
+                    self.tune_shown = false;
+                    self.run_whatif();
+                }
+            }
+            _ => {}
+        }
     }
 
     /// A key while `e` asks for the log's path: editing, Enter gives the

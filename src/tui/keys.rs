@@ -45,6 +45,8 @@ pub enum KeyAction {
     ShowView(u8),
     /// Repaint the whole screen (Ctrl-L), after another program wrote on it.
     Redraw,
+    /// Tune the loaded rules against the simulated scenario (`T`).
+    Tune,
 }
 
 /// One binding: the keys, what they do, and for the help where.
@@ -219,6 +221,12 @@ pub const BINDINGS: &[Binding] = &[
         keys: &[KeyCode::Char('w')],
         shown: "w",
         description: "what-if: try an edited rule",
+    },
+    Binding {
+        action: KeyAction::Tune,
+        keys: &[KeyCode::Char('T')],
+        shown: "T",
+        description: "tune the rules (--sim)",
     },
     Binding {
         action: KeyAction::Mouse,

@@ -14,5 +14,6 @@ pub mod log_export;
 pub mod run;
 pub mod screen;
 pub mod state_dir;
+pub mod tuning;
 pub mod view;
 pub mod whatif;

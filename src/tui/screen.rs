@@ -257,6 +257,14 @@ fn busy(terminal: &mut Term, shared: &Shared) -> std::io::Result<()> {
 fn key(app: &mut App, ev: Event) -> Option<Command> {
     if let Event::Key(k) = ev
         && k.kind != KeyEventKind::Release
+        && app.tune_shown
+        && app.whatif.is_none()
+    {
+        app.tune_key(k);
+        return None;
+    }
+    if let Event::Key(k) = ev
+        && k.kind != KeyEventKind::Release
         && app.export_prompt.is_some()
     {
         return app.export_key(k).map(Command::Export);

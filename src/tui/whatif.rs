@@ -75,7 +75,7 @@ impl Field {
     }
 
     /// The 1-based line that sets it (the last one counts), if any.
-    fn line(&self, rules: &RuleSet, file: &SourceFile) -> Option<usize> {
+    pub fn line(&self, rules: &RuleSet, file: &SourceFile) -> Option<usize> {
         match self {
             Field::Rule(k) => rules.rule(*k).map(|r| r.line),
             Field::Limit(i) => rules.setting_spans[*i].map(|s| file.line_of(s.start as usize)),

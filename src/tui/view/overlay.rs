@@ -255,6 +255,8 @@ fn timelines(
 pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {
     if let Some(editor) = &app.whatif {
         whatif(frame, area, app, editor, theme);
+    } else if let Some(job) = app.tune.as_ref().filter(|_| app.tune_shown) {
+        tune_box(frame, area, job, theme);
     }
     if app.help {
         help(frame, area, theme);
@@ -265,6 +267,78 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {
     } else {
         proposal(frame, area, app, theme);
     }
+}
+
+/// `T`: the tune's progress, then its front to pick from.
+fn tune_box(frame: &mut Frame<'_>, area: Rect, job: &crate::tui::tuning::TuneJob, theme: &Theme) {
+    let mut lines = Vec::new();
+    if !job.finished() {
+        let n = job.progress();
+        let filled = n * 40 / job.budget.max(1);
+        lines.push(Line::from(format!(
+            "[{}{}] {n}/{} candidates",
+            "#".repeat(filled),
+            "·".repeat(40 - filled),
+            job.budget
+        )));
+        lines.push(Line::styled(
+            "the screen stays live; Esc hides this box, T shows it again",
+            theme.dim(),
+        ));
+        sized_box(
+            frame,
+            area,
+            76,
+            "Tuning the loaded rules on the scenario",
+            lines,
+            theme,
+        );
+        return;
+    }
+    let rows = job.front();
+    lines.push(Line::styled(
+        "   unmet CPU-s  CPUs avg  guest/WS  stalls  changes  rev",
+        theme.dim(),
+    ));
+    // As many rows as fit, scrolled to keep the cursor in view.
+    let room = usize::from(area.height.saturating_sub(6)).max(1);
+    let first = job.cursor.saturating_sub(room.saturating_sub(1));
+    for (i, r) in rows.iter().enumerate().skip(first).take(room) {
+        let s = &r.score;
+        let text = format!(
+            "{} {:>11.1} {:>9.2} {:>9.2} {:>7} {:>8} {:>4}{}",
+            if r.index == 0 { "S" } else { " " },
+            s.unmet_cpu_seconds,
+            s.avg_online_cpus,
+            s.guest_to_working_set,
+            s.direct_scan_stalls,
+            s.cpu_changes + s.pool_changes,
+            s.reversals,
+            if r.recommended {
+                "  ★ recommended"
+            } else {
+                ""
+            }
+        );
+        let style = if i == job.cursor {
+            theme.selected()
+        } else {
+            theme.text()
+        };
+        lines.push(Line::styled(text, style));
+    }
+    lines.push(Line::styled(
+        "↑↓ pick · Enter: open in the what-if editor · Esc close",
+        theme.title(),
+    ));
+    sized_box(
+        frame,
+        area,
+        76,
+        &format!("Tune: the front of {} candidates", job.budget),
+        lines,
+        theme,
+    );
 }
 
 /// `e`: where to write the log, the default already typed.
