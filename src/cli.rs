@@ -260,7 +260,12 @@ pub struct SimArgs {
 #[derive(clap::Args)]
 pub struct TuneArgs {
     /// The workload: a scenario file (see examples/scenarios).
-    pub workload: PathBuf,
+    #[arg(required_unless_present = "replay", conflicts_with = "replay")]
+    pub workload: Option<PathBuf>,
+    /// The workload: a recording of your own guest (`plugtop record`), played
+    /// closed loop on the simulated guest (see docs/tune.md).
+    #[arg(long)]
+    pub replay: Option<PathBuf>,
     /// The rule file to tune.
     #[arg(short = 'c', long = "config")]
     pub config: PathBuf,

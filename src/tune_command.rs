@@ -20,7 +20,7 @@ const OTHER_SEEDS: u64 = 3;
 
 /// Carries out `plugtop tune`.
 pub fn run(args: TuneArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
-    let scenario = plugtop::sim::Scenario::load(&args.workload)?;
+    let (scenario, source_name, old_kernel) = workload_of(&args)?;
     let duration = match &args.duration {
         Some(d) => Some(
             plugtop::sim::scenario::seconds(d)
@@ -33,7 +33,7 @@ pub fn run(args: TuneArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
     };
     let workload = Workload {
         scenario,
-        old_kernel: args.old_kernel,
+        old_kernel,
         duration,
     };
     let facts = workload.facts();
@@ -100,6 +100,7 @@ pub fn run(args: TuneArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
         CheckFormat::Text => text(
             out,
             &args,
+            &source_name,
             &file,
             &tuned,
             recommended_text.as_deref(),
@@ -116,6 +117,40 @@ pub fn run(args: TuneArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
     } else {
         Status::Failed
     })
+}
+
+/// The scenario to play: the file given, or the recording turned into
+/// one (said on stderr, with how much of its demand was censored); its
+/// name; and whether the guest has the old kernel's vmstat names.
+fn workload_of(args: &TuneArgs) -> anyhow::Result<(plugtop::sim::Scenario, String, bool)> {
+    if let Some(path) = &args.replay {
+        let (scenario, c) = plugtop::tune::recorded::scenario(path)?;
+        let mut source = plugtop::kernel::recording::RecordingSource::open(path)?;
+        let names = plugtop::kernel::Source::facts(&mut source)
+            .vmstat_names
+            .unwrap_or_default();
+        let old = args.old_kernel
+            || names
+                .iter()
+                .any(|n| n.ends_with("_dma") || n.ends_with("_normal"));
+        eprintln!(
+            "plugtop: {} as a workload: {} intervals; every online CPU was busy in {} (demand censored there: the runnable tasks raised {} of them; see docs/tune.md)",
+            path.display(),
+            c.intervals,
+            c.censored,
+            c.raised
+        );
+        return Ok((scenario, path.display().to_string(), old));
+    }
+    let path = args
+        .workload
+        .as_ref()
+        .context("give a scenario file or --replay FILE")?;
+    Ok((
+        plugtop::sim::Scenario::load(path)?,
+        path.display().to_string(),
+        args.old_kernel,
+    ))
 }
 
 /// Applies one `--knob NAME=LO..HI` (or `NAME=VALUE` to pin).
@@ -214,6 +249,7 @@ fn other_seeds(
 fn text(
     out: &mut dyn Write,
     args: &TuneArgs,
+    source_name: &str,
     file: &SourceFile,
     tuned: &Tuned,
     recommended: Option<&[u8]>,
@@ -223,9 +259,8 @@ fn text(
     write!(out, "{}", report::knobs_text(&tuned.knobs))?;
     writeln!(
         out,
-        "\n{} candidates on {} (seed {}):",
+        "\n{} candidates on {source_name} (seed {}):",
         tuned.candidates.len(),
-        args.workload.display(),
         args.seed
     )?;
     let against = args.against.as_ref().map(|p| p.display().to_string());

@@ -112,3 +112,58 @@ fn json_lists_the_knobs_the_front_and_the_recommendation() {
     );
     assert_eq!(v["other_seeds"].as_array().map(Vec::len), Some(6));
 }
+
+/// The run of `rules` on a scenario and on the recording of that run
+/// turned back into a workload: (original, replayed) as JSON scores.
+fn round_trip(scenario: &str, rules: &str) -> (serde_json::Value, serde_json::Value) {
+    let dir = tempdir();
+    let rec = dir.path().join("run.rec").display().to_string();
+    let o = plugtop(&[
+        "sim",
+        scenario,
+        "-c",
+        rules,
+        "--fast",
+        "--record",
+        &rec,
+        "--report",
+        "--report-format",
+        "json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let original: serde_json::Value = serde_json::from_slice(&o.stdout).expect("the report");
+    let o = plugtop(&[
+        "tune", "--replay", &rec, "-c", rules, "--budget", "1", "--format", "json",
+    ]);
+    assert!(
+        stderr(&o).contains("as a workload: 750 intervals"),
+        "{}",
+        stderr(&o)
+    );
+    let tuned: serde_json::Value = serde_json::from_slice(&o.stdout).expect("the tune");
+    (original, tuned["start"].clone())
+}
+
+#[test]
+fn a_recording_turned_back_into_a_workload_runs_as_the_original_did() {
+    let (a, b) = round_trip(
+        "examples/scenarios/daytrader.toml",
+        "examples/rules/recommended-modern.conf",
+    );
+    let close = |key: &str, tolerance: f64| {
+        let (x, y) = (
+            a[key].as_f64().unwrap_or(f64::NAN),
+            b[key].as_f64().unwrap_or(f64::NAN),
+        );
+        assert!(
+            (x - y).abs() <= tolerance * x.abs().max(1e-9),
+            "{key}: {x} then {y}"
+        );
+    };
+    close("avg_online_cpus", 0.02);
+    close("guest_to_working_set", 0.03);
+    close("throughput_ratio", 0.01);
+    close("unmet_cpu_seconds", 0.06);
+    let stalls = |v: &serde_json::Value| v["direct_scan_stalls"].as_f64().unwrap_or(0.0);
+    assert!((stalls(&a) - stalls(&b)).abs() <= 2.0, "{a} {b}");
+}

@@ -242,6 +242,9 @@ impl Guest {
     }
 
     fn jitter(&mut self) -> f64 {
+        if !self.scenario.jitter {
+            return 1.0;
+        }
         // xorshift64*: small, deterministic noise in [0.97, 1.03).
         self.rng ^= self.rng >> 12;
         self.rng ^= self.rng << 25;

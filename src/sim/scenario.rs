@@ -71,6 +71,10 @@ pub struct Scenario {
     /// Seed for the small jitter the model adds.
     #[serde(default)]
     pub seed: u64,
+    /// Demand varies ±3% from step to step (off for a recorded workload,
+    /// whose demand already varies as it did).
+    #[serde(default = "yes")]
+    pub jitter: bool,
     /// The workload; none is an idle guest.
     #[serde(default)]
     pub phases: Vec<Phase>,
@@ -78,6 +82,10 @@ pub struct Scenario {
     /// phase at a moment is found by binary search, not by parsing.
     #[serde(skip)]
     starts: Vec<f64>,
+}
+
+fn yes() -> bool {
+    true
 }
 
 fn one_cpu() -> u32 {
@@ -204,8 +212,42 @@ impl Scenario {
 
     /// Parses scenario text; `name` is used in messages.
     pub fn parse(name: &str, text: &str) -> Result<Scenario, ScenarioError> {
-        let mut s: Scenario =
+        let s: Scenario =
             toml::from_str(text).map_err(|e| ScenarioError::Parse(name.into(), e.to_string()))?;
+        Scenario::checked(name, s)
+    }
+
+    /// A scenario made in code (a recording turned into a workload), checked
+    /// as a file's would be.
+    #[allow(clippy::too_many_arguments)]
+    pub fn from_parts(
+        name: &str,
+        cpus: u32,
+        online: u32,
+        memory_mib: f64,
+        contention: f64,
+        duration: String,
+        jitter: bool,
+        phases: Vec<Phase>,
+    ) -> Result<Scenario, ScenarioError> {
+        let s = Scenario {
+            name: name.to_string(),
+            description: String::new(),
+            cpus,
+            online,
+            memory_mib,
+            contention,
+            duration,
+            seed: 1,
+            jitter,
+            phases,
+            starts: Vec::new(),
+        };
+        Scenario::checked(name, s)
+    }
+
+    /// The checks every scenario passes, and the phases' starts in seconds.
+    fn checked(name: &str, mut s: Scenario) -> Result<Scenario, ScenarioError> {
         let bad = |what: String| Err(ScenarioError::Parse(name.into(), what));
         if s.cpus == 0 || s.online == 0 || s.online > s.cpus {
             return bad(format!(

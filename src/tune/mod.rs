@@ -7,6 +7,7 @@
 //! tune key, and the faster evaluation.
 
 pub mod knobs;
+pub mod recorded;
 pub mod report;
 pub mod score;
 pub mod search;

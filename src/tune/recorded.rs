@@ -1,0 +1,196 @@
+//! A recording of the user's own guest turned into a workload the
+//! simulator plays closed loop: one phase per recorded interval, its CPU
+//! demand from the busy ticks and its memory from meminfo, so a guest's
+//! real day can be tuned against. The approximations are in
+//! `docs/tune.md`:
+//!
+//! * demand = the busy share (user, nice, system, irq, softirq, steal) of
+//!   the interval × the CPUs online; when every online CPU was busy the
+//!   real demand may have been higher (it is censored): the runnable tasks
+//!   of /proc/loadavg times the CPU a task used in the last interval that
+//!   had idle time stand in for it, when that is more;
+//! * the working set = anonymous memory (MemTotal − MemFree − Cached − the
+//!   CMM pool) plus swap in use; shared memory = Shmem; page-ins from
+//!   vmstat's pgpgin;
+//! * steal over the whole recording becomes the scenario's contention.
+
+use std::path::Path;
+
+use crate::kernel::Source;
+use crate::kernel::deltas::tick_delta;
+use crate::kernel::recording::RecordingSource;
+use crate::sim::Scenario;
+use crate::sim::scenario::Phase;
+
+/// KiB in one CMM page.
+const PAGE_KIB: f64 = 4.0;
+
+/// How much of the recording had censored demand.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Censoring {
+    /// Intervals in all.
+    pub intervals: usize,
+    /// Intervals with every online CPU busy.
+    pub censored: usize,
+    /// Of those, how many the runnable tasks raised.
+    pub raised: usize,
+}
+
+/// Why a recording cannot be a workload.
+#[derive(Debug, thiserror::Error)]
+pub enum WorkloadError {
+    #[error(transparent)]
+    Recording(#[from] crate::kernel::recording::RecordingError),
+    #[error("{0}")]
+    Unusable(String),
+}
+
+/// One recorded interval's phase.
+struct Interval {
+    start: f64,
+    demand: f64,
+    system: f64,
+    nice: f64,
+    iowait: f64,
+    working_set_mib: f64,
+    shared_mib: f64,
+    io_mib_per_s: f64,
+}
+
+/// The recording at `path` as a scenario (named after the file), and how
+/// much of its demand was censored.
+pub fn scenario(path: &Path) -> Result<(Scenario, Censoring), WorkloadError> {
+    let mut source = RecordingSource::open(path)?;
+    let mut previous = None;
+    let mut phases = Vec::new();
+    let mut censoring = Censoring {
+        intervals: 0,
+        censored: 0,
+        raised: 0,
+    };
+    let (mut busy_all, mut steal_all) = (0.0, 0.0);
+    let mut first = None;
+    let mut cpus = 0u32;
+    let mut memory_kib = 0.0f64;
+    // CPU each runnable task used, from the last interval with idle time.
+    let mut per_task = 1.0f64;
+    while let Some(sample) = source.next_sample() {
+        let Ok(s) = sample else { continue };
+        cpus = cpus.max(u32::try_from(s.present.count).unwrap_or(0));
+        memory_kib = memory_kib.max(s.meminfo.get("MemTotal").unwrap_or(0.0));
+        let t0 = *first.get_or_insert((s.stamp.seconds(), s.online.count));
+        if let Some(p) = previous.replace(s.clone()) {
+            let p: crate::kernel::Sample = p;
+            let Some(d) = tick_delta(&s.ticks, &p.ticks) else {
+                continue;
+            };
+            let total = d.total().max(1) as f64;
+            // The CPUs online during the interval: the reading before it may
+            // have plugged or unplugged one right after it was taken.
+            let online = f64::from(s.online.count.max(1));
+            let work = (d.user + d.nice + d.system + d.irq + d.softirq) as f64;
+            let busy = (work + d.steal as f64) / total * online;
+            busy_all += work;
+            steal_all += d.steal as f64;
+            censoring.intervals += 1;
+            let mut demand = busy;
+            if (d.idle + d.iowait) as f64 / total < 0.02 {
+                censoring.censored += 1;
+                // The runnable tasks, at the CPU each took when none
+                // waited for one.
+                let estimate = s.runnable * per_task;
+                if estimate > demand {
+                    demand = estimate;
+                    censoring.raised += 1;
+                }
+            } else if s.runnable >= 0.5 {
+                per_task = (busy / s.runnable).clamp(0.05, 1.0);
+            }
+            let mem = |name: &str| s.meminfo.get(name).unwrap_or(0.0);
+            let pool_kib = s.cmm_pages.unwrap_or(0) as f64 * PAGE_KIB;
+            let anon = (mem("MemTotal") - mem("MemFree") - mem("Cached") - pool_kib).max(0.0);
+            let swapped = (mem("SwapTotal") - mem("SwapFree")).max(0.0);
+            let seconds = (s.stamp.seconds() - p.stamp.seconds()).max(1e-3);
+            let pgpgin =
+                s.vmstat.get("pgpgin").unwrap_or(0.0) - p.vmstat.get("pgpgin").unwrap_or(0.0);
+            phases.push(Interval {
+                start: p.stamp.seconds() - t0.0,
+                demand,
+                system: d.system as f64 / work.max(1.0),
+                nice: d.nice as f64 / work.max(1.0),
+                iowait: d.iowait as f64 / (d.idle + d.iowait).max(1) as f64,
+                working_set_mib: (anon + swapped) / 1024.0,
+                shared_mib: mem("Shmem") / 1024.0,
+                io_mib_per_s: (pgpgin / 1024.0 / seconds).max(0.0),
+            });
+        }
+    }
+    let (Some((t0, online)), Some(last)) = (first, previous) else {
+        return Err(WorkloadError::Unusable(
+            "the recording holds no reading".into(),
+        ));
+    };
+    if phases.is_empty() {
+        return Err(WorkloadError::Unusable(
+            "the recording holds fewer than two readings".into(),
+        ));
+    }
+    let duration = last.stamp.seconds() - t0;
+    let contention = steal_all / (busy_all + steal_all).max(1.0);
+    let name = path
+        .file_stem()
+        .map_or("recording".into(), |n| n.to_string_lossy().into_owned());
+    let online = u32::try_from(online).unwrap_or(1);
+    let scenario = Scenario::from_parts(
+        &name,
+        cpus.max(1),
+        online.clamp(1, cpus.max(1)),
+        (memory_kib / 1024.0).clamp(256.0, 16.0 * 1024.0 * 1024.0),
+        contention.clamp(0.0, 0.95),
+        format!("{:.3}", duration.max(1.0)),
+        false,
+        merged(&phases),
+    )
+    .map_err(|e| WorkloadError::Unusable(e.to_string()))?;
+    Ok((scenario, censoring))
+}
+
+/// Two intervals the model could not tell apart.
+fn same(a: &Interval, b: &Interval) -> bool {
+    (a.demand - b.demand).abs() < 0.005
+        && (a.system - b.system).abs() < 0.005
+        && (a.nice - b.nice).abs() < 0.005
+        && (a.iowait - b.iowait).abs() < 0.005
+        && (a.working_set_mib - b.working_set_mib).abs() < 0.5
+        && (a.shared_mib - b.shared_mib).abs() < 0.5
+        && (a.io_mib_per_s - b.io_mib_per_s).abs() < 0.01
+}
+
+/// The phases: starts that grow (a clock step back is merged into the
+/// phase before), and a quiet stretch as one phase (the model holds a
+/// phase until the next), so a long recording stays small.
+fn merged(phases: &[Interval]) -> Vec<Phase> {
+    let mut out: Vec<Phase> = Vec::new();
+    let mut last: Option<&Interval> = None;
+    for p in phases {
+        if last.is_some_and(|w| p.start <= w.start || same(w, p)) {
+            continue;
+        }
+        last = Some(p);
+        let system = p.system.clamp(0.0, 1.0);
+        out.push(Phase {
+            name: String::new(),
+            start: format!("{:.3}", p.start),
+            threads: p.demand.max(0.0),
+            cpu_per_thread: 1.0,
+            system_share: system,
+            nice_share: p.nice.clamp(0.0, 1.0 - system),
+            io_mib_per_s: p.io_mib_per_s,
+            iowait_share: p.iowait.clamp(0.0, 1.0),
+            working_set_mib: p.working_set_mib,
+            shared_mib: p.shared_mib,
+            pulse_period_s: 0.0,
+        });
+    }
+    out
+}
