@@ -94,7 +94,8 @@ pub fn run(args: TuneArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
         finished.store(true, Ordering::Relaxed);
         t
     });
-    let seeds = other_seeds(&tuned, &file, &workload, reference.as_ref());
+    let held = held_out(&args, &workload)?;
+    let seeds = held_out_rows(&tuned, &file, &held, reference.as_ref());
     let recommended_text = tuned.recommended.map(|i| rewritten(&file, &tuned, i));
     match args.format {
         CheckFormat::Text => text(
@@ -125,6 +126,7 @@ pub fn run(args: TuneArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
 fn workload_of(args: &TuneArgs) -> anyhow::Result<(plugtop::sim::Scenario, String, bool)> {
     if let Some(path) = &args.replay {
         let (scenario, c) = plugtop::tune::recorded::scenario(path)?;
+        // Tuned on the first half; the second is held out (held_out()).
         let mut source = plugtop::kernel::recording::RecordingSource::open(path)?;
         let names = plugtop::kernel::Source::facts(&mut source)
             .vmstat_names
@@ -140,7 +142,8 @@ fn workload_of(args: &TuneArgs) -> anyhow::Result<(plugtop::sim::Scenario, Strin
             c.censored,
             c.raised
         );
-        return Ok((scenario, path.display().to_string(), old));
+        let (first, _) = plugtop::tune::recorded::halves(&scenario)?;
+        return Ok((first, format!("{} (first half)", path.display()), old));
     }
     let path = args
         .workload
@@ -218,13 +221,32 @@ fn rewritten(file: &SourceFile, tuned: &Tuned, i: usize) -> Vec<u8> {
     knobs::rewrite(file, &changes)
 }
 
-/// The start, the reference and the recommendation on other seeds.
-fn other_seeds(
+/// What the recommendation is checked on besides what it was tuned on:
+/// the second half of a recording, or other seeds of a scenario.
+fn held_out(args: &TuneArgs, workload: &Workload) -> anyhow::Result<Vec<(String, Workload)>> {
+    if let Some(path) = &args.replay {
+        let (scenario, _) = plugtop::tune::recorded::scenario(path)?;
+        let (_, second) = plugtop::tune::recorded::halves(&scenario)?;
+        let w = Workload {
+            scenario: second,
+            ..workload.clone()
+        };
+        return Ok(vec![("2nd half".into(), w)]);
+    }
+    let base = workload.scenario.seed;
+    Ok((base + 1..=base + OTHER_SEEDS)
+        .map(|seed| (format!("s{seed}"), workload.with_seed(seed)))
+        .collect())
+}
+
+/// The start, the reference and the recommendation on the held-out
+/// workloads.
+fn held_out_rows(
     tuned: &Tuned,
     file: &SourceFile,
-    workload: &Workload,
+    held: &[(String, Workload)],
     reference: Option<&SourceFile>,
-) -> Vec<(String, u64, plugtop::tune::score::Score)> {
+) -> Vec<(String, String, plugtop::tune::score::Score)> {
     let Some(i) = tuned.recommended else {
         return Vec::new();
     };
@@ -234,13 +256,11 @@ fn other_seeds(
         files.push(("reference", r.clone()));
     }
     files.push(("recommended", recommended));
-    let base = workload.scenario.seed;
     let mut rows = Vec::new();
-    for seed in base + 1..=base + OTHER_SEEDS {
-        let w = workload.with_seed(seed);
+    for (label, w) in held {
         let facts = w.facts();
-        for (label, f) in &files {
-            rows.push((label.to_string(), seed, w.score(f, &facts)));
+        for (name, f) in &files {
+            rows.push((name.to_string(), label.clone(), w.score(f, &facts)));
         }
     }
     rows
@@ -253,7 +273,7 @@ fn text(
     file: &SourceFile,
     tuned: &Tuned,
     recommended: Option<&[u8]>,
-    seeds: &[(String, u64, plugtop::tune::score::Score)],
+    seeds: &[(String, String, plugtop::tune::score::Score)],
 ) -> anyhow::Result<()> {
     writeln!(out, "knobs of {}:", file.name())?;
     write!(out, "{}", report::knobs_text(&tuned.knobs))?;
@@ -273,7 +293,10 @@ fn text(
                 "{}",
                 report::diff(file.name(), file.bytes(), "recommended", bytes)
             )?;
-            writeln!(out, "\non other seeds of the scenario (not tuned on):")?;
+            writeln!(
+                out,
+                "\non what it was not tuned on (other seeds, or a recording's second half):"
+            )?;
             write!(out, "{}", report::seeds_table(seeds))?;
         }
         None => writeln!(
@@ -295,7 +318,7 @@ fn json(
     file: &SourceFile,
     tuned: &Tuned,
     recommended: Option<&[u8]>,
-    seeds: &[(String, u64, plugtop::tune::score::Score)],
+    seeds: &[(String, String, plugtop::tune::score::Score)],
 ) -> anyhow::Result<()> {
     let scores: Vec<&plugtop::tune::score::Score> = tuned.candidates.iter().map(|c| &c.1).collect();
     let front = plugtop::tune::score::pareto_front(&scores);
@@ -319,7 +342,7 @@ fn json(
         "front": front.iter().map(|&i| candidate(i)).collect::<Vec<_>>(),
         "recommended": tuned.recommended.map(candidate),
         "recommended_diff": recommended.map(|b| report::diff(file.name(), file.bytes(), "recommended", b)),
-        "other_seeds": seeds.iter().map(|(l, s, sc)| serde_json::json!({"file": l, "seed": s, "score": sc})).collect::<Vec<_>>(),
+        "held_out": seeds.iter().map(|(l, s, sc)| serde_json::json!({"file": l, "workload": s, "score": sc})).collect::<Vec<_>>(),
     });
     writeln!(out, "{v}")?;
     Ok(())

@@ -194,3 +194,81 @@ fn merged(phases: &[Interval]) -> Vec<Phase> {
     }
     out
 }
+
+/// A recorded workload cut in two at half its duration: the first half
+/// to tune on, the second to check the recommendation on (what it was not
+/// tuned on).
+pub fn halves(s: &Scenario) -> Result<(Scenario, Scenario), WorkloadError> {
+    let total = crate::sim::scenario::seconds(&s.duration).unwrap_or(0.0);
+    let half = total / 2.0;
+    let start = |p: &Phase| crate::sim::scenario::seconds(&p.start).unwrap_or(0.0);
+    let first: Vec<Phase> = s
+        .phases
+        .iter()
+        .filter(|p| start(p) < half)
+        .cloned()
+        .collect();
+    // The second half starts in the phase that was running at its start.
+    let mut second: Vec<Phase> = Vec::new();
+    if let Some(running) = first.last() {
+        second.push(Phase {
+            start: "0".into(),
+            ..running.clone()
+        });
+    }
+    for p in s.phases.iter().filter(|p| start(p) >= half) {
+        let at = start(p) - half;
+        if at <= 0.0 {
+            second.clear();
+        }
+        second.push(Phase {
+            start: format!("{at:.3}"),
+            ..p.clone()
+        });
+    }
+    let make = |suffix: &str, phases: Vec<Phase>| {
+        Scenario::from_parts(
+            &format!("{} ({suffix})", s.name),
+            s.cpus,
+            s.online,
+            s.memory_mib,
+            s.contention,
+            format!("{half:.3}"),
+            s.jitter,
+            phases,
+        )
+        .map_err(|e| WorkloadError::Unusable(e.to_string()))
+    };
+    Ok((make("first half", first)?, make("second half", second)?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn halves_split_at_half_the_duration_and_the_second_starts_in_the_running_phase() {
+        let text = "name = \"x\"\ncpus = 4\nmemory_mib = 1024\nduration = \"100\"\n\
+            [[phases]]\nstart = \"0\"\nthreads = 1\n\
+            [[phases]]\nstart = \"30\"\nthreads = 2\n\
+            [[phases]]\nstart = \"70\"\nthreads = 3\n";
+        let s = Scenario::parse("x", text).unwrap_or_else(|e| panic!("{e}"));
+        let (a, b) = halves(&s).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(a.duration, "50.000");
+        assert_eq!(b.duration, "50.000");
+        let threads = |s: &Scenario| {
+            s.phases
+                .iter()
+                .map(|p| (p.start.clone(), p.threads))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            threads(&a),
+            [("0".to_string(), 1.0), ("30".to_string(), 2.0)]
+        );
+        assert_eq!(
+            threads(&b),
+            [("0".to_string(), 2.0), ("20.000".to_string(), 3.0)]
+        );
+    }
+}

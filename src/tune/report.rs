@@ -171,12 +171,13 @@ pub fn diff(old_name: &str, old: &[u8], new_name: &str, new: &[u8]) -> String {
     out
 }
 
-/// The recommendation on other seeds, beside the training seed's scores.
-pub fn seeds_table(rows: &[(String, u64, Score)]) -> String {
+/// The start, the reference and the recommendation on what they were not
+/// tuned on (other seeds, or a recording's second half).
+pub fn seeds_table(rows: &[(String, String, Score)]) -> String {
     let mut out = String::new();
     header(&mut out);
-    for (label, seed, s) in rows {
-        row(&mut out, &format!("{label} s{seed}"), s);
+    for (label, workload, s) in rows {
+        row(&mut out, &format!("{label} {workload}"), s);
     }
     out
 }
