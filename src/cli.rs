@@ -298,6 +298,10 @@ pub struct TuneArgs {
     /// Threads evaluating candidates (default: the cores).
     #[arg(long)]
     pub threads: Option<usize>,
+    /// With --replay: tune on the whole recording instead of its first half
+    /// (nothing is held out to check the recommendation on).
+    #[arg(long, requires = "replay")]
+    pub whole: bool,
     /// What to improve: cpu (less unmet demand at no more CPUs, memory or
     /// stalls) or memory (a smaller guest at no more stalls, CPUs or unmet demand).
     #[arg(long, value_enum, default_value_t = TuneObjective::Cpu)]

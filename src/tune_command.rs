@@ -142,6 +142,9 @@ fn workload_of(args: &TuneArgs) -> anyhow::Result<(plugtop::sim::Scenario, Strin
             c.censored,
             c.raised
         );
+        if args.whole {
+            return Ok((scenario, path.display().to_string(), old));
+        }
         let (first, _) = plugtop::tune::recorded::halves(&scenario)?;
         return Ok((first, format!("{} (first half)", path.display()), old));
     }
@@ -225,6 +228,9 @@ fn rewritten(file: &SourceFile, tuned: &Tuned, i: usize) -> Vec<u8> {
 /// the second half of a recording, or other seeds of a scenario.
 fn held_out(args: &TuneArgs, workload: &Workload) -> anyhow::Result<Vec<(String, Workload)>> {
     if let Some(path) = &args.replay {
+        if args.whole {
+            return Ok(Vec::new());
+        }
         let (scenario, _) = plugtop::tune::recorded::scenario(path)?;
         let (_, second) = plugtop::tune::recorded::halves(&scenario)?;
         let w = Workload {

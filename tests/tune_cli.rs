@@ -133,7 +133,7 @@ fn round_trip(scenario: &str, rules: &str) -> (serde_json::Value, serde_json::Va
     assert!(o.status.success(), "{}", stderr(&o));
     let original: serde_json::Value = serde_json::from_slice(&o.stdout).expect("the report");
     let o = plugtop(&[
-        "tune", "--replay", &rec, "-c", rules, "--budget", "1", "--format", "json",
+        "tune", "--replay", &rec, "--whole", "-c", rules, "--budget", "1", "--format", "json",
     ]);
     assert!(
         stderr(&o).contains("as a workload: 750 intervals"),
