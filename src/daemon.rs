@@ -413,6 +413,9 @@ pub fn run_with(
         lpar_check(&options.root, &mut rules, log)?;
     }
     let rules = Arc::new(rules);
+    // Before the lock and the journal: an address that is taken refuses
+    // the start with nothing to undo.
+    let exposure = Exposure::start(options, &file, log)?;
     let mode = options.mode;
     let acting = mode != Mode::Observe;
     let mut lock: Option<GuestLock> = None;
@@ -452,7 +455,6 @@ pub fn run_with(
     if options.verbose {
         log.info(&stamped(table::columns().trim_end()));
     }
-    let exposure = Exposure::start(options, &file, log)?;
     if let Some(started) = options.on_started {
         started();
     }

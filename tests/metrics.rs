@@ -365,3 +365,37 @@ fn a_hostile_identity_cannot_break_or_bloat_the_exposition() {
     let om = metrics.openmetrics();
     assert!(om.contains(r#"host="h\"o\\st\nname""#), "{om}");
 }
+
+#[test]
+fn a_taken_metrics_address_refuses_the_start_with_nothing_left_behind() {
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").expect("a port");
+    let addr = taken.local_addr().expect("its address").to_string();
+    let root = common::FakeRoot::guest(2);
+    let rules = root.path().join("rules.conf");
+    std::fs::write(
+        &rules,
+        "UPDATE=\"1\"\nCPU_MIN=\"1\"\nCPU_MAX=\"0\"\nHOTPLUG=\"0\"\nHOTUNPLUG=\"0\"\n",
+    )
+    .expect("rules");
+    let o = common::plugtop(&[
+        "run",
+        "-f",
+        "-c",
+        &rules.display().to_string(),
+        "--root",
+        &root.path().display().to_string(),
+        "--metrics-listen",
+        &addr,
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "a start-up refusal, as cpuplugd's: {err}"
+    );
+    assert!(err.contains(&format!("cannot listen on {addr}")), "{err}");
+    assert!(
+        !root.path().join("run/plugtop/state").exists(),
+        "no journal is left"
+    );
+}
