@@ -87,7 +87,12 @@ pub fn table(t: &Tuned, against: Option<&str>) -> String {
     header(&mut out);
     row(&mut out, "start", &t.candidates[0].1);
     if let Some(name) = against {
-        let label: String = format!("ref {}", short(name)).chars().take(18).collect();
+        let full = format!("ref {}", short(name));
+        let label: String = if full.chars().count() > 18 {
+            full.chars().take(17).chain(['…']).collect()
+        } else {
+            full
+        };
         row(&mut out, &label, &t.reference);
     }
     let scores: Vec<&Score> = t.candidates.iter().map(|c| &c.1).collect();
