@@ -273,9 +273,9 @@ pub struct TuneArgs {
     /// recommendation uses no more CPUs, memory or stalls than it.
     #[arg(long)]
     pub against: Option<PathBuf>,
-    /// Candidates to evaluate.
-    #[arg(long, default_value_t = 400)]
-    pub budget: usize,
+    /// Candidates to evaluate (1 to 100000).
+    #[arg(long, default_value_t = 400, value_parser = clap::value_parser!(u64).range(1..=100_000))]
+    pub budget: u64,
     /// Seed of the search (the scenario keeps its own).
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
@@ -295,9 +295,9 @@ pub struct TuneArgs {
     /// How long each run lasts: 1h, 15m, 90s, 12:00 (default: the scenario's duration).
     #[arg(long)]
     pub duration: Option<String>,
-    /// Threads evaluating candidates (default: the cores).
-    #[arg(long)]
-    pub threads: Option<usize>,
+    /// Threads evaluating candidates (default: the cores; 1 to 256).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=256))]
+    pub threads: Option<u64>,
     /// With --replay: tune on the whole recording instead of its first half
     /// (nothing is held out to check the recommendation on).
     #[arg(long, requires = "replay")]

@@ -65,15 +65,16 @@ pub fn run(args: TuneArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
     if found.is_empty() {
         anyhow::bail!("{} has no numbers to tune", args.config.display());
     }
-    let threads = args
-        .threads
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let threads = args.threads.map_or_else(
+        || std::thread::available_parallelism().map_or(1, |n| n.get()),
+        |t| t as usize,
+    );
     let options = TuneOptions {
         objective: match args.objective {
             crate::cli::TuneObjective::Cpu => plugtop::tune::score::Objective::Cpu,
             crate::cli::TuneObjective::Memory => plugtop::tune::score::Objective::Memory,
         },
-        budget: args.budget,
+        budget: args.budget as usize,
         seed: args.seed,
         threads,
     };
@@ -81,7 +82,7 @@ pub fn run(args: TuneArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
     let finished = std::sync::atomic::AtomicBool::new(false);
     let tuned = std::thread::scope(|scope| {
         if std::io::stderr().is_terminal() {
-            scope.spawn(|| progress(&done, args.budget, &finished));
+            scope.spawn(|| progress(&done, args.budget as usize, &finished));
         }
         let t = plugtop::tune::tune(
             &file,
