@@ -977,6 +977,9 @@ impl App {
     /// Takes new rules (a reload): the history is kept, so decisions go
     /// on at once, and the new limits apply as cpuplugd applies them.
     pub fn reload(&mut self, rules: Arc<RuleSet>, file: SourceFile) {
+        // A tune of the old rules says nothing of the new ones.
+        self.tune = None;
+        self.tune_shown = false;
         let events = match self.actuator.as_mut() {
             Some(a) => self.session.reload(rules, file, a.as_mut()),
             None => self.session.reload(rules, file, &mut NoWrites),
