@@ -303,7 +303,8 @@ pub struct TuneArgs {
     #[arg(long, requires = "replay")]
     pub whole: bool,
     /// What to improve: cpu (less unmet demand at no more CPUs, memory or
-    /// stalls) or memory (a smaller guest at no more stalls, CPUs or unmet demand).
+    /// stalls) or memory (a smaller guest at no more stalls, CPUs or unmet
+    /// demand, and no less throughput).
     #[arg(long, value_enum, default_value_t = TuneObjective::Cpu)]
     pub objective: TuneObjective,
 }

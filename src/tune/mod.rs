@@ -114,6 +114,7 @@ pub fn tune(
         options.budget.max(1),
         options.seed,
         options.threads.max(1),
+        options.objective,
         &evaluate,
         done,
     );

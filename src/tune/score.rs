@@ -88,7 +88,8 @@ impl Score {
 
     /// Uses no more of what `objective` holds fixed than `reference` (a
     /// little slack for rounding): for CPUs, no more CPUs, guest memory or
-    /// stalls; for memory, no more stalls, CPUs or unmet demand.
+    /// stalls; for memory, no more stalls, CPUs or unmet demand, and no
+    /// less throughput.
     pub fn within(&self, reference: &Score, objective: Objective) -> bool {
         let cpus = self.avg_online_cpus <= reference.avg_online_cpus + 1e-9;
         let stalls = self.direct_scan_stalls <= reference.direct_scan_stalls;
@@ -96,8 +97,12 @@ impl Score {
             Objective::Cpu => {
                 cpus && stalls && self.guest_to_working_set <= reference.guest_to_working_set + 1e-9
             }
+            // Stalls count steps; throughput also weighs how long they
+            // were, so a smaller guest may not cost work either.
             Objective::Memory => {
-                cpus && stalls && self.unmet_cpu_seconds <= reference.unmet_cpu_seconds * 1.01 + 0.1
+                cpus && stalls
+                    && self.unmet_cpu_seconds <= reference.unmet_cpu_seconds * 1.01 + 0.1
+                    && self.throughput_ratio >= reference.throughput_ratio - 0.002
             }
         }
     }
@@ -217,6 +222,12 @@ mod tests {
         assert!(
             !hungry.within(&reference, Objective::Memory),
             "more unmet demand"
+        );
+        let mut slower = smaller.clone();
+        slower.throughput_ratio = 0.98;
+        assert!(
+            !slower.within(&reference, Objective::Memory),
+            "less throughput"
         );
         let mut noise = reference.clone();
         noise.guest_to_working_set = 1.229;

@@ -9,7 +9,7 @@ use std::collections::HashSet;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use super::knobs::Knob;
-use super::score::Score;
+use super::score::{Objective, Score};
 
 /// A small, seedable generator (splitmix64): the search needs
 /// reproducibility, not cryptography.
@@ -97,6 +97,7 @@ pub fn search(
     budget: usize,
     seed: u64,
     threads: usize,
+    objective: Objective,
     evaluate: &(dyn Fn(&[f64]) -> Score + Sync),
     done: &AtomicUsize,
 ) -> Searched {
@@ -125,7 +126,7 @@ pub fn search(
     let round = (4 * threads).max(8);
     let mut stale = 0;
     while candidates.len() < budget && stale < 50 {
-        let parents = best(&candidates, 4);
+        let parents = best(&candidates, 4, objective);
         let mut batch = Vec::new();
         let mut tries = 0;
         while batch.len() < round.min(budget - candidates.len()) && tries < round * 20 {
@@ -139,12 +140,18 @@ pub fn search(
     Searched { candidates }
 }
 
-/// The indices of the `n` usable candidates with the least unmet demand
-/// for their CPUs (unmet CPU-seconds plus a minute of each CPU), the start
-/// when none is usable.
-fn best(candidates: &[(Vec<f64>, Score)], n: usize) -> Vec<usize> {
-    let cost =
-        |s: &Score| s.unmet_cpu_seconds + 60.0 * s.avg_online_cpus + s.direct_scan_stalls as f64;
+/// The indices of the `n` usable candidates that cost least for what the
+/// objective improves (unmet CPU-seconds plus a minute of each CPU; for
+/// memory, the guest's size against its working set weighs in too), the
+/// start when none is usable.
+fn best(candidates: &[(Vec<f64>, Score)], n: usize, objective: Objective) -> Vec<usize> {
+    let cost = |s: &Score| {
+        let cpu = s.unmet_cpu_seconds + 60.0 * s.avg_online_cpus + s.direct_scan_stalls as f64;
+        match objective {
+            Objective::Cpu => cpu,
+            Objective::Memory => cpu + 600.0 * s.guest_to_working_set,
+        }
+    };
     let mut usable: Vec<usize> = (0..candidates.len())
         .filter(|&i| candidates[i].1.usable())
         .collect();
