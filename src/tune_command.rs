@@ -65,19 +65,7 @@ pub fn run(args: TuneArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
     if found.is_empty() {
         anyhow::bail!("{} has no numbers to tune", args.config.display());
     }
-    let threads = args.threads.map_or_else(
-        || std::thread::available_parallelism().map_or(1, |n| n.get()),
-        |t| t as usize,
-    );
-    let options = TuneOptions {
-        objective: match args.objective {
-            crate::cli::TuneObjective::Cpu => plugtop::tune::score::Objective::Cpu,
-            crate::cli::TuneObjective::Memory => plugtop::tune::score::Objective::Memory,
-        },
-        budget: args.budget as usize,
-        seed: args.seed,
-        threads,
-    };
+    let options = options_of(&args);
     let done = AtomicUsize::new(0);
     let finished = std::sync::atomic::AtomicBool::new(false);
     let tuned = std::thread::scope(|scope| {
@@ -119,6 +107,22 @@ pub fn run(args: TuneArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
     } else {
         Status::Failed
     })
+}
+
+/// The search's settings from the command line.
+fn options_of(args: &TuneArgs) -> TuneOptions {
+    TuneOptions {
+        objective: match args.objective {
+            crate::cli::TuneObjective::Cpu => plugtop::tune::score::Objective::Cpu,
+            crate::cli::TuneObjective::Memory => plugtop::tune::score::Objective::Memory,
+        },
+        budget: args.budget as usize,
+        seed: args.seed,
+        threads: args.threads.map_or_else(
+            || std::thread::available_parallelism().map_or(1, |n| n.get()),
+            |t| t as usize,
+        ),
+    }
 }
 
 /// The scenario to play: the file given, or the recording turned into

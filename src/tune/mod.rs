@@ -108,16 +108,7 @@ pub fn tune(
         let text = knobs::rewrite(file, &changes);
         workload.score(&SourceFile::new(file.name(), text), &facts)
     };
-    let searched = search::search(
-        &knobs,
-        &start,
-        options.budget.max(1),
-        options.seed,
-        options.threads.max(1),
-        options.objective,
-        &evaluate,
-        done,
-    );
+    let searched = search::search(&knobs, &start, options, &evaluate, done);
     let reference = match reference {
         Some(r) => workload.score(r, &facts),
         None => searched.candidates[0].1.clone(),

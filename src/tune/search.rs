@@ -89,18 +89,18 @@ pub struct Searched {
     pub candidates: Vec<(Vec<f64>, Score)>,
 }
 
-/// Evaluates up to `budget` candidates (the starting `values` first) on
-/// `threads` threads; `done` counts the finished ones for a progress bar.
+/// Evaluates up to `options.budget` candidates (the starting `values`
+/// first) on `options.threads` threads; `done` counts the finished ones
+/// for a progress bar.
 pub fn search(
     knobs: &[Knob],
     values: &[f64],
-    budget: usize,
-    seed: u64,
-    threads: usize,
-    objective: Objective,
+    options: &super::TuneOptions,
     evaluate: &(dyn Fn(&[f64]) -> Score + Sync),
     done: &AtomicUsize,
 ) -> Searched {
+    let (budget, seed, objective) = (options.budget.max(1), options.seed, options.objective);
+    let threads = options.threads.max(1);
     let mut rng = Rng::new(seed);
     let mut seen: HashSet<Vec<String>> = HashSet::new();
     let mut candidates: Vec<(Vec<f64>, Score)> = Vec::new();
