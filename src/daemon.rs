@@ -240,11 +240,15 @@ fn log_step(log: &mut dyn Log, step: &Step, session: &Session, verbose: bool) {
         if quiet(e) && !verbose {
             continue;
         }
-        log.entry(&log_entries::event_entry(e, by_limits, step, session));
+        let entry = log_entries::event_entry(e, by_limits, step, session, log.wants_fields());
+        log.entry(&entry);
     }
     // cpuplugd reports limits and negative increments only when verbose.
     let verbose_only = |n: &Notice| matches!(n, Notice::LimitReached(_) | Notice::Negative { .. });
-    for entry in log_entries::message_entries(step, session, |n| verbose || !verbose_only(n)) {
+    let fields = log.wants_fields();
+    for entry in
+        log_entries::message_entries(step, session, |n| verbose || !verbose_only(n), fields)
+    {
         log.entry(&entry);
     }
 }

@@ -37,6 +37,12 @@ pub trait Log {
     /// Writes one message.
     fn log(&mut self, level: Level, message: &str);
 
+    /// Whether this sink keeps an entry's fields (the journal does): the
+    /// others are not handed fields they would drop.
+    fn wants_fields(&self) -> bool {
+        false
+    }
+
     /// Writes one structured message; sinks without fields write its text
     /// at the matching level.
     fn entry(&mut self, entry: &Entry) {
@@ -169,6 +175,10 @@ pub fn journal_level(priority: Priority) -> log::Level {
 }
 
 impl Log for Journal {
+    fn wants_fields(&self) -> bool {
+        true
+    }
+
     fn log(&mut self, level: Level, message: &str) {
         let priority = match level {
             Level::Error => Priority::Err,
@@ -208,6 +218,10 @@ pub struct Memory {
 }
 
 impl Log for Memory {
+    fn wants_fields(&self) -> bool {
+        true
+    }
+
     fn log(&mut self, level: Level, message: &str) {
         self.lines.push((level, message.to_string()));
     }

@@ -58,30 +58,19 @@ fn values(session: &Session, step: &Step) -> String {
 }
 
 /// The entry for one controller event; `by_limits` for the start limits'.
-pub fn event_entry(e: &Event, by_limits: bool, step: &Step, session: &Session) -> Entry {
-    let mut fields = vec![(
-        "PLUGTOP_MODE",
-        mode_name(session.controller().mode()).to_string(),
-    )];
-    if let Some(d) = &step.decision {
-        fields.push(("PLUGTOP_READING", d.reading.to_string()));
-    }
+/// The fields are made only `with_fields` (a sink that keeps them): the
+/// terminal and syslog take the text alone, every interval.
+pub fn event_entry(
+    e: &Event,
+    by_limits: bool,
+    step: &Step,
+    session: &Session,
+    with_fields: bool,
+) -> Entry {
     let (priority, action) = match e {
-        Event::Applied { action, cpu } => {
-            if let Some(cpu) = cpu {
-                fields.push(("PLUGTOP_CPU", cpu.to_string()));
-            }
-            fields.push(("PLUGTOP_APPLIED", "1".into()));
-            (Priority::Notice, Some(action))
-        }
-        Event::Would { action, .. } => {
-            fields.push(("PLUGTOP_APPLIED", "0".into()));
-            (Priority::Info, Some(action))
-        }
-        Event::Failed { action, error, .. } => {
-            fields.push(("PLUGTOP_ERROR", error.clone()));
-            (Priority::Err, Some(action))
-        }
+        Event::Applied { action, .. } => (Priority::Notice, Some(action)),
+        Event::Would { action, .. } => (Priority::Info, Some(action)),
+        Event::Failed { action, .. } => (Priority::Err, Some(action)),
         other => (
             match event_severity(other) {
                 Severity::Info => Priority::Info,
@@ -91,6 +80,43 @@ pub fn event_entry(e: &Event, by_limits: bool, step: &Step, session: &Session) -
             None,
         ),
     };
+    Entry {
+        priority,
+        message: e.to_string(),
+        fields: if with_fields {
+            event_fields(e, action, by_limits, step, session)
+        } else {
+            Vec::new()
+        },
+    }
+}
+
+/// The journal fields of an event.
+fn event_fields(
+    e: &Event,
+    action: Option<&Action>,
+    by_limits: bool,
+    step: &Step,
+    session: &Session,
+) -> Vec<(&'static str, String)> {
+    let mut fields = vec![(
+        "PLUGTOP_MODE",
+        mode_name(session.controller().mode()).to_string(),
+    )];
+    if let Some(d) = &step.decision {
+        fields.push(("PLUGTOP_READING", d.reading.to_string()));
+    }
+    match e {
+        Event::Applied { cpu, .. } => {
+            if let Some(cpu) = cpu {
+                fields.push(("PLUGTOP_CPU", cpu.to_string()));
+            }
+            fields.push(("PLUGTOP_APPLIED", "1".into()));
+        }
+        Event::Would { .. } => fields.push(("PLUGTOP_APPLIED", "0".into())),
+        Event::Failed { error, .. } => fields.push(("PLUGTOP_ERROR", error.clone())),
+        _ => {}
+    }
     if let Some(action) = action {
         fields.push(("PLUGTOP_ACTION", action_name(action).into()));
         fields.push(("PLUGTOP_RULE", deciding_rule(action, by_limits).into()));
@@ -103,19 +129,17 @@ pub fn event_entry(e: &Event, by_limits: bool, step: &Step, session: &Session) -
             fields.push(("PLUGTOP_VALUES", v));
         }
     }
-    Entry {
-        priority,
-        message: e.to_string(),
-        fields,
-    }
+    fields
 }
 
 /// The entries for a step's notices, findings and fatal stop; `keep`
-/// picks the notices (cpuplugd says some only when verbose).
+/// picks the notices (cpuplugd says some only when verbose); fields only
+/// `with_fields`.
 pub fn message_entries(
     step: &Step,
     session: &Session,
     keep: impl Fn(&Notice) -> bool,
+    with_fields: bool,
 ) -> Vec<Entry> {
     let mode = (
         "PLUGTOP_MODE",
@@ -133,10 +157,13 @@ pub fn message_entries(
         .collect();
     let mut out = Vec::new();
     for (severity, line) in step.messages(keep) {
-        let mut fields = vec![mode.clone()];
-        if let Some((_, group, fault)) = faults.iter().find(|f| f.0 == line) {
-            fields.push(("PLUGTOP_GROUP", (*group).to_string()));
-            fields.push(("PLUGTOP_FAULT", (*fault).to_string()));
+        let mut fields = Vec::new();
+        if with_fields {
+            fields.push(mode.clone());
+            if let Some((_, group, fault)) = faults.iter().find(|f| f.0 == line) {
+                fields.push(("PLUGTOP_GROUP", (*group).to_string()));
+                fields.push(("PLUGTOP_FAULT", (*fault).to_string()));
+            }
         }
         let (priority, message) = match severity {
             Severity::Info => (Priority::Info, line),
@@ -186,7 +213,7 @@ mod tests {
             }],
             ..Step::default()
         };
-        let entries = message_entries(&step, &session(Mode::Auto), |_| true);
+        let entries = message_entries(&step, &session(Mode::Auto), |_| true, true);
         assert_eq!(entries.len(), 1, "{entries:?}");
         let e = &entries[0];
         assert_eq!(e.priority, Priority::Warning);
@@ -210,14 +237,14 @@ mod tests {
             error: "EBUSY".into(),
             nothing_left: false,
         };
-        let e = event_entry(&failed, false, &Step::default(), &s);
+        let e = event_entry(&failed, false, &Step::default(), &s, true);
         assert_eq!(e.priority, Priority::Err);
         assert!(e.fields.contains(&("PLUGTOP_ERROR", "EBUSY".into())));
         let pool = Event::Applied {
             action: Action::Pool { from: 100, to: 50 },
             cpu: None,
         };
-        let e = event_entry(&pool, true, &Step::default(), &s);
+        let e = event_entry(&pool, true, &Step::default(), &s, true);
         assert_eq!(e.priority, Priority::Notice);
         assert!(e.fields.contains(&("PLUGTOP_ACTION", "pool_down".into())));
         assert!(e.fields.contains(&("PLUGTOP_RULE", "limits".into())));
