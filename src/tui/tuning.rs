@@ -12,7 +12,7 @@ use crate::rules::{RuleKind, RuleSet, SourceFile};
 use crate::sim::Scenario;
 use crate::tui::whatif::{Field, WhatIfEditor};
 use crate::tune::knobs::{self, Knob};
-use crate::tune::score::{Score, pareto_front};
+use crate::tune::score::{Score, front_by_cpus};
 use crate::tune::{TuneOptions, Tuned, Workload};
 
 /// Candidates a screen tune evaluates (on one thread, a few seconds).
@@ -105,22 +105,7 @@ impl TuneJob {
             return Vec::new();
         };
         let scores: Vec<&Score> = t.candidates.iter().map(|c| &c.1).collect();
-        let mut front = pareto_front(&scores);
-        if let Some(r) = t.recommended
-            && !front.contains(&r)
-        {
-            front.push(r);
-        }
-        front.sort_by(|&a, &b| {
-            scores[a]
-                .avg_online_cpus
-                .total_cmp(&scores[b].avg_online_cpus)
-                .then(
-                    scores[a]
-                        .unmet_cpu_seconds
-                        .total_cmp(&scores[b].unmet_cpu_seconds),
-                )
-        });
+        let front = front_by_cpus(&scores, t.recommended);
         // Points that read the same on screen are one row (the
         // recommendation kept where it is one of them).
         let shown = |i: usize| {

@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 
 use super::Tuned;
 use super::knobs::Knob;
-use super::score::{Score, pareto_front};
+use super::score::{Score, front_by_cpus};
 
 /// The most front rows shown (the fewest CPUs first).
 const MAX_ROWS: usize = 12;
@@ -96,17 +96,7 @@ pub fn table(t: &Tuned, against: Option<&str>) -> String {
         row(&mut out, &label, &t.reference);
     }
     let scores: Vec<&Score> = t.candidates.iter().map(|c| &c.1).collect();
-    let mut front = pareto_front(&scores);
-    front.sort_by(|&a, &b| {
-        scores[a]
-            .avg_online_cpus
-            .total_cmp(&scores[b].avg_online_cpus)
-            .then(
-                scores[a]
-                    .unmet_cpu_seconds
-                    .total_cmp(&scores[b].unmet_cpu_seconds),
-            )
-    });
+    let mut front = front_by_cpus(&scores, None);
     // Candidates whose outcomes read the same in the table are one row.
     front.dedup_by(|a, b| row_text(scores[*a]) == row_text(scores[*b]));
     let mut listed: Vec<usize> = if front.len() <= MAX_ROWS {

@@ -169,6 +169,27 @@ pub fn pareto_front(scores: &[&Score]) -> Vec<usize> {
         .collect()
 }
 
+/// The front as both the report and the screen list it, with `also` (the
+/// recommendation, which a memory tune may pick off the front) when it is
+/// not on it: the fewest CPUs first, then the least unmet demand.
+pub fn front_by_cpus(scores: &[&Score], also: Option<usize>) -> Vec<usize> {
+    let mut front = pareto_front(scores);
+    if let Some(i) = also.filter(|i| !front.contains(i)) {
+        front.push(i);
+    }
+    front.sort_by(|&a, &b| {
+        scores[a]
+            .avg_online_cpus
+            .total_cmp(&scores[b].avg_online_cpus)
+            .then(
+                scores[a]
+                    .unmet_cpu_seconds
+                    .total_cmp(&scores[b].unmet_cpu_seconds),
+            )
+    });
+    front
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
