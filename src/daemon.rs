@@ -660,13 +660,7 @@ mod tests {
 
     impl Source for Script {
         fn facts(&mut self) -> crate::rules::SystemFacts {
-            crate::rules::SystemFacts {
-                present_cpus: Ok(4),
-                cmm_pages: true,
-                meminfo_names: None,
-                vmstat_names: None,
-                origin: "script".into(),
-            }
+            crate::rules::SystemFacts::any_machine(4, "script")
         }
         fn next_sample(&mut self) -> Option<Result<Sample, SourceError>> {
             (!self.0.is_empty()).then(|| self.0.remove(0))

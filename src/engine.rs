@@ -706,13 +706,7 @@ mod tests {
     use crate::rules::{SourceFile, SystemFacts, load};
 
     fn rules(text: &str) -> Arc<RuleSet> {
-        let facts = SystemFacts {
-            present_cpus: Ok(8),
-            cmm_pages: true,
-            meminfo_names: None,
-            vmstat_names: None,
-            origin: "test".into(),
-        };
+        let facts = SystemFacts::any_machine(8, "test");
         let outcome = load(&SourceFile::new("t.conf", text.as_bytes().to_vec()), &facts);
         assert!(outcome.refusal.is_none(), "{:?}", outcome.refusal);
         Arc::new(outcome.rules)

@@ -188,13 +188,7 @@ mod tests {
     use crate::rules::{SourceFile, SystemFacts, load};
 
     fn session(mode: Mode) -> Session {
-        let facts = SystemFacts {
-            present_cpus: Ok(4),
-            cmm_pages: true,
-            meminfo_names: None,
-            vmstat_names: None,
-            origin: "test".into(),
-        };
+        let facts = SystemFacts::any_machine(4, "test");
         let file = SourceFile::new(
             "t.conf",
             b"UPDATE=\"1\"\nCPU_MIN=\"1\"\nCPU_MAX=\"0\"\nHOTPLUG=\"idle < 10\"\nHOTUNPLUG=\"idle > 300\"\n".to_vec(),

@@ -249,13 +249,7 @@ mod tests {
 
     fn rules(text: &str) -> (RuleSet, SourceFile) {
         let file = SourceFile::new("t.conf", text.as_bytes().to_vec());
-        let facts = SystemFacts {
-            present_cpus: Ok(4),
-            cmm_pages: true,
-            meminfo_names: None,
-            vmstat_names: None,
-            origin: "test".into(),
-        };
+        let facts = SystemFacts::any_machine(4, "test");
         let outcome = load(&file, &facts);
         assert!(outcome.refusal.is_none(), "{:?}", outcome.diagnostics);
         (outcome.rules, file)

@@ -47,6 +47,21 @@ pub struct SystemFacts {
     pub origin: String,
 }
 
+impl SystemFacts {
+    /// A machine with `present_cpus` CPUs and CMM, whose /proc names are
+    /// not known (so none is checked): for rule files loaded away from a
+    /// machine — tests and scripted sources.
+    pub fn any_machine(present_cpus: u32, origin: &str) -> SystemFacts {
+        SystemFacts {
+            present_cpus: Ok(present_cpus),
+            cmm_pages: true,
+            meminfo_names: None,
+            vmstat_names: None,
+            origin: origin.into(),
+        }
+    }
+}
+
 /// A rule as loaded: its tree, and where it was written.
 #[derive(Debug, Clone)]
 pub struct Rule {

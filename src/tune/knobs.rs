@@ -285,13 +285,7 @@ mod tests {
     use crate::rules::{SystemFacts, load};
 
     fn loaded(path: &str) -> (RuleSet, SourceFile) {
-        let facts = SystemFacts {
-            present_cpus: Ok(4),
-            cmm_pages: true,
-            meminfo_names: None,
-            vmstat_names: None,
-            origin: "test".into(),
-        };
+        let facts = SystemFacts::any_machine(4, "test");
         let bytes = std::fs::read(path).unwrap_or_default();
         let file = SourceFile::new(path, bytes);
         let outcome = load(&file, &facts);
@@ -377,13 +371,7 @@ mod tests {
             .replace("CPU_MAX=\"0\"", "CPU_MAX=\"3\"");
         assert_eq!(out, expected);
         let (tuned, _) = {
-            let facts = SystemFacts {
-                present_cpus: Ok(4),
-                cmm_pages: true,
-                meminfo_names: None,
-                vmstat_names: None,
-                origin: "test".into(),
-            };
+            let facts = SystemFacts::any_machine(4, "test");
             let f = SourceFile::new("tuned", out.into_bytes());
             let o = load(&f, &facts);
             assert!(o.refusal.is_none(), "{:?}", o.refusal);
