@@ -107,13 +107,14 @@ impl Session {
         self.parser.screen().contents()
     }
 
-    /// Reads output until the screen shows `text` (bounded).
-    fn wait_for(&mut self, text: &str) {
+    /// Reads output until `done` holds (bounded); `what` names it when it
+    /// never does.
+    fn wait_until(&mut self, what: &str, done: impl Fn(&Session) -> bool) {
         let deadline = Instant::now() + Duration::from_secs(20);
-        while !self.screen().contains(text) {
+        while !done(self) {
             assert!(
                 Instant::now() < deadline,
-                "never saw {text:?}; screen:\n{}",
+                "{what}; screen:\n{}",
                 self.screen()
             );
             if let Ok(bytes) = self.output.recv_timeout(Duration::from_millis(50)) {
@@ -122,19 +123,16 @@ impl Session {
         }
     }
 
+    /// Reads output until the screen shows `text` (bounded).
+    fn wait_for(&mut self, text: &str) {
+        self.wait_until(&format!("never saw {text:?}"), |s| {
+            s.screen().contains(text)
+        });
+    }
+
     /// Reads output until `text` is gone from the screen (bounded).
     fn wait_gone(&mut self, text: &str) {
-        let deadline = Instant::now() + Duration::from_secs(20);
-        while self.screen().contains(text) {
-            assert!(
-                Instant::now() < deadline,
-                "{text:?} stayed; screen:\n{}",
-                self.screen()
-            );
-            if let Ok(bytes) = self.output.recv_timeout(Duration::from_millis(50)) {
-                self.take(&bytes);
-            }
-        }
+        self.wait_until(&format!("{text:?} stayed"), |s| !s.screen().contains(text));
     }
 
     fn press(&mut self, keys: &str) {
@@ -654,13 +652,7 @@ fn sigtstp_gives_the_terminal_back_and_fg_redraws_everything() {
             .flatten()
     };
     s.signal("TSTP");
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while state() != Some('T') {
-        assert!(Instant::now() < deadline, "plugtop did not stop");
-        if let Ok(bytes) = s.output.recv_timeout(Duration::from_millis(50)) {
-            s.take(&bytes);
-        }
-    }
+    s.wait_until("plugtop did not stop", |_| state() == Some('T'));
     while let Ok(bytes) = s.output.recv_timeout(Duration::from_millis(200)) {
         s.take(&bytes);
     }
@@ -771,17 +763,9 @@ fn paging_a_64_cpu_guest_shows_every_cpu_exactly_once() {
             assert!(seen.len() <= 64, "pages overlap: {seen:?}");
             s.press("\x1b[6~");
             let first = page[0];
-            let deadline = Instant::now() + Duration::from_secs(20);
-            while cpus_on_screen(&s.screen()).first() == Some(&first) {
-                assert!(
-                    Instant::now() < deadline,
-                    "PgDn did nothing:\n{}",
-                    s.screen()
-                );
-                if let Ok(bytes) = s.output.recv_timeout(Duration::from_millis(50)) {
-                    s.take(&bytes);
-                }
-            }
+            s.wait_until("PgDn did nothing", |s| {
+                cpus_on_screen(&s.screen()).first() != Some(&first)
+            });
         }
         assert_eq!(
             seen,
@@ -825,13 +809,7 @@ fn number_keys_pick_views_h_and_f1_help_and_ctrl_l_repaints() {
     let clears = |raw: &[u8]| raw.windows(4).filter(|w| w == b"\x1b[2J").count();
     let before = clears(&s.raw);
     s.press("\x0c");
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while clears(&s.raw) == before {
-        assert!(Instant::now() < deadline, "Ctrl-L did not repaint");
-        if let Ok(bytes) = s.output.recv_timeout(Duration::from_millis(50)) {
-            s.take(&bytes);
-        }
-    }
+    s.wait_until("Ctrl-L did not repaint", |s| clears(&s.raw) != before);
     assert!(s.quit());
 }
 
@@ -950,13 +928,7 @@ fn t_tunes_in_the_background_while_the_screen_stays_live() {
     s.wait_for("#2 ");
     s.press("T");
     // Progress first (or, on a fast machine, the front at once).
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while !s.screen().contains("candidates") {
-        assert!(Instant::now() < deadline, "no tune box:\n{}", s.screen());
-        if let Ok(bytes) = s.output.recv_timeout(Duration::from_millis(50)) {
-            s.take(&bytes);
-        }
-    }
+    s.wait_until("no tune box", |s| s.screen().contains("candidates"));
     s.wait_for("Tune: the front of 200 candidates");
     s.wait_for("★ recommended");
     s.press("\x1b");
