@@ -242,6 +242,20 @@ fn endless_or_huge_kernel_files_are_refused_with_their_name() {
 /// Item 7: an online list that wraps the count or names a billion CPUs
 /// appears while `plugtop run` runs: no abort, and SIGTERM still ends it
 /// with the guest put back.
+/// `plugtop run -f` on `root` with `rules`, an interval every 20 ms, its
+/// stderr kept for the assertions.
+fn spawn_run(root: &std::path::Path, rules: &std::path::Path) -> std::process::Child {
+    Command::new(env!("CARGO_BIN_EXE_plugtop"))
+        .args(["run", "-f", "--interval-ms", "20", "-c"])
+        .arg(rules)
+        .arg("--root")
+        .arg(root)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run")
+}
+
 #[test]
 fn a_wrapping_online_list_mid_run_never_aborts_the_daemon() {
     for list in ["3-1\n", "0-1000000000\n", "18446744073709551616\n"] {
@@ -256,15 +270,7 @@ fn a_wrapping_online_list_mid_run_never_aborts_the_daemon() {
             "UPDATE=\"1\"\nCPU_MIN=\"1\"\nCPU_MAX=\"0\"\nHOTPLUG=\"0\"\nHOTUNPLUG=\"1\"\n",
         )
         .expect("rules");
-        let mut child = Command::new(env!("CARGO_BIN_EXE_plugtop"))
-            .args(["run", "-f", "--interval-ms", "20", "-c"])
-            .arg(&rules)
-            .arg("--root")
-            .arg(root.path())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("run");
+        let mut child = spawn_run(root.path(), &rules);
         // Once the journal is there, the run has started.
         let journal = root.path().join("run/plugtop/state");
         let deadline = Instant::now() + GUARD;
@@ -404,15 +410,7 @@ fn a_failed_restore_at_exit_keeps_the_journal() {
         "UPDATE=\"1\"\nCPU_MIN=\"1\"\nCPU_MAX=\"0\"\nHOTPLUG=\"0\"\nHOTUNPLUG=\"0\"\nCMM_MIN=\"0\"\nCMM_MAX=\"100\"\nCMM_INC=\"10\"\nCMM_DEC=\"1\"\nMEMPLUG=\"0\"\nMEMUNPLUG=\"1\"\n",
     )
     .expect("rules");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_plugtop"))
-        .args(["run", "-f", "--interval-ms", "20", "-c"])
-        .arg(&rules)
-        .arg("--root")
-        .arg(root.path())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("run");
+    let mut child = spawn_run(root.path(), &rules);
     let pool = root.path().join("proc/sys/vm/cmm_pages");
     let deadline = Instant::now() + GUARD;
     while std::fs::read_to_string(&pool).unwrap_or_default().trim() != "100" {
