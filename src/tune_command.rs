@@ -20,7 +20,12 @@ const OTHER_SEEDS: u64 = 3;
 
 /// Carries out `plugtop tune`.
 pub fn run(args: TuneArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
-    let (scenario, source_name, old_kernel) = workload_of(&args)?;
+    let Chosen {
+        scenario,
+        name: source_name,
+        old_kernel,
+        held_out: held,
+    } = workload_of(&args)?;
     let duration = match &args.duration {
         Some(d) => Some(
             plugtop::sim::scenario::seconds(d)
@@ -83,7 +88,7 @@ pub fn run(args: TuneArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
         finished.store(true, Ordering::Relaxed);
         t
     });
-    let held = held_out(&args, &workload)?;
+    let held = held_out(held, &workload);
     let seeds = held_out_rows(&tuned, &file, &held, reference.as_ref());
     let recommended_text = tuned.recommended.map(|i| rewritten(&file, &tuned, i));
     match args.format {
@@ -125,21 +130,31 @@ fn options_of(args: &TuneArgs) -> TuneOptions {
     }
 }
 
+/// What the rules are tuned on, and what is held out to check them on.
+struct Chosen {
+    scenario: plugtop::sim::Scenario,
+    name: String,
+    old_kernel: bool,
+    held_out: HeldOut,
+}
+
+/// What the recommendation is checked on besides what it was tuned on.
+enum HeldOut {
+    /// Other seeds of the scenario.
+    Seeds,
+    /// The recording's second half.
+    SecondHalf(plugtop::sim::Scenario),
+    /// Nothing (`--whole`).
+    Nothing,
+}
+
 /// The scenario to play: the file given, or the recording turned into
-/// one (said on stderr, with how much of its demand was censored); its
-/// name; and whether the guest has the old kernel's vmstat names.
-fn workload_of(args: &TuneArgs) -> anyhow::Result<(plugtop::sim::Scenario, String, bool)> {
+/// one (read once; said on stderr, with how much of its demand was
+/// censored) and cut in halves unless `--whole`.
+fn workload_of(args: &TuneArgs) -> anyhow::Result<Chosen> {
     if let Some(path) = &args.replay {
-        let (scenario, c) = plugtop::tune::recorded::scenario(path)?;
-        // Tuned on the first half; the second is held out (held_out()).
-        let mut source = plugtop::kernel::recording::RecordingSource::open(path)?;
-        let names = plugtop::kernel::Source::facts(&mut source)
-            .vmstat_names
-            .unwrap_or_default();
-        let old = args.old_kernel
-            || names
-                .iter()
-                .any(|n| n.ends_with("_dma") || n.ends_with("_normal"));
+        let recorded = plugtop::tune::recorded::scenario(path)?;
+        let c = recorded.censoring;
         eprintln!(
             "plugtop: {} as a workload: {} intervals; every online CPU was busy in {} (demand censored there: the runnable tasks raised {} of them; see docs/tune.md)",
             path.display(),
@@ -147,21 +162,33 @@ fn workload_of(args: &TuneArgs) -> anyhow::Result<(plugtop::sim::Scenario, Strin
             c.censored,
             c.raised
         );
+        let old_kernel = args.old_kernel || recorded.old_kernel;
         if args.whole {
-            return Ok((scenario, path.display().to_string(), old));
+            return Ok(Chosen {
+                scenario: recorded.scenario,
+                name: path.display().to_string(),
+                old_kernel,
+                held_out: HeldOut::Nothing,
+            });
         }
-        let (first, _) = plugtop::tune::recorded::halves(&scenario)?;
-        return Ok((first, format!("{} (first half)", path.display()), old));
+        let (first, second) = plugtop::tune::recorded::halves(&recorded.scenario)?;
+        return Ok(Chosen {
+            scenario: first,
+            name: format!("{} (first half)", path.display()),
+            old_kernel,
+            held_out: HeldOut::SecondHalf(second),
+        });
     }
     let path = args
         .workload
         .as_ref()
         .context("give a scenario file or --replay FILE")?;
-    Ok((
-        plugtop::sim::Scenario::load(path)?,
-        path.display().to_string(),
-        args.old_kernel,
-    ))
+    Ok(Chosen {
+        scenario: plugtop::sim::Scenario::load(path)?,
+        name: path.display().to_string(),
+        old_kernel: args.old_kernel,
+        held_out: HeldOut::Seeds,
+    })
 }
 
 /// Applies one `--knob NAME=LO..HI` (or `NAME=VALUE` to pin).
@@ -229,25 +256,24 @@ fn rewritten(file: &SourceFile, tuned: &Tuned, i: usize) -> Vec<u8> {
     knobs::rewrite(file, &changes)
 }
 
-/// What the recommendation is checked on besides what it was tuned on:
-/// the second half of a recording, or other seeds of a scenario.
-fn held_out(args: &TuneArgs, workload: &Workload) -> anyhow::Result<Vec<(String, Workload)>> {
-    if let Some(path) = &args.replay {
-        if args.whole {
-            return Ok(Vec::new());
+/// The held-out workloads, labelled.
+fn held_out(held: HeldOut, workload: &Workload) -> Vec<(String, Workload)> {
+    match held {
+        HeldOut::Nothing => Vec::new(),
+        HeldOut::SecondHalf(second) => vec![(
+            "2nd half".into(),
+            Workload {
+                scenario: second,
+                ..workload.clone()
+            },
+        )],
+        HeldOut::Seeds => {
+            let base = workload.scenario.seed;
+            (base + 1..=base + OTHER_SEEDS)
+                .map(|seed| (format!("s{seed}"), workload.with_seed(seed)))
+                .collect()
         }
-        let (scenario, _) = plugtop::tune::recorded::scenario(path)?;
-        let (_, second) = plugtop::tune::recorded::halves(&scenario)?;
-        let w = Workload {
-            scenario: second,
-            ..workload.clone()
-        };
-        return Ok(vec![("2nd half".into(), w)]);
     }
-    let base = workload.scenario.seed;
-    Ok((base + 1..=base + OTHER_SEEDS)
-        .map(|seed| (format!("s{seed}"), workload.with_seed(seed)))
-        .collect())
 }
 
 /// The start, the reference and the recommendation on the held-out

@@ -16,9 +16,9 @@
 
 use std::path::Path;
 
-use crate::kernel::Source;
 use crate::kernel::deltas::tick_delta;
 use crate::kernel::recording::RecordingSource;
+use crate::kernel::{Sample, Source};
 use crate::sim::Scenario;
 use crate::sim::scenario::Phase;
 
@@ -57,73 +57,40 @@ struct Interval {
     io_mib_per_s: f64,
 }
 
-/// The recording at `path` as a scenario (named after the file), and how
-/// much of its demand was censored.
-pub fn scenario(path: &Path) -> Result<(Scenario, Censoring), WorkloadError> {
+/// A recording as a workload.
+#[derive(Debug, Clone)]
+pub struct Recorded {
+    pub scenario: Scenario,
+    /// How much of its demand was censored.
+    pub censoring: Censoring,
+    /// Its /proc/vmstat had the old kernels' zone-suffixed names.
+    pub old_kernel: bool,
+}
+
+/// The recording at `path` as a scenario (named after the file), read once.
+pub fn scenario(path: &Path) -> Result<Recorded, WorkloadError> {
     let mut source = RecordingSource::open(path)?;
-    let mut previous = None;
+    let old_kernel = source
+        .facts()
+        .vmstat_names
+        .unwrap_or_default()
+        .iter()
+        .any(|n| n.ends_with("_dma") || n.ends_with("_normal"));
+    let mut previous: Option<Sample> = None;
     let mut phases = Vec::new();
-    let mut censoring = Censoring {
-        intervals: 0,
-        censored: 0,
-        raised: 0,
-    };
-    let (mut busy_all, mut steal_all) = (0.0, 0.0);
+    let mut tally = Tally::default();
     let mut first = None;
     let mut cpus = 0u32;
     let mut memory_kib = 0.0f64;
-    // CPU each runnable task used, from the last interval with idle time.
-    let mut per_task = 1.0f64;
     while let Some(sample) = source.next_sample() {
         let Ok(s) = sample else { continue };
         cpus = cpus.max(u32::try_from(s.present.count).unwrap_or(0));
         memory_kib = memory_kib.max(s.meminfo.get("MemTotal").unwrap_or(0.0));
         let t0 = *first.get_or_insert((s.stamp.seconds(), s.online.count));
-        if let Some(p) = previous.replace(s.clone()) {
-            let p: crate::kernel::Sample = p;
-            let Some(d) = tick_delta(&s.ticks, &p.ticks) else {
-                continue;
-            };
-            let total = d.total().max(1) as f64;
-            // The CPUs online during the interval: the reading before it may
-            // have plugged or unplugged one right after it was taken.
-            let online = f64::from(s.online.count.max(1));
-            let work = (d.user + d.nice + d.system + d.irq + d.softirq) as f64;
-            let busy = (work + d.steal as f64) / total * online;
-            busy_all += work;
-            steal_all += d.steal as f64;
-            censoring.intervals += 1;
-            let mut demand = busy;
-            if (d.idle + d.iowait) as f64 / total < 0.02 {
-                censoring.censored += 1;
-                // The runnable tasks, at the CPU each took when none
-                // waited for one.
-                let estimate = s.runnable * per_task;
-                if estimate > demand {
-                    demand = estimate;
-                    censoring.raised += 1;
-                }
-            } else if s.runnable >= 0.5 {
-                per_task = (busy / s.runnable).clamp(0.05, 1.0);
-            }
-            let mem = |name: &str| s.meminfo.get(name).unwrap_or(0.0);
-            let pool_kib = s.cmm_pages.unwrap_or(0) as f64 * PAGE_KIB;
-            let anon = (mem("MemTotal") - mem("MemFree") - mem("Cached") - pool_kib).max(0.0);
-            let swapped = (mem("SwapTotal") - mem("SwapFree")).max(0.0);
-            let seconds = (s.stamp.seconds() - p.stamp.seconds()).max(1e-3);
-            let pgpgin =
-                s.vmstat.get("pgpgin").unwrap_or(0.0) - p.vmstat.get("pgpgin").unwrap_or(0.0);
-            phases.push(Interval {
-                start: p.stamp.seconds() - t0.0,
-                demand,
-                system: d.system as f64 / work.max(1.0),
-                nice: d.nice as f64 / work.max(1.0),
-                iowait: d.iowait as f64 / (d.idle + d.iowait).max(1) as f64,
-                working_set_mib: (anon + swapped) / 1024.0,
-                shared_mib: mem("Shmem") / 1024.0,
-                io_mib_per_s: (pgpgin / 1024.0 / seconds).max(0.0),
-            });
+        if let Some(p) = &previous {
+            phases.extend(tally.phase(p, &s, t0.0));
         }
+        previous = Some(s);
     }
     let (Some((t0, online)), Some(last)) = (first, previous) else {
         return Err(WorkloadError::Unusable(
@@ -136,7 +103,7 @@ pub fn scenario(path: &Path) -> Result<(Scenario, Censoring), WorkloadError> {
         ));
     }
     let duration = last.stamp.seconds() - t0;
-    let contention = steal_all / (busy_all + steal_all).max(1.0);
+    let contention = tally.steal / (tally.work + tally.steal).max(1.0);
     let name = path
         .file_stem()
         .map_or("recording".into(), |n| n.to_string_lossy().into_owned());
@@ -152,7 +119,83 @@ pub fn scenario(path: &Path) -> Result<(Scenario, Censoring), WorkloadError> {
         merged(&phases),
     )
     .map_err(|e| WorkloadError::Unusable(e.to_string()))?;
-    Ok((scenario, censoring))
+    Ok(Recorded {
+        scenario,
+        censoring: tally.censoring,
+        old_kernel,
+    })
+}
+
+/// What the readings add up to on the way through a recording.
+struct Tally {
+    censoring: Censoring,
+    /// Ticks of work and of steal over the whole recording.
+    work: f64,
+    steal: f64,
+    /// CPU each runnable task used, from the last interval with idle time.
+    per_task: f64,
+}
+
+impl Default for Tally {
+    fn default() -> Self {
+        Tally {
+            censoring: Censoring {
+                intervals: 0,
+                censored: 0,
+                raised: 0,
+            },
+            work: 0.0,
+            steal: 0.0,
+            per_task: 1.0,
+        }
+    }
+}
+
+impl Tally {
+    /// The phase for the interval from reading `p` to reading `s`
+    /// (`t0`: the recording's first reading), or none when the tick
+    /// counters went back.
+    fn phase(&mut self, p: &Sample, s: &Sample, t0: f64) -> Option<Interval> {
+        let d = tick_delta(&s.ticks, &p.ticks)?;
+        let total = d.total().max(1) as f64;
+        // The CPUs online during the interval: the reading before it may
+        // have plugged or unplugged one right after it was taken.
+        let online = f64::from(s.online.count.max(1));
+        let work = (d.user + d.nice + d.system + d.irq + d.softirq) as f64;
+        let busy = (work + d.steal as f64) / total * online;
+        self.work += work;
+        self.steal += d.steal as f64;
+        self.censoring.intervals += 1;
+        let mut demand = busy;
+        if (d.idle + d.iowait) as f64 / total < 0.02 {
+            self.censoring.censored += 1;
+            // The runnable tasks, at the CPU each took when none waited
+            // for one.
+            let estimate = s.runnable * self.per_task;
+            if estimate > demand {
+                demand = estimate;
+                self.censoring.raised += 1;
+            }
+        } else if s.runnable >= 0.5 {
+            self.per_task = (busy / s.runnable).clamp(0.05, 1.0);
+        }
+        let mem = |name: &str| s.meminfo.get(name).unwrap_or(0.0);
+        let pool_kib = s.cmm_pages.unwrap_or(0) as f64 * PAGE_KIB;
+        let anon = (mem("MemTotal") - mem("MemFree") - mem("Cached") - pool_kib).max(0.0);
+        let swapped = (mem("SwapTotal") - mem("SwapFree")).max(0.0);
+        let seconds = (s.stamp.seconds() - p.stamp.seconds()).max(1e-3);
+        let pgpgin = s.vmstat.get("pgpgin").unwrap_or(0.0) - p.vmstat.get("pgpgin").unwrap_or(0.0);
+        Some(Interval {
+            start: p.stamp.seconds() - t0,
+            demand,
+            system: d.system as f64 / work.max(1.0),
+            nice: d.nice as f64 / work.max(1.0),
+            iowait: d.iowait as f64 / (d.idle + d.iowait).max(1) as f64,
+            working_set_mib: (anon + swapped) / 1024.0,
+            shared_mib: mem("Shmem") / 1024.0,
+            io_mib_per_s: (pgpgin / 1024.0 / seconds).max(0.0),
+        })
+    }
 }
 
 /// Two intervals the model could not tell apart.
