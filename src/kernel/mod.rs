@@ -3,6 +3,7 @@
 
 pub mod actuator;
 pub mod beneath;
+mod bytes;
 pub mod cpulist;
 pub mod deltas;
 pub mod fields;

@@ -75,11 +75,17 @@ fn columns_at(text: &[u8], start: usize) -> ([u64; 10], usize, usize) {
             if d > 9 {
                 break;
             }
-            v = v.saturating_mul(10).saturating_add(u64::from(d));
+            v = v.wrapping_mul(10).wrapping_add(u64::from(d));
             i += 1;
         }
         if i == digits {
             break;
+        }
+        // Nineteen digits always fit; longer counts saturate.
+        if i - digits > 19 {
+            v = text[digits..i].iter().fold(0u64, |acc, d| {
+                acc.saturating_mul(10).saturating_add(u64::from(d - b'0'))
+            });
         }
         *slot = v;
         found += 1;
@@ -173,6 +179,11 @@ mod tests {
         assert_eq!(t.total(), 45);
         assert_eq!(per.len(), 1);
         assert_eq!(per[0].1.guest_nice, 10);
+        // Twenty digits and more saturate; nineteen are exact.
+        let (t, _) =
+            parse_stat(b"cpu 9999999999999999999 99999999999999999999 1 2\n").expect("valid");
+        assert_eq!(t.user, 9_999_999_999_999_999_999);
+        assert_eq!(t.nice, u64::MAX);
     }
 
     #[test]

@@ -3,7 +3,8 @@
 
 use std::collections::HashMap;
 use std::fs::File;
-use std::io::{ErrorKind, Read, Seek, SeekFrom};
+use std::io::{ErrorKind, Read};
+use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 
 use super::cpulist::CpuList;
@@ -50,6 +51,10 @@ pub struct RootReader {
     /// re-reading saves the path walk of an open every time.
     open: HashMap<&'static str, Slot>,
     open_root: PathBuf,
+    /// `open_root` held open: files are opened relative to it, so no path
+    /// is built and walked from `/` for each file (`None` if it would not
+    /// open; paths are used then, and give the errors they give).
+    root_dir: Option<OwnedFd>,
     /// Readings of `open_root` so far (decisions wait for the second one,
     /// so snapshot series, a new root each time, pay nothing for them).
     root_readings: u32,
@@ -79,9 +84,9 @@ const KERNEL_FILE_LIMIT: usize = 4 << 20;
 /// fit, and a regular file stops short only at its end, so a read that
 /// leaves more than a page of the chunk unused has reached the end: one
 /// system call instead of two per file and interval.
-fn read_whole(mut file: &File, chunk: &mut [u8], buf: &mut Vec<u8>) -> std::io::Result<()> {
+fn read_whole(file: &File, chunk: &mut [u8], buf: &mut Vec<u8>) -> std::io::Result<()> {
     loop {
-        let n = file.read(chunk)?;
+        let n = rustix::io::read(file, &mut *chunk)?;
         buf.extend_from_slice(&chunk[..n]);
         if n == 0 || n + 4096 < chunk.len() {
             return Ok(());
@@ -103,6 +108,7 @@ impl RootReader {
             chunk: vec![0; KERNEL_CHUNK],
             open: HashMap::new(),
             open_root: PathBuf::new(),
+            root_dir: None,
             root_readings: 0,
             possible: None,
             path: PathBuf::with_capacity(256),
@@ -116,24 +122,23 @@ impl RootReader {
     fn read_into_buf(&mut self, root: &Path, rel: &'static str) -> std::io::Result<()> {
         self.buf.clear();
         if let Some(Slot::Kept(file)) = self.open.get(rel) {
-            let mut file = file;
-            file.seek(SeekFrom::Start(0))?;
+            rustix::fs::seek(file, rustix::fs::SeekFrom::Start(0))?;
             return read_whole(file, &mut self.chunk, &mut self.buf);
         }
-        self.path.as_mut_os_string().clear();
-        self.path.push(root);
-        self.path.push(rel);
-        let file = super::regular::open_for_reading(&self.path)?;
+        let file = match &self.root_dir {
+            Some(dir) => super::regular::open_at_for_reading(dir, rel)?,
+            None => super::regular::open_for_reading(self.path_of(root, rel))?,
+        };
         match read_whole(&file, &mut self.chunk, &mut self.buf) {
             Ok(()) if !self.buf.is_empty() => {}
-            Ok(()) => super::regular::explain_empty(&file, &self.path)?,
+            Ok(()) => super::regular::explain_empty(&file, self.path_of(root, rel))?,
             Err(e) => {
-                super::regular::explain_empty(&file, &self.path)?;
+                super::regular::explain_empty(&file, self.path_of(root, rel))?;
                 return Err(e);
             }
         }
         if self.root_readings >= 2 && !self.open.contains_key(rel) {
-            let kernel = std::fs::canonicalize(&self.path)
+            let kernel = std::fs::canonicalize(self.path_of(root, rel))
                 .is_ok_and(|p| p.starts_with("/proc/") || p.starts_with("/sys/"));
             self.open.insert(
                 rel,
@@ -147,14 +152,28 @@ impl RootReader {
         Ok(())
     }
 
-    /// Notes that a reading of `root` starts (see `root_readings`).
-    fn start_reading(&mut self, root: &Path) {
+    /// `root/rel`, built in the reused path buffer.
+    fn path_of(&mut self, root: &Path, rel: &str) -> &Path {
+        self.path.as_mut_os_string().clear();
+        self.path.push(root);
+        self.path.push(rel);
+        &self.path
+    }
+
+    /// Makes `root` the current root: what is kept open belongs to it.
+    fn enter(&mut self, root: &Path) {
         if self.open_root != root {
             self.open.clear();
+            self.root_dir = super::regular::open_directory(root);
             self.open_root = root.to_path_buf();
             self.root_readings = 0;
             self.possible = None;
         }
+    }
+
+    /// Notes that a reading of `root` starts (see `root_readings`).
+    fn start_reading(&mut self, root: &Path) {
+        self.enter(root);
         self.root_readings = self.root_readings.saturating_add(1);
     }
 
@@ -168,6 +187,7 @@ impl RootReader {
 
     /// The bytes of one file below `root` (valid until the next read).
     pub fn read_file(&mut self, root: &Path, rel: &'static str) -> Result<&[u8], SourceError> {
+        self.enter(root);
         self.load(root, rel)?;
         Ok(&self.buf)
     }
@@ -361,6 +381,7 @@ impl RootReader {
 
     /// What rule loading needs to know about the machine under `root`.
     pub fn facts(&mut self, root: &Path) -> SystemFacts {
+        self.enter(root);
         let origin = root.display().to_string();
         let present_cpus = match self.load(root, paths::PRESENT) {
             Ok(()) => match CpuList::parse(&self.buf) {

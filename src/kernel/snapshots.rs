@@ -88,3 +88,33 @@ impl Source for SnapshotSource {
         Some(sample)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each snapshot is read from its own directory, its `time` included
+    /// (files are opened relative to the current root's directory, which
+    /// must change before the first file of the next snapshot is read).
+    #[test]
+    fn every_file_of_a_snapshot_comes_from_that_snapshot() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/series/oldkernel");
+        let mut source = SnapshotSource::open(&dir).expect("fixture series");
+        let mut read = 0;
+        while let Some(sample) = source.next_sample() {
+            let sample = sample.expect("readable");
+            let here = dir.join(format!("{read:04}"));
+            let time = fs::read(here.join("time")).expect("time");
+            assert_eq!(Some(sample.stamp), parse_time(&time), "snapshot {read}");
+            let meminfo = fs::read_to_string(here.join("proc/meminfo")).expect("meminfo");
+            let free = meminfo
+                .lines()
+                .find_map(|l| l.strip_prefix("MemFree:"))
+                .and_then(|v| v.split_whitespace().next())
+                .and_then(|v| v.parse::<f64>().ok());
+            assert_eq!(sample.meminfo.get("MemFree"), free, "snapshot {read}");
+            read += 1;
+        }
+        assert_eq!(read, 20);
+    }
+}

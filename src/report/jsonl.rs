@@ -43,7 +43,8 @@ pub fn decision(out: &mut String, d: &Decision) {
         );
         return;
     }
-    let _ = write!(out, "{{\"snapshot\":{}", d.reading);
+    out.push_str("{\"snapshot\":");
+    int(out, d.reading);
     if let Some(cpu) = &d.cpu {
         out.push_str(",\"cpu\":");
         cpu_object(out, cpu);
@@ -77,39 +78,51 @@ fn cpu_object(out: &mut String, c: &CpuDecision) {
         CpuAction::Unplug => "unplug",
         CpuAction::None => "none",
     };
-    let _ = write!(
-        out,
-        "{{\"status\":\"{}\",\"hotplug\":{},\"hotunplug\":{},\"action\":\"{}\"}}",
+    for part in [
+        "{\"status\":\"",
         status(c.status),
+        "\",\"hotplug\":",
         opt_bool(c.hotplug),
+        ",\"hotunplug\":",
         opt_bool(c.hotunplug),
-        action
-    );
+        ",\"action\":\"",
+        action,
+        "\"}",
+    ] {
+        out.push_str(part);
+    }
 }
 
 fn mem_object(out: &mut String, m: &MemDecision) {
-    let _ = write!(
-        out,
-        "{{\"status\":\"{}\",\"memplug\":{},\"memunplug\":{},\"cmm_inc\":",
+    for part in [
+        "{\"status\":\"",
         status(m.status),
+        "\",\"memplug\":",
         opt_bool(m.memplug),
-        opt_bool(m.memunplug)
-    );
+        ",\"memunplug\":",
+        opt_bool(m.memunplug),
+        ",\"cmm_inc\":",
+    ] {
+        out.push_str(part);
+    }
     opt_int(out, m.cmm_inc);
     out.push_str(",\"cmm_dec\":");
     opt_int(out, m.cmm_dec);
-    let _ = write!(
-        out,
-        ",\"cmm_pages\":{},\"cmm_pages_new\":{}}}",
-        m.cmm_pages, m.cmm_pages_new
-    );
+    out.push_str(",\"cmm_pages\":");
+    int(out, m.cmm_pages);
+    out.push_str(",\"cmm_pages_new\":");
+    int(out, m.cmm_pages_new);
+    out.push('}');
+}
+
+/// An integer, without the formatting machinery (a line per interval).
+fn int(out: &mut String, v: impl itoa::Integer) {
+    out.push_str(itoa::Buffer::new().format(v));
 }
 
 fn opt_int(out: &mut String, v: Option<i64>) {
     match v {
-        Some(v) => {
-            let _ = write!(out, "{v}");
-        }
+        Some(v) => int(out, v),
         None => out.push_str("null"),
     }
 }

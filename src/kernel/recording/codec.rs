@@ -44,6 +44,9 @@ pub fn frame(out: &mut Vec<u8>, kind: u8, payload: &[u8]) {
 #[derive(Debug, Default)]
 pub struct Encoder {
     prev: Option<Sample>,
+    /// The previous sample's numbers, read once (tables keep their text).
+    prev_meminfo: Vec<f64>,
+    prev_vmstat: Vec<f64>,
     meminfo_layout: Option<u64>,
     vmstat_layout: Option<u64>,
     payload: Vec<u8>,
@@ -72,8 +75,10 @@ impl Encoder {
         let mut p = std::mem::take(&mut self.payload);
         p.clear();
         let prev = self.prev.as_ref();
-        let meminfo_raw = !all_integral(sample.meminfo.values());
-        let vmstat_raw = !all_integral(sample.vmstat.values());
+        let meminfo_now = sample.meminfo.values();
+        let vmstat_now = sample.vmstat.values();
+        let meminfo_raw = !all_integral(&meminfo_now);
+        let vmstat_raw = !all_integral(&vmstat_now);
         let flags = flags_for(sample, prev, meminfo_raw, vmstat_raw);
         put_u64(&mut p, flags);
         put_i64(
@@ -96,10 +101,14 @@ impl Encoder {
         }
         number(&mut p, sample.loadavg, prev.map(|p| p.loadavg));
         number(&mut p, sample.runnable, prev.map(|p| p.runnable));
-        let meminfo_before = prev.filter(|_| meminfo_base).map(|p| p.meminfo.values());
-        let vmstat_before = prev.filter(|_| vmstat_base).map(|p| p.vmstat.values());
-        table(&mut p, &sample.meminfo, meminfo_before, meminfo_raw);
-        table(&mut p, &sample.vmstat, vmstat_before, vmstat_raw);
+        let meminfo_before = prev
+            .filter(|_| meminfo_base)
+            .map(|_| self.prev_meminfo.as_slice());
+        let vmstat_before = prev
+            .filter(|_| vmstat_base)
+            .map(|_| self.prev_vmstat.as_slice());
+        table(&mut p, &meminfo_now, meminfo_before, meminfo_raw);
+        table(&mut p, &vmstat_now, vmstat_before, vmstat_raw);
         if flags & ONLINE_CHANGED != 0 {
             cpu_list(&mut p, &sample.online);
         }
@@ -139,6 +148,10 @@ impl Encoder {
         }
         frame(out, KIND_SAMPLE, &p);
         self.payload = p;
+        self.prev_meminfo.clear();
+        self.prev_meminfo.extend_from_slice(&meminfo_now);
+        self.prev_vmstat.clear();
+        self.prev_vmstat.extend_from_slice(&vmstat_now);
         self.prev = Some(sample.clone());
     }
 
@@ -214,8 +227,7 @@ fn hundredths(v: f64) -> Option<i64> {
     (h.abs() < 9.0e15 && h / 100.0 == v).then_some(h as i64)
 }
 
-fn table(p: &mut Vec<u8>, t: &FieldTable, base: Option<&[f64]>, raw: bool) {
-    let values = t.values();
+fn table(p: &mut Vec<u8>, values: &[f64], base: Option<&[f64]>, raw: bool) {
     if raw {
         for v in values {
             p.extend_from_slice(&v.to_bits().to_le_bytes());

@@ -1,0 +1,131 @@
+//! Byte scans over short /proc lines, a word at a time. The kernel's names
+//! and numbers are a few bytes long, where a library `memchr`/`memcmp` call
+//! costs more in setting up than in scanning; reading every interval's
+//! files is most of what one interval costs, so this is worth its lines.
+
+const ONES: u64 = 0x0101_0101_0101_0101;
+const HIGHS: u64 = 0x8080_8080_8080_8080;
+
+/// Eight bytes from `at` as one word (the caller checked they exist).
+#[inline(always)]
+fn word(bytes: &[u8], at: usize) -> u64 {
+    let Ok(w) = <[u8; 8]>::try_from(&bytes[at..at + 8]) else {
+        return 0;
+    };
+    u64::from_le_bytes(w)
+}
+
+/// Four bytes from `at` as one word (the caller checked they exist).
+#[inline(always)]
+fn half_word(bytes: &[u8], at: usize) -> u32 {
+    let Ok(w) = <[u8; 4]>::try_from(&bytes[at..at + 4]) else {
+        return 0;
+    };
+    u32::from_le_bytes(w)
+}
+
+/// Where the first `byte` at or after `from` is.
+#[inline]
+pub fn find_from(text: &[u8], from: usize, byte: u8) -> Option<usize> {
+    let pattern = ONES.wrapping_mul(u64::from(byte));
+    let mut i = from;
+    while i + 8 <= text.len() {
+        let x = word(text, i) ^ pattern;
+        // The lowest byte of x that is zero sets its high bit here (bits
+        // above it may be set falsely, never bits below).
+        let zero = x.wrapping_sub(ONES) & !x & HIGHS;
+        if zero != 0 {
+            return Some(i + (zero.trailing_zeros() / 8) as usize);
+        }
+        i += 8;
+    }
+    text.get(i..)?
+        .iter()
+        .position(|b| *b == byte)
+        .map(|p| i + p)
+}
+
+/// Whether `text` holds `name` at `at`.
+#[inline]
+pub fn holds_at(text: &[u8], at: usize, name: &[u8]) -> bool {
+    let n = name.len();
+    if text.len() < at + n {
+        return false;
+    }
+    if n >= 8 {
+        let mut i = 0;
+        while i + 8 <= n {
+            if word(text, at + i) != word(name, i) {
+                return false;
+            }
+            i += 8;
+        }
+        // The last eight bytes, overlapping what was compared.
+        return i == n || word(text, at + n - 8) == word(name, n - 8);
+    }
+    if n >= 4 {
+        return half_word(text, at) == half_word(name, 0)
+            && half_word(text, at + n - 4) == half_word(name, n - 4);
+    }
+    text[at..at + n] == *name
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn naive_find(text: &[u8], from: usize, byte: u8) -> Option<usize> {
+        text.get(from..)?
+            .iter()
+            .position(|b| *b == byte)
+            .map(|p| from + p)
+    }
+
+    #[test]
+    fn finds_the_first_byte_in_any_lane_and_the_tail() {
+        let text = b"MemTotal:       16318496 kB\nMemFree: 1 kB\n";
+        assert_eq!(find_from(text, 0, b'\n'), Some(27));
+        assert_eq!(find_from(text, 9, b':'), Some(35));
+        assert_eq!(find_from(text, 28, b'\n'), Some(text.len() - 1));
+        assert_eq!(find_from(text, text.len(), b'\n'), None);
+        assert_eq!(find_from(text, text.len() + 3, b'\n'), None);
+        // 0x80 bytes and the byte after a match must not confuse the lanes.
+        assert_eq!(
+            find_from(b"\x80\x0b\x0a\x80\x80\x80\x80\x80\x0a", 0, b'\n'),
+            Some(2)
+        );
+        assert_eq!(
+            find_from(b"\x0b\x0b\x0b\x0b\x0b\x0b\x0b\x0b\x0b", 0, b'\n'),
+            None
+        );
+    }
+
+    #[test]
+    fn compares_names_of_every_length() {
+        let text = b"pgscan_direct_movable 0\nnr_free_pages 5\n";
+        assert!(holds_at(text, 0, b"pgscan_direct_movable"));
+        assert!(!holds_at(text, 0, b"pgscan_direct_movablf"));
+        assert!(!holds_at(text, 0, b"qgscan_direct_movable"));
+        assert!(holds_at(text, 24, b"nr_free_pages"));
+        assert!(holds_at(text, 24, b"nr_f"));
+        assert!(holds_at(text, 24, b"nr"));
+        assert!(!holds_at(text, 24, b"nr_free_pages 5\nx"));
+        assert!(holds_at(text, 0, b""));
+    }
+
+    proptest! {
+        #[test]
+        fn agrees_with_a_plain_scan(text in proptest::collection::vec(prop_oneof![Just(b'\n'), Just(b' '), Just(0x80u8), any::<u8>()], 0..80),
+                                    from in 0usize..90, byte in prop_oneof![Just(b'\n'), Just(b' '), any::<u8>()]) {
+            prop_assert_eq!(find_from(&text, from, byte), naive_find(&text, from, byte));
+        }
+
+        #[test]
+        fn compares_like_slices(text in proptest::collection::vec(0u8..4, 0..40), at in 0usize..40,
+                                name in proptest::collection::vec(0u8..4, 0..24)) {
+            let expected = text.get(at..at + name.len()) == Some(&name[..]);
+            prop_assert_eq!(holds_at(&text, at, &name), expected);
+        }
+    }
+}
