@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 use crate::kernel::fields::{FieldTable, Layout};
 use crate::kernel::{Polarization, ProcBytes, Sample};
+use crate::rules::compiled::Programs;
 use crate::rules::eval::{Evaluator, Readings, Recorder, Stop, fatal_message};
 use crate::rules::expr::{CpuStat, Keyword, Reading, RuleKind};
 use crate::rules::fpu::{self, Fault};
@@ -177,6 +178,8 @@ pub struct Engine {
 /// Everything the engine remembers between intervals.
 #[derive(Debug, Clone)]
 struct State {
+    /// The rules as programs, for evaluation without a trace.
+    programs: Programs,
     history: VecDeque<Entry>,
     symbols: Symbols,
     meminfo: Projector,
@@ -221,6 +224,7 @@ impl Engine {
     pub fn new(rules: Arc<RuleSet>) -> Self {
         Engine {
             state: State {
+                programs: Programs::of(&rules),
                 history: VecDeque::with_capacity(rules.history_depth as usize + 1),
                 symbols: Symbols::default(),
                 meminfo: Projector::default(),
@@ -456,11 +460,14 @@ impl State {
             symbols: &self.symbols,
         };
         let eval = Evaluator::new(rules, &view);
-        let outcome = eval.truth(plug.root, trace).and_then(|p| {
+        let programs = &self.programs;
+        let outcome = programs.truth(&eval, plug.root, trace).and_then(|p| {
             if p {
                 Ok((true, None))
             } else {
-                eval.truth(unplug.root, trace).map(|u| (false, Some(u)))
+                programs
+                    .truth(&eval, unplug.root, trace)
+                    .map(|u| (false, Some(u)))
             }
         });
         let (hotplug, hotunplug) = match outcome {
@@ -617,19 +624,25 @@ impl State {
             symbols: &self.symbols,
         };
         let eval = Evaluator::new(rules, &view);
+        let programs = &self.programs;
         let as_long = |stop: Result<f64, Stop>, node: NodeId| -> Result<i64, Stop> {
             stop.and_then(|v| fpu::to_long(v).map_err(|fault| Stop::Fault { fault, node }))
         };
         let result = (|| -> Result<(i64, i64, bool, Option<bool>), Stop> {
-            let inc = as_long(eval.number(inc_rule.root, trace), inc_rule.root)?;
+            let inc = as_long(programs.number(&eval, inc_rule.root, trace), inc_rule.root)?;
             let dec = match rules.rule(RuleKind::CmmDec) {
-                Some(r) => as_long(eval.number(r.root, trace), r.root)?,
+                Some(r) => as_long(programs.number(&eval, r.root, trace), r.root)?,
                 None => inc,
             };
-            if eval.truth(plug.root, trace)? {
+            if programs.truth(&eval, plug.root, trace)? {
                 Ok((inc, dec, true, None))
             } else {
-                Ok((inc, dec, false, Some(eval.truth(unplug.root, trace)?)))
+                Ok((
+                    inc,
+                    dec,
+                    false,
+                    Some(programs.truth(&eval, unplug.root, trace)?),
+                ))
             }
         })();
         let (inc, dec, memplug, memunplug) = match result {
@@ -699,7 +712,6 @@ fn reset<T: Recorder>(trace: &mut T, rules: &RuleSet, kinds: &[RuleKind]) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::kernel::cpulist::CpuList;
     use crate::kernel::{CpuTicks, fields::FieldTable};
     use crate::rules::eval::{NoTrace, Outcome, Trace};
     use crate::rules::fpu::Fault;
@@ -713,14 +725,12 @@ mod tests {
     }
 
     fn sample(time: f64, online: u32, user: u64) -> Sample {
+        let ticks = CpuTicks {
+            user,
+            idle: 1000,
+            ..CpuTicks::default()
+        };
         Sample {
-            stamp: crate::kernel::Stamp::new(time as i64, 0),
-            ticks: CpuTicks {
-                user,
-                idle: 1000,
-                ..CpuTicks::default()
-            },
-            per_cpu: Vec::new(),
             loadavg: 0.5,
             runnable: 1.0,
             meminfo: FieldTable::from_pairs([("MemFree", 4096.0), ("MemTotal", 8192.0)]),
@@ -730,19 +740,8 @@ mod tests {
                 ("pgpgin", 10.0),
                 ("pgpgout", 5.0),
             ]),
-            online: CpuList {
-                ids: (0..online).collect(),
-                count: online as i32,
-            },
-            present: CpuList {
-                ids: (0..8).collect(),
-                count: 8,
-            },
-            possible: None,
-            cpus: Vec::new(),
             cmm_pages: Some(100),
-            polarization: None,
-            proc_bytes: Default::default(),
+            ..Sample::bare(crate::kernel::Stamp::new(time as i64, 0), ticks, online, 8)
         }
     }
 

@@ -6,22 +6,11 @@
 use std::sync::Arc;
 
 use plugtop::engine::Engine;
-use plugtop::kernel::cpulist::CpuList;
 use plugtop::kernel::fields::FieldTable;
 use plugtop::kernel::{CpuTicks, Sample, Stamp};
 use plugtop::rules::eval::Trace;
 use plugtop::rules::{SourceFile, SystemFacts, load, render};
 use proptest::prelude::*;
-
-fn facts() -> SystemFacts {
-    SystemFacts {
-        present_cpus: Ok(8),
-        cmm_pages: true,
-        meminfo_names: None,
-        vmstat_names: None,
-        origin: "a test".into(),
-    }
-}
 
 /// Numbers where C's long and double arithmetic wrap, saturate or trap.
 fn huge() -> impl Strategy<Value = String> {
@@ -61,9 +50,6 @@ fn sample(step: u64, base: u64, pages: i64) -> Sample {
         ..CpuTicks::default()
     };
     Sample {
-        stamp: Stamp::new(1_700_000_000 + step as i64, 0),
-        ticks,
-        per_cpu: Vec::new(),
         loadavg: 0.5,
         runnable: 1.0,
         meminfo: FieldTable::from_pairs([("MemFree", 1000.0), ("MemTotal", 4000.0)]),
@@ -73,19 +59,8 @@ fn sample(step: u64, base: u64, pages: i64) -> Sample {
             ("pgpgin", 0.0),
             ("pgpgout", 0.0),
         ]),
-        online: CpuList {
-            ids: vec![0, 1],
-            count: 2,
-        },
-        present: CpuList {
-            ids: (0..8).collect(),
-            count: 8,
-        },
-        possible: None,
-        cpus: Vec::new(),
         cmm_pages: Some(pages),
-        polarization: None,
-        proc_bytes: Default::default(),
+        ..Sample::bare(Stamp::new(1_700_000_000 + step as i64, 0), ticks, 2, 8)
     }
 }
 
@@ -110,7 +85,7 @@ proptest! {
             "HOTPLUG=\"{hotplug}\"\nHOTUNPLUG=\"0\"\nCMM_INC=\"{cmm_inc}\"\nMEMPLUG=\"0\"\nMEMUNPLUG=\"1\"\n"
         ));
         let file = SourceFile::new("edge.conf", text.clone().into_bytes());
-        let outcome = load(&file, &facts());
+        let outcome = load(&file, &SystemFacts::any_machine(8, "a test"));
         let report = render::text(&file, &outcome.diagnostics);
         if empty_var.is_some() {
             let flagged = outcome
@@ -144,7 +119,7 @@ fn an_empty_rule_reads_the_empty_named_variable_and_check_says_why() {
     let text =
         "UPDATE=\"1\"\nCPU_MIN=\"1\"\nCPU_MAX=\"0\"\n=\"1\"\nHOTPLUG=\"\"\nHOTUNPLUG=\"0\"\n";
     let file = SourceFile::new("empty.conf", text.as_bytes().to_vec());
-    let outcome = load(&file, &facts());
+    let outcome = load(&file, &SystemFacts::any_machine(8, "a test"));
     assert!(outcome.refusal.is_none(), "{:?}", outcome.refusal);
     assert!(outcome.rules.cpu_enabled, "the empty rule is a rule here");
     let report = render::text(&file, &outcome.diagnostics);
@@ -156,7 +131,7 @@ fn an_empty_rule_reads_the_empty_named_variable_and_check_says_why() {
     let text = "UPDATE=\"1\"\nCPU_MIN=\"1\"\nCPU_MAX=\"0\"\nHOTPLUG=\"\"\nHOTUNPLUG=\"0\"\nCMM_MIN=\"0\"\nCMM_MAX=\"10\"\nCMM_INC=\"1\"\nMEMPLUG=\"0\"\nMEMUNPLUG=\"0\"\n";
     let outcome = load(
         &SourceFile::new("plain.conf", text.as_bytes().to_vec()),
-        &facts(),
+        &SystemFacts::any_machine(8, "a test"),
     );
     assert!(!outcome.rules.cpu_enabled);
 }

@@ -22,7 +22,12 @@ impl CpuList {
     /// would call malformed (a range that is not `N-M`).
     pub fn parse(text: &[u8]) -> Option<CpuList> {
         let line = text.split(|b| *b == b'\n').next().unwrap_or(&[]);
-        let mut list = CpuList::default();
+        // Most lists are a range or two: room for a guest's CPUs up front
+        // instead of growing range by range.
+        let mut list = CpuList {
+            ids: Vec::with_capacity(16),
+            count: 0,
+        };
         for part in line.split(|b| *b == b',') {
             if part.is_empty() {
                 continue;
@@ -52,6 +57,14 @@ impl CpuList {
             }
         }
         Some(list)
+    }
+
+    /// CPUs 0 to `n` - 1, as sysfs lists `0-{n-1}`.
+    pub fn first(n: u32) -> CpuList {
+        CpuList {
+            ids: (0..n).collect(),
+            count: i32::try_from(n).unwrap_or(i32::MAX),
+        }
     }
 
     /// The count as a number of CPUs (0 when cpuplugd's count is not positive).

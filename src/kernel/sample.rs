@@ -151,3 +151,28 @@ pub struct Sample {
     /// How long the /proc tables were.
     pub proc_bytes: ProcBytes,
 }
+
+impl Sample {
+    /// A reading of `ticks` at `stamp` with CPUs 0..`online` of
+    /// 0..`present` online and nothing else read (no per-CPU lines, empty
+    /// /proc tables, no CMM): tests and tools fill in the rest with struct
+    /// update syntax instead of spelling out every field.
+    pub fn bare(stamp: Stamp, ticks: CpuTicks, online: u32, present: u32) -> Sample {
+        Sample {
+            stamp,
+            ticks,
+            per_cpu: Vec::new(),
+            loadavg: 0.0,
+            runnable: 0.0,
+            meminfo: FieldTable::from_pairs([]),
+            vmstat: FieldTable::from_pairs([]),
+            online: CpuList::first(online),
+            present: CpuList::first(present),
+            possible: None,
+            cpus: Vec::new(),
+            cmm_pages: None,
+            polarization: None,
+            proc_bytes: ProcBytes::default(),
+        }
+    }
+}

@@ -137,6 +137,11 @@ impl<'a, R: Readings> Evaluator<'a, R> {
         Evaluator { rules, readings }
     }
 
+    /// Where this evaluator's values come from.
+    pub fn readings(&self) -> &'a R {
+        self.readings
+    }
+
     /// Reads `node` as a condition (cpuplugd's `eval_term`).
     pub fn truth<T: Recorder>(&self, node: NodeId, trace: &mut T) -> Result<bool, Stop> {
         let result = self.truth_inner(node, trace);

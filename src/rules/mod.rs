@@ -3,6 +3,7 @@
 //! evaluating them with cpuplugd's floating-point fault rules, and explaining
 //! problems as diagnostics that point at the user's own text.
 
+pub mod compiled;
 pub mod config;
 pub mod diagnostic;
 pub mod eval;

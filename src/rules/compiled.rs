@@ -1,0 +1,325 @@
+//! Rules flattened into straight-line programs for evaluation without a
+//! trace (the headless daemon, `eval`, the simulator, `tune`). The tree
+//! evaluator recurses through every node, and a call per node cost more than
+//! the arithmetic; a program runs the same operations in the same order,
+//! with the same short-circuits, faults and fatal stops, over a small stack.
+//! [`Evaluator`] stays the reference (and the only path that keeps a
+//! trace); `tests/compiled_props.rs` holds the two to the same answers.
+
+use super::eval::{Evaluator, FatalKind, Readings, Recorder, Stop};
+use super::expr::{BinOp, Keyword, NOT_OPCODE, NodeId, NodeKind, Reading};
+use super::fpu;
+use super::ruleset::RuleSet;
+
+/// How a program reads its root: as a condition or as a number.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Context {
+    Truth,
+    Number,
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Op {
+    Const(f64),
+    Keyword(Keyword),
+    Reading {
+        reading: Reading,
+        index: u32,
+        node: NodeId,
+    },
+    Neg,
+    Arith(BinOp, NodeId),
+    /// `>` or `<`: pushes 1 or 0.
+    Compare(BinOp, NodeId),
+    /// Truth negation of the top.
+    Not,
+    /// A number read as a condition: pushes 1 when it is not 0.
+    Truthy,
+    /// `&`: when the top is false it is the result, and the right side is
+    /// skipped (jump to the target); otherwise it is dropped.
+    AndThen(u32),
+    /// `|`: when the top is true it is the result; otherwise it is dropped.
+    OrElse(u32),
+    /// A node cpuplugd stops at whatever the readings are.
+    Fail(FatalKind, NodeId),
+}
+
+/// One rule (or any node) as a program.
+#[derive(Debug, Clone)]
+pub struct Program {
+    root: NodeId,
+    context: Context,
+    ops: Vec<Op>,
+    /// The deepest the stack gets.
+    depth: usize,
+}
+
+/// How deep a stack lives in a fixed array; deeper rules (hostile files)
+/// get one on the heap.
+const INLINE_DEPTH: usize = 32;
+
+impl Program {
+    /// `root` of `rules` read in `context`.
+    pub fn new(rules: &RuleSet, root: NodeId, context: Context) -> Self {
+        let mut c = Compiler {
+            rules,
+            ops: Vec::new(),
+            depth: 0,
+            max_depth: 0,
+        };
+        match context {
+            Context::Truth => c.truth(root),
+            Context::Number => c.number(root),
+        }
+        Program {
+            root,
+            context,
+            ops: c.ops,
+            depth: c.max_depth,
+        }
+    }
+
+    /// The node this program evaluates, and how.
+    pub fn key(&self) -> (NodeId, Context) {
+        (self.root, self.context)
+    }
+
+    /// The value (1 or 0 for a condition), or why evaluation stopped.
+    #[inline]
+    pub fn run<R: Readings>(&self, readings: &R) -> Result<f64, Stop> {
+        if self.depth <= INLINE_DEPTH {
+            let mut stack = [0.0f64; INLINE_DEPTH];
+            self.run_on(readings, &mut stack)
+        } else {
+            let mut stack = vec![0.0f64; self.depth];
+            self.run_on(readings, &mut stack)
+        }
+    }
+
+    fn run_on<R: Readings>(&self, readings: &R, stack: &mut [f64]) -> Result<f64, Stop> {
+        let mut sp = 0usize;
+        let mut pc = 0usize;
+        while let Some(op) = self.ops.get(pc) {
+            pc += 1;
+            match *op {
+                Op::Const(v) => {
+                    stack[sp] = v;
+                    sp += 1;
+                }
+                Op::Keyword(k) => {
+                    stack[sp] = readings.keyword(k);
+                    sp += 1;
+                }
+                Op::Reading {
+                    reading,
+                    index,
+                    node,
+                } => {
+                    stack[sp] = readings.reading(reading, index).ok_or(Stop::Fatal {
+                        fatal: FatalKind::SymbolNotFound,
+                        node,
+                    })?;
+                    sp += 1;
+                }
+                Op::Neg => stack[sp - 1] = -stack[sp - 1],
+                Op::Arith(op, node) => {
+                    sp -= 1;
+                    let (a, b) = (stack[sp - 1], stack[sp]);
+                    let r = match op {
+                        BinOp::Add => fpu::add(a, b),
+                        BinOp::Sub => fpu::sub(a, b),
+                        BinOp::Mul => fpu::mul(a, b),
+                        _ => fpu::div(a, b),
+                    };
+                    stack[sp - 1] = r.map_err(|fault| Stop::Fault { fault, node })?;
+                }
+                Op::Compare(op, node) => {
+                    sp -= 1;
+                    let (a, b) = (stack[sp - 1], stack[sp]);
+                    let r = if op == BinOp::Greater {
+                        fpu::greater(a, b)
+                    } else {
+                        fpu::less(a, b)
+                    };
+                    stack[sp - 1] = bit(r.map_err(|fault| Stop::Fault { fault, node })?);
+                }
+                Op::Not => stack[sp - 1] = bit(stack[sp - 1] == 0.0),
+                Op::Truthy => stack[sp - 1] = bit(stack[sp - 1] != 0.0),
+                Op::AndThen(target) => {
+                    if stack[sp - 1] == 0.0 {
+                        pc = target as usize;
+                    } else {
+                        sp -= 1;
+                    }
+                }
+                Op::OrElse(target) => {
+                    if stack[sp - 1] != 0.0 {
+                        pc = target as usize;
+                    } else {
+                        sp -= 1;
+                    }
+                }
+                Op::Fail(fatal, node) => return Err(Stop::Fatal { fatal, node }),
+            }
+        }
+        Ok(stack[0])
+    }
+}
+
+fn bit(b: bool) -> f64 {
+    if b { 1.0 } else { 0.0 }
+}
+
+struct Compiler<'a> {
+    rules: &'a RuleSet,
+    ops: Vec<Op>,
+    depth: usize,
+    max_depth: usize,
+}
+
+impl Compiler<'_> {
+    fn push(&mut self, op: Op) {
+        self.ops.push(op);
+    }
+
+    fn grow(&mut self) {
+        self.depth += 1;
+        self.max_depth = self.max_depth.max(self.depth);
+    }
+
+    /// As the evaluator's `truth`: conditions short-circuit left to right.
+    fn truth(&mut self, node: NodeId) {
+        match self.rules.nodes[node as usize].kind {
+            NodeKind::Not(inner) => {
+                self.truth(inner);
+                self.push(Op::Not);
+            }
+            NodeKind::Binary(op @ (BinOp::And | BinOp::Or), l, r) => {
+                self.truth(l);
+                let jump = self.ops.len();
+                self.push(Op::Not); // replaced below, once the target is known
+                self.depth -= 1;
+                self.truth(r);
+                let target = self.ops.len() as u32;
+                self.ops[jump] = if op == BinOp::And {
+                    Op::AndThen(target)
+                } else {
+                    Op::OrElse(target)
+                };
+            }
+            NodeKind::Binary(op @ (BinOp::Greater | BinOp::Less), l, r) => {
+                self.number(l);
+                self.number(r);
+                self.push(Op::Compare(op, node));
+                self.depth -= 1;
+            }
+            NodeKind::Var { body, .. } => self.truth(body),
+            _ => {
+                self.number(node);
+                self.push(Op::Truthy);
+            }
+        }
+    }
+
+    /// As the evaluator's `number`.
+    fn number(&mut self, node: NodeId) {
+        match self.rules.nodes[node as usize].kind {
+            NodeKind::Const(v) => {
+                self.push(Op::Const(v));
+                self.grow();
+            }
+            NodeKind::Keyword(k) => {
+                self.push(Op::Keyword(k));
+                self.grow();
+            }
+            NodeKind::Reading { reading, index } => {
+                self.push(Op::Reading {
+                    reading,
+                    index,
+                    node,
+                });
+                self.grow();
+            }
+            NodeKind::Neg(inner) => {
+                self.number(inner);
+                self.push(Op::Neg);
+            }
+            NodeKind::Binary(op, _, _) if op.yields_truth() => {
+                self.push(Op::Fail(FatalKind::InvalidTerm(op as u8), node));
+                // Never reached past here; the stack still counts a value.
+                self.grow();
+            }
+            NodeKind::Binary(op, l, r) => {
+                self.number(l);
+                self.number(r);
+                self.push(Op::Arith(op, node));
+                self.depth -= 1;
+            }
+            NodeKind::Not(_) => {
+                self.push(Op::Fail(FatalKind::InvalidTerm(NOT_OPCODE), node));
+                self.grow();
+            }
+            NodeKind::Var { body, .. } => self.number(body),
+        }
+    }
+}
+
+/// The programs of a rule set's six rules, found by root node.
+#[derive(Debug, Clone, Default)]
+pub struct Programs {
+    programs: Vec<Program>,
+}
+
+impl Programs {
+    /// Every rule of `rules`: the four conditions as truths, CMM_INC and
+    /// CMM_DEC as numbers.
+    pub fn of(rules: &RuleSet) -> Self {
+        use super::expr::RuleKind;
+        let mut programs = Vec::new();
+        for kind in RuleKind::ALL {
+            if let Some(rule) = rules.rule(kind) {
+                let context = match kind {
+                    RuleKind::CmmInc | RuleKind::CmmDec => Context::Number,
+                    _ => Context::Truth,
+                };
+                programs.push(Program::new(rules, rule.root, context));
+            }
+        }
+        Programs { programs }
+    }
+
+    /// `node` as a condition: by its program when nothing is traced and
+    /// there is one, else by `eval`'s tree walk (which keeps the trace).
+    #[inline]
+    pub fn truth<R: Readings, T: Recorder>(
+        &self,
+        eval: &Evaluator<'_, R>,
+        node: NodeId,
+        trace: &mut T,
+    ) -> Result<bool, Stop> {
+        match self.find(node, Context::Truth) {
+            Some(p) if !T::ENABLED => p.run(eval.readings()).map(|v| v != 0.0),
+            _ => eval.truth(node, trace),
+        }
+    }
+
+    /// `node` as a number, as [`Programs::truth`] does.
+    #[inline]
+    pub fn number<R: Readings, T: Recorder>(
+        &self,
+        eval: &Evaluator<'_, R>,
+        node: NodeId,
+        trace: &mut T,
+    ) -> Result<f64, Stop> {
+        match self.find(node, Context::Number) {
+            Some(p) if !T::ENABLED => p.run(eval.readings()),
+            _ => eval.number(node, trace),
+        }
+    }
+
+    /// The program for `root` read in `context`, if there is one.
+    #[inline]
+    pub fn find(&self, root: NodeId, context: Context) -> Option<&Program> {
+        self.programs.iter().find(|p| p.key() == (root, context))
+    }
+}
