@@ -115,7 +115,11 @@ fn json_lists_the_knobs_the_front_and_the_recommendation() {
 
 /// The run of `rules` on a scenario and on the recording of that run
 /// turned back into a workload: (original, replayed) as JSON scores.
-fn round_trip(scenario: &str, rules: &str) -> (serde_json::Value, serde_json::Value) {
+fn round_trip(
+    scenario: &str,
+    rules: &str,
+    intervals: usize,
+) -> (serde_json::Value, serde_json::Value) {
     let dir = tempdir();
     let rec = dir.path().join("run.rec").display().to_string();
     let o = plugtop(&[
@@ -136,7 +140,7 @@ fn round_trip(scenario: &str, rules: &str) -> (serde_json::Value, serde_json::Va
         "tune", "--replay", &rec, "--whole", "-c", rules, "--budget", "1", "--format", "json",
     ]);
     assert!(
-        stderr(&o).contains("as a workload: 750 intervals"),
+        stderr(&o).contains(&format!("as a workload: {intervals} intervals")),
         "{}",
         stderr(&o)
     );
@@ -146,10 +150,19 @@ fn round_trip(scenario: &str, rules: &str) -> (serde_json::Value, serde_json::Va
 
 #[test]
 fn a_recording_turned_back_into_a_workload_runs_as_the_original_did() {
-    let (a, b) = round_trip(
-        "examples/scenarios/daytrader.toml",
-        "examples/rules/recommended-modern.conf",
-    );
+    for (scenario, intervals) in [("daytrader", 750), ("webserver", 600)] {
+        let (a, b) = round_trip(
+            &format!("examples/scenarios/{scenario}.toml"),
+            "examples/rules/recommended-modern.conf",
+            intervals,
+        );
+        round_trip_agrees(&a, &b);
+    }
+}
+
+/// The replayed run's report is the original's within a few percent: the
+/// unmet demand too, whose censored intervals are estimated.
+fn round_trip_agrees(a: &serde_json::Value, b: &serde_json::Value) {
     let close = |key: &str, tolerance: f64| {
         let (x, y) = (
             a[key].as_f64().unwrap_or(f64::NAN),
@@ -163,7 +176,7 @@ fn a_recording_turned_back_into_a_workload_runs_as_the_original_did() {
     close("avg_online_cpus", 0.02);
     close("guest_to_working_set", 0.03);
     close("throughput_ratio", 0.01);
-    close("unmet_cpu_seconds", 0.06);
+    close("unmet_cpu_seconds", 0.02);
     let stalls = |v: &serde_json::Value| v["direct_scan_stalls"].as_f64().unwrap_or(0.0);
-    assert!((stalls(&a) - stalls(&b)).abs() <= 2.0, "{a} {b}");
+    assert!((stalls(a) - stalls(b)).abs() <= 2.0, "{a} {b}");
 }

@@ -7,8 +7,9 @@
 //! * demand = the busy share (user, nice, system, irq, softirq, steal) of
 //!   the interval × the CPUs online; when every online CPU was busy the
 //!   real demand may have been higher (it is censored): the runnable tasks
-//!   of /proc/loadavg times the CPU a task used in the last interval that
-//!   had idle time stand in for it, when that is more;
+//!   of /proc/loadavg times the CPU a task used in the nearest interval,
+//!   before or after, that had idle time and as many runnable tasks (the
+//!   same work seen with a CPU to spare), stand in for it when that is more;
 //! * the working set = anonymous memory (MemTotal − MemFree − Cached − the
 //!   CMM pool) plus swap in use; shared memory = Shmem; page-ins from
 //!   vmstat's pgpgin;
@@ -26,7 +27,7 @@ use crate::sim::scenario::Phase;
 const PAGE_KIB: f64 = 4.0;
 
 /// How much of the recording had censored demand.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct Censoring {
     /// Intervals in all.
     pub intervals: usize,
@@ -49,6 +50,10 @@ pub enum WorkloadError {
 struct Interval {
     start: f64,
     demand: f64,
+    /// The runnable tasks at its end.
+    runnable: f64,
+    /// Every online CPU was busy: `demand` is a floor.
+    censored: bool,
     system: f64,
     nice: f64,
     iowait: f64,
@@ -102,6 +107,7 @@ pub fn scenario(path: &Path) -> Result<Recorded, WorkloadError> {
             "the recording holds fewer than two readings".into(),
         ));
     }
+    tally.censoring.raised = estimate_censored(&mut phases);
     let duration = last.stamp.seconds() - t0;
     let contention = tally.steal / (tally.work + tally.steal).max(1.0);
     let name = path
@@ -127,28 +133,12 @@ pub fn scenario(path: &Path) -> Result<Recorded, WorkloadError> {
 }
 
 /// What the readings add up to on the way through a recording.
+#[derive(Default)]
 struct Tally {
     censoring: Censoring,
     /// Ticks of work and of steal over the whole recording.
     work: f64,
     steal: f64,
-    /// CPU each runnable task used, from the last interval with idle time.
-    per_task: f64,
-}
-
-impl Default for Tally {
-    fn default() -> Self {
-        Tally {
-            censoring: Censoring {
-                intervals: 0,
-                censored: 0,
-                raised: 0,
-            },
-            work: 0.0,
-            steal: 0.0,
-            per_task: 1.0,
-        }
-    }
 }
 
 impl Tally {
@@ -166,18 +156,9 @@ impl Tally {
         self.work += work;
         self.steal += d.steal as f64;
         self.censoring.intervals += 1;
-        let mut demand = busy;
-        if (d.idle + d.iowait) as f64 / total < 0.02 {
+        let censored = ((d.idle + d.iowait) as f64 / total) < 0.02;
+        if censored {
             self.censoring.censored += 1;
-            // The runnable tasks, at the CPU each took when none waited
-            // for one.
-            let estimate = s.runnable * self.per_task;
-            if estimate > demand {
-                demand = estimate;
-                self.censoring.raised += 1;
-            }
-        } else if s.runnable >= 0.5 {
-            self.per_task = (busy / s.runnable).clamp(0.05, 1.0);
         }
         let mem = |name: &str| s.meminfo.get(name).unwrap_or(0.0);
         let pool_kib = s.cmm_pages.unwrap_or(0) as f64 * PAGE_KIB;
@@ -187,7 +168,9 @@ impl Tally {
         let pgpgin = s.vmstat.get("pgpgin").unwrap_or(0.0) - p.vmstat.get("pgpgin").unwrap_or(0.0);
         Some(Interval {
             start: p.stamp.seconds() - t0,
-            demand,
+            demand: busy,
+            runnable: s.runnable,
+            censored,
             system: d.system as f64 / work.max(1.0),
             nice: d.nice as f64 / work.max(1.0),
             iowait: d.iowait as f64 / (d.idle + d.iowait).max(1) as f64,
@@ -196,6 +179,68 @@ impl Tally {
             io_mib_per_s: (pgpgin / 1024.0 / seconds).max(0.0),
         })
     }
+}
+
+/// The CPU one runnable task used in an interval with a CPU to spare.
+fn per_task(i: &Interval) -> Option<f64> {
+    (!i.censored && i.runnable >= 0.5).then(|| (i.demand / i.runnable).clamp(0.05, 1.0))
+}
+
+/// Raises each censored interval's demand to its runnable tasks times the
+/// CPU a task used in the nearest uncensored interval with as many
+/// runnable tasks (the same work, seen when it had room), or else in the
+/// nearest uncensored interval at all; returns how many it raised. Work
+/// that starts while the guest is short of CPUs is censored from its first
+/// interval, so looking only backwards would price it at what the work
+/// before it took.
+fn estimate_censored(phases: &mut [Interval]) -> usize {
+    let n = phases.len();
+    // Per interval: (distance, per-task CPU) of the nearest match on each
+    // side, found in one pass each way.
+    let mut best: Vec<Option<(usize, bool, f64)>> = vec![None; n];
+    let key = |r: f64| (r * 100.0).round() as i64;
+    for forward in [true, false] {
+        let mut same: std::collections::HashMap<i64, (usize, f64)> = Default::default();
+        let mut any: Option<(usize, f64)> = None;
+        let order: Box<dyn Iterator<Item = usize>> = if forward {
+            Box::new(0..n)
+        } else {
+            Box::new((0..n).rev())
+        };
+        for i in order {
+            let here = &phases[i];
+            if let Some(t) = per_task(here) {
+                same.insert(key(here.runnable), (i, t));
+                any = Some((i, t));
+                continue;
+            }
+            if !here.censored {
+                continue;
+            }
+            let candidate = match same.get(&key(here.runnable)) {
+                Some(&(j, t)) => Some((i.abs_diff(j), true, t)),
+                None => any.map(|(j, t)| (i.abs_diff(j), false, t)),
+            };
+            best[i] = match (best[i], candidate) {
+                (Some(b), Some(c))
+                    if (c.1, std::cmp::Reverse(c.0)) > (b.1, std::cmp::Reverse(b.0)) =>
+                {
+                    Some(c)
+                }
+                (None, c) => c,
+                (b, _) => b,
+            };
+        }
+    }
+    let mut raised = 0;
+    for (p, found) in phases.iter_mut().zip(best) {
+        let t = found.map_or(1.0, |(_, _, t)| t);
+        if p.censored && p.runnable * t > p.demand {
+            p.demand = p.runnable * t;
+            raised += 1;
+        }
+    }
+    raised
 }
 
 /// Two intervals the model could not tell apart.
@@ -288,6 +333,47 @@ pub fn halves(s: &Scenario) -> Result<(Scenario, Scenario), WorkloadError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn interval(demand: f64, runnable: f64, censored: bool) -> Interval {
+        Interval {
+            start: 0.0,
+            demand,
+            runnable,
+            censored,
+            system: 0.0,
+            nice: 0.0,
+            iowait: 0.0,
+            working_set_mib: 0.0,
+            shared_mib: 0.0,
+            io_mib_per_s: 0.0,
+        }
+    }
+
+    #[test]
+    fn censored_work_is_priced_by_the_nearest_interval_of_the_same_work() {
+        // Light work (1 task at 0.2), then work of 2 tasks at 0.7 each that
+        // starts on one CPU (censored at 1.0) and gets a second CPU later.
+        let mut phases = vec![
+            interval(0.2, 1.0, false),
+            interval(1.0, 2.0, true),
+            interval(1.0, 2.0, true),
+            interval(1.4, 2.0, false),
+            interval(0.9, 3.0, true),
+        ];
+        let raised = estimate_censored(&mut phases);
+        let demand: Vec<f64> = phases
+            .iter()
+            .map(|p| (p.demand * 100.0).round() / 100.0)
+            .collect();
+        // The last one has no uncensored match of 3 tasks: the nearest
+        // uncensored interval (0.7 a task) prices it.
+        assert_eq!(demand, [0.2, 1.4, 1.4, 1.4, 2.1]);
+        assert_eq!(raised, 3);
+        // Nothing uncensored at all: a task takes a whole CPU.
+        let mut phases = vec![interval(1.0, 3.0, true)];
+        assert_eq!(estimate_censored(&mut phases), 1);
+        assert_eq!(phases[0].demand, 3.0);
+    }
 
     #[test]
     fn halves_split_at_half_the_duration_and_the_second_starts_in_the_running_phase() {
