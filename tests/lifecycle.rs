@@ -3,7 +3,9 @@
 
 mod common;
 
+use std::io::Read;
 use std::process::{Child, Command, Output, Stdio};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use common::FakeRoot;
@@ -48,11 +50,34 @@ fn cpu(root: &FakeRoot, i: u32) -> String {
 }
 
 /// `plugtop run -f -V` on the root, fast; killed if the test fails.
-struct Run(Option<Child>);
+struct Run {
+    child: Option<Child>,
+    /// What it printed so far (stdout, then stderr), read as it comes.
+    printed: [Arc<Mutex<Vec<u8>>>; 2],
+    readers: Vec<std::thread::JoinHandle<()>>,
+}
+
+/// Copies what a pipe carries into `into` until it closes.
+fn collect(
+    mut pipe: impl Read + Send + 'static,
+    into: Arc<Mutex<Vec<u8>>>,
+) -> std::thread::JoinHandle<()> {
+    std::thread::spawn(move || {
+        let mut chunk = [0u8; 4096];
+        while let Ok(n) = pipe.read(&mut chunk) {
+            if n == 0 {
+                break;
+            }
+            if let Ok(mut buf) = into.lock() {
+                buf.extend_from_slice(&chunk[..n]);
+            }
+        }
+    })
+}
 
 impl Run {
     fn start(root: &FakeRoot, rules: &str) -> Run {
-        let child = Command::new(env!("CARGO_BIN_EXE_plugtop"))
+        let mut child = Command::new(env!("CARGO_BIN_EXE_plugtop"))
             .args([
                 "run",
                 "-f",
@@ -68,11 +93,39 @@ impl Run {
             .stderr(Stdio::piped())
             .spawn()
             .expect("start plugtop run");
-        Run(Some(child))
+        let printed = [Arc::default(), Arc::default()];
+        let mut readers = Vec::new();
+        if let Some(out) = child.stdout.take() {
+            readers.push(collect(out, Arc::clone(&printed[0])));
+        }
+        if let Some(err) = child.stderr.take() {
+            readers.push(collect(err, Arc::clone(&printed[1])));
+        }
+        Run {
+            child: Some(child),
+            printed,
+            readers,
+        }
+    }
+
+    /// Everything printed so far.
+    fn log(&self) -> String {
+        self.printed
+            .iter()
+            .map(|p| {
+                String::from_utf8_lossy(&p.lock().map(|b| b.clone()).unwrap_or_default())
+                    .into_owned()
+            })
+            .collect()
+    }
+
+    /// Waits until what it printed shows `what`.
+    fn wait_for(&self, what: &str, ok: impl Fn(&str) -> bool) {
+        wait_until(what, || ok(&self.log()));
     }
 
     fn signal(&self, name: &str) {
-        let pid = self.0.as_ref().map_or(0, Child::id);
+        let pid = self.child.as_ref().map_or(0, Child::id);
         let ok = Command::new("kill")
             .args([&format!("-{name}"), &pid.to_string()])
             .status()
@@ -81,16 +134,25 @@ impl Run {
     }
 
     fn finish(mut self) -> Output {
-        match self.0.take() {
-            Some(c) => c.wait_with_output().expect("wait"),
+        let status = match self.child.take() {
+            Some(mut c) => c.wait().expect("wait"),
             None => panic!("already finished"),
+        };
+        for r in self.readers.drain(..) {
+            let _ = r.join();
+        }
+        let take = |p: &Arc<Mutex<Vec<u8>>>| p.lock().map(|b| b.clone()).unwrap_or_default();
+        Output {
+            status,
+            stdout: take(&self.printed[0]),
+            stderr: take(&self.printed[1]),
         }
     }
 }
 
 impl Drop for Run {
     fn drop(&mut self) {
-        if let Some(c) = self.0.as_mut() {
+        if let Some(c) = self.child.as_mut() {
             let _ = c.kill();
             let _ = c.wait();
         }
@@ -127,16 +189,18 @@ fn sighup_reapplies_a_lowered_cpu_max_at_once_and_keeps_the_history() {
     let root = guest(4, 4, true);
     let rules = rules(&root, IDLE_RULES);
     let run = Run::start(&root, &rules);
-    wait_until("a few intervals have passed", || {
-        root.path().join("run/plugtop/state").exists()
+    run.wait_for("a few intervals have passed", |log| {
+        readings(log).len() >= 5
     });
-    std::thread::sleep(Duration::from_millis(200));
     std::fs::write(&rules, IDLE_RULES.replace("CPU_MAX=\"0\"", "CPU_MAX=\"2\"")).expect("rules");
     run.signal("HUP");
     wait_until("cpu3 and cpu2 go offline", || {
         cpu(&root, 3) == "0" && cpu(&root, 2) == "0"
     });
-    std::thread::sleep(Duration::from_millis(200));
+    let before = readings(&run.log()).len();
+    run.wait_for("a few more intervals", |log| {
+        readings(log).len() >= before + 5
+    });
     run.signal("TERM");
     let out = run.finish();
     let log = text(&out);
@@ -166,8 +230,9 @@ fn outside_z_vm_the_memory_group_is_off_and_without_cpuinfo_it_does_not_start() 
         "UPDATE=\"1\"\nCPU_MIN=\"1\"\nCPU_MAX=\"0\"\nHOTPLUG=\"0\"\nHOTUNPLUG=\"0\"\nCMM_MIN=\"0\"\nCMM_MAX=\"100\"\nCMM_INC=\"10\"\nMEMPLUG=\"0\"\nMEMUNPLUG=\"1\"\n",
     );
     let run = Run::start(&root, &rules);
-    wait_until("it runs", || root.path().join("run/plugtop/state").exists());
-    std::thread::sleep(Duration::from_millis(200));
+    run.wait_for("a few intervals have passed", |log| {
+        readings(log).len() >= 5
+    });
     run.signal("TERM");
     let log = text(&run.finish());
     assert!(log.contains("memory group off: not a z/VM guest"), "{log}");
@@ -222,7 +287,9 @@ fn cpus_without_configure_files_are_never_plugged() {
         "UPDATE=\"1\"\nCPU_MIN=\"1\"\nCPU_MAX=\"0\"\nHOTPLUG=\"1\"\nHOTUNPLUG=\"0\"\n",
     );
     let run = Run::start(&root, &rules_plug);
-    std::thread::sleep(Duration::from_millis(300));
+    run.wait_for("HOTPLUG was tried", |log| {
+        log.contains("no `configure` file") && readings(log).len() >= 3
+    });
     run.signal("TERM");
     let log = text(&run.finish());
     assert!(log.contains("no `configure` file"), "{log}");
@@ -292,8 +359,9 @@ fn verbose_says_what_cpuplugd_says_and_the_lock_goes_at_exit() {
         "UPDATE=\"1\"\nCPU_MIN=\"1\"\nCPU_MAX=\"1\"\nHOTPLUG=\"1\"\nHOTUNPLUG=\"0\"\nCMM_MIN=\"0\"\nCMM_MAX=\"100\"\nCMM_INC=\"-100\"\nMEMPLUG=\"0\"\nMEMUNPLUG=\"1\"\n",
     );
     let run = Run::start(&root, &rules);
-    wait_until("it runs", || root.path().join("run/plugtop/state").exists());
-    std::thread::sleep(Duration::from_millis(200));
+    run.wait_for("both limits were met", |log| {
+        log.contains("maximum cpu limit is reached") && log.contains("cmm_inc went negative")
+    });
     assert!(root.path().join("var/lock/cpuplugd.lock").exists());
     run.signal("TERM");
     let log = text(&run.finish());
