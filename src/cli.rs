@@ -273,9 +273,10 @@ pub struct TuneArgs {
     /// recommendation uses no more CPUs, memory or stalls than it.
     #[arg(long)]
     pub against: Option<PathBuf>,
-    /// Candidates to evaluate (1 to 100000).
-    #[arg(long, default_value_t = 400, value_parser = clap::value_parser!(u64).range(1..=100_000))]
-    pub budget: u64,
+    /// Candidates to evaluate (1 to 100000; default 2000, fewer for a
+    /// workload longer than an hour: 200 for a day).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=100_000))]
+    pub budget: Option<u64>,
     /// Seed of the search (the scenario keeps its own).
     #[arg(long, default_value_t = 1)]
     pub seed: u64,

@@ -70,12 +70,12 @@ pub fn run(args: TuneArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
     if found.is_empty() {
         anyhow::bail!("{} has no numbers to tune", args.config.display());
     }
-    let options = options_of(&args);
+    let options = options_of(&args, &workload);
     let done = AtomicUsize::new(0);
     let finished = std::sync::atomic::AtomicBool::new(false);
     let tuned = std::thread::scope(|scope| {
         if std::io::stderr().is_terminal() {
-            scope.spawn(|| progress(&done, args.budget as usize, &finished));
+            scope.spawn(|| progress(&done, options.budget, &finished));
         }
         let t = plugtop::tune::tune(
             &file,
@@ -114,14 +114,26 @@ pub fn run(args: TuneArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
     })
 }
 
+/// Candidates when `--budget` is not given: 2,000 (a few seconds for a
+/// benchmark-length scenario), scaled down for workloads over an hour so
+/// a day's recording takes about a minute (200).
+fn default_budget(workload: &Workload) -> usize {
+    let seconds = workload.duration.unwrap_or_else(|| {
+        plugtop::sim::scenario::seconds(&workload.scenario.duration).unwrap_or(3600.0)
+    });
+    (2000.0 * 3600.0 / seconds.max(1.0)).clamp(200.0, 2000.0) as usize
+}
+
 /// The search's settings from the command line.
-fn options_of(args: &TuneArgs) -> TuneOptions {
+fn options_of(args: &TuneArgs, workload: &Workload) -> TuneOptions {
     TuneOptions {
         objective: match args.objective {
             crate::cli::TuneObjective::Cpu => plugtop::tune::score::Objective::Cpu,
             crate::cli::TuneObjective::Memory => plugtop::tune::score::Objective::Memory,
         },
-        budget: args.budget as usize,
+        budget: args
+            .budget
+            .map_or_else(|| default_budget(workload), |b| b as usize),
         seed: args.seed,
         threads: args.threads.map_or_else(
             || std::thread::available_parallelism().map_or(1, |n| n.get()),

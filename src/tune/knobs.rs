@@ -16,9 +16,13 @@ pub enum KnobKind {
     Threshold,
     /// A number compared with a CPU share (`idle > 50`): 0 to 100 per CPU.
     Percent,
-    /// A number added to or taken from what is compared
-    /// (`onumcpus + 0.75`): it may cross zero.
+    /// A number added to or taken from what is compared (`x + 0.75`): it
+    /// may cross zero.
     Offset,
+    /// An offset to a count of CPUs (`onumcpus + 0.75`, `loadavg - 1`):
+    /// searched over as many CPUs as the guest has either way, which spans
+    /// a condition that always holds to one that never does.
+    CpuOffset,
     /// The divisor of CMM_INC or CMM_DEC (`meminfo.MemFree / 40`).
     Divisor,
     /// CPU_MIN, CPU_MAX or UPDATE.
@@ -124,6 +128,12 @@ fn knob_nodes(rules: &RuleSet, id: NodeId, memory_amount: bool) -> Vec<(NodeId, 
             )
         )
     };
+    let cpu_count = |n: NodeId| {
+        matches!(
+            rules.node(n).kind,
+            NodeKind::Keyword(Keyword::Onumcpus | Keyword::Loadavg | Keyword::RunnableProc)
+        )
+    };
     match rules.node(id).kind {
         NodeKind::Binary(BinOp::Greater | BinOp::Less, l, r) => {
             for (side, other_side) in [(l, r), (r, l)] {
@@ -133,13 +143,13 @@ fn knob_nodes(rules: &RuleSet, id: NodeId, memory_amount: bool) -> Vec<(NodeId, 
                     }
                     NodeKind::Const(_) => out.push((side, KnobKind::Threshold)),
                     NodeKind::Binary(op @ (BinOp::Add | BinOp::Sub | BinOp::Mul), a, b) => {
-                        let kind = if op == BinOp::Mul {
-                            KnobKind::Threshold
-                        } else {
-                            KnobKind::Offset
-                        };
                         for (x, other) in [(a, b), (b, a)] {
                             if constant(x) && !constant(other) {
+                                let kind = match op {
+                                    BinOp::Mul => KnobKind::Threshold,
+                                    _ if cpu_count(other) => KnobKind::CpuOffset,
+                                    _ => KnobKind::Offset,
+                                };
                                 out.push((x, kind));
                             }
                         }
@@ -178,6 +188,10 @@ fn number_knob(
         KnobKind::Percent => (0.0, 100.0 * present),
         KnobKind::Offset => {
             let reach = 2.0 * value.abs().max(0.5);
+            (value - reach, value + reach)
+        }
+        KnobKind::CpuOffset => {
+            let reach = present.max(2.0 * value.abs());
             (value - reach, value + reach)
         }
         _ if value > 0.0 => {
@@ -268,7 +282,9 @@ pub fn rewrite(file: &SourceFile, changes: &[(&Knob, f64)]) -> Vec<u8> {
     let mut at = 0usize;
     for (knob, value) in sorted {
         let (start, end) = (knob.span.start as usize, knob.span.end as usize);
-        if start < at || end > bytes.len() {
+        // An unchanged number stays as written (`CPU_MAX="0"` is not
+        // rewritten as the CPUs it stands for, `10.0` not as `10`).
+        if start < at || end > bytes.len() || *value == knob.value {
             continue;
         }
         out.extend_from_slice(&bytes[at..start]);
@@ -316,7 +332,12 @@ mod tests {
         let ten = &knobs[4];
         assert!(!ten.integer, "10.0 is written with a fraction");
         assert_eq!(ten.range, (0.0, 400.0), "idle is 0 to 100 per CPU");
-        assert_eq!(knobs[3].range, (-0.75, 2.25), "an offset may cross zero");
+        assert_eq!(knobs[3].kind, KnobKind::CpuOffset);
+        assert_eq!(
+            knobs[3].range,
+            (0.75 - 4.0, 0.75 + 4.0),
+            "an offset to a count of CPUs spans the CPUs present either way"
+        );
         let cpu_max = &knobs[2];
         assert_eq!(cpu_max.value, 4.0, "CPU_MAX=\"0\" is every CPU present");
     }
@@ -361,6 +382,9 @@ mod tests {
     fn a_rewrite_changes_the_numbers_only_and_still_loads() {
         let (rules, file) = loaded("examples/rules/cpu-loadavg.conf");
         let knobs = find(&rules, &file);
+        // CPU_MAX="0" (all present, 4) and idle < 10.0 kept as they are.
+        let unchanged: Vec<(&Knob, f64)> = knobs.iter().map(|k| (k, k.value)).collect();
+        assert_eq!(rewrite(&file, &unchanged), file.bytes());
         let changes: Vec<(&Knob, f64)> =
             vec![(&knobs[3], 1.125), (&knobs[4], 12.5), (&knobs[2], 3.0)];
         let out = String::from_utf8(rewrite(&file, &changes)).unwrap_or_default();

@@ -108,11 +108,9 @@ pub fn tune(
         let text = knobs::rewrite(file, &changes);
         workload.score(&SourceFile::new(file.name(), text), &facts)
     };
-    let searched = search::search(&knobs, &start, options, &evaluate, done);
-    let reference = match reference {
-        Some(r) => workload.score(r, &facts),
-        None => searched.candidates[0].1.clone(),
-    };
+    let against = reference.map(|r| workload.score(r, &facts));
+    let searched = search::search(&knobs, &start, options, against.as_ref(), &evaluate, done);
+    let reference = against.unwrap_or_else(|| searched.candidates[0].1.clone());
     // Only a candidate that does better than the reference within its
     // resources is recommended; when none does, nothing is.
     let objective = options.objective;

@@ -63,6 +63,7 @@ pub fn knobs_text(knobs: &[Knob]) -> String {
             KnobKind::Threshold => "threshold",
             KnobKind::Percent => "threshold (% of a CPU)",
             KnobKind::Offset => "offset",
+            KnobKind::CpuOffset => "offset (CPUs)",
             KnobKind::Divisor => "divisor",
             KnobKind::Limit(_) => "limit",
         };

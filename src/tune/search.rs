@@ -91,11 +91,13 @@ pub struct Searched {
 
 /// Evaluates up to `options.budget` candidates (the starting `values`
 /// first) on `options.threads` threads; `done` counts the finished ones
-/// for a progress bar.
+/// for a progress bar. `reference` is the score to beat (the start's when
+/// `None`): refinement works around the best that fit within it too.
 pub fn search(
     knobs: &[Knob],
     values: &[f64],
     options: &super::TuneOptions,
+    reference: Option<&Score>,
     evaluate: &(dyn Fn(&[f64]) -> Score + Sync),
     done: &AtomicUsize,
 ) -> Searched {
@@ -112,6 +114,10 @@ pub fn search(
     };
     let start = fresh(vec![values.to_vec()], &mut seen);
     candidates.extend(run_batch(start, threads, evaluate, done));
+    let reference = match reference {
+        Some(r) => r.clone(),
+        None => candidates[0].1.clone(),
+    };
     // Half the budget on samples over the whole ranges.
     let random = (budget / 2).max(1);
     let mut tries = 0;
@@ -126,7 +132,7 @@ pub fn search(
     let round = (4 * threads).max(8);
     let mut stale = 0;
     while candidates.len() < budget && stale < 50 {
-        let parents = best(&candidates, 4, objective);
+        let parents = best(&candidates, 4, objective, &reference);
         let mut batch = Vec::new();
         let mut tries = 0;
         while batch.len() < round.min(budget - candidates.len()) && tries < round * 20 {
@@ -140,11 +146,20 @@ pub fn search(
     Searched { candidates }
 }
 
-/// The indices of the `n` usable candidates that cost least for what the
-/// objective improves (unmet CPU-seconds plus a minute of each CPU; for
-/// memory, the guest's size against its working set weighs in too), the
-/// start when none is usable.
-fn best(candidates: &[(Vec<f64>, Score)], n: usize, objective: Objective) -> Vec<usize> {
+/// The parents of the next round: half the `n` usable candidates that
+/// cost least for what the objective improves (unmet CPU-seconds plus a
+/// minute of each CPU; for memory, the guest's size against its working
+/// set weighs in too), half those that fit within `reference`'s resources
+/// and do best in the objective's measure (or, while none fits, come
+/// nearest to fitting). A fixed price of a CPU alone can leave the search
+/// circling points that use a little more than the reference. The start
+/// when none is usable.
+fn best(
+    candidates: &[(Vec<f64>, Score)],
+    n: usize,
+    objective: Objective,
+    reference: &Score,
+) -> Vec<usize> {
     let cost = |s: &Score| {
         let cpu = s.unmet_cpu_seconds + 60.0 * s.avg_online_cpus + s.direct_scan_stalls as f64;
         match objective {
@@ -152,15 +167,51 @@ fn best(candidates: &[(Vec<f64>, Score)], n: usize, objective: Objective) -> Vec
             Objective::Memory => cpu + 600.0 * s.guest_to_working_set,
         }
     };
-    let mut usable: Vec<usize> = (0..candidates.len())
+    let fit = |s: &Score| {
+        if s.within(reference, objective) {
+            match objective {
+                Objective::Cpu => s.unmet_cpu_seconds,
+                Objective::Memory => s.guest_to_working_set,
+            }
+        } else {
+            // How far past what `within` holds fixed, relatively.
+            let over = |x: f64, r: f64| (x - r).max(0.0) / r.abs().max(1e-9);
+            let held = match objective {
+                Objective::Cpu => over(s.guest_to_working_set, reference.guest_to_working_set),
+                Objective::Memory => {
+                    over(s.unmet_cpu_seconds, reference.unmet_cpu_seconds)
+                        + over(reference.throughput_ratio, s.throughput_ratio)
+                }
+            };
+            1e12 + held
+                + over(s.avg_online_cpus, reference.avg_online_cpus)
+                + over(
+                    s.direct_scan_stalls as f64,
+                    reference.direct_scan_stalls as f64,
+                )
+        }
+    };
+    let usable: Vec<usize> = (0..candidates.len())
         .filter(|&i| candidates[i].1.usable())
         .collect();
-    usable.sort_by(|&a, &b| cost(&candidates[a].1).total_cmp(&cost(&candidates[b].1)));
-    usable.truncate(n);
-    if usable.is_empty() {
-        usable.push(0);
+    let mut out = Vec::with_capacity(n);
+    for measure in [&cost as &dyn Fn(&Score) -> f64, &fit] {
+        let mut order = usable.clone();
+        order.sort_by(|&a, &b| measure(&candidates[a].1).total_cmp(&measure(&candidates[b].1)));
+        let half = out.len() + n.div_ceil(2);
+        for i in order {
+            if out.len() >= half.min(n) {
+                break;
+            }
+            if !out.contains(&i) {
+                out.push(i);
+            }
+        }
     }
-    usable
+    if out.is_empty() {
+        out.push(0);
+    }
+    out
 }
 
 /// Evaluates `batch` on up to `threads` threads; results in batch order.
