@@ -8,7 +8,7 @@
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use super::knobs::Knob;
+use super::knobs::{Knob, KnobKind};
 use super::score::{Objective, Score};
 
 /// A small, seedable generator (splitmix64): the search needs
@@ -60,6 +60,33 @@ fn settle(knob: &Knob, v: f64) -> f64 {
     if knob.integer { v.round() } else { v }
 }
 
+/// The start with its offsets to a CPU count at either end of their
+/// ranges, in every combination (of the first four): at the ends a rule's
+/// half that reads them always or never holds, a different rule than any
+/// nearby number gives, and random samples seldom land on both ends.
+fn corners(knobs: &[Knob], values: &[f64]) -> Vec<Vec<f64>> {
+    let offsets: Vec<usize> = (0..knobs.len())
+        .filter(|&i| knobs[i].kind == KnobKind::CpuOffset)
+        .take(4)
+        .collect();
+    let mut out = vec![values.to_vec()];
+    for &i in &offsets {
+        let (lo, hi) = knobs[i].range;
+        out = out
+            .into_iter()
+            .flat_map(|v| {
+                [values[i], lo, hi].map(|x| {
+                    let mut c = v.clone();
+                    c[i] = x;
+                    c
+                })
+            })
+            .collect();
+    }
+    out.retain(|v| v != values);
+    out
+}
+
 /// A neighbour of `values`: each knob moved by about 20% with even odds
 /// (at least one moves); whole-number knobs by at least one step.
 fn perturb(knobs: &[Knob], values: &[f64], rng: &mut Rng) -> Vec<f64> {
@@ -69,8 +96,13 @@ fn perturb(knobs: &[Knob], values: &[f64], rng: &mut Rng) -> Vec<f64> {
         if i != forced && rng.unit() < 0.5 {
             continue;
         }
-        let step = (rng.normal() * 0.2).exp();
-        let mut v = values[i] * step;
+        // An offset may sit near or cross zero, where scaling it barely
+        // moves it: it moves by a tenth of its range instead.
+        let mut v = if matches!(k.kind, KnobKind::Offset | KnobKind::CpuOffset) {
+            values[i] + rng.normal() * 0.1 * (k.range.1 - k.range.0)
+        } else {
+            values[i] * (rng.normal() * 0.2).exp()
+        };
         if k.integer && (v.round() - values[i]).abs() < 1.0 {
             v = values[i] + if rng.unit() < 0.5 { -1.0 } else { 1.0 };
         }
@@ -112,7 +144,9 @@ pub fn search(
             .filter(|v| seen.insert(key(knobs, v)))
             .collect()
     };
-    let start = fresh(vec![values.to_vec()], &mut seen);
+    let mut start = fresh(vec![values.to_vec()], &mut seen);
+    start.extend(fresh(corners(knobs, values), &mut seen));
+    start.truncate(budget);
     candidates.extend(run_batch(start, threads, evaluate, done));
     let reference = match reference {
         Some(r) => r.clone(),
@@ -253,4 +287,60 @@ fn run_batch(
             )
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rules::{SourceFile, SystemFacts, load};
+
+    fn loadavg_knobs() -> Vec<Knob> {
+        let path = "examples/rules/cpu-loadavg.conf";
+        let file = SourceFile::new(path, std::fs::read(path).unwrap_or_default());
+        let outcome = load(&file, &SystemFacts::any_machine(4, "test"));
+        super::super::knobs::find(&outcome.rules, &file)
+    }
+
+    #[test]
+    fn corners_put_each_cpu_offset_at_both_ends_in_every_combination() {
+        let knobs = loadavg_knobs();
+        let start: Vec<f64> = knobs.iter().map(|k| k.value).collect();
+        let offsets: Vec<usize> = (0..knobs.len())
+            .filter(|&i| knobs[i].kind == KnobKind::CpuOffset)
+            .collect();
+        assert_eq!(offsets.len(), 2, "{knobs:?}");
+        let c = corners(&knobs, &start);
+        assert_eq!(c.len(), 8, "3 × 3 combinations but the start");
+        for v in &c {
+            for (i, x) in v.iter().enumerate() {
+                if offsets.contains(&i) {
+                    let (lo, hi) = knobs[i].range;
+                    assert!(*x == lo || *x == hi || *x == start[i]);
+                } else {
+                    assert_eq!(*x, start[i], "only the offsets move");
+                }
+            }
+        }
+        let both_low = offsets
+            .iter()
+            .map(|&i| knobs[i].range.0)
+            .collect::<Vec<_>>();
+        assert!(
+            c.iter()
+                .any(|v| offsets.iter().map(|&i| v[i]).collect::<Vec<_>>() == both_low)
+        );
+    }
+
+    #[test]
+    fn an_offset_moves_by_a_share_of_its_range_and_may_cross_zero() {
+        let knobs = loadavg_knobs();
+        let start: Vec<f64> = knobs.iter().map(|k| k.value).collect();
+        let at = knobs
+            .iter()
+            .position(|k| k.kind == KnobKind::CpuOffset)
+            .unwrap_or(0);
+        let mut rng = Rng::new(3);
+        let crossed = (0..200).any(|_| perturb(&knobs, &start, &mut rng)[at] < 0.0);
+        assert!(crossed, "0.75 moves below zero now and then");
+    }
 }
