@@ -125,9 +125,13 @@ impl FieldTable {
     /// separator, 0 when there is no number (as cpuplugd reads it).
     pub fn value_at(&self, position: u32) -> f64 {
         let i = position as usize;
+        // A decoder's table may hold fewer numbers than names (a damaged
+        // recording): those read as a missing number does, 0.
         match &self.values {
-            Values::Read(v) => v[i],
-            Values::Text { text, starts } => value_at(text, starts[i] as usize).0,
+            Values::Read(v) => v.get(i).copied().unwrap_or(0.0),
+            Values::Text { text, starts } => {
+                starts.get(i).map_or(0.0, |s| value_at(text, *s as usize).0)
+            }
         }
     }
 

@@ -173,7 +173,14 @@ impl RootReader {
 
     /// Notes that a reading of `root` starts (see `root_readings`).
     fn start_reading(&mut self, root: &Path) {
+        let same = self.open_root == root;
         self.enter(root);
+        if same && !self.kernel_root() {
+            // A root that is not the kernel's may be a link that a replay
+            // tool points at the next snapshot between readings: look it
+            // up again, as opening by path did.
+            self.root_dir = super::regular::open_directory(root);
+        }
         self.root_readings = self.root_readings.saturating_add(1);
     }
 
@@ -401,5 +408,37 @@ impl RootReader {
             vmstat_names,
             origin,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A root given as a link that is pointed elsewhere between readings is
+    /// read where the link points at each reading.
+    #[test]
+    fn a_root_link_pointed_elsewhere_is_followed_at_the_next_reading() {
+        let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/roots");
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let link = dir.path().join("current");
+        let point = |to: &str| {
+            let _ = std::fs::remove_file(&link);
+            std::os::unix::fs::symlink(fixtures.join(to), &link).unwrap_or_else(|e| panic!("{e}"));
+        };
+        let mut reader = RootReader::new();
+        reader.scan_cpu_dirs = false;
+        let mut names = Vec::new();
+        for (i, to) in ["oldkernel", "newkernel", "oldkernel"]
+            .into_iter()
+            .enumerate()
+        {
+            point(to);
+            let s = reader
+                .read(&link, Stamp::new(i as i64, 0))
+                .unwrap_or_else(|e| panic!("{to}: {e}"));
+            names.push(s.vmstat.get("pgscan_direct_dma").is_some());
+        }
+        assert_eq!(names, [true, false, true], "old, new, old kernel");
     }
 }
