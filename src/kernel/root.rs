@@ -161,21 +161,22 @@ impl RootReader {
     }
 
     /// Makes `root` the current root: what is kept open belongs to it.
-    fn enter(&mut self, root: &Path) {
-        if self.open_root != root {
-            self.open.clear();
-            self.root_dir = super::regular::open_directory(root);
-            self.open_root = root.to_path_buf();
-            self.root_readings = 0;
-            self.possible = None;
+    /// True when it was another root before.
+    fn enter(&mut self, root: &Path) -> bool {
+        if self.open_root == root {
+            return false;
         }
+        self.open.clear();
+        self.root_dir = super::regular::open_directory(root);
+        self.open_root = root.to_path_buf();
+        self.root_readings = 0;
+        self.possible = None;
+        true
     }
 
     /// Notes that a reading of `root` starts (see `root_readings`).
     fn start_reading(&mut self, root: &Path) {
-        let same = self.open_root == root;
-        self.enter(root);
-        if same && !self.kernel_root() {
+        if !self.enter(root) && !self.kernel_root() {
             // A root that is not the kernel's may be a link that a replay
             // tool points at the next snapshot between readings: look it
             // up again, as opening by path did.
