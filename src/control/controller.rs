@@ -18,6 +18,17 @@ pub enum Mode {
     Auto,
 }
 
+impl Mode {
+    /// The short name logs and metrics use as a field or label value.
+    pub fn key(self) -> &'static str {
+        match self {
+            Mode::Observe => "observe",
+            Mode::Step => "step",
+            Mode::Auto => "auto",
+        }
+    }
+}
+
 impl fmt::Display for Mode {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {

@@ -4,7 +4,7 @@
 //! `PLUGTOP_ACTION`, `PLUGTOP_RULE`, `PLUGTOP_VALUES`, `PLUGTOP_MODE`,
 //! `PLUGTOP_READING`, and for faults `PLUGTOP_FAULT` and `PLUGTOP_GROUP`.
 
-use crate::control::controller::{Action, Event, Mode};
+use crate::control::controller::{Action, Event};
 use crate::control::session::{Notice, Session, Severity, Step, event_severity};
 use crate::logging::{Entry, Priority};
 
@@ -30,14 +30,6 @@ fn deciding_rule(action: &Action, by_limits: bool) -> &'static str {
         Action::UnplugCpu => "HOTUNPLUG",
         Action::Pool { from, to } if to > from => "MEMUNPLUG",
         Action::Pool { .. } => "MEMPLUG",
-    }
-}
-
-fn mode_name(mode: Mode) -> &'static str {
-    match mode {
-        Mode::Observe => "observe",
-        Mode::Step => "step",
-        Mode::Auto => "auto",
     }
 }
 
@@ -101,7 +93,7 @@ fn event_fields(
 ) -> Vec<(&'static str, String)> {
     let mut fields = vec![(
         "PLUGTOP_MODE",
-        mode_name(session.controller().mode()).to_string(),
+        session.controller().mode().key().to_string(),
     )];
     if let Some(d) = &step.decision {
         fields.push(("PLUGTOP_READING", d.reading.to_string()));
@@ -143,7 +135,7 @@ pub fn message_entries(
 ) -> Vec<Entry> {
     let mode = (
         "PLUGTOP_MODE",
-        mode_name(session.controller().mode()).to_string(),
+        session.controller().mode().key().to_string(),
     );
     // The faults among the notices, by their text: the lines keep the
     // order cpuplugd prints them in, and these get their fields.
@@ -184,6 +176,7 @@ mod tests {
     use std::sync::Arc;
 
     use super::*;
+    use crate::control::controller::Mode;
     use crate::control::flap::FlapConfig;
     use crate::rules::{SourceFile, SystemFacts, load};
 

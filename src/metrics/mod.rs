@@ -237,7 +237,7 @@ impl Metrics {
     pub fn set_mode(&self, mode: Mode) {
         for m in [Mode::Observe, Mode::Step, Mode::Auto] {
             self.mode
-                .get_or_create(&labels(&[("mode", mode_label(m))]))
+                .get_or_create(&labels(&[("mode", m.key())]))
                 .set(i64::from(m == mode));
         }
     }
@@ -460,14 +460,6 @@ fn register<M: prometheus_client::registry::Metric + Clone + Default>(
     let m = M::default();
     r.register(name, help(name), m.clone());
     m
-}
-
-fn mode_label(mode: Mode) -> &'static str {
-    match mode {
-        Mode::Observe => "observe",
-        Mode::Step => "step",
-        Mode::Auto => "auto",
-    }
 }
 
 /// The guest's identity as labels; what is unknown is an empty value, so

@@ -202,12 +202,8 @@ fn estimate_censored(phases: &mut [Interval]) -> usize {
     for forward in [true, false] {
         let mut same: std::collections::HashMap<i64, (usize, f64)> = Default::default();
         let mut any: Option<(usize, f64)> = None;
-        let order: Box<dyn Iterator<Item = usize>> = if forward {
-            Box::new(0..n)
-        } else {
-            Box::new((0..n).rev())
-        };
-        for i in order {
+        for k in 0..n {
+            let i = if forward { k } else { n - 1 - k };
             let here = &phases[i];
             if let Some(t) = per_task(here) {
                 same.insert(key(here.runnable), (i, t));
