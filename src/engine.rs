@@ -8,7 +8,7 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 
 use crate::kernel::fields::{FieldTable, Layout};
-use crate::kernel::{Polarization, ProcBytes, Sample};
+use crate::kernel::{Interest, Polarization, ProcBytes, Sample};
 use crate::rules::compiled::Programs;
 use crate::rules::eval::{Evaluator, Readings, Recorder, Stop, fatal_message};
 use crate::rules::expr::{CpuStat, Keyword, Reading, RuleKind};
@@ -84,19 +84,19 @@ impl Projector {
         names: &[S],
         out: &mut Vec<Option<f64>>,
     ) {
-        let same = self
-            .layout
-            .as_ref()
-            .is_some_and(|l| l.id() == table.layout().id());
+        // Positions in the layout the reading was checked against: those
+        // below its checked count hold without looking at later lines.
+        let (layout, checked) = table.checked();
+        let same = self.layout.as_ref().is_some_and(|l| l.id() == layout.id());
         if !same || self.positions.len() != names.len() {
-            self.positions = names
-                .iter()
-                .map(|n| table.layout().position(n.as_ref()))
-                .collect();
-            self.layout = Some(Arc::clone(table.layout()));
+            self.positions = names.iter().map(|n| layout.position(n.as_ref())).collect();
+            self.layout = Some(Arc::clone(layout));
         }
         out.clear();
-        out.extend(self.positions.iter().map(|p| p.map(|i| table.value_at(i))));
+        out.extend(self.positions.iter().zip(names).map(|(p, n)| match p {
+            Some(i) if (*i as usize) < checked => Some(table.value_at(*i)),
+            _ => table.get(n.as_ref()),
+        }));
     }
 }
 
@@ -245,6 +245,23 @@ impl Engine {
     pub fn continuing(mut self, readings: usize) -> Self {
         self.state.offset = readings;
         self
+    }
+
+    /// What deciding reads of a sample: the aggregate ticks and the
+    /// /proc fields the rules name, with those cpuplugd always reads for
+    /// freemem, swaprate and apcr. A source told this reads less.
+    pub fn interest(&self) -> Interest {
+        let with = |named: &[String], base: &[&str]| {
+            let mut names = named.to_vec();
+            names.extend(base.iter().map(|n| n.to_string()));
+            Some(names)
+        };
+        let fields = &self.rules.fields;
+        Interest {
+            per_cpu: false,
+            meminfo: with(&fields.meminfo, &MEM_BASE[..1]),
+            vmstat: with(&fields.vmstat, &MEM_BASE[1..]),
+        }
     }
 
     /// The rule set in use.

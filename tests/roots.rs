@@ -113,9 +113,18 @@ fn missing_truncated_and_malformed_files_name_file_and_line() {
     assert!(e.contains("/proc/stat") && e.contains("line 1"), "{e}");
 
     let root = FakeRoot::guest(2);
-    root.write("proc/stat", "cpu  1 2 3 4\ncpu0 1 2\n");
+    root.write("proc/stat", "cpu  1 2 3\ncpu0 1 2 3 4\n");
     let e = error_of(&root);
-    assert!(e.contains("/proc/stat") && e.contains("line 2"), "{e}");
+    assert!(e.contains("/proc/stat") && e.contains("line 1"), "{e}");
+
+    // cpuplugd reads only the aggregate line: a damaged `cpuN` line is
+    // left out of the per-CPU view and stops nothing.
+    let root = FakeRoot::guest(2);
+    root.write("proc/stat", "cpu  1 2 3 4\ncpu0 1 2\ncpu1 5 6 7 8\n");
+    let mut source = LiveSource::with_clock(root.path(), clock_from(0));
+    let s = read(&mut source);
+    assert_eq!(s.ticks.user, 1);
+    assert_eq!(s.per_cpu.iter().map(|(id, _)| *id).collect::<Vec<_>>(), [1]);
 
     let root = FakeRoot::guest(2);
     root.write("proc/loadavg", "0.5\n");

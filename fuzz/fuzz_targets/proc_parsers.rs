@@ -10,7 +10,7 @@ use plugtop::kernel::machine::is_zvm_guest;
 use plugtop::kernel::procfs_text::{parse_loadavg, parse_long, parse_stat, parse_time};
 
 fuzz_target!(|data: &[u8]| {
-    let _ = parse_stat(data);
+    let _ = parse_stat(data, true);
     let _ = parse_loadavg(data);
     let _ = parse_time(data);
     let _ = parse_long(data);

@@ -60,6 +60,7 @@ pub fn run(
     }
     let mut traces = Trace::new();
     let mut engine = Engine::new(rules);
+    source.narrow(&engine.interest());
     let mut line = String::with_capacity(256);
     let mut reading = 0usize;
     let between = match pace.wait {

@@ -4,11 +4,17 @@
 //! layout and keeps the text: a number is read when something asks for it.
 //! The rules name a handful of the hundreds of lines, and reading every
 //! number each interval cost more than the whole evaluation.
+//!
+//! A reader that knows which names its consumer asks for (see
+//! [`FieldParser::narrow`]) compares only the lines up to the last of them:
+//! cpuplugd scans from the top for the first line with a name, so an
+//! unchanged prefix decides those names whatever follows. The rest of the
+//! reading is checked the first time anything looks past the prefix.
 
 use std::borrow::Cow;
 use std::collections::HashMap;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
 
 use super::bytes::{find_from, holds_at};
 use crate::rules::number::{leading_value, value_at};
@@ -62,11 +68,30 @@ impl Layout {
     pub fn is_empty(&self) -> bool {
         self.names.is_empty()
     }
+
+    /// How many lines must match for every one of `names` to be decided:
+    /// up to the last of them, or all when one is missing (only the whole
+    /// file can show that it is still missing).
+    fn lines_deciding(&self, names: Option<&[Box<str>]>) -> usize {
+        let Some(names) = names else {
+            return self.len();
+        };
+        let mut upto = 0;
+        for name in names {
+            match self.position(name) {
+                Some(p) => upto = upto.max(p as usize + 1),
+                None => return self.len(),
+            }
+        }
+        upto
+    }
 }
 
 /// One reading of a name/value file.
 #[derive(Debug, Clone)]
 pub struct FieldTable {
+    /// The layout the reading was checked against (its first
+    /// `starts.len()` lines, when the numbers are still text).
     layout: Arc<Layout>,
     values: Values,
 }
@@ -75,11 +100,31 @@ pub struct FieldTable {
 #[derive(Debug, Clone)]
 enum Values {
     Read(Vec<f64>),
-    /// The text and where each line's number starts (after the separator).
+    /// The text and where each checked line's number starts (after the
+    /// separator).
     Text {
         text: Box<[u8]>,
         starts: Box<[u32]>,
+        rest: Option<Box<Unchecked>>,
     },
+}
+
+/// The lines of a reading after the checked prefix.
+#[derive(Debug, Clone)]
+struct Unchecked {
+    separator: u8,
+    /// Where the first unchecked line starts.
+    from: u32,
+    checked: OnceLock<Rest>,
+}
+
+/// What the unchecked lines turned out to be.
+#[derive(Debug, Clone)]
+enum Rest {
+    /// The layout's remaining names: where their numbers start.
+    Same(Box<[u32]>),
+    /// Something else: the whole reading, read afresh.
+    Other(Box<FieldTable>),
 }
 
 impl FieldTable {
@@ -91,16 +136,43 @@ impl FieldTable {
         }
     }
 
+    /// The unchecked lines, checked now (once).
+    fn rest(&self) -> Option<&Rest> {
+        let Values::Text {
+            text,
+            starts,
+            rest: Some(rest),
+        } = &self.values
+        else {
+            return None;
+        };
+        Some(rest.checked.get_or_init(|| {
+            let names = &self.layout.names[starts.len()..];
+            match starts_of(text, rest.from as usize, names, rest.separator) {
+                Some(more) => Rest::Same(more),
+                None => Rest::Other(Box::new(read_afresh(text, rest.separator))),
+            }
+        }))
+    }
+
     /// The values in layout order (read from the text if still there).
     pub fn values(&self) -> Cow<'_, [f64]> {
-        match &self.values {
-            Values::Read(v) => Cow::Borrowed(v),
-            Values::Text { text, starts } => Cow::Owned(
-                starts
-                    .iter()
-                    .map(|s| value_at(text, *s as usize).0)
-                    .collect(),
-            ),
+        match (&self.values, self.rest()) {
+            (Values::Read(v), _) => Cow::Borrowed(v),
+            (_, Some(Rest::Other(t))) => t.values(),
+            (Values::Text { text, starts, .. }, more) => {
+                let more = match more {
+                    Some(Rest::Same(more)) => &more[..],
+                    _ => &[],
+                };
+                Cow::Owned(
+                    starts
+                        .iter()
+                        .chain(more)
+                        .map(|s| value_at(text, *s as usize).0)
+                        .collect(),
+                )
+            }
         }
     }
 
@@ -113,15 +185,38 @@ impl FieldTable {
 
     /// The value on the first line called `name`, as cpuplugd reads it.
     pub fn get(&self, name: &str) -> Option<f64> {
-        self.layout.position(name).map(|i| self.value_at(i))
+        let (layout, checked) = self.checked();
+        match layout.position(name) {
+            // The same lines up to here: the same first line of that name.
+            Some(p) if (p as usize) < checked => Some(self.value_at(p)),
+            _ => self.layout().position(name).map(|p| self.value_at(p)),
+        }
     }
 
-    /// The shared layout (names).
+    /// The layout of the whole reading (checking the unchecked lines).
     pub fn layout(&self) -> &Arc<Layout> {
-        &self.layout
+        match self.rest() {
+            Some(Rest::Other(t)) => t.layout(),
+            _ => &self.layout,
+        }
     }
 
-    /// The value at a position of the layout: what `strtod` reads after the
+    /// The layout this reading was checked against and how many of its
+    /// first lines were: positions below that count are this reading's
+    /// too, without checking the rest (see [`FieldParser::narrow`]).
+    pub fn checked(&self) -> (&Arc<Layout>, usize) {
+        match &self.values {
+            Values::Text {
+                starts,
+                rest: Some(_),
+                ..
+            } => (&self.layout, starts.len()),
+            _ => (&self.layout, self.layout.len()),
+        }
+    }
+
+    /// The value at a position of [`FieldTable::layout`] (or below the
+    /// count [`FieldTable::checked`] gives): what `strtod` reads after the
     /// separator, 0 when there is no number (as cpuplugd reads it).
     pub fn value_at(&self, position: u32) -> f64 {
         let i = position as usize;
@@ -129,15 +224,22 @@ impl FieldTable {
         // recording): those read as a missing number does, 0.
         match &self.values {
             Values::Read(v) => v.get(i).copied().unwrap_or(0.0),
-            Values::Text { text, starts } => {
-                starts.get(i).map_or(0.0, |s| value_at(text, *s as usize).0)
-            }
+            Values::Text { text, starts, .. } => match starts.get(i) {
+                Some(s) => value_at(text, *s as usize).0,
+                None => match self.rest() {
+                    Some(Rest::Same(more)) => more
+                        .get(i - starts.len())
+                        .map_or(0.0, |s| value_at(text, *s as usize).0),
+                    Some(Rest::Other(t)) => t.value_at(position),
+                    None => 0.0,
+                },
+            },
         }
     }
 
     /// Names and values in file order.
     pub fn iter(&self) -> impl Iterator<Item = (&str, f64)> {
-        self.layout
+        self.layout()
             .names()
             .enumerate()
             .map(|(i, n)| (n, self.value_at(i as u32)))
@@ -145,12 +247,12 @@ impl FieldTable {
 
     /// Number of lines.
     pub fn len(&self) -> usize {
-        self.layout.len()
+        self.layout().len()
     }
 
     /// True when the file had no lines.
     pub fn is_empty(&self) -> bool {
-        self.layout.is_empty()
+        self.layout().is_empty()
     }
 }
 
@@ -167,6 +269,10 @@ pub struct Malformed {
 pub struct FieldParser {
     separator: u8,
     layout: Arc<Layout>,
+    /// The names the consumer asks for (`None`: it may look at any).
+    wanted: Option<Box<[Box<str>]>>,
+    /// How many of the layout's lines decide the wanted names.
+    deciding: usize,
 }
 
 impl FieldParser {
@@ -175,79 +281,125 @@ impl FieldParser {
         FieldParser {
             separator,
             layout: Arc::new(Layout::new(Vec::new())),
+            wanted: None,
+            deciding: 0,
         }
+    }
+
+    /// Says which names the readings will be asked for (`None`: any), so
+    /// that each reading compares only the lines up to the last of them.
+    /// Asking for others still works: the rest is checked then.
+    pub fn narrow(&mut self, wanted: Option<&[String]>) {
+        self.wanted = wanted.map(|w| w.iter().map(|n| Box::from(n.as_str())).collect());
+        self.deciding = self.layout.lines_deciding(self.wanted.as_deref());
     }
 
     /// Reads one file's text as cpuplugd would (see `parse_new`); the
     /// numbers stay in the text until asked for.
     pub fn parse(&mut self, text: &[u8]) -> Result<FieldTable, Malformed> {
-        match self.parse_known(text) {
-            Some(starts) => Ok(FieldTable {
-                layout: Arc::clone(&self.layout),
-                values: Values::Text {
+        let names = &self.layout.names;
+        if names.is_empty() || u32::try_from(text.len()).is_err() {
+            return self.parse_new(text);
+        }
+        let sep = self.separator;
+        let table = if self.deciding < names.len() {
+            let mut starts = vec![0u32; self.deciding].into_boxed_slice();
+            check_lines(text, 0, &names[..self.deciding], sep, &mut starts).map(|from| {
+                Values::Text {
                     text: Box::from(text),
                     starts,
-                },
+                    rest: Some(Box::new(Unchecked {
+                        separator: sep,
+                        from: from as u32,
+                        checked: OnceLock::new(),
+                    })),
+                }
+            })
+        } else {
+            starts_of(text, 0, names, sep).map(|starts| Values::Text {
+                text: Box::from(text),
+                starts,
+                rest: None,
+            })
+        };
+        match table {
+            Some(values) => Ok(FieldTable {
+                layout: Arc::clone(&self.layout),
+                values,
             }),
             None => self.parse_new(text),
         }
     }
 
-    /// The usual case: the entries are the names of the last layout, in
-    /// order. Gives where each number starts; an entry's number cannot
-    /// change where the next entry starts (that is the newline after the
-    /// separator), so the numbers need not be read to know the layout holds.
-    fn parse_known(&self, text: &[u8]) -> Option<Box<[u32]>> {
-        let names = &self.layout.names;
-        if names.is_empty() || u32::try_from(text.len()).is_err() {
-            return None;
-        }
-        let sep = self.separator;
-        let mut starts = vec![0u32; names.len()].into_boxed_slice();
-        let mut pos = 0;
-        for (name, start) in names.iter().zip(starts.iter_mut()) {
-            let name = name.as_bytes();
-            let end = pos + name.len();
-            if text.get(end) != Some(&sep) || !holds_at(text, pos, name) {
-                return None;
-            }
-            *start = (end + 1) as u32;
-            pos = find_from(text, end + 1, b'\n').map_or(text.len(), |nl| nl + 1);
-        }
-        // More lines than the layout knows: the file changed.
-        if find_from(text, pos, sep).is_some() {
-            return None;
-        }
-        Some(starts)
-    }
-
     /// A new layout: the kernel added or reordered lines (or first reading).
-    ///
-    /// Read the way cpuplugd's `get_proc_value` scans the file, so that a
-    /// damaged line decides what it decides (edge case G): from where the
-    /// last entry ended, the name is everything up to the next separator,
-    /// the value is what `strtod` reads after it (0 when nothing), and the
-    /// next entry starts after the newline that follows the separator. A
-    /// line without a separator therefore swallows the next line's name
-    /// (`Garbage line\nMemFree`), and neither can be found by a rule, while
-    /// every later line still can.
     #[inline(never)]
     fn parse_new(&mut self, text: &[u8]) -> Result<FieldTable, Malformed> {
-        let mut names: Vec<Box<str>> = Vec::new();
-        let mut values = Vec::new();
-        let mut pos = 0;
-        while let Some(off) = text[pos..].iter().position(|b| *b == self.separator) {
-            let sep = pos + off;
-            names.push(Box::from(String::from_utf8_lossy(&text[pos..sep]).as_ref()));
-            values.push(leading_value(&text[sep + 1..]));
-            pos = match text[sep + 1..].iter().position(|b| *b == b'\n') {
-                Some(nl) => sep + 1 + nl + 1,
-                None => text.len(),
-            };
-        }
-        self.layout = Arc::new(Layout::new(names));
-        Ok(FieldTable::new(Arc::clone(&self.layout), values))
+        let table = read_afresh(text, self.separator);
+        self.layout = Arc::clone(&table.layout);
+        self.deciding = self.layout.lines_deciding(self.wanted.as_deref());
+        Ok(table)
     }
+}
+
+/// The usual case: from `from` on, the entries are `names`, in order, and
+/// nothing follows. Gives where each number starts.
+fn starts_of(text: &[u8], from: usize, names: &[Box<str>], sep: u8) -> Option<Box<[u32]>> {
+    let mut starts = vec![0u32; names.len()].into_boxed_slice();
+    let end = check_lines(text, from, names, sep, &mut starts)?;
+    // More lines than the layout knows: the file changed.
+    if find_from(text, end, sep).is_some() {
+        return None;
+    }
+    Some(starts)
+}
+
+/// Checks that the entries from `pos` on start with `names` and notes where
+/// each number starts; gives where the next entry starts. An entry's number
+/// cannot change where the next entry starts (that is the newline after the
+/// separator), so the numbers need not be read to know the layout holds.
+fn check_lines(
+    text: &[u8],
+    mut pos: usize,
+    names: &[Box<str>],
+    sep: u8,
+    starts: &mut [u32],
+) -> Option<usize> {
+    for (name, start) in names.iter().zip(starts.iter_mut()) {
+        let name = name.as_bytes();
+        let end = pos + name.len();
+        if text.get(end) != Some(&sep) || !holds_at(text, pos, name) {
+            return None;
+        }
+        *start = (end + 1) as u32;
+        pos = find_from(text, end + 1, b'\n').map_or(text.len(), |nl| nl + 1);
+    }
+    Some(pos)
+}
+
+/// Reads a file afresh, with a new layout.
+///
+/// Read the way cpuplugd's `get_proc_value` scans the file, so that a
+/// damaged line decides what it decides (edge case G): from where the
+/// last entry ended, the name is everything up to the next separator,
+/// the value is what `strtod` reads after it (0 when nothing), and the
+/// next entry starts after the newline that follows the separator. A
+/// line without a separator therefore swallows the next line's name
+/// (`Garbage line\nMemFree`), and neither can be found by a rule, while
+/// every later line still can.
+fn read_afresh(text: &[u8], separator: u8) -> FieldTable {
+    let mut names: Vec<Box<str>> = Vec::new();
+    let mut values = Vec::new();
+    let mut pos = 0;
+    while let Some(off) = text[pos..].iter().position(|b| *b == separator) {
+        let sep = pos + off;
+        names.push(Box::from(String::from_utf8_lossy(&text[pos..sep]).as_ref()));
+        values.push(leading_value(&text[sep + 1..]));
+        pos = match text[sep + 1..].iter().position(|b| *b == b'\n') {
+            Some(nl) => sep + 1 + nl + 1,
+            None => text.len(),
+        };
+    }
+    FieldTable::new(Arc::new(Layout::new(names)), values)
 }
 
 #[cfg(test)]
@@ -280,6 +432,27 @@ mod tests {
         assert_eq!(odd.get("MemFree"), Some(0.0));
         assert_eq!(odd.get("Cached"), None);
         assert_eq!(odd.get("Shmem"), Some(1.0));
+    }
+
+    #[test]
+    fn a_narrowed_reading_checks_lines_only_up_to_the_last_wanted_one() {
+        let mut p = FieldParser::new(b':');
+        p.narrow(Some(&["MemFree".to_string()]));
+        let first = p
+            .parse(b"MemTotal: 100 kB\nMemFree: 40 kB\nCached: 5 kB\n")
+            .expect("valid");
+        assert_eq!(first.checked().1, 3, "a new layout is read whole");
+        // The kernel grew a line after the wanted one.
+        let second = p
+            .parse(b"MemTotal: 100 kB\nMemFree: 41 kB\nNew: 1 kB\nCached: 6 kB\n")
+            .expect("valid");
+        let (layout, checked) = second.checked();
+        assert_eq!((layout.id(), checked), (first.layout().id(), 2));
+        assert_eq!(second.get("MemFree"), Some(41.0));
+        // Looking past the checked lines finds the new layout.
+        assert_eq!(second.get("Cached"), Some(6.0));
+        assert_ne!(second.layout().id(), first.layout().id());
+        assert_eq!(second.len(), 4);
     }
 
     /// What a parser that has never seen the file reads (the slow path).
@@ -320,7 +493,6 @@ mod tests {
                 }
                 t
             };
-            let mut p = FieldParser::new(b':');
             // Other digits, same layout: the kept-layout path.
             let shifted = |t: Vec<u8>| -> Vec<u8> {
                 t.into_iter()
@@ -334,14 +506,33 @@ mod tests {
                 shifted(join(&second)),
                 join(&first),
             ];
-            for text in texts {
-                let kept = p.parse(&text).expect("never fails");
-                let kept: Vec<(String, f64)> = kept.iter().map(|(n, v)| (n.to_string(), v)).collect();
-                let afresh = fresh(b':', &text);
-                proptest::prop_assert_eq!(kept.len(), afresh.len());
-                for ((n1, v1), (n2, v2)) in kept.iter().zip(&afresh) {
-                    proptest::prop_assert_eq!(n1, n2);
-                    proptest::prop_assert_eq!(v1.to_bits(), v2.to_bits());
+            let asked: [Option<&[&str]>; 5] = [
+                None,
+                Some(&["MemFree"]),
+                Some(&["Cached", "MemTotal"]),
+                Some(&["Active(anon)"]),
+                Some(&["MemFree", "Absent"]),
+            ];
+            for wanted in asked {
+                let mut p = FieldParser::new(b':');
+                let wanted: Option<Vec<String>> = wanted.map(|w| w.iter().map(|n| n.to_string()).collect());
+                p.narrow(wanted.as_deref());
+                for text in &texts {
+                    let table = p.parse(text).expect("never fails");
+                    let afresh = fresh(b':', text);
+                    let first_of = |name: &str| afresh.iter().find(|(n, _)| n == name).map(|(_, v)| v.to_bits());
+                    // Every name, asked before anything looks past the
+                    // checked lines, then the whole table.
+                    for name in ["MemTotal", "MemFree", "Cached", "Active(anon)", "Odd", "Absent"] {
+                        proptest::prop_assert_eq!(table.clone().get(name).map(f64::to_bits), first_of(name), "{}", name);
+                    }
+                    let kept: Vec<(String, f64)> = table.iter().map(|(n, v)| (n.to_string(), v)).collect();
+                    proptest::prop_assert_eq!(kept.len(), afresh.len());
+                    for ((n1, v1), (n2, v2)) in kept.iter().zip(&afresh) {
+                        proptest::prop_assert_eq!(n1, n2);
+                        proptest::prop_assert_eq!(v1.to_bits(), v2.to_bits());
+                    }
+                    proptest::prop_assert_eq!(table.values().len(), afresh.len());
                 }
             }
         }

@@ -5,7 +5,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use super::root::RootReader;
 use super::sample::{Sample, Stamp};
-use super::source::{Source, SourceError};
+use super::source::{Interest, Source, SourceError};
 use crate::rules::SystemFacts;
 
 /// Reads `root` each time a sample is asked for, stamped by a clock (the
@@ -62,6 +62,10 @@ pub fn wall_clock() -> Stamp {
 impl Source for LiveSource {
     fn facts(&mut self) -> SystemFacts {
         self.reader.facts(&self.root)
+    }
+
+    fn narrow(&mut self, interest: &Interest) {
+        self.reader.narrow(interest);
     }
 
     fn next_sample(&mut self) -> Option<Result<Sample, SourceError>> {

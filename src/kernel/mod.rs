@@ -20,4 +20,4 @@ pub mod source;
 pub mod tasks;
 
 pub use sample::{CpuState, CpuTicks, Polarization, ProcBytes, Sample, Stamp};
-pub use source::{Source, SourceError};
+pub use source::{Interest, Source, SourceError};

@@ -6,23 +6,36 @@ pub use super::integer::parse_long;
 use super::sample::{CpuTicks, Stamp};
 use crate::rules::number::leading_value;
 
-/// The aggregate `cpu` line and the `cpuN` lines of /proc/stat, read in one
-/// pass that stops at the first line not starting with `cpu` (the long
-/// `intr` line is never scanned). Errors name the 1-based line.
-pub fn parse_stat(text: &[u8]) -> Result<(CpuTicks, Vec<(u32, CpuTicks)>), Malformed> {
+/// The aggregate `cpu` line and (when `per_cpu`) the `cpuN` lines of
+/// /proc/stat, read in one pass that stops at the first line not starting
+/// with `cpu` (the long `intr` line is never scanned). Only the aggregate
+/// line can make the reading fail, as only it matters to cpuplugd: a
+/// `cpuN` line with fewer than four counts is left out. Errors name the
+/// 1-based line.
+pub fn parse_stat(
+    text: &[u8],
+    per_cpu: bool,
+) -> Result<(CpuTicks, Vec<(u32, CpuTicks)>), Malformed> {
     if !text.starts_with(b"cpu ") && !text.starts_with(b"cpu\t") {
         return Err(Malformed {
             line: 1,
             what: "the first line is not the aggregate `cpu` line",
         });
     }
-    let mut total = CpuTicks::default();
-    let mut per_cpu = Vec::new();
-    let mut pos = 0;
-    let mut first = true;
-    let mut line = 0;
+    let (columns, end, found) = columns_at(text, 3);
+    if found < 4 {
+        return Err(Malformed {
+            line: 1,
+            what: "fewer than 4 tick counts on the aggregate cpu line",
+        });
+    }
+    let total = CpuTicks::from_columns(columns);
+    let mut lines = Vec::new();
+    if !per_cpu {
+        return Ok((total, lines));
+    }
+    let mut pos = next_line(text, end);
     while text.len() >= pos + 3 && &text[pos..pos + 3] == b"cpu" {
-        line += 1;
         let mut i = pos + 3;
         let mut id: Option<u32> = None;
         while i < text.len() && text[i].is_ascii_digit() {
@@ -37,25 +50,22 @@ pub fn parse_stat(text: &[u8]) -> Result<(CpuTicks, Vec<(u32, CpuTicks)>), Malfo
             break;
         }
         let (columns, end, found) = columns_at(text, i);
-        if found < 4 {
-            return Err(Malformed {
-                line,
-                what: "fewer than 4 tick counts on a cpu line",
-            });
+        if let Some(id) = id
+            && found >= 4
+        {
+            lines.push((id, CpuTicks::from_columns(columns)));
         }
-        let ticks = CpuTicks::from_columns(columns);
-        match id {
-            None if first => total = ticks,
-            Some(id) => per_cpu.push((id, ticks)),
-            None => {}
-        }
-        first = false;
-        pos = match text[end..].iter().position(|b| *b == b'\n') {
-            Some(nl) => end + nl + 1,
-            None => text.len(),
-        };
+        pos = next_line(text, end);
     }
-    Ok((total, per_cpu))
+    Ok((total, lines))
+}
+
+/// Where the line after the one holding `at` starts (the end if none).
+fn next_line(text: &[u8], at: usize) -> usize {
+    match text[at..].iter().position(|b| *b == b'\n') {
+        Some(nl) => at + nl + 1,
+        None => text.len(),
+    }
 }
 
 /// Up to ten blank-separated integers from `start` (missing ones are 0),
@@ -172,16 +182,21 @@ mod tests {
 
     #[test]
     fn stat_lines() {
-        let (t, per) = parse_stat(b"cpu  10 2 3 4 5 6 7 8\ncpu0 1 2 3 4 5 6 7 8 9 10\nintr 5\n")
-            .expect("valid");
+        let text =
+            b"cpu  10 2 3 4 5 6 7 8\ncpu0 1 2 3 4 5 6 7 8 9 10\ncpu1 1 2\ncpu2 4 3 2 1\nintr 5\n";
+        let (t, per) = parse_stat(text, true).expect("valid");
         assert_eq!(t.user, 10);
         assert_eq!(t.guest, 0);
         assert_eq!(t.total(), 45);
-        assert_eq!(per.len(), 1);
+        // cpu1 has too few counts: left out, the reading stands.
+        assert_eq!(per.iter().map(|(id, _)| *id).collect::<Vec<_>>(), [0, 2]);
         assert_eq!(per[0].1.guest_nice, 10);
+        assert_eq!(per[1].1.user, 4);
+        assert_eq!(parse_stat(text, false), Ok((t, Vec::new())));
+        assert!(parse_stat(b"cpu 1 2 3\ncpu0 1 2 3 4\n", true).is_err());
         // Twenty digits and more saturate; nineteen are exact.
-        let (t, _) =
-            parse_stat(b"cpu 9999999999999999999 99999999999999999999 1 2\n").expect("valid");
+        let (t, _) = parse_stat(b"cpu 9999999999999999999 99999999999999999999 1 2\n", false)
+            .expect("valid");
         assert_eq!(t.user, 9_999_999_999_999_999_999);
         assert_eq!(t.nice, u64::MAX);
     }

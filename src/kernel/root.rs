@@ -11,7 +11,7 @@ use super::cpulist::CpuList;
 use super::fields::{FieldParser, Malformed};
 use super::procfs_text::{parse_loadavg, parse_long, parse_stat};
 use super::sample::{CpuState, Polarization, ProcBytes, Sample, Stamp};
-use super::source::SourceError;
+use super::source::{Interest, SourceError};
 use crate::rules::SystemFacts;
 
 /// Paths below a root, relative.
@@ -66,6 +66,8 @@ pub struct RootReader {
     vmstat: FieldParser,
     /// Whether to scan `cpuN` directories for online/configure state.
     pub scan_cpu_dirs: bool,
+    /// Whether to read the `cpuN` lines of /proc/stat.
+    per_cpu: bool,
 }
 
 impl Default for RootReader {
@@ -115,7 +117,15 @@ impl RootReader {
             meminfo: FieldParser::new(b':'),
             vmstat: FieldParser::new(b' '),
             scan_cpu_dirs: true,
+            per_cpu: true,
         }
+    }
+
+    /// Reads only what `interest` names from now on (see [`Interest`]).
+    pub fn narrow(&mut self, interest: &Interest) {
+        self.per_cpu = interest.per_cpu;
+        self.meminfo.narrow(interest.meminfo.as_deref());
+        self.vmstat.narrow(interest.vmstat.as_deref());
     }
 
     /// Reads `root/rel` into the buffer.
@@ -262,7 +272,8 @@ impl RootReader {
             .parse(&self.buf)
             .map_err(|m| Self::bad_line(paths::VMSTAT, m))?;
         self.load(root, paths::STAT)?;
-        let (ticks, per_cpu) = parse_stat(&self.buf).map_err(|m| Self::bad_line(paths::STAT, m))?;
+        let (ticks, per_cpu) =
+            parse_stat(&self.buf, self.per_cpu).map_err(|m| Self::bad_line(paths::STAT, m))?;
         self.load(root, paths::LOADAVG)?;
         let (loadavg, runnable) = parse_loadavg(&self.buf).ok_or_else(|| {
             Self::malformed(

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use super::procfs_text::parse_time;
 use super::root::RootReader;
 use super::sample::Sample;
-use super::source::{Source, SourceError};
+use super::source::{Interest, Source, SourceError};
 use crate::rules::SystemFacts;
 
 /// Replays snapshot directories in name order.
@@ -78,6 +78,10 @@ impl Source for SnapshotSource {
                 origin: "the snapshots".into(),
             },
         }
+    }
+
+    fn narrow(&mut self, interest: &Interest) {
+        self.reader.narrow(interest);
     }
 
     fn next_sample(&mut self) -> Option<Result<Sample, SourceError>> {

@@ -22,6 +22,30 @@ pub enum SourceError {
     Other(String),
 }
 
+/// What a source's consumer looks at. Reading less of the /proc files is
+/// most of what an interval costs, and deciding needs only the aggregate
+/// `cpu` line and the fields the rules name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Interest {
+    /// Whether the `cpuN` lines of /proc/stat are wanted.
+    pub per_cpu: bool,
+    /// The /proc/meminfo names asked for (`None`: any).
+    pub meminfo: Option<Vec<String>>,
+    /// The /proc/vmstat names asked for (`None`: any).
+    pub vmstat: Option<Vec<String>>,
+}
+
+impl Interest {
+    /// Everything a reading holds (the screen, recordings).
+    pub fn everything() -> Self {
+        Interest {
+            per_cpu: true,
+            meminfo: None,
+            vmstat: None,
+        }
+    }
+}
+
 /// Gives one [`Sample`] per interval.
 pub trait Source {
     /// What the machine looked like when the source started (for loading rules:
@@ -30,6 +54,11 @@ pub trait Source {
 
     /// The next interval's readings; `None` when a finite source is exhausted.
     fn next_sample(&mut self) -> Option<Result<Sample, SourceError>>;
+
+    /// Says what the samples will be asked for; a source may then leave
+    /// the rest unread (the `cpuN` lines empty, other /proc fields checked
+    /// only when asked for). Sources that hold everything anyway ignore it.
+    fn narrow(&mut self, _interest: &Interest) {}
 
     /// Something the user should know that did not stop the source (a
     /// recording damaged after some samples). Taken once.
