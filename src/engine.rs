@@ -11,7 +11,7 @@ use crate::kernel::fields::{FieldTable, Layout};
 use crate::kernel::{Interest, Polarization, ProcBytes, Sample};
 use crate::rules::compiled::Programs;
 use crate::rules::eval::{Evaluator, Readings, Recorder, Stop, fatal_message};
-use crate::rules::expr::{CpuStat, Keyword, Reading, RuleKind};
+use crate::rules::expr::{CpuStat, Keyword, NodeKind, Reading, RuleKind};
 use crate::rules::fpu::{self, Fault};
 use crate::rules::{NodeId, RuleSet};
 
@@ -34,6 +34,19 @@ pub struct Symbols {
 }
 
 impl Symbols {
+    /// Whether `k` is one of the ten shares of the last interval.
+    pub fn is_share(k: Keyword) -> bool {
+        !matches!(
+            k,
+            Keyword::Loadavg
+                | Keyword::RunnableProc
+                | Keyword::Onumcpus
+                | Keyword::Swaprate
+                | Keyword::Apcr
+                | Keyword::Freemem
+        )
+    }
+
     /// The value of a keyword.
     pub fn get(&self, k: Keyword) -> f64 {
         match k {
@@ -193,6 +206,8 @@ struct State {
     /// Readings taken before this engine (a reload): decisions go on
     /// numbering the readings of the run, not of this rule set.
     offset: usize,
+    /// Whether any expression names a share (`user`, `idle`, …).
+    shares_named: bool,
 }
 
 struct HistoryView<'e> {
@@ -235,6 +250,10 @@ impl Engine {
                 readings: 0,
                 start_bytes: None,
                 offset: 0,
+                shares_named: rules
+                    .nodes
+                    .iter()
+                    .any(|n| matches!(n.kind, NodeKind::Keyword(k) if Symbols::is_share(k))),
             },
             rules,
         }
@@ -524,6 +543,17 @@ impl State {
     /// with its faults, though real tick counts never raise one).
     fn cpu_symbols(&mut self) -> Result<(), Fault> {
         let cur = self.history[0].cpustat;
+        let s = &mut self.symbols;
+        s.loadavg = cur[CpuStat::Loadavg as usize];
+        s.runnable_proc = cur[CpuStat::RunnableProc as usize];
+        s.onumcpus = cur[CpuStat::Onumcpus as usize];
+        if !self.shares_named {
+            // Nothing reads them, and they cannot fault: tick counts are
+            // whole numbers below 2^63, so their differences are 0 or at
+            // least 1, a zero total is taken as 1, and no quotient or
+            // product of them leaves the normal range.
+            return Ok(());
+        }
         let prev = self.history[1].cpustat;
         let mut diffs = [0.0; 10];
         for (i, d) in diffs.iter_mut().enumerate() {
@@ -536,9 +566,6 @@ impl State {
             total = 1.0;
         }
         let s = &mut self.symbols;
-        s.loadavg = cur[CpuStat::Loadavg as usize];
-        s.runnable_proc = cur[CpuStat::RunnableProc as usize];
-        s.onumcpus = cur[CpuStat::Onumcpus as usize];
         let factor = fpu::mul(100.0, s.onumcpus)?;
         for (share, diff) in s.shares.iter_mut().zip(diffs) {
             *share = fpu::mul(fpu::div(diff, total)?, factor)?;
@@ -865,5 +892,40 @@ mod tests {
             d.mem.map(|m| m.status),
             Some(GroupStatus::Fault(Fault::Invalid))
         );
+    }
+
+    fn tick_count() -> impl proptest::strategy::Strategy<Value = u64> {
+        use proptest::prelude::*;
+        prop_oneof![
+            Just(0u64),
+            Just(u64::MAX),
+            Just(i64::MAX as u64),
+            0u64..1000,
+            proptest::num::u64::ANY,
+        ]
+    }
+
+    proptest::proptest! {
+        /// The shares are left uncomputed when no rule names them, which
+        /// is only the same as cpuplugd if computing them never faults.
+        #[test]
+        fn the_shares_never_fault(
+            before in proptest::array::uniform10(tick_count()),
+            after in proptest::array::uniform10(tick_count()),
+            online in 1u32..=64,
+            unchanged in proptest::bool::ANY,
+        ) {
+            let r = rules(&format!("{BASE}HOTPLUG=\"idle > 0\"\nHOTUNPLUG=\"0\"\n"));
+            let mut engine = Engine::new(r);
+            let at = |time: f64, ticks: [u64; 10]| Sample {
+                ticks: CpuTicks::from_columns(ticks),
+                ..sample(time, online, 0)
+            };
+            let first = at(1.0, before);
+            let second = at(2.0, if unchanged { before } else { after });
+            engine.push(&first, &mut NoTrace);
+            let d = engine.push(&second, &mut NoTrace).expect("decided");
+            proptest::prop_assert_eq!(d.cpu.map(|c| c.status), Some(GroupStatus::Ok));
+        }
     }
 }

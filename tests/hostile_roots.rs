@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 use common::FakeRoot;
 use plugtop::control::journal::{self, StartState};
 use plugtop::control::lock;
+use plugtop::kernel::Source;
 use plugtop::kernel::actuator::{Actuator, RootActuator};
 
 const UNTOUCHED: &str = "outside, untouched\n";
@@ -281,4 +282,21 @@ fn a_fifo_where_a_kernel_file_should_be_never_hangs_plugtop() {
     let mut failures = Vec::new();
     let plugged = actuator.plug(&mut failures);
     assert_eq!(plugged.ok(), Some(2), "cpu1 is skipped: {failures:?}");
+    // The screen's reading of every cpuN directory reads it as unknown.
+    let path = root.path().to_path_buf();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut source = plugtop::kernel::live::LiveSource::new(path);
+        let _ = tx.send(
+            source
+                .next_sample()
+                .map(|s| s.map(|s| s.cpus.iter().map(|c| c.online).collect::<Vec<_>>())),
+        );
+    });
+    let cpus = rx.recv_timeout(Duration::from_secs(20));
+    let cpus = match cpus {
+        Ok(Some(Ok(cpus))) => cpus,
+        other => panic!("hung or failed on the FIFO: {other:?}"),
+    };
+    assert_eq!(cpus, [Some(true), None, Some(true)]);
 }

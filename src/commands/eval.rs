@@ -83,17 +83,7 @@ pub fn run(
         let sample = match sample {
             Ok(s) => s,
             Err(e) => {
-                let message = e.to_string();
-                match format {
-                    Format::Jsonl => writeln!(
-                        out,
-                        "{{\"snapshot\":{reading},\"fatal\":{}}}",
-                        jsonl::quote(&message)
-                    )?,
-                    Format::Table | Format::Trace => {
-                        writeln!(out, "{reading:>8}  cpuplugd would exit here: {message}")?
-                    }
-                }
+                unreadable(out, format, reading, &e.to_string())?;
                 return Ok(Status::Failed);
             }
         };
@@ -116,12 +106,39 @@ pub fn run(
             }
         }
         out.write_all(line.as_bytes())?;
-        out.flush()?;
+        // Paced readings are watched as they come; a series is written
+        // out at once, and a write per line would cost more than deciding.
+        if between.is_some() {
+            out.flush()?;
+        }
         if decision.fatal.is_some() {
+            out.flush()?;
             return Ok(Status::Failed);
         }
     }
+    out.flush()?;
     Ok(Status::Ok)
+}
+
+/// Says that reading number `reading` could not be read, where cpuplugd
+/// would exit.
+fn unreadable(
+    out: &mut dyn Write,
+    format: Format,
+    reading: usize,
+    message: &str,
+) -> std::io::Result<()> {
+    match format {
+        Format::Jsonl => writeln!(
+            out,
+            "{{\"snapshot\":{reading},\"fatal\":{}}}",
+            jsonl::quote(message)
+        )?,
+        Format::Table | Format::Trace => {
+            writeln!(out, "{reading:>8}  cpuplugd would exit here: {message}")?
+        }
+    }
+    out.flush()
 }
 
 /// The truth trace of every rule of the groups that ran, under the row.

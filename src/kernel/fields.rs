@@ -100,14 +100,26 @@ pub struct FieldTable {
 #[derive(Debug, Clone)]
 enum Values {
     Read(Vec<f64>),
-    /// The text and where each checked line's number starts (after the
-    /// separator).
+    /// The text and where each checked line's number starts.
     Text {
-        text: Box<[u8]>,
-        starts: Box<[u32]>,
-        rest: Option<Box<Unchecked>>,
+        kept: Arc<Kept>,
+        rest: Option<Unchecked>,
     },
 }
+
+/// A reading's text and where each checked line's number starts (after
+/// the separator). The parser keeps a few of these and refills one once
+/// no table holds it: a /proc file's text is too large for the
+/// allocator's fast path, and allocating two each interval cost a tenth
+/// of deciding it.
+#[derive(Debug, Default)]
+struct Kept {
+    text: Vec<u8>,
+    starts: Vec<u32>,
+}
+
+/// How many texts a parser keeps for reuse.
+const KEPT_TEXTS: usize = 4;
 
 /// The lines of a reading after the checked prefix.
 #[derive(Debug, Clone)]
@@ -139,13 +151,13 @@ impl FieldTable {
     /// The unchecked lines, checked now (once).
     fn rest(&self) -> Option<&Rest> {
         let Values::Text {
-            text,
-            starts,
+            kept,
             rest: Some(rest),
         } = &self.values
         else {
             return None;
         };
+        let (text, starts) = (&kept.text, &kept.starts);
         Some(rest.checked.get_or_init(|| {
             let names = &self.layout.names[starts.len()..];
             match starts_of(text, rest.from as usize, names, rest.separator) {
@@ -160,7 +172,8 @@ impl FieldTable {
         match (&self.values, self.rest()) {
             (Values::Read(v), _) => Cow::Borrowed(v),
             (_, Some(Rest::Other(t))) => t.values(),
-            (Values::Text { text, starts, .. }, more) => {
+            (Values::Text { kept, .. }, more) => {
+                let (text, starts) = (&kept.text, &kept.starts);
                 let more = match more {
                     Some(Rest::Same(more)) => &more[..],
                     _ => &[],
@@ -207,10 +220,9 @@ impl FieldTable {
     pub fn checked(&self) -> (&Arc<Layout>, usize) {
         match &self.values {
             Values::Text {
-                starts,
+                kept,
                 rest: Some(_),
-                ..
-            } => (&self.layout, starts.len()),
+            } => (&self.layout, kept.starts.len()),
             _ => (&self.layout, self.layout.len()),
         }
     }
@@ -224,12 +236,12 @@ impl FieldTable {
         // recording): those read as a missing number does, 0.
         match &self.values {
             Values::Read(v) => v.get(i).copied().unwrap_or(0.0),
-            Values::Text { text, starts, .. } => match starts.get(i) {
-                Some(s) => value_at(text, *s as usize).0,
+            Values::Text { kept, .. } => match kept.starts.get(i) {
+                Some(s) => value_at(&kept.text, *s as usize).0,
                 None => match self.rest() {
                     Some(Rest::Same(more)) => more
-                        .get(i - starts.len())
-                        .map_or(0.0, |s| value_at(text, *s as usize).0),
+                        .get(i - kept.starts.len())
+                        .map_or(0.0, |s| value_at(&kept.text, *s as usize).0),
                     Some(Rest::Other(t)) => t.value_at(position),
                     None => 0.0,
                 },
@@ -273,6 +285,8 @@ pub struct FieldParser {
     wanted: Option<Box<[Box<str>]>>,
     /// How many of the layout's lines decide the wanted names.
     deciding: usize,
+    /// Texts handed to tables, refilled once no table holds them.
+    kept: Vec<Arc<Kept>>,
 }
 
 impl FieldParser {
@@ -283,6 +297,7 @@ impl FieldParser {
             layout: Arc::new(Layout::new(Vec::new())),
             wanted: None,
             deciding: 0,
+            kept: Vec::new(),
         }
     }
 
@@ -297,37 +312,52 @@ impl FieldParser {
     /// Reads one file's text as cpuplugd would (see `parse_new`); the
     /// numbers stay in the text until asked for.
     pub fn parse(&mut self, text: &[u8]) -> Result<FieldTable, Malformed> {
-        let names = &self.layout.names;
-        if names.is_empty() || u32::try_from(text.len()).is_err() {
+        if self.layout.names.is_empty() || u32::try_from(text.len()).is_err() {
             return self.parse_new(text);
         }
-        let sep = self.separator;
-        let table = if self.deciding < names.len() {
-            let mut starts = vec![0u32; self.deciding].into_boxed_slice();
-            check_lines(text, 0, &names[..self.deciding], sep, &mut starts).map(|from| {
-                Values::Text {
-                    text: Box::from(text),
-                    starts,
-                    rest: Some(Box::new(Unchecked {
-                        separator: sep,
-                        from: from as u32,
-                        checked: OnceLock::new(),
-                    })),
-                }
-            })
-        } else {
-            starts_of(text, 0, names, sep).map(|starts| Values::Text {
-                text: Box::from(text),
-                starts,
-                rest: None,
-            })
+        let mut arc = self.take_free_text();
+        let checked = match Arc::get_mut(&mut arc) {
+            Some(kept) => self.check(kept, text),
+            None => None,
         };
-        match table {
-            Some(values) => Ok(FieldTable {
+        if self.kept.len() < KEPT_TEXTS {
+            self.kept.push(Arc::clone(&arc));
+        }
+        match checked {
+            Some(rest) => Ok(FieldTable {
                 layout: Arc::clone(&self.layout),
-                values,
+                values: Values::Text { kept: arc, rest },
             }),
             None => self.parse_new(text),
+        }
+    }
+
+    /// Copies `text` into `kept` and checks it against the layout: the
+    /// unchecked rest, if any, or `None` when the layout does not hold.
+    fn check(&self, kept: &mut Kept, text: &[u8]) -> Option<Option<Unchecked>> {
+        let (names, sep) = (&self.layout.names, self.separator);
+        kept.text.clear();
+        kept.text.extend_from_slice(text);
+        kept.starts.clear();
+        let Kept { text, starts } = kept;
+        if self.deciding >= names.len() {
+            let end = check_lines(text, 0, names, sep, starts)?;
+            // More lines than the layout knows: the file changed.
+            return find_from(text, end, sep).is_none().then_some(None);
+        }
+        let from = check_lines(text, 0, &names[..self.deciding], sep, starts)?;
+        Some(Some(Unchecked {
+            separator: sep,
+            from: from as u32,
+            checked: OnceLock::new(),
+        }))
+    }
+
+    /// A kept text no table holds any more (taken out), or a new one.
+    fn take_free_text(&mut self) -> Arc<Kept> {
+        match self.kept.iter_mut().position(|k| Arc::get_mut(k).is_some()) {
+            Some(i) => self.kept.swap_remove(i),
+            None => Arc::default(),
         }
     }
 
@@ -341,16 +371,16 @@ impl FieldParser {
     }
 }
 
-/// The usual case: from `from` on, the entries are `names`, in order, and
-/// nothing follows. Gives where each number starts.
+/// The unchecked lines: from `from` on, the entries are `names`, in
+/// order, and nothing follows. Gives where each number starts.
 fn starts_of(text: &[u8], from: usize, names: &[Box<str>], sep: u8) -> Option<Box<[u32]>> {
-    let mut starts = vec![0u32; names.len()].into_boxed_slice();
+    let mut starts = Vec::with_capacity(names.len());
     let end = check_lines(text, from, names, sep, &mut starts)?;
     // More lines than the layout knows: the file changed.
     if find_from(text, end, sep).is_some() {
         return None;
     }
-    Some(starts)
+    Some(starts.into_boxed_slice())
 }
 
 /// Checks that the entries from `pos` on start with `names` and notes where
@@ -362,15 +392,15 @@ fn check_lines(
     mut pos: usize,
     names: &[Box<str>],
     sep: u8,
-    starts: &mut [u32],
+    starts: &mut Vec<u32>,
 ) -> Option<usize> {
-    for (name, start) in names.iter().zip(starts.iter_mut()) {
+    for name in names {
         let name = name.as_bytes();
         let end = pos + name.len();
         if text.get(end) != Some(&sep) || !holds_at(text, pos, name) {
             return None;
         }
-        *start = (end + 1) as u32;
+        starts.push((end + 1) as u32);
         pos = find_from(text, end + 1, b'\n').map_or(text.len(), |nl| nl + 1);
     }
     Some(pos)
@@ -453,6 +483,26 @@ mod tests {
         assert_eq!(second.get("Cached"), Some(6.0));
         assert_ne!(second.layout().id(), first.layout().id());
         assert_eq!(second.len(), 4);
+    }
+
+    #[test]
+    fn texts_are_reused_only_once_no_table_holds_them() {
+        let mut p = FieldParser::new(b' ');
+        let text = |i: usize| format!("nr_free_pages {i}\npgscan {}\n", i * 7);
+        // Held tables keep their own text, however many are held.
+        let held: Vec<FieldTable> = (0..3 * KEPT_TEXTS)
+            .map(|i| p.parse(text(i).as_bytes()).expect("valid"))
+            .collect();
+        for (i, t) in held.iter().enumerate() {
+            assert_eq!(t.get("pgscan"), Some((i * 7) as f64), "held reading {i}");
+        }
+        drop(held);
+        // Dropped ones are refilled: still right, and no more are kept.
+        for i in 0..3 * KEPT_TEXTS {
+            let t = p.parse(text(i).as_bytes()).expect("valid");
+            assert_eq!(t.get("nr_free_pages"), Some(i as f64));
+        }
+        assert!(p.kept.len() <= KEPT_TEXTS);
     }
 
     /// What a parser that has never seen the file reads (the slow path).

@@ -106,13 +106,11 @@ fn columns_at(text: &[u8], start: usize) -> ([u64; 10], usize, usize) {
 /// `(loadavg, runnable)` from /proc/loadavg, rounded the way cpuplugd's
 /// `%f` round trip rounds them (to 6 decimals). `None` if unreadable.
 pub fn parse_loadavg(text: &[u8]) -> Option<(f64, f64)> {
-    let mut fields = text
-        .split(|b| b.is_ascii_whitespace())
-        .filter(|f| !f.is_empty());
-    let first = fields.next()?;
-    fields.next()?;
-    fields.next()?;
-    let fourth = fields.next()?;
+    let mut at = 0;
+    let first = next_word(text, &mut at)?;
+    next_word(text, &mut at)?;
+    next_word(text, &mut at)?;
+    let fourth = next_word(text, &mut at)?;
     if !first.first()?.is_ascii_digit() && first[0] != b'-' && first[0] != b'.' {
         return None;
     }
@@ -128,6 +126,20 @@ pub fn parse_loadavg(text: &[u8]) -> Option<(f64, f64)> {
         return None;
     }
     Some((six_decimals(first), six_decimals(runnable)))
+}
+
+/// The next blank-separated word from `*at` on, moving `*at` past it.
+fn next_word<'a>(text: &'a [u8], at: &mut usize) -> Option<&'a [u8]> {
+    let mut i = *at;
+    while i < text.len() && text[i].is_ascii_whitespace() {
+        i += 1;
+    }
+    let start = i;
+    while i < text.len() && !text[i].is_ascii_whitespace() {
+        i += 1;
+    }
+    *at = i;
+    (i > start).then(|| &text[start..i])
 }
 
 /// A number as `sprintf("%f")` followed by `strtod` leaves it.
@@ -150,30 +162,47 @@ fn six_decimals(token: &[u8]) -> f64 {
     }
 }
 
-/// A time stamp `SEC` or `SEC.FRACTION` (at most 6 fractional digits).
+/// A time stamp `SEC` or `SEC.FRACTION` (at most 6 fractional digits),
+/// the first word of the text.
 pub fn parse_time(text: &[u8]) -> Option<Stamp> {
-    let t = text
-        .split(|b| b.is_ascii_whitespace())
-        .find(|f| !f.is_empty())?;
-    let (sec, frac) = match t.iter().position(|b| *b == b'.') {
-        Some(dot) => (&t[..dot], &t[dot + 1..]),
-        None => (t, &[][..]),
-    };
-    if sec.is_empty()
-        || !sec.iter().all(u8::is_ascii_digit)
-        || !frac.iter().all(u8::is_ascii_digit)
-        || frac.len() > 6
-    {
+    let mut i = 0;
+    while i < text.len() && text[i].is_ascii_whitespace() {
+        i += 1;
+    }
+    let (secs, after) = digits(text, i);
+    if after == i {
         return None;
     }
-    let secs = sec.iter().fold(0i64, |a, b| {
-        a.saturating_mul(10).saturating_add(i64::from(b - b'0'))
-    });
     let mut usec: i64 = 0;
-    for i in 0..6 {
-        usec = usec * 10 + frac.get(i).map_or(0, |b| i64::from(b - b'0'));
+    let mut end = after;
+    if text.get(after) == Some(&b'.') {
+        let (frac, frac_end) = digits(text, after + 1);
+        let n = frac_end - (after + 1);
+        if n > 6 {
+            return None;
+        }
+        usec = frac.saturating_mul(10i64.pow(6 - n as u32));
+        end = frac_end;
+    }
+    if text.get(end).is_some_and(|b| !b.is_ascii_whitespace()) {
+        return None;
     }
     Some(Stamp::new(secs, usec as u32))
+}
+
+/// The decimal digits from `at` (saturating) and where they end.
+fn digits(text: &[u8], at: usize) -> (i64, usize) {
+    let mut v: i64 = 0;
+    let mut i = at;
+    while let Some(d) = text
+        .get(i)
+        .map(|b| b.wrapping_sub(b'0'))
+        .filter(|d| *d <= 9)
+    {
+        v = v.saturating_mul(10).saturating_add(i64::from(d));
+        i += 1;
+    }
+    (v, i)
 }
 
 #[cfg(test)]
@@ -215,5 +244,19 @@ mod tests {
         assert_eq!(t, Some(1336046403.0 + 465934.0 / 1e6));
         assert_eq!(parse_time(b"17\n"), Some(Stamp::new(17, 0)));
         assert_eq!(parse_time(b"1.5\n").map(Stamp::seconds), Some(1.5));
+        assert_eq!(parse_time(b"  \t3.000007 x"), Some(Stamp::new(3, 7)));
+        assert_eq!(parse_time(b"3."), Some(Stamp::new(3, 0)));
+        for bad in [
+            &b""[..],
+            b"x",
+            b".5",
+            b"1.1234567",
+            b"1.5x",
+            b"1x",
+            b"-1",
+            b"1.-5",
+        ] {
+            assert_eq!(parse_time(bad), None, "{:?}", String::from_utf8_lossy(bad));
+        }
     }
 }

@@ -35,7 +35,7 @@ pub fn open_for_reading(path: &Path) -> std::io::Result<File> {
 
 /// Opens `rel` below the directory `dir` for reading without blocking, as
 /// [`open_for_reading`] does for a path.
-pub fn open_at_for_reading(dir: &OwnedFd, rel: &str) -> std::io::Result<File> {
+pub fn open_at_for_reading(dir: &OwnedFd, rel: &std::ffi::CStr) -> std::io::Result<File> {
     let flags = OFlags::RDONLY | OFlags::NONBLOCK | OFlags::CLOEXEC;
     Ok(File::from(rustix::fs::openat(
         dir,

@@ -1,32 +1,21 @@
 //! Reading a directory laid out like `/` (proc/..., sys/...): the live
 //! machine, a test's temporary root, or one conformance snapshot.
 
-use std::collections::HashMap;
 use std::fs::File;
-use std::io::{ErrorKind, Read};
+use std::io::ErrorKind;
 use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 
 use super::cpulist::CpuList;
 use super::fields::{FieldParser, Malformed};
 use super::procfs_text::{parse_loadavg, parse_long, parse_stat};
+use super::read_buffer::ReadBuffer;
+use super::root_file::RootFile;
 use super::sample::{CpuState, Polarization, ProcBytes, Sample, Stamp};
 use super::source::{Interest, SourceError};
 use crate::rules::SystemFacts;
 
-/// Paths below a root, relative.
-pub mod paths {
-    pub const STAT: &str = "proc/stat";
-    pub const LOADAVG: &str = "proc/loadavg";
-    pub const MEMINFO: &str = "proc/meminfo";
-    pub const VMSTAT: &str = "proc/vmstat";
-    pub const CMM_PAGES: &str = "proc/sys/vm/cmm_pages";
-    pub const CPU_DIR: &str = "sys/devices/system/cpu";
-    pub const ONLINE: &str = "sys/devices/system/cpu/online";
-    pub const PRESENT: &str = "sys/devices/system/cpu/present";
-    pub const POSSIBLE: &str = "sys/devices/system/cpu/possible";
-    pub const DISPATCHING: &str = "sys/devices/system/cpu/dispatching";
-}
+pub use super::root_file::paths;
 
 /// What is known about one file of the current root.
 #[derive(Debug)]
@@ -43,13 +32,11 @@ enum Slot {
 /// between readings so a reading allocates little.
 #[derive(Debug)]
 pub struct RootReader {
-    buf: Vec<u8>,
-    /// One read's worth of a kept kernel file (zeroed once, reused).
-    chunk: Vec<u8>,
+    buf: ReadBuffer,
     /// Kernel files (those that resolve into /proc or /sys) kept open and
     /// re-read from the start each interval: they are never replaced, and
     /// re-reading saves the path walk of an open every time.
-    open: HashMap<&'static str, Slot>,
+    open: [Option<Slot>; RootFile::COUNT],
     open_root: PathBuf,
     /// `open_root` held open: files are opened relative to it, so no path
     /// is built and walked from `/` for each file (`None` if it would not
@@ -76,39 +63,12 @@ impl Default for RootReader {
     }
 }
 
-/// How much of a kernel file one `read` asks for.
-const KERNEL_CHUNK: usize = 64 << 10;
-/// More than this from one /proc or /sys file is refused: they are small.
-const KERNEL_FILE_LIMIT: usize = 4 << 20;
-
-/// Reads a file from where it stands to its end, bounded. /proc and /sys
-/// hand out whole lines and stop short only where the next line would not
-/// fit, and a regular file stops short only at its end, so a read that
-/// leaves more than a page of the chunk unused has reached the end: one
-/// system call instead of two per file and interval.
-fn read_whole(file: &File, chunk: &mut [u8], buf: &mut Vec<u8>) -> std::io::Result<()> {
-    loop {
-        let n = rustix::io::read(file, &mut *chunk)?;
-        buf.extend_from_slice(&chunk[..n]);
-        if n == 0 || n + 4096 < chunk.len() {
-            return Ok(());
-        }
-        if buf.len() > KERNEL_FILE_LIMIT {
-            return Err(std::io::Error::other(format!(
-                "more than {} MiB; a kernel file this large is not what plugtop reads",
-                KERNEL_FILE_LIMIT >> 20
-            )));
-        }
-    }
-}
-
 impl RootReader {
     /// A reader that also scans per-CPU sysfs state.
     pub fn new() -> Self {
         RootReader {
-            buf: Vec::with_capacity(16 * 1024),
-            chunk: vec![0; KERNEL_CHUNK],
-            open: HashMap::new(),
+            buf: ReadBuffer::default(),
+            open: Default::default(),
             open_root: PathBuf::new(),
             root_dir: None,
             root_readings: 0,
@@ -128,36 +88,32 @@ impl RootReader {
         self.vmstat.narrow(interest.vmstat.as_deref());
     }
 
-    /// Reads `root/rel` into the buffer.
-    fn read_into_buf(&mut self, root: &Path, rel: &'static str) -> std::io::Result<()> {
-        self.buf.clear();
-        if let Some(Slot::Kept(file)) = self.open.get(rel) {
-            rustix::fs::seek(file, rustix::fs::SeekFrom::Start(0))?;
-            return read_whole(file, &mut self.chunk, &mut self.buf);
+    /// Reads `root/file` into the buffer.
+    fn read_into_buf(&mut self, root: &Path, file: RootFile) -> std::io::Result<()> {
+        if let Some(Slot::Kept(kept)) = &self.open[file.index()] {
+            rustix::fs::seek(kept, rustix::fs::SeekFrom::Start(0))?;
+            return self.buf.read_whole(kept);
         }
-        let file = match &self.root_dir {
-            Some(dir) => super::regular::open_at_for_reading(dir, rel)?,
-            None => super::regular::open_for_reading(self.path_of(root, rel))?,
+        let opened = match &self.root_dir {
+            Some(dir) => super::regular::open_at_for_reading(dir, file.c_rel())?,
+            None => super::regular::open_for_reading(self.path_of(root, file.rel()))?,
         };
-        match read_whole(&file, &mut self.chunk, &mut self.buf) {
-            Ok(()) if !self.buf.is_empty() => {}
-            Ok(()) => super::regular::explain_empty(&file, self.path_of(root, rel))?,
+        match self.buf.read_whole(&opened) {
+            Ok(()) if !self.buf.bytes().is_empty() => {}
+            Ok(()) => super::regular::explain_empty(&opened, self.path_of(root, file.rel()))?,
             Err(e) => {
-                super::regular::explain_empty(&file, self.path_of(root, rel))?;
+                super::regular::explain_empty(&opened, self.path_of(root, file.rel()))?;
                 return Err(e);
             }
         }
-        if self.root_readings >= 2 && !self.open.contains_key(rel) {
-            let kernel = std::fs::canonicalize(self.path_of(root, rel))
+        if self.root_readings >= 2 && self.open[file.index()].is_none() {
+            let kernel = std::fs::canonicalize(self.path_of(root, file.rel()))
                 .is_ok_and(|p| p.starts_with("/proc/") || p.starts_with("/sys/"));
-            self.open.insert(
-                rel,
-                if kernel {
-                    Slot::Kept(file)
-                } else {
-                    Slot::Reopen
-                },
-            );
+            self.open[file.index()] = Some(if kernel {
+                Slot::Kept(opened)
+            } else {
+                Slot::Reopen
+            });
         }
         Ok(())
     }
@@ -173,12 +129,15 @@ impl RootReader {
     /// Makes `root` the current root: what is kept open belongs to it.
     /// True when it was another root before.
     fn enter(&mut self, root: &Path) -> bool {
-        if self.open_root == root {
+        // The same spelling is the same root (comparing components would
+        // parse both paths each reading).
+        if self.open_root.as_os_str() == root.as_os_str() {
             return false;
         }
-        self.open.clear();
+        self.open = Default::default();
         self.root_dir = super::regular::open_directory(root);
-        self.open_root = root.to_path_buf();
+        self.open_root.as_mut_os_string().clear();
+        self.open_root.push(root);
         self.root_readings = 0;
         self.possible = None;
         true
@@ -195,44 +154,44 @@ impl RootReader {
         self.root_readings = self.root_readings.saturating_add(1);
     }
 
-    fn load(&mut self, root: &Path, rel: &'static str) -> Result<(), SourceError> {
-        self.read_into_buf(root, rel)
+    fn load(&mut self, root: &Path, file: RootFile) -> Result<(), SourceError> {
+        self.read_into_buf(root, file)
             .map_err(|source| SourceError::Open {
-                path: Path::new("/").join(rel),
+                path: Path::new("/").join(file.rel()),
                 source,
             })
     }
 
     /// The bytes of one file below `root` (valid until the next read).
-    pub fn read_file(&mut self, root: &Path, rel: &'static str) -> Result<&[u8], SourceError> {
+    pub fn read_file(&mut self, root: &Path, file: RootFile) -> Result<&[u8], SourceError> {
         self.enter(root);
-        self.load(root, rel)?;
-        Ok(&self.buf)
+        self.load(root, file)?;
+        Ok(self.buf.bytes())
     }
 
     /// True once this root's /proc/stat turned out to be the kernel's own.
     fn kernel_root(&self) -> bool {
-        matches!(self.open.get(paths::STAT), Some(Slot::Kept(_)))
+        matches!(self.open[RootFile::Stat.index()], Some(Slot::Kept(_)))
     }
 
-    fn load_optional(&mut self, root: &Path, rel: &'static str) -> Result<bool, SourceError> {
+    fn load_optional(&mut self, root: &Path, file: RootFile) -> Result<bool, SourceError> {
         // A kernel file that was missing stays missing (dispatching exists
         // only on s390); look again once a minute or so.
-        if matches!(self.open.get(rel), Some(Slot::Missing))
+        if matches!(self.open[file.index()], Some(Slot::Missing))
             && !self.root_readings.is_multiple_of(64)
         {
             return Ok(false);
         }
-        match self.read_into_buf(root, rel) {
+        match self.read_into_buf(root, file) {
             Ok(()) => Ok(true),
             Err(e) if e.kind() == ErrorKind::NotFound => {
                 if self.kernel_root() {
-                    self.open.insert(rel, Slot::Missing);
+                    self.open[file.index()] = Some(Slot::Missing);
                 }
                 Ok(false)
             }
             Err(source) => Err(SourceError::Open {
-                path: Path::new("/").join(rel),
+                path: Path::new("/").join(file.rel()),
                 source,
             }),
         }
@@ -255,40 +214,40 @@ impl RootReader {
     /// Reads everything one interval needs from `root`, stamped with `time`.
     pub fn read(&mut self, root: &Path, stamp: Stamp) -> Result<Sample, SourceError> {
         self.start_reading(root);
-        self.load(root, paths::MEMINFO)?;
+        self.load(root, RootFile::Meminfo)?;
         let byte_len = |buf: &[u8]| u32::try_from(buf.len()).unwrap_or(u32::MAX);
         let mut proc_bytes = ProcBytes {
-            meminfo: byte_len(&self.buf),
+            meminfo: byte_len(self.buf.bytes()),
             vmstat: 0,
         };
         let meminfo = self
             .meminfo
-            .parse(&self.buf)
+            .parse(self.buf.bytes())
             .map_err(|m| Self::bad_line(paths::MEMINFO, m))?;
-        self.load(root, paths::VMSTAT)?;
-        proc_bytes.vmstat = byte_len(&self.buf);
+        self.load(root, RootFile::Vmstat)?;
+        proc_bytes.vmstat = byte_len(self.buf.bytes());
         let vmstat = self
             .vmstat
-            .parse(&self.buf)
+            .parse(self.buf.bytes())
             .map_err(|m| Self::bad_line(paths::VMSTAT, m))?;
-        self.load(root, paths::STAT)?;
-        let (ticks, per_cpu) =
-            parse_stat(&self.buf, self.per_cpu).map_err(|m| Self::bad_line(paths::STAT, m))?;
-        self.load(root, paths::LOADAVG)?;
-        let (loadavg, runnable) = parse_loadavg(&self.buf).ok_or_else(|| {
+        self.load(root, RootFile::Stat)?;
+        let (ticks, per_cpu) = parse_stat(self.buf.bytes(), self.per_cpu)
+            .map_err(|m| Self::bad_line(paths::STAT, m))?;
+        self.load(root, RootFile::Loadavg)?;
+        let (loadavg, runnable) = parse_loadavg(self.buf.bytes()).ok_or_else(|| {
             Self::malformed(
                 paths::LOADAVG,
                 "line 1: expected `LOAD1 LOAD5 LOAD15 RUNNING/TOTAL PID`",
             )
         })?;
-        let online = self.cpu_list(root, paths::ONLINE)?;
-        let present = self.cpu_list(root, paths::PRESENT)?;
+        let online = self.cpu_list(root, RootFile::Online)?;
+        let present = self.cpu_list(root, RootFile::Present)?;
         let possible = match &self.possible {
             Some(known) => known.clone(),
             None => {
                 let list =
-                    if self.load_optional(root, paths::POSSIBLE)? {
-                        Some(CpuList::parse(&self.buf).ok_or_else(|| {
+                    if self.load_optional(root, RootFile::Possible)? {
+                        Some(CpuList::parse(self.buf.bytes()).ok_or_else(|| {
                             Self::malformed(paths::POSSIBLE, "malformed CPU list")
                         })?)
                     } else {
@@ -300,16 +259,16 @@ impl RootReader {
                 list
             }
         };
-        let cmm_pages = if self.load_optional(root, paths::CMM_PAGES)? {
+        let cmm_pages = if self.load_optional(root, RootFile::CmmPages)? {
             // An empty or non-numeric cmm_pages is undefined in cpuplugd (it
             // converts whatever its read left in the buffer); plugtop reads
             // it as absent, so the memory group stops with a clear message.
-            parse_long(&self.buf)
+            parse_long(self.buf.bytes())
         } else {
             None
         };
-        let polarization = if self.load_optional(root, paths::DISPATCHING)? {
-            match parse_long(&self.buf) {
+        let polarization = if self.load_optional(root, RootFile::Dispatching)? {
+            match parse_long(self.buf.bytes()) {
                 Some(1) => Some(Polarization::Vertical),
                 Some(_) => Some(Polarization::Horizontal),
                 None => None,
@@ -340,9 +299,10 @@ impl RootReader {
         })
     }
 
-    fn cpu_list(&mut self, root: &Path, rel: &'static str) -> Result<CpuList, SourceError> {
-        self.load(root, rel)?;
-        CpuList::parse(&self.buf).ok_or_else(|| Self::malformed(rel, "malformed CPU list"))
+    fn cpu_list(&mut self, root: &Path, file: RootFile) -> Result<CpuList, SourceError> {
+        self.load(root, file)?;
+        CpuList::parse(self.buf.bytes())
+            .ok_or_else(|| Self::malformed(file.rel(), "malformed CPU list"))
     }
 
     fn cpu_states(&mut self, root: &Path) -> Result<Vec<CpuState>, SourceError> {
@@ -373,28 +333,22 @@ impl RootReader {
         Ok(cpus)
     }
 
-    fn flag(&mut self, path: &PathBuf) -> Option<bool> {
-        self.buf.clear();
-        File::open(path)
-            .and_then(|mut f| f.read_to_end(&mut self.buf))
-            .ok()?;
-        parse_long(&self.buf).map(|v| v == 1)
+    fn flag(&mut self, path: &Path) -> Option<bool> {
+        // Never blocks, whatever sits where the flag should be (a FIFO).
+        let file = super::regular::open_for_reading(path).ok()?;
+        self.buf.read_whole(&file).ok()?;
+        parse_long(self.buf.bytes()).map(|v| v == 1)
     }
 
     /// The names in a meminfo (`meminfo` true) or vmstat file, if readable.
-    fn field_names(
-        &mut self,
-        root: &Path,
-        rel: &'static str,
-        meminfo: bool,
-    ) -> Option<Vec<String>> {
-        self.load(root, rel).ok()?;
+    fn field_names(&mut self, root: &Path, file: RootFile, meminfo: bool) -> Option<Vec<String>> {
+        self.load(root, file).ok()?;
         let parser = if meminfo {
             &mut self.meminfo
         } else {
             &mut self.vmstat
         };
-        let table = parser.parse(&self.buf).ok()?;
+        let table = parser.parse(self.buf.bytes()).ok()?;
         Some(table.layout().names().map(String::from).collect())
     }
 
@@ -402,8 +356,8 @@ impl RootReader {
     pub fn facts(&mut self, root: &Path) -> SystemFacts {
         self.enter(root);
         let origin = root.display().to_string();
-        let present_cpus = match self.load(root, paths::PRESENT) {
-            Ok(()) => match CpuList::parse(&self.buf) {
+        let present_cpus = match self.load(root, RootFile::Present) {
+            Ok(()) => match CpuList::parse(self.buf.bytes()) {
                 Some(l) if l.count > 0 => Ok(l.cpus()),
                 Some(l) => Err(format!("number of present cpus ({}) <= 0", l.count)),
                 None => Err(format!("Malformed content of /{}", paths::PRESENT)),
@@ -411,8 +365,8 @@ impl RootReader {
             Err(e) => Err(format!("Cannot open /{} file: {e}", paths::PRESENT)),
         };
         let cmm_pages = root.join(paths::CMM_PAGES).is_file();
-        let meminfo_names = self.field_names(root, paths::MEMINFO, true);
-        let vmstat_names = self.field_names(root, paths::VMSTAT, false);
+        let meminfo_names = self.field_names(root, RootFile::Meminfo, true);
+        let vmstat_names = self.field_names(root, RootFile::Vmstat, false);
         SystemFacts {
             present_cpus,
             cmm_pages,

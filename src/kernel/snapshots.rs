@@ -1,11 +1,13 @@
 //! A directory of numbered snapshot directories (the conformance format):
 //! each one a root with proc/, sys/ and a `time` file.
 
+use std::ffi::OsString;
 use std::fs;
 use std::path::{Path, PathBuf};
 
 use super::procfs_text::parse_time;
 use super::root::RootReader;
+use super::root_file::RootFile;
 use super::sample::Sample;
 use super::source::{Interest, Source, SourceError};
 use crate::rules::SystemFacts;
@@ -13,8 +15,13 @@ use crate::rules::SystemFacts;
 /// Replays snapshot directories in name order.
 #[derive(Debug)]
 pub struct SnapshotSource {
-    dirs: Vec<PathBuf>,
+    base: PathBuf,
+    /// The snapshots' names, sorted (paths are built when read: a series
+    /// can be long, and a path per snapshot costs as much as reading one).
+    names: Vec<OsString>,
     next: usize,
+    /// The snapshot being read, built in place.
+    dir: PathBuf,
     reader: RootReader,
 }
 
@@ -25,50 +32,52 @@ impl SnapshotSource {
             path: dir.to_path_buf(),
             source,
         })?;
-        let mut named: Vec<(std::ffi::OsString, PathBuf)> = entries
+        let mut names: Vec<OsString> = entries
             .flatten()
             .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
-            .map(|e| (e.file_name(), e.path()))
+            .map(|e| e.file_name())
             .collect();
-        named.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-        let dirs = named.into_iter().map(|(_, p)| p).collect();
+        names.sort_unstable();
         let mut reader = RootReader::new();
         reader.scan_cpu_dirs = false;
         Ok(SnapshotSource {
-            dirs,
+            base: dir.to_path_buf(),
+            names,
             next: 0,
+            dir: PathBuf::new(),
             reader,
         })
     }
 
     /// The first snapshot's directory, if any.
     pub fn first_dir(&self) -> Option<PathBuf> {
-        self.dirs.first().cloned()
+        self.names.first().map(|n| self.base.join(n))
     }
 
     /// How many snapshots there are.
     pub fn len(&self) -> usize {
-        self.dirs.len()
+        self.names.len()
     }
 
     /// True when the directory holds no snapshot.
     pub fn is_empty(&self) -> bool {
-        self.dirs.is_empty()
+        self.names.is_empty()
     }
 
-    fn read(&mut self, dir: &Path) -> Result<Sample, SourceError> {
-        let text = self.reader.read_file(dir, "time")?;
+    /// Reads the snapshot in `self.dir`.
+    fn read(&mut self) -> Result<Sample, SourceError> {
+        let text = self.reader.read_file(&self.dir, RootFile::Time)?;
         let stamp = parse_time(text).ok_or_else(|| SourceError::Malformed {
-            path: dir.join("time"),
+            path: self.dir.join("time"),
             what: "expected SEC or SEC.FRACTION".into(),
         })?;
-        self.reader.read(dir, stamp)
+        self.reader.read(&self.dir, stamp)
     }
 }
 
 impl Source for SnapshotSource {
     fn facts(&mut self) -> SystemFacts {
-        match self.dirs.first().cloned() {
+        match self.first_dir() {
             Some(first) => self.reader.facts(&first),
             None => SystemFacts {
                 present_cpus: Err("no snapshots".into()),
@@ -85,11 +94,12 @@ impl Source for SnapshotSource {
     }
 
     fn next_sample(&mut self) -> Option<Result<Sample, SourceError>> {
-        let dir = std::mem::take(self.dirs.get_mut(self.next)?);
+        let name = self.names.get(self.next)?;
         self.next += 1;
-        let sample = self.read(&dir);
-        self.dirs[self.next - 1] = dir;
-        Some(sample)
+        self.dir.as_mut_os_string().clear();
+        self.dir.push(&self.base);
+        self.dir.push(name);
+        Some(self.read())
     }
 }
 

@@ -26,6 +26,15 @@ pub fn value_of(token: &str) -> f64 {
 #[inline(always)]
 pub fn value_at(text: &[u8], start: usize) -> (f64, usize, bool) {
     let mut i = start;
+    // meminfo pads its numbers with spaces: skip them a word at a time.
+    while let Some(w) = text.get(i..i + 8).and_then(|w| <[u8; 8]>::try_from(w).ok()) {
+        let other = u64::from_le_bytes(w) ^ u64::from_le_bytes([b' '; 8]);
+        if other != 0 {
+            i += (other.trailing_zeros() / 8) as usize;
+            break;
+        }
+        i += 8;
+    }
     while i < text.len() && (text[i] == b' ' || text[i] == b'\t') {
         i += 1;
     }
@@ -239,5 +248,28 @@ mod tests {
         assert_eq!(value_at(b"a 1.5\n", 1), (1.5, 5, true));
         assert!(!value_at(b"a \n", 1).2);
         assert_eq!(value_at(b"a 99999999999999999999999\n", 1).0, 1e23);
+    }
+
+    proptest::proptest! {
+        /// The short paths (blanks a word at a time, plain integers) read
+        /// what the general reader reads, wherever the text starts.
+        #[test]
+        fn value_at_reads_as_leading_value(
+            text in proptest::collection::vec(proptest::prop_oneof![
+                6 => proptest::strategy::Just(b' '),
+                1 => proptest::strategy::Just(b'\t'),
+                1 => proptest::strategy::Just(b'\n'),
+                1 => proptest::strategy::Just(b'.'),
+                1 => proptest::strategy::Just(b'-'),
+                1 => proptest::strategy::Just(b'e'),
+                6 => b'0'..=b'9',
+                1 => proptest::num::u8::ANY,
+            ], 0..40),
+            start in 0usize..40,
+        ) {
+            let start = start.min(text.len());
+            let (v, _, _) = value_at(&text, start);
+            proptest::prop_assert_eq!(v.to_bits(), leading_value(&text[start..]).to_bits());
+        }
     }
 }
