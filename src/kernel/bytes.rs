@@ -70,6 +70,65 @@ pub fn holds_at(text: &[u8], at: usize, name: &[u8]) -> bool {
     text[at..at + n] == *name
 }
 
+/// A short key (a /proc name and its separator) held as words, so that
+/// finding it at a place in a text is one to three word compares with no
+/// load of the key.
+#[derive(Debug, Clone)]
+pub struct Probe {
+    key: Box<[u8]>,
+    /// The first eight bytes (zero-padded), the next eight, and the last
+    /// eight (overlapping the others).
+    words: [u64; 3],
+    /// Which bytes of the first word a key shorter than eight holds.
+    mask: u64,
+}
+
+impl Probe {
+    /// A probe for `key`.
+    pub fn new(key: &[u8]) -> Self {
+        let n = key.len();
+        let mut first = [0u8; 8];
+        first[..n.min(8)].copy_from_slice(&key[..n.min(8)]);
+        let mut words = [u64::from_le_bytes(first), 0, 0];
+        if n >= 16 {
+            words[1] = word(key, 8);
+        }
+        if n >= 8 {
+            words[2] = word(key, n - 8);
+        }
+        let mask = if n >= 8 {
+            u64::MAX
+        } else {
+            (1u64 << (8 * n)) - 1
+        };
+        Probe {
+            key: Box::from(key),
+            words,
+            mask,
+        }
+    }
+
+    /// How long the key is.
+    pub fn len(&self) -> usize {
+        self.key.len()
+    }
+
+    /// Whether `text` holds the key at `at`.
+    #[inline]
+    pub fn holds_at(&self, text: &[u8], at: usize) -> bool {
+        let n = self.key.len();
+        if text.len() < at + n.max(8) || n > 24 {
+            return text.get(at..at + n) == Some(&self.key[..]);
+        }
+        if word(text, at) & self.mask != self.words[0] {
+            return false;
+        }
+        n <= 8
+            || ((n < 16 || word(text, at + 8) == self.words[1])
+                && word(text, at + n - 8) == self.words[2])
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -119,6 +178,26 @@ mod tests {
         fn agrees_with_a_plain_scan(text in proptest::collection::vec(prop_oneof![Just(b'\n'), Just(b' '), Just(0x80u8), any::<u8>()], 0..80),
                                     from in 0usize..90, byte in prop_oneof![Just(b'\n'), Just(b' '), any::<u8>()]) {
             prop_assert_eq!(find_from(&text, from, byte), naive_find(&text, from, byte));
+        }
+
+        #[test]
+        fn probes_compare_like_slices(text in proptest::collection::vec(0u8..4, 0..60), at in 0usize..60,
+                                      key in proptest::collection::vec(0u8..4, 0..30)) {
+            let expected = text.get(at..at + key.len()) == Some(&key[..]);
+            prop_assert_eq!(Probe::new(&key).holds_at(&text, at), expected);
+        }
+
+        #[test]
+        fn probes_find_keys_taken_from_the_text(text in proptest::collection::vec(any::<u8>(), 0..60),
+                                                at in 0usize..60, len in 0usize..30,
+                                                flip in proptest::option::of(0usize..30)) {
+            let from = at.min(text.len());
+            let mut key = text[from..(from + len).min(text.len())].to_vec();
+            if let Some(i) = flip.filter(|i| *i < key.len()) {
+                key[i] ^= 1;
+            }
+            let expected = text.get(from..from + key.len()) == Some(&key[..]);
+            prop_assert_eq!(Probe::new(&key).holds_at(&text, from), expected);
         }
 
         #[test]

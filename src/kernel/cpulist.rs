@@ -22,6 +22,31 @@ impl CpuList {
     /// would call malformed (a range that is not `N-M`).
     pub fn parse(text: &[u8]) -> Option<CpuList> {
         let line = text.split(|b| *b == b'\n').next().unwrap_or(&[]);
+        Self::parse_range(line).or_else(|| Self::parse_line(line))
+    }
+
+    /// The usual list, one range `A-B` of short numbers, read directly
+    /// (`None` for anything else). Both CPU lists are read every interval.
+    fn parse_range(line: &[u8]) -> Option<CpuList> {
+        let dash = line.iter().position(|b| *b == b'-')?;
+        let number = |digits: &[u8]| -> Option<u32> {
+            if digits.is_empty() || digits.len() > 9 || !digits.iter().all(u8::is_ascii_digit) {
+                return None;
+            }
+            Some(digits.iter().fold(0, |a, d| a * 10 + u32::from(d - b'0')))
+        };
+        let (start, end) = (number(&line[..dash])?, number(&line[dash + 1..])?);
+        if start > end || end >= MAX_CPUS {
+            return None;
+        }
+        Some(CpuList {
+            ids: (start..end + 1).collect(),
+            count: (end - start + 1) as i32,
+        })
+    }
+
+    /// Any list, as cpuplugd counts it.
+    fn parse_line(line: &[u8]) -> Option<CpuList> {
         // Most lists are a range or two: room for a guest's CPUs up front
         // instead of growing range by range.
         let mut list = CpuList {
@@ -107,6 +132,24 @@ mod tests {
         let crash = include_bytes!("../../tests/data/fuzz/cpulist-unbounded-ids");
         let l = CpuList::parse(crash).unwrap_or_default();
         assert!(l.ids.len() <= MAX_CPUS as usize);
+    }
+
+    proptest::proptest! {
+        /// The short path for one range reads what the general one reads.
+        #[test]
+        fn a_single_range_reads_as_any_list(
+            line in proptest::collection::vec(proptest::prop_oneof![
+                8 => b'0'..=b'9',
+                2 => proptest::strategy::Just(b'-'),
+                1 => proptest::strategy::Just(b','),
+                1 => proptest::strategy::Just(b' '),
+                1 => proptest::num::u8::ANY,
+            ], 0..14),
+        ) {
+            if let Some(fast) = CpuList::parse_range(&line) {
+                proptest::prop_assert_eq!(Some(fast), CpuList::parse_line(&line));
+            }
+        }
     }
 
     #[test]

@@ -16,7 +16,7 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
-use super::bytes::{find_from, holds_at};
+use super::bytes::{Probe, find_from, holds_at};
 use crate::rules::number::{leading_value, value_at};
 
 static NEXT_LAYOUT: AtomicU64 = AtomicU64::new(1);
@@ -287,6 +287,8 @@ pub struct FieldParser {
     deciding: usize,
     /// Texts handed to tables, refilled once no table holds them.
     kept: Vec<Arc<Kept>>,
+    /// Each name of the layout with its separator, ready to compare.
+    probes: Vec<Probe>,
 }
 
 impl FieldParser {
@@ -298,6 +300,7 @@ impl FieldParser {
             wanted: None,
             deciding: 0,
             kept: Vec::new(),
+            probes: Vec::new(),
         }
     }
 
@@ -335,17 +338,17 @@ impl FieldParser {
     /// Copies `text` into `kept` and checks it against the layout: the
     /// unchecked rest, if any, or `None` when the layout does not hold.
     fn check(&self, kept: &mut Kept, text: &[u8]) -> Option<Option<Unchecked>> {
-        let (names, sep) = (&self.layout.names, self.separator);
+        let (probes, sep) = (&self.probes, self.separator);
         kept.text.clear();
         kept.text.extend_from_slice(text);
         kept.starts.clear();
         let Kept { text, starts } = kept;
-        if self.deciding >= names.len() {
-            let end = check_lines(text, 0, names, sep, starts)?;
+        if self.deciding >= probes.len() {
+            let end = probe_lines(text, probes, starts)?;
             // More lines than the layout knows: the file changed.
             return find_from(text, end, sep).is_none().then_some(None);
         }
-        let from = check_lines(text, 0, &names[..self.deciding], sep, starts)?;
+        let from = probe_lines(text, &probes[..self.deciding], starts)?;
         Some(Some(Unchecked {
             separator: sep,
             from: from as u32,
@@ -366,6 +369,15 @@ impl FieldParser {
     fn parse_new(&mut self, text: &[u8]) -> Result<FieldTable, Malformed> {
         let table = read_afresh(text, self.separator);
         self.layout = Arc::clone(&table.layout);
+        let mut key = Vec::new();
+        self.probes = (self.layout.names.iter())
+            .map(|name| {
+                key.clear();
+                key.extend_from_slice(name.as_bytes());
+                key.push(self.separator);
+                Probe::new(&key)
+            })
+            .collect();
         self.deciding = self.layout.lines_deciding(self.wanted.as_deref());
         Ok(table)
     }
@@ -381,6 +393,21 @@ fn starts_of(text: &[u8], from: usize, names: &[Box<str>], sep: u8) -> Option<Bo
         return None;
     }
     Some(starts.into_boxed_slice())
+}
+
+/// As [`check_lines`] from the top, with each name and its separator
+/// ready to compare: the path every reading takes.
+fn probe_lines(text: &[u8], probes: &[Probe], starts: &mut Vec<u32>) -> Option<usize> {
+    let mut pos = 0;
+    for probe in probes {
+        if !probe.holds_at(text, pos) {
+            return None;
+        }
+        let start = pos + probe.len();
+        starts.push(start as u32);
+        pos = find_from(text, start, b'\n').map_or(text.len(), |nl| nl + 1);
+    }
+    Some(pos)
 }
 
 /// Checks that the entries from `pos` on start with `names` and notes where

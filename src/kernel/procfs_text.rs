@@ -4,7 +4,7 @@
 use super::fields::Malformed;
 pub use super::integer::parse_long;
 use super::sample::{CpuTicks, Stamp};
-use crate::rules::number::leading_value;
+use crate::rules::number::{digits_at, leading_value};
 
 /// The aggregate `cpu` line and (when `per_cpu`) the `cpuN` lines of
 /// /proc/stat, read in one pass that stops at the first line not starting
@@ -79,15 +79,8 @@ fn columns_at(text: &[u8], start: usize) -> ([u64; 10], usize, usize) {
             i += 1;
         }
         let digits = i;
-        let mut v: u64 = 0;
-        while i < text.len() {
-            let d = text[i].wrapping_sub(b'0');
-            if d > 9 {
-                break;
-            }
-            v = v.wrapping_mul(10).wrapping_add(u64::from(d));
-            i += 1;
-        }
+        let (mut v, end) = digits_at(text, i);
+        i = end;
         if i == digits {
             break;
         }

@@ -18,8 +18,9 @@ pub enum Context {
     Number,
 }
 
+/// A value read without evaluating anything below it.
 #[derive(Debug, Clone, Copy)]
-enum Op {
+enum Leaf {
     Const(f64),
     Keyword(Keyword),
     Reading {
@@ -27,10 +28,39 @@ enum Op {
         index: u32,
         node: NodeId,
     },
+}
+
+impl Leaf {
+    /// Its value now, or the stop a missing reading is.
+    #[inline(always)]
+    fn value<R: Readings>(self, readings: &R) -> Result<f64, Stop> {
+        match self {
+            Leaf::Const(v) => Ok(v),
+            Leaf::Keyword(k) => Ok(readings.keyword(k)),
+            Leaf::Reading {
+                reading,
+                index,
+                node,
+            } => readings.reading(reading, index).ok_or(Stop::Fatal {
+                fatal: FatalKind::SymbolNotFound,
+                node,
+            }),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Op {
+    Push(Leaf),
     Neg,
     Arith(BinOp, NodeId),
+    /// The top and a leaf read after it (`a[0] - a[1]`, `x / 40`): one
+    /// operation where it would be two, as most right sides are leaves.
+    ArithLeaf(BinOp, NodeId, Leaf),
     /// `>` or `<`: pushes 1 or 0.
     Compare(BinOp, NodeId),
+    /// `>` or `<` of the top and a leaf read after it.
+    CompareLeaf(BinOp, NodeId, Leaf),
     /// Truth negation of the top.
     Not,
     /// A number read as a condition: pushes 1 when it is not 0.
@@ -42,6 +72,29 @@ enum Op {
     OrElse(u32),
     /// A node cpuplugd stops at whatever the readings are.
     Fail(FatalKind, NodeId),
+}
+
+/// `a op b` for an arithmetic operator, or the fault at `node`.
+#[inline(always)]
+fn arith(op: BinOp, a: f64, b: f64, node: NodeId) -> Result<f64, Stop> {
+    let r = match op {
+        BinOp::Add => fpu::add(a, b),
+        BinOp::Sub => fpu::sub(a, b),
+        BinOp::Mul => fpu::mul(a, b),
+        _ => fpu::div(a, b),
+    };
+    r.map_err(|fault| Stop::Fault { fault, node })
+}
+
+/// `a > b` or `a < b` as 1 or 0, or the fault at `node`.
+#[inline(always)]
+fn compare(op: BinOp, a: f64, b: f64, node: NodeId) -> Result<f64, Stop> {
+    let r = if op == BinOp::Greater {
+        fpu::greater(a, b)
+    } else {
+        fpu::less(a, b)
+    };
+    r.map(bit).map_err(|fault| Stop::Fault { fault, node })
 }
 
 /// One rule (or any node) as a program.
@@ -102,46 +155,26 @@ impl Program {
         while let Some(op) = self.ops.get(pc) {
             pc += 1;
             match *op {
-                Op::Const(v) => {
-                    stack[sp] = v;
-                    sp += 1;
-                }
-                Op::Keyword(k) => {
-                    stack[sp] = readings.keyword(k);
-                    sp += 1;
-                }
-                Op::Reading {
-                    reading,
-                    index,
-                    node,
-                } => {
-                    stack[sp] = readings.reading(reading, index).ok_or(Stop::Fatal {
-                        fatal: FatalKind::SymbolNotFound,
-                        node,
-                    })?;
+                Op::Push(leaf) => {
+                    stack[sp] = leaf.value(readings)?;
                     sp += 1;
                 }
                 Op::Neg => stack[sp - 1] = -stack[sp - 1],
                 Op::Arith(op, node) => {
                     sp -= 1;
-                    let (a, b) = (stack[sp - 1], stack[sp]);
-                    let r = match op {
-                        BinOp::Add => fpu::add(a, b),
-                        BinOp::Sub => fpu::sub(a, b),
-                        BinOp::Mul => fpu::mul(a, b),
-                        _ => fpu::div(a, b),
-                    };
-                    stack[sp - 1] = r.map_err(|fault| Stop::Fault { fault, node })?;
+                    stack[sp - 1] = arith(op, stack[sp - 1], stack[sp], node)?;
+                }
+                Op::ArithLeaf(op, node, leaf) => {
+                    let b = leaf.value(readings)?;
+                    stack[sp - 1] = arith(op, stack[sp - 1], b, node)?;
                 }
                 Op::Compare(op, node) => {
                     sp -= 1;
-                    let (a, b) = (stack[sp - 1], stack[sp]);
-                    let r = if op == BinOp::Greater {
-                        fpu::greater(a, b)
-                    } else {
-                        fpu::less(a, b)
-                    };
-                    stack[sp - 1] = bit(r.map_err(|fault| Stop::Fault { fault, node })?);
+                    stack[sp - 1] = compare(op, stack[sp - 1], stack[sp], node)?;
+                }
+                Op::CompareLeaf(op, node, leaf) => {
+                    let b = leaf.value(readings)?;
+                    stack[sp - 1] = compare(op, stack[sp - 1], b, node)?;
                 }
                 Op::Not => stack[sp - 1] = bit(stack[sp - 1] == 0.0),
                 Op::Truthy => stack[sp - 1] = bit(stack[sp - 1] != 0.0),
@@ -209,9 +242,14 @@ impl Compiler<'_> {
             }
             NodeKind::Binary(op @ (BinOp::Greater | BinOp::Less), l, r) => {
                 self.number(l);
-                self.number(r);
-                self.push(Op::Compare(op, node));
-                self.depth -= 1;
+                match self.leaf(r) {
+                    Some(leaf) => self.push(Op::CompareLeaf(op, node, leaf)),
+                    None => {
+                        self.number(r);
+                        self.push(Op::Compare(op, node));
+                        self.depth -= 1;
+                    }
+                }
             }
             NodeKind::Var { body, .. } => self.truth(body),
             _ => {
@@ -221,25 +259,30 @@ impl Compiler<'_> {
         }
     }
 
+    /// `node` as a leaf, when it is one (through variables, which are
+    /// their bodies).
+    fn leaf(&self, node: NodeId) -> Option<Leaf> {
+        match self.rules.nodes[node as usize].kind {
+            NodeKind::Const(v) => Some(Leaf::Const(v)),
+            NodeKind::Keyword(k) => Some(Leaf::Keyword(k)),
+            NodeKind::Reading { reading, index } => Some(Leaf::Reading {
+                reading,
+                index,
+                node,
+            }),
+            NodeKind::Var { body, .. } => self.leaf(body),
+            _ => None,
+        }
+    }
+
     /// As the evaluator's `number`.
     fn number(&mut self, node: NodeId) {
+        if let Some(leaf) = self.leaf(node) {
+            self.push(Op::Push(leaf));
+            self.grow();
+            return;
+        }
         match self.rules.nodes[node as usize].kind {
-            NodeKind::Const(v) => {
-                self.push(Op::Const(v));
-                self.grow();
-            }
-            NodeKind::Keyword(k) => {
-                self.push(Op::Keyword(k));
-                self.grow();
-            }
-            NodeKind::Reading { reading, index } => {
-                self.push(Op::Reading {
-                    reading,
-                    index,
-                    node,
-                });
-                self.grow();
-            }
             NodeKind::Neg(inner) => {
                 self.number(inner);
                 self.push(Op::Neg);
@@ -251,15 +294,21 @@ impl Compiler<'_> {
             }
             NodeKind::Binary(op, l, r) => {
                 self.number(l);
-                self.number(r);
-                self.push(Op::Arith(op, node));
-                self.depth -= 1;
+                match self.leaf(r) {
+                    Some(leaf) => self.push(Op::ArithLeaf(op, node, leaf)),
+                    None => {
+                        self.number(r);
+                        self.push(Op::Arith(op, node));
+                        self.depth -= 1;
+                    }
+                }
             }
             NodeKind::Not(_) => {
                 self.push(Op::Fail(FatalKind::InvalidTerm(NOT_OPCODE), node));
                 self.grow();
             }
             NodeKind::Var { body, .. } => self.number(body),
+            NodeKind::Const(_) | NodeKind::Keyword(_) | NodeKind::Reading { .. } => {}
         }
     }
 }

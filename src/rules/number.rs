@@ -39,15 +39,8 @@ pub fn value_at(text: &[u8], start: usize) -> (f64, usize, bool) {
         i += 1;
     }
     let digits_start = i;
-    let mut acc: u64 = 0;
-    while i < text.len() {
-        let d = text[i].wrapping_sub(b'0');
-        if d > 9 {
-            break;
-        }
-        acc = acc.wrapping_mul(10).wrapping_add(u64::from(d));
-        i += 1;
-    }
+    let (acc, end) = digits_at(text, i);
+    i = end;
     let n = i - digits_start;
     let plain = i >= text.len() || !matches!(text[i], b'.' | b'e' | b'E');
     if n > 0 && n <= 19 && plain {
@@ -55,6 +48,66 @@ pub fn value_at(text: &[u8], start: usize) -> (f64, usize, bool) {
     }
     value_at_slow(text, start, digits_start, i)
 }
+
+/// The decimal digits from `at` on as a number (wrapping past 19 digits;
+/// callers that care count the digits) and where they end. Eight bytes at
+/// a time: /proc's counters are long runs of digits, and reading them a
+/// byte at a time was most of what reading /proc/stat cost.
+#[inline]
+pub fn digits_at(text: &[u8], at: usize) -> (u64, usize) {
+    const ASCII_ZEROS: u64 = 0x3030_3030_3030_3030;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    let mut acc: u64 = 0;
+    let mut i = at;
+    while let Some(w) = text.get(i..i + 8).and_then(|w| <[u8; 8]>::try_from(w).ok()) {
+        // Each byte's digit value; a byte that is no digit gets its high
+        // bit set in `stops` (borrows and carries only run towards later
+        // bytes, past the first non-digit, which is all that is read).
+        let x = u64::from_le_bytes(w).wrapping_sub(ASCII_ZEROS);
+        let stops = (x | x.wrapping_add(0x7676_7676_7676_7676)) & HIGHS;
+        let n = if stops == 0 {
+            8
+        } else {
+            (stops.trailing_zeros() / 8) as usize
+        };
+        if n == 0 {
+            return (acc, i);
+        }
+        // The n digits as the last bytes of eight, after leading zeros,
+        // then pairs, fours and eights combined by multiplication.
+        let mut v = x << (8 * (8 - n));
+        v = (v.wrapping_mul(10) + (v >> 8)) & 0x00FF_00FF_00FF_00FF;
+        v = (v.wrapping_mul(100) + (v >> 16)) & 0x0000_FFFF_0000_FFFF;
+        v = v.wrapping_mul(10_000) + (v >> 32);
+        let chunk = v & 0xFFFF_FFFF;
+        acc = acc.wrapping_mul(POWERS_OF_TEN[n]).wrapping_add(chunk);
+        i += n;
+        if n < 8 {
+            return (acc, i);
+        }
+    }
+    while let Some(d) = text
+        .get(i)
+        .map(|b| b.wrapping_sub(b'0'))
+        .filter(|d| *d <= 9)
+    {
+        acc = acc.wrapping_mul(10).wrapping_add(u64::from(d));
+        i += 1;
+    }
+    (acc, i)
+}
+
+const POWERS_OF_TEN: [u64; 9] = [
+    1,
+    10,
+    100,
+    1_000,
+    10_000,
+    100_000,
+    1_000_000,
+    10_000_000,
+    100_000_000,
+];
 
 /// Signs, fractions, exponents, more than 19 digits, or no number at all.
 #[cold]
@@ -251,6 +304,25 @@ mod tests {
     }
 
     proptest::proptest! {
+        /// Eight digits at a time reads what one at a time reads.
+        #[test]
+        fn digits_at_reads_as_a_byte_at_a_time(
+            text in proptest::collection::vec(proptest::prop_oneof![
+                8 => b'0'..=b'9',
+                1 => proptest::num::u8::ANY,
+            ], 0..48),
+            at in 0usize..48,
+        ) {
+            let at = at.min(text.len());
+            let mut acc = 0u64;
+            let mut end = at;
+            while end < text.len() && text[end].is_ascii_digit() {
+                acc = acc.wrapping_mul(10).wrapping_add(u64::from(text[end] - b'0'));
+                end += 1;
+            }
+            proptest::prop_assert_eq!(digits_at(&text, at), (acc, end));
+        }
+
         /// The short paths (blanks a word at a time, plain integers) read
         /// what the general reader reads, wherever the text starts.
         #[test]
