@@ -471,6 +471,7 @@ pub fn run_with(
         acting,
         exposure,
     };
+    source.narrow(&runner.session.interest());
     let ending = run_loop(&mut runner, source, signals, first);
     if ending == Ending::Stopped {
         runner.log.info("shutting down");
@@ -513,6 +514,7 @@ fn run_loop(
                 }
                 if signals.reload.swap(false, Ordering::SeqCst) {
                     runner.reload();
+                    source.narrow(&runner.session.interest());
                 }
                 match source.next_sample() {
                     Some(Ok(s)) => s,

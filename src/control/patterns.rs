@@ -31,6 +31,8 @@ impl fmt::Display for Hint {
 }
 
 const STEAL_CMM: &str = "steal-while-cmm-grows";
+/// The /proc/meminfo names the hints read besides the rules' own.
+pub const MEMINFO_READ: [&str; 3] = ["Cached", "Shmem", "MemTotal"];
 const LOADAVG: &str = "loadavg-cpu-rules";
 const STEAL_ACTIVE: &str = "steal-counted-active";
 const AFFINITY: &str = "cpu-affinity";
@@ -137,11 +139,8 @@ impl PatternWatch {
         }
         if self.cached_as_free
             && fresh(&self.found, SHMEM)
-            && let (Some(cached), Some(shmem), Some(total_mem)) = (
-                sample.meminfo.get("Cached"),
-                sample.meminfo.get("Shmem"),
-                sample.meminfo.get("MemTotal"),
-            )
+            && let [Some(cached), Some(shmem), Some(total_mem)] =
+                MEMINFO_READ.map(|name| sample.meminfo.get(name))
             && shmem > 0.1 * total_mem
         {
             out.push(Hint {

@@ -21,7 +21,7 @@ use super::flap::FlapConfig;
 use super::watch::{Finding, Watch};
 use crate::engine::{Decision, Engine, Fatal};
 use crate::kernel::actuator::Actuator;
-use crate::kernel::{Polarization, Sample, Stamp};
+use crate::kernel::{Interest, Polarization, Sample, Stamp};
 use crate::rules::eval::{NoTrace, Trace};
 use crate::rules::{RuleSet, SourceFile};
 
@@ -185,6 +185,16 @@ impl Session {
     /// The file they came from.
     pub fn file(&self) -> &SourceFile {
         &self.file
+    }
+
+    /// What this session reads of a sample: what its rules decide on and
+    /// what its hints look at (a source told this reads less).
+    pub fn interest(&self) -> Interest {
+        let mut interest = self.engine.interest();
+        if let Some(names) = &mut interest.meminfo {
+            names.extend(super::patterns::MEMINFO_READ.map(String::from));
+        }
+        interest
     }
 
     /// The engine (variables' values, readings so far).
