@@ -76,6 +76,8 @@ damaged() {
     zero) ln -s /dev/zero "$root/$file" ;;
     fifo) mkfifo "$root/$file" ;;
     huge) head -c 33554432 /dev/zero | tr '\0' '7' > "$root/$file" ;;
+    # Just under the 4 MiB a kernel file may have, in the shortest lines.
+    lines) { printf 'MemTotal: 9 kB\nMemFree: 5 kB\n'; yes 'x:' | head -n 1390000 || true; } > "$root/$file" ;;
     *) printf '%s\n' "$how" > "$root/$file" ;;
     esac
     measure "$name" eval "$bin" eval -c "$rules" --root "$root" --count 3 --interval 0.001 --trace
@@ -84,6 +86,7 @@ damaged stat-dev-zero proc/stat zero
 damaged cmm-dev-zero proc/sys/vm/cmm_pages zero
 damaged stat-fifo proc/stat fifo
 damaged stat-32mb proc/stat huge
+damaged meminfo-1m-lines proc/meminfo lines
 damaged online-reversed sys/devices/system/cpu/online 3-1
 damaged online-billion sys/devices/system/cpu/online 0-1000000000
 damaged online-2e64 sys/devices/system/cpu/online 18446744073709551616

@@ -12,7 +12,6 @@
 //! reading is checked the first time anything looks past the prefix.
 
 use std::borrow::Cow;
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
@@ -21,27 +20,47 @@ use crate::rules::number::{leading_value, value_at};
 
 static NEXT_LAYOUT: AtomicU64 = AtomicU64::new(1);
 
-/// The names of one file's lines, in order.
+/// The names of one file's lines, in order. Kept compact: a damaged or
+/// hostile file can have a million one-letter lines, and a string and a
+/// hash entry for each cost a hundred times the file.
 #[derive(Debug)]
 pub struct Layout {
     id: u64,
-    names: Vec<Box<str>>,
-    index: HashMap<Box<str>, u32>,
+    /// Every name, one after another.
+    text: String,
+    /// Where each name ends in `text`.
+    ends: Vec<usize>,
+    /// The position of each name's first line, sorted by name.
+    index: Vec<u32>,
 }
 
 impl Layout {
     /// A layout of these names (a new identity each time).
     pub fn new(names: Vec<Box<str>>) -> Self {
-        let mut index = HashMap::with_capacity(names.len());
-        for (i, n) in names.iter().enumerate() {
-            // cpuplugd takes the first line with a name.
-            index.entry(n.clone()).or_insert(i as u32);
+        Layout::of(names.iter().map(|n| &**n))
+    }
+
+    /// A layout of these names, in order.
+    pub fn of<'a>(names: impl IntoIterator<Item = &'a str>) -> Self {
+        let mut text = String::new();
+        let mut ends = Vec::new();
+        for name in names {
+            text.push_str(name);
+            ends.push(text.len());
         }
-        Layout {
+        let mut layout = Layout {
             id: NEXT_LAYOUT.fetch_add(1, Ordering::Relaxed),
-            names,
-            index,
-        }
+            text,
+            ends,
+            index: Vec::new(),
+        };
+        let mut index: Vec<u32> = (0..layout.ends.len() as u32).collect();
+        // cpuplugd takes the first line with a name: equal names sort by
+        // position, and only the first is kept.
+        index.sort_unstable_by(|a, b| layout.name(*a).cmp(layout.name(*b)).then(a.cmp(b)));
+        index.dedup_by(|later, first| layout.name(*later) == layout.name(*first));
+        layout.index = index;
+        layout
     }
 
     /// Identifies this layout, so lookups can be cached per layout.
@@ -49,24 +68,35 @@ impl Layout {
         self.id
     }
 
+    /// The name at `position`.
+    fn name(&self, position: u32) -> &str {
+        let i = position as usize;
+        let start = if i == 0 { 0 } else { self.ends[i - 1] };
+        &self.text[start..self.ends[i]]
+    }
+
     /// Position of the first line called `name`.
     pub fn position(&self, name: &str) -> Option<u32> {
-        self.index.get(name).copied()
+        let at = self
+            .index
+            .binary_search_by(|p| self.name(*p).cmp(name))
+            .ok()?;
+        Some(self.index[at])
     }
 
     /// The names in file order.
     pub fn names(&self) -> impl Iterator<Item = &str> {
-        self.names.iter().map(|n| &**n)
+        (0..self.ends.len() as u32).map(|i| self.name(i))
     }
 
     /// Number of names.
     pub fn len(&self) -> usize {
-        self.names.len()
+        self.ends.len()
     }
 
     /// True when the file had no lines.
     pub fn is_empty(&self) -> bool {
-        self.names.is_empty()
+        self.ends.is_empty()
     }
 
     /// How many lines must match for every one of `names` to be decided:
@@ -118,6 +148,11 @@ struct Kept {
     starts: Vec<u32>,
 }
 
+/// More lines than any kernel's meminfo (about 60) or vmstat (about 200)
+/// has: a layout this long is compared by name, without a prepared probe
+/// per line, and its names are not listed for rule checks.
+pub const KERNEL_LINES: usize = 4096;
+
 /// How many texts a parser keeps for reuse.
 const KEPT_TEXTS: usize = 4;
 
@@ -159,7 +194,8 @@ impl FieldTable {
         };
         let (text, starts) = (&kept.text, &kept.starts);
         Some(rest.checked.get_or_init(|| {
-            let names = &self.layout.names[starts.len()..];
+            let layout = &self.layout;
+            let names = (starts.len() as u32..layout.len() as u32).map(|i| layout.name(i));
             match starts_of(text, rest.from as usize, names, rest.separator) {
                 Some(more) => Rest::Same(more),
                 None => Rest::Other(Box::new(read_afresh(text, rest.separator))),
@@ -249,6 +285,13 @@ impl FieldTable {
         }
     }
 
+    /// The names, to check rules against before they run; `None` for a
+    /// file longer than any kernel's (the readings decide when they run).
+    pub fn kernel_names(&self) -> Option<Vec<String>> {
+        let layout = self.layout();
+        (layout.len() <= KERNEL_LINES).then(|| layout.names().map(String::from).collect())
+    }
+
     /// Names and values in file order.
     pub fn iter(&self) -> impl Iterator<Item = (&str, f64)> {
         self.layout()
@@ -315,7 +358,7 @@ impl FieldParser {
     /// Reads one file's text as cpuplugd would (see `parse_new`); the
     /// numbers stay in the text until asked for.
     pub fn parse(&mut self, text: &[u8]) -> Result<FieldTable, Malformed> {
-        if self.layout.names.is_empty() || u32::try_from(text.len()).is_err() {
+        if self.layout.is_empty() || u32::try_from(text.len()).is_err() {
             return self.parse_new(text);
         }
         let mut arc = self.take_free_text();
@@ -338,20 +381,30 @@ impl FieldParser {
     /// Copies `text` into `kept` and checks it against the layout: the
     /// unchecked rest, if any, or `None` when the layout does not hold.
     fn check(&self, kept: &mut Kept, text: &[u8]) -> Option<Option<Unchecked>> {
-        let (probes, sep) = (&self.probes, self.separator);
+        let (layout, sep) = (&self.layout, self.separator);
         kept.text.clear();
         kept.text.extend_from_slice(text);
         kept.starts.clear();
         let Kept { text, starts } = kept;
-        if self.deciding >= probes.len() {
-            let end = probe_lines(text, probes, starts)?;
+        let upto = self.deciding.min(layout.len());
+        let end = if self.probes.len() == layout.len() {
+            probe_lines(text, &self.probes[..upto], starts)?
+        } else {
+            check_lines(
+                text,
+                0,
+                (0..upto as u32).map(|i| layout.name(i)),
+                sep,
+                starts,
+            )?
+        };
+        if upto == layout.len() {
             // More lines than the layout knows: the file changed.
             return find_from(text, end, sep).is_none().then_some(None);
         }
-        let from = probe_lines(text, &probes[..self.deciding], starts)?;
         Some(Some(Unchecked {
             separator: sep,
-            from: from as u32,
+            from: end as u32,
             checked: OnceLock::new(),
         }))
     }
@@ -369,15 +422,19 @@ impl FieldParser {
     fn parse_new(&mut self, text: &[u8]) -> Result<FieldTable, Malformed> {
         let table = read_afresh(text, self.separator);
         self.layout = Arc::clone(&table.layout);
-        let mut key = Vec::new();
-        self.probes = (self.layout.names.iter())
-            .map(|name| {
-                key.clear();
-                key.extend_from_slice(name.as_bytes());
-                key.push(self.separator);
-                Probe::new(&key)
-            })
-            .collect();
+        self.probes = if self.layout.len() <= KERNEL_LINES {
+            let mut key = Vec::new();
+            (self.layout.names())
+                .map(|name| {
+                    key.clear();
+                    key.extend_from_slice(name.as_bytes());
+                    key.push(self.separator);
+                    Probe::new(&key)
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
         self.deciding = self.layout.lines_deciding(self.wanted.as_deref());
         Ok(table)
     }
@@ -385,7 +442,12 @@ impl FieldParser {
 
 /// The unchecked lines: from `from` on, the entries are `names`, in
 /// order, and nothing follows. Gives where each number starts.
-fn starts_of(text: &[u8], from: usize, names: &[Box<str>], sep: u8) -> Option<Box<[u32]>> {
+fn starts_of<'a>(
+    text: &[u8],
+    from: usize,
+    names: impl ExactSizeIterator<Item = &'a str>,
+    sep: u8,
+) -> Option<Box<[u32]>> {
     let mut starts = Vec::with_capacity(names.len());
     let end = check_lines(text, from, names, sep, &mut starts)?;
     // More lines than the layout knows: the file changed.
@@ -397,6 +459,7 @@ fn starts_of(text: &[u8], from: usize, names: &[Box<str>], sep: u8) -> Option<Bo
 
 /// As [`check_lines`] from the top, with each name and its separator
 /// ready to compare: the path every reading takes.
+#[inline(never)]
 fn probe_lines(text: &[u8], probes: &[Probe], starts: &mut Vec<u32>) -> Option<usize> {
     let mut pos = 0;
     for probe in probes {
@@ -414,10 +477,10 @@ fn probe_lines(text: &[u8], probes: &[Probe], starts: &mut Vec<u32>) -> Option<u
 /// each number starts; gives where the next entry starts. An entry's number
 /// cannot change where the next entry starts (that is the newline after the
 /// separator), so the numbers need not be read to know the layout holds.
-fn check_lines(
+fn check_lines<'a>(
     text: &[u8],
     mut pos: usize,
-    names: &[Box<str>],
+    names: impl IntoIterator<Item = &'a str>,
     sep: u8,
     starts: &mut Vec<u32>,
 ) -> Option<usize> {
@@ -444,19 +507,27 @@ fn check_lines(
 /// (`Garbage line\nMemFree`), and neither can be found by a rule, while
 /// every later line still can.
 fn read_afresh(text: &[u8], separator: u8) -> FieldTable {
-    let mut names: Vec<Box<str>> = Vec::new();
+    let mut names = String::new();
+    let mut ends = Vec::new();
     let mut values = Vec::new();
     let mut pos = 0;
     while let Some(off) = text[pos..].iter().position(|b| *b == separator) {
         let sep = pos + off;
-        names.push(Box::from(String::from_utf8_lossy(&text[pos..sep]).as_ref()));
+        names.push_str(&String::from_utf8_lossy(&text[pos..sep]));
+        ends.push(names.len());
         values.push(leading_value(&text[sep + 1..]));
         pos = match text[sep + 1..].iter().position(|b| *b == b'\n') {
             Some(nl) => sep + 1 + nl + 1,
             None => text.len(),
         };
     }
-    FieldTable::new(Arc::new(Layout::new(names)), values)
+    let mut from = 0;
+    let layout = Layout::of(ends.iter().map(|end| {
+        let name = &names[from..*end];
+        from = *end;
+        name
+    }));
+    FieldTable::new(Arc::new(layout), values)
 }
 
 #[cfg(test)]
@@ -530,6 +601,33 @@ mod tests {
             assert_eq!(t.get("nr_free_pages"), Some(i as f64));
         }
         assert!(p.kept.len() <= KEPT_TEXTS);
+    }
+
+    #[test]
+    fn a_layout_longer_than_a_kernel_s_is_read_by_name_and_not_listed() {
+        let text = |v: usize| {
+            let mut t = String::new();
+            for i in 0..KERNEL_LINES + 10 {
+                t.push_str(&format!("n{}: {}\n", i % 7, v + i));
+            }
+            t.push_str(&format!("Last: {v}\n"));
+            t
+        };
+        let mut p = FieldParser::new(b':');
+        for v in [1, 2, 3] {
+            let t = p.parse(text(v).as_bytes()).expect("valid");
+            assert_eq!(t.get("n3"), Some((v + 3) as f64), "the first n3");
+            assert_eq!(t.get("Last"), Some(v as f64));
+            assert_eq!(t.len(), KERNEL_LINES + 11);
+            assert_eq!(t.kernel_names(), None);
+        }
+        let short = p.parse(b"a: 1\nb: 2\na: 3\n").expect("valid");
+        assert_eq!(
+            short.kernel_names(),
+            Some(vec!["a".into(), "b".into(), "a".into()])
+        );
+        assert_eq!(short.layout().position("a"), Some(0));
+        assert_eq!(short.layout().position("c"), None);
     }
 
     /// What a parser that has never seen the file reads (the slow path).

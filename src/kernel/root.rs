@@ -348,8 +348,7 @@ impl RootReader {
         } else {
             &mut self.vmstat
         };
-        let table = parser.parse(self.buf.bytes()).ok()?;
-        Some(table.layout().names().map(String::from).collect())
+        parser.parse(self.buf.bytes()).ok()?.kernel_names()
     }
 
     /// What rule loading needs to know about the machine under `root`.

@@ -300,8 +300,8 @@ impl Source for RecordingSource {
                 .map(|s| s.present.cpus())
                 .ok_or_else(|| format!("{} holds no samples", self.path)),
             cmm_pages: first.is_some_and(|s| s.cmm_pages.is_some()),
-            meminfo_names: first.map(|s| s.meminfo.layout().names().map(String::from).collect()),
-            vmstat_names: first.map(|s| s.vmstat.layout().names().map(String::from).collect()),
+            meminfo_names: first.and_then(|s| s.meminfo.kernel_names()),
+            vmstat_names: first.and_then(|s| s.vmstat.kernel_names()),
             origin: format!(
                 "the recording {} (host {}, kernel {})",
                 self.path, self.header.host, self.header.kernel
