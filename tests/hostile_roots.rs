@@ -300,3 +300,45 @@ fn a_fifo_where_a_kernel_file_should_be_never_hangs_plugtop() {
     };
     assert_eq!(cpus, [Some(true), None, Some(true)]);
 }
+
+/// Megabytes of /proc text each interval shorten the screen's history
+/// instead of multiplying memory by its 600 intervals.
+#[test]
+fn huge_proc_files_shorten_the_screen_s_history() {
+    use plugtop::control::controller::Mode;
+    use plugtop::tui::app::{App, FRAME_BYTES, FRAMES, SourceLabel};
+    let root = FakeRoot::guest(2);
+    let pad = "7".repeat(2 << 20);
+    root.write(
+        "proc/meminfo",
+        &format!("MemTotal: 9 kB\nMemFree: 5 kB\nPad: {pad} kB\n"),
+    );
+    let dir = tempfile::tempdir().expect("temp dir");
+    let rules = dir.path().join("r.conf");
+    std::fs::write(
+        &rules,
+        "UPDATE=\"1\"\nCPU_MIN=\"1\"\nCPU_MAX=\"0\"\nHOTPLUG=\"0\"\nHOTUNPLUG=\"0\"\n",
+    )
+    .expect("rules");
+    let mut source = plugtop::kernel::live::LiveSource::new(root.path());
+    let facts = source.facts();
+    let (set, file) = plugtop::rules::load_path(&rules, &facts).expect("rules load");
+    let mut app = App::new(
+        std::sync::Arc::new(set),
+        file,
+        SourceLabel::Live("test".into()),
+        Mode::Observe,
+    );
+    let per_sample = (2 << 20) as u64;
+    for _ in 0..40 {
+        let sample = source.next_sample().expect("live").expect("readable");
+        app.ingest(sample);
+    }
+    let kept = app.frames.len() as u64;
+    assert!(kept >= 2, "the last two intervals stay");
+    assert!(
+        kept <= FRAME_BYTES / per_sample + 1,
+        "{kept} intervals of {per_sample} bytes kept"
+    );
+    assert!(kept < FRAMES as u64);
+}

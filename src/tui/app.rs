@@ -25,6 +25,11 @@ use crate::tui::whatif::{Past, WhatIfEditor};
 
 /// How many intervals the screens can go back to.
 pub const FRAMES: usize = 600;
+/// The most /proc text the kept intervals may hold together. A kernel's
+/// meminfo and vmstat are a few kilobytes, so 600 intervals hold about
+/// 3 MB; files of megabytes (a damaged or hostile root) shorten the
+/// history instead of growing memory by hundreds of times their size.
+pub const FRAME_BYTES: u64 = 32 << 20;
 
 /// One interval as the screens show it.
 #[derive(Debug, Clone)]
@@ -167,6 +172,8 @@ pub struct App {
     /// The control loop: rules, engine, watch and controller.
     pub session: Session,
     pub frames: VecDeque<Interval>,
+    /// The /proc bytes `frames` hold (see [`FRAME_BYTES`]).
+    frames_bytes: u64,
     /// `None` follows the newest interval; `Some(k)` shows the k-th newest.
     pub cursor: Option<usize>,
     pub paused: bool,
@@ -245,6 +252,7 @@ impl App {
             guest: None,
             kernel: "unknown".into(),
             frames: VecDeque::with_capacity(FRAMES),
+            frames_bytes: 0,
             cursor: None,
             paused: false,
             proposal_hidden: false,
@@ -418,10 +426,15 @@ impl App {
             variables,
             applied: applied_moves(&step.events),
         };
-        if self.frames.len() == FRAMES {
-            self.frames.pop_back();
-        }
+        self.frames_bytes += proc_bytes(&frame.sample);
         self.frames.push_front(frame);
+        while self.frames.len() > FRAMES
+            || (self.frames.len() > 2 && self.frames_bytes > FRAME_BYTES)
+        {
+            if let Some(old) = self.frames.pop_back() {
+                self.frames_bytes = self.frames_bytes.saturating_sub(proc_bytes(&old.sample));
+            }
+        }
         if let Some(k) = self.cursor.as_mut() {
             *k = (*k + 1).min(self.frames.len() - 1);
         }
@@ -1077,4 +1090,9 @@ fn cpu_of_pin(name: &str) -> Option<u32> {
         .strip_suffix(" busy%")?
         .parse()
         .ok()
+}
+
+/// How much /proc text a sample holds.
+fn proc_bytes(sample: &Sample) -> u64 {
+    u64::from(sample.proc_bytes.meminfo) + u64::from(sample.proc_bytes.vmstat)
 }
