@@ -45,6 +45,10 @@ pub struct Knob {
     pub integer: bool,
     /// The range searched by default.
     pub range: (f64, f64),
+    /// Where the `+` or `-` before the number is, when it is the right
+    /// side of one: a negative value is written by turning it around
+    /// (`onumcpus - 2`, not `onumcpus + -2`).
+    pub operator: Option<u32>,
 }
 
 impl Knob {
@@ -86,7 +90,7 @@ pub fn find(rules: &RuleSet, file: &SourceFile) -> Vec<Knob> {
         };
         let memory_amount = matches!(kind, RuleKind::CmmInc | RuleKind::CmmDec);
         for id in rule.nodes.clone() {
-            for (node, what) in knob_nodes(rules, id, memory_amount) {
+            for (node, what, gap) in knob_nodes(rules, id, memory_amount) {
                 let span = rules.node(node).span;
                 if !seen.insert((span.start, span.end)) {
                     continue;
@@ -95,7 +99,13 @@ pub fn find(rules: &RuleSet, file: &SourceFile) -> Vec<Knob> {
                     && value != 0.0
                     && value.is_finite()
                 {
-                    knobs.push(number_knob(rules, file, kind, span, value, what));
+                    let mut knob = number_knob(rules, file, kind, span, value, what);
+                    knob.operator = gap.and_then(|(from, to)| {
+                        let between = file.bytes().get(from as usize..to as usize)?;
+                        let at = between.iter().position(|b| matches!(b, b'+' | b'-'))?;
+                        Some(from + at as u32)
+                    });
+                    knobs.push(knob);
                 }
             }
         }
@@ -107,8 +117,11 @@ pub fn find(rules: &RuleSet, file: &SourceFile) -> Vec<Knob> {
 
 /// The constants node `id` makes a knob of: both sides of a comparison
 /// (a constant, or one added to, taken from or multiplying something that
-/// is not), and the divisor of a memory amount.
-fn knob_nodes(rules: &RuleSet, id: NodeId, memory_amount: bool) -> Vec<(NodeId, KnobKind)> {
+/// is not), and the divisor of a memory amount. A right side of `+` or `-`
+/// comes with the bytes between the sides (where the operator is).
+type Gap = Option<(u32, u32)>;
+
+fn knob_nodes(rules: &RuleSet, id: NodeId, memory_amount: bool) -> Vec<(NodeId, KnobKind, Gap)> {
     let constant = |n: NodeId| matches!(rules.node(n).kind, NodeKind::Const(_));
     let mut out = Vec::new();
     let percent = |n: NodeId| {
@@ -139,9 +152,9 @@ fn knob_nodes(rules: &RuleSet, id: NodeId, memory_amount: bool) -> Vec<(NodeId, 
             for (side, other_side) in [(l, r), (r, l)] {
                 match rules.node(side).kind {
                     NodeKind::Const(_) if percent(other_side) => {
-                        out.push((side, KnobKind::Percent));
+                        out.push((side, KnobKind::Percent, None));
                     }
-                    NodeKind::Const(_) => out.push((side, KnobKind::Threshold)),
+                    NodeKind::Const(_) => out.push((side, KnobKind::Threshold, None)),
                     NodeKind::Binary(op @ (BinOp::Add | BinOp::Sub | BinOp::Mul), a, b) => {
                         for (x, other) in [(a, b), (b, a)] {
                             if constant(x) && !constant(other) {
@@ -150,7 +163,9 @@ fn knob_nodes(rules: &RuleSet, id: NodeId, memory_amount: bool) -> Vec<(NodeId, 
                                     _ if cpu_count(other) => KnobKind::CpuOffset,
                                     _ => KnobKind::Offset,
                                 };
-                                out.push((x, kind));
+                                let gap = (x == b && op != BinOp::Mul)
+                                    .then(|| (rules.node(a).span.end, rules.node(b).span.start));
+                                out.push((x, kind, gap));
                             }
                         }
                     }
@@ -159,7 +174,7 @@ fn knob_nodes(rules: &RuleSet, id: NodeId, memory_amount: bool) -> Vec<(NodeId, 
             }
         }
         NodeKind::Binary(BinOp::Div, a, b) if memory_amount && constant(b) && !constant(a) => {
-            out.push((b, KnobKind::Divisor));
+            out.push((b, KnobKind::Divisor, None));
         }
         _ => {}
     }
@@ -213,6 +228,7 @@ fn number_knob(
         owner,
         integer,
         range,
+        operator: None,
     }
 }
 
@@ -250,6 +266,7 @@ fn limit_knobs(rules: &RuleSet, file: &SourceFile) -> Vec<Knob> {
             owner: name.to_string(),
             integer: true,
             range,
+            operator: None,
         });
     }
     out
@@ -287,8 +304,20 @@ pub fn rewrite(file: &SourceFile, changes: &[(&Knob, f64)]) -> Vec<u8> {
         if start < at || end > bytes.len() || *value == knob.value {
             continue;
         }
-        out.extend_from_slice(&bytes[at..start]);
-        out.extend_from_slice(knob.text(*value).as_bytes());
+        match knob.operator.map(|o| o as usize) {
+            // `x + -2` is written `x - 2` (and `x - -2` as `x + 2`): the
+            // same number to cpuplugd, as a person would write it.
+            Some(op) if *value < 0.0 && at <= op && op < start => {
+                out.extend_from_slice(&bytes[at..op]);
+                out.push(if bytes[op] == b'+' { b'-' } else { b'+' });
+                out.extend_from_slice(&bytes[op + 1..start]);
+                out.extend_from_slice(knob.text(-*value).as_bytes());
+            }
+            _ => {
+                out.extend_from_slice(&bytes[at..start]);
+                out.extend_from_slice(knob.text(*value).as_bytes());
+            }
+        }
         at = end;
     }
     out.extend_from_slice(&bytes[at..]);
@@ -402,6 +431,24 @@ mod tests {
             (o.rules, f)
         };
         assert_eq!(tuned.settings.cpu_max, 3);
+    }
+
+    #[test]
+    fn a_negative_offset_turns_its_operator_around() {
+        let (rules, file) = loaded("examples/rules/cpu-loadavg.conf");
+        let knobs = find(&rules, &file);
+        assert!(knobs[3].operator.is_some() && knobs[5].operator.is_some());
+        assert_eq!(knobs[4].operator, None, "a threshold has none");
+        let changes: Vec<(&Knob, f64)> = vec![(&knobs[3], -2.0159), (&knobs[5], -1.5)];
+        let out = String::from_utf8(rewrite(&file, &changes)).unwrap_or_default();
+        let original = String::from_utf8_lossy(file.bytes()).into_owned();
+        let expected = original
+            .replace("onumcpus + 0.75", "onumcpus - 2.0159")
+            .replace("onumcpus - 0.25", "onumcpus + 1.5");
+        assert_eq!(out, expected);
+        let facts = SystemFacts::any_machine(4, "test");
+        let o = load(&SourceFile::new("tuned", out.into_bytes()), &facts);
+        assert!(o.refusal.is_none(), "{:?}", o.refusal);
     }
 
     #[test]
