@@ -35,17 +35,6 @@ pub struct Interest {
     pub vmstat: Option<Vec<String>>,
 }
 
-impl Interest {
-    /// Everything a reading holds (the screen, recordings).
-    pub fn everything() -> Self {
-        Interest {
-            per_cpu: true,
-            meminfo: None,
-            vmstat: None,
-        }
-    }
-}
-
 /// Gives one [`Sample`] per interval.
 pub trait Source {
     /// What the machine looked like when the source started (for loading rules:

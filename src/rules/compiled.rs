@@ -6,9 +6,8 @@
 //! [`Evaluator`] stays the reference (and the only path that keeps a
 //! trace); `tests/compiled_props.rs` holds the two to the same answers.
 
-use super::eval::{Evaluator, FatalKind, Readings, Recorder, Stop};
+use super::eval::{Evaluator, FatalKind, Readings, Recorder, Stop, arith, compare, read};
 use super::expr::{BinOp, Keyword, NOT_OPCODE, NodeId, NodeKind, Reading};
-use super::fpu;
 use super::ruleset::RuleSet;
 
 /// How a program reads its root: as a condition or as a number.
@@ -41,10 +40,7 @@ impl Leaf {
                 reading,
                 index,
                 node,
-            } => readings.reading(reading, index).ok_or(Stop::Fatal {
-                fatal: FatalKind::SymbolNotFound,
-                node,
-            }),
+            } => read(readings, reading, index, node),
         }
     }
 }
@@ -72,29 +68,6 @@ enum Op {
     OrElse(u32),
     /// A node cpuplugd stops at whatever the readings are.
     Fail(FatalKind, NodeId),
-}
-
-/// `a op b` for an arithmetic operator, or the fault at `node`.
-#[inline(always)]
-fn arith(op: BinOp, a: f64, b: f64, node: NodeId) -> Result<f64, Stop> {
-    let r = match op {
-        BinOp::Add => fpu::add(a, b),
-        BinOp::Sub => fpu::sub(a, b),
-        BinOp::Mul => fpu::mul(a, b),
-        _ => fpu::div(a, b),
-    };
-    r.map_err(|fault| Stop::Fault { fault, node })
-}
-
-/// `a > b` or `a < b` as 1 or 0, or the fault at `node`.
-#[inline(always)]
-fn compare(op: BinOp, a: f64, b: f64, node: NodeId) -> Result<f64, Stop> {
-    let r = if op == BinOp::Greater {
-        fpu::greater(a, b)
-    } else {
-        fpu::less(a, b)
-    };
-    r.map(bit).map_err(|fault| Stop::Fault { fault, node })
 }
 
 /// One rule (or any node) as a program.
@@ -170,11 +143,11 @@ impl Program {
                 }
                 Op::Compare(op, node) => {
                     sp -= 1;
-                    stack[sp - 1] = compare(op, stack[sp - 1], stack[sp], node)?;
+                    stack[sp - 1] = bit(compare(op, stack[sp - 1], stack[sp], node)?);
                 }
                 Op::CompareLeaf(op, node, leaf) => {
                     let b = leaf.value(readings)?;
-                    stack[sp - 1] = compare(op, stack[sp - 1], b, node)?;
+                    stack[sp - 1] = bit(compare(op, stack[sp - 1], b, node)?);
                 }
                 Op::Not => stack[sp - 1] = bit(stack[sp - 1] == 0.0),
                 Op::Truthy => stack[sp - 1] = bit(stack[sp - 1] != 0.0),

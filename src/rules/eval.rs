@@ -183,12 +183,7 @@ impl<'a, R: Readings> Evaluator<'a, R> {
             NodeKind::Binary(op @ (BinOp::Greater | BinOp::Less), l, r) => {
                 let a = self.number(*l, trace)?;
                 let b = self.number(*r, trace)?;
-                let result = if *op == BinOp::Greater {
-                    fpu::greater(a, b)
-                } else {
-                    fpu::less(a, b)
-                };
-                result.map_err(|fault| Stop::Fault { fault, node })
+                compare(*op, a, b, node)
             }
             NodeKind::Var { body, .. } => self.truth(*body, trace),
             _ => Ok(self.number(node, trace)? != 0.0),
@@ -199,12 +194,7 @@ impl<'a, R: Readings> Evaluator<'a, R> {
         match &self.rules.nodes[node as usize].kind {
             NodeKind::Const(v) => Ok(*v),
             NodeKind::Keyword(k) => Ok(self.readings.keyword(*k)),
-            NodeKind::Reading { reading, index } => {
-                self.readings.reading(*reading, *index).ok_or(Stop::Fatal {
-                    fatal: FatalKind::SymbolNotFound,
-                    node,
-                })
-            }
+            NodeKind::Reading { reading, index } => read(self.readings, *reading, *index, node),
             NodeKind::Neg(inner) => Ok(-self.number(*inner, trace)?),
             NodeKind::Binary(op, l, r) => {
                 if op.yields_truth() {
@@ -212,13 +202,7 @@ impl<'a, R: Readings> Evaluator<'a, R> {
                 }
                 let a = self.number(*l, trace)?;
                 let b = self.number(*r, trace)?;
-                let result = match op {
-                    BinOp::Add => fpu::add(a, b),
-                    BinOp::Sub => fpu::sub(a, b),
-                    BinOp::Mul => fpu::mul(a, b),
-                    _ => fpu::div(a, b),
-                };
-                result.map_err(|fault| Stop::Fault { fault, node })
+                arith(*op, a, b, node)
             }
             NodeKind::Not(_) => Err(invalid_term(NOT_OPCODE, node)),
             NodeKind::Var { body, .. } => self.number(*body, trace),
@@ -254,6 +238,43 @@ fn field_name(rules: &RuleSet, reading: Reading) -> &str {
         Reading::Cpustat(c) => c.name(),
         Reading::Time => "time",
     }
+}
+
+/// A reading at `node`, or the stop a missing one is ("Symbol not found").
+#[inline(always)]
+pub fn read<R: Readings>(
+    readings: &R,
+    reading: Reading,
+    index: u32,
+    node: NodeId,
+) -> Result<f64, Stop> {
+    readings.reading(reading, index).ok_or(Stop::Fatal {
+        fatal: FatalKind::SymbolNotFound,
+        node,
+    })
+}
+
+/// `a op b` for an arithmetic operator, or the fault at `node`.
+#[inline(always)]
+pub fn arith(op: BinOp, a: f64, b: f64, node: NodeId) -> Result<f64, Stop> {
+    let r = match op {
+        BinOp::Add => fpu::add(a, b),
+        BinOp::Sub => fpu::sub(a, b),
+        BinOp::Mul => fpu::mul(a, b),
+        _ => fpu::div(a, b),
+    };
+    r.map_err(|fault| Stop::Fault { fault, node })
+}
+
+/// `a > b` or `a < b`, or the fault at `node`.
+#[inline(always)]
+pub fn compare(op: BinOp, a: f64, b: f64, node: NodeId) -> Result<bool, Stop> {
+    let r = if op == BinOp::Greater {
+        fpu::greater(a, b)
+    } else {
+        fpu::less(a, b)
+    };
+    r.map_err(|fault| Stop::Fault { fault, node })
 }
 
 fn invalid_term(code: u8, node: NodeId) -> Stop {

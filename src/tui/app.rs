@@ -172,8 +172,6 @@ pub struct App {
     /// The control loop: rules, engine, watch and controller.
     pub session: Session,
     pub frames: VecDeque<Interval>,
-    /// The /proc bytes `frames` hold (see [`FRAME_BYTES`]).
-    frames_bytes: u64,
     /// `None` follows the newest interval; `Some(k)` shows the k-th newest.
     pub cursor: Option<usize>,
     pub paused: bool,
@@ -252,7 +250,6 @@ impl App {
             guest: None,
             kernel: "unknown".into(),
             frames: VecDeque::with_capacity(FRAMES),
-            frames_bytes: 0,
             cursor: None,
             paused: false,
             proposal_hidden: false,
@@ -426,13 +423,11 @@ impl App {
             variables,
             applied: applied_moves(&step.events),
         };
-        self.frames_bytes += proc_bytes(&frame.sample);
         self.frames.push_front(frame);
-        while self.frames.len() > FRAMES
-            || (self.frames.len() > 2 && self.frames_bytes > FRAME_BYTES)
-        {
+        let mut bytes: u64 = self.frames.iter().map(|f| proc_bytes(&f.sample)).sum();
+        while self.frames.len() > FRAMES || (self.frames.len() > 2 && bytes > FRAME_BYTES) {
             if let Some(old) = self.frames.pop_back() {
-                self.frames_bytes = self.frames_bytes.saturating_sub(proc_bytes(&old.sample));
+                bytes -= proc_bytes(&old.sample);
             }
         }
         if let Some(k) = self.cursor.as_mut() {
