@@ -11,6 +11,7 @@ use anyhow::Context;
 use crate::cli::*;
 use plugtop::commands::{self, Pace, Status, Wait};
 use plugtop::control::controller::Mode;
+use plugtop::control::guard::GuardOptions;
 use plugtop::daemon;
 use plugtop::kernel::Source;
 use plugtop::kernel::live::{LiveSource, wall_clock};
@@ -23,6 +24,7 @@ use plugtop::logging::{Console, Journal, Log, SysLog};
 /// `plugtop` without a subcommand: the screen, or line mode.
 pub fn screen(cli: &Cli, out: &mut dyn Write) -> anyhow::Result<Status> {
     out.flush()?;
+    plugtop::control::guard::install_failure_policy();
     if cli.replay.is_none() && cli.sim.is_none() {
         require_root(&cli.root)?;
     }
@@ -366,6 +368,7 @@ pub fn run_headless(args: RunArgs, out: &mut dyn Write) -> anyhow::Result<Status
         mode,
         state,
         force,
+        allow_non_zvm,
         replay,
         interval_ms,
         flap,
@@ -383,6 +386,7 @@ pub fn run_headless(args: RunArgs, out: &mut dyn Write) -> anyhow::Result<Status
     if !foreground && !child {
         return daemonize();
     }
+    plugtop::control::guard::install_failure_policy();
     let options = daemon::RunOptions {
         state: state.unwrap_or_else(|| plugtop::control::journal::default_path(&root)),
         rules: config,
@@ -395,9 +399,7 @@ pub fn run_headless(args: RunArgs, out: &mut dyn Write) -> anyhow::Result<Status
         force,
         verbose,
         interval: interval_ms.map(Duration::from_millis),
-        panic_after: std::env::var("PLUGTOP_TEST_PANIC_AFTER")
-            .ok()
-            .and_then(|v| v.parse().ok()),
+        allow_non_zvm,
         flap: flap.config(),
         check_lpar: replay.is_none(),
         metrics: daemon::MetricsOptions {
@@ -470,9 +472,33 @@ fn log_sink(child: bool) -> (Box<dyn Log>, bool) {
 /// `plugtop restore`.
 pub fn restore(args: RestoreArgs, _out: &mut dyn Write) -> anyhow::Result<Status> {
     let RestoreArgs { state, root } = args;
-    let state = state.unwrap_or_else(|| plugtop::control::journal::default_path(&root));
-    daemon::restore_from_journal(&root, &state, &mut Console)?;
-    Ok(Status::Ok)
+    let mut options = GuardOptions::new(&root);
+    if let Some(state) = state {
+        options.state = state;
+    }
+    let mut log = Console;
+    match plugtop::control::guard::restore_from_journal(&options)? {
+        None => {
+            log.info(&format!(
+                "nothing to restore: no journal at {}",
+                options.state.display()
+            ));
+            Ok(Status::Ok)
+        }
+        Some(outcome) => {
+            for (severity, line) in &outcome.lines {
+                match severity {
+                    plugtop::control::session::Severity::Info => log.info(line),
+                    _ => log.error(line),
+                }
+            }
+            Ok(if outcome.complete {
+                Status::Ok
+            } else {
+                Status::Failed
+            })
+        }
+    }
 }
 
 /// `plugtop record`.

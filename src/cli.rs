@@ -172,6 +172,10 @@ pub struct RunArgs {
     /// Start although a dead plugtop left a journal (its start state is kept).
     #[arg(long)]
     pub force: bool,
+    /// Act on this machine's own `/` although it is not s390 (by default
+    /// `--mode auto` refuses there, as it would take a laptop's CPUs offline).
+    #[arg(long)]
+    pub allow_non_zvm: bool,
     /// Replay a recording instead of reading the guest (observe mode only).
     #[arg(long)]
     pub replay: Option<PathBuf>,

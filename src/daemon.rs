@@ -11,8 +11,7 @@ use std::time::{Duration, Instant};
 
 use crate::control::controller::{Event, Mode};
 use crate::control::flap::FlapConfig;
-use crate::control::journal::{self, StartState};
-use crate::control::lock::{self, GuestLock};
+use crate::control::guard::{self, GiveBack, Guard, GuardError, GuardOptions};
 use crate::control::log_entries;
 use crate::control::session::{Notice, Session, Step};
 use crate::kernel::actuator::{Actuator, RootActuator};
@@ -45,8 +44,8 @@ pub struct RunOptions {
     pub verbose: bool,
     /// Overrides UPDATE (tests run many intervals quickly).
     pub interval: Option<Duration>,
-    /// Test-only: panic after this many intervals, to test the panic hook.
-    pub panic_after: Option<usize>,
+    /// Act on this machine's own `/` although it is not s390.
+    pub allow_non_zvm: bool,
     /// When to call the guest flapping.
     pub flap: FlapConfig,
     /// Called once the run has started (the detached child tells its
@@ -178,19 +177,13 @@ pub enum StartError {
     /// cpuplugd would not start on this guest (no /proc/cpuinfo, ...).
     #[error("{0}")]
     Refused(String),
-    #[error("{0}")]
-    Lock(#[from] lock::LockError),
+    /// The guard refused the guest (the machine, the lock, the journal).
     #[error(transparent)]
-    Journal(#[from] journal::JournalError),
-    /// Another plugtop acts here, or a dead one left the guest changed.
-    #[error("{0}")]
-    Conflict(String),
+    Guard(#[from] GuardError),
     #[error("cannot read the guest: {0}")]
     Read(#[from] crate::kernel::SourceError),
     #[error("cannot act on the guest: {0}")]
     Root(#[from] std::io::Error),
-    #[error("cannot restore the guest: {0}")]
-    Restore(#[from] crate::kernel::actuator::ActError),
 }
 
 /// How the run ended.
@@ -259,54 +252,10 @@ struct Runner<'a> {
     log: &'a mut dyn Log,
     session: Session,
     actuator: &'a mut dyn Actuator,
-    start: StartState,
-    acting: bool,
     exposure: Option<Exposure>,
 }
 
 impl Runner<'_> {
-    /// Puts the guest back; true when every CPU and the pool are as they
-    /// were. The journal goes only then: otherwise `plugtop restore` needs it.
-    fn restore(&mut self) -> bool {
-        if !self.acting {
-            return true;
-        }
-        let mut failures = Vec::new();
-        let complete = match journal::restore(self.actuator, &self.start, &mut failures) {
-            Ok(()) => failures.is_empty(),
-            Err(e) => {
-                failures.push(e.to_string());
-                false
-            }
-        };
-        for f in &failures {
-            self.log.error(&format!("restore: {f}"));
-        }
-        if !complete {
-            self.log.error(&format!(
-                "the start state was not fully restored; the journal {} is kept: fix the cause and run `plugtop restore --root {} --state {}`",
-                self.options.state.display(),
-                self.options.root.display(),
-                self.options.state.display()
-            ));
-            return false;
-        }
-        self.log.info(&format!(
-            "restored the start state: CPUs {} online, cmm_pages {}",
-            self.start.online.len(),
-            self.start
-                .cmm_pages
-                .map_or("absent".into(), |p| p.to_string())
-        ));
-        if let Err(e) = journal::remove(&self.options.root, &self.options.state) {
-            self.log.error(&format!(
-                "cannot remove {}: {e}",
-                self.options.state.display()
-            ));
-        }
-        true
-    }
-
     fn reload(&mut self) {
         let facts = RootReader::new().facts(&self.options.root);
         match load_rules(&self.options.rules, &facts) {
@@ -362,28 +311,6 @@ pub fn run(
     run_on(options, &mut source, log, signals)
 }
 
-/// The journal of an earlier run, if one may be adopted; an error when
-/// another plugtop still acts or a dead one left the guest changed.
-fn earlier_run(options: &RunOptions) -> Result<Option<StartState>, StartError> {
-    match journal::read(&options.state)? {
-        Some(old) if journal::pid_alive(old.pid) && old.pid != std::process::id() => {
-            Err(StartError::Conflict(format!(
-                "another plugtop (pid {}) acts on {} (journal {})",
-                old.pid,
-                options.root.display(),
-                options.state.display()
-            )))
-        }
-        Some(old) if !options.force => Err(StartError::Conflict(format!(
-            "a plugtop (pid {}) ended without restoring {}: run `plugtop restore --state {}` first, or start with --force to keep its start state",
-            old.pid,
-            options.root.display(),
-            options.state.display()
-        ))),
-        other => Ok(other),
-    }
-}
-
 /// As [`run`], reading from any source; a finite source (a recording, in
 /// observe mode) ends the run when it is exhausted.
 pub fn run_on(
@@ -417,37 +344,31 @@ pub fn run_with(
         lpar_check(&options.root, &mut rules, log)?;
     }
     let rules = Arc::new(rules);
+    let mode = options.mode;
+    let acting = mode != Mode::Observe;
+    let guard_options = GuardOptions {
+        root: options.root.clone(),
+        state: options.state.clone(),
+        force: options.force,
+        allow_non_zvm: options.allow_non_zvm,
+        root_given: options.root != Path::new("/"),
+    };
+    if acting {
+        guard::check_machine(&options.root, options.allow_non_zvm)?;
+    }
     // Before the lock and the journal: an address that is taken refuses
     // the start with nothing to undo.
     let exposure = Exposure::start(options, &file, log)?;
-    let mode = options.mode;
-    let acting = mode != Mode::Observe;
-    let mut lock: Option<GuestLock> = None;
-    let mut adopted: Option<StartState> = None;
-    if acting {
-        adopted = earlier_run(options)?;
-        lock = Some(lock::acquire(&options.root)?);
-    }
     let first = match source.next_sample() {
         Some(Ok(s)) => s,
         Some(Err(e)) => return Err(StartError::Read(e)),
         None => return Err(StartError::Refused("the source gave no reading".into())),
     };
-    if acting && let Some(why) = journal::inexact(&first.online, first.cmm_pages) {
-        return Err(StartError::Refused(why));
-    }
-    let start = adopted.unwrap_or_else(|| StartState {
-        pid: std::process::id(),
-        root: options.root.display().to_string(),
-        online: first.online.ids.clone(),
-        cmm_pages: first.cmm_pages,
-    });
-    if acting {
-        let mut journaled = start.clone();
-        journaled.pid = std::process::id();
-        journal::write(&options.root, &options.state, &journaled)?;
-        install_panic_hook(options.root.clone(), options.state.clone());
-    }
+    let guard = if acting {
+        Some(Guard::take(&guard_options, &first)?)
+    } else {
+        None
+    };
     log.info(&format!(
         "plugtop {} started in {mode} mode on {} with {} (CPU group {}, memory group {})",
         env!("CARGO_PKG_VERSION"),
@@ -467,8 +388,6 @@ pub fn run_with(
         log,
         session: Session::new(Arc::clone(&rules), file, mode, options.flap),
         actuator,
-        start,
-        acting,
         exposure,
     };
     source.narrow(&runner.session.interest());
@@ -476,13 +395,21 @@ pub fn run_with(
     if ending == Ending::Stopped {
         runner.log.info("shutting down");
     }
-    let restored = runner.restore();
-    drop(lock);
-    if acting {
-        lock::release(&options.root);
-    }
+    let complete = match guard {
+        Some(guard) => {
+            let GiveBack { complete, lines } = guard.give_back(runner.actuator);
+            for (severity, line) in lines {
+                match severity {
+                    crate::control::session::Severity::Info => runner.log.info(&line),
+                    _ => runner.log.error(&line),
+                }
+            }
+            complete
+        }
+        None => true,
+    };
     runner.log.info("terminated");
-    Ok(if restored {
+    Ok(if complete {
         ending
     } else {
         Ending::RestoreFailed
@@ -527,9 +454,7 @@ fn run_loop(
             }
         };
         intervals += 1;
-        if options.panic_after.is_some_and(|n| intervals > n) {
-            panic!("test-only panic after {intervals} intervals");
-        }
+        crate::faults::panic_at(crate::faults::Site::Control, intervals);
         let sample = Arc::new(sample);
         let step = runner.session.step(Arc::clone(&sample), runner.actuator);
         if let Some(x) = runner.exposure.as_mut() {
@@ -580,73 +505,6 @@ fn lpar_check(root: &Path, rules: &mut RuleSet, log: &mut dyn Log) -> Result<(),
         ));
     }
     Ok(())
-}
-
-/// On a panic, put the guest back from the journal before the process dies.
-pub fn install_panic_hook(root: PathBuf, state: PathBuf) {
-    let previous = std::panic::take_hook();
-    std::panic::set_hook(Box::new(move |info| {
-        use std::io::Write as _;
-        previous(info);
-        // Another thread may be writing: wait for that write, stop all
-        // later ones, then restore. Nothing here may panic again (a second
-        // panic aborts the process mid-way), so stderr errors are ignored.
-        let (_writes_stopped, actuator) = crate::kernel::actuator::stop_writes_for_restore(
-            &root,
-            std::time::Duration::from_secs(2),
-        );
-        if let Ok(Some(start)) = journal::read(&state)
-            && let Ok(mut actuator) = actuator
-        {
-            let mut failures = Vec::new();
-            if journal::restore(&mut actuator, &start, &mut failures).is_ok() {
-                let _ = journal::remove(&root, &state);
-                let _ = writeln!(
-                    std::io::stderr(),
-                    "plugtop: restored the start state after the panic"
-                );
-            }
-        }
-    }));
-}
-
-/// `plugtop restore`: put a guest back from its journal.
-pub fn restore_from_journal(
-    root: &Path,
-    state: &Path,
-    log: &mut dyn Log,
-) -> Result<bool, StartError> {
-    let Some(start) = journal::read(state)? else {
-        log.info(&format!(
-            "nothing to restore: no journal at {}",
-            state.display()
-        ));
-        return Ok(false);
-    };
-    if journal::pid_alive(start.pid) && start.pid != std::process::id() {
-        return Err(StartError::Conflict(format!(
-            "plugtop (pid {}) is still running and will restore on exit; stop it with SIGTERM",
-            start.pid
-        )));
-    }
-    let _lock = lock::acquire(root)?;
-    let mut actuator = RootActuator::new(root)?;
-    let mut failures = Vec::new();
-    journal::restore(&mut actuator, &start, &mut failures)?;
-    for f in &failures {
-        log.error(&format!("restore: {f}"));
-    }
-    journal::remove(root, state)?;
-    log.info(&format!(
-        "restored {}: CPUs {} online, cmm_pages {}",
-        root.display(),
-        crate::kernel::recording::export::ranges(&crate::kernel::cpulist::CpuList {
-            count: i32::try_from(start.online.len()).unwrap_or(i32::MAX),
-            ids: start.online.clone()
-        }),
-        start.cmm_pages.map_or("absent".into(), |p| p.to_string())
-    ));
-    Ok(true)
 }
 
 #[cfg(test)]
@@ -722,7 +580,7 @@ mod tests {
             force: false,
             verbose: true,
             interval: Some(Duration::ZERO),
-            panic_after: None,
+            allow_non_zvm: false,
             flap: FlapConfig::default(),
             check_lpar: false,
             metrics: MetricsOptions::default(),

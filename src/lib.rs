@@ -10,6 +10,7 @@ pub mod commands;
 pub mod control;
 pub mod daemon;
 pub mod engine;
+pub mod faults;
 pub mod history;
 pub mod kernel;
 pub mod logging;

@@ -139,7 +139,7 @@ fn observe_mode_writes_nothing_on_a_read_only_root() {
         .arg(rules.path())
         .arg("--root")
         .arg(root.path())
-        .env("PLUGTOP_TEST_PANIC_AFTER", "8")
+        .env("PLUGTOP_FAULT", "control:9")
         .output()
         .expect("run");
     let log = String::from_utf8_lossy(&out.stdout);

@@ -57,7 +57,7 @@ fn oscillating_run_in(dir: &std::path::Path, mode: Mode) -> (Memory, String) {
         force: false,
         verbose: false,
         interval: Some(Duration::ZERO),
-        panic_after: None,
+        allow_non_zvm: false,
         flap: FlapConfig::default(),
         check_lpar: false,
         on_started: None,

@@ -79,7 +79,7 @@ fn run_loop(scenario: &Scenario, rules: &std::path::Path, root: &std::path::Path
         force: false,
         verbose: false,
         interval: Some(Duration::ZERO),
-        panic_after: None,
+        allow_non_zvm: false,
         flap: FlapConfig::default(),
         check_lpar: false,
         on_started: None,
@@ -110,8 +110,11 @@ fn screen(scenario: &Scenario, rules: &std::path::Path) -> Vec<String> {
         scenario: scenario.name.clone(),
         speed: 1.0,
     };
-    let mut app = App::new(Arc::new(set), file, label, Mode::Auto);
+    // The screen's real order: it starts observing, gets its actuator when
+    // armed, and switches mode on the first reading, before deciding it.
+    let mut app = App::new(Arc::new(set), file, label, Mode::Observe);
     app.actuator = Some(Box::new(SimActuator::new(guest)));
+    app.set_mode(Mode::Auto);
     while let Some(Ok(sample)) = source.next_sample() {
         app.ingest(sample);
     }

@@ -322,18 +322,16 @@ fn plugs_under_load_unplugs_when_idle_and_restores_on_sigterm() {
 fn a_panic_restores_the_start_state() {
     let (root, rules) = guest();
     let kernel = TestKernel::start(root.path().to_path_buf());
-    let child = start_run(
-        root.path(),
-        &rules,
-        Some(("PLUGTOP_TEST_PANIC_AFTER", "15")),
-    );
+    let child = start_run(root.path(), &rules, Some(("PLUGTOP_FAULT", "control:16")));
     let out = child.wait_with_output().expect("plugtop exits");
-    assert!(!out.status.success());
+    assert_eq!(out.status.code(), Some(101), "a panic ends the process");
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        err.contains("test-only panic") && err.contains("restored the start state"),
+        err.contains("injected fault in the control thread")
+            && err.contains("the start state was restored and the journal removed"),
         "{err}"
     );
+    assert!(!root.path().join("run/plugtop/state").exists());
     drop(kernel);
     assert_start_state(root.path());
 }
@@ -391,7 +389,7 @@ fn force_adopts_the_start_state_of_a_dead_run() {
         .arg(&rules)
         .arg("--root")
         .arg(root.path())
-        .env("PLUGTOP_TEST_PANIC_AFTER", "2")
+        .env("PLUGTOP_FAULT", "control:3")
         .output()
         .expect("run --force");
     let out = String::from_utf8_lossy(&forced.stdout);

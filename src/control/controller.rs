@@ -75,6 +75,10 @@ pub struct Proposal {
     pub revisions: u32,
     /// Which of `actions` the latest revision changed (for the screen to mark).
     pub changed: Vec<bool>,
+    /// cpuplugd's start limits (CPU_MIN, CPU_MAX, the pool's range), owed
+    /// because acting began after the first reading: they stand until
+    /// answered, whatever the rules decide meanwhile.
+    pub limits: bool,
 }
 
 /// Something the controller did or would do; the log and the UI show these.
@@ -348,6 +352,9 @@ impl Controller {
                 .into_iter()
                 .flat_map(|a| apply(a, actuator))
                 .collect(),
+            // The start limits come first: the rules propose again once
+            // they are answered.
+            Mode::Step if self.pending.as_ref().is_some_and(|p| p.limits) => Vec::new(),
             Mode::Step => {
                 let mut events = Vec::new();
                 if let Some(p) = &mut self.pending {
@@ -385,6 +392,7 @@ impl Controller {
                         actions,
                         why,
                         revisions: 0,
+                        limits: false,
                     };
                     events.push(Event::Proposed(p.clone()));
                     self.pending = Some(p);
@@ -407,7 +415,7 @@ impl Controller {
             self.pending = Some(p.clone());
             return vec![Event::NotApplied { proposal: p, why }];
         }
-        if !same_kind(&p.actions, &self.latest) {
+        if !p.limits && !same_kind(&p.actions, &self.latest) {
             let why = if self.latest.is_empty() {
                 "the latest interval decided nothing".to_string()
             } else {
@@ -421,6 +429,70 @@ impl Controller {
     }
 
     /// Rejects the pending proposal.
+    /// Step-confirm's form of the start limits: `wanted` (with why) as one
+    /// proposal decided on `reading`, replacing a rules' proposal, revised
+    /// while it stands, withdrawn once nothing is wanted.
+    pub fn propose_limits(
+        &mut self,
+        wanted: &[(Action, &'static str)],
+        reading: usize,
+    ) -> Vec<Event> {
+        let actions: Vec<Action> = wanted.iter().map(|(a, _)| *a).collect();
+        let mut whys: Vec<&str> = Vec::new();
+        for (_, why) in wanted {
+            if !whys.contains(why) {
+                whys.push(why);
+            }
+        }
+        let why = format!("start limits: {}", whys.join(", "));
+        let mut events = Vec::new();
+        match self.pending.as_mut() {
+            Some(p) if p.limits && actions.is_empty() => {
+                if let Some(p) = self.pending.take() {
+                    events.push(Event::Withdrawn {
+                        proposal: p,
+                        why: "the limits hold now".into(),
+                    });
+                }
+            }
+            Some(p) if p.limits => {
+                if p.actions != actions {
+                    let before = std::mem::replace(&mut p.actions, actions);
+                    p.changed = (0..p.actions.len())
+                        .map(|i| before.get(i) != p.actions.get(i))
+                        .collect();
+                    p.revisions += 1;
+                    p.reading = reading;
+                    p.why = why;
+                    events.push(Event::Revised {
+                        proposal: p.clone(),
+                        before,
+                    });
+                }
+            }
+            _ if actions.is_empty() => {}
+            _ => {
+                if let Some(p) = self.pending.take() {
+                    events.push(Event::Withdrawn {
+                        proposal: p,
+                        why: "cpuplugd's start limits come first".into(),
+                    });
+                }
+                let p = Proposal {
+                    reading,
+                    changed: vec![false; actions.len()],
+                    actions,
+                    why,
+                    revisions: 0,
+                    limits: true,
+                };
+                events.push(Event::Proposed(p.clone()));
+                self.pending = Some(p);
+            }
+        }
+        events
+    }
+
     pub fn reject(&mut self) -> Vec<Event> {
         self.pending
             .take()

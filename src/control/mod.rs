@@ -5,6 +5,7 @@
 pub mod controller;
 pub mod feedback;
 pub mod flap;
+pub mod guard;
 pub mod journal;
 pub mod lock;
 pub mod log_entries;

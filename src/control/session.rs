@@ -16,8 +16,9 @@ use std::collections::VecDeque;
 use std::fmt;
 use std::sync::Arc;
 
-use super::controller::{Action, Controller, Event, Mode, apply, start_limits};
+use super::controller::{Action, Controller, Event, Mode, Proposal, apply, start_limits};
 use super::flap::FlapConfig;
+use super::patterns::{Hint, PatternWatch};
 use super::watch::{Finding, Watch};
 use crate::engine::{Decision, Engine, Fatal};
 use crate::kernel::actuator::Actuator;
@@ -87,6 +88,9 @@ pub struct Step {
     pub decision: Option<Decision>,
     /// Flapping, changed decisions with their reasons, feedback loops.
     pub findings: Vec<Finding>,
+    /// Known patterns (loadavg lag, steal while the pool grows, Shmem
+    /// counted as free) seen for the first time in this reading.
+    pub hints: Vec<Hint>,
     /// What the controller did with the decision.
     pub events: Vec<Event>,
     /// Set when cpuplugd would exit after this reading.
@@ -149,8 +153,16 @@ pub struct Session {
     file: SourceFile,
     engine: Engine,
     watch: Watch,
+    patterns: PatternWatch,
     trace: Trace,
     controller: Controller,
+    /// The start limits are owed: the session began acting after its first
+    /// reading (the screen armed later), and in step-confirm the user has
+    /// not answered their proposal yet.
+    limits_due: bool,
+    /// The number of the newest reading in the run (what a proposal of the
+    /// start limits was decided on).
+    latest_reading: usize,
     /// CPUs online at the first reading (what vertical polarization restores).
     start_online: Option<Vec<u32>>,
     vertical: bool,
@@ -165,11 +177,14 @@ impl Session {
     pub fn new(rules: Arc<RuleSet>, file: SourceFile, mode: Mode, flap: FlapConfig) -> Self {
         Session {
             engine: Engine::new(Arc::clone(&rules)),
+            patterns: PatternWatch::new(&rules),
             rules,
             file,
             watch: Watch::new(flap),
             trace: Trace::new(),
             controller: Controller::new(mode),
+            limits_due: false,
+            latest_reading: 0,
             start_online: None,
             vertical: false,
             last_stamp: None,
@@ -217,9 +232,50 @@ impl Session {
         &self.controller
     }
 
-    /// For mode switches and the user's answers to proposals.
-    pub fn controller_mut(&mut self) -> &mut Controller {
-        &mut self.controller
+    /// Switches the mode. A session that begins to act after its first
+    /// reading owes the guest cpuplugd's start limits, as if it started
+    /// now: applied at once in autonomous mode, proposed in step-confirm
+    /// (and revised every reading until answered).
+    pub fn set_mode(&mut self, mode: Mode, actuator: &mut dyn Actuator) -> Vec<Event> {
+        let was_acting = self.controller.mode() != Mode::Observe;
+        let mut events = self.controller.set_mode(mode);
+        if mode == Mode::Observe {
+            self.limits_due = false;
+            return events;
+        }
+        if !was_acting
+            && !self.vertical
+            && let Some(latest) = self.recent.back().cloned()
+        {
+            events.extend(self.limits(&latest, actuator));
+        } else if self.limits_due
+            && let Some(latest) = self.recent.back().cloned()
+        {
+            // From step-confirm to autonomous with the limits unanswered.
+            events.extend(self.limits(&latest, actuator));
+        }
+        events
+    }
+
+    /// `y` on the proposal as it was shown: only exactly that is applied.
+    pub fn accept(&mut self, shown: &Proposal, actuator: &mut dyn Actuator) -> Vec<Event> {
+        let events = self.controller.accept(shown, actuator);
+        if shown.limits && events.iter().any(|e| matches!(e, Event::Approved(_))) {
+            self.limits_due = false;
+        }
+        events
+    }
+
+    /// `n` on the pending proposal.
+    pub fn reject(&mut self) -> Vec<Event> {
+        let events = self.controller.reject();
+        if events
+            .iter()
+            .any(|e| matches!(e, Event::Rejected(p) if p.limits))
+        {
+            self.limits_due = false;
+        }
+        events
     }
 
     fn acting(&self) -> bool {
@@ -235,6 +291,7 @@ impl Session {
             return step;
         }
         self.last_stamp = Some(sample.stamp);
+        self.latest_reading = self.engine.first_reading() + self.engine.readings();
         self.remember(&sample);
         if self.start_online.is_none() {
             self.start_online = Some(sample.online.ids.clone());
@@ -246,6 +303,9 @@ impl Session {
             }
         } else {
             self.polarization(&sample, actuator, &mut step);
+            if self.limits_due && !self.vertical {
+                step.limits.extend(self.limits(&sample, actuator));
+            }
         }
         let Some(decision) = self.engine.push(&sample, &mut self.trace) else {
             return step;
@@ -317,6 +377,9 @@ impl Session {
         step.findings =
             self.watch
                 .observe(&self.engine, &self.file, sample, &decision, &self.trace);
+        if let Some(previous) = self.recent.iter().rev().nth(1) {
+            step.hints = self.patterns.observe(previous, sample, &decision);
+        }
         step.events = self.controller.decide(&decision, actuator);
         step.decision = Some(decision);
     }
@@ -330,28 +393,46 @@ impl Session {
     }
 
     /// cpuplugd's start-up adjustment, per mode: applied when autonomous,
-    /// reported as what would be done otherwise.
+    /// proposed in step-confirm (one proposal, revised to the latest
+    /// reading, withdrawn once the limits hold), reported as what would be
+    /// done when observing.
     fn limits(&mut self, sample: &Sample, actuator: &mut dyn Actuator) -> Vec<Event> {
-        let mut events = Vec::new();
-        // After a CPU write fails, the other CPUs would fail the same way.
-        let mut cpu_failed = false;
-        for (action, why) in start_limits(&self.rules, sample) {
-            let cpu = matches!(action, Action::PlugCpu | Action::UnplugCpu);
-            if cpu && (self.vertical || cpu_failed) {
-                continue;
-            }
-            if !self.acting() {
-                events.push(Event::Would {
+        let wanted: Vec<(Action, &'static str)> = start_limits(&self.rules, sample)
+            .into_iter()
+            .filter(|(action, _)| {
+                !(self.vertical && matches!(action, Action::PlugCpu | Action::UnplugCpu))
+            })
+            .collect();
+        match self.controller.mode() {
+            Mode::Observe => wanted
+                .into_iter()
+                .map(|(action, why)| Event::Would {
                     action,
                     why: why.to_string(),
-                });
-                continue;
+                })
+                .collect(),
+            Mode::Step => {
+                let events = self.controller.propose_limits(&wanted, self.latest_reading);
+                self.limits_due = !wanted.is_empty();
+                events
             }
-            let applied = apply(action, actuator);
-            cpu_failed |= cpu && applied.iter().any(|e| matches!(e, Event::Failed { .. }));
-            events.extend(applied);
+            Mode::Auto => {
+                self.limits_due = false;
+                let mut events = Vec::new();
+                // After a CPU write fails, the other CPUs would fail the same way.
+                let mut cpu_failed = false;
+                for (action, _) in wanted {
+                    let cpu = matches!(action, Action::PlugCpu | Action::UnplugCpu);
+                    if cpu && cpu_failed {
+                        continue;
+                    }
+                    let applied = apply(action, actuator);
+                    cpu_failed |= cpu && applied.iter().any(|e| matches!(e, Event::Failed { .. }));
+                    events.extend(applied);
+                }
+                events
+            }
         }
-        events
     }
 
     fn polarization(&mut self, sample: &Sample, actuator: &mut dyn Actuator, step: &mut Step) {
@@ -389,6 +470,7 @@ impl Session {
         let taken = self.engine.first_reading() + self.engine.readings();
         self.engine =
             Engine::new(Arc::clone(&rules)).continuing(taken.saturating_sub(self.recent.len()));
+        self.patterns = PatternWatch::new(&rules);
         self.rules = rules;
         self.file = file;
         for sample in &self.recent {

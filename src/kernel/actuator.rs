@@ -117,10 +117,7 @@ impl RootActuator {
         Ok(RootActuator {
             root: root.to_path_buf(),
             beneath: Arc::new(Beneath::open(root)?),
-            delay: std::env::var("PLUGTOP_TEST_WRITE_DELAY_MS")
-                .ok()
-                .and_then(|v| v.parse().ok())
-                .map(std::time::Duration::from_millis),
+            delay: crate::faults::write_delay(),
             after_panic: false,
         })
     }

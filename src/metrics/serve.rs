@@ -64,7 +64,10 @@ impl Drop for MetricsServer {
 
 /// Answers requests until the server is unblocked.
 fn serve(server: &Server, registry: &Registry) {
+    let mut requests = 0usize;
     while let Ok(request) = server.recv() {
+        requests += 1;
+        crate::faults::panic_at(crate::faults::Site::Metrics, requests);
         let path = request.url().split('?').next().unwrap_or("");
         let response = match (request.method(), path) {
             (Method::Get | Method::Head, "/metrics") => {

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use super::keys::KeyAction;
 use crate::control::controller::{Action, Event, Mode};
 use crate::control::flap::{FlapConfig, Moves};
-use crate::control::patterns::{Hint, PatternWatch};
+use crate::control::patterns::Hint;
 use crate::control::session::{Session, Severity, Step};
 use crate::control::watch::Finding;
 use crate::engine::Decision;
@@ -232,7 +232,6 @@ pub struct App {
     pub kernel_lint: Vec<String>,
     /// Known patterns seen so far, with their evidence.
     pub hints: Vec<Hint>,
-    patterns: PatternWatch,
     /// The scenario (and old-kernel names) when the source is the simulator,
     /// so a what-if can run closed loop.
     pub sim: Option<(Scenario, bool)>,
@@ -243,7 +242,6 @@ impl App {
     /// A UI for `rules` (loaded from `file`), before the first sample.
     pub fn new(rules: Arc<RuleSet>, file: SourceFile, source: SourceLabel, mode: Mode) -> Self {
         App {
-            patterns: PatternWatch::new(&rules),
             session: Session::new(rules, file, mode, FlapConfig::default()),
             source,
             host: "unknown".into(),
@@ -366,8 +364,6 @@ impl App {
     /// remembers the frame and logs the step.
     pub fn ingest(&mut self, sample: Sample) {
         let sample = Arc::new(sample);
-        // The reading before this one (an Arc, not a copy of the sample).
-        let previous = self.frames.front().map(|f| Arc::clone(&f.sample));
         let step = match self.actuator.as_mut() {
             Some(a) => self.session.step(Arc::clone(&sample), a.as_mut()),
             None => self.session.step(Arc::clone(&sample), &mut NoWrites),
@@ -408,12 +404,6 @@ impl App {
             };
             self.history.record_pinned(&name, v);
         }
-        let hints = match (&step.decision, &previous) {
-            (Some(d), Some(previous)) if d.fatal.is_none() => {
-                self.patterns.observe(previous, &sample, d)
-            }
-            _ => Vec::new(),
-        };
         let frame = Interval {
             number: self.seen - 1,
             sample,
@@ -433,7 +423,7 @@ impl App {
         if let Some(k) = self.cursor.as_mut() {
             *k = (*k + 1).min(self.frames.len() - 1);
         }
-        for h in hints {
+        for h in step.hints.iter().cloned() {
             self.add_hint(h);
         }
         if step
@@ -534,7 +524,7 @@ impl App {
                 }
             }
             KeyAction::No => {
-                let events = self.session.controller_mut().reject();
+                let events = self.session.reject();
                 self.proposal_hidden = false;
                 self.note_events(events);
             }
@@ -592,10 +582,9 @@ impl App {
     /// Accepts the proposal as it was on screen when `y` was pressed: only
     /// exactly that is applied (a revision since then is not approved).
     pub fn accept(&mut self, shown: &crate::control::controller::Proposal) {
-        let controller = self.session.controller_mut();
         let events = match self.actuator.as_mut() {
-            Some(a) => controller.accept(shown, a.as_mut()),
-            None => controller.accept(shown, &mut NoWrites),
+            Some(a) => self.session.accept(shown, a.as_mut()),
+            None => self.session.accept(shown, &mut NoWrites),
         };
         self.proposal_hidden = false;
         self.note_events(events);
@@ -954,7 +943,6 @@ impl App {
             self.note(LogKind::Problem, l);
         }
         self.facts = Some(facts);
-        self.patterns = PatternWatch::new(self.session.rules());
         self.hints.retain(|h| h.name == "cpu-affinity");
         for h in crate::control::patterns::from_rules(self.session.rules(), self.session.file()) {
             self.add_hint(h);
@@ -977,7 +965,10 @@ impl App {
             )));
             return;
         }
-        let events = self.session.controller_mut().set_mode(mode);
+        let events = match self.actuator.as_mut() {
+            Some(a) => self.session.set_mode(mode, a.as_mut()),
+            None => self.session.set_mode(mode, &mut NoWrites),
+        };
         self.proposal_hidden = false;
         self.note_events(events);
     }

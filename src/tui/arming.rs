@@ -4,14 +4,14 @@
 //! says what it is doing while a slow sysfs write runs, so the screen can
 //! show it instead of freezing.
 
-use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use super::app::{App, ArmInfo};
+use super::app::{App, ArmInfo, LogKind};
 use super::run::Options;
 use crate::control::controller::Mode;
-use crate::control::journal::{self, StartState};
-use crate::control::lock::{self, GuestLock};
+use crate::control::guard::{self, Guard, GuardOptions};
+use crate::control::lock;
+use crate::control::session::Severity;
 use crate::kernel::Sample;
 use crate::kernel::actuator::{ActError, Actuator, RootActuator};
 
@@ -93,29 +93,24 @@ impl<A: Actuator> Actuator for Tracked<A> {
     }
 }
 
-/// What an armed (acting) UI holds, released and undone on quit.
-pub struct Armed {
-    _lock: GuestLock,
-    state: PathBuf,
-    root: PathBuf,
-    start: StartState,
+/// The guard's options for the screen's root.
+fn guard_options(options: &Options) -> GuardOptions {
+    GuardOptions {
+        allow_non_zvm: options.allow_non_zvm,
+        ..GuardOptions::new(&options.root)
+    }
 }
 
-/// Whether this root is this machine's own `/`.
-fn is_own_root(root: &Path) -> bool {
-    std::fs::canonicalize(root).is_ok_and(|r| r == Path::new("/"))
-}
-
-/// What arming `root` would take and put back, or why it is refused: on
-/// this machine's own `/` only an s390 z/VM guest may be changed, unless
-/// `--allow-non-zvm` says otherwise. Test roots and the simulator need no
-/// such option.
+/// What arming `root` would take and put back, or why it is refused (the
+/// guard's rule: on this machine's own `/` only s390, unless
+/// `--allow-non-zvm`; test roots and the simulator need no such option).
 pub fn arm_check(
     options: &Options,
     mode: Mode,
     latest: Option<&Sample>,
 ) -> Result<ArmInfo, String> {
     let root = &options.root;
+    guard::check_machine(root, options.allow_non_zvm).map_err(|e| e.to_string())?;
     let id = crate::kernel::machine::identity(root);
     let guest = match (&id.guest_name, id.zvm_guest, id.s390) {
         (Some(name), true, _) => format!("z/VM guest {name}"),
@@ -123,12 +118,6 @@ pub fn arm_check(
         (_, false, true) => "s390x, not a z/VM guest (an LPAR?)".to_string(),
         (_, false, false) => "not an s390 z/VM guest".to_string(),
     };
-    if is_own_root(root) && !id.zvm_guest && !options.allow_non_zvm {
-        return Err(format!(
-            "{} is {} ({}): cpuplugd's rules are meant for z/VM guests, and {mode} mode would take this machine's CPUs offline. Start plugtop with --allow-non-zvm to act anyway, or try it on `plugtop --sim SCENARIO`.",
-            id.host, guest, id.architecture
-        ));
-    }
     let sample = latest.ok_or("no reading yet; try again in a moment")?;
     let restore_to = format!(
         "CPUs {} online, cmm_pages {}",
@@ -137,6 +126,7 @@ pub fn arm_check(
             .cmm_pages
             .map_or("absent".to_string(), |p| p.to_string())
     );
+    let g = guard_options(options);
     Ok(ArmInfo {
         mode,
         host: id.host,
@@ -144,73 +134,56 @@ pub fn arm_check(
         guest,
         root: root.display().to_string(),
         lock: root.join(lock::LOCK_FILE).display().to_string(),
-        journal: journal::default_path(root).display().to_string(),
+        journal: g.state.display().to_string(),
         restore_to,
     })
 }
 
-/// Takes the lock, writes the journal and gives the app an actuator.
+/// Takes the guest through the guard (lock, journal) as it is in `first`
+/// and gives the app an actuator.
 pub fn arm(
     app: &mut App,
-    root: &Path,
+    options: &Options,
     first: Option<&Sample>,
     progress: &Progress,
-) -> Result<Armed, String> {
-    let lock = lock::acquire(root).map_err(|e| e.to_string())?;
-    let actuator = RootActuator::new(root).map_err(|e| e.to_string())?;
-    let state = journal::default_path(root);
-    if let Some(old) = journal::read(&state).map_err(|e| e.to_string())? {
-        return Err(format!(
-            "a plugtop (pid {}) did not restore this guest; run `plugtop restore` first",
-            old.pid
-        ));
-    }
+) -> Result<Guard, String> {
     let sample = first.ok_or("no reading yet")?;
-    if let Some(why) = journal::inexact(&sample.online, sample.cmm_pages) {
-        return Err(why);
-    }
-    let start = StartState {
-        pid: std::process::id(),
-        root: root.display().to_string(),
-        online: sample.online.ids.clone(),
-        cmm_pages: sample.cmm_pages,
-    };
-    journal::write(root, &state, &start).map_err(|e| e.to_string())?;
-    crate::daemon::install_panic_hook(root.to_path_buf(), state.clone());
+    let actuator = RootActuator::new(&options.root).map_err(|e| e.to_string())?;
+    let guard = Guard::take(&guard_options(options), sample).map_err(|e| e.to_string())?;
     app.actuator = Some(Box::new(Tracked {
         inner: actuator,
         progress: Arc::clone(progress),
     }));
-    Ok(Armed {
-        _lock: lock,
-        state,
-        root: root.to_path_buf(),
-        start,
-    })
+    Ok(guard)
 }
 
-/// Puts the guest back. The journal goes only after a complete restore;
-/// otherwise it stays for `plugtop restore`, and the error says what is left.
-pub fn disarm(armed: Armed, app: &mut App) -> Result<(), String> {
-    let mut failures = Vec::new();
-    match app.actuator.as_mut() {
-        Some(a) => {
-            if let Err(e) = journal::restore(a.as_mut(), &armed.start, &mut failures) {
-                failures.push(e.to_string());
-            }
-        }
-        None => failures.push("no actuator".into()),
-    }
+/// Puts the guest back through the guard. The journal goes only after a
+/// complete restore; otherwise it stays for `plugtop restore`, and the
+/// error says what is left and how to retry.
+pub fn disarm(guard: Guard, app: &mut App) -> Result<(), String> {
+    let outcome = match app.actuator.as_mut() {
+        Some(a) => guard.give_back(a.as_mut()),
+        None => match RootActuator::new(&guard.options().root) {
+            Ok(mut a) => guard.give_back(&mut a),
+            Err(e) => return Err(format!("cannot put the guest back: {e}")),
+        },
+    };
     app.actuator = None;
-    if failures.is_empty() {
-        let _ = journal::remove(&armed.root, &armed.state);
-        lock::release(&armed.root);
+    for (severity, line) in &outcome.lines {
+        let kind = match severity {
+            Severity::Info => LogKind::Note,
+            _ => LogKind::Problem,
+        };
+        app.note(kind, line.clone());
+    }
+    if outcome.complete {
         return Ok(());
     }
-    Err(format!(
-        "the guest was not fully put back ({}); the journal {} is kept: fix the cause and run `plugtop restore --root {}`",
-        failures.join("; "),
-        armed.state.display(),
-        armed.root.display()
-    ))
+    Err(outcome
+        .lines
+        .iter()
+        .filter(|(s, _)| *s != Severity::Info)
+        .map(|(_, l)| l.as_str())
+        .collect::<Vec<_>>()
+        .join("; "))
 }

@@ -10,11 +10,12 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use super::app::{App, Dialog, LogKind, SourceLabel};
-use super::arming::{Armed, Progress, arm, arm_check, disarm};
+use super::arming::{Progress, arm, arm_check, disarm};
 use super::keys::KeyAction;
 use super::run::{Options, ScreenEnd, read_rules};
 use crate::control::controller::{Mode, Proposal};
-use crate::kernel::Source;
+use crate::control::guard::Guard;
+use crate::kernel::{Sample, Source};
 
 /// What the screen thread asks of the control thread.
 #[derive(Debug, Clone, PartialEq)]
@@ -75,7 +76,7 @@ pub fn needs_control(action: KeyAction) -> bool {
 struct Control {
     options: Options,
     live: bool,
-    armed: Option<Armed>,
+    armed: Option<Guard>,
     speed: f64,
     exhausted: bool,
     next: Instant,
@@ -151,7 +152,15 @@ impl Control {
         let mut app = shared.lock();
         app.source_status = status;
         match reading {
-            Some(Ok(s)) => app.ingest(s),
+            Some(Ok(s)) => {
+                // `--mode step|auto` arms on the first reading, before it
+                // is decided: the session then starts acting with it and
+                // applies the start limits as cpuplugd does at its start.
+                if let Some(mode) = self.start_mode.take() {
+                    self.arm_at_start(&mut app, mode, &s, &shared.progress);
+                }
+                app.ingest(s)
+            }
             Some(Err(e)) => app.note(LogKind::Problem, format!("skipping this interval: {e}")),
             None => {
                 self.exhausted = true;
@@ -160,9 +169,6 @@ impl Control {
         }
         if let Some(w) = warning {
             app.note(LogKind::Problem, w);
-        }
-        if let Some(mode) = self.start_mode.take() {
-            self.arm_at_start(&mut app, mode, &shared.progress);
         }
         let interval = self
             .options
@@ -181,10 +187,9 @@ impl Control {
 
     /// `--mode step|auto` on a live root: the command line is the consent,
     /// but the machine must still be one plugtop may change.
-    fn arm_at_start(&mut self, app: &mut App, mode: Mode, progress: &Progress) {
-        let latest = app.frames.front().map(|f| Arc::clone(&f.sample));
-        let checked = arm_check(&self.options, mode, latest.as_deref());
-        match checked.and_then(|_| arm(app, &self.options.root, latest.as_deref(), progress)) {
+    fn arm_at_start(&mut self, app: &mut App, mode: Mode, first: &Sample, progress: &Progress) {
+        let checked = arm_check(&self.options, mode, Some(first));
+        match checked.and_then(|_| arm(app, &self.options, Some(first), progress)) {
             Ok(a) => {
                 self.armed = Some(a);
                 app.set_mode(mode);
@@ -219,7 +224,7 @@ impl Control {
         {
             app.close_dialog();
             let latest = app.frames.front().map(|f| Arc::clone(&f.sample));
-            match arm(app, &self.options.root, latest.as_deref(), progress) {
+            match arm(app, &self.options, latest.as_deref(), progress) {
                 Ok(a) => {
                     self.armed = Some(a);
                     app.set_mode(info.mode);

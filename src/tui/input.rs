@@ -420,6 +420,7 @@ pub fn spawn(deliver: impl Fn(Event) -> bool + Send + 'static) -> std::io::Resul
         .spawn(move || {
             let mut decoder = Decoder::new();
             let mut events = Vec::new();
+            let mut inputs = 0usize;
             loop {
                 let got = if decoder.waiting() {
                     bytes_rx.recv_timeout(ESCAPE_WAIT)
@@ -427,7 +428,11 @@ pub fn spawn(deliver: impl Fn(Event) -> bool + Send + 'static) -> std::io::Resul
                     bytes_rx.recv().map_err(|_| RecvTimeoutError::Disconnected)
                 };
                 match got {
-                    Ok(bytes) => decoder.feed(&bytes, &mut events),
+                    Ok(bytes) => {
+                        inputs += 1;
+                        crate::faults::panic_at(crate::faults::Site::Input, inputs);
+                        decoder.feed(&bytes, &mut events)
+                    }
                     Err(RecvTimeoutError::Timeout) => decoder.flush(&mut events),
                     Err(RecvTimeoutError::Disconnected) => break,
                 }

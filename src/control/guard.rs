@@ -1,0 +1,372 @@
+//! Starting and stopping to act on a guest, written once for `plugtop run`,
+//! the screen and `plugtop restore`, so the three refuse, lock, journal and
+//! put back in the same order and say the same things.
+//!
+//! Taking a guest, in this order:
+//! 1. the machine: on this machine's own `/`, only s390 (a z/VM guest, or
+//!    an LPAR for CPUs, as cpuplugd) unless the user allowed any Linux;
+//! 2. the lock: cpuplugd's pid file (even a stale one) and its lock file;
+//! 3. the journal, under the lock: a running plugtop's refuses, a dead
+//!    one's refuses unless `--force` adopts its start state;
+//! 4. the start state must be readable exactly;
+//! 5. the journal is written (fsynced) before the first write, and the
+//!    failure policy ([`install_failure_policy`]) learns what to put back.
+//!
+//! Giving it back: the start state is restored; the journal is removed only
+//! when the restore was complete (otherwise it stays for `plugtop restore`,
+//! and the message says how); the lock file goes last.
+
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use super::journal::{self, StartState};
+use super::lock::{self, GuestLock};
+use super::session::Severity;
+use crate::kernel::Sample;
+use crate::kernel::actuator::Actuator;
+use crate::kernel::recording::export::ranges;
+
+/// Exit code of a process that panicked (as any Rust program's panic), after
+/// the guest was put back or the journal kept.
+pub const PANIC_EXIT: i32 = 101;
+
+/// What taking a guest needs to know.
+#[derive(Debug, Clone)]
+pub struct GuardOptions {
+    pub root: PathBuf,
+    /// The restore journal (default `ROOT/run/plugtop/state`).
+    pub state: PathBuf,
+    /// Adopt a dead run's journal (its start state is what gets restored).
+    pub force: bool,
+    /// Act on this machine's own `/` although it is not s390.
+    pub allow_non_zvm: bool,
+    /// The root was given on the command line: messages repeat `--root`.
+    pub root_given: bool,
+}
+
+impl GuardOptions {
+    /// For `root` with the default journal; `--root` is repeated in
+    /// messages unless the root is `/`.
+    pub fn new(root: &Path) -> Self {
+        GuardOptions {
+            root: root.to_path_buf(),
+            state: journal::default_path(root),
+            force: false,
+            allow_non_zvm: false,
+            root_given: root != Path::new("/"),
+        }
+    }
+
+    /// The `plugtop restore` command that puts this guest back.
+    pub fn restore_command(&self) -> String {
+        let mut cmd = "plugtop restore".to_string();
+        if self.root_given {
+            cmd.push_str(&format!(" --root {}", self.root.display()));
+        }
+        if self.state != journal::default_path(&self.root) {
+            cmd.push_str(&format!(" --state {}", self.state.display()));
+        }
+        cmd
+    }
+}
+
+/// Why a guest may not be acted on (nothing was written).
+#[derive(Debug, thiserror::Error)]
+pub enum GuardError {
+    /// Not a machine plugtop changes without being told to.
+    #[error("{0}")]
+    Machine(String),
+    #[error(transparent)]
+    Lock(#[from] lock::LockError),
+    #[error(transparent)]
+    Journal(#[from] journal::JournalError),
+    /// Another plugtop acts here, or a dead one left the guest changed.
+    #[error("{0}")]
+    Conflict(String),
+    /// The start state cannot be read exactly, so it could not be restored.
+    #[error("{0}")]
+    Inexact(String),
+}
+
+/// Whether `root` is this machine's own `/`.
+pub fn is_own_root(root: &Path) -> bool {
+    std::fs::canonicalize(root).is_ok_and(|r| r == Path::new("/"))
+}
+
+/// Step 1: may plugtop change this machine at all? Test roots, served
+/// simulators and any `--root` other than `/` may always be changed; this
+/// machine's own `/` only when it is s390 (a z/VM guest, or an LPAR whose
+/// CPUs cpuplugd also manages) or the user allowed it.
+pub fn check_machine(root: &Path, allow_non_zvm: bool) -> Result<(), GuardError> {
+    if allow_non_zvm || !is_own_root(root) {
+        return Ok(());
+    }
+    let id = crate::kernel::machine::identity(root);
+    if id.s390 {
+        return Ok(());
+    }
+    Err(GuardError::Machine(format!(
+        "{} is not an s390 machine ({}): cpuplugd's rules are meant for z/VM guests, and acting would take this machine's CPUs offline; start with --allow-non-zvm to act anyway, or try `plugtop --sim SCENARIO`",
+        id.host, id.architecture
+    )))
+}
+
+/// A guest plugtop acts on: the lock is held and the start state
+/// journaled until [`Guard::give_back`].
+#[derive(Debug)]
+pub struct Guard {
+    options: GuardOptions,
+    start: StartState,
+    lock: Option<GuestLock>,
+}
+
+/// How giving a guest back went.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GiveBack {
+    /// Every CPU and the pool are as they were; the journal is gone.
+    pub complete: bool,
+    /// What to log, in order.
+    pub lines: Vec<(Severity, String)>,
+}
+
+/// What the failure policy puts back after a panic: the guard in force.
+static ACTIVE: Mutex<Option<GuardOptions>> = Mutex::new(None);
+
+impl Guard {
+    /// Takes the guest as it is in `first` (steps 1–5 above).
+    pub fn take(options: &GuardOptions, first: &Sample) -> Result<Guard, GuardError> {
+        check_machine(&options.root, options.allow_non_zvm)?;
+        let lock = lock::acquire(&options.root)?;
+        let adopted = earlier_run(options)?;
+        if let Some(why) = journal::inexact(&first.online, first.cmm_pages) {
+            return Err(GuardError::Inexact(why));
+        }
+        let start = adopted.unwrap_or_else(|| StartState {
+            pid: std::process::id(),
+            root: options.root.display().to_string(),
+            online: first.online.ids.clone(),
+            cmm_pages: first.cmm_pages,
+        });
+        let journaled = StartState {
+            pid: std::process::id(),
+            ..start.clone()
+        };
+        journal::write(&options.root, &options.state, &journaled)?;
+        *ACTIVE.lock().unwrap_or_else(|p| p.into_inner()) = Some(options.clone());
+        Ok(Guard {
+            options: options.clone(),
+            start,
+            lock: Some(lock),
+        })
+    }
+
+    /// What giving back restores.
+    pub fn start(&self) -> &StartState {
+        &self.start
+    }
+
+    /// What was asked for.
+    pub fn options(&self) -> &GuardOptions {
+        &self.options
+    }
+
+    /// Puts the guest back and releases it: the journal goes only after a
+    /// complete restore, the lock file always.
+    pub fn give_back(mut self, actuator: &mut dyn Actuator) -> GiveBack {
+        *ACTIVE.lock().unwrap_or_else(|p| p.into_inner()) = None;
+        let mut failures = Vec::new();
+        if let Err(e) = journal::restore(actuator, &self.start, &mut failures) {
+            failures.push(e.to_string());
+        }
+        let mut lines: Vec<(Severity, String)> = failures
+            .iter()
+            .map(|f| (Severity::Error, format!("restore: {f}")))
+            .collect();
+        let complete = failures.is_empty();
+        if complete {
+            lines.push((
+                Severity::Info,
+                format!("restored the start state: {}", describe(&self.start)),
+            ));
+            if let Err(e) = journal::remove(&self.options.root, &self.options.state) {
+                lines.push((
+                    Severity::Error,
+                    format!(
+                        "cannot remove the journal {}: {e}",
+                        self.options.state.display()
+                    ),
+                ));
+            }
+        } else {
+            lines.push((Severity::Error, kept_message(&self.options)));
+        }
+        self.lock.take();
+        lock::release(&self.options.root);
+        GiveBack { complete, lines }
+    }
+}
+
+/// "CPUs 0-3 online, cmm_pages 0".
+fn describe(start: &StartState) -> String {
+    let list = crate::kernel::cpulist::CpuList {
+        count: i32::try_from(start.online.len()).unwrap_or(i32::MAX),
+        ids: start.online.clone(),
+    };
+    format!(
+        "CPUs {} online, cmm_pages {}",
+        ranges(&list),
+        start
+            .cmm_pages
+            .map_or("absent".to_string(), |p| p.to_string())
+    )
+}
+
+fn kept_message(options: &GuardOptions) -> String {
+    format!(
+        "the start state was not fully restored; the journal {} is kept: fix the cause and run `{}`",
+        options.state.display(),
+        options.restore_command()
+    )
+}
+
+/// Step 3: the journal of an earlier run, if one may be adopted; an error
+/// when another plugtop still acts or a dead one left the guest changed.
+fn earlier_run(options: &GuardOptions) -> Result<Option<StartState>, GuardError> {
+    match journal::read(&options.state)? {
+        Some(old) if journal::pid_alive(old.pid) && old.pid != std::process::id() => {
+            Err(GuardError::Conflict(format!(
+                "another plugtop (pid {}) acts on {} (journal {})",
+                old.pid,
+                options.root.display(),
+                options.state.display()
+            )))
+        }
+        Some(old) if !options.force => Err(GuardError::Conflict(format!(
+            "a plugtop (pid {}) ended without restoring {}: run `{}` first, or start with --force to keep its start state",
+            old.pid,
+            options.root.display(),
+            options.restore_command()
+        ))),
+        other => Ok(other),
+    }
+}
+
+/// `plugtop restore`: puts a guest back from the journal a dead plugtop
+/// left. `Ok(None)` when there is no journal.
+pub fn restore_from_journal(options: &GuardOptions) -> Result<Option<GiveBack>, GuardError> {
+    let Some(start) = journal::read(&options.state)? else {
+        return Ok(None);
+    };
+    if journal::pid_alive(start.pid) && start.pid != std::process::id() {
+        return Err(GuardError::Conflict(format!(
+            "plugtop (pid {}) is still running and will restore on exit; stop it with SIGTERM",
+            start.pid
+        )));
+    }
+    let lock = lock::acquire(&options.root)?;
+    let mut actuator = crate::kernel::actuator::RootActuator::new(&options.root).map_err(|e| {
+        GuardError::Machine(format!("cannot act on {}: {e}", options.root.display()))
+    })?;
+    let guard = Guard {
+        options: options.clone(),
+        start,
+        lock: Some(lock),
+    };
+    Ok(Some(guard.give_back(&mut actuator)))
+}
+
+/// The failure policy, for the whole process: a panic in any thread puts
+/// the guest in force back once (waiting for a write in flight, stopping
+/// every later one), keeps the journal exactly when that restore was
+/// incomplete, says so, and ends the process with [`PANIC_EXIT`], so a
+/// service manager restarts it and nothing runs on after the guest was
+/// given back. Installed once by the binary before any thread starts (a
+/// hook installed later, as the screen's that gives the terminal back,
+/// runs before it).
+pub fn install_failure_policy() {
+    static INSTALLED: AtomicBool = AtomicBool::new(false);
+    if INSTALLED.swap(true, Ordering::SeqCst) {
+        return;
+    }
+    let report = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        static ENDING: AtomicBool = AtomicBool::new(false);
+        report(info);
+        if ENDING.swap(true, Ordering::SeqCst) {
+            // Another thread is already putting the guest back and ending
+            // the process: this one waits for that.
+            loop {
+                std::thread::park();
+            }
+        }
+        give_back_after_panic();
+        std::process::exit(PANIC_EXIT);
+    }));
+}
+
+/// The panic path of giving back: nothing here may panic again (that
+/// would abort half-way), so every error is written and passed over.
+fn give_back_after_panic() {
+    use std::io::Write as _;
+    let active = match ACTIVE.try_lock() {
+        Ok(mut g) => g.take(),
+        Err(std::sync::TryLockError::Poisoned(p)) => p.into_inner().take(),
+        Err(std::sync::TryLockError::WouldBlock) => None,
+    };
+    let Some(options) = active else {
+        let _ = writeln!(
+            std::io::stderr(),
+            "plugtop: ended by a panic; it was not acting on a guest"
+        );
+        return;
+    };
+    let (_writes_stopped, actuator) = crate::kernel::actuator::stop_writes_for_restore(
+        &options.root,
+        std::time::Duration::from_secs(2),
+    );
+    let restored = match (journal::read(&options.state), actuator) {
+        (Ok(Some(start)), Ok(mut actuator)) => {
+            let mut failures = Vec::new();
+            let ok = journal::restore(&mut actuator, &start, &mut failures).is_ok()
+                && failures.is_empty();
+            for f in &failures {
+                let _ = writeln!(std::io::stderr(), "plugtop: restore: {f}");
+            }
+            ok
+        }
+        (Ok(None), _) => {
+            let _ = writeln!(
+                std::io::stderr(),
+                "plugtop: ended by a panic; no journal at {} to restore from",
+                options.state.display()
+            );
+            false
+        }
+        (Err(e), _) => {
+            let _ = writeln!(std::io::stderr(), "plugtop: restore: {e}");
+            false
+        }
+        (_, Err(e)) => {
+            let _ = writeln!(std::io::stderr(), "plugtop: restore: {e}");
+            false
+        }
+    };
+    let message = if restored {
+        let removed = journal::remove(&options.root, &options.state).is_ok();
+        lock::release(&options.root);
+        if removed {
+            "plugtop: ended by a panic; the start state was restored and the journal removed"
+                .to_string()
+        } else {
+            format!(
+                "plugtop: ended by a panic; the start state was restored, but the journal {} could not be removed",
+                options.state.display()
+            )
+        }
+    } else {
+        lock::release(&options.root);
+        format!("plugtop: ended by a panic; {}", kept_message(&options))
+    };
+    let _ = writeln!(std::io::stderr(), "{message}");
+}

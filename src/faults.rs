@@ -1,0 +1,54 @@
+//! Failures on purpose, for the tests of the failure policy: a panic in a
+//! chosen thread, a sysfs write that takes seconds. Compiled in only with
+//! the `fault-injection` feature, which the test build alone enables; a
+//! shipped binary ignores `PLUGTOP_FAULT` and `PLUGTOP_TEST_WRITE_DELAY_MS`.
+
+/// Where a failure can be injected.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Site {
+    /// The control loop, after the given number of intervals
+    /// (`PLUGTOP_FAULT=control:N`).
+    Control,
+    /// The metrics endpoint's thread, at its Nth request (`metrics:N`).
+    Metrics,
+    /// The screen's key-reading thread, at its Nth input (`input:N`).
+    Input,
+}
+
+impl Site {
+    #[cfg(feature = "fault-injection")]
+    fn name(self) -> &'static str {
+        match self {
+            Site::Control => "control",
+            Site::Metrics => "metrics",
+            Site::Input => "input",
+        }
+    }
+}
+
+/// Panics when `PLUGTOP_FAULT=SITE:N` names this site and `count` has
+/// reached N. Does nothing in a build without `fault-injection`.
+pub fn panic_at(site: Site, count: usize) {
+    #[cfg(feature = "fault-injection")]
+    if let Ok(spec) = std::env::var("PLUGTOP_FAULT")
+        && let Some((name, after)) = spec.split_once(':')
+        && name == site.name()
+        && after.parse::<usize>().is_ok_and(|n| count >= n)
+    {
+        panic!("injected fault in the {name} thread ({spec})");
+    }
+    #[cfg(not(feature = "fault-injection"))]
+    let _ = (site, count);
+}
+
+/// How long every sysfs write should take (`PLUGTOP_TEST_WRITE_DELAY_MS`),
+/// as taking an s390 CPU offline can; `None` in a shipped binary.
+pub fn write_delay() -> Option<std::time::Duration> {
+    #[cfg(feature = "fault-injection")]
+    return std::env::var("PLUGTOP_TEST_WRITE_DELAY_MS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .map(std::time::Duration::from_millis);
+    #[cfg(not(feature = "fault-injection"))]
+    None
+}
