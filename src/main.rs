@@ -36,8 +36,10 @@ fn main() -> ExitCode {
 }
 
 fn run(cli: Cli) -> anyhow::Result<Status> {
-    let stdout = std::io::stdout();
-    let mut out = BufWriter::new(stdout.lock());
+    // Not `stdout().lock()`: a lock held here for the whole run would stop
+    // every other thread that writes to stdout (the panic hook giving the
+    // terminal back, the console log), forever.
+    let mut out = BufWriter::new(std::io::stdout());
     let status = match cli.command {
         None => actions::screen(&cli, &mut out)?,
         Some(Command::Whatif(args)) => actions::whatif(args, &mut out)?,
