@@ -9,11 +9,11 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use crate::control::controller::{Event, Mode};
+use crate::control::controller::Mode;
 use crate::control::flap::FlapConfig;
 use crate::control::guard::{self, GiveBack, Guard, GuardError, GuardOptions};
 use crate::control::log_entries;
-use crate::control::session::{Notice, Session, Step};
+use crate::control::session::{Session, Step};
 use crate::kernel::actuator::{Actuator, RootActuator};
 use crate::kernel::live::LiveSource;
 use crate::kernel::root::RootReader;
@@ -211,38 +211,11 @@ fn stamped(line: &str) -> String {
     format!("{} {line}", crate::report::time_of_day(now))
 }
 
-/// Logs what one step did: each message at its priority, with the fields
-/// the journal keeps; a CPU that was not there to plug or unplug only when
-/// verbose, as cpuplugd does.
+/// Logs what one step did, as every front end says it
+/// ([`log_entries::step_lines`]), with the fields the journal keeps.
 fn log_step(log: &mut dyn Log, step: &Step, session: &Session, verbose: bool) {
-    let quiet = |e: &Event| {
-        matches!(
-            e,
-            Event::Failed {
-                nothing_left: true,
-                ..
-            }
-        )
-    };
-    let events = step
-        .limits
-        .iter()
-        .map(|e| (e, true))
-        .chain(step.events.iter().map(|e| (e, false)));
-    for (e, by_limits) in events {
-        if quiet(e) && !verbose {
-            continue;
-        }
-        let entry = log_entries::event_entry(e, by_limits, step, session, log.wants_fields());
-        log.entry(&entry);
-    }
-    // cpuplugd reports limits and negative increments only when verbose.
-    let verbose_only = |n: &Notice| matches!(n, Notice::LimitReached(_) | Notice::Negative { .. });
-    let fields = log.wants_fields();
-    for entry in
-        log_entries::message_entries(step, session, |n| verbose || !verbose_only(n), fields)
-    {
-        log.entry(&entry);
+    for line in log_entries::step_lines(step, session, verbose, log.wants_fields()) {
+        log.entry(&line.entry);
     }
 }
 
@@ -431,10 +404,10 @@ fn run_loop(
         let sample = match next.take() {
             Some(s) => s,
             None => {
-                let update = runner.session.rules().settings.update;
-                let interval = options.interval.unwrap_or(Duration::from_secs(
-                    u64::try_from(update).unwrap_or(1).max(1),
-                ));
+                let interval = runner
+                    .session
+                    .rules()
+                    .pace(options.interval.map(|d| d.as_secs_f64()));
                 wait(interval, signals);
                 if signals.stop.load(Ordering::SeqCst) {
                     return Ending::Stopped;
@@ -469,15 +442,6 @@ fn run_loop(
             runner.log.info(&stamped(line.trim_end()));
         }
         log_step(runner.log, &step, &runner.session, options.verbose);
-        if step
-            .findings
-            .iter()
-            .any(|f| matches!(f, crate::control::watch::Finding::FlapStarted(_)))
-        {
-            for c in runner.session.watch().changes.iter().rev().take(2).rev() {
-                runner.log.error(&format!("  {c}"));
-            }
-        }
         if step.fatal.is_some() {
             return Ending::Fatal;
         }

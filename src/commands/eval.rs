@@ -66,7 +66,7 @@ pub fn run(
     let between = match pace.wait {
         Wait::None => None,
         Wait::Every(d) => Some(d),
-        Wait::Update => Some(Duration::from_secs(rules_update(&engine))),
+        Wait::Update => Some(engine.rules().pace(None)),
     };
     loop {
         if pace.count.is_some_and(|c| reading >= c) {
@@ -177,12 +177,6 @@ fn trace_lines(
             }
         }
     }
-}
-
-fn rules_update(engine: &Engine) -> u64 {
-    u64::try_from(engine.rules().settings.update)
-        .unwrap_or(1)
-        .max(1)
 }
 
 /// Reads a rule file from disk for [`run`].

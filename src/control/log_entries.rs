@@ -1,12 +1,163 @@
-//! What `plugtop run` logs for one step, as structured entries: the text
-//! cpuplugd would print, at a priority (actions notice, faults warning,
+//! What one step says, for every front end: `plugtop run`'s log, the
+//! screen's log panel and the simulator's log are all [`step_lines`], so
+//! they cannot drift apart. Each line is an entry with the text cpuplugd
+//! would print, at a priority (actions notice, faults warning,
 //! failures err) and with fields a site filters on in the journal —
 //! `PLUGTOP_ACTION`, `PLUGTOP_RULE`, `PLUGTOP_VALUES`, `PLUGTOP_MODE`,
 //! `PLUGTOP_READING`, and for faults `PLUGTOP_FAULT` and `PLUGTOP_GROUP`.
 
 use crate::control::controller::{Action, Event};
 use crate::control::session::{Notice, Session, Severity, Step, event_severity};
+use crate::control::watch::Finding;
 use crate::logging::{Entry, Priority};
+
+/// What a line is about: the screen colours by it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LineKind {
+    /// What observe mode would do.
+    Decision,
+    /// A change to the guest, or a proposal and its answer.
+    Action,
+    /// A failure, a fault, flapping, a stop.
+    Problem,
+    /// Everything else: polarization, limits, known patterns.
+    Note,
+}
+
+/// One line of a step.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StepLine {
+    pub kind: LineKind,
+    pub entry: Entry,
+}
+
+/// Everything `step` says, in order: the skip and notices, the start
+/// limits' events, the interval's events, the findings (flapping with the
+/// two changes behind it), new known patterns, and cpuplugd's stop.
+/// `verbose` as cpuplugd's `-V`: limits reached, negative increments and
+/// "no CPU left" are said only then. Fields only `with_fields`.
+pub fn step_lines(
+    step: &Step,
+    session: &Session,
+    verbose: bool,
+    with_fields: bool,
+) -> Vec<StepLine> {
+    let verbose_only = |n: &Notice| matches!(n, Notice::LimitReached(_) | Notice::Negative { .. });
+    let mode = (
+        "PLUGTOP_MODE",
+        session.controller().mode().key().to_string(),
+    );
+    let line = |kind: LineKind,
+                severity: Severity,
+                text: String,
+                mut fields: Vec<(&'static str, String)>| {
+        if with_fields {
+            fields.insert(0, mode.clone());
+        } else {
+            fields.clear();
+        }
+        let (priority, message) = match severity {
+            Severity::Info => (Priority::Info, text),
+            Severity::Warning => (Priority::Warning, format!("warning: {text}")),
+            Severity::Error => (Priority::Err, text),
+        };
+        StepLine {
+            kind,
+            entry: Entry {
+                priority,
+                message,
+                fields,
+            },
+        }
+    };
+    let mut out = Vec::new();
+    if let Some(skipped) = step.skipped {
+        out.push(line(
+            LineKind::Problem,
+            Severity::Warning,
+            skipped.to_string(),
+            Vec::new(),
+        ));
+    }
+    for n in step.notices.iter().filter(|n| verbose || !verbose_only(n)) {
+        let (kind, severity, fields) = match n {
+            Notice::Fault { group, fault } => (
+                LineKind::Problem,
+                Severity::Warning,
+                vec![
+                    ("PLUGTOP_GROUP", (*group).to_string()),
+                    ("PLUGTOP_FAULT", fault.clone()),
+                ],
+            ),
+            _ => (LineKind::Note, Severity::Info, Vec::new()),
+        };
+        out.push(line(kind, severity, n.to_string(), fields));
+    }
+    let events = step
+        .limits
+        .iter()
+        .map(|e| (e, true))
+        .chain(step.events.iter().map(|e| (e, false)));
+    for (e, by_limits) in events {
+        if matches!(
+            e,
+            Event::Failed {
+                nothing_left: true,
+                ..
+            }
+        ) && !verbose
+        {
+            continue;
+        }
+        let kind = match e {
+            Event::Failed { .. } | Event::CpuWriteFailed(_) => LineKind::Problem,
+            Event::Would { .. } => LineKind::Decision,
+            _ => LineKind::Action,
+        };
+        out.push(StepLine {
+            kind,
+            entry: event_entry(e, by_limits, step, session, with_fields),
+        });
+    }
+    for f in &step.findings {
+        if matches!(f, Finding::Changed(_)) {
+            continue;
+        }
+        out.push(line(
+            LineKind::Problem,
+            Severity::Warning,
+            f.to_string(),
+            Vec::new(),
+        ));
+        if matches!(f, Finding::FlapStarted(_)) {
+            for c in session.watch().changes.iter().rev().take(2).rev() {
+                out.push(line(
+                    LineKind::Problem,
+                    Severity::Error,
+                    format!("  {c}"),
+                    Vec::new(),
+                ));
+            }
+        }
+    }
+    for h in &step.hints {
+        out.push(line(
+            LineKind::Note,
+            Severity::Info,
+            h.to_string(),
+            Vec::new(),
+        ));
+    }
+    if let Some(f) = &step.fatal {
+        out.push(line(
+            LineKind::Problem,
+            Severity::Error,
+            format!("{}; cpuplugd would exit here", f.message),
+            Vec::new(),
+        ));
+    }
+    out
+}
 
 /// The journal's name for an action.
 fn action_name(action: &Action) -> &'static str {
@@ -124,53 +275,6 @@ fn event_fields(
     fields
 }
 
-/// The entries for a step's notices, findings and fatal stop; `keep`
-/// picks the notices (cpuplugd says some only when verbose); fields only
-/// `with_fields`.
-pub fn message_entries(
-    step: &Step,
-    session: &Session,
-    keep: impl Fn(&Notice) -> bool,
-    with_fields: bool,
-) -> Vec<Entry> {
-    let mode = (
-        "PLUGTOP_MODE",
-        session.controller().mode().key().to_string(),
-    );
-    // The faults among the notices, by their text: the lines keep the
-    // order cpuplugd prints them in, and these get their fields.
-    let faults: Vec<(String, &str, &str)> = step
-        .notices
-        .iter()
-        .filter_map(|n| match n {
-            Notice::Fault { group, fault } => Some((n.to_string(), *group, fault.as_str())),
-            _ => None,
-        })
-        .collect();
-    let mut out = Vec::new();
-    for (severity, line) in step.messages(keep) {
-        let mut fields = Vec::new();
-        if with_fields {
-            fields.push(mode.clone());
-            if let Some((_, group, fault)) = faults.iter().find(|f| f.0 == line) {
-                fields.push(("PLUGTOP_GROUP", (*group).to_string()));
-                fields.push(("PLUGTOP_FAULT", (*fault).to_string()));
-            }
-        }
-        let (priority, message) = match severity {
-            Severity::Info => (Priority::Info, line),
-            Severity::Warning => (Priority::Warning, format!("warning: {line}")),
-            Severity::Error => (Priority::Err, line),
-        };
-        out.push(Entry {
-            priority,
-            message,
-            fields,
-        });
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use std::sync::Arc;
@@ -200,9 +304,10 @@ mod tests {
             }],
             ..Step::default()
         };
-        let entries = message_entries(&step, &session(Mode::Auto), |_| true, true);
-        assert_eq!(entries.len(), 1, "{entries:?}");
-        let e = &entries[0];
+        let lines = step_lines(&step, &session(Mode::Auto), true, true);
+        assert_eq!(lines.len(), 1, "{lines:?}");
+        assert_eq!(lines[0].kind, LineKind::Problem);
+        let e = &lines[0].entry;
         assert_eq!(e.priority, Priority::Warning);
         assert!(
             e.message.starts_with("warning: cpu rules skipped"),

@@ -97,44 +97,13 @@ pub struct Step {
     pub fatal: Option<Fatal>,
 }
 
-impl Step {
-    /// The skip and the notices `keep` lets through, with their severity.
-    pub fn notice_messages(&self, keep: impl Fn(&Notice) -> bool) -> Vec<(Severity, String)> {
-        let mut out = Vec::new();
-        if self.skipped == Some(Skipped::ClockWentBack) {
-            out.push((
-                Severity::Warning,
-                "the clock went backwards; skipping this interval".to_string(),
-            ));
-        }
-        for n in self.notices.iter().filter(|n| keep(n)) {
-            let severity = match n {
-                Notice::Fault { .. } => Severity::Warning,
-                _ => Severity::Info,
-            };
-            out.push((severity, n.to_string()));
-        }
-        out
-    }
-
-    /// Every message of the step but the controller's events (each front
-    /// end logs those in its own form): the skip, the notices `keep` lets
-    /// through, the findings, and cpuplugd's stop.
-    pub fn messages(&self, keep: impl Fn(&Notice) -> bool) -> Vec<(Severity, String)> {
-        let mut out = self.notice_messages(keep);
-        for f in &self.findings {
-            match f {
-                Finding::Changed(_) => {}
-                _ => out.push((Severity::Warning, f.to_string())),
+impl fmt::Display for Skipped {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Skipped::ClockWentBack => {
+                f.write_str("the clock went backwards; skipping this interval")
             }
         }
-        if let Some(f) = &self.fatal {
-            out.push((
-                Severity::Error,
-                format!("{}; cpuplugd would exit here", f.message),
-            ));
-        }
-        out
     }
 }
 

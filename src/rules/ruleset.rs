@@ -92,6 +92,18 @@ pub struct RuleSet {
 }
 
 impl RuleSet {
+    /// Seconds between readings: UPDATE (at least 1, as cpuplugd never
+    /// sleeps less). Every front end paces from this one place.
+    pub fn update_seconds(&self) -> f64 {
+        self.settings.update.max(1) as f64
+    }
+
+    /// [`RuleSet::update_seconds`] as a duration, or `fixed` seconds when
+    /// the user set a pace of their own.
+    pub fn pace(&self, fixed: Option<f64>) -> std::time::Duration {
+        std::time::Duration::from_secs_f64(fixed.unwrap_or(self.update_seconds()).max(0.0))
+    }
+
     /// The rule of this kind, if the file set one.
     pub fn rule(&self, kind: RuleKind) -> Option<&Rule> {
         self.rules[kind.index()].as_ref()

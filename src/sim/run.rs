@@ -10,6 +10,7 @@ use super::report::Report;
 use super::{Guest, Scenario, SharedGuest, SimActuator, SimSource, facts};
 use crate::control::controller::{Action, Event, Mode};
 use crate::control::flap::{FlapConfig, FlapDetector, Moves};
+use crate::control::log_entries;
 use crate::control::session::{Session, Step};
 use crate::control::watch::Finding;
 use crate::kernel::Source;
@@ -131,9 +132,7 @@ pub fn simulate_loaded(
 ) -> Result<Outcome, SimError> {
     let guest = SharedGuest::new(guest_for(scenario, options));
     let rules = Path::new(file.name());
-    let interval = options
-        .interval
-        .unwrap_or(rules_set.settings.update.max(1) as f64);
+    let interval = options.interval.unwrap_or(rules_set.update_seconds());
     let mut source = SimSource::new(guest.clone(), interval);
     source.stop_at_end = true;
     let mut actuator = SimActuator::new(guest.clone());
@@ -205,29 +204,24 @@ struct Tally {
 }
 
 impl Tally {
-    /// Counts a step's actions; the lines to log, in order.
+    /// Counts a step's actions; the lines to log, in order, as every
+    /// front end says them ([`log_entries::step_lines`]).
     fn note(&mut self, step: &Step, session: &Session, interval: f64) -> Vec<String> {
-        let mut lines = Vec::new();
         self.applied.note(0, &step.limits);
-        lines.extend(step.limits.iter().map(|e| format!("{e} (limits)")));
-        for finding in &step.findings {
-            match finding {
-                Finding::FlapStarted(f) => {
-                    self.flapped = true;
-                    self.period.get_or_insert(f.period * interval);
-                    lines.push(finding.to_string());
-                    for c in session.watch().changes.iter().rev().take(2).rev() {
-                        lines.push(format!("  {c}"));
-                    }
-                }
-                Finding::Changed(_) => {}
-                _ => lines.push(finding.to_string()),
-            }
+        if let Some(Finding::FlapStarted(f)) = step
+            .findings
+            .iter()
+            .find(|f| matches!(f, Finding::FlapStarted(_)))
+        {
+            self.flapped = true;
+            self.period.get_or_insert(f.period * interval);
         }
         let reading = step.decision.as_ref().map_or(0, |d| d.reading);
         self.applied.note(reading, &step.events);
-        lines.extend(step.events.iter().map(ToString::to_string));
-        lines
+        log_entries::step_lines(step, session, false, false)
+            .into_iter()
+            .map(|l| l.entry.message)
+            .collect()
     }
 
     /// One decided interval of the guest.

@@ -8,9 +8,9 @@ use std::sync::Arc;
 use super::keys::KeyAction;
 use crate::control::controller::{Action, Event, Mode};
 use crate::control::flap::{FlapConfig, Moves};
+use crate::control::log_entries::{self, LineKind};
 use crate::control::patterns::Hint;
-use crate::control::session::{Session, Severity, Step};
-use crate::control::watch::Finding;
+use crate::control::session::{Session, Step};
 use crate::engine::Decision;
 use crate::history::History;
 use crate::kernel::actuator::Actuator;
@@ -423,9 +423,7 @@ impl App {
         if let Some(k) = self.cursor.as_mut() {
             *k = (*k + 1).min(self.frames.len() - 1);
         }
-        for h in step.hints.iter().cloned() {
-            self.add_hint(h);
-        }
+        self.hints.extend(step.hints.iter().cloned());
         if step
             .events
             .iter()
@@ -436,44 +434,17 @@ impl App {
         self.note_step(&step);
     }
 
-    /// Logs what a step did, with the flips behind flapping.
+    /// Logs what a step did, as every front end says it
+    /// ([`log_entries::step_lines`]), verbose.
     fn note_step(&mut self, step: &Step) {
-        for (severity, text) in step.notice_messages(|_| true) {
-            let kind = match severity {
-                Severity::Info => LogKind::Note,
-                Severity::Warning | Severity::Error => LogKind::Problem,
+        for line in log_entries::step_lines(step, &self.session, true, false) {
+            let kind = match line.kind {
+                LineKind::Decision => LogKind::Decision,
+                LineKind::Action => LogKind::Action,
+                LineKind::Problem => LogKind::Problem,
+                LineKind::Note => LogKind::Note,
             };
-            self.note(kind, text);
-        }
-        self.note_events(step.limits.clone());
-        self.note_events(step.events.clone());
-        for f in &step.findings {
-            match f {
-                Finding::Changed(_) => {}
-                Finding::FlapStarted(_) => {
-                    self.note(LogKind::Problem, f.to_string());
-                    let why: Vec<String> = self
-                        .session
-                        .watch()
-                        .changes
-                        .iter()
-                        .rev()
-                        .take(2)
-                        .rev()
-                        .map(|c| format!("  {c}"))
-                        .collect();
-                    for w in why {
-                        self.note(LogKind::Problem, w);
-                    }
-                }
-                _ => self.note(LogKind::Problem, f.to_string()),
-            }
-        }
-        if let Some(f) = &step.fatal {
-            self.note(
-                LogKind::Problem,
-                format!("cpuplugd would exit here: {}", f.message),
-            );
+            self.note(kind, line.entry.message);
         }
     }
 

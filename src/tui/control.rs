@@ -170,11 +170,8 @@ impl Control {
         if let Some(w) = warning {
             app.note(LogKind::Problem, w);
         }
-        let interval = self
-            .options
-            .interval
-            .unwrap_or(app.rules().settings.update.max(1) as f64);
-        self.next = now + Duration::from_secs_f64((interval / self.speed).max(0.01));
+        let interval = app.rules().pace(self.options.interval);
+        self.next = now + interval.div_f64(self.speed).max(Duration::from_millis(10));
         if let (Some(before), Some(after)) = (self.cpu_mark.1, crate::kernel::machine::own_cpu_ns())
         {
             let wall = now.duration_since(self.cpu_mark.0).as_secs_f64();

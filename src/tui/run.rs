@@ -138,7 +138,7 @@ fn prepare_sim(
     let (rules, file) = rules_for(options, &facts)?;
     // Each reading is one UPDATE of simulated time, whatever the pace
     // (`--interval` and `+`/`-` only change how fast the readings come).
-    let source = SimSource::new(guest.clone(), rules.settings.update.max(1) as f64);
+    let source = SimSource::new(guest.clone(), rules.update_seconds());
     let mut app = App::new(
         rules,
         file,
@@ -225,12 +225,7 @@ pub fn run_lines(options: &Options, out: &mut dyn Write) -> Result<(), UiError> 
         app.host,
         app.file().name()
     )?;
-    let interval = Duration::from_secs_f64(
-        options
-            .interval
-            .unwrap_or(app.rules().settings.update as f64)
-            .max(0.0),
-    );
+    let interval = app.rules().pace(options.interval);
     let live = options.replay.is_none();
     // --count counts the lines printed: readings that only fill the
     // history print nothing and do not count.
@@ -245,7 +240,7 @@ pub fn run_lines(options: &Options, out: &mut dyn Write) -> Result<(), UiError> 
                 }
             }
             Err(e) => {
-                writeln!(out, "cannot read: {e}")?;
+                writeln!(out, "skipping this interval: {e}")?;
                 printed += 1;
             }
         }
