@@ -5,7 +5,6 @@
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Duration;
 
 use super::app::{App, LogKind, SourceLabel};
 use super::line;
