@@ -365,7 +365,7 @@ pub fn run(
 /// The journal of an earlier run, if one may be adopted; an error when
 /// another plugtop still acts or a dead one left the guest changed.
 fn earlier_run(options: &RunOptions) -> Result<Option<StartState>, StartError> {
-    match journal::read(&options.state)? {
+    match journal::read(&options.root, &options.state)? {
         Some(old) if journal::pid_alive(old.pid) && old.pid != std::process::id() => {
             Err(StartError::Conflict(format!(
                 "another plugtop (pid {}) acts on {} (journal {})",
@@ -595,7 +595,7 @@ pub fn install_panic_hook(root: PathBuf, state: PathBuf) {
             &root,
             std::time::Duration::from_secs(2),
         );
-        if let Ok(Some(start)) = journal::read(&state)
+        if let Ok(Some(start)) = journal::read(&root, &state)
             && let Ok(mut actuator) = actuator
         {
             let mut failures = Vec::new();
@@ -616,7 +616,7 @@ pub fn restore_from_journal(
     state: &Path,
     log: &mut dyn Log,
 ) -> Result<bool, StartError> {
-    let Some(start) = journal::read(state)? else {
+    let Some(start) = journal::read(root, state)? else {
         log.info(&format!(
             "nothing to restore: no journal at {}",
             state.display()

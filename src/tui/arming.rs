@@ -159,7 +159,7 @@ pub fn arm(
     let lock = lock::acquire(root).map_err(|e| e.to_string())?;
     let actuator = RootActuator::new(root).map_err(|e| e.to_string())?;
     let state = journal::default_path(root);
-    if let Some(old) = journal::read(&state).map_err(|e| e.to_string())? {
+    if let Some(old) = journal::read(root, &state).map_err(|e| e.to_string())? {
         return Err(format!(
             "a plugtop (pid {}) did not restore this guest; run `plugtop restore` first",
             old.pid
