@@ -13,7 +13,7 @@ pub const LOCK_FILE: &str = "var/lock/cpuplugd.lock";
 /// cpuplugd's pid file, below a root.
 pub const CPUPLUGD_PID: &str = "run/cpuplugd.pid";
 /// plugtop's pid file when running as a daemon, below a root.
-pub const PLUGTOP_PID: &str = "run/plugtop.pid";
+pub use super::pid_file::PLUGTOP_PID;
 
 /// Held for as long as plugtop may act; dropping it releases the lock.
 #[derive(Debug)]
