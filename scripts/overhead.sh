@@ -6,8 +6,8 @@
 # It acts on a temporary root whose /proc and CPU-list files are symbolic
 # links to this machine's, so the daemon reads the live kernel, while the
 # files it writes (cpuN/online, cmm_pages) are plain files in the temporary
-# root: nothing real is ever written (plugtop refuses to write through a
-# link that leads outside its root).
+# root: nothing real is ever written (plugtop's writes resolve below its
+# root as in a chroot; only its reads of /proc and /sys follow these links).
 #
 # usage: scripts/overhead.sh [DURATION_SECONDS]   (default 300)
 #        PLUGTOP_BIN=/path/to/plugtop scripts/overhead.sh 60   (compare builds)

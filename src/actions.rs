@@ -410,14 +410,9 @@ pub fn run_headless(args: RunArgs, out: &mut dyn Write) -> anyhow::Result<Status
     };
     let (mut log, system_log) = log_sink(child);
     let log = log.as_mut();
-    let pid_file = child.then(|| options.root.join(plugtop::control::lock::PLUGTOP_PID));
-    if let Some(pid_file) = &pid_file {
-        if let Some(dir) = pid_file.parent() {
-            std::fs::create_dir_all(dir)
-                .with_context(|| format!("cannot create {}", dir.display()))?;
-        }
-        std::fs::write(pid_file, format!("{}\n", std::process::id()))
-            .with_context(|| format!("cannot write {}", pid_file.display()))?;
+    // A daemon's pid file, beneath the root as every write there.
+    if child {
+        plugtop::control::pid_file::write(&options.root).context("cannot write the pid file")?;
     }
     let signals = daemon::Signals::install().context("cannot install signal handlers")?;
     let ended = match &replay {
@@ -427,8 +422,8 @@ pub fn run_headless(args: RunArgs, out: &mut dyn Write) -> anyhow::Result<Status
         }
         None => daemon::run(&options, log, &signals),
     };
-    if let Some(pid_file) = &pid_file {
-        let _ = std::fs::remove_file(pid_file);
+    if child {
+        plugtop::control::pid_file::remove(&options.root);
     }
     Ok(match ended {
         Ok(daemon::Ending::Stopped) => Status::Ok,

@@ -59,13 +59,14 @@ fn plugs_the_lowest_configured_offline_cpu_and_unplugs_the_highest_online() {
 fn a_cpu_that_rejects_the_write_is_skipped_for_the_next() {
     let root = FakeRoot::guest(1);
     cpus(&root, [true, true, true, true], true);
-    // cpu3/online leads outside the root: reading works, writing is refused.
+    // cpu3/online leads outside the root by `..`: reading works, writing
+    // is refused (an absolute link would resolve inside the root).
     let outside = tempfile::tempdir().expect("temporary directory");
     let target = outside.path().join("online");
     std::fs::write(&target, "1\n").expect("outside file");
     let link = root.path().join("sys/devices/system/cpu/cpu3/online");
     std::fs::remove_file(&link).expect("remove");
-    std::os::unix::fs::symlink(&target, &link).expect("symlink");
+    std::os::unix::fs::symlink(common::climbing_to(&target), &link).expect("symlink");
     let mut a = RootActuator::new(root.path()).expect("root");
     let mut failures = Vec::new();
     assert_eq!(

@@ -1,6 +1,7 @@
 //! Roots that try to lead plugtop's writes elsewhere: links swapped in while
 //! it writes, a planted temporary journal, a lock directory linked outside.
-//! Nothing outside the root may ever change.
+//! Nothing outside the root may ever change (an absolute link resolves
+//! inside the root, as in a chroot; a `..` above the root is refused).
 
 mod common;
 
@@ -43,12 +44,19 @@ fn a_link_swapped_in_while_plugtop_writes_never_leads_outside() {
     let stop = Arc::new(AtomicBool::new(false));
     let swapper = {
         let (stop, dir, precious) = (Arc::clone(&stop), dir.clone(), precious.clone());
+        let climbing = common::climbing_to(&precious);
         std::thread::spawn(move || {
             let (link, file) = (dir.join("link.tmp"), dir.join("file.tmp"));
             let mut swaps = 0u64;
             while !stop.load(Ordering::SeqCst) {
                 let _ = std::fs::remove_file(&link);
-                let _ = symlink(&precious, &link);
+                // Absolute (inside the root, as in a chroot) and climbing
+                // out by `..`, in turns.
+                if swaps.is_multiple_of(2) {
+                    let _ = symlink(&precious, &link);
+                } else {
+                    let _ = symlink(&climbing, &link);
+                }
                 let _ = std::fs::rename(&link, dir.join("online"));
                 let _ = std::fs::write(&file, "0\n");
                 let _ = std::fs::rename(&file, dir.join("online"));
@@ -102,28 +110,55 @@ fn a_planted_temporary_journal_is_replaced_not_written_through() {
         "the journal went through the planted link"
     );
     assert_eq!(
-        journal::read(&state).ok().flatten().map(|s| s.online),
+        journal::read(root.path(), &state)
+            .ok()
+            .flatten()
+            .map(|s| s.online),
         Some(vec![0])
     );
 }
 
-#[test]
-fn a_journal_directory_linked_outside_is_refused() {
-    let root = FakeRoot::guest(1);
-    let outside = common::tempdir();
-    std::fs::create_dir_all(root.path().join("run")).expect("run");
-    symlink(outside.path(), root.path().join("run/plugtop")).expect("link");
-    let state = root.path().join("run/plugtop/state");
-    let e = journal::write(root.path(), &state, &start());
-    assert!(e.is_err(), "a journal outside the root was written");
-    assert!(
-        std::fs::read_dir(outside.path()).is_ok_and(|mut d| d.next().is_none()),
-        "nothing created outside"
-    );
+fn empty(dir: &Path) -> bool {
+    std::fs::read_dir(dir).is_ok_and(|mut d| d.next().is_none())
 }
 
 #[test]
-fn a_lock_directory_linked_outside_is_refused_and_says_so() {
+fn a_journal_directory_linked_outside_by_dot_dot_is_refused_and_an_absolute_link_stays_inside() {
+    let root = FakeRoot::guest(1);
+    let outside = common::tempdir();
+    std::fs::create_dir_all(root.path().join("run")).expect("run");
+    let link = root.path().join("run/plugtop");
+    let state = root.path().join("run/plugtop/state");
+    symlink(common::climbing_to(outside.path()), &link).expect("link");
+    let e = journal::write(root.path(), &state, &start());
+    let message = e.err().map(|e| e.to_string()).unwrap_or_default();
+    assert!(message.contains("outside the root"), "{message}");
+    assert!(empty(outside.path()), "nothing created outside");
+    // The same place as an absolute link is that place inside the root.
+    std::fs::remove_file(&link).expect("rm");
+    symlink(outside.path(), &link).expect("link");
+    journal::write(root.path(), &state, &start()).expect("written inside the root");
+    let inside = root
+        .path()
+        .join(outside.path().strip_prefix("/").expect("absolute"));
+    assert!(
+        inside.join("state").is_file(),
+        "written at ROOT{}",
+        outside.path().display()
+    );
+    assert_eq!(
+        journal::read(root.path(), &state)
+            .ok()
+            .flatten()
+            .map(|s| s.online),
+        Some(vec![0]),
+        "read back where it was written"
+    );
+    assert!(empty(outside.path()), "nothing created outside");
+}
+
+#[test]
+fn a_lock_directory_linked_outside_by_dot_dot_is_refused_and_says_so() {
     for linked in ["var/lock", "var"] {
         let root = FakeRoot::guest(1);
         let outside = common::tempdir();
@@ -131,17 +166,32 @@ fn a_lock_directory_linked_outside_is_refused_and_says_so() {
         if let Some(parent) = link.parent() {
             std::fs::create_dir_all(parent).expect("parent");
         }
-        symlink(outside.path(), &link).expect("link");
+        symlink(common::climbing_to(outside.path()), &link).expect("link");
         let e = lock::acquire(root.path()).map(|_| ());
         let message = e.err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(message.contains("outside the root"), "{linked}: {message}");
+        assert!(empty(outside.path()), "{linked}: nothing created outside");
+        // As an absolute link, the lock goes to that place inside the root.
+        std::fs::remove_file(&link).expect("rm");
+        symlink(outside.path(), &link).expect("link");
+        let held = lock::acquire(root.path()).expect("locked inside the root");
+        let inside = root
+            .path()
+            .join(outside.path().strip_prefix("/").expect("absolute"));
+        let lock_file = if linked == "var" {
+            "lock/cpuplugd.lock"
+        } else {
+            "cpuplugd.lock"
+        };
         assert!(
-            message.contains("outside the root") || message.contains("symbolic link"),
-            "{linked}: {message}"
+            inside.join(lock_file).is_file(),
+            "{linked}: lock at ROOT{}",
+            outside.path().display()
         );
-        assert!(
-            std::fs::read_dir(outside.path()).is_ok_and(|mut d| d.next().is_none()),
-            "{linked}: nothing created outside"
-        );
+        assert!(empty(outside.path()), "{linked}: nothing created outside");
+        drop(held);
+        lock::release(root.path());
+        assert!(!inside.join(lock_file).exists(), "{linked}: released");
     }
 }
 

@@ -233,7 +233,7 @@ fn kept_message(options: &GuardOptions) -> String {
 /// Step 3: the journal of an earlier run, if one may be adopted; an error
 /// when another plugtop still acts or a dead one left the guest changed.
 fn earlier_run(options: &GuardOptions) -> Result<Option<StartState>, GuardError> {
-    match journal::read(&options.state)? {
+    match journal::read(&options.root, &options.state)? {
         Some(old) if journal::pid_alive(old.pid) && old.pid != std::process::id() => {
             Err(GuardError::Conflict(format!(
                 "another plugtop (pid {}) acts on {} (journal {})",
@@ -255,7 +255,7 @@ fn earlier_run(options: &GuardOptions) -> Result<Option<StartState>, GuardError>
 /// `plugtop restore`: puts a guest back from the journal a dead plugtop
 /// left. `Ok(None)` when there is no journal.
 pub fn restore_from_journal(options: &GuardOptions) -> Result<Option<GiveBack>, GuardError> {
-    let Some(start) = journal::read(&options.state)? else {
+    let Some(start) = journal::read(&options.root, &options.state)? else {
         return Ok(None);
     };
     if journal::pid_alive(start.pid) && start.pid != std::process::id() {
@@ -325,7 +325,7 @@ fn give_back_after_panic() {
         &options.root,
         std::time::Duration::from_secs(2),
     );
-    let restored = match (journal::read(&options.state), actuator) {
+    let restored = match (journal::read(&options.root, &options.state), actuator) {
         (Ok(Some(start)), Ok(mut actuator)) => {
             let mut failures = Vec::new();
             let ok = journal::restore(&mut actuator, &start, &mut failures).is_ok()

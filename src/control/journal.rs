@@ -2,7 +2,7 @@
 //! fsynced to disk, so `plugtop restore` can put the guest back after a
 //! `kill -9` or a crash. Removed after a clean restore.
 
-use std::fs::{self, File};
+use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -66,7 +66,7 @@ impl StartState {
 
 /// Writes the journal durably: a new temporary file (created exclusively,
 /// never through a link), fsync, rename, fsync of the directory. A journal
-/// below `root` is written confined to the root by the kernel.
+/// below `root` is written beneath it, resolved as in a chroot.
 pub fn write(root: &Path, path: &Path, state: &StartState) -> Result<(), JournalError> {
     let io = |source| JournalError::Io {
         path: path.display().to_string(),
@@ -91,23 +91,54 @@ pub fn write(root: &Path, path: &Path, state: &StartState) -> Result<(), Journal
     f.write_all(state.text().as_bytes()).map_err(io)?;
     f.sync_all().map_err(io)?;
     beneath.rename(&rel_tmp, rel)?;
-    File::open(dir).and_then(|d| d.sync_all()).map_err(io)?;
+    beneath.sync_dir(rel.parent().unwrap_or(Path::new("")))?;
     Ok(())
 }
 
-/// Reads a journal; `None` when there is none.
-pub fn read(path: &Path) -> Result<Option<StartState>, JournalError> {
+/// The most a journal may hold; a longer file is not one plugtop wrote.
+const JOURNAL_LIMIT: u64 = 1 << 20;
+
+/// A journal's bytes, read where [`write`] puts it: beneath `root` (as in
+/// a chroot) when it lies there by name, else by its path; never blocking
+/// on a FIFO, never cut short. `None` when there is none.
+fn read_bytes(root: &Path, path: &Path) -> Result<Option<Vec<u8>>, JournalError> {
+    if let Ok(b) = Beneath::open(root)
+        && let Some(rel) = b.relative(path)
+    {
+        return match b.read_small(rel, JOURNAL_LIMIT) {
+            Ok(bytes) => Ok(Some(bytes)),
+            Err(e) if e.is_not_found() => Ok(None),
+            Err(e) => Err(e.into()),
+        };
+    }
+    let too_long = |bytes: &Vec<u8>| bytes.len() as u64 > JOURNAL_LIMIT;
+    match crate::kernel::regular::read_small(path, JOURNAL_LIMIT + 1) {
+        Ok(bytes) if !too_long(&bytes) => Ok(Some(bytes)),
+        Ok(_) => Err(JournalError::Io {
+            path: path.display().to_string(),
+            source: std::io::Error::other(format!(
+                "more than {JOURNAL_LIMIT} bytes; not a journal plugtop wrote"
+            )),
+        }),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(source) => Err(JournalError::Io {
+            path: path.display().to_string(),
+            source,
+        }),
+    }
+}
+
+/// Reads the journal at `path` (of the guest below `root`); `None` when
+/// there is none.
+pub fn read(root: &Path, path: &Path) -> Result<Option<StartState>, JournalError> {
     let shown = path.display().to_string();
-    let text = match fs::read_to_string(path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(source) => {
-            return Err(JournalError::Io {
-                path: shown,
-                source,
-            });
-        }
+    let Some(bytes) = read_bytes(root, path)? else {
+        return Ok(None);
     };
+    let text = String::from_utf8(bytes).map_err(|e| JournalError::Io {
+        path: shown.clone(),
+        source: std::io::Error::new(std::io::ErrorKind::InvalidData, e),
+    })?;
     let bad = |line: usize, what: &str| JournalError::Malformed {
         path: shown.clone(),
         line,

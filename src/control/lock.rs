@@ -2,7 +2,7 @@
 //! another plugtop acts on the same root, and holds cpuplugd's own lock so
 //! cpuplugd cannot start beside it.
 
-use std::fs::{self, File, TryLockError};
+use std::fs::{File, TryLockError};
 use std::path::{Path, PathBuf};
 
 use super::journal::pid_alive;
@@ -13,7 +13,7 @@ pub const LOCK_FILE: &str = "var/lock/cpuplugd.lock";
 /// cpuplugd's pid file, below a root.
 pub const CPUPLUGD_PID: &str = "run/cpuplugd.pid";
 /// plugtop's pid file when running as a daemon, below a root.
-pub const PLUGTOP_PID: &str = "run/plugtop.pid";
+pub use super::pid_file::PLUGTOP_PID;
 
 /// Held for as long as plugtop may act; dropping it releases the lock.
 #[derive(Debug)]
@@ -52,28 +52,43 @@ pub enum LockError {
     },
 }
 
+/// The most a pid file may hold: a number and a newline, with room to spare.
+const PID_FILE_LIMIT: u64 = 4096;
+
+/// Refuses when cpuplugd's pid file exists: cpuplugd refuses to start while
+/// it does, even a stale one. Read beneath the root (a link there resolves
+/// as in a chroot), without blocking on a FIFO and bounded; a pid file that
+/// cannot be read says nothing about cpuplugd, so that refuses too.
+fn refuse_beside_cpuplugd(root: &Path, beneath: &Beneath) -> Result<(), LockError> {
+    let text = match beneath.read_small(Path::new(CPUPLUGD_PID), PID_FILE_LIMIT) {
+        Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+        Err(e) if e.is_not_found() => return Ok(()),
+        Err(e) => return Err(e.into()),
+    };
+    let file = root.join(CPUPLUGD_PID).display().to_string();
+    Err(match text.trim().parse::<u32>() {
+        Ok(pid) if pid_alive(pid) => LockError::CpuplugdRuns { pid, file },
+        _ => LockError::StalePidFile {
+            pid: text.trim().chars().take(20).collect(),
+            file,
+        },
+    })
+}
+
 /// Checks that no cpuplugd runs and takes the lock below `root`.
 pub fn acquire(root: &Path) -> Result<GuestLock, LockError> {
-    // cpuplugd refuses to start while its pid file exists, even a stale one.
-    let pid_file = root.join(CPUPLUGD_PID);
-    if let Ok(text) = fs::read_to_string(&pid_file) {
-        let file = pid_file.display().to_string();
-        return Err(match text.trim().parse::<u32>() {
-            Ok(pid) if pid_alive(pid) => LockError::CpuplugdRuns { pid, file },
-            _ => LockError::StalePidFile {
-                pid: text.trim().chars().take(20).collect(),
-                file,
-            },
-        });
-    }
     let path = root.join(LOCK_FILE);
     let io = |source| LockError::Io {
         path: path.display().to_string(),
         source,
     };
-    // Created beneath the root by the kernel: a `var` or `var/lock` linked
-    // elsewhere cannot put the lock file outside it.
-    let beneath = Beneath::open(root).map_err(io)?;
+    // Resolved beneath the root as in a chroot: `var/lock` → `/run/lock`
+    // (Debian) is followed inside the root, and no link leads outside it.
+    let beneath = Beneath::open(root).map_err(|source| LockError::Io {
+        path: root.display().to_string(),
+        source,
+    })?;
+    refuse_beside_cpuplugd(root, &beneath)?;
     let rel = Path::new(LOCK_FILE);
     if let Some(dir) = rel.parent() {
         beneath.create_dirs(dir)?;

@@ -1,6 +1,7 @@
 //! Acting on the guest: the actuator that writes sysfs and `cmm_pages`
 //! below a root, the restore journal, the one-controller-per-guest lock,
-//! and the controller that decides, per mode, what gets written.
+//! the daemon's pid file, and the controller that decides, per mode, what
+//! gets written.
 
 pub mod controller;
 pub mod feedback;
@@ -10,5 +11,6 @@ pub mod journal;
 pub mod lock;
 pub mod log_entries;
 pub mod patterns;
+pub mod pid_file;
 pub mod session;
 pub mod watch;

@@ -85,7 +85,7 @@ pub trait Actuator {
 }
 
 /// The guest below a root directory (`/` in production). Writes go through
-/// [`Beneath`]: resolved inside the root by the kernel, so no link (even
+/// [`Beneath`]: resolved inside the root as in a chroot, so no link (even
 /// one swapped in while plugtop works) leads them outside.
 #[derive(Debug, Clone)]
 pub struct RootActuator {
@@ -145,7 +145,7 @@ impl RootActuator {
         cpus
     }
 
-    /// Writes `text` to `rel` below the root, confined to it by the kernel.
+    /// Writes `text` to `rel` below the root, resolved as in a chroot.
     fn write(&self, rel: &str, text: &str) -> Result<(), ActError> {
         let _guard = if self.after_panic {
             None

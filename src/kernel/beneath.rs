@@ -1,27 +1,46 @@
-//! Files opened beneath a root at the system-call level: every component is
-//! resolved inside the root (`openat2` with `RESOLVE_BENEATH` where the
-//! kernel has it, component by component otherwise, through cap-std), so a
-//! symbolic link swapped in between a check and the open cannot lead a
-//! write outside the root. plugtop runs as root and writes to the kernel:
-//! every write it makes goes through here.
+//! Files beneath a root, resolved as in a chroot at the system-call level
+//! (see [`chroot_walk`](super::chroot_walk)): an absolute link inside the
+//! root leads from the root (`/var/lock` → `/run/lock` on Debian, also in
+//! `--root DIR`), and a `..` that would climb above it is refused, so a
+//! link swapped in between a check and the open cannot lead a write
+//! outside the root. plugtop runs as root and writes to the kernel: every
+//! write it makes below a root goes through here, and so do the reads that
+//! decide whether it may act (cpuplugd's pid file, the journal).
 
-use std::io::Write;
+use std::fs::File;
+use std::io::{Read, Write};
+use std::os::fd::OwnedFd;
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
-use cap_std::ambient_authority;
-use cap_std::fs::{Dir, OpenOptions};
+use rustix::fs::{AtFlags, Mode, OFlags};
 
-/// Why a file beneath the root could not be written.
+use super::chroot_walk::{self, Last, WalkError};
+
+/// Why a file beneath the root could not be used.
 #[derive(Debug, thiserror::Error)]
 pub enum BeneathError {
-    /// The path (or a link on it) leads outside the root.
-    #[error("{path} leads outside the root {root}; refusing to write there")]
-    Outside { path: String, root: String },
-    /// A directory on the path is a symbolic link.
+    /// The path (or a link on it) climbs above the root by `..`.
+    #[error("{path} leads outside the root {root}; refusing to {act} there")]
+    Outside {
+        path: String,
+        root: String,
+        act: &'static str,
+    },
+    /// The last component is a link where plugtop creates or locks a file.
     #[error(
-        "{path} is a symbolic link; plugtop does not write through links below the root {root}"
+        "{path} is a symbolic link; plugtop does not follow a link at the end of a file it creates or locks below the root {root}"
     )]
     Link { path: String, root: String },
+    /// More links on the way than Linux follows.
+    #[error(
+        "{path}: more than {max} symbolic links on the way below the root {root} (a loop?)",
+        max = chroot_walk::MAX_LINKS
+    )]
+    Loop { path: String, root: String },
+    /// A FIFO, a device or a socket where a regular file should be.
+    #[error("{path} is not a regular file (a FIFO, a device or a socket?); refusing to use it")]
+    NotRegular { path: String },
     #[error("{path}: {source}")]
     Io {
         path: String,
@@ -30,18 +49,29 @@ pub enum BeneathError {
     },
 }
 
-/// A root directory, held open.
+impl BeneathError {
+    /// True when the file (or a directory on its way) does not exist.
+    pub fn is_not_found(&self) -> bool {
+        matches!(self, BeneathError::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound)
+    }
+}
+
+/// A root directory, held open: every path is resolved from it.
 #[derive(Debug)]
 pub struct Beneath {
-    dir: Dir,
+    dir: OwnedFd,
     root: PathBuf,
 }
 
+/// How a file is created: readable by all, as before (the umask applies).
+const FILE_MODE: u32 = 0o666;
+
 impl Beneath {
-    /// Opens `root` for confined access.
+    /// Opens `root` for confined access (the root itself may be a link).
     pub fn open(root: &Path) -> std::io::Result<Beneath> {
+        let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC;
         Ok(Beneath {
-            dir: Dir::open_ambient_dir(root, ambient_authority())?,
+            dir: rustix::fs::open(root, flags, Mode::empty())?,
             root: root.to_path_buf(),
         })
     }
@@ -51,18 +81,51 @@ impl Beneath {
         &self.root
     }
 
-    fn error(&self, rel: &Path, source: std::io::Error) -> BeneathError {
-        let path = Path::new("/").join(rel).display().to_string();
-        // cap-std reports an escape as its own error, with no errno.
-        if source.raw_os_error().is_none() && source.kind() == std::io::ErrorKind::PermissionDenied
-        {
-            BeneathError::Outside {
-                path,
-                root: self.root.display().to_string(),
-            }
-        } else {
-            BeneathError::Io { path, source }
+    /// `rel` as seen inside the root, for messages.
+    fn shown(rel: &Path) -> String {
+        Path::new("/").join(rel).display().to_string()
+    }
+
+    fn error(&self, rel: &Path, e: WalkError, act: &'static str) -> BeneathError {
+        let path = Self::shown(rel);
+        let root = self.root.display().to_string();
+        match e {
+            WalkError::Outside => BeneathError::Outside { path, root, act },
+            WalkError::Loop => BeneathError::Loop { path, root },
+            WalkError::LastIsLink => BeneathError::Link { path, root },
+            WalkError::Io(source) => BeneathError::Io { path, source },
         }
+    }
+
+    fn io_error(rel: &Path, source: std::io::Error) -> BeneathError {
+        BeneathError::Io {
+            path: Self::shown(rel),
+            source,
+        }
+    }
+
+    /// `file` when it is a regular file.
+    fn regular(file: File, rel: &Path) -> Result<File, BeneathError> {
+        match file.metadata() {
+            Ok(m) if m.file_type().is_file() => Ok(file),
+            Ok(_) => Err(BeneathError::NotRegular {
+                path: Self::shown(rel),
+            }),
+            Err(e) => Err(Self::io_error(rel, e)),
+        }
+    }
+
+    fn open_file(
+        &self,
+        rel: &Path,
+        flags: OFlags,
+        last: Last,
+        act: &'static str,
+    ) -> Result<File, BeneathError> {
+        let mode = Mode::from_raw_mode(FILE_MODE);
+        chroot_walk::open(&self.dir, rel.as_os_str().as_bytes(), flags, mode, last)
+            .map(File::from)
+            .map_err(|e| self.error(rel, e, act))
     }
 
     /// Writes `text` into the existing file `rel` (a sysfs attribute,
@@ -70,81 +133,265 @@ impl Beneath {
     /// Opened without blocking and refused unless it is a regular file, so
     /// a FIFO planted there cannot hang plugtop.
     pub fn write_existing(&self, rel: &Path, text: &[u8]) -> Result<(), BeneathError> {
-        use cap_std::fs::OpenOptionsExt;
-        let mut options = OpenOptions::new();
-        options
-            .write(true)
-            .truncate(true)
-            .custom_flags(libc::O_NONBLOCK);
-        self.dir
-            .open_with(rel, &options)
-            .map(|f| f.into_std())
-            .and_then(|f| super::regular::must_be_regular(f, rel))
-            .and_then(|mut f| f.write_all(text))
-            .map_err(|e| self.error(rel, e))
+        let flags = OFlags::WRONLY | OFlags::TRUNC | OFlags::NONBLOCK;
+        let mut file = Self::regular(self.open_file(rel, flags, Last::Follow, "write")?, rel)?;
+        file.write_all(text).map_err(|e| Self::io_error(rel, e))
     }
 
-    /// Creates the directories of `rel` beneath the root; a link where a
-    /// directory should be is refused by name.
+    /// Reads the regular file `rel` whole, without blocking (a FIFO there
+    /// is refused, not waited on); more than `limit` bytes is an error, so
+    /// a cut reading is never taken for the whole file.
+    pub fn read_small(&self, rel: &Path, limit: u64) -> Result<Vec<u8>, BeneathError> {
+        let flags = OFlags::RDONLY | OFlags::NONBLOCK;
+        let file = Self::regular(self.open_file(rel, flags, Last::Follow, "read")?, rel)?;
+        let mut out = Vec::new();
+        file.take(limit.saturating_add(1))
+            .read_to_end(&mut out)
+            .map_err(|e| Self::io_error(rel, e))?;
+        if out.len() as u64 > limit {
+            return Err(Self::io_error(
+                rel,
+                std::io::Error::other(format!(
+                    "more than {limit} bytes; not the small file plugtop expects there"
+                )),
+            ));
+        }
+        Ok(out)
+    }
+
+    /// Creates the directories of `rel` beneath the root, also where a
+    /// link on the way leads (inside the root all the same).
     pub fn create_dirs(&self, rel: &Path) -> Result<(), BeneathError> {
-        self.dir.create_dir_all(rel).map_err(|e| {
-            let mut at = std::path::PathBuf::new();
-            for part in rel.components() {
-                at.push(part);
-                if self
-                    .dir
-                    .symlink_metadata(&at)
-                    .is_ok_and(|m| m.file_type().is_symlink())
-                {
-                    return BeneathError::Link {
-                        path: Path::new("/").join(&at).display().to_string(),
-                        root: self.root.display().to_string(),
-                    };
-                }
-            }
-            self.error(rel, e)
-        })
+        chroot_walk::create_dirs(&self.dir, rel.as_os_str().as_bytes())
+            .map_err(|e| self.error(rel, e, "write"))
     }
 
     /// Creates `rel` as a new file (never an existing one, never through a
     /// link): for temporary files.
-    pub fn create_new(&self, rel: &Path) -> Result<std::fs::File, BeneathError> {
-        let mut options = OpenOptions::new();
-        options.write(true).create_new(true);
-        self.dir
-            .open_with(rel, &options)
-            .map(|f| f.into_std())
-            .map_err(|e| self.error(rel, e))
+    pub fn create_new(&self, rel: &Path) -> Result<File, BeneathError> {
+        let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL;
+        self.open_file(rel, flags, Last::Refuse, "write")
     }
 
-    /// Opens `rel` for writing, creating it if needed (the lock file).
-    pub fn open_or_create(&self, rel: &Path) -> Result<std::fs::File, BeneathError> {
-        let mut options = OpenOptions::new();
-        options.write(true).create(true).truncate(false);
-        self.dir
-            .open_with(rel, &options)
-            .map(|f| f.into_std())
-            .map_err(|e| self.error(rel, e))
+    /// Opens `rel` for writing, creating it if needed (the lock file): a
+    /// link there is refused, never followed, and so is anything but a
+    /// regular file (opened without blocking, so a FIFO cannot hang it).
+    pub fn open_or_create(&self, rel: &Path) -> Result<File, BeneathError> {
+        let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::NONBLOCK;
+        Self::regular(self.open_file(rel, flags, Last::Refuse, "write")?, rel)
     }
 
     /// Renames `from` to `to`, both beneath the root (a link at `to` is
     /// replaced, never followed).
     pub fn rename(&self, from: &Path, to: &Path) -> Result<(), BeneathError> {
-        self.dir
-            .rename(from, &self.dir, to)
-            .map_err(|e| self.error(to, e))
+        let (from_dir, from_name) = chroot_walk::parent(&self.dir, from.as_os_str().as_bytes())
+            .map_err(|e| self.error(from, e, "write"))?;
+        let (to_dir, to_name) = chroot_walk::parent(&self.dir, to.as_os_str().as_bytes())
+            .map_err(|e| self.error(to, e, "write"))?;
+        rustix::fs::renameat(&from_dir, from_name, &to_dir, to_name)
+            .map_err(|e| Self::io_error(to, e.into()))
     }
 
     /// Removes `rel` (a link itself, not what it points to); absent is fine.
     pub fn remove(&self, rel: &Path) -> Result<(), BeneathError> {
-        match self.dir.remove_file(rel) {
-            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(self.error(rel, e)),
+        let removed = chroot_walk::parent(&self.dir, rel.as_os_str().as_bytes())
+            .map_err(|e| self.error(rel, e, "write"))
+            .and_then(|(dir, name)| {
+                rustix::fs::unlinkat(&dir, name, AtFlags::empty())
+                    .map_err(|e| Self::io_error(rel, e.into()))
+            });
+        match removed {
+            Err(e) if !e.is_not_found() => Err(e),
             _ => Ok(()),
         }
+    }
+
+    /// Flushes the directory `rel` to disk (after a rename into it).
+    pub fn sync_dir(&self, rel: &Path) -> Result<(), BeneathError> {
+        let flags = OFlags::RDONLY | OFlags::DIRECTORY;
+        self.open_file(rel, flags, Last::Follow, "write")?
+            .sync_all()
+            .map_err(|e| Self::io_error(rel, e))
     }
 
     /// `path` relative to the root, when it lies beneath it by name.
     pub fn relative<'p>(&self, path: &'p Path) -> Option<&'p Path> {
         path.strip_prefix(&self.root).ok()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::symlink;
+
+    const UNTOUCHED: &str = "outside, untouched\n";
+
+    /// A root with `run/lock` and `var/lock` → `/run/lock`, and a file
+    /// outside it that must never change.
+    fn debian_like() -> (tempfile::TempDir, PathBuf, PathBuf) {
+        let dir = tempfile::tempdir().expect("dir");
+        let root = dir.path().join("root");
+        std::fs::create_dir_all(root.join("run/lock")).expect("run/lock");
+        std::fs::create_dir_all(root.join("var")).expect("var");
+        symlink("/run/lock", root.join("var/lock")).expect("link");
+        let outside = dir.path().join("precious");
+        std::fs::write(&outside, UNTOUCHED).expect("outside");
+        (dir, root, outside)
+    }
+
+    fn mkfifo(path: &Path) {
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            path,
+            rustix::fs::FileType::Fifo,
+            Mode::from_raw_mode(0o600),
+            0,
+        )
+        .expect("mkfifo");
+    }
+
+    #[test]
+    fn an_escape_by_dot_dot_names_the_path_inside_the_root_and_the_root() {
+        let (_dir, root, outside) = debian_like();
+        let b = Beneath::open(&root).expect("root");
+        let e = b
+            .write_existing(Path::new("var/lock/../../../precious"), b"x")
+            .expect_err("refused");
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "/var/lock/../../../precious leads outside the root {}; refusing to write there",
+                root.display()
+            )
+        );
+        let e = b
+            .read_small(Path::new("../precious"), 64)
+            .expect_err("refused");
+        assert!(e.to_string().contains("refusing to read there"), "{e}");
+        assert_eq!(
+            std::fs::read_to_string(&outside).ok().as_deref(),
+            Some(UNTOUCHED)
+        );
+    }
+
+    #[test]
+    fn writers_follow_absolute_links_inside_the_root() {
+        let (_dir, root, _outside) = debian_like();
+        let b = Beneath::open(&root).expect("root");
+        b.create_dirs(Path::new("var/lock/sub")).expect("dirs");
+        assert!(root.join("run/lock/sub").is_dir());
+        let lock = Path::new("var/lock/sub/cpuplugd.lock");
+        drop(b.open_or_create(lock).expect("lock file"));
+        assert!(root.join("run/lock/sub/cpuplugd.lock").is_file());
+        b.write_existing(lock, b"42\n").expect("write");
+        assert_eq!(b.read_small(lock, 64).expect("read"), b"42\n");
+        let tmp = Path::new("var/lock/sub/state.tmp");
+        drop(b.create_new(tmp).expect("new"));
+        b.rename(tmp, Path::new("var/lock/sub/state"))
+            .expect("rename");
+        assert!(root.join("run/lock/sub/state").is_file());
+        b.sync_dir(Path::new("var/lock/sub")).expect("sync");
+        b.remove(lock).expect("remove");
+        assert!(!root.join("run/lock/sub/cpuplugd.lock").exists());
+        b.remove(lock).expect("absent is fine");
+    }
+
+    #[test]
+    fn a_last_link_is_never_followed_by_what_creates_renames_or_removes() {
+        let (_dir, root, outside) = debian_like();
+        let b = Beneath::open(&root).expect("root");
+        for name in ["run/lock/planted", "run/lock/planted.tmp", "run/lock/gone"] {
+            symlink(&outside, root.join(name)).expect("link");
+        }
+        let e = b
+            .open_or_create(Path::new("var/lock/planted"))
+            .expect_err("refused");
+        assert!(e.to_string().contains("is a symbolic link"), "{e}");
+        let e = b
+            .create_new(Path::new("var/lock/planted.tmp"))
+            .expect_err("refused");
+        assert!(e.to_string().contains("File exists"), "{e}");
+        drop(b.create_new(Path::new("run/lock/new")).expect("new"));
+        b.rename(Path::new("run/lock/new"), Path::new("var/lock/planted"))
+            .expect("the link is replaced");
+        assert!(
+            std::fs::symlink_metadata(root.join("run/lock/planted")).is_ok_and(|m| m.is_file())
+        );
+        b.remove(Path::new("var/lock/gone"))
+            .expect("the link itself goes");
+        assert!(std::fs::symlink_metadata(root.join("run/lock/gone")).is_err());
+        assert_eq!(
+            std::fs::read_to_string(&outside).ok().as_deref(),
+            Some(UNTOUCHED)
+        );
+    }
+
+    #[test]
+    fn fifos_and_long_files_are_refused_at_once() {
+        let (_dir, root, _outside) = debian_like();
+        let b = Beneath::open(&root).expect("root");
+        mkfifo(&root.join("run/lock/fifo"));
+        for result in [
+            b.read_small(Path::new("var/lock/fifo"), 64).map(|_| ()),
+            b.write_existing(Path::new("var/lock/fifo"), b"1"),
+            b.open_or_create(Path::new("var/lock/fifo")).map(|_| ()),
+        ] {
+            let e = result.expect_err("refused");
+            assert!(
+                matches!(e, BeneathError::NotRegular { .. })
+                    || e.to_string().contains("No such device or address"),
+                "{e}"
+            );
+        }
+        std::fs::write(root.join("run/lock/long"), [b'7'; 65]).expect("long");
+        let e = b
+            .read_small(Path::new("run/lock/long"), 64)
+            .expect_err("too long");
+        assert!(e.to_string().contains("more than 64 bytes"), "{e}");
+        assert_eq!(
+            b.read_small(Path::new("run/lock/long"), 65)
+                .map(|v| v.len())
+                .ok(),
+            Some(65)
+        );
+    }
+
+    #[test]
+    fn a_loop_is_an_error_that_says_so() {
+        let (_dir, root, _outside) = debian_like();
+        symlink("/run/b", root.join("run/a")).expect("link");
+        symlink("a", root.join("run/b")).expect("link");
+        let b = Beneath::open(&root).expect("root");
+        let e = b.create_dirs(Path::new("run/a/x")).expect_err("a loop");
+        assert!(e.to_string().contains("more than 40 symbolic links"), "{e}");
+        assert!(matches!(e, BeneathError::Loop { .. }));
+    }
+
+    #[test]
+    fn a_directory_swapped_for_a_link_between_calls_still_cannot_escape() {
+        let (dir, root, outside) = debian_like();
+        let b = Beneath::open(&root).expect("root");
+        b.create_dirs(Path::new("run/plugtop")).expect("dirs");
+        std::fs::write(root.join("run/plugtop/state"), "1\n").expect("state");
+        b.write_existing(Path::new("run/plugtop/state"), b"2\n")
+            .expect("inside");
+        // Between two calls, run/plugtop becomes a link: an absolute one
+        // stays inside the root, a relative one climbing out is refused.
+        std::fs::remove_dir_all(root.join("run/plugtop")).expect("rm");
+        symlink(dir.path(), root.join("run/plugtop")).expect("link");
+        let e = b.write_existing(Path::new("run/plugtop/precious"), b"x");
+        assert!(
+            e.is_err_and(|e| e.is_not_found()),
+            "resolved inside the root"
+        );
+        std::fs::remove_file(root.join("run/plugtop")).expect("rm");
+        symlink("../..", root.join("run/plugtop")).expect("link");
+        let e = b.write_existing(Path::new("run/plugtop/precious"), b"x");
+        assert!(matches!(e, Err(BeneathError::Outside { .. })), "{e:?}");
+        assert_eq!(
+            std::fs::read_to_string(&outside).ok().as_deref(),
+            Some(UNTOUCHED)
+        );
     }
 }

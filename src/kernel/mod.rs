@@ -4,6 +4,7 @@
 pub mod actuator;
 pub mod beneath;
 mod bytes;
+mod chroot_walk;
 pub mod cpulist;
 pub mod deltas;
 pub mod fields;

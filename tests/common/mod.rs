@@ -183,3 +183,11 @@ pub fn record_fixture_series(dir: &Path, name: &str) -> String {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     rec
 }
+
+/// A relative link target that climbs out of wherever the link sits (more
+/// `..` than any temporary directory is deep) and then down to `target`
+/// (absolute): a link that leads outside a root by `..`.
+pub fn climbing_to(target: &Path) -> std::path::PathBuf {
+    let down = target.strip_prefix("/").unwrap_or(target);
+    Path::new(&"../".repeat(64)).join(down)
+}
