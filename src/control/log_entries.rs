@@ -43,19 +43,105 @@ pub fn step_lines(
     with_fields: bool,
 ) -> Vec<StepLine> {
     let verbose_only = |n: &Notice| matches!(n, Notice::LimitReached(_) | Notice::Negative { .. });
-    let mode = (
-        "PLUGTOP_MODE",
-        session.controller().mode().key().to_string(),
-    );
-    let line = |kind: LineKind,
-                severity: Severity,
-                text: String,
-                mut fields: Vec<(&'static str, String)>| {
-        if with_fields {
-            fields.insert(0, mode.clone());
-        } else {
-            fields.clear();
+    let say = Say {
+        mode: with_fields.then(|| session.controller().mode().key().to_string()),
+    };
+    let mut out = Vec::new();
+    if let Some(skipped) = step.skipped {
+        out.push(say.line(LineKind::Problem, Severity::Warning, skipped.to_string()));
+    }
+    for n in step.notices.iter().filter(|n| verbose || !verbose_only(n)) {
+        out.push(match n {
+            Notice::Fault { group, fault } => say.with_fields(
+                LineKind::Problem,
+                Severity::Warning,
+                n.to_string(),
+                vec![
+                    ("PLUGTOP_GROUP", (*group).to_string()),
+                    ("PLUGTOP_FAULT", fault.clone()),
+                ],
+            ),
+            _ => say.line(LineKind::Note, Severity::Info, n.to_string()),
+        });
+    }
+    out.extend(event_lines(step, session, verbose, with_fields));
+    for f in &step.findings {
+        if matches!(f, Finding::Changed(_)) {
+            continue;
         }
+        out.push(say.line(LineKind::Problem, Severity::Warning, f.to_string()));
+        if matches!(f, Finding::FlapStarted(_)) {
+            for c in session.watch().changes.iter().rev().take(2).rev() {
+                out.push(say.line(LineKind::Problem, Severity::Error, format!("  {c}")));
+            }
+        }
+    }
+    for h in &step.hints {
+        out.push(say.line(LineKind::Note, Severity::Info, h.to_string()));
+    }
+    if let Some(f) = &step.fatal {
+        let text = format!("{}; cpuplugd would exit here", f.message);
+        out.push(say.line(LineKind::Problem, Severity::Error, text));
+    }
+    out
+}
+
+/// The controller's events of a step, the start limits' first.
+fn event_lines(step: &Step, session: &Session, verbose: bool, with_fields: bool) -> Vec<StepLine> {
+    let events = step
+        .limits
+        .iter()
+        .map(|e| (e, true))
+        .chain(step.events.iter().map(|e| (e, false)));
+    let mut out = Vec::new();
+    for (e, by_limits) in events {
+        let nothing_left = matches!(
+            e,
+            Event::Failed {
+                nothing_left: true,
+                ..
+            }
+        );
+        if nothing_left && !verbose {
+            continue;
+        }
+        let kind = match e {
+            Event::Failed { .. } | Event::CpuWriteFailed(_) => LineKind::Problem,
+            Event::Would { .. } => LineKind::Decision,
+            _ => LineKind::Action,
+        };
+        out.push(StepLine {
+            kind,
+            entry: event_entry(e, by_limits, step, session, with_fields),
+        });
+    }
+    out
+}
+
+/// Makes message lines: a warning's text says so, and fields (the mode
+/// first) only for a sink that keeps them.
+struct Say {
+    mode: Option<String>,
+}
+
+impl Say {
+    fn line(&self, kind: LineKind, severity: Severity, text: String) -> StepLine {
+        self.with_fields(kind, severity, text, Vec::new())
+    }
+
+    fn with_fields(
+        &self,
+        kind: LineKind,
+        severity: Severity,
+        text: String,
+        more: Vec<(&'static str, String)>,
+    ) -> StepLine {
+        let fields = match &self.mode {
+            Some(mode) => std::iter::once(("PLUGTOP_MODE", mode.clone()))
+                .chain(more)
+                .collect(),
+            None => Vec::new(),
+        };
         let (priority, message) = match severity {
             Severity::Info => (Priority::Info, text),
             Severity::Warning => (Priority::Warning, format!("warning: {text}")),
@@ -69,94 +155,7 @@ pub fn step_lines(
                 fields,
             },
         }
-    };
-    let mut out = Vec::new();
-    if let Some(skipped) = step.skipped {
-        out.push(line(
-            LineKind::Problem,
-            Severity::Warning,
-            skipped.to_string(),
-            Vec::new(),
-        ));
     }
-    for n in step.notices.iter().filter(|n| verbose || !verbose_only(n)) {
-        let (kind, severity, fields) = match n {
-            Notice::Fault { group, fault } => (
-                LineKind::Problem,
-                Severity::Warning,
-                vec![
-                    ("PLUGTOP_GROUP", (*group).to_string()),
-                    ("PLUGTOP_FAULT", fault.clone()),
-                ],
-            ),
-            _ => (LineKind::Note, Severity::Info, Vec::new()),
-        };
-        out.push(line(kind, severity, n.to_string(), fields));
-    }
-    let events = step
-        .limits
-        .iter()
-        .map(|e| (e, true))
-        .chain(step.events.iter().map(|e| (e, false)));
-    for (e, by_limits) in events {
-        if matches!(
-            e,
-            Event::Failed {
-                nothing_left: true,
-                ..
-            }
-        ) && !verbose
-        {
-            continue;
-        }
-        let kind = match e {
-            Event::Failed { .. } | Event::CpuWriteFailed(_) => LineKind::Problem,
-            Event::Would { .. } => LineKind::Decision,
-            _ => LineKind::Action,
-        };
-        out.push(StepLine {
-            kind,
-            entry: event_entry(e, by_limits, step, session, with_fields),
-        });
-    }
-    for f in &step.findings {
-        if matches!(f, Finding::Changed(_)) {
-            continue;
-        }
-        out.push(line(
-            LineKind::Problem,
-            Severity::Warning,
-            f.to_string(),
-            Vec::new(),
-        ));
-        if matches!(f, Finding::FlapStarted(_)) {
-            for c in session.watch().changes.iter().rev().take(2).rev() {
-                out.push(line(
-                    LineKind::Problem,
-                    Severity::Error,
-                    format!("  {c}"),
-                    Vec::new(),
-                ));
-            }
-        }
-    }
-    for h in &step.hints {
-        out.push(line(
-            LineKind::Note,
-            Severity::Info,
-            h.to_string(),
-            Vec::new(),
-        ));
-    }
-    if let Some(f) = &step.fatal {
-        out.push(line(
-            LineKind::Problem,
-            Severity::Error,
-            format!("{}; cpuplugd would exit here", f.message),
-            Vec::new(),
-        ));
-    }
-    out
 }
 
 /// The journal's name for an action.
