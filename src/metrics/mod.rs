@@ -56,6 +56,7 @@ pub struct Metrics {
     skipped: Family<Labels, Counter>,
     variables: Family<Labels, FloatGauge>,
     flapping: Gauge,
+    hints: Family<Labels, Gauge>,
     reversals: Counter,
     reversals_seen: u64,
     intervals: Counter,
@@ -149,6 +150,10 @@ pub const FAMILIES: &[(&str, &str)] = &[
     ),
     ("flapping", "1 while the CPU count or the pool flaps"),
     (
+        "hint",
+        "1 once a known pattern was seen on this guest (loadavg lag, steal while the pool grows, Shmem counted as free), by pattern",
+    ),
+    (
         "reversals",
         "Reversals of direction (plug after unplug, and so on) since the start",
     ),
@@ -203,6 +208,7 @@ impl Metrics {
             skipped: register(&mut r, "skipped_intervals"),
             variables: register(&mut r, "variable_value"),
             flapping: register(&mut r, "flapping"),
+            hints: register(&mut r, "hint"),
             reversals: register(&mut r, "reversals"),
             reversals_seen: 0,
             intervals: register(&mut r, "readings"),
@@ -267,6 +273,11 @@ impl Metrics {
         self.last_interval.set(sample.stamp.micros as f64 / 1e6);
         self.intervals.inc();
         self.count_skips(session, step);
+        for h in &step.hints {
+            self.hints
+                .get_or_create(&labels(&[("pattern", h.name)]))
+                .set(1);
+        }
         if step.skipped.is_none() {
             self.rules_and_variables(session, step);
         }
@@ -480,4 +491,51 @@ fn guest_labels(id: &Identity) -> Labels {
         ("cpus_configured".into(), number(id.cpus_configured)),
         ("cpus_standby".into(), number(id.cpus_standby)),
     ]
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::control::flap::FlapConfig;
+    use crate::control::patterns::Hint;
+    use crate::rules::{SourceFile, SystemFacts, load};
+
+    #[test]
+    fn a_hint_of_a_step_becomes_a_series_by_pattern() {
+        let scenario =
+            crate::sim::Scenario::load(std::path::Path::new("examples/scenarios/daytrader.toml"))
+                .expect("a shipped scenario");
+        let sample = crate::sim::Guest::new(&scenario, false).sample();
+        let file = SourceFile::new(
+            "t.conf",
+            b"UPDATE=\"1\"\nCPU_MIN=\"1\"\nCPU_MAX=\"0\"\nHOTPLUG=\"0\"\nHOTUNPLUG=\"0\"\n"
+                .to_vec(),
+        );
+        let outcome = load(&file, &SystemFacts::any_machine(4, "test"));
+        let session = Session::new(
+            Arc::new(outcome.rules),
+            file,
+            Mode::Observe,
+            FlapConfig::default(),
+        );
+        let mut metrics = Metrics::new(&crate::kernel::machine::identity(std::path::Path::new(
+            "/nonexistent",
+        )));
+        let step = Step {
+            hints: vec![Hint {
+                name: "shmem-counted-free",
+                advice: "use Cached - Shmem",
+                evidence: "Shmem 40% of Cached".into(),
+            }],
+            ..Step::default()
+        };
+        metrics.observe(&session, &step, &sample);
+        let text = metrics.prometheus_text();
+        assert!(
+            text.contains("plugtop_hint{pattern=\"shmem-counted-free\"} 1"),
+            "{text}"
+        );
+    }
 }
