@@ -21,6 +21,7 @@ use super::flap::FlapConfig;
 use super::watch::{Finding, Watch};
 use crate::engine::{Decision, Engine, Fatal};
 use crate::kernel::actuator::Actuator;
+use crate::kernel::cpu_choice::CpuChange;
 use crate::kernel::{Interest, Polarization, Sample, Stamp};
 use crate::rules::eval::{NoTrace, Trace};
 use crate::rules::{RuleSet, SourceFile};
@@ -333,9 +334,17 @@ impl Session {
     /// reported as what would be done otherwise.
     fn limits(&mut self, sample: &Sample, actuator: &mut dyn Actuator) -> Vec<Event> {
         let mut events = Vec::new();
+        let limits = start_limits(&self.rules, sample);
+        // What would be done names the CPUs the plugs (or unplugs) would
+        // take one after the other.
+        let mut named = if self.acting() || self.vertical {
+            Named::default()
+        } else {
+            Named::asking(&limits, actuator)
+        };
         // After a CPU write fails, the other CPUs would fail the same way.
         let mut cpu_failed = false;
-        for (action, why) in start_limits(&self.rules, sample) {
+        for (action, why) in limits {
             let cpu = matches!(action, Action::PlugCpu | Action::UnplugCpu);
             if cpu && (self.vertical || cpu_failed) {
                 continue;
@@ -343,6 +352,7 @@ impl Session {
             if !self.acting() {
                 events.push(Event::Would {
                     action,
+                    cpu: named.next(action),
                     why: why.to_string(),
                 });
                 continue;
@@ -397,6 +407,39 @@ impl Session {
         match self.recent.back().cloned() {
             Some(latest) if !self.vertical => self.limits(&latest, actuator),
             _ => Vec::new(),
+        }
+    }
+}
+
+/// The CPUs a run of start-limit plugs or unplugs would take, in turn.
+#[derive(Default)]
+struct Named {
+    plugs: std::vec::IntoIter<u32>,
+    unplugs: std::vec::IntoIter<u32>,
+}
+
+impl Named {
+    /// Asks `actuator` once per direction the limits go.
+    fn asking(limits: &[(Action, &str)], actuator: &dyn Actuator) -> Self {
+        let count = |wanted: Action| limits.iter().filter(|(a, _)| *a == wanted).count();
+        let ask = |change, n| {
+            if n == 0 {
+                Vec::new()
+            } else {
+                actuator.would_take(change, n)
+            }
+        };
+        Named {
+            plugs: ask(CpuChange::Plug, count(Action::PlugCpu)).into_iter(),
+            unplugs: ask(CpuChange::Unplug, count(Action::UnplugCpu)).into_iter(),
+        }
+    }
+
+    /// The CPU `action` would take after the ones named before it.
+    fn next(&mut self, action: Action) -> Option<u32> {
+        match action.cpu_change()? {
+            CpuChange::Plug => self.plugs.next(),
+            CpuChange::Unplug => self.unplugs.next(),
         }
     }
 }

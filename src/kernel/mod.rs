@@ -4,6 +4,8 @@
 pub mod actuator;
 pub mod beneath;
 mod bytes;
+pub mod cpu_choice;
+pub mod cpu_dir;
 pub mod cpulist;
 pub mod deltas;
 pub mod fields;

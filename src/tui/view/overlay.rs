@@ -460,7 +460,7 @@ fn proposal(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {
             if i > 0 {
                 spans.push(Span::raw(", "));
             }
-            spans.push(Span::styled(a.to_string(), theme.mode(Mode::Step)));
+            spans.push(Span::styled(a.naming(p.cpu), theme.mode(Mode::Step)));
             if p.changed.get(i).copied().unwrap_or(false) {
                 spans.push(Span::styled(" (changed)", theme.title()));
             }
