@@ -14,7 +14,7 @@ use crate::control::flap::FlapConfig;
 use crate::control::guard::{self, GiveBack, Guard, GuardError, GuardOptions};
 use crate::control::log_entries;
 use crate::control::session::{Session, Step};
-use crate::kernel::actuator::{Actuator, RootActuator};
+use crate::kernel::actuator::{Actuator, NoWrites, RootActuator};
 use crate::kernel::live::LiveSource;
 use crate::kernel::root::RootReader;
 use crate::kernel::{Sample, Source};
@@ -292,6 +292,16 @@ pub fn run_on(
     log: &mut dyn Log,
     signals: &Signals,
 ) -> Result<Ending, StartError> {
+    // Observe mode holds nothing that can write: it only names the CPUs.
+    if options.mode == Mode::Observe {
+        return run_with(
+            options,
+            source,
+            &mut NoWrites::seeing(&options.root),
+            log,
+            signals,
+        );
+    }
     let mut actuator = RootActuator::new(&options.root)?;
     run_with(options, source, &mut actuator, log, signals)
 }

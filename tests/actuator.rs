@@ -1,5 +1,8 @@
-//! Acting on a root: which CPU is chosen, what happens when a write fails,
-//! and that nothing outside the root is ever written.
+//! Acting on a root: which CPU is chosen (cpuplugd's: the first `cpuN`
+//! directory by name, so cpu10 before cpu2), what happens when a write
+//! fails, that the last online CPU is never taken, that the simulator
+//! chooses as the root does, and that nothing outside the root is ever
+//! written.
 
 mod common;
 
@@ -8,33 +11,67 @@ use std::path::Path;
 use std::process::Command;
 
 use common::FakeRoot;
-use plugtop::kernel::actuator::{Actuator, RootActuator};
+use plugtop::kernel::actuator::{Actuator, NoWrites, RootActuator};
+use plugtop::kernel::cpu_choice::CpuChange;
+use proptest::prelude::*;
+
+const CPU_DIR: &str = "sys/devices/system/cpu";
 
 /// CPUs 0-3 with the given online states; cpu2 not configured if asked.
 fn cpus(root: &FakeRoot, online: [bool; 4], cpu2_configured: bool) {
     for (i, on) in online.iter().enumerate() {
         root.write(
-            &format!("sys/devices/system/cpu/cpu{i}/online"),
+            &format!("{CPU_DIR}/cpu{i}/online"),
             if *on { "1\n" } else { "0\n" },
         );
         let configured = i != 2 || cpu2_configured;
         root.write(
-            &format!("sys/devices/system/cpu/cpu{i}/configure"),
+            &format!("{CPU_DIR}/cpu{i}/configure"),
             if configured { "1\n" } else { "0\n" },
         );
     }
 }
 
+/// One CPU's files: `online` (absent when `None`) and `configure`.
+fn cpu(root: &FakeRoot, id: u32, online: Option<&str>, configure: Option<&str>) {
+    std::fs::create_dir_all(root.path().join(format!("{CPU_DIR}/cpu{id}"))).expect("cpu dir");
+    match online {
+        Some(text) => root.write(&format!("{CPU_DIR}/cpu{id}/online"), text),
+        None => root.remove(&format!("{CPU_DIR}/cpu{id}/online")),
+    }
+    match configure {
+        Some(text) => root.write(&format!("{CPU_DIR}/cpu{id}/configure"), text),
+        None => root.remove(&format!("{CPU_DIR}/cpu{id}/configure")),
+    }
+}
+
+/// A guest of `n` CPUs, `online` of them online (by number), all configured.
+fn guest(n: u32, online: u32) -> FakeRoot {
+    let root = FakeRoot::guest(n);
+    for i in 0..n {
+        cpu(
+            &root,
+            i,
+            Some(if i < online { "1\n" } else { "0\n" }),
+            Some("1\n"),
+        );
+    }
+    root
+}
+
 fn state(root: &Path, i: u32) -> String {
-    std::fs::read_to_string(root.join(format!("sys/devices/system/cpu/cpu{i}/online")))
-        .unwrap_or_default()
+    std::fs::read_to_string(root.join(format!("{CPU_DIR}/cpu{i}/online"))).unwrap_or_default()
+}
+
+fn actuator(root: &FakeRoot) -> RootActuator {
+    RootActuator::new(root.path()).expect("root")
 }
 
 #[test]
-fn plugs_the_lowest_configured_offline_cpu_and_unplugs_the_highest_online() {
+fn plugs_and_unplugs_the_first_cpu_by_name_like_cpuplugd() {
     let root = FakeRoot::guest(1);
     cpus(&root, [true, false, false, false], false);
-    let mut a = RootActuator::new(root.path()).expect("root");
+    let mut a = actuator(&root);
     let mut failures = Vec::new();
     assert_eq!(a.plug(&mut failures).ok(), Some(1));
     assert_eq!(
@@ -43,8 +80,8 @@ fn plugs_the_lowest_configured_offline_cpu_and_unplugs_the_highest_online() {
         "cpu2 is not configured"
     );
     assert!(a.plug(&mut failures).is_err(), "nothing left to plug");
-    assert_eq!(a.unplug(&mut failures).ok(), Some(3));
-    assert_eq!(state(root.path(), 3), "0\n");
+    assert_eq!(a.unplug(&mut failures).ok(), Some(0), "cpu0 comes first");
+    assert_eq!(state(root.path(), 0), "0\n");
     a.set_pool(4242).expect("pool");
     assert_eq!(
         std::fs::read_to_string(root.path().join("proc/sys/vm/cmm_pages"))
@@ -56,34 +93,280 @@ fn plugs_the_lowest_configured_offline_cpu_and_unplugs_the_highest_online() {
 }
 
 #[test]
-fn a_cpu_that_rejects_the_write_is_skipped_for_the_next() {
-    let root = FakeRoot::guest(1);
-    cpus(&root, [true, true, true, true], true);
-    // cpu3/online leads outside the root by `..`: reading works, writing
-    // is refused (an absolute link would resolve inside the root).
-    let outside = tempfile::tempdir().expect("temporary directory");
-    let target = outside.path().join("online");
-    std::fs::write(&target, "1\n").expect("outside file");
-    let link = root.path().join("sys/devices/system/cpu/cpu3/online");
+fn twelve_cpus_are_walked_cpu0_cpu1_cpu10_cpu11_cpu2() {
+    let root = guest(12, 2);
+    let mut a = actuator(&root);
+    let mut failures = Vec::new();
+    let expected = [10, 11, 2, 3, 4, 5, 6, 7, 8, 9];
+    assert_eq!(a.would_take(CpuChange::Plug, 99), expected);
+    let mut plugged = Vec::new();
+    while let Ok(id) = a.plug(&mut failures) {
+        plugged.push(id);
+    }
+    assert_eq!(plugged, expected);
+    assert_eq!(a.would_take(CpuChange::Unplug, 3), [0, 1, 10]);
+    let mut unplugged = Vec::new();
+    while let Ok(id) = a.unplug(&mut failures) {
+        unplugged.push(id);
+    }
+    assert_eq!(
+        unplugged,
+        [0, 1, 10, 11, 2, 3, 4, 5, 6, 7, 8],
+        "cpu9 stays, the last online"
+    );
+    assert_eq!(state(root.path(), 9), "1\n");
+    assert!(failures.is_empty(), "{failures:?}");
+}
+
+#[test]
+fn a_cpu_without_an_online_file_or_not_configured_is_passed_over() {
+    let root = guest(12, 0);
+    // cpu0 cannot go offline (no online file), as on most machines.
+    cpu(&root, 0, None, Some("1\n"));
+    cpu(&root, 1, Some("1\n"), Some("1\n"));
+    cpu(&root, 10, None, Some("1\n"));
+    cpu(&root, 11, Some("0\n"), Some("0\n"));
+    cpu(&root, 2, Some("0\n"), None);
+    cpu(&root, 3, Some(" 0 \n"), Some("1\n"));
+    // Not directories, or not names the kernel makes: no CPUs at all.
+    root.write(&format!("{CPU_DIR}/cpu20"), "0\n");
+    cpu(&root, 4, Some("0\n"), Some("1\n"));
+    std::fs::rename(
+        root.path().join(format!("{CPU_DIR}/cpu4")),
+        root.path().join(format!("{CPU_DIR}/cpu04")),
+    )
+    .expect("rename");
+    let mut a = actuator(&root);
+    let mut failures = Vec::new();
+    assert_eq!(a.would_take(CpuChange::Plug, 1), [3]);
+    assert_eq!(
+        a.plug(&mut failures).ok(),
+        Some(3),
+        "the first offline, configured, by name"
+    );
+    assert_eq!(
+        a.would_take(CpuChange::Plug, 9),
+        [5, 6, 7, 8, 9],
+        "cpu04 and the file cpu20 are no CPUs"
+    );
+    assert_eq!(a.unplug(&mut failures).ok(), Some(1));
+    assert_eq!(
+        a.unplug(&mut failures).ok(),
+        Some(3),
+        "cpu0 and cpu10 cannot go offline and keep the guest up"
+    );
+    assert!(a.unplug(&mut failures).is_err());
+    assert!(failures.is_empty(), "{failures:?}");
+}
+
+#[test]
+fn offline_cpus_without_configure_files_are_never_plugged() {
+    let root = guest(4, 1);
+    for i in 1..4 {
+        cpu(&root, i, Some("0\n"), None);
+    }
+    let mut a = actuator(&root);
+    let mut failures = Vec::new();
+    let err = a.plug(&mut failures).expect_err("nothing to plug");
+    assert!(
+        err.to_string()
+            .contains("3 offline CPUs have no `configure` file"),
+        "{err}"
+    );
+    assert!(a.would_take(CpuChange::Plug, 1).is_empty());
+}
+
+/// `cpuN/online` made a link that climbs out of the root by `..`: reading
+/// works, writing is refused (an absolute link would resolve inside it).
+fn refuse_writes(root: &FakeRoot, id: u32, outside: &Path) -> std::path::PathBuf {
+    let target = outside.join(format!("online{id}"));
+    let link = root.path().join(format!("{CPU_DIR}/cpu{id}/online"));
+    let text = std::fs::read_to_string(&link).expect("online");
+    std::fs::write(&target, text).expect("outside file");
     std::fs::remove_file(&link).expect("remove");
     std::os::unix::fs::symlink(common::climbing_to(&target), &link).expect("symlink");
-    let mut a = RootActuator::new(root.path()).expect("root");
+    target
+}
+
+#[test]
+fn a_cpu_that_rejects_the_write_is_skipped_for_the_next_by_name() {
+    let root = guest(12, 12);
+    let outside = tempfile::tempdir().expect("temporary directory");
+    let targets: Vec<_> = [0, 1, 10]
+        .into_iter()
+        .map(|id| refuse_writes(&root, id, outside.path()))
+        .collect();
+    let mut a = actuator(&root);
     let mut failures = Vec::new();
     assert_eq!(
         a.unplug(&mut failures).ok(),
-        Some(2),
-        "cpu3 refused, cpu2 taken"
+        Some(11),
+        "cpu0, cpu1 and cpu10 refused, cpu11 taken"
     );
-    assert_eq!(failures.len(), 1);
+    assert_eq!(failures.len(), 3, "{failures:?}");
+    for (f, id) in failures.iter().zip(["cpu0", "cpu1", "cpu10"]) {
+        assert!(
+            f.starts_with(&format!("{id}:")) && f.contains("outside the root"),
+            "{failures:?}"
+        );
+    }
+    for t in &targets {
+        assert_eq!(
+            std::fs::read_to_string(t).ok().as_deref(),
+            Some("1\n"),
+            "nothing written outside the root"
+        );
+    }
+    // Plugs retry in the same order: cpu11 is back first.
+    let mut failures = Vec::new();
+    assert_eq!(a.plug(&mut failures).ok(), Some(11));
+    assert!(failures.is_empty());
+}
+
+#[test]
+fn the_last_online_cpu_is_never_unplugged_whatever_the_online_list_says() {
+    let root = guest(12, 0);
+    cpu(&root, 5, Some("1\n"), Some("1\n"));
+    // A stale aggregate list (a served root between two rewrites) claims
+    // all twelve: the per-CPU files decide.
+    root.write(&format!("{CPU_DIR}/online"), "0-11\n");
+    let mut a = actuator(&root);
+    let mut failures = Vec::new();
+    let err = a.unplug(&mut failures).expect_err("refused");
     assert!(
-        failures[0].contains("cpu3") && failures[0].contains("outside the root"),
+        err.to_string().contains("cpu5 is the last online CPU"),
+        "{err}"
+    );
+    assert_eq!(state(root.path(), 5), "1\n");
+    assert!(a.would_take(CpuChange::Unplug, 1).is_empty());
+    // The files are read again at each call: with cpu7 up, cpu5 may go,
+    // then cpu7 is the last.
+    cpu(&root, 7, Some("1\n"), Some("1\n"));
+    assert_eq!(a.unplug(&mut failures).ok(), Some(5));
+    assert!(a.unplug(&mut failures).is_err());
+    assert_eq!(state(root.path(), 7), "1\n");
+    // A CPU whose write failed stays online, so the next may go.
+    let outside = tempfile::tempdir().expect("temporary directory");
+    cpu(&root, 1, Some("1\n"), Some("1\n"));
+    refuse_writes(&root, 1, outside.path());
+    assert_eq!(a.unplug(&mut failures).ok(), Some(7));
+    assert!(
+        failures.iter().any(|f| f.starts_with("cpu1:")),
         "{failures:?}"
     );
-    assert_eq!(
-        std::fs::read_to_string(&target).ok().as_deref(),
-        Some("1\n"),
-        "nothing written outside the root"
+    // Unreadable or odd online files never count as online.
+    cpu(&root, 3, Some("2\n"), Some("1\n"));
+    cpu(&root, 4, Some("\n1\n"), Some("1\n"));
+    cpu(&root, 6, Some("one\n"), Some("1\n"));
+    let mut failures = Vec::new();
+    assert!(a.unplug(&mut failures).is_err(), "cpu1 is the last");
+}
+
+#[test]
+fn observe_mode_names_the_cpu_from_the_root_and_writes_nothing() {
+    let root = guest(12, 12);
+    let mut observer = NoWrites::seeing(root.path());
+    assert_eq!(observer.would_take(CpuChange::Unplug, 2), [0, 1]);
+    let mut failures = Vec::new();
+    assert!(observer.unplug(&mut failures).is_err());
+    assert_eq!(state(root.path(), 0), "1\n");
+    assert!(
+        NoWrites::blind()
+            .would_take(CpuChange::Unplug, 2)
+            .is_empty()
     );
+}
+
+/// The same CPUs through the simulator's actuator and through the root
+/// it serves: each step takes the same CPU.
+#[test]
+fn the_simulator_chooses_as_its_served_root_does() {
+    use plugtop::sim::serve::{publish_all, take_writes};
+    use plugtop::sim::{Guest, Scenario, SharedGuest, SimActuator};
+    let text = "name = \"t\"\ncpus = 12\nonline = 3\nmemory_mib = 1024\nduration = \"1:00\"\nphases = []\n";
+    let scenario = Scenario::parse("t", text).expect("scenario");
+    let mut served = Guest::new(&scenario, false);
+    let dir = common::tempdir();
+    publish_all(&served, dir.path()).expect("publish");
+    let shared = SharedGuest::new(Guest::new(&scenario, false));
+    let mut sim = SimActuator::new(shared.clone());
+    let mut root = RootActuator::new(dir.path()).expect("root");
+    let mut failures = Vec::new();
+    let steps = "PPPPPPPPPPUUUUUUUUUUUUPPPUUU";
+    let mut taken = Vec::new();
+    for step in steps.chars() {
+        let (a, b) = if step == 'P' {
+            (sim.plug(&mut failures), root.plug(&mut failures))
+        } else {
+            (sim.unplug(&mut failures), root.unplug(&mut failures))
+        };
+        assert_eq!(a.as_ref().ok(), b.as_ref().ok(), "{step} after {taken:?}");
+        take_writes(&mut served, dir.path());
+        taken.push(a.ok());
+    }
+    assert_eq!(
+        taken.iter().flatten().copied().collect::<Vec<u32>>(),
+        [
+            10, 11, 3, 4, 5, 6, 7, 8, 9, 0, 1, 10, 11, 2, 3, 4, 5, 6, 7, 8, 0, 1, 10, 0, 1, 10
+        ],
+        "plugs by name from cpu10, unplugs by name from cpu0, cpu9 kept"
+    );
+    for id in 0..12 {
+        assert_eq!(
+            shared.borrow().cpu_online(id),
+            served.cpu_online(id),
+            "cpu{id}"
+        );
+    }
+}
+
+/// A CPU's state in a generated guest: its `online` file and `configure`.
+fn any_cpu() -> impl Strategy<Value = (Option<&'static str>, Option<&'static str>)> {
+    let online = proptest::sample::select(vec![Some("1\n"), Some("0\n"), None, Some("x\n")]);
+    let configure = proptest::sample::select(vec![Some("1\n"), Some("0\n"), None]);
+    (online, configure)
+}
+
+/// cpuplugd's walk written out plainly: names sorted as strings.
+fn reference(states: &[(Option<&str>, Option<&str>)], plug: bool) -> Option<u32> {
+    let mut names: Vec<(String, u32)> = (0..states.len() as u32)
+        .map(|i| (format!("cpu{i}"), i))
+        .collect();
+    names.sort();
+    let online = |i: usize| matches!(states[i].0, None | Some("1\n"));
+    let up = (0..states.len()).filter(|i| online(*i)).count();
+    names.into_iter().map(|(_, i)| i).find(|&i| {
+        let (on, conf) = states[i as usize];
+        if plug {
+            on == Some("0\n") && conf == Some("1\n")
+        } else {
+            on == Some("1\n") && up > 1
+        }
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+    #[test]
+    fn any_twelve_cpu_guest_gets_cpuplugds_choice(states in proptest::collection::vec(any_cpu(), 12)) {
+        for plug in [true, false] {
+            let root = FakeRoot::guest(12);
+            for (i, (online, configure)) in states.iter().enumerate() {
+                cpu(&root, i as u32, *online, *configure);
+            }
+            let mut a = actuator(&root);
+            let change = if plug { CpuChange::Plug } else { CpuChange::Unplug };
+            let expected = reference(&states, plug);
+            prop_assert_eq!(a.would_take(change, 1).first().copied(), expected);
+            let mut failures = Vec::new();
+            let done = if plug { a.plug(&mut failures) } else { a.unplug(&mut failures) };
+            prop_assert_eq!(done.ok(), expected);
+            if let Some(id) = expected {
+                prop_assert_eq!(state(root.path(), id), if plug { "1\n" } else { "0\n" });
+            }
+        }
+    }
 }
 
 /// Every file below `dir` with its bytes and modification time.
@@ -144,9 +427,10 @@ fn observe_mode_writes_nothing_on_a_read_only_root() {
         .output()
         .expect("run");
     let log = String::from_utf8_lossy(&out.stdout);
-    assert!(log.contains("would plug a CPU (below CPU_MIN)"), "{log}");
+    // Named as cpuplugd would take them, read from the read-only root.
+    assert!(log.contains("would plug cpu2 (below CPU_MIN)"), "{log}");
     assert!(log.contains("would set cmm_pages 0 -> 100"), "{log}");
-    assert!(log.contains("would plug a CPU (HOTPLUG true"), "{log}");
+    assert!(log.contains("would plug cpu2 (HOTPLUG true"), "{log}");
     assert_eq!(tree(root.path()), before, "observe mode changed the root");
     std::fs::set_permissions(root.path(), std::fs::Permissions::from_mode(0o755))
         .expect("chmod back");

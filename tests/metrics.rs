@@ -341,6 +341,12 @@ fn actions_are_journal_notices_with_the_fields_a_site_filters_on() {
         .unwrap_or_else(|| panic!("{:?}", log.lines));
     assert_eq!(would.priority, Priority::Info);
     assert_eq!(field(would, "PLUGTOP_APPLIED").as_deref(), Some("0"));
+    // The CPU cpuplugd would take, named in the text and as a field.
+    let cpu = field(would, "PLUGTOP_CPU").unwrap_or_else(|| panic!("{would:?}"));
+    assert!(
+        would.message.starts_with(&format!("would plug cpu{cpu} (")),
+        "{would:?}"
+    );
     assert_eq!(field(would, "PLUGTOP_MODE").as_deref(), Some("observe"));
 }
 

@@ -133,7 +133,7 @@ fn the_simulator_plugtop_run_and_the_screen_act_alike() {
     let run = run_loop(&scenario, &rules, &root);
     let ui = screen(&scenario, &rules);
     assert!(
-        sim.len() > 4 && sim[0] == "unplugged cpu3" && sim[1] == "unplugged cpu2",
+        sim.len() > 4 && sim[0] == "unplugged cpu0" && sim[1] == "unplugged cpu1",
         "the start limits come first: {sim:?}"
     );
     assert!(

@@ -59,7 +59,7 @@ fn without_report_every_action_is_printed_with_its_time() {
     let o = plugtop(&["sim", DAYTRADER, "-c", MODERN, "--fast"]);
     let out = text(&o);
     assert!(o.status.success(), "{out}");
-    assert!(out.contains("0:03 unplugged cpu3"), "{out}");
+    assert!(out.contains("0:03 unplugged cpu0"), "{out}");
     assert!(out.contains("throughput vs ideal"), "{out}");
 }
 

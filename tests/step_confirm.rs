@@ -113,3 +113,90 @@ fn the_box_follows_the_rules_and_y_applies_exactly_what_is_on_screen() {
     app.update(KeyAction::No);
     assert_eq!(guest.borrow().pool(), before);
 }
+
+/// The line of `text` that contains `what`, if any.
+fn line_with<'a>(text: &'a str, what: &str) -> Option<&'a str> {
+    text.lines().find(|l| l.contains(what))
+}
+
+#[test]
+fn a_standing_proposal_shows_the_newest_values_and_since_when_it_stands() {
+    // Twelve CPUs, two online: cpuplugd would plug cpu10 first.
+    let text = "name = \"twelve\"\ncpus = 12\nonline = 2\nmemory_mib = 4096\nduration = \"5:00\"\nseed = 1\n\n[[phases]]\nname = \"busy\"\nstart = \"0:00\"\nthreads = 6\ncpu_per_thread = 1\nworking_set_mib = 300\n";
+    let scenario = plugtop::sim::Scenario::parse("twelve", text).expect("scenario");
+    let guest = SharedGuest::new(guest_for(&scenario, &SimOptions::default()));
+    let facts = facts(&guest.borrow());
+    let mut source = SimSource::new(guest.clone(), 1.0);
+    // HOTPLUG holds at every interval while its value (the load) moves.
+    let rules =
+        "UPDATE=\"1\"\nCPU_MIN=\"1\"\nCPU_MAX=\"12\"\nHOTPLUG=\"loadavg > -1\"\nHOTUNPLUG=\"0\"\n";
+    let file = plugtop::rules::SourceFile::new("load.conf", rules.as_bytes().to_vec());
+    let outcome = plugtop::rules::load(&file, &facts);
+    assert!(outcome.refusal.is_none(), "{:?}", outcome.refusal);
+    let label = SourceLabel::Sim {
+        scenario: scenario.name.clone(),
+        speed: 1.0,
+    };
+    let mut app = App::new(Arc::new(outcome.rules), file, label, Mode::Step);
+    app.actuator = Some(Box::new(SimActuator::new(guest.clone())));
+    let mut loads = Vec::new();
+    let mut screens = Vec::new();
+    for _ in 0..8 {
+        match source.next_sample() {
+            Some(Ok(s)) => app.ingest(s),
+            other => panic!("the simulator stopped: {other:?}"),
+        }
+        let newest = app.frames.front().expect("a frame");
+        loads.push((newest.number, newest.sample.loadavg));
+        screens.push(screen(&app, 160, 48));
+    }
+    let first = app
+        .session
+        .controller()
+        .pending()
+        .map(|p| p.since)
+        .expect("a proposal stands");
+    let (newest, load) = *loads.last().expect("readings");
+    let (_, first_load) = loads[first];
+    assert_ne!(
+        plugtop::report::trace::number(load),
+        plugtop::report::trace::number(first_load),
+        "the load moved, so a box stuck at the first interval would show"
+    );
+    let now = screens.last().expect("a screen");
+    assert!(
+        line_with(now, "Proposed:").is_some_and(|l| l.contains("plug cpu10")),
+        "{now}"
+    );
+    let standing = newest - first;
+    assert!(
+        now.contains(&format!(
+            "proposed since interval #{first} ({standing} intervals)"
+        )),
+        "{now}"
+    );
+    assert!(
+        now.contains(&format!("interval #{newest}: HOTPLUG true")),
+        "{now}"
+    );
+    let reason = line_with(now, "│HOTPLUG true because").unwrap_or_else(|| panic!("{now}"));
+    assert!(
+        reason.contains(&format!("= {} ", plugtop::report::trace::number(load))),
+        "the newest load in the reason: {reason}\n{now}"
+    );
+    // Every screen on the way showed its own interval's load.
+    for ((number, load), text) in loads.iter().zip(&screens).skip(first) {
+        let reason = line_with(text, "│HOTPLUG true because").unwrap_or_else(|| panic!("{text}"));
+        assert!(
+            reason.contains(&format!("= {} ", plugtop::report::trace::number(*load))),
+            "interval #{number}: {reason}"
+        );
+    }
+    // `y` applies exactly what is on screen: cpu10.
+    assert_eq!(guest.borrow().cpu_online(10), Some(false));
+    app.update(KeyAction::Yes);
+    assert_eq!(guest.borrow().cpu_online(10), Some(true));
+    let log: Vec<&str> = app.log.iter().map(|l| l.text.as_str()).collect();
+    assert!(log.contains(&"approved: plug cpu10"), "{log:?}");
+    assert!(log.contains(&"plugged cpu10"), "{log:?}");
+}

@@ -263,7 +263,8 @@ fn step_confirm_accept_and_reject_write_only_what_was_accepted() {
         110,
     );
     s.wait_for("STEP-CONFIRM");
-    s.wait_for("Proposed: plug a CPU");
+    // The box names the CPU cpuplugd would take.
+    s.wait_for("Proposed: plug cpu1");
     let online = |i: u32| {
         std::fs::read_to_string(
             root.path()
@@ -279,9 +280,9 @@ fn step_confirm_accept_and_reject_write_only_what_was_accepted() {
     s.press("y");
     s.wait_for("plugged cpu1");
     assert_eq!(online(1), "1\n");
-    s.wait_for("Proposed: plug a CPU");
+    s.wait_for("Proposed: plug cpu2");
     s.press("n");
-    s.wait_for("rejected: plug a CPU");
+    s.wait_for("rejected: plug cpu2");
     assert_eq!(online(2), "0\n", "a rejected proposal writes nothing");
     s.press("o");
     s.wait_for("mode changed from step-confirm to observe");
@@ -308,8 +309,9 @@ fn a_simulated_guest_runs_the_whole_loop_in_autonomous_mode() {
     // The header says where the scenario stands.
     s.wait_for("idle · 0:");
     s.wait_for(" of 12:30");
-    // The idle guest gives its CPUs and memory back, as the rules say.
-    s.wait_for("unplugged cpu3");
+    // The idle guest gives its CPUs and memory back, as the rules say,
+    // cpu0 first (by name, as cpuplugd on the served root).
+    s.wait_for("unplugged cpu0");
     s.wait_for("changing number of pages permanently reserved");
     s.press("+");
     s.wait_for("sim ×2 · ");
@@ -620,7 +622,7 @@ fn a_slow_cpu_write_shows_progress_and_the_keys_wait_instead_of_freezing() {
         110,
         &[("PLUGTOP_TEST_WRITE_DELAY_MS", "1500")],
     );
-    s.wait_for("Proposed: plug a CPU");
+    s.wait_for("Proposed: plug cpu1");
     s.press("y");
     s.wait_for("plugging a CPU (keys wait)");
     s.press("?");

@@ -8,6 +8,7 @@ use std::fmt;
 use crate::engine::{CpuAction, Decision};
 use crate::kernel::Sample;
 use crate::kernel::actuator::Actuator;
+use crate::kernel::cpu_choice::CpuChange;
 use crate::rules::RuleSet;
 
 /// How plugtop acts on decisions.
@@ -61,15 +62,49 @@ impl fmt::Display for Action {
     }
 }
 
+impl Action {
+    /// The change of a CPU this action makes, if it is a CPU action.
+    pub fn cpu_change(self) -> Option<CpuChange> {
+        match self {
+            Action::PlugCpu => Some(CpuChange::Plug),
+            Action::UnplugCpu => Some(CpuChange::Unplug),
+            Action::Pool { .. } => None,
+        }
+    }
+
+    /// The action in words, naming the CPU it would take when known
+    /// ("plug cpu10"), as cpuplugd's log would name it.
+    pub fn naming(self, cpu: Option<u32>) -> String {
+        match (self, cpu) {
+            (Action::PlugCpu, Some(c)) => format!("plug cpu{c}"),
+            (Action::UnplugCpu, Some(c)) => format!("unplug cpu{c}"),
+            _ => self.to_string(),
+        }
+    }
+}
+
+/// The CPU the CPU action among `actions` would take now, asked of the
+/// actuator only when there is one.
+fn cpu_for(actions: &[Action], actuator: &dyn Actuator) -> Option<u32> {
+    let change = actions.iter().find_map(|a| a.cpu_change())?;
+    actuator.would_take(change, 1).first().copied()
+}
+
 /// A decision waiting for the user, in step-confirm mode. While it waits,
-/// each interval that asks for the same kind of change revises it to that
-/// interval's exact values, so what the user approves is what is applied.
+/// each interval that asks for the same kind of change brings it to that
+/// interval's exact values and reasons, so what the user sees is the
+/// latest and what the user approves is what is applied.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Proposal {
-    /// The reading it was (last) decided on.
+    /// The latest reading that asked for it.
     pub reading: usize,
+    /// The reading that first asked for it.
+    pub since: usize,
     pub actions: Vec<Action>,
-    /// The rules that decided, with their values.
+    /// The CPU its CPU action would take (as of the latest reading), when
+    /// the actuator can tell.
+    pub cpu: Option<u32>,
+    /// The rules that decided at the latest reading, with their values.
     pub why: String,
     /// How often it was revised since first proposed.
     pub revisions: u32,
@@ -84,9 +119,11 @@ pub struct Proposal {
 /// Something the controller did or would do; the log and the UI show these.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Event {
-    /// Observe mode: what would have been done.
+    /// Observe mode: what would have been done, naming the CPU cpuplugd
+    /// would take when the actuator can tell.
     Would {
         action: Action,
+        cpu: Option<u32>,
         why: String,
     },
     /// Applied (with the CPU number for CPU actions).
@@ -105,10 +142,12 @@ pub enum Event {
     /// A write on one CPU failed and the next was tried.
     CpuWriteFailed(String),
     Proposed(Proposal),
-    /// The pending proposal now carries the latest interval's values.
+    /// The pending proposal's actions (or its CPU) changed to the latest
+    /// interval's.
     Revised {
         proposal: Proposal,
         before: Vec<Action>,
+        before_cpu: Option<u32>,
     },
     /// The user approved exactly these actions; what follows applies them.
     Approved(Proposal),
@@ -132,7 +171,9 @@ pub enum Event {
 impl fmt::Display for Event {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Event::Would { action, why } => write!(f, "would {action} ({why})"),
+            Event::Would { action, cpu, why } => {
+                write!(f, "would {} ({why})", action.naming(*cpu))
+            }
             Event::Applied {
                 action: Action::PlugCpu,
                 cpu: Some(c),
@@ -150,28 +191,29 @@ impl fmt::Display for Event {
             Event::Applied { action, .. } => write!(f, "{action}"),
             Event::Failed { action, error, .. } => write!(f, "cannot {action}: {error}"),
             Event::CpuWriteFailed(e) => write!(f, "write failed, trying the next CPU: {e}"),
-            Event::Proposed(p) => write!(
-                f,
-                "proposed: {} ({}) — accept or reject",
-                list(&p.actions),
-                p.why
-            ),
-            Event::Revised { proposal, before } => write!(
+            Event::Proposed(p) => {
+                write!(f, "proposed: {} ({}) — accept or reject", p.what(), p.why)
+            }
+            Event::Revised {
+                proposal,
+                before,
+                before_cpu,
+            } => write!(
                 f,
                 "proposal revised: {} (was {})",
-                list(&proposal.actions),
-                list(before)
+                proposal.what(),
+                list(before, *before_cpu)
             ),
-            Event::Approved(p) => write!(f, "approved: {}", list(&p.actions)),
+            Event::Approved(p) => write!(f, "approved: {}", p.what()),
             Event::Withdrawn { proposal, why } => {
-                write!(f, "withdrawn: {} ({why})", list(&proposal.actions))
+                write!(f, "withdrawn: {} ({why})", proposal.what())
             }
-            Event::Rejected(p) => write!(f, "rejected: {}", list(&p.actions)),
+            Event::Rejected(p) => write!(f, "rejected: {}", p.what()),
             Event::NotApplied { proposal, why } => {
                 write!(
                     f,
                     "not applied: {} no longer holds ({why})",
-                    list(&proposal.actions)
+                    proposal.what()
                 )
             }
             Event::ModeChanged { from, to } => write!(f, "mode changed from {from} to {to}"),
@@ -179,12 +221,26 @@ impl fmt::Display for Event {
     }
 }
 
-fn list(actions: &[Action]) -> String {
+/// `actions` in words, the CPU action naming `cpu`.
+fn list(actions: &[Action], cpu: Option<u32>) -> String {
     actions
         .iter()
-        .map(Action::to_string)
+        .map(|a| a.naming(cpu))
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+impl Proposal {
+    /// Its actions in words, naming the CPU ("plug cpu10, set cmm_pages
+    /// 0 -> 100"): what the box and the log show.
+    pub fn what(&self) -> String {
+        list(&self.actions, self.cpu)
+    }
+
+    /// How many intervals it has stood since it was first proposed.
+    pub fn standing(&self) -> usize {
+        self.reading.saturating_sub(self.since)
+    }
 }
 
 /// The actions a decision asks for, and why, in words.
@@ -341,13 +397,17 @@ impl Controller {
         self.latest = actions.clone();
         self.latest_why = why.clone();
         match self.mode {
-            Mode::Observe => actions
-                .into_iter()
-                .map(|action| Event::Would {
-                    action,
-                    why: why.clone(),
-                })
-                .collect(),
+            Mode::Observe => {
+                let cpu = cpu_for(&actions, actuator);
+                actions
+                    .into_iter()
+                    .map(|action| Event::Would {
+                        action,
+                        cpu: cpu.filter(|_| action.cpu_change().is_some()),
+                        why: why.clone(),
+                    })
+                    .collect()
+            }
             Mode::Auto => actions
                 .into_iter()
                 .flat_map(|a| apply(a, actuator))
@@ -356,61 +416,83 @@ impl Controller {
             // they are answered.
             Mode::Step if self.pending.as_ref().is_some_and(|p| p.limits) => Vec::new(),
             Mode::Step => {
-                let mut events = Vec::new();
-                if let Some(p) = &mut self.pending {
-                    if same_kind(&p.actions, &actions) {
-                        if p.actions != actions {
-                            let before = std::mem::replace(&mut p.actions, actions);
-                            p.changed =
-                                before.iter().zip(&p.actions).map(|(a, b)| a != b).collect();
-                            p.revisions += 1;
-                            p.reading = decision.reading;
-                            p.why = why;
-                            events.push(Event::Revised {
-                                proposal: p.clone(),
-                                before,
-                            });
-                        }
-                        return events;
-                    }
-                    let why_not = if actions.is_empty() {
-                        "the rules no longer ask for it".to_string()
-                    } else {
-                        format!("the rules now ask for: {}", list(&actions))
-                    };
-                    if let Some(p) = self.pending.take() {
-                        events.push(Event::Withdrawn {
-                            proposal: p,
-                            why: why_not,
-                        });
-                    }
-                }
-                if !actions.is_empty() {
-                    let p = Proposal {
-                        reading: decision.reading,
-                        changed: vec![false; actions.len()],
-                        actions,
-                        why,
-                        revisions: 0,
-                        limits: false,
-                    };
-                    events.push(Event::Proposed(p.clone()));
-                    self.pending = Some(p);
-                }
-                events
+                let cpu = cpu_for(&actions, actuator);
+                self.propose(decision.reading, actions, cpu, why)
             }
         }
     }
 
+    /// Step-confirm: the same kind of change brings the pending proposal
+    /// to this interval's values and reasons (a revision when its actions
+    /// or its CPU changed); another kind withdraws it and proposes anew.
+    fn propose(
+        &mut self,
+        reading: usize,
+        actions: Vec<Action>,
+        cpu: Option<u32>,
+        why: String,
+    ) -> Vec<Event> {
+        let mut events = Vec::new();
+        if let Some(p) = &mut self.pending {
+            if same_kind(&p.actions, &actions) {
+                p.reading = reading;
+                p.why = why;
+                if p.actions != actions || p.cpu != cpu {
+                    let before = std::mem::replace(&mut p.actions, actions);
+                    let before_cpu = std::mem::replace(&mut p.cpu, cpu);
+                    p.changed = before
+                        .iter()
+                        .zip(&p.actions)
+                        .map(|(a, b)| a != b || (b.cpu_change().is_some() && before_cpu != cpu))
+                        .collect();
+                    p.revisions += 1;
+                    events.push(Event::Revised {
+                        proposal: p.clone(),
+                        before,
+                        before_cpu,
+                    });
+                }
+                return events;
+            }
+            let why_not = if actions.is_empty() {
+                "the rules no longer ask for it".to_string()
+            } else {
+                format!("the rules now ask for: {}", list(&actions, cpu))
+            };
+            if let Some(p) = self.pending.take() {
+                events.push(Event::Withdrawn {
+                    proposal: p,
+                    why: why_not,
+                });
+            }
+        }
+        if !actions.is_empty() {
+            let p = Proposal {
+                reading,
+                since: reading,
+                changed: vec![false; actions.len()],
+                actions,
+                cpu,
+                why,
+                revisions: 0,
+                limits: false,
+            };
+            events.push(Event::Proposed(p.clone()));
+            self.pending = Some(p);
+        }
+        events
+    }
+
     /// Accepts the pending proposal as `shown` to the user: exactly its
-    /// actions are applied, and only if it is still what the rules ask for
-    /// and still what was shown (a revision that arrived after the screen
-    /// was drawn is not approved by a key pressed before it).
+    /// actions are applied, and only if it is still what the rules ask for,
+    /// still what was shown (a revision that arrived after the screen was
+    /// drawn is not approved by a key pressed before it), and the CPU it
+    /// names is still the one a plug or unplug would take.
     pub fn accept(&mut self, shown: &Proposal, actuator: &mut dyn Actuator) -> Vec<Event> {
-        let Some(p) = self.pending.take() else {
+        let Some(mut p) = self.pending.take() else {
             return Vec::new();
         };
-        if p.actions != shown.actions {
+        if p.actions != shown.actions || p.cpu != shown.cpu {
             let why = "it changed after it was shown; look again".to_string();
             self.pending = Some(p.clone());
             return vec![Event::NotApplied { proposal: p, why }];
@@ -419,9 +501,27 @@ impl Controller {
             let why = if self.latest.is_empty() {
                 "the latest interval decided nothing".to_string()
             } else {
-                format!("the latest interval decided: {}", list(&self.latest))
+                format!("the latest interval decided: {}", list(&self.latest, None))
             };
             return vec![Event::NotApplied { proposal: p, why }];
+        }
+        if let Some(named) = p.cpu {
+            let now = cpu_for(&p.actions, actuator);
+            if now != Some(named) {
+                let why = match now {
+                    Some(c) => format!("cpu{c} would be taken now, not cpu{named}; look again"),
+                    None => format!("cpu{named} can no longer be taken"),
+                };
+                let event = Event::NotApplied {
+                    proposal: p.clone(),
+                    why,
+                };
+                p.changed = p.actions.iter().map(|a| a.cpu_change().is_some()).collect();
+                p.cpu = now;
+                p.revisions += 1;
+                self.pending = Some(p);
+                return vec![event];
+            }
         }
         let mut events = vec![Event::Approved(p.clone())];
         events.extend(p.actions.iter().flat_map(|a| apply(*a, actuator)));
@@ -456,17 +556,18 @@ impl Controller {
                 }
             }
             Some(p) if p.limits => {
+                p.reading = reading;
+                p.why = why;
                 if p.actions != actions {
                     let before = std::mem::replace(&mut p.actions, actions);
                     p.changed = (0..p.actions.len())
                         .map(|i| before.get(i) != p.actions.get(i))
                         .collect();
                     p.revisions += 1;
-                    p.reading = reading;
-                    p.why = why;
                     events.push(Event::Revised {
                         proposal: p.clone(),
                         before,
+                        before_cpu: None,
                     });
                 }
             }
@@ -478,10 +579,14 @@ impl Controller {
                         why: "cpuplugd's start limits come first".into(),
                     });
                 }
+                // Several CPUs may be owed: the box names none, each is
+                // chosen as cpuplugd would when the proposal is applied.
                 let p = Proposal {
                     reading,
+                    since: reading,
                     changed: vec![false; actions.len()],
                     actions,
+                    cpu: None,
                     why,
                     revisions: 0,
                     limits: true,
@@ -508,15 +613,25 @@ mod tests {
     use crate::engine::{CpuDecision, GroupStatus, MemDecision};
     use crate::kernel::actuator::ActError;
 
-    #[derive(Default)]
     struct Fake {
         writes: Vec<String>,
+        /// The CPU a plug takes (another program may plug it first).
+        next_plug: u32,
+    }
+
+    impl Default for Fake {
+        fn default() -> Self {
+            Fake {
+                writes: Vec::new(),
+                next_plug: 2,
+            }
+        }
     }
 
     impl Actuator for Fake {
         fn plug(&mut self, _: &mut Vec<String>) -> Result<u32, ActError> {
             self.writes.push("plug".into());
-            Ok(2)
+            Ok(self.next_plug)
         }
         fn unplug(&mut self, _: &mut Vec<String>) -> Result<u32, ActError> {
             self.writes.push("unplug".into());
@@ -528,6 +643,13 @@ mod tests {
         }
         fn set_online(&mut self, _: &[u32], _: &mut Vec<String>) -> Result<(), ActError> {
             Ok(())
+        }
+        fn would_take(&self, change: CpuChange, count: usize) -> Vec<u32> {
+            let first = match change {
+                CpuChange::Plug => self.next_plug,
+                CpuChange::Unplug => 3,
+            };
+            (first..).take(count).collect()
         }
     }
 
@@ -561,12 +683,24 @@ mod tests {
         let mut a = Fake::default();
         let events = c.decide(&decision(1, CpuAction::Plug, Some((0, 100))), &mut a);
         assert!(a.writes.is_empty());
-        assert_eq!(events.len(), 2);
-        assert!(
-            events[0]
-                .to_string()
-                .starts_with("would plug a CPU (HOTPLUG true")
+        let text: Vec<String> = events.iter().map(ToString::to_string).collect();
+        assert_eq!(
+            text,
+            [
+                "would plug cpu2 (HOTPLUG true, 2 CPUs online; MEMUNPLUG true, CMM_INC 100)",
+                "would set cmm_pages 0 -> 100 (HOTPLUG true, 2 CPUs online; MEMUNPLUG true, CMM_INC 100)"
+            ],
+            "the CPU a plug would take is named, the pool names none"
         );
+        let events = c.decide(&decision(2, CpuAction::Unplug, None), &mut a);
+        assert!(matches!(
+            events.as_slice(),
+            [Event::Would {
+                action: Action::UnplugCpu,
+                cpu: Some(3),
+                ..
+            }]
+        ));
     }
 
     #[test]
@@ -594,7 +728,10 @@ mod tests {
                 .is_empty(),
             "still the same proposal"
         );
-        assert_eq!(c.pending().map(|p| p.reading), Some(1));
+        assert_eq!(
+            c.pending().map(|p| (p.since, p.reading, p.standing())),
+            Some((1, 2, 1))
+        );
         let shown = c.pending().cloned().expect("pending");
         let events = c.accept(&shown, &mut a);
         assert_eq!(a.writes, vec!["plug"]);
@@ -602,8 +739,67 @@ mod tests {
             events.as_slice(),
             [Event::Approved(_), Event::Applied { cpu: Some(2), .. }]
         ));
-        assert_eq!(events[0].to_string(), "approved: plug a CPU");
+        assert_eq!(events[0].to_string(), "approved: plug cpu2");
         assert!(c.pending().is_none());
+    }
+
+    #[test]
+    fn a_standing_proposal_carries_the_latest_values_and_since_when_it_stands() {
+        let mut c = Controller::new(Mode::Step);
+        let mut a = Fake::default();
+        let online = |reading: usize, n: f64| {
+            let mut d = decision(reading, CpuAction::Plug, None);
+            if let Some(cpu) = &mut d.cpu {
+                cpu.onumcpus = n;
+            }
+            d
+        };
+        c.decide(&online(3, 2.0), &mut a);
+        for (reading, n) in [(4, 3.0), (5, 5.0), (10, 7.0)] {
+            let events = c.decide(&online(reading, n), &mut a);
+            assert!(events.is_empty(), "the same proposal: {events:?}");
+        }
+        let p = c.pending().cloned().expect("pending");
+        assert_eq!((p.since, p.reading, p.standing()), (3, 10, 7));
+        assert_eq!(p.why, "HOTPLUG true, 7 CPUs online", "the latest values");
+        assert_eq!((p.revisions, p.what().as_str()), (0, "plug cpu2"));
+        // Another program plugs cpu2: the proposal now names cpu5, marked.
+        a.next_plug = 5;
+        let events = c.decide(&online(11, 8.0), &mut a);
+        let text: Vec<String> = events.iter().map(ToString::to_string).collect();
+        assert_eq!(text, ["proposal revised: plug cpu5 (was plug cpu2)"]);
+        let p = c.pending().cloned().expect("pending");
+        assert_eq!((p.since, p.reading, p.revisions), (3, 11, 1));
+        assert_eq!(p.changed, [true]);
+    }
+
+    #[test]
+    fn y_applies_only_the_cpu_on_screen() {
+        let mut c = Controller::new(Mode::Step);
+        let mut a = Fake::default();
+        c.decide(&decision(1, CpuAction::Plug, None), &mut a);
+        let shown = c.pending().cloned().expect("pending");
+        assert_eq!(shown.cpu, Some(2));
+        // Between the drawing and the key, cpu2 was plugged by someone else.
+        a.next_plug = 4;
+        let events = c.accept(&shown, &mut a);
+        assert!(
+            matches!(&events[..], [Event::NotApplied { why, .. }] if why.contains("cpu4 would be taken now, not cpu2")),
+            "{events:?}"
+        );
+        assert!(a.writes.is_empty(), "nothing written");
+        let now = c
+            .pending()
+            .cloned()
+            .expect("still pending, naming the new CPU");
+        assert_eq!((now.cpu, now.changed.as_slice()), (Some(4), &[true][..]));
+        // The box redrawn, `y` applies it.
+        let events = c.accept(&now, &mut a);
+        assert_eq!(a.writes, ["plug"]);
+        assert!(matches!(
+            events.as_slice(),
+            [Event::Approved(_), Event::Applied { cpu: Some(4), .. }]
+        ));
     }
 
     #[test]

@@ -255,7 +255,12 @@ fn event_fields(
             }
             fields.push(("PLUGTOP_APPLIED", "1".into()));
         }
-        Event::Would { .. } => fields.push(("PLUGTOP_APPLIED", "0".into())),
+        Event::Would { cpu, .. } => {
+            if let Some(cpu) = cpu {
+                fields.push(("PLUGTOP_CPU", cpu.to_string()));
+            }
+            fields.push(("PLUGTOP_APPLIED", "0".into()));
+        }
         Event::Failed { error, .. } => fields.push(("PLUGTOP_ERROR", error.clone())),
         _ => {}
     }

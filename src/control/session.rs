@@ -22,6 +22,7 @@ use super::patterns::{Hint, PatternWatch};
 use super::watch::{Finding, Watch};
 use crate::engine::{Decision, Engine, Fatal};
 use crate::kernel::actuator::Actuator;
+use crate::kernel::cpu_choice::CpuChange;
 use crate::kernel::{Interest, Polarization, Sample, Stamp};
 use crate::rules::eval::{NoTrace, Trace};
 use crate::rules::{RuleSet, SourceFile};
@@ -373,13 +374,19 @@ impl Session {
             })
             .collect();
         match self.controller.mode() {
-            Mode::Observe => wanted
-                .into_iter()
-                .map(|(action, why)| Event::Would {
-                    action,
-                    why: why.to_string(),
-                })
-                .collect(),
+            Mode::Observe => {
+                // What would be done names the CPUs the plugs (or unplugs)
+                // would take one after the other.
+                let mut named = Named::asking(&wanted, actuator);
+                wanted
+                    .into_iter()
+                    .map(|(action, why)| Event::Would {
+                        action,
+                        cpu: named.next(action),
+                        why: why.to_string(),
+                    })
+                    .collect()
+            }
             Mode::Step => {
                 let events = self.controller.propose_limits(&wanted, self.latest_reading);
                 self.limits_due = !wanted.is_empty();
@@ -448,6 +455,39 @@ impl Session {
         match self.recent.back().cloned() {
             Some(latest) if !self.vertical => self.limits(&latest, actuator),
             _ => Vec::new(),
+        }
+    }
+}
+
+/// The CPUs a run of start-limit plugs or unplugs would take, in turn.
+#[derive(Default)]
+struct Named {
+    plugs: std::vec::IntoIter<u32>,
+    unplugs: std::vec::IntoIter<u32>,
+}
+
+impl Named {
+    /// Asks `actuator` once per direction the limits go.
+    fn asking(limits: &[(Action, &str)], actuator: &dyn Actuator) -> Self {
+        let count = |wanted: Action| limits.iter().filter(|(a, _)| *a == wanted).count();
+        let ask = |change, n| {
+            if n == 0 {
+                Vec::new()
+            } else {
+                actuator.would_take(change, n)
+            }
+        };
+        Named {
+            plugs: ask(CpuChange::Plug, count(Action::PlugCpu)).into_iter(),
+            unplugs: ask(CpuChange::Unplug, count(Action::UnplugCpu)).into_iter(),
+        }
+    }
+
+    /// The CPU `action` would take after the ones named before it.
+    fn next(&mut self, action: Action) -> Option<u32> {
+        match action.cpu_change()? {
+            CpuChange::Plug => self.plugs.next(),
+            CpuChange::Unplug => self.unplugs.next(),
         }
     }
 }

@@ -1,18 +1,24 @@
 //! Changing the guest: CPUs on and off through sysfs, the CMM pool through
-//! `cmm_pages`, always below one root directory. Which CPU is chosen follows
-//! SEMANTICS.md section 6: plug the lowest-numbered offline CPU whose
-//! `configure` reads 1 (like cpuplugd, never one without a `configure`
-//! file), unplug the highest-numbered online CPU that has an `online` file;
-//! when a write fails, try the next.
+//! `cmm_pages`, always below one root directory. A plug or an unplug takes
+//! the CPU cpuplugd takes ([`super::cpu_choice`]: the first by directory
+//! name, `cpu10` before `cpu2`, trying the next when a write fails), reading
+//! the files it decides on just before each write; the last online CPU is
+//! never taken offline.
+//!
+//! Putting back an exact set of CPUs ([`Actuator::set_online`]: the journal's
+//! restore, vertical polarization) differs from cpuplugd on purpose: cpuplugd
+//! plugs or unplugs by name order until the *count* of online CPUs is the
+//! start count, which can leave other CPUs online than at start; plugtop
+//! puts back exactly the CPUs that were online.
 
-use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
+use super::cpu_choice::{self, CpuChange, Online};
+use super::cpu_dir::CpuDir;
 use crate::kernel::beneath::Beneath;
-
 use crate::kernel::root::paths;
 
 /// Why an action could not be carried out.
@@ -71,7 +77,7 @@ pub fn stop_writes_for_restore(
 }
 
 /// Something that changes CPUs and the pool: the real guest below a root,
-/// or the simulator.
+/// the simulator, or nothing at all (observe mode).
 pub trait Actuator {
     /// Brings one CPU online; returns its number. Failed attempts on other
     /// CPUs are reported through `failures`.
@@ -82,6 +88,11 @@ pub trait Actuator {
     fn set_pool(&mut self, pages: i64) -> Result<(), ActError>;
     /// Puts exactly these CPUs online (others offline, where possible).
     fn set_online(&mut self, wanted: &[u32], failures: &mut Vec<String>) -> Result<(), ActError>;
+    /// The CPUs the next `count` plugs or unplugs would take, in order, were
+    /// every write to succeed; empty when it cannot tell. Reads, never
+    /// writes: "would …" messages and proposals name these CPUs, so it is
+    /// asked only when an action is decided.
+    fn would_take(&self, change: CpuChange, count: usize) -> Vec<u32>;
 }
 
 /// The guest below a root directory (`/` in production). Writes go through
@@ -89,7 +100,7 @@ pub trait Actuator {
 /// one swapped in while plugtop works) leads them outside.
 #[derive(Debug, Clone)]
 pub struct RootActuator {
-    root: PathBuf,
+    cpus: CpuDir,
     beneath: Arc<Beneath>,
     /// Test-only (`PLUGTOP_TEST_WRITE_DELAY_MS`): every write takes this
     /// long, as taking an s390 CPU offline can.
@@ -98,51 +109,15 @@ pub struct RootActuator {
     after_panic: bool,
 }
 
-/// One CPU directory's state as found now.
-#[derive(Debug, Clone, Copy)]
-struct CpuEntry {
-    id: u32,
-    online: Option<bool>,
-    configured: Option<bool>,
-}
-
-fn read_flag(path: &Path) -> Option<bool> {
-    let text = super::regular::read_small(path, 64).ok()?;
-    Some(text.trim_ascii() == b"1")
-}
-
 impl RootActuator {
     /// An actuator for the guest below `root`.
     pub fn new(root: &Path) -> std::io::Result<Self> {
         Ok(RootActuator {
-            root: root.to_path_buf(),
+            cpus: CpuDir::new(root),
             beneath: Arc::new(Beneath::open(root)?),
             delay: crate::faults::write_delay(),
             after_panic: false,
         })
-    }
-
-    fn cpus(&self) -> Vec<CpuEntry> {
-        let dir = self.root.join(paths::CPU_DIR);
-        let mut cpus: Vec<CpuEntry> = fs::read_dir(&dir)
-            .map(|entries| {
-                entries
-                    .flatten()
-                    .filter_map(|e| {
-                        let name = e.file_name();
-                        let id = name.to_str()?.strip_prefix("cpu")?.parse::<u32>().ok()?;
-                        let base = e.path();
-                        Some(CpuEntry {
-                            id,
-                            online: read_flag(&base.join("online")),
-                            configured: read_flag(&base.join("configure")),
-                        })
-                    })
-                    .collect()
-            })
-            .unwrap_or_default();
-        cpus.sort_by_key(|c| c.id);
-        cpus
     }
 
     /// Writes `text` to `rel` below the root, resolved as in a chroot.
@@ -171,27 +146,45 @@ impl RootActuator {
         )
     }
 
-    fn first_that_works(
-        &self,
-        candidates: impl Iterator<Item = u32>,
-        online: bool,
-        what: &'static str,
-        failures: &mut Vec<String>,
-    ) -> Result<u32, ActError> {
-        let mut tried = 0;
-        for id in candidates {
+    /// Walks the CPUs in cpuplugd's order and writes to the first that
+    /// `change` may take, the next when a write fails. Each CPU's files are
+    /// read when it is reached, after any failed write before it; before an
+    /// unplug the other CPUs' `online` files are read again, and the last
+    /// online CPU is refused.
+    fn change_one(&self, change: CpuChange, failures: &mut Vec<String>) -> Result<u32, ActError> {
+        let ids = self.cpus.ids();
+        let (mut tried, mut unconfigurable) = (0, 0);
+        for &id in &ids {
+            let cpu = self.cpus.flags(id, change == CpuChange::Plug);
+            if !cpu.wanted(change) {
+                if change == CpuChange::Plug
+                    && cpu.online == Online::Reads(Some(0))
+                    && cpu.configure.is_none()
+                {
+                    unconfigurable += 1;
+                }
+                continue;
+            }
+            if change == CpuChange::Unplug && !self.cpus.another_online(&ids, id) {
+                return Err(ActError::NoCpu(
+                    change.done(),
+                    format!("cpu{id} is the last online CPU"),
+                ));
+            }
             tried += 1;
-            match self.set_cpu(id, online) {
+            match self.set_cpu(id, change == CpuChange::Plug) {
                 Ok(()) => return Ok(id),
                 Err(e) => failures.push(format!("cpu{id}: {e}")),
             }
         }
-        let why = if tried == 0 {
-            "no candidate".to_string()
-        } else {
-            format!("all {tried} candidates failed")
+        let why = match (tried, unconfigurable) {
+            (0, 0) => "no candidate".to_string(),
+            (0, n) => format!(
+                "{n} offline CPUs have no `configure` file, and cpuplugd plugs only CPUs whose configure reads 1"
+            ),
+            (n, _) => format!("all {n} candidates failed"),
         };
-        Err(ActError::NoCpu(what, why))
+        Err(ActError::NoCpu(change.done(), why))
     }
 }
 
@@ -199,52 +192,81 @@ impl Actuator for RootActuator {
     /// Like cpuplugd, only a CPU whose `configure` reads 1 is plugged: an
     /// offline CPU without a `configure` file is never brought online.
     fn plug(&mut self, failures: &mut Vec<String>) -> Result<u32, ActError> {
-        let cpus = self.cpus();
-        let candidates: Vec<u32> = cpus
-            .iter()
-            .filter(|c| c.online == Some(false) && c.configured == Some(true))
-            .map(|c| c.id)
-            .collect();
-        let unconfigurable = cpus
-            .iter()
-            .filter(|c| c.online == Some(false) && c.configured.is_none())
-            .count();
-        if candidates.is_empty() && unconfigurable > 0 {
-            return Err(ActError::NoCpu(
-                "plugged",
-                format!(
-                    "{unconfigurable} offline CPUs have no `configure` file, and cpuplugd plugs only CPUs whose configure reads 1"
-                ),
-            ));
-        }
-        self.first_that_works(candidates.into_iter(), true, "plugged", failures)
+        self.change_one(CpuChange::Plug, failures)
     }
 
     fn unplug(&mut self, failures: &mut Vec<String>) -> Result<u32, ActError> {
-        let candidates: Vec<u32> = self
-            .cpus()
-            .into_iter()
-            .rev()
-            .filter(|c| c.online == Some(true))
-            .map(|c| c.id)
-            .collect();
-        self.first_that_works(candidates.into_iter(), false, "unplugged", failures)
+        self.change_one(CpuChange::Unplug, failures)
     }
 
     fn set_pool(&mut self, pages: i64) -> Result<(), ActError> {
         self.write(paths::CMM_PAGES, &format!("{pages}\n"))
     }
 
+    /// Only CPUs whose `online` file can be read are changed; one that
+    /// reads anything but 1 counts as offline.
     fn set_online(&mut self, wanted: &[u32], failures: &mut Vec<String>) -> Result<(), ActError> {
-        for cpu in self.cpus() {
-            let Some(online) = cpu.online else { continue };
-            let want = wanted.contains(&cpu.id);
-            if online != want
-                && let Err(e) = self.set_cpu(cpu.id, want)
+        for id in self.cpus.ids() {
+            let Online::Reads(value) = self.cpus.online(id) else {
+                continue;
+            };
+            let want = wanted.contains(&id);
+            if (value == Some(1)) != want
+                && let Err(e) = self.set_cpu(id, want)
             {
-                failures.push(format!("cpu{}: {e}", cpu.id));
+                failures.push(format!("cpu{id}: {e}"));
             }
         }
         Ok(())
+    }
+
+    fn would_take(&self, change: CpuChange, count: usize) -> Vec<u32> {
+        cpu_choice::choose(change, &self.cpus.all(change == CpuChange::Plug), count)
+    }
+}
+
+/// An actuator that never writes, for observe mode and guests that cannot
+/// be written (a replay). Given a root it still says which CPU a change
+/// would take, so observe mode's log names the CPU cpuplugd would pick.
+#[derive(Debug, Clone, Default)]
+pub struct NoWrites {
+    cpus: Option<CpuDir>,
+}
+
+impl NoWrites {
+    /// Refuses every write and names no CPU.
+    pub fn blind() -> Self {
+        NoWrites::default()
+    }
+
+    /// Refuses every write; names CPUs from what is below `root`.
+    pub fn seeing(root: &Path) -> Self {
+        NoWrites {
+            cpus: Some(CpuDir::new(root)),
+        }
+    }
+
+    fn refuse(what: &'static str) -> ActError {
+        ActError::NoCpu(what, "this guest cannot be written".into())
+    }
+}
+
+impl Actuator for NoWrites {
+    fn plug(&mut self, _: &mut Vec<String>) -> Result<u32, ActError> {
+        Err(Self::refuse("plugged"))
+    }
+    fn unplug(&mut self, _: &mut Vec<String>) -> Result<u32, ActError> {
+        Err(Self::refuse("unplugged"))
+    }
+    fn set_pool(&mut self, _: i64) -> Result<(), ActError> {
+        Err(Self::refuse("resized"))
+    }
+    fn set_online(&mut self, _: &[u32], _: &mut Vec<String>) -> Result<(), ActError> {
+        Ok(())
+    }
+    fn would_take(&self, change: CpuChange, count: usize) -> Vec<u32> {
+        self.cpus.as_ref().map_or_else(Vec::new, |cpus| {
+            cpu_choice::choose(change, &cpus.all(change == CpuChange::Plug), count)
+        })
     }
 }

@@ -5,6 +5,8 @@ pub mod actuator;
 pub mod beneath;
 mod bytes;
 mod chroot_walk;
+pub mod cpu_choice;
+pub mod cpu_dir;
 pub mod cpulist;
 pub mod deltas;
 pub mod fields;

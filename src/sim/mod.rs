@@ -12,6 +12,7 @@ pub mod serve;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use crate::kernel::actuator::{ActError, Actuator};
+use crate::kernel::cpu_choice::{self, CpuChange, CpuFlags, Online};
 use crate::kernel::source::SourceError;
 use crate::kernel::{Sample, Source};
 use crate::rules::SystemFacts;
@@ -120,8 +121,10 @@ impl Source for SimSource {
     }
 }
 
-/// Changes the simulated guest, choosing CPUs as cpuplugd does (lowest
-/// offline to plug, highest online to unplug).
+/// Changes the simulated guest, choosing CPUs as cpuplugd would on the
+/// served root ([`crate::kernel::cpu_choice`]: by the names `cpuN` in
+/// alphabetical order, every CPU hotpluggable and configured), so a
+/// simulation, `plugtop sim --serve` and the screen name the same CPU.
 pub struct SimActuator {
     guest: SharedGuest,
 }
@@ -131,34 +134,39 @@ impl SimActuator {
     pub fn new(guest: SharedGuest) -> Self {
         SimActuator { guest }
     }
+
+    fn change_one(&mut self, change: CpuChange) -> Result<u32, ActError> {
+        let mut g = self.guest.borrow_mut();
+        let Some(&id) = cpu_choice::choose(change, &cpu_flags(&g), 1).first() else {
+            let why = match change {
+                CpuChange::Plug => "every CPU is online",
+                CpuChange::Unplug => "only one CPU is online",
+            };
+            return Err(ActError::NoCpu(change.done(), why.into()));
+        };
+        g.set_cpu(id, change == CpuChange::Plug);
+        Ok(id)
+    }
+}
+
+/// The model's CPUs as the choice sees them.
+fn cpu_flags(guest: &Guest) -> Vec<CpuFlags> {
+    (0..guest.scenario().cpus)
+        .map(|id| CpuFlags {
+            id,
+            online: Online::Reads(guest.cpu_online(id).map(i64::from)),
+            configure: Some(1),
+        })
+        .collect()
 }
 
 impl Actuator for SimActuator {
     fn plug(&mut self, _failures: &mut Vec<String>) -> Result<u32, ActError> {
-        let mut g = self.guest.borrow_mut();
-        let n = g.scenario().cpus;
-        let id = (0..n)
-            .find(|i| g.cpu_online(*i) == Some(false))
-            .ok_or_else(|| ActError::NoCpu("plugged", "every CPU is online".into()))?;
-        g.set_cpu(id, true);
-        Ok(id)
+        self.change_one(CpuChange::Plug)
     }
 
     fn unplug(&mut self, _failures: &mut Vec<String>) -> Result<u32, ActError> {
-        let mut g = self.guest.borrow_mut();
-        let n = g.scenario().cpus;
-        if g.online_count() <= 1 {
-            return Err(ActError::NoCpu(
-                "unplugged",
-                "only one CPU is online".into(),
-            ));
-        }
-        let id = (0..n)
-            .rev()
-            .find(|i| g.cpu_online(*i) == Some(true))
-            .ok_or_else(|| ActError::NoCpu("unplugged", "no CPU is online".into()))?;
-        g.set_cpu(id, false);
-        Ok(id)
+        self.change_one(CpuChange::Unplug)
     }
 
     fn set_pool(&mut self, pages: i64) -> Result<(), ActError> {
@@ -175,5 +183,9 @@ impl Actuator for SimActuator {
             g.set_cpu(0, true);
         }
         Ok(())
+    }
+
+    fn would_take(&self, change: CpuChange, count: usize) -> Vec<u32> {
+        cpu_choice::choose(change, &cpu_flags(&self.guest.borrow()), count)
     }
 }

@@ -13,7 +13,7 @@ use crate::control::patterns::Hint;
 use crate::control::session::{Session, Step};
 use crate::engine::Decision;
 use crate::history::History;
-use crate::kernel::actuator::Actuator;
+use crate::kernel::actuator::{Actuator, NoWrites};
 use crate::kernel::deltas::{CpuLoad, cpu_loads};
 use crate::kernel::{Sample, Stamp};
 use crate::report::trace;
@@ -56,7 +56,7 @@ pub enum LogKind {
 }
 
 /// One log line; the same line said again in a row is counted, not
-/// repeated (observe mode says "would unplug a CPU" every interval).
+/// repeated (observe mode says "would unplug cpu3" every interval).
 #[derive(Debug, Clone, PartialEq)]
 pub struct LogLine {
     pub stamp: Stamp,
@@ -181,6 +181,9 @@ pub struct App {
     /// Set once the lock is held and the journal written; `None` when the
     /// guest cannot be written (replay, read-only root).
     pub actuator: Option<Box<dyn Actuator + Send>>,
+    /// What acts while [`App::actuator`] is `None`: it writes nothing, and
+    /// on a live root it still names the CPU a change would take.
+    pub observer: NoWrites,
     /// Why acting is not possible, when it is not.
     pub cannot_act: Option<String>,
     pub log: VecDeque<LogLine>,
@@ -252,6 +255,7 @@ impl App {
             paused: false,
             proposal_hidden: false,
             actuator: None,
+            observer: NoWrites::blind(),
             cannot_act: None,
             log: VecDeque::with_capacity(1000),
             log_scroll: 0,
@@ -366,7 +370,7 @@ impl App {
         let sample = Arc::new(sample);
         let step = match self.actuator.as_mut() {
             Some(a) => self.session.step(Arc::clone(&sample), a.as_mut()),
-            None => self.session.step(Arc::clone(&sample), &mut NoWrites),
+            None => self.session.step(Arc::clone(&sample), &mut self.observer),
         };
         self.seen += 1;
         if step.skipped.is_some() {
@@ -555,7 +559,7 @@ impl App {
     pub fn accept(&mut self, shown: &crate::control::controller::Proposal) {
         let events = match self.actuator.as_mut() {
             Some(a) => self.session.accept(shown, a.as_mut()),
-            None => self.session.accept(shown, &mut NoWrites),
+            None => self.session.accept(shown, &mut self.observer),
         };
         self.proposal_hidden = false;
         self.note_events(events);
@@ -938,7 +942,7 @@ impl App {
         }
         let events = match self.actuator.as_mut() {
             Some(a) => self.session.set_mode(mode, a.as_mut()),
-            None => self.session.set_mode(mode, &mut NoWrites),
+            None => self.session.set_mode(mode, &mut self.observer),
         };
         self.proposal_hidden = false;
         self.note_events(events);
@@ -952,7 +956,7 @@ impl App {
         self.tune_shown = false;
         let events = match self.actuator.as_mut() {
             Some(a) => self.session.reload(rules, file, a.as_mut()),
-            None => self.session.reload(rules, file, &mut NoWrites),
+            None => self.session.reload(rules, file, &mut self.observer),
         };
         if let Some(facts) = self.facts.clone() {
             self.set_facts(facts);
@@ -986,37 +990,6 @@ impl App {
     /// The engine (for the CPU-time and variable lookups of the runner).
     pub fn engine(&self) -> &crate::engine::Engine {
         self.session.engine()
-    }
-}
-
-/// An actuator that refuses, for modes that must not write.
-struct NoWrites;
-
-impl Actuator for NoWrites {
-    fn plug(&mut self, _: &mut Vec<String>) -> Result<u32, crate::kernel::actuator::ActError> {
-        Err(crate::kernel::actuator::ActError::NoCpu(
-            "plugged",
-            "this guest cannot be written".into(),
-        ))
-    }
-    fn unplug(&mut self, _: &mut Vec<String>) -> Result<u32, crate::kernel::actuator::ActError> {
-        Err(crate::kernel::actuator::ActError::NoCpu(
-            "unplugged",
-            "this guest cannot be written".into(),
-        ))
-    }
-    fn set_pool(&mut self, _: i64) -> Result<(), crate::kernel::actuator::ActError> {
-        Err(crate::kernel::actuator::ActError::NoCpu(
-            "resized",
-            "this guest cannot be written".into(),
-        ))
-    }
-    fn set_online(
-        &mut self,
-        _: &[u32],
-        _: &mut Vec<String>,
-    ) -> Result<(), crate::kernel::actuator::ActError> {
-        Ok(())
     }
 }
 

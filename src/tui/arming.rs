@@ -14,6 +14,7 @@ use crate::control::lock;
 use crate::control::session::Severity;
 use crate::kernel::Sample;
 use crate::kernel::actuator::{ActError, Actuator, RootActuator};
+use crate::kernel::cpu_choice::CpuChange;
 
 /// What the actuator is doing right now ("unplugging a CPU"), and whom to
 /// tell when that changes: the screen draws it while the write runs.
@@ -90,6 +91,10 @@ impl<A: Actuator> Actuator for Tracked<A> {
         self.doing("putting the start CPUs back".into(), |a| {
             a.set_online(wanted, failures)
         })
+    }
+    /// Reads only, quickly: nothing to show on the screen.
+    fn would_take(&self, change: CpuChange, count: usize) -> Vec<u32> {
+        self.inner.would_take(change, count)
     }
 }
 

@@ -11,6 +11,7 @@ use super::line;
 use crate::commands::observe::built_in_rules;
 use crate::control::controller::Mode;
 use crate::kernel::Source;
+use crate::kernel::actuator::NoWrites;
 use crate::kernel::live::LiveSource;
 use crate::kernel::machine::describe;
 use crate::kernel::recording::RecordingSource;
@@ -207,6 +208,7 @@ pub fn prepare(options: &Options) -> Result<(App, Box<dyn Source + Send>), UiErr
     app.kernel = kernel;
     if options.replay.is_none() {
         app.guest = Some(crate::kernel::machine::identity(&options.root).short());
+        app.observer = NoWrites::seeing(&options.root);
     }
     app.color = !options.mono && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
     if options.replay.is_some() {

@@ -447,34 +447,44 @@ fn dialog(frame: &mut Frame<'_>, area: Rect, dialog: &Dialog, theme: &Theme) {
     sized_box(frame, area, 76, title, lines, theme);
 }
 
+/// Since when a proposal stands and how often it was revised.
+fn standing(p: &crate::control::controller::Proposal) -> String {
+    let revised = match p.revisions {
+        0 => String::new(),
+        n => format!(", revised ×{n}"),
+    };
+    match p.standing() {
+        0 => format!("proposed at interval #{}{revised}", p.since),
+        1 => format!("proposed since interval #{} (1 interval){revised}", p.since),
+        n => format!(
+            "proposed since interval #{} ({n} intervals){revised}",
+            p.since
+        ),
+    }
+}
+
 /// The step-confirm proposal, unless hidden, at the bottom of the screen.
 fn proposal(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {
     if app.session.controller().mode() == Mode::Step
         && !app.proposal_hidden
         && let Some(p) = app.session.controller().pending()
     {
-        // Exactly the values `y` applies; what the latest revision changed
-        // is marked, so a moving target is never approved unseen.
+        // Exactly the values `y` applies, with the latest interval's
+        // reasons; what the latest revision changed is marked, so a moving
+        // target is never approved unseen.
         let mut spans = vec![Span::styled("Proposed: ", theme.title())];
         for (i, a) in p.actions.iter().enumerate() {
             if i > 0 {
                 spans.push(Span::raw(", "));
             }
-            spans.push(Span::styled(a.to_string(), theme.mode(Mode::Step)));
+            spans.push(Span::styled(a.naming(p.cpu), theme.mode(Mode::Step)));
             if p.changed.get(i).copied().unwrap_or(false) {
                 spans.push(Span::styled(" (changed)", theme.title()));
             }
         }
         let mut lines = vec![Line::from(spans)];
-        let revised = if p.revisions > 0 {
-            format!(", revised ×{}", p.revisions)
-        } else {
-            String::new()
-        };
-        lines.push(Line::from(format!(
-            "decided at interval #{}{revised}: {}",
-            p.reading, p.why
-        )));
+        lines.push(Line::from(format!("interval #{}: {}", p.reading, p.why)));
+        lines.push(Line::styled(standing(p), theme.dim()));
         let mut reasons: Vec<Line<'_>> = Vec::new();
         if let Some(f) = app.frames.iter().find(|f| f.number == p.reading) {
             for kind in RuleKind::ALL {
