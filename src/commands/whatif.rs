@@ -10,15 +10,15 @@
 use std::fmt::Write as _;
 use std::sync::Arc;
 
+use crate::control::controller::Mode;
 use crate::control::flap::FlapConfig;
 use crate::control::flap::Moves;
-use crate::control::patterns::PatternWatch;
-use crate::control::watch::{ChangedDecision, Finding, Watch};
-use crate::engine::Engine;
+use crate::control::session::Session;
+use crate::control::watch::{ChangedDecision, Finding};
+use crate::kernel::actuator::NoWrites;
 use crate::kernel::{Sample, Source};
 use crate::report::trace::{explain, rule as rule_tree};
 use crate::report::{file_name, hms};
-use crate::rules::eval::Trace;
 use crate::rules::{RuleKind, RuleSet, SourceFile};
 
 /// How many differing intervals are shown in full.
@@ -66,53 +66,42 @@ impl Tally {
     }
 }
 
-/// A rule file being re-decided.
+/// A rule file being re-decided: the same [`Session`] every front end
+/// runs, observing (it never writes), with its tallies.
 struct Candidate {
-    rules: Arc<RuleSet>,
-    file: SourceFile,
-    engine: Engine,
-    watch: Watch,
-    trace: Trace,
+    session: Session,
     tally: Tally,
-    patterns: PatternWatch,
 }
 
 impl Candidate {
     fn new(rules: RuleSet, file: SourceFile, flap: FlapConfig) -> Self {
-        let rules = Arc::new(rules);
         let hints = crate::control::patterns::from_rules(&rules, &file)
             .iter()
             .map(|h| h.to_string())
             .collect();
         Candidate {
-            patterns: PatternWatch::new(&rules),
-            engine: Engine::new(Arc::clone(&rules)),
             tally: Tally {
                 name: file_name(file.name()).to_string(),
                 hints,
                 ..Tally::default()
             },
-            rules,
-            file,
-            watch: Watch::new(flap),
-            trace: Trace::new(),
+            session: Session::new(Arc::new(rules), file, Mode::Observe, flap),
         }
     }
 
     /// Decides `sample`; returns what the decision does, or `None` while
-    /// the history fills.
-    fn decide(&mut self, sample: &Sample) -> Option<Moves> {
-        let d = self.engine.push(sample, &mut self.trace)?;
-        let moves = Moves::of(&d);
+    /// the history fills (or when the reading is skipped).
+    fn decide(&mut self, sample: &Arc<Sample>) -> Option<Moves> {
+        let step = self
+            .session
+            .step(Arc::clone(sample), &mut NoWrites::blind());
+        let d = step.decision.as_ref()?;
+        let moves = Moves::of(d);
         self.tally.count(moves);
-        if let Some(previous) = self.watch.previous() {
-            let found = self.patterns.observe(previous, sample, &d);
-            self.tally.hints.extend(found.iter().map(|h| h.to_string()));
-        }
-        for f in self
-            .watch
-            .observe(&self.engine, &self.file, sample, &d, &self.trace)
-        {
+        self.tally
+            .hints
+            .extend(step.hints.iter().map(|h| h.to_string()));
+        for f in &step.findings {
             if let Finding::FlapStarted(x) = f {
                 self.tally.flapping.get_or_insert((d.reading, x.period));
             }
@@ -123,22 +112,29 @@ impl Candidate {
     /// Explanations of the four conditions, and the tree of `kind`.
     fn show(&self, kind: RuleKind, out: &mut String) {
         for k in crate::report::flips::CONDITIONS {
-            if let Some(line) = explain(&self.rules, &self.file, &self.trace, k)
-                && self.rules.rule(k).is_some()
+            let (rules, file, trace) = (
+                self.session.rules(),
+                self.session.file(),
+                self.session.trace(),
+            );
+            if let Some(line) = explain(rules, file, trace, k)
+                && rules.rule(k).is_some()
                 && !line.ends_with("not evaluated")
             {
                 let _ = writeln!(out, "    {line}");
             }
         }
-        for line in rule_tree(&self.rules, &self.file, &self.trace, kind).lines() {
+        let s = &self.session;
+        for line in rule_tree(s.rules(), s.file(), s.trace(), kind).lines() {
             let _ = writeln!(out, "      {line}");
         }
     }
 
     fn finish(mut self) -> Tally {
-        self.tally.reversals = self.watch.flap.total_reversals();
-        self.tally.loops = self.watch.loops.iter().map(|l| l.to_string()).collect();
-        self.tally.changes = self.watch.changes.iter().cloned().collect();
+        let watch = self.session.watch();
+        self.tally.reversals = watch.flap.total_reversals();
+        self.tally.loops = watch.loops.iter().map(|l| l.to_string()).collect();
+        self.tally.changes = watch.changes.iter().cloned().collect();
         self.tally
     }
 }
@@ -196,14 +192,14 @@ pub fn compare(
         ..Tally::default()
     };
     let mut recorded_flap = crate::control::flap::FlapDetector::new(flap);
-    let mut previous: Option<Sample> = None;
+    let mut previous: Option<Arc<Sample>> = None;
     let mut first = None;
     let mut readings = 0usize;
     let mut differing = 0usize;
     let mut shown = Vec::new();
     let mut last_moves: Option<Moves> = None;
     while let Some(next) = source.next_sample() {
-        let sample = next?;
+        let sample = Arc::new(next?);
         // What the guest did after the previous reading answers the decision
         // made on it; compare before `a` moves on to this reading.
         if b.is_none()
@@ -238,7 +234,7 @@ pub fn compare(
         }
         last_moves = wa;
         if first.is_none() {
-            first = Some(sample.clone());
+            first = Some(Sample::clone(&sample));
         }
         previous = Some(sample);
     }
@@ -247,7 +243,7 @@ pub fn compare(
         source_name: file_name(source_name).to_string(),
         readings,
         first,
-        last: previous,
+        last: previous.map(|s| Sample::clone(&s)),
         new: a.finish(),
         old: match b {
             Some(b) => b.finish(),
