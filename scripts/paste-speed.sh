@@ -7,7 +7,8 @@
 # verdict on the text and then the help screen, asked for right after it
 # (Ctrl-C closes the editor, then `?`): every byte before has been decoded,
 # inserted, checked and drawn by then.
-# Also the CPU plugtop used meanwhile. Target: under one second each.
+# Also the CPU plugtop used meanwhile and its peak RSS. Target: under one
+# second each.
 #
 # usage: scripts/paste-speed.sh [SIZE_MIB]
 set -euo pipefail
@@ -69,11 +70,12 @@ def measure(name, text):
     pump(fd, shown, text, until=b"line longer than 2048 characters")
     pump(fd, shown, b"\x03?", until=b"Keys (any key closes)")
     t1, cpu1 = time.monotonic(), cpu_seconds(pid)
+    peak = next(int(l.split()[1]) for l in open(f"/proc/{pid}/status") if l.startswith("VmHWM"))
     os.write(fd, b"xq")
     os.waitpid(pid, 0)
     os.close(fd)
     print(f"{name}: {len(text) / (1 << 20):.2f} MiB absorbed in {t1 - t0:.3f} s, "
-          f"{cpu1 - cpu0:.2f} s of plugtop's CPU (target < 1 s)")
+          f"{cpu1 - cpu0:.2f} s of plugtop's CPU, peak RSS {peak / 1024:.1f} MiB (target < 1 s)")
 
 
 unit = b"(onumcpus < 2) & (idle > 50) | q A y \r\n"
