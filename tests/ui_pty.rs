@@ -140,6 +140,34 @@ impl Session {
         self.input.flush().expect("flush keys");
     }
 
+    /// Writes `bytes` to plugtop from another thread (a big write blocks
+    /// until plugtop has read it) while its output is read here; returns
+    /// once all is written (bounded).
+    fn write_big(&mut self, bytes: Vec<u8>) {
+        let mut input = std::mem::replace(&mut self.input, Box::new(std::io::sink()));
+        let (done_tx, done_rx) = channel();
+        std::thread::spawn(move || {
+            let written = input.write_all(&bytes).and_then(|()| input.flush());
+            let _ = done_tx.send((written.is_ok(), input));
+        });
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            if let Ok((written, input)) = done_rx.try_recv() {
+                assert!(written, "plugtop stopped reading the terminal");
+                self.input = input;
+                return;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "plugtop never read it all; screen:\n{}",
+                self.screen()
+            );
+            if let Ok(bytes) = self.output.recv_timeout(Duration::from_millis(20)) {
+                self.take(&bytes);
+            }
+        }
+    }
+
     /// Presses `keys` again each time 200 ms pass without `text` showing
     /// (bounded): for keys that may land while the program still waits for
     /// the end of an escape sequence.
@@ -389,12 +417,18 @@ fn cpu_online(root: &FakeRoot, i: u32) -> String {
     .unwrap_or_default()
 }
 
-/// The terminal was given back: alternate screen left, mouse reporting off,
-/// cursor shown.
+/// The terminal was given back: alternate screen left, mouse reporting and
+/// bracketed paste off, cursor shown, each after it was last turned on.
 fn terminal_restored(output: &str) -> bool {
     let last = |seq: &str| output.rfind(seq);
-    let left = last("\x1b[?1049l");
-    left.is_some() && left > last("\x1b[?1049h") && output.contains("\x1b[?1000l")
+    [
+        ("\x1b[?1049h", "\x1b[?1049l"),
+        ("\x1b[?1000h", "\x1b[?1000l"),
+        ("\x1b[?2004h", "\x1b[?2004l"),
+        ("\x1b[?25l", "\x1b[?25h"),
+    ]
+    .iter()
+    .all(|(on, off)| last(off).is_some() && last(off) > last(on))
 }
 
 fn autonomous_then_signal(signal: &str, code: u32) {
@@ -935,5 +969,90 @@ fn t_tunes_in_the_background_while_the_screen_stays_live() {
     s.wait_for("★ recommended");
     s.press("\x1b");
     s.wait_gone("Tune: the front");
+    assert!(s.quit());
+}
+
+/// `n` bytes of `unit` repeated (the last copy cut).
+fn repeated(unit: &[u8], n: usize) -> Vec<u8> {
+    unit.iter().copied().cycle().take(n).collect()
+}
+
+#[test]
+fn sigterm_is_acted_on_behind_megabytes_of_pasted_and_typed_input() {
+    let (root, rules) = plugging_guest();
+    let root_s = root.path().to_string_lossy().into_owned();
+    let mut s = Session::start(
+        &[
+            "--root",
+            &root_s,
+            "-c",
+            &rules,
+            "--interval",
+            "0.2",
+            "--mode",
+            "auto",
+        ],
+        30,
+        110,
+    );
+    s.wait_for("AUTONOMOUS");
+    s.wait_for("plugged cpu1");
+    s.press("w");
+    s.wait_for("What-if: HOTPLUG");
+    // A megabyte pasted: keys, Ctrl-C, escape sequences and line breaks
+    // in it are text. Then a megabyte typed without paste markers (a
+    // terminal without bracketed paste): plain characters, `q`, `A` and
+    // `y` among them, all text for the editor.
+    let mut bytes = b"\x1b[200~".to_vec();
+    bytes.extend(repeated(
+        b"q A y \x03 \x1b[A \x1b \r\n(onumcpus < 2) & (idle > 50)\n",
+        1 << 20,
+    ));
+    bytes.extend(b"\x1b[201~");
+    bytes.extend(repeated(b"(onumcpus > 1) | qAy+-s ", 1 << 20));
+    s.write_big(bytes);
+    s.signal("TERM");
+    let (status, output) = s.wait_exit();
+    assert_eq!(status, Some(143), "exit code after SIGTERM");
+    for i in 1..4 {
+        assert_eq!(cpu_online(&root, i), "0\n", "cpu{i} is put back");
+    }
+    assert!(
+        !root.path().join("run/plugtop/state").exists(),
+        "the journal goes after a full restore"
+    );
+    assert!(terminal_restored(&output), "terminal left raw");
+}
+
+#[test]
+fn a_paste_goes_into_the_text_input_and_is_never_taken_for_keys() {
+    let (root, rules) = plugging_guest();
+    let root_s = root.path().to_string_lossy().into_owned();
+    let mut s = Session::start(
+        &["--root", &root_s, "-c", &rules, "--interval", "0.2"],
+        30,
+        110,
+    );
+    s.wait_for("OBSERVE");
+    s.wait_for("#2");
+    // As keys this would ask to act, approve it, and quit.
+    s.press("\x1b[200~Ay q\x1b[201~");
+    s.press("5");
+    s.wait_for("a paste was ignored");
+    assert!(!s.screen().contains("Act on this guest?"));
+    assert!(s.screen().contains("OBSERVE"));
+    assert!(
+        !root.path().join("run/plugtop/state").exists(),
+        "nothing armed"
+    );
+    // In the what-if editor a paste is one insertion, made one line.
+    s.press("w");
+    s.wait_for("What-if: HOTPLUG");
+    s.press("\x15");
+    s.press("\x1b[200~(onumcpus < 3)\r\n& (idle > 50)\n\x1b[201~");
+    s.wait_for("HOTPLUG=(onumcpus < 3) & (idle > 50)");
+    s.wait_for("cpuplugd would load the edited file");
+    s.press("\x1b");
+    s.wait_gone("What-if: HOTPLUG");
     assert!(s.quit());
 }

@@ -20,7 +20,7 @@ use crate::report::trace;
 use crate::rules::eval::Trace;
 use crate::rules::{NodeId, RuleKind, RuleSet, SourceFile, SystemFacts};
 use crate::sim::Scenario;
-use crate::tui::line_input::LineInput;
+use crate::tui::line_input::{LineInput, one_line};
 use crate::tui::whatif::{Past, WhatIfEditor};
 
 /// How many intervals the screens can go back to.
@@ -830,40 +830,85 @@ impl App {
 
     /// A key while the what-if editor is open: editing, Tab for the next
     /// rule, Ctrl-O to name a whole rule file instead, Enter to run, Esc to
-    /// close.
+    /// close. The edit is checked at once.
     pub fn whatif_key(&mut self, key: crossterm::event::KeyEvent) {
+        if self.whatif_edit(key) {
+            self.check_whatif();
+        }
+    }
+
+    /// [`App::whatif_key`] without the check: whether the text changed so
+    /// that it needs one ([`App::check_whatif`]). A batch of keys is
+    /// checked once, not once per key.
+    pub fn whatif_edit(&mut self, key: crossterm::event::KeyEvent) -> bool {
         use crossterm::event::{KeyCode, KeyModifiers};
         let Some(editor) = self.whatif.as_mut() else {
-            return;
+            return false;
         };
         match key.code {
             KeyCode::Esc => {
                 self.whatif = None;
-                return;
+                false
             }
             KeyCode::Enter => {
                 self.run_whatif();
-                return;
+                false
             }
             KeyCode::Tab if !editor.file_mode => {
-                editor.step_field(self.session.rules(), self.session.file(), 1)
+                editor.step_field(self.session.rules(), self.session.file(), 1);
+                true
             }
             KeyCode::BackTab if !editor.file_mode => {
-                editor.step_field(self.session.rules(), self.session.file(), -1)
+                editor.step_field(self.session.rules(), self.session.file(), -1);
+                true
             }
             KeyCode::Char('c') if key.modifiers.contains(KeyModifiers::CONTROL) => {
                 self.whatif = None;
-                return;
+                false
             }
             KeyCode::Char('o') if key.modifiers.contains(KeyModifiers::CONTROL) => {
-                editor.toggle_file_mode(self.session.rules(), self.session.file())
+                editor.toggle_file_mode(self.session.rules(), self.session.file());
+                true
             }
-            _ if editor.key(key) => {}
-            _ => return,
+            _ => editor.key(key),
         }
+    }
+
+    /// Checks the open what-if edit the way cpuplugd would load it.
+    pub fn check_whatif(&mut self) {
         if let (Some(editor), Some(facts)) = (self.whatif.as_mut(), &self.facts) {
             let _ = editor.check(self.session.rules(), self.session.file(), facts);
         }
+    }
+
+    /// Whether typed text goes to a text input (the export path, the
+    /// what-if editor or the log search, in that order, as keys do) rather
+    /// than being keys.
+    pub fn typing(&self) -> bool {
+        let tune_box = self.tune_shown && self.whatif.is_none();
+        !tune_box
+            && (self.export_prompt.is_some() || self.whatif.is_some() || self.log_filter_editing)
+    }
+
+    /// Puts `text` (a paste, or a run of typed characters) into the text
+    /// input that has the focus as one edit, made one line
+    /// ([`one_line`]); whether one had it. A what-if edit is left for
+    /// [`App::check_whatif`].
+    pub fn insert_text(&mut self, text: &str) -> bool {
+        if !self.typing() {
+            return false;
+        }
+        if let Some(input) = self.export_prompt.as_mut() {
+            input.insert_str(text);
+        } else if let Some(editor) = self.whatif.as_mut() {
+            editor.insert(text);
+        } else {
+            self.log_filter
+                .get_or_insert_with(String::new)
+                .push_str(&one_line(text));
+            self.log_scroll = 0;
+        }
+        true
     }
 
     /// Runs the open editor's rules over the history on screen.

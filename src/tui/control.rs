@@ -13,6 +13,7 @@ use super::app::{App, Dialog, LogKind, SourceLabel};
 use super::arming::{Progress, arm, arm_check, disarm};
 use super::keys::KeyAction;
 use super::run::{Options, ScreenEnd, read_rules};
+use super::stop::StopFlag;
 use crate::control::controller::{Mode, Proposal};
 use crate::control::guard::Guard;
 use crate::kernel::{Sample, Source};
@@ -30,7 +31,8 @@ pub enum Command {
     Wake,
     /// The user quit.
     Quit,
-    /// A signal ends the screen.
+    /// A signal ends the screen (it is in [`Shared::stop`] too; this wakes
+    /// the thread).
     Stop(i32),
 }
 
@@ -47,6 +49,8 @@ pub enum Report {
 pub struct Shared {
     pub app: Mutex<App>,
     pub progress: Progress,
+    /// A stop signal: acted on before any command still queued.
+    pub stop: StopFlag,
 }
 
 impl Shared {
@@ -113,7 +117,13 @@ pub fn run(
         } else {
             Duration::from_secs(3600)
         };
-        match commands.recv_timeout(wait) {
+        let command = commands.recv_timeout(wait);
+        // A signal goes before the commands queued ahead of its own
+        // `Stop` (thousands, if keys were pasted into the screen).
+        if let Some(signal) = shared.stop.raised() {
+            break ScreenEnd::Signal(signal);
+        }
+        match command {
             Ok(Command::Act(action)) => {
                 let mut app = shared.lock();
                 c.handle(&mut app, action, &shared.progress);

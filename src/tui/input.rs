@@ -5,6 +5,12 @@
 //! [`ESCAPE_WAIT`], or grows past [`LONGEST_SEQUENCE`], is dropped, and
 //! sequences plugtop does not know are skipped whole, so the keyboard always
 //! comes back.
+//!
+//! A bracketed paste (`ESC [ 200 ~` text `ESC [ 201 ~`) is not a sequence
+//! but text: it is collected whole, up to [`LONGEST_PASTE`], and delivered as
+//! one `Event::Paste`, so pasted text is never taken for keys (`q`, `A`,
+//! `y`). Its end may come late, over a slow link, but not never: after
+//! [`PASTE_WAIT`] without a byte the paste ends with what came.
 
 use std::io::{IsTerminal, Read};
 use std::sync::mpsc::{RecvTimeoutError, channel};
@@ -24,11 +30,38 @@ pub const ESCAPE_WAIT: Duration = Duration::from_millis(50);
 /// not keys and are dropped.
 pub const LONGEST_SEQUENCE: usize = 64;
 
+/// Most text one paste delivers; the rest of a longer paste is dropped
+/// (and said so with [`TermInput::PasteCut`]) rather than held.
+pub const LONGEST_PASTE: usize = 2 << 20;
+
+/// How long a paste may pause before it is taken as ended without its end
+/// marker. Terminals send a paste back to back; this only gives the
+/// keyboard back when the end marker is lost.
+pub const PASTE_WAIT: Duration = Duration::from_secs(2);
+
+/// What starts a bracketed paste (after `ESC [ ? 2004 h`).
+const PASTE_START: &[u8] = b"\x1b[200~";
+/// What ends it; ESC is only its first byte.
+const PASTE_END: &[u8] = b"\x1b[201~";
+
+/// What the terminal sent, decoded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TermInput {
+    /// A key, a click, or a whole paste (`Event::Paste`, its text as sent).
+    Event(Event),
+    /// The paste just before was longer than [`LONGEST_PASTE`]: these many
+    /// bytes of its end were dropped.
+    PasteCut(usize),
+}
+
 /// Turns terminal bytes into key and mouse events, byte by byte, never
-/// holding more than [`LONGEST_SEQUENCE`] bytes.
+/// holding more than [`LONGEST_SEQUENCE`] bytes of a sequence or
+/// [`LONGEST_PASTE`] of a paste.
 #[derive(Debug, Default)]
 pub struct Decoder {
     pending: Vec<u8>,
+    /// Inside a bracketed paste: its text so far.
+    paste: Option<Paste>,
     /// Inside a sequence too long to keep: its bytes are dropped up to its end.
     skipping: Skip,
     /// The last byte skipped was ESC (the first half of the terminator).
@@ -46,12 +79,104 @@ enum Skip {
     Text,
 }
 
+/// A bracketed paste being collected.
+#[derive(Debug, Default)]
+struct Paste {
+    text: Vec<u8>,
+    /// Bytes past [`LONGEST_PASTE`], dropped.
+    dropped: usize,
+    /// How many bytes of [`PASTE_END`] have come so far.
+    matched: usize,
+}
+
+impl Paste {
+    /// Keeps `bytes` as text, as far as the bound allows.
+    fn keep(&mut self, bytes: &[u8]) {
+        let room = LONGEST_PASTE.saturating_sub(self.text.len());
+        let kept = room.min(bytes.len());
+        self.text.extend_from_slice(&bytes[..kept]);
+        self.dropped += bytes.len() - kept;
+    }
+
+    /// Takes `bytes` up to the end marker; the bytes after it, once the
+    /// paste has ended.
+    fn take<'a>(&mut self, bytes: &'a [u8]) -> Option<&'a [u8]> {
+        let mut i = 0;
+        while i < bytes.len() {
+            if self.matched == 0 {
+                // Text up to the next ESC, copied at once.
+                let run = bytes[i..]
+                    .iter()
+                    .position(|b| *b == 0x1b)
+                    .map_or(bytes.len(), |n| i + n);
+                self.keep(&bytes[i..run]);
+                i = run;
+                if i == bytes.len() {
+                    break;
+                }
+            }
+            let b = bytes[i];
+            i += 1;
+            if b == PASTE_END[self.matched] {
+                self.matched += 1;
+                if self.matched == PASTE_END.len() {
+                    return Some(&bytes[i..]);
+                }
+            } else {
+                // Not the end marker after all: what looked like it is text,
+                // and an ESC may begin the real one (ESC is only its first
+                // byte, so nothing else can).
+                self.keep(&PASTE_END[..self.matched]);
+                self.matched = usize::from(b == 0x1b);
+                if b != 0x1b {
+                    self.keep(&[b]);
+                }
+            }
+        }
+        None
+    }
+
+    /// The paste as events: its text, and how much was dropped if any.
+    fn finish(mut self, out: &mut Vec<TermInput>) {
+        if self.dropped > 0 {
+            self.dropped += drop_cut_character(&mut self.text);
+        }
+        let text = match String::from_utf8(self.text) {
+            Ok(text) => text,
+            Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+        };
+        out.push(TermInput::Event(Event::Paste(text)));
+        if self.dropped > 0 {
+            out.push(TermInput::PasteCut(self.dropped));
+        }
+    }
+}
+
+/// Removes a UTF-8 character cut in half at the end of `text` (a paste
+/// stopped at its bound); how many bytes went.
+fn drop_cut_character(text: &mut Vec<u8>) -> usize {
+    let tail = text.len().saturating_sub(4);
+    let Some(start) = (tail..text.len()).rev().find(|i| text[*i] & 0xc0 != 0x80) else {
+        return 0;
+    };
+    match std::str::from_utf8(&text[start..]) {
+        Err(e) if e.error_len().is_none() => {
+            let cut = text.len() - start;
+            text.truncate(start);
+            cut
+        }
+        _ => 0,
+    }
+}
+
 /// What the bytes so far amount to.
 enum Parsed {
     /// More bytes are needed.
     Incomplete,
     /// A whole sequence or character: its event, if it is one plugtop knows.
     Done(Option<Event>),
+    /// The start of a bracketed paste.
+    PasteStart,
 }
 
 impl Decoder {
@@ -60,66 +185,107 @@ impl Decoder {
         Decoder::default()
     }
 
-    /// True while part of a sequence waits for the rest.
+    /// True while part of a sequence, or a paste, waits for the rest.
     pub fn waiting(&self) -> bool {
-        !self.pending.is_empty() || self.skipping != Skip::Nothing
+        !self.pending.is_empty() || self.skipping != Skip::Nothing || self.paste.is_some()
+    }
+
+    /// How long to wait for more bytes before [`Decoder::flush`]: `None`
+    /// when nothing is unfinished.
+    pub fn patience(&self) -> Option<Duration> {
+        if self.paste.is_some() {
+            Some(PASTE_WAIT)
+        } else if self.waiting() {
+            Some(ESCAPE_WAIT)
+        } else {
+            None
+        }
     }
 
     /// Decodes `bytes`, appending every complete event to `out`.
-    pub fn feed(&mut self, bytes: &[u8], out: &mut Vec<Event>) {
-        for &b in bytes {
-            match self.skipping {
-                Skip::Text => {
-                    let ends = b == 0x07 || (self.skipped_escape && b == b'\\');
-                    self.skipped_escape = b == 0x1b;
-                    if ends {
-                        self.skipping = Skip::Nothing;
+    pub fn feed(&mut self, bytes: &[u8], out: &mut Vec<TermInput>) {
+        let mut rest = bytes;
+        while let Some((&b, after)) = rest.split_first() {
+            if let Some(paste) = self.paste.as_mut() {
+                match paste.take(rest) {
+                    Some(after_paste) => {
+                        rest = after_paste;
+                        self.end_paste(out);
                     }
-                    continue;
+                    None => rest = &[],
                 }
-                Skip::Control if (0x20..=0x3f).contains(&b) => continue,
-                Skip::Control => {
+                continue;
+            }
+            rest = after;
+            self.byte(b, out);
+        }
+    }
+
+    /// One byte outside a paste.
+    fn byte(&mut self, b: u8, out: &mut Vec<TermInput>) {
+        match self.skipping {
+            Skip::Text => {
+                let ends = b == 0x07 || (self.skipped_escape && b == b'\\');
+                self.skipped_escape = b == 0x1b;
+                if ends {
                     self.skipping = Skip::Nothing;
-                    if (0x40..=0x7e).contains(&b) {
-                        continue;
-                    }
                 }
-                Skip::Nothing => {}
+                return;
             }
-            // A new ESC inside an unfinished sequence starts over (the
-            // unfinished part was not a key), except in a string sequence,
-            // which ends with ESC backslash.
-            if b == 0x1b && !self.pending.is_empty() && !is_string(&self.pending) {
-                self.flush(out);
+            Skip::Control if (0x20..=0x3f).contains(&b) => return,
+            Skip::Control => {
+                self.skipping = Skip::Nothing;
+                if (0x40..=0x7e).contains(&b) {
+                    return;
+                }
             }
-            self.pending.push(b);
-            match parse(&self.pending) {
-                Parsed::Incomplete if self.pending.len() < LONGEST_SEQUENCE => {}
-                Parsed::Incomplete => {
-                    self.skipping = if is_string(&self.pending) {
-                        Skip::Text
-                    } else if self.pending.starts_with(b"\x1b[") {
-                        Skip::Control
-                    } else {
-                        Skip::Nothing
-                    };
-                    self.skipped_escape = self.pending.last() == Some(&0x1b);
-                    self.pending.clear();
-                }
-                Parsed::Done(event) => {
-                    self.pending.clear();
-                    out.extend(event);
-                }
+            Skip::Nothing => {}
+        }
+        // A new ESC inside an unfinished sequence starts over (the
+        // unfinished part was not a key), except in a string sequence,
+        // which ends with ESC backslash.
+        if b == 0x1b && !self.pending.is_empty() && !is_string(&self.pending) {
+            self.flush(out);
+        }
+        self.pending.push(b);
+        match parse(&self.pending) {
+            Parsed::Incomplete if self.pending.len() < LONGEST_SEQUENCE => {}
+            Parsed::Incomplete => {
+                self.skipping = if is_string(&self.pending) {
+                    Skip::Text
+                } else if self.pending.starts_with(b"\x1b[") {
+                    Skip::Control
+                } else {
+                    Skip::Nothing
+                };
+                self.skipped_escape = self.pending.last() == Some(&0x1b);
+                self.pending.clear();
+            }
+            Parsed::Done(event) => {
+                self.pending.clear();
+                out.extend(event.map(TermInput::Event));
+            }
+            Parsed::PasteStart => {
+                self.pending.clear();
+                self.paste = Some(Paste::default());
             }
         }
     }
 
-    /// No more bytes came in time: a lone ESC is the Esc key, anything else
-    /// unfinished is dropped.
-    pub fn flush(&mut self, out: &mut Vec<Event>) {
-        if self.pending == [0x1b] {
-            out.push(key(KeyCode::Esc, KeyModifiers::NONE));
+    fn end_paste(&mut self, out: &mut Vec<TermInput>) {
+        if let Some(paste) = self.paste.take() {
+            paste.finish(out);
         }
+    }
+
+    /// No more bytes came in time: a lone ESC is the Esc key, a paste ends
+    /// with the text that came (a half-come end marker is dropped), anything
+    /// else unfinished is dropped.
+    pub fn flush(&mut self, out: &mut Vec<TermInput>) {
+        if self.pending == [0x1b] {
+            out.push(TermInput::Event(key(KeyCode::Esc, KeyModifiers::NONE)));
+        }
+        self.end_paste(out);
         self.pending.clear();
         self.skipping = Skip::Nothing;
         self.skipped_escape = false;
@@ -152,6 +318,7 @@ fn parse(bytes: &[u8]) -> Parsed {
     match bytes {
         [] => Parsed::Incomplete,
         [0x1b] => Parsed::Incomplete,
+        start if start == PASTE_START => Parsed::PasteStart,
         [0x1b, b'[', rest @ ..] => csi(rest),
         [0x1b, b']' | b'P' | b'_' | b'^' | b'X', body @ ..] => string_sequence(body),
         [0x1b, b'O'] => Parsed::Incomplete,
@@ -389,9 +556,9 @@ fn legacy_mouse(b: u8, x: u8, y: u8) -> Option<Event> {
 }
 
 /// Reads the terminal (stdin, or `/dev/tty` when stdin is not one) on its
-/// own threads and hands each event to `deliver` until it returns false or
-/// the terminal closes.
-pub fn spawn(deliver: impl Fn(Event) -> bool + Send + 'static) -> std::io::Result<()> {
+/// own threads and hands what each read decoded to to `deliver`, in one
+/// batch, until it returns false or the terminal closes.
+pub fn spawn(deliver: impl Fn(Vec<TermInput>) -> bool + Send + 'static) -> std::io::Result<()> {
     let mut tty: Box<dyn Read + Send> = if std::io::stdin().is_terminal() {
         Box::new(std::io::stdin())
     } else {
@@ -401,7 +568,7 @@ pub fn spawn(deliver: impl Fn(Event) -> bool + Send + 'static) -> std::io::Resul
     std::thread::Builder::new()
         .name("plugtop-tty".into())
         .spawn(move || {
-            let mut buf = [0u8; 1024];
+            let mut buf = vec![0u8; 16 * 1024];
             loop {
                 match tty.read(&mut buf) {
                     Ok(0) => break,
@@ -419,13 +586,12 @@ pub fn spawn(deliver: impl Fn(Event) -> bool + Send + 'static) -> std::io::Resul
         .name("plugtop-keys".into())
         .spawn(move || {
             let mut decoder = Decoder::new();
-            let mut events = Vec::new();
             let mut inputs = 0usize;
             loop {
-                let got = if decoder.waiting() {
-                    bytes_rx.recv_timeout(ESCAPE_WAIT)
-                } else {
-                    bytes_rx.recv().map_err(|_| RecvTimeoutError::Disconnected)
+                let mut events = Vec::new();
+                let got = match decoder.patience() {
+                    Some(wait) => bytes_rx.recv_timeout(wait),
+                    None => bytes_rx.recv().map_err(|_| RecvTimeoutError::Disconnected),
                 };
                 match got {
                     Ok(bytes) => {
@@ -436,10 +602,8 @@ pub fn spawn(deliver: impl Fn(Event) -> bool + Send + 'static) -> std::io::Resul
                     Err(RecvTimeoutError::Timeout) => decoder.flush(&mut events),
                     Err(RecvTimeoutError::Disconnected) => break,
                 }
-                for event in events.drain(..) {
-                    if !deliver(event) {
-                        return;
-                    }
+                if !events.is_empty() && !deliver(events) {
+                    return;
                 }
             }
         })?;
@@ -450,7 +614,7 @@ pub fn spawn(deliver: impl Fn(Event) -> bool + Send + 'static) -> std::io::Resul
 mod tests {
     use super::*;
 
-    fn decode(chunks: &[&[u8]]) -> Vec<Event> {
+    fn decode(chunks: &[&[u8]]) -> Vec<TermInput> {
         let mut d = Decoder::new();
         let mut out = Vec::new();
         for c in chunks {
@@ -460,11 +624,11 @@ mod tests {
         out
     }
 
-    fn codes(events: &[Event]) -> Vec<KeyCode> {
+    fn codes(events: &[TermInput]) -> Vec<KeyCode> {
         events
             .iter()
             .filter_map(|e| match e {
-                Event::Key(k) => Some(k.code),
+                TermInput::Event(Event::Key(k)) => Some(k.code),
                 _ => None,
             })
             .collect()
@@ -484,7 +648,7 @@ mod tests {
     #[test]
     fn sequences_it_does_not_know_are_skipped_whole() {
         let got =
-            decode(&[b"\x1b[?1;2c\x1b[?7uq\x1b[200~x\x1b]11;rgb:0/0/0\x07y\x1bP1$r0m\x1b\\z"]);
+            decode(&[b"\x1b[?1;2c\x1b[?7uq\x1b[202~x\x1b]11;rgb:0/0/0\x07y\x1bP1$r0m\x1b\\z"]);
         assert_eq!(
             codes(&got),
             vec![
@@ -540,7 +704,7 @@ mod tests {
         let kinds: Vec<_> = got
             .iter()
             .filter_map(|e| match e {
-                Event::Mouse(m) => Some(m.kind),
+                TermInput::Event(Event::Mouse(m)) => Some(m.kind),
                 _ => None,
             })
             .collect();
@@ -552,8 +716,8 @@ mod tests {
         assert_eq!(
             got,
             vec![
-                key(KeyCode::Char('c'), KeyModifiers::CONTROL),
-                key(KeyCode::Char('é'), KeyModifiers::NONE)
+                TermInput::Event(key(KeyCode::Char('c'), KeyModifiers::CONTROL)),
+                TermInput::Event(key(KeyCode::Char('é'), KeyModifiers::NONE))
             ]
         );
     }
@@ -566,5 +730,147 @@ mod tests {
         assert!(d.waiting());
         d.feed(b"B", &mut out);
         assert_eq!(codes(&out), vec![KeyCode::Down]);
+    }
+
+    /// Feeds each chunk as one read, never timing out in between.
+    fn feed_reads(chunks: &[&[u8]]) -> (Decoder, Vec<TermInput>) {
+        let mut d = Decoder::new();
+        let mut out = Vec::new();
+        for c in chunks {
+            d.feed(c, &mut out);
+        }
+        (d, out)
+    }
+
+    fn paste(text: &str) -> TermInput {
+        TermInput::Event(Event::Paste(text.into()))
+    }
+
+    #[test]
+    fn a_paste_split_across_reads_is_one_paste() {
+        // The markers themselves split, and a read that is all paste text.
+        let (d, out) = feed_reads(&[
+            b"\x1b[20",
+            b"0~first ",
+            b"half, ",
+            "and é".as_bytes(),
+            b" second\x1b[2",
+            b"01",
+            b"~",
+        ]);
+        assert!(!d.waiting());
+        assert_eq!(out, vec![paste("first half, and é second")]);
+        // A character split between two reads is joined too.
+        let e = "é".as_bytes();
+        let (_, out) = feed_reads(&[b"\x1b[200~", &e[..1], &e[1..], b"\x1b[201~"]);
+        assert_eq!(out, vec![paste("é")]);
+    }
+
+    #[test]
+    fn a_paste_keeps_escapes_and_false_end_markers_as_text() {
+        let (d, out) = feed_reads(&[b"\x1b[200~a\x1bb\x1b[201x\x1b[20\x1b[201\x1b[201~", b"q"]);
+        assert_eq!(
+            out,
+            vec![
+                paste("a\x1bb\x1b[201x\x1b[20\x1b[201"),
+                TermInput::Event(key(KeyCode::Char('q'), KeyModifiers::NONE))
+            ]
+        );
+        assert!(!d.waiting());
+        // A start marker inside a paste is text, and nothing in a paste is
+        // a key: not `q`, not Ctrl-C, not a mouse report.
+        let (_, out) = feed_reads(&[b"\x1b[200~q\x03\x1b[200~\x1b[<0;1;1M\x1b[201~"]);
+        assert_eq!(out, vec![paste("q\x03\x1b[200~\x1b[<0;1;1M")]);
+        // Invalid UTF-8 is replaced, not a reason to lose the paste.
+        let (_, out) = feed_reads(&[b"\x1b[200~a\xffb\x1b[201~"]);
+        assert_eq!(out, vec![paste("a\u{fffd}b")]);
+        // An empty paste is one (empty) paste.
+        let (_, out) = feed_reads(&[b"\x1b[200~\x1b[201~"]);
+        assert_eq!(out, vec![paste("")]);
+    }
+
+    #[test]
+    fn a_paste_followed_by_keys_and_sequences() {
+        let (mut d, mut all) = feed_reads(&[b"x\x1b[200~y\x1b[201~z\x1b[A\x1b[200~\x1b[201~\x1b"]);
+        d.flush(&mut all);
+        assert_eq!(
+            all,
+            vec![
+                TermInput::Event(key(KeyCode::Char('x'), KeyModifiers::NONE)),
+                paste("y"),
+                TermInput::Event(key(KeyCode::Char('z'), KeyModifiers::NONE)),
+                TermInput::Event(key(KeyCode::Up, KeyModifiers::NONE)),
+                paste(""),
+                TermInput::Event(key(KeyCode::Esc, KeyModifiers::NONE)),
+            ]
+        );
+    }
+
+    #[test]
+    fn an_over_long_paste_is_bounded_and_says_what_it_dropped() {
+        let mut d = Decoder::new();
+        let mut out = Vec::new();
+        d.feed(b"\x1b[200~", &mut out);
+        let chunk = vec![b'a'; 64 * 1024];
+        let chunks = LONGEST_PASTE / chunk.len() + 8;
+        for _ in 0..chunks {
+            d.feed(&chunk, &mut out);
+            let held = d.paste.as_ref().map_or(0, |p| p.text.capacity());
+            assert!(held <= LONGEST_PASTE, "holds {held} bytes");
+        }
+        assert!(out.is_empty(), "nothing before the end marker");
+        d.feed(b"\x1b[201~q", &mut out);
+        let sent = chunks * chunk.len();
+        match out.as_slice() {
+            [
+                TermInput::Event(Event::Paste(text)),
+                TermInput::PasteCut(dropped),
+                TermInput::Event(Event::Key(k)),
+            ] => {
+                assert_eq!(text.len(), LONGEST_PASTE);
+                assert_eq!(*dropped, sent - LONGEST_PASTE);
+                assert_eq!(k.code, KeyCode::Char('q'), "the keyboard comes back");
+            }
+            other => panic!("{:?}", other.iter().map(short).collect::<Vec<_>>()),
+        }
+    }
+
+    #[test]
+    fn a_paste_cut_at_its_bound_never_ends_in_half_a_character() {
+        let mut d = Decoder::new();
+        let mut out = Vec::new();
+        d.feed(b"\x1b[200~", &mut out);
+        // One byte short of the bound, then a two-byte character.
+        d.feed(&vec![b'a'; LONGEST_PASTE - 1], &mut out);
+        d.feed("éz\x1b[201~".as_bytes(), &mut out);
+        match out.as_slice() {
+            [TermInput::Event(Event::Paste(text)), TermInput::PasteCut(3)] => {
+                assert_eq!(text.len(), LONGEST_PASTE - 1);
+                assert!(text.bytes().all(|b| b == b'a'));
+            }
+            other => panic!("{:?}", other.iter().map(short).collect::<Vec<_>>()),
+        }
+    }
+
+    #[test]
+    fn a_paste_whose_end_never_comes_ends_when_the_bytes_stop() {
+        let (mut d, mut out) = feed_reads(&[b"\x1b[200~half of it\x1b[20"]);
+        assert_eq!(d.patience(), Some(PASTE_WAIT));
+        assert!(out.is_empty());
+        // The keys thread waited PASTE_WAIT: what came is the paste.
+        d.flush(&mut out);
+        assert_eq!(out, vec![paste("half of it")]);
+        assert_eq!(d.patience(), None);
+        d.feed(b"q", &mut out);
+        assert_eq!(codes(&out), vec![KeyCode::Char('q')]);
+        // An escape sequence waits only ESCAPE_WAIT.
+        let (d, _) = feed_reads(&[b"\x1b["]);
+        assert_eq!(d.patience(), Some(ESCAPE_WAIT));
+    }
+
+    /// An input, its text cut short for a readable failure.
+    fn short(input: &TermInput) -> String {
+        let text = format!("{input:?}");
+        text.chars().take(80).collect()
     }
 }

@@ -1,5 +1,5 @@
 //! One line of text being typed (the what-if editor, the export path): the
-//! editing keys people expect, in one place.
+//! editing keys people expect, and pasted text made one line, in one place.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
@@ -34,6 +34,20 @@ impl LineInput {
         let at = self.byte(self.cursor);
         self.text.insert(at, c);
         self.cursor += 1;
+    }
+
+    /// Inserts `text` (a paste, or a run of typed characters) at the cursor
+    /// as one edit, made one line by [`one_line`]: one pass over the text
+    /// however long the paste. Whether anything was inserted.
+    pub fn insert_str(&mut self, text: &str) -> bool {
+        let text = one_line(text);
+        if text.is_empty() {
+            return false;
+        }
+        let at = self.byte(self.cursor);
+        self.text.insert_str(at, &text);
+        self.cursor += text.chars().count();
+        true
     }
 
     /// Deletes the character before the cursor; whether anything changed.
@@ -117,11 +131,52 @@ impl LineInput {
     /// The text split at the cursor: before, the character under it (a
     /// space at the end), after; for drawing the cursor as a cell.
     pub fn split(&self) -> (String, String, String) {
-        let before: String = self.text.chars().take(self.cursor).collect();
-        let mut rest = self.text.chars().skip(self.cursor);
-        let at = rest.next().map_or_else(|| " ".to_string(), String::from);
-        (before, at, rest.collect())
+        self.split_near(usize::MAX)
     }
+
+    /// [`LineInput::split`] with at most `room` characters on each side of
+    /// the cursor, a cut side marked `…`: a pasted megabyte is drawn as
+    /// much of it as a screen can show, not copied whole at every redraw.
+    pub fn split_near(&self, room: usize) -> (String, String, String) {
+        let at_byte = self.byte(self.cursor);
+        let (head, tail) = self.text.split_at(at_byte);
+        let before = match head.char_indices().rev().nth(room) {
+            Some((b, c)) => format!("…{}", &head[b + c.len_utf8()..]),
+            None => head.to_string(),
+        };
+        let mut rest = tail.chars();
+        let at = rest.next().map_or_else(|| " ".to_string(), String::from);
+        let rest = rest.as_str();
+        let after = match rest.char_indices().nth(room) {
+            Some((b, _)) => format!("{}…", &rest[..b]),
+            None => rest.to_string(),
+        };
+        (before, at, after)
+    }
+}
+
+/// Text for a one-line input: a line break at the very end is dropped (a
+/// copied line usually brings one), every other line break (CR LF, CR, LF,
+/// NEL, U+2028/9) and tab becomes one space, and other control characters
+/// (ESC among them) and bidirectional overrides are dropped, so pasted
+/// text can neither break the line nor steer the terminal.
+pub fn one_line(text: &str) -> String {
+    let text = text
+        .strip_suffix("\r\n")
+        .or_else(|| text.strip_suffix(['\n', '\r', '\u{85}', '\u{2028}', '\u{2029}']))
+        .unwrap_or(text);
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\r' if chars.peek() == Some(&'\n') => {}
+            '\r' | '\n' | '\t' | '\u{85}' | '\u{2028}' | '\u{2029}' => out.push(' '),
+            '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' => {}
+            c if c.is_control() => {}
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -157,5 +212,51 @@ mod tests {
         );
         assert_eq!(i, LineInput::default());
         assert_eq!(i.split(), (String::new(), " ".into(), String::new()));
+    }
+
+    #[test]
+    fn pasted_text_is_one_line_without_control_characters() {
+        assert_eq!(one_line("a\r\nb\rc\nd\te"), "a b c d e");
+        assert_eq!(one_line("line\n"), "line", "a copied line's newline");
+        assert_eq!(one_line("line\r\n"), "line");
+        assert_eq!(one_line("two\n\n"), "two ", "only the last break goes");
+        assert_eq!(one_line("\x1b[31mred\x07\x00\u{9b}2J"), "[31mred2J");
+        assert_eq!(one_line("a\u{2028}b\u{85}c\u{202e}d\u{2066}e"), "a b cde");
+        assert_eq!(one_line("é • ä"), "é • ä");
+        assert_eq!(one_line("\n"), "");
+    }
+
+    #[test]
+    fn a_paste_goes_in_at_the_cursor_as_one_edit() {
+        let mut i = LineInput::new("a•b");
+        press(&mut i, KeyCode::Left);
+        assert!(i.insert_str("x\ny"));
+        assert_eq!(i.text, "a•x yb");
+        assert_eq!(i.cursor, 5);
+        assert!(!i.insert_str("\x1b\x07"), "nothing left to insert");
+        assert_eq!(i.text, "a•x yb");
+        // A megabyte goes in whole, the cursor after it.
+        let big = "ab•".repeat(350_000);
+        let mut i = LineInput::new("<>");
+        press(&mut i, KeyCode::Left);
+        assert!(i.insert_str(&big));
+        assert_eq!(i.cursor, 1 + big.chars().count());
+        assert!(i.text.starts_with("<ab•") && i.text.ends_with("ab•>"));
+    }
+
+    #[test]
+    fn a_long_text_is_drawn_near_the_cursor_only() {
+        let mut i = LineInput::new("0123456789");
+        assert_eq!(i.split_near(3), ("…789".into(), " ".into(), String::new()));
+        i.home_end(false);
+        i.move_by(5);
+        assert_eq!(i.split_near(2), ("…34".into(), "5".into(), "67…".into()));
+        assert_eq!(i.split_near(100), i.split());
+        assert_eq!(i.split(), ("01234".into(), "5".into(), "6789".into()));
+        let wide = LineInput::new("ééé");
+        assert_eq!(
+            wide.split_near(2),
+            ("…éé".into(), " ".into(), String::new())
+        );
     }
 }

@@ -5,6 +5,7 @@
 pub mod app;
 pub mod arming;
 pub mod control;
+pub mod dispatch;
 pub mod export;
 pub mod input;
 pub mod keys;
@@ -14,6 +15,7 @@ pub mod log_export;
 pub mod run;
 pub mod screen;
 pub mod state_dir;
+pub mod stop;
 pub mod tuning;
 pub mod view;
 pub mod whatif;

@@ -3,14 +3,16 @@
 //! control thread ([`super::control`]); while that thread holds the app (a
 //! CPU going offline), the screen shows what is in progress and queues the
 //! keys. No fixed frame rate: it draws when a key, a signal or a reading
-//! arrives.
+//! arrives, once for everything that arrived meanwhile (a paste, or keys
+//! faster than a redraw, cost one redraw). A stop signal is acted on before
+//! any input still queued.
 
 use std::collections::VecDeque;
 use std::io::Stdout;
-use std::sync::mpsc::{Sender, channel};
+use std::sync::mpsc::{Receiver, Sender, channel};
 use std::sync::{Arc, Mutex, TryLockError};
 
-use crossterm::event::{self, Event, KeyCode, KeyEventKind, KeyModifiers, MouseEventKind};
+use crossterm::event::{self, Event, KeyCode, KeyEventKind, KeyModifiers};
 use crossterm::execute;
 use crossterm::terminal::{
     EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode,
@@ -18,18 +20,28 @@ use crossterm::terminal::{
 use ratatui::Terminal;
 use ratatui::backend::CrosstermBackend;
 
-use super::app::{App, Dialog};
 use super::arming::ProgressState;
-use super::control::{self, Command, Report, Shared, needs_control};
-use super::keys::{KeyAction, action_for};
+use super::control::{self, Command, Report, Shared};
+use super::dispatch;
+use super::input::TermInput;
 use super::run::{Options, ScreenEnd, UiError, prepare};
+use super::stop::StopFlag;
 use super::view;
 
 type Term = Terminal<CrosstermBackend<Stdout>>;
 
+/// Most inputs taken off the queue before the screen is drawn again: it
+/// bounds how long the app is held from the control thread, it is not a
+/// frame rate.
+const BATCH: usize = 256;
+
 /// What the screen thread waits for.
 enum Input {
-    Term(Event),
+    /// What one read of the terminal decoded to.
+    Term(Vec<TermInput>),
+    /// The terminal changed size (SIGWINCH).
+    Resize,
+    /// A signal; a stop signal has raised [`Shared::stop`] first.
     Signal(i32),
     Report(Report),
     /// The actuator started or finished a write.
@@ -43,16 +55,20 @@ fn restore_terminal() {
         std::io::stdout(),
         LeaveAlternateScreen,
         event::DisableMouseCapture,
+        event::DisableBracketedPaste,
         crossterm::cursor::Show
     );
 }
 
+/// Raw mode, the alternate screen, mouse reports, and bracketed paste so
+/// that pasted text arrives as text, never as keys.
 fn enter_screen() -> std::io::Result<()> {
     enable_raw_mode()?;
     execute!(
         std::io::stdout(),
         EnterAlternateScreen,
-        event::EnableMouseCapture
+        event::EnableMouseCapture,
+        event::EnableBracketedPaste
     )
 }
 
@@ -93,6 +109,7 @@ pub fn run_screen(options: &Options) -> Result<ScreenEnd, UiError> {
     let shared = Shared {
         app: Mutex::new(app),
         progress: Arc::new(ProgressState::default()),
+        stop: StopFlag::new(),
     };
     let previous = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
@@ -106,7 +123,7 @@ pub fn run_screen(options: &Options) -> Result<ScreenEnd, UiError> {
     shared.progress.on_change(move || {
         let _ = progress.send(Input::Progress);
     });
-    let result = spawn_inputs(&inputs).and_then(|()| {
+    let result = spawn_inputs(&inputs, &commands, &shared.stop).and_then(|()| {
         std::thread::scope(|scope| {
             let reports = inputs.clone();
             let control_options = options.clone();
@@ -128,22 +145,33 @@ pub fn run_screen(options: &Options) -> Result<ScreenEnd, UiError> {
     result
 }
 
-fn spawn_inputs(inputs: &Sender<Input>) -> Result<(), UiError> {
+/// The keys thread and the signal thread. A stop signal raises `stop` and
+/// wakes the control thread itself, so neither waits behind queued input.
+fn spawn_inputs(
+    inputs: &Sender<Input>,
+    commands: &Sender<Command>,
+    stop: &StopFlag,
+) -> Result<(), UiError> {
     use signal_hook::consts::{SIGCONT, SIGHUP, SIGINT, SIGTERM, SIGTSTP, SIGWINCH};
     let keys = inputs.clone();
-    super::input::spawn(move |ev| keys.send(Input::Term(ev)).is_ok())?;
+    super::input::spawn(move |batch| keys.send(Input::Term(batch)).is_ok())?;
     let mut signals =
         signal_hook::iterator::Signals::new([SIGHUP, SIGTERM, SIGINT, SIGTSTP, SIGCONT, SIGWINCH])?;
     let tx = inputs.clone();
+    let control = commands.clone();
+    let stop = stop.clone();
     std::thread::Builder::new()
         .name("plugtop-signals".into())
         .spawn(move || {
             for signal in signals.forever() {
-                let input = if signal == SIGWINCH {
-                    let (w, h) = crossterm::terminal::size().unwrap_or((80, 24));
-                    Input::Term(Event::Resize(w, h))
-                } else {
-                    Input::Signal(signal)
+                let input = match signal {
+                    SIGWINCH => Input::Resize,
+                    SIGHUP | SIGTERM | SIGINT => {
+                        stop.raise(signal);
+                        let _ = control.send(Command::Stop(signal));
+                        Input::Signal(signal)
+                    }
+                    _ => Input::Signal(signal),
                 };
                 if tx.send(input).is_err() {
                     break;
@@ -156,82 +184,137 @@ fn spawn_inputs(inputs: &Sender<Input>) -> Result<(), UiError> {
 /// Keys and redraws until the control thread says everything is put back.
 fn screen_loop(
     shared: &Shared,
-    inputs: &std::sync::mpsc::Receiver<Input>,
+    inputs: &Receiver<Input>,
     commands: &Sender<Command>,
 ) -> Result<ScreenEnd, UiError> {
-    use signal_hook::consts::{SIGCONT, SIGTSTP};
     // Never dropped: ratatui's drop shows the cursor and, when that fails
     // (the terminal is gone: an SSH drop, `tmux kill-session`), reports it
     // with a print that panics on a closed stderr. restore_terminal() puts
     // the cursor back on every way out instead.
     let mut terminal =
         std::mem::ManuallyDrop::new(Terminal::new(CrosstermBackend::new(std::io::stdout()))?);
-    let mut queued: VecDeque<Event> = VecDeque::new();
-    // The busy line was written past ratatui's buffers: redraw all next time.
-    let mut scribbled = false;
-    let mut stopping = false;
-    let mut mouse = true;
+    let mut screen = Screen {
+        queued: VecDeque::new(),
+        scribbled: false,
+        stopping: false,
+        mouse: true,
+    };
     loop {
-        let Ok(input) = inputs.recv() else {
+        let Ok(first) = inputs.recv() else {
             return Ok(ScreenEnd::Quit);
         };
-        match input {
-            Input::Report(Report::Ended(end)) => return Ok(end),
-            Input::Report(Report::Changed) | Input::Progress => {}
-            Input::Signal(SIGTSTP) => suspend(&mut terminal)?,
-            Input::Signal(SIGCONT) => redraw_all(&mut terminal)?,
-            Input::Signal(signal) => {
-                stopping = true;
-                let _ = commands.send(Command::Stop(signal));
+        // Everything that arrived meanwhile is taken before one redraw.
+        for input in std::iter::once(first).chain(inputs.try_iter().take(BATCH - 1)) {
+            if let Some(end) = screen.take(input, &mut terminal, &shared.stop)? {
+                return Ok(end);
             }
-            Input::Term(Event::Key(k))
-                if k.kind != KeyEventKind::Release
-                    && k.code == KeyCode::Char('z')
-                    && k.modifiers.contains(KeyModifiers::CONTROL) =>
-            {
-                suspend(&mut terminal)?;
-            }
-            Input::Term(Event::Key(k))
-                if k.kind != KeyEventKind::Release
-                    && k.code == KeyCode::Char('l')
-                    && k.modifiers.contains(KeyModifiers::CONTROL) =>
-            {
-                redraw_all(&mut terminal)?;
-            }
-            Input::Term(Event::Resize(..)) => terminal.autoresize()?,
-            Input::Term(ev) if !stopping => queued.push_back(ev),
-            Input::Term(_) => {}
         }
+        screen.draw(&mut terminal, shared, commands)?;
+    }
+}
+
+/// The screen thread's state between redraws.
+struct Screen {
+    /// Keys, clicks and pastes not yet applied to the app.
+    queued: VecDeque<TermInput>,
+    /// The busy line was written past ratatui's buffers: redraw all next time.
+    scribbled: bool,
+    /// Quit or a stop signal: keys are dropped now.
+    stopping: bool,
+    mouse: bool,
+}
+
+impl Screen {
+    /// Sorts one input: signals and the terminal's own keys (Ctrl-Z,
+    /// Ctrl-L) at once, the rest queued for the app. How the screen ended,
+    /// when the control thread says so.
+    fn take(
+        &mut self,
+        input: Input,
+        terminal: &mut Term,
+        stop: &StopFlag,
+    ) -> Result<Option<ScreenEnd>, UiError> {
+        use signal_hook::consts::{SIGCONT, SIGTSTP};
+        // Signals first: a stop drops whatever input is still queued.
+        if stop.raised().is_some() {
+            self.stopping = true;
+            self.queued.clear();
+        }
+        match input {
+            Input::Report(Report::Ended(end)) => return Ok(Some(end)),
+            Input::Report(Report::Changed) | Input::Progress => {}
+            Input::Signal(SIGTSTP) => suspend(terminal)?,
+            Input::Signal(SIGCONT) => redraw_all(terminal)?,
+            // A stop signal: seen through `stop` above.
+            Input::Signal(_) => {}
+            Input::Resize => terminal.autoresize()?,
+            Input::Term(_) if self.stopping => {}
+            Input::Term(events) => {
+                for ev in events {
+                    match control_key(&ev) {
+                        Some('z') => suspend(terminal)?,
+                        Some('l') => redraw_all(terminal)?,
+                        _ => self.queued.push_back(ev),
+                    }
+                }
+            }
+        }
+        Ok(None)
+    }
+
+    /// Applies the queued input to the app if the control thread lets it,
+    /// sends what the keys ask, and draws once.
+    fn draw(
+        &mut self,
+        terminal: &mut Term,
+        shared: &Shared,
+        commands: &Sender<Command>,
+    ) -> Result<(), UiError> {
         match shared.app.try_lock() {
             Ok(mut app) => {
                 let size = terminal.size()?;
                 app.screen_size = (size.width, size.height);
                 app.cpu_page =
                     view::cpu_page(ratatui::layout::Rect::new(0, 0, size.width, size.height));
-                while let Some(ev) = queued.pop_front() {
-                    if let Some(command) = key(&mut app, ev) {
-                        stopping |= command == Command::Quit;
-                        let _ = commands.send(command);
-                    }
+                for command in dispatch::apply(&mut app, &mut self.queued, &shared.stop) {
+                    self.stopping |= command == Command::Quit;
+                    let _ = commands.send(command);
                 }
-                if app.mouse != mouse {
-                    mouse = app.mouse;
-                    set_mouse(mouse)?;
+                if app.mouse != self.mouse {
+                    self.mouse = app.mouse;
+                    set_mouse(self.mouse)?;
                 }
-                if std::mem::take(&mut scribbled) {
-                    redraw_all(&mut terminal)?;
+                if std::mem::take(&mut self.scribbled) {
+                    redraw_all(terminal)?;
                 }
                 terminal.draw(|f| view::draw(f, &app))?;
             }
             Err(TryLockError::WouldBlock) => {
-                busy(&mut terminal, shared)?;
-                scribbled = true;
+                busy(terminal, shared)?;
+                self.scribbled = true;
             }
             Err(TryLockError::Poisoned(p)) => {
                 let app = p.into_inner();
                 terminal.draw(|f| view::draw(f, &app))?;
             }
         }
+        Ok(())
+    }
+}
+
+/// Ctrl-Z (suspend) and Ctrl-L (repaint) belong to the terminal, whatever
+/// has the focus: their letter.
+fn control_key(input: &TermInput) -> Option<char> {
+    let TermInput::Event(Event::Key(k)) = input else {
+        return None;
+    };
+    match k.code {
+        KeyCode::Char(c @ ('z' | 'l'))
+            if k.kind != KeyEventKind::Release && k.modifiers.contains(KeyModifiers::CONTROL) =>
+        {
+            Some(c)
+        }
+        _ => None,
     }
 }
 
@@ -251,74 +334,4 @@ fn busy(terminal: &mut Term, shared: &Shared) -> std::io::Result<()> {
         Print(text),
         SetAttribute(Attribute::Reset)
     )
-}
-
-/// One key or mouse event on the app; what the control thread must do.
-fn key(app: &mut App, ev: Event) -> Option<Command> {
-    if let Event::Key(k) = ev
-        && k.kind != KeyEventKind::Release
-        && app.tune_shown
-        && app.whatif.is_none()
-    {
-        app.tune_key(k);
-        return None;
-    }
-    if let Event::Key(k) = ev
-        && k.kind != KeyEventKind::Release
-        && app.export_prompt.is_some()
-    {
-        return app.export_key(k).map(Command::Export);
-    }
-    if let Event::Key(k) = ev
-        && k.kind != KeyEventKind::Release
-        && app.whatif.is_some()
-    {
-        app.whatif_key(k);
-        return None;
-    }
-    if let Event::Key(k) = ev
-        && k.kind != KeyEventKind::Release
-        && app.log_filter_editing
-    {
-        app.search_key(k);
-        return None;
-    }
-    let action = match ev {
-        // Any key closes the help or a message, bound or not.
-        Event::Key(k)
-            if k.kind != KeyEventKind::Release
-                && (app.help || matches!(app.dialog, Some(Dialog::Message(_)))) =>
-        {
-            Some(action_for(k).unwrap_or(KeyAction::Later))
-        }
-        Event::Key(k) if k.kind != KeyEventKind::Release => action_for(k),
-        Event::Mouse(m) => match m.kind {
-            MouseEventKind::ScrollUp => Some(KeyAction::Up),
-            MouseEventKind::ScrollDown => Some(KeyAction::Down),
-            MouseEventKind::Down(crossterm::event::MouseButton::Left) => {
-                view::click(app, m.column, m.row);
-                None
-            }
-            _ => None,
-        },
-        _ => None,
-    }?;
-    let closes_message = app.help || matches!(app.dialog, Some(Dialog::Message(_)));
-    // `y` approves the proposal on screen now, even if the control thread
-    // revises it before it gets to the key.
-    if action == KeyAction::Yes
-        && app.dialog.is_none()
-        && !app.help
-        && let Some(shown) = app.session.controller().pending()
-    {
-        return Some(Command::Accept(Box::new(shown.clone())));
-    }
-    if needs_control(action) && !closes_message {
-        return Some(Command::Act(action));
-    }
-    app.update(action);
-    if app.quit {
-        return Some(Command::Quit);
-    }
-    Some(Command::Wake)
 }

@@ -130,6 +130,9 @@ pub struct WhatIfEditor {
     /// Edits of the other fields, kept across Tab: all of them are tried
     /// together (HOTPLUG and HOTUNPLUG usually change as a pair).
     pub edits: Vec<(Field, String)>,
+    /// How many times the edit was checked: loading a pasted megabyte is
+    /// work, so a paste or a batch of keys is checked once (tests count).
+    pub checks: usize,
 }
 
 impl WhatIfEditor {
@@ -144,6 +147,7 @@ impl WhatIfEditor {
             result: None,
             file_mode: false,
             edits: Vec::new(),
+            checks: 0,
         }
     }
 
@@ -222,6 +226,14 @@ impl WhatIfEditor {
         }
     }
 
+    /// Inserts pasted or typed `text` at the cursor, as one line; a change
+    /// drops the last result, as a key's does.
+    pub fn insert(&mut self, text: &str) {
+        if self.input.insert_str(text) {
+            self.result = None;
+        }
+    }
+
     /// The rule file with each edited field's line replaced (or the line
     /// appended when the file does not set it), and the byte offset where
     /// the typed text starts in it.
@@ -276,6 +288,7 @@ impl WhatIfEditor {
         file: &SourceFile,
         facts: &SystemFacts,
     ) -> Option<(Arc<RuleSet>, SourceFile)> {
+        self.checks += 1;
         if self.file_mode {
             if self.input.text.trim().is_empty() {
                 self.error = Some(("type the path of a rule file".into(), None));

@@ -9,6 +9,15 @@ use super::theme::Theme;
 use crate::rules::eval::Outcome;
 use crate::tui::app::{App, LogKind, LogLine};
 
+/// The end of a long (pasted) search text, where the typing goes on: no
+/// more than `room` characters, a cut marked `…`.
+fn tail(text: &str, room: usize) -> String {
+    match text.char_indices().rev().nth(room) {
+        Some((b, c)) => format!("…{}", &text[b + c.len_utf8()..]),
+        None => text.to_string(),
+    }
+}
+
 /// Draws the newest log lines (or, in the log view, the scrolled ones).
 pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme, full: bool) {
     let travelling = app.cursor.is_some();
@@ -31,10 +40,12 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme, full: b
     };
     let title = match (&app.log_filter, full) {
         (Some(f), true) if app.log_filter_editing => {
+            let f = tail(f, usize::from(area.width));
             format!(" Search the log: {f}▏ (Enter keeps, Esc drops) ")
         }
         (Some(f), true) => format!(
-            " Log lines with \"{f}\": {} (/ searches again, Esc in the search drops it) ",
+            " Log lines with \"{}\": {} (/ searches again, Esc in the search drops it) ",
+            tail(f, usize::from(area.width)),
             app.log_shown().filter(matches).count()
         ),
         _ => title,

@@ -91,7 +91,10 @@ fn bucket_glyph(moves: &[Moves]) -> char {
 fn whatif(frame: &mut Frame<'_>, area: Rect, app: &App, editor: &WhatIfEditor, theme: &Theme) {
     let inner_width = area.width.saturating_sub(2) as usize;
     let mut lines = Vec::new();
-    let (before, at, after) = editor.input.split();
+    // A long (pasted) text is shown near the cursor, in at most a third of
+    // the rows, so the verdict under it stays in sight.
+    let rows = usize::from(area.height / 3).max(1);
+    let (before, at, after) = editor.input.split_near(inner_width * rows / 2);
     let label = if editor.file_mode {
         "rule file: ".to_string()
     } else {
@@ -349,7 +352,7 @@ fn export_prompt(
     input: &crate::tui::line_input::LineInput,
     theme: &Theme,
 ) {
-    let (before, at, after) = input.split();
+    let (before, at, after) = input.split_near(usize::from(area.width) * 4);
     let lines = vec![
         Line::from(format!(
             "Write the log ({} lines) to this new file:",

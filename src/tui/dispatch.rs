@@ -1,0 +1,359 @@
+//! Terminal input applied to the app, a batch at a time. Keys become
+//! actions, or edits of the text input that has the focus; a paste, and a
+//! run of typed characters, each go in as one insertion; the what-if edit
+//! is checked once per batch; the control thread gets what keys ask of it,
+//! with at most one `Wake`. A stop signal ends the batch at once.
+
+use std::collections::VecDeque;
+
+use crossterm::event::{Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEventKind};
+
+use super::app::{App, Dialog, LogKind};
+use super::control::{Command, needs_control};
+use super::input::{LONGEST_PASTE, TermInput};
+use super::keys::{KeyAction, action_for};
+use super::stop::StopFlag;
+use super::view;
+
+/// Applies `queued` to `app` in order, until it is empty or `stop` is
+/// raised (the rest is dropped then); what the control thread must do.
+pub fn apply(app: &mut App, queued: &mut VecDeque<TermInput>, stop: &StopFlag) -> Vec<Command> {
+    let mut batch = Batch::default();
+    while let Some(input) = queued.pop_front() {
+        if stop.raised().is_some() {
+            queued.clear();
+            return Vec::new();
+        }
+        match input {
+            TermInput::Event(Event::Key(k)) if app.typing() && typed_char(k).is_some() => {
+                batch.typed.extend(typed_char(k));
+            }
+            TermInput::Event(ev) => {
+                batch.insert_typed(app);
+                batch.event(app, ev);
+            }
+            TermInput::PasteCut(dropped) => app.note(
+                LogKind::Problem,
+                format!(
+                    "the paste was longer than {} MiB: its last {dropped} bytes were dropped",
+                    LONGEST_PASTE >> 20
+                ),
+            ),
+        }
+    }
+    batch.finish(app)
+}
+
+/// What a batch has gathered so far.
+#[derive(Default)]
+struct Batch {
+    /// Characters typed into the focused text input, not yet inserted.
+    typed: String,
+    /// The what-if edit changed and must be checked again.
+    recheck: bool,
+    commands: Vec<Command>,
+    wake: bool,
+}
+
+impl Batch {
+    /// Puts the characters typed so far in as one insertion.
+    fn insert_typed(&mut self, app: &mut App) {
+        if !self.typed.is_empty() {
+            self.recheck |= app.insert_text(&self.typed) && app.whatif.is_some();
+            self.typed.clear();
+        }
+    }
+
+    fn event(&mut self, app: &mut App, ev: Event) {
+        if let Event::Paste(text) = ev {
+            if app.insert_text(&text) {
+                self.recheck |= app.whatif.is_some();
+            } else {
+                app.note(
+                    LogKind::Note,
+                    "a paste was ignored: it goes into a text input (w, / or e open one), never taken for keys",
+                );
+            }
+            return;
+        }
+        if let Event::Key(k) = ev
+            && k.kind != KeyEventKind::Release
+            && app.whatif.is_some()
+            && app.export_prompt.is_none()
+        {
+            self.recheck |= app.whatif_edit(k);
+            return;
+        }
+        match event(app, ev) {
+            Some(Command::Wake) => self.wake = true,
+            Some(command) => self.commands.push(command),
+            None => {}
+        }
+    }
+
+    fn finish(mut self, app: &mut App) -> Vec<Command> {
+        self.insert_typed(app);
+        if self.recheck {
+            app.check_whatif();
+        }
+        if self.wake {
+            self.commands.push(Command::Wake);
+        }
+        self.commands
+    }
+}
+
+/// The character a key types into a text input: a plain or shifted
+/// character (with Ctrl or Alt it is an editing key or nothing).
+fn typed_char(k: KeyEvent) -> Option<char> {
+    match k.code {
+        KeyCode::Char(c)
+            if k.kind != KeyEventKind::Release
+                && (k.modifiers - KeyModifiers::SHIFT).is_empty() =>
+        {
+            Some(c)
+        }
+        _ => None,
+    }
+}
+
+/// One key or mouse event on the app; what the control thread must do.
+pub fn event(app: &mut App, ev: Event) -> Option<Command> {
+    if let Event::Key(k) = ev
+        && k.kind != KeyEventKind::Release
+        && app.tune_shown
+        && app.whatif.is_none()
+    {
+        app.tune_key(k);
+        return None;
+    }
+    if let Event::Key(k) = ev
+        && k.kind != KeyEventKind::Release
+        && app.export_prompt.is_some()
+    {
+        return app.export_key(k).map(Command::Export);
+    }
+    if let Event::Key(k) = ev
+        && k.kind != KeyEventKind::Release
+        && app.whatif.is_some()
+    {
+        app.whatif_key(k);
+        return None;
+    }
+    if let Event::Key(k) = ev
+        && k.kind != KeyEventKind::Release
+        && app.log_filter_editing
+    {
+        app.search_key(k);
+        return None;
+    }
+    let action = match ev {
+        // Any key closes the help or a message, bound or not.
+        Event::Key(k)
+            if k.kind != KeyEventKind::Release
+                && (app.help || matches!(app.dialog, Some(Dialog::Message(_)))) =>
+        {
+            Some(action_for(k).unwrap_or(KeyAction::Later))
+        }
+        Event::Key(k) if k.kind != KeyEventKind::Release => action_for(k),
+        Event::Mouse(m) => match m.kind {
+            MouseEventKind::ScrollUp => Some(KeyAction::Up),
+            MouseEventKind::ScrollDown => Some(KeyAction::Down),
+            MouseEventKind::Down(crossterm::event::MouseButton::Left) => {
+                view::click(app, m.column, m.row);
+                None
+            }
+            _ => None,
+        },
+        _ => None,
+    }?;
+    let closes_message = app.help || matches!(app.dialog, Some(Dialog::Message(_)));
+    // `y` approves the proposal on screen now, even if the control thread
+    // revises it before it gets to the key.
+    if action == KeyAction::Yes
+        && app.dialog.is_none()
+        && !app.help
+        && let Some(shown) = app.session.controller().pending()
+    {
+        return Some(Command::Accept(Box::new(shown.clone())));
+    }
+    if needs_control(action) && !closes_message {
+        return Some(Command::Act(action));
+    }
+    app.update(action);
+    if app.quit {
+        return Some(Command::Quit);
+    }
+    Some(Command::Wake)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::control::controller::Mode;
+    use crate::rules::{SourceFile, SystemFacts, load};
+    use crate::tui::app::SourceLabel;
+
+    fn app() -> App {
+        let facts = SystemFacts::any_machine(4, "test");
+        let file = SourceFile::new(
+            "t.conf",
+            b"UPDATE=\"1\"\nCPU_MIN=\"1\"\nCPU_MAX=\"4\"\nHOTPLUG=\"1\"\nHOTUNPLUG=\"0\"\n"
+                .to_vec(),
+        );
+        let rules = Arc::new(load(&file, &facts).rules);
+        let mut app = App::new(rules, file, SourceLabel::Live("/".into()), Mode::Observe);
+        app.set_facts(facts);
+        app
+    }
+
+    fn keys(text: &str) -> impl Iterator<Item = TermInput> + '_ {
+        text.chars()
+            .map(|c| TermInput::Event(Event::Key(KeyEvent::from(KeyCode::Char(c)))))
+    }
+
+    fn press(code: KeyCode) -> TermInput {
+        TermInput::Event(Event::Key(KeyEvent::from(code)))
+    }
+
+    fn ctrl(c: char) -> TermInput {
+        TermInput::Event(Event::Key(KeyEvent::new(
+            KeyCode::Char(c),
+            KeyModifiers::CONTROL,
+        )))
+    }
+
+    fn paste(text: &str) -> TermInput {
+        TermInput::Event(Event::Paste(text.into()))
+    }
+
+    fn run(app: &mut App, inputs: impl IntoIterator<Item = TermInput>) -> Vec<Command> {
+        let mut queued: VecDeque<TermInput> = inputs.into_iter().collect();
+        let commands = apply(app, &mut queued, &StopFlag::new());
+        assert!(queued.is_empty(), "the whole batch is applied");
+        commands
+    }
+
+    fn logged(app: &App, text: &str) -> bool {
+        app.log.iter().any(|l| l.text.contains(text))
+    }
+
+    #[test]
+    fn a_paste_with_no_text_input_is_ignored_never_taken_for_keys() {
+        let mut a = app();
+        let commands = run(&mut a, [paste("qAysy?h\r\x1b[A")]);
+        assert_eq!(commands, Vec::new(), "no quit, no arming, no approval");
+        assert!(!a.quit && !a.help && a.dialog.is_none());
+        assert!(logged(&a, "a paste was ignored"));
+        // The tune box takes keys but has no text to paste into.
+        a.tune_shown = true;
+        assert!(!a.typing());
+        assert_eq!(run(&mut a, [paste("q")]), Vec::new());
+        assert!(a.tune_shown, "the pasted q did not close it");
+    }
+
+    #[test]
+    fn a_paste_and_typed_keys_in_the_whatif_editor_are_checked_once() {
+        let mut a = app();
+        a.update(KeyAction::WhatIf);
+        let checks = |a: &App| a.whatif.as_ref().map_or(0, |e| e.checks);
+        let before = checks(&a);
+        let text = |a: &App| a.whatif.as_ref().map(|e| e.input.text.clone());
+        let mut batch = vec![ctrl('u'), paste(" or\r\n(")];
+        batch.extend(keys(&"1 ".repeat(20_000)));
+        batch.push(paste("\x1b[31m1)\n"));
+        let commands = run(&mut a, batch);
+        assert_eq!(
+            commands,
+            Vec::new(),
+            "editing asks nothing of the control thread"
+        );
+        assert_eq!(checks(&a), before + 1, "one check for the whole batch");
+        let typed = text(&a).unwrap_or_default();
+        assert!(typed.starts_with(" or ("), "{:?}", &typed[..20]);
+        assert!(
+            typed.ends_with("1 [31m1)"),
+            "{:?}",
+            &typed[typed.len() - 20..]
+        );
+        assert_eq!(typed.chars().count(), 5 + 40_000 + 6);
+        let error = a.whatif.as_ref().and_then(|e| e.error.clone());
+        assert!(error.is_some(), "the check saw the final text: {error:?}");
+        // A key on its own is checked at once, as before.
+        run(&mut a, [press(KeyCode::Backspace)]);
+        assert_eq!(checks(&a), before + 2);
+    }
+
+    #[test]
+    fn typed_runs_stop_where_the_focus_changes() {
+        let mut a = app();
+        // `/` opens the search, the letters are its text, Enter keeps it,
+        // and the `q` after it is a key again.
+        let mut batch: Vec<TermInput> = keys("/ab").collect();
+        batch.push(paste("c\n"));
+        batch.extend(keys("D"));
+        batch.push(press(KeyCode::Enter));
+        batch.extend(keys("q"));
+        let commands = run(&mut a, batch);
+        assert_eq!(a.log_filter.as_deref(), Some("abcD"));
+        assert!(!a.log_filter_editing);
+        assert!(commands.contains(&Command::Quit), "{commands:?}");
+    }
+
+    #[test]
+    fn a_pasted_path_in_the_export_prompt_is_not_submitted_by_its_newline() {
+        let mut a = app();
+        let mut batch: Vec<TermInput> = keys("e").collect();
+        batch.extend([ctrl('u'), paste("/tmp/x y\n")]);
+        let commands = run(&mut a, batch);
+        assert_eq!(commands, vec![Command::Wake], "only the `e` itself");
+        assert_eq!(
+            a.export_prompt.as_ref().map(|i| i.text.as_str()),
+            Some("/tmp/x y")
+        );
+        let commands = run(&mut a, [press(KeyCode::Enter)]);
+        assert_eq!(commands, vec![Command::Export("/tmp/x y".into())]);
+    }
+
+    #[test]
+    fn many_keys_wake_the_control_thread_once() {
+        let mut a = app();
+        let batch = std::iter::repeat_n(press(KeyCode::Down), 5_000).chain(keys("jkjk"));
+        assert_eq!(run(&mut a, batch), vec![Command::Wake]);
+        // Keys that need the control thread keep their order, the one
+        // wake last.
+        let commands = run(&mut a, keys("+j-"));
+        assert_eq!(
+            commands,
+            vec![
+                Command::Act(KeyAction::Faster),
+                Command::Act(KeyAction::Slower),
+                Command::Wake
+            ]
+        );
+    }
+
+    #[test]
+    fn a_stop_signal_drops_the_rest_of_the_batch() {
+        let mut a = app();
+        let stop = StopFlag::new();
+        stop.raise(15);
+        let mut queued: VecDeque<TermInput> = keys("q/abc").collect();
+        assert_eq!(apply(&mut a, &mut queued, &stop), Vec::new());
+        assert!(queued.is_empty());
+        assert!(
+            !a.quit && a.log_filter.is_none(),
+            "nothing of it was applied"
+        );
+    }
+
+    #[test]
+    fn a_cut_paste_is_said_in_the_log() {
+        let mut a = app();
+        a.update(KeyAction::WhatIf);
+        run(&mut a, [paste("x"), TermInput::PasteCut(12_345)]);
+        assert!(logged(&a, "its last 12345 bytes were dropped"));
+    }
+}
