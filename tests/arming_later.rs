@@ -123,6 +123,7 @@ fn drive(
     let shared = Shared {
         app: Mutex::new(app),
         progress: Arc::new(ProgressState::default()),
+        stop: Default::default(),
     };
     let (commands, command_rx) = channel();
     let (reports, report_rx) = channel::<Report>();
