@@ -388,7 +388,13 @@ pub fn run_headless(args: RunArgs, out: &mut dyn Write) -> anyhow::Result<Status
     }
     plugtop::control::guard::install_failure_policy();
     let options = daemon::RunOptions {
-        state: state.unwrap_or_else(|| plugtop::control::journal::default_path(&root)),
+        // A bare name is taken from the current directory, as the user meant.
+        state: match state {
+            Some(s) => {
+                std::path::absolute(&s).with_context(|| format!("--state {}", s.display()))?
+            }
+            None => plugtop::control::journal::default_path(&root),
+        },
         rules: config,
         root,
         mode: if mode == RunMode::Auto {
@@ -407,13 +413,11 @@ pub fn run_headless(args: RunArgs, out: &mut dyn Write) -> anyhow::Result<Status
             textfile: metrics_textfile,
         },
         on_started: child.then_some(tell_parent as fn()),
+        // A daemon's pid file, beneath the root as every write there.
+        pid_file: child,
     };
     let (mut log, system_log) = log_sink(child);
     let log = log.as_mut();
-    // A daemon's pid file, beneath the root as every write there.
-    if child {
-        plugtop::control::pid_file::write(&options.root).context("cannot write the pid file")?;
-    }
     let signals = daemon::Signals::install().context("cannot install signal handlers")?;
     let ended = match &replay {
         Some(file) => {
@@ -422,9 +426,6 @@ pub fn run_headless(args: RunArgs, out: &mut dyn Write) -> anyhow::Result<Status
         }
         None => daemon::run(&options, log, &signals),
     };
-    if child {
-        plugtop::control::pid_file::remove(&options.root);
-    }
     Ok(match ended {
         Ok(daemon::Ending::Stopped) => Status::Ok,
         Ok(daemon::Ending::Fatal | daemon::Ending::RestoreFailed) => Status::Failed,
@@ -469,7 +470,8 @@ pub fn restore(args: RestoreArgs, _out: &mut dyn Write) -> anyhow::Result<Status
     let RestoreArgs { state, root } = args;
     let mut options = GuardOptions::new(&root);
     if let Some(state) = state {
-        options.state = state;
+        options.state =
+            std::path::absolute(&state).with_context(|| format!("--state {}", state.display()))?;
     }
     let mut log = Console;
     match plugtop::control::guard::restore_from_journal(&options)? {

@@ -46,6 +46,9 @@ pub struct RunOptions {
     pub interval: Option<Duration>,
     /// Act on this machine's own `/` although it is not s390.
     pub allow_non_zvm: bool,
+    /// Keep `run/plugtop.pid` below the root while running (a daemon),
+    /// written only once the start can no longer be refused.
+    pub pid_file: bool,
     /// When to call the guest flapping.
     pub flap: FlapConfig,
     /// Called once the run has started (the detached child tells its
@@ -352,6 +355,18 @@ pub fn run_with(
     } else {
         None
     };
+    // Only now: a refused start must not touch the pid file of the plugtop
+    // that holds the guest.
+    if options.pid_file
+        && let Err(e) = crate::control::pid_file::write(&options.root)
+    {
+        if let Some(guard) = guard {
+            let _ = guard.give_back(actuator);
+        }
+        return Err(StartError::Refused(format!(
+            "cannot write the pid file: {e}"
+        )));
+    }
     log.info(&format!(
         "plugtop {} started in {mode} mode on {} with {} (CPU group {}, memory group {})",
         env!("CARGO_PKG_VERSION"),
@@ -391,6 +406,9 @@ pub fn run_with(
         }
         None => true,
     };
+    if options.pid_file {
+        crate::control::pid_file::remove(&options.root);
+    }
     runner.log.info("terminated");
     Ok(if complete {
         ending
@@ -555,6 +573,7 @@ mod tests {
             verbose: true,
             interval: Some(Duration::ZERO),
             allow_non_zvm: false,
+            pid_file: false,
             flap: FlapConfig::default(),
             check_lpar: false,
             metrics: MetricsOptions::default(),

@@ -41,6 +41,35 @@ pub fn panic_at(site: Site, count: usize) {
     let _ = (site, count);
 }
 
+/// Files whose writes fail (as a CPU the hypervisor will not give up),
+/// for the tests of what a failed write does.
+#[cfg(feature = "fault-injection")]
+static FAILING: std::sync::Mutex<Vec<std::path::PathBuf>> = std::sync::Mutex::new(Vec::new());
+
+/// From now on every write to `path` fails (test build only).
+#[cfg(feature = "fault-injection")]
+pub fn fail_writes_to(path: &std::path::Path) {
+    FAILING
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .push(path.to_path_buf());
+}
+
+/// Whether a write to `path` is to fail; never in a shipped binary.
+pub fn write_fails(path: &std::path::Path) -> bool {
+    #[cfg(feature = "fault-injection")]
+    return FAILING
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .iter()
+        .any(|f| f == path);
+    #[cfg(not(feature = "fault-injection"))]
+    {
+        let _ = path;
+        false
+    }
+}
+
 /// How long every sysfs write should take (`PLUGTOP_TEST_WRITE_DELAY_MS`),
 /// as taking an s390 CPU offline can; `None` in a shipped binary.
 pub fn write_delay() -> Option<std::time::Duration> {

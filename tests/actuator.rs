@@ -176,26 +176,18 @@ fn offline_cpus_without_configure_files_are_never_plugged() {
     assert!(a.would_take(CpuChange::Plug, 1).is_empty());
 }
 
-/// `cpuN/online` made a link that climbs out of the root by `..`: reading
-/// works, writing is refused (an absolute link would resolve inside it).
-fn refuse_writes(root: &FakeRoot, id: u32, outside: &Path) -> std::path::PathBuf {
-    let target = outside.join(format!("online{id}"));
-    let link = root.path().join(format!("{CPU_DIR}/cpu{id}/online"));
-    let text = std::fs::read_to_string(&link).expect("online");
-    std::fs::write(&target, text).expect("outside file");
-    std::fs::remove_file(&link).expect("remove");
-    std::os::unix::fs::symlink(common::climbing_to(&target), &link).expect("symlink");
-    target
+/// Every write to `cpuN/online` fails from now on (the test build's fault
+/// injection), while the file still reads as it is.
+fn refuse_writes(root: &FakeRoot, id: u32) {
+    plugtop::faults::fail_writes_to(&root.path().join(format!("{CPU_DIR}/cpu{id}/online")));
 }
 
 #[test]
 fn a_cpu_that_rejects_the_write_is_skipped_for_the_next_by_name() {
     let root = guest(12, 12);
-    let outside = tempfile::tempdir().expect("temporary directory");
-    let targets: Vec<_> = [0, 1, 10]
-        .into_iter()
-        .map(|id| refuse_writes(&root, id, outside.path()))
-        .collect();
+    for id in [0, 1, 10] {
+        refuse_writes(&root, id);
+    }
     let mut a = actuator(&root);
     let mut failures = Vec::new();
     assert_eq!(
@@ -206,16 +198,10 @@ fn a_cpu_that_rejects_the_write_is_skipped_for_the_next_by_name() {
     assert_eq!(failures.len(), 3, "{failures:?}");
     for (f, id) in failures.iter().zip(["cpu0", "cpu1", "cpu10"]) {
         assert!(
-            f.starts_with(&format!("{id}:")) && f.contains("outside the root"),
+            f.starts_with(&format!("{id}:")) && f.contains("the write failed"),
             "{failures:?}"
         );
-    }
-    for t in &targets {
-        assert_eq!(
-            std::fs::read_to_string(t).ok().as_deref(),
-            Some("1\n"),
-            "nothing written outside the root"
-        );
+        assert_eq!(state(root.path(), id[3..].parse().expect("id")), "1\n");
     }
     // Plugs retry in the same order: cpu11 is back first.
     let mut failures = Vec::new();
@@ -246,9 +232,8 @@ fn the_last_online_cpu_is_never_unplugged_whatever_the_online_list_says() {
     assert!(a.unplug(&mut failures).is_err());
     assert_eq!(state(root.path(), 7), "1\n");
     // A CPU whose write failed stays online, so the next may go.
-    let outside = tempfile::tempdir().expect("temporary directory");
     cpu(&root, 1, Some("1\n"), Some("1\n"));
-    refuse_writes(&root, 1, outside.path());
+    refuse_writes(&root, 1);
     assert_eq!(a.unplug(&mut failures).ok(), Some(7));
     assert!(
         failures.iter().any(|f| f.starts_with("cpu1:")),
@@ -434,4 +419,44 @@ fn observe_mode_writes_nothing_on_a_read_only_root() {
     assert_eq!(tree(root.path()), before, "observe mode changed the root");
     std::fs::set_permissions(root.path(), std::fs::Permissions::from_mode(0o755))
         .expect("chmod back");
+}
+
+#[test]
+fn a_cpu_directory_linked_out_of_the_root_is_read_inside_it() {
+    // cpu3 is an absolute link to a CPU directory: as in a chroot it means
+    // the root's own cpu1 (offline), never the machine's.
+    let root = guest(4, 1);
+    std::fs::remove_dir_all(root.path().join(format!("{CPU_DIR}/cpu3"))).expect("cpu3");
+    std::os::unix::fs::symlink(
+        "/sys/devices/system/cpu/cpu1",
+        root.path().join(format!("{CPU_DIR}/cpu3")),
+    )
+    .expect("link");
+    root.write(&format!("{CPU_DIR}/online"), "0,3\n");
+    let mut a = actuator(&root);
+    let mut failures = Vec::new();
+    assert!(
+        a.unplug(&mut failures).is_err(),
+        "cpu0 is the only CPU online below the root: it stays"
+    );
+    assert_eq!(state(root.path(), 0), "1\n");
+    assert_eq!(a.would_take(CpuChange::Plug, 4), [1, 2, 3]);
+}
+
+#[test]
+fn a_restore_that_cannot_read_a_cpu_writes_it_and_counts_a_failure() {
+    let root = guest(4, 3);
+    // cpu2 should go offline, but its `online` is a FIFO now: unreadable,
+    // and no file to write either.
+    let fifo = root.path().join(format!("{CPU_DIR}/cpu2/online"));
+    std::fs::remove_file(&fifo).expect("online");
+    let made = Command::new("mkfifo").arg(&fifo).status();
+    assert!(made.is_ok_and(|s| s.success()), "mkfifo");
+    let mut a = actuator(&root);
+    let mut failures = Vec::new();
+    a.set_online(&[0, 1], &mut failures).expect("restore runs");
+    assert!(
+        failures.iter().any(|f| f.starts_with("cpu2:")),
+        "an unknown CPU is no complete restore: {failures:?}"
+    );
 }

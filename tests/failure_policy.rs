@@ -259,3 +259,30 @@ fn a_panic_in_the_screens_input_thread_restores_the_guest_and_the_terminal() {
     let reported = text.find("injected fault").expect("reported");
     assert!(left < reported, "{text}");
 }
+
+#[test]
+fn a_bare_state_file_name_is_taken_from_the_current_directory() {
+    let (root, dir) = guest();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_plugtop"))
+        .args(["run", "-f", "--interval-ms", "20", "--state", "st", "-c"])
+        .arg(dir.path().join("plug.conf"))
+        .arg("--root")
+        .arg(root.path())
+        .current_dir(dir.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("plugtop run starts");
+    let stdout = child.stdout.take().expect("stdout");
+    let mut lines = BufReader::new(stdout).lines().map_while(Result::ok);
+    let (_, plugged) = read_until(&mut lines, "plugged cpu");
+    assert!(plugged, "it runs with --state st");
+    assert!(dir.path().join("st").exists(), "the journal is ./st");
+    drop(lines);
+    let pid = child.id().to_string();
+    let _ = Command::new("kill").args(["-TERM", &pid]).status();
+    let out = child.wait_with_output().expect("plugtop ends");
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert!(!dir.path().join("st").exists(), "removed after the restore");
+    assert_eq!(online(root.path()), vec![0]);
+}

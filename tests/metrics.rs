@@ -58,6 +58,7 @@ fn oscillating_run_in(dir: &std::path::Path, mode: Mode) -> (Memory, String) {
         verbose: false,
         interval: Some(Duration::ZERO),
         allow_non_zvm: false,
+        pid_file: false,
         flap: FlapConfig::default(),
         check_lpar: false,
         on_started: None,

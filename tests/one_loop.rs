@@ -80,6 +80,7 @@ fn run_loop(scenario: &Scenario, rules: &std::path::Path, root: &std::path::Path
         verbose: false,
         interval: Some(Duration::ZERO),
         allow_non_zvm: false,
+        pid_file: false,
         flap: FlapConfig::default(),
         check_lpar: false,
         on_started: None,

@@ -479,3 +479,44 @@ fn without_f_it_detaches_writes_a_pid_file_and_stops_on_sigterm() {
         std::thread::sleep(Duration::from_millis(10));
     }
 }
+
+#[test]
+fn a_refused_second_daemon_leaves_the_first_ones_pid_file_alone() {
+    let (root, rules) = guest();
+    let _kernel = TestKernel::start(root.path().to_path_buf());
+    let start = || {
+        Command::new(env!("CARGO_BIN_EXE_plugtop"))
+            .args(["run", "--interval-ms", "20", "-c"])
+            .arg(&rules)
+            .arg("--root")
+            .arg(root.path())
+            .output()
+            .expect("run")
+    };
+    let first = start();
+    assert!(first.status.success(), "{first:?}");
+    // The pid file is written before the daemon tells its parent it runs.
+    let pid_file = root.path().join("run/plugtop.pid");
+    let pid = std::fs::read_to_string(&pid_file).expect("the first daemon's pid file");
+    let second = start();
+    assert_eq!(second.status.code(), Some(1), "the guest is taken");
+    assert!(
+        String::from_utf8_lossy(&second.stderr).contains("locked"),
+        "{second:?}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&pid_file).ok().as_deref(),
+        Some(pid.as_str()),
+        "the refused start left the running daemon's pid file as it was"
+    );
+    let pid = pid.trim().to_string();
+    let _ = Command::new("kill").args(["-TERM", &pid]).status();
+    // It ends by removing its pid file (bounded by polls, not by time).
+    for _ in 0..100_000 {
+        if !Path::new(&format!("/proc/{pid}")).exists() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    assert!(!pid_file.exists(), "the daemon removed its pid file");
+}

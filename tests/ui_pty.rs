@@ -25,6 +25,16 @@ impl Session {
     }
 
     fn start_with(args: &[&str], rows: u16, cols: u16, env: &[(&str, &str)]) -> Session {
+        Session::start_program(env!("CARGO_BIN_EXE_plugtop"), args, rows, cols, env)
+    }
+
+    fn start_program(
+        program: &str,
+        args: &[&str],
+        rows: u16,
+        cols: u16,
+        env: &[(&str, &str)],
+    ) -> Session {
         let pair = native_pty_system()
             .openpty(PtySize {
                 rows,
@@ -33,7 +43,7 @@ impl Session {
                 pixel_height: 0,
             })
             .expect("pty");
-        let mut cmd = CommandBuilder::new(env!("CARGO_BIN_EXE_plugtop"));
+        let mut cmd = CommandBuilder::new(program);
         cmd.args(args);
         cmd.env("TERM", "xterm-256color");
         for (k, v) in env {
@@ -127,6 +137,18 @@ impl Session {
     fn wait_for(&mut self, text: &str) {
         self.wait_until(&format!("never saw {text:?}"), |s| {
             s.screen().contains(text)
+        });
+    }
+
+    /// Reads output until a whole line starting with `text` was printed,
+    /// wherever the screen shows it.
+    fn wait_for_raw(&mut self, text: &str) {
+        self.wait_until(&format!("never printed {text:?}"), |s| {
+            let raw = String::from_utf8_lossy(&s.raw);
+            raw.rsplit(text)
+                .next()
+                .is_some_and(|rest| rest.contains('\n'))
+                && raw.contains(text)
         });
     }
 
@@ -1022,6 +1044,71 @@ fn sigterm_is_acted_on_behind_megabytes_of_pasted_and_typed_input() {
         "the journal goes after a full restore"
     );
     assert!(terminal_restored(&output), "terminal left raw");
+}
+
+#[test]
+fn a_paste_cut_by_sigterm_never_reaches_the_shell_after_plugtop() {
+    let (root, rules) = plugging_guest();
+    let root_s = root.path().to_string_lossy().into_owned();
+    // What runs after plugtop in the same terminal counts what it can read
+    // at once: every byte of the paste there is one a shell would run.
+    let script = "\"$0\" \"$@\"; stty -icanon min 0 time 0; \
+        printf 'LEFT %s\\n' \"$(dd bs=65536 count=64 2>/dev/null | wc -c)\"";
+    let mut s = Session::start_program(
+        "sh",
+        &[
+            "-c",
+            script,
+            env!("CARGO_BIN_EXE_plugtop"),
+            "--root",
+            &root_s,
+            "-c",
+            &rules,
+            "--interval",
+            "0.2",
+            "--mode",
+            "auto",
+        ],
+        30,
+        110,
+        &[],
+    );
+    s.wait_for("AUTONOMOUS");
+    s.press("w");
+    s.wait_for("What-if: HOTPLUG");
+    let line = b"touch /nonexistent/PASTED-AFTER-PLUGTOP\n";
+    // A quarter of the paste is read by plugtop before the signal ...
+    let mut first = b"\x1b[200~".to_vec();
+    first.extend(repeated(line, 1 << 18));
+    s.write_big(first);
+    // ... the rest is still arriving when it comes.
+    let mut rest = repeated(line, 3 << 18);
+    rest.extend(b"\x1b[201~");
+    let mut input = std::mem::replace(&mut s.input, Box::new(std::io::sink()));
+    std::thread::spawn(move || {
+        let _ = input.write_all(&rest).and_then(|()| input.flush());
+    });
+    // The signal goes to plugtop, not to the shell around it.
+    let sh = s.child.process_id().expect("a pid");
+    let children =
+        std::fs::read_to_string(format!("/proc/{sh}/task/{sh}/children")).expect("children");
+    let plugtop = children.split_whitespace().next().expect("plugtop runs");
+    let sent = std::process::Command::new("kill")
+        .args(["-TERM", plugtop])
+        .status()
+        .is_ok_and(|st| st.success());
+    assert!(sent, "kill -TERM {plugtop}");
+    s.wait_for_raw("LEFT ");
+    let text = String::from_utf8_lossy(&s.raw).into_owned();
+    let left = text
+        .rsplit("LEFT ")
+        .next()
+        .and_then(|t| t.split_whitespace().next())
+        .and_then(|n| n.parse::<usize>().ok());
+    assert_eq!(left, Some(0), "the rest of the paste reached the shell");
+    for i in 1..4 {
+        assert_eq!(cpu_online(&root, i), "0\n", "cpu{i} is put back");
+    }
 }
 
 #[test]

@@ -134,6 +134,13 @@ impl RootActuator {
         if let Some(d) = self.delay {
             std::thread::sleep(d);
         }
+        let path = self.beneath.root().join(rel);
+        if crate::faults::write_fails(&path) {
+            return Err(ActError::Write {
+                path: path.display().to_string(),
+                source: std::io::Error::other("the write failed (injected)"),
+            });
+        }
         Ok(self
             .beneath
             .write_existing(Path::new(rel), text.as_bytes())?)
@@ -207,13 +214,16 @@ impl Actuator for RootActuator {
     /// reads anything but 1 counts as offline.
     fn set_online(&mut self, wanted: &[u32], failures: &mut Vec<String>) -> Result<(), ActError> {
         for id in self.cpus.ids() {
-            let Online::Reads(value) = self.cpus.online(id) else {
-                continue;
-            };
             let want = wanted.contains(&id);
-            if (value == Some(1)) != want
-                && let Err(e) = self.set_cpu(id, want)
-            {
+            let differs = match self.cpus.online(id) {
+                // No `online` file: the kernel keeps it as it is.
+                Online::Fixed => continue,
+                Online::Reads(value) => (value == Some(1)) != want,
+                // Not known to be right: written, so a failure is seen
+                // and the journal kept.
+                Online::Unreadable => true,
+            };
+            if differs && let Err(e) = self.set_cpu(id, want) {
                 failures.push(format!("cpu{id}: {e}"));
             }
         }

@@ -159,6 +159,44 @@ impl Beneath {
         Ok(out)
     }
 
+    /// The names in the directory `rel` (`.` and `..` left out), at most
+    /// `limit` of them: a damaged root cannot make a listing without end.
+    pub fn dir_names(&self, rel: &Path, limit: usize) -> Result<Vec<Vec<u8>>, BeneathError> {
+        let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NONBLOCK;
+        let fd = chroot_walk::open(
+            &self.dir,
+            rel.as_os_str().as_bytes(),
+            flags,
+            Mode::empty(),
+            Last::Follow,
+        )
+        .map_err(|e| self.error(rel, e, "read"))?;
+        let mut dir = rustix::fs::Dir::read_from(&fd).map_err(|e| Self::io_error(rel, e.into()))?;
+        let mut names = Vec::new();
+        while names.len() < limit {
+            let Some(entry) = dir.read() else { break };
+            let entry = entry.map_err(|e| Self::io_error(rel, e.into()))?;
+            let name = entry.file_name().to_bytes();
+            if name != b"." && name != b".." {
+                names.push(name.to_vec());
+            }
+        }
+        Ok(names)
+    }
+
+    /// Whether `rel` is a directory, links followed inside the root.
+    pub fn is_dir(&self, rel: &Path) -> bool {
+        let flags = OFlags::PATH | OFlags::DIRECTORY;
+        chroot_walk::open(
+            &self.dir,
+            rel.as_os_str().as_bytes(),
+            flags,
+            Mode::empty(),
+            Last::Follow,
+        )
+        .is_ok()
+    }
+
     /// Creates the directories of `rel` beneath the root, also where a
     /// link on the way leads (inside the root all the same).
     pub fn create_dirs(&self, rel: &Path) -> Result<(), BeneathError> {

@@ -4,8 +4,10 @@
 //! names the CPU. Flags are read as cpuplugd reads them: the number at the
 //! start of the first line.
 
-use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use super::beneath::Beneath;
 
 use super::cpu_choice::{CpuFlags, Online, cpu_of_name, walk_order};
 use super::integer::parse_long;
@@ -14,9 +16,17 @@ use super::root::paths;
 /// cpuplugd reads a flag with `fgets` into 512 bytes: at most 511 of them.
 const FLAG_BYTES: u64 = 511;
 
-/// A read-only view of the CPU directories below one root.
+/// The most entries of the CPU directory looked at (a kernel has a few
+/// hundred; a damaged root may have millions).
+const MOST_ENTRIES: usize = 1 << 16;
+
+/// A read-only view of the CPU directories below one root. Every read is
+/// resolved beneath the root as in a chroot, as the writes are: a link
+/// cannot make a CPU elsewhere count as online here.
 #[derive(Debug, Clone)]
 pub struct CpuDir {
+    /// `None` when the root cannot be opened: no CPUs are seen.
+    root: Option<Arc<Beneath>>,
     dir: PathBuf,
 }
 
@@ -27,8 +37,11 @@ enum Flag {
     Reads(Option<i64>),
 }
 
-fn read_flag(path: &Path) -> Flag {
-    match super::regular::read_small(path, FLAG_BYTES) {
+fn read_flag(root: Option<&Beneath>, path: &Path) -> Flag {
+    let Some(root) = root else {
+        return Flag::Unreadable;
+    };
+    match root.read_small(path, FLAG_BYTES) {
         Ok(bytes) => {
             let line = bytes.split(|b| *b == b'\n').next().unwrap_or_default();
             Flag::Reads(if line.is_empty() {
@@ -37,7 +50,7 @@ fn read_flag(path: &Path) -> Flag {
                 parse_long(line)
             })
         }
-        Err(e) if e.kind() == ErrorKind::NotFound => Flag::Absent,
+        Err(e) if e.is_not_found() => Flag::Absent,
         Err(_) => Flag::Unreadable,
     }
 }
@@ -46,23 +59,26 @@ impl CpuDir {
     /// The CPUs below `root`.
     pub fn new(root: &Path) -> Self {
         CpuDir {
-            dir: root.join(paths::CPU_DIR),
+            root: Beneath::open(root).ok().map(Arc::new),
+            dir: PathBuf::from(paths::CPU_DIR),
         }
     }
 
     /// The ids of the CPU directories now, in the order cpuplugd visits
     /// them. Entries that are not directories are no CPUs.
     pub fn ids(&self) -> Vec<u32> {
-        let Ok(entries) = std::fs::read_dir(&self.dir) else {
+        let Some(root) = self.root.as_deref() else {
             return Vec::new();
         };
-        let mut ids: Vec<u32> = entries
-            .flatten()
-            .filter_map(|e| {
-                let id = cpu_of_name(e.file_name().as_encoded_bytes())?;
-                let kind = e.file_type().ok()?;
-                let dir = kind.is_dir() || (kind.is_symlink() && e.path().is_dir());
-                dir.then_some(id)
+        let Ok(names) = root.dir_names(&self.dir, MOST_ENTRIES) else {
+            return Vec::new();
+        };
+        let mut ids: Vec<u32> = names
+            .iter()
+            .filter_map(|name| {
+                let id = cpu_of_name(name)?;
+                root.is_dir(&self.dir.join(format!("cpu{id}")))
+                    .then_some(id)
             })
             .collect();
         walk_order(&mut ids);
@@ -75,7 +91,7 @@ impl CpuDir {
 
     /// What CPU `id`'s `online` file says now.
     pub fn online(&self, id: u32) -> Online {
-        match read_flag(&self.file(id, "online")) {
+        match read_flag(self.root.as_deref(), &self.file(id, "online")) {
             Flag::Absent => Online::Fixed,
             Flag::Unreadable => Online::Unreadable,
             Flag::Reads(v) => Online::Reads(v),
@@ -84,7 +100,7 @@ impl CpuDir {
 
     /// What CPU `id`'s `configure` file says now (`None`: nothing usable).
     pub fn configure(&self, id: u32) -> Option<i64> {
-        match read_flag(&self.file(id, "configure")) {
+        match read_flag(self.root.as_deref(), &self.file(id, "configure")) {
             Flag::Reads(v) => v,
             Flag::Absent | Flag::Unreadable => None,
         }

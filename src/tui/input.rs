@@ -13,6 +13,7 @@
 //! [`PASTE_WAIT`] without a byte the paste ends with what came.
 
 use std::io::{IsTerminal, Read};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{RecvTimeoutError, channel};
 use std::time::Duration;
 
@@ -557,6 +558,25 @@ fn legacy_mouse(b: u8, x: u8, y: u8) -> Option<Event> {
 
 /// Reads the terminal (stdin, or `/dev/tty` when stdin is not one) on its
 /// own threads and hands what each read decoded to to `deliver`, in one
+/// Set while the terminal is in the middle of a paste (its start marker
+/// came, its end not yet).
+static PASTING: AtomicBool = AtomicBool::new(false);
+
+/// Whether a paste is still arriving.
+pub fn paste_arriving() -> bool {
+    PASTING.load(Ordering::SeqCst)
+}
+
+/// Lets a paste that is still arriving end, for at most `patience`: when
+/// the screen closes in the middle of one (a signal), its rest would
+/// otherwise reach the shell after plugtop, and a shell runs pasted lines.
+pub fn let_paste_end(patience: Duration) {
+    let deadline = std::time::Instant::now() + patience;
+    while paste_arriving() && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
 /// batch, until it returns false or the terminal closes.
 pub fn spawn(deliver: impl Fn(Vec<TermInput>) -> bool + Send + 'static) -> std::io::Result<()> {
     let mut tty: Box<dyn Read + Send> = if std::io::stdin().is_terminal() {
@@ -602,6 +622,7 @@ pub fn spawn(deliver: impl Fn(Vec<TermInput>) -> bool + Send + 'static) -> std::
                     Err(RecvTimeoutError::Timeout) => decoder.flush(&mut events),
                     Err(RecvTimeoutError::Disconnected) => break,
                 }
+                PASTING.store(decoder.paste.is_some(), Ordering::SeqCst);
                 if !events.is_empty() && !deliver(events) {
                     return;
                 }

@@ -58,6 +58,21 @@ fn restore_terminal() {
         event::DisableBracketedPaste,
         crossterm::cursor::Show
     );
+    discard_pending_input();
+}
+
+/// Drops what was typed or pasted into plugtop and not read yet: after a
+/// signal ends the screen with a paste still arriving, its rest must not
+/// reach the shell that comes next (as commands run as root).
+fn discard_pending_input() {
+    use rustix::termios::{QueueSelector, tcflush};
+    use std::io::IsTerminal;
+    let stdin = std::io::stdin();
+    if stdin.is_terminal() {
+        let _ = tcflush(&stdin, QueueSelector::IFlush);
+    } else if let Ok(tty) = std::fs::File::open("/dev/tty") {
+        let _ = tcflush(&tty, QueueSelector::IFlush);
+    }
 }
 
 /// Raw mode, the alternate screen, mouse reports, and bracketed paste so
@@ -141,6 +156,9 @@ pub fn run_screen(options: &Options) -> Result<ScreenEnd, UiError> {
             ended
         })
     });
+    // A paste cut by a signal: take its rest before the terminal goes back
+    // to the shell (then what is left unread is dropped).
+    super::input::let_paste_end(super::input::PASTE_WAIT);
     restore_terminal();
     result
 }
