@@ -332,13 +332,6 @@ pub fn run_with(
     let rules = Arc::new(rules);
     let mode = options.mode;
     let acting = mode != Mode::Observe;
-    let guard_options = GuardOptions {
-        root: options.root.clone(),
-        state: options.state.clone(),
-        force: options.force,
-        allow_non_zvm: options.allow_non_zvm,
-        root_given: options.root != Path::new("/"),
-    };
     if acting {
         guard::check_machine(&options.root, options.allow_non_zvm)?;
     }
@@ -350,23 +343,7 @@ pub fn run_with(
         Some(Err(e)) => return Err(StartError::Read(e)),
         None => return Err(StartError::Refused("the source gave no reading".into())),
     };
-    let guard = if acting {
-        Some(Guard::take(&guard_options, &first)?)
-    } else {
-        None
-    };
-    // Only now: a refused start must not touch the pid file of the plugtop
-    // that holds the guest.
-    if options.pid_file
-        && let Err(e) = crate::control::pid_file::write(&options.root)
-    {
-        if let Some(guard) = guard {
-            let _ = guard.give_back(actuator);
-        }
-        return Err(StartError::Refused(format!(
-            "cannot write the pid file: {e}"
-        )));
-    }
+    let guard = take_guest(options, &first, actuator)?;
     log.info(&format!(
         "plugtop {} started in {mode} mode on {} with {} (CPU group {}, memory group {})",
         env!("CARGO_PKG_VERSION"),
@@ -393,19 +370,7 @@ pub fn run_with(
     if ending == Ending::Stopped {
         runner.log.info("shutting down");
     }
-    let complete = match guard {
-        Some(guard) => {
-            let GiveBack { complete, lines } = guard.give_back(runner.actuator);
-            for (severity, line) in lines {
-                match severity {
-                    crate::control::session::Severity::Info => runner.log.info(&line),
-                    _ => runner.log.error(&line),
-                }
-            }
-            complete
-        }
-        None => true,
-    };
+    let complete = guard.is_none_or(|guard| give_back(guard, &mut runner));
     if options.pid_file {
         crate::control::pid_file::remove(&options.root);
     }
@@ -415,6 +380,51 @@ pub fn run_with(
     } else {
         Ending::RestoreFailed
     })
+}
+
+/// Takes the guest through the guard when acting, then writes the pid file
+/// (only now: a refused start must not touch the pid file of the plugtop
+/// that holds the guest).
+fn take_guest(
+    options: &RunOptions,
+    first: &Sample,
+    actuator: &mut dyn Actuator,
+) -> Result<Option<Guard>, StartError> {
+    let guard = if options.mode != Mode::Observe {
+        let guard_options = GuardOptions {
+            root: options.root.clone(),
+            state: options.state.clone(),
+            force: options.force,
+            allow_non_zvm: options.allow_non_zvm,
+            root_given: options.root != Path::new("/"),
+        };
+        Some(Guard::take(&guard_options, first)?)
+    } else {
+        None
+    };
+    if options.pid_file
+        && let Err(e) = crate::control::pid_file::write(&options.root)
+    {
+        if let Some(guard) = guard {
+            let _ = guard.give_back(actuator);
+        }
+        return Err(StartError::Refused(format!(
+            "cannot write the pid file: {e}"
+        )));
+    }
+    Ok(guard)
+}
+
+/// Gives the guest back and logs how that went; true when complete.
+fn give_back(guard: Guard, runner: &mut Runner<'_>) -> bool {
+    let GiveBack { complete, lines } = guard.give_back(runner.actuator);
+    for (severity, line) in lines {
+        match severity {
+            crate::control::session::Severity::Info => runner.log.info(&line),
+            _ => runner.log.error(&line),
+        }
+    }
+    complete
 }
 
 /// The intervals, until a signal, the end of a finite source, or a reading
