@@ -213,15 +213,11 @@ impl Session {
             self.limits_due = false;
             return events;
         }
-        if !was_acting
-            && !self.vertical
+        // Acting begins now, or step-confirm's limits go unanswered into
+        // autonomous mode: the limits apply to the newest reading.
+        if (!was_acting || self.limits_due)
             && let Some(latest) = self.recent.back().cloned()
         {
-            events.extend(self.limits(&latest, actuator));
-        } else if self.limits_due
-            && let Some(latest) = self.recent.back().cloned()
-        {
-            // From step-confirm to autonomous with the limits unanswered.
             events.extend(self.limits(&latest, actuator));
         }
         events
