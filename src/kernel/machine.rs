@@ -1,7 +1,6 @@
 //! What machine a root belongs to, for recording headers: host name,
 //! kernel release, CPU model and page size.
 
-use std::io::BufReader;
 use std::path::Path;
 
 use procfs_core::{CpuInfo, FromBufRead};
@@ -15,9 +14,19 @@ pub struct Machine {
     pub page_size: u64,
 }
 
+/// The most of a file under a root that a description reads: cpuinfo of a
+/// large guest is tens of kilobytes; a link to /dev/zero is never read on.
+const DESCRIBE_BYTES: u64 = 1 << 20;
+
+/// `rel` below `root`, bounded, non-blocking and regular-only.
+fn read_bounded(root: &Path, rel: &str) -> Option<Vec<u8>> {
+    super::regular::read_small(&root.join(rel), DESCRIBE_BYTES).ok()
+}
+
 fn first_line(root: &Path, rel: &str) -> Option<String> {
-    let text = std::fs::read_to_string(root.join(rel)).ok()?;
-    text.lines()
+    let bytes = read_bounded(root, rel)?;
+    String::from_utf8_lossy(&bytes)
+        .lines()
         .next()
         .map(|l| l.trim().to_string())
         .filter(|l| !l.is_empty())
@@ -27,17 +36,17 @@ fn first_line(root: &Path, rel: &str) -> Option<String> {
 /// procfs's parser) and the page size from `proc/self/smaps`; anything
 /// missing reads as "unknown" (or 4096 for the page size).
 pub fn describe(root: &Path) -> Machine {
-    let cpu_model = std::fs::File::open(root.join("proc/cpuinfo"))
-        .ok()
-        .and_then(|f| CpuInfo::from_buf_read(BufReader::new(f)).ok())
+    // procfs's parser, fed only bytes read the bounded way.
+    let cpu_model = read_bounded(root, "proc/cpuinfo")
+        .and_then(|bytes| CpuInfo::from_buf_read(bytes.as_slice()).ok())
         .and_then(|info| {
             ["model name", "machine", "vendor_id", "cpu"]
                 .iter()
                 .find_map(|key| info.get_field(0, key).map(str::to_string))
         })
         .unwrap_or_else(|| "unknown".into());
-    let page_size = std::fs::read_to_string(root.join("proc/self/smaps"))
-        .ok()
+    let page_size = read_bounded(root, "proc/self/smaps")
+        .map(|b| String::from_utf8_lossy(&b).into_owned())
         .and_then(|t| {
             t.lines()
                 .find_map(|l| l.strip_prefix("KernelPageSize:"))

@@ -146,6 +146,10 @@ impl<W: Write> RecordingWriter<W> {
     }
 }
 
+/// The largest recording read: a month of 1-second readings of a large
+/// guest is a few hundred megabytes.
+pub const MOST_RECORDING_BYTES: u64 = 2 << 30;
+
 /// Replays a recording as a [`Source`], with the recorded times.
 #[derive(Debug)]
 pub struct RecordingSource {
@@ -165,8 +169,20 @@ impl RecordingSource {
     pub fn open(path: &Path) -> Result<Self, RecordingError> {
         let shown = path.display().to_string();
         let mut data = Vec::new();
-        File::open(path)
-            .and_then(|mut f| f.read_to_end(&mut data))
+        // Never blocks (a FIFO is refused at once) and never reads on
+        // without end (/dev/zero is no regular file; a file larger than
+        // any recording is refused by its size).
+        crate::kernel::regular::open_for_reading(path)
+            .and_then(|f| crate::kernel::regular::must_be_regular(f, path))
+            .and_then(|f| {
+                let size = f.metadata()?.len();
+                if size > MOST_RECORDING_BYTES {
+                    return Err(std::io::Error::other(format!(
+                        "{size} bytes, more than any recording plugtop makes ({MOST_RECORDING_BYTES})"
+                    )));
+                }
+                f.take(MOST_RECORDING_BYTES).read_to_end(&mut data)
+            })
             .map_err(|e| RecordingError {
                 path: shown.clone(),
                 offset: 0,

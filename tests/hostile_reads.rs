@@ -1,0 +1,104 @@
+//! Files plugtop reads that an attacker (or a damaged disk) planted: a
+//! FIFO where a file should be never blocks, `/dev/zero` is never read on
+//! without end, whether named on the command line or found under a root.
+
+mod common;
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use common::FakeRoot;
+
+fn mkfifo(path: &Path) {
+    let _ = std::fs::remove_file(path);
+    let made = Command::new("mkfifo").arg(path).status();
+    assert!(made.is_ok_and(|s| s.success()), "mkfifo {}", path.display());
+}
+
+fn plugtop(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_plugtop"))
+        .args(args)
+        .output()
+        .expect("plugtop runs")
+}
+
+fn rules(dir: &Path) -> String {
+    let path = dir.join("r.conf");
+    std::fs::write(
+        &path,
+        "UPDATE=\"1\"\nCPU_MIN=\"1\"\nCPU_MAX=\"0\"\nHOTPLUG=\"0\"\nHOTUNPLUG=\"0\"\n",
+    )
+    .expect("rules");
+    path.to_string_lossy().into_owned()
+}
+
+#[test]
+fn a_recording_that_is_a_fifo_or_dev_zero_is_refused_at_once() {
+    let dir = common::tempdir();
+    let rules = rules(dir.path());
+    let fifo = dir.path().join("incident.rec");
+    mkfifo(&fifo);
+    for replay in [fifo.to_string_lossy().into_owned(), "/dev/zero".into()] {
+        for args in [
+            vec!["eval", "-c", &rules, "--replay", &replay],
+            vec!["whatif", "-c", &rules, "--replay", &replay],
+            vec!["--batch", "--count", "1", "-c", &rules, "--replay", &replay],
+        ] {
+            let out = plugtop(&args);
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert!(!out.status.success(), "{args:?}");
+            assert!(err.contains("not a regular file"), "{args:?}: {err}");
+        }
+    }
+}
+
+#[test]
+fn a_scenario_that_is_a_fifo_or_dev_zero_is_refused_at_once() {
+    let dir = common::tempdir();
+    let rules = rules(dir.path());
+    let fifo = dir.path().join("s.toml");
+    mkfifo(&fifo);
+    for scenario in [fifo.to_string_lossy().into_owned(), "/dev/zero".into()] {
+        let out = plugtop(&["sim", &scenario, "-c", &rules, "--fast"]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success());
+        assert!(err.contains("not a regular file"), "{err}");
+    }
+}
+
+#[test]
+fn cpuinfo_and_hostname_planted_under_the_root_are_read_bounded() {
+    let root = FakeRoot::guest(2);
+    let dir = common::tempdir();
+    let rules = rules(dir.path());
+    // A FIFO for cpuinfo (a plain open would wait for a writer forever)
+    // and endless hostname and osrelease files.
+    mkfifo(&root.path().join("proc/cpuinfo"));
+    std::fs::create_dir_all(root.path().join("proc/sys/kernel")).expect("dir");
+    for name in ["hostname", "osrelease"] {
+        std::os::unix::fs::symlink("/dev/zero", root.path().join("proc/sys/kernel").join(name))
+            .expect("link");
+    }
+    let root_s = root.path().to_string_lossy().into_owned();
+    let out = plugtop(&[
+        "--batch",
+        "--count",
+        "1",
+        "--interval",
+        "0.01",
+        "--root",
+        &root_s,
+        "-c",
+        &rules,
+    ]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        text.contains("unknown"),
+        "the host reads as unknown: {text}"
+    );
+}
