@@ -14,7 +14,9 @@ use std::time::{Duration, Instant};
 
 use common::FakeRoot;
 
-const GUARD: Duration = Duration::from_secs(10);
+/// A hang guard, not a timing (CI shares a loaded 2-core machine): what
+/// these cases cost is measured by `scripts/hostile-inputs.sh`.
+const GUARD: Duration = Duration::from_secs(60);
 
 fn rule_file(dir: &Path, name: &str, text: &str) -> String {
     let path = dir.join(name);
