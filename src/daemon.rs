@@ -80,7 +80,7 @@ impl MetricsOptions {
 /// The metrics of a run and where they go.
 struct Exposure {
     metrics: Metrics,
-    _server: Option<MetricsServer>,
+    server: Option<MetricsServer>,
     textfile: Option<PathBuf>,
     /// The textfile could not be written last time (said once, not every
     /// interval).
@@ -115,7 +115,7 @@ impl Exposure {
         };
         Ok(Some(Exposure {
             metrics,
-            _server: server,
+            server,
             textfile: options.metrics.textfile.clone(),
             textfile_failing: false,
         }))
@@ -124,6 +124,9 @@ impl Exposure {
     /// One interval's metrics, and the textfile rewritten.
     fn interval(&mut self, session: &Session, step: &Step, sample: &Sample, log: &mut dyn Log) {
         self.metrics.observe(session, step, sample);
+        if let Some(trouble) = self.server.as_ref().and_then(MetricsServer::trouble) {
+            log.error(&trouble);
+        }
         let Some(path) = &self.textfile else { return };
         match crate::metrics::textfile::write_atomic(path, &self.metrics.prometheus_text()) {
             Ok(()) if self.textfile_failing => {
