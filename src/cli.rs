@@ -100,8 +100,14 @@ pub enum Generate {
     /// A man page for plugtop and one per subcommand (plugtop-run.1, ...),
     /// and plugtop-rules.5, into DIR.
     Man {
-        /// The directory to write the pages into (made if missing).
+        /// The directory to write the pages into (made if missing). A page
+        /// that exists already is refused, and so is anything but a
+        /// regular file at a page's name, unless --force.
         dir: PathBuf,
+        /// Replace pages that exist already (regular files only: a link,
+        /// a FIFO or a directory at a page's name is refused all the same).
+        #[arg(long)]
+        force: bool,
     },
     /// The completion script for SHELL, on standard output.
     Completions {

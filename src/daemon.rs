@@ -21,6 +21,7 @@ use crate::kernel::{Sample, Source};
 use crate::logging::Log;
 use crate::metrics::Metrics;
 use crate::metrics::serve::MetricsServer;
+use crate::metrics::textfile::Textfile;
 use crate::report::table;
 use crate::rules::RuleSet;
 use crate::rules::SourceFile;
@@ -81,7 +82,7 @@ impl MetricsOptions {
 struct Exposure {
     metrics: Metrics,
     server: Option<MetricsServer>,
-    textfile: Option<PathBuf>,
+    textfile: Option<Textfile>,
     /// The textfile could not be written last time (said once, not every
     /// interval).
     textfile_failing: bool,
@@ -97,6 +98,14 @@ impl Exposure {
         if !options.metrics.wanted() {
             return Ok(None);
         }
+        // First, before the endpoint binds: a textfile path that is a
+        // link, a FIFO, a device or a directory refuses the start.
+        let textfile = match &options.metrics.textfile {
+            Some(path) => Some(Textfile::open(path).map_err(|e| {
+                StartError::Refused(format!("--metrics-textfile {}: {e}", path.display()))
+            })?),
+            None => None,
+        };
         let mut metrics = Metrics::new(&crate::kernel::machine::identity(&options.root));
         metrics.set_rules(
             file,
@@ -116,7 +125,7 @@ impl Exposure {
         Ok(Some(Exposure {
             metrics,
             server,
-            textfile: options.metrics.textfile.clone(),
+            textfile,
             textfile_failing: false,
         }))
     }
@@ -127,16 +136,19 @@ impl Exposure {
         if let Some(trouble) = self.server.as_ref().and_then(MetricsServer::trouble) {
             log.error(&trouble);
         }
-        let Some(path) = &self.textfile else { return };
-        match crate::metrics::textfile::write_atomic(path, &self.metrics.prometheus_text()) {
+        let Some(textfile) = &self.textfile else {
+            return;
+        };
+        let path = textfile.path().display();
+        match textfile.write(&self.metrics.prometheus_text()) {
             Ok(()) if self.textfile_failing => {
                 self.textfile_failing = false;
-                log.info(&format!("metrics written to {} again", path.display()));
+                log.info(&format!("metrics written to {path} again"));
             }
             Ok(()) => {}
             Err(e) if !self.textfile_failing => {
                 self.textfile_failing = true;
-                log.error(&format!("cannot write metrics to {}: {e}", path.display()));
+                log.error(&format!("cannot write metrics to {path}: {e}"));
             }
             Err(_) => {}
         }

@@ -1,8 +1,12 @@
 //! `plugtop generate`: man pages and shell completions made from the
 //! command line's own definition, so they never disagree with `--help`;
 //! the rule language's page (plugtop-rules(5)) is written by hand in
-//! `docs/man/plugtop-rules.5` and copied beside them.
+//! `docs/man/plugtop-rules.5` and copied beside them. Pages are placed
+//! beneath DIR as every file plugtop creates is (see
+//! [`plugtop::placed_file`]): exclusively, never through a link, and an
+//! existing page only replaced with `--force`.
 
+use std::ffi::OsStr;
 use std::io::Write;
 use std::path::Path;
 
@@ -11,42 +15,54 @@ use clap::CommandFactory;
 
 use crate::cli::{Cli, Generate, GenerateArgs};
 use plugtop::commands::Status;
+use plugtop::placed_file::{PlaceDir, PlaceError, Replace};
 
 /// The hand-written page on the rule language and plugtop's diagnostics.
 const RULES_PAGE: &str = include_str!("../docs/man/plugtop-rules.5");
 
-/// Carries out `plugtop generate`.
+/// Carries out `plugtop generate`. A failed write on `out` is no panic:
+/// a closed pipe goes back to main (a quiet end, as for the other
+/// commands), anything else (a full disk) is said here and fails the run.
 pub fn run(args: GenerateArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
-    match args.what {
-        Generate::Man { dir } => {
-            let written = man_pages(&dir)?;
-            for page in written {
-                writeln!(out, "{}", dir.join(page).display())?;
-            }
+    let printed = match args.what {
+        Generate::Man { dir, force } => {
+            let replace = if force {
+                Replace::RegularFile
+            } else {
+                Replace::Nothing
+            };
+            let written = man_pages(&dir, replace)?;
+            written
+                .iter()
+                .try_for_each(|page| writeln!(out, "{}", dir.join(page).display()))
         }
         Generate::Completions { shell } => {
+            // Made in memory and written with `write_all`: clap_complete
+            // panics on a failed write (a closed pipe, a full disk).
             let mut cmd = Cli::command();
-            clap_complete::generate(shell, &mut cmd, "plugtop", out);
+            let mut script = Vec::new();
+            clap_complete::generate(shell, &mut cmd, "plugtop", &mut script);
+            out.write_all(&script)
+        }
+    };
+    match printed.and_then(|()| out.flush()) {
+        Ok(()) => Ok(Status::Ok),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Err(e.into()),
+        Err(e) => {
+            eprintln!("plugtop: cannot write to standard output: {e}");
+            Ok(Status::Failed)
         }
     }
-    Ok(Status::Ok)
 }
 
-/// Writes plugtop.1, plugtop-SUBCOMMAND.1 for each visible subcommand and
-/// plugtop-rules.5 into `dir`; the names written.
-fn man_pages(dir: &Path) -> anyhow::Result<Vec<String>> {
-    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    let mut written = Vec::new();
+/// The pages: plugtop.1, plugtop-SUBCOMMAND.1 for each visible subcommand
+/// and plugtop-rules.5, by name.
+fn pages() -> anyhow::Result<Vec<(String, Vec<u8>)>> {
     let cmd = Cli::command();
-    let mut write = |name: String, bytes: &[u8]| -> anyhow::Result<()> {
-        let path = dir.join(&name);
-        std::fs::write(&path, bytes).with_context(|| format!("cannot write {}", path.display()))?;
-        written.push(name);
-        Ok(())
-    };
+    let mut pages = Vec::new();
     let mut page = Vec::new();
     clap_mangen::Man::new(cmd.clone()).render(&mut page)?;
-    write("plugtop.1".into(), &page)?;
+    pages.push(("plugtop.1".to_string(), page));
     for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {
         let name = format!("plugtop-{}", sub.get_name());
         let sub = sub
@@ -55,8 +71,37 @@ fn man_pages(dir: &Path) -> anyhow::Result<Vec<String>> {
             .bin_name(format!("plugtop {}", sub.get_name()));
         let mut page = Vec::new();
         clap_mangen::Man::new(sub).render(&mut page)?;
-        write(format!("{name}.1"), &page)?;
+        pages.push((format!("{name}.1"), page));
     }
-    write("plugtop-rules.5".into(), RULES_PAGE.as_bytes())?;
+    pages.push(("plugtop-rules.5".into(), RULES_PAGE.as_bytes().to_vec()));
+    Ok(pages)
+}
+
+/// Writes the pages into `dir`; the names written. Every name is checked
+/// before the first page is written, so a refused run leaves DIR as it was
+/// (a file made there in between is still never replaced).
+fn man_pages(dir: &Path, replace: Replace) -> anyhow::Result<Vec<String>> {
+    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let place = PlaceDir::open(dir)?;
+    let pages = pages()?;
+    for (name, _) in &pages {
+        place
+            .check(OsStr::new(name), replace)
+            .map_err(|e| anyhow::anyhow!("{e}; nothing written{}", force_hint(&e)))?;
+    }
+    let mut written = Vec::new();
+    for (name, page) in pages {
+        place.write(OsStr::new(&name), &page, replace)?;
+        written.push(name);
+    }
     Ok(written)
+}
+
+/// The hint after a refusal: how to replace pages on purpose (only
+/// regular files are ever replaced).
+fn force_hint(refusal: &PlaceError) -> &'static str {
+    match refusal {
+        PlaceError::Exists { .. } => " (--force replaces existing pages)",
+        _ => "",
+    }
 }

@@ -52,7 +52,9 @@ fn run(cli: Cli) -> anyhow::Result<Status> {
         }
         Some(Command::Restore(args)) => actions::restore(args, &mut out)?,
         Some(Command::Record(args)) => actions::record(args, &mut out)?,
-        Some(Command::Generate(args)) => generate::run(args, &mut out)?,
+        // Straight to stdout, not through `out`, and not flushed again
+        // below: generate says a failed write itself.
+        Some(Command::Generate(args)) => return generate::run(args, &mut std::io::stdout()),
         Some(Command::Tune(args)) => tune_command::run(args, &mut out)?,
     };
     out.flush()?;
