@@ -6,6 +6,7 @@ use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use super::journal_check::KeyLines;
 use crate::kernel::actuator::{ActError, Actuator};
 use crate::kernel::beneath::Beneath;
 use crate::kernel::cpulist::CpuList;
@@ -158,13 +159,14 @@ pub fn read_checked(root: &Path, path: &Path) -> Result<Option<StartState>, Jour
     let Some((state, lines)) = read_with_lines(root, path)? else {
         return Ok(None);
     };
-    super::journal_check::against_guest(root, &state, &lines).map_err(|(line, what)| {
-        JournalError::Malformed {
+    let (online, pool) = (&state.online, state.cmm_pages);
+    super::journal_check::against_guest(root, &state.root, online, pool, &lines).map_err(
+        |(line, what)| JournalError::Malformed {
             path: path.display().to_string(),
             line,
             what,
-        }
-    })?;
+        },
+    )?;
     Ok(Some(state))
 }
 
@@ -190,14 +192,6 @@ fn read_with_lines(
             line,
             what,
         })
-}
-
-/// The line each value of a journal was read from, for messages.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct KeyLines {
-    pub root: usize,
-    pub online: usize,
-    pub cmm_pages: usize,
 }
 
 /// A line of a journal and what is wrong with it.

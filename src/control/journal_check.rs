@@ -7,11 +7,21 @@
 
 use std::path::Path;
 
-use super::journal::{KeyLines, StartState};
 use crate::kernel::beneath::Beneath;
 use crate::kernel::cpu_choice::Online;
 use crate::kernel::cpu_dir::CpuDir;
 use crate::kernel::root_file::paths;
+
+/// The line each value of a journal was read from, for messages.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct KeyLines {
+    /// The `root` line.
+    pub root: usize,
+    /// The `online` line.
+    pub online: usize,
+    /// The `cmm_pages` line.
+    pub cmm_pages: usize,
+}
 
 /// A journal line and what is wrong with it.
 pub type Refusal = (usize, String);
@@ -24,17 +34,24 @@ const CMM_LIMIT: u64 = 64;
 /// most pages any guest's memory can hold.
 const PAGE_KIB: i64 = 4;
 
-/// Checks `state`, read with `lines`, against the guest below `root`.
-pub fn against_guest(root: &Path, state: &StartState, lines: &KeyLines) -> Result<(), Refusal> {
-    same_root(root, state, lines.root)?;
+/// Checks what a journal says (its root, its online CPUs and its pool,
+/// read from `lines`) against the guest below `root`.
+pub fn against_guest(
+    root: &Path,
+    journal_root: &str,
+    online: &[u32],
+    cmm_pages: Option<i64>,
+    lines: &KeyLines,
+) -> Result<(), Refusal> {
+    same_root(root, journal_root, lines.root)?;
     let beneath = Beneath::open(root).map_err(|e| {
         (
             lines.root,
             format!("cannot open the root {}: {e}", root.display()),
         )
     })?;
-    cpus_exist(root, &state.online, lines.online)?;
-    if let Some(pages) = state.cmm_pages {
+    cpus_exist(root, online, lines.online)?;
+    if let Some(pages) = cmm_pages {
         pool_fits(&beneath, pages, lines.cmm_pages)?;
     }
     Ok(())
@@ -43,16 +60,16 @@ pub fn against_guest(root: &Path, state: &StartState, lines: &KeyLines) -> Resul
 /// The journal's root and `root` are the same directory, once links and
 /// `..` are resolved: a journal copied from another guest is not this
 /// guest's start state.
-fn same_root(root: &Path, state: &StartState, line: usize) -> Result<(), Refusal> {
+fn same_root(root: &Path, journal_root: &str, line: usize) -> Result<(), Refusal> {
     let here = std::fs::canonicalize(root);
-    let there = std::fs::canonicalize(&state.root);
+    let there = std::fs::canonicalize(journal_root);
     match (here, there) {
         (Ok(here), Ok(there)) if here == there => Ok(()),
         (_, Err(e)) => Err((
             line,
             format!(
                 "the journal is for the root {:?}, which cannot be resolved ({e}), not {}",
-                state.root,
+                journal_root,
                 root.display()
             ),
         )),
@@ -60,7 +77,7 @@ fn same_root(root: &Path, state: &StartState, line: usize) -> Result<(), Refusal
             line,
             format!(
                 "the journal is for the root {:?}, not {}",
-                state.root,
+                journal_root,
                 root.display()
             ),
         )),
