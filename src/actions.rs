@@ -474,7 +474,16 @@ pub fn restore(args: RestoreArgs, _out: &mut dyn Write) -> anyhow::Result<Status
             std::path::absolute(&state).with_context(|| format!("--state {}", state.display()))?;
     }
     let mut log = Console;
-    match plugtop::control::guard::restore_from_journal(&options)? {
+    // A refusal (a bad journal, a running plugtop, a held lock) wrote
+    // nothing: exit 1, as `run` does for its refusals.
+    let outcome = match plugtop::control::guard::restore_from_journal(&options) {
+        Ok(outcome) => outcome,
+        Err(e) => {
+            log.error(&e.to_string());
+            return Ok(Status::Failed);
+        }
+    };
+    match outcome {
         None => {
             log.info(&format!(
                 "nothing to restore: no journal at {}",

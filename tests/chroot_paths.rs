@@ -324,6 +324,7 @@ fn a_link_loop_is_a_clear_error() {
 fn start_state() -> StartState {
     StartState {
         pid: std::process::id(),
+        started: None,
         root: "r".into(),
         online: vec![0],
         cmm_pages: Some(0),

@@ -90,6 +90,7 @@ fn a_link_swapped_in_while_plugtop_writes_never_leads_outside() {
 fn start() -> StartState {
     StartState {
         pid: std::process::id(),
+        started: None,
         root: "r".into(),
         online: vec![0],
         cmm_pages: Some(0),

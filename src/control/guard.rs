@@ -6,8 +6,10 @@
 //! 1. the machine: on this machine's own `/`, only s390 (a z/VM guest, or
 //!    an LPAR for CPUs, as cpuplugd) unless the user allowed any Linux;
 //! 2. the lock: cpuplugd's pid file (even a stale one) and its lock file;
-//! 3. the journal, under the lock: a running plugtop's refuses, a dead
-//!    one's refuses unless `--force` adopts its start state;
+//! 3. the journal, under the lock and checked against the guest (a bad
+//!    one refuses, naming its line): a running plugtop's (its pid runs
+//!    plugtop, started when the journal says) refuses, a dead one's
+//!    refuses unless `--force` adopts its start state;
 //! 4. the start state must be readable exactly;
 //! 5. the journal is written (fsynced) before the first write, and the
 //!    failure policy ([`install_failure_policy`]) learns what to put back.
@@ -142,14 +144,19 @@ impl Guard {
         if let Some(why) = journal::inexact(&first.online, first.cmm_pages) {
             return Err(GuardError::Inexact(why));
         }
+        // The root as resolved, so `plugtop restore` finds it the same
+        // from any directory and can tell another root's journal apart.
+        let root = std::fs::canonicalize(&options.root).unwrap_or_else(|_| options.root.clone());
         let start = adopted.unwrap_or_else(|| StartState {
             pid: std::process::id(),
-            root: options.root.display().to_string(),
+            started: None,
+            root: root.display().to_string(),
             online: first.online.ids.clone(),
             cmm_pages: first.cmm_pages,
         });
         let journaled = StartState {
             pid: std::process::id(),
+            started: crate::kernel::process::own_start_time(),
             ..start.clone()
         };
         journal::write(&options.root, &options.state, &journaled)?;
@@ -233,15 +240,13 @@ fn kept_message(options: &GuardOptions) -> String {
 /// Step 3: the journal of an earlier run, if one may be adopted; an error
 /// when another plugtop still acts or a dead one left the guest changed.
 fn earlier_run(options: &GuardOptions) -> Result<Option<StartState>, GuardError> {
-    match journal::read(&options.root, &options.state)? {
-        Some(old) if journal::pid_alive(old.pid) && old.pid != std::process::id() => {
-            Err(GuardError::Conflict(format!(
-                "another plugtop (pid {}) acts on {} (journal {})",
-                old.pid,
-                options.root.display(),
-                options.state.display()
-            )))
-        }
+    match journal::read_checked(&options.root, &options.state)? {
+        Some(old) if still_running(&old) => Err(GuardError::Conflict(format!(
+            "another plugtop (pid {}) acts on {} (journal {})",
+            old.pid,
+            options.root.display(),
+            options.state.display()
+        ))),
         Some(old) if !options.force => Err(GuardError::Conflict(format!(
             "a plugtop (pid {}) ended without restoring {}: run `{}` first, or start with --force to keep its start state",
             old.pid,
@@ -252,13 +257,20 @@ fn earlier_run(options: &GuardOptions) -> Result<Option<StartState>, GuardError>
     }
 }
 
+/// Whether the plugtop that wrote `journal` still runs (and will restore
+/// on exit): its pid runs plugtop, started when the journal says. A pid
+/// reused by any other process is a dead run's, which may be restored.
+fn still_running(journal: &StartState) -> bool {
+    journal.pid != std::process::id() && journal::plugtop_alive(journal.pid, journal.started)
+}
+
 /// `plugtop restore`: puts a guest back from the journal a dead plugtop
 /// left. `Ok(None)` when there is no journal.
 pub fn restore_from_journal(options: &GuardOptions) -> Result<Option<GiveBack>, GuardError> {
-    let Some(start) = journal::read(&options.root, &options.state)? else {
+    let Some(start) = journal::read_checked(&options.root, &options.state)? else {
         return Ok(None);
     };
-    if journal::pid_alive(start.pid) && start.pid != std::process::id() {
+    if still_running(&start) {
         return Err(GuardError::Conflict(format!(
             "plugtop (pid {}) is still running and will restore on exit; stop it with SIGTERM",
             start.pid
@@ -325,7 +337,10 @@ fn give_back_after_panic() {
         &options.root,
         std::time::Duration::from_secs(2),
     );
-    let restored = match (journal::read(&options.root, &options.state), actuator) {
+    let restored = match (
+        journal::read_checked(&options.root, &options.state),
+        actuator,
+    ) {
         (Ok(Some(start)), Ok(mut actuator)) => {
             let mut failures = Vec::new();
             let ok = journal::restore(&mut actuator, &start, &mut failures).is_ok()

@@ -6,6 +6,7 @@ use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use super::journal_check::KeyLines;
 use crate::kernel::actuator::{ActError, Actuator};
 use crate::kernel::beneath::Beneath;
 use crate::kernel::cpulist::CpuList;
@@ -16,6 +17,10 @@ use crate::kernel::recording::export::ranges;
 pub struct StartState {
     /// The plugtop process that wrote the journal.
     pub pid: u32,
+    /// When that process started (clock ticks after boot, field 22 of
+    /// `/proc/PID/stat`), so a reused pid is not taken for it; `None` in a
+    /// journal of version 1.
+    pub started: Option<u64>,
     /// The root it acted on.
     pub root: String,
     /// CPUs online at start.
@@ -55,8 +60,13 @@ impl StartState {
             ids: self.online.clone(),
         };
         let pool = self.cmm_pages.map_or("none".to_string(), |p| p.to_string());
+        // Without a start time the journal is one of version 1.
+        let (version, started) = match self.started {
+            Some(t) => (2, format!("started {t}\n")),
+            None => (1, String::new()),
+        };
         format!(
-            "plugtop-state 1\npid {}\nroot {}\nonline {}\ncmm_pages {pool}\n",
+            "plugtop-state {version}\npid {}\n{started}root {}\nonline {}\ncmm_pages {pool}\n",
             self.pid,
             self.root,
             ranges(&list)
@@ -108,7 +118,11 @@ fn read_bytes(root: &Path, path: &Path) -> Result<Option<Vec<u8>>, JournalError>
         return match b.read_small(rel, JOURNAL_LIMIT) {
             Ok(bytes) => Ok(Some(bytes)),
             Err(e) if e.is_not_found() => Ok(None),
-            Err(e) => Err(e.into()),
+            // Named by its whole path: the error names it inside the root.
+            Err(e) => Err(JournalError::Io {
+                path: path.display().to_string(),
+                source: std::io::Error::other(e.to_string()),
+            }),
         };
     }
     let too_long = |bytes: &Vec<u8>| bytes.len() as u64 > JOURNAL_LIMIT;
@@ -128,60 +142,165 @@ fn read_bytes(root: &Path, path: &Path) -> Result<Option<Vec<u8>>, JournalError>
     }
 }
 
-/// Reads the journal at `path` (of the guest below `root`); `None` when
-/// there is none.
+/// Reads the journal at `path` (of the guest below `root`) and checks its
+/// form strictly: a known version, each key of that version exactly once
+/// and nothing else, a non-empty exact CPU list, a pool that is `none` or
+/// not negative. `None` when there is none. What is refused names the
+/// line. Anything that writes from a journal uses [`read_checked`], which
+/// also checks it against the guest.
 pub fn read(root: &Path, path: &Path) -> Result<Option<StartState>, JournalError> {
-    let shown = path.display().to_string();
+    Ok(read_with_lines(root, path)?.map(|(state, _)| state))
+}
+
+/// Reads the journal as [`read`] does and checks it against the guest
+/// below `root` ([`super::journal_check`]) before anything is written from
+/// it: the root it names, its CPUs and its pool.
+pub fn read_checked(root: &Path, path: &Path) -> Result<Option<StartState>, JournalError> {
+    let Some((state, lines)) = read_with_lines(root, path)? else {
+        return Ok(None);
+    };
+    let (online, pool) = (&state.online, state.cmm_pages);
+    super::journal_check::against_guest(root, &state.root, online, pool, &lines).map_err(
+        |(line, what)| JournalError::Malformed {
+            path: path.display().to_string(),
+            line,
+            what,
+        },
+    )?;
+    Ok(Some(state))
+}
+
+fn read_with_lines(
+    root: &Path,
+    path: &Path,
+) -> Result<Option<(StartState, KeyLines)>, JournalError> {
     let Some(bytes) = read_bytes(root, path)? else {
         return Ok(None);
     };
-    let text = String::from_utf8(bytes).map_err(|e| JournalError::Io {
-        path: shown.clone(),
-        source: std::io::Error::new(std::io::ErrorKind::InvalidData, e),
-    })?;
-    let bad = |line: usize, what: &str| JournalError::Malformed {
-        path: shown.clone(),
-        line,
-        what: what.to_string(),
-    };
-    let mut lines = text.lines().enumerate();
-    match lines.next() {
-        Some((_, "plugtop-state 1")) => {}
-        _ => return Err(bad(1, "not a plugtop state journal (version 1)")),
-    }
-    let mut state = StartState {
-        pid: 0,
-        root: String::new(),
-        online: Vec::new(),
-        cmm_pages: None,
-    };
-    for (i, line) in lines {
-        let (key, value) = line.split_once(' ').unwrap_or((line, ""));
-        match key {
-            "pid" => {
-                state.pid = value
-                    .parse()
-                    .map_err(|_| bad(i + 1, "pid is not a number"))?
-            }
-            "root" => state.root = value.to_string(),
-            "online" => {
-                state.online = CpuList::parse(value.as_bytes())
-                    .ok_or_else(|| bad(i + 1, "malformed CPU list"))?
-                    .ids
-            }
-            "cmm_pages" => {
-                state.cmm_pages = match value {
-                    "none" => None,
-                    v => Some(
-                        v.parse()
-                            .map_err(|_| bad(i + 1, "cmm_pages is not a number"))?,
-                    ),
-                }
-            }
-            _ => {}
+    let text = String::from_utf8(bytes).map_err(|e| {
+        let good = &e.as_bytes()[..e.utf8_error().valid_up_to()];
+        JournalError::Malformed {
+            path: path.display().to_string(),
+            line: 1 + good.iter().filter(|b| **b == b'\n').count(),
+            what: "not text (bytes that are not UTF-8)".to_string(),
         }
+    })?;
+    parse(&text)
+        .map(Some)
+        .map_err(|(line, what)| JournalError::Malformed {
+            path: path.display().to_string(),
+            line,
+            what,
+        })
+}
+
+/// A line of a journal and what is wrong with it.
+type Refusal = (usize, String);
+
+/// The keys of each version, in the order plugtop writes them.
+const KEYS_V1: [&str; 4] = ["pid", "root", "online", "cmm_pages"];
+const KEYS_V2: [&str; 5] = ["pid", "started", "root", "online", "cmm_pages"];
+
+fn parse(text: &str) -> Result<(StartState, KeyLines), Refusal> {
+    let mut lines = text.lines().enumerate().map(|(i, l)| (i + 1, l));
+    let keys: &[&str] = match lines.next() {
+        Some((_, "plugtop-state 1")) => &KEYS_V1,
+        Some((_, "plugtop-state 2")) => &KEYS_V2,
+        _ => {
+            return Err((
+                1,
+                "not a plugtop state journal (version 1 or 2)".to_string(),
+            ));
+        }
+    };
+    let mut values: Vec<Option<(usize, &str)>> = vec![None; keys.len()];
+    for (n, line) in lines {
+        let (key, value) = line.split_once(' ').unwrap_or((line, ""));
+        let Some(k) = keys.iter().position(|k| *k == key) else {
+            return Err((n, format!("unknown line {:?}", shown(line))));
+        };
+        if let Some((first, _)) = values[k] {
+            return Err((n, format!("{key} given again (first on line {first})")));
+        }
+        values[k] = Some((n, value));
     }
-    Ok(Some(state))
+    let last = text.lines().count();
+    let get = |key: &str| -> Result<(usize, &str), Refusal> {
+        keys.iter()
+            .position(|k| *k == key)
+            .and_then(|k| values[k])
+            .ok_or_else(|| (last + 1, format!("the {key} line is missing")))
+    };
+    let (n, pid) = get("pid")?;
+    let pid = match pid.parse::<u32>() {
+        Ok(p) if p > 0 => p,
+        _ => return Err((n, format!("pid {:?} is not a process id", shown(pid)))),
+    };
+    let started = match get("started") {
+        Ok((n, v)) => Some(
+            v.parse::<u64>()
+                .map_err(|_| (n, format!("started {:?} is not a number", shown(v))))?,
+        ),
+        Err(e) if keys.contains(&"started") => return Err(e),
+        Err(_) => None,
+    };
+    let (root_line, root) = get("root")?;
+    if root.is_empty() {
+        return Err((root_line, "the root is empty".to_string()));
+    }
+    let (online_line, online) = get("online")?;
+    let online = parse_online(online).map_err(|what| (online_line, what))?;
+    let (pool_line, pool) = get("cmm_pages")?;
+    let cmm_pages = match pool {
+        "none" => None,
+        v => match v.parse::<i64>() {
+            Ok(p) if p >= 0 => Some(p),
+            Ok(p) => return Err((pool_line, format!("cmm_pages {p} is negative"))),
+            Err(_) => {
+                return Err((
+                    pool_line,
+                    format!("cmm_pages {:?} is neither a number nor none", shown(v)),
+                ));
+            }
+        },
+    };
+    let state = StartState {
+        pid,
+        started,
+        root: root.to_string(),
+        online,
+        cmm_pages,
+    };
+    let lines = KeyLines {
+        root: root_line,
+        online: online_line,
+        cmm_pages: pool_line,
+    };
+    Ok((state, lines))
+}
+
+/// At most 40 characters of a damaged value, for a message.
+fn shown(value: &str) -> String {
+    value.chars().take(40).collect()
+}
+
+/// The `online` list: non-empty (an empty one would take every CPU
+/// offline), exact, ascending, below [`crate::kernel::cpulist::MAX_CPUS`].
+/// Parsing is bounded whatever the ranges say.
+fn parse_online(value: &str) -> Result<Vec<u32>, String> {
+    if value.trim().is_empty() {
+        return Err("the online list is empty; refusing to take every CPU offline".to_string());
+    }
+    let list = CpuList::parse(value.as_bytes())
+        .ok_or_else(|| format!("online {:?} is not a CPU list", shown(value)))?;
+    if !list.exact() {
+        return Err(format!(
+            "online {:?} is not a list of distinct CPUs below {} in order",
+            shown(value),
+            crate::kernel::cpulist::MAX_CPUS
+        ));
+    }
+    Ok(list.ids)
 }
 
 /// Why a start state cannot be journaled exactly (and so must not be acted
@@ -221,6 +340,7 @@ pub fn remove(root: &Path, path: &Path) -> Result<(), JournalError> {
 }
 
 pub use crate::kernel::machine::pid_alive;
+pub use crate::kernel::process::plugtop_alive;
 
 /// Puts the CPUs and the pool back as `state` says. Failures on single
 /// CPUs are collected; the pool is restored even if some CPU was not.

@@ -8,6 +8,7 @@ pub mod feedback;
 pub mod flap;
 pub mod guard;
 pub mod journal;
+pub mod journal_check;
 pub mod lock;
 pub mod log_entries;
 pub mod patterns;

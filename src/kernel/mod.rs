@@ -13,6 +13,7 @@ pub mod fields;
 pub mod integer;
 pub mod live;
 pub mod machine;
+pub mod process;
 pub mod procfs_text;
 mod read_buffer;
 pub mod recording;

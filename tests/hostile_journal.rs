@@ -1,0 +1,453 @@
+//! The restore journal as an attacker or a damaged disk leaves it: every
+//! bad journal is refused before anything is written, with its path, the
+//! line and what is wrong, exit 1, and kept; a dead run's pid reused by
+//! another process does not block the restore.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use common::FakeRoot;
+
+const CPUS: u32 = 4;
+const STATE: &str = "run/plugtop/state";
+/// A pid no process has (above the kernel's `PID_MAX_LIMIT`).
+const DEAD_PID: u32 = 999_999_999;
+
+/// A guest with four hotpluggable CPUs (cpu3 offline) and a pool of 100.
+fn guest() -> FakeRoot {
+    let root = FakeRoot::guest(CPUS);
+    for i in 0..CPUS {
+        let on = if i == 3 { "0\n" } else { "1\n" };
+        root.write(&format!("sys/devices/system/cpu/cpu{i}/online"), on);
+        root.write(&format!("sys/devices/system/cpu/cpu{i}/configure"), "1\n");
+    }
+    root.write("sys/devices/system/cpu/online", "0-2\n");
+    root.write("proc/sys/vm/cmm_pages", "100\n");
+    root
+}
+
+/// What a restore would write: every CPU's `online` and the pool.
+fn guest_files(root: &Path) -> Vec<String> {
+    let mut files: Vec<String> = (0..CPUS)
+        .map(|i| {
+            std::fs::read_to_string(root.join(format!("sys/devices/system/cpu/cpu{i}/online")))
+                .unwrap_or_default()
+        })
+        .collect();
+    files.push(std::fs::read_to_string(root.join("proc/sys/vm/cmm_pages")).unwrap_or_default());
+    files
+}
+
+fn canonical(root: &Path) -> PathBuf {
+    std::fs::canonicalize(root).expect("canonical root")
+}
+
+/// The lines of a good version-2 journal for `root`, by a dead run.
+fn good_lines(root: &Path) -> Vec<String> {
+    vec![
+        "plugtop-state 2".into(),
+        format!("pid {DEAD_PID}"),
+        "started 12345".into(),
+        format!("root {}", canonical(root).display()),
+        "online 0-3".into(),
+        "cmm_pages 0".into(),
+    ]
+}
+
+fn write_journal(root: &FakeRoot, lines: &[String]) {
+    root.write(STATE, &(lines.join("\n") + "\n"));
+}
+
+fn restore(root: &Path, extra: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_plugtop"))
+        .args(["restore", "--root"])
+        .arg(root)
+        .args(extra)
+        .stdin(Stdio::null())
+        .output()
+        .expect("run plugtop restore")
+}
+
+/// A refused journal: exit 1, nothing written, the journal kept as it
+/// was, and the message naming the journal and `named` (its line).
+fn assert_refused(out: &Output, named: &str) {
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("run/plugtop/state"),
+        "names the journal: {err}"
+    );
+    assert!(err.contains(named), "names {named:?}: {err}");
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+/// The good journal of a fresh guest changed by `edit`: restoring it is
+/// refused naming `named`, writes nothing, keeps the journal as it was and
+/// leaves no lock behind.
+fn refused(edit: impl Fn(&mut Vec<String>), named: &str) {
+    let root = guest();
+    let mut lines = good_lines(root.path());
+    edit(&mut lines);
+    write_journal(&root, &lines);
+    let before = guest_files(root.path());
+    let journal = std::fs::read(root.path().join(STATE)).expect("journal");
+    let out = restore(root.path(), &[]);
+    assert_refused(&out, named);
+    assert_eq!(guest_files(root.path()), before, "nothing written");
+    assert_eq!(
+        std::fs::read(root.path().join(STATE)).ok(),
+        Some(journal),
+        "the journal is kept as it was"
+    );
+    assert!(
+        !root.path().join("var/lock/cpuplugd.lock").exists(),
+        "no lock left behind"
+    );
+}
+
+fn set(n: usize, text: &'static str) -> impl Fn(&mut Vec<String>) {
+    move |lines: &mut Vec<String>| lines[n - 1] = text.to_string()
+}
+
+#[test]
+fn a_cpu_the_guest_does_not_have_is_refused() {
+    refused(set(5, "online 99"), "line 5");
+    refused(set(5, "online 0-3,7"), "cpu7 does not exist");
+}
+
+#[test]
+fn an_empty_or_absurd_online_list_is_refused_with_bounded_work() {
+    refused(set(5, "online "), "line 5");
+    refused(set(5, "online"), "refusing to take every CPU offline");
+    refused(set(5, "online 0-100000"), "line 5");
+    refused(set(5, "online 0-4294967295"), "line 5");
+    refused(set(5, "online 3-1"), "line 5");
+    refused(set(5, "online 0,0,1"), "line 5");
+    refused(set(5, "online 0-1,0-1"), "line 5");
+    refused(set(5, "online -1"), "line 5");
+    refused(set(5, "online zero"), "line 5");
+}
+
+#[test]
+fn a_pool_the_guest_cannot_hold_is_refused() {
+    refused(set(6, "cmm_pages -5"), "line 6");
+    refused(set(6, "cmm_pages 9223372036854775807"), "line 6");
+    refused(set(6, "cmm_pages 9223372036854775808"), "line 6");
+    // MemTotal is 2 GiB: 524,288 pages of 4 KiB.
+    refused(set(6, "cmm_pages 524289"), "more than the guest's memory");
+    refused(set(6, "cmm_pages 1e3"), "line 6");
+    refused(set(6, "cmm_pages "), "line 6");
+}
+
+#[test]
+fn a_pool_on_a_guest_without_cmm_or_meminfo_is_refused() {
+    let root = guest();
+    write_journal(&root, &good_lines(root.path()));
+    root.remove("proc/sys/vm/cmm_pages");
+    let out = restore(root.path(), &[]);
+    assert_refused(&out, "line 6");
+    assert!(root.path().join(STATE).exists());
+    let root = guest();
+    write_journal(&root, &good_lines(root.path()));
+    root.write("proc/meminfo", "MemFree: 1 kB\n");
+    let out = restore(root.path(), &[]);
+    assert_refused(&out, "no MemTotal");
+    assert_eq!(
+        std::fs::read_to_string(root.path().join("proc/sys/vm/cmm_pages")).ok(),
+        Some("100\n".into())
+    );
+}
+
+#[test]
+fn missing_lines_are_refused_and_none_is_the_only_way_to_skip_the_pool() {
+    for (n, key) in [
+        (2, "pid"),
+        (3, "started"),
+        (4, "root"),
+        (5, "online"),
+        (6, "cmm_pages"),
+    ] {
+        refused(
+            |lines: &mut Vec<String>| {
+                lines.remove(n - 1);
+            },
+            &format!("the {key} line is missing"),
+        );
+    }
+}
+
+#[test]
+fn duplicate_lines_are_refused_naming_both() {
+    refused(
+        |lines: &mut Vec<String>| lines.push("online 0".into()),
+        "line 7: online given again (first on line 5)",
+    );
+    refused(
+        |lines: &mut Vec<String>| lines.insert(2, "pid 1".into()),
+        "line 3: pid given again",
+    );
+}
+
+#[test]
+fn garbage_is_refused_with_its_line() {
+    refused(set(1, "plugtop-state 3"), "line 1");
+    refused(set(1, "#!/bin/sh"), "line 1");
+    refused(|l: &mut Vec<String>| l.push(String::new()), "line 7");
+    refused(|l: &mut Vec<String>| l.push("rm -rf /".into()), "line 7");
+    refused(set(2, "pid 0"), "line 2");
+    refused(set(2, "pid -1"), "line 2");
+    refused(set(2, "pid \u{1b}[2J"), "line 2");
+    refused(set(3, "started soon"), "line 3");
+    refused(set(5, "online\t0-3"), "line 5");
+    // Bytes that are not text: the line they are on is named.
+    let root = guest();
+    std::fs::create_dir_all(root.path().join("run/plugtop")).expect("dir");
+    let mut bytes = b"plugtop-state 2\npid 1\n".to_vec();
+    bytes.extend_from_slice(b"root \xff\xfe\n");
+    std::fs::write(root.path().join(STATE), &bytes).expect("journal");
+    let out = restore(root.path(), &[]);
+    assert_refused(&out, "line 3");
+}
+
+#[test]
+fn a_journal_for_another_root_is_refused() {
+    let other = guest();
+    refused(
+        |lines: &mut Vec<String>| lines[3] = format!("root {}", other.path().display()),
+        "line 4",
+    );
+    refused(set(4, "root /nonexistent/plugtop/root"), "line 4");
+    refused(set(4, "root "), "line 4");
+}
+
+#[test]
+fn a_huge_sparse_journal_is_refused_without_reading_it_all() {
+    let root = guest();
+    std::fs::create_dir_all(root.path().join("run/plugtop")).expect("dir");
+    let file = std::fs::File::create(root.path().join(STATE)).expect("journal");
+    file.set_len(300 << 20).expect("300 MB, sparse");
+    drop(file);
+    let before = guest_files(root.path());
+    let out = restore(root.path(), &[]);
+    assert_refused(&out, "more than");
+    assert_eq!(guest_files(root.path()), before);
+    assert_eq!(
+        std::fs::metadata(root.path().join(STATE))
+            .map(|m| m.len())
+            .ok(),
+        Some(300 << 20),
+        "kept"
+    );
+}
+
+fn mkfifo(path: &Path) {
+    let made = Command::new("mkfifo").arg(path).status().expect("mkfifo");
+    assert!(made.success());
+}
+
+#[test]
+fn a_fifo_journal_is_refused_without_hanging_in_the_root_or_outside_it() {
+    let root = guest();
+    std::fs::create_dir_all(root.path().join("run/plugtop")).expect("dir");
+    mkfifo(&root.path().join(STATE));
+    let before = guest_files(root.path());
+    // `output` waits for the exit: a hang would never return.
+    let out = restore(root.path(), &[]);
+    assert_refused(&out, "not a regular file");
+    assert_eq!(guest_files(root.path()), before);
+    assert!(root.path().join(STATE).exists(), "kept");
+
+    let outside = common::tempdir();
+    let fifo = outside.path().join("state");
+    mkfifo(&fifo);
+    let out = restore(root.path(), &["--state", &fifo.display().to_string()]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("not a regular file"), "{err}");
+    assert_eq!(guest_files(root.path()), before);
+}
+
+#[test]
+fn a_state_outside_the_root_is_bounded_and_regular_only() {
+    let root = guest();
+    let before = guest_files(root.path());
+    let outside = common::tempdir();
+    let zero = outside.path().join("state");
+    std::os::unix::fs::symlink("/dev/zero", &zero).expect("link");
+    let out = restore(root.path(), &["--state", &zero.display().to_string()]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("not a regular file"), "{err}");
+    let big = outside.path().join("big");
+    std::fs::File::create(&big)
+        .and_then(|f| f.set_len(300 << 20))
+        .expect("sparse");
+    let out = restore(root.path(), &["--state", &big.display().to_string()]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("more than"), "{err}");
+    // A damaged journal there is checked as strictly.
+    let bad = outside.path().join("bad");
+    let mut lines = good_lines(root.path());
+    lines[4] = "online 99".into();
+    std::fs::write(&bad, lines.join("\n") + "\n").expect("journal");
+    let out = restore(root.path(), &["--state", &bad.display().to_string()]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("line 5"), "{err}");
+    assert!(bad.exists(), "kept");
+    assert_eq!(guest_files(root.path()), before);
+}
+
+/// A restore that went through: the journal's start state is back, the
+/// journal and the lock are gone.
+fn assert_restored(root: &FakeRoot, out: &Output) {
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert_eq!(
+        guest_files(root.path()),
+        vec!["1\n", "1\n", "1\n", "1\n", "0\n"],
+        "cpu3 back online, the pool back to 0"
+    );
+    assert!(!root.path().join(STATE).exists(), "journal removed");
+    assert!(
+        !root.path().join("var/lock/cpuplugd.lock").exists(),
+        "restore removes the lock it took"
+    );
+}
+
+#[test]
+fn a_pid_reused_by_another_process_does_not_block_the_restore() {
+    // This test process is alive, with the very start time recorded, but
+    // it is not plugtop: the run that wrote the journal is gone.
+    let root = guest();
+    let mut lines = good_lines(root.path());
+    lines[1] = format!("pid {}", std::process::id());
+    lines[2] = format!("started {}", start_time_of(std::process::id()));
+    write_journal(&root, &lines);
+    let out = restore(root.path(), &[]);
+    assert_restored(&root, &out);
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("SIGTERM"));
+}
+
+#[test]
+fn a_version_1_journal_is_still_read_and_a_live_non_plugtop_pid_is_dead() {
+    let root = guest();
+    let lines: Vec<String> = good_lines(root.path())
+        .into_iter()
+        .filter(|l| !l.starts_with("started"))
+        .map(|l| match l.as_str() {
+            "plugtop-state 2" => "plugtop-state 1".into(),
+            l if l.starts_with("pid ") => format!("pid {}", std::process::id()),
+            _ => l,
+        })
+        .collect();
+    write_journal(&root, &lines);
+    let out = restore(root.path(), &[]);
+    assert_restored(&root, &out);
+    // Version 1 has no `started` line: one is refused there.
+    refused(
+        |l: &mut Vec<String>| l[0] = "plugtop-state 1".into(),
+        "line 3: unknown line",
+    );
+}
+
+#[test]
+fn run_refuses_a_dead_runs_bad_journal_with_its_line() {
+    let root = guest();
+    let rules = root.path().join("rules.conf");
+    std::fs::write(
+        &rules,
+        "UPDATE=\"1\"\nCPU_MIN=\"1\"\nCPU_MAX=\"3\"\nHOTPLUG=\"0\"\nHOTUNPLUG=\"0\"\n",
+    )
+    .expect("rules");
+    let mut lines = good_lines(root.path());
+    lines[5] = "cmm_pages -5".into();
+    write_journal(&root, &lines);
+    let before = guest_files(root.path());
+    let out = Command::new(env!("CARGO_BIN_EXE_plugtop"))
+        .args(["run", "-f", "--force", "-c"])
+        .arg(&rules)
+        .arg("--root")
+        .arg(root.path())
+        .stdin(Stdio::null())
+        .output()
+        .expect("run");
+    assert_refused(&out, "line 6");
+    assert_eq!(guest_files(root.path()), before);
+    assert!(root.path().join(STATE).exists(), "kept");
+}
+
+/// Field 22 of process `pid`'s stat line.
+fn start_time_of(pid: u32) -> u64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).expect("stat");
+    let after = &stat[stat.rfind(')').expect("name") + 1..];
+    after
+        .split_whitespace()
+        .nth(19)
+        .and_then(|t| t.parse().ok())
+        .expect("start time")
+}
+
+/// A plugtop child (acting on a root of its own) killed when dropped.
+struct Other {
+    child: std::process::Child,
+    _root: FakeRoot,
+}
+
+impl Drop for Other {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn another_plugtop() -> Other {
+    let root = guest();
+    let rules = root.path().join("rules.conf");
+    std::fs::write(
+        &rules,
+        "UPDATE=\"1\"\nCPU_MIN=\"1\"\nCPU_MAX=\"3\"\nHOTPLUG=\"0\"\nHOTUNPLUG=\"0\"\n",
+    )
+    .expect("rules");
+    let child = Command::new(env!("CARGO_BIN_EXE_plugtop"))
+        .args(["run", "-f", "-c"])
+        .arg(&rules)
+        .arg("--root")
+        .arg(root.path())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("plugtop run");
+    Other { child, _root: root }
+}
+
+#[test]
+fn a_live_plugtop_blocks_the_restore_only_with_the_recorded_start_time() {
+    let other = another_plugtop();
+    let pid = other.child.id();
+    let started = start_time_of(pid);
+    let root = guest();
+    let mut lines = good_lines(root.path());
+    lines[1] = format!("pid {pid}");
+    lines[2] = format!("started {started}");
+    write_journal(&root, &lines);
+    let before = guest_files(root.path());
+    let out = restore(root.path(), &[]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("still running") && err.contains("SIGTERM"),
+        "{err}"
+    );
+    assert_eq!(guest_files(root.path()), before, "nothing written");
+    assert!(root.path().join(STATE).exists(), "kept");
+    // The same pid with another start time is a reused pid: a dead run.
+    lines[2] = format!("started {}", started + 1);
+    write_journal(&root, &lines);
+    let out = restore(root.path(), &[]);
+    assert_restored(&root, &out);
+}
