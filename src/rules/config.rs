@@ -6,7 +6,8 @@
 //! everything at once, while [`LoadOutcome::refusal`] keeps the one message
 //! cpuplugd would have stopped with.
 
-use std::collections::HashMap;
+use std::collections::hash_map::Entry;
+use std::collections::{HashMap, HashSet};
 
 use super::diagnostic::Diagnostic;
 use super::expr::{NodeId, NodeKind, RESERVED_NAMES, RuleKind};
@@ -269,6 +270,37 @@ fn fold_unused(diagnostics: Vec<Diagnostic>) -> Vec<Diagnostic> {
     kept
 }
 
+/// The same variable inlined into several rules fails the same way each
+/// time: keep the first finding, with every "used by" note of the others.
+/// Indexed by place and message, so a file with 100,000 findings is merged
+/// in one pass rather than one search per finding.
+fn merge_repeats(diagnostics: Vec<Diagnostic>) -> Vec<Diagnostic> {
+    let mut merged: Vec<Diagnostic> = Vec::with_capacity(diagnostics.len());
+    let mut first: HashMap<(Span, String), usize> = HashMap::with_capacity(diagnostics.len());
+    let mut notes: HashSet<(usize, Span, String)> = HashSet::new();
+    for d in diagnostics {
+        match first.entry((d.span, d.message.clone())) {
+            Entry::Occupied(at) => {
+                let at = *at.get();
+                for n in d.notes {
+                    if notes.insert((at, n.span, n.message.clone())) {
+                        merged[at].notes.push(n);
+                    }
+                }
+            }
+            Entry::Vacant(slot) => {
+                let at = merged.len();
+                slot.insert(at);
+                for n in &d.notes {
+                    notes.insert((at, n.span, n.message.clone()));
+                }
+                merged.push(d);
+            }
+        }
+    }
+    merged
+}
+
 /// Loads a rule file as cpuplugd would on the machine `facts` describes.
 pub fn load(source: &SourceFile, facts: &SystemFacts) -> LoadOutcome {
     std::thread::scope(|scope| {
@@ -366,24 +398,7 @@ impl<'f> Loader<'f> {
                 (0, d.span.start)
             }
         });
-        // The same variable inlined into several rules fails the same way
-        // each time: keep one finding, with every "used by" note.
-        let mut merged: Vec<Diagnostic> = Vec::with_capacity(diagnostics.len());
-        for d in diagnostics {
-            match merged
-                .iter_mut()
-                .find(|m| m.span == d.span && m.message == d.message)
-            {
-                Some(m) => {
-                    for n in d.notes {
-                        if !m.notes.contains(&n) {
-                            m.notes.push(n);
-                        }
-                    }
-                }
-                None => merged.push(d),
-            }
-        }
+        let merged = merge_repeats(diagnostics);
         let diagnostics = if refusal.is_some() {
             fold_unused(merged)
         } else {
@@ -852,5 +867,69 @@ impl<'f> Loader<'f> {
             .with_help(format!("set CPU_MIN to at most {present}"));
             self.refuse(format!("Detected {present} available cpus"), d);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn finding(at: u32, message: &str, notes: &[(u32, &str)]) -> Diagnostic {
+        notes.iter().fold(
+            Diagnostic::warning("t", Span::new(at as usize, at as usize + 1), message),
+            |d, (n, m)| d.with_note(Span::new(*n as usize, *n as usize + 1), *m),
+        )
+    }
+
+    #[test]
+    fn repeats_merge_into_the_first_with_every_distinct_note_in_order() {
+        let merged = merge_repeats(vec![
+            finding(1, "a", &[(10, "used by HOTPLUG")]),
+            finding(2, "a", &[]),
+            finding(1, "b", &[]),
+            finding(
+                1,
+                "a",
+                &[(11, "used by HOTUNPLUG"), (10, "used by HOTPLUG")],
+            ),
+            finding(
+                1,
+                "a",
+                &[(11, "used by HOTUNPLUG"), (11, "used by MEMPLUG")],
+            ),
+        ]);
+        let shown: Vec<_> = merged
+            .iter()
+            .map(|d| {
+                let notes: Vec<_> = d
+                    .notes
+                    .iter()
+                    .map(|n| (n.span.start, n.message.as_str()))
+                    .collect();
+                (d.span.start, d.message.as_str(), notes)
+            })
+            .collect();
+        assert_eq!(
+            shown,
+            vec![
+                (
+                    1,
+                    "a",
+                    vec![
+                        (10, "used by HOTPLUG"),
+                        (11, "used by HOTUNPLUG"),
+                        (11, "used by MEMPLUG")
+                    ]
+                ),
+                (2, "a", vec![]),
+                (1, "b", vec![]),
+            ]
+        );
+    }
+
+    #[test]
+    fn many_distinct_findings_stay_as_they_were() {
+        let all: Vec<_> = (0..50_000).map(|i| finding(i, "unused", &[])).collect();
+        assert_eq!(merge_repeats(all.clone()), all);
     }
 }
