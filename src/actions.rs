@@ -148,13 +148,13 @@ pub fn sim(args: SimArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
         let mut guest = plugtop::sim::run::guest_for(&scenario, &options);
         eprintln!(
             "plugtop: simulating {} below {} (point `plugtop --root {}` or `plugtop run --root {}` at it; Ctrl-C stops)",
-            scenario.name,
+            plugtop::report::terminal_safe(&scenario.name),
             root.display(),
             root.display(),
             root.display()
         );
         plugtop::sim::serve::serve(&mut guest, &root, &signals.stop, &mut wait, &mut |l| {
-            eprintln!("{l}")
+            eprintln!("{}", plugtop::report::terminal_safe(l))
         })
         .with_context(|| format!("cannot write below {}", root.display()))?;
         return Ok(Status::Ok);
@@ -166,6 +166,7 @@ pub fn sim(args: SimArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
     let json = matches!(report_format, CheckFormat::Json);
     let mut print = |l: &str| {
         // A closed pipe (`| head`) must not stop the run's report.
+        let l = plugtop::report::terminal_safe(l);
         if quiet {
         } else if json {
             let _ = writeln!(std::io::stderr(), "{l}");
@@ -230,7 +231,7 @@ fn finish_sim(
         print_reports(out, report_format, quiet, first, second)?;
     }
     for s in &stopped {
-        eprintln!("plugtop: {s}");
+        eprintln!("plugtop: {}", plugtop::report::terminal_safe(s));
     }
     Ok(if stopped.is_empty() {
         Status::Ok

@@ -2,6 +2,7 @@
 //! as a daemon, the systemd journal with structured fields when it is there
 //! ([`Journal`]), else syslog through /dev/log ([`SysLog`]).
 
+use std::borrow::Cow;
 use std::io::Write;
 use std::os::unix::net::UnixDatagram;
 
@@ -65,12 +66,27 @@ pub trait Log {
     }
 }
 
+/// A message as a terminal or a log file gets it: each of its lines made
+/// safe ([`crate::report::terminal_safe`]), so a hostname or a file's text
+/// in it cannot drive the terminal of whoever reads the log.
+fn shown(message: &str) -> Cow<'_, str> {
+    if let Cow::Borrowed(plain) = crate::report::terminal_safe(message) {
+        return Cow::Borrowed(plain);
+    }
+    let lines: Vec<_> = message
+        .split('\n')
+        .map(crate::report::terminal_safe)
+        .collect();
+    Cow::Owned(lines.join("\n"))
+}
+
 /// Info to stdout, errors to stderr (cpuplugd's foreground behaviour).
 #[derive(Debug, Default)]
 pub struct Console;
 
 impl Log for Console {
     fn log(&mut self, level: Level, message: &str) {
+        let message = shown(message);
         // A closed terminal must not stop the daemon.
         let _ = match level {
             Level::Info => writeln!(std::io::stdout(), "{message}"),
@@ -115,6 +131,7 @@ impl Default for SysLog {
 impl SysLog {
     fn send(&mut self, priority: Priority, message: &str) {
         let priority = 3 * 8 + priority as u8;
+        let message = shown(message);
         let line = format!("<{priority}>plugtop[{}]: {message}", self.pid);
         let sent = self
             .socket
@@ -205,7 +222,7 @@ impl Log for Journal {
         // A journal that went away must not stop the daemon; stderr is
         // what is left.
         if sent.is_err() {
-            let _ = writeln!(std::io::stderr(), "{}", entry.message);
+            let _ = writeln!(std::io::stderr(), "{}", shown(&entry.message));
         }
     }
 }

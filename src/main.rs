@@ -29,7 +29,12 @@ fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
         Err(e) => {
-            eprintln!("plugtop: {e:#}");
+            // An error may quote a file or a hostname: shown line by line,
+            // made safe for the terminal.
+            for (i, line) in format!("{e:#}").split('\n').enumerate() {
+                let lead = if i == 0 { "plugtop: " } else { "" };
+                eprintln!("{lead}{}", plugtop::report::terminal_safe(line));
+            }
             ExitCode::from(2)
         }
     }

@@ -325,3 +325,58 @@ fn a_two_cpu_guest_records_in_under_400_bytes_per_sample() {
     let per_sample = writer.bytes() as f64 / n as f64;
     assert!(per_sample <= 400.0, "{per_sample:.0} bytes per sample");
 }
+
+/// The `cpuN` lines of each reading, in the order /proc/stat lists them:
+/// ascending, then shuffled, repeated, with gaps, shrinking and growing.
+const CPU_ORDERS: [&[u32]; 8] = [
+    &[0, 1, 2, 3],
+    &[0, 1, 2, 3],
+    &[3, 2, 1, 0],
+    &[0, 2, 2, 1, 3],
+    &[5, 0, 9],
+    &[0, 5, 9, 4096],
+    &[0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
+    &[9, 9, 9],
+];
+
+#[test]
+fn per_cpu_lines_in_any_order_or_repeated_replay_exactly() {
+    let root = FakeRoot::guest(2);
+    let mut t = 1_700_000_000_000_000i64;
+    let clock = Box::new(move || {
+        t += 1_000_000;
+        Stamp { micros: t }
+    });
+    let mut live = LiveSource::with_clock(root.path(), clock);
+    let mut writer = RecordingWriter::new(Vec::new(), &header()).expect("in memory");
+    let mut samples = Vec::new();
+    for (i, order) in CPU_ORDERS.iter().enumerate() {
+        let i = i as u64;
+        let cpus: Vec<(u32, Ticks)> = order
+            .iter()
+            .enumerate()
+            .map(|(at, id)| {
+                let base = u64::from(*id) * 1000 + i * 37 + at as u64;
+                (*id, [base, i, 2 * base, 5000 - i, 1, 0, at as u64, 0, 0, 0])
+            })
+            .collect();
+        root.stat(&cpus);
+        let sample = match live.next_sample() {
+            Some(Ok(s)) => s,
+            other => panic!("reading {i}: {other:?}"),
+        };
+        let ids: Vec<u32> = sample.per_cpu.iter().map(|(id, _)| *id).collect();
+        assert_eq!(ids, order.to_vec(), "the reader keeps the file's order");
+        writer.append(&sample).expect("in memory");
+        samples.push(sample);
+    }
+    let mut replay =
+        RecordingSource::from_bytes("x.rec", writer.into_inner()).expect("valid recording");
+    for (i, want) in samples.iter().enumerate() {
+        match replay.next_sample() {
+            Some(Ok(got)) => assert!(same_sample(&got, want), "reading {i}: {got:?} != {want:?}"),
+            other => panic!("reading {i}: {other:?}"),
+        }
+    }
+    assert!(replay.next_sample().is_none());
+}

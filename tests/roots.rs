@@ -283,3 +283,50 @@ fn history_stays_bounded_and_graphs_the_interval() {
     assert_eq!(history.latest().map(|s| s.ticks.user), Some(2 * 10 * 999));
     let _ = CpuTicks::default();
 }
+
+#[test]
+fn per_cpu_deltas_take_each_cpus_first_line_whatever_the_order() {
+    let root = FakeRoot::guest(1);
+    root.write("sys/devices/system/cpu/online", "3,0-2\n");
+    root.write("sys/devices/system/cpu/present", "0-4\n");
+    let line = |user: u64| -> Ticks { [user, 0, 10, 1000, 0, 0, 0, 0, 0, 0] };
+    root.stat(&[
+        (3, line(30)),
+        (1, line(10)),
+        (1, line(999)),
+        (0, line(0)),
+        (4, line(40)),
+    ]);
+    let mut source = LiveSource::with_clock(root.path(), clock_from(0));
+    let first = read(&mut source);
+    root.stat(&[
+        (0, line(5)),
+        (1, line(17)),
+        (2, line(20)),
+        (3, line(33)),
+        (1, line(0)),
+        (4, line(50)),
+    ]);
+    let second = read(&mut source);
+    let loads = cpu_loads(Some(&first), &second);
+    let users: Vec<(u32, Option<u64>)> = loads
+        .iter()
+        .map(|l| match l {
+            CpuLoad::Active { id, delta, .. } => (*id, Some(delta.user)),
+            CpuLoad::Fresh { id } | CpuLoad::Offline { id } => (*id, None),
+        })
+        .collect();
+    assert_eq!(
+        users,
+        vec![
+            (0, Some(5)),
+            (1, Some(7)),
+            (2, None),
+            (3, Some(3)),
+            (4, None)
+        ],
+        "cpu1 from its first lines, cpu2 new, cpu4 offline"
+    );
+    assert_eq!(loads[2], CpuLoad::Fresh { id: 2 });
+    assert_eq!(loads[4], CpuLoad::Offline { id: 4 });
+}

@@ -22,7 +22,13 @@ pub fn run(
 ) -> std::io::Result<Status> {
     let outcome = load(file, facts);
     match format {
-        Format::Text => out.write_all(render::text(file, &outcome.diagnostics).as_bytes())?,
+        // One finding at a time: 100,000 findings are 27 MB of text,
+        // which need not sit in memory at once.
+        Format::Text => {
+            for d in &outcome.diagnostics {
+                out.write_all(render::text(file, std::slice::from_ref(d)).as_bytes())?;
+            }
+        }
         Format::Json => writeln!(out, "{}", render::json(file, &outcome.diagnostics))?,
     }
     if format == Format::Text {

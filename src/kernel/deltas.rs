@@ -2,6 +2,8 @@
 //! /proc/stat, so they are shown as offline, never as idle; a CPU that comes
 //! back has no previous reading to subtract and starts afresh.
 
+use std::collections::HashMap;
+
 use super::{CpuTicks, Sample};
 
 /// One CPU over one interval.
@@ -48,6 +50,8 @@ pub fn tick_delta(now: &CpuTicks, before: &CpuTicks) -> Option<CpuTicks> {
 }
 
 /// Every CPU that is present, online or listed in /proc/stat, in number order.
+/// Each CPU's line and online state are looked up through an index built
+/// once per reading, so a guest of 65,536 CPUs costs no search per CPU.
 pub fn cpu_loads(before: Option<&Sample>, now: &Sample) -> Vec<CpuLoad> {
     let mut ids: Vec<u32> = now
         .present
@@ -59,18 +63,22 @@ pub fn cpu_loads(before: Option<&Sample>, now: &Sample) -> Vec<CpuLoad> {
         .collect();
     ids.sort_unstable();
     ids.dedup();
-    let line = |s: &Sample, id: u32| s.per_cpu.iter().find(|(i, _)| *i == id).map(|(_, t)| *t);
+    let now_lines = lines_by_cpu(now);
+    let before_lines = before.map(lines_by_cpu);
+    let now_online = OnlineSet::of(now);
+    let before_online = before.map(OnlineSet::of);
     ids.into_iter()
         .map(|id| {
-            let Some(ticks) =
-                line(now, id).filter(|_| now.online.ids.is_empty() || now.online.contains(id))
-            else {
+            let Some(ticks) = now_lines.get(&id).filter(|_| now_online.has(id)) else {
                 return CpuLoad::Offline { id };
             };
-            let was_online =
-                before.is_some_and(|b| b.online.ids.is_empty() || b.online.contains(id));
-            match before.and_then(|b| line(b, id)).filter(|_| was_online) {
-                Some(old) => match tick_delta(&ticks, &old) {
+            let was_online = before_online.as_ref().is_some_and(|b| b.has(id));
+            match before_lines
+                .as_ref()
+                .and_then(|b| b.get(&id))
+                .filter(|_| was_online)
+            {
+                Some(old) => match tick_delta(ticks, old) {
                     Some(delta) => CpuLoad::Active {
                         id,
                         total: delta.total(),
@@ -82,4 +90,35 @@ pub fn cpu_loads(before: Option<&Sample>, now: &Sample) -> Vec<CpuLoad> {
             }
         })
         .collect()
+}
+
+/// A reading's `cpuN` lines by CPU number; of a CPU listed twice (a
+/// damaged file), the first line counts.
+fn lines_by_cpu(s: &Sample) -> HashMap<u32, CpuTicks> {
+    let mut lines = HashMap::with_capacity(s.per_cpu.len());
+    for (id, t) in &s.per_cpu {
+        lines.entry(*id).or_insert(*t);
+    }
+    lines
+}
+
+/// Which CPUs a reading calls online: all of them when it has no online
+/// list (a root without one), else those listed, sorted for bisection.
+struct OnlineSet(Option<Vec<u32>>);
+
+impl OnlineSet {
+    fn of(s: &Sample) -> Self {
+        if s.online.ids.is_empty() {
+            return OnlineSet(None);
+        }
+        let mut ids = s.online.ids.clone();
+        ids.sort_unstable();
+        OnlineSet(Some(ids))
+    }
+
+    fn has(&self, id: u32) -> bool {
+        self.0
+            .as_ref()
+            .is_none_or(|ids| ids.binary_search(&id).is_ok())
+    }
 }

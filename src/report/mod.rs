@@ -4,7 +4,10 @@
 pub mod flips;
 pub mod jsonl;
 pub mod table;
+mod terminal;
 pub mod trace;
+
+pub use terminal::terminal_safe;
 
 /// The last part of a path, so long paths fit headers and columns.
 pub fn file_name(path: &str) -> &str {

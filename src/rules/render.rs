@@ -9,38 +9,27 @@ use serde::Serialize;
 use super::config::LoadOutcome;
 use super::diagnostic::{DaemonEffect, Diagnostic, Severity};
 use super::source::{SourceFile, Span};
+use crate::report::terminal_safe;
 
 const TAB: &str = "    ";
 
-/// A character as shown: a tab as spaces, a control character (ESC, NUL,
-/// BEL, C1 controls) escaped so binary input never reaches the terminal raw.
-fn shown_char(c: char, out: &mut String) {
-    if c == '\t' {
-        out.push_str(TAB);
-    } else if c.is_control() {
-        out.extend(c.escape_default());
-    } else {
-        out.push(c);
-    }
-}
-
-/// Text as shown, see [`shown_char`].
+/// Text as shown: a tab as spaces, anything else a terminal would act on
+/// (ESC, NUL, BEL, C1 controls) escaped by the one rule for text from
+/// files, [`crate::report::terminal_safe`], so binary input never reaches
+/// the terminal raw.
 pub fn shown(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        shown_char(c, &mut out);
-    }
-    out
+    text.split('\t')
+        .map(terminal_safe)
+        .collect::<Vec<_>>()
+        .join(TAB)
 }
 
 /// How many columns a character takes once shown.
 fn shown_width(c: char) -> usize {
     if c == '\t' {
         TAB.len()
-    } else if c.is_control() {
-        c.escape_default().count()
     } else {
-        1
+        terminal_safe(c.encode_utf8(&mut [0; 4])).chars().count()
     }
 }
 

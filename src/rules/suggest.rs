@@ -2,13 +2,44 @@
 //! is close enough to be plausible, so it is never silly.
 
 /// Edit distance (insertions, deletions, substitutions; a swap of two
-/// neighbours counts once) between two names.
+/// neighbours counts once) between two names. Names are short, so the
+/// usual ones are compared on the stack: `check` asks this for every
+/// variable of a file, and 100,000 variables must not cost 100,000s of
+/// allocations.
 pub fn distance(a: &str, b: &str) -> usize {
+    const SHORT: usize = 32;
+    let (a_len, b_len) = (a.chars().count(), b.chars().count());
+    if a_len <= SHORT && b_len <= SHORT {
+        let mut a_chars = ['\0'; SHORT];
+        let mut b_chars = ['\0'; SHORT];
+        a_chars
+            .iter_mut()
+            .zip(a.chars())
+            .for_each(|(slot, c)| *slot = c);
+        b_chars
+            .iter_mut()
+            .zip(b.chars())
+            .for_each(|(slot, c)| *slot = c);
+        let mut rows = [[0usize; SHORT + 1]; 3];
+        let [r0, r1, r2] = &mut rows;
+        return table(&a_chars[..a_len], &b_chars[..b_len], [r0, r1, r2]);
+    }
     let a: Vec<char> = a.chars().collect();
     let b: Vec<char> = b.chars().collect();
-    let mut prev2: Vec<usize> = vec![0; b.len() + 1];
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    let mut cur = vec![0; b.len() + 1];
+    let mut rows = vec![vec![0usize; b.len() + 1]; 3];
+    let [r0, r1, r2] = &mut rows[..] else {
+        return a.len().max(b.len());
+    };
+    table(&a, &b, [r0, r1, r2])
+}
+
+/// The dynamic-programming table of [`distance`], two rows back kept for
+/// the swap; each row holds at least `b.len() + 1` cells.
+fn table(a: &[char], b: &[char], rows: [&mut [usize]; 3]) -> usize {
+    let [mut prev2, mut prev, mut cur] = rows;
+    for (j, cell) in prev.iter_mut().enumerate().take(b.len() + 1) {
+        *cell = j;
+    }
     for i in 1..=a.len() {
         cur[0] = i;
         for j in 1..=b.len() {
@@ -69,9 +100,36 @@ pub fn misspelt_keyword(name: &str) -> Option<&'static str> {
         "CMM_MIN",
         "CMM_MAX",
     ];
+    // An edit adds at most one letter that the two names share, so a
+    // keyword sharing fewer than all but two of its letters with the name
+    // is more than two edits away: most variables of a long file are
+    // told apart by that count, without the distance's table.
+    let length = name.chars().count();
+    let mut letters = [0u16; 128];
+    for b in name.bytes().filter(u8::is_ascii) {
+        let slot = &mut letters[usize::from(b.to_ascii_uppercase())];
+        *slot = slot.saturating_add(1);
+    }
+    let near = |k: &str| {
+        let mut left = letters;
+        let shared = k
+            .bytes()
+            .filter(|b| {
+                let slot = &mut left[usize::from(*b)];
+                let had = *slot > 0;
+                *slot = slot.saturating_sub(1);
+                had
+            })
+            .count();
+        k.len().max(length) - shared <= 2
+    };
+    if !KEYWORDS.iter().any(|k| near(k)) {
+        return None;
+    }
     let upper = name.to_ascii_uppercase();
     KEYWORDS
         .iter()
+        .filter(|k| near(k))
         .map(|k| (distance(&upper, k), *k))
         .filter(|(d, k)| *d == 1 || (*d == 2 && k.len() >= 8))
         .min_by_key(|(d, _)| *d)
@@ -99,6 +157,86 @@ pub fn renamed_vmstat(name: &str) -> Option<&'static str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The textbook table, allocated afresh: what `distance` must equal.
+    fn reference(a: &str, b: &str) -> usize {
+        let a: Vec<char> = a.chars().collect();
+        let b: Vec<char> = b.chars().collect();
+        let mut d = vec![vec![0usize; b.len() + 1]; a.len() + 1];
+        for (i, row) in d.iter_mut().enumerate() {
+            row[0] = i;
+        }
+        for (j, cell) in d[0].iter_mut().enumerate() {
+            *cell = j;
+        }
+        for i in 1..=a.len() {
+            for j in 1..=b.len() {
+                let cost = usize::from(a[i - 1] != b[j - 1]);
+                let mut v = (d[i - 1][j] + 1)
+                    .min(d[i][j - 1] + 1)
+                    .min(d[i - 1][j - 1] + cost);
+                if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                    v = v.min(d[i - 2][j - 2] + 1);
+                }
+                d[i][j] = v;
+            }
+        }
+        d[a.len()][b.len()]
+    }
+
+    #[test]
+    fn distance_on_the_stack_and_off_it_is_the_edit_distance() {
+        let long = "x".repeat(33);
+        let words = [
+            "",
+            "a",
+            "ab",
+            "ba",
+            "HOTPLUG",
+            "HOTPLGU",
+            "hotplug",
+            "CPU_MAX",
+            "CPUMAX",
+            "é",
+            "éa",
+            "aé",
+            "漢字",
+            "字漢",
+            "UPDATE",
+            "v12345",
+            long.as_str(),
+            "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxy",
+            "yxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+            "abcdefghijklmnopqrstuvwxyz0123456789",
+        ];
+        for a in words {
+            for b in words {
+                assert_eq!(distance(a, b), reference(a, b), "{a:?} {b:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn misspelt_keywords_are_found_whatever_the_length_filter_skips() {
+        assert_eq!(misspelt_keyword("HOTPLGU"), Some("HOTPLUG"));
+        assert_eq!(misspelt_keyword("cpumax"), Some("CPU_MAX"));
+        assert_eq!(misspelt_keyword("UPDAT"), Some("UPDATE"));
+        assert_eq!(misspelt_keyword("HOTUNPLUGGG"), Some("HOTUNPLUG"));
+        assert_eq!(misspelt_keyword("v1"), None);
+        assert_eq!(misspelt_keyword("v12345"), None);
+        assert_eq!(misspelt_keyword(&"H".repeat(5000)), None);
+        assert_eq!(
+            misspelt_keyword("XHOTUNPLUGY"),
+            Some("HOTUNPLUG"),
+            "two edits"
+        );
+        assert_eq!(
+            misspelt_keyword("CMM_ÍNC"),
+            Some("CMM_INC"),
+            "one non-ASCII letter"
+        );
+        assert_eq!(misspelt_keyword("CMMINCÉÉ"), None, "three edits");
+    }
 
     #[test]
     fn close_names_are_suggested_and_far_ones_not() {

@@ -7,6 +7,8 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
+use crate::report::terminal_safe as safe;
+
 /// One run's figures. The JSON keys are a stable interface (scripts and
 /// trainers' material use them); add keys, never rename them.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -109,28 +111,28 @@ pub fn clock(seconds: f64) -> String {
 
 /// The report of one run, one figure per line.
 pub fn text(r: &Report) -> String {
-    let mut out = format!("{} with {}\n", r.scenario, r.rules);
+    let mut out = format!("{} with {}\n", safe(&r.scenario), safe(&r.rules));
     for (label, value) in rows(r) {
         let _ = writeln!(out, "  {label:<28}{value:>14}");
     }
     for l in &r.feedback_loops {
-        let _ = writeln!(out, "  {l}");
+        let _ = writeln!(out, "  {}", safe(l));
     }
     if let Some(f) = &r.fatal {
-        let _ = writeln!(out, "  ended early: {f}");
+        let _ = writeln!(out, "  ended early: {}", safe(f));
     }
     out
 }
 
 /// Two runs of one scenario side by side.
 pub fn side_by_side(a: &Report, b: &Report) -> String {
-    let name = |s: &str| crate::report::file_name(s).to_string();
+    let name = |s: &str| safe(crate::report::file_name(s)).into_owned();
     let w = name(&a.rules)
         .chars()
         .count()
         .max(name(&b.rules).chars().count())
         .max(14);
-    let mut out = format!("{}\n", a.scenario);
+    let mut out = format!("{}\n", safe(&a.scenario));
     let _ = writeln!(
         out,
         "  {:<28}{:>w$}  {:>w$}",
@@ -143,10 +145,10 @@ pub fn side_by_side(a: &Report, b: &Report) -> String {
     }
     for r in [a, b] {
         for l in &r.feedback_loops {
-            let _ = writeln!(out, "  {}: {l}", name(&r.rules));
+            let _ = writeln!(out, "  {}: {}", name(&r.rules), safe(l));
         }
         if let Some(f) = &r.fatal {
-            let _ = writeln!(out, "  {} ended early: {f}", name(&r.rules));
+            let _ = writeln!(out, "  {} ended early: {}", name(&r.rules), safe(f));
         }
     }
     out

@@ -7,8 +7,13 @@ use crate::report::trace;
 use crate::rules::RuleKind;
 use crate::tui::app::App;
 
-/// The newest interval as one line (`None` while the history fills).
+/// The newest interval as one line (`None` while the history fills), with
+/// any text from the rule file or the guest made safe for a terminal.
 pub fn interval(app: &App) -> Option<String> {
+    decided(app).map(|l| crate::report::terminal_safe(&l).into_owned())
+}
+
+fn decided(app: &App) -> Option<String> {
     let f = app.frames.front()?;
     let d = f.decision.as_ref()?;
     let mut parts = vec![format!(

@@ -15,6 +15,7 @@ use crate::kernel::actuator::NoWrites;
 use crate::kernel::live::LiveSource;
 use crate::kernel::machine::describe;
 use crate::kernel::recording::RecordingSource;
+use crate::report::terminal_safe;
 use crate::rules::{SourceFile, SystemFacts, load};
 
 /// What `plugtop` (without a subcommand) was asked to show.
@@ -223,8 +224,8 @@ pub fn run_lines(options: &Options, out: &mut dyn Write) -> Result<(), UiError> 
     writeln!(
         out,
         "plugtop: {} with {} (observe mode; one line per interval)",
-        app.host,
-        app.file().name()
+        terminal_safe(&app.host),
+        terminal_safe(app.file().name())
     )?;
     let interval = app.rules().pace(options.interval);
     let live = options.replay.is_none();
@@ -241,7 +242,11 @@ pub fn run_lines(options: &Options, out: &mut dyn Write) -> Result<(), UiError> 
                 }
             }
             Err(e) => {
-                writeln!(out, "skipping this interval: {e}")?;
+                writeln!(
+                    out,
+                    "skipping this interval: {}",
+                    terminal_safe(&e.to_string())
+                )?;
                 printed += 1;
             }
         }

@@ -91,13 +91,11 @@ impl Encoder {
         ticks(&mut p, &sample.ticks, prev.map(|p| &p.ticks));
         put_u64(&mut p, sample.per_cpu.len() as u64);
         let mut last_id = 0i64;
-        for (id, t) in &sample.per_cpu {
+        let mut earlier = PreviousTicks::new(prev);
+        for (at, (id, t)) in sample.per_cpu.iter().enumerate() {
             put_i64(&mut p, i64::from(*id) - last_id);
             last_id = i64::from(*id);
-            let before = prev
-                .and_then(|p| p.per_cpu.iter().find(|(i, _)| i == id))
-                .map(|(_, t)| t);
-            ticks(&mut p, t, before);
+            ticks(&mut p, t, earlier.of(at, *id));
         }
         number(&mut p, sample.loadavg, prev.map(|p| p.loadavg));
         number(&mut p, sample.runnable, prev.map(|p| p.runnable));
@@ -196,6 +194,51 @@ fn flags_for(sample: &Sample, prev: Option<&Sample>, meminfo_raw: bool, vmstat_r
         flags |= VMSTAT_RAW;
     }
     flags
+}
+
+/// The previous sample's ticks of a CPU, found in constant time: a CPU's
+/// line is usually where it was last time, and a kernel lists CPUs in
+/// ascending order, so a 65,536-CPU sample costs no search per CPU. Lines
+/// out of order or repeated (a damaged or hand-made file) are indexed once
+/// per sample, first line of a CPU winning, as the format has always meant.
+struct PreviousTicks<'a> {
+    lines: &'a [(u32, CpuTicks)],
+    /// Ids strictly ascending: a line at another place is found by bisection.
+    ascending: bool,
+    /// Built on the first miss when the ids are not ascending.
+    index: Option<std::collections::HashMap<u32, usize>>,
+}
+
+impl<'a> PreviousTicks<'a> {
+    fn new(prev: Option<&'a Sample>) -> Self {
+        let lines = prev.map_or(&[][..], |p| p.per_cpu.as_slice());
+        PreviousTicks {
+            lines,
+            ascending: lines.windows(2).all(|w| w[0].0 < w[1].0),
+            index: None,
+        }
+    }
+
+    /// The ticks CPU `id` had, guessing it stood at position `at`.
+    fn of(&mut self, at: usize, id: u32) -> Option<&'a CpuTicks> {
+        let lines = self.lines;
+        let found = if self.ascending {
+            match lines.get(at) {
+                Some((i, _)) if *i == id => Some(at),
+                _ => lines.binary_search_by_key(&id, |(i, _)| *i).ok(),
+            }
+        } else {
+            let index = self.index.get_or_insert_with(|| {
+                let mut index = std::collections::HashMap::with_capacity(lines.len());
+                for (pos, (i, _)) in lines.iter().enumerate() {
+                    index.entry(*i).or_insert(pos);
+                }
+                index
+            });
+            index.get(&id).copied()
+        };
+        found.and_then(|pos| lines.get(pos)).map(|(_, t)| t)
+    }
 }
 
 fn all_integral(values: &[f64]) -> bool {
@@ -437,13 +480,11 @@ fn read_per_cpu(
     }
     let mut per_cpu = Vec::with_capacity(n);
     let mut last_id = 0i64;
-    for _ in 0..n {
+    let mut earlier = PreviousTicks::new(prev);
+    for at in 0..n {
         last_id += c.i64()?;
         let id = u32::try_from(last_id).map_err(|_| DecodeError::Malformed("CPU number"))?;
-        let before = prev
-            .and_then(|p| p.per_cpu.iter().find(|(i, _)| *i == id))
-            .map(|(_, t)| t);
-        per_cpu.push((id, read_ticks(c, before)?));
+        per_cpu.push((id, read_ticks(c, earlier.of(at, id))?));
     }
     Ok(per_cpu)
 }
