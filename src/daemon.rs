@@ -407,11 +407,10 @@ fn take_guest(
 ) -> Result<Option<Guard>, StartError> {
     let guard = if options.mode != Mode::Observe {
         let guard_options = GuardOptions {
-            root: options.root.clone(),
             state: options.state.clone(),
             force: options.force,
             allow_non_zvm: options.allow_non_zvm,
-            root_given: options.root != Path::new("/"),
+            ..GuardOptions::new(&options.root)
         };
         Some(Guard::take(&guard_options, first)?)
     } else {
