@@ -255,3 +255,33 @@ fn a_missing_quote_fix_keeps_the_spaces() {
         Some("\"loadavg > onumcpus + 1\"")
     );
 }
+
+#[test]
+fn variables_past_cpuplugds_buffer_are_one_error_that_counts_the_rest() {
+    // Each `vNNN="NNN"` takes about ten bytes of cpuplugd's 4096: the
+    // first few hundred fit, the rest do not.
+    let body: String = (0..2000).map(|i| format!("v{i}=\"{i}\"\n")).collect();
+    let (spots, diags, file) = findings(&format!("{body}HOTPLUG=\"0\"\nHOTUNPLUG=\"0\"\n"));
+    let errors: Vec<_> = diags
+        .iter()
+        .filter(|d| d.code == "variables-too-large")
+        .collect();
+    assert_eq!(
+        errors.len(),
+        1,
+        "one error, not one per variable: {spots:?}"
+    );
+    let first = file.position(errors[0].span.start as usize).line;
+    let note = errors[0].notes.last().map(|n| n.message.clone());
+    let more = 2000 - (first - 4) - 1;
+    assert!(
+        note.as_deref()
+            .is_some_and(|n| n.starts_with(&format!("{more} more variables after it"))),
+        "{note:?} (first at line {first})"
+    );
+    let last = errors[0]
+        .notes
+        .last()
+        .map(|n| file.position(n.span.start as usize).line);
+    assert_eq!(last, Some(2003), "the note points at the last variable");
+}

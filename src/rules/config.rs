@@ -8,7 +8,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use super::diagnostic::Diagnostic;
+use super::diagnostic::{Diagnostic, Note};
 use super::expr::{NodeId, NodeKind, RESERVED_NAMES, RuleKind};
 use super::lint;
 use super::parser::{ExprBuilder, FieldNames, MAX_NAME, Text, Unit, VarDef};
@@ -326,6 +326,16 @@ pub fn load(source: &SourceFile, facts: &SystemFacts) -> LoadOutcome {
     .unwrap_or_else(|| Loader::new(facts).run(source))
 }
 
+/// See [`Loader::overflow`].
+struct Overflow {
+    /// Index of the error in the diagnostics.
+    diagnostic: usize,
+    /// Variables after the first that do not fit either.
+    more: usize,
+    /// What the last of them needs, and where it is.
+    last: (usize, Span),
+}
+
 struct Loader<'f> {
     facts: &'f SystemFacts,
     rules: RuleSet,
@@ -334,6 +344,10 @@ struct Loader<'f> {
     var_lookup: HashMap<String, u32>,
     all_vars: HashMap<String, usize>,
     variable_bytes: usize,
+    /// The variables past cpuplugd's buffer: one error at the first of
+    /// them, which names how many more follow (one error per variable would
+    /// bury everything else under thousands of copies).
+    overflow: Option<Overflow>,
     history_max: u32,
     /// Parsed variables for [`ExprBuilder::inlined`].
     inlined: HashMap<u32, (NodeId, NodeId)>,
@@ -359,6 +373,7 @@ impl<'f> Loader<'f> {
             var_lookup: HashMap::new(),
             all_vars: HashMap::new(),
             variable_bytes: 1,
+            overflow: None,
             history_max: 1,
             inlined: HashMap::new(),
         }
@@ -754,18 +769,7 @@ impl<'f> Loader<'f> {
         }
         let need = self.variable_bytes + name.len() + value.bytes.len() + 3;
         if need > VARIABLE_BUFFER {
-            let d = Diagnostic::refusal(
-                "variables-too-large",
-                name_span,
-                format!("all variables together need {need} bytes; cpuplugd has room for {VARIABLE_BUFFER}"),
-            )
-            .with_help("use shorter names, or fewer variables (spaces do not count)");
-            self.refuse(
-                format!(
-                    "buffer for variables too small: need {need}, have {VARIABLE_BUFFER} (bytes)"
-                ),
-                d,
-            );
+            self.note_overflow(need, name_span);
         }
         if let Some(d) = name_warning(&name, name_span) {
             self.diagnostics.push(d);
@@ -785,7 +789,47 @@ impl<'f> Loader<'f> {
         self.inlined.clear();
     }
 
+    /// Records that a variable needing `need` bytes in all does not fit.
+    fn note_overflow(&mut self, need: usize, span: Span) {
+        if let Some(overflow) = &mut self.overflow {
+            overflow.more += 1;
+            overflow.last = (need, span);
+            return;
+        }
+        let d = Diagnostic::refusal(
+            "variables-too-large",
+            span,
+            format!(
+                "all variables together need {need} bytes; cpuplugd has room for {VARIABLE_BUFFER}"
+            ),
+        )
+        .with_help("use shorter names, or fewer variables (spaces do not count)");
+        self.overflow = Some(Overflow {
+            diagnostic: self.diagnostics.len(),
+            more: 0,
+            last: (need, span),
+        });
+        self.refuse(
+            format!("buffer for variables too small: need {need}, have {VARIABLE_BUFFER} (bytes)"),
+            d,
+        );
+    }
+
     fn finish(&mut self) {
+        if let Some(overflow) = self.overflow.take()
+            && overflow.more > 0
+            && let Some(d) = self.diagnostics.get_mut(overflow.diagnostic)
+        {
+            let (need, span) = overflow.last;
+            let more = overflow.more;
+            let s = if more == 1 { "" } else { "s" };
+            d.notes.push(Note {
+                span,
+                message: format!(
+                    "{more} more variable{s} after it do not fit either; with the last, all need {need} bytes"
+                ),
+            });
+        }
         self.rules.history_depth = self.history_max;
         if self.history_max > MAX_HISTORY {
             let span = self
