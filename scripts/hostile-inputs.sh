@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Time and peak memory of every command on the hostile inputs of issue 11
-# and on rule files of up to 1 MB: prints one line per command and input,
+# Time and peak memory of every command on the hostile inputs of issues 11
+# and 23 (rule files of up to 1 MB, damaged roots, recordings and journals
+# that are FIFOs, /dev/zero or huge, escape sequences): prints one line per command and input,
 # "NAME COMMAND SECONDS MAX-RSS-KB EXIT", and fails if any command takes a
 # second or more or reaches 100 MB. Needs GNU time (/usr/bin/time).
 #
@@ -50,11 +51,14 @@ open(d + 'phases-10k.toml', 'w').write(s)
 PY
 snapshots=tests/fixtures/series/oldkernel
 fail=0
+last_code=""
 measure() {
     local name="$1" what="$2"
     shift 2
-    /usr/bin/time -o "$work/time" -f "%e %M %x" "$@" >/dev/null 2>&1 || true
+    # A hang is killed after 30 s and shows as exit 137 (and over 1 s).
+    /usr/bin/time -o "$work/time" -f "%e %M %x" timeout -s KILL 30 "$@" >/dev/null 2>&1 || true
     read -r secs rss code < <(tail -1 "$work/time")
+    last_code=$code
     printf '%-20s %-8s %6ss %8s KB  exit %s\n' "$name" "$what" "$secs" "$rss" "$code"
     if awk -v s="$secs" -v m="$rss" 'BEGIN { exit !(s >= 1 || m >= 102400) }'; then
         echo "  ^ over 1 s or 100 MB"
@@ -97,4 +101,72 @@ cp -r "$snapshots" "$series"
 for d in "$series"/*/; do echo 0-1000000000 > "$d/sys/devices/system/cpu/online"; done
 measure online-billion whatif "$bin" whatif -c examples/rules/recommended-default.conf --snapshots "$series"
 measure phases-10k sim "$bin" sim "$work/phases-10k.toml" -c examples/rules/recommended-modern.conf --fast --report
+
+# Issue 23: files plugtop trusts. Each is refused or bounded, never a hang
+# (a FIFO nobody writes) or a read without end (/dev/zero).
+mkfifo "$work/fifo"
+truncate -s 300M "$work/sparse-300mb"
+head -c 8388608 /dev/urandom > "$work/random-8mb"
+for replay in /dev/zero "$work/fifo" "$work/sparse-300mb" "$work/random-8mb"; do
+    n="replay-$(basename "$replay")"
+    measure "$n" eval "$bin" eval -c "$rules" --replay "$replay" --count 3
+    measure "$n" whatif "$bin" whatif -c "$rules" --replay "$replay"
+    measure "$n" record "$bin" record --replay "$replay" -o "$work/out.rec"
+    rm -f "$work/out.rec"
+done
+# The restore journal from a damaged disk: each bad journal is refused.
+journal() {
+    local name="$1" how="$2" root="$work/jroot-$1"
+    cp -r tests/fixtures/roots/newkernel "$root"
+    mkdir -p "$root/run/plugtop"
+    local state="$root/run/plugtop/state"
+    case "$how" in
+    zero) ln -s /dev/zero "$state" ;;
+    fifo) mkfifo "$state" ;;
+    sparse) truncate -s 300M "$state" ;;
+    *) printf 'plugtop-state 2\npid 2147483646\nstarted 1\nroot %s\n%b' "$(realpath "$root")" "$how" > "$state" ;;
+    esac
+    measure "$name" restore "$bin" restore --root "$root"
+    if [ "$last_code" = 0 ]; then
+        echo "  ^ a bad journal was accepted"
+        fail=1
+    fi
+}
+journal journal-dev-zero zero
+journal journal-fifo fifo
+journal journal-300mb sparse
+journal journal-online-99 'online 99\ncmm_pages 0\n'
+journal journal-cmm-huge 'online 0-1\ncmm_pages 9223372036854775807\n'
+journal journal-cmm-negative 'online 0-1\ncmm_pages -5\n'
+journal journal-no-cmm 'online 0-1\n'
+# /proc/cpuinfo and /proc/sysinfo under --root, read to tell a z/VM guest:
+# `run` starts (the CPU group needs no z/VM) with its memory bounded, and
+# stops on SIGTERM after 2 s (so these are not held to the 1 s).
+for how in zero fifo huge; do
+    root="$work/cpuinfo-$how"
+    cp -r tests/fixtures/roots/newkernel "$root"
+    for f in proc/cpuinfo proc/sysinfo; do
+        rm -f "$root/$f"
+        case "$how" in
+        zero) ln -s /dev/zero "$root/$f" ;;
+        fifo) mkfifo "$root/$f" ;;
+        huge) head -c 33554432 /dev/zero | tr '\0' '7' > "$root/$f" ;;
+        esac
+    done
+    /usr/bin/time -o "$work/time" -f "%e %M %x" timeout -s TERM -k 5 2 "$bin" run -f -c "$rules" --root "$root" >"$work/run.log" 2>&1 || true
+    read -r secs rss code < <(tail -1 "$work/time")
+    printf '%-20s %-8s %6ss %8s KB  exit %s\n' "cpuinfo-$how" run "$secs" "$rss" "$code"
+    if ! grep -q '^terminated' "$work/run.log" || [ "$rss" -ge 102400 ] || awk -v s="$secs" 'BEGIN { exit !(s >= 4) }'; then
+        echo "  ^ did not start, reached 100 MB or did not stop on SIGTERM"
+        sed 's/^/    /' "$work/run.log" | head -5
+        fail=1
+    fi
+done
+# Escape sequences in a scenario's name reach no terminal raw.
+printf 'name = "\\u001b]0;owned\\u0007\\u001b[2J"\ncpus = 2\nmemory_mib = 1024\nduration = "0:10"\nphases = []\n' > "$work/escape.toml"
+measure escape-name sim "$bin" sim "$work/escape.toml" -c examples/rules/recommended-modern.conf --fast --report
+if "$bin" sim "$work/escape.toml" -c examples/rules/recommended-modern.conf --fast --report 2>&1 | grep -q $'\033'; then
+    echo "  ^ an escape sequence from the scenario reached the terminal"
+    fail=1
+fi
 exit $fail

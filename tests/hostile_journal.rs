@@ -451,3 +451,31 @@ fn a_live_plugtop_blocks_the_restore_only_with_the_recorded_start_time() {
     let out = restore(root.path(), &[]);
     assert_restored(&root, &out);
 }
+
+#[test]
+fn a_link_where_the_journal_belongs_is_refused_not_taken_for_no_journal() {
+    let root = guest();
+    std::fs::create_dir_all(root.path().join("run/plugtop")).expect("dir");
+    // A good journal beside it, a link to it, a link to /dev/zero (which
+    // does not exist beneath the root) and a link leading nowhere: plugtop
+    // writes its journal as a regular file, so each is damage or a plant.
+    write_journal(&root, &good_lines(root.path()));
+    let good = root.path().join("run/plugtop/good");
+    std::fs::rename(root.path().join(STATE), &good).expect("move");
+    for target in ["good", "/run/plugtop/good", "/dev/zero", "nowhere"] {
+        std::os::unix::fs::symlink(target, root.path().join(STATE)).expect("link");
+        let before = guest_files(root.path());
+        let out = restore(root.path(), &[]);
+        assert_refused(&out, "link");
+        assert_eq!(
+            guest_files(root.path()),
+            before,
+            "{target}: nothing written"
+        );
+        assert!(
+            std::fs::symlink_metadata(root.path().join(STATE)).is_ok(),
+            "{target}: the link is kept for the admin to look at"
+        );
+        std::fs::remove_file(root.path().join(STATE)).expect("unlink");
+    }
+}

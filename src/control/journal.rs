@@ -115,7 +115,7 @@ fn read_bytes(root: &Path, path: &Path) -> Result<Option<Vec<u8>>, JournalError>
     if let Ok(b) = Beneath::open(root)
         && let Some(rel) = b.relative(path)
     {
-        return match b.read_small(rel, JOURNAL_LIMIT) {
+        return match b.read_own(rel, JOURNAL_LIMIT) {
             Ok(bytes) => Ok(Some(bytes)),
             Err(e) if e.is_not_found() => Ok(None),
             // Named by its whole path: the error names it inside the root.

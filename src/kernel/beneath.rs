@@ -142,8 +142,19 @@ impl Beneath {
     /// is refused, not waited on); more than `limit` bytes is an error, so
     /// a cut reading is never taken for the whole file.
     pub fn read_small(&self, rel: &Path, limit: u64) -> Result<Vec<u8>, BeneathError> {
+        self.read_bounded(rel, limit, Last::Follow)
+    }
+
+    /// [`Beneath::read_small`] for a file plugtop itself writes there (the
+    /// journal, the lock): it is never a link, so a link at its name is
+    /// refused rather than followed (even where it leads inside the root).
+    pub fn read_own(&self, rel: &Path, limit: u64) -> Result<Vec<u8>, BeneathError> {
+        self.read_bounded(rel, limit, Last::Refuse)
+    }
+
+    fn read_bounded(&self, rel: &Path, limit: u64, last: Last) -> Result<Vec<u8>, BeneathError> {
         let flags = OFlags::RDONLY | OFlags::NONBLOCK;
-        let file = Self::regular(self.open_file(rel, flags, Last::Follow, "read")?, rel)?;
+        let file = Self::regular(self.open_file(rel, flags, last, "read")?, rel)?;
         let mut out = Vec::new();
         file.take(limit.saturating_add(1))
             .read_to_end(&mut out)

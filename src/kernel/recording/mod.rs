@@ -146,16 +146,89 @@ impl<W: Write> RecordingWriter<W> {
     }
 }
 
-/// The largest recording read: a month of 1-second readings of a large
-/// guest is a few hundred megabytes.
-pub const MOST_RECORDING_BYTES: u64 = 2 << 30;
+/// How much of a recording file is read at a time.
+const CHUNK: usize = 256 << 10;
+/// The largest record read: a sample of a 65,536-CPU guest is a few
+/// megabytes; a length beyond this is damage, not data.
+const MOST_RECORD_BYTES: usize = 64 << 20;
+
+/// The bytes of a recording, read as replay goes on rather than whole: a
+/// recording of any length replays in the memory of its largest record,
+/// and a file that is no recording is refused after its first bytes.
+#[derive(Debug)]
+struct Input {
+    buf: Vec<u8>,
+    /// Where the unread bytes start in `buf`.
+    pos: usize,
+    /// The file offset of `buf[0]`, for messages.
+    offset: u64,
+    /// The rest of the file; `None` in memory or once it ended.
+    file: Option<File>,
+}
+
+impl Input {
+    fn in_memory(data: Vec<u8>) -> Input {
+        Input {
+            buf: data,
+            pos: 0,
+            offset: 0,
+            file: None,
+        }
+    }
+
+    /// The bytes not yet consumed.
+    fn unread(&self) -> &[u8] {
+        &self.buf[self.pos..]
+    }
+
+    /// The file offset of the first unread byte.
+    fn at(&self) -> u64 {
+        self.offset + self.pos as u64
+    }
+
+    fn consume(&mut self, n: usize) {
+        self.pos = (self.pos + n).min(self.buf.len());
+    }
+
+    /// Reads on until `want` bytes are unread or the file ends; false when
+    /// nothing more came.
+    fn fill(&mut self, want: usize) -> std::io::Result<bool> {
+        let Some(file) = &mut self.file else {
+            return Ok(false);
+        };
+        if self.pos > 0 {
+            self.buf.drain(..self.pos);
+            self.offset += self.pos as u64;
+            self.pos = 0;
+        }
+        let before = self.buf.len();
+        while self.buf.len() < want {
+            let have = self.buf.len();
+            let room = (want - have).max(CHUNK);
+            self.buf.resize(have + room, 0);
+            let n = match file.read(&mut self.buf[have..]) {
+                Ok(n) => n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => 0,
+                Err(e) => {
+                    self.buf.truncate(have);
+                    return Err(e);
+                }
+            };
+            self.buf.truncate(have + n);
+            if n == 0 {
+                self.file = None;
+                break;
+            }
+        }
+        Ok(self.buf.len() > before)
+    }
+}
 
 /// Replays a recording as a [`Source`], with the recorded times.
 #[derive(Debug)]
 pub struct RecordingSource {
     path: String,
-    data: Vec<u8>,
-    pos: usize,
+    input: Input,
     decoder: Decoder,
     header: Header,
     peeked: Option<Sample>,
@@ -165,73 +238,81 @@ pub struct RecordingSource {
 }
 
 impl RecordingSource {
-    /// Opens and checks `path`; fails if it is not a recording this build reads.
+    /// Opens and checks `path`; fails if it is not a recording this build
+    /// reads. The samples are read as replay asks for them.
     pub fn open(path: &Path) -> Result<Self, RecordingError> {
         let shown = path.display().to_string();
-        let mut data = Vec::new();
         // Never blocks (a FIFO is refused at once) and never reads on
-        // without end (/dev/zero is no regular file; a file larger than
-        // any recording is refused by its size).
-        crate::kernel::regular::open_for_reading(path)
+        // without end (/dev/zero is no regular file).
+        let file = crate::kernel::regular::open_for_reading(path)
             .and_then(|f| crate::kernel::regular::must_be_regular(f, path))
-            .and_then(|f| {
-                let size = f.metadata()?.len();
-                if size > MOST_RECORDING_BYTES {
-                    return Err(std::io::Error::other(format!(
-                        "{size} bytes, more than any recording plugtop makes ({MOST_RECORDING_BYTES})"
-                    )));
-                }
-                f.take(MOST_RECORDING_BYTES).read_to_end(&mut data)
-            })
             .map_err(|e| RecordingError {
                 path: shown.clone(),
                 offset: 0,
                 what: format!("cannot read ({e})"),
             })?;
-        RecordingSource::from_bytes(shown, data)
+        let input = Input {
+            buf: Vec::new(),
+            pos: 0,
+            offset: 0,
+            file: Some(file),
+        };
+        RecordingSource::from_input(shown, input)
     }
 
     /// Reads a recording held in memory; `name` is used in messages.
     pub fn from_bytes(name: impl Into<String>, data: Vec<u8>) -> Result<Self, RecordingError> {
-        let path = name.into();
-        let fail = |offset: usize, what: String| RecordingError {
+        RecordingSource::from_input(name.into(), Input::in_memory(data))
+    }
+
+    fn from_input(path: String, mut input: Input) -> Result<Self, RecordingError> {
+        let fail = |offset: u64, what: String| RecordingError {
             path: path.clone(),
-            offset: offset as u64,
+            offset,
             what,
         };
-        if data.len() < MAGIC.len() || &data[..MAGIC.len()] != MAGIC {
+        let v = MAGIC.len();
+        input
+            .fill(v + 2)
+            .map_err(|e| fail(0, format!("cannot read ({e})")))?;
+        let data = input.unread();
+        if data.len() < v || &data[..v] != MAGIC {
             return Err(fail(
                 0,
                 "not a plugtop recording (it does not start with \"plugtop-recording\")".into(),
             ));
         }
-        let v = MAGIC.len();
-        let version = data.get(v..v + 2).map(|b| u16::from_le_bytes([b[0], b[1]]));
-        match version {
+        match data.get(v..v + 2).map(|b| u16::from_le_bytes([b[0], b[1]])) {
             Some(VERSION) => {}
             Some(other) => {
                 return Err(fail(
-                    v,
+                    v as u64,
                     format!("format version {other}, but this plugtop reads version {VERSION}"),
                 ));
             }
-            None => return Err(fail(v, "the file ends before the format version".into())),
+            None => {
+                return Err(fail(
+                    v as u64,
+                    "the file ends before the format version".into(),
+                ));
+            }
         }
-        let start = v + 2;
-        let (kind, payload, next) =
-            read_frame(&data, start).map_err(|what| fail(start, format!("header {what}")))?;
+        input.consume(v + 2);
+        let start = input.at();
+        let (kind, payload, used) =
+            next_frame(&mut input).map_err(|what| fail(start, format!("header {what}")))?;
         if kind != KIND_HEADER {
             return Err(fail(
                 start,
                 format!("expected the header record, found kind {kind}"),
             ));
         }
-        let header = Header::decode(payload)
+        let header = Header::decode(&input.unread()[payload])
             .ok_or_else(|| fail(start, "the header record is malformed".into()))?;
+        input.consume(used);
         let mut source = RecordingSource {
             path,
-            data,
-            pos: next,
+            input,
             decoder: Decoder::new(),
             header,
             peeked: None,
@@ -254,17 +335,27 @@ impl RecordingSource {
     }
 
     fn decode_next(&mut self) -> Option<Sample> {
-        while !self.stopped && self.pos < self.data.len() {
-            let at = self.pos;
-            let (kind, payload, next) = match read_frame(&self.data, at) {
+        while !self.stopped {
+            let at = self.input.at();
+            if self.input.unread().is_empty() {
+                match self.input.fill(1) {
+                    Ok(true) => {}
+                    Ok(false) => return None,
+                    Err(e) => {
+                        self.damaged(at, format!("cannot be read ({e})"));
+                        return None;
+                    }
+                }
+            }
+            let (kind, payload, used) = match next_frame(&mut self.input) {
                 Ok(f) => f,
                 Err(what) => {
                     self.damaged(at, what);
                     return None;
                 }
             };
-            let decoded = self.decoder.decode(kind, payload);
-            self.pos = next;
+            let decoded = self.decoder.decode(kind, &self.input.unread()[payload]);
+            self.input.consume(used);
             match decoded {
                 Ok(Some(sample)) => return Some(sample),
                 Ok(None) => {}
@@ -277,7 +368,7 @@ impl RecordingSource {
         None
     }
 
-    fn damaged(&mut self, offset: usize, what: String) {
+    fn damaged(&mut self, offset: u64, what: String) {
         self.stopped = true;
         self.warning = Some(format!(
             "{}: {what} at byte {offset}; replaying the {} samples before it",
@@ -287,25 +378,66 @@ impl RecordingSource {
     }
 }
 
-/// One frame at `at`: kind, payload and the offset after it.
-fn read_frame(data: &[u8], at: usize) -> Result<(u8, &[u8], usize), String> {
-    let rest = &data[at.min(data.len())..];
-    let mut c = Cursor::new(rest);
-    let kind = c.byte().map_err(|_| "is truncated".to_string())?;
-    let len = c.u64().map_err(|_| "is truncated".to_string())?;
-    let len = usize::try_from(len).map_err(|_| "has an impossible length".to_string())?;
-    let payload = c
-        .take(len)
-        .map_err(|_| "is truncated (a torn last write)".to_string())?;
-    let body_end = c.position();
-    let crc = c
-        .take(4)
-        .map_err(|_| "is truncated (a torn last write)".to_string())?;
-    let want = u32::from_le_bytes([crc[0], crc[1], crc[2], crc[3]]);
-    if crc32fast::hash(&rest[..body_end]) != want {
-        return Err("fails its checksum".into());
+/// Why a frame could not be read from the bytes at hand.
+enum FrameFault {
+    /// More bytes are needed (at least this many in all).
+    Short(usize),
+    /// The frame is damaged.
+    Damaged(String),
+}
+
+/// The frame at the start of `input`, reading on as far as it needs: its
+/// kind, where its payload lies in the unread bytes, and its whole length.
+fn next_frame(input: &mut Input) -> Result<(u8, std::ops::Range<usize>, usize), String> {
+    loop {
+        match read_frame(input.unread()) {
+            Ok(frame) => return Ok(frame),
+            Err(FrameFault::Damaged(what)) => return Err(what),
+            Err(FrameFault::Short(want)) => {
+                let torn = want > 16;
+                let more = input
+                    .fill(want)
+                    .map_err(|e| format!("cannot be read ({e})"))?;
+                if !more {
+                    return Err(if torn {
+                        "is truncated (a torn last write)".into()
+                    } else {
+                        "is truncated".into()
+                    });
+                }
+            }
+        }
     }
-    Ok((kind, payload, at + c.position()))
+}
+
+/// One frame at the start of `data`: kind, payload range and the length
+/// of the whole frame.
+fn read_frame(data: &[u8]) -> Result<(u8, std::ops::Range<usize>, usize), FrameFault> {
+    // Kind and length take at most 11 bytes; ask for 16 when they are cut.
+    let mut c = Cursor::new(data);
+    let kind = c.byte().map_err(|_| FrameFault::Short(16))?;
+    let len = c.u64().map_err(|_| {
+        if data.len() >= 11 {
+            FrameFault::Damaged("has an impossible length".into())
+        } else {
+            FrameFault::Short(16)
+        }
+    })?;
+    let len = usize::try_from(len)
+        .ok()
+        .filter(|len| *len <= MOST_RECORD_BYTES)
+        .ok_or_else(|| FrameFault::Damaged("has an impossible length".into()))?;
+    let body = c.position();
+    let whole = body + len + 4;
+    if data.len() < whole {
+        return Err(FrameFault::Short(whole.max(17)));
+    }
+    let crc = &data[body + len..whole];
+    let want = u32::from_le_bytes([crc[0], crc[1], crc[2], crc[3]]);
+    if crc32fast::hash(&data[..body + len]) != want {
+        return Err(FrameFault::Damaged("fails its checksum".into()));
+    }
+    Ok((kind, body..body + len, whole))
 }
 
 impl Source for RecordingSource {

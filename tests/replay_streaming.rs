@@ -1,0 +1,153 @@
+//! Replaying a recording file reads it as replay goes on: a long recording
+//! replays the same as in memory across every read boundary, a file that is
+//! no recording is refused after its first bytes (a sparse file of
+//! gigabytes costs nothing), and a torn end is found in a file as in memory.
+
+use std::io::Write as _;
+
+use plugtop::kernel::recording::{Header, RecordingSource, RecordingWriter};
+use plugtop::kernel::{CpuTicks, Sample, Source, Stamp};
+
+fn header() -> Header {
+    Header {
+        host: "guest1".into(),
+        kernel: "6.1.0-s390x".into(),
+        cpu_model: "IBM z16".into(),
+        root: "/".into(),
+        page_size: 4096,
+        present_cpus: 512,
+        interval_us: 1_000_000,
+        started: Stamp::new(1_700_000_000, 0),
+    }
+}
+
+/// A recording of `n` readings of a 512-CPU guest whose ticks move
+/// irregularly, so every record is a few kilobytes.
+fn recording(n: u64) -> Vec<u8> {
+    let mut writer = RecordingWriter::new(Vec::new(), &header()).expect("in memory");
+    for i in 0..n {
+        let per_cpu = (0..512u64)
+            .map(|c| {
+                let t = i * (c % 7 + 1) * 13 + (c * i) % 101;
+                (
+                    c as u32,
+                    CpuTicks::from_columns([
+                        t,
+                        0,
+                        t / 3,
+                        i * 100 - t.min(i * 100),
+                        0,
+                        0,
+                        0,
+                        0,
+                        0,
+                        0,
+                    ]),
+                )
+            })
+            .collect();
+        let sample = Sample {
+            per_cpu,
+            ..Sample::bare(
+                Stamp::new(1_700_000_000 + i as i64, 0),
+                CpuTicks::default(),
+                512,
+                512,
+            )
+        };
+        writer.append(&sample).expect("in memory");
+    }
+    writer.into_inner()
+}
+
+fn stamps(source: &mut RecordingSource) -> Vec<i64> {
+    let mut out = Vec::new();
+    while let Some(Ok(s)) = source.next_sample() {
+        out.push(s.stamp.secs());
+    }
+    out
+}
+
+fn write_file(dir: &std::path::Path, name: &str, bytes: &[u8]) -> std::path::PathBuf {
+    let path = dir.join(name);
+    std::fs::File::create(&path)
+        .and_then(|mut f| f.write_all(bytes))
+        .expect("write the recording");
+    path
+}
+
+#[test]
+fn a_file_replays_exactly_as_the_same_bytes_in_memory_across_read_boundaries() {
+    let bytes = recording(400);
+    assert!(bytes.len() > 1 << 20, "longer than a read: {}", bytes.len());
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = write_file(dir.path(), "long.rec", &bytes);
+    let mut from_file = RecordingSource::open(&path).expect("opens");
+    let mut in_memory = RecordingSource::from_bytes("long.rec", bytes).expect("valid");
+    let mut n = 0;
+    loop {
+        match (from_file.next_sample(), in_memory.next_sample()) {
+            (Some(Ok(a)), Some(Ok(b))) => {
+                // Field tables carry process-wide layout ids: compare
+                // what was read.
+                let key = |s: &Sample| (s.stamp, s.ticks, s.per_cpu.clone(), s.online.ids.clone());
+                assert!(key(&a) == key(&b), "sample {n}");
+                n += 1;
+            }
+            (None, None) => break,
+            (a, b) => panic!("sample {n}: the file gave {a:?}, memory {b:?}"),
+        }
+    }
+    assert_eq!(n, 400);
+    assert_eq!(from_file.warning(), None);
+}
+
+#[test]
+fn a_torn_end_is_found_in_a_file_as_in_memory() {
+    let bytes = recording(120);
+    let dir = tempfile::tempdir().expect("temp dir");
+    // Cuts inside the header of the last record and inside its payload.
+    for cut in [bytes.len() - 1, bytes.len() - 2000, bytes.len() - 5] {
+        let path = write_file(dir.path(), &format!("cut{cut}.rec"), &bytes[..cut]);
+        let mut file = RecordingSource::open(&path).expect("opens");
+        let mut memory =
+            RecordingSource::from_bytes(path.display().to_string(), bytes[..cut].to_vec())
+                .expect("valid start");
+        assert_eq!(stamps(&mut file), stamps(&mut memory), "cut at {cut}");
+        assert_eq!(file.warning(), memory.warning(), "cut at {cut}");
+        assert!(
+            file.warning().is_some_and(|w| w.contains("truncated")),
+            "{:?}",
+            file.warning()
+        );
+    }
+}
+
+#[test]
+fn a_huge_sparse_file_is_refused_by_its_first_bytes() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("sparse.rec");
+    let file = std::fs::File::create(&path).expect("create");
+    // 64 GiB of holes: reading it whole would take minutes and all memory.
+    file.set_len(64 << 30).expect("sparse file");
+    let e = RecordingSource::open(&path).expect_err("no recording");
+    assert!(e.to_string().contains("not a plugtop recording"), "{e}");
+
+    // A valid start followed by gigabytes of holes: the first damaged
+    // record ends replay, nothing past it is read.
+    let mut start = recording(3);
+    start.extend_from_slice(&[0u8; 64]);
+    let path = write_file(dir.path(), "holes.rec", &start);
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&path)
+        .and_then(|f| f.set_len(64 << 30))
+        .expect("sparse tail");
+    let mut r = RecordingSource::open(&path).expect("valid start");
+    assert_eq!(stamps(&mut r).len(), 3);
+    assert!(
+        r.warning().is_some_and(|w| w.contains("checksum")),
+        "{:?}",
+        r.warning()
+    );
+}
