@@ -31,13 +31,31 @@ fn main() -> ExitCode {
         Err(e) => {
             // An error may quote a file or a hostname: shown line by line,
             // made safe for the terminal.
-            for (i, line) in format!("{e:#}").split('\n').enumerate() {
+            for (i, line) in error_text(&e).split('\n').enumerate() {
                 let lead = if i == 0 { "plugtop: " } else { "" };
                 eprintln!("{lead}{}", plugtop::report::terminal_safe(line));
             }
             ExitCode::from(2)
         }
     }
+}
+
+/// An error and its causes, as `{:#}` shows them, but without a cause that
+/// the text before it already says (many errors name their cause in their
+/// own message: "X: X is not a regular file" would say it twice).
+fn error_text(e: &anyhow::Error) -> String {
+    let mut text = String::new();
+    for cause in e.chain() {
+        let said = cause.to_string();
+        if text.contains(&said) {
+            continue;
+        }
+        if !text.is_empty() {
+            text.push_str(": ");
+        }
+        text.push_str(&said);
+    }
+    text
 }
 
 fn run(cli: Cli) -> anyhow::Result<Status> {

@@ -102,3 +102,36 @@ fn cpuinfo_and_hostname_planted_under_the_root_are_read_bounded() {
         "the host reads as unknown: {text}"
     );
 }
+
+#[test]
+fn a_rule_file_that_is_a_fifo_or_dev_zero_is_refused_at_once_saying_why_once() {
+    let dir = common::tempdir();
+    let fifo = dir.path().join("rules.conf");
+    mkfifo(&fifo);
+    let scenario = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/examples/scenarios/daytrader.toml"
+    );
+    let snapshots = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/series/oldkernel"
+    );
+    for file in [fifo.to_string_lossy().into_owned(), "/dev/zero".into()] {
+        for args in [
+            vec!["check", &file],
+            vec!["eval", "-c", &file, "--count", "1"],
+            vec!["sim", scenario, "-c", &file, "--fast"],
+            vec!["whatif", "-c", &file, "--snapshots", snapshots],
+            vec!["tune", scenario, "-c", &file],
+        ] {
+            let out = plugtop(&args);
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert!(!out.status.success(), "{args:?}");
+            assert_eq!(
+                err.matches("not a regular file").count(),
+                1,
+                "{args:?}: the reason, once: {err}"
+            );
+        }
+    }
+}
