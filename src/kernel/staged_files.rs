@@ -78,17 +78,16 @@ impl<'b> StagedFiles<'b> {
             let temporary = dir.join(temporary_name()?);
             match self.beneath.create_new(&temporary) {
                 Ok(mut file) => {
-                    // Recorded before writing, so a failed write is removed.
-                    self.staged.push(Staged {
-                        temporary: temporary.clone(),
-                        name,
-                    });
-                    return file.write_all(bytes).map_err(|source| {
-                        StageError::Beneath(BeneathError::Io {
+                    if let Err(source) = file.write_all(bytes) {
+                        // Never renamed into place half written.
+                        let _ = self.beneath.remove(&temporary);
+                        return Err(StageError::Beneath(BeneathError::Io {
                             path: Path::new("/").join(&temporary).display().to_string(),
                             source,
-                        })
-                    });
+                        }));
+                    }
+                    self.staged.push(Staged { temporary, name });
+                    return Ok(());
                 }
                 Err(e) if e.is_not_found() && !made_dirs => {
                     self.beneath.create_dirs(&dir)?;
