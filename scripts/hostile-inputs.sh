@@ -2,7 +2,8 @@
 # Time and peak memory of every command on the hostile inputs of issue 11
 # and on rule files of up to 1 MB: prints one line per command and input,
 # "NAME COMMAND SECONDS MAX-RSS-KB EXIT", and fails if any command takes a
-# second or more or reaches 100 MB. Needs GNU time (/usr/bin/time).
+# second or more or reaches 100 MB, or when a served root or an export
+# writes through a planted link. Needs GNU time (/usr/bin/time).
 #
 #   scripts/hostile-inputs.sh [PLUGTOP_BIN]
 set -euo pipefail
@@ -97,4 +98,26 @@ cp -r "$snapshots" "$series"
 for d in "$series"/*/; do echo 0-1000000000 > "$d/sys/devices/system/cpu/online"; done
 measure online-billion whatif "$bin" whatif -c examples/rules/recommended-default.conf --snapshots "$series"
 measure phases-10k sim "$bin" sim "$work/phases-10k.toml" -c examples/rules/recommended-modern.conf --fast --report
+# Issue 23: sim --serve and exports write only below their directory, never
+# through a link, and refuse / and a FIFO at once (each exits 2, quickly).
+echo untouched > "$work/precious"
+served="$work/served"
+serve=("$bin" sim examples/scenarios/daytrader.toml --fast --duration 0:02 --serve)
+"${serve[@]}" "$served" >/dev/null 2>&1
+rm "$served/proc/stat"
+ln -s "$work/precious" "$served/proc/stat"
+measure serve-stat-link sim "${serve[@]}" "$served"
+rm "$served/proc/stat" "$served/proc/sys/vm/cmm_pages"
+mkfifo "$served/proc/sys/vm/cmm_pages"
+measure serve-cmm-fifo sim "${serve[@]}" "$served"
+measure serve-slash sim "${serve[@]}" /
+exports="$work/exports"
+"$bin" record --snapshots "$snapshots" --export-snapshots "$exports" >/dev/null
+rm "$exports/000000/proc/stat"
+ln -s "$work/precious" "$exports/000000/proc/stat"
+measure export-stat-link record "$bin" record --snapshots "$snapshots" --export-snapshots "$exports"
+if [ "$(cat "$work/precious")" != untouched ]; then
+    echo "  ^ a file outside the directory was written through a link"
+    fail=1
+fi
 exit $fail
