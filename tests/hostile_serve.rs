@@ -234,6 +234,15 @@ fn a_control_swapped_for_a_link_outside_or_to_a_huge_file_is_not_taken() {
     std::fs::write(&cmm, format!("{}1\n", "0".repeat(100_000))).expect("long");
     assert!(take_writes(&mut g, &root).is_empty());
     assert_eq!(g.online_count(), 3);
+    // Absurd pool sizes are bounded by the model and shown as they are.
+    for absurd in ["-5", "9223372036854775807"] {
+        std::fs::write(&cmm, format!("{absurd}\n")).expect("write");
+        let changes = take_writes(&mut g, &root);
+        assert_eq!(changes.first(), Some(&format!("cmm_pages {absurd}")));
+        let shown = std::fs::read_to_string(&cmm).expect("cmm_pages");
+        assert_eq!(shown, format!("{}\n", g.pool()));
+        assert!((0..i64::MAX).contains(&g.pool()), "{}", g.pool());
+    }
 }
 
 fn plugtop(args: &[&str]) -> Output {

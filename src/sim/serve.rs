@@ -81,12 +81,12 @@ pub fn publish(guest: &Guest, root: &Beneath) -> Result<(), StageError> {
     files.commit()
 }
 
-/// A control file's number; `None` when it is missing, unreadable, not a
-/// regular file (a FIFO there is refused at once, never waited on), too
-/// long or not a number.
-fn read_control(root: &Beneath, rel: &str) -> Option<i64> {
+/// A control file's text, trimmed; `None` when it is missing, unreadable,
+/// not a regular file (a FIFO there is refused at once, never waited on)
+/// or too long.
+fn read_control(root: &Beneath, rel: &str) -> Option<String> {
     let bytes = root.read_small(Path::new(rel), CONTROL_LIMIT).ok()?;
-    std::str::from_utf8(&bytes).ok()?.trim().parse().ok()
+    Some(String::from_utf8_lossy(&bytes).trim().to_string())
 }
 
 /// Applies what someone wrote to the controls below `root`; returns what
@@ -94,9 +94,10 @@ fn read_control(root: &Beneath, rel: &str) -> Option<i64> {
 pub fn take_writes(guest: &mut Guest, root: &Beneath) -> Vec<String> {
     let mut changes = Vec::new();
     for id in 0..guest.scenario().cpus {
-        let want = match read_control(root, &format!("{}/cpu{id}/online", paths::CPU_DIR)) {
-            Some(1) => true,
-            Some(0) => false,
+        let online = read_control(root, &format!("{}/cpu{id}/online", paths::CPU_DIR));
+        let want = match online.as_deref() {
+            Some("1") => true,
+            Some("0") => false,
             _ => continue,
         };
         if guest.cpu_online(id) != Some(want) {
@@ -107,7 +108,7 @@ pub fn take_writes(guest: &mut Guest, root: &Beneath) -> Vec<String> {
             ));
         }
     }
-    if let Some(pages) = read_control(root, paths::CMM_PAGES)
+    if let Some(pages) = read_control(root, paths::CMM_PAGES).and_then(|t| t.parse::<i64>().ok())
         && pages != guest.pool()
     {
         guest.set_pool(pages);
