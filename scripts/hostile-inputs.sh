@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Time and peak memory of every command on the hostile inputs of issues 11
-# and 23 (rule files of up to 1 MB, damaged roots, recordings and journals
-# that are FIFOs, /dev/zero or huge, escape sequences): prints one line per command and input,
-# "NAME COMMAND SECONDS MAX-RSS-KB EXIT", and fails if any command takes a
-# second or more or reaches 100 MB. Needs GNU time (/usr/bin/time).
+# and 23 (rule files of up to 1 MB, damaged roots; recordings, journals and
+# /proc files that are FIFOs, /dev/zero or huge; escape sequences; served
+# roots and exports with planted links): prints one line per command and
+# input, "NAME COMMAND SECONDS MAX-RSS-KB EXIT", and fails if any command
+# takes a second or more or reaches 100 MB, a bad journal is accepted, or a
+# served root or an export writes through a planted link. Needs GNU time.
 #
 #   scripts/hostile-inputs.sh [PLUGTOP_BIN]
 set -euo pipefail
@@ -168,6 +170,28 @@ printf 'name = "\\u001b]0;owned\\u0007\\u001b[2J"\ncpus = 2\nmemory_mib = 1024\n
 measure escape-name sim "$bin" sim "$work/escape.toml" -c examples/rules/recommended-modern.conf --fast --report
 if "$bin" sim "$work/escape.toml" -c examples/rules/recommended-modern.conf --fast --report 2>&1 | grep -q $'\033'; then
     echo "  ^ an escape sequence from the scenario reached the terminal"
+    fail=1
+fi
+# Issue 23: sim --serve and exports write only below their directory, never
+# through a link, and refuse / and a FIFO at once (each exits 2, quickly).
+echo untouched > "$work/precious"
+served="$work/served"
+serve=("$bin" sim examples/scenarios/daytrader.toml --fast --duration 0:02 --serve)
+"${serve[@]}" "$served" >/dev/null 2>&1
+rm "$served/proc/stat"
+ln -s "$work/precious" "$served/proc/stat"
+measure serve-stat-link sim "${serve[@]}" "$served"
+rm "$served/proc/stat" "$served/proc/sys/vm/cmm_pages"
+mkfifo "$served/proc/sys/vm/cmm_pages"
+measure serve-cmm-fifo sim "${serve[@]}" "$served"
+measure serve-slash sim "${serve[@]}" /
+exports="$work/exports"
+"$bin" record --snapshots "$snapshots" --export-snapshots "$exports" >/dev/null
+rm "$exports/000000/proc/stat"
+ln -s "$work/precious" "$exports/000000/proc/stat"
+measure export-stat-link record "$bin" record --snapshots "$snapshots" --export-snapshots "$exports"
+if [ "$(cat "$work/precious")" != untouched ]; then
+    echo "  ^ a file outside the directory was written through a link"
     fail=1
 fi
 exit $fail

@@ -14,6 +14,7 @@ use plugtop::control::controller::Mode;
 use plugtop::control::guard::GuardOptions;
 use plugtop::daemon;
 use plugtop::kernel::Source;
+use plugtop::kernel::claimed_dir::DirUse;
 use plugtop::kernel::live::{LiveSource, wall_clock};
 use plugtop::kernel::machine::describe;
 use plugtop::kernel::recording::{Header, RecordingSource};
@@ -144,6 +145,9 @@ pub fn sim(args: SimArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
         flap: flap.config(),
     };
     if let Some(root) = serve {
+        // Refused before anything is written: `/`, or a directory that
+        // holds someone else's files.
+        let dir = plugtop::kernel::claimed_dir::claim(&root, DirUse::ServedRoot)?;
         let signals = daemon::Signals::install()?;
         let mut guest = plugtop::sim::run::guest_for(&scenario, &options);
         eprintln!(
@@ -153,7 +157,7 @@ pub fn sim(args: SimArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
             root.display(),
             root.display()
         );
-        plugtop::sim::serve::serve(&mut guest, &root, &signals.stop, &mut wait, &mut |l| {
+        plugtop::sim::serve::serve(&mut guest, &dir, &signals.stop, &mut wait, &mut |l| {
             eprintln!("{}", plugtop::report::terminal_safe(l))
         })
         .with_context(|| format!("cannot write below {}", root.display()))?;

@@ -259,7 +259,7 @@ pub struct SimArgs {
     /// Seconds between intervals (default: the rule file's UPDATE).
     #[arg(long)]
     pub interval: Option<f64>,
-    /// Publish the guest as a root directory here instead (for `plugtop run --root DIR` or other tools).
+    /// Publish the guest as a root directory here instead (for `plugtop run --root DIR` or other tools): a new or empty directory, or one an earlier --serve filled; never /.
     #[arg(long, conflicts_with = "config")]
     pub serve: Option<PathBuf>,
     #[command(flatten)]
@@ -337,7 +337,7 @@ pub struct RecordArgs {
         required_unless_present = "export_snapshots"
     )]
     pub output: Option<PathBuf>,
-    /// Write conformance-format snapshot directories here instead.
+    /// Write conformance-format snapshot directories here instead (a new or empty directory, or one an earlier export filled).
     #[arg(long, conflicts_with = "output")]
     pub export_snapshots: Option<PathBuf>,
     #[command(flatten)]

@@ -217,7 +217,8 @@ impl PlaceDir {
 
 /// `.plugtop-` and 16 random hex digits and `.tmp`: hidden, so node_exporter
 /// (which reads `*.prom`) never takes it, and short whatever the final name.
-fn temporary_name() -> Result<OsString, PlaceError> {
+/// Also the temporary names of files written below a root plugtop fills.
+pub fn temporary_name() -> Result<OsString, PlaceError> {
     let mut random = [0u8; 8];
     fill_random(&mut random).map_err(|source| PlaceError::Io {
         path: "random bytes for a temporary name".into(),

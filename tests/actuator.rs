@@ -272,7 +272,8 @@ fn the_simulator_chooses_as_its_served_root_does() {
     let scenario = Scenario::parse("t", text).expect("scenario");
     let mut served = Guest::new(&scenario, false);
     let dir = common::tempdir();
-    publish_all(&served, dir.path()).expect("publish");
+    let beneath = plugtop::kernel::beneath::Beneath::open(dir.path()).expect("served root");
+    publish_all(&served, &beneath).expect("publish");
     let shared = SharedGuest::new(Guest::new(&scenario, false));
     let mut sim = SimActuator::new(shared.clone());
     let mut root = RootActuator::new(dir.path()).expect("root");
@@ -286,7 +287,7 @@ fn the_simulator_chooses_as_its_served_root_does() {
             (sim.unplug(&mut failures), root.unplug(&mut failures))
         };
         assert_eq!(a.as_ref().ok(), b.as_ref().ok(), "{step} after {taken:?}");
-        take_writes(&mut served, dir.path());
+        take_writes(&mut served, &beneath);
         taken.push(a.ok());
     }
     assert_eq!(

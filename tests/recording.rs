@@ -8,10 +8,12 @@ use std::sync::Arc;
 
 use common::{FakeRoot, Ticks};
 use plugtop::engine::{Decision, Engine};
+use plugtop::kernel::claimed_dir::{DirUse, claim};
 use plugtop::kernel::live::LiveSource;
 use plugtop::kernel::recording::export::write_snapshot;
 use plugtop::kernel::recording::{Header, RecordingSource, RecordingWriter};
 use plugtop::kernel::snapshots::SnapshotSource;
+use plugtop::kernel::staged_files::StagedFiles;
 use plugtop::kernel::{Sample, Source, Stamp};
 use plugtop::rules::eval::NoTrace;
 use plugtop::rules::{SourceFile, load};
@@ -255,8 +257,11 @@ fn exported_snapshots_read_back_as_the_same_samples() {
     let dir = tempfile::tempdir().expect("temporary directory");
     let mut replay = RecordingSource::from_bytes("x.rec", bytes).expect("valid");
     let mut i = 0;
+    let beneath = claim(dir.path(), DirUse::Snapshots).expect("an empty directory");
     while let Some(Ok(s)) = replay.next_sample() {
-        write_snapshot(dir.path(), i, &s).expect("export");
+        let mut files = StagedFiles::new(&beneath);
+        write_snapshot(&mut files, i, &s).expect("export");
+        files.commit().expect("placed");
         i += 1;
     }
     let mut snaps = SnapshotSource::open(dir.path()).expect("snapshots");

@@ -7,14 +7,19 @@ use std::time::Duration;
 
 use super::{Pace, Status, Wait};
 use crate::kernel::Source;
+use crate::kernel::beneath::Beneath;
+use crate::kernel::claimed_dir::{DirUse, claim};
 use crate::kernel::recording::export::write_snapshot;
 use crate::kernel::recording::{Header, RecordingWriter};
+use crate::kernel::staged_files::StagedFiles;
 
 /// Where the samples go.
 pub enum Target<'a> {
     /// A recording file (created; an existing file is never overwritten).
     Recording { path: &'a Path, header: Header },
-    /// Numbered snapshot directories under this directory.
+    /// Numbered snapshot directories under this directory (a new or empty
+    /// one, or one an earlier export filled: see
+    /// [`claim`](crate::kernel::claimed_dir::claim)).
     Snapshots(&'a Path),
 }
 
@@ -32,10 +37,13 @@ pub fn run(
                 std::io::Error::new(e.kind(), format!("cannot create {}: {e}", path.display()))
             })?)
         }
+        Target::Snapshots(_) => None,
+    };
+    let exports = match &target {
         Target::Snapshots(dir) => {
-            std::fs::create_dir_all(dir)?;
-            None
+            Some(claim(dir, DirUse::Snapshots).map_err(std::io::Error::other)?)
         }
+        Target::Recording { .. } => None,
     };
     let mut taken = 0usize;
     let mut status = Status::Ok;
@@ -51,12 +59,12 @@ pub fn run(
                 break;
             }
         };
-        match (&mut writer, &target) {
+        match (&mut writer, &exports) {
             (Some(w), _) => {
                 w.append(&sample)?;
             }
-            (None, Target::Snapshots(dir)) => write_snapshot(dir, taken, &sample)?,
-            (None, _) => {}
+            (None, Some(dir)) => export(dir, taken, &sample)?,
+            (None, None) => {}
         }
         taken += 1;
         if taken.is_multiple_of(60) {
@@ -92,4 +100,13 @@ pub fn run(
         _ => {}
     }
     Ok(status)
+}
+
+/// Writes `sample` as snapshot `index` beneath `dir`: every file created
+/// anew and renamed into place whole, never written through a link.
+fn export(dir: &Beneath, index: usize, sample: &crate::kernel::Sample) -> std::io::Result<()> {
+    let mut files = StagedFiles::new(dir);
+    write_snapshot(&mut files, index, sample)
+        .and_then(|()| files.commit())
+        .map_err(std::io::Error::other)
 }

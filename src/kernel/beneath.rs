@@ -13,7 +13,7 @@ use std::os::fd::OwnedFd;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
-use rustix::fs::{AtFlags, Mode, OFlags};
+use rustix::fs::{AtFlags, FileType, Mode, OFlags};
 
 use super::chroot_walk::{self, Last, WalkError};
 
@@ -261,6 +261,31 @@ impl Beneath {
         self.open_file(rel, flags, Last::Follow, "write")?
             .sync_all()
             .map_err(|e| Self::io_error(rel, e))
+    }
+
+    /// What stands at `rel` (the last component never followed, so a link
+    /// is a link), or `None` when nothing does: so a rename replaces only
+    /// what it may (a regular file), never a FIFO, a directory or a link.
+    pub fn entry_kind(&self, rel: &Path) -> Result<Option<FileType>, BeneathError> {
+        let found = chroot_walk::parent(&self.dir, rel.as_os_str().as_bytes())
+            .map_err(|e| self.error(rel, e, "read"))
+            .and_then(|(dir, name)| {
+                rustix::fs::statat(&dir, &name, AtFlags::SYMLINK_NOFOLLOW)
+                    .map_err(|e| Self::io_error(rel, e.into()))
+            });
+        match found {
+            Ok(stat) => Ok(Some(FileType::from_raw_mode(stat.st_mode))),
+            Err(e) if e.is_not_found() => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Whether the root is the system's `/` itself (by device and inode,
+    /// however it was named): nothing that fills a directory may fill that.
+    pub fn is_system_root(&self) -> std::io::Result<bool> {
+        let here = rustix::fs::fstat(&self.dir)?;
+        let slash = rustix::fs::stat("/")?;
+        Ok(here.st_dev == slash.st_dev && here.st_ino == slash.st_ino)
     }
 
     /// `path` relative to the root, when it lies beneath it by name.

@@ -5,6 +5,7 @@ pub mod actuator;
 pub mod beneath;
 mod bytes;
 mod chroot_walk;
+pub mod claimed_dir;
 pub mod cpu_choice;
 pub mod cpu_dir;
 pub mod cpulist;
@@ -23,6 +24,7 @@ pub mod root_file;
 pub mod sample;
 pub mod snapshots;
 pub mod source;
+pub mod staged_files;
 pub mod tasks;
 
 pub use sample::{CpuState, CpuTicks, Polarization, ProcBytes, Sample, Stamp};

@@ -3,17 +3,17 @@
 //! `cpuN/online` or `cmm_pages` is applied to the model. So `plugtop run
 //! --root DIR`, a chrooted cpuplugd or a script can drive the simulator.
 
-use std::fs;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use super::Guest;
+use crate::kernel::beneath::Beneath;
 use crate::kernel::recording::export::write_root;
 use crate::kernel::root::paths;
+use crate::kernel::staged_files::{StageError, StagedFiles};
 
-/// Files that change on their own; replaced atomically (write, then rename)
-/// so a reader never sees half a file.
+/// Files that change on their own; rewritten every simulated second.
 const MOVING: [&str; 5] = [
     paths::STAT,
     paths::LOADAVG,
@@ -22,19 +22,27 @@ const MOVING: [&str; 5] = [
     paths::ONLINE,
 ];
 
+/// The most a control file (`cpuN/online`, `cmm_pages`) may hold when it
+/// is read back: one number and a newline, with room to spare.
+const CONTROL_LIMIT: u64 = 64;
+
 /// Writes the whole guest below `root` (the controls included), with the
 /// /proc/cpuinfo and /proc/sysinfo of a z/VM guest, as cpuplugd expects.
-pub fn publish_all(guest: &Guest, root: &Path) -> std::io::Result<()> {
-    write_root(root, &guest.sample())?;
+/// `root` is a directory plugtop claimed
+/// ([`claim`](crate::kernel::claimed_dir::claim)): every file is written
+/// beneath it, whole, never through a link.
+pub fn publish_all(guest: &Guest, root: &Beneath) -> Result<(), StageError> {
+    let mut files = StagedFiles::new(root);
+    write_root(&mut files, &guest.sample())?;
     let cpus = guest.scenario().cpus;
     let name = guest.scenario().name.to_uppercase();
-    fs::write(root.join("proc/cpuinfo"), zvm_cpuinfo(cpus))?;
-    fs::write(root.join("proc/sysinfo"), zvm_sysinfo(&name, cpus))?;
-    fs::create_dir_all(root.join("proc/sys/kernel"))?;
-    fs::write(
-        root.join("proc/sys/kernel/hostname"),
-        format!("{}\n", guest.scenario().name.to_lowercase()),
-    )
+    files.stage("proc/cpuinfo", zvm_cpuinfo(cpus).as_bytes())?;
+    files.stage("proc/sysinfo", zvm_sysinfo(&name, cpus).as_bytes())?;
+    files.stage(
+        "proc/sys/kernel/hostname",
+        format!("{}\n", guest.scenario().name.to_lowercase()).as_bytes(),
+    )?;
+    files.commit()
 }
 
 /// /proc/sysinfo as a z/VM guest named `name` (at most 8 characters, as
@@ -58,28 +66,38 @@ pub fn zvm_cpuinfo(cpus: u32) -> String {
     text
 }
 
-/// Rewrites the moving files below `root`, through `root/.staging`.
-pub fn publish(guest: &Guest, root: &Path) -> std::io::Result<()> {
-    let staging = root.join(".staging");
-    write_root(&staging, &guest.sample())?;
-    for rel in MOVING {
-        fs::rename(staging.join(rel), root.join(rel))?;
-    }
-    Ok(())
+/// Rewrites the moving files below `root`: each written whole, then all
+/// renamed into place together, so a reader's interval sees one second.
+pub fn publish(guest: &Guest, root: &Beneath) -> Result<(), StageError> {
+    let mut files = StagedFiles::new(root);
+    let mut moving = |rel: &str, text: &str| {
+        if MOVING.contains(&rel) {
+            files.stage(rel, text.as_bytes())
+        } else {
+            Ok(())
+        }
+    };
+    write_root(&mut moving, &guest.sample())?;
+    files.commit()
+}
+
+/// A control file's text, trimmed; `None` when it is missing, unreadable,
+/// not a regular file (a FIFO there is refused at once, never waited on)
+/// or too long.
+fn read_control(root: &Beneath, rel: &str) -> Option<String> {
+    let bytes = root.read_small(Path::new(rel), CONTROL_LIMIT).ok()?;
+    Some(String::from_utf8_lossy(&bytes).trim().to_string())
 }
 
 /// Applies what someone wrote to the controls below `root`; returns what
 /// changed, for the log.
-pub fn take_writes(guest: &mut Guest, root: &Path) -> Vec<String> {
+pub fn take_writes(guest: &mut Guest, root: &Beneath) -> Vec<String> {
     let mut changes = Vec::new();
     for id in 0..guest.scenario().cpus {
-        let path = root.join(format!("{}/cpu{id}/online", paths::CPU_DIR));
-        let Ok(text) = fs::read_to_string(&path) else {
-            continue;
-        };
-        let want = match text.trim() {
-            "1" => true,
-            "0" => false,
+        let online = read_control(root, &format!("{}/cpu{id}/online", paths::CPU_DIR));
+        let want = match online.as_deref() {
+            Some("1") => true,
+            Some("0") => false,
             _ => continue,
         };
         if guest.cpu_online(id) != Some(want) {
@@ -90,17 +108,17 @@ pub fn take_writes(guest: &mut Guest, root: &Path) -> Vec<String> {
             ));
         }
     }
-    let path = root.join(paths::CMM_PAGES);
-    if let Some(pages) = fs::read_to_string(&path)
-        .ok()
-        .and_then(|t| t.trim().parse::<i64>().ok())
+    if let Some(pages) = read_control(root, paths::CMM_PAGES).and_then(|t| t.parse::<i64>().ok())
         && pages != guest.pool()
     {
         guest.set_pool(pages);
         changes.push(format!("cmm_pages {pages}"));
         if guest.pool() != pages {
             // The pool could not grow that far: show what it really is.
-            let _ = fs::write(&path, format!("{}\n", guest.pool()));
+            let shown = format!("{}\n", guest.pool());
+            if let Err(e) = StagedFiles::new(root).put(paths::CMM_PAGES, shown.as_bytes()) {
+                changes.push(format!("cmm_pages not rewritten: {e}"));
+            }
         }
     }
     changes
@@ -110,11 +128,11 @@ pub fn take_writes(guest: &mut Guest, root: &Path) -> Vec<String> {
 /// one simulated second per `wait` call.
 pub fn serve(
     guest: &mut Guest,
-    root: &Path,
+    root: &Beneath,
     stop: &AtomicBool,
     wait: &mut dyn FnMut(Duration),
     on_line: &mut dyn FnMut(&str),
-) -> std::io::Result<()> {
+) -> Result<(), StageError> {
     publish_all(guest, root)?;
     let end = guest.scenario().length();
     while guest.t + 1e-9 < end && !stop.load(Ordering::SeqCst) {
@@ -125,7 +143,6 @@ pub fn serve(
         guest.advance(1.0);
         publish(guest, root)?;
     }
-    let _ = fs::remove_dir_all(root.join(".staging"));
     Ok(())
 }
 
@@ -133,6 +150,7 @@ pub fn serve(
 mod tests {
     use super::*;
     use crate::sim::Scenario;
+    use std::fs;
 
     fn guest() -> Guest {
         let text = "name = \"t\"\ncpus = 3\nonline = 3\nmemory_mib = 1024\nduration = \"1:00\"\nphases = []\n";
@@ -149,19 +167,17 @@ mod tests {
             Err(e) => panic!("{e}"),
         };
         let mut g = guest();
-        assert!(publish_all(&g, dir.path()).is_ok());
-        assert!(
-            take_writes(&mut g, dir.path()).is_empty(),
-            "nothing changed yet"
-        );
+        let root = Beneath::open(dir.path()).expect("root");
+        assert!(publish_all(&g, &root).is_ok());
+        assert!(take_writes(&mut g, &root).is_empty(), "nothing changed yet");
         let cpu2 = dir.path().join(format!("{}/cpu2/online", paths::CPU_DIR));
         assert!(fs::write(&cpu2, "0\n").is_ok());
         assert!(fs::write(dir.path().join(paths::CMM_PAGES), "1000\n").is_ok());
-        let changes = take_writes(&mut g, dir.path());
+        let changes = take_writes(&mut g, &root);
         assert_eq!(changes, ["cpu2 offline", "cmm_pages 1000"]);
         assert_eq!((g.online_count(), g.pool()), (2, 1000));
         g.advance(1.0);
-        assert!(publish(&g, dir.path()).is_ok());
+        assert!(publish(&g, &root).is_ok());
         let online = fs::read_to_string(dir.path().join(paths::ONLINE)).unwrap_or_default();
         assert_eq!(online, "0-1\n");
     }
@@ -174,7 +190,8 @@ mod tests {
             Err(e) => panic!("{e}"),
         };
         let mut g = guest();
-        assert!(publish_all(&g, dir.path()).is_ok());
+        let root = Beneath::open(dir.path()).expect("root");
+        assert!(publish_all(&g, &root).is_ok());
         let mut actuator = match RootActuator::new(dir.path()) {
             Ok(a) => a,
             Err(e) => panic!("{e}"),
@@ -185,11 +202,11 @@ mod tests {
         assert_eq!(actuator.unplug(&mut failures).ok(), Some(0));
         assert!(actuator.set_pool(2048).is_ok());
         assert_eq!(
-            take_writes(&mut g, dir.path()),
+            take_writes(&mut g, &root),
             ["cpu0 offline", "cmm_pages 2048"]
         );
         g.advance(1.0);
-        assert!(publish(&g, dir.path()).is_ok());
+        assert!(publish(&g, &root).is_ok());
         assert_eq!(g.sample().online.ids, [1, 2]);
         assert!(failures.is_empty());
     }

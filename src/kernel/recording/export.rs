@@ -3,20 +3,51 @@
 //! attached to a bug report and become a test case.
 
 use std::fmt::Write as _;
-use std::fs;
-use std::path::Path;
 
 use crate::kernel::cpulist::CpuList;
 use crate::kernel::root::paths;
 use crate::kernel::{CpuTicks, Polarization, Sample};
 
-/// Writes `sample` as snapshot number `index` under `dir` (`dir/000042/...`).
-pub fn write_snapshot(dir: &Path, index: usize, sample: &Sample) -> std::io::Result<()> {
-    let root = dir.join(format!("{index:06}"));
-    write_root(&root, sample)?;
-    fs::write(
-        root.join("time"),
-        format!(
+/// Where the files of a written root go: the same text serves a served
+/// simulated guest and exported snapshots, each writing as it must (see
+/// [`StagedFiles`](crate::kernel::staged_files::StagedFiles)). Any
+/// `FnMut(rel, text)` is one, to filter or prefix the names.
+pub trait RootSink {
+    /// What a failed write says.
+    type Error;
+    /// Writes `text` as the file `rel` (relative to the root, `proc/stat`).
+    fn put(&mut self, rel: &str, text: &str) -> Result<(), Self::Error>;
+}
+
+impl<F, E> RootSink for F
+where
+    F: FnMut(&str, &str) -> Result<(), E>,
+{
+    type Error = E;
+    fn put(&mut self, rel: &str, text: &str) -> Result<(), E> {
+        self(rel, text)
+    }
+}
+
+impl RootSink for crate::kernel::staged_files::StagedFiles<'_> {
+    type Error = crate::kernel::staged_files::StageError;
+    fn put(&mut self, rel: &str, text: &str) -> Result<(), Self::Error> {
+        self.stage(rel, text.as_bytes())
+    }
+}
+
+/// Puts `sample` as snapshot number `index` into `sink` (`000042/proc/stat`,
+/// ..., `000042/time`).
+pub fn write_snapshot<S: RootSink>(
+    sink: &mut S,
+    index: usize,
+    sample: &Sample,
+) -> Result<(), S::Error> {
+    let mut below = |rel: &str, text: &str| sink.put(&format!("{index:06}/{rel}"), text);
+    write_root(&mut below, sample)?;
+    below(
+        "time",
+        &format!(
             "{}.{:06}\n",
             sample.stamp.secs(),
             sample.stamp.subsec_micros()
@@ -24,16 +55,11 @@ pub fn write_snapshot(dir: &Path, index: usize, sample: &Sample) -> std::io::Res
     )
 }
 
-/// Writes `sample` as the /proc and /sys files below `root`, so any reader
-/// of a root directory (plugtop, cpuplugd in a chroot, scripts) sees it.
-pub fn write_root(root: &Path, sample: &Sample) -> std::io::Result<()> {
-    let put = |rel: &str, text: &str| -> std::io::Result<()> {
-        let path = root.join(rel);
-        if let Some(parent) = path.parent() {
-            fs::create_dir_all(parent)?;
-        }
-        fs::write(path, text)
-    };
+/// Puts `sample` as the /proc and /sys files of a root into `sink`, so any
+/// reader of a root directory (plugtop, cpuplugd in a chroot, scripts)
+/// sees it.
+pub fn write_root<S: RootSink>(sink: &mut S, sample: &Sample) -> Result<(), S::Error> {
+    let mut put = |rel: &str, text: &str| sink.put(rel, text);
     let mut stat = String::new();
     ticks_line(&mut stat, "cpu ", &sample.ticks);
     for (id, t) in &sample.per_cpu {

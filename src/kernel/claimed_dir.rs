@@ -1,0 +1,171 @@
+//! A directory plugtop fills with files of its own (`sim --serve DIR`,
+//! `record --export-snapshots DIR`), claimed before anything is written:
+//! plugtop runs as root, so it never fills `/` (which would mean the real
+//! /proc and /sys) nor merges into a directory someone else's files are
+//! in. A new or empty directory is taken and marked with a file naming
+//! what filled it, so a later run may fill its own directory again.
+
+use std::io::Write as _;
+use std::path::Path;
+
+use rustix::fs::FileType;
+
+use super::beneath::{Beneath, BeneathError};
+
+/// What fills the directory: each kind has its own marker, so a served
+/// root is never taken for an export directory or the other way round.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DirUse {
+    /// A simulated guest's root (`plugtop sim --serve`).
+    ServedRoot,
+    /// Conformance-format snapshots (`plugtop record --export-snapshots`).
+    Snapshots,
+}
+
+impl DirUse {
+    /// The marker file's name, directly in the directory.
+    pub fn marker(self) -> &'static str {
+        match self {
+            DirUse::ServedRoot => ".plugtop-sim",
+            DirUse::Snapshots => ".plugtop-snapshots",
+        }
+    }
+
+    /// What the marker says, for a person who finds it.
+    fn marker_text(self) -> &'static str {
+        match self {
+            DirUse::ServedRoot => {
+                "plugtop sim --serve made this directory; a later --serve may rewrite it\n"
+            }
+            DirUse::Snapshots => {
+                "plugtop record --export-snapshots made this directory; a later export may rewrite it\n"
+            }
+        }
+    }
+}
+
+/// Why a directory was not taken.
+#[derive(Debug, thiserror::Error)]
+pub enum ClaimError {
+    /// The directory is `/`, however named.
+    #[error(
+        "{dir} is / itself: plugtop would write over this machine's own /proc and /sys; give a directory of its own (such as /tmp/guest)"
+    )]
+    SystemRoot { dir: String },
+    /// Not empty, and not marked as plugtop's.
+    #[error(
+        "{dir} is not empty and plugtop did not fill it (there is no {marker} in it); give a new or empty directory, so nothing in it is overwritten"
+    )]
+    Foreign { dir: String, marker: &'static str },
+    /// It could not be made or opened.
+    #[error("cannot use the directory {dir}: {source}")]
+    Open {
+        dir: String,
+        #[source]
+        source: std::io::Error,
+    },
+    /// Looking into it or marking it failed.
+    #[error(transparent)]
+    Beneath(#[from] BeneathError),
+}
+
+/// Makes `dir` if missing and takes it for `what`: refused when it is `/`,
+/// or when it holds anything and no marker of `what`. Nothing is written
+/// into a directory that is refused. The directory is returned held open:
+/// every file is then written beneath it.
+pub fn claim(dir: &Path, what: DirUse) -> Result<Beneath, ClaimError> {
+    let open_error = |source| ClaimError::Open {
+        dir: dir.display().to_string(),
+        source,
+    };
+    std::fs::create_dir_all(dir).map_err(open_error)?;
+    let beneath = Beneath::open(dir).map_err(open_error)?;
+    if beneath.is_system_root().map_err(open_error)? {
+        return Err(ClaimError::SystemRoot {
+            dir: dir.display().to_string(),
+        });
+    }
+    let marker = Path::new(what.marker());
+    match beneath.entry_kind(marker)? {
+        Some(FileType::RegularFile) => return Ok(beneath),
+        Some(_) => return Err(foreign(dir, what)),
+        None => {}
+    }
+    if !beneath.dir_names(Path::new(""), 1)?.is_empty() {
+        return Err(foreign(dir, what));
+    }
+    let mut file = beneath.create_new(marker)?;
+    file.write_all(what.marker_text().as_bytes())
+        .map_err(|source| BeneathError::Io {
+            path: dir.join(marker).display().to_string(),
+            source,
+        })?;
+    Ok(beneath)
+}
+
+fn foreign(dir: &Path, what: DirUse) -> ClaimError {
+    ClaimError::Foreign {
+        dir: dir.display().to_string(),
+        marker: what.marker(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::symlink;
+
+    #[test]
+    fn a_new_or_empty_directory_is_taken_and_marked_and_taken_again() {
+        let dir = tempfile::tempdir().expect("dir");
+        let new = dir.path().join("a/b");
+        claim(&new, DirUse::ServedRoot).expect("new");
+        assert!(new.join(".plugtop-sim").is_file());
+        std::fs::write(new.join("proc"), "ours\n").expect("a file of a run");
+        claim(&new, DirUse::ServedRoot).expect("its own again");
+        let empty = dir.path().join("empty");
+        std::fs::create_dir(&empty).expect("empty");
+        claim(&empty, DirUse::Snapshots).expect("empty");
+        assert!(empty.join(".plugtop-snapshots").is_file());
+    }
+
+    #[test]
+    fn slash_a_foreign_directory_and_a_planted_marker_are_refused_untouched() {
+        for slash in ["/", "/tmp/..", "//"] {
+            let e = claim(Path::new(slash), DirUse::ServedRoot).expect_err("/");
+            assert!(matches!(e, ClaimError::SystemRoot { .. }), "{slash}: {e}");
+        }
+        let dir = tempfile::tempdir().expect("dir");
+        let link = dir.path().join("to-slash");
+        symlink("/", &link).expect("link");
+        let e = claim(&link, DirUse::ServedRoot).expect_err("a link to /");
+        assert!(e.to_string().contains("is / itself"), "{e}");
+
+        let foreign = dir.path().join("foreign");
+        std::fs::create_dir(&foreign).expect("dir");
+        std::fs::write(foreign.join(".hidden"), "mine\n").expect("file");
+        let e = claim(&foreign, DirUse::ServedRoot).expect_err("foreign");
+        assert!(
+            e.to_string()
+                .contains("is not empty and plugtop did not fill it"),
+            "{e}"
+        );
+        // A served root is not an export directory, and a marker that is
+        // a link (or a directory) is nobody's marker.
+        claim(&dir.path().join("served"), DirUse::ServedRoot).expect("new");
+        let e = claim(&dir.path().join("served"), DirUse::Snapshots);
+        assert!(matches!(e, Err(ClaimError::Foreign { .. })), "{e:?}");
+        symlink(foreign.join(".hidden"), foreign.join(".plugtop-sim")).expect("link");
+        let e = claim(&foreign, DirUse::ServedRoot);
+        assert!(matches!(e, Err(ClaimError::Foreign { .. })), "{e:?}");
+        assert_eq!(
+            std::fs::read_dir(&foreign).expect("list").count(),
+            2,
+            "nothing written"
+        );
+        let file = dir.path().join("file");
+        std::fs::write(&file, "x\n").expect("file");
+        let e = claim(&file, DirUse::ServedRoot).expect_err("not a directory");
+        assert!(e.to_string().contains("cannot use the directory"), "{e}");
+    }
+}
