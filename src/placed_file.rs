@@ -35,6 +35,19 @@ pub enum Replace {
     RegularFile,
 }
 
+/// What stands where a regular file was expected, in words for a message.
+pub fn kind_in_words(kind: FileType) -> &'static str {
+    match kind {
+        FileType::RegularFile => "a regular file",
+        FileType::Symlink => "a symbolic link",
+        FileType::Fifo => "a FIFO",
+        FileType::Directory => "a directory",
+        FileType::CharacterDevice | FileType::BlockDevice => "a device",
+        FileType::Socket => "a socket",
+        FileType::Unknown => "not a regular file",
+    }
+}
+
 /// Why a file could not be placed.
 #[derive(Debug, thiserror::Error)]
 pub enum PlaceError {
@@ -129,12 +142,7 @@ impl PlaceDir {
                     path: self.shown(name),
                 });
             }
-            FileType::Symlink => "a symbolic link",
-            FileType::Fifo => "a FIFO",
-            FileType::Directory => "a directory",
-            FileType::CharacterDevice | FileType::BlockDevice => "a device",
-            FileType::Socket => "a socket",
-            FileType::Unknown => "not a regular file",
+            other => kind_in_words(other),
         };
         Err(PlaceError::NotRegular {
             path: self.shown(name),

@@ -131,12 +131,7 @@ impl<'b> StagedFiles<'b> {
             None | Some(FileType::RegularFile) => {
                 return Ok(self.beneath.rename(&file.temporary, &file.name)?);
             }
-            Some(FileType::Symlink) => "a symbolic link",
-            Some(FileType::Fifo) => "a FIFO",
-            Some(FileType::Directory) => "a directory",
-            Some(FileType::CharacterDevice | FileType::BlockDevice) => "a device",
-            Some(FileType::Socket) => "a socket",
-            Some(FileType::Unknown) => "not a regular file",
+            Some(other) => crate::placed_file::kind_in_words(other),
         };
         Err(StageError::NotRegular {
             path: Path::new("/").join(&file.name).display().to_string(),
