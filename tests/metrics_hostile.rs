@@ -1,12 +1,18 @@
 //! The metrics endpoint under clients that misbehave (loopback only,
 //! bounded in count): resets, idle connections, huge heads, pipelining
-//! without reading. Each attack leaves the endpoint answering, and
-//! dropping the server never waits on a client.
+//! without reading, more connections than the process has descriptors.
+//! Each attack leaves the endpoint answering, the control loop's
+//! descriptors untouched, and dropping the server never waits on a client.
 
-use std::io::{Read, Write};
+mod common;
+
+use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
+use std::process::{Child, Command, Stdio};
 
-use plugtop::metrics::serve::{CONNECTIONS, HEAD_BYTES, MetricsServer};
+use plugtop::metrics::serve::{
+    CONNECTIONS, HEAD_BYTES, Limits, MetricsServer, RESERVED_DESCRIPTORS,
+};
 
 fn server() -> MetricsServer {
     let id = plugtop::kernel::machine::identity(std::path::Path::new("/nonexistent"));
@@ -94,4 +100,148 @@ fn dropping_the_server_with_clients_connected_returns() {
     drop(server);
     assert!(TcpStream::connect(addr).is_err(), "the port is closed");
     drop(clients);
+}
+
+#[test]
+fn with_no_descriptor_to_spare_every_client_is_closed_at_once() {
+    // Every descriptor counts as reserved for the control loop: the
+    // endpoint must take none, and close each client instead of holding it.
+    let id = plugtop::kernel::machine::identity(std::path::Path::new("/nonexistent"));
+    let metrics = plugtop::metrics::Metrics::new(&id);
+    let limits = Limits {
+        reserved_descriptors: u64::MAX,
+        ..Limits::default()
+    };
+    let server = MetricsServer::start_with("127.0.0.1:0", metrics.registry(), limits)
+        .expect("listens on loopback");
+    for _ in 0..CONNECTIONS * 4 {
+        let mut s = TcpStream::connect(server.addr).expect("connect");
+        let _ = s.write_all(b"GET /metrics HTTP/1.1\r\n\r\n");
+        let mut answer = Vec::new();
+        // Closed without an answer (EOF or a reset), never held open.
+        let _ = s.read_to_end(&mut answer);
+        assert!(answer.is_empty(), "{}", String::from_utf8_lossy(&answer));
+    }
+    drop(server);
+}
+
+/// A `plugtop run` child, killed if the test fails before it ends.
+struct Daemon(Child);
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// The descriptors `pid` has open that are sockets, by number.
+fn socket_descriptors(pid: u32) -> Vec<u64> {
+    let dir = std::fs::read_dir(format!("/proc/{pid}/fd")).expect("the daemon's descriptors");
+    dir.filter_map(Result::ok)
+        .filter(|e| {
+            std::fs::read_link(e.path()).is_ok_and(|t| t.to_string_lossy().starts_with("socket:"))
+        })
+        .filter_map(|e| e.file_name().to_str()?.parse().ok())
+        .collect()
+}
+
+/// The descriptors `pid` has open, by number.
+fn descriptors(pid: u32) -> Vec<u64> {
+    let dir = std::fs::read_dir(format!("/proc/{pid}/fd")).expect("the daemon's descriptors");
+    dir.filter_map(Result::ok)
+        .filter_map(|e| e.file_name().to_str()?.parse().ok())
+        .collect()
+}
+
+/// The limit below which exactly `free` descriptor numbers are unused
+/// (numbers are handed out lowest first, and inherited ones leave holes).
+fn limit_leaving(pid: u32, free: u64) -> u64 {
+    let open = descriptors(pid);
+    let mut left = free;
+    let mut n = 0;
+    loop {
+        if !open.contains(&n) {
+            left -= 1;
+            if left == 0 {
+                return n + 1;
+            }
+        }
+        n += 1;
+    }
+}
+
+#[test]
+fn under_a_tight_descriptor_limit_clients_never_take_the_control_loops_descriptors() {
+    let root = common::FakeRoot::guest(2);
+    let rules = root.path().join("rules.conf");
+    std::fs::write(
+        &rules,
+        "UPDATE=\"1\"\nCPU_MIN=\"1\"\nCPU_MAX=\"0\"\nHOTPLUG=\"0\"\nHOTUNPLUG=\"0\"\n",
+    )
+    .expect("rules");
+    let child = Command::new(env!("CARGO_BIN_EXE_plugtop"))
+        .args([
+            "run",
+            "-f",
+            "--mode",
+            "observe",
+            "--interval-ms",
+            "50",
+            "-c",
+        ])
+        .arg(&rules)
+        .arg("--root")
+        .arg(root.path())
+        .args(["--metrics-listen", "127.0.0.1:0"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start plugtop run");
+    let mut daemon = Daemon(child);
+    let pid = daemon.0.id();
+    let mut log = BufReader::new(daemon.0.stdout.take().expect("its log"));
+    let mut line = String::new();
+    let addr: SocketAddr = loop {
+        line.clear();
+        assert!(
+            log.read_line(&mut line).expect("its log") > 0,
+            "ended before listening"
+        );
+        if let Some(rest) = line.trim().strip_prefix("metrics at http://") {
+            break rest
+                .trim_end_matches("/metrics")
+                .parse()
+                .expect("an address");
+        }
+    };
+    // Three places for clients, once the reserve is left.
+    let limit = limit_leaving(pid, RESERVED_DESCRIPTORS + 3);
+    let before = socket_descriptors(pid);
+    let hard = rustix::process::getrlimit(rustix::process::Resource::Nofile).maximum;
+    rustix::process::prlimit(
+        rustix::process::Pid::from_raw(i32::try_from(pid).expect("a pid")),
+        rustix::process::Resource::Nofile,
+        rustix::process::Rlimit {
+            current: Some(limit),
+            maximum: hard,
+        },
+    )
+    .expect("lower the daemon's limit");
+    let idle: Vec<TcpStream> = (0..CONNECTIONS * 4)
+        .map(|_| TcpStream::connect(addr).expect("connect"))
+        .collect();
+    // Accepted after every idle one: by its answer, all were placed.
+    assert_eq!(scrape(addr), "HTTP/1.1 200 OK");
+    let clients: Vec<u64> = socket_descriptors(pid)
+        .into_iter()
+        .filter(|fd| !before.contains(fd))
+        .collect();
+    let reserve = limit - RESERVED_DESCRIPTORS;
+    assert!(
+        !clients.is_empty() && clients.iter().all(|&fd| fd < reserve),
+        "clients must be held, below {reserve} (limit {limit}): {clients:?}"
+    );
+    drop(idle);
 }

@@ -11,10 +11,16 @@
 //! - at most [`CONNECTIONS`] clients at once: a new one takes the place of
 //!   the oldest still sending its head (idle connections cannot lock out a
 //!   scraper), or is closed at once when all are being answered;
+//! - the last [`RESERVED_DESCRIPTORS`] file descriptors under the process's
+//!   limit (`ulimit -n`) are left to the control loop, which opens the
+//!   guest's files every interval: a client that would take one counts as
+//!   one too many, so no number of connections can make an interval fail;
 //! - one request per connection (`Connection: close`): a pipelining client
 //!   gets its first answer, nothing is queued for it;
-//! - GET and HEAD only; errors of `accept` (EMFILE) are backed off and
-//!   retried, said once in the log line the caller reads from [`MetricsServer::trouble`];
+//! - GET and HEAD only; errors of `accept` (EMFILE) first drop the oldest
+//!   client still sending its head, else are backed off and retried; each
+//!   run of failures is said once, in the line the caller reads from
+//!   [`MetricsServer::trouble`], until accepting drains the queue again;
 //! - dropping the server wakes the thread (an eventfd) and stops it at
 //!   once, whatever the clients do.
 //!
@@ -23,7 +29,7 @@
 
 use std::io::{ErrorKind, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::os::fd::{AsFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -41,8 +47,31 @@ pub const HEAD_TIME: Duration = Duration::from_secs(5);
 pub const WRITE_TIME: Duration = Duration::from_secs(5);
 /// The most clients served at once.
 pub const CONNECTIONS: usize = 16;
+/// How many file descriptors under the process's limit the endpoint never
+/// takes: the control loop opens the guest's files (a few at once) every
+/// interval, and a client must not make one of those opens fail.
+pub const RESERVED_DESCRIPTORS: u64 = 8;
 /// How long accepting rests after it failed (out of file descriptors).
 const ACCEPT_BACKOFF: Duration = Duration::from_millis(500);
+
+/// How much of the process an endpoint may take; [`Limits::default`] is
+/// what `plugtop run` uses, other values let tests play a tight machine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// The most clients served at once.
+    pub connections: usize,
+    /// Descriptors under the process's limit left to the rest of plugtop.
+    pub reserved_descriptors: u64,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            connections: CONNECTIONS,
+            reserved_descriptors: RESERVED_DESCRIPTORS,
+        }
+    }
+}
 
 /// A running endpoint; dropping it stops the thread.
 pub struct MetricsServer {
@@ -65,6 +94,15 @@ pub struct ServeError {
 impl MetricsServer {
     /// Listens on `addr` and serves `registry` at `/metrics`.
     pub fn start(addr: &str, registry: Arc<Registry>) -> Result<Self, ServeError> {
+        Self::start_with(addr, registry, Limits::default())
+    }
+
+    /// As [`MetricsServer::start`], within `limits`.
+    pub fn start_with(
+        addr: &str,
+        registry: Arc<Registry>,
+        limits: Limits,
+    ) -> Result<Self, ServeError> {
         let error = |why: String| ServeError {
             addr: addr.to_string(),
             why,
@@ -83,7 +121,9 @@ impl MetricsServer {
             listener,
             registry,
             clients: Vec::new(),
+            limits,
             resting_until: None,
+            accept_failing: false,
             trouble: Arc::clone(&trouble),
             requests: 0,
         };
@@ -101,7 +141,8 @@ impl MetricsServer {
     }
 
     /// A problem the endpoint ran into since last asked (accepting failed),
-    /// for the caller's log; each kind is said once until it clears.
+    /// for the caller's log; a run of failures is said once, not once per
+    /// retry, until accepting drains the queue again.
     pub fn trouble(&self) -> Option<String> {
         self.trouble
             .lock()
@@ -133,8 +174,11 @@ struct Endpoint {
     listener: TcpListener,
     registry: Arc<Registry>,
     clients: Vec<Client>,
+    limits: Limits,
     /// Accepting failed: not before then.
     resting_until: Option<Instant>,
+    /// Accepting has failed since the queue was last drained (said once).
+    accept_failing: bool,
     trouble: Arc<Mutex<Option<String>>>,
     requests: usize,
 }
@@ -143,7 +187,7 @@ impl Endpoint {
     /// Serves until `stop` is written to.
     fn serve(&mut self, stop: &OwnedFd) {
         loop {
-            let accepting = self.resting_until.is_none_or(|t| Instant::now() >= t);
+            let accepting = self.rested(Instant::now());
             let Some((listen_ready, ready)) = self.wait(accepting, stop) else {
                 return;
             };
@@ -165,6 +209,16 @@ impl Endpoint {
                 now.duration_since(c.since) < limit
             });
         }
+    }
+
+    /// Whether accepting may go on at `now`: a rest that is over is
+    /// forgotten, or its end (in the past) would be the next deadline of
+    /// every `poll` and the thread would spin until a client came.
+    fn rested(&mut self, now: Instant) -> bool {
+        if self.resting_until.is_some_and(|t| now >= t) {
+            self.resting_until = None;
+        }
+        self.resting_until.is_none()
     }
 
     /// Waits for the listener (when `accepting`) or a client to be ready,
@@ -225,15 +279,18 @@ impl Endpoint {
         clients.chain(self.resting_until).min()
     }
 
-    /// Takes every waiting connection; beyond [`CONNECTIONS`] they are
-    /// closed at once.
+    /// Takes every waiting connection; beyond [`Limits::connections`], or
+    /// into the descriptors reserved for the control loop, each takes the
+    /// place of the oldest client still sending its head, or is closed at
+    /// once.
     fn accept(&mut self) {
+        let ceiling = descriptor_ceiling();
         loop {
             match self.listener.accept() {
                 Ok((stream, _)) => {
-                    if stream.set_nonblocking(true).is_err() || !self.make_room() {
+                    let Some(stream) = self.make_room(stream, ceiling) else {
                         continue;
-                    }
+                    };
                     self.clients.push(Client {
                         stream,
                         since: Instant::now(),
@@ -242,18 +299,27 @@ impl Endpoint {
                     });
                     self.resting_until = None;
                 }
-                Err(e) if e.kind() == ErrorKind::WouldBlock => return,
+                Err(e) if e.kind() == ErrorKind::WouldBlock => {
+                    self.accept_failing = false;
+                    return;
+                }
                 Err(e) if e.kind() == ErrorKind::Interrupted => {}
                 // A reset before accept, a peer gone: nothing to do.
                 Err(e) if e.kind() == ErrorKind::ConnectionAborted => {}
                 Err(e) => {
-                    // Out of descriptors (EMFILE) and the like: rest, retry.
-                    if self.resting_until.is_none() {
+                    // Out of descriptors (EMFILE) and the like.
+                    if !self.accept_failing {
+                        self.accept_failing = true;
                         let mut t = self.trouble.lock().unwrap_or_else(|p| p.into_inner());
                         *t = Some(format!(
-                            "metrics endpoint: cannot accept ({e}); retrying every {} ms",
+                            "metrics endpoint: cannot accept ({e}); dropping idle clients and retrying every {} ms",
                             ACCEPT_BACKOFF.as_millis()
                         ));
+                    }
+                    // An idle client's descriptor is worth more to the one
+                    // waiting (perhaps a scraper): try again at once.
+                    if self.drop_oldest_reading() {
+                        continue;
                     }
                     self.resting_until = Some(Instant::now() + ACCEPT_BACKOFF);
                     return;
@@ -262,12 +328,38 @@ impl Endpoint {
         }
     }
 
-    /// Room for one more client: true when there is, evicting the oldest
-    /// client still sending its head when all places are taken.
-    fn make_room(&mut self) -> bool {
-        if self.clients.len() < CONNECTIONS {
-            return true;
+    /// Room for `stream` among the clients: when the endpoint is full, or
+    /// the stream's descriptor is one of those reserved, the oldest client
+    /// still sending its head makes room and the stream moves to its freed
+    /// descriptor (descriptors are handed out lowest first). `None`, and
+    /// the stream closed, when there is no room.
+    fn make_room(&mut self, stream: TcpStream, ceiling: Option<u64>) -> Option<TcpStream> {
+        let reserved = self.limits.reserved_descriptors;
+        let in_reserve = |s: &TcpStream| {
+            takes_reserve(
+                u64::try_from(s.as_raw_fd()).unwrap_or(u64::MAX),
+                ceiling,
+                reserved,
+            )
+        };
+        stream.set_nonblocking(true).ok()?;
+        let full = self.clients.len() >= self.limits.connections;
+        if !full && !in_reserve(&stream) {
+            return Some(stream);
         }
+        if !self.drop_oldest_reading() {
+            return None;
+        }
+        if !in_reserve(&stream) {
+            return Some(stream);
+        }
+        let lower = TcpStream::from(rustix::io::fcntl_dupfd_cloexec(&stream, 0).ok()?);
+        (!in_reserve(&lower)).then_some(lower)
+    }
+
+    /// Drops the oldest client still sending its head; false when every
+    /// client is being answered.
+    fn drop_oldest_reading(&mut self) -> bool {
         let oldest = self
             .clients
             .iter()
@@ -358,6 +450,20 @@ impl Endpoint {
     }
 }
 
+/// The process's soft limit on file descriptors; `None` when unlimited.
+/// Read at each round of accepting (not per interval), so a limit changed
+/// while running is followed.
+fn descriptor_ceiling() -> Option<u64> {
+    rustix::process::getrlimit(rustix::process::Resource::Nofile).current
+}
+
+/// Whether a client on descriptor `fd` eats into the `reserved` descriptors
+/// below `ceiling`. Descriptors are handed out lowest first, so all below
+/// `fd` are taken and at most `ceiling - fd - 1` are left.
+fn takes_reserve(fd: u64, ceiling: Option<u64>, reserved: u64) -> bool {
+    ceiling.is_some_and(|c| fd >= c || c - fd - 1 < reserved)
+}
+
 fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
     haystack.windows(needle.len()).position(|w| w == needle)
 }
@@ -427,6 +533,91 @@ fn response(status: u16, content_type: &str, body: &[u8], head_only: bool) -> Ve
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_client_never_takes_the_reserved_descriptors() {
+        // 64 descriptors, 8 reserved: 0..=55 may be clients, 56.. may not.
+        assert!(!takes_reserve(55, Some(64), 8));
+        assert!(takes_reserve(56, Some(64), 8));
+        assert!(takes_reserve(63, Some(64), 8));
+        // Unlimited, and absurd values, without overflow.
+        assert!(!takes_reserve(u64::MAX, None, 8));
+        assert!(takes_reserve(u64::MAX, Some(u64::MAX), 0));
+        assert!(takes_reserve(0, Some(4), 8));
+        assert!(takes_reserve(3, Some(4), u64::MAX));
+    }
+
+    /// An endpoint on a fresh loopback listener, and its address.
+    fn endpoint() -> (Endpoint, SocketAddr) {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("listens on loopback");
+        listener.set_nonblocking(true).expect("non-blocking");
+        let addr = listener.local_addr().expect("an address");
+        let endpoint = Endpoint {
+            listener,
+            registry: Arc::new(Registry::default()),
+            clients: Vec::new(),
+            limits: Limits::default(),
+            resting_until: None,
+            accept_failing: false,
+            trouble: Arc::new(Mutex::new(None)),
+            requests: 0,
+        };
+        (endpoint, addr)
+    }
+
+    fn said(endpoint: &Endpoint) -> Option<String> {
+        endpoint
+            .trouble
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take()
+    }
+
+    #[test]
+    fn a_run_of_accept_failures_drops_idle_clients_and_is_said_once() {
+        let (mut endpoint, addr) = endpoint();
+        let peers: Vec<TcpStream> = (0..2)
+            .map(|_| TcpStream::connect(addr).expect("connect"))
+            .collect();
+        endpoint.accept();
+        assert_eq!(endpoint.clients.len(), 2, "both idle clients placed");
+        assert_eq!(said(&endpoint), None);
+        // A listener shut down fails every accept (EINVAL), as one out of
+        // descriptors fails with EMFILE.
+        rustix::net::shutdown(&endpoint.listener, rustix::net::Shutdown::Read)
+            .expect("shut the listener");
+        endpoint.accept();
+        assert!(endpoint.clients.is_empty(), "idle clients gave way first");
+        assert!(endpoint.resting_until.is_some(), "then it rests");
+        let first = said(&endpoint).unwrap_or_default();
+        assert!(first.contains("cannot accept"), "{first}");
+        for _ in 0..5 {
+            endpoint.accept();
+        }
+        assert_eq!(said(&endpoint), None, "a run of failures is said once");
+        // Listening again, the queue drains: the next failure is news.
+        rustix::net::listen(&endpoint.listener, 16).expect("listen again");
+        endpoint.accept();
+        rustix::net::shutdown(&endpoint.listener, rustix::net::Shutdown::Read)
+            .expect("shut the listener");
+        endpoint.accept();
+        assert!(said(&endpoint).is_some_and(|t| t.contains("cannot accept")));
+        drop(peers);
+    }
+
+    #[test]
+    fn a_rest_that_is_over_leaves_no_deadline_behind() {
+        let (mut endpoint, _) = endpoint();
+        let now = Instant::now();
+        endpoint.resting_until = Some(now + ACCEPT_BACKOFF);
+        assert!(!endpoint.rested(now), "resting");
+        assert_eq!(endpoint.next_deadline(), Some(now + ACCEPT_BACKOFF));
+        // Once the rest is over, with no client, `poll` must sleep without
+        // a timeout: a deadline in the past would make it return at once,
+        // for ever (a thread spinning at 100% after one EMFILE).
+        assert!(endpoint.rested(now + ACCEPT_BACKOFF));
+        assert_eq!(endpoint.next_deadline(), None);
+    }
 
     #[test]
     fn only_get_and_head_are_answered_and_head_has_no_body() {
