@@ -258,7 +258,7 @@ fn zero_device_in(root: &Path) -> bool {
     let zero = rustix::fs::makedev(1, 5);
     rustix::fs::mknodat(
         rustix::fs::CWD,
-        &root.join("dev/zero"),
+        root.join("dev/zero"),
         rustix::fs::FileType::CharacterDevice,
         rustix::fs::Mode::from_raw_mode(0o666),
         zero,
