@@ -329,7 +329,7 @@ impl RootReader {
             return Vec::new();
         };
         let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NONBLOCK;
-        let Ok(dir) = root_dir.open_with(c"sys/devices/system/cpu", flags) else {
+        let Ok(dir) = root_dir.open_with(CPU_DIR_C, flags) else {
             return Vec::new();
         };
         let Ok(mut entries) = rustix::fs::Dir::new(dir) else {
@@ -398,6 +398,9 @@ impl RootReader {
     }
 }
 
+/// [`paths::CPU_DIR`] as a C string, for opening it.
+const CPU_DIR_C: &CStr = c"sys/devices/system/cpu";
+
 /// The most entries of the CPU directory looked at: a kernel has a few
 /// hundred (65,536 CPUs and the few files beside them fit); a damaged root
 /// may have millions, and a reading must stay bounded.
@@ -434,6 +437,11 @@ impl CpuFlagReader<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_cpu_directory_has_one_path() {
+        assert_eq!(CPU_DIR_C.to_bytes(), paths::CPU_DIR.as_bytes());
+    }
 
     /// A root given as a link that is pointed elsewhere between readings is
     /// read where the link points at each reading.
