@@ -35,9 +35,13 @@ scraper=""
 mounted=()
 cleanup() {
   [ -n "$scraper" ] && kill "$scraper" 2>/dev/null || true
-  [ -n "$pid" ] && kill -TERM "$pid" 2>/dev/null || true
-  # Unmounted first, so removing the root never touches a kernel file.
-  for m in "${mounted[@]}"; do umount "$m" 2>/dev/null || true; done
+  if [ -n "$pid" ]; then
+    kill -TERM "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+  fi
+  # Unmounted first (lazily if still busy), so removing the root never
+  # touches a kernel file.
+  for m in "${mounted[@]}"; do umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null || true; done
   rm -rf "$root"
 }
 trap cleanup EXIT
