@@ -3,17 +3,28 @@
 # /proc/PID/task/*/schedstat, nanoseconds), resident memory (VmRSS, VmHWM)
 # and wake-ups (voluntary context switches), over DURATION seconds.
 #
-# It acts on a temporary root whose /proc and CPU-list files are symbolic
-# links to this machine's, so the daemon reads the live kernel, while the
+# It acts on a temporary root whose /proc and CPU-list files are this
+# machine's, bind-mounted there inside a private mount namespace (made by
+# `unshare`: as root, or as a user through a user namespace), so the daemon
+# reads the live kernel and nothing outside the script sees the mounts. The
 # files it writes (cpuN/online, cmm_pages) are plain files in the temporary
-# root: nothing real is ever written (plugtop's writes resolve below its
-# root as in a chroot; only its reads of /proc and /sys follow these links).
+# root: nothing real is ever written. (Symbolic links would not do: plugtop
+# resolves every path below its root as in a chroot, so a link to
+# /proc/stat means ROOT/proc/stat.) It checks that the daemon keeps the
+# bind-mounted kernel files open, as it does on a real root.
 #
 # usage: scripts/overhead.sh [DURATION_SECONDS]   (default 300)
 #        PLUGTOP_BIN=/path/to/plugtop scripts/overhead.sh 60   (compare builds)
 #        METRICS=1 scripts/overhead.sh 120   (with --metrics-listen on loopback,
 #            scraped every 15 s by curl as Prometheus would; target < 0.03%)
 set -euo pipefail
+if [ -z "${PLUGTOP_OVERHEAD_NAMESPACE:-}" ]; then
+  export PLUGTOP_OVERHEAD_NAMESPACE=1
+  if [ "$(id -u)" -eq 0 ]; then
+    exec unshare --mount --propagation private -- "$0" "$@"
+  fi
+  exec unshare --user --map-root-user --mount --propagation private -- "$0" "$@"
+fi
 cd "$(dirname "$0")/.."
 duration=${1:-300}
 bin=${PLUGTOP_BIN:-target/release/plugtop}
@@ -21,17 +32,29 @@ bin=${PLUGTOP_BIN:-target/release/plugtop}
 root=$(mktemp -d)
 pid=""
 scraper=""
+mounted=()
 cleanup() {
   [ -n "$scraper" ] && kill "$scraper" 2>/dev/null || true
-  [ -n "$pid" ] && kill -TERM "$pid" 2>/dev/null || true
+  if [ -n "$pid" ]; then
+    kill -TERM "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+  fi
+  # Unmounted first (lazily if still busy), so removing the root never
+  # touches a kernel file.
+  for m in "${mounted[@]}"; do umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null || true; done
   rm -rf "$root"
 }
 trap cleanup EXIT
 
 mkdir -p "$root/proc/sys/vm" "$root/sys/devices/system/cpu"
-for f in stat loadavg meminfo vmstat; do ln -s "/proc/$f" "$root/proc/$f"; done
+bind() {
+  : > "$2"
+  mount --bind "$1" "$2"
+  mounted+=("$2")
+}
+for f in stat loadavg meminfo vmstat; do bind "/proc/$f" "$root/proc/$f"; done
 for f in present online possible; do
-  [ -e "/sys/devices/system/cpu/$f" ] && ln -s "/sys/devices/system/cpu/$f" "$root/sys/devices/system/cpu/$f"
+  [ -e "/sys/devices/system/cpu/$f" ] && bind "/sys/devices/system/cpu/$f" "$root/sys/devices/system/cpu/$f"
 done
 echo 0 > "$root/proc/sys/vm/cmm_pages"
 # cpuplugd (and plugtop run) manage memory only on a z/VM guest, which they
@@ -44,7 +67,7 @@ for d in /sys/devices/system/cpu/cpu[0-9]*; do
 done
 
 # The recommended rules, with CPU_MIN at this machine's CPU count: the
-# symbolic-linked online list cannot follow the temporary root's cpuN/online
+# bind-mounted online list cannot follow the temporary root's cpuN/online
 # files, so without it every interval would decide an unplug that never
 # shows. With it, both groups evaluate every rule each interval and the
 # CPU limit holds, as on a guest in steady state.
@@ -65,6 +88,14 @@ if [ -n "${METRICS:-}" ]; then
       curl -sf -H 'Accept: application/openmetrics-text;version=1.0.0' "http://127.0.0.1:$port/metrics" > "$root/scrape" || echo "scrape failed" >> "$root/log"
     done ) &
   scraper=$!
+fi
+
+# The kernel files the daemon holds open (it re-reads them each interval
+# instead of opening them again): every bind-mounted one, as on a real root.
+held=$(for fd in /proc/"$pid"/fd/*; do readlink "$fd"; done 2>/dev/null | grep -c "^$root/\(proc\|sys\)/" || true)
+echo "kernel files held open: $held of ${#mounted[@]}"
+if [ "$held" -ne "${#mounted[@]}" ]; then
+  echo "  ^ the daemon re-opens kernel files each interval (not told by fstatfs?)"
 fi
 
 cpu_ns() { cat /proc/"$pid"/task/*/schedstat | awk '{s += $1} END {print s}'; }

@@ -585,7 +585,9 @@ fn open_source(
 fn require_root(root: &Path) -> anyhow::Result<()> {
     require_root_dir(root)?;
     let stat = root.join("proc/stat");
-    if let Err(e) = plugtop::kernel::regular::read_small(&stat, 1 << 20) {
+    let read = plugtop::kernel::in_root::RootDir::open(root)
+        .and_then(|dir| dir.read_small(c"proc/stat", 1 << 20));
+    if let Err(e) = read {
         anyhow::bail!(
             "--root {}: cannot read {}: {e} (a root holds proc/ and sys/ laid out like /)",
             root.display(),

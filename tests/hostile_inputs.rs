@@ -215,8 +215,13 @@ fn endless_or_huge_kernel_files_are_refused_with_their_name() {
         let root = FakeRoot::guest(2);
         let path = root.path().join(file);
         let _ = std::fs::remove_file(&path);
+        // The link resolves inside the root, as in a chroot: it leads to
+        // /dev/zero only where the root has one (made when this test may
+        // make device files); elsewhere the file is simply missing.
+        let mut endless = true;
         if what == "zero" {
             symlink("/dev/zero", &path).expect("link");
+            endless = zero_device_in(root.path());
         } else {
             std::fs::write(&path, vec![b'7'; 32 << 20]).expect("huge file");
         }
@@ -235,10 +240,30 @@ fn endless_or_huge_kernel_files_are_refused_with_their_name() {
         let err = String::from_utf8_lossy(&out.stdout).into_owned()
             + &String::from_utf8_lossy(&out.stderr);
         assert!(took < GUARD, "{file} {what}: took {took:?}");
-        assert!(!out.status.success(), "{file} {what}: {err}");
         let named = file.rsplit('/').next().unwrap_or(file);
-        assert!(err.contains(named), "{file} {what}: {err}");
+        if endless || file == "proc/stat" {
+            assert!(!out.status.success(), "{file} {what}: {err}");
+            assert!(err.contains(named), "{file} {what}: {err}");
+        } else {
+            // No /dev/zero in the root: cmm_pages reads as absent, and the
+            // machine's own /dev/zero is never opened.
+            assert!(out.status.success(), "{file} {what}: {err}");
+        }
     }
+}
+
+/// Makes `root/dev/zero` the zero device; false when not allowed (not root).
+fn zero_device_in(root: &Path) -> bool {
+    std::fs::create_dir_all(root.join("dev")).expect("dev");
+    let zero = rustix::fs::makedev(1, 5);
+    rustix::fs::mknodat(
+        rustix::fs::CWD,
+        root.join("dev/zero"),
+        rustix::fs::FileType::CharacterDevice,
+        rustix::fs::Mode::from_raw_mode(0o666),
+        zero,
+    )
+    .is_ok()
 }
 
 /// Item 7: an online list that wraps the count or names a billion CPUs

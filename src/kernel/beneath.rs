@@ -173,6 +173,21 @@ impl Beneath {
     /// The names in the directory `rel` (`.` and `..` left out), at most
     /// `limit` of them: a damaged root cannot make a listing without end.
     pub fn dir_names(&self, rel: &Path, limit: usize) -> Result<Vec<Vec<u8>>, BeneathError> {
+        Ok(self
+            .dir_entries(rel, limit)?
+            .into_iter()
+            .map(|(name, _)| name)
+            .collect())
+    }
+
+    /// As [`dir_names`](Self::dir_names), each with the kind the directory
+    /// gives for it (`Unknown` on file systems that do not say): a caller
+    /// that needs directories checks only the entries not listed as one.
+    pub fn dir_entries(
+        &self,
+        rel: &Path,
+        limit: usize,
+    ) -> Result<Vec<(Vec<u8>, FileType)>, BeneathError> {
         let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NONBLOCK;
         let fd = chroot_walk::open(
             &self.dir,
@@ -189,7 +204,7 @@ impl Beneath {
             let entry = entry.map_err(|e| Self::io_error(rel, e.into()))?;
             let name = entry.file_name().to_bytes();
             if name != b"." && name != b".." {
-                names.push(name.to_vec());
+                names.push((name.to_vec(), entry.file_type()));
             }
         }
         Ok(names)

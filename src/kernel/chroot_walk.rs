@@ -9,7 +9,12 @@
 //! absolute link and no `..` above the root (the kernel refuses those with
 //! `EXDEV`); then, and on kernels without `openat2` (RHEL 8 has 4.18), the
 //! path is walked here one component at a time.
+//!
+//! Reads of a root's kernel files ([`open_in_root`]) resolve exactly as a
+//! chroot does: a `..` at the root stays there (`RESOLVE_IN_ROOT`), so a
+//! read never fails for a link a chrooted reader would follow.
 
+use std::ffi::CStr;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -48,6 +53,16 @@ impl From<Errno> for WalkError {
     }
 }
 
+/// What a `..` at the root does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Climb {
+    /// Refused ([`WalkError::Outside`]): for writes, where a path leading
+    /// there is a mistake or an attack worth naming.
+    Refuse,
+    /// Stays at the root, as in a chroot: for reads.
+    Clamp,
+}
+
 /// Cleared once the kernel says it has no `openat2`: every later path is
 /// walked without asking again.
 static HAS_OPENAT2: AtomicBool = AtomicBool::new(true);
@@ -61,17 +76,89 @@ pub fn open(
     mode: Mode,
     last: Last,
 ) -> Result<OwnedFd, WalkError> {
-    open_by(root, rel, flags, mode, last, kernel_first())
+    open_by(root, rel, flags, mode, last, Climb::Refuse, kernel_first())
+}
+
+/// Opens `rel` below `root` for reading exactly as a process chrooted at
+/// `root` would (`O_CLOEXEC` added): absolute links lead from the root and
+/// a `..` at the root stays there, so nothing outside can be reached.
+pub fn open_in_root(root: BorrowedFd<'_>, rel: &[u8], flags: OFlags) -> Result<OwnedFd, WalkError> {
+    open_by(
+        root,
+        rel,
+        flags,
+        Mode::empty(),
+        Last::Follow,
+        Climb::Clamp,
+        kernel_first(),
+    )
+}
+
+/// Opens `rel` (plain names, no `..`) below `dir` when no component of it
+/// is a link; `Ok(None)` when one is or may be, and the caller resolves the
+/// path from the root instead. Costs one `openat2` where a walk from the
+/// root costs one lookup per component: for thousands of `cpuN/online`.
+pub fn open_unlinked(
+    dir: BorrowedFd<'_>,
+    rel: &CStr,
+    flags: OFlags,
+) -> Result<Option<OwnedFd>, WalkError> {
+    open_unlinked_by(dir, rel, flags, kernel_first())
+}
+
+fn open_unlinked_by(
+    dir: BorrowedFd<'_>,
+    rel: &CStr,
+    flags: OFlags,
+    kernel: bool,
+) -> Result<Option<OwnedFd>, WalkError> {
+    let names: Vec<&[u8]> = rel.to_bytes().split(|b| *b == b'/').collect();
+    let Some((last, dirs)) = names.split_last() else {
+        return Ok(None);
+    };
+    if !names.iter().all(|n| is_name(n)) {
+        return Ok(None);
+    }
+    let flags = flags | OFlags::CLOEXEC;
+    if kernel {
+        let how = ResolveFlags::NO_SYMLINKS | ResolveFlags::NO_MAGICLINKS;
+        match rustix::fs::openat2(dir, rel, flags, Mode::empty(), how) {
+            Ok(fd) => return Ok(Some(fd)),
+            Err(Errno::NOSYS) => HAS_OPENAT2.store(false, Ordering::Relaxed),
+            // A link on the way, a race, or a filter hiding openat2.
+            Err(Errno::LOOP | Errno::AGAIN | Errno::XDEV | Errno::PERM) => return Ok(None),
+            Err(e) => return Err(e.into()),
+        }
+    }
+    let step = OFlags::PATH | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    let mut here: Option<OwnedFd> = None;
+    for name in dirs {
+        let at = here.as_ref().map_or(dir, AsFd::as_fd);
+        match rustix::fs::openat(at, *name, step, Mode::empty()) {
+            Ok(fd) => here = Some(fd),
+            // A link, or no directory at all: the walk from the root says.
+            Err(Errno::NOTDIR | Errno::LOOP) => return Ok(None),
+            Err(e) => return Err(e.into()),
+        }
+    }
+    let at = here.as_ref().map_or(dir, AsFd::as_fd);
+    match rustix::fs::openat(at, *last, flags | OFlags::NOFOLLOW, Mode::empty()) {
+        Ok(fd) => Ok(Some(fd)),
+        Err(Errno::LOOP) => Ok(None),
+        Err(e) => Err(e.into()),
+    }
 }
 
 fn open_by(
-    root: &OwnedFd,
+    root: impl AsFd,
     rel: &[u8],
     flags: OFlags,
     mode: Mode,
     last: Last,
+    climb: Climb,
     kernel: bool,
 ) -> Result<OwnedFd, WalkError> {
+    let root = root.as_fd();
     let rel = if rel.is_empty() { &b"."[..] } else { rel };
     // openat2 refuses a mode without O_CREAT.
     let mode = if flags.contains(OFlags::CREATE) {
@@ -83,10 +170,10 @@ fn open_by(
     if last == Last::Refuse {
         flags |= OFlags::NOFOLLOW;
     }
-    if kernel && let Some(fd) = in_one_call(root, rel, flags, mode)? {
+    if kernel && let Some(fd) = in_one_call(root, rel, flags, mode, climb)? {
         return Ok(fd);
     }
-    let mut walk = Walk::new(root.as_fd(), rel);
+    let mut walk = Walk::new(root, rel, climb);
     loop {
         let Some(name) = walk.up_to_last(false)? else {
             // The path names a directory it reached by `..`.
@@ -120,11 +207,11 @@ fn parent_by(root: &OwnedFd, rel: &[u8], kernel: bool) -> Result<(OwnedFd, Vec<u
     if kernel && is_name(name) {
         let dir = if dir.is_empty() { &b"."[..] } else { dir };
         let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC;
-        if let Some(fd) = in_one_call(root, dir, flags, Mode::empty())? {
+        if let Some(fd) = in_one_call(root.as_fd(), dir, flags, Mode::empty(), Climb::Refuse)? {
             return Ok((fd, name.to_vec()));
         }
     }
-    let mut walk = Walk::new(root.as_fd(), rel);
+    let mut walk = Walk::new(root.as_fd(), rel, Climb::Refuse);
     let Some(name) = walk.up_to_last(false)? else {
         return Err(WalkError::Io(std::io::Error::new(
             std::io::ErrorKind::InvalidInput,
@@ -151,7 +238,7 @@ fn create_dirs_by(root: &OwnedFd, rel: &[u8], kernel: bool) -> Result<(), WalkEr
     let rel = if rel.is_empty() { &b"."[..] } else { rel };
     let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC;
     if kernel {
-        match in_one_call(root, rel, flags, Mode::empty()) {
+        match in_one_call(root.as_fd(), rel, flags, Mode::empty(), Climb::Refuse) {
             Ok(Some(_)) => return Ok(()),
             // Missing on the way: walked, and made.
             Err(WalkError::Io(e)) if e.kind() == std::io::ErrorKind::NotFound => {}
@@ -159,7 +246,7 @@ fn create_dirs_by(root: &OwnedFd, rel: &[u8], kernel: bool) -> Result<(), WalkEr
             Err(e) => return Err(e),
         }
     }
-    let mut walk = Walk::new(root.as_fd(), rel);
+    let mut walk = Walk::new(root.as_fd(), rel, Climb::Refuse);
     // A last component that is a link puts its target's components back.
     while let Some(name) = walk.up_to_last(true)? {
         walk.enter(&name, true)?;
@@ -177,16 +264,21 @@ fn is_name(name: &[u8]) -> bool {
     !matches!(name, b"" | b"." | b"..")
 }
 
-/// The kernel's resolution beneath `root`: `None` when it cannot say (an
-/// absolute link or a `..` above the root on the way, or no `openat2`),
-/// and the path must be walked.
+/// The kernel's resolution beneath `root`: `None` when it cannot say (for
+/// [`Climb::Refuse`], an absolute link or a `..` above the root on the
+/// way; or no `openat2`), and the path must be walked.
 fn in_one_call(
-    root: &OwnedFd,
+    root: BorrowedFd<'_>,
     rel: &[u8],
     flags: OFlags,
     mode: Mode,
+    climb: Climb,
 ) -> Result<Option<OwnedFd>, WalkError> {
-    let how = ResolveFlags::BENEATH | ResolveFlags::NO_MAGICLINKS;
+    let confine = match climb {
+        Climb::Refuse => ResolveFlags::BENEATH,
+        Climb::Clamp => ResolveFlags::IN_ROOT,
+    };
+    let how = confine | ResolveFlags::NO_MAGICLINKS;
     match rustix::fs::openat2(root, rel, flags, mode, how) {
         Ok(fd) => Ok(Some(fd)),
         Err(Errno::NOSYS) => {
@@ -210,15 +302,17 @@ struct Walk<'r> {
     /// The components still to resolve, the next one last.
     todo: Vec<Vec<u8>>,
     links: u32,
+    climb: Climb,
 }
 
 impl<'r> Walk<'r> {
-    fn new(root: BorrowedFd<'r>, rel: &[u8]) -> Self {
+    fn new(root: BorrowedFd<'r>, rel: &[u8], climb: Climb) -> Self {
         let mut walk = Walk {
             root,
             dirs: Vec::new(),
             todo: Vec::new(),
             links: 0,
+            climb,
         };
         walk.push(rel);
         walk
@@ -247,7 +341,9 @@ impl<'r> Walk<'r> {
     fn up_to_last(&mut self, create: bool) -> Result<Option<Vec<u8>>, WalkError> {
         while let Some(part) = self.todo.pop() {
             if part == b".." {
-                self.dirs.pop().ok_or(WalkError::Outside)?;
+                if self.dirs.pop().is_none() && self.climb == Climb::Refuse {
+                    return Err(WalkError::Outside);
+                }
             } else if self.todo.is_empty() {
                 return Ok(Some(part));
             } else {
@@ -333,6 +429,7 @@ mod tests {
             flags,
             Mode::empty(),
             Last::Follow,
+            Climb::Refuse,
             kernel,
         )?;
         let mut text = String::new();
@@ -419,12 +516,82 @@ mod tests {
             assert!(dir.path().join("run/plain/deeper").is_dir());
             let flags = OFlags::WRONLY | OFlags::CREATE;
             let mode = Mode::from_raw_mode(0o644);
-            let e = open_by(&root, b"planted", flags, mode, Last::Refuse, kernel);
+            let e = open_by(
+                &root,
+                b"planted",
+                flags,
+                mode,
+                Last::Refuse,
+                Climb::Refuse,
+                kernel,
+            );
             assert!(matches!(e, Err(WalkError::LastIsLink)), "{e:?}");
             let (_dir, name) = parent_by(&root, b"var/lock/deeper/x", kernel).expect("parent");
             assert_eq!(name, b"x");
             assert!(parent_by(&root, b"var/..", kernel).is_err(), "no file name");
         });
         assert!(!outside.path().join("f").exists(), "nothing made outside");
+    }
+
+    #[test]
+    fn reads_in_root_stay_at_the_root_on_dot_dot_as_a_chroot_does() {
+        let dir = tempfile::tempdir().expect("dir");
+        let root_path = dir.path().join("root");
+        std::fs::create_dir_all(root_path.join("proc")).expect("dirs");
+        std::fs::create_dir_all(root_path.join("x")).expect("dirs");
+        std::fs::write(dir.path().join("x"), "outside").expect("outside");
+        std::fs::write(root_path.join("x/f"), "inside").expect("inside");
+        symlink("../../../../x/f", root_path.join("proc/up")).expect("link");
+        symlink("/x/f", root_path.join("proc/abs")).expect("link");
+        symlink("/../x/f", root_path.join("proc/abs-up")).expect("link");
+        let root = root_fd(&root_path);
+        both_ways(|kernel| {
+            for rel in ["proc/up", "proc/abs", "proc/abs-up", "../x/f", "../../x/f"] {
+                let flags = OFlags::RDONLY | OFlags::NONBLOCK;
+                let fd = open_by(
+                    &root,
+                    rel.as_bytes(),
+                    flags,
+                    Mode::empty(),
+                    Last::Follow,
+                    Climb::Clamp,
+                    kernel,
+                )
+                .unwrap_or_else(|e| panic!("{rel}: {e:?}"));
+                let mut text = String::new();
+                std::io::Read::read_to_string(&mut std::fs::File::from(fd), &mut text)
+                    .expect("read");
+                assert_eq!(text, "inside", "{rel} (kernel {kernel})");
+            }
+        });
+    }
+
+    #[test]
+    fn unlinked_opens_give_way_at_any_link_on_the_path() {
+        let dir = tempfile::tempdir().expect("dir");
+        std::fs::create_dir_all(dir.path().join("cpu0")).expect("cpu0");
+        std::fs::write(dir.path().join("cpu0/online"), "1\n").expect("online");
+        symlink("cpu0", dir.path().join("cpu1")).expect("link");
+        std::fs::create_dir_all(dir.path().join("cpu2")).expect("cpu2");
+        symlink("/etc/hostname", dir.path().join("cpu2/online")).expect("link");
+        let at = root_fd(dir.path());
+        both_ways(|kernel| {
+            let flags = OFlags::RDONLY | OFlags::NONBLOCK;
+            let open = |rel: &CStr| open_unlinked_by(at.as_fd(), rel, flags, kernel);
+            assert!(matches!(open(c"cpu0/online"), Ok(Some(_))), "{kernel}");
+            for rel in [
+                c"cpu1/online",
+                c"cpu2/online",
+                c"cpu0/../cpu0/online",
+                c"/cpu0/online",
+            ] {
+                assert!(matches!(open(rel), Ok(None)), "{rel:?} (kernel {kernel})");
+            }
+            let missing = open(c"cpu0/configure");
+            assert!(
+                matches!(&missing, Err(WalkError::Io(e)) if e.kind() == std::io::ErrorKind::NotFound),
+                "{missing:?}"
+            );
+        });
     }
 }

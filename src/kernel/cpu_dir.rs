@@ -7,6 +7,8 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use rustix::fs::FileType;
+
 use super::beneath::Beneath;
 
 use super::cpu_choice::{CpuFlags, Online, cpu_of_name, walk_order};
@@ -65,20 +67,28 @@ impl CpuDir {
     }
 
     /// The ids of the CPU directories now, in the order cpuplugd visits
-    /// them. Entries that are not directories are no CPUs.
+    /// them. Entries that are not directories are no CPUs; only those the
+    /// listing does not show as directories (links, or a file system that
+    /// does not say) cost a lookup each.
     pub fn ids(&self) -> Vec<u32> {
         let Some(root) = self.root.as_deref() else {
             return Vec::new();
         };
-        let Ok(names) = root.dir_names(&self.dir, MOST_ENTRIES) else {
+        let Ok(entries) = root.dir_entries(&self.dir, MOST_ENTRIES) else {
             return Vec::new();
         };
-        let mut ids: Vec<u32> = names
+        let mut ids: Vec<u32> = entries
             .iter()
-            .filter_map(|name| {
+            .filter_map(|(name, kind)| {
                 let id = cpu_of_name(name)?;
-                root.is_dir(&self.dir.join(format!("cpu{id}")))
-                    .then_some(id)
+                let dir = match *kind {
+                    FileType::Directory => true,
+                    FileType::Symlink | FileType::Unknown => {
+                        root.is_dir(&self.dir.join(format!("cpu{id}")))
+                    }
+                    _ => false,
+                };
+                dir.then_some(id)
             })
             .collect();
         walk_order(&mut ids);
@@ -134,5 +144,34 @@ impl CpuDir {
         ids.iter()
             .filter(|other| **other != id)
             .any(|other| self.flags(*other, false).online())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::symlink;
+
+    #[test]
+    fn only_directories_are_cpus_links_followed_inside_the_root() {
+        let root = tempfile::tempdir().expect("root");
+        let outside = tempfile::tempdir().expect("outside");
+        let cpus = root.path().join(paths::CPU_DIR);
+        std::fs::create_dir_all(cpus.join("cpu0")).expect("cpu0");
+        std::fs::create_dir_all(cpus.join("cpu10")).expect("cpu10");
+        std::fs::write(cpus.join("cpu1"), "a file\n").expect("cpu1");
+        symlink("cpu0", cpus.join("cpu2")).expect("link");
+        symlink("nowhere", cpus.join("cpu3")).expect("dangling");
+        // Outside the root it is a directory; inside, nothing.
+        symlink(outside.path(), cpus.join("cpu4")).expect("absolute link");
+        let mut ids = CpuDir::new(root.path()).ids();
+        assert_eq!(ids, [0, 10, 2]);
+        std::fs::create_dir_all(
+            root.path()
+                .join(outside.path().strip_prefix("/").expect("abs")),
+        )
+        .expect("the same name inside");
+        ids = CpuDir::new(root.path()).ids();
+        assert_eq!(ids, [0, 10, 2, 4]);
     }
 }

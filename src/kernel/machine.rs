@@ -1,9 +1,12 @@
 //! What machine a root belongs to, for recording headers: host name,
 //! kernel release, CPU model and page size.
 
+use std::ffi::CString;
 use std::path::Path;
 
 use procfs_core::{CpuInfo, FromBufRead};
+
+use super::in_root::RootDir;
 
 /// A short description of the machine under a root.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -18,9 +21,17 @@ pub struct Machine {
 /// large guest is tens of kilobytes; a link to /dev/zero is never read on.
 const DESCRIBE_BYTES: u64 = 1 << 20;
 
-/// `rel` below `root`, bounded, non-blocking and regular-only.
+/// `rel` below `root`, bounded, non-blocking and regular-only, resolved
+/// as in a chroot (a link in the root never shows a file outside it).
 fn read_bounded(root: &Path, rel: &str) -> Option<Vec<u8>> {
-    super::regular::read_small(&root.join(rel), DESCRIBE_BYTES).ok()
+    read_in_root(root, rel, DESCRIBE_BYTES).ok()
+}
+
+/// `rel` below `root`, at most `limit` bytes, read the way every file
+/// under a root is (see [`RootDir`]).
+fn read_in_root(root: &Path, rel: &str, limit: u64) -> std::io::Result<Vec<u8>> {
+    let rel = CString::new(rel).map_err(std::io::Error::other)?;
+    RootDir::open(root)?.read_small(&rel, limit)
 }
 
 fn first_line(root: &Path, rel: &str) -> Option<String> {
@@ -142,7 +153,7 @@ fn sysinfo_value(sysinfo: &str, key: &str) -> Option<String> {
 /// Reads the identity of the machine below `root` (bounded reads; what is
 /// missing reads as unknown, never as an error).
 pub fn identity(root: &Path) -> Identity {
-    let read = |rel: &str| super::regular::read_small(&root.join(rel), 1 << 20).unwrap_or_default();
+    let read = |rel: &str| read_in_root(root, rel, DESCRIBE_BYTES).unwrap_or_default();
     let cpuinfo = read("proc/cpuinfo");
     let sysinfo = String::from_utf8_lossy(&read("proc/sysinfo")).into_owned();
     let s390 = contains(&cpuinfo, b"IBM/S390");
@@ -180,7 +191,7 @@ pub fn online_list(root: &Path) -> String {
 
 /// How many CPUs `cpu/present` below `root` lists (0 when unreadable).
 pub fn present_cpus(root: &Path) -> u32 {
-    super::regular::read_small(&root.join(super::root::paths::PRESENT), 1 << 20)
+    read_in_root(root, super::root::paths::PRESENT, DESCRIBE_BYTES)
         .ok()
         .and_then(|t| super::cpulist::CpuList::parse(&t))
         .map_or(0, |l| l.cpus())
@@ -189,7 +200,7 @@ pub fn present_cpus(root: &Path) -> u32 {
 /// /proc/cpuinfo below `root`, bounded; an error when it cannot be read
 /// (cpuplugd does not start then).
 pub fn cpuinfo(root: &Path) -> std::io::Result<Vec<u8>> {
-    super::regular::read_small(&root.join("proc/cpuinfo"), 1 << 20)
+    read_in_root(root, "proc/cpuinfo", DESCRIBE_BYTES)
 }
 
 /// This process's CPU time so far, in nanoseconds (the screen shows its

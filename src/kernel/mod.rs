@@ -11,6 +11,7 @@ pub mod cpu_dir;
 pub mod cpulist;
 pub mod deltas;
 pub mod fields;
+pub mod in_root;
 pub mod integer;
 pub mod live;
 pub mod machine;

@@ -5,11 +5,8 @@
 //! are.
 
 use std::fs::{File, OpenOptions};
-use std::os::fd::OwnedFd;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
-
-use rustix::fs::{Mode, OFlags};
 
 /// `file` when it is a regular file; an error naming `path` otherwise.
 pub fn must_be_regular(file: File, path: &Path) -> std::io::Result<File> {
@@ -31,25 +28,6 @@ pub fn open_for_reading(path: &Path) -> std::io::Result<File> {
         .read(true)
         .custom_flags(libc::O_NONBLOCK)
         .open(path)
-}
-
-/// Opens `rel` below the directory `dir` for reading without blocking, as
-/// [`open_for_reading`] does for a path.
-pub fn open_at_for_reading(dir: &OwnedFd, rel: &std::ffi::CStr) -> std::io::Result<File> {
-    let flags = OFlags::RDONLY | OFlags::NONBLOCK | OFlags::CLOEXEC;
-    Ok(File::from(rustix::fs::openat(
-        dir,
-        rel,
-        flags,
-        Mode::empty(),
-    )?))
-}
-
-/// `path` held open as a directory to open files relative to, or `None`
-/// when it is none (the caller then uses paths, and reports their errors).
-pub fn open_directory(path: &Path) -> Option<OwnedFd> {
-    let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC;
-    rustix::fs::open(path, flags, Mode::empty()).ok()
 }
 
 /// Why a file read as nothing: an error naming it when it is no regular

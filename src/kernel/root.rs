@@ -1,13 +1,20 @@
 //! Reading a directory laid out like `/` (proc/..., sys/...): the live
-//! machine, a test's temporary root, or one conformance snapshot.
+//! machine, a test's temporary root, or one conformance snapshot. Every
+//! file is opened as a process chrooted at the root would open it (see
+//! [`in_root`](super::in_root)): a link in the root never leads outside.
 
+use std::ffi::CStr;
 use std::fs::File;
 use std::io::ErrorKind;
-use std::os::fd::OwnedFd;
+use std::os::fd::AsFd;
 use std::path::{Path, PathBuf};
 
+use rustix::fs::OFlags;
+
+use super::cpu_choice::cpu_of_name;
 use super::cpulist::CpuList;
 use super::fields::{FieldParser, Malformed};
+use super::in_root::{RootDir, is_kernel_file};
 use super::procfs_text::{parse_loadavg, parse_long, parse_stat};
 use super::read_buffer::ReadBuffer;
 use super::root_file::RootFile;
@@ -33,15 +40,16 @@ enum Slot {
 #[derive(Debug)]
 pub struct RootReader {
     buf: ReadBuffer,
-    /// Kernel files (those that resolve into /proc or /sys) kept open and
-    /// re-read from the start each interval: they are never replaced, and
-    /// re-reading saves the path walk of an open every time.
+    /// Kernel files (those on /proc or /sys, however they got into the
+    /// root) kept open and re-read from the start each interval: they are
+    /// never replaced, and re-reading saves the path walk of an open every
+    /// time.
     open: [Option<Slot>; RootFile::COUNT],
     open_root: PathBuf,
     /// `open_root` held open: files are opened relative to it, so no path
     /// is built and walked from `/` for each file (`None` if it would not
-    /// open; paths are used then, and give the errors they give).
-    root_dir: Option<OwnedFd>,
+    /// open; it is tried again, and its error reported, at each file).
+    root_dir: Option<RootDir>,
     /// Readings of `open_root` so far (decisions wait for the second one,
     /// so snapshot series, a new root each time, pay nothing for them).
     root_readings: u32,
@@ -88,16 +96,24 @@ impl RootReader {
         self.vmstat.narrow(interest.vmstat.as_deref());
     }
 
+    /// The current root held open: opened again when it would not open
+    /// before, so the error is the root's own.
+    fn root_dir(&mut self, root: &Path) -> std::io::Result<&RootDir> {
+        if self.root_dir.is_none() {
+            self.root_dir = Some(RootDir::open(root)?);
+        }
+        self.root_dir
+            .as_ref()
+            .ok_or_else(|| std::io::Error::from(ErrorKind::NotFound))
+    }
+
     /// Reads `root/file` into the buffer.
     fn read_into_buf(&mut self, root: &Path, file: RootFile) -> std::io::Result<()> {
         if let Some(Slot::Kept(kept)) = &self.open[file.index()] {
             rustix::fs::seek(kept, rustix::fs::SeekFrom::Start(0))?;
             return self.buf.read_whole(kept);
         }
-        let opened = match &self.root_dir {
-            Some(dir) => super::regular::open_at_for_reading(dir, file.c_rel())?,
-            None => super::regular::open_for_reading(self.path_of(root, file.rel()))?,
-        };
+        let opened = self.root_dir(root)?.open_file(file.c_rel())?;
         match self.buf.read_whole(&opened) {
             Ok(()) if !self.buf.bytes().is_empty() => {}
             Ok(()) => super::regular::explain_empty(&opened, self.path_of(root, file.rel()))?,
@@ -107,9 +123,7 @@ impl RootReader {
             }
         }
         if self.root_readings >= 2 && self.open[file.index()].is_none() {
-            let kernel = std::fs::canonicalize(self.path_of(root, file.rel()))
-                .is_ok_and(|p| p.starts_with("/proc/") || p.starts_with("/sys/"));
-            self.open[file.index()] = Some(if kernel {
+            self.open[file.index()] = Some(if is_kernel_file(&opened) {
                 Slot::Kept(opened)
             } else {
                 Slot::Reopen
@@ -135,7 +149,7 @@ impl RootReader {
             return false;
         }
         self.open = Default::default();
-        self.root_dir = super::regular::open_directory(root);
+        self.root_dir = RootDir::open(root).ok();
         self.open_root.as_mut_os_string().clear();
         self.open_root.push(root);
         self.root_readings = 0;
@@ -149,7 +163,7 @@ impl RootReader {
             // A root that is not the kernel's may be a link that a replay
             // tool points at the next snapshot between readings: look it
             // up again, as opening by path did.
-            self.root_dir = super::regular::open_directory(root);
+            self.root_dir = RootDir::open(root).ok();
         }
         self.root_readings = self.root_readings.saturating_add(1);
     }
@@ -277,7 +291,7 @@ impl RootReader {
             None
         };
         let cpus = if self.scan_cpu_dirs {
-            self.cpu_states(root)?
+            self.cpu_states(root)
         } else {
             Vec::new()
         };
@@ -305,39 +319,45 @@ impl RootReader {
             .ok_or_else(|| Self::malformed(file.rel(), "malformed CPU list"))
     }
 
-    fn cpu_states(&mut self, root: &Path) -> Result<Vec<CpuState>, SourceError> {
-        let dir = root.join(paths::CPU_DIR);
-        let Ok(entries) = std::fs::read_dir(&dir) else {
-            return Ok(Vec::new());
+    /// Every `cpuN` directory's online and configure flags (`None` where
+    /// one cannot be read); no CPUs when the directory cannot be read.
+    fn cpu_states(&mut self, root: &Path) -> Vec<CpuState> {
+        if self.root_dir(root).is_err() {
+            return Vec::new();
+        }
+        let Some(root_dir) = self.root_dir.as_ref() else {
+            return Vec::new();
+        };
+        let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NONBLOCK;
+        let Ok(dir) = root_dir.open_with(CPU_DIR_C, flags) else {
+            return Vec::new();
+        };
+        let Ok(mut entries) = rustix::fs::Dir::new(dir) else {
+            return Vec::new();
+        };
+        let mut flag = CpuFlagReader {
+            root: root_dir,
+            buf: &mut self.buf,
+            name: Vec::with_capacity(32),
         };
         let mut cpus = Vec::new();
-        for entry in entries.flatten() {
-            let name = entry.file_name();
-            let Some(id) = name
-                .to_str()
-                .and_then(|n| n.strip_prefix("cpu"))
-                .and_then(|n| n.parse::<u32>().ok())
-            else {
+        for _ in 0..MOST_CPU_ENTRIES {
+            let Some(Ok(entry)) = entries.read() else {
+                break;
+            };
+            let name = entry.file_name().to_bytes();
+            let Some(id) = cpu_of_name(name) else {
                 continue;
             };
-            let base = entry.path();
-            let online = self.flag(&base.join("online"));
-            let configured = self.flag(&base.join("configure"));
+            let Ok(dir) = entries.fd() else { break };
             cpus.push(CpuState {
                 id,
-                online,
-                configured,
+                online: flag.read(dir, name, b"online"),
+                configured: flag.read(dir, name, b"configure"),
             });
         }
-        cpus.sort_by_key(|c| c.id);
-        Ok(cpus)
-    }
-
-    fn flag(&mut self, path: &Path) -> Option<bool> {
-        // Never blocks, whatever sits where the flag should be (a FIFO).
-        let file = super::regular::open_for_reading(path).ok()?;
-        self.buf.read_whole(&file).ok()?;
-        parse_long(self.buf.bytes()).map(|v| v == 1)
+        cpus.sort_unstable_by_key(|c| c.id);
+        cpus
     }
 
     /// The names in a meminfo (`meminfo` true) or vmstat file, if readable.
@@ -363,7 +383,9 @@ impl RootReader {
             },
             Err(e) => Err(format!("Cannot open /{} file: {e}", paths::PRESENT)),
         };
-        let cmm_pages = root.join(paths::CMM_PAGES).is_file();
+        let cmm_pages = self
+            .root_dir(root)
+            .is_ok_and(|dir| dir.is_file(RootFile::CmmPages.c_rel()));
         let meminfo_names = self.field_names(root, RootFile::Meminfo, true);
         let vmstat_names = self.field_names(root, RootFile::Vmstat, false);
         SystemFacts {
@@ -376,9 +398,50 @@ impl RootReader {
     }
 }
 
+/// [`paths::CPU_DIR`] as a C string, for opening it.
+const CPU_DIR_C: &CStr = c"sys/devices/system/cpu";
+
+/// The most entries of the CPU directory looked at: a kernel has a few
+/// hundred (65,536 CPUs and the few files beside them fit); a damaged root
+/// may have millions, and a reading must stay bounded.
+const MOST_CPU_ENTRIES: usize = (1 << 16) + 1024;
+
+/// Reads one CPU's flag files below the CPU directory, each by one lookup
+/// from it (a walk from the root only where a link is on the way).
+struct CpuFlagReader<'a> {
+    root: &'a RootDir,
+    buf: &'a mut ReadBuffer,
+    /// `cpuN/FILE` and its NUL, reused for every file.
+    name: Vec<u8>,
+}
+
+impl CpuFlagReader<'_> {
+    /// `cpu/file` below `dir` is 1 (`None`: missing or unreadable).
+    fn read(&mut self, dir: impl AsFd, cpu: &[u8], file: &[u8]) -> Option<bool> {
+        self.name.clear();
+        self.name.extend_from_slice(cpu);
+        self.name.push(b'/');
+        self.name.extend_from_slice(file);
+        self.name.push(0);
+        let name = CStr::from_bytes_with_nul(&self.name).ok()?;
+        // Never blocks, whatever sits where the flag should be (a FIFO).
+        let opened = self
+            .root
+            .open_below(dir.as_fd(), paths::CPU_DIR, name)
+            .ok()?;
+        self.buf.read_whole(&opened).ok()?;
+        parse_long(self.buf.bytes()).map(|v| v == 1)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_cpu_directory_has_one_path() {
+        assert_eq!(CPU_DIR_C.to_bytes(), paths::CPU_DIR.as_bytes());
+    }
 
     /// A root given as a link that is pointed elsewhere between readings is
     /// read where the link points at each reading.

@@ -1,7 +1,12 @@
 //! The user tasks below a root and the CPUs each may run on
 //! (`/proc/PID/status`), for the pattern that warns about CPU binding.
 
+use std::ffi::CString;
 use std::path::Path;
+
+use rustix::fs::OFlags;
+
+use super::in_root::RootDir;
 
 /// The most tasks looked at, and the most of one `status` file read: a
 /// damaged root cannot make the hint read without end.
@@ -18,20 +23,33 @@ pub struct TaskCpus {
 
 /// Every user task below `root` with the CPUs it may run on; kernel
 /// threads (no `VmRSS`) are left out.
+/// Read as every file under a root is: as in a chroot, bounded and
+/// regular-only (see [`RootDir`]).
 pub fn task_cpus(root: &Path) -> Vec<TaskCpus> {
-    let Ok(entries) = std::fs::read_dir(root.join("proc")) else {
+    let Ok(root_dir) = RootDir::open(root) else {
+        return Vec::new();
+    };
+    let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NONBLOCK;
+    let Ok(mut entries) = root_dir
+        .open_with(c"proc", flags)
+        .and_then(|fd| Ok(rustix::fs::Dir::new(fd)?))
+    else {
         return Vec::new();
     };
     let mut out = Vec::new();
-    for e in entries.flatten().take(MOST_TASKS) {
-        let name = e.file_name();
-        let Some(pid) = name
-            .to_str()
+    for _ in 0..MOST_TASKS {
+        let Some(Ok(e)) = entries.read() else { break };
+        let Some(pid) = std::str::from_utf8(e.file_name().to_bytes())
+            .ok()
             .filter(|n| n.bytes().all(|b| b.is_ascii_digit()))
         else {
             continue;
         };
-        let Ok(bytes) = super::regular::read_small(&e.path().join("status"), STATUS_BYTES) else {
+        let Ok(status) = CString::new(format!("{pid}/status")) else {
+            continue;
+        };
+        let Ok(dir) = entries.fd() else { break };
+        let Ok(bytes) = root_dir.read_small_below(dir, "proc", &status, STATUS_BYTES) else {
             continue;
         };
         let status = String::from_utf8_lossy(&bytes);
