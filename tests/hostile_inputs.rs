@@ -221,7 +221,7 @@ fn endless_or_huge_kernel_files_are_refused_with_their_name() {
         let mut endless = true;
         if what == "zero" {
             symlink("/dev/zero", &path).expect("link");
-            endless = zero_device_in(root.path());
+            endless = common::zero_device_in(root.path());
         } else {
             std::fs::write(&path, vec![b'7'; 32 << 20]).expect("huge file");
         }
@@ -250,20 +250,6 @@ fn endless_or_huge_kernel_files_are_refused_with_their_name() {
             assert!(out.status.success(), "{file} {what}: {err}");
         }
     }
-}
-
-/// Makes `root/dev/zero` the zero device; false when not allowed (not root).
-fn zero_device_in(root: &Path) -> bool {
-    std::fs::create_dir_all(root.join("dev")).expect("dev");
-    let zero = rustix::fs::makedev(1, 5);
-    rustix::fs::mknodat(
-        rustix::fs::CWD,
-        root.join("dev/zero"),
-        rustix::fs::FileType::CharacterDevice,
-        rustix::fs::Mode::from_raw_mode(0o666),
-        zero,
-    )
-    .is_ok()
 }
 
 /// Item 7: an online list that wraps the count or names a billion CPUs

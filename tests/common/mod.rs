@@ -191,3 +191,17 @@ pub fn climbing_to(target: &Path) -> std::path::PathBuf {
     let down = target.strip_prefix("/").unwrap_or(target);
     Path::new(&"../".repeat(64)).join(down)
 }
+
+/// Makes `root/dev/zero` the zero device; false when not allowed (not root).
+pub fn zero_device_in(root: &std::path::Path) -> bool {
+    std::fs::create_dir_all(root.join("dev")).expect("dev");
+    let zero = rustix::fs::makedev(1, 5);
+    rustix::fs::mknodat(
+        rustix::fs::CWD,
+        root.join("dev/zero"),
+        rustix::fs::FileType::CharacterDevice,
+        rustix::fs::Mode::from_raw_mode(0o666),
+        zero,
+    )
+    .is_ok()
+}
