@@ -124,13 +124,10 @@ pub fn sim(args: SimArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
     } = args;
     let scenario = plugtop::sim::Scenario::load(&scenario)?;
     let duration = duration.as_deref().map(sim_duration).transpose()?;
-    let speed = speed.unwrap_or(1.0);
-    if speed.is_nan() || speed <= 0.0 {
-        anyhow::bail!("--speed must be a positive number");
-    }
+    let speed = checked_speed(speed.unwrap_or(1.0))?;
     let mut wait = |d: Duration| {
         if !fast {
-            std::thread::sleep(d.div_f64(speed));
+            std::thread::sleep(plugtop::pace::scaled(d, speed));
         }
     };
     if let Some(i) = interval {
@@ -608,20 +605,59 @@ fn require_root_dir(root: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// `--interval S` as a duration: a positive number of seconds (0 would
-/// read as fast as the machine can, as `UPDATE="0"` would).
+/// The shortest `--interval`: shorter ones read as fast as the machine
+/// can (what `UPDATE="0"` would do, which cpuplugd refuses), and cost the
+/// guest a CPU instead of the fraction of a percent plugtop is allowed.
+const SHORTEST_INTERVAL: f64 = 0.001;
+
+/// The longest `--interval`: a day. Longer is no monitoring any more, and
+/// numbers like 1e300 or inf are not lengths of time at all.
+const LONGEST_INTERVAL: f64 = 86_400.0;
+
+/// `--interval S` as a duration: between [`SHORTEST_INTERVAL`] and
+/// [`LONGEST_INTERVAL`] seconds.
 fn positive_interval(s: f64) -> anyhow::Result<Duration> {
-    if s.is_nan() || s <= 0.0 {
+    if s.is_nan() {
         anyhow::bail!(
-            "--interval must be a positive number of seconds (0 would busy-loop; cpuplugd refuses UPDATE=\"0\" too)"
+            "--interval must be a number of seconds, from {SHORTEST_INTERVAL} to {LONGEST_INTERVAL}"
         );
     }
-    seconds(s)
+    if s < SHORTEST_INTERVAL {
+        anyhow::bail!(
+            "--interval {s} is too short: the shortest is {SHORTEST_INTERVAL} seconds (1 ms); shorter would busy-loop, which is why cpuplugd refuses UPDATE=\"0\""
+        );
+    }
+    if s > LONGEST_INTERVAL {
+        anyhow::bail!(
+            "--interval {s} is too long: the longest is {LONGEST_INTERVAL} seconds (a day)"
+        );
+    }
+    Ok(plugtop::pace::seconds(s))
 }
 
-fn seconds(s: f64) -> anyhow::Result<Duration> {
-    Duration::try_from_secs_f64(s)
-        .map_err(|_| anyhow::anyhow!("--interval must be a number of seconds >= 0"))
+/// The slowest `--speed`: a thousand times slower than real time. Slower
+/// would make one interval of a simulation a wait of days, or longer than
+/// a `Duration` holds.
+const SLOWEST_SPEED: f64 = 0.001;
+
+/// The fastest `--speed`; beyond it `--fast` says what is meant.
+const FASTEST_SPEED: f64 = 1_000_000.0;
+
+/// `--speed X` checked: a finite number between [`SLOWEST_SPEED`] and
+/// [`FASTEST_SPEED`].
+fn checked_speed(speed: f64) -> anyhow::Result<f64> {
+    if speed.is_nan() || speed <= 0.0 {
+        anyhow::bail!("--speed must be a positive number (1 is real time, 2 twice as fast)");
+    }
+    if speed < SLOWEST_SPEED {
+        anyhow::bail!("--speed {speed} is too slow: the slowest is {SLOWEST_SPEED}");
+    }
+    if speed > FASTEST_SPEED {
+        anyhow::bail!(
+            "--speed {speed} is too fast: the fastest is {FASTEST_SPEED} (--fast runs without waiting)"
+        );
+    }
+    Ok(speed)
 }
 
 /// A recording header for the machine under `root`.
