@@ -21,6 +21,7 @@ use plugtop::kernel::recording::{Header, RecordingSource};
 use plugtop::kernel::root::RootReader;
 use plugtop::kernel::snapshots::SnapshotSource;
 use plugtop::logging::{Console, Journal, Log, SysLog};
+use plugtop::report::TerminalText;
 
 /// `plugtop` without a subcommand: the screen, or line mode.
 pub fn screen(cli: &Cli, out: &mut dyn Write) -> anyhow::Result<Status> {
@@ -50,7 +51,10 @@ pub fn screen(cli: &Cli, out: &mut dyn Write) -> anyhow::Result<Status> {
         allow_non_zvm: cli.allow_non_zvm,
     };
     if plugtop::tui::run::line_mode_wanted(cli.batch) {
-        plugtop::tui::run::run_lines(&options, out)?;
+        let mut lines = TerminalText::new(&mut *out);
+        plugtop::tui::run::run_lines(&options, &mut lines)?;
+        lines.flush()?;
+        drop(lines);
         out.flush()?;
         return Ok(Status::Ok);
     }
@@ -98,9 +102,9 @@ pub fn whatif(args: WhatifArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
         against.as_deref(),
         flap.config(),
     )?;
-    write!(out, "{}", commands::whatif::render(&w))?;
+    write!(TerminalText::new(out), "{}", commands::whatif::render(&w))?;
     if let Some(warning) = source.warning() {
-        eprintln!("plugtop: warning: {warning}");
+        complain(&format!("plugtop: warning: {warning}"));
     }
     Ok(Status::Ok)
 }
@@ -288,19 +292,23 @@ fn print_reports(
             Some(b) => writeln!(out, "{}", serde_json::json!([first.report, b.report]))?,
             None => writeln!(out, "{}", serde_json::to_string(&first.report)?)?,
         },
-        CheckFormat::Text => match second {
-            Some(b) => write!(
-                out,
-                "{}",
-                plugtop::sim::report::side_by_side(&first.report, &b.report)
-            )?,
-            None => {
-                if !quiet {
-                    writeln!(out)?;
+        CheckFormat::Text => {
+            let mut out = TerminalText::new(out);
+            match second {
+                Some(b) => write!(
+                    out,
+                    "{}",
+                    plugtop::sim::report::side_by_side(&first.report, &b.report)
+                )?,
+                None => {
+                    if !quiet {
+                        writeln!(out)?;
+                    }
+                    write!(out, "{}", plugtop::sim::report::text(&first.report))?
                 }
-                write!(out, "{}", plugtop::sim::report::text(&first.report))?
             }
-        },
+            out.flush()?;
+        }
     }
     Ok(())
 }
@@ -312,11 +320,17 @@ pub fn check(args: CheckArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
     let source = commands::eval::read_rule_file(&file)
         .with_context(|| format!("cannot read {}", plugtop::rules::rule_file_name(&file)))?;
     let facts = RootReader::new().facts(&root);
-    let format = match format {
-        CheckFormat::Text => commands::check::Format::Text,
-        CheckFormat::Json => commands::check::Format::Json,
-    };
-    Ok(commands::check::run(&source, &facts, format, out)?)
+    Ok(match format {
+        CheckFormat::Text => commands::check::run(
+            &source,
+            &facts,
+            commands::check::Format::Text,
+            &mut TerminalText::new(out),
+        )?,
+        CheckFormat::Json => {
+            commands::check::run(&source, &facts, commands::check::Format::Json, out)?
+        }
+    })
 }
 
 /// `plugtop eval`.
@@ -345,6 +359,15 @@ pub fn eval(args: EvalArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
         (true, None) => Wait::Update,
     };
     let pace = Pace { count, wait };
+    // The table and the trace quote the rule file (a refusal's position):
+    // text for a terminal. JSON lines escape by their own rules.
+    let mut text;
+    let out: &mut dyn Write = if jsonl {
+        out
+    } else {
+        text = TerminalText::new(out);
+        &mut text
+    };
     let status = commands::eval::run(
         &rules,
         source.as_mut(),
@@ -353,8 +376,9 @@ pub fn eval(args: EvalArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
         out,
         &mut std::thread::sleep,
     )?;
+    out.flush()?;
     if let Some(w) = source.warning() {
-        eprintln!("plugtop: warning: {w}");
+        complain(&format!("plugtop: warning: {w}"));
     }
     Ok(status)
 }
@@ -441,7 +465,7 @@ pub fn run_headless(args: RunArgs, out: &mut dyn Write) -> anyhow::Result<Status
                     fields: vec![("PLUGTOP_REFUSED", "1".into())],
                 });
             }
-            eprintln!("plugtop: {e}");
+            complain(&format!("plugtop: {e}"));
             Status::Failed
         }
     })
@@ -710,7 +734,7 @@ fn daemonize() -> anyhow::Result<Status> {
     }
     let status = child.wait().context("cannot wait for the daemon")?;
     for line in said {
-        eprintln!("{line}");
+        complain(&line);
     }
     Ok(if status.success() {
         Status::Ok
@@ -722,6 +746,13 @@ fn daemonize() -> anyhow::Result<Status> {
 /// The detached child's word to its waiting parent that it has started.
 fn tell_parent() {
     eprintln!("{}", daemon::STARTED);
+}
+
+/// A message on stderr that may quote a file (an error, a warning, what
+/// the daemon said before it detached): made safe for the terminal line by
+/// line, as `main` shows errors.
+fn complain(text: &str) {
+    say(&plugtop::report::terminal_safe_lines(text));
 }
 
 /// A line on stderr that never panics, for when the terminal may be gone.

@@ -7,7 +7,7 @@ pub mod table;
 mod terminal;
 pub mod trace;
 
-pub use terminal::terminal_safe;
+pub use terminal::{TerminalText, terminal_safe, terminal_safe_lines};
 
 /// The last part of a path, so long paths fit headers and columns.
 pub fn file_name(path: &str) -> &str {
