@@ -289,8 +289,14 @@ fn print_reports(
 ) -> anyhow::Result<()> {
     match format {
         CheckFormat::Json => match second {
-            Some(b) => writeln!(out, "{}", serde_json::json!([first.report, b.report]))?,
-            None => writeln!(out, "{}", serde_json::to_string(&first.report)?)?,
+            Some(b) => {
+                let both = serde_json::json!([first.report, b.report]).to_string();
+                writeln!(out, "{}", plugtop::report::terminal_safe_json(&both))?
+            }
+            None => {
+                let one = serde_json::to_string(&first.report)?;
+                writeln!(out, "{}", plugtop::report::terminal_safe_json(&one))?
+            }
         },
         CheckFormat::Text => {
             let mut out = TerminalText::new(out);

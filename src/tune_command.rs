@@ -396,7 +396,11 @@ fn json(
         "recommended_diff": recommended.map(|b| report::diff(file.name(), file.bytes(), "recommended", b)),
         "held_out": seeds.iter().map(|(l, s, sc)| serde_json::json!({"file": l, "workload": s, "score": sc})).collect::<Vec<_>>(),
     });
-    writeln!(out, "{v}")?;
+    writeln!(
+        out,
+        "{}",
+        plugtop::report::terminal_safe_json(&v.to_string())
+    )?;
     Ok(())
 }
 

@@ -241,3 +241,119 @@ fn whatif_against_a_refused_file_says_so_escaped() {
     let said = inert(&o);
     assert!(said.contains(r"\u{1b}]0;owned\u{7}"), "{said}");
 }
+
+/// JSON output checked byte for byte: no raw control (C0 but the line
+/// breaks, DEL, C1) and no raw bidi mark, anywhere; every document (the
+/// whole output, or each line for JSON lines) parses. The parsed values.
+fn json_inert(stdout: &[u8], lines: bool) -> Vec<serde_json::Value> {
+    let text = std::str::from_utf8(stdout).expect("JSON is UTF-8");
+    for (i, c) in text.chars().enumerate() {
+        let raw = (c.is_control() && c != '\n')
+            || matches!(c, '\u{061c}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}');
+        assert!(!raw, "{c:?} at char {i} left raw in the JSON:\n{text}");
+    }
+    let documents: Vec<&str> = if lines {
+        text.lines().filter(|l| !l.is_empty()).collect()
+    } else {
+        vec![text]
+    };
+    documents
+        .into_iter()
+        .map(|d| serde_json::from_str(d).unwrap_or_else(|e| panic!("{e}: {d}")))
+        .collect()
+}
+
+/// Whether any string in `v` is, or (with `part`) contains, `want`.
+fn holds(v: &serde_json::Value, want: &str, part: bool) -> bool {
+    match v {
+        serde_json::Value::String(s) => {
+            if part {
+                s.contains(want)
+            } else {
+                s == want
+            }
+        }
+        serde_json::Value::Array(a) => a.iter().any(|x| holds(x, want, part)),
+        serde_json::Value::Object(o) => o.values().any(|x| holds(x, want, part)),
+        _ => false,
+    }
+}
+
+#[test]
+fn sim_json_reports_escape_c1_and_bidi_and_parse_back_to_the_name() {
+    let dir = tempdir();
+    let scenario = hostile_scenario(dir.path());
+    let runs: [&[&str]; 2] = [&[], &["--compare", MODERN]];
+    for extra in runs {
+        let mut args = vec![
+            "sim",
+            &scenario,
+            "-c",
+            MODERN,
+            "--fast",
+            "--duration",
+            "1m",
+            "--report",
+            "--report-format",
+            "json",
+        ];
+        args.extend_from_slice(extra);
+        let o = plugtop(&args);
+        assert!(o.status.success(), "{extra:?}: {}", inert(&o));
+        let values = json_inert(&o.stdout, false);
+        assert!(
+            holds(&values[0], HOSTILE, false),
+            "{extra:?}: the name parses back whole: {values:?}"
+        );
+        let text = String::from_utf8_lossy(&o.stdout);
+        assert!(text.contains(r"\u009b31m\u009d8;;x\u009c\u202e"), "{text}");
+    }
+}
+
+/// A rule file cpuplugd refuses, whose name and refused text hold C1
+/// controls and bidi marks (C0 ones JSON escapes by itself).
+fn c1_rules(dir: &Path) -> String {
+    let path = dir.join("c1\u{9b}2J\u{202e}.conf");
+    std::fs::write(
+        &path,
+        "UPDATE=\"1\"\nCPU_MIN=\"1\"\nCPU_MAX=\"0\"\nHOTPLUG=\"0 \u{9b}31m\u{9d}0;t\u{9c}\u{2067}\u{200e}\"\nHOTUNPLUG=\"1\"\n",
+    )
+    .expect("rules");
+    path.to_str().expect("utf-8 path").to_string()
+}
+
+#[test]
+fn check_eval_and_tune_json_escape_c1_and_bidi_and_parse_back() {
+    let dir = tempdir();
+    let rules = c1_rules(dir.path());
+    let quoted = "\u{9b}31m\u{9d}0;t\u{9c}\u{2067}\u{200e}";
+
+    let o = plugtop(&["check", &rules, "--format", "json"]);
+    let values = json_inert(&o.stdout, false);
+    // check names the file, and says which character it stopped at.
+    assert!(
+        holds(&values[0], "c1\u{9b}2J\u{202e}.conf", true),
+        "check: {values:?}"
+    );
+
+    let root = FakeRoot::guest(2);
+    let r = root.path().to_str().expect("utf-8 path");
+    let o = plugtop(&["eval", "-c", &rules, "--root", r, "--count", "1", "--jsonl"]);
+    let values = json_inert(&o.stdout, true);
+    assert!(holds(&values[0], quoted, true), "eval: {values:?}");
+
+    let o = plugtop(&[
+        "tune",
+        "-c",
+        MODERN,
+        "--against",
+        &rules,
+        "examples/scenarios/appserver.toml",
+        "--budget",
+        "3",
+        "--format",
+        "json",
+    ]);
+    let values = json_inert(&o.stdout, false);
+    assert!(holds(&values[0], quoted, true), "tune: {values:?}");
+}

@@ -2,11 +2,13 @@
 //! conformance format) and a readable table for people.
 
 pub mod flips;
+mod json;
 pub mod jsonl;
 pub mod table;
 mod terminal;
 pub mod trace;
 
+pub use json::terminal_safe_json;
 pub use terminal::{TerminalText, terminal_safe, terminal_safe_lines};
 
 /// The last part of a path, so long paths fit headers and columns.
