@@ -654,12 +654,12 @@ fn positive_interval(s: f64) -> anyhow::Result<Duration> {
     }
     if s < SHORTEST_INTERVAL {
         anyhow::bail!(
-            "--interval {s} is too short: the shortest is {SHORTEST_INTERVAL} seconds (1 ms); shorter would busy-loop, which is why cpuplugd refuses UPDATE=\"0\""
+            "--interval {s:?} is too short: the shortest is {SHORTEST_INTERVAL} seconds (1 ms); shorter would busy-loop, which is why cpuplugd refuses UPDATE=\"0\""
         );
     }
     if s > LONGEST_INTERVAL {
         anyhow::bail!(
-            "--interval {s} is too long: the longest is {LONGEST_INTERVAL} seconds (a day)"
+            "--interval {s:?} is too long: the longest is {LONGEST_INTERVAL} seconds (a day)"
         );
     }
     Ok(plugtop::pace::seconds(s))
@@ -680,11 +680,11 @@ fn checked_speed(speed: f64) -> anyhow::Result<f64> {
         anyhow::bail!("--speed must be a positive number (1 is real time, 2 twice as fast)");
     }
     if speed < SLOWEST_SPEED {
-        anyhow::bail!("--speed {speed} is too slow: the slowest is {SLOWEST_SPEED}");
+        anyhow::bail!("--speed {speed:?} is too slow: the slowest is {SLOWEST_SPEED}");
     }
     if speed > FASTEST_SPEED {
         anyhow::bail!(
-            "--speed {speed} is too fast: the fastest is {FASTEST_SPEED} (--fast runs without waiting)"
+            "--speed {speed:?} is too fast: the fastest is {FASTEST_SPEED} (--fast runs without waiting)"
         );
     }
     Ok(speed)

@@ -305,11 +305,20 @@ fn long_update(update: &str) -> Vec<Diagnostic> {
 #[test]
 fn an_update_longer_than_a_day_is_a_warning_that_says_what_cpuplugd_does() {
     for (update, days, wraps) in [
-        ("UPDATE=\"86401\"", "1 days", false),
-        ("UPDATE=\"4294967295\"", "49710 days", false),
-        ("UPDATE=\"4294967296\"", "49710 days", true),
-        ("UPDATE=\"18446744073709551615\"", "days", true),
-        ("UPDATE=\"99999999999999999999999999999\"", "days", true),
+        ("UPDATE=\"86401\"", "(1 day)", false),
+        ("UPDATE=\"4294967295\"", "about 136 years", false),
+        ("UPDATE=\"62985600\"", "(729 days)", false),
+        ("UPDATE=\"4294967296\"", "about 136 years", true),
+        (
+            "UPDATE=\"18446744073709551615\"",
+            "longer ones read as it",
+            true,
+        ),
+        (
+            "UPDATE=\"99999999999999999999999999999\"",
+            "about 292471208677 years",
+            true,
+        ),
         // Set twice: the last value counts, and the warning points at it.
         ("UPDATE=\"1\"\nUPDATE=\"1000000\"", "11 days", false),
     ] {

@@ -490,6 +490,14 @@ fn an_interval_too_short_to_be_a_pace_is_refused_like_update_zero() {
                 "{args:?}: {}",
                 stderr(&o)
             );
+            if value == "1e-300" {
+                // The number as written, not 300 zeros.
+                assert!(
+                    stderr(&o).contains("--interval 1e-300 is too short"),
+                    "{}",
+                    stderr(&o)
+                );
+            }
         }
     }
 }

@@ -603,6 +603,20 @@ fn long_update(rules: &RuleSet, out: &mut Vec<Diagnostic>) {
         return;
     }
     let days = update / 86_400;
+    let length = if days >= 730 {
+        format!("about {} years", days / 365)
+    } else if days == 1 {
+        "1 day".to_string()
+    } else {
+        format!("{days} days")
+    };
+    // Digits past what a 64-bit number holds read as its largest value,
+    // in cpuplugd (sscanf) as here.
+    let read_as = if update == i64::MAX {
+        " (the largest number cpuplugd reads; longer ones read as it)"
+    } else {
+        ""
+    };
     let cpuplugd = if update > SLEEP_LIMIT {
         "cpuplugd passes UPDATE to sleep(), which takes at most 4294967295 seconds \
          (about 136 years) and keeps only the low 32 bits of a larger number, so \
@@ -615,8 +629,8 @@ fn long_update(rules: &RuleSet, out: &mut Vec<Diagnostic>) {
             "long-update",
             rules.setting_spans[0].unwrap_or(Span::FILE),
             format!(
-                "UPDATE is {update} seconds, more than a day ({days} days): after the first \
-                 interval plugtop would not read or act again for that long; {cpuplugd}"
+                "UPDATE is {update} seconds{read_as}, more than a day ({length}): after the \
+                 first interval plugtop would not read or act again for that long; {cpuplugd}"
             ),
         )
         .with_help("UPDATE is the number of seconds between intervals; 1 to 60 are usual"),
