@@ -21,6 +21,7 @@ use plugtop::kernel::recording::{Header, RecordingSource};
 use plugtop::kernel::root::RootReader;
 use plugtop::kernel::snapshots::SnapshotSource;
 use plugtop::logging::{Console, Journal, Log, SysLog};
+use plugtop::report::TerminalText;
 
 /// `plugtop` without a subcommand: the screen, or line mode.
 pub fn screen(cli: &Cli, out: &mut dyn Write) -> anyhow::Result<Status> {
@@ -50,7 +51,10 @@ pub fn screen(cli: &Cli, out: &mut dyn Write) -> anyhow::Result<Status> {
         allow_non_zvm: cli.allow_non_zvm,
     };
     if plugtop::tui::run::line_mode_wanted(cli.batch) {
-        plugtop::tui::run::run_lines(&options, out)?;
+        let mut lines = TerminalText::new(&mut *out);
+        plugtop::tui::run::run_lines(&options, &mut lines)?;
+        lines.flush()?;
+        drop(lines);
         out.flush()?;
         return Ok(Status::Ok);
     }
@@ -98,9 +102,9 @@ pub fn whatif(args: WhatifArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
         against.as_deref(),
         flap.config(),
     )?;
-    write!(out, "{}", commands::whatif::render(&w))?;
+    write!(TerminalText::new(out), "{}", commands::whatif::render(&w))?;
     if let Some(warning) = source.warning() {
-        eprintln!("plugtop: warning: {warning}");
+        complain(&format!("plugtop: warning: {warning}"));
     }
     Ok(Status::Ok)
 }
@@ -124,13 +128,10 @@ pub fn sim(args: SimArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
     } = args;
     let scenario = plugtop::sim::Scenario::load(&scenario)?;
     let duration = duration.as_deref().map(sim_duration).transpose()?;
-    let speed = speed.unwrap_or(1.0);
-    if speed.is_nan() || speed <= 0.0 {
-        anyhow::bail!("--speed must be a positive number");
-    }
+    let speed = checked_speed(speed.unwrap_or(1.0))?;
     let mut wait = |d: Duration| {
         if !fast {
-            std::thread::sleep(d.div_f64(speed));
+            std::thread::sleep(plugtop::pace::scaled(d, speed));
         }
     };
     if let Some(i) = interval {
@@ -288,22 +289,32 @@ fn print_reports(
 ) -> anyhow::Result<()> {
     match format {
         CheckFormat::Json => match second {
-            Some(b) => writeln!(out, "{}", serde_json::json!([first.report, b.report]))?,
-            None => writeln!(out, "{}", serde_json::to_string(&first.report)?)?,
-        },
-        CheckFormat::Text => match second {
-            Some(b) => write!(
-                out,
-                "{}",
-                plugtop::sim::report::side_by_side(&first.report, &b.report)
-            )?,
+            Some(b) => {
+                let both = serde_json::json!([first.report, b.report]).to_string();
+                writeln!(out, "{}", plugtop::report::terminal_safe_json(&both))?
+            }
             None => {
-                if !quiet {
-                    writeln!(out)?;
-                }
-                write!(out, "{}", plugtop::sim::report::text(&first.report))?
+                let one = serde_json::to_string(&first.report)?;
+                writeln!(out, "{}", plugtop::report::terminal_safe_json(&one))?
             }
         },
+        CheckFormat::Text => {
+            let mut out = TerminalText::new(out);
+            match second {
+                Some(b) => write!(
+                    out,
+                    "{}",
+                    plugtop::sim::report::side_by_side(&first.report, &b.report)
+                )?,
+                None => {
+                    if !quiet {
+                        writeln!(out)?;
+                    }
+                    write!(out, "{}", plugtop::sim::report::text(&first.report))?
+                }
+            }
+            out.flush()?;
+        }
     }
     Ok(())
 }
@@ -315,11 +326,17 @@ pub fn check(args: CheckArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
     let source = commands::eval::read_rule_file(&file)
         .with_context(|| format!("cannot read {}", plugtop::rules::rule_file_name(&file)))?;
     let facts = RootReader::new().facts(&root);
-    let format = match format {
-        CheckFormat::Text => commands::check::Format::Text,
-        CheckFormat::Json => commands::check::Format::Json,
-    };
-    Ok(commands::check::run(&source, &facts, format, out)?)
+    Ok(match format {
+        CheckFormat::Text => commands::check::run(
+            &source,
+            &facts,
+            commands::check::Format::Text,
+            &mut TerminalText::new(out),
+        )?,
+        CheckFormat::Json => {
+            commands::check::run(&source, &facts, commands::check::Format::Json, out)?
+        }
+    })
 }
 
 /// `plugtop eval`.
@@ -348,6 +365,15 @@ pub fn eval(args: EvalArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
         (true, None) => Wait::Update,
     };
     let pace = Pace { count, wait };
+    // The table and the trace quote the rule file (a refusal's position):
+    // text for a terminal. JSON lines escape by their own rules.
+    let mut text;
+    let out: &mut dyn Write = if jsonl {
+        out
+    } else {
+        text = TerminalText::new(out);
+        &mut text
+    };
     let status = commands::eval::run(
         &rules,
         source.as_mut(),
@@ -356,8 +382,9 @@ pub fn eval(args: EvalArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
         out,
         &mut std::thread::sleep,
     )?;
+    out.flush()?;
     if let Some(w) = source.warning() {
-        eprintln!("plugtop: warning: {w}");
+        complain(&format!("plugtop: warning: {w}"));
     }
     Ok(status)
 }
@@ -444,7 +471,7 @@ pub fn run_headless(args: RunArgs, out: &mut dyn Write) -> anyhow::Result<Status
                     fields: vec![("PLUGTOP_REFUSED", "1".into())],
                 });
             }
-            eprintln!("plugtop: {e}");
+            complain(&format!("plugtop: {e}"));
             Status::Failed
         }
     })
@@ -610,20 +637,59 @@ fn require_root_dir(root: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// `--interval S` as a duration: a positive number of seconds (0 would
-/// read as fast as the machine can, as `UPDATE="0"` would).
+/// The shortest `--interval`: shorter ones read as fast as the machine
+/// can (what `UPDATE="0"` would do, which cpuplugd refuses), and cost the
+/// guest a CPU instead of the fraction of a percent plugtop is allowed.
+const SHORTEST_INTERVAL: f64 = 0.001;
+
+/// The longest `--interval`: a day. Longer is no monitoring any more, and
+/// numbers like 1e300 or inf are not lengths of time at all.
+const LONGEST_INTERVAL: f64 = 86_400.0;
+
+/// `--interval S` as a duration: between [`SHORTEST_INTERVAL`] and
+/// [`LONGEST_INTERVAL`] seconds.
 fn positive_interval(s: f64) -> anyhow::Result<Duration> {
-    if s.is_nan() || s <= 0.0 {
+    if s.is_nan() {
         anyhow::bail!(
-            "--interval must be a positive number of seconds (0 would busy-loop; cpuplugd refuses UPDATE=\"0\" too)"
+            "--interval must be a number of seconds, from {SHORTEST_INTERVAL} to {LONGEST_INTERVAL}"
         );
     }
-    seconds(s)
+    if s < SHORTEST_INTERVAL {
+        anyhow::bail!(
+            "--interval {s:?} is too short: the shortest is {SHORTEST_INTERVAL} seconds (1 ms); shorter would busy-loop, which is why cpuplugd refuses UPDATE=\"0\""
+        );
+    }
+    if s > LONGEST_INTERVAL {
+        anyhow::bail!(
+            "--interval {s:?} is too long: the longest is {LONGEST_INTERVAL} seconds (a day)"
+        );
+    }
+    Ok(plugtop::pace::seconds(s))
 }
 
-fn seconds(s: f64) -> anyhow::Result<Duration> {
-    Duration::try_from_secs_f64(s)
-        .map_err(|_| anyhow::anyhow!("--interval must be a number of seconds >= 0"))
+/// The slowest `--speed`: a thousand times slower than real time. Slower
+/// would make one interval of a simulation a wait of days, or longer than
+/// a `Duration` holds.
+const SLOWEST_SPEED: f64 = 0.001;
+
+/// The fastest `--speed`; beyond it `--fast` says what is meant.
+const FASTEST_SPEED: f64 = 1_000_000.0;
+
+/// `--speed X` checked: a finite number between [`SLOWEST_SPEED`] and
+/// [`FASTEST_SPEED`].
+fn checked_speed(speed: f64) -> anyhow::Result<f64> {
+    if speed.is_nan() || speed <= 0.0 {
+        anyhow::bail!("--speed must be a positive number (1 is real time, 2 twice as fast)");
+    }
+    if speed < SLOWEST_SPEED {
+        anyhow::bail!("--speed {speed:?} is too slow: the slowest is {SLOWEST_SPEED}");
+    }
+    if speed > FASTEST_SPEED {
+        anyhow::bail!(
+            "--speed {speed:?} is too fast: the fastest is {FASTEST_SPEED} (--fast runs without waiting)"
+        );
+    }
+    Ok(speed)
 }
 
 /// A recording header for the machine under `root`.
@@ -676,7 +742,7 @@ fn daemonize() -> anyhow::Result<Status> {
     }
     let status = child.wait().context("cannot wait for the daemon")?;
     for line in said {
-        eprintln!("{line}");
+        complain(&line);
     }
     Ok(if status.success() {
         Status::Ok
@@ -688,6 +754,13 @@ fn daemonize() -> anyhow::Result<Status> {
 /// The detached child's word to its waiting parent that it has started.
 fn tell_parent() {
     eprintln!("{}", daemon::STARTED);
+}
+
+/// A message on stderr that may quote a file (an error, a warning, what
+/// the daemon said before it detached): made safe for the terminal line by
+/// line, as `main` shows errors.
+fn complain(text: &str) {
+    say(&plugtop::report::terminal_safe_lines(text));
 }
 
 /// A line on stderr that never panics, for when the terminal may be gone.

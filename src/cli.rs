@@ -25,7 +25,7 @@ pub struct Cli {
     /// In line mode (--batch), stop after printing this many intervals (readings that only fill the history do not count).
     #[arg(long)]
     pub count: Option<usize>,
-    /// Seconds between readings (default: the rule file's UPDATE).
+    /// Seconds between readings, 0.001 to 86400 (default: the rule file's UPDATE).
     #[arg(long)]
     pub interval: Option<f64>,
     /// Replay a recording instead of reading the machine.
@@ -137,7 +137,7 @@ pub struct EvalArgs {
     pub config: PathBuf,
     #[command(flatten)]
     pub from: From,
-    /// Seconds between live readings (default: the rule file's UPDATE).
+    /// Seconds between live readings, 0.001 to 86400 (default: the rule file's UPDATE).
     #[arg(long)]
     pub interval: Option<f64>,
     /// Stop after this many readings.
@@ -235,7 +235,7 @@ pub struct SimArgs {
     /// How long to run: 1h, 15m, 90s, 12:00 or seconds (default: the scenario's duration).
     #[arg(long)]
     pub duration: Option<String>,
-    /// Simulated seconds per real second (default 1: real time).
+    /// Simulated seconds per real second, 0.001 to 1000000 (default 1: real time).
     #[arg(long, conflicts_with = "fast")]
     pub speed: Option<f64>,
     /// As fast as the machine can.
@@ -256,7 +256,7 @@ pub struct SimArgs {
     /// Record every reading in the recording format.
     #[arg(long, conflicts_with = "serve")]
     pub record: Option<PathBuf>,
-    /// Seconds between intervals (default: the rule file's UPDATE).
+    /// Seconds between intervals, 0.001 to 86400 (default: the rule file's UPDATE).
     #[arg(long)]
     pub interval: Option<f64>,
     /// Publish the guest as a root directory here instead (for `plugtop run --root DIR` or other tools): a new or empty directory, or one an earlier --serve filled; never /.
@@ -342,7 +342,7 @@ pub struct RecordArgs {
     pub export_snapshots: Option<PathBuf>,
     #[command(flatten)]
     pub from: From,
-    /// Seconds between live readings.
+    /// Seconds between live readings, 0.001 to 86400.
     #[arg(long, default_value_t = 1.0)]
     pub interval: f64,
     /// Stop after this many samples (default: until interrupted).

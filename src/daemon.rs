@@ -276,9 +276,10 @@ impl Runner<'_> {
     }
 }
 
-/// Waits until `interval` has passed or a signal came.
+/// Waits until `interval` has passed or a signal came. An interval too
+/// long for a deadline (a huge UPDATE) waits for the signal.
 fn wait(interval: Duration, signals: &Signals) {
-    let deadline = Instant::now() + interval;
+    let deadline = crate::pace::deadline(Instant::now(), interval);
     loop {
         if signals.stop.load(Ordering::SeqCst) || signals.reload.load(Ordering::SeqCst) {
             return;

@@ -15,6 +15,7 @@ pub mod history;
 pub mod kernel;
 pub mod logging;
 pub mod metrics;
+pub mod pace;
 pub mod placed_file;
 pub mod report;
 pub mod rules;

@@ -70,14 +70,7 @@ pub trait Log {
 /// safe ([`crate::report::terminal_safe`]), so a hostname or a file's text
 /// in it cannot drive the terminal of whoever reads the log.
 fn shown(message: &str) -> Cow<'_, str> {
-    if let Cow::Borrowed(plain) = crate::report::terminal_safe(message) {
-        return Cow::Borrowed(plain);
-    }
-    let lines: Vec<_> = message
-        .split('\n')
-        .map(crate::report::terminal_safe)
-        .collect();
-    Cow::Owned(lines.join("\n"))
+    crate::report::terminal_safe_lines(message)
 }
 
 /// Info to stdout, errors to stderr (cpuplugd's foreground behaviour).
@@ -215,7 +208,7 @@ impl Log for Journal {
             &log::Record::builder()
                 .level(journal_level(entry.priority))
                 .target("plugtop")
-                .args(format_args!("{}", entry.message))
+                .args(format_args!("{}", shown(&entry.message)))
                 .key_values(&fields)
                 .build(),
         );

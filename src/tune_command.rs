@@ -93,7 +93,7 @@ pub fn run(args: TuneArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
     let recommended_text = tuned.recommended.map(|i| rewritten(&file, &tuned, i));
     match args.format {
         CheckFormat::Text => text(
-            out,
+            &mut plugtop::report::TerminalText::new(&mut *out),
             &args,
             &source_name,
             &file,
@@ -105,7 +105,10 @@ pub fn run(args: TuneArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
     }
     if let (Some(path), Some(bytes)) = (&args.write, &recommended_text) {
         write_new(path, bytes, &facts)?;
-        eprintln!("plugtop: wrote {} (cpuplugd would load it)", path.display());
+        eprintln!(
+            "plugtop: wrote {} (cpuplugd would load it)",
+            plugtop::report::terminal_safe(&path.display().to_string())
+        );
     }
     Ok(if tuned.recommended.is_some() {
         Status::Ok
@@ -169,7 +172,7 @@ fn workload_of(args: &TuneArgs) -> anyhow::Result<Chosen> {
         let c = recorded.censoring;
         eprintln!(
             "plugtop: {} as a workload: {} intervals; every online CPU was busy in {} (demand censored there: the runnable tasks raised {} of them; see docs/tune.md)",
-            path.display(),
+            plugtop::report::terminal_safe(&path.display().to_string()),
             c.intervals,
             c.censored,
             c.raised
@@ -393,7 +396,11 @@ fn json(
         "recommended_diff": recommended.map(|b| report::diff(file.name(), file.bytes(), "recommended", b)),
         "held_out": seeds.iter().map(|(l, s, sc)| serde_json::json!({"file": l, "workload": s, "score": sc})).collect::<Vec<_>>(),
     });
-    writeln!(out, "{v}")?;
+    writeln!(
+        out,
+        "{}",
+        plugtop::report::terminal_safe_json(&v.to_string())
+    )?;
     Ok(())
 }
 

@@ -285,3 +285,74 @@ fn variables_past_cpuplugds_buffer_are_one_error_that_counts_the_rest() {
         .map(|n| file.position(n.span.start as usize).line);
     assert_eq!(last, Some(2003), "the note points at the last variable");
 }
+
+/// The `long-update` findings for a file whose UPDATE lines are `update`.
+fn long_update(update: &str) -> Vec<Diagnostic> {
+    let file = SourceFile::new(
+        "t.conf",
+        format!("{update}\nCPU_MIN=\"1\"\nCPU_MAX=\"0\"\nHOTPLUG=\"1\"\nHOTUNPLUG=\"0\"\n")
+            .into_bytes(),
+    );
+    let outcome = load(&file, &facts());
+    assert!(outcome.refusal.is_none(), "{update}: cpuplugd loads it");
+    outcome
+        .diagnostics
+        .into_iter()
+        .filter(|d| d.code == "long-update")
+        .collect()
+}
+
+#[test]
+fn an_update_longer_than_a_day_is_a_warning_that_says_what_cpuplugd_does() {
+    for (update, days, wraps) in [
+        ("UPDATE=\"86401\"", "(1 day)", false),
+        ("UPDATE=\"4294967295\"", "about 136 years", false),
+        ("UPDATE=\"62985600\"", "(729 days)", false),
+        ("UPDATE=\"4294967296\"", "about 136 years", true),
+        (
+            "UPDATE=\"18446744073709551615\"",
+            "longer ones read as it",
+            true,
+        ),
+        (
+            "UPDATE=\"99999999999999999999999999999\"",
+            "about 292471208677 years",
+            true,
+        ),
+        // Set twice: the last value counts, and the warning points at it.
+        ("UPDATE=\"1\"\nUPDATE=\"1000000\"", "11 days", false),
+    ] {
+        let found = long_update(update);
+        assert_eq!(found.len(), 1, "{update}: {found:?}");
+        let d = &found[0];
+        assert_eq!(d.severity, Severity::Warning, "{update}");
+        assert!(
+            d.message.contains("more than a day"),
+            "{update}: {}",
+            d.message
+        );
+        assert!(d.message.contains(days), "{update}: {}", d.message);
+        assert!(
+            d.message.contains("would not read or act again"),
+            "{update}: {}",
+            d.message
+        );
+        assert_eq!(
+            d.message.contains("low 32 bits"),
+            wraps,
+            "{update}: past 4294967295 cpuplugd's sleep() wraps: {}",
+            d.message
+        );
+        assert!(!d.span.is_file(), "{update}: it points at UPDATE");
+    }
+    for update in [
+        "UPDATE=\"1\"",
+        "UPDATE=\"86400\"",
+        "UPDATE=\"1000000\"\nUPDATE=\"5\"",
+    ] {
+        assert!(
+            long_update(update).is_empty(),
+            "{update}: a day or less is a pace"
+        );
+    }
+}

@@ -435,48 +435,152 @@ fn a_missing_root_is_one_clear_error_with_exit_2_everywhere() {
     );
 }
 
-#[test]
-fn an_interval_of_zero_is_refused_like_update_zero() {
-    for args in [
-        vec![
-            "--root",
-            "tests/fixtures/roots/newkernel",
-            "--batch",
-            "--interval",
-            "0",
-        ],
+/// Every command that paces itself from `--interval`, with `value`.
+fn each_interval_command(value: &str) -> Vec<Vec<String>> {
+    let root = "tests/fixtures/roots/newkernel";
+    let interval = format!("--interval={value}");
+    [
+        vec!["--root", root, "--batch", "--count", "1", &interval],
         vec![
             "eval",
             "-c",
             "examples/rules/recommended-default.conf",
             "--root",
-            "tests/fixtures/roots/newkernel",
-            "--interval",
-            "0",
+            root,
+            "--count",
+            "1",
+            &interval,
         ],
         vec![
             "record",
             "-o",
             "/tmp/plugtop-never.rec",
             "--root",
-            "tests/fixtures/roots/newkernel",
-            "--interval",
-            "0",
+            root,
+            "--count",
+            "1",
+            &interval,
         ],
         vec![
+            "sim",
+            "examples/scenarios/appserver.toml",
+            "-c",
+            "examples/rules/recommended-default.conf",
+            "--fast",
+            "--report",
+            &interval,
+        ],
+    ]
+    .into_iter()
+    .map(|a| a.into_iter().map(String::from).collect())
+    .collect()
+}
+
+#[test]
+fn an_interval_too_short_to_be_a_pace_is_refused_like_update_zero() {
+    // 0 and below busy-loop, and so do 1e-300 and a microsecond: the
+    // shortest interval is a millisecond, and the message says so.
+    for value in ["0", "-1", "1e-300", "5e-324", "0.000999", "-inf"] {
+        for args in each_interval_command(value) {
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            let o = plugtop(&args);
+            assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+            assert!(
+                stderr(&o).contains("is too short: the shortest is 0.001 seconds (1 ms)"),
+                "{args:?}: {}",
+                stderr(&o)
+            );
+            if value == "1e-300" {
+                // The number as written, not 300 zeros.
+                assert!(
+                    stderr(&o).contains("--interval 1e-300 is too short"),
+                    "{}",
+                    stderr(&o)
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn an_interval_too_long_to_be_a_pace_says_the_longest_not_a_sign() {
+    // inf, 1e300 and 1.8e19 are not lengths of time; the message used to
+    // say ">= 0", which they are.
+    for value in ["inf", "1e300", "1.8e19", "86400.5", "1e6"] {
+        for args in each_interval_command(value) {
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            let o = plugtop(&args);
+            assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+            let err = stderr(&o);
+            assert!(
+                err.contains("is too long: the longest is 86400 seconds (a day)"),
+                "{args:?}: {err}"
+            );
+            assert!(!err.contains(">= 0"), "{args:?}: {err}");
+        }
+    }
+    let o = plugtop(
+        &each_interval_command("nan")[0]
+            .iter()
+            .map(String::as_str)
+            .collect::<Vec<_>>(),
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("--interval must be a number of seconds, from 0.001 to 86400"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn the_shortest_and_the_longest_interval_are_taken() {
+    for value in ["0.001", "86400"] {
+        let o = plugtop(&[
+            "eval",
+            "-c",
+            "examples/rules/recommended-default.conf",
             "--root",
             "tests/fixtures/roots/newkernel",
-            "--batch",
-            "--interval=-1",
-        ],
+            "--count",
+            "1",
+            "--interval",
+            value,
+        ]);
+        assert_eq!(o.status.code(), Some(0), "{value}: {}", stderr(&o));
+    }
+}
+
+#[test]
+fn a_speed_that_would_make_a_wait_longer_than_time_is_refused() {
+    // 1e-20 and 1e-308 used to panic converting the wait to a Duration.
+    let run = |speed: &str| {
+        plugtop(&[
+            "sim",
+            "examples/scenarios/appserver.toml",
+            "-c",
+            "examples/rules/recommended-default.conf",
+            "--report",
+            "--duration",
+            "5",
+            &format!("--speed={speed}"),
+        ])
+    };
+    for (speed, says) in [
+        ("1e-20", "is too slow: the slowest is 0.001"),
+        ("1e-308", "is too slow: the slowest is 0.001"),
+        ("5e-324", "is too slow: the slowest is 0.001"),
+        ("0.0009", "is too slow: the slowest is 0.001"),
+        ("0", "--speed must be a positive number"),
+        ("-2", "--speed must be a positive number"),
+        ("nan", "--speed must be a positive number"),
+        ("inf", "is too fast: the fastest is 1000000"),
+        ("1e300", "is too fast: the fastest is 1000000"),
     ] {
-        let o = plugtop(&args);
-        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
-        assert!(
-            stderr(&o).contains("--interval must be a positive number"),
-            "{}",
-            stderr(&o)
-        );
+        let o = run(speed);
+        assert_eq!(o.status.code(), Some(2), "{speed}: {}", stderr(&o));
+        assert!(stderr(&o).contains(says), "{speed}: {}", stderr(&o));
+        assert!(!stderr(&o).contains("panicked"), "{speed}: {}", stderr(&o));
     }
 }
 

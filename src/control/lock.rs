@@ -68,8 +68,11 @@ fn refuse_beside_cpuplugd(root: &Path, beneath: &Beneath) -> Result<(), LockErro
     let file = root.join(CPUPLUGD_PID).display().to_string();
     Err(match text.trim().parse::<u32>() {
         Ok(pid) if pid_alive(pid) => LockError::CpuplugdRuns { pid, file },
+        // The file's text is quoted: made safe for whichever terminal or
+        // log the refusal reaches.
         _ => LockError::StalePidFile {
-            pid: text.trim().chars().take(20).collect(),
+            pid: crate::report::terminal_safe(&text.trim().chars().take(20).collect::<String>())
+                .into_owned(),
             file,
         },
     })

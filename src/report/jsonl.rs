@@ -127,7 +127,9 @@ fn opt_int(out: &mut String, v: Option<i64>) {
     }
 }
 
-/// A JSON string literal.
+/// A JSON string literal, C1 controls and bidi marks escaped too
+/// ([`super::terminal_safe_json`]).
 pub fn quote(s: &str) -> String {
-    serde_json::Value::String(s.to_string()).to_string()
+    let quoted = serde_json::Value::String(s.to_string()).to_string();
+    super::terminal_safe_json(&quoted).into_owned()
 }

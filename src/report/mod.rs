@@ -2,12 +2,14 @@
 //! conformance format) and a readable table for people.
 
 pub mod flips;
+mod json;
 pub mod jsonl;
 pub mod table;
 mod terminal;
 pub mod trace;
 
-pub use terminal::terminal_safe;
+pub use json::terminal_safe_json;
+pub use terminal::{TerminalText, terminal_safe, terminal_safe_lines};
 
 /// The last part of a path, so long paths fit headers and columns.
 pub fn file_name(path: &str) -> &str {

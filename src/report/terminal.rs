@@ -5,6 +5,7 @@
 //! [`terminal_safe`] — one rule for reports, line mode, logs and `check`.
 
 use std::borrow::Cow;
+use std::io::{self, Write};
 
 /// Whether a character could act on a terminal instead of being shown:
 /// C0 controls (ESC, BEL, newline, tab...), DEL and the C1 controls
@@ -37,9 +38,121 @@ pub fn terminal_safe(text: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// `text` made safe line by line: its line breaks kept as line breaks, and
+/// every other character as [`terminal_safe`] has it. For messages of many
+/// lines (an error and its causes, a log entry) that quote files.
+pub fn terminal_safe_lines(text: &str) -> Cow<'_, str> {
+    if !text.chars().any(|c| c != '\n' && acts_on_terminal(c)) {
+        return Cow::Borrowed(text);
+    }
+    let lines: Vec<_> = text.split('\n').map(terminal_safe).collect();
+    Cow::Owned(lines.join("\n"))
+}
+
+/// A writer for text reports on their way to a terminal (`eval`, `check`,
+/// `tune`, `sim`, `whatif`, line mode): every line written through it
+/// reaches `inner` made safe by [`terminal_safe`], line breaks and tabs
+/// kept. The one place a report's text passes, so a rule file's bytes
+/// quoted in any of its lines (a refusal, a diff, a reference's verdict)
+/// cannot act on the terminal, whichever code path wrote them. Never for
+/// JSON, which escapes by its own rules ([`super::json`]) and must stay
+/// byte for byte what a parser expects; nor for binary output.
+pub struct TerminalText<W: Write> {
+    inner: W,
+    /// The bytes of a line not yet ended.
+    line: Vec<u8>,
+}
+
+impl<W: Write> TerminalText<W> {
+    /// Text reports for `inner`.
+    pub fn new(inner: W) -> Self {
+        TerminalText {
+            inner,
+            line: Vec::new(),
+        }
+    }
+
+    /// Writes `bytes` (one line or its end, without the line break) safe.
+    fn pass(&mut self, bytes: &[u8]) -> io::Result<()> {
+        let text = String::from_utf8_lossy(bytes);
+        let mut pieces = text.split('\t');
+        if let Some(first) = pieces.next() {
+            self.inner.write_all(terminal_safe(first).as_bytes())?;
+        }
+        for piece in pieces {
+            self.inner.write_all(b"\t")?;
+            self.inner.write_all(terminal_safe(piece).as_bytes())?;
+        }
+        Ok(())
+    }
+
+    /// Writes what is left of an unfinished line.
+    fn pass_pending(&mut self) -> io::Result<()> {
+        if self.line.is_empty() {
+            return Ok(());
+        }
+        let pending = std::mem::take(&mut self.line);
+        // A character cut in two by the caller's writes is completed by
+        // its next write: keep an unfinished UTF-8 sequence back.
+        let keep = unfinished_utf8(&pending);
+        self.pass(&pending[..pending.len() - keep])?;
+        self.line
+            .extend_from_slice(&pending[pending.len() - keep..]);
+        Ok(())
+    }
+}
+
+/// How many bytes at the end of `bytes` start a UTF-8 character that is
+/// not complete yet (0 to 3).
+fn unfinished_utf8(bytes: &[u8]) -> usize {
+    for back in 1..=3.min(bytes.len()) {
+        let b = bytes[bytes.len() - back];
+        if b & 0xC0 != 0x80 {
+            let needs = match b {
+                0xC0..=0xDF => 2,
+                0xE0..=0xEF => 3,
+                0xF0..=0xF7 => 4,
+                _ => return 0,
+            };
+            return if needs > back { back } else { 0 };
+        }
+    }
+    0
+}
+
+impl<W: Write> Write for TerminalText<W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let mut rest = buf;
+        while let Some(at) = rest.iter().position(|b| *b == b'\n') {
+            self.line.extend_from_slice(&rest[..at]);
+            let line = std::mem::take(&mut self.line);
+            self.pass(&line)?;
+            self.inner.write_all(b"\n")?;
+            rest = &rest[at + 1..];
+        }
+        self.line.extend_from_slice(rest);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.pass_pending()?;
+        self.inner.flush()
+    }
+}
+
+impl<W: Write> Drop for TerminalText<W> {
+    fn drop(&mut self) {
+        // What was not flushed yet is written; a failure has no one left
+        // to tell.
+        let _ = self.flush();
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use super::terminal_safe;
+    use super::{TerminalText, terminal_safe, terminal_safe_lines};
+    use std::borrow::Cow;
+    use std::io::Write as _;
 
     /// Nothing a terminal would act on is left: no C0, DEL, C1 or bidi mark.
     fn inert(s: &str) -> bool {
@@ -82,5 +195,61 @@ mod tests {
             assert!(inert(&safe), "{c:?} -> {safe:?}");
             assert!(safe == s || safe.starts_with('\\'), "{c:?} -> {safe:?}");
         }
+    }
+
+    /// What a `TerminalText` over a buffer passes on for `writes`.
+    fn through_writer(writes: &[&[u8]]) -> String {
+        let mut out = Vec::new();
+        {
+            let mut w = TerminalText::new(&mut out);
+            for bytes in writes {
+                w.write_all(bytes).expect("a buffer takes it");
+            }
+        }
+        String::from_utf8(out).expect("UTF-8 comes out")
+    }
+
+    #[test]
+    fn the_writer_keeps_lines_and_tabs_and_escapes_the_rest() {
+        let out = through_writer(&[
+            b"plain\tline\n",
+            b"refuses: \x1b]0;owned\x07\x1b[2J",
+            b" and more\r\n\xc2\x9b\xe2\x80\xae end",
+        ]);
+        assert_eq!(
+            out,
+            "plain\tline\nrefuses: \\u{1b}]0;owned\\u{7}\\u{1b}[2J and more\\r\n\\u{9b}\\u{202e} end"
+        );
+        assert!(inert(&out.replace(['\n', '\t'], "")), "{out:?}");
+    }
+
+    #[test]
+    fn the_writer_takes_characters_and_escapes_cut_between_writes() {
+        // A C1 control (C2 9B), a bidi override (E2 80 AE) and an emoji
+        // split across writes are still seen whole.
+        let out = through_writer(&[
+            b"a\xc2",
+            b"\x9b",
+            b"b\xe2\x80",
+            b"\xae\xf0\x9f",
+            b"\x98\x80\n",
+        ]);
+        assert_eq!(out, "a\\u{9b}b\\u{202e}\u{1f600}\n");
+        let mut out = Vec::new();
+        let mut w = TerminalText::new(&mut out);
+        w.write_all(b"x\xe2\x80").expect("buffer");
+        w.flush().expect("buffer");
+        w.write_all(b"\xae\n").expect("buffer");
+        drop(w);
+        assert_eq!(String::from_utf8_lossy(&out), "x\\u{202e}\n");
+    }
+
+    #[test]
+    fn lines_keep_their_breaks_and_lose_their_controls() {
+        assert_eq!(
+            terminal_safe_lines("a\x1b[2J\nb\u{9d}\n"),
+            "a\\u{1b}[2J\nb\\u{9d}\n"
+        );
+        assert!(matches!(terminal_safe_lines("a\nb"), Cow::Borrowed("a\nb")));
     }
 }

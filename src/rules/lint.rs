@@ -39,6 +39,7 @@ pub fn lint(
     }
     readings(rules, facts, source, &mut out);
     variables(rules, &mut out);
+    long_update(rules, &mut out);
     if !refused {
         // A refused file's groups are off because of its errors; saying so again is noise.
         groups(rules, facts, &mut out);
@@ -583,6 +584,57 @@ fn variables(rules: &RuleSet, out: &mut Vec<Diagnostic>) {
             )));
         }
     }
+}
+
+/// The longest UPDATE that still reads as a pace: a day. The daemon waits
+/// the whole UPDATE between readings, so past it a guest is in effect
+/// never looked at again after the first interval.
+pub const LONGEST_SENSIBLE_UPDATE: i64 = 86_400;
+
+/// cpuplugd hands UPDATE to `sleep()`, whose argument is 32 bits wide.
+const SLEEP_LIMIT: i64 = u32::MAX as i64;
+
+/// An UPDATE over [`LONGEST_SENSIBLE_UPDATE`]: the file loads, but after its
+/// first interval neither plugtop nor cpuplugd would act again for days,
+/// or ever.
+fn long_update(rules: &RuleSet, out: &mut Vec<Diagnostic>) {
+    let update = rules.settings.update;
+    if update <= LONGEST_SENSIBLE_UPDATE {
+        return;
+    }
+    let days = update / 86_400;
+    let length = if days >= 730 {
+        format!("about {} years", days / 365)
+    } else if days == 1 {
+        "1 day".to_string()
+    } else {
+        format!("{days} days")
+    };
+    // Digits past what a 64-bit number holds read as its largest value,
+    // in cpuplugd (sscanf) as here.
+    let read_as = if update == i64::MAX {
+        " (the largest number cpuplugd reads; longer ones read as it)"
+    } else {
+        ""
+    };
+    let cpuplugd = if update > SLEEP_LIMIT {
+        "cpuplugd passes UPDATE to sleep(), which takes at most 4294967295 seconds \
+         (about 136 years) and keeps only the low 32 bits of a larger number, so \
+         cpuplugd would sleep some other, arbitrary time"
+    } else {
+        "cpuplugd sleeps as long"
+    };
+    out.push(
+        Diagnostic::warning(
+            "long-update",
+            rules.setting_spans[0].unwrap_or(Span::FILE),
+            format!(
+                "UPDATE is {update} seconds{read_as}, more than a day ({length}): after the \
+                 first interval plugtop would not read or act again for that long; {cpuplugd}"
+            ),
+        )
+        .with_help("UPDATE is the number of seconds between intervals; 1 to 60 are usual"),
+    );
 }
 
 /// Groups that are off although rules for them were written.

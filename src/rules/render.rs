@@ -217,5 +217,6 @@ pub fn json(file: &SourceFile, diagnostics: &[Diagnostic]) -> String {
             }
         })
         .collect();
-    serde_json::to_string_pretty(&items).unwrap_or_else(|_| "[]".to_string())
+    let json = serde_json::to_string_pretty(&items).unwrap_or_else(|_| "[]".to_string());
+    crate::report::terminal_safe_json(&json).into_owned()
 }

@@ -99,9 +99,10 @@ impl RuleSet {
     }
 
     /// [`RuleSet::update_seconds`] as a duration, or `fixed` seconds when
-    /// the user set a pace of their own.
+    /// the user set a pace of their own. Saturates: an UPDATE of
+    /// 18446744073709551615 is the longest wait there is, not a panic.
     pub fn pace(&self, fixed: Option<f64>) -> std::time::Duration {
-        std::time::Duration::from_secs_f64(fixed.unwrap_or(self.update_seconds()).max(0.0))
+        crate::pace::seconds(fixed.unwrap_or(self.update_seconds()))
     }
 
     /// The rule of this kind, if the file set one.

@@ -174,7 +174,7 @@ pub fn simulate_loaded(
             continue;
         };
         tally.interval(&guest.borrow(), decision, keep);
-        wait(Duration::from_secs_f64(interval));
+        wait(crate::pace::seconds(interval));
     }
     let report = tally.report(
         &guest.borrow(),

@@ -181,7 +181,8 @@ impl Control {
             app.note(LogKind::Problem, w);
         }
         let interval = app.rules().pace(self.options.interval);
-        self.next = now + interval.div_f64(self.speed).max(Duration::from_millis(10));
+        let wait = crate::pace::scaled(interval, self.speed).max(Duration::from_millis(10));
+        self.next = crate::pace::deadline(now, wait);
         if let (Some(before), Some(after)) = (self.cpu_mark.1, crate::kernel::machine::own_cpu_ns())
         {
             let wall = now.duration_since(self.cpu_mark.0).as_secs_f64();
