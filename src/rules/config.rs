@@ -815,7 +815,9 @@ impl<'f> Loader<'f> {
         );
     }
 
-    fn finish(&mut self) {
+    /// Tells, on the one error for variables past the buffer, how many
+    /// more followed it.
+    fn count_overflow(&mut self) {
         if let Some(overflow) = self.overflow.take()
             && overflow.more > 0
             && let Some(d) = self.diagnostics.get_mut(overflow.diagnostic)
@@ -830,6 +832,10 @@ impl<'f> Loader<'f> {
                 ),
             });
         }
+    }
+
+    fn finish(&mut self) {
+        self.count_overflow();
         self.rules.history_depth = self.history_max;
         if self.history_max > MAX_HISTORY {
             let span = self
