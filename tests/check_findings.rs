@@ -356,3 +356,24 @@ fn an_update_longer_than_a_day_is_a_warning_that_says_what_cpuplugd_does() {
         );
     }
 }
+
+#[test]
+fn a_refused_files_unused_variables_are_one_warning_or_the_single_one() {
+    // Refused by a typo in a rule: the variables are unused because of it.
+    let bad = "HOTPLUG=\"a > \"\nHOTUNPLUG=\"0\"\n";
+    let (_, diags, _) = findings(&format!("x=\"1\"\nb=\"2\"\nc=\"3\"\n{bad}"));
+    let codes: Vec<_> = diags.iter().map(|d| d.code).collect();
+    assert_eq!(codes.last(), Some(&"unused-variables"), "{codes:?}");
+    assert!(!codes.contains(&"unused-variable"), "{codes:?}");
+    let summary = diags.last().map(|d| d.message.clone()).unwrap_or_default();
+    assert!(
+        summary.starts_with("3 variables are used by no rule"),
+        "{summary}"
+    );
+    // One unused variable is named where it is.
+    let (spots, _, _) = findings(&format!("x=\"1\"\n{bad}"));
+    assert!(
+        spots.iter().any(|s| s.3 == "unused-variable" && s.0 == 4),
+        "{spots:?}"
+    );
+}

@@ -224,49 +224,17 @@ fn name_warning(name: &str, name_span: Span) -> Option<Diagnostic> {
     }
 }
 
-/// In a refused file, variables go unused because the rule that names them
-/// failed: one typo in a rule made nine "no rule uses it" warnings that hid
-/// the error. They become one warning after the errors, which says so.
-fn fold_unused(diagnostics: Vec<Diagnostic>) -> Vec<Diagnostic> {
-    let unused = diagnostics
+/// In a refused file, lint folds the unused variables into one warning;
+/// it goes after every other finding, errors first.
+fn unused_summary_last(mut diagnostics: Vec<Diagnostic>) -> Vec<Diagnostic> {
+    if let Some(i) = diagnostics
         .iter()
-        .filter(|d| d.code == "unused-variable")
-        .count();
-    if unused < 2 {
-        return diagnostics;
+        .position(|d| d.code == lint::UNUSED_SUMMARY)
+    {
+        let summary = diagnostics.remove(i);
+        diagnostics.push(summary);
     }
-    let mut names = Vec::new();
-    let mut kept = Vec::with_capacity(diagnostics.len());
-    for d in diagnostics {
-        if d.code == "unused-variable" {
-            names.push(d.message.split('`').nth(1).unwrap_or_default().to_string());
-        } else {
-            kept.push(d);
-        }
-    }
-    let mut listed = names
-        .iter()
-        .take(8)
-        .map(|n| format!("`{n}`"))
-        .collect::<Vec<_>>()
-        .join(", ");
-    if names.len() > 8 {
-        listed.push_str(&format!(" and {} more", names.len() - 8));
-    }
-    kept.push(
-        Diagnostic::warning(
-            "unused-variables",
-            Span::FILE,
-            format!(
-                "{} variables are used by no rule that loaded: {listed}",
-                names.len()
-            ),
-        )
-        .with_help(
-            "a rule that fails to load uses none of its variables: fix the errors above first",
-        ),
-    );
-    kept
+    diagnostics
 }
 
 /// The same variable inlined into several rules fails the same way each
@@ -426,11 +394,7 @@ impl<'f> Loader<'f> {
             }
         });
         let merged = merge_repeats(diagnostics);
-        let diagnostics = if refusal.is_some() {
-            fold_unused(merged)
-        } else {
-            merged
-        };
+        let diagnostics = unused_summary_last(merged);
         LoadOutcome {
             rules,
             diagnostics,

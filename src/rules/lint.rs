@@ -6,7 +6,7 @@ use std::collections::HashMap;
 
 use super::diagnostic::Diagnostic;
 use super::expr::{BinOp, CpuStat, Keyword, NOT_OPCODE, NodeId, NodeKind, Reading, RuleKind};
-use super::parser::{ExprBuilder, FieldNames, Text, Unit, example_field};
+use super::parser::{ExprBuilder, FieldNames, Text, Unit, VarDef, example_field};
 use super::ruleset::{RuleSet, SystemFacts, describe_missing_cpu, describe_missing_memory};
 use super::source::{SourceFile, Span};
 use super::suggest;
@@ -38,7 +38,7 @@ pub fn lint(
         constant_rule(rules, rule.root, rule.kind, rule.value_span, &mut out);
     }
     readings(rules, facts, source, &mut out);
-    variables(rules, &mut out);
+    variables(rules, refused, &mut out);
     long_update(rules, &mut out);
     if !refused {
         // A refused file's groups are off because of its errors; saying so again is noise.
@@ -528,8 +528,39 @@ fn missing_readings(rules: &RuleSet, facts: &SystemFacts, out: &mut Vec<Diagnost
     }
 }
 
+/// The code of the one warning that names a refused file's unused variables.
+pub const UNUSED_SUMMARY: &str = "unused-variables";
+
+/// In a refused file, variables go unused because the rule that names them
+/// failed: one typo in a rule made nine "no rule uses it" warnings that hid
+/// the error. They are one warning, which says so (and a file of a million
+/// variables is not a million warnings in memory).
+fn unused_summary(names: &[&str]) -> Diagnostic {
+    let mut listed = names
+        .iter()
+        .take(8)
+        .map(|n| format!("`{n}`"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    if names.len() > 8 {
+        listed.push_str(&format!(" and {} more", names.len() - 8));
+    }
+    Diagnostic::warning(
+        UNUSED_SUMMARY,
+        Span::FILE,
+        format!(
+            "{} variables are used by no rule that loaded: {listed}",
+            names.len()
+        ),
+    )
+    .with_help("a rule that fails to load uses none of its variables: fix the errors above first")
+}
+
 /// Unused variables, and errors in them that cpuplugd would never notice.
-fn variables(rules: &RuleSet, out: &mut Vec<Diagnostic>) {
+fn variables(rules: &RuleSet, refused: bool, out: &mut Vec<Diagnostic>) {
+    // In a refused file: the unused ones, folded at the end.
+    let mut unused_names: Vec<&str> = Vec::new();
+    let mut first_unused = None;
     let lookup: HashMap<String, u32> = rules
         .variables
         .iter()
@@ -570,13 +601,12 @@ fn variables(rules: &RuleSet, out: &mut Vec<Diagnostic>) {
             end: var.value_span.end,
         };
         let parsed = builder.parse(text, Unit::Var(i as u32));
-        let unused = Diagnostic::warning(
-            "unused-variable",
-            var.name_span,
-            format!("variable `{}` is defined but no rule uses it", var.name),
-        )
-        .with_help("cpuplugd does not even parse a variable no rule uses; remove it or use it");
-        out.push(unused);
+        if refused {
+            unused_names.push(&var.name);
+            first_unused.get_or_insert(var);
+        } else {
+            out.push(unused_warning(var));
+        }
         if let Err(e) = parsed {
             out.push((*e.diagnostic).demoted(&format!(
                 "cpuplugd never notices: no rule uses `{}`",
@@ -584,6 +614,20 @@ fn variables(rules: &RuleSet, out: &mut Vec<Diagnostic>) {
             )));
         }
     }
+    match (unused_names.len(), first_unused) {
+        (0, _) | (_, None) => {}
+        (1, Some(var)) => out.push(unused_warning(var)),
+        _ => out.push(unused_summary(&unused_names)),
+    }
+}
+
+fn unused_warning(var: &VarDef) -> Diagnostic {
+    Diagnostic::warning(
+        "unused-variable",
+        var.name_span,
+        format!("variable `{}` is defined but no rule uses it", var.name),
+    )
+    .with_help("cpuplugd does not even parse a variable no rule uses; remove it or use it")
 }
 
 /// The longest UPDATE that still reads as a pace: a day. The daemon waits
