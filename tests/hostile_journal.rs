@@ -479,3 +479,176 @@ fn a_link_where_the_journal_belongs_is_refused_not_taken_for_no_journal() {
         std::fs::remove_file(root.path().join(STATE)).expect("unlink");
     }
 }
+
+/// Rules that would act at once (CPU_MAX 3 of 4, cpu3 offline: nothing to
+/// do, but the run takes the guest).
+fn act_rules(root: &FakeRoot) -> PathBuf {
+    let rules = root.path().join("rules.conf");
+    std::fs::write(
+        &rules,
+        "UPDATE=\"1\"\nCPU_MIN=\"1\"\nCPU_MAX=\"3\"\nHOTPLUG=\"0\"\nHOTUNPLUG=\"0\"\n",
+    )
+    .expect("rules");
+    rules
+}
+
+/// `plugtop run -f` on `root`, expected to refuse at start: its log. A
+/// run that starts instead is stopped at its first line (it says
+/// "started"), and the test fails; nothing waits on a clock.
+fn run_refusing(root: &FakeRoot, extra: &[&str]) -> (Option<i32>, String) {
+    use std::io::Read as _;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_plugtop"))
+        .args(["run", "-f", "-c"])
+        .arg(act_rules(root))
+        .arg("--root")
+        .arg(root.path())
+        .args(extra)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("plugtop run");
+    let mut err = String::new();
+    let mut stderr = child.stderr.take().expect("stderr");
+    let mut byte = [0u8; 1];
+    // The first line decides: a start is stopped at once.
+    while stderr.read(&mut byte).is_ok_and(|n| n == 1) && byte[0] != b'\n' {
+        err.push(char::from(byte[0]));
+    }
+    if err.contains("started in") {
+        let _ = child.kill();
+        let _ = child.wait();
+        panic!("the run started: {err}");
+    }
+    let _ = stderr.read_to_string(&mut err);
+    let status = child.wait().expect("wait");
+    (status.code(), err)
+}
+
+/// Nothing of plugtop's is left below `root` after a refused start.
+fn assert_nothing_left(root: &Path) {
+    for rel in [STATE, "run/plugtop.pid", "var/lock/cpuplugd.lock"] {
+        assert!(
+            std::fs::symlink_metadata(root.join(rel)).is_err(),
+            "{rel} left behind"
+        );
+    }
+}
+
+/// A start state `plugtop restore` would refuse: `run` refuses to act on
+/// it (exit 1), naming the value and why, saying what to do and that
+/// cpuplugd would start; it writes nothing and leaves nothing behind.
+fn run_refuses_start(edit: impl Fn(&FakeRoot), named: &str, remedy: &str) {
+    let root = guest();
+    edit(&root);
+    let before = guest_files(root.path());
+    let (code, err) = run_refusing(&root, &[]);
+    assert_eq!(code, Some(1), "{err}");
+    for want in [
+        named,
+        remedy,
+        "could not be put back",
+        "cpuplugd would start",
+    ] {
+        assert!(err.contains(want), "says {want:?}: {err}");
+    }
+    assert!(!err.contains("panicked"), "{err}");
+    assert_eq!(guest_files(root.path()), before, "nothing written");
+    assert_nothing_left(root.path());
+}
+
+#[test]
+fn run_refuses_a_start_state_restore_would_refuse() {
+    let pool = "set cmm_pages to a size this guest holds";
+    // MemTotal is 2 GiB: 524,288 pages of 4 KiB.
+    for pages in ["99999999", "524289", "9223372036854775806"] {
+        run_refuses_start(
+            |r| r.write("proc/sys/vm/cmm_pages", &format!("{pages}\n")),
+            &format!("cmm_pages {pages} is more than the guest's memory holds"),
+            pool,
+        );
+    }
+    for pages in ["-1", "-9223372036854775807"] {
+        run_refuses_start(
+            |r| r.write("proc/sys/vm/cmm_pages", &format!("{pages}\n")),
+            &format!("cmm_pages {pages} is negative"),
+            pool,
+        );
+    }
+    run_refuses_start(|r| r.meminfo(&[("MemFree", 524_288)]), "no MemTotal", pool);
+    run_refuses_start(
+        |r| {
+            std::fs::remove_dir_all(r.path().join("sys/devices/system/cpu/cpu1")).expect("rm");
+        },
+        "cpu1 does not exist",
+        "make every online CPU's directory",
+    );
+    // An online file that is a directory: it cannot be read back.
+    run_refuses_start(
+        |r| {
+            let online = r.path().join("sys/devices/system/cpu/cpu2/online");
+            std::fs::remove_file(&online).expect("rm");
+            std::fs::create_dir(&online).expect("dir");
+        },
+        "cpu2's online file cannot be read",
+        "make every online CPU's directory",
+    );
+}
+
+#[test]
+fn run_force_refuses_a_start_state_restore_would_refuse_too() {
+    let root = guest();
+    root.write("proc/sys/vm/cmm_pages", "-1\n");
+    let before = guest_files(root.path());
+    let (code, err) = run_refusing(&root, &["--force"]);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("cmm_pages -1 is negative"), "{err}");
+    assert_eq!(guest_files(root.path()), before);
+    assert_nothing_left(root.path());
+}
+
+#[test]
+fn the_start_state_check_is_the_journal_check() {
+    use plugtop::control::journal_check::{Part, restorable};
+    let root = guest();
+    let r = root.path();
+    let refused = |online: &[u32], pool: Option<i64>| restorable(r, online, pool).err();
+    assert_eq!(refused(&[0, 1, 2], Some(0)), None);
+    assert_eq!(refused(&[0, 1, 2], Some(524_288)), None, "all of memory");
+    assert_eq!(refused(&[0, 1, 2], None), None);
+    assert_eq!(
+        refused(&[0, 1, 2], Some(524_289)).map(|e| e.0),
+        Some(Part::Pool)
+    );
+    assert_eq!(
+        refused(&[0, 1, 2], Some(i64::MIN)).map(|e| e.0),
+        Some(Part::Pool)
+    );
+    assert_eq!(refused(&[0, 4], Some(0)).map(|e| e.0), Some(Part::Online));
+    assert_eq!(refused(&[u32::MAX], None).map(|e| e.0), Some(Part::Online));
+    // Without a pool file, only "no pool" passes.
+    root.remove("proc/sys/vm/cmm_pages");
+    assert_eq!(refused(&[0], None), None);
+    assert_eq!(refused(&[0], Some(0)).map(|e| e.0), Some(Part::Pool));
+    let gone = common::tempdir();
+    let missing = gone.path().join("no-root");
+    assert_eq!(
+        restorable(&missing, &[0], None).err().map(|e| e.0),
+        Some(Part::Root)
+    );
+}
+
+#[test]
+fn a_journal_whose_pool_alone_fails_restores_nothing_and_says_so() {
+    let root = guest();
+    let mut lines = good_lines(root.path());
+    lines[5] = "cmm_pages 524289".into();
+    write_journal(&root, &lines);
+    let before = guest_files(root.path());
+    let out = restore(root.path(), &[]);
+    assert_refused(&out, "line 6");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("nothing was restored"), "{err}");
+    assert!(err.contains("the journal is kept"), "{err}");
+    assert_eq!(guest_files(root.path()), before, "not even the CPUs");
+}
