@@ -652,3 +652,25 @@ fn a_journal_whose_pool_alone_fails_restores_nothing_and_says_so() {
     assert!(err.contains("the journal is kept"), "{err}");
     assert_eq!(guest_files(root.path()), before, "not even the CPUs");
 }
+
+#[test]
+fn a_socket_or_directory_where_the_journal_belongs_is_refused_as_no_journal_plugtop_wrote() {
+    for plant in ["socket", "directory"] {
+        let root = guest();
+        let state = root.path().join(STATE);
+        std::fs::create_dir_all(state.parent().expect("parent")).expect("dir");
+        match plant {
+            "socket" => drop(std::os::unix::net::UnixListener::bind(&state).expect("socket")),
+            _ => std::fs::create_dir(&state).expect("dir"),
+        }
+        let before = guest_files(root.path());
+        let out = restore(root.path(), &[]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{plant}: {err}");
+        assert!(err.contains("not a regular file"), "{plant}: {err}");
+        let (code, err) = run_refusing(&root, &[]);
+        assert_eq!(code, Some(1), "{plant}: {err}");
+        assert_eq!(guest_files(root.path()), before);
+        assert!(std::fs::symlink_metadata(&state).is_ok(), "{plant}: kept");
+    }
+}

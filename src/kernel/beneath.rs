@@ -154,7 +154,18 @@ impl Beneath {
 
     fn read_bounded(&self, rel: &Path, limit: u64, last: Last) -> Result<Vec<u8>, BeneathError> {
         let flags = OFlags::RDONLY | OFlags::NONBLOCK;
-        let file = Self::regular(self.open_file(rel, flags, last, "read")?, rel)?;
+        let opened = match self.open_file(rel, flags, last, "read") {
+            // Opening a socket (or a device without its driver) fails so.
+            Err(BeneathError::Io { source, .. })
+                if source.raw_os_error() == Some(rustix::io::Errno::NXIO.raw_os_error()) =>
+            {
+                return Err(BeneathError::NotRegular {
+                    path: Self::shown(rel),
+                });
+            }
+            other => other?,
+        };
+        let file = Self::regular(opened, rel)?;
         let mut out = Vec::new();
         file.take(limit.saturating_add(1))
             .read_to_end(&mut out)
