@@ -7,9 +7,9 @@
 //!    an LPAR for CPUs, as cpuplugd) unless the user allowed any Linux;
 //! 2. the lock: cpuplugd's pid file (even a stale one) and its lock file;
 //! 3. the journal, under the lock and checked against the guest (a bad
-//!    one refuses, naming its line): a running plugtop's (its pid runs
-//!    plugtop, started when the journal says) refuses, a dead one's
-//!    refuses unless `--force` adopts its start state;
+//!    one refuses, naming its line): a running plugtop's (its pid holds
+//!    this root's lock, started when the journal says) refuses, a dead
+//!    one's refuses unless `--force` adopts its start state;
 //! 4. the start state must be readable exactly, and one `plugtop restore`
 //!    would put back (the journal check): a state it would refuse after a
 //!    crash is not acted on (cpuplugd would start on it);
@@ -292,7 +292,7 @@ fn kept_message(options: &GuardOptions) -> String {
 /// when another plugtop still acts or a dead one left the guest changed.
 fn earlier_run(options: &GuardOptions) -> Result<Option<StartState>, GuardError> {
     match journal::read_checked(&options.root, &options.state)? {
-        Some(old) if still_running(&old) => Err(GuardError::Conflict(format!(
+        Some(old) if still_running(options, &old) => Err(GuardError::Conflict(format!(
             "another plugtop (pid {}) acts on {} (journal {})",
             old.pid,
             options.root.display(),
@@ -308,11 +308,16 @@ fn earlier_run(options: &GuardOptions) -> Result<Option<StartState>, GuardError>
     }
 }
 
-/// Whether the plugtop that wrote `journal` still runs (and will restore
-/// on exit): its pid runs plugtop, started when the journal says. A pid
-/// reused by any other process is a dead run's, which may be restored.
-fn still_running(journal: &StartState) -> bool {
-    journal.pid != std::process::id() && journal::plugtop_alive(journal.pid, journal.started)
+/// Whether the plugtop that wrote `journal` still acts on this root (and
+/// will restore on exit): its pid holds this root's lock, as every plugtop
+/// acting on a root does whatever its binary is called, and started when
+/// the journal says. A pid reused by another process, a plugtop that only
+/// observes and one acting on another root hold no such lock: the journal
+/// is a dead run's, which may be restored.
+fn still_running(options: &GuardOptions, journal: &StartState) -> bool {
+    journal.pid != std::process::id()
+        && crate::kernel::process::started_as_recorded(journal.pid, journal.started)
+        && lock::held_by(&options.root, journal.pid)
 }
 
 /// `plugtop restore`: puts a guest back from the journal a dead plugtop
@@ -328,7 +333,7 @@ pub fn restore_from_journal(options: &GuardOptions) -> Result<Option<GiveBack>, 
         }
         Err(e) => return Err(e.into()),
     };
-    if still_running(&start) {
+    if still_running(options, &start) {
         return Err(GuardError::Conflict(format!(
             "plugtop (pid {}) is still running and will restore on exit; stop it with SIGTERM",
             start.pid

@@ -337,7 +337,6 @@ pub fn remove(root: &Path, path: &Path) -> Result<(), JournalError> {
 }
 
 pub use crate::kernel::machine::pid_alive;
-pub use crate::kernel::process::plugtop_alive;
 
 /// Puts the CPUs and the pool back as `state` says. Failures on single
 /// CPUs are collected; the pool is restored even if some CPU was not.

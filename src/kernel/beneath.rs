@@ -291,6 +291,16 @@ impl Beneath {
         }
     }
 
+    /// The device and inode (`st_dev`, `st_ino`) of the regular file at
+    /// `rel` (never followed when it is a link), or `None` when there is
+    /// none: to find the file in the kernel's lock table.
+    pub fn regular_id(&self, rel: &Path) -> Option<(u64, u64)> {
+        let (dir, name) = chroot_walk::parent(&self.dir, rel.as_os_str().as_bytes()).ok()?;
+        let stat = rustix::fs::statat(&dir, &name, AtFlags::SYMLINK_NOFOLLOW).ok()?;
+        (FileType::from_raw_mode(stat.st_mode) == FileType::RegularFile)
+            .then_some((stat.st_dev, stat.st_ino))
+    }
+
     /// Whether the root is the system's `/` itself (by device and inode,
     /// however it was named): nothing that fills a directory may fill that.
     pub fn is_system_root(&self) -> std::io::Result<bool> {
