@@ -65,8 +65,11 @@ pub fn started_as_recorded(pid: u32, started: Option<u64>) -> bool {
 /// and its inode.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LockedFile {
+    /// The device's major number (hexadecimal in `/proc/locks`).
     pub major: u32,
+    /// The device's minor number (hexadecimal in `/proc/locks`).
     pub minor: u32,
+    /// The inode number (decimal in `/proc/locks`).
     pub inode: u64,
 }
 
