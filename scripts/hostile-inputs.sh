@@ -146,6 +146,27 @@ journal journal-online-99 'online 99\ncmm_pages 0\n'
 journal journal-cmm-huge 'online 0-1\ncmm_pages 9223372036854775807\n'
 journal journal-cmm-negative 'online 0-1\ncmm_pages -5\n'
 journal journal-no-cmm 'online 0-1\n'
+# A start state `restore` would refuse from the journal: `run` refuses to
+# act on it (exit 1, at once, saying so) and leaves no journal and no lock
+# file. The guest is a served simulator's root, whole but for that file.
+start_state() {
+    local name="$1" file="$2" root="$work/sroot-$1"
+    "$bin" sim examples/scenarios/daytrader.toml --fast --duration 0:02 --serve "$root" >/dev/null 2>&1
+    case "$3" in
+    rmdir) rm -r "${root:?}/$file" ;;
+    *) printf '%s\n' "$3" > "$root/$file" ;;
+    esac
+    measure "$name" run "$bin" run -f -c "$rules" --root "$root"
+    if [ "$last_code" != 1 ] || [ -e "$root/run/plugtop/state" ] || [ -e "$root/var/lock/cpuplugd.lock" ] \
+        || ! "$bin" run -f -c "$rules" --root "$root" 2>&1 | grep -q 'refusing to act'; then
+        echo "  ^ run acted on a start state restore would refuse, or left a file"
+        fail=1
+    fi
+}
+start_state start-cmm-huge proc/sys/vm/cmm_pages 99999999
+start_state start-cmm-negative proc/sys/vm/cmm_pages -1
+start_state start-no-memtotal proc/meminfo 'MemFree: 1 kB'
+start_state start-no-cpu1 sys/devices/system/cpu/cpu1 rmdir
 # /proc/cpuinfo and /proc/sysinfo under --root, read to tell a z/VM guest:
 # `run` refuses one that is missing (as cpuplugd does; a link to /dev/zero
 # leads nowhere inside the root) or no regular file at once, or starts (the
@@ -154,6 +175,8 @@ journal journal-no-cmm 'online 0-1\n'
 for how in zero fifo huge; do
     root="$work/cpuinfo-$how"
     cp -r tests/fixtures/roots/newkernel "$root"
+    # The online CPUs' directories, without which `run` would not act.
+    mkdir -p "$root/sys/devices/system/cpu/cpu0" "$root/sys/devices/system/cpu/cpu1"
     for f in proc/cpuinfo proc/sysinfo; do
         rm -f "$root/$f"
         case "$how" in

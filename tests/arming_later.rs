@@ -259,3 +259,46 @@ fn step_confirm_armed_later_proposes_the_start_limits() {
     assert_eq!(end, ScreenEnd::Quit);
     assert_eq!(online_ids(root.path()), vec![0]);
 }
+
+#[test]
+fn arming_later_on_a_start_state_restore_would_refuse_stays_in_observe_mode() {
+    for (pool, named) in [
+        ("99999999", "cmm_pages 99999999 is more than"),
+        ("-1", "cmm_pages -1 is negative"),
+    ] {
+        let dir = common::tempdir();
+        let root = guest(1);
+        root.write("proc/sys/vm/cmm_pages", &format!("{pool}\n"));
+        let rules = rules(dir.path(), "CPU_MIN=\"3\"\nCPU_MAX=\"0\"");
+        let r = root.path().to_path_buf();
+        let end = drive(root.path(), rules, move |send, until, shared| {
+            until(&|app| app.readings() >= 2);
+            send(Command::Act(KeyAction::Autonomous));
+            until(&is_arm_dialog);
+            send(Command::Act(KeyAction::Yes));
+            until(&|app| matches!(app.dialog, Some(Dialog::Message(_))));
+            let app = shared.lock();
+            let Some(Dialog::Message(text)) = &app.dialog else {
+                unreachable!("waited for a message")
+            };
+            for want in [named, "could not be put back", "cpuplugd would start"] {
+                assert!(text.contains(want), "says {want:?}: {text}");
+            }
+            assert!(app.actuator.is_none(), "not armed");
+            drop(app);
+            // Readings go on in observe mode, and nothing is written.
+            let now = until(&|_| true);
+            until(&|app| app.readings() >= now + 2);
+            assert_eq!(online_ids(&r), vec![0], "nothing plugged");
+        });
+        assert_eq!(end, ScreenEnd::Quit);
+        assert_eq!(
+            std::fs::read_to_string(root.path().join("proc/sys/vm/cmm_pages")).ok(),
+            Some(format!("{pool}\n")),
+            "the pool untouched"
+        );
+        for rel in ["run/plugtop/state", "var/lock/cpuplugd.lock"] {
+            assert!(!root.path().join(rel).exists(), "{rel} left behind");
+        }
+    }
+}

@@ -350,16 +350,25 @@ fn a_link_as_the_last_component_is_never_followed() {
         let e = lock::acquire(root.path()).map(|_| ());
         let message = e.err().map(|e| e.to_string()).unwrap_or_default();
         assert!(message.contains("is a symbolic link"), "{message}");
-        // The journal and the pid file replace the link by a new file.
+        // The journal and the pid file are renamed only over a regular
+        // file or nothing: the link is refused and kept.
         let state = root.path().join("run/plugtop/state");
-        journal::write(root.path(), &state, &start_state()).expect("journal");
-        pid_file::write(root.path()).expect("pid file");
+        let e = journal::write(root.path(), &state, &start_state()).map(|_| ());
+        let message = e.err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(message.contains("a symbolic link"), "{message}");
+        let e = pid_file::write(root.path()).map(|_| ());
+        let message = e.err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(message.contains("a symbolic link"), "{message}");
         for at in ["run/plugtop/state", "run/plugtop.pid"] {
             let meta = std::fs::symlink_metadata(root.path().join(at));
-            assert!(meta.is_ok_and(|m| m.is_file()), "{at} is a file now");
+            assert!(meta.is_ok_and(|m| m.is_symlink()), "{at} is kept");
         }
         journal::remove(root.path(), &state).expect("remove");
         pid_file::remove(root.path());
+        for at in ["run/plugtop/state", "run/plugtop.pid"] {
+            let gone = std::fs::symlink_metadata(root.path().join(at)).is_err();
+            assert!(gone, "{at}: the link itself is removed");
+        }
         assert!(
             untouched(&precious),
             "{}: written through",

@@ -417,6 +417,11 @@ fn hostile_scenarios_are_refused_or_run_fast() {
 #[test]
 fn a_failed_restore_at_exit_keeps_the_journal() {
     let root = FakeRoot::guest(2);
+    // The online CPUs' directories: without them `run` would not act (a
+    // journal of them could not be restored).
+    for i in 0..2 {
+        root.write(&format!("sys/devices/system/cpu/cpu{i}/online"), "1\n");
+    }
     let rules = root.path().join("rules.conf");
     std::fs::write(
         &rules,

@@ -391,10 +391,11 @@ fn start_time_of(pid: u32) -> u64 {
         .expect("start time")
 }
 
-/// A plugtop child (acting on a root of its own) killed when dropped.
+/// A plugtop child killed when dropped, with the root it works on.
 struct Other {
     child: std::process::Child,
-    _root: FakeRoot,
+    root: FakeRoot,
+    _bin: Option<tempfile::TempDir>,
 }
 
 impl Drop for Other {
@@ -404,52 +405,206 @@ impl Drop for Other {
     }
 }
 
-fn another_plugtop() -> Other {
-    let root = guest();
-    let rules = root.path().join("rules.conf");
-    std::fs::write(
-        &rules,
-        "UPDATE=\"1\"\nCPU_MIN=\"1\"\nCPU_MAX=\"3\"\nHOTPLUG=\"0\"\nHOTUNPLUG=\"0\"\n",
+/// Spawns `command` with its standard output and error into one pipe
+/// (plugtop logs information to the one, errors to the other): the child
+/// and the lines it writes, in order.
+fn spawn_merged(
+    mut command: Command,
+) -> (
+    std::process::Child,
+    std::io::Lines<std::io::BufReader<std::io::PipeReader>>,
+) {
+    let (reader, writer) = std::io::pipe().expect("pipe");
+    command
+        .stdin(Stdio::null())
+        .stdout(writer.try_clone().expect("pipe"))
+        .stderr(writer);
+    let child = command.spawn().expect("plugtop starts");
+    // The parent's ends of the writer go with the command, so the lines
+    // end when the child's do.
+    drop(command);
+    (
+        child,
+        std::io::BufRead::lines(std::io::BufReader::new(reader)),
     )
-    .expect("rules");
-    let child = Command::new(env!("CARGO_BIN_EXE_plugtop"))
-        .args(["run", "-f", "-c"])
+}
+
+/// Starts `program` with `args` on a guest of its own (`--root` last) and
+/// reads its output until a line holds `ready` (a run's "started in", an
+/// observer's first interval): by then a run holds its root's lock.
+fn start_other(
+    program: &Path,
+    args: &[&str],
+    ready: &str,
+    bin: Option<tempfile::TempDir>,
+) -> Other {
+    let root = guest();
+    let rules = act_rules(&root);
+    let mut command = Command::new(program);
+    command
+        .args(args)
+        .arg("-c")
         .arg(&rules)
         .arg("--root")
-        .arg(root.path())
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("plugtop run");
-    Other { child, _root: root }
+        .arg(root.path());
+    let (child, mut lines) = spawn_merged(command);
+    let seen = lines
+        .by_ref()
+        .map_while(Result::ok)
+        .any(|l| l.contains(ready));
+    assert!(seen, "{} never said {ready:?}", program.display());
+    // The rest of its output is read away, so it never blocks on a pipe.
+    std::thread::spawn(move || lines.for_each(drop));
+    Other {
+        child,
+        root,
+        _bin: bin,
+    }
+}
+
+/// plugtop acting (`run -f`) on a root of its own.
+fn another_plugtop() -> Other {
+    start_other(
+        Path::new(env!("CARGO_BIN_EXE_plugtop")),
+        &["run", "-f"],
+        "started in",
+        None,
+    )
+}
+
+/// The plugtop binary under another name (as a distribution might install
+/// it), in a directory removed with the process.
+fn renamed_plugtop(args: &[&str], ready: &str) -> Other {
+    let dir = common::tempdir();
+    let renamed = dir.path().join("cpuplugd-x");
+    // A link is a new name for the same program, without the "text file
+    // busy" a fresh copy can meet when it is executed at once.
+    std::fs::hard_link(env!("CARGO_BIN_EXE_plugtop"), &renamed)
+        .or_else(|_| std::fs::copy(env!("CARGO_BIN_EXE_plugtop"), &renamed).map(drop))
+        .expect("the binary under another name");
+    start_other(&renamed, args, ready, Some(dir))
+}
+
+/// The journal of `root` rewritten to name process `pid` (version 1
+/// without a start time, version 2 with `started`).
+fn journal_naming(root: &FakeRoot, pid: u32, started: Option<u64>) {
+    let mut lines = good_lines(root.path());
+    lines[1] = format!("pid {pid}");
+    match started {
+        Some(t) => lines[2] = format!("started {t}"),
+        None => {
+            lines[0] = "plugtop-state 1".into();
+            lines.remove(2);
+        }
+    }
+    write_journal(root, &lines);
 }
 
 #[test]
-fn a_live_plugtop_blocks_the_restore_only_with_the_recorded_start_time() {
+fn a_plugtop_acting_on_another_root_does_not_block_this_ones_restore() {
     let other = another_plugtop();
     let pid = other.child.id();
     let started = start_time_of(pid);
-    let root = guest();
-    let mut lines = good_lines(root.path());
-    lines[1] = format!("pid {pid}");
-    lines[2] = format!("started {started}");
-    write_journal(&root, &lines);
-    let before = guest_files(root.path());
-    let out = restore(root.path(), &[]);
+    for recorded in [Some(started), None] {
+        let root = guest();
+        journal_naming(&root, pid, recorded);
+        let out = restore(root.path(), &[]);
+        assert_restored(&root, &out);
+        assert!(!String::from_utf8_lossy(&out.stderr).contains("SIGTERM"));
+    }
+    // Its own root's journal is a running plugtop's, with the start time
+    // it recorded: refused, nothing written, kept.
+    let before = guest_files(other.root.path());
+    let out = restore(other.root.path(), &[]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(
-        err.contains("still running") && err.contains("SIGTERM"),
+        err.contains(&format!("plugtop (pid {pid}) is still running")) && err.contains("SIGTERM"),
         "{err}"
     );
+    assert_eq!(guest_files(other.root.path()), before, "nothing written");
+    assert!(other.root.path().join(STATE).exists(), "kept");
+    // The same pid with another start time is a reused pid: not the run
+    // that wrote the journal (the lock it holds keeps `restore` out all
+    // the same, saying so).
+    journal_naming(&other.root, pid, Some(started + 1));
+    let out = restore(other.root.path(), &[]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("locked") && !err.contains("SIGTERM"), "{err}");
+    assert_eq!(guest_files(other.root.path()), before, "nothing written");
+}
+
+#[test]
+fn an_observer_named_plugtop_is_no_run_acting_on_this_root() {
+    // The reviewer's case: `plugtop --batch` on another root, its pid in a
+    // version-1 journal here.
+    let observer = start_other(
+        Path::new(env!("CARGO_BIN_EXE_plugtop")),
+        &["--batch", "--interval", "0.05"],
+        "#",
+        None,
+    );
+    let pid = observer.child.id();
+    for recorded in [None, Some(start_time_of(pid))] {
+        let root = guest();
+        journal_naming(&root, pid, recorded);
+        let out = restore(root.path(), &[]);
+        assert_restored(&root, &out);
+    }
+    // `run --force` adopts that journal: it starts, and gives back the
+    // start state the journal recorded (cpu3 online, the pool at 0).
+    let root = guest();
+    journal_naming(&root, pid, None);
+    let mut command = Command::new(env!("CARGO_BIN_EXE_plugtop"));
+    command
+        .args(["run", "-f", "--force", "-c"])
+        .arg(act_rules(&root))
+        .arg("--root")
+        .arg(root.path());
+    let (mut run, mut lines) = spawn_merged(command);
+    let first = lines.next().and_then(Result::ok).unwrap_or_default();
+    let started = first.contains("started in");
+    let _ = Command::new("kill")
+        .args(["-TERM", &run.id().to_string()])
+        .status();
+    let rest: Vec<String> = lines.map_while(Result::ok).collect();
+    let status = run.wait().expect("wait");
+    assert!(started, "run --force refused: {first} {rest:?}");
+    assert!(status.success(), "{rest:?}");
+    assert_eq!(
+        guest_files(root.path()),
+        vec!["1\n", "1\n", "1\n", "1\n", "0\n"],
+        "the adopted start state is given back"
+    );
+    assert!(!root.path().join(STATE).exists());
+}
+
+#[test]
+fn a_renamed_plugtop_acting_on_this_root_is_recognised_by_its_lock() {
+    let renamed = renamed_plugtop(&["run", "-f"], "started in");
+    let pid = renamed.child.id();
+    let root = &renamed.root;
+    let before = guest_files(root.path());
+    // Its own journal (version 2), and the same rewritten as version 1.
+    for rewrite in [false, true] {
+        if rewrite {
+            journal_naming(root, pid, None);
+        }
+        let out = restore(root.path(), &[]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{err}");
+        assert!(
+            err.contains(&format!("plugtop (pid {pid}) is still running")),
+            "{err}"
+        );
+        assert_eq!(guest_files(root.path()), before, "nothing written");
+        assert!(root.path().join(STATE).exists(), "kept");
+    }
+    let (code, err) = run_refusing(root, &["--force"]);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("locked"), "{err}");
     assert_eq!(guest_files(root.path()), before, "nothing written");
-    assert!(root.path().join(STATE).exists(), "kept");
-    // The same pid with another start time is a reused pid: a dead run.
-    lines[2] = format!("started {}", started + 1);
-    write_journal(&root, &lines);
-    let out = restore(root.path(), &[]);
-    assert_restored(&root, &out);
 }
 
 #[test]
@@ -477,5 +632,198 @@ fn a_link_where_the_journal_belongs_is_refused_not_taken_for_no_journal() {
             "{target}: the link is kept for the admin to look at"
         );
         std::fs::remove_file(root.path().join(STATE)).expect("unlink");
+    }
+}
+
+/// Rules that would act at once (CPU_MAX 3 of 4, cpu3 offline: nothing to
+/// do, but the run takes the guest).
+fn act_rules(root: &FakeRoot) -> PathBuf {
+    let rules = root.path().join("rules.conf");
+    std::fs::write(
+        &rules,
+        "UPDATE=\"1\"\nCPU_MIN=\"1\"\nCPU_MAX=\"3\"\nHOTPLUG=\"0\"\nHOTUNPLUG=\"0\"\n",
+    )
+    .expect("rules");
+    rules
+}
+
+/// `plugtop run -f` on `root`, expected to refuse at start: its log. A
+/// run that starts instead is stopped at its first line (it says
+/// "started"), and the test fails; nothing waits on a clock.
+fn run_refusing(root: &FakeRoot, extra: &[&str]) -> (Option<i32>, String) {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_plugtop"));
+    command
+        .args(["run", "-f", "-c"])
+        .arg(act_rules(root))
+        .arg("--root")
+        .arg(root.path())
+        .args(extra);
+    let (mut child, mut lines) = spawn_merged(command);
+    // The first line decides: a start is stopped at once.
+    let first = lines.next().and_then(Result::ok).unwrap_or_default();
+    if first.contains("started in") {
+        let _ = child.kill();
+        let _ = child.wait();
+        panic!("the run started: {first}");
+    }
+    let rest: Vec<String> = lines.map_while(Result::ok).collect();
+    let status = child.wait().expect("wait");
+    (
+        status.code(),
+        [first]
+            .into_iter()
+            .chain(rest)
+            .collect::<Vec<_>>()
+            .join("\n"),
+    )
+}
+
+/// Nothing of plugtop's is left below `root` after a refused start.
+fn assert_nothing_left(root: &Path) {
+    for rel in [STATE, "run/plugtop.pid", "var/lock/cpuplugd.lock"] {
+        assert!(
+            std::fs::symlink_metadata(root.join(rel)).is_err(),
+            "{rel} left behind"
+        );
+    }
+}
+
+/// A start state `plugtop restore` would refuse: `run` refuses to act on
+/// it (exit 1), naming the value and why, saying what to do and that
+/// cpuplugd would start; it writes nothing and leaves nothing behind.
+fn run_refuses_start(edit: impl Fn(&FakeRoot), named: &str, remedy: &str) {
+    let root = guest();
+    edit(&root);
+    let before = guest_files(root.path());
+    let (code, err) = run_refusing(&root, &[]);
+    assert_eq!(code, Some(1), "{err}");
+    for want in [
+        named,
+        remedy,
+        "could not be put back",
+        "cpuplugd would start",
+    ] {
+        assert!(err.contains(want), "says {want:?}: {err}");
+    }
+    assert!(!err.contains("panicked"), "{err}");
+    assert_eq!(guest_files(root.path()), before, "nothing written");
+    assert_nothing_left(root.path());
+}
+
+#[test]
+fn run_refuses_a_start_state_restore_would_refuse() {
+    let pool = "set cmm_pages to a size this guest holds";
+    // MemTotal is 2 GiB: 524,288 pages of 4 KiB.
+    for pages in ["99999999", "524289", "9223372036854775806"] {
+        run_refuses_start(
+            |r| r.write("proc/sys/vm/cmm_pages", &format!("{pages}\n")),
+            &format!("cmm_pages {pages} is more than the guest's memory holds"),
+            pool,
+        );
+    }
+    for pages in ["-1", "-9223372036854775807"] {
+        run_refuses_start(
+            |r| r.write("proc/sys/vm/cmm_pages", &format!("{pages}\n")),
+            &format!("cmm_pages {pages} is negative"),
+            pool,
+        );
+    }
+    run_refuses_start(|r| r.meminfo(&[("MemFree", 524_288)]), "no MemTotal", pool);
+    run_refuses_start(
+        |r| {
+            std::fs::remove_dir_all(r.path().join("sys/devices/system/cpu/cpu1")).expect("rm");
+        },
+        "cpu1 does not exist",
+        "make every online CPU's directory",
+    );
+    // An online file that is a directory: it cannot be read back.
+    run_refuses_start(
+        |r| {
+            let online = r.path().join("sys/devices/system/cpu/cpu2/online");
+            std::fs::remove_file(&online).expect("rm");
+            std::fs::create_dir(&online).expect("dir");
+        },
+        "cpu2's online file cannot be read",
+        "make every online CPU's directory",
+    );
+}
+
+#[test]
+fn run_force_refuses_a_start_state_restore_would_refuse_too() {
+    let root = guest();
+    root.write("proc/sys/vm/cmm_pages", "-1\n");
+    let before = guest_files(root.path());
+    let (code, err) = run_refusing(&root, &["--force"]);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("cmm_pages -1 is negative"), "{err}");
+    assert_eq!(guest_files(root.path()), before);
+    assert_nothing_left(root.path());
+}
+
+#[test]
+fn the_start_state_check_is_the_journal_check() {
+    use plugtop::control::journal_check::{Part, restorable};
+    let root = guest();
+    let r = root.path();
+    let refused = |online: &[u32], pool: Option<i64>| restorable(r, online, pool).err();
+    assert_eq!(refused(&[0, 1, 2], Some(0)), None);
+    assert_eq!(refused(&[0, 1, 2], Some(524_288)), None, "all of memory");
+    assert_eq!(refused(&[0, 1, 2], None), None);
+    assert_eq!(
+        refused(&[0, 1, 2], Some(524_289)).map(|e| e.0),
+        Some(Part::Pool)
+    );
+    assert_eq!(
+        refused(&[0, 1, 2], Some(i64::MIN)).map(|e| e.0),
+        Some(Part::Pool)
+    );
+    assert_eq!(refused(&[0, 4], Some(0)).map(|e| e.0), Some(Part::Online));
+    assert_eq!(refused(&[u32::MAX], None).map(|e| e.0), Some(Part::Online));
+    // Without a pool file, only "no pool" passes.
+    root.remove("proc/sys/vm/cmm_pages");
+    assert_eq!(refused(&[0], None), None);
+    assert_eq!(refused(&[0], Some(0)).map(|e| e.0), Some(Part::Pool));
+    let gone = common::tempdir();
+    let missing = gone.path().join("no-root");
+    assert_eq!(
+        restorable(&missing, &[0], None).err().map(|e| e.0),
+        Some(Part::Root)
+    );
+}
+
+#[test]
+fn a_journal_whose_pool_alone_fails_restores_nothing_and_says_so() {
+    let root = guest();
+    let mut lines = good_lines(root.path());
+    lines[5] = "cmm_pages 524289".into();
+    write_journal(&root, &lines);
+    let before = guest_files(root.path());
+    let out = restore(root.path(), &[]);
+    assert_refused(&out, "line 6");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("nothing was restored"), "{err}");
+    assert!(err.contains("the journal is kept"), "{err}");
+    assert_eq!(guest_files(root.path()), before, "not even the CPUs");
+}
+
+#[test]
+fn a_socket_or_directory_where_the_journal_belongs_is_refused_as_no_journal_plugtop_wrote() {
+    for plant in ["socket", "directory"] {
+        let root = guest();
+        let state = root.path().join(STATE);
+        std::fs::create_dir_all(state.parent().expect("parent")).expect("dir");
+        match plant {
+            "socket" => drop(std::os::unix::net::UnixListener::bind(&state).expect("socket")),
+            _ => std::fs::create_dir(&state).expect("dir"),
+        }
+        let before = guest_files(root.path());
+        let out = restore(root.path(), &[]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{plant}: {err}");
+        assert!(err.contains("not a regular file"), "{plant}: {err}");
+        let (code, err) = run_refusing(&root, &[]);
+        assert_eq!(code, Some(1), "{plant}: {err}");
+        assert_eq!(guest_files(root.path()), before);
+        assert!(std::fs::symlink_metadata(&state).is_ok(), "{plant}: kept");
     }
 }

@@ -70,6 +70,10 @@ fn headless(scenario: &Scenario, rules: &std::path::Path) -> Vec<String> {
 
 fn run_loop(scenario: &Scenario, rules: &std::path::Path, root: &std::path::Path) -> Vec<String> {
     let (guest, mut source, _) = guest(scenario);
+    // The root holds the guest as `sim --serve` publishes it (plugtop acts
+    // only on a start state `restore` could put back from it).
+    let beneath = plugtop::kernel::beneath::Beneath::open(root).expect("root");
+    plugtop::sim::serve::publish_all(&guest.borrow(), &beneath).expect("published");
     let mut actuator = SimActuator::new(guest);
     let options = RunOptions {
         rules: rules.to_path_buf(),

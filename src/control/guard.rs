@@ -7,10 +7,12 @@
 //!    an LPAR for CPUs, as cpuplugd) unless the user allowed any Linux;
 //! 2. the lock: cpuplugd's pid file (even a stale one) and its lock file;
 //! 3. the journal, under the lock and checked against the guest (a bad
-//!    one refuses, naming its line): a running plugtop's (its pid runs
-//!    plugtop, started when the journal says) refuses, a dead one's
-//!    refuses unless `--force` adopts its start state;
-//! 4. the start state must be readable exactly;
+//!    one refuses, naming its line): a running plugtop's (its pid holds
+//!    this root's lock, started when the journal says) refuses, a dead
+//!    one's refuses unless `--force` adopts its start state;
+//! 4. the start state must be readable exactly, and one `plugtop restore`
+//!    would put back (the journal check): a state it would refuse after a
+//!    crash is not acted on (cpuplugd would start on it);
 //! 5. the journal is written (fsynced) before the first write, and the
 //!    failure policy ([`install_failure_policy`]) learns what to put back.
 //!
@@ -23,11 +25,13 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::journal::{self, StartState};
+use super::journal_check::{self, Part};
 use super::lock::{self, GuestLock};
 use super::session::Severity;
 use crate::kernel::Sample;
 use crate::kernel::actuator::Actuator;
 use crate::kernel::recording::export::ranges;
+use crate::kernel::root_file::paths;
 
 /// Exit code of a process that panicked (as any Rust program's panic), after
 /// the guest was put back or the journal kept.
@@ -89,6 +93,14 @@ pub enum GuardError {
     /// The start state cannot be read exactly, so it could not be restored.
     #[error("{0}")]
     Inexact(String),
+    /// The start state is one `plugtop restore` would refuse to put back
+    /// (after a crash nothing could restore it): plugtop does not act.
+    #[error("{0}")]
+    Unrestorable(String),
+    /// A journal refused by its form or by the guest, with what `plugtop
+    /// restore` did about it (nothing).
+    #[error("{0}")]
+    BadJournal(String),
 }
 
 /// Whether `root` is this machine's own `/`.
@@ -136,10 +148,29 @@ pub struct GiveBack {
 static ACTIVE: Mutex<Option<GuardOptions>> = Mutex::new(None);
 
 impl Guard {
-    /// Takes the guest as it is in `first` (steps 1–5 above).
+    /// Takes the guest as it is in `first` (steps 1–5 above). A refusal
+    /// writes nothing and leaves no lock file behind.
     pub fn take(options: &GuardOptions, first: &Sample) -> Result<Guard, GuardError> {
         check_machine(&options.root, options.allow_non_zvm)?;
         let lock = lock::acquire(&options.root)?;
+        match Self::journal_start(options, first) {
+            Ok(start) => Ok(Guard {
+                options: options.clone(),
+                start,
+                lock: Some(lock),
+            }),
+            Err(e) => {
+                // Held until removed, so no other process's lock goes.
+                lock::release(&options.root);
+                drop(lock);
+                Err(e)
+            }
+        }
+    }
+
+    /// Steps 3–5 under the lock: the start state to restore (an adopted
+    /// one, or the guest as it is in `first`), checked and journaled.
+    fn journal_start(options: &GuardOptions, first: &Sample) -> Result<StartState, GuardError> {
         let adopted = earlier_run(options)?;
         if let Some(why) = journal::inexact(&first.online, first.cmm_pages) {
             return Err(GuardError::Inexact(why));
@@ -154,6 +185,8 @@ impl Guard {
             online: first.online.ids.clone(),
             cmm_pages: first.cmm_pages,
         });
+        journal_check::restorable(&options.root, &start.online, start.cmm_pages)
+            .map_err(|(part, why)| GuardError::Unrestorable(unrestorable(options, part, &why)))?;
         let journaled = StartState {
             pid: std::process::id(),
             started: crate::kernel::process::own_start_time(),
@@ -161,11 +194,7 @@ impl Guard {
         };
         journal::write(&options.root, &options.state, &journaled)?;
         *ACTIVE.lock().unwrap_or_else(|p| p.into_inner()) = Some(options.clone());
-        Ok(Guard {
-            options: options.clone(),
-            start,
-            lock: Some(lock),
-        })
+        Ok(start)
     }
 
     /// What giving back restores.
@@ -214,6 +243,28 @@ impl Guard {
     }
 }
 
+/// Why plugtop will not act on a start state restore would refuse, and
+/// what the admin can do. cpuplugd would start on it: plugtop differs on
+/// purpose, since after a crash nothing could put such a guest back.
+fn unrestorable(options: &GuardOptions, part: Part, why: &str) -> String {
+    let remedy = match part {
+        Part::Pool => format!(
+            "set cmm_pages to a size this guest holds (`echo 0 > {}` gives the pool's pages back) and start again",
+            options.root.join(paths::CMM_PAGES).display()
+        ),
+        Part::Online => format!(
+            "make every online CPU's directory below {} readable (is sysfs whole?) and start again",
+            options.root.join(paths::CPU_DIR).display()
+        ),
+        Part::Root => "make the root readable and start again".to_string(),
+    };
+    format!(
+        "refusing to act on {}: its start state could not be put back after a crash ({why}; `{}` refuses such a journal); {remedy}. cpuplugd would start on this state, plugtop does not; observe mode (`--mode observe`, or the screen unarmed) writes nothing and still runs",
+        options.root.display(),
+        options.restore_command()
+    )
+}
+
 /// "CPUs 0-3 online, cmm_pages 0".
 fn describe(start: &StartState) -> String {
     let list = crate::kernel::cpulist::CpuList {
@@ -241,7 +292,7 @@ fn kept_message(options: &GuardOptions) -> String {
 /// when another plugtop still acts or a dead one left the guest changed.
 fn earlier_run(options: &GuardOptions) -> Result<Option<StartState>, GuardError> {
     match journal::read_checked(&options.root, &options.state)? {
-        Some(old) if still_running(&old) => Err(GuardError::Conflict(format!(
+        Some(old) if still_running(options, &old) => Err(GuardError::Conflict(format!(
             "another plugtop (pid {}) acts on {} (journal {})",
             old.pid,
             options.root.display(),
@@ -257,20 +308,32 @@ fn earlier_run(options: &GuardOptions) -> Result<Option<StartState>, GuardError>
     }
 }
 
-/// Whether the plugtop that wrote `journal` still runs (and will restore
-/// on exit): its pid runs plugtop, started when the journal says. A pid
-/// reused by any other process is a dead run's, which may be restored.
-fn still_running(journal: &StartState) -> bool {
-    journal.pid != std::process::id() && journal::plugtop_alive(journal.pid, journal.started)
+/// Whether the plugtop that wrote `journal` still acts on this root (and
+/// will restore on exit): its pid holds this root's lock, as every plugtop
+/// acting on a root does whatever its binary is called, and started when
+/// the journal says. A pid reused by another process, a plugtop that only
+/// observes and one acting on another root hold no such lock: the journal
+/// is a dead run's, which may be restored.
+fn still_running(options: &GuardOptions, journal: &StartState) -> bool {
+    journal.pid != std::process::id()
+        && crate::kernel::process::started_as_recorded(journal.pid, journal.started)
+        && lock::held_by(&options.root, journal.pid)
 }
 
 /// `plugtop restore`: puts a guest back from the journal a dead plugtop
 /// left. `Ok(None)` when there is no journal.
 pub fn restore_from_journal(options: &GuardOptions) -> Result<Option<GiveBack>, GuardError> {
-    let Some(start) = journal::read_checked(&options.root, &options.state)? else {
-        return Ok(None);
+    let start = match journal::read_checked(&options.root, &options.state) {
+        Ok(Some(start)) => start,
+        Ok(None) => return Ok(None),
+        Err(e @ journal::JournalError::Malformed { .. }) => {
+            return Err(GuardError::BadJournal(format!(
+                "{e}; nothing was restored, not even the lines that pass (a journal is put back whole or not at all); the journal is kept: correct that line, or put the guest right by hand and remove the journal"
+            )));
+        }
+        Err(e) => return Err(e.into()),
     };
-    if still_running(&start) {
+    if still_running(options, &start) {
         return Err(GuardError::Conflict(format!(
             "plugtop (pid {}) is still running and will restore on exit; stop it with SIGTERM",
             start.pid

@@ -3,7 +3,6 @@
 //! `kill -9` or a crash. Removed after a clean restore.
 
 use std::fs;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use super::journal_check::KeyLines;
@@ -11,6 +10,7 @@ use crate::kernel::actuator::{ActError, Actuator};
 use crate::kernel::beneath::Beneath;
 use crate::kernel::cpulist::CpuList;
 use crate::kernel::recording::export::ranges;
+use crate::kernel::staged_files::StagedFiles;
 
 /// What the guest looked like when plugtop started acting on it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -40,6 +40,8 @@ pub enum JournalError {
     },
     #[error(transparent)]
     Beneath(#[from] crate::kernel::beneath::BeneathError),
+    #[error(transparent)]
+    Stage(#[from] crate::kernel::staged_files::StageError),
     #[error("{path} line {line}: {what}")]
     Malformed {
         path: String,
@@ -74,9 +76,12 @@ impl StartState {
     }
 }
 
-/// Writes the journal durably: a new temporary file (created exclusively,
-/// never through a link), fsync, rename, fsync of the directory. A journal
-/// below `root` is written beneath it, resolved as in a chroot.
+/// Writes the journal durably, as every file plugtop creates
+/// ([`StagedFiles::durable`]): a new file under an unpredictable name,
+/// created exclusively and never through a link, fsynced, renamed only
+/// over a regular file or nothing (a link, a FIFO, a socket or a directory
+/// at the journal's name is refused and kept), and the directory fsynced.
+/// A journal below `root` is written beneath it, resolved as in a chroot.
 pub fn write(root: &Path, path: &Path, state: &StartState) -> Result<(), JournalError> {
     let io = |source| JournalError::Io {
         path: path.display().to_string(),
@@ -93,15 +98,7 @@ pub fn write(root: &Path, path: &Path, state: &StartState) -> Result<(), Journal
         }
     };
     let beneath = Beneath::open(base).map_err(io)?;
-    let rel_tmp = rel.with_extension("tmp");
-    beneath.create_dirs(rel.parent().unwrap_or(Path::new("")))?;
-    // A leftover (or planted) temporary file is removed, not followed.
-    beneath.remove(&rel_tmp)?;
-    let mut f = beneath.create_new(&rel_tmp)?;
-    f.write_all(state.text().as_bytes()).map_err(io)?;
-    f.sync_all().map_err(io)?;
-    beneath.rename(&rel_tmp, rel)?;
-    beneath.sync_dir(rel.parent().unwrap_or(Path::new("")))?;
+    StagedFiles::durable(&beneath).put(rel, state.text().as_bytes())?;
     Ok(())
 }
 
@@ -340,7 +337,6 @@ pub fn remove(root: &Path, path: &Path) -> Result<(), JournalError> {
 }
 
 pub use crate::kernel::machine::pid_alive;
-pub use crate::kernel::process::plugtop_alive;
 
 /// Puts the CPUs and the pool back as `state` says. Failures on single
 /// CPUs are collected; the pool is restored even if some CPU was not.

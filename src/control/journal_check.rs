@@ -34,6 +34,17 @@ const CMM_LIMIT: u64 = 64;
 /// most pages any guest's memory can hold.
 const PAGE_KIB: i64 = 4;
 
+/// Which part of a start state a refusal is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Part {
+    /// The root itself (it cannot be opened).
+    Root,
+    /// The online CPUs.
+    Online,
+    /// The pool (`cmm_pages`).
+    Pool,
+}
+
 /// Checks what a journal says (its root, its online CPUs and its pool,
 /// read from `lines`) against the guest below `root`.
 pub fn against_guest(
@@ -44,15 +55,34 @@ pub fn against_guest(
     lines: &KeyLines,
 ) -> Result<(), Refusal> {
     same_root(root, journal_root, lines.root)?;
+    restorable(root, online, cmm_pages).map_err(|(part, what)| {
+        let line = match part {
+            Part::Root => lines.root,
+            Part::Online => lines.online,
+            Part::Pool => lines.cmm_pages,
+        };
+        (line, what)
+    })
+}
+
+/// Whether a start state (its online CPUs and its pool) could be put back
+/// on the guest below `root` by `plugtop restore`: the very check a
+/// journal gets, so `plugtop run` and the armed screen refuse to act on a
+/// state whose journal restore would refuse after a crash.
+pub fn restorable(
+    root: &Path,
+    online: &[u32],
+    cmm_pages: Option<i64>,
+) -> Result<(), (Part, String)> {
     let beneath = Beneath::open(root).map_err(|e| {
         (
-            lines.root,
+            Part::Root,
             format!("cannot open the root {}: {e}", root.display()),
         )
     })?;
-    cpus_exist(root, online, lines.online)?;
+    cpus_exist(root, online).map_err(|what| (Part::Online, what))?;
     if let Some(pages) = cmm_pages {
-        pool_fits(&beneath, pages, lines.cmm_pages)?;
+        pool_fits(&beneath, pages).map_err(|what| (Part::Pool, what))?;
     }
     Ok(())
 }
@@ -88,67 +118,59 @@ fn same_root(root: &Path, journal_root: &str, line: usize) -> Result<(), Refusal
 /// that reads (a hotpluggable CPU) or none (a CPU that is always online).
 /// The directory is listed once, so a list of 65,536 CPUs costs a sort and
 /// as many look-ups, and the first missing CPU ends the check.
-fn cpus_exist(root: &Path, online: &[u32], line: usize) -> Result<(), Refusal> {
+fn cpus_exist(root: &Path, online: &[u32]) -> Result<(), String> {
     let cpus = CpuDir::new(root);
     let mut present = cpus.ids();
     present.sort_unstable();
     for &id in online {
         if present.binary_search(&id).is_err() {
-            return Err((
-                line,
-                format!(
-                    "cpu{id} does not exist below {}/{}",
-                    root.display(),
-                    paths::CPU_DIR
-                ),
+            return Err(format!(
+                "cpu{id} does not exist below {}/{}",
+                root.display(),
+                paths::CPU_DIR
             ));
         }
         if cpus.online(id) == Online::Unreadable {
-            return Err((
-                line,
-                format!("cpu{id}'s online file cannot be read, so it cannot be put back"),
+            return Err(format!(
+                "cpu{id}'s online file cannot be read, so it cannot be put back"
             ));
         }
     }
     Ok(())
 }
 
-/// The guest has a pool, and `pages` is no more than its memory holds
-/// (`MemTotal` in 4 KiB pages): a larger number is not a pool this guest
-/// ever had.
-fn pool_fits(beneath: &Beneath, pages: i64, line: usize) -> Result<(), Refusal> {
+/// The guest has a pool, and `pages` is neither negative nor more than
+/// its memory holds (`MemTotal` in 4 KiB pages): such a number is not a
+/// pool this guest ever had.
+fn pool_fits(beneath: &Beneath, pages: i64) -> Result<(), String> {
+    if pages < 0 {
+        return Err(format!(
+            "cmm_pages {pages} is negative: no pool has fewer than 0 pages"
+        ));
+    }
     match beneath.read_small(Path::new(paths::CMM_PAGES), CMM_LIMIT) {
         Ok(_) => {}
         Err(e) if e.is_not_found() => {
-            return Err((
-                line,
-                format!(
-                    "cmm_pages {pages} is given, but the guest has no {}",
-                    paths::CMM_PAGES
-                ),
+            return Err(format!(
+                "cmm_pages {pages} is given, but the guest has no {}",
+                paths::CMM_PAGES
             ));
         }
-        Err(e) => return Err((line, format!("cmm_pages cannot be put back: {e}"))),
+        Err(e) => return Err(format!("cmm_pages cannot be put back: {e}")),
     }
     let meminfo = beneath
         .read_small(Path::new(paths::MEMINFO), MEMINFO_LIMIT)
-        .map_err(|e| (line, format!("cannot check cmm_pages {pages}: {e}")))?;
+        .map_err(|e| format!("cannot check cmm_pages {pages}: {e}"))?;
     let Some(total_kib) = mem_total_kib(&meminfo) else {
-        return Err((
-            line,
-            format!(
-                "cannot check cmm_pages {pages}: no MemTotal in {}",
-                paths::MEMINFO
-            ),
+        return Err(format!(
+            "cannot check cmm_pages {pages}: no MemTotal in {}",
+            paths::MEMINFO
         ));
     };
     let most = total_kib / PAGE_KIB;
     if pages > most {
-        return Err((
-            line,
-            format!(
-                "cmm_pages {pages} is more than the guest's memory holds ({most} pages of 4 KiB in MemTotal {total_kib} kB)"
-            ),
+        return Err(format!(
+            "cmm_pages {pages} is more than the guest's memory holds ({most} pages of 4 KiB in MemTotal {total_kib} kB)"
         ));
     }
     Ok(())

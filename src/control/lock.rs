@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 
 use super::journal::pid_alive;
 use crate::kernel::beneath::Beneath;
+use crate::kernel::process::{self, LockedFile};
 
 /// cpuplugd's lock file, below a root.
 pub const LOCK_FILE: &str = "var/lock/cpuplugd.lock";
@@ -109,4 +110,18 @@ pub fn release(root: &Path) {
     if let Ok(b) = Beneath::open(root) {
         let _ = b.remove(Path::new(LOCK_FILE));
     }
+}
+
+/// Whether process `pid` holds the lock below `root` now: looked up in
+/// this machine's lock table, never taken, so a plugtop starting at that
+/// moment is not turned away. The lock, not a process name, is what tells
+/// that a plugtop acts on this root: a renamed binary holds it too, and an
+/// observer or a plugtop acting on another root does not.
+pub fn held_by(root: &Path, pid: u32) -> bool {
+    let Ok(beneath) = Beneath::open(root) else {
+        return false;
+    };
+    beneath
+        .regular_id(Path::new(LOCK_FILE))
+        .is_some_and(|(dev, inode)| process::holds_flock(pid, LockedFile::of(dev, inode)))
 }

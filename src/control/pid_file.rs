@@ -1,12 +1,14 @@
 //! plugtop's own pid file when it runs as a daemon (`run/plugtop.pid`
-//! below the root, as cpuplugd keeps `/run/cpuplugd.pid`): written beneath
-//! the root as in a chroot, as a new file renamed into place, so neither a
-//! link planted there nor one on the way leads the write outside the root.
+//! below the root, as cpuplugd keeps `/run/cpuplugd.pid`): created as
+//! every file plugtop writes ([`StagedFiles`]): beneath the root as in a
+//! chroot, under an unpredictable temporary name, renamed only over a
+//! regular file or nothing, so neither a link, a FIFO nor a socket planted
+//! there is replaced or written through.
 
-use std::io::Write;
 use std::path::Path;
 
-use crate::kernel::beneath::{Beneath, BeneathError};
+use crate::kernel::beneath::Beneath;
+use crate::kernel::staged_files::{StageError, StagedFiles};
 
 /// plugtop's pid file when running as a daemon, below a root.
 pub const PLUGTOP_PID: &str = "run/plugtop.pid";
@@ -15,7 +17,7 @@ pub const PLUGTOP_PID: &str = "run/plugtop.pid";
 #[derive(Debug, thiserror::Error)]
 pub enum PidFileError {
     #[error(transparent)]
-    Beneath(#[from] BeneathError),
+    Stage(#[from] StageError),
     #[error("{path}: {source}")]
     Io {
         path: String,
@@ -25,25 +27,15 @@ pub enum PidFileError {
 }
 
 /// Writes this process's pid to `run/plugtop.pid` below `root`, whole or
-/// not at all (a reader never sees half a number).
+/// not at all (a reader never sees half a number); no temporary file is
+/// left when it cannot be placed.
 pub fn write(root: &Path) -> Result<(), PidFileError> {
-    let shown = root.join(PLUGTOP_PID).display().to_string();
-    let io = |source| PidFileError::Io {
-        path: shown.clone(),
+    let beneath = Beneath::open(root).map_err(|source| PidFileError::Io {
+        path: root.display().to_string(),
         source,
-    };
-    let beneath = Beneath::open(root).map_err(io)?;
-    let rel = Path::new(PLUGTOP_PID);
-    let tmp = rel.with_extension("pid.tmp");
-    if let Some(dir) = rel.parent() {
-        beneath.create_dirs(dir)?;
-    }
-    // A leftover (or planted) temporary file is removed, not followed.
-    beneath.remove(&tmp)?;
-    let mut file = beneath.create_new(&tmp)?;
-    file.write_all(format!("{}\n", std::process::id()).as_bytes())
-        .map_err(io)?;
-    beneath.rename(&tmp, rel)?;
+    })?;
+    let pid = format!("{}\n", std::process::id());
+    StagedFiles::new(&beneath).put(PLUGTOP_PID, pid.as_bytes())?;
     Ok(())
 }
 

@@ -154,7 +154,18 @@ impl Beneath {
 
     fn read_bounded(&self, rel: &Path, limit: u64, last: Last) -> Result<Vec<u8>, BeneathError> {
         let flags = OFlags::RDONLY | OFlags::NONBLOCK;
-        let file = Self::regular(self.open_file(rel, flags, last, "read")?, rel)?;
+        let opened = match self.open_file(rel, flags, last, "read") {
+            // Opening a socket (or a device without its driver) fails so.
+            Err(BeneathError::Io { source, .. })
+                if source.raw_os_error() == Some(rustix::io::Errno::NXIO.raw_os_error()) =>
+            {
+                return Err(BeneathError::NotRegular {
+                    path: Self::shown(rel),
+                });
+            }
+            other => other?,
+        };
+        let file = Self::regular(opened, rel)?;
         let mut out = Vec::new();
         file.take(limit.saturating_add(1))
             .read_to_end(&mut out)
@@ -293,6 +304,16 @@ impl Beneath {
             Err(e) if e.is_not_found() => Ok(None),
             Err(e) => Err(e),
         }
+    }
+
+    /// The device and inode (`st_dev`, `st_ino`) of the regular file at
+    /// `rel` (never followed when it is a link), or `None` when there is
+    /// none: to find the file in the kernel's lock table.
+    pub fn regular_id(&self, rel: &Path) -> Option<(u64, u64)> {
+        let (dir, name) = chroot_walk::parent(&self.dir, rel.as_os_str().as_bytes()).ok()?;
+        let stat = rustix::fs::statat(&dir, &name, AtFlags::SYMLINK_NOFOLLOW).ok()?;
+        (FileType::from_raw_mode(stat.st_mode) == FileType::RegularFile)
+            .then_some((stat.st_dev, stat.st_ino))
     }
 
     /// Whether the root is the system's `/` itself (by device and inode,

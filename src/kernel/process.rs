@@ -1,6 +1,11 @@
-//! Whether a pid recorded in a journal is still *that* plugtop: pids are
-//! reused, and a dead run's pid taken by an unrelated process must neither
-//! block `plugtop restore` nor get that process a SIGTERM from an admin.
+//! Whether a pid recorded in a journal is still *that* plugtop, acting on
+//! that root: pids are reused, binaries are renamed, and another plugtop
+//! may run on another root; a dead run's pid taken by an unrelated process
+//! must neither block `plugtop restore` nor get that process a SIGTERM
+//! from an admin. What tells is the guest lock: every plugtop that acts on
+//! a root holds that root's lock (a `flock`) until it has given the guest
+//! back, whatever its command is called. The start time the journal
+//! recorded tells a reused pid apart besides.
 //!
 //! These read this machine's own `/proc`, never the one below `--root`:
 //! the pid in a journal is that of the plugtop process that wrote it, which
@@ -8,15 +13,17 @@
 //! simulator's `proc/` holds made-up numbers, and a guest's mounted `/proc`
 //! would not be this machine's processes).
 
+use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 
 /// `/proc/PID/stat` is one line of a few hundred bytes (the command name
 /// is at most 15 bytes): anything longer is not what the kernel writes.
 const STAT_LIMIT: u64 = 4096;
-/// `/proc/PID/comm` is at most 16 bytes with its newline.
-const COMM_LIMIT: u64 = 64;
-/// The command name plugtop runs under.
-const NAME: &str = "plugtop";
+/// `/proc/locks` has a line of about 60 bytes per lock on the machine:
+/// what is read of it is bounded (a lock past this is not seen, so the pid
+/// counts as not holding it; the lock itself still keeps a second plugtop
+/// out).
+const LOCKS_LIMIT: u64 = 16 << 20;
 
 fn proc_file(pid: u32, name: &str) -> std::path::PathBuf {
     Path::new("/proc").join(pid.to_string()).join(name)
@@ -48,36 +55,78 @@ pub fn own_start_time() -> Option<u64> {
     start_time(std::process::id())
 }
 
-/// Whether process `pid` runs plugtop: its command name, or else the
-/// name of its executable (which reads `plugtop (deleted)` after an
-/// upgrade replaced the binary).
-pub fn runs_plugtop(pid: u32) -> bool {
-    if pid == 0 {
-        return false;
-    }
-    let comm = super::regular::read_small(&proc_file(pid, "comm"), COMM_LIMIT).unwrap_or_default();
-    if comm.strip_suffix(b"\n").unwrap_or(&comm) == NAME.as_bytes() {
-        return true;
-    }
-    std::fs::read_link(proc_file(pid, "exe")).is_ok_and(|exe| {
-        exe.file_name()
-            .and_then(|n| n.to_str())
-            .is_some_and(|n| n.strip_suffix(" (deleted)").unwrap_or(n) == NAME)
-    })
+/// Whether process `pid` runs, and started when `started` says (when it
+/// was recorded: a journal of version 1 has no start time).
+pub fn started_as_recorded(pid: u32, started: Option<u64>) -> bool {
+    start_time(pid).is_some_and(|now| started.is_none_or(|s| s == now))
 }
 
-/// Whether the plugtop that recorded (`pid`, `started`) still runs: the
-/// pid exists, runs plugtop, and (when the start time was recorded, as
-/// journals of version 2 do) started at that time. A journal of version 1
-/// has no start time: a live pid counts only if it runs plugtop.
-pub fn plugtop_alive(pid: u32, started: Option<u64>) -> bool {
-    let Some(now) = start_time(pid) else {
+/// A file as `/proc/locks` names it: its device's major and minor numbers
+/// and its inode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LockedFile {
+    /// The device's major number (hexadecimal in `/proc/locks`).
+    pub major: u32,
+    /// The device's minor number (hexadecimal in `/proc/locks`).
+    pub minor: u32,
+    /// The inode number (decimal in `/proc/locks`).
+    pub inode: u64,
+}
+
+impl LockedFile {
+    /// The file of a `stat` (`st_dev`, `st_ino`).
+    pub fn of(dev: u64, inode: u64) -> Self {
+        LockedFile {
+            major: rustix::fs::major(dev),
+            minor: rustix::fs::minor(dev),
+            inode,
+        }
+    }
+}
+
+/// Whether process `pid` holds a `flock` on `file` now, as this machine's
+/// `/proc/locks` says: looked up, never taken, so nothing that starts at
+/// that moment is turned away. Read bounded and without blocking;
+/// unreadable counts as not held.
+pub fn holds_flock(pid: u32, file: LockedFile) -> bool {
+    let path = Path::new("/proc/locks");
+    let Ok(locks) = super::regular::open_for_reading(path)
+        .and_then(|f| super::regular::must_be_regular(f, path))
+    else {
         return false;
     };
-    if started.is_some_and(|s| s != now) {
-        return false;
+    BufReader::new(locks.take(LOCKS_LIMIT))
+        .split(b'\n')
+        .map_while(Result::ok)
+        .any(|line| flock_holder(&line) == Some((pid, file)))
+}
+
+/// The holder and the file of a `/proc/locks` line of a `flock` held
+/// (`1: FLOCK  ADVISORY  WRITE 4242 fe:00:1234 0 EOF`); `None` for other
+/// locks, for a process waiting for one (`1: -> FLOCK ...`) and for
+/// anything else.
+fn flock_holder(line: &[u8]) -> Option<(u32, LockedFile)> {
+    let text = std::str::from_utf8(line).ok()?;
+    let mut fields = text.split_ascii_whitespace();
+    let _number = fields.next()?;
+    if fields.next()? != "FLOCK" {
+        return None;
     }
-    runs_plugtop(pid)
+    let _advisory = fields.next()?;
+    let _access = fields.next()?;
+    let pid = fields.next()?.parse().ok()?;
+    let mut id = fields.next()?.splitn(3, ':');
+    let major = u32::from_str_radix(id.next()?, 16).ok()?;
+    let minor = u32::from_str_radix(id.next()?, 16).ok()?;
+    let inode = id.next()?.parse().ok()?;
+    Some((
+        pid,
+        LockedFile {
+            major,
+            minor,
+            inode,
+        },
+    ))
 }
 
 #[cfg(test)]
@@ -92,13 +141,73 @@ mod tests {
         assert_eq!(start_time_of_stat(b"no parenthesis 1 2 3"), None);
     }
 
+    fn file(major: u32, minor: u32, inode: u64) -> LockedFile {
+        LockedFile {
+            major,
+            minor,
+            inode,
+        }
+    }
+
     #[test]
-    fn this_test_process_is_alive_but_not_plugtop() {
+    fn a_held_flock_is_read_and_waiters_and_other_locks_are_not() {
+        assert_eq!(
+            flock_holder(b"1: FLOCK  ADVISORY  WRITE 4242 fe:00:10010719 0 EOF"),
+            Some((4242, file(0xfe, 0, 10_010_719)))
+        );
+        assert_eq!(
+            flock_holder(b"12: FLOCK  ADVISORY  READ 7 103:1a:5 0 EOF"),
+            Some((7, file(0x103, 0x1a, 5)))
+        );
+        for other in [
+            &b"1: -> FLOCK  ADVISORY  WRITE 4242 fe:00:1 0 EOF"[..],
+            b"2: POSIX  ADVISORY  WRITE 4242 fe:00:1 0 EOF",
+            b"3: OFDLCK ADVISORY  WRITE -1 fe:00:1 0 EOF",
+            b"4: FLOCK  ADVISORY  WRITE -1 fe:00:1 0 EOF",
+            b"5: FLOCK  ADVISORY  WRITE 1 zz:00:1 0 EOF",
+            b"6: FLOCK",
+            b"",
+            b"\xff\xfe",
+        ] {
+            assert_eq!(
+                flock_holder(other),
+                None,
+                "{}",
+                String::from_utf8_lossy(other)
+            );
+        }
+    }
+
+    #[test]
+    fn a_lock_this_process_holds_is_found_by_its_file() {
+        use std::os::unix::fs::MetadataExt as _;
+        let dir = tempfile::tempdir().expect("dir");
+        let path = dir.path().join("lock");
+        let held = std::fs::File::create(&path).expect("file");
+        let meta = held.metadata().expect("stat");
+        let locked = LockedFile::of(meta.dev(), meta.ino());
+        let me = std::process::id();
+        assert!(!holds_flock(me, locked), "not locked yet");
+        held.try_lock().expect("lock");
+        assert!(holds_flock(me, locked));
+        assert!(!holds_flock(me + 1, locked), "another pid");
+        let other = LockedFile {
+            inode: meta.ino() + 1,
+            ..locked
+        };
+        assert!(!holds_flock(me, other), "another file");
+        held.unlock().expect("unlock");
+        assert!(!holds_flock(me, locked), "released");
+    }
+
+    #[test]
+    fn this_test_process_started_as_it_says() {
         let me = std::process::id();
         let started = own_start_time();
         assert!(started.is_some(), "this process has a start time");
-        assert!(!runs_plugtop(me));
-        assert!(!plugtop_alive(me, started));
-        assert!(!plugtop_alive(0, None));
+        assert!(started_as_recorded(me, started));
+        assert!(started_as_recorded(me, None));
+        assert!(!started_as_recorded(me, started.map(|s| s + 1)));
+        assert!(!started_as_recorded(0, None));
     }
 }

@@ -6,7 +6,10 @@
 //! directory or a link there is refused, never replaced or written
 //! through. Every path resolves beneath the directory as in a chroot
 //! ([`Beneath`]), so a link on the way cannot lead outside it. A reader of
-//! the directory sees each file old or new, never half written.
+//! the directory sees each file old or new, never half written. Files that
+//! must survive a crash (the restore journal) are staged
+//! [`durable`](StagedFiles::durable): flushed to disk before the rename,
+//! their directory after it.
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -55,6 +58,7 @@ struct Staged {
 pub struct StagedFiles<'b> {
     beneath: &'b Beneath,
     staged: Vec<Staged>,
+    durable: bool,
 }
 
 impl<'b> StagedFiles<'b> {
@@ -63,14 +67,26 @@ impl<'b> StagedFiles<'b> {
         StagedFiles {
             beneath,
             staged: Vec::new(),
+            durable: false,
+        }
+    }
+
+    /// Nothing staged yet, beneath `beneath`, for files that must be on
+    /// disk once committed (the restore journal, read after a crash): each
+    /// file is flushed before its rename and its directory after it.
+    pub fn durable(beneath: &'b Beneath) -> Self {
+        StagedFiles {
+            beneath,
+            staged: Vec::new(),
+            durable: true,
         }
     }
 
     /// Writes `bytes` into a new temporary file beside `rel` (making the
     /// directories on the way when missing); [`commit`](Self::commit) puts
     /// it at `rel`.
-    pub fn stage(&mut self, rel: &str, bytes: &[u8]) -> Result<(), StageError> {
-        let name = PathBuf::from(rel);
+    pub fn stage(&mut self, rel: impl AsRef<Path>, bytes: &[u8]) -> Result<(), StageError> {
+        let name = rel.as_ref().to_path_buf();
         let dir = name.parent().unwrap_or(Path::new("")).to_path_buf();
         let mut made_dirs = false;
         let mut tries = 0;
@@ -78,7 +94,14 @@ impl<'b> StagedFiles<'b> {
             let temporary = dir.join(temporary_name()?);
             match self.beneath.create_new(&temporary) {
                 Ok(mut file) => {
-                    if let Err(source) = file.write_all(bytes) {
+                    let written = file.write_all(bytes).and_then(|()| {
+                        if self.durable {
+                            file.sync_all()
+                        } else {
+                            Ok(())
+                        }
+                    });
+                    if let Err(source) = written {
                         // Never renamed into place half written.
                         let _ = self.beneath.remove(&temporary);
                         return Err(StageError::Beneath(BeneathError::Io {
@@ -117,7 +140,7 @@ impl<'b> StagedFiles<'b> {
     }
 
     /// Stages and commits one file (with whatever was staged before it).
-    pub fn put(&mut self, rel: &str, bytes: &[u8]) -> Result<(), StageError> {
+    pub fn put(&mut self, rel: impl AsRef<Path>, bytes: &[u8]) -> Result<(), StageError> {
         self.stage(rel, bytes)?;
         self.commit()
     }
@@ -129,7 +152,12 @@ impl<'b> StagedFiles<'b> {
     fn place(&self, file: &Staged) -> Result<(), StageError> {
         let kind = match self.beneath.entry_kind(&file.name)? {
             None | Some(FileType::RegularFile) => {
-                return Ok(self.beneath.rename(&file.temporary, &file.name)?);
+                self.beneath.rename(&file.temporary, &file.name)?;
+                if self.durable {
+                    let dir = file.name.parent().unwrap_or(Path::new(""));
+                    self.beneath.sync_dir(dir)?;
+                }
+                return Ok(());
             }
             Some(other) => crate::placed_file::kind_in_words(other),
         };
@@ -233,6 +261,30 @@ mod tests {
             assert!(!root.join("proc/after").exists(), "never placed");
             assert!(leftovers(&root, "proc").is_empty(), "{name}");
         }
+        assert_eq!(
+            std::fs::read_to_string(&outside).ok().as_deref(),
+            Some(UNTOUCHED)
+        );
+    }
+
+    #[test]
+    fn durable_files_are_placed_and_refused_as_the_others() {
+        let (_dir, root, outside) = setup();
+        symlink(&outside, root.join("link")).expect("link");
+        let b = Beneath::open(&root).expect("root");
+        let mut files = StagedFiles::durable(&b);
+        files.put("run/state", b"1\n").expect("placed");
+        files.put("run/state", b"2\n").expect("replaced");
+        assert_eq!(
+            std::fs::read_to_string(root.join("run/state"))
+                .ok()
+                .as_deref(),
+            Some("2\n")
+        );
+        let e = files.put("link", b"x\n").expect_err("a link");
+        assert!(matches!(e, StageError::NotRegular { .. }), "{e}");
+        assert!(leftovers(&root, "run").is_empty());
+        assert!(leftovers(&root, "").is_empty());
         assert_eq!(
             std::fs::read_to_string(&outside).ok().as_deref(),
             Some(UNTOUCHED)
