@@ -151,3 +151,29 @@ fn a_huge_sparse_file_is_refused_by_its_first_bytes() {
         r.warning()
     );
 }
+
+#[test]
+fn a_layout_of_millions_of_names_is_damage_not_an_allocation() {
+    use plugtop::kernel::recording::codec::{KIND_MEMINFO_LAYOUT, frame};
+    // A well-framed (checksummed) layout record naming more lines than
+    // any kernel table plugtop reads can hold: 3 million empty names are
+    // 3 MB of recording, and would be hundreds of MB decoded.
+    let mut bytes = recording(2);
+    let names = 3_000_000u64;
+    let mut payload = Vec::new();
+    let mut n = names;
+    while n >= 0x80 {
+        payload.push((n as u8) | 0x80);
+        n >>= 7;
+    }
+    payload.push(n as u8);
+    payload.resize(payload.len() + names as usize, 0);
+    frame(&mut bytes, KIND_MEMINFO_LAYOUT, &payload);
+    let mut r = RecordingSource::from_bytes("bomb.rec", bytes).expect("valid start");
+    assert_eq!(stamps(&mut r).len(), 2, "the samples before it replay");
+    assert!(
+        r.warning().is_some_and(|w| w.contains("layout size")),
+        "{:?}",
+        r.warning()
+    );
+}

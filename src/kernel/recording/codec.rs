@@ -13,6 +13,10 @@ use crate::kernel::{CpuState, CpuTicks, Polarization, ProcBytes, Sample, Stamp};
 
 /// Record kinds.
 pub const KIND_MEMINFO_LAYOUT: u8 = 1;
+/// The most lines a /proc table plugtop reads can have (each at least a
+/// name and a newline, within the largest file it reads).
+const MOST_LAYOUT_NAMES: usize = crate::kernel::read_buffer::FILE_LIMIT / 2;
+
 /// The names of /proc/vmstat's lines.
 pub const KIND_VMSTAT_LAYOUT: u8 = 2;
 /// One sample.
@@ -358,7 +362,10 @@ impl Decoder {
             KIND_MEMINFO_LAYOUT | KIND_VMSTAT_LAYOUT => {
                 let n =
                     usize::try_from(c.u64()?).map_err(|_| DecodeError::Malformed("layout size"))?;
-                if n > payload.len() {
+                // No more names than a kernel table plugtop reads can have
+                // lines: a record of millions of empty names would make a
+                // few megabytes of recording cost gigabytes.
+                if n > payload.len() || n > MOST_LAYOUT_NAMES {
                     return Err(DecodeError::Malformed("layout size"));
                 }
                 let mut names = Vec::with_capacity(n);
