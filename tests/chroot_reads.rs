@@ -218,3 +218,44 @@ fn a_root_s_proc_linked_outside_shows_no_outside_tasks() {
     let names: Vec<&str> = tasks.iter().map(|t| t.name.as_str()).collect();
     assert_eq!(names, ["inside"]);
 }
+
+/// The tree read is the one opened at the start: renaming the root's path
+/// away and putting another tree (or a link to `/`) there later does not
+/// make plugtop read one tree while it acts on another.
+#[test]
+fn a_root_swapped_at_its_path_mid_run_is_not_followed() {
+    let parent = common::tempdir();
+    let at = parent.path().join("guest");
+    let original = FakeRoot::guest(1);
+    write(&original.path().join("proc/stat"), &stat_text(100));
+    std::fs::rename(original.path(), &at).expect("place the root");
+    let mut t = 0;
+    let clock = Box::new(move || {
+        t += 1;
+        Stamp::new(t, 0)
+    });
+    let mut source = LiveSource::with_clock(&at, clock);
+    let user = |s: Option<Result<Sample, plugtop::kernel::SourceError>>| match s {
+        Some(Ok(s)) => s.ticks.user,
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(user(source.next_sample()), 100);
+    // Moved away, and another tree at its path, then a link to /.
+    let moved = parent.path().join("moved");
+    std::fs::rename(&at, &moved).expect("move it away");
+    let other = FakeRoot::guest(1);
+    write(&other.path().join("proc/stat"), &stat_text(999));
+    symlink(other.path(), &at).expect("another tree at its path");
+    write(&moved.join("proc/stat"), &stat_text(200));
+    assert_eq!(
+        user(source.next_sample()),
+        200,
+        "the tree opened at the start"
+    );
+    std::fs::remove_file(&at).expect("unlink");
+    symlink("/", &at).expect("a link to /");
+    write(&moved.join("proc/stat"), &stat_text(300));
+    assert_eq!(user(source.next_sample()), 300, "still that tree, not /");
+    // Keep the moved tree from being cleaned up twice.
+    std::fs::rename(&moved, original.path()).expect("put it back");
+}

@@ -40,9 +40,14 @@ impl LiveSource {
 
     /// A source whose samples are stamped by `clock` (tests drive time here).
     pub fn with_clock(root: impl Into<PathBuf>, clock: Box<dyn FnMut() -> Stamp + Send>) -> Self {
+        let mut reader = RootReader::new();
+        // The machine plugtop watches or acts on is the tree opened at the
+        // start: renaming the root's path or pointing a link there later
+        // cannot make it read one tree and act on another.
+        reader.pinned = true;
         LiveSource {
             root: root.into(),
-            reader: RootReader::new(),
+            reader,
             clock,
         }
     }

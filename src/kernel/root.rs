@@ -63,6 +63,10 @@ pub struct RootReader {
     pub scan_cpu_dirs: bool,
     /// Whether to read the `cpuN` lines of /proc/stat.
     per_cpu: bool,
+    /// Whether the root directory, once opened, is kept for good: a guest
+    /// that is acted on is read from the tree its actions, journal and
+    /// restore go to, whatever is renamed or linked at its path later.
+    pub pinned: bool,
 }
 
 impl Default for RootReader {
@@ -86,6 +90,7 @@ impl RootReader {
             vmstat: FieldParser::new(b' '),
             scan_cpu_dirs: true,
             per_cpu: true,
+            pinned: false,
         }
     }
 
@@ -159,7 +164,7 @@ impl RootReader {
 
     /// Notes that a reading of `root` starts (see `root_readings`).
     fn start_reading(&mut self, root: &Path) {
-        if !self.enter(root) && !self.kernel_root() {
+        if !self.enter(root) && !self.kernel_root() && !self.pinned {
             // A root that is not the kernel's may be a link that a replay
             // tool points at the next snapshot between readings: look it
             // up again, as opening by path did.
