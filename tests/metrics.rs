@@ -358,7 +358,7 @@ fn actions_are_journal_notices_with_the_fields_a_site_filters_on() {
 #[test]
 fn a_hostile_identity_cannot_break_or_bloat_the_exposition() {
     let id = plugtop::kernel::machine::Identity {
-        host: "h\"o\\st\nname".into(),
+        host: "h\"o\\st\nname\u{1b}]0;t\u{7}\u{9b}2J\u{202e}".into(),
         zvm_guest: true,
         guest_name: Some("x".repeat(100_000)),
         ..Default::default()
@@ -374,7 +374,20 @@ fn a_hostile_identity_cannot_break_or_bloat_the_exposition() {
         .expect("guest_info parses");
     assert_eq!(guest.labels.get("zvm_name").map(str::len), Some(128));
     let om = metrics.openmetrics();
-    assert!(om.contains(r#"host="h\"o\\st\nname""#), "{om}");
+    // Quotes and backslashes escaped as the format says; control characters
+    // (which `curl .../metrics` would print to a terminal) as the terminal
+    // sanitizer writes them, so no raw one is left.
+    assert!(
+        om.contains(r#"host="h\"o\\st\\x0aname\\x1b]0;t\\x07\\x9b2J\\u202e""#),
+        "{om}"
+    );
+    for out in [&text, &om] {
+        assert!(
+            !out.chars()
+                .any(|c| (c.is_control() && c != '\n') || c == '\u{202e}'),
+            "{out}"
+        );
+    }
 }
 
 #[test]

@@ -87,11 +87,32 @@ struct Cache {
     skipped: std::collections::HashMap<(&'static str, &'static str), Counter>,
 }
 
+/// Label values can come from files (a rule file's path or variable
+/// names, the guest's host name and sysinfo): control characters are
+/// escaped as on a terminal, since `curl .../metrics` prints them to one.
 fn labels(pairs: &[(&str, &str)]) -> Labels {
     pairs
         .iter()
-        .map(|(k, v)| ((*k).to_string(), (*v).to_string()))
+        .map(|(k, v)| ((*k).to_string(), label_safe(v)))
         .collect()
+}
+
+/// `text` with every character that could act on a terminal written as
+/// `\xNN` or `\uNNNN` (no braces: some exposition parsers stop at a `}`
+/// even inside quotes).
+fn label_safe(text: &str) -> String {
+    use std::fmt::Write as _;
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if !crate::report::acts_on_terminal(c) {
+            out.push(c);
+        } else if u32::from(c) < 0x100 {
+            let _ = write!(out, "\\x{:02x}", u32::from(c));
+        } else {
+            let _ = write!(out, "\\u{:04x}", u32::from(c));
+        }
+    }
+    out
 }
 
 /// Seconds since the epoch, for the `*_timestamp_seconds` gauges.
@@ -476,8 +497,8 @@ fn register<M: prometheus_client::registry::Metric + Clone + Default>(
 /// The guest's identity as labels; what is unknown is an empty value, so
 /// every guest's series have the same label names.
 fn guest_labels(id: &Identity) -> Labels {
-    // What a root's files say is bounded, as every series' labels are.
-    let short = |v: &str| v.chars().take(MAX_LABEL).collect::<String>();
+    // What a root's files say is bounded and escaped, as every label is.
+    let short = |v: &str| label_safe(v).chars().take(MAX_LABEL).collect::<String>();
     let text = |v: &Option<String>| short(v.as_deref().unwrap_or_default());
     let number = |v: Option<u32>| v.map_or(String::new(), |n| n.to_string());
     vec![

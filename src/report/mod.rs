@@ -9,6 +9,7 @@ mod terminal;
 pub mod trace;
 
 pub use json::terminal_safe_json;
+pub(crate) use terminal::acts_on_terminal;
 pub use terminal::{TerminalText, terminal_safe, terminal_safe_lines};
 
 /// The last part of a path, so long paths fit headers and columns.

@@ -11,7 +11,7 @@ use std::io::{self, Write};
 /// C0 controls (ESC, BEL, newline, tab...), DEL and the C1 controls
 /// (U+0080–U+009F, CSI and OSC among them), and the Unicode marks that
 /// reorder the text around them, which can make a line read as another.
-fn acts_on_terminal(c: char) -> bool {
+pub(crate) fn acts_on_terminal(c: char) -> bool {
     c.is_control()
         || matches!(
             c,
