@@ -218,7 +218,11 @@ pub fn affinity(root: &Path, online: &str) -> Option<Hint> {
     let pinned: Vec<String> = crate::kernel::tasks::task_cpus(root)
         .into_iter()
         .filter(|t| t.allowed != online)
-        .map(|t| format!("pid {} {}: {}", t.pid, t.name, t.allowed))
+        .map(|t| {
+            // Any user names their processes: never raw to a terminal.
+            let name = crate::report::terminal_safe(&t.name);
+            format!("pid {} {name}: {}", t.pid, t.allowed)
+        })
         .collect();
     if pinned.is_empty() {
         return None;
@@ -245,6 +249,22 @@ mod tests {
     use crate::kernel::fields::FieldTable;
     use crate::kernel::{CpuTicks, Stamp};
     use crate::rules::{SystemFacts, load};
+
+    #[test]
+    fn a_planted_process_name_reaches_the_hint_escaped() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let task = dir.path().join("proc/4242");
+        std::fs::create_dir_all(&task).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(
+            task.join("status"),
+            "Name:\tx\u{1b}]0;PWN\u{7}\u{9b}2J\nVmRSS:\t100 kB\nCpus_allowed_list:\t0\n",
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        let hint = affinity(dir.path(), "0-3");
+        let evidence = hint.map(|h| h.evidence).unwrap_or_default();
+        assert!(evidence.contains("pid 4242 x\\u{1b}]0;PWN"), "{evidence}");
+        assert!(!evidence.chars().any(char::is_control), "{evidence:?}");
+    }
 
     fn rules(text: &str) -> (RuleSet, SourceFile) {
         let file = SourceFile::new("t.conf", text.as_bytes().to_vec());
