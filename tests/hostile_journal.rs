@@ -279,6 +279,13 @@ fn a_state_outside_the_root_is_bounded_and_regular_only() {
     let out = restore(root.path(), &["--state", &zero.display().to_string()]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("symbolic link"),
+        "a link is never followed: {err}"
+    );
+    let out = restore(root.path(), &["--state", "/dev/zero"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(err.contains("not a regular file"), "{err}");
     let big = outside.path().join("big");
     std::fs::File::create(&big)

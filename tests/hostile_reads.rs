@@ -144,3 +144,33 @@ fn a_rule_file_that_is_a_fifo_or_dev_zero_is_refused_at_once_saying_why_once() {
         }
     }
 }
+
+#[test]
+fn a_kernel_file_named_as_input_is_refused_unread() {
+    // Files on /proc and /sys are regular files, but reading some takes
+    // their data away (/proc/kmsg); none is a recording, rule file,
+    // scenario or journal.
+    let dir = common::tempdir();
+    let rules = rules(dir.path());
+    let scenario = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/examples/scenarios/daytrader.toml"
+    );
+    for kernel in [
+        "/proc/self/status",
+        "/proc/version",
+        "/sys/devices/system/cpu/online",
+    ] {
+        for args in [
+            vec!["eval", "-c", &rules, "--replay", kernel],
+            vec!["check", kernel],
+            vec!["sim", kernel, "-c", &rules, "--fast"],
+            vec!["sim", scenario, "-c", kernel, "--fast"],
+        ] {
+            let out = plugtop(&args);
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert!(!out.status.success(), "{args:?}");
+            assert!(err.contains("is a kernel file"), "{args:?}: {err}");
+        }
+    }
+}

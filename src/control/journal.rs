@@ -123,7 +123,17 @@ fn read_bytes(root: &Path, path: &Path) -> Result<Option<Vec<u8>>, JournalError>
         };
     }
     let too_long = |bytes: &Vec<u8>| bytes.len() as u64 > JOURNAL_LIMIT;
-    match crate::kernel::regular::read_small(path, JOURNAL_LIMIT + 1) {
+    // plugtop writes its journal as a regular file, never a link: a link
+    // at its name is refused here as it is below the root.
+    if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
+        return Err(JournalError::Io {
+            path: path.display().to_string(),
+            source: std::io::Error::other(
+                "a symbolic link where plugtop writes its journal as a regular file; refusing to follow it",
+            ),
+        });
+    }
+    match crate::kernel::regular::read_named(path, JOURNAL_LIMIT + 1) {
         Ok(bytes) if !too_long(&bytes) => Ok(Some(bytes)),
         Ok(_) => Err(JournalError::Io {
             path: path.display().to_string(),

@@ -50,3 +50,27 @@ pub fn read_small(path: &Path, limit: u64) -> std::io::Result<Vec<u8>> {
     file.take(limit).read_to_end(&mut out)?;
     Ok(out)
 }
+
+/// Opens a file a user named (a recording, a rule file, a scenario, a
+/// journal given with `--state`) for reading: without blocking, a regular
+/// file only, and not one of the kernel's (/proc, /sys): those are read by
+/// what they are, and reading some of them takes their data away
+/// (`/proc/kmsg` hands each kernel message to one reader only).
+pub fn open_named(path: &Path) -> std::io::Result<File> {
+    let file = must_be_regular(open_for_reading(path)?, path)?;
+    if super::in_root::is_kernel_file(&file) {
+        return Err(std::io::Error::other(format!(
+            "{} is a kernel file (on /proc or /sys), not one plugtop reads by name; refusing to use it",
+            path.display()
+        )));
+    }
+    Ok(file)
+}
+
+/// [`open_named`], read whole up to `limit` bytes.
+pub fn read_named(path: &Path, limit: u64) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let mut out = Vec::new();
+    open_named(path)?.take(limit).read_to_end(&mut out)?;
+    Ok(out)
+}

@@ -65,7 +65,7 @@ pub fn read_rule_bytes(path: &std::path::Path) -> std::io::Result<Vec<u8>> {
             .take(MAX_RULE_FILE + 1)
             .read_to_end(&mut bytes)?;
     } else {
-        bytes = crate::kernel::regular::read_small(path, MAX_RULE_FILE + 1)?;
+        bytes = crate::kernel::regular::read_named(path, MAX_RULE_FILE + 1)?;
     }
     if bytes.len() as u64 > MAX_RULE_FILE {
         return Err(std::io::Error::other(format!(

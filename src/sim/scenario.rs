@@ -210,7 +210,7 @@ impl Scenario {
         let shown = path.display().to_string();
         // Bounded, non-blocking, regular files only: a FIFO or /dev/zero
         // given as a scenario is refused, not waited on or read forever.
-        let bytes = crate::kernel::regular::read_small(path, MOST_SCENARIO_BYTES + 1)
+        let bytes = crate::kernel::regular::read_named(path, MOST_SCENARIO_BYTES + 1)
             .and_then(|b| {
                 if b.len() as u64 > MOST_SCENARIO_BYTES {
                     return Err(std::io::Error::other(format!(

@@ -244,13 +244,11 @@ impl RecordingSource {
         let shown = path.display().to_string();
         // Never blocks (a FIFO is refused at once) and never reads on
         // without end (/dev/zero is no regular file).
-        let file = crate::kernel::regular::open_for_reading(path)
-            .and_then(|f| crate::kernel::regular::must_be_regular(f, path))
-            .map_err(|e| RecordingError {
-                path: shown.clone(),
-                offset: 0,
-                what: format!("cannot read ({e})"),
-            })?;
+        let file = crate::kernel::regular::open_named(path).map_err(|e| RecordingError {
+            path: shown.clone(),
+            offset: 0,
+            what: format!("cannot read ({e})"),
+        })?;
         let input = Input {
             buf: Vec::new(),
             pos: 0,
