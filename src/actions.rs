@@ -51,6 +51,21 @@ pub fn screen(cli: &Cli, out: &mut dyn Write) -> anyhow::Result<Status> {
         allow_non_zvm: cli.allow_non_zvm,
     };
     if plugtop::tui::run::line_mode_wanted(cli.batch) {
+        if options.mode != Mode::Observe {
+            // Line mode has no one to confirm a step and no guard for the
+            // guest: it reads and prints. Saying nothing would let a script
+            // believe it acts.
+            let asked = if options.mode == Mode::Step {
+                "step"
+            } else {
+                "auto"
+            };
+            anyhow::bail!(
+                "line mode (--batch, or output that is no terminal) only observes; \
+                 --mode {asked} needs the screen on a terminal, or `plugtop run --mode auto` \
+                 to act without one"
+            );
+        }
         let mut lines = TerminalText::new(&mut *out);
         plugtop::tui::run::run_lines(&options, &mut lines)?;
         lines.flush()?;

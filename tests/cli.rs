@@ -711,3 +711,22 @@ fn man_pages_render_and_completions_load_in_bash() {
         assert!(o.status.success() && !o.stdout.is_empty(), "{shell}");
     }
 }
+
+#[test]
+fn line_mode_refuses_to_pretend_it_acts() {
+    for mode in ["auto", "step"] {
+        let o = plugtop(&[
+            "--batch",
+            "--mode",
+            mode,
+            "--count",
+            "1",
+            "--root",
+            "tests/fixtures/roots/newkernel",
+        ]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{mode}: {err}");
+        assert!(err.contains("only observes"), "{mode}: {err}");
+        assert!(stdout(&o).is_empty(), "{mode}: nothing read or printed");
+    }
+}
