@@ -174,6 +174,17 @@ fn blocked_writing(pid: u32) -> bool {
 
 #[test]
 fn sigterm_while_nobody_reads_the_terminal_puts_the_guest_back_and_ends() {
+    stuck_screen_then(15);
+}
+
+#[test]
+fn sigusr1_while_nobody_reads_the_terminal_puts_the_guest_back_and_ends() {
+    stuck_screen_then(10);
+}
+
+/// The armed screen, its terminal never read, stuck writing to it: then
+/// `signal`.
+fn stuck_screen_then(signal: i32) {
     use portable_pty::{CommandBuilder, PtySize, native_pty_system};
     let (root, dir) = guest();
     let pair = native_pty_system()
@@ -208,16 +219,16 @@ fn sigterm_while_nobody_reads_the_terminal_puts_the_guest_back_and_ends() {
         std::thread::sleep(Duration::from_millis(20));
     }
     assert!(journal(root.path()), "the journal is there while it acts");
-    send(15, pid);
+    send(signal, pid);
     let status = child.wait().expect("plugtop ends");
     let _ = done.send(());
     assert!(
         !killer.join().expect("guard"),
-        "still running {}s after SIGTERM with the terminal unread",
+        "still running {}s after signal {signal} with the terminal unread",
         GUARD.as_secs()
     );
     drop(master);
-    assert_eq!(status.exit_code(), 143);
+    assert_eq!(status.exit_code(), 128 + signal as u32);
     assert_eq!(online(root.path()), vec![0], "the guest is put back");
     assert!(!journal(root.path()), "the journal is removed");
     assert!(!root.path().join("var/lock/cpuplugd.lock").exists());
