@@ -81,7 +81,7 @@ pub fn screen(cli: &Cli, out: &mut dyn Write) -> anyhow::Result<Status> {
             say(&format!(
                 "plugtop: ended by signal {signal}; the guest was put back"
             ));
-            Status::Code(128 + signal.clamp(0, 127) as u8)
+            Status::Code(plugtop::stop_signals::exit_status(signal).clamp(0, 255) as u8)
         }
         plugtop::tui::run::ScreenEnd::RestoreFailed(why) => {
             say(&format!("plugtop: {why}"));
@@ -474,7 +474,15 @@ pub fn run_headless(args: RunArgs, out: &mut dyn Write) -> anyhow::Result<Status
         None => daemon::run(&options, log, &signals),
     };
     Ok(match ended {
-        Ok(daemon::Ending::Stopped) => Status::Ok,
+        // SIGTERM and SIGINT are how a service is stopped (cpuplugd exits 0);
+        // any other signal still ends with the status it would have given,
+        // the guest put back first, so a service manager restarts the run.
+        Ok(daemon::Ending::Stopped) => match signals.stopped_by() {
+            Some(signal) if !plugtop::stop_signals::is_request_to_stop(signal) => {
+                Status::Code(plugtop::stop_signals::exit_status(signal).clamp(0, 255) as u8)
+            }
+            _ => Status::Ok,
+        },
         Ok(daemon::Ending::Fatal | daemon::Ending::RestoreFailed) => Status::Failed,
         // cpuplugd exits 1 on every start-up refusal; a daemon's refusal
         // goes to its log at priority err as well.

@@ -6,7 +6,7 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::control::controller::Mode;
@@ -160,17 +160,26 @@ impl Exposure {
 pub struct Signals {
     pub stop: Arc<AtomicBool>,
     pub reload: Arc<AtomicBool>,
+    /// The first signal that stopped the run (0 before one came), for the
+    /// log and the exit status.
+    pub stopped_by: Arc<AtomicI32>,
 }
 
 impl Signals {
-    /// Routes SIGTERM/SIGINT to `stop` and SIGHUP to `reload`, waking the
-    /// calling thread at once. The signal thread sleeps until a signal comes.
+    /// Routes SIGHUP to `reload` and every other signal that would end the
+    /// process ([`crate::stop_signals`]) to `stop`, waking the calling
+    /// thread at once: the guest is put back whatever ends the run. The
+    /// signal thread sleeps until a signal comes.
     pub fn install() -> std::io::Result<Signals> {
-        use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+        use signal_hook::consts::SIGHUP;
         let flags = Signals::default();
-        let mut iter = signal_hook::iterator::Signals::new([SIGTERM, SIGINT, SIGHUP])?;
+        let mut iter = signal_hook::iterator::Signals::new(crate::stop_signals::catchable())?;
         let main = std::thread::current();
-        let (stop, reload) = (Arc::clone(&flags.stop), Arc::clone(&flags.reload));
+        let (stop, reload, stopped_by) = (
+            Arc::clone(&flags.stop),
+            Arc::clone(&flags.reload),
+            Arc::clone(&flags.stopped_by),
+        );
         std::thread::Builder::new()
             .name("plugtop-signals".into())
             .spawn(move || {
@@ -178,12 +187,26 @@ impl Signals {
                     if signal == SIGHUP {
                         reload.store(true, Ordering::SeqCst);
                     } else {
+                        let _ = stopped_by.compare_exchange(
+                            0,
+                            signal,
+                            Ordering::SeqCst,
+                            Ordering::SeqCst,
+                        );
                         stop.store(true, Ordering::SeqCst);
                     }
                     main.unpark();
                 }
             })?;
         Ok(flags)
+    }
+
+    /// The signal that stopped the run, once one did.
+    pub fn stopped_by(&self) -> Option<i32> {
+        match self.stopped_by.load(Ordering::SeqCst) {
+            0 => None,
+            signal => Some(signal),
+        }
     }
 }
 
@@ -384,7 +407,13 @@ pub fn run_with(
     source.narrow(&runner.session.interest());
     let ending = run_loop(&mut runner, source, signals, first);
     if ending == Ending::Stopped {
-        runner.log.info("shutting down");
+        match signals.stopped_by() {
+            Some(signal) => runner.log.info(&format!(
+                "shutting down: ended by {}",
+                crate::stop_signals::name(signal)
+            )),
+            None => runner.log.info("shutting down"),
+        }
     }
     let complete = guard.is_none_or(|guard| give_back(guard, &mut runner));
     if options.pid_file {

@@ -20,5 +20,6 @@ pub mod placed_file;
 pub mod report;
 pub mod rules;
 pub mod sim;
+pub mod stop_signals;
 pub mod tui;
 pub mod tune;

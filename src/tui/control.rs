@@ -148,6 +148,9 @@ pub fn run(
         },
         None => end,
     };
+    // From here on the process may end without the screen thread (stuck
+    // writing to a terminal nobody reads) once a signal asked it to.
+    shared.stop.given_back(end.exit_status());
     let _ = notify(Report::Ended(end));
 }
 

@@ -16,6 +16,7 @@ pub mod run;
 pub mod screen;
 pub mod state_dir;
 pub mod stop;
+pub mod stuck_terminal;
 pub mod tuning;
 pub mod view;
 pub mod whatif;

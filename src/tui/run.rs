@@ -65,6 +65,18 @@ pub enum ScreenEnd {
     RestoreFailed(String),
 }
 
+impl ScreenEnd {
+    /// The process's exit status for this ending: 0, 128 + the signal
+    /// (as the shell shows a process the signal ended), or 1.
+    pub fn exit_status(&self) -> i32 {
+        match self {
+            ScreenEnd::Quit => 0,
+            ScreenEnd::Signal(signal) => crate::stop_signals::exit_status(*signal),
+            ScreenEnd::RestoreFailed(_) => 1,
+        }
+    }
+}
+
 /// Whether to use line mode: asked for, a dumb terminal, or no terminal.
 pub fn line_mode_wanted(batch: bool) -> bool {
     batch || std::env::var("TERM").is_ok_and(|t| t == "dumb") || !std::io::stdout().is_terminal()

@@ -5,10 +5,15 @@
 //! keys. No fixed frame rate: it draws when a key, a signal or a reading
 //! arrives, once for everything that arrived meanwhile (a paste, or keys
 //! faster than a redraw, cost one redraw). A stop signal is acted on before
-//! any input still queued.
+//! any input still queued. The app is never held while the terminal is
+//! written: a frame is drawn into memory under the app's lock and sent
+//! after, so a terminal nobody reads cannot stop the control thread from
+//! putting the guest back.
 
+use std::cell::RefCell;
 use std::collections::VecDeque;
-use std::io::Stdout;
+use std::io::Write;
+use std::rc::Rc;
 use std::sync::mpsc::{Receiver, Sender, channel};
 use std::sync::{Arc, Mutex, TryLockError};
 
@@ -28,7 +33,38 @@ use super::run::{Options, ScreenEnd, UiError, prepare};
 use super::stop::StopFlag;
 use super::view;
 
-type Term = Terminal<CrosstermBackend<Stdout>>;
+type Term = Terminal<CrosstermBackend<FrameBuffer>>;
+
+/// Where ratatui draws a frame: memory, sent to the terminal by
+/// [`FrameBuffer::send`] once the app is no longer held. The screen thread
+/// keeps a copy of the handle the terminal draws into.
+#[derive(Default, Clone)]
+struct FrameBuffer(Rc<RefCell<Vec<u8>>>);
+
+impl FrameBuffer {
+    /// Sends what was drawn to the terminal.
+    fn send(&self) -> std::io::Result<()> {
+        let frame = std::mem::take(&mut *self.0.borrow_mut());
+        if frame.is_empty() {
+            return Ok(());
+        }
+        let mut out = std::io::stdout().lock();
+        out.write_all(&frame)?;
+        out.flush()
+    }
+}
+
+impl Write for FrameBuffer {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.0.borrow_mut().extend_from_slice(bytes);
+        Ok(bytes.len())
+    }
+
+    /// Nothing: the frame is sent whole by [`FrameBuffer::send`].
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
 
 /// Most inputs taken off the queue before the screen is drawn again: it
 /// bounds how long the app is held from the control thread, it is not a
@@ -89,11 +125,11 @@ fn enter_screen() -> std::io::Result<()> {
 
 /// Mouse reporting on (clicks and the wheel reach plugtop) or off (the
 /// terminal selects text for copying).
-fn set_mouse(on: bool) -> std::io::Result<()> {
+fn set_mouse(out: &mut impl Write, on: bool) -> std::io::Result<()> {
     if on {
-        execute!(std::io::stdout(), event::EnableMouseCapture)
+        crossterm::queue!(out, event::EnableMouseCapture)
     } else {
-        execute!(std::io::stdout(), event::DisableMouseCapture)
+        crossterm::queue!(out, event::DisableMouseCapture)
     }
 }
 
@@ -106,12 +142,13 @@ fn suspend(terminal: &mut Term) -> std::io::Result<()> {
     redraw_all(terminal)
 }
 
-/// Makes the next draw repaint every cell: the screen is cleared and
-/// ratatui forgets what it drew (`Terminal::clear` would ask the terminal
-/// for the cursor position, and the keys thread reads the answer).
+/// Makes the next draw repaint every cell: the screen is cleared (with
+/// that frame) and ratatui forgets what it drew (`Terminal::clear` would
+/// ask the terminal for the cursor position, and the keys thread reads the
+/// answer).
 fn redraw_all(terminal: &mut Term) -> std::io::Result<()> {
     use crossterm::terminal::{Clear, ClearType};
-    execute!(std::io::stdout(), Clear(ClearType::All))?;
+    crossterm::queue!(terminal.backend_mut(), Clear(ClearType::All))?;
     terminal.current_buffer_mut().reset();
     terminal.swap_buffers();
     Ok(())
@@ -163,18 +200,22 @@ pub fn run_screen(options: &Options) -> Result<ScreenEnd, UiError> {
     result
 }
 
-/// The keys thread and the signal thread. A stop signal raises `stop` and
-/// wakes the control thread itself, so neither waits behind queued input.
+/// The keys thread and the signal thread. A stop signal (any signal that
+/// would end the process, [`crate::stop_signals`]) raises `stop` and wakes
+/// the control thread itself, so neither waits behind queued input; the
+/// signal thread then ends the process once the guest is given back if
+/// the screen thread has not ([`super::stuck_terminal`]).
 fn spawn_inputs(
     inputs: &Sender<Input>,
     commands: &Sender<Command>,
     stop: &StopFlag,
 ) -> Result<(), UiError> {
-    use signal_hook::consts::{SIGCONT, SIGHUP, SIGINT, SIGTERM, SIGTSTP, SIGWINCH};
+    use signal_hook::consts::{SIGCONT, SIGTSTP, SIGWINCH};
     let keys = inputs.clone();
     super::input::spawn(move |batch| keys.send(Input::Term(batch)).is_ok())?;
-    let mut signals =
-        signal_hook::iterator::Signals::new([SIGHUP, SIGTERM, SIGINT, SIGTSTP, SIGCONT, SIGWINCH])?;
+    let mut caught = crate::stop_signals::catchable();
+    caught.extend([SIGTSTP, SIGCONT, SIGWINCH]);
+    let mut signals = signal_hook::iterator::Signals::new(&caught)?;
     let tx = inputs.clone();
     let control = commands.clone();
     let stop = stop.clone();
@@ -182,17 +223,22 @@ fn spawn_inputs(
         .name("plugtop-signals".into())
         .spawn(move || {
             for signal in signals.forever() {
-                let input = match signal {
-                    SIGWINCH => Input::Resize,
-                    SIGHUP | SIGTERM | SIGINT => {
+                match signal {
+                    SIGWINCH => {
+                        let _ = tx.send(Input::Resize);
+                    }
+                    SIGTSTP | SIGCONT => {
+                        let _ = tx.send(Input::Signal(signal));
+                    }
+                    _ => {
                         stop.raise(signal);
                         let _ = control.send(Command::Stop(signal));
-                        Input::Signal(signal)
+                        let _ = tx.send(Input::Signal(signal));
+                        super::stuck_terminal::end_once_given_back(
+                            &stop,
+                            super::stuck_terminal::GRACE,
+                        );
                     }
-                    _ => Input::Signal(signal),
-                };
-                if tx.send(input).is_err() {
-                    break;
                 }
             }
         })?;
@@ -209,9 +255,11 @@ fn screen_loop(
     // (the terminal is gone: an SSH drop, `tmux kill-session`), reports it
     // with a print that panics on a closed stderr. restore_terminal() puts
     // the cursor back on every way out instead.
+    let frames = FrameBuffer::default();
     let mut terminal =
-        std::mem::ManuallyDrop::new(Terminal::new(CrosstermBackend::new(std::io::stdout()))?);
+        std::mem::ManuallyDrop::new(Terminal::new(CrosstermBackend::new(frames.clone()))?);
     let mut screen = Screen {
+        frames,
         queued: VecDeque::new(),
         scribbled: false,
         stopping: false,
@@ -233,6 +281,8 @@ fn screen_loop(
 
 /// The screen thread's state between redraws.
 struct Screen {
+    /// What the terminal drew and has not been sent yet.
+    frames: FrameBuffer,
     /// Keys, clicks and pastes not yet applied to the app.
     queued: VecDeque<TermInput>,
     /// The busy line was written past ratatui's buffers: redraw all next time.
@@ -281,8 +331,22 @@ impl Screen {
     }
 
     /// Applies the queued input to the app if the control thread lets it,
-    /// sends what the keys ask, and draws once.
+    /// sends what the keys ask, and draws once: into memory while the app
+    /// is held, to the terminal after.
     fn draw(
+        &mut self,
+        terminal: &mut Term,
+        shared: &Shared,
+        commands: &Sender<Command>,
+    ) -> Result<(), UiError> {
+        self.draw_frame(terminal, shared, commands)?;
+        Ok(self.frames.send()?)
+    }
+
+    /// The part of [`Screen::draw`] that holds the app: nothing here
+    /// writes to the terminal (a mouse change is sent after, with the
+    /// frame).
+    fn draw_frame(
         &mut self,
         terminal: &mut Term,
         shared: &Shared,
@@ -300,7 +364,7 @@ impl Screen {
                 }
                 if app.mouse != self.mouse {
                     self.mouse = app.mouse;
-                    set_mouse(self.mouse)?;
+                    set_mouse(terminal.backend_mut(), self.mouse)?;
                 }
                 if std::mem::take(&mut self.scribbled) {
                     redraw_all(terminal)?;
@@ -345,8 +409,8 @@ fn busy(terminal: &mut Term, shared: &Shared) -> std::io::Result<()> {
     let area = terminal.size()?;
     let text = format!(" … {what} (keys wait) ");
     let text: String = text.chars().take(usize::from(area.width)).collect();
-    execute!(
-        std::io::stdout(),
+    crossterm::queue!(
+        terminal.backend_mut(),
         MoveTo(0, area.height.saturating_sub(1)),
         SetAttribute(Attribute::Reverse),
         Print(text),
