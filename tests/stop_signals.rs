@@ -5,7 +5,7 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Write as _};
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::mpsc::{RecvTimeoutError, channel};
@@ -182,9 +182,24 @@ fn sigusr1_while_nobody_reads_the_terminal_puts_the_guest_back_and_ends() {
     stuck_screen_then(10);
 }
 
+/// A panic (in the thread that reads keys, at the first key) while the
+/// screen is stuck writing to a terminal nobody reads: the panic hook
+/// gives the terminal a bounded try, then the guest is put back and the
+/// process ends (101), its words to the stuck terminal bounded too.
+#[test]
+fn a_panic_while_nobody_reads_the_terminal_puts_the_guest_back_and_ends() {
+    stuck_screen_ending(None);
+}
+
 /// The armed screen, its terminal never read, stuck writing to it: then
 /// `signal`.
 fn stuck_screen_then(signal: i32) {
+    stuck_screen_ending(Some(signal));
+}
+
+/// The armed screen stuck writing to its unread terminal, ended by
+/// `signal`, or (`None`) by a panic injected in its control thread.
+fn stuck_screen_ending(signal: Option<i32>) {
     use portable_pty::{CommandBuilder, PtySize, native_pty_system};
     let (root, dir) = guest();
     let pair = native_pty_system()
@@ -201,6 +216,9 @@ fn stuck_screen_then(signal: i32) {
     cmd.arg("-c");
     cmd.arg(dir.path().join("plug.conf"));
     cmd.env("TERM", "xterm-256color");
+    if signal.is_none() {
+        cmd.env("PLUGTOP_FAULT", "input:1");
+    }
     cmd.cwd(env!("CARGO_MANIFEST_DIR"));
     let mut child = pair.slave.spawn_command(cmd).expect("spawn");
     drop(pair.slave);
@@ -219,16 +237,25 @@ fn stuck_screen_then(signal: i32) {
         std::thread::sleep(Duration::from_millis(20));
     }
     assert!(journal(root.path()), "the journal is there while it acts");
-    send(signal, pid);
+    match signal {
+        Some(signal) => send(signal, pid),
+        None => {
+            // A key: the input side of the terminal still flows.
+            let mut keys = master.take_writer().expect("the terminal's input");
+            keys.write_all(b"z").expect("a key");
+            keys.flush().expect("sent");
+        }
+    }
     let status = child.wait().expect("plugtop ends");
     let _ = done.send(());
     assert!(
         !killer.join().expect("guard"),
-        "still running {}s after signal {signal} with the terminal unread",
+        "still running {}s after {signal:?} with the terminal unread",
         GUARD.as_secs()
     );
     drop(master);
-    assert_eq!(status.exit_code(), 128 + signal as u32);
+    let want = signal.map_or(101, |s| 128 + s as u32);
+    assert_eq!(status.exit_code(), want);
     assert_eq!(online(root.path()), vec![0], "the guest is put back");
     assert!(!journal(root.path()), "the journal is removed");
     assert!(!root.path().join("var/lock/cpuplugd.lock").exists());

@@ -351,6 +351,11 @@ pub fn restore_from_journal(options: &GuardOptions) -> Result<Option<GiveBack>, 
     Ok(Some(guard.give_back(&mut actuator)))
 }
 
+/// How long the words after a panic (its report, what was restored) may
+/// take once the guest was given back: standard error may be a terminal
+/// nobody reads.
+const PANIC_WORDS: std::time::Duration = std::time::Duration::from_secs(2);
+
 /// The failure policy, for the whole process: a panic in any thread puts
 /// the guest in force back once (waiting for a write in flight, stopping
 /// every later one), keeps the journal exactly when that restore was
@@ -367,7 +372,6 @@ pub fn install_failure_policy() {
     let report = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
         static ENDING: AtomicBool = AtomicBool::new(false);
-        report(info);
         if ENDING.swap(true, Ordering::SeqCst) {
             // Another thread is already putting the guest back and ending
             // the process: this one waits for that.
@@ -375,26 +379,39 @@ pub fn install_failure_policy() {
                 std::thread::park();
             }
         }
-        give_back_after_panic();
+        // The guest first, saying nothing yet: standard error may be a
+        // terminal nobody reads, where any write blocks for good.
+        let said = give_back_after_panic();
+        // Then the words, with a bound: after the guest was given back
+        // nothing may keep the process alive.
+        let _ = std::thread::Builder::new().spawn(|| {
+            std::thread::sleep(PANIC_WORDS);
+            std::process::exit(PANIC_EXIT);
+        });
+        report(info);
+        for line in said {
+            use std::io::Write as _;
+            let _ = writeln!(std::io::stderr(), "{line}");
+        }
         std::process::exit(PANIC_EXIT);
     }));
 }
 
 /// The panic path of giving back: nothing here may panic again (that
-/// would abort half-way), so every error is written and passed over.
-fn give_back_after_panic() {
-    use std::io::Write as _;
+/// would abort half-way), so every error is passed over, and nothing is
+/// written (that might block): what it has to say is returned.
+fn give_back_after_panic() -> Vec<String> {
+    let mut said = Vec::new();
     let active = match ACTIVE.try_lock() {
         Ok(mut g) => g.take(),
         Err(std::sync::TryLockError::Poisoned(p)) => p.into_inner().take(),
         Err(std::sync::TryLockError::WouldBlock) => None,
     };
     let Some(options) = active else {
-        let _ = writeln!(
-            std::io::stderr(),
+        said.push(format!(
             "plugtop: ended by a panic; it was not acting on a guest"
-        );
-        return;
+        ));
+        return said;
     };
     let (_writes_stopped, actuator) = crate::kernel::actuator::stop_writes_for_restore(
         &options.root,
@@ -409,24 +426,23 @@ fn give_back_after_panic() {
             let ok = journal::restore(&mut actuator, &start, &mut failures).is_ok()
                 && failures.is_empty();
             for f in &failures {
-                let _ = writeln!(std::io::stderr(), "plugtop: restore: {f}");
+                said.push(format!("plugtop: restore: {f}"));
             }
             ok
         }
         (Ok(None), _) => {
-            let _ = writeln!(
-                std::io::stderr(),
+            said.push(format!(
                 "plugtop: ended by a panic; no journal at {} to restore from",
                 options.state.display()
-            );
+            ));
             false
         }
         (Err(e), _) => {
-            let _ = writeln!(std::io::stderr(), "plugtop: restore: {e}");
+            said.push(format!("plugtop: restore: {e}"));
             false
         }
         (_, Err(e)) => {
-            let _ = writeln!(std::io::stderr(), "plugtop: restore: {e}");
+            said.push(format!("plugtop: restore: {e}"));
             false
         }
     };
@@ -446,5 +462,6 @@ fn give_back_after_panic() {
         lock::release(&options.root);
         format!("plugtop: ended by a panic; {}", kept_message(&options))
     };
-    let _ = writeln!(std::io::stderr(), "{message}");
+    said.push(message);
+    said
 }

@@ -165,7 +165,18 @@ pub fn run_screen(options: &Options) -> Result<ScreenEnd, UiError> {
     };
     let previous = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
-        restore_terminal();
+        // The terminal first (the failure policy that runs next ends the
+        // process), but never at the guest's cost: a terminal nobody reads
+        // blocks the writes that restore it, so they get a second, on a
+        // thread of their own, and then the guest is given back anyway.
+        let (done, restored) = std::sync::mpsc::channel();
+        let restoring = std::thread::Builder::new().spawn(move || {
+            restore_terminal();
+            let _ = done.send(());
+        });
+        if restoring.is_ok() {
+            let _ = restored.recv_timeout(std::time::Duration::from_secs(1));
+        }
         previous(info);
     }));
     enter_screen()?;
