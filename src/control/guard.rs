@@ -408,9 +408,7 @@ fn give_back_after_panic() -> Vec<String> {
         Err(std::sync::TryLockError::WouldBlock) => None,
     };
     let Some(options) = active else {
-        said.push(format!(
-            "plugtop: ended by a panic; it was not acting on a guest"
-        ));
+        said.push("plugtop: ended by a panic; it was not acting on a guest".to_string());
         return said;
     };
     let (_writes_stopped, actuator) = crate::kernel::actuator::stop_writes_for_restore(
