@@ -1,6 +1,7 @@
 //! The metrics endpoint under clients that misbehave (loopback only,
-//! bounded in count): resets, idle connections, huge heads, pipelining
-//! without reading, more connections than the process has descriptors.
+//! bounded in count): resets, idle connections, connect floods around a
+//! scrape, huge heads, pipelining without reading, more connections than
+//! the process has descriptors.
 //! Each attack leaves the endpoint answering, the control loop's
 //! descriptors untouched, and dropping the server never waits on a client.
 
@@ -71,6 +72,60 @@ fn idle_connections_cannot_lock_out_a_scraper() {
         .collect();
     assert_eq!(scrape(server.addr), "HTTP/1.1 200 OK");
     drop(idle);
+}
+
+/// How a connection of a flood ends: held open sending nothing, reset,
+/// or closed.
+fn flood_connection(addr: SocketAddr, n: usize, held: &mut std::collections::VecDeque<TcpStream>) {
+    let s = TcpStream::connect(addr).expect("connect");
+    match n % 3 {
+        0 => {
+            held.push_back(s);
+            // Bounded: the oldest held ones hang up (the endpoint has
+            // dropped them long since).
+            if held.len() > CONNECTIONS * 4 {
+                held.pop_front();
+            }
+        }
+        1 => {
+            rustix::net::sockopt::set_socket_linger(&s, Some(std::time::Duration::ZERO))
+                .expect("linger");
+        }
+        _ => {}
+    }
+}
+
+#[test]
+fn a_connect_flood_cannot_starve_a_scraper_that_sent_its_request() {
+    let server = server();
+    let mut held = std::collections::VecDeque::new();
+    let mut n = 0;
+    for _ in 0..CONNECTIONS * 3 {
+        flood_connection(server.addr, n, &mut held);
+        n += 1;
+    }
+    for scrape in 0..50 {
+        let mut s = TcpStream::connect(server.addr).expect("connect");
+        s.write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
+            .expect("send");
+        // Its request is in; more than the endpoint holds come after it
+        // before it reads the answer (held, reset, closed).
+        for _ in 0..CONNECTIONS * 2 {
+            flood_connection(server.addr, n, &mut held);
+            n += 1;
+        }
+        // A guard against a hang, not a time limit: an endpoint that
+        // neither answers nor closes fails here instead of never ending.
+        s.set_read_timeout(Some(std::time::Duration::from_secs(60)))
+            .expect("a hang guard");
+        let mut answer = String::new();
+        let read = s.read_to_string(&mut answer);
+        assert!(
+            answer.starts_with("HTTP/1.1 200 OK"),
+            "scrape {scrape}: {read:?}, {answer:?}"
+        );
+    }
+    drop(held);
 }
 
 #[test]

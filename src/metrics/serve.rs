@@ -8,17 +8,25 @@
 //! - a request head is at most [`HEAD_BYTES`]; more is answered 431 and closed;
 //! - a client has [`HEAD_TIME`] to send its head and [`WRITE_TIME`] to read
 //!   the answer, else it is dropped;
-//! - at most [`CONNECTIONS`] clients at once: a new one takes the place of
-//!   the oldest still sending its head (idle connections cannot lock out a
-//!   scraper), or is closed at once when all are being answered;
+//! - at most [`CONNECTIONS`] clients at once. What a new connection sent
+//!   is read as it is accepted, and what every client sent before any is
+//!   dropped to make room: one that is gone takes no place, one whose
+//!   request is waiting is answered. Only then does the newcomer take the
+//!   place of the client still sending its head that has been silent the
+//!   longest, or is it closed at once when all are being answered. So
+//!   neither idle connections nor a flood of connections that send
+//!   nothing (or reset) can lock out or starve a scraper that has sent
+//!   its request;
+//! - at most [`ACCEPT_BATCH`] connections are taken between two looks at
+//!   the clients and at `stop`, however fast they come;
 //! - the last [`RESERVED_DESCRIPTORS`] file descriptors under the process's
 //!   limit (`ulimit -n`) are left to the control loop, which opens the
 //!   guest's files every interval: a client that would take one counts as
 //!   one too many, so no number of connections can make an interval fail;
 //! - one request per connection (`Connection: close`): a pipelining client
 //!   gets its first answer, nothing is queued for it;
-//! - GET and HEAD only; errors of `accept` (EMFILE) first drop the oldest
-//!   client still sending its head, else are backed off and retried; each
+//! - GET and HEAD only; errors of `accept` (EMFILE) first free a place
+//!   the same way, else are backed off and retried; each
 //!   run of failures is said once, in the line the caller reads from
 //!   [`MetricsServer::trouble`], until accepting drains the queue again;
 //! - dropping the server wakes the thread (an eventfd) and stops it at
@@ -53,6 +61,10 @@ pub const CONNECTIONS: usize = 16;
 pub const RESERVED_DESCRIPTORS: u64 = 8;
 /// How long accepting rests after it failed (out of file descriptors).
 const ACCEPT_BACKOFF: Duration = Duration::from_millis(500);
+/// The most connections taken in one round of accepting: a flood faster
+/// than accepting must not keep the thread from answering the clients it
+/// holds, or from seeing that it is to stop.
+const ACCEPT_BATCH: usize = 64;
 
 /// How much of the process an endpoint may take; [`Limits::default`] is
 /// what `plugtop run` uses, other values let tests play a tight machine.
@@ -163,10 +175,87 @@ impl Drop for MetricsServer {
 /// One client: reading its head, then writing its answer.
 struct Client {
     stream: TcpStream,
+    /// When its current stage (head, then answer) began: its timeout runs
+    /// from here.
     since: Instant,
+    /// When it last sent anything (or connected): of the clients still
+    /// sending their heads, the one silent the longest is the first to go.
+    heard: Instant,
     head: Vec<u8>,
     /// The answer, once the head is in, and how much of it went out.
     answer: Option<(Vec<u8>, usize)>,
+}
+
+/// What reading a client's pending bytes came to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Reading {
+    /// Its head is not all there yet: more may come.
+    Partial,
+    /// Its head is all there, or was too large and is answered 431.
+    Complete,
+    /// It closed or broke: there is no one to answer.
+    Gone,
+}
+
+impl Client {
+    fn new(stream: TcpStream) -> Self {
+        let now = Instant::now();
+        Client {
+            stream,
+            since: now,
+            heard: now,
+            head: Vec::new(),
+            answer: None,
+        }
+    }
+
+    /// Reads what the client has sent so far, without waiting.
+    fn read_pending(&mut self) -> Reading {
+        let mut buf = [0u8; 2048];
+        loop {
+            match self.stream.read(&mut buf) {
+                Ok(0) => return Reading::Gone,
+                Ok(n) => {
+                    self.heard = Instant::now();
+                    self.head.extend_from_slice(&buf[..n]);
+                    if let Some(end) = find(&self.head, b"\r\n\r\n") {
+                        self.head.truncate(end);
+                        return Reading::Complete;
+                    }
+                    if self.head.len() > HEAD_BYTES {
+                        self.head = Vec::new();
+                        self.answer = Some((
+                            response(431, "text/plain", b"request head too large\n", false),
+                            0,
+                        ));
+                        self.since = Instant::now();
+                        return Reading::Complete;
+                    }
+                }
+                Err(e) if e.kind() == ErrorKind::WouldBlock => return Reading::Partial,
+                Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                Err(_) => return Reading::Gone,
+            }
+        }
+    }
+
+    /// Writes what is left of the answer; true when done or broken.
+    fn write_answer(&mut self) -> bool {
+        let Some((bytes, sent)) = self.answer.as_mut() else {
+            return true;
+        };
+        while *sent < bytes.len() {
+            match self.stream.write(&bytes[*sent..]) {
+                Ok(0) => return true,
+                Ok(n) => *sent += n,
+                Err(e) if e.kind() == ErrorKind::WouldBlock => return false,
+                Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                Err(_) => return true,
+            }
+        }
+        let _ = self.stream.shutdown(std::net::Shutdown::Both);
+        true
+    }
 }
 
 /// The endpoint's state, owned by its thread.
@@ -225,22 +314,15 @@ impl Endpoint {
     /// or for the next deadline (a client's, the end of resting); which
     /// are. `None` once `stop` was written to.
     fn wait(&self, accepting: bool, stop: &OwnedFd) -> Option<(bool, Vec<usize>)> {
-        let mut fds = Vec::with_capacity(self.clients.len() + 2);
-        fds.push(PollFd::from_borrowed_fd(stop.as_fd(), PollFlags::IN));
         let listen = if accepting {
             PollFlags::IN
         } else {
             PollFlags::empty()
         };
+        let mut fds = Vec::with_capacity(self.clients.len() + 2);
+        fds.push(PollFd::from_borrowed_fd(stop.as_fd(), PollFlags::IN));
         fds.push(PollFd::new(&self.listener, listen));
-        for c in &self.clients {
-            let wants = if c.answer.is_some() {
-                PollFlags::OUT
-            } else {
-                PollFlags::IN
-            };
-            fds.push(PollFd::from_borrowed_fd(c.stream.as_fd(), wants));
-        }
+        fds.extend(self.client_fds());
         let timeout = self.next_deadline().map(|at| {
             let left = at.saturating_duration_since(Instant::now());
             rustix::event::Timespec {
@@ -255,14 +337,20 @@ impl Endpoint {
             return None;
         }
         let listen = accepting && !fds[1].revents().is_empty();
-        let ready = fds[2..]
-            .iter()
-            .enumerate()
-            .filter(|(_, f)| !f.revents().is_empty())
-            .map(|(i, _)| i)
-            .rev()
-            .collect();
-        Some((listen, ready))
+        Some((listen, ready_highest_first(&fds[2..])))
+    }
+
+    /// What each client waits for, in the order of `clients`: its head to
+    /// come in, or room to write its answer.
+    fn client_fds(&self) -> impl Iterator<Item = PollFd<'_>> {
+        self.clients.iter().map(|c| {
+            let wants = if c.answer.is_some() {
+                PollFlags::OUT
+            } else {
+                PollFlags::IN
+            };
+            PollFd::from_borrowed_fd(c.stream.as_fd(), wants)
+        })
     }
 
     /// When the loop must look again without anything to read or write:
@@ -279,26 +367,15 @@ impl Endpoint {
         clients.chain(self.resting_until).min()
     }
 
-    /// Takes every waiting connection; beyond [`Limits::connections`], or
-    /// into the descriptors reserved for the control loop, each takes the
-    /// place of the oldest client still sending its head, or is closed at
-    /// once.
+    /// Takes the waiting connections, at most [`ACCEPT_BATCH`] at a time;
+    /// beyond [`Limits::connections`], or into the descriptors reserved for
+    /// the control loop, each takes the place of a client still sending
+    /// its head (see [`Endpoint::free_one`]), or is closed at once.
     fn accept(&mut self) {
         let ceiling = descriptor_ceiling();
-        loop {
+        for _ in 0..ACCEPT_BATCH {
             match self.listener.accept() {
-                Ok((stream, _)) => {
-                    let Some(stream) = self.make_room(stream, ceiling) else {
-                        continue;
-                    };
-                    self.clients.push(Client {
-                        stream,
-                        since: Instant::now(),
-                        head: Vec::new(),
-                        answer: None,
-                    });
-                    self.resting_until = None;
-                }
+                Ok((stream, _)) => self.admit(stream, ceiling),
                 Err(e) if e.kind() == ErrorKind::WouldBlock => {
                     self.accept_failing = false;
                     return;
@@ -318,7 +395,7 @@ impl Endpoint {
                     }
                     // An idle client's descriptor is worth more to the one
                     // waiting (perhaps a scraper): try again at once.
-                    if self.drop_oldest_reading() {
+                    if self.free_one() {
                         continue;
                     }
                     self.resting_until = Some(Instant::now() + ACCEPT_BACKOFF);
@@ -328,9 +405,36 @@ impl Endpoint {
         }
     }
 
+    /// Places a new connection among the clients, or closes it. What it
+    /// already sent is read first: one that is gone (a reset, a close)
+    /// takes no one's place, and one whose request is all there is
+    /// answered at once.
+    fn admit(&mut self, stream: TcpStream, ceiling: Option<u64>) {
+        self.resting_until = None;
+        if stream.set_nonblocking(true).is_err() {
+            return;
+        }
+        let mut client = Client::new(stream);
+        let reading = client.read_pending();
+        if reading == Reading::Gone {
+            return;
+        }
+        let Some(stream) = self.make_room(client.stream, ceiling) else {
+            return;
+        };
+        let mut client = Client { stream, ..client };
+        if reading == Reading::Complete {
+            answer_head(&mut client, &self.registry, &mut self.requests);
+            if client.write_answer() {
+                return;
+            }
+        }
+        self.clients.push(client);
+    }
+
     /// Room for `stream` among the clients: when the endpoint is full, or
-    /// the stream's descriptor is one of those reserved, the oldest client
-    /// still sending its head makes room and the stream moves to its freed
+    /// the stream's descriptor is one of those reserved, a client makes
+    /// room (see [`Endpoint::free_one`]) and the stream moves to its freed
     /// descriptor (descriptors are handed out lowest first). `None`, and
     /// the stream closed, when there is no room.
     fn make_room(&mut self, stream: TcpStream, ceiling: Option<u64>) -> Option<TcpStream> {
@@ -342,12 +446,11 @@ impl Endpoint {
                 reserved,
             )
         };
-        stream.set_nonblocking(true).ok()?;
         let full = self.clients.len() >= self.limits.connections;
         if !full && !in_reserve(&stream) {
             return Some(stream);
         }
-        if !self.drop_oldest_reading() {
+        if !self.free_one() {
             return None;
         }
         if !in_reserve(&stream) {
@@ -357,17 +460,48 @@ impl Endpoint {
         (!in_reserve(&lower)).then_some(lower)
     }
 
-    /// Drops the oldest client still sending its head; false when every
-    /// client is being answered.
-    fn drop_oldest_reading(&mut self) -> bool {
-        let oldest = self
+    /// Frees a client's place; false when every client is being answered.
+    /// Before anyone is dropped, every client is moved on as far as it can
+    /// go without waiting: those gone leave, and those whose request came
+    /// in since the last look are answered, never dropped for a newcomer.
+    /// Only when that freed nothing does the client still sending its head
+    /// that has been silent the longest go: a flood of connections that
+    /// send nothing pushes out its own, not a scraper that has spoken.
+    fn free_one(&mut self) -> bool {
+        let before = self.clients.len();
+        self.sweep();
+        self.clients.len() < before || self.drop_longest_silent()
+    }
+
+    /// Moves on every client that can move without waiting (one `poll`
+    /// that does not sleep, then a read or write for each one ready).
+    fn sweep(&mut self) {
+        let mut fds: Vec<PollFd<'_>> = self.client_fds().collect();
+        let now = rustix::event::Timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        if poll(&mut fds, Some(&now)).is_err() {
+            return;
+        }
+        let ready = ready_highest_first(&fds);
+        drop(fds);
+        for i in ready {
+            self.step(i);
+        }
+    }
+
+    /// Drops the client still sending its head that has been silent the
+    /// longest; false when every client is being answered.
+    fn drop_longest_silent(&mut self) -> bool {
+        let silent = self
             .clients
             .iter()
             .enumerate()
             .filter(|(_, c)| c.answer.is_none())
-            .min_by_key(|(_, c)| c.since)
+            .min_by_key(|(_, c)| c.heard)
             .map(|(i, _)| i);
-        match oldest {
+        match silent {
             Some(i) => {
                 self.clients.swap_remove(i);
                 true
@@ -376,78 +510,52 @@ impl Endpoint {
         }
     }
 
-    /// Moves client `i` on: reads its head or writes its answer; removes
-    /// it when done or broken.
+    /// Moves client `i` on: reads its head and, once it is in, writes its
+    /// answer as far as the socket takes it; removes the client when done
+    /// or broken.
     fn step(&mut self, i: usize) {
-        let done = match self.clients.get(i).map(|c| c.answer.is_some()) {
-            Some(false) => self.read_head(i),
-            Some(true) => self.write_answer(i),
-            None => return,
+        let Some(c) = self.clients.get_mut(i) else {
+            return;
+        };
+        let done = match c.answer {
+            Some(_) => c.write_answer(),
+            None => match c.read_pending() {
+                Reading::Partial => false,
+                Reading::Gone => true,
+                Reading::Complete => {
+                    answer_head(c, &self.registry, &mut self.requests);
+                    c.write_answer()
+                }
+            },
         };
         if done {
             self.clients.swap_remove(i);
         }
     }
+}
 
-    /// Reads what client `i` sent; true when it is to be dropped.
-    fn read_head(&mut self, i: usize) -> bool {
-        let mut buf = [0u8; 2048];
-        let Some(c) = self.clients.get_mut(i) else {
-            return true;
-        };
-        loop {
-            match c.stream.read(&mut buf) {
-                Ok(0) => return true,
-                Ok(n) => {
-                    c.head.extend_from_slice(&buf[..n]);
-                    if let Some(end) = find(&c.head, b"\r\n\r\n") {
-                        c.head.truncate(end);
-                        break;
-                    }
-                    if c.head.len() > HEAD_BYTES {
-                        c.head.clear();
-                        c.answer = Some((
-                            response(431, "text/plain", b"request head too large\n", false),
-                            0,
-                        ));
-                        c.since = Instant::now();
-                        return false;
-                    }
-                }
-                Err(e) if e.kind() == ErrorKind::WouldBlock => return false,
-                Err(e) if e.kind() == ErrorKind::Interrupted => {}
-                Err(_) => return true,
-            }
-        }
-        self.requests += 1;
-        crate::faults::panic_at(crate::faults::Site::Metrics, self.requests);
-        let answer = answer(&c.head, &self.registry);
-        c.head = Vec::new();
-        c.answer = Some((answer, 0));
-        c.since = Instant::now();
-        false
+/// Makes the answer to `c`'s complete head (unless it already has one, a
+/// 431), counting it among the `requests`; its write timeout starts now.
+fn answer_head(c: &mut Client, registry: &Registry, requests: &mut usize) {
+    if c.answer.is_some() {
+        return;
     }
+    *requests += 1;
+    crate::faults::panic_at(crate::faults::Site::Metrics, *requests);
+    c.answer = Some((answer(&c.head, registry), 0));
+    c.head = Vec::new();
+    c.since = Instant::now();
+}
 
-    /// Writes what is left of client `i`'s answer; true when done or broken.
-    fn write_answer(&mut self, i: usize) -> bool {
-        let Some(c) = self.clients.get_mut(i) else {
-            return true;
-        };
-        let Some((bytes, sent)) = c.answer.as_mut() else {
-            return true;
-        };
-        while *sent < bytes.len() {
-            match c.stream.write(&bytes[*sent..]) {
-                Ok(0) => return true,
-                Ok(n) => *sent += n,
-                Err(e) if e.kind() == ErrorKind::WouldBlock => return false,
-                Err(e) if e.kind() == ErrorKind::Interrupted => {}
-                Err(_) => return true,
-            }
-        }
-        let _ = c.stream.shutdown(std::net::Shutdown::Both);
-        true
-    }
+/// The indices of the descriptors `poll` found ready, highest first, so
+/// that removing one (`swap_remove`) leaves the others' indices valid.
+fn ready_highest_first(fds: &[PollFd<'_>]) -> Vec<usize> {
+    fds.iter()
+        .enumerate()
+        .filter(|(_, f)| !f.revents().is_empty())
+        .map(|(i, _)| i)
+        .rev()
+        .collect()
 }
 
 /// The process's soft limit on file descriptors; `None` when unlimited.
@@ -603,6 +711,122 @@ mod tests {
         endpoint.accept();
         assert!(said(&endpoint).is_some_and(|t| t.contains("cannot accept")));
         drop(peers);
+    }
+
+    /// Takes every connection waiting on the listener (connections the
+    /// test made are all in its queue once `connect` returned).
+    fn accept_all(endpoint: &mut Endpoint) {
+        let zero = rustix::event::Timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        loop {
+            endpoint.accept();
+            let mut probe = PollFd::new(&endpoint.listener, PollFlags::IN);
+            if poll(std::slice::from_mut(&mut probe), Some(&zero)).unwrap_or(0) == 0 {
+                return;
+            }
+        }
+    }
+
+    /// What a peer receives until the endpoint closes on it; a guard turns
+    /// a hang (an endpoint that neither answers nor closes) into a failure.
+    fn received(peer: &mut TcpStream) -> String {
+        peer.set_read_timeout(Some(Duration::from_secs(60)))
+            .expect("a hang guard");
+        let mut text = String::new();
+        if let Err(e) = peer.read_to_string(&mut text) {
+            assert!(
+                !matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut),
+                "neither answered nor closed"
+            );
+        }
+        text
+    }
+
+    fn scraper(addr: SocketAddr, send: bool) -> TcpStream {
+        let mut s = TcpStream::connect(addr).expect("connect");
+        if send {
+            s.write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
+                .expect("send");
+        }
+        s
+    }
+
+    #[test]
+    fn a_request_waiting_behind_a_connect_flood_is_answered_not_dropped() {
+        let (mut endpoint, addr) = endpoint();
+        // The scraper's request is in before three endpoints' worth of
+        // connections that never send: every one of them is accepted after
+        // it, in the same round.
+        let mut scraper = scraper(addr, true);
+        let flood: Vec<TcpStream> = (0..CONNECTIONS * 3)
+            .map(|_| TcpStream::connect(addr).expect("connect"))
+            .collect();
+        accept_all(&mut endpoint);
+        assert!(endpoint.clients.len() <= CONNECTIONS, "the cap holds");
+        assert!(received(&mut scraper).starts_with("HTTP/1.1 200"));
+        drop(flood);
+    }
+
+    #[test]
+    fn a_scraper_that_connected_before_its_request_outlives_a_flood_that_hangs_up() {
+        let (mut endpoint, addr) = endpoint();
+        let mut scraper = scraper(addr, false);
+        // Places taken by connections that hang up once placed, with a
+        // reset or a close: they are seen gone, not the scraper dropped.
+        let early: Vec<TcpStream> = (1..CONNECTIONS)
+            .map(|_| TcpStream::connect(addr).expect("connect"))
+            .collect();
+        accept_all(&mut endpoint);
+        assert_eq!(endpoint.clients.len(), CONNECTIONS, "all placed");
+        for (i, s) in early.into_iter().enumerate() {
+            if i % 2 == 0 {
+                rustix::net::sockopt::set_socket_linger(&s, Some(Duration::ZERO)).expect("linger");
+            }
+        }
+        // Then connections that hang up before they are even accepted,
+        // among as many that stay (and send nothing) as there are places
+        // left once the gone ones are seen.
+        let mut staying = Vec::new();
+        for i in 0..CONNECTIONS * 3 {
+            let s = TcpStream::connect(addr).expect("connect");
+            if i % 3 == 0 && staying.len() < CONNECTIONS - 1 {
+                staying.push(s);
+            } else if i % 2 == 0 {
+                rustix::net::sockopt::set_socket_linger(&s, Some(Duration::ZERO)).expect("linger");
+            }
+        }
+        accept_all(&mut endpoint);
+        assert_eq!(endpoint.clients.len(), 1 + staying.len(), "none gone held");
+        scraper
+            .write_all(b"GET /metrics HTTP/1.1\r\n\r\n")
+            .expect("send");
+        endpoint.sweep();
+        assert!(received(&mut scraper).starts_with("HTTP/1.1 200"));
+        assert_eq!(endpoint.clients.len(), staying.len(), "answered, let go");
+    }
+
+    #[test]
+    fn a_newcomer_takes_the_place_of_the_client_silent_the_longest() {
+        let (mut endpoint, addr) = endpoint();
+        let mut placed: Vec<TcpStream> = (0..CONNECTIONS)
+            .map(|_| TcpStream::connect(addr).expect("connect"))
+            .collect();
+        accept_all(&mut endpoint);
+        assert_eq!(endpoint.clients.len(), CONNECTIONS);
+        // The oldest is sending its head slowly: it has spoken since the
+        // second connected, so the second is the one silent the longest.
+        placed[0].write_all(b"GET /metr").expect("send");
+        let mut newcomer = scraper(addr, false);
+        accept_all(&mut endpoint);
+        assert_eq!(endpoint.clients.len(), CONNECTIONS, "the cap holds");
+        assert_eq!(received(&mut placed[1]), "", "the silent one was dropped");
+        placed[0].write_all(b"ics HTTP/1.1\r\n\r\n").expect("send");
+        newcomer.write_all(b"GET / HTTP/1.1\r\n\r\n").expect("send");
+        endpoint.sweep();
+        assert!(received(&mut placed[0]).starts_with("HTTP/1.1 200"));
+        assert!(received(&mut newcomer).starts_with("HTTP/1.1 200"));
     }
 
     #[test]
