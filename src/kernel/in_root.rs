@@ -13,12 +13,9 @@ use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
-use rustix::fs::{FsWord, Mode, OFlags};
+use rustix::fs::{Mode, OFlags};
 
 use super::chroot_walk::{self, WalkError};
-
-/// sysfs's file system number (`SYSFS_MAGIC` in linux/magic.h).
-const SYSFS_MAGIC: FsWord = 0x6265_6572;
 
 /// How a root's files are opened for reading: never blocking (a FIFO there
 /// reads as nothing at once).
@@ -128,13 +125,7 @@ fn read_regular(file: File, rel: &[u8], limit: u64) -> std::io::Result<Vec<u8>> 
     Ok(out)
 }
 
-/// Whether `file` lies in /proc or /sys, told by its file system rather
-/// than its name: right in a chroot and for a kernel file bind-mounted into
-/// a root, at one `fstatfs` instead of resolving a path.
-pub fn is_kernel_file(file: impl AsFd) -> bool {
-    rustix::fs::fstatfs(file)
-        .is_ok_and(|fs| fs.f_type == rustix::fs::PROC_SUPER_MAGIC || fs.f_type == SYSFS_MAGIC)
-}
+pub use super::regular::is_kernel_file;
 
 /// Whether the open `fd` is the file at `path`.
 fn same_file(fd: &OwnedFd, path: &Path) -> bool {

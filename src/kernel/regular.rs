@@ -58,7 +58,7 @@ pub fn read_small(path: &Path, limit: u64) -> std::io::Result<Vec<u8>> {
 /// (`/proc/kmsg` hands each kernel message to one reader only).
 pub fn open_named(path: &Path) -> std::io::Result<File> {
     let file = must_be_regular(open_for_reading(path)?, path)?;
-    if super::in_root::is_kernel_file(&file) {
+    if is_kernel_file(&file) {
         return Err(std::io::Error::other(format!(
             "{} is a kernel file (on /proc or /sys), not one plugtop reads by name; refusing to use it",
             path.display()
@@ -73,4 +73,15 @@ pub fn read_named(path: &Path, limit: u64) -> std::io::Result<Vec<u8>> {
     let mut out = Vec::new();
     open_named(path)?.take(limit).read_to_end(&mut out)?;
     Ok(out)
+}
+
+/// sysfs's file system number (`SYSFS_MAGIC` in linux/magic.h).
+const SYSFS_MAGIC: rustix::fs::FsWord = 0x6265_6572;
+
+/// Whether `file` lies in /proc or /sys, told by its file system rather
+/// than its name: right in a chroot and for a kernel file bind-mounted into
+/// a root, at one `fstatfs` instead of resolving a path.
+pub fn is_kernel_file(file: impl std::os::fd::AsFd) -> bool {
+    rustix::fs::fstatfs(file)
+        .is_ok_and(|fs| fs.f_type == rustix::fs::PROC_SUPER_MAGIC || fs.f_type == SYSFS_MAGIC)
 }
