@@ -6,6 +6,12 @@
 //! the way cpuplugd would, and `report` formats what was decided. Nothing in
 //! here prints or exits; `main.rs` does that.
 
+// Library code returns errors: it never trusts input, a file or the
+// terminal to be as expected, and never prints (main reports). It may
+// end the process only on the panic and stuck-terminal paths, by design.
+#![deny(clippy::unwrap_used, clippy::expect_used)]
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
 pub mod commands;
 pub mod control;
 pub mod daemon;
