@@ -112,12 +112,12 @@ fn no_modules_use_each_other_in_a_circle() {
             graph
                 .top_level
                 .iter()
-                .any(|(k, a, b, _)| k == "lib" && a == from && b == to),
+                .any(|u| u.krate == "lib" && u.from == from && u.to == to),
             "no {from} -> {to} found: the check reads nothing"
         );
     }
     assert!(
-        graph.top_level.iter().any(|(k, ..)| k == "main"),
+        graph.top_level.iter().any(|u| u.krate == "main"),
         "the binary's own modules are read too"
     );
     let found: Vec<String> = graph.cycles.iter().map(ToString::to_string).collect();
@@ -164,6 +164,6 @@ fn each_way_alone_is_no_cycle() {
             .graph()
             .top_level
             .iter()
-            .any(|(_, a, b, _)| a == "rules" && b == "kernel")
+            .any(|u| u.from == "rules" && u.to == "kernel")
     );
 }

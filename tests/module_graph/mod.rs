@@ -22,9 +22,18 @@ pub use cycles::Cycle;
 /// The modules of the crates under one `src/`, the uses among them and
 /// the cycles those form.
 pub struct Graph {
-    /// Top-level uses per crate: `(crate, from, to)` and how many places.
-    pub top_level: Vec<(String, String, String, usize)>,
+    /// Uses between top-level modules, each crate's.
+    pub top_level: Vec<TopLevelUse>,
     pub cycles: Vec<Cycle>,
+}
+
+/// One top-level module using another (`lib: kernel -> number`), in so many
+/// places.
+pub struct TopLevelUse {
+    pub krate: String,
+    pub from: String,
+    pub to: String,
+    pub places: usize,
 }
 
 /// Reads the library (`lib.rs`) and the binary (`main.rs`) under `src`,
@@ -44,9 +53,12 @@ pub fn of_tree(src: &Path) -> std::io::Result<Graph> {
         let lifted = cycles::lift(&cycles::edges(&krate, shown_from));
         if let Some(top) = lifted.get(&Vec::new()) {
             for ((a, b), edges) in top {
-                graph
-                    .top_level
-                    .push((name.to_string(), a.clone(), b.clone(), edges.len()));
+                graph.top_level.push(TopLevelUse {
+                    krate: name.to_string(),
+                    from: a.clone(),
+                    to: b.clone(),
+                    places: edges.len(),
+                });
             }
         }
         graph.cycles.extend(cycles::cycles(&krate, &lifted));
@@ -68,8 +80,15 @@ impl Graph {
     /// then every cycle with the lines that form it.
     pub fn describe(&self) -> String {
         let mut out = String::new();
-        for (krate, a, b, n) in &self.top_level {
-            let _ = writeln!(out, "{krate}: {a} -> {b} ({})", places(*n));
+        for u in &self.top_level {
+            let _ = writeln!(
+                out,
+                "{}: {} -> {} ({})",
+                u.krate,
+                u.from,
+                u.to,
+                places(u.places)
+            );
         }
         for cycle in &self.cycles {
             let _ = write!(out, "{cycle}");
