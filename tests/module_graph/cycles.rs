@@ -132,8 +132,8 @@ fn reachable(start: &str, next: &dyn Fn(&str) -> Vec<String>) -> BTreeSet<String
     seen
 }
 
-/// `a::b` for a module path, `crate` for the root.
-pub fn shown(krate: &str, parent: &[String], child: &str) -> String {
+/// A module as reports name it, with its crate: `lib: kernel::root`.
+fn shown(krate: &str, parent: &[String], child: &str) -> String {
     let mut parts: Vec<&str> = parent.iter().map(String::as_str).collect();
     parts.push(child);
     format!("{krate}: {}", parts.join("::"))
@@ -162,6 +162,9 @@ impl fmt::Display for Cycle {
                     e.from.join("::"),
                     e.to.join("::")
                 )?;
+            }
+            if edges.len() > SHOWN_PLACES {
+                writeln!(f, "    ... and {} more", edges.len() - SHOWN_PLACES)?;
             }
         }
         Ok(())

@@ -210,3 +210,15 @@ fn a_binary_is_a_crate_of_its_own() {
     );
     assert!(!graph.in_one_cycle("kernel", "rules"), "{text}");
 }
+
+#[test]
+fn a_use_in_many_places_is_counted_whole_and_listed_in_part() {
+    let many: String = (0..12)
+        .map(|i| format!("fn f{i}() {{ crate::kernel::regular::open(); }}\n"))
+        .collect();
+    let graph = planted(KERNEL_USES_RULES, &format!("{RULESET}{many}")).graph();
+    let text = graph.describe();
+    assert!(text.contains("  rules -> kernel (12 places):"), "{text}");
+    assert!(text.contains("    ... and 4 more"), "{text}");
+    assert!(text.contains("  kernel -> rules (1 place):"), "{text}");
+}
