@@ -6,6 +6,12 @@
 //! the way cpuplugd would, and `report` formats what was decided. Nothing in
 //! here prints or exits; `main.rs` does that.
 
+// Library code returns errors: it never trusts input, a file or the
+// terminal to be as expected, and never prints (main reports). It may
+// end the process only on the panic and stuck-terminal paths, by design.
+#![deny(clippy::unwrap_used, clippy::expect_used)]
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
 pub mod commands;
 pub mod control;
 pub mod daemon;
@@ -15,10 +21,12 @@ pub mod history;
 pub mod kernel;
 pub mod logging;
 pub mod metrics;
+pub mod number;
 pub mod pace;
 pub mod placed_file;
 pub mod report;
 pub mod rules;
+pub mod safe_text;
 pub mod sim;
 pub mod stop_signals;
 pub mod tui;

@@ -2,6 +2,10 @@
 //! subcommand, report how it ended. What each subcommand does is in
 //! `actions.rs`, its arguments in `cli.rs`.
 
+// Errors are reported, never unwrapped: input, files and the terminal are
+// not trusted to be as expected.
+#![deny(clippy::unwrap_used, clippy::expect_used)]
+
 mod actions;
 mod cli;
 mod generate;

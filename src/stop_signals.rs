@@ -8,7 +8,20 @@
 //! seccomp, which must keep their own meaning; SIGPIPE is ignored by every
 //! Rust program (a write to a closed pipe fails instead of ending it).
 
+use rustix::process::Signal;
+use rustix_libc_wrappers::process::SignalExt as _;
 use signal_hook::consts::signal as sig;
+
+/// Power failure and coprocessor stack fault: Linux-only, so signal-hook
+/// does not name them.
+const SIGPWR: i32 = Signal::POWER.as_raw();
+const SIGSTKFLT: i32 = Signal::STKFLT.as_raw();
+
+/// The real-time signals the C library leaves to programs (it keeps the
+/// first few of the kernel's for its threads, so the bounds are its own).
+fn real_time() -> std::ops::RangeInclusive<i32> {
+    Signal::rt_min().as_raw()..=Signal::rt_max().as_raw()
+}
 
 /// The classic terminating signals, SIGHUP (a reload for `run`, an SSH
 /// drop for the screen) included.
@@ -23,8 +36,8 @@ const CLASSIC: [i32; 14] = [
     sig::SIGVTALRM,
     sig::SIGPROF,
     sig::SIGIO,
-    libc::SIGPWR,
-    libc::SIGSTKFLT,
+    SIGPWR,
+    SIGSTKFLT,
     sig::SIGXCPU,
     sig::SIGXFSZ,
 ];
@@ -33,7 +46,7 @@ const CLASSIC: [i32; 14] = [
 /// default action also ends the process).
 pub fn catchable() -> Vec<i32> {
     let mut all = CLASSIC.to_vec();
-    all.extend(libc::SIGRTMIN()..=libc::SIGRTMAX());
+    all.extend(real_time());
     all
 }
 
@@ -51,9 +64,9 @@ pub fn is_request_to_stop(signal: i32) -> bool {
 
 /// The signal's name for the log ("SIGUSR1", "SIGRTMIN+3").
 pub fn name(signal: i32) -> String {
-    let rt_min = libc::SIGRTMIN();
-    if (rt_min..=libc::SIGRTMAX()).contains(&signal) {
-        return format!("SIGRTMIN+{}", signal - rt_min);
+    let real_time = real_time();
+    if real_time.contains(&signal) {
+        return format!("SIGRTMIN+{}", signal - real_time.start());
     }
     let known = [
         (sig::SIGHUP, "SIGHUP"),
@@ -66,8 +79,8 @@ pub fn name(signal: i32) -> String {
         (sig::SIGVTALRM, "SIGVTALRM"),
         (sig::SIGPROF, "SIGPROF"),
         (sig::SIGIO, "SIGIO"),
-        (libc::SIGPWR, "SIGPWR"),
-        (libc::SIGSTKFLT, "SIGSTKFLT"),
+        (SIGPWR, "SIGPWR"),
+        (SIGSTKFLT, "SIGSTKFLT"),
         (sig::SIGXCPU, "SIGXCPU"),
         (sig::SIGXFSZ, "SIGXFSZ"),
     ];
@@ -95,12 +108,12 @@ mod tests {
             sig::SIGVTALRM,
             sig::SIGPROF,
             sig::SIGIO,
-            libc::SIGPWR,
-            libc::SIGSTKFLT,
+            SIGPWR,
+            SIGSTKFLT,
             sig::SIGXCPU,
             sig::SIGXFSZ,
-            libc::SIGRTMIN(),
-            libc::SIGRTMAX(),
+            *real_time().start(),
+            *real_time().end(),
         ] {
             assert!(caught.contains(&s), "{} is caught", name(s));
         }
@@ -121,7 +134,12 @@ mod tests {
     #[test]
     fn names_and_statuses() {
         assert_eq!(name(sig::SIGUSR1), "SIGUSR1");
-        assert_eq!(name(libc::SIGRTMIN() + 3), "SIGRTMIN+3");
+        assert_eq!(name(real_time().start() + 3), "SIGRTMIN+3");
+        assert_eq!(name(SIGPWR), "SIGPWR");
+        // The C library keeps the kernel's first real-time signals (32, 33)
+        // for its threads: they are not caught, or its threads would break.
+        assert!(*real_time().start() > 32, "{:?}", real_time());
+        assert!(!catchable().contains(&32));
         assert_eq!(name(0), "signal 0");
         assert_eq!(exit_status(sig::SIGALRM), 142);
         assert_eq!(exit_status(-5), 128);

@@ -1,9 +1,12 @@
 //! The shape of the code, kept so: `main.rs` is the command line and
-//! dispatch only, no function runs past 100 lines, and sibling modules do
-//! not use each other in a circle. (`scripts/long-functions.py` and
-//! `scripts/module-cycles.py` print the same findings for a person.)
+//! dispatch only, no function runs past 100 lines, and no two modules use
+//! each other in a circle, at any level. (`scripts/long-functions.py` and
+//! `scripts/module-graph.sh` print the same findings for a person.)
 
-use std::collections::{BTreeMap, BTreeSet};
+mod module_graph;
+
+use module_graph::synthetic::{RULESET, planted};
+
 use std::path::{Path, PathBuf};
 
 fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
@@ -89,97 +92,78 @@ fn no_function_runs_past_100_lines() {
     assert!(long.is_empty(), "{}", long.join("\n"));
 }
 
-/// The module a source file is, as `a::b` (`lib`/`main` are the roots).
-fn module_of(path: &Path) -> String {
-    let rel = path.strip_prefix(src()).unwrap_or(path).with_extension("");
-    let parts: Vec<String> = rel
-        .components()
-        .map(|c| c.as_os_str().to_string_lossy().into_owned())
-        .filter(|c| c != "mod")
-        .collect();
-    parts.join("::")
-}
-
-/// Which modules of the crate a file's code (comments and tests left out)
-/// names through `crate::` or `super::`.
-fn uses(module: &str, text: &str, known: &BTreeSet<String>) -> BTreeSet<String> {
-    let code: String = text
-        .split("#[cfg(test)]")
-        .next()
-        .unwrap_or("")
-        .lines()
-        .map(|l| l.split("//").next().unwrap_or(""))
-        .collect::<Vec<_>>()
-        .join("\n");
-    let parent: Vec<&str> = module
-        .rsplit_once("::")
-        .map_or(vec![], |(p, _)| p.split("::").collect());
-    let mut out = BTreeSet::new();
-    for (prefix, base) in [("crate::", vec![]), ("super::", parent)] {
-        for (at, _) in code.match_indices(prefix) {
-            let path: Vec<&str> = code[at + prefix.len()..]
-                .split(|c: char| !(c.is_alphanumeric() || c == '_' || c == ':'))
-                .next()
-                .unwrap_or("")
-                .split("::")
-                .filter(|s| !s.is_empty())
-                .collect();
-            let full: Vec<&str> = base.iter().copied().chain(path).collect();
-            for n in (1..=full.len()).rev() {
-                let candidate = full[..n].join("::");
-                if known.contains(&candidate) {
-                    if candidate != module {
-                        out.insert(candidate);
-                    }
-                    break;
-                }
-            }
-        }
-    }
-    out
+/// The crate's module graph; printed, so `--nocapture` shows it whole.
+fn real_graph() -> module_graph::Graph {
+    let graph = module_graph::of_tree(&src()).expect("src/ readable");
+    println!("{}", graph.describe());
+    graph
 }
 
 #[test]
-fn sibling_modules_do_not_use_each_other_in_a_circle() {
-    let files = all_sources();
-    let known: BTreeSet<String> = files.iter().map(|p| module_of(p)).collect();
-    let mut edges: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-    for path in &files {
-        let module = module_of(path);
-        let text = std::fs::read_to_string(path).unwrap_or_default();
-        edges.insert(module.clone(), uses(&module, &text, &known));
-    }
-    let reaches = |from: &str, to: &str| {
-        let mut seen = BTreeSet::new();
-        let mut todo = vec![from.to_string()];
-        while let Some(m) = todo.pop() {
-            for d in edges.get(&m).into_iter().flatten() {
-                if d == to {
-                    return true;
-                }
-                if seen.insert(d.clone()) {
-                    todo.push(d.clone());
-                }
-            }
-        }
-        false
-    };
-    let parent = |m: &str| {
-        m.rsplit_once("::")
-            .map_or(String::new(), |(p, _)| p.to_string())
-    };
-    let mut cycles = BTreeSet::new();
-    for (a, deps) in &edges {
-        for b in deps {
-            if parent(a) == parent(b) && reaches(b, a) {
-                let pair = if a < b { (a, b) } else { (b, a) };
-                cycles.insert(format!("{} <-> {}", pair.0, pair.1));
-            }
-        }
+fn no_modules_use_each_other_in_a_circle() {
+    let graph = real_graph();
+    // The check reads the tree at all: uses everyone knows are there.
+    for (from, to) in [
+        ("engine", "rules"),
+        ("engine", "kernel"),
+        ("tui", "control"),
+    ] {
+        assert!(
+            graph
+                .top_level
+                .iter()
+                .any(|u| u.krate == "lib" && u.from == from && u.to == to),
+            "no {from} -> {to} found: the check reads nothing"
+        );
     }
     assert!(
-        cycles.is_empty(),
+        graph.top_level.iter().any(|u| u.krate == "main"),
+        "the binary's own modules are read too"
+    );
+    let found: Vec<String> = graph.cycles.iter().map(ToString::to_string).collect();
+    assert!(found.is_empty(), "{}", found.join("\n"));
+}
+
+#[test]
+fn a_planted_kernel_rules_cycle_is_found_through_a_grouped_use_and_a_re_export() {
+    // kernel -> rules through a nested grouped use of a re-exported name;
+    // rules -> kernel through a fully qualified path in code, no `use`.
+    let fields = "use crate::{rules::{self, SystemFacts, number::{value_at}}};\n";
+    let ruleset = format!("{RULESET}pub fn read() {{\n    crate::kernel::regular::open();\n}}\n");
+    let graph = planted(fields, &ruleset).graph();
+    assert!(
+        graph.in_one_cycle("kernel", "rules"),
         "{}",
-        cycles.into_iter().collect::<Vec<_>>().join("\n")
+        graph.describe()
+    );
+    let text = graph.describe();
+    assert!(
+        text.contains("src/kernel/fields.rs:1 kernel::fields -> rules::ruleset"),
+        "{text}"
+    );
+    assert!(
+        text.contains("src/kernel/fields.rs:1 kernel::fields -> rules::number"),
+        "{text}"
+    );
+    assert!(
+        text.contains("src/rules/ruleset.rs:4 rules::ruleset -> kernel::regular"),
+        "{text}"
+    );
+    assert!(!graph.in_one_cycle("engine", "kernel"), "engine only uses");
+}
+
+#[test]
+fn each_way_alone_is_no_cycle() {
+    let one_way = planted("use crate::rules::SystemFacts;\n", RULESET);
+    assert!(one_way.graph().cycles.is_empty());
+    let other_way = planted("", &format!("{RULESET}use crate::kernel::Reader;\n"));
+    assert!(other_way.graph().cycles.is_empty());
+    // `kernel::Reader` is no item of kernel: the edge still lands in kernel.
+    assert!(
+        other_way
+            .graph()
+            .top_level
+            .iter()
+            .any(|u| u.from == "rules" && u.to == "kernel")
     );
 }

@@ -3,10 +3,10 @@
 use std::path::PathBuf;
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use super::SystemFacts;
 use super::root::RootReader;
 use super::sample::{Sample, Stamp};
 use super::source::{Interest, Source, SourceError};
-use crate::rules::SystemFacts;
 
 /// Reads `root` each time a sample is asked for, stamped by a clock (the
 /// wall clock, as cpuplugd's `gettimeofday`, unless a test gives its own).

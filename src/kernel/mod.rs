@@ -10,6 +10,7 @@ pub mod cpu_choice;
 pub mod cpu_dir;
 pub mod cpulist;
 pub mod deltas;
+pub mod facts;
 pub mod fields;
 pub mod in_root;
 pub mod integer;
@@ -28,5 +29,6 @@ pub mod source;
 pub mod staged_files;
 pub mod tasks;
 
+pub use facts::SystemFacts;
 pub use sample::{CpuState, CpuTicks, Polarization, ProcBytes, Sample, Stamp};
 pub use source::{Interest, Source, SourceError};

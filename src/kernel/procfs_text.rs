@@ -4,7 +4,7 @@
 use super::fields::Malformed;
 pub use super::integer::parse_long;
 use super::sample::{CpuTicks, Stamp};
-use crate::rules::number::{digits_at, leading_value};
+use crate::number::{digits_at, leading_value};
 
 /// The aggregate `cpu` line and (when `per_cpu`) the `cpuN` lines of
 /// /proc/stat, read in one pass that stops at the first line not starting

@@ -8,6 +8,9 @@ use std::fs::{File, OpenOptions};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
+/// `O_NONBLOCK`, as `OpenOptions::custom_flags` takes it.
+const NONBLOCK: i32 = rustix::fs::OFlags::NONBLOCK.bits().cast_signed();
+
 /// `file` when it is a regular file; an error naming `path` otherwise.
 pub fn must_be_regular(file: File, path: &Path) -> std::io::Result<File> {
     let kind = file.metadata()?.file_type();
@@ -26,7 +29,7 @@ pub fn must_be_regular(file: File, path: &Path) -> std::io::Result<File> {
 pub fn open_for_reading(path: &Path) -> std::io::Result<File> {
     OpenOptions::new()
         .read(true)
-        .custom_flags(libc::O_NONBLOCK)
+        .custom_flags(NONBLOCK)
         .open(path)
 }
 

@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 
 use rustix::fs::OFlags;
 
+use super::SystemFacts;
 use super::cpu_choice::cpu_of_name;
 use super::cpulist::CpuList;
 use super::fields::{FieldParser, Malformed};
@@ -20,7 +21,6 @@ use super::read_buffer::ReadBuffer;
 use super::root_file::RootFile;
 use super::sample::{CpuState, Polarization, ProcBytes, Sample, Stamp};
 use super::source::{Interest, SourceError};
-use crate::rules::SystemFacts;
 
 pub use super::root_file::paths;
 

@@ -5,12 +5,12 @@ use std::ffi::OsString;
 use std::fs;
 use std::path::{Path, PathBuf};
 
+use super::SystemFacts;
 use super::procfs_text::parse_time;
 use super::root::RootReader;
 use super::root_file::RootFile;
 use super::sample::Sample;
 use super::source::{Interest, Source, SourceError};
-use crate::rules::SystemFacts;
 
 /// Replays snapshot directories in name order.
 #[derive(Debug)]

@@ -4,8 +4,8 @@
 
 use std::path::PathBuf;
 
+use super::SystemFacts;
 use super::sample::Sample;
-use crate::rules::SystemFacts;
 
 /// Why a reading failed. The messages follow cpuplugd's where it has one.
 #[derive(Debug, thiserror::Error)]

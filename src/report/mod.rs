@@ -2,15 +2,14 @@
 //! conformance format) and a readable table for people.
 
 pub mod flips;
-mod json;
 pub mod jsonl;
 pub mod table;
-mod terminal;
 pub mod trace;
 
-pub use json::terminal_safe_json;
-pub(crate) use terminal::acts_on_terminal;
-pub use terminal::{TerminalText, terminal_safe, terminal_safe_lines};
+// Reports show text from files; how it is made safe is shared with the
+// rule language's diagnostics, below both.
+pub(crate) use crate::safe_text::acts_on_terminal;
+pub use crate::safe_text::{TerminalText, terminal_safe, terminal_safe_json, terminal_safe_lines};
 
 /// The last part of a path, so long paths fit headers and columns.
 pub fn file_name(path: &str) -> &str {

@@ -12,11 +12,10 @@ use super::diagnostic::{Diagnostic, Note};
 use super::expr::{NodeId, NodeKind, RESERVED_NAMES, RuleKind};
 use super::lint;
 use super::parser::{ExprBuilder, FieldNames, MAX_NAME, Text, Unit, VarDef};
-use super::ruleset::{
-    Rule, RuleSet, Settings, SystemFacts, describe_missing_cpu, describe_missing_memory,
-};
+use super::ruleset::{Rule, RuleSet, Settings, describe_missing_cpu, describe_missing_memory};
 use super::source::{SourceFile, Span};
 use super::suggest;
+use crate::kernel::SystemFacts;
 
 /// cpuplugd's longest line, without its newline.
 pub const MAX_LINE: usize = 2048;

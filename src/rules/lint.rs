@@ -7,9 +7,10 @@ use std::collections::HashMap;
 use super::diagnostic::Diagnostic;
 use super::expr::{BinOp, CpuStat, Keyword, NOT_OPCODE, NodeId, NodeKind, Reading, RuleKind};
 use super::parser::{ExprBuilder, FieldNames, Text, Unit, VarDef, example_field};
-use super::ruleset::{RuleSet, SystemFacts, describe_missing_cpu, describe_missing_memory};
+use super::ruleset::{RuleSet, describe_missing_cpu, describe_missing_memory};
 use super::source::{SourceFile, Span};
 use super::suggest;
+use crate::kernel::SystemFacts;
 
 /// Every check-time error and warning for a loaded file.
 pub fn lint(

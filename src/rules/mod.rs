@@ -10,7 +10,6 @@ pub mod eval;
 pub mod expr;
 pub mod fpu;
 pub mod lint;
-pub mod number;
 pub mod parser;
 pub mod print;
 pub mod render;
@@ -18,11 +17,14 @@ pub mod ruleset;
 pub mod source;
 pub mod suggest;
 
+/// The machine facts a rule file is loaded against, defined on the kernel
+/// side that gathers them; named here too because every loader needs them.
+pub use crate::kernel::SystemFacts;
 pub use config::{LoadOutcome, load};
 pub use diagnostic::{Diagnostic, Severity};
 pub use eval::{Evaluator, Outcome, Stop, Trace};
 pub use expr::{NodeId, RuleKind};
-pub use ruleset::{RuleSet, Settings, SystemFacts};
+pub use ruleset::{RuleSet, Settings};
 pub use source::{SourceFile, Span};
 
 /// Why a rule file could not be used.

@@ -11,9 +11,9 @@ use pest_derive::Parser;
 
 use super::diagnostic::Diagnostic;
 use super::expr::{BinOp, CpuStat, Keyword, Node, NodeId, NodeKind, Reading, RuleKind};
-use super::number;
 use super::source::Span;
 use super::suggest;
+use crate::number;
 
 /// The generated pest parser for `grammar/cpuplugd.pest`.
 #[derive(Parser)]

@@ -9,13 +9,13 @@ use serde::Serialize;
 use super::config::LoadOutcome;
 use super::diagnostic::{DaemonEffect, Diagnostic, Severity};
 use super::source::{SourceFile, Span};
-use crate::report::terminal_safe;
+use crate::safe_text::terminal_safe;
 
 const TAB: &str = "    ";
 
 /// Text as shown: a tab as spaces, anything else a terminal would act on
 /// (ESC, NUL, BEL, C1 controls) escaped by the one rule for text from
-/// files, [`crate::report::terminal_safe`], so binary input never reaches
+/// files, [`crate::safe_text::terminal_safe`], so binary input never reaches
 /// the terminal raw.
 pub fn shown(text: &str) -> String {
     text.split('\t')
@@ -218,5 +218,5 @@ pub fn json(file: &SourceFile, diagnostics: &[Diagnostic]) -> String {
         })
         .collect();
     let json = serde_json::to_string_pretty(&items).unwrap_or_else(|_| "[]".to_string());
-    crate::report::terminal_safe_json(&json).into_owned()
+    crate::safe_text::terminal_safe_json(&json).into_owned()
 }

@@ -1,12 +1,14 @@
-//! What a loaded rule file is: its settings, its rules as expression trees
-//! and the facts about the machine it was loaded against. Plain data shared
-//! by the loader, the linter, the evaluator and everything downstream.
+//! What a loaded rule file is: its settings and its rules as expression
+//! trees, checked against the facts about the machine it was loaded for
+//! ([`SystemFacts`], which the kernel side gathers). Plain data shared by
+//! the loader, the linter, the evaluator and everything downstream.
 
 use std::ops::Range;
 
 use super::expr::{Node, NodeId, RuleKind};
 use super::parser::{FieldNames, VarDef};
 use super::source::Span;
+use crate::kernel::SystemFacts;
 
 /// The integer settings. `-1` means "not set", as in cpuplugd, because the
 /// daemon's checks compare against it (`CPU_MIN` without `CPU_MAX` fails).
@@ -27,37 +29,6 @@ impl Default for Settings {
             cpu_max: -1,
             cmm_min: -1,
             cmm_max: -1,
-        }
-    }
-}
-
-/// What loading needs to know about the machine the rules are for.
-#[derive(Debug, Clone)]
-pub struct SystemFacts {
-    /// How many CPUs `/sys/devices/system/cpu/present` lists (for `CPU_MAX="0"`),
-    /// or cpuplugd's message when it cannot be read.
-    pub present_cpus: Result<u32, String>,
-    /// Whether `/proc/sys/vm/cmm_pages` can be read; without it the memory group is off.
-    pub cmm_pages: bool,
-    /// Field names of `/proc/meminfo`, when known, to find misspelt names before running.
-    pub meminfo_names: Option<Vec<String>>,
-    /// Field names of `/proc/vmstat`, likewise.
-    pub vmstat_names: Option<Vec<String>>,
-    /// Where these facts came from, for messages ("the kernel under /").
-    pub origin: String,
-}
-
-impl SystemFacts {
-    /// A machine with `present_cpus` CPUs and CMM, whose /proc names are
-    /// not known (so none is checked): for rule files loaded away from a
-    /// machine — tests and scripted sources.
-    pub fn any_machine(present_cpus: u32, origin: &str) -> SystemFacts {
-        SystemFacts {
-            present_cpus: Ok(present_cpus),
-            cmm_pages: true,
-            meminfo_names: None,
-            vmstat_names: None,
-            origin: origin.into(),
         }
     }
 }

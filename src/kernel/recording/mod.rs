@@ -16,7 +16,7 @@ use codec::{Decoder, Encoder, frame};
 use varint::{Cursor, put_i64, put_str, put_u64};
 
 use super::{Sample, Source, SourceError, Stamp};
-use crate::rules::SystemFacts;
+use crate::kernel::SystemFacts;
 
 /// The first bytes of every recording.
 pub const MAGIC: &[u8; 18] = b"plugtop-recording\n";

@@ -1,6 +1,8 @@
 //! Numbers as cpuplugd reads them: `sscanf("%lf")` on glibc decides how much
 //! text is the number (the grammar mirrors that), and `strtod` decides its
 //! value from that text. So `1e` is 1, `0x10` is 16, `1e400` is infinity.
+//! The rule language reads its constants so and the kernel readers read
+//! /proc's fields so; both use this module, which uses neither.
 
 /// The value of a number token matched by the grammar's `number` rule.
 ///

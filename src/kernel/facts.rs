@@ -1,0 +1,36 @@
+//! What loading a rule file needs to know about the machine: gathered by
+//! each kind of source (a live root, a recording, snapshots) from its
+//! files, and checked by `rules` against what a rule file asks for. It
+//! lives on the kernel side, which reads it, so the rule language never
+//! has to use the readers that use it.
+
+/// What loading needs to know about the machine the rules are for.
+#[derive(Debug, Clone)]
+pub struct SystemFacts {
+    /// How many CPUs `/sys/devices/system/cpu/present` lists (for `CPU_MAX="0"`),
+    /// or cpuplugd's message when it cannot be read.
+    pub present_cpus: Result<u32, String>,
+    /// Whether `/proc/sys/vm/cmm_pages` can be read; without it the memory group is off.
+    pub cmm_pages: bool,
+    /// Field names of `/proc/meminfo`, when known, to find misspelt names before running.
+    pub meminfo_names: Option<Vec<String>>,
+    /// Field names of `/proc/vmstat`, likewise.
+    pub vmstat_names: Option<Vec<String>>,
+    /// Where these facts came from, for messages ("the kernel under /").
+    pub origin: String,
+}
+
+impl SystemFacts {
+    /// A machine with `present_cpus` CPUs and CMM, whose /proc names are
+    /// not known (so none is checked): for rule files loaded away from a
+    /// machine — tests and scripted sources.
+    pub fn any_machine(present_cpus: u32, origin: &str) -> SystemFacts {
+        SystemFacts {
+            present_cpus: Ok(present_cpus),
+            cmm_pages: true,
+            meminfo_names: None,
+            vmstat_names: None,
+            origin: origin.into(),
+        }
+    }
+}

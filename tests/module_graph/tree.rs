@@ -1,0 +1,70 @@
+//! A crate's modules, found the way rustc finds them: from the crate root
+//! through each `mod` declaration that survives `#[cfg(test)]` stripping,
+//! so a file no build includes is no module, and a binary's own modules
+//! (`main.rs` and what it declares) form a crate of their own.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use super::facts::{self, Facts};
+use super::{lex, test_items};
+
+/// One module: where its code is, and what that code says.
+#[derive(Debug)]
+pub struct Module {
+    pub file: PathBuf,
+    pub facts: Facts,
+}
+
+/// A crate: its name for reports, and its modules by path (`[]` is the root).
+#[derive(Debug)]
+pub struct Crate {
+    pub name: String,
+    pub modules: BTreeMap<Vec<String>, Module>,
+}
+
+impl Crate {
+    /// Whether `path` is a module of this crate.
+    pub fn has(&self, path: &[String]) -> bool {
+        self.modules.contains_key(path)
+    }
+}
+
+/// The crate rooted at `root` (a `lib.rs` or `main.rs`), or an error
+/// naming a file that could not be read.
+pub fn load(name: &str, root: &Path) -> std::io::Result<Crate> {
+    let mut krate = Crate {
+        name: name.to_string(),
+        modules: BTreeMap::new(),
+    };
+    let dir = root.parent().unwrap_or(Path::new(".")).to_path_buf();
+    let mut todo = vec![(root.to_path_buf(), Vec::new(), dir)];
+    while let Some((file, path, dir)) = todo.pop() {
+        let text = std::fs::read_to_string(&file)
+            .map_err(|e| std::io::Error::new(e.kind(), format!("{}: {e}", file.display())))?;
+        let tokens = test_items::without_test_items(&lex::tokens(&text));
+        for (below, facts) in facts::of_file(&tokens) {
+            let module_dir = below.iter().fold(dir.clone(), |d, s| d.join(s));
+            for child in &facts.file_children {
+                if let Some(child_file) = child_file(&module_dir, child) {
+                    let child_path = [path.clone(), below.clone(), vec![child.clone()]].concat();
+                    todo.push((child_file, child_path, module_dir.join(child)));
+                }
+            }
+            let module = Module {
+                file: file.clone(),
+                facts,
+            };
+            krate.modules.insert([path.clone(), below].concat(), module);
+        }
+    }
+    Ok(krate)
+}
+
+/// `dir/name.rs`, else `dir/name/mod.rs`, else None (a declaration of a
+/// file that is not there does not build; the compiler reports it).
+fn child_file(dir: &Path, name: &str) -> Option<PathBuf> {
+    let flat = dir.join(format!("{name}.rs"));
+    let nested = dir.join(name).join("mod.rs");
+    [flat, nested].into_iter().find(|p| p.is_file())
+}
