@@ -20,7 +20,7 @@ use plugtop::kernel::machine::describe;
 use plugtop::kernel::recording::{Header, RecordingSource};
 use plugtop::kernel::root::RootReader;
 use plugtop::kernel::snapshots::SnapshotSource;
-use plugtop::logging::{Console, Journal, Log, SysLog};
+use plugtop::logging::{Console, Journal, LogSink, SysLog};
 use plugtop::report::TerminalText;
 
 /// `plugtop` without a subcommand: the screen, or line mode.
@@ -230,8 +230,8 @@ fn finish_sim(
     out: &mut dyn Write,
     report_format: CheckFormat,
     quiet: bool,
-    first: &plugtop::sim::run::Outcome,
-    second: Option<&plugtop::sim::run::Outcome>,
+    first: &plugtop::sim::run::SimOutcome,
+    second: Option<&plugtop::sim::run::SimOutcome>,
     files: [&Path; 2],
     old_kernel: bool,
 ) -> anyhow::Result<Status> {
@@ -276,7 +276,7 @@ fn sim_duration(d: &str) -> anyhow::Result<f64> {
 fn sim_stopped(
     file: &Path,
     fatal: &str,
-    report: &plugtop::sim::report::Report,
+    report: &plugtop::sim::report::SimReport,
     old_kernel: bool,
 ) -> String {
     let old_name = ["_dma", "_normal", "_movable", "_dma32", "_high"]
@@ -299,8 +299,8 @@ fn print_reports(
     out: &mut dyn Write,
     format: CheckFormat,
     quiet: bool,
-    first: &plugtop::sim::run::Outcome,
-    second: Option<&plugtop::sim::run::Outcome>,
+    first: &plugtop::sim::run::SimOutcome,
+    second: Option<&plugtop::sim::run::SimOutcome>,
 ) -> anyhow::Result<()> {
     match format {
         CheckFormat::Json => match second {
@@ -345,12 +345,15 @@ pub fn check(args: CheckArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
         CheckFormat::Text => commands::check::run(
             &source,
             &facts,
-            commands::check::Format::Text,
+            commands::check::DiagnosticFormat::Text,
             &mut TerminalText::new(out),
         )?,
-        CheckFormat::Json => {
-            commands::check::run(&source, &facts, commands::check::Format::Json, out)?
-        }
+        CheckFormat::Json => commands::check::run(
+            &source,
+            &facts,
+            commands::check::DiagnosticFormat::Json,
+            out,
+        )?,
     })
 }
 
@@ -368,11 +371,11 @@ pub fn eval(args: EvalArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
         .with_context(|| format!("cannot read {}", config.display()))?;
     let (mut source, live) = open_source(&from, None)?;
     let format = if jsonl {
-        commands::eval::Format::Jsonl
+        commands::eval::DecisionFormat::Jsonl
     } else if trace {
-        commands::eval::Format::Trace
+        commands::eval::DecisionFormat::Trace
     } else {
-        commands::eval::Format::Table
+        commands::eval::DecisionFormat::Table
     };
     let wait = match (live, interval) {
         (false, _) => Wait::None,
@@ -505,7 +508,7 @@ pub fn run_headless(args: RunArgs, out: &mut dyn Write) -> anyhow::Result<Status
 /// this machine has one, else to syslog; in the foreground, to the
 /// terminal. The flag says whether that is the system's log (a refusal
 /// then goes there too, not only to the parent's stderr).
-fn log_sink(child: bool) -> (Box<dyn Log>, bool) {
+fn log_sink(child: bool) -> (Box<dyn LogSink>, bool) {
     // In the foreground under systemd (the unit runs `plugtop run -f`),
     // stderr is the journal's stream: write to the journal itself, fields
     // and priorities included.
@@ -549,7 +552,7 @@ pub fn restore(args: RestoreArgs, _out: &mut dyn Write) -> anyhow::Result<Status
         Some(outcome) => {
             for (severity, line) in &outcome.lines {
                 match severity {
-                    plugtop::control::session::Severity::Info => log.info(line),
+                    plugtop::control::session::MessageLevel::Info => log.info(line),
                     _ => log.error(line),
                 }
             }
@@ -590,8 +593,8 @@ pub fn record(args: RecordArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
     };
     let header = machine.unwrap_or_else(|| header_for(Path::new("/nonexistent"), interval));
     let target = match (&output, &export_snapshots) {
-        (_, Some(dir)) => commands::record::Target::Snapshots(dir),
-        (Some(path), None) => commands::record::Target::Recording { path, header },
+        (_, Some(dir)) => commands::record::Destination::Snapshots(dir),
+        (Some(path), None) => commands::record::Destination::Recording { path, header },
         (None, None) => {
             anyhow::bail!("say where to write: -o FILE or --export-snapshots DIR")
         }

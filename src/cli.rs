@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{Parser, ValueEnum};
 
 #[derive(Parser)]
 #[command(
@@ -15,7 +15,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 )]
 pub struct Cli {
     #[command(subcommand)]
-    pub command: Option<Command>,
+    pub command: Option<Subcommand>,
     /// Rule file to observe with (default: the built-in recommended rules).
     #[arg(short = 'c', long = "config")]
     pub config: Option<PathBuf>,
@@ -63,8 +63,8 @@ pub enum UiMode {
 }
 
 /// The subcommands.
-#[derive(Subcommand)]
-pub enum Command {
+#[derive(clap::Subcommand)]
+pub enum Subcommand {
     /// Report every error and warning in a rule file, with line and column.
     Check(CheckArgs),
     /// Decide every interval as cpuplugd would, from a recording, snapshots or a live root; writes nothing.
@@ -95,7 +95,7 @@ pub struct GenerateArgs {
 }
 
 /// What `plugtop generate` writes.
-#[derive(Subcommand)]
+#[derive(clap::Subcommand)]
 pub enum Generate {
     /// A man page for plugtop and one per subcommand (plugtop-run.1, ...),
     /// and plugtop-rules.5, into DIR.

@@ -18,7 +18,7 @@ use crate::kernel::actuator::{Actuator, NoWrites, RootActuator};
 use crate::kernel::live::LiveSource;
 use crate::kernel::root::RootReader;
 use crate::kernel::{Sample, Source};
-use crate::logging::Log;
+use crate::logging::LogSink;
 use crate::metrics::Metrics;
 use crate::metrics::serve::MetricsServer;
 use crate::metrics::textfile::Textfile;
@@ -93,7 +93,7 @@ impl Exposure {
     fn start(
         options: &RunOptions,
         file: &SourceFile,
-        log: &mut dyn Log,
+        log: &mut dyn LogSink,
     ) -> Result<Option<Exposure>, StartError> {
         if !options.metrics.wanted() {
             return Ok(None);
@@ -131,7 +131,7 @@ impl Exposure {
     }
 
     /// One interval's metrics, and the textfile rewritten.
-    fn interval(&mut self, session: &Session, step: &Step, sample: &Sample, log: &mut dyn Log) {
+    fn interval(&mut self, session: &Session, step: &Step, sample: &Sample, log: &mut dyn LogSink) {
         self.metrics.observe(session, step, sample);
         if let Some(trouble) = self.server.as_ref().and_then(MetricsServer::trouble) {
             log.error(&trouble);
@@ -254,7 +254,7 @@ fn stamped(line: &str) -> String {
 
 /// Logs what one step did, as every front end says it
 /// ([`log_entries::step_lines`]), with the fields the journal keeps.
-fn log_step(log: &mut dyn Log, step: &Step, session: &Session, verbose: bool) {
+fn log_step(log: &mut dyn LogSink, step: &Step, session: &Session, verbose: bool) {
     for line in log_entries::step_lines(step, session, verbose, log.wants_fields()) {
         log.entry(&line.entry);
     }
@@ -263,7 +263,7 @@ fn log_step(log: &mut dyn Log, step: &Step, session: &Session, verbose: bool) {
 /// The runner's state between intervals.
 struct Runner<'a> {
     options: &'a RunOptions,
-    log: &'a mut dyn Log,
+    log: &'a mut dyn LogSink,
     session: Session,
     actuator: &'a mut dyn Actuator,
     exposure: Option<Exposure>,
@@ -319,7 +319,7 @@ fn wait(interval: Duration, signals: &Signals) {
 /// start state on the way out.
 pub fn run(
     options: &RunOptions,
-    log: &mut dyn Log,
+    log: &mut dyn LogSink,
     signals: &Signals,
 ) -> Result<Ending, StartError> {
     let mut source = LiveSource::new(&options.root).without_cpu_dirs();
@@ -331,7 +331,7 @@ pub fn run(
 pub fn run_on(
     options: &RunOptions,
     source: &mut dyn Source,
-    log: &mut dyn Log,
+    log: &mut dyn LogSink,
     signals: &Signals,
 ) -> Result<Ending, StartError> {
     // Observe mode holds nothing that can write: it only names the CPUs.
@@ -354,7 +354,7 @@ pub fn run_with(
     options: &RunOptions,
     source: &mut dyn Source,
     actuator: &mut dyn Actuator,
-    log: &mut dyn Log,
+    log: &mut dyn LogSink,
     signals: &Signals,
 ) -> Result<Ending, StartError> {
     let facts = source.facts();
@@ -464,7 +464,7 @@ fn give_back(guard: Guard, runner: &mut Runner<'_>) -> bool {
     let GiveBack { complete, lines } = guard.give_back(runner.actuator);
     for (severity, line) in lines {
         match severity {
-            crate::control::session::Severity::Info => runner.log.info(&line),
+            crate::control::session::MessageLevel::Info => runner.log.info(&line),
             _ => runner.log.error(&line),
         }
     }
@@ -533,7 +533,7 @@ fn run_loop(
 /// cpuplugd manages memory only on z/VM: without the `version = FF` of a
 /// z/VM guest in /proc/cpuinfo it turns the memory group off (an LPAR),
 /// and without /proc/cpuinfo it does not start.
-fn lpar_check(root: &Path, rules: &mut RuleSet, log: &mut dyn Log) -> Result<(), StartError> {
+fn lpar_check(root: &Path, rules: &mut RuleSet, log: &mut dyn LogSink) -> Result<(), StartError> {
     let text = crate::kernel::machine::cpuinfo(root).map_err(|e| {
         StartError::Refused(format!(
             "cannot open {}: {e}",

@@ -34,7 +34,7 @@ pub struct Entry {
 }
 
 /// A sink for log lines.
-pub trait Log {
+pub trait LogSink {
     /// Writes one message.
     fn log(&mut self, level: Level, message: &str);
 
@@ -77,7 +77,7 @@ fn shown(message: &str) -> Cow<'_, str> {
 #[derive(Debug, Default)]
 pub struct Console;
 
-impl Log for Console {
+impl LogSink for Console {
     fn log(&mut self, level: Level, message: &str) {
         let message = shown(message);
         // A closed terminal must not stop the daemon.
@@ -136,7 +136,7 @@ impl SysLog {
     }
 }
 
-impl Log for SysLog {
+impl LogSink for SysLog {
     fn log(&mut self, level: Level, message: &str) {
         let priority = match level {
             Level::Error => Priority::Err,
@@ -184,7 +184,7 @@ pub fn journal_level(priority: Priority) -> log::Level {
     }
 }
 
-impl Log for Journal {
+impl LogSink for Journal {
     fn wants_fields(&self) -> bool {
         true
     }
@@ -227,7 +227,7 @@ pub struct Memory {
     pub entries: Vec<Entry>,
 }
 
-impl Log for Memory {
+impl LogSink for Memory {
     fn wants_fields(&self) -> bool {
         true
     }

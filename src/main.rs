@@ -12,7 +12,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
-use cli::{Cli, Command};
+use cli::{Cli, Subcommand};
 use plugtop::commands::Status;
 
 fn main() -> ExitCode {
@@ -65,20 +65,20 @@ fn run(cli: Cli) -> anyhow::Result<Status> {
     let mut out = BufWriter::new(std::io::stdout());
     let status = match cli.command {
         None => actions::screen(&cli, &mut out)?,
-        Some(Command::Whatif(args)) => actions::whatif(args, &mut out)?,
-        Some(Command::Sim(args)) => actions::sim(args, &mut out)?,
-        Some(Command::Check(args)) => actions::check(args, &mut out)?,
-        Some(Command::Eval(args)) => actions::eval(args, &mut out)?,
-        Some(Command::Run(args)) => {
+        Some(Subcommand::Whatif(args)) => actions::whatif(args, &mut out)?,
+        Some(Subcommand::Sim(args)) => actions::sim(args, &mut out)?,
+        Some(Subcommand::Check(args)) => actions::check(args, &mut out)?,
+        Some(Subcommand::Eval(args)) => actions::eval(args, &mut out)?,
+        Some(Subcommand::Run(args)) => {
             out.flush()?;
             actions::run_headless(args, &mut out)?
         }
-        Some(Command::Restore(args)) => actions::restore(args, &mut out)?,
-        Some(Command::Record(args)) => actions::record(args, &mut out)?,
+        Some(Subcommand::Restore(args)) => actions::restore(args, &mut out)?,
+        Some(Subcommand::Record(args)) => actions::record(args, &mut out)?,
         // Straight to stdout, not through `out`, and not flushed again
         // below: generate says a failed write itself.
-        Some(Command::Generate(args)) => return generate::run(args, &mut std::io::stdout()),
-        Some(Command::Tune(args)) => tune_command::run(args, &mut out)?,
+        Some(Subcommand::Generate(args)) => return generate::run(args, &mut std::io::stdout()),
+        Some(Subcommand::Tune(args)) => tune_command::run(args, &mut out)?,
     };
     out.flush()?;
     Ok(status)

@@ -27,7 +27,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use super::journal::{self, StartState};
 use super::journal_check::{self, Part};
 use super::lock::{self, GuestLock};
-use super::session::Severity;
+use super::session::MessageLevel;
 use crate::kernel::Sample;
 use crate::kernel::actuator::Actuator;
 use crate::kernel::recording::export::ranges;
@@ -141,7 +141,7 @@ pub struct GiveBack {
     /// Every CPU and the pool are as they were; the journal is gone.
     pub complete: bool,
     /// What to log, in order.
-    pub lines: Vec<(Severity, String)>,
+    pub lines: Vec<(MessageLevel, String)>,
 }
 
 /// What the failure policy puts back after a panic: the guard in force.
@@ -215,19 +215,19 @@ impl Guard {
         if let Err(e) = journal::restore(actuator, &self.start, &mut failures) {
             failures.push(e.to_string());
         }
-        let mut lines: Vec<(Severity, String)> = failures
+        let mut lines: Vec<(MessageLevel, String)> = failures
             .iter()
-            .map(|f| (Severity::Error, format!("restore: {f}")))
+            .map(|f| (MessageLevel::Error, format!("restore: {f}")))
             .collect();
         let complete = failures.is_empty();
         if complete {
             lines.push((
-                Severity::Info,
+                MessageLevel::Info,
                 format!("restored the start state: {}", describe(&self.start)),
             ));
             if let Err(e) = journal::remove(&self.options.root, &self.options.state) {
                 lines.push((
-                    Severity::Error,
+                    MessageLevel::Error,
                     format!(
                         "cannot remove the journal {}: {e}",
                         self.options.state.display()
@@ -235,7 +235,7 @@ impl Guard {
                 ));
             }
         } else {
-            lines.push((Severity::Error, kept_message(&self.options)));
+            lines.push((MessageLevel::Error, kept_message(&self.options)));
         }
         self.lock.take();
         lock::release(&self.options.root);

@@ -5,7 +5,7 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use super::journal_check::KeyLines;
+use super::journal_check::{KeyLines, LineRefusal};
 use crate::kernel::actuator::{ActError, Actuator};
 use crate::kernel::beneath::Beneath;
 use crate::kernel::cpulist::CpuList;
@@ -201,14 +201,11 @@ fn read_with_lines(
         })
 }
 
-/// A line of a journal and what is wrong with it.
-type Refusal = (usize, String);
-
 /// The keys of each version, in the order plugtop writes them.
 const KEYS_V1: [&str; 4] = ["pid", "root", "online", "cmm_pages"];
 const KEYS_V2: [&str; 5] = ["pid", "started", "root", "online", "cmm_pages"];
 
-fn parse(text: &str) -> Result<(StartState, KeyLines), Refusal> {
+fn parse(text: &str) -> Result<(StartState, KeyLines), LineRefusal> {
     let mut lines = text.lines().enumerate().map(|(i, l)| (i + 1, l));
     let keys: &[&str] = match lines.next() {
         Some((_, "plugtop-state 1")) => &KEYS_V1,
@@ -232,7 +229,7 @@ fn parse(text: &str) -> Result<(StartState, KeyLines), Refusal> {
         values[k] = Some((n, value));
     }
     let last = text.lines().count();
-    let get = |key: &str| -> Result<(usize, &str), Refusal> {
+    let get = |key: &str| -> Result<(usize, &str), LineRefusal> {
         keys.iter()
             .position(|k| *k == key)
             .and_then(|k| values[k])

@@ -24,7 +24,7 @@ pub struct KeyLines {
 }
 
 /// A journal line and what is wrong with it.
-pub type Refusal = (usize, String);
+pub type LineRefusal = (usize, String);
 
 /// `/proc/meminfo` is a few KiB; a longer one is not the kernel's.
 const MEMINFO_LIMIT: u64 = 1 << 20;
@@ -53,7 +53,7 @@ pub fn against_guest(
     online: &[u32],
     cmm_pages: Option<i64>,
     lines: &KeyLines,
-) -> Result<(), Refusal> {
+) -> Result<(), LineRefusal> {
     same_root(root, journal_root, lines.root)?;
     restorable(root, online, cmm_pages).map_err(|(part, what)| {
         let line = match part {
@@ -90,7 +90,7 @@ pub fn restorable(
 /// The journal's root and `root` are the same directory, once links and
 /// `..` are resolved: a journal copied from another guest is not this
 /// guest's start state.
-fn same_root(root: &Path, journal_root: &str, line: usize) -> Result<(), Refusal> {
+fn same_root(root: &Path, journal_root: &str, line: usize) -> Result<(), LineRefusal> {
     let here = std::fs::canonicalize(root);
     let there = std::fs::canonicalize(journal_root);
     match (here, there) {

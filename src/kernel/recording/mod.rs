@@ -156,7 +156,7 @@ const MOST_RECORD_BYTES: usize = 64 << 20;
 /// recording of any length replays in the memory of its largest record,
 /// and a file that is no recording is refused after its first bytes.
 #[derive(Debug)]
-struct Input {
+struct RecordingBytes {
     buf: Vec<u8>,
     /// Where the unread bytes start in `buf`.
     pos: usize,
@@ -166,9 +166,9 @@ struct Input {
     file: Option<File>,
 }
 
-impl Input {
-    fn in_memory(data: Vec<u8>) -> Input {
-        Input {
+impl RecordingBytes {
+    fn in_memory(data: Vec<u8>) -> RecordingBytes {
+        RecordingBytes {
             buf: data,
             pos: 0,
             offset: 0,
@@ -228,7 +228,7 @@ impl Input {
 #[derive(Debug)]
 pub struct RecordingSource {
     path: String,
-    input: Input,
+    input: RecordingBytes,
     decoder: Decoder,
     header: Header,
     peeked: Option<Sample>,
@@ -249,7 +249,7 @@ impl RecordingSource {
             offset: 0,
             what: format!("cannot read ({e})"),
         })?;
-        let input = Input {
+        let input = RecordingBytes {
             buf: Vec::new(),
             pos: 0,
             offset: 0,
@@ -260,10 +260,10 @@ impl RecordingSource {
 
     /// Reads a recording held in memory; `name` is used in messages.
     pub fn from_bytes(name: impl Into<String>, data: Vec<u8>) -> Result<Self, RecordingError> {
-        RecordingSource::from_input(name.into(), Input::in_memory(data))
+        RecordingSource::from_input(name.into(), RecordingBytes::in_memory(data))
     }
 
-    fn from_input(path: String, mut input: Input) -> Result<Self, RecordingError> {
+    fn from_input(path: String, mut input: RecordingBytes) -> Result<Self, RecordingError> {
         let fail = |offset: u64, what: String| RecordingError {
             path: path.clone(),
             offset,
@@ -386,7 +386,7 @@ enum FrameFault {
 
 /// The frame at the start of `input`, reading on as far as it needs: its
 /// kind, where its payload lies in the unread bytes, and its whole length.
-fn next_frame(input: &mut Input) -> Result<(u8, std::ops::Range<usize>, usize), String> {
+fn next_frame(input: &mut RecordingBytes) -> Result<(u8, std::ops::Range<usize>, usize), String> {
     loop {
         match read_frame(input.unread()) {
             Ok(frame) => return Ok(frame),
