@@ -1,5 +1,35 @@
-//! The command line's shape (clap): what each subcommand takes. The
-//! binary's `main` dispatches on it; [`crate::actions`] carries each out.
+//! The command line: its shape (the clap structs here: what each
+//! subcommand takes) and, in `cli/<name>.rs`, what each subcommand does
+//! with its arguments. `main` parses and dispatches on [`Subcommand`].
+//!
+//! Every subcommand's module has one entry point of one shape,
+//!
+//! ```text
+//! pub fn run(args: NameArgs, out: &mut dyn Write) -> anyhow::Result<Status>
+//! ```
+//!
+//! (the screen, which has no subcommand, takes the whole [`Cli`]): it
+//! checks the arguments, calls the library, writes what the user reads on
+//! `out`, and turns library errors into messages (anyhow, the binary's
+//! side only) and the ending into a [`plugtop::commands::Status`] for
+//! `main` to exit with. What a subcommand computes stays in the library's
+//! own modules (`plugtop::commands` for what `check`, `eval`, `record` and
+//! `whatif` print, `plugtop::daemon` for the run, `plugtop::sim`,
+//! `plugtop::tune`), where tests reach it without a process.
+
+pub mod check;
+pub mod eval;
+pub mod generate;
+mod interval;
+pub mod record;
+pub mod restore;
+pub mod run;
+pub mod screen;
+pub mod sim;
+mod sources;
+mod stderr;
+pub mod tune;
+pub mod whatif;
 
 use std::path::PathBuf;
 
