@@ -20,7 +20,7 @@ use super::read_buffer::ReadBuffer;
 use super::root_file::RootFile;
 use super::sample::{CpuState, Polarization, ProcBytes, Sample, Stamp};
 use super::source::{Interest, SourceError};
-use crate::rules::SystemFacts;
+use crate::rules::{PresentCpusError, SystemFacts};
 
 pub use super::root_file::paths;
 
@@ -383,10 +383,13 @@ impl RootReader {
         let present_cpus = match self.load(root, RootFile::Present) {
             Ok(()) => match CpuList::parse(self.buf.bytes()) {
                 Some(l) if l.count > 0 => Ok(l.cpus()),
-                Some(l) => Err(format!("number of present cpus ({}) <= 0", l.count)),
-                None => Err(format!("Malformed content of /{}", paths::PRESENT)),
+                Some(l) => Err(PresentCpusError::NoneListed(l.count)),
+                None => Err(PresentCpusError::Malformed(paths::PRESENT)),
             },
-            Err(e) => Err(format!("Cannot open /{} file: {e}", paths::PRESENT)),
+            Err(e) => Err(PresentCpusError::Unreadable {
+                path: paths::PRESENT,
+                reason: e.to_string(),
+            }),
         };
         let cmm_pages = self
             .root_dir(root)

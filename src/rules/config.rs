@@ -670,7 +670,7 @@ impl<'f> Loader<'f> {
                         value_span,
                         format!("CPU_MAX=\"0\" needs the number of present CPUs: {message}"),
                     );
-                    self.refuse(message.clone(), d);
+                    self.refuse(message.to_string(), d);
                     return;
                 }
             },

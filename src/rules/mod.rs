@@ -22,7 +22,7 @@ pub use config::{LoadOutcome, load};
 pub use diagnostic::{Diagnostic, Severity};
 pub use eval::{Evaluator, Outcome, Stop, Trace};
 pub use expr::{NodeId, RuleKind};
-pub use ruleset::{RuleSet, Settings, SystemFacts};
+pub use ruleset::{PresentCpusError, RuleSet, Settings, SystemFacts};
 pub use source::{SourceFile, Span};
 
 /// Why a rule file could not be used.
