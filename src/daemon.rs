@@ -748,7 +748,10 @@ mod tests {
         let lines = run_script(vec![
             sample(10, None),
             sample(11, None),
-            Err(SourceError::Other("/proc/stat open failed: gone".into())),
+            Err(SourceError::Open {
+                path: "/proc/stat".into(),
+                source: std::io::Error::other("gone"),
+            }),
             sample(9, None),
             sample(12, None),
         ]);

@@ -1,6 +1,7 @@
-//! Where the headless runner's messages go: the terminal in the foreground;
-//! as a daemon, the systemd journal with structured fields when it is there
-//! ([`Journal`]), else syslog through /dev/log ([`SysLog`]).
+//! Where the messages of `plugtop run` (and `plugtop restore`) go: the
+//! terminal in the foreground; as a daemon, the systemd journal with
+//! structured fields when it is there ([`Journal`]), else syslog through
+//! /dev/log ([`SysLog`]).
 
 use std::borrow::Cow;
 use std::io::Write;

@@ -310,20 +310,32 @@ fn parse_online(value: &str) -> Result<Vec<u32>, String> {
 /// Why a start state cannot be journaled exactly (and so must not be acted
 /// on): a damaged online list, or a pool at the end of the long range
 /// (where the reading may have been cut).
-pub fn inexact(online: &CpuList, cmm_pages: Option<i64>) -> Option<String> {
+pub fn inexact(online: &CpuList, cmm_pages: Option<i64>) -> Option<InexactStart> {
     if !online.exact() {
-        return Some(format!(
-            "the online CPU list cannot be read exactly (it counts {}, and lists {} CPUs); plugtop will not change a guest it could not put back",
-            online.count,
-            online.ids.len()
-        ));
+        return Some(InexactStart::OnlineList {
+            count: online.count,
+            listed: online.ids.len(),
+        });
     }
     match cmm_pages {
-        Some(p) if p == i64::MAX || p == i64::MIN => Some(format!(
-            "cmm_pages reads {p}, the end of the range plugtop can store; it will not change a guest it could not put back exactly"
-        )),
+        Some(p) if p == i64::MAX || p == i64::MIN => Some(InexactStart::PoolAtLimit(p)),
         _ => None,
     }
+}
+
+/// Why a start state cannot be read exactly enough to be put back.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum InexactStart {
+    /// The online list's count and its CPUs disagree.
+    #[error(
+        "the online CPU list cannot be read exactly (it counts {count}, and lists {listed} CPUs); plugtop will not change a guest it could not put back"
+    )]
+    OnlineList { count: i32, listed: usize },
+    /// `cmm_pages` reads an end of the range plugtop stores.
+    #[error(
+        "cmm_pages reads {0}, the end of the range plugtop can store; it will not change a guest it could not put back exactly"
+    )]
+    PoolAtLimit(i64),
 }
 
 /// Removes the journal after a clean restore (beneath `root` when it lies

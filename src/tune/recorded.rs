@@ -42,8 +42,14 @@ pub struct Censoring {
 pub enum WorkloadError {
     #[error(transparent)]
     Recording(#[from] crate::kernel::recording::RecordingError),
+    #[error("the recording holds no reading")]
+    NoReading,
+    #[error("the recording holds fewer than two readings")]
+    OneReading,
+    /// The workload read from it makes no scenario (the scenario's checks
+    /// say why).
     #[error("{0}")]
-    Unusable(String),
+    NoScenario(crate::sim::scenario::ScenarioError),
 }
 
 /// One recorded interval's phase.
@@ -98,14 +104,10 @@ pub fn scenario(path: &Path) -> Result<Recorded, WorkloadError> {
         previous = Some(s);
     }
     let (Some((t0, online)), Some(last)) = (first, previous) else {
-        return Err(WorkloadError::Unusable(
-            "the recording holds no reading".into(),
-        ));
+        return Err(WorkloadError::NoReading);
     };
     if phases.is_empty() {
-        return Err(WorkloadError::Unusable(
-            "the recording holds fewer than two readings".into(),
-        ));
+        return Err(WorkloadError::OneReading);
     }
     tally.censoring.raised = estimate_censored(&mut phases);
     let duration = last.stamp.seconds() - t0;
@@ -124,7 +126,7 @@ pub fn scenario(path: &Path) -> Result<Recorded, WorkloadError> {
         false,
         merged(&phases),
     )
-    .map_err(|e| WorkloadError::Unusable(e.to_string()))?;
+    .map_err(WorkloadError::NoScenario)?;
     Ok(Recorded {
         scenario,
         censoring: tally.censoring,
@@ -321,7 +323,7 @@ pub fn halves(s: &Scenario) -> Result<(Scenario, Scenario), WorkloadError> {
             s.jitter,
             phases,
         )
-        .map_err(|e| WorkloadError::Unusable(e.to_string()))
+        .map_err(WorkloadError::NoScenario)
     };
     Ok((make("first half", first)?, make("second half", second)?))
 }
