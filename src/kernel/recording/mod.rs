@@ -453,7 +453,7 @@ fn read_frame(data: &[u8]) -> Result<(u8, std::ops::Range<usize>, usize), FrameF
     let len = usize::try_from(len)
         .ok()
         .filter(|len| *len <= MOST_RECORD_BYTES)
-        .ok_or_else(|| FrameFault::Damaged(FrameDamage::ImpossibleLength))?;
+        .ok_or(FrameFault::Damaged(FrameDamage::ImpossibleLength))?;
     let body = c.position();
     let whole = body + len + 4;
     if data.len() < whole {
