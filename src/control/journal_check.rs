@@ -24,7 +24,61 @@ pub struct KeyLines {
 }
 
 /// A journal line and what is wrong with it.
-pub type LineRefusal = (usize, String);
+pub type LineRefusal = (usize, BadLine);
+
+/// What is wrong with a line of a journal (a damaged value is quoted, at
+/// most 40 characters of it).
+#[derive(Debug, thiserror::Error)]
+pub enum BadLine {
+    #[error("not a plugtop state journal (version 1 or 2)")]
+    NotAJournal,
+    #[error("not text (bytes that are not UTF-8)")]
+    NotText,
+    #[error("unknown line {0:?}")]
+    Unknown(String),
+    #[error("{key} given again (first on line {first})")]
+    Repeated { key: &'static str, first: usize },
+    #[error("the {0} line is missing")]
+    Missing(&'static str),
+    #[error("pid {0:?} is not a process id")]
+    NotAPid(String),
+    #[error("started {0:?} is not a number")]
+    NotAStartTime(String),
+    #[error("the root is empty")]
+    EmptyRoot,
+    /// An empty list would take every CPU offline.
+    #[error("the online list is empty; refusing to take every CPU offline")]
+    EmptyOnline,
+    #[error("online {0:?} is not a CPU list")]
+    NotACpuList(String),
+    #[error(
+        "online {:?} is not a list of distinct CPUs below {} in order",
+        .0,
+        crate::kernel::cpulist::MAX_CPUS
+    )]
+    NotDistinctCpus(String),
+    #[error("cmm_pages {0} is negative")]
+    NegativePool(i64),
+    #[error("cmm_pages {0:?} is neither a number nor none")]
+    NotAPool(String),
+    /// The journal's root (`named`) cannot be resolved to compare with
+    /// the root restored on (`here`).
+    #[error(
+        "the journal is for the root {named:?}, which cannot be resolved ({reason}), not {}",
+        here.display()
+    )]
+    UnresolvableRoot {
+        named: String,
+        reason: std::io::Error,
+        here: PathBuf,
+    },
+    /// A journal copied from another guest.
+    #[error("the journal is for the root {named:?}, not {}", here.display())]
+    OtherRoot { named: String, here: PathBuf },
+    /// What it says could not be put back on this guest.
+    #[error("{0}")]
+    NotRestorable(NotRestorable),
+}
 
 /// `/proc/meminfo` is a few KiB; a longer one is not the kernel's.
 const MEMINFO_LIMIT: u64 = 1 << 20;
@@ -110,7 +164,7 @@ pub fn against_guest(
             Part::Online => lines.online,
             Part::Pool => lines.cmm_pages,
         };
-        (line, why.to_string())
+        (line, BadLine::NotRestorable(why))
     })
 }
 
@@ -142,21 +196,20 @@ fn same_root(root: &Path, journal_root: &str, line: usize) -> Result<(), LineRef
     let there = std::fs::canonicalize(journal_root);
     match (here, there) {
         (Ok(here), Ok(there)) if here == there => Ok(()),
-        (_, Err(e)) => Err((
+        (_, Err(reason)) => Err((
             line,
-            format!(
-                "the journal is for the root {:?}, which cannot be resolved ({e}), not {}",
-                journal_root,
-                root.display()
-            ),
+            BadLine::UnresolvableRoot {
+                named: journal_root.to_string(),
+                reason,
+                here: root.to_path_buf(),
+            },
         )),
         _ => Err((
             line,
-            format!(
-                "the journal is for the root {:?}, not {}",
-                journal_root,
-                root.display()
-            ),
+            BadLine::OtherRoot {
+                named: journal_root.to_string(),
+                here: root.to_path_buf(),
+            },
         )),
     }
 }
