@@ -1,9 +1,39 @@
-//! The command line's shape (clap): what each subcommand takes. The
-//! binary's `main` dispatches on it; [`crate::actions`] carries each out.
+//! The command line: its shape (the clap structs here: what each
+//! subcommand takes) and, in `cli/<name>.rs`, what each subcommand does
+//! with its arguments. `main` parses and dispatches on [`Subcommand`].
+//!
+//! Every subcommand's module has one entry point of one shape,
+//!
+//! ```text
+//! pub fn run(args: NameArgs, out: &mut dyn Write) -> anyhow::Result<Status>
+//! ```
+//!
+//! (the screen, which has no subcommand, takes the whole [`Cli`]): it
+//! checks the arguments, calls the library, writes what the user reads on
+//! `out`, and turns library errors into messages (anyhow, the binary's
+//! side only) and the ending into a [`plugtop::commands::Status`] for
+//! `main` to exit with. What a subcommand computes stays in the library's
+//! own modules (`plugtop::commands` for what `check`, `eval`, `record` and
+//! `whatif` print, `plugtop::daemon` for the run, `plugtop::sim`,
+//! `plugtop::tune`), where tests reach it without a process.
+
+pub mod check;
+pub mod eval;
+pub mod generate;
+mod interval;
+pub mod record;
+pub mod restore;
+pub mod run;
+pub mod screen;
+pub mod sim;
+mod sources;
+mod stderr;
+pub mod tune;
+pub mod whatif;
 
 use std::path::PathBuf;
 
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{Parser, ValueEnum};
 
 #[derive(Parser)]
 #[command(
@@ -15,7 +45,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 )]
 pub struct Cli {
     #[command(subcommand)]
-    pub command: Option<Command>,
+    pub command: Option<Subcommand>,
     /// Rule file to observe with (default: the built-in recommended rules).
     #[arg(short = 'c', long = "config")]
     pub config: Option<PathBuf>,
@@ -63,8 +93,8 @@ pub enum UiMode {
 }
 
 /// The subcommands.
-#[derive(Subcommand)]
-pub enum Command {
+#[derive(clap::Subcommand)]
+pub enum Subcommand {
     /// Report every error and warning in a rule file, with line and column.
     Check(CheckArgs),
     /// Decide every interval as cpuplugd would, from a recording, snapshots or a live root; writes nothing.
@@ -95,7 +125,7 @@ pub struct GenerateArgs {
 }
 
 /// What `plugtop generate` writes.
-#[derive(Subcommand)]
+#[derive(clap::Subcommand)]
 pub enum Generate {
     /// A man page for plugtop and one per subcommand (plugtop-run.1, ...),
     /// and plugtop-rules.5, into DIR.

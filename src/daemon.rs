@@ -18,7 +18,7 @@ use crate::kernel::actuator::{Actuator, NoWrites, RootActuator};
 use crate::kernel::live::LiveSource;
 use crate::kernel::root::RootReader;
 use crate::kernel::{Sample, Source};
-use crate::logging::Log;
+use crate::logging::LogSink;
 use crate::metrics::Metrics;
 use crate::metrics::serve::MetricsServer;
 use crate::metrics::textfile::Textfile;
@@ -93,7 +93,7 @@ impl Exposure {
     fn start(
         options: &RunOptions,
         file: &SourceFile,
-        log: &mut dyn Log,
+        log: &mut dyn LogSink,
     ) -> Result<Option<Exposure>, StartError> {
         if !options.metrics.wanted() {
             return Ok(None);
@@ -101,8 +101,9 @@ impl Exposure {
         // First, before the endpoint binds: a textfile path that is a
         // link, a FIFO, a device or a directory refuses the start.
         let textfile = match &options.metrics.textfile {
-            Some(path) => Some(Textfile::open(path).map_err(|e| {
-                StartError::Refused(format!("--metrics-textfile {}: {e}", path.display()))
+            Some(path) => Some(Textfile::open(path).map_err(|reason| StartError::Textfile {
+                path: path.clone(),
+                reason,
             })?),
             None => None,
         };
@@ -116,7 +117,7 @@ impl Exposure {
         let server = match &options.metrics.listen {
             Some(addr) => {
                 let s = MetricsServer::start(addr, metrics.registry())
-                    .map_err(|e| StartError::Refused(e.to_string()))?;
+                    .map_err(StartError::MetricsEndpoint)?;
                 log.info(&format!("metrics at http://{}/metrics", s.addr));
                 Some(s)
             }
@@ -131,7 +132,7 @@ impl Exposure {
     }
 
     /// One interval's metrics, and the textfile rewritten.
-    fn interval(&mut self, session: &Session, step: &Step, sample: &Sample, log: &mut dyn Log) {
+    fn interval(&mut self, session: &Session, step: &Step, sample: &Sample, log: &mut dyn LogSink) {
         self.metrics.observe(session, step, sample);
         if let Some(trouble) = self.server.as_ref().and_then(MetricsServer::trouble) {
             log.error(&trouble);
@@ -215,9 +216,34 @@ impl Signals {
 pub enum StartError {
     #[error(transparent)]
     Rules(#[from] crate::rules::LoadError),
-    /// cpuplugd would not start on this guest (no /proc/cpuinfo, ...).
+    /// The metrics textfile cannot be written there (a link, a FIFO, a
+    /// directory, a missing directory).
+    #[error("--metrics-textfile {}: {reason}", path.display())]
+    Textfile {
+        path: PathBuf,
+        reason: crate::placed_file::PlaceError,
+    },
+    /// The metrics endpoint cannot listen (the address is taken or wrong).
     #[error("{0}")]
-    Refused(String),
+    MetricsEndpoint(crate::metrics::serve::ServeError),
+    /// The source ended before its first reading.
+    #[error("the source gave no reading")]
+    NoReading,
+    /// A daemon without its pid file would be a daemon nobody can find.
+    #[error("cannot write the pid file: {0}")]
+    PidFile(crate::control::pid_file::PidFileError),
+    /// cpuplugd does not start without /proc/cpuinfo (at `path`).
+    #[error("cannot open {}: {reason}", path.display())]
+    NoCpuinfo {
+        path: PathBuf,
+        reason: std::io::Error,
+    },
+    /// Neither the CPU nor the memory group is left to run: cpuplugd's
+    /// words for it.
+    #[error(
+        "Exiting, because neither a valid cpu nor a valid memory hotplug configuration was found."
+    )]
+    NothingToManage,
     /// The guard refused the guest (the machine, the lock, the journal).
     #[error(transparent)]
     Guard(#[from] GuardError),
@@ -254,7 +280,7 @@ fn stamped(line: &str) -> String {
 
 /// Logs what one step did, as every front end says it
 /// ([`log_entries::step_lines`]), with the fields the journal keeps.
-fn log_step(log: &mut dyn Log, step: &Step, session: &Session, verbose: bool) {
+fn log_step(log: &mut dyn LogSink, step: &Step, session: &Session, verbose: bool) {
     for line in log_entries::step_lines(step, session, verbose, log.wants_fields()) {
         log.entry(&line.entry);
     }
@@ -263,7 +289,7 @@ fn log_step(log: &mut dyn Log, step: &Step, session: &Session, verbose: bool) {
 /// The runner's state between intervals.
 struct Runner<'a> {
     options: &'a RunOptions,
-    log: &'a mut dyn Log,
+    log: &'a mut dyn LogSink,
     session: Session,
     actuator: &'a mut dyn Actuator,
     exposure: Option<Exposure>,
@@ -319,7 +345,7 @@ fn wait(interval: Duration, signals: &Signals) {
 /// start state on the way out.
 pub fn run(
     options: &RunOptions,
-    log: &mut dyn Log,
+    log: &mut dyn LogSink,
     signals: &Signals,
 ) -> Result<Ending, StartError> {
     let mut source = LiveSource::new(&options.root).without_cpu_dirs();
@@ -331,7 +357,7 @@ pub fn run(
 pub fn run_on(
     options: &RunOptions,
     source: &mut dyn Source,
-    log: &mut dyn Log,
+    log: &mut dyn LogSink,
     signals: &Signals,
 ) -> Result<Ending, StartError> {
     // Observe mode holds nothing that can write: it only names the CPUs.
@@ -354,7 +380,7 @@ pub fn run_with(
     options: &RunOptions,
     source: &mut dyn Source,
     actuator: &mut dyn Actuator,
-    log: &mut dyn Log,
+    log: &mut dyn LogSink,
     signals: &Signals,
 ) -> Result<Ending, StartError> {
     let facts = source.facts();
@@ -380,7 +406,7 @@ pub fn run_with(
     let first = match source.next_sample() {
         Some(Ok(s)) => s,
         Some(Err(e)) => return Err(StartError::Read(e)),
-        None => return Err(StartError::Refused("the source gave no reading".into())),
+        None => return Err(StartError::NoReading),
     };
     let guard = take_guest(options, &first, actuator)?;
     log.info(&format!(
@@ -415,15 +441,14 @@ pub fn run_with(
             None => runner.log.info("shutting down"),
         }
     }
-    let complete = guard.is_none_or(|guard| give_back(guard, &mut runner));
+    let given_back = guard.map(|guard| give_back(guard, &mut runner));
     if options.pid_file {
         crate::control::pid_file::remove(&options.root);
     }
     runner.log.info("terminated");
-    Ok(if complete {
-        ending
-    } else {
-        Ending::RestoreFailed
+    Ok(match given_back {
+        Some(GivenBack::JournalKept) => Ending::RestoreFailed,
+        Some(GivenBack::Whole) | None => ending,
     })
 }
 
@@ -452,23 +477,36 @@ fn take_guest(
         if let Some(guard) = guard {
             let _ = guard.give_back(actuator);
         }
-        return Err(StartError::Refused(format!(
-            "cannot write the pid file: {e}"
-        )));
+        return Err(StartError::PidFile(e));
     }
     Ok(guard)
 }
 
-/// Gives the guest back and logs how that went; true when complete.
-fn give_back(guard: Guard, runner: &mut Runner<'_>) -> bool {
+/// How giving the guest back at the end of a run went.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum GivenBack {
+    /// Every CPU and the pool are as they were at the start; the journal
+    /// is gone.
+    Whole,
+    /// Something could not be put back: the journal is kept for
+    /// `plugtop restore`.
+    JournalKept,
+}
+
+/// Gives the guest back and logs how that went.
+fn give_back(guard: Guard, runner: &mut Runner<'_>) -> GivenBack {
     let GiveBack { complete, lines } = guard.give_back(runner.actuator);
     for (severity, line) in lines {
         match severity {
-            crate::control::session::Severity::Info => runner.log.info(&line),
+            crate::control::session::MessageLevel::Info => runner.log.info(&line),
             _ => runner.log.error(&line),
         }
     }
-    complete
+    if complete {
+        GivenBack::Whole
+    } else {
+        GivenBack::JournalKept
+    }
 }
 
 /// The intervals, until a signal, the end of a finite source, or a reading
@@ -533,12 +571,10 @@ fn run_loop(
 /// cpuplugd manages memory only on z/VM: without the `version = FF` of a
 /// z/VM guest in /proc/cpuinfo it turns the memory group off (an LPAR),
 /// and without /proc/cpuinfo it does not start.
-fn lpar_check(root: &Path, rules: &mut RuleSet, log: &mut dyn Log) -> Result<(), StartError> {
-    let text = crate::kernel::machine::cpuinfo(root).map_err(|e| {
-        StartError::Refused(format!(
-            "cannot open {}: {e}",
-            root.join("proc/cpuinfo").display()
-        ))
+fn lpar_check(root: &Path, rules: &mut RuleSet, log: &mut dyn LogSink) -> Result<(), StartError> {
+    let text = crate::kernel::machine::cpuinfo(root).map_err(|reason| StartError::NoCpuinfo {
+        path: root.join("proc/cpuinfo"),
+        reason,
     })?;
     if crate::kernel::machine::is_zvm_guest(&text) || !rules.mem_enabled {
         return Ok(());
@@ -546,9 +582,7 @@ fn lpar_check(root: &Path, rules: &mut RuleSet, log: &mut dyn Log) -> Result<(),
     rules.mem_enabled = false;
     log.info("memory group off: not a z/VM guest (no `version = FF` in /proc/cpuinfo); cpuplugd manages memory only inside z/VM, not in an LPAR or elsewhere");
     if !rules.cpu_enabled {
-        return Err(StartError::Refused(
-            "Exiting, because neither a valid cpu nor a valid memory hotplug configuration was found.".into(),
-        ));
+        return Err(StartError::NothingToManage);
     }
     Ok(())
 }
@@ -640,11 +674,84 @@ mod tests {
     }
 
     #[test]
+    fn refusals_say_what_cpuplugd_and_earlier_plugtops_said() {
+        let dir = tempfile::tempdir().expect("temporary directory");
+        let rules = dir.path().join("r.conf");
+        std::fs::write(
+            &rules,
+            "UPDATE=\"1\"\nCPU_MIN=\"1\"\nCPU_MAX=\"0\"\nHOTPLUG=\"0\"\nHOTUNPLUG=\"0\"\n",
+        )
+        .expect("rules");
+        let options = RunOptions {
+            rules,
+            root: dir.path().to_path_buf(),
+            mode: Mode::Observe,
+            state: dir.path().join("state"),
+            force: false,
+            verbose: false,
+            interval: Some(Duration::ZERO),
+            allow_non_zvm: false,
+            pid_file: false,
+            flap: FlapConfig::default(),
+            check_lpar: false,
+            metrics: MetricsOptions::default(),
+            on_started: None,
+        };
+        let mut log = Memory::default();
+        let ended = run_on(
+            &options,
+            &mut Script(Vec::new()),
+            &mut log,
+            &Signals::default(),
+        );
+        match ended {
+            Err(e @ StartError::NoReading) => {
+                assert_eq!(e.to_string(), "the source gave no reading")
+            }
+            other => panic!("{other:?}"),
+        }
+        // No /proc/cpuinfo under the root: cpuplugd does not start.
+        let file = crate::rules::SourceFile::new(
+            "r.conf",
+            b"UPDATE=\"1\"\nCPU_MIN=\"1\"\nCPU_MAX=\"2\"\nHOTPLUG=\"0\"\nHOTUNPLUG=\"0\"\n"
+                .to_vec(),
+        );
+        let mut set =
+            crate::rules::load(&file, &crate::rules::SystemFacts::any_machine(4, "t")).rules;
+        match lpar_check(dir.path(), &mut set, &mut log) {
+            Err(e @ StartError::NoCpuinfo { .. }) => {
+                let said = e.to_string();
+                let want = format!(
+                    "cannot open {}: ",
+                    dir.path().join("proc/cpuinfo").display()
+                );
+                assert!(said.starts_with(&want), "{said}");
+            }
+            other => panic!("{other:?}"),
+        }
+        // Memory rules only, on an LPAR: nothing is left to run.
+        std::fs::create_dir_all(dir.path().join("proc")).expect("proc");
+        std::fs::write(dir.path().join("proc/cpuinfo"), "vendor_id : IBM/S390\n").expect("cpuinfo");
+        set.cpu_enabled = false;
+        set.mem_enabled = true;
+        match lpar_check(dir.path(), &mut set, &mut log) {
+            Err(e @ StartError::NothingToManage) => assert_eq!(
+                e.to_string(),
+                "Exiting, because neither a valid cpu nor a valid memory hotplug configuration was found."
+            ),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
     fn unreadable_intervals_and_a_clock_going_backwards_are_skipped() {
         let lines = run_script(vec![
             sample(10, None),
             sample(11, None),
-            Err(SourceError::Other("/proc/stat open failed: gone".into())),
+            Err(SourceError::Open {
+                path: "/proc/stat".into(),
+                source: std::io::Error::other("gone"),
+            }),
             sample(9, None),
             sample(12, None),
         ]);

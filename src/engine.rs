@@ -72,7 +72,7 @@ impl Symbols {
 
 /// One interval's readings reduced to what the rules can name.
 #[derive(Debug, Clone, Default)]
-struct Entry {
+struct IntervalValues {
     time: f64,
     /// In [`CpuStat::ALL`] order.
     cpustat: [f64; 14],
@@ -193,7 +193,7 @@ pub struct Engine {
 struct State {
     /// The rules as programs, for evaluation without a trace.
     programs: Programs,
-    history: VecDeque<Entry>,
+    history: VecDeque<IntervalValues>,
     symbols: Symbols,
     meminfo: Projector,
     vmstat: Projector,
@@ -211,7 +211,7 @@ struct State {
 }
 
 struct HistoryView<'e> {
-    history: &'e VecDeque<Entry>,
+    history: &'e VecDeque<IntervalValues>,
     symbols: &'e Symbols,
 }
 
@@ -389,7 +389,7 @@ impl State {
         let mut entry = if self.history.len() >= capacity {
             self.history.pop_back().unwrap_or_default()
         } else {
-            Entry::default()
+            IntervalValues::default()
         };
         entry.time = sample.stamp.seconds();
         let t = &sample.ticks;
@@ -580,7 +580,7 @@ impl State {
         &mut self,
         free: f64,
         interval: f64,
-        get: impl Fn(&Entry, usize) -> Result<f64, Fatal>,
+        get: impl Fn(&IntervalValues, usize) -> Result<f64, Fatal>,
     ) -> Result<Result<(), Fault>, Fatal> {
         let (cur, prev) = (&self.history[0], &self.history[1]);
         let rate = |(a, b, c, d): (f64, f64, f64, f64)| -> Result<f64, Fault> {
@@ -620,7 +620,7 @@ impl State {
         };
         let (cur, prev) = (&self.history[0], &self.history[1]);
         let free = cur.base[0].ok_or_else(|| missing("MemFree"))?;
-        let get = |e: &Entry, i: usize| e.base[i].ok_or_else(|| missing(MEM_BASE[i]));
+        let get = |e: &IntervalValues, i: usize| e.base[i].ok_or_else(|| missing(MEM_BASE[i]));
         let interval = cur.time - prev.time;
         let cmm_pages_read = cur.cmm_pages;
         let mut decision = MemDecision {

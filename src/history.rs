@@ -1,6 +1,10 @@
-//! What plugtop remembers: the last samples in full (as deep as the rule
-//! file looks back, at most 101), and compact series of derived values for
-//! graphs (the last 600 intervals). Both are bounded, whatever the run length.
+//! The screen's graphs: a bounded series (the last [`SERIES_LEN`]
+//! intervals) of each [`Metric`] derived from the readings, one for each
+//! user variable pinned on the screen, and the latest reading, which the
+//! next interval's rates are taken against. Bounded whatever the run
+//! length. The readings the rules look back on (`cpustat.idle[3]`) are
+//! not kept here but by [`crate::engine::Engine`], as deep as the rule
+//! file looks.
 
 use std::collections::VecDeque;
 use std::sync::Arc;

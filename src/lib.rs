@@ -1,10 +1,16 @@
 //! plugtop: a monitor and controller for cpuplugd rule files.
 //!
 //! The library follows the data's way through the program: `kernel` turns
-//! /proc and /sys (or a recording of them) into [`kernel::Sample`]s, `rules`
-//! reads a rule file exactly as cpuplugd does, `engine` decides one interval
-//! the way cpuplugd would, and `report` formats what was decided. Nothing in
-//! here prints or exits; `main.rs` does that.
+//! /proc and /sys (or a recording, snapshots, the simulated guest of `sim`)
+//! into [`kernel::Sample`]s, `rules` reads a rule file exactly as cpuplugd
+//! does, `engine` decides one interval the way cpuplugd would, `control`
+//! runs the interval loop every front end shares and acts through
+//! `kernel::actuator`, and `report` formats what was decided. The front ends
+//! are `daemon` (`plugtop run`), `tui` (the screen and line mode), `sim`,
+//! `tune` and `commands` (`check`, `eval`, `record`, `whatif`);
+//! `docs/architecture.md` draws how data flows between them. Library code
+//! returns typed errors and never exits; the binary (`main.rs` and
+//! `cli/`) turns them into messages and exit statuses.
 
 // Library code returns errors: it never trusts input, a file or the
 // terminal to be as expected, and never prints (main reports). It may

@@ -1,6 +1,7 @@
-//! Where the headless runner's messages go: the terminal in the foreground;
-//! as a daemon, the systemd journal with structured fields when it is there
-//! ([`Journal`]), else syslog through /dev/log ([`SysLog`]).
+//! Where the messages of `plugtop run` (and `plugtop restore`) go: the
+//! terminal in the foreground; as a daemon, the systemd journal with
+//! structured fields when it is there ([`Journal`]), else syslog through
+//! /dev/log ([`SysLog`]).
 
 use std::borrow::Cow;
 use std::io::Write;
@@ -34,7 +35,7 @@ pub struct Entry {
 }
 
 /// A sink for log lines.
-pub trait Log {
+pub trait LogSink {
     /// Writes one message.
     fn log(&mut self, level: Level, message: &str);
 
@@ -77,7 +78,7 @@ fn shown(message: &str) -> Cow<'_, str> {
 #[derive(Debug, Default)]
 pub struct Console;
 
-impl Log for Console {
+impl LogSink for Console {
     fn log(&mut self, level: Level, message: &str) {
         let message = shown(message);
         // A closed terminal must not stop the daemon.
@@ -136,7 +137,7 @@ impl SysLog {
     }
 }
 
-impl Log for SysLog {
+impl LogSink for SysLog {
     fn log(&mut self, level: Level, message: &str) {
         let priority = match level {
             Level::Error => Priority::Err,
@@ -184,7 +185,7 @@ pub fn journal_level(priority: Priority) -> log::Level {
     }
 }
 
-impl Log for Journal {
+impl LogSink for Journal {
     fn wants_fields(&self) -> bool {
         true
     }
@@ -227,7 +228,7 @@ pub struct Memory {
     pub entries: Vec<Entry>,
 }
 
-impl Log for Memory {
+impl LogSink for Memory {
     fn wants_fields(&self) -> bool {
         true
     }

@@ -1,22 +1,19 @@
 //! The `plugtop` command line: parse the arguments, dispatch to the
-//! subcommand, report how it ended. What each subcommand does is in
-//! `actions.rs`, its arguments in `cli.rs`.
+//! subcommand, report how it ended. Each subcommand's arguments are in
+//! `cli.rs`, what it does with them in `cli/<name>.rs`.
 
 // Errors are reported, never unwrapped: input, files and the terminal are
 // not trusted to be as expected.
 #![deny(clippy::unwrap_used, clippy::expect_used)]
 
-mod actions;
 mod cli;
-mod generate;
-mod tune_command;
 
 use std::io::{BufWriter, Write};
 use std::process::ExitCode;
 
 use clap::Parser;
 
-use cli::{Cli, Command};
+use cli::{Cli, Subcommand};
 use plugtop::commands::Status;
 
 fn main() -> ExitCode {
@@ -68,21 +65,20 @@ fn run(cli: Cli) -> anyhow::Result<Status> {
     // terminal back, the console log), forever.
     let mut out = BufWriter::new(std::io::stdout());
     let status = match cli.command {
-        None => actions::screen(&cli, &mut out)?,
-        Some(Command::Whatif(args)) => actions::whatif(args, &mut out)?,
-        Some(Command::Sim(args)) => actions::sim(args, &mut out)?,
-        Some(Command::Check(args)) => actions::check(args, &mut out)?,
-        Some(Command::Eval(args)) => actions::eval(args, &mut out)?,
-        Some(Command::Run(args)) => {
-            out.flush()?;
-            actions::run_headless(args, &mut out)?
-        }
-        Some(Command::Restore(args)) => actions::restore(args, &mut out)?,
-        Some(Command::Record(args)) => actions::record(args, &mut out)?,
+        None => cli::screen::run(cli, &mut out)?,
+        Some(Subcommand::Whatif(args)) => cli::whatif::run(args, &mut out)?,
+        Some(Subcommand::Sim(args)) => cli::sim::run(args, &mut out)?,
+        Some(Subcommand::Check(args)) => cli::check::run(args, &mut out)?,
+        Some(Subcommand::Eval(args)) => cli::eval::run(args, &mut out)?,
+        Some(Subcommand::Run(args)) => cli::run::run(args, &mut out)?,
+        Some(Subcommand::Restore(args)) => cli::restore::run(args, &mut out)?,
+        Some(Subcommand::Record(args)) => cli::record::run(args, &mut out)?,
         // Straight to stdout, not through `out`, and not flushed again
         // below: generate says a failed write itself.
-        Some(Command::Generate(args)) => return generate::run(args, &mut std::io::stdout()),
-        Some(Command::Tune(args)) => tune_command::run(args, &mut out)?,
+        Some(Subcommand::Generate(args)) => {
+            return cli::generate::run(args, &mut std::io::stdout());
+        }
+        Some(Subcommand::Tune(args)) => cli::tune::run(args, &mut out)?,
     };
     out.flush()?;
     Ok(status)

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use plugtop::commands::check::{self, Format};
+use plugtop::commands::check::{self, DiagnosticFormat};
 use plugtop::commands::eval::read_rule_file;
 use plugtop::kernel::root::RootReader;
 
@@ -11,7 +11,8 @@ fn check_text(rule_file: &str, root: &str) -> (String, check_status::Status) {
     let file = read_rule_file(Path::new(rule_file)).expect("example rule file");
     let facts = RootReader::new().facts(Path::new(root));
     let mut out = Vec::new();
-    let status = check::run(&file, &facts, Format::Text, &mut out).expect("writing to memory");
+    let status =
+        check::run(&file, &facts, DiagnosticFormat::Text, &mut out).expect("writing to memory");
     (String::from_utf8_lossy(&out).into_owned(), status)
 }
 
@@ -88,7 +89,7 @@ fn json_format_gives_lines_and_columns() {
     let file = read_rule_file(Path::new("examples/rules/memory-config-1.conf")).expect("example");
     let facts = RootReader::new().facts(Path::new(OLD));
     let mut out = Vec::new();
-    check::run(&file, &facts, Format::Json, &mut out).expect("writing to memory");
+    check::run(&file, &facts, DiagnosticFormat::Json, &mut out).expect("writing to memory");
     let v: serde_json::Value = serde_json::from_slice(&out).expect("valid JSON");
     let first = &v[0];
     assert_eq!(first["line"], 27);

@@ -295,7 +295,8 @@ fn run_refuses_to_start_on_a_fifo_or_link_textfile_and_writes_nothing() {
         }
         let (ended, _) = run_with_textfile(dir.path(), path.clone());
         match ended {
-            Err(StartError::Refused(why)) => {
+            Err(e @ StartError::Textfile { .. }) => {
+                let why = e.to_string();
                 assert!(why.contains("--metrics-textfile"), "{why}");
                 assert!(why.contains("plugtop.prom"), "{why}");
             }
@@ -313,7 +314,7 @@ fn run_with_a_missing_textfile_directory_refuses_to_start() {
     let dir = tempfile::tempdir().expect("tempdir");
     let (ended, _) = run_with_textfile(dir.path(), dir.path().join("missing/plugtop.prom"));
     assert!(
-        matches!(ended, Err(StartError::Refused(ref why)) if why.contains("missing")),
+        matches!(ended, Err(ref e @ StartError::Textfile { .. }) if e.to_string().contains("missing")),
         "{ended:?}"
     );
     assert!(!dir.path().join("run").exists());

@@ -772,28 +772,50 @@ fn the_start_state_check_is_the_journal_check() {
     use plugtop::control::journal_check::{Part, restorable};
     let root = guest();
     let r = root.path();
-    let refused = |online: &[u32], pool: Option<i64>| restorable(r, online, pool).err();
+    // The part refused, or none.
+    let refused =
+        |online: &[u32], pool: Option<i64>| restorable(r, online, pool).err().map(|e| e.part());
     assert_eq!(refused(&[0, 1, 2], Some(0)), None);
     assert_eq!(refused(&[0, 1, 2], Some(524_288)), None, "all of memory");
     assert_eq!(refused(&[0, 1, 2], None), None);
+    assert_eq!(refused(&[0, 1, 2], Some(524_289)), Some(Part::Pool));
+    assert_eq!(refused(&[0, 1, 2], Some(i64::MIN)), Some(Part::Pool));
+    assert_eq!(refused(&[0, 4], Some(0)), Some(Part::Online));
+    assert_eq!(refused(&[u32::MAX], None), Some(Part::Online));
+    // Said as before.
+    let said = |online: &[u32], pool: Option<i64>| {
+        restorable(r, online, pool)
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default()
+    };
     assert_eq!(
-        refused(&[0, 1, 2], Some(524_289)).map(|e| e.0),
-        Some(Part::Pool)
+        said(&[0, 1, 2], Some(524_289)),
+        "cmm_pages 524289 is more than the guest's memory holds (524288 pages of 4 KiB in MemTotal 2097152 kB)"
     );
     assert_eq!(
-        refused(&[0, 1, 2], Some(i64::MIN)).map(|e| e.0),
-        Some(Part::Pool)
+        said(&[0], Some(-1)),
+        "cmm_pages -1 is negative: no pool has fewer than 0 pages"
     );
-    assert_eq!(refused(&[0, 4], Some(0)).map(|e| e.0), Some(Part::Online));
-    assert_eq!(refused(&[u32::MAX], None).map(|e| e.0), Some(Part::Online));
+    assert_eq!(
+        said(&[0, 4], Some(0)),
+        format!(
+            "cpu4 does not exist below {}/sys/devices/system/cpu",
+            r.display()
+        )
+    );
     // Without a pool file, only "no pool" passes.
     root.remove("proc/sys/vm/cmm_pages");
     assert_eq!(refused(&[0], None), None);
-    assert_eq!(refused(&[0], Some(0)).map(|e| e.0), Some(Part::Pool));
+    assert_eq!(refused(&[0], Some(0)), Some(Part::Pool));
+    assert_eq!(
+        said(&[0], Some(0)),
+        "cmm_pages 0 is given, but the guest has no proc/sys/vm/cmm_pages"
+    );
     let gone = common::tempdir();
     let missing = gone.path().join("no-root");
     assert_eq!(
-        restorable(&missing, &[0], None).err().map(|e| e.0),
+        restorable(&missing, &[0], None).err().map(|e| e.part()),
         Some(Part::Root)
     );
 }

@@ -9,7 +9,7 @@ use std::path::Path;
 use common::{plugtop, tempdir};
 use plugtop::sim::run::SimOptions;
 
-fn sim(name: &str, rules: &str, duration: Option<f64>) -> plugtop::sim::run::Outcome {
+fn sim(name: &str, rules: &str, duration: Option<f64>) -> plugtop::sim::run::SimOutcome {
     let options = SimOptions {
         duration,
         keep_timeline: true,

@@ -5,9 +5,9 @@
 
 mod common;
 
-use plugtop::sim::run::{Outcome, SimOptions};
+use plugtop::sim::run::{SimOptions, SimOutcome};
 
-fn run(scenario_name: &str, rules_name: &str, options: &SimOptions) -> Outcome {
+fn run(scenario_name: &str, rules_name: &str, options: &SimOptions) -> SimOutcome {
     let o = common::simulate(scenario_name, rules_name, options);
     assert_eq!(o.report.fatal, None, "{rules_name} on {scenario_name}");
     o
@@ -29,7 +29,7 @@ fn kept() -> SimOptions {
 }
 
 /// Seconds from `from` until the guest first has `cpus` online.
-fn seconds_to_reach(o: &Outcome, from: f64, cpus: u32) -> f64 {
+fn seconds_to_reach(o: &SimOutcome, from: f64, cpus: u32) -> f64 {
     match o.timeline.iter().find(|p| p.t >= from && p.online >= cpus) {
         Some(p) => p.t - from,
         None => panic!("never reached {cpus} CPUs after {from} s"),

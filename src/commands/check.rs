@@ -8,7 +8,7 @@ use crate::rules::{SourceFile, SystemFacts, load};
 
 /// Output format of the diagnostics.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Format {
+pub enum DiagnosticFormat {
     Text,
     Json,
 }
@@ -17,21 +17,21 @@ pub enum Format {
 pub fn run(
     file: &SourceFile,
     facts: &SystemFacts,
-    format: Format,
+    format: DiagnosticFormat,
     out: &mut dyn Write,
 ) -> std::io::Result<Status> {
     let outcome = load(file, facts);
     match format {
         // One finding at a time: 100,000 findings are 27 MB of text,
         // which need not sit in memory at once.
-        Format::Text => {
+        DiagnosticFormat::Text => {
             for d in &outcome.diagnostics {
                 out.write_all(render::text(file, std::slice::from_ref(d)).as_bytes())?;
             }
         }
-        Format::Json => writeln!(out, "{}", render::json(file, &outcome.diagnostics))?,
+        DiagnosticFormat::Json => writeln!(out, "{}", render::json(file, &outcome.diagnostics))?,
     }
-    if format == Format::Text {
+    if format == DiagnosticFormat::Text {
         if outcome.refusal.is_none() {
             for hint in crate::control::patterns::from_rules(&outcome.rules, file) {
                 writeln!(out, "{}: {hint}\n", file.name())?;

@@ -17,7 +17,7 @@ use crate::rules::{RuleKind, SourceFile, load};
 
 /// Output format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Format {
+pub enum DecisionFormat {
     /// The conformance JSON lines.
     Jsonl,
     /// A table for people.
@@ -31,7 +31,7 @@ pub enum Format {
 pub fn run(
     rule_file: &SourceFile,
     source: &mut dyn Source,
-    format: Format,
+    format: DecisionFormat,
     pace: Pace,
     out: &mut dyn Write,
     wait: &mut dyn FnMut(Duration),
@@ -40,8 +40,8 @@ pub fn run(
     let outcome = load(rule_file, &facts);
     if let Some(refusal) = &outcome.refusal {
         match format {
-            Format::Jsonl => writeln!(out, "{}", jsonl::config_error(&refusal.message))?,
-            Format::Table | Format::Trace => {
+            DecisionFormat::Jsonl => writeln!(out, "{}", jsonl::config_error(&refusal.message))?,
+            DecisionFormat::Table | DecisionFormat::Trace => {
                 writeln!(
                     out,
                     "cpuplugd would refuse {}: {}",
@@ -55,8 +55,8 @@ pub fn run(
     }
     let rules = Arc::new(outcome.rules);
     match format {
-        Format::Jsonl => writeln!(out, "{}", jsonl::header(&rules))?,
-        Format::Table | Format::Trace => write!(out, "{}", table::header(&rules))?,
+        DecisionFormat::Jsonl => writeln!(out, "{}", jsonl::header(&rules))?,
+        DecisionFormat::Table | DecisionFormat::Trace => write!(out, "{}", table::header(&rules))?,
     }
     let mut traces = Trace::new();
     let mut engine = Engine::new(rules);
@@ -88,7 +88,7 @@ pub fn run(
             }
         };
         reading += 1;
-        let decided = if format == Format::Trace {
+        let decided = if format == DecisionFormat::Trace {
             engine.push(&sample, &mut traces)
         } else {
             engine.push(&sample, &mut NoTrace)
@@ -98,9 +98,9 @@ pub fn run(
         };
         line.clear();
         match format {
-            Format::Jsonl => jsonl::decision(&mut line, &decision),
-            Format::Table => table::row(&mut line, &decision),
-            Format::Trace => {
+            DecisionFormat::Jsonl => jsonl::decision(&mut line, &decision),
+            DecisionFormat::Table => table::row(&mut line, &decision),
+            DecisionFormat::Trace => {
                 table::row(&mut line, &decision);
                 trace_lines(&mut line, engine.rules(), rule_file, &traces, &decision);
             }
@@ -124,17 +124,17 @@ pub fn run(
 /// would exit.
 fn unreadable(
     out: &mut dyn Write,
-    format: Format,
+    format: DecisionFormat,
     reading: usize,
     message: &str,
 ) -> std::io::Result<()> {
     match format {
-        Format::Jsonl => writeln!(
+        DecisionFormat::Jsonl => writeln!(
             out,
             "{{\"snapshot\":{reading},\"fatal\":{}}}",
             jsonl::quote(message)
         )?,
-        Format::Table | Format::Trace => {
+        DecisionFormat::Table | DecisionFormat::Trace => {
             writeln!(out, "{reading:>8}  cpuplugd would exit here: {message}")?
         }
     }

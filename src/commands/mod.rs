@@ -1,5 +1,9 @@
-//! The subcommands' work, separated from argument parsing so tests and
-//! benchmarks can run them on in-memory writers.
+//! What the subcommands `check`, `eval`, `record` and `whatif` compute and
+//! print, separated from the command line so tests and benchmarks can run
+//! them on in-memory writers; the built-in rules the screen observes with;
+//! and the [`Status`] every subcommand ends with. The binary's
+//! `cli/<name>.rs` turns a subcommand's arguments into a call here (or into
+//! `daemon`, `sim`, `tune`, `tui`) and its errors into messages.
 
 pub mod check;
 pub mod eval;

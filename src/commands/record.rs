@@ -14,7 +14,7 @@ use crate::kernel::recording::{Header, RecordingWriter};
 use crate::kernel::staged_files::StagedFiles;
 
 /// Where the samples go.
-pub enum Target<'a> {
+pub enum Destination<'a> {
     /// A recording file (created; an existing file is never overwritten).
     Recording { path: &'a Path, header: Header },
     /// Numbered snapshot directories under this directory (a new or empty
@@ -26,24 +26,24 @@ pub enum Target<'a> {
 /// Records until the source ends, `count` samples were taken, or an error.
 pub fn run(
     source: &mut dyn Source,
-    target: Target<'_>,
+    target: Destination<'_>,
     pace: Pace,
     out: &mut dyn Write,
     wait: &mut dyn FnMut(Duration),
 ) -> std::io::Result<Status> {
     let mut writer = match &target {
-        Target::Recording { path, header } => {
+        Destination::Recording { path, header } => {
             Some(RecordingWriter::create(path, header).map_err(|e| {
                 std::io::Error::new(e.kind(), format!("cannot create {}: {e}", path.display()))
             })?)
         }
-        Target::Snapshots(_) => None,
+        Destination::Snapshots(_) => None,
     };
     let exports = match &target {
-        Target::Snapshots(dir) => {
+        Destination::Snapshots(dir) => {
             Some(claim(dir, DirUse::Snapshots).map_err(std::io::Error::other)?)
         }
-        Target::Recording { .. } => None,
+        Destination::Recording { .. } => None,
     };
     let mut taken = 0usize;
     let mut status = Status::Ok;
@@ -81,7 +81,7 @@ pub fn run(
         writeln!(out, "warning: {w}")?;
     }
     match (&writer, &target) {
-        (Some(w), Target::Recording { path, .. }) => {
+        (Some(w), Destination::Recording { path, .. }) => {
             let per = if taken > 0 {
                 (w.bytes() as f64) / taken as f64
             } else {
@@ -94,7 +94,7 @@ pub fn run(
                 w.bytes()
             )?;
         }
-        (_, Target::Snapshots(dir)) => {
+        (_, Destination::Snapshots(dir)) => {
             writeln!(out, "wrote {taken} snapshots to {}", dir.display())?
         }
         _ => {}

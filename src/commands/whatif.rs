@@ -35,7 +35,7 @@ pub enum WhatIfError {
 
 /// One side's tallies.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Tally {
+pub struct SideTally {
     pub name: String,
     pub plugs: usize,
     pub unplugs: usize,
@@ -51,7 +51,7 @@ pub struct Tally {
     pub hints: Vec<String>,
 }
 
-impl Tally {
+impl SideTally {
     fn count(&mut self, moves: Moves) {
         match moves.cpu {
             1 => self.plugs += 1,
@@ -70,7 +70,7 @@ impl Tally {
 /// runs, observing (it never writes), with its tallies.
 struct Candidate {
     session: Session,
-    tally: Tally,
+    tally: SideTally,
 }
 
 impl Candidate {
@@ -80,10 +80,10 @@ impl Candidate {
             .map(|h| h.to_string())
             .collect();
         Candidate {
-            tally: Tally {
+            tally: SideTally {
                 name: file_name(file.name()).to_string(),
                 hints,
-                ..Tally::default()
+                ..SideTally::default()
             },
             session: Session::new(Arc::new(rules), file, Mode::Observe, flap),
         }
@@ -130,7 +130,7 @@ impl Candidate {
         }
     }
 
-    fn finish(mut self) -> Tally {
+    fn finish(mut self) -> SideTally {
         let watch = self.session.watch();
         self.tally.reversals = watch.flap.total_reversals();
         self.tally.loops = watch.loops.iter().map(|l| l.to_string()).collect();
@@ -157,8 +157,8 @@ pub struct WhatIf {
     pub readings: usize,
     pub first: Option<Sample>,
     pub last: Option<Sample>,
-    pub new: Tally,
-    pub old: Tally,
+    pub new: SideTally,
+    pub old: SideTally,
     /// Intervals where the two differ.
     pub differing: usize,
     /// The first [`SHOWN_DIFFERENCES`] of them, rendered.
@@ -187,9 +187,9 @@ pub fn compare(
         Some(p) => Some(load(p)?),
         None => None,
     };
-    let mut recorded = Tally {
+    let mut recorded = SideTally {
         name: "recorded".into(),
-        ..Tally::default()
+        ..SideTally::default()
     };
     let mut recorded_flap = crate::control::flap::FlapDetector::new(flap);
     let mut previous: Option<Arc<Sample>> = None;
@@ -282,7 +282,7 @@ fn difference(
 
 /// The two rule files' tallies, one row per quantity.
 fn side_by_side(out: &mut String, w: &WhatIf) {
-    let flap = |t: &Tally| match t.flapping {
+    let flap = |t: &SideTally| match t.flapping {
         Some((at, period)) => format!("from #{at}, every {period:.1} intervals"),
         None => "no".into(),
     };

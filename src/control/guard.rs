@@ -27,7 +27,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use super::journal::{self, StartState};
 use super::journal_check::{self, Part};
 use super::lock::{self, GuestLock};
-use super::session::Severity;
+use super::session::MessageLevel;
 use crate::kernel::Sample;
 use crate::kernel::actuator::Actuator;
 use crate::kernel::recording::export::ranges;
@@ -80,27 +80,64 @@ impl GuardOptions {
 /// Why a guest may not be acted on (nothing was written).
 #[derive(Debug, thiserror::Error)]
 pub enum GuardError {
-    /// Not a machine plugtop changes without being told to.
-    #[error("{0}")]
-    Machine(String),
+    /// This machine's own `/` is no s390 machine, and acting was not
+    /// allowed (`--allow-non-zvm`).
+    #[error(
+        "{host} is not an s390 machine ({architecture}): cpuplugd's rules are meant for z/VM guests, and acting would take this machine's CPUs offline; start with --allow-non-zvm to act anyway, or try `plugtop --sim SCENARIO`"
+    )]
+    NotS390 { host: String, architecture: String },
+    /// The root cannot be opened to write below it.
+    #[error("cannot act on {}: {reason}", root.display())]
+    CannotAct {
+        root: PathBuf,
+        reason: std::io::Error,
+    },
     #[error(transparent)]
     Lock(#[from] lock::LockError),
     #[error(transparent)]
     Journal(#[from] journal::JournalError),
-    /// Another plugtop acts here, or a dead one left the guest changed.
-    #[error("{0}")]
-    Conflict(String),
+    /// Another plugtop acts on this root (its journal is `journal`).
+    #[error("another plugtop (pid {pid}) acts on {} (journal {})", root.display(), journal.display())]
+    AnotherActs {
+        pid: u32,
+        root: PathBuf,
+        journal: PathBuf,
+    },
+    /// A dead plugtop left the guest changed; `restore` is the command
+    /// that puts it back.
+    #[error(
+        "a plugtop (pid {pid}) ended without restoring {}: run `{restore}` first, or start with --force to keep its start state",
+        root.display()
+    )]
+    LeftChanged {
+        pid: u32,
+        root: PathBuf,
+        restore: String,
+    },
+    /// `plugtop restore` while the plugtop that journaled still runs.
+    #[error("plugtop (pid {pid}) is still running and will restore on exit; stop it with SIGTERM")]
+    StillRunning { pid: u32 },
     /// The start state cannot be read exactly, so it could not be restored.
     #[error("{0}")]
-    Inexact(String),
+    Inexact(journal::InexactStart),
     /// The start state is one `plugtop restore` would refuse to put back
     /// (after a crash nothing could restore it): plugtop does not act.
-    #[error("{0}")]
-    Unrestorable(String),
-    /// A journal refused by its form or by the guest, with what `plugtop
-    /// restore` did about it (nothing).
-    #[error("{0}")]
-    BadJournal(String),
+    /// `restore` is the restore command for this root.
+    #[error(
+        "refusing to act on {}: its start state could not be put back after a crash ({why}; `{restore}` refuses such a journal); {}. cpuplugd would start on this state, plugtop does not; observe mode (`--mode observe`, or the screen unarmed) writes nothing and still runs",
+        root.display(),
+        remedy(root, why.part())
+    )]
+    Unrestorable {
+        root: PathBuf,
+        why: journal_check::NotRestorable,
+        restore: String,
+    },
+    /// A journal refused by its form: `plugtop restore` put nothing back.
+    #[error(
+        "{0}; nothing was restored, not even the lines that pass (a journal is put back whole or not at all); the journal is kept: correct that line, or put the guest right by hand and remove the journal"
+    )]
+    BadJournal(journal::JournalError),
 }
 
 /// Whether `root` is this machine's own `/`.
@@ -120,10 +157,10 @@ pub fn check_machine(root: &Path, allow_non_zvm: bool) -> Result<(), GuardError>
     if id.s390 {
         return Ok(());
     }
-    Err(GuardError::Machine(format!(
-        "{} is not an s390 machine ({}): cpuplugd's rules are meant for z/VM guests, and acting would take this machine's CPUs offline; start with --allow-non-zvm to act anyway, or try `plugtop --sim SCENARIO`",
-        id.host, id.architecture
-    )))
+    Err(GuardError::NotS390 {
+        host: id.host,
+        architecture: id.architecture,
+    })
 }
 
 /// A guest plugtop acts on: the lock is held and the start state
@@ -141,7 +178,7 @@ pub struct GiveBack {
     /// Every CPU and the pool are as they were; the journal is gone.
     pub complete: bool,
     /// What to log, in order.
-    pub lines: Vec<(Severity, String)>,
+    pub lines: Vec<(MessageLevel, String)>,
 }
 
 /// What the failure policy puts back after a panic: the guard in force.
@@ -185,8 +222,13 @@ impl Guard {
             online: first.online.ids.clone(),
             cmm_pages: first.cmm_pages,
         });
-        journal_check::restorable(&options.root, &start.online, start.cmm_pages)
-            .map_err(|(part, why)| GuardError::Unrestorable(unrestorable(options, part, &why)))?;
+        journal_check::restorable(&options.root, &start.online, start.cmm_pages).map_err(
+            |why| GuardError::Unrestorable {
+                root: options.root.clone(),
+                why,
+                restore: options.restore_command(),
+            },
+        )?;
         let journaled = StartState {
             pid: std::process::id(),
             started: crate::kernel::process::own_start_time(),
@@ -215,19 +257,19 @@ impl Guard {
         if let Err(e) = journal::restore(actuator, &self.start, &mut failures) {
             failures.push(e.to_string());
         }
-        let mut lines: Vec<(Severity, String)> = failures
+        let mut lines: Vec<(MessageLevel, String)> = failures
             .iter()
-            .map(|f| (Severity::Error, format!("restore: {f}")))
+            .map(|f| (MessageLevel::Error, format!("restore: {f}")))
             .collect();
         let complete = failures.is_empty();
         if complete {
             lines.push((
-                Severity::Info,
+                MessageLevel::Info,
                 format!("restored the start state: {}", describe(&self.start)),
             ));
             if let Err(e) = journal::remove(&self.options.root, &self.options.state) {
                 lines.push((
-                    Severity::Error,
+                    MessageLevel::Error,
                     format!(
                         "cannot remove the journal {}: {e}",
                         self.options.state.display()
@@ -235,7 +277,7 @@ impl Guard {
                 ));
             }
         } else {
-            lines.push((Severity::Error, kept_message(&self.options)));
+            lines.push((MessageLevel::Error, kept_message(&self.options)));
         }
         self.lock.take();
         lock::release(&self.options.root);
@@ -243,26 +285,21 @@ impl Guard {
     }
 }
 
-/// Why plugtop will not act on a start state restore would refuse, and
-/// what the admin can do. cpuplugd would start on it: plugtop differs on
-/// purpose, since after a crash nothing could put such a guest back.
-fn unrestorable(options: &GuardOptions, part: Part, why: &str) -> String {
-    let remedy = match part {
+/// What the admin can do about a start state restore would refuse (the
+/// `part` of it below `root`). cpuplugd would start on it: plugtop differs
+/// on purpose, since after a crash nothing could put such a guest back.
+fn remedy(root: &Path, part: Part) -> String {
+    match part {
         Part::Pool => format!(
             "set cmm_pages to a size this guest holds (`echo 0 > {}` gives the pool's pages back) and start again",
-            options.root.join(paths::CMM_PAGES).display()
+            root.join(paths::CMM_PAGES).display()
         ),
         Part::Online => format!(
             "make every online CPU's directory below {} readable (is sysfs whole?) and start again",
-            options.root.join(paths::CPU_DIR).display()
+            root.join(paths::CPU_DIR).display()
         ),
         Part::Root => "make the root readable and start again".to_string(),
-    };
-    format!(
-        "refusing to act on {}: its start state could not be put back after a crash ({why}; `{}` refuses such a journal); {remedy}. cpuplugd would start on this state, plugtop does not; observe mode (`--mode observe`, or the screen unarmed) writes nothing and still runs",
-        options.root.display(),
-        options.restore_command()
-    )
+    }
 }
 
 /// "CPUs 0-3 online, cmm_pages 0".
@@ -292,18 +329,16 @@ fn kept_message(options: &GuardOptions) -> String {
 /// when another plugtop still acts or a dead one left the guest changed.
 fn earlier_run(options: &GuardOptions) -> Result<Option<StartState>, GuardError> {
     match journal::read_checked(&options.root, &options.state)? {
-        Some(old) if still_running(options, &old) => Err(GuardError::Conflict(format!(
-            "another plugtop (pid {}) acts on {} (journal {})",
-            old.pid,
-            options.root.display(),
-            options.state.display()
-        ))),
-        Some(old) if !options.force => Err(GuardError::Conflict(format!(
-            "a plugtop (pid {}) ended without restoring {}: run `{}` first, or start with --force to keep its start state",
-            old.pid,
-            options.root.display(),
-            options.restore_command()
-        ))),
+        Some(old) if still_running(options, &old) => Err(GuardError::AnotherActs {
+            pid: old.pid,
+            root: options.root.clone(),
+            journal: options.state.clone(),
+        }),
+        Some(old) if !options.force => Err(GuardError::LeftChanged {
+            pid: old.pid,
+            root: options.root.clone(),
+            restore: options.restore_command(),
+        }),
         other => Ok(other),
     }
 }
@@ -327,22 +362,21 @@ pub fn restore_from_journal(options: &GuardOptions) -> Result<Option<GiveBack>, 
         Ok(Some(start)) => start,
         Ok(None) => return Ok(None),
         Err(e @ journal::JournalError::Malformed { .. }) => {
-            return Err(GuardError::BadJournal(format!(
-                "{e}; nothing was restored, not even the lines that pass (a journal is put back whole or not at all); the journal is kept: correct that line, or put the guest right by hand and remove the journal"
-            )));
+            return Err(GuardError::BadJournal(e));
         }
         Err(e) => return Err(e.into()),
     };
     if still_running(options, &start) {
-        return Err(GuardError::Conflict(format!(
-            "plugtop (pid {}) is still running and will restore on exit; stop it with SIGTERM",
-            start.pid
-        )));
+        return Err(GuardError::StillRunning { pid: start.pid });
     }
     let lock = lock::acquire(&options.root)?;
-    let mut actuator = crate::kernel::actuator::RootActuator::new(&options.root).map_err(|e| {
-        GuardError::Machine(format!("cannot act on {}: {e}", options.root.display()))
-    })?;
+    let mut actuator =
+        crate::kernel::actuator::RootActuator::new(&options.root).map_err(|reason| {
+            GuardError::CannotAct {
+                root: options.root.clone(),
+                reason,
+            }
+        })?;
     let guard = Guard {
         options: options.clone(),
         start,

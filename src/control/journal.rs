@@ -5,7 +5,7 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use super::journal_check::KeyLines;
+use super::journal_check::{BadLine, KeyLines, LineRefusal};
 use crate::kernel::actuator::{ActError, Actuator};
 use crate::kernel::beneath::Beneath;
 use crate::kernel::cpulist::CpuList;
@@ -46,7 +46,7 @@ pub enum JournalError {
     Malformed {
         path: String,
         line: usize,
-        what: String,
+        what: BadLine,
     },
 }
 
@@ -189,7 +189,7 @@ fn read_with_lines(
         JournalError::Malformed {
             path: path.display().to_string(),
             line: 1 + good.iter().filter(|b| **b == b'\n').count(),
-            what: "not text (bytes that are not UTF-8)".to_string(),
+            what: BadLine::NotText,
         }
     })?;
     parse(&text)
@@ -201,59 +201,59 @@ fn read_with_lines(
         })
 }
 
-/// A line of a journal and what is wrong with it.
-type Refusal = (usize, String);
-
 /// The keys of each version, in the order plugtop writes them.
 const KEYS_V1: [&str; 4] = ["pid", "root", "online", "cmm_pages"];
 const KEYS_V2: [&str; 5] = ["pid", "started", "root", "online", "cmm_pages"];
 
-fn parse(text: &str) -> Result<(StartState, KeyLines), Refusal> {
+fn parse(text: &str) -> Result<(StartState, KeyLines), LineRefusal> {
     let mut lines = text.lines().enumerate().map(|(i, l)| (i + 1, l));
     let keys: &[&str] = match lines.next() {
         Some((_, "plugtop-state 1")) => &KEYS_V1,
         Some((_, "plugtop-state 2")) => &KEYS_V2,
         _ => {
-            return Err((
-                1,
-                "not a plugtop state journal (version 1 or 2)".to_string(),
-            ));
+            return Err((1, BadLine::NotAJournal));
         }
     };
     let mut values: Vec<Option<(usize, &str)>> = vec![None; keys.len()];
     for (n, line) in lines {
         let (key, value) = line.split_once(' ').unwrap_or((line, ""));
         let Some(k) = keys.iter().position(|k| *k == key) else {
-            return Err((n, format!("unknown line {:?}", shown(line))));
+            return Err((n, BadLine::Unknown(shown(line))));
         };
         if let Some((first, _)) = values[k] {
-            return Err((n, format!("{key} given again (first on line {first})")));
+            return Err((
+                n,
+                BadLine::Repeated {
+                    key: keys[k],
+                    first,
+                },
+            ));
         }
         values[k] = Some((n, value));
     }
     let last = text.lines().count();
-    let get = |key: &str| -> Result<(usize, &str), Refusal> {
+    let get = |key: &'static str| -> Result<(usize, &str), LineRefusal> {
         keys.iter()
             .position(|k| *k == key)
             .and_then(|k| values[k])
-            .ok_or_else(|| (last + 1, format!("the {key} line is missing")))
+            .ok_or((last + 1, BadLine::Missing(key)))
     };
     let (n, pid) = get("pid")?;
     let pid = match pid.parse::<u32>() {
         Ok(p) if p > 0 => p,
-        _ => return Err((n, format!("pid {:?} is not a process id", shown(pid)))),
+        _ => return Err((n, BadLine::NotAPid(shown(pid)))),
     };
     let started = match get("started") {
         Ok((n, v)) => Some(
             v.parse::<u64>()
-                .map_err(|_| (n, format!("started {:?} is not a number", shown(v))))?,
+                .map_err(|_| (n, BadLine::NotAStartTime(shown(v))))?,
         ),
         Err(e) if keys.contains(&"started") => return Err(e),
         Err(_) => None,
     };
     let (root_line, root) = get("root")?;
     if root.is_empty() {
-        return Err((root_line, "the root is empty".to_string()));
+        return Err((root_line, BadLine::EmptyRoot));
     }
     let (online_line, online) = get("online")?;
     let online = parse_online(online).map_err(|what| (online_line, what))?;
@@ -262,13 +262,8 @@ fn parse(text: &str) -> Result<(StartState, KeyLines), Refusal> {
         "none" => None,
         v => match v.parse::<i64>() {
             Ok(p) if p >= 0 => Some(p),
-            Ok(p) => return Err((pool_line, format!("cmm_pages {p} is negative"))),
-            Err(_) => {
-                return Err((
-                    pool_line,
-                    format!("cmm_pages {:?} is neither a number nor none", shown(v)),
-                ));
-            }
+            Ok(p) => return Err((pool_line, BadLine::NegativePool(p))),
+            Err(_) => return Err((pool_line, BadLine::NotAPool(shown(v)))),
         },
     };
     let state = StartState {
@@ -294,18 +289,14 @@ fn shown(value: &str) -> String {
 /// The `online` list: non-empty (an empty one would take every CPU
 /// offline), exact, ascending, below [`crate::kernel::cpulist::MAX_CPUS`].
 /// Parsing is bounded whatever the ranges say.
-fn parse_online(value: &str) -> Result<Vec<u32>, String> {
+fn parse_online(value: &str) -> Result<Vec<u32>, BadLine> {
     if value.trim().is_empty() {
-        return Err("the online list is empty; refusing to take every CPU offline".to_string());
+        return Err(BadLine::EmptyOnline);
     }
-    let list = CpuList::parse(value.as_bytes())
-        .ok_or_else(|| format!("online {:?} is not a CPU list", shown(value)))?;
+    let list =
+        CpuList::parse(value.as_bytes()).ok_or_else(|| BadLine::NotACpuList(shown(value)))?;
     if !list.exact() {
-        return Err(format!(
-            "online {:?} is not a list of distinct CPUs below {} in order",
-            shown(value),
-            crate::kernel::cpulist::MAX_CPUS
-        ));
+        return Err(BadLine::NotDistinctCpus(shown(value)));
     }
     Ok(list.ids)
 }
@@ -313,20 +304,32 @@ fn parse_online(value: &str) -> Result<Vec<u32>, String> {
 /// Why a start state cannot be journaled exactly (and so must not be acted
 /// on): a damaged online list, or a pool at the end of the long range
 /// (where the reading may have been cut).
-pub fn inexact(online: &CpuList, cmm_pages: Option<i64>) -> Option<String> {
+pub fn inexact(online: &CpuList, cmm_pages: Option<i64>) -> Option<InexactStart> {
     if !online.exact() {
-        return Some(format!(
-            "the online CPU list cannot be read exactly (it counts {}, and lists {} CPUs); plugtop will not change a guest it could not put back",
-            online.count,
-            online.ids.len()
-        ));
+        return Some(InexactStart::OnlineList {
+            count: online.count,
+            listed: online.ids.len(),
+        });
     }
     match cmm_pages {
-        Some(p) if p == i64::MAX || p == i64::MIN => Some(format!(
-            "cmm_pages reads {p}, the end of the range plugtop can store; it will not change a guest it could not put back exactly"
-        )),
+        Some(p) if p == i64::MAX || p == i64::MIN => Some(InexactStart::PoolAtLimit(p)),
         _ => None,
     }
+}
+
+/// Why a start state cannot be read exactly enough to be put back.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum InexactStart {
+    /// The online list's count and its CPUs disagree.
+    #[error(
+        "the online CPU list cannot be read exactly (it counts {count}, and lists {listed} CPUs); plugtop will not change a guest it could not put back"
+    )]
+    OnlineList { count: i32, listed: usize },
+    /// `cmm_pages` reads an end of the range plugtop stores.
+    #[error(
+        "cmm_pages reads {0}, the end of the range plugtop can store; it will not change a guest it could not put back exactly"
+    )]
+    PoolAtLimit(i64),
 }
 
 /// Removes the journal after a clean restore (beneath `root` when it lies
@@ -367,4 +370,106 @@ pub fn restore(
         actuator.set_pool(pages)?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The line and the text a journal is refused with.
+    fn refusal(text: &str) -> (usize, String) {
+        match parse(text) {
+            Ok(_) => (0, "accepted".into()),
+            Err((line, what)) => (line, what.to_string()),
+        }
+    }
+
+    const GOOD: &str = "plugtop-state 2\npid 7\nstarted 9\nroot /r\nonline 0-1\ncmm_pages none\n";
+
+    #[test]
+    fn a_good_journal_parses() {
+        let (state, lines) = parse(GOOD).expect("a good journal");
+        assert_eq!(
+            (state.pid, state.online, state.cmm_pages),
+            (7, vec![0, 1], None)
+        );
+        assert_eq!((lines.root, lines.online, lines.cmm_pages), (4, 5, 6));
+    }
+
+    #[test]
+    fn each_refusal_says_what_it_always_said_on_its_line() {
+        let cases = [
+            (
+                "plugtop-state 3\n",
+                1,
+                "not a plugtop state journal (version 1 or 2)".to_string(),
+            ),
+            (
+                "plugtop-state 2\nfoo bar\n",
+                2,
+                "unknown line \"foo bar\"".into(),
+            ),
+            (
+                "plugtop-state 2\npid 1\npid 2\n",
+                3,
+                "pid given again (first on line 2)".into(),
+            ),
+            (
+                "plugtop-state 2\nstarted 1\n",
+                3,
+                "the pid line is missing".into(),
+            ),
+            (
+                "plugtop-state 2\npid x\n",
+                2,
+                "pid \"x\" is not a process id".into(),
+            ),
+            (
+                "plugtop-state 2\npid 1\nstarted y\n",
+                3,
+                "started \"y\" is not a number".into(),
+            ),
+            (
+                &GOOD.replace("root /r", "root "),
+                4,
+                "the root is empty".into(),
+            ),
+            (
+                &GOOD.replace("online 0-1", "online "),
+                5,
+                "the online list is empty; refusing to take every CPU offline".into(),
+            ),
+            (
+                &GOOD.replace("online 0-1", "online 1,0"),
+                5,
+                format!(
+                    "online \"1,0\" is not a list of distinct CPUs below {} in order",
+                    crate::kernel::cpulist::MAX_CPUS
+                ),
+            ),
+            (
+                &GOOD.replace("none", "-3"),
+                6,
+                "cmm_pages -3 is negative".into(),
+            ),
+            (
+                &GOOD.replace("none", "lots"),
+                6,
+                "cmm_pages \"lots\" is neither a number nor none".into(),
+            ),
+        ];
+        for (text, line, what) in cases {
+            assert_eq!(refusal(text), (line, what), "{text:?}");
+        }
+    }
+
+    #[test]
+    fn a_damaged_value_is_quoted_at_most_40_characters_long() {
+        let long = "x".repeat(100);
+        let (_, what) = refusal(&format!("plugtop-state 2\npid {long}\n"));
+        assert_eq!(
+            what,
+            format!("pid {:?} is not a process id", "x".repeat(40))
+        );
+    }
 }

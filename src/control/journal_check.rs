@@ -5,9 +5,9 @@
 //! that exist here and can be put online (or are online anyway), and a
 //! pool this guest has and could hold.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-use crate::kernel::beneath::Beneath;
+use crate::kernel::beneath::{Beneath, BeneathError};
 use crate::kernel::cpu_choice::Online;
 use crate::kernel::cpu_dir::CpuDir;
 use crate::kernel::root_file::paths;
@@ -24,7 +24,61 @@ pub struct KeyLines {
 }
 
 /// A journal line and what is wrong with it.
-pub type Refusal = (usize, String);
+pub type LineRefusal = (usize, BadLine);
+
+/// What is wrong with a line of a journal (a damaged value is quoted, at
+/// most 40 characters of it).
+#[derive(Debug, thiserror::Error)]
+pub enum BadLine {
+    #[error("not a plugtop state journal (version 1 or 2)")]
+    NotAJournal,
+    #[error("not text (bytes that are not UTF-8)")]
+    NotText,
+    #[error("unknown line {0:?}")]
+    Unknown(String),
+    #[error("{key} given again (first on line {first})")]
+    Repeated { key: &'static str, first: usize },
+    #[error("the {0} line is missing")]
+    Missing(&'static str),
+    #[error("pid {0:?} is not a process id")]
+    NotAPid(String),
+    #[error("started {0:?} is not a number")]
+    NotAStartTime(String),
+    #[error("the root is empty")]
+    EmptyRoot,
+    /// An empty list would take every CPU offline.
+    #[error("the online list is empty; refusing to take every CPU offline")]
+    EmptyOnline,
+    #[error("online {0:?} is not a CPU list")]
+    NotACpuList(String),
+    #[error(
+        "online {:?} is not a list of distinct CPUs below {} in order",
+        .0,
+        crate::kernel::cpulist::MAX_CPUS
+    )]
+    NotDistinctCpus(String),
+    #[error("cmm_pages {0} is negative")]
+    NegativePool(i64),
+    #[error("cmm_pages {0:?} is neither a number nor none")]
+    NotAPool(String),
+    /// The journal's root (`named`) cannot be resolved to compare with
+    /// the root restored on (`here`).
+    #[error(
+        "the journal is for the root {named:?}, which cannot be resolved ({reason}), not {}",
+        here.display()
+    )]
+    UnresolvableRoot {
+        named: String,
+        reason: std::io::Error,
+        here: PathBuf,
+    },
+    /// A journal copied from another guest.
+    #[error("the journal is for the root {named:?}, not {}", here.display())]
+    OtherRoot { named: String, here: PathBuf },
+    /// What it says could not be put back on this guest.
+    #[error("{0}")]
+    NotRestorable(NotRestorable),
+}
 
 /// `/proc/meminfo` is a few KiB; a longer one is not the kernel's.
 const MEMINFO_LIMIT: u64 = 1 << 20;
@@ -45,6 +99,55 @@ pub enum Part {
     Pool,
 }
 
+/// Why a start state could not be put back on the guest below a root.
+#[derive(Debug, thiserror::Error)]
+pub enum NotRestorable {
+    #[error("cannot open the root {}: {reason}", root.display())]
+    RootUnopenable {
+        root: PathBuf,
+        reason: std::io::Error,
+    },
+    #[error("cpu{id} does not exist below {}/{}", root.display(), paths::CPU_DIR)]
+    NoSuchCpu { id: u32, root: PathBuf },
+    #[error("cpu{0}'s online file cannot be read, so it cannot be put back")]
+    OnlineUnreadable(u32),
+    #[error("cmm_pages {0} is negative: no pool has fewer than 0 pages")]
+    NegativePool(i64),
+    #[error("cmm_pages {} is given, but the guest has no {}", .0, paths::CMM_PAGES)]
+    NoPool(i64),
+    #[error("cmm_pages cannot be put back: {0}")]
+    PoolUnreadable(BeneathError),
+    #[error("cannot check cmm_pages {pages}: {reason}")]
+    MeminfoUnreadable { pages: i64, reason: BeneathError },
+    #[error("cannot check cmm_pages {}: no MemTotal in {}", .0, paths::MEMINFO)]
+    NoMemTotal(i64),
+    /// More pages than the guest's memory holds: no pool it ever had.
+    #[error(
+        "cmm_pages {pages} is more than the guest's memory holds ({most} pages of 4 KiB in MemTotal {total_kib} kB)"
+    )]
+    PoolTooLarge {
+        pages: i64,
+        most: i64,
+        total_kib: i64,
+    },
+}
+
+impl NotRestorable {
+    /// Which part of the start state this is about.
+    pub fn part(&self) -> Part {
+        match self {
+            NotRestorable::RootUnopenable { .. } => Part::Root,
+            NotRestorable::NoSuchCpu { .. } | NotRestorable::OnlineUnreadable(_) => Part::Online,
+            NotRestorable::NegativePool(_)
+            | NotRestorable::NoPool(_)
+            | NotRestorable::PoolUnreadable(_)
+            | NotRestorable::MeminfoUnreadable { .. }
+            | NotRestorable::NoMemTotal(_)
+            | NotRestorable::PoolTooLarge { .. } => Part::Pool,
+        }
+    }
+}
+
 /// Checks what a journal says (its root, its online CPUs and its pool,
 /// read from `lines`) against the guest below `root`.
 pub fn against_guest(
@@ -53,15 +156,15 @@ pub fn against_guest(
     online: &[u32],
     cmm_pages: Option<i64>,
     lines: &KeyLines,
-) -> Result<(), Refusal> {
+) -> Result<(), LineRefusal> {
     same_root(root, journal_root, lines.root)?;
-    restorable(root, online, cmm_pages).map_err(|(part, what)| {
-        let line = match part {
+    restorable(root, online, cmm_pages).map_err(|why| {
+        let line = match why.part() {
             Part::Root => lines.root,
             Part::Online => lines.online,
             Part::Pool => lines.cmm_pages,
         };
-        (line, what)
+        (line, BadLine::NotRestorable(why))
     })
 }
 
@@ -73,16 +176,14 @@ pub fn restorable(
     root: &Path,
     online: &[u32],
     cmm_pages: Option<i64>,
-) -> Result<(), (Part, String)> {
-    let beneath = Beneath::open(root).map_err(|e| {
-        (
-            Part::Root,
-            format!("cannot open the root {}: {e}", root.display()),
-        )
+) -> Result<(), NotRestorable> {
+    let beneath = Beneath::open(root).map_err(|reason| NotRestorable::RootUnopenable {
+        root: root.to_path_buf(),
+        reason,
     })?;
-    cpus_exist(root, online).map_err(|what| (Part::Online, what))?;
+    cpus_exist(root, online)?;
     if let Some(pages) = cmm_pages {
-        pool_fits(&beneath, pages).map_err(|what| (Part::Pool, what))?;
+        pool_fits(&beneath, pages)?;
     }
     Ok(())
 }
@@ -90,26 +191,25 @@ pub fn restorable(
 /// The journal's root and `root` are the same directory, once links and
 /// `..` are resolved: a journal copied from another guest is not this
 /// guest's start state.
-fn same_root(root: &Path, journal_root: &str, line: usize) -> Result<(), Refusal> {
+fn same_root(root: &Path, journal_root: &str, line: usize) -> Result<(), LineRefusal> {
     let here = std::fs::canonicalize(root);
     let there = std::fs::canonicalize(journal_root);
     match (here, there) {
         (Ok(here), Ok(there)) if here == there => Ok(()),
-        (_, Err(e)) => Err((
+        (_, Err(reason)) => Err((
             line,
-            format!(
-                "the journal is for the root {:?}, which cannot be resolved ({e}), not {}",
-                journal_root,
-                root.display()
-            ),
+            BadLine::UnresolvableRoot {
+                named: journal_root.to_string(),
+                reason,
+                here: root.to_path_buf(),
+            },
         )),
         _ => Err((
             line,
-            format!(
-                "the journal is for the root {:?}, not {}",
-                journal_root,
-                root.display()
-            ),
+            BadLine::OtherRoot {
+                named: journal_root.to_string(),
+                here: root.to_path_buf(),
+            },
         )),
     }
 }
@@ -118,22 +218,19 @@ fn same_root(root: &Path, journal_root: &str, line: usize) -> Result<(), Refusal
 /// that reads (a hotpluggable CPU) or none (a CPU that is always online).
 /// The directory is listed once, so a list of 65,536 CPUs costs a sort and
 /// as many look-ups, and the first missing CPU ends the check.
-fn cpus_exist(root: &Path, online: &[u32]) -> Result<(), String> {
+fn cpus_exist(root: &Path, online: &[u32]) -> Result<(), NotRestorable> {
     let cpus = CpuDir::new(root);
     let mut present = cpus.ids();
     present.sort_unstable();
     for &id in online {
         if present.binary_search(&id).is_err() {
-            return Err(format!(
-                "cpu{id} does not exist below {}/{}",
-                root.display(),
-                paths::CPU_DIR
-            ));
+            return Err(NotRestorable::NoSuchCpu {
+                id,
+                root: root.to_path_buf(),
+            });
         }
         if cpus.online(id) == Online::Unreadable {
-            return Err(format!(
-                "cpu{id}'s online file cannot be read, so it cannot be put back"
-            ));
+            return Err(NotRestorable::OnlineUnreadable(id));
         }
     }
     Ok(())
@@ -142,36 +239,30 @@ fn cpus_exist(root: &Path, online: &[u32]) -> Result<(), String> {
 /// The guest has a pool, and `pages` is neither negative nor more than
 /// its memory holds (`MemTotal` in 4 KiB pages): such a number is not a
 /// pool this guest ever had.
-fn pool_fits(beneath: &Beneath, pages: i64) -> Result<(), String> {
+fn pool_fits(beneath: &Beneath, pages: i64) -> Result<(), NotRestorable> {
     if pages < 0 {
-        return Err(format!(
-            "cmm_pages {pages} is negative: no pool has fewer than 0 pages"
-        ));
+        return Err(NotRestorable::NegativePool(pages));
     }
     match beneath.read_small(Path::new(paths::CMM_PAGES), CMM_LIMIT) {
         Ok(_) => {}
         Err(e) if e.is_not_found() => {
-            return Err(format!(
-                "cmm_pages {pages} is given, but the guest has no {}",
-                paths::CMM_PAGES
-            ));
+            return Err(NotRestorable::NoPool(pages));
         }
-        Err(e) => return Err(format!("cmm_pages cannot be put back: {e}")),
+        Err(e) => return Err(NotRestorable::PoolUnreadable(e)),
     }
     let meminfo = beneath
         .read_small(Path::new(paths::MEMINFO), MEMINFO_LIMIT)
-        .map_err(|e| format!("cannot check cmm_pages {pages}: {e}"))?;
+        .map_err(|reason| NotRestorable::MeminfoUnreadable { pages, reason })?;
     let Some(total_kib) = mem_total_kib(&meminfo) else {
-        return Err(format!(
-            "cannot check cmm_pages {pages}: no MemTotal in {}",
-            paths::MEMINFO
-        ));
+        return Err(NotRestorable::NoMemTotal(pages));
     };
     let most = total_kib / PAGE_KIB;
     if pages > most {
-        return Err(format!(
-            "cmm_pages {pages} is more than the guest's memory holds ({most} pages of 4 KiB in MemTotal {total_kib} kB)"
-        ));
+        return Err(NotRestorable::PoolTooLarge {
+            pages,
+            most,
+            total_kib,
+        });
     }
     Ok(())
 }

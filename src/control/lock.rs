@@ -41,8 +41,9 @@ pub enum LockError {
         "{file} exists but no process {pid} runs: cpuplugd would refuse to start too; remove the file if no cpuplugd runs"
     )]
     StalePidFile { pid: String, file: String },
-    #[error("{0} is locked: cpuplugd is starting or another plugtop acts on this guest")]
-    Held(String),
+    /// The lock file (at `path`) is held by another process.
+    #[error("{} is locked: cpuplugd is starting or another plugtop acts on this guest", path.display())]
+    Held { path: std::path::PathBuf },
     #[error(transparent)]
     Beneath(#[from] crate::kernel::beneath::BeneathError),
     #[error("{path}: {source}")]
@@ -100,7 +101,9 @@ pub fn acquire(root: &Path) -> Result<GuestLock, LockError> {
     let file = beneath.open_or_create(rel)?;
     match file.try_lock() {
         Ok(()) => Ok(GuestLock { _file: file, path }),
-        Err(TryLockError::WouldBlock) => Err(LockError::Held(path.display().to_string())),
+        Err(TryLockError::WouldBlock) => Err(LockError::Held {
+            path: path.to_path_buf(),
+        }),
         Err(TryLockError::Error(e)) => Err(io(e)),
     }
 }

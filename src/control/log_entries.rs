@@ -7,7 +7,7 @@
 //! `PLUGTOP_READING`, and for faults `PLUGTOP_FAULT` and `PLUGTOP_GROUP`.
 
 use crate::control::controller::{Action, Event};
-use crate::control::session::{Notice, Session, Severity, Step, event_severity};
+use crate::control::session::{MessageLevel, Notice, Session, Step, event_severity};
 use crate::control::watch::Finding;
 use crate::logging::{Entry, Priority};
 
@@ -48,20 +48,24 @@ pub fn step_lines(
     };
     let mut out = Vec::new();
     if let Some(skipped) = step.skipped {
-        out.push(say.line(LineKind::Problem, Severity::Warning, skipped.to_string()));
+        out.push(say.line(
+            LineKind::Problem,
+            MessageLevel::Warning,
+            skipped.to_string(),
+        ));
     }
     for n in step.notices.iter().filter(|n| verbose || !verbose_only(n)) {
         out.push(match n {
             Notice::Fault { group, fault } => say.with_fields(
                 LineKind::Problem,
-                Severity::Warning,
+                MessageLevel::Warning,
                 n.to_string(),
                 vec![
                     ("PLUGTOP_GROUP", (*group).to_string()),
                     ("PLUGTOP_FAULT", fault.clone()),
                 ],
             ),
-            _ => say.line(LineKind::Note, Severity::Info, n.to_string()),
+            _ => say.line(LineKind::Note, MessageLevel::Info, n.to_string()),
         });
     }
     out.extend(event_lines(step, session, verbose, with_fields));
@@ -69,19 +73,19 @@ pub fn step_lines(
         if matches!(f, Finding::Changed(_)) {
             continue;
         }
-        out.push(say.line(LineKind::Problem, Severity::Warning, f.to_string()));
+        out.push(say.line(LineKind::Problem, MessageLevel::Warning, f.to_string()));
         if matches!(f, Finding::FlapStarted(_)) {
             for c in session.watch().changes.iter().rev().take(2).rev() {
-                out.push(say.line(LineKind::Problem, Severity::Error, format!("  {c}")));
+                out.push(say.line(LineKind::Problem, MessageLevel::Error, format!("  {c}")));
             }
         }
     }
     for h in &step.hints {
-        out.push(say.line(LineKind::Note, Severity::Info, h.to_string()));
+        out.push(say.line(LineKind::Note, MessageLevel::Info, h.to_string()));
     }
     if let Some(f) = &step.fatal {
         let text = format!("{}; cpuplugd would exit here", f.message);
-        out.push(say.line(LineKind::Problem, Severity::Error, text));
+        out.push(say.line(LineKind::Problem, MessageLevel::Error, text));
     }
     out
 }
@@ -125,14 +129,14 @@ struct Say {
 }
 
 impl Say {
-    fn line(&self, kind: LineKind, severity: Severity, text: String) -> StepLine {
+    fn line(&self, kind: LineKind, severity: MessageLevel, text: String) -> StepLine {
         self.with_fields(kind, severity, text, Vec::new())
     }
 
     fn with_fields(
         &self,
         kind: LineKind,
-        severity: Severity,
+        severity: MessageLevel,
         text: String,
         more: Vec<(&'static str, String)>,
     ) -> StepLine {
@@ -143,9 +147,9 @@ impl Say {
             None => Vec::new(),
         };
         let (priority, message) = match severity {
-            Severity::Info => (Priority::Info, text),
-            Severity::Warning => (Priority::Warning, format!("warning: {text}")),
-            Severity::Error => (Priority::Err, text),
+            MessageLevel::Info => (Priority::Info, text),
+            MessageLevel::Warning => (Priority::Warning, format!("warning: {text}")),
+            MessageLevel::Error => (Priority::Err, text),
         };
         StepLine {
             kind,
@@ -215,9 +219,9 @@ pub fn event_entry(
         Event::Failed { action, .. } => (Priority::Err, Some(action)),
         other => (
             match event_severity(other) {
-                Severity::Info => Priority::Info,
-                Severity::Warning => Priority::Warning,
-                Severity::Error => Priority::Err,
+                MessageLevel::Info => Priority::Info,
+                MessageLevel::Warning => Priority::Warning,
+                MessageLevel::Error => Priority::Err,
             },
             None,
         ),

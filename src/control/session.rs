@@ -36,7 +36,7 @@ pub enum Skipped {
 
 /// How serious a message of a step is (what the log's priority becomes).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Severity {
+pub enum MessageLevel {
     Info,
     Warning,
     Error,
@@ -109,10 +109,10 @@ impl fmt::Display for Skipped {
 }
 
 /// How serious a controller event is.
-pub fn event_severity(e: &Event) -> Severity {
+pub fn event_severity(e: &Event) -> MessageLevel {
     match e {
-        Event::Failed { .. } | Event::CpuWriteFailed(_) => Severity::Error,
-        _ => Severity::Info,
+        Event::Failed { .. } | Event::CpuWriteFailed(_) => MessageLevel::Error,
+        _ => MessageLevel::Info,
     }
 }
 

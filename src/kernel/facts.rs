@@ -8,8 +8,8 @@
 #[derive(Debug, Clone)]
 pub struct SystemFacts {
     /// How many CPUs `/sys/devices/system/cpu/present` lists (for `CPU_MAX="0"`),
-    /// or cpuplugd's message when it cannot be read.
-    pub present_cpus: Result<u32, String>,
+    /// or why that is not known.
+    pub present_cpus: Result<u32, PresentCpusError>,
     /// Whether `/proc/sys/vm/cmm_pages` can be read; without it the memory group is off.
     pub cmm_pages: bool,
     /// Field names of `/proc/meminfo`, when known, to find misspelt names before running.
@@ -18,6 +18,28 @@ pub struct SystemFacts {
     pub vmstat_names: Option<Vec<String>>,
     /// Where these facts came from, for messages ("the kernel under /").
     pub origin: String,
+}
+
+/// Why the number of present CPUs is not known. Where cpuplugd stops for
+/// the same reason the text is its message, for a refusal to quote.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PresentCpusError {
+    /// The file cannot be read; `path` is below the root, `reason` what the
+    /// read said.
+    #[error("Cannot open /{path} file: {reason}")]
+    Unreadable { path: &'static str, reason: String },
+    /// The file holds no CPU list.
+    #[error("Malformed content of /{0}")]
+    Malformed(&'static str),
+    /// The list counts no CPU, or fewer than none (a reversed range).
+    #[error("number of present cpus ({0}) <= 0")]
+    NoneListed(i32),
+    /// The recording of this name has no sample to take the count from.
+    #[error("{0} holds no samples")]
+    EmptyRecording(String),
+    /// The snapshot directory holds no snapshot.
+    #[error("no snapshots")]
+    NoSnapshots,
 }
 
 impl SystemFacts {

@@ -1,5 +1,9 @@
-//! What machine a root belongs to, for recording headers: host name,
-//! kernel release, CPU model and page size.
+//! What machine a root belongs to, read once rather than every interval:
+//! host name, kernel release, CPU model and page size (recording headers,
+//! metrics labels), whether it is an s390 z/VM guest (may plugtop act on
+//! it, does cpuplugd manage its memory), its /proc/cpuinfo, its online and
+//! present CPU lists as a header shows them; and two facts about this
+//! machine's processes (is a pid alive, this process's own CPU time).
 
 use std::ffi::CString;
 use std::path::Path;

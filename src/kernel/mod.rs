@@ -29,6 +29,6 @@ pub mod source;
 pub mod staged_files;
 pub mod tasks;
 
-pub use facts::SystemFacts;
+pub use facts::{PresentCpusError, SystemFacts};
 pub use sample::{CpuState, CpuTicks, Polarization, ProcBytes, Sample, Stamp};
 pub use source::{Interest, Source, SourceError};

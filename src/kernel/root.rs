@@ -11,9 +11,9 @@ use std::path::{Path, PathBuf};
 
 use rustix::fs::OFlags;
 
-use super::SystemFacts;
 use super::cpu_choice::cpu_of_name;
 use super::cpulist::CpuList;
+use super::facts::{PresentCpusError, SystemFacts};
 use super::fields::{FieldParser, Malformed};
 use super::in_root::{RootDir, is_kernel_file};
 use super::procfs_text::{parse_loadavg, parse_long, parse_stat};
@@ -383,10 +383,13 @@ impl RootReader {
         let present_cpus = match self.load(root, RootFile::Present) {
             Ok(()) => match CpuList::parse(self.buf.bytes()) {
                 Some(l) if l.count > 0 => Ok(l.cpus()),
-                Some(l) => Err(format!("number of present cpus ({}) <= 0", l.count)),
-                None => Err(format!("Malformed content of /{}", paths::PRESENT)),
+                Some(l) => Err(PresentCpusError::NoneListed(l.count)),
+                None => Err(PresentCpusError::Malformed(paths::PRESENT)),
             },
-            Err(e) => Err(format!("Cannot open /{} file: {e}", paths::PRESENT)),
+            Err(e) => Err(PresentCpusError::Unreadable {
+                path: paths::PRESENT,
+                reason: e.to_string(),
+            }),
         };
         let cmm_pages = self
             .root_dir(root)

@@ -80,7 +80,7 @@ impl Source for SnapshotSource {
         match self.first_dir() {
             Some(first) => self.reader.facts(&first),
             None => SystemFacts {
-                present_cpus: Err("no snapshots".into()),
+                present_cpus: Err(crate::kernel::PresentCpusError::NoSnapshots),
                 cmm_pages: false,
                 meminfo_names: None,
                 vmstat_names: None,

@@ -18,8 +18,6 @@ pub enum SourceError {
     },
     #[error("cannot parse {path}: {what}")]
     Malformed { path: PathBuf, what: String },
-    #[error("{0}")]
-    Other(String),
 }
 
 /// What a source's consumer looks at. Reading less of the /proc files is

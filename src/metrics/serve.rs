@@ -188,7 +188,7 @@ struct Client {
 
 /// What reading a client's pending bytes came to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Reading {
+enum HeadProgress {
     /// Its head is not all there yet: more may come.
     Partial,
     /// Its head is all there, or was too large and is answered 431.
@@ -210,17 +210,17 @@ impl Client {
     }
 
     /// Reads what the client has sent so far, without waiting.
-    fn read_pending(&mut self) -> Reading {
+    fn read_pending(&mut self) -> HeadProgress {
         let mut buf = [0u8; 2048];
         loop {
             match self.stream.read(&mut buf) {
-                Ok(0) => return Reading::Gone,
+                Ok(0) => return HeadProgress::Gone,
                 Ok(n) => {
                     self.heard = Instant::now();
                     self.head.extend_from_slice(&buf[..n]);
                     if let Some(end) = find(&self.head, b"\r\n\r\n") {
                         self.head.truncate(end);
-                        return Reading::Complete;
+                        return HeadProgress::Complete;
                     }
                     if self.head.len() > HEAD_BYTES {
                         self.head = Vec::new();
@@ -229,12 +229,12 @@ impl Client {
                             0,
                         ));
                         self.since = Instant::now();
-                        return Reading::Complete;
+                        return HeadProgress::Complete;
                     }
                 }
-                Err(e) if e.kind() == ErrorKind::WouldBlock => return Reading::Partial,
+                Err(e) if e.kind() == ErrorKind::WouldBlock => return HeadProgress::Partial,
                 Err(e) if e.kind() == ErrorKind::Interrupted => {}
-                Err(_) => return Reading::Gone,
+                Err(_) => return HeadProgress::Gone,
             }
         }
     }
@@ -416,14 +416,14 @@ impl Endpoint {
         }
         let mut client = Client::new(stream);
         let reading = client.read_pending();
-        if reading == Reading::Gone {
+        if reading == HeadProgress::Gone {
             return;
         }
         let Some(stream) = self.make_room(client.stream, ceiling) else {
             return;
         };
         let mut client = Client { stream, ..client };
-        if reading == Reading::Complete {
+        if reading == HeadProgress::Complete {
             answer_head(&mut client, &self.registry, &mut self.requests);
             if client.write_answer() {
                 return;
@@ -520,9 +520,9 @@ impl Endpoint {
         let done = match c.answer {
             Some(_) => c.write_answer(),
             None => match c.read_pending() {
-                Reading::Partial => false,
-                Reading::Gone => true,
-                Reading::Complete => {
+                HeadProgress::Partial => false,
+                HeadProgress::Gone => true,
+                HeadProgress::Complete => {
                     answer_head(c, &self.registry, &mut self.requests);
                     c.write_answer()
                 }

@@ -1,5 +1,8 @@
 //! Formatting what the engine decided: JSON lines for machines (the
-//! conformance format) and a readable table for people.
+//! conformance format), a readable table and truth traces for people, and
+//! the comparisons that flipped between two intervals; and the one rule
+//! every output that quotes a file passes through to be safe on a
+//! terminal ([`terminal_safe`], [`terminal_safe_json`]).
 
 pub mod flips;
 pub mod jsonl;

@@ -137,7 +137,7 @@ fn split_lines(bytes: &[u8]) -> Vec<Line> {
 }
 
 /// What a line's name sets.
-enum Target {
+enum NameKind {
     Rule(RuleKind),
     Setting(usize),
     Variable,
@@ -159,19 +159,19 @@ fn prefix_name(name: &str, canonical: &str, span: Span) -> Diagnostic {
     ))
 }
 
-fn classify(name: &[u8]) -> (Target, &'static str) {
+fn classify(name: &[u8]) -> (NameKind, &'static str) {
     let lower = name.to_ascii_lowercase();
     for kind in RuleKind::ALL {
         if lower.starts_with(kind.daemon_name().as_bytes()) {
-            return (Target::Rule(kind), kind.file_name());
+            return (NameKind::Rule(kind), kind.file_name());
         }
     }
     for (i, s) in SETTINGS.iter().enumerate() {
         if lower.starts_with(s.as_bytes()) {
-            return (Target::Setting(i), s);
+            return (NameKind::Setting(i), s);
         }
     }
-    (Target::Variable, "")
+    (NameKind::Variable, "")
 }
 
 /// Stack for loading: a 2048-byte line can nest a thousand parentheses, and
@@ -364,7 +364,7 @@ impl<'f> Loader<'f> {
             }
             if let Some(eq) = line.stripped.iter().position(|b| *b == b'=') {
                 let name = &line.stripped[..eq];
-                if let (Target::Variable, _) = classify(name) {
+                if let (NameKind::Variable, _) = classify(name) {
                     self.all_vars
                         .entry(String::from_utf8_lossy(name).into_owned())
                         .or_insert(line.number);
@@ -482,14 +482,14 @@ impl<'f> Loader<'f> {
         }
 
         let (target, canonical) = classify(name_bytes);
-        if !matches!(target, Target::Variable) && !name.eq_ignore_ascii_case(canonical) {
+        if !matches!(target, NameKind::Variable) && !name.eq_ignore_ascii_case(canonical) {
             self.diagnostics
                 .push(prefix_name(&name, canonical, name_span));
         }
         match target {
-            Target::Rule(kind) => self.rule(kind, line, name_span, value_text, value_span),
-            Target::Setting(i) => self.setting(i, name_span, value, value_span),
-            Target::Variable => self.variable(name, line, name_span, value_text, value_span),
+            NameKind::Rule(kind) => self.rule(kind, line, name_span, value_text, value_span),
+            NameKind::Setting(i) => self.setting(i, name_span, value, value_span),
+            NameKind::Variable => self.variable(name, line, name_span, value_text, value_span),
         }
     }
 
@@ -669,7 +669,7 @@ impl<'f> Loader<'f> {
                         value_span,
                         format!("CPU_MAX=\"0\" needs the number of present CPUs: {message}"),
                     );
-                    self.refuse(message.clone(), d);
+                    self.refuse(message.to_string(), d);
                     return;
                 }
             },

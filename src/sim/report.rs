@@ -12,7 +12,7 @@ use crate::report::terminal_safe as safe;
 /// One run's figures. The JSON keys are a stable interface (scripts and
 /// trainers' material use them); add keys, never rename them.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Report {
+pub struct SimReport {
     pub scenario: String,
     pub rules: String,
     /// Intervals decided.
@@ -54,7 +54,7 @@ pub struct Report {
 }
 
 /// The rows of the text report: label, and the value as text.
-fn rows(r: &Report) -> Vec<(&'static str, String)> {
+fn rows(r: &SimReport) -> Vec<(&'static str, String)> {
     vec![
         ("intervals", r.intervals.to_string()),
         ("simulated time", clock(r.seconds)),
@@ -110,7 +110,7 @@ pub fn clock(seconds: f64) -> String {
 }
 
 /// The report of one run, one figure per line.
-pub fn text(r: &Report) -> String {
+pub fn text(r: &SimReport) -> String {
     let mut out = format!("{} with {}\n", safe(&r.scenario), safe(&r.rules));
     for (label, value) in rows(r) {
         let _ = writeln!(out, "  {label:<28}{value:>14}");
@@ -125,7 +125,7 @@ pub fn text(r: &Report) -> String {
 }
 
 /// Two runs of one scenario side by side.
-pub fn side_by_side(a: &Report, b: &Report) -> String {
+pub fn side_by_side(a: &SimReport, b: &SimReport) -> String {
     let name = |s: &str| safe(crate::report::file_name(s)).into_owned();
     let w = name(&a.rules)
         .chars()

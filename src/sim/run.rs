@@ -1,12 +1,12 @@
 //! A headless simulated run: the engine and an autonomous controller act on
 //! the simulated guest exactly as `plugtop run` acts on a real one, and the
-//! model's bookkeeping becomes a [`Report`].
+//! model's bookkeeping becomes a [`SimReport`].
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::report::Report;
+use super::report::SimReport;
 use super::{Guest, Scenario, SharedGuest, SimActuator, SimSource, facts};
 use crate::control::controller::{Action, Event, Mode};
 use crate::control::flap::{FlapConfig, FlapDetector, Moves};
@@ -50,8 +50,8 @@ pub struct Point {
 
 /// A finished run.
 #[derive(Debug, Clone)]
-pub struct Outcome {
-    pub report: Report,
+pub struct SimOutcome {
+    pub report: SimReport,
     pub timeline: Vec<Point>,
     /// What the controller did, as `m:ss text` lines.
     pub log: Vec<String>,
@@ -114,7 +114,7 @@ pub fn simulate(
     options: &SimOptions,
     wait: &mut dyn FnMut(Duration),
     on_line: &mut dyn FnMut(&str),
-) -> Result<Outcome, SimError> {
+) -> Result<SimOutcome, SimError> {
     let facts = facts(&guest_for(scenario, options));
     let (rules_set, file) = crate::rules::load_path(rules, &facts)?;
     simulate_loaded(scenario, Arc::new(rules_set), &file, options, wait, on_line)
@@ -129,7 +129,7 @@ pub fn simulate_loaded(
     options: &SimOptions,
     wait: &mut dyn FnMut(Duration),
     on_line: &mut dyn FnMut(&str),
-) -> Result<Outcome, SimError> {
+) -> Result<SimOutcome, SimError> {
     let guest = SharedGuest::new(guest_for(scenario, options));
     let rules = Path::new(file.name());
     let interval = options.interval.unwrap_or(rules_set.update_seconds());
@@ -149,7 +149,7 @@ pub fn simulate_loaded(
         ),
         None => None,
     };
-    let mut tally = Tally::default();
+    let mut tally = RunningTotals::default();
     let keep = options.keep_timeline;
     let mut emit = |line: String, log: &mut Vec<String>| {
         on_line(&line);
@@ -182,7 +182,7 @@ pub fn simulate_loaded(
         &rules.display().to_string(),
         &session,
     );
-    Ok(Outcome {
+    Ok(SimOutcome {
         report,
         timeline: tally.timeline,
         log: tally.log,
@@ -191,7 +191,7 @@ pub fn simulate_loaded(
 
 /// What a simulated run adds up as it goes.
 #[derive(Debug, Default)]
-struct Tally {
+struct RunningTotals {
     applied: Applied,
     timeline: Vec<Point>,
     log: Vec<String>,
@@ -203,7 +203,7 @@ struct Tally {
     period: Option<f64>,
 }
 
-impl Tally {
+impl RunningTotals {
     /// Counts a step's actions; the lines to log, in order, as every
     /// front end says them ([`log_entries::step_lines`]).
     fn note(&mut self, step: &Step, session: &Session, interval: f64) -> Vec<String> {
@@ -242,12 +242,12 @@ impl Tally {
         self.sums.2 += g.working_set_mib();
     }
 
-    fn report(&mut self, g: &Guest, scenario: &str, rules: &str, session: &Session) -> Report {
+    fn report(&mut self, g: &Guest, scenario: &str, rules: &str, session: &Session) -> SimReport {
         let n = self.intervals.max(1) as f64;
         let stats = g.stats;
         let (avg_guest, avg_ws) = (self.sums.1 / n, self.sums.2 / n);
         let ratio = |a: f64, b: f64, none: f64| if b > 0.0 { a / b } else { none };
-        Report {
+        SimReport {
             scenario: scenario.to_string(),
             rules: rules.to_string(),
             intervals: self.intervals,

@@ -11,7 +11,7 @@ use super::run::Options;
 use crate::control::controller::Mode;
 use crate::control::guard::{self, Guard, GuardOptions};
 use crate::control::lock;
-use crate::control::session::Severity;
+use crate::control::session::MessageLevel;
 use crate::kernel::Sample;
 use crate::kernel::actuator::{ActError, Actuator, RootActuator};
 use crate::kernel::cpu_choice::CpuChange;
@@ -176,7 +176,7 @@ pub fn disarm(guard: Guard, app: &mut App) -> Result<(), String> {
     app.actuator = None;
     for (severity, line) in &outcome.lines {
         let kind = match severity {
-            Severity::Info => LogKind::Note,
+            MessageLevel::Info => LogKind::Note,
             _ => LogKind::Problem,
         };
         app.note(kind, line.clone());
@@ -187,7 +187,7 @@ pub fn disarm(guard: Guard, app: &mut App) -> Result<(), String> {
     Err(outcome
         .lines
         .iter()
-        .filter(|(s, _)| *s != Severity::Info)
+        .filter(|(s, _)| *s != MessageLevel::Info)
         .map(|(_, l)| l.as_str())
         .collect::<Vec<_>>()
         .join("; "))

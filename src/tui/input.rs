@@ -59,7 +59,7 @@ pub enum TermInput {
 /// holding more than [`LONGEST_SEQUENCE`] bytes of a sequence or
 /// [`LONGEST_PASTE`] of a paste.
 #[derive(Debug, Default)]
-pub struct Decoder {
+pub struct KeyDecoder {
     pending: Vec<u8>,
     /// Inside a bracketed paste: its text so far.
     paste: Option<Paste>,
@@ -180,10 +180,10 @@ enum Parsed {
     PasteStart,
 }
 
-impl Decoder {
+impl KeyDecoder {
     /// A decoder with nothing pending.
     pub fn new() -> Self {
-        Decoder::default()
+        KeyDecoder::default()
     }
 
     /// True while part of a sequence, or a paste, waits for the rest.
@@ -191,7 +191,7 @@ impl Decoder {
         !self.pending.is_empty() || self.skipping != Skip::Nothing || self.paste.is_some()
     }
 
-    /// How long to wait for more bytes before [`Decoder::flush`]: `None`
+    /// How long to wait for more bytes before [`KeyDecoder::flush`]: `None`
     /// when nothing is unfinished.
     pub fn patience(&self) -> Option<Duration> {
         if self.paste.is_some() {
@@ -605,7 +605,7 @@ pub fn spawn(deliver: impl Fn(Vec<TermInput>) -> bool + Send + 'static) -> std::
     std::thread::Builder::new()
         .name("plugtop-keys".into())
         .spawn(move || {
-            let mut decoder = Decoder::new();
+            let mut decoder = KeyDecoder::new();
             let mut inputs = 0usize;
             loop {
                 let mut events = Vec::new();
@@ -636,7 +636,7 @@ mod tests {
     use super::*;
 
     fn decode(chunks: &[&[u8]]) -> Vec<TermInput> {
-        let mut d = Decoder::new();
+        let mut d = KeyDecoder::new();
         let mut out = Vec::new();
         for c in chunks {
             d.feed(c, &mut out);
@@ -683,7 +683,7 @@ mod tests {
         let mut long = b"\x1b]52;c;".to_vec();
         long.extend(std::iter::repeat_n(b'A', 5_000));
         long.extend(b"\x1b\\q");
-        let mut d = Decoder::new();
+        let mut d = KeyDecoder::new();
         let mut out = Vec::new();
         d.feed(&long, &mut out);
         assert_eq!(codes(&out), vec![KeyCode::Char('q')]);
@@ -694,7 +694,7 @@ mod tests {
         let mut bytes = b"\x1b[".to_vec();
         bytes.extend(std::iter::repeat_n(b'1', 10_000));
         bytes.push(b'q');
-        let mut d = Decoder::new();
+        let mut d = KeyDecoder::new();
         let mut out = Vec::new();
         d.feed(&bytes, &mut out);
         assert!(d.pending.len() < LONGEST_SEQUENCE);
@@ -745,7 +745,7 @@ mod tests {
 
     #[test]
     fn a_split_sequence_is_joined_while_it_waits() {
-        let mut d = Decoder::new();
+        let mut d = KeyDecoder::new();
         let mut out = Vec::new();
         d.feed(b"\x1b[", &mut out);
         assert!(d.waiting());
@@ -754,8 +754,8 @@ mod tests {
     }
 
     /// Feeds each chunk as one read, never timing out in between.
-    fn feed_reads(chunks: &[&[u8]]) -> (Decoder, Vec<TermInput>) {
-        let mut d = Decoder::new();
+    fn feed_reads(chunks: &[&[u8]]) -> (KeyDecoder, Vec<TermInput>) {
+        let mut d = KeyDecoder::new();
         let mut out = Vec::new();
         for c in chunks {
             d.feed(c, &mut out);
@@ -829,7 +829,7 @@ mod tests {
 
     #[test]
     fn an_over_long_paste_is_bounded_and_says_what_it_dropped() {
-        let mut d = Decoder::new();
+        let mut d = KeyDecoder::new();
         let mut out = Vec::new();
         d.feed(b"\x1b[200~", &mut out);
         let chunk = vec![b'a'; 64 * 1024];
@@ -858,7 +858,7 @@ mod tests {
 
     #[test]
     fn a_paste_cut_at_its_bound_never_ends_in_half_a_character() {
-        let mut d = Decoder::new();
+        let mut d = KeyDecoder::new();
         let mut out = Vec::new();
         d.feed(b"\x1b[200~", &mut out);
         // One byte short of the bound, then a two-byte character.

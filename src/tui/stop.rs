@@ -12,10 +12,10 @@ use std::sync::{Arc, Condvar, Mutex};
 /// Which stop signal came, and whether the guest was given back since;
 /// shared by the threads that must act on them.
 #[derive(Debug, Clone, Default)]
-pub struct StopFlag(Arc<Shared>);
+pub struct StopFlag(Arc<StopState>);
 
 #[derive(Debug, Default)]
-struct Shared {
+struct StopState {
     signal: AtomicI32,
     /// The exit status the screen ends with, once nothing is held.
     given_back: Mutex<Option<i32>>,

@@ -3,8 +3,11 @@
 //! tabulated by hand — unmet demand against CPUs and memory against
 //! stability — with a recommended file that changes only the numbers.
 //!
-//! Still to come (issue 14): a recording as the workload, the screen's
-//! tune key, and the faster evaluation.
+//! The workload is a scenario file or a recording of the user's own guest
+//! ([`recorded`]); candidates run on the compiled rules
+//! ([`crate::rules::compiled`]), by default on as many threads as the
+//! machine has CPUs (`--threads`). The screen's `T` (on `--sim`) runs the
+//! same search.
 
 pub mod knobs;
 pub mod recorded;

@@ -42,12 +42,18 @@ pub struct Censoring {
 pub enum WorkloadError {
     #[error(transparent)]
     Recording(#[from] crate::kernel::recording::RecordingError),
+    #[error("the recording holds no reading")]
+    NoReading,
+    #[error("the recording holds fewer than two readings")]
+    OneReading,
+    /// The workload read from it makes no scenario (the scenario's checks
+    /// say why).
     #[error("{0}")]
-    Unusable(String),
+    NoScenario(crate::sim::scenario::ScenarioError),
 }
 
 /// One recorded interval's phase.
-struct Interval {
+struct IntervalPhase {
     start: f64,
     demand: f64,
     /// The runnable tasks at its end.
@@ -83,7 +89,7 @@ pub fn scenario(path: &Path) -> Result<Recorded, WorkloadError> {
         .any(|n| n.ends_with("_dma") || n.ends_with("_normal"));
     let mut previous: Option<Sample> = None;
     let mut phases = Vec::new();
-    let mut tally = Tally::default();
+    let mut tally = RecordingTotals::default();
     let mut first = None;
     let mut cpus = 0u32;
     let mut memory_kib = 0.0f64;
@@ -98,14 +104,10 @@ pub fn scenario(path: &Path) -> Result<Recorded, WorkloadError> {
         previous = Some(s);
     }
     let (Some((t0, online)), Some(last)) = (first, previous) else {
-        return Err(WorkloadError::Unusable(
-            "the recording holds no reading".into(),
-        ));
+        return Err(WorkloadError::NoReading);
     };
     if phases.is_empty() {
-        return Err(WorkloadError::Unusable(
-            "the recording holds fewer than two readings".into(),
-        ));
+        return Err(WorkloadError::OneReading);
     }
     tally.censoring.raised = estimate_censored(&mut phases);
     let duration = last.stamp.seconds() - t0;
@@ -124,7 +126,7 @@ pub fn scenario(path: &Path) -> Result<Recorded, WorkloadError> {
         false,
         merged(&phases),
     )
-    .map_err(|e| WorkloadError::Unusable(e.to_string()))?;
+    .map_err(WorkloadError::NoScenario)?;
     Ok(Recorded {
         scenario,
         censoring: tally.censoring,
@@ -134,18 +136,18 @@ pub fn scenario(path: &Path) -> Result<Recorded, WorkloadError> {
 
 /// What the readings add up to on the way through a recording.
 #[derive(Default)]
-struct Tally {
+struct RecordingTotals {
     censoring: Censoring,
     /// Ticks of work and of steal over the whole recording.
     work: f64,
     steal: f64,
 }
 
-impl Tally {
+impl RecordingTotals {
     /// The phase for the interval from reading `p` to reading `s`
     /// (`t0`: the recording's first reading), or none when the tick
     /// counters went back.
-    fn phase(&mut self, p: &Sample, s: &Sample, t0: f64) -> Option<Interval> {
+    fn phase(&mut self, p: &Sample, s: &Sample, t0: f64) -> Option<IntervalPhase> {
         let d = tick_delta(&s.ticks, &p.ticks)?;
         let total = d.total().max(1) as f64;
         // The CPUs online during the interval: the reading before it may
@@ -166,7 +168,7 @@ impl Tally {
         let swapped = (mem("SwapTotal") - mem("SwapFree")).max(0.0);
         let seconds = (s.stamp.seconds() - p.stamp.seconds()).max(1e-3);
         let pgpgin = s.vmstat.get("pgpgin").unwrap_or(0.0) - p.vmstat.get("pgpgin").unwrap_or(0.0);
-        Some(Interval {
+        Some(IntervalPhase {
             start: p.stamp.seconds() - t0,
             demand: busy,
             runnable: s.runnable,
@@ -182,7 +184,7 @@ impl Tally {
 }
 
 /// The CPU one runnable task used in an interval with a CPU to spare.
-fn per_task(i: &Interval) -> Option<f64> {
+fn per_task(i: &IntervalPhase) -> Option<f64> {
     (!i.censored && i.runnable >= 0.5).then(|| (i.demand / i.runnable).clamp(0.05, 1.0))
 }
 
@@ -193,7 +195,7 @@ fn per_task(i: &Interval) -> Option<f64> {
 /// that starts while the guest is short of CPUs is censored from its first
 /// interval, so looking only backwards would price it at what the work
 /// before it took.
-fn estimate_censored(phases: &mut [Interval]) -> usize {
+fn estimate_censored(phases: &mut [IntervalPhase]) -> usize {
     let n = phases.len();
     // Per interval: (distance, per-task CPU) of the nearest match on each
     // side, found in one pass each way.
@@ -240,7 +242,7 @@ fn estimate_censored(phases: &mut [Interval]) -> usize {
 }
 
 /// Two intervals the model could not tell apart.
-fn same(a: &Interval, b: &Interval) -> bool {
+fn same(a: &IntervalPhase, b: &IntervalPhase) -> bool {
     (a.demand - b.demand).abs() < 0.005
         && (a.system - b.system).abs() < 0.005
         && (a.nice - b.nice).abs() < 0.005
@@ -253,9 +255,9 @@ fn same(a: &Interval, b: &Interval) -> bool {
 /// The phases: starts that grow (a clock step back is merged into the
 /// phase before), and a quiet stretch as one phase (the model holds a
 /// phase until the next), so a long recording stays small.
-fn merged(phases: &[Interval]) -> Vec<Phase> {
+fn merged(phases: &[IntervalPhase]) -> Vec<Phase> {
     let mut out: Vec<Phase> = Vec::new();
-    let mut last: Option<&Interval> = None;
+    let mut last: Option<&IntervalPhase> = None;
     for p in phases {
         if last.is_some_and(|w| p.start <= w.start || same(w, p)) {
             continue;
@@ -321,7 +323,7 @@ pub fn halves(s: &Scenario) -> Result<(Scenario, Scenario), WorkloadError> {
             s.jitter,
             phases,
         )
-        .map_err(|e| WorkloadError::Unusable(e.to_string()))
+        .map_err(WorkloadError::NoScenario)
     };
     Ok((make("first half", first)?, make("second half", second)?))
 }
@@ -330,8 +332,8 @@ pub fn halves(s: &Scenario) -> Result<(Scenario, Scenario), WorkloadError> {
 mod tests {
     use super::*;
 
-    fn interval(demand: f64, runnable: f64, censored: bool) -> Interval {
-        Interval {
+    fn interval(demand: f64, runnable: f64, censored: bool) -> IntervalPhase {
+        IntervalPhase {
             start: 0.0,
             demand,
             runnable,

@@ -4,7 +4,7 @@
 
 use serde::Serialize;
 
-use crate::sim::report::Report;
+use crate::sim::report::SimReport;
 
 /// One simulated run's outcome.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -28,7 +28,7 @@ pub struct Score {
 
 impl Score {
     /// The terms of a simulator report.
-    pub fn of(r: &Report) -> Score {
+    pub fn of(r: &SimReport) -> Score {
         Score {
             unmet_cpu_seconds: r.unmet_cpu_seconds,
             avg_online_cpus: r.avg_online_cpus,

@@ -155,7 +155,7 @@ pub fn simulate(
     scenario_name: &str,
     rules: &str,
     options: &plugtop::sim::run::SimOptions,
-) -> plugtop::sim::run::Outcome {
+) -> plugtop::sim::run::SimOutcome {
     let path = Path::new("examples/rules").join(format!("{rules}.conf"));
     match plugtop::sim::run::simulate(
         &scenario(scenario_name),

@@ -24,7 +24,19 @@ pub use cycles::Cycle;
 pub struct Graph {
     /// Uses between top-level modules, each crate's.
     pub top_level: Vec<TopLevelUse>,
+    /// Uses between sibling modules below the top level (`main: cli::run ->
+    /// cli::sources` is `parent` "cli", `from` "run", `to` "sources").
+    pub nested: Vec<NestedUse>,
     pub cycles: Vec<Cycle>,
+}
+
+/// One module using a sibling below the top level: the binary's modules all
+/// live under `cli`, so this is where a check sees that it read them.
+pub struct NestedUse {
+    pub krate: String,
+    pub parent: String,
+    pub from: String,
+    pub to: String,
 }
 
 /// One top-level module using another (`lib: kernel -> number`), in so many
@@ -41,6 +53,7 @@ pub struct TopLevelUse {
 pub fn of_tree(src: &Path) -> std::io::Result<Graph> {
     let mut graph = Graph {
         top_level: Vec::new(),
+        nested: Vec::new(),
         cycles: Vec::new(),
     };
     let shown_from = src.parent().unwrap_or(src);
@@ -58,6 +71,16 @@ pub fn of_tree(src: &Path) -> std::io::Result<Graph> {
                     from: a.clone(),
                     to: b.clone(),
                     places: edges.len(),
+                });
+            }
+        }
+        for (parent, pairs) in lifted.iter().filter(|(p, _)| !p.is_empty()) {
+            for (a, b) in pairs.keys() {
+                graph.nested.push(NestedUse {
+                    krate: name.to_string(),
+                    parent: parent.join("::"),
+                    from: a.clone(),
+                    to: b.clone(),
                 });
             }
         }

@@ -15,8 +15,8 @@ use std::path::Path;
 use codec::{Decoder, Encoder, frame};
 use varint::{Cursor, put_i64, put_str, put_u64};
 
+use super::{PresentCpusError, SystemFacts};
 use super::{Sample, Source, SourceError, Stamp};
-use crate::kernel::SystemFacts;
 
 /// The first bytes of every recording.
 pub const MAGIC: &[u8; 18] = b"plugtop-recording\n";
@@ -72,12 +72,53 @@ impl Header {
 }
 
 /// Why a recording cannot be read (at all, or past some point).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, thiserror::Error)]
 #[error("{path}: {what} at byte {offset}")]
 pub struct RecordingError {
     pub path: String,
     pub offset: u64,
-    pub what: String,
+    pub what: Damage,
+}
+
+/// What is wrong with a recording at the offset a [`RecordingError`] names.
+#[derive(Debug, thiserror::Error)]
+pub enum Damage {
+    /// The file cannot be opened or its first bytes read.
+    #[error("cannot read ({0})")]
+    Unreadable(std::io::Error),
+    #[error("not a plugtop recording (it does not start with \"plugtop-recording\")")]
+    NotARecording,
+    #[error("format version {0}, but this plugtop reads version {VERSION}")]
+    OtherVersion(u16),
+    #[error("the file ends before the format version")]
+    NoVersion,
+    /// The header's frame cannot be read.
+    #[error("header {0}")]
+    HeaderFrame(FrameDamage),
+    #[error("expected the header record, found kind {0}")]
+    NotTheHeader(u8),
+    #[error("the header record is malformed")]
+    MalformedHeader,
+}
+
+/// Why a frame (a record with its length and checksum) cannot be read.
+#[derive(Debug, thiserror::Error)]
+pub enum FrameDamage {
+    #[error("cannot be read ({0})")]
+    Unreadable(std::io::Error),
+    /// The file ends inside a frame whose length was read: a write that
+    /// was cut short.
+    #[error("is truncated (a torn last write)")]
+    Torn,
+    #[error("is truncated")]
+    Truncated,
+    #[error("has an impossible length")]
+    ImpossibleLength,
+    #[error("fails its checksum")]
+    Checksum,
+    /// The frame is whole but its record does not decode.
+    #[error("record cannot be decoded ({0:?})")]
+    Undecodable(codec::DecodeError),
 }
 
 /// Appends samples to a recording file.
@@ -156,7 +197,7 @@ const MOST_RECORD_BYTES: usize = 64 << 20;
 /// recording of any length replays in the memory of its largest record,
 /// and a file that is no recording is refused after its first bytes.
 #[derive(Debug)]
-struct Input {
+struct RecordingBytes {
     buf: Vec<u8>,
     /// Where the unread bytes start in `buf`.
     pos: usize,
@@ -166,9 +207,9 @@ struct Input {
     file: Option<File>,
 }
 
-impl Input {
-    fn in_memory(data: Vec<u8>) -> Input {
-        Input {
+impl RecordingBytes {
+    fn in_memory(data: Vec<u8>) -> RecordingBytes {
+        RecordingBytes {
             buf: data,
             pos: 0,
             offset: 0,
@@ -228,7 +269,7 @@ impl Input {
 #[derive(Debug)]
 pub struct RecordingSource {
     path: String,
-    input: Input,
+    input: RecordingBytes,
     decoder: Decoder,
     header: Header,
     peeked: Option<Sample>,
@@ -247,9 +288,9 @@ impl RecordingSource {
         let file = crate::kernel::regular::open_named(path).map_err(|e| RecordingError {
             path: shown.clone(),
             offset: 0,
-            what: format!("cannot read ({e})"),
+            what: Damage::Unreadable(e),
         })?;
-        let input = Input {
+        let input = RecordingBytes {
             buf: Vec::new(),
             pos: 0,
             offset: 0,
@@ -260,11 +301,11 @@ impl RecordingSource {
 
     /// Reads a recording held in memory; `name` is used in messages.
     pub fn from_bytes(name: impl Into<String>, data: Vec<u8>) -> Result<Self, RecordingError> {
-        RecordingSource::from_input(name.into(), Input::in_memory(data))
+        RecordingSource::from_input(name.into(), RecordingBytes::in_memory(data))
     }
 
-    fn from_input(path: String, mut input: Input) -> Result<Self, RecordingError> {
-        let fail = |offset: u64, what: String| RecordingError {
+    fn from_input(path: String, mut input: RecordingBytes) -> Result<Self, RecordingError> {
+        let fail = |offset: u64, what: Damage| RecordingError {
             path: path.clone(),
             offset,
             what,
@@ -272,41 +313,29 @@ impl RecordingSource {
         let v = MAGIC.len();
         input
             .fill(v + 2)
-            .map_err(|e| fail(0, format!("cannot read ({e})")))?;
+            .map_err(|e| fail(0, Damage::Unreadable(e)))?;
         let data = input.unread();
         if data.len() < v || &data[..v] != MAGIC {
-            return Err(fail(
-                0,
-                "not a plugtop recording (it does not start with \"plugtop-recording\")".into(),
-            ));
+            return Err(fail(0, Damage::NotARecording));
         }
         match data.get(v..v + 2).map(|b| u16::from_le_bytes([b[0], b[1]])) {
             Some(VERSION) => {}
             Some(other) => {
-                return Err(fail(
-                    v as u64,
-                    format!("format version {other}, but this plugtop reads version {VERSION}"),
-                ));
+                return Err(fail(v as u64, Damage::OtherVersion(other)));
             }
             None => {
-                return Err(fail(
-                    v as u64,
-                    "the file ends before the format version".into(),
-                ));
+                return Err(fail(v as u64, Damage::NoVersion));
             }
         }
         input.consume(v + 2);
         let start = input.at();
         let (kind, payload, used) =
-            next_frame(&mut input).map_err(|what| fail(start, format!("header {what}")))?;
+            next_frame(&mut input).map_err(|what| fail(start, Damage::HeaderFrame(what)))?;
         if kind != KIND_HEADER {
-            return Err(fail(
-                start,
-                format!("expected the header record, found kind {kind}"),
-            ));
+            return Err(fail(start, Damage::NotTheHeader(kind)));
         }
         let header = Header::decode(&input.unread()[payload])
-            .ok_or_else(|| fail(start, "the header record is malformed".into()))?;
+            .ok_or_else(|| fail(start, Damage::MalformedHeader))?;
         input.consume(used);
         let mut source = RecordingSource {
             path,
@@ -340,7 +369,7 @@ impl RecordingSource {
                     Ok(true) => {}
                     Ok(false) => return None,
                     Err(e) => {
-                        self.damaged(at, format!("cannot be read ({e})"));
+                        self.damaged(at, FrameDamage::Unreadable(e));
                         return None;
                     }
                 }
@@ -358,7 +387,7 @@ impl RecordingSource {
                 Ok(Some(sample)) => return Some(sample),
                 Ok(None) => {}
                 Err(e) => {
-                    self.damaged(at, format!("record cannot be decoded ({e:?})"));
+                    self.damaged(at, FrameDamage::Undecodable(e));
                     return None;
                 }
             }
@@ -366,7 +395,7 @@ impl RecordingSource {
         None
     }
 
-    fn damaged(&mut self, offset: u64, what: String) {
+    fn damaged(&mut self, offset: u64, what: FrameDamage) {
         self.stopped = true;
         self.warning = Some(format!(
             "{}: {what} at byte {offset}; replaying the {} samples before it",
@@ -381,26 +410,26 @@ enum FrameFault {
     /// More bytes are needed (at least this many in all).
     Short(usize),
     /// The frame is damaged.
-    Damaged(String),
+    Damaged(FrameDamage),
 }
 
 /// The frame at the start of `input`, reading on as far as it needs: its
 /// kind, where its payload lies in the unread bytes, and its whole length.
-fn next_frame(input: &mut Input) -> Result<(u8, std::ops::Range<usize>, usize), String> {
+fn next_frame(
+    input: &mut RecordingBytes,
+) -> Result<(u8, std::ops::Range<usize>, usize), FrameDamage> {
     loop {
         match read_frame(input.unread()) {
             Ok(frame) => return Ok(frame),
             Err(FrameFault::Damaged(what)) => return Err(what),
             Err(FrameFault::Short(want)) => {
                 let torn = want > 16;
-                let more = input
-                    .fill(want)
-                    .map_err(|e| format!("cannot be read ({e})"))?;
+                let more = input.fill(want).map_err(FrameDamage::Unreadable)?;
                 if !more {
                     return Err(if torn {
-                        "is truncated (a torn last write)".into()
+                        FrameDamage::Torn
                     } else {
-                        "is truncated".into()
+                        FrameDamage::Truncated
                     });
                 }
             }
@@ -416,7 +445,7 @@ fn read_frame(data: &[u8]) -> Result<(u8, std::ops::Range<usize>, usize), FrameF
     let kind = c.byte().map_err(|_| FrameFault::Short(16))?;
     let len = c.u64().map_err(|_| {
         if data.len() >= 11 {
-            FrameFault::Damaged("has an impossible length".into())
+            FrameFault::Damaged(FrameDamage::ImpossibleLength)
         } else {
             FrameFault::Short(16)
         }
@@ -424,7 +453,7 @@ fn read_frame(data: &[u8]) -> Result<(u8, std::ops::Range<usize>, usize), FrameF
     let len = usize::try_from(len)
         .ok()
         .filter(|len| *len <= MOST_RECORD_BYTES)
-        .ok_or_else(|| FrameFault::Damaged("has an impossible length".into()))?;
+        .ok_or(FrameFault::Damaged(FrameDamage::ImpossibleLength))?;
     let body = c.position();
     let whole = body + len + 4;
     if data.len() < whole {
@@ -433,7 +462,7 @@ fn read_frame(data: &[u8]) -> Result<(u8, std::ops::Range<usize>, usize), FrameF
     let crc = &data[body + len..whole];
     let want = u32::from_le_bytes([crc[0], crc[1], crc[2], crc[3]]);
     if crc32fast::hash(&data[..body + len]) != want {
-        return Err(FrameFault::Damaged("fails its checksum".into()));
+        return Err(FrameFault::Damaged(FrameDamage::Checksum));
     }
     Ok((kind, body..body + len, whole))
 }
@@ -444,7 +473,7 @@ impl Source for RecordingSource {
         SystemFacts {
             present_cpus: first
                 .map(|s| s.present.cpus())
-                .ok_or_else(|| format!("{} holds no samples", self.path)),
+                .ok_or_else(|| PresentCpusError::EmptyRecording(self.path.clone())),
             cmm_pages: first.is_some_and(|s| s.cmm_pages.is_some()),
             meminfo_names: first.and_then(|s| s.meminfo.kernel_names()),
             vmstat_names: first.and_then(|s| s.vmstat.kernel_names()),
@@ -469,6 +498,89 @@ impl Source for RecordingSource {
             self.warning.take()
         } else {
             None
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn opened(data: Vec<u8>) -> String {
+        match RecordingSource::from_bytes("r.rec", data) {
+            Ok(_) => "opened".into(),
+            Err(e) => e.to_string(),
+        }
+    }
+
+    #[test]
+    fn a_refused_recording_says_what_and_where_as_before() {
+        assert_eq!(
+            opened(b"not a recording at all".to_vec()),
+            "r.rec: not a plugtop recording (it does not start with \"plugtop-recording\") at byte 0"
+        );
+        assert_eq!(
+            opened(MAGIC.to_vec()),
+            format!(
+                "r.rec: the file ends before the format version at byte {}",
+                MAGIC.len()
+            )
+        );
+        let mut other = MAGIC.to_vec();
+        other.extend_from_slice(&(VERSION + 1).to_le_bytes());
+        assert_eq!(
+            opened(other),
+            format!(
+                "r.rec: format version {}, but this plugtop reads version {VERSION} at byte {}",
+                VERSION + 1,
+                MAGIC.len()
+            )
+        );
+        let mut no_header = MAGIC.to_vec();
+        no_header.extend_from_slice(&VERSION.to_le_bytes());
+        assert_eq!(
+            opened(no_header),
+            format!("r.rec: header is truncated at byte {}", MAGIC.len() + 2)
+        );
+    }
+
+    #[test]
+    fn every_frame_damage_reads_as_it_did_as_text() {
+        let io = std::io::Error::other("gone");
+        let said = [
+            (
+                FrameDamage::Unreadable(io).to_string(),
+                "cannot be read (gone)",
+            ),
+            (
+                FrameDamage::Torn.to_string(),
+                "is truncated (a torn last write)",
+            ),
+            (FrameDamage::Truncated.to_string(), "is truncated"),
+            (
+                FrameDamage::ImpossibleLength.to_string(),
+                "has an impossible length",
+            ),
+            (FrameDamage::Checksum.to_string(), "fails its checksum"),
+            (
+                FrameDamage::Undecodable(codec::DecodeError::NoLayout).to_string(),
+                "record cannot be decoded (NoLayout)",
+            ),
+            (
+                Damage::HeaderFrame(FrameDamage::Checksum).to_string(),
+                "header fails its checksum",
+            ),
+            (
+                Damage::NotTheHeader(7).to_string(),
+                "expected the header record, found kind 7",
+            ),
+            (
+                Damage::MalformedHeader.to_string(),
+                "the header record is malformed",
+            ),
+        ];
+        for (got, want) in said {
+            assert_eq!(got, want);
         }
     }
 }

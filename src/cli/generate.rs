@@ -18,7 +18,7 @@ use plugtop::commands::Status;
 use plugtop::placed_file::{PlaceDir, PlaceError, Replace};
 
 /// The hand-written page on the rule language and plugtop's diagnostics.
-const RULES_PAGE: &str = include_str!("../docs/man/plugtop-rules.5");
+const RULES_PAGE: &str = include_str!("../../docs/man/plugtop-rules.5");
 
 /// Carries out `plugtop generate`. A failed write on `out` is no panic:
 /// a closed pipe goes back to main (a quiet end, as for the other

@@ -1,0 +1,73 @@
+//! `plugtop record`: samples kept as a recording file or as snapshot
+//! directories.
+
+use std::io::Write;
+use std::path::Path;
+
+use super::interval::positive_interval;
+use super::sources::open_source;
+use crate::cli::RecordArgs;
+use plugtop::commands::{self, Pace, Status, Wait};
+use plugtop::kernel::live::wall_clock;
+use plugtop::kernel::machine::describe;
+use plugtop::kernel::recording::{Header, RecordingSource};
+use plugtop::kernel::snapshots::SnapshotSource;
+
+/// `plugtop record`.
+pub fn run(args: RecordArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
+    let RecordArgs {
+        output,
+        export_snapshots,
+        from,
+        interval,
+        count,
+    } = args;
+    let (mut source, live) = open_source(&from, Some(Path::new("/")))?;
+    let wait = if live {
+        Wait::Every(positive_interval(interval)?)
+    } else {
+        Wait::None
+    };
+    let machine = match (&from.replay, &from.snapshots) {
+        (Some(file), _) => RecordingSource::open(file).map(|r| r.header().clone()).ok(),
+        (None, Some(dir)) => SnapshotSource::open(dir)
+            .ok()
+            .and_then(|s| s.first_dir())
+            .map(|d| header_for(&d, interval)),
+        (None, None) => Some(header_for(
+            from.root.as_deref().unwrap_or(Path::new("/")),
+            interval,
+        )),
+    };
+    let header = machine.unwrap_or_else(|| header_for(Path::new("/nonexistent"), interval));
+    let target = match (&output, &export_snapshots) {
+        (_, Some(dir)) => commands::record::Destination::Snapshots(dir),
+        (Some(path), None) => commands::record::Destination::Recording { path, header },
+        (None, None) => {
+            anyhow::bail!("say where to write: -o FILE or --export-snapshots DIR")
+        }
+    };
+    Ok(commands::record::run(
+        source.as_mut(),
+        target,
+        Pace { count, wait },
+        out,
+        &mut std::thread::sleep,
+    )?)
+}
+
+/// A recording header for the machine under `root`.
+fn header_for(root: &Path, interval: f64) -> Header {
+    let m = describe(root);
+    let present_cpus = plugtop::kernel::machine::present_cpus(root);
+    Header {
+        host: m.host,
+        kernel: m.kernel,
+        cpu_model: m.cpu_model,
+        root: root.display().to_string(),
+        page_size: m.page_size,
+        present_cpus,
+        interval_us: (interval.max(0.0) * 1e6) as u64,
+        started: wall_clock(),
+    }
+}

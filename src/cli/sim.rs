@@ -1,0 +1,251 @@
+//! `plugtop sim`: a scenario played on a simulated guest under a rule
+//! file, with a report of how the rules did (or the guest served below a
+//! directory with `--serve`).
+
+use std::io::Write;
+use std::path::Path;
+use std::time::Duration;
+
+use anyhow::Context;
+
+use super::interval::positive_interval;
+use crate::cli::{CheckFormat, SimArgs};
+use plugtop::commands::Status;
+use plugtop::daemon;
+use plugtop::kernel::claimed_dir::DirUse;
+use plugtop::report::TerminalText;
+
+/// `plugtop sim`.
+pub fn run(args: SimArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
+    let SimArgs {
+        scenario,
+        config,
+        duration,
+        speed,
+        fast,
+        report,
+        report_format,
+        old_kernel,
+        compare,
+        record,
+        interval,
+        serve,
+        flap,
+    } = args;
+    let scenario = plugtop::sim::Scenario::load(&scenario)?;
+    let duration = duration.as_deref().map(sim_duration).transpose()?;
+    let speed = checked_speed(speed.unwrap_or(1.0))?;
+    let mut wait = |d: Duration| {
+        if !fast {
+            std::thread::sleep(plugtop::pace::scaled(d, speed));
+        }
+    };
+    if let Some(i) = interval {
+        positive_interval(i)?;
+    }
+    let options = plugtop::sim::run::SimOptions {
+        duration,
+        interval,
+        old_kernel,
+        record,
+        keep_timeline: false,
+        flap: flap.config(),
+    };
+    if let Some(root) = serve {
+        // Refused before anything is written: `/`, or a directory that
+        // holds someone else's files.
+        let dir = plugtop::kernel::claimed_dir::claim(&root, DirUse::ServedRoot)?;
+        let signals = daemon::Signals::install()?;
+        let mut guest = plugtop::sim::run::guest_for(&scenario, &options);
+        eprintln!(
+            "plugtop: simulating {} below {} (point `plugtop --root {}` or `plugtop run --root {}` at it; Ctrl-C stops)",
+            plugtop::report::terminal_safe(&scenario.name),
+            root.display(),
+            root.display(),
+            root.display()
+        );
+        plugtop::sim::serve::serve(&mut guest, &dir, &signals.stop, &mut wait, &mut |l| {
+            eprintln!("{}", plugtop::report::terminal_safe(l))
+        })
+        .with_context(|| format!("cannot write below {}", root.display()))?;
+        return Ok(Status::Ok);
+    }
+    let config = config.context("a rule file is needed: -c FILE")?;
+    let quiet = report || compare.is_some();
+    // With a JSON report, standard output holds only the JSON: the action
+    // lines go to standard error.
+    let json = matches!(report_format, CheckFormat::Json);
+    let mut print = |l: &str| {
+        // A closed pipe (`| head`) must not stop the run's report.
+        let l = plugtop::report::terminal_safe(l);
+        if quiet {
+        } else if json {
+            let _ = writeln!(std::io::stderr(), "{l}");
+        } else {
+            let _ = writeln!(std::io::stdout(), "{l}");
+        }
+    };
+    let first = plugtop::sim::run::simulate(&scenario, &config, &options, &mut wait, &mut print)?;
+    let second = match &compare {
+        Some(other) => {
+            let options = plugtop::sim::run::SimOptions {
+                record: None,
+                ..options.clone()
+            };
+            Some(plugtop::sim::run::simulate(
+                &scenario,
+                other,
+                &options,
+                &mut |_| {},
+                &mut |_| {},
+            )?)
+        }
+        None => None,
+    };
+    let files = [config.as_path(), compare.as_deref().unwrap_or(&config)];
+    finish_sim(
+        out,
+        report_format,
+        quiet,
+        &first,
+        second.as_ref(),
+        files,
+        old_kernel,
+    )
+}
+
+/// The report, unless the rules stopped the simulated cpuplugd: a run
+/// stopped early reports zeros that mean nothing, so it says why instead
+/// (a JSON report still comes, with its `fatal` field).
+fn finish_sim(
+    out: &mut dyn Write,
+    report_format: CheckFormat,
+    quiet: bool,
+    first: &plugtop::sim::run::SimOutcome,
+    second: Option<&plugtop::sim::run::SimOutcome>,
+    files: [&Path; 2],
+    old_kernel: bool,
+) -> anyhow::Result<Status> {
+    let json = matches!(report_format, CheckFormat::Json);
+    let stopped: Vec<String> = [Some(first), second]
+        .into_iter()
+        .flatten()
+        .zip(files)
+        .filter_map(|(o, file)| {
+            o.report
+                .fatal
+                .as_ref()
+                .map(|f| sim_stopped(file, f, &o.report, old_kernel))
+        })
+        .collect();
+    if stopped.is_empty() || json {
+        print_reports(out, report_format, quiet, first, second)?;
+    }
+    for s in &stopped {
+        eprintln!("plugtop: {}", plugtop::report::terminal_safe(s));
+    }
+    Ok(if stopped.is_empty() {
+        Status::Ok
+    } else {
+        Status::Failed
+    })
+}
+
+/// `--duration` in seconds: 1h, 15m, 90s, 12:00 or plain seconds.
+fn sim_duration(d: &str) -> anyhow::Result<f64> {
+    plugtop::sim::scenario::seconds(d)
+        .filter(|s| *s > 0.0)
+        .ok_or_else(|| {
+            anyhow::anyhow!(
+                "--duration {d:?} is not a duration like 1h, 15m, 90s or 12:00 (at most 366 days)"
+            )
+        })
+}
+
+/// Why a simulated cpuplugd stopped under `file`, with the `--old-kernel`
+/// hint when it stopped on a field only old kernels have.
+fn sim_stopped(
+    file: &Path,
+    fatal: &str,
+    report: &plugtop::sim::report::SimReport,
+    old_kernel: bool,
+) -> String {
+    let old_name = ["_dma", "_normal", "_movable", "_dma32", "_high"]
+        .iter()
+        .any(|suffix| fatal.contains(&format!("{suffix} not found")));
+    let hint = if old_name && !old_kernel {
+        "; these rules name /proc/vmstat fields of old kernels (zone-suffixed, as in the seed paper): run with --old-kernel"
+    } else {
+        ""
+    };
+    format!(
+        "{} stopped the simulated cpuplugd after {} (as cpuplugd would exit): {fatal}{hint}",
+        file.display(),
+        plugtop::sim::report::clock(report.seconds),
+    )
+}
+
+/// The simulator's report(s), as text or JSON.
+fn print_reports(
+    out: &mut dyn Write,
+    format: CheckFormat,
+    quiet: bool,
+    first: &plugtop::sim::run::SimOutcome,
+    second: Option<&plugtop::sim::run::SimOutcome>,
+) -> anyhow::Result<()> {
+    match format {
+        CheckFormat::Json => match second {
+            Some(b) => {
+                let both = serde_json::json!([first.report, b.report]).to_string();
+                writeln!(out, "{}", plugtop::report::terminal_safe_json(&both))?
+            }
+            None => {
+                let one = serde_json::to_string(&first.report)?;
+                writeln!(out, "{}", plugtop::report::terminal_safe_json(&one))?
+            }
+        },
+        CheckFormat::Text => {
+            let mut out = TerminalText::new(out);
+            match second {
+                Some(b) => write!(
+                    out,
+                    "{}",
+                    plugtop::sim::report::side_by_side(&first.report, &b.report)
+                )?,
+                None => {
+                    if !quiet {
+                        writeln!(out)?;
+                    }
+                    write!(out, "{}", plugtop::sim::report::text(&first.report))?
+                }
+            }
+            out.flush()?;
+        }
+    }
+    Ok(())
+}
+
+/// The slowest `--speed`: a thousand times slower than real time. Slower
+/// would make one interval of a simulation a wait of days, or longer than
+/// a `Duration` holds.
+const SLOWEST_SPEED: f64 = 0.001;
+
+/// The fastest `--speed`; beyond it `--fast` says what is meant.
+const FASTEST_SPEED: f64 = 1_000_000.0;
+
+/// `--speed X` checked: a finite number between [`SLOWEST_SPEED`] and
+/// [`FASTEST_SPEED`].
+fn checked_speed(speed: f64) -> anyhow::Result<f64> {
+    if speed.is_nan() || speed <= 0.0 {
+        anyhow::bail!("--speed must be a positive number (1 is real time, 2 twice as fast)");
+    }
+    if speed < SLOWEST_SPEED {
+        anyhow::bail!("--speed {speed:?} is too slow: the slowest is {SLOWEST_SPEED}");
+    }
+    if speed > FASTEST_SPEED {
+        anyhow::bail!(
+            "--speed {speed:?} is too fast: the fastest is {FASTEST_SPEED} (--fast runs without waiting)"
+        );
+    }
+    Ok(speed)
+}
