@@ -659,7 +659,11 @@ fn acting_on_this_machine_is_refused_when_it_is_not_a_zvm_guest() {
 fn a_slow_cpu_write_shows_progress_and_the_keys_wait_instead_of_freezing() {
     let (root, rules) = plugging_guest();
     let root_s = root.path().to_string_lossy().into_owned();
-    // Every sysfs write takes 1.5 s, as taking an s390 CPU offline can.
+    // Every sysfs write waits until the gate file exists, as taking an
+    // s390 CPU offline can take seconds: the write is in progress for as
+    // long as the test looks, however loaded the machine.
+    let gate = root.path().join("write-gate");
+    let gate_s = gate.to_string_lossy().into_owned();
     let mut s = Session::start_with(
         &[
             "--root",
@@ -673,7 +677,7 @@ fn a_slow_cpu_write_shows_progress_and_the_keys_wait_instead_of_freezing() {
         ],
         30,
         110,
-        &[("PLUGTOP_TEST_WRITE_DELAY_MS", "1500")],
+        &[("PLUGTOP_TEST_WRITE_GATE", &gate_s)],
     );
     s.wait_for("Proposed: plug cpu1");
     s.press("y");
@@ -681,6 +685,11 @@ fn a_slow_cpu_write_shows_progress_and_the_keys_wait_instead_of_freezing() {
     s.press("?");
     s.wait_for("plugging a CPU (keys wait)");
     assert_eq!(cpu_online(&root, 1), "0\n", "still writing");
+    assert!(
+        !s.screen().contains("Keys (any key closes)"),
+        "the key waits for the write"
+    );
+    std::fs::write(&gate, "").expect("open the gate");
     s.wait_for("Keys (any key closes)");
     assert_eq!(cpu_online(&root, 1), "1\n");
     s.press("x");
