@@ -160,7 +160,7 @@ impl Drop for Run {
 }
 
 fn wait_until(what: &str, mut ok: impl FnMut() -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(20);
+    let deadline = Instant::now() + common::HANG_GUARD;
     while !ok() {
         assert!(Instant::now() < deadline, "timed out waiting until {what}");
         std::thread::sleep(Duration::from_millis(20));

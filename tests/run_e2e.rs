@@ -98,7 +98,7 @@ impl TestKernel {
     /// Waits (bounded) until the kernel sees a state for which `done` holds;
     /// returns every state seen on the way.
     fn until(&self, what: &str, done: impl Fn(Seen) -> bool) -> Vec<Seen> {
-        let deadline = Instant::now() + Duration::from_secs(30);
+        let deadline = Instant::now() + common::HANG_GUARD;
         let mut seen = Vec::new();
         while Instant::now() < deadline {
             if let Ok(s) = self.seen.recv_timeout(Duration::from_millis(100)) {
@@ -455,7 +455,7 @@ fn without_f_it_detaches_writes_a_pid_file_and_stops_on_sigterm() {
         .expect("run");
     assert!(status.success(), "the parent returns at once");
     let pid_file = root.path().join("run/plugtop.pid");
-    let deadline = Instant::now() + Duration::from_secs(20);
+    let deadline = Instant::now() + common::HANG_GUARD;
     let pid = loop {
         if let Some(pid) = std::fs::read_to_string(&pid_file)
             .ok()

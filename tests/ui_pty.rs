@@ -91,10 +91,12 @@ impl Session {
 
     /// Waits for plugtop to end; its exit code and everything it printed.
     fn wait_exit(&mut self) -> (Option<u32>, String) {
-        let deadline = Instant::now() + Duration::from_secs(20);
+        let deadline = Instant::now() + common::HANG_GUARD;
         loop {
             if let Ok(Some(status)) = self.child.try_wait() {
-                while let Ok(bytes) = self.output.recv_timeout(Duration::from_millis(200)) {
+                // Everything it wrote, up to the end of the terminal's
+                // output (bounded by the hang guard, never failing on it).
+                while let Ok(bytes) = self.output.recv_timeout(common::HANG_GUARD) {
                     self.take(&bytes);
                 }
                 return (
@@ -120,7 +122,7 @@ impl Session {
     /// Reads output until `done` holds (bounded); `what` names it when it
     /// never does.
     fn wait_until(&mut self, what: &str, done: impl Fn(&Session) -> bool) {
-        let deadline = Instant::now() + Duration::from_secs(20);
+        let deadline = Instant::now() + common::HANG_GUARD;
         while !done(self) {
             assert!(
                 Instant::now() < deadline,
@@ -191,7 +193,7 @@ impl Session {
     /// (bounded): for keys that may land while the program still waits for
     /// the end of an escape sequence.
     fn press_until(&mut self, keys: &str, text: &str) {
-        let deadline = Instant::now() + Duration::from_secs(20);
+        let deadline = Instant::now() + common::HANG_GUARD;
         let mut last = Instant::now() - Duration::from_secs(1);
         while !self.screen().contains(text) {
             assert!(
@@ -212,7 +214,7 @@ impl Session {
     /// Quits and waits for the process to end.
     fn quit(mut self) -> bool {
         self.press("q");
-        let deadline = Instant::now() + Duration::from_secs(20);
+        let deadline = Instant::now() + common::HANG_GUARD;
         loop {
             if let Ok(Some(status)) = self.child.try_wait() {
                 return status.success();
@@ -600,7 +602,7 @@ fn tmux_kill_session_puts_the_guest_back() {
         .is_ok_and(|s| s.success());
     assert!(started, "tmux new-session");
     let journal = root.path().join("run/plugtop/state");
-    let deadline = Instant::now() + Duration::from_secs(20);
+    let deadline = Instant::now() + common::HANG_GUARD;
     while cpu_online(&root, 1) != "1\n" {
         assert!(
             Instant::now() < deadline,
@@ -612,7 +614,7 @@ fn tmux_kill_session_puts_the_guest_back() {
     let _ = std::process::Command::new("tmux")
         .args(["kill-session", "-t", &name])
         .status();
-    let deadline = Instant::now() + Duration::from_secs(20);
+    let deadline = Instant::now() + common::HANG_GUARD;
     while journal.exists() {
         assert!(
             Instant::now() < deadline,
@@ -717,14 +719,10 @@ fn sigtstp_gives_the_terminal_back_and_fg_redraws_everything() {
     };
     s.signal("TSTP");
     s.wait_until("plugtop did not stop", |_| state() == Some('T'));
-    while let Ok(bytes) = s.output.recv_timeout(Duration::from_millis(200)) {
-        s.take(&bytes);
-    }
-    let output = String::from_utf8_lossy(&s.raw).into_owned();
-    assert!(
-        terminal_restored(&output),
-        "the terminal is given back while stopped"
-    );
+    // Stopped, it has written all it will: the restore is on its way.
+    s.wait_until("the terminal is given back while stopped", |s| {
+        terminal_restored(&String::from_utf8_lossy(&s.raw))
+    });
     s.signal("CONT");
     s.wait_for("OBSERVE");
     s.wait_for("Rules (t selects");
@@ -759,7 +757,7 @@ fn an_unfinished_escape_sequence_never_eats_the_keyboard() {
     s.wait_gone("Keys (any key closes)");
     // Ctrl-C right after another unfinished reply still quits.
     s.press("\x1b[?");
-    let deadline = Instant::now() + Duration::from_secs(20);
+    let deadline = Instant::now() + common::HANG_GUARD;
     let mut last = Instant::now() - Duration::from_secs(1);
     loop {
         if let Ok(Some(status)) = s.child.try_wait() {
