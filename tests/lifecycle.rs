@@ -6,7 +6,6 @@ mod common;
 use std::io::Read;
 use std::process::{Child, Command, Output, Stdio};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
 
 use common::FakeRoot;
 
@@ -121,7 +120,7 @@ impl Run {
 
     /// Waits until what it printed shows `what`.
     fn wait_for(&self, what: &str, ok: impl Fn(&str) -> bool) {
-        wait_until(what, || ok(&self.log()));
+        common::wait_until(what, || ok(&self.log()));
     }
 
     fn signal(&self, name: &str) {
@@ -159,14 +158,6 @@ impl Drop for Run {
     }
 }
 
-fn wait_until(what: &str, mut ok: impl FnMut() -> bool) {
-    let deadline = Instant::now() + common::HANG_GUARD;
-    while !ok() {
-        assert!(Instant::now() < deadline, "timed out waiting until {what}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
 fn text(o: &Output) -> String {
     format!(
         "{}{}",
@@ -195,7 +186,7 @@ fn sighup_reapplies_a_lowered_cpu_max_at_once_and_keeps_the_history() {
     std::fs::write(&rules, IDLE_RULES.replace("CPU_MAX=\"0\"", "CPU_MAX=\"2\"")).expect("rules");
     run.signal("HUP");
     // cpuplugd's order: the first online CPUs by name.
-    wait_until("cpu0 and cpu1 go offline", || {
+    common::wait_until("cpu0 and cpu1 go offline", || {
         cpu(&root, 0) == "0" && cpu(&root, 1) == "0"
     });
     let before = readings(&run.log()).len();
