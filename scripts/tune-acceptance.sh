@@ -9,5 +9,5 @@
 #   scripts/tune-acceptance.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
-time cargo test --release --locked --test tune_cli -- --ignored \
+time cargo test --release --locked --test suite -- --ignored \
     the_paper_s_files_tuned_beat_the_paper_s_recommendations_on_other_seeds_too

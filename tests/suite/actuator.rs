@@ -4,7 +4,7 @@
 //! chooses as the root does, and that nothing outside the root is ever
 //! written.
 
-mod common;
+use crate::common;
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;

@@ -5,7 +5,7 @@
 //! shipped binary has no such hook. Also: `plugtop run` refuses to act on
 //! a `/` that is not s390 unless told to.
 
-mod common;
+use crate::common;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;

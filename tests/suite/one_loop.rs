@@ -3,7 +3,7 @@
 //! autonomous mode takes the same actions in the same order, start limits
 //! included.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 use std::time::Duration;

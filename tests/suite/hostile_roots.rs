@@ -3,7 +3,7 @@
 //! Nothing outside the root may ever change (an absolute link resolves
 //! inside the root, as in a chroot; a `..` above the root is refused).
 
-mod common;
+use crate::common;
 
 use std::os::unix::fs::symlink;
 use std::path::Path;

@@ -5,7 +5,7 @@
 //! is refused with a message and kept as it was, and no temporary file is
 //! left behind, whatever failed.
 
-mod common;
+use crate::common;
 
 use std::ffi::OsString;
 use std::os::unix::fs::symlink;

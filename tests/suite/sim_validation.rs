@@ -3,7 +3,7 @@
 //! paper's own rule files (old vmstat names where they need them) and with
 //! recommended-modern.conf.
 
-mod common;
+use crate::common;
 
 use plugtop::sim::run::{Outcome, SimOptions};
 

@@ -10,7 +10,7 @@
 //! loop starts (it checks it only after the first reading and after it
 //! computed its deadline), and the screen's thread is told to quit.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;

@@ -2,7 +2,7 @@
 //! decision flips, the feedback-loop check and `plugtop whatif` — and no
 //! false alarms on the steady scenarios.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 
@@ -113,7 +113,7 @@ fn whatif_on_the_recording_shows_the_damped_rules_reverse_less() {
         "--against",
         "examples/rules/oscillating-tight.conf",
     ]);
-    insta::assert_snapshot!("whatif_oscillating_damped_vs_tight", text);
+    assert_snapshot_of!("incident", "whatif_oscillating_damped_vs_tight", text);
     let reversals = text
         .lines()
         .find(|l| l.trim_start().starts_with("reversals"))

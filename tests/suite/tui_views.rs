@@ -41,8 +41,8 @@ const RECOMMENDED: &str = "examples/rules/recommended-default.conf";
 const SERIES: &str = "tests/fixtures/series/oldkernel";
 
 fn both(name: &str, app: &App) {
-    insta::assert_snapshot!(format!("{name}_80x24"), screen(app, 80, 24));
-    insta::assert_snapshot!(format!("{name}_160x48"), screen(app, 160, 48));
+    assert_snapshot_of!("tui_views", format!("{name}_80x24"), screen(app, 80, 24));
+    assert_snapshot_of!("tui_views", format!("{name}_160x48"), screen(app, 160, 48));
 }
 
 #[test]
@@ -131,7 +131,8 @@ fn time_travel_shows_an_earlier_interval() {
 
 #[test]
 fn a_small_terminal_gets_a_message_not_a_garbled_screen() {
-    insta::assert_snapshot!(
+    assert_snapshot_of!(
+        "tui_views",
         "too_small",
         screen(&app(RECOMMENDED, SERIES, 4, Mode::Observe), 60, 20)
     );

@@ -3,7 +3,7 @@
 //! per-CPU `online` files plugtop writes and advances /proc/stat and the
 //! memory counters according to a scripted load.
 
-mod common;
+use crate::common;
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};

@@ -5,7 +5,7 @@
 //! Each attack leaves the endpoint answering, the control loop's
 //! descriptors untouched, and dropping the server never waits on a client.
 
-mod common;
+use crate::common;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};

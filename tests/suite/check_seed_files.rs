@@ -27,7 +27,7 @@ macro_rules! seed {
         #[test]
         fn $name() {
             let (text, _) = check_text(concat!("examples/rules/", $file), $root);
-            insta::assert_snapshot!(stringify!($name), text);
+            assert_snapshot_of!("check_seed_files", stringify!($name), text);
         }
     };
 }

@@ -3,7 +3,7 @@
 //! autonomous begins, through the screen's real order (observe, `A` or `s`,
 //! the arming dialog, `y`), driven on the control thread the screen runs.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicI64, Ordering};

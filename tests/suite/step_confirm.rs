@@ -2,7 +2,7 @@
 //! the box follows the rules (and marks what changed), `y` applies exactly
 //! the amount on screen, the log says so, and `Esc` hides the box.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 

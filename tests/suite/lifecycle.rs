@@ -1,7 +1,7 @@
 //! `plugtop run` starts, reloads and ends as cpuplugd does, on test roots:
 //! one test per way the two used to end differently.
 
-mod common;
+use crate::common;
 
 use std::io::Read;
 use std::process::{Child, Command, Output, Stdio};

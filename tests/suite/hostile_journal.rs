@@ -3,7 +3,7 @@
 //! line and what is wrong, exit 1, and kept; a dead run's pid reused by
 //! another process does not block the restore.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};

@@ -3,7 +3,7 @@
 //! links are followed, and a `..` above the root is refused. Whatever the
 //! root holds, nothing outside it is touched.
 
-mod common;
+use crate::common;
 
 use std::io::Read;
 use std::os::unix::fs::symlink;

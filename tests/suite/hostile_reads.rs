@@ -2,7 +2,7 @@
 //! FIFO where a file should be never blocks, `/dev/zero` is never read on
 //! without end, whether named on the command line or found under a root.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::{Command, Output};

@@ -4,7 +4,7 @@
 //! outside target and at the same name inside the root, and checks which
 //! one plugtop saw.
 
-mod common;
+use crate::common;
 
 use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};

@@ -3,7 +3,7 @@
 //! match what the run did), the textfile written atomically each interval,
 //! and the HTTP endpoint's content negotiation.
 
-mod common;
+use crate::common;
 
 use std::io::{Read, Write};
 use std::time::Duration;
@@ -196,7 +196,7 @@ fn the_textfile_of_a_run_parses_and_matches_what_the_run_did() {
         })
         .collect::<Vec<_>>()
         .join("\n");
-    insta::assert_snapshot!("oscillating_textfile", fixed);
+    assert_snapshot_of!("metrics", "oscillating_textfile", fixed);
 }
 
 /// A GET of `path` on `addr` with `accept`; the response head and body.

@@ -1,7 +1,7 @@
 //! Recordings: what is recorded replays exactly, damage is found and
 //! reported with its byte offset, and a recording stays small.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::sync::Arc;

@@ -1,7 +1,7 @@
 //! `plugtop sim` end to end: reports, comparisons, recordings, and the
 //! simulated guest published as a root directory for other tools.
 
-mod common;
+use crate::common;
 
 use std::process::Output;
 

@@ -1,6 +1,6 @@
 //! Reading fake roots: every reader against hand-computed values.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 

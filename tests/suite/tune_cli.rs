@@ -2,7 +2,7 @@
 //! stops the oscillating guest's flapping, `--knob` pinning, `--write`
 //! (a file cpuplugd loads, with only numbers changed), JSON, determinism.
 
-mod common;
+use crate::common;
 
 use common::{plugtop, tempdir};
 

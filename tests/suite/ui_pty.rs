@@ -1,7 +1,7 @@
 //! The real binary in a pseudo-terminal: keys in, the screen (parsed by a
 //! vt100 emulator) and the files under the root checked.
 
-mod common;
+use crate::common;
 
 use std::io::{Read, Write};
 use std::sync::mpsc::{Receiver, channel};

@@ -5,7 +5,7 @@
 //! a hang fails past `common::HANG_GUARD`, and what these cases cost is
 //! measured by `scripts/hostile-inputs.sh`.
 
-mod common;
+use crate::common;
 
 use std::io::{BufRead, Read};
 use std::os::unix::fs::symlink;

@@ -1,6 +1,6 @@
 //! The real binary, end to end, on the repository's fixture roots.
 
-mod common;
+use crate::common;
 
 use std::process::Output;
 

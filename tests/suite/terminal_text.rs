@@ -3,7 +3,7 @@
 //! title, BEL, C1 controls, a bidi override) reach `sim` reports, action
 //! lines, comparisons and `--batch` line mode only as visible escapes.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::Output;

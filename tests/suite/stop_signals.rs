@@ -3,7 +3,7 @@
 //! signal, and the armed screen on SIGTERM while its terminal is read by
 //! nobody (the screen thread stuck in a write to it).
 
-mod common;
+use crate::common;
 
 use std::io::{BufRead, BufReader, Write as _};
 use std::path::Path;
