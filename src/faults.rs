@@ -1,7 +1,8 @@
 //! Failures on purpose, for the tests of the failure policy: a panic in a
-//! chosen thread, a sysfs write that takes seconds. Compiled in only with
-//! the `fault-injection` feature, which the test build alone enables; a
-//! shipped binary ignores `PLUGTOP_FAULT` and `PLUGTOP_TEST_WRITE_DELAY_MS`.
+//! chosen thread, a sysfs write that takes as long as the test says.
+//! Compiled in only with the `fault-injection` feature, which the test
+//! build alone enables; a shipped binary ignores `PLUGTOP_FAULT` and
+//! `PLUGTOP_TEST_WRITE_GATE`.
 
 /// Where a failure can be injected.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -70,14 +71,16 @@ pub fn write_fails(path: &std::path::Path) -> bool {
     }
 }
 
-/// How long every sysfs write should take (`PLUGTOP_TEST_WRITE_DELAY_MS`),
-/// as taking an s390 CPU offline can; `None` in a shipped binary.
-pub fn write_delay() -> Option<std::time::Duration> {
+/// Holds every sysfs write until the file `PLUGTOP_TEST_WRITE_GATE` names
+/// exists, as taking an s390 CPU offline can take seconds: a test keeps a
+/// write in progress exactly as long as it looks, so no clock decides what
+/// it sees. Returns at once in a shipped binary.
+pub fn wait_at_write_gate() {
     #[cfg(feature = "fault-injection")]
-    return std::env::var("PLUGTOP_TEST_WRITE_DELAY_MS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .map(std::time::Duration::from_millis);
-    #[cfg(not(feature = "fault-injection"))]
-    None
+    if let Some(gate) = std::env::var_os("PLUGTOP_TEST_WRITE_GATE") {
+        let gate = std::path::Path::new(&gate);
+        while !gate.exists() {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+    }
 }

@@ -102,9 +102,6 @@ pub trait Actuator {
 pub struct RootActuator {
     cpus: CpuDir,
     beneath: Arc<Beneath>,
-    /// Test-only (`PLUGTOP_TEST_WRITE_DELAY_MS`): every write takes this
-    /// long, as taking an s390 CPU offline can.
-    delay: Option<std::time::Duration>,
     /// The panic hook's restore: it already holds the write lock.
     after_panic: bool,
 }
@@ -115,7 +112,6 @@ impl RootActuator {
         Ok(RootActuator {
             cpus: CpuDir::new(root),
             beneath: Arc::new(Beneath::open(root)?),
-            delay: crate::faults::write_delay(),
             after_panic: false,
         })
     }
@@ -131,9 +127,7 @@ impl RootActuator {
             }
             Some(guard)
         };
-        if let Some(d) = self.delay {
-            std::thread::sleep(d);
-        }
+        crate::faults::wait_at_write_gate();
         let path = self.beneath.root().join(rel);
         if crate::faults::write_fails(&path) {
             return Err(ActError::Write {

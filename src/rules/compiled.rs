@@ -4,7 +4,7 @@
 //! the arithmetic; a program runs the same operations in the same order,
 //! with the same short-circuits, faults and fatal stops, over a small stack.
 //! [`Evaluator`] stays the reference (and the only path that keeps a
-//! trace); `tests/compiled_props.rs` holds the two to the same answers.
+//! trace); `tests/suite/compiled_props.rs` holds the two to the same answers.
 
 use super::eval::{Evaluator, FatalKind, Readings, Recorder, Stop, arith, compare, read};
 use super::expr::{BinOp, Keyword, NOT_OPCODE, NodeId, NodeKind, Reading};

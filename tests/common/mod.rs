@@ -5,6 +5,14 @@
 
 use std::fmt::Write as _;
 use std::path::Path;
+use std::process::{Child, Output};
+use std::time::{Duration, Instant};
+
+/// How long a test waits for something that should happen before it calls
+/// it hung and fails. A hang guard, never a measurement: CI shares a loaded
+/// 2-core machine, so what things cost is measured in `scripts/` and
+/// `benches/`, and a pass never depends on how fast it came.
+pub const HANG_GUARD: Duration = Duration::from_secs(120);
 
 /// A temporary root directory with proc/ and sys/ files.
 pub struct FakeRoot {
@@ -204,4 +212,89 @@ pub fn zero_device_in(root: &std::path::Path) -> bool {
         zero,
     )
     .is_ok()
+}
+
+/// A child process that is killed when dropped, so a failing test never
+/// leaves a daemon running behind it.
+pub struct Spawned(Option<Child>);
+
+impl Spawned {
+    /// Takes charge of `child`.
+    pub fn new(child: Child) -> Self {
+        Spawned(Some(child))
+    }
+
+    /// The child itself (to take its pipes, say).
+    pub fn child(&mut self) -> &mut Child {
+        match self.0.as_mut() {
+            Some(c) => c,
+            None => panic!("the child was already waited for"),
+        }
+    }
+
+    /// Sends it `signal`.
+    pub fn signal(&mut self, signal: rustix::process::Signal) {
+        let pid = self.child().id();
+        kill(pid, signal);
+    }
+
+    /// Whether it has ended already (never waits).
+    pub fn has_ended(&mut self) -> bool {
+        matches!(self.child().try_wait(), Ok(Some(_)))
+    }
+
+    /// Waits for it to end; past [`HANG_GUARD`] kills it and fails the
+    /// test saying `what` hung. Its stdout and stderr, when piped and not
+    /// taken already, are read meanwhile (so a chatty child never blocks
+    /// on a full pipe).
+    pub fn finish(mut self, what: &str) -> Output {
+        let Some(child) = self.0.take() else {
+            panic!("{what}: already waited for");
+        };
+        let pid = child.id();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = tx.send(child.wait_with_output());
+        });
+        match rx.recv_timeout(HANG_GUARD) {
+            Ok(Ok(output)) => output,
+            Ok(Err(e)) => panic!("{what}: cannot wait for it: {e}"),
+            Err(_) => {
+                kill(pid, rustix::process::Signal::KILL);
+                panic!("{what}: still running after {HANG_GUARD:?}; killed")
+            }
+        }
+    }
+}
+
+impl Drop for Spawned {
+    fn drop(&mut self) {
+        if let Some(c) = self.0.as_mut() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+/// Sends `signal` to the process `pid` (a child of this test).
+pub fn kill(pid: u32, signal: rustix::process::Signal) {
+    let pid = i32::try_from(pid)
+        .ok()
+        .and_then(rustix::process::Pid::from_raw);
+    if let Some(pid) = pid {
+        let _ = rustix::process::kill_process(pid, signal);
+    }
+}
+
+/// Waits until `done` holds, looking again every few milliseconds; fails
+/// the test saying `what` never happened past [`HANG_GUARD`].
+pub fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
+    let deadline = Instant::now() + HANG_GUARD;
+    while !done() {
+        assert!(
+            Instant::now() < deadline,
+            "{what}: not after {HANG_GUARD:?}"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
 }

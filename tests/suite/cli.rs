@@ -1,0 +1,732 @@
+//! The real binary, end to end, on the repository's fixture roots.
+
+use crate::common;
+
+use std::process::Output;
+
+use common::{plugtop, record_fixture_series};
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+#[test]
+fn line_mode_prints_one_line_per_decided_interval() {
+    // Not a terminal, so line mode. The root never changes: the tick
+    // differences are 0, so the paper's rules divide 0 by 0 and cpuplugd
+    // skips both groups, which the line says.
+    let o = plugtop(&[
+        "--root",
+        "tests/fixtures/roots/oldkernel",
+        "--count",
+        "5",
+        "--interval",
+        "0.01",
+    ]);
+    let text = stdout(&o);
+    assert!(o.status.success(), "{text}");
+    assert!(
+        text.contains("with built-in recommended-default.conf"),
+        "{text}"
+    );
+    // --count counts the intervals printed, not the readings that only
+    // filled the history.
+    let decided: Vec<&str> = text.lines().filter(|l| l.contains(" #")).collect();
+    assert_eq!(decided.len(), 5, "{text}");
+    assert!(
+        decided[0]
+            .contains("#3 | cpu: skipped (invalid operation) | mem: skipped (invalid operation)"),
+        "{text}"
+    );
+}
+
+#[test]
+fn line_mode_explains_each_decision_from_a_recording() {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let rec = record_fixture_series(dir.path(), "o.rec");
+    let o = plugtop(&[
+        "--batch",
+        "--replay",
+        &rec,
+        "-c",
+        "examples/rules/recommended-default.conf",
+    ]);
+    let text = stdout(&o);
+    assert!(
+        text.contains(
+            "#3 | cpu: unplug, HOTUNPLUG true because (CP_idleAVG * onumcpus) = 1.8668 is > 1.15"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("mem: pool 1240000 -> 1108928, MEMPLUG true because pgscanrate (line 24)"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_new_kernel_gets_the_modern_built_in_rules() {
+    let o = plugtop(&[
+        "--root",
+        "tests/fixtures/roots/newkernel",
+        "--count",
+        "1",
+        "--interval",
+        "0.001",
+    ]);
+    assert!(
+        stdout(&o).contains("with built-in recommended-modern.conf"),
+        "{}",
+        stdout(&o)
+    );
+}
+
+#[test]
+fn check_exit_status_follows_errors() {
+    let bad = plugtop(&[
+        "check",
+        "examples/rules/memory-config-1.conf",
+        "--root",
+        "tests/fixtures/roots/oldkernel",
+    ]);
+    assert_eq!(bad.status.code(), Some(1));
+    let good = plugtop(&[
+        "check",
+        "examples/rules/recommended-default.conf",
+        "--root",
+        "tests/fixtures/roots/oldkernel",
+    ]);
+    assert_eq!(good.status.code(), Some(0), "{}", stdout(&good));
+    let missing = plugtop(&["check", "no/such/file.conf"]);
+    assert_eq!(missing.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("cannot read no/such/file.conf"));
+}
+
+#[test]
+fn eval_jsonl_refuses_what_cpuplugd_refuses() {
+    let o = plugtop(&[
+        "eval",
+        "-c",
+        "examples/rules/memory-config-1.conf",
+        "--snapshots",
+        "tests/fixtures/series/oldkernel",
+        "--jsonl",
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    let text = stdout(&o);
+    assert!(
+        text.starts_with("{\"config\":\"error\",\"message\":\"parsing error at cache"),
+        "{text}"
+    );
+}
+
+#[test]
+fn eval_trace_shows_variables_and_short_circuits() {
+    let o = plugtop(&[
+        "eval",
+        "-c",
+        "examples/rules/recommended-default.conf",
+        "--snapshots",
+        "tests/fixtures/series/oldkernel",
+        "--trace",
+    ]);
+    let text = stdout(&o);
+    assert!(o.status.success());
+    assert!(
+        text.contains("HOTPLUG = false    ((1 - CP_ActiveAVG) * onumcpus) < 0.08"),
+        "{text}"
+    );
+    assert!(text.contains("CP_ActiveAVG (line 12) = 0.4949"), "{text}");
+    assert!(text.contains("cpustat.user[0] = 499593"), "{text}");
+}
+
+#[test]
+fn record_a_live_root_then_replay_it() {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let rec = dir.path().join("x.rec");
+    let rec_s = rec.to_string_lossy().into_owned();
+    let o = plugtop(&[
+        "record",
+        "-o",
+        &rec_s,
+        "--root",
+        "tests/fixtures/roots/newkernel",
+        "--count",
+        "6",
+        "--interval",
+        "0.001",
+    ]);
+    assert!(o.status.success(), "{}", stdout(&o));
+    assert!(stdout(&o).contains("recorded 6 samples"), "{}", stdout(&o));
+    let again = plugtop(&[
+        "record",
+        "-o",
+        &rec_s,
+        "--root",
+        "tests/fixtures/roots/newkernel",
+        "--count",
+        "1",
+    ]);
+    assert_eq!(
+        again.status.code(),
+        Some(2),
+        "an existing recording is never overwritten"
+    );
+    let o = plugtop(&[
+        "eval",
+        "-c",
+        "examples/rules/recommended-modern.conf",
+        "--replay",
+        &rec_s,
+        "--jsonl",
+    ]);
+    let text = stdout(&o);
+    assert!(o.status.success(), "{text}");
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(
+        lines.len(),
+        1 + 3,
+        "header and one line per interval after the history fills: {text}"
+    );
+    assert!(lines[3].starts_with("{\"snapshot\":5,"), "{text}");
+}
+
+#[test]
+fn export_snapshots_from_a_recording() {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let rec = dir.path().join("s.rec").to_string_lossy().into_owned();
+    let out = dir.path().join("snaps").to_string_lossy().into_owned();
+    let o = plugtop(&[
+        "record",
+        "-o",
+        &rec,
+        "--snapshots",
+        "tests/fixtures/series/oldkernel",
+    ]);
+    assert!(stdout(&o).contains("recorded 20 samples"), "{}", stdout(&o));
+    let o = plugtop(&["record", "--replay", &rec, "--export-snapshots", &out]);
+    assert!(stdout(&o).contains("wrote 20 snapshots"), "{}", stdout(&o));
+    let direct = plugtop(&[
+        "eval",
+        "-c",
+        "examples/rules/recommended-default.conf",
+        "--snapshots",
+        "tests/fixtures/series/oldkernel",
+        "--jsonl",
+    ]);
+    let exported = plugtop(&[
+        "eval",
+        "-c",
+        "examples/rules/recommended-default.conf",
+        "--snapshots",
+        &out,
+        "--jsonl",
+    ]);
+    assert_eq!(stdout(&direct), stdout(&exported));
+}
+
+#[test]
+fn a_damaged_recording_replays_up_to_the_damage_with_a_warning() {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let rec_s = record_fixture_series(dir.path(), "d.rec");
+    let rec = std::path::PathBuf::from(&rec_s);
+    let bytes = std::fs::read(&rec).expect("recording");
+    std::fs::write(&rec, &bytes[..bytes.len() - 10]).expect("truncate");
+    let o = plugtop(&[
+        "eval",
+        "-c",
+        "examples/rules/recommended-default.conf",
+        "--replay",
+        &rec_s,
+        "--jsonl",
+    ]);
+    assert!(o.status.success());
+    assert_eq!(
+        stdout(&o).lines().count(),
+        1 + 16,
+        "19 of 20 samples replay, 16 decided"
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("warning") && err.contains("at byte") && err.contains("truncated"),
+        "{err}"
+    );
+    let junk = dir.path().join("junk.rec");
+    std::fs::write(&junk, "not a recording").expect("write");
+    let o = plugtop(&[
+        "eval",
+        "-c",
+        "examples/rules/recommended-default.conf",
+        "--replay",
+        &junk.to_string_lossy(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("not a plugtop recording") && err.contains("at byte 0"),
+        "{err}"
+    );
+}
+
+#[test]
+fn eval_reads_a_live_root_every_interval() {
+    let o = plugtop(&[
+        "eval",
+        "-c",
+        "examples/rules/recommended-default.conf",
+        "--root",
+        "tests/fixtures/roots/oldkernel",
+        "--count",
+        "5",
+        "--interval",
+        "0.001",
+        "--jsonl",
+    ]);
+    let text = stdout(&o);
+    assert!(o.status.success(), "{text}");
+    assert_eq!(text.lines().count(), 1 + 2, "{text}");
+}
+
+/// The table rows (one per decided interval) of a command's output.
+/// The decision rows of `eval` or `run -V` (whose lines start with a time).
+fn rows(text: &str) -> Vec<String> {
+    let untimed = |l: &str| -> String {
+        let b = l.as_bytes();
+        let timed = b.len() > 9 && b[2] == b':' && b[5] == b':' && b[8] == b' ';
+        if timed { &l[9..] } else { l }.to_string()
+    };
+    text.lines()
+        .map(untimed)
+        .filter(|l| {
+            l.trim_start()
+                .split(' ')
+                .next()
+                .is_some_and(|w| w.parse::<usize>().is_ok())
+        })
+        .collect()
+}
+
+#[test]
+fn run_in_observe_mode_decides_like_eval_interval_by_interval() {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let rec = record_fixture_series(dir.path(), "o.rec");
+    let rules = "examples/rules/recommended-default.conf";
+    let run = plugtop(&[
+        "run",
+        "-f",
+        "-V",
+        "--mode",
+        "observe",
+        "--interval-ms",
+        "0",
+        "--replay",
+        &rec,
+        "-c",
+        rules,
+        "--root",
+        "tests/fixtures/roots/oldkernel",
+    ]);
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let eval = plugtop(&["eval", "-c", rules, "--replay", &rec]);
+    let (a, b) = (rows(&stdout(&run)), rows(&stdout(&eval)));
+    assert_eq!(a.len(), 17, "{}", stdout(&run));
+    assert_eq!(a, b);
+}
+
+#[test]
+fn run_speaks_cpuplugd_options_and_refuses_bad_rules_without_writing() {
+    let v = plugtop(&["run", "-v"]);
+    assert!(stdout(&v).contains(env!("CARGO_PKG_VERSION")));
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let bad = dir.path().join("bad.conf");
+    std::fs::write(&bad, "UPDATE=\"1\"\nHOTPLUG=\"loadavg >= 1\"\n").expect("rules");
+    let o = plugtop(&[
+        "run",
+        "-f",
+        "-c",
+        &bad.to_string_lossy(),
+        "--root",
+        "tests/fixtures/roots/oldkernel",
+    ]);
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "cpuplugd's exit code for a bad file"
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("cpuplugd has no `>=`"), "{err}");
+    assert!(
+        !std::path::Path::new("tests/fixtures/roots/oldkernel/run").exists(),
+        "nothing written"
+    );
+    let missing = plugtop(&[
+        "run",
+        "-f",
+        "-c",
+        "no/such.conf",
+        "--root",
+        "tests/fixtures/roots/oldkernel",
+    ]);
+    assert_eq!(
+        missing.status.code(),
+        Some(1),
+        "cpuplugd exits 1 without its file"
+    );
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+#[test]
+fn a_missing_root_is_one_clear_error_with_exit_2_everywhere() {
+    for args in [
+        vec!["--root", "/nonexistent", "--batch", "--count", "1"],
+        vec![
+            "eval",
+            "-c",
+            "examples/rules/recommended-default.conf",
+            "--root",
+            "/nonexistent",
+        ],
+        vec![
+            "check",
+            "examples/rules/recommended-default.conf",
+            "--root",
+            "/nonexistent",
+        ],
+        vec![
+            "run",
+            "-f",
+            "-c",
+            "examples/rules/recommended-default.conf",
+            "--root",
+            "/nonexistent",
+        ],
+        vec![
+            "record",
+            "-o",
+            "/nonexistent/x.rec",
+            "--root",
+            "/nonexistent",
+        ],
+    ] {
+        let o = plugtop(&args);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: one line: {err}");
+        assert!(
+            err.contains("--root /nonexistent: no such directory"),
+            "{args:?}: {err}"
+        );
+        assert!(stdout(&o).is_empty(), "{args:?}: {}", stdout(&o));
+    }
+    // A directory without proc/stat is no root either.
+    let o = plugtop(&["--root", "tests", "--batch", "--count", "1"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("cannot read tests/proc/stat"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+/// Every command that paces itself from `--interval`, with `value`.
+fn each_interval_command(value: &str) -> Vec<Vec<String>> {
+    let root = "tests/fixtures/roots/newkernel";
+    let interval = format!("--interval={value}");
+    [
+        vec!["--root", root, "--batch", "--count", "1", &interval],
+        vec![
+            "eval",
+            "-c",
+            "examples/rules/recommended-default.conf",
+            "--root",
+            root,
+            "--count",
+            "1",
+            &interval,
+        ],
+        vec![
+            "record",
+            "-o",
+            "/tmp/plugtop-never.rec",
+            "--root",
+            root,
+            "--count",
+            "1",
+            &interval,
+        ],
+        vec![
+            "sim",
+            "examples/scenarios/appserver.toml",
+            "-c",
+            "examples/rules/recommended-default.conf",
+            "--fast",
+            "--report",
+            &interval,
+        ],
+    ]
+    .into_iter()
+    .map(|a| a.into_iter().map(String::from).collect())
+    .collect()
+}
+
+#[test]
+fn an_interval_too_short_to_be_a_pace_is_refused_like_update_zero() {
+    // 0 and below busy-loop, and so do 1e-300 and a microsecond: the
+    // shortest interval is a millisecond, and the message says so.
+    for value in ["0", "-1", "1e-300", "5e-324", "0.000999", "-inf"] {
+        for args in each_interval_command(value) {
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            let o = plugtop(&args);
+            assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+            assert!(
+                stderr(&o).contains("is too short: the shortest is 0.001 seconds (1 ms)"),
+                "{args:?}: {}",
+                stderr(&o)
+            );
+            if value == "1e-300" {
+                // The number as written, not 300 zeros.
+                assert!(
+                    stderr(&o).contains("--interval 1e-300 is too short"),
+                    "{}",
+                    stderr(&o)
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn an_interval_too_long_to_be_a_pace_says_the_longest_not_a_sign() {
+    // inf, 1e300 and 1.8e19 are not lengths of time; the message used to
+    // say ">= 0", which they are.
+    for value in ["inf", "1e300", "1.8e19", "86400.5", "1e6"] {
+        for args in each_interval_command(value) {
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            let o = plugtop(&args);
+            assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+            let err = stderr(&o);
+            assert!(
+                err.contains("is too long: the longest is 86400 seconds (a day)"),
+                "{args:?}: {err}"
+            );
+            assert!(!err.contains(">= 0"), "{args:?}: {err}");
+        }
+    }
+    let o = plugtop(
+        &each_interval_command("nan")[0]
+            .iter()
+            .map(String::as_str)
+            .collect::<Vec<_>>(),
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("--interval must be a number of seconds, from 0.001 to 86400"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn the_shortest_and_the_longest_interval_are_taken() {
+    for value in ["0.001", "86400"] {
+        let o = plugtop(&[
+            "eval",
+            "-c",
+            "examples/rules/recommended-default.conf",
+            "--root",
+            "tests/fixtures/roots/newkernel",
+            "--count",
+            "1",
+            "--interval",
+            value,
+        ]);
+        assert_eq!(o.status.code(), Some(0), "{value}: {}", stderr(&o));
+    }
+}
+
+#[test]
+fn a_speed_that_would_make_a_wait_longer_than_time_is_refused() {
+    // 1e-20 and 1e-308 used to panic converting the wait to a Duration.
+    let run = |speed: &str| {
+        plugtop(&[
+            "sim",
+            "examples/scenarios/appserver.toml",
+            "-c",
+            "examples/rules/recommended-default.conf",
+            "--report",
+            "--duration",
+            "5",
+            &format!("--speed={speed}"),
+        ])
+    };
+    for (speed, says) in [
+        ("1e-20", "is too slow: the slowest is 0.001"),
+        ("1e-308", "is too slow: the slowest is 0.001"),
+        ("5e-324", "is too slow: the slowest is 0.001"),
+        ("0.0009", "is too slow: the slowest is 0.001"),
+        ("0", "--speed must be a positive number"),
+        ("-2", "--speed must be a positive number"),
+        ("nan", "--speed must be a positive number"),
+        ("inf", "is too fast: the fastest is 1000000"),
+        ("1e300", "is too fast: the fastest is 1000000"),
+    ] {
+        let o = run(speed);
+        assert_eq!(o.status.code(), Some(2), "{speed}: {}", stderr(&o));
+        assert!(stderr(&o).contains(says), "{speed}: {}", stderr(&o));
+        assert!(!stderr(&o).contains("panicked"), "{speed}: {}", stderr(&o));
+    }
+}
+
+#[test]
+fn check_dash_reads_standard_input() {
+    use std::io::Write as _;
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_plugtop"))
+        .args(["check", "-"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("plugtop runs");
+    if let Some(mut input) = child.stdin.take() {
+        input
+            .write_all(b"UPDATE=\"1\"\nCPU_MIN=\"1\"\nCPU_MAX=\"0\"\nHOTPLGU=\"idle < 1\"\nHOTUNPLUG=\"idle > 2\"\n")
+            .expect("stdin written");
+    }
+    let o = child.wait_with_output().expect("plugtop ends");
+    let text = stdout(&o);
+    assert!(text.contains("<stdin>:4:1"), "{text}");
+    assert!(text.contains("did you mean HOTPLUG"), "{text}");
+}
+
+#[test]
+fn version_at_the_top_level() {
+    for flag in ["-v", "-V", "--version"] {
+        let o = plugtop(&[flag]);
+        assert!(o.status.success(), "{flag}");
+        assert!(
+            stdout(&o).contains(env!("CARGO_PKG_VERSION")),
+            "{flag}: {}",
+            stdout(&o)
+        );
+    }
+}
+
+#[test]
+fn man_pages_render_and_completions_load_in_bash() {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let man = dir.path().join("man");
+    let o = plugtop(&["generate", "man", &man.display().to_string()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let mut pages: Vec<String> = std::fs::read_dir(&man)
+        .map(|d| {
+            d.filter_map(Result::ok)
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    pages.sort();
+    assert_eq!(
+        pages,
+        [
+            "plugtop-check.1",
+            "plugtop-eval.1",
+            "plugtop-record.1",
+            "plugtop-restore.1",
+            "plugtop-rules.5",
+            "plugtop-run.1",
+            "plugtop-sim.1",
+            "plugtop-tune.1",
+            "plugtop-whatif.1",
+            "plugtop.1"
+        ]
+    );
+    for page in &pages {
+        let text = std::fs::read_to_string(man.join(page)).unwrap_or_default();
+        assert!(
+            text.starts_with(".ie") || text.starts_with(".TH"),
+            "{page}: {text:.80}"
+        );
+        assert!(text.contains(".SH NAME"), "{page}");
+    }
+    let run = std::fs::read_to_string(man.join("plugtop-run.1")).unwrap_or_default();
+    assert!(
+        run.contains("metrics\\-listen"),
+        "every option is there: {run}"
+    );
+    // `man -l` renders each page without a warning, where man is installed.
+    if std::process::Command::new("man")
+        .arg("--version")
+        .output()
+        .is_ok()
+    {
+        for page in &pages {
+            let o = std::process::Command::new("man")
+                .args(["-l", "--warnings"])
+                .arg(man.join(page))
+                .env("MANWIDTH", "80")
+                .env("MAN_KEEP_FORMATTING", "0")
+                .output()
+                .expect("man runs");
+            assert!(o.status.success(), "{page}: {}", stderr(&o));
+            // Bold comes as overstrikes (X, backspace, X) in a pipe.
+            let plain: String = stdout(&o)
+                .split('\u{8}')
+                .enumerate()
+                .map(|(i, part)| {
+                    if i == 0 {
+                        part
+                    } else {
+                        part.get(1..).unwrap_or("")
+                    }
+                })
+                .collect();
+            assert!(plain.contains("NAME"), "{page}: {plain:.200}");
+            assert!(stderr(&o).trim().is_empty(), "{page}: {}", stderr(&o));
+        }
+    }
+    // The bash completion loads and completes subcommands.
+    let o = plugtop(&["generate", "completions", "bash"]);
+    assert!(o.status.success());
+    let script = dir.path().join("plugtop.bash");
+    std::fs::write(&script, &o.stdout).expect("completion written");
+    let o = std::process::Command::new("bash")
+        .arg("-c")
+        .arg(format!(
+            "source {} && complete -p plugtop && COMP_WORDS=(plugtop ru) COMP_CWORD=1 COMP_LINE='plugtop ru' COMP_POINT=10 && _plugtop plugtop ru plugtop && echo \"${{COMPREPLY[@]}}\"",
+            script.display()
+        ))
+        .output()
+        .expect("bash runs");
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("run"), "{}", stdout(&o));
+    for shell in ["zsh", "fish"] {
+        let o = plugtop(&["generate", "completions", shell]);
+        assert!(o.status.success() && !o.stdout.is_empty(), "{shell}");
+    }
+}
+
+#[test]
+fn line_mode_refuses_to_pretend_it_acts() {
+    for mode in ["auto", "step"] {
+        let o = plugtop(&[
+            "--batch",
+            "--mode",
+            mode,
+            "--count",
+            "1",
+            "--root",
+            "tests/fixtures/roots/newkernel",
+        ]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{mode}: {err}");
+        assert!(err.contains("only observes"), "{mode}: {err}");
+        assert!(stdout(&o).is_empty(), "{mode}: nothing read or printed");
+    }
+}

@@ -1,0 +1,68 @@
+//! The integration tests, as one test binary: each of the 40-odd files
+//! used to be a binary of its own, and linking the whole crate into each
+//! was most of the build. Every module tests one part through the public
+//! API or the real binary (`CARGO_BIN_EXE_plugtop`); `common` builds the
+//! fake roots. `tests/panic_restore.rs` stays a binary of its own: the
+//! write stop it tests is process-wide.
+
+#[path = "../common/mod.rs"]
+mod common;
+
+/// Asserts `value` against `tests/snapshots/<file>__<name>.snap`, where the
+/// snapshot was kept while `<file>` was a test binary of its own (insta
+/// would otherwise file it under `tests/suite/snapshots/` with the module
+/// path in its name).
+macro_rules! assert_snapshot_of {
+    ($file:literal, $name:expr, $value:expr $(,)?) => {
+        insta::with_settings!(
+            {
+                snapshot_path => "../snapshots",
+                prepend_module_to_snapshot => false,
+            },
+            {
+                insta::assert_snapshot!(format!("{}__{}", $file, $name), $value);
+            }
+        )
+    };
+}
+
+mod actuator;
+mod arming_later;
+mod check_findings;
+mod check_seed_files;
+mod chroot_paths;
+mod chroot_reads;
+mod cli;
+mod compiled_props;
+mod conformance;
+mod created_files;
+mod edge_props;
+mod failure_policy;
+mod hostile_files;
+mod hostile_inputs;
+mod hostile_journal;
+mod hostile_reads;
+mod hostile_roots;
+mod hostile_serve;
+mod huge_update;
+mod incident;
+mod lifecycle;
+mod metrics;
+mod metrics_hostile;
+mod one_loop;
+mod parser_props;
+mod purity;
+mod recording;
+mod replay_streaming;
+mod roots;
+mod run_e2e;
+mod sim_cli;
+mod sim_validation;
+mod step_confirm;
+mod stop_signals;
+mod structure;
+mod terminal_text;
+mod tui_views;
+mod tune_cli;
+mod type_names;
+mod ui_pty;

@@ -1,0 +1,153 @@
+//! One control loop for every front end: the same simulated guest driven by
+//! the headless simulator, by `plugtop run`'s loop and by the screen's
+//! autonomous mode takes the same actions in the same order, start limits
+//! included.
+
+use crate::common;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use plugtop::control::controller::Mode;
+use plugtop::control::flap::FlapConfig;
+use plugtop::daemon::{Ending, RunOptions, Signals, run_with};
+use plugtop::kernel::Source;
+use plugtop::logging::Memory;
+use plugtop::rules::SystemFacts;
+use plugtop::sim::run::{SimOptions, guest_for, simulate};
+use plugtop::sim::{Scenario, SharedGuest, SimActuator, SimSource, facts};
+use plugtop::tui::app::{App, SourceLabel};
+
+/// The recommended rules with limits the guest starts outside of: 4 CPUs
+/// online against CPU_MAX 2, an empty pool against CMM_MIN 1000.
+fn rules(dir: &std::path::Path) -> std::path::PathBuf {
+    let text = std::fs::read_to_string("examples/rules/recommended-modern.conf")
+        .expect("shipped rules")
+        .replace("CPU_MAX=\"0\"", "CPU_MAX=\"2\"")
+        .replace("CMM_MIN=\"0\"", "CMM_MIN=\"1000\"");
+    let path = dir.join("limits.conf");
+    std::fs::write(&path, text).expect("rules");
+    path
+}
+
+fn options() -> SimOptions {
+    SimOptions {
+        duration: Some(180.0),
+        ..SimOptions::default()
+    }
+}
+
+/// The lines that are actions, without time stamps or reasons.
+fn actions(lines: &[String]) -> Vec<String> {
+    lines
+        .iter()
+        .filter_map(|l| {
+            ["unplugged cpu", "plugged cpu", "changing number of pages"]
+                .iter()
+                .find_map(|k| l.find(k).map(|at| l[at..].replace(" (limits)", "")))
+        })
+        .collect()
+}
+
+fn guest(scenario: &Scenario) -> (SharedGuest, SimSource, SystemFacts) {
+    let guest = SharedGuest::new(guest_for(scenario, &options()));
+    let facts = facts(&guest.borrow());
+    let mut source = SimSource::new(guest.clone(), 1.0);
+    source.stop_at_end = true;
+    (guest, source, facts)
+}
+
+fn headless(scenario: &Scenario, rules: &std::path::Path) -> Vec<String> {
+    let o = SimOptions {
+        keep_timeline: true,
+        ..options()
+    };
+    match simulate(scenario, rules, &o, &mut |_| {}, &mut |_| {}) {
+        Ok(outcome) => actions(&outcome.log),
+        Err(e) => panic!("{e}"),
+    }
+}
+
+fn run_loop(scenario: &Scenario, rules: &std::path::Path, root: &std::path::Path) -> Vec<String> {
+    let (guest, mut source, _) = guest(scenario);
+    // The root holds the guest as `sim --serve` publishes it (plugtop acts
+    // only on a start state `restore` could put back from it).
+    let beneath = plugtop::kernel::beneath::Beneath::open(root).expect("root");
+    plugtop::sim::serve::publish_all(&guest.borrow(), &beneath).expect("published");
+    let mut actuator = SimActuator::new(guest);
+    let options = RunOptions {
+        rules: rules.to_path_buf(),
+        root: root.to_path_buf(),
+        mode: Mode::Auto,
+        state: root.join("run/plugtop/state"),
+        force: false,
+        verbose: false,
+        interval: Some(Duration::ZERO),
+        allow_non_zvm: false,
+        pid_file: false,
+        flap: FlapConfig::default(),
+        check_lpar: false,
+        on_started: None,
+        metrics: plugtop::daemon::MetricsOptions::default(),
+    };
+    let mut log = Memory::default();
+    let ended = run_with(
+        &options,
+        &mut source,
+        &mut actuator,
+        &mut log,
+        &Signals::default(),
+    );
+    assert!(matches!(ended, Ok(Ending::Stopped)), "{ended:?}");
+    let lines: Vec<String> = log.lines.into_iter().map(|(_, l)| l).collect();
+    // The run ends by restoring the start state; that is not the loop's.
+    let restored = lines
+        .iter()
+        .any(|l| l.starts_with("restored the start state"));
+    assert!(restored, "{lines:?}");
+    actions(&lines)
+}
+
+fn screen(scenario: &Scenario, rules: &std::path::Path) -> Vec<String> {
+    let (guest, mut source, facts) = guest(scenario);
+    let (set, file) = plugtop::rules::load_path(rules, &facts).expect("rules load");
+    let label = SourceLabel::Sim {
+        scenario: scenario.name.clone(),
+        speed: 1.0,
+    };
+    // The screen's real order: it starts observing, gets its actuator when
+    // armed, and switches mode on the first reading, before deciding it.
+    let mut app = App::new(Arc::new(set), file, label, Mode::Observe);
+    app.actuator = Some(Box::new(SimActuator::new(guest)));
+    app.set_mode(Mode::Auto);
+    while let Some(Ok(sample)) = source.next_sample() {
+        app.ingest(sample);
+    }
+    let lines: Vec<String> = app.log.iter().map(|l| l.text.clone()).collect();
+    actions(&lines)
+}
+
+#[test]
+fn the_simulator_plugtop_run_and_the_screen_act_alike() {
+    let dir = common::tempdir();
+    let rules = rules(dir.path());
+    let scenario = common::scenario("daytrader");
+    let sim = headless(&scenario, &rules);
+    let root = dir.path().join("root");
+    std::fs::create_dir_all(&root).expect("root");
+    let run = run_loop(&scenario, &rules, &root);
+    let ui = screen(&scenario, &rules);
+    assert!(
+        sim.len() > 4 && sim[0] == "unplugged cpu0" && sim[1] == "unplugged cpu1",
+        "the start limits come first: {sim:?}"
+    );
+    assert!(
+        sim.iter()
+            .any(|a| a == "changing number of pages permanently reserved to 1000"),
+        "the pool is clamped up to CMM_MIN: {sim:?}"
+    );
+    // plugtop run ends by putting the guest back; the loop's actions are
+    // the same up to there.
+    assert_eq!(&run[..sim.len()], &sim[..], "plugtop run");
+    assert_eq!(ui, sim, "the screen");
+}

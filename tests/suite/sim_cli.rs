@@ -1,0 +1,301 @@
+//! `plugtop sim` end to end: reports, comparisons, recordings, and the
+//! simulated guest published as a root directory for other tools.
+
+use crate::common;
+
+use std::process::Output;
+
+use common::{plugtop, tempdir};
+
+fn text(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+const DAYTRADER: &str = "examples/scenarios/daytrader.toml";
+const MODERN: &str = "examples/rules/recommended-modern.conf";
+
+#[test]
+fn json_report_has_the_documented_keys() {
+    let o = plugtop(&[
+        "sim",
+        DAYTRADER,
+        "-c",
+        MODERN,
+        "--fast",
+        "--report",
+        "--report-format",
+        "json",
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let v: serde_json::Value = match serde_json::from_slice(&o.stdout) {
+        Ok(v) => v,
+        Err(e) => panic!("{e}: {}", text(&o)),
+    };
+    for key in [
+        "intervals",
+        "avg_online_cpus",
+        "unmet_cpu_seconds",
+        "avg_guest_mib",
+        "avg_working_set_mib",
+        "direct_scan_stalls",
+        "throughput_ratio",
+        "cpu_changes",
+        "pool_changes",
+        "reversals",
+        "flapping",
+    ] {
+        assert!(v.get(key).is_some(), "missing {key}: {v}");
+    }
+    assert_eq!(v["intervals"], 748);
+    assert_eq!(v["flapping"], false);
+}
+
+#[test]
+fn without_report_every_action_is_printed_with_its_time() {
+    let o = plugtop(&["sim", DAYTRADER, "-c", MODERN, "--fast"]);
+    let out = text(&o);
+    assert!(o.status.success(), "{out}");
+    assert!(out.contains("0:03 unplugged cpu0"), "{out}");
+    assert!(out.contains("throughput vs ideal"), "{out}");
+}
+
+#[test]
+fn compare_prints_both_rule_files_side_by_side() {
+    let o = plugtop(&[
+        "sim",
+        DAYTRADER,
+        "-c",
+        "examples/rules/cpu-loadavg.conf",
+        "--compare",
+        "examples/rules/cpu-real-load.conf",
+        "--fast",
+    ]);
+    let out = text(&o);
+    assert!(o.status.success(), "{out}");
+    let header = out.lines().nth(1).unwrap_or_default();
+    assert!(
+        header.contains("cpu-loadavg.conf") && header.contains("cpu-real-load.conf"),
+        "{out}"
+    );
+    assert!(out.contains("unmet CPU demand"), "{out}");
+}
+
+#[test]
+fn a_recorded_run_replays_with_the_same_decisions() {
+    let dir = tempdir();
+    let rec = dir.path().join("run.rec");
+    let rec = rec.to_string_lossy();
+    let o = plugtop(&[
+        "sim",
+        DAYTRADER,
+        "-c",
+        "examples/rules/cpu-real-load.conf",
+        "--fast",
+        "--duration",
+        "2:00",
+        "--record",
+        &rec,
+    ]);
+    let live = text(&o);
+    assert!(o.status.success(), "{live}");
+    let o = plugtop(&[
+        "eval",
+        "-c",
+        "examples/rules/cpu-real-load.conf",
+        "--replay",
+        &rec,
+        "--jsonl",
+    ]);
+    let replay = text(&o);
+    assert!(o.status.success(), "{replay}");
+    // 121 readings (0:00 to 2:00); the first three fill the history.
+    let decided = replay
+        .lines()
+        .filter(|l| l.contains("\"snapshot\""))
+        .count();
+    assert_eq!(decided, 118, "{replay}");
+    // The replay decides exactly the actions the simulated run took.
+    let taken: Vec<&str> = live
+        .lines()
+        .filter_map(|l| {
+            if l.contains(" unplugged cpu") {
+                Some("unplug")
+            } else if l.contains(" plugged cpu") {
+                Some("plug")
+            } else {
+                None
+            }
+        })
+        .collect();
+    let decided: Vec<&str> = replay
+        .lines()
+        .filter_map(|l| {
+            if l.contains("\"action\":\"unplug\"") {
+                Some("unplug")
+            } else if l.contains("\"action\":\"plug\"") {
+                Some("plug")
+            } else {
+                None
+            }
+        })
+        .collect();
+    assert_eq!(
+        taken,
+        ["unplug", "unplug", "unplug", "plug", "plug"],
+        "{live}"
+    );
+    assert_eq!(decided, taken, "{replay}");
+}
+
+#[test]
+fn the_guest_can_be_published_as_a_root_for_other_tools() {
+    let dir = tempdir();
+    let root = dir.path().to_string_lossy().into_owned();
+    let o = plugtop(&[
+        "sim",
+        DAYTRADER,
+        "--serve",
+        &root,
+        "--fast",
+        "--duration",
+        "0:05",
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let o = plugtop(&["eval", "-c", MODERN, "--root", &root, "--count", "1"]);
+    assert!(o.status.success(), "{}", text(&o));
+    let o = plugtop(&["check", MODERN, "--root", &root]);
+    assert!(o.status.success(), "{}", text(&o));
+    let stat = std::fs::read_to_string(dir.path().join("proc/stat")).unwrap_or_default();
+    assert_eq!(stat.lines().filter(|l| l.starts_with("cpu")).count(), 5);
+    assert!(!dir.path().join(".staging").exists());
+}
+
+#[test]
+fn a_bad_scenario_is_refused_with_where_and_why() {
+    let dir = tempdir();
+    let path = dir.path().join("bad.toml");
+    let written = std::fs::write(
+        &path,
+        "name = \"x\"\ncpus = 2\nmemory_mib = 1024\nduration = \"1:00\"\n\n[[phases]]\nstart = \"0\"\nthreads = 1\nworkingset_mib = 3\n",
+    );
+    assert!(written.is_ok());
+    let o = plugtop(&["sim", &path.to_string_lossy(), "-c", MODERN, "--fast"]);
+    let out = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{out}");
+    assert!(
+        out.contains("workingset_mib") && out.contains("line 9"),
+        "{out}"
+    );
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+#[test]
+fn durations_are_taken_as_people_write_them() {
+    for (d, seconds) in [
+        ("90s", 90.0),
+        ("15m", 900.0),
+        ("1h", 3600.0),
+        ("12:00", 720.0),
+        ("1h30m", 5400.0),
+    ] {
+        let o = plugtop(&[
+            "sim",
+            DAYTRADER,
+            "-c",
+            MODERN,
+            "--fast",
+            "--report",
+            "--report-format",
+            "json",
+            "--duration",
+            d,
+        ]);
+        assert!(o.status.success(), "{d}: {}", text(&o));
+        let v: serde_json::Value =
+            serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{d}: {e}"));
+        assert_eq!(v["seconds"].as_f64(), Some(seconds), "{d}");
+    }
+    let o = plugtop(&["sim", DAYTRADER, "-c", MODERN, "--fast", "--duration", "5x"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("is not a duration like 1h"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn a_json_report_is_all_that_standard_output_holds() {
+    let o = plugtop(&[
+        "sim",
+        DAYTRADER,
+        "-c",
+        MODERN,
+        "--fast",
+        "--duration",
+        "5m",
+        "--report-format",
+        "json",
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let v: Result<serde_json::Value, _> = serde_json::from_slice(&o.stdout);
+    assert!(
+        v.is_ok(),
+        "stdout is one JSON value: {}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+    assert!(
+        stderr(&o).contains("plugged cpu"),
+        "the action lines go to stderr: {}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn rules_that_stop_cpuplugd_fail_clearly_with_the_old_kernel_hint() {
+    let o = plugtop(&[
+        "sim",
+        DAYTRADER,
+        "-c",
+        "examples/rules/recommended-default.conf",
+        "--fast",
+        "--duration",
+        "2m",
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = stderr(&o);
+    assert!(err.contains("stopped the simulated cpuplugd"), "{err}");
+    assert!(err.contains("pgscan_direct_dma not found"), "{err}");
+    assert!(err.contains("--old-kernel"), "{err}");
+    assert!(
+        !text(&o).contains("throughput"),
+        "no report of zeros: {}",
+        text(&o)
+    );
+    // With --old-kernel the same file runs.
+    let o = plugtop(&[
+        "sim",
+        DAYTRADER,
+        "-c",
+        "examples/rules/recommended-default.conf",
+        "--fast",
+        "--duration",
+        "2m",
+        "--old-kernel",
+        "--report",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+}
+
+#[test]
+fn sim_help_says_the_rule_file_is_required() {
+    let o = plugtop(&["sim", "--help"]);
+    assert!(text(&o).contains("required unless --serve"), "{}", text(&o));
+}

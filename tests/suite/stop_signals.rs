@@ -1,0 +1,265 @@
+//! Every signal that would end plugtop puts the guest back first and ends
+//! the process: `plugtop run` on SIGUSR1, SIGALRM, SIGQUIT and a real-time
+//! signal, and the armed screen on SIGTERM while its terminal is read by
+//! nobody (the screen thread stuck in a write to it).
+
+use crate::common;
+
+use std::io::{BufRead, BufReader, Write as _};
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::sync::mpsc::{RecvTimeoutError, channel};
+use std::time::Duration;
+
+use common::FakeRoot;
+
+const CPU_DIR: &str = "sys/devices/system/cpu";
+
+/// How long a child may take before the guard kills it and the test fails:
+/// generous, for a loaded machine; never reached when plugtop works.
+const GUARD: Duration = Duration::from_secs(60);
+
+/// Eight CPUs, cpu0 online; rules that plug a CPU every interval.
+fn guest() -> (FakeRoot, tempfile::TempDir) {
+    let root = FakeRoot::guest(8);
+    for i in 0..8 {
+        root.write(
+            &format!("{CPU_DIR}/cpu{i}/online"),
+            if i == 0 { "1\n" } else { "0\n" },
+        );
+        root.write(&format!("{CPU_DIR}/cpu{i}/configure"), "1\n");
+    }
+    root.write(&format!("{CPU_DIR}/online"), "0\n");
+    let dir = common::tempdir();
+    std::fs::write(
+        dir.path().join("plug.conf"),
+        "UPDATE=\"1\"\nCPU_MIN=\"1\"\nCPU_MAX=\"0\"\nHOTPLUG=\"1\"\nHOTUNPLUG=\"0\"\n",
+    )
+    .expect("rules");
+    (root, dir)
+}
+
+fn online(root: &Path) -> Vec<u32> {
+    (0..8)
+        .filter(|i| {
+            std::fs::read_to_string(root.join(format!("{CPU_DIR}/cpu{i}/online")))
+                .is_ok_and(|t| t.trim() == "1")
+        })
+        .collect()
+}
+
+fn journal(root: &Path) -> bool {
+    root.join("run/plugtop/state").exists()
+}
+
+/// Sends signal number `signal` to `pid` with kill(1).
+fn send(signal: i32, pid: u32) {
+    let ok = Command::new("kill")
+        .args([format!("-{signal}"), pid.to_string()])
+        .status()
+        .is_ok_and(|s| s.success());
+    assert!(ok, "kill -{signal} {pid}");
+}
+
+/// Kills `pid` with SIGKILL unless `done` says the test saw it end within
+/// [`GUARD`]; whether it had to.
+fn guard(pid: u32) -> (std::sync::mpsc::Sender<()>, std::thread::JoinHandle<bool>) {
+    let (done, ended) = channel::<()>();
+    let killer = std::thread::spawn(move || match ended.recv_timeout(GUARD) {
+        Err(RecvTimeoutError::Timeout) => {
+            send(9, pid);
+            true
+        }
+        _ => false,
+    });
+    (done, killer)
+}
+
+/// `plugtop run` acting on the guest until `signal`: the exit status and
+/// the log. The guest is acted on (a CPU plugged) before the signal.
+fn run_until(signal: i32) -> (Option<i32>, String, FakeRoot) {
+    let (root, dir) = guest();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_plugtop"))
+        .args(["run", "-f", "--interval-ms", "20", "-c"])
+        .arg(dir.path().join("plug.conf"))
+        .arg("--root")
+        .arg(root.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("plugtop run starts");
+    let (done, killer) = guard(child.id());
+    // The log (a foreground run logs to standard output).
+    let mut lines = BufReader::new(child.stdout.take().expect("stdout"))
+        .lines()
+        .map_while(Result::ok);
+    let mut log = String::new();
+    for line in lines.by_ref() {
+        log.push_str(&line);
+        log.push('\n');
+        if line.contains("plugged cpu") {
+            break;
+        }
+    }
+    assert!(log.contains("plugged cpu"), "it acts first:\n{log}");
+    assert!(journal(root.path()), "the journal is there while it acts");
+    send(signal, child.id());
+    for line in lines {
+        log.push_str(&line);
+        log.push('\n');
+    }
+    let status = child.wait().expect("plugtop run ends");
+    let _ = done.send(());
+    assert!(
+        !killer.join().expect("guard"),
+        "killed by the guard:\n{log}"
+    );
+    (status.code(), log, root)
+}
+
+fn run_puts_the_guest_back_on(signal: i32, name: &str) {
+    let (status, log, root) = run_until(signal);
+    assert_eq!(status, Some(128 + signal), "{name}:\n{log}");
+    assert_eq!(
+        online(root.path()),
+        vec![0],
+        "{name}: guest put back\n{log}"
+    );
+    assert!(!journal(root.path()), "{name}: journal removed\n{log}");
+    assert!(
+        log.contains(&format!("shutting down: ended by {name}")),
+        "{name} named in the log:\n{log}"
+    );
+    assert!(log.contains("restored the start state"), "{log}");
+    assert!(
+        !root.path().join("var/lock/cpuplugd.lock").exists(),
+        "{name}: the lock file goes"
+    );
+}
+
+#[test]
+fn sigusr1_ends_run_after_putting_the_guest_back() {
+    run_puts_the_guest_back_on(10, "SIGUSR1");
+}
+
+#[test]
+fn sigalrm_ends_run_after_putting_the_guest_back() {
+    run_puts_the_guest_back_on(14, "SIGALRM");
+}
+
+#[test]
+fn sigquit_and_a_real_time_signal_end_run_after_putting_the_guest_back() {
+    run_puts_the_guest_back_on(3, "SIGQUIT");
+    // SIGRTMIN is 34 with glibc and musl; +2 is one nothing else uses.
+    run_puts_the_guest_back_on(36, "SIGRTMIN+2");
+}
+
+#[test]
+fn sigterm_still_ends_run_with_status_zero_as_cpuplugd() {
+    let (status, log, root) = run_until(15);
+    assert_eq!(status, Some(0), "{log}");
+    assert_eq!(online(root.path()), vec![0], "{log}");
+    assert!(log.contains("shutting down: ended by SIGTERM"), "{log}");
+}
+
+/// What the main thread of `pid` waits in: blocked in a write to the
+/// terminal ("wait_woken" in n_tty_write), or the write system call (1)
+/// on standard output seen in /proc/PID/syscall.
+fn blocked_writing(pid: u32) -> bool {
+    let task = format!("/proc/{pid}/task/{pid}");
+    let wchan = std::fs::read_to_string(format!("{task}/wchan")).unwrap_or_default();
+    let syscall = std::fs::read_to_string(format!("{task}/syscall")).unwrap_or_default();
+    wchan.contains("n_tty_write") || wchan == "wait_woken" || syscall.starts_with("1 0x1 ")
+}
+
+#[test]
+fn sigterm_while_nobody_reads_the_terminal_puts_the_guest_back_and_ends() {
+    stuck_screen_then(15);
+}
+
+#[test]
+fn sigusr1_while_nobody_reads_the_terminal_puts_the_guest_back_and_ends() {
+    stuck_screen_then(10);
+}
+
+/// A panic (in the thread that reads keys, at the first key) while the
+/// screen is stuck writing to a terminal nobody reads: the panic hook
+/// gives the terminal a bounded try, then the guest is put back and the
+/// process ends (101), its words to the stuck terminal bounded too.
+#[test]
+fn a_panic_while_nobody_reads_the_terminal_puts_the_guest_back_and_ends() {
+    stuck_screen_ending(None);
+}
+
+/// The armed screen, its terminal never read, stuck writing to it: then
+/// `signal`.
+fn stuck_screen_then(signal: i32) {
+    stuck_screen_ending(Some(signal));
+}
+
+/// The armed screen stuck writing to its unread terminal, ended by
+/// `signal`, or (`None`) by a panic injected in its control thread.
+fn stuck_screen_ending(signal: Option<i32>) {
+    use portable_pty::{CommandBuilder, PtySize, native_pty_system};
+    let (root, dir) = guest();
+    let pair = native_pty_system()
+        .openpty(PtySize {
+            rows: 50,
+            cols: 200,
+            pixel_width: 0,
+            pixel_height: 0,
+        })
+        .expect("pty");
+    let mut cmd = CommandBuilder::new(env!("CARGO_BIN_EXE_plugtop"));
+    cmd.args(["--mode", "auto", "--interval", "0.05", "--root"]);
+    cmd.arg(root.path());
+    cmd.arg("-c");
+    cmd.arg(dir.path().join("plug.conf"));
+    cmd.env("TERM", "xterm-256color");
+    if signal.is_none() {
+        cmd.env("PLUGTOP_FAULT", "input:1");
+    }
+    cmd.cwd(env!("CARGO_MANIFEST_DIR"));
+    let mut child = pair.slave.spawn_command(cmd).expect("spawn");
+    drop(pair.slave);
+    // The master stays open and is never read: the terminal fills up.
+    let master = pair.master;
+    let pid = child.process_id().expect("a pid");
+    let (done, killer) = guard(pid);
+    // Acting, and then stuck writing: each SIGCONT makes it redraw the
+    // whole screen, which fills the terminal's buffer quickly.
+    while online(root.path()).len() < 3 || !blocked_writing(pid) {
+        // No clock here: if it never blocks, the guard kills it after
+        // GUARD and the test fails below on what the guard says.
+        if child.try_wait().is_ok_and(|s| s.is_some()) {
+            break;
+        }
+        if online(root.path()).len() >= 3 {
+            send(18, pid);
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(journal(root.path()), "the journal is there while it acts");
+    match signal {
+        Some(signal) => send(signal, pid),
+        None => {
+            // A key: the input side of the terminal still flows.
+            let mut keys = master.take_writer().expect("the terminal's input");
+            keys.write_all(b"z").expect("a key");
+            keys.flush().expect("sent");
+        }
+    }
+    let status = child.wait().expect("plugtop ends");
+    let _ = done.send(());
+    assert!(
+        !killer.join().expect("guard"),
+        "still running {}s after {signal:?} with the terminal unread",
+        GUARD.as_secs()
+    );
+    drop(master);
+    let want = signal.map_or(101, |s| 128 + s as u32);
+    assert_eq!(status.exit_code(), want);
+    assert_eq!(online(root.path()), vec![0], "the guest is put back");
+    assert!(!journal(root.path()), "the journal is removed");
+    assert!(!root.path().join("var/lock/cpuplugd.lock").exists());
+}

@@ -1,0 +1,286 @@
+//! `plugtop tune` end to end: the knobs it finds, a recommendation that
+//! stops the oscillating guest's flapping, `--knob` pinning, `--write`
+//! (a file cpuplugd loads, with only numbers changed), JSON, determinism.
+
+use crate::common;
+
+use common::{plugtop, tempdir};
+
+const SCENARIO: &str = "examples/scenarios/oscillating.toml";
+const RULES: &str = "examples/rules/oscillating-tight.conf";
+
+fn tune(extra: &[&str]) -> std::process::Output {
+    let mut args = vec![
+        "tune",
+        SCENARIO,
+        "-c",
+        RULES,
+        "--duration",
+        "3m",
+        "--budget",
+        "60",
+    ];
+    args.extend_from_slice(extra);
+    plugtop(&args)
+}
+
+fn stdout(o: &std::process::Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &std::process::Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+#[test]
+fn tuning_the_oscillating_rules_recommends_a_file_that_does_not_flap() {
+    let dir = tempdir();
+    let out = dir.path().join("tuned.conf");
+    let o = tune(&["--write", &out.display().to_string()]);
+    let text = stdout(&o);
+    assert!(o.status.success(), "{text}{}", stderr(&o));
+    assert!(
+        text.lines()
+            .any(|l| l.contains("12:41") && l.contains("HOTPLUG") && l.contains("0.3  threshold")),
+        "knobs with line:col: {text}"
+    );
+    assert!(text.contains("FLAPS"), "the start flaps: {text}");
+    let rec = text
+        .lines()
+        .find(|l| l.contains("★ recommended"))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(
+        rec.trim_end().ends_with("no"),
+        "the recommendation does not flap: {rec}"
+    );
+    assert!(text.contains("on what it was not tuned on"), "{text}");
+    // --write: a new file cpuplugd loads, the same lines but for numbers.
+    let tuned = std::fs::read_to_string(&out).expect("written");
+    let original = std::fs::read_to_string(RULES).expect("rules");
+    assert_eq!(tuned.lines().count(), original.lines().count());
+    for (a, b) in original.lines().zip(tuned.lines()) {
+        let strip = |s: &str| {
+            s.chars()
+                .filter(|c| !c.is_ascii_digit() && *c != '.' && *c != '-')
+                .collect::<String>()
+        };
+        assert_eq!(strip(a), strip(b), "only numbers change: {a:?} -> {b:?}");
+    }
+    let check = plugtop(&[
+        "check",
+        &out.display().to_string(),
+        "--root",
+        "tests/fixtures/roots/newkernel",
+    ]);
+    assert!(check.status.success(), "{}", stdout(&check));
+    // Never over an existing file.
+    let again = tune(&["--write", &out.display().to_string()]);
+    assert!(!again.status.success());
+    assert!(
+        stderr(&again).contains("never overwritten"),
+        "{}",
+        stderr(&again)
+    );
+}
+
+#[test]
+fn the_same_seed_gives_the_same_tune_and_pinned_knobs_stay() {
+    let a = tune(&["--seed", "7", "--knob", "UPDATE=1", "--knob", "CPU_MAX=4"]);
+    let b = tune(&["--seed", "7", "--knob", "UPDATE=1", "--knob", "CPU_MAX=4"]);
+    assert_eq!(stdout(&a), stdout(&b), "deterministic for a seed");
+    let text = stdout(&a);
+    assert!(!text.contains("+UPDATE"), "UPDATE is pinned: {text}");
+    assert!(!text.contains("+CPU_MAX"), "CPU_MAX is pinned: {text}");
+    let o = tune(&["--knob", "NOPE=1..2"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("the knobs are"), "{}", stderr(&o));
+}
+
+#[test]
+fn json_lists_the_knobs_the_front_and_the_recommendation() {
+    let o = tune(&["--format", "json"]);
+    let v: serde_json::Value =
+        serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}", stdout(&o)));
+    assert_eq!(v["candidates"], 60);
+    assert!(v["knobs"].as_array().is_some_and(|k| k.len() >= 5), "{v}");
+    assert!(v["front"].as_array().is_some_and(|f| !f.is_empty()));
+    assert!(v["recommended"]["score"]["flapping"] == false, "{v}");
+    assert!(
+        v["recommended_diff"]
+            .as_str()
+            .is_some_and(|d| d.starts_with("--- "))
+    );
+    assert_eq!(v["held_out"].as_array().map(Vec::len), Some(6));
+}
+
+/// The run of `rules` on a scenario and on the recording of that run
+/// turned back into a workload: (original, replayed) as JSON scores.
+fn round_trip(
+    scenario: &str,
+    rules: &str,
+    intervals: usize,
+) -> (serde_json::Value, serde_json::Value) {
+    let dir = tempdir();
+    let rec = dir.path().join("run.rec").display().to_string();
+    let o = plugtop(&[
+        "sim",
+        scenario,
+        "-c",
+        rules,
+        "--fast",
+        "--record",
+        &rec,
+        "--report",
+        "--report-format",
+        "json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let original: serde_json::Value = serde_json::from_slice(&o.stdout).expect("the report");
+    let o = plugtop(&[
+        "tune", "--replay", &rec, "--whole", "-c", rules, "--budget", "1", "--format", "json",
+    ]);
+    assert!(
+        stderr(&o).contains(&format!("as a workload: {intervals} intervals")),
+        "{}",
+        stderr(&o)
+    );
+    let tuned: serde_json::Value = serde_json::from_slice(&o.stdout).expect("the tune");
+    (original, tuned["start"].clone())
+}
+
+#[test]
+fn a_recording_turned_back_into_a_workload_runs_as_the_original_did() {
+    for (scenario, intervals) in [("daytrader", 750), ("webserver", 600)] {
+        let (a, b) = round_trip(
+            &format!("examples/scenarios/{scenario}.toml"),
+            "examples/rules/recommended-modern.conf",
+            intervals,
+        );
+        round_trip_agrees(&a, &b);
+    }
+}
+
+/// The replayed run's report is the original's within a few percent: the
+/// unmet demand too, whose censored intervals are estimated.
+fn round_trip_agrees(a: &serde_json::Value, b: &serde_json::Value) {
+    let close = |key: &str, tolerance: f64| {
+        let (x, y) = (
+            a[key].as_f64().unwrap_or(f64::NAN),
+            b[key].as_f64().unwrap_or(f64::NAN),
+        );
+        assert!(
+            (x - y).abs() <= tolerance * x.abs().max(1e-9),
+            "{key}: {x} then {y}"
+        );
+    };
+    close("avg_online_cpus", 0.02);
+    close("guest_to_working_set", 0.03);
+    close("throughput_ratio", 0.01);
+    close("unmet_cpu_seconds", 0.02);
+    let stalls = |v: &serde_json::Value| v["direct_scan_stalls"].as_f64().unwrap_or(0.0);
+    assert!((stalls(a) - stalls(b)).abs() <= 2.0, "{a} {b}");
+}
+
+/// Scores of the JSON output's reference, recommendation and held-out rows.
+fn acceptance(args: &[&str]) -> serde_json::Value {
+    let mut all = vec!["tune"];
+    all.extend_from_slice(args);
+    all.extend_from_slice(&["--old-kernel", "--format", "json"]);
+    let o = plugtop(&all);
+    assert!(o.status.success(), "nothing recommended: {}", stderr(&o));
+    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}", stdout(&o)))
+}
+
+/// Whether `v` (the JSON of a tune against a reference) recommends a file
+/// that is `better` than the reference at no more CPUs or stalls, without
+/// flapping, on the tuned seed and on each of three others.
+fn beats_the_reference_on_every_seed(v: &serde_json::Value, better: &str) {
+    let f = |v: &serde_json::Value, key: &str| v[key].as_f64().unwrap_or(f64::NAN);
+    let rows = v["held_out"].as_array().cloned().unwrap_or_default();
+    assert_eq!(
+        rows.len(),
+        9,
+        "three seeds × start, reference, recommended: {v}"
+    );
+    let mut pairs = vec![(v["reference"].clone(), v["recommended"]["score"].clone())];
+    for seed in rows.chunks(3) {
+        pairs.push((seed[1]["score"].clone(), seed[2]["score"].clone()));
+    }
+    for (reference, tuned) in pairs {
+        assert!(
+            f(&tuned, better) < f(&reference, better),
+            "{better}: {tuned} vs {reference}"
+        );
+        assert!(f(&tuned, "avg_online_cpus") <= f(&reference, "avg_online_cpus") + 1e-9);
+        assert!(f(&tuned, "direct_scan_stalls") <= f(&reference, "direct_scan_stalls"));
+        assert_eq!(tuned["flapping"], false);
+    }
+}
+
+/// Issue 14's acceptance, with the default budget: the paper's loadavg
+/// rules tuned on daytrader leave less unmet demand than its real-load
+/// rules at no more CPUs; its memory-config-3 rules tuned on combo make a
+/// smaller guest than its recommended memory rules at no more stalls, CPUs
+/// or unmet demand; neither flaps, and both hold on three other seeds.
+/// 4,000 simulated runs take a minute in a debug build, so `cargo test`
+/// leaves it to `scripts/tune-acceptance.sh` (a release build, seconds);
+/// the test below checks the same on a narrowed search.
+#[test]
+#[ignore = "the default budget takes a minute in a debug build: scripts/tune-acceptance.sh"]
+fn the_paper_s_files_tuned_beat_the_paper_s_recommendations_on_other_seeds_too() {
+    let cpu = acceptance(&[
+        "examples/scenarios/daytrader.toml",
+        "-c",
+        "examples/rules/cpu-loadavg.conf",
+        "--against",
+        "examples/rules/cpu-real-load.conf",
+    ]);
+    beats_the_reference_on_every_seed(&cpu, "unmet_cpu_seconds");
+    let mem = acceptance(&[
+        "examples/scenarios/combo.toml",
+        "-c",
+        "examples/rules/memory-config-3.conf",
+        "--against",
+        "examples/rules/recommended-default.conf",
+        "--objective",
+        "memory",
+    ]);
+    beats_the_reference_on_every_seed(&mem, "guest_to_working_set");
+}
+
+/// The memory half of issue 14's acceptance on a search narrowed to where
+/// the default budget finds its recommendation (20 candidates instead of
+/// 2,000): the tuned file makes a smaller guest than the paper's
+/// recommended rules at no more stalls or CPUs, on four seeds.
+#[test]
+fn a_narrowed_search_beats_the_paper_s_memory_rules_on_other_seeds_too() {
+    let mem = acceptance(&[
+        "examples/scenarios/combo.toml",
+        "-c",
+        "examples/rules/memory-config-3.conf",
+        "--against",
+        "examples/rules/recommended-default.conf",
+        "--objective",
+        "memory",
+        "--budget",
+        "20",
+        "--knob",
+        "UPDATE=1",
+        "--knob",
+        "CPU_MIN=1",
+        "--knob",
+        "CPU_MAX=6",
+        "--knob",
+        "20:44=0.15..0.25",
+        "--knob",
+        "21:38=0.8..1.0",
+        "--knob",
+        "30:28=5..8",
+        "--knob",
+        "31:29=20..30",
+        "--knob",
+        "32:23=50..80",
+    ]);
+    assert_eq!(mem["candidates"], 20);
+    beats_the_reference_on_every_seed(&mem, "guest_to_working_set");
+}

@@ -1,0 +1,1149 @@
+//! The real binary in a pseudo-terminal: keys in, the screen (parsed by a
+//! vt100 emulator) and the files under the root checked.
+
+use crate::common;
+
+use std::io::{Read, Write};
+use std::sync::mpsc::{Receiver, channel};
+use std::time::{Duration, Instant};
+
+use common::FakeRoot;
+use portable_pty::{CommandBuilder, PtySize, native_pty_system};
+
+struct Session {
+    parser: vt100::Parser,
+    output: Receiver<Vec<u8>>,
+    input: Box<dyn Write + Send>,
+    child: Box<dyn portable_pty::Child + Send + Sync>,
+    /// Every byte the program wrote, for checking how it left the terminal.
+    raw: Vec<u8>,
+}
+
+impl Session {
+    fn start(args: &[&str], rows: u16, cols: u16) -> Session {
+        Session::start_with(args, rows, cols, &[])
+    }
+
+    fn start_with(args: &[&str], rows: u16, cols: u16, env: &[(&str, &str)]) -> Session {
+        Session::start_program(env!("CARGO_BIN_EXE_plugtop"), args, rows, cols, env)
+    }
+
+    fn start_program(
+        program: &str,
+        args: &[&str],
+        rows: u16,
+        cols: u16,
+        env: &[(&str, &str)],
+    ) -> Session {
+        let pair = native_pty_system()
+            .openpty(PtySize {
+                rows,
+                cols,
+                pixel_width: 0,
+                pixel_height: 0,
+            })
+            .expect("pty");
+        let mut cmd = CommandBuilder::new(program);
+        cmd.args(args);
+        cmd.env("TERM", "xterm-256color");
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        cmd.cwd(env!("CARGO_MANIFEST_DIR"));
+        let child = pair.slave.spawn_command(cmd).expect("spawn");
+        drop(pair.slave);
+        let mut reader = pair.master.try_clone_reader().expect("reader");
+        let input = pair.master.take_writer().expect("writer");
+        let (tx, rx) = channel();
+        std::thread::spawn(move || {
+            let _master = pair.master;
+            let mut buf = [0u8; 8192];
+            while let Ok(n) = reader.read(&mut buf) {
+                if n == 0 || tx.send(buf[..n].to_vec()).is_err() {
+                    break;
+                }
+            }
+        });
+        let size = |n: u16| std::num::NonZeroU16::new(n).expect("a non-zero size");
+        Session {
+            parser: vt100::Parser::new(size(rows), size(cols), 0),
+            output: rx,
+            input,
+            child,
+            raw: Vec::new(),
+        }
+    }
+
+    fn take(&mut self, bytes: &[u8]) {
+        self.parser.process(bytes);
+        self.raw.extend_from_slice(bytes);
+    }
+
+    /// Sends a signal to plugtop (as an SSH drop or `kill` would).
+    fn signal(&self, name: &str) {
+        let pid = self.child.process_id().expect("a pid");
+        let ok = std::process::Command::new("kill")
+            .args([&format!("-{name}"), &pid.to_string()])
+            .status()
+            .is_ok_and(|s| s.success());
+        assert!(ok, "kill -{name} {pid}");
+    }
+
+    /// Waits for plugtop to end; its exit code and everything it printed.
+    fn wait_exit(&mut self) -> (Option<u32>, String) {
+        let deadline = Instant::now() + common::HANG_GUARD;
+        loop {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                // Everything it wrote, up to the end of the terminal's
+                // output (bounded by the hang guard, never failing on it).
+                while let Ok(bytes) = self.output.recv_timeout(common::HANG_GUARD) {
+                    self.take(&bytes);
+                }
+                return (
+                    Some(status.exit_code()),
+                    String::from_utf8_lossy(&self.raw).into_owned(),
+                );
+            }
+            assert!(
+                Instant::now() < deadline,
+                "plugtop did not end; screen:\n{}",
+                self.screen()
+            );
+            if let Ok(bytes) = self.output.recv_timeout(Duration::from_millis(50)) {
+                self.take(&bytes);
+            }
+        }
+    }
+
+    fn screen(&self) -> String {
+        self.parser.screen().contents()
+    }
+
+    /// Reads output until `done` holds (bounded); `what` names it when it
+    /// never does.
+    fn wait_until(&mut self, what: &str, done: impl Fn(&Session) -> bool) {
+        let deadline = Instant::now() + common::HANG_GUARD;
+        while !done(self) {
+            assert!(
+                Instant::now() < deadline,
+                "{what}; screen:\n{}",
+                self.screen()
+            );
+            if let Ok(bytes) = self.output.recv_timeout(Duration::from_millis(50)) {
+                self.take(&bytes);
+            }
+        }
+    }
+
+    /// Reads output until the screen shows `text` (bounded).
+    fn wait_for(&mut self, text: &str) {
+        self.wait_until(&format!("never saw {text:?}"), |s| {
+            s.screen().contains(text)
+        });
+    }
+
+    /// Reads output until a whole line starting with `text` was printed,
+    /// wherever the screen shows it.
+    fn wait_for_raw(&mut self, text: &str) {
+        self.wait_until(&format!("never printed {text:?}"), |s| {
+            let raw = String::from_utf8_lossy(&s.raw);
+            raw.rsplit(text)
+                .next()
+                .is_some_and(|rest| rest.contains('\n'))
+                && raw.contains(text)
+        });
+    }
+
+    /// Reads output until `text` is gone from the screen (bounded).
+    fn wait_gone(&mut self, text: &str) {
+        self.wait_until(&format!("{text:?} stayed"), |s| !s.screen().contains(text));
+    }
+
+    fn press(&mut self, keys: &str) {
+        self.input.write_all(keys.as_bytes()).expect("write keys");
+        self.input.flush().expect("flush keys");
+    }
+
+    /// Writes `bytes` to plugtop from another thread (a big write blocks
+    /// until plugtop has read it) while its output is read here; returns
+    /// once all is written (bounded).
+    fn write_big(&mut self, bytes: Vec<u8>) {
+        let mut input = std::mem::replace(&mut self.input, Box::new(std::io::sink()));
+        let (done_tx, done_rx) = channel();
+        std::thread::spawn(move || {
+            let written = input.write_all(&bytes).and_then(|()| input.flush());
+            let _ = done_tx.send((written.is_ok(), input));
+        });
+        // No time limit: the screen is read meanwhile so plugtop never
+        // blocks on its output, and the writer ends when plugtop has read it
+        // all or has gone (then the write fails).
+        loop {
+            if let Ok((written, input)) = done_rx.try_recv() {
+                assert!(written, "plugtop stopped reading the terminal");
+                self.input = input;
+                return;
+            }
+            if let Ok(bytes) = self.output.recv_timeout(Duration::from_millis(20)) {
+                self.take(&bytes);
+            }
+        }
+    }
+
+    /// Presses `keys` again each time 200 ms pass without `text` showing
+    /// (bounded): for keys that may land while the program still waits for
+    /// the end of an escape sequence.
+    fn press_until(&mut self, keys: &str, text: &str) {
+        let deadline = Instant::now() + common::HANG_GUARD;
+        let mut last = Instant::now() - Duration::from_secs(1);
+        while !self.screen().contains(text) {
+            assert!(
+                Instant::now() < deadline,
+                "never saw {text:?} after {keys:?}; screen:\n{}",
+                self.screen()
+            );
+            if last.elapsed() >= Duration::from_millis(200) {
+                self.press(keys);
+                last = Instant::now();
+            }
+            if let Ok(bytes) = self.output.recv_timeout(Duration::from_millis(50)) {
+                self.take(&bytes);
+            }
+        }
+    }
+
+    /// Quits and waits for the process to end.
+    fn quit(mut self) -> bool {
+        self.press("q");
+        let deadline = Instant::now() + common::HANG_GUARD;
+        loop {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                return status.success();
+            }
+            assert!(
+                Instant::now() < deadline,
+                "plugtop did not quit; screen:\n{}",
+                self.screen()
+            );
+            if let Ok(bytes) = self.output.recv_timeout(Duration::from_millis(50)) {
+                self.take(&bytes);
+            }
+        }
+    }
+}
+
+/// A failing test must not leave plugtop running.
+impl Drop for Session {
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+        }
+    }
+}
+
+const LEFT: &str = "\x1b[D";
+
+#[test]
+fn replay_help_pause_step_back_and_quit() {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let rec = common::record_fixture_series(dir.path(), "o.rec");
+    let mut s = Session::start(
+        &[
+            "--replay",
+            &rec,
+            "-c",
+            "examples/rules/recommended-default.conf",
+            "--interval",
+            "0.05",
+        ],
+        30,
+        110,
+    );
+    s.wait_for("OBSERVE");
+    s.wait_for("end of the recording");
+    s.wait_for("#19");
+    s.press("?");
+    s.wait_for("Keys (any key closes)");
+    s.press("x");
+    s.wait_for("Rules (t selects");
+    s.press(LEFT);
+    s.wait_for("PAUSED");
+    s.wait_for("#18 (1 back)");
+    s.press(LEFT);
+    s.wait_for("#17 (2 back)");
+    s.press("A");
+    s.wait_for("Autonomous mode is not possible: this is a recording");
+    s.press("\x1b");
+    s.wait_gone("is not possible");
+    s.press("\t");
+    s.wait_for("Truth trace of HOTPLUG");
+    assert!(s.quit(), "clean exit");
+}
+
+#[test]
+fn step_confirm_accept_and_reject_write_only_what_was_accepted() {
+    let root = FakeRoot::guest(1);
+    for i in 0..4 {
+        root.write(
+            &format!("sys/devices/system/cpu/cpu{i}/online"),
+            if i == 0 { "1\n" } else { "0\n" },
+        );
+        root.write(&format!("sys/devices/system/cpu/cpu{i}/configure"), "1\n");
+    }
+    root.write("sys/devices/system/cpu/present", "0-3\n");
+    let rules = root.path().join("rules.conf");
+    std::fs::write(
+        &rules,
+        "UPDATE=\"1\"\nCPU_MIN=\"1\"\nCPU_MAX=\"4\"\nHOTPLUG=\"1\"\nHOTUNPLUG=\"0\"\n",
+    )
+    .expect("rules");
+    let root_s = root.path().to_string_lossy().into_owned();
+    let mut s = Session::start(
+        &[
+            "--root",
+            &root_s,
+            "-c",
+            &rules.to_string_lossy(),
+            "--interval",
+            "0.2",
+            "--mode",
+            "step",
+        ],
+        30,
+        110,
+    );
+    s.wait_for("STEP-CONFIRM");
+    // The box names the CPU cpuplugd would take.
+    s.wait_for("Proposed: plug cpu1");
+    let online = |i: u32| {
+        std::fs::read_to_string(
+            root.path()
+                .join(format!("sys/devices/system/cpu/cpu{i}/online")),
+        )
+        .unwrap_or_default()
+    };
+    assert_eq!(online(1), "0\n", "nothing written before y");
+    assert!(
+        root.path().join("run/plugtop/state").exists(),
+        "journal written before acting"
+    );
+    s.press("y");
+    s.wait_for("plugged cpu1");
+    assert_eq!(online(1), "1\n");
+    s.wait_for("Proposed: plug cpu2");
+    s.press("n");
+    s.wait_for("rejected: plug cpu2");
+    assert_eq!(online(2), "0\n", "a rejected proposal writes nothing");
+    s.press("o");
+    s.wait_for("mode changed from step-confirm to observe");
+    assert!(s.quit());
+    assert_eq!(online(1), "0\n", "quitting put the guest back");
+    assert!(!root.path().join("run/plugtop/state").exists());
+}
+
+#[test]
+fn a_simulated_guest_runs_the_whole_loop_in_autonomous_mode() {
+    let mut s = Session::start(
+        &[
+            "--sim",
+            "examples/scenarios/daytrader.toml",
+            "--mode",
+            "auto",
+            "--interval",
+            "0.05",
+        ],
+        24,
+        80,
+    );
+    s.wait_for("AUTONOMOUS");
+    // The header says where the scenario stands.
+    s.wait_for("idle · 0:");
+    s.wait_for(" of 12:30");
+    // The idle guest gives its CPUs and memory back, as the rules say,
+    // cpu0 first (by name, as cpuplugd on the served root).
+    s.wait_for("unplugged cpu0");
+    s.wait_for("changing number of pages permanently reserved");
+    s.press("+");
+    s.wait_for("sim ×2 · ");
+    assert!(s.quit());
+}
+
+#[test]
+fn the_whatif_editor_checks_as_you_type_and_shows_the_counterfactual() {
+    let mut s = Session::start(
+        &[
+            "--sim",
+            "examples/scenarios/oscillating.toml",
+            "-c",
+            "examples/rules/oscillating-tight.conf",
+            "--mode",
+            "auto",
+            "--interval",
+            "0.02",
+        ],
+        24,
+        80,
+    );
+    // The banner comes when the pulses start (0:30) and the rules chase them.
+    s.wait_for("CPUS FLAPPING");
+    s.press("w");
+    s.wait_for("What-if: HOTPLUG");
+    s.wait_for("cpuplugd would load the edited file");
+    // A typo: the error shows at once, under the text.
+    s.press("(");
+    s.wait_for("^ unexpected `(`");
+    s.press("\x7f");
+    s.wait_for("cpuplugd would load the edited file");
+    // A valid edit: a stricter threshold, then Enter runs it.
+    s.press("\x7f\x7f\x7f0.05");
+    s.wait_for("< 0.05");
+    s.press("\r");
+    s.wait_for("what-if   ");
+    s.wait_for("closed loop: the scenario played again");
+    s.wait_for("differ in ");
+    // Esc closes the editor; keys are the UI's again.
+    s.press("\x1b");
+    s.wait_gone("What-if: HOTPLUG");
+    s.press("\t\t\t");
+    s.wait_for("Flips: why the decisions changed");
+    s.wait_for("HOTPLUG false → true");
+    assert!(s.quit());
+}
+
+/// A four-CPU test guest with cpu0 online, and rules that always plug.
+fn plugging_guest() -> (FakeRoot, String) {
+    let root = FakeRoot::guest(1);
+    for i in 0..4 {
+        root.write(
+            &format!("sys/devices/system/cpu/cpu{i}/online"),
+            if i == 0 { "1\n" } else { "0\n" },
+        );
+        root.write(&format!("sys/devices/system/cpu/cpu{i}/configure"), "1\n");
+    }
+    root.write("sys/devices/system/cpu/present", "0-3\n");
+    let rules = root.path().join("rules.conf");
+    std::fs::write(
+        &rules,
+        "UPDATE=\"1\"\nCPU_MIN=\"1\"\nCPU_MAX=\"4\"\nHOTPLUG=\"1\"\nHOTUNPLUG=\"0\"\n",
+    )
+    .expect("rules");
+    let rules = rules.to_string_lossy().into_owned();
+    (root, rules)
+}
+
+fn cpu_online(root: &FakeRoot, i: u32) -> String {
+    std::fs::read_to_string(
+        root.path()
+            .join(format!("sys/devices/system/cpu/cpu{i}/online")),
+    )
+    .unwrap_or_default()
+}
+
+/// The terminal was given back: alternate screen left, mouse reporting and
+/// bracketed paste off, cursor shown, each after it was last turned on.
+fn terminal_restored(output: &str) -> bool {
+    let last = |seq: &str| output.rfind(seq);
+    [
+        ("\x1b[?1049h", "\x1b[?1049l"),
+        ("\x1b[?1000h", "\x1b[?1000l"),
+        ("\x1b[?2004h", "\x1b[?2004l"),
+        ("\x1b[?25l", "\x1b[?25h"),
+    ]
+    .iter()
+    .all(|(on, off)| last(off).is_some() && last(off) > last(on))
+}
+
+fn autonomous_then_signal(signal: &str, code: u32) {
+    let (root, rules) = plugging_guest();
+    let root_s = root.path().to_string_lossy().into_owned();
+    let mut s = Session::start(
+        &[
+            "--root",
+            &root_s,
+            "-c",
+            &rules,
+            "--interval",
+            "0.2",
+            "--mode",
+            "auto",
+        ],
+        30,
+        110,
+    );
+    s.wait_for("AUTONOMOUS");
+    s.wait_for("plugged cpu1");
+    assert_eq!(cpu_online(&root, 1), "1\n");
+    assert!(root.path().join("run/plugtop/state").exists());
+    s.signal(signal);
+    let (status, output) = s.wait_exit();
+    assert_eq!(status, Some(code), "exit code after SIG{signal}");
+    for i in 1..4 {
+        assert_eq!(
+            cpu_online(&root, i),
+            "0\n",
+            "cpu{i} is put back after SIG{signal}"
+        );
+    }
+    assert!(
+        !root.path().join("run/plugtop/state").exists(),
+        "the journal goes after a full restore"
+    );
+    assert!(
+        terminal_restored(&output),
+        "terminal left raw after SIG{signal}"
+    );
+}
+
+#[test]
+fn sighup_in_autonomous_mode_puts_the_guest_and_the_terminal_back() {
+    autonomous_then_signal("HUP", 129);
+}
+
+#[test]
+fn sigterm_in_autonomous_mode_puts_the_guest_and_the_terminal_back() {
+    autonomous_then_signal("TERM", 143);
+}
+
+#[test]
+fn a_failed_restore_keeps_the_journal_and_says_how_to_retry() {
+    let (root, rules) = plugging_guest();
+    let root_s = root.path().to_string_lossy().into_owned();
+    let mut s = Session::start(
+        &[
+            "--root",
+            &root_s,
+            "-c",
+            &rules,
+            "--interval",
+            "0.2",
+            "--mode",
+            "auto",
+        ],
+        30,
+        110,
+    );
+    s.wait_for("plugged cpu1");
+    // cmm_pages can no longer be written: the restore cannot finish.
+    let pages = root.path().join("proc/sys/vm/cmm_pages");
+    std::fs::remove_file(&pages).expect("remove cmm_pages");
+    std::fs::create_dir(&pages).expect("cmm_pages as a directory");
+    s.signal("TERM");
+    let (status, output) = s.wait_exit();
+    assert_eq!(status, Some(1), "a failed restore is a failure");
+    assert!(
+        root.path().join("run/plugtop/state").exists(),
+        "the journal stays for `plugtop restore`"
+    );
+    assert!(output.contains("plugtop restore --root"), "{output}");
+    assert!(terminal_restored(&output));
+}
+
+#[test]
+fn arming_a_test_root_asks_first_and_says_what_it_takes() {
+    let (root, rules) = plugging_guest();
+    let root_s = root.path().to_string_lossy().into_owned();
+    let mut s = Session::start(
+        &["--root", &root_s, "-c", &rules, "--interval", "0.2"],
+        30,
+        110,
+    );
+    s.wait_for("OBSERVE");
+    s.wait_for("#2");
+    // The header names the z/VM guest from the root's /proc/sysinfo.
+    s.wait_for("(z/VM LINUX01)");
+    s.press("s");
+    s.wait_for("Act on this guest?");
+    s.wait_for("takes the lock");
+    s.wait_for("quitting puts back: CPUs 0 online");
+    assert!(
+        !root.path().join("run/plugtop/state").exists(),
+        "nothing taken before y"
+    );
+    s.press("n");
+    s.wait_gone("Act on this guest?");
+    assert!(!root.path().join("run/plugtop/state").exists());
+    s.press("s");
+    s.wait_for("Act on this guest?");
+    s.press("y");
+    s.wait_for("STEP-CONFIRM");
+    assert!(root.path().join("run/plugtop/state").exists());
+    assert!(s.quit());
+}
+
+#[test]
+fn tmux_kill_session_puts_the_guest_back() {
+    if std::process::Command::new("tmux")
+        .arg("-V")
+        .output()
+        .is_err()
+    {
+        eprintln!("tmux is not installed; skipped");
+        return;
+    }
+    let (root, rules) = plugging_guest();
+    let name = format!("plugtop-test-{}", std::process::id());
+    let bin = env!("CARGO_BIN_EXE_plugtop");
+    let command = format!(
+        "{bin} --root {} -c {rules} --interval 0.2 --mode auto",
+        root.path().display()
+    );
+    let started = std::process::Command::new("tmux")
+        .args([
+            "new-session",
+            "-d",
+            "-s",
+            &name,
+            "-x",
+            "110",
+            "-y",
+            "30",
+            &command,
+        ])
+        .status()
+        .is_ok_and(|s| s.success());
+    assert!(started, "tmux new-session");
+    let journal = root.path().join("run/plugtop/state");
+    let deadline = Instant::now() + common::HANG_GUARD;
+    while cpu_online(&root, 1) != "1\n" {
+        assert!(
+            Instant::now() < deadline,
+            "plugtop never plugged cpu1 in tmux"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(journal.exists());
+    let _ = std::process::Command::new("tmux")
+        .args(["kill-session", "-t", &name])
+        .status();
+    let deadline = Instant::now() + common::HANG_GUARD;
+    while journal.exists() {
+        assert!(
+            Instant::now() < deadline,
+            "the journal stayed after kill-session"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    for i in 1..4 {
+        assert_eq!(
+            cpu_online(&root, i),
+            "0\n",
+            "cpu{i} put back after kill-session"
+        );
+    }
+}
+
+#[test]
+fn acting_on_this_machine_is_refused_when_it_is_not_a_zvm_guest() {
+    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    if cpuinfo.contains("version = FF") {
+        eprintln!("this machine is a z/VM guest; the refusal does not apply");
+        return;
+    }
+    let (_root, rules) = plugging_guest();
+    let mut s = Session::start(&["-c", &rules, "--interval", "0.2"], 30, 160);
+    s.wait_for("OBSERVE");
+    s.wait_for("(not a z/VM guest)");
+    s.press("s");
+    s.wait_for("plugtop will not change this machine");
+    s.wait_for("--allow-non-zvm");
+    assert!(
+        !std::path::Path::new("/run/plugtop/state").exists(),
+        "nothing journaled"
+    );
+    s.press("x");
+    s.wait_gone("will not change");
+    s.press("A");
+    s.wait_for("plugtop will not change this machine");
+    assert!(s.screen().contains("OBSERVE"));
+    drop(s);
+}
+
+#[test]
+fn a_slow_cpu_write_shows_progress_and_the_keys_wait_instead_of_freezing() {
+    let (root, rules) = plugging_guest();
+    let root_s = root.path().to_string_lossy().into_owned();
+    // Every sysfs write waits until the gate file exists, as taking an
+    // s390 CPU offline can take seconds: the write is in progress for as
+    // long as the test looks, however loaded the machine.
+    let gate = root.path().join("write-gate");
+    let gate_s = gate.to_string_lossy().into_owned();
+    let mut s = Session::start_with(
+        &[
+            "--root",
+            &root_s,
+            "-c",
+            &rules,
+            "--interval",
+            "3",
+            "--mode",
+            "step",
+        ],
+        30,
+        110,
+        &[("PLUGTOP_TEST_WRITE_GATE", &gate_s)],
+    );
+    s.wait_for("Proposed: plug cpu1");
+    s.press("y");
+    s.wait_for("plugging a CPU (keys wait)");
+    s.press("?");
+    s.wait_for("plugging a CPU (keys wait)");
+    assert_eq!(cpu_online(&root, 1), "0\n", "still writing");
+    assert!(
+        !s.screen().contains("Keys (any key closes)"),
+        "the key waits for the write"
+    );
+    std::fs::write(&gate, "").expect("open the gate");
+    s.wait_for("Keys (any key closes)");
+    assert_eq!(cpu_online(&root, 1), "1\n");
+    s.press("x");
+    s.wait_gone("Keys (any key closes)");
+    assert!(s.quit());
+    assert_eq!(cpu_online(&root, 1), "0\n", "put back on quit");
+}
+
+#[test]
+fn sigtstp_gives_the_terminal_back_and_fg_redraws_everything() {
+    let (root, rules) = plugging_guest();
+    let root_s = root.path().to_string_lossy().into_owned();
+    let mut s = Session::start(
+        &["--root", &root_s, "-c", &rules, "--interval", "0.5"],
+        30,
+        110,
+    );
+    s.wait_for("OBSERVE");
+    let pid = s.child.process_id().expect("a pid");
+    let state = || {
+        std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .ok()
+            .and_then(|t| t.rsplit(')').next().map(|r| r.trim().chars().next()))
+            .flatten()
+    };
+    s.signal("TSTP");
+    s.wait_until("plugtop did not stop", |_| state() == Some('T'));
+    // Stopped, it has written all it will: the restore is on its way.
+    s.wait_until("the terminal is given back while stopped", |s| {
+        terminal_restored(&String::from_utf8_lossy(&s.raw))
+    });
+    s.signal("CONT");
+    s.wait_for("OBSERVE");
+    s.wait_for("Rules (t selects");
+    assert!(s.quit());
+}
+
+#[test]
+fn an_unfinished_escape_sequence_never_eats_the_keyboard() {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let rec = common::record_fixture_series(dir.path(), "o.rec");
+    let mut s = Session::start(
+        &[
+            "--replay",
+            &rec,
+            "-c",
+            "examples/rules/recommended-default.conf",
+        ],
+        24,
+        80,
+    );
+    s.wait_for("OBSERVE");
+    // The start of a terminal's reply, never finished; then replies and
+    // sequences plugtop does not know, and a string sequence.
+    s.press("\x1b[?");
+    s.press_until("?", "Keys (any key closes)");
+    s.press("x");
+    s.wait_gone("Keys (any key closes)");
+    s.press("\x1b[?1;2c\x1b[?7u\x1b[999~\x1b]11;rgb:0/0/0\x07");
+    s.press("?");
+    s.wait_for("Keys (any key closes)");
+    s.press("x");
+    s.wait_gone("Keys (any key closes)");
+    // Ctrl-C right after another unfinished reply still quits.
+    s.press("\x1b[?");
+    let deadline = Instant::now() + common::HANG_GUARD;
+    let mut last = Instant::now() - Duration::from_secs(1);
+    loop {
+        if let Ok(Some(status)) = s.child.try_wait() {
+            assert!(status.success(), "Ctrl-C is a clean quit");
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "Ctrl-C never quit:\n{}",
+            s.screen()
+        );
+        if last.elapsed() >= Duration::from_millis(200) {
+            s.press("\x03");
+            last = Instant::now();
+        }
+        if let Ok(bytes) = s.output.recv_timeout(Duration::from_millis(50)) {
+            s.take(&bytes);
+        }
+    }
+}
+
+/// The CPU names in the CPU panel (the left 40 columns) of the screen.
+fn cpus_on_screen(screen: &str) -> Vec<u32> {
+    screen
+        .lines()
+        .filter_map(|l| {
+            let left: String = l.chars().take(40).collect();
+            let rest = left.strip_prefix("cpu")?;
+            let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+            digits.parse().ok()
+        })
+        .collect()
+}
+
+#[test]
+fn paging_a_64_cpu_guest_shows_every_cpu_exactly_once() {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let scenario = dir.path().join("big.toml");
+    std::fs::write(
+        &scenario,
+        "name = \"big\"\ncpus = 64\nonline = 64\nmemory_mib = 8192\nduration = \"1:00:00\"\n\n[[phases]]\nstart = \"0\"\nthreads = 8\nworking_set_mib = 300\n",
+    )
+    .expect("scenario");
+    let scenario = scenario.display().to_string();
+    for (rows, cols) in [(24, 80), (48, 160)] {
+        let mut s = Session::start(
+            &[
+                "--sim",
+                &scenario,
+                "-c",
+                "examples/rules/recommended-modern.conf",
+            ],
+            rows,
+            cols,
+        );
+        s.wait_for("more below (PgDn)");
+        let mut seen: Vec<u32> = Vec::new();
+        loop {
+            let page = cpus_on_screen(&s.screen());
+            assert!(!page.is_empty(), "no CPUs on screen:\n{}", s.screen());
+            seen.extend(&page);
+            if !s.screen().contains("more below") {
+                break;
+            }
+            assert!(seen.len() <= 64, "pages overlap: {seen:?}");
+            s.press("\x1b[6~");
+            let first = page[0];
+            s.wait_until("PgDn did nothing", |s| {
+                cpus_on_screen(&s.screen()).first() != Some(&first)
+            });
+        }
+        assert_eq!(
+            seen,
+            (0..64).collect::<Vec<u32>>(),
+            "{rows}x{cols}: every CPU once, in order"
+        );
+        assert!(s.quit());
+    }
+}
+
+#[test]
+fn number_keys_pick_views_h_and_f1_help_and_ctrl_l_repaints() {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let rec = common::record_fixture_series(dir.path(), "o.rec");
+    let mut s = Session::start(
+        &[
+            "--replay",
+            &rec,
+            "-c",
+            "examples/rules/recommended-default.conf",
+        ],
+        24,
+        80,
+    );
+    s.wait_for("OBSERVE");
+    s.press("5");
+    s.wait_for("Log (↑↓ scroll");
+    s.press("2");
+    s.wait_for("Truth trace of");
+    s.press("1");
+    s.wait_gone("Truth trace of");
+    s.press("h");
+    s.wait_for("Keys (any key closes)");
+    s.press("x");
+    s.wait_gone("Keys (any key closes)");
+    s.press("\x1bOP");
+    s.wait_for("Keys (any key closes)");
+    s.press("x");
+    s.wait_gone("Keys (any key closes)");
+    // Another program scribbles on the terminal; Ctrl-L paints it all again.
+    let clears = |raw: &[u8]| raw.windows(4).filter(|w| w == b"\x1b[2J").count();
+    let before = clears(&s.raw);
+    s.press("\x0c");
+    s.wait_until("Ctrl-L did not repaint", |s| clears(&s.raw) != before);
+    assert!(s.quit());
+}
+
+#[test]
+fn e_asks_where_to_export_the_log_defaulting_to_the_state_directory() {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let rec = common::record_fixture_series(dir.path(), "o.rec");
+    let state = dir.path().join("state");
+    let state_env = state.display().to_string();
+    let mut s = Session::start_with(
+        &[
+            "--replay",
+            &rec,
+            "-c",
+            "examples/rules/recommended-default.conf",
+            "--interval",
+            "0.05",
+        ],
+        24,
+        160,
+        &[("XDG_STATE_HOME", &state_env)],
+    );
+    s.wait_for("end of the recording");
+    s.press("e");
+    s.wait_for("Export the log");
+    s.wait_for(&state.join("plugtop").display().to_string());
+    s.press("\r");
+    s.wait_for("log exported to");
+    // Another path, typed over the default; then the same path again is
+    // refused, not overwritten.
+    let custom = dir.path().join("mine").join("incident.txt");
+    for _ in 0..2 {
+        s.press("e");
+        s.wait_for("Export the log");
+        s.press("\x15");
+        s.press(&custom.display().to_string());
+        s.press("\r");
+    }
+    s.wait_for("File exists");
+    assert!(s.quit());
+    let mine = std::fs::read_to_string(&custom).unwrap_or_default();
+    assert!(mine.contains("log exported to"), "{mine:?}");
+    let files: Vec<_> = std::fs::read_dir(state.join("plugtop"))
+        .map(|d| d.filter_map(Result::ok).map(|e| e.path()).collect())
+        .unwrap_or_default();
+    assert_eq!(files.len(), 1, "{files:?}");
+    let text = std::fs::read_to_string(&files[0]).unwrap_or_default();
+    assert!(
+        text.lines()
+            .next()
+            .is_some_and(|l| l.as_bytes().get(2) == Some(&b':')),
+        "each line starts with its time: {text:?}"
+    );
+}
+
+/// An SGR mouse click (press and release) at 0-based `column`, `row`.
+fn click(s: &mut Session, column: usize, row: usize) {
+    s.press(&format!(
+        "\x1b[<0;{};{}M\x1b[<0;{};{}m",
+        column + 1,
+        row + 1,
+        column + 1,
+        row + 1
+    ));
+}
+
+#[test]
+fn clicks_select_a_cpu_row_a_rule_and_a_tab() {
+    let mut s = Session::start(
+        &[
+            "--sim",
+            "examples/scenarios/daytrader.toml",
+            "-c",
+            "examples/rules/recommended-modern.conf",
+        ],
+        24,
+        80,
+    );
+    s.wait_for("cpu0 ");
+    let row_of = |screen: &str, start: &str| {
+        screen
+            .lines()
+            .position(|l| l.trim_start_matches(['▸', ' ']).starts_with(start))
+            .unwrap_or_else(|| panic!("no {start:?} line:\n{screen}"))
+    };
+    let row = row_of(&s.screen(), "cpu0 ");
+    click(&mut s, 1, row);
+    s.wait_for("cpu0: p pins its busy %");
+    let row = row_of(&s.screen(), "MEMPLUG");
+    click(&mut s, 3, row);
+    s.wait_for("▸MEMPLUG");
+    let tabs = s.screen().lines().nth(1).unwrap_or_default().to_string();
+    let column = tabs
+        .find("Flips")
+        .map(|b| tabs[..b].chars().count())
+        .unwrap_or_else(|| panic!("no Flips tab: {tabs}"));
+    click(&mut s, column + 1, 1);
+    s.wait_for("Flips: why the decisions changed");
+    assert!(s.quit());
+}
+
+#[test]
+fn t_tunes_in_the_background_while_the_screen_stays_live() {
+    let mut s = Session::start(
+        &[
+            "--sim",
+            "examples/scenarios/oscillating.toml",
+            "-c",
+            "examples/rules/oscillating-tight.conf",
+            "--mode",
+            "auto",
+        ],
+        24,
+        80,
+    );
+    s.wait_for("#2 ");
+    s.press("T");
+    // Progress first (or, on a fast machine, the front at once).
+    s.wait_until("no tune box", |s| s.screen().contains("candidates"));
+    s.wait_for("Tune: the front of 200 candidates");
+    s.wait_for("★ recommended");
+    s.press("\x1b");
+    s.wait_gone("Tune: the front");
+    assert!(s.quit());
+}
+
+/// `n` bytes of `unit` repeated (the last copy cut).
+fn repeated(unit: &[u8], n: usize) -> Vec<u8> {
+    unit.iter().copied().cycle().take(n).collect()
+}
+
+#[test]
+fn sigterm_is_acted_on_behind_megabytes_of_pasted_and_typed_input() {
+    let (root, rules) = plugging_guest();
+    let root_s = root.path().to_string_lossy().into_owned();
+    let mut s = Session::start(
+        &[
+            "--root",
+            &root_s,
+            "-c",
+            &rules,
+            "--interval",
+            "0.2",
+            "--mode",
+            "auto",
+        ],
+        30,
+        110,
+    );
+    s.wait_for("AUTONOMOUS");
+    s.wait_for("plugged cpu1");
+    s.press("w");
+    s.wait_for("What-if: HOTPLUG");
+    // A megabyte pasted: keys, Ctrl-C, escape sequences and line breaks
+    // in it are text. Then a megabyte typed without paste markers (a
+    // terminal without bracketed paste): plain characters, `q`, `A` and
+    // `y` among them, all text for the editor.
+    let mut bytes = b"\x1b[200~".to_vec();
+    bytes.extend(repeated(
+        b"q A y \x03 \x1b[A \x1b \r\n(onumcpus < 2) & (idle > 50)\n",
+        1 << 20,
+    ));
+    bytes.extend(b"\x1b[201~");
+    bytes.extend(repeated(b"(onumcpus > 1) | qAy+-s ", 1 << 20));
+    s.write_big(bytes);
+    s.signal("TERM");
+    let (status, output) = s.wait_exit();
+    assert_eq!(status, Some(143), "exit code after SIGTERM");
+    for i in 1..4 {
+        assert_eq!(cpu_online(&root, i), "0\n", "cpu{i} is put back");
+    }
+    assert!(
+        !root.path().join("run/plugtop/state").exists(),
+        "the journal goes after a full restore"
+    );
+    assert!(terminal_restored(&output), "terminal left raw");
+}
+
+#[test]
+fn a_paste_cut_by_sigterm_never_reaches_the_shell_after_plugtop() {
+    let (root, rules) = plugging_guest();
+    let root_s = root.path().to_string_lossy().into_owned();
+    // What runs after plugtop in the same terminal counts what it can read
+    // at once: every byte of the paste there is one a shell would run.
+    let script = "\"$0\" \"$@\"; stty -icanon min 0 time 0; \
+        printf 'LEFT %s\\n' \"$(dd bs=65536 count=64 2>/dev/null | wc -c)\"";
+    let mut s = Session::start_program(
+        "sh",
+        &[
+            "-c",
+            script,
+            env!("CARGO_BIN_EXE_plugtop"),
+            "--root",
+            &root_s,
+            "-c",
+            &rules,
+            "--interval",
+            "0.2",
+            "--mode",
+            "auto",
+        ],
+        30,
+        110,
+        &[],
+    );
+    s.wait_for("AUTONOMOUS");
+    s.press("w");
+    s.wait_for("What-if: HOTPLUG");
+    let line = b"touch /nonexistent/PASTED-AFTER-PLUGTOP\n";
+    // A quarter of the paste is read by plugtop before the signal ...
+    let mut first = b"\x1b[200~".to_vec();
+    first.extend(repeated(line, 1 << 18));
+    s.write_big(first);
+    // ... the rest is still arriving when it comes.
+    let mut rest = repeated(line, 3 << 18);
+    rest.extend(b"\x1b[201~");
+    let mut input = std::mem::replace(&mut s.input, Box::new(std::io::sink()));
+    std::thread::spawn(move || {
+        let _ = input.write_all(&rest).and_then(|()| input.flush());
+    });
+    // The signal goes to plugtop, not to the shell around it.
+    let sh = s.child.process_id().expect("a pid");
+    let children =
+        std::fs::read_to_string(format!("/proc/{sh}/task/{sh}/children")).expect("children");
+    let plugtop = children.split_whitespace().next().expect("plugtop runs");
+    let sent = std::process::Command::new("kill")
+        .args(["-TERM", plugtop])
+        .status()
+        .is_ok_and(|st| st.success());
+    assert!(sent, "kill -TERM {plugtop}");
+    s.wait_for_raw("LEFT ");
+    let text = String::from_utf8_lossy(&s.raw).into_owned();
+    let left = text
+        .rsplit("LEFT ")
+        .next()
+        .and_then(|t| t.split_whitespace().next())
+        .and_then(|n| n.parse::<usize>().ok());
+    assert_eq!(left, Some(0), "the rest of the paste reached the shell");
+    for i in 1..4 {
+        assert_eq!(cpu_online(&root, i), "0\n", "cpu{i} is put back");
+    }
+}
+
+#[test]
+fn a_paste_goes_into_the_text_input_and_is_never_taken_for_keys() {
+    let (root, rules) = plugging_guest();
+    let root_s = root.path().to_string_lossy().into_owned();
+    let mut s = Session::start(
+        &["--root", &root_s, "-c", &rules, "--interval", "0.2"],
+        30,
+        110,
+    );
+    s.wait_for("OBSERVE");
+    s.wait_for("#2");
+    // As keys this would ask to act, approve it, and quit.
+    s.press("\x1b[200~Ay q\x1b[201~");
+    s.press("5");
+    s.wait_for("a paste was ignored");
+    assert!(!s.screen().contains("Act on this guest?"));
+    assert!(s.screen().contains("OBSERVE"));
+    assert!(
+        !root.path().join("run/plugtop/state").exists(),
+        "nothing armed"
+    );
+    // In the what-if editor a paste is one insertion, made one line.
+    s.press("w");
+    s.wait_for("What-if: HOTPLUG");
+    s.press("\x15");
+    s.press("\x1b[200~(onumcpus < 3)\r\n& (idle > 50)\n\x1b[201~");
+    s.wait_for("HOTPLUG=(onumcpus < 3) & (idle > 50)");
+    s.wait_for("cpuplugd would load the edited file");
+    s.press("\x1b");
+    s.wait_gone("What-if: HOTPLUG");
+    assert!(s.quit());
+}
