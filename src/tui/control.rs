@@ -295,3 +295,199 @@ impl Control {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::VecDeque;
+    use std::sync::Arc;
+    use std::sync::mpsc::{Receiver, Sender, channel};
+
+    use super::*;
+    use crate::kernel::actuator::{ActError, Actuator};
+    use crate::kernel::cpu_choice::CpuChange;
+    use crate::tui::app::{App, SourceLabel};
+    use crate::tui::arming::Tracked;
+    use crate::tui::input::TermInput;
+    use crate::tui::local::Local;
+
+    /// An actuator whose writes wait until the test lets them through, as
+    /// taking a CPU offline on s390 can take seconds; it says when a write
+    /// has begun.
+    struct Gate {
+        entered: Sender<()>,
+        release: Receiver<()>,
+    }
+
+    impl Gate {
+        fn write(&mut self) {
+            let _ = self.entered.send(());
+            // Returns at once once the test dropped its end.
+            let _ = self.release.recv();
+        }
+    }
+
+    impl Actuator for Gate {
+        fn plug(&mut self, _: &mut Vec<String>) -> Result<u32, ActError> {
+            self.write();
+            Ok(1)
+        }
+        fn unplug(&mut self, _: &mut Vec<String>) -> Result<u32, ActError> {
+            self.write();
+            Ok(1)
+        }
+        fn set_pool(&mut self, _: i64) -> Result<(), ActError> {
+            self.write();
+            Ok(())
+        }
+        fn set_online(&mut self, _: &[u32], _: &mut Vec<String>) -> Result<(), ActError> {
+            self.write();
+            Ok(())
+        }
+        fn would_take(&self, _: CpuChange, _: usize) -> Vec<u32> {
+            vec![1]
+        }
+    }
+
+    fn draw(app: &App) -> String {
+        let mut terminal = ratatui::Terminal::new(ratatui::backend::TestBackend::new(100, 30))
+            .unwrap_or_else(|e| panic!("{e}"));
+        terminal
+            .draw(|f| crate::tui::view::draw(f, app))
+            .unwrap_or_else(|e| panic!("{e}"));
+        let buffer = terminal.backend().buffer();
+        (0..buffer.area.height)
+            .map(|y| {
+                (0..buffer.area.width)
+                    .map(|x| buffer[(x, y)].symbol())
+                    .collect::<String>()
+                    + "\n"
+            })
+            .collect()
+    }
+
+    /// Applies updates to `app` until `want` holds of one of them (the
+    /// screen thread's part), at most `readings` readings in.
+    fn until(
+        updates: &Receiver<Vec<Update>>,
+        app: &mut App,
+        readings: usize,
+        want: impl Fn(&Update) -> bool,
+    ) -> Option<ScreenEnd> {
+        loop {
+            assert!(app.readings() <= readings, "never came");
+            let batch = updates
+                .recv()
+                .unwrap_or_else(|e| panic!("the control thread ended: {e}"));
+            let mut found = false;
+            for update in batch {
+                found |= want(&update);
+                match update {
+                    Update::Ended(end) => return Some(end),
+                    other => app.apply(other),
+                }
+            }
+            if found {
+                return None;
+            }
+        }
+    }
+
+    #[test]
+    fn a_write_blocked_on_a_slow_sysfs_blocks_neither_drawing_nor_keys() {
+        let text = "name = \"two\"\ncpus = 2\nonline = 1\nmemory_mib = 1024\nduration = \"10:00\"\nseed = 1\n\n[[phases]]\nname = \"busy\"\nstart = \"0:00\"\nthreads = 2\ncpu_per_thread = 1\nworking_set_mib = 100\n";
+        let scenario = crate::sim::Scenario::parse("two", text).unwrap_or_else(|e| panic!("{e}"));
+        let guest = crate::sim::SharedGuest::new(crate::sim::Guest::new(&scenario, false));
+        let facts = crate::sim::facts(&guest.borrow());
+        let mut source = crate::sim::SimSource::new(guest, 1.0);
+        let file = crate::rules::SourceFile::new(
+            "plug.conf",
+            b"UPDATE=\"1\"\nCPU_MIN=\"1\"\nCPU_MAX=\"2\"\nHOTPLUG=\"1\"\nHOTUNPLUG=\"0\"\n"
+                .to_vec(),
+        );
+        let rules = Arc::new(crate::rules::load(&file, &facts).rules);
+        let label = SourceLabel::Sim {
+            scenario: "two".into(),
+            speed: 1.0,
+        };
+        let (updates_tx, updates) = channel::<Vec<Update>>();
+        let working = updates_tx.clone();
+        let progress: Progress = Arc::new(move |what| {
+            let _ = working.send(vec![Update::Working(what)]);
+        });
+        let (entered_tx, entered) = channel();
+        let (release, release_rx) = channel();
+        let mut local = Local::new(rules, file, label, Mode::Auto);
+        local.core_mut().set_actuator(Box::new(Tracked {
+            inner: Gate {
+                entered: entered_tx,
+                release: release_rx,
+            },
+            progress: Arc::clone(&progress),
+        }));
+        let (core, mut app) = local.into_parts();
+        let options = Options {
+            rules: None,
+            root: "/nonexistent".into(),
+            replay: None,
+            mode: Mode::Auto,
+            batch: false,
+            mono: true,
+            interval: Some(0.0),
+            count: None,
+            sim: Some("two.toml".into()),
+            old_kernel: false,
+            allow_non_zvm: false,
+        };
+        let stop = StopFlag::new();
+        let (commands, command_rx) = channel();
+        std::thread::scope(|scope| {
+            let stop = &stop;
+            let source = &mut source;
+            scope.spawn(move || {
+                run(options, core, source, &command_rx, stop, progress, |u| {
+                    updates_tx.send(u).is_ok()
+                })
+            });
+            // The control thread starts a write and waits in it.
+            let started = until(&updates, &mut app, 50, |u| {
+                matches!(u, Update::Working(Some(_)))
+            });
+            assert!(started.is_none(), "ended before writing");
+            entered
+                .recv()
+                .unwrap_or_else(|e| panic!("the write began: {e}"));
+            // Meanwhile the screen draws what is going on, and keys work:
+            // the help opens, and the view changes, while the write waits.
+            let screen = draw(&app);
+            assert!(screen.contains("… plugging a CPU"), "{screen}");
+            let mut keys: VecDeque<TermInput> = "?"
+                .chars()
+                .map(|c| {
+                    TermInput::Event(crossterm::event::Event::Key(
+                        crossterm::event::KeyEvent::from(crossterm::event::KeyCode::Char(c)),
+                    ))
+                })
+                .collect();
+            let asked = crate::tui::dispatch::apply(&mut app, &mut keys, stop);
+            assert_eq!(asked, vec![Command::Wake { paused: false }]);
+            for c in asked {
+                commands.send(c).unwrap_or_else(|e| panic!("{e}"));
+            }
+            let screen = draw(&app);
+            assert!(screen.contains("Keys (any key closes)"), "{screen}");
+            assert!(screen.contains("… plugging a CPU"), "{screen}");
+            // Let every write through: the write ends and says so.
+            drop(release);
+            let ended = until(&updates, &mut app, usize::MAX, |u| {
+                matches!(u, Update::Working(None))
+            });
+            assert!(ended.is_none());
+            assert!(!draw(&app).contains("… plugging"), "the line goes");
+            commands
+                .send(Command::Quit)
+                .unwrap_or_else(|e| panic!("{e}"));
+            let end = until(&updates, &mut app, usize::MAX, |_| false);
+            assert!(matches!(end, Some(ScreenEnd::Quit)), "{end:?}");
+        });
+    }
+}

@@ -99,13 +99,6 @@ impl Core {
         self.seen
     }
 
-    fn actuator(&mut self) -> &mut dyn Actuator {
-        match self.actuator.as_mut() {
-            Some(a) => a.as_mut(),
-            None => &mut self.observer,
-        }
-    }
-
     /// Takes one reading: the session decides and acts per mode.
     pub fn step(&mut self, sample: Sample) -> Update {
         let sample = Arc::new(sample);
@@ -216,12 +209,6 @@ impl Core {
             board: Box::new(self.board()),
             lines: event_lines(events),
         }
-    }
-
-    /// Puts the guest back through `give_back`, with the actuator that
-    /// acted (or `fallback` when none did).
-    pub fn with_actuator<T>(&mut self, f: impl FnOnce(&mut dyn Actuator) -> T) -> T {
-        f(self.actuator())
     }
 
     fn acted(&self, events: Vec<Event>) -> Update {

@@ -177,6 +177,7 @@ mod tests {
     use crate::rules::{SourceFile, SystemFacts, load};
     use crate::tui::app::SourceLabel;
     use crate::tui::local::Local;
+    use crate::tui::modal::Modal;
 
     fn app() -> App {
         let facts = SystemFacts::any_machine(4, "test");
@@ -349,5 +350,215 @@ mod tests {
         a.update(KeyAction::WhatIf);
         run(&mut a, [paste("x"), TermInput::PasteCut(12_345)]);
         assert!(logged(&a, "its last 12345 bytes were dropped"));
+    }
+
+    /// The screen as text, as the terminal would show it.
+    fn drawn(app: &App) -> String {
+        let mut terminal = ratatui::Terminal::new(ratatui::backend::TestBackend::new(100, 30))
+            .unwrap_or_else(|e| panic!("{e}"));
+        terminal
+            .draw(|f| view::draw(f, app))
+            .unwrap_or_else(|e| panic!("{e}"));
+        let buffer = terminal.backend().buffer();
+        let mut text = String::new();
+        for y in 0..buffer.area.height {
+            for x in 0..buffer.area.width {
+                text.push_str(buffer[(x, y)].symbol());
+            }
+            text.push('\n');
+        }
+        text
+    }
+
+    /// A scenario short enough that a tune of it is cheap.
+    fn tiny_scenario() -> crate::sim::Scenario {
+        let text = "name = \"tiny\"\ncpus = 2\nonline = 1\nmemory_mib = 1024\nduration = \"0:05\"\nseed = 1\n\n[[phases]]\nname = \"idle\"\nstart = \"0:00\"\nthreads = 1\ncpu_per_thread = 0.1\nworking_set_mib = 100\n";
+        crate::sim::Scenario::parse("tiny", text).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// One modal state: how it is opened, what shows it on screen, a key
+    /// that only this layer handles that way, and what that key did.
+    struct Case {
+        name: &'static str,
+        open: fn(&mut App),
+        shown: &'static [&'static str],
+        key: TermInput,
+        /// Whether the key did this layer's thing, given the layer that
+        /// was on top before it.
+        did: fn(Option<&Modal>, &App, &[Command]) -> bool,
+    }
+
+    fn cases() -> Vec<Case> {
+        vec![
+            Case {
+                name: "help",
+                open: |a| {
+                    run(a, keys("?"));
+                },
+                shown: &["Keys (any key closes)"],
+                // Unbound: only the help takes it (and closes).
+                key: press(KeyCode::Char('x')),
+                did: |was, a, _| matches!(was, Some(Modal::Help)) && a.modals().is_empty(),
+            },
+            Case {
+                name: "message",
+                open: |a| a.show(Dialog::Message("the disk is on fire".into())),
+                shown: &["the disk is on fire"],
+                key: press(KeyCode::Char('x')),
+                did: |was, a, _| {
+                    matches!(was, Some(Modal::Dialog(Dialog::Message(_)))) && a.modals().is_empty()
+                },
+            },
+            Case {
+                name: "autonomous question",
+                open: |a| a.show(Dialog::ConfirmAuto),
+                shown: &["Autonomous mode"],
+                // Without the question, `y` with nothing proposed asks
+                // nothing of the control thread.
+                key: press(KeyCode::Char('y')),
+                did: |_, a, c| a.modals().is_empty() && c.contains(&Command::SetMode(Mode::Auto)),
+            },
+            Case {
+                name: "export prompt",
+                open: |a| {
+                    run(a, keys("e"));
+                },
+                shown: &["Export the log"],
+                // `q` would quit anywhere but in a text input.
+                key: press(KeyCode::Char('q')),
+                did: |_, a, c| {
+                    !a.quit()
+                        && !c.contains(&Command::Quit)
+                        && matches!(a.modals().top(), Some(Modal::Export(i)) if i.text.ends_with('q'))
+                },
+            },
+            Case {
+                name: "what-if editor",
+                open: |a| {
+                    run(a, keys("w"));
+                },
+                shown: &["What-if:"],
+                key: press(KeyCode::Char('q')),
+                did: |_, a, c| {
+                    !a.quit()
+                        && !c.contains(&Command::Quit)
+                        && a.modals()
+                            .whatif()
+                            .is_some_and(|e| e.input.text.ends_with('q'))
+                },
+            },
+            Case {
+                name: "log search",
+                open: |a| {
+                    run(a, keys("/"));
+                },
+                shown: &["Search the log: "],
+                key: press(KeyCode::Char('q')),
+                did: |_, a, c| {
+                    !a.quit() && !c.contains(&Command::Quit) && a.log().filter() == Some("q")
+                },
+            },
+            Case {
+                name: "tune box",
+                open: |a| {
+                    a.set_sim(tiny_scenario(), false);
+                    run(a, keys("T"));
+                },
+                shown: &["Tun"],
+                // The tune box alone closes on `q` instead of quitting.
+                key: press(KeyCode::Char('q')),
+                did: |was, a, c| {
+                    matches!(was, Some(Modal::Tune))
+                        && !a.quit()
+                        && !c.contains(&Command::Quit)
+                        && a.modals().is_empty()
+                },
+            },
+        ]
+    }
+
+    #[test]
+    fn the_layer_drawn_on_top_is_the_one_that_takes_the_keys() {
+        for case in cases() {
+            let mut a = app();
+            (case.open)(&mut a);
+            let top = a.modals().top().cloned();
+            assert!(top.is_some(), "{}: a layer is open", case.name);
+            let before = drawn(&a);
+            for text in case.shown {
+                assert!(before.contains(text), "{}: drawn:\n{before}", case.name);
+            }
+            let commands = run(&mut a, [case.key.clone()]);
+            assert!(
+                (case.did)(top.as_ref(), &a, &commands),
+                "{}: the key went to it: {commands:?} {:?}",
+                case.name,
+                a.modals().top()
+            );
+            // The same key on a bare screen does something else: it did
+            // this because the layer was on top.
+            let mut bare = app();
+            let bare_commands = run(&mut bare, [case.key.clone()]);
+            assert!(
+                !(case.did)(None, &bare, &bare_commands),
+                "{}: a bare screen does the same with the key",
+                case.name
+            );
+            let after = drawn(&a);
+            if a.modals().is_empty() {
+                for text in case.shown {
+                    assert!(
+                        !after.contains(text),
+                        "{}: still drawn:
+{after}",
+                        case.name
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_message_over_an_open_layer_takes_the_next_key_and_hands_back_the_rest() {
+        for case in cases() {
+            let mut a = app();
+            (case.open)(&mut a);
+            let under = a.modals().top().cloned();
+            if matches!(under, Some(Modal::Dialog(_))) {
+                // The newest question replaces an older one.
+                a.show(Dialog::Message("newer".into()));
+                assert_eq!(a.modals().layers().len(), 1, "{}", case.name);
+                continue;
+            }
+            // The control thread says something while the layer is open.
+            a.show(Dialog::Message("reload failed".into()));
+            let screen = drawn(&a);
+            assert!(screen.contains("reload failed"), "{}:\n{screen}", case.name);
+            assert!(
+                matches!(a.modals().top(), Some(Modal::Dialog(_))),
+                "{}: the message is on top",
+                case.name
+            );
+            // `q` closes the message: it neither quits nor types.
+            let commands = run(&mut a, keys("q"));
+            assert!(
+                !commands.contains(&Command::Quit) && !a.quit(),
+                "{}",
+                case.name
+            );
+            assert_eq!(
+                a.modals().top(),
+                under.as_ref(),
+                "{}: the layer under it is back",
+                case.name
+            );
+            // And the next key is the layer's again.
+            let commands = run(&mut a, [case.key.clone()]);
+            assert!(
+                (case.did)(under.as_ref(), &a, &commands),
+                "{}: {commands:?}",
+                case.name
+            );
+        }
     }
 }
