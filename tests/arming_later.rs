@@ -18,7 +18,7 @@ use plugtop::kernel::{Sample, Source, SourceError, Stamp};
 use plugtop::rules::SystemFacts;
 use plugtop::tui::app::{App, Dialog};
 use plugtop::tui::arming::Progress;
-use plugtop::tui::control::Command;
+use plugtop::tui::command::Command;
 use plugtop::tui::keys::KeyAction;
 use plugtop::tui::run::{Options, ScreenEnd, prepare};
 use plugtop::tui::update::Update;

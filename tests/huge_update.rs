@@ -24,7 +24,7 @@ use plugtop::logging::Memory;
 use plugtop::sim::run::{SimOptions, guest_for};
 use plugtop::sim::{SharedGuest, SimActuator, SimSource};
 use plugtop::tui::arming::Progress;
-use plugtop::tui::control::Command;
+use plugtop::tui::command::Command;
 use plugtop::tui::run::{Options, ScreenEnd, prepare};
 use plugtop::tui::update::Update;
 

@@ -590,7 +590,11 @@ fn slash_searches_the_log() {
 #[test]
 fn clicks_pick_a_view_tab_or_a_rule_and_m_frees_the_mouse() {
     let mut a = app(RECOMMENDED, SERIES, 6, Mode::Observe);
-    a.app_mut().set_screen_size(80, 24);
+    a.app_mut().set_screen_size(
+        80,
+        24,
+        view::cpu_page(ratatui::layout::Rect::new(0, 0, 80, 24)),
+    );
     let text = screen(&a, 80, 24);
     let tabs = text.lines().nth(1).unwrap_or_default();
     let column = tabs
@@ -782,7 +786,11 @@ fn a_click_on_a_cpu_row_selects_it_on_any_page_and_p_pins_its_busy_share() {
         }
     };
     feed(&mut a, 3);
-    a.app_mut().set_screen_size(80, 24);
+    a.app_mut().set_screen_size(
+        80,
+        24,
+        view::cpu_page(ratatui::layout::Rect::new(0, 0, 80, 24)),
+    );
     a.key(KeyAction::CpusDown);
     let text = screen(&a, 80, 24);
     let (row, line) = text

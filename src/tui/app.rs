@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
-use super::control::Command;
+use super::command::Command;
 use super::keys::KeyAction;
 use super::line_input::LineInput;
 use super::log_book::LogBook;
@@ -181,14 +181,12 @@ impl App {
         self.screen_size
     }
 
-    /// The terminal is `width`×`height`: clicks are placed on it and the
-    /// CPU table pages by what it shows.
-    pub fn set_screen_size(&mut self, width: u16, height: u16) {
+    /// The terminal is `width`×`height`, and the CPU table shows
+    /// `cpu_page` rows on it ([`super::view::cpu_page`]): clicks are placed
+    /// on it and PgDn pages by what it shows, so paging never skips a CPU.
+    pub fn set_screen_size(&mut self, width: u16, height: u16, cpu_page: usize) {
         self.screen_size = (width, height);
-        self.selection
-            .set_cpu_page(super::view::cpu_page(ratatui::layout::Rect::new(
-                0, 0, width, height,
-            )));
+        self.selection.set_cpu_page(cpu_page);
     }
 
     /// The session as last told.

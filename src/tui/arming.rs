@@ -6,10 +6,9 @@
 
 use std::sync::Arc;
 
-use super::core::Core;
 use super::log_book::LogKind;
 use super::modal::ArmInfo;
-use super::run::Options;
+use super::options::Options;
 use crate::control::controller::Mode;
 use crate::control::guard::{self, Guard, GuardError, GuardOptions};
 use crate::control::lock;
@@ -132,33 +131,34 @@ pub fn arm_check(
     })
 }
 
-/// Takes the guest through the guard (lock, journal) as it is in `first`
-/// and gives the core an actuator that tells `progress` what it writes.
+/// Takes the guest through the guard (lock, journal) as it is in `first`;
+/// the guard, and the actuator to act with, which tells `progress` what it
+/// writes.
 pub fn arm(
-    core: &mut Core,
     options: &Options,
     first: Option<&Sample>,
     progress: &Progress,
-) -> Result<Guard, ArmError> {
+) -> Result<(Guard, Tracked<RootActuator>), ArmError> {
     let sample = first.ok_or(ArmError::NoReading)?;
     let actuator = RootActuator::new(&options.root).map_err(ArmError::Unwritable)?;
     let guard = Guard::take(&guard_options(options), sample)?;
-    core.set_actuator(Box::new(Tracked {
+    let tracked = Tracked {
         inner: actuator,
         progress: Arc::clone(progress),
-    }));
-    Ok(guard)
+    };
+    Ok((guard, tracked))
 }
 
-/// Puts the guest back through the guard; what it did goes to `say`. The
+/// Puts the guest back through the guard with the actuator that acted
+/// (a fresh one when there is none); what it did goes to `say`. The
 /// journal goes only after a complete restore; otherwise it stays for
 /// `plugtop restore`, and the error says what is left and how to retry.
 pub fn disarm(
     guard: Guard,
-    core: &mut Core,
+    actuator: Option<Box<dyn Actuator + Send>>,
     say: &mut dyn FnMut(LogKind, String),
 ) -> Result<(), RestoreError> {
-    let outcome = match core.take_actuator() {
+    let outcome = match actuator {
         Some(mut a) => guard.give_back(a.as_mut()),
         None => match RootActuator::new(&guard.options().root) {
             Ok(mut a) => guard.give_back(&mut a),

@@ -6,47 +6,21 @@
 //! from, so slow I/O (a CPU going offline can take seconds on s390) blocks
 //! neither drawing nor keys.
 
-use std::path::PathBuf;
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
 use super::arming::{Progress, arm, arm_check, disarm};
+use super::command::Command;
 use super::core::Core;
 use super::keys::KeyAction;
 use super::log_book::LogKind;
 use super::modal::Dialog;
-use super::run::{Options, ScreenEnd, read_rules};
+use super::options::{Options, read_rules};
 use super::stop::StopFlag;
-use super::update::Update;
-use crate::control::controller::{Mode, Proposal};
+use super::update::{ScreenEnd, Update};
+use crate::control::controller::Mode;
 use crate::control::guard::Guard;
 use crate::kernel::{Sample, Source};
-
-/// What the screen thread asks of the control thread.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Command {
-    /// A key whose action needs files, the lock, the guest or the pace:
-    /// `s`, `A`, `r`, `+`, `-`.
-    Act(KeyAction),
-    /// Switch to this mode (`o`, or `y` on the autonomous question).
-    SetMode(Mode),
-    /// `y` on the arming question: take the guest and act in this mode.
-    Arm(Mode),
-    /// `y` on this proposal, exactly as it was on screen.
-    Accept(Box<Proposal>),
-    /// `n` on the proposal.
-    Reject,
-    /// Write this log text to this path (`e`, then Enter).
-    Export { path: PathBuf, text: String },
-    /// Keys changed what the screen shows; `paused` says whether readings
-    /// of a recording wait.
-    Wake { paused: bool },
-    /// The user quit.
-    Quit,
-    /// A signal ends the screen (it is in the [`StopFlag`] too; this wakes
-    /// the thread).
-    Stop(i32),
-}
 
 /// The control thread's state between wake-ups.
 struct Control {
@@ -130,7 +104,7 @@ pub fn run(
     };
     let mut said = Vec::new();
     let end = match c.armed.take() {
-        Some(armed) => match disarm(armed, &mut core, &mut |kind, line| {
+        Some(armed) => match disarm(armed, core.take_actuator(), &mut |kind, line| {
             said.push(Update::Note(kind, line))
         }) {
             Ok(()) => end,
@@ -199,10 +173,11 @@ impl Control {
         updates: &mut Vec<Update>,
     ) {
         let armed = arm_check(&self.options, mode, Some(first))
-            .and_then(|_| arm(core, &self.options, Some(first), &self.progress));
+            .and_then(|_| arm(&self.options, Some(first), &self.progress));
         match armed {
-            Ok(a) => {
-                self.armed = Some(a);
+            Ok((guard, actuator)) => {
+                core.set_actuator(Box::new(actuator));
+                self.armed = Some(guard);
                 updates.push(core.set_mode(mode));
             }
             Err(e) => updates.push(Update::Show(Dialog::Message(format!(
@@ -214,9 +189,10 @@ impl Control {
     /// `y` on the arming question.
     fn arm_now(&mut self, core: &mut Core, mode: Mode, updates: &mut Vec<Update>) {
         let latest = core.latest().cloned();
-        match arm(core, &self.options, latest.as_deref(), &self.progress) {
-            Ok(a) => {
-                self.armed = Some(a);
+        match arm(&self.options, latest.as_deref(), &self.progress) {
+            Ok((guard, actuator)) => {
+                core.set_actuator(Box::new(actuator));
+                self.armed = Some(guard);
                 updates.push(core.set_mode(mode));
             }
             Err(e) => updates.push(Update::Show(Dialog::Message(format!(

@@ -9,7 +9,7 @@ use std::collections::VecDeque;
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEventKind};
 
 use super::app::{App, Dialog, LogKind};
-use super::control::Command;
+use super::command::Command;
 use super::input::{LONGEST_PASTE, TermInput};
 use super::keys::{KeyAction, action_for};
 use super::modal::Modal;

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use super::app::{App, SourceLabel};
-use super::control::Command;
+use super::command::Command;
 use super::core::Core;
 use super::keys::KeyAction;
 use super::update::Update;

@@ -9,6 +9,7 @@
 
 pub mod app;
 pub mod arming;
+pub mod command;
 pub mod control;
 pub mod core;
 pub mod dispatch;
@@ -21,6 +22,7 @@ pub mod local;
 pub mod log_book;
 pub mod log_export;
 pub mod modal;
+pub mod options;
 pub mod run;
 pub mod screen;
 pub mod selection;

@@ -1,16 +1,18 @@
-//! What the screen is started with: the options, the session and the
-//! screen's state ([`Local`]) and its source (a live root, a recording or
-//! the simulator), and line mode. The screen
-//! itself is in [`super::screen`], its control thread in [`super::control`].
+//! How the screen starts: the session and the screen's state ([`Local`])
+//! with their source (a live root, a recording or the simulator), and line
+//! mode. The screen itself is in [`super::screen`], its control thread in
+//! [`super::control`], the options in [`super::options`].
 
 use std::io::{IsTerminal, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 use super::app::{LogKind, Machine, SourceLabel};
-use super::arming::RestoreError;
 use super::line;
 use super::local::Local;
+pub use super::options::Options;
+use super::options::read_rules;
+pub use super::update::ScreenEnd;
 use crate::commands::observe::built_in_rules;
 use crate::control::controller::Mode;
 use crate::kernel::Source;
@@ -20,29 +22,6 @@ use crate::kernel::machine::describe;
 use crate::kernel::recording::RecordingSource;
 use crate::report::terminal_safe;
 use crate::rules::{SourceFile, SystemFacts, load};
-
-/// What `plugtop` (without a subcommand) was asked to show.
-#[derive(Debug, Clone)]
-pub struct Options {
-    pub rules: Option<PathBuf>,
-    pub root: PathBuf,
-    pub replay: Option<PathBuf>,
-    pub mode: Mode,
-    /// One line per interval instead of the screen.
-    pub batch: bool,
-    pub mono: bool,
-    /// Seconds between readings (default UPDATE).
-    pub interval: Option<f64>,
-    /// Stop after this many readings (line mode).
-    pub count: Option<usize>,
-    /// A scenario to simulate instead of reading a machine.
-    pub sim: Option<PathBuf>,
-    /// With `sim`: zone-suffixed /proc/vmstat names.
-    pub old_kernel: bool,
-    /// Allow step and autonomous mode on this machine's own `/` although it
-    /// is not an s390 z/VM guest.
-    pub allow_non_zvm: bool,
-}
 
 /// Why the UI could not start.
 #[derive(Debug, thiserror::Error)]
@@ -59,40 +38,9 @@ pub enum UiError {
     Terminal(#[from] std::io::Error),
 }
 
-/// How the screen ended, for the exit code.
-#[derive(Debug)]
-pub enum ScreenEnd {
-    /// The user quit and the guest (if armed) is as it was.
-    Quit,
-    /// A signal ended it; 128 + the signal is the usual exit code.
-    Signal(i32),
-    /// The guest could not be fully put back; the journal is kept.
-    RestoreFailed(RestoreError),
-}
-
-impl ScreenEnd {
-    /// The process's exit status for this ending: 0, 128 + the signal
-    /// (as the shell shows a process the signal ended), or 1.
-    pub fn exit_status(&self) -> i32 {
-        match self {
-            ScreenEnd::Quit => 0,
-            ScreenEnd::Signal(signal) => crate::stop_signals::exit_status(*signal),
-            ScreenEnd::RestoreFailed(_) => 1,
-        }
-    }
-}
-
 /// Whether to use line mode: asked for, a dumb terminal, or no terminal.
 pub fn line_mode_wanted(batch: bool) -> bool {
     batch || std::env::var("TERM").is_ok_and(|t| t == "dumb") || !std::io::stdout().is_terminal()
-}
-
-/// A rule file, loaded for the screen (shared between threads).
-pub(super) fn read_rules(
-    path: &Path,
-    facts: &SystemFacts,
-) -> Result<(Arc<crate::rules::RuleSet>, SourceFile), crate::rules::LoadError> {
-    crate::rules::load_path(path, facts).map(|(rules, file)| (Arc::new(rules), file))
 }
 
 /// A session and its screen fed with the first `readings` snapshots of

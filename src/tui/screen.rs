@@ -27,12 +27,14 @@ use ratatui::backend::CrosstermBackend;
 
 use super::app::App;
 use super::arming::Progress;
-use super::control::{self, Command};
+use super::command::Command;
+use super::control;
 use super::dispatch;
 use super::input::TermInput;
-use super::run::{Options, ScreenEnd, UiError, prepare};
+use super::options::Options;
+use super::run::{UiError, prepare};
 use super::stop::StopFlag;
-use super::update::Update;
+use super::update::{ScreenEnd, Update};
 use super::view;
 
 type Term = Terminal<CrosstermBackend<FrameBuffer>>;
@@ -362,7 +364,8 @@ impl Screen {
         commands: &Sender<Command>,
     ) -> Result<(), UiError> {
         let size = terminal.size()?;
-        app.set_screen_size(size.width, size.height);
+        let page = view::cpu_page(ratatui::layout::Rect::new(0, 0, size.width, size.height));
+        app.set_screen_size(size.width, size.height, page);
         for command in dispatch::apply(app, &mut self.queued, stop) {
             self.stopping |= command == Command::Quit;
             let _ = commands.send(command);

@@ -5,9 +5,9 @@
 
 use std::sync::Arc;
 
+use super::arming::RestoreError;
 use super::log_book::LogKind;
 use super::modal::Dialog;
-use super::run::ScreenEnd;
 use super::timeline::Interval;
 use crate::control::controller::{Mode, Proposal};
 use crate::control::patterns::Hint;
@@ -110,4 +110,27 @@ pub enum Update {
     Working(Option<String>),
     /// Everything is put back (or the journal kept): the screen may close.
     Ended(ScreenEnd),
+}
+
+/// How the screen ended, for the exit code.
+#[derive(Debug)]
+pub enum ScreenEnd {
+    /// The user quit and the guest (if armed) is as it was.
+    Quit,
+    /// A signal ended it; 128 + the signal is the usual exit code.
+    Signal(i32),
+    /// The guest could not be fully put back; the journal is kept.
+    RestoreFailed(RestoreError),
+}
+
+impl ScreenEnd {
+    /// The process's exit status for this ending: 0, 128 + the signal
+    /// (as the shell shows a process the signal ended), or 1.
+    pub fn exit_status(&self) -> i32 {
+        match self {
+            ScreenEnd::Quit => 0,
+            ScreenEnd::Signal(signal) => crate::stop_signals::exit_status(*signal),
+            ScreenEnd::RestoreFailed(_) => 1,
+        }
+    }
 }
