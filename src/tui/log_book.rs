@@ -167,3 +167,55 @@ impl LogBook {
         editing
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crossterm::event::{KeyCode, KeyEvent};
+
+    fn at(seconds: i64) -> Stamp {
+        Stamp::new(seconds, 0)
+    }
+
+    #[test]
+    fn a_repeat_in_a_row_is_counted_and_the_log_keeps_its_newest_lines() {
+        let mut log = LogBook::new();
+        log.note(at(1), LogKind::Decision, "would unplug".into());
+        log.note(at(2), LogKind::Decision, "would unplug".into());
+        log.note(at(3), LogKind::Note, "would unplug".into());
+        assert_eq!(log.lines().len(), 2, "another kind is another line");
+        assert_eq!(log.lines()[0].times, 2);
+        assert_eq!(log.lines()[0].last, at(2));
+        for i in 0..LOG_LINES + 5 {
+            log.note(at(4), LogKind::Note, format!("line {i}"));
+        }
+        assert_eq!(log.lines().len(), LOG_LINES);
+        assert_eq!(
+            log.lines().back().map(|l| l.text.as_str()),
+            Some(format!("line {}", LOG_LINES + 4).as_str())
+        );
+        assert_eq!(log.until(Some(at(3))).count(), 0, "the early lines went");
+    }
+
+    #[test]
+    fn scrolling_stops_at_the_ends_and_an_empty_search_is_dropped() {
+        let mut log = LogBook::new();
+        log.scroll_by(false);
+        assert_eq!(log.scroll(), 0);
+        log.note(at(1), LogKind::Note, "a".into());
+        for _ in 0..5 {
+            log.scroll_by(true);
+        }
+        assert_eq!(log.scroll(), 1, "never past the oldest line");
+        log.start_search();
+        assert_eq!((log.filter(), log.scroll()), (Some(""), 0));
+        assert!(!log.search_key(KeyEvent::from(KeyCode::Enter)));
+        assert_eq!(log.filter(), None, "Enter on nothing keeps no search");
+        log.start_search();
+        log.type_text("two\nlines");
+        assert_eq!(log.filter(), Some("two lines"), "made one line");
+        assert!(log.search_key(KeyEvent::from(KeyCode::Backspace)));
+        assert!(!log.search_key(KeyEvent::from(KeyCode::Esc)));
+        assert_eq!(log.filter(), None);
+    }
+}

@@ -154,3 +154,46 @@ impl Modals {
         self.stack.is_empty()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn message(text: &str) -> Modal {
+        Modal::Dialog(Dialog::Message(text.into()))
+    }
+
+    #[test]
+    fn each_kind_is_open_once_and_the_newest_question_replaces_an_older_one() {
+        let mut m = Modals::default();
+        m.open(Modal::Search);
+        m.open(Modal::Help);
+        m.open(Modal::Search);
+        assert_eq!(
+            m.layers(),
+            &[Modal::Help, Modal::Search],
+            "moved on top, once"
+        );
+        m.open(message("one"));
+        m.open(message("two"));
+        assert_eq!(m.layers().len(), 3);
+        assert_eq!(m.dialog(), Some(&Dialog::Message("two".into())));
+        m.close_top();
+        assert_eq!(m.top(), Some(&Modal::Search), "the layer under it is back");
+        assert!(m.top().is_some_and(Modal::takes_text));
+    }
+
+    #[test]
+    fn closing_a_kind_takes_it_from_anywhere_and_an_empty_stack_closes_nothing() {
+        let mut m = Modals::default();
+        assert_eq!(m.close_top(), None);
+        m.close(&Modal::Tune);
+        assert!(m.is_empty());
+        m.open(Modal::Tune);
+        m.open(message("over the tune"));
+        m.close(&Modal::Tune);
+        assert_eq!(m.layers(), &[message("over the tune")]);
+        assert!(!m.is_open(&Modal::Tune));
+        assert!(m.whatif_on_top().is_none() && m.export_on_top().is_none());
+    }
+}

@@ -213,3 +213,55 @@ impl Selection {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scrolls_stay_within_what_they_scroll_over() {
+        let mut s = Selection::default();
+        s.scroll(false, 0);
+        assert_eq!(s.value_cursor(), 0, "no values: nowhere to go");
+        for _ in 0..5 {
+            s.scroll(false, 3);
+        }
+        assert_eq!(s.value_cursor(), 2);
+        s.select_cpu(7);
+        s.scroll(true, 3);
+        assert_eq!((s.value_cursor(), s.selected_cpu()), (1, None));
+        s.show(View::Flips);
+        for _ in 0..5 {
+            s.scroll(true, 2);
+        }
+        assert_eq!(s.flips_scroll(), 1, "back no further than the oldest flip");
+        s.set_cpu_page(0);
+        s.cpus_down(3);
+        s.cpus_down(3);
+        s.cpus_down(3);
+        assert_eq!(
+            s.cpu_scroll(),
+            2,
+            "a page of at least one row, never past the last CPU"
+        );
+        s.cpus_up();
+        s.cpus_up();
+        s.cpus_up();
+        assert_eq!(s.cpu_scroll(), 0);
+    }
+
+    #[test]
+    fn views_and_rules_go_round() {
+        let mut s = Selection::default();
+        for _ in 0..View::ALL.len() {
+            s.cycle_view(true);
+        }
+        assert_eq!(s.view(), View::Overview);
+        s.cycle_view(false);
+        assert_eq!(s.view(), View::Log);
+        for _ in 0..RuleKind::ALL.len() {
+            s.next_rule();
+        }
+        assert_eq!(s.rule(), RuleKind::Hotplug);
+    }
+}

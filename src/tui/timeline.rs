@@ -187,3 +187,79 @@ impl Timeline {
 fn proc_bytes(sample: &Sample) -> u64 {
     u64::from(sample.proc_bytes.meminfo) + u64::from(sample.proc_bytes.vmstat)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernel::{CpuTicks, Stamp};
+
+    fn interval(number: usize) -> Interval {
+        Interval {
+            number,
+            sample: Arc::new(Sample::bare(
+                Stamp::new(number as i64, 0),
+                CpuTicks::default(),
+                1,
+                2,
+            )),
+            decision: None,
+            trace: Trace::new(),
+            loads: Vec::new(),
+            variables: Vec::new(),
+            applied: Moves::default(),
+        }
+    }
+
+    #[test]
+    fn an_interval_travelled_to_stays_shown_as_new_ones_arrive_and_the_oldest_go() {
+        let mut t = Timeline::new();
+        t.travel(KeyAction::Back);
+        t.travel(KeyAction::Oldest);
+        assert_eq!(t.frame().map(|f| f.number), None, "nothing to show yet");
+        t.travel(KeyAction::Newest);
+        for n in 0..3 {
+            t.push(interval(n), |_, _| 0.0);
+        }
+        t.travel(KeyAction::Back);
+        assert_eq!((t.frame().map(|f| f.number), t.paused()), (Some(1), true));
+        t.push(interval(3), |_, _| 0.0);
+        assert_eq!(
+            t.frame().map(|f| f.number),
+            Some(1),
+            "still the one travelled to"
+        );
+        for n in 4..FRAMES + 10 {
+            t.push(interval(n), |_, _| 0.0);
+        }
+        assert_eq!(t.frames().len(), FRAMES);
+        assert_eq!(
+            t.cursor(),
+            Some(FRAMES - 1),
+            "gone past: the oldest kept shows"
+        );
+        t.travel(KeyAction::Newest);
+        assert_eq!((t.cursor(), t.paused()), (None, false));
+        t.travel(KeyAction::Forward);
+        assert_eq!(t.cursor(), None, "forward from now stays at now");
+    }
+
+    #[test]
+    fn a_pinned_name_is_looked_up_in_each_new_interval_until_unpinned() {
+        let mut t = Timeline::new();
+        t.toggle_pin("x".into());
+        t.push(interval(0), |f, name| {
+            assert_eq!(name, "x");
+            f.number as f64 + 7.0
+        });
+        let series = |t: &Timeline| {
+            t.history()
+                .pinned()
+                .find(|(n, _)| *n == "x")
+                .map(|(_, s)| s.values().collect::<Vec<_>>())
+        };
+        assert_eq!(series(&t), Some(vec![7.0]));
+        t.toggle_pin("x".into());
+        assert!(t.pinned().is_empty());
+        assert_eq!(series(&t), None);
+    }
+}
