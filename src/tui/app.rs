@@ -494,7 +494,7 @@ impl App {
     fn scroll(&mut self, up: bool) {
         let rows = match self.selection.view() {
             View::Overview => self.pinnable().len(),
-            View::Flips => self.board.watch().changes.len(),
+            View::Flips => self.board.flips().changes().len(),
             View::Log => {
                 self.log.scroll_by(up);
                 return;
@@ -759,7 +759,7 @@ impl App {
                 &file,
                 &history,
                 scenario,
-                board.watch().flap.config(),
+                board.flips().config(),
                 board.rules().settings.update,
             );
         }

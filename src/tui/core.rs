@@ -2,6 +2,7 @@
 //! owned by the control thread ([`super::control`]). Everything it does
 //! comes out as [`Update`]s for the screen, which keeps its own state.
 
+use std::collections::VecDeque;
 use std::sync::Arc;
 
 use super::log_book::LogKind;
@@ -12,6 +13,7 @@ use crate::control::controller::{Action, Event, Mode, Proposal};
 use crate::control::flap::{FlapConfig, Moves};
 use crate::control::log_entries::{self, LineKind};
 use crate::control::session::{Session, Step};
+use crate::control::watch::ChangedDecision;
 use crate::kernel::Sample;
 use crate::kernel::actuator::{Actuator, NoWrites};
 use crate::kernel::deltas::cpu_loads;
@@ -31,6 +33,8 @@ pub struct Core {
     cannot_act: Option<String>,
     /// The newest reading decided (not skipped): CPU loads are its deltas.
     latest: Option<Arc<Sample>>,
+    /// The explained changes as last sent to the screen.
+    changes: Arc<VecDeque<ChangedDecision>>,
     seen: usize,
 }
 
@@ -45,13 +49,14 @@ impl Core {
             observer: NoWrites::blind(),
             cannot_act: None,
             latest: None,
+            changes: Arc::default(),
             seen: 0,
         }
     }
 
     /// How the session stands, for the screen.
-    pub fn board(&self) -> Board {
-        Board::of(&self.session, &self.file)
+    pub fn board(&mut self) -> Board {
+        Board::of(&self.session, &self.file, &mut self.changes)
     }
 
     /// The session (the engine's values, the controller).
@@ -211,7 +216,7 @@ impl Core {
         }
     }
 
-    fn acted(&self, events: Vec<Event>) -> Update {
+    fn acted(&mut self, events: Vec<Event>) -> Update {
         Update::Acted {
             board: Box::new(self.board()),
             lines: event_lines(events),

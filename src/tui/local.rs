@@ -23,7 +23,7 @@ impl Local {
     /// A session for `rules` in `mode`, and its screen, before the first
     /// reading.
     pub fn new(rules: Arc<RuleSet>, file: SourceFile, source: SourceLabel, mode: Mode) -> Self {
-        let core = Core::new(rules, file, mode);
+        let mut core = Core::new(rules, file, mode);
         let app = App::new(core.board(), source);
         Local { core, app }
     }

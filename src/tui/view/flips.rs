@@ -21,8 +21,8 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {
     let inner = block.inner(area);
     frame.render_widget(block, area);
     let mut lines: Vec<Line<'_>> = Vec::new();
-    let config = app.board().watch().flap.config();
-    let flapping = app.board().watch().flapping();
+    let config = app.board().flips().config();
+    let flapping = app.board().flips().flapping();
     if flapping.is_empty() {
         lines.push(Line::from(Span::styled(
             format!(
@@ -35,7 +35,7 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {
     for f in flapping {
         lines.push(Line::from(Span::styled(f.to_string(), theme.warning())));
     }
-    for l in &app.board().watch().loops {
+    for l in app.board().flips().loops() {
         lines.push(Line::from(Span::styled(l.to_string(), theme.warning())));
     }
     for h in app.hints() {
@@ -45,7 +45,7 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {
         ]));
     }
     lines.push(Line::from(""));
-    if app.board().watch().changes.is_empty() {
+    if app.board().flips().changes().is_empty() {
         lines.push(Line::from(Span::styled(
             "no decision has changed yet",
             theme.dim(),
@@ -59,7 +59,7 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {
             .wrap(Wrap { trim: false })
             .line_count(inner.width.max(1))
     };
-    let changes = &app.board().watch().changes;
+    let changes = app.board().flips().changes();
     let scroll = app
         .selection()
         .flips_scroll()

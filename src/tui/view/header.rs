@@ -74,7 +74,7 @@ fn second_line_spans(app: &App, theme: &Theme) -> (Vec<Span<'static>>, Vec<(usiz
         second.push(Span::styled(" PAUSED ", theme.warning()));
         second.push(Span::raw(" "));
     }
-    for f in app.board().watch().flapping() {
+    for f in app.board().flips().flapping() {
         second.push(Span::styled(
             format!(
                 " {} FLAPPING ~{:.0} ",
@@ -203,7 +203,7 @@ pub fn warnings(app: &App) -> Vec<String> {
             if app.hints().len() == 1 { "" } else { "S" }
         ));
     }
-    if !app.board().watch().loops.is_empty() {
+    if !app.board().flips().loops().is_empty() {
         out.push("FEEDBACK LOOP".to_string());
     }
     if let Some(d) = app.frame().and_then(|f| f.decision.as_ref()) {
