@@ -98,7 +98,8 @@ pub fn run(
             Err(RecvTimeoutError::Timeout) => continue,
             Err(RecvTimeoutError::Disconnected) => break ScreenEnd::Quit,
         }
-        if !notify(updates) {
+        // Nothing changed (a key with nothing to do here): no redraw.
+        if !updates.is_empty() && !notify(updates) {
             break ScreenEnd::Quit;
         }
     };
