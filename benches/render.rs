@@ -13,13 +13,14 @@ use plugtop::kernel::cpulist::CpuList;
 use plugtop::kernel::snapshots::SnapshotSource;
 use plugtop::kernel::{CpuTicks, Source, Stamp};
 use plugtop::rules::{SourceFile, load};
-use plugtop::tui::app::{App, SourceLabel, View};
+use plugtop::tui::app::{SourceLabel, View};
+use plugtop::tui::local::Local;
 use plugtop::tui::view;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 
 /// The fixture series stretched to 64 CPUs.
-fn app_with_64_cpus() -> App {
+fn app_with_64_cpus() -> Local {
     let mut source = match SnapshotSource::open(Path::new("tests/fixtures/series/oldkernel")) {
         Ok(s) => s,
         Err(e) => panic!("{e}"),
@@ -28,7 +29,7 @@ fn app_with_64_cpus() -> App {
     let text = std::fs::read("examples/rules/recommended-default.conf").unwrap_or_default();
     let file = SourceFile::new("recommended-default.conf", text);
     let outcome = load(&file, &facts);
-    let mut app = App::new(
+    let mut app = Local::new(
         Arc::new(outcome.rules),
         file,
         SourceLabel::Live("/".into()),
@@ -70,17 +71,17 @@ fn bench(c: &mut Criterion) {
             Err(e) => panic!("{e}"),
         };
         c.bench_function(&format!("render/overview/64-cpus/{w}x{h}"), |b| {
-            b.iter(|| black_box(terminal.draw(|f| view::draw(f, &app)).is_ok()))
+            b.iter(|| black_box(terminal.draw(|f| view::draw(f, app.app())).is_ok()))
         });
     }
     let mut trace = app_with_64_cpus();
-    trace.view = View::Rules;
+    trace.app_mut().selection_mut().show(View::Rules);
     let mut terminal = match Terminal::new(TestBackend::new(160, 48)) {
         Ok(t) => t,
         Err(e) => panic!("{e}"),
     };
     c.bench_function("render/trace/160x48", |b| {
-        b.iter(|| black_box(terminal.draw(|f| view::draw(f, &trace)).is_ok()))
+        b.iter(|| black_box(terminal.draw(|f| view::draw(f, trace.app())).is_ok()))
     });
 }
 

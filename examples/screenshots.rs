@@ -5,15 +5,16 @@ use std::path::Path;
 
 use crossterm::event::{KeyCode, KeyEvent};
 use plugtop::control::controller::Mode;
-use plugtop::tui::app::{App, View};
+use plugtop::tui::app::View;
 use plugtop::tui::export;
 use plugtop::tui::keys::KeyAction;
+use plugtop::tui::local::Local;
 use plugtop::tui::run::app_from_snapshots;
 use plugtop::tui::view;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 
-fn app(rules: &str, dir: &str, n: usize, mode: Mode) -> Result<App, Box<dyn std::error::Error>> {
+fn app(rules: &str, dir: &str, n: usize, mode: Mode) -> Result<Local, Box<dyn std::error::Error>> {
     Ok(app_from_snapshots(
         Path::new(rules),
         Path::new(dir),
@@ -22,9 +23,9 @@ fn app(rules: &str, dir: &str, n: usize, mode: Mode) -> Result<App, Box<dyn std:
     )?)
 }
 
-fn save(name: &str, app: &App, w: u16, h: u16) -> Result<(), Box<dyn std::error::Error>> {
+fn save(name: &str, app: &Local, w: u16, h: u16) -> Result<(), Box<dyn std::error::Error>> {
     let mut terminal = Terminal::new(TestBackend::new(w, h))?;
-    terminal.draw(|f| view::draw(f, app))?;
+    terminal.draw(|f| view::draw(f, app.app()))?;
     let buffer = terminal.backend().buffer().clone();
     std::fs::create_dir_all("screenshots")?;
     std::fs::write(format!("screenshots/{name}.svg"), export::svg(&buffer))?;
@@ -49,9 +50,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         24,
     )?;
     let mut trace = app(rules, series, 6, Mode::Observe)?;
-    trace.view = View::Rules;
-    trace.update(KeyAction::NextRule);
-    trace.update(KeyAction::Expand);
+    trace.app_mut().selection_mut().show(View::Rules);
+    trace.key(KeyAction::NextRule);
+    trace.key(KeyAction::Expand);
     save("trace-hotunplug-80x24", &trace, 80, 24)?;
     save(
         "proposal-80x24",
@@ -60,7 +61,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         24,
     )?;
     let mut graphs = app(rules, series, 20, Mode::Observe)?;
-    graphs.view = View::Graphs;
+    graphs.app_mut().selection_mut().show(View::Graphs);
     save("graphs-80x24", &graphs, 80, 24)?;
     let fault = app(
         "tests/fixtures/cases/fpe-div-zero-hotplug/cpuplugd.conf",
@@ -70,21 +71,23 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     )?;
     save("fault-80x24", &fault, 80, 24)?;
     let mut help = app(rules, series, 6, Mode::Observe)?;
-    help.update(KeyAction::Help);
+    help.key(KeyAction::Help);
     save("help-80x24", &help, 80, 24)?;
     // The oscillating incident on the simulator, 1:20 in.
     let mut flips = simulated("oscillating", "examples/rules/oscillating-tight.conf", 81)?;
-    flips.view = View::Flips;
+    flips.app_mut().selection_mut().show(View::Flips);
     save("flips-80x24", &flips, 80, 24)?;
     let mut whatif = simulated("oscillating", "examples/rules/oscillating-tight.conf", 81)?;
-    whatif.update(KeyAction::WhatIf);
+    whatif.key(KeyAction::WhatIf);
     for key in [KeyCode::Backspace, KeyCode::Backspace, KeyCode::Backspace] {
-        whatif.whatif_key(KeyEvent::from(key));
+        whatif.app_mut().whatif_key(KeyEvent::from(key));
     }
     for c in "0.05".chars() {
-        whatif.whatif_key(KeyEvent::from(KeyCode::Char(c)));
+        whatif
+            .app_mut()
+            .whatif_key(KeyEvent::from(KeyCode::Char(c)));
     }
-    whatif.whatif_key(KeyEvent::from(KeyCode::Enter));
+    whatif.app_mut().whatif_key(KeyEvent::from(KeyCode::Enter));
     save("whatif-80x24", &whatif, 80, 24)?;
     Ok(())
 }
@@ -94,7 +97,7 @@ fn simulated(
     scenario: &str,
     rules: &str,
     readings: usize,
-) -> Result<App, Box<dyn std::error::Error>> {
+) -> Result<Local, Box<dyn std::error::Error>> {
     let options = plugtop::tui::run::Options {
         rules: Some(rules.into()),
         root: "/".into(),

@@ -1,150 +1,36 @@
-//! Everything the screen shows, as plain state. Samples come in through
-//! [`App::ingest`], keys become [`KeyAction`]s handled by [`App::update`], and
-//! drawing (`view`) only reads this. Nothing here touches the terminal.
+//! Everything the screen shows, as plain state owned by the screen thread.
+//! The control thread's [`Update`]s come in through [`App::apply`]; keys
+//! become [`KeyAction`]s handled by [`App::update`], which answers with
+//! what the control thread must do ([`Command`]). Drawing (`view`) only
+//! reads this. Nothing here touches the terminal or the guest.
 
-use std::collections::{HashSet, VecDeque};
+use std::path::PathBuf;
 use std::sync::Arc;
 
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+
+use super::command::Command;
 use super::keys::KeyAction;
-use crate::control::controller::{Action, Event, Mode};
-use crate::control::flap::{FlapConfig, Moves};
-use crate::control::log_entries::{self, LineKind};
+use super::line_input::LineInput;
+use super::log_book::LogBook;
+use super::modal::{Modal, Modals};
+use super::selection::Selection;
+use super::timeline::Timeline;
+use super::update::{Board, DecidedReading, Update};
+use crate::control::flap::Moves;
 use crate::control::patterns::Hint;
-use crate::control::session::{Session, Step};
-use crate::engine::Decision;
-use crate::history::History;
-use crate::kernel::actuator::{Actuator, NoWrites};
-use crate::kernel::deltas::{CpuLoad, cpu_loads};
-use crate::kernel::{Sample, Stamp};
+use crate::kernel::Stamp;
+use crate::kernel::deltas::CpuLoad;
 use crate::report::trace;
-use crate::rules::eval::Trace;
-use crate::rules::{NodeId, RuleKind, RuleSet, SourceFile, SystemFacts};
+use crate::rules::{NodeId, RuleSet, SourceFile, SystemFacts};
 use crate::sim::Scenario;
-use crate::tui::line_input::{LineInput, one_line};
+use crate::tui::tuning::TuneJob;
 use crate::tui::whatif::{Past, WhatIfEditor};
 
-/// How many intervals the screens can go back to.
-pub const FRAMES: usize = 600;
-/// The most /proc text the kept intervals may hold together. A kernel's
-/// meminfo and vmstat are a few kilobytes, so 600 intervals hold about
-/// 3 MB; files of megabytes (a damaged or hostile root) shorten the
-/// history instead of growing memory by hundreds of times their size.
-pub const FRAME_BYTES: u64 = 32 << 20;
-
-/// One interval as the screens show it.
-#[derive(Debug, Clone)]
-pub struct Interval {
-    pub number: usize,
-    pub sample: Arc<Sample>,
-    pub decision: Option<Decision>,
-    pub trace: Trace,
-    pub loads: Vec<CpuLoad>,
-    /// Each user variable some rule names, with its value this interval.
-    pub variables: Vec<(String, Option<f64>)>,
-    /// What was really done to the guest this interval (nothing in observe
-    /// mode, an approval's actions in step-confirm).
-    pub applied: Moves,
-}
-
-/// What kind of line the log holds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum LogKind {
-    Decision,
-    Action,
-    Problem,
-    Note,
-}
-
-/// One log line; the same line said again in a row is counted, not
-/// repeated (observe mode says "would unplug cpu3" every interval).
-#[derive(Debug, Clone, PartialEq)]
-pub struct LogLine {
-    pub stamp: Stamp,
-    pub kind: LogKind,
-    pub text: String,
-    /// How many times in a row it was said (1 for once).
-    pub times: u32,
-    /// When it was last said.
-    pub last: Stamp,
-}
-
-impl LogLine {
-    /// The text with its repeat count, as shown and exported.
-    pub fn shown(&self) -> String {
-        if self.times > 1 {
-            format!(
-                "{} ×{} (last {})",
-                self.text,
-                self.times,
-                crate::report::time_of_day(self.last)
-            )
-        } else {
-            self.text.clone()
-        }
-    }
-}
-
-/// The views `Tab` cycles through.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum View {
-    Overview,
-    Rules,
-    Graphs,
-    /// Why the decisions changed: flapping, flips, feedback loops.
-    Flips,
-    Log,
-}
-
-impl View {
-    /// In `Tab` order.
-    pub const ALL: [View; 5] = [
-        View::Overview,
-        View::Rules,
-        View::Graphs,
-        View::Flips,
-        View::Log,
-    ];
-
-    /// The name on the tab.
-    pub fn title(self) -> &'static str {
-        match self {
-            View::Overview => "Overview",
-            View::Rules => "Rules",
-            View::Graphs => "Graphs",
-            View::Flips => "Flips",
-            View::Log => "Log",
-        }
-    }
-}
-
-/// What arming a live guest will take and give back, shown before it
-/// happens so nobody changes a machine by habit (htop's `s` is strace).
-#[derive(Debug, Clone, PartialEq)]
-pub struct ArmInfo {
-    /// The mode asked for.
-    pub mode: Mode,
-    pub host: String,
-    pub architecture: String,
-    /// "z/VM guest LINUX01", "s390x, not a z/VM guest (LPAR)", "not a z/VM guest".
-    pub guest: String,
-    pub root: String,
-    pub lock: String,
-    pub journal: String,
-    /// What quitting puts back: the online CPUs and the pool.
-    pub restore_to: String,
-}
-
-/// A question on top of the screen.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Dialog {
-    /// Switching to autonomous mode needs a yes.
-    ConfirmAuto,
-    /// Taking the lock and journaling a live guest needs a yes; the front
-    /// end arms on `y`.
-    Arm(ArmInfo),
-    /// Something the user must read (e.g. why a mode is not possible).
-    Message(String),
-}
+pub use super::log_book::{LogKind, LogLine};
+pub use super::modal::{ArmInfo, Dialog};
+pub use super::selection::View;
+pub use super::timeline::{FRAME_BYTES, FRAMES, Interval};
 
 /// Where samples come from, for the header.
 #[derive(Debug, Clone, PartialEq)]
@@ -161,173 +47,181 @@ pub enum SourceLabel {
     },
 }
 
-/// The whole UI state.
-pub struct App {
-    pub source: SourceLabel,
+/// What the header says of the machine (the kernel's `Machine` says more).
+#[derive(Debug, Clone)]
+pub struct HeaderMachine {
     pub host: String,
     /// What the live machine is: "z/VM LINUX01", or "not a z/VM guest"
     /// (recordings and the simulator leave it out).
     pub guest: Option<String>,
     pub kernel: String,
-    /// The control loop: rules, engine, watch and controller.
-    pub session: Session,
-    pub frames: VecDeque<Interval>,
-    /// `None` follows the newest interval; `Some(k)` shows the k-th newest.
-    pub cursor: Option<usize>,
-    pub paused: bool,
+}
+
+/// The whole screen state.
+pub struct App {
+    source: SourceLabel,
+    machine: HeaderMachine,
+    /// Where the source stands: the simulator's phase, or that its
+    /// scenario ended.
+    source_status: Option<String>,
+    /// plugtop's own CPU use, percent of one CPU.
+    own_cpu: Option<f64>,
+    color: bool,
+    /// Mouse reporting wanted (`m` turns it off so text can be selected).
+    mouse: bool,
+    /// The terminal's size, as the screen last saw it (for clicks).
+    screen_size: (u16, u16),
+    /// The session as the control thread last told it.
+    board: Board,
+    timeline: Timeline,
+    log: LogBook,
+    selection: Selection,
+    modals: Modals,
+    /// A tune of the loaded rules (`T` on the simulator), running or done;
+    /// its box is [`Modal::Tune`].
+    tune: Option<TuneJob>,
     /// `Esc` on a proposal: its box is hidden (a badge stays) until the
     /// proposal changes or the user answers.
-    pub proposal_hidden: bool,
-    /// Set once the lock is held and the journal written; `None` when the
-    /// guest cannot be written (replay, read-only root).
-    pub actuator: Option<Box<dyn Actuator + Send>>,
-    /// What acts while [`App::actuator`] is `None`: it writes nothing, and
-    /// on a live root it still names the CPU a change would take.
-    pub observer: NoWrites,
-    /// Why acting is not possible, when it is not.
-    pub cannot_act: Option<String>,
-    pub log: VecDeque<LogLine>,
-    pub log_scroll: usize,
-    pub flips_scroll: usize,
-    pub view: View,
-    pub rule: RuleKind,
-    pub expanded: HashSet<NodeId>,
-    pub tree_scroll: usize,
-    pub cpu_scroll: usize,
-    /// CPU rows one PgDn moves by: what the CPU table shows on this screen
-    /// ([`super::view::cpu_page`]), so paging never skips a CPU.
-    pub cpu_page: usize,
-    /// The terminal's size, as the screen thread last saw it (for clicks).
-    pub screen_size: (u16, u16),
-    /// Mouse reporting wanted (`m` turns it off so text can be selected).
-    pub mouse: bool,
-    /// Where the source stands ([`crate::kernel::source::Source::status`]):
-    /// the simulator's phase, or that its scenario ended.
-    pub source_status: Option<String>,
-    pub help: bool,
-    pub dialog: Option<Dialog>,
-    pub history: History,
-    pub pinned: Vec<String>,
-    pub value_cursor: usize,
-    pub color: bool,
-    /// plugtop's own CPU use, percent of one CPU.
-    pub own_cpu: Option<f64>,
-    pub quit: bool,
-    /// The what-if editor, while open (keys go to it).
-    pub whatif: Option<WhatIfEditor>,
-    /// The Log view's search (`/`): lines containing this text, any case.
-    pub log_filter: Option<String>,
-    /// The search text is being typed (keys go to it).
-    pub log_filter_editing: bool,
-    /// The CPU row clicked last: highlighted, and `p` pins its busy share
-    /// until the value cursor moves again.
-    pub selected_cpu: Option<u32>,
-    /// A tune of the loaded rules (`T` on the simulator), and whether its
-    /// box is shown.
-    pub tune: Option<crate::tui::tuning::TuneJob>,
-    pub tune_shown: bool,
-    /// `e` asks where to write the log: the path being typed.
-    pub export_prompt: Option<LineInput>,
+    proposal_hidden: bool,
     /// What the machine offers, for loading edited rules.
-    pub facts: Option<SystemFacts>,
+    facts: Option<SystemFacts>,
     /// Names the rules use that this kernel lacks: cpuplugd would stop the
     /// first time it evaluates them. Each with where and what to write.
-    pub kernel_lint: Vec<String>,
+    kernel_lint: Vec<String>,
     /// Known patterns seen so far, with their evidence.
-    pub hints: Vec<Hint>,
+    hints: Vec<Hint>,
     /// The scenario (and old-kernel names) when the source is the simulator,
     /// so a what-if can run closed loop.
-    pub sim: Option<(Scenario, bool)>,
-    seen: usize,
+    sim: Option<(Scenario, bool)>,
+    /// The write to the guest in progress, as the control thread said.
+    working: Option<String>,
+    readings: usize,
+    quit: bool,
 }
 
 impl App {
-    /// A UI for `rules` (loaded from `file`), before the first sample.
-    pub fn new(rules: Arc<RuleSet>, file: SourceFile, source: SourceLabel, mode: Mode) -> Self {
+    /// A screen for the session `board` describes, before the first reading.
+    pub fn new(board: Board, source: SourceLabel) -> Self {
         App {
-            session: Session::new(rules, file, mode, FlapConfig::default()),
             source,
-            host: "unknown".into(),
-            guest: None,
-            kernel: "unknown".into(),
-            frames: VecDeque::with_capacity(FRAMES),
-            cursor: None,
-            paused: false,
-            proposal_hidden: false,
-            actuator: None,
-            observer: NoWrites::blind(),
-            cannot_act: None,
-            log: VecDeque::with_capacity(1000),
-            log_scroll: 0,
-            flips_scroll: 0,
-            view: View::Overview,
-            rule: RuleKind::Hotplug,
-            expanded: HashSet::new(),
-            tree_scroll: 0,
-            cpu_scroll: 0,
-            cpu_page: 8,
-            screen_size: (80, 24),
-            mouse: true,
+            machine: HeaderMachine {
+                host: "unknown".into(),
+                guest: None,
+                kernel: "unknown".into(),
+            },
             source_status: None,
-            help: false,
-            dialog: None,
-            history: History::new(),
-            pinned: Vec::new(),
-            value_cursor: 0,
-            color: true,
             own_cpu: None,
-            quit: false,
-            whatif: None,
-            log_filter: None,
-            log_filter_editing: false,
-            export_prompt: None,
+            color: true,
+            mouse: true,
+            screen_size: (80, 24),
+            board,
+            timeline: Timeline::new(),
+            log: LogBook::new(),
+            selection: Selection::default(),
+            modals: Modals::default(),
             tune: None,
-            tune_shown: false,
-            selected_cpu: None,
+            proposal_hidden: false,
             facts: None,
             kernel_lint: Vec::new(),
             hints: Vec::new(),
-
             sim: None,
-            seen: 0,
+            working: None,
+            readings: 0,
+            quit: false,
         }
+    }
+
+    /// Names the machine in the header.
+    pub fn set_machine(&mut self, machine: HeaderMachine) {
+        self.machine = machine;
+    }
+
+    /// Colours, or plain text (`--mono`, `NO_COLOR`).
+    pub fn set_color(&mut self, color: bool) {
+        self.color = color;
+    }
+
+    /// The simulator's scenario, for tunes and closed-loop what-ifs.
+    pub fn set_sim(&mut self, scenario: Scenario, old_kernel: bool) {
+        self.sim = Some((scenario, old_kernel));
+    }
+
+    /// Where samples come from.
+    pub fn source(&self) -> &SourceLabel {
+        &self.source
+    }
+
+    /// The machine the header names.
+    pub fn machine(&self) -> &HeaderMachine {
+        &self.machine
+    }
+
+    /// Where the source stands, if it says.
+    pub fn source_status(&self) -> Option<&str> {
+        self.source_status.as_deref()
+    }
+
+    /// plugtop's own CPU use, percent of one CPU.
+    pub fn own_cpu(&self) -> Option<f64> {
+        self.own_cpu
+    }
+
+    /// Whether to draw in colour.
+    pub fn color(&self) -> bool {
+        self.color
+    }
+
+    /// Whether mouse reporting is wanted.
+    pub fn mouse(&self) -> bool {
+        self.mouse
+    }
+
+    /// The terminal's size, as last seen.
+    pub fn screen_size(&self) -> (u16, u16) {
+        self.screen_size
+    }
+
+    /// The terminal is `width`×`height`, and the CPU table shows
+    /// `cpu_page` rows on it ([`super::view::cpu_page`]): clicks are placed
+    /// on it and PgDn pages by what it shows, so paging never skips a CPU.
+    pub fn set_screen_size(&mut self, width: u16, height: u16, cpu_page: usize) {
+        self.screen_size = (width, height);
+        self.selection.set_cpu_page(cpu_page);
+    }
+
+    /// The session as last told.
+    pub fn board(&self) -> &Board {
+        &self.board
+    }
+
+    /// The rules in force.
+    pub fn rules(&self) -> &Arc<RuleSet> {
+        self.board.rules()
+    }
+
+    /// The file they came from.
+    pub fn file(&self) -> &SourceFile {
+        self.board.file()
+    }
+
+    /// The intervals and where the screen stands in them.
+    pub fn timeline(&self) -> &Timeline {
+        &self.timeline
     }
 
     /// The interval the screens show now.
     pub fn frame(&self) -> Option<&Interval> {
-        self.frames.get(self.cursor.unwrap_or(0))
+        self.timeline.frame()
     }
 
     /// The interval before the one shown.
     pub fn previous_frame(&self) -> Option<&Interval> {
-        self.frames.get(self.cursor.unwrap_or(0) + 1)
+        self.timeline.previous_frame()
     }
 
-    /// Adds a log line stamped with the newest reading's time.
-    pub fn note(&mut self, kind: LogKind, text: impl Into<String>) {
-        let stamp = self
-            .frames
-            .front()
-            .map_or(Stamp::default(), |f| f.sample.stamp);
-        let text = text.into();
-        if let Some(last) = self.log.back_mut()
-            && last.kind == kind
-            && last.text == text
-        {
-            last.times = last.times.saturating_add(1);
-            last.last = stamp;
-            return;
-        }
-        if self.log.len() == 1000 {
-            self.log.pop_front();
-        }
-        self.log.push_back(LogLine {
-            stamp,
-            kind,
-            text,
-            times: 1,
-            last: stamp,
-        });
+    /// The log.
+    pub fn log(&self) -> &LogBook {
+        &self.log
     }
 
     /// The log lines said up to the interval shown (all of them when
@@ -335,208 +229,229 @@ impl App {
     /// finding's detail lines follow it.
     pub fn log_shown(&self) -> impl DoubleEndedIterator<Item = &LogLine> {
         let until = self
-            .cursor
+            .timeline
+            .cursor()
             .and_then(|_| self.frame())
             .map(|f| f.sample.stamp);
-        self.log
-            .iter()
-            .filter(move |l| until.is_none_or(|u| l.stamp <= u))
+        self.log.until(until)
     }
 
-    fn note_events(&mut self, events: Vec<Event>) {
-        for e in events {
-            let kind = match e {
-                Event::Failed { .. } | Event::CpuWriteFailed(_) => LogKind::Problem,
-                Event::Would { .. } => LogKind::Decision,
-                _ => LogKind::Action,
-            };
-            self.note(kind, e.to_string());
+    /// The view and the places in it.
+    pub fn selection(&self) -> &Selection {
+        &self.selection
+    }
+
+    /// The view and the places in it, to move (clicks).
+    pub fn selection_mut(&mut self) -> &mut Selection {
+        &mut self.selection
+    }
+
+    /// What lies over the screen.
+    pub fn modals(&self) -> &Modals {
+        &self.modals
+    }
+
+    /// The tune, running or done.
+    pub fn tune(&self) -> Option<&TuneJob> {
+        self.tune.as_ref()
+    }
+
+    /// The tune, to move its cursor.
+    pub fn tune_mut(&mut self) -> Option<&mut TuneJob> {
+        self.tune.as_mut()
+    }
+
+    /// Whether the proposal's box was put away with `Esc`.
+    pub fn proposal_hidden(&self) -> bool {
+        self.proposal_hidden
+    }
+
+    /// What the kernel lacks that the rules name.
+    pub fn kernel_lint(&self) -> &[String] {
+        &self.kernel_lint
+    }
+
+    /// Known patterns seen so far.
+    pub fn hints(&self) -> &[Hint] {
+        &self.hints
+    }
+
+    /// The write to the guest in progress, if one is.
+    pub fn working(&self) -> Option<&str> {
+        self.working.as_deref()
+    }
+
+    /// Readings the control thread has reported.
+    pub fn readings(&self) -> usize {
+        self.readings
+    }
+
+    /// Whether the user quit.
+    pub fn quit(&self) -> bool {
+        self.quit
+    }
+
+    /// Adds a log line stamped with the newest reading's time.
+    pub fn note(&mut self, kind: LogKind, text: impl Into<String>) {
+        let stamp = self
+            .timeline
+            .frames()
+            .front()
+            .map_or(Stamp::default(), |f| f.sample.stamp);
+        self.log.note(stamp, kind, text.into());
+    }
+
+    fn note_all(&mut self, lines: Vec<(LogKind, String)>) {
+        for (kind, text) in lines {
+            self.note(kind, text);
         }
     }
 
-    /// The rules in force.
-    pub fn rules(&self) -> &Arc<RuleSet> {
-        self.session.rules()
-    }
-
-    /// The file they came from.
-    pub fn file(&self) -> &SourceFile {
-        self.session.file()
-    }
-
-    /// Takes one reading: the session decides and acts per mode; the app
-    /// remembers the frame and logs the step.
-    pub fn ingest(&mut self, sample: Sample) {
-        let sample = Arc::new(sample);
-        let step = match self.actuator.as_mut() {
-            Some(a) => self.session.step(Arc::clone(&sample), a.as_mut()),
-            None => self.session.step(Arc::clone(&sample), &mut self.observer),
-        };
-        self.seen += 1;
-        if step.skipped.is_some() {
-            self.note_step(&step);
-            return;
-        }
-        let loads = cpu_loads(self.frames.front().map(|f| f.sample.as_ref()), &sample);
-        let engine = self.session.engine();
-        let variables = self
-            .rules()
-            .variables
-            .iter()
-            .filter(|v| v.uses > 0)
-            .map(|v| {
-                (
-                    v.name.clone(),
-                    engine.variable(&v.name).and_then(Result::ok),
-                )
-            })
-            .collect();
-        self.history.push(Arc::clone(&sample));
-        for name in self.pinned.clone() {
-            let v = match cpu_of_pin(&name) {
-                Some(id) => loads
-                    .iter()
-                    .find(|l| l.id() == id)
-                    .and_then(CpuLoad::busy)
-                    .map_or(f64::NAN, |b| b * 100.0),
-                None => self
-                    .session
-                    .engine()
-                    .variable(&name)
-                    .and_then(Result::ok)
-                    .unwrap_or(f64::NAN),
-            };
-            self.history.record_pinned(&name, v);
-        }
-        let frame = Interval {
-            number: self.seen - 1,
-            sample,
-            decision: step.decision.clone(),
-            trace: self.session.trace().clone(),
-            loads,
-            variables,
-            applied: applied_moves(&step.events),
-        };
-        self.frames.push_front(frame);
-        let mut bytes: u64 = self.frames.iter().map(|f| proc_bytes(&f.sample)).sum();
-        while self.frames.len() > FRAMES || (self.frames.len() > 2 && bytes > FRAME_BYTES) {
-            if let Some(old) = self.frames.pop_back() {
-                bytes -= proc_bytes(&old.sample);
+    /// Takes what the control thread says.
+    pub fn apply(&mut self, update: Update) {
+        match update {
+            Update::Reading(reading) => self.take_reading(*reading),
+            Update::Acted { board, lines } => {
+                self.board = *board;
+                self.proposal_hidden = false;
+                self.note_all(lines);
             }
-        }
-        if let Some(k) = self.cursor.as_mut() {
-            *k = (*k + 1).min(self.frames.len() - 1);
-        }
-        self.hints.extend(step.hints.iter().cloned());
-        if step
-            .events
-            .iter()
-            .any(|e| matches!(e, Event::Proposed(_) | Event::Revised { .. }))
-        {
-            self.proposal_hidden = false;
-        }
-        self.note_step(&step);
-    }
-
-    /// Logs what a step did, as every front end says it
-    /// ([`log_entries::step_lines`]), verbose.
-    fn note_step(&mut self, step: &Step) {
-        for line in log_entries::step_lines(step, &self.session, true, false) {
-            let kind = match line.kind {
-                LineKind::Decision => LogKind::Decision,
-                LineKind::Action => LogKind::Action,
-                LineKind::Problem => LogKind::Problem,
-                LineKind::Note => LogKind::Note,
-            };
-            self.note(kind, line.entry.message);
-        }
-    }
-
-    /// Handles one user action.
-    pub fn update(&mut self, action: KeyAction) {
-        if let Some(dialog) = self.dialog.clone() {
-            match (dialog, action) {
-                (Dialog::ConfirmAuto, KeyAction::Yes) => {
-                    self.dialog = None;
-                    self.set_mode(Mode::Auto);
+            Update::Reloaded { board, lines } => {
+                // A tune of the old rules says nothing of the new ones.
+                self.tune = None;
+                self.modals.close(&Modal::Tune);
+                self.board = *board;
+                if let Some(facts) = self.facts.clone() {
+                    self.set_facts(facts);
                 }
-                (Dialog::ConfirmAuto | Dialog::Arm(_), KeyAction::No | KeyAction::Later)
-                | (Dialog::Message(_), _) => self.dialog = None,
-                _ => {}
+                self.selection.fold_all();
+                self.note(LogKind::Note, "rules reloaded; the history is kept");
+                self.note_all(lines);
             }
-            return;
+            Update::Note(kind, text) => self.note(kind, text),
+            Update::Show(dialog) => self.show(dialog),
+            Update::Status(status) => self.source_status = status,
+            Update::OwnCpu(percent) => self.own_cpu = Some(percent),
+            Update::Speed(speed) => {
+                if let SourceLabel::Replay { speed: s, .. } | SourceLabel::Sim { speed: s, .. } =
+                    &mut self.source
+                {
+                    *s = speed;
+                }
+            }
+            Update::Working(what) => self.working = what,
+            Update::Ended(_) => {}
         }
-        if self.help {
-            self.help = false;
-            if action != KeyAction::Quit {
-                return;
+    }
+
+    /// One reading: its interval goes on the timeline (and its values to
+    /// the graphs), its lines in the log.
+    fn take_reading(&mut self, reading: DecidedReading) {
+        let DecidedReading {
+            frame,
+            values,
+            lines,
+            hints,
+            proposed,
+            board,
+        } = reading;
+        self.readings += 1;
+        self.board = board;
+        if let Some(frame) = frame {
+            self.timeline
+                .push(frame, |frame, name| match cpu_of_pin(name) {
+                    Some(id) => frame
+                        .loads
+                        .iter()
+                        .find(|l| l.id() == id)
+                        .and_then(CpuLoad::busy)
+                        .map_or(f64::NAN, |b| b * 100.0),
+                    None => values
+                        .iter()
+                        .find(|(n, _)| n == name)
+                        .and_then(|(_, v)| *v)
+                        .unwrap_or(f64::NAN),
+                });
+            self.hints.extend(hints);
+            if proposed {
+                self.proposal_hidden = false;
             }
+        }
+        self.note_all(lines);
+    }
+
+    /// Handles one user action; what the control thread must do for it.
+    pub fn update(&mut self, action: KeyAction) -> Option<Command> {
+        match self.modals.top() {
+            Some(Modal::Dialog(dialog)) => {
+                let dialog = dialog.clone();
+                return self.answer(dialog, action);
+            }
+            Some(Modal::Help) => {
+                self.modals.close_top();
+                if action != KeyAction::Quit {
+                    return None;
+                }
+            }
+            _ => {}
         }
         match action {
-            KeyAction::Quit => self.quit = true,
-            KeyAction::Help => self.help = true,
+            KeyAction::Quit => {
+                self.quit = true;
+                return Some(Command::Quit);
+            }
+            KeyAction::Help => self.modals.open(Modal::Help),
             KeyAction::Pause
             | KeyAction::Back
             | KeyAction::Forward
             | KeyAction::Oldest
             | KeyAction::Newest
             | KeyAction::PreviousChange
-            | KeyAction::NextChange => self.travel(action),
-            KeyAction::Observe => self.set_mode(Mode::Observe),
-            KeyAction::Step => self.set_mode(Mode::Step),
-            KeyAction::Autonomous => {
-                if let Some(why) = &self.cannot_act {
-                    self.dialog = Some(Dialog::Message(format!(
-                        "Autonomous mode is not possible: {why}"
-                    )));
-                } else {
-                    self.dialog = Some(Dialog::ConfirmAuto);
-                }
+            | KeyAction::NextChange => self.timeline.travel(action),
+            KeyAction::Observe => {
+                return Some(Command::SetMode(crate::control::controller::Mode::Observe));
             }
+            KeyAction::Step
+            | KeyAction::Autonomous
+            | KeyAction::Reload
+            | KeyAction::Faster
+            | KeyAction::Slower => return Some(Command::Act(action)),
+            // `y` approves the proposal on screen now, even if the control
+            // thread revises it before it gets to the key.
             KeyAction::Yes => {
-                if let Some(shown) = self.session.controller().pending().cloned() {
-                    self.accept(&shown);
-                }
+                return self
+                    .board
+                    .pending()
+                    .map(|shown| Command::Accept(Box::new(shown.clone())));
             }
-            KeyAction::No => {
-                let events = self.session.reject();
-                self.proposal_hidden = false;
-                self.note_events(events);
-            }
+            KeyAction::No => return Some(Command::Reject),
             KeyAction::Later => {
-                if self.session.controller().pending().is_some() {
+                if self.board.pending().is_some() {
                     self.proposal_hidden = true;
                 }
             }
             KeyAction::WhatIf => self.open_whatif(),
-            KeyAction::NextView => {
-                let i = View::ALL.iter().position(|v| *v == self.view).unwrap_or(0);
-                self.view = View::ALL[(i + 1) % View::ALL.len()];
-            }
-            KeyAction::PreviousView => {
-                let i = View::ALL.iter().position(|v| *v == self.view).unwrap_or(0);
-                self.view = View::ALL[(i + View::ALL.len() - 1) % View::ALL.len()];
-            }
-            KeyAction::Up => self.scroll(-1),
-            KeyAction::Down => self.scroll(1),
-            KeyAction::CpusUp => {
-                self.cpu_scroll = self.cpu_scroll.saturating_sub(self.cpu_page.max(1));
-            }
+            KeyAction::NextView => self.selection.cycle_view(true),
+            KeyAction::PreviousView => self.selection.cycle_view(false),
+            KeyAction::Up => self.scroll(true),
+            KeyAction::Down => self.scroll(false),
+            KeyAction::CpusUp => self.selection.cpus_up(),
             KeyAction::CpusDown => {
                 let n = self.frame().map_or(0, |f| f.loads.len());
-                let next = self.cpu_scroll + self.cpu_page.max(1);
-                if next < n {
-                    self.cpu_scroll = next;
-                }
+                self.selection.cpus_down(n);
             }
-            KeyAction::NextRule => self.rule = RuleKind::ALL[(self.rule.index() + 1) % 6],
+            KeyAction::NextRule => self.selection.next_rule(),
             KeyAction::Expand => self.toggle_expanded(),
             KeyAction::Pin => self.toggle_pin(),
-            KeyAction::Search => self.start_search(),
+            KeyAction::Search => {
+                self.selection.show(View::Log);
+                self.log.start_search();
+                self.modals.open(Modal::Search);
+            }
             KeyAction::Mouse => self.mouse = !self.mouse,
             KeyAction::ShowView(n) => {
                 if let Some(v) = View::ALL.get(usize::from(n.saturating_sub(1))) {
-                    self.view = *v;
+                    self.selection.show(*v);
                 }
             }
             KeyAction::Tune => self.start_tune(),
@@ -544,128 +459,71 @@ impl App {
                 let stamp = self
                     .frame()
                     .map_or(0, |f| f.sample.stamp.micros / 1_000_000);
-                self.export_prompt = Some(LineInput::new(
+                self.modals.open(Modal::Export(LineInput::new(
                     crate::tui::state_dir::default_log_path(stamp)
                         .display()
                         .to_string(),
-                ))
+                )));
             }
-            KeyAction::Reload | KeyAction::Faster | KeyAction::Slower | KeyAction::Redraw => {}
+            KeyAction::Redraw => {}
+        }
+        None
+    }
+
+    /// An action on the dialog on top: `y` answers a question, `n` or
+    /// `Esc` closes it, any key closes a message.
+    fn answer(&mut self, dialog: Dialog, action: KeyAction) -> Option<Command> {
+        match (dialog, action) {
+            (Dialog::ConfirmAuto, KeyAction::Yes) => {
+                self.modals.close_top();
+                Some(Command::SetMode(crate::control::controller::Mode::Auto))
+            }
+            (Dialog::Arm(info), KeyAction::Yes) => {
+                self.modals.close_top();
+                Some(Command::Arm(info.mode))
+            }
+            (Dialog::ConfirmAuto | Dialog::Arm(_), KeyAction::No | KeyAction::Later)
+            | (Dialog::Message(_), _) => {
+                self.modals.close_top();
+                None
+            }
+            _ => None,
         }
     }
 
-    /// Accepts the proposal as it was on screen when `y` was pressed: only
-    /// exactly that is applied (a revision since then is not approved).
-    pub fn accept(&mut self, shown: &crate::control::controller::Proposal) {
-        let events = match self.actuator.as_mut() {
-            Some(a) => self.session.accept(shown, a.as_mut()),
-            None => self.session.accept(shown, &mut self.observer),
+    fn scroll(&mut self, up: bool) {
+        let rows = match self.selection.view() {
+            View::Overview => self.pinnable().len(),
+            View::Flips => self.board.flips().changes().len(),
+            View::Log => {
+                self.log.scroll_by(up);
+                return;
+            }
+            View::Rules | View::Graphs => 0,
         };
-        self.proposal_hidden = false;
-        self.note_events(events);
-    }
-
-    /// Time travel: pause, step back and forth, jump to the ends.
-    fn travel(&mut self, action: KeyAction) {
-        match action {
-            KeyAction::Pause => {
-                self.paused = !self.paused;
-                if self.paused && self.cursor.is_none() {
-                    self.cursor = Some(0);
-                } else if !self.paused {
-                    self.cursor = None;
-                }
-            }
-            KeyAction::Back => {
-                let k = self.cursor.unwrap_or(0);
-                if k + 1 < self.frames.len() {
-                    self.cursor = Some(k + 1);
-                    self.paused = true;
-                }
-            }
-            KeyAction::Forward => match self.cursor {
-                Some(0) | None => {
-                    self.cursor = None;
-                    self.paused = false;
-                }
-                Some(k) => self.cursor = Some(k - 1),
-            },
-            KeyAction::Oldest => {
-                self.cursor = Some(self.frames.len().saturating_sub(1));
-                self.paused = true;
-            }
-            KeyAction::PreviousChange | KeyAction::NextChange => {
-                // What each interval did; a change is where it differs from
-                // the interval shown.
-                let moves = |k: usize| {
-                    self.frames
-                        .get(k)
-                        .and_then(|f| f.decision.as_ref())
-                        .map(crate::control::flap::Moves::of)
-                };
-                let here = self.cursor.unwrap_or(0);
-                let now = moves(here);
-                let found = if action == KeyAction::PreviousChange {
-                    (here + 1..self.frames.len()).find(|k| moves(*k) != now)
-                } else {
-                    (0..here).rev().find(|k| moves(*k) != now)
-                };
-                if let Some(k) = found {
-                    self.cursor = Some(k);
-                    self.paused = true;
-                }
-            }
-            KeyAction::Newest => {
-                self.cursor = None;
-                self.paused = false;
-            }
-            _ => {}
-        }
-    }
-
-    fn scroll(&mut self, by: isize) {
-        let step = |v: usize| if by < 0 { v.saturating_sub(1) } else { v + 1 };
-        let back = |v: usize| if by < 0 { v + 1 } else { v.saturating_sub(1) };
-        match self.view {
-            View::Overview => {
-                self.selected_cpu = None;
-                let last = self.pinnable().len().saturating_sub(1);
-                self.value_cursor = step(self.value_cursor).min(last);
-            }
-            View::Rules => self.tree_scroll = step(self.tree_scroll),
-            View::Graphs => {}
-            // Newest at the bottom, as in a terminal: ↑ goes back in time.
-            View::Flips => {
-                let most = self.session.watch().changes.len().saturating_sub(1);
-                self.flips_scroll = back(self.flips_scroll).min(most);
-            }
-            View::Log => self.log_scroll = back(self.log_scroll).min(self.log.len()),
-        }
+        self.selection.scroll(up, rows);
     }
 
     fn toggle_expanded(&mut self) {
         let Some(frame) = self.frame() else { return };
         let rows = trace::rows(
-            self.session.rules(),
-            self.session.file(),
+            self.board.rules(),
+            self.board.file(),
             &frame.trace,
-            self.rule,
-            &|n| self.expanded.contains(&n),
+            self.selection.rule(),
+            &|n| self.selection.is_expanded(n),
         );
         // The row under the cursor, when it is a variable: just that one.
-        if let Some(row) = rows.get(self.tree_scroll).filter(|r| r.variable) {
+        if let Some(row) = rows
+            .get(self.selection.tree_scroll())
+            .filter(|r| r.variable)
+        {
             let node = row.node;
-            if !self.expanded.remove(&node) {
-                self.expanded.insert(node);
-            }
+            self.selection.toggle_node(node);
             return;
         }
         let vars: Vec<NodeId> = rows.iter().filter(|r| r.variable).map(|r| r.node).collect();
-        if vars.iter().all(|n| self.expanded.contains(n)) {
-            self.expanded.clear();
-        } else {
-            self.expanded.extend(vars);
-        }
+        self.selection.toggle_all(vars);
     }
 
     /// The values the cursor moves over and `p` pins, in the order the
@@ -691,63 +549,33 @@ impl App {
     }
 
     fn toggle_pin(&mut self) {
-        let selected = match self.selected_cpu {
+        let selected = match self.selection.selected_cpu() {
             Some(id) => Some(cpu_pin(id)),
             None => self
                 .pinnable()
-                .get(self.value_cursor)
+                .get(self.selection.value_cursor())
                 .map(|n| n.to_string()),
         };
-        let Some(name) = selected else {
-            return;
-        };
-        if let Some(i) = self.pinned.iter().position(|p| *p == name) {
-            self.pinned.remove(i);
-            self.history.unpin(&name);
-        } else {
-            self.history.pin(&name);
-            self.pinned.push(name);
+        if let Some(name) = selected {
+            self.timeline.toggle_pin(name);
         }
     }
 
     fn open_whatif(&mut self) {
-        let mut editor = WhatIfEditor::open(self.session.rules(), self.session.file(), self.rule);
+        let mut editor =
+            WhatIfEditor::open(self.board.rules(), self.board.file(), self.selection.rule());
         if let Some(facts) = &self.facts {
-            let _ = editor.check(self.session.rules(), self.session.file(), facts);
+            let _ = editor.check(self.board.rules(), self.board.file(), facts);
         }
-        self.whatif = Some(editor);
-    }
-
-    fn start_search(&mut self) {
-        self.view = View::Log;
-        self.log_filter = Some(String::new());
-        self.log_filter_editing = true;
-        self.log_scroll = 0;
+        self.modals.open(Modal::WhatIf(Box::new(editor)));
     }
 
     /// A key while the log search is being typed: text, Backspace, Enter
     /// to keep the filter, Esc to drop it.
-    pub fn search_key(&mut self, key: crossterm::event::KeyEvent) {
-        use crossterm::event::KeyCode;
-        let text = self.log_filter.get_or_insert_with(String::new);
-        match key.code {
-            KeyCode::Char(c) => text.push(c),
-            KeyCode::Backspace => {
-                text.pop();
-            }
-            KeyCode::Enter => {
-                self.log_filter_editing = false;
-                if text.is_empty() {
-                    self.log_filter = None;
-                }
-            }
-            KeyCode::Esc => {
-                self.log_filter_editing = false;
-                self.log_filter = None;
-            }
-            _ => {}
+    pub fn search_key(&mut self, key: KeyEvent) {
+        if !self.log.search_key(key) {
+            self.modals.close(&Modal::Search);
         }
-        self.log_scroll = 0;
     }
 
     /// `T`: starts tuning the loaded rules against the scenario (or shows
@@ -760,26 +588,25 @@ impl App {
             return;
         };
         if self.tune.is_none() {
-            self.tune = Some(crate::tui::tuning::TuneJob::start(
-                self.session.rules(),
-                self.session.file(),
+            self.tune = Some(TuneJob::start(
+                self.board.rules(),
+                self.board.file(),
                 scenario,
                 *old_kernel,
             ));
         }
-        self.tune_shown = true;
+        self.modals.open(Modal::Tune);
     }
 
-    /// A key while the tune's box is shown: ↑↓ pick a point of the front,
+    /// A key while the tune's box is on top: ↑↓ pick a point of the front,
     /// Enter opens it in the what-if editor and runs it, Esc hides the box.
-    pub fn tune_key(&mut self, key: crossterm::event::KeyEvent) {
-        use crossterm::event::KeyCode;
+    pub fn tune_key(&mut self, key: KeyEvent) {
         let Some(job) = self.tune.as_mut() else {
-            self.tune_shown = false;
+            self.modals.close(&Modal::Tune);
             return;
         };
         match key.code {
-            KeyCode::Esc | KeyCode::Char('q') => self.tune_shown = false,
+            KeyCode::Esc | KeyCode::Char('q') => self.modals.close(&Modal::Tune),
             KeyCode::Up => job.cursor = job.cursor.saturating_sub(1),
             KeyCode::Down => {
                 let rows = job.front().len();
@@ -790,11 +617,9 @@ impl App {
                 let Some(row) = rows.get(job.cursor) else {
                     return;
                 };
-                if let Some(editor) =
-                    job.editor(self.session.rules(), self.session.file(), row.index)
-                {
-                    self.whatif = Some(editor);
-                    self.tune_shown = false;
+                if let Some(editor) = job.editor(self.board.rules(), self.board.file(), row.index) {
+                    self.modals.close(&Modal::Tune);
+                    self.modals.open(Modal::WhatIf(Box::new(editor)));
                     self.run_whatif();
                 }
             }
@@ -804,21 +629,20 @@ impl App {
 
     /// A key while `e` asks for the log's path: editing, Enter gives the
     /// path to write (empty: nothing), Esc closes.
-    pub fn export_key(&mut self, key: crossterm::event::KeyEvent) -> Option<std::path::PathBuf> {
-        use crossterm::event::{KeyCode, KeyModifiers};
-        let input = self.export_prompt.as_mut()?;
+    pub fn export_key(&mut self, key: KeyEvent) -> Option<PathBuf> {
+        let input = self.modals.export_on_top()?;
         match key.code {
             KeyCode::Enter => {
                 let text = input.text.trim().to_string();
-                self.export_prompt = None;
-                (!text.is_empty()).then(|| std::path::PathBuf::from(text))
+                self.modals.close_top();
+                (!text.is_empty()).then(|| PathBuf::from(text))
             }
             KeyCode::Esc => {
-                self.export_prompt = None;
+                self.modals.close_top();
                 None
             }
             KeyCode::Char('c') if key.modifiers.contains(KeyModifiers::CONTROL) => {
-                self.export_prompt = None;
+                self.modals.close_top();
                 None
             }
             _ => {
@@ -828,10 +652,10 @@ impl App {
         }
     }
 
-    /// A key while the what-if editor is open: editing, Tab for the next
+    /// A key while the what-if editor is on top: editing, Tab for the next
     /// rule, Ctrl-O to name a whole rule file instead, Enter to run, Esc to
     /// close. The edit is checked at once.
-    pub fn whatif_key(&mut self, key: crossterm::event::KeyEvent) {
+    pub fn whatif_key(&mut self, key: KeyEvent) {
         if self.whatif_edit(key) {
             self.check_whatif();
         }
@@ -840,14 +664,15 @@ impl App {
     /// [`App::whatif_key`] without the check: whether the text changed so
     /// that it needs one ([`App::check_whatif`]). A batch of keys is
     /// checked once, not once per key.
-    pub fn whatif_edit(&mut self, key: crossterm::event::KeyEvent) -> bool {
-        use crossterm::event::{KeyCode, KeyModifiers};
-        let Some(editor) = self.whatif.as_mut() else {
+    pub fn whatif_edit(&mut self, key: KeyEvent) -> bool {
+        let rules = Arc::clone(self.board.rules());
+        let Some(editor) = self.modals.whatif_on_top() else {
             return false;
         };
+        let file = self.board.file();
         match key.code {
             KeyCode::Esc => {
-                self.whatif = None;
+                self.modals.close_top();
                 false
             }
             KeyCode::Enter => {
@@ -855,19 +680,19 @@ impl App {
                 false
             }
             KeyCode::Tab if !editor.file_mode => {
-                editor.step_field(self.session.rules(), self.session.file(), 1);
+                editor.step_field(&rules, file, 1);
                 true
             }
             KeyCode::BackTab if !editor.file_mode => {
-                editor.step_field(self.session.rules(), self.session.file(), -1);
+                editor.step_field(&rules, file, -1);
                 true
             }
             KeyCode::Char('c') if key.modifiers.contains(KeyModifiers::CONTROL) => {
-                self.whatif = None;
+                self.modals.close_top();
                 false
             }
             KeyCode::Char('o') if key.modifiers.contains(KeyModifiers::CONTROL) => {
-                editor.toggle_file_mode(self.session.rules(), self.session.file());
+                editor.toggle_file_mode(&rules, file);
                 true
             }
             _ => editor.key(key),
@@ -876,85 +701,81 @@ impl App {
 
     /// Checks the open what-if edit the way cpuplugd would load it.
     pub fn check_whatif(&mut self) {
-        if let (Some(editor), Some(facts)) = (self.whatif.as_mut(), &self.facts) {
-            let _ = editor.check(self.session.rules(), self.session.file(), facts);
+        let Some(facts) = &self.facts else { return };
+        if let Some(editor) = self.modals.whatif_on_top() {
+            let _ = editor.check(self.board.rules(), self.board.file(), facts);
         }
     }
 
     /// Whether typed text goes to a text input (the export path, the
-    /// what-if editor or the log search, in that order, as keys do) rather
-    /// than being keys.
+    /// what-if editor or the log search: the layer on top) rather than
+    /// being keys.
     pub fn typing(&self) -> bool {
-        let tune_box = self.tune_shown && self.whatif.is_none();
-        !tune_box
-            && (self.export_prompt.is_some() || self.whatif.is_some() || self.log_filter_editing)
+        self.modals.top().is_some_and(Modal::takes_text)
     }
 
     /// Puts `text` (a paste, or a run of typed characters) into the text
-    /// input that has the focus as one edit, made one line
-    /// ([`one_line`]); whether one had it. A what-if edit is left for
-    /// [`App::check_whatif`].
+    /// input on top as one edit, made one line; whether one had it. A
+    /// what-if edit is left for [`App::check_whatif`].
     pub fn insert_text(&mut self, text: &str) -> bool {
-        if !self.typing() {
-            return false;
-        }
-        if let Some(input) = self.export_prompt.as_mut() {
-            input.insert_str(text);
-        } else if let Some(editor) = self.whatif.as_mut() {
-            editor.insert(text);
-        } else {
-            self.log_filter
-                .get_or_insert_with(String::new)
-                .push_str(&one_line(text));
-            self.log_scroll = 0;
+        match self.modals.top_mut() {
+            Some(Modal::Export(input)) => {
+                input.insert_str(text);
+            }
+            Some(Modal::WhatIf(editor)) => {
+                editor.insert(text);
+            }
+            Some(Modal::Search) => self.log.type_text(text),
+            _ => return false,
         }
         true
     }
 
-    /// Runs the open editor's rules over the history on screen.
+    /// Runs the what-if editor on top over the history on screen.
     pub fn run_whatif(&mut self) {
         let Some(facts) = self.facts.clone() else {
             return;
         };
-        let Some(mut editor) = self.whatif.take() else {
+        let history: Vec<Past<'_>> = self
+            .timeline
+            .frames()
+            .iter()
+            .rev()
+            .map(|f| Past {
+                reading: f.number,
+                sample: f.sample.as_ref(),
+                decided: f.decision.as_ref().map(Moves::of).unwrap_or_default(),
+                applied: f.applied,
+            })
+            .collect();
+        let scenario = self.sim.as_ref().map(|(s, old)| (s, *old));
+        let board = &self.board;
+        let Some(Modal::WhatIf(editor)) = self.modals.top_mut() else {
             return;
         };
-        if let Some((rules, file)) = editor.check(self.session.rules(), self.session.file(), &facts)
-        {
-            let history: Vec<Past<'_>> = self
-                .frames
-                .iter()
-                .rev()
-                .map(|f| Past {
-                    reading: f.number,
-                    sample: f.sample.as_ref(),
-                    decided: f.decision.as_ref().map(Moves::of).unwrap_or_default(),
-                    applied: f.applied,
-                })
-                .collect();
-            let scenario = self.sim.as_ref().map(|(s, old)| (s, *old));
+        if let Some((rules, file)) = editor.check(board.rules(), board.file(), &facts) {
             editor.run(
                 rules,
                 &file,
                 &history,
                 scenario,
-                self.session.watch().flap.config(),
-                self.session.rules().settings.update,
+                board.flips().config(),
+                board.rules().settings.update,
             );
         }
-        self.whatif = Some(editor);
     }
 
     /// Checks the rules against the machine `facts` describes, before a
     /// missing name stops cpuplugd: the header shows a badge, the log why.
     pub fn set_facts(&mut self, facts: SystemFacts) {
-        let outcome = crate::rules::load(self.session.file(), &facts);
+        let file = self.board.file();
+        let outcome = crate::rules::load(file, &facts);
         self.kernel_lint = outcome
             .diagnostics
             .iter()
             .filter(|d| d.daemon == crate::rules::diagnostic::DaemonEffect::StopsWhenEvaluated)
             .map(|d| {
-                let at = self.session.file().position(d.span.start as usize);
+                let at = file.position(d.span.start as usize);
                 let help = d.help.as_ref().map_or(String::new(), |h| format!("; {h}"));
                 format!("line {}:{}: {}{help}", at.line, at.column, d.message)
             })
@@ -964,7 +785,7 @@ impl App {
         }
         self.facts = Some(facts);
         self.hints.retain(|h| h.name == "cpu-affinity");
-        for h in crate::control::patterns::from_rules(self.session.rules(), self.session.file()) {
+        for h in crate::control::patterns::from_rules(self.board.rules(), self.board.file()) {
             self.add_hint(h);
         }
     }
@@ -975,82 +796,10 @@ impl App {
         self.hints.push(hint);
     }
 
-    /// Switches mode, with the checks acting needs.
-    pub fn set_mode(&mut self, mode: Mode) {
-        if mode != Mode::Observe
-            && let Some(why) = self.cannot_act.clone()
-        {
-            self.dialog = Some(Dialog::Message(format!(
-                "{mode} mode is not possible: {why}"
-            )));
-            return;
-        }
-        let events = match self.actuator.as_mut() {
-            Some(a) => self.session.set_mode(mode, a.as_mut()),
-            None => self.session.set_mode(mode, &mut self.observer),
-        };
-        self.proposal_hidden = false;
-        self.note_events(events);
-    }
-
-    /// Takes new rules (a reload): the history is kept, so decisions go
-    /// on at once, and the new limits apply as cpuplugd applies them.
-    pub fn reload(&mut self, rules: Arc<RuleSet>, file: SourceFile) {
-        // A tune of the old rules says nothing of the new ones.
-        self.tune = None;
-        self.tune_shown = false;
-        let events = match self.actuator.as_mut() {
-            Some(a) => self.session.reload(rules, file, a.as_mut()),
-            None => self.session.reload(rules, file, &mut self.observer),
-        };
-        if let Some(facts) = self.facts.clone() {
-            self.set_facts(facts);
-        }
-        self.expanded.clear();
-        self.note(LogKind::Note, "rules reloaded; the history is kept");
-        self.note_events(events);
-    }
-
-    /// Puts a question or a message on top of the screen (the control
-    /// thread's way to speak to the user).
+    /// Puts a question or a message on top of the screen.
     pub fn show(&mut self, dialog: Dialog) {
-        self.dialog = Some(dialog);
+        self.modals.open(Modal::Dialog(dialog));
     }
-
-    /// Closes the dialog.
-    pub fn close_dialog(&mut self) {
-        self.dialog = None;
-    }
-
-    /// The newest figure of plugtop's own CPU use, percent of one CPU.
-    pub fn measured_own_cpu(&mut self, percent: f64) {
-        self.own_cpu = Some(percent);
-    }
-
-    /// Readings taken so far.
-    pub fn readings(&self) -> usize {
-        self.seen
-    }
-
-    /// The engine (for the CPU-time and variable lookups of the runner).
-    pub fn engine(&self) -> &crate::engine::Engine {
-        self.session.engine()
-    }
-}
-
-/// What the controller really did this interval, as moves.
-fn applied_moves(events: &[Event]) -> Moves {
-    let mut moves = Moves::default();
-    for e in events {
-        if let Event::Applied { action, .. } = e {
-            match action {
-                Action::PlugCpu => moves.cpu = 1,
-                Action::UnplugCpu => moves.cpu = -1,
-                Action::Pool { from, to } => moves.pool = (to - from).signum() as i8,
-            }
-        }
-    }
-    moves
 }
 
 /// The pinned name of a CPU's busy share; it cannot be a variable's (no
@@ -1065,9 +814,4 @@ fn cpu_of_pin(name: &str) -> Option<u32> {
         .strip_suffix(" busy%")?
         .parse()
         .ok()
-}
-
-/// How much /proc text a sample holds.
-fn proc_bytes(sample: &Sample) -> u64 {
-    u64::from(sample.proc_bytes.meminfo) + u64::from(sample.proc_bytes.vmstat)
 }

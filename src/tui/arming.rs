@@ -4,60 +4,47 @@
 //! says what it is doing while a slow sysfs write runs, so the screen can
 //! show it instead of freezing.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
-use super::app::{App, ArmInfo, LogKind};
-use super::run::Options;
+use super::log_book::LogKind;
+use super::modal::ArmInfo;
+use super::options::Options;
 use crate::control::controller::Mode;
-use crate::control::guard::{self, Guard, GuardOptions};
+use crate::control::guard::{self, Guard, GuardError, GuardOptions};
 use crate::control::lock;
 use crate::control::session::MessageLevel;
 use crate::kernel::Sample;
 use crate::kernel::actuator::{ActError, Actuator, RootActuator};
 use crate::kernel::cpu_choice::CpuChange;
 
-/// What the actuator is doing right now ("unplugging a CPU"), and whom to
-/// tell when that changes: the screen draws it while the write runs.
-#[derive(Default)]
-pub struct ProgressState {
-    text: Mutex<Option<String>>,
-    wake: Mutex<Option<Box<dyn Fn() + Send>>>,
+/// Whom an actuator tells what it is doing ("unplugging a CPU") and that
+/// it is done (`None`): the screen shows it while the write runs.
+pub type Progress = Arc<dyn Fn(Option<String>) + Send + Sync>;
+
+/// Why plugtop will not, or cannot, act on this guest.
+#[derive(Debug, thiserror::Error)]
+pub enum ArmError {
+    /// The machine, the lock or the journal refused it.
+    #[error(transparent)]
+    Refused(#[from] GuardError),
+    /// What the guest is to be put back to is not known yet.
+    #[error("no reading yet; try again in a moment")]
+    NoReading,
+    /// The root's sysfs cannot be opened for writing.
+    #[error("{0}")]
+    Unwritable(#[source] std::io::Error),
 }
 
-/// Shared between the actuator (control thread) and the screen.
-pub type Progress = Arc<ProgressState>;
-
-impl ProgressState {
-    /// What runs now, if anything.
-    pub fn text(&self) -> Option<String> {
-        self.text
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-            .clone()
-    }
-
-    /// Calls `wake` whenever the text changes.
-    pub fn on_change(&self, wake: impl Fn() + Send + 'static) {
-        *self
-            .wake
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner()) = Some(Box::new(wake));
-    }
-
-    fn set(&self, value: Option<String>) {
-        *self
-            .text
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner()) = value;
-        if let Some(wake) = self
-            .wake
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-            .as_ref()
-        {
-            wake();
-        }
-    }
+/// Why the guest could not be fully put back; the journal is kept for
+/// `plugtop restore`.
+#[derive(Debug, thiserror::Error)]
+pub enum RestoreError {
+    /// Nothing could be written to put it back.
+    #[error("cannot put the guest back: {0}")]
+    Unwritable(#[source] std::io::Error),
+    /// What is left and how to retry, one line each.
+    #[error("{}", .0.join("; "))]
+    Incomplete(Vec<String>),
 }
 
 /// An actuator that publishes what it is about to do until it is done.
@@ -68,9 +55,9 @@ pub struct Tracked<A> {
 
 impl<A: Actuator> Tracked<A> {
     fn doing<T>(&mut self, what: String, f: impl FnOnce(&mut A) -> T) -> T {
-        self.progress.set(Some(what));
+        (self.progress)(Some(what));
         let result = f(&mut self.inner);
-        self.progress.set(None);
+        (self.progress)(None);
         result
     }
 }
@@ -113,9 +100,9 @@ pub fn arm_check(
     options: &Options,
     mode: Mode,
     latest: Option<&Sample>,
-) -> Result<ArmInfo, String> {
+) -> Result<ArmInfo, ArmError> {
     let root = &options.root;
-    guard::check_machine(root, options.allow_non_zvm).map_err(|e| e.to_string())?;
+    guard::check_machine(root, options.allow_non_zvm)?;
     let id = crate::kernel::machine::identity(root);
     let guest = match (&id.guest_name, id.zvm_guest, id.s390) {
         (Some(name), true, _) => format!("z/VM guest {name}"),
@@ -123,7 +110,7 @@ pub fn arm_check(
         (_, false, true) => "s390x, not a z/VM guest (an LPAR?)".to_string(),
         (_, false, false) => "not an s390 z/VM guest".to_string(),
     };
-    let sample = latest.ok_or("no reading yet; try again in a moment")?;
+    let sample = latest.ok_or(ArmError::NoReading)?;
     let restore_to = format!(
         "CPUs {} online, cmm_pages {}",
         crate::kernel::recording::export::ranges(&sample.online),
@@ -144,51 +131,56 @@ pub fn arm_check(
     })
 }
 
-/// Takes the guest through the guard (lock, journal) as it is in `first`
-/// and gives the app an actuator.
+/// Takes the guest through the guard (lock, journal) as it is in `first`;
+/// the guard, and the actuator to act with, which tells `progress` what it
+/// writes.
 pub fn arm(
-    app: &mut App,
     options: &Options,
     first: Option<&Sample>,
     progress: &Progress,
-) -> Result<Guard, String> {
-    let sample = first.ok_or("no reading yet")?;
-    let actuator = RootActuator::new(&options.root).map_err(|e| e.to_string())?;
-    let guard = Guard::take(&guard_options(options), sample).map_err(|e| e.to_string())?;
-    app.actuator = Some(Box::new(Tracked {
+) -> Result<(Guard, Tracked<RootActuator>), ArmError> {
+    let sample = first.ok_or(ArmError::NoReading)?;
+    let actuator = RootActuator::new(&options.root).map_err(ArmError::Unwritable)?;
+    let guard = Guard::take(&guard_options(options), sample)?;
+    let tracked = Tracked {
         inner: actuator,
         progress: Arc::clone(progress),
-    }));
-    Ok(guard)
+    };
+    Ok((guard, tracked))
 }
 
-/// Puts the guest back through the guard. The journal goes only after a
-/// complete restore; otherwise it stays for `plugtop restore`, and the
-/// error says what is left and how to retry.
-pub fn disarm(guard: Guard, app: &mut App) -> Result<(), String> {
-    let outcome = match app.actuator.as_mut() {
-        Some(a) => guard.give_back(a.as_mut()),
+/// Puts the guest back through the guard with the actuator that acted
+/// (a fresh one when there is none); what it did goes to `say`. The
+/// journal goes only after a complete restore; otherwise it stays for
+/// `plugtop restore`, and the error says what is left and how to retry.
+pub fn disarm(
+    guard: Guard,
+    actuator: Option<Box<dyn Actuator + Send>>,
+    say: &mut dyn FnMut(LogKind, String),
+) -> Result<(), RestoreError> {
+    let outcome = match actuator {
+        Some(mut a) => guard.give_back(a.as_mut()),
         None => match RootActuator::new(&guard.options().root) {
             Ok(mut a) => guard.give_back(&mut a),
-            Err(e) => return Err(format!("cannot put the guest back: {e}")),
+            Err(e) => return Err(RestoreError::Unwritable(e)),
         },
     };
-    app.actuator = None;
     for (severity, line) in &outcome.lines {
         let kind = match severity {
             MessageLevel::Info => LogKind::Note,
             _ => LogKind::Problem,
         };
-        app.note(kind, line.clone());
+        say(kind, line.clone());
     }
     if outcome.complete {
         return Ok(());
     }
-    Err(outcome
-        .lines
-        .iter()
-        .filter(|(s, _)| *s != MessageLevel::Info)
-        .map(|(_, l)| l.as_str())
-        .collect::<Vec<_>>()
-        .join("; "))
+    Err(RestoreError::Incomplete(
+        outcome
+            .lines
+            .into_iter()
+            .filter(|(s, _)| *s != MessageLevel::Info)
+            .map(|(_, l)| l)
+            .collect(),
+    ))
 }

@@ -1,80 +1,26 @@
-//! The screen's control thread: it takes the readings, runs the session
-//! (decisions and, when armed, the sysfs writes), arms and disarms the guest
-//! and carries out every key that needs the outside world. Slow I/O (a CPU
-//! going offline can take seconds on s390) therefore never runs on the
-//! thread that reads keys and draws; that thread shows what is in progress
-//! and queues keys meanwhile.
+//! The screen's control thread: it owns the session and the actuator
+//! ([`Core`]), takes the readings, runs the session (decisions and, when
+//! armed, the sysfs writes), arms and disarms the guest and carries out
+//! every key that needs the outside world. It tells the screen what
+//! changed by messages ([`Update`]) and never shares what the screen draws
+//! from, so slow I/O (a CPU going offline can take seconds on s390) blocks
+//! neither drawing nor keys.
 
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
-use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use super::app::{App, Dialog, LogKind, SourceLabel};
 use super::arming::{Progress, arm, arm_check, disarm};
+use super::command::Command;
+use super::core::Core;
 use super::keys::KeyAction;
-use super::run::{Options, ScreenEnd, read_rules};
+use super::log_book::LogKind;
+use super::modal::Dialog;
+use super::options::{Options, read_rules};
 use super::stop::StopFlag;
-use crate::control::controller::{Mode, Proposal};
+use super::update::{ScreenEnd, Update};
+use crate::control::controller::Mode;
 use crate::control::guard::Guard;
 use crate::kernel::{Sample, Source};
-
-/// What the screen thread asks of the control thread.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Command {
-    /// A key whose action needs files, the lock or the guest.
-    Act(KeyAction),
-    /// Write the log to this path (`e`, then Enter).
-    Export(std::path::PathBuf),
-    /// `y` on this proposal, exactly as it was on screen.
-    Accept(Box<Proposal>),
-    /// A key changed what is sampled (pause, time travel): look again.
-    Wake,
-    /// The user quit.
-    Quit,
-    /// A signal ends the screen (it is in [`Shared::stop`] too; this wakes
-    /// the thread).
-    Stop(i32),
-}
-
-/// What the control thread tells the screen thread.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Report {
-    /// The app changed: redraw.
-    Changed,
-    /// Everything is put back (or the journal kept): the screen may close.
-    Ended(ScreenEnd),
-}
-
-/// The app and what its actuator is doing, shared by the two threads.
-pub struct Shared {
-    pub app: Mutex<App>,
-    pub progress: Progress,
-    /// A stop signal: acted on before any command still queued.
-    pub stop: StopFlag,
-}
-
-impl Shared {
-    /// The app, waiting for the control thread if it holds it.
-    pub fn lock(&self) -> MutexGuard<'_, App> {
-        self.app
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-    }
-}
-
-/// Whether `action` must run on the control thread (it touches files, the
-/// lock or the guest, or the sampling pace).
-pub fn needs_control(action: KeyAction) -> bool {
-    matches!(
-        action,
-        KeyAction::Yes
-            | KeyAction::Step
-            | KeyAction::Autonomous
-            | KeyAction::Reload
-            | KeyAction::Faster
-            | KeyAction::Slower
-    )
-}
 
 /// The control thread's state between wake-ups.
 struct Control {
@@ -82,20 +28,26 @@ struct Control {
     live: bool,
     armed: Option<Guard>,
     speed: f64,
+    paused: bool,
     exhausted: bool,
     next: Instant,
     cpu_mark: (Instant, Option<u64>),
     start_mode: Option<Mode>,
+    progress: Progress,
 }
 
-/// Runs until the screen quits or a signal ends it; then puts the guest
-/// back and reports how that went.
+/// Runs `core` until the screen quits or a signal raises `stop`; then puts
+/// the guest back and says how that went. Every change goes to `notify`
+/// as one batch of updates per wake-up; the actuator's progress goes to
+/// `progress` as it happens.
 pub fn run(
     options: Options,
-    shared: &Shared,
+    mut core: Core,
     source: &mut dyn Source,
     commands: &Receiver<Command>,
-    notify: impl Fn(Report) -> bool,
+    stop: &StopFlag,
+    progress: Progress,
+    notify: impl Fn(Vec<Update>) -> bool,
 ) {
     let live = options.replay.is_none();
     let start_mode =
@@ -105,13 +57,15 @@ pub fn run(
         live,
         armed: None,
         speed: 1.0,
+        paused: false,
         exhausted: false,
         next: Instant::now(),
         cpu_mark: (Instant::now(), crate::kernel::machine::own_cpu_ns()),
         start_mode,
+        progress,
     };
     let end = loop {
-        let sampling = !c.exhausted && (c.live || !shared.lock().paused);
+        let sampling = !c.exhausted && (c.live || !c.paused);
         let wait = if sampling {
             c.next.saturating_duration_since(Instant::now())
         } else {
@@ -120,29 +74,40 @@ pub fn run(
         let command = commands.recv_timeout(wait);
         // A signal goes before the commands queued ahead of its own
         // `Stop` (thousands, if keys were pasted into the screen).
-        if let Some(signal) = shared.stop.raised() {
+        if let Some(signal) = stop.raised() {
             break ScreenEnd::Signal(signal);
         }
+        let mut updates = Vec::new();
         match command {
-            Ok(Command::Act(action)) => {
-                let mut app = shared.lock();
-                c.handle(&mut app, action, &shared.progress);
+            Ok(Command::Act(action)) => c.handle(&mut core, action, &mut updates),
+            Ok(Command::SetMode(mode)) => updates.push(core.set_mode(mode)),
+            Ok(Command::Arm(mode)) => c.arm_now(&mut core, mode, &mut updates),
+            Ok(Command::Accept(shown)) => updates.push(core.accept(&shown)),
+            Ok(Command::Reject) => updates.push(core.reject()),
+            Ok(Command::Export { path, text }) => {
+                let (kind, line) = crate::tui::log_export::write(&path, &text);
+                updates.push(Update::Note(kind, line));
             }
-            Ok(Command::Accept(shown)) => shared.lock().accept(&shown),
-            Ok(Command::Export(path)) => crate::tui::log_export::export(&mut shared.lock(), &path),
-            Ok(Command::Wake) => continue,
+            Ok(Command::Wake { paused }) => {
+                c.paused = paused;
+                continue;
+            }
             Ok(Command::Quit) => break ScreenEnd::Quit,
             Ok(Command::Stop(signal)) => break ScreenEnd::Signal(signal),
-            Err(RecvTimeoutError::Timeout) if sampling => c.tick(shared, source),
+            Err(RecvTimeoutError::Timeout) if sampling => c.tick(&mut core, source, &mut updates),
             Err(RecvTimeoutError::Timeout) => continue,
             Err(RecvTimeoutError::Disconnected) => break ScreenEnd::Quit,
         }
-        if !notify(Report::Changed) {
+        // Nothing changed (a key with nothing to do here): no redraw.
+        if !updates.is_empty() && !notify(updates) {
             break ScreenEnd::Quit;
         }
     };
+    let mut said = Vec::new();
     let end = match c.armed.take() {
-        Some(armed) => match disarm(armed, &mut shared.lock()) {
+        Some(armed) => match disarm(armed, core.take_actuator(), &mut |kind, line| {
+            said.push(Update::Note(kind, line))
+        }) {
             Ok(()) => end,
             Err(why) => ScreenEnd::RestoreFailed(why),
         },
@@ -150,47 +115,50 @@ pub fn run(
     };
     // From here on the process may end without the screen thread (stuck
     // writing to a terminal nobody reads) once a signal asked it to.
-    shared.stop.given_back(end.exit_status());
-    let _ = notify(Report::Ended(end));
+    stop.given_back(end.exit_status());
+    said.push(Update::Ended(end));
+    let _ = notify(said);
 }
 
 impl Control {
-    /// One reading: taken without holding the app, then decided and acted
-    /// on with it.
-    fn tick(&mut self, shared: &Shared, source: &mut dyn Source) {
+    /// One reading, decided and acted on.
+    fn tick(&mut self, core: &mut Core, source: &mut dyn Source, updates: &mut Vec<Update>) {
         let now = Instant::now();
         let reading = source.next_sample();
         let warning = source.warning();
-        let status = source.status();
-        let mut app = shared.lock();
-        app.source_status = status;
+        updates.push(Update::Status(source.status()));
         match reading {
             Some(Ok(s)) => {
                 // `--mode step|auto` arms on the first reading, before it
                 // is decided: the session then starts acting with it and
                 // applies the start limits as cpuplugd does at its start.
                 if let Some(mode) = self.start_mode.take() {
-                    self.arm_at_start(&mut app, mode, &s, &shared.progress);
+                    self.arm_at_start(core, mode, &s, updates);
                 }
-                app.ingest(s)
+                updates.push(core.step(s));
             }
-            Some(Err(e)) => app.note(LogKind::Problem, format!("skipping this interval: {e}")),
+            Some(Err(e)) => updates.push(Update::Note(
+                LogKind::Problem,
+                format!("skipping this interval: {e}"),
+            )),
             None => {
                 self.exhausted = true;
-                app.note(LogKind::Note, "end of the recording");
+                updates.push(Update::Note(LogKind::Note, "end of the recording".into()));
             }
         }
         if let Some(w) = warning {
-            app.note(LogKind::Problem, w);
+            updates.push(Update::Note(LogKind::Problem, w));
         }
-        let interval = app.rules().pace(self.options.interval);
+        let interval = core.session().rules().pace(self.options.interval);
         let wait = crate::pace::scaled(interval, self.speed).max(Duration::from_millis(10));
         self.next = crate::pace::deadline(now, wait);
         if let (Some(before), Some(after)) = (self.cpu_mark.1, crate::kernel::machine::own_cpu_ns())
         {
             let wall = now.duration_since(self.cpu_mark.0).as_secs_f64();
             if wall > 0.0 {
-                app.measured_own_cpu((after.saturating_sub(before)) as f64 / 1e9 / wall * 100.0);
+                updates.push(Update::OwnCpu(
+                    (after.saturating_sub(before)) as f64 / 1e9 / wall * 100.0,
+                ));
             }
             self.cpu_mark = (now, Some(after));
         }
@@ -198,24 +166,49 @@ impl Control {
 
     /// `--mode step|auto` on a live root: the command line is the consent,
     /// but the machine must still be one plugtop may change.
-    fn arm_at_start(&mut self, app: &mut App, mode: Mode, first: &Sample, progress: &Progress) {
-        let checked = arm_check(&self.options, mode, Some(first));
-        match checked.and_then(|_| arm(app, &self.options, Some(first), progress)) {
-            Ok(a) => {
-                self.armed = Some(a);
-                app.set_mode(mode);
+    fn arm_at_start(
+        &mut self,
+        core: &mut Core,
+        mode: Mode,
+        first: &Sample,
+        updates: &mut Vec<Update>,
+    ) {
+        let armed = arm_check(&self.options, mode, Some(first))
+            .and_then(|_| arm(&self.options, Some(first), &self.progress));
+        match armed {
+            Ok((guard, actuator)) => {
+                core.set_actuator(Box::new(actuator));
+                self.armed = Some(guard);
+                updates.push(core.set_mode(mode));
             }
-            Err(e) => app.show(Dialog::Message(format!("staying in observe mode: {e}"))),
+            Err(e) => updates.push(Update::Show(Dialog::Message(format!(
+                "staying in observe mode: {e}"
+            )))),
+        }
+    }
+
+    /// `y` on the arming question.
+    fn arm_now(&mut self, core: &mut Core, mode: Mode, updates: &mut Vec<Update>) {
+        let latest = core.latest().cloned();
+        match arm(&self.options, latest.as_deref(), &self.progress) {
+            Ok((guard, actuator)) => {
+                core.set_actuator(Box::new(actuator));
+                self.armed = Some(guard);
+                updates.push(core.set_mode(mode));
+            }
+            Err(e) => updates.push(Update::Show(Dialog::Message(format!(
+                "plugtop cannot change this guest: {e}"
+            )))),
         }
     }
 
     /// A key that needs the outside world.
-    fn handle(&mut self, app: &mut App, action: KeyAction, progress: &Progress) {
+    fn handle(&mut self, core: &mut Core, action: KeyAction, updates: &mut Vec<Update>) {
         let unarmed =
-            self.armed.is_none() && app.actuator.is_none() && app.cannot_act.is_none() && self.live;
+            self.armed.is_none() && !core.armed() && core.cannot_act().is_none() && self.live;
         let wants = match action {
-            KeyAction::Step if app.dialog.is_none() => Some(Mode::Step),
-            KeyAction::Autonomous if app.dialog.is_none() => Some(Mode::Auto),
+            KeyAction::Step => Some(Mode::Step),
+            KeyAction::Autonomous => Some(Mode::Auto),
             _ => None,
         };
         // Acting on a live guest asks first, saying what will be taken and
@@ -223,70 +216,255 @@ impl Control {
         if let Some(mode) = wants
             && unarmed
         {
-            let latest = app.frames.front().map(|f| Arc::clone(&f.sample));
-            app.show(match arm_check(&self.options, mode, latest.as_deref()) {
-                Ok(info) => Dialog::Arm(info),
-                Err(why) => Dialog::Message(format!("plugtop will not change this machine: {why}")),
-            });
-            return;
-        }
-        if action == KeyAction::Yes
-            && let Some(Dialog::Arm(info)) = app.dialog.clone()
-        {
-            app.close_dialog();
-            let latest = app.frames.front().map(|f| Arc::clone(&f.sample));
-            match arm(app, &self.options, latest.as_deref(), progress) {
-                Ok(a) => {
-                    self.armed = Some(a);
-                    app.set_mode(info.mode);
-                }
-                Err(e) => app.show(Dialog::Message(format!(
-                    "plugtop cannot change this guest: {e}"
-                ))),
-            }
+            let latest = core.latest().cloned();
+            updates.push(Update::Show(
+                match arm_check(&self.options, mode, latest.as_deref()) {
+                    Ok(info) => Dialog::Arm(info),
+                    Err(why) => {
+                        Dialog::Message(format!("plugtop will not change this machine: {why}"))
+                    }
+                },
+            ));
             return;
         }
         match action {
-            KeyAction::Reload => self.reload(app),
+            KeyAction::Step => updates.push(core.set_mode(Mode::Step)),
+            KeyAction::Autonomous => updates.push(core.ask_autonomous()),
+            KeyAction::Reload => self.reload(core, updates),
             KeyAction::Faster | KeyAction::Slower if !self.live || self.options.sim.is_some() => {
                 self.speed = if action == KeyAction::Faster {
                     (self.speed * 2.0).min(64.0)
                 } else {
                     (self.speed / 2.0).max(0.125)
                 };
-                if let SourceLabel::Replay { speed: s, .. } | SourceLabel::Sim { speed: s, .. } =
-                    &mut app.source
-                {
-                    *s = self.speed;
-                }
+                updates.push(Update::Speed(self.speed));
             }
-            other => app.update(other),
+            _ => {}
         }
     }
 
-    fn reload(&self, app: &mut App) {
+    fn reload(&self, core: &mut Core, updates: &mut Vec<Update>) {
         let Some(path) = &self.options.rules else {
-            app.show(Dialog::Message(
+            updates.push(Update::Show(Dialog::Message(
                 "the built-in rules have no file to reload; start with -c FILE".into(),
-            ));
+            )));
             return;
         };
         let facts = match &self.options.sim {
             Some(file) => match crate::sim::Scenario::load(file) {
                 Ok(s) => crate::sim::facts(&crate::sim::Guest::new(&s, self.options.old_kernel)),
                 Err(e) => {
-                    app.show(Dialog::Message(e.to_string()));
+                    updates.push(Update::Show(Dialog::Message(e.to_string())));
                     return;
                 }
             },
             None => crate::kernel::root::RootReader::new().facts(&self.options.root),
         };
         match read_rules(path, &facts) {
-            Ok((rules, file)) => app.reload(rules, file),
+            Ok((rules, file)) => updates.push(core.reload(rules, file)),
             Err(e) => {
-                app.note(LogKind::Problem, "reload failed; the old rules stay active");
-                app.show(Dialog::Message(e.to_string()));
+                updates.push(Update::Note(
+                    LogKind::Problem,
+                    "reload failed; the old rules stay active".into(),
+                ));
+                updates.push(Update::Show(Dialog::Message(e.to_string())));
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::VecDeque;
+    use std::sync::Arc;
+    use std::sync::mpsc::{Receiver, Sender, channel};
+
+    use super::*;
+    use crate::kernel::actuator::{ActError, Actuator};
+    use crate::kernel::cpu_choice::CpuChange;
+    use crate::tui::app::{App, SourceLabel};
+    use crate::tui::arming::Tracked;
+    use crate::tui::input::TermInput;
+    use crate::tui::local::Local;
+
+    /// An actuator whose writes wait until the test lets them through, as
+    /// taking a CPU offline on s390 can take seconds; it says when a write
+    /// has begun.
+    struct Gate {
+        entered: Sender<()>,
+        release: Receiver<()>,
+    }
+
+    impl Gate {
+        fn write(&mut self) {
+            let _ = self.entered.send(());
+            // Returns at once once the test dropped its end.
+            let _ = self.release.recv();
+        }
+    }
+
+    impl Actuator for Gate {
+        fn plug(&mut self, _: &mut Vec<String>) -> Result<u32, ActError> {
+            self.write();
+            Ok(1)
+        }
+        fn unplug(&mut self, _: &mut Vec<String>) -> Result<u32, ActError> {
+            self.write();
+            Ok(1)
+        }
+        fn set_pool(&mut self, _: i64) -> Result<(), ActError> {
+            self.write();
+            Ok(())
+        }
+        fn set_online(&mut self, _: &[u32], _: &mut Vec<String>) -> Result<(), ActError> {
+            self.write();
+            Ok(())
+        }
+        fn would_take(&self, _: CpuChange, _: usize) -> Vec<u32> {
+            vec![1]
+        }
+    }
+
+    fn draw(app: &App) -> String {
+        let mut terminal = ratatui::Terminal::new(ratatui::backend::TestBackend::new(100, 30))
+            .unwrap_or_else(|e| panic!("{e}"));
+        terminal
+            .draw(|f| crate::tui::view::draw(f, app))
+            .unwrap_or_else(|e| panic!("{e}"));
+        let buffer = terminal.backend().buffer();
+        (0..buffer.area.height)
+            .map(|y| {
+                (0..buffer.area.width)
+                    .map(|x| buffer[(x, y)].symbol())
+                    .collect::<String>()
+                    + "\n"
+            })
+            .collect()
+    }
+
+    /// Applies updates to `app` until `want` holds of one of them (the
+    /// screen thread's part), at most `readings` readings in.
+    fn until(
+        updates: &Receiver<Vec<Update>>,
+        app: &mut App,
+        readings: usize,
+        want: impl Fn(&Update) -> bool,
+    ) -> Option<ScreenEnd> {
+        loop {
+            assert!(app.readings() <= readings, "never came");
+            let batch = updates
+                .recv()
+                .unwrap_or_else(|e| panic!("the control thread ended: {e}"));
+            let mut found = false;
+            for update in batch {
+                found |= want(&update);
+                match update {
+                    Update::Ended(end) => return Some(end),
+                    other => app.apply(other),
+                }
+            }
+            if found {
+                return None;
+            }
+        }
+    }
+
+    #[test]
+    fn a_write_blocked_on_a_slow_sysfs_blocks_neither_drawing_nor_keys() {
+        let text = "name = \"two\"\ncpus = 2\nonline = 1\nmemory_mib = 1024\nduration = \"10:00\"\nseed = 1\n\n[[phases]]\nname = \"busy\"\nstart = \"0:00\"\nthreads = 2\ncpu_per_thread = 1\nworking_set_mib = 100\n";
+        let scenario = crate::sim::Scenario::parse("two", text).unwrap_or_else(|e| panic!("{e}"));
+        let guest = crate::sim::SharedGuest::new(crate::sim::Guest::new(&scenario, false));
+        let facts = crate::sim::facts(&guest.borrow());
+        let mut source = crate::sim::SimSource::new(guest, 1.0);
+        let file = crate::rules::SourceFile::new(
+            "plug.conf",
+            b"UPDATE=\"1\"\nCPU_MIN=\"1\"\nCPU_MAX=\"2\"\nHOTPLUG=\"1\"\nHOTUNPLUG=\"0\"\n"
+                .to_vec(),
+        );
+        let rules = Arc::new(crate::rules::load(&file, &facts).rules);
+        let label = SourceLabel::Sim {
+            scenario: "two".into(),
+            speed: 1.0,
+        };
+        let (updates_tx, updates) = channel::<Vec<Update>>();
+        let working = updates_tx.clone();
+        let progress: Progress = Arc::new(move |what| {
+            let _ = working.send(vec![Update::Working(what)]);
+        });
+        let (entered_tx, entered) = channel();
+        let (release, release_rx) = channel();
+        let mut local = Local::new(rules, file, label, Mode::Auto);
+        local.core_mut().set_actuator(Box::new(Tracked {
+            inner: Gate {
+                entered: entered_tx,
+                release: release_rx,
+            },
+            progress: Arc::clone(&progress),
+        }));
+        let (core, mut app) = local.into_parts();
+        let options = Options {
+            rules: None,
+            root: "/nonexistent".into(),
+            replay: None,
+            mode: Mode::Auto,
+            batch: false,
+            mono: true,
+            interval: Some(0.0),
+            count: None,
+            sim: Some("two.toml".into()),
+            old_kernel: false,
+            allow_non_zvm: false,
+        };
+        let stop = StopFlag::new();
+        let (commands, command_rx) = channel();
+        std::thread::scope(|scope| {
+            let stop = &stop;
+            let source = &mut source;
+            scope.spawn(move || {
+                run(options, core, source, &command_rx, stop, progress, |u| {
+                    updates_tx.send(u).is_ok()
+                })
+            });
+            // The control thread starts a write and waits in it.
+            let started = until(&updates, &mut app, 50, |u| {
+                matches!(u, Update::Working(Some(_)))
+            });
+            assert!(started.is_none(), "ended before writing");
+            entered
+                .recv()
+                .unwrap_or_else(|e| panic!("the write began: {e}"));
+            // Meanwhile the screen draws what is going on, and keys work:
+            // the help opens, and the view changes, while the write waits.
+            let screen = draw(&app);
+            assert!(screen.contains("… plugging a CPU"), "{screen}");
+            let mut keys: VecDeque<TermInput> = "?"
+                .chars()
+                .map(|c| {
+                    TermInput::Event(crossterm::event::Event::Key(
+                        crossterm::event::KeyEvent::from(crossterm::event::KeyCode::Char(c)),
+                    ))
+                })
+                .collect();
+            let asked = crate::tui::dispatch::apply(&mut app, &mut keys, stop);
+            assert_eq!(asked, vec![Command::Wake { paused: false }]);
+            for c in asked {
+                commands.send(c).unwrap_or_else(|e| panic!("{e}"));
+            }
+            let screen = draw(&app);
+            assert!(screen.contains("Keys (any key closes)"), "{screen}");
+            assert!(screen.contains("… plugging a CPU"), "{screen}");
+            // Let every write through: the write ends and says so.
+            drop(release);
+            let ended = until(&updates, &mut app, usize::MAX, |u| {
+                matches!(u, Update::Working(None))
+            });
+            assert!(ended.is_none());
+            assert!(!draw(&app).contains("… plugging"), "the line goes");
+            commands
+                .send(Command::Quit)
+                .unwrap_or_else(|e| panic!("{e}"));
+            let end = until(&updates, &mut app, usize::MAX, |_| false);
+            assert!(matches!(end, Some(ScreenEnd::Quit)), "{end:?}");
+        });
     }
 }

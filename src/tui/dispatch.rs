@@ -9,9 +9,10 @@ use std::collections::VecDeque;
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEventKind};
 
 use super::app::{App, Dialog, LogKind};
-use super::control::{Command, needs_control};
+use super::command::Command;
 use super::input::{LONGEST_PASTE, TermInput};
 use super::keys::{KeyAction, action_for};
+use super::modal::Modal;
 use super::stop::StopFlag;
 use super::view;
 
@@ -55,11 +56,16 @@ struct Batch {
     wake: bool,
 }
 
+/// Whether the what-if editor has the keys.
+fn whatif_on_top(app: &App) -> bool {
+    matches!(app.modals().top(), Some(Modal::WhatIf(_)))
+}
+
 impl Batch {
     /// Puts the characters typed so far in as one insertion.
     fn insert_typed(&mut self, app: &mut App) {
         if !self.typed.is_empty() {
-            self.recheck |= app.insert_text(&self.typed) && app.whatif.is_some();
+            self.recheck |= app.insert_text(&self.typed) && whatif_on_top(app);
             self.typed.clear();
         }
     }
@@ -67,7 +73,7 @@ impl Batch {
     fn event(&mut self, app: &mut App, ev: Event) {
         if let Event::Paste(text) = ev {
             if app.insert_text(&text) {
-                self.recheck |= app.whatif.is_some();
+                self.recheck |= whatif_on_top(app);
             } else {
                 app.note(
                     LogKind::Note,
@@ -78,14 +84,13 @@ impl Batch {
         }
         if let Event::Key(k) = ev
             && k.kind != KeyEventKind::Release
-            && app.whatif.is_some()
-            && app.export_prompt.is_none()
+            && whatif_on_top(app)
         {
             self.recheck |= app.whatif_edit(k);
             return;
         }
         match event(app, ev) {
-            Some(Command::Wake) => self.wake = true,
+            Some(Command::Wake { .. }) => self.wake = true,
             Some(command) => self.commands.push(command),
             None => {}
         }
@@ -97,7 +102,9 @@ impl Batch {
             app.check_whatif();
         }
         if self.wake {
-            self.commands.push(Command::Wake);
+            self.commands.push(Command::Wake {
+                paused: app.timeline().paused(),
+            });
         }
         self.commands
     }
@@ -118,44 +125,33 @@ fn typed_char(k: KeyEvent) -> Option<char> {
 }
 
 /// One key or mouse event on the app; what the control thread must do.
+/// A key goes to the layer on top ([`App::modals`]), the one drawn last.
 pub fn event(app: &mut App, ev: Event) -> Option<Command> {
-    if let Event::Key(k) = ev
-        && k.kind != KeyEventKind::Release
-        && app.tune_shown
-        && app.whatif.is_none()
-    {
-        app.tune_key(k);
-        return None;
-    }
-    if let Event::Key(k) = ev
-        && k.kind != KeyEventKind::Release
-        && app.export_prompt.is_some()
-    {
-        return app.export_key(k).map(Command::Export);
-    }
-    if let Event::Key(k) = ev
-        && k.kind != KeyEventKind::Release
-        && app.whatif.is_some()
-    {
-        app.whatif_key(k);
-        return None;
-    }
-    if let Event::Key(k) = ev
-        && k.kind != KeyEventKind::Release
-        && app.log_filter_editing
-    {
-        app.search_key(k);
-        return None;
-    }
     let action = match ev {
-        // Any key closes the help or a message, bound or not.
-        Event::Key(k)
-            if k.kind != KeyEventKind::Release
-                && (app.help || matches!(app.dialog, Some(Dialog::Message(_)))) =>
-        {
-            Some(action_for(k).unwrap_or(KeyAction::Later))
-        }
-        Event::Key(k) if k.kind != KeyEventKind::Release => action_for(k),
+        Event::Key(k) if k.kind != KeyEventKind::Release => match app.modals().top() {
+            Some(Modal::Tune) => {
+                app.tune_key(k);
+                return None;
+            }
+            Some(Modal::Export(_)) => {
+                let path = app.export_key(k)?;
+                let text = super::log_export::text(app.log());
+                return Some(Command::Export { path, text });
+            }
+            Some(Modal::WhatIf(_)) => {
+                app.whatif_key(k);
+                return None;
+            }
+            Some(Modal::Search) => {
+                app.search_key(k);
+                return None;
+            }
+            // Any key closes the help or a message, bound or not.
+            Some(Modal::Help | Modal::Dialog(Dialog::Message(_))) => {
+                Some(action_for(k).unwrap_or(KeyAction::Later))
+            }
+            Some(Modal::Dialog(_)) | None => action_for(k),
+        },
         Event::Mouse(m) => match m.kind {
             MouseEventKind::ScrollUp => Some(KeyAction::Up),
             MouseEventKind::ScrollDown => Some(KeyAction::Down),
@@ -167,24 +163,9 @@ pub fn event(app: &mut App, ev: Event) -> Option<Command> {
         },
         _ => None,
     }?;
-    let closes_message = app.help || matches!(app.dialog, Some(Dialog::Message(_)));
-    // `y` approves the proposal on screen now, even if the control thread
-    // revises it before it gets to the key.
-    if action == KeyAction::Yes
-        && app.dialog.is_none()
-        && !app.help
-        && let Some(shown) = app.session.controller().pending()
-    {
-        return Some(Command::Accept(Box::new(shown.clone())));
-    }
-    if needs_control(action) && !closes_message {
-        return Some(Command::Act(action));
-    }
-    app.update(action);
-    if app.quit {
-        return Some(Command::Quit);
-    }
-    Some(Command::Wake)
+    Some(app.update(action).unwrap_or(Command::Wake {
+        paused: app.timeline().paused(),
+    }))
 }
 
 #[cfg(test)]
@@ -195,6 +176,8 @@ mod tests {
     use crate::control::controller::Mode;
     use crate::rules::{SourceFile, SystemFacts, load};
     use crate::tui::app::SourceLabel;
+    use crate::tui::local::Local;
+    use crate::tui::modal::Modal;
 
     fn app() -> App {
         let facts = SystemFacts::any_machine(4, "test");
@@ -204,10 +187,13 @@ mod tests {
                 .to_vec(),
         );
         let rules = Arc::new(load(&file, &facts).rules);
-        let mut app = App::new(rules, file, SourceLabel::Live("/".into()), Mode::Observe);
+        let mut app =
+            Local::new(rules, file, SourceLabel::Live("/".into()), Mode::Observe).into_app();
         app.set_facts(facts);
         app
     }
+
+    const WAKE: Command = Command::Wake { paused: false };
 
     fn keys(text: &str) -> impl Iterator<Item = TermInput> + '_ {
         text.chars()
@@ -237,7 +223,7 @@ mod tests {
     }
 
     fn logged(app: &App, text: &str) -> bool {
-        app.log.iter().any(|l| l.text.contains(text))
+        app.log().lines().iter().any(|l| l.text.contains(text))
     }
 
     #[test]
@@ -245,22 +231,25 @@ mod tests {
         let mut a = app();
         let commands = run(&mut a, [paste("qAysy?h\r\x1b[A")]);
         assert_eq!(commands, Vec::new(), "no quit, no arming, no approval");
-        assert!(!a.quit && !a.help && a.dialog.is_none());
+        assert!(!a.quit() && a.modals().is_empty());
         assert!(logged(&a, "a paste was ignored"));
-        // The tune box takes keys but has no text to paste into.
-        a.tune_shown = true;
+        // A message takes keys but has no text to paste into.
+        a.show(Dialog::Message("read me".into()));
         assert!(!a.typing());
         assert_eq!(run(&mut a, [paste("q")]), Vec::new());
-        assert!(a.tune_shown, "the pasted q did not close it");
+        assert!(
+            a.modals().dialog().is_some(),
+            "the pasted q did not close it"
+        );
     }
 
     #[test]
     fn a_paste_and_typed_keys_in_the_whatif_editor_are_checked_once() {
         let mut a = app();
         a.update(KeyAction::WhatIf);
-        let checks = |a: &App| a.whatif.as_ref().map_or(0, |e| e.checks);
+        let checks = |a: &App| a.modals().whatif().map_or(0, |e| e.checks);
         let before = checks(&a);
-        let text = |a: &App| a.whatif.as_ref().map(|e| e.input.text.clone());
+        let text = |a: &App| a.modals().whatif().map(|e| e.input.text.clone());
         let mut batch = vec![ctrl('u'), paste(" or\r\n(")];
         batch.extend(keys(&"1 ".repeat(20_000)));
         batch.push(paste("\x1b[31m1)\n"));
@@ -279,7 +268,7 @@ mod tests {
             &typed[typed.len() - 20..]
         );
         assert_eq!(typed.chars().count(), 5 + 40_000 + 6);
-        let error = a.whatif.as_ref().and_then(|e| e.error.clone());
+        let error = a.modals().whatif().and_then(|e| e.error.clone());
         assert!(error.is_some(), "the check saw the final text: {error:?}");
         // A key on its own is checked at once, as before.
         run(&mut a, [press(KeyCode::Backspace)]);
@@ -297,8 +286,8 @@ mod tests {
         batch.push(press(KeyCode::Enter));
         batch.extend(keys("q"));
         let commands = run(&mut a, batch);
-        assert_eq!(a.log_filter.as_deref(), Some("abcD"));
-        assert!(!a.log_filter_editing);
+        assert_eq!(a.log().filter(), Some("abcD"));
+        assert!(!a.modals().is_open(&Modal::Search));
         assert!(commands.contains(&Command::Quit), "{commands:?}");
     }
 
@@ -308,20 +297,26 @@ mod tests {
         let mut batch: Vec<TermInput> = keys("e").collect();
         batch.extend([ctrl('u'), paste("/tmp/x y\n")]);
         let commands = run(&mut a, batch);
-        assert_eq!(commands, vec![Command::Wake], "only the `e` itself");
+        assert_eq!(commands, vec![WAKE], "only the `e` itself");
         assert_eq!(
-            a.export_prompt.as_ref().map(|i| i.text.as_str()),
+            match a.modals().top() {
+                Some(Modal::Export(input)) => Some(input.text.as_str()),
+                _ => None,
+            },
             Some("/tmp/x y")
         );
         let commands = run(&mut a, [press(KeyCode::Enter)]);
-        assert_eq!(commands, vec![Command::Export("/tmp/x y".into())]);
+        assert!(
+            matches!(&commands[..], [Command::Export { path, .. }] if path.as_os_str() == "/tmp/x y"),
+            "{commands:?}"
+        );
     }
 
     #[test]
     fn many_keys_wake_the_control_thread_once() {
         let mut a = app();
         let batch = std::iter::repeat_n(press(KeyCode::Down), 5_000).chain(keys("jkjk"));
-        assert_eq!(run(&mut a, batch), vec![Command::Wake]);
+        assert_eq!(run(&mut a, batch), vec![WAKE]);
         // Keys that need the control thread keep their order, the one
         // wake last.
         let commands = run(&mut a, keys("+j-"));
@@ -330,7 +325,7 @@ mod tests {
             vec![
                 Command::Act(KeyAction::Faster),
                 Command::Act(KeyAction::Slower),
-                Command::Wake
+                WAKE
             ]
         );
     }
@@ -344,7 +339,7 @@ mod tests {
         assert_eq!(apply(&mut a, &mut queued, &stop), Vec::new());
         assert!(queued.is_empty());
         assert!(
-            !a.quit && a.log_filter.is_none(),
+            !a.quit() && a.log().filter().is_none(),
             "nothing of it was applied"
         );
     }
@@ -355,5 +350,215 @@ mod tests {
         a.update(KeyAction::WhatIf);
         run(&mut a, [paste("x"), TermInput::PasteCut(12_345)]);
         assert!(logged(&a, "its last 12345 bytes were dropped"));
+    }
+
+    /// The screen as text, as the terminal would show it.
+    fn drawn(app: &App) -> String {
+        let mut terminal = ratatui::Terminal::new(ratatui::backend::TestBackend::new(100, 30))
+            .unwrap_or_else(|e| panic!("{e}"));
+        terminal
+            .draw(|f| view::draw(f, app))
+            .unwrap_or_else(|e| panic!("{e}"));
+        let buffer = terminal.backend().buffer();
+        let mut text = String::new();
+        for y in 0..buffer.area.height {
+            for x in 0..buffer.area.width {
+                text.push_str(buffer[(x, y)].symbol());
+            }
+            text.push('\n');
+        }
+        text
+    }
+
+    /// A scenario short enough that a tune of it is cheap.
+    fn tiny_scenario() -> crate::sim::Scenario {
+        let text = "name = \"tiny\"\ncpus = 2\nonline = 1\nmemory_mib = 1024\nduration = \"0:05\"\nseed = 1\n\n[[phases]]\nname = \"idle\"\nstart = \"0:00\"\nthreads = 1\ncpu_per_thread = 0.1\nworking_set_mib = 100\n";
+        crate::sim::Scenario::parse("tiny", text).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// One modal state: how it is opened, what shows it on screen, a key
+    /// that only this layer handles that way, and what that key did.
+    struct Case {
+        name: &'static str,
+        open: fn(&mut App),
+        shown: &'static [&'static str],
+        key: TermInput,
+        /// Whether the key did this layer's thing, given the layer that
+        /// was on top before it.
+        did: fn(Option<&Modal>, &App, &[Command]) -> bool,
+    }
+
+    fn cases() -> Vec<Case> {
+        vec![
+            Case {
+                name: "help",
+                open: |a| {
+                    run(a, keys("?"));
+                },
+                shown: &["Keys (any key closes)"],
+                // Unbound: only the help takes it (and closes).
+                key: press(KeyCode::Char('x')),
+                did: |was, a, _| matches!(was, Some(Modal::Help)) && a.modals().is_empty(),
+            },
+            Case {
+                name: "message",
+                open: |a| a.show(Dialog::Message("the disk is on fire".into())),
+                shown: &["the disk is on fire"],
+                key: press(KeyCode::Char('x')),
+                did: |was, a, _| {
+                    matches!(was, Some(Modal::Dialog(Dialog::Message(_)))) && a.modals().is_empty()
+                },
+            },
+            Case {
+                name: "autonomous question",
+                open: |a| a.show(Dialog::ConfirmAuto),
+                shown: &["Autonomous mode"],
+                // Without the question, `y` with nothing proposed asks
+                // nothing of the control thread.
+                key: press(KeyCode::Char('y')),
+                did: |_, a, c| a.modals().is_empty() && c.contains(&Command::SetMode(Mode::Auto)),
+            },
+            Case {
+                name: "export prompt",
+                open: |a| {
+                    run(a, keys("e"));
+                },
+                shown: &["Export the log"],
+                // `q` would quit anywhere but in a text input.
+                key: press(KeyCode::Char('q')),
+                did: |_, a, c| {
+                    !a.quit()
+                        && !c.contains(&Command::Quit)
+                        && matches!(a.modals().top(), Some(Modal::Export(i)) if i.text.ends_with('q'))
+                },
+            },
+            Case {
+                name: "what-if editor",
+                open: |a| {
+                    run(a, keys("w"));
+                },
+                shown: &["What-if:"],
+                key: press(KeyCode::Char('q')),
+                did: |_, a, c| {
+                    !a.quit()
+                        && !c.contains(&Command::Quit)
+                        && a.modals()
+                            .whatif()
+                            .is_some_and(|e| e.input.text.ends_with('q'))
+                },
+            },
+            Case {
+                name: "log search",
+                open: |a| {
+                    run(a, keys("/"));
+                },
+                shown: &["Search the log: "],
+                key: press(KeyCode::Char('q')),
+                did: |_, a, c| {
+                    !a.quit() && !c.contains(&Command::Quit) && a.log().filter() == Some("q")
+                },
+            },
+            Case {
+                name: "tune box",
+                open: |a| {
+                    a.set_sim(tiny_scenario(), false);
+                    run(a, keys("T"));
+                },
+                shown: &["Tun"],
+                // The tune box alone closes on `q` instead of quitting.
+                key: press(KeyCode::Char('q')),
+                did: |was, a, c| {
+                    matches!(was, Some(Modal::Tune))
+                        && !a.quit()
+                        && !c.contains(&Command::Quit)
+                        && a.modals().is_empty()
+                },
+            },
+        ]
+    }
+
+    #[test]
+    fn the_layer_drawn_on_top_is_the_one_that_takes_the_keys() {
+        for case in cases() {
+            let mut a = app();
+            (case.open)(&mut a);
+            let top = a.modals().top().cloned();
+            assert!(top.is_some(), "{}: a layer is open", case.name);
+            let before = drawn(&a);
+            for text in case.shown {
+                assert!(before.contains(text), "{}: drawn:\n{before}", case.name);
+            }
+            let commands = run(&mut a, [case.key.clone()]);
+            assert!(
+                (case.did)(top.as_ref(), &a, &commands),
+                "{}: the key went to it: {commands:?} {:?}",
+                case.name,
+                a.modals().top()
+            );
+            // The same key on a bare screen does something else: it did
+            // this because the layer was on top.
+            let mut bare = app();
+            let bare_commands = run(&mut bare, [case.key.clone()]);
+            assert!(
+                !(case.did)(None, &bare, &bare_commands),
+                "{}: a bare screen does the same with the key",
+                case.name
+            );
+            let after = drawn(&a);
+            if a.modals().is_empty() {
+                for text in case.shown {
+                    assert!(
+                        !after.contains(text),
+                        "{}: still drawn:
+{after}",
+                        case.name
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_message_over_an_open_layer_takes_the_next_key_and_hands_back_the_rest() {
+        for case in cases() {
+            let mut a = app();
+            (case.open)(&mut a);
+            let under = a.modals().top().cloned();
+            if matches!(under, Some(Modal::Dialog(_))) {
+                // The newest question replaces an older one.
+                a.show(Dialog::Message("newer".into()));
+                assert_eq!(a.modals().layers().len(), 1, "{}", case.name);
+                continue;
+            }
+            // The control thread says something while the layer is open.
+            a.show(Dialog::Message("reload failed".into()));
+            let screen = drawn(&a);
+            assert!(screen.contains("reload failed"), "{}:\n{screen}", case.name);
+            assert!(
+                matches!(a.modals().top(), Some(Modal::Dialog(_))),
+                "{}: the message is on top",
+                case.name
+            );
+            // `q` closes the message: it neither quits nor types.
+            let commands = run(&mut a, keys("q"));
+            assert!(
+                !commands.contains(&Command::Quit) && !a.quit(),
+                "{}",
+                case.name
+            );
+            assert_eq!(
+                a.modals().top(),
+                under.as_ref(),
+                "{}: the layer under it is back",
+                case.name
+            );
+            // And the next key is the layer's again.
+            let commands = run(&mut a, [case.key.clone()]);
+            assert!(
+                (case.did)(under.as_ref(), &a, &commands),
+                "{}: {commands:?}",
+                case.name
+            );
+        }
     }
 }

@@ -14,7 +14,7 @@ pub fn interval(app: &App) -> Option<String> {
 }
 
 fn decided(app: &App) -> Option<String> {
-    let f = app.frames.front()?;
+    let f = app.timeline().frames().front()?;
     let d = f.decision.as_ref()?;
     let mut parts = vec![format!(
         "{} #{}",

@@ -4,18 +4,16 @@
 use std::io::Write as _;
 use std::path::Path;
 
-use crate::tui::app::{App, LogKind};
+use crate::tui::log_book::{LogBook, LogKind};
 use crate::tui::view;
 
-/// Writes the log to `path` (its directory made if missing), never over
-/// an existing file, and says in the log what happened.
-pub fn export(app: &mut App, path: &Path) {
-    let shown = path.display().to_string();
-    let text: String = app
-        .log
+/// The log as the file holds it: one line each, with its time, escaped as
+/// on the screen (the file is read with `cat` and `less`, and a line may
+/// quote a process name or a file's bytes). Made by the screen, which
+/// keeps the log.
+pub fn text(log: &LogBook) -> String {
+    log.lines()
         .iter()
-        // Escaped as on the screen: the file is read with `cat` and `less`,
-        // and a line may quote a process name or a file's bytes.
         .map(|l| {
             format!(
                 "{} {}\n",
@@ -23,10 +21,17 @@ pub fn export(app: &mut App, path: &Path) {
                 crate::report::terminal_safe_lines(&l.shown())
             )
         })
-        .collect();
+        .collect()
+}
+
+/// Writes `text` to `path` (its directory made if missing), never over an
+/// existing file; the log line that says what happened. Run by the control
+/// thread, so a slow disk never stops the screen.
+pub fn write(path: &Path, text: &str) -> (LogKind, String) {
+    let shown = path.display().to_string();
     match write_new(path, text.as_bytes()) {
-        Ok(()) => app.note(LogKind::Note, format!("log exported to {shown}")),
-        Err(e) => app.note(
+        Ok(()) => (LogKind::Note, format!("log exported to {shown}")),
+        Err(e) => (
             LogKind::Problem,
             format!("cannot export the log to {shown}: {e}"),
         ),
@@ -47,38 +52,33 @@ fn write_new(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 
 #[cfg(test)]
 mod tests {
-    use std::sync::Arc;
-
     use super::*;
-    use crate::control::controller::Mode;
-    use crate::rules::{SourceFile, SystemFacts, load};
-    use crate::tui::app::SourceLabel;
+    use crate::kernel::Stamp;
 
     #[test]
     fn the_exported_log_is_escaped_as_the_screen_shows_it() {
-        let facts = SystemFacts::any_machine(4, "test");
-        let file = SourceFile::new(
-            "t.conf",
-            b"UPDATE=\"1\"\nCPU_MIN=\"1\"\nCPU_MAX=\"4\"\nHOTPLUG=\"0\"\nHOTUNPLUG=\"0\"\n"
-                .to_vec(),
-        );
-        let rules = Arc::new(load(&file, &facts).rules);
-        let mut app = App::new(rules, file, SourceLabel::Live("/".into()), Mode::Observe);
+        let mut log = LogBook::new();
         // A hint quoting a process name any user chose.
-        app.note(
+        log.note(
+            Stamp::default(),
             LogKind::Note,
-            "pid 7 x\u{1b}]0;PWN\u{7}\u{1b}[2J\u{9b}1m\u{202e}: 0",
+            "pid 7 x\u{1b}]0;PWN\u{7}\u{1b}[2J\u{9b}1m\u{202e}: 0".into(),
         );
         let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
         let path = dir.path().join("log.txt");
-        export(&mut app, &path);
-        let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{e}"));
-        assert!(text.contains("pid 7 x\\u{1b}]0;PWN"), "{text}");
+        let (kind, said) = write(&path, &text(&log));
+        assert_eq!(kind, LogKind::Note, "{said}");
+        let written = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{e}"));
+        assert!(written.contains("pid 7 x\\u{1b}]0;PWN"), "{written}");
         assert!(
-            !text
+            !written
                 .chars()
                 .any(|c| (c.is_control() && c != '\n') || c == '\u{202e}'),
-            "{text:?}"
+            "{written:?}"
         );
+        // Never over an existing file.
+        let (kind, said) = write(&path, "other");
+        assert_eq!(kind, LogKind::Problem, "{said}");
+        assert!(said.contains("cannot export"), "{said}");
     }
 }

@@ -1,22 +1,36 @@
-//! The full-screen UI: [`app`] holds the state, [`keys`] the one table of
-//! keybindings, [`view`] draws, and [`run`] is the event loop that feeds
-//! samples and keys in and redraws only when one arrives.
+//! The full-screen UI. Two threads share nothing but channels: the control
+//! thread owns the session and the actuator ([`core`], run by [`control`])
+//! and sends what changed as [`update`]s; the screen thread ([`screen`])
+//! owns the terminal and the screen's state ([`app`], made of the
+//! [`timeline`], the [`log_book`], the [`selection`] and the [`modal`]
+//! layers), turns keys into actions through the one table of [`keys`]
+//! ([`dispatch`]), and draws with [`view`] only when something arrives.
+//! [`local`] joins the two halves on one thread for line mode and tests.
 
 pub mod app;
 pub mod arming;
+pub mod command;
 pub mod control;
+pub mod core;
 pub mod dispatch;
 pub mod export;
 pub mod input;
 pub mod keys;
 pub mod line;
 pub mod line_input;
+pub mod local;
+pub mod log_book;
 pub mod log_export;
+pub mod modal;
+pub mod options;
 pub mod run;
 pub mod screen;
+pub mod selection;
 pub mod state_dir;
 pub mod stop;
 pub mod stuck_terminal;
+pub mod timeline;
 pub mod tuning;
+pub mod update;
 pub mod view;
 pub mod whatif;

@@ -1,13 +1,18 @@
-//! What the screen is started with: the options, the app and its source
-//! (a live root, a recording or the simulator), and line mode. The screen
-//! itself is in [`super::screen`], its control thread in [`super::control`].
+//! How the screen starts: the session and the screen's state ([`Local`])
+//! with their source (a live root, a recording or the simulator), and line
+//! mode. The screen itself is in [`super::screen`], its control thread in
+//! [`super::control`], the options in [`super::options`].
 
 use std::io::{IsTerminal, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
-use super::app::{App, LogKind, SourceLabel};
+use super::app::{HeaderMachine, LogKind, SourceLabel};
 use super::line;
+use super::local::Local;
+pub use super::options::Options;
+use super::options::read_rules;
+pub use super::update::ScreenEnd;
 use crate::commands::observe::built_in_rules;
 use crate::control::controller::Mode;
 use crate::kernel::Source;
@@ -18,29 +23,6 @@ use crate::kernel::recording::RecordingSource;
 use crate::report::terminal_safe;
 use crate::rules::{SourceFile, SystemFacts, load};
 
-/// What `plugtop` (without a subcommand) was asked to show.
-#[derive(Debug, Clone)]
-pub struct Options {
-    pub rules: Option<PathBuf>,
-    pub root: PathBuf,
-    pub replay: Option<PathBuf>,
-    pub mode: Mode,
-    /// One line per interval instead of the screen.
-    pub batch: bool,
-    pub mono: bool,
-    /// Seconds between readings (default UPDATE).
-    pub interval: Option<f64>,
-    /// Stop after this many readings (line mode).
-    pub count: Option<usize>,
-    /// A scenario to simulate instead of reading a machine.
-    pub sim: Option<PathBuf>,
-    /// With `sim`: zone-suffixed /proc/vmstat names.
-    pub old_kernel: bool,
-    /// Allow step and autonomous mode on this machine's own `/` although it
-    /// is not an s390 z/VM guest.
-    pub allow_non_zvm: bool,
-}
-
 /// Why the UI could not start.
 #[derive(Debug, thiserror::Error)]
 pub enum UiError {
@@ -50,31 +32,10 @@ pub enum UiError {
     Scenario(#[from] crate::sim::scenario::ScenarioError),
     #[error(transparent)]
     Recording(#[from] crate::kernel::recording::RecordingError),
+    #[error(transparent)]
+    Reading(#[from] crate::kernel::source::SourceError),
     #[error("terminal: {0}")]
     Terminal(#[from] std::io::Error),
-}
-
-/// How the screen ended, for the exit code.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ScreenEnd {
-    /// The user quit and the guest (if armed) is as it was.
-    Quit,
-    /// A signal ended it; 128 + the signal is the usual exit code.
-    Signal(i32),
-    /// The guest could not be fully put back; the journal is kept.
-    RestoreFailed(String),
-}
-
-impl ScreenEnd {
-    /// The process's exit status for this ending: 0, 128 + the signal
-    /// (as the shell shows a process the signal ended), or 1.
-    pub fn exit_status(&self) -> i32 {
-        match self {
-            ScreenEnd::Quit => 0,
-            ScreenEnd::Signal(signal) => crate::stop_signals::exit_status(*signal),
-            ScreenEnd::RestoreFailed(_) => 1,
-        }
-    }
 }
 
 /// Whether to use line mode: asked for, a dumb terminal, or no terminal.
@@ -82,45 +43,40 @@ pub fn line_mode_wanted(batch: bool) -> bool {
     batch || std::env::var("TERM").is_ok_and(|t| t == "dumb") || !std::io::stdout().is_terminal()
 }
 
-/// A rule file, loaded for the screen (shared between threads).
-pub(super) fn read_rules(
-    path: &Path,
-    facts: &SystemFacts,
-) -> Result<(Arc<crate::rules::RuleSet>, SourceFile), crate::rules::LoadError> {
-    crate::rules::load_path(path, facts).map(|(rules, file)| (Arc::new(rules), file))
-}
-
-/// An app fed with the first `readings` snapshots of `dir` under `rules`:
-/// fixed data for screenshots, tests and demonstrations.
+/// A session and its screen fed with the first `readings` snapshots of
+/// `dir` under `rules`: fixed data for screenshots, tests and
+/// demonstrations.
 pub fn app_from_snapshots(
     rules: &Path,
     dir: &Path,
     readings: usize,
     mode: Mode,
-) -> Result<App, String> {
-    let mut source =
-        crate::kernel::snapshots::SnapshotSource::open(dir).map_err(|e| e.to_string())?;
+) -> Result<Local, UiError> {
+    let mut source = crate::kernel::snapshots::SnapshotSource::open(dir)?;
     let facts = source.facts();
-    let (rules, file) = read_rules(rules, &facts).map_err(|e| e.to_string())?;
+    let (rules, file) = read_rules(rules, &facts)?;
     let label = SourceLabel::Replay {
         file: "incident.rec".into(),
         speed: 1.0,
     };
-    let mut app = App::new(rules, file, label, mode);
-    app.set_facts(facts);
+    let mut local = Local::new(rules, file, label, mode);
+    local.app_mut().set_facts(facts);
     if let Some(first) = source.first_dir() {
         let machine = describe(&first);
-        app.host = machine.host;
-        app.kernel = machine.kernel;
+        local.app_mut().set_machine(HeaderMachine {
+            host: machine.host,
+            guest: None,
+            kernel: machine.kernel,
+        });
     }
     for _ in 0..readings {
         match source.next_sample() {
-            Some(Ok(s)) => app.ingest(s),
-            Some(Err(e)) => return Err(e.to_string()),
+            Some(Ok(s)) => local.ingest(s),
+            Some(Err(e)) => return Err(e.into()),
             None => break,
         }
     }
-    Ok(app)
+    Ok(local)
 }
 
 /// The rule file asked for, or the built-in rules that fit the machine.
@@ -143,7 +99,7 @@ fn rules_for(
 fn prepare_sim(
     options: &Options,
     scenario: &Path,
-) -> Result<(App, Box<dyn Source + Send>), UiError> {
+) -> Result<(Local, Box<dyn Source + Send>), UiError> {
     use crate::sim::{Guest, Scenario, SimActuator, SimSource};
     let scenario = Scenario::load(scenario)?;
     let guest = crate::sim::SharedGuest::new(Guest::new(&scenario, options.old_kernel));
@@ -152,7 +108,7 @@ fn prepare_sim(
     // Each reading is one UPDATE of simulated time, whatever the pace
     // (`--interval` and `+`/`-` only change how fast the readings come).
     let source = SimSource::new(guest.clone(), rules.update_seconds());
-    let mut app = App::new(
+    let mut local = Local::new(
         rules,
         file,
         SourceLabel::Sim {
@@ -161,24 +117,36 @@ fn prepare_sim(
         },
         Mode::Observe,
     );
-    app.host = scenario.name.clone();
-    app.kernel = if options.old_kernel {
-        "simulated (old vmstat names)".into()
-    } else {
-        "simulated".into()
-    };
-    app.color = !options.mono && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
-    app.actuator = Some(Box::new(SimActuator::new(guest)));
+    local
+        .core_mut()
+        .set_actuator(Box::new(SimActuator::new(guest)));
+    let app = local.app_mut();
+    app.set_machine(HeaderMachine {
+        host: scenario.name.clone(),
+        guest: None,
+        kernel: if options.old_kernel {
+            "simulated (old vmstat names)".into()
+        } else {
+            "simulated".into()
+        },
+    });
+    app.set_color(colored(options));
     app.set_facts(facts);
-    app.sim = Some((scenario, options.old_kernel));
+    app.set_sim(scenario, options.old_kernel);
     if options.mode != Mode::Observe {
-        app.set_mode(options.mode);
+        local.set_mode(options.mode);
     }
-    Ok((app, Box::new(source)))
+    Ok((local, Box::new(source)))
 }
 
-/// Builds the app and its source without touching the terminal.
-pub fn prepare(options: &Options) -> Result<(App, Box<dyn Source + Send>), UiError> {
+/// Colours unless `--mono` or `NO_COLOR` says otherwise.
+fn colored(options: &Options) -> bool {
+    !options.mono && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+}
+
+/// Builds the session, the screen's state and their source without
+/// touching the terminal.
+pub fn prepare(options: &Options) -> Result<(Local, Box<dyn Source + Send>), UiError> {
     if let Some(scenario) = &options.sim {
         return prepare_sim(options, scenario);
     }
@@ -206,7 +174,17 @@ pub fn prepare(options: &Options) -> Result<(App, Box<dyn Source + Send>), UiErr
     let mut source = source;
     let facts = source.facts();
     let (rules, file) = rules_for(options, &facts)?;
-    let mut app = App::new(rules, file, label, Mode::Observe);
+    let mut local = Local::new(rules, file, label, Mode::Observe);
+    if options.replay.is_none() {
+        local
+            .core_mut()
+            .set_observer(NoWrites::seeing(&options.root));
+    } else {
+        local
+            .core_mut()
+            .set_cannot_act("this is a recording; only a live guest can be changed".into());
+    }
+    let app = local.app_mut();
     app.set_facts(facts);
     if options.replay.is_none() {
         let online = crate::kernel::machine::online_list(&options.root);
@@ -217,29 +195,28 @@ pub fn prepare(options: &Options) -> Result<(App, Box<dyn Source + Send>), UiErr
     if options.mode != Mode::Observe && options.replay.is_none() {
         app.note(LogKind::Note, format!("starting in {} mode", options.mode));
     }
-    app.host = host;
-    app.kernel = kernel;
-    if options.replay.is_none() {
-        app.guest = Some(crate::kernel::machine::identity(&options.root).short());
-        app.observer = NoWrites::seeing(&options.root);
-    }
-    app.color = !options.mono && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
-    if options.replay.is_some() {
-        app.cannot_act = Some("this is a recording; only a live guest can be changed".into());
-    }
-    Ok((app, source))
+    app.set_machine(HeaderMachine {
+        host,
+        guest: options
+            .replay
+            .is_none()
+            .then(|| crate::kernel::machine::identity(&options.root).short()),
+        kernel,
+    });
+    app.set_color(colored(options));
+    Ok((local, source))
 }
 
 /// Line mode: one line per decided interval.
 pub fn run_lines(options: &Options, out: &mut dyn Write) -> Result<(), UiError> {
-    let (mut app, mut source) = prepare(options)?;
+    let (mut local, mut source) = prepare(options)?;
     writeln!(
         out,
         "plugtop: {} with {} (observe mode; one line per interval)",
-        terminal_safe(&app.host),
-        terminal_safe(app.file().name())
+        terminal_safe(&local.app().machine().host),
+        terminal_safe(local.app().file().name())
     )?;
-    let interval = app.rules().pace(options.interval);
+    let interval = local.app().rules().pace(options.interval);
     let live = options.replay.is_none();
     // --count counts the lines printed: readings that only fill the
     // history print nothing and do not count.
@@ -247,8 +224,8 @@ pub fn run_lines(options: &Options, out: &mut dyn Write) -> Result<(), UiError> 
     while let Some(sample) = source.next_sample() {
         match sample {
             Ok(s) => {
-                app.ingest(s);
-                if let Some(l) = line::interval(&app) {
+                local.ingest(s);
+                if let Some(l) = line::interval(local.app()) {
                     writeln!(out, "{l}")?;
                     printed += 1;
                 }

@@ -1,21 +1,21 @@
-//! The screen thread: it owns the terminal, reads keys and signals, and
-//! draws. It never waits for the guest: readings and writes run on the
-//! control thread ([`super::control`]); while that thread holds the app (a
-//! CPU going offline), the screen shows what is in progress and queues the
-//! keys. No fixed frame rate: it draws when a key, a signal or a reading
-//! arrives, once for everything that arrived meanwhile (a paste, or keys
-//! faster than a redraw, cost one redraw). A stop signal is acted on before
-//! any input still queued. The app is never held while the terminal is
-//! written: a frame is drawn into memory under the app's lock and sent
-//! after, so a terminal nobody reads cannot stop the control thread from
-//! putting the guest back.
+//! The screen thread: it owns the terminal and the screen's state
+//! ([`App`]), reads keys and signals, and draws. It never waits for the
+//! guest: readings and writes run on the control thread
+//! ([`super::control`]), which owns the session and sends what changed as
+//! messages; a write in progress (a CPU going offline) is one of them, drawn
+//! in the status line while keys go on working. No fixed frame rate: it
+//! draws when a key, a signal or a message arrives, once for everything
+//! that arrived meanwhile (a paste, or keys faster than a redraw, cost one
+//! redraw). A stop signal is acted on before any input still queued. The
+//! two threads share nothing but channels and the stop flag, so a terminal
+//! nobody reads cannot stop the control thread from putting the guest back.
 
 use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::io::Write;
 use std::rc::Rc;
+use std::sync::Arc;
 use std::sync::mpsc::{Receiver, Sender, channel};
-use std::sync::{Arc, Mutex, TryLockError};
 
 use crossterm::event::{self, Event, KeyCode, KeyEventKind, KeyModifiers};
 use crossterm::execute;
@@ -25,19 +25,23 @@ use crossterm::terminal::{
 use ratatui::Terminal;
 use ratatui::backend::CrosstermBackend;
 
-use super::arming::ProgressState;
-use super::control::{self, Command, Report, Shared};
+use super::app::App;
+use super::arming::Progress;
+use super::command::Command;
+use super::control;
 use super::dispatch;
 use super::input::TermInput;
-use super::run::{Options, ScreenEnd, UiError, prepare};
+use super::options::Options;
+use super::run::{UiError, prepare};
 use super::stop::StopFlag;
+use super::update::{ScreenEnd, Update};
 use super::view;
 
 type Term = Terminal<CrosstermBackend<FrameBuffer>>;
 
-/// Where ratatui draws a frame: memory, sent to the terminal by
-/// [`FrameBuffer::send`] once the app is no longer held. The screen thread
-/// keeps a copy of the handle the terminal draws into.
+/// Where ratatui draws a frame: memory, sent to the terminal whole by
+/// [`FrameBuffer::send`]. The screen thread keeps a copy of the handle the
+/// terminal draws into.
 #[derive(Default, Clone)]
 struct FrameBuffer(Rc<RefCell<Vec<u8>>>);
 
@@ -67,8 +71,8 @@ impl Write for FrameBuffer {
 }
 
 /// Most inputs taken off the queue before the screen is drawn again: it
-/// bounds how long the app is held from the control thread, it is not a
-/// frame rate.
+/// bounds how long a flood of input keeps the screen from drawing, it is
+/// not a frame rate.
 const BATCH: usize = 256;
 
 /// What the screen thread waits for.
@@ -77,11 +81,11 @@ enum Input {
     Term(Vec<TermInput>),
     /// The terminal changed size (SIGWINCH).
     Resize,
-    /// A signal; a stop signal has raised [`Shared::stop`] first.
+    /// A signal; a stop signal has raised the [`StopFlag`] first.
     Signal(i32),
-    Report(Report),
-    /// The actuator started or finished a write.
-    Progress,
+    /// What the control thread says changed (a write starting or ending
+    /// among it).
+    Updates(Vec<Update>),
 }
 
 /// Restores the terminal; called on every way out.
@@ -157,12 +161,9 @@ fn redraw_all(terminal: &mut Term) -> std::io::Result<()> {
 /// The full-screen UI. Every way out restores the terminal; an armed guest
 /// is put back on quit and on SIGHUP (an SSH drop), SIGTERM and SIGINT.
 pub fn run_screen(options: &Options) -> Result<ScreenEnd, UiError> {
-    let (app, mut source) = prepare(options)?;
-    let shared = Shared {
-        app: Mutex::new(app),
-        progress: Arc::new(ProgressState::default()),
-        stop: StopFlag::new(),
-    };
+    let (prepared, mut source) = prepare(options)?;
+    let (core, mut app) = prepared.into_parts();
+    let stop = StopFlag::new();
     let previous = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
         // The terminal first (the failure policy that runs next ends the
@@ -182,22 +183,28 @@ pub fn run_screen(options: &Options) -> Result<ScreenEnd, UiError> {
     enter_screen()?;
     let (inputs, input_rx) = channel();
     let (commands, command_rx) = channel();
-    let progress = inputs.clone();
-    shared.progress.on_change(move || {
-        let _ = progress.send(Input::Progress);
+    let working = inputs.clone();
+    let progress: Progress = Arc::new(move |what| {
+        let _ = working.send(Input::Updates(vec![Update::Working(what)]));
     });
-    let result = spawn_inputs(&inputs, &commands, &shared.stop).and_then(|()| {
+    let result = spawn_inputs(&inputs, &commands, &stop).and_then(|()| {
         std::thread::scope(|scope| {
             let reports = inputs.clone();
             let control_options = options.clone();
-            let shared = &shared;
+            let stop = &stop;
             let source = source.as_mut();
             scope.spawn(move || {
-                control::run(control_options, shared, source, &command_rx, |r| {
-                    reports.send(Input::Report(r)).is_ok()
-                })
+                control::run(
+                    control_options,
+                    core,
+                    source,
+                    &command_rx,
+                    stop,
+                    progress,
+                    |updates| reports.send(Input::Updates(updates)).is_ok(),
+                )
             });
-            let ended = screen_loop(shared, &input_rx, &commands);
+            let ended = screen_loop(&mut app, stop, &input_rx, &commands);
             // Whatever ended the screen, the control thread puts the guest
             // back before it ends.
             let _ = commands.send(Command::Quit);
@@ -258,7 +265,8 @@ fn spawn_inputs(
 
 /// Keys and redraws until the control thread says everything is put back.
 fn screen_loop(
-    shared: &Shared,
+    app: &mut App,
+    stop: &StopFlag,
     inputs: &Receiver<Input>,
     commands: &Sender<Command>,
 ) -> Result<ScreenEnd, UiError> {
@@ -272,7 +280,6 @@ fn screen_loop(
     let mut screen = Screen {
         frames,
         queued: VecDeque::new(),
-        scribbled: false,
         stopping: false,
         mouse: true,
     };
@@ -282,11 +289,11 @@ fn screen_loop(
         };
         // Everything that arrived meanwhile is taken before one redraw.
         for input in std::iter::once(first).chain(inputs.try_iter().take(BATCH - 1)) {
-            if let Some(end) = screen.take(input, &mut terminal, &shared.stop)? {
+            if let Some(end) = screen.take(input, app, &mut terminal, stop)? {
                 return Ok(end);
             }
         }
-        screen.draw(&mut terminal, shared, commands)?;
+        screen.draw(&mut terminal, app, stop, commands)?;
     }
 }
 
@@ -296,20 +303,20 @@ struct Screen {
     frames: FrameBuffer,
     /// Keys, clicks and pastes not yet applied to the app.
     queued: VecDeque<TermInput>,
-    /// The busy line was written past ratatui's buffers: redraw all next time.
-    scribbled: bool,
     /// Quit or a stop signal: keys are dropped now.
     stopping: bool,
     mouse: bool,
 }
 
 impl Screen {
-    /// Sorts one input: signals and the terminal's own keys (Ctrl-Z,
-    /// Ctrl-L) at once, the rest queued for the app. How the screen ended,
-    /// when the control thread says so.
+    /// Sorts one input: the control thread's updates go into the app,
+    /// signals and the terminal's own keys (Ctrl-Z, Ctrl-L) are acted on
+    /// at once, the rest queued for the app. How the screen ended, when
+    /// the control thread says so.
     fn take(
         &mut self,
         input: Input,
+        app: &mut App,
         terminal: &mut Term,
         stop: &StopFlag,
     ) -> Result<Option<ScreenEnd>, UiError> {
@@ -320,8 +327,14 @@ impl Screen {
             self.queued.clear();
         }
         match input {
-            Input::Report(Report::Ended(end)) => return Ok(Some(end)),
-            Input::Report(Report::Changed) | Input::Progress => {}
+            Input::Updates(updates) => {
+                for update in updates {
+                    if let Update::Ended(end) = update {
+                        return Ok(Some(end));
+                    }
+                    app.apply(update);
+                }
+            }
             Input::Signal(SIGTSTP) => suspend(terminal)?,
             Input::Signal(SIGCONT) => redraw_all(terminal)?,
             // A stop signal: seen through `stop` above.
@@ -341,57 +354,28 @@ impl Screen {
         Ok(None)
     }
 
-    /// Applies the queued input to the app if the control thread lets it,
-    /// sends what the keys ask, and draws once: into memory while the app
-    /// is held, to the terminal after.
+    /// Applies the queued input to the app, sends what the keys ask of the
+    /// control thread, and draws once: into memory, then to the terminal.
     fn draw(
         &mut self,
         terminal: &mut Term,
-        shared: &Shared,
+        app: &mut App,
+        stop: &StopFlag,
         commands: &Sender<Command>,
     ) -> Result<(), UiError> {
-        self.draw_frame(terminal, shared, commands)?;
-        Ok(self.frames.send()?)
-    }
-
-    /// The part of [`Screen::draw`] that holds the app: nothing here
-    /// writes to the terminal (a mouse change is sent after, with the
-    /// frame).
-    fn draw_frame(
-        &mut self,
-        terminal: &mut Term,
-        shared: &Shared,
-        commands: &Sender<Command>,
-    ) -> Result<(), UiError> {
-        match shared.app.try_lock() {
-            Ok(mut app) => {
-                let size = terminal.size()?;
-                app.screen_size = (size.width, size.height);
-                app.cpu_page =
-                    view::cpu_page(ratatui::layout::Rect::new(0, 0, size.width, size.height));
-                for command in dispatch::apply(&mut app, &mut self.queued, &shared.stop) {
-                    self.stopping |= command == Command::Quit;
-                    let _ = commands.send(command);
-                }
-                if app.mouse != self.mouse {
-                    self.mouse = app.mouse;
-                    set_mouse(terminal.backend_mut(), self.mouse)?;
-                }
-                if std::mem::take(&mut self.scribbled) {
-                    redraw_all(terminal)?;
-                }
-                terminal.draw(|f| view::draw(f, &app))?;
-            }
-            Err(TryLockError::WouldBlock) => {
-                busy(terminal, shared)?;
-                self.scribbled = true;
-            }
-            Err(TryLockError::Poisoned(p)) => {
-                let app = p.into_inner();
-                terminal.draw(|f| view::draw(f, &app))?;
-            }
+        let size = terminal.size()?;
+        let page = view::cpu_page(ratatui::layout::Rect::new(0, 0, size.width, size.height));
+        app.set_screen_size(size.width, size.height, page);
+        for command in dispatch::apply(app, &mut self.queued, stop) {
+            self.stopping |= command == Command::Quit;
+            let _ = commands.send(command);
         }
-        Ok(())
+        if app.mouse() != self.mouse {
+            self.mouse = app.mouse();
+            set_mouse(terminal.backend_mut(), self.mouse)?;
+        }
+        terminal.draw(|f| view::draw(f, app))?;
+        Ok(self.frames.send()?)
     }
 }
 
@@ -409,22 +393,4 @@ fn control_key(input: &TermInput) -> Option<char> {
         }
         _ => None,
     }
-}
-
-/// The control thread holds the app (a write in progress): the last screen
-/// stays, with what is being done written over its bottom line.
-fn busy(terminal: &mut Term, shared: &Shared) -> std::io::Result<()> {
-    use crossterm::cursor::MoveTo;
-    use crossterm::style::{Attribute, Print, SetAttribute};
-    let what = shared.progress.text().unwrap_or_else(|| "working".into());
-    let area = terminal.size()?;
-    let text = format!(" … {what} (keys wait) ");
-    let text: String = text.chars().take(usize::from(area.width)).collect();
-    crossterm::queue!(
-        terminal.backend_mut(),
-        MoveTo(0, area.height.saturating_sub(1)),
-        SetAttribute(Attribute::Reverse),
-        Print(text),
-        SetAttribute(Attribute::Reset)
-    )
 }

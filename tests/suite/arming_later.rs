@@ -5,10 +5,11 @@
 
 use crate::common;
 
+use std::cell::RefCell;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::mpsc::{Receiver, channel};
-use std::sync::{Arc, Mutex};
 
 use common::FakeRoot;
 use plugtop::control::controller::{Action, Mode};
@@ -16,10 +17,11 @@ use plugtop::kernel::live::LiveSource;
 use plugtop::kernel::{Sample, Source, SourceError, Stamp};
 use plugtop::rules::SystemFacts;
 use plugtop::tui::app::{App, Dialog};
-use plugtop::tui::arming::ProgressState;
-use plugtop::tui::control::{Command, Report, Shared};
+use plugtop::tui::arming::Progress;
+use plugtop::tui::command::Command;
 use plugtop::tui::keys::KeyAction;
 use plugtop::tui::run::{Options, ScreenEnd, prepare};
+use plugtop::tui::update::Update;
 
 const CPU_DIR: &str = "sys/devices/system/cpu";
 
@@ -110,69 +112,93 @@ fn options(root: &Path, rules: PathBuf) -> Options {
     }
 }
 
-/// The screen's control thread on `root`, driven by `script`, which sends
-/// commands and looks at the app after every report; returns how the
-/// control thread ended.
+/// The screen's control thread on `root`, driven by `script` as the
+/// screen drives it: `press` hands a key to the screen's state, which
+/// sends the control thread what it asks; `until` applies the control
+/// thread's updates to that state until it holds. Returns how the control
+/// thread ended.
 fn drive(
     root: &Path,
     rules: PathBuf,
-    script: impl FnOnce(&dyn Fn(Command), &dyn Fn(&dyn Fn(&App) -> bool) -> usize, &Shared),
+    script: impl FnOnce(&dyn Fn(KeyAction), &dyn Fn(&dyn Fn(&App) -> bool) -> usize, &RefCell<App>),
 ) -> ScreenEnd {
     let options = options(root, rules);
-    let (app, _) = prepare(&options).expect("the screen starts");
-    let shared = Shared {
-        app: Mutex::new(app),
-        progress: Arc::new(ProgressState::default()),
-        stop: Default::default(),
-    };
+    let (local, _) = prepare(&options).expect("the screen starts");
+    let (core, app) = local.into_parts();
+    let app = RefCell::new(app);
+    let stop = Default::default();
     let (commands, command_rx) = channel();
-    let (reports, report_rx) = channel::<Report>();
+    let (reports, report_rx) = channel::<Vec<Update>>();
+    let progress_reports = reports.clone();
+    let progress: Progress = Arc::new(move |what| {
+        let _ = progress_reports.send(vec![Update::Working(what)]);
+    });
     let mut source = Kernel::new(root);
     std::thread::scope(|scope| {
-        let shared = &shared;
         let source = &mut source;
+        let stop = &stop;
         let control_options = options.clone();
         scope.spawn(move || {
-            plugtop::tui::control::run(control_options, shared, source, &command_rx, |r| {
-                reports.send(r).is_ok()
-            })
+            plugtop::tui::control::run(
+                control_options,
+                core,
+                source,
+                &command_rx,
+                stop,
+                progress,
+                |r| reports.send(r).is_ok(),
+            )
         });
         let send = |c: Command| commands.send(c).expect("control thread listens");
-        let until = |want: &dyn Fn(&App) -> bool| wait(&report_rx, shared, want);
-        script(&send, &until, shared);
+        let press = |action: KeyAction| {
+            let asked = app.borrow_mut().update(action);
+            if let Some(command) = asked {
+                send(command);
+            }
+        };
+        let until = |want: &dyn Fn(&App) -> bool| wait(&report_rx, &app, want);
+        script(&press, &until, &app);
         send(Command::Quit);
         loop {
-            match report_rx.recv() {
-                Ok(Report::Ended(end)) => break end,
-                Ok(Report::Changed) => {}
-                Err(_) => panic!("the control thread ended without a word"),
+            for update in report_rx
+                .recv()
+                .expect("the control thread says how it ended")
+            {
+                match update {
+                    Update::Ended(end) => return end,
+                    other => app.borrow_mut().apply(other),
+                }
             }
         }
     })
 }
 
-/// Waits for reports until `want` holds of the app; returns how many
-/// readings the app had then. Bounded by reports, not by time.
-fn wait(reports: &Receiver<Report>, shared: &Shared, want: &dyn Fn(&App) -> bool) -> usize {
+/// Applies updates until `want` holds of the app; returns how many
+/// readings the app had then. Bounded by updates, not by time.
+fn wait(reports: &Receiver<Vec<Update>>, app: &RefCell<App>, want: &dyn Fn(&App) -> bool) -> usize {
     for _ in 0..5_000 {
-        {
-            let app = shared.lock();
-            if want(&app) {
-                return app.readings();
-            }
+        if want(&app.borrow()) {
+            return app.borrow().readings();
         }
         match reports.recv() {
-            Ok(Report::Changed) => {}
-            other => panic!("the control thread stopped: {other:?}"),
+            Ok(updates) => {
+                for update in updates {
+                    match update {
+                        Update::Ended(end) => panic!("the control thread stopped: {end:?}"),
+                        other => app.borrow_mut().apply(other),
+                    }
+                }
+            }
+            Err(e) => panic!("the control thread stopped: {e}"),
         }
     }
-    let app = shared.lock();
-    let log: Vec<&str> = app.log.iter().map(|l| l.text.as_str()).collect();
+    let app = app.borrow();
+    let log: Vec<&str> = app.log().lines().iter().map(|l| l.text.as_str()).collect();
     panic!("never happened; log: {log:#?}");
 }
 
 fn is_arm_dialog(app: &App) -> bool {
-    matches!(app.dialog, Some(Dialog::Arm(_)))
+    matches!(app.modals().dialog(), Some(Dialog::Arm(_)))
 }
 
 #[test]
@@ -181,19 +207,19 @@ fn autonomous_armed_later_brings_an_idle_guest_up_to_cpu_min() {
     let root = guest(1);
     let rules = rules(dir.path(), "CPU_MIN=\"3\"\nCPU_MAX=\"0\"");
     let r = root.path().to_path_buf();
-    let end = drive(root.path(), rules, move |send, until, _| {
+    let end = drive(root.path(), rules, move |press, until, _| {
         until(&|app| app.readings() >= 3);
         assert_eq!(online_ids(&r), vec![0], "observe mode changes nothing");
-        send(Command::Act(KeyAction::Autonomous));
+        press(KeyAction::Autonomous);
         let armed_at = until(&is_arm_dialog);
-        send(Command::Act(KeyAction::Yes));
+        press(KeyAction::Yes);
         let reached = until(&|_| online_ids(&r).len() == 3);
         assert!(
             reached <= armed_at + 2,
             "3 CPUs within two intervals of y: armed at reading {armed_at}, reached at {reached}"
         );
     });
-    assert_eq!(end, ScreenEnd::Quit);
+    assert!(matches!(end, ScreenEnd::Quit), "{end:?}");
     assert_eq!(
         online_ids(root.path()),
         vec![0],
@@ -208,16 +234,16 @@ fn autonomous_armed_later_takes_a_guest_down_to_cpu_max() {
     let root = guest(4);
     let rules = rules(dir.path(), "CPU_MIN=\"1\"\nCPU_MAX=\"2\"");
     let r = root.path().to_path_buf();
-    let end = drive(root.path(), rules, move |send, until, _| {
+    let end = drive(root.path(), rules, move |press, until, _| {
         until(&|app| app.readings() >= 2);
         assert_eq!(online_ids(&r).len(), 4, "observe mode changes nothing");
-        send(Command::Act(KeyAction::Autonomous));
+        press(KeyAction::Autonomous);
         let armed_at = until(&is_arm_dialog);
-        send(Command::Act(KeyAction::Yes));
+        press(KeyAction::Yes);
         let reached = until(&|_| online_ids(&r).len() == 2);
         assert!(reached <= armed_at + 2, "{armed_at} → {reached}");
     });
-    assert_eq!(end, ScreenEnd::Quit);
+    assert!(matches!(end, ScreenEnd::Quit), "{end:?}");
     assert_eq!(online_ids(root.path()).len(), 4, "quitting puts them back");
 }
 
@@ -227,20 +253,19 @@ fn step_confirm_armed_later_proposes_the_start_limits() {
     let root = guest(1);
     let rules = rules(dir.path(), "CPU_MIN=\"3\"\nCPU_MAX=\"0\"");
     let r = root.path().to_path_buf();
-    let end = drive(root.path(), rules, move |send, until, shared| {
+    let end = drive(root.path(), rules, move |press, until, app| {
         until(&|app| app.readings() >= 2);
-        send(Command::Act(KeyAction::Step));
+        press(KeyAction::Step);
         until(&is_arm_dialog);
-        send(Command::Act(KeyAction::Yes));
-        until(&|app| app.session.controller().pending().is_some());
+        press(KeyAction::Yes);
+        until(&|app| app.board().pending().is_some());
         // Several readings later the proposal still stands (the rules,
         // which decide nothing, do not withdraw it).
         let now = until(&|_| true);
         until(&|app| app.readings() >= now + 3);
-        let shown = shared
-            .lock()
-            .session
-            .controller()
+        let shown = app
+            .borrow()
+            .board()
             .pending()
             .cloned()
             .expect("the limits are still proposed");
@@ -248,15 +273,17 @@ fn step_confirm_armed_later_proposes_the_start_limits() {
         assert_eq!(shown.actions, vec![Action::PlugCpu, Action::PlugCpu]);
         assert!(shown.why.contains("below CPU_MIN"), "{}", shown.why);
         assert_eq!(online_ids(&r), vec![0], "nothing before the yes");
-        send(Command::Accept(Box::new(shown)));
+        // `y` approves the proposal on screen: exactly this one.
+        press(KeyAction::Yes);
         until(&|_| online_ids(&r).len() == 3);
         until(&|app| {
-            app.log
+            app.log()
+                .lines()
                 .iter()
                 .any(|l| l.text.starts_with("approved: plug a CPU, plug a CPU"))
         });
     });
-    assert_eq!(end, ScreenEnd::Quit);
+    assert!(matches!(end, ScreenEnd::Quit), "{end:?}");
     assert_eq!(online_ids(root.path()), vec![0]);
 }
 
@@ -271,27 +298,27 @@ fn arming_later_on_a_start_state_restore_would_refuse_stays_in_observe_mode() {
         root.write("proc/sys/vm/cmm_pages", &format!("{pool}\n"));
         let rules = rules(dir.path(), "CPU_MIN=\"3\"\nCPU_MAX=\"0\"");
         let r = root.path().to_path_buf();
-        let end = drive(root.path(), rules, move |send, until, shared| {
+        let end = drive(root.path(), rules, move |press, until, app| {
             until(&|app| app.readings() >= 2);
-            send(Command::Act(KeyAction::Autonomous));
+            press(KeyAction::Autonomous);
             until(&is_arm_dialog);
-            send(Command::Act(KeyAction::Yes));
-            until(&|app| matches!(app.dialog, Some(Dialog::Message(_))));
-            let app = shared.lock();
-            let Some(Dialog::Message(text)) = &app.dialog else {
+            press(KeyAction::Yes);
+            until(&|app| matches!(app.modals().dialog(), Some(Dialog::Message(_))));
+            let shown = app.borrow();
+            let Some(Dialog::Message(text)) = shown.modals().dialog() else {
                 unreachable!("waited for a message")
             };
             for want in [named, "could not be put back", "cpuplugd would start"] {
                 assert!(text.contains(want), "says {want:?}: {text}");
             }
-            assert!(app.actuator.is_none(), "not armed");
-            drop(app);
+            assert_eq!(shown.board().mode(), Mode::Observe, "not armed");
+            drop(shown);
             // Readings go on in observe mode, and nothing is written.
             let now = until(&|_| true);
             until(&|app| app.readings() >= now + 2);
             assert_eq!(online_ids(&r), vec![0], "nothing plugged");
         });
-        assert_eq!(end, ScreenEnd::Quit);
+        assert!(matches!(end, ScreenEnd::Quit), "{end:?}");
         assert_eq!(
             std::fs::read_to_string(root.path().join("proc/sys/vm/cmm_pages")).ok(),
             Some(format!("{pool}\n")),

@@ -337,7 +337,8 @@ fn a_fifo_where_a_kernel_file_should_be_never_hangs_plugtop() {
 #[test]
 fn huge_proc_files_shorten_the_screen_s_history() {
     use plugtop::control::controller::Mode;
-    use plugtop::tui::app::{App, FRAME_BYTES, FRAMES, SourceLabel};
+    use plugtop::tui::app::{FRAME_BYTES, FRAMES, SourceLabel};
+    use plugtop::tui::local::Local;
     let root = FakeRoot::guest(2);
     let pad = "7".repeat(2 << 20);
     root.write(
@@ -354,7 +355,7 @@ fn huge_proc_files_shorten_the_screen_s_history() {
     let mut source = plugtop::kernel::live::LiveSource::new(root.path());
     let facts = source.facts();
     let (set, file) = plugtop::rules::load_path(&rules, &facts).expect("rules load");
-    let mut app = App::new(
+    let mut app = Local::new(
         std::sync::Arc::new(set),
         file,
         SourceLabel::Live("test".into()),
@@ -365,7 +366,7 @@ fn huge_proc_files_shorten_the_screen_s_history() {
         let sample = source.next_sample().expect("live").expect("readable");
         app.ingest(sample);
     }
-    let kept = app.frames.len() as u64;
+    let kept = app.app().timeline().frames().len() as u64;
     assert!(kept >= 2, "the last two intervals stay");
     assert!(
         kept <= FRAME_BYTES / per_sample + 1,

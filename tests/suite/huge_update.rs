@@ -13,9 +13,9 @@
 use crate::common;
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::sync::mpsc::channel;
-use std::sync::{Arc, Mutex};
 
 use plugtop::control::controller::Mode;
 use plugtop::control::flap::FlapConfig;
@@ -23,9 +23,10 @@ use plugtop::daemon::{Ending, RunOptions, Signals, run_with};
 use plugtop::logging::Memory;
 use plugtop::sim::run::{SimOptions, guest_for};
 use plugtop::sim::{SharedGuest, SimActuator, SimSource};
-use plugtop::tui::arming::ProgressState;
-use plugtop::tui::control::{Command, Report, Shared};
+use plugtop::tui::arming::Progress;
+use plugtop::tui::command::Command;
 use plugtop::tui::run::{Options, ScreenEnd, prepare};
+use plugtop::tui::update::Update;
 
 /// UPDATEs past what a deadline holds: u64::MAX, i64::MAX, and a number
 /// of more digits than any integer type has.
@@ -124,42 +125,42 @@ fn the_screens_control_thread_takes_a_huge_update_and_still_answers_keys() {
             old_kernel: false,
             allow_non_zvm: false,
         };
-        let (app, mut source) = prepare(&options).expect("the screen starts");
-        let shared = Shared {
-            app: Mutex::new(app),
-            progress: Arc::new(ProgressState::default()),
-            stop: Default::default(),
-        };
+        let (local, mut source) = prepare(&options).expect("the screen starts");
+        let (core, _) = local.into_parts();
+        let stop = Default::default();
+        let progress: Progress = Arc::new(|_| {});
         let (commands, command_rx) = channel();
-        let (reports, report_rx) = channel::<Report>();
+        let (reports, report_rx) = channel::<Vec<Update>>();
         let end = std::thread::scope(|scope| {
-            let shared = &shared;
+            let stop = &stop;
             let source = source.as_mut();
             let control = options.clone();
             let worker = scope.spawn(move || {
-                plugtop::tui::control::run(control, shared, source, &command_rx, |r| {
-                    reports.send(r).is_ok()
-                })
+                plugtop::tui::control::run(
+                    control,
+                    core,
+                    source,
+                    &command_rx,
+                    stop,
+                    progress,
+                    |r| reports.send(r).is_ok(),
+                )
             });
             // The first reading is taken at once; the next one would be
             // due after UPDATE, which is when it used to panic.
-            let mut first = false;
-            for report in report_rx.iter() {
-                assert_eq!(report, Report::Changed, "{update}");
-                if shared.lock().readings() >= 1 {
-                    first = true;
-                    break;
-                }
-            }
+            let first = report_rx
+                .iter()
+                .flatten()
+                .any(|u| matches!(u, Update::Reading(_)));
             assert!(first, "{update}: the control thread ended before reading");
             commands.send(Command::Quit).expect("the thread listens");
-            let end = report_rx.iter().find_map(|r| match r {
-                Report::Ended(end) => Some(end),
-                Report::Changed => None,
+            let end = report_rx.iter().flatten().find_map(|u| match u {
+                Update::Ended(end) => Some(end),
+                _ => None,
             });
             assert!(worker.join().is_ok(), "{update}: the thread panicked");
             end
         });
-        assert_eq!(end, Some(ScreenEnd::Quit), "{update}");
+        assert!(matches!(end, Some(ScreenEnd::Quit)), "{update}: {end:?}");
     }
 }

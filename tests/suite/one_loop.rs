@@ -16,7 +16,8 @@ use plugtop::logging::Memory;
 use plugtop::rules::SystemFacts;
 use plugtop::sim::run::{SimOptions, guest_for, simulate};
 use plugtop::sim::{Scenario, SharedGuest, SimActuator, SimSource, facts};
-use plugtop::tui::app::{App, SourceLabel};
+use plugtop::tui::app::SourceLabel;
+use plugtop::tui::local::Local;
 
 /// The recommended rules with limits the guest starts outside of: 4 CPUs
 /// online against CPU_MAX 2, an empty pool against CMM_MIN 1000.
@@ -117,13 +118,20 @@ fn screen(scenario: &Scenario, rules: &std::path::Path) -> Vec<String> {
     };
     // The screen's real order: it starts observing, gets its actuator when
     // armed, and switches mode on the first reading, before deciding it.
-    let mut app = App::new(Arc::new(set), file, label, Mode::Observe);
-    app.actuator = Some(Box::new(SimActuator::new(guest)));
+    let mut app = Local::new(Arc::new(set), file, label, Mode::Observe);
+    app.core_mut()
+        .set_actuator(Box::new(SimActuator::new(guest)));
     app.set_mode(Mode::Auto);
     while let Some(Ok(sample)) = source.next_sample() {
         app.ingest(sample);
     }
-    let lines: Vec<String> = app.log.iter().map(|l| l.text.clone()).collect();
+    let lines: Vec<String> = app
+        .app()
+        .log()
+        .lines()
+        .iter()
+        .map(|l| l.text.clone())
+        .collect();
     actions(&lines)
 }
 

@@ -12,6 +12,7 @@ use plugtop::sim::run::{SimOptions, guest_for};
 use plugtop::sim::{SharedGuest, SimActuator, SimSource, facts};
 use plugtop::tui::app::{App, SourceLabel};
 use plugtop::tui::keys::KeyAction;
+use plugtop::tui::local::Local;
 use plugtop::tui::view;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
@@ -59,16 +60,17 @@ fn the_box_follows_the_rules_and_y_applies_exactly_what_is_on_screen() {
         scenario: scenario.name.clone(),
         speed: 1.0,
     };
-    let mut app = App::new(Arc::new(outcome.rules), file, label, Mode::Step);
-    app.actuator = Some(Box::new(SimActuator::new(guest.clone())));
-    let mut next = |app: &mut App| match source.next_sample() {
+    let mut app = Local::new(Arc::new(outcome.rules), file, label, Mode::Step);
+    app.core_mut()
+        .set_actuator(Box::new(SimActuator::new(guest.clone())));
+    let mut next = |app: &mut Local| match source.next_sample() {
         Some(Ok(s)) => app.ingest(s),
         other => panic!("the simulator stopped: {other:?}"),
     };
     for _ in 0..8 {
         next(&mut app);
     }
-    let first = screen(&app, 160, 48);
+    let first = screen(app.app(), 160, 48);
     let Some(proposed) = shown_target(&first) else {
         panic!("no pool proposal on screen:\n{first}")
     };
@@ -78,7 +80,7 @@ fn the_box_follows_the_rules_and_y_applies_exactly_what_is_on_screen() {
     let mut second = first.clone();
     for _ in 0..100 {
         next(&mut app);
-        second = screen(&app, 160, 48);
+        second = screen(app.app(), 160, 48);
         if shown_target(&second).is_some_and(|t| t != proposed) {
             break;
         }
@@ -88,29 +90,35 @@ fn the_box_follows_the_rules_and_y_applies_exactly_what_is_on_screen() {
     assert!(second.contains("(changed)"), "{second}");
     assert!(second.contains("revised ×"), "{second}");
     assert_eq!(guest.borrow().pool(), 0);
-    app.update(KeyAction::Yes);
+    app.key(KeyAction::Yes);
     assert_eq!(
         guest.borrow().pool(),
         revised,
         "exactly the amount on screen"
     );
-    let log: Vec<&str> = app.log.iter().map(|l| l.text.as_str()).collect();
+    let log: Vec<&str> = app
+        .app()
+        .log()
+        .lines()
+        .iter()
+        .map(|l| l.text.as_str())
+        .collect();
     assert!(
         log.contains(&format!("approved: set cmm_pages 0 -> {revised}").as_str()),
         "{log:?}"
     );
     // The next proposal: Esc hides the box, the badge stays.
     next(&mut app);
-    assert!(screen(&app, 160, 48).contains("Proposed:"));
-    app.update(KeyAction::Later);
-    let hidden = screen(&app, 160, 48);
+    assert!(screen(app.app(), 160, 48).contains("Proposed:"));
+    app.key(KeyAction::Later);
+    let hidden = screen(app.app(), 160, 48);
     assert!(!hidden.contains("Proposed:"), "{hidden}");
     assert!(hidden.contains("PROPOSAL WAITING"), "{hidden}");
     // A revision brings it back, and n rejects it without writing.
     next(&mut app);
-    assert!(screen(&app, 160, 48).contains("Proposed:"));
+    assert!(screen(app.app(), 160, 48).contains("Proposed:"));
     let before = guest.borrow().pool();
-    app.update(KeyAction::No);
+    app.key(KeyAction::No);
     assert_eq!(guest.borrow().pool(), before);
 }
 
@@ -137,8 +145,9 @@ fn a_standing_proposal_shows_the_newest_values_and_since_when_it_stands() {
         scenario: scenario.name.clone(),
         speed: 1.0,
     };
-    let mut app = App::new(Arc::new(outcome.rules), file, label, Mode::Step);
-    app.actuator = Some(Box::new(SimActuator::new(guest.clone())));
+    let mut app = Local::new(Arc::new(outcome.rules), file, label, Mode::Step);
+    app.core_mut()
+        .set_actuator(Box::new(SimActuator::new(guest.clone())));
     let mut loads = Vec::new();
     let mut screens = Vec::new();
     for _ in 0..8 {
@@ -146,13 +155,13 @@ fn a_standing_proposal_shows_the_newest_values_and_since_when_it_stands() {
             Some(Ok(s)) => app.ingest(s),
             other => panic!("the simulator stopped: {other:?}"),
         }
-        let newest = app.frames.front().expect("a frame");
+        let newest = app.app().timeline().frames().front().expect("a frame");
         loads.push((newest.number, newest.sample.loadavg));
-        screens.push(screen(&app, 160, 48));
+        screens.push(screen(app.app(), 160, 48));
     }
     let first = app
-        .session
-        .controller()
+        .app()
+        .board()
         .pending()
         .map(|p| p.since)
         .expect("a proposal stands");
@@ -194,9 +203,15 @@ fn a_standing_proposal_shows_the_newest_values_and_since_when_it_stands() {
     }
     // `y` applies exactly what is on screen: cpu10.
     assert_eq!(guest.borrow().cpu_online(10), Some(false));
-    app.update(KeyAction::Yes);
+    app.key(KeyAction::Yes);
     assert_eq!(guest.borrow().cpu_online(10), Some(true));
-    let log: Vec<&str> = app.log.iter().map(|l| l.text.as_str()).collect();
+    let log: Vec<&str> = app
+        .app()
+        .log()
+        .lines()
+        .iter()
+        .map(|l| l.text.as_str())
+        .collect();
     assert!(log.contains(&"approved: plug cpu10"), "{log:?}");
     assert!(log.contains(&"plugged cpu10"), "{log:?}");
 }

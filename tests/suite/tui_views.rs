@@ -4,8 +4,10 @@
 use std::path::Path;
 
 use plugtop::control::controller::Mode;
-use plugtop::tui::app::{App, View};
+use plugtop::tui::app::View;
 use plugtop::tui::keys::KeyAction;
+use plugtop::tui::local::Local;
+use plugtop::tui::modal::Modal;
 use plugtop::tui::run::app_from_snapshots;
 use plugtop::tui::view;
 use plugtop::tui::whatif::Field;
@@ -13,7 +15,7 @@ use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 
 /// An app fed with the first `n` snapshots of `dir`, using `rules`.
-fn app(rules: &str, dir: &str, n: usize, mode: Mode) -> App {
+fn app(rules: &str, dir: &str, n: usize, mode: Mode) -> Local {
     match app_from_snapshots(Path::new(rules), Path::new(dir), n, mode) {
         Ok(app) => app,
         Err(e) => panic!("{e}"),
@@ -21,9 +23,9 @@ fn app(rules: &str, dir: &str, n: usize, mode: Mode) -> App {
 }
 
 /// The screen as text, one line per row.
-pub fn screen(app: &App, width: u16, height: u16) -> String {
+pub fn screen(app: &Local, width: u16, height: u16) -> String {
     let mut terminal = Terminal::new(TestBackend::new(width, height)).expect("test backend");
-    terminal.draw(|f| view::draw(f, app)).expect("draw");
+    terminal.draw(|f| view::draw(f, app.app())).expect("draw");
     let buffer = terminal.backend().buffer().clone();
     let mut out = String::new();
     for y in 0..height {
@@ -40,7 +42,7 @@ pub fn screen(app: &App, width: u16, height: u16) -> String {
 const RECOMMENDED: &str = "examples/rules/recommended-default.conf";
 const SERIES: &str = "tests/fixtures/series/oldkernel";
 
-fn both(name: &str, app: &App) {
+fn both(name: &str, app: &Local) {
     assert_snapshot_of!("tui_views", format!("{name}_80x24"), screen(app, 80, 24));
     assert_snapshot_of!("tui_views", format!("{name}_160x48"), screen(app, 160, 48));
 }
@@ -66,7 +68,7 @@ fn a_fault_interval() {
     );
     both("fault", &a);
     let mut rules = a;
-    rules.view = View::Rules;
+    rules.app_mut().selection_mut().show(View::Rules);
     both("fault_trace", &rules);
 }
 
@@ -91,41 +93,42 @@ fn a_pending_proposal_in_step_confirm_mode() {
 #[test]
 fn the_truth_trace_with_variables_expanded() {
     let mut a = app(RECOMMENDED, SERIES, 6, Mode::Observe);
-    a.update(KeyAction::NextView);
-    a.update(KeyAction::NextRule);
-    a.update(KeyAction::Expand);
+    a.key(KeyAction::NextView);
+    a.key(KeyAction::NextRule);
+    a.key(KeyAction::Expand);
     both("trace_hotunplug", &a);
 }
 
 #[test]
 fn graphs_log_and_help() {
     let mut a = app(RECOMMENDED, SERIES, 20, Mode::Observe);
-    a.view = View::Graphs;
+    a.app_mut().selection_mut().show(View::Graphs);
     both("graphs", &a);
-    a.view = View::Log;
+    a.app_mut().selection_mut().show(View::Log);
     both("log", &a);
-    a.view = View::Overview;
-    a.update(KeyAction::Help);
+    a.app_mut().selection_mut().show(View::Overview);
+    a.key(KeyAction::Help);
     both("help", &a);
 }
 
 #[test]
 fn autonomous_asks_first_and_says_when_it_cannot() {
     let mut a = app(RECOMMENDED, SERIES, 6, Mode::Observe);
-    a.update(KeyAction::Autonomous);
+    a.key(KeyAction::Autonomous);
     both("confirm_auto", &a);
     let mut b = app(RECOMMENDED, SERIES, 6, Mode::Observe);
-    b.cannot_act = Some("this is a recording; only a live guest can be changed".into());
-    b.update(KeyAction::Autonomous);
+    b.core_mut()
+        .set_cannot_act("this is a recording; only a live guest can be changed".into());
+    b.key(KeyAction::Autonomous);
     both("cannot_act", &b);
 }
 
 #[test]
 fn time_travel_shows_an_earlier_interval() {
     let mut a = app(RECOMMENDED, SERIES, 9, Mode::Observe);
-    a.update(KeyAction::Back);
-    a.update(KeyAction::Back);
-    a.update(KeyAction::Back);
+    a.key(KeyAction::Back);
+    a.key(KeyAction::Back);
+    a.key(KeyAction::Back);
     both("three_back", &a);
 }
 
@@ -140,7 +143,7 @@ fn a_small_terminal_gets_a_message_not_a_garbled_screen() {
 
 /// The daytrader scenario on the simulator, in autonomous mode, after
 /// `readings` simulated seconds: the whole loop, with no machine involved.
-fn simulated(readings: usize) -> App {
+fn simulated(readings: usize) -> Local {
     simulated_with("daytrader", None, readings)
 }
 
@@ -149,7 +152,7 @@ fn simulated(readings: usize) -> App {
 fn prepare_sim(
     scenario: impl Into<std::path::PathBuf>,
     rules: Option<&str>,
-) -> (App, Box<dyn plugtop::kernel::source::Source + Send>) {
+) -> (Local, Box<dyn plugtop::kernel::source::Source + Send>) {
     let options = plugtop::tui::run::Options {
         rules: rules.map(Into::into),
         root: "/".into(),
@@ -170,7 +173,7 @@ fn prepare_sim(
 }
 
 /// `scenario` under `rules` (the built-in ones when `None`), autonomous.
-fn simulated_with(scenario: &str, rules: Option<&str>, readings: usize) -> App {
+fn simulated_with(scenario: &str, rules: Option<&str>, readings: usize) -> Local {
     let (mut app, mut source) = prepare_sim(format!("examples/scenarios/{scenario}.toml"), rules);
     for _ in 0..readings {
         match source.next_sample() {
@@ -186,7 +189,7 @@ fn a_simulated_guest_under_load() {
     // 2:10 into daytrader: the workload runs and the guest has grown to three CPUs.
     let mut app = simulated(131);
     both("sim_overview", &app);
-    app.view = View::Graphs;
+    app.app_mut().selection_mut().show(View::Graphs);
     both("sim_graphs", &app);
 }
 
@@ -198,10 +201,10 @@ fn the_flips_view_of_an_oscillating_guest() {
         Some("examples/rules/oscillating-tight.conf"),
         81,
     );
-    app.view = View::Flips;
+    app.app_mut().selection_mut().show(View::Flips);
     both("flips_oscillating", &app);
     // Oldest first like the Log; ↑ goes back to older changes.
-    let bottom = |app: &App| {
+    let bottom = |app: &Local| {
         screen(app, 80, 24)
             .lines()
             .rev()
@@ -210,18 +213,18 @@ fn the_flips_view_of_an_oscillating_guest() {
             .to_string()
     };
     assert!(bottom(&app).ends_with("0.3"), "{}", screen(&app, 80, 24));
-    app.update(KeyAction::Up);
+    app.key(KeyAction::Up);
     let s = screen(&app, 80, 24);
     assert!(s.contains("… 1 newer (↓)"), "{s}");
     assert!(!s.contains("#79 "), "{s}");
-    app.update(KeyAction::Down);
+    app.key(KeyAction::Down);
     assert!(screen(&app, 80, 24).contains("#79 "));
     // The Log scrolls the same way.
-    app.view = View::Log;
+    app.app_mut().selection_mut().show(View::Log);
     let newest = bottom(&app);
-    app.update(KeyAction::Up);
+    app.key(KeyAction::Up);
     assert_ne!(bottom(&app), newest, "↑ shows older log lines");
-    app.update(KeyAction::Down);
+    app.key(KeyAction::Down);
     assert_eq!(bottom(&app), newest);
 }
 
@@ -233,8 +236,8 @@ fn the_whatif_editor_with_an_error_and_with_a_result() {
         Some("examples/rules/oscillating-tight.conf"),
         81,
     );
-    app.update(KeyAction::WhatIf);
-    app.whatif_key(KeyEvent::from(KeyCode::Char('(')));
+    app.key(KeyAction::WhatIf);
+    app.app_mut().whatif_key(KeyEvent::from(KeyCode::Char('(')));
     both("whatif_error", &app);
     for key in [
         KeyCode::Backspace,
@@ -247,7 +250,7 @@ fn the_whatif_editor_with_an_error_and_with_a_result() {
         KeyCode::Char('5'),
         KeyCode::Enter,
     ] {
-        app.whatif_key(KeyEvent::from(key));
+        app.app_mut().whatif_key(KeyEvent::from(key));
     }
     both("whatif_result", &app);
 }
@@ -260,15 +263,16 @@ fn the_whatif_editor_can_try_a_whole_rule_file() {
         Some("examples/rules/oscillating-tight.conf"),
         81,
     );
-    app.update(KeyAction::WhatIf);
-    app.whatif_key(KeyEvent::new(KeyCode::Char('o'), KeyModifiers::CONTROL));
-    let type_text = |app: &mut App, text: &str| {
+    app.key(KeyAction::WhatIf);
+    app.app_mut()
+        .whatif_key(KeyEvent::new(KeyCode::Char('o'), KeyModifiers::CONTROL));
+    let type_text = |app: &mut Local, text: &str| {
         for c in text.chars() {
-            app.whatif_key(KeyEvent::from(KeyCode::Char(c)));
+            app.app_mut().whatif_key(KeyEvent::from(KeyCode::Char(c)));
         }
     };
     type_text(&mut app, "examples/rules/missing.conf");
-    let error = app.whatif.as_ref().and_then(|e| e.error.clone());
+    let error = app.app().modals().whatif().and_then(|e| e.error.clone());
     assert!(
         error
             .as_ref()
@@ -276,11 +280,15 @@ fn the_whatif_editor_can_try_a_whole_rule_file() {
         "{error:?}"
     );
     for _ in 0.."missing.conf".len() {
-        app.whatif_key(KeyEvent::from(KeyCode::Backspace));
+        app.app_mut().whatif_key(KeyEvent::from(KeyCode::Backspace));
     }
     type_text(&mut app, "oscillating-damped.conf");
-    app.whatif_key(KeyEvent::from(KeyCode::Enter));
-    let editor = app.whatif.as_ref().unwrap_or_else(|| panic!("closed"));
+    app.app_mut().whatif_key(KeyEvent::from(KeyCode::Enter));
+    let editor = app
+        .app()
+        .modals()
+        .whatif()
+        .unwrap_or_else(|| panic!("closed"));
     assert_eq!(editor.error, None);
     let result = editor
         .result
@@ -295,16 +303,17 @@ fn the_whatif_editor_can_try_a_whole_rule_file() {
 fn the_same_log_line_in_a_row_is_counted_not_repeated() {
     use plugtop::tui::app::LogKind;
     let mut a = app(RECOMMENDED, SERIES, 4, Mode::Observe);
-    let before = a.log.len();
+    let before = a.app().log().lines().len();
     for _ in 0..12 {
-        a.note(LogKind::Decision, "would unplug a CPU (HOTUNPLUG true)");
+        a.app_mut()
+            .note(LogKind::Decision, "would unplug a CPU (HOTUNPLUG true)");
     }
-    a.note(LogKind::Decision, "something else");
-    assert_eq!(a.log.len(), before + 2);
-    let counted = &a.log[before];
+    a.app_mut().note(LogKind::Decision, "something else");
+    assert_eq!(a.app().log().lines().len(), before + 2);
+    let counted = &a.app().log().lines()[before];
     assert_eq!(counted.times, 12);
     assert!(counted.shown().contains("×12"), "{}", counted.shown());
-    a.view = View::Log;
+    a.app_mut().selection_mut().show(View::Log);
     assert!(screen(&a, 80, 24).contains("×12"));
 }
 
@@ -317,18 +326,26 @@ fn cp_active_avg_can_be_pinned_and_travel_is_marked_on_the_graphs() {
         }
     }
     // The cursor starts on CP_ActiveAVG, which leads the Values panel.
-    assert_eq!(app.pinnable().first().copied(), Some("CP_ActiveAVG"));
-    app.update(KeyAction::Pin);
-    assert_eq!(app.pinned, vec!["CP_ActiveAVG".to_string()]);
-    app.update(KeyAction::Down);
-    app.update(KeyAction::Pin);
-    assert_eq!(app.pinned.len(), 2, "{:?}", app.pinned);
+    assert_eq!(app.app().pinnable().first().copied(), Some("CP_ActiveAVG"));
+    app.key(KeyAction::Pin);
+    assert_eq!(
+        app.app().timeline().pinned(),
+        vec!["CP_ActiveAVG".to_string()]
+    );
+    app.key(KeyAction::Down);
+    app.key(KeyAction::Pin);
+    assert_eq!(
+        app.app().timeline().pinned().len(),
+        2,
+        "{:?}",
+        app.app().timeline().pinned()
+    );
     for _ in 0..30 {
         if let Some(Ok(s)) = source.next_sample() {
             app.ingest(s);
         }
     }
-    app.view = View::Graphs;
+    app.app_mut().selection_mut().show(View::Graphs);
     let now = screen(&app, 80, 24);
     let row = now
         .lines()
@@ -337,14 +354,16 @@ fn cp_active_avg_can_be_pinned_and_travel_is_marked_on_the_graphs() {
     // Pinned 30 intervals ago: the newest value is at the right edge.
     assert!(!row.ends_with(' ') && row.chars().count() == 80, "{row:?}");
     // Un-pinning leaves no row behind.
-    app.view = View::Overview;
-    app.value_cursor = 0;
-    app.update(KeyAction::Pin);
-    app.view = View::Graphs;
+    app.app_mut().selection_mut().show(View::Overview);
+    while app.app().selection().value_cursor() > 0 {
+        app.key(KeyAction::Up);
+    }
+    app.key(KeyAction::Pin);
+    app.app_mut().selection_mut().show(View::Graphs);
     assert!(!screen(&app, 80, 24).contains("CP_ActiveAVG"));
     // Three intervals back: a marker under that column.
     for _ in 0..3 {
-        app.update(KeyAction::Back);
+        app.key(KeyAction::Back);
     }
     let back = screen(&app, 80, 24);
     assert!(back.contains("▲ the one shown (3 back)"), "{back}");
@@ -376,6 +395,7 @@ fn a_reached_cpu_limit_leads_its_rule_and_every_rule_keeps_its_line() {
             _ => break,
         }
         let limited = app
+            .app()
             .frame()
             .and_then(|f| f.decision.as_ref())
             .and_then(|d| d.cpu)
@@ -407,34 +427,43 @@ fn a_reached_cpu_limit_leads_its_rule_and_every_rule_keeps_its_line() {
 #[test]
 fn enter_on_a_variable_expands_that_one_only() {
     let mut a = app(RECOMMENDED, SERIES, 6, Mode::Observe);
-    a.view = View::Rules;
-    a.update(KeyAction::NextRule); // HOTUNPLUG = (CP_idleAVG * onumcpus) > 1.15
-    let on_variable = |a: &App| {
-        let Some(frame) = a.frame() else { return false };
+    a.app_mut().selection_mut().show(View::Rules);
+    a.key(KeyAction::NextRule); // HOTUNPLUG = (CP_idleAVG * onumcpus) > 1.15
+    let on_variable = |a: &Local| {
+        let Some(frame) = a.app().frame() else {
+            return false;
+        };
         let tree = plugtop::report::trace::rows(
-            a.rules(),
-            a.file(),
+            a.app().rules(),
+            a.app().file(),
             &frame.trace,
             plugtop::rules::RuleKind::Hotunplug,
-            &|n| a.expanded.contains(&n),
+            &|n| a.app().selection().is_expanded(n),
         );
-        tree.get(a.tree_scroll)
+        tree.get(a.app().selection().tree_scroll())
             .is_some_and(|r| r.variable && r.label.starts_with("CP_idleAVG"))
     };
     for _ in 0..20 {
         if on_variable(&a) {
             break;
         }
-        a.update(KeyAction::Down);
+        a.key(KeyAction::Down);
     }
     assert!(on_variable(&a), "the cursor reaches CP_idleAVG");
-    a.update(KeyAction::Expand);
-    assert_eq!(a.expanded.len(), 1, "one variable expanded");
+    a.key(KeyAction::Expand);
+    assert_eq!(
+        a.app().selection().expanded().len(),
+        1,
+        "one variable expanded"
+    );
     let after = screen(&a, 80, 24);
     assert!(after.contains("▾ CP_idleAVG"), "{after}");
     assert!(after.contains("▸ "), "the others stay folded:\n{after}");
-    a.update(KeyAction::Expand);
-    assert!(a.expanded.is_empty(), "Enter again folds it");
+    a.key(KeyAction::Expand);
+    assert!(
+        a.app().selection().expanded().is_empty(),
+        "Enter again folds it"
+    );
 }
 
 #[test]
@@ -445,37 +474,42 @@ fn the_whatif_editor_changes_hotplug_and_hotunplug_together() {
         Some("examples/rules/oscillating-tight.conf"),
         81,
     );
-    let type_text = |app: &mut App, text: &str| {
+    let type_text = |app: &mut Local, text: &str| {
         for _ in 0..200 {
-            app.whatif_key(KeyEvent::from(KeyCode::Backspace));
+            app.app_mut().whatif_key(KeyEvent::from(KeyCode::Backspace));
         }
         for c in text.chars() {
-            app.whatif_key(KeyEvent::from(KeyCode::Char(c)));
+            app.app_mut().whatif_key(KeyEvent::from(KeyCode::Char(c)));
         }
     };
-    app.update(KeyAction::WhatIf);
+    app.key(KeyAction::WhatIf);
     type_text(&mut app, "idle < 0.2");
-    app.whatif_key(KeyEvent::from(KeyCode::Tab));
+    app.app_mut().whatif_key(KeyEvent::from(KeyCode::Tab));
     type_text(&mut app, "idle > 0.9");
-    let editor = app.whatif.clone().expect("the editor is open");
+    let editor = app
+        .app()
+        .modals()
+        .whatif()
+        .cloned()
+        .expect("the editor is open");
     assert_eq!(
-        editor.edited_fields(app.rules(), app.file()),
+        editor.edited_fields(app.app().rules(), app.app().file()),
         vec![
             Field::Rule(plugtop::rules::RuleKind::Hotplug),
             Field::Rule(plugtop::rules::RuleKind::Hotunplug)
         ]
     );
-    let (file, _) = editor.edited_file(app.rules(), app.file());
+    let (file, _) = editor.edited_file(app.app().rules(), app.app().file());
     let text = String::from_utf8_lossy(file.bytes()).into_owned();
     assert!(text.contains("HOTPLUG=\"idle < 0.2\""), "{text}");
     assert!(text.contains("HOTUNPLUG=\"idle > 0.9\""), "{text}");
     // Back to HOTPLUG: its edit is still there.
-    app.whatif_key(KeyEvent::from(KeyCode::BackTab));
+    app.app_mut().whatif_key(KeyEvent::from(KeyCode::BackTab));
     assert_eq!(
-        app.whatif.as_ref().map(|e| e.input.text.as_str()),
+        app.app().modals().whatif().map(|e| e.input.text.as_str()),
         Some("idle < 0.2")
     );
-    app.whatif_key(KeyEvent::from(KeyCode::Enter));
+    app.app_mut().whatif_key(KeyEvent::from(KeyCode::Enter));
     let screen_now = screen(&app, 80, 24);
     assert!(screen_now.contains("(2 edited)"), "{screen_now}");
     assert!(screen_now.contains("differ in "), "{screen_now}");
@@ -497,15 +531,21 @@ fn brackets_jump_between_decision_changes() {
         Some("examples/rules/oscillating-tight.conf"),
         81,
     );
-    let moves = |app: &App, k: usize| {
-        app.frames
+    let moves = |app: &Local, k: usize| {
+        app.app()
+            .timeline()
+            .frames()
             .get(k)
             .and_then(|f| f.decision.as_ref())
             .map(Moves::of)
     };
     let newest = moves(&app, 0);
-    app.update(KeyAction::PreviousChange);
-    let k = app.cursor.expect("a change back in time");
+    app.key(KeyAction::PreviousChange);
+    let k = app
+        .app()
+        .timeline()
+        .cursor()
+        .expect("a change back in time");
     assert!(k > 0);
     assert_ne!(moves(&app, k), newest, "the interval it stops at differs");
     for between in 1..k {
@@ -515,8 +555,8 @@ fn brackets_jump_between_decision_changes() {
             "no change skipped at {between}"
         );
     }
-    app.update(KeyAction::NextChange);
-    let back = app.cursor.expect("still travelling");
+    app.key(KeyAction::NextChange);
+    let back = app.app().timeline().cursor().expect("still travelling");
     assert!(back < k);
     assert_ne!(moves(&app, back), moves(&app, k));
 }
@@ -525,14 +565,14 @@ fn brackets_jump_between_decision_changes() {
 fn slash_searches_the_log() {
     use crossterm::event::{KeyCode, KeyEvent};
     let mut a = app(RECOMMENDED, SERIES, 20, Mode::Observe);
-    a.update(KeyAction::Search);
-    assert_eq!(a.view, View::Log);
+    a.key(KeyAction::Search);
+    assert_eq!(a.app().selection().view(), View::Log);
     for c in "FLAPPING".chars() {
-        a.search_key(KeyEvent::from(KeyCode::Char(c)));
+        a.app_mut().search_key(KeyEvent::from(KeyCode::Char(c)));
     }
     let typing = screen(&a, 80, 24);
     assert!(typing.contains("Search the log: FLAPPING"), "{typing}");
-    a.search_key(KeyEvent::from(KeyCode::Enter));
+    a.app_mut().search_key(KeyEvent::from(KeyCode::Enter));
     let found = screen(&a, 80, 24);
     assert!(found.contains("Log lines with \"FLAPPING\": 1"), "{found}");
     let body: Vec<&str> = found
@@ -543,33 +583,40 @@ fn slash_searches_the_log() {
     assert_eq!(body.len(), 1, "{found}");
     assert!(body[0].to_lowercase().contains("flapping"), "{found}");
     // Esc while searching drops the filter.
-    a.update(KeyAction::Search);
-    a.search_key(KeyEvent::from(KeyCode::Esc));
-    assert!(a.log_filter.is_none());
+    a.key(KeyAction::Search);
+    a.app_mut().search_key(KeyEvent::from(KeyCode::Esc));
+    assert!(a.app().log().filter().is_none());
 }
 
 #[test]
 fn clicks_pick_a_view_tab_or_a_rule_and_m_frees_the_mouse() {
     let mut a = app(RECOMMENDED, SERIES, 6, Mode::Observe);
-    a.screen_size = (80, 24);
+    a.app_mut().set_screen_size(
+        80,
+        24,
+        view::cpu_page(ratatui::layout::Rect::new(0, 0, 80, 24)),
+    );
     let text = screen(&a, 80, 24);
     let tabs = text.lines().nth(1).unwrap_or_default();
     let column = tabs
         .find("Graphs")
         .map(|b| tabs[..b].chars().count() as u16)
         .unwrap_or_else(|| panic!("no Graphs tab:\n{text}"));
-    view::click(&mut a, column + 1, 1);
-    assert_eq!(a.view, View::Graphs);
-    a.view = View::Overview;
+    view::click(a.app_mut(), column + 1, 1);
+    assert_eq!(a.app().selection().view(), View::Graphs);
+    a.app_mut().selection_mut().show(View::Overview);
     let text = screen(&a, 80, 24);
     let row = text
         .lines()
         .position(|l| l.trim_start_matches(['▸', ' ']).starts_with("MEMPLUG"))
         .unwrap_or_else(|| panic!("no MEMPLUG line:\n{text}")) as u16;
-    view::click(&mut a, 3, row);
-    assert_eq!(a.rule, plugtop::rules::RuleKind::Memplug);
-    a.update(KeyAction::Mouse);
-    assert!(!a.mouse);
+    view::click(a.app_mut(), 3, row);
+    assert_eq!(
+        a.app().selection().rule(),
+        plugtop::rules::RuleKind::Memplug
+    );
+    a.key(KeyAction::Mouse);
+    assert!(!a.app().mouse());
     assert!(screen(&a, 80, 24).contains("mouse off (m)"));
 }
 
@@ -581,21 +628,21 @@ fn the_whatif_editor_reaches_limits_and_variables_and_matches_paces() {
         Some("examples/rules/oscillating-tight.conf"),
         81,
     );
-    let key = |app: &mut App, code: KeyCode| app.whatif_key(KeyEvent::from(code));
-    let replace = |app: &mut App, text: &str| {
+    let key = |app: &mut Local, code: KeyCode| app.app_mut().whatif_key(KeyEvent::from(code));
+    let replace = |app: &mut Local, text: &str| {
         for _ in 0..200 {
-            app.whatif_key(KeyEvent::from(KeyCode::Backspace));
+            app.app_mut().whatif_key(KeyEvent::from(KeyCode::Backspace));
         }
         for c in text.chars() {
-            app.whatif_key(KeyEvent::from(KeyCode::Char(c)));
+            app.app_mut().whatif_key(KeyEvent::from(KeyCode::Char(c)));
         }
     };
-    app.update(KeyAction::WhatIf);
+    app.key(KeyAction::WhatIf);
     // HOTPLUG, then the five other rules, then UPDATE, CPU_MIN, CPU_MAX.
     for _ in 0..8 {
         key(&mut app, KeyCode::Tab);
     }
-    let editor = app.whatif.clone().expect("open");
+    let editor = app.app().modals().whatif().cloned().expect("open");
     assert_eq!(editor.field, Field::Limit(2));
     assert_eq!(editor.input.text, "0", "CPU_MAX as the file sets it");
     replace(&mut app, "2");
@@ -603,7 +650,7 @@ fn the_whatif_editor_reaches_limits_and_variables_and_matches_paces() {
     key(&mut app, KeyCode::BackTab);
     key(&mut app, KeyCode::BackTab);
     assert_eq!(
-        app.whatif.as_ref().map(|e| e.field.clone()),
+        app.app().modals().whatif().map(|e| e.field.clone()),
         Some(Field::Limit(0))
     );
     replace(&mut app, "2");
@@ -615,23 +662,29 @@ fn the_whatif_editor_reaches_limits_and_variables_and_matches_paces() {
     }
     // Back past the rules, round to the last variable.
     assert_eq!(
-        app.whatif.as_ref().map(|e| e.field.clone()),
+        app.app().modals().whatif().map(|e| e.field.clone()),
         Some(Field::Variable("CP_idle".into()))
     );
-    let editor = app.whatif.clone().expect("open");
-    let (file, _) = editor.edited_file(app.rules(), app.file());
+    let editor = app.app().modals().whatif().cloned().expect("open");
+    let (file, _) = editor.edited_file(app.app().rules(), app.app().file());
     let text = String::from_utf8_lossy(file.bytes()).into_owned();
     assert!(text.contains("\nCPU_MAX=\"2\"\n"), "{text}");
     assert!(text.contains("\nUPDATE=\"2\"\n"), "{text}");
     assert_eq!(
         text.lines().count(),
-        app.file().bytes().iter().filter(|b| **b == b'\n').count(),
+        app.app()
+            .file()
+            .bytes()
+            .iter()
+            .filter(|b| **b == b'\n')
+            .count(),
         "lines are replaced in place, none added"
     );
     key(&mut app, KeyCode::Enter);
     let result = app
-        .whatif
-        .as_ref()
+        .app()
+        .modals()
+        .whatif()
         .and_then(|e| e.result.clone())
         .expect("a result");
     assert!(result.pace.is_some(), "an UPDATE edit says how paces match");
@@ -660,11 +713,12 @@ fn the_whatif_counts_observe_modes_would_as_decided_not_applied() {
             app.ingest(s);
         }
     }
-    app.update(KeyAction::WhatIf);
-    app.whatif_key(KeyEvent::from(KeyCode::Enter));
+    app.key(KeyAction::WhatIf);
+    app.app_mut().whatif_key(KeyEvent::from(KeyCode::Enter));
     let r = app
-        .whatif
-        .as_ref()
+        .app()
+        .modals()
+        .whatif()
         .and_then(|e| e.result.clone())
         .expect("a result");
     assert!(r.changes.0 > 0, "the loaded rules decided something");
@@ -680,26 +734,39 @@ fn the_whatif_counts_observe_modes_would_as_decided_not_applied() {
 fn e_asks_where_to_write_the_log() {
     use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
     let mut app = simulated(20);
-    app.update(KeyAction::Export);
-    let offered = app.export_prompt.clone().expect("a prompt").text;
+    app.key(KeyAction::Export);
+    let offered = match app.app().modals().top() {
+        Some(Modal::Export(input)) => input.text.clone(),
+        other => panic!("no prompt: {other:?}"),
+    };
     assert!(
         offered.contains("plugtop-log-"),
         "a default file is offered: {offered}"
     );
     // A fixed path, so the snapshot does not hold this machine's home.
-    app.export_key(KeyEvent::new(KeyCode::Char('u'), KeyModifiers::CONTROL));
+    app.app_mut()
+        .export_key(KeyEvent::new(KeyCode::Char('u'), KeyModifiers::CONTROL));
     for c in "/var/tmp/plugtop-incident.txt".chars() {
-        app.export_key(KeyEvent::from(KeyCode::Char(c)));
+        app.app_mut().export_key(KeyEvent::from(KeyCode::Char(c)));
     }
     both("export_prompt", &app);
     assert_eq!(
-        app.export_key(KeyEvent::from(KeyCode::Enter)),
+        app.app_mut().export_key(KeyEvent::from(KeyCode::Enter)),
         Some(std::path::PathBuf::from("/var/tmp/plugtop-incident.txt"))
     );
-    assert!(app.export_prompt.is_none());
-    app.update(KeyAction::Export);
-    assert_eq!(app.export_key(KeyEvent::from(KeyCode::Esc)), None);
-    assert!(app.export_prompt.is_none(), "Esc cancels");
+    assert!(
+        !app.app()
+            .modals()
+            .is_open(&Modal::Export(Default::default()))
+    );
+    app.key(KeyAction::Export);
+    assert_eq!(app.app_mut().export_key(KeyEvent::from(KeyCode::Esc)), None);
+    assert!(
+        !app.app()
+            .modals()
+            .is_open(&Modal::Export(Default::default())),
+        "Esc cancels"
+    );
 }
 
 #[test]
@@ -712,7 +779,7 @@ fn a_click_on_a_cpu_row_selects_it_on_any_page_and_p_pins_its_busy_share() {
     )
     .expect("scenario written");
     let (mut a, mut source) = prepare_sim(&scenario, None);
-    let mut feed = |a: &mut App, n: usize| {
+    let mut feed = |a: &mut Local, n: usize| {
         for _ in 0..n {
             if let Some(Ok(s)) = source.next_sample() {
                 a.ingest(s);
@@ -720,9 +787,12 @@ fn a_click_on_a_cpu_row_selects_it_on_any_page_and_p_pins_its_busy_share() {
         }
     };
     feed(&mut a, 3);
-    a.screen_size = (80, 24);
-    a.cpu_page = view::cpu_page(ratatui::layout::Rect::new(0, 0, 80, 24));
-    a.update(KeyAction::CpusDown);
+    a.app_mut().set_screen_size(
+        80,
+        24,
+        view::cpu_page(ratatui::layout::Rect::new(0, 0, 80, 24)),
+    );
+    a.key(KeyAction::CpusDown);
     let text = screen(&a, 80, 24);
     let (row, line) = text
         .lines()
@@ -734,27 +804,31 @@ fn a_click_on_a_cpu_row_selects_it_on_any_page_and_p_pins_its_busy_share() {
         .next()
         .and_then(|n| n.parse().ok())
         .unwrap_or_else(|| panic!("no CPU number in {line:?}"));
-    view::click(&mut a, 2, row as u16);
-    assert_eq!(a.selected_cpu, Some(id), "the row under the click:\n{text}");
+    view::click(a.app_mut(), 2, row as u16);
+    assert_eq!(
+        a.app().selection().selected_cpu(),
+        Some(id),
+        "the row under the click:\n{text}"
+    );
     // Clicks on the column heads or the `all` row select nothing.
     let heads = text
         .lines()
         .position(|l| l.starts_with("% now"))
         .unwrap_or_default() as u16;
-    a.selected_cpu = None;
-    view::click(&mut a, 2, heads);
-    view::click(&mut a, 2, heads + 1);
-    assert_eq!(a.selected_cpu, None);
-    view::click(&mut a, 2, row as u16);
+    a.app_mut().selection_mut().drop_cpu();
+    view::click(a.app_mut(), 2, heads);
+    view::click(a.app_mut(), 2, heads + 1);
+    assert_eq!(a.app().selection().selected_cpu(), None);
+    view::click(a.app_mut(), 2, row as u16);
     let text = screen(&a, 80, 24);
     assert!(
         text.contains(&format!("cpu{id}: p pins its busy %")),
         "{text}"
     );
-    a.update(KeyAction::Pin);
-    assert_eq!(a.pinned, vec![format!("cpu{id} busy%")]);
+    a.key(KeyAction::Pin);
+    assert_eq!(a.app().timeline().pinned(), vec![format!("cpu{id} busy%")]);
     feed(&mut a, 5);
-    a.view = View::Graphs;
+    a.app_mut().selection_mut().show(View::Graphs);
     let graphs = screen(&a, 160, 48);
     let pinned = graphs
         .lines()
@@ -762,9 +836,9 @@ fn a_click_on_a_cpu_row_selects_it_on_any_page_and_p_pins_its_busy_share() {
         .unwrap_or_else(|| panic!("no graph row for cpu{id}:\n{graphs}"));
     assert!(pinned.chars().any(|c| "▁▂▃▄▅▆▇█".contains(c)), "{pinned}");
     // Moving the value cursor gives `p` back to the values.
-    a.view = View::Overview;
-    a.update(KeyAction::Down);
-    assert_eq!(a.selected_cpu, None);
+    a.app_mut().selection_mut().show(View::Overview);
+    a.key(KeyAction::Down);
+    assert_eq!(a.app().selection().selected_cpu(), None);
 }
 
 #[test]
@@ -775,9 +849,9 @@ fn t_tunes_the_simulated_rules_and_a_picked_point_opens_in_the_whatif() {
         Some("examples/rules/oscillating-tight.conf"),
         81,
     );
-    app.update(KeyAction::Tune);
-    assert!(app.tune_shown);
-    if let Some(job) = app.tune.as_mut() {
+    app.key(KeyAction::Tune);
+    assert!(app.app().modals().is_open(&Modal::Tune));
+    if let Some(job) = app.app_mut().tune_mut() {
         job.wait();
     }
     let s = screen(&app, 80, 24);
@@ -785,17 +859,22 @@ fn t_tunes_the_simulated_rules_and_a_picked_point_opens_in_the_whatif() {
     assert!(s.contains("★ recommended"), "{s}");
     both("tune_front", &app);
     // Pick the recommended row and open it.
-    let rows = app.tune.as_ref().map(|j| j.front()).unwrap_or_default();
+    let rows = app.app().tune().map(|j| j.front()).unwrap_or_default();
     let at = rows
         .iter()
         .position(|r| r.recommended)
         .expect("a recommendation");
     for _ in 0..at {
-        app.tune_key(KeyEvent::from(KeyCode::Down));
+        app.app_mut().tune_key(KeyEvent::from(KeyCode::Down));
     }
-    app.tune_key(KeyEvent::from(KeyCode::Enter));
-    assert!(!app.tune_shown);
-    let editor = app.whatif.clone().expect("the what-if editor opened");
+    app.app_mut().tune_key(KeyEvent::from(KeyCode::Enter));
+    assert!(!app.app().modals().is_open(&Modal::Tune));
+    let editor = app
+        .app()
+        .modals()
+        .whatif()
+        .cloned()
+        .expect("the what-if editor opened");
     assert!(!editor.edits.is_empty(), "the tuned numbers are edits");
     let result = editor.result.expect("and it ran");
     assert!(result.closed_loop);
@@ -809,7 +888,7 @@ fn t_tunes_the_simulated_rules_and_a_picked_point_opens_in_the_whatif() {
 #[test]
 fn t_without_a_simulator_says_why() {
     let mut a = app(RECOMMENDED, SERIES, 6, Mode::Observe);
-    a.update(KeyAction::Tune);
-    assert!(a.tune.is_none());
+    a.key(KeyAction::Tune);
+    assert!(a.app().tune().is_none());
     assert!(screen(&a, 80, 24).contains("start plugtop with --sim"));
 }

@@ -92,7 +92,7 @@ pub fn rows_for_cpus(inner_height: u16) -> usize {
 /// (never pulled back to fill the screen), so each CPU is on exactly one
 /// page; one row goes to "… more" when they do not all fit.
 fn page(app: &App, total: usize, room: usize) -> (usize, usize) {
-    let scroll = app.cpu_scroll.min(total.saturating_sub(1));
+    let scroll = app.selection().cpu_scroll().min(total.saturating_sub(1));
     let shown = if total - scroll > room {
         room.saturating_sub(1)
     } else {
@@ -166,7 +166,7 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {
     let overflow = total - scroll > room;
     for load in f.loads.iter().skip(scroll).take(shown) {
         let name = format!("cpu{}", load.id());
-        let selected = app.selected_cpu == Some(load.id());
+        let selected = app.selection().selected_cpu() == Some(load.id());
         let mut line = match load {
             CpuLoad::Active { delta, total, .. } => row(&name, delta, *total, columns, bar, theme),
             CpuLoad::Fresh { .. } => Line::from(vec![

@@ -21,8 +21,8 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {
     let inner = block.inner(area);
     frame.render_widget(block, area);
     let mut lines: Vec<Line<'_>> = Vec::new();
-    let config = app.session.watch().flap.config();
-    let flapping = app.session.watch().flapping();
+    let config = app.board().flips().config();
+    let flapping = app.board().flips().flapping();
     if flapping.is_empty() {
         lines.push(Line::from(Span::styled(
             format!(
@@ -35,17 +35,17 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {
     for f in flapping {
         lines.push(Line::from(Span::styled(f.to_string(), theme.warning())));
     }
-    for l in &app.session.watch().loops {
+    for l in app.board().flips().loops() {
         lines.push(Line::from(Span::styled(l.to_string(), theme.warning())));
     }
-    for h in &app.hints {
+    for h in app.hints() {
         lines.push(Line::from(vec![
             Span::styled(format!("hint [{}] ", h.name), theme.title()),
             Span::raw(format!("{}: {}", h.evidence, h.advice)),
         ]));
     }
     lines.push(Line::from(""));
-    if app.session.watch().changes.is_empty() {
+    if app.board().flips().changes().is_empty() {
         lines.push(Line::from(Span::styled(
             "no decision has changed yet",
             theme.dim(),
@@ -59,8 +59,11 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {
             .wrap(Wrap { trim: false })
             .line_count(inner.width.max(1))
     };
-    let changes = &app.session.watch().changes;
-    let scroll = app.flips_scroll.min(changes.len().saturating_sub(1));
+    let changes = app.board().flips().changes();
+    let scroll = app
+        .selection()
+        .flips_scroll()
+        .min(changes.len().saturating_sub(1));
     let room = usize::from(inner.height)
         .saturating_sub(height(&lines))
         .saturating_sub(usize::from(scroll > 0));

@@ -17,11 +17,11 @@ use crate::tui::app::App;
 /// Draws the graphs view.
 pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {
     let width = (area.width as usize).saturating_sub(26).max(8);
-    let kept = app.history.series(Metric::OnlineCpus).len();
+    let kept = app.timeline().history().series(Metric::OnlineCpus).len();
     let drawn = kept.min(width);
     // While time-travelling, the interval shown is this many columns left
     // of the newest one.
-    let back = app.cursor.unwrap_or(0);
+    let back = app.timeline().cursor().unwrap_or(0);
     let title = if back > 0 {
         format!(" Graphs: last {drawn} intervals, newest right, ▲ the one shown ({back} back) ")
     } else {
@@ -50,7 +50,7 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {
     };
     let mut lines = Vec::new();
     for (name, metric) in graphs {
-        let values: Vec<f64> = app.history.series(metric).values().collect();
+        let values: Vec<f64> = app.timeline().history().series(metric).values().collect();
         lines.push(Line::from(vec![
             Span::styled(format!("{name:<18}"), theme.text()),
             Span::styled(
@@ -70,7 +70,8 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {
     }
     // Actions on the time axis, right-aligned like the graphs.
     let actions: String = app
-        .frames
+        .timeline()
+        .frames()
         .iter()
         .take(width)
         .rev()
@@ -98,7 +99,7 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {
             theme.title(),
         ));
     }
-    for (name, series) in app.history.pinned() {
+    for (name, series) in app.timeline().history().pinned() {
         let values: Vec<f64> = series.values().collect();
         lines.push(Line::from(vec![
             Span::styled(format!("{name:<18}"), theme.text()),

@@ -13,7 +13,7 @@ use crate::tui::app::{App, SourceLabel, View};
 
 /// Draws the header into `area` (two lines).
 pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {
-    let source = match &app.source {
+    let source = match app.source() {
         SourceLabel::Live(root) if root == "/" => "live".to_string(),
         SourceLabel::Live(root) => format!("root {root}"),
         SourceLabel::Replay { file, speed } => format!("replay {} ×{speed}", file_name(file)),
@@ -25,26 +25,26 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {
         Some(f) => (format!("#{}", f.number), super::clock(f.sample.stamp)),
         None => ("-".into(), "--:--:--".into()),
     };
-    let position = match app.cursor {
+    let position = match app.timeline().cursor() {
         Some(k) if k > 0 => format!(" ({k} back)"),
         _ => String::new(),
     };
-    let source = match &app.source_status {
+    let source = match app.source_status() {
         Some(status) => format!("{source} · {status}"),
         None => source,
     };
     let clock = format!("{interval}{position} {time}");
-    let host = match &app.guest {
-        Some(guest) => format!("{} ({guest})", app.host),
-        None => app.host.clone(),
+    let host = match &app.machine().guest {
+        Some(guest) => format!("{} ({guest})", app.machine().host),
+        None => app.machine().host.clone(),
     };
     let middle = header_middle(
         usize::from(area.width),
         &clock,
         [
             host.as_str(),
-            app.host.as_str(),
-            app.kernel.as_str(),
+            app.machine().host.as_str(),
+            app.machine().kernel.as_str(),
             file_name(app.file().name()),
             source.as_str(),
         ],
@@ -62,7 +62,7 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {
 /// spans is which view's tab: drawing and mouse clicks use the same spans.
 fn second_line_spans(app: &App, theme: &Theme) -> (Vec<Span<'static>>, Vec<(usize, View)>) {
     let mut tabs = Vec::new();
-    let mode = app.session.controller().mode();
+    let mode = app.board().mode();
     let mut second = vec![
         Span::styled(
             format!(" {} ", mode.to_string().to_uppercase()),
@@ -70,11 +70,11 @@ fn second_line_spans(app: &App, theme: &Theme) -> (Vec<Span<'static>>, Vec<(usiz
         ),
         Span::raw(format!(" every {}s ", app.rules().settings.update)),
     ];
-    if app.paused {
+    if app.timeline().paused() {
         second.push(Span::styled(" PAUSED ", theme.warning()));
         second.push(Span::raw(" "));
     }
-    for f in app.session.watch().flapping() {
+    for f in app.board().flips().flapping() {
         second.push(Span::styled(
             format!(
                 " {} FLAPPING ~{:.0} ",
@@ -88,8 +88,8 @@ fn second_line_spans(app: &App, theme: &Theme) -> (Vec<Span<'static>>, Vec<(usiz
         ));
         second.push(Span::raw(" "));
     }
-    if app.session.controller().pending().is_some() {
-        let text = if app.proposal_hidden {
+    if app.board().pending().is_some() {
+        let text = if app.proposal_hidden() {
             " PROPOSAL WAITING (Esc'd): y/n "
         } else {
             " PROPOSAL WAITING: y/n "
@@ -98,7 +98,7 @@ fn second_line_spans(app: &App, theme: &Theme) -> (Vec<Span<'static>>, Vec<(usiz
         second.push(Span::raw(" "));
     }
     for v in View::ALL {
-        let style = if v == app.view {
+        let style = if v == app.selection().view() {
             theme.selected()
         } else {
             theme.dim()
@@ -174,7 +174,8 @@ pub fn warnings(app: &App) -> Vec<String> {
     if !app.rules().mem_enabled {
         out.push(
             if app
-                .frames
+                .timeline()
+                .frames()
                 .front()
                 .is_some_and(|f| f.sample.cmm_pages.is_none())
             {
@@ -184,21 +185,25 @@ pub fn warnings(app: &App) -> Vec<String> {
             },
         );
     }
-    if !app.kernel_lint.is_empty() {
+    if !app.kernel_lint().is_empty() {
         out.push(format!(
             "RULES NAME {} FIELD{} THIS KERNEL LACKS (log)",
-            app.kernel_lint.len(),
-            if app.kernel_lint.len() == 1 { "" } else { "S" }
+            app.kernel_lint().len(),
+            if app.kernel_lint().len() == 1 {
+                ""
+            } else {
+                "S"
+            }
         ));
     }
-    if !app.hints.is_empty() {
+    if !app.hints().is_empty() {
         out.push(format!(
             "{} HINT{} (Flips)",
-            app.hints.len(),
-            if app.hints.len() == 1 { "" } else { "S" }
+            app.hints().len(),
+            if app.hints().len() == 1 { "" } else { "S" }
         ));
     }
-    if !app.session.watch().loops.is_empty() {
+    if !app.board().flips().loops().is_empty() {
         out.push("FEEDBACK LOOP".to_string());
     }
     if let Some(d) = app.frame().and_then(|f| f.decision.as_ref()) {

@@ -8,6 +8,7 @@ use ratatui::widgets::{Block, Borders, Paragraph, Wrap};
 use super::theme::Theme;
 use crate::rules::eval::Outcome;
 use crate::tui::app::{App, LogKind, LogLine};
+use crate::tui::modal::Modal;
 
 /// The end of a long (pasted) search text, where the typing goes on: no
 /// more than `room` characters, a cut marked `…`.
@@ -20,11 +21,11 @@ fn tail(text: &str, room: usize) -> String {
 
 /// Draws the newest log lines (or, in the log view, the scrolled ones).
 pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme, full: bool) {
-    let travelling = app.cursor.is_some();
+    let travelling = app.timeline().cursor().is_some();
     // The search applies to the Log view, not the overview's panel.
     let filter = app
-        .log_filter
-        .as_ref()
+        .log()
+        .filter()
         .filter(|_| full)
         .map(|f| f.to_lowercase());
     let matches = |l: &&LogLine| {
@@ -38,8 +39,8 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme, full: b
         (false, false) => " Log ".to_string(),
         (false, true) => " Log up to the interval shown ".to_string(),
     };
-    let title = match (&app.log_filter, full) {
-        (Some(f), true) if app.log_filter_editing => {
+    let title = match (app.log().filter(), full) {
+        (Some(f), true) if app.modals().is_open(&Modal::Search) => {
             let f = tail(f, usize::from(area.width));
             format!(" Search the log: {f}▏ (Enter keeps, Esc drops) ")
         }
@@ -58,7 +59,7 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme, full: b
     let room = inner.height as usize;
     let shown = app.log_shown().filter(matches).count();
     let scroll = if full {
-        app.log_scroll.min(shown.saturating_sub(room))
+        app.log().scroll().min(shown.saturating_sub(room))
     } else {
         0
     };

@@ -28,7 +28,7 @@ pub const MIN_HEIGHT: u16 = 24;
 /// Draws the whole screen.
 pub fn draw(frame: &mut Frame<'_>, app: &App) {
     let area = frame.area();
-    let theme = Theme { color: app.color };
+    let theme = Theme { color: app.color() };
     if area.width < MIN_WIDTH || area.height < MIN_HEIGHT {
         let msg = vec![
             Line::from(Span::styled("plugtop needs at least 80×24", theme.title())),
@@ -46,7 +46,7 @@ pub fn draw(frame: &mut Frame<'_>, app: &App) {
     }
     let rows = screen_rows(area);
     header::draw(frame, rows[0], app, &theme);
-    match app.view {
+    match app.selection().view() {
         View::Overview => overview(frame, rows[1], app, &theme),
         View::Rules => rules::draw_tree(frame, rows[1], app, &theme),
         View::Graphs => graphs::draw(frame, rows[1], app, &theme),
@@ -106,7 +106,7 @@ pub fn click_target(app: &App, size: Rect, column: u16, row: u16) -> Option<Targ
     if row == rows[0].y + 1 {
         return header::tab_at(app, column).map(Target::View);
     }
-    if app.view == crate::tui::app::View::Overview {
+    if app.selection().view() == crate::tui::app::View::Overview {
         let [cpus, _, rules_area, _] = overview_areas(rows[1]);
         if let Some(id) = cpu::id_at(app, cpus, column, row) {
             return Some(Target::Cpu(id));
@@ -124,11 +124,11 @@ pub fn click_target(app: &App, size: Rect, column: u16, row: u16) -> Option<Targ
 /// rule, a CPU's row selects that CPU (the app keeps the screen's size for
 /// this).
 pub fn click(app: &mut App, column: u16, row: u16) {
-    let (w, h) = app.screen_size;
+    let (w, h) = app.screen_size();
     match click_target(app, Rect::new(0, 0, w, h), column, row) {
-        Some(Target::View(v)) => app.view = v,
-        Some(Target::Rule(k)) => app.rule = k,
-        Some(Target::Cpu(id)) => app.selected_cpu = Some(id),
+        Some(Target::View(v)) => app.selection_mut().show(v),
+        Some(Target::Rule(k)) => app.selection_mut().select_rule(k),
+        Some(Target::Cpu(id)) => app.selection_mut().select_cpu(id),
         None => {}
     }
 }
@@ -157,16 +157,21 @@ fn overview(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {
 /// hints as still fit, so nothing is cut at 80 columns.
 fn status(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {
     let mut extras: Vec<Span<'_>> = Vec::new();
-    if !app.mouse {
+    // A write to the guest in progress (a CPU going offline can take
+    // seconds): said here while keys go on working.
+    if let Some(what) = app.working() {
+        extras.push(Span::styled(format!("  … {what}"), theme.warning()));
+    }
+    if !app.mouse() {
         extras.push(Span::styled("  mouse off (m)", theme.warning()));
     }
-    if let Some(id) = app.selected_cpu {
+    if let Some(id) = app.selection().selected_cpu() {
         extras.push(Span::styled(
             format!("  cpu{id}: p pins its busy %"),
             theme.title(),
         ));
     }
-    if let Some(cpu) = app.own_cpu {
+    if let Some(cpu) = app.own_cpu() {
         extras.push(Span::raw(format!("  plugtop {cpu:.2}% CPU")));
     }
     let taken: usize = extras.iter().map(|s| s.content.chars().count()).sum();

@@ -13,6 +13,7 @@ use crate::report::trace;
 use crate::rules::RuleKind;
 use crate::tui::app::{App, Dialog};
 use crate::tui::keys::BINDINGS;
+use crate::tui::modal::Modal;
 use crate::tui::whatif::WhatIfEditor;
 
 fn centered(area: Rect, width: u16, height: u16) -> Rect {
@@ -140,7 +141,7 @@ fn whatif(frame: &mut Frame<'_>, area: Rect, app: &App, editor: &WhatIfEditor, t
         None => lines.push(Line::from(Span::styled(
             format!(
                 "Enter runs the edited rules over all {} intervals on screen",
-                app.frames.len()
+                app.timeline().frames().len()
             ),
             theme.dim(),
         ))),
@@ -183,7 +184,8 @@ fn timelines(
 ) {
     let width = inner_width.saturating_sub(10).max(1);
     let shown: Vec<_> = app
-        .frames
+        .timeline()
+        .frames()
         .iter()
         .rev()
         .filter(|f| f.number <= r.upto)
@@ -254,20 +256,26 @@ fn timelines(
     )));
 }
 
-/// Draws whatever is open over the screen.
+/// Draws the layers open over the screen, bottom first, so the one on top
+/// (the one keys go to, [`crate::tui::dispatch`]) is drawn last; with none
+/// open, the proposal waiting for an answer.
 pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {
-    if let Some(editor) = &app.whatif {
-        whatif(frame, area, app, editor, theme);
-    } else if let Some(job) = app.tune.as_ref().filter(|_| app.tune_shown) {
-        tune_box(frame, area, job, theme);
+    for layer in app.modals().layers() {
+        match layer {
+            Modal::WhatIf(editor) => whatif(frame, area, app, editor, theme),
+            Modal::Tune => {
+                if let Some(job) = app.tune() {
+                    tune_box(frame, area, job, theme);
+                }
+            }
+            Modal::Help => help(frame, area, theme),
+            Modal::Export(input) => export_prompt(frame, area, app, input, theme),
+            Modal::Dialog(d) => dialog(frame, area, d, theme),
+            // The search is typed into the Log view's title.
+            Modal::Search => {}
+        }
     }
-    if app.help {
-        help(frame, area, theme);
-    } else if let Some(input) = &app.export_prompt {
-        export_prompt(frame, area, app, input, theme);
-    } else if let Some(d) = &app.dialog {
-        dialog(frame, area, d, theme);
-    } else {
+    if app.modals().is_empty() {
         proposal(frame, area, app, theme);
     }
 }
@@ -356,7 +364,7 @@ fn export_prompt(
     let lines = vec![
         Line::from(format!(
             "Write the log ({} lines) to this new file:",
-            app.log.len()
+            app.log().lines().len()
         )),
         Line::from(vec![
             Span::raw(before),
@@ -468,9 +476,9 @@ fn standing(p: &crate::control::controller::Proposal) -> String {
 
 /// The step-confirm proposal, unless hidden, at the bottom of the screen.
 fn proposal(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {
-    if app.session.controller().mode() == Mode::Step
-        && !app.proposal_hidden
-        && let Some(p) = app.session.controller().pending()
+    if app.board().mode() == Mode::Step
+        && !app.proposal_hidden()
+        && let Some(p) = app.board().pending()
     {
         // Exactly the values `y` applies, with the latest interval's
         // reasons; what the latest revision changed is marked, so a moving
@@ -489,7 +497,12 @@ fn proposal(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {
         lines.push(Line::from(format!("interval #{}: {}", p.reading, p.why)));
         lines.push(Line::styled(standing(p), theme.dim()));
         let mut reasons: Vec<Line<'_>> = Vec::new();
-        if let Some(f) = app.frames.iter().find(|f| f.number == p.reading) {
+        if let Some(f) = app
+            .timeline()
+            .frames()
+            .iter()
+            .find(|f| f.number == p.reading)
+        {
             for kind in RuleKind::ALL {
                 if let Some(e) = trace::explain(app.rules(), app.file(), &f.trace, kind)
                     && e.contains(" true because")

@@ -94,7 +94,11 @@ pub fn draw_summary(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme)
                 })
                 .unwrap_or_default(),
         };
-        let marker = if kind == app.rule { "▸" } else { " " };
+        let marker = if kind == app.selection().rule() {
+            "▸"
+        } else {
+            " "
+        };
         let mut spans = vec![
             Span::raw(marker),
             Span::styled(format!("{:<10}", kind.file_name()), theme.text()),
@@ -118,7 +122,7 @@ fn tree_line<'a>(app: &App, r: &'a trace::Row, selected: bool, theme: &Theme) ->
         "  ".repeat(r.depth)
     };
     let fold = if r.variable {
-        if app.expanded.contains(&r.node) {
+        if app.selection().is_expanded(r.node) {
             "▾ "
         } else {
             "▸ "
@@ -154,7 +158,7 @@ fn tree_line<'a>(app: &App, r: &'a trace::Row, selected: bool, theme: &Theme) ->
 
 /// The full tree of the selected rule.
 pub fn draw_tree(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {
-    let kind = app.rule;
+    let kind = app.selection().rule();
     let title = format!(
         " Truth trace of {} (t next rule, ↑↓ move, Enter expands the variable) ",
         kind.file_name()
@@ -202,9 +206,12 @@ pub fn draw_tree(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {
         ));
     }
     let rows = trace::rows(app.rules(), app.file(), &f.trace, kind, &|n| {
-        app.expanded.contains(&n)
+        app.selection().is_expanded(n)
     });
-    let cursor = app.tree_scroll.min(rows.len().saturating_sub(1));
+    let cursor = app
+        .selection()
+        .tree_scroll()
+        .min(rows.len().saturating_sub(1));
     let body: Vec<Line<'_>> = rows
         .iter()
         .enumerate()

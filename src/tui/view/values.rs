@@ -105,13 +105,16 @@ fn visible<'a>(
     // The cursor moves over the pinnable values (App::pinnable), which
     // include the two averages that lead the panel.
     let pinnable = app.pinnable();
-    let cursor = app.value_cursor.min(variables.saturating_sub(1));
+    let cursor = app
+        .selection()
+        .value_cursor()
+        .min(variables.saturating_sub(1));
     let selected = pinnable
         .get(cursor)
         .and_then(|name| rows.iter().position(|(n, _)| n == name))
         .unwrap_or(fixed);
     // Until the user moves the cursor, the panel shows its top.
-    let first = if selected < room || app.value_cursor == 0 {
+    let first = if selected < room || app.selection().value_cursor() == 0 {
         0
     } else {
         selected
@@ -124,7 +127,7 @@ fn visible<'a>(
         .skip(first)
         .take(room)
         .map(|(i, (name, value))| {
-            let pinned = app.pinned.iter().any(|p| p == name);
+            let pinned = app.timeline().pinned().iter().any(|p| p == name);
             let mut spans = vec![
                 Span::styled(
                     format!("{name:<label_width$} "),
@@ -138,7 +141,8 @@ fn visible<'a>(
             ];
             if pinned {
                 let series: Vec<f64> = app
-                    .history
+                    .timeline()
+                    .history()
                     .pinned()
                     .find(|(n, _)| n == name)
                     .map(|(_, s)| s.values().collect())
@@ -146,7 +150,7 @@ fn visible<'a>(
                 spans.push(Span::raw(format!(" {}", sparkline(&series, 16))));
             }
             let line = Line::from(spans);
-            if i == selected && !pinnable.is_empty() && app.selected_cpu.is_none() {
+            if i == selected && !pinnable.is_empty() && app.selection().selected_cpu().is_none() {
                 line.style(theme.selected())
             } else {
                 line

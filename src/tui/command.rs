@@ -1,0 +1,34 @@
+//! What the screen thread asks of the control thread: the one message
+//! that way, made by the key handling ([`super::app`], [`super::dispatch`])
+//! and carried out by [`super::control`] (or [`super::local`]).
+
+use std::path::PathBuf;
+
+use super::keys::KeyAction;
+use crate::control::controller::{Mode, Proposal};
+
+/// What the screen thread asks of the control thread.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Command {
+    /// A key whose action needs files, the lock, the guest or the pace:
+    /// `s`, `A`, `r`, `+`, `-`.
+    Act(KeyAction),
+    /// Switch to this mode (`o`, or `y` on the autonomous question).
+    SetMode(Mode),
+    /// `y` on the arming question: take the guest and act in this mode.
+    Arm(Mode),
+    /// `y` on this proposal, exactly as it was on screen.
+    Accept(Box<Proposal>),
+    /// `n` on the proposal.
+    Reject,
+    /// Write this log text to this path (`e`, then Enter).
+    Export { path: PathBuf, text: String },
+    /// Keys changed what the screen shows; `paused` says whether readings
+    /// of a recording wait.
+    Wake { paused: bool },
+    /// The user quit.
+    Quit,
+    /// A signal ends the screen (it is in the [`super::stop::StopFlag`] too; this wakes
+    /// the thread).
+    Stop(i32),
+}

@@ -1,0 +1,221 @@
+//! The screen's log: lines said by the control loop and the screen, with a
+//! repeat said again in a row counted rather than repeated, bounded in
+//! length, plus the Log view's scroll and search text. Kept by the screen
+//! thread; the control thread sends it lines ([`super::update::Update`]).
+
+use std::collections::VecDeque;
+
+use crate::kernel::Stamp;
+use crate::tui::line_input::one_line;
+
+/// How many lines the log keeps: the oldest go first.
+pub const LOG_LINES: usize = 1000;
+
+/// What kind of line the log holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LogKind {
+    Decision,
+    Action,
+    Problem,
+    Note,
+}
+
+/// One log line; the same line said again in a row is counted, not
+/// repeated (observe mode says "would unplug cpu3" every interval).
+#[derive(Debug, Clone, PartialEq)]
+pub struct LogLine {
+    pub stamp: Stamp,
+    pub kind: LogKind,
+    pub text: String,
+    /// How many times in a row it was said (1 for once).
+    pub times: u32,
+    /// When it was last said.
+    pub last: Stamp,
+}
+
+impl LogLine {
+    /// The text with its repeat count, as shown and exported.
+    pub fn shown(&self) -> String {
+        if self.times > 1 {
+            format!(
+                "{} ×{} (last {})",
+                self.text,
+                self.times,
+                crate::report::time_of_day(self.last)
+            )
+        } else {
+            self.text.clone()
+        }
+    }
+}
+
+/// The lines, how far the Log view is scrolled back, and its search.
+#[derive(Debug, Default)]
+pub struct LogBook {
+    lines: VecDeque<LogLine>,
+    /// Lines back from the newest, in the Log view (never past the oldest).
+    scroll: usize,
+    /// The Log view's search (`/`): lines containing this text, any case.
+    filter: Option<String>,
+}
+
+impl LogBook {
+    /// An empty log.
+    pub fn new() -> Self {
+        LogBook {
+            lines: VecDeque::with_capacity(LOG_LINES),
+            scroll: 0,
+            filter: None,
+        }
+    }
+
+    /// Adds a line said at `stamp`, or counts it when it repeats the last.
+    pub fn note(&mut self, stamp: Stamp, kind: LogKind, text: String) {
+        if let Some(last) = self.lines.back_mut()
+            && last.kind == kind
+            && last.text == text
+        {
+            last.times = last.times.saturating_add(1);
+            last.last = stamp;
+            return;
+        }
+        if self.lines.len() == LOG_LINES {
+            self.lines.pop_front();
+        }
+        self.lines.push_back(LogLine {
+            stamp,
+            kind,
+            text,
+            times: 1,
+            last: stamp,
+        });
+    }
+
+    /// Every line kept, oldest first.
+    pub fn lines(&self) -> &VecDeque<LogLine> {
+        &self.lines
+    }
+
+    /// The lines said up to `until` (all of them for `None`), oldest first.
+    pub fn until(&self, until: Option<Stamp>) -> impl DoubleEndedIterator<Item = &LogLine> {
+        self.lines
+            .iter()
+            .filter(move |l| until.is_none_or(|u| l.stamp <= u))
+    }
+
+    /// Lines back from the newest the Log view shows.
+    pub fn scroll(&self) -> usize {
+        self.scroll
+    }
+
+    /// One line back in time (`back`) or towards now, never past the oldest.
+    pub fn scroll_by(&mut self, back: bool) {
+        self.scroll = if back {
+            self.scroll + 1
+        } else {
+            self.scroll.saturating_sub(1)
+        }
+        .min(self.lines.len());
+    }
+
+    /// The search text, while there is one.
+    pub fn filter(&self) -> Option<&str> {
+        self.filter.as_deref()
+    }
+
+    /// `/`: a new, empty search, from the newest line.
+    pub fn start_search(&mut self) {
+        self.filter = Some(String::new());
+        self.scroll = 0;
+    }
+
+    /// Adds typed or pasted text to the search, made one line.
+    pub fn type_text(&mut self, text: &str) {
+        self.filter
+            .get_or_insert_with(String::new)
+            .push_str(&one_line(text));
+        self.scroll = 0;
+    }
+
+    /// A key while the search is typed; whether it is still being typed
+    /// (Enter keeps a non-empty search, Esc drops it).
+    pub fn search_key(&mut self, key: crossterm::event::KeyEvent) -> bool {
+        use crossterm::event::KeyCode;
+        let text = self.filter.get_or_insert_with(String::new);
+        let editing = match key.code {
+            KeyCode::Char(c) => {
+                text.push(c);
+                true
+            }
+            KeyCode::Backspace => {
+                text.pop();
+                true
+            }
+            KeyCode::Enter => {
+                if text.is_empty() {
+                    self.filter = None;
+                }
+                false
+            }
+            KeyCode::Esc => {
+                self.filter = None;
+                false
+            }
+            _ => true,
+        };
+        self.scroll = 0;
+        editing
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crossterm::event::{KeyCode, KeyEvent};
+
+    fn at(seconds: i64) -> Stamp {
+        Stamp::new(seconds, 0)
+    }
+
+    #[test]
+    fn a_repeat_in_a_row_is_counted_and_the_log_keeps_its_newest_lines() {
+        let mut log = LogBook::new();
+        log.note(at(1), LogKind::Decision, "would unplug".into());
+        log.note(at(2), LogKind::Decision, "would unplug".into());
+        log.note(at(3), LogKind::Note, "would unplug".into());
+        assert_eq!(log.lines().len(), 2, "another kind is another line");
+        assert_eq!(log.lines()[0].times, 2);
+        assert_eq!(log.lines()[0].last, at(2));
+        for i in 0..LOG_LINES + 5 {
+            log.note(at(4), LogKind::Note, format!("line {i}"));
+        }
+        assert_eq!(log.lines().len(), LOG_LINES);
+        assert_eq!(
+            log.lines().back().map(|l| l.text.as_str()),
+            Some(format!("line {}", LOG_LINES + 4).as_str())
+        );
+        assert_eq!(log.until(Some(at(3))).count(), 0, "the early lines went");
+    }
+
+    #[test]
+    fn scrolling_stops_at_the_ends_and_an_empty_search_is_dropped() {
+        let mut log = LogBook::new();
+        log.scroll_by(false);
+        assert_eq!(log.scroll(), 0);
+        log.note(at(1), LogKind::Note, "a".into());
+        for _ in 0..5 {
+            log.scroll_by(true);
+        }
+        assert_eq!(log.scroll(), 1, "never past the oldest line");
+        log.start_search();
+        assert_eq!((log.filter(), log.scroll()), (Some(""), 0));
+        assert!(!log.search_key(KeyEvent::from(KeyCode::Enter)));
+        assert_eq!(log.filter(), None, "Enter on nothing keeps no search");
+        log.start_search();
+        log.type_text("two\nlines");
+        assert_eq!(log.filter(), Some("two lines"), "made one line");
+        assert!(log.search_key(KeyEvent::from(KeyCode::Backspace)));
+        assert!(!log.search_key(KeyEvent::from(KeyCode::Esc)));
+        assert_eq!(log.filter(), None);
+    }
+}

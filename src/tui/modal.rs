@@ -1,0 +1,199 @@
+//! What lies over the screen and takes the keys. One [`Modal`] enum is
+//! both what the overlay draws ([`super::view::overlay`]) and what the key
+//! routing asks ([`super::dispatch`]): the layer drawn on top is always the
+//! one the keys go to. A message the control thread sends while something
+//! is open goes over it, and the layer under it gets the keys back once it
+//! is closed.
+
+use super::line_input::LineInput;
+use super::whatif::WhatIfEditor;
+use crate::control::controller::Mode;
+
+/// What arming a live guest will take and give back, shown before it
+/// happens so nobody changes a machine by habit (htop's `s` is strace).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ArmInfo {
+    /// The mode asked for.
+    pub mode: Mode,
+    pub host: String,
+    pub architecture: String,
+    /// "z/VM guest LINUX01", "s390x, not a z/VM guest (LPAR)", "not a z/VM guest".
+    pub guest: String,
+    pub root: String,
+    pub lock: String,
+    pub journal: String,
+    /// What quitting puts back: the online CPUs and the pool.
+    pub restore_to: String,
+}
+
+/// A question on top of the screen.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Dialog {
+    /// Switching to autonomous mode needs a yes.
+    ConfirmAuto,
+    /// Taking the lock and journaling a live guest needs a yes; the front
+    /// end arms on `y`.
+    Arm(ArmInfo),
+    /// Something the user must read (e.g. why a mode is not possible).
+    Message(String),
+}
+
+/// One layer over the screen, with the state it edits.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Modal {
+    /// The key table (`?`); any key closes it.
+    Help,
+    /// A question or a message.
+    Dialog(Dialog),
+    /// The tune's progress and front (`T`); the job itself runs on and
+    /// stays with the app when the box is closed.
+    Tune,
+    /// `e`: the path the log is written to, being typed.
+    Export(LineInput),
+    /// `w`: the what-if editor.
+    WhatIf(Box<WhatIfEditor>),
+    /// `/`: the log search being typed (the text is the log's).
+    Search,
+}
+
+impl Modal {
+    /// Whether typed characters go into this layer as text.
+    pub fn takes_text(&self) -> bool {
+        matches!(self, Modal::Export(_) | Modal::WhatIf(_) | Modal::Search)
+    }
+}
+
+/// The layers open, the bottom one first; the last is on top.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Modals {
+    stack: Vec<Modal>,
+}
+
+impl Modals {
+    /// The layer on top: what is drawn last and takes the keys.
+    pub fn top(&self) -> Option<&Modal> {
+        self.stack.last()
+    }
+
+    /// The layer on top, to edit.
+    pub fn top_mut(&mut self) -> Option<&mut Modal> {
+        self.stack.last_mut()
+    }
+
+    /// Every layer, bottom first, as drawn.
+    pub fn layers(&self) -> &[Modal] {
+        &self.stack
+    }
+
+    /// Puts `modal` on top. A dialog replaces a dialog on top (the newest
+    /// question is the one to answer); any other kind already open is
+    /// taken out first, so each kind is open once.
+    pub fn open(&mut self, modal: Modal) {
+        if matches!(modal, Modal::Dialog(_)) {
+            if matches!(self.top(), Some(Modal::Dialog(_))) {
+                self.stack.pop();
+            }
+        } else {
+            let kind = std::mem::discriminant(&modal);
+            self.stack.retain(|m| std::mem::discriminant(m) != kind);
+        }
+        self.stack.push(modal);
+    }
+
+    /// Takes the layer on top away.
+    pub fn close_top(&mut self) -> Option<Modal> {
+        self.stack.pop()
+    }
+
+    /// Takes every layer of `modal`'s kind away, wherever it is.
+    pub fn close(&mut self, kind: &Modal) {
+        let kind = std::mem::discriminant(kind);
+        self.stack.retain(|m| std::mem::discriminant(m) != kind);
+    }
+
+    /// The dialog on top, if the top is one.
+    pub fn dialog(&self) -> Option<&Dialog> {
+        match self.top() {
+            Some(Modal::Dialog(d)) => Some(d),
+            _ => None,
+        }
+    }
+
+    /// The what-if editor, wherever it lies.
+    pub fn whatif(&self) -> Option<&WhatIfEditor> {
+        self.stack.iter().find_map(|m| match m {
+            Modal::WhatIf(e) => Some(e.as_ref()),
+            _ => None,
+        })
+    }
+
+    /// The what-if editor when it has the keys.
+    pub fn whatif_on_top(&mut self) -> Option<&mut WhatIfEditor> {
+        match self.top_mut() {
+            Some(Modal::WhatIf(e)) => Some(e.as_mut()),
+            _ => None,
+        }
+    }
+
+    /// The export path being typed, when it has the keys.
+    pub fn export_on_top(&mut self) -> Option<&mut LineInput> {
+        match self.top_mut() {
+            Some(Modal::Export(input)) => Some(input),
+            _ => None,
+        }
+    }
+
+    /// Whether `kind`'s layer is open anywhere.
+    pub fn is_open(&self, kind: &Modal) -> bool {
+        let kind = std::mem::discriminant(kind);
+        self.stack.iter().any(|m| std::mem::discriminant(m) == kind)
+    }
+
+    /// Whether nothing is open.
+    pub fn is_empty(&self) -> bool {
+        self.stack.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn message(text: &str) -> Modal {
+        Modal::Dialog(Dialog::Message(text.into()))
+    }
+
+    #[test]
+    fn each_kind_is_open_once_and_the_newest_question_replaces_an_older_one() {
+        let mut m = Modals::default();
+        m.open(Modal::Search);
+        m.open(Modal::Help);
+        m.open(Modal::Search);
+        assert_eq!(
+            m.layers(),
+            &[Modal::Help, Modal::Search],
+            "moved on top, once"
+        );
+        m.open(message("one"));
+        m.open(message("two"));
+        assert_eq!(m.layers().len(), 3);
+        assert_eq!(m.dialog(), Some(&Dialog::Message("two".into())));
+        m.close_top();
+        assert_eq!(m.top(), Some(&Modal::Search), "the layer under it is back");
+        assert!(m.top().is_some_and(Modal::takes_text));
+    }
+
+    #[test]
+    fn closing_a_kind_takes_it_from_anywhere_and_an_empty_stack_closes_nothing() {
+        let mut m = Modals::default();
+        assert_eq!(m.close_top(), None);
+        m.close(&Modal::Tune);
+        assert!(m.is_empty());
+        m.open(Modal::Tune);
+        m.open(message("over the tune"));
+        m.close(&Modal::Tune);
+        assert_eq!(m.layers(), &[message("over the tune")]);
+        assert!(!m.is_open(&Modal::Tune));
+        assert!(m.whatif_on_top().is_none() && m.export_on_top().is_none());
+    }
+}

@@ -1,0 +1,39 @@
+//! What the screen was started with, shared by its threads: the command
+//! line's options and how a rule file is loaded for it.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::control::controller::Mode;
+use crate::rules::{SourceFile, SystemFacts};
+
+/// What `plugtop` (without a subcommand) was asked to show.
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub rules: Option<PathBuf>,
+    pub root: PathBuf,
+    pub replay: Option<PathBuf>,
+    pub mode: Mode,
+    /// One line per interval instead of the screen.
+    pub batch: bool,
+    pub mono: bool,
+    /// Seconds between readings (default UPDATE).
+    pub interval: Option<f64>,
+    /// Stop after this many readings (line mode).
+    pub count: Option<usize>,
+    /// A scenario to simulate instead of reading a machine.
+    pub sim: Option<PathBuf>,
+    /// With `sim`: zone-suffixed /proc/vmstat names.
+    pub old_kernel: bool,
+    /// Allow step and autonomous mode on this machine's own `/` although it
+    /// is not an s390 z/VM guest.
+    pub allow_non_zvm: bool,
+}
+
+/// A rule file, loaded for the screen (shared between threads).
+pub fn read_rules(
+    path: &Path,
+    facts: &SystemFacts,
+) -> Result<(Arc<crate::rules::RuleSet>, SourceFile), crate::rules::LoadError> {
+    crate::rules::load_path(path, facts).map(|(rules, file)| (Arc::new(rules), file))
+}

@@ -1,0 +1,265 @@
+//! The intervals the screen can go back to, which one it shows, and the
+//! graphs' history with the values pinned to it. Bounded in count and in
+//! the /proc text the intervals hold together.
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+use super::keys::KeyAction;
+use crate::control::flap::Moves;
+use crate::engine::Decision;
+use crate::history::History;
+use crate::kernel::Sample;
+use crate::kernel::deltas::CpuLoad;
+use crate::rules::eval::Trace;
+
+/// How many intervals the screens can go back to.
+pub const FRAMES: usize = 600;
+/// The most /proc text the kept intervals may hold together. A kernel's
+/// meminfo and vmstat are a few kilobytes, so 600 intervals hold about
+/// 3 MB; files of megabytes (a damaged or hostile root) shorten the
+/// history instead of growing memory by hundreds of times their size.
+pub const FRAME_BYTES: u64 = 32 << 20;
+
+/// One interval as the screens show it.
+#[derive(Debug, Clone)]
+pub struct Interval {
+    pub number: usize,
+    pub sample: Arc<Sample>,
+    pub decision: Option<Decision>,
+    pub trace: Trace,
+    pub loads: Vec<CpuLoad>,
+    /// Each user variable some rule names, with its value this interval.
+    pub variables: Vec<(String, Option<f64>)>,
+    /// What was really done to the guest this interval (nothing in observe
+    /// mode, an approval's actions in step-confirm).
+    pub applied: Moves,
+}
+
+/// The kept intervals, newest first, and where the screen stands in them.
+#[derive(Default)]
+pub struct Timeline {
+    frames: VecDeque<Interval>,
+    /// `None` follows the newest interval; `Some(k)` shows the k-th newest.
+    cursor: Option<usize>,
+    paused: bool,
+    history: History,
+    /// Names whose values the graphs follow, in the order pinned.
+    pinned: Vec<String>,
+}
+
+impl Timeline {
+    /// No interval yet, following the newest.
+    pub fn new() -> Self {
+        Timeline {
+            frames: VecDeque::with_capacity(FRAMES),
+            ..Timeline::default()
+        }
+    }
+
+    /// The intervals kept, newest first.
+    pub fn frames(&self) -> &VecDeque<Interval> {
+        &self.frames
+    }
+
+    /// The interval the screens show now.
+    pub fn frame(&self) -> Option<&Interval> {
+        self.frames.get(self.cursor.unwrap_or(0))
+    }
+
+    /// The interval before the one shown.
+    pub fn previous_frame(&self) -> Option<&Interval> {
+        self.frames.get(self.cursor.unwrap_or(0) + 1)
+    }
+
+    /// `None` when following the newest, else how many intervals back.
+    pub fn cursor(&self) -> Option<usize> {
+        self.cursor
+    }
+
+    /// Whether new readings wait to be shown (the screen stays put).
+    pub fn paused(&self) -> bool {
+        self.paused
+    }
+
+    /// The graphs' series, pinned values included.
+    pub fn history(&self) -> &History {
+        &self.history
+    }
+
+    /// The names pinned to the graphs.
+    pub fn pinned(&self) -> &[String] {
+        &self.pinned
+    }
+
+    /// Takes a new interval: its values go to the graphs (each pinned name
+    /// looked up in it by `value`), the oldest intervals go past the
+    /// bounds, and an interval travelled to stays the one shown.
+    pub fn push(&mut self, frame: Interval, value: impl Fn(&Interval, &str) -> f64) {
+        self.history.push(Arc::clone(&frame.sample));
+        for name in &self.pinned {
+            self.history.record_pinned(name, value(&frame, name));
+        }
+        self.frames.push_front(frame);
+        let mut bytes: u64 = self.frames.iter().map(|f| proc_bytes(&f.sample)).sum();
+        while self.frames.len() > FRAMES || (self.frames.len() > 2 && bytes > FRAME_BYTES) {
+            if let Some(old) = self.frames.pop_back() {
+                bytes -= proc_bytes(&old.sample);
+            }
+        }
+        if let Some(k) = self.cursor.as_mut() {
+            *k = (*k + 1).min(self.frames.len() - 1);
+        }
+    }
+
+    /// Pins `name` to the graphs, or unpins it if it was.
+    pub fn toggle_pin(&mut self, name: String) {
+        if let Some(i) = self.pinned.iter().position(|p| *p == name) {
+            self.pinned.remove(i);
+            self.history.unpin(&name);
+        } else {
+            self.history.pin(&name);
+            self.pinned.push(name);
+        }
+    }
+
+    /// Time travel: pause, step back and forth, jump to the ends or to
+    /// where the decision changed. Other actions do nothing.
+    pub fn travel(&mut self, action: KeyAction) {
+        match action {
+            KeyAction::Pause => {
+                self.paused = !self.paused;
+                if self.paused && self.cursor.is_none() {
+                    self.cursor = Some(0);
+                } else if !self.paused {
+                    self.cursor = None;
+                }
+            }
+            KeyAction::Back => {
+                let k = self.cursor.unwrap_or(0);
+                if k + 1 < self.frames.len() {
+                    self.cursor = Some(k + 1);
+                    self.paused = true;
+                }
+            }
+            KeyAction::Forward => match self.cursor {
+                Some(0) | None => {
+                    self.cursor = None;
+                    self.paused = false;
+                }
+                Some(k) => self.cursor = Some(k - 1),
+            },
+            KeyAction::Oldest => {
+                self.cursor = Some(self.frames.len().saturating_sub(1));
+                self.paused = true;
+            }
+            KeyAction::PreviousChange | KeyAction::NextChange => {
+                // What each interval did; a change is where it differs from
+                // the interval shown.
+                let moves = |k: usize| {
+                    self.frames
+                        .get(k)
+                        .and_then(|f| f.decision.as_ref())
+                        .map(Moves::of)
+                };
+                let here = self.cursor.unwrap_or(0);
+                let now = moves(here);
+                let found = if action == KeyAction::PreviousChange {
+                    (here + 1..self.frames.len()).find(|k| moves(*k) != now)
+                } else {
+                    (0..here).rev().find(|k| moves(*k) != now)
+                };
+                if let Some(k) = found {
+                    self.cursor = Some(k);
+                    self.paused = true;
+                }
+            }
+            KeyAction::Newest => {
+                self.cursor = None;
+                self.paused = false;
+            }
+            _ => {}
+        }
+    }
+}
+
+/// How much /proc text a sample holds.
+fn proc_bytes(sample: &Sample) -> u64 {
+    u64::from(sample.proc_bytes.meminfo) + u64::from(sample.proc_bytes.vmstat)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernel::{CpuTicks, Stamp};
+
+    fn interval(number: usize) -> Interval {
+        Interval {
+            number,
+            sample: Arc::new(Sample::bare(
+                Stamp::new(number as i64, 0),
+                CpuTicks::default(),
+                1,
+                2,
+            )),
+            decision: None,
+            trace: Trace::new(),
+            loads: Vec::new(),
+            variables: Vec::new(),
+            applied: Moves::default(),
+        }
+    }
+
+    #[test]
+    fn an_interval_travelled_to_stays_shown_as_new_ones_arrive_and_the_oldest_go() {
+        let mut t = Timeline::new();
+        t.travel(KeyAction::Back);
+        t.travel(KeyAction::Oldest);
+        assert_eq!(t.frame().map(|f| f.number), None, "nothing to show yet");
+        t.travel(KeyAction::Newest);
+        for n in 0..3 {
+            t.push(interval(n), |_, _| 0.0);
+        }
+        t.travel(KeyAction::Back);
+        assert_eq!((t.frame().map(|f| f.number), t.paused()), (Some(1), true));
+        t.push(interval(3), |_, _| 0.0);
+        assert_eq!(
+            t.frame().map(|f| f.number),
+            Some(1),
+            "still the one travelled to"
+        );
+        for n in 4..FRAMES + 10 {
+            t.push(interval(n), |_, _| 0.0);
+        }
+        assert_eq!(t.frames().len(), FRAMES);
+        assert_eq!(
+            t.cursor(),
+            Some(FRAMES - 1),
+            "gone past: the oldest kept shows"
+        );
+        t.travel(KeyAction::Newest);
+        assert_eq!((t.cursor(), t.paused()), (None, false));
+        t.travel(KeyAction::Forward);
+        assert_eq!(t.cursor(), None, "forward from now stays at now");
+    }
+
+    #[test]
+    fn a_pinned_name_is_looked_up_in_each_new_interval_until_unpinned() {
+        let mut t = Timeline::new();
+        t.toggle_pin("x".into());
+        t.push(interval(0), |f, name| {
+            assert_eq!(name, "x");
+            f.number as f64 + 7.0
+        });
+        let series = |t: &Timeline| {
+            t.history()
+                .pinned()
+                .find(|(n, _)| *n == "x")
+                .map(|(_, s)| s.values().collect::<Vec<_>>())
+        };
+        assert_eq!(series(&t), Some(vec![7.0]));
+        t.toggle_pin("x".into());
+        assert!(t.pinned().is_empty());
+        assert_eq!(series(&t), None);
+    }
+}

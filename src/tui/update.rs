@@ -1,0 +1,236 @@
+//! What the control thread tells the screen: each message carries what the
+//! screen draws from, so the screen never looks into the session the
+//! control thread is acting with (a slow sysfs write blocks nothing it
+//! draws).
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+use super::arming::RestoreError;
+use super::log_book::LogKind;
+use super::modal::Dialog;
+use super::timeline::Interval;
+use crate::control::controller::{Mode, Proposal};
+use crate::control::feedback::LoopWarning;
+use crate::control::flap::{FlapConfig, Flapping};
+use crate::control::patterns::Hint;
+use crate::control::session::Session;
+use crate::control::watch::{ChangedDecision, Watch};
+use crate::rules::{RuleSet, SourceFile};
+
+/// The session as the screen shows it: the rules, the mode, the proposal
+/// waiting for an answer and the watch over flips.
+#[derive(Debug, Clone)]
+pub struct Board {
+    rules: Arc<RuleSet>,
+    file: Arc<SourceFile>,
+    mode: Mode,
+    pending: Option<Proposal>,
+    flips: Flips,
+}
+
+/// What the watch over one run has found, as the Flips view and the
+/// header show it: computed once a reading, not once a frame.
+#[derive(Debug, Clone)]
+pub struct Flips {
+    config: FlapConfig,
+    flapping: Vec<Flapping>,
+    loops: Vec<LoopWarning>,
+    /// Shared between readings until a new change is explained.
+    changes: Arc<VecDeque<ChangedDecision>>,
+}
+
+impl Flips {
+    /// What `watch` has found; `kept` is the changes as last sent, taken
+    /// again (not copied) while no new change came.
+    pub fn of(watch: &Watch, kept: &mut Arc<VecDeque<ChangedDecision>>) -> Flips {
+        let newest = |c: &VecDeque<ChangedDecision>| c.back().map(|d| d.reading);
+        // Changes are only ever added at the back (the oldest dropped), and
+        // readings count up: the length and the newest tell them apart.
+        if kept.len() != watch.changes.len() || newest(kept) != newest(&watch.changes) {
+            *kept = Arc::new(watch.changes.clone());
+        }
+        Flips {
+            config: watch.flap.config(),
+            flapping: watch.flapping(),
+            loops: watch.loops.clone(),
+            changes: Arc::clone(kept),
+        }
+    }
+
+    /// When a quantity is called flapping.
+    pub fn config(&self) -> FlapConfig {
+        self.config
+    }
+
+    /// The quantities flapping now.
+    pub fn flapping(&self) -> &[Flapping] {
+        &self.flapping
+    }
+
+    /// The feedback loops found.
+    pub fn loops(&self) -> &[LoopWarning] {
+        &self.loops
+    }
+
+    /// The latest explained changes of decision, newest last.
+    pub fn changes(&self) -> &VecDeque<ChangedDecision> {
+        &self.changes
+    }
+}
+
+impl Board {
+    /// How `session` stands now; `file` is its rule file, shared, and
+    /// `changes` the explained changes as last sent ([`Flips::of`]).
+    pub fn of(
+        session: &Session,
+        file: &Arc<SourceFile>,
+        changes: &mut Arc<VecDeque<ChangedDecision>>,
+    ) -> Board {
+        Board {
+            rules: Arc::clone(session.rules()),
+            file: Arc::clone(file),
+            mode: session.controller().mode(),
+            pending: session.controller().pending().cloned(),
+            flips: Flips::of(session.watch(), changes),
+        }
+    }
+
+    /// The rules in force.
+    pub fn rules(&self) -> &Arc<RuleSet> {
+        &self.rules
+    }
+
+    /// The file they came from.
+    pub fn file(&self) -> &SourceFile {
+        &self.file
+    }
+
+    /// The mode the session acts in.
+    pub fn mode(&self) -> Mode {
+        self.mode
+    }
+
+    /// The proposal waiting for `y` or `n` (step-confirm).
+    pub fn pending(&self) -> Option<&Proposal> {
+        self.pending.as_ref()
+    }
+
+    /// Flapping, explained flips and feedback loops.
+    pub fn flips(&self) -> &Flips {
+        &self.flips
+    }
+}
+
+/// One reading as the control loop decided (and maybe acted on) it.
+#[derive(Debug, Clone)]
+pub struct DecidedReading {
+    /// The interval to show; `None` when the reading was skipped.
+    pub frame: Option<Interval>,
+    /// Every rule variable's value, for the pinned graphs.
+    pub values: Vec<(String, Option<f64>)>,
+    /// What the step says in the log, in order.
+    pub lines: Vec<(LogKind, String)>,
+    /// Patterns found with this reading.
+    pub hints: Vec<Hint>,
+    /// A proposal was made or revised: its box shows again.
+    pub proposed: bool,
+    pub board: Board,
+}
+
+/// One message from the control thread to the screen.
+#[derive(Debug)]
+pub enum Update {
+    /// A reading was taken and decided.
+    Reading(Box<DecidedReading>),
+    /// The mode changed, or a proposal was answered: the proposal's box
+    /// shows again, and the lines say what was done.
+    Acted {
+        board: Box<Board>,
+        lines: Vec<(LogKind, String)>,
+    },
+    /// New rules are in force (a reload); the lines say what the reload did.
+    Reloaded {
+        board: Box<Board>,
+        lines: Vec<(LogKind, String)>,
+    },
+    /// A line for the log.
+    Note(LogKind, String),
+    /// A question or a message for the user.
+    Show(Dialog),
+    /// Where the source stands (the simulator's phase, a scenario's end).
+    Status(Option<String>),
+    /// plugtop's own CPU use, percent of one CPU.
+    OwnCpu(f64),
+    /// The pace of a recording or the simulator changed.
+    Speed(f64),
+    /// A write to the guest started (what it does) or ended (`None`).
+    Working(Option<String>),
+    /// Everything is put back (or the journal kept): the screen may close.
+    Ended(ScreenEnd),
+}
+
+/// How the screen ended, for the exit code.
+#[derive(Debug)]
+pub enum ScreenEnd {
+    /// The user quit and the guest (if armed) is as it was.
+    Quit,
+    /// A signal ended it; 128 + the signal is the usual exit code.
+    Signal(i32),
+    /// The guest could not be fully put back; the journal is kept.
+    RestoreFailed(RestoreError),
+}
+
+impl ScreenEnd {
+    /// The process's exit status for this ending: 0, 128 + the signal
+    /// (as the shell shows a process the signal ended), or 1.
+    pub fn exit_status(&self) -> i32 {
+        match self {
+            ScreenEnd::Quit => 0,
+            ScreenEnd::Signal(signal) => crate::stop_signals::exit_status(*signal),
+            ScreenEnd::RestoreFailed(_) => 1,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::control::flap::Moves;
+
+    fn change(reading: usize) -> ChangedDecision {
+        ChangedDecision {
+            reading,
+            before: Moves::default(),
+            after: Moves::default(),
+            why: vec![format!("flip {reading}")],
+        }
+    }
+
+    #[test]
+    fn the_changes_are_copied_for_the_screen_only_when_a_new_one_came() {
+        let mut watch = Watch::new(FlapConfig::default());
+        let mut kept = Arc::default();
+        let first = Flips::of(&watch, &mut kept);
+        assert!(first.changes().is_empty());
+        watch.changes.push_back(change(3));
+        let second = Flips::of(&watch, &mut kept);
+        assert_eq!(second.changes().len(), 1, "a new change is sent");
+        let third = Flips::of(&watch, &mut kept);
+        assert!(
+            Arc::ptr_eq(&second.changes, &third.changes),
+            "nothing new: the same changes, not a copy"
+        );
+        // At the bound the oldest goes as a new one comes: same length,
+        // another newest.
+        watch.changes.pop_front();
+        watch.changes.push_back(change(9));
+        let fourth = Flips::of(&watch, &mut kept);
+        assert_eq!(
+            fourth.changes().back().map(|c| c.reading),
+            Some(9),
+            "{:?}",
+            fourth.changes()
+        );
+    }
+}
