@@ -648,17 +648,15 @@ mod tests {
         )
     }
 
-    fn run_rules(text: &str, script: Vec<Result<Sample, SourceError>>) -> Vec<String> {
-        let dir = tempfile::tempdir().expect("temporary directory");
-        let rules = dir.path().join("r.conf");
-        std::fs::write(&rules, text).expect("rules");
-        let options = RunOptions {
+    /// Observe-only options for the rules at `rules`, everything else below `dir`.
+    fn observing(dir: &Path, rules: PathBuf, verbose: bool) -> RunOptions {
+        RunOptions {
             rules,
-            root: dir.path().to_path_buf(),
+            root: dir.to_path_buf(),
             mode: Mode::Observe,
-            state: dir.path().join("state"),
+            state: dir.join("state"),
             force: false,
-            verbose: true,
+            verbose,
             interval: Some(Duration::ZERO),
             allow_non_zvm: false,
             pid_file: false,
@@ -666,7 +664,14 @@ mod tests {
             check_lpar: false,
             metrics: MetricsOptions::default(),
             on_started: None,
-        };
+        }
+    }
+
+    fn run_rules(text: &str, script: Vec<Result<Sample, SourceError>>) -> Vec<String> {
+        let dir = tempfile::tempdir().expect("temporary directory");
+        let rules = dir.path().join("r.conf");
+        std::fs::write(&rules, text).expect("rules");
+        let options = observing(dir.path(), rules, true);
         let mut log = Memory::default();
         let ended = run_on(&options, &mut Script(script), &mut log, &Signals::default());
         assert!(matches!(ended, Ok(Ending::Stopped)), "{ended:?}");
@@ -682,21 +687,7 @@ mod tests {
             "UPDATE=\"1\"\nCPU_MIN=\"1\"\nCPU_MAX=\"0\"\nHOTPLUG=\"0\"\nHOTUNPLUG=\"0\"\n",
         )
         .expect("rules");
-        let options = RunOptions {
-            rules,
-            root: dir.path().to_path_buf(),
-            mode: Mode::Observe,
-            state: dir.path().join("state"),
-            force: false,
-            verbose: false,
-            interval: Some(Duration::ZERO),
-            allow_non_zvm: false,
-            pid_file: false,
-            flap: FlapConfig::default(),
-            check_lpar: false,
-            metrics: MetricsOptions::default(),
-            on_started: None,
-        };
+        let options = observing(dir.path(), rules, false);
         let mut log = Memory::default();
         let ended = run_on(
             &options,

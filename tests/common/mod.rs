@@ -44,6 +44,19 @@ impl FakeRoot {
         std::fs::write(path, text).expect("write file");
     }
 
+    /// `n` CPUs whose `online` and `configure` files exist, cpu0 the only
+    /// one online: a guest for rules that plug a CPU every interval.
+    pub fn one_cpu_online(&self, n: u32) {
+        for i in 0..n {
+            self.write(
+                &format!("sys/devices/system/cpu/cpu{i}/online"),
+                if i == 0 { "1\n" } else { "0\n" },
+            );
+            self.write(&format!("sys/devices/system/cpu/cpu{i}/configure"), "1\n");
+        }
+        self.write("sys/devices/system/cpu/online", "0\n");
+    }
+
     /// Removes a file below the root.
     pub fn remove(&self, rel: &str) {
         let _ = std::fs::remove_file(self.dir.path().join(rel));
@@ -130,6 +143,20 @@ impl FakeRoot {
 }
 
 /// Runs the plugtop binary (from the repository root, as cargo runs tests).
+/// Rules that plug a CPU every interval, up to every CPU present.
+pub const PLUG_EVERY_INTERVAL: &str =
+    "UPDATE=\"1\"\nCPU_MIN=\"1\"\nCPU_MAX=\"0\"\nHOTPLUG=\"1\"\nHOTUNPLUG=\"0\"\n";
+
+/// Which of the first `n` CPUs below `root` are online now.
+pub fn online_cpus(root: &Path, n: u32) -> Vec<u32> {
+    (0..n)
+        .filter(|i| {
+            std::fs::read_to_string(root.join(format!("sys/devices/system/cpu/cpu{i}/online")))
+                .is_ok_and(|t| t.trim() == "1")
+        })
+        .collect()
+}
+
 pub fn plugtop(args: &[&str]) -> std::process::Output {
     match std::process::Command::new(env!("CARGO_BIN_EXE_plugtop"))
         .args(args)

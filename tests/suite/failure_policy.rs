@@ -20,30 +20,14 @@ const CPU_DIR: &str = "sys/devices/system/cpu";
 /// Four CPUs, cpu0 online; rules that plug a CPU every interval.
 fn guest() -> (FakeRoot, tempfile::TempDir) {
     let root = FakeRoot::guest(4);
-    for i in 0..4 {
-        root.write(
-            &format!("{CPU_DIR}/cpu{i}/online"),
-            if i == 0 { "1\n" } else { "0\n" },
-        );
-        root.write(&format!("{CPU_DIR}/cpu{i}/configure"), "1\n");
-    }
-    root.write(&format!("{CPU_DIR}/online"), "0\n");
+    root.one_cpu_online(4);
     let dir = common::tempdir();
-    std::fs::write(
-        dir.path().join("plug.conf"),
-        "UPDATE=\"1\"\nCPU_MIN=\"1\"\nCPU_MAX=\"0\"\nHOTPLUG=\"1\"\nHOTUNPLUG=\"0\"\n",
-    )
-    .expect("rules");
+    std::fs::write(dir.path().join("plug.conf"), common::PLUG_EVERY_INTERVAL).expect("rules");
     (root, dir)
 }
 
 fn online(root: &Path) -> Vec<u32> {
-    (0..4)
-        .filter(|i| {
-            std::fs::read_to_string(root.join(format!("{CPU_DIR}/cpu{i}/online")))
-                .is_ok_and(|t| t.trim() == "1")
-        })
-        .collect()
+    common::online_cpus(root, 4)
 }
 
 fn run(root: &Path, rules: &Path, fault: &str) -> Child {

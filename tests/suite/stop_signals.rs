@@ -13,7 +13,6 @@ use std::time::Duration;
 
 use common::FakeRoot;
 
-const CPU_DIR: &str = "sys/devices/system/cpu";
 
 /// How long a child may take before the guard kills it and the test fails:
 /// generous, for a loaded machine; never reached when plugtop works.
@@ -22,30 +21,14 @@ const GUARD: Duration = Duration::from_secs(60);
 /// Eight CPUs, cpu0 online; rules that plug a CPU every interval.
 fn guest() -> (FakeRoot, tempfile::TempDir) {
     let root = FakeRoot::guest(8);
-    for i in 0..8 {
-        root.write(
-            &format!("{CPU_DIR}/cpu{i}/online"),
-            if i == 0 { "1\n" } else { "0\n" },
-        );
-        root.write(&format!("{CPU_DIR}/cpu{i}/configure"), "1\n");
-    }
-    root.write(&format!("{CPU_DIR}/online"), "0\n");
+    root.one_cpu_online(8);
     let dir = common::tempdir();
-    std::fs::write(
-        dir.path().join("plug.conf"),
-        "UPDATE=\"1\"\nCPU_MIN=\"1\"\nCPU_MAX=\"0\"\nHOTPLUG=\"1\"\nHOTUNPLUG=\"0\"\n",
-    )
-    .expect("rules");
+    std::fs::write(dir.path().join("plug.conf"), common::PLUG_EVERY_INTERVAL).expect("rules");
     (root, dir)
 }
 
 fn online(root: &Path) -> Vec<u32> {
-    (0..8)
-        .filter(|i| {
-            std::fs::read_to_string(root.join(format!("{CPU_DIR}/cpu{i}/online")))
-                .is_ok_and(|t| t.trim() == "1")
-        })
-        .collect()
+    common::online_cpus(root, 8)
 }
 
 fn journal(root: &Path) -> bool {
