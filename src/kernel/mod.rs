@@ -15,6 +15,7 @@ pub mod in_root;
 pub mod integer;
 pub mod live;
 pub mod machine;
+mod overwrite;
 pub mod process;
 pub mod procfs_text;
 mod read_buffer;
