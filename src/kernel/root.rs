@@ -53,7 +53,8 @@ pub struct RootReader {
     /// Readings of `open_root` so far (decisions wait for the second one,
     /// so snapshot series, a new root each time, pay nothing for them).
     root_readings: u32,
-    /// `cpu/possible` of a kernel root, which never changes while it runs.
+    /// `cpu/possible` of a kernel or pinned root, which never changes while
+    /// it runs.
     possible: Option<Option<CpuList>>,
     /// Reused for every path built under a root, so reading allocates no paths.
     path: PathBuf,
@@ -272,7 +273,11 @@ impl RootReader {
                     } else {
                         None
                     };
-                if self.kernel_root() {
+                // A pinned root is one machine read for as long as plugtop
+                // runs (the daemon's, the screen's): its possible CPUs are
+                // fixed at boot, so the file is read once, as on a kernel
+                // root, not every interval.
+                if self.kernel_root() || self.pinned {
                     self.possible = Some(list.clone());
                 }
                 list
@@ -446,6 +451,42 @@ mod tests {
     #[test]
     fn the_cpu_directory_has_one_path() {
         assert_eq!(CPU_DIR_C.to_bytes(), paths::CPU_DIR.as_bytes());
+    }
+
+    /// A pinned root's `possible` is read at its first reading only: a
+    /// machine's possible CPUs are fixed at boot. An unpinned root (a
+    /// snapshot series) reads it each time.
+    #[test]
+    fn a_pinned_root_reads_possible_once() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/roots/newkernel");
+        let copy = std::process::Command::new("cp")
+            .arg("-a")
+            .arg(&fixture)
+            .arg(dir.path().join("root"))
+            .status()
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(copy.success());
+        let root = dir.path().join("root");
+        let possible = root.join(paths::POSSIBLE);
+        std::fs::write(&possible, "0-3\n").unwrap_or_else(|e| panic!("{e}"));
+        let counts = |pinned: bool| {
+            std::fs::write(&possible, "0-3\n").unwrap_or_else(|e| panic!("{e}"));
+            let mut reader = RootReader::new();
+            reader.scan_cpu_dirs = false;
+            reader.pinned = pinned;
+            let mut seen = Vec::new();
+            for i in 0..3 {
+                let s = reader
+                    .read(&root, Stamp::new(i, 0))
+                    .unwrap_or_else(|e| panic!("{e}"));
+                seen.push(s.possible.map(|p| p.count));
+                std::fs::write(&possible, "0-7\n").unwrap_or_else(|e| panic!("{e}"));
+            }
+            seen
+        };
+        assert_eq!(counts(true), [Some(4); 3]);
+        assert_eq!(counts(false), [Some(4), Some(8), Some(8)]);
     }
 
     /// A root given as a link that is pointed elsewhere between readings is
