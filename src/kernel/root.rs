@@ -205,7 +205,12 @@ impl RootReader {
         match self.read_into_buf(root, file) {
             Ok(()) => Ok(true),
             Err(e) if e.kind() == ErrorKind::NotFound => {
-                if self.kernel_root() {
+                // `dispatching` exists from boot on s390 or never: a pinned
+                // root (the machine plugtop runs on, whatever its files
+                // are) looks for it as seldom as a kernel root does.
+                // `cmm_pages` comes and goes with the cmm module, and a
+                // test root's with its test: looked for each time there.
+                if self.kernel_root() || (self.pinned && file == RootFile::Dispatching) {
                     self.open[file.index()] = Some(Slot::Missing);
                 }
                 Ok(false)
@@ -487,6 +492,44 @@ mod tests {
         };
         assert_eq!(counts(true), [Some(4); 3]);
         assert_eq!(counts(false), [Some(4), Some(8), Some(8)]);
+    }
+
+    /// A pinned root without `dispatching` (no s390) looks for it again
+    /// only once every 64 readings; an unpinned one (a snapshot series)
+    /// at every reading.
+    #[test]
+    fn a_pinned_root_looks_for_a_missing_dispatching_file_seldom() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/roots/newkernel");
+        let copy = std::process::Command::new("cp")
+            .arg("-a")
+            .arg(&fixture)
+            .arg(dir.path().join("root"))
+            .status()
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(copy.success());
+        let root = dir.path().join("root");
+        let dispatching = root.join(paths::DISPATCHING);
+        let first_seen = |pinned: bool| {
+            let _ = std::fs::remove_file(&dispatching);
+            let mut reader = RootReader::new();
+            reader.scan_cpu_dirs = false;
+            reader.pinned = pinned;
+            for i in 1..=70 {
+                let s = reader
+                    .read(&root, Stamp::new(i, 0))
+                    .unwrap_or_else(|e| panic!("{e}"));
+                if s.polarization.is_some() {
+                    return Some(i);
+                }
+                if i == 3 {
+                    std::fs::write(&dispatching, "1\n").unwrap_or_else(|e| panic!("{e}"));
+                }
+            }
+            None
+        };
+        assert_eq!(first_seen(false), Some(4));
+        assert_eq!(first_seen(true), Some(64));
     }
 
     /// A root given as a link that is pointed elsewhere between readings is
