@@ -13,6 +13,7 @@ pub mod deltas;
 pub mod fields;
 pub mod in_root;
 pub mod integer;
+mod kept_flags;
 pub mod live;
 pub mod machine;
 mod overwrite;

@@ -15,6 +15,7 @@ use super::cpu_choice::cpu_of_name;
 use super::cpulist::CpuList;
 use super::fields::{FieldParser, Malformed};
 use super::in_root::{RootDir, is_kernel_file};
+use super::kept_flags::{Flag, KeptFlags, Opened};
 use super::procfs_text::{parse_loadavg, parse_long, parse_stat};
 use super::read_buffer::ReadBuffer;
 use super::root_file::RootFile;
@@ -62,6 +63,8 @@ pub struct RootReader {
     vmstat: FieldParser,
     /// Whether to scan `cpuN` directories for online/configure state.
     pub scan_cpu_dirs: bool,
+    /// A kernel root's `cpuN` flag files, kept open between readings.
+    kept_flags: KeptFlags,
     /// Whether to read the `cpuN` lines of /proc/stat.
     per_cpu: bool,
     /// Whether the root directory, once opened, is kept for good: a guest
@@ -90,6 +93,7 @@ impl RootReader {
             meminfo: FieldParser::new(b':'),
             vmstat: FieldParser::new(b' '),
             scan_cpu_dirs: true,
+            kept_flags: KeptFlags::default(),
             per_cpu: true,
             pinned: false,
         }
@@ -155,6 +159,7 @@ impl RootReader {
             return false;
         }
         self.open = Default::default();
+        self.kept_flags = KeptFlags::default();
         self.root_dir = RootDir::open(root).ok();
         self.open_root.as_mut_os_string().clear();
         self.open_root.push(root);
@@ -350,10 +355,14 @@ impl RootReader {
         let Ok(mut entries) = rustix::fs::Dir::new(dir) else {
             return Vec::new();
         };
+        let kernel = matches!(self.open[RootFile::Stat.index()], Some(Slot::Kept(_)));
+        let reading = self.root_readings;
         let mut flag = CpuFlagReader {
             root: root_dir,
             buf: &mut self.buf,
             name: Vec::with_capacity(32),
+            kept: kernel.then_some(&mut self.kept_flags),
+            reading,
         };
         let mut cpus = Vec::new();
         for _ in 0..MOST_CPU_ENTRIES {
@@ -367,9 +376,12 @@ impl RootReader {
             let Ok(dir) = entries.fd() else { break };
             cpus.push(CpuState {
                 id,
-                online: flag.read(dir, name, b"online"),
-                configured: flag.read(dir, name, b"configure"),
+                online: flag.read(dir, id, name, Flag::Online),
+                configured: flag.read(dir, id, name, Flag::Configure),
             });
+        }
+        if kernel {
+            self.kept_flags.keep_only_seen(reading);
         }
         cpus.sort_unstable_by_key(|c| c.id);
         cpus
@@ -422,17 +434,26 @@ const CPU_DIR_C: &CStr = c"sys/devices/system/cpu";
 const MOST_CPU_ENTRIES: usize = (1 << 16) + 1024;
 
 /// Reads one CPU's flag files below the CPU directory, each by one lookup
-/// from it (a walk from the root only where a link is on the way).
+/// from it (a walk from the root only where a link is on the way); on a
+/// kernel root, from files kept open between readings ([`KeptFlags`]).
 struct CpuFlagReader<'a> {
     root: &'a RootDir,
     buf: &'a mut ReadBuffer,
     /// `cpuN/FILE` and its NUL, reused for every file.
     name: Vec<u8>,
+    /// The kernel root's kept files (`None` for any other root).
+    kept: Option<&'a mut KeptFlags>,
+    /// Which reading of the root this is.
+    reading: u32,
 }
 
 impl CpuFlagReader<'_> {
     /// `cpu/file` below `dir` is 1 (`None`: missing or unreadable).
-    fn read(&mut self, dir: impl AsFd, cpu: &[u8], file: &[u8]) -> Option<bool> {
+    fn read(&mut self, dir: impl AsFd, id: u32, cpu: &[u8], flag: Flag) -> Option<bool> {
+        let file: &[u8] = match flag {
+            Flag::Online => b"online",
+            Flag::Configure => b"configure",
+        };
         self.name.clear();
         self.name.extend_from_slice(cpu);
         self.name.push(b'/');
@@ -440,10 +461,15 @@ impl CpuFlagReader<'_> {
         self.name.push(0);
         let name = CStr::from_bytes_with_nul(&self.name).ok()?;
         // Never blocks, whatever sits where the flag should be (a FIFO).
-        let opened = self
-            .root
-            .open_below(dir.as_fd(), paths::CPU_DIR, name)
-            .ok()?;
+        let open = || self.root.open_below(dir.as_fd(), paths::CPU_DIR, name);
+        if let Some(kept) = self.kept.as_deref_mut() {
+            return kept.read(id, flag, self.reading, || match open() {
+                Ok(f) => Opened::File(f),
+                Err(e) if e.kind() == ErrorKind::NotFound => Opened::NotFound,
+                Err(_) => Opened::Failed,
+            });
+        }
+        let opened = open().ok()?;
         self.buf.read_whole(&opened).ok()?;
         parse_long(self.buf.bytes()).map(|v| v == 1)
     }
@@ -530,6 +556,30 @@ mod tests {
         };
         assert_eq!(first_seen(false), Some(4));
         assert_eq!(first_seen(true), Some(64));
+    }
+
+    /// On the machine's own root (read only) the CPU flags read from the
+    /// kept sysfs files are the ones a fresh reading opens and reads.
+    #[test]
+    fn kept_cpu_flags_read_what_fresh_opens_read() {
+        let root = Path::new("/");
+        if !root.join(paths::CPU_DIR).is_dir() {
+            return;
+        }
+        let mut kept = RootReader::new();
+        let mut flags = Vec::new();
+        for i in 0..4 {
+            let s = kept
+                .read(root, Stamp::new(i, 0))
+                .unwrap_or_else(|e| panic!("{e}"));
+            flags = s.cpus;
+        }
+        assert!(kept.kernel_root(), "/proc/stat is the kernel's");
+        assert!(!flags.is_empty(), "this machine has CPUs");
+        let fresh = RootReader::new()
+            .read(root, Stamp::new(0, 0))
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(flags, fresh.cpus);
     }
 
     /// A root given as a link that is pointed elsewhere between readings is
