@@ -14,6 +14,7 @@ pub mod line_input;
 pub mod log_export;
 pub mod run;
 pub mod screen;
+pub mod sized_backend;
 pub mod state_dir;
 pub mod stop;
 pub mod stuck_terminal;

@@ -30,10 +30,11 @@ use super::control::{self, Command, Report, Shared};
 use super::dispatch;
 use super::input::TermInput;
 use super::run::{Options, ScreenEnd, UiError, prepare};
+use super::sized_backend::SizedBackend;
 use super::stop::StopFlag;
 use super::view;
 
-type Term = Terminal<CrosstermBackend<FrameBuffer>>;
+type Term = Terminal<SizedBackend<CrosstermBackend<FrameBuffer>>>;
 
 /// Where ratatui draws a frame: memory, sent to the terminal by
 /// [`FrameBuffer::send`] once the app is no longer held. The screen thread
@@ -267,8 +268,9 @@ fn screen_loop(
     // with a print that panics on a closed stderr. restore_terminal() puts
     // the cursor back on every way out instead.
     let frames = FrameBuffer::default();
-    let mut terminal =
-        std::mem::ManuallyDrop::new(Terminal::new(CrosstermBackend::new(frames.clone()))?);
+    let mut terminal = std::mem::ManuallyDrop::new(Terminal::new(SizedBackend(
+        CrosstermBackend::new(frames.clone()),
+    ))?);
     let mut screen = Screen {
         frames,
         queued: VecDeque::new(),
