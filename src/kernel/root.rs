@@ -120,8 +120,7 @@ impl RootReader {
     /// Reads `root/file` into the buffer.
     fn read_into_buf(&mut self, root: &Path, file: RootFile) -> std::io::Result<()> {
         if let Some(Slot::Kept(kept)) = &self.open[file.index()] {
-            rustix::fs::seek(kept, rustix::fs::SeekFrom::Start(0))?;
-            return self.buf.read_whole(kept);
+            return self.buf.read_whole_from_start(kept);
         }
         let opened = self.root_dir(root)?.open_file(file.c_rel())?;
         match self.buf.read_whole(&opened) {
