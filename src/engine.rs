@@ -191,8 +191,10 @@ pub struct Engine {
 /// Everything the engine remembers between intervals.
 #[derive(Debug, Clone)]
 struct State {
-    /// The rules as programs, for evaluation without a trace.
-    programs: Programs,
+    /// The rules as programs, for evaluation without a trace. Shared:
+    /// they never change, and the loop check copies the engine each
+    /// interval that acts.
+    programs: Arc<Programs>,
     history: VecDeque<IntervalValues>,
     symbols: Symbols,
     meminfo: Projector,
@@ -239,7 +241,7 @@ impl Engine {
     pub fn new(rules: Arc<RuleSet>) -> Self {
         Engine {
             state: State {
-                programs: Programs::of(&rules),
+                programs: Arc::new(Programs::of(&rules)),
                 history: VecDeque::with_capacity(rules.history_depth as usize + 1),
                 symbols: Symbols::default(),
                 meminfo: Projector::default(),

@@ -5,8 +5,12 @@
 //! same memory activity with the new pool — feeds them to a copy of the
 //! engine, and says whether the opposite rule would fire, and why.
 
+use std::borrow::Cow;
+use std::sync::Arc;
+
 use crate::engine::{CpuAction, Decision, Engine};
 use crate::kernel::deltas::tick_delta;
+use crate::kernel::fields::FieldTable;
 use crate::kernel::{CpuTicks, Sample, Stamp};
 use crate::report::trace::explain;
 use crate::rules::eval::{NoTrace, Trace};
@@ -98,11 +102,7 @@ fn next_interval(previous: &Sample, latest: &Sample, change: Change) -> Sample {
     }
     next.ticks = CpuTicks::from_columns(cols);
     // Counters keep their pace, levels stay.
-    let vm: Vec<f64> = latest
-        .vmstat
-        .iter()
-        .map(|(name, v)| v + (v - previous.vmstat.get(name).unwrap_or(v)).max(0.0))
-        .collect();
+    let vm = keep_pace(&previous.vmstat, &latest.vmstat);
     next.vmstat =
         crate::kernel::fields::FieldTable::new(std::sync::Arc::clone(latest.vmstat.layout()), vm);
     if let Change::Pool(to) = change {
@@ -128,6 +128,26 @@ fn next_interval(previous: &Sample, latest: &Sample, change: Change) -> Sample {
     next
 }
 
+/// `latest`'s values, each counter moved on by as much as it grew since
+/// `previous` (a value that fell stays). Readings of one layout (every
+/// interval of a steady kernel) are paired by position, without looking
+/// each name up in the other reading.
+fn keep_pace(previous: &FieldTable, latest: &FieldTable) -> Vec<f64> {
+    let layout = latest.layout();
+    if Arc::ptr_eq(layout, previous.layout()) {
+        return (0..u32::try_from(layout.len()).unwrap_or(u32::MAX))
+            .map(|i| {
+                let (v, before) = (latest.value_at(i), previous.value_at(i));
+                v + (v - before).max(0.0)
+            })
+            .collect();
+    }
+    latest
+        .iter()
+        .map(|(name, v)| v + (v - previous.get(name).unwrap_or(v)).max(0.0))
+        .collect()
+}
+
 /// Whether a decision of `copy` does what `rule` asks for.
 fn fired(d: &Decision, rule: RuleKind) -> bool {
     match rule {
@@ -148,15 +168,17 @@ fn until_fired(
     change: Change,
     rule: RuleKind,
 ) -> Option<(usize, Sample, Sample)> {
-    let (mut prev, mut last) = (latest.clone(), next_interval(previous, latest, change));
+    // The reading before the hypothetical one: `latest` itself at first,
+    // copied only if the rule fires right after it.
+    let mut prev = Cow::Borrowed(latest);
+    let mut last = next_interval(previous, latest, change);
     for after in 1..=copy.rules().history_depth as usize + 1 {
         let d = copy.push(&last, &mut NoTrace)?;
         if fired(&d, rule) {
-            return Some((after, prev, last));
+            return Some((after, prev.into_owned(), last));
         }
         let following = next_interval(&prev, &last, Change::Cpus(0));
-        prev = last;
-        last = following;
+        prev = Cow::Owned(std::mem::replace(&mut last, following));
     }
     None
 }

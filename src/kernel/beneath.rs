@@ -8,7 +8,7 @@
 //! decide whether it may act (cpuplugd's pid file, the journal).
 
 use std::fs::File;
-use std::io::{Read, Write};
+use std::io::Read;
 use std::os::fd::OwnedFd;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
@@ -129,13 +129,23 @@ impl Beneath {
     }
 
     /// Writes `text` into the existing file `rel` (a sysfs attribute,
-    /// `cmm_pages`), truncating it.
+    /// `cmm_pages`), so that it holds `text` and nothing else.
     /// Opened without blocking and refused unless it is a regular file, so
-    /// a FIFO planted there cannot hang plugtop.
+    /// a FIFO planted there cannot hang plugtop. Not opened with `O_TRUNC`:
+    /// see [`overwrite`](super::overwrite) for why and what is done instead.
     pub fn write_existing(&self, rel: &Path, text: &[u8]) -> Result<(), BeneathError> {
-        let flags = OFlags::WRONLY | OFlags::TRUNC | OFlags::NONBLOCK;
-        let mut file = Self::regular(self.open_file(rel, flags, Last::Follow, "write")?, rel)?;
-        file.write_all(text).map_err(|e| Self::io_error(rel, e))
+        let flags = OFlags::WRONLY | OFlags::NONBLOCK;
+        let file = self.open_file(rel, flags, Last::Follow, "write")?;
+        let stat = rustix::fs::fstat(&file).map_err(|e| Self::io_error(rel, e.into()))?;
+        if FileType::from_raw_mode(stat.st_mode) != FileType::RegularFile {
+            return Err(BeneathError::NotRegular {
+                path: Self::shown(rel),
+            });
+        }
+        let old_len = u64::try_from(stat.st_size).unwrap_or(0);
+        super::overwrite::overwrite(&file, old_len, text)
+            .map(drop)
+            .map_err(|e| Self::io_error(rel, e))
     }
 
     /// Reads the regular file `rel` whole, without blocking (a FIFO there
@@ -465,6 +475,54 @@ mod tests {
                 .ok(),
             Some(65)
         );
+    }
+
+    /// The value replaces the old one whole, longer or shorter, through a
+    /// link inside the root too; a link climbing out, a directory and a
+    /// FIFO are refused and nothing outside changes.
+    #[test]
+    fn an_existing_file_holds_exactly_the_new_value_after_each_write() {
+        let (dir, root, outside) = debian_like();
+        let b = Beneath::open(&root).expect("root");
+        let pages = Path::new("run/lock/cmm_pages");
+        std::fs::write(root.join(pages), "262144\n").expect("seed");
+        for value in ["0\n", "1000\n", "99\n", "4294967296\n", "5\n"] {
+            b.write_existing(pages, value.as_bytes()).expect("write");
+            assert_eq!(
+                std::fs::read_to_string(root.join(pages)).ok().as_deref(),
+                Some(value)
+            );
+        }
+        // Through var/lock -> /run/lock, and through a link at the name.
+        symlink("/run/lock/cmm_pages", root.join("run/lock/pages_link")).expect("link");
+        b.write_existing(Path::new("var/lock/pages_link"), b"77\n")
+            .expect("write through links");
+        assert_eq!(
+            std::fs::read_to_string(root.join(pages)).ok().as_deref(),
+            Some("77\n")
+        );
+        symlink("../../../precious", root.join("run/lock/escape")).expect("link");
+        let e = b.write_existing(Path::new("run/lock/escape"), b"1\n");
+        assert!(matches!(e, Err(BeneathError::Outside { .. })), "{e:?}");
+        std::fs::create_dir(root.join("run/lock/cpu9")).expect("dir");
+        let e = b.write_existing(Path::new("run/lock/cpu9"), b"1\n");
+        assert!(e.is_err(), "a directory is not written");
+        mkfifo(&root.join("run/lock/online"));
+        assert!(
+            b.write_existing(Path::new("run/lock/online"), b"1\n")
+                .is_err()
+        );
+        assert!(
+            b.write_existing(Path::new("run/lock/absent"), b"1\n")
+                .is_err_and(|e| e.is_not_found()),
+            "never created"
+        );
+        assert!(!root.join("run/lock/absent").exists());
+        assert_eq!(
+            std::fs::read_to_string(&outside).ok().as_deref(),
+            Some(UNTOUCHED)
+        );
+        drop(dir);
     }
 
     #[test]

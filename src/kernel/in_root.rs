@@ -12,6 +12,7 @@ use std::io::Read;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use rustix::fs::{Mode, OFlags};
 
@@ -28,6 +29,9 @@ pub struct RootDir {
     /// The root is this process's own `/`: resolving in it is what a plain
     /// `openat` does, with no checks to pay for.
     system: bool,
+    /// Whether files are still opened with `O_NOATIME` (see
+    /// [`RootDir::open_with`]); cleared at the first file it is refused for.
+    noatime: AtomicBool,
 }
 
 impl RootDir {
@@ -36,10 +40,21 @@ impl RootDir {
         let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC;
         let fd = rustix::fs::open(root, flags, Mode::empty())?;
         let system = same_file(&fd, Path::new("/"));
-        Ok(RootDir { fd, system })
+        Ok(RootDir {
+            fd,
+            system,
+            noatime: AtomicBool::new(!system),
+        })
     }
 
     /// Opens `rel` with `flags`, resolved inside the root.
+    ///
+    /// Below a root that is not `/` the files are plain files, read anew
+    /// every interval: reading one would update its access time, and ext4
+    /// then writes the inode back, which cost plugtop run more than the
+    /// reading itself. They are opened with `O_NOATIME` where the kernel
+    /// allows it (the owner or root); where it refuses, from then on
+    /// without. /proc and /sys keep no access times.
     pub fn open_with(&self, rel: &CStr, flags: OFlags) -> std::io::Result<OwnedFd> {
         if self.system {
             return Ok(rustix::fs::openat(
@@ -49,7 +64,29 @@ impl RootDir {
                 Mode::empty(),
             )?);
         }
-        chroot_walk::open_in_root(self.fd.as_fd(), rel.to_bytes(), flags).map_err(io_error)
+        self.without_atime(flags, |flags| {
+            chroot_walk::open_in_root(self.fd.as_fd(), rel.to_bytes(), flags).map_err(io_error)
+        })
+    }
+
+    /// `open` with `O_NOATIME` added while the kernel allows it; again
+    /// without it (and from then on) when it says `EPERM`.
+    fn without_atime<T>(
+        &self,
+        flags: OFlags,
+        open: impl Fn(OFlags) -> std::io::Result<T>,
+    ) -> std::io::Result<T> {
+        let reading = !flags.intersects(OFlags::WRONLY | OFlags::RDWR | OFlags::PATH);
+        if !reading || !self.noatime.load(Ordering::Relaxed) {
+            return open(flags);
+        }
+        match open(flags | OFlags::NOATIME) {
+            Err(e) if e.raw_os_error() == Some(rustix::io::Errno::PERM.raw_os_error()) => {
+                self.noatime.store(false, Ordering::Relaxed);
+                open(flags)
+            }
+            other => other,
+        }
     }
 
     /// Opens `rel` for reading without blocking (not checked for being a
@@ -78,16 +115,20 @@ impl RootDir {
                 Mode::empty(),
             )?));
         }
-        if let Some(fd) = chroot_walk::open_unlinked(dir, name, READ).map_err(io_error)? {
+        let below = self.without_atime(READ, |flags| {
+            chroot_walk::open_unlinked(dir, name, flags).map_err(io_error)
+        })?;
+        if let Some(fd) = below {
             return Ok(File::from(fd));
         }
         let mut rel = Vec::with_capacity(dir_rel.len() + 1 + name.to_bytes().len());
         rel.extend_from_slice(dir_rel.as_bytes());
         rel.push(b'/');
         rel.extend_from_slice(name.to_bytes());
-        chroot_walk::open_in_root(self.fd.as_fd(), &rel, READ)
-            .map(File::from)
-            .map_err(io_error)
+        self.without_atime(READ, |flags| {
+            chroot_walk::open_in_root(self.fd.as_fd(), &rel, flags).map_err(io_error)
+        })
+        .map(File::from)
     }
 
     /// Whether `rel` is a regular file (links followed inside the root).
@@ -159,6 +200,80 @@ mod tests {
         std::fs::create_dir_all(dir.path().join("proc")).expect("proc");
         std::fs::write(&plain, "cpu 1 2 3 4\n").expect("file");
         assert!(!is_kernel_file(File::open(&plain).expect("plain")));
+    }
+
+    /// Reading a root's plain files leaves their access times alone (the
+    /// mount here is `relatime`: an access time older than the change
+    /// would be updated by a plain read).
+    #[test]
+    fn reading_a_plain_root_leaves_access_times_alone() {
+        let dir = tempfile::tempdir().expect("dir");
+        std::fs::create_dir_all(dir.path().join("sys/cpu/cpu1")).expect("dirs");
+        let old = std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_000_000);
+        for rel in ["sys/cpu/online", "sys/cpu/cpu1/online"] {
+            let path = dir.path().join(rel);
+            std::fs::write(&path, "1\n").expect("file");
+            let file = File::options().write(true).open(&path).expect("open");
+            file.set_times(std::fs::FileTimes::new().set_accessed(old))
+                .expect("set atime");
+        }
+        let root = RootDir::open(dir.path()).expect("root");
+        let mut text = String::new();
+        root.open_file(c"sys/cpu/online")
+            .and_then(|mut f| f.read_to_string(&mut text))
+            .expect("read");
+        let cpu_dir = root
+            .open_with(c"sys/cpu", OFlags::RDONLY | OFlags::DIRECTORY)
+            .expect("dir");
+        root.open_below(cpu_dir.as_fd(), "sys/cpu", c"cpu1/online")
+            .and_then(|mut f| f.read_to_string(&mut text))
+            .expect("read below");
+        assert_eq!(text, "1\n1\n");
+        for rel in ["sys/cpu/online", "sys/cpu/cpu1/online"] {
+            let accessed = std::fs::metadata(dir.path().join(rel))
+                .and_then(|m| m.accessed())
+                .expect("atime");
+            assert_eq!(accessed, old, "{rel}");
+        }
+        assert!(root.noatime.load(Ordering::Relaxed));
+    }
+
+    /// Where the kernel refuses `O_NOATIME` (a file of another user, for
+    /// a reader that is not root), the file is opened without it, and so
+    /// is every later one.
+    #[test]
+    fn a_refused_noatime_is_dropped_for_good() {
+        let dir = tempfile::tempdir().expect("dir");
+        let root = RootDir::open(dir.path()).expect("root");
+        let tries = std::cell::RefCell::new(Vec::new());
+        let open = |flags: OFlags| {
+            tries.borrow_mut().push(flags.contains(OFlags::NOATIME));
+            if flags.contains(OFlags::NOATIME) {
+                Err(std::io::Error::from(rustix::io::Errno::PERM))
+            } else {
+                Ok(7)
+            }
+        };
+        assert_eq!(root.without_atime(READ, open).ok(), Some(7));
+        assert_eq!(root.without_atime(READ, open).ok(), Some(7));
+        assert_eq!(*tries.borrow(), [true, false, false]);
+        // Another error is the file's own, not a reason to retry.
+        let root = RootDir::open(dir.path()).expect("root");
+        let missing = root.without_atime(READ, |_| -> std::io::Result<()> {
+            Err(std::io::Error::from(rustix::io::Errno::NOENT))
+        });
+        assert!(missing.is_err());
+        assert!(root.noatime.load(Ordering::Relaxed));
+        // Writes and path-only opens never carry it.
+        let flags = std::cell::Cell::new(OFlags::empty());
+        let seen = |f: OFlags| {
+            flags.set(f);
+            Ok(())
+        };
+        root.without_atime(OFlags::WRONLY, seen).expect("write");
+        assert!(!flags.get().contains(OFlags::NOATIME));
+        root.without_atime(OFlags::PATH, seen).expect("path");
+        assert!(!flags.get().contains(OFlags::NOATIME));
     }
 
     #[test]

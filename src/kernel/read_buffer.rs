@@ -36,6 +36,21 @@ impl ReadBuffer {
     /// only at its end, so a read that leaves more than a page unused has
     /// reached the end: one system call instead of two per file and interval.
     pub fn read_whole(&mut self, file: &File) -> std::io::Result<()> {
+        self.read_with(|buf, _| rustix::io::read(file, buf))
+    }
+
+    /// As [`read_whole`](Self::read_whole), from the start of `file`
+    /// whatever its position (`pread`): a kept /proc file is read again
+    /// with one system call instead of a seek and a read.
+    pub fn read_whole_from_start(&mut self, file: &File) -> std::io::Result<()> {
+        self.read_with(|buf, at| rustix::io::pread(file, buf, at))
+    }
+
+    /// Fills the buffer by `read(room, offset)` calls until the end.
+    fn read_with(
+        &mut self,
+        mut read: impl FnMut(&mut [u8], u64) -> rustix::io::Result<usize>,
+    ) -> std::io::Result<()> {
         self.len = 0;
         loop {
             if self.len == self.bytes.len() {
@@ -47,7 +62,7 @@ impl ReadBuffer {
             }
             let room = &mut self.bytes[self.len..];
             let asked = room.len();
-            let n = rustix::io::read(file, room)?;
+            let n = read(room, self.len as u64)?;
             self.len += n;
             if n == 0 || n + 4096 < asked {
                 return if self.len > FILE_LIMIT {
@@ -100,5 +115,39 @@ mod tests {
         let f = File::open(dir.path().join("f5")).unwrap_or_else(|e| panic!("{e}"));
         buf.read_whole(&f).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(buf.bytes(), b"abcde");
+    }
+
+    /// Read from the start whatever the file's position, as often as
+    /// asked, large files whole; a kept /proc file reads afresh.
+    #[test]
+    fn reading_from_the_start_ignores_the_position() {
+        use std::io::{Seek, SeekFrom};
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let mut buf = ReadBuffer::default();
+        let path = dir.path().join("big");
+        let text: Vec<u8> = (0..3 * FIRST_SIZE + 7)
+            .map(|i| b'a' + (i % 26) as u8)
+            .collect();
+        std::fs::write(&path, &text).unwrap_or_else(|e| panic!("{e}"));
+        let mut f = File::open(&path).unwrap_or_else(|e| panic!("{e}"));
+        for _ in 0..2 {
+            f.seek(SeekFrom::Start(1000))
+                .unwrap_or_else(|e| panic!("{e}"));
+            buf.read_whole_from_start(&f)
+                .unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(buf.bytes(), &text[..]);
+        }
+        let stat = File::open("/proc/self/stat").unwrap_or_else(|e| panic!("{e}"));
+        buf.read_whole_from_start(&stat)
+            .unwrap_or_else(|e| panic!("{e}"));
+        let first = buf.bytes().to_vec();
+        buf.read_whole_from_start(&stat)
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(!first.is_empty() && !buf.bytes().is_empty());
+        assert_eq!(
+            first.split(|b| *b == b' ').next(),
+            buf.bytes().split(|b| *b == b' ').next(),
+            "the same pid, read again from the start"
+        );
     }
 }

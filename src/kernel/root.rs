@@ -16,6 +16,7 @@ use super::cpulist::CpuList;
 use super::facts::{PresentCpusError, SystemFacts};
 use super::fields::{FieldParser, Malformed};
 use super::in_root::{RootDir, is_kernel_file};
+use super::kept_flags::{Flag, KeptFlags, Opened};
 use super::procfs_text::{parse_loadavg, parse_long, parse_stat};
 use super::read_buffer::ReadBuffer;
 use super::root_file::RootFile;
@@ -53,7 +54,8 @@ pub struct RootReader {
     /// Readings of `open_root` so far (decisions wait for the second one,
     /// so snapshot series, a new root each time, pay nothing for them).
     root_readings: u32,
-    /// `cpu/possible` of a kernel root, which never changes while it runs.
+    /// `cpu/possible` of a kernel or pinned root, which never changes while
+    /// it runs.
     possible: Option<Option<CpuList>>,
     /// Reused for every path built under a root, so reading allocates no paths.
     path: PathBuf,
@@ -61,6 +63,8 @@ pub struct RootReader {
     vmstat: FieldParser,
     /// Whether to scan `cpuN` directories for online/configure state.
     pub scan_cpu_dirs: bool,
+    /// A kernel root's `cpuN` flag files, kept open between readings.
+    kept_flags: KeptFlags,
     /// Whether to read the `cpuN` lines of /proc/stat.
     per_cpu: bool,
     /// Whether the root directory, once opened, is kept for good: a guest
@@ -89,6 +93,7 @@ impl RootReader {
             meminfo: FieldParser::new(b':'),
             vmstat: FieldParser::new(b' '),
             scan_cpu_dirs: true,
+            kept_flags: KeptFlags::default(),
             per_cpu: true,
             pinned: false,
         }
@@ -115,8 +120,7 @@ impl RootReader {
     /// Reads `root/file` into the buffer.
     fn read_into_buf(&mut self, root: &Path, file: RootFile) -> std::io::Result<()> {
         if let Some(Slot::Kept(kept)) = &self.open[file.index()] {
-            rustix::fs::seek(kept, rustix::fs::SeekFrom::Start(0))?;
-            return self.buf.read_whole(kept);
+            return self.buf.read_whole_from_start(kept);
         }
         let opened = self.root_dir(root)?.open_file(file.c_rel())?;
         match self.buf.read_whole(&opened) {
@@ -154,6 +158,7 @@ impl RootReader {
             return false;
         }
         self.open = Default::default();
+        self.kept_flags = KeptFlags::default();
         self.root_dir = RootDir::open(root).ok();
         self.open_root.as_mut_os_string().clear();
         self.open_root.push(root);
@@ -204,7 +209,12 @@ impl RootReader {
         match self.read_into_buf(root, file) {
             Ok(()) => Ok(true),
             Err(e) if e.kind() == ErrorKind::NotFound => {
-                if self.kernel_root() {
+                // `dispatching` exists from boot on s390 or never: a pinned
+                // root (the machine plugtop runs on, whatever its files
+                // are) looks for it as seldom as a kernel root does.
+                // `cmm_pages` comes and goes with the cmm module, and a
+                // test root's with its test: looked for each time there.
+                if self.kernel_root() || (self.pinned && file == RootFile::Dispatching) {
                     self.open[file.index()] = Some(Slot::Missing);
                 }
                 Ok(false)
@@ -272,7 +282,11 @@ impl RootReader {
                     } else {
                         None
                     };
-                if self.kernel_root() {
+                // A pinned root is one machine read for as long as plugtop
+                // runs (the daemon's, the screen's): its possible CPUs are
+                // fixed at boot, so the file is read once, as on a kernel
+                // root, not every interval.
+                if self.kernel_root() || self.pinned {
                     self.possible = Some(list.clone());
                 }
                 list
@@ -340,10 +354,14 @@ impl RootReader {
         let Ok(mut entries) = rustix::fs::Dir::new(dir) else {
             return Vec::new();
         };
+        let kernel = matches!(self.open[RootFile::Stat.index()], Some(Slot::Kept(_)));
+        let reading = self.root_readings;
         let mut flag = CpuFlagReader {
             root: root_dir,
             buf: &mut self.buf,
             name: Vec::with_capacity(32),
+            kept: kernel.then_some(&mut self.kept_flags),
+            reading,
         };
         let mut cpus = Vec::new();
         for _ in 0..MOST_CPU_ENTRIES {
@@ -357,9 +375,12 @@ impl RootReader {
             let Ok(dir) = entries.fd() else { break };
             cpus.push(CpuState {
                 id,
-                online: flag.read(dir, name, b"online"),
-                configured: flag.read(dir, name, b"configure"),
+                online: flag.read(dir, id, name, Flag::Online),
+                configured: flag.read(dir, id, name, Flag::Configure),
             });
+        }
+        if kernel {
+            self.kept_flags.keep_only_seen(reading);
         }
         cpus.sort_unstable_by_key(|c| c.id);
         cpus
@@ -415,17 +436,26 @@ const CPU_DIR_C: &CStr = c"sys/devices/system/cpu";
 const MOST_CPU_ENTRIES: usize = (1 << 16) + 1024;
 
 /// Reads one CPU's flag files below the CPU directory, each by one lookup
-/// from it (a walk from the root only where a link is on the way).
+/// from it (a walk from the root only where a link is on the way); on a
+/// kernel root, from files kept open between readings ([`KeptFlags`]).
 struct CpuFlagReader<'a> {
     root: &'a RootDir,
     buf: &'a mut ReadBuffer,
     /// `cpuN/FILE` and its NUL, reused for every file.
     name: Vec<u8>,
+    /// The kernel root's kept files (`None` for any other root).
+    kept: Option<&'a mut KeptFlags>,
+    /// Which reading of the root this is.
+    reading: u32,
 }
 
 impl CpuFlagReader<'_> {
     /// `cpu/file` below `dir` is 1 (`None`: missing or unreadable).
-    fn read(&mut self, dir: impl AsFd, cpu: &[u8], file: &[u8]) -> Option<bool> {
+    fn read(&mut self, dir: impl AsFd, id: u32, cpu: &[u8], flag: Flag) -> Option<bool> {
+        let file: &[u8] = match flag {
+            Flag::Online => b"online",
+            Flag::Configure => b"configure",
+        };
         self.name.clear();
         self.name.extend_from_slice(cpu);
         self.name.push(b'/');
@@ -433,10 +463,15 @@ impl CpuFlagReader<'_> {
         self.name.push(0);
         let name = CStr::from_bytes_with_nul(&self.name).ok()?;
         // Never blocks, whatever sits where the flag should be (a FIFO).
-        let opened = self
-            .root
-            .open_below(dir.as_fd(), paths::CPU_DIR, name)
-            .ok()?;
+        let open = || self.root.open_below(dir.as_fd(), paths::CPU_DIR, name);
+        if let Some(kept) = self.kept.as_deref_mut() {
+            return kept.read(id, flag, self.reading, || match open() {
+                Ok(f) => Opened::File(f),
+                Err(e) if e.kind() == ErrorKind::NotFound => Opened::NotFound,
+                Err(_) => Opened::Failed,
+            });
+        }
+        let opened = open().ok()?;
         self.buf.read_whole(&opened).ok()?;
         parse_long(self.buf.bytes()).map(|v| v == 1)
     }
@@ -449,6 +484,104 @@ mod tests {
     #[test]
     fn the_cpu_directory_has_one_path() {
         assert_eq!(CPU_DIR_C.to_bytes(), paths::CPU_DIR.as_bytes());
+    }
+
+    /// A pinned root's `possible` is read at its first reading only: a
+    /// machine's possible CPUs are fixed at boot. An unpinned root (a
+    /// snapshot series) reads it each time.
+    #[test]
+    fn a_pinned_root_reads_possible_once() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/roots/newkernel");
+        let copy = std::process::Command::new("cp")
+            .arg("-a")
+            .arg(&fixture)
+            .arg(dir.path().join("root"))
+            .status()
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(copy.success());
+        let root = dir.path().join("root");
+        let possible = root.join(paths::POSSIBLE);
+        std::fs::write(&possible, "0-3\n").unwrap_or_else(|e| panic!("{e}"));
+        let counts = |pinned: bool| {
+            std::fs::write(&possible, "0-3\n").unwrap_or_else(|e| panic!("{e}"));
+            let mut reader = RootReader::new();
+            reader.scan_cpu_dirs = false;
+            reader.pinned = pinned;
+            let mut seen = Vec::new();
+            for i in 0..3 {
+                let s = reader
+                    .read(&root, Stamp::new(i, 0))
+                    .unwrap_or_else(|e| panic!("{e}"));
+                seen.push(s.possible.map(|p| p.count));
+                std::fs::write(&possible, "0-7\n").unwrap_or_else(|e| panic!("{e}"));
+            }
+            seen
+        };
+        assert_eq!(counts(true), [Some(4); 3]);
+        assert_eq!(counts(false), [Some(4), Some(8), Some(8)]);
+    }
+
+    /// A pinned root without `dispatching` (no s390) looks for it again
+    /// only once every 64 readings; an unpinned one (a snapshot series)
+    /// at every reading.
+    #[test]
+    fn a_pinned_root_looks_for_a_missing_dispatching_file_seldom() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/roots/newkernel");
+        let copy = std::process::Command::new("cp")
+            .arg("-a")
+            .arg(&fixture)
+            .arg(dir.path().join("root"))
+            .status()
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(copy.success());
+        let root = dir.path().join("root");
+        let dispatching = root.join(paths::DISPATCHING);
+        let first_seen = |pinned: bool| {
+            let _ = std::fs::remove_file(&dispatching);
+            let mut reader = RootReader::new();
+            reader.scan_cpu_dirs = false;
+            reader.pinned = pinned;
+            for i in 1..=70 {
+                let s = reader
+                    .read(&root, Stamp::new(i, 0))
+                    .unwrap_or_else(|e| panic!("{e}"));
+                if s.polarization.is_some() {
+                    return Some(i);
+                }
+                if i == 3 {
+                    std::fs::write(&dispatching, "1\n").unwrap_or_else(|e| panic!("{e}"));
+                }
+            }
+            None
+        };
+        assert_eq!(first_seen(false), Some(4));
+        assert_eq!(first_seen(true), Some(64));
+    }
+
+    /// On the machine's own root (read only) the CPU flags read from the
+    /// kept sysfs files are the ones a fresh reading opens and reads.
+    #[test]
+    fn kept_cpu_flags_read_what_fresh_opens_read() {
+        let root = Path::new("/");
+        if !root.join(paths::CPU_DIR).is_dir() {
+            return;
+        }
+        let mut kept = RootReader::new();
+        let mut flags = Vec::new();
+        for i in 0..4 {
+            let s = kept
+                .read(root, Stamp::new(i, 0))
+                .unwrap_or_else(|e| panic!("{e}"));
+            flags = s.cpus;
+        }
+        assert!(kept.kernel_root(), "/proc/stat is the kernel's");
+        assert!(!flags.is_empty(), "this machine has CPUs");
+        let fresh = RootReader::new()
+            .read(root, Stamp::new(0, 0))
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(flags, fresh.cpus);
     }
 
     /// A root given as a link that is pointed elsewhere between readings is

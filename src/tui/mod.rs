@@ -26,6 +26,7 @@ pub mod options;
 pub mod run;
 pub mod screen;
 pub mod selection;
+pub mod sized_backend;
 pub mod state_dir;
 pub mod stop;
 pub mod stuck_terminal;

@@ -33,11 +33,12 @@ use super::dispatch;
 use super::input::TermInput;
 use super::options::Options;
 use super::run::{UiError, prepare};
+use super::sized_backend::SizedBackend;
 use super::stop::StopFlag;
 use super::update::{ScreenEnd, Update};
 use super::view;
 
-type Term = Terminal<CrosstermBackend<FrameBuffer>>;
+type Term = Terminal<SizedBackend<CrosstermBackend<FrameBuffer>>>;
 
 /// Where ratatui draws a frame: memory, sent to the terminal whole by
 /// [`FrameBuffer::send`]. The screen thread keeps a copy of the handle the
@@ -275,8 +276,9 @@ fn screen_loop(
     // with a print that panics on a closed stderr. restore_terminal() puts
     // the cursor back on every way out instead.
     let frames = FrameBuffer::default();
-    let mut terminal =
-        std::mem::ManuallyDrop::new(Terminal::new(CrosstermBackend::new(frames.clone()))?);
+    let mut terminal = std::mem::ManuallyDrop::new(Terminal::new(SizedBackend(
+        CrosstermBackend::new(frames.clone()),
+    ))?);
     let mut screen = Screen {
         frames,
         queued: VecDeque::new(),

@@ -13,7 +13,6 @@ use std::time::Duration;
 
 use common::FakeRoot;
 
-
 /// How long a child may take before the guard kills it and the test fails:
 /// generous, for a loaded machine; never reached when plugtop works.
 const GUARD: Duration = Duration::from_secs(60);
