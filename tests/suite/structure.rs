@@ -187,13 +187,13 @@ fn a_kernel_rules_use_planted_in_the_real_tree_is_a_cycle() {
     }
     let read = |dir: &Path| module_graph::of_tree(&dir.join("src")).expect("readable");
     assert!(read(copy.path()).cycles.is_empty(), "the copy is the tree");
-    let actuator = copy.path().join("src/kernel/actuator.rs");
-    let mut text = std::fs::read_to_string(&actuator).expect("actuator.rs");
+    let target = copy.path().join("src/kernel/cpu_dir.rs");
+    let mut text = std::fs::read_to_string(&target).expect("cpu_dir.rs");
     // In a macro call, after the file's test module: no `use`.
     text.push_str(
         "\nfn planted() -> String {\n    format!(\"{:?}\", crate::rules::RuleKind::ALL)\n}\n",
     );
-    std::fs::write(&actuator, text).expect("plant");
+    std::fs::write(&target, text).expect("plant");
     let graph = read(copy.path());
     assert!(
         graph.in_one_cycle("kernel", "rules"),
@@ -201,7 +201,7 @@ fn a_kernel_rules_use_planted_in_the_real_tree_is_a_cycle() {
         graph.describe()
     );
     assert!(
-        graph.describe().contains("src/kernel/actuator.rs:"),
+        graph.describe().contains("src/kernel/cpu_dir.rs:"),
         "{}",
         graph.describe()
     );
