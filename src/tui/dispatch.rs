@@ -152,6 +152,10 @@ pub fn event(app: &mut App, ev: Event) -> Option<Command> {
             }
             Some(Modal::Dialog(_)) | None => action_for(k),
         },
+        // A layer takes the keys and draws over the screen: a click or the
+        // wheel must not change what lies under it (the view behind the
+        // arming question, the log behind the what-if editor).
+        Event::Mouse(_) if !app.modals().is_empty() => None,
         Event::Mouse(m) => match m.kind {
             MouseEventKind::ScrollUp => Some(KeyAction::Up),
             MouseEventKind::ScrollDown => Some(KeyAction::Down),
@@ -557,6 +561,56 @@ mod tests {
             assert!(
                 (case.did)(under.as_ref(), &a, &commands),
                 "{}: {commands:?}",
+                case.name
+            );
+        }
+    }
+
+    #[test]
+    fn a_click_or_the_wheel_changes_nothing_under_an_open_layer() {
+        use crossterm::event::{MouseButton, MouseEvent};
+        let mouse = |kind, column, row| {
+            TermInput::Event(Event::Mouse(MouseEvent {
+                kind,
+                column,
+                row,
+                modifiers: KeyModifiers::NONE,
+            }))
+        };
+        // Without a layer, a click along the tabs does change the view.
+        let mut bare = app();
+        bare.set_screen_size(100, 30, 10);
+        for column in 0..100 {
+            run(
+                &mut bare,
+                [mouse(MouseEventKind::Down(MouseButton::Left), column, 1)],
+            );
+        }
+        assert_ne!(bare.selection().view(), crate::tui::app::View::Overview);
+        for case in cases() {
+            let mut a = app();
+            a.set_screen_size(100, 30, 10);
+            (case.open)(&mut a);
+            let top = a.modals().top().cloned();
+            let view = a.selection().view();
+            let mut inputs: Vec<TermInput> = (0..100)
+                .map(|column| mouse(MouseEventKind::Down(MouseButton::Left), column, 1))
+                .collect();
+            inputs.extend([
+                mouse(MouseEventKind::ScrollDown, 5, 5),
+                mouse(MouseEventKind::ScrollUp, 5, 5),
+            ]);
+            assert_eq!(run(&mut a, inputs), Vec::new(), "{}", case.name);
+            assert_eq!(
+                a.selection().view(),
+                view,
+                "{}: the view under it",
+                case.name
+            );
+            assert_eq!(
+                a.modals().top(),
+                top.as_ref(),
+                "{}: still on top",
                 case.name
             );
         }

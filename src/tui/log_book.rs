@@ -138,11 +138,21 @@ impl LogBook {
     }
 
     /// A key while the search is typed; whether it is still being typed
-    /// (Enter keeps a non-empty search, Esc drops it).
+    /// (Enter keeps a non-empty search, Esc or Ctrl-C drops it, as Ctrl-C
+    /// closes the export prompt and the what-if editor).
     pub fn search_key(&mut self, key: crossterm::event::KeyEvent) -> bool {
-        use crossterm::event::KeyCode;
+        use crossterm::event::{KeyCode, KeyModifiers};
         let text = self.filter.get_or_insert_with(String::new);
+        let chord = key
+            .modifiers
+            .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT);
         let editing = match key.code {
+            KeyCode::Char('c') if key.modifiers.contains(KeyModifiers::CONTROL) => {
+                self.filter = None;
+                false
+            }
+            // Ctrl or Alt with a letter types nothing.
+            KeyCode::Char(_) if chord => true,
             KeyCode::Char(c) => {
                 text.push(c);
                 true
@@ -216,6 +226,14 @@ mod tests {
         assert_eq!(log.filter(), Some("two lines"), "made one line");
         assert!(log.search_key(KeyEvent::from(KeyCode::Backspace)));
         assert!(!log.search_key(KeyEvent::from(KeyCode::Esc)));
+        assert_eq!(log.filter(), None);
+        // Ctrl-C drops the search as Esc does; a chord types nothing.
+        use crossterm::event::KeyModifiers;
+        log.start_search();
+        assert!(log.search_key(KeyEvent::from(KeyCode::Char('a'))));
+        assert!(log.search_key(KeyEvent::new(KeyCode::Char('x'), KeyModifiers::ALT)));
+        assert_eq!(log.filter(), Some("a"));
+        assert!(!log.search_key(KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL)));
         assert_eq!(log.filter(), None);
     }
 }

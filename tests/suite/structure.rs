@@ -171,3 +171,38 @@ fn each_way_alone_is_no_cycle() {
             .any(|u| u.from == "rules" && u.to == "kernel")
     );
 }
+
+/// The real `src/` copied, with `kernel -> rules` planted in one of its
+/// files: the check finds the cycle in the tree it guards, not only in a
+/// tree shaped like it (`rules` already uses `kernel`).
+#[test]
+fn a_kernel_rules_use_planted_in_the_real_tree_is_a_cycle() {
+    let copy = tempfile::tempdir().expect("temporary directory");
+    let root = src();
+    for file in all_sources() {
+        let rel = file.strip_prefix(&root).expect("below src");
+        let to = copy.path().join("src").join(rel);
+        std::fs::create_dir_all(to.parent().expect("a parent")).expect("mkdir");
+        std::fs::copy(&file, &to).expect("copy");
+    }
+    let read = |dir: &Path| module_graph::of_tree(&dir.join("src")).expect("readable");
+    assert!(read(copy.path()).cycles.is_empty(), "the copy is the tree");
+    let target = copy.path().join("src/kernel/cpu_dir.rs");
+    let mut text = std::fs::read_to_string(&target).expect("cpu_dir.rs");
+    // In a macro call, after the file's test module: no `use`.
+    text.push_str(
+        "\nfn planted() -> String {\n    format!(\"{:?}\", crate::rules::RuleKind::ALL)\n}\n",
+    );
+    std::fs::write(&target, text).expect("plant");
+    let graph = read(copy.path());
+    assert!(
+        graph.in_one_cycle("kernel", "rules"),
+        "{}",
+        graph.describe()
+    );
+    assert!(
+        graph.describe().contains("src/kernel/cpu_dir.rs:"),
+        "{}",
+        graph.describe()
+    );
+}

@@ -699,6 +699,46 @@ fn a_slow_cpu_write_shows_progress_and_the_keys_go_on_working() {
 }
 
 #[test]
+fn quitting_while_a_cpu_write_is_held_gives_the_guest_back_once_it_ends() {
+    let (root, rules) = plugging_guest();
+    let root_s = root.path().to_string_lossy().into_owned();
+    let gate = root.path().join("write-gate");
+    let gate_s = gate.to_string_lossy().into_owned();
+    let mut s = Session::start_with(
+        &[
+            "--root",
+            &root_s,
+            "-c",
+            &rules,
+            "--interval",
+            "3",
+            "--mode",
+            "step",
+        ],
+        30,
+        110,
+        &[("PLUGTOP_TEST_WRITE_GATE", &gate_s)],
+    );
+    s.wait_for("Proposed: plug cpu1");
+    s.press("y");
+    s.wait_for("… plugging a CPU");
+    // `q` while the write is held: the screen stays until the control
+    // thread has put the guest back, which waits for the write to end.
+    s.press("q");
+    assert!(
+        matches!(s.child.try_wait(), Ok(None)),
+        "it must not end before the guest is given back"
+    );
+    std::fs::write(&gate, "").expect("open the gate");
+    assert!(s.quit(), "ends well once the write ended");
+    assert_eq!(cpu_online(&root, 1), "0\n", "put back after the held write");
+    assert!(
+        !root.path().join("run/plugtop/state").exists(),
+        "journal removed after the restore"
+    );
+}
+
+#[test]
 fn sigtstp_gives_the_terminal_back_and_fg_redraws_everything() {
     let (root, rules) = plugging_guest();
     let root_s = root.path().to_string_lossy().into_owned();

@@ -222,3 +222,19 @@ fn a_use_in_many_places_is_counted_whole_and_listed_in_part() {
     assert!(text.contains("    ... and 4 more"), "{text}");
     assert!(text.contains("  kernel -> rules (1 place):"), "{text}");
 }
+
+#[test]
+fn a_module_under_path_is_an_error_not_a_module_that_is_not_there() {
+    let rules = "pub mod ruleset;\npub mod number;\n#[path = \"other.rs\"]\npub mod fake;\n";
+    let tree = planted_with(
+        KERNEL_USES_RULES,
+        RULESET,
+        &[
+            ("rules/mod.rs", rules),
+            ("rules/other.rs", "use crate::kernel::regular;\n"),
+        ],
+    );
+    let read = tree.read();
+    let error = read.err().map(|e| e.to_string()).unwrap_or_default();
+    assert!(error.contains("`mod fake;`"), "{error:?}");
+}

@@ -16,6 +16,11 @@ impl Tree {
         Tree(dir)
     }
 
+    /// The graph, or why the tree could not be read.
+    pub fn read(&self) -> std::io::Result<super::Graph> {
+        super::of_tree(&self.0.path().join("src"))
+    }
+
     pub fn graph(&self) -> super::Graph {
         let graph = super::of_tree(&self.0.path().join("src")).expect("readable");
         println!("{}", graph.describe());

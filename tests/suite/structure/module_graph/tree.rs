@@ -31,7 +31,8 @@ impl Crate {
 }
 
 /// The crate rooted at `root` (a `lib.rs` or `main.rs`), or an error
-/// naming a file that could not be read.
+/// naming a file that could not be read or a module that could not be
+/// found.
 pub fn load(name: &str, root: &Path) -> std::io::Result<Crate> {
     let mut krate = Crate {
         name: name.to_string(),
@@ -46,10 +47,22 @@ pub fn load(name: &str, root: &Path) -> std::io::Result<Crate> {
         for (below, facts) in facts::of_file(&tokens) {
             let module_dir = below.iter().fold(dir.clone(), |d, s| d.join(s));
             for child in &facts.file_children {
-                if let Some(child_file) = child_file(&module_dir, child) {
-                    let child_path = [path.clone(), below.clone(), vec![child.clone()]].concat();
-                    todo.push((child_file, child_path, module_dir.join(child)));
-                }
+                // A module the check cannot find would hide its uses: one
+                // under `#[path = ".."]` (not followed) fails the check
+                // rather than passing it.
+                let child_file = child_file(&module_dir, child).ok_or_else(|| {
+                    std::io::Error::new(
+                        std::io::ErrorKind::NotFound,
+                        format!(
+                            "{}: `mod {child};` has neither {child}.rs nor {child}/mod.rs in {} \
+                             (a #[path] module is not followed by this check)",
+                            file.display(),
+                            module_dir.display()
+                        ),
+                    )
+                })?;
+                let child_path = [path.clone(), below.clone(), vec![child.clone()]].concat();
+                todo.push((child_file, child_path, module_dir.join(child)));
             }
             let module = Module {
                 file: file.clone(),
@@ -62,7 +75,7 @@ pub fn load(name: &str, root: &Path) -> std::io::Result<Crate> {
 }
 
 /// `dir/name.rs`, else `dir/name/mod.rs`, else None (a declaration of a
-/// file that is not there does not build; the compiler reports it).
+/// file that is not there does not build, unless `#[path]` says where).
 fn child_file(dir: &Path, name: &str) -> Option<PathBuf> {
     let flat = dir.join(format!("{name}.rs"));
     let nested = dir.join(name).join("mod.rs");
