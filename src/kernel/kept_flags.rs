@@ -14,7 +14,7 @@ use super::integer::parse_long;
 
 /// One flag file of one CPU.
 #[derive(Debug)]
-enum Kept {
+enum KeptFile {
     /// Open on sysfs: read again at offset 0.
     Open(File),
     /// Not there when last looked for (cpu0/online on most machines,
@@ -25,14 +25,14 @@ enum Kept {
 /// A CPU's two flag files and the reading that last listed it.
 #[derive(Debug)]
 struct CpuFiles {
-    online: Option<Kept>,
-    configure: Option<Kept>,
+    online: Option<KeptFile>,
+    configure: Option<KeptFile>,
     seen: u32,
 }
 
 /// The two flag files of a CPU, by their place in [`CpuFiles`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Flag {
+pub enum FlagFile {
     Online,
     Configure,
 }
@@ -61,7 +61,7 @@ impl KeptFlags {
     pub fn read(
         &mut self,
         id: u32,
-        flag: Flag,
+        flag: FlagFile,
         reading: u32,
         open: impl FnOnce() -> Opened,
     ) -> Option<bool> {
@@ -72,21 +72,21 @@ impl KeptFlags {
         });
         cpu.seen = reading;
         let slot = match flag {
-            Flag::Online => &mut cpu.online,
-            Flag::Configure => &mut cpu.configure,
+            FlagFile::Online => &mut cpu.online,
+            FlagFile::Configure => &mut cpu.configure,
         };
         let due = reading.is_multiple_of(LOOK_AGAIN);
-        if slot.is_none() || (due && matches!(slot, Some(Kept::Missing))) {
+        if slot.is_none() || (due && matches!(slot, Some(KeptFile::Missing))) {
             *slot = match open() {
-                Opened::File(f) if super::regular::is_kernel_file(&f) => Some(Kept::Open(f)),
+                Opened::File(f) if super::regular::is_kernel_file(&f) => Some(KeptFile::Open(f)),
                 // A plain file: read once, never kept.
                 Opened::File(f) => return read_at_start(&f),
-                Opened::NotFound => Some(Kept::Missing),
+                Opened::NotFound => Some(KeptFile::Missing),
                 Opened::Failed => None,
             };
         }
         match slot {
-            Some(Kept::Open(f)) => {
+            Some(KeptFile::Open(f)) => {
                 let value = read_at_start(f);
                 if value.is_none() {
                     // Gone with its CPU (ENODEV) or unreadable: opened anew
@@ -95,7 +95,7 @@ impl KeptFlags {
                 }
                 value
             }
-            Some(Kept::Missing) | None => None,
+            Some(KeptFile::Missing) | None => None,
         }
     }
 
@@ -137,7 +137,7 @@ mod tests {
         let mut kept = KeptFlags::default();
         let opens = Cell::new(0);
         let mut read = |reading| {
-            kept.read(3, Flag::Online, reading, || {
+            kept.read(3, FlagFile::Online, reading, || {
                 opens.set(opens.get() + 1);
                 open_plain(&online)
             })
@@ -158,7 +158,7 @@ mod tests {
         let opens = Cell::new(0);
         for reading in 1..=3 {
             // /proc/self/oom_score_adj reads "0": a flag that is not 1.
-            let value = kept.read(0, Flag::Online, reading, || {
+            let value = kept.read(0, FlagFile::Online, reading, || {
                 opens.set(opens.get() + 1);
                 open_plain(std::path::Path::new("/proc/self/oom_score_adj"))
             });
@@ -167,7 +167,7 @@ mod tests {
         assert_eq!(opens.get(), 1, "kept open");
         let looks = Cell::new(0);
         for reading in 1..=130 {
-            let value = kept.read(0, Flag::Configure, reading, || {
+            let value = kept.read(0, FlagFile::Configure, reading, || {
                 looks.set(looks.get() + 1);
                 Opened::NotFound
             });
@@ -176,7 +176,7 @@ mod tests {
         assert_eq!(looks.get(), 3, "at reading 1, 64 and 128");
         let tries = Cell::new(0);
         for reading in 1..=3 {
-            kept.read(7, Flag::Online, reading, || {
+            kept.read(7, FlagFile::Online, reading, || {
                 tries.set(tries.get() + 1);
                 Opened::Failed
             });
@@ -187,9 +187,9 @@ mod tests {
     #[test]
     fn cpus_not_listed_are_forgotten() {
         let mut kept = KeptFlags::default();
-        kept.read(1, Flag::Online, 1, || Opened::NotFound);
-        kept.read(2, Flag::Online, 1, || Opened::NotFound);
-        kept.read(2, Flag::Online, 2, || Opened::NotFound);
+        kept.read(1, FlagFile::Online, 1, || Opened::NotFound);
+        kept.read(2, FlagFile::Online, 1, || Opened::NotFound);
+        kept.read(2, FlagFile::Online, 2, || Opened::NotFound);
         kept.keep_only_seen(2);
         assert_eq!(kept.cpus.len(), 1);
         assert!(kept.cpus.contains_key(&2));

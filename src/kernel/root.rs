@@ -16,7 +16,7 @@ use super::cpulist::CpuList;
 use super::facts::{PresentCpusError, SystemFacts};
 use super::fields::{FieldParser, Malformed};
 use super::in_root::{RootDir, is_kernel_file};
-use super::kept_flags::{Flag, KeptFlags, Opened};
+use super::kept_flags::{FlagFile, KeptFlags, Opened};
 use super::procfs_text::{parse_loadavg, parse_long, parse_stat};
 use super::read_buffer::ReadBuffer;
 use super::root_file::RootFile;
@@ -375,8 +375,8 @@ impl RootReader {
             let Ok(dir) = entries.fd() else { break };
             cpus.push(CpuState {
                 id,
-                online: flag.read(dir, id, name, Flag::Online),
-                configured: flag.read(dir, id, name, Flag::Configure),
+                online: flag.read(dir, id, name, FlagFile::Online),
+                configured: flag.read(dir, id, name, FlagFile::Configure),
             });
         }
         if kernel {
@@ -451,10 +451,10 @@ struct CpuFlagReader<'a> {
 
 impl CpuFlagReader<'_> {
     /// `cpu/file` below `dir` is 1 (`None`: missing or unreadable).
-    fn read(&mut self, dir: impl AsFd, id: u32, cpu: &[u8], flag: Flag) -> Option<bool> {
+    fn read(&mut self, dir: impl AsFd, id: u32, cpu: &[u8], flag: FlagFile) -> Option<bool> {
         let file: &[u8] = match flag {
-            Flag::Online => b"online",
-            Flag::Configure => b"configure",
+            FlagFile::Online => b"online",
+            FlagFile::Configure => b"configure",
         };
         self.name.clear();
         self.name.extend_from_slice(cpu);
