@@ -2,6 +2,12 @@
 //! small test kernel: a thread that keeps `cpu/online` consistent with the
 //! per-CPU `online` files plugtop writes and advances /proc/stat and the
 //! memory counters according to a scripted load.
+//!
+//! The list follows each write before the write returns, as with a real
+//! kernel: plugtop runs with `PLUGTOP_TEST_WRITE_TOKEN` (see
+//! `plugtop::faults`), so each of its writes waits until the test kernel has
+//! republished the list, however long the kernel thread is starved. (A list
+//! that lagged made plugtop count too few CPUs and plug one past CPU_MAX.)
 
 use crate::common;
 
@@ -58,6 +64,13 @@ fn read_pool(root: &Path) -> Option<i64> {
 
 fn pool(root: &Path) -> i64 {
     read_pool(root).unwrap_or(-1)
+}
+
+/// The file by which the test kernel tells plugtop its files agree with the
+/// last write (`PLUGTOP_TEST_WRITE_TOKEN`): plugtop removes it after a
+/// write, the kernel creates it again once it has published the list.
+fn write_token(root: &Path) -> PathBuf {
+    root.join("test-kernel-write-token")
 }
 
 impl TestKernel {
@@ -127,8 +140,12 @@ fn kernel_loop(root: &Path, stop: &AtomicBool, phase: &AtomicU8, seen: &Sender<S
     let mut scans = 0u64;
     let mut step = 0u64;
     let mut last_pool = 0;
+    let token = write_token(root);
     while !stop.load(Ordering::SeqCst) {
         step += 1;
+        // Seen gone before the `online` files are read: plugtop removes it
+        // only after its write, so the list below includes that write.
+        let acknowledge = !token.exists();
         let online = online_ids(root);
         let busy = phase.load(Ordering::SeqCst) == BUSY;
         for id in &online {
@@ -172,6 +189,9 @@ fn kernel_loop(root: &Path, stop: &AtomicBool, phase: &AtomicU8, seen: &Sender<S
             &root.join("sys/devices/system/cpu/online"),
             &format!("{list}\n"),
         );
+        if acknowledge {
+            std::fs::write(&token, "").expect("write token");
+        }
         let free = if busy { 2_000_000 } else { 100_000 };
         atomic_write(
             &root.join("proc/meminfo"),
@@ -238,8 +258,16 @@ impl Drop for Running {
     }
 }
 
-fn start_run(root: &Path, rules: &Path, extra_env: Option<(&str, &str)>) -> Running {
+/// `plugtop` whose writes return only once the test kernel has followed
+/// them (see [`write_token`]).
+fn plugtop_beside_kernel(root: &Path) -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_plugtop"));
+    cmd.env("PLUGTOP_TEST_WRITE_TOKEN", write_token(root));
+    cmd
+}
+
+fn start_run(root: &Path, rules: &Path, extra_env: Option<(&str, &str)>) -> Running {
+    let mut cmd = plugtop_beside_kernel(root);
     cmd.args(["run", "-f", "-V", "--interval-ms", "30", "-c"])
         .arg(rules)
         .arg("--root")
@@ -384,7 +412,7 @@ fn force_adopts_the_start_state_of_a_dead_run() {
     kernel.until("a change to undo", |s| s.online >= 2 && s.pool > 0);
     child.kill().expect("kill -9");
     let _ = child.wait();
-    let forced = Command::new(env!("CARGO_BIN_EXE_plugtop"))
+    let forced = plugtop_beside_kernel(root.path())
         .args(["run", "-f", "--force", "--interval-ms", "30", "-c"])
         .arg(&rules)
         .arg("--root")
@@ -446,7 +474,7 @@ fn refuses_to_act_beside_cpuplugd_or_another_plugtop() {
 fn without_f_it_detaches_writes_a_pid_file_and_stops_on_sigterm() {
     let (root, rules) = guest();
     let _kernel = TestKernel::start(root.path().to_path_buf());
-    let status = Command::new(env!("CARGO_BIN_EXE_plugtop"))
+    let status = plugtop_beside_kernel(root.path())
         .args(["run", "--mode", "observe", "--interval-ms", "20", "-c"])
         .arg(&rules)
         .arg("--root")
@@ -485,7 +513,7 @@ fn a_refused_second_daemon_leaves_the_first_ones_pid_file_alone() {
     let (root, rules) = guest();
     let _kernel = TestKernel::start(root.path().to_path_buf());
     let start = || {
-        Command::new(env!("CARGO_BIN_EXE_plugtop"))
+        plugtop_beside_kernel(root.path())
             .args(["run", "--interval-ms", "20", "-c"])
             .arg(&rules)
             .arg("--root")
