@@ -1,8 +1,8 @@
 //! Failures on purpose, for the tests of the failure policy: a panic in a
 //! chosen thread, a sysfs write that takes as long as the test says.
 //! Compiled in only with the `fault-injection` feature, which the test
-//! build alone enables; a shipped binary ignores `PLUGTOP_FAULT` and
-//! `PLUGTOP_TEST_WRITE_GATE`.
+//! build alone enables; a shipped binary ignores `PLUGTOP_FAULT`,
+//! `PLUGTOP_TEST_WRITE_GATE` and `PLUGTOP_TEST_WRITE_TOKEN`.
 
 /// Where a failure can be injected.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -74,13 +74,42 @@ pub fn write_fails(path: &std::path::Path) -> bool {
 /// Holds every sysfs write until the file `PLUGTOP_TEST_WRITE_GATE` names
 /// exists, as taking an s390 CPU offline can take seconds: a test keeps a
 /// write in progress exactly as long as it looks, so no clock decides what
-/// it sees. Returns at once in a shipped binary.
+/// it sees. With `PLUGTOP_TEST_WRITE_TOKEN`, also waits until the test
+/// kernel's token file exists (it is ready for a write). Returns at once in
+/// a shipped binary.
 pub fn wait_at_write_gate() {
     #[cfg(feature = "fault-injection")]
-    if let Some(gate) = std::env::var_os("PLUGTOP_TEST_WRITE_GATE") {
-        let gate = std::path::Path::new(&gate);
-        while !gate.exists() {
-            std::thread::sleep(std::time::Duration::from_millis(10));
+    {
+        if let Some(gate) = std::env::var_os("PLUGTOP_TEST_WRITE_GATE") {
+            wait_for_file(std::path::Path::new(&gate));
         }
+        if let Some(token) = std::env::var_os("PLUGTOP_TEST_WRITE_TOKEN") {
+            wait_for_file(std::path::Path::new(&token));
+        }
+    }
+}
+
+/// After a sysfs write, with `PLUGTOP_TEST_WRITE_TOKEN=FILE`: removes FILE
+/// and waits until the test kernel creates it again, which it does only
+/// after it has published what the write changed (`cpu/online`). So the
+/// write returns when the kernel's files agree with it, as a real kernel's
+/// write does, and a starved test kernel can never show a stale list.
+/// Returns at once in a shipped binary.
+pub fn wait_for_write_acknowledged() {
+    #[cfg(feature = "fault-injection")]
+    if let Some(token) = std::env::var_os("PLUGTOP_TEST_WRITE_TOKEN") {
+        let token = std::path::Path::new(&token);
+        // Removed only after the write: a kernel that sees the token gone
+        // reads the files after the write and cannot acknowledge too early.
+        let _ = std::fs::remove_file(token);
+        wait_for_file(token);
+    }
+}
+
+/// Polls until `path` exists (the test's hang guard ends a stuck wait).
+#[cfg(feature = "fault-injection")]
+fn wait_for_file(path: &std::path::Path) {
+    while !path.exists() {
+        std::thread::sleep(std::time::Duration::from_millis(1));
     }
 }

@@ -135,9 +135,9 @@ impl RootActuator {
                 source: std::io::Error::other("the write failed (injected)"),
             });
         }
-        Ok(self
-            .beneath
-            .write_existing(Path::new(rel), text.as_bytes())?)
+        let written = self.beneath.write_existing(Path::new(rel), text.as_bytes());
+        crate::faults::wait_for_write_acknowledged();
+        Ok(written?)
     }
 
     fn set_cpu(&self, id: u32, online: bool) -> Result<(), ActError> {

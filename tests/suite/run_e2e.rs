@@ -2,6 +2,12 @@
 //! small test kernel: a thread that keeps `cpu/online` consistent with the
 //! per-CPU `online` files plugtop writes and advances /proc/stat and the
 //! memory counters according to a scripted load.
+//!
+//! The list follows each write before the write returns, as with a real
+//! kernel: plugtop runs with `PLUGTOP_TEST_WRITE_TOKEN` (see
+//! `plugtop::faults`), so each of its writes waits until the test kernel has
+//! republished the list, however long the kernel thread is starved. (A list
+//! that lagged made plugtop count too few CPUs and plug one past CPU_MAX.)
 
 use crate::common;
 
@@ -60,26 +66,38 @@ fn pool(root: &Path) -> i64 {
     read_pool(root).unwrap_or(-1)
 }
 
+/// The file by which the test kernel tells plugtop its files agree with the
+/// last write (`PLUGTOP_TEST_WRITE_TOKEN`): plugtop removes it after a
+/// write, the kernel creates it again once it has published the list.
+fn write_token(root: &Path) -> PathBuf {
+    root.join("test-kernel-write-token")
+}
+
+/// Lays out `CPUS` CPUs of which only cpu0 is online, and CMM.
+fn lay_out_cpus(root: &Path) {
+    for i in 0..CPUS {
+        let dir = root.join(format!("sys/devices/system/cpu/cpu{i}"));
+        std::fs::create_dir_all(&dir).expect("cpu dir");
+        std::fs::write(dir.join("online"), if i == 0 { "1\n" } else { "0\n" }).expect("online");
+        std::fs::write(dir.join("configure"), "1\n").expect("configure");
+    }
+    std::fs::write(
+        root.join("sys/devices/system/cpu/present"),
+        format!("0-{}\n", CPUS - 1),
+    )
+    .expect("present");
+    std::fs::write(root.join("proc/sys/vm/cmm_pages"), "0\n").expect("cmm_pages");
+    std::fs::write(
+        root.join("proc/cpuinfo"),
+        plugtop::sim::serve::zvm_cpuinfo(CPUS),
+    )
+    .expect("cpuinfo");
+}
+
 impl TestKernel {
     /// A guest with `CPUS` CPUs of which only cpu0 is online, and CMM.
     fn start(root: PathBuf) -> TestKernel {
-        for i in 0..CPUS {
-            let dir = root.join(format!("sys/devices/system/cpu/cpu{i}"));
-            std::fs::create_dir_all(&dir).expect("cpu dir");
-            std::fs::write(dir.join("online"), if i == 0 { "1\n" } else { "0\n" }).expect("online");
-            std::fs::write(dir.join("configure"), "1\n").expect("configure");
-        }
-        std::fs::write(
-            root.join("sys/devices/system/cpu/present"),
-            format!("0-{}\n", CPUS - 1),
-        )
-        .expect("present");
-        std::fs::write(root.join("proc/sys/vm/cmm_pages"), "0\n").expect("cmm_pages");
-        std::fs::write(
-            root.join("proc/cpuinfo"),
-            plugtop::sim::serve::zvm_cpuinfo(CPUS),
-        )
-        .expect("cpuinfo");
+        lay_out_cpus(&root);
         let stop = Arc::new(AtomicBool::new(false));
         let phase = Arc::new(AtomicU8::new(BUSY));
         let (tx, rx) = channel();
@@ -127,8 +145,12 @@ fn kernel_loop(root: &Path, stop: &AtomicBool, phase: &AtomicU8, seen: &Sender<S
     let mut scans = 0u64;
     let mut step = 0u64;
     let mut last_pool = 0;
+    let token = write_token(root);
     while !stop.load(Ordering::SeqCst) {
         step += 1;
+        // Seen gone before the `online` files are read: plugtop removes it
+        // only after its write, so the list below includes that write.
+        let acknowledge = !token.exists();
         let online = online_ids(root);
         let busy = phase.load(Ordering::SeqCst) == BUSY;
         for id in &online {
@@ -172,6 +194,9 @@ fn kernel_loop(root: &Path, stop: &AtomicBool, phase: &AtomicU8, seen: &Sender<S
             &root.join("sys/devices/system/cpu/online"),
             &format!("{list}\n"),
         );
+        if acknowledge {
+            std::fs::write(&token, "").expect("write token");
+        }
         let free = if busy { 2_000_000 } else { 100_000 };
         atomic_write(
             &root.join("proc/meminfo"),
@@ -238,8 +263,16 @@ impl Drop for Running {
     }
 }
 
-fn start_run(root: &Path, rules: &Path, extra_env: Option<(&str, &str)>) -> Running {
+/// `plugtop` whose writes return only once the test kernel has followed
+/// them (see [`write_token`]).
+fn plugtop_beside_kernel(root: &Path) -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_plugtop"));
+    cmd.env("PLUGTOP_TEST_WRITE_TOKEN", write_token(root));
+    cmd
+}
+
+fn start_run(root: &Path, rules: &Path, extra_env: Option<(&str, &str)>) -> Running {
+    let mut cmd = plugtop_beside_kernel(root);
     cmd.args(["run", "-f", "-V", "--interval-ms", "30", "-c"])
         .arg(rules)
         .arg("--root")
@@ -384,7 +417,7 @@ fn force_adopts_the_start_state_of_a_dead_run() {
     kernel.until("a change to undo", |s| s.online >= 2 && s.pool > 0);
     child.kill().expect("kill -9");
     let _ = child.wait();
-    let forced = Command::new(env!("CARGO_BIN_EXE_plugtop"))
+    let forced = plugtop_beside_kernel(root.path())
         .args(["run", "-f", "--force", "--interval-ms", "30", "-c"])
         .arg(&rules)
         .arg("--root")
@@ -446,7 +479,7 @@ fn refuses_to_act_beside_cpuplugd_or_another_plugtop() {
 fn without_f_it_detaches_writes_a_pid_file_and_stops_on_sigterm() {
     let (root, rules) = guest();
     let _kernel = TestKernel::start(root.path().to_path_buf());
-    let status = Command::new(env!("CARGO_BIN_EXE_plugtop"))
+    let status = plugtop_beside_kernel(root.path())
         .args(["run", "--mode", "observe", "--interval-ms", "20", "-c"])
         .arg(&rules)
         .arg("--root")
@@ -485,7 +518,7 @@ fn a_refused_second_daemon_leaves_the_first_ones_pid_file_alone() {
     let (root, rules) = guest();
     let _kernel = TestKernel::start(root.path().to_path_buf());
     let start = || {
-        Command::new(env!("CARGO_BIN_EXE_plugtop"))
+        plugtop_beside_kernel(root.path())
             .args(["run", "--interval-ms", "20", "-c"])
             .arg(&rules)
             .arg("--root")
@@ -519,4 +552,92 @@ fn a_refused_second_daemon_leaves_the_first_ones_pid_file_alone() {
         std::thread::sleep(Duration::from_millis(5));
     }
     assert!(!pid_file.exists(), "the daemon removed its pid file");
+}
+
+/// The most starved test kernel there can be: it publishes `cpu/online`
+/// only when plugtop's write token asks it to, never on its own, until
+/// `stop`.
+fn acknowledge_only(root: &Path, stop: &AtomicBool) {
+    let token = write_token(root);
+    while !stop.load(Ordering::SeqCst) {
+        if token.exists() {
+            std::thread::sleep(Duration::from_millis(1));
+            continue;
+        }
+        let list: Vec<String> = online_ids(root).iter().map(u32::to_string).collect();
+        atomic_write(
+            &root.join("sys/devices/system/cpu/online"),
+            &(list.join(",") + "\n"),
+        );
+        std::fs::write(&token, "").expect("write token");
+    }
+}
+
+/// A write returns only once the kernel's list shows it, however late the
+/// kernel gets to it: rules that plug every interval stop at CPU_MAX, and
+/// intervals that follow (which read the list after the last write) plug
+/// nothing more. Before, a lagging list made plugtop plug one CPU too many.
+#[test]
+fn a_write_returns_only_after_the_kernel_list_follows_it() {
+    let (root, _) = guest();
+    lay_out_cpus(root.path());
+    let rules = root.path().join("plug.conf");
+    std::fs::write(
+        &rules,
+        "UPDATE=\"1\"\nCPU_MIN=\"1\"\nCPU_MAX=\"3\"\nHOTPLUG=\"1\"\nHOTUNPLUG=\"0\"\n",
+    )
+    .expect("rules");
+    let stop = Arc::new(AtomicBool::new(false));
+    let kernel = {
+        let (root, stop) = (root.path().to_path_buf(), Arc::clone(&stop));
+        std::thread::spawn(move || acknowledge_only(&root, &stop))
+    };
+    let mut child = start_run(root.path(), &rules, None);
+    let stdout = child.stdout.take().expect("stdout");
+    let (tx, lines) = channel();
+    std::thread::spawn(move || {
+        use std::io::BufRead as _;
+        for line in std::io::BufReader::new(stdout)
+            .lines()
+            .map_while(Result::ok)
+        {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    // The verbose log's interval lines: time, reading number, ….
+    let reading = |line: &str| line.split_whitespace().nth(1)?.parse::<u64>().ok();
+    let mut log = Vec::new();
+    while !log
+        .iter()
+        .any(|l: &String| reading(l).is_some_and(|n| n >= 8))
+    {
+        match lines.recv_timeout(common::HANG_GUARD) {
+            Ok(line) => log.push(line),
+            Err(e) => panic!("no 8th interval ({e}): {log:#?}"),
+        }
+    }
+    assert_eq!(
+        online_ids(root.path()),
+        vec![0, 1, 2],
+        "CPU_MAX reached and kept: {log:#?}"
+    );
+    signal(&child, "TERM");
+    let out = child.wait_with_output().expect("plugtop exits");
+    log.extend(lines.iter());
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(log.iter().any(|l| l == "plugged cpu2"), "{log:#?}");
+    assert!(
+        !log.iter()
+            .any(|l| l.starts_with("plugged cpu3") || l.contains("cannot plug")),
+        "nothing plugged past CPU_MAX: {log:#?}"
+    );
+    stop.store(true, Ordering::SeqCst);
+    kernel.join().expect("the test kernel");
+    assert_eq!(online_ids(root.path()), vec![0], "the start state is back");
 }

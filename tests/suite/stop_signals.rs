@@ -14,8 +14,8 @@ use std::time::Duration;
 use common::FakeRoot;
 
 /// How long a child may take before the guard kills it and the test fails:
-/// generous, for a loaded machine; never reached when plugtop works.
-const GUARD: Duration = Duration::from_secs(60);
+/// the suite's hang guard, never reached when plugtop works.
+const GUARD: Duration = common::HANG_GUARD;
 
 /// Eight CPUs, cpu0 online; rules that plug a CPU every interval.
 fn guest() -> (FakeRoot, tempfile::TempDir) {
