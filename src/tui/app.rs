@@ -340,6 +340,13 @@ impl App {
                 }
             }
             Update::Working(what) => self.working = what,
+            Update::Missed(readings) => {
+                self.readings += readings;
+                self.note(
+                    LogKind::Problem,
+                    format!("{readings} readings not shown: the terminal was not read"),
+                );
+            }
             Update::Ended(_) => {}
         }
     }

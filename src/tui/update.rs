@@ -135,7 +135,17 @@ pub struct DecidedReading {
     pub hints: Vec<Hint>,
     /// A proposal was made or revised: its box shows again.
     pub proposed: bool,
+    /// The session as it stands after this reading.
     pub board: Board,
+}
+
+impl DecidedReading {
+    /// What the reading says in the log, for when the reading itself is
+    /// dropped (a screen that was not read for longer than its timeline
+    /// holds).
+    pub fn into_lines(self) -> Vec<(LogKind, String)> {
+        self.lines
+    }
 }
 
 /// One message from the control thread to the screen.
@@ -166,6 +176,9 @@ pub enum Update {
     Speed(f64),
     /// A write to the guest started (what it does) or ended (`None`).
     Working(Option<String>),
+    /// Readings the screen never saw: it was not read for longer than its
+    /// timeline holds, and the oldest waiting were dropped.
+    Missed(usize),
     /// Everything is put back (or the journal kept): the screen may close.
     Ended(ScreenEnd),
 }
