@@ -85,6 +85,9 @@ enum Input {
     Resize,
     /// A signal; a stop signal has raised the [`StopFlag`] first.
     Signal(i32),
+    /// Something the screen holds changed on a thread of its own (a tune
+    /// finished): only a redraw is needed.
+    Redraw,
     /// The control thread has posted what changed (a write starting or
     /// ending among it) to the [`Mailbox`].
     Mail,
@@ -189,6 +192,10 @@ pub fn run_screen(options: &Options) -> Result<ScreenEnd, UiError> {
     // long the screen is stuck; the screen's queue holds one wake-up.
     let waker = inputs.clone();
     let mailbox = Arc::new(Mailbox::new(move || waker.send(Input::Mail).is_ok()));
+    let tuned = inputs.clone();
+    app.set_wake(Arc::new(move || {
+        let _ = tuned.send(Input::Redraw);
+    }));
     let working = Arc::clone(&mailbox);
     let progress: Progress = Arc::new(move |what| {
         working.post(vec![Update::Working(what)]);
@@ -349,6 +356,7 @@ impl Screen {
             // A stop signal: seen through `stop` above.
             Input::Signal(_) => {}
             Input::Resize => terminal.autoresize()?,
+            Input::Redraw => {}
             Input::Term(_) if self.stopping => {}
             Input::Term(events) => {
                 for ev in events {

@@ -285,12 +285,12 @@ fn tune_box(frame: &mut Frame<'_>, area: Rect, job: &crate::tui::tuning::TuneJob
     let mut lines = Vec::new();
     if !job.finished() {
         let n = job.progress();
-        let filled = n * 40 / job.budget.max(1);
+        let filled = n * 40 / job.budget().max(1);
         lines.push(Line::from(format!(
             "[{}{}] {n}/{} candidates",
             "#".repeat(filled),
             "·".repeat(40 - filled),
-            job.budget
+            job.budget()
         )));
         lines.push(Line::styled(
             "the screen stays live; Esc hides this box, T shows it again",
@@ -313,7 +313,7 @@ fn tune_box(frame: &mut Frame<'_>, area: Rect, job: &crate::tui::tuning::TuneJob
     ));
     // As many rows as fit, scrolled to keep the cursor in view.
     let room = usize::from(area.height.saturating_sub(6)).max(1);
-    let first = job.cursor.saturating_sub(room.saturating_sub(1));
+    let first = job.cursor().saturating_sub(room.saturating_sub(1));
     for (i, r) in rows.iter().enumerate().skip(first).take(room) {
         let s = &r.score;
         let text = format!(
@@ -331,7 +331,7 @@ fn tune_box(frame: &mut Frame<'_>, area: Rect, job: &crate::tui::tuning::TuneJob
                 ""
             }
         );
-        let style = if i == job.cursor {
+        let style = if i == job.cursor() {
             theme.selected()
         } else {
             theme.text()
@@ -346,7 +346,7 @@ fn tune_box(frame: &mut Frame<'_>, area: Rect, job: &crate::tui::tuning::TuneJob
         frame,
         area,
         76,
-        &format!("Tune: the front of {} candidates", job.budget),
+        &format!("Tune: the front of {} candidates", job.budget()),
         lines,
         theme,
     );
