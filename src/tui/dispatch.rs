@@ -124,6 +124,11 @@ fn typed_char(k: KeyEvent) -> Option<char> {
     }
 }
 
+/// Whether `k` is Ctrl-C, which closes whatever layer is on top.
+pub fn is_ctrl_c(k: KeyEvent) -> bool {
+    matches!(k.code, KeyCode::Char('c' | 'C')) && k.modifiers.contains(KeyModifiers::CONTROL)
+}
+
 /// One key or mouse event on the app; what the control thread must do.
 /// A key goes to the layer on top ([`App::modals`]), the one drawn last.
 pub fn event(app: &mut App, ev: Event) -> Option<Command> {
@@ -150,6 +155,9 @@ pub fn event(app: &mut App, ev: Event) -> Option<Command> {
             Some(Modal::Help | Modal::Dialog(Dialog::Message(_))) => {
                 Some(action_for(k).unwrap_or(KeyAction::Later))
             }
+            // Ctrl-C closes a question as it closes every other layer
+            // (a prompt, the editor, the tune): declined, never a quit.
+            Some(Modal::Dialog(_)) if is_ctrl_c(k) => Some(KeyAction::No),
             Some(Modal::Dialog(_)) | None => action_for(k),
         },
         // A layer takes the keys and draws over the screen: a click or the
@@ -614,5 +622,48 @@ mod tests {
                 case.name
             );
         }
+    }
+
+    #[test]
+    fn ctrl_c_closes_a_question_or_the_tune_declined_and_never_quits() {
+        let questions = [Dialog::ConfirmAuto, Dialog::Message("read me".into())];
+        for dialog in questions {
+            let mut a = app();
+            a.show(dialog.clone());
+            let commands = run(&mut a, [ctrl('c')]);
+            assert!(a.modals().dialog().is_none(), "{dialog:?} stays open");
+            assert!(!a.quit(), "{dialog:?}: Ctrl-C quit");
+            assert!(
+                !commands.contains(&Command::Quit)
+                    && !commands.iter().any(|c| matches!(c, Command::SetMode(_))),
+                "{dialog:?}: {commands:?}"
+            );
+        }
+        // With Shift held (Caps Lock), over the help.
+        let mut a = app();
+        a.update(KeyAction::Help);
+        a.show(Dialog::ConfirmAuto);
+        let shifted = TermInput::Event(Event::Key(KeyEvent::new(
+            KeyCode::Char('C'),
+            KeyModifiers::CONTROL | KeyModifiers::SHIFT,
+        )));
+        let commands = run(&mut a, [shifted]);
+        assert!(a.modals().dialog().is_none());
+        assert!(!a.quit() && !commands.contains(&Command::Quit));
+        // Ctrl-C with nothing open still quits.
+        assert!(run(&mut a, [ctrl('c')]).contains(&Command::Quit));
+
+        let mut a = app();
+        let text = "name = \"s\"\ncpus = 2\nonline = 1\nmemory_mib = 1024\nduration = \"0:10\"\nseed = 1\n\n[[phases]]\nname = \"idle\"\nstart = \"0:00\"\nthreads = 1\ncpu_per_thread = 1\nworking_set_mib = 10\n";
+        let scenario = crate::sim::Scenario::parse("s", text).expect("scenario");
+        a.set_sim(scenario, false);
+        run(&mut a, keys("T"));
+        assert!(a.modals().is_open(&Modal::Tune));
+        let commands = run(&mut a, [ctrl('c')]);
+        assert!(!a.modals().is_open(&Modal::Tune), "the tune's box closes");
+        assert!(
+            !a.quit() && !commands.contains(&Command::Quit),
+            "{commands:?}"
+        );
     }
 }
