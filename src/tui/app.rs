@@ -649,7 +649,7 @@ impl App {
         let input = self.modals.export_on_top()?;
         match key.code {
             KeyCode::Enter => {
-                let text = input.text.trim().to_string();
+                let text = input.text().trim().to_string();
                 self.modals.close_top();
                 (!text.is_empty()).then(|| PathBuf::from(text))
             }
@@ -695,11 +695,11 @@ impl App {
                 self.run_whatif();
                 false
             }
-            KeyCode::Tab if !editor.file_mode => {
+            KeyCode::Tab if !editor.file_mode() => {
                 editor.step_field(&rules, file, 1);
                 true
             }
-            KeyCode::BackTab if !editor.file_mode => {
+            KeyCode::BackTab if !editor.file_mode() => {
                 editor.step_field(&rules, file, -1);
                 true
             }

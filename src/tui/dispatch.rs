@@ -259,9 +259,9 @@ mod tests {
     fn a_paste_and_typed_keys_in_the_whatif_editor_are_checked_once() {
         let mut a = app();
         a.update(KeyAction::WhatIf);
-        let checks = |a: &App| a.modals().whatif().map_or(0, |e| e.checks);
+        let checks = |a: &App| a.modals().whatif().map_or(0, |e| e.checks());
         let before = checks(&a);
-        let text = |a: &App| a.modals().whatif().map(|e| e.input.text.clone());
+        let text = |a: &App| a.modals().whatif().map(|e| e.input().text().to_string());
         let mut batch = vec![ctrl('u'), paste(" or\r\n(")];
         batch.extend(keys(&"1 ".repeat(20_000)));
         batch.push(paste("\x1b[31m1)\n"));
@@ -280,7 +280,7 @@ mod tests {
             &typed[typed.len() - 20..]
         );
         assert_eq!(typed.chars().count(), 5 + 40_000 + 6);
-        let error = a.modals().whatif().and_then(|e| e.error.clone());
+        let error = a.modals().whatif().and_then(|e| e.error().cloned());
         assert!(error.is_some(), "the check saw the final text: {error:?}");
         // A key on its own is checked at once, as before.
         run(&mut a, [press(KeyCode::Backspace)]);
@@ -312,7 +312,7 @@ mod tests {
         assert_eq!(commands, vec![WAKE], "only the `e` itself");
         assert_eq!(
             match a.modals().top() {
-                Some(Modal::Export(input)) => Some(input.text.as_str()),
+                Some(Modal::Export(input)) => Some(input.text()),
                 _ => None,
             },
             Some("/tmp/x y")
@@ -441,7 +441,7 @@ mod tests {
                 did: |_, a, c| {
                     !a.quit()
                         && !c.contains(&Command::Quit)
-                        && matches!(a.modals().top(), Some(Modal::Export(i)) if i.text.ends_with('q'))
+                        && matches!(a.modals().top(), Some(Modal::Export(i)) if i.text().ends_with('q'))
                 },
             },
             Case {
@@ -456,7 +456,7 @@ mod tests {
                         && !c.contains(&Command::Quit)
                         && a.modals()
                             .whatif()
-                            .is_some_and(|e| e.input.text.ends_with('q'))
+                            .is_some_and(|e| e.input().text().ends_with('q'))
                 },
             },
             Case {

@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
-use crate::rules::{RuleKind, RuleSet, SourceFile};
+use crate::rules::{RuleSet, SourceFile};
 use crate::sim::Scenario;
 use crate::tui::whatif::{Field, WhatIfEditor};
 use crate::tune::knobs::{self, Knob};
@@ -204,7 +204,6 @@ impl TuneJob {
         let values = &t.candidates.get(index)?.0;
         let changes: Vec<(&Knob, f64)> = t.knobs.iter().zip(values.iter().copied()).collect();
         let tuned = SourceFile::new(file.name(), knobs::rewrite(file, &changes));
-        let mut editor = WhatIfEditor::open(rules, file, RuleKind::Hotplug);
         let edits: Vec<(Field, String)> = Field::all(rules)
             .into_iter()
             .filter_map(|f| {
@@ -213,12 +212,7 @@ impl TuneJob {
                 (new != value_of(file.line_bytes(line))?).then_some((f, new))
             })
             .collect();
-        if let Some((first, text)) = edits.first().cloned() {
-            editor.field = first;
-            editor.input = crate::tui::line_input::LineInput::new(text);
-        }
-        editor.edits = edits;
-        Some(editor)
+        Some(WhatIfEditor::with_edits(rules, file, edits))
     }
 }
 
