@@ -625,7 +625,7 @@ impl App {
         };
         match key.code {
             KeyCode::Esc | KeyCode::Char('q') => self.modals.close(&Modal::Tune),
-            _ if crate::tui::dispatch::is_ctrl_c(key) => self.modals.close(&Modal::Tune),
+            _ if crate::tui::keys::is_ctrl_c(key) => self.modals.close(&Modal::Tune),
             KeyCode::Up => job.cursor_up(),
             KeyCode::Down => job.cursor_down(),
             KeyCode::Enter if job.finished() => {

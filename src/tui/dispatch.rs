@@ -11,7 +11,7 @@ use crossterm::event::{Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers, Mou
 use super::app::{App, Dialog, LogKind};
 use super::command::Command;
 use super::input::{LONGEST_PASTE, TermInput};
-use super::keys::{KeyAction, action_for};
+use super::keys::{self, KeyAction, action_for};
 use super::modal::Modal;
 use super::stop::StopFlag;
 use super::view;
@@ -124,11 +124,6 @@ fn typed_char(k: KeyEvent) -> Option<char> {
     }
 }
 
-/// Whether `k` is Ctrl-C, which closes whatever layer is on top.
-pub fn is_ctrl_c(k: KeyEvent) -> bool {
-    matches!(k.code, KeyCode::Char('c' | 'C')) && k.modifiers.contains(KeyModifiers::CONTROL)
-}
-
 /// One key or mouse event on the app; what the control thread must do.
 /// A key goes to the layer on top ([`App::modals`]), the one drawn last.
 pub fn event(app: &mut App, ev: Event) -> Option<Command> {
@@ -157,7 +152,7 @@ pub fn event(app: &mut App, ev: Event) -> Option<Command> {
             }
             // Ctrl-C closes a question as it closes every other layer
             // (a prompt, the editor, the tune): declined, never a quit.
-            Some(Modal::Dialog(_)) if is_ctrl_c(k) => Some(KeyAction::No),
+            Some(Modal::Dialog(_)) if keys::is_ctrl_c(k) => Some(KeyAction::No),
             Some(Modal::Dialog(_)) | None => action_for(k),
         },
         // A layer takes the keys and draws over the screen: a click or the
