@@ -84,6 +84,7 @@ pub fn run(args: TuneArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
             reference.as_ref(),
             &options,
             &done,
+            &std::sync::atomic::AtomicBool::new(false),
         );
         finished.store(true, Ordering::Relaxed);
         t

@@ -24,7 +24,7 @@ use crate::kernel::deltas::CpuLoad;
 use crate::report::trace;
 use crate::rules::{NodeId, RuleSet, SourceFile, SystemFacts};
 use crate::sim::Scenario;
-use crate::tui::tuning::TuneJob;
+use crate::tui::tuning::{TuneJob, Wake};
 use crate::tui::whatif::{Past, WhatIfEditor};
 
 pub use super::log_book::{LogKind, LogLine};
@@ -80,6 +80,9 @@ pub struct App {
     /// A tune of the loaded rules (`T` on the simulator), running or done;
     /// its box is [`Modal::Tune`].
     tune: Option<TuneJob>,
+    /// Wakes the screen when a tune finishes (nothing when no screen
+    /// thread waits: line mode, tests).
+    wake: Wake,
     /// `Esc` on a proposal: its box is hidden (a badge stays) until the
     /// proposal changes or the user answers.
     proposal_hidden: bool,
@@ -120,6 +123,7 @@ impl App {
             selection: Selection::default(),
             modals: Modals::default(),
             tune: None,
+            wake: Arc::new(|| {}),
             proposal_hidden: false,
             facts: None,
             kernel_lint: Vec::new(),
@@ -139,6 +143,12 @@ impl App {
     /// Colours, or plain text (`--mono`, `NO_COLOR`).
     pub fn set_color(&mut self, color: bool) {
         self.color = color;
+    }
+
+    /// How a tune wakes the screen when it finishes: the screen thread
+    /// draws only when something arrives.
+    pub fn set_wake(&mut self, wake: Wake) {
+        self.wake = wake;
     }
 
     /// The simulator's scenario, for tunes and closed-loop what-ifs.
@@ -340,6 +350,13 @@ impl App {
                 }
             }
             Update::Working(what) => self.working = what,
+            Update::Missed(readings) => {
+                self.readings += readings;
+                self.note(
+                    LogKind::Problem,
+                    format!("{readings} readings not shown: the terminal was not read"),
+                );
+            }
             Update::Ended(_) => {}
         }
     }
@@ -593,6 +610,7 @@ impl App {
                 self.board.file(),
                 scenario,
                 *old_kernel,
+                Arc::clone(&self.wake),
             ));
         }
         self.modals.open(Modal::Tune);
@@ -607,14 +625,12 @@ impl App {
         };
         match key.code {
             KeyCode::Esc | KeyCode::Char('q') => self.modals.close(&Modal::Tune),
-            KeyCode::Up => job.cursor = job.cursor.saturating_sub(1),
-            KeyCode::Down => {
-                let rows = job.front().len();
-                job.cursor = (job.cursor + 1).min(rows.saturating_sub(1));
-            }
+            _ if crate::tui::keys::is_ctrl_c(key) => self.modals.close(&Modal::Tune),
+            KeyCode::Up => job.cursor_up(),
+            KeyCode::Down => job.cursor_down(),
             KeyCode::Enter if job.finished() => {
                 let rows = job.front();
-                let Some(row) = rows.get(job.cursor) else {
+                let Some(row) = rows.get(job.cursor()) else {
                     return;
                 };
                 if let Some(editor) = job.editor(self.board.rules(), self.board.file(), row.index) {
@@ -633,7 +649,7 @@ impl App {
         let input = self.modals.export_on_top()?;
         match key.code {
             KeyCode::Enter => {
-                let text = input.text.trim().to_string();
+                let text = input.text().trim().to_string();
                 self.modals.close_top();
                 (!text.is_empty()).then(|| PathBuf::from(text))
             }
@@ -679,11 +695,11 @@ impl App {
                 self.run_whatif();
                 false
             }
-            KeyCode::Tab if !editor.file_mode => {
+            KeyCode::Tab if !editor.file_mode() => {
                 editor.step_field(&rules, file, 1);
                 true
             }
-            KeyCode::BackTab if !editor.file_mode => {
+            KeyCode::BackTab if !editor.file_mode() => {
                 editor.step_field(&rules, file, -1);
                 true
             }

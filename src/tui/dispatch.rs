@@ -11,7 +11,7 @@ use crossterm::event::{Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers, Mou
 use super::app::{App, Dialog, LogKind};
 use super::command::Command;
 use super::input::{LONGEST_PASTE, TermInput};
-use super::keys::{KeyAction, action_for};
+use super::keys::{self, KeyAction, action_for};
 use super::modal::Modal;
 use super::stop::StopFlag;
 use super::view;
@@ -150,6 +150,9 @@ pub fn event(app: &mut App, ev: Event) -> Option<Command> {
             Some(Modal::Help | Modal::Dialog(Dialog::Message(_))) => {
                 Some(action_for(k).unwrap_or(KeyAction::Later))
             }
+            // Ctrl-C closes a question as it closes every other layer
+            // (a prompt, the editor, the tune): declined, never a quit.
+            Some(Modal::Dialog(_)) if keys::is_ctrl_c(k) => Some(KeyAction::No),
             Some(Modal::Dialog(_)) | None => action_for(k),
         },
         // A layer takes the keys and draws over the screen: a click or the
@@ -251,9 +254,9 @@ mod tests {
     fn a_paste_and_typed_keys_in_the_whatif_editor_are_checked_once() {
         let mut a = app();
         a.update(KeyAction::WhatIf);
-        let checks = |a: &App| a.modals().whatif().map_or(0, |e| e.checks);
+        let checks = |a: &App| a.modals().whatif().map_or(0, |e| e.checks());
         let before = checks(&a);
-        let text = |a: &App| a.modals().whatif().map(|e| e.input.text.clone());
+        let text = |a: &App| a.modals().whatif().map(|e| e.input().text().to_string());
         let mut batch = vec![ctrl('u'), paste(" or\r\n(")];
         batch.extend(keys(&"1 ".repeat(20_000)));
         batch.push(paste("\x1b[31m1)\n"));
@@ -272,7 +275,7 @@ mod tests {
             &typed[typed.len() - 20..]
         );
         assert_eq!(typed.chars().count(), 5 + 40_000 + 6);
-        let error = a.modals().whatif().and_then(|e| e.error.clone());
+        let error = a.modals().whatif().and_then(|e| e.error().cloned());
         assert!(error.is_some(), "the check saw the final text: {error:?}");
         // A key on its own is checked at once, as before.
         run(&mut a, [press(KeyCode::Backspace)]);
@@ -304,7 +307,7 @@ mod tests {
         assert_eq!(commands, vec![WAKE], "only the `e` itself");
         assert_eq!(
             match a.modals().top() {
-                Some(Modal::Export(input)) => Some(input.text.as_str()),
+                Some(Modal::Export(input)) => Some(input.text()),
                 _ => None,
             },
             Some("/tmp/x y")
@@ -433,7 +436,7 @@ mod tests {
                 did: |_, a, c| {
                     !a.quit()
                         && !c.contains(&Command::Quit)
-                        && matches!(a.modals().top(), Some(Modal::Export(i)) if i.text.ends_with('q'))
+                        && matches!(a.modals().top(), Some(Modal::Export(i)) if i.text().ends_with('q'))
                 },
             },
             Case {
@@ -448,7 +451,7 @@ mod tests {
                         && !c.contains(&Command::Quit)
                         && a.modals()
                             .whatif()
-                            .is_some_and(|e| e.input.text.ends_with('q'))
+                            .is_some_and(|e| e.input().text().ends_with('q'))
                 },
             },
             Case {
@@ -614,5 +617,48 @@ mod tests {
                 case.name
             );
         }
+    }
+
+    #[test]
+    fn ctrl_c_closes_a_question_or_the_tune_declined_and_never_quits() {
+        let questions = [Dialog::ConfirmAuto, Dialog::Message("read me".into())];
+        for dialog in questions {
+            let mut a = app();
+            a.show(dialog.clone());
+            let commands = run(&mut a, [ctrl('c')]);
+            assert!(a.modals().dialog().is_none(), "{dialog:?} stays open");
+            assert!(!a.quit(), "{dialog:?}: Ctrl-C quit");
+            assert!(
+                !commands.contains(&Command::Quit)
+                    && !commands.iter().any(|c| matches!(c, Command::SetMode(_))),
+                "{dialog:?}: {commands:?}"
+            );
+        }
+        // With Shift held (Caps Lock), over the help.
+        let mut a = app();
+        a.update(KeyAction::Help);
+        a.show(Dialog::ConfirmAuto);
+        let shifted = TermInput::Event(Event::Key(KeyEvent::new(
+            KeyCode::Char('C'),
+            KeyModifiers::CONTROL | KeyModifiers::SHIFT,
+        )));
+        let commands = run(&mut a, [shifted]);
+        assert!(a.modals().dialog().is_none());
+        assert!(!a.quit() && !commands.contains(&Command::Quit));
+        // Ctrl-C with nothing open still quits.
+        assert!(run(&mut a, [ctrl('c')]).contains(&Command::Quit));
+
+        let mut a = app();
+        let text = "name = \"s\"\ncpus = 2\nonline = 1\nmemory_mib = 1024\nduration = \"0:10\"\nseed = 1\n\n[[phases]]\nname = \"idle\"\nstart = \"0:00\"\nthreads = 1\ncpu_per_thread = 1\nworking_set_mib = 10\n";
+        let scenario = crate::sim::Scenario::parse("s", text).expect("scenario");
+        a.set_sim(scenario, false);
+        run(&mut a, keys("T"));
+        assert!(a.modals().is_open(&Modal::Tune));
+        let commands = run(&mut a, [ctrl('c')]);
+        assert!(!a.modals().is_open(&Modal::Tune), "the tune's box closes");
+        assert!(
+            !a.quit() && !commands.contains(&Command::Quit),
+            "{commands:?}"
+        );
     }
 }

@@ -272,6 +272,12 @@ pub const BINDINGS: &[Binding] = &[
     },
 ];
 
+/// Whether `k` is Ctrl-C: it quits from the screen, and closes whatever
+/// layer is on top instead (a question is declined).
+pub fn is_ctrl_c(k: KeyEvent) -> bool {
+    matches!(k.code, KeyCode::Char('c' | 'C')) && k.modifiers.contains(KeyModifiers::CONTROL)
+}
+
 /// The action bound to a key press, if any.
 pub fn action_for(key: KeyEvent) -> Option<KeyAction> {
     // One binding for the five view keys: which view is the digit.

@@ -7,9 +7,10 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 /// `•` or `ä` never splits one.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct LineInput {
-    pub text: String,
-    /// Cursor position, in characters.
-    pub cursor: usize,
+    text: String,
+    /// Cursor position, in characters: only the methods move it, so it
+    /// never stands inside a character or past the end.
+    cursor: usize,
 }
 
 impl LineInput {
@@ -20,6 +21,16 @@ impl LineInput {
             cursor: text.chars().count(),
             text,
         }
+    }
+
+    /// The text typed.
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    /// Where the cursor is, in characters from the start.
+    pub fn cursor(&self) -> usize {
+        self.cursor
     }
 
     fn byte(&self, chars: usize) -> usize {
@@ -193,9 +204,9 @@ mod tests {
         assert_eq!(i.cursor, 3);
         press(&mut i, KeyCode::Left);
         assert_eq!(press(&mut i, KeyCode::Backspace), Some(true));
-        assert_eq!(i.text, "ab");
+        assert_eq!(i.text(), "ab");
         press(&mut i, KeyCode::Char('ä'));
-        assert_eq!(i.text, "aäb");
+        assert_eq!(i.text(), "aäb");
         assert_eq!(i.split(), ("aä".into(), "b".into(), String::new()));
     }
 
@@ -231,17 +242,17 @@ mod tests {
         let mut i = LineInput::new("a•b");
         press(&mut i, KeyCode::Left);
         assert!(i.insert_str("x\ny"));
-        assert_eq!(i.text, "a•x yb");
+        assert_eq!(i.text(), "a•x yb");
         assert_eq!(i.cursor, 5);
         assert!(!i.insert_str("\x1b\x07"), "nothing left to insert");
-        assert_eq!(i.text, "a•x yb");
+        assert_eq!(i.text(), "a•x yb");
         // A megabyte goes in whole, the cursor after it.
         let big = "ab•".repeat(350_000);
         let mut i = LineInput::new("<>");
         press(&mut i, KeyCode::Left);
         assert!(i.insert_str(&big));
         assert_eq!(i.cursor, 1 + big.chars().count());
-        assert!(i.text.starts_with("<ab•") && i.text.ends_with("ab•>"));
+        assert!(i.text().starts_with("<ab•") && i.text().ends_with("ab•>"));
     }
 
     #[test]
@@ -258,5 +269,46 @@ mod tests {
             wide.split_near(2),
             ("…éé".into(), " ".into(), String::new())
         );
+    }
+
+    #[test]
+    fn no_key_puts_the_cursor_inside_a_character_or_past_the_end() {
+        let mut i = LineInput::new("a•ä😀b");
+        let codes = [
+            KeyCode::Left,
+            KeyCode::Backspace,
+            KeyCode::Char('é'),
+            KeyCode::Right,
+            KeyCode::Right,
+            KeyCode::Delete,
+            KeyCode::Home,
+            KeyCode::Char('😀'),
+            KeyCode::End,
+            KeyCode::Right,
+        ];
+        for (n, code) in codes.iter().cycle().take(200).enumerate() {
+            press(&mut i, *code);
+            if n % 7 == 0 {
+                i.move_by(isize::MIN / 2);
+            }
+            if n % 11 == 0 {
+                i.move_by(isize::MAX / 2);
+                i.insert_str("ü\u{301}x");
+            }
+            let count = i.text().chars().count();
+            assert!(i.cursor() <= count, "{} past {count}", i.cursor());
+            let (before, at, after) = i.split();
+            let whole = if i.cursor() == count {
+                assert_eq!(at, " ");
+                format!("{before}{after}")
+            } else {
+                format!("{before}{at}{after}")
+            };
+            assert_eq!(
+                whole,
+                i.text(),
+                "the split is the text, cut between characters"
+            );
+        }
     }
 }

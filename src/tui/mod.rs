@@ -21,6 +21,7 @@ pub mod line_input;
 pub mod local;
 pub mod log_book;
 pub mod log_export;
+pub mod mailbox;
 pub mod modal;
 pub mod options;
 pub mod run;

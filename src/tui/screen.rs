@@ -31,6 +31,7 @@ use super::command::Command;
 use super::control;
 use super::dispatch;
 use super::input::TermInput;
+use super::mailbox::Mailbox;
 use super::options::Options;
 use super::run::{UiError, prepare};
 use super::sized_backend::SizedBackend;
@@ -84,9 +85,12 @@ enum Input {
     Resize,
     /// A signal; a stop signal has raised the [`StopFlag`] first.
     Signal(i32),
-    /// What the control thread says changed (a write starting or ending
-    /// among it).
-    Updates(Vec<Update>),
+    /// Something the screen holds changed on a thread of its own (a tune
+    /// finished): only a redraw is needed.
+    Redraw,
+    /// The control thread has posted what changed (a write starting or
+    /// ending among it) to the [`Mailbox`].
+    Mail,
 }
 
 /// Restores the terminal; called on every way out.
@@ -184,13 +188,21 @@ pub fn run_screen(options: &Options) -> Result<ScreenEnd, UiError> {
     enter_screen()?;
     let (inputs, input_rx) = channel();
     let (commands, command_rx) = channel();
-    let working = inputs.clone();
+    // What the control thread says waits in the mailbox, bounded however
+    // long the screen is stuck; the screen's queue holds one wake-up.
+    let waker = inputs.clone();
+    let mailbox = Arc::new(Mailbox::new(move || waker.send(Input::Mail).is_ok()));
+    let tuned = inputs.clone();
+    app.set_wake(Arc::new(move || {
+        let _ = tuned.send(Input::Redraw);
+    }));
+    let working = Arc::clone(&mailbox);
     let progress: Progress = Arc::new(move |what| {
-        let _ = working.send(Input::Updates(vec![Update::Working(what)]));
+        working.post(vec![Update::Working(what)]);
     });
     let result = spawn_inputs(&inputs, &commands, &stop).and_then(|()| {
         std::thread::scope(|scope| {
-            let reports = inputs.clone();
+            let reports = Arc::clone(&mailbox);
             let control_options = options.clone();
             let stop = &stop;
             let source = source.as_mut();
@@ -202,10 +214,10 @@ pub fn run_screen(options: &Options) -> Result<ScreenEnd, UiError> {
                     &command_rx,
                     stop,
                     progress,
-                    |updates| reports.send(Input::Updates(updates)).is_ok(),
+                    |updates| reports.post(updates),
                 )
             });
-            let ended = screen_loop(&mut app, stop, &input_rx, &commands);
+            let ended = screen_loop(&mut app, stop, &input_rx, &mailbox, &commands);
             // Whatever ended the screen, the control thread puts the guest
             // back before it ends.
             let _ = commands.send(Command::Quit);
@@ -269,6 +281,7 @@ fn screen_loop(
     app: &mut App,
     stop: &StopFlag,
     inputs: &Receiver<Input>,
+    mailbox: &Mailbox<impl Fn() -> bool>,
     commands: &Sender<Command>,
 ) -> Result<ScreenEnd, UiError> {
     // Never dropped: ratatui's drop shows the cursor and, when that fails
@@ -291,7 +304,7 @@ fn screen_loop(
         };
         // Everything that arrived meanwhile is taken before one redraw.
         for input in std::iter::once(first).chain(inputs.try_iter().take(BATCH - 1)) {
-            if let Some(end) = screen.take(input, app, &mut terminal, stop)? {
+            if let Some(end) = screen.take(input, app, &mut terminal, stop, mailbox)? {
                 return Ok(end);
             }
         }
@@ -321,6 +334,7 @@ impl Screen {
         app: &mut App,
         terminal: &mut Term,
         stop: &StopFlag,
+        mailbox: &Mailbox<impl Fn() -> bool>,
     ) -> Result<Option<ScreenEnd>, UiError> {
         use signal_hook::consts::{SIGCONT, SIGTSTP};
         // Signals first: a stop drops whatever input is still queued.
@@ -329,8 +343,8 @@ impl Screen {
             self.queued.clear();
         }
         match input {
-            Input::Updates(updates) => {
-                for update in updates {
+            Input::Mail => {
+                for update in mailbox.take() {
                     if let Update::Ended(end) = update {
                         return Ok(Some(end));
                     }
@@ -342,6 +356,7 @@ impl Screen {
             // A stop signal: seen through `stop` above.
             Input::Signal(_) => {}
             Input::Resize => terminal.autoresize()?,
+            Input::Redraw => {}
             Input::Term(_) if self.stopping => {}
             Input::Term(events) => {
                 for ev in events {

@@ -122,20 +122,32 @@ impl Board {
     }
 }
 
-/// One reading as the control loop decided (and maybe acted on) it.
+/// One reading as the control loop decided (and maybe acted on) it. Its
+/// parts are the control thread's to make ([`super::core`]) and the
+/// screen's to take ([`super::app`]): nothing outside the screen reaches in.
 #[derive(Debug, Clone)]
 pub struct DecidedReading {
     /// The interval to show; `None` when the reading was skipped.
-    pub frame: Option<Interval>,
+    pub(in crate::tui) frame: Option<Interval>,
     /// Every rule variable's value, for the pinned graphs.
-    pub values: Vec<(String, Option<f64>)>,
+    pub(in crate::tui) values: Vec<(String, Option<f64>)>,
     /// What the step says in the log, in order.
-    pub lines: Vec<(LogKind, String)>,
+    pub(in crate::tui) lines: Vec<(LogKind, String)>,
     /// Patterns found with this reading.
-    pub hints: Vec<Hint>,
+    pub(in crate::tui) hints: Vec<Hint>,
     /// A proposal was made or revised: its box shows again.
-    pub proposed: bool,
-    pub board: Board,
+    pub(in crate::tui) proposed: bool,
+    /// The session as it stands after this reading.
+    pub(in crate::tui) board: Board,
+}
+
+impl DecidedReading {
+    /// What the reading says in the log, for when the reading itself is
+    /// dropped (a screen that was not read for longer than its timeline
+    /// holds).
+    pub fn into_lines(self) -> Vec<(LogKind, String)> {
+        self.lines
+    }
 }
 
 /// One message from the control thread to the screen.
@@ -166,6 +178,9 @@ pub enum Update {
     Speed(f64),
     /// A write to the guest started (what it does) or ended (`None`).
     Working(Option<String>),
+    /// Readings the screen never saw: it was not read for longer than its
+    /// timeline holds, and the oldest waiting were dropped.
+    Missed(usize),
     /// Everything is put back (or the journal kept): the screen may close.
     Ended(ScreenEnd),
 }

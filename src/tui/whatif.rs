@@ -118,21 +118,22 @@ impl Field {
 #[derive(Debug, Clone, PartialEq)]
 pub struct WhatIfEditor {
     /// The field being typed.
-    pub field: Field,
+    field: Field,
     /// The field's text (or the rule file's path) being typed.
-    pub input: LineInput,
+    input: LineInput,
     /// The first error cpuplugd would refuse the edited file for, and its
     /// column in `text` (0-based characters) when it lies there.
-    pub error: Option<(String, Option<usize>)>,
-    pub result: Option<Counterfactual>,
+    error: Option<(String, Option<usize>)>,
+    /// What the edited rules would have done, once they load.
+    result: Option<Counterfactual>,
     /// The line is a rule file's path instead of one rule (Ctrl-O switches).
-    pub file_mode: bool,
+    file_mode: bool,
     /// Edits of the other fields, kept across Tab: all of them are tried
     /// together (HOTPLUG and HOTUNPLUG usually change as a pair).
-    pub edits: Vec<(Field, String)>,
+    edits: Vec<(Field, String)>,
     /// How many times the edit was checked: loading a pasted megabyte is
     /// work, so a paste or a batch of keys is checked once (tests count).
-    pub checks: usize,
+    checks: usize,
 }
 
 impl WhatIfEditor {
@@ -149,6 +150,55 @@ impl WhatIfEditor {
             edits: Vec::new(),
             checks: 0,
         }
+    }
+
+    /// An editor holding `edits` (a tune's numbers), the first of them
+    /// being typed; on HOTPLUG when there are none.
+    pub fn with_edits(rules: &RuleSet, file: &SourceFile, edits: Vec<(Field, String)>) -> Self {
+        let mut editor = WhatIfEditor::open(rules, file, RuleKind::Hotplug);
+        if let Some((first, text)) = edits.first().cloned() {
+            editor.field = first;
+            editor.input = LineInput::new(text);
+        }
+        editor.edits = edits;
+        editor
+    }
+
+    /// The field being typed.
+    pub fn field(&self) -> &Field {
+        &self.field
+    }
+
+    /// The field's text (or the rule file's path) being typed.
+    pub fn input(&self) -> &LineInput {
+        &self.input
+    }
+
+    /// The first error cpuplugd would refuse the edited file for, and its
+    /// column in the text when it lies there.
+    pub fn error(&self) -> Option<&(String, Option<usize>)> {
+        self.error.as_ref()
+    }
+
+    /// What the edited rules would have done, once they load.
+    pub fn result(&self) -> Option<&Counterfactual> {
+        self.result.as_ref()
+    }
+
+    /// Whether the line is a rule file's path instead of one rule.
+    pub fn file_mode(&self) -> bool {
+        self.file_mode
+    }
+
+    /// The edits kept of the other fields.
+    pub fn edits(&self) -> &[(Field, String)] {
+        &self.edits
+    }
+
+    /// How many times the edit was checked (a batch of keys is checked
+    /// once).
+    pub fn checks(&self) -> usize {
+        self.checks
     }
 
     /// The fields whose text differs from the loaded file's, current
@@ -174,7 +224,7 @@ impl WhatIfEditor {
             .cloned()
             .collect();
         if !self.file_mode {
-            all.push((self.field.clone(), self.input.text.clone()));
+            all.push((self.field.clone(), self.input.text().to_string()));
         }
         all
     }
@@ -290,12 +340,12 @@ impl WhatIfEditor {
     ) -> Option<(Arc<RuleSet>, SourceFile)> {
         self.checks += 1;
         if self.file_mode {
-            if self.input.text.trim().is_empty() {
+            if self.input.text().trim().is_empty() {
                 self.error = Some(("type the path of a rule file".into(), None));
                 return None;
             }
             return match crate::rules::load_path(
-                std::path::Path::new(self.input.text.trim()),
+                std::path::Path::new(self.input.text().trim()),
                 facts,
             ) {
                 Ok((r, f)) => {
@@ -320,7 +370,7 @@ impl WhatIfEditor {
             .find(|d| d.severity == Severity::Error)
             .map(|d| {
                 let start = d.span.start as usize;
-                let text = &self.input.text;
+                let text = &self.input.text();
                 let column = (start >= at && start <= at + text.len()).then(|| {
                     text.get(..(start - at).min(text.len()))
                         .map_or(0, |t| t.chars().count())

@@ -16,7 +16,7 @@ pub mod score;
 pub mod search;
 
 use std::sync::Arc;
-use std::sync::atomic::AtomicUsize;
+use std::sync::atomic::{AtomicBool, AtomicUsize};
 
 use crate::rules::{SourceFile, SystemFacts, load};
 use crate::sim::Scenario;
@@ -95,7 +95,9 @@ pub struct Tuned {
 }
 
 /// Tunes the `knobs` of `file` against `workload`; `reference` is the
-/// file to beat (the start when `None`).
+/// file to beat (the start when `None`). `done` counts the candidates
+/// evaluated; raising `cancelled` ends the search early (the screen's tune
+/// of rules that were reloaded meanwhile).
 pub fn tune(
     file: &SourceFile,
     knobs: Vec<Knob>,
@@ -103,6 +105,7 @@ pub fn tune(
     reference: Option<&SourceFile>,
     options: &TuneOptions,
     done: &AtomicUsize,
+    cancelled: &AtomicBool,
 ) -> Tuned {
     let facts = workload.facts();
     let start: Vec<f64> = knobs.iter().map(|k| k.value).collect();
@@ -112,7 +115,15 @@ pub fn tune(
         workload.score(&SourceFile::new(file.name(), text), &facts)
     };
     let against = reference.map(|r| workload.score(r, &facts));
-    let searched = search::search(&knobs, &start, options, against.as_ref(), &evaluate, done);
+    let searched = search::search(
+        &knobs,
+        &start,
+        options,
+        against.as_ref(),
+        &evaluate,
+        done,
+        cancelled,
+    );
     let reference = against.unwrap_or_else(|| searched.candidates[0].1.clone());
     // Only a candidate that does better than the reference within its
     // resources is recommended; when none does, nothing is.

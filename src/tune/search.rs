@@ -6,7 +6,7 @@
 //! numbers are written the same).
 
 use std::collections::HashSet;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use super::knobs::{Knob, KnobKind};
 use super::score::{Objective, Score};
@@ -125,6 +125,8 @@ pub struct Searched {
 /// first) on `options.threads` threads; `done` counts the finished ones
 /// for a progress bar. `reference` is the score to beat (the start's when
 /// `None`): refinement works around the best that fit within it too.
+/// Raising `cancelled` ends the search after the candidates being
+/// evaluated (the rest of a batch is not evaluated): nobody wants its end.
 pub fn search(
     knobs: &[Knob],
     values: &[f64],
@@ -132,6 +134,7 @@ pub fn search(
     reference: Option<&Score>,
     evaluate: &(dyn Fn(&[f64]) -> Score + Sync),
     done: &AtomicUsize,
+    cancelled: &AtomicBool,
 ) -> Searched {
     let (budget, seed, objective) = (options.budget.max(1), options.seed, options.objective);
     let threads = options.threads.max(1);
@@ -147,7 +150,7 @@ pub fn search(
     let mut start = fresh(vec![values.to_vec()], &mut seen);
     start.extend(fresh(corners(knobs, values), &mut seen));
     start.truncate(budget);
-    candidates.extend(run_batch(start, threads, evaluate, done));
+    candidates.extend(run_batch(start, threads, evaluate, done, cancelled));
     let reference = match reference {
         Some(r) => r.clone(),
         None => candidates[0].1.clone(),
@@ -156,16 +159,19 @@ pub fn search(
     let random = (budget / 2).max(1);
     let mut tries = 0;
     let mut batch = Vec::new();
-    while batch.len() + candidates.len() < random.min(budget) && tries < budget * 20 {
+    while batch.len() + candidates.len() < random.min(budget)
+        && tries < budget * 20
+        && !cancelled.load(Ordering::Relaxed)
+    {
         tries += 1;
         let v: Vec<f64> = knobs.iter().map(|k| sample(k, &mut rng)).collect();
         batch.extend(fresh(vec![v], &mut seen));
     }
-    candidates.extend(run_batch(batch, threads, evaluate, done));
+    candidates.extend(run_batch(batch, threads, evaluate, done, cancelled));
     // The rest in rounds around the best so far.
     let round = (4 * threads).max(8);
     let mut stale = 0;
-    while candidates.len() < budget && stale < 50 {
+    while candidates.len() < budget && stale < 50 && !cancelled.load(Ordering::Relaxed) {
         let parents = best(&candidates, 4, objective, &reference);
         let mut batch = Vec::new();
         let mut tries = 0;
@@ -175,7 +181,7 @@ pub fn search(
             batch.extend(fresh(vec![perturb(knobs, parent, &mut rng)], &mut seen));
         }
         stale = if batch.is_empty() { stale + 1 } else { 0 };
-        candidates.extend(run_batch(batch, threads, evaluate, done));
+        candidates.extend(run_batch(batch, threads, evaluate, done, cancelled));
     }
     Searched { candidates }
 }
@@ -248,12 +254,14 @@ fn best(
     out
 }
 
-/// Evaluates `batch` on up to `threads` threads; results in batch order.
+/// Evaluates `batch` on up to `threads` threads; results in batch order
+/// (once `cancelled`, the rest unevaluated).
 fn run_batch(
     batch: Vec<Vec<f64>>,
     threads: usize,
     evaluate: &(dyn Fn(&[f64]) -> Score + Sync),
     done: &AtomicUsize,
+    cancelled: &AtomicBool,
 ) -> Vec<(Vec<f64>, Score)> {
     let next = AtomicUsize::new(0);
     let mut scores: Vec<Option<Score>> = vec![None; batch.len()];
@@ -265,6 +273,9 @@ fn run_batch(
                 loop {
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     let Some(values) = batch.get(i) else { break };
+                    if cancelled.load(Ordering::Relaxed) {
+                        break;
+                    }
                     let s = evaluate(values);
                     if let Ok(mut slot) = slots[i].lock() {
                         *slot = Some(s);

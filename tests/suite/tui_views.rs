@@ -272,7 +272,7 @@ fn the_whatif_editor_can_try_a_whole_rule_file() {
         }
     };
     type_text(&mut app, "examples/rules/missing.conf");
-    let error = app.app().modals().whatif().and_then(|e| e.error.clone());
+    let error = app.app().modals().whatif().and_then(|e| e.error().cloned());
     assert!(
         error
             .as_ref()
@@ -289,11 +289,8 @@ fn the_whatif_editor_can_try_a_whole_rule_file() {
         .modals()
         .whatif()
         .unwrap_or_else(|| panic!("closed"));
-    assert_eq!(editor.error, None);
-    let result = editor
-        .result
-        .as_ref()
-        .unwrap_or_else(|| panic!("no result"));
+    assert_eq!(editor.error(), None);
+    let result = editor.result().unwrap_or_else(|| panic!("no result"));
     assert!(result.closed_loop);
     assert!(result.reversals.1 < result.reversals.0, "{result:?}");
     assert!(screen(&app, 80, 24).contains("What-if: another rule file"));
@@ -506,7 +503,7 @@ fn the_whatif_editor_changes_hotplug_and_hotunplug_together() {
     // Back to HOTPLUG: its edit is still there.
     app.app_mut().whatif_key(KeyEvent::from(KeyCode::BackTab));
     assert_eq!(
-        app.app().modals().whatif().map(|e| e.input.text.as_str()),
+        app.app().modals().whatif().map(|e| e.input().text()),
         Some("idle < 0.2")
     );
     app.app_mut().whatif_key(KeyEvent::from(KeyCode::Enter));
@@ -643,14 +640,14 @@ fn the_whatif_editor_reaches_limits_and_variables_and_matches_paces() {
         key(&mut app, KeyCode::Tab);
     }
     let editor = app.app().modals().whatif().cloned().expect("open");
-    assert_eq!(editor.field, Field::Limit(2));
-    assert_eq!(editor.input.text, "0", "CPU_MAX as the file sets it");
+    assert_eq!(editor.field(), &Field::Limit(2));
+    assert_eq!(editor.input().text(), "0", "CPU_MAX as the file sets it");
     replace(&mut app, "2");
     // Back to UPDATE.
     key(&mut app, KeyCode::BackTab);
     key(&mut app, KeyCode::BackTab);
     assert_eq!(
-        app.app().modals().whatif().map(|e| e.field.clone()),
+        app.app().modals().whatif().map(|e| e.field().clone()),
         Some(Field::Limit(0))
     );
     replace(&mut app, "2");
@@ -662,7 +659,7 @@ fn the_whatif_editor_reaches_limits_and_variables_and_matches_paces() {
     }
     // Back past the rules, round to the last variable.
     assert_eq!(
-        app.app().modals().whatif().map(|e| e.field.clone()),
+        app.app().modals().whatif().map(|e| e.field().clone()),
         Some(Field::Variable("CP_idle".into()))
     );
     let editor = app.app().modals().whatif().cloned().expect("open");
@@ -685,7 +682,7 @@ fn the_whatif_editor_reaches_limits_and_variables_and_matches_paces() {
         .app()
         .modals()
         .whatif()
-        .and_then(|e| e.result.clone())
+        .and_then(|e| e.result().cloned())
         .expect("a result");
     assert!(result.pace.is_some(), "an UPDATE edit says how paces match");
     let s = screen(&app, 80, 24);
@@ -719,7 +716,7 @@ fn the_whatif_counts_observe_modes_would_as_decided_not_applied() {
         .app()
         .modals()
         .whatif()
-        .and_then(|e| e.result.clone())
+        .and_then(|e| e.result().cloned())
         .expect("a result");
     assert!(r.changes.0 > 0, "the loaded rules decided something");
     assert_eq!(r.applied, 0, "observe applied nothing");
@@ -736,7 +733,7 @@ fn e_asks_where_to_write_the_log() {
     let mut app = simulated(20);
     app.key(KeyAction::Export);
     let offered = match app.app().modals().top() {
-        Some(Modal::Export(input)) => input.text.clone(),
+        Some(Modal::Export(input)) => input.text().to_string(),
         other => panic!("no prompt: {other:?}"),
     };
     assert!(
@@ -875,8 +872,8 @@ fn t_tunes_the_simulated_rules_and_a_picked_point_opens_in_the_whatif() {
         .whatif()
         .cloned()
         .expect("the what-if editor opened");
-    assert!(!editor.edits.is_empty(), "the tuned numbers are edits");
-    let result = editor.result.expect("and it ran");
+    assert!(!editor.edits().is_empty(), "the tuned numbers are edits");
+    let result = editor.result().expect("and it ran");
     assert!(result.closed_loop);
     assert!(
         result.reversals.1 < result.reversals.0,

@@ -95,11 +95,11 @@ fn whatif(frame: &mut Frame<'_>, area: Rect, app: &App, editor: &WhatIfEditor, t
     // A long (pasted) text is shown near the cursor, in at most a third of
     // the rows, so the verdict under it stays in sight.
     let rows = usize::from(area.height / 3).max(1);
-    let (before, at, after) = editor.input.split_near(inner_width * rows / 2);
-    let label = if editor.file_mode {
+    let (before, at, after) = editor.input().split_near(inner_width * rows / 2);
+    let label = if editor.file_mode() {
         "rule file: ".to_string()
     } else {
-        format!("{}=", editor.field.name())
+        format!("{}=", editor.field().name())
     };
     let indent = label.chars().count();
     lines.push(Line::from(vec![
@@ -109,13 +109,13 @@ fn whatif(frame: &mut Frame<'_>, area: Rect, app: &App, editor: &WhatIfEditor, t
         Span::raw(after),
     ]));
     let edited = editor.edited_fields(app.rules(), app.file());
-    let edited_names = if edited.is_empty() || editor.file_mode {
+    let edited_names = if edited.is_empty() || editor.file_mode() {
         String::new()
     } else {
         let names: Vec<&str> = edited.iter().map(|f| f.name()).collect();
         format!(" (edited: {})", names.join(", "))
     };
-    match &editor.error {
+    match editor.error() {
         Some((message, Some(column))) => lines.push(Line::from(Span::styled(
             format!("{}^ {message}", " ".repeat(indent + column)),
             theme.warning(),
@@ -125,7 +125,7 @@ fn whatif(frame: &mut Frame<'_>, area: Rect, app: &App, editor: &WhatIfEditor, t
             theme.warning(),
         ))),
         None => lines.push(Line::from(Span::styled(
-            if editor.file_mode {
+            if editor.file_mode() {
                 "✓ cpuplugd would load this file".to_string()
             } else {
                 format!("✓ cpuplugd would load the edited file{edited_names}")
@@ -133,8 +133,8 @@ fn whatif(frame: &mut Frame<'_>, area: Rect, app: &App, editor: &WhatIfEditor, t
             theme.dim(),
         ))),
     }
-    match &editor.result {
-        None if editor.error.is_some() => lines.push(Line::from(Span::styled(
+    match editor.result() {
+        None if editor.error().is_some() => lines.push(Line::from(Span::styled(
             "Enter runs nothing while cpuplugd would refuse the edit (error above)",
             theme.warning(),
         ))),
@@ -147,7 +147,7 @@ fn whatif(frame: &mut Frame<'_>, area: Rect, app: &App, editor: &WhatIfEditor, t
         ))),
         Some(r) => timelines(&mut lines, app, r, inner_width, theme),
     }
-    let title = if editor.file_mode {
+    let title = if editor.file_mode() {
         "What-if: another rule file · ^O back to the rules · Enter run · Esc close".to_string()
     } else {
         let count = match edited.len() {
@@ -156,14 +156,14 @@ fn whatif(frame: &mut Frame<'_>, area: Rect, app: &App, editor: &WhatIfEditor, t
         };
         let full = format!(
             "What-if: {}{count} · Tab ⇧Tab move · ^O file · Enter run · Esc close",
-            editor.field.name()
+            editor.field().name()
         );
         if full.chars().count() + 4 <= area.width as usize {
             full
         } else {
             format!(
                 "What-if: {}{count} · Tab ⇧Tab ^O Enter Esc",
-                editor.field.name()
+                editor.field().name()
             )
         }
     };
@@ -285,12 +285,12 @@ fn tune_box(frame: &mut Frame<'_>, area: Rect, job: &crate::tui::tuning::TuneJob
     let mut lines = Vec::new();
     if !job.finished() {
         let n = job.progress();
-        let filled = n * 40 / job.budget.max(1);
+        let filled = n * 40 / job.budget().max(1);
         lines.push(Line::from(format!(
             "[{}{}] {n}/{} candidates",
             "#".repeat(filled),
             "·".repeat(40 - filled),
-            job.budget
+            job.budget()
         )));
         lines.push(Line::styled(
             "the screen stays live; Esc hides this box, T shows it again",
@@ -313,7 +313,7 @@ fn tune_box(frame: &mut Frame<'_>, area: Rect, job: &crate::tui::tuning::TuneJob
     ));
     // As many rows as fit, scrolled to keep the cursor in view.
     let room = usize::from(area.height.saturating_sub(6)).max(1);
-    let first = job.cursor.saturating_sub(room.saturating_sub(1));
+    let first = job.cursor().saturating_sub(room.saturating_sub(1));
     for (i, r) in rows.iter().enumerate().skip(first).take(room) {
         let s = &r.score;
         let text = format!(
@@ -331,7 +331,7 @@ fn tune_box(frame: &mut Frame<'_>, area: Rect, job: &crate::tui::tuning::TuneJob
                 ""
             }
         );
-        let style = if i == job.cursor {
+        let style = if i == job.cursor() {
             theme.selected()
         } else {
             theme.text()
@@ -346,7 +346,7 @@ fn tune_box(frame: &mut Frame<'_>, area: Rect, job: &crate::tui::tuning::TuneJob
         frame,
         area,
         76,
-        &format!("Tune: the front of {} candidates", job.budget),
+        &format!("Tune: the front of {} candidates", job.budget()),
         lines,
         theme,
     );
