@@ -252,34 +252,6 @@ impl RootReader {
         }
     }
 
-    /// The 1-minute loadavg and the runnable count: read, or the last read
-    /// when the consumer does not need them each interval ([`Interest`]).
-    fn loadavg(&mut self, root: &Path) -> Result<(f64, f64), SourceError> {
-        if let Some(kept) = self.kept_loadavg.filter(|_| !self.loadavg_each) {
-            return Ok(kept);
-        }
-        self.load(root, RootFile::Loadavg)?;
-        let read = parse_loadavg(self.buf.bytes()).ok_or_else(|| {
-            Self::malformed(
-                paths::LOADAVG,
-                "line 1: expected `LOAD1 LOAD5 LOAD15 RUNNING/TOTAL PID`",
-            )
-        })?;
-        self.kept_loadavg = Some(read);
-        Ok(read)
-    }
-
-    /// The present CPUs: read, or the last read when the consumer does not
-    /// need them each interval ([`Interest`]).
-    fn present(&mut self, root: &Path) -> Result<CpuList, SourceError> {
-        if let Some(kept) = self.kept_present.as_ref().filter(|_| !self.present_each) {
-            return Ok(kept.clone());
-        }
-        let read = self.cpu_list(root, RootFile::Present)?;
-        self.kept_present = Some(read.clone());
-        Ok(read)
-    }
-
     /// Reads everything one interval needs from `root`, stamped with `time`.
     pub fn read(&mut self, root: &Path, stamp: Stamp) -> Result<Sample, SourceError> {
         self.start_reading(root);
@@ -302,9 +274,29 @@ impl RootReader {
         self.load(root, RootFile::Stat)?;
         let (ticks, per_cpu) = parse_stat(self.buf.bytes(), self.per_cpu)
             .map_err(|m| Self::bad_line(paths::STAT, m))?;
-        let (loadavg, runnable) = self.loadavg(root)?;
+        let (loadavg, runnable) = match self.kept_loadavg {
+            Some(kept) if !self.loadavg_each => kept,
+            _ => {
+                self.load(root, RootFile::Loadavg)?;
+                let read = parse_loadavg(self.buf.bytes()).ok_or_else(|| {
+                    Self::malformed(
+                        paths::LOADAVG,
+                        "line 1: expected `LOAD1 LOAD5 LOAD15 RUNNING/TOTAL PID`",
+                    )
+                })?;
+                self.kept_loadavg = Some(read);
+                read
+            }
+        };
         let online = self.cpu_list(root, RootFile::Online)?;
-        let present = self.present(root)?;
+        let present = match &self.kept_present {
+            Some(kept) if !self.present_each => kept.clone(),
+            _ => {
+                let read = self.cpu_list(root, RootFile::Present)?;
+                self.kept_present = Some(read.clone());
+                read
+            }
+        };
         let possible = match &self.possible {
             Some(known) => known.clone(),
             None => {
