@@ -92,12 +92,10 @@ fi
 
 # The kernel files the daemon holds open (it re-reads them each interval
 # instead of opening them again): every bind-mounted one, as on a real root,
-# but cpu/possible, which is fixed at boot and read once at the start, and
-# those these rules do not need each interval: loadavg (they never name it)
-# and cpu/present (the start limits took it from the first reading).
+# but cpu/possible, which is fixed at boot and read once at the start.
 held=$(for fd in /proc/"$pid"/fd/*; do readlink "$fd"; done 2>/dev/null | grep -c "^$root/\(proc\|sys\)/" || true)
-want=$(printf '%s\n' "${mounted[@]}" | grep -vc '/possible$\|/loadavg$\|/present$' || true)
-echo "kernel files held open: $held of $want (cpu/possible, loadavg and cpu/present are not read each interval)"
+want=$(printf '%s\n' "${mounted[@]}" | grep -vc '/possible$' || true)
+echo "kernel files held open: $held of $want (cpu/possible is read once)"
 if [ "$held" -ne "$want" ]; then
   echo "  ^ the daemon re-opens kernel files each interval (not told by fstatfs?)"
 fi
