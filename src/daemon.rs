@@ -17,7 +17,7 @@ use crate::control::session::{Session, Step};
 use crate::kernel::actuator::{Actuator, NoWrites, RootActuator};
 use crate::kernel::live::LiveSource;
 use crate::kernel::root::RootReader;
-use crate::kernel::{Interest, Sample, Source};
+use crate::kernel::{Sample, Source};
 use crate::logging::LogSink;
 use crate::metrics::Metrics;
 use crate::metrics::serve::MetricsServer;
@@ -296,17 +296,6 @@ struct Runner<'a> {
 }
 
 impl Runner<'_> {
-    /// What the daemon's readings need after the first: what deciding
-    /// reads, /proc/loadavg only when the rules name it, and `cpu/present`
-    /// every interval only for the metrics' gauge (the start limits took
-    /// it from the first reading).
-    fn interest(&self) -> Interest {
-        let mut interest = self.session.interest();
-        interest.loadavg = self.session.engine().reads_loadavg();
-        interest.present = self.exposure.is_some();
-        interest
-    }
-
     fn reload(&mut self) {
         let facts = RootReader::new().facts(&self.options.root);
         match load_rules(&self.options.rules, &facts) {
@@ -441,7 +430,7 @@ pub fn run_with(
         actuator,
         exposure,
     };
-    source.narrow(&runner.interest());
+    source.narrow(&runner.session.interest());
     let ending = run_loop(&mut runner, source, signals, first);
     if ending == Ending::Stopped {
         match signals.stopped_by() {
@@ -545,7 +534,7 @@ fn run_loop(
                 }
                 if signals.reload.swap(false, Ordering::SeqCst) {
                     runner.reload();
-                    source.narrow(&runner.interest());
+                    source.narrow(&runner.session.interest());
                 }
                 match source.next_sample() {
                     Some(Ok(s)) => s,

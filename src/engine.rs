@@ -282,24 +282,7 @@ impl Engine {
             per_cpu: false,
             meminfo: with(&fields.meminfo, &MEM_BASE[..1]),
             vmstat: with(&fields.vmstat, &MEM_BASE[1..]),
-            loadavg: true,
-            present: true,
         }
-    }
-
-    /// Whether any rule or variable reads loadavg or runnable_proc (now or
-    /// from the history): without, a reading's loadavg decides nothing.
-    pub fn reads_loadavg(&self) -> bool {
-        self.rules.nodes.iter().any(|n| {
-            matches!(
-                n.kind,
-                NodeKind::Keyword(Keyword::Loadavg | Keyword::RunnableProc)
-                    | NodeKind::Reading {
-                        reading: Reading::Cpustat(CpuStat::Loadavg | CpuStat::RunnableProc),
-                        ..
-                    }
-            )
-        })
     }
 
     /// The rule set in use.
@@ -785,17 +768,6 @@ mod tests {
         let outcome = load(&SourceFile::new("t.conf", text.as_bytes().to_vec()), &facts);
         assert!(outcome.refusal.is_none(), "{:?}", outcome.refusal);
         Arc::new(outcome.rules)
-    }
-
-    #[test]
-    fn loadavg_is_read_when_a_rule_or_variable_names_it_now_or_in_the_history() {
-        let base = "UPDATE=\"1\"\nCPU_MIN=\"1\"\nCPU_MAX=\"2\"\nHOTUNPLUG=\"0\"\n";
-        let reads =
-            |hotplug: &str| Engine::new(rules(&format!("{base}{hotplug}\n"))).reads_loadavg();
-        assert!(!reads("HOTPLUG=\"idle < 10\""));
-        assert!(reads("HOTPLUG=\"loadavg > onumcpus\""));
-        assert!(reads("HOTPLUG=\"runnable_proc > 2\""));
-        assert!(reads("busy=\"cpustat.loadavg[1] > 1\"\nHOTPLUG=\"busy\""));
     }
 
     fn sample(time: f64, online: u32, user: u64) -> Sample {

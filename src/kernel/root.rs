@@ -67,12 +67,6 @@ pub struct RootReader {
     kept_flags: KeptFlags,
     /// Whether to read the `cpuN` lines of /proc/stat.
     per_cpu: bool,
-    /// Whether /proc/loadavg and `cpu/present` are read every interval
-    /// ([`Interest`]); when not, the values last read stand.
-    loadavg_each: bool,
-    present_each: bool,
-    kept_loadavg: Option<(f64, f64)>,
-    kept_present: Option<CpuList>,
     /// Whether the root directory, once opened, is kept for good: a guest
     /// that is acted on is read from the tree its actions, journal and
     /// restore go to, whatever is renamed or linked at its path later.
@@ -101,10 +95,6 @@ impl RootReader {
             scan_cpu_dirs: true,
             kept_flags: KeptFlags::default(),
             per_cpu: true,
-            loadavg_each: true,
-            present_each: true,
-            kept_loadavg: None,
-            kept_present: None,
             pinned: false,
         }
     }
@@ -112,8 +102,6 @@ impl RootReader {
     /// Reads only what `interest` names from now on (see [`Interest`]).
     pub fn narrow(&mut self, interest: &Interest) {
         self.per_cpu = interest.per_cpu;
-        self.loadavg_each = interest.loadavg;
-        self.present_each = interest.present;
         self.meminfo.narrow(interest.meminfo.as_deref());
         self.vmstat.narrow(interest.vmstat.as_deref());
     }
@@ -274,29 +262,15 @@ impl RootReader {
         self.load(root, RootFile::Stat)?;
         let (ticks, per_cpu) = parse_stat(self.buf.bytes(), self.per_cpu)
             .map_err(|m| Self::bad_line(paths::STAT, m))?;
-        let (loadavg, runnable) = match self.kept_loadavg {
-            Some(kept) if !self.loadavg_each => kept,
-            _ => {
-                self.load(root, RootFile::Loadavg)?;
-                let read = parse_loadavg(self.buf.bytes()).ok_or_else(|| {
-                    Self::malformed(
-                        paths::LOADAVG,
-                        "line 1: expected `LOAD1 LOAD5 LOAD15 RUNNING/TOTAL PID`",
-                    )
-                })?;
-                self.kept_loadavg = Some(read);
-                read
-            }
-        };
+        self.load(root, RootFile::Loadavg)?;
+        let (loadavg, runnable) = parse_loadavg(self.buf.bytes()).ok_or_else(|| {
+            Self::malformed(
+                paths::LOADAVG,
+                "line 1: expected `LOAD1 LOAD5 LOAD15 RUNNING/TOTAL PID`",
+            )
+        })?;
         let online = self.cpu_list(root, RootFile::Online)?;
-        let present = match &self.kept_present {
-            Some(kept) if !self.present_each => kept.clone(),
-            _ => {
-                let read = self.cpu_list(root, RootFile::Present)?;
-                self.kept_present = Some(read.clone());
-                read
-            }
-        };
+        let present = self.cpu_list(root, RootFile::Present)?;
         let possible = match &self.possible {
             Some(known) => known.clone(),
             None => {
@@ -546,61 +520,6 @@ mod tests {
         };
         assert_eq!(counts(true), [Some(4); 3]);
         assert_eq!(counts(false), [Some(4), Some(8), Some(8)]);
-    }
-
-    /// Told that loadavg and `present` need not be read each interval (the
-    /// daemon, rules without loadavg), a reader reads them at its first
-    /// reading only; a changed file, even a gone one, is not seen. Told
-    /// nothing, it reads them every time, a gone file an error.
-    #[test]
-    fn loadavg_and_present_are_read_each_interval_only_when_asked() {
-        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-        let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/roots/newkernel");
-        let copy = std::process::Command::new("cp")
-            .arg("-a")
-            .arg(&fixture)
-            .arg(dir.path().join("root"))
-            .status()
-            .unwrap_or_else(|e| panic!("{e}"));
-        assert!(copy.success());
-        let root = dir.path().join("root");
-        let loadavg = root.join(paths::LOADAVG);
-        let present = root.join(paths::PRESENT);
-        let readings = |each: bool| {
-            std::fs::write(&loadavg, "0.50 0.40 0.30 2/100 42\n").unwrap_or_else(|e| panic!("{e}"));
-            std::fs::write(&present, "0-3\n").unwrap_or_else(|e| panic!("{e}"));
-            let mut reader = RootReader::new();
-            reader.scan_cpu_dirs = false;
-            let first = reader
-                .read(&root, Stamp::new(0, 0))
-                .unwrap_or_else(|e| panic!("{e}"));
-            let mut interest = Interest {
-                per_cpu: true,
-                meminfo: None,
-                vmstat: None,
-                loadavg: each,
-                present: each,
-            };
-            reader.narrow(&interest);
-            std::fs::write(&loadavg, "9.00 9.00 9.00 7/100 42\n").unwrap_or_else(|e| panic!("{e}"));
-            std::fs::write(&present, "0-7\n").unwrap_or_else(|e| panic!("{e}"));
-            let second = reader
-                .read(&root, Stamp::new(1, 0))
-                .unwrap_or_else(|e| panic!("{e}"));
-            std::fs::remove_file(&loadavg).unwrap_or_else(|e| panic!("{e}"));
-            let third = reader.read(&root, Stamp::new(2, 0)).map(|s| s.loadavg);
-            interest.loadavg = true;
-            reader.narrow(&interest);
-            let asked_again = reader.read(&root, Stamp::new(3, 0)).is_err();
-            (
-                [first.loadavg, second.loadavg],
-                [first.present.count, second.present.count],
-                third.ok(),
-                asked_again,
-            )
-        };
-        assert_eq!(readings(false), ([0.5, 0.5], [4, 4], Some(0.5), true));
-        assert_eq!(readings(true), ([0.5, 9.0], [4, 8], None, true));
     }
 
     /// A pinned root without `dispatching` (no s390) looks for it again

@@ -31,14 +31,6 @@ pub struct Interest {
     pub meminfo: Option<Vec<String>>,
     /// The /proc/vmstat names asked for (`None`: any).
     pub vmstat: Option<Vec<String>>,
-    /// Whether /proc/loadavg is read every interval. When not, a source
-    /// may give the first reading's values again: the headless daemon's
-    /// rules that never name loadavg save a file a second.
-    pub loadavg: bool,
-    /// Whether `cpu/present` is read every interval. When not, a source
-    /// may give the first reading's list again: deciding needs it only at
-    /// the start (cpuplugd reads it each interval for a debug line).
-    pub present: bool,
 }
 
 /// Gives one [`Sample`] per interval.
