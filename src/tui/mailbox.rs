@@ -78,7 +78,11 @@ impl Backlog {
             self.drop_oldest(|u| matches!(u, Update::Reading(_)));
         }
         while self.dialogs > DIALOGS {
-            self.drop_oldest(|u| matches!(u, Update::Show(_)));
+            // A question waits for its answer: old messages go to the log
+            // first, and a question only when nothing else is left.
+            if !self.drop_oldest(|u| matches!(u, Update::Show(Dialog::Message(_)))) {
+                self.drop_oldest(|u| matches!(u, Update::Show(_)));
+            }
         }
         while self.notes > LOG_LINES {
             self.drop_oldest(|u| matches!(u, Update::Note(..)));
@@ -116,9 +120,14 @@ impl Backlog {
 
     /// Takes the oldest update `which` holds out of the backlog; what it
     /// says in the log stays.
-    fn drop_oldest(&mut self, which: impl Fn(&Update) -> bool) {
-        if let Some(at) = self.updates.iter().position(which) {
-            self.leave_lines(at);
+    /// Whether there was one to take.
+    fn drop_oldest(&mut self, which: impl Fn(&Update) -> bool) -> bool {
+        match self.updates.iter().position(which) {
+            Some(at) => {
+                self.leave_lines(at);
+                true
+            }
+            None => false,
         }
     }
 
@@ -142,7 +151,10 @@ impl Backlog {
                 self.dialogs -= 1;
                 match dialog {
                     Dialog::Message(text) => vec![(LogKind::Problem, text)],
-                    Dialog::ConfirmAuto | Dialog::Arm(_) => Vec::new(),
+                    Dialog::ConfirmAuto | Dialog::Arm(_) => vec![(
+                        LogKind::Problem,
+                        "a question was not shown: the terminal was not read (ask again)".into(),
+                    )],
                 }
             }
             // A note dropped for the log's bound: the log would have
@@ -406,6 +418,49 @@ mod tests {
                 .iter()
                 .any(|u| matches!(u, Update::Note(_, t) if t == "n0")),
             "the oldest note went"
+        );
+    }
+
+    /// A question waiting for its answer outlives any number of messages
+    /// (they go to the log), and one that must go says so in the log.
+    #[test]
+    fn a_question_is_never_dropped_for_messages_and_never_silently() {
+        let mut backlog = Backlog::default();
+        backlog.push(Update::Show(Dialog::ConfirmAuto));
+        for n in 0..(DIALOGS * 4) {
+            backlog.push(Update::Show(Dialog::Message(format!("m{n}"))));
+        }
+        assert!(backlog.len() <= DIALOGS + LOG_LINES, "{}", backlog.len());
+        let taken = backlog.take();
+        assert!(
+            taken
+                .iter()
+                .any(|u| matches!(u, Update::Show(Dialog::ConfirmAuto))),
+            "the question waits"
+        );
+        assert!(
+            taken
+                .iter()
+                .any(|u| matches!(u, Update::Note(LogKind::Problem, t) if t == "m0")),
+            "an old message is in the log"
+        );
+        let mut questions = Backlog::default();
+        for _ in 0..=DIALOGS {
+            questions.push(Update::Show(Dialog::ConfirmAuto));
+        }
+        let taken = questions.take();
+        assert_eq!(
+            taken
+                .iter()
+                .filter(|u| matches!(u, Update::Show(_)))
+                .count(),
+            DIALOGS
+        );
+        assert!(
+            taken.iter().any(
+                |u| matches!(u, Update::Note(LogKind::Problem, t) if t.contains("question was not shown"))
+            ),
+            "a dropped question says so"
         );
     }
 
