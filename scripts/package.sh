@@ -15,6 +15,14 @@ command -v man >/dev/null || { echo "package: man is needed to check the pages (
 echo "== build, man pages and completions"
 cargo build --release --locked --quiet
 bin=target/release/plugtop
+# The test build's fault hooks (the fault-injection feature, turned on by
+# the dev-dependency on plugtop itself) must never be shipped: a
+# `cargo test --release` leaves such a binary at this path, and only the
+# plain build above replaces it.
+if grep -q PLUGTOP_TEST_WRITE_TOKEN "$bin"; then
+    echo "package: $bin was built with the test-only fault hooks; run cargo build --release alone" >&2
+    exit 1
+fi
 rm -rf target/package
 "$bin" generate man target/package/man >/dev/null
 mkdir -p target/package/completions
