@@ -423,8 +423,12 @@ fn force_adopts_the_start_state_of_a_dead_run() {
         .arg("--root")
         .arg(root.path())
         .env("PLUGTOP_FAULT", "control:3")
-        .output()
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
         .expect("run --force");
+    // Under the hang guard: its writes wait for the test kernel's token.
+    let forced = common::Spawned::new(forced).finish("run --force");
     let out = String::from_utf8_lossy(&forced.stdout);
     assert!(
         out.contains("started"),
