@@ -657,13 +657,12 @@ fn acting_on_this_machine_is_refused_when_it_is_not_a_zvm_guest() {
     drop(s);
 }
 
-#[test]
-fn a_slow_cpu_write_shows_progress_and_the_keys_go_on_working() {
-    let (root, rules) = plugging_guest();
+/// The screen in step-confirm on `root`, with cpu1's plug accepted and its
+/// write held: every sysfs write waits until the returned gate file
+/// exists, as taking an s390 CPU offline can take seconds, so the write is
+/// in progress for as long as the test looks, however loaded the machine.
+fn plugging_held_at_the_gate(root: &FakeRoot, rules: &str) -> (Session, std::path::PathBuf) {
     let root_s = root.path().to_string_lossy().into_owned();
-    // Every sysfs write waits until the gate file exists, as taking an
-    // s390 CPU offline can take seconds: the write is in progress for as
-    // long as the test looks, however loaded the machine.
     let gate = root.path().join("write-gate");
     let gate_s = gate.to_string_lossy().into_owned();
     let mut s = Session::start_with(
@@ -671,7 +670,7 @@ fn a_slow_cpu_write_shows_progress_and_the_keys_go_on_working() {
             "--root",
             &root_s,
             "-c",
-            &rules,
+            rules,
             "--interval",
             "3",
             "--mode",
@@ -684,6 +683,13 @@ fn a_slow_cpu_write_shows_progress_and_the_keys_go_on_working() {
     s.wait_for("Proposed: plug cpu1");
     s.press("y");
     s.wait_for("… plugging a CPU");
+    (s, gate)
+}
+
+#[test]
+fn a_slow_cpu_write_shows_progress_and_the_keys_go_on_working() {
+    let (root, rules) = plugging_guest();
+    let (mut s, gate) = plugging_held_at_the_gate(&root, &rules);
     // The screen is not held by the write: the help opens while it runs.
     s.press("?");
     s.wait_for("Keys (any key closes)");
@@ -701,27 +707,7 @@ fn a_slow_cpu_write_shows_progress_and_the_keys_go_on_working() {
 #[test]
 fn quitting_while_a_cpu_write_is_held_gives_the_guest_back_once_it_ends() {
     let (root, rules) = plugging_guest();
-    let root_s = root.path().to_string_lossy().into_owned();
-    let gate = root.path().join("write-gate");
-    let gate_s = gate.to_string_lossy().into_owned();
-    let mut s = Session::start_with(
-        &[
-            "--root",
-            &root_s,
-            "-c",
-            &rules,
-            "--interval",
-            "3",
-            "--mode",
-            "step",
-        ],
-        30,
-        110,
-        &[("PLUGTOP_TEST_WRITE_GATE", &gate_s)],
-    );
-    s.wait_for("Proposed: plug cpu1");
-    s.press("y");
-    s.wait_for("… plugging a CPU");
+    let (mut s, gate) = plugging_held_at_the_gate(&root, &rules);
     // `q` while the write is held: the screen stays until the control
     // thread has put the guest back, which waits for the write to end.
     s.press("q");
