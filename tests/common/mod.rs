@@ -325,3 +325,40 @@ pub fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
         std::thread::sleep(Duration::from_millis(10));
     }
 }
+
+/// The screen acting (`--mode auto`, every 50 ms) on `root` with the rules
+/// at `rules`, in a pseudo-terminal of `rows` x `cols`, with
+/// `PLUGTOP_FAULT` set to `fault` when given. Returns the terminal's master
+/// side (the test reads it, or on purpose never does) and the child.
+pub fn armed_screen_on_a_pty(
+    root: &Path,
+    rules: &Path,
+    (rows, cols): (u16, u16),
+    fault: Option<&str>,
+) -> (
+    Box<dyn portable_pty::MasterPty + Send>,
+    Box<dyn portable_pty::Child + Send + Sync>,
+) {
+    use portable_pty::{CommandBuilder, PtySize, native_pty_system};
+    let pair = native_pty_system()
+        .openpty(PtySize {
+            rows,
+            cols,
+            pixel_width: 0,
+            pixel_height: 0,
+        })
+        .expect("pty");
+    let mut cmd = CommandBuilder::new(env!("CARGO_BIN_EXE_plugtop"));
+    cmd.args(["--mode", "auto", "--interval", "0.05", "--root"]);
+    cmd.arg(root);
+    cmd.arg("-c");
+    cmd.arg(rules);
+    cmd.env("TERM", "xterm-256color");
+    if let Some(fault) = fault {
+        cmd.env("PLUGTOP_FAULT", fault);
+    }
+    cmd.cwd(env!("CARGO_MANIFEST_DIR"));
+    let child = pair.slave.spawn_command(cmd).expect("spawn");
+    drop(pair.slave);
+    (pair.master, child)
+}

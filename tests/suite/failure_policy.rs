@@ -178,31 +178,18 @@ fn run_refuses_a_non_s390_root_slash_without_the_option() {
 
 #[test]
 fn a_panic_in_the_screens_input_thread_restores_the_guest_and_the_terminal() {
-    use portable_pty::{CommandBuilder, PtySize, native_pty_system};
     let (root, dir) = guest();
-    let pair = native_pty_system()
-        .openpty(PtySize {
-            rows: 24,
-            cols: 80,
-            pixel_width: 0,
-            pixel_height: 0,
-        })
-        .expect("pty");
-    let mut cmd = CommandBuilder::new(env!("CARGO_BIN_EXE_plugtop"));
-    cmd.args(["--mode", "auto", "--interval", "0.05", "--root"]);
-    cmd.arg(root.path());
-    cmd.arg("-c");
-    cmd.arg(dir.path().join("plug.conf"));
-    cmd.env("TERM", "xterm-256color");
-    cmd.env("PLUGTOP_FAULT", "input:1");
-    cmd.cwd(env!("CARGO_MANIFEST_DIR"));
-    let mut child = pair.slave.spawn_command(cmd).expect("spawn");
-    drop(pair.slave);
-    let mut reader = pair.master.try_clone_reader().expect("reader");
-    let mut input = pair.master.take_writer().expect("writer");
+    let (master, mut child) = common::armed_screen_on_a_pty(
+        root.path(),
+        &dir.path().join("plug.conf"),
+        (24, 80),
+        Some("input:1"),
+    );
+    let mut reader = master.try_clone_reader().expect("reader");
+    let mut input = master.take_writer().expect("writer");
     let (tx, rx) = channel::<Vec<u8>>();
     std::thread::spawn(move || {
-        let _master = pair.master;
+        let _master = master;
         let mut buf = [0u8; 8192];
         while let Ok(n) = reader.read(&mut buf) {
             if n == 0 || tx.send(buf[..n].to_vec()).is_err() {

@@ -182,30 +182,14 @@ fn stuck_screen_then(signal: i32) {
 /// The armed screen stuck writing to its unread terminal, ended by
 /// `signal`, or (`None`) by a panic injected in its control thread.
 fn stuck_screen_ending(signal: Option<i32>) {
-    use portable_pty::{CommandBuilder, PtySize, native_pty_system};
     let (root, dir) = guest();
-    let pair = native_pty_system()
-        .openpty(PtySize {
-            rows: 50,
-            cols: 200,
-            pixel_width: 0,
-            pixel_height: 0,
-        })
-        .expect("pty");
-    let mut cmd = CommandBuilder::new(env!("CARGO_BIN_EXE_plugtop"));
-    cmd.args(["--mode", "auto", "--interval", "0.05", "--root"]);
-    cmd.arg(root.path());
-    cmd.arg("-c");
-    cmd.arg(dir.path().join("plug.conf"));
-    cmd.env("TERM", "xterm-256color");
-    if signal.is_none() {
-        cmd.env("PLUGTOP_FAULT", "input:1");
-    }
-    cmd.cwd(env!("CARGO_MANIFEST_DIR"));
-    let mut child = pair.slave.spawn_command(cmd).expect("spawn");
-    drop(pair.slave);
     // The master stays open and is never read: the terminal fills up.
-    let master = pair.master;
+    let (master, mut child) = common::armed_screen_on_a_pty(
+        root.path(),
+        &dir.path().join("plug.conf"),
+        (50, 200),
+        signal.is_none().then_some("input:1"),
+    );
     let pid = child.process_id().expect("a pid");
     let (done, killer) = guard(pid);
     // Acting, and then stuck writing: each SIGCONT makes it redraw the
