@@ -306,17 +306,32 @@ fn header_middle(width: usize, clock: &str, m: &Middle) -> String {
 }
 
 /// `name` in at most `room` columns: its start and its end (where the
-/// `.conf` is), with `…` between.
+/// `.conf` is), with `…` between (columns counted as drawn, so wide
+/// characters fit too).
 fn middle_cut(name: &str, room: usize) -> String {
-    let chars: Vec<char> = name.chars().collect();
-    if chars.len() <= room {
+    use super::fit::cols;
+    if cols(name) <= room {
         return name.to_string();
     }
     let keep = room.saturating_sub(1);
-    let tail = keep / 2;
-    let head = keep - tail;
-    let start: String = chars[..head].iter().collect();
-    let end: String = chars[chars.len() - tail..].iter().collect();
+    let mut end: Vec<char> = Vec::new();
+    for c in name.chars().rev() {
+        let mut with: String = end.iter().rev().collect();
+        with.insert(0, c);
+        if cols(&with) > keep / 2 {
+            break;
+        }
+        end.push(c);
+    }
+    let end: String = end.iter().rev().collect();
+    let mut start = String::new();
+    for c in name.chars() {
+        start.push(c);
+        if cols(&start) + cols(&end) > keep {
+            start.pop();
+            break;
+        }
+    }
     format!("{start}…{end}")
 }
 
@@ -427,6 +442,10 @@ mod tests {
     fn a_name_longer_than_the_room_keeps_its_start_and_end() {
         assert_eq!(middle_cut("memory-config-10.conf", 13), "memory…0.conf");
         assert_eq!(middle_cut("short.conf", 20), "short.conf");
+        // Wide characters take two columns each: still within the room.
+        let wide = middle_cut("規則ファイルの名前がとても長い.conf", 16);
+        assert!(super::super::fit::cols(&wide) <= 16, "{wide}");
+        assert!(wide.starts_with('規') && wide.ends_with(".conf"), "{wide}");
         let m = middle(&format!("{}.conf", "x".repeat(200)), None);
         let text = header_middle(80, "#1 12:00:00", &m);
         assert!(text.contains('…') && text.ends_with(".conf · "), "{text}");
