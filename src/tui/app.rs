@@ -500,7 +500,7 @@ impl App {
                 Some(Command::Arm(info.mode))
             }
             (Dialog::ConfirmAuto | Dialog::Arm(_), KeyAction::No | KeyAction::Later)
-            | (Dialog::Message(_), _) => {
+            | (Dialog::Message(_) | Dialog::ReloadFailed(_), _) => {
                 self.modals.close_top();
                 None
             }

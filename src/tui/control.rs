@@ -267,7 +267,7 @@ impl Control {
                     LogKind::Problem,
                     "reload failed; the old rules stay active".into(),
                 ));
-                updates.push(Update::Show(Dialog::Message(e.to_string())));
+                updates.push(Update::Show(Dialog::ReloadFailed(e.to_string())));
             }
         }
     }

@@ -147,7 +147,7 @@ pub fn event(app: &mut App, ev: Event) -> Option<Command> {
                 return None;
             }
             // Any key closes the help or a message, bound or not.
-            Some(Modal::Help | Modal::Dialog(Dialog::Message(_))) => {
+            Some(Modal::Help | Modal::Dialog(Dialog::Message(_) | Dialog::ReloadFailed(_))) => {
                 Some(action_for(k).unwrap_or(KeyAction::Later))
             }
             // Ctrl-C closes a question as it closes every other layer
@@ -248,6 +248,27 @@ mod tests {
             a.modals().dialog().is_some(),
             "the pasted q did not close it"
         );
+    }
+
+    #[test]
+    fn any_key_closes_a_refused_reload_and_nothing_else_happens() {
+        let mut a = app();
+        a.show(Dialog::ReloadFailed(
+            "r.conf:2:9: error: unknown name `x`\n  |\n2 | HOTPLUG=\"x\"\n  |         ^\n".into(),
+        ));
+        // Unbound, and bound keys alike: none acts behind the report (the
+        // screen only wakes the control thread again).
+        let acts = |commands: Vec<Command>| {
+            commands
+                .into_iter()
+                .filter(|c| !matches!(c, Command::Wake { .. }))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(acts(run(&mut a, keys("x"))), Vec::new());
+        assert!(a.modals().is_empty(), "x closed it");
+        a.show(Dialog::ReloadFailed("again".into()));
+        assert_eq!(acts(run(&mut a, keys("A"))), Vec::new());
+        assert!(a.modals().is_empty(), "A closed it and asked nothing");
     }
 
     #[test]

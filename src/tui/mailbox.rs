@@ -80,7 +80,12 @@ impl Backlog {
         while self.dialogs > DIALOGS {
             // A question waits for its answer: old messages go to the log
             // first, and a question only when nothing else is left.
-            if !self.drop_oldest(|u| matches!(u, Update::Show(Dialog::Message(_)))) {
+            if !self.drop_oldest(|u| {
+                matches!(
+                    u,
+                    Update::Show(Dialog::Message(_) | Dialog::ReloadFailed(_))
+                )
+            }) {
                 self.drop_oldest(|u| matches!(u, Update::Show(_)));
             }
         }
@@ -150,7 +155,9 @@ impl Backlog {
             Update::Show(dialog) => {
                 self.dialogs -= 1;
                 match dialog {
-                    Dialog::Message(text) => vec![(LogKind::Problem, text)],
+                    Dialog::Message(text) | Dialog::ReloadFailed(text) => {
+                        vec![(LogKind::Problem, text)]
+                    }
                     Dialog::ConfirmAuto | Dialog::Arm(_) => vec![(
                         LogKind::Problem,
                         "a question was not shown: the terminal was not read (ask again)".into(),

@@ -36,6 +36,9 @@ pub enum Dialog {
     Arm(ArmInfo),
     /// Something the user must read (e.g. why a mode is not possible).
     Message(String),
+    /// `r` found the rule file refused (or unreadable): `check`'s report,
+    /// drawn line for line with its carets; the old rules stay.
+    ReloadFailed(String),
 }
 
 /// One layer over the screen, with the state it edits.

@@ -36,6 +36,7 @@ mod cli;
 mod compiled_props;
 mod conformance;
 mod created_files;
+mod cut_text;
 mod edge_props;
 mod failure_policy;
 mod hostile_files;

@@ -204,11 +204,13 @@ fn the_flips_view_of_an_oscillating_guest() {
     app.app_mut().selection_mut().show(View::Flips);
     both("flips_oscillating", &app);
     // Oldest first like the Log; ↑ goes back to older changes.
+    // The last line with text above the status line.
     let bottom = |app: &Local| {
         screen(app, 80, 24)
             .lines()
             .rev()
-            .nth(1)
+            .skip(1)
+            .find(|l| !l.is_empty())
             .unwrap_or_default()
             .to_string()
     };

@@ -20,6 +20,11 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {
     ));
     let inner = block.inner(area);
     frame.render_widget(block, area);
+    // Lines wrap one column short of the edge (see `super::fit`).
+    let inner = Rect {
+        width: inner.width.saturating_sub(1).max(1),
+        ..inner
+    };
     let mut lines: Vec<Line<'_>> = Vec::new();
     let config = app.board().flips().config();
     let flapping = app.board().flips().flapping();

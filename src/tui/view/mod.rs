@@ -3,11 +3,13 @@
 //! snapshot-tested.
 
 mod cpu;
+pub mod fit;
 mod flips;
 mod graphs;
 mod header;
 mod log;
 mod overlay;
+mod report_box;
 mod rules;
 pub mod theme;
 mod values;
@@ -38,9 +40,14 @@ pub fn draw(frame: &mut Frame<'_>, app: &App) {
             )),
             Line::from("q quits"),
         ];
+        // One column short of the edge, as all flowing text (see `fit`).
+        let text = Rect {
+            width: area.width.saturating_sub(1).max(1),
+            ..area
+        };
         frame.render_widget(
             Paragraph::new(msg).wrap(ratatui::widgets::Wrap { trim: true }),
-            area,
+            text,
         );
         return;
     }
@@ -174,8 +181,14 @@ fn status(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {
     if let Some(cpu) = app.own_cpu() {
         extras.push(Span::raw(format!("  plugtop {cpu:.2}% CPU")));
     }
-    let taken: usize = extras.iter().map(|s| s.content.chars().count()).sum();
-    let mut room = usize::from(area.width).saturating_sub(taken);
+    // The last column stays free (see `fit`); what is switched or selected
+    // gives way from the end when even it does not fit.
+    let width = fit::room(area.width);
+    while extras.iter().map(Span::width).sum::<usize>() > width {
+        extras.pop();
+    }
+    let taken: usize = extras.iter().map(Span::width).sum();
+    let mut room = width.saturating_sub(taken);
     let mut hints = String::new();
     for hint in STATUS_HINTS {
         let gap = if hints.is_empty() { 0 } else { 2 };

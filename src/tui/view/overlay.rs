@@ -4,7 +4,7 @@
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
+use ratatui::widgets::{Block, Borders, Clear, Padding, Paragraph, Wrap};
 
 use super::theme::Theme;
 use crate::control::controller::Mode;
@@ -27,10 +27,16 @@ fn centered(area: Rect, width: u16, height: u16) -> Rect {
     )
 }
 
+/// The columns text has inside a box `width` wide: the borders and the
+/// free column before the right border (see `fit`) taken off.
+fn box_inner(width: u16) -> u16 {
+    width.saturating_sub(3).max(1)
+}
+
 /// The rows `lines` take inside a box `width` wide, wrapped as drawn, with
 /// the borders: dialogs grow to their text instead of cutting it.
 fn box_height(lines: &[Line<'_>], width: u16) -> u16 {
-    let inner = width.saturating_sub(2).max(1);
+    let inner = box_inner(width);
     let rows = Paragraph::new(lines.to_vec())
         .wrap(Wrap { trim: false })
         .line_count(inner);
@@ -54,8 +60,11 @@ fn sized_box(
 
 fn boxed(frame: &mut Frame<'_>, area: Rect, title: &str, lines: Vec<Line<'_>>, theme: &Theme) {
     frame.render_widget(Clear, area);
+    // Text wraps one column short of the right border, so a word never
+    // touches it (a letter there would read as cut).
     let block = Block::default()
         .borders(Borders::ALL)
+        .padding(Padding::right(1))
         .title(Span::styled(format!(" {title} "), theme.title()));
     frame.render_widget(
         Paragraph::new(lines)
@@ -90,7 +99,7 @@ fn bucket_glyph(moves: &[Moves]) -> char {
 /// The what-if editor over the lower part of the screen, as tall as it
 /// needs.
 fn whatif(frame: &mut Frame<'_>, area: Rect, app: &App, editor: &WhatIfEditor, theme: &Theme) {
-    let inner_width = area.width.saturating_sub(2) as usize;
+    let inner_width = usize::from(box_inner(area.width));
     let mut lines = Vec::new();
     // A long (pasted) text is shown near the cursor, in at most a third of
     // the rows, so the verdict under it stays in sight.
@@ -381,7 +390,7 @@ fn export_prompt(
 /// The key table, in one or two columns as the screen allows.
 fn help(frame: &mut Frame<'_>, area: Rect, theme: &Theme) {
     let entry = |b: &crate::tui::keys::Binding, width: usize| {
-        let text: String = b.description.chars().take(width).collect();
+        let text = super::fit::ellipsize(b.description, width);
         vec![
             Span::styled(format!("{:<7}", b.shown), theme.title()),
             Span::raw(format!("{text:<width$}")),
@@ -392,11 +401,11 @@ fn help(frame: &mut Frame<'_>, area: Rect, theme: &Theme) {
         BINDINGS.iter().map(|b| Line::from(entry(b, 62))).collect()
     } else {
         let half = BINDINGS.len().div_ceil(2);
-        let width = (area.width as usize).saturating_sub(2 + 2 * 7 + 2) / 2;
+        let width = (area.width as usize).saturating_sub(3 + 2 * 7 + 1) / 2;
         (0..half)
             .map(|i| {
                 let mut spans = entry(&BINDINGS[i], width);
-                spans.push(Span::raw("  "));
+                spans.push(Span::raw(" "));
                 if let Some(b) = BINDINGS.get(i + half) {
                     spans.extend(entry(b, width));
                 }
@@ -454,8 +463,49 @@ fn dialog(frame: &mut Frame<'_>, area: Rect, dialog: &Dialog, theme: &Theme) {
                 Line::styled("any key closes", theme.dim()),
             ],
         ),
+        Dialog::ReloadFailed(report) => {
+            return reload_failed(frame, area, report, theme);
+        }
     };
     sized_box(frame, area, 76, title, lines, theme);
+}
+
+/// `r` found the file refused: the report as `plugtop check` prints it,
+/// line for line with its carets, as much as the screen holds (and how
+/// much more there is).
+fn reload_failed(frame: &mut Frame<'_>, area: Rect, report: &str, theme: &Theme) {
+    let width = area.width.min(120);
+    let inner = usize::from(box_inner(width));
+    let mut text = super::report_box::lines(report, inner);
+    let room = usize::from(area.height.saturating_sub(2 + 3));
+    if text.len() > room {
+        let more = text.len() - room.saturating_sub(1);
+        text.truncate(room.saturating_sub(1));
+        text.push(format!("… {more} more lines: plugtop check shows them all"));
+    }
+    let mut lines: Vec<Line<'_>> = text
+        .into_iter()
+        .map(|l| {
+            if l.contains(": error: ") {
+                Line::styled(l, theme.warning())
+            } else {
+                Line::raw(l)
+            }
+        })
+        .collect();
+    lines.push(Line::from(""));
+    lines.push(Line::styled(
+        "fix the file and press r again · any key closes",
+        theme.dim(),
+    ));
+    sized_box(
+        frame,
+        area,
+        width,
+        "Reload failed: the old rules stay active",
+        lines,
+        theme,
+    );
 }
 
 /// Since when a proposal stands and how often it was revised.
