@@ -243,20 +243,14 @@ impl Proposal {
     }
 }
 
-/// The actions a decision asks for, and why, in words.
-pub fn actions_of(decision: &Decision) -> (Vec<Action>, String) {
+/// The actions a decision asks for (autonomous mode needs no words: it
+/// applies them, and the log says what was done).
+fn actions_only(decision: &Decision) -> Vec<Action> {
     let mut actions = Vec::new();
-    let mut why = Vec::new();
     if let Some(cpu) = &decision.cpu {
         match cpu.action {
-            CpuAction::Plug => {
-                actions.push(Action::PlugCpu);
-                why.push(format!("HOTPLUG true, {} CPUs online", cpu.onumcpus));
-            }
-            CpuAction::Unplug => {
-                actions.push(Action::UnplugCpu);
-                why.push(format!("HOTUNPLUG true, {} CPUs online", cpu.onumcpus));
-            }
+            CpuAction::Plug => actions.push(Action::PlugCpu),
+            CpuAction::Unplug => actions.push(Action::UnplugCpu),
             CpuAction::None => {}
         }
     }
@@ -267,6 +261,25 @@ pub fn actions_of(decision: &Decision) -> (Vec<Action>, String) {
             from: mem.cmm_pages,
             to: mem.cmm_pages_new,
         });
+    }
+    actions
+}
+
+/// Why a decision asks for its actions, in words.
+fn why_of(decision: &Decision) -> String {
+    let mut why = Vec::new();
+    if let Some(cpu) = &decision.cpu {
+        match cpu.action {
+            CpuAction::Plug => why.push(format!("HOTPLUG true, {} CPUs online", cpu.onumcpus)),
+            CpuAction::Unplug => {
+                why.push(format!("HOTUNPLUG true, {} CPUs online", cpu.onumcpus));
+            }
+            CpuAction::None => {}
+        }
+    }
+    if let Some(mem) = &decision.mem
+        && mem.cmm_pages_new != mem.cmm_pages
+    {
         let rule = match (mem.memplug, mem.memunplug) {
             (Some(true), _) => format!("MEMPLUG true, CMM_DEC {}", mem.cmm_dec.unwrap_or(0)),
             (_, Some(true)) => format!("MEMUNPLUG true, CMM_INC {}", mem.cmm_inc.unwrap_or(0)),
@@ -274,7 +287,7 @@ pub fn actions_of(decision: &Decision) -> (Vec<Action>, String) {
         };
         why.push(rule);
     }
-    (actions, why.join("; "))
+    why.join("; ")
 }
 
 fn same_kind(a: &[Action], b: &[Action]) -> bool {
@@ -348,7 +361,6 @@ pub struct Controller {
     mode: Mode,
     pending: Option<Proposal>,
     latest: Vec<Action>,
-    latest_why: String,
 }
 
 impl Controller {
@@ -358,7 +370,6 @@ impl Controller {
             mode,
             pending: None,
             latest: Vec::new(),
-            latest_why: String::new(),
         }
     }
 
@@ -393,11 +404,11 @@ impl Controller {
 
     /// Handles one interval's decision.
     pub fn decide(&mut self, decision: &Decision, actuator: &mut dyn Actuator) -> Vec<Event> {
-        let (actions, why) = actions_of(decision);
-        self.latest = actions.clone();
-        self.latest_why = why.clone();
+        let actions = actions_only(decision);
+        self.latest.clone_from(&actions);
         match self.mode {
             Mode::Observe => {
+                let why = why_of(decision);
                 let cpu = cpu_for(&actions, actuator);
                 actions
                     .into_iter()
@@ -417,7 +428,7 @@ impl Controller {
             Mode::Step if self.pending.as_ref().is_some_and(|p| p.limits) => Vec::new(),
             Mode::Step => {
                 let cpu = cpu_for(&actions, actuator);
-                self.propose(decision.reading, actions, cpu, why)
+                self.propose(decision.reading, actions, cpu, why_of(decision))
             }
         }
     }
