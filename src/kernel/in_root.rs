@@ -12,6 +12,7 @@ use std::io::Read;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
+use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use rustix::fs::{Mode, OFlags};
@@ -39,7 +40,7 @@ impl RootDir {
     pub fn open(root: &Path) -> std::io::Result<RootDir> {
         let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC;
         let fd = rustix::fs::open(root, flags, Mode::empty())?;
-        let system = same_file(&fd, Path::new("/"));
+        let system = is_system_root(&fd);
         Ok(RootDir {
             fd,
             system,
@@ -168,12 +169,13 @@ fn read_regular(file: File, rel: &[u8], limit: u64) -> std::io::Result<Vec<u8>> 
 
 pub use super::regular::is_kernel_file;
 
-/// Whether the open `fd` is the file at `path`.
-fn same_file(fd: &OwnedFd, path: &Path) -> bool {
-    match (rustix::fs::fstat(fd), rustix::fs::stat(path)) {
-        (Ok(a), Ok(b)) => a.st_dev == b.st_dev && a.st_ino == b.st_ino,
-        _ => false,
-    }
+/// Whether the open `fd` is this process's `/` (looked up once: a
+/// snapshot series opens a root per snapshot).
+fn is_system_root(fd: &OwnedFd) -> bool {
+    static SYSTEM_ROOT: OnceLock<Option<(u64, u64)>> = OnceLock::new();
+    let id = |st: rustix::fs::Stat| (st.st_dev, st.st_ino);
+    let system = SYSTEM_ROOT.get_or_init(|| rustix::fs::stat("/").ok().map(id));
+    system.is_some_and(|root| rustix::fs::fstat(fd).is_ok_and(|st| id(st) == root))
 }
 
 fn io_error(e: WalkError) -> std::io::Error {

@@ -186,13 +186,6 @@ impl RootReader {
             })
     }
 
-    /// The bytes of one file below `root` (valid until the next read).
-    pub fn read_file(&mut self, root: &Path, file: RootFile) -> Result<&[u8], SourceError> {
-        self.enter(root);
-        self.load(root, file)?;
-        Ok(self.buf.bytes())
-    }
-
     /// True once this root's /proc/stat turned out to be the kernel's own.
     fn kernel_root(&self) -> bool {
         matches!(self.open[RootFile::Stat.index()], Some(Slot::Kept(_)))
@@ -243,6 +236,25 @@ impl RootReader {
     /// Reads everything one interval needs from `root`, stamped with `time`.
     pub fn read(&mut self, root: &Path, stamp: Stamp) -> Result<Sample, SourceError> {
         self.start_reading(root);
+        self.read_started(root, stamp)
+    }
+
+    /// As [`read`](Self::read), stamped by what `stamp_of` makes of the
+    /// root's `time` file (a conformance snapshot's), read from the same
+    /// opening of the root as the rest.
+    pub fn read_timed(
+        &mut self,
+        root: &Path,
+        stamp_of: impl FnOnce(&[u8]) -> Result<Stamp, SourceError>,
+    ) -> Result<Sample, SourceError> {
+        self.start_reading(root);
+        self.load(root, RootFile::Time)?;
+        let stamp = stamp_of(self.buf.bytes())?;
+        self.read_started(root, stamp)
+    }
+
+    /// The reading [`start_reading`](Self::start_reading) began.
+    fn read_started(&mut self, root: &Path, stamp: Stamp) -> Result<Sample, SourceError> {
         self.load(root, RootFile::Meminfo)?;
         let byte_len = |buf: &[u8]| u32::try_from(buf.len()).unwrap_or(u32::MAX);
         let mut proc_bytes = ProcBytes {
