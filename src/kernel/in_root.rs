@@ -96,6 +96,33 @@ impl RootDir {
         self.open_with(rel, READ).map(File::from)
     }
 
+    /// Opens `rel` for reading and writing, resolved as a write below the
+    /// root is (a `..` that climbs above it refused: see
+    /// [`Beneath`](super::beneath::Beneath)), without blocking and, below
+    /// a root that is not `/`, without access times (an `EPERM` for that
+    /// is the caller's to handle: it opens the file as before).
+    pub fn open_for_update(&self, rel: &CStr) -> std::io::Result<File> {
+        let flags = OFlags::RDWR | OFlags::NONBLOCK;
+        if self.system {
+            let flags = flags | OFlags::CLOEXEC;
+            return Ok(File::from(rustix::fs::openat(
+                &self.fd,
+                rel,
+                flags,
+                Mode::empty(),
+            )?));
+        }
+        chroot_walk::open(
+            &self.fd,
+            rel.to_bytes(),
+            flags | OFlags::NOATIME,
+            Mode::empty(),
+            chroot_walk::Last::Follow,
+        )
+        .map(File::from)
+        .map_err(io_error)
+    }
+
     /// Opens `name` (plain names, like `cpu3/online`) below `dir`, a
     /// directory opened in this root at `dir_rel`, for reading without
     /// blocking. One lookup from `dir` when no link is on the way; where
