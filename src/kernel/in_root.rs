@@ -66,7 +66,7 @@ impl RootDir {
             )?);
         }
         self.without_atime(flags, |flags| {
-            chroot_walk::open_in_root(self.fd.as_fd(), rel.to_bytes(), flags).map_err(io_error)
+            chroot_walk::open_in_root(self.fd.as_fd(), rel, flags).map_err(io_error)
         })
     }
 
@@ -149,12 +149,14 @@ impl RootDir {
         if let Some(fd) = below {
             return Ok(File::from(fd));
         }
-        let mut rel = Vec::with_capacity(dir_rel.len() + 1 + name.to_bytes().len());
+        let mut rel = Vec::with_capacity(dir_rel.len() + 2 + name.to_bytes().len());
         rel.extend_from_slice(dir_rel.as_bytes());
         rel.push(b'/');
-        rel.extend_from_slice(name.to_bytes());
+        rel.extend_from_slice(name.to_bytes_with_nul());
+        let rel = CStr::from_bytes_with_nul(&rel)
+            .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
         self.without_atime(READ, |flags| {
-            chroot_walk::open_in_root(self.fd.as_fd(), &rel, flags).map_err(io_error)
+            chroot_walk::open_in_root(self.fd.as_fd(), rel, flags).map_err(io_error)
         })
         .map(File::from)
     }
