@@ -10,6 +10,11 @@
 //! the interval's step is done, so a write between intervals (a reload's
 //! limits, the restore at the end) opens the file afresh, and a file
 //! replaced between two readings is never written through an old opening.
+//!
+//! A guest whose pool has settled is not written for long stretches, and
+//! opening for writing costs a little more than opening for reading (the
+//! type check, the write access): the reading opens so only after an
+//! interval that wrote the pool.
 
 use std::fs::File;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -25,8 +30,30 @@ pub struct OpenPool {
 }
 
 /// Shared by the reader and the actuator of one run.
-#[derive(Debug, Clone, Default)]
-pub struct PoolHandoff(Arc<Mutex<Option<OpenPool>>>);
+#[derive(Debug, Clone)]
+pub struct PoolHandoff(Arc<Mutex<Slot>>);
+
+/// What the handoff holds.
+#[derive(Debug)]
+struct Slot {
+    /// This interval's opening, until its write takes it.
+    open: Option<OpenPool>,
+    /// Whether this interval wrote the pool (with an opening or without).
+    writing: bool,
+    /// Whether the last interval did: this one's reading opens for writing.
+    wrote: bool,
+}
+
+impl Default for PoolHandoff {
+    fn default() -> Self {
+        PoolHandoff(Arc::new(Mutex::new(Slot {
+            open: None,
+            writing: false,
+            // The start limits write at the first interval.
+            wrote: true,
+        })))
+    }
+}
 
 impl PoolHandoff {
     /// A handoff holding nothing yet.
@@ -34,24 +61,34 @@ impl PoolHandoff {
         PoolHandoff::default()
     }
 
-    fn slot(&self) -> MutexGuard<'_, Option<OpenPool>> {
+    fn slot(&self) -> MutexGuard<'_, Slot> {
         self.0.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Whether this interval's reading is to open the pool's file for
+    /// writing: the last interval wrote it.
+    pub fn wanted(&self) -> bool {
+        self.slot().wrote
     }
 
     /// Hands over the file this interval's reading opened and read.
     pub fn hand(&self, pool: OpenPool) {
-        *self.slot() = Some(pool);
+        self.slot().open = Some(pool);
     }
 
     /// The file handed over in this interval, for its one write (`None`:
-    /// the write opens the file itself).
+    /// the write opens the file itself). Notes that the interval writes.
     pub fn take(&self) -> Option<OpenPool> {
-        self.slot().take()
+        let mut slot = self.slot();
+        slot.writing = true;
+        slot.open.take()
     }
 
     /// Ends the interval: an opening not written through is closed.
     pub fn release(&self) {
-        drop(self.take());
+        let mut slot = self.slot();
+        slot.open = None;
+        slot.wrote = std::mem::take(&mut slot.writing);
     }
 }
 
@@ -70,6 +107,7 @@ mod tests {
         };
         let handoff = PoolHandoff::new();
         let writer = handoff.clone();
+        assert!(handoff.wanted(), "the first interval may write");
         assert!(writer.take().is_none(), "nothing handed yet");
         handoff.hand(open());
         assert_eq!(writer.take().map(|p| p.len), Some(2));
@@ -77,5 +115,21 @@ mod tests {
         handoff.hand(open());
         handoff.release();
         assert!(writer.take().is_none(), "released at the interval's end");
+    }
+
+    #[test]
+    fn an_opening_for_writing_is_wanted_only_after_an_interval_that_wrote() {
+        let handoff = PoolHandoff::new();
+        let mut wanted = Vec::new();
+        // Intervals that write (w) or not (-), each ended by a release.
+        for writes in [true, false, false, true, true, false] {
+            wanted.push(handoff.wanted());
+            if writes {
+                let _ = handoff.take();
+            }
+            handoff.release();
+        }
+        wanted.push(handoff.wanted());
+        assert_eq!(wanted, [true, true, false, false, true, true, false]);
     }
 }

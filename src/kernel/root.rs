@@ -358,13 +358,14 @@ impl RootReader {
 
     /// `cmm_pages` into the buffer, as [`load_optional`](Self::load_optional)
     /// reads it; a plain one (known from its earlier readings) opened for
-    /// reading and writing and handed over, where a handoff is wanted.
+    /// reading and writing and handed over, where a handoff wants it (the
+    /// last interval wrote the pool).
     /// Anything unusual on that way (it cannot be opened so, it is no
     /// regular file, it reads as nothing or fails) stops the handing over
     /// for good, and the file is read as before, with what that says.
     fn load_pool(&mut self, root: &Path) -> Result<bool, SourceError> {
         let plain = matches!(self.open[RootFile::CmmPages.index()], Some(Slot::Reopen));
-        if let Some(handoff) = self.pool.clone().filter(|_| plain) {
+        if let Some(handoff) = self.pool.clone().filter(|h| plain && h.wanted()) {
             match self.read_for_update(root) {
                 Some(pool) => {
                     handoff.hand(pool);
