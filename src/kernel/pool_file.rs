@@ -31,11 +31,11 @@ pub struct OpenPool {
 
 /// Shared by the reader and the actuator of one run.
 #[derive(Debug, Clone)]
-pub struct PoolHandoff(Arc<Mutex<Slot>>);
+pub struct PoolHandoff(Arc<Mutex<Handed>>);
 
 /// What the handoff holds.
 #[derive(Debug)]
-struct Slot {
+struct Handed {
     /// This interval's opening, until its write takes it.
     open: Option<OpenPool>,
     /// Whether this interval wrote the pool (with an opening or without).
@@ -46,7 +46,7 @@ struct Slot {
 
 impl Default for PoolHandoff {
     fn default() -> Self {
-        PoolHandoff(Arc::new(Mutex::new(Slot {
+        PoolHandoff(Arc::new(Mutex::new(Handed {
             open: None,
             writing: false,
             // The start limits write at the first interval.
@@ -61,7 +61,7 @@ impl PoolHandoff {
         PoolHandoff::default()
     }
 
-    fn slot(&self) -> MutexGuard<'_, Slot> {
+    fn slot(&self) -> MutexGuard<'_, Handed> {
         self.0.lock().unwrap_or_else(|p| p.into_inner())
     }
 
