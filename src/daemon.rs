@@ -16,6 +16,7 @@ use crate::control::log_entries;
 use crate::control::session::{Session, Step};
 use crate::kernel::actuator::{Actuator, NoWrites, RootActuator};
 use crate::kernel::live::LiveSource;
+use crate::kernel::pool_file::PoolHandoff;
 use crate::kernel::root::RootReader;
 use crate::kernel::{Sample, Source};
 use crate::logging::LogSink;
@@ -293,6 +294,8 @@ struct Runner<'a> {
     session: Session,
     actuator: &'a mut dyn Actuator,
     exposure: Option<Exposure>,
+    /// Released after each step (see [`run_handing`]).
+    pool: Option<&'a PoolHandoff>,
 }
 
 impl Runner<'_> {
@@ -349,7 +352,22 @@ pub fn run(
     signals: &Signals,
 ) -> Result<Ending, StartError> {
     let mut source = LiveSource::new(&options.root).without_cpu_dirs();
-    run_on(options, &mut source, log, signals)
+    if options.mode == Mode::Observe {
+        return run_on(options, &mut source, log, signals);
+    }
+    // The pool's file as each interval's reading opened it, for the write
+    // that follows (see PoolHandoff).
+    let pool = PoolHandoff::new();
+    let mut source = source.handing_pool(pool.clone());
+    let mut actuator = RootActuator::new(&options.root)?.taking_pool_from(pool.clone());
+    run_handing(
+        options,
+        &mut source,
+        &mut actuator,
+        log,
+        signals,
+        Some(&pool),
+    )
 }
 
 /// As [`run`], reading from any source; a finite source (a recording, in
@@ -382,6 +400,20 @@ pub fn run_with(
     actuator: &mut dyn Actuator,
     log: &mut dyn LogSink,
     signals: &Signals,
+) -> Result<Ending, StartError> {
+    run_handing(options, source, actuator, log, signals, None)
+}
+
+/// As [`run_with`]; `pool` is released after each interval's step, so an
+/// opening of the pool's file handed over by a reading serves only the
+/// writes of that interval.
+fn run_handing(
+    options: &RunOptions,
+    source: &mut dyn Source,
+    actuator: &mut dyn Actuator,
+    log: &mut dyn LogSink,
+    signals: &Signals,
+    pool: Option<&PoolHandoff>,
 ) -> Result<Ending, StartError> {
     let facts = source.facts();
     let (mut rules, file) = load_rules(&options.rules, &facts)?;
@@ -429,6 +461,7 @@ pub fn run_with(
         session: Session::new(Arc::clone(&rules), file, mode, options.flap),
         actuator,
         exposure,
+        pool,
     };
     source.narrow(&runner.session.interest());
     let ending = run_loop(&mut runner, source, signals, first);
@@ -539,6 +572,11 @@ fn run_loop(
                 match source.next_sample() {
                     Some(Ok(s)) => s,
                     Some(Err(e)) => {
+                        // A reading that failed after handing over the
+                        // pool's file serves no write.
+                        if let Some(pool) = runner.pool {
+                            pool.release();
+                        }
                         runner.log.error(&format!("skipping this interval: {e}"));
                         continue;
                     }
@@ -550,6 +588,9 @@ fn run_loop(
         crate::faults::panic_at(crate::faults::Site::Control, intervals);
         let sample = Arc::new(sample);
         let step = runner.session.step(Arc::clone(&sample), runner.actuator);
+        if let Some(pool) = runner.pool {
+            pool.release();
+        }
         if let Some(x) = runner.exposure.as_mut() {
             x.interval(&runner.session, &step, &sample, runner.log);
         }

@@ -71,7 +71,7 @@ impl Symbols {
 }
 
 /// One interval's readings reduced to what the rules can name.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Default)]
 struct IntervalValues {
     time: f64,
     /// In [`CpuStat::ALL`] order.
@@ -84,10 +84,53 @@ struct IntervalValues {
 }
 
 /// Finds field positions once per /proc layout instead of once per lookup.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Default)]
 struct Projector {
     layout: Option<Arc<Layout>>,
     positions: Vec<Option<u32>>,
+}
+
+// Copies reuse what the copy already holds (`clone_from`): the loop check
+// copies the engine every interval that acts.
+impl Clone for IntervalValues {
+    fn clone(&self) -> Self {
+        let mut copy = IntervalValues::default();
+        copy.clone_from(self);
+        copy
+    }
+
+    fn clone_from(&mut self, source: &Self) {
+        let IntervalValues {
+            time,
+            cpustat,
+            meminfo,
+            vmstat,
+            base,
+            cmm_pages,
+            polarization,
+        } = self;
+        *time = source.time;
+        *cpustat = source.cpustat;
+        meminfo.clone_from(&source.meminfo);
+        vmstat.clone_from(&source.vmstat);
+        *base = source.base;
+        *cmm_pages = source.cmm_pages;
+        *polarization = source.polarization;
+    }
+}
+
+impl Clone for Projector {
+    fn clone(&self) -> Self {
+        let mut copy = Projector::default();
+        copy.clone_from(self);
+        copy
+    }
+
+    fn clone_from(&mut self, source: &Self) {
+        let Projector { layout, positions } = self;
+        layout.clone_from(&source.layout);
+        positions.clone_from(&source.positions);
+    }
 }
 
 impl Projector {
@@ -182,14 +225,14 @@ pub struct Decision {
 }
 
 /// The engine: a rule set, and the history plus keyword state it decides on.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct Engine {
     rules: Arc<RuleSet>,
     state: State,
 }
 
 /// Everything the engine remembers between intervals.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 struct State {
     /// The rules as programs, for evaluation without a trace. Shared:
     /// they never change, and the loop check copies the engine each
@@ -210,6 +253,75 @@ struct State {
     offset: usize,
     /// Whether any expression names a share (`user`, `idle`, …).
     shares_named: bool,
+}
+
+impl Clone for Engine {
+    fn clone(&self) -> Self {
+        Engine {
+            rules: Arc::clone(&self.rules),
+            state: self.state.clone(),
+        }
+    }
+
+    /// A copy into an engine copied before reuses its history's buffers.
+    fn clone_from(&mut self, source: &Self) {
+        self.rules.clone_from(&source.rules);
+        self.state.clone_from(&source.state);
+    }
+}
+
+impl Clone for State {
+    fn clone(&self) -> Self {
+        State {
+            programs: Arc::clone(&self.programs),
+            history: self.history.clone(),
+            symbols: self.symbols,
+            meminfo: self.meminfo.clone(),
+            vmstat: self.vmstat.clone(),
+            base_meminfo: self.base_meminfo.clone(),
+            base_vmstat: self.base_vmstat.clone(),
+            scratch: self.scratch.clone(),
+            readings: self.readings,
+            start_bytes: self.start_bytes,
+            offset: self.offset,
+            shares_named: self.shares_named,
+        }
+    }
+
+    fn clone_from(&mut self, source: &Self) {
+        let State {
+            programs,
+            history,
+            symbols,
+            meminfo,
+            vmstat,
+            base_meminfo,
+            base_vmstat,
+            scratch,
+            readings,
+            start_bytes,
+            offset,
+            shares_named,
+        } = self;
+        programs.clone_from(&source.programs);
+        // Entry by entry, so each keeps its buffers.
+        history.truncate(source.history.len());
+        for (to, from) in history.iter_mut().zip(&source.history) {
+            to.clone_from(from);
+        }
+        let have = history.len();
+        history.extend(source.history.iter().skip(have).cloned());
+        *symbols = source.symbols;
+        meminfo.clone_from(&source.meminfo);
+        vmstat.clone_from(&source.vmstat);
+        base_meminfo.clone_from(&source.base_meminfo);
+        base_vmstat.clone_from(&source.base_vmstat);
+        scratch.clone_from(&source.scratch);
+        *readings = source.readings;
+        *start_bytes = source.start_bytes;
+        *offset = source.offset;
+        *shares_named = source.shares_named;
+    }
 }
 
 struct HistoryView<'e> {
@@ -795,6 +907,44 @@ mod tests {
     }
 
     const BASE: &str = "UPDATE=\"1\"\nCPU_MIN=\"1\"\nCPU_MAX=\"0\"\nCMM_MIN=\"0\"\nCMM_MAX=\"1000\"\nCMM_INC=\"10\"\nMEMPLUG=\"0\"\nMEMUNPLUG=\"1\"\n";
+
+    /// A copy made into an engine copied before (other rules, a history of
+    /// another depth, other layouts) decides from then on exactly as a
+    /// fresh copy does: the loop check reuses one copy every interval.
+    #[test]
+    fn a_copy_into_an_earlier_copy_decides_as_a_fresh_copy() {
+        let deep = rules(&format!(
+            "{BASE}HOTPLUG=\"cpustat.user[0] - cpustat.user[3] > 25\"\nHOTUNPLUG=\"meminfo.MemFree[2] < 1\"\n"
+        ));
+        let shallow = rules(&format!(
+            "{BASE}HOTPLUG=\"onumcpus < 3\"\nHOTUNPLUG=\"vmstat.pgpgin[1] > 5\"\n"
+        ));
+        let feed = |engine: &mut Engine, from: u64, n: u64| {
+            for i in from..from + n {
+                let _ = engine.push(&sample(i as f64, 2, i * i * 7), &mut NoTrace);
+            }
+        };
+        let mut source = Engine::new(Arc::clone(&deep));
+        let mut earlier = Engine::new(shallow);
+        feed(&mut earlier, 0, 9);
+        for readings in [0, 1, 2, 6] {
+            feed(&mut source, 100, readings);
+            let mut reused = earlier.clone();
+            reused.clone_from(&source);
+            let mut fresh = source.clone();
+            assert_eq!(reused.readings(), fresh.readings());
+            for i in 0..6 {
+                let next = sample(200.0 + f64::from(i), 2 + i % 2, 9_000 + u64::from(i) * 40);
+                assert_eq!(
+                    reused.push(&next, &mut NoTrace),
+                    fresh.push(&next, &mut NoTrace),
+                    "after {readings} readings, hypothetical reading {i}"
+                );
+                assert_eq!(reused.symbols(), fresh.symbols());
+            }
+            earlier = reused;
+        }
+    }
 
     #[test]
     fn trace_marks_short_circuits_and_plug_priority() {

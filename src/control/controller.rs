@@ -292,6 +292,34 @@ pub fn reasoned_actions(decision: &Decision) -> Vec<(Action, String)> {
     out
 }
 
+/// The actions a decision asks for, without words (autonomous mode needs
+/// none: it applies them, and the log says what was done), so an acting
+/// interval formats nothing it does not show.
+fn actions_only(decision: &Decision) -> Vec<Action> {
+    let mut actions = Vec::new();
+    if let Some(cpu) = &decision.cpu {
+        match cpu.action {
+            CpuAction::Plug => actions.push(Action::PlugCpu),
+            CpuAction::Unplug => actions.push(Action::UnplugCpu),
+            CpuAction::None => {}
+        }
+    }
+    if let Some(mem) = &decision.mem
+        && mem.cmm_pages_new != mem.cmm_pages
+    {
+        actions.push(Action::Pool {
+            from: mem.cmm_pages,
+            to: mem.cmm_pages_new,
+        });
+    }
+    actions
+}
+
+/// Why a decision asks for its actions, in words (all of them together).
+fn why_of(decision: &Decision) -> String {
+    actions_of(decision).1
+}
+
 fn same_kind(a: &[Action], b: &[Action]) -> bool {
     a.len() == b.len()
         && a.iter().zip(b).all(|(x, y)| match (x, y) {
@@ -363,7 +391,6 @@ pub struct Controller {
     mode: Mode,
     pending: Option<Proposal>,
     latest: Vec<Action>,
-    latest_why: String,
 }
 
 impl Controller {
@@ -373,7 +400,6 @@ impl Controller {
             mode,
             pending: None,
             latest: Vec::new(),
-            latest_why: String::new(),
         }
     }
 
@@ -408,9 +434,8 @@ impl Controller {
 
     /// Handles one interval's decision.
     pub fn decide(&mut self, decision: &Decision, actuator: &mut dyn Actuator) -> Vec<Event> {
-        let (actions, why) = actions_of(decision);
-        self.latest = actions.clone();
-        self.latest_why = why.clone();
+        let actions = actions_only(decision);
+        self.latest.clone_from(&actions);
         match self.mode {
             // Each "would" names only the rule behind its own action.
             Mode::Observe => {
@@ -433,7 +458,7 @@ impl Controller {
             Mode::Step if self.pending.as_ref().is_some_and(|p| p.limits) => Vec::new(),
             Mode::Step => {
                 let cpu = cpu_for(&actions, actuator);
-                self.propose(decision.reading, actions, cpu, why)
+                self.propose(decision.reading, actions, cpu, why_of(decision))
             }
         }
     }

@@ -5,7 +5,6 @@
 //! same memory activity with the new pool — feeds them to a copy of the
 //! engine, and says whether the opposite rule would fire, and why.
 
-use std::borrow::Cow;
 use std::sync::Arc;
 
 use crate::engine::{CpuAction, Decision, Engine};
@@ -53,10 +52,86 @@ enum Change {
     Pool(i64),
 }
 
-/// The interval after `latest` if the guest keeps doing what it did between
-/// `previous` and `latest`, after `change`.
-fn next_interval(previous: &Sample, latest: &Sample, change: Change) -> Sample {
-    let mut next = latest.clone();
+/// What the check copies and builds, kept from one acting interval to the
+/// next so that a check, once warm, allocates nothing: the engine copy and
+/// the hypothetical readings.
+#[derive(Debug, Clone, Default)]
+pub struct Scratch {
+    engine: Option<Engine>,
+    spare: Spare,
+}
+
+/// Readings to build hypothetical ones in.
+#[derive(Debug, Clone, Default)]
+struct Spare(Vec<Sample>);
+
+/// More readings than one check holds at a time (two, and the one built).
+const SPARE_READINGS: usize = 4;
+
+impl Spare {
+    /// The interval after `latest` (see [`next_interval`]), in a spare reading.
+    fn next_interval(&mut self, previous: &Sample, latest: &Sample, change: Change) -> Sample {
+        let mut next = self.0.pop().unwrap_or_else(|| latest.clone());
+        next_interval(&mut next, previous, latest, change);
+        next
+    }
+
+    /// A copy of `reading`, in a spare one.
+    fn copy_of(&mut self, reading: &Sample) -> Sample {
+        match self.0.pop() {
+            Some(mut copy) => {
+                copy.clone_from(reading);
+                copy
+            }
+            None => reading.clone(),
+        }
+    }
+
+    /// Keeps `reading` for a later check.
+    fn keep(&mut self, reading: Sample) {
+        if self.0.len() < SPARE_READINGS {
+            self.0.push(reading);
+        }
+    }
+}
+
+/// `latest` copied into `next`, all but its /proc tables (which the caller
+/// fills), each list into the one `next` holds.
+fn copy_but_tables(next: &mut Sample, latest: &Sample) {
+    let Sample {
+        stamp,
+        ticks,
+        per_cpu,
+        loadavg,
+        runnable,
+        meminfo: _,
+        vmstat: _,
+        online,
+        present,
+        possible,
+        cpus,
+        cmm_pages,
+        polarization,
+        proc_bytes,
+    } = next;
+    *stamp = latest.stamp;
+    *ticks = latest.ticks;
+    per_cpu.clone_from(&latest.per_cpu);
+    *loadavg = latest.loadavg;
+    *runnable = latest.runnable;
+    online.clone_from(&latest.online);
+    present.clone_from(&latest.present);
+    possible.clone_from(&latest.possible);
+    cpus.clone_from(&latest.cpus);
+    *cmm_pages = latest.cmm_pages;
+    *polarization = latest.polarization;
+    *proc_bytes = latest.proc_bytes;
+}
+
+/// Makes `next` the interval after `latest` if the guest keeps doing what
+/// it did between `previous` and `latest`, after `change`.
+fn next_interval(next: &mut Sample, previous: &Sample, latest: &Sample, change: Change) {
+    copy_but_tables(next, latest);
     let dt = latest.stamp.micros - previous.stamp.micros;
     next.stamp = Stamp {
         micros: latest.stamp.micros + dt.max(1),
@@ -94,7 +169,8 @@ fn next_interval(previous: &Sample, latest: &Sample, change: Change) -> Sample {
         // The hypothetical list stays as long as a real one can be.
         let count = (n_new as u32).min(crate::kernel::cpulist::MAX_CPUS);
         next.online.count = i32::try_from(count).unwrap_or(i32::MAX);
-        next.online.ids = (0..count).collect();
+        next.online.ids.clear();
+        next.online.ids.extend(0..count);
     }
     let mut cols = now;
     for i in 0..10 {
@@ -102,50 +178,47 @@ fn next_interval(previous: &Sample, latest: &Sample, change: Change) -> Sample {
     }
     next.ticks = CpuTicks::from_columns(cols);
     // Counters keep their pace, levels stay.
-    let vm = keep_pace(&previous.vmstat, &latest.vmstat);
-    next.vmstat =
-        crate::kernel::fields::FieldTable::new(std::sync::Arc::clone(latest.vmstat.layout()), vm);
+    next.vmstat.refill(latest.vmstat.layout(), |vm| {
+        keep_pace(&previous.vmstat, &latest.vmstat, vm);
+    });
     if let Change::Pool(to) = change {
         let from = latest.cmm_pages.unwrap_or(0);
         next.cmm_pages = Some(to);
         let kib = (to - from) as f64 * 4.0;
-        let mem: Vec<f64> = latest
-            .meminfo
-            .iter()
-            .map(|(name, v)| {
+        next.meminfo.refill(latest.meminfo.layout(), |mem| {
+            mem.extend(latest.meminfo.iter().map(|(name, v)| {
                 if name == "MemFree" {
                     (v - kib).max(0.0)
                 } else {
                     v
                 }
-            })
-            .collect();
-        next.meminfo = crate::kernel::fields::FieldTable::new(
-            std::sync::Arc::clone(latest.meminfo.layout()),
-            mem,
-        );
+            }));
+        });
+    } else {
+        next.meminfo.clone_from(&latest.meminfo);
     }
-    next
 }
 
-/// `latest`'s values, each counter moved on by as much as it grew since
-/// `previous` (a value that fell stays). Readings of one layout (every
-/// interval of a steady kernel) are paired by position, without looking
-/// each name up in the other reading.
-fn keep_pace(previous: &FieldTable, latest: &FieldTable) -> Vec<f64> {
+/// `latest`'s values into `out`, each counter moved on by as much as it
+/// grew since `previous` (a value that fell stays). Readings of one layout
+/// (every interval of a steady kernel) are paired by position, without
+/// looking each name up in the other reading.
+fn keep_pace(previous: &FieldTable, latest: &FieldTable, out: &mut Vec<f64>) {
     let layout = latest.layout();
     if Arc::ptr_eq(layout, previous.layout()) {
-        return (0..u32::try_from(layout.len()).unwrap_or(u32::MAX))
-            .map(|i| {
+        out.extend(
+            (0..u32::try_from(layout.len()).unwrap_or(u32::MAX)).map(|i| {
                 let (v, before) = (latest.value_at(i), previous.value_at(i));
                 v + (v - before).max(0.0)
-            })
-            .collect();
+            }),
+        );
+        return;
     }
-    latest
-        .iter()
-        .map(|(name, v)| v + (v - previous.get(name).unwrap_or(v)).max(0.0))
-        .collect()
+    out.extend(
+        latest
+            .iter()
+            .map(|(name, v)| v + (v - previous.get(name).unwrap_or(v)).max(0.0)),
+    );
 }
 
 /// Whether a decision of `copy` does what `rule` asks for.
@@ -160,9 +233,10 @@ fn fired(d: &Decision, rule: RuleKind) -> bool {
 
 /// Feeds `copy` the steady intervals after `change` until `rule` acts, at
 /// most as many as the rules look back plus one. Returns how many it took
-/// and the last two readings then.
+/// and the last two readings then (spare readings: the caller keeps them).
 fn until_fired(
     copy: &mut Engine,
+    spare: &mut Spare,
     previous: &Sample,
     latest: &Sample,
     change: Change,
@@ -170,15 +244,29 @@ fn until_fired(
 ) -> Option<(usize, Sample, Sample)> {
     // The reading before the hypothetical one: `latest` itself at first,
     // copied only if the rule fires right after it.
-    let mut prev = Cow::Borrowed(latest);
-    let mut last = next_interval(previous, latest, change);
+    let mut prev: Option<Sample> = None;
+    let mut last = spare.next_interval(previous, latest, change);
     for after in 1..=copy.rules().history_depth as usize + 1 {
-        let d = copy.push(&last, &mut NoTrace)?;
-        if fired(&d, rule) {
-            return Some((after, prev.into_owned(), last));
+        let fired_now = copy.push(&last, &mut NoTrace).map(|d| fired(&d, rule));
+        if fired_now == Some(true) {
+            let prev = match prev {
+                Some(p) => p,
+                None => spare.copy_of(latest),
+            };
+            return Some((after, prev, last));
         }
-        let following = next_interval(&prev, &last, Change::Cpus(0));
-        prev = Cow::Owned(std::mem::replace(&mut last, following));
+        if fired_now.is_none() {
+            break;
+        }
+        let following =
+            spare.next_interval(prev.as_ref().unwrap_or(latest), &last, Change::Cpus(0));
+        if let Some(old) = prev.replace(std::mem::replace(&mut last, following)) {
+            spare.keep(old);
+        }
+    }
+    spare.keep(last);
+    if let Some(p) = prev {
+        spare.keep(p);
     }
     None
 }
@@ -194,6 +282,7 @@ pub fn check(
     previous: &Sample,
     latest: &Sample,
     decision: &Decision,
+    scratch: &mut Scratch,
 ) -> Option<LoopWarning> {
     let (change, back, action, undone_by, again_by) = match (decision.cpu, decision.mem) {
         (Some(c), _) if c.action == CpuAction::Plug => (
@@ -226,14 +315,29 @@ pub fn check(
         ),
         _ => return None,
     };
-    let mut copy = engine.clone();
-    let (after, prev, last) = until_fired(&mut copy, previous, latest, change, undone_by)?;
+    let Scratch {
+        engine: kept,
+        spare,
+    } = scratch;
+    let copy = match kept {
+        Some(copy) => {
+            copy.clone_from(engine);
+            copy
+        }
+        None => kept.insert(engine.clone()),
+    };
+    let (after, prev, last) = until_fired(copy, spare, previous, latest, change, undone_by)?;
     let mut trace = Trace::new();
     let _ = copy.clone().decide(&mut trace);
     let why = explain(copy.rules(), source, &trace, undone_by)
         .unwrap_or_else(|| undone_by.file_name().to_string());
     // And back: undoing it must bring the first rule back.
-    until_fired(&mut copy, &prev, &last, back, again_by)?;
+    let back = until_fired(copy, spare, &prev, &last, back, again_by);
+    spare.keep(prev);
+    spare.keep(last);
+    let (_, prev, last) = back?;
+    spare.keep(prev);
+    spare.keep(last);
     Some(LoopWarning {
         action,
         undone_by,

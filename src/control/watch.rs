@@ -68,6 +68,8 @@ pub struct Watch {
     pub changes: VecDeque<ChangedDecision>,
     /// The loops found, one per kind of action.
     pub loops: Vec<LoopWarning>,
+    /// What the loop check reuses from one acting interval to the next.
+    feedback: feedback::Scratch,
 }
 
 impl Watch {
@@ -112,8 +114,14 @@ impl Watch {
                 self.changes.push_back(change.clone());
                 found.push(Finding::Changed(change));
             }
-            if let Some(w) = feedback::check(engine, source, previous, sample, decision)
-                && !self.loops.iter().any(|l| l.action == w.action)
+            if let Some(w) = feedback::check(
+                engine,
+                source,
+                previous,
+                sample,
+                decision,
+                &mut self.feedback,
+            ) && !self.loops.iter().any(|l| l.action == w.action)
             {
                 self.loops.push(w.clone());
                 found.push(Finding::Loop(w));

@@ -19,6 +19,7 @@ use std::time::{Duration, Instant};
 use super::cpu_choice::{self, CpuChange, Online};
 use super::cpu_dir::CpuDir;
 use crate::kernel::beneath::Beneath;
+use crate::kernel::pool_file::PoolHandoff;
 use crate::kernel::root::paths;
 
 /// Why an action could not be carried out.
@@ -104,6 +105,9 @@ pub struct RootActuator {
     beneath: Arc<Beneath>,
     /// The panic hook's restore: it already holds the write lock.
     after_panic: bool,
+    /// Where this interval's reading hands over `cmm_pages` opened for
+    /// writing (`plugtop run`).
+    pool: Option<PoolHandoff>,
 }
 
 impl RootActuator {
@@ -113,11 +117,31 @@ impl RootActuator {
             cpus: CpuDir::new(root),
             beneath: Arc::new(Beneath::open(root)?),
             after_panic: false,
+            pool: None,
         })
+    }
+
+    /// Writes the pool through the opening `handoff` holds in an interval
+    /// whose reading handed one over.
+    pub fn taking_pool_from(mut self, handoff: PoolHandoff) -> Self {
+        self.pool = Some(handoff);
+        self
     }
 
     /// Writes `text` to `rel` below the root, resolved as in a chroot.
     fn write(&self, rel: &str, text: &str) -> Result<(), ActError> {
+        self.write_by(rel, |beneath| {
+            beneath.write_existing(Path::new(rel), text.as_bytes())
+        })
+    }
+
+    /// Writes to `rel` by `write`, under the write lock and the test
+    /// build's gates, as every write to the guest is.
+    fn write_by(
+        &self,
+        rel: &str,
+        write: impl FnOnce(&Beneath) -> Result<(), crate::kernel::beneath::BeneathError>,
+    ) -> Result<(), ActError> {
         let _guard = if self.after_panic {
             None
         } else {
@@ -128,14 +152,13 @@ impl RootActuator {
             Some(guard)
         };
         crate::faults::wait_at_write_gate();
-        let path = self.beneath.root().join(rel);
-        if crate::faults::write_fails(&path) {
+        if crate::faults::write_fails(self.beneath.root(), rel) {
             return Err(ActError::Write {
-                path: path.display().to_string(),
+                path: self.beneath.root().join(rel).display().to_string(),
                 source: std::io::Error::other("the write failed (injected)"),
             });
         }
-        let written = self.beneath.write_existing(Path::new(rel), text.as_bytes());
+        let written = write(&self.beneath);
         crate::faults::wait_for_write_acknowledged();
         Ok(written?)
     }
@@ -200,8 +223,16 @@ impl Actuator for RootActuator {
         self.change_one(CpuChange::Unplug, failures)
     }
 
+    /// Through the opening this interval's reading handed over, where it
+    /// did (see [`PoolHandoff`]).
     fn set_pool(&mut self, pages: i64) -> Result<(), ActError> {
-        self.write(paths::CMM_PAGES, &format!("{pages}\n"))
+        let text = format!("{pages}\n");
+        match self.pool.as_ref().and_then(PoolHandoff::take) {
+            Some(opened) => self.write_by(paths::CMM_PAGES, |beneath| {
+                beneath.write_opened(&opened, Path::new(paths::CMM_PAGES), text.as_bytes())
+            }),
+            None => self.write(paths::CMM_PAGES, &text),
+        }
     }
 
     /// Only CPUs whose `online` file can be read are changed; one that

@@ -16,6 +16,7 @@ use std::path::{Path, PathBuf};
 use rustix::fs::{AtFlags, FileType, Mode, OFlags};
 
 use super::chroot_walk::{self, Last, WalkError};
+use super::pool_file::OpenPool;
 
 /// Why a file beneath the root could not be used.
 #[derive(Debug, thiserror::Error)]
@@ -144,6 +145,20 @@ impl Beneath {
         }
         let old_len = u64::try_from(stat.st_size).unwrap_or(0);
         super::overwrite::overwrite(&file, old_len, text)
+            .map(drop)
+            .map_err(|e| Self::io_error(rel, e))
+    }
+
+    /// [`Beneath::write_existing`] through `pool`, the file `rel` as this
+    /// interval's reading opened it (for reading and writing, resolved as
+    /// a write is, checked to be a regular file `pool.len` bytes long).
+    pub fn write_opened(
+        &self,
+        pool: &OpenPool,
+        rel: &Path,
+        text: &[u8],
+    ) -> Result<(), BeneathError> {
+        super::overwrite::overwrite(&pool.file, pool.len, text)
             .map(drop)
             .map_err(|e| Self::io_error(rel, e))
     }

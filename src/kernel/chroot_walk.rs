@@ -82,15 +82,37 @@ pub fn open(
 /// Opens `rel` below `root` for reading exactly as a process chrooted at
 /// `root` would (`O_CLOEXEC` added): absolute links lead from the root and
 /// a `..` at the root stays there, so nothing outside can be reached.
-pub fn open_in_root(root: BorrowedFd<'_>, rel: &[u8], flags: OFlags) -> Result<OwnedFd, WalkError> {
-    open_by(
+///
+/// `rel` is a C string already, handed to `openat2` as it is: a path given
+/// as bytes is copied into one for each call, and the daemon opens most of
+/// its files anew every interval.
+pub fn open_in_root(root: BorrowedFd<'_>, rel: &CStr, flags: OFlags) -> Result<OwnedFd, WalkError> {
+    let bytes = rel.to_bytes();
+    if bytes.is_empty() || flags.contains(OFlags::CREATE) {
+        return open_by(
+            root,
+            bytes,
+            flags,
+            Mode::empty(),
+            Last::Follow,
+            Climb::Clamp,
+            kernel_first(),
+        );
+    }
+    // As open_by: the same flags, the kernel asked first, then the walk.
+    let flags = flags | OFlags::CLOEXEC;
+    if kernel_first()
+        && let Some(fd) = in_one_call(root, rel, flags, Mode::empty(), Climb::Clamp)?
+    {
+        return Ok(fd);
+    }
+    walk_open(
         root,
-        rel,
+        bytes,
         flags,
         Mode::empty(),
         Last::Follow,
         Climb::Clamp,
-        kernel_first(),
     )
 }
 
@@ -173,6 +195,22 @@ fn open_by(
     if kernel && let Some(fd) = in_one_call(root, rel, flags, mode, climb)? {
         return Ok(fd);
     }
+    walk_open(root, rel, flags, mode, last, climb)
+}
+
+/// [`open_by`] component by component, where the kernel has no `openat2`
+/// or will not resolve the path in one call. Never inlined, so that a
+/// profile tells its cost apart: valgrind has no `openat2`, and
+/// `scripts/callgrind-eval.sh` counts this walk separately.
+#[inline(never)]
+fn walk_open(
+    root: BorrowedFd<'_>,
+    rel: &[u8],
+    flags: OFlags,
+    mode: Mode,
+    last: Last,
+    climb: Climb,
+) -> Result<OwnedFd, WalkError> {
     let mut walk = Walk::new(root, rel, climb);
     loop {
         let Some(name) = walk.up_to_last(false)? else {
@@ -266,10 +304,13 @@ fn is_name(name: &[u8]) -> bool {
 
 /// The kernel's resolution beneath `root`: `None` when it cannot say (for
 /// [`Climb::Refuse`], an absolute link or a `..` above the root on the
-/// way; or no `openat2`), and the path must be walked.
+/// way; or no `openat2`), and the path must be walked. Never inlined, so
+/// that a profile tells its cost apart (`scripts/callgrind-eval.sh` counts
+/// it in place of the walk valgrind makes of each open).
+#[inline(never)]
 fn in_one_call(
     root: BorrowedFd<'_>,
-    rel: &[u8],
+    rel: impl rustix::path::Arg,
     flags: OFlags,
     mode: Mode,
     climb: Climb,

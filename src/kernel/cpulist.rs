@@ -7,7 +7,7 @@ use super::integer::parse_long;
 pub const MAX_CPUS: u32 = 65_536;
 
 /// A CPU list, with the count cpuplugd would take from it.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Default, PartialEq, Eq)]
 pub struct CpuList {
     /// The CPU numbers listed, in order.
     pub ids: Vec<u32>,
@@ -15,6 +15,21 @@ pub struct CpuList {
     /// else 1. A reversed range (`3-1`) counts as -1, and cpuplugd stops on a
     /// count of 0 or less (edge case E), so the count keeps its sign.
     pub count: i32,
+}
+
+impl Clone for CpuList {
+    fn clone(&self) -> Self {
+        CpuList {
+            ids: self.ids.clone(),
+            count: self.count,
+        }
+    }
+
+    /// Into a list copied before, without allocating (a sample copy).
+    fn clone_from(&mut self, source: &Self) {
+        self.ids.clone_from(&source.ids);
+        self.count = source.count;
+    }
 }
 
 impl CpuList {

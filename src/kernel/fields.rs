@@ -118,12 +118,32 @@ impl Layout {
 }
 
 /// One reading of a name/value file.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct FieldTable {
     /// The layout the reading was checked against (its first
     /// `starts.len()` lines, when the numbers are still text).
     layout: Arc<Layout>,
     values: Values,
+}
+
+// A copy into a table copied before keeps its numbers' buffer when both
+// hold numbers (the loop check's hypothetical readings, every interval
+// that acts).
+impl Clone for FieldTable {
+    fn clone(&self) -> Self {
+        FieldTable {
+            layout: Arc::clone(&self.layout),
+            values: self.values.clone(),
+        }
+    }
+
+    fn clone_from(&mut self, source: &Self) {
+        self.layout.clone_from(&source.layout);
+        match (&mut self.values, &source.values) {
+            (Values::Read(to), Values::Read(from)) => to.clone_from(from),
+            (to, from) => *to = from.clone(),
+        }
+    }
 }
 
 /// A reading's numbers: read already, or still in the file's text.
@@ -180,6 +200,19 @@ impl FieldTable {
         FieldTable {
             layout,
             values: Values::Read(values),
+        }
+    }
+
+    /// Makes this a table of `layout` whose numbers `fill` writes into
+    /// an emptied buffer, the one this table held when it held numbers.
+    pub fn refill(&mut self, layout: &Arc<Layout>, fill: impl FnOnce(&mut Vec<f64>)) {
+        self.layout.clone_from(layout);
+        if !matches!(self.values, Values::Read(_)) {
+            self.values = Values::Read(Vec::new());
+        }
+        if let Values::Read(values) = &mut self.values {
+            values.clear();
+            fill(values);
         }
     }
 

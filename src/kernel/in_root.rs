@@ -12,6 +12,7 @@ use std::io::Read;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
+use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use rustix::fs::{Mode, OFlags};
@@ -39,7 +40,7 @@ impl RootDir {
     pub fn open(root: &Path) -> std::io::Result<RootDir> {
         let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC;
         let fd = rustix::fs::open(root, flags, Mode::empty())?;
-        let system = same_file(&fd, Path::new("/"));
+        let system = is_system_root(&fd);
         Ok(RootDir {
             fd,
             system,
@@ -65,7 +66,7 @@ impl RootDir {
             )?);
         }
         self.without_atime(flags, |flags| {
-            chroot_walk::open_in_root(self.fd.as_fd(), rel.to_bytes(), flags).map_err(io_error)
+            chroot_walk::open_in_root(self.fd.as_fd(), rel, flags).map_err(io_error)
         })
     }
 
@@ -95,6 +96,33 @@ impl RootDir {
         self.open_with(rel, READ).map(File::from)
     }
 
+    /// Opens `rel` for reading and writing, resolved as a write below the
+    /// root is (a `..` that climbs above it refused: see
+    /// [`Beneath`](super::beneath::Beneath)), without blocking and, below
+    /// a root that is not `/`, without access times (an `EPERM` for that
+    /// is the caller's to handle: it opens the file as before).
+    pub fn open_for_update(&self, rel: &CStr) -> std::io::Result<File> {
+        let flags = OFlags::RDWR | OFlags::NONBLOCK;
+        if self.system {
+            let flags = flags | OFlags::CLOEXEC;
+            return Ok(File::from(rustix::fs::openat(
+                &self.fd,
+                rel,
+                flags,
+                Mode::empty(),
+            )?));
+        }
+        chroot_walk::open(
+            &self.fd,
+            rel.to_bytes(),
+            flags | OFlags::NOATIME,
+            Mode::empty(),
+            chroot_walk::Last::Follow,
+        )
+        .map(File::from)
+        .map_err(io_error)
+    }
+
     /// Opens `name` (plain names, like `cpu3/online`) below `dir`, a
     /// directory opened in this root at `dir_rel`, for reading without
     /// blocking. One lookup from `dir` when no link is on the way; where
@@ -121,12 +149,14 @@ impl RootDir {
         if let Some(fd) = below {
             return Ok(File::from(fd));
         }
-        let mut rel = Vec::with_capacity(dir_rel.len() + 1 + name.to_bytes().len());
+        let mut rel = Vec::with_capacity(dir_rel.len() + 2 + name.to_bytes().len());
         rel.extend_from_slice(dir_rel.as_bytes());
         rel.push(b'/');
-        rel.extend_from_slice(name.to_bytes());
+        rel.extend_from_slice(name.to_bytes_with_nul());
+        let rel = CStr::from_bytes_with_nul(&rel)
+            .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
         self.without_atime(READ, |flags| {
-            chroot_walk::open_in_root(self.fd.as_fd(), &rel, flags).map_err(io_error)
+            chroot_walk::open_in_root(self.fd.as_fd(), rel, flags).map_err(io_error)
         })
         .map(File::from)
     }
@@ -168,12 +198,13 @@ fn read_regular(file: File, rel: &[u8], limit: u64) -> std::io::Result<Vec<u8>> 
 
 pub use super::regular::is_kernel_file;
 
-/// Whether the open `fd` is the file at `path`.
-fn same_file(fd: &OwnedFd, path: &Path) -> bool {
-    match (rustix::fs::fstat(fd), rustix::fs::stat(path)) {
-        (Ok(a), Ok(b)) => a.st_dev == b.st_dev && a.st_ino == b.st_ino,
-        _ => false,
-    }
+/// Whether the open `fd` is this process's `/` (looked up once: a
+/// snapshot series opens a root per snapshot).
+fn is_system_root(fd: &OwnedFd) -> bool {
+    static SYSTEM_ROOT: OnceLock<Option<(u64, u64)>> = OnceLock::new();
+    let id = |st: rustix::fs::Stat| (st.st_dev, st.st_ino);
+    let system = SYSTEM_ROOT.get_or_init(|| rustix::fs::stat("/").ok().map(id));
+    system.is_some_and(|root| rustix::fs::fstat(fd).is_ok_and(|st| id(st) == root))
 }
 
 fn io_error(e: WalkError) -> std::io::Error {

@@ -18,6 +18,7 @@ mod kept_flags;
 pub mod live;
 pub mod machine;
 mod overwrite;
+pub mod pool_file;
 pub mod process;
 pub mod procfs_text;
 mod read_buffer;

@@ -11,7 +11,7 @@
 //! finds afterwards is exactly the value, as before.
 
 use std::fs::File;
-use std::io::Write;
+use std::os::unix::fs::FileExt;
 
 /// How a plain file is made to hold exactly the value just written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -34,12 +34,12 @@ pub fn fit(old_len: u64, written: u64, on_kernel_fs: impl FnOnce() -> bool) -> F
     }
 }
 
-/// Writes `text` over the start of `file` (just opened for writing, at
-/// offset 0, `old_len` bytes long) and cuts off whatever of the old
-/// contents lies beyond it. Returns what it did to the length.
+/// Writes `text` over the start of `file` (opened for writing, `old_len`
+/// bytes long; at offset 0 whatever its position, so a file just read can
+/// be written) and cuts off whatever of the old contents lies beyond it.
+/// Returns what it did to the length.
 pub fn overwrite(file: &File, old_len: u64, text: &[u8]) -> std::io::Result<Fit> {
-    let mut writer = file;
-    writer.write_all(text)?;
+    file.write_all_at(text, 0)?;
     let written = u64::try_from(text.len()).unwrap_or(u64::MAX);
     let fit = fit(old_len, written, || super::regular::is_kernel_file(file));
     if let Fit::CutTo(len) = fit {

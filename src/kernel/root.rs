@@ -17,6 +17,7 @@ use super::facts::{PresentCpusError, SystemFacts};
 use super::fields::{FieldParser, Malformed};
 use super::in_root::{RootDir, is_kernel_file};
 use super::kept_flags::{FlagFile, KeptFlags, Opened};
+use super::pool_file::{OpenPool, PoolHandoff};
 use super::procfs_text::{parse_loadavg, parse_long, parse_stat};
 use super::read_buffer::ReadBuffer;
 use super::root_file::RootFile;
@@ -71,6 +72,10 @@ pub struct RootReader {
     /// that is acted on is read from the tree its actions, journal and
     /// restore go to, whatever is renamed or linked at its path later.
     pub pinned: bool,
+    /// Where a plain `cmm_pages` opened for reading and writing goes, for
+    /// the write that may follow in the same interval (`None`: opened
+    /// for reading only, as on a kernel root, where it is kept open).
+    pool: Option<PoolHandoff>,
 }
 
 impl Default for RootReader {
@@ -96,7 +101,14 @@ impl RootReader {
             kept_flags: KeptFlags::default(),
             per_cpu: true,
             pinned: false,
+            pool: None,
         }
+    }
+
+    /// Opens a plain `cmm_pages` for reading and writing from its third
+    /// reading on and hands it to `handoff` (see [`PoolHandoff`]).
+    pub fn hand_pool_to(&mut self, handoff: PoolHandoff) {
+        self.pool = Some(handoff);
     }
 
     /// Reads only what `interest` names from now on (see [`Interest`]).
@@ -186,13 +198,6 @@ impl RootReader {
             })
     }
 
-    /// The bytes of one file below `root` (valid until the next read).
-    pub fn read_file(&mut self, root: &Path, file: RootFile) -> Result<&[u8], SourceError> {
-        self.enter(root);
-        self.load(root, file)?;
-        Ok(self.buf.bytes())
-    }
-
     /// True once this root's /proc/stat turned out to be the kernel's own.
     fn kernel_root(&self) -> bool {
         matches!(self.open[RootFile::Stat.index()], Some(Slot::Kept(_)))
@@ -243,6 +248,25 @@ impl RootReader {
     /// Reads everything one interval needs from `root`, stamped with `time`.
     pub fn read(&mut self, root: &Path, stamp: Stamp) -> Result<Sample, SourceError> {
         self.start_reading(root);
+        self.read_started(root, stamp)
+    }
+
+    /// As [`read`](Self::read), stamped by what `stamp_of` makes of the
+    /// root's `time` file (a conformance snapshot's), read from the same
+    /// opening of the root as the rest.
+    pub fn read_timed(
+        &mut self,
+        root: &Path,
+        stamp_of: impl FnOnce(&[u8]) -> Result<Stamp, SourceError>,
+    ) -> Result<Sample, SourceError> {
+        self.start_reading(root);
+        self.load(root, RootFile::Time)?;
+        let stamp = stamp_of(self.buf.bytes())?;
+        self.read_started(root, stamp)
+    }
+
+    /// The reading [`start_reading`](Self::start_reading) began.
+    fn read_started(&mut self, root: &Path, stamp: Stamp) -> Result<Sample, SourceError> {
         self.load(root, RootFile::Meminfo)?;
         let byte_len = |buf: &[u8]| u32::try_from(buf.len()).unwrap_or(u32::MAX);
         let mut proc_bytes = ProcBytes {
@@ -292,7 +316,7 @@ impl RootReader {
                 list
             }
         };
-        let cmm_pages = if self.load_optional(root, RootFile::CmmPages)? {
+        let cmm_pages = if self.load_pool(root)? {
             // An empty or non-numeric cmm_pages is undefined in cpuplugd (it
             // converts whatever its read left in the buffer); plugtop reads
             // it as absent, so the memory group stops with a clear message.
@@ -330,6 +354,44 @@ impl RootReader {
             polarization,
             proc_bytes,
         })
+    }
+
+    /// `cmm_pages` into the buffer, as [`load_optional`](Self::load_optional)
+    /// reads it; a plain one (known from its earlier readings) opened for
+    /// reading and writing and handed over, where a handoff wants it (the
+    /// last interval wrote the pool).
+    /// Anything unusual on that way (it cannot be opened so, it is no
+    /// regular file, it reads as nothing or fails) stops the handing over
+    /// for good, and the file is read as before, with what that says.
+    fn load_pool(&mut self, root: &Path) -> Result<bool, SourceError> {
+        let plain = matches!(self.open[RootFile::CmmPages.index()], Some(Slot::Reopen));
+        if let Some(handoff) = self.pool.clone().filter(|h| plain && h.wanted()) {
+            match self.read_for_update(root) {
+                Some(pool) => {
+                    handoff.hand(pool);
+                    return Ok(true);
+                }
+                None => self.pool = None,
+            }
+        }
+        self.load_optional(root, RootFile::CmmPages)
+    }
+
+    /// `cmm_pages` opened for reading and writing and read into the
+    /// buffer, when all of that goes as it does for a plain regular file.
+    fn read_for_update(&mut self, root: &Path) -> Option<OpenPool> {
+        let file = self
+            .root_dir(root)
+            .ok()?
+            .open_for_update(RootFile::CmmPages.c_rel())
+            .ok()?;
+        let stat = rustix::fs::fstat(&file).ok()?;
+        if rustix::fs::FileType::from_raw_mode(stat.st_mode) != rustix::fs::FileType::RegularFile {
+            return None;
+        }
+        self.buf.read_whole(&file).ok()?;
+        let len = u64::try_from(stat.st_size).ok()?;
+        (!self.buf.bytes().is_empty()).then_some(OpenPool { file, len })
     }
 
     fn cpu_list(&mut self, root: &Path, file: RootFile) -> Result<CpuList, SourceError> {

@@ -124,7 +124,7 @@ pub struct ProcBytes {
 }
 
 /// Everything read in one interval.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct Sample {
     /// When it was read.
     pub stamp: Stamp,
@@ -152,6 +152,63 @@ pub struct Sample {
     pub proc_bytes: ProcBytes,
 }
 
+// A copy into a sample copied before reuses its lists and tables: the
+// incident watch keeps the previous reading, and the loop check builds
+// readings, every interval.
+impl Clone for Sample {
+    fn clone(&self) -> Self {
+        Sample {
+            stamp: self.stamp,
+            ticks: self.ticks,
+            per_cpu: self.per_cpu.clone(),
+            loadavg: self.loadavg,
+            runnable: self.runnable,
+            meminfo: self.meminfo.clone(),
+            vmstat: self.vmstat.clone(),
+            online: self.online.clone(),
+            present: self.present.clone(),
+            possible: self.possible.clone(),
+            cpus: self.cpus.clone(),
+            cmm_pages: self.cmm_pages,
+            polarization: self.polarization,
+            proc_bytes: self.proc_bytes,
+        }
+    }
+
+    fn clone_from(&mut self, source: &Self) {
+        let Sample {
+            stamp,
+            ticks,
+            per_cpu,
+            loadavg,
+            runnable,
+            meminfo,
+            vmstat,
+            online,
+            present,
+            possible,
+            cpus,
+            cmm_pages,
+            polarization,
+            proc_bytes,
+        } = self;
+        *stamp = source.stamp;
+        *ticks = source.ticks;
+        per_cpu.clone_from(&source.per_cpu);
+        *loadavg = source.loadavg;
+        *runnable = source.runnable;
+        meminfo.clone_from(&source.meminfo);
+        vmstat.clone_from(&source.vmstat);
+        online.clone_from(&source.online);
+        present.clone_from(&source.present);
+        possible.clone_from(&source.possible);
+        cpus.clone_from(&source.cpus);
+        *cmm_pages = source.cmm_pages;
+        *polarization = source.polarization;
+        *proc_bytes = source.proc_bytes;
+    }
+}
+
 impl Sample {
     /// A reading of `ticks` at `stamp` with CPUs 0..`online` of
     /// 0..`present` online and nothing else read (no per-CPU lines, empty
@@ -174,5 +231,41 @@ impl Sample {
             polarization: None,
             proc_bytes: ProcBytes::default(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A copy into a sample that held other lists and tables is the
+    /// source, field for field (the watch keeps its previous reading so).
+    #[test]
+    fn a_copy_into_another_sample_is_the_source() {
+        let ticks = CpuTicks {
+            user: 7,
+            idle: 9,
+            ..CpuTicks::default()
+        };
+        let source = Sample {
+            per_cpu: vec![(0, ticks), (3, ticks)],
+            meminfo: FieldTable::from_pairs([("MemFree", 5.0), ("MemTotal", 9.0)]),
+            possible: Some(CpuList::first(8)),
+            cmm_pages: Some(12),
+            polarization: Some(Polarization::Vertical),
+            cpus: vec![CpuState {
+                id: 3,
+                online: Some(true),
+                configured: None,
+            }],
+            ..Sample::bare(Stamp::new(5, 7), ticks, 2, 4)
+        };
+        let mut copy = Sample {
+            vmstat: FieldTable::from_pairs([("pgpgin", 1.0)]),
+            ..Sample::bare(Stamp::new(1, 0), CpuTicks::default(), 64, 64)
+        };
+        copy.clone_from(&source);
+        assert_eq!(format!("{copy:?}"), format!("{source:?}"));
+        assert_eq!(format!("{:?}", source.clone()), format!("{source:?}"));
     }
 }

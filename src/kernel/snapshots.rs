@@ -8,7 +8,6 @@ use std::path::{Path, PathBuf};
 use super::SystemFacts;
 use super::procfs_text::parse_time;
 use super::root::RootReader;
-use super::root_file::RootFile;
 use super::sample::Sample;
 use super::source::{Interest, Source, SourceError};
 
@@ -64,14 +63,16 @@ impl SnapshotSource {
         self.names.is_empty()
     }
 
-    /// Reads the snapshot in `self.dir`.
+    /// Reads the snapshot in `self.dir` (its root opened once for all of
+    /// its files, `time` included).
     fn read(&mut self) -> Result<Sample, SourceError> {
-        let text = self.reader.read_file(&self.dir, RootFile::Time)?;
-        let stamp = parse_time(text).ok_or_else(|| SourceError::Malformed {
-            path: self.dir.join("time"),
-            what: "expected SEC or SEC.FRACTION".into(),
-        })?;
-        self.reader.read(&self.dir, stamp)
+        let dir = &self.dir;
+        self.reader.read_timed(dir, |text| {
+            parse_time(text).ok_or_else(|| SourceError::Malformed {
+                path: dir.join("time"),
+                what: "expected SEC or SEC.FRACTION".into(),
+            })
+        })
     }
 }
 

@@ -52,6 +52,7 @@ mod metrics;
 mod metrics_hostile;
 mod one_loop;
 mod parser_props;
+mod pool_handoff;
 mod purity;
 mod recording;
 mod replay_streaming;
