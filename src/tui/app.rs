@@ -10,17 +10,18 @@ use std::sync::Arc;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use super::command::Command;
+use super::graph_scale::GraphScale;
 use super::keys::KeyAction;
 use super::line_input::LineInput;
 use super::log_book::LogBook;
 use super::modal::{Modal, Modals};
+use super::seek::SeekTo;
 use super::selection::Selection;
 use super::timeline::Timeline;
 use super::update::{Board, DecidedReading, Update};
 use crate::control::flap::Moves;
 use crate::control::patterns::Hint;
 use crate::kernel::Stamp;
-use crate::kernel::deltas::CpuLoad;
 use crate::report::trace;
 use crate::rules::{NodeId, RuleSet, SourceFile, SystemFacts};
 use crate::sim::Scenario;
@@ -30,7 +31,10 @@ use crate::tui::whatif::{Past, WhatIfEditor};
 pub use super::log_book::{LogKind, LogLine};
 pub use super::modal::{ArmInfo, Dialog};
 pub use super::selection::View;
-pub use super::timeline::{FRAME_BYTES, FRAMES, Interval};
+pub use super::timeline::{FRAME_BYTES, FRAMES, Interval, cpu_of_pin, cpu_pin};
+
+mod paging;
+mod seeking;
 
 /// Where samples come from, for the header.
 #[derive(Debug, Clone, PartialEq)]
@@ -45,6 +49,18 @@ pub enum SourceLabel {
         scenario: String,
         speed: f64,
     },
+}
+
+impl SourceLabel {
+    /// Whose clock the readings' times are, as the log says it: the log
+    /// keeps to this one clock.
+    pub fn clock(&self) -> &'static str {
+        match self {
+            SourceLabel::Live(_) => "times UTC",
+            SourceLabel::Replay { .. } => "recorded times, UTC",
+            SourceLabel::Sim { .. } => "simulated times",
+        }
+    }
 }
 
 /// What the header says of the machine (the kernel's `Machine` says more).
@@ -98,6 +114,14 @@ pub struct App {
     sim: Option<(Scenario, bool)>,
     /// The write to the guest in progress, as the control thread said.
     working: Option<String>,
+    /// How the graphs scale their bars (`z`).
+    graph_scale: GraphScale,
+    /// The Log and Flips views' width and rows on this screen: what one
+    /// page of them shows.
+    list_area: (u16, u16),
+    /// The time of the newest reading and of the first, by the source's
+    /// clock: log lines are stamped with it, and `J +18h` counts from it.
+    clock: Option<(Stamp, Stamp)>,
     readings: usize,
     quit: bool,
 }
@@ -130,6 +154,9 @@ impl App {
             hints: Vec::new(),
             sim: None,
             working: None,
+            graph_scale: GraphScale::default(),
+            list_area: (80, 20),
+            clock: None,
             readings: 0,
             quit: false,
         }
@@ -197,6 +224,18 @@ impl App {
     pub fn set_screen_size(&mut self, width: u16, height: u16, cpu_page: usize) {
         self.screen_size = (width, height);
         self.selection.set_cpu_page(cpu_page);
+    }
+
+    /// The Log and Flips views are `width` columns by `rows` on this
+    /// screen ([`super::view::list_area`]): PgUp and PgDn page by what
+    /// they show.
+    pub fn set_list_area(&mut self, width: u16, rows: u16) {
+        self.list_area = (width, rows);
+    }
+
+    /// How the graphs scale their bars.
+    pub fn graph_scale(&self) -> GraphScale {
+        self.graph_scale
     }
 
     /// The session as last told.
@@ -301,14 +340,25 @@ impl App {
         self.quit
     }
 
-    /// Adds a log line stamped with the newest reading's time.
+    /// Adds a log line stamped with the newest reading's time: the log
+    /// keeps to the source's one clock (a line said before the first
+    /// reading gets that reading's time).
     pub fn note(&mut self, kind: LogKind, text: impl Into<String>) {
-        let stamp = self
-            .timeline
-            .frames()
-            .front()
-            .map_or(Stamp::default(), |f| f.sample.stamp);
-        self.log.note(stamp, kind, text.into());
+        match self.clock {
+            Some((newest, _)) => self.log.note(newest, kind, text.into()),
+            None => self.log.note_undated(kind, text.into()),
+        }
+    }
+
+    /// The newest reading was taken at `stamp`.
+    fn tick(&mut self, stamp: Stamp) {
+        match &mut self.clock {
+            Some((newest, _)) => *newest = stamp,
+            None => {
+                self.clock = Some((stamp, stamp));
+                self.log.date_undated(stamp);
+            }
+        }
     }
 
     fn note_all(&mut self, lines: Vec<(LogKind, String)>) {
@@ -357,6 +407,8 @@ impl App {
                     format!("{readings} readings not shown: the terminal was not read"),
                 );
             }
+            Update::Passed(passed) => self.take_passed(*passed),
+            Update::Sought(sought) => self.arrived(sought),
             Update::Ended(_) => {}
         }
     }
@@ -366,7 +418,7 @@ impl App {
     fn take_reading(&mut self, reading: DecidedReading) {
         let DecidedReading {
             frame,
-            values,
+            stamp,
             lines,
             hints,
             proposed,
@@ -374,21 +426,9 @@ impl App {
         } = reading;
         self.readings += 1;
         self.board = board;
+        self.tick(stamp);
         if let Some(frame) = frame {
-            self.timeline
-                .push(frame, |frame, name| match cpu_of_pin(name) {
-                    Some(id) => frame
-                        .loads
-                        .iter()
-                        .find(|l| l.id() == id)
-                        .and_then(CpuLoad::busy)
-                        .map_or(f64::NAN, |b| b * 100.0),
-                    None => values
-                        .iter()
-                        .find(|(n, _)| n == name)
-                        .and_then(|(_, v)| *v)
-                        .unwrap_or(f64::NAN),
-                });
+            self.timeline.push(frame);
             self.hints.extend(hints);
             if proposed {
                 self.proposal_hidden = false;
@@ -422,9 +462,16 @@ impl App {
             | KeyAction::Back
             | KeyAction::Forward
             | KeyAction::Oldest
-            | KeyAction::Newest
             | KeyAction::PreviousChange
             | KeyAction::NextChange => self.timeline.travel(action),
+            // The newest of a replay is its end, read ahead to at once.
+            KeyAction::Newest => {
+                self.timeline.travel(action);
+                if matches!(self.source, SourceLabel::Replay { .. }) {
+                    return Some(Command::Seek(SeekTo::End));
+                }
+            }
+            KeyAction::GoTo => self.modals.open(Modal::GoTo(LineInput::new(""))),
             KeyAction::Observe => {
                 return Some(Command::SetMode(crate::control::controller::Mode::Observe));
             }
@@ -452,11 +499,12 @@ impl App {
             KeyAction::PreviousView => self.selection.cycle_view(false),
             KeyAction::Up => self.scroll(true),
             KeyAction::Down => self.scroll(false),
-            KeyAction::CpusUp => self.selection.cpus_up(),
-            KeyAction::CpusDown => {
-                let n = self.frame().map_or(0, |f| f.loads.len());
-                self.selection.cpus_down(n);
+            KeyAction::PageUp => self.page(true),
+            KeyAction::PageDown => self.page(false),
+            KeyAction::Top | KeyAction::Bottom => {
+                return self.go_to_end(action == KeyAction::Top);
             }
+            KeyAction::Scale => self.graph_scale = self.graph_scale.next(),
             KeyAction::NextRule => self.selection.next_rule(),
             KeyAction::Expand => self.toggle_expanded(),
             KeyAction::Pin => self.toggle_pin(),
@@ -742,6 +790,9 @@ impl App {
                 editor.insert(text);
             }
             Some(Modal::Search) => self.log.type_text(text),
+            Some(Modal::GoTo(input)) => {
+                input.insert_str(text);
+            }
             _ => return false,
         }
         true
@@ -816,18 +867,4 @@ impl App {
     pub fn show(&mut self, dialog: Dialog) {
         self.modals.open(Modal::Dialog(dialog));
     }
-}
-
-/// The pinned name of a CPU's busy share; it cannot be a variable's (no
-/// variable name holds a space).
-pub fn cpu_pin(id: u32) -> String {
-    format!("cpu{id} busy%")
-}
-
-/// The CPU a pinned name stands for, if it is one.
-fn cpu_of_pin(name: &str) -> Option<u32> {
-    name.strip_prefix("cpu")?
-        .strip_suffix(" busy%")?
-        .parse()
-        .ok()
 }

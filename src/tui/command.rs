@@ -5,6 +5,7 @@
 use std::path::PathBuf;
 
 use super::keys::KeyAction;
+use super::seek::SeekTo;
 use crate::control::controller::{Mode, Proposal};
 
 /// What the screen thread asks of the control thread.
@@ -23,6 +24,9 @@ pub enum Command {
     Reject,
     /// Write this log text to this path (`e`, then Enter).
     Export { path: PathBuf, text: String },
+    /// Read a replay ahead to its end or to a time, deciding every reading
+    /// on the way as fast as they decode (`G`, `J`).
+    Seek(SeekTo),
     /// Keys changed what the screen shows; `paused` says whether readings
     /// of a recording wait.
     Wake { paused: bool },

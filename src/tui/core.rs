@@ -107,6 +107,7 @@ impl Core {
     /// Takes one reading: the session decides and acts per mode.
     pub fn step(&mut self, sample: Sample) -> Update {
         let sample = Arc::new(sample);
+        let stamp = sample.stamp;
         let step = match self.actuator.as_mut() {
             Some(a) => self.session.step(Arc::clone(&sample), a.as_mut()),
             None => self.session.step(Arc::clone(&sample), &mut self.observer),
@@ -117,7 +118,7 @@ impl Core {
         if step.skipped.is_some() {
             return Update::Reading(Box::new(DecidedReading {
                 frame: None,
-                values: Vec::new(),
+                stamp,
                 lines,
                 hints: Vec::new(),
                 proposed: false,
@@ -134,11 +135,6 @@ impl Core {
             .filter(|v| v.uses > 0)
             .map(|v| (v.name.clone(), value(&v.name)))
             .collect();
-        let values = rules
-            .variables
-            .iter()
-            .map(|v| (v.name.clone(), value(&v.name)))
-            .collect();
         let frame = Interval {
             number: self.seen - 1,
             sample: Arc::clone(&sample),
@@ -150,8 +146,8 @@ impl Core {
         };
         self.latest = Some(sample);
         Update::Reading(Box::new(DecidedReading {
+            stamp,
             frame: Some(frame),
-            values,
             lines,
             hints: step.hints.clone(),
             proposed: step

@@ -146,6 +146,7 @@ pub fn event(app: &mut App, ev: Event) -> Option<Command> {
                 app.search_key(k);
                 return None;
             }
+            Some(Modal::GoTo(_)) => return app.goto_key(k),
             // Any key closes the help or a message, bound or not.
             Some(Modal::Help | Modal::Dialog(Dialog::Message(_))) => {
                 Some(action_for(k).unwrap_or(KeyAction::Later))

@@ -23,8 +23,17 @@ pub enum KeyAction {
     PreviousView,
     Up,
     Down,
-    CpusUp,
-    CpusDown,
+    /// A page back: the CPUs in the overview, the lines of the Log, the
+    /// changes of the Flips.
+    PageUp,
+    /// A page on (towards the newest in the Log and Flips).
+    PageDown,
+    /// The top of the Log or the Flips (the oldest kept); elsewhere the
+    /// oldest interval, as `g`.
+    Top,
+    /// The bottom of the Log or the Flips (the newest); elsewhere the
+    /// newest interval, as `G`.
+    Bottom,
     NextRule,
     Expand,
     Pin,
@@ -47,6 +56,10 @@ pub enum KeyAction {
     Redraw,
     /// Tune the loaded rules against the simulated scenario (`T`).
     Tune,
+    /// The graphs' scale: from zero, fixed, or the range drawn (`z`).
+    Scale,
+    /// Go to a time typed in (`J`): a replay reads ahead to it fast.
+    GoTo,
 }
 
 /// One binding: the keys, what they do, and for the help where.
@@ -128,15 +141,21 @@ pub const BINDINGS: &[Binding] = &[
     },
     Binding {
         action: KeyAction::Oldest,
-        keys: &[KeyCode::Char('g'), KeyCode::Home],
-        shown: "g Home",
+        keys: &[KeyCode::Char('g')],
+        shown: "g",
         description: "oldest interval kept",
     },
     Binding {
         action: KeyAction::Newest,
-        keys: &[KeyCode::Char('G'), KeyCode::End],
-        shown: "G End",
-        description: "newest, follow live",
+        keys: &[KeyCode::Char('G')],
+        shown: "G",
+        description: "newest, live (replay: its end)",
+    },
+    Binding {
+        action: KeyAction::GoTo,
+        keys: &[KeyCode::Char('J')],
+        shown: "J",
+        description: "jump to a time (18:00, +18h)",
     },
     Binding {
         action: KeyAction::NextView,
@@ -163,16 +182,28 @@ pub const BINDINGS: &[Binding] = &[
         description: "down / scroll",
     },
     Binding {
-        action: KeyAction::CpusUp,
+        action: KeyAction::PageUp,
         keys: &[KeyCode::PageUp],
         shown: "PgUp",
-        description: "scroll the CPUs up",
+        description: "page up: CPUs, Log, Flips",
     },
     Binding {
-        action: KeyAction::CpusDown,
+        action: KeyAction::PageDown,
         keys: &[KeyCode::PageDown],
         shown: "PgDn",
-        description: "scroll the CPUs down",
+        description: "page down: CPUs, Log, Flips",
+    },
+    Binding {
+        action: KeyAction::Top,
+        keys: &[KeyCode::Home],
+        shown: "Home",
+        description: "Log, Flips: top; else as g",
+    },
+    Binding {
+        action: KeyAction::Bottom,
+        keys: &[KeyCode::End],
+        shown: "End",
+        description: "Log, Flips: bottom; else as G",
     },
     Binding {
         action: KeyAction::NextRule,
@@ -227,6 +258,12 @@ pub const BINDINGS: &[Binding] = &[
         keys: &[KeyCode::Char('T')],
         shown: "T",
         description: "tune the rules (--sim)",
+    },
+    Binding {
+        action: KeyAction::Scale,
+        keys: &[KeyCode::Char('z')],
+        shown: "z",
+        description: "graphs: from zero/fixed/range",
     },
     Binding {
         action: KeyAction::Mouse,

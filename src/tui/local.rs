@@ -77,8 +77,9 @@ impl Local {
         self.app.apply(update);
     }
 
-    /// Does what the screen asked. Nothing here arms a live guest or
-    /// changes the pace: those belong to the screen's control thread.
+    /// Does what the screen asked. Nothing here arms a live guest, changes
+    /// the pace or reads ahead: those belong to the screen's control
+    /// thread.
     pub fn run(&mut self, command: Command) {
         let update = match command {
             Command::Act(KeyAction::Step) => self.core.set_mode(Mode::Step),
@@ -91,6 +92,7 @@ impl Local {
                 Update::Note(kind, line)
             }
             Command::Act(_)
+            | Command::Seek(_)
             | Command::Arm(_)
             | Command::Wake { .. }
             | Command::Quit

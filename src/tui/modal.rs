@@ -54,12 +54,17 @@ pub enum Modal {
     WhatIf(Box<WhatIfEditor>),
     /// `/`: the log search being typed (the text is the log's).
     Search,
+    /// `J`: the time to go to, being typed.
+    GoTo(LineInput),
 }
 
 impl Modal {
     /// Whether typed characters go into this layer as text.
     pub fn takes_text(&self) -> bool {
-        matches!(self, Modal::Export(_) | Modal::WhatIf(_) | Modal::Search)
+        matches!(
+            self,
+            Modal::Export(_) | Modal::WhatIf(_) | Modal::Search | Modal::GoTo(_)
+        )
     }
 }
 
@@ -139,6 +144,14 @@ impl Modals {
     pub fn export_on_top(&mut self) -> Option<&mut LineInput> {
         match self.top_mut() {
             Some(Modal::Export(input)) => Some(input),
+            _ => None,
+        }
+    }
+
+    /// The time to go to being typed, when it has the keys.
+    pub fn goto_on_top(&mut self) -> Option<&mut LineInput> {
+        match self.top_mut() {
+            Some(Modal::GoTo(input)) => Some(input),
             _ => None,
         }
     }

@@ -381,8 +381,10 @@ impl Screen {
         commands: &Sender<Command>,
     ) -> Result<(), UiError> {
         let size = terminal.size()?;
-        let page = view::cpu_page(ratatui::layout::Rect::new(0, 0, size.width, size.height));
-        app.set_screen_size(size.width, size.height, page);
+        let area = ratatui::layout::Rect::new(0, 0, size.width, size.height);
+        app.set_screen_size(size.width, size.height, view::cpu_page(area));
+        let (width, rows) = view::list_area(area);
+        app.set_list_area(width, rows);
         for command in dispatch::apply(app, &mut self.queued, stop) {
             self.stopping |= command == Command::Quit;
             let _ = commands.send(command);

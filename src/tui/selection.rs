@@ -194,6 +194,12 @@ impl Selection {
         self.flips_scroll
     }
 
+    /// Shows the flips from `back` changes before the newest (a page, the
+    /// oldest, the newest).
+    pub fn set_flips_scroll(&mut self, back: usize) {
+        self.flips_scroll = back;
+    }
+
     /// ↑ (`up`) or ↓ in the view shown, within `rows` of it: values
     /// (a keyed value drops the CPU picked), the rule tree, the flips
     /// (newest at the bottom, as in a terminal: ↑ goes back in time).

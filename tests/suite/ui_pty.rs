@@ -878,7 +878,7 @@ fn number_keys_pick_views_h_and_f1_help_and_ctrl_l_repaints() {
     );
     s.wait_for("OBSERVE");
     s.press("5");
-    s.wait_for("Log (↑↓ scroll");
+    s.wait_for("Log · recorded times, UTC (↑↓");
     s.press("2");
     s.wait_for("Truth trace of");
     s.press("1");
@@ -1170,4 +1170,63 @@ fn a_paste_goes_into_the_text_input_and_is_never_taken_for_keys() {
     s.press("\x1b");
     s.wait_gone("What-if: HOTPLUG");
     assert!(s.quit());
+}
+
+#[test]
+fn a_replay_jumps_ahead_to_a_time_and_the_graphs_show_the_interval_shown() {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let rec = dir.path().join("day.rec");
+    let options = plugtop::sim::run::SimOptions {
+        duration: Some(2.0 * 3600.0),
+        interval: Some(5.0),
+        old_kernel: false,
+        record: Some(rec.clone()),
+        keep_timeline: false,
+        flap: plugtop::control::flap::FlapConfig::default(),
+    };
+    common::simulate("daytrader", "recommended-modern", &options);
+    let rec = rec.to_string_lossy().into_owned();
+    // At its pace the replay takes two hours; J reads ahead at once.
+    let mut s = Session::start(
+        &[
+            "--replay",
+            &rec,
+            "-c",
+            "examples/rules/recommended-modern.conf",
+        ],
+        24,
+        80,
+    );
+    s.wait_for("OBSERVE");
+    s.press("J");
+    s.wait_for("Jump to a time");
+    s.press("+1h30m\r");
+    s.wait_for("#1080 01:30:00");
+    s.wait_for("PAUSED");
+    s.press("3");
+    s.wait_for("Graphs: ");
+    s.press(&LEFT.repeat(3));
+    s.wait_for("▲ the interval shown (3 back)");
+    s.wait_for("#1077 (3 back) 01:29:45");
+    let screen = s.screen();
+    let row = |label: &str| {
+        screen
+            .lines()
+            .find(|l| l.starts_with(label))
+            .unwrap_or_else(|| panic!("no {label:?} row:\n{screen}"))
+            .to_string()
+    };
+    // The marker stands three columns left of the newest, which the time
+    // axis names 01:30:00 at the right edge: the interval of 01:29:45.
+    let marker = row("interval shown");
+    assert_eq!(
+        marker.chars().position(|c| c == '▲'),
+        Some(80 - 1 - 3),
+        "{screen}"
+    );
+    assert!(row("time (UTC)").ends_with("01:30:00↑"), "{screen}");
+    // G reads the replay to its end.
+    s.press("G");
+    s.wait_for("#1440 02:00:00");
+    assert!(s.quit(), "clean exit");
 }

@@ -8,6 +8,7 @@ mod graphs;
 mod header;
 mod log;
 mod overlay;
+mod plot;
 mod rules;
 pub mod theme;
 mod values;
@@ -143,6 +144,13 @@ pub fn cpu_page(size: Rect) -> usize {
     cpu::rows_for_cpus(cpus.height.saturating_sub(1))
         .saturating_sub(1)
         .max(1)
+}
+
+/// The Log and Flips views' lists on a screen of `size`: their width and
+/// rows (under the view's title), what one PgDn pages by.
+pub fn list_area(size: Rect) -> (u16, u16) {
+    let view = screen_rows(size)[1];
+    (view.width, view.height.saturating_sub(1))
 }
 
 fn overview(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {

@@ -272,6 +272,7 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {
             Modal::Export(input) => export_prompt(frame, area, app, input, theme),
             Modal::Dialog(d) => dialog(frame, area, d, theme),
             // The search is typed into the Log view's title.
+            Modal::GoTo(input) => goto_prompt(frame, area, app, input, theme),
             Modal::Search => {}
         }
     }
@@ -376,6 +377,45 @@ fn export_prompt(
         Line::styled("an existing file is never overwritten", theme.dim()),
     ];
     sized_box(frame, area, 100, "Export the log", lines, theme);
+}
+
+/// `J`: the time to go to, with what can be typed and how far it goes.
+fn goto_prompt(
+    frame: &mut Frame<'_>,
+    area: Rect,
+    app: &App,
+    input: &crate::tui::line_input::LineInput,
+    theme: &Theme,
+) {
+    let (before, at, after) = input.split_near(usize::from(area.width) * 2);
+    let kept = match (
+        app.timeline().frames().back(),
+        app.timeline().frames().front(),
+    ) {
+        (Some(oldest), Some(newest)) => format!(
+            "kept here: {} to {}",
+            super::clock(oldest.sample.stamp),
+            super::clock(newest.sample.stamp)
+        ),
+        _ => "no reading yet".to_string(),
+    };
+    let ahead = match app.source() {
+        crate::tui::app::SourceLabel::Live(_) => "a live guest goes no further than now",
+        _ => "a later time is read ahead to at once",
+    };
+    let lines = vec![
+        Line::from("Go to a time of day, as the header shows it (18:00, 18:30:15, UTC),"),
+        Line::from("or a time from the first reading (+18h, +1h30m, +90m):"),
+        Line::from(vec![
+            Span::raw(before),
+            Span::styled(at, theme.selected()),
+            Span::raw(after),
+        ]),
+        Line::from(""),
+        Line::styled(format!("{kept}; {ahead}"), theme.dim()),
+        Line::styled("Enter go   Esc cancel   ^U clear", theme.title()),
+    ];
+    sized_box(frame, area, 76, "Jump to a time", lines, theme);
 }
 
 /// The key table, in one or two columns as the screen allows.
