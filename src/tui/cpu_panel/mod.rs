@@ -36,18 +36,18 @@ pub struct PanelSize {
 
 /// What the panel shows in its area.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Shape {
+pub enum CpuShape {
     /// One row a CPU: `rows` rows below the column heads and `all`.
     Table { rows: usize },
     /// Meters below the `all` row.
     Meters(MeterGrid),
 }
 
-impl Shape {
+impl CpuShape {
     /// What `layout` shows of `loads` in a panel of `size`.
-    pub fn of(layout: CpuLayout, size: PanelSize, loads: &[CpuLoad]) -> Shape {
+    pub fn of(layout: CpuLayout, size: PanelSize, loads: &[CpuLoad]) -> CpuShape {
         let rows = usize::from(size.height).saturating_sub(2);
-        let table = Shape::Table { rows };
+        let table = CpuShape::Table { rows };
         match layout {
             CpuLayout::Table => table,
             CpuLayout::Auto if loads.len() <= rows => table,
@@ -55,7 +55,7 @@ impl Shape {
                 let width = usize::from(size.width.saturating_sub(MARGIN));
                 let rows = usize::from(size.height).saturating_sub(1);
                 let digits = grid::digits(loads.iter().map(CpuLoad::id).max().unwrap_or(0));
-                Shape::Meters(
+                CpuShape::Meters(
                     MeterGrid::fit(width, rows, loads.len(), digits)
                         .unwrap_or_else(|| MeterGrid::paged(width, rows, digits)),
                 )
@@ -67,9 +67,9 @@ impl Shape {
     /// fit, else a page with a row kept for "… more".
     pub fn page(&self, count: usize) -> usize {
         match self {
-            Shape::Table { rows } if count > *rows => rows.saturating_sub(1).max(1),
-            Shape::Meters(grid) if grid.paged => grid.capacity().max(1),
-            Shape::Table { .. } | Shape::Meters(_) => count.max(1),
+            CpuShape::Table { rows } if count > *rows => rows.saturating_sub(1).max(1),
+            CpuShape::Meters(grid) if grid.paged => grid.capacity().max(1),
+            CpuShape::Table { .. } | CpuShape::Meters(_) => count.max(1),
         }
     }
 }
@@ -131,8 +131,8 @@ impl CpuPanel {
     }
 
     /// What the panel shows of `loads` on the screen as last drawn.
-    pub fn shape(&self, loads: &[CpuLoad]) -> Shape {
-        Shape::of(self.layout, self.size, loads)
+    pub fn shape(&self, loads: &[CpuLoad]) -> CpuShape {
+        CpuShape::of(self.layout, self.size, loads)
     }
 
     /// The next page of `loads`, if there is one.
@@ -153,8 +153,8 @@ impl CpuPanel {
     /// The table if the meters are shown, the meters if the table is.
     pub fn toggle_layout(&mut self, loads: &[CpuLoad]) {
         self.layout = match self.shape(loads) {
-            Shape::Table { .. } => CpuLayout::Meters,
-            Shape::Meters(_) => CpuLayout::Table,
+            CpuShape::Table { .. } => CpuLayout::Meters,
+            CpuShape::Meters(_) => CpuLayout::Table,
         };
     }
 
@@ -183,19 +183,19 @@ mod tests {
 
     #[test]
     fn auto_shows_the_table_while_every_cpu_fits_then_meters() {
-        let shape = |n, size| Shape::of(CpuLayout::Auto, size, &offline(n));
-        assert_eq!(shape(7, SMALL), Shape::Table { rows: 7 });
-        assert!(matches!(shape(8, SMALL), Shape::Meters(g) if !g.paged));
-        assert!(matches!(shape(64, SMALL), Shape::Meters(g) if !g.paged));
-        assert!(matches!(shape(256, LARGE), Shape::Meters(g) if !g.paged));
-        assert!(matches!(shape(256, SMALL), Shape::Meters(g) if g.paged));
+        let shape = |n, size| CpuShape::of(CpuLayout::Auto, size, &offline(n));
+        assert_eq!(shape(7, SMALL), CpuShape::Table { rows: 7 });
+        assert!(matches!(shape(8, SMALL), CpuShape::Meters(g) if !g.paged));
+        assert!(matches!(shape(64, SMALL), CpuShape::Meters(g) if !g.paged));
+        assert!(matches!(shape(256, LARGE), CpuShape::Meters(g) if !g.paged));
+        assert!(matches!(shape(256, SMALL), CpuShape::Meters(g) if g.paged));
         assert!(matches!(
-            Shape::of(CpuLayout::Meters, SMALL, &offline(2)),
-            Shape::Meters(_)
+            CpuShape::of(CpuLayout::Meters, SMALL, &offline(2)),
+            CpuShape::Meters(_)
         ));
         assert_eq!(
-            Shape::of(CpuLayout::Table, SMALL, &offline(64)),
-            Shape::Table { rows: 7 }
+            CpuShape::of(CpuLayout::Table, SMALL, &offline(64)),
+            CpuShape::Table { rows: 7 }
         );
     }
 

@@ -7,11 +7,12 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders};
 
+use super::cpu_page::{Page, more_line};
 use super::theme::Theme;
 use crate::kernel::CpuTicks;
 use crate::kernel::deltas::{CpuLoad, tick_delta};
 use crate::tui::app::App;
-use crate::tui::cpu_panel::{MARGIN, PanelSize, Shape, arrange, busy_ticks};
+use crate::tui::cpu_panel::{CpuShape, MARGIN, PanelSize, arrange, busy_ticks};
 
 /// A column: its heading and how to get it from the ticks.
 type Column = (&'static str, fn(&CpuTicks) -> u64);
@@ -89,42 +90,6 @@ fn shares(delta: &CpuTicks, total: u64) -> [u64; 8] {
     out
 }
 
-/// One page of the CPUs, in the order shown, and how many are off it.
-pub struct Page<'a> {
-    pub cpus: &'a [&'a CpuLoad],
-    pub above: usize,
-    pub below: usize,
-}
-
-/// The page of `order` the panel shows with `shape`.
-fn page<'a>(app: &App, order: &'a [&'a CpuLoad], shape: &Shape) -> Page<'a> {
-    let count = order.len();
-    let size = shape.page(count);
-    let first = app.selection().cpus().first(count, size);
-    let cpus = order.get(first..(first + size).min(count)).unwrap_or(&[]);
-    Page {
-        cpus,
-        above: first,
-        below: count - first - cpus.len(),
-    }
-}
-
-/// "… 3 more below (PgDn)": what paging would show, with `hint` added
-/// when it still fits in `width`.
-pub fn more_line(page: &Page<'_>, hint: &str, width: usize) -> Option<String> {
-    let text = |hint: &str| match (page.above, page.below) {
-        (0, 0) => None,
-        (0, below) => Some(format!("… {below} more below (PgDn{hint})")),
-        (above, 0) => Some(format!("… {above} above (PgUp{hint})")),
-        (above, below) => Some(format!(
-            "… {below} more below, {above} above (PgDn/PgUp{hint})"
-        )),
-    };
-    text(hint)
-        .filter(|t| t.chars().count() <= width)
-        .or_else(|| text(""))
-}
-
 /// The inside of a CPU panel drawn in `area`: below its top border.
 fn inner_of(area: Rect) -> Rect {
     Block::default().borders(Borders::TOP).inner(area)
@@ -154,16 +119,16 @@ pub fn id_at(app: &App, area: Rect, column: u16, row: u16) -> Option<u32> {
         return None;
     }
     let panel = app.selection().cpus();
-    let shape = Shape::of(panel.layout(), panel_size(inner), &f.loads);
+    let shape = CpuShape::of(panel.layout(), panel_size(inner), &f.loads);
     let order = arrange(panel.order(), &f.loads);
-    let page = page(app, &order, &shape);
+    let page = Page::of(app, &order, &shape);
     match shape {
-        Shape::Table { .. } => {
+        CpuShape::Table { .. } => {
             // The column heads and the `all` row come first.
             let i = usize::from(row - inner.y).checked_sub(2)?;
             page.cpus.get(i).map(|l| l.id())
         }
-        Shape::Meters(grid) => {
+        CpuShape::Meters(grid) => {
             super::cpu_meters::id_at(&grid, meters_area(inner), column, row, &page)
         }
     }
@@ -190,15 +155,15 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {
     let inner = block.inner(area);
     frame.render_widget(block, area);
     let panel = app.selection().cpus();
-    let shape = Shape::of(panel.layout(), panel_size(inner), &f.loads);
+    let shape = CpuShape::of(panel.layout(), panel_size(inner), &f.loads);
     let order = arrange(panel.order(), &f.loads);
-    let page = page(app, &order, &shape);
+    let page = Page::of(app, &order, &shape);
     let all = app
         .previous_frame()
         .and_then(|p| tick_delta(&s.ticks, &p.sample.ticks));
     match shape {
-        Shape::Table { rows } => table(frame, inner, app, theme, &page, rows, all),
-        Shape::Meters(grid) => {
+        CpuShape::Table { rows } => table(frame, inner, app, theme, &page, rows, all),
+        CpuShape::Meters(grid) => {
             let area = meters_area(inner);
             super::cpu_meters::draw(frame, area, app, theme, &grid, &page, all);
         }

@@ -10,7 +10,7 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::Style;
 
-use super::cpu::{Page, more_line};
+use super::cpu_page::{Page, more_line};
 use super::theme::Theme;
 use crate::kernel::CpuTicks;
 use crate::kernel::deltas::CpuLoad;

@@ -4,6 +4,7 @@
 
 mod cpu;
 mod cpu_meters;
+mod cpu_page;
 mod flips;
 mod graphs;
 mod header;
