@@ -10,6 +10,7 @@ use std::sync::Arc;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use super::command::Command;
+use super::cpu_panel::PanelSize;
 use super::keys::KeyAction;
 use super::line_input::LineInput;
 use super::log_book::LogBook;
@@ -191,12 +192,13 @@ impl App {
         self.screen_size
     }
 
-    /// The terminal is `width`×`height`, and the CPU table shows
-    /// `cpu_page` rows on it ([`super::view::cpu_page`]): clicks are placed
-    /// on it and PgDn pages by what it shows, so paging never skips a CPU.
-    pub fn set_screen_size(&mut self, width: u16, height: u16, cpu_page: usize) {
+    /// The terminal is `width`×`height`, and the CPU panel's inside is
+    /// `cpus` on it ([`super::view::cpu_panel_size`]): clicks are placed on
+    /// it, and PgDn and `c` act on what the panel shows, so paging never
+    /// skips a CPU.
+    pub fn set_screen_size(&mut self, width: u16, height: u16, cpus: PanelSize) {
         self.screen_size = (width, height);
-        self.selection.set_cpu_page(cpu_page);
+        self.selection.cpus_mut().set_size(cpus);
     }
 
     /// The session as last told.
@@ -452,11 +454,13 @@ impl App {
             KeyAction::PreviousView => self.selection.cycle_view(false),
             KeyAction::Up => self.scroll(true),
             KeyAction::Down => self.scroll(false),
-            KeyAction::CpusUp => self.selection.cpus_up(),
-            KeyAction::CpusDown => {
-                let n = self.frame().map_or(0, |f| f.loads.len());
-                self.selection.cpus_down(n);
-            }
+            KeyAction::CpusUp => self.selection.cpus_mut().page_up(loads(&self.timeline)),
+            KeyAction::CpusDown => self.selection.cpus_mut().page_down(loads(&self.timeline)),
+            KeyAction::CpuLayout => self
+                .selection
+                .cpus_mut()
+                .toggle_layout(loads(&self.timeline)),
+            KeyAction::CpuOrder => self.selection.cpus_mut().toggle_order(),
             KeyAction::NextRule => self.selection.next_rule(),
             KeyAction::Expand => self.toggle_expanded(),
             KeyAction::Pin => self.toggle_pin(),
@@ -830,4 +834,10 @@ fn cpu_of_pin(name: &str) -> Option<u32> {
         .strip_suffix(" busy%")?
         .parse()
         .ok()
+}
+
+/// The CPUs of the interval shown, for paging and switching the CPU panel
+/// (none before the first reading).
+fn loads(timeline: &Timeline) -> &[CpuLoad] {
+    timeline.frame().map_or(&[], |f| &f.loads)
 }

@@ -603,7 +603,11 @@ mod tests {
         };
         // Without a layer, a click along the tabs does change the view.
         let mut bare = app();
-        bare.set_screen_size(100, 30, 10);
+        bare.set_screen_size(
+            100,
+            30,
+            view::cpu_panel_size(ratatui::layout::Rect::new(0, 0, 100, 30)),
+        );
         for column in 0..100 {
             run(
                 &mut bare,
@@ -613,7 +617,11 @@ mod tests {
         assert_ne!(bare.selection().view(), crate::tui::app::View::Overview);
         for case in cases() {
             let mut a = app();
-            a.set_screen_size(100, 30, 10);
+            a.set_screen_size(
+                100,
+                30,
+                view::cpu_panel_size(ratatui::layout::Rect::new(0, 0, 100, 30)),
+            );
             (case.open)(&mut a);
             let top = a.modals().top().cloned();
             let view = a.selection().view();

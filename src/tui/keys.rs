@@ -25,6 +25,10 @@ pub enum KeyAction {
     Down,
     CpusUp,
     CpusDown,
+    /// The CPU panel as compact meters or as the per-CPU table (`c`).
+    CpuLayout,
+    /// The CPUs busiest first, or by number (`b`).
+    CpuOrder,
     NextRule,
     Expand,
     Pin,
@@ -173,6 +177,18 @@ pub const BINDINGS: &[Binding] = &[
         keys: &[KeyCode::PageDown],
         shown: "PgDn",
         description: "scroll the CPUs down",
+    },
+    Binding {
+        action: KeyAction::CpuLayout,
+        keys: &[KeyCode::Char('c')],
+        shown: "c",
+        description: "CPUs: meters / per-CPU table",
+    },
+    Binding {
+        action: KeyAction::CpuOrder,
+        keys: &[KeyCode::Char('b')],
+        shown: "b",
+        description: "CPUs: busiest first / by number",
     },
     Binding {
         action: KeyAction::NextRule,

@@ -12,6 +12,7 @@ pub mod arming;
 pub mod command;
 pub mod control;
 pub mod core;
+pub mod cpu_panel;
 pub mod dispatch;
 pub mod export;
 pub mod input;

@@ -381,8 +381,8 @@ impl Screen {
         commands: &Sender<Command>,
     ) -> Result<(), UiError> {
         let size = terminal.size()?;
-        let page = view::cpu_page(ratatui::layout::Rect::new(0, 0, size.width, size.height));
-        app.set_screen_size(size.width, size.height, page);
+        let cpus = view::cpu_panel_size(ratatui::layout::Rect::new(0, 0, size.width, size.height));
+        app.set_screen_size(size.width, size.height, cpus);
         for command in dispatch::apply(app, &mut self.queued, stop) {
             self.stopping |= command == Command::Quit;
             let _ = commands.send(command);

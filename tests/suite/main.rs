@@ -35,6 +35,7 @@ mod chroot_reads;
 mod cli;
 mod compiled_props;
 mod conformance;
+mod cpu_meters;
 mod created_files;
 mod cut_text;
 mod edge_props;

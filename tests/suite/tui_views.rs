@@ -593,7 +593,7 @@ fn clicks_pick_a_view_tab_or_a_rule_and_m_frees_the_mouse() {
     a.app_mut().set_screen_size(
         80,
         24,
-        view::cpu_page(ratatui::layout::Rect::new(0, 0, 80, 24)),
+        view::cpu_panel_size(ratatui::layout::Rect::new(0, 0, 80, 24)),
     );
     let text = screen(&a, 80, 24);
     let tabs = text.lines().nth(1).unwrap_or_default();
@@ -789,8 +789,10 @@ fn a_click_on_a_cpu_row_selects_it_on_any_page_and_p_pins_its_busy_share() {
     a.app_mut().set_screen_size(
         80,
         24,
-        view::cpu_page(ratatui::layout::Rect::new(0, 0, 80, 24)),
+        view::cpu_panel_size(ratatui::layout::Rect::new(0, 0, 80, 24)),
     );
+    // All 64 fit as meters; `c` shows the table, which pages.
+    a.key(KeyAction::CpuLayout);
     a.key(KeyAction::CpusDown);
     let text = screen(&a, 80, 24);
     let (row, line) = text

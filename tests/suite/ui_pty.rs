@@ -863,7 +863,7 @@ fn cpus_on_screen(screen: &str) -> Vec<u32> {
 }
 
 #[test]
-fn paging_a_64_cpu_guest_shows_every_cpu_exactly_once() {
+fn paging_the_table_of_a_64_cpu_guest_shows_every_cpu_exactly_once() {
     let dir = tempfile::tempdir().expect("temporary directory");
     let scenario = dir.path().join("big.toml");
     std::fs::write(
@@ -883,7 +883,10 @@ fn paging_a_64_cpu_guest_shows_every_cpu_exactly_once() {
             rows,
             cols,
         );
-        s.wait_for("more below (PgDn)");
+        // All 64 fit as meters; `c` shows the per-CPU table, which pages.
+        s.wait_for("c table");
+        s.press("c");
+        s.wait_for("more below (PgDn");
         let mut seen: Vec<u32> = Vec::new();
         loop {
             let page = cpus_on_screen(&s.screen());
@@ -1224,4 +1227,82 @@ fn a_paste_goes_into_the_text_input_and_is_never_taken_for_keys() {
     s.press("\x1b");
     s.wait_gone("What-if: HOTPLUG");
     assert!(s.quit());
+}
+
+/// The CPUs in the meters of the CPU panel (the first `panel` columns),
+/// down each column first, once every CPU has a share (none just online).
+fn meters_on_screen(screen: &str, panel: usize) -> Option<Vec<u32>> {
+    if !screen.lines().any(|l| l.starts_with("all ")) {
+        return None;
+    }
+    let mut found = crate::cpu_meters::meters(screen, panel);
+    found.sort_by_key(|m| (m.aligned, m.row));
+    // `+` marks a CPU just online (the legend under the meters says so).
+    let fresh = screen
+        .lines()
+        .skip_while(|l| !l.starts_with("all "))
+        .take_while(|l| !l.starts_with(" Rules") && !l.starts_with("busy % now"))
+        .any(|l| l.chars().take(panel).collect::<String>().contains('+'));
+    (!fresh).then(|| found.iter().map(|m| m.id).collect())
+}
+
+#[test]
+fn a_256_cpu_lpar_at_160x48_and_a_64_cpu_guest_at_80x24_show_every_cpu() {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let guest64 = dir.path().join("big.toml");
+    std::fs::write(
+        &guest64,
+        "name = \"big\"\ncpus = 64\nonline = 64\nmemory_mib = 8192\nduration = \"1:00:00\"\n\n[[phases]]\nstart = \"0\"\nthreads = 8\nworking_set_mib = 300\n",
+    )
+    .expect("scenario");
+    let guest64 = guest64.display().to_string();
+    let cases = [
+        (
+            "examples/scenarios/big-lpar.toml",
+            256u32,
+            48u16,
+            160u16,
+            62usize,
+        ),
+        (guest64.as_str(), 64, 24, 80, 40),
+    ];
+    for (scenario, cpus, rows, cols, panel) in cases {
+        // Observe mode: the rules never take a CPU away mid-test.
+        let mut s = Session::start(
+            &[
+                "--sim",
+                scenario,
+                "-c",
+                "examples/rules/recommended-modern.conf",
+                "--interval",
+                "0.05",
+            ],
+            rows,
+            cols,
+        );
+        let all: Vec<u32> = (0..cpus).collect();
+        s.wait_until("not every CPU was on the screen", |s| {
+            meters_on_screen(&s.screen(), panel).as_ref() == Some(&all)
+        });
+        assert!(!s.screen().contains("more below"), "{}", s.screen());
+        // `b`: busiest first, said under the meters where a row is spare
+        // (the simulator spreads work evenly, so the order barely moves;
+        // tests/suite/cpu_meters.rs sorts uneven shares).
+        if cpus == 256 {
+            s.wait_for("busy % now, by number");
+            s.press("b");
+            s.wait_for("busy % now, busiest first");
+            s.press("b");
+            s.wait_for("busy % now, by number");
+        }
+        // `c`: the per-CPU table, paged; `c` again: every CPU in sight.
+        s.press("c");
+        s.wait_for("% now");
+        s.wait_for("more below (PgDn");
+        s.press("c");
+        s.wait_until("c did not bring the meters back", |s| {
+            meters_on_screen(&s.screen(), panel).as_ref() == Some(&all)
+        });
+        assert!(s.quit());
+    }
 }
