@@ -473,14 +473,10 @@ impl App {
             }
             KeyAction::Tune => self.start_tune(),
             KeyAction::Export => {
-                let stamp = self
-                    .frame()
-                    .map_or(0, |f| f.sample.stamp.micros / 1_000_000);
-                self.modals.open(Modal::Export(LineInput::new(
-                    crate::tui::state_dir::default_log_path(stamp)
-                        .display()
-                        .to_string(),
-                )));
+                use crate::tui::state_dir::{default_log_path, in_use, local_stamp};
+                let path = default_log_path(&local_stamp(), in_use);
+                self.modals
+                    .open(Modal::Export(LineInput::new(path.display().to_string())));
             }
             KeyAction::Redraw => {}
         }

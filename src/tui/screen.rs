@@ -298,6 +298,9 @@ fn screen_loop(
         stopping: false,
         mouse: true,
     };
+    // The first frame paints every cell on a cleared screen: some
+    // terminals show what was on the alternate screen before.
+    redraw_all(&mut terminal)?;
     loop {
         let Ok(first) = inputs.recv() else {
             return Ok(ScreenEnd::Quit);

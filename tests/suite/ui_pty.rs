@@ -877,6 +877,14 @@ fn number_keys_pick_views_h_and_f1_help_and_ctrl_l_repaints() {
         80,
     );
     s.wait_for("OBSERVE");
+    // The first frame is drawn on a cleared screen, not over what the
+    // alternate screen held before.
+    let raw = String::from_utf8_lossy(&s.raw).into_owned();
+    let (cleared, drawn) = (raw.find("\x1b[2J"), raw.find("OBSERVE"));
+    assert!(
+        matches!((cleared, drawn), (Some(c), Some(d)) if c < d),
+        "clear at {cleared:?}, first drawn at {drawn:?}"
+    );
     s.press("5");
     s.wait_for("Log (↑↓ scroll");
     s.press("2");
@@ -942,6 +950,24 @@ fn e_asks_where_to_export_the_log_defaulting_to_the_state_directory() {
         .map(|d| d.filter_map(Result::ok).map(|e| e.path()).collect())
         .unwrap_or_default();
     assert_eq!(files.len(), 1, "{files:?}");
+    // Named after the local time, as a person reads it.
+    let name = files[0]
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let stamp = name
+        .strip_prefix("plugtop-log-")
+        .and_then(|n| n.strip_suffix(".txt"))
+        .unwrap_or_default();
+    assert!(
+        stamp.len() == "2025-11-25_144701".len()
+            && stamp.chars().enumerate().all(|(i, c)| match i {
+                4 | 7 => c == '-',
+                10 => c == '_',
+                _ => c.is_ascii_digit(),
+            }),
+        "{name}"
+    );
     let text = std::fs::read_to_string(&files[0]).unwrap_or_default();
     assert!(
         text.lines()
