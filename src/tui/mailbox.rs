@@ -151,7 +151,13 @@ impl Backlog {
                 self.dialogs -= 1;
                 match dialog {
                     Dialog::Message(text) => vec![(LogKind::Problem, text)],
-                    Dialog::ConfirmAuto | Dialog::Arm(_) => vec![(
+                    Dialog::Written(path) => {
+                        vec![(LogKind::Note, format!("the edited rules are in {path}"))]
+                    }
+                    Dialog::ConfirmAuto
+                    | Dialog::Arm(_)
+                    | Dialog::Apply(_)
+                    | Dialog::Replace(_) => vec![(
                         LogKind::Problem,
                         "a question was not shown: the terminal was not read (ask again)".into(),
                     )],

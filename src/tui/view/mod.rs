@@ -2,10 +2,13 @@
 //! files: what is drawn depends only on the state, so every view can be
 //! snapshot-tested.
 
+mod boxes;
 mod cpu;
 mod flips;
 mod graphs;
 mod header;
+mod help;
+mod keep;
 mod log;
 mod overlay;
 mod rules;
