@@ -12,6 +12,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use super::command::Command;
 use super::cpu_panel::PanelSize;
 use super::keys::KeyAction;
+use super::layer_keys::{EDITOR_KEYS, EditorAction, TUNE_KEYS, TuneAction, action_in};
 use super::line_input::LineInput;
 use super::log_book::LogBook;
 use super::modal::{Modal, Modals};
@@ -31,6 +32,8 @@ use crate::tui::whatif::{Past, WhatIfEditor};
 pub use super::log_book::{LogKind, LogLine};
 pub use super::modal::{ArmInfo, Dialog};
 pub use super::selection::View;
+
+mod keeping;
 pub use super::timeline::{FRAME_BYTES, FRAMES, Interval};
 
 /// Where samples come from, for the header.
@@ -99,6 +102,8 @@ pub struct App {
     sim: Option<(Scenario, bool)>,
     /// The write to the guest in progress, as the control thread said.
     working: Option<String>,
+    /// The page of the help shown (`?` at 80×24 takes more than one).
+    help_page: usize,
     readings: usize,
     quit: bool,
 }
@@ -131,6 +136,7 @@ impl App {
             hints: Vec::new(),
             sim: None,
             working: None,
+            help_page: 0,
             readings: 0,
             quit: false,
         }
@@ -293,6 +299,16 @@ impl App {
         self.working.as_deref()
     }
 
+    /// The page of the help shown.
+    pub fn help_page(&self) -> usize {
+        self.help_page
+    }
+
+    /// What the machine offers, as edited rules are loaded against.
+    pub fn facts(&self) -> Option<&SystemFacts> {
+        self.facts.as_ref()
+    }
+
     /// Readings the control thread has reported.
     pub fn readings(&self) -> usize {
         self.readings
@@ -407,6 +423,9 @@ impl App {
                 return self.answer(dialog, action);
             }
             Some(Modal::Help) => {
+                if self.turn_help_page(action) {
+                    return None;
+                }
                 self.modals.close_top();
                 if action != KeyAction::Quit {
                     return None;
@@ -419,7 +438,10 @@ impl App {
                 self.quit = true;
                 return Some(Command::Quit);
             }
-            KeyAction::Help => self.modals.open(Modal::Help),
+            KeyAction::Help => {
+                self.help_page = 0;
+                self.modals.open(Modal::Help);
+            }
             KeyAction::Pause
             | KeyAction::Back
             | KeyAction::Forward
@@ -477,14 +499,10 @@ impl App {
             }
             KeyAction::Tune => self.start_tune(),
             KeyAction::Export => {
-                let stamp = self
-                    .frame()
-                    .map_or(0, |f| f.sample.stamp.micros / 1_000_000);
-                self.modals.open(Modal::Export(LineInput::new(
-                    crate::tui::state_dir::default_log_path(stamp)
-                        .display()
-                        .to_string(),
-                )));
+                use crate::tui::state_dir::{default_log_path, in_use, local_stamp};
+                let path = default_log_path(&local_stamp(), in_use);
+                self.modals
+                    .open(Modal::Export(LineInput::new(path.display().to_string())));
             }
             KeyAction::Redraw => {}
         }
@@ -508,8 +526,28 @@ impl App {
                 self.modals.close_top();
                 None
             }
+            (d @ (Dialog::Apply(_) | Dialog::Replace(_) | Dialog::Written(_)), action) => {
+                self.answer_keep(d, action)
+            }
             _ => None,
         }
+    }
+
+    /// Turns the help's page for a paging key (PgDn, ↓, Space, → on;
+    /// PgUp, ↑, ← back) when it has more than one; whether it did.
+    fn turn_help_page(&mut self, action: KeyAction) -> bool {
+        let by: isize = match action {
+            KeyAction::CpusDown | KeyAction::Down | KeyAction::Pause | KeyAction::Forward => 1,
+            KeyAction::CpusUp | KeyAction::Up | KeyAction::Back => -1,
+            _ => return false,
+        };
+        let (w, h) = crate::tui::help::inside(self.screen_size.0, self.screen_size.1);
+        let pages = crate::tui::help::pages(w, h);
+        if pages < 2 {
+            return false;
+        }
+        self.help_page = self.help_page.saturating_add_signed(by).min(pages - 1);
+        true
     }
 
     fn scroll(&mut self, up: bool) {
@@ -620,31 +658,41 @@ impl App {
         self.modals.open(Modal::Tune);
     }
 
-    /// A key while the tune's box is on top: ↑↓ pick a point of the front,
-    /// Enter opens it in the what-if editor and runs it, Esc hides the box.
+    /// A key while the tune's box is on top ([`TUNE_KEYS`]): ↑↓ pick a
+    /// point of the front, Enter opens it in the what-if editor and runs
+    /// it, Ctrl-R and Ctrl-S apply or write it from there, Esc hides the box.
     pub fn tune_key(&mut self, key: KeyEvent) {
-        let Some(job) = self.tune.as_mut() else {
+        if self.tune.is_none() {
             self.modals.close(&Modal::Tune);
             return;
-        };
-        match key.code {
-            KeyCode::Esc | KeyCode::Char('q') => self.modals.close(&Modal::Tune),
-            _ if crate::tui::keys::is_ctrl_c(key) => self.modals.close(&Modal::Tune),
-            KeyCode::Up => job.cursor_up(),
-            KeyCode::Down => job.cursor_down(),
-            KeyCode::Enter if job.finished() => {
-                let rows = job.front();
-                let Some(row) = rows.get(job.cursor()) else {
-                    return;
-                };
-                if let Some(editor) = job.editor(self.board.rules(), self.board.file(), row.index) {
-                    self.modals.close(&Modal::Tune);
-                    self.modals.open(Modal::WhatIf(Box::new(editor)));
-                    self.run_whatif();
-                }
-            }
+        }
+        match action_in(TUNE_KEYS, key) {
+            Some(TuneAction::Close) => self.modals.close(&Modal::Tune),
+            Some(TuneAction::Up) => self.tune.iter_mut().for_each(TuneJob::cursor_up),
+            Some(TuneAction::Down) => self.tune.iter_mut().for_each(TuneJob::cursor_down),
+            Some(TuneAction::Open) if self.open_picked_point() => self.run_whatif(),
+            Some(TuneAction::Apply) if self.open_picked_point() => self.ask_apply(),
+            Some(TuneAction::Write) if self.open_picked_point() => self.ask_write(),
             _ => {}
         }
+    }
+
+    /// The tune's picked point in the what-if editor, the tune's box put
+    /// away; whether there was one (the tune finished).
+    fn open_picked_point(&mut self) -> bool {
+        let Some(job) = self.tune.as_ref().filter(|j| j.finished()) else {
+            return false;
+        };
+        let rows = job.front();
+        let Some(row) = rows.get(job.cursor()) else {
+            return false;
+        };
+        let Some(editor) = job.editor(self.board.rules(), self.board.file(), row.index) else {
+            return false;
+        };
+        self.modals.close(&Modal::Tune);
+        self.modals.open(Modal::WhatIf(Box::new(editor)));
+        true
     }
 
     /// A key while `e` asks for the log's path: editing, Enter gives the
@@ -685,33 +733,44 @@ impl App {
     /// that it needs one ([`App::check_whatif`]). A batch of keys is
     /// checked once, not once per key.
     pub fn whatif_edit(&mut self, key: KeyEvent) -> bool {
+        if self.modals.whatif_on_top().is_none() {
+            return false;
+        }
+        let action = action_in(EDITOR_KEYS, key);
+        match action {
+            Some(EditorAction::Close) => {
+                self.modals.close_top();
+                return false;
+            }
+            Some(EditorAction::Run) => {
+                self.run_whatif();
+                return false;
+            }
+            Some(EditorAction::Apply) => {
+                self.ask_apply();
+                return false;
+            }
+            Some(EditorAction::Write) => {
+                self.ask_write();
+                return false;
+            }
+            _ => {}
+        }
         let rules = Arc::clone(self.board.rules());
+        let file = self.board.file();
         let Some(editor) = self.modals.whatif_on_top() else {
             return false;
         };
-        let file = self.board.file();
-        match key.code {
-            KeyCode::Esc => {
-                self.modals.close_top();
-                false
-            }
-            KeyCode::Enter => {
-                self.run_whatif();
-                false
-            }
-            KeyCode::Tab if !editor.file_mode() => {
+        match action {
+            Some(EditorAction::NextField) if !editor.file_mode() => {
                 editor.step_field(&rules, file, 1);
                 true
             }
-            KeyCode::BackTab if !editor.file_mode() => {
+            Some(EditorAction::PreviousField) if !editor.file_mode() => {
                 editor.step_field(&rules, file, -1);
                 true
             }
-            KeyCode::Char('c') if key.modifiers.contains(KeyModifiers::CONTROL) => {
-                self.modals.close_top();
-                false
-            }
-            KeyCode::Char('o') if key.modifiers.contains(KeyModifiers::CONTROL) => {
+            Some(EditorAction::FileMode) => {
                 editor.toggle_file_mode(&rules, file);
                 true
             }
@@ -746,6 +805,9 @@ impl App {
                 editor.insert(text);
             }
             Some(Modal::Search) => self.log.type_text(text),
+            Some(Modal::SaveRules(prompt)) => {
+                prompt.input.insert_str(text);
+            }
             _ => return false,
         }
         true

@@ -4,6 +4,7 @@
 
 use std::path::PathBuf;
 
+use super::edited::EditedRules;
 use super::keys::KeyAction;
 use crate::control::controller::{Mode, Proposal};
 
@@ -23,6 +24,16 @@ pub enum Command {
     Reject,
     /// Write this log text to this path (`e`, then Enter).
     Export { path: PathBuf, text: String },
+    /// `y` on applying edited rules: load them as `r` reloads a file (the
+    /// history is kept).
+    ApplyRules(Box<EditedRules>),
+    /// Write edited rules to this path (Ctrl-S, then Enter); `replace`
+    /// after a yes to replacing the file there.
+    WriteRules {
+        path: PathBuf,
+        rules: Box<EditedRules>,
+        replace: bool,
+    },
     /// Keys changed what the screen shows; `paused` says whether readings
     /// of a recording wait.
     Wake { paused: bool },

@@ -302,12 +302,18 @@ pub fn action_for(key: KeyEvent) -> Option<KeyAction> {
     {
         return Some(KeyAction::ShowView(c as u8 - b'0'));
     }
+    // Ctrl and a letter is not the letter: Ctrl-S (the what-if editor's
+    // write) pressed with the editor closed must not switch to step-confirm.
     if key.modifiers.contains(KeyModifiers::CONTROL) {
-        match key.code {
-            KeyCode::Char('c') => return Some(KeyAction::Quit),
-            KeyCode::Char('l') => return Some(KeyAction::Redraw),
-            _ => {}
-        }
+        return match key.code {
+            KeyCode::Char('c' | 'C') => Some(KeyAction::Quit),
+            KeyCode::Char('l' | 'L') => Some(KeyAction::Redraw),
+            KeyCode::Char(_) => None,
+            _ => BINDINGS
+                .iter()
+                .find(|b| b.keys.contains(&key.code))
+                .map(|b| b.action),
+        };
     }
     BINDINGS
         .iter()

@@ -158,7 +158,13 @@ impl Backlog {
                     Dialog::Message(text) | Dialog::ReloadFailed(text) => {
                         vec![(LogKind::Problem, text)]
                     }
-                    Dialog::ConfirmAuto | Dialog::Arm(_) => vec![(
+                    Dialog::Written(path) => {
+                        vec![(LogKind::Note, format!("the edited rules are in {path}"))]
+                    }
+                    Dialog::ConfirmAuto
+                    | Dialog::Arm(_)
+                    | Dialog::Apply(_)
+                    | Dialog::Replace(_) => vec![(
                         LogKind::Problem,
                         "a question was not shown: the terminal was not read (ask again)".into(),
                     )],

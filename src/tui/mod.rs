@@ -4,8 +4,11 @@
 //! owns the terminal and the screen's state ([`app`], made of the
 //! [`timeline`], the [`log_book`], the [`selection`] and the [`modal`]
 //! layers), turns keys into actions through the one table of [`keys`]
+//! (and the open layers' own, [`layer_keys`]; [`help`] lists them all)
 //! ([`dispatch`]), and draws with [`view`] only when something arrives.
 //! [`local`] joins the two halves on one thread for line mode and tests.
+//! An edit worth keeping ([`edited`]) is applied through the same reload
+//! as `r`, or written by [`rules_file`].
 
 pub mod app;
 pub mod arming;
@@ -14,9 +17,12 @@ pub mod control;
 pub mod core;
 pub mod cpu_panel;
 pub mod dispatch;
+pub mod edited;
 pub mod export;
+pub mod help;
 pub mod input;
 pub mod keys;
+pub mod layer_keys;
 pub mod line;
 pub mod line_input;
 pub mod local;
@@ -25,6 +31,7 @@ pub mod log_export;
 pub mod mailbox;
 pub mod modal;
 pub mod options;
+pub mod rules_file;
 pub mod run;
 pub mod screen;
 pub mod selection;

@@ -295,7 +295,7 @@ fn the_whatif_editor_can_try_a_whole_rule_file() {
     let result = editor.result().unwrap_or_else(|| panic!("no result"));
     assert!(result.closed_loop);
     assert!(result.reversals.1 < result.reversals.0, "{result:?}");
-    assert!(screen(&app, 80, 24).contains("What-if: another rule file"));
+    assert!(screen(&app, 80, 24).contains("What-if: a rule file"));
 }
 
 #[test]

@@ -262,7 +262,7 @@ fn replay_help_pause_step_back_and_quit() {
     s.wait_for("end of the recording");
     s.wait_for("#19");
     s.press("?");
-    s.wait_for("Keys (any key closes)");
+    s.wait_for("Keys (any key closes");
     s.press("x");
     s.wait_for("Rules (t selects");
     s.press(LEFT);
@@ -387,12 +387,14 @@ fn the_whatif_editor_checks_as_you_type_and_shows_the_counterfactual() {
     s.wait_for("CPUS FLAPPING");
     s.press("w");
     s.wait_for("What-if: HOTPLUG");
-    s.wait_for("cpuplugd would load the edited file");
+    s.wait_for("cpuplugd would load it");
     // A typo: the error shows at once, under the text.
     s.press("(");
     s.wait_for("^ unexpected `(`");
+    // Undone: no edit is left, and the title stops counting one.
     s.press("\x7f");
-    s.wait_for("cpuplugd would load the edited file");
+    s.wait_for("cpuplugd would load it (nothing edited yet");
+    assert!(!s.screen().contains("(1 edited)"), "{}", s.screen());
     // A valid edit: a stricter threshold, then Enter runs it.
     s.press("\x7f\x7f\x7f0.05");
     s.wait_for("< 0.05");
@@ -453,6 +455,72 @@ fn a_refused_reload_is_drawn_like_check_with_its_caret_and_the_old_rules_stay() 
     s.wait_for("Truth trace of HOTPLUG");
     s.wait_for("HOTPLUG = ((1 - CP_ActiveAVG) * onumcpus) < 0.08");
     assert!(s.quit());
+fn a_whatif_edit_applied_runs_in_the_session_and_written_passes_check() {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let state = dir.path().join("state");
+    let state_env = state.display().to_string();
+    let mut s = Session::start_with(
+        &[
+            "--sim",
+            "examples/scenarios/oscillating.toml",
+            "-c",
+            "examples/rules/oscillating-tight.conf",
+            "--mode",
+            "auto",
+            "--interval",
+            "0.05",
+        ],
+        24,
+        80,
+        &[("XDG_STATE_HOME", &state_env)],
+    );
+    s.wait_for("AUTONOMOUS");
+    s.press("w");
+    s.wait_for("What-if: HOTPLUG");
+    // HOTPLUG never true: Ctrl-U clears, then the new rule.
+    s.press("\x15");
+    s.press("0");
+    s.wait_for("(edited: HOTPLUG)");
+    // Ctrl-R: the diff first; nothing changes before the yes.
+    s.press("\x12");
+    s.wait_for("Apply the edited rules?");
+    s.wait_for("+ HOTPLUG=\"0\"");
+    s.wait_for("- HOTPLUG=\"((1 - CP_Active) * onumcpus) < 0.3\"");
+    s.press("y");
+    s.wait_gone("Apply the edited rules?");
+    // The session decides with the edited rules from the next interval.
+    s.press("2");
+    s.wait_for("HOTPLUG false (the constant 0)");
+    s.press("/reloaded\r");
+    s.wait_for("rules reloaded; the history is kept");
+    // Written from the editor: a new file in the state directory offered.
+    s.press("1w");
+    s.wait_for("nothing edited yet: these are the rules in force");
+    s.press("\x13");
+    s.wait_for("Write the edited rules");
+    s.wait_for(&state.join("plugtop").display().to_string());
+    s.press("\r");
+    s.wait_for("Edited rules written");
+    s.press("x");
+    s.press("\x1b");
+    s.wait_gone("What-if:");
+    assert!(s.quit());
+    let files: Vec<_> = std::fs::read_dir(state.join("plugtop"))
+        .map(|d| d.filter_map(Result::ok).map(|e| e.path()).collect())
+        .unwrap_or_default();
+    assert_eq!(files.len(), 1, "{files:?}");
+    let written = std::fs::read_to_string(&files[0]).unwrap_or_default();
+    assert!(written.contains("\nHOTPLUG=\"0\"\n"), "{written}");
+    assert!(
+        written.starts_with("# The rules of the oscillating-guest incident"),
+        "the file's comments are kept: {written}"
+    );
+    let check = std::process::Command::new(env!("CARGO_BIN_EXE_plugtop"))
+        .arg("check")
+        .arg(&files[0])
+        .output()
+        .expect("plugtop check");
+    assert!(check.status.success(), "{check:?}");
 }
 
 /// A four-CPU test guest with cpu0 online, and rules that always plug.
@@ -738,14 +806,14 @@ fn a_slow_cpu_write_shows_progress_and_the_keys_go_on_working() {
     let (mut s, gate) = plugging_held_at_the_gate(&root, &rules);
     // The screen is not held by the write: the help opens while it runs.
     s.press("?");
-    s.wait_for("Keys (any key closes)");
+    s.wait_for("Keys (any key closes");
     assert!(s.screen().contains("… plugging a CPU"), "{}", s.screen());
     assert_eq!(cpu_online(&root, 1), "0\n", "still writing");
     std::fs::write(&gate, "").expect("open the gate");
     s.wait_gone("plugging a CPU");
     assert_eq!(cpu_online(&root, 1), "1\n");
     s.press("x");
-    s.wait_gone("Keys (any key closes)");
+    s.wait_gone("Keys (any key closes");
     assert!(s.quit());
     assert_eq!(cpu_online(&root, 1), "0\n", "put back on quit");
 }
@@ -817,14 +885,14 @@ fn an_unfinished_escape_sequence_never_eats_the_keyboard() {
     // The start of a terminal's reply, never finished; then replies and
     // sequences plugtop does not know, and a string sequence.
     s.press("\x1b[?");
-    s.press_until("?", "Keys (any key closes)");
+    s.press_until("?", "Keys (any key closes");
     s.press("x");
-    s.wait_gone("Keys (any key closes)");
+    s.wait_gone("Keys (any key closes");
     s.press("\x1b[?1;2c\x1b[?7u\x1b[999~\x1b]11;rgb:0/0/0\x07");
     s.press("?");
-    s.wait_for("Keys (any key closes)");
+    s.wait_for("Keys (any key closes");
     s.press("x");
-    s.wait_gone("Keys (any key closes)");
+    s.wait_gone("Keys (any key closes");
     // Ctrl-C right after another unfinished reply still quits.
     s.press("\x1b[?");
     let deadline = Instant::now() + common::HANG_GUARD;
@@ -934,6 +1002,14 @@ fn number_keys_pick_views_h_and_f1_help_and_ctrl_l_repaints() {
         80,
     );
     s.wait_for("OBSERVE");
+    // The first frame is drawn on a cleared screen, not over what the
+    // alternate screen held before.
+    let raw = String::from_utf8_lossy(&s.raw).into_owned();
+    let (cleared, drawn) = (raw.find("\x1b[2J"), raw.find("OBSERVE"));
+    assert!(
+        matches!((cleared, drawn), (Some(c), Some(d)) if c < d),
+        "clear at {cleared:?}, first drawn at {drawn:?}"
+    );
     s.press("5");
     s.wait_for("Log (↑↓ scroll");
     s.press("2");
@@ -941,13 +1017,13 @@ fn number_keys_pick_views_h_and_f1_help_and_ctrl_l_repaints() {
     s.press("1");
     s.wait_gone("Truth trace of");
     s.press("h");
-    s.wait_for("Keys (any key closes)");
+    s.wait_for("Keys (any key closes");
     s.press("x");
-    s.wait_gone("Keys (any key closes)");
+    s.wait_gone("Keys (any key closes");
     s.press("\x1bOP");
-    s.wait_for("Keys (any key closes)");
+    s.wait_for("Keys (any key closes");
     s.press("x");
-    s.wait_gone("Keys (any key closes)");
+    s.wait_gone("Keys (any key closes");
     // Another program scribbles on the terminal; Ctrl-L paints it all again.
     let clears = |raw: &[u8]| raw.windows(4).filter(|w| w == b"\x1b[2J").count();
     let before = clears(&s.raw);
@@ -999,6 +1075,24 @@ fn e_asks_where_to_export_the_log_defaulting_to_the_state_directory() {
         .map(|d| d.filter_map(Result::ok).map(|e| e.path()).collect())
         .unwrap_or_default();
     assert_eq!(files.len(), 1, "{files:?}");
+    // Named after the local time, as a person reads it.
+    let name = files[0]
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let stamp = name
+        .strip_prefix("plugtop-log-")
+        .and_then(|n| n.strip_suffix(".txt"))
+        .unwrap_or_default();
+    assert!(
+        stamp.len() == "2025-11-25_144701".len()
+            && stamp.chars().enumerate().all(|(i, c)| match i {
+                4 | 7 => c == '-',
+                10 => c == '_',
+                _ => c.is_ascii_digit(),
+            }),
+        "{name}"
+    );
     let text = std::fs::read_to_string(&files[0]).unwrap_or_default();
     assert!(
         text.lines()

@@ -2,6 +2,7 @@
 //! files: what is drawn depends only on the state, so every view can be
 //! snapshot-tested.
 
+mod boxes;
 mod cpu;
 mod cpu_meters;
 mod cpu_page;
@@ -9,6 +10,8 @@ pub mod fit;
 mod flips;
 mod graphs;
 mod header;
+mod help;
+mod keep;
 mod log;
 mod overlay;
 mod report_box;
