@@ -149,9 +149,10 @@ pub fn event(app: &mut App, ev: Event) -> Option<Command> {
             Some(Modal::SaveRules(_)) => return app.save_key(k),
             // Any key closes the help or a message, bound or not (the
             // help's paging keys turn its pages).
-            Some(Modal::Help | Modal::Dialog(Dialog::Message(_) | Dialog::ReloadFailed(_) | Dialog::Written(_))) => {
-                Some(action_for(k).unwrap_or(KeyAction::Later))
-            }
+            Some(
+                Modal::Help
+                | Modal::Dialog(Dialog::Message(_) | Dialog::ReloadFailed(_) | Dialog::Written(_)),
+            ) => Some(action_for(k).unwrap_or(KeyAction::Later)),
             // Ctrl-C closes a question as it closes every other layer
             // (a prompt, the editor, the tune): declined, never a quit.
             Some(Modal::Dialog(_)) if keys::is_ctrl_c(k) => Some(KeyAction::No),

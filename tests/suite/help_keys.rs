@@ -24,7 +24,11 @@ fn app() -> Local {
 }
 
 fn screen(local: &mut Local, width: u16, height: u16) -> String {
-    local.app_mut().set_screen_size(width, height, 10);
+    local.app_mut().set_screen_size(
+        width,
+        height,
+        plugtop::tui::view::cpu_panel_size(ratatui::layout::Rect::new(0, 0, width, height)),
+    );
     let mut terminal = Terminal::new(TestBackend::new(width, height)).expect("backend");
     terminal.draw(|f| view::draw(f, local.app())).expect("draw");
     plugtop::tui::export::text(terminal.backend().buffer())
@@ -33,7 +37,11 @@ fn screen(local: &mut Local, width: u16, height: u16) -> String {
 /// Everything the help's pages show at `width`×`height`, page by page.
 fn pages(width: u16, height: u16) -> Vec<String> {
     let mut a = app();
-    a.app_mut().set_screen_size(width, height, 10);
+    a.app_mut().set_screen_size(
+        width,
+        height,
+        plugtop::tui::view::cpu_panel_size(ratatui::layout::Rect::new(0, 0, width, height)),
+    );
     a.key(KeyAction::Help);
     let mut out = vec![screen(&mut a, width, height)];
     while out.last().is_some_and(|p| p.contains("▼ more on page")) {
@@ -57,7 +65,11 @@ fn at_80x24_the_keys_take_two_pages_turned_with_pgdn_and_pgup() {
     assert_snapshot_of!("help_keys", "page_2_80x24", shown[1].clone());
     // PgUp goes back, any other key closes.
     let mut a = app();
-    a.app_mut().set_screen_size(80, 24, 10);
+    a.app_mut().set_screen_size(
+        80,
+        24,
+        plugtop::tui::view::cpu_panel_size(ratatui::layout::Rect::new(0, 0, 80, 24)),
+    );
     a.key(KeyAction::Help);
     a.key(KeyAction::CpusDown);
     assert_eq!(a.app().help_page(), 1);
@@ -79,7 +91,11 @@ fn at_160x48_every_key_is_on_one_page() {
     assert!(shown[0].contains("Keys (any key closes)"));
     // PgDn with one page closes it, as any key does.
     let mut a = app();
-    a.app_mut().set_screen_size(160, 48, 10);
+    a.app_mut().set_screen_size(
+        160,
+        48,
+        plugtop::tui::view::cpu_panel_size(ratatui::layout::Rect::new(0, 0, 160, 48)),
+    );
     a.key(KeyAction::Help);
     a.key(KeyAction::CpusDown);
     assert!(a.app().modals().is_empty());

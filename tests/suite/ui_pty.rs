@@ -455,6 +455,9 @@ fn a_refused_reload_is_drawn_like_check_with_its_caret_and_the_old_rules_stay() 
     s.wait_for("Truth trace of HOTPLUG");
     s.wait_for("HOTPLUG = ((1 - CP_ActiveAVG) * onumcpus) < 0.08");
     assert!(s.quit());
+}
+
+#[test]
 fn a_whatif_edit_applied_runs_in_the_session_and_written_passes_check() {
     let dir = tempfile::tempdir().expect("temporary directory");
     let state = dir.path().join("state");

@@ -21,11 +21,16 @@ pub fn centered(area: Rect, width: u16, height: u16) -> Rect {
     )
 }
 
+/// The columns text has inside a box `width` wide: the borders and the
+/// free column before the right border (see `fit`) taken off.
+pub fn box_inner(width: u16) -> u16 {
+    width.saturating_sub(3).max(1)
+}
+
 /// The rows `lines` take inside a box `width` wide, wrapped as drawn, with
 /// the borders: dialogs grow to their text instead of cutting it.
 pub fn box_height(lines: &[Line<'_>], width: u16) -> u16 {
-    // The borders and the free column before the right border (see `fit`).
-    let inner = width.saturating_sub(3).max(1);
+    let inner = box_inner(width);
     let rows = Paragraph::new(lines.to_vec())
         .wrap(Wrap { trim: false })
         .line_count(inner);

@@ -7,7 +7,7 @@ use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 
-use super::boxes::{box_height, boxed, sized_box};
+use super::boxes::{box_height, box_inner, boxed, sized_box};
 use super::theme::Theme;
 use crate::control::controller::Mode;
 use crate::control::flap::Moves;
