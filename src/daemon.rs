@@ -796,7 +796,9 @@ mod tests {
             "{text}"
         );
         assert!(
-            text.contains("HOTPLUG false → true: idle_ticks (line 4) went 90 → 10 across 50"),
+            text.contains(
+                "HOTPLUG false → true: idle_ticks (line 4) went 90 ticks → 10 ticks across 50"
+            ),
             "{text}"
         );
     }

@@ -476,6 +476,11 @@ impl State {
             limited: false,
             onumcpus,
         };
+        // Reset first: a group that stops before its rules run leaves no
+        // outcome of an earlier interval behind in the trace.
+        if T::ENABLED {
+            reset(trace, rules, &[RuleKind::Hotplug, RuleKind::Hotunplug]);
+        }
         if self.history[0].polarization == Some(Polarization::Vertical) {
             decision.status = GroupStatus::Vertical;
             return Ok(decision);
@@ -490,9 +495,6 @@ impl State {
         ) else {
             return Ok(decision);
         };
-        if T::ENABLED {
-            reset(trace, rules, &[RuleKind::Hotplug, RuleKind::Hotunplug]);
-        }
         let view = HistoryView {
             history: &self.history,
             symbols: &self.symbols,
@@ -634,6 +636,11 @@ impl State {
             cmm_pages: cmm_pages_read.unwrap_or(0),
             cmm_pages_new: cmm_pages_read.unwrap_or(0),
         };
+        // Reset first, as in the CPU group: a zero time step stops the
+        // group before its rules and must not show the last interval's.
+        if T::ENABLED {
+            reset(trace, rules, &MEMORY_RULES);
+        }
         if let Err(fault) = self.mem_symbols(free, interval, get)? {
             return Ok(faulted(decision, fault));
         }
@@ -653,18 +660,6 @@ impl State {
         ) else {
             return Ok(decision);
         };
-        if T::ENABLED {
-            reset(
-                trace,
-                rules,
-                &[
-                    RuleKind::CmmInc,
-                    RuleKind::CmmDec,
-                    RuleKind::Memplug,
-                    RuleKind::Memunplug,
-                ],
-            );
-        }
         let view = HistoryView {
             history: &self.history,
             symbols: &self.symbols,
@@ -746,6 +741,14 @@ fn faulted(mut d: MemDecision, fault: Fault) -> MemDecision {
     d.cmm_pages_new = d.cmm_pages;
     d
 }
+
+/// The memory group's rules, reset together in the trace.
+const MEMORY_RULES: [RuleKind; 4] = [
+    RuleKind::CmmInc,
+    RuleKind::CmmDec,
+    RuleKind::Memplug,
+    RuleKind::Memunplug,
+];
 
 fn reset<T: Recorder>(trace: &mut T, rules: &RuleSet, kinds: &[RuleKind]) {
     for kind in kinds {

@@ -243,38 +243,53 @@ impl Proposal {
     }
 }
 
-/// The actions a decision asks for, and why, in words.
+/// The actions a decision asks for, and why, in words: all of them
+/// together (what a proposal holding them all shows).
 pub fn actions_of(decision: &Decision) -> (Vec<Action>, String) {
-    let mut actions = Vec::new();
-    let mut why = Vec::new();
+    let reasons = reasoned_actions(decision);
+    let why = reasons
+        .iter()
+        .map(|(_, why)| why.as_str())
+        .collect::<Vec<_>>()
+        .join("; ");
+    (reasons.into_iter().map(|(a, _)| a).collect(), why)
+}
+
+/// Each action a decision asks for with the rule that decided it alone: a
+/// CPU action names HOTPLUG or HOTUNPLUG, a pool change MEMPLUG or
+/// MEMUNPLUG (or the pool's limits), never the other group's rule.
+pub fn reasoned_actions(decision: &Decision) -> Vec<(Action, String)> {
+    let mut out = Vec::new();
     if let Some(cpu) = &decision.cpu {
+        let online = crate::report::words::cpus(cpu.onumcpus);
         match cpu.action {
             CpuAction::Plug => {
-                actions.push(Action::PlugCpu);
-                why.push(format!("HOTPLUG true, {} CPUs online", cpu.onumcpus));
+                out.push((Action::PlugCpu, format!("HOTPLUG true, {online} online")))
             }
-            CpuAction::Unplug => {
-                actions.push(Action::UnplugCpu);
-                why.push(format!("HOTUNPLUG true, {} CPUs online", cpu.onumcpus));
-            }
+            CpuAction::Unplug => out.push((
+                Action::UnplugCpu,
+                format!("HOTUNPLUG true, {online} online"),
+            )),
             CpuAction::None => {}
         }
     }
     if let Some(mem) = &decision.mem
         && mem.cmm_pages_new != mem.cmm_pages
     {
-        actions.push(Action::Pool {
-            from: mem.cmm_pages,
-            to: mem.cmm_pages_new,
-        });
         let rule = match (mem.memplug, mem.memunplug) {
             (Some(true), _) => format!("MEMPLUG true, CMM_DEC {}", mem.cmm_dec.unwrap_or(0)),
             (_, Some(true)) => format!("MEMUNPLUG true, CMM_INC {}", mem.cmm_inc.unwrap_or(0)),
             _ => "pool outside CMM_MIN..CMM_MAX".to_string(),
         };
-        why.push(rule);
+        out.push((
+            Action::Pool {
+                from: mem.cmm_pages,
+                to: mem.cmm_pages_new,
+            },
+            rule,
+        ));
     }
-    (actions, why.join("; "))
+    out
 }
 
 fn same_kind(a: &[Action], b: &[Action]) -> bool {
@@ -397,14 +412,15 @@ impl Controller {
         self.latest = actions.clone();
         self.latest_why = why.clone();
         match self.mode {
+            // Each "would" names only the rule behind its own action.
             Mode::Observe => {
                 let cpu = cpu_for(&actions, actuator);
-                actions
+                reasoned_actions(decision)
                     .into_iter()
-                    .map(|action| Event::Would {
+                    .map(|(action, why)| Event::Would {
                         action,
                         cpu: cpu.filter(|_| action.cpu_change().is_some()),
-                        why: why.clone(),
+                        why,
                     })
                     .collect()
             }
@@ -687,10 +703,10 @@ mod tests {
         assert_eq!(
             text,
             [
-                "would plug cpu2 (HOTPLUG true, 2 CPUs online; MEMUNPLUG true, CMM_INC 100)",
-                "would set cmm_pages 0 -> 100 (HOTPLUG true, 2 CPUs online; MEMUNPLUG true, CMM_INC 100)"
+                "would plug cpu2 (HOTPLUG true, 2 CPUs online)",
+                "would set cmm_pages 0 -> 100 (MEMUNPLUG true, CMM_INC 100)"
             ],
-            "the CPU a plug would take is named, the pool names none"
+            "the CPU a plug would take is named, the pool names none; each names its own rule"
         );
         let events = c.decide(&decision(2, CpuAction::Unplug, None), &mut a);
         assert!(matches!(
@@ -701,6 +717,50 @@ mod tests {
                 ..
             }]
         ));
+    }
+
+    #[test]
+    fn each_would_names_only_the_rule_behind_it_and_counts_one_cpu_as_one() {
+        let mut c = Controller::new(Mode::Observe);
+        let mut a = Fake::default();
+        let mut d = decision(1, CpuAction::Unplug, Some((100, 0)));
+        if let Some(cpu) = &mut d.cpu {
+            cpu.onumcpus = 1.0;
+        }
+        let text: Vec<String> = c
+            .decide(&d, &mut a)
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        assert_eq!(
+            text,
+            [
+                "would unplug cpu3 (HOTUNPLUG true, 1 CPU online)",
+                "would set cmm_pages 100 -> 0 (MEMPLUG true, CMM_DEC 100)"
+            ]
+        );
+        // A pool moved by its limits alone names no rule; the CPU group
+        // that decided nothing adds nothing to it.
+        let mut limits = decision(2, CpuAction::None, Some((100, 50)));
+        if let Some(mem) = &mut limits.mem {
+            mem.memplug = Some(false);
+            mem.memunplug = Some(false);
+        }
+        let text: Vec<String> = c
+            .decide(&limits, &mut a)
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        assert_eq!(
+            text,
+            ["would set cmm_pages 100 -> 50 (pool outside CMM_MIN..CMM_MAX)"]
+        );
+        // A proposal holds both actions, so it names both rules.
+        let (_, why) = actions_of(&d);
+        assert_eq!(
+            why,
+            "HOTUNPLUG true, 1 CPU online; MEMPLUG true, CMM_DEC 100"
+        );
     }
 
     #[test]

@@ -30,7 +30,6 @@ use super::lock::{self, GuestLock};
 use super::session::MessageLevel;
 use crate::kernel::Sample;
 use crate::kernel::actuator::Actuator;
-use crate::kernel::recording::export::ranges;
 use crate::kernel::root_file::paths;
 
 /// Exit code of a process that panicked (as any Rust program's panic), after
@@ -302,15 +301,15 @@ fn remedy(root: &Path, part: Part) -> String {
     }
 }
 
-/// "CPUs 0-3 online, cmm_pages 0".
+/// "CPUs 0-3 online, cmm_pages 0" ("CPU 0 online" for one).
 fn describe(start: &StartState) -> String {
     let list = crate::kernel::cpulist::CpuList {
         count: i32::try_from(start.online.len()).unwrap_or(i32::MAX),
         ids: start.online.clone(),
     };
     format!(
-        "CPUs {} online, cmm_pages {}",
-        ranges(&list),
+        "{}, cmm_pages {}",
+        crate::report::words::online_list(&list),
         start
             .cmm_pages
             .map_or("absent".to_string(), |p| p.to_string())

@@ -330,6 +330,58 @@ mod tests {
     }
 
     #[test]
+    fn both_groups_skipped_by_one_fault_say_one_line_the_same_every_interval() {
+        use crate::kernel::fields::FieldTable;
+        use crate::kernel::{CpuTicks, Sample, Stamp};
+        // Nothing moves between readings: both groups divide 0 ticks by 0.
+        let facts = SystemFacts::any_machine(4, "test");
+        let file = SourceFile::new(
+            "t.conf",
+            b"UPDATE=\"1\"\nCPU_MIN=\"1\"\nCPU_MAX=\"0\"\nCMM_MIN=\"0\"\nCMM_MAX=\"100\"\nrate=\"(cpustat.idle[0] - cpustat.idle[1]) / (cpustat.total_ticks[0] - cpustat.total_ticks[1])\"\nHOTPLUG=\"rate < 0.1\"\nHOTUNPLUG=\"0\"\nCMM_INC=\"1\"\nMEMPLUG=\"rate > 2\"\nMEMUNPLUG=\"0\"\n"
+                .to_vec(),
+        );
+        let outcome = load(&file, &facts);
+        assert!(outcome.refusal.is_none(), "{:?}", outcome.refusal);
+        let mut s = Session::new(
+            Arc::new(outcome.rules),
+            file,
+            Mode::Observe,
+            FlapConfig::default(),
+        );
+        let mut actuator = crate::kernel::actuator::NoWrites::default();
+        let mut said = Vec::new();
+        for t in 1..6 {
+            let sample = Sample {
+                meminfo: FieldTable::from_pairs([("MemFree", 4096.0), ("MemTotal", 8192.0)]),
+                vmstat: FieldTable::from_pairs([
+                    ("pswpin", 0.0),
+                    ("pswpout", 0.0),
+                    ("pgpgin", 0.0),
+                    ("pgpgout", 0.0),
+                ]),
+                cmm_pages: Some(10),
+                ..Sample::bare(Stamp::new(t, 0), CpuTicks::default(), 2, 4)
+            };
+            let step = s.step(Arc::new(sample), &mut actuator);
+            let problems: Vec<String> = step_lines(&step, &s, false, false)
+                .into_iter()
+                .filter(|l| l.kind == LineKind::Problem)
+                .map(|l| l.entry.message)
+                .collect();
+            if step.decision.is_some() {
+                assert_eq!(problems.len(), 1, "one line for both groups: {problems:?}");
+                said.extend(problems);
+            }
+        }
+        assert!(said.len() >= 3, "{said:?}");
+        assert!(said.iter().all(|l| l == &said[0]), "{said:?}");
+        assert_eq!(
+            said[0],
+            "warning: CPU and memory rules skipped this interval: division by zero: no ticks elapsed"
+        );
+    }
+
+    #[test]
     fn a_failed_write_is_an_error_and_a_pool_change_names_its_pages() {
         let s = session(Mode::Auto);
         let failed = Event::Failed {

@@ -280,6 +280,42 @@ impl Session {
         step
     }
 
+    /// The groups a fault skipped in `decision`, as one notice in plain
+    /// words: both groups skipped say so in one line, so an interval that
+    /// repeats says the same line again and the log counts it (two lines a
+    /// turn alternated and filled the log).
+    fn fault_notice(&self, decision: &Decision) -> Option<Notice> {
+        use crate::engine::GroupStatus;
+        use crate::report::fault_words::{CPU_RULES, MEMORY_RULES, group_fault};
+        let words = |status: Option<GroupStatus>, group: &[crate::rules::RuleKind]| match status {
+            Some(GroupStatus::Fault(f)) => {
+                Some(group_fault(&self.rules, &self.file, &self.trace, group, f))
+            }
+            _ => None,
+        };
+        let cpu = words(decision.cpu.map(|c| c.status), &CPU_RULES);
+        let mem = words(decision.mem.map(|m| m.status), &MEMORY_RULES);
+        Some(match (cpu, mem) {
+            (Some(c), Some(m)) if c == m => Notice::Fault {
+                group: "CPU and memory",
+                fault: c,
+            },
+            (Some(c), Some(m)) => Notice::Fault {
+                group: "CPU and memory",
+                fault: format!("CPU: {c}; memory: {m}"),
+            },
+            (Some(c), None) => Notice::Fault {
+                group: "CPU",
+                fault: c,
+            },
+            (None, Some(m)) => Notice::Fault {
+                group: "memory",
+                fault: m,
+            },
+            (None, None) => return None,
+        })
+    }
+
     fn decide(
         &mut self,
         sample: &Sample,
@@ -303,17 +339,8 @@ impl Session {
             step.decision = Some(decision);
             return;
         }
-        if let Some(GroupStatus::Fault(f)) = decision.cpu.map(|c| c.status) {
-            step.notices.push(Notice::Fault {
-                group: "CPU",
-                fault: f.to_string(),
-            });
-        }
-        if let Some(GroupStatus::Fault(f)) = decision.mem.map(|m| m.status) {
-            step.notices.push(Notice::Fault {
-                group: "memory",
-                fault: f.to_string(),
-            });
+        if let Some(notice) = self.fault_notice(&decision) {
+            step.notices.push(notice);
         }
         if let Some(cpu) = decision.cpu.filter(|c| c.limited) {
             step.notices

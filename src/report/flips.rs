@@ -3,6 +3,7 @@
 //! "CP_idleAVG * onumcpus went 1.0900 → 1.1700 across 1.15".
 
 use crate::report::trace::{label, number};
+use crate::report::units::{Units, ValueUnit};
 use crate::rules::eval::{Outcome, Trace};
 use crate::rules::expr::{BinOp, NodeKind};
 use crate::rules::{RuleKind, RuleSet, SourceFile};
@@ -28,6 +29,8 @@ pub struct Flip {
     /// The right side as written, and its values.
     pub right: String,
     pub right_values: (f64, f64),
+    /// What each side is measured in.
+    pub units: (ValueUnit, ValueUnit),
 }
 
 impl Flip {
@@ -35,15 +38,17 @@ impl Flip {
     pub fn describe(&self) -> String {
         let (a, b) = self.left_values;
         let (c, d) = self.right_values;
-        let moved = format!("{} went {} → {}", self.left, number(a), number(b));
+        let (lu, ru) = self.units;
+        let with = |u: ValueUnit, v: f64| u.after(v, &number(v));
+        let moved = format!("{} went {} → {}", self.left, with(lu, a), with(lu, b));
         if c == d {
-            format!("{moved} across {}", number(d))
+            format!("{moved} across {}", with(ru, d))
         } else {
             format!(
                 "{moved} against {} {} → {}",
                 self.right,
-                number(c),
-                number(d)
+                with(ru, c),
+                with(ru, d)
             )
         }
     }
@@ -69,6 +74,7 @@ fn value(o: Outcome) -> Option<f64> {
 /// whose result flipped, in rule order. Both traces are of `rules`.
 pub fn flips(rules: &RuleSet, source: &SourceFile, before: &Trace, after: &Trace) -> Vec<Flip> {
     let mut out = Vec::new();
+    let mut units = Units::new(rules);
     for kind in CONDITIONS {
         let Some(rule) = rules.rule(kind) else {
             continue;
@@ -109,6 +115,7 @@ pub fn flips(rules: &RuleSet, source: &SourceFile, before: &Trace, after: &Trace
                 left_values: (lb, la),
                 right: label(rules, source, r),
                 right_values: (rb_, ra_),
+                units: (units.of(l), units.of(r)),
             });
         }
     }

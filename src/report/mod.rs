@@ -4,10 +4,14 @@
 //! every output that quotes a file passes through to be safe on a
 //! terminal ([`terminal_safe`], [`terminal_safe_json`]).
 
+pub mod fault_words;
 pub mod flips;
 pub mod jsonl;
+pub mod node_text;
 pub mod table;
 pub mod trace;
+pub mod units;
+pub mod words;
 
 // Reports show text from files; how it is made safe is shared with the
 // rule language's diagnostics, below both.

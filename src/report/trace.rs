@@ -5,22 +5,12 @@
 use std::collections::HashMap;
 use std::fmt::Write as _;
 
+use crate::report::node_text::shorten;
+pub use crate::report::node_text::{LABEL_MAX, label, number};
+use crate::report::units::{Units, ValueUnit};
 use crate::rules::eval::{Outcome, Trace};
 use crate::rules::expr::{NodeId, NodeKind};
 use crate::rules::{RuleKind, RuleSet, SourceFile};
-
-/// A number the way the trace shows it: integers whole, others to four
-/// decimals, extremes in exponent form.
-pub fn number(v: f64) -> String {
-    if v == v.trunc() && v.abs() < 1e15 {
-        format!("{}", v as i64)
-    } else if v.abs() >= 1e-4 && v.abs() < 1e9 {
-        let s = format!("{v:.4}");
-        s.trim_end_matches('0').trim_end_matches('.').to_string()
-    } else {
-        format!("{v:.4e}")
-    }
-}
 
 /// An outcome in words.
 pub fn outcome(o: Outcome) -> String {
@@ -31,23 +21,6 @@ pub fn outcome(o: Outcome) -> String {
         Outcome::Fault(f) => format!("FAULT: {f}"),
         Outcome::Fatal => "cpuplugd would exit here".into(),
         Outcome::Aborted => "aborted".into(),
-    }
-}
-
-/// Longest sub-expression text a trace line shows: every sub-expression a
-/// person writes fits whole (traces used to cut at 48 characters, in the
-/// middle of `cpustat.total_ticks[1]`); only machine-made chains thousands
-/// long are shortened, so a line stays bounded.
-pub const LABEL_MAX: usize = 200;
-
-fn shorten(text: &str, max: usize) -> String {
-    let flat: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    if flat.chars().count() <= max {
-        flat
-    } else {
-        let mut s: String = flat.chars().take(max.saturating_sub(1)).collect();
-        s.push('…');
-        s
     }
 }
 
@@ -243,18 +216,6 @@ impl TextTree<'_> {
     }
 }
 
-/// A node as the user wrote it (a variable by its name and line), shortened.
-pub fn label(rules: &RuleSet, source: &SourceFile, node: NodeId) -> String {
-    let n = rules.node(node);
-    match &n.kind {
-        NodeKind::Var { var, .. } => {
-            let def = &rules.variables[*var as usize];
-            format!("{} (line {})", def.name, def.line)
-        }
-        _ => shorten(&source.snippet(n.span), LABEL_MAX),
-    }
-}
-
 /// The sub-expression that settled a node's truth value: through `!`, the
 /// operand of `&`/`|` that decided (the first false of `&`, the first true
 /// of `|`), down to a comparison or a number read as a condition.
@@ -293,45 +254,113 @@ fn deciding_path(rules: &RuleSet, trace: &Trace, node: NodeId, path: &mut Vec<No
     }
 }
 
-/// A node as the user wrote it, with its value when it is not a constant.
-fn term(rules: &RuleSet, source: &SourceFile, trace: &Trace, node: NodeId) -> String {
+/// A node as the user wrote it (which a narrow screen may leave out), with
+/// its value and the value's unit when it is not a constant.
+fn term(rules: &RuleSet, source: &SourceFile, trace: &Trace, node: NodeId) -> Vec<Piece> {
     let text = label(rules, source, node);
     match (&rules.node(node).kind, trace.outcome(node)) {
-        (NodeKind::Const(_), _) => text,
-        (_, o) => format!("{text} = {}", outcome(o)),
+        (NodeKind::Const(_), _) => vec![Piece::kept(text)],
+        (_, o) => vec![
+            Piece::optional(text, "…", 1),
+            Piece::kept(format!(" = {}", measured(o, Units::new(rules).of(node)))),
+        ],
+    }
+}
+
+/// An outcome in words, a number with its unit ("1771301 kB").
+pub fn measured(o: Outcome, unit: ValueUnit) -> String {
+    match o {
+        Outcome::Number(v) => unit.after(v, &number(v)),
+        o => outcome(o),
+    }
+}
+
+/// A piece of an explanation: the values are kept, the connecting words,
+/// the sub-expressions' texts and the trailing detail may give way (to
+/// `short`) on a narrow screen, where the whole explanation is one key
+/// away.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Piece {
+    pub text: String,
+    /// What stands for it when room is short; `None`: always shown.
+    pub short: Option<&'static str>,
+    /// Which pieces give way first: the lowest rank, then the next; in one
+    /// rank the last piece first.
+    pub rank: u8,
+}
+
+impl Piece {
+    fn kept(text: impl Into<String>) -> Self {
+        Piece {
+            text: text.into(),
+            short: None,
+            rank: 0,
+        }
+    }
+
+    fn optional(text: impl Into<String>, short: &'static str, rank: u8) -> Self {
+        Piece {
+            text: text.into(),
+            short: Some(short),
+            rank,
+        }
     }
 }
 
 /// Why a rule came out as it did, in one line: "HOTUNPLUG false because
-/// CP_idleAVG * onumcpus = 1.09 is not > 1.15".
+/// (CP_idleAVG * onumcpus) = 1.09 CPUs is not > 1.15".
 pub fn explain(
     rules: &RuleSet,
     source: &SourceFile,
     trace: &Trace,
     kind: RuleKind,
 ) -> Option<String> {
+    explain_pieces(rules, source, trace, kind).map(|p| p.into_iter().map(|p| p.text).collect())
+}
+
+/// [`explain`] in pieces, so a narrow screen can leave sub-expression texts
+/// out and keep every value.
+pub fn explain_pieces(
+    rules: &RuleSet,
+    source: &SourceFile,
+    trace: &Trace,
+    kind: RuleKind,
+) -> Option<Vec<Piece>> {
     use crate::rules::expr::BinOp;
     let rule = rules.rule(kind)?;
     let result = trace.outcome(rule.root);
     let name = kind.file_name();
+    let one = |text: String| Some(vec![Piece::kept(text)]);
     match result {
-        Outcome::NotEvaluated => return Some(format!("{name} not evaluated")),
-        Outcome::Number(v) if kind.is_amount() => return Some(format!("{name} = {}", number(v))),
+        Outcome::NotEvaluated => return one(format!("{name} not evaluated")),
+        // CMM_INC and CMM_DEC are numbers of pages, whatever their
+        // expression computes (the paper's divide kB by 40).
+        Outcome::Number(_) if kind.is_amount() => {
+            return one(format!(
+                "{name} = {}",
+                measured(result, ValueUnit::Of(crate::report::units::Base::Pages))
+            ));
+        }
         Outcome::Fault(_) | Outcome::Aborted | Outcome::Fatal => {
             let at = (rule.nodes.start..rule.nodes.end)
                 .find(|n| matches!(trace.outcome(*n), Outcome::Fault(_) | Outcome::Fatal))
                 .unwrap_or(rule.root);
-            let what = match trace.outcome(at) {
-                Outcome::Fault(f) => format!("FAULT: {f}"),
-                _ => "cpuplugd would exit".to_string(),
-            };
-            return Some(format!(
-                "{name} {what} in {}; the group skipped this interval",
-                label(rules, source, at)
-            ));
+            return Some(match trace.outcome(at) {
+                Outcome::Fault(f) => vec![
+                    Piece::kept(format!(
+                        "{name} FAULT: {}",
+                        crate::report::fault_words::at_node(rules, source, trace, at, f)
+                    )),
+                    Piece::optional("; the group skipped this interval", "", 0),
+                ],
+                _ => vec![
+                    Piece::kept(format!("{name} cpuplugd would exit in ")),
+                    Piece::optional(label(rules, source, at), "…", 1),
+                ],
+            });
         }
         Outcome::Number(v) if rules.node(rule.root).kind == NodeKind::Const(v) => {
-            return Some(format!("{name} {} (the constant {})", v != 0.0, number(v)));
+            return one(format!("{name} {} (the constant {})", v != 0.0, number(v)));
         }
         _ => {}
     }
@@ -340,21 +369,25 @@ pub fn explain(
         Outcome::Number(v) => (v != 0.0).to_string(),
         o => outcome(o),
     };
-    let why = match rules.node(at).kind {
+    let mut out = vec![
+        Piece::kept(format!("{name} {value}")),
+        Piece::optional(" because ", ": ", 0),
+    ];
+    match rules.node(at).kind {
         NodeKind::Binary(op @ (BinOp::Greater | BinOp::Less), l, r) => {
             let holds = matches!(trace.outcome(at), Outcome::Truth(true));
-            format!(
-                "{} is {}{} {}",
-                term(rules, source, trace, l),
+            out.extend(term(rules, source, trace, l));
+            out.push(Piece::kept(format!(
+                " is {}{} ",
                 if holds { "" } else { "not " },
-                op.symbol(),
-                term(rules, source, trace, r)
-            )
+                op.symbol()
+            )));
+            out.extend(term(rules, source, trace, r));
         }
-        _ if at == rule.root => return Some(format!("{name} {value}")),
-        _ => term(rules, source, trace, at),
-    };
-    Some(format!("{name} {value} because {why}"))
+        _ if at == rule.root => return one(format!("{name} {value}")),
+        _ => out.extend(term(rules, source, trace, at)),
+    }
+    Some(out)
 }
 
 /// One row of a rendered trace tree.
@@ -371,6 +404,11 @@ pub struct Row {
     pub variable: bool,
     /// On the path to the deciding sub-expression.
     pub deciding: bool,
+    /// What its value is measured in.
+    pub unit: ValueUnit,
+    /// Left out by a short-circuit: the left side of an `&` was false or
+    /// of an `|` true (what "not evaluated" then means).
+    pub short_circuited: bool,
 }
 
 /// The tree of a rule as rows, expanding variables listed in `expanded`
@@ -389,9 +427,17 @@ pub fn rows(
     let mut path = Vec::new();
     deciding_path(rules, trace, rule.root, &mut path);
     let path: std::collections::HashSet<NodeId> = path.into_iter().collect();
-    walk(
-        rules, source, trace, rule.root, 0, expanded, &path, &mut out,
-    );
+    let mut units = Units::new(rules);
+    let mut tree = RowWalk {
+        rules,
+        source,
+        trace,
+        expanded,
+        path: &path,
+        units: &mut units,
+        out: &mut out,
+    };
+    tree.walk(rule.root, 0, false);
     out
 }
 
@@ -399,37 +445,62 @@ pub fn rows(
 /// nests thousands of levels must not cost thousands of rows every frame.
 pub const MAX_ROWS: usize = 2_000;
 
-#[allow(clippy::too_many_arguments)]
-fn walk(
-    rules: &RuleSet,
-    source: &SourceFile,
-    trace: &Trace,
-    node: NodeId,
-    depth: usize,
-    expanded: &dyn Fn(NodeId) -> bool,
-    path: &std::collections::HashSet<NodeId>,
-    out: &mut Vec<Row>,
-) {
-    if out.len() >= MAX_ROWS {
-        return;
-    }
-    let n = rules.node(node);
-    let variable = matches!(n.kind, NodeKind::Var { .. });
-    let (end, length) = run_end(rules, node);
-    let next = if length >= RUN { end } else { node };
-    out.push(Row {
-        node,
-        depth,
-        label: label(rules, source, node) + &run_note(rules, node, length),
-        outcome: trace.outcome(node),
-        constant: matches!(n.kind, NodeKind::Const(_)),
-        variable,
-        deciding: path.contains(&node),
-    });
-    if variable && !expanded(node) {
-        return;
-    }
-    for c in kids(rules, next) {
-        walk(rules, source, trace, c, depth + 1, expanded, path, out);
+/// The tree being walked into rows, with what every row needs.
+struct RowWalk<'a, 'b> {
+    rules: &'a RuleSet,
+    source: &'a SourceFile,
+    trace: &'a Trace,
+    expanded: &'a dyn Fn(NodeId) -> bool,
+    path: &'a std::collections::HashSet<NodeId>,
+    units: &'b mut Units<'a>,
+    out: &'b mut Vec<Row>,
+}
+
+impl RowWalk<'_, '_> {
+    /// Rows for `node` and below; `cut` when a short-circuit above left it out.
+    fn walk(&mut self, node: NodeId, depth: usize, cut: bool) {
+        use crate::rules::expr::BinOp;
+        if self.out.len() >= MAX_ROWS {
+            return;
+        }
+        let rules = self.rules;
+        let n = rules.node(node);
+        let variable = matches!(n.kind, NodeKind::Var { .. });
+        let (end, length) = run_end(rules, node);
+        let next = if length >= RUN { end } else { node };
+        self.out.push(Row {
+            node,
+            depth,
+            label: label(rules, self.source, node) + &run_note(rules, node, length),
+            outcome: self.trace.outcome(node),
+            constant: matches!(n.kind, NodeKind::Const(_)),
+            variable,
+            deciding: self.path.contains(&node),
+            unit: self.units.of(node),
+            short_circuited: cut,
+        });
+        if variable && !(self.expanded)(node) {
+            return;
+        }
+        let truth = |n: NodeId| match self.trace.outcome(n) {
+            Outcome::Truth(b) => Some(b),
+            Outcome::Number(v) => Some(v != 0.0),
+            _ => None,
+        };
+        let inner = match rules.node(next).kind {
+            NodeKind::Var { body, .. } => body,
+            _ => next,
+        };
+        // The right side of `&` after a false left, of `|` after a true one.
+        let right_cut = match rules.node(inner).kind {
+            NodeKind::Binary(BinOp::And, l, _) => truth(l) == Some(false),
+            NodeKind::Binary(BinOp::Or, l, _) => truth(l) == Some(true),
+            _ => false,
+        };
+        let children = kids(rules, next);
+        let last = children.len().saturating_sub(1);
+        for (i, c) in children.into_iter().enumerate() {
+            self.walk(c, depth + 1, cut || (right_cut && i == last && i > 0));
+        }
     }
 }

@@ -10,8 +10,10 @@ use std::sync::Arc;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use super::command::Command;
+use super::cpu_panel::PanelSize;
 use super::graph_scale::GraphScale;
 use super::keys::KeyAction;
+use super::layer_keys::{EDITOR_KEYS, EditorAction, TUNE_KEYS, TuneAction, action_in};
 use super::line_input::LineInput;
 use super::log_book::LogBook;
 use super::modal::{Modal, Modals};
@@ -22,6 +24,7 @@ use super::update::{Board, DecidedReading, Update};
 use crate::control::flap::Moves;
 use crate::control::patterns::Hint;
 use crate::kernel::Stamp;
+use crate::kernel::deltas::CpuLoad;
 use crate::report::trace;
 use crate::rules::{NodeId, RuleSet, SourceFile, SystemFacts};
 use crate::sim::Scenario;
@@ -33,6 +36,7 @@ pub use super::modal::{ArmInfo, Dialog};
 pub use super::selection::View;
 pub use super::timeline::{FRAME_BYTES, FRAMES, Interval, cpu_of_pin, cpu_pin};
 
+mod keeping;
 mod paging;
 mod seeking;
 
@@ -122,6 +126,8 @@ pub struct App {
     /// The time of the newest reading and of the first, by the source's
     /// clock: log lines are stamped with it, and `J +18h` counts from it.
     clock: Option<(Stamp, Stamp)>,
+    /// The page of the help shown (`?` at 80×24 takes more than one).
+    help_page: usize,
     readings: usize,
     quit: bool,
 }
@@ -155,8 +161,9 @@ impl App {
             sim: None,
             working: None,
             graph_scale: GraphScale::default(),
-            list_area: (80, 20),
+            list_area: (79, 20),
             clock: None,
+            help_page: 0,
             readings: 0,
             quit: false,
         }
@@ -218,12 +225,13 @@ impl App {
         self.screen_size
     }
 
-    /// The terminal is `width`×`height`, and the CPU table shows
-    /// `cpu_page` rows on it ([`super::view::cpu_page`]): clicks are placed
-    /// on it and PgDn pages by what it shows, so paging never skips a CPU.
-    pub fn set_screen_size(&mut self, width: u16, height: u16, cpu_page: usize) {
+    /// The terminal is `width`×`height`, and the CPU panel's inside is
+    /// `cpus` on it ([`super::view::cpu_panel_size`]): clicks are placed on
+    /// it, and PgDn and `c` act on what the panel shows, so paging never
+    /// skips a CPU.
+    pub fn set_screen_size(&mut self, width: u16, height: u16, cpus: PanelSize) {
         self.screen_size = (width, height);
-        self.selection.set_cpu_page(cpu_page);
+        self.selection.cpus_mut().set_size(cpus);
     }
 
     /// The Log and Flips views are `width` columns by `rows` on this
@@ -328,6 +336,16 @@ impl App {
     /// The write to the guest in progress, if one is.
     pub fn working(&self) -> Option<&str> {
         self.working.as_deref()
+    }
+
+    /// The page of the help shown.
+    pub fn help_page(&self) -> usize {
+        self.help_page
+    }
+
+    /// What the machine offers, as edited rules are loaded against.
+    pub fn facts(&self) -> Option<&SystemFacts> {
+        self.facts.as_ref()
     }
 
     /// Readings the control thread has reported.
@@ -445,6 +463,9 @@ impl App {
                 return self.answer(dialog, action);
             }
             Some(Modal::Help) => {
+                if self.turn_help_page(action) {
+                    return None;
+                }
                 self.modals.close_top();
                 if action != KeyAction::Quit {
                     return None;
@@ -457,7 +478,10 @@ impl App {
                 self.quit = true;
                 return Some(Command::Quit);
             }
-            KeyAction::Help => self.modals.open(Modal::Help),
+            KeyAction::Help => {
+                self.help_page = 0;
+                self.modals.open(Modal::Help);
+            }
             KeyAction::Pause
             | KeyAction::Back
             | KeyAction::Forward
@@ -505,6 +529,7 @@ impl App {
                 return self.go_to_end(action == KeyAction::Top);
             }
             KeyAction::Scale => self.graph_scale = self.graph_scale.next(),
+            KeyAction::CpuLayout | KeyAction::CpuOrder => self.cpu_panel_key(action),
             KeyAction::NextRule => self.selection.next_rule(),
             KeyAction::Expand => self.toggle_expanded(),
             KeyAction::Pin => self.toggle_pin(),
@@ -520,19 +545,31 @@ impl App {
                 }
             }
             KeyAction::Tune => self.start_tune(),
-            KeyAction::Export => {
-                let stamp = self
-                    .frame()
-                    .map_or(0, |f| f.sample.stamp.micros / 1_000_000);
-                self.modals.open(Modal::Export(LineInput::new(
-                    crate::tui::state_dir::default_log_path(stamp)
-                        .display()
-                        .to_string(),
-                )));
-            }
+            KeyAction::Export => self.open_export(),
             KeyAction::Redraw => {}
         }
         None
+    }
+
+    /// `c` switches the CPU panel between meters and the table, `b` their
+    /// order.
+    fn cpu_panel_key(&mut self, action: KeyAction) {
+        if action == KeyAction::CpuLayout {
+            self.selection
+                .cpus_mut()
+                .toggle_layout(loads(&self.timeline));
+        } else {
+            self.selection.cpus_mut().toggle_order();
+        }
+    }
+
+    /// `e`: asks where to export the log, offering a new file named after
+    /// the local time.
+    fn open_export(&mut self) {
+        use crate::tui::state_dir::{default_log_path, in_use, local_stamp};
+        let path = default_log_path(&local_stamp(), in_use);
+        self.modals
+            .open(Modal::Export(LineInput::new(path.display().to_string())));
     }
 
     /// An action on the dialog on top: `y` answers a question, `n` or
@@ -548,12 +585,32 @@ impl App {
                 Some(Command::Arm(info.mode))
             }
             (Dialog::ConfirmAuto | Dialog::Arm(_), KeyAction::No | KeyAction::Later)
-            | (Dialog::Message(_), _) => {
+            | (Dialog::Message(_) | Dialog::ReloadFailed(_), _) => {
                 self.modals.close_top();
                 None
             }
+            (d @ (Dialog::Apply(_) | Dialog::Replace(_) | Dialog::Written(_)), action) => {
+                self.answer_keep(d, action)
+            }
             _ => None,
         }
+    }
+
+    /// Turns the help's page for a paging key (PgDn, ↓, Space, → on;
+    /// PgUp, ↑, ← back) when it has more than one; whether it did.
+    fn turn_help_page(&mut self, action: KeyAction) -> bool {
+        let by: isize = match action {
+            KeyAction::PageDown | KeyAction::Down | KeyAction::Pause | KeyAction::Forward => 1,
+            KeyAction::PageUp | KeyAction::Up | KeyAction::Back => -1,
+            _ => return false,
+        };
+        let (w, h) = crate::tui::help::inside(self.screen_size.0, self.screen_size.1);
+        let pages = crate::tui::help::pages(w, h);
+        if pages < 2 {
+            return false;
+        }
+        self.help_page = self.help_page.saturating_add_signed(by).min(pages - 1);
+        true
     }
 
     fn scroll(&mut self, up: bool) {
@@ -664,31 +721,41 @@ impl App {
         self.modals.open(Modal::Tune);
     }
 
-    /// A key while the tune's box is on top: ↑↓ pick a point of the front,
-    /// Enter opens it in the what-if editor and runs it, Esc hides the box.
+    /// A key while the tune's box is on top ([`TUNE_KEYS`]): ↑↓ pick a
+    /// point of the front, Enter opens it in the what-if editor and runs
+    /// it, Ctrl-R and Ctrl-S apply or write it from there, Esc hides the box.
     pub fn tune_key(&mut self, key: KeyEvent) {
-        let Some(job) = self.tune.as_mut() else {
+        if self.tune.is_none() {
             self.modals.close(&Modal::Tune);
             return;
-        };
-        match key.code {
-            KeyCode::Esc | KeyCode::Char('q') => self.modals.close(&Modal::Tune),
-            _ if crate::tui::keys::is_ctrl_c(key) => self.modals.close(&Modal::Tune),
-            KeyCode::Up => job.cursor_up(),
-            KeyCode::Down => job.cursor_down(),
-            KeyCode::Enter if job.finished() => {
-                let rows = job.front();
-                let Some(row) = rows.get(job.cursor()) else {
-                    return;
-                };
-                if let Some(editor) = job.editor(self.board.rules(), self.board.file(), row.index) {
-                    self.modals.close(&Modal::Tune);
-                    self.modals.open(Modal::WhatIf(Box::new(editor)));
-                    self.run_whatif();
-                }
-            }
+        }
+        match action_in(TUNE_KEYS, key) {
+            Some(TuneAction::Close) => self.modals.close(&Modal::Tune),
+            Some(TuneAction::Up) => self.tune.iter_mut().for_each(TuneJob::cursor_up),
+            Some(TuneAction::Down) => self.tune.iter_mut().for_each(TuneJob::cursor_down),
+            Some(TuneAction::Open) if self.open_picked_point() => self.run_whatif(),
+            Some(TuneAction::Apply) if self.open_picked_point() => self.ask_apply(),
+            Some(TuneAction::Write) if self.open_picked_point() => self.ask_write(),
             _ => {}
         }
+    }
+
+    /// The tune's picked point in the what-if editor, the tune's box put
+    /// away; whether there was one (the tune finished).
+    fn open_picked_point(&mut self) -> bool {
+        let Some(job) = self.tune.as_ref().filter(|j| j.finished()) else {
+            return false;
+        };
+        let rows = job.front();
+        let Some(row) = rows.get(job.cursor()) else {
+            return false;
+        };
+        let Some(editor) = job.editor(self.board.rules(), self.board.file(), row.index) else {
+            return false;
+        };
+        self.modals.close(&Modal::Tune);
+        self.modals.open(Modal::WhatIf(Box::new(editor)));
+        true
     }
 
     /// A key while `e` asks for the log's path: editing, Enter gives the
@@ -729,33 +796,44 @@ impl App {
     /// that it needs one ([`App::check_whatif`]). A batch of keys is
     /// checked once, not once per key.
     pub fn whatif_edit(&mut self, key: KeyEvent) -> bool {
+        if self.modals.whatif_on_top().is_none() {
+            return false;
+        }
+        let action = action_in(EDITOR_KEYS, key);
+        match action {
+            Some(EditorAction::Close) => {
+                self.modals.close_top();
+                return false;
+            }
+            Some(EditorAction::Run) => {
+                self.run_whatif();
+                return false;
+            }
+            Some(EditorAction::Apply) => {
+                self.ask_apply();
+                return false;
+            }
+            Some(EditorAction::Write) => {
+                self.ask_write();
+                return false;
+            }
+            _ => {}
+        }
         let rules = Arc::clone(self.board.rules());
+        let file = self.board.file();
         let Some(editor) = self.modals.whatif_on_top() else {
             return false;
         };
-        let file = self.board.file();
-        match key.code {
-            KeyCode::Esc => {
-                self.modals.close_top();
-                false
-            }
-            KeyCode::Enter => {
-                self.run_whatif();
-                false
-            }
-            KeyCode::Tab if !editor.file_mode() => {
+        match action {
+            Some(EditorAction::NextField) if !editor.file_mode() => {
                 editor.step_field(&rules, file, 1);
                 true
             }
-            KeyCode::BackTab if !editor.file_mode() => {
+            Some(EditorAction::PreviousField) if !editor.file_mode() => {
                 editor.step_field(&rules, file, -1);
                 true
             }
-            KeyCode::Char('c') if key.modifiers.contains(KeyModifiers::CONTROL) => {
-                self.modals.close_top();
-                false
-            }
-            KeyCode::Char('o') if key.modifiers.contains(KeyModifiers::CONTROL) => {
+            Some(EditorAction::FileMode) => {
                 editor.toggle_file_mode(&rules, file);
                 true
             }
@@ -792,6 +870,9 @@ impl App {
             Some(Modal::Search) => self.log.type_text(text),
             Some(Modal::GoTo(input)) => {
                 input.insert_str(text);
+            }
+            Some(Modal::SaveRules(prompt)) => {
+                prompt.input.insert_str(text);
             }
             _ => return false,
         }
@@ -867,4 +948,10 @@ impl App {
     pub fn show(&mut self, dialog: Dialog) {
         self.modals.open(Modal::Dialog(dialog));
     }
+}
+
+/// The CPUs of the interval shown, for paging and switching the CPU panel
+/// (none before the first reading).
+fn loads(timeline: &Timeline) -> &[CpuLoad] {
+    timeline.frame().map_or(&[], |f| &f.loads)
 }

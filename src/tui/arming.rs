@@ -112,8 +112,8 @@ pub fn arm_check(
     };
     let sample = latest.ok_or(ArmError::NoReading)?;
     let restore_to = format!(
-        "CPUs {} online, cmm_pages {}",
-        crate::kernel::recording::export::ranges(&sample.online),
+        "{}, cmm_pages {}",
+        crate::report::words::online_list(&sample.online),
         sample
             .cmm_pages
             .map_or("absent".to_string(), |p| p.to_string())

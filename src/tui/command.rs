@@ -4,6 +4,7 @@
 
 use std::path::PathBuf;
 
+use super::edited::EditedRules;
 use super::keys::KeyAction;
 use super::seek::SeekTo;
 use crate::control::controller::{Mode, Proposal};
@@ -27,6 +28,16 @@ pub enum Command {
     /// Read a replay ahead to its end or to a time, deciding every reading
     /// on the way as fast as they decode (`G`, `J`).
     Seek(SeekTo),
+    /// `y` on applying edited rules: load them as `r` reloads a file (the
+    /// history is kept).
+    ApplyRules(Box<EditedRules>),
+    /// Write edited rules to this path (Ctrl-S, then Enter); `replace`
+    /// after a yes to replacing the file there.
+    WriteRules {
+        path: PathBuf,
+        rules: Box<EditedRules>,
+        replace: bool,
+    },
     /// Keys changed what the screen shows; `paused` says whether readings
     /// of a recording wait.
     Wake { paused: bool },

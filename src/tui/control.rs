@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 use super::arming::{Progress, arm, arm_check, disarm};
 use super::command::Command;
 use super::core::Core;
+use super::edited::EditedRules;
 use super::keys::KeyAction;
 use super::log_book::LogKind;
 use super::modal::Dialog;
@@ -105,6 +106,12 @@ pub fn run(
                 updates.push(Update::Note(kind, line));
             }
             Ok(Command::Seek(to)) => c.seek(to, &mut updates),
+            Ok(Command::ApplyRules(rules)) => c.apply_rules(&mut core, &rules, &mut updates),
+            Ok(Command::WriteRules {
+                path,
+                rules,
+                replace,
+            }) => c.write_rules(&path, &rules, replace, &mut updates),
             Ok(Command::Wake { paused }) => {
                 c.paused = paused;
                 continue;
@@ -321,15 +328,12 @@ impl Control {
             )));
             return;
         };
-        let facts = match &self.options.sim {
-            Some(file) => match crate::sim::Scenario::load(file) {
-                Ok(s) => crate::sim::facts(&crate::sim::Guest::new(&s, self.options.old_kernel)),
-                Err(e) => {
-                    updates.push(Update::Show(Dialog::Message(e.to_string())));
-                    return;
-                }
-            },
-            None => crate::kernel::root::RootReader::new().facts(&self.options.root),
+        let facts = match self.facts() {
+            Ok(facts) => facts,
+            Err(why) => {
+                updates.push(Update::Show(Dialog::Message(why)));
+                return;
+            }
         };
         match read_rules(path, &facts) {
             Ok((rules, file)) => updates.push(core.reload(rules, file)),
@@ -338,8 +342,50 @@ impl Control {
                     LogKind::Problem,
                     "reload failed; the old rules stay active".into(),
                 ));
-                updates.push(Update::Show(Dialog::Message(e.to_string())));
+                updates.push(Update::Show(Dialog::ReloadFailed(e.to_string())));
             }
+        }
+    }
+
+    /// `y` on applying edited rules: loaded against the machine as it is
+    /// now and taken as `r` takes a reloaded file (the history is kept).
+    fn apply_rules(&self, core: &mut Core, rules: &EditedRules, updates: &mut Vec<Update>) {
+        match self.facts() {
+            Ok(facts) => updates.extend(core.apply(rules, &facts, self.options.rules.as_deref())),
+            Err(why) => updates.push(Update::Show(Dialog::Message(why))),
+        }
+    }
+
+    /// Ctrl-S, then Enter: the edited rules written to `path` (over a
+    /// file there after a yes to `replace`), checked against the machine
+    /// as it is now.
+    fn write_rules(
+        &self,
+        path: &std::path::Path,
+        rules: &EditedRules,
+        replace: bool,
+        updates: &mut Vec<Update>,
+    ) {
+        match self.facts() {
+            Ok(facts) => {
+                updates.extend(crate::tui::rules_file::write(path, rules, replace, &facts))
+            }
+            Err(why) => updates.push(Update::Show(Dialog::Message(why))),
+        }
+    }
+
+    /// What the machine offers now, as a rule file is loaded against: the
+    /// simulated guest's, or the root's read again.
+    fn facts(&self) -> Result<crate::rules::SystemFacts, String> {
+        match &self.options.sim {
+            Some(file) => match crate::sim::Scenario::load(file) {
+                Ok(s) => Ok(crate::sim::facts(&crate::sim::Guest::new(
+                    &s,
+                    self.options.old_kernel,
+                ))),
+                Err(e) => Err(e.to_string()),
+            },
+            None => Ok(crate::kernel::root::RootReader::new().facts(&self.options.root)),
         }
     }
 }
@@ -539,7 +585,7 @@ mod tests {
                 commands.send(c).unwrap_or_else(|e| panic!("{e}"));
             }
             let screen = draw(&app);
-            assert!(screen.contains("Keys (any key closes)"), "{screen}");
+            assert!(screen.contains("Keys (any key closes"), "{screen}");
             assert!(screen.contains("… plugging a CPU"), "{screen}");
             // Let every write through: the write ends and says so.
             drop(release);

@@ -34,6 +34,10 @@ pub enum KeyAction {
     /// The bottom of the Log or the Flips (the newest); elsewhere the
     /// newest interval, as `G`.
     Bottom,
+    /// The CPU panel as compact meters or as the per-CPU table (`c`).
+    CpuLayout,
+    /// The CPUs busiest first, or by number (`b`).
+    CpuOrder,
     NextRule,
     Expand,
     Pin,
@@ -101,7 +105,7 @@ pub const BINDINGS: &[Binding] = &[
         action: KeyAction::Autonomous,
         keys: &[KeyCode::Char('A')],
         shown: "A",
-        description: "autonomous: act like cpuplugd",
+        description: "autonomous: acts as cpuplugd",
     },
     Binding {
         action: KeyAction::Yes,
@@ -149,7 +153,7 @@ pub const BINDINGS: &[Binding] = &[
         action: KeyAction::Newest,
         keys: &[KeyCode::Char('G')],
         shown: "G",
-        description: "newest, live (replay: its end)",
+        description: "newest (replay: read to end)",
     },
     Binding {
         action: KeyAction::GoTo,
@@ -203,7 +207,19 @@ pub const BINDINGS: &[Binding] = &[
         action: KeyAction::Bottom,
         keys: &[KeyCode::End],
         shown: "End",
-        description: "Log, Flips: bottom; else as G",
+        description: "Log, Flips: end; else as G",
+    },
+    Binding {
+        action: KeyAction::CpuLayout,
+        keys: &[KeyCode::Char('c')],
+        shown: "c",
+        description: "CPUs: meters / per-CPU table",
+    },
+    Binding {
+        action: KeyAction::CpuOrder,
+        keys: &[KeyCode::Char('b')],
+        shown: "b",
+        description: "CPUs: busiest first / by id",
     },
     Binding {
         action: KeyAction::NextRule,
@@ -263,7 +279,7 @@ pub const BINDINGS: &[Binding] = &[
         action: KeyAction::Scale,
         keys: &[KeyCode::Char('z')],
         shown: "z",
-        description: "graphs: from zero/fixed/range",
+        description: "graph scale: 0, fixed, range",
     },
     Binding {
         action: KeyAction::Mouse,
@@ -323,12 +339,18 @@ pub fn action_for(key: KeyEvent) -> Option<KeyAction> {
     {
         return Some(KeyAction::ShowView(c as u8 - b'0'));
     }
+    // Ctrl and a letter is not the letter: Ctrl-S (the what-if editor's
+    // write) pressed with the editor closed must not switch to step-confirm.
     if key.modifiers.contains(KeyModifiers::CONTROL) {
-        match key.code {
-            KeyCode::Char('c') => return Some(KeyAction::Quit),
-            KeyCode::Char('l') => return Some(KeyAction::Redraw),
-            _ => {}
-        }
+        return match key.code {
+            KeyCode::Char('c' | 'C') => Some(KeyAction::Quit),
+            KeyCode::Char('l' | 'L') => Some(KeyAction::Redraw),
+            KeyCode::Char(_) => None,
+            _ => BINDINGS
+                .iter()
+                .find(|b| b.keys.contains(&key.code))
+                .map(|b| b.action),
+        };
     }
     BINDINGS
         .iter()

@@ -81,6 +81,26 @@ impl Local {
     /// the pace or reads ahead: those belong to the screen's control
     /// thread.
     pub fn run(&mut self, command: Command) {
+        let facts = self.app.facts().cloned();
+        let updates = match (command, facts) {
+            (Command::ApplyRules(rules), Some(facts)) => self.core.apply(&rules, &facts, None),
+            (
+                Command::WriteRules {
+                    path,
+                    rules,
+                    replace,
+                },
+                Some(facts),
+            ) => super::rules_file::write(&path, &rules, replace, &facts),
+            (other, _) => return self.run_one(other),
+        };
+        for update in updates {
+            self.app.apply(update);
+        }
+    }
+
+    /// [`Local::run`] for the commands answered by one update.
+    fn run_one(&mut self, command: Command) {
         let update = match command {
             Command::Act(KeyAction::Step) => self.core.set_mode(Mode::Step),
             Command::Act(KeyAction::Autonomous) => self.core.ask_autonomous(),
@@ -93,6 +113,8 @@ impl Local {
             }
             Command::Act(_)
             | Command::Seek(_)
+            | Command::ApplyRules(_)
+            | Command::WriteRules { .. }
             | Command::Arm(_)
             | Command::Wake { .. }
             | Command::Quit

@@ -94,7 +94,12 @@ impl Backlog {
         while self.dialogs > DIALOGS {
             // A question waits for its answer: old messages go to the log
             // first, and a question only when nothing else is left.
-            if !self.drop_oldest(|u| matches!(u, Update::Show(Dialog::Message(_)))) {
+            if !self.drop_oldest(|u| {
+                matches!(
+                    u,
+                    Update::Show(Dialog::Message(_) | Dialog::ReloadFailed(_))
+                )
+            }) {
                 self.drop_oldest(|u| matches!(u, Update::Show(_)));
             }
         }
@@ -169,8 +174,16 @@ impl Backlog {
             Update::Show(dialog) => {
                 self.dialogs -= 1;
                 match dialog {
-                    Dialog::Message(text) => vec![(LogKind::Problem, text)],
-                    Dialog::ConfirmAuto | Dialog::Arm(_) => vec![(
+                    Dialog::Message(text) | Dialog::ReloadFailed(text) => {
+                        vec![(LogKind::Problem, text)]
+                    }
+                    Dialog::Written(path) => {
+                        vec![(LogKind::Note, format!("the edited rules are in {path}"))]
+                    }
+                    Dialog::ConfirmAuto
+                    | Dialog::Arm(_)
+                    | Dialog::Apply(_)
+                    | Dialog::Replace(_) => vec![(
                         LogKind::Problem,
                         "a question was not shown: the terminal was not read (ask again)".into(),
                     )],

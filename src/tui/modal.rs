@@ -5,6 +5,9 @@
 //! is open goes over it, and the layer under it gets the keys back once it
 //! is closed.
 
+use std::path::PathBuf;
+
+use super::edited::EditedRules;
 use super::line_input::LineInput;
 use super::whatif::WhatIfEditor;
 use crate::control::controller::Mode;
@@ -36,6 +39,30 @@ pub enum Dialog {
     Arm(ArmInfo),
     /// Something the user must read (e.g. why a mode is not possible).
     Message(String),
+    /// `r` found the rule file refused (or unreadable): `check`'s report,
+    /// drawn line for line with its carets; the old rules stay.
+    ReloadFailed(String),
+    /// Apply these edited rules to the running session? (the what-if
+    /// editor's or a tune's; the diff is shown)
+    Apply(Box<EditedRules>),
+    /// The file the edited rules were to be written to exists: replace it?
+    Replace(Box<ReplaceFile>),
+    /// The edited rules were written to this path.
+    Written(String),
+}
+
+/// Edited rules waiting for a yes to replace the file at `path`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReplaceFile {
+    pub path: PathBuf,
+    pub rules: EditedRules,
+}
+
+/// Where to write edited rules, being typed, and the rules.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SavePrompt {
+    pub input: LineInput,
+    pub rules: EditedRules,
 }
 
 /// One layer over the screen, with the state it edits.
@@ -56,6 +83,8 @@ pub enum Modal {
     Search,
     /// `J`: the time to go to, being typed.
     GoTo(LineInput),
+    /// Ctrl-S in the what-if editor: where to write the edited rules.
+    SaveRules(Box<SavePrompt>),
 }
 
 impl Modal {
@@ -63,7 +92,11 @@ impl Modal {
     pub fn takes_text(&self) -> bool {
         matches!(
             self,
-            Modal::Export(_) | Modal::WhatIf(_) | Modal::Search | Modal::GoTo(_)
+            Modal::Export(_)
+                | Modal::WhatIf(_)
+                | Modal::Search
+                | Modal::GoTo(_)
+                | Modal::SaveRules(_)
         )
     }
 }
@@ -116,6 +149,12 @@ impl Modals {
         self.stack.retain(|m| std::mem::discriminant(m) != kind);
     }
 
+    /// Takes the what-if editor away, wherever it lies (its edit was
+    /// applied).
+    pub fn close_whatif(&mut self) {
+        self.stack.retain(|m| !matches!(m, Modal::WhatIf(_)));
+    }
+
     /// The dialog on top, if the top is one.
     pub fn dialog(&self) -> Option<&Dialog> {
         match self.top() {
@@ -152,6 +191,14 @@ impl Modals {
     pub fn goto_on_top(&mut self) -> Option<&mut LineInput> {
         match self.top_mut() {
             Some(Modal::GoTo(input)) => Some(input),
+            _ => None,
+        }
+    }
+
+    /// The write prompt for edited rules, when it has the keys.
+    pub fn save_on_top(&mut self) -> Option<&mut SavePrompt> {
+        match self.top_mut() {
+            Some(Modal::SaveRules(p)) => Some(p.as_mut()),
             _ => None,
         }
     }

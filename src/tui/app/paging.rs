@@ -1,7 +1,7 @@
 //! PgUp, PgDn, Home and End on the Log and Flips views: a page moves by
 //! what the screen shows ([`crate::tui::fit`]), so no entry is skipped.
 
-use super::{App, Command, KeyAction, View};
+use super::{App, Command, KeyAction, View, loads};
 use crate::tui::{fit, flip_rows};
 
 impl App {
@@ -21,11 +21,8 @@ impl App {
                 self.selection
                     .set_flips_scroll(fit::paged(&heights, room, scroll, up));
             }
-            _ if up => self.selection.cpus_up(),
-            _ => {
-                let n = self.frame().map_or(0, |f| f.loads.len());
-                self.selection.cpus_down(n);
-            }
+            _ if up => self.selection.cpus_mut().page_up(loads(&self.timeline)),
+            _ => self.selection.cpus_mut().page_down(loads(&self.timeline)),
         }
     }
 

@@ -21,6 +21,11 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {
     ));
     let inner = block.inner(area);
     frame.render_widget(block, area);
+    // Lines wrap one column short of the edge (see `super::fit`).
+    let inner = Rect {
+        width: inner.width.saturating_sub(1).max(1),
+        ..inner
+    };
     let width = inner.width.max(1);
     let found = flip_rows::findings(app.board().flips(), app.hints());
     let mut lines: Vec<Line<'_>> = found.iter().map(|r| styled(r, theme)).collect();

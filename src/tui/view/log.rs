@@ -49,6 +49,11 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme, full: b
         .title(Span::styled(title, theme.title()));
     let inner = block.inner(area);
     frame.render_widget(block, area);
+    // Lines wrap one column short of the edge (see `super::fit`).
+    let inner = Rect {
+        width: inner.width.saturating_sub(1).max(1),
+        ..inner
+    };
     let room = inner.height as usize;
     let width = inner.width.max(1);
     // Lines wrap (a reason or a fault is never cut), so the entries that

@@ -2,13 +2,20 @@
 //! files: what is drawn depends only on the state, so every view can be
 //! snapshot-tested.
 
+mod boxes;
 mod cpu;
+mod cpu_meters;
+mod cpu_page;
+pub mod fit;
 mod flips;
 mod graphs;
 mod header;
+mod help;
+mod keep;
 mod log;
 mod overlay;
 mod plot;
+mod report_box;
 mod rules;
 pub mod theme;
 mod values;
@@ -19,6 +26,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
 use super::app::{App, View};
+use super::cpu_panel::PanelSize;
 use theme::Theme;
 
 /// The smallest screen the full UI needs.
@@ -39,9 +47,14 @@ pub fn draw(frame: &mut Frame<'_>, app: &App) {
             )),
             Line::from("q quits"),
         ];
+        // One column short of the edge, as all flowing text (see `fit`).
+        let text = Rect {
+            width: area.width.saturating_sub(1).max(1),
+            ..area
+        };
         frame.render_widget(
             Paragraph::new(msg).wrap(ratatui::widgets::Wrap { trim: true }),
-            area,
+            text,
         );
         return;
     }
@@ -96,7 +109,7 @@ pub enum Target {
     View(crate::tui::app::View),
     /// A rule's line in the overview's Rules panel.
     Rule(crate::rules::RuleKind),
-    /// A CPU's row in the overview's CPU table.
+    /// A CPU's row in the overview's CPU table, or its meter.
     Cpu(u32),
 }
 
@@ -134,23 +147,27 @@ pub fn click(app: &mut App, column: u16, row: u16) {
     }
 }
 
-/// How many CPUs one page of the CPU table shows on a screen of `size`
-/// when there are more than fit (one row goes to "… more"): what PgDn
-/// moves by.
-pub fn cpu_page(size: Rect) -> usize {
+/// The inside of the CPU panel on a screen of `size`: what PgDn pages by
+/// and `c` switches, as the panel is drawn.
+pub fn cpu_panel_size(size: Rect) -> PanelSize {
     let view = screen_rows(size)[1];
     let cpus = overview_areas(view)[0];
     // The panel has a top border only.
-    cpu::rows_for_cpus(cpus.height.saturating_sub(1))
-        .saturating_sub(1)
-        .max(1)
+    PanelSize {
+        width: cpus.width,
+        height: cpus.height.saturating_sub(1),
+    }
 }
 
 /// The Log and Flips views' lists on a screen of `size`: their width and
-/// rows (under the view's title), what one PgDn pages by.
+/// rows (under the view's title), what one PgDn pages by. Their lines
+/// wrap one column short of the edge, as they are drawn.
 pub fn list_area(size: Rect) -> (u16, u16) {
     let view = screen_rows(size)[1];
-    (view.width, view.height.saturating_sub(1))
+    (
+        view.width.saturating_sub(1).max(1),
+        view.height.saturating_sub(1),
+    )
 }
 
 fn overview(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {
@@ -182,8 +199,14 @@ fn status(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {
     if let Some(cpu) = app.own_cpu() {
         extras.push(Span::raw(format!("  plugtop {cpu:.2}% CPU")));
     }
-    let taken: usize = extras.iter().map(|s| s.content.chars().count()).sum();
-    let mut room = usize::from(area.width).saturating_sub(taken);
+    // The last column stays free (see `fit`); what is switched or selected
+    // gives way from the end when even it does not fit.
+    let width = fit::room(area.width);
+    while extras.iter().map(Span::width).sum::<usize>() > width {
+        extras.pop();
+    }
+    let taken: usize = extras.iter().map(Span::width).sum();
+    let mut room = width.saturating_sub(taken);
     let mut hints = String::new();
     for hint in STATUS_HINTS {
         let gap = if hints.is_empty() { 0 } else { 2 };

@@ -6,8 +6,10 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph};
 
+use super::fit;
 use super::theme::Theme;
 use crate::engine::{CpuAction, GroupStatus};
+use crate::report::fault_words::{CPU_RULES, MEMORY_RULES, group_fault};
 use crate::report::trace;
 use crate::rules::RuleKind;
 use crate::rules::eval::Outcome;
@@ -84,15 +86,20 @@ pub fn draw_summary(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme)
             continue;
         };
         let outcome = f.trace.outcome(rule.root);
+        let note = limit
+            .as_ref()
+            .filter(|(k, _)| *k == kind)
+            .map(|(_, n)| format!("{n}; "));
+        // What is left after the marker, the name and a limit's note.
+        let room = fit::room(inner.width)
+            .saturating_sub(11 + note.as_deref().map_or(0, fit::cols))
+            .max(1);
         let text = match outcome {
-            Outcome::NotEvaluated => format!("not evaluated: {}", not_evaluated_reason(f, kind)),
-            _ => trace::explain(app.rules(), app.file(), &f.trace, kind)
-                .map(|e| {
-                    e.trim_start_matches(kind.file_name())
-                        .trim_start()
-                        .to_string()
-                })
-                .unwrap_or_default(),
+            Outcome::NotEvaluated => fit::ellipsize(
+                &format!("not evaluated: {}", not_evaluated_reason(f, kind)),
+                room,
+            ),
+            _ => summary_text(app, f, kind, room),
         };
         let marker = if kind == app.selection().rule() {
             "▸"
@@ -105,8 +112,8 @@ pub fn draw_summary(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme)
         ];
         // A limit that blocked the action leads that rule's own line (every
         // rule keeps its line).
-        if let Some(note) = limit.as_ref().filter(|(k, _)| *k == kind) {
-            spans.push(Span::styled(format!("{}; ", note.1), theme.warning()));
+        if let Some(note) = note {
+            spans.push(Span::styled(note, theme.warning()));
         }
         spans.push(Span::styled(text, theme.outcome(outcome)));
         lines.push(Line::from(spans));
@@ -114,8 +121,45 @@ pub fn draw_summary(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme)
     frame.render_widget(Paragraph::new(lines), inner);
 }
 
+/// A rule's explanation without its name, in `room` columns: the
+/// sub-expressions' texts give way before any value does, and the whole
+/// explanation is in the Rules view (Tab).
+fn summary_text(app: &App, f: &Interval, kind: RuleKind, room: usize) -> String {
+    let Some(mut pieces) = trace::explain_pieces(app.rules(), app.file(), &f.trace, kind) else {
+        return String::new();
+    };
+    if let Some(first) = pieces.first_mut() {
+        first.text = first
+            .text
+            .trim_start_matches(kind.file_name())
+            .trim_start()
+            .to_string();
+    }
+    fit::pieces(&pieces, room)
+}
+
+/// What "not evaluated" means for a row of a rule whose own result is
+/// `root`: the rule as a whole did not run (the headline says why), a
+/// short-circuit left the row out, or a fault stopped the evaluation first.
+fn why_not_evaluated(root: Outcome, r: &trace::Row) -> &'static str {
+    match root {
+        Outcome::NotEvaluated => "not evaluated",
+        _ if r.short_circuited => "not evaluated (short-circuit)",
+        Outcome::Aborted | Outcome::Fault(_) | Outcome::Fatal => {
+            "not evaluated (the evaluation stopped before it)"
+        }
+        _ => "not evaluated",
+    }
+}
+
 /// One row of the truth trace: indentation, fold marker, text, value.
-fn tree_line<'a>(app: &App, r: &'a trace::Row, selected: bool, theme: &Theme) -> Line<'a> {
+fn tree_line<'a>(
+    app: &App,
+    r: &'a trace::Row,
+    root: Outcome,
+    selected: bool,
+    theme: &Theme,
+) -> Line<'a> {
     let indent = if r.depth > trace::MAX_INDENT {
         format!("{}[depth {}] ", "  ".repeat(trace::MAX_INDENT), r.depth)
     } else {
@@ -142,8 +186,8 @@ fn tree_line<'a>(app: &App, r: &'a trace::Row, selected: bool, theme: &Theme) ->
     ];
     if !r.constant {
         let value = match r.outcome {
-            Outcome::NotEvaluated => "not evaluated (short-circuit)".to_string(),
-            o => trace::outcome(o),
+            Outcome::NotEvaluated => why_not_evaluated(root, r).to_string(),
+            o => trace::measured(o, r.unit),
         };
         spans.push(Span::raw(" = "));
         spans.push(Span::styled(value, theme.outcome(r.outcome)));
@@ -180,18 +224,23 @@ pub fn draw_tree(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {
         );
         return;
     };
-    let mut lines = vec![Line::from(vec![
+    let width = fit::room(inner.width);
+    let mut head = vec![Line::from(vec![
         Span::styled(format!("{} = ", kind.file_name()), theme.title()),
         Span::raw(app.file().snippet(rule.value_span)),
     ])];
     let root = f.trace.outcome(rule.root);
     let headline = match root {
-        Outcome::NotEvaluated => format!("not evaluated: {}", not_evaluated_reason(f, kind)),
+        Outcome::NotEvaluated => format!(
+            "{} not evaluated: {}",
+            kind.file_name(),
+            not_evaluated_reason(f, kind)
+        ),
         _ => trace::explain(app.rules(), app.file(), &f.trace, kind).unwrap_or_default(),
     };
-    lines.push(Line::styled(headline, theme.outcome(root)));
+    head.push(Line::styled(headline, theme.outcome(root)));
     if let Some(note) = limit_note(app, f).filter(|_| kind.index() < 2) {
-        lines.push(Line::styled(note, theme.warning()));
+        head.push(Line::styled(note, theme.warning()));
     }
     if let Some(GroupStatus::Fault(fault)) = f.decision.as_ref().and_then(|d| {
         if kind.index() < 2 {
@@ -200,10 +249,33 @@ pub fn draw_tree(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {
             d.mem.map(|m| m.status)
         }
     }) {
-        lines.push(Line::styled(
-            format!("a {fault} fault skipped this group in this interval"),
+        let group: &[RuleKind] = if kind.index() < 2 {
+            &CPU_RULES
+        } else {
+            &MEMORY_RULES
+        };
+        head.push(Line::styled(
+            format!(
+                "the group was skipped in this interval: {}",
+                group_fault(app.rules(), app.file(), &f.trace, group, fault)
+            ),
             theme.outcome(Outcome::Fault(fault)),
         ));
+    }
+    // Long explanations wrap, so no value is ever cut; the rule's own text
+    // takes at most a third of the view.
+    let mut lines: Vec<Line<'_>> = Vec::new();
+    for (i, line) in head.iter().enumerate() {
+        let mut wrapped = fit::wrap_line(line, width, 4);
+        let most = usize::from(inner.height / 3).max(1);
+        if i == 0 && wrapped.len() > most {
+            wrapped.truncate(most);
+            wrapped.push(Line::styled(
+                "… the rest of the rule is in the file (the tree below has it all)",
+                theme.dim(),
+            ));
+        }
+        lines.extend(wrapped);
     }
     let rows = trace::rows(app.rules(), app.file(), &f.trace, kind, &|n| {
         app.selection().is_expanded(n)
@@ -212,16 +284,18 @@ pub fn draw_tree(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {
         .selection()
         .tree_scroll()
         .min(rows.len().saturating_sub(1));
-    let body: Vec<Line<'_>> = rows
+    // Each row wraps under its own text; the cursor row (↑↓) stays on
+    // screen, and what lies above or below the view is counted.
+    let body: Vec<Vec<Line<'static>>> = rows
         .iter()
         .enumerate()
-        .map(|(i, r)| tree_line(app, r, i == cursor, theme))
+        .map(|(i, r)| {
+            let line = tree_line(app, r, root, i == cursor, theme);
+            let lead = 2 * r.depth.min(trace::MAX_INDENT) + 4;
+            fit::wrap_line(&line, width, lead)
+        })
         .collect();
     let room = (inner.height as usize).saturating_sub(lines.len());
-    // The cursor row (↑↓) stays on screen.
-    let scroll = cursor
-        .saturating_sub(room.saturating_sub(1))
-        .min(body.len().saturating_sub(room));
-    lines.extend(body.into_iter().skip(scroll).take(room));
+    lines.extend(fit::window(body, room, cursor, theme.dim()));
     frame.render_widget(Paragraph::new(lines), inner);
 }

@@ -6,6 +6,7 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders};
 
+use super::fit;
 use super::theme::Theme;
 use crate::history::Metric;
 use crate::report::trace::number;
@@ -47,30 +48,37 @@ fn pool_rows(rows: &mut Vec<(String, String)>, s: &crate::kernel::Sample, max: i
                 "CMM pool (pages)".into(),
                 format!("{pages} = {}", mib(pages as f64 * 4.0)),
             ));
+            // An unset CMM_MAX reads as -1: no gauge against it.
             rows.push((
                 "  of CMM_MAX".into(),
-                format!(
-                    "{}{} {max}",
-                    "█".repeat(filled),
-                    "·".repeat(gauge_width - filled)
-                ),
+                if max < 0 {
+                    "not set".to_string()
+                } else {
+                    format!(
+                        "{}{} {max}",
+                        "█".repeat(filled),
+                        "·".repeat(gauge_width - filled)
+                    )
+                },
             ));
             rows.push(("  guest keeps".into(), guest.map_or("-".into(), mib)));
         }
-        None => rows.push(("CMM pool".into(), "no cmm_pages on this machine".into())),
+        None => rows.push(("CMM pool".into(), "no cmm_pages file".into())),
     }
 }
 
-/// The rows that fit, scrolled to the selected variable, pinned ones with
-/// their sparkline.
-fn visible<'a>(
-    rows: &'a [(String, String)],
+/// The rows that fit `room` lines of `width` columns, scrolled to the
+/// selected variable, pinned ones with their sparkline. A row too long for
+/// the panel wraps (a name or a value is never cut), and a line says how
+/// many rows are above or below the view.
+fn visible(
+    rows: &[(String, String)],
     fixed: usize,
     variables: usize,
-    room: usize,
+    (width, room): (usize, usize),
     app: &App,
     theme: &Theme,
-) -> Vec<Line<'a>> {
+) -> Vec<Line<'static>> {
     let label_width = rows
         .iter()
         .map(|(n, _)| n.chars().count())
@@ -89,18 +97,14 @@ fn visible<'a>(
         .and_then(|name| rows.iter().position(|(n, _)| n == name))
         .unwrap_or(fixed);
     // Until the user moves the cursor, the panel shows its top.
-    let first = if selected < room || app.selection().value_cursor() == 0 {
+    let focus = if app.selection().value_cursor() == 0 {
         0
     } else {
         selected
-            .saturating_sub(room.saturating_sub(1))
-            .min(rows.len().saturating_sub(room))
     };
-    let lines: Vec<Line<'_>> = rows
+    let items: Vec<Vec<Line<'static>>> = rows
         .iter()
         .enumerate()
-        .skip(first)
-        .take(room)
         .map(|(i, (name, value))| {
             let pinned = app.timeline().pinned().iter().any(|p| p == name);
             let mut spans = vec![
@@ -125,14 +129,18 @@ fn visible<'a>(
                 spans.push(Span::raw(format!(" {}", sparkline(&series, 16))));
             }
             let line = Line::from(spans);
-            if i == selected && !pinnable.is_empty() && app.selection().selected_cpu().is_none() {
+            let line = if i == selected
+                && !pinnable.is_empty()
+                && app.selection().selected_cpu().is_none()
+            {
                 line.style(theme.selected())
             } else {
                 line
-            }
+            };
+            fit::wrap_line(&line, width, 2)
         })
         .collect();
-    lines
+    fit::window(items, room, focus, theme.dim())
 }
 
 /// Draws the values panel.
@@ -168,7 +176,7 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {
     rows.push((
         "scans kswapd/direct".into(),
         format!(
-            "{} / {} per tick",
+            "{}/{} per tick",
             rate(Metric::ScanKswapd),
             rate(Metric::ScanDirect)
         ),
@@ -197,17 +205,31 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {
     }
     pool_rows(&mut rows, s, app.rules().settings.cmm_max);
     let fixed = rows.len();
+    // Each variable in its unit, as its expression reads (kB for a sum of
+    // meminfo lines, pages/tick for a scan rate).
+    let units = crate::report::units::variable_units(app.rules());
+    let unit_of = |name: &str| {
+        app.rules()
+            .variables
+            .iter()
+            .position(|v| v.name == name)
+            .and_then(|i| units.get(i).copied())
+            .unwrap_or(crate::report::units::ValueUnit::Unknown)
+    };
     for (name, value) in &f.variables {
         if name == "CP_ActiveAVG" || name == "CP_idleAVG" {
             continue;
         }
-        rows.push((name.clone(), value.map_or("-".into(), number)));
+        rows.push((
+            name.clone(),
+            value.map_or("-".into(), |v| unit_of(name).after(v, &number(v))),
+        ));
     }
     let lines = visible(
         &rows,
         fixed,
         f.variables.len(),
-        inner.height as usize,
+        (fit::room(inner.width), inner.height as usize),
         app,
         theme,
     );
