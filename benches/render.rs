@@ -1,5 +1,7 @@
-//! Drawing one full frame of the UI for a 64-CPU guest with the paper's
-//! recommended rules, into an in-memory terminal.
+//! Drawing one full frame of the UI for a 64-CPU and a 256-CPU guest
+//! with the paper's recommended rules, into an in-memory terminal (the
+//! big guests' CPU panel is the compact meters; the 256 at 160×48 is
+//! issue 25's "frame under 1 ms").
 //!
 //! Run: `cargo bench --bench render`
 
@@ -19,8 +21,8 @@ use plugtop::tui::view;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 
-/// The fixture series stretched to 64 CPUs.
-fn app_with_64_cpus() -> Local {
+/// The fixture series stretched to `cpus` CPUs, each busy its own share.
+fn app_with_cpus(cpus: u32) -> Local {
     let mut source = match SnapshotSource::open(Path::new("tests/fixtures/series/oldkernel")) {
         Ok(s) => s,
         Err(e) => panic!("{e}"),
@@ -38,7 +40,7 @@ fn app_with_64_cpus() -> Local {
     let mut step = 0u64;
     while let Some(Ok(mut s)) = source.next_sample() {
         step += 1;
-        s.per_cpu = (0..64u32)
+        s.per_cpu = (0..cpus)
             .map(|i| {
                 let k = u64::from(i) + 1;
                 (
@@ -53,8 +55,8 @@ fn app_with_64_cpus() -> Local {
             })
             .collect();
         s.online = CpuList {
-            ids: (0..64).collect(),
-            count: 64,
+            ids: (0..cpus).collect(),
+            count: cpus as i32,
         };
         s.present = s.online.clone();
         s.stamp = Stamp::new(1_700_000_000 + step as i64, 0);
@@ -64,17 +66,19 @@ fn app_with_64_cpus() -> Local {
 }
 
 fn bench(c: &mut Criterion) {
-    let app = app_with_64_cpus();
-    for (w, h) in [(80u16, 24u16), (160, 48)] {
-        let mut terminal = match Terminal::new(TestBackend::new(w, h)) {
-            Ok(t) => t,
-            Err(e) => panic!("{e}"),
-        };
-        c.bench_function(&format!("render/overview/64-cpus/{w}x{h}"), |b| {
-            b.iter(|| black_box(terminal.draw(|f| view::draw(f, app.app())).is_ok()))
-        });
+    for cpus in [64, 256] {
+        let app = app_with_cpus(cpus);
+        for (w, h) in [(80u16, 24u16), (160, 48)] {
+            let mut terminal = match Terminal::new(TestBackend::new(w, h)) {
+                Ok(t) => t,
+                Err(e) => panic!("{e}"),
+            };
+            c.bench_function(&format!("render/overview/{cpus}-cpus/{w}x{h}"), |b| {
+                b.iter(|| black_box(terminal.draw(|f| view::draw(f, app.app())).is_ok()))
+            });
+        }
     }
-    let mut trace = app_with_64_cpus();
+    let mut trace = app_with_cpus(64);
     trace.app_mut().selection_mut().show(View::Rules);
     let mut terminal = match Terminal::new(TestBackend::new(160, 48)) {
         Ok(t) => t,

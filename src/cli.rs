@@ -259,19 +259,19 @@ pub struct WhatifArgs {
 pub struct SimArgs {
     /// The scenario file (TOML; see examples/scenarios/README.md).
     pub scenario: PathBuf,
-    /// The rule file that controls the guest (required unless --serve).
-    #[arg(short = 'c', long = "config", required_unless_present = "serve")]
+    /// The rule file that controls the guest (default: the built-in recommended rules, as `plugtop --sim`).
+    #[arg(short = 'c', long = "config")]
     pub config: Option<PathBuf>,
     /// How long to run: 1h, 15m, 90s, 12:00 or seconds (default: the scenario's duration).
     #[arg(long)]
     pub duration: Option<String>,
-    /// Simulated seconds per real second, 0.001 to 1000000 (default 1: real time).
+    /// Simulated seconds per real second, 0.001 to 1000000 (default 1: real time; with --report or --compare, as fast as --fast).
     #[arg(long, conflicts_with = "fast")]
     pub speed: Option<f64>,
     /// As fast as the machine can.
     #[arg(long)]
     pub fast: bool,
-    /// Print only the report at the end (not every action as it happens).
+    /// Print only the report at the end (not every action as it happens); runs as fast as --fast unless --speed is given.
     #[arg(long)]
     pub report: bool,
     /// Format of the report.
@@ -280,7 +280,7 @@ pub struct SimArgs {
     /// /proc/vmstat carries the old zone-suffixed names (for the seed paper's files).
     #[arg(long)]
     pub old_kernel: bool,
-    /// Run this rule file too, on the same scenario and seed, and report side by side.
+    /// Run this rule file too, on the same scenario and seed, and report side by side (as fast as --fast unless --speed is given).
     #[arg(long, conflicts_with = "serve")]
     pub compare: Option<PathBuf>,
     /// Record every reading in the recording format.

@@ -185,6 +185,15 @@ impl History {
         self.latest = Some(sample);
     }
 
+    /// Empty series whose first values are taken against `before` (the
+    /// reading before them, when the history starts again after a seek).
+    pub fn after(before: Option<Arc<Sample>>) -> Self {
+        History {
+            latest: before,
+            ..History::new()
+        }
+    }
+
     /// The newest reading.
     pub fn latest(&self) -> Option<&Arc<Sample>> {
         self.latest.as_ref()
@@ -202,6 +211,23 @@ impl History {
             self.pinned
                 .push((name.to_string(), Series::new(SERIES_LEN)));
         }
+    }
+
+    /// Starts graphing a user variable with the values it had in the
+    /// intervals kept (`kept`, oldest first), so its graph starts full
+    /// rather than empty: the series lines up with the metrics' series,
+    /// an interval older than those values a gap.
+    pub fn pin_filled(&mut self, name: &str, kept: impl ExactSizeIterator<Item = f64>) {
+        let mut series = Series::new(SERIES_LEN);
+        let len = self.series.first().map_or(0, Series::len);
+        for _ in kept.len()..len {
+            series.push(f64::NAN);
+        }
+        for v in kept {
+            series.push(v);
+        }
+        self.unpin(name);
+        self.pinned.push((name.to_string(), series));
     }
 
     /// Stops keeping a variable's series (its graph goes with it).

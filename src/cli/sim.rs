@@ -4,6 +4,7 @@
 
 use std::io::Write;
 use std::path::Path;
+use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
@@ -34,7 +35,14 @@ pub fn run(args: SimArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
     } = args;
     let scenario = plugtop::sim::Scenario::load(&scenario)?;
     let duration = duration.as_deref().map(sim_duration).transpose()?;
+    let quiet = report || compare.is_some();
+    // Nothing is shown until the report: waiting in real time would only
+    // keep the user waiting, unless a pace was asked for (then said).
+    let fast = fast || (quiet && speed.is_none() && serve.is_none());
     let speed = checked_speed(speed.unwrap_or(1.0))?;
+    if quiet && !fast {
+        eprintln!("plugtop: {}", slow_report_note(&scenario, duration, speed));
+    }
     let mut wait = |d: Duration| {
         if !fast {
             std::thread::sleep(plugtop::pace::scaled(d, speed));
@@ -70,8 +78,7 @@ pub fn run(args: SimArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
         .with_context(|| format!("cannot write below {}", root.display()))?;
         return Ok(Status::Ok);
     }
-    let config = config.context("a rule file is needed: -c FILE")?;
-    let quiet = report || compare.is_some();
+    let rules = SimRules::new(config.as_deref(), &scenario, &options)?;
     // With a JSON report, standard output holds only the JSON: the action
     // lines go to standard error.
     let json = matches!(report_format, CheckFormat::Json);
@@ -85,24 +92,20 @@ pub fn run(args: SimArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
             let _ = writeln!(std::io::stdout(), "{l}");
         }
     };
-    let first = plugtop::sim::run::simulate(&scenario, &config, &options, &mut wait, &mut print)?;
-    let second = match &compare {
-        Some(other) => {
-            let options = plugtop::sim::run::SimOptions {
-                record: None,
-                ..options.clone()
-            };
-            Some(plugtop::sim::run::simulate(
-                &scenario,
-                other,
-                &options,
-                &mut |_| {},
-                &mut |_| {},
-            )?)
-        }
-        None => None,
-    };
-    let files = [config.as_path(), compare.as_deref().unwrap_or(&config)];
+    let first = plugtop::sim::run::simulate_loaded(
+        &scenario,
+        Arc::clone(&rules.set),
+        &rules.file,
+        &options,
+        &mut wait,
+        &mut print,
+    )?;
+    let second = compare
+        .as_deref()
+        .map(|other| compared(&scenario, other, &options))
+        .transpose()?;
+    let first_file = Path::new(rules.file.name());
+    let files = [first_file, compare.as_deref().unwrap_or(first_file)];
     finish_sim(
         out,
         report_format,
@@ -111,6 +114,73 @@ pub fn run(args: SimArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
         second.as_ref(),
         files,
         old_kernel,
+    )
+}
+
+/// `--compare`: `other` on the same scenario and seed, silently, at once
+/// and unrecorded.
+fn compared(
+    scenario: &plugtop::sim::Scenario,
+    other: &Path,
+    options: &plugtop::sim::run::SimOptions,
+) -> anyhow::Result<plugtop::sim::run::SimOutcome> {
+    let options = plugtop::sim::run::SimOptions {
+        record: None,
+        ..options.clone()
+    };
+    Ok(plugtop::sim::run::simulate(
+        scenario,
+        other,
+        &options,
+        &mut |_| {},
+        &mut |_| {},
+    )?)
+}
+
+/// The rules a simulation runs: the file named, or the built-in
+/// recommended rules that fit the simulated kernel (as the screen's
+/// `--sim` takes them).
+struct SimRules {
+    set: Arc<plugtop::rules::RuleSet>,
+    file: plugtop::rules::SourceFile,
+}
+
+impl SimRules {
+    fn new(
+        config: Option<&Path>,
+        scenario: &plugtop::sim::Scenario,
+        options: &plugtop::sim::run::SimOptions,
+    ) -> anyhow::Result<SimRules> {
+        let facts = plugtop::sim::facts(&plugtop::sim::run::guest_for(scenario, options));
+        let (set, file) = match config {
+            Some(path) => plugtop::rules::load_path(path, &facts)?,
+            None => plugtop::rules::load_source(
+                plugtop::commands::observe::built_in_rules(&facts),
+                &facts,
+            )?,
+        };
+        Ok(SimRules {
+            set: Arc::new(set),
+            file,
+        })
+    }
+}
+
+/// Said when a report (or a comparison) is asked for at a pace: nothing
+/// shows until the end, so how long that is.
+fn slow_report_note(
+    scenario: &plugtop::sim::Scenario,
+    duration: Option<f64>,
+    speed: f64,
+) -> String {
+    let seconds = duration
+        .or_else(|| plugtop::sim::scenario::seconds(&scenario.duration))
+        .unwrap_or(0.0);
+    format!(
+        "simulating {} of {} at --speed {speed}: the report comes at the end, in about {} (--fast gives it at once)",
+        plugtop::sim::report::clock(seconds),
+        plugtop::report::terminal_safe(&scenario.name),
+        plugtop::sim::report::clock(seconds / speed),
     )
 }
 

@@ -15,11 +15,12 @@ use crate::control::flap::FlapConfig;
 use crate::control::flap::Moves;
 use crate::control::session::Session;
 use crate::control::watch::{ChangedDecision, Finding};
+use crate::engine::{CpuAction, Decision, GroupStatus};
 use crate::kernel::actuator::NoWrites;
 use crate::kernel::{Sample, Source};
 use crate::report::trace::{explain, rule as rule_tree};
 use crate::report::{file_name, hms};
-use crate::rules::{RuleKind, RuleSet, SourceFile};
+use crate::rules::{Outcome, RuleKind, RuleSet, SourceFile};
 
 /// How many differing intervals are shown in full.
 pub const SHOWN_DIFFERENCES: usize = 10;
@@ -71,6 +72,8 @@ impl SideTally {
 struct Candidate {
     session: Session,
     tally: SideTally,
+    /// The decision on the reading last decided.
+    last: Option<Decision>,
 }
 
 impl Candidate {
@@ -86,6 +89,7 @@ impl Candidate {
                 ..SideTally::default()
             },
             session: Session::new(Arc::new(rules), file, Mode::Observe, flap),
+            last: None,
         }
     }
 
@@ -95,6 +99,7 @@ impl Candidate {
         let step = self
             .session
             .step(Arc::clone(sample), &mut NoWrites::blind());
+        self.last.clone_from(&step.decision);
         let d = step.decision.as_ref()?;
         let moves = Moves::of(d);
         self.tally.count(moves);
@@ -125,6 +130,18 @@ impl Candidate {
             }
         }
         let s = &self.session;
+        if let Some(note) = self.last.as_ref().and_then(|d| limit_note(s.rules(), d)) {
+            let _ = writeln!(out, "    {note}");
+        }
+        let evaluated = s
+            .rules()
+            .rule(kind)
+            .is_some_and(|r| s.trace().outcome(r.root) != Outcome::NotEvaluated);
+        if !evaluated {
+            let why = not_evaluated(s.rules(), self.last.as_ref(), kind);
+            let _ = writeln!(out, "      {} not evaluated: {why}", kind.file_name());
+            return;
+        }
         for line in rule_tree(s.rules(), s.file(), s.trace(), kind).lines() {
             let _ = writeln!(out, "      {line}");
         }
@@ -137,6 +154,64 @@ impl Candidate {
         self.tally.changes = watch.changes.iter().cloned().collect();
         self.tally
     }
+}
+
+/// Why the rule `kind` was not evaluated on the reading `decision` was
+/// made on, in the words of cpuplugd's order of evaluation.
+fn not_evaluated(rules: &RuleSet, decision: Option<&Decision>, kind: RuleKind) -> String {
+    let memory = matches!(
+        kind,
+        RuleKind::Memplug | RuleKind::Memunplug | RuleKind::CmmInc | RuleKind::CmmDec
+    );
+    if memory && !rules.mem_enabled {
+        return "the memory rules are off for this file: cpuplugd runs them only with CMM_MIN, CMM_MAX (at least CMM_MIN), CMM_INC, MEMPLUG and MEMUNPLUG set, and a cmm_pages file".into();
+    }
+    if !memory && !rules.cpu_enabled {
+        return "the CPU rules are off for this file: cpuplugd runs them only with CPU_MIN, CPU_MAX, HOTPLUG and HOTUNPLUG set".into();
+    }
+    let Some(d) = decision else {
+        return "no decision yet: the history is still filling".into();
+    };
+    let status = if memory {
+        d.mem.map(|m| m.status)
+    } else {
+        d.cpu.map(|c| c.status)
+    };
+    match (kind, status) {
+        (_, Some(GroupStatus::Fault(f))) => format!("{f} skipped its group this interval"),
+        (_, Some(GroupStatus::Vertical)) => {
+            "vertical polarization: cpuplugd changes no CPUs then".into()
+        }
+        (RuleKind::Hotunplug, _) if d.cpu.and_then(|c| c.hotplug) == Some(true) => {
+            "HOTPLUG was true, and it goes first".into()
+        }
+        (RuleKind::Memunplug, _) if d.mem.and_then(|m| m.memplug) == Some(true) => {
+            "MEMPLUG was true, and it goes first".into()
+        }
+        _ if d.fatal.is_some() => "cpuplugd would have exited before it".into(),
+        _ => "its group did not run this interval".into(),
+    }
+}
+
+/// A rule that fired while a limit stopped it ("HOTUNPLUG true, but
+/// CPU_MIN reached"), so "nothing" is not read as the rule being false.
+fn limit_note(rules: &RuleSet, d: &Decision) -> Option<String> {
+    let cpu = d.cpu?;
+    if !cpu.limited || cpu.action != CpuAction::None {
+        return None;
+    }
+    let s = rules.settings;
+    Some(if cpu.hotplug == Some(true) {
+        format!(
+            "but CPU_MAX is reached ({} of {} online): nothing to plug",
+            cpu.onumcpus, s.cpu_max
+        )
+    } else {
+        format!(
+            "but CPU_MIN is reached ({} online, CPU_MIN {}): nothing to unplug",
+            cpu.onumcpus, s.cpu_min
+        )
+    })
 }
 
 /// The rule that makes `moves` happen, for showing its trace.
@@ -299,27 +374,28 @@ fn side_by_side(out: &mut String, w: &WhatIf) {
         let _ = writeln!(out, "  {label:<18}{a:>width$}  {b:>width$}");
     };
     row(out, "", w.new.name.clone(), w.old.name.clone());
+    let _ = writeln!(out, "  intervals that");
     row(
         out,
-        "CPU plugs",
+        "  plug a CPU",
         w.new.plugs.to_string(),
         w.old.plugs.to_string(),
     );
     row(
         out,
-        "CPU unplugs",
+        "  unplug a CPU",
         w.new.unplugs.to_string(),
         w.old.unplugs.to_string(),
     );
     row(
         out,
-        "pool increases",
+        "  grow the pool",
         w.new.pool_up.to_string(),
         w.old.pool_up.to_string(),
     );
     row(
         out,
-        "pool decreases",
+        "  shrink the pool",
         w.new.pool_down.to_string(),
         w.old.pool_down.to_string(),
     );
@@ -369,6 +445,15 @@ pub fn render(w: &WhatIf) -> String {
     );
     let _ = writeln!(out);
     side_by_side(&mut out, w);
+    let _ = writeln!(
+        out,
+        "{}",
+        if w.against_recording {
+            "(a rule file's count: intervals whose decision does it, each decided again on the readings as they were; the recording's: intervals in which the guest did it)"
+        } else {
+            "(intervals whose decision does it, each decided again on the readings as they were)"
+        }
+    );
     let _ = writeln!(out);
     for t in [&w.new, &w.old] {
         for l in &t.loops {

@@ -97,7 +97,16 @@ pub fn load_path(
         path: rule_file_name(path),
         source,
     })?;
-    let file = SourceFile::new(rule_file_name(path), bytes);
+    load_source(SourceFile::new(rule_file_name(path), bytes), facts)
+}
+
+/// Loads a rule file already in memory (an edit the screen made) as
+/// [`load_path`] loads one from disk: refused files come back with
+/// cpuplugd's errors rendered for the terminal.
+pub fn load_source(
+    file: SourceFile,
+    facts: &SystemFacts,
+) -> Result<(RuleSet, SourceFile), LoadError> {
     let outcome = load(&file, facts);
     if outcome.refusal.is_some() {
         let errors: Vec<_> = outcome

@@ -10,10 +10,14 @@ use std::sync::Arc;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use super::command::Command;
+use super::cpu_panel::PanelSize;
+use super::graph_scale::GraphScale;
 use super::keys::KeyAction;
+use super::layer_keys::{EDITOR_KEYS, EditorAction, TUNE_KEYS, TuneAction, action_in};
 use super::line_input::LineInput;
 use super::log_book::LogBook;
 use super::modal::{Modal, Modals};
+use super::seek::SeekTo;
 use super::selection::Selection;
 use super::timeline::Timeline;
 use super::update::{Board, DecidedReading, Update};
@@ -30,7 +34,11 @@ use crate::tui::whatif::{Past, WhatIfEditor};
 pub use super::log_book::{LogKind, LogLine};
 pub use super::modal::{ArmInfo, Dialog};
 pub use super::selection::View;
-pub use super::timeline::{FRAME_BYTES, FRAMES, Interval};
+pub use super::timeline::{FRAME_BYTES, FRAMES, Interval, cpu_of_pin, cpu_pin};
+
+mod keeping;
+mod paging;
+mod seeking;
 
 /// Where samples come from, for the header.
 #[derive(Debug, Clone, PartialEq)]
@@ -45,6 +53,18 @@ pub enum SourceLabel {
         scenario: String,
         speed: f64,
     },
+}
+
+impl SourceLabel {
+    /// Whose clock the readings' times are, as the log says it: the log
+    /// keeps to this one clock.
+    pub fn clock(&self) -> &'static str {
+        match self {
+            SourceLabel::Live(_) => "times UTC",
+            SourceLabel::Replay { .. } => "recorded times, UTC",
+            SourceLabel::Sim { .. } => "simulated times",
+        }
+    }
 }
 
 /// What the header says of the machine (the kernel's `Machine` says more).
@@ -98,6 +118,16 @@ pub struct App {
     sim: Option<(Scenario, bool)>,
     /// The write to the guest in progress, as the control thread said.
     working: Option<String>,
+    /// How the graphs scale their bars (`z`).
+    graph_scale: GraphScale,
+    /// The Log and Flips views' width and rows on this screen: what one
+    /// page of them shows.
+    list_area: (u16, u16),
+    /// The time of the newest reading and of the first, by the source's
+    /// clock: log lines are stamped with it, and `J +18h` counts from it.
+    clock: Option<(Stamp, Stamp)>,
+    /// The page of the help shown (`?` at 80×24 takes more than one).
+    help_page: usize,
     readings: usize,
     quit: bool,
 }
@@ -130,6 +160,10 @@ impl App {
             hints: Vec::new(),
             sim: None,
             working: None,
+            graph_scale: GraphScale::default(),
+            list_area: (79, 20),
+            clock: None,
+            help_page: 0,
             readings: 0,
             quit: false,
         }
@@ -191,12 +225,25 @@ impl App {
         self.screen_size
     }
 
-    /// The terminal is `width`×`height`, and the CPU table shows
-    /// `cpu_page` rows on it ([`super::view::cpu_page`]): clicks are placed
-    /// on it and PgDn pages by what it shows, so paging never skips a CPU.
-    pub fn set_screen_size(&mut self, width: u16, height: u16, cpu_page: usize) {
+    /// The terminal is `width`×`height`, and the CPU panel's inside is
+    /// `cpus` on it ([`super::view::cpu_panel_size`]): clicks are placed on
+    /// it, and PgDn and `c` act on what the panel shows, so paging never
+    /// skips a CPU.
+    pub fn set_screen_size(&mut self, width: u16, height: u16, cpus: PanelSize) {
         self.screen_size = (width, height);
-        self.selection.set_cpu_page(cpu_page);
+        self.selection.cpus_mut().set_size(cpus);
+    }
+
+    /// The Log and Flips views are `width` columns by `rows` on this
+    /// screen ([`super::view::list_area`]): PgUp and PgDn page by what
+    /// they show.
+    pub fn set_list_area(&mut self, width: u16, rows: u16) {
+        self.list_area = (width, rows);
+    }
+
+    /// How the graphs scale their bars.
+    pub fn graph_scale(&self) -> GraphScale {
+        self.graph_scale
     }
 
     /// The session as last told.
@@ -291,6 +338,16 @@ impl App {
         self.working.as_deref()
     }
 
+    /// The page of the help shown.
+    pub fn help_page(&self) -> usize {
+        self.help_page
+    }
+
+    /// What the machine offers, as edited rules are loaded against.
+    pub fn facts(&self) -> Option<&SystemFacts> {
+        self.facts.as_ref()
+    }
+
     /// Readings the control thread has reported.
     pub fn readings(&self) -> usize {
         self.readings
@@ -301,14 +358,25 @@ impl App {
         self.quit
     }
 
-    /// Adds a log line stamped with the newest reading's time.
+    /// Adds a log line stamped with the newest reading's time: the log
+    /// keeps to the source's one clock (a line said before the first
+    /// reading gets that reading's time).
     pub fn note(&mut self, kind: LogKind, text: impl Into<String>) {
-        let stamp = self
-            .timeline
-            .frames()
-            .front()
-            .map_or(Stamp::default(), |f| f.sample.stamp);
-        self.log.note(stamp, kind, text.into());
+        match self.clock {
+            Some((newest, _)) => self.log.note(newest, kind, text.into()),
+            None => self.log.note_undated(kind, text.into()),
+        }
+    }
+
+    /// The newest reading was taken at `stamp`.
+    fn tick(&mut self, stamp: Stamp) {
+        match &mut self.clock {
+            Some((newest, _)) => *newest = stamp,
+            None => {
+                self.clock = Some((stamp, stamp));
+                self.log.date_undated(stamp);
+            }
+        }
     }
 
     fn note_all(&mut self, lines: Vec<(LogKind, String)>) {
@@ -357,6 +425,8 @@ impl App {
                     format!("{readings} readings not shown: the terminal was not read"),
                 );
             }
+            Update::Passed(passed) => self.take_passed(*passed),
+            Update::Sought(sought) => self.arrived(sought),
             Update::Ended(_) => {}
         }
     }
@@ -366,7 +436,7 @@ impl App {
     fn take_reading(&mut self, reading: DecidedReading) {
         let DecidedReading {
             frame,
-            values,
+            stamp,
             lines,
             hints,
             proposed,
@@ -374,21 +444,9 @@ impl App {
         } = reading;
         self.readings += 1;
         self.board = board;
+        self.tick(stamp);
         if let Some(frame) = frame {
-            self.timeline
-                .push(frame, |frame, name| match cpu_of_pin(name) {
-                    Some(id) => frame
-                        .loads
-                        .iter()
-                        .find(|l| l.id() == id)
-                        .and_then(CpuLoad::busy)
-                        .map_or(f64::NAN, |b| b * 100.0),
-                    None => values
-                        .iter()
-                        .find(|(n, _)| n == name)
-                        .and_then(|(_, v)| *v)
-                        .unwrap_or(f64::NAN),
-                });
+            self.timeline.push(frame);
             self.hints.extend(hints);
             if proposed {
                 self.proposal_hidden = false;
@@ -405,6 +463,9 @@ impl App {
                 return self.answer(dialog, action);
             }
             Some(Modal::Help) => {
+                if self.turn_help_page(action) {
+                    return None;
+                }
                 self.modals.close_top();
                 if action != KeyAction::Quit {
                     return None;
@@ -417,14 +478,24 @@ impl App {
                 self.quit = true;
                 return Some(Command::Quit);
             }
-            KeyAction::Help => self.modals.open(Modal::Help),
+            KeyAction::Help => {
+                self.help_page = 0;
+                self.modals.open(Modal::Help);
+            }
             KeyAction::Pause
             | KeyAction::Back
             | KeyAction::Forward
             | KeyAction::Oldest
-            | KeyAction::Newest
             | KeyAction::PreviousChange
             | KeyAction::NextChange => self.timeline.travel(action),
+            // The newest of a replay is its end, read ahead to at once.
+            KeyAction::Newest => {
+                self.timeline.travel(action);
+                if matches!(self.source, SourceLabel::Replay { .. }) {
+                    return Some(Command::Seek(SeekTo::End));
+                }
+            }
+            KeyAction::GoTo => self.modals.open(Modal::GoTo(LineInput::new(""))),
             KeyAction::Observe => {
                 return Some(Command::SetMode(crate::control::controller::Mode::Observe));
             }
@@ -452,11 +523,13 @@ impl App {
             KeyAction::PreviousView => self.selection.cycle_view(false),
             KeyAction::Up => self.scroll(true),
             KeyAction::Down => self.scroll(false),
-            KeyAction::CpusUp => self.selection.cpus_up(),
-            KeyAction::CpusDown => {
-                let n = self.frame().map_or(0, |f| f.loads.len());
-                self.selection.cpus_down(n);
+            KeyAction::PageUp => self.page(true),
+            KeyAction::PageDown => self.page(false),
+            KeyAction::Top | KeyAction::Bottom => {
+                return self.go_to_end(action == KeyAction::Top);
             }
+            KeyAction::Scale => self.graph_scale = self.graph_scale.next(),
+            KeyAction::CpuLayout | KeyAction::CpuOrder => self.cpu_panel_key(action),
             KeyAction::NextRule => self.selection.next_rule(),
             KeyAction::Expand => self.toggle_expanded(),
             KeyAction::Pin => self.toggle_pin(),
@@ -472,19 +545,31 @@ impl App {
                 }
             }
             KeyAction::Tune => self.start_tune(),
-            KeyAction::Export => {
-                let stamp = self
-                    .frame()
-                    .map_or(0, |f| f.sample.stamp.micros / 1_000_000);
-                self.modals.open(Modal::Export(LineInput::new(
-                    crate::tui::state_dir::default_log_path(stamp)
-                        .display()
-                        .to_string(),
-                )));
-            }
+            KeyAction::Export => self.open_export(),
             KeyAction::Redraw => {}
         }
         None
+    }
+
+    /// `c` switches the CPU panel between meters and the table, `b` their
+    /// order.
+    fn cpu_panel_key(&mut self, action: KeyAction) {
+        if action == KeyAction::CpuLayout {
+            self.selection
+                .cpus_mut()
+                .toggle_layout(loads(&self.timeline));
+        } else {
+            self.selection.cpus_mut().toggle_order();
+        }
+    }
+
+    /// `e`: asks where to export the log, offering a new file named after
+    /// the local time.
+    fn open_export(&mut self) {
+        use crate::tui::state_dir::{default_log_path, in_use, local_stamp};
+        let path = default_log_path(&local_stamp(), in_use);
+        self.modals
+            .open(Modal::Export(LineInput::new(path.display().to_string())));
     }
 
     /// An action on the dialog on top: `y` answers a question, `n` or
@@ -504,8 +589,28 @@ impl App {
                 self.modals.close_top();
                 None
             }
+            (d @ (Dialog::Apply(_) | Dialog::Replace(_) | Dialog::Written(_)), action) => {
+                self.answer_keep(d, action)
+            }
             _ => None,
         }
+    }
+
+    /// Turns the help's page for a paging key (PgDn, ↓, Space, → on;
+    /// PgUp, ↑, ← back) when it has more than one; whether it did.
+    fn turn_help_page(&mut self, action: KeyAction) -> bool {
+        let by: isize = match action {
+            KeyAction::PageDown | KeyAction::Down | KeyAction::Pause | KeyAction::Forward => 1,
+            KeyAction::PageUp | KeyAction::Up | KeyAction::Back => -1,
+            _ => return false,
+        };
+        let (w, h) = crate::tui::help::inside(self.screen_size.0, self.screen_size.1);
+        let pages = crate::tui::help::pages(w, h);
+        if pages < 2 {
+            return false;
+        }
+        self.help_page = self.help_page.saturating_add_signed(by).min(pages - 1);
+        true
     }
 
     fn scroll(&mut self, up: bool) {
@@ -616,31 +721,41 @@ impl App {
         self.modals.open(Modal::Tune);
     }
 
-    /// A key while the tune's box is on top: ↑↓ pick a point of the front,
-    /// Enter opens it in the what-if editor and runs it, Esc hides the box.
+    /// A key while the tune's box is on top ([`TUNE_KEYS`]): ↑↓ pick a
+    /// point of the front, Enter opens it in the what-if editor and runs
+    /// it, Ctrl-R and Ctrl-S apply or write it from there, Esc hides the box.
     pub fn tune_key(&mut self, key: KeyEvent) {
-        let Some(job) = self.tune.as_mut() else {
+        if self.tune.is_none() {
             self.modals.close(&Modal::Tune);
             return;
-        };
-        match key.code {
-            KeyCode::Esc | KeyCode::Char('q') => self.modals.close(&Modal::Tune),
-            _ if crate::tui::keys::is_ctrl_c(key) => self.modals.close(&Modal::Tune),
-            KeyCode::Up => job.cursor_up(),
-            KeyCode::Down => job.cursor_down(),
-            KeyCode::Enter if job.finished() => {
-                let rows = job.front();
-                let Some(row) = rows.get(job.cursor()) else {
-                    return;
-                };
-                if let Some(editor) = job.editor(self.board.rules(), self.board.file(), row.index) {
-                    self.modals.close(&Modal::Tune);
-                    self.modals.open(Modal::WhatIf(Box::new(editor)));
-                    self.run_whatif();
-                }
-            }
+        }
+        match action_in(TUNE_KEYS, key) {
+            Some(TuneAction::Close) => self.modals.close(&Modal::Tune),
+            Some(TuneAction::Up) => self.tune.iter_mut().for_each(TuneJob::cursor_up),
+            Some(TuneAction::Down) => self.tune.iter_mut().for_each(TuneJob::cursor_down),
+            Some(TuneAction::Open) if self.open_picked_point() => self.run_whatif(),
+            Some(TuneAction::Apply) if self.open_picked_point() => self.ask_apply(),
+            Some(TuneAction::Write) if self.open_picked_point() => self.ask_write(),
             _ => {}
         }
+    }
+
+    /// The tune's picked point in the what-if editor, the tune's box put
+    /// away; whether there was one (the tune finished).
+    fn open_picked_point(&mut self) -> bool {
+        let Some(job) = self.tune.as_ref().filter(|j| j.finished()) else {
+            return false;
+        };
+        let rows = job.front();
+        let Some(row) = rows.get(job.cursor()) else {
+            return false;
+        };
+        let Some(editor) = job.editor(self.board.rules(), self.board.file(), row.index) else {
+            return false;
+        };
+        self.modals.close(&Modal::Tune);
+        self.modals.open(Modal::WhatIf(Box::new(editor)));
+        true
     }
 
     /// A key while `e` asks for the log's path: editing, Enter gives the
@@ -681,33 +796,44 @@ impl App {
     /// that it needs one ([`App::check_whatif`]). A batch of keys is
     /// checked once, not once per key.
     pub fn whatif_edit(&mut self, key: KeyEvent) -> bool {
+        if self.modals.whatif_on_top().is_none() {
+            return false;
+        }
+        let action = action_in(EDITOR_KEYS, key);
+        match action {
+            Some(EditorAction::Close) => {
+                self.modals.close_top();
+                return false;
+            }
+            Some(EditorAction::Run) => {
+                self.run_whatif();
+                return false;
+            }
+            Some(EditorAction::Apply) => {
+                self.ask_apply();
+                return false;
+            }
+            Some(EditorAction::Write) => {
+                self.ask_write();
+                return false;
+            }
+            _ => {}
+        }
         let rules = Arc::clone(self.board.rules());
+        let file = self.board.file();
         let Some(editor) = self.modals.whatif_on_top() else {
             return false;
         };
-        let file = self.board.file();
-        match key.code {
-            KeyCode::Esc => {
-                self.modals.close_top();
-                false
-            }
-            KeyCode::Enter => {
-                self.run_whatif();
-                false
-            }
-            KeyCode::Tab if !editor.file_mode() => {
+        match action {
+            Some(EditorAction::NextField) if !editor.file_mode() => {
                 editor.step_field(&rules, file, 1);
                 true
             }
-            KeyCode::BackTab if !editor.file_mode() => {
+            Some(EditorAction::PreviousField) if !editor.file_mode() => {
                 editor.step_field(&rules, file, -1);
                 true
             }
-            KeyCode::Char('c') if key.modifiers.contains(KeyModifiers::CONTROL) => {
-                self.modals.close_top();
-                false
-            }
-            KeyCode::Char('o') if key.modifiers.contains(KeyModifiers::CONTROL) => {
+            Some(EditorAction::FileMode) => {
                 editor.toggle_file_mode(&rules, file);
                 true
             }
@@ -742,6 +868,12 @@ impl App {
                 editor.insert(text);
             }
             Some(Modal::Search) => self.log.type_text(text),
+            Some(Modal::GoTo(input)) => {
+                input.insert_str(text);
+            }
+            Some(Modal::SaveRules(prompt)) => {
+                prompt.input.insert_str(text);
+            }
             _ => return false,
         }
         true
@@ -818,16 +950,8 @@ impl App {
     }
 }
 
-/// The pinned name of a CPU's busy share; it cannot be a variable's (no
-/// variable name holds a space).
-pub fn cpu_pin(id: u32) -> String {
-    format!("cpu{id} busy%")
-}
-
-/// The CPU a pinned name stands for, if it is one.
-fn cpu_of_pin(name: &str) -> Option<u32> {
-    name.strip_prefix("cpu")?
-        .strip_suffix(" busy%")?
-        .parse()
-        .ok()
+/// The CPUs of the interval shown, for paging and switching the CPU panel
+/// (none before the first reading).
+fn loads(timeline: &Timeline) -> &[CpuLoad] {
+    timeline.frame().map_or(&[], |f| &f.loads)
 }

@@ -4,7 +4,9 @@
 
 use std::path::PathBuf;
 
+use super::edited::EditedRules;
 use super::keys::KeyAction;
+use super::seek::SeekTo;
 use crate::control::controller::{Mode, Proposal};
 
 /// What the screen thread asks of the control thread.
@@ -23,6 +25,19 @@ pub enum Command {
     Reject,
     /// Write this log text to this path (`e`, then Enter).
     Export { path: PathBuf, text: String },
+    /// Read a replay ahead to its end or to a time, deciding every reading
+    /// on the way as fast as they decode (`G`, `J`).
+    Seek(SeekTo),
+    /// `y` on applying edited rules: load them as `r` reloads a file (the
+    /// history is kept).
+    ApplyRules(Box<EditedRules>),
+    /// Write edited rules to this path (Ctrl-S, then Enter); `replace`
+    /// after a yes to replacing the file there.
+    WriteRules {
+        path: PathBuf,
+        rules: Box<EditedRules>,
+        replace: bool,
+    },
     /// Keys changed what the screen shows; `paused` says whether readings
     /// of a recording wait.
     Wake { paused: bool },

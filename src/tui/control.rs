@@ -12,10 +12,13 @@ use std::time::{Duration, Instant};
 use super::arming::{Progress, arm, arm_check, disarm};
 use super::command::Command;
 use super::core::Core;
+use super::edited::EditedRules;
 use super::keys::KeyAction;
 use super::log_book::LogKind;
 use super::modal::Dialog;
 use super::options::{Options, read_rules};
+use super::passage::{Leg, Passage};
+use super::seek::SeekTo;
 use super::stop::StopFlag;
 use super::update::{ScreenEnd, Update};
 use crate::control::controller::Mode;
@@ -34,7 +37,13 @@ struct Control {
     cpu_mark: (Instant, Option<u64>),
     start_mode: Option<Mode>,
     progress: Progress,
+    /// A replay being read ahead (`G`, `J`), between its legs.
+    seeking: Option<Passage>,
 }
+
+/// How long one leg of a seek reads before the control thread looks at
+/// its commands again (a quit, a signal) and says how far it got.
+const SEEK_LEG: Duration = Duration::from_millis(100);
 
 /// Runs `core` until the screen quits or a signal raises `stop`; then puts
 /// the guest back and says how that went. Every change goes to `notify`
@@ -63,13 +72,21 @@ pub fn run(
         cpu_mark: (Instant::now(), crate::kernel::machine::own_cpu_ns()),
         start_mode,
         progress,
+        seeking: None,
     };
     let end = loop {
         let sampling = !c.exhausted && (c.live || !c.paused);
-        let wait = if sampling {
+        let wait = if c.seeking.is_some() {
+            Duration::ZERO
+        } else if sampling {
             c.next.saturating_duration_since(Instant::now())
         } else {
-            Duration::from_secs(3600)
+            // Nothing to read: wake only to keep plugtop's own CPU
+            // figure true (it falls once a replay ends or pauses).
+            core.session()
+                .rules()
+                .pace(c.options.interval)
+                .max(Duration::from_secs(1))
         };
         let command = commands.recv_timeout(wait);
         // A signal goes before the commands queued ahead of its own
@@ -88,14 +105,24 @@ pub fn run(
                 let (kind, line) = crate::tui::log_export::write(&path, &text);
                 updates.push(Update::Note(kind, line));
             }
+            Ok(Command::Seek(to)) => c.seek(to, &mut updates),
+            Ok(Command::ApplyRules(rules)) => c.apply_rules(&mut core, &rules, &mut updates),
+            Ok(Command::WriteRules {
+                path,
+                rules,
+                replace,
+            }) => c.write_rules(&path, &rules, replace, &mut updates),
             Ok(Command::Wake { paused }) => {
                 c.paused = paused;
                 continue;
             }
             Ok(Command::Quit) => break ScreenEnd::Quit,
             Ok(Command::Stop(signal)) => break ScreenEnd::Signal(signal),
+            Err(RecvTimeoutError::Timeout) if c.seeking.is_some() => {
+                c.seek_on(&mut core, source, &mut updates);
+            }
             Err(RecvTimeoutError::Timeout) if sampling => c.tick(&mut core, source, &mut updates),
-            Err(RecvTimeoutError::Timeout) => continue,
+            Err(RecvTimeoutError::Timeout) => c.own_cpu(Instant::now(), &mut updates),
             Err(RecvTimeoutError::Disconnected) => break ScreenEnd::Quit,
         }
         // Nothing changed (a key with nothing to do here): no redraw.
@@ -149,9 +176,19 @@ impl Control {
         if let Some(w) = warning {
             updates.push(Update::Note(LogKind::Problem, w));
         }
+        self.pace_from(core, now);
+        self.own_cpu(now, updates);
+    }
+
+    /// The next reading is one interval (at the replay's speed) after `now`.
+    fn pace_from(&mut self, core: &Core, now: Instant) {
         let interval = core.session().rules().pace(self.options.interval);
         let wait = crate::pace::scaled(interval, self.speed).max(Duration::from_millis(10));
         self.next = crate::pace::deadline(now, wait);
+    }
+
+    /// plugtop's own CPU use since it was last said, as of `now`.
+    fn own_cpu(&mut self, now: Instant, updates: &mut Vec<Update>) {
         if let (Some(before), Some(after)) = (self.cpu_mark.1, crate::kernel::machine::own_cpu_ns())
         {
             let wall = now.duration_since(self.cpu_mark.0).as_secs_f64();
@@ -162,6 +199,47 @@ impl Control {
             }
             self.cpu_mark = (now, Some(after));
         }
+    }
+
+    /// `G` or `J` in a replay (or the simulator): read ahead to `to`,
+    /// from where a seek under way stands. Nothing is left to read once a
+    /// replay ended, and a live guest is never read faster than its pace.
+    fn seek(&mut self, to: SeekTo, updates: &mut Vec<Update>) {
+        let live_guest = self.live && self.options.sim.is_none();
+        if self.exhausted || live_guest {
+            return;
+        }
+        match &mut self.seeking {
+            Some(passage) => passage.retarget(to),
+            None => self.seeking = Some(Passage::new(to)),
+        }
+        updates.push(Update::Working(Some(seeking_to(to, None))));
+    }
+
+    /// One leg of the seek under way: how far it got, or all it read.
+    fn seek_on(&mut self, core: &mut Core, source: &mut dyn Source, updates: &mut Vec<Update>) {
+        let Some(mut passage) = self.seeking.take() else {
+            return;
+        };
+        let leg = passage.run(core, source, Instant::now() + SEEK_LEG);
+        if leg == Leg::Going {
+            updates.push(Update::Working(Some(seeking_to(
+                passage.to(),
+                passage.at(),
+            ))));
+            self.seeking = Some(passage);
+            return;
+        }
+        let reached = passage.reached();
+        self.exhausted |= !reached;
+        // A replay stops at the time sought, as if paused there.
+        self.paused |= reached && !self.live;
+        updates.extend(passage.finish());
+        updates.push(Update::Status(source.status()));
+        updates.push(Update::Working(None));
+        let now = Instant::now();
+        self.pace_from(core, now);
+        self.own_cpu(now, updates);
     }
 
     /// `--mode step|auto` on a live root: the command line is the consent,
@@ -250,15 +328,12 @@ impl Control {
             )));
             return;
         };
-        let facts = match &self.options.sim {
-            Some(file) => match crate::sim::Scenario::load(file) {
-                Ok(s) => crate::sim::facts(&crate::sim::Guest::new(&s, self.options.old_kernel)),
-                Err(e) => {
-                    updates.push(Update::Show(Dialog::Message(e.to_string())));
-                    return;
-                }
-            },
-            None => crate::kernel::root::RootReader::new().facts(&self.options.root),
+        let facts = match self.facts() {
+            Ok(facts) => facts,
+            Err(why) => {
+                updates.push(Update::Show(Dialog::Message(why)));
+                return;
+            }
         };
         match read_rules(path, &facts) {
             Ok((rules, file)) => updates.push(core.reload(rules, file)),
@@ -270,6 +345,64 @@ impl Control {
                 updates.push(Update::Show(Dialog::ReloadFailed(e.to_string())));
             }
         }
+    }
+
+    /// `y` on applying edited rules: loaded against the machine as it is
+    /// now and taken as `r` takes a reloaded file (the history is kept).
+    fn apply_rules(&self, core: &mut Core, rules: &EditedRules, updates: &mut Vec<Update>) {
+        match self.facts() {
+            Ok(facts) => updates.extend(core.apply(rules, &facts, self.options.rules.as_deref())),
+            Err(why) => updates.push(Update::Show(Dialog::Message(why))),
+        }
+    }
+
+    /// Ctrl-S, then Enter: the edited rules written to `path` (over a
+    /// file there after a yes to `replace`), checked against the machine
+    /// as it is now.
+    fn write_rules(
+        &self,
+        path: &std::path::Path,
+        rules: &EditedRules,
+        replace: bool,
+        updates: &mut Vec<Update>,
+    ) {
+        match self.facts() {
+            Ok(facts) => {
+                updates.extend(crate::tui::rules_file::write(path, rules, replace, &facts))
+            }
+            Err(why) => updates.push(Update::Show(Dialog::Message(why))),
+        }
+    }
+
+    /// What the machine offers now, as a rule file is loaded against: the
+    /// simulated guest's, or the root's read again.
+    fn facts(&self) -> Result<crate::rules::SystemFacts, String> {
+        match &self.options.sim {
+            Some(file) => match crate::sim::Scenario::load(file) {
+                Ok(s) => Ok(crate::sim::facts(&crate::sim::Guest::new(
+                    &s,
+                    self.options.old_kernel,
+                ))),
+                Err(e) => Err(e.to_string()),
+            },
+            None => Ok(crate::kernel::root::RootReader::new().facts(&self.options.root)),
+        }
+    }
+}
+
+/// What the status line says while a seek reads: where to, and where it
+/// stands.
+fn seeking_to(to: SeekTo, at: Option<crate::kernel::Stamp>) -> String {
+    let target = match to {
+        SeekTo::End => "the end".to_string(),
+        SeekTo::At(t) => crate::report::time_of_day(t),
+    };
+    match at {
+        Some(at) => format!(
+            "reading ahead to {target}: at {}",
+            crate::report::time_of_day(at)
+        ),
+        None => format!("reading ahead to {target}"),
     }
 }
 
@@ -286,6 +419,7 @@ mod tests {
     use crate::tui::arming::Tracked;
     use crate::tui::input::TermInput;
     use crate::tui::local::Local;
+    use crate::tui::timeline::FRAMES;
 
     /// An actuator whose writes wait until the test lets them through, as
     /// taking a CPU offline on s390 can take seconds; it says when a write
@@ -451,7 +585,7 @@ mod tests {
                 commands.send(c).unwrap_or_else(|e| panic!("{e}"));
             }
             let screen = draw(&app);
-            assert!(screen.contains("Keys (any key closes)"), "{screen}");
+            assert!(screen.contains("Keys (any key closes"), "{screen}");
             assert!(screen.contains("… plugging a CPU"), "{screen}");
             // Let every write through: the write ends and says so.
             drop(release);
@@ -465,6 +599,162 @@ mod tests {
                 .unwrap_or_else(|e| panic!("{e}"));
             let end = until(&updates, &mut app, usize::MAX, |_| false);
             assert!(matches!(end, Some(ScreenEnd::Quit)), "{end:?}");
+        });
+    }
+
+    /// A replay of `n` readings of a simulated two-CPU guest, in memory,
+    /// with rules for it, and the options that replay it at full speed.
+    fn replay(n: usize) -> (crate::kernel::recording::RecordingSource, Local, Options) {
+        use crate::kernel::recording::{Header, RecordingSource, RecordingWriter};
+        let text = "name = \"two\"\ncpus = 2\nonline = 1\nmemory_mib = 1024\nduration = \"1:00:00\"\nseed = 1\n\n[[phases]]\nname = \"busy\"\nstart = \"0:00\"\nthreads = 2\ncpu_per_thread = 1\nworking_set_mib = 100\n";
+        let scenario = crate::sim::Scenario::parse("two", text).unwrap_or_else(|e| panic!("{e}"));
+        let guest = crate::sim::SharedGuest::new(crate::sim::Guest::new(&scenario, false));
+        let facts = crate::sim::facts(&guest.borrow());
+        let mut sim = crate::sim::SimSource::new(guest, 1.0);
+        let header = Header {
+            host: "two".into(),
+            kernel: "simulated".into(),
+            cpu_model: String::new(),
+            root: "/".into(),
+            page_size: 4096,
+            present_cpus: 2,
+            interval_us: 1_000_000,
+            started: crate::kernel::Stamp::default(),
+        };
+        let mut writer =
+            RecordingWriter::new(Vec::new(), &header).unwrap_or_else(|e| panic!("{e}"));
+        for _ in 0..n {
+            let sample = sim.next_sample().and_then(Result::ok).expect("a reading");
+            writer.append(&sample).unwrap_or_else(|e| panic!("{e}"));
+        }
+        let source = RecordingSource::from_bytes("two.rec", writer.into_inner())
+            .unwrap_or_else(|e| panic!("{e}"));
+        let file = crate::rules::SourceFile::new(
+            "plug.conf",
+            b"UPDATE=\"1\"\nCPU_MIN=\"1\"\nCPU_MAX=\"2\"\nHOTPLUG=\"1\"\nHOTUNPLUG=\"0\"\n"
+                .to_vec(),
+        );
+        let rules = Arc::new(crate::rules::load(&file, &facts).rules);
+        let label = SourceLabel::Replay {
+            file: "two.rec".into(),
+            speed: 1.0,
+        };
+        let options = Options {
+            rules: None,
+            root: "/nonexistent".into(),
+            replay: Some("two.rec".into()),
+            mode: Mode::Observe,
+            batch: false,
+            mono: true,
+            interval: Some(0.0),
+            count: None,
+            sim: None,
+            old_kernel: false,
+            allow_non_zvm: false,
+        };
+        (
+            source,
+            Local::new(rules, file, label, Mode::Observe),
+            options,
+        )
+    }
+
+    #[test]
+    fn a_seek_reads_to_the_end_in_legs_and_the_screen_gets_what_it_keeps() {
+        let (mut source, local, options) = replay(FRAMES + 100);
+        let (core, mut app) = local.into_parts();
+        let (updates_tx, updates) = channel::<Vec<Update>>();
+        let (commands, command_rx) = channel();
+        commands
+            .send(Command::Seek(SeekTo::End))
+            .unwrap_or_else(|e| panic!("{e}"));
+        let stop = StopFlag::new();
+        std::thread::scope(|scope| {
+            let stop = &stop;
+            let source = &mut source;
+            scope.spawn(move || {
+                run(
+                    options,
+                    core,
+                    source,
+                    &command_rx,
+                    stop,
+                    Arc::new(|_| {}),
+                    |u| updates_tx.send(u).is_ok(),
+                )
+            });
+            let said = std::cell::RefCell::new(Vec::new());
+            let ended = until(&updates, &mut app, usize::MAX, |u| {
+                said.borrow_mut().push(match u {
+                    Update::Working(Some(w)) => w.clone(),
+                    Update::Passed(p) => format!("passed {}", p.readings),
+                    Update::Sought(s) => format!("sought {} {}", s.readings, s.reached),
+                    _ => String::new(),
+                });
+                matches!(u, Update::Sought(_))
+            });
+            assert!(ended.is_none());
+            let said = said.into_inner();
+            assert_eq!(
+                said.first().map(String::as_str),
+                Some("reading ahead to the end")
+            );
+            assert!(said.contains(&"passed 100".to_string()), "{said:?}");
+            assert!(
+                said.contains(&format!("sought {} false", FRAMES + 100)),
+                "{said:?}"
+            );
+            assert_eq!(app.readings(), FRAMES + 100, "every reading decided");
+            assert_eq!(app.timeline().frames().len(), FRAMES);
+            assert!(
+                app.log()
+                    .lines()
+                    .iter()
+                    .any(|l| l.text == "end of the recording"),
+                "the end is said once, by the seek"
+            );
+            commands
+                .send(Command::Quit)
+                .unwrap_or_else(|e| panic!("{e}"));
+            let end = until(&updates, &mut app, usize::MAX, |_| false);
+            assert!(matches!(end, Some(ScreenEnd::Quit)), "{end:?}");
+            let ends = app
+                .log()
+                .lines()
+                .iter()
+                .filter(|l| l.text == "end of the recording")
+                .count();
+            assert_eq!(ends, 1);
+        });
+    }
+
+    #[test]
+    fn a_quit_waiting_behind_a_seek_is_taken_before_another_leg() {
+        let (mut source, local, options) = replay(50);
+        let (core, mut app) = local.into_parts();
+        let (updates_tx, updates) = channel::<Vec<Update>>();
+        let (commands, command_rx) = channel();
+        for command in [Command::Seek(SeekTo::End), Command::Quit] {
+            commands.send(command).unwrap_or_else(|e| panic!("{e}"));
+        }
+        let stop = StopFlag::new();
+        std::thread::scope(|scope| {
+            let stop = &stop;
+            let source = &mut source;
+            scope.spawn(move || {
+                run(
+                    options,
+                    core,
+                    source,
+                    &command_rx,
+                    stop,
+                    Arc::new(|_| {}),
+                    |u| updates_tx.send(u).is_ok(),
+                )
+            });
+            let end = until(&updates, &mut app, usize::MAX, |_| false);
+            assert!(matches!(end, Some(ScreenEnd::Quit)), "{end:?}");
+            assert_eq!(app.readings(), 0, "no leg ran before the quit");
         });
     }
 }

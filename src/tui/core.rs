@@ -5,6 +5,7 @@
 use std::collections::VecDeque;
 use std::sync::Arc;
 
+use super::edited::EditedRules;
 use super::log_book::LogKind;
 use super::modal::Dialog;
 use super::timeline::Interval;
@@ -17,7 +18,7 @@ use crate::control::watch::ChangedDecision;
 use crate::kernel::Sample;
 use crate::kernel::actuator::{Actuator, NoWrites};
 use crate::kernel::deltas::cpu_loads;
-use crate::rules::{RuleSet, SourceFile};
+use crate::rules::{RuleSet, SourceFile, SystemFacts};
 
 /// The session, what acts on the guest, and what the screen was last told.
 pub struct Core {
@@ -107,6 +108,7 @@ impl Core {
     /// Takes one reading: the session decides and acts per mode.
     pub fn step(&mut self, sample: Sample) -> Update {
         let sample = Arc::new(sample);
+        let stamp = sample.stamp;
         let step = match self.actuator.as_mut() {
             Some(a) => self.session.step(Arc::clone(&sample), a.as_mut()),
             None => self.session.step(Arc::clone(&sample), &mut self.observer),
@@ -117,7 +119,7 @@ impl Core {
         if step.skipped.is_some() {
             return Update::Reading(Box::new(DecidedReading {
                 frame: None,
-                values: Vec::new(),
+                stamp,
                 lines,
                 hints: Vec::new(),
                 proposed: false,
@@ -134,11 +136,6 @@ impl Core {
             .filter(|v| v.uses > 0)
             .map(|v| (v.name.clone(), value(&v.name)))
             .collect();
-        let values = rules
-            .variables
-            .iter()
-            .map(|v| (v.name.clone(), value(&v.name)))
-            .collect();
         let frame = Interval {
             number: self.seen - 1,
             sample: Arc::clone(&sample),
@@ -150,8 +147,8 @@ impl Core {
         };
         self.latest = Some(sample);
         Update::Reading(Box::new(DecidedReading {
+            stamp,
             frame: Some(frame),
-            values,
             lines,
             hints: step.hints.clone(),
             proposed: step
@@ -213,6 +210,40 @@ impl Core {
         Update::Reloaded {
             board: Box::new(self.board()),
             lines: event_lines(events),
+        }
+    }
+
+    /// Takes edited rules (the what-if editor's, applied): loaded as a
+    /// rule file is, then taken as a reload is, the history kept. The log
+    /// says they are not saved, and how to go back to the file on disk.
+    pub fn apply(
+        &mut self,
+        rules: &EditedRules,
+        facts: &SystemFacts,
+        on_disk: Option<&std::path::Path>,
+    ) -> Vec<Update> {
+        match crate::rules::load_source(rules.source(), facts) {
+            Ok((set, file)) => {
+                let back = on_disk.map_or(String::new(), |p| {
+                    format!("; r goes back to {}", p.display())
+                });
+                vec![
+                    self.reload(Arc::new(set), file),
+                    Update::Note(
+                        LogKind::Note,
+                        format!(
+                            "the edited rules are in force (not saved: Ctrl-S in the what-if editor writes them{back})"
+                        ),
+                    ),
+                ]
+            }
+            Err(e) => vec![
+                Update::Note(
+                    LogKind::Problem,
+                    "the edited rules were not applied; the rules in force stay".into(),
+                ),
+                Update::Show(Dialog::Message(e.to_string())),
+            ],
         }
     }
 

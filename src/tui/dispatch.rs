@@ -146,10 +146,14 @@ pub fn event(app: &mut App, ev: Event) -> Option<Command> {
                 app.search_key(k);
                 return None;
             }
-            // Any key closes the help or a message, bound or not.
-            Some(Modal::Help | Modal::Dialog(Dialog::Message(_) | Dialog::ReloadFailed(_))) => {
-                Some(action_for(k).unwrap_or(KeyAction::Later))
-            }
+            Some(Modal::GoTo(_)) => return app.goto_key(k),
+            Some(Modal::SaveRules(_)) => return app.save_key(k),
+            // Any key closes the help or a message, bound or not (the
+            // help's paging keys turn its pages).
+            Some(
+                Modal::Help
+                | Modal::Dialog(Dialog::Message(_) | Dialog::ReloadFailed(_) | Dialog::Written(_)),
+            ) => Some(action_for(k).unwrap_or(KeyAction::Later)),
             // Ctrl-C closes a question as it closes every other layer
             // (a prompt, the editor, the tune): declined, never a quit.
             Some(Modal::Dialog(_)) if keys::is_ctrl_c(k) => Some(KeyAction::No),
@@ -423,7 +427,7 @@ mod tests {
                 open: |a| {
                     run(a, keys("?"));
                 },
-                shown: &["Keys (any key closes)"],
+                shown: &["this help"],
                 // Unbound: only the help takes it (and closes).
                 key: press(KeyCode::Char('x')),
                 did: |was, a, _| matches!(was, Some(Modal::Help)) && a.modals().is_empty(),
@@ -473,6 +477,45 @@ mod tests {
                         && a.modals()
                             .whatif()
                             .is_some_and(|e| e.input().text().ends_with('q'))
+                },
+            },
+        ]
+        .into_iter()
+        .chain(more_cases())
+        .collect()
+    }
+
+    /// The layers of keeping an edit (the write prompt, the question
+    /// that applies it), the log search and the tune's box.
+    fn more_cases() -> Vec<Case> {
+        vec![
+            Case {
+                name: "write prompt",
+                open: |a| {
+                    run(a, keys("w"));
+                    run(a, [ctrl('s')]);
+                },
+                shown: &["Write the edited rules"],
+                key: press(KeyCode::Char('q')),
+                did: |_, a, c| {
+                    !a.quit()
+                        && !c.contains(&Command::Quit)
+                        && matches!(a.modals().top(), Some(Modal::SaveRules(p)) if p.input.text().ends_with('q'))
+                },
+            },
+            Case {
+                name: "apply question",
+                open: |a| {
+                    let mut batch: Vec<TermInput> = keys("w0").collect();
+                    batch.push(ctrl('r'));
+                    run(a, batch);
+                },
+                shown: &["Apply the edited rules?", "+ HOTPLUG=\"10\""],
+                // `y` with nothing proposed asks nothing of the control thread.
+                key: press(KeyCode::Char('y')),
+                did: |_, a, c| {
+                    a.modals().is_empty()
+                        && matches!(c, [Command::ApplyRules(r)] if r.bytes.ends_with(b"HOTPLUG=\"10\"\nHOTUNPLUG=\"0\"\n"))
                 },
             },
             Case {
@@ -555,7 +598,15 @@ mod tests {
             if matches!(under, Some(Modal::Dialog(_))) {
                 // The newest question replaces an older one.
                 a.show(Dialog::Message("newer".into()));
-                assert_eq!(a.modals().layers().len(), 1, "{}", case.name);
+                let dialogs = a.modals().layers().iter();
+                let dialogs = dialogs.filter(|m| matches!(m, Modal::Dialog(_)));
+                assert_eq!(dialogs.count(), 1, "{}", case.name);
+                assert_eq!(
+                    a.modals().dialog(),
+                    Some(&Dialog::Message("newer".into())),
+                    "{}",
+                    case.name
+                );
                 continue;
             }
             // The control thread says something while the layer is open.
@@ -603,7 +654,11 @@ mod tests {
         };
         // Without a layer, a click along the tabs does change the view.
         let mut bare = app();
-        bare.set_screen_size(100, 30, 10);
+        bare.set_screen_size(
+            100,
+            30,
+            view::cpu_panel_size(ratatui::layout::Rect::new(0, 0, 100, 30)),
+        );
         for column in 0..100 {
             run(
                 &mut bare,
@@ -613,7 +668,11 @@ mod tests {
         assert_ne!(bare.selection().view(), crate::tui::app::View::Overview);
         for case in cases() {
             let mut a = app();
-            a.set_screen_size(100, 30, 10);
+            a.set_screen_size(
+                100,
+                30,
+                view::cpu_panel_size(ratatui::layout::Rect::new(0, 0, 100, 30)),
+            );
             (case.open)(&mut a);
             let top = a.modals().top().cloned();
             let view = a.selection().view();

@@ -23,8 +23,21 @@ pub enum KeyAction {
     PreviousView,
     Up,
     Down,
-    CpusUp,
-    CpusDown,
+    /// A page back: the CPUs in the overview, the lines of the Log, the
+    /// changes of the Flips.
+    PageUp,
+    /// A page on (towards the newest in the Log and Flips).
+    PageDown,
+    /// The top of the Log or the Flips (the oldest kept); elsewhere the
+    /// oldest interval, as `g`.
+    Top,
+    /// The bottom of the Log or the Flips (the newest); elsewhere the
+    /// newest interval, as `G`.
+    Bottom,
+    /// The CPU panel as compact meters or as the per-CPU table (`c`).
+    CpuLayout,
+    /// The CPUs busiest first, or by number (`b`).
+    CpuOrder,
     NextRule,
     Expand,
     Pin,
@@ -47,6 +60,10 @@ pub enum KeyAction {
     Redraw,
     /// Tune the loaded rules against the simulated scenario (`T`).
     Tune,
+    /// The graphs' scale: from zero, fixed, or the range drawn (`z`).
+    Scale,
+    /// Go to a time typed in (`J`): a replay reads ahead to it fast.
+    GoTo,
 }
 
 /// One binding: the keys, what they do, and for the help where.
@@ -88,7 +105,7 @@ pub const BINDINGS: &[Binding] = &[
         action: KeyAction::Autonomous,
         keys: &[KeyCode::Char('A')],
         shown: "A",
-        description: "autonomous: act like cpuplugd",
+        description: "autonomous: acts as cpuplugd",
     },
     Binding {
         action: KeyAction::Yes,
@@ -128,15 +145,21 @@ pub const BINDINGS: &[Binding] = &[
     },
     Binding {
         action: KeyAction::Oldest,
-        keys: &[KeyCode::Char('g'), KeyCode::Home],
-        shown: "g Home",
+        keys: &[KeyCode::Char('g')],
+        shown: "g",
         description: "oldest interval kept",
     },
     Binding {
         action: KeyAction::Newest,
-        keys: &[KeyCode::Char('G'), KeyCode::End],
-        shown: "G End",
-        description: "newest, follow live",
+        keys: &[KeyCode::Char('G')],
+        shown: "G",
+        description: "newest (replay: read to end)",
+    },
+    Binding {
+        action: KeyAction::GoTo,
+        keys: &[KeyCode::Char('J')],
+        shown: "J",
+        description: "jump to a time (18:00, +18h)",
     },
     Binding {
         action: KeyAction::NextView,
@@ -163,16 +186,40 @@ pub const BINDINGS: &[Binding] = &[
         description: "down / scroll",
     },
     Binding {
-        action: KeyAction::CpusUp,
+        action: KeyAction::PageUp,
         keys: &[KeyCode::PageUp],
         shown: "PgUp",
-        description: "scroll the CPUs up",
+        description: "page up: CPUs, Log, Flips",
     },
     Binding {
-        action: KeyAction::CpusDown,
+        action: KeyAction::PageDown,
         keys: &[KeyCode::PageDown],
         shown: "PgDn",
-        description: "scroll the CPUs down",
+        description: "page down: CPUs, Log, Flips",
+    },
+    Binding {
+        action: KeyAction::Top,
+        keys: &[KeyCode::Home],
+        shown: "Home",
+        description: "Log, Flips: top; else as g",
+    },
+    Binding {
+        action: KeyAction::Bottom,
+        keys: &[KeyCode::End],
+        shown: "End",
+        description: "Log, Flips: end; else as G",
+    },
+    Binding {
+        action: KeyAction::CpuLayout,
+        keys: &[KeyCode::Char('c')],
+        shown: "c",
+        description: "CPUs: meters / per-CPU table",
+    },
+    Binding {
+        action: KeyAction::CpuOrder,
+        keys: &[KeyCode::Char('b')],
+        shown: "b",
+        description: "CPUs: busiest first / by id",
     },
     Binding {
         action: KeyAction::NextRule,
@@ -227,6 +274,12 @@ pub const BINDINGS: &[Binding] = &[
         keys: &[KeyCode::Char('T')],
         shown: "T",
         description: "tune the rules (--sim)",
+    },
+    Binding {
+        action: KeyAction::Scale,
+        keys: &[KeyCode::Char('z')],
+        shown: "z",
+        description: "graph scale: 0, fixed, range",
     },
     Binding {
         action: KeyAction::Mouse,
@@ -286,12 +339,18 @@ pub fn action_for(key: KeyEvent) -> Option<KeyAction> {
     {
         return Some(KeyAction::ShowView(c as u8 - b'0'));
     }
+    // Ctrl and a letter is not the letter: Ctrl-S (the what-if editor's
+    // write) pressed with the editor closed must not switch to step-confirm.
     if key.modifiers.contains(KeyModifiers::CONTROL) {
-        match key.code {
-            KeyCode::Char('c') => return Some(KeyAction::Quit),
-            KeyCode::Char('l') => return Some(KeyAction::Redraw),
-            _ => {}
-        }
+        return match key.code {
+            KeyCode::Char('c' | 'C') => Some(KeyAction::Quit),
+            KeyCode::Char('l' | 'L') => Some(KeyAction::Redraw),
+            KeyCode::Char(_) => None,
+            _ => BINDINGS
+                .iter()
+                .find(|b| b.keys.contains(&key.code))
+                .map(|b| b.action),
+        };
     }
     BINDINGS
         .iter()

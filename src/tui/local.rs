@@ -77,9 +77,30 @@ impl Local {
         self.app.apply(update);
     }
 
-    /// Does what the screen asked. Nothing here arms a live guest or
-    /// changes the pace: those belong to the screen's control thread.
+    /// Does what the screen asked. Nothing here arms a live guest, changes
+    /// the pace or reads ahead: those belong to the screen's control
+    /// thread.
     pub fn run(&mut self, command: Command) {
+        let facts = self.app.facts().cloned();
+        let updates = match (command, facts) {
+            (Command::ApplyRules(rules), Some(facts)) => self.core.apply(&rules, &facts, None),
+            (
+                Command::WriteRules {
+                    path,
+                    rules,
+                    replace,
+                },
+                Some(facts),
+            ) => super::rules_file::write(&path, &rules, replace, &facts),
+            (other, _) => return self.run_one(other),
+        };
+        for update in updates {
+            self.app.apply(update);
+        }
+    }
+
+    /// [`Local::run`] for the commands answered by one update.
+    fn run_one(&mut self, command: Command) {
         let update = match command {
             Command::Act(KeyAction::Step) => self.core.set_mode(Mode::Step),
             Command::Act(KeyAction::Autonomous) => self.core.ask_autonomous(),
@@ -91,6 +112,9 @@ impl Local {
                 Update::Note(kind, line)
             }
             Command::Act(_)
+            | Command::Seek(_)
+            | Command::ApplyRules(_)
+            | Command::WriteRules { .. }
             | Command::Arm(_)
             | Command::Wake { .. }
             | Command::Quit

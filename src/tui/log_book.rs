@@ -34,6 +34,15 @@ pub struct LogLine {
 }
 
 impl LogLine {
+    /// The line as the Log view shows it: its time, then the text.
+    pub fn row_text(&self) -> String {
+        format!(
+            "{} {}",
+            crate::report::time_of_day(self.stamp),
+            self.shown()
+        )
+    }
+
     /// The text with its repeat count, as shown and exported.
     pub fn shown(&self) -> String {
         if self.times > 1 {
@@ -57,6 +66,9 @@ pub struct LogBook {
     scroll: usize,
     /// The Log view's search (`/`): lines containing this text, any case.
     filter: Option<String>,
+    /// How many of the first lines were said before the first reading,
+    /// when there was no time to give them yet.
+    undated: usize,
 }
 
 impl LogBook {
@@ -66,7 +78,28 @@ impl LogBook {
             lines: VecDeque::with_capacity(LOG_LINES),
             scroll: 0,
             filter: None,
+            undated: 0,
         }
+    }
+
+    /// Adds a line said before the first reading: it is given that
+    /// reading's time when it comes ([`LogBook::date_undated`]), so the
+    /// log keeps to the one clock the readings have.
+    pub fn note_undated(&mut self, kind: LogKind, text: String) {
+        let before = self.lines.len();
+        self.note(crate::kernel::Stamp::default(), kind, text);
+        if self.lines.len() > before {
+            self.undated += 1;
+        }
+    }
+
+    /// Gives the lines said before the first reading that reading's time.
+    pub fn date_undated(&mut self, stamp: Stamp) {
+        for line in self.lines.iter_mut().take(self.undated) {
+            line.stamp = stamp;
+            line.last = stamp;
+        }
+        self.undated = 0;
     }
 
     /// Adds a line said at `stamp`, or counts it when it repeats the last.
@@ -81,6 +114,7 @@ impl LogBook {
         }
         if self.lines.len() == LOG_LINES {
             self.lines.pop_front();
+            self.undated = self.undated.saturating_sub(1);
         }
         self.lines.push_back(LogLine {
             stamp,
@@ -116,6 +150,20 @@ impl LogBook {
             self.scroll.saturating_sub(1)
         }
         .min(self.lines.len());
+    }
+
+    /// Shows the lines from `back` lines before the newest (a page, the
+    /// oldest, the newest), never past the oldest.
+    pub fn scroll_to(&mut self, back: usize) {
+        self.scroll = back.min(self.lines.len());
+    }
+
+    /// Whether the Log view lists `line` under the search (every line
+    /// while there is none): its text, any case.
+    pub fn matches(&self, line: &LogLine) -> bool {
+        self.filter
+            .as_ref()
+            .is_none_or(|f| f.is_empty() || line.shown().to_lowercase().contains(&f.to_lowercase()))
     }
 
     /// The search text, while there is one.

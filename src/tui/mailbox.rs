@@ -22,8 +22,9 @@ pub const DIALOGS: usize = 8;
 
 /// The most updates a [`Backlog`] ever holds: readings, notes, dialogs,
 /// one of each state (status, CPU use, speed, working), one answer, one
-/// reload, the ending and the count of readings not shown.
-pub const MOST: usize = FRAMES + LOG_LINES + DIALOGS + 4 + 2 + 1 + 1;
+/// reload, the ending, the count of readings not shown, and a seek's
+/// passage and end.
+pub const MOST: usize = FRAMES + LOG_LINES + DIALOGS + 4 + 2 + 1 + 1 + 2;
 
 /// The updates waiting for the screen, coalesced as they come so that
 /// there are never more than [`MOST`]; applied in order, they leave the
@@ -70,6 +71,19 @@ impl Backlog {
             Update::Missed(readings) => {
                 self.missed += readings;
                 return;
+            }
+            // One seek's passage and end wait at most: an earlier one
+            // (keys read while the terminal was not written) leaves its
+            // lines.
+            Update::Passed(_) | Update::Sought(_) => {
+                let kind = std::mem::discriminant(&update);
+                if let Some(at) = self
+                    .updates
+                    .iter()
+                    .position(|u| std::mem::discriminant(u) == kind)
+                {
+                    self.leave_lines(at);
+                }
             }
             Update::Ended(_) => {}
         }
@@ -148,6 +162,11 @@ impl Backlog {
                 reading.into_lines()
             }
             Update::Acted { lines, .. } => lines,
+            Update::Passed(passed) => passed
+                .lines
+                .into_iter()
+                .map(|(_, kind, text)| (kind, text))
+                .collect(),
             Update::Reloaded { mut lines, .. } => {
                 lines.insert(0, (LogKind::Note, "rules reloaded".into()));
                 lines
@@ -158,7 +177,13 @@ impl Backlog {
                     Dialog::Message(text) | Dialog::ReloadFailed(text) => {
                         vec![(LogKind::Problem, text)]
                     }
-                    Dialog::ConfirmAuto | Dialog::Arm(_) => vec![(
+                    Dialog::Written(path) => {
+                        vec![(LogKind::Note, format!("the edited rules are in {path}"))]
+                    }
+                    Dialog::ConfirmAuto
+                    | Dialog::Arm(_)
+                    | Dialog::Apply(_)
+                    | Dialog::Replace(_) => vec![(
                         LogKind::Problem,
                         "a question was not shown: the terminal was not read (ask again)".into(),
                     )],

@@ -4,18 +4,28 @@
 //! owns the terminal and the screen's state ([`app`], made of the
 //! [`timeline`], the [`log_book`], the [`selection`] and the [`modal`]
 //! layers), turns keys into actions through the one table of [`keys`]
+//! (and the open layers' own, [`layer_keys`]; [`help`] lists them all)
 //! ([`dispatch`]), and draws with [`view`] only when something arrives.
 //! [`local`] joins the two halves on one thread for line mode and tests.
+//! An edit worth keeping ([`edited`]) is applied through the same reload
+//! as `r`, or written by [`rules_file`].
 
 pub mod app;
 pub mod arming;
 pub mod command;
 pub mod control;
 pub mod core;
+pub mod cpu_panel;
 pub mod dispatch;
+pub mod edited;
 pub mod export;
+pub mod fit;
+pub mod flip_rows;
+pub mod graph_scale;
+pub mod help;
 pub mod input;
 pub mod keys;
+pub mod layer_keys;
 pub mod line;
 pub mod line_input;
 pub mod local;
@@ -24,8 +34,12 @@ pub mod log_export;
 pub mod mailbox;
 pub mod modal;
 pub mod options;
+pub mod passage;
+pub mod rules_file;
 pub mod run;
 pub mod screen;
+pub mod seek;
+pub mod seek_time;
 pub mod selection;
 pub mod sized_backend;
 pub mod state_dir;

@@ -5,6 +5,9 @@
 //! is open goes over it, and the layer under it gets the keys back once it
 //! is closed.
 
+use std::path::PathBuf;
+
+use super::edited::EditedRules;
 use super::line_input::LineInput;
 use super::whatif::WhatIfEditor;
 use crate::control::controller::Mode;
@@ -39,6 +42,27 @@ pub enum Dialog {
     /// `r` found the rule file refused (or unreadable): `check`'s report,
     /// drawn line for line with its carets; the old rules stay.
     ReloadFailed(String),
+    /// Apply these edited rules to the running session? (the what-if
+    /// editor's or a tune's; the diff is shown)
+    Apply(Box<EditedRules>),
+    /// The file the edited rules were to be written to exists: replace it?
+    Replace(Box<ReplaceFile>),
+    /// The edited rules were written to this path.
+    Written(String),
+}
+
+/// Edited rules waiting for a yes to replace the file at `path`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReplaceFile {
+    pub path: PathBuf,
+    pub rules: EditedRules,
+}
+
+/// Where to write edited rules, being typed, and the rules.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SavePrompt {
+    pub input: LineInput,
+    pub rules: EditedRules,
 }
 
 /// One layer over the screen, with the state it edits.
@@ -57,12 +81,23 @@ pub enum Modal {
     WhatIf(Box<WhatIfEditor>),
     /// `/`: the log search being typed (the text is the log's).
     Search,
+    /// `J`: the time to go to, being typed.
+    GoTo(LineInput),
+    /// Ctrl-S in the what-if editor: where to write the edited rules.
+    SaveRules(Box<SavePrompt>),
 }
 
 impl Modal {
     /// Whether typed characters go into this layer as text.
     pub fn takes_text(&self) -> bool {
-        matches!(self, Modal::Export(_) | Modal::WhatIf(_) | Modal::Search)
+        matches!(
+            self,
+            Modal::Export(_)
+                | Modal::WhatIf(_)
+                | Modal::Search
+                | Modal::GoTo(_)
+                | Modal::SaveRules(_)
+        )
     }
 }
 
@@ -114,6 +149,12 @@ impl Modals {
         self.stack.retain(|m| std::mem::discriminant(m) != kind);
     }
 
+    /// Takes the what-if editor away, wherever it lies (its edit was
+    /// applied).
+    pub fn close_whatif(&mut self) {
+        self.stack.retain(|m| !matches!(m, Modal::WhatIf(_)));
+    }
+
     /// The dialog on top, if the top is one.
     pub fn dialog(&self) -> Option<&Dialog> {
         match self.top() {
@@ -142,6 +183,22 @@ impl Modals {
     pub fn export_on_top(&mut self) -> Option<&mut LineInput> {
         match self.top_mut() {
             Some(Modal::Export(input)) => Some(input),
+            _ => None,
+        }
+    }
+
+    /// The time to go to being typed, when it has the keys.
+    pub fn goto_on_top(&mut self) -> Option<&mut LineInput> {
+        match self.top_mut() {
+            Some(Modal::GoTo(input)) => Some(input),
+            _ => None,
+        }
+    }
+
+    /// The write prompt for edited rules, when it has the keys.
+    pub fn save_on_top(&mut self) -> Option<&mut SavePrompt> {
+        match self.top_mut() {
+            Some(Modal::SaveRules(p)) => Some(p.as_mut()),
             _ => None,
         }
     }

@@ -17,7 +17,7 @@ use std::rc::Rc;
 use std::sync::Arc;
 use std::sync::mpsc::{Receiver, Sender, channel};
 
-use crossterm::event::{self, Event, KeyCode, KeyEventKind, KeyModifiers};
+use crossterm::event::{self, Event, KeyEventKind, KeyModifiers};
 use crossterm::execute;
 use crossterm::terminal::{
     EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode,
@@ -31,6 +31,8 @@ use super::command::Command;
 use super::control;
 use super::dispatch;
 use super::input::TermInput;
+use super::keys::{KeyAction, action_for};
+use super::layer_keys::{TERMINAL_KEYS, TerminalAction, action_in};
 use super::mailbox::Mailbox;
 use super::options::Options;
 use super::run::{UiError, prepare};
@@ -298,6 +300,9 @@ fn screen_loop(
         stopping: false,
         mouse: true,
     };
+    // The first frame paints every cell on a cleared screen: some
+    // terminals show what was on the alternate screen before.
+    redraw_all(&mut terminal)?;
     loop {
         let Ok(first) = inputs.recv() else {
             return Ok(ScreenEnd::Quit);
@@ -381,8 +386,10 @@ impl Screen {
         commands: &Sender<Command>,
     ) -> Result<(), UiError> {
         let size = terminal.size()?;
-        let page = view::cpu_page(ratatui::layout::Rect::new(0, 0, size.width, size.height));
-        app.set_screen_size(size.width, size.height, page);
+        let area = ratatui::layout::Rect::new(0, 0, size.width, size.height);
+        app.set_screen_size(size.width, size.height, view::cpu_panel_size(area));
+        let (width, rows) = view::list_area(area);
+        app.set_list_area(width, rows);
         for command in dispatch::apply(app, &mut self.queued, stop) {
             self.stopping |= command == Command::Quit;
             let _ = commands.send(command);
@@ -396,18 +403,18 @@ impl Screen {
     }
 }
 
-/// Ctrl-Z (suspend) and Ctrl-L (repaint) belong to the terminal, whatever
-/// has the focus: their letter.
+/// Ctrl-Z (suspend, [`TERMINAL_KEYS`]) and Ctrl-L (repaint, the screen's
+/// [`KeyAction::Redraw`]) belong to the terminal, whatever has the focus:
+/// their letter.
 fn control_key(input: &TermInput) -> Option<char> {
     let TermInput::Event(Event::Key(k)) = input else {
         return None;
     };
-    match k.code {
-        KeyCode::Char(c @ ('z' | 'l'))
-            if k.kind != KeyEventKind::Release && k.modifiers.contains(KeyModifiers::CONTROL) =>
-        {
-            Some(c)
-        }
-        _ => None,
+    if k.kind == KeyEventKind::Release || !k.modifiers.contains(KeyModifiers::CONTROL) {
+        return None;
     }
+    if action_in(TERMINAL_KEYS, *k) == Some(TerminalAction::Suspend) {
+        return Some('z');
+    }
+    (action_for(*k) == Some(KeyAction::Redraw)).then_some('l')
 }

@@ -4,6 +4,7 @@
 
 use std::collections::HashSet;
 
+use super::cpu_panel::CpuPanel;
 use crate::rules::{NodeId, RuleKind};
 
 /// The views `Tab` cycles through.
@@ -46,10 +47,8 @@ pub struct Selection {
     rule: RuleKind,
     expanded: HashSet<NodeId>,
     tree_scroll: usize,
-    cpu_scroll: usize,
-    /// CPU rows one PgDn moves by: what the CPU table shows on this screen
-    /// ([`super::view::cpu_page`]), so paging never skips a CPU.
-    cpu_page: usize,
+    /// The CPU panel: table or meters, the order, the page.
+    cpus: CpuPanel,
     value_cursor: usize,
     /// The CPU row clicked last: highlighted, and `p` pins its busy share
     /// until the value cursor moves again.
@@ -64,8 +63,7 @@ impl Default for Selection {
             rule: RuleKind::Hotplug,
             expanded: HashSet::new(),
             tree_scroll: 0,
-            cpu_scroll: 0,
-            cpu_page: 8,
+            cpus: CpuPanel::default(),
             value_cursor: 0,
             selected_cpu: None,
             flips_scroll: 0,
@@ -146,27 +144,14 @@ impl Selection {
         self.tree_scroll
     }
 
-    /// The first CPU row shown.
-    pub fn cpu_scroll(&self) -> usize {
-        self.cpu_scroll
+    /// The CPU panel's layout, order and page.
+    pub fn cpus(&self) -> &CpuPanel {
+        &self.cpus
     }
 
-    /// How many CPU rows one page moves by, for a screen that shows `rows`.
-    pub fn set_cpu_page(&mut self, rows: usize) {
-        self.cpu_page = rows;
-    }
-
-    /// One page of CPUs up.
-    pub fn cpus_up(&mut self) {
-        self.cpu_scroll = self.cpu_scroll.saturating_sub(self.cpu_page.max(1));
-    }
-
-    /// One page of CPUs down, never past the last of `cpus`.
-    pub fn cpus_down(&mut self, cpus: usize) {
-        let next = self.cpu_scroll + self.cpu_page.max(1);
-        if next < cpus {
-            self.cpu_scroll = next;
-        }
+    /// The CPU panel, to page, sort or switch.
+    pub fn cpus_mut(&mut self) -> &mut CpuPanel {
+        &mut self.cpus
     }
 
     /// The value under the cursor in the Values panel.
@@ -192,6 +177,12 @@ impl Selection {
     /// The first flip shown, counted back from the newest.
     pub fn flips_scroll(&self) -> usize {
         self.flips_scroll
+    }
+
+    /// Shows the flips from `back` changes before the newest (a page, the
+    /// oldest, the newest).
+    pub fn set_flips_scroll(&mut self, back: usize) {
+        self.flips_scroll = back;
     }
 
     /// ↑ (`up`) or ↓ in the view shown, within `rows` of it: values
@@ -235,19 +226,6 @@ mod tests {
             s.scroll(true, 2);
         }
         assert_eq!(s.flips_scroll(), 1, "back no further than the oldest flip");
-        s.set_cpu_page(0);
-        s.cpus_down(3);
-        s.cpus_down(3);
-        s.cpus_down(3);
-        assert_eq!(
-            s.cpu_scroll(),
-            2,
-            "a page of at least one row, never past the last CPU"
-        );
-        s.cpus_up();
-        s.cpus_up();
-        s.cpus_up();
-        assert_eq!(s.cpu_scroll(), 0);
     }
 
     #[test]

@@ -1,7 +1,8 @@
-//! Where plugtop puts what a user asks it to keep (`e`'s log): the user's
-//! state directory, never wherever plugtop happened to be started.
+//! Where plugtop puts what a user asks it to keep (`e`'s log, edited
+//! rules): the user's state directory, never wherever plugtop happened to
+//! be started, under names a person can read.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// The state directory (`$XDG_STATE_HOME/plugtop`, else
 /// `~/.local/state/plugtop`); the current directory only when neither is
@@ -21,11 +22,83 @@ pub fn state_dir() -> PathBuf {
     }
 }
 
-/// The path `e` offers: a file in the state directory named after the
-/// interval on screen and this process, so two exports never collide.
-pub fn default_log_path(stamp_seconds: i64) -> PathBuf {
-    state_dir().join(format!(
-        "plugtop-log-{stamp_seconds}-{}.txt",
-        std::process::id()
-    ))
+/// Now in local time, as a file name can hold it: `2025-11-25_144701`
+/// (no colons, which some tools take for a host name).
+pub fn local_stamp() -> String {
+    chrono::Local::now().format("%Y-%m-%d_%H%M%S").to_string()
+}
+
+/// `stem` + `extension` in the state directory, or with `-2`, `-3`, … when
+/// `taken` says the name is in use: two exports in one second get two
+/// names. The file is still created exclusively, so a name taken between
+/// the offer and the write is refused, never overwritten.
+pub fn free_name(stem: &str, extension: &str, taken: impl Fn(&Path) -> bool) -> PathBuf {
+    let dir = state_dir();
+    let first = dir.join(format!("{stem}{extension}"));
+    if !taken(&first) {
+        return first;
+    }
+    (2..1000)
+        .map(|n| dir.join(format!("{stem}-{n}{extension}")))
+        .find(|p| !taken(p))
+        .unwrap_or(first)
+}
+
+/// Whether something (a file, a directory, a link, even a dangling one)
+/// already has the name `path`.
+pub fn in_use(path: &Path) -> bool {
+    std::fs::symlink_metadata(path).is_ok()
+}
+
+/// The path `e` offers: a new file in the state directory named after the
+/// local time `stamp` ([`local_stamp`]), `plugtop-log-2025-11-25_144701.txt`.
+pub fn default_log_path(stamp: &str, taken: impl Fn(&Path) -> bool) -> PathBuf {
+    free_name(&format!("plugtop-log-{stamp}"), ".txt", taken)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_log_is_named_after_the_local_time_and_a_taken_name_is_skipped() {
+        let first = default_log_path("2025-11-25_144701", |_| false);
+        assert!(
+            first
+                .to_string_lossy()
+                .ends_with("/plugtop-log-2025-11-25_144701.txt"),
+            "{first:?}"
+        );
+        let taken = |p: &Path| !p.to_string_lossy().ends_with("-3.txt");
+        let third = default_log_path("2025-11-25_144701", taken);
+        assert!(
+            third
+                .to_string_lossy()
+                .ends_with("/plugtop-log-2025-11-25_144701-3.txt"),
+            "{third:?}"
+        );
+    }
+
+    #[test]
+    fn the_local_stamp_is_a_readable_date_and_time() {
+        let s = local_stamp();
+        assert_eq!(s.len(), "2025-11-25_144701".len(), "{s}");
+        assert!(
+            s.chars().enumerate().all(|(i, c)| match i {
+                4 | 7 => c == '-',
+                10 => c == '_',
+                _ => c.is_ascii_digit(),
+            }),
+            "{s}"
+        );
+    }
+
+    #[test]
+    fn a_dangling_link_is_a_name_in_use() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let link = dir.path().join("l");
+        std::os::unix::fs::symlink(dir.path().join("nowhere"), &link).expect("link");
+        assert!(in_use(&link));
+        assert!(!in_use(&dir.path().join("free")));
+    }
 }

@@ -36,6 +36,42 @@ pub struct Interval {
     pub applied: Moves,
 }
 
+impl Interval {
+    /// The value a pinned name had in this interval: a CPU's busy share in
+    /// percent ([`cpu_pin`]) or a rule variable's value; NaN when it had
+    /// none.
+    pub fn pinned_value(&self, name: &str) -> f64 {
+        match cpu_of_pin(name) {
+            Some(id) => self
+                .loads
+                .iter()
+                .find(|l| l.id() == id)
+                .and_then(CpuLoad::busy)
+                .map_or(f64::NAN, |b| b * 100.0),
+            None => self
+                .variables
+                .iter()
+                .find(|(n, _)| n == name)
+                .and_then(|(_, v)| *v)
+                .unwrap_or(f64::NAN),
+        }
+    }
+}
+
+/// The pinned name of a CPU's busy share; it cannot be a variable's (no
+/// variable name holds a space).
+pub fn cpu_pin(id: u32) -> String {
+    format!("cpu{id} busy%")
+}
+
+/// The CPU a pinned name stands for, if it is one.
+pub fn cpu_of_pin(name: &str) -> Option<u32> {
+    name.strip_prefix("cpu")?
+        .strip_suffix(" busy%")?
+        .parse()
+        .ok()
+}
+
 /// The kept intervals, newest first, and where the screen stands in them.
 #[derive(Default)]
 pub struct Timeline {
@@ -93,12 +129,12 @@ impl Timeline {
     }
 
     /// Takes a new interval: its values go to the graphs (each pinned name
-    /// looked up in it by `value`), the oldest intervals go past the
-    /// bounds, and an interval travelled to stays the one shown.
-    pub fn push(&mut self, frame: Interval, value: impl Fn(&Interval, &str) -> f64) {
+    /// looked up in it), the oldest intervals go past the bounds, and an
+    /// interval travelled to stays the one shown.
+    pub fn push(&mut self, frame: Interval) {
         self.history.push(Arc::clone(&frame.sample));
         for name in &self.pinned {
-            self.history.record_pinned(name, value(&frame, name));
+            self.history.record_pinned(name, frame.pinned_value(name));
         }
         self.frames.push_front(frame);
         let mut bytes: u64 = self.frames.iter().map(|f| proc_bytes(&f.sample)).sum();
@@ -112,13 +148,45 @@ impl Timeline {
         }
     }
 
-    /// Pins `name` to the graphs, or unpins it if it was.
+    /// Starts again from no interval (a seek went past more than are kept:
+    /// the old ones would stand next to the new as if one came after the
+    /// other); `before` is the reading just before the next interval, its
+    /// rates are taken against it. The names pinned stay pinned.
+    pub fn restart(&mut self, before: Option<Arc<Sample>>) {
+        self.frames.clear();
+        self.cursor = None;
+        self.history = History::after(before);
+        for name in &self.pinned {
+            self.history.pin(name);
+        }
+    }
+
+    /// Shows the first interval kept at or after `at` and holds it there
+    /// (`J` with a time the screen keeps).
+    pub fn travel_to(&mut self, at: crate::kernel::Stamp) {
+        // Newest first: the intervals at or after `at` lead.
+        if let Some(k) = self.frames.iter().rposition(|f| f.sample.stamp >= at) {
+            self.cursor = Some(k);
+            self.paused = true;
+        }
+    }
+
+    /// Shows the newest interval and holds it there: where a seek to a
+    /// time arrived.
+    pub fn hold_newest(&mut self) {
+        self.cursor = Some(0);
+        self.paused = true;
+    }
+
+    /// Pins `name` to the graphs, its series filled with the values it
+    /// had in the intervals kept; or unpins it if it was.
     pub fn toggle_pin(&mut self, name: String) {
         if let Some(i) = self.pinned.iter().position(|p| *p == name) {
             self.pinned.remove(i);
             self.history.unpin(&name);
         } else {
-            self.history.pin(&name);
+            let kept = self.frames.iter().rev().map(|f| f.pinned_value(&name));
+            self.history.pin_filled(&name, kept);
             self.pinned.push(name);
         }
     }
@@ -218,18 +286,18 @@ mod tests {
         assert_eq!(t.frame().map(|f| f.number), None, "nothing to show yet");
         t.travel(KeyAction::Newest);
         for n in 0..3 {
-            t.push(interval(n), |_, _| 0.0);
+            t.push(interval(n));
         }
         t.travel(KeyAction::Back);
         assert_eq!((t.frame().map(|f| f.number), t.paused()), (Some(1), true));
-        t.push(interval(3), |_, _| 0.0);
+        t.push(interval(3));
         assert_eq!(
             t.frame().map(|f| f.number),
             Some(1),
             "still the one travelled to"
         );
         for n in 4..FRAMES + 10 {
-            t.push(interval(n), |_, _| 0.0);
+            t.push(interval(n));
         }
         assert_eq!(t.frames().len(), FRAMES);
         assert_eq!(
@@ -244,22 +312,49 @@ mod tests {
     }
 
     #[test]
-    fn a_pinned_name_is_looked_up_in_each_new_interval_until_unpinned() {
+    fn a_pinned_name_starts_with_the_values_kept_and_follows_each_new_interval() {
+        let with_x = |n: usize| Interval {
+            variables: vec![("x".into(), Some(n as f64 + 7.0))],
+            ..interval(n)
+        };
         let mut t = Timeline::new();
-        t.toggle_pin("x".into());
-        t.push(interval(0), |f, name| {
-            assert_eq!(name, "x");
-            f.number as f64 + 7.0
-        });
-        let series = |t: &Timeline| {
+        // An interval before "x" was named, then three that name it.
+        t.push(interval(0));
+        for n in 1..4 {
+            t.push(with_x(n));
+        }
+        let series = |t: &Timeline, name: &str| {
             t.history()
                 .pinned()
-                .find(|(n, _)| *n == "x")
-                .map(|(_, s)| s.values().collect::<Vec<_>>())
+                .find(|(n, _)| *n == name)
+                .map(|(_, s)| {
+                    s.values()
+                        .map(|v| (!v.is_nan()).then_some(v))
+                        .collect::<Vec<_>>()
+                })
         };
-        assert_eq!(series(&t), Some(vec![7.0]));
         t.toggle_pin("x".into());
-        assert!(t.pinned().is_empty());
-        assert_eq!(series(&t), None);
+        assert_eq!(
+            series(&t, "x"),
+            Some(vec![None, Some(8.0), Some(9.0), Some(10.0)]),
+            "filled from the kept intervals, lined up with the graphs"
+        );
+        t.push(with_x(4));
+        assert_eq!(
+            series(&t, "x").map(|s| s.last().copied()),
+            Some(Some(Some(11.0)))
+        );
+        assert_eq!(
+            series(&t, "x").map(|s| s.len()),
+            Some(t.history().series(crate::history::Metric::Busy).len())
+        );
+        // A CPU's busy share: no loads kept, so gaps, never made-up values.
+        t.toggle_pin(cpu_pin(3));
+        assert_eq!(series(&t, "cpu3 busy%"), Some(vec![None; 5]));
+        assert_eq!(cpu_of_pin(&cpu_pin(3)), Some(3));
+        assert_eq!(cpu_of_pin("cpu3"), None);
+        t.toggle_pin("x".into());
+        assert_eq!(t.pinned(), ["cpu3 busy%".to_string()]);
+        assert_eq!(series(&t, "x"), None);
     }
 }

@@ -9,6 +9,7 @@ use std::sync::Arc;
 use super::arming::RestoreError;
 use super::log_book::LogKind;
 use super::modal::Dialog;
+use super::seek::{Passed, Sought};
 use super::timeline::Interval;
 use crate::control::controller::{Mode, Proposal};
 use crate::control::feedback::LoopWarning;
@@ -16,6 +17,7 @@ use crate::control::flap::{FlapConfig, Flapping};
 use crate::control::patterns::Hint;
 use crate::control::session::Session;
 use crate::control::watch::{ChangedDecision, Watch};
+use crate::kernel::Stamp;
 use crate::rules::{RuleSet, SourceFile};
 
 /// The session as the screen shows it: the rules, the mode, the proposal
@@ -129,8 +131,9 @@ impl Board {
 pub struct DecidedReading {
     /// The interval to show; `None` when the reading was skipped.
     pub(in crate::tui) frame: Option<Interval>,
-    /// Every rule variable's value, for the pinned graphs.
-    pub(in crate::tui) values: Vec<(String, Option<f64>)>,
+    /// When the reading was taken, by the source's clock: the time its
+    /// lines are logged at, skipped or not.
+    pub(in crate::tui) stamp: Stamp,
     /// What the step says in the log, in order.
     pub(in crate::tui) lines: Vec<(LogKind, String)>,
     /// Patterns found with this reading.
@@ -181,6 +184,11 @@ pub enum Update {
     /// Readings the screen never saw: it was not read for longer than its
     /// timeline holds, and the oldest waiting were dropped.
     Missed(usize),
+    /// A seek read past more readings than the screen keeps: their lines,
+    /// with their times. The readings kept follow, then [`Update::Sought`].
+    Passed(Box<Passed>),
+    /// A seek ended: the screen shows where it got to.
+    Sought(Sought),
     /// Everything is put back (or the journal kept): the screen may close.
     Ended(ScreenEnd),
 }

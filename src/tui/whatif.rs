@@ -204,14 +204,20 @@ impl WhatIfEditor {
     /// The fields whose text differs from the loaded file's, current
     /// included, in editing order.
     pub fn edited_fields(&self, rules: &RuleSet, file: &SourceFile) -> Vec<Field> {
-        let edits = self.all_edits();
+        let edits = self.changed_edits(rules, file);
         Field::all(rules)
             .into_iter()
-            .filter(|f| {
-                edits
-                    .iter()
-                    .any(|(e, t)| e == f && *t != f.text(rules, file))
-            })
+            .filter(|f| edits.iter().any(|(e, _)| e == f))
+            .collect()
+    }
+
+    /// The edits that change something: a field typed back to what the
+    /// file says (blanks aside, which cpuplugd skips) is no edit, and its
+    /// line is left as it is.
+    fn changed_edits(&self, rules: &RuleSet, file: &SourceFile) -> Vec<(Field, String)> {
+        self.all_edits()
+            .into_iter()
+            .filter(|(f, t)| blanks_collapsed(t) != blanks_collapsed(&f.text(rules, file)))
             .collect()
     }
 
@@ -230,19 +236,24 @@ impl WhatIfEditor {
     }
 
     /// Switches between editing the rules and naming a whole rule file.
+    /// The edits are kept meanwhile: back from the file, the field typed
+    /// before holds its edit again.
     pub fn toggle_file_mode(&mut self, rules: &RuleSet, file: &SourceFile) {
         if self.file_mode {
-            let kind = match self.field {
-                Field::Rule(k) => k,
-                _ => RuleKind::Hotplug,
-            };
-            *self = WhatIfEditor::open(rules, file, kind);
+            self.file_mode = false;
+            let text = self
+                .edits
+                .iter()
+                .find(|(f, _)| *f == self.field)
+                .map_or_else(|| self.field.text(rules, file), |(_, t)| t.clone());
+            self.input = LineInput::new(text);
         } else {
+            self.edits = self.all_edits();
             self.file_mode = true;
             self.input = LineInput::default();
-            self.error = None;
-            self.result = None;
         }
+        self.error = None;
+        self.result = None;
     }
 
     /// Moves to the next field (`by` 1) or the previous one (`by` -1),
@@ -286,10 +297,11 @@ impl WhatIfEditor {
 
     /// The rule file with each edited field's line replaced (or the line
     /// appended when the file does not set it), and the byte offset where
-    /// the typed text starts in it.
+    /// the typed text starts in it (`usize::MAX` when the field typed is
+    /// unchanged, so not in it).
     pub fn edited_file(&self, rules: &RuleSet, file: &SourceFile) -> (SourceFile, usize) {
         let original = file.bytes();
-        let edits = self.all_edits();
+        let edits = self.changed_edits(rules, file);
         let line_of = |field: &Field, text: &str| format!("{}=\"{}\"", field.name(), text);
         let mut replaced: Vec<(usize, usize, &Field, String)> = Vec::new();
         let mut appended: Vec<(&Field, String)> = Vec::new();
@@ -325,8 +337,8 @@ impl WhatIfEditor {
             bytes.push(b'\n');
         }
         (
-            SourceFile::new(format!("{} (edited)", file.name()), bytes),
-            at.unwrap_or(0),
+            SourceFile::new(edited_name(file.name()), bytes),
+            at.unwrap_or(usize::MAX),
         )
     }
 
@@ -340,8 +352,9 @@ impl WhatIfEditor {
     ) -> Option<(Arc<RuleSet>, SourceFile)> {
         self.checks += 1;
         if self.file_mode {
+            // Nothing typed yet is nothing wrong: the editor asks for a path.
             if self.input.text().trim().is_empty() {
-                self.error = Some(("type the path of a rule file".into(), None));
+                self.error = None;
                 return None;
             }
             return match crate::rules::load_path(
@@ -371,11 +384,15 @@ impl WhatIfEditor {
             .map(|d| {
                 let start = d.span.start as usize;
                 let text = &self.input.text();
-                let column = (start >= at && start <= at + text.len()).then(|| {
+                let column = (start >= at && start <= at.saturating_add(text.len())).then(|| {
                     text.get(..(start - at).min(text.len()))
                         .map_or(0, |t| t.chars().count())
                 });
-                (d.message.clone(), column)
+                match column {
+                    Some(_) => (d.message.clone(), column),
+                    // In another field's line: say which.
+                    None => (elsewhere(&edited, start, &d.message), None),
+                }
             })
             .or_else(|| outcome.refusal.as_ref().map(|r| (r.message.clone(), None)));
         self.error = first;
@@ -464,6 +481,40 @@ impl WhatIfEditor {
     }
 }
 
+/// The name of a file edited from the file `name`: marked once, however
+/// often edited rules are applied and edited again.
+fn edited_name(name: &str) -> String {
+    if name.ends_with(" (edited)") {
+        name.to_string()
+    } else {
+        format!("{name} (edited)")
+    }
+}
+
+/// `text` trimmed, every run of blanks one space: how cpuplugd sees the
+/// difference between two spellings of a value.
+fn blanks_collapsed(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// `message` about the byte `at` of the edited file, which lies outside
+/// the text being typed: prefixed with the line's name and number, so an
+/// error in a field edited earlier is not taken for one in this field.
+fn elsewhere(edited: &SourceFile, at: usize, message: &str) -> String {
+    let line = edited.position(at).line;
+    let text = String::from_utf8_lossy(edited.line_bytes(line)).into_owned();
+    let name = text.split_once('=').map_or("", |(n, _)| n.trim());
+    let name: String = name.chars().take(40).collect();
+    if name.is_empty() {
+        format!("line {line}: {message}")
+    } else {
+        format!(
+            "{} (line {line}): {message}",
+            crate::report::terminal_safe(&name)
+        )
+    }
+}
+
 /// One interval of the screen's history, for the what-if.
 #[derive(Debug, Clone, Copy)]
 pub struct Past<'a> {
@@ -505,4 +556,102 @@ fn reversals(moves: &[Moves], flap: crate::control::flap::FlapConfig) -> usize {
         d.observe(i, *m);
     }
     d.total_reversals()
+}
+
+#[cfg(test)]
+mod tests {
+    use crossterm::event::{KeyCode, KeyEvent};
+
+    use super::*;
+
+    const FILE: &[u8] = b"UPDATE=\"1\"\nCPU_MIN=\"1\"\nCPU_MAX=\"4\"\nHOTPLUG=\"idle < 10\"\nHOTUNPLUG=\"idle > 50\"\n";
+
+    fn loaded() -> (RuleSet, SourceFile, SystemFacts) {
+        let facts = SystemFacts::any_machine(4, "test");
+        let file = SourceFile::new("p.conf", FILE.to_vec());
+        let rules = load(&file, &facts).rules;
+        (rules, file, facts)
+    }
+
+    fn type_keys(editor: &mut WhatIfEditor, keys: &[KeyCode]) {
+        for k in keys {
+            editor.key(KeyEvent::from(*k));
+        }
+    }
+
+    #[test]
+    fn an_edit_typed_back_is_no_edit_blanks_aside() {
+        let (rules, file, _) = loaded();
+        let mut e = WhatIfEditor::open(&rules, &file, RuleKind::Hotplug);
+        type_keys(&mut e, &[KeyCode::Char('5')]);
+        assert_eq!(e.edited_fields(&rules, &file).len(), 1);
+        type_keys(&mut e, &[KeyCode::Backspace]);
+        assert!(e.edited_fields(&rules, &file).is_empty());
+        // Typed again with other blanks: cpuplugd reads the same rule.
+        e.input = LineInput::new("  idle   <  10 ");
+        assert!(e.edited_fields(&rules, &file).is_empty(), "blanks only");
+        let (edited, at) = e.edited_file(&rules, &file);
+        assert_eq!(edited.bytes(), FILE, "the file as loaded");
+        assert_eq!(at, usize::MAX, "the typed text is not in it");
+        // Undone after moving on: still none, in any field.
+        e.input = LineInput::new("idle < 9");
+        e.step_field(&rules, &file, 1);
+        e.step_field(&rules, &file, -1);
+        e.input = LineInput::new("idle < 10");
+        e.step_field(&rules, &file, 1);
+        assert!(e.edited_fields(&rules, &file).is_empty());
+    }
+
+    #[test]
+    fn a_field_the_file_does_not_set_adds_no_line_until_it_is_typed() {
+        let (rules, file, facts) = loaded();
+        let mut e = WhatIfEditor::open(&rules, &file, RuleKind::Hotplug);
+        // Over every field, CMM_MAX (not in the file) among them.
+        for _ in 0..Field::all(&rules).len() {
+            e.step_field(&rules, &file, 1);
+        }
+        let (edited, _) = e.edited_file(&rules, &file);
+        assert_eq!(edited.bytes(), FILE);
+        while *e.field() != Field::Limit(4) {
+            e.step_field(&rules, &file, 1);
+        }
+        type_keys(&mut e, &[KeyCode::Char('9')]);
+        let (edited, _) = e.edited_file(&rules, &file);
+        assert!(edited.bytes().ends_with(b"CMM_MAX=\"9\"\n"));
+        assert!(e.check(&rules, &file, &facts).is_some());
+    }
+
+    #[test]
+    fn naming_a_file_and_back_keeps_the_edits() {
+        let (rules, file, facts) = loaded();
+        let mut e = WhatIfEditor::open(&rules, &file, RuleKind::Hotplug);
+        type_keys(&mut e, &[KeyCode::Backspace, KeyCode::Char('5')]);
+        e.step_field(&rules, &file, 1);
+        type_keys(&mut e, &[KeyCode::Backspace, KeyCode::Char('9')]);
+        e.toggle_file_mode(&rules, &file);
+        // An empty path is no error: the editor waits for one.
+        assert!(e.check(&rules, &file, &facts).is_none());
+        assert_eq!(e.error(), None);
+        e.toggle_file_mode(&rules, &file);
+        assert_eq!(e.input().text(), "idle > 59");
+        assert_eq!(e.edited_fields(&rules, &file).len(), 2);
+    }
+
+    #[test]
+    fn an_edited_file_is_marked_edited_once() {
+        assert_eq!(edited_name("p.conf"), "p.conf (edited)");
+        assert_eq!(edited_name("p.conf (edited)"), "p.conf (edited)");
+    }
+
+    #[test]
+    fn an_error_in_a_field_edited_before_names_that_field() {
+        let (rules, file, facts) = loaded();
+        let mut e = WhatIfEditor::open(&rules, &file, RuleKind::Hotplug);
+        type_keys(&mut e, &[KeyCode::Char('(')]);
+        e.step_field(&rules, &file, 1);
+        assert!(e.check(&rules, &file, &facts).is_none());
+        let (message, column) = e.error().cloned().unwrap_or_default();
+        assert_eq!(column, None, "not under the HOTUNPLUG text");
+        assert!(message.starts_with("HOTPLUG (line 4): "), "{message}");
+    }
 }

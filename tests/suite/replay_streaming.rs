@@ -177,3 +177,174 @@ fn a_layout_of_millions_of_names_is_damage_not_an_allocation() {
         r.warning()
     );
 }
+
+/// A recording of the daytrader scenario under the modern rules, one
+/// reading every 5 simulated seconds for `seconds`; its path.
+fn simulated_recording(dir: &std::path::Path, seconds: f64) -> std::path::PathBuf {
+    let path = dir.join("day.rec");
+    let options = plugtop::sim::run::SimOptions {
+        duration: Some(seconds),
+        interval: Some(5.0),
+        old_kernel: false,
+        record: Some(path.clone()),
+        keep_timeline: false,
+        flap: plugtop::control::flap::FlapConfig::default(),
+    };
+    crate::common::simulate("daytrader", "recommended-modern", &options);
+    path
+}
+
+/// The screen's session over a replay of `path`, nothing read yet.
+fn replay_of(
+    path: &std::path::Path,
+) -> (
+    plugtop::tui::local::Local,
+    Box<dyn plugtop::kernel::Source + Send>,
+) {
+    let options = plugtop::tui::run::Options {
+        rules: Some("examples/rules/recommended-modern.conf".into()),
+        root: "/".into(),
+        replay: Some(path.to_path_buf()),
+        mode: plugtop::control::controller::Mode::Observe,
+        batch: true,
+        mono: true,
+        interval: None,
+        count: None,
+        sim: None,
+        old_kernel: false,
+        allow_non_zvm: false,
+    };
+    plugtop::tui::run::prepare(&options).unwrap_or_else(|e| panic!("{e}"))
+}
+
+#[test]
+fn reading_ahead_decides_every_reading_and_the_screen_keeps_what_it_would_have() {
+    use plugtop::tui::app::FRAMES;
+    use plugtop::tui::passage::{Leg, Passage};
+    use plugtop::tui::seek::SeekTo;
+    let dir = crate::common::tempdir();
+    let path = simulated_recording(dir.path(), 2.0 * 3600.0);
+    // Read ahead to 1:30 into the recording after a few readings at pace.
+    let (mut ahead, mut source) = replay_of(&path);
+    for _ in 0..3 {
+        let s = source
+            .next_sample()
+            .and_then(Result::ok)
+            .expect("a reading");
+        ahead.ingest(s);
+    }
+    let start = ahead
+        .app()
+        .timeline()
+        .frames()
+        .back()
+        .map(|f| f.sample.stamp)
+        .expect("kept");
+    let target = Stamp::new(start.secs() + 5400, 0);
+    let mut passage = Passage::new(SeekTo::At(target));
+    let far = std::time::Instant::now() + std::time::Duration::from_secs(3600);
+    assert_eq!(
+        passage.run(ahead.core_mut(), source.as_mut(), far),
+        Leg::Done
+    );
+    assert!(passage.reached());
+    for update in passage.finish() {
+        ahead.app_mut().apply(update);
+    }
+    // The same recording replayed reading by reading, as at pace.
+    let (mut paced, mut again) = replay_of(&path);
+    while paced.app().frame().is_none_or(|f| f.sample.stamp < target) {
+        let s = again.next_sample().and_then(Result::ok).expect("a reading");
+        paced.ingest(s);
+    }
+    let (a, p) = (ahead.app(), paced.app());
+    assert_eq!(
+        a.readings(),
+        5400 / 5 + 1,
+        "every reading on the way decided"
+    );
+    assert_eq!(a.readings(), p.readings());
+    let shown = a.frame().expect("an interval shown");
+    assert_eq!(shown.sample.stamp, target, "the reading sought is shown");
+    assert_eq!(a.timeline().cursor(), Some(0));
+    assert!(a.timeline().paused(), "held where it arrived");
+    // The session stands where a replay at pace would have left it.
+    let paced_frame = p.frame().expect("shown");
+    assert_eq!(shown.decision, paced_frame.decision);
+    assert_eq!(shown.variables, paced_frame.variables);
+    assert_eq!(
+        a.board().flips().changes().len(),
+        p.board().flips().changes().len()
+    );
+    // The screen keeps what it would have: the newest intervals, back to
+    // back, their graphs, and the log in time order.
+    assert_eq!(a.timeline().frames().len(), FRAMES);
+    let stamps: Vec<i64> = a
+        .timeline()
+        .frames()
+        .iter()
+        .map(|f| f.sample.stamp.secs())
+        .collect();
+    assert!(
+        stamps.windows(2).all(|w| w[0] - w[1] == 5),
+        "a gap in the intervals kept"
+    );
+    let busy = |app: &plugtop::tui::app::App| -> Vec<u64> {
+        app.timeline()
+            .history()
+            .series(plugtop::history::Metric::Busy)
+            .values()
+            .map(f64::to_bits)
+            .collect()
+    };
+    assert_eq!(busy(a), busy(p), "the graphs as a replay at pace drew them");
+    let log = a.log().lines();
+    assert!(
+        log.iter()
+            .zip(log.iter().skip(1))
+            .all(|(x, y)| x.stamp <= y.stamp)
+    );
+    assert!(
+        log.back()
+            .is_some_and(|l| l.text.starts_with("read ahead to 01:30:00: 1078 readings")),
+        "{:?}",
+        log.back()
+    );
+}
+
+#[test]
+fn reading_ahead_to_the_end_or_past_it_stops_at_the_last_reading() {
+    use plugtop::tui::passage::{Leg, Passage};
+    use plugtop::tui::seek::SeekTo;
+    let dir = crate::common::tempdir();
+    let path = simulated_recording(dir.path(), 600.0);
+    let far = std::time::Instant::now() + std::time::Duration::from_secs(3600);
+    for to in [SeekTo::End, SeekTo::At(Stamp::new(i64::MAX / 2_000_000, 0))] {
+        let (mut local, mut source) = replay_of(&path);
+        let mut passage = Passage::new(to);
+        assert_eq!(
+            passage.run(local.core_mut(), source.as_mut(), far),
+            Leg::Done
+        );
+        assert!(!passage.reached());
+        for update in passage.finish() {
+            local.app_mut().apply(update);
+        }
+        let app = local.app();
+        assert_eq!(app.readings(), 121, "{to:?}");
+        assert_eq!(
+            app.timeline().frames().len(),
+            121,
+            "nothing passed: all kept"
+        );
+        assert_eq!(app.timeline().cursor(), None);
+        let said: Vec<&str> = app.log().lines().iter().map(|l| l.text.as_str()).collect();
+        assert!(said.contains(&"end of the recording"), "{said:?}");
+        let last = said.last().copied().unwrap_or_default();
+        assert!(
+            last.starts_with("read to the end of the recording: 121 readings")
+                || last.starts_with("the recording ends before"),
+            "{last}"
+        );
+    }
+}

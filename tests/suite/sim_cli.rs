@@ -295,7 +295,79 @@ fn rules_that_stop_cpuplugd_fail_clearly_with_the_old_kernel_hint() {
 }
 
 #[test]
-fn sim_help_says_the_rule_file_is_required() {
+fn sim_help_says_which_rules_run_without_a_file() {
     let o = plugtop(&["sim", "--help"]);
-    assert!(text(&o).contains("required unless --serve"), "{}", text(&o));
+    assert!(
+        text(&o).contains("default: the built-in recommended rules"),
+        "{}",
+        text(&o)
+    );
+}
+
+#[test]
+fn without_a_rule_file_the_built_in_rules_run_as_on_the_screen() {
+    let o = plugtop(&["sim", DAYTRADER, "--duration", "2m", "--report"]);
+    assert!(o.status.success(), "{}", text(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    // The simulated kernel has the modern vmstat names; with --old-kernel
+    // the paper's own file fits it.
+    assert!(
+        out.starts_with("daytrader with built-in recommended-modern.conf"),
+        "{out}"
+    );
+    let old = plugtop(&[
+        "sim",
+        DAYTRADER,
+        "--duration",
+        "2m",
+        "--old-kernel",
+        "--report",
+    ]);
+    assert!(old.status.success(), "{}", text(&old));
+    assert!(
+        String::from_utf8_lossy(&old.stdout).contains("built-in recommended-default.conf"),
+        "{}",
+        text(&old)
+    );
+    // What the file names is compared against the built-in rules.
+    let both = plugtop(&["sim", DAYTRADER, "--duration", "2m", "--compare", MODERN]);
+    assert!(both.status.success(), "{}", text(&both));
+    let table = String::from_utf8_lossy(&both.stdout);
+    assert!(
+        table.contains("built-in recommended-modern.conf")
+            && table.contains("recommended-modern.conf"),
+        "{table}"
+    );
+}
+
+#[test]
+fn a_report_at_a_pace_says_when_it_comes_and_without_one_needs_no_wait() {
+    // Nothing is shown until the report: without --speed it comes as with
+    // --fast, so it says nothing of waiting.
+    let quick = plugtop(&["sim", DAYTRADER, "-c", MODERN, "--compare", MODERN]);
+    assert!(quick.status.success(), "{}", text(&quick));
+    assert!(
+        !String::from_utf8_lossy(&quick.stderr).contains("the report comes at the end"),
+        "{}",
+        text(&quick)
+    );
+    let paced = plugtop(&[
+        "sim",
+        DAYTRADER,
+        "-c",
+        MODERN,
+        "--report",
+        "--duration",
+        "10s",
+        "--speed",
+        "1000000",
+    ]);
+    assert!(paced.status.success(), "{}", text(&paced));
+    let said = String::from_utf8_lossy(&paced.stderr);
+    assert!(
+        said.contains(
+            "simulating 0:10 of daytrader at --speed 1000000: the report comes at the end"
+        ),
+        "{said}"
+    );
 }

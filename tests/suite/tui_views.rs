@@ -217,7 +217,7 @@ fn the_flips_view_of_an_oscillating_guest() {
     assert!(bottom(&app).ends_with("0.3"), "{}", screen(&app, 80, 24));
     app.key(KeyAction::Up);
     let s = screen(&app, 80, 24);
-    assert!(s.contains("… 1 newer (↓)"), "{s}");
+    assert!(s.contains("… 1 newer (↓ PgDn)"), "{s}");
     assert!(!s.contains("#79 "), "{s}");
     app.key(KeyAction::Down);
     assert!(screen(&app, 80, 24).contains("#79 "));
@@ -295,7 +295,7 @@ fn the_whatif_editor_can_try_a_whole_rule_file() {
     let result = editor.result().unwrap_or_else(|| panic!("no result"));
     assert!(result.closed_loop);
     assert!(result.reversals.1 < result.reversals.0, "{result:?}");
-    assert!(screen(&app, 80, 24).contains("What-if: another rule file"));
+    assert!(screen(&app, 80, 24).contains("What-if: a rule file"));
 }
 
 #[test]
@@ -365,7 +365,7 @@ fn cp_active_avg_can_be_pinned_and_travel_is_marked_on_the_graphs() {
         app.key(KeyAction::Back);
     }
     let back = screen(&app, 80, 24);
-    assert!(back.contains("▲ the one shown (3 back)"), "{back}");
+    assert!(back.contains("▲ the interval shown (3 back)"), "{back}");
     let marker = back
         .lines()
         .find(|l| l.starts_with("interval shown"))
@@ -593,7 +593,7 @@ fn clicks_pick_a_view_tab_or_a_rule_and_m_frees_the_mouse() {
     a.app_mut().set_screen_size(
         80,
         24,
-        view::cpu_page(ratatui::layout::Rect::new(0, 0, 80, 24)),
+        view::cpu_panel_size(ratatui::layout::Rect::new(0, 0, 80, 24)),
     );
     let text = screen(&a, 80, 24);
     let tabs = text.lines().nth(1).unwrap_or_default();
@@ -789,9 +789,11 @@ fn a_click_on_a_cpu_row_selects_it_on_any_page_and_p_pins_its_busy_share() {
     a.app_mut().set_screen_size(
         80,
         24,
-        view::cpu_page(ratatui::layout::Rect::new(0, 0, 80, 24)),
+        view::cpu_panel_size(ratatui::layout::Rect::new(0, 0, 80, 24)),
     );
-    a.key(KeyAction::CpusDown);
+    // All 64 fit as meters; `c` shows the table, which pages.
+    a.key(KeyAction::CpuLayout);
+    a.key(KeyAction::PageDown);
     let text = screen(&a, 80, 24);
     let (row, line) = text
         .lines()
@@ -890,4 +892,414 @@ fn t_without_a_simulator_says_why() {
     a.key(KeyAction::Tune);
     assert!(a.app().tune().is_none());
     assert!(screen(&a, 80, 24).contains("start plugtop with --sim"));
+}
+
+/// The row of `screen` that starts with `label`.
+fn row_of<'a>(screen: &'a str, label: &str) -> &'a str {
+    screen
+        .lines()
+        .find(|l| l.starts_with(label))
+        .unwrap_or_else(|| panic!("no {label:?} row:\n{screen}"))
+}
+
+/// The column (in characters) of the first `c` in `row`.
+fn column_of(row: &str, c: char) -> Option<usize> {
+    row.chars().position(|x| x == c)
+}
+
+#[test]
+fn the_graphs_follow_time_travel_past_their_width_and_mark_the_interval_shown() {
+    let mut app = simulated(131);
+    app.app_mut().selection_mut().show(View::Graphs);
+    for back in [0usize, 3, 53, 54, 100, 130] {
+        while app.app().timeline().cursor().unwrap_or(0) < back {
+            app.key(KeyAction::Back);
+        }
+        let frame = app.app().frame().expect("an interval shown").clone();
+        for (width, height) in [(80u16, 24u16), (160, 48)] {
+            let text = screen(&app, width, height);
+            // The value listed is the interval shown's.
+            let online = row_of(&text, "online CPUs");
+            let value: Option<f64> = online[18..26].trim().parse().ok();
+            assert_eq!(
+                value,
+                Some(f64::from(frame.sample.online.count)),
+                "{back} back:\n{text}"
+            );
+            if back == 0 {
+                assert!(text.contains("intervals, newest at the right"), "{text}");
+                assert!(!text.contains("interval shown"), "{text}");
+                continue;
+            }
+            assert!(
+                text.contains(&format!("▲ the interval shown ({back} back)")),
+                "{text}"
+            );
+            // The marker is in the picture, under a drawn interval, and
+            // the time axis names that interval's time where it points.
+            let marker = column_of(row_of(&text, "interval shown"), '▲')
+                .unwrap_or_else(|| panic!("no marker {back} back:\n{text}"));
+            assert!(marker >= 26 && marker < usize::from(width), "{text}");
+            let actions = row_of(&text, "actions");
+            let mark = actions.chars().nth(marker).unwrap_or(' ');
+            assert!(
+                "▲▼+-·".contains(mark),
+                "no action mark above ▲: {mark:?}\n{text}"
+            );
+            let axis = row_of(&text, "time (UTC)");
+            let clock = plugtop::report::time_of_day(frame.sample.stamp);
+            let labels: Vec<(usize, String)> = axis
+                .char_indices()
+                .filter(|(_, c)| *c == '↑')
+                .map(|(b, _)| {
+                    let at = axis[..b].chars().count();
+                    let after: String = axis[b..].chars().skip(1).take(8).collect();
+                    let before: String = axis[..b].chars().skip(at.saturating_sub(8)).collect();
+                    let label = if after.len() == 8 && after.contains(':') {
+                        after
+                    } else {
+                        before
+                    };
+                    (at, label)
+                })
+                .collect();
+            assert!(labels.len() >= 3, "{axis:?}");
+            // Each label's arrow points at the interval of that time.
+            for (at, label) in &labels {
+                let k = app
+                    .app()
+                    .timeline()
+                    .frames()
+                    .iter()
+                    .position(|f| plugtop::report::time_of_day(f.sample.stamp) == *label);
+                let k = k.unwrap_or_else(|| panic!("{label} is no interval kept"));
+                let offset = k as i64 - back as i64;
+                assert_eq!(
+                    *at as i64,
+                    marker as i64 - offset,
+                    "{label} is not {offset} columns right of ▲ ({clock}):\n{text}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn z_switches_the_graphs_scale_and_says_which_is_shown() {
+    let mut app = simulated(131);
+    app.app_mut().selection_mut().show(View::Graphs);
+    let busy_scale = |app: &Local| {
+        let text = screen(app, 80, 24);
+        let at = text
+            .lines()
+            .position(|l| l.starts_with("busy fraction"))
+            .unwrap_or_else(|| panic!("no busy row:\n{text}"));
+        let scale = text
+            .lines()
+            .nth(at + 1)
+            .unwrap_or_default()
+            .trim()
+            .to_string();
+        (text, scale)
+    };
+    let (text, scale) = busy_scale(&app);
+    assert!(text.contains("scale from zero (z)"), "{text}");
+    assert!(scale.starts_with("scale 0 .. "), "{scale}");
+    app.key(KeyAction::Scale);
+    let (text, scale) = busy_scale(&app);
+    assert!(text.contains("scale fixed (z)"), "{text}");
+    assert!(
+        scale.starts_with("scale 0 .. 1,"),
+        "a share is fixed at 0..1: {scale}"
+    );
+    app.key(KeyAction::Scale);
+    let (text, scale) = busy_scale(&app);
+    assert!(text.contains("scale lowest to highest (z)"), "{text}");
+    let (lo, drawn) = scale
+        .strip_prefix("scale ")
+        .and_then(|s| s.split_once(" .. "))
+        .map(|(lo, rest)| {
+            (
+                lo.to_string(),
+                rest.split_once("drawn ").map(|d| d.1.to_string()),
+            )
+        })
+        .unwrap_or_default();
+    assert_eq!(
+        drawn.and_then(|d| d.split_once(" .. ").map(|d| d.0.to_string())),
+        Some(lo),
+        "zoomed: the scale is what is drawn: {scale}"
+    );
+    app.key(KeyAction::Scale);
+    assert!(screen(&app, 80, 24).contains("scale from zero (z)"));
+}
+
+#[test]
+fn a_pinned_value_starts_with_the_history_kept() {
+    let mut app = simulated(60);
+    app.key(KeyAction::Pin);
+    assert_eq!(app.app().timeline().pinned(), ["CP_ActiveAVG".to_string()]);
+    app.app_mut().selection_mut().show(View::Graphs);
+    let text = screen(&app, 160, 48);
+    let row = row_of(&text, "CP_ActiveAVG");
+    let bars = row.chars().filter(|c| "▁▂▃▄▅▆▇█".contains(*c)).count();
+    // Every interval since the average had a value, not one.
+    let known = app
+        .app()
+        .timeline()
+        .frames()
+        .iter()
+        .filter(|f| {
+            f.variables
+                .iter()
+                .any(|(n, v)| n == "CP_ActiveAVG" && v.is_some())
+        })
+        .count();
+    assert!(known > 40, "{known}");
+    assert_eq!(bars, known, "{row}");
+}
+
+/// Pages through the Log or Flips view at 80×24 with `key` until the
+/// screen stops moving; every screen seen.
+fn pages(app: &mut Local, key: KeyAction) -> Vec<String> {
+    let mut seen = vec![screen(app, 80, 24)];
+    for _ in 0..500 {
+        app.key(key);
+        let now = screen(app, 80, 24);
+        if seen.last() == Some(&now) {
+            return seen;
+        }
+        seen.push(now);
+    }
+    panic!("{key:?} never stopped");
+}
+
+#[test]
+fn pgup_pgdn_home_and_end_page_the_log_and_skip_no_line() {
+    let mut a = simulated_with(
+        "oscillating",
+        Some("examples/rules/oscillating-tight.conf"),
+        300,
+    );
+    let (width, rows) = view::list_area(ratatui::layout::Rect::new(0, 0, 80, 24));
+    // The lines wrap one column short of the edge.
+    assert_eq!((width, rows), (79, 20));
+    a.app_mut().set_list_area(width, rows);
+    a.app_mut().selection_mut().show(View::Log);
+    let body = |s: &str| -> Vec<String> {
+        s.lines()
+            .skip(3)
+            .take(usize::from(rows))
+            .map(str::to_string)
+            .collect()
+    };
+    let newest = screen(&a, 80, 24);
+    let up = pages(&mut a, KeyAction::PageUp);
+    assert!(up.len() > 5, "the log is pages long:\n{newest}");
+    for pair in up.windows(2) {
+        // The oldest row shown stays, at the bottom, after a page back.
+        let (now, next) = (body(&pair[0]), body(&pair[1]));
+        let first = now
+            .iter()
+            .find(|l| !l.is_empty())
+            .cloned()
+            .unwrap_or_default();
+        assert!(
+            next.contains(&first),
+            "a line skipped:\n{}\n{}",
+            pair[0],
+            pair[1]
+        );
+    }
+    // The top: the oldest line kept, on a full screen.
+    let top = up.last().cloned().unwrap_or_default();
+    let oldest: String = a
+        .app()
+        .log()
+        .lines()
+        .front()
+        .map(|l| l.row_text().chars().take(40).collect())
+        .unwrap_or_default();
+    assert!(body(&top)[0].starts_with(&oldest), "{oldest:?}\n{top}");
+    a.key(KeyAction::Bottom);
+    assert_eq!(screen(&a, 80, 24), newest, "End: back to the newest");
+    a.key(KeyAction::Top);
+    assert_eq!(screen(&a, 80, 24), top, "Home: the oldest at once");
+    let down = pages(&mut a, KeyAction::PageDown);
+    assert_eq!(down.last(), Some(&newest), "PgDn ends at the newest");
+    assert!(down.len() <= up.len() + 1);
+}
+
+#[test]
+fn pgup_home_and_end_page_the_flips() {
+    let mut app = simulated_with(
+        "oscillating",
+        Some("examples/rules/oscillating-tight.conf"),
+        300,
+    );
+    app.app_mut().set_list_area(79, 20);
+    app.app_mut().selection_mut().show(View::Flips);
+    let changes = app.app().board().flips().changes().clone();
+    assert!(changes.len() > 10, "{}", changes.len());
+    let newest = screen(&app, 80, 24);
+    let up = pages(&mut app, KeyAction::PageUp);
+    // Every change kept was on some page.
+    for c in &changes {
+        let head = format!("#{} ", c.reading);
+        assert!(
+            up.iter().any(|s| s.lines().any(|l| l.starts_with(&head))),
+            "{head} never shown"
+        );
+    }
+    let oldest = format!("#{} ", changes.front().map_or(0, |c| c.reading));
+    let top = up.last().cloned().unwrap_or_default();
+    assert!(top.lines().any(|l| l.starts_with(&oldest)), "{top}");
+    assert!(top.contains("newer (↓ PgDn)"), "{top}");
+    app.key(KeyAction::Bottom);
+    assert_eq!(screen(&app, 80, 24), newest);
+    app.key(KeyAction::Top);
+    assert!(screen(&app, 80, 24).lines().any(|l| l.starts_with(&oldest)));
+}
+
+#[test]
+fn the_log_keeps_to_the_sources_clock_from_its_first_line() {
+    let (mut a, mut source) = prepare_sim("examples/scenarios/daytrader.toml", None);
+    // Said before any reading: the hints the rules show.
+    a.app_mut().note(
+        plugtop::tui::app::LogKind::Note,
+        "said before the first reading",
+    );
+    assert!(!a.app().log().lines().is_empty());
+    for _ in 0..3 {
+        if let Some(Ok(s)) = source.next_sample() {
+            a.ingest(s);
+        }
+    }
+    let first = a
+        .app()
+        .timeline()
+        .frames()
+        .back()
+        .map(|f| f.sample.stamp)
+        .expect("a reading");
+    let lines = a.app().log().lines();
+    assert!(
+        lines.iter().all(|l| l.stamp >= first),
+        "a line before the first reading's time: {:?}",
+        lines.iter().map(|l| l.stamp).collect::<Vec<_>>()
+    );
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.text == "said before the first reading")
+    );
+    a.app_mut().selection_mut().show(View::Log);
+    assert!(screen(&a, 80, 24).contains("Log · simulated times"));
+    let mut replay = app(RECOMMENDED, SERIES, 4, Mode::Observe);
+    replay.app_mut().selection_mut().show(View::Log);
+    assert!(screen(&replay, 80, 24).contains("Log · recorded times, UTC"));
+}
+
+#[test]
+fn j_goes_to_a_time_kept_and_asks_a_replay_to_read_ahead_to_a_later_one() {
+    use crossterm::event::{KeyCode, KeyEvent};
+    use plugtop::tui::command::Command;
+    use plugtop::tui::seek::SeekTo;
+    let mut a = simulated(131);
+    let go = |a: &mut Local, text: &str| {
+        a.key(KeyAction::GoTo);
+        assert!(matches!(a.app().modals().top(), Some(Modal::GoTo(_))));
+        a.app_mut().insert_text(text);
+        a.app_mut().goto_key(KeyEvent::from(KeyCode::Enter))
+    };
+    a.key(KeyAction::GoTo);
+    a.app_mut().insert_text("00:01:00");
+    both("goto_prompt", &a);
+    a.app_mut().goto_key(KeyEvent::from(KeyCode::Esc));
+    assert!(a.app().modals().is_empty());
+    // A time kept: travelled to, held there.
+    assert_eq!(go(&mut a, "00:01:00"), None);
+    let shown = a
+        .app()
+        .frame()
+        .map(|f| plugtop::report::time_of_day(f.sample.stamp));
+    assert_eq!(shown.as_deref(), Some("00:01:00"));
+    assert!(a.app().timeline().paused());
+    assert!(screen(&a, 80, 24).contains("00:01:00"));
+    assert_eq!(go(&mut a, "+30s"), None);
+    let shown = a
+        .app()
+        .frame()
+        .map(|f| plugtop::report::time_of_day(f.sample.stamp));
+    assert_eq!(shown.as_deref(), Some("00:00:30"), "from the first reading");
+    // A later time: the simulator reads ahead to it.
+    let first = a
+        .app()
+        .timeline()
+        .frames()
+        .back()
+        .map(|f| f.sample.stamp)
+        .expect("kept");
+    assert_eq!(
+        go(&mut a, "+18h"),
+        Some(Command::Seek(SeekTo::At(plugtop::kernel::Stamp {
+            micros: first.micros + 18 * 3600 * 1_000_000
+        })))
+    );
+    // What is not a time says what is.
+    assert_eq!(go(&mut a, "soon"), None);
+    let said = message(&a);
+    assert!(
+        said.contains("is not a time") && said.contains("+18h"),
+        "{said}"
+    );
+}
+
+/// The message on top of the screen.
+fn message(a: &Local) -> String {
+    match a.app().modals().dialog() {
+        Some(plugtop::tui::app::Dialog::Message(text)) => text.clone(),
+        other => panic!("no message on top: {other:?}"),
+    }
+}
+
+#[test]
+fn j_on_a_live_guest_or_before_the_oldest_kept_says_why_not() {
+    use crossterm::event::{KeyCode, KeyEvent};
+    let fixture = app(RECOMMENDED, SERIES, 6, Mode::Observe);
+    // The same readings as if from a live guest.
+    let mut a = plugtop::tui::local::Local::new(
+        std::sync::Arc::clone(fixture.app().rules()),
+        fixture.app().file().clone(),
+        plugtop::tui::app::SourceLabel::Live("/".into()),
+        Mode::Observe,
+    );
+    let mut source =
+        plugtop::kernel::snapshots::SnapshotSource::open(Path::new(SERIES)).expect("the series");
+    for _ in 0..6 {
+        if let Some(Ok(s)) = plugtop::kernel::Source::next_sample(&mut source) {
+            a.ingest(s);
+        }
+    }
+    a.key(KeyAction::GoTo);
+    a.app_mut().insert_text("+1h");
+    assert_eq!(a.app_mut().goto_key(KeyEvent::from(KeyCode::Enter)), None);
+    let said = message(&a);
+    assert!(
+        said.contains("has not come yet: this is a live guest"),
+        "{said}"
+    );
+    // Past the 600 intervals kept, the first reading is gone.
+    let mut long = simulated(700);
+    long.key(KeyAction::GoTo);
+    long.app_mut().insert_text("+0s");
+    assert_eq!(
+        long.app_mut().goto_key(KeyEvent::from(KeyCode::Enter)),
+        None
+    );
+    let said = message(&long);
+    assert!(
+        said.contains("is before the oldest interval kept"),
+        "{said}"
+    );
 }

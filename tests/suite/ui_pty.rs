@@ -262,7 +262,7 @@ fn replay_help_pause_step_back_and_quit() {
     s.wait_for("end of the recording");
     s.wait_for("#19");
     s.press("?");
-    s.wait_for("Keys (any key closes)");
+    s.wait_for("Keys (any key closes");
     s.press("x");
     s.wait_for("Rules (t selects");
     s.press(LEFT);
@@ -387,12 +387,14 @@ fn the_whatif_editor_checks_as_you_type_and_shows_the_counterfactual() {
     s.wait_for("CPUS FLAPPING");
     s.press("w");
     s.wait_for("What-if: HOTPLUG");
-    s.wait_for("cpuplugd would load the edited file");
+    s.wait_for("cpuplugd would load it");
     // A typo: the error shows at once, under the text.
     s.press("(");
     s.wait_for("^ unexpected `(`");
+    // Undone: no edit is left, and the title stops counting one.
     s.press("\x7f");
-    s.wait_for("cpuplugd would load the edited file");
+    s.wait_for("cpuplugd would load it (nothing edited yet");
+    assert!(!s.screen().contains("(1 edited)"), "{}", s.screen());
     // A valid edit: a stricter threshold, then Enter runs it.
     s.press("\x7f\x7f\x7f0.05");
     s.wait_for("< 0.05");
@@ -453,6 +455,75 @@ fn a_refused_reload_is_drawn_like_check_with_its_caret_and_the_old_rules_stay() 
     s.wait_for("Truth trace of HOTPLUG");
     s.wait_for("HOTPLUG = ((1 - CP_ActiveAVG) * onumcpus) < 0.08");
     assert!(s.quit());
+}
+
+#[test]
+fn a_whatif_edit_applied_runs_in_the_session_and_written_passes_check() {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let state = dir.path().join("state");
+    let state_env = state.display().to_string();
+    let mut s = Session::start_with(
+        &[
+            "--sim",
+            "examples/scenarios/oscillating.toml",
+            "-c",
+            "examples/rules/oscillating-tight.conf",
+            "--mode",
+            "auto",
+            "--interval",
+            "0.05",
+        ],
+        24,
+        80,
+        &[("XDG_STATE_HOME", &state_env)],
+    );
+    s.wait_for("AUTONOMOUS");
+    s.press("w");
+    s.wait_for("What-if: HOTPLUG");
+    // HOTPLUG never true: Ctrl-U clears, then the new rule.
+    s.press("\x15");
+    s.press("0");
+    s.wait_for("(edited: HOTPLUG)");
+    // Ctrl-R: the diff first; nothing changes before the yes.
+    s.press("\x12");
+    s.wait_for("Apply the edited rules?");
+    s.wait_for("+ HOTPLUG=\"0\"");
+    s.wait_for("- HOTPLUG=\"((1 - CP_Active) * onumcpus) < 0.3\"");
+    s.press("y");
+    s.wait_gone("Apply the edited rules?");
+    // The session decides with the edited rules from the next interval.
+    s.press("2");
+    s.wait_for("HOTPLUG false (the constant 0)");
+    s.press("/reloaded\r");
+    s.wait_for("rules reloaded; the history is kept");
+    // Written from the editor: a new file in the state directory offered.
+    s.press("1w");
+    s.wait_for("nothing edited yet: these are the rules in force");
+    s.press("\x13");
+    s.wait_for("Write the edited rules");
+    s.wait_for(&state.join("plugtop").display().to_string());
+    s.press("\r");
+    s.wait_for("Edited rules written");
+    s.press("x");
+    s.press("\x1b");
+    s.wait_gone("What-if:");
+    assert!(s.quit());
+    let files: Vec<_> = std::fs::read_dir(state.join("plugtop"))
+        .map(|d| d.filter_map(Result::ok).map(|e| e.path()).collect())
+        .unwrap_or_default();
+    assert_eq!(files.len(), 1, "{files:?}");
+    let written = std::fs::read_to_string(&files[0]).unwrap_or_default();
+    assert!(written.contains("\nHOTPLUG=\"0\"\n"), "{written}");
+    assert!(
+        written.starts_with("# The rules of the oscillating-guest incident"),
+        "the file's comments are kept: {written}"
+    );
+    let check = std::process::Command::new(env!("CARGO_BIN_EXE_plugtop"))
+        .arg("check")
+        .arg(&files[0])
+        .output()
+        .expect("plugtop check");
+    assert!(check.status.success(), "{check:?}");
 }
 
 /// A four-CPU test guest with cpu0 online, and rules that always plug.
@@ -738,14 +809,14 @@ fn a_slow_cpu_write_shows_progress_and_the_keys_go_on_working() {
     let (mut s, gate) = plugging_held_at_the_gate(&root, &rules);
     // The screen is not held by the write: the help opens while it runs.
     s.press("?");
-    s.wait_for("Keys (any key closes)");
+    s.wait_for("Keys (any key closes");
     assert!(s.screen().contains("… plugging a CPU"), "{}", s.screen());
     assert_eq!(cpu_online(&root, 1), "0\n", "still writing");
     std::fs::write(&gate, "").expect("open the gate");
     s.wait_gone("plugging a CPU");
     assert_eq!(cpu_online(&root, 1), "1\n");
     s.press("x");
-    s.wait_gone("Keys (any key closes)");
+    s.wait_gone("Keys (any key closes");
     assert!(s.quit());
     assert_eq!(cpu_online(&root, 1), "0\n", "put back on quit");
 }
@@ -817,14 +888,14 @@ fn an_unfinished_escape_sequence_never_eats_the_keyboard() {
     // The start of a terminal's reply, never finished; then replies and
     // sequences plugtop does not know, and a string sequence.
     s.press("\x1b[?");
-    s.press_until("?", "Keys (any key closes)");
+    s.press_until("?", "Keys (any key closes");
     s.press("x");
-    s.wait_gone("Keys (any key closes)");
+    s.wait_gone("Keys (any key closes");
     s.press("\x1b[?1;2c\x1b[?7u\x1b[999~\x1b]11;rgb:0/0/0\x07");
     s.press("?");
-    s.wait_for("Keys (any key closes)");
+    s.wait_for("Keys (any key closes");
     s.press("x");
-    s.wait_gone("Keys (any key closes)");
+    s.wait_gone("Keys (any key closes");
     // Ctrl-C right after another unfinished reply still quits.
     s.press("\x1b[?");
     let deadline = Instant::now() + common::HANG_GUARD;
@@ -863,7 +934,7 @@ fn cpus_on_screen(screen: &str) -> Vec<u32> {
 }
 
 #[test]
-fn paging_a_64_cpu_guest_shows_every_cpu_exactly_once() {
+fn paging_the_table_of_a_64_cpu_guest_shows_every_cpu_exactly_once() {
     let dir = tempfile::tempdir().expect("temporary directory");
     let scenario = dir.path().join("big.toml");
     std::fs::write(
@@ -883,7 +954,10 @@ fn paging_a_64_cpu_guest_shows_every_cpu_exactly_once() {
             rows,
             cols,
         );
-        s.wait_for("more below (PgDn)");
+        // All 64 fit as meters; `c` shows the per-CPU table, which pages.
+        s.wait_for("c table");
+        s.press("c");
+        s.wait_for("more below (PgDn");
         let mut seen: Vec<u32> = Vec::new();
         loop {
             let page = cpus_on_screen(&s.screen());
@@ -931,20 +1005,28 @@ fn number_keys_pick_views_h_and_f1_help_and_ctrl_l_repaints() {
         80,
     );
     s.wait_for("OBSERVE");
+    // The first frame is drawn on a cleared screen, not over what the
+    // alternate screen held before.
+    let raw = String::from_utf8_lossy(&s.raw).into_owned();
+    let (cleared, drawn) = (raw.find("\x1b[2J"), raw.find("OBSERVE"));
+    assert!(
+        matches!((cleared, drawn), (Some(c), Some(d)) if c < d),
+        "clear at {cleared:?}, first drawn at {drawn:?}"
+    );
     s.press("5");
-    s.wait_for("Log (↑↓ scroll");
+    s.wait_for("Log · recorded times, UTC (↑↓");
     s.press("2");
     s.wait_for("Truth trace of");
     s.press("1");
     s.wait_gone("Truth trace of");
     s.press("h");
-    s.wait_for("Keys (any key closes)");
+    s.wait_for("Keys (any key closes");
     s.press("x");
-    s.wait_gone("Keys (any key closes)");
+    s.wait_gone("Keys (any key closes");
     s.press("\x1bOP");
-    s.wait_for("Keys (any key closes)");
+    s.wait_for("Keys (any key closes");
     s.press("x");
-    s.wait_gone("Keys (any key closes)");
+    s.wait_gone("Keys (any key closes");
     // Another program scribbles on the terminal; Ctrl-L paints it all again.
     let clears = |raw: &[u8]| raw.windows(4).filter(|w| w == b"\x1b[2J").count();
     let before = clears(&s.raw);
@@ -996,6 +1078,24 @@ fn e_asks_where_to_export_the_log_defaulting_to_the_state_directory() {
         .map(|d| d.filter_map(Result::ok).map(|e| e.path()).collect())
         .unwrap_or_default();
     assert_eq!(files.len(), 1, "{files:?}");
+    // Named after the local time, as a person reads it.
+    let name = files[0]
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let stamp = name
+        .strip_prefix("plugtop-log-")
+        .and_then(|n| n.strip_suffix(".txt"))
+        .unwrap_or_default();
+    assert!(
+        stamp.len() == "2025-11-25_144701".len()
+            && stamp.chars().enumerate().all(|(i, c)| match i {
+                4 | 7 => c == '-',
+                10 => c == '_',
+                _ => c.is_ascii_digit(),
+            }),
+        "{name}"
+    );
     let text = std::fs::read_to_string(&files[0]).unwrap_or_default();
     assert!(
         text.lines()
@@ -1224,4 +1324,145 @@ fn a_paste_goes_into_the_text_input_and_is_never_taken_for_keys() {
     s.press("\x1b");
     s.wait_gone("What-if: HOTPLUG");
     assert!(s.quit());
+}
+
+#[test]
+fn a_replay_jumps_ahead_to_a_time_and_the_graphs_show_the_interval_shown() {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let rec = dir.path().join("day.rec");
+    let options = plugtop::sim::run::SimOptions {
+        duration: Some(2.0 * 3600.0),
+        interval: Some(5.0),
+        old_kernel: false,
+        record: Some(rec.clone()),
+        keep_timeline: false,
+        flap: plugtop::control::flap::FlapConfig::default(),
+    };
+    common::simulate("daytrader", "recommended-modern", &options);
+    let rec = rec.to_string_lossy().into_owned();
+    // At its pace the replay takes two hours; J reads ahead at once.
+    let mut s = Session::start(
+        &[
+            "--replay",
+            &rec,
+            "-c",
+            "examples/rules/recommended-modern.conf",
+        ],
+        24,
+        80,
+    );
+    s.wait_for("OBSERVE");
+    s.press("J");
+    s.wait_for("Jump to a time");
+    s.press("+1h30m\r");
+    s.wait_for("#1080 01:30:00");
+    s.wait_for("PAUSED");
+    s.press("3");
+    s.wait_for("Graphs: ");
+    s.press(&LEFT.repeat(3));
+    s.wait_for("▲ the interval shown (3 back)");
+    s.wait_for("#1077 (3 back) 01:29:45");
+    let screen = s.screen();
+    let row = |label: &str| {
+        screen
+            .lines()
+            .find(|l| l.starts_with(label))
+            .unwrap_or_else(|| panic!("no {label:?} row:\n{screen}"))
+            .to_string()
+    };
+    // The marker stands three columns left of the newest, which the time
+    // axis names 01:30:00 at the right edge: the interval of 01:29:45.
+    let marker = row("interval shown");
+    assert_eq!(
+        marker.chars().position(|c| c == '▲'),
+        Some(80 - 1 - 3),
+        "{screen}"
+    );
+    assert!(row("time (UTC)").ends_with("01:30:00↑"), "{screen}");
+    // G reads the replay to its end.
+    s.press("G");
+    s.wait_for("#1440 02:00:00");
+    assert!(s.quit(), "clean exit");
+}
+
+/// The CPUs in the meters of the CPU panel (the first `panel` columns),
+/// down each column first, once every CPU has a share (none just online).
+fn meters_on_screen(screen: &str, panel: usize) -> Option<Vec<u32>> {
+    if !screen.lines().any(|l| l.starts_with("all ")) {
+        return None;
+    }
+    let mut found = crate::cpu_meters::meters(screen, panel);
+    found.sort_by_key(|m| (m.aligned, m.row));
+    // `+` marks a CPU just online (the legend under the meters says so).
+    let fresh = screen
+        .lines()
+        .skip_while(|l| !l.starts_with("all "))
+        .take_while(|l| !l.starts_with(" Rules") && !l.starts_with("busy % now"))
+        .any(|l| l.chars().take(panel).collect::<String>().contains('+'));
+    (!fresh).then(|| found.iter().map(|m| m.id).collect())
+}
+
+#[test]
+fn a_256_cpu_lpar_at_160x48_and_a_64_cpu_guest_at_80x24_show_every_cpu() {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let guest64 = dir.path().join("big.toml");
+    std::fs::write(
+        &guest64,
+        "name = \"big\"\ncpus = 64\nonline = 64\nmemory_mib = 8192\nduration = \"1:00:00\"\n\n[[phases]]\nstart = \"0\"\nthreads = 8\nworking_set_mib = 300\n",
+    )
+    .expect("scenario");
+    let guest64 = guest64.display().to_string();
+    let cases = [
+        (
+            "examples/scenarios/big-lpar.toml",
+            256u32,
+            48u16,
+            160u16,
+            62usize,
+        ),
+        (guest64.as_str(), 64, 24, 80, 40),
+    ];
+    for (scenario, cpus, rows, cols, panel) in cases {
+        // Observe mode: the rules never take a CPU away mid-test.
+        let mut s = Session::start(
+            &[
+                "--sim",
+                scenario,
+                "-c",
+                "examples/rules/recommended-modern.conf",
+                "--interval",
+                "0.05",
+            ],
+            rows,
+            cols,
+        );
+        let all: Vec<u32> = (0..cpus).collect();
+        s.wait_until("not every CPU was on the screen", |s| {
+            meters_on_screen(&s.screen(), panel).as_ref() == Some(&all)
+        });
+        assert!(
+            !s.screen().contains("more below (PgDn") && !s.screen().contains("more below, "),
+            "{}",
+            s.screen()
+        );
+        // `b`: busiest first, said under the meters where a row is spare
+        // (the simulator spreads work evenly, so the order barely moves;
+        // tests/suite/cpu_meters.rs sorts uneven shares).
+        if cpus == 256 {
+            s.wait_for("busy % now, by number");
+            s.press("b");
+            s.wait_for("busy % now, busiest first");
+            s.press("b");
+            s.wait_for("busy % now, by number");
+        }
+        // `c`: the per-CPU table, paged; `c` again: every CPU in sight.
+        s.press("c");
+        s.wait_for("% now");
+        s.wait_for("more below (PgDn");
+        s.press("c");
+        s.wait_until("c did not bring the meters back", |s| {
+            meters_on_screen(&s.screen(), panel).as_ref() == Some(&all)
+        });
+        assert!(s.quit());
+    }
 }

@@ -1,14 +1,18 @@
-//! The CPU panel: every CPU's share of the interval, offline CPUs as such.
+//! The CPU panel: every CPU's share of the interval, offline CPUs as such;
+//! the per-CPU table while every CPU fits in it, compact meters
+//! ([`super::cpu_meters`]) when not, `c` for the other, `b` to sort.
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders};
 
+use super::cpu_page::{Page, more_line};
 use super::theme::Theme;
 use crate::kernel::CpuTicks;
 use crate::kernel::deltas::{CpuLoad, tick_delta};
 use crate::tui::app::App;
+use crate::tui::cpu_panel::{CpuShape, MARGIN, PanelSize, arrange, busy_ticks};
 
 /// A column: its heading and how to get it from the ticks.
 type Column = (&'static str, fn(&CpuTicks) -> u64);
@@ -25,6 +29,7 @@ const WIDE: [Column; 8] = [
     ("st", |t| t.steal),
 ];
 
+/// One row of the table: the tick columns and the busy bar.
 fn row(
     name: &str,
     delta: &CpuTicks,
@@ -34,7 +39,10 @@ fn row(
     theme: &Theme,
 ) -> Line<'static> {
     let mut spans = vec![Span::raw(format!("{name:<6}"))];
-    let pct = |v: u64| (v * 100 + total / 2).checked_div(total).unwrap_or(0);
+    let pct = |v: u64| {
+        let (v, t) = (u128::from(v), u128::from(total));
+        u64::try_from((v * 100 + t / 2).checked_div(t).unwrap_or(0)).unwrap_or(u64::MAX)
+    };
     let shares = shares(delta, total);
     for (i, share) in shares.iter().enumerate() {
         if columns == 6 && (i == 5 || i == 6) {
@@ -42,7 +50,7 @@ fn row(
         }
         spans.push(Span::raw(format!("{share:>4}")));
     }
-    let busy = pct(delta.user + delta.nice + delta.system + delta.irq + delta.softirq) as usize;
+    let busy = pct(busy_ticks(delta)) as usize;
     let filled = (busy * bar).div_ceil(100).min(bar);
     spans.push(Span::raw(" "));
     spans.push(Span::styled("█".repeat(filled), theme.bar(true)));
@@ -82,45 +90,52 @@ fn shares(delta: &CpuTicks, total: u64) -> [u64; 8] {
     out
 }
 
-/// CPU rows (the "… more" line included) in a CPU panel whose inner
-/// height is `inner_height`: below the column heads and the `all` row.
-pub fn rows_for_cpus(inner_height: u16) -> usize {
-    (inner_height as usize).saturating_sub(2)
+/// The inside of a CPU panel drawn in `area`: below its top border.
+fn inner_of(area: Rect) -> Rect {
+    Block::default().borders(Borders::TOP).inner(area)
 }
 
-/// The first CPU shown and how many: pages start where PgDn puts them
-/// (never pulled back to fill the screen), so each CPU is on exactly one
-/// page; one row goes to "… more" when they do not all fit.
-fn page(app: &App, total: usize, room: usize) -> (usize, usize) {
-    let scroll = app.selection().cpu_scroll().min(total.saturating_sub(1));
-    let shown = if total - scroll > room {
-        room.saturating_sub(1)
-    } else {
-        room
-    };
-    (scroll, shown)
+/// Where the meters go in the panel's inside: a margin kept at the right.
+fn meters_area(inner: Rect) -> Rect {
+    Rect {
+        width: inner.width.saturating_sub(MARGIN),
+        ..inner
+    }
 }
 
-/// The CPU whose row is at `column`, `row` of a CPU panel drawn in
-/// `area`, found with the same paging as the drawing.
+fn panel_size(inner: Rect) -> PanelSize {
+    PanelSize {
+        width: inner.width,
+        height: inner.height,
+    }
+}
+
+/// The CPU whose row or meter is at `column`, `row` of a CPU panel drawn
+/// in `area`, found with the same layout and paging as the drawing.
 pub fn id_at(app: &App, area: Rect, column: u16, row: u16) -> Option<u32> {
     let f = app.frame()?;
-    // A top border, the column heads and the `all` row come first.
-    let first = area.y + 3;
-    if column < area.x
-        || column >= area.x + area.width
-        || row < first
-        || row >= area.y + area.height
-    {
+    let inner = inner_of(area);
+    if column < inner.x || column >= inner.right() || row < inner.y || row >= inner.bottom() {
         return None;
     }
-    let room = rows_for_cpus(area.height.saturating_sub(1));
-    let (scroll, shown) = page(app, f.loads.len(), room);
-    let i = usize::from(row - first);
-    (i < shown).then(|| f.loads.get(scroll + i).map(CpuLoad::id))?
+    let panel = app.selection().cpus();
+    let shape = CpuShape::of(panel.layout(), panel_size(inner), &f.loads);
+    let order = arrange(panel.order(), &f.loads);
+    let page = Page::of(app, &order, &shape);
+    match shape {
+        CpuShape::Table { .. } => {
+            // The column heads and the `all` row come first.
+            let i = usize::from(row - inner.y).checked_sub(2)?;
+            page.cpus.get(i).map(|l| l.id())
+        }
+        CpuShape::Meters(grid) => {
+            super::cpu_meters::id_at(&grid, meters_area(inner), column, row, &page)
+        }
+    }
 }
 
-/// Draws the CPU panel.
+/// Draws the CPU panel: the table, or meters when the CPUs do not all fit
+/// in it (or `c` asked for them).
 pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {
     let Some(f) = app.frame() else {
         frame.render_widget(Block::default().borders(Borders::TOP).title("CPUs"), area);
@@ -139,6 +154,32 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {
         .title(Span::styled(title, theme.title()));
     let inner = block.inner(area);
     frame.render_widget(block, area);
+    let panel = app.selection().cpus();
+    let shape = CpuShape::of(panel.layout(), panel_size(inner), &f.loads);
+    let order = arrange(panel.order(), &f.loads);
+    let page = Page::of(app, &order, &shape);
+    let all = app
+        .previous_frame()
+        .and_then(|p| tick_delta(&s.ticks, &p.sample.ticks));
+    match shape {
+        CpuShape::Table { rows } => table(frame, inner, app, theme, &page, rows, all),
+        CpuShape::Meters(grid) => {
+            let area = meters_area(inner);
+            super::cpu_meters::draw(frame, area, app, theme, &grid, &page, all);
+        }
+    }
+}
+
+/// The per-CPU table: a row a CPU with every tick column, paged.
+fn table(
+    frame: &mut Frame<'_>,
+    inner: Rect,
+    app: &App,
+    theme: &Theme,
+    page: &Page<'_>,
+    rows: usize,
+    all: Option<CpuTicks>,
+) {
     let columns = if inner.width >= 60 { 8 } else { 6 };
     let bar = (inner.width as usize)
         .saturating_sub(6 + 4 * columns + 3)
@@ -153,18 +194,11 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {
     }
     head.push(Span::styled(" busy", theme.dim()));
     let mut lines = vec![Line::from(head)];
-    match app
-        .previous_frame()
-        .and_then(|p| tick_delta(&s.ticks, &p.sample.ticks))
-    {
+    match all {
         Some(d) => lines.push(row("all", &d, d.total(), columns, bar, theme)),
         None => lines.push(Line::styled("all   (first reading)", theme.dim())),
     }
-    let room = rows_for_cpus(inner.height);
-    let total = f.loads.len();
-    let (scroll, shown) = page(app, total, room);
-    let overflow = total - scroll > room;
-    for load in f.loads.iter().skip(scroll).take(shown) {
+    for load in page.cpus {
         let name = format!("cpu{}", load.id());
         let selected = app.selection().selected_cpu() == Some(load.id());
         let mut line = match load {
@@ -183,16 +217,10 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {
         }
         lines.push(line);
     }
-    let below = total.saturating_sub(scroll + shown);
-    if overflow || scroll > 0 {
-        let text = match (scroll, below) {
-            (0, _) => format!("… {below} more below (PgDn)"),
-            (above, 0) => format!("… {above} above (PgUp)"),
-            (above, _) => format!("… {below} more below, {above} above (PgDn/PgUp)"),
-        };
-        if lines.len() < room + 2 {
-            lines.push(Line::styled(text, theme.dim()));
-        }
+    if let Some(text) = more_line(page, "; c meters", usize::from(inner.width))
+        && lines.len() < rows + 2
+    {
+        lines.push(Line::styled(text, theme.dim()));
     }
     super::put_lines(frame, inner, &lines);
 }

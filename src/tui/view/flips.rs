@@ -11,11 +11,12 @@ use ratatui::widgets::{Block, Borders, Paragraph, Wrap};
 
 use super::theme::Theme;
 use crate::tui::app::App;
+use crate::tui::flip_rows::{self, Tone};
 
 /// Draws the Flips view.
 pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {
     let block = Block::default().borders(Borders::TOP).title(Span::styled(
-        " Flips: why the decisions changed (newest at the bottom, ↑↓ scroll) ",
+        " Flips: why the decisions changed (newest at the bottom; ↑↓ PgUp PgDn) ",
         theme.title(),
     ));
     let inner = block.inner(area);
@@ -25,58 +26,25 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {
         width: inner.width.saturating_sub(1).max(1),
         ..inner
     };
-    let mut lines: Vec<Line<'_>> = Vec::new();
-    let config = app.board().flips().config();
-    let flapping = app.board().flips().flapping();
-    if flapping.is_empty() {
-        lines.push(Line::from(Span::styled(
-            format!(
-                "not flapping (flapping = {} or more reversals within {} intervals)",
-                config.reversals, config.window
-            ),
-            theme.dim(),
-        )));
-    }
-    for f in flapping {
-        lines.push(Line::from(Span::styled(f.to_string(), theme.warning())));
-    }
-    for l in app.board().flips().loops() {
-        lines.push(Line::from(Span::styled(l.to_string(), theme.warning())));
-    }
-    for h in app.hints() {
-        lines.push(Line::from(vec![
-            Span::styled(format!("hint [{}] ", h.name), theme.title()),
-            Span::raw(format!("{}: {}", h.evidence, h.advice)),
-        ]));
-    }
-    lines.push(Line::from(""));
-    if app.board().flips().changes().is_empty() {
-        lines.push(Line::from(Span::styled(
-            "no decision has changed yet",
-            theme.dim(),
-        )));
-    }
+    let width = inner.width.max(1);
+    let found = flip_rows::findings(app.board().flips(), app.hints());
+    let mut lines: Vec<Line<'_>> = found.iter().map(|r| styled(r, theme)).collect();
     // The changes read like the Log: oldest first, the newest at the
     // bottom; ↑ goes back. The newest that fit are taken by their
     // wrapped height, so an entry is never cut in half.
-    let height = |ls: &[Line<'_>]| {
-        Paragraph::new(ls.to_vec())
-            .wrap(Wrap { trim: false })
-            .line_count(inner.width.max(1))
-    };
     let changes = app.board().flips().changes();
     let scroll = app
         .selection()
         .flips_scroll()
         .min(changes.len().saturating_sub(1));
     let room = usize::from(inner.height)
-        .saturating_sub(height(&lines))
+        .saturating_sub(flip_rows::height(&found, width))
         .saturating_sub(usize::from(scroll > 0));
     let mut used = 0;
-    let mut entries: Vec<(usize, Vec<Line<'_>>)> = Vec::new();
+    let mut entries: Vec<(usize, Vec<(Tone, String)>)> = Vec::new();
     for c in changes.iter().rev().skip(scroll) {
-        let entry = change_lines(c, theme);
-        let h = height(&entry);
+        let entry = flip_rows::change(c);
+        let h = flip_rows::height(&entry, width);
         if used + h > room && !entries.is_empty() {
             break;
         }
@@ -92,35 +60,36 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {
     let older = changes.len().saturating_sub(scroll + entries.len());
     if older > 0 {
         lines.push(Line::from(Span::styled(
-            format!("… {older} older (↑)"),
+            format!("… {older} older (↑ PgUp)"),
             theme.dim(),
         )));
     }
-    let entries: Vec<Vec<Line<'_>>> = entries.into_iter().map(|(_, e)| e).collect();
-    lines.extend(entries.into_iter().rev().flatten());
+    for (_, entry) in entries.iter().rev() {
+        lines.extend(entry.iter().map(|r| styled(r, theme)));
+    }
     if scroll > 0 {
         lines.push(Line::from(Span::styled(
-            format!("… {scroll} newer (↓)"),
+            format!("… {scroll} newer (↓ PgDn)"),
             theme.dim(),
         )));
     }
     frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), inner);
 }
 
-/// One change of decision and the comparisons that flipped it.
-fn change_lines<'a>(c: &crate::control::watch::ChangedDecision, theme: &Theme) -> Vec<Line<'a>> {
-    let mut lines = vec![Line::from(vec![
-        Span::styled(format!("#{} ", c.reading), theme.dim()),
-        Span::styled(format!("{} → {}", c.before, c.after), theme.text()),
-    ])];
-    if c.why.is_empty() {
-        lines.push(Line::from(Span::styled(
-            "    no comparison flipped (a limit, or a rule not evaluated before)",
-            theme.dim(),
-        )));
+/// One row of the Flips view in its style.
+fn styled<'a>((tone, text): &(Tone, String), theme: &Theme) -> Line<'a> {
+    match tone {
+        Tone::Warning => Line::styled(text.clone(), theme.warning()),
+        Tone::Quiet => Line::styled(text.clone(), theme.dim()),
+        Tone::Heading => Line::styled(text.clone(), theme.text()),
+        Tone::Plain => Line::raw(text.clone()),
+        // The pattern's name stands out, its evidence and advice follow.
+        Tone::Hint => match text.split_once("] ") {
+            Some((name, rest)) => Line::from(vec![
+                Span::styled(format!("{name}] "), theme.title()),
+                Span::raw(rest.to_string()),
+            ]),
+            None => Line::raw(text.clone()),
+        },
     }
-    for w in &c.why {
-        lines.push(Line::from(Span::raw(format!("    {w}"))));
-    }
-    lines
 }

@@ -8,6 +8,7 @@ use ratatui::widgets::{Block, Borders, Paragraph, Wrap};
 use super::theme::Theme;
 use crate::rules::eval::Outcome;
 use crate::tui::app::{App, LogKind, LogLine};
+use crate::tui::fit;
 use crate::tui::modal::Modal;
 
 /// The end of a long (pasted) search text, where the typing goes on: no
@@ -23,19 +24,11 @@ fn tail(text: &str, room: usize) -> String {
 pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme, full: bool) {
     let travelling = app.timeline().cursor().is_some();
     // The search applies to the Log view, not the overview's panel.
-    let filter = app
-        .log()
-        .filter()
-        .filter(|_| full)
-        .map(|f| f.to_lowercase());
-    let matches = |l: &&LogLine| {
-        filter
-            .as_ref()
-            .is_none_or(|f| f.is_empty() || l.shown().to_lowercase().contains(f.as_str()))
-    };
+    let matches = |l: &&LogLine| !full || app.log().matches(l);
+    let clock = app.source().clock();
     let title = match (full, travelling) {
-        (true, false) => " Log (↑↓ scroll, e exports) ".to_string(),
-        (true, true) => " Log up to the interval shown (↑↓ scroll, e exports) ".to_string(),
+        (true, false) => format!(" Log · {clock} (↑↓ PgUp PgDn Home End; e exports) "),
+        (true, true) => format!(" Log up to the interval shown · {clock} (↑↓ PgUp PgDn Home End) "),
         (false, false) => " Log ".to_string(),
         (false, true) => " Log up to the interval shown ".to_string(),
     };
@@ -62,15 +55,22 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme, full: b
         ..inner
     };
     let room = inner.height as usize;
-    let shown = app.log_shown().filter(matches).count();
+    let width = inner.width.max(1);
+    // Lines wrap (a reason or a fault is never cut), so the entries that
+    // fit are taken by their wrapped height; scrolled back at most until
+    // the oldest is at the top of a full screen.
     let scroll = if full {
-        app.log().scroll().min(shown.saturating_sub(room))
+        let shown = app.log_shown().filter(matches).count();
+        let oldest = app
+            .log_shown()
+            .filter(matches)
+            .map(|l| fit::rows(&l.row_text(), width));
+        app.log()
+            .scroll()
+            .min(shown.saturating_sub(fit::fitting(oldest, room)))
     } else {
         0
     };
-    // Lines wrap (a reason or a fault is never cut), so the newest entries
-    // that fit are taken by their wrapped height.
-    let width = usize::from(inner.width.max(1));
     let mut used = 0;
     let newest: Vec<&LogLine> = app
         .log_shown()
@@ -78,17 +78,7 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme, full: b
         .rev()
         .skip(scroll)
         .take_while(|l| {
-            // The height ratatui will wrap it to (word by word); a line
-            // that fits takes one row without asking.
-            let line = Line::from(format!("{} {}", super::clock(l.stamp), l.shown()));
-            used += if line.width() <= width {
-                1
-            } else {
-                Paragraph::new(line)
-                    .wrap(Wrap { trim: false })
-                    .line_count(width as u16)
-                    .max(1)
-            };
+            used += fit::rows(&l.row_text(), width);
             used <= room
         })
         .collect();

@@ -2,13 +2,19 @@
 //! files: what is drawn depends only on the state, so every view can be
 //! snapshot-tested.
 
+mod boxes;
 mod cpu;
+mod cpu_meters;
+mod cpu_page;
 pub mod fit;
 mod flips;
 mod graphs;
 mod header;
+mod help;
+mod keep;
 mod log;
 mod overlay;
+mod plot;
 mod report_box;
 mod rules;
 pub mod theme;
@@ -20,6 +26,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
 use super::app::{App, View};
+use super::cpu_panel::PanelSize;
 use theme::Theme;
 
 /// The smallest screen the full UI needs.
@@ -102,7 +109,7 @@ pub enum Target {
     View(crate::tui::app::View),
     /// A rule's line in the overview's Rules panel.
     Rule(crate::rules::RuleKind),
-    /// A CPU's row in the overview's CPU table.
+    /// A CPU's row in the overview's CPU table, or its meter.
     Cpu(u32),
 }
 
@@ -140,16 +147,27 @@ pub fn click(app: &mut App, column: u16, row: u16) {
     }
 }
 
-/// How many CPUs one page of the CPU table shows on a screen of `size`
-/// when there are more than fit (one row goes to "… more"): what PgDn
-/// moves by.
-pub fn cpu_page(size: Rect) -> usize {
+/// The inside of the CPU panel on a screen of `size`: what PgDn pages by
+/// and `c` switches, as the panel is drawn.
+pub fn cpu_panel_size(size: Rect) -> PanelSize {
     let view = screen_rows(size)[1];
     let cpus = overview_areas(view)[0];
     // The panel has a top border only.
-    cpu::rows_for_cpus(cpus.height.saturating_sub(1))
-        .saturating_sub(1)
-        .max(1)
+    PanelSize {
+        width: cpus.width,
+        height: cpus.height.saturating_sub(1),
+    }
+}
+
+/// The Log and Flips views' lists on a screen of `size`: their width and
+/// rows (under the view's title), what one PgDn pages by. Their lines
+/// wrap one column short of the edge, as they are drawn.
+pub fn list_area(size: Rect) -> (u16, u16) {
+    let view = screen_rows(size)[1];
+    (
+        view.width.saturating_sub(1).max(1),
+        view.height.saturating_sub(1),
+    )
 }
 
 fn overview(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {

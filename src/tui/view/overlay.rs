@@ -1,78 +1,21 @@
-//! What lies over the screen: the help (generated from the key table), the
-//! step-confirm proposal, and questions.
+//! What lies over the screen, in the order the layers are open: the
+//! what-if editor, the tune, the help ([`super::help`]), the prompts, the
+//! questions (keeping an edit's in [`super::keep`]), and the step-confirm
+//! proposal.
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Clear, Padding, Paragraph, Wrap};
 
+use super::boxes::{box_height, box_inner, boxed, sized_box};
 use super::theme::Theme;
 use crate::control::controller::Mode;
 use crate::control::flap::Moves;
 use crate::report::trace;
 use crate::rules::RuleKind;
 use crate::tui::app::{App, Dialog};
-use crate::tui::keys::BINDINGS;
 use crate::tui::modal::Modal;
 use crate::tui::whatif::WhatIfEditor;
-
-fn centered(area: Rect, width: u16, height: u16) -> Rect {
-    let w = width.min(area.width);
-    let h = height.min(area.height);
-    Rect::new(
-        area.x + (area.width - w) / 2,
-        area.y + (area.height - h) / 2,
-        w,
-        h,
-    )
-}
-
-/// The columns text has inside a box `width` wide: the borders and the
-/// free column before the right border (see `fit`) taken off.
-fn box_inner(width: u16) -> u16 {
-    width.saturating_sub(3).max(1)
-}
-
-/// The rows `lines` take inside a box `width` wide, wrapped as drawn, with
-/// the borders: dialogs grow to their text instead of cutting it.
-fn box_height(lines: &[Line<'_>], width: u16) -> u16 {
-    let inner = box_inner(width);
-    let rows = Paragraph::new(lines.to_vec())
-        .wrap(Wrap { trim: false })
-        .line_count(inner);
-    u16::try_from(rows).unwrap_or(u16::MAX).saturating_add(2)
-}
-
-/// A dialog centred in `area`, as wide as `width` allows and as tall as
-/// its wrapped text.
-fn sized_box(
-    frame: &mut Frame<'_>,
-    area: Rect,
-    width: u16,
-    title: &str,
-    lines: Vec<Line<'_>>,
-    theme: &Theme,
-) {
-    let w = width.min(area.width);
-    let h = box_height(&lines, w);
-    boxed(frame, centered(area, w, h), title, lines, theme);
-}
-
-fn boxed(frame: &mut Frame<'_>, area: Rect, title: &str, lines: Vec<Line<'_>>, theme: &Theme) {
-    frame.render_widget(Clear, area);
-    // Text wraps one column short of the right border, so a word never
-    // touches it (a letter there would read as cut).
-    let block = Block::default()
-        .borders(Borders::ALL)
-        .padding(Padding::right(1))
-        .title(Span::styled(format!(" {title} "), theme.title()));
-    frame.render_widget(
-        Paragraph::new(lines)
-            .block(block)
-            .wrap(Wrap { trim: false }),
-        area,
-    );
-}
 
 /// One character per interval, for the what-if timelines.
 fn glyph(moves: Moves) -> char {
@@ -118,12 +61,31 @@ fn whatif(frame: &mut Frame<'_>, area: Rect, app: &App, editor: &WhatIfEditor, t
         Span::raw(after),
     ]));
     let edited = editor.edited_fields(app.rules(), app.file());
-    let edited_names = if edited.is_empty() || editor.file_mode() {
-        String::new()
-    } else {
-        let names: Vec<&str> = edited.iter().map(|f| f.name()).collect();
-        format!(" (edited: {})", names.join(", "))
-    };
+    lines.extend(verdict(app, editor, indent, &edited, theme));
+    if let Some(r) = editor.result() {
+        timelines(&mut lines, app, r, inner_width, theme);
+    }
+    let title = editor_title(
+        editor,
+        edited.len(),
+        usize::from(area.width).saturating_sub(4),
+    );
+    let height = box_height(&lines, area.width).min(area.height);
+    let rect = Rect::new(area.x, area.y + area.height - height, area.width, height);
+    boxed(frame, rect, &title, lines, theme);
+}
+
+/// What cpuplugd would say of the edit (a caret under the error when it
+/// lies in the text typed), and what Enter does now, until it has run.
+fn verdict(
+    app: &App,
+    editor: &WhatIfEditor,
+    indent: usize,
+    edited: &[crate::tui::whatif::Field],
+    theme: &Theme,
+) -> Vec<Line<'static>> {
+    let waiting = editor.file_mode() && editor.input().text().trim().is_empty();
+    let mut lines = Vec::new();
     match editor.error() {
         Some((message, Some(column))) => lines.push(Line::from(Span::styled(
             format!("{}^ {message}", " ".repeat(indent + column)),
@@ -133,52 +95,84 @@ fn whatif(frame: &mut Frame<'_>, area: Rect, app: &App, editor: &WhatIfEditor, t
             format!("✗ {message}"),
             theme.warning(),
         ))),
-        None => lines.push(Line::from(Span::styled(
-            if editor.file_mode() {
-                "✓ cpuplugd would load this file".to_string()
-            } else {
-                format!("✓ cpuplugd would load the edited file{edited_names}")
-            },
+        None if waiting => lines.push(Line::styled(
+            "type the path of a rule file: Enter runs it over the history on screen",
             theme.dim(),
-        ))),
+        )),
+        None if editor.file_mode() => {
+            lines.push(Line::styled("✓ cpuplugd would load this file", theme.dim()));
+        }
+        None if edited.is_empty() => lines.push(Line::styled(
+            "✓ cpuplugd would load it (nothing edited yet: these are the rules in force)",
+            theme.dim(),
+        )),
+        None => {
+            let names: Vec<&str> = edited.iter().map(|f| f.name()).collect();
+            lines.push(Line::styled(
+                format!(
+                    "✓ cpuplugd would load the edited file (edited: {})",
+                    names.join(", ")
+                ),
+                theme.dim(),
+            ));
+        }
     }
     match editor.result() {
-        None if editor.error().is_some() => lines.push(Line::from(Span::styled(
+        Some(_) => {}
+        None if editor.error().is_some() => lines.push(Line::styled(
             "Enter runs nothing while cpuplugd would refuse the edit (error above)",
             theme.warning(),
-        ))),
-        None => lines.push(Line::from(Span::styled(
+        )),
+        None if waiting => {}
+        None => lines.push(Line::styled(
             format!(
                 "Enter runs the edited rules over all {} intervals on screen",
                 app.timeline().frames().len()
             ),
             theme.dim(),
-        ))),
-        Some(r) => timelines(&mut lines, app, r, inner_width, theme),
+        )),
     }
-    let title = if editor.file_mode() {
-        "What-if: another rule file · ^O back to the rules · Enter run · Esc close".to_string()
+    lines
+}
+
+/// The editor's title: what is edited and the keys, as many of them as
+/// `room` holds; a name too long for even the shortest is cut with `…`.
+fn editor_title(editor: &WhatIfEditor, edited: usize, room: usize) -> String {
+    let keys = if editor.file_mode() {
+        [
+            " · ^O back to the rules · Enter run · ^R apply · ^S write · Esc",
+            " · ^O back · Enter run · ^R apply · ^S write",
+            " · Enter run · ^R apply · ^S write · Esc",
+            " · Esc closes",
+        ]
     } else {
-        let count = match edited.len() {
-            0 => String::new(),
-            n => format!(" ({n} edited)"),
-        };
-        let full = format!(
-            "What-if: {}{count} · Tab ⇧Tab move · ^O file · Enter run · Esc close",
-            editor.field().name()
-        );
-        if full.chars().count() + 4 <= area.width as usize {
-            full
-        } else {
-            format!(
-                "What-if: {}{count} · Tab ⇧Tab ^O Enter Esc",
-                editor.field().name()
-            )
+        [
+            " · Tab ⇧Tab move · ^O file · Enter run · ^R apply · ^S write · Esc",
+            " · Tab ⇧Tab ^O · Enter run · ^R apply · ^S write",
+            " · Enter run · ^R apply · ^S write · Esc",
+            " · Esc closes",
+        ]
+    };
+    let what = if editor.file_mode() {
+        "a rule file".to_string()
+    } else {
+        match edited {
+            0 => editor.field().name().to_string(),
+            n => format!("{} ({n} edited)", editor.field().name()),
         }
     };
-    let height = box_height(&lines, area.width).min(area.height);
-    let rect = Rect::new(area.x, area.y + area.height - height, area.width, height);
-    boxed(frame, rect, &title, lines, theme);
+    let shown = |what: &str, keys: &str| format!("What-if: {what}{keys}");
+    if let Some(title) = keys
+        .iter()
+        .map(|k| shown(&what, k))
+        .find(|t| t.chars().count() <= room)
+    {
+        return title;
+    }
+    let last = keys[keys.len() - 1];
+    let fixed = shown("", last).chars().count() + 1;
+    let cut: String = what.chars().take(room.saturating_sub(fixed)).collect();
+    shown(&format!("{cut}…"), last)
 }
 
 /// The loaded and the what-if action timelines over the whole history
@@ -277,10 +271,12 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {
                     tune_box(frame, area, job, theme);
                 }
             }
-            Modal::Help => help(frame, area, theme),
+            Modal::Help => super::help::draw(frame, area, app, theme),
+            Modal::SaveRules(prompt) => super::keep::save_prompt(frame, area, prompt, theme),
             Modal::Export(input) => export_prompt(frame, area, app, input, theme),
             Modal::Dialog(d) => dialog(frame, area, d, theme),
             // The search is typed into the Log view's title.
+            Modal::GoTo(input) => goto_prompt(frame, area, app, input, theme),
             Modal::Search => {}
         }
     }
@@ -348,7 +344,7 @@ fn tune_box(frame: &mut Frame<'_>, area: Rect, job: &crate::tui::tuning::TuneJob
         lines.push(Line::styled(text, style));
     }
     lines.push(Line::styled(
-        "↑↓ pick · Enter: open in the what-if editor · Esc close",
+        "↑↓ pick · Enter what-if editor · ^R apply · ^S write · Esc close",
         theme.title(),
     ));
     sized_box(
@@ -387,46 +383,51 @@ fn export_prompt(
     sized_box(frame, area, 100, "Export the log", lines, theme);
 }
 
-/// The key table, in one or two columns as the screen allows.
-fn help(frame: &mut Frame<'_>, area: Rect, theme: &Theme) {
-    let entry = |b: &crate::tui::keys::Binding, width: usize| {
-        let text = super::fit::ellipsize(b.description, width);
-        vec![
-            Span::styled(format!("{:<7}", b.shown), theme.title()),
-            Span::raw(format!("{text:<width$}")),
-        ]
+/// `J`: the time to go to, with what can be typed and how far it goes.
+fn goto_prompt(
+    frame: &mut Frame<'_>,
+    area: Rect,
+    app: &App,
+    input: &crate::tui::line_input::LineInput,
+    theme: &Theme,
+) {
+    let (before, at, after) = input.split_near(usize::from(area.width) * 2);
+    let kept = match (
+        app.timeline().frames().back(),
+        app.timeline().frames().front(),
+    ) {
+        (Some(oldest), Some(newest)) => format!(
+            "kept here: {} to {}",
+            super::clock(oldest.sample.stamp),
+            super::clock(newest.sample.stamp)
+        ),
+        _ => "no reading yet".to_string(),
     };
-    let fits = BINDINGS.len() as u16 + 2 <= area.height;
-    let lines: Vec<Line<'_>> = if fits {
-        BINDINGS.iter().map(|b| Line::from(entry(b, 62))).collect()
-    } else {
-        let half = BINDINGS.len().div_ceil(2);
-        let width = (area.width as usize).saturating_sub(3 + 2 * 7 + 1) / 2;
-        (0..half)
-            .map(|i| {
-                let mut spans = entry(&BINDINGS[i], width);
-                spans.push(Span::raw(" "));
-                if let Some(b) = BINDINGS.get(i + half) {
-                    spans.extend(entry(b, width));
-                }
-                Line::from(spans)
-            })
-            .collect()
+    let ahead = match app.source() {
+        crate::tui::app::SourceLabel::Live(_) => "a live guest goes no further than now",
+        _ => "a later time is read ahead to at once",
     };
-    let h = lines.len() as u16 + 2;
-    let w = if fits { 72 } else { area.width };
-    boxed(
-        frame,
-        centered(area, w, h),
-        "Keys (any key closes)",
-        lines,
-        theme,
-    );
+    let lines = vec![
+        Line::from("Go to a time of day, as the header shows it (18:00, 18:30:15, UTC),"),
+        Line::from("or a time from the first reading (+18h, +1h30m, +90m):"),
+        Line::from(vec![
+            Span::raw(before),
+            Span::styled(at, theme.selected()),
+            Span::raw(after),
+        ]),
+        Line::from(""),
+        Line::styled(format!("{kept}; {ahead}"), theme.dim()),
+        Line::styled("Enter go   Esc cancel   ^U clear", theme.title()),
+    ];
+    sized_box(frame, area, 76, "Jump to a time", lines, theme);
 }
 
 /// A question or a message on top of the screen.
 fn dialog(frame: &mut Frame<'_>, area: Rect, dialog: &Dialog, theme: &Theme) {
     let (title, lines) = match dialog {
+        Dialog::Apply(rules) => return super::keep::apply(frame, area, rules, theme),
+        Dialog::Replace(r) => return super::keep::replace(frame, area, r, theme),
+        Dialog::Written(path) => return super::keep::written(frame, area, path, theme),
         Dialog::ConfirmAuto => (
             "Autonomous mode",
             vec![

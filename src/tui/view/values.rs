@@ -11,39 +11,14 @@ use super::theme::Theme;
 use crate::history::Metric;
 use crate::report::trace::number;
 use crate::tui::app::App;
+use crate::tui::graph_scale::GraphScale;
 
-const SPARK: [char; 8] = ['▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'];
-
-/// A small sparkline of the last `width` values.
+/// A small sparkline of the last `width` values, scaled from zero so that
+/// steady values look steady (as the graphs are by default).
 pub fn sparkline(values: &[f64], width: usize) -> String {
     let tail = &values[values.len().saturating_sub(width)..];
-    let (lo, hi) = window_range(tail).unwrap_or((0.0, 0.0));
-    // Newest at the right edge: a short history is padded on the left, and
-    // a value that could not be computed is a gap, not a shifted column.
-    let mut out = " ".repeat(width - tail.len());
-    out.extend(tail.iter().map(|v| {
-        if !v.is_finite() {
-            return ' ';
-        }
-        let k = if hi > lo {
-            ((v - lo) / (hi - lo) * 7.0).round() as usize
-        } else {
-            0
-        };
-        SPARK[k.min(7)]
-    }));
-    out
-}
-
-/// The lowest and highest finite value of what a sparkline draws.
-pub fn window_range(values: &[f64]) -> Option<(f64, f64)> {
-    values
-        .iter()
-        .filter(|v| v.is_finite())
-        .fold(None, |range, v| match range {
-            None => Some((*v, *v)),
-            Some((lo, hi)) => Some((lo.min(*v), hi.max(*v))),
-        })
+    let scale = super::plot::bounds(GraphScale::FromZero, tail, tail, None);
+    super::plot::bars(tail, width, scale.unwrap_or((0.0, 0.0)))
 }
 
 /// A size in KiB as MiB, or as GiB from 10 GiB on, so a big guest's

@@ -1,0 +1,123 @@
+//! `J` (a time typed in) and the end of a seek: a time the screen keeps is
+//! travelled to, a later one in a replay or the simulator is read ahead to
+//! by the control thread ([`crate::tui::passage`]), and what it read
+//! arrives here.
+
+use crossterm::event::{KeyCode, KeyEvent};
+
+use super::{App, Command, Dialog, KeyAction, LogKind, SourceLabel};
+use crate::report::time_of_day;
+use crate::tui::seek::{Passed, SeekTo, Sought};
+use crate::tui::seek_time;
+
+impl App {
+    /// A key while `J` asks for a time: editing, Enter goes there, Esc
+    /// closes. What the control thread must do for it: read a replay
+    /// ahead, when the time is past the newest reading.
+    pub fn goto_key(&mut self, key: KeyEvent) -> Option<Command> {
+        let input = self.modals.goto_on_top()?;
+        match key.code {
+            KeyCode::Enter => {
+                let text = input.text().to_string();
+                self.modals.close_top();
+                self.go_to(&text)
+            }
+            KeyCode::Esc => {
+                self.modals.close_top();
+                None
+            }
+            _ if crate::tui::keys::is_ctrl_c(key) => {
+                self.modals.close_top();
+                None
+            }
+            _ => {
+                input.key(key);
+                None
+            }
+        }
+    }
+
+    /// Goes to the time `text` names ([`seek_time::parse`]): travels to
+    /// it among the intervals kept, or asks a replay or the simulator to
+    /// read ahead to it; says why not when neither can be.
+    fn go_to(&mut self, text: &str) -> Option<Command> {
+        let typed = match seek_time::parse(text) {
+            Ok(typed) => typed,
+            Err(e) => {
+                self.show(Dialog::Message(e.to_string()));
+                return None;
+            }
+        };
+        let frames = self.timeline.frames();
+        let (Some((_, start)), Some(newest), Some(oldest)) =
+            (self.clock, frames.front(), frames.back())
+        else {
+            self.show(Dialog::Message("there is no reading yet to go from".into()));
+            return None;
+        };
+        let (newest, oldest) = (newest.sample.stamp, oldest.sample.stamp);
+        let at = typed.resolve(start, oldest);
+        let why_not = if at > newest {
+            if !matches!(self.source, SourceLabel::Live(_)) {
+                return Some(Command::Seek(SeekTo::At(at)));
+            }
+            format!(
+                "{} has not come yet: this is a live guest, and its newest reading is from {}",
+                time_of_day(at),
+                time_of_day(newest)
+            )
+        } else if at < oldest {
+            format!(
+                "{} is before the oldest interval kept ({}): a replay reads forward only; start it again to see earlier times",
+                time_of_day(at),
+                time_of_day(oldest)
+            )
+        } else {
+            self.timeline.travel_to(at);
+            return None;
+        };
+        self.show(Dialog::Message(why_not));
+        None
+    }
+
+    /// The readings a seek passed on the way: the timeline starts again
+    /// (the readings kept follow), and their lines go to the log at their
+    /// times.
+    pub(super) fn take_passed(&mut self, passed: Passed) {
+        self.readings += passed.readings;
+        if passed.readings > 0 {
+            self.timeline.restart(passed.last);
+        }
+        for (stamp, kind, text) in passed.lines {
+            self.tick(stamp);
+            self.log.note(stamp, kind, text);
+        }
+        self.hints.extend(passed.hints);
+    }
+
+    /// A seek ended: a time reached is shown and held there, the end of a
+    /// replay followed; the log says how far it read.
+    pub(super) fn arrived(&mut self, sought: Sought) {
+        let on_the_way = sought.readings;
+        let text = match (sought.to, sought.reached) {
+            (SeekTo::At(at), true) => {
+                self.timeline.hold_newest();
+                format!(
+                    "read ahead to {}: {on_the_way} readings decided on the way; Space plays on",
+                    time_of_day(at)
+                )
+            }
+            (SeekTo::At(at), false) => format!(
+                "the recording ends before {}: read to its end ({on_the_way} readings decided on the way)",
+                time_of_day(at)
+            ),
+            (SeekTo::End, _) => {
+                self.timeline.travel(KeyAction::Newest);
+                format!(
+                    "read to the end of the recording: {on_the_way} readings decided on the way"
+                )
+            }
+        };
+        self.note(LogKind::Note, text);
+    }
+}

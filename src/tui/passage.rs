@@ -1,0 +1,176 @@
+//! Reading ahead in a replay (`G` to its end, `J` to a time) without
+//! replaying at its pace: every reading on the way is decoded and decided
+//! as fast as the machine goes, so the session stands where a replay at
+//! speed would have left it (averages, flips, the pool). What the screen
+//! gets is what it would keep anyway: the newest [`FRAMES`] intervals
+//! whole, and the log lines of the older ones (at most [`LOG_LINES`]) with
+//! their times.
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+use std::time::Instant;
+
+use super::core::Core;
+use super::log_book::{LOG_LINES, LogKind};
+use super::seek::{Passed, SeekTo, Sought};
+use super::timeline::FRAMES;
+use super::update::Update;
+use crate::kernel::{Source, Stamp};
+
+/// How far one leg of a seek got.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Leg {
+    /// Time is up; more to read.
+    Going,
+    /// The reading sought came, or the recording ended.
+    Done,
+}
+
+/// A seek under way: the target and what the readings so far leave for
+/// the screen.
+#[derive(Debug)]
+pub struct Passage {
+    to: SeekTo,
+    /// The newest updates, each with the time of the reading it came with.
+    kept: VecDeque<(Option<Stamp>, Update)>,
+    /// How many of `kept` carry an interval.
+    frames: usize,
+    passed: Passed,
+    readings: usize,
+    at: Option<Stamp>,
+    reached: bool,
+}
+
+impl Passage {
+    /// A seek to `to`, nothing read yet.
+    pub fn new(to: SeekTo) -> Passage {
+        Passage {
+            to,
+            kept: VecDeque::new(),
+            frames: 0,
+            passed: Passed::default(),
+            readings: 0,
+            at: None,
+            reached: false,
+        }
+    }
+
+    /// Where it goes.
+    pub fn to(&self) -> SeekTo {
+        self.to
+    }
+
+    /// Another target, from where it stands (a second `J` while reading).
+    pub fn retarget(&mut self, to: SeekTo) {
+        self.to = to;
+    }
+
+    /// Whether the reading sought came (else the recording ended first).
+    pub fn reached(&self) -> bool {
+        self.reached
+    }
+
+    /// The time of the newest reading taken so far.
+    pub fn at(&self) -> Option<Stamp> {
+        self.at
+    }
+
+    /// Reads and decides on until the reading sought, the end of the
+    /// recording, or `until`; whether it is done.
+    pub fn run(&mut self, core: &mut Core, source: &mut dyn Source, until: Instant) -> Leg {
+        loop {
+            let reading = source.next_sample();
+            let warning = source.warning();
+            let stamp = match reading {
+                Some(Ok(sample)) => {
+                    let stamp = sample.stamp;
+                    self.readings += 1;
+                    self.at = Some(stamp);
+                    self.keep(Some(stamp), core.step(sample));
+                    Some(stamp)
+                }
+                Some(Err(e)) => {
+                    let line = format!("skipping this interval: {e}");
+                    self.keep(self.at, Update::Note(LogKind::Problem, line));
+                    None
+                }
+                None => {
+                    let line = "end of the recording".to_string();
+                    self.keep(self.at, Update::Note(LogKind::Note, line));
+                    if let Some(w) = warning {
+                        self.keep(self.at, Update::Note(LogKind::Problem, w));
+                    }
+                    return Leg::Done;
+                }
+            };
+            if let Some(w) = warning {
+                self.keep(self.at, Update::Note(LogKind::Problem, w));
+            }
+            if stamp.is_some_and(|s| self.to.reached(s)) {
+                self.reached = true;
+                return Leg::Done;
+            }
+            if Instant::now() >= until {
+                return Leg::Going;
+            }
+        }
+    }
+
+    /// Keeps `update` (said with the reading taken at `stamp`); the oldest
+    /// kept leave their lines once more intervals are kept than the
+    /// screen holds.
+    fn keep(&mut self, stamp: Option<Stamp>, update: Update) {
+        if matches!(&update, Update::Reading(r) if r.frame.is_some()) {
+            self.frames += 1;
+        }
+        self.kept.push_back((stamp, update));
+        while self.frames > FRAMES {
+            let Some((stamp, oldest)) = self.kept.pop_front() else {
+                break;
+            };
+            self.pass(stamp, oldest);
+        }
+    }
+
+    /// An update that will not be sent whole: what it says in the log
+    /// stays, with its time.
+    fn pass(&mut self, stamp: Option<Stamp>, update: Update) {
+        let stamp = stamp.unwrap_or_default();
+        let lines = match update {
+            Update::Reading(reading) => {
+                self.passed.readings += 1;
+                if let Some(frame) = &reading.frame {
+                    self.frames -= 1;
+                    self.passed.last = Some(Arc::clone(&frame.sample));
+                }
+                self.passed.hints.extend(reading.hints.iter().cloned());
+                reading.into_lines()
+            }
+            Update::Note(kind, text) => vec![(kind, text)],
+            _ => Vec::new(),
+        };
+        for (kind, text) in lines {
+            if self.passed.lines.len() == LOG_LINES {
+                self.passed.lines.pop_front();
+            }
+            self.passed.lines.push_back((stamp, kind, text));
+        }
+    }
+
+    /// What the screen is sent: the lines of the readings passed, the
+    /// readings kept in order, and how the seek ended.
+    pub fn finish(self) -> Vec<Update> {
+        let mut updates = Vec::with_capacity(self.kept.len() + 2);
+        if self.passed.readings > 0 || !self.passed.lines.is_empty() {
+            updates.push(Update::Passed(Box::new(self.passed)));
+        }
+        updates.extend(self.kept.into_iter().map(|(_, u)| u));
+        updates.push(Update::Sought(Sought {
+            to: self.to,
+            at: self.at,
+            readings: self.readings,
+            reached: self.reached,
+        }));
+        updates
+    }
+}

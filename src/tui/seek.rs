@@ -1,0 +1,55 @@
+//! Reading a replay ahead (`G` to its end, `J` to a time): where to, and
+//! what the screen is told of it. The reading itself is
+//! [`super::passage`]'s.
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+use super::log_book::LogKind;
+use crate::control::patterns::Hint;
+use crate::kernel::{Sample, Stamp};
+
+/// Where a replay is asked to read ahead to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SeekTo {
+    /// The end of the recording.
+    End,
+    /// The first reading at or after this time.
+    At(Stamp),
+}
+
+impl SeekTo {
+    /// Whether a reading taken at `stamp` is the one sought.
+    pub fn reached(self, stamp: Stamp) -> bool {
+        match self {
+            SeekTo::End => false,
+            SeekTo::At(at) => stamp >= at,
+        }
+    }
+}
+
+/// What the readings passed on the way left: their log lines, with their
+/// times, and the patterns they showed.
+#[derive(Debug, Default)]
+pub struct Passed {
+    /// Readings decided and not sent whole.
+    pub readings: usize,
+    /// Their log lines, the newest [`super::log_book::LOG_LINES`].
+    pub lines: VecDeque<(Stamp, LogKind, String)>,
+    pub hints: Vec<Hint>,
+    /// The reading of the newest interval passed: the graphs' rates of the
+    /// first interval kept are taken against it.
+    pub last: Option<Arc<Sample>>,
+}
+
+/// How a seek ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Sought {
+    pub to: SeekTo,
+    /// The time of the newest reading taken, if any was.
+    pub at: Option<Stamp>,
+    /// Readings decided on the way.
+    pub readings: usize,
+    /// The reading sought came (a time before the recording's end).
+    pub reached: bool,
+}

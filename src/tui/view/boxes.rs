@@ -1,0 +1,70 @@
+//! Boxes drawn over the screen (dialogs, prompts, the help): centred,
+//! cleared beneath, and as tall as their wrapped text, so a dialog grows
+//! to its text instead of cutting it.
+
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Clear, Padding, Paragraph, Wrap};
+
+use super::theme::Theme;
+
+/// `width`×`height` (at most `area`) in the middle of `area`.
+pub fn centered(area: Rect, width: u16, height: u16) -> Rect {
+    let w = width.min(area.width);
+    let h = height.min(area.height);
+    Rect::new(
+        area.x + (area.width - w) / 2,
+        area.y + (area.height - h) / 2,
+        w,
+        h,
+    )
+}
+
+/// The columns text has inside a box `width` wide: the borders and the
+/// free column before the right border (see `fit`) taken off.
+pub fn box_inner(width: u16) -> u16 {
+    width.saturating_sub(3).max(1)
+}
+
+/// The rows `lines` take inside a box `width` wide, wrapped as drawn, with
+/// the borders: dialogs grow to their text instead of cutting it.
+pub fn box_height(lines: &[Line<'_>], width: u16) -> u16 {
+    let inner = box_inner(width);
+    let rows = Paragraph::new(lines.to_vec())
+        .wrap(Wrap { trim: false })
+        .line_count(inner);
+    u16::try_from(rows).unwrap_or(u16::MAX).saturating_add(2)
+}
+
+/// A dialog centred in `area`, as wide as `width` allows and as tall as
+/// its wrapped text.
+pub fn sized_box(
+    frame: &mut Frame<'_>,
+    area: Rect,
+    width: u16,
+    title: &str,
+    lines: Vec<Line<'_>>,
+    theme: &Theme,
+) {
+    let w = width.min(area.width);
+    let h = box_height(&lines, w);
+    boxed(frame, centered(area, w, h), title, lines, theme);
+}
+
+/// `lines` in a bordered box over `area`, titled, wrapped.
+pub fn boxed(frame: &mut Frame<'_>, area: Rect, title: &str, lines: Vec<Line<'_>>, theme: &Theme) {
+    frame.render_widget(Clear, area);
+    // Text wraps one column short of the right border, so a word never
+    // touches it (a letter there would read as cut).
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .padding(Padding::right(1))
+        .title(Span::styled(format!(" {title} "), theme.title()));
+    frame.render_widget(
+        Paragraph::new(lines)
+            .block(block)
+            .wrap(Wrap { trim: false }),
+        area,
+    );
+}

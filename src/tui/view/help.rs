@@ -1,0 +1,88 @@
+//! `?`: every key ([`crate::tui::help`] lays them out), in a box as large
+//! as the screen allows, two columns when it is wide, and pages when even
+//! that is not enough, each page saying where it stands.
+
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+
+use super::boxes::{boxed, centered};
+use super::theme::Theme;
+use crate::tui::app::App;
+use crate::tui::help::{BELOW, GAP, HelpRow, inside, layout};
+
+/// One row of the box: the row of each column side by side.
+fn joined<'a>(
+    columns: &[Vec<HelpRow>],
+    y: usize,
+    key_width: usize,
+    text_width: usize,
+    theme: &Theme,
+) -> Line<'a> {
+    let mut spans = Vec::new();
+    for (i, column) in columns.iter().enumerate() {
+        if i > 0 {
+            spans.push(Span::raw(" ".repeat(GAP)));
+        }
+        let width = key_width + text_width;
+        match column.get(y) {
+            Some(row) if row.heading => {
+                spans.push(Span::styled(format!("{:<width$}", row.text), theme.title()));
+            }
+            Some(row) => {
+                spans.push(Span::styled(
+                    format!("{:<key_width$}", row.keys),
+                    theme.title(),
+                ));
+                spans.push(Span::raw(format!("{:<text_width$}", row.text)));
+            }
+            None => spans.push(Span::raw(" ".repeat(width))),
+        }
+    }
+    Line::from(spans)
+}
+
+/// The help's page the app is on, over the middle of the screen.
+pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {
+    let (width, height) = inside(area.width, area.height);
+    let area = Rect {
+        height: area.height.saturating_sub(BELOW),
+        ..area
+    };
+    let l = layout(width, height);
+    let pages = l.pages.len().max(1);
+    let page = app.help_page().min(pages - 1);
+    let Some(columns) = l.pages.get(page) else {
+        return;
+    };
+    let rows = columns.iter().map(Vec::len).max().unwrap_or(0);
+    let mut lines: Vec<Line<'_>> = (0..rows)
+        .map(|y| joined(columns, y, l.key_width, l.text_width, theme))
+        .collect();
+    let title = if pages == 1 {
+        "Keys (any key closes)".to_string()
+    } else {
+        lines.push(Line::styled(
+            if page + 1 < pages {
+                format!("▼ more on page {} of {pages}: PgDn", page + 2)
+            } else {
+                format!("▲ page {} of {pages}: PgUp goes back", page + 1)
+            },
+            theme.dim(),
+        ));
+        format!(
+            "Keys (any key closes; PgDn PgUp turn: page {} of {pages})",
+            page + 1
+        )
+    };
+    let w = l.width().max(title.chars().count() + 2) + 3;
+    // A single column left beside the box would show the screen under it.
+    let w = if w + 1 == usize::from(area.width) {
+        w + 1
+    } else {
+        w
+    };
+    let w = u16::try_from(w).unwrap_or(u16::MAX);
+    let h = u16::try_from(lines.len() + 2).unwrap_or(u16::MAX);
+    boxed(frame, centered(area, w, h), &title, lines, theme);
+}
