@@ -7,7 +7,7 @@
 
 use std::hint::black_box;
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use plugtop::control::controller::Mode;
@@ -75,8 +75,7 @@ fn bench(c: &mut Criterion) {
             },
             |(mut local, mut source)| {
                 let mut passage = Passage::new(hour_18);
-                let far = Instant::now() + Duration::from_secs(3600);
-                passage.run(local.core_mut(), source.as_mut(), far);
+                passage.run(local.core_mut(), source.as_mut(), None);
                 for update in passage.finish() {
                     local.app_mut().apply(update);
                 }

@@ -221,7 +221,7 @@ impl Control {
         let Some(mut passage) = self.seeking.take() else {
             return;
         };
-        let leg = passage.run(core, source, Instant::now() + SEEK_LEG);
+        let leg = passage.run(core, source, Some(Instant::now() + SEEK_LEG));
         if leg == Leg::Going {
             updates.push(Update::Working(Some(seeking_to(
                 passage.to(),

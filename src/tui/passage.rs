@@ -76,8 +76,9 @@ impl Passage {
     }
 
     /// Reads and decides on until the reading sought, the end of the
-    /// recording, or `until`; whether it is done.
-    pub fn run(&mut self, core: &mut Core, source: &mut dyn Source, until: Instant) -> Leg {
+    /// recording, or `until` (none: no slice, as a test or a batch wants);
+    /// whether it is done.
+    pub fn run(&mut self, core: &mut Core, source: &mut dyn Source, until: Option<Instant>) -> Leg {
         loop {
             let reading = source.next_sample();
             let warning = source.warning();
@@ -110,7 +111,7 @@ impl Passage {
                 self.reached = true;
                 return Leg::Done;
             }
-            if Instant::now() >= until {
+            if until.is_some_and(|u| Instant::now() >= u) {
                 return Leg::Going;
             }
         }
