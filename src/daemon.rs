@@ -18,7 +18,7 @@ use crate::kernel::actuator::{Actuator, NoWrites, RootActuator};
 use crate::kernel::live::LiveSource;
 use crate::kernel::pool_file::PoolHandoff;
 use crate::kernel::root::RootReader;
-use crate::kernel::{Sample, Source};
+use crate::kernel::{Interest, Sample, Source};
 use crate::logging::LogSink;
 use crate::metrics::Metrics;
 use crate::metrics::serve::MetricsServer;
@@ -280,10 +280,13 @@ fn stamped(line: &str) -> String {
 }
 
 /// Logs what one step did, as every front end says it
-/// ([`log_entries::step_lines`]), with the fields the journal keeps.
+/// ([`log_entries::step_lines`]), with the fields the journal keeps; the
+/// pool's routine changes only when verbose, as cpuplugd logs them.
 fn log_step(log: &mut dyn LogSink, step: &Step, session: &Session, verbose: bool) {
     for line in log_entries::step_lines(step, session, verbose, log.wants_fields()) {
-        log.entry(&line.entry);
+        if verbose || !line.routine {
+            log.entry(&line.entry);
+        }
     }
 }
 
@@ -299,6 +302,14 @@ struct Runner<'a> {
 }
 
 impl Runner<'_> {
+    /// What the run reads of each interval: what the session decides and
+    /// hints on, and the present CPUs every time when metrics report them.
+    fn interest(&self) -> Interest {
+        let mut interest = self.session.interest();
+        interest.present_each_interval |= self.exposure.is_some();
+        interest
+    }
+
     fn reload(&mut self) {
         let facts = RootReader::new().facts(&self.options.root);
         match load_rules(&self.options.rules, &facts) {
@@ -463,7 +474,7 @@ fn run_handing(
         exposure,
         pool,
     };
-    source.narrow(&runner.session.interest());
+    source.narrow(&runner.interest());
     let ending = run_loop(&mut runner, source, signals, first);
     if ending == Ending::Stopped {
         match signals.stopped_by() {
@@ -567,7 +578,7 @@ fn run_loop(
                 }
                 if signals.reload.swap(false, Ordering::SeqCst) {
                     runner.reload();
-                    source.narrow(&runner.session.interest());
+                    source.narrow(&runner.interest());
                 }
                 match source.next_sample() {
                     Some(Ok(s)) => s,
@@ -717,6 +728,104 @@ mod tests {
         let ended = run_on(&options, &mut Script(script), &mut log, &Signals::default());
         assert!(matches!(ended, Ok(Ending::Stopped)), "{ended:?}");
         log.lines.into_iter().map(|(_, l)| l).collect()
+    }
+
+    /// A guest that takes every write, so the pool can move.
+    #[derive(Default)]
+    struct Obliging {
+        pool: Vec<i64>,
+    }
+
+    impl Actuator for Obliging {
+        fn plug(&mut self, _: &mut Vec<String>) -> Result<u32, crate::kernel::actuator::ActError> {
+            Ok(2)
+        }
+        fn unplug(
+            &mut self,
+            _: &mut Vec<String>,
+        ) -> Result<u32, crate::kernel::actuator::ActError> {
+            Ok(1)
+        }
+        fn set_pool(&mut self, pages: i64) -> Result<(), crate::kernel::actuator::ActError> {
+            self.pool.push(pages);
+            Ok(())
+        }
+        fn set_online(
+            &mut self,
+            _: &[u32],
+            _: &mut Vec<String>,
+        ) -> Result<(), crate::kernel::actuator::ActError> {
+            Ok(())
+        }
+        fn would_take(&self, _: crate::kernel::cpu_choice::CpuChange, _: usize) -> Vec<u32> {
+            Vec::new()
+        }
+    }
+
+    /// Acting on a pool that grows every interval, `plugtop run` logs the
+    /// routine changes only when verbose, as cpuplugd does; the changes
+    /// are made either way, and the start limits' correction of the pool
+    /// is always said.
+    #[test]
+    fn routine_pool_changes_are_logged_only_when_verbose() {
+        let run = |verbose: bool| {
+            let dir = tempfile::tempdir().expect("temporary directory");
+            let rules = dir.path().join("r.conf");
+            std::fs::write(
+                &rules,
+                "UPDATE=\"1\"\nCMM_MIN=\"10\"\nCMM_MAX=\"1000\"\nCMM_INC=\"100\"\nMEMPLUG=\"0\"\nMEMUNPLUG=\"1\"\n",
+            )
+            .expect("rules");
+            // The guard makes sure each online CPU can be put back.
+            for cpu in ["cpu0", "cpu1"] {
+                let dir = dir.path().join("sys/devices/system/cpu").join(cpu);
+                std::fs::create_dir_all(&dir).expect("cpu directory");
+                std::fs::write(dir.join("online"), "1\n").expect("online");
+            }
+            let proc = dir.path().join("proc");
+            std::fs::create_dir_all(proc.join("sys/vm")).expect("vm directory");
+            std::fs::write(proc.join("sys/vm/cmm_pages"), "0\n").expect("cmm_pages");
+            std::fs::write(
+                proc.join("meminfo"),
+                "MemTotal: 8192 kB\nMemFree: 1000 kB\n",
+            )
+            .expect("meminfo");
+            let options = RunOptions {
+                mode: Mode::Auto,
+                allow_non_zvm: true,
+                ..observing(dir.path(), rules, verbose)
+            };
+            let script: Vec<_> = (1..=5).map(|i| sample(i, None)).collect();
+            let mut log = Memory::default();
+            let mut guest = Obliging::default();
+            let ended = run_with(
+                &options,
+                &mut Script(script),
+                &mut guest,
+                &mut log,
+                &Signals::default(),
+            );
+            assert!(matches!(ended, Ok(Ending::Stopped)), "{ended:?}");
+            let lines: Vec<String> = log.lines.into_iter().map(|(_, l)| l).collect();
+            (lines, guest.pool)
+        };
+        let (quiet, written) = run(false);
+        let (verbose, written_verbose) = run(true);
+        assert_eq!(written, written_verbose, "the same writes either way");
+        // Each reading says the pool is empty: the rules ask for 100 pages.
+        assert!(
+            written.iter().filter(|p| **p == 100).count() >= 3,
+            "{written:?}"
+        );
+        let said = |lines: &[String], pages: i64| {
+            lines
+                .iter()
+                .any(|l| l == &format!("changing number of pages permanently reserved to {pages}"))
+        };
+        // The start limits raise the pool from 0 to CMM_MIN: always said.
+        assert!(said(&quiet, 10), "{quiet:#?}");
+        assert!(!said(&quiet, 100), "{quiet:#?}");
+        assert!(said(&verbose, 100), "{verbose:#?}");
     }
 
     #[test]

@@ -348,6 +348,20 @@ impl Readings for HistoryView<'_> {
     }
 }
 
+/// Whether any expression of `rules` reads /proc/loadavg: the keywords
+/// `loadavg` and `runnable_proc`, or their `cpustat.` spellings with a
+/// history index.
+fn names_loadavg(rules: &RuleSet) -> bool {
+    rules.nodes.iter().any(|n| match n.kind {
+        NodeKind::Keyword(k) => matches!(k, Keyword::Loadavg | Keyword::RunnableProc),
+        NodeKind::Reading {
+            reading: Reading::Cpustat(c),
+            ..
+        } => matches!(c, CpuStat::Loadavg | CpuStat::RunnableProc),
+        _ => false,
+    })
+}
+
 impl Engine {
     /// An engine for a loaded rule set, with an empty history.
     pub fn new(rules: Arc<RuleSet>) -> Self {
@@ -394,6 +408,8 @@ impl Engine {
             per_cpu: false,
             meminfo: with(&fields.meminfo, &MEM_BASE[..1]),
             vmstat: with(&fields.vmstat, &MEM_BASE[1..]),
+            loadavg: names_loadavg(&self.rules),
+            present_each_interval: false,
         }
     }
 
@@ -907,6 +923,25 @@ mod tests {
     }
 
     const BASE: &str = "UPDATE=\"1\"\nCPU_MIN=\"1\"\nCPU_MAX=\"0\"\nCMM_MIN=\"0\"\nCMM_MAX=\"1000\"\nCMM_INC=\"10\"\nMEMPLUG=\"0\"\nMEMUNPLUG=\"1\"\n";
+
+    /// /proc/loadavg is read for rules that name a load, in any spelling
+    /// and through a variable, and for no others.
+    #[test]
+    fn loadavg_is_of_interest_only_to_rules_that_name_it() {
+        let wants = |hotplug: &str| {
+            let text =
+                format!("{BASE}v=\"{hotplug}\"\nHOTPLUG=\"v > 1\"\nHOTUNPLUG=\"idle > 100\"\n");
+            Engine::new(rules(&text)).interest().loadavg
+        };
+        assert!(wants("loadavg"));
+        assert!(wants("runnable_proc"));
+        assert!(wants("cpustat.loadavg[2]"));
+        assert!(wants("cpustat.runnable_proc"));
+        assert!(!wants("idle + onumcpus"));
+        assert!(!wants("meminfo.MemFree"));
+        let interest = Engine::new(rules(BASE)).interest();
+        assert!(!interest.loadavg && !interest.present_each_interval);
+    }
 
     /// A copy made into an engine copied before (other rules, a history of
     /// another depth, other layouts) decides from then on exactly as a

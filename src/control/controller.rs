@@ -9,6 +9,7 @@ use crate::engine::{CpuAction, Decision};
 use crate::kernel::Sample;
 use crate::kernel::actuator::Actuator;
 use crate::kernel::cpu_choice::CpuChange;
+use crate::kernel::cpulist::MAX_CPUS;
 use crate::rules::RuleSet;
 
 /// How plugtop acts on decisions.
@@ -341,7 +342,11 @@ pub fn start_limits(rules: &RuleSet, sample: &Sample) -> Vec<(Action, &'static s
         // online list (`0-1000000000`) must not queue a billion of them.
         let online = i64::from(sample.online.count);
         let listed = sample.online.ids.len() as i64;
-        let present = (sample.present.ids.len() as i64).max(listed);
+        let present = (sample.present.ids.len() as i64).max(listed).max(
+            rules
+                .present_at_load
+                .map_or(0, |n| i64::from(n.min(MAX_CPUS))),
+        );
         let plugs = (s.cpu_min - online).clamp(0, (present - listed).max(0));
         let unplugs = (online - s.cpu_max).clamp(0, listed);
         for _ in 0..plugs {
@@ -993,6 +998,23 @@ mod tests {
             start_limits(&rules, &sample).len(),
             2,
             "two of four unplugged"
+        );
+        // A reading whose present list is older than the rules (CPUs were
+        // added since it was read): CPU_MIN is reached as cpuplugd, which
+        // reads the present CPUs afresh, reaches it.
+        let file = SourceFile::new(
+            "r.conf",
+            b"UPDATE=\"1\"\nCPU_MIN=\"3\"\nCPU_MAX=\"4\"\nHOTPLUG=\"0\"\nHOTUNPLUG=\"0\"\n"
+                .to_vec(),
+        );
+        let rules = load(&file, &facts).rules;
+        sample.online = CpuList::parse(b"0\n").unwrap_or_default();
+        sample.present = CpuList::parse(b"0\n").unwrap_or_default();
+        let actions = start_limits(&rules, &sample);
+        assert_eq!(
+            actions,
+            vec![(Action::PlugCpu, "below CPU_MIN"); 2],
+            "one CPU online of four present"
         );
     }
 }

@@ -29,6 +29,11 @@ pub enum LineKind {
 pub struct StepLine {
     pub kind: LineKind,
     pub entry: Entry,
+    /// A change of the CMM pool the rules made: it comes nearly every
+    /// interval while a pool settles, and cpuplugd says so only when
+    /// verbose, so `plugtop run` does the same (the screen and the
+    /// simulator show every one).
+    pub routine: bool,
 }
 
 /// Everything `step` says, in order: the skip and notices, the start
@@ -114,9 +119,18 @@ fn event_lines(step: &Step, session: &Session, verbose: bool, with_fields: bool)
             Event::Would { .. } => LineKind::Decision,
             _ => LineKind::Action,
         };
+        let routine = !by_limits
+            && matches!(
+                e,
+                Event::Applied {
+                    action: Action::Pool { .. },
+                    ..
+                }
+            );
         out.push(StepLine {
             kind,
             entry: event_entry(e, by_limits, step, session, with_fields),
+            routine,
         });
     }
     out
@@ -158,6 +172,7 @@ impl Say {
                 message,
                 fields,
             },
+            routine: false,
         }
     }
 }

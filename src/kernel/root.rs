@@ -68,6 +68,11 @@ pub struct RootReader {
     kept_flags: KeptFlags,
     /// Whether to read the `cpuN` lines of /proc/stat.
     per_cpu: bool,
+    /// Whether to read /proc/loadavg (unread: both loads are NaN).
+    loadavg: bool,
+    /// The present CPUs as last read, and whether they are read anew at
+    /// every reading (see [`RootReader::present`]).
+    present: PresentCpus,
     /// Whether the root directory, once opened, is kept for good: a guest
     /// that is acted on is read from the tree its actions, journal and
     /// restore go to, whatever is renamed or linked at its path later.
@@ -100,6 +105,11 @@ impl RootReader {
             scan_cpu_dirs: true,
             kept_flags: KeptFlags::default(),
             per_cpu: true,
+            loadavg: true,
+            present: PresentCpus {
+                each_reading: true,
+                ..PresentCpus::default()
+            },
             pinned: false,
             pool: None,
         }
@@ -114,6 +124,10 @@ impl RootReader {
     /// Reads only what `interest` names from now on (see [`Interest`]).
     pub fn narrow(&mut self, interest: &Interest) {
         self.per_cpu = interest.per_cpu;
+        self.loadavg = interest.loadavg;
+        self.present.each_reading = interest.present_each_interval;
+        // New interest (a start, a reload): the next reading is fresh.
+        self.present.last = None;
         self.meminfo.narrow(interest.meminfo.as_deref());
         self.vmstat.narrow(interest.vmstat.as_deref());
     }
@@ -176,6 +190,7 @@ impl RootReader {
         self.open_root.push(root);
         self.root_readings = 0;
         self.possible = None;
+        self.present.forget();
         true
     }
 
@@ -286,15 +301,19 @@ impl RootReader {
         self.load(root, RootFile::Stat)?;
         let (ticks, per_cpu) = parse_stat(self.buf.bytes(), self.per_cpu)
             .map_err(|m| Self::bad_line(paths::STAT, m))?;
-        self.load(root, RootFile::Loadavg)?;
-        let (loadavg, runnable) = parse_loadavg(self.buf.bytes()).ok_or_else(|| {
-            Self::malformed(
-                paths::LOADAVG,
-                "line 1: expected `LOAD1 LOAD5 LOAD15 RUNNING/TOTAL PID`",
-            )
-        })?;
+        let (loadavg, runnable) = if self.loadavg {
+            self.load(root, RootFile::Loadavg)?;
+            parse_loadavg(self.buf.bytes()).ok_or_else(|| {
+                Self::malformed(
+                    paths::LOADAVG,
+                    "line 1: expected `LOAD1 LOAD5 LOAD15 RUNNING/TOTAL PID`",
+                )
+            })?
+        } else {
+            (f64::NAN, f64::NAN)
+        };
         let online = self.cpu_list(root, RootFile::Online)?;
-        let present = self.cpu_list(root, RootFile::Present)?;
+        let online_changed = self.present.online_moved(self.buf.bytes());
         let possible = match &self.possible {
             Some(known) => known.clone(),
             None => {
@@ -333,6 +352,7 @@ impl RootReader {
         } else {
             None
         };
+        let present = self.present_cpus(root, online_changed, polarization)?;
         let cpus = if self.scan_cpu_dirs {
             self.cpu_states(root)
         } else {
@@ -392,6 +412,38 @@ impl RootReader {
         self.buf.read_whole(&file).ok()?;
         let len = u64::try_from(stat.st_size).ok()?;
         (!self.buf.bytes().is_empty()).then_some(OpenPool { file, len })
+    }
+
+    /// The present CPUs of this reading: read anew when every reading
+    /// wants them, at the first reading of a root or after new interest, when
+    /// the online list or the polarization moved (a CPU added or taken away,
+    /// the start limits applied again), and every [`PRESENT_RECHECK`]th
+    /// reading (a CPU the hypervisor added while nothing else moved);
+    /// otherwise the list last read.
+    fn present_cpus(
+        &mut self,
+        root: &Path,
+        online_changed: bool,
+        polarization: Option<Polarization>,
+    ) -> Result<CpuList, SourceError> {
+        let polarization_changed = self.present.polarization != polarization;
+        self.present.polarization = polarization;
+        // Only the one machine a reader stays on keeps its list: a root
+        // that a replay tool points at another tree is read afresh.
+        let kept = self.pinned || self.kernel_root();
+        let due = self.present.each_reading
+            || !kept
+            || online_changed
+            || polarization_changed
+            || self.root_readings.is_multiple_of(PRESENT_RECHECK);
+        match &self.present.last {
+            Some(list) if !due => Ok(list.clone()),
+            _ => {
+                let list = self.cpu_list(root, RootFile::Present)?;
+                self.present.last = Some(list.clone());
+                Ok(list)
+            }
+        }
     }
 
     fn cpu_list(&mut self, root: &Path, file: RootFile) -> Result<CpuList, SourceError> {
@@ -486,6 +538,44 @@ impl RootReader {
             vmstat_names,
             origin,
         }
+    }
+}
+
+/// How often (in readings) a reader that need not read the present CPUs
+/// every time looks at them anyway.
+const PRESENT_RECHECK: u32 = 64;
+
+/// What a reader remembers of the present CPUs between readings.
+#[derive(Debug, Default)]
+struct PresentCpus {
+    /// Read anew at every reading.
+    each_reading: bool,
+    /// The list as last read (`None`: read it at the next reading).
+    last: Option<CpuList>,
+    /// The online list's text at the last reading, to see it move.
+    online_text: Vec<u8>,
+    /// The polarization at the last reading.
+    polarization: Option<Polarization>,
+}
+
+impl PresentCpus {
+    /// Forgets what was read (another root).
+    fn forget(&mut self) {
+        self.last = None;
+        self.online_text.clear();
+        self.polarization = None;
+    }
+
+    /// True when the online list's text `now` differs from the last
+    /// reading's; keeps `now` for the next (in a buffer reused, so a
+    /// reading allocates nothing for it).
+    fn online_moved(&mut self, now: &[u8]) -> bool {
+        if self.online_text == now {
+            return false;
+        }
+        self.online_text.clear();
+        self.online_text.extend_from_slice(now);
+        true
     }
 }
 
@@ -620,6 +710,130 @@ mod tests {
         };
         assert_eq!(first_seen(false), Some(4));
         assert_eq!(first_seen(true), Some(64));
+    }
+
+    /// A copy of the `newkernel` fixture root in a temporary directory.
+    fn fixture_copy(name: &str) -> (tempfile::TempDir, PathBuf) {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/roots/newkernel");
+        let root = dir.path().join(name);
+        let copy = std::process::Command::new("cp")
+            .arg("-a")
+            .arg(&fixture)
+            .arg(&root)
+            .status()
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(copy.success());
+        (dir, root)
+    }
+
+    /// Interest that names no loadavg and no present CPUs each interval.
+    fn lean() -> Interest {
+        Interest {
+            per_cpu: false,
+            meminfo: None,
+            vmstat: None,
+            loadavg: false,
+            present_each_interval: false,
+        }
+    }
+
+    /// A reader told the rules name no load reads no /proc/loadavg: a
+    /// root without one reads, its loads NaN; told again (a reload to
+    /// rules that name it), it reads the file and says it is missing.
+    #[test]
+    fn loadavg_is_read_only_when_wanted() {
+        let (_dir, root) = fixture_copy("root");
+        std::fs::remove_file(root.join(paths::LOADAVG)).unwrap_or_else(|e| panic!("{e}"));
+        let mut reader = RootReader::new();
+        reader.scan_cpu_dirs = false;
+        reader.pinned = true;
+        assert!(
+            reader.read(&root, Stamp::new(0, 0)).is_err(),
+            "everything is read by default"
+        );
+        reader.narrow(&lean());
+        let s = reader
+            .read(&root, Stamp::new(1, 0))
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(s.loadavg.is_nan() && s.runnable.is_nan());
+        reader.narrow(&Interest {
+            loadavg: true,
+            ..lean()
+        });
+        let err = reader.read(&root, Stamp::new(2, 0));
+        assert!(
+            matches!(&err, Err(SourceError::Open { path, .. }) if path.ends_with("loadavg")),
+            "{err:?}"
+        );
+    }
+
+    /// A pinned reader that need not read the present CPUs every time
+    /// reads them at its first reading, after new interest, when the online
+    /// list or the polarization moves, and every 64th reading; each other
+    /// reading carries the list last read. Wanted each interval, or on an
+    /// unpinned root, they are read every time.
+    #[test]
+    fn present_cpus_are_read_again_when_something_could_have_moved() {
+        let (_dir, root) = fixture_copy("root");
+        let present = root.join(paths::PRESENT);
+        let online = root.join(paths::ONLINE);
+        let dispatching = root.join(paths::DISPATCHING);
+        let write = |path: &Path, text: &str| {
+            std::fs::write(path, text).unwrap_or_else(|e| panic!("{e}"));
+        };
+        let run = |pinned: bool, interest: Interest| {
+            write(&present, "0-1\n");
+            write(&online, "0\n");
+            write(&dispatching, "0\n");
+            let mut reader = RootReader::new();
+            reader.scan_cpu_dirs = false;
+            reader.pinned = pinned;
+            reader.narrow(&interest);
+            let mut seen = Vec::new();
+            for i in 1..=70u32 {
+                let s = reader
+                    .read(&root, Stamp::new(i64::from(i), 0))
+                    .unwrap_or_else(|e| panic!("{e}"));
+                seen.push(s.present.count);
+                match i {
+                    // The hypervisor adds CPUs; nothing else moves.
+                    2 => write(&present, "0-3\n"),
+                    // A CPU goes online.
+                    5 => write(&online, "0-1\n"),
+                    6 => write(&present, "0-5\n"),
+                    // Vertical polarization.
+                    8 => write(&dispatching, "1\n"),
+                    9 => write(&present, "0-7\n"),
+                    10 => reader.narrow(&interest),
+                    11 => write(&present, "0-9\n"),
+                    _ => {}
+                }
+            }
+            seen
+        };
+        let lean_run = run(true, lean());
+        let expected_until_63: Vec<i32> = [2, 2, 2, 2, 2, 4, 4, 4, 6, 6, 8]
+            .into_iter()
+            .chain(std::iter::repeat_n(8, 52))
+            .collect();
+        assert_eq!(lean_run[..63], expected_until_63[..]);
+        assert_eq!(lean_run[63], 10, "the 64th reading looks again");
+        let every: Vec<i32> = [2, 2, 4, 4, 4, 4, 6, 6, 6, 8, 8]
+            .into_iter()
+            .chain(std::iter::repeat_n(10, 59))
+            .collect();
+        assert_eq!(
+            run(
+                true,
+                Interest {
+                    present_each_interval: true,
+                    ..lean()
+                }
+            ),
+            every
+        );
+        assert_eq!(run(false, lean()), every);
     }
 
     /// On the machine's own root (read only) the CPU flags read from the

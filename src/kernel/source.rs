@@ -31,6 +31,30 @@ pub struct Interest {
     pub meminfo: Option<Vec<String>>,
     /// The /proc/vmstat names asked for (`None`: any).
     pub vmstat: Option<Vec<String>>,
+    /// Whether /proc/loadavg is wanted: only rules that name `loadavg` or
+    /// `runnable_proc` look at it, and an unread file is a file less to
+    /// open every interval.
+    pub loadavg: bool,
+    /// Whether the present CPU list must be fresh in every reading (a
+    /// metrics endpoint reports it). Otherwise a reader may re-read it only
+    /// when something it bounds could have moved (see
+    /// [`RootReader`](super::root::RootReader)): present CPUs change only when
+    /// the hypervisor adds one, and deciding uses them only for the start
+    /// limits.
+    pub present_each_interval: bool,
+}
+
+impl Interest {
+    /// Everything: what a consumer that has not said otherwise looks at.
+    pub fn everything() -> Self {
+        Interest {
+            per_cpu: true,
+            meminfo: None,
+            vmstat: None,
+            loadavg: true,
+            present_each_interval: true,
+        }
+    }
 }
 
 /// Gives one [`Sample`] per interval.

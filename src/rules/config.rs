@@ -334,6 +334,7 @@ impl<'f> Loader<'f> {
                 cpu_enabled: false,
                 mem_enabled: false,
                 setting_spans: [None; 5],
+                present_at_load: facts.present_cpus.as_ref().ok().copied(),
             },
             diagnostics: Vec::new(),
             refusal: None,

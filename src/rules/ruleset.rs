@@ -60,6 +60,10 @@ pub struct RuleSet {
     pub mem_enabled: bool,
     /// Where each setting was written, in the order update, cpu_min, cpu_max, cmm_min, cmm_max.
     pub setting_spans: [Option<Span>; 5],
+    /// The present CPUs of the machine the file was loaded for, read then
+    /// (cpuplugd reads them afresh when it applies the start limits; a
+    /// reading may carry an older list).
+    pub present_at_load: Option<u32>,
 }
 
 impl RuleSet {
