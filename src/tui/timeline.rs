@@ -357,4 +357,32 @@ mod tests {
         assert_eq!(t.pinned(), ["cpu3 busy%".to_string()]);
         assert_eq!(series(&t, "x"), None);
     }
+
+    #[test]
+    fn a_pinned_cpu_counts_as_busy_what_the_cpu_panel_counts() {
+        // Interrupts are work: the panel's bars count them, so the pinned
+        // graph must too (10 of 100 ticks busy, 4 of them irq/softirq).
+        let delta = CpuTicks {
+            user: 5,
+            system: 1,
+            irq: 3,
+            softirq: 1,
+            idle: 85,
+            steal: 5,
+            ..CpuTicks::default()
+        };
+        let load = CpuLoad::Active {
+            id: 2,
+            total: delta.total(),
+            delta,
+        };
+        let frame = Interval {
+            loads: vec![load],
+            ..interval(0)
+        };
+        let panel = crate::tui::cpu_panel::busy_ticks(&delta) as f64 / delta.total() as f64;
+        assert_eq!(delta.total(), 100);
+        assert_eq!(panel, 0.10);
+        assert_eq!(frame.pinned_value(&cpu_pin(2)), panel * 100.0);
+    }
 }
