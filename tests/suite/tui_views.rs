@@ -376,6 +376,52 @@ fn cp_active_avg_can_be_pinned_and_travel_is_marked_on_the_graphs() {
     );
 }
 
+/// The sparkline pinned to CP_ActiveAVG in the Values panel: the run of
+/// bars right of where its name starts, on its row or the row under it
+/// (a long row wraps).
+fn values_sparkline(text: &str) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    let (row, column) = lines
+        .iter()
+        .enumerate()
+        .find_map(|(i, l)| l.find("CP_ActiveAVG").map(|b| (i, l[..b].chars().count())))
+        .unwrap_or_else(|| panic!("no CP_ActiveAVG:\n{text}"));
+    let bars = |c: &char| "▁▂▃▄▅▆▇█".contains(*c);
+    lines[row..(row + 2).min(lines.len())]
+        .iter()
+        .map(|l| {
+            l.chars()
+                .skip(column)
+                .skip_while(|c| !bars(c))
+                .take_while(bars)
+                .collect::<String>()
+        })
+        .find(|run| !run.is_empty())
+        .unwrap_or_default()
+}
+
+#[test]
+fn the_pinned_sparkline_follows_time_travel() {
+    // What the sparkline showed when interval #40 was the newest ...
+    let mut then = simulated(41);
+    then.key(KeyAction::Pin);
+    // ... is what it shows when #40 is travelled back to from #60.
+    let mut now = simulated(61);
+    now.key(KeyAction::Pin);
+    let newest = values_sparkline(&screen(&now, 160, 48));
+    for _ in 0..20 {
+        now.key(KeyAction::Back);
+    }
+    assert_eq!(now.app().frame().map(|f| f.number), Some(40));
+    for (w, h) in [(80, 24), (160, 48)] {
+        let expected = values_sparkline(&screen(&then, w, h));
+        assert_eq!(expected.chars().count(), 16, "{expected}");
+        let shown = screen(&now, w, h);
+        assert_eq!(values_sparkline(&shown), expected, "{shown}");
+    }
+    assert_ne!(newest, values_sparkline(&screen(&now, 160, 48)));
+}
+
 #[test]
 fn a_reached_cpu_limit_leads_its_rule_and_every_rule_keeps_its_line() {
     // A busy guest with every CPU online: HOTPLUG is true, CPU_MAX holds it back.
