@@ -133,6 +133,25 @@ fn time_travel_shows_an_earlier_interval() {
 }
 
 #[test]
+fn at_the_oldest_interval_kept_the_status_line_says_none_is_before() {
+    let mut a = app(RECOMMENDED, SERIES, 9, Mode::Observe);
+    let note = "oldest of 9 kept: none before";
+    assert!(!screen(&a, 80, 24).contains(note));
+    a.key(KeyAction::Oldest);
+    // `←` there does nothing, and the screen says why.
+    a.key(KeyAction::Back);
+    assert_eq!(a.app().timeline().cursor(), Some(8));
+    for (w, h) in [(80, 24), (160, 48)] {
+        let text = screen(&a, w, h);
+        let status = text.lines().nth(usize::from(h) - 1).unwrap_or_default();
+        assert!(status.contains(note), "{text}");
+        assert!(status.starts_with("? help"), "{status}");
+    }
+    a.key(KeyAction::Forward);
+    assert!(!screen(&a, 80, 24).contains(note));
+}
+
+#[test]
 fn a_small_terminal_gets_a_message_not_a_garbled_screen() {
     assert_snapshot_of!(
         "tui_views",
@@ -1346,6 +1365,23 @@ fn j_on_a_live_guest_or_before_the_oldest_kept_says_why_not() {
     let said = message(&long);
     assert!(
         said.contains("is before the oldest interval kept"),
+        "{said}"
+    );
+    // So is a time of day gone from the screen: this day's, said so, not
+    // taken for the next day's and read ahead to.
+    long.key(KeyAction::Later);
+    assert!(long.app().modals().is_empty());
+    long.key(KeyAction::GoTo);
+    long.app_mut().insert_text("00:01:00");
+    assert_eq!(
+        long.app_mut().goto_key(KeyEvent::from(KeyCode::Enter)),
+        None
+    );
+    let said = message(&long);
+    assert!(
+        said.starts_with("00:01:00 is before the oldest interval kept")
+            && said.contains("keeps the last 600 intervals")
+            && said.contains("the simulator runs forward only"),
         "{said}"
     );
 }
