@@ -12,6 +12,7 @@ use crate::history::History;
 use crate::kernel::Sample;
 use crate::kernel::deltas::CpuLoad;
 use crate::rules::eval::Trace;
+use crate::rules::{RuleSet, SourceFile};
 
 /// How many intervals the screens can go back to.
 pub const FRAMES: usize = 600;
@@ -34,6 +35,11 @@ pub struct Interval {
     /// What was really done to the guest this interval (nothing in observe
     /// mode, an approval's actions in step-confirm).
     pub applied: Moves,
+    /// The rules that decided this interval, and their file: the trace
+    /// points into them, so after a reload (`r`, an applied edit) an
+    /// earlier interval is still explained by the rules that decided it.
+    pub rules: Arc<RuleSet>,
+    pub file: Arc<SourceFile>,
 }
 
 impl Interval {
@@ -262,6 +268,7 @@ mod tests {
     use crate::kernel::{CpuTicks, Stamp};
 
     fn interval(number: usize) -> Interval {
+        let empty = SourceFile::new("empty.conf", Vec::new());
         Interval {
             number,
             sample: Arc::new(Sample::bare(
@@ -275,6 +282,11 @@ mod tests {
             loads: Vec::new(),
             variables: Vec::new(),
             applied: Moves::default(),
+            rules: Arc::new(
+                crate::rules::load(&empty, &crate::rules::SystemFacts::any_machine(2, "test"))
+                    .rules,
+            ),
+            file: Arc::new(empty),
         }
     }
 

@@ -151,6 +151,43 @@ fn at_the_oldest_interval_kept_the_status_line_says_none_is_before() {
     assert!(!screen(&a, 80, 24).contains(note));
 }
 
+/// The rows of a screen between the header and the status line.
+fn body(text: &str) -> Vec<String> {
+    let lines: Vec<&str> = text.lines().collect();
+    lines[2..lines.len().saturating_sub(1)]
+        .iter()
+        .map(|l| l.to_string())
+        .collect()
+}
+
+#[test]
+fn an_interval_before_a_reload_is_explained_by_the_rules_that_decided_it() {
+    let mut a = app(RECOMMENDED, SERIES, 8, Mode::Observe);
+    a.app_mut().selection_mut().show(View::Rules);
+    let before = screen(&a, 160, 48);
+    // Other rules, of another shape, from the next interval on.
+    let other = app("examples/rules/cpu-loadavg.conf", SERIES, 1, Mode::Observe);
+    let update = a.core_mut().reload(
+        std::sync::Arc::clone(other.app().rules()),
+        other.app().file().clone(),
+    );
+    a.app_mut().apply(update);
+    let mut source =
+        plugtop::kernel::snapshots::SnapshotSource::open(Path::new(SERIES)).expect("the series");
+    for _ in 0..9 {
+        let _ = plugtop::kernel::Source::next_sample(&mut source);
+    }
+    let Some(Ok(next)) = plugtop::kernel::Source::next_sample(&mut source) else {
+        panic!("a ninth reading");
+    };
+    a.ingest(next);
+    let after = screen(&a, 160, 48);
+    assert!(after.contains("loadavg > onumcpus + 0.75"), "{after}");
+    a.key(KeyAction::Back);
+    let back = screen(&a, 160, 48);
+    assert_eq!(body(&back), body(&before), "{back}");
+}
+
 #[test]
 fn a_small_terminal_gets_a_message_not_a_garbled_screen() {
     assert_snapshot_of!(
