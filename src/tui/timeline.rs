@@ -119,6 +119,12 @@ impl Timeline {
         self.cursor
     }
 
+    /// Whether the interval shown is an earlier one than the newest
+    /// (time travel): what the panels show is "then", not "now".
+    pub fn travelling(&self) -> bool {
+        self.cursor.is_some_and(|k| k > 0)
+    }
+
     /// Whether new readings wait to be shown (the screen stays put).
     pub fn paused(&self) -> bool {
         self.paused

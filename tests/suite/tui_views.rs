@@ -130,6 +130,11 @@ fn time_travel_shows_an_earlier_interval() {
     a.key(KeyAction::Back);
     a.key(KeyAction::Back);
     both("three_back", &a);
+    // The CPU shares are of the interval shown, not of now.
+    let text = screen(&a, 160, 48);
+    assert!(text.contains("% then") && !text.contains("% now"), "{text}");
+    a.key(KeyAction::Newest);
+    assert!(screen(&a, 160, 48).contains("% now"));
 }
 
 #[test]
