@@ -29,15 +29,29 @@ impl CpuLoad {
         }
     }
 
-    /// Busy share (user + nice + system over all ticks), when known.
+    /// Busy share ([`busy_ticks`] over all ticks), when known: the one
+    /// definition the CPU panel's bars, its busy order and a pinned
+    /// CPU's graph all read, so they never disagree.
     pub fn busy(&self) -> Option<f64> {
         match self {
             CpuLoad::Active { delta, total, .. } if *total > 0 => {
-                Some((delta.user + delta.nice + delta.system) as f64 / *total as f64)
+                Some(busy_ticks(delta).min(*total) as f64 / *total as f64)
             }
             _ => None,
         }
     }
+}
+
+/// The ticks a CPU was busy: user, nice, system and interrupts (irq,
+/// softirq); not idle, I/O wait or steal, which are time the CPU did not
+/// work for this guest.
+pub fn busy_ticks(delta: &CpuTicks) -> u64 {
+    delta
+        .user
+        .saturating_add(delta.nice)
+        .saturating_add(delta.system)
+        .saturating_add(delta.irq)
+        .saturating_add(delta.softirq)
 }
 
 /// `now - before` per column, or `None` if any counter went backwards.

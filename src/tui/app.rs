@@ -629,8 +629,8 @@ impl App {
     fn toggle_expanded(&mut self) {
         let Some(frame) = self.frame() else { return };
         let rows = trace::rows(
-            self.board.rules(),
-            self.board.file(),
+            &frame.rules,
+            &frame.file,
             &frame.trace,
             self.selection.rule(),
             &|n| self.selection.is_expanded(n),

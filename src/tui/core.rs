@@ -144,6 +144,8 @@ impl Core {
             loads,
             variables,
             applied: applied_moves(&step.events),
+            rules: Arc::clone(rules),
+            file: Arc::clone(&self.file),
         };
         self.latest = Some(sample);
         Update::Reading(Box::new(DecidedReading {

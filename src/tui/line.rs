@@ -27,8 +27,7 @@ fn decided(app: &App) -> Option<String> {
         parts.push(format!("cpuplugd would exit: {}", fatal.message));
         return Some(parts.join(" "));
     }
-    let explain =
-        |k: RuleKind| trace::explain(app.rules(), app.file(), &f.trace, k).unwrap_or_default();
+    let explain = |k: RuleKind| trace::explain(&f.rules, &f.file, &f.trace, k).unwrap_or_default();
     // Only autonomous mode changes the guest; every other mode's line says
     // what would be done, as the log's "would" lines do.
     let acts = app.board().mode() == Mode::Auto;
@@ -43,7 +42,7 @@ fn decided(app: &App) -> Option<String> {
         parts.push(match (cpu.status, cpu.action) {
             (GroupStatus::Fault(fault), _) => format!(
                 "cpu: skipped ({})",
-                group_fault(app.rules(), app.file(), &f.trace, &CPU_RULES, fault)
+                group_fault(&f.rules, &f.file, &f.trace, &CPU_RULES, fault)
             ),
             (GroupStatus::Vertical, _) => "cpu: vertical polarization, no change".into(),
             (_, CpuAction::Plug) => {
@@ -72,7 +71,7 @@ fn decided(app: &App) -> Option<String> {
         parts.push(match mem.status {
             GroupStatus::Fault(fault) => format!(
                 "mem: skipped ({})",
-                group_fault(app.rules(), app.file(), &f.trace, &MEMORY_RULES, fault)
+                group_fault(&f.rules, &f.file, &f.trace, &MEMORY_RULES, fault)
             ),
             _ if mem.cmm_pages == mem.cmm_pages_new => {
                 format!("mem: pool stays {}, {}", mem.cmm_pages, explain(rule))

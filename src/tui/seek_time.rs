@@ -57,24 +57,60 @@ pub fn parse(text: &str) -> Result<TypedTime, NotATime> {
     Ok(TypedTime::OfDay(seconds))
 }
 
+/// What a typed time is resolved against: the first reading, the
+/// intervals the screen keeps and the one it shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Around {
+    /// The first reading of the source (`+18h` counts from it).
+    pub start: Stamp,
+    /// The oldest interval kept.
+    pub oldest: Stamp,
+    /// The newest interval kept.
+    pub newest: Stamp,
+    /// The interval shown.
+    pub shown: Stamp,
+}
+
+/// How far back from the interval shown a time of day is taken (and so
+/// how far ahead: the rest of a day). The header's clock at 18:00 and
+/// `J 05:00` mean this morning, `J 20:00` tonight.
+const BACK: i64 = 18 * 3600;
+
 impl TypedTime {
-    /// The moment meant: a time of day is the first at or after `from`
-    /// (the oldest interval the screen keeps), a duration counts from
-    /// `start` (the first reading).
-    pub fn resolve(self, start: Stamp, from: Stamp) -> Stamp {
+    /// The moment meant. A duration counts from the first reading. A time
+    /// of day is a time the screen keeps if one of its days is kept (the
+    /// one nearest the interval shown); else the one in the day around
+    /// the interval shown (from 18 hours before it to 6 hours after),
+    /// never before the first reading. So a time of day gone from the
+    /// screen is before the oldest kept, not silently the next day's.
+    pub fn resolve(self, around: Around) -> Stamp {
         match self {
             TypedTime::FromStart(seconds) => Stamp {
-                micros: start
+                micros: around
+                    .start
                     .micros
                     .saturating_add((seconds * 1e6).round().min(i64::MAX as f64) as i64),
             },
             TypedTime::OfDay(of_day) => {
-                let day = from.secs().div_euclid(DAY) * DAY;
-                let mut at = Stamp::new(day + of_day, 0);
-                if at < from {
-                    at = Stamp::new(day + DAY + of_day, 0);
+                let base = around.shown.secs().saturating_sub(BACK);
+                let day = base.div_euclid(DAY) * DAY;
+                let mut at = day.saturating_add(of_day);
+                if at <= base {
+                    at = at.saturating_add(DAY);
                 }
-                at
+                if Stamp::new(at, 0) < around.start {
+                    at = at.saturating_add(DAY);
+                }
+                let kept = |t: i64| {
+                    let t = Stamp::new(t, 0);
+                    around.oldest <= t && t <= around.newest
+                };
+                let distance = |t: i64| t.abs_diff(around.shown.secs());
+                let nearest_kept = [at.saturating_sub(DAY), at, at.saturating_add(DAY)]
+                    .into_iter()
+                    .filter(|t| kept(*t))
+                    .min_by_key(|t| distance(*t));
+                Stamp::new(nearest_kept.unwrap_or(at), 0)
             }
         }
     }
@@ -106,25 +142,62 @@ mod tests {
     }
 
     #[test]
-    fn a_time_of_day_is_the_next_one_from_the_oldest_kept() {
+    fn a_time_of_day_is_taken_around_the_interval_shown_and_never_before_the_start() {
         let day = 19_675 * DAY;
-        let from = Stamp::new(day + 10 * 3600, 0);
-        let start = Stamp::new(day + 9 * 3600, 0);
-        let at = |t: TypedTime| t.resolve(start, from).secs() - day;
-        assert_eq!(at(TypedTime::OfDay(18 * 3600)), 18 * 3600);
+        let t = |h: i64, m: i64| Stamp::new(day + h * 3600 + m * 60, 0);
+        // A 24-hour recording from midnight, read to 18:00; the screen
+        // keeps 17:50 to 18:00.
+        let around = Around {
+            start: t(0, 0),
+            oldest: t(17, 50),
+            newest: t(18, 0),
+            shown: t(18, 0),
+        };
+        let at = |of: TypedTime, a: Around| (of.resolve(a).secs() - day) / 60;
+        let hm = |h: i64, m: i64| h * 60 + m;
+        let of = |h: i64, m: i64| TypedTime::OfDay(h * 3600 + m * 60);
+        assert_eq!(at(of(17, 55), around), hm(17, 55), "kept");
         assert_eq!(
-            at(TypedTime::OfDay(10 * 3600)),
-            10 * 3600,
-            "now is at or after"
+            at(of(17, 40), around),
+            hm(17, 40),
+            "gone from the screen: this day's, before the oldest kept, not tomorrow's"
+        );
+        assert_eq!(at(of(5, 0), around), hm(5, 0), "this morning");
+        assert_eq!(at(of(20, 0), around), hm(20, 0), "tonight");
+        assert_eq!(at(of(23, 59), around), hm(23, 59));
+        // Shown just before midnight: a little after it is tomorrow's.
+        let late = Around {
+            shown: t(23, 50),
+            newest: t(23, 50),
+            oldest: t(23, 40),
+            ..around
+        };
+        assert_eq!(at(of(0, 10), late), hm(24, 10));
+        // Shown just after midnight: the evening before is yesterday's,
+        // and kept times are found across midnight.
+        let early = Around {
+            start: t(-10, 0),
+            oldest: t(-1, 0),
+            newest: t(0, 5),
+            shown: t(0, 5),
+        };
+        assert_eq!(at(of(23, 30), early), hm(0, -30), "kept, the day before");
+        assert_eq!(at(of(22, 0), early), hm(-2, 0), "gone, the day before");
+        // Never before the first reading: a recording started at 14:00,
+        // shown at 18:00, has 02:00 only the next day.
+        let afternoon = Around {
+            start: t(14, 0),
+            oldest: t(17, 50),
+            newest: t(18, 0),
+            shown: t(18, 0),
+        };
+        assert_eq!(at(of(2, 0), afternoon), hm(26, 0));
+        assert_eq!(
+            at(TypedTime::FromStart(18.0 * 3600.0), afternoon),
+            hm(32, 0)
         );
         assert_eq!(
-            at(TypedTime::OfDay(9 * 3600)),
-            DAY + 9 * 3600,
-            "gone today: tomorrow's"
-        );
-        assert_eq!(at(TypedTime::FromStart(18.0 * 3600.0)), 27 * 3600);
-        assert_eq!(
-            TypedTime::FromStart(f64::MAX).resolve(start, from).micros,
+            TypedTime::FromStart(f64::MAX).resolve(afternoon).micros,
             i64::MAX,
             "no overflow"
         );

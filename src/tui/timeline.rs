@@ -12,6 +12,7 @@ use crate::history::History;
 use crate::kernel::Sample;
 use crate::kernel::deltas::CpuLoad;
 use crate::rules::eval::Trace;
+use crate::rules::{RuleSet, SourceFile};
 
 /// How many intervals the screens can go back to.
 pub const FRAMES: usize = 600;
@@ -34,6 +35,11 @@ pub struct Interval {
     /// What was really done to the guest this interval (nothing in observe
     /// mode, an approval's actions in step-confirm).
     pub applied: Moves,
+    /// The rules that decided this interval, and their file: the trace
+    /// points into them, so after a reload (`r`, an applied edit) an
+    /// earlier interval is still explained by the rules that decided it.
+    pub rules: Arc<RuleSet>,
+    pub file: Arc<SourceFile>,
 }
 
 impl Interval {
@@ -111,6 +117,12 @@ impl Timeline {
     /// `None` when following the newest, else how many intervals back.
     pub fn cursor(&self) -> Option<usize> {
         self.cursor
+    }
+
+    /// Whether the interval shown is an earlier one than the newest
+    /// (time travel): what the panels show is "then", not "now".
+    pub fn travelling(&self) -> bool {
+        self.cursor.is_some_and(|k| k > 0)
     }
 
     /// Whether new readings wait to be shown (the screen stays put).
@@ -262,6 +274,7 @@ mod tests {
     use crate::kernel::{CpuTicks, Stamp};
 
     fn interval(number: usize) -> Interval {
+        let empty = SourceFile::new("empty.conf", Vec::new());
         Interval {
             number,
             sample: Arc::new(Sample::bare(
@@ -275,6 +288,11 @@ mod tests {
             loads: Vec::new(),
             variables: Vec::new(),
             applied: Moves::default(),
+            rules: Arc::new(
+                crate::rules::load(&empty, &crate::rules::SystemFacts::any_machine(2, "test"))
+                    .rules,
+            ),
+            file: Arc::new(empty),
         }
     }
 
@@ -356,5 +374,33 @@ mod tests {
         t.toggle_pin("x".into());
         assert_eq!(t.pinned(), ["cpu3 busy%".to_string()]);
         assert_eq!(series(&t, "x"), None);
+    }
+
+    #[test]
+    fn a_pinned_cpu_counts_as_busy_what_the_cpu_panel_counts() {
+        // Interrupts are work: the panel's bars count them, so the pinned
+        // graph must too (10 of 100 ticks busy, 4 of them irq/softirq).
+        let delta = CpuTicks {
+            user: 5,
+            system: 1,
+            irq: 3,
+            softirq: 1,
+            idle: 85,
+            steal: 5,
+            ..CpuTicks::default()
+        };
+        let load = CpuLoad::Active {
+            id: 2,
+            total: delta.total(),
+            delta,
+        };
+        let frame = Interval {
+            loads: vec![load],
+            ..interval(0)
+        };
+        let panel = crate::tui::cpu_panel::busy_ticks(&delta) as f64 / delta.total() as f64;
+        assert_eq!(delta.total(), 100);
+        assert_eq!(panel, 0.10);
+        assert_eq!(frame.pinned_value(&cpu_pin(2)), panel * 100.0);
     }
 }

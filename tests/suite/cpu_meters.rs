@@ -225,6 +225,11 @@ fn b_puts_the_busiest_first_and_back_in_number_order() {
     app.key(KeyAction::CpuOrder);
     let text = screen(&app, 160, 48);
     assert_every_cpu_once(&meters(&text, 62), 64, &text);
+    // An earlier interval's shares are "then", not "now".
+    assert!(text.contains("busy % now, by number"), "{text}");
+    app.key(KeyAction::Back);
+    let text = screen(&app, 160, 48);
+    assert!(text.contains("busy % then, by number"), "{text}");
 }
 
 #[test]

@@ -130,6 +130,67 @@ fn time_travel_shows_an_earlier_interval() {
     a.key(KeyAction::Back);
     a.key(KeyAction::Back);
     both("three_back", &a);
+    // The CPU shares are of the interval shown, not of now.
+    let text = screen(&a, 160, 48);
+    assert!(text.contains("% then") && !text.contains("% now"), "{text}");
+    a.key(KeyAction::Newest);
+    assert!(screen(&a, 160, 48).contains("% now"));
+}
+
+#[test]
+fn at_the_oldest_interval_kept_the_status_line_says_none_is_before() {
+    let mut a = app(RECOMMENDED, SERIES, 9, Mode::Observe);
+    let note = "oldest of 9 kept: none before";
+    assert!(!screen(&a, 80, 24).contains(note));
+    a.key(KeyAction::Oldest);
+    // `←` there does nothing, and the screen says why.
+    a.key(KeyAction::Back);
+    assert_eq!(a.app().timeline().cursor(), Some(8));
+    for (w, h) in [(80, 24), (160, 48)] {
+        let text = screen(&a, w, h);
+        let status = text.lines().nth(usize::from(h) - 1).unwrap_or_default();
+        assert!(status.contains(note), "{text}");
+        assert!(status.starts_with("? help"), "{status}");
+    }
+    a.key(KeyAction::Forward);
+    assert!(!screen(&a, 80, 24).contains(note));
+}
+
+/// The rows of a screen between the header and the status line.
+fn body(text: &str) -> Vec<String> {
+    let lines: Vec<&str> = text.lines().collect();
+    lines[2..lines.len().saturating_sub(1)]
+        .iter()
+        .map(|l| l.to_string())
+        .collect()
+}
+
+#[test]
+fn an_interval_before_a_reload_is_explained_by_the_rules_that_decided_it() {
+    let mut a = app(RECOMMENDED, SERIES, 8, Mode::Observe);
+    a.app_mut().selection_mut().show(View::Rules);
+    let before = screen(&a, 160, 48);
+    // Other rules, of another shape, from the next interval on.
+    let other = app("examples/rules/cpu-loadavg.conf", SERIES, 1, Mode::Observe);
+    let update = a.core_mut().reload(
+        std::sync::Arc::clone(other.app().rules()),
+        other.app().file().clone(),
+    );
+    a.app_mut().apply(update);
+    let mut source =
+        plugtop::kernel::snapshots::SnapshotSource::open(Path::new(SERIES)).expect("the series");
+    for _ in 0..9 {
+        let _ = plugtop::kernel::Source::next_sample(&mut source);
+    }
+    let Some(Ok(next)) = plugtop::kernel::Source::next_sample(&mut source) else {
+        panic!("a ninth reading");
+    };
+    a.ingest(next);
+    let after = screen(&a, 160, 48);
+    assert!(after.contains("loadavg > onumcpus + 0.75"), "{after}");
+    a.key(KeyAction::Back);
+    let back = screen(&a, 160, 48);
+    assert_eq!(body(&back), body(&before), "{back}");
 }
 
 #[test]
@@ -374,6 +435,52 @@ fn cp_active_avg_can_be_pinned_and_travel_is_marked_on_the_graphs() {
         marker.find('▲').map(|i| marker[..i].chars().count()),
         Some(80 - 1 - 3)
     );
+}
+
+/// The sparkline pinned to CP_ActiveAVG in the Values panel: the run of
+/// bars right of where its name starts, on its row or the row under it
+/// (a long row wraps).
+fn values_sparkline(text: &str) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    let (row, column) = lines
+        .iter()
+        .enumerate()
+        .find_map(|(i, l)| l.find("CP_ActiveAVG").map(|b| (i, l[..b].chars().count())))
+        .unwrap_or_else(|| panic!("no CP_ActiveAVG:\n{text}"));
+    let bars = |c: &char| "▁▂▃▄▅▆▇█".contains(*c);
+    lines[row..(row + 2).min(lines.len())]
+        .iter()
+        .map(|l| {
+            l.chars()
+                .skip(column)
+                .skip_while(|c| !bars(c))
+                .take_while(bars)
+                .collect::<String>()
+        })
+        .find(|run| !run.is_empty())
+        .unwrap_or_default()
+}
+
+#[test]
+fn the_pinned_sparkline_follows_time_travel() {
+    // What the sparkline showed when interval #40 was the newest ...
+    let mut then = simulated(41);
+    then.key(KeyAction::Pin);
+    // ... is what it shows when #40 is travelled back to from #60.
+    let mut now = simulated(61);
+    now.key(KeyAction::Pin);
+    let newest = values_sparkline(&screen(&now, 160, 48));
+    for _ in 0..20 {
+        now.key(KeyAction::Back);
+    }
+    assert_eq!(now.app().frame().map(|f| f.number), Some(40));
+    for (w, h) in [(80, 24), (160, 48)] {
+        let expected = values_sparkline(&screen(&then, w, h));
+        assert_eq!(expected.chars().count(), 16, "{expected}");
+        let shown = screen(&now, w, h);
+        assert_eq!(values_sparkline(&shown), expected, "{shown}");
+    }
+    assert_ne!(newest, values_sparkline(&screen(&now, 160, 48)));
 }
 
 #[test]
@@ -1300,6 +1407,23 @@ fn j_on_a_live_guest_or_before_the_oldest_kept_says_why_not() {
     let said = message(&long);
     assert!(
         said.contains("is before the oldest interval kept"),
+        "{said}"
+    );
+    // So is a time of day gone from the screen: this day's, said so, not
+    // taken for the next day's and read ahead to.
+    long.key(KeyAction::Later);
+    assert!(long.app().modals().is_empty());
+    long.key(KeyAction::GoTo);
+    long.app_mut().insert_text("00:01:00");
+    assert_eq!(
+        long.app_mut().goto_key(KeyEvent::from(KeyCode::Enter)),
+        None
+    );
+    let said = message(&long);
+    assert!(
+        said.starts_with("00:01:00 is before the oldest interval kept")
+            && said.contains("keeps the last 600 intervals")
+            && said.contains("the simulator runs forward only"),
         "{said}"
     );
 }

@@ -49,14 +49,23 @@ impl App {
             }
         };
         let frames = self.timeline.frames();
-        let (Some((_, start)), Some(newest), Some(oldest)) =
-            (self.clock, frames.front(), frames.back())
-        else {
+        let (Some((_, start)), Some(newest), Some(oldest), Some(shown)) = (
+            self.clock,
+            frames.front(),
+            frames.back(),
+            self.timeline.frame(),
+        ) else {
             self.show(Dialog::Message("there is no reading yet to go from".into()));
             return None;
         };
-        let (newest, oldest) = (newest.sample.stamp, oldest.sample.stamp);
-        let at = typed.resolve(start, oldest);
+        let around = seek_time::Around {
+            start,
+            oldest: oldest.sample.stamp,
+            newest: newest.sample.stamp,
+            shown: shown.sample.stamp,
+        };
+        let (newest, oldest) = (around.newest, around.oldest);
+        let at = typed.resolve(around);
         let why_not = if at > newest {
             if !matches!(self.source, SourceLabel::Live(_)) {
                 return Some(Command::Seek(SeekTo::At(at)));
@@ -67,10 +76,16 @@ impl App {
                 time_of_day(newest)
             )
         } else if at < oldest {
+            let onward = match self.source {
+                SourceLabel::Live(_) => "a live guest's earlier readings are gone",
+                SourceLabel::Sim { .. } => "the simulator runs forward only",
+                _ => "a replay reads forward only; start it again to see earlier times",
+            };
             format!(
-                "{} is before the oldest interval kept ({}): a replay reads forward only; start it again to see earlier times",
+                "{} is before the oldest interval kept ({}): the screen keeps the last {} intervals, and {onward}",
                 time_of_day(at),
-                time_of_day(oldest)
+                time_of_day(oldest),
+                crate::tui::timeline::FRAMES
             )
         } else {
             self.timeline.travel_to(at);

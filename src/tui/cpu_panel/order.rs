@@ -1,6 +1,5 @@
 //! The order the CPU panel lists the CPUs in, and what "busy" means there.
 
-use crate::kernel::CpuTicks;
 use crate::kernel::deltas::CpuLoad;
 
 /// How the CPUs are listed.
@@ -24,17 +23,11 @@ impl CpuOrder {
     }
 }
 
-/// The ticks the panel counts as busy: user, nice, system and interrupts
-/// (not idle, I/O wait or steal). One definition for the table's bar, the
-/// meters and the busy order, so they never disagree.
-pub fn busy_ticks(delta: &CpuTicks) -> u64 {
-    delta
-        .user
-        .saturating_add(delta.nice)
-        .saturating_add(delta.system)
-        .saturating_add(delta.irq)
-        .saturating_add(delta.softirq)
-}
+/// The ticks the panel counts as busy: the kernel's one definition
+/// ([`crate::kernel::deltas::busy_ticks`]), which a pinned CPU's graph
+/// reads too, so the table's bar, the meters, the busy order and the graph
+/// never disagree.
+pub use crate::kernel::deltas::busy_ticks;
 
 /// `loads` (in CPU number order, as the timeline keeps them) in `order`.
 pub fn arrange(order: CpuOrder, loads: &[CpuLoad]) -> Vec<&CpuLoad> {
@@ -95,6 +88,7 @@ fn rank(key: &BusyKey) -> u8 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::kernel::CpuTicks;
 
     fn active(id: u32, busy: u64, idle: u64) -> CpuLoad {
         let delta = CpuTicks {

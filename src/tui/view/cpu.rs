@@ -185,7 +185,13 @@ fn table(
         .saturating_sub(6 + 4 * columns + 3)
         .max(1);
     // Shares of this interval only (the rules' averages span several).
-    let mut head = vec![Span::styled(format!("{:<6}", "% now"), theme.dim())];
+    // "then" while time-travelling: the header names the interval.
+    let when = if app.timeline().travelling() {
+        "% then"
+    } else {
+        "% now"
+    };
+    let mut head = vec![Span::styled(format!("{when:<6}"), theme.dim())];
     for (i, (name, _)) in WIDE.iter().enumerate() {
         if columns == 6 && (i == 5 || i == 6) {
             continue;

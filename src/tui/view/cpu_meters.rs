@@ -61,7 +61,11 @@ pub fn draw(
     let footer = if grid.paged {
         more_line(page, "", width)
     } else if grid.rows + 2 <= usize::from(inner.height) {
-        Some(legend(grid, app.selection().cpus().order()))
+        Some(legend(
+            grid,
+            app.selection().cpus().order(),
+            app.timeline().travelling(),
+        ))
     } else {
         None
     };
@@ -113,15 +117,17 @@ fn all_row(
     }
 }
 
-/// What the marks mean, and the order, for a spare row under the grid.
-fn legend(grid: &MeterGrid, order: CpuOrder) -> String {
+/// What the marks mean, and the order, for a spare row under the grid;
+/// the shares are "then" while time-travelling (the header names when).
+fn legend(grid: &MeterGrid, order: CpuOrder, travelling: bool) -> String {
+    let when = if travelling { "then" } else { "now" };
     let order = match order {
         CpuOrder::Number => "by number",
         CpuOrder::Busy => "busiest first",
     };
     match grid.cell {
-        Cell::Bare => format!("busy % now, {order} · - offline · + just online"),
-        Cell::Named | Cell::Numbered => format!("busy % now, {order}"),
+        Cell::Bare => format!("busy % {when}, {order} · - offline · + just online"),
+        Cell::Named | Cell::Numbered => format!("busy % {when}, {order}"),
     }
 }
 

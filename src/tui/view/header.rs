@@ -380,7 +380,7 @@ fn warnings(app: &App) -> Vec<Vec<String>> {
     {
         use crate::report::fault_words::{CPU_RULES, MEMORY_RULES, group_fault};
         let mut fault = |name: &str, group: &[crate::rules::RuleKind], f| {
-            let words = group_fault(app.rules(), app.file(), &frame.trace, group, f);
+            let words = group_fault(&frame.rules, &frame.file, &frame.trace, group, f);
             let mut forms = vec![format!("{name} FAULT: {words}")];
             // "division by zero: no ticks elapsed" → "division by zero".
             if let Some((kind, _)) = words.split_once(": ") {

@@ -182,6 +182,15 @@ fn overview(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {
 /// hints as still fit, so nothing is cut at 80 columns.
 fn status(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {
     let mut extras: Vec<Span<'_>> = Vec::new();
+    // At the oldest interval kept `←` and `g` go no further: said, so that
+    // a key that does nothing is never a silent one.
+    let kept = app.timeline().frames().len();
+    if kept > 1 && app.timeline().cursor() == Some(kept - 1) {
+        extras.push(Span::styled(
+            format!("  oldest of {kept} kept: none before"),
+            theme.warning(),
+        ));
+    }
     // A write to the guest in progress (a CPU going offline can take
     // seconds): said here while keys go on working.
     if let Some(what) = app.working() {

@@ -555,7 +555,7 @@ fn proposal(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {
             .find(|f| f.number == p.reading)
         {
             for kind in RuleKind::ALL {
-                if let Some(e) = trace::explain(app.rules(), app.file(), &f.trace, kind)
+                if let Some(e) = trace::explain(&f.rules, &f.file, &f.trace, kind)
                     && e.contains(" true because")
                 {
                     reasons.push(Line::styled(

@@ -31,12 +31,12 @@ fn not_evaluated_reason(f: &Interval, kind: RuleKind) -> &'static str {
 }
 
 /// The limit that blocked a CPU action, if one did.
-pub fn limit_note(app: &App, f: &Interval) -> Option<String> {
+pub fn limit_note(f: &Interval) -> Option<String> {
     let cpu = f.decision.as_ref()?.cpu?;
     if !cpu.limited || cpu.action != CpuAction::None {
         return None;
     }
-    let s = app.rules().settings;
+    let s = f.rules.settings;
     Some(if cpu.hotplug == Some(true) {
         format!(
             "HOTPLUG true, but CPU_MAX reached ({} of {} online)",
@@ -59,7 +59,7 @@ pub fn draw_summary(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme)
     let inner = block.inner(area);
     frame.render_widget(block, area);
     let Some(f) = app.frame() else { return };
-    let limit = limit_note(app, f).map(|note| {
+    let limit = limit_note(f).map(|note| {
         let blocked = f
             .decision
             .as_ref()
@@ -77,7 +77,7 @@ pub fn draw_summary(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme)
     });
     let mut lines = Vec::new();
     for kind in RuleKind::ALL {
-        let Some(rule) = app.rules().rule(kind) else {
+        let Some(rule) = f.rules.rule(kind) else {
             lines.push(Line::from(vec![
                 Span::raw(" "),
                 Span::styled(format!("{:<10}", kind.file_name()), theme.dim()),
@@ -99,7 +99,7 @@ pub fn draw_summary(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme)
                 &format!("not evaluated: {}", not_evaluated_reason(f, kind)),
                 room,
             ),
-            _ => summary_text(app, f, kind, room),
+            _ => summary_text(f, kind, room),
         };
         let marker = if kind == app.selection().rule() {
             "▸"
@@ -124,8 +124,8 @@ pub fn draw_summary(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme)
 /// A rule's explanation without its name, in `room` columns: the
 /// sub-expressions' texts give way before any value does, and the whole
 /// explanation is in the Rules view (Tab).
-fn summary_text(app: &App, f: &Interval, kind: RuleKind, room: usize) -> String {
-    let Some(mut pieces) = trace::explain_pieces(app.rules(), app.file(), &f.trace, kind) else {
+fn summary_text(f: &Interval, kind: RuleKind, room: usize) -> String {
+    let Some(mut pieces) = trace::explain_pieces(&f.rules, &f.file, &f.trace, kind) else {
         return String::new();
     };
     if let Some(first) = pieces.first_mut() {
@@ -213,12 +213,12 @@ pub fn draw_tree(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {
     let inner = block.inner(area);
     frame.render_widget(block, area);
     let Some(f) = app.frame() else { return };
-    let Some(rule) = app.rules().rule(kind) else {
+    let Some(rule) = f.rules.rule(kind) else {
         frame.render_widget(
             Paragraph::new(format!(
                 "{} is not set in {}",
                 kind.file_name(),
-                app.file().name()
+                f.file.name()
             )),
             inner,
         );
@@ -227,7 +227,7 @@ pub fn draw_tree(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {
     let width = fit::room(inner.width);
     let mut head = vec![Line::from(vec![
         Span::styled(format!("{} = ", kind.file_name()), theme.title()),
-        Span::raw(app.file().snippet(rule.value_span)),
+        Span::raw(f.file.snippet(rule.value_span)),
     ])];
     let root = f.trace.outcome(rule.root);
     let headline = match root {
@@ -236,10 +236,10 @@ pub fn draw_tree(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {
             kind.file_name(),
             not_evaluated_reason(f, kind)
         ),
-        _ => trace::explain(app.rules(), app.file(), &f.trace, kind).unwrap_or_default(),
+        _ => trace::explain(&f.rules, &f.file, &f.trace, kind).unwrap_or_default(),
     };
     head.push(Line::styled(headline, theme.outcome(root)));
-    if let Some(note) = limit_note(app, f).filter(|_| kind.index() < 2) {
+    if let Some(note) = limit_note(f).filter(|_| kind.index() < 2) {
         head.push(Line::styled(note, theme.warning()));
     }
     if let Some(GroupStatus::Fault(fault)) = f.decision.as_ref().and_then(|d| {
@@ -257,7 +257,7 @@ pub fn draw_tree(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {
         head.push(Line::styled(
             format!(
                 "the group was skipped in this interval: {}",
-                group_fault(app.rules(), app.file(), &f.trace, group, fault)
+                group_fault(&f.rules, &f.file, &f.trace, group, fault)
             ),
             theme.outcome(Outcome::Fault(fault)),
         ));
@@ -277,7 +277,7 @@ pub fn draw_tree(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {
         }
         lines.extend(wrapped);
     }
-    let rows = trace::rows(app.rules(), app.file(), &f.trace, kind, &|n| {
+    let rows = trace::rows(&f.rules, &f.file, &f.trace, kind, &|n| {
         app.selection().is_expanded(n)
     });
     let cursor = app

@@ -13,10 +13,13 @@ use crate::report::trace::number;
 use crate::tui::app::App;
 use crate::tui::graph_scale::GraphScale;
 
-/// A small sparkline of the last `width` values, scaled from zero so that
-/// steady values look steady (as the graphs are by default).
-pub fn sparkline(values: &[f64], width: usize) -> String {
-    let tail = &values[values.len().saturating_sub(width)..];
+/// A small sparkline of the `width` values up to the interval shown,
+/// `back` intervals before the newest (0: the newest), so that it follows
+/// time travel as the graphs do; scaled from zero so that steady values
+/// look steady (as the graphs are by default).
+pub fn sparkline(values: &[f64], back: usize, width: usize) -> String {
+    let shown = &values[..values.len().saturating_sub(back)];
+    let tail = &shown[shown.len().saturating_sub(width)..];
     let scale = super::plot::bounds(GraphScale::FromZero, tail, tail, None);
     super::plot::bars(tail, width, scale.unwrap_or((0.0, 0.0)))
 }
@@ -126,7 +129,8 @@ fn visible(
                     .find(|(n, _)| n == name)
                     .map(|(_, s)| s.values().collect())
                     .unwrap_or_default();
-                spans.push(Span::raw(format!(" {}", sparkline(&series, 16))));
+                let back = app.timeline().cursor().unwrap_or(0);
+                spans.push(Span::raw(format!(" {}", sparkline(&series, back, 16))));
             }
             let line = Line::from(spans);
             let line = if i == selected
