@@ -190,7 +190,8 @@ pub struct RunArgs {
     /// Stay in the foreground and log to the terminal (cpuplugd's -f).
     #[arg(short = 'f', long)]
     pub foreground: bool,
-    /// Log the values behind every interval's decision (cpuplugd's -V).
+    /// Log the values behind every interval's decision and every change of
+    /// the CMM pool (cpuplugd's -V).
     #[arg(short = 'V', long)]
     pub verbose: bool,
     /// Print the version (cpuplugd's -v).

@@ -71,7 +71,7 @@ pub struct RootReader {
     /// Whether to read /proc/loadavg (unread: both loads are NaN).
     loadavg: bool,
     /// The present CPUs as last read, and whether they are read anew at
-    /// every reading (see [`RootReader::present`]).
+    /// every reading (see [`RootReader::present_cpus`]).
     present: PresentCpus,
     /// Whether the root directory, once opened, is kept for good: a guest
     /// that is acted on is read from the tree its actions, journal and
@@ -436,14 +436,14 @@ impl RootReader {
             || online_changed
             || polarization_changed
             || self.root_readings.is_multiple_of(PRESENT_RECHECK);
-        match &self.present.last {
-            Some(list) if !due => Ok(list.clone()),
-            _ => {
-                let list = self.cpu_list(root, RootFile::Present)?;
-                self.present.last = Some(list.clone());
-                Ok(list)
-            }
+        if let Some(list) = self.present.last.as_ref().filter(|_| !due) {
+            return Ok(list.clone());
         }
+        // A list that would not read is read again at the next reading.
+        self.present.last = None;
+        let list = self.cpu_list(root, RootFile::Present)?;
+        self.present.last = Some(list.clone());
+        Ok(list)
     }
 
     fn cpu_list(&mut self, root: &Path, file: RootFile) -> Result<CpuList, SourceError> {
