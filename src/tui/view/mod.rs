@@ -18,6 +18,7 @@ mod plot;
 mod report_box;
 mod rules;
 pub mod theme;
+mod top_rule;
 mod values;
 
 use ratatui::Frame;
