@@ -11,7 +11,7 @@ use rustix::fs::FileType;
 
 use super::beneath::Beneath;
 
-use super::cpu_choice::{CpuFlags, Online, cpu_of_name, walk_order};
+use super::cpu_choice::{self, CpuChange, CpuFlags, Online, cpu_of_name, walk_order};
 use super::integer::parse_long;
 use super::root::paths;
 
@@ -138,6 +138,31 @@ impl CpuDir {
             .collect()
     }
 
+    /// The CPUs the next `count` changes would take now, as
+    /// [`cpu_choice::choose`] picks them from [`CpuDir::all`], with fewer
+    /// reads: a plug can take only a CPU whose `configure` reads 1, so
+    /// another CPU's `online` is not read (off s390 no CPU has that file,
+    /// and a plug asked for, as observe mode asks each interval the rule
+    /// holds, then costs one lookup a CPU instead of two reads).
+    pub fn would_take(&self, change: CpuChange, count: usize) -> Vec<u32> {
+        let cpus: Vec<CpuFlags> = match change {
+            CpuChange::Unplug => self.all(false),
+            CpuChange::Plug => self
+                .ids()
+                .into_iter()
+                .filter_map(|id| {
+                    let configure = self.configure(id);
+                    (configure == Some(1)).then(|| CpuFlags {
+                        id,
+                        online: self.online(id),
+                        configure,
+                    })
+                })
+                .collect(),
+        };
+        cpu_choice::choose(change, &cpus, count)
+    }
+
     /// Whether one of `ids` other than `id` is online now: read file by
     /// file until one is, so the guard costs a read or two.
     pub fn another_online(&self, ids: &[u32], id: u32) -> bool {
@@ -150,6 +175,51 @@ impl CpuDir {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// What a flag file is in a test root: absent, a directory (unreadable
+    /// as a flag), or a file with this text.
+    fn flag() -> impl proptest::strategy::Strategy<Value = Option<&'static str>> {
+        proptest::prop_oneof![
+            proptest::strategy::Just(None),
+            proptest::strategy::Just(Some("/")),
+            proptest::strategy::Just(Some("0\n")),
+            proptest::strategy::Just(Some("1\n")),
+            proptest::strategy::Just(Some("1")),
+            proptest::strategy::Just(Some("2\n")),
+            proptest::strategy::Just(Some("")),
+            proptest::strategy::Just(Some("junk\n")),
+            proptest::strategy::Just(Some("\n1\n")),
+        ]
+    }
+
+    proptest::proptest! {
+        /// Reading fewer files names the CPUs that reading them all would.
+        #[test]
+        fn would_take_names_what_choosing_from_every_flag_names(
+            cpus in proptest::collection::btree_map(0u32..13, (flag(), flag()), 0..7),
+            count in 0usize..4,
+        ) {
+            let root = tempfile::tempdir().expect("root");
+            let dir = root.path().join(paths::CPU_DIR);
+            std::fs::create_dir_all(&dir).expect("cpu dir");
+            for (id, (online, configure)) in &cpus {
+                let cpu = dir.join(format!("cpu{id}"));
+                std::fs::create_dir_all(&cpu).expect("cpuN");
+                for (name, what) in [("online", online), ("configure", configure)] {
+                    match what {
+                        None => {}
+                        Some("/") => std::fs::create_dir_all(cpu.join(name)).expect("dir"),
+                        Some(text) => std::fs::write(cpu.join(name), text).expect("flag"),
+                    }
+                }
+            }
+            let cpus = CpuDir::new(root.path());
+            for change in [CpuChange::Plug, CpuChange::Unplug] {
+                let every = cpu_choice::choose(change, &cpus.all(change == CpuChange::Plug), count);
+                proptest::prop_assert_eq!(cpus.would_take(change, count), every);
+            }
+        }
+    }
     use std::os::unix::fs::symlink;
 
     #[test]
