@@ -224,16 +224,34 @@ impl Beneath {
         rel: &Path,
         limit: usize,
     ) -> Result<Vec<(Vec<u8>, FileType)>, BeneathError> {
+        let fd = self.open_dir(rel)?;
+        // The directory is listed through the descriptor just opened (as
+        // `read_from` would through a second one, at three calls more).
+        let mut dir = rustix::fs::Dir::new(fd).map_err(|e| Self::io_error(rel, e.into()))?;
+        Self::entries_of(&mut dir, rel, limit)
+    }
+
+    /// The directory `rel` opened for listing, links followed inside the
+    /// root.
+    pub fn open_dir(&self, rel: &Path) -> Result<OwnedFd, BeneathError> {
         let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NONBLOCK;
-        let fd = chroot_walk::open(
+        chroot_walk::open(
             &self.dir,
             rel.as_os_str().as_bytes(),
             flags,
             Mode::empty(),
             Last::Follow,
         )
-        .map_err(|e| self.error(rel, e, "read"))?;
-        let mut dir = rustix::fs::Dir::read_from(&fd).map_err(|e| Self::io_error(rel, e.into()))?;
+        .map_err(|e| self.error(rel, e, "read"))
+    }
+
+    /// The entries `dir` (opened at `rel`) lists from where it stands, as
+    /// [`dir_entries`](Self::dir_entries) gives them.
+    pub fn entries_of(
+        dir: &mut rustix::fs::Dir,
+        rel: &Path,
+        limit: usize,
+    ) -> Result<Vec<(Vec<u8>, FileType)>, BeneathError> {
         let mut names = Vec::new();
         while names.len() < limit {
             let Some(entry) = dir.read() else { break };

@@ -5,11 +5,12 @@
 //! start of the first line.
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use rustix::fs::FileType;
 
 use super::beneath::Beneath;
+use super::kept_dir::KeptDir;
 
 use super::cpu_choice::{self, CpuChange, CpuFlags, Online, cpu_of_name, walk_order};
 use super::integer::parse_long;
@@ -30,6 +31,9 @@ pub struct CpuDir {
     /// `None` when the root cannot be opened: no CPUs are seen.
     root: Option<Arc<Beneath>>,
     dir: PathBuf,
+    /// The CPU directory, kept open when it is the kernel's (observe mode
+    /// lists it each interval a rule asks for a change).
+    kept: Arc<Mutex<KeptDir>>,
 }
 
 /// What reading one flag file gave.
@@ -63,6 +67,7 @@ impl CpuDir {
         CpuDir {
             root: Beneath::open(root).ok().map(Arc::new),
             dir: PathBuf::from(paths::CPU_DIR),
+            kept: Arc::default(),
         }
     }
 
@@ -74,7 +79,7 @@ impl CpuDir {
         let Some(root) = self.root.as_deref() else {
             return Vec::new();
         };
-        let Ok(entries) = root.dir_entries(&self.dir, MOST_ENTRIES) else {
+        let Some(entries) = self.entries(root) else {
             return Vec::new();
         };
         let mut ids: Vec<u32> = entries
@@ -93,6 +98,19 @@ impl CpuDir {
             .collect();
         walk_order(&mut ids);
         ids
+    }
+
+    /// The CPU directory's entries now, from the kept directory when the
+    /// root's is the kernel's (`None`: it cannot be listed).
+    fn entries(&self, root: &Beneath) -> Option<Vec<(Vec<u8>, FileType)>> {
+        let Ok(mut kept) = self.kept.lock() else {
+            return root.dir_entries(&self.dir, MOST_ENTRIES).ok();
+        };
+        let mut listing = kept.take(|| root.open_dir(&self.dir).ok())?;
+        let entries = Beneath::entries_of(&mut listing.dir, &self.dir, MOST_ENTRIES).ok();
+        let whole = entries.as_ref().is_some_and(|e| e.len() < MOST_ENTRIES);
+        kept.give_back(listing, whole);
+        entries
     }
 
     fn file(&self, id: u32, name: &str) -> PathBuf {
@@ -221,6 +239,27 @@ mod tests {
         }
     }
     use std::os::unix::fs::symlink;
+
+    /// On the kernel's own root the CPU directory is kept open, and listed
+    /// again it gives what a new listing gives; a plain root's is not kept.
+    #[test]
+    fn the_kernels_cpu_directory_is_kept_and_listed_again_whole() {
+        let plain = tempfile::tempdir().expect("root");
+        std::fs::create_dir_all(plain.path().join(paths::CPU_DIR).join("cpu3")).expect("cpu3");
+        let cpus = CpuDir::new(plain.path());
+        assert_eq!(cpus.ids(), [3]);
+        assert!(!cpus.kept.lock().expect("lock").is_kept());
+        let root = Path::new("/");
+        if !root.join(paths::CPU_DIR).is_dir() {
+            return;
+        }
+        let cpus = CpuDir::new(root);
+        let first = cpus.ids();
+        assert!(!first.is_empty(), "this machine has CPUs");
+        assert!(cpus.kept.lock().expect("lock").is_kept());
+        assert_eq!(cpus.ids(), first);
+        assert_eq!(cpus.clone().ids(), CpuDir::new(root).ids());
+    }
 
     #[test]
     fn only_directories_are_cpus_links_followed_inside_the_root() {
