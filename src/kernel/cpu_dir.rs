@@ -161,10 +161,11 @@ impl CpuDir {
     /// reads: a plug can take only a CPU whose `configure` reads 1, so
     /// another CPU's `online` is not read (off s390 no CPU has that file,
     /// and a plug asked for, as observe mode asks each interval the rule
-    /// holds, then costs one lookup a CPU instead of two reads).
+    /// holds, then costs one lookup a CPU instead of two reads); an unplug
+    /// reads CPUs only until it knows which it takes.
     pub fn would_take(&self, change: CpuChange, count: usize) -> Vec<u32> {
         let cpus: Vec<CpuFlags> = match change {
-            CpuChange::Unplug => self.all(false),
+            CpuChange::Unplug => self.until_unplugs(count),
             CpuChange::Plug => self
                 .ids()
                 .into_iter()
@@ -179,6 +180,25 @@ impl CpuDir {
                 .collect(),
         };
         cpu_choice::choose(change, &cpus, count)
+    }
+
+    /// The CPUs in walk order, read until `count` of them could be
+    /// unplugged and one more is online: the ones after them change
+    /// neither which CPUs an unplug takes nor that it may (it never takes
+    /// the last online CPU).
+    fn until_unplugs(&self, count: usize) -> Vec<CpuFlags> {
+        let mut cpus = Vec::new();
+        let (mut wanted, mut online) = (0usize, 0usize);
+        for id in self.ids() {
+            let cpu = self.flags(id, false);
+            wanted += usize::from(cpu.wanted(CpuChange::Unplug));
+            online += usize::from(cpu.online());
+            cpus.push(cpu);
+            if wanted >= count && online > count {
+                break;
+            }
+        }
+        cpus
     }
 
     /// Whether one of `ids` other than `id` is online now: read file by
