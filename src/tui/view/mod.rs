@@ -14,6 +14,7 @@ mod help;
 mod keep;
 mod log;
 mod overlay;
+mod plain_lines;
 mod plot;
 mod report_box;
 mod rules;
@@ -222,7 +223,7 @@ fn status(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {
     }
     let mut spans = vec![Span::styled(hints, theme.dim())];
     spans.extend(extras);
-    frame.render_widget(Paragraph::new(Line::from(spans)), area);
+    plain_lines::put(frame.buffer_mut(), area, &[Line::from(spans)]);
 }
 
 /// The key hints of the status line, most needed first.

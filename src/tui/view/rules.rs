@@ -119,7 +119,7 @@ pub fn draw_summary(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme)
         spans.push(Span::styled(text, theme.outcome(outcome)));
         lines.push(Line::from(spans));
     }
-    frame.render_widget(Paragraph::new(lines), inner);
+    super::plain_lines::put(frame.buffer_mut(), inner, &lines);
 }
 
 /// A rule's explanation without its name, in `room` columns: the
