@@ -11,6 +11,7 @@ use rustix::fs::FileType;
 
 use super::beneath::Beneath;
 use super::kept_dir::KeptDir;
+use super::kept_files::KeptFiles;
 
 use super::cpu_choice::{self, CpuChange, CpuFlags, Online, cpu_of_name, walk_order};
 use super::integer::parse_long;
@@ -34,6 +35,8 @@ pub struct CpuDir {
     /// The CPU directory, kept open when it is the kernel's (observe mode
     /// lists it each interval a rule asks for a change).
     kept: Arc<Mutex<KeptDir>>,
+    /// The kernel's flag files read so far, kept open.
+    kept_files: Arc<KeptFiles>,
 }
 
 /// What reading one flag file gave.
@@ -43,22 +46,14 @@ enum Flag {
     Reads(Option<i64>),
 }
 
-fn read_flag(root: Option<&Beneath>, path: &Path) -> Flag {
-    let Some(root) = root else {
-        return Flag::Unreadable;
-    };
-    match root.read_small(path, FLAG_BYTES) {
-        Ok(bytes) => {
-            let line = bytes.split(|b| *b == b'\n').next().unwrap_or_default();
-            Flag::Reads(if line.is_empty() {
-                None
-            } else {
-                parse_long(line)
-            })
-        }
-        Err(e) if e.is_not_found() => Flag::Absent,
-        Err(_) => Flag::Unreadable,
-    }
+/// What a flag file's bytes say: the number at the start of its first line.
+fn flag_of(bytes: &[u8]) -> Flag {
+    let line = bytes.split(|b| *b == b'\n').next().unwrap_or_default();
+    Flag::Reads(if line.is_empty() {
+        None
+    } else {
+        parse_long(line)
+    })
 }
 
 impl CpuDir {
@@ -68,6 +63,7 @@ impl CpuDir {
             root: Beneath::open(root).ok().map(Arc::new),
             dir: PathBuf::from(paths::CPU_DIR),
             kept: Arc::default(),
+            kept_files: Arc::default(),
         }
     }
 
@@ -117,9 +113,31 @@ impl CpuDir {
         self.dir.join(format!("cpu{id}/{name}"))
     }
 
+    /// What the flag file at `path` says now: from the kept file when
+    /// the kernel's is kept, else read afresh (and kept when it is the
+    /// kernel's).
+    fn read_flag(&self, path: &Path) -> Flag {
+        let Some(root) = self.root.as_deref() else {
+            return Flag::Unreadable;
+        };
+        if let Some(bytes) = self.kept_files.read(path, FLAG_BYTES) {
+            return flag_of(&bytes);
+        }
+        let read = root.open_small(path).and_then(|file| {
+            let bytes = Beneath::read_whole(&file, path, FLAG_BYTES)?;
+            self.kept_files.keep(path, file);
+            Ok(bytes)
+        });
+        match read {
+            Ok(bytes) => flag_of(&bytes),
+            Err(e) if e.is_not_found() => Flag::Absent,
+            Err(_) => Flag::Unreadable,
+        }
+    }
+
     /// What CPU `id`'s `online` file says now.
     pub fn online(&self, id: u32) -> Online {
-        match read_flag(self.root.as_deref(), &self.file(id, "online")) {
+        match self.read_flag(&self.file(id, "online")) {
             Flag::Absent => Online::Fixed,
             Flag::Unreadable => Online::Unreadable,
             Flag::Reads(v) => Online::Reads(v),
@@ -128,7 +146,7 @@ impl CpuDir {
 
     /// What CPU `id`'s `configure` file says now (`None`: nothing usable).
     pub fn configure(&self, id: u32) -> Option<i64> {
-        match read_flag(self.root.as_deref(), &self.file(id, "configure")) {
+        match self.read_flag(&self.file(id, "configure")) {
             Flag::Reads(v) => v,
             Flag::Absent | Flag::Unreadable => None,
         }
@@ -268,7 +286,11 @@ mod tests {
         std::fs::create_dir_all(plain.path().join(paths::CPU_DIR).join("cpu3")).expect("cpu3");
         let cpus = CpuDir::new(plain.path());
         assert_eq!(cpus.ids(), [3]);
+        std::fs::write(plain.path().join(paths::CPU_DIR).join("cpu3/online"), "1\n")
+            .expect("online");
+        assert_eq!(cpus.online(3), Online::Reads(Some(1)));
         assert!(!cpus.kept.lock().expect("lock").is_kept());
+        assert_eq!(cpus.kept_files.len(), 0, "plain files are never kept");
         let root = Path::new("/");
         if !root.join(paths::CPU_DIR).is_dir() {
             return;
@@ -279,6 +301,16 @@ mod tests {
         assert!(cpus.kept.lock().expect("lock").is_kept());
         assert_eq!(cpus.ids(), first);
         assert_eq!(cpus.clone().ids(), CpuDir::new(root).ids());
+        // Flags read again from kept files read what new opens read.
+        let flags = cpus.all(true);
+        assert_eq!(cpus.all(true), flags);
+        assert_eq!(flags, CpuDir::new(root).all(true));
+        if flags.iter().any(|c| matches!(c.online, Online::Reads(_))) {
+            assert!(
+                cpus.kept_files.len() > 0,
+                "the kernel's flag files are kept"
+            );
+        }
     }
 
     #[test]
