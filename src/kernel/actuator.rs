@@ -16,7 +16,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use super::cpu_choice::{self, CpuChange, Online};
+use super::cpu_choice::{CpuChange, Online};
 use super::cpu_dir::CpuDir;
 use crate::kernel::beneath::Beneath;
 use crate::kernel::pool_file::PoolHandoff;
@@ -256,7 +256,7 @@ impl Actuator for RootActuator {
     }
 
     fn would_take(&self, change: CpuChange, count: usize) -> Vec<u32> {
-        cpu_choice::choose(change, &self.cpus.all(change == CpuChange::Plug), count)
+        self.cpus.would_take(change, count)
     }
 }
 
@@ -300,8 +300,8 @@ impl Actuator for NoWrites {
         Ok(())
     }
     fn would_take(&self, change: CpuChange, count: usize) -> Vec<u32> {
-        self.cpus.as_ref().map_or_else(Vec::new, |cpus| {
-            cpu_choice::choose(change, &cpus.all(change == CpuChange::Plug), count)
-        })
+        self.cpus
+            .as_ref()
+            .map_or_else(Vec::new, |cpus| cpus.would_take(change, count))
     }
 }

@@ -8,7 +8,6 @@
 //! decide whether it may act (cpuplugd's pid file, the journal).
 
 use std::fs::File;
-use std::io::Read;
 use std::os::fd::OwnedFd;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
@@ -178,6 +177,18 @@ impl Beneath {
     }
 
     fn read_bounded(&self, rel: &Path, limit: u64, last: Last) -> Result<Vec<u8>, BeneathError> {
+        let file = self.open_bounded(rel, last)?;
+        Self::read_whole(&file, rel, limit)
+    }
+
+    /// The regular file `rel` opened for reading as
+    /// [`Beneath::read_small`] opens it, to be read by
+    /// [`Beneath::read_whole`] (now, and again later).
+    pub fn open_small(&self, rel: &Path) -> Result<File, BeneathError> {
+        self.open_bounded(rel, Last::Follow)
+    }
+
+    fn open_bounded(&self, rel: &Path, last: Last) -> Result<File, BeneathError> {
         let flags = OFlags::RDONLY | OFlags::NONBLOCK;
         let opened = match self.open_file(rel, flags, last, "read") {
             // Opening a socket (or a device without its driver) fails so.
@@ -190,11 +201,32 @@ impl Beneath {
             }
             other => other?,
         };
-        let file = Self::regular(opened, rel)?;
+        Self::regular(opened, rel)
+    }
+
+    /// What `file` (opened at `rel`) holds from its start to its end, read
+    /// at explicit offsets (its own offset is left as it is); more than
+    /// `limit` bytes is an error, as for [`Beneath::read_small`].
+    pub fn read_whole(file: &File, rel: &Path, limit: u64) -> Result<Vec<u8>, BeneathError> {
+        let cap = usize::try_from(limit.saturating_add(1)).unwrap_or(usize::MAX);
         let mut out = Vec::new();
-        file.take(limit.saturating_add(1))
-            .read_to_end(&mut out)
-            .map_err(|e| Self::io_error(rel, e))?;
+        let mut chunk = [0u8; 512];
+        loop {
+            let want = chunk.len().min(cap - out.len());
+            if want == 0 {
+                break;
+            }
+            let at = u64::try_from(out.len()).unwrap_or(u64::MAX);
+            let n = match rustix::io::pread(file, &mut chunk[..want], at) {
+                Ok(n) => n,
+                Err(rustix::io::Errno::INTR) => continue,
+                Err(e) => return Err(Self::io_error(rel, e.into())),
+            };
+            if n == 0 {
+                break;
+            }
+            out.extend_from_slice(chunk.get(..n).unwrap_or_default());
+        }
         if out.len() as u64 > limit {
             return Err(Self::io_error(
                 rel,
@@ -224,16 +256,34 @@ impl Beneath {
         rel: &Path,
         limit: usize,
     ) -> Result<Vec<(Vec<u8>, FileType)>, BeneathError> {
+        let fd = self.open_dir(rel)?;
+        // The directory is listed through the descriptor just opened (as
+        // `read_from` would through a second one, at three calls more).
+        let mut dir = rustix::fs::Dir::new(fd).map_err(|e| Self::io_error(rel, e.into()))?;
+        Self::entries_of(&mut dir, rel, limit)
+    }
+
+    /// The directory `rel` opened for listing, links followed inside the
+    /// root.
+    pub fn open_dir(&self, rel: &Path) -> Result<OwnedFd, BeneathError> {
         let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NONBLOCK;
-        let fd = chroot_walk::open(
+        chroot_walk::open(
             &self.dir,
             rel.as_os_str().as_bytes(),
             flags,
             Mode::empty(),
             Last::Follow,
         )
-        .map_err(|e| self.error(rel, e, "read"))?;
-        let mut dir = rustix::fs::Dir::read_from(&fd).map_err(|e| Self::io_error(rel, e.into()))?;
+        .map_err(|e| self.error(rel, e, "read"))
+    }
+
+    /// The entries `dir` (opened at `rel`) lists from where it stands, as
+    /// [`dir_entries`](Self::dir_entries) gives them.
+    pub fn entries_of(
+        dir: &mut rustix::fs::Dir,
+        rel: &Path,
+        limit: usize,
+    ) -> Result<Vec<(Vec<u8>, FileType)>, BeneathError> {
         let mut names = Vec::new();
         while names.len() < limit {
             let Some(entry) = dir.read() else { break };

@@ -5,13 +5,15 @@
 //! start of the first line.
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use rustix::fs::FileType;
 
 use super::beneath::Beneath;
+use super::kept_dir::KeptDir;
+use super::kept_files::KeptFiles;
 
-use super::cpu_choice::{CpuFlags, Online, cpu_of_name, walk_order};
+use super::cpu_choice::{self, CpuChange, CpuFlags, Online, cpu_of_name, walk_order};
 use super::integer::parse_long;
 use super::root::paths;
 
@@ -30,6 +32,11 @@ pub struct CpuDir {
     /// `None` when the root cannot be opened: no CPUs are seen.
     root: Option<Arc<Beneath>>,
     dir: PathBuf,
+    /// The CPU directory, kept open when it is the kernel's (observe mode
+    /// lists it each interval a rule asks for a change).
+    kept: Arc<Mutex<KeptDir>>,
+    /// The kernel's flag files read so far, kept open.
+    kept_files: Arc<KeptFiles>,
 }
 
 /// What reading one flag file gave.
@@ -39,22 +46,14 @@ enum Flag {
     Reads(Option<i64>),
 }
 
-fn read_flag(root: Option<&Beneath>, path: &Path) -> Flag {
-    let Some(root) = root else {
-        return Flag::Unreadable;
-    };
-    match root.read_small(path, FLAG_BYTES) {
-        Ok(bytes) => {
-            let line = bytes.split(|b| *b == b'\n').next().unwrap_or_default();
-            Flag::Reads(if line.is_empty() {
-                None
-            } else {
-                parse_long(line)
-            })
-        }
-        Err(e) if e.is_not_found() => Flag::Absent,
-        Err(_) => Flag::Unreadable,
-    }
+/// What a flag file's bytes say: the number at the start of its first line.
+fn flag_of(bytes: &[u8]) -> Flag {
+    let line = bytes.split(|b| *b == b'\n').next().unwrap_or_default();
+    Flag::Reads(if line.is_empty() {
+        None
+    } else {
+        parse_long(line)
+    })
 }
 
 impl CpuDir {
@@ -63,6 +62,8 @@ impl CpuDir {
         CpuDir {
             root: Beneath::open(root).ok().map(Arc::new),
             dir: PathBuf::from(paths::CPU_DIR),
+            kept: Arc::default(),
+            kept_files: Arc::default(),
         }
     }
 
@@ -74,7 +75,7 @@ impl CpuDir {
         let Some(root) = self.root.as_deref() else {
             return Vec::new();
         };
-        let Ok(entries) = root.dir_entries(&self.dir, MOST_ENTRIES) else {
+        let Some(entries) = self.entries(root) else {
             return Vec::new();
         };
         let mut ids: Vec<u32> = entries
@@ -95,13 +96,48 @@ impl CpuDir {
         ids
     }
 
+    /// The CPU directory's entries now, from the kept directory when the
+    /// root's is the kernel's (`None`: it cannot be listed).
+    fn entries(&self, root: &Beneath) -> Option<Vec<(Vec<u8>, FileType)>> {
+        let Ok(mut kept) = self.kept.lock() else {
+            return root.dir_entries(&self.dir, MOST_ENTRIES).ok();
+        };
+        let mut listing = kept.take(|| root.open_dir(&self.dir).ok())?;
+        let entries = Beneath::entries_of(&mut listing.dir, &self.dir, MOST_ENTRIES).ok();
+        let whole = entries.as_ref().is_some_and(|e| e.len() < MOST_ENTRIES);
+        kept.give_back(listing, whole);
+        entries
+    }
+
     fn file(&self, id: u32, name: &str) -> PathBuf {
         self.dir.join(format!("cpu{id}/{name}"))
     }
 
+    /// What the flag file at `path` says now: from the kept file when
+    /// the kernel's is kept, else read afresh (and kept when it is the
+    /// kernel's).
+    fn read_flag(&self, path: &Path) -> Flag {
+        let Some(root) = self.root.as_deref() else {
+            return Flag::Unreadable;
+        };
+        if let Some(bytes) = self.kept_files.read(path, FLAG_BYTES) {
+            return flag_of(&bytes);
+        }
+        let read = root.open_small(path).and_then(|file| {
+            let bytes = Beneath::read_whole(&file, path, FLAG_BYTES)?;
+            self.kept_files.keep(path, file);
+            Ok(bytes)
+        });
+        match read {
+            Ok(bytes) => flag_of(&bytes),
+            Err(e) if e.is_not_found() => Flag::Absent,
+            Err(_) => Flag::Unreadable,
+        }
+    }
+
     /// What CPU `id`'s `online` file says now.
     pub fn online(&self, id: u32) -> Online {
-        match read_flag(self.root.as_deref(), &self.file(id, "online")) {
+        match self.read_flag(&self.file(id, "online")) {
             Flag::Absent => Online::Fixed,
             Flag::Unreadable => Online::Unreadable,
             Flag::Reads(v) => Online::Reads(v),
@@ -110,7 +146,7 @@ impl CpuDir {
 
     /// What CPU `id`'s `configure` file says now (`None`: nothing usable).
     pub fn configure(&self, id: u32) -> Option<i64> {
-        match read_flag(self.root.as_deref(), &self.file(id, "configure")) {
+        match self.read_flag(&self.file(id, "configure")) {
             Flag::Reads(v) => v,
             Flag::Absent | Flag::Unreadable => None,
         }
@@ -138,6 +174,51 @@ impl CpuDir {
             .collect()
     }
 
+    /// The CPUs the next `count` changes would take now, as
+    /// [`cpu_choice::choose`] picks them from [`CpuDir::all`], with fewer
+    /// reads: a plug can take only a CPU whose `configure` reads 1, so
+    /// another CPU's `online` is not read (off s390 no CPU has that file,
+    /// and a plug asked for, as observe mode asks each interval the rule
+    /// holds, then costs one lookup a CPU instead of two reads); an unplug
+    /// reads CPUs only until it knows which it takes.
+    pub fn would_take(&self, change: CpuChange, count: usize) -> Vec<u32> {
+        let cpus: Vec<CpuFlags> = match change {
+            CpuChange::Unplug => self.until_unplugs(count),
+            CpuChange::Plug => self
+                .ids()
+                .into_iter()
+                .filter_map(|id| {
+                    let configure = self.configure(id);
+                    (configure == Some(1)).then(|| CpuFlags {
+                        id,
+                        online: self.online(id),
+                        configure,
+                    })
+                })
+                .collect(),
+        };
+        cpu_choice::choose(change, &cpus, count)
+    }
+
+    /// The CPUs in walk order, read until `count` of them could be
+    /// unplugged and one more is online: the ones after them change
+    /// neither which CPUs an unplug takes nor that it may (it never takes
+    /// the last online CPU).
+    fn until_unplugs(&self, count: usize) -> Vec<CpuFlags> {
+        let mut cpus = Vec::new();
+        let (mut wanted, mut online) = (0usize, 0usize);
+        for id in self.ids() {
+            let cpu = self.flags(id, false);
+            wanted += usize::from(cpu.wanted(CpuChange::Unplug));
+            online += usize::from(cpu.online());
+            cpus.push(cpu);
+            if wanted >= count && online > count {
+                break;
+            }
+        }
+        cpus
+    }
+
     /// Whether one of `ids` other than `id` is online now: read file by
     /// file until one is, so the guard costs a read or two.
     pub fn another_online(&self, ids: &[u32], id: u32) -> bool {
@@ -150,7 +231,87 @@ impl CpuDir {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// What a flag file is in a test root: absent, a directory (unreadable
+    /// as a flag), or a file with this text.
+    fn flag() -> impl proptest::strategy::Strategy<Value = Option<&'static str>> {
+        proptest::prop_oneof![
+            proptest::strategy::Just(None),
+            proptest::strategy::Just(Some("/")),
+            proptest::strategy::Just(Some("0\n")),
+            proptest::strategy::Just(Some("1\n")),
+            proptest::strategy::Just(Some("1")),
+            proptest::strategy::Just(Some("2\n")),
+            proptest::strategy::Just(Some("")),
+            proptest::strategy::Just(Some("junk\n")),
+            proptest::strategy::Just(Some("\n1\n")),
+        ]
+    }
+
+    proptest::proptest! {
+        /// Reading fewer files names the CPUs that reading them all would.
+        #[test]
+        fn would_take_names_what_choosing_from_every_flag_names(
+            cpus in proptest::collection::btree_map(0u32..13, (flag(), flag()), 0..7),
+            count in 0usize..4,
+        ) {
+            let root = tempfile::tempdir().expect("root");
+            let dir = root.path().join(paths::CPU_DIR);
+            std::fs::create_dir_all(&dir).expect("cpu dir");
+            for (id, (online, configure)) in &cpus {
+                let cpu = dir.join(format!("cpu{id}"));
+                std::fs::create_dir_all(&cpu).expect("cpuN");
+                for (name, what) in [("online", online), ("configure", configure)] {
+                    match what {
+                        None => {}
+                        Some("/") => std::fs::create_dir_all(cpu.join(name)).expect("dir"),
+                        Some(text) => std::fs::write(cpu.join(name), text).expect("flag"),
+                    }
+                }
+            }
+            let cpus = CpuDir::new(root.path());
+            for change in [CpuChange::Plug, CpuChange::Unplug] {
+                let every = cpu_choice::choose(change, &cpus.all(change == CpuChange::Plug), count);
+                proptest::prop_assert_eq!(cpus.would_take(change, count), every);
+            }
+        }
+    }
     use std::os::unix::fs::symlink;
+
+    /// On the kernel's own root the CPU directory is kept open, and listed
+    /// again it gives what a new listing gives; a plain root's is not kept.
+    #[test]
+    fn the_kernels_cpu_directory_is_kept_and_listed_again_whole() {
+        let plain = tempfile::tempdir().expect("root");
+        std::fs::create_dir_all(plain.path().join(paths::CPU_DIR).join("cpu3")).expect("cpu3");
+        let cpus = CpuDir::new(plain.path());
+        assert_eq!(cpus.ids(), [3]);
+        std::fs::write(plain.path().join(paths::CPU_DIR).join("cpu3/online"), "1\n")
+            .expect("online");
+        assert_eq!(cpus.online(3), Online::Reads(Some(1)));
+        assert!(!cpus.kept.lock().expect("lock").is_kept());
+        assert_eq!(cpus.kept_files.len(), 0, "plain files are never kept");
+        let root = Path::new("/");
+        if !root.join(paths::CPU_DIR).is_dir() {
+            return;
+        }
+        let cpus = CpuDir::new(root);
+        let first = cpus.ids();
+        assert!(!first.is_empty(), "this machine has CPUs");
+        assert!(cpus.kept.lock().expect("lock").is_kept());
+        assert_eq!(cpus.ids(), first);
+        assert_eq!(cpus.clone().ids(), CpuDir::new(root).ids());
+        // Flags read again from kept files read what new opens read.
+        let flags = cpus.all(true);
+        assert_eq!(cpus.all(true), flags);
+        assert_eq!(flags, CpuDir::new(root).all(true));
+        if flags.iter().any(|c| matches!(c.online, Online::Reads(_))) {
+            assert!(
+                cpus.kept_files.len() > 0,
+                "the kernel's flag files are kept"
+            );
+        }
+    }
 
     #[test]
     fn only_directories_are_cpus_links_followed_inside_the_root() {

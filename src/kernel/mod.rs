@@ -14,6 +14,8 @@ pub mod facts;
 pub mod fields;
 pub mod in_root;
 pub mod integer;
+mod kept_dir;
+mod kept_files;
 mod kept_flags;
 pub mod live;
 pub mod machine;

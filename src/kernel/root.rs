@@ -16,6 +16,7 @@ use super::cpulist::CpuList;
 use super::facts::{PresentCpusError, SystemFacts};
 use super::fields::{FieldParser, Malformed};
 use super::in_root::{RootDir, is_kernel_file};
+use super::kept_dir::KeptDir;
 use super::kept_flags::{FlagFile, KeptFlags, Opened};
 use super::pool_file::{OpenPool, PoolHandoff};
 use super::procfs_text::{parse_loadavg, parse_long, parse_stat};
@@ -66,6 +67,8 @@ pub struct RootReader {
     pub scan_cpu_dirs: bool,
     /// A kernel root's `cpuN` flag files, kept open between readings.
     kept_flags: KeptFlags,
+    /// A kernel root's CPU directory, kept open between readings.
+    kept_cpu_dir: KeptDir,
     /// Whether to read the `cpuN` lines of /proc/stat.
     per_cpu: bool,
     /// Whether to read /proc/loadavg (unread: both loads are NaN).
@@ -104,6 +107,7 @@ impl RootReader {
             vmstat: FieldParser::new(b' '),
             scan_cpu_dirs: true,
             kept_flags: KeptFlags::default(),
+            kept_cpu_dir: KeptDir::default(),
             per_cpu: true,
             loadavg: true,
             present: PresentCpus {
@@ -185,6 +189,7 @@ impl RootReader {
         }
         self.open = Default::default();
         self.kept_flags = KeptFlags::default();
+        self.kept_cpu_dir = KeptDir::default();
         self.root_dir = RootDir::open(root).ok();
         self.open_root.as_mut_os_string().clear();
         self.open_root.push(root);
@@ -461,14 +466,13 @@ impl RootReader {
         let Some(root_dir) = self.root_dir.as_ref() else {
             return Vec::new();
         };
-        let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NONBLOCK;
-        let Ok(dir) = root_dir.open_with(CPU_DIR_C, flags) else {
-            return Vec::new();
-        };
-        let Ok(mut entries) = rustix::fs::Dir::new(dir) else {
-            return Vec::new();
-        };
         let kernel = matches!(self.open[RootFile::Stat.index()], Some(Slot::Kept(_)));
+        let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NONBLOCK;
+        // Kept only on a kernel root, as the flag files are.
+        let open = || root_dir.open_with(CPU_DIR_C, flags).ok();
+        let Some(mut listing) = self.kept_cpu_dir.take(open) else {
+            return Vec::new();
+        };
         let reading = self.root_readings;
         let mut flag = CpuFlagReader {
             root: root_dir,
@@ -478,15 +482,21 @@ impl RootReader {
             reading,
         };
         let mut cpus = Vec::new();
+        let mut whole = false;
         for _ in 0..MOST_CPU_ENTRIES {
-            let Some(Ok(entry)) = entries.read() else {
-                break;
+            let entry = match listing.dir.read() {
+                Some(Ok(entry)) => entry,
+                None => {
+                    whole = true;
+                    break;
+                }
+                Some(Err(_)) => break,
             };
             let name = entry.file_name().to_bytes();
             let Some(id) = cpu_of_name(name) else {
                 continue;
             };
-            let Ok(dir) = entries.fd() else { break };
+            let Ok(dir) = listing.dir.fd() else { break };
             cpus.push(CpuState {
                 id,
                 online: flag.read(dir, id, name, FlagFile::Online),
@@ -495,6 +505,7 @@ impl RootReader {
         }
         if kernel {
             self.kept_flags.keep_only_seen(reading);
+            self.kept_cpu_dir.give_back(listing, whole);
         }
         cpus.sort_unstable_by_key(|c| c.id);
         cpus
@@ -853,6 +864,7 @@ mod tests {
             flags = s.cpus;
         }
         assert!(kept.kernel_root(), "/proc/stat is the kernel's");
+        assert!(kept.kept_cpu_dir.is_kept(), "the CPU directory is kept");
         assert!(!flags.is_empty(), "this machine has CPUs");
         let fresh = RootReader::new()
             .read(root, Stamp::new(0, 0))

@@ -159,6 +159,8 @@ fn suspend(terminal: &mut Term) -> std::io::Result<()> {
 /// answer).
 fn redraw_all(terminal: &mut Term) -> std::io::Result<()> {
     use crossterm::terminal::{Clear, ClearType};
+    // Back from Ctrl-Z, the terminal may have another size.
+    terminal.backend().forget_size();
     crossterm::queue!(terminal.backend_mut(), Clear(ClearType::All))?;
     terminal.current_buffer_mut().reset();
     terminal.swap_buffers();
@@ -291,7 +293,7 @@ fn screen_loop(
     // with a print that panics on a closed stderr. restore_terminal() puts
     // the cursor back on every way out instead.
     let frames = FrameBuffer::default();
-    let mut terminal = std::mem::ManuallyDrop::new(Terminal::new(SizedBackend(
+    let mut terminal = std::mem::ManuallyDrop::new(Terminal::new(SizedBackend::new(
         CrosstermBackend::new(frames.clone()),
     ))?);
     let mut screen = Screen {
@@ -360,7 +362,10 @@ impl Screen {
             Input::Signal(SIGCONT) => redraw_all(terminal)?,
             // A stop signal: seen through `stop` above.
             Input::Signal(_) => {}
-            Input::Resize => terminal.autoresize()?,
+            Input::Resize => {
+                terminal.backend().forget_size();
+                terminal.autoresize()?;
+            }
             Input::Redraw => {}
             Input::Term(_) if self.stopping => {}
             Input::Term(events) => {

@@ -4,16 +4,32 @@
 //! opens and closes of a tty a second, a tenth of what the screen cost
 //! when nothing changed. One `TIOCGWINSZ` on standard output, where
 //! every frame is written, answers the same; when standard output is no
-//! terminal, crossterm is asked as before.
+//! terminal, crossterm is asked as before. The answer is kept until the
+//! screen says the size may have changed (SIGWINCH, a return from Ctrl-Z):
+//! a frame drawn when nothing changed asks the terminal nothing.
 
+use std::cell::Cell;
 use std::io::Write;
 
 use ratatui::backend::{Backend, ClearType, WindowSize};
 use ratatui::layout::{Position, Size};
 
-/// `B` with its size read from standard output.
+/// `B` with its size read from standard output, and kept until
+/// [`SizedBackend::forget_size`].
 #[derive(Debug)]
-pub struct SizedBackend<B>(pub B);
+pub struct SizedBackend<B>(pub B, Cell<Option<Size>>);
+
+impl<B> SizedBackend<B> {
+    /// `backend`, its size not asked yet.
+    pub fn new(backend: B) -> Self {
+        SizedBackend(backend, Cell::new(None))
+    }
+
+    /// The terminal may have changed size: the next question asks it.
+    pub fn forget_size(&self) {
+        self.1.set(None);
+    }
+}
 
 /// Standard output's terminal size (`None`: not a terminal, or it says 0).
 fn stdout_size() -> Option<Size> {
@@ -63,10 +79,15 @@ impl<B: Backend> Backend for SizedBackend<B> {
     }
 
     fn size(&self) -> Result<Size, Self::Error> {
-        match stdout_size() {
-            Some(size) => Ok(size),
-            None => self.0.size(),
+        if let Some(size) = self.1.get() {
+            return Ok(size);
         }
+        let size = match stdout_size() {
+            Some(size) => size,
+            None => self.0.size()?,
+        };
+        self.1.set(Some(size));
+        Ok(size)
     }
 
     fn window_size(&mut self) -> Result<WindowSize, Self::Error> {
@@ -98,7 +119,7 @@ mod tests {
     /// otherwise (under `cargo test` it is a pipe or a file).
     #[test]
     fn the_size_is_the_terminals_or_the_wrapped_backends() {
-        let mut sized = SizedBackend(TestBackend::new(37, 11));
+        let mut sized = SizedBackend::new(TestBackend::new(37, 11));
         let size = sized.size().expect("size");
         match stdout_size() {
             Some(tty) => assert_eq!(size, tty),
@@ -112,5 +133,21 @@ mod tests {
         let cell = ratatui::buffer::Cell::new("x");
         sized.draw(std::iter::once((1, 2, &cell))).expect("draw");
         assert_eq!(sized.0.buffer()[(1, 2)].symbol(), "x");
+    }
+
+    /// The size is asked once and kept: a terminal that changed size says
+    /// so only after [`SizedBackend::forget_size`].
+    #[test]
+    fn the_size_is_kept_until_forgotten() {
+        if stdout_size().is_some() {
+            // The wrapped backend's size is never asked on a terminal.
+            return;
+        }
+        let mut sized = SizedBackend::new(TestBackend::new(37, 11));
+        assert_eq!(sized.size().expect("size"), Size::new(37, 11));
+        sized.0.resize(90, 30);
+        assert_eq!(sized.size().expect("size"), Size::new(37, 11));
+        sized.forget_size();
+        assert_eq!(sized.size().expect("size"), Size::new(90, 30));
     }
 }

@@ -5,10 +5,10 @@
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders};
 
 use super::cpu_page::{Page, more_line};
 use super::theme::Theme;
+use super::top_rule::TopRule;
 use crate::kernel::CpuTicks;
 use crate::kernel::deltas::{CpuLoad, tick_delta};
 use crate::tui::app::App;
@@ -92,7 +92,7 @@ fn shares(delta: &CpuTicks, total: u64) -> [u64; 8] {
 
 /// The inside of a CPU panel drawn in `area`: below its top border.
 fn inner_of(area: Rect) -> Rect {
-    Block::default().borders(Borders::TOP).inner(area)
+    TopRule::inner(area)
 }
 
 /// Where the meters go in the panel's inside: a margin kept at the right.
@@ -138,7 +138,7 @@ pub fn id_at(app: &App, area: Rect, column: u16, row: u16) -> Option<u32> {
 /// in it (or `c` asked for them).
 pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {
     let Some(f) = app.frame() else {
-        frame.render_widget(Block::default().borders(Borders::TOP).title("CPUs"), area);
+        frame.render_widget(TopRule::new("CPUs"), area);
         return;
     };
     let s = &f.sample;
@@ -149,10 +149,8 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {
         crate::report::trace::number(s.loadavg),
         crate::report::trace::number(s.runnable)
     );
-    let block = Block::default()
-        .borders(Borders::TOP)
-        .title(Span::styled(title, theme.title()));
-    let inner = block.inner(area);
+    let block = TopRule::new(Span::styled(title, theme.title()));
+    let inner = TopRule::inner(area);
     frame.render_widget(block, area);
     let panel = app.selection().cpus();
     let shape = CpuShape::of(panel.layout(), panel_size(inner), &f.loads);

@@ -7,19 +7,20 @@
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Paragraph, Wrap};
+use ratatui::widgets::{Paragraph, Wrap};
 
 use super::theme::Theme;
+use super::top_rule::TopRule;
 use crate::tui::app::App;
 use crate::tui::flip_rows::{self, Tone};
 
 /// Draws the Flips view.
 pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {
-    let block = Block::default().borders(Borders::TOP).title(Span::styled(
+    let block = TopRule::new(Span::styled(
         " Flips: why the decisions changed (newest at the bottom; ↑↓ PgUp PgDn) ",
         theme.title(),
     ));
-    let inner = block.inner(area);
+    let inner = TopRule::inner(area);
     frame.render_widget(block, area);
     // Lines wrap one column short of the edge (see `super::fit`).
     let inner = Rect {

@@ -7,10 +7,11 @@ use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Paragraph};
+use ratatui::widgets::Paragraph;
 
 use super::plot::{Window, bars, bounds, range, time_axis};
 use super::theme::Theme;
+use super::top_rule::TopRule;
 use crate::engine::CpuAction;
 use crate::history::Metric;
 use crate::report::trace::number;
@@ -44,10 +45,8 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {
             window.drawn
         )
     };
-    let block = Block::default()
-        .borders(Borders::TOP)
-        .title(Span::styled(title, theme.title()));
-    let inner = block.inner(area);
+    let block = TopRule::new(Span::styled(title, theme.title()));
+    let inner = TopRule::inner(area);
     frame.render_widget(block, area);
     let present = timeline
         .history()

@@ -5,7 +5,6 @@ use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::Paragraph;
 
 use super::theme::Theme;
 use crate::engine::GroupStatus;
@@ -30,7 +29,7 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {
         Span::styled(clock, theme.text()),
     ]);
     let (second, _) = second_line_spans(app, theme, super::fit::room(area.width));
-    frame.render_widget(Paragraph::new(vec![first, Line::from(second)]), area);
+    super::plain_lines::put(frame.buffer_mut(), area, &[first, Line::from(second)]);
 }
 
 /// What the header's first line names between "plugtop" and the clock.

@@ -3,9 +3,10 @@
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Paragraph, Wrap};
+use ratatui::widgets::{Paragraph, Wrap};
 
 use super::theme::Theme;
+use super::top_rule::TopRule;
 use crate::rules::eval::Outcome;
 use crate::tui::app::{App, LogKind, LogLine};
 use crate::tui::fit;
@@ -44,10 +45,8 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme, full: b
         ),
         _ => title,
     };
-    let block = Block::default()
-        .borders(Borders::TOP)
-        .title(Span::styled(title, theme.title()));
-    let inner = block.inner(area);
+    let block = TopRule::new(Span::styled(title, theme.title()));
+    let inner = TopRule::inner(area);
     frame.render_widget(block, area);
     // Lines wrap one column short of the edge (see `super::fit`).
     let inner = Rect {

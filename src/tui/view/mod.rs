@@ -14,10 +14,12 @@ mod help;
 mod keep;
 mod log;
 mod overlay;
+mod plain_lines;
 mod plot;
 mod report_box;
 mod rules;
 pub mod theme;
+mod top_rule;
 mod values;
 
 use ratatui::Frame;
@@ -230,7 +232,7 @@ fn status(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {
     }
     let mut spans = vec![Span::styled(hints, theme.dim())];
     spans.extend(extras);
-    frame.render_widget(Paragraph::new(Line::from(spans)), area);
+    plain_lines::put(frame.buffer_mut(), area, &[Line::from(spans)]);
 }
 
 /// The key hints of the status line, most needed first.

@@ -4,10 +4,11 @@
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Paragraph};
+use ratatui::widgets::Paragraph;
 
 use super::fit;
 use super::theme::Theme;
+use super::top_rule::TopRule;
 use crate::engine::{CpuAction, GroupStatus};
 use crate::report::fault_words::{CPU_RULES, MEMORY_RULES, group_fault};
 use crate::report::trace;
@@ -52,11 +53,11 @@ pub fn limit_note(f: &Interval) -> Option<String> {
 
 /// One line per rule: result and the reason, for the overview.
 pub fn draw_summary(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {
-    let block = Block::default().borders(Borders::TOP).title(Span::styled(
+    let block = TopRule::new(Span::styled(
         " Rules (t selects, Tab for the trace) ",
         theme.title(),
     ));
-    let inner = block.inner(area);
+    let inner = TopRule::inner(area);
     frame.render_widget(block, area);
     let Some(f) = app.frame() else { return };
     let limit = limit_note(f).map(|note| {
@@ -118,7 +119,7 @@ pub fn draw_summary(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme)
         spans.push(Span::styled(text, theme.outcome(outcome)));
         lines.push(Line::from(spans));
     }
-    frame.render_widget(Paragraph::new(lines), inner);
+    super::plain_lines::put(frame.buffer_mut(), inner, &lines);
 }
 
 /// A rule's explanation without its name, in `room` columns: the
@@ -207,10 +208,8 @@ pub fn draw_tree(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {
         " Truth trace of {} (t next rule, ↑↓ move, Enter expands the variable) ",
         kind.file_name()
     );
-    let block = Block::default()
-        .borders(Borders::TOP)
-        .title(Span::styled(title, theme.title()));
-    let inner = block.inner(area);
+    let block = TopRule::new(Span::styled(title, theme.title()));
+    let inner = TopRule::inner(area);
     frame.render_widget(block, area);
     let Some(f) = app.frame() else { return };
     let Some(rule) = f.rules.rule(kind) else {

@@ -4,10 +4,10 @@
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders};
 
 use super::fit;
 use super::theme::Theme;
+use super::top_rule::TopRule;
 use crate::history::Metric;
 use crate::report::trace::number;
 use crate::tui::app::App;
@@ -149,10 +149,8 @@ fn visible(
 
 /// Draws the values panel.
 pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {
-    let block = Block::default()
-        .borders(Borders::TOP)
-        .title(Span::styled(" Values ", theme.title()));
-    let inner = block.inner(area);
+    let block = TopRule::new(Span::styled(" Values ", theme.title()));
+    let inner = TopRule::inner(area);
     frame.render_widget(block, area);
     let Some(f) = app.frame() else { return };
     let s = &f.sample;
