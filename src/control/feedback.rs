@@ -65,8 +65,9 @@ pub struct Scratch {
 #[derive(Debug, Clone, Default)]
 struct Spare(Vec<Sample>);
 
-/// More readings than one check holds at a time (two, and the one built).
-const SPARE_READINGS: usize = 4;
+/// More readings than one check holds at a time (the two readings in
+/// numbers, two hypothetical ones, and the one built).
+const SPARE_READINGS: usize = 6;
 
 impl Spare {
     /// The interval after `latest` (see [`next_interval`]), in a spare reading.
@@ -74,6 +75,23 @@ impl Spare {
         let mut next = self.0.pop().unwrap_or_else(|| latest.clone());
         next_interval(&mut next, previous, latest, change);
         next
+    }
+
+    /// `reading` with its /proc tables as numbers (a reading fresh from
+    /// the kernel holds text, and each value would be read from it anew at
+    /// every look), in a spare one: the same values, the same layouts.
+    fn in_numbers(&mut self, reading: &Sample) -> Sample {
+        let mut copy = self.0.pop().unwrap_or_else(|| reading.clone());
+        copy_but_tables(&mut copy, reading);
+        for (to, from) in [
+            (&mut copy.meminfo, &reading.meminfo),
+            (&mut copy.vmstat, &reading.vmstat),
+        ] {
+            to.refill(from.layout(), |values| {
+                values.extend((0..from.len()).map(|i| from.value_at(i as u32)));
+            });
+        }
+        copy
     }
 
     /// A copy of `reading`, in a spare one.
@@ -326,6 +344,40 @@ pub fn check(
         }
         None => kept.insert(engine.clone()),
     };
+    // The two readings' numbers, read from their text once: the check
+    // reads each of them at every hypothetical interval.
+    let previous = spare.in_numbers(previous);
+    let latest = spare.in_numbers(latest);
+    let found = undone_and_back(
+        copy,
+        spare,
+        source,
+        (&previous, &latest),
+        (change, undone_by),
+        (back, again_by),
+    );
+    spare.keep(previous);
+    spare.keep(latest);
+    let (after, why) = found?;
+    Some(LoopWarning {
+        action,
+        undone_by,
+        after,
+        why,
+    })
+}
+
+/// After `change` (from the two readings), how many intervals until
+/// `undone_by` acts, and why it does; then, after `back`, whether
+/// `again_by` acts again. `None` unless both happen.
+fn undone_and_back(
+    copy: &mut Engine,
+    spare: &mut Spare,
+    source: &SourceFile,
+    (previous, latest): (&Sample, &Sample),
+    (change, undone_by): (Change, RuleKind),
+    (back, again_by): (Change, RuleKind),
+) -> Option<(usize, String)> {
     let (after, prev, last) = until_fired(copy, spare, previous, latest, change, undone_by)?;
     let mut trace = Trace::new();
     let _ = copy.clone().decide(&mut trace);
@@ -338,10 +390,77 @@ pub fn check(
     let (_, prev, last) = back?;
     spare.keep(prev);
     spare.keep(last);
-    Some(LoopWarning {
-        action,
-        undone_by,
-        after,
-        why,
-    })
+    Some((after, why))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernel::fields::FieldParser;
+
+    /// Readings as a kernel gives them: tables still text, from a
+    /// narrowed parser (lines checked only up to the last name wanted).
+    fn reading(meminfo: &mut FieldParser, vmstat: &mut FieldParser, mem: &str, vm: &str) -> Sample {
+        let mut s = Sample::bare(Stamp::new(1, 0), CpuTicks::default(), 2, 4);
+        s.meminfo = meminfo
+            .parse(mem.as_bytes())
+            .unwrap_or_else(|m| panic!("{m:?}"));
+        s.vmstat = vmstat
+            .parse(vm.as_bytes())
+            .unwrap_or_else(|m| panic!("{m:?}"));
+        s
+    }
+
+    /// Every name, value and layout a check reads of a reading is the same
+    /// in its copy in numbers: a narrowed reading, one whose kernel grew a
+    /// line past the checked ones, and names given twice.
+    #[test]
+    fn a_reading_in_numbers_reads_as_its_text_does() {
+        let mut meminfo = FieldParser::new(b':');
+        let mut vmstat = FieldParser::new(b' ');
+        meminfo.narrow(Some(&["MemFree".to_string()]));
+        vmstat.narrow(Some(&["pgscan_direct".to_string()]));
+        let texts = [
+            (
+                "MemTotal: 100 kB\nMemFree: 40 kB\nCached: 5 kB\n",
+                "pgpgin 1\npgscan_direct 7\nnr_x 3\n",
+            ),
+            (
+                "MemTotal: 100 kB\nMemFree: 41 kB\nNew: 1 kB\nCached: 6 kB\nMemFree: 9 kB\n",
+                "pgpgin 2\npgscan_direct 9\nnr_y 4\nnr_x 5\n",
+            ),
+            (
+                "MemTotal: 1e3\nMemFree: x\n",
+                "pgpgin -3\npgscan_direct 0x10\n",
+            ),
+        ];
+        let mut spare = Spare::default();
+        for (mem, vm) in texts {
+            let text = reading(&mut meminfo, &mut vmstat, mem, vm);
+            let numbers = spare.in_numbers(&text);
+            for (a, b) in [
+                (&text.meminfo, &numbers.meminfo),
+                (&text.vmstat, &numbers.vmstat),
+            ] {
+                assert!(Arc::ptr_eq(a.layout(), b.layout()), "the same layout");
+                let pairs = |t: &FieldTable| -> Vec<(String, u64)> {
+                    t.iter()
+                        .map(|(n, v)| (n.to_string(), v.to_bits()))
+                        .collect()
+                };
+                assert_eq!(pairs(a), pairs(b));
+                for (name, _) in a.iter() {
+                    assert_eq!(
+                        a.get(name).map(f64::to_bits),
+                        b.get(name).map(f64::to_bits),
+                        "{name}"
+                    );
+                }
+                assert_eq!(a.get("Absent"), b.get("Absent"));
+            }
+            assert_eq!(numbers.online, text.online);
+            assert_eq!(numbers.cmm_pages, text.cmm_pages);
+            spare.keep(numbers);
+        }
+    }
 }
