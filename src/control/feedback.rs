@@ -289,6 +289,49 @@ fn until_fired(
     None
 }
 
+/// What the check models for a decision that acts: the change, the change
+/// back, the action's words, the rule that would undo it and the one that
+/// would act again (`None` for a decision that does not act).
+fn kind_of(decision: &Decision) -> Option<(Change, Change, &'static str, RuleKind, RuleKind)> {
+    match (decision.cpu, decision.mem) {
+        (Some(c), _) if c.action == CpuAction::Plug => Some((
+            Change::Cpus(1),
+            Change::Cpus(-1),
+            "plug a CPU",
+            RuleKind::Hotunplug,
+            RuleKind::Hotplug,
+        )),
+        (Some(c), _) if c.action == CpuAction::Unplug => Some((
+            Change::Cpus(-1),
+            Change::Cpus(1),
+            "unplug a CPU",
+            RuleKind::Hotplug,
+            RuleKind::Hotunplug,
+        )),
+        (_, Some(m)) if m.cmm_pages_new > m.cmm_pages => Some((
+            Change::Pool(m.cmm_pages_new),
+            Change::Pool(m.cmm_pages),
+            "grow the CMM pool",
+            RuleKind::Memplug,
+            RuleKind::Memunplug,
+        )),
+        (_, Some(m)) if m.cmm_pages_new < m.cmm_pages => Some((
+            Change::Pool(m.cmm_pages_new),
+            Change::Pool(m.cmm_pages),
+            "shrink the CMM pool",
+            RuleKind::Memunplug,
+            RuleKind::Memplug,
+        )),
+        _ => None,
+    }
+}
+
+/// The words [`check`] uses for the action `decision` takes, if it acts: a
+/// watch that has found a loop for that action already need not check again.
+pub fn action_of(decision: &Decision) -> Option<&'static str> {
+    kind_of(decision).map(|(_, _, action, _, _)| action)
+}
+
 /// Whether the action `decision` takes would be undone by the opposite rule
 /// within as many intervals as the rules look back (plus one), and then
 /// the undoing would be undone again — a pair that alternates. A single
@@ -302,37 +345,7 @@ pub fn check(
     decision: &Decision,
     scratch: &mut Scratch,
 ) -> Option<LoopWarning> {
-    let (change, back, action, undone_by, again_by) = match (decision.cpu, decision.mem) {
-        (Some(c), _) if c.action == CpuAction::Plug => (
-            Change::Cpus(1),
-            Change::Cpus(-1),
-            "plug a CPU",
-            RuleKind::Hotunplug,
-            RuleKind::Hotplug,
-        ),
-        (Some(c), _) if c.action == CpuAction::Unplug => (
-            Change::Cpus(-1),
-            Change::Cpus(1),
-            "unplug a CPU",
-            RuleKind::Hotplug,
-            RuleKind::Hotunplug,
-        ),
-        (_, Some(m)) if m.cmm_pages_new > m.cmm_pages => (
-            Change::Pool(m.cmm_pages_new),
-            Change::Pool(m.cmm_pages),
-            "grow the CMM pool",
-            RuleKind::Memplug,
-            RuleKind::Memunplug,
-        ),
-        (_, Some(m)) if m.cmm_pages_new < m.cmm_pages => (
-            Change::Pool(m.cmm_pages_new),
-            Change::Pool(m.cmm_pages),
-            "shrink the CMM pool",
-            RuleKind::Memunplug,
-            RuleKind::Memplug,
-        ),
-        _ => return None,
-    };
+    let (change, back, action, undone_by, again_by) = kind_of(decision)?;
     let Scratch {
         engine: kept,
         spare,
@@ -409,6 +422,55 @@ mod tests {
             .parse(vm.as_bytes())
             .unwrap_or_else(|m| panic!("{m:?}"));
         s
+    }
+
+    /// The words the watch looks up before a check are the check's own.
+    #[test]
+    fn each_acting_decision_names_its_action() {
+        use crate::engine::{CpuDecision, GroupStatus, MemDecision};
+        let cpu = |action| CpuDecision {
+            status: GroupStatus::Ok,
+            hotplug: None,
+            hotunplug: None,
+            action,
+            limited: false,
+            onumcpus: 2.0,
+        };
+        let mem = |from, to| MemDecision {
+            status: GroupStatus::Ok,
+            memplug: None,
+            memunplug: None,
+            cmm_inc: None,
+            cmm_dec: None,
+            cmm_pages: from,
+            cmm_pages_new: to,
+        };
+        let decision = |c: Option<CpuDecision>, m: Option<MemDecision>| Decision {
+            reading: 3,
+            cpu: c,
+            mem: m,
+            fatal: None,
+        };
+        let cases = [
+            (
+                decision(Some(cpu(CpuAction::Plug)), Some(mem(5, 9))),
+                Some("plug a CPU"),
+            ),
+            (
+                decision(Some(cpu(CpuAction::Unplug)), None),
+                Some("unplug a CPU"),
+            ),
+            (
+                decision(Some(cpu(CpuAction::None)), Some(mem(5, 9))),
+                Some("grow the CMM pool"),
+            ),
+            (decision(None, Some(mem(9, 5))), Some("shrink the CMM pool")),
+            (decision(Some(cpu(CpuAction::None)), Some(mem(5, 5))), None),
+        ];
+        for (d, words) in cases {
+            assert_eq!(action_of(&d), words);
+            assert_eq!(kind_of(&d).map(|k| k.2), words);
+        }
     }
 
     /// Every name, value and layout a check reads of a reading is the same

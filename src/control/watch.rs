@@ -114,14 +114,20 @@ impl Watch {
                 self.changes.push_back(change.clone());
                 found.push(Finding::Changed(change));
             }
-            if let Some(w) = feedback::check(
-                engine,
-                source,
-                previous,
-                sample,
-                decision,
-                &mut self.feedback,
-            ) && !self.loops.iter().any(|l| l.action == w.action)
+            // A loop is said once per action: once found, that action's
+            // check would only be thrown away.
+            let found_before = feedback::action_of(decision)
+                .is_some_and(|action| self.loops.iter().any(|l| l.action == action));
+            if !found_before
+                && let Some(w) = feedback::check(
+                    engine,
+                    source,
+                    previous,
+                    sample,
+                    decision,
+                    &mut self.feedback,
+                )
+                && !self.loops.iter().any(|l| l.action == w.action)
             {
                 self.loops.push(w.clone());
                 found.push(Finding::Loop(w));
