@@ -82,7 +82,10 @@ fn run_loop(scenario: &Scenario, rules: &std::path::Path, root: &std::path::Path
         mode: Mode::Auto,
         state: root.join("run/plugtop/state"),
         force: false,
-        verbose: false,
+        // Verbose, as cpuplugd's -V: only then does plugtop run log each
+        // change of the pool the rules make (the simulator and the screen
+        // always show them).
+        verbose: true,
         interval: Some(Duration::ZERO),
         allow_non_zvm: false,
         pid_file: false,
