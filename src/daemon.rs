@@ -474,6 +474,10 @@ fn run_handing(
         exposure,
         pool,
     };
+    // Nothing reads a trace of every interval but the metrics.
+    if runner.exposure.is_none() {
+        runner.session.trace_only_when_needed();
+    }
     source.narrow(&runner.interest());
     let ending = run_loop(&mut runner, source, signals, first);
     if ending == Ending::Stopped {

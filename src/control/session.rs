@@ -125,6 +125,10 @@ pub struct Session {
     watch: Watch,
     patterns: PatternWatch,
     trace: Trace,
+    /// Tracing only the intervals that need a trace (see
+    /// [`Session::trace_only_when_needed`]): the engine as it was before
+    /// the newest reading, to trace the interval before a change.
+    lean: Option<Engine>,
     controller: Controller,
     /// The start limits are owed: the session began acting after its first
     /// reading (the screen armed later), and in step-confirm the user has
@@ -152,6 +156,7 @@ impl Session {
             file,
             watch: Watch::new(flap),
             trace: Trace::new(),
+            lean: None,
             controller: Controller::new(mode),
             limits_due: false,
             latest_reading: 0,
@@ -192,9 +197,25 @@ impl Session {
         &self.watch
     }
 
-    /// The truth trace of the latest decision.
+    /// The truth trace of the latest decision (of the latest that needed
+    /// one, after [`Session::trace_only_when_needed`]).
     pub fn trace(&self) -> &Trace {
         &self.trace
+    }
+
+    /// Decides without a truth trace from now on, and traces an interval
+    /// only when something reads its trace: a group's fault (its notice
+    /// names the sub-expression) or a change of decision (its flips compare
+    /// the trace before with the one after, the one before traced again
+    /// from a copy of the engine). The decisions, notices and findings are
+    /// the same; deciding runs the rules' flat programs instead of walking
+    /// and recording the tree. For `plugtop run` without metrics: nothing
+    /// else there reads the trace.
+    pub fn trace_only_when_needed(&mut self) {
+        if self.lean.is_none() {
+            self.lean = Some(self.engine.clone());
+            self.watch.keep_no_traces();
+        }
     }
 
     /// The mode and any pending proposal.
@@ -273,7 +294,14 @@ impl Session {
                 step.limits.extend(self.limits(&sample, actuator));
             }
         }
-        let Some(decision) = self.engine.push(&sample, &mut self.trace) else {
+        let pushed = match &mut self.lean {
+            Some(before) => {
+                before.clone_from(&self.engine);
+                self.engine.push(&sample, &mut NoTrace)
+            }
+            None => self.engine.push(&sample, &mut self.trace),
+        };
+        let Some(decision) = pushed else {
             return step;
         };
         self.decide(&sample, decision, actuator, &mut step);
@@ -339,6 +367,9 @@ impl Session {
             step.decision = Some(decision);
             return;
         }
+        if self.lean.is_some() {
+            self.trace_if_needed(&decision);
+        }
         if let Some(notice) = self.fault_notice(&decision) {
             step.notices.push(notice);
         }
@@ -375,6 +406,25 @@ impl Session {
         }
         step.events = self.controller.decide(&decision, actuator);
         step.decision = Some(decision);
+    }
+
+    /// Traces the newest decision where something will read its trace (see
+    /// [`Session::trace_only_when_needed`]): deciding again on the same
+    /// history gives the same decision, now traced.
+    fn trace_if_needed(&mut self, decision: &Decision) {
+        use crate::engine::GroupStatus;
+        let faulted = matches!(decision.cpu.map(|c| c.status), Some(GroupStatus::Fault(_)))
+            || matches!(decision.mem.map(|m| m.status), Some(GroupStatus::Fault(_)));
+        let changes = self.watch.changes(decision);
+        if faulted || changes {
+            let _ = self.engine.decide(&mut self.trace);
+        }
+        if changes
+            && let (Some(before), Some(trace)) =
+                (self.lean.as_mut(), self.watch.previous_trace_mut())
+        {
+            let _ = before.decide(trace);
+        }
     }
 
     fn remember(&mut self, sample: &Arc<Sample>) {

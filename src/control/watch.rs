@@ -70,6 +70,10 @@ pub struct Watch {
     pub loops: Vec<LoopWarning>,
     /// What the loop check reuses from one acting interval to the next.
     feedback: feedback::Scratch,
+    /// The session traces only what needs it: the watch keeps no trace of
+    /// each interval, and is given the one before a change (see
+    /// [`Watch::previous_trace_mut`]).
+    no_traces: bool,
 }
 
 impl Watch {
@@ -136,12 +140,39 @@ impl Watch {
         match &mut self.previous {
             Some((s, t, w)) => {
                 s.clone_from(sample);
-                t.clone_from(trace);
+                if !self.no_traces {
+                    t.clone_from(trace);
+                }
                 *w = moves;
             }
-            None => self.previous = Some((sample.clone(), trace.clone(), moves)),
+            None => {
+                let kept = if self.no_traces {
+                    Trace::new()
+                } else {
+                    trace.clone()
+                };
+                self.previous = Some((sample.clone(), kept, moves));
+            }
         }
         found
+    }
+
+    /// Keeps no trace of each interval from now on: the session gives the
+    /// trace of the interval before a change when one comes.
+    pub fn keep_no_traces(&mut self) {
+        self.no_traces = true;
+    }
+
+    /// Whether `decision` moves differently from the interval observed
+    /// before it: its flips are then explained from both traces.
+    pub fn changes(&self, decision: &Decision) -> bool {
+        matches!(&self.previous, Some((_, _, moves)) if *moves != Moves::of(decision))
+    }
+
+    /// The trace kept of the interval observed last, to be filled by a
+    /// session that keeps none each interval (see [`Watch::keep_no_traces`]).
+    pub fn previous_trace_mut(&mut self) -> Option<&mut Trace> {
+        self.previous.as_mut().map(|(_, trace, _)| trace)
     }
 
     /// The reading before the latest one observed.

@@ -162,3 +162,74 @@ fn the_simulator_plugtop_run_and_the_screen_act_alike() {
     assert_eq!(&run[..sim.len()], &sim[..], "plugtop run");
     assert_eq!(ui, sim, "the screen");
 }
+
+/// Every line a session says for each interval, for two sessions on two
+/// guests of one scenario: one traced at every interval (the screen's),
+/// one tracing only what needs it (`plugtop run`'s). The guests are the
+/// same as long as the sessions decide alike.
+fn lean_and_traced(scenario: &Scenario, text: &str) -> (Vec<String>, Vec<String>) {
+    let dir = common::tempdir();
+    let path = dir.path().join("r.conf");
+    std::fs::write(&path, text).expect("rules");
+    let mut said = [Vec::new(), Vec::new()];
+    for (lean, lines) in [false, true].into_iter().zip(said.iter_mut()) {
+        let (guest, mut source, facts) = guest(scenario);
+        let (set, file) = plugtop::rules::load_path(&path, &facts).expect("rules load");
+        let mut session = plugtop::control::session::Session::new(
+            Arc::new(set),
+            file,
+            Mode::Auto,
+            FlapConfig::default(),
+        );
+        if lean {
+            session.trace_only_when_needed();
+        }
+        let mut actuator = SimActuator::new(guest);
+        while let Some(Ok(sample)) = source.next_sample() {
+            let step = session.step(Arc::new(sample), &mut actuator);
+            for line in plugtop::control::log_entries::step_lines(&step, &session, true, true) {
+                lines.push(format!("{:?}", line.entry));
+            }
+        }
+    }
+    let [traced, lean] = said;
+    (traced, lean)
+}
+
+/// `plugtop run` traces an interval only when something reads its trace;
+/// what it says is what a session tracing every interval says, line for
+/// line with every journal field: flapping with the comparisons that
+/// flipped, feedback loops, and faults naming their sub-expression.
+#[test]
+fn tracing_only_what_needs_it_says_the_same() {
+    let recommended =
+        std::fs::read_to_string("examples/rules/recommended-modern.conf").expect("shipped rules");
+    // Faults: a share of idle ticks that divides by zero when a CPU is
+    // fully busy, in both groups.
+    let faulting = recommended
+        .replace(
+            "HOTPLUG=\"((1 - CP_ActiveAVG) * onumcpus) < 0.08\"",
+            "HOTPLUG=\"(idle_0 / (cpustat.idle[0] - cpustat.idle[1])) < 0.5\"",
+        )
+        .replace(
+            "MEMPLUG=\"pgscanrate > 20\"",
+            "MEMPLUG=\"(1 / (cpustat.idle[0] - cpustat.idle[1])) > 20\"",
+        );
+    assert_ne!(faulting, recommended, "the rules were changed");
+    let mut flips = 0;
+    let mut faults = 0;
+    for name in ["oscillating", "daytrader", "kernel-compile"] {
+        let scenario = common::scenario(name);
+        for text in [&recommended, &faulting] {
+            let (traced, lean) = lean_and_traced(&scenario, text);
+            assert_eq!(lean, traced, "{name}");
+            flips += traced.iter().filter(|l| l.contains(" → ")).count();
+            faults += traced
+                .iter()
+                .filter(|l| l.contains("PLUGTOP_FAULT"))
+                .count();
+        }
+    }
+    assert!(flips > 0, "changes of decision were explained");
+    assert!(faults > 0, "faults were said");
+}
