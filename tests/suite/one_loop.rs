@@ -82,7 +82,9 @@ fn run_loop(scenario: &Scenario, rules: &std::path::Path, root: &std::path::Path
         mode: Mode::Auto,
         state: root.join("run/plugtop/state"),
         force: false,
-        verbose: false,
+        // Verbose, as cpuplugd: without -V the rules' routine pool changes
+        // are not logged, and the loops are compared line by line.
+        verbose: true,
         interval: Some(Duration::ZERO),
         allow_non_zvm: false,
         pid_file: false,
