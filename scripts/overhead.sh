@@ -92,13 +92,10 @@ fi
 
 # The kernel files the daemon holds open (it re-reads them each interval
 # instead of opening them again): every bind-mounted one, as on a real root,
-# but cpu/possible, which is fixed at boot and read once at the start, and
-# /proc/loadavg, which is read only for rules that name a load.
+# but cpu/possible, which is fixed at boot and read once at the start.
 held=$(for fd in /proc/"$pid"/fd/*; do readlink "$fd"; done 2>/dev/null | grep -c "^$root/\(proc\|sys\)/" || true)
-unread='/possible$'
-grep -q 'loadavg\|runnable_proc' "$rules" || unread='/possible$\|/loadavg$'
-want=$(printf '%s\n' "${mounted[@]}" | grep -vc "$unread" || true)
-echo "kernel files held open: $held of $want (cpu/possible is read once; loadavg only for rules that name it)"
+want=$(printf '%s\n' "${mounted[@]}" | grep -vc '/possible$' || true)
+echo "kernel files held open: $held of $want (cpu/possible is read once)"
 if [ "$held" -ne "$want" ]; then
   echo "  ^ the daemon re-opens kernel files each interval (not told by fstatfs?)"
 fi

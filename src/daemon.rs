@@ -304,9 +304,15 @@ struct Runner<'a> {
 impl Runner<'_> {
     /// What the run reads of each interval: what the session decides and
     /// hints on, and the present CPUs every time when metrics report them.
+    /// /proc/loadavg is read every interval whatever the rules name: a
+    /// SIGHUP may bring rules that read an earlier interval's load
+    /// (`cpustat.loadavg[1]`), and the history kept across the reload must
+    /// hold the loads cpuplugd read then, not NaN (an invalid operation
+    /// that skips the group where cpuplugd decides).
     fn interest(&self) -> Interest {
         let mut interest = self.session.interest();
         interest.present_each_interval |= self.exposure.is_some();
+        interest.loadavg = true;
         interest
     }
 
@@ -830,6 +836,98 @@ mod tests {
         assert!(said(&quiet, 10), "{quiet:#?}");
         assert!(!said(&quiet, 100), "{quiet:#?}");
         assert!(said(&verbose, 100), "{verbose:#?}");
+    }
+
+    /// A live source that, at its `at`th reading, rewrites the rules and
+    /// asks for a reload (as SIGHUP does), and ends after `readings`.
+    struct Reloading<'a> {
+        inner: LiveSource,
+        signals: &'a Signals,
+        rules: PathBuf,
+        text: &'static str,
+        at: usize,
+        readings: usize,
+        taken: usize,
+    }
+
+    impl Source for Reloading<'_> {
+        fn facts(&mut self) -> crate::rules::SystemFacts {
+            self.inner.facts()
+        }
+        fn narrow(&mut self, interest: &Interest) {
+            self.inner.narrow(interest);
+        }
+        fn next_sample(&mut self) -> Option<Result<Sample, SourceError>> {
+            self.taken += 1;
+            if self.taken > self.readings {
+                return None;
+            }
+            if self.taken == self.at {
+                std::fs::write(&self.rules, self.text).expect("new rules");
+                self.signals.reload.store(true, Ordering::SeqCst);
+            }
+            self.inner.next_sample()
+        }
+    }
+
+    /// Rules that no load names, then (SIGHUP) rules that read an earlier
+    /// interval's load: cpuplugd's history holds every load it read, so the
+    /// first interval after the reload decides on the load read before it,
+    /// never on one plugtop did not read (a NaN, an invalid operation).
+    #[test]
+    fn a_reload_to_rules_reading_earlier_loads_finds_them_read() {
+        let dir = tempfile::tempdir().expect("temporary directory");
+        let root = dir.path().join("root");
+        let copied = std::process::Command::new("cp")
+            .arg("-a")
+            .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/roots/newkernel"))
+            .arg(&root)
+            .status()
+            .expect("cp");
+        assert!(copied.success());
+        let cpu = root.join("sys/devices/system/cpu");
+        std::fs::write(cpu.join("present"), "0-3\n").expect("present");
+        std::fs::write(cpu.join("online"), "0-1\n").expect("online");
+        std::fs::write(root.join("proc/cpuinfo"), "version = FF\n").expect("cpuinfo");
+        let rules = dir.path().join("r.conf");
+        std::fs::write(
+            &rules,
+            "UPDATE=\"1\"\nCPU_MIN=\"1\"\nCPU_MAX=\"0\"\nHOTPLUG=\"0\"\nHOTUNPLUG=\"0\"\n",
+        )
+        .expect("rules");
+        let options = RunOptions {
+            root: root.clone(),
+            ..observing(dir.path(), rules.clone(), true)
+        };
+        let signals = Signals::default();
+        let mut secs = 0;
+        let mut source = Reloading {
+            inner: LiveSource::with_clock(
+                &root,
+                Box::new(move || {
+                    secs += 1;
+                    Stamp::new(secs, 0)
+                }),
+            ),
+            signals: &signals,
+            rules,
+            text: "UPDATE=\"1\"\nCPU_MIN=\"1\"\nCPU_MAX=\"0\"\nHOTPLUG=\"cpustat.loadavg[1] > 0\"\nHOTUNPLUG=\"0\"\n",
+            at: 4,
+            readings: 6,
+            taken: 0,
+        };
+        let mut log = Memory::default();
+        let ended = run_on(&options, &mut source, &mut log, &signals);
+        assert!(matches!(ended, Ok(Ending::Stopped)), "{ended:?}");
+        let lines: Vec<String> = log.lines.into_iter().map(|(_, l)| l).collect();
+        assert!(
+            lines.iter().any(|l| l.starts_with("reloaded")),
+            "{lines:#?}"
+        );
+        assert!(
+            !lines.iter().any(|l| l.contains("invalid operation")),
+            "{lines:#?}"
+        );
     }
 
     #[test]

@@ -342,11 +342,20 @@ pub fn start_limits(rules: &RuleSet, sample: &Sample) -> Vec<(Action, &'static s
         // online list (`0-1000000000`) must not queue a billion of them.
         let online = i64::from(sample.online.count);
         let listed = sample.online.ids.len() as i64;
-        let present = (sample.present.ids.len() as i64).max(listed).max(
-            rules
-                .present_at_load
-                .map_or(0, |n| i64::from(n.min(MAX_CPUS))),
-        );
+        // The present CPUs the rules were loaded with count too (the
+        // reading's list may be older than CPUs the hypervisor added since),
+        // but only up to the CPUs the guest can have: that count comes from
+        // a list that may have been damaged (`0-1000000000`), and the
+        // possible CPUs (fixed at boot) bound every present list. Without
+        // them the reading's lists alone bound the plugs.
+        let possible = sample
+            .possible
+            .as_ref()
+            .map_or(0, |p| p.ids.len().min(MAX_CPUS as usize) as i64);
+        let at_load = rules
+            .present_at_load
+            .map_or(0, |n| i64::from(n.min(MAX_CPUS)).min(possible));
+        let present = (sample.present.ids.len() as i64).max(listed).max(at_load);
         let plugs = (s.cpu_min - online).clamp(0, (present - listed).max(0));
         let unplugs = (online - s.cpu_max).clamp(0, listed);
         for _ in 0..plugs {
@@ -1010,11 +1019,39 @@ mod tests {
         let rules = load(&file, &facts).rules;
         sample.online = CpuList::parse(b"0\n").unwrap_or_default();
         sample.present = CpuList::parse(b"0\n").unwrap_or_default();
+        sample.possible = CpuList::parse(b"0-3\n");
         let actions = start_limits(&rules, &sample);
         assert_eq!(
             actions,
             vec![(Action::PlugCpu, "below CPU_MIN"); 2],
             "one CPU online of four present"
         );
+    }
+
+    /// A present list damaged when the rules were loaded (a billion CPUs
+    /// counted, so CPU_MIN may ask for 100,000) queues no more plugs than
+    /// the guest has possible CPUs, and none when those are not known and
+    /// the reading lists no present CPU: never one per CPU a count names.
+    #[test]
+    fn start_limits_plug_no_more_than_possible_cpus_after_a_damaged_present_list() {
+        use crate::kernel::cpulist::CpuList;
+        use crate::rules::{SourceFile, SystemFacts, load};
+        let facts = SystemFacts::any_machine(1_000_000_001, "test");
+        let file = SourceFile::new(
+            "r.conf",
+            b"UPDATE=\"1\"\nCPU_MIN=\"100000\"\nCPU_MAX=\"0\"\nHOTPLUG=\"0\"\nHOTUNPLUG=\"0\"\n"
+                .to_vec(),
+        );
+        let rules = load(&file, &facts).rules;
+        assert!(rules.cpu_enabled, "the count allows CPU_MIN");
+        let mut sample = Sample::bare(crate::kernel::Stamp::new(1, 0), Default::default(), 1, 1);
+        sample.online = CpuList::parse(b"0\n").unwrap_or_default();
+        sample.present = CpuList::parse(b"0-1000000000\n").unwrap_or_default();
+        sample.possible = CpuList::parse(b"0-3\n");
+        let plugs = start_limits(&rules, &sample);
+        assert_eq!(plugs.len(), 3, "three possible CPUs offline");
+        assert!(plugs.iter().all(|(a, _)| *a == Action::PlugCpu));
+        sample.possible = None;
+        assert_eq!(start_limits(&rules, &sample).len(), 0);
     }
 }
