@@ -11,6 +11,8 @@ mod flips;
 mod graphs;
 mod header;
 mod help;
+#[cfg(test)]
+mod hostile_text;
 mod keep;
 mod log;
 mod overlay;

@@ -45,58 +45,15 @@ pub fn put(buf: &mut Buffer, area: Rect, lines: &[Line<'_>]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tui::view::hostile_text::{hostile, style};
     use proptest::prelude::*;
-    use ratatui::style::{Color, Modifier, Style};
+    use ratatui::style::{Color, Style};
     use ratatui::text::Span;
     use ratatui::widgets::{Paragraph, Widget};
 
-    /// Hostile text: wide and zero-width characters, combining marks,
-    /// control characters, emoji with joiners, tabs and line ends.
-    fn hostile() -> impl Strategy<Value = String> {
-        proptest::collection::vec(
-            prop_oneof![
-                Just("a"),
-                Just("ab"),
-                Just(" "),
-                Just("▸"),
-                Just("漢"),
-                Just("\u{301}"),
-                Just("\u{200b}"),
-                Just("\u{200d}"),
-                Just("👩\u{200d}💻"),
-                Just("\t"),
-                Just("\n"),
-                Just("\r"),
-                Just("\u{1b}[31m"),
-                Just("\u{0}"),
-                Just("\u{7f}"),
-                Just("\u{85}"),
-                Just("\u{feff}"),
-                Just("é"),
-                Just("🇫🇷"),
-            ],
-            0..30,
-        )
-        .prop_map(|parts| parts.concat())
-    }
-
-    fn style() -> impl Strategy<Value = Style> {
-        prop_oneof![
-            Just(Style::default()),
-            Just(
-                Style::default()
-                    .fg(Color::Cyan)
-                    .add_modifier(Modifier::BOLD)
-            ),
-            Just(Style::default().bg(Color::Blue)),
-            Just(Style::default().add_modifier(Modifier::REVERSED)),
-            Just(Style::default().add_modifier(Modifier::DIM)),
-        ]
-    }
-
     fn line() -> impl Strategy<Value = Line<'static>> {
         (
-            proptest::collection::vec((hostile(), style()), 0..4),
+            proptest::collection::vec((hostile(30), style()), 0..4),
             style(),
         )
             .prop_map(|(spans, style)| {

@@ -62,51 +62,11 @@ impl Widget for TopRule<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tui::view::hostile_text::{hostile, style};
     use proptest::prelude::*;
-    use ratatui::style::{Color, Modifier, Style};
+    use ratatui::style::Style;
     use ratatui::text::Span;
     use ratatui::widgets::{Block, Borders};
-
-    /// Hostile text: wide and zero-width characters, combining marks,
-    /// control characters, emoji with joiners, tabs and line ends.
-    fn hostile() -> impl Strategy<Value = String> {
-        proptest::collection::vec(
-            prop_oneof![
-                Just("a"),
-                Just(" "),
-                Just("─"),
-                Just("漢"),
-                Just("\u{301}"),
-                Just("\u{200b}"),
-                Just("\u{200d}"),
-                Just("👩\u{200d}💻"),
-                Just("\t"),
-                Just("\n"),
-                Just("\r"),
-                Just("\u{1b}[31m"),
-                Just("\u{0}"),
-                Just("\u{7f}"),
-                Just("\u{feff}"),
-                Just("é"),
-                Just("🇫🇷"),
-            ],
-            0..40,
-        )
-        .prop_map(|parts| parts.concat())
-    }
-
-    fn style() -> impl Strategy<Value = Style> {
-        prop_oneof![
-            Just(Style::default()),
-            Just(
-                Style::default()
-                    .fg(Color::Cyan)
-                    .add_modifier(Modifier::BOLD)
-            ),
-            Just(Style::default().fg(Color::DarkGray)),
-            Just(Style::default().add_modifier(Modifier::DIM)),
-        ]
-    }
 
     /// A buffer already drawn on (styles and wide characters), as a frame
     /// is when a panel's rule goes over what was drawn before it.
@@ -124,8 +84,8 @@ mod tests {
         /// part or wholly outside it).
         #[test]
         fn draws_what_a_top_bordered_block_draws(
-            title in hostile(),
-            under in hostile(),
+            title in hostile(40),
+            under in hostile(40),
             title_style in style(),
             under_style in style(),
             screen in (0u16..4, 0u16..4, 0u16..50, 0u16..6),
