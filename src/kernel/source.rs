@@ -44,18 +44,6 @@ pub struct Interest {
     pub present_each_interval: bool,
 }
 
-impl Interest {
-    /// Everything: what a consumer that has not said otherwise looks at.
-    pub fn everything() -> Self {
-        Interest {
-            per_cpu: true,
-            meminfo: None,
-            vmstat: None,
-            loadavg: true,
-            present_each_interval: true,
-        }
-    }
-}
 
 /// Gives one [`Sample`] per interval.
 pub trait Source {
