@@ -16,7 +16,7 @@ use std::sync::Arc;
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use plugtop::control::controller::Mode;
 use plugtop::control::flap::FlapConfig;
-use plugtop::control::log_entries::step_lines;
+use plugtop::control::log_entries::{Detail, step_lines};
 use plugtop::control::session::Session;
 use plugtop::kernel::actuator::{ActError, Actuator};
 use plugtop::kernel::cpu_choice::CpuChange;
@@ -143,7 +143,7 @@ fn bench(c: &mut Criterion) {
                 let mut lines = 0;
                 for r in &readings {
                     let step = session.step(Arc::clone(r), &mut guest);
-                    lines += step_lines(&step, &session, false, false).len();
+                    lines += step_lines(&step, &session, Detail::Quiet, false).len();
                 }
                 black_box(lines)
             },

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use crate::control::controller::Mode;
 use crate::control::flap::FlapConfig;
 use crate::control::guard::{self, GiveBack, Guard, GuardError, GuardOptions};
-use crate::control::log_entries;
+use crate::control::log_entries::{self, Detail};
 use crate::control::session::{Session, Step};
 use crate::kernel::actuator::{Actuator, NoWrites, RootActuator};
 use crate::kernel::live::LiveSource;
@@ -281,12 +281,15 @@ fn stamped(line: &str) -> String {
 
 /// Logs what one step did, as every front end says it
 /// ([`log_entries::step_lines`]), with the fields the journal keeps; the
-/// pool's routine changes only when verbose, as cpuplugd logs them.
+/// rules' changes of the pool only when verbose, as cpuplugd logs them.
 fn log_step(log: &mut dyn LogSink, step: &Step, session: &Session, verbose: bool) {
-    for line in log_entries::step_lines(step, session, verbose, log.wants_fields()) {
-        if verbose || !line.routine {
-            log.entry(&line.entry);
-        }
+    let detail = if verbose {
+        Detail::Verbose
+    } else {
+        Detail::Quiet
+    };
+    for line in log_entries::step_lines(step, session, detail, log.wants_fields()) {
+        log.entry(&line.entry);
     }
 }
 

@@ -29,24 +29,34 @@ pub enum LineKind {
 pub struct StepLine {
     pub kind: LineKind,
     pub entry: Entry,
-    /// A change of the CMM pool the rules made: it comes nearly every
-    /// interval while a pool settles, and cpuplugd says so only when
-    /// verbose, so `plugtop run` does the same (the screen and the
-    /// simulator show every one).
-    pub routine: bool,
+}
+
+/// How much a front end says of a step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Detail {
+    /// `plugtop run` without `-V`, as cpuplugd without it: no limits
+    /// reached, negative increments or "no CPU left", and no change of the
+    /// CMM pool the rules make (one nearly every interval while a pool
+    /// settles; the start limits' correction is still said).
+    Quiet,
+    /// Every change to the guest, but not cpuplugd's verbose-only messages
+    /// (the simulator's log).
+    Changes,
+    /// Everything, as cpuplugd's `-V` (the screen, `plugtop run -V`).
+    Verbose,
 }
 
 /// Everything `step` says, in order: the skip and notices, the start
 /// limits' events, the interval's events, the findings (flapping with the
 /// two changes behind it), new known patterns, and cpuplugd's stop.
-/// `verbose` as cpuplugd's `-V`: limits reached, negative increments and
-/// "no CPU left" are said only then. Fields only `with_fields`.
+/// As much as `detail` says; fields only `with_fields`.
 pub fn step_lines(
     step: &Step,
     session: &Session,
-    verbose: bool,
+    detail: Detail,
     with_fields: bool,
 ) -> Vec<StepLine> {
+    let verbose = detail == Detail::Verbose;
     let verbose_only = |n: &Notice| matches!(n, Notice::LimitReached(_) | Notice::Negative { .. });
     let say = Say {
         mode: with_fields.then(|| session.controller().mode().key().to_string()),
@@ -73,7 +83,7 @@ pub fn step_lines(
             _ => say.line(LineKind::Note, MessageLevel::Info, n.to_string()),
         });
     }
-    out.extend(event_lines(step, session, verbose, with_fields));
+    out.extend(event_lines(step, session, detail, with_fields));
     for f in &step.findings {
         if matches!(f, Finding::Changed(_)) {
             continue;
@@ -96,7 +106,7 @@ pub fn step_lines(
 }
 
 /// The controller's events of a step, the start limits' first.
-fn event_lines(step: &Step, session: &Session, verbose: bool, with_fields: bool) -> Vec<StepLine> {
+fn event_lines(step: &Step, session: &Session, detail: Detail, with_fields: bool) -> Vec<StepLine> {
     let events = step
         .limits
         .iter()
@@ -111,15 +121,7 @@ fn event_lines(step: &Step, session: &Session, verbose: bool, with_fields: bool)
                 ..
             }
         );
-        if nothing_left && !verbose {
-            continue;
-        }
-        let kind = match e {
-            Event::Failed { .. } | Event::CpuWriteFailed(_) => LineKind::Problem,
-            Event::Would { .. } => LineKind::Decision,
-            _ => LineKind::Action,
-        };
-        let routine = !by_limits
+        let routine_pool = !by_limits
             && matches!(
                 e,
                 Event::Applied {
@@ -127,10 +129,18 @@ fn event_lines(step: &Step, session: &Session, verbose: bool, with_fields: bool)
                     ..
                 }
             );
+        if (nothing_left && detail != Detail::Verbose) || (routine_pool && detail == Detail::Quiet)
+        {
+            continue;
+        }
+        let kind = match e {
+            Event::Failed { .. } | Event::CpuWriteFailed(_) => LineKind::Problem,
+            Event::Would { .. } => LineKind::Decision,
+            _ => LineKind::Action,
+        };
         out.push(StepLine {
             kind,
             entry: event_entry(e, by_limits, step, session, with_fields),
-            routine,
         });
     }
     out
@@ -172,7 +182,6 @@ impl Say {
                 message,
                 fields,
             },
-            routine: false,
         }
     }
 }
@@ -327,7 +336,7 @@ mod tests {
             }],
             ..Step::default()
         };
-        let lines = step_lines(&step, &session(Mode::Auto), true, true);
+        let lines = step_lines(&step, &session(Mode::Auto), Detail::Verbose, true);
         assert_eq!(lines.len(), 1, "{lines:?}");
         assert_eq!(lines[0].kind, LineKind::Problem);
         let e = &lines[0].entry;
@@ -378,7 +387,7 @@ mod tests {
                 ..Sample::bare(Stamp::new(t, 0), CpuTicks::default(), 2, 4)
             };
             let step = s.step(Arc::new(sample), &mut actuator);
-            let problems: Vec<String> = step_lines(&step, &s, false, false)
+            let problems: Vec<String> = step_lines(&step, &s, Detail::Changes, false)
                 .into_iter()
                 .filter(|l| l.kind == LineKind::Problem)
                 .map(|l| l.entry.message)

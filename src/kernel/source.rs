@@ -44,7 +44,6 @@ pub struct Interest {
     pub present_each_interval: bool,
 }
 
-
 /// Gives one [`Sample`] per interval.
 pub trait Source {
     /// What the machine looked like when the source started (for loading rules:

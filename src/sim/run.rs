@@ -218,7 +218,7 @@ impl RunningTotals {
         }
         let reading = step.decision.as_ref().map_or(0, |d| d.reading);
         self.applied.note(reading, &step.events);
-        log_entries::step_lines(step, session, false, false)
+        log_entries::step_lines(step, session, log_entries::Detail::Changes, false)
             .into_iter()
             .map(|l| l.entry.message)
             .collect()

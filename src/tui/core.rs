@@ -275,7 +275,7 @@ fn event_lines(events: Vec<Event>) -> Vec<(LogKind, String)> {
 /// What a step says in the log, as every front end says it
 /// ([`log_entries::step_lines`]), verbose.
 fn step_lines(step: &Step, session: &Session) -> Vec<(LogKind, String)> {
-    log_entries::step_lines(step, session, true, false)
+    log_entries::step_lines(step, session, log_entries::Detail::Verbose, false)
         .into_iter()
         .map(|line| {
             let kind = match line.kind {

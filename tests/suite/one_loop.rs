@@ -187,7 +187,12 @@ fn lean_and_traced(scenario: &Scenario, text: &str) -> (Vec<String>, Vec<String>
         let mut actuator = SimActuator::new(guest);
         while let Some(Ok(sample)) = source.next_sample() {
             let step = session.step(Arc::new(sample), &mut actuator);
-            for line in plugtop::control::log_entries::step_lines(&step, &session, true, true) {
+            for line in plugtop::control::log_entries::step_lines(
+                &step,
+                &session,
+                plugtop::control::log_entries::Detail::Verbose,
+                true,
+            ) {
                 lines.push(format!("{:?}", line.entry));
             }
         }
