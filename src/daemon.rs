@@ -879,15 +879,7 @@ mod tests {
     /// never on one plugtop did not read (a NaN, an invalid operation).
     #[test]
     fn a_reload_to_rules_reading_earlier_loads_finds_them_read() {
-        let dir = tempfile::tempdir().expect("temporary directory");
-        let root = dir.path().join("root");
-        let copied = std::process::Command::new("cp")
-            .arg("-a")
-            .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/roots/newkernel"))
-            .arg(&root)
-            .status()
-            .expect("cp");
-        assert!(copied.success());
+        let (dir, root) = crate::kernel::root::fixture_copy();
         let cpu = root.join("sys/devices/system/cpu");
         std::fs::write(cpu.join("present"), "0-3\n").expect("present");
         std::fs::write(cpu.join("online"), "0-1\n").expect("online");

@@ -640,6 +640,23 @@ impl CpuFlagReader<'_> {
     }
 }
 
+/// A copy of the `newkernel` fixture root in a temporary directory (kept
+/// while the directory lives), for tests that change its files.
+#[cfg(test)]
+pub(crate) fn fixture_copy() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/roots/newkernel");
+    let root = dir.path().join("root");
+    let copy = std::process::Command::new("cp")
+        .arg("-a")
+        .arg(&fixture)
+        .arg(&root)
+        .status()
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(copy.success());
+    (dir, root)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -654,16 +671,7 @@ mod tests {
     /// snapshot series) reads it each time.
     #[test]
     fn a_pinned_root_reads_possible_once() {
-        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-        let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/roots/newkernel");
-        let copy = std::process::Command::new("cp")
-            .arg("-a")
-            .arg(&fixture)
-            .arg(dir.path().join("root"))
-            .status()
-            .unwrap_or_else(|e| panic!("{e}"));
-        assert!(copy.success());
-        let root = dir.path().join("root");
+        let (_dir, root) = fixture_copy();
         let possible = root.join(paths::POSSIBLE);
         std::fs::write(&possible, "0-3\n").unwrap_or_else(|e| panic!("{e}"));
         let counts = |pinned: bool| {
@@ -690,16 +698,7 @@ mod tests {
     /// at every reading.
     #[test]
     fn a_pinned_root_looks_for_a_missing_dispatching_file_seldom() {
-        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-        let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/roots/newkernel");
-        let copy = std::process::Command::new("cp")
-            .arg("-a")
-            .arg(&fixture)
-            .arg(dir.path().join("root"))
-            .status()
-            .unwrap_or_else(|e| panic!("{e}"));
-        assert!(copy.success());
-        let root = dir.path().join("root");
+        let (_dir, root) = fixture_copy();
         let dispatching = root.join(paths::DISPATCHING);
         let first_seen = |pinned: bool| {
             let _ = std::fs::remove_file(&dispatching);
@@ -723,21 +722,6 @@ mod tests {
         assert_eq!(first_seen(true), Some(64));
     }
 
-    /// A copy of the `newkernel` fixture root in a temporary directory.
-    fn fixture_copy(name: &str) -> (tempfile::TempDir, PathBuf) {
-        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-        let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/roots/newkernel");
-        let root = dir.path().join(name);
-        let copy = std::process::Command::new("cp")
-            .arg("-a")
-            .arg(&fixture)
-            .arg(&root)
-            .status()
-            .unwrap_or_else(|e| panic!("{e}"));
-        assert!(copy.success());
-        (dir, root)
-    }
-
     /// Interest that names no loadavg and no present CPUs each interval.
     fn lean() -> Interest {
         Interest {
@@ -754,7 +738,7 @@ mod tests {
     /// rules that name it), it reads the file and says it is missing.
     #[test]
     fn loadavg_is_read_only_when_wanted() {
-        let (_dir, root) = fixture_copy("root");
+        let (_dir, root) = fixture_copy();
         std::fs::remove_file(root.join(paths::LOADAVG)).unwrap_or_else(|e| panic!("{e}"));
         let mut reader = RootReader::new();
         reader.scan_cpu_dirs = false;
@@ -786,7 +770,7 @@ mod tests {
     /// unpinned root, they are read every time.
     #[test]
     fn present_cpus_are_read_again_when_something_could_have_moved() {
-        let (_dir, root) = fixture_copy("root");
+        let (_dir, root) = fixture_copy();
         let present = root.join(paths::PRESENT);
         let online = root.join(paths::ONLINE);
         let dispatching = root.join(paths::DISPATCHING);
