@@ -349,6 +349,14 @@ pub struct TuneArgs {
     /// demand, and no less throughput).
     #[arg(long, value_enum, default_value_t = TuneObjective::Cpu)]
     pub objective: TuneObjective,
+    /// Judge candidates on the workload alone. By default the
+    /// recommendation must also hold up on the built-in scenarios (lose to
+    /// the reference on none by more than 5%) and at 40 steady loads (flap
+    /// at none), and candidates that flap at a steady load are kept out of
+    /// the search; this skips both (faster, and the file may then lose or
+    /// flap elsewhere).
+    #[arg(long)]
+    pub only_workload: bool,
 }
 
 /// `plugtop tune --objective`.

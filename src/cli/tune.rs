@@ -63,6 +63,11 @@ pub fn run(args: TuneArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
     for spec in &args.knob {
         narrow(&mut found, spec)?;
     }
+    let found = plugtop::tune::limits::leave_unlimited(
+        found,
+        &args.knob,
+        facts.present_cpus.as_ref().map_or(u32::MAX, |n| *n),
+    );
     let found: Vec<Knob> = found
         .into_iter()
         .filter(|k| k.range.0 < k.range.1 || k.value != k.range.0)
@@ -89,7 +94,14 @@ pub fn run(args: TuneArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
         finished.store(true, Ordering::Relaxed);
         t
     });
-    let held = held_out(held, &workload);
+    let mut held = held_out(held, &workload);
+    if options.portfolio {
+        held.extend(
+            plugtop::tune::portfolio::held_out(&workload)
+                .into_iter()
+                .map(|m| (m.name, m.workload)),
+        );
+    }
     let seeds = held_out_rows(&tuned, &file, &held, reference.as_ref());
     let recommended_text = tuned.recommended.map(|i| rewritten(&file, &tuned, i));
     match args.format {
@@ -143,6 +155,7 @@ fn options_of(args: &TuneArgs, workload: &Workload) -> TuneOptions {
             || std::thread::available_parallelism().map_or(1, |n| n.get()),
             |t| t as usize,
         ),
+        portfolio: !args.only_workload,
     }
 }
 
@@ -346,11 +359,20 @@ fn text(
                 "{}",
                 report::diff(file.name(), file.bytes(), "recommended", bytes)
             )?;
+            if !tuned.portfolio.is_empty() {
+                writeln!(
+                    out,
+                    "\non the built-in scenarios and the steady loads (checked before recommending):"
+                )?;
+                write!(out, "{}", report::portfolio_table(&tuned.portfolio))?;
+            }
             writeln!(
                 out,
-                "\non what it was not tuned on (other seeds, or a recording's second half):"
+                "\non what it was never tuned or checked on (other seeds, a recording's second half, \
+                 the built-in scenarios lighter and heavier):"
             )?;
             write!(out, "{}", report::seeds_table(seeds))?;
+            write!(out, "\n{}", report::summary(tuned, seeds))?;
         }
         None => writeln!(
             out,
@@ -361,7 +383,8 @@ fn text(
                 crate::cli::TuneObjective::Memory =>
                     "a smaller guest at no more stalls, CPUs or unmet demand",
             }
-        )?,
+        )
+        .and_then(|()| write!(out, "{}", report::summary(tuned, seeds)))?,
     }
     Ok(())
 }
@@ -395,6 +418,8 @@ fn json(
         "front": front.iter().map(|&i| candidate(i)).collect::<Vec<_>>(),
         "recommended": tuned.recommended.map(candidate),
         "recommended_diff": recommended.map(|b| report::diff(file.name(), file.bytes(), "recommended", b)),
+        "judged": tuned.judged.iter().map(|(i, v)| serde_json::json!({"index": i, "verdict": v.words()})).collect::<Vec<_>>(),
+        "portfolio": tuned.portfolio,
         "held_out": seeds.iter().map(|(l, s, sc)| serde_json::json!({"file": l, "workload": s, "score": sc})).collect::<Vec<_>>(),
     });
     writeln!(

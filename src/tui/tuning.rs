@@ -85,6 +85,7 @@ impl TuneJob {
                     objective: Default::default(),
                     seed: 1,
                     threads: 1,
+                    portfolio: false,
                 };
                 let tuned =
                     crate::tune::tune(&file, found, &workload, None, &options, &counter, &cancel);

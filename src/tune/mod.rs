@@ -10,8 +10,11 @@
 //! same search.
 
 pub mod knobs;
+pub mod limits;
+pub mod portfolio;
 pub mod recorded;
 pub mod report;
+pub mod robust;
 pub mod score;
 pub mod search;
 
@@ -79,6 +82,10 @@ pub struct TuneOptions {
     pub objective: score::Objective,
     pub seed: u64,
     pub threads: usize,
+    /// Judge the recommendation on the portfolio (the built-in scenarios
+    /// and the steady sweep) and keep candidates that flap at a steady
+    /// load out of the search; off, only the workload itself counts.
+    pub portfolio: bool,
 }
 
 /// A finished tune.
@@ -92,7 +99,28 @@ pub struct Tuned {
     /// stalls, the least unmet demand, and better than the reference;
     /// never one that flaps or stops cpuplugd.
     pub recommended: Option<usize>,
+    /// The candidates judged on the portfolio, best first, with what each
+    /// showed (empty without the portfolio).
+    pub judged: Vec<(usize, robust::Verdict)>,
+    /// The portfolio with the reference's and the recommendation's scores
+    /// on each workload (empty without the portfolio or a recommendation).
+    pub portfolio: Vec<PortfolioRow>,
 }
+
+/// The reference and the recommendation on one workload of the portfolio.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct PortfolioRow {
+    pub workload: String,
+    /// Threads, for a steady load.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub steady: Option<f64>,
+    pub reference: Score,
+    pub recommended: Score,
+}
+
+/// At most this many of the best candidates on the workload are judged on
+/// the portfolio before the search gives up on recommending one.
+const MAX_JUDGED: usize = 64;
 
 /// Tunes the `knobs` of `file` against `workload`; `reference` is the
 /// file to beat (the start when `None`). `done` counts the candidates
@@ -109,12 +137,24 @@ pub fn tune(
 ) -> Tuned {
     let facts = workload.facts();
     let start: Vec<f64> = knobs.iter().map(|k| k.value).collect();
-    let evaluate = |values: &[f64]| {
-        let changes: Vec<(&Knob, f64)> = knobs.iter().zip(values.iter().copied()).collect();
-        let text = knobs::rewrite(file, &changes);
-        workload.score(&SourceFile::new(file.name(), text), &facts)
+    let proxy = if options.portfolio {
+        robust::SteadyProxy::new(workload)
+    } else {
+        robust::SteadyProxy::none()
     };
-    let against = reference.map(|r| workload.score(r, &facts));
+    let score_file = |f: &SourceFile| {
+        let mut s = workload.score(f, &facts);
+        if s.usable() {
+            s.flaps_at_steady = proxy.flaps_at(f);
+        }
+        s
+    };
+    let file_of = |values: &[f64]| {
+        let changes: Vec<(&Knob, f64)> = knobs.iter().zip(values.iter().copied()).collect();
+        SourceFile::new(file.name(), knobs::rewrite(file, &changes))
+    };
+    let evaluate = |values: &[f64]| score_file(&file_of(values));
+    let against = reference.map(score_file);
     let searched = search::search(
         &knobs,
         &start,
@@ -124,25 +164,110 @@ pub fn tune(
         done,
         cancelled,
     );
-    let reference = against.unwrap_or_else(|| searched.candidates[0].1.clone());
+    let reference_score = against.unwrap_or_else(|| searched.candidates[0].1.clone());
     // Only a candidate that does better than the reference within its
     // resources is recommended; when none does, nothing is.
     let objective = options.objective;
     let better = |s: &Score| {
-        s.usable() && s.within(&reference, objective) && s.improves_on(&reference, objective)
+        s.usable()
+            && s.within(&reference_score, objective)
+            && s.improves_on(&reference_score, objective)
     };
-    let recommended = (0..searched.candidates.len())
+    let mut order: Vec<usize> = (0..searched.candidates.len())
         .filter(|&i| better(&searched.candidates[i].1))
-        .min_by(|&a, &b| {
-            let (x, y) = (&searched.candidates[a].1, &searched.candidates[b].1);
-            x.preference(objective)
-                .partial_cmp(&y.preference(objective))
-                .unwrap_or(std::cmp::Ordering::Equal)
-        });
-    Tuned {
-        knobs,
+        .collect();
+    order.sort_by(|&a, &b| {
+        let (x, y) = (&searched.candidates[a].1, &searched.candidates[b].1);
+        x.preference(objective)
+            .partial_cmp(&y.preference(objective))
+            .unwrap_or(std::cmp::Ordering::Equal)
+            .then(a.cmp(&b))
+    });
+    let mut tuned = Tuned {
+        knobs: knobs.clone(),
         candidates: searched.candidates,
-        reference,
-        recommended,
+        reference: reference_score,
+        recommended: None,
+        judged: Vec::new(),
+        portfolio: Vec::new(),
+    };
+    if !options.portfolio {
+        tuned.recommended = order.first().copied();
+        return tuned;
     }
+    let reference_file = reference.unwrap_or(file);
+    let judge = robust::Judge::new(
+        portfolio::portfolio(workload),
+        reference_file,
+        objective,
+        robust::Tolerance::default(),
+    );
+    // Candidates that ran the workload alike are likely to run the
+    // portfolio alike: one of each outcome is judged.
+    let mut outcomes: Vec<(u64, u64)> = Vec::new();
+    order.retain(|&i| {
+        let s = &tuned.candidates[i].1;
+        let outcome = (
+            (s.unmet_cpu_seconds * 10.0).round() as u64,
+            (s.avg_online_cpus * 100.0).round() as u64,
+        );
+        let fresh = !outcomes.contains(&outcome);
+        outcomes.push(outcome);
+        fresh
+    });
+    order.truncate(MAX_JUDGED);
+    let files: Vec<SourceFile> = order
+        .iter()
+        .map(|&i| file_of(&tuned.candidates[i].0))
+        .collect();
+    for (chunk_at, chunk) in files.chunks(options.threads.max(1)).enumerate() {
+        if cancelled.load(std::sync::atomic::Ordering::Relaxed) {
+            break;
+        }
+        let verdicts = judge_all(&judge, chunk);
+        let first = chunk_at * options.threads.max(1);
+        for (k, v) in verdicts.into_iter().enumerate() {
+            tuned.judged.push((order[first + k], v));
+        }
+        if let Some((i, _)) = tuned.judged.iter().find(|(_, v)| v.holds()) {
+            tuned.recommended = Some(*i);
+            break;
+        }
+    }
+    if let Some(i) = tuned.recommended {
+        let recommended = file_of(&tuned.candidates[i].0);
+        tuned.portfolio = judge
+            .members()
+            .map(|(m, reference)| PortfolioRow {
+                workload: m.name.clone(),
+                steady: match m.role {
+                    portfolio::Role::Steady(t) => Some(t),
+                    _ => None,
+                },
+                reference: reference.clone(),
+                recommended: m.workload.score(&recommended, &m.workload.facts()),
+            })
+            .collect();
+    }
+    tuned
+}
+
+/// The verdicts of `files`, in their order, each judged on a thread of its
+/// own (the order, not the scheduling, decides which is recommended).
+fn judge_all(judge: &robust::Judge, files: &[SourceFile]) -> Vec<robust::Verdict> {
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = files
+            .iter()
+            .map(|f| scope.spawn(move || judge.verdict(f)))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join().unwrap_or_else(|_| robust::Verdict::Stops {
+                    workload: "the portfolio".to_string(),
+                    why: "the judging thread failed".to_string(),
+                })
+            })
+            .collect()
+    })
 }

@@ -13,13 +13,20 @@ use super::score::{Score, front_by_cpus};
 const MAX_ROWS: usize = 12;
 
 fn row(out: &mut String, label: &str, s: &Score) {
+    row_at(out, label, s, LABEL);
+}
+
+/// The width of the label column of the main table.
+const LABEL: usize = 18;
+
+fn row_at(out: &mut String, label: &str, s: &Score, width: usize) {
     if let Some(f) = &s.fatal {
-        let _ = writeln!(out, "  {label:<18} stops cpuplugd: {f}");
+        let _ = writeln!(out, "  {label:<width$} stops cpuplugd: {f}");
         return;
     }
     let _ = writeln!(
         out,
-        "  {label:<18} {:>9.1} {:>6.2} {:>7.2} {:>6} {:>6.1}% {:>4} {:>4} {:>4} {}",
+        "  {label:<width$} {:>9.1} {:>6.2} {:>7.2} {:>6} {:>6.1}% {:>4} {:>4} {:>4} {}",
         s.unmet_cpu_seconds,
         s.avg_online_cpus,
         s.guest_to_working_set,
@@ -28,11 +35,20 @@ fn row(out: &mut String, label: &str, s: &Score) {
         s.cpu_changes,
         s.pool_changes,
         s.reversals,
-        if s.flapping { "FLAPS" } else { "no" },
+        match (s.flapping, s.flaps_at_steady) {
+            (true, _) => "FLAPS".to_string(),
+            // Flaps at a steady load of this many threads.
+            (false, Some(t)) => format!("@{t:.2}"),
+            (false, None) => "no".to_string(),
+        },
     );
 }
 
 fn header(out: &mut String) {
+    header_at(out, LABEL);
+}
+
+fn header_at(out: &mut String, width: usize) {
     let heads = [
         ("unmet", "CPU-s", 9),
         ("CPUs", "avg", 6),
@@ -45,7 +61,7 @@ fn header(out: &mut String) {
         ("flaps", "", 0),
     ];
     for line in 0..2 {
-        let mut text = format!("  {:<18}", "");
+        let mut text = format!("  {:<width$}", "");
         for (top, bottom, width) in heads {
             let word = if line == 0 { top } else { bottom };
             let _ = write!(text, " {word:>width$}");
@@ -167,13 +183,132 @@ pub fn diff(old_name: &str, old: &[u8], new_name: &str, new: &[u8]) -> String {
     out
 }
 
+/// The reference and the recommendation on the portfolio: each built-in
+/// scenario a row, the steady sweep one line.
+pub fn portfolio_table(rows: &[super::PortfolioRow]) -> String {
+    let mut out = String::new();
+    let labelled: Vec<(String, &super::PortfolioRow)> = rows
+        .iter()
+        .filter(|r| r.steady.is_none())
+        .map(|r| (r.workload.clone(), r))
+        .collect();
+    let width = labelled
+        .iter()
+        .map(|(w, _)| w.chars().count() + "recommended ".len())
+        .max()
+        .unwrap_or(0)
+        .max(LABEL);
+    header_at(&mut out, width);
+    for (w, r) in &labelled {
+        row_at(&mut out, &format!("reference {w}"), &r.reference, width);
+        row_at(&mut out, &format!("recommended {w}"), &r.recommended, width);
+    }
+    let steady: Vec<&super::PortfolioRow> = rows.iter().filter(|r| r.steady.is_some()).collect();
+    if !steady.is_empty() {
+        let flaps = |s: &Score| s.flapping;
+        let by = |pick: fn(&super::PortfolioRow) -> &Score| {
+            steady.iter().filter(|r| flaps(pick(r))).count()
+        };
+        let _ = writeln!(
+            out,
+            "  steady loads {:.2} to {:.2} threads: the recommendation flaps at {} of {}, the reference at {}",
+            steady.first().and_then(|r| r.steady).unwrap_or(0.0),
+            steady.last().and_then(|r| r.steady).unwrap_or(0.0),
+            by(|r| &r.recommended),
+            steady.len(),
+            by(|r| &r.reference),
+        );
+    }
+    out
+}
+
+/// In words: what the recommendation changed, why it is safer than a file
+/// tuned on the workload alone, and how it did on what it never saw.
+pub fn summary(t: &Tuned, held: &[(String, String, Score)]) -> String {
+    let mut out = String::new();
+    let Some(i) = t.recommended else {
+        if let Some((j, v)) = t.judged.first() {
+            let _ = writeln!(
+                out,
+                "The best candidate on the workload (#{j}) {}; {} of the best were judged on the \
+                 built-in scenarios and the steady loads, and none held up.",
+                v.words(),
+                t.judged.len()
+            );
+        }
+        return out;
+    };
+    let changed: Vec<String> = t
+        .knobs
+        .iter()
+        .zip(&t.candidates[i].0)
+        .filter(|(k, v)| k.text(**v) != k.text(k.value))
+        .map(|(k, v)| format!("{} {} → {}", k.owner, k.text(k.value), k.text(*v)))
+        .collect();
+    let _ = writeln!(out, "Changed: {}.", changed.join(", "));
+    if !t.portfolio.is_empty() {
+        let scenarios = t.portfolio.iter().filter(|r| r.steady.is_none()).count();
+        let steady = t.portfolio.len() - scenarios;
+        let skipped = t.judged.len().saturating_sub(1);
+        let _ = writeln!(
+            out,
+            "Safer: it flaps at none of {steady} steady loads and loses to the reference on none \
+             of the {scenarios} other built-in scenarios{}.",
+            if skipped > 0 {
+                format!(
+                    " ({skipped} candidate{} that did better on the workload alone did not hold up)",
+                    if skipped == 1 { "" } else { "s" }
+                )
+            } else {
+                String::new()
+            }
+        );
+    }
+    let (mut wins, mut losses, mut total) = (0, Vec::new(), 0);
+    let mut workloads: Vec<&String> = held.iter().map(|x| &x.1).collect();
+    workloads.dedup();
+    for w in workloads {
+        let of = |file: &str| held.iter().find(|x| &x.1 == w && x.0 == file).map(|x| &x.2);
+        let (Some(r), Some(c)) = (of("reference").or_else(|| of("start")), of("recommended"))
+        else {
+            continue;
+        };
+        total += 1;
+        let objective = super::score::Objective::Cpu;
+        if super::robust::loses(c, r, objective, Default::default()).is_none() {
+            wins += 1;
+        } else {
+            losses.push(w.clone());
+        }
+    }
+    if total > 0 {
+        let _ = writeln!(
+            out,
+            "Held out: it beats or ties the reference on {wins} of {total} workloads it never saw{}.",
+            if losses.is_empty() {
+                String::new()
+            } else {
+                format!("; it loses on {}", losses.join(", "))
+            }
+        );
+    }
+    out
+}
+
 /// The start, the reference and the recommendation on what they were not
 /// tuned on (other seeds, or a recording's second half).
 pub fn seeds_table(rows: &[(String, String, Score)]) -> String {
     let mut out = String::new();
-    header(&mut out);
-    for (label, workload, s) in rows {
-        row(&mut out, &format!("{label} {workload}"), s);
+    let labels: Vec<String> = rows.iter().map(|(l, w, _)| format!("{l} {w}")).collect();
+    let width = labels
+        .iter()
+        .map(|l| l.chars().count())
+        .max()
+        .unwrap_or(0)
+        .max(LABEL);
+    header_at(&mut out, width);
+    for (label, (_, _, s)) in labels.iter().zip(rows) {
+        row_at(&mut out, label, s, width);
     }
     out
 }

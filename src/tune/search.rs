@@ -83,7 +83,54 @@ fn corners(knobs: &[Knob], values: &[f64]) -> Vec<Vec<f64>> {
             })
             .collect();
     }
+    let out: Vec<Vec<f64>> = out
+        .into_iter()
+        .flat_map(|v| {
+            let mut all = vec![v.clone()];
+            all.extend(apart(knobs, &v));
+            all
+        })
+        .collect();
+    let mut out = out;
     out.retain(|v| v != values);
+    out
+}
+
+/// Variants of `values` whose plug and unplug shares of a CPU lie one and
+/// two CPUs apart (the plug threshold as written and halved), each at
+/// UPDATE as written and one and two seconds longer: a file steady at every
+/// load needs that much hysteresis, and a longer interval averages the
+/// noise a short one switches on. Empty unless HOTPLUG and HOTUNPLUG each
+/// hold exactly one share of a CPU.
+fn apart(knobs: &[Knob], values: &[f64]) -> Vec<Vec<f64>> {
+    let share_of = |owner: &str| {
+        let mut at = (0..knobs.len())
+            .filter(|&i| knobs[i].kind == KnobKind::Percent && knobs[i].owner == owner);
+        match (at.next(), at.next()) {
+            (Some(i), None) => Some(i),
+            _ => None,
+        }
+    };
+    let (Some(plug), Some(unplug)) = (share_of("HOTPLUG"), share_of("HOTUNPLUG")) else {
+        return Vec::new();
+    };
+    let update = (0..knobs.len()).find(|&i| knobs[i].kind == KnobKind::Limit("UPDATE"));
+    let mut out = Vec::new();
+    for low in [values[plug], values[plug] / 2.0] {
+        for cpus in [1.0, 2.0] {
+            for longer in [0.0, 1.0, 2.0] {
+                let mut v = values.to_vec();
+                v[plug] = settle(&knobs[plug], low);
+                v[unplug] = settle(&knobs[unplug], v[plug] + 100.0 * cpus);
+                if let Some(u) = update {
+                    v[u] = settle(&knobs[u], values[u] + longer);
+                } else if longer > 0.0 {
+                    continue;
+                }
+                out.push(v);
+            }
+        }
+    }
     out
 }
 
@@ -231,8 +278,23 @@ fn best(
                 )
         }
     };
+    // A candidate that flaps only at a steady load may still be a parent
+    // (at a price): the way from the start to a steady file often leads
+    // through thresholds that are not yet far enough apart.
+    let steady_price = |s: &Score| {
+        if s.flaps_at_steady.is_some() {
+            1.0
+        } else {
+            0.0
+        }
+    };
+    let cost = |s: &Score| cost(s) * (1.0 + steady_price(s));
+    let fit = |s: &Score| fit(s) + 1e6 * steady_price(s);
     let usable: Vec<usize> = (0..candidates.len())
-        .filter(|&i| candidates[i].1.usable())
+        .filter(|&i| {
+            let s = &candidates[i].1;
+            s.fatal.is_none() && !s.flapping
+        })
         .collect();
     let mut out = Vec::with_capacity(n);
     for measure in [&cost as &dyn Fn(&Score) -> f64, &fit] {
@@ -320,17 +382,34 @@ mod tests {
             .filter(|&i| knobs[i].kind == KnobKind::CpuOffset)
             .collect();
         assert_eq!(offsets.len(), 2, "{knobs:?}");
-        let c = corners(&knobs, &start);
+        let all = corners(&knobs, &start);
+        // The offsets' corners keep every other knob as written; the rest
+        // move the plug and unplug shares apart (and UPDATE), see below.
+        let shares: Vec<usize> = (0..knobs.len())
+            .filter(|&i| knobs[i].kind == KnobKind::Percent)
+            .collect();
+        let c: Vec<&Vec<f64>> = all
+            .iter()
+            .filter(|v| {
+                (0..knobs.len())
+                    .filter(|i| !offsets.contains(i))
+                    .all(|i| v[i] == start[i])
+            })
+            .collect();
         assert_eq!(c.len(), 8, "3 × 3 combinations but the start");
         for v in &c {
-            for (i, x) in v.iter().enumerate() {
-                if offsets.contains(&i) {
-                    let (lo, hi) = knobs[i].range;
-                    assert!(*x == lo || *x == hi || *x == start[i]);
-                } else {
-                    assert_eq!(*x, start[i], "only the offsets move");
-                }
+            for &i in &offsets {
+                let (lo, hi) = knobs[i].range;
+                assert!(v[i] == lo || v[i] == hi || v[i] == start[i]);
             }
+        }
+        // Each corner and the start also come with their shares one and two
+        // CPUs apart: 9 × 2 plug thresholds × 2 gaps × 3 UPDATEs.
+        assert_eq!(all.len(), 8 + 9 * 12, "{}", all.len());
+        assert_eq!(shares.len(), 2, "{knobs:?}");
+        for v in all.iter().filter(|v| !c.contains(v)) {
+            let gap = v[shares[1]] - v[shares[0]];
+            assert!(gap == 100.0 || gap == 200.0, "{v:?}");
         }
         let both_low = offsets
             .iter()

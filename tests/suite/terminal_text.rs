@@ -215,6 +215,7 @@ fn tune_shows_why_a_reference_stops_cpuplugd_escaped() {
         "examples/scenarios/appserver.toml",
         "--budget",
         "3",
+        "--only-workload",
     ]);
     let said = inert(&o);
     assert!(said.contains("stops cpuplugd"), "{said}");
@@ -351,6 +352,7 @@ fn check_eval_and_tune_json_escape_c1_and_bidi_and_parse_back() {
         "examples/scenarios/appserver.toml",
         "--budget",
         "3",
+        "--only-workload",
         "--format",
         "json",
     ]);

@@ -1,0 +1,300 @@
+//! Whether a candidate holds up beyond the workload it was tuned on: it
+//! flaps at no steady load, and on no workload of the portfolio does it
+//! lose to the reference by more than [`Tolerance`]. The search looks at a
+//! few steady loads for every candidate ([`SteadyProxy`], so it does not
+//! climb into files that flap), and the recommendation is judged on the
+//! whole portfolio ([`Judge`]).
+
+use serde::Serialize;
+
+use crate::rules::{SourceFile, SystemFacts};
+
+use super::Workload;
+use super::portfolio::{Member, Role, steady_sweep};
+use super::score::{Objective, Score};
+
+/// How much worse than the reference a recommendation may do on a
+/// workload it was not tuned on: 5% more unmet demand (and at least a
+/// CPU-second, which is noise on any scenario), 5% more CPUs unless it
+/// leaves at least 20% less demand unmet; for memory, a guest 5% bigger,
+/// stalls and pool changes 5% more (and at least a few).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Tolerance {
+    pub worse: f64,
+    pub relief: f64,
+    pub unmet_floor_cpu_s: f64,
+}
+
+impl Default for Tolerance {
+    fn default() -> Self {
+        Tolerance {
+            worse: 0.05,
+            relief: 0.20,
+            unmet_floor_cpu_s: 1.0,
+        }
+    }
+}
+
+/// Why a candidate does not hold up (or that it does).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub enum Verdict {
+    Holds,
+    /// It flaps at this steady load (threads).
+    Flaps(f64),
+    /// It loses to the reference on this workload, and how.
+    Loses {
+        workload: String,
+        how: String,
+    },
+    /// cpuplugd would refuse it, or stop, on this workload.
+    Stops {
+        workload: String,
+        why: String,
+    },
+}
+
+impl Verdict {
+    /// Whether the candidate may be recommended.
+    pub fn holds(&self) -> bool {
+        matches!(self, Verdict::Holds)
+    }
+
+    /// In words, for the report.
+    pub fn words(&self) -> String {
+        match self {
+            Verdict::Holds => "holds on every workload".to_string(),
+            Verdict::Flaps(t) => format!("flaps at a steady load of {t:.2} threads"),
+            Verdict::Loses { workload, how } => format!("loses on {workload}: {how}"),
+            Verdict::Stops { workload, why } => format!("stops cpuplugd on {workload}: {why}"),
+        }
+    }
+}
+
+/// How `c` compares with the reference `r` on one workload of the
+/// portfolio, `None` when it is within `tol`.
+pub fn loses(c: &Score, r: &Score, objective: Objective, tol: Tolerance) -> Option<String> {
+    let figures = [
+        c.unmet_cpu_seconds,
+        c.avg_online_cpus,
+        c.guest_to_working_set,
+    ];
+    if figures.iter().any(|x| !x.is_finite()) {
+        return Some("no figures (the run did not finish)".to_string());
+    }
+    let more = |x: f64, y: f64, floor: f64| x > y * (1.0 + tol.worse) + floor;
+    let unmet_much_less = c.unmet_cpu_seconds <= r.unmet_cpu_seconds * (1.0 - tol.relief);
+    if more(
+        c.unmet_cpu_seconds,
+        r.unmet_cpu_seconds,
+        tol.unmet_floor_cpu_s,
+    ) {
+        return Some(format!(
+            "{:.1} unmet CPU-s against {:.1}",
+            c.unmet_cpu_seconds, r.unmet_cpu_seconds
+        ));
+    }
+    // A reference that flaps there sets no standard for CPUs: it saves
+    // them by taking CPUs away that it gives back a moment later.
+    if more(c.avg_online_cpus, r.avg_online_cpus, 0.01) && !unmet_much_less && !r.flapping {
+        return Some(format!(
+            "{:.2} CPUs on average against {:.2}",
+            c.avg_online_cpus, r.avg_online_cpus
+        ));
+    }
+    if c.flapping && !r.flapping {
+        return Some("it flaps where the reference does not".to_string());
+    }
+    if more(c.guest_to_working_set, r.guest_to_working_set, 0.005) {
+        return Some(format!(
+            "a guest of {:.2} × its working set against {:.2}",
+            c.guest_to_working_set, r.guest_to_working_set
+        ));
+    }
+    if more(
+        c.direct_scan_stalls as f64,
+        r.direct_scan_stalls as f64,
+        2.0,
+    ) {
+        return Some(format!(
+            "{} stalls against {}",
+            c.direct_scan_stalls, r.direct_scan_stalls
+        ));
+    }
+    if objective == Objective::Memory && more(c.pool_changes as f64, r.pool_changes as f64, 5.0) {
+        return Some(format!(
+            "{} pool changes against {}",
+            c.pool_changes, r.pool_changes
+        ));
+    }
+    None
+}
+
+/// A few loads of the steady sweep, run for every candidate of the search
+/// so that one that flaps is never a parent: the whole sweep is run only
+/// by the [`Judge`].
+pub struct SteadyProxy {
+    loads: Vec<(f64, Workload, SystemFacts)>,
+}
+
+/// Every how many loads of the sweep the proxy takes one.
+const PROXY_EVERY: usize = 4;
+
+impl SteadyProxy {
+    /// Every [`PROXY_EVERY`]th load of `training`'s steady sweep.
+    pub fn new(training: &Workload) -> Self {
+        let loads = steady_sweep(training)
+            .into_iter()
+            .enumerate()
+            .filter(|(i, _)| i % PROXY_EVERY == PROXY_EVERY / 2)
+            .filter_map(|(_, m)| match m.role {
+                Role::Steady(t) => {
+                    let facts = m.workload.facts();
+                    Some((t, m.workload, facts))
+                }
+                _ => None,
+            })
+            .collect();
+        SteadyProxy { loads }
+    }
+
+    /// No loads: a tune that only looks at its own workload.
+    pub fn none() -> Self {
+        SteadyProxy { loads: Vec::new() }
+    }
+
+    /// The first load (threads) at which `file` flaps, if any.
+    pub fn flaps_at(&self, file: &SourceFile) -> Option<f64> {
+        self.loads
+            .iter()
+            .find(|(_, w, facts)| w.score(file, facts).flapping)
+            .map(|(t, _, _)| *t)
+    }
+}
+
+/// The whole portfolio with the reference's score on each workload,
+/// computed once; judges candidates against them.
+pub struct Judge {
+    members: Vec<(Member, SystemFacts, Score)>,
+    objective: Objective,
+    tolerance: Tolerance,
+}
+
+impl Judge {
+    /// Scores `reference` on every member of `members`.
+    pub fn new(
+        members: Vec<Member>,
+        reference: &SourceFile,
+        objective: Objective,
+        tolerance: Tolerance,
+    ) -> Self {
+        let members = members
+            .into_iter()
+            .map(|m| {
+                let facts = m.workload.facts();
+                let score = m.workload.score(reference, &facts);
+                (m, facts, score)
+            })
+            .collect();
+        Judge {
+            members,
+            objective,
+            tolerance,
+        }
+    }
+
+    /// The workloads judged on, with the reference's score on each.
+    pub fn members(&self) -> impl Iterator<Item = (&Member, &Score)> {
+        self.members.iter().map(|(m, _, s)| (m, s))
+    }
+
+    /// Whether `file` holds up: the steady loads first (a flap is the
+    /// commonest failure and the cheapest to find), then the scenarios;
+    /// the first failure ends the judging.
+    pub fn verdict(&self, file: &SourceFile) -> Verdict {
+        let steady = self
+            .members
+            .iter()
+            .filter(|(m, _, _)| matches!(m.role, Role::Steady(_)));
+        let scenarios = self
+            .members
+            .iter()
+            .filter(|(m, _, _)| m.role == Role::Scenario);
+        for (member, facts, reference) in steady.chain(scenarios) {
+            let score = member.workload.score(file, facts);
+            if let Some(why) = &score.fatal {
+                if reference.fatal.is_none() {
+                    return Verdict::Stops {
+                        workload: member.name.clone(),
+                        why: why.clone(),
+                    };
+                }
+                continue;
+            }
+            match member.role {
+                Role::Steady(t) if score.flapping => return Verdict::Flaps(t),
+                Role::Steady(_) | Role::HeldOut => {}
+                Role::Scenario => {
+                    if let Some(how) = loses(&score, reference, self.objective, self.tolerance) {
+                        return Verdict::Loses {
+                            workload: member.name.clone(),
+                            how,
+                        };
+                    }
+                }
+            }
+        }
+        Verdict::Holds
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn score(unmet: f64, cpus: f64) -> Score {
+        Score {
+            unmet_cpu_seconds: unmet,
+            avg_online_cpus: cpus,
+            guest_to_working_set: 1.2,
+            direct_scan_stalls: 0,
+            throughput_ratio: 0.95,
+            cpu_changes: 4,
+            pool_changes: 0,
+            reversals: 0,
+            flapping: false,
+            flaps_at_steady: None,
+            fatal: None,
+        }
+    }
+
+    #[test]
+    fn a_candidate_may_be_a_little_worse_but_not_more() {
+        let tol = Tolerance::default();
+        let r = score(100.0, 2.0);
+        assert_eq!(loses(&score(105.0, 2.0), &r, Objective::Cpu, tol), None);
+        assert!(loses(&score(106.5, 2.0), &r, Objective::Cpu, tol).is_some());
+        // A CPU-second is noise even where the reference leaves nothing unmet.
+        assert_eq!(
+            loses(&score(0.9, 2.0), &score(0.0, 2.0), Objective::Cpu, tol),
+            None
+        );
+        assert!(loses(&score(1.1, 2.0), &score(0.0, 2.0), Objective::Cpu, tol).is_some());
+        // More CPUs only when they buy at least a fifth less unmet demand.
+        assert!(loses(&score(90.0, 2.2), &r, Objective::Cpu, tol).is_some());
+        assert_eq!(loses(&score(80.0, 2.2), &r, Objective::Cpu, tol), None);
+        let mut flaps = score(50.0, 2.0);
+        flaps.flapping = true;
+        assert!(loses(&flaps, &r, Objective::Cpu, tol).is_some());
+        // Against a reference that flaps, more CPUs are no loss.
+        assert_eq!(loses(&score(50.0, 3.0), &flaps, Objective::Cpu, tol), None);
+    }
+
+    #[test]
+    fn a_score_without_figures_loses() {
+        let tol = Tolerance::default();
+        let r = score(100.0, 2.0);
+        assert!(loses(&score(f64::NAN, 2.0), &r, Objective::Cpu, tol).is_some());
+        assert!(loses(&score(50.0, f64::NAN), &r, Objective::Cpu, tol).is_some());
+        assert!(loses(&score(f64::INFINITY, 2.0), &r, Objective::Cpu, tol).is_some());
+    }
+}
