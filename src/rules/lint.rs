@@ -44,6 +44,7 @@ pub fn lint(
     if !refused {
         // A refused file's groups are off because of its errors; saying so again is noise.
         groups(rules, facts, &mut out);
+        out.extend(super::hysteresis::warnings(rules, source));
     }
     out
 }

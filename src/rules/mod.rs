@@ -9,6 +9,7 @@ pub mod diagnostic;
 pub mod eval;
 pub mod expr;
 pub mod fpu;
+pub mod hysteresis;
 pub mod lint;
 pub mod parser;
 pub mod print;

@@ -29,6 +29,7 @@ macro_rules! assert_snapshot_of {
 mod actuator;
 mod arming_later;
 mod check_findings;
+mod check_hysteresis;
 mod check_seed_files;
 mod chroot_paths;
 mod chroot_reads;
