@@ -10,6 +10,7 @@
 //! same search.
 
 pub mod knobs;
+pub mod narrow;
 pub mod recorded;
 pub mod report;
 pub mod score;
@@ -94,6 +95,40 @@ pub struct Tuned {
     pub recommended: Option<usize>,
 }
 
+/// Stands for a candidate outside its knobs' ranges where the front is
+/// made: never usable, so it neither enters the front nor hides another.
+static OUTSIDE: Score = Score {
+    unmet_cpu_seconds: f64::INFINITY,
+    avg_online_cpus: f64::INFINITY,
+    guest_to_working_set: f64::INFINITY,
+    direct_scan_stalls: u64::MAX,
+    throughput_ratio: 0.0,
+    cpu_changes: 0,
+    pool_changes: 0,
+    reversals: 0,
+    flapping: true,
+    fatal: None,
+};
+
+impl Tuned {
+    /// The candidates' scores as the front is made from them: the start
+    /// stands as unusable when `--knob` put it outside a knob's range (it
+    /// is the user's file as written, shown as "start", but not what was
+    /// asked for).
+    pub fn front_scores(&self) -> Vec<&Score> {
+        self.candidates
+            .iter()
+            .map(|(v, s)| {
+                if knobs::within_ranges(&self.knobs, v) {
+                    s
+                } else {
+                    &OUTSIDE
+                }
+            })
+            .collect()
+    }
+}
+
 /// Tunes the `knobs` of `file` against `workload`; `reference` is the
 /// file to beat (the start when `None`). `done` counts the candidates
 /// evaluated; raising `cancelled` ends the search early (the screen's tune
@@ -132,6 +167,7 @@ pub fn tune(
         s.usable() && s.within(&reference, objective) && s.improves_on(&reference, objective)
     };
     let recommended = (0..searched.candidates.len())
+        .filter(|&i| knobs::within_ranges(&knobs, &searched.candidates[i].0))
         .filter(|&i| better(&searched.candidates[i].1))
         .min_by(|&a, &b| {
             let (x, y) = (&searched.candidates[a].1, &searched.candidates[b].1);
