@@ -388,11 +388,15 @@ fn json(
 /// file, a link or anything else there is refused, never overwritten) in a
 /// directory a file can be created in.
 fn write_target(path: &Path) -> anyhow::Result<(PlaceDir, OsString)> {
-    let refused = |e: PlaceError| {
-        anyhow::anyhow!(
-            "--write {}: {e}; an existing file is never overwritten, nothing tuned",
-            path.display()
-        )
+    let shown = path.display();
+    let refused = |e: PlaceError| match e {
+        PlaceError::NotRegular { kind, .. } => anyhow::anyhow!(
+            "--write {shown}: that is {kind}; --write creates a new file only, nothing tuned"
+        ),
+        PlaceError::Exists { .. } => anyhow::anyhow!(
+            "--write {shown}: that file exists already and is never overwritten, nothing tuned"
+        ),
+        e => anyhow::anyhow!("--write {shown}: {e}; nothing tuned"),
     };
     let (dir, name) = PlaceDir::of_file(path).map_err(refused)?;
     dir.check(&name, Replace::Nothing).map_err(refused)?;
