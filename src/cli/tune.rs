@@ -31,18 +31,7 @@ pub fn run(args: TuneArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
         old_kernel,
         held_out: held,
     } = workload_of(&args)?;
-    let duration = match &args.duration {
-        Some(d) => {
-            let s = plugtop::sim::scenario::seconds(d).with_context(|| {
-                format!("--duration {d:?} is not a duration like 1h, 15m, 90s or 12:00")
-            })?;
-            if s <= 0.0 {
-                anyhow::bail!("--duration {d:?}: a run must last longer than 0 s");
-            }
-            Some(s)
-        }
-        None => None,
-    };
+    let duration = duration_of(args.duration.as_deref())?;
     let workload = Workload {
         scenario,
         old_kernel,
@@ -66,29 +55,7 @@ pub fn run(args: TuneArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
         ),
         None => None,
     };
-    let mut found = knobs::find(&rules, &file);
-    let present = facts
-        .present_cpus
-        .as_ref()
-        .map_or_else(|_| rules.settings.cpu_max.max(1) as u32, |n| *n);
-    for spec in &args.knob {
-        narrow::apply(&mut found, spec, present)?;
-    }
-    narrow::check_limits(&found)?;
-    let seconds = workload
-        .duration
-        .or_else(|| plugtop::sim::scenario::seconds(&workload.scenario.duration));
-    if let Some(seconds) = seconds {
-        let update = (rules.settings.update > 0).then_some(rules.settings.update as f64);
-        narrow::check_duration(&found, update, seconds)?;
-    }
-    let found: Vec<Knob> = found
-        .into_iter()
-        .filter(|k| k.range.0 < k.range.1 || k.value != k.range.0)
-        .collect();
-    if found.is_empty() {
-        anyhow::bail!("{} has no numbers to tune", args.config.display());
-    }
+    let found = knobs_of(&args, &rules, &file, &workload, &facts)?;
     let options = options_of(&args, &workload);
     let done = AtomicUsize::new(0);
     let finished = std::sync::atomic::AtomicBool::new(false);
@@ -136,6 +103,57 @@ pub fn run(args: TuneArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
     } else {
         Status::Failed
     })
+}
+
+/// `--duration`, seconds: a duration of more than 0, or none.
+fn duration_of(text: Option<&str>) -> anyhow::Result<Option<f64>> {
+    let Some(d) = text else {
+        return Ok(None);
+    };
+    let s = plugtop::sim::scenario::seconds(d).with_context(|| {
+        format!("--duration {d:?} is not a duration like 1h, 15m, 90s or 12:00")
+    })?;
+    if s <= 0.0 {
+        anyhow::bail!("--duration {d:?}: a run must last longer than 0 s");
+    }
+    Ok(Some(s))
+}
+
+/// The knobs to search: those of the file, each `--knob` applied (refused
+/// with the knob's valid range when it cannot take it), a run long enough
+/// for the longest UPDATE tried, and those left with a single value that
+/// is the file's own dropped.
+fn knobs_of(
+    args: &TuneArgs,
+    rules: &plugtop::rules::RuleSet,
+    file: &SourceFile,
+    workload: &Workload,
+    facts: &plugtop::rules::SystemFacts,
+) -> anyhow::Result<Vec<Knob>> {
+    let mut found = knobs::find(rules, file);
+    let present = facts
+        .present_cpus
+        .as_ref()
+        .map_or_else(|_| rules.settings.cpu_max.max(1) as u32, |n| *n);
+    for spec in &args.knob {
+        narrow::apply(&mut found, spec, present)?;
+    }
+    narrow::check_limits(&found)?;
+    let seconds = workload
+        .duration
+        .or_else(|| plugtop::sim::scenario::seconds(&workload.scenario.duration));
+    if let Some(seconds) = seconds {
+        let update = (rules.settings.update > 0).then_some(rules.settings.update as f64);
+        narrow::check_duration(&found, update, seconds)?;
+    }
+    let found: Vec<Knob> = found
+        .into_iter()
+        .filter(|k| k.range.0 < k.range.1 || k.value != k.range.0)
+        .collect();
+    if found.is_empty() {
+        anyhow::bail!("{} has no numbers to tune", args.config.display());
+    }
+    Ok(found)
 }
 
 /// Candidates when `--budget` is not given: 2,000 (a few seconds for a
