@@ -171,6 +171,15 @@ impl PlaceDir {
         placed
     }
 
+    /// Whether a file can be created here now (a command that writes only
+    /// after minutes of work asks first): a new file under an
+    /// unpredictable name is created and removed again.
+    pub fn check_writable(&self) -> Result<(), PlaceError> {
+        let (tmp, file) = self.create_temporary(OsStr::new("."))?;
+        drop(file);
+        rustix::fs::unlinkat(&self.dir, &tmp, AtFlags::empty()).map_err(|e| self.io_error(&tmp, e))
+    }
+
     /// A new, empty file beside `name` under an unpredictable name; never
     /// an existing file, never through a link, never waiting (a FIFO
     /// planted at a guessed name is only an existing name, tried past).

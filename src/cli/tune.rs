@@ -2,6 +2,7 @@
 //! workload and the rules, the `--knob` narrowing, progress, the table, the
 //! diff, the other seeds, and `--write`.
 
+use std::ffi::{OsStr, OsString};
 use std::io::{IsTerminal, Write};
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -11,8 +12,10 @@ use anyhow::Context;
 
 use crate::cli::{CheckFormat, TuneArgs};
 use plugtop::commands::Status;
+use plugtop::placed_file::{PlaceDir, PlaceError, Replace};
 use plugtop::rules::SourceFile;
 use plugtop::tune::knobs::{self, Knob};
+use plugtop::tune::narrow;
 use plugtop::tune::{TuneOptions, Tuned, Workload, report};
 
 /// Seeds the recommendation is tried on besides the scenario's own.
@@ -20,22 +23,15 @@ const OTHER_SEEDS: u64 = 3;
 
 /// Carries out `plugtop tune`.
 pub fn run(args: TuneArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
+    // Before any work: a tune that cannot save its result is refused now.
+    let target = args.write.as_deref().map(write_target).transpose()?;
     let Chosen {
         scenario,
         name: source_name,
         old_kernel,
         held_out: held,
     } = workload_of(&args)?;
-    let duration = match &args.duration {
-        Some(d) => Some(
-            plugtop::sim::scenario::seconds(d)
-                .filter(|s| *s > 0.0)
-                .with_context(|| {
-                    format!("--duration {d:?} is not a duration like 1h, 15m, 90s or 12:00")
-                })?,
-        ),
-        None => None,
-    };
+    let duration = duration_of(args.duration.as_deref())?;
     let workload = Workload {
         scenario,
         old_kernel,
@@ -59,22 +55,7 @@ pub fn run(args: TuneArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
         ),
         None => None,
     };
-    let mut found = knobs::find(&rules, &file);
-    for spec in &args.knob {
-        narrow(&mut found, spec)?;
-    }
-    let found = plugtop::tune::limits::leave_unlimited(
-        found,
-        &args.knob,
-        facts.present_cpus.as_ref().map_or(u32::MAX, |n| *n),
-    );
-    let found: Vec<Knob> = found
-        .into_iter()
-        .filter(|k| k.range.0 < k.range.1 || k.value != k.range.0)
-        .collect();
-    if found.is_empty() {
-        anyhow::bail!("{} has no numbers to tune", args.config.display());
-    }
+    let found = knobs_of(&args, &rules, &file, &workload, &facts)?;
     let options = options_of(&args, &workload);
     let done = AtomicUsize::new(0);
     let finished = std::sync::atomic::AtomicBool::new(false);
@@ -116,8 +97,9 @@ pub fn run(args: TuneArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
         )?,
         CheckFormat::Json => json(out, &file, &tuned, recommended_text.as_deref(), &seeds)?,
     }
-    if let (Some(path), Some(bytes)) = (&args.write, &recommended_text) {
-        write_new(path, bytes, &facts)?;
+    if let (Some((dir, name)), Some(path), Some(bytes)) = (&target, &args.write, &recommended_text)
+    {
+        write_new(dir, name, bytes, &facts)?;
         eprintln!(
             "plugtop: wrote {} (cpuplugd would load it)",
             plugtop::report::terminal_safe(&path.display().to_string())
@@ -128,6 +110,58 @@ pub fn run(args: TuneArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
     } else {
         Status::Failed
     })
+}
+
+/// `--duration`, seconds: a duration of more than 0, or none.
+fn duration_of(text: Option<&str>) -> anyhow::Result<Option<f64>> {
+    let Some(d) = text else {
+        return Ok(None);
+    };
+    let s = plugtop::sim::scenario::seconds(d).with_context(|| {
+        format!("--duration {d:?} is not a duration like 1h, 15m, 90s or 12:00")
+    })?;
+    if s <= 0.0 {
+        anyhow::bail!("--duration {d:?}: a run must last longer than 0 s");
+    }
+    Ok(Some(s))
+}
+
+/// The knobs to search: those of the file, each `--knob` applied (refused
+/// with the knob's valid range when it cannot take it), a run long enough
+/// for the longest UPDATE tried, and those left with a single value that
+/// is the file's own dropped.
+fn knobs_of(
+    args: &TuneArgs,
+    rules: &plugtop::rules::RuleSet,
+    file: &SourceFile,
+    workload: &Workload,
+    facts: &plugtop::rules::SystemFacts,
+) -> anyhow::Result<Vec<Knob>> {
+    let mut found = knobs::find(rules, file);
+    let present = facts
+        .present_cpus
+        .as_ref()
+        .map_or_else(|_| rules.settings.cpu_max.max(1) as u32, |n| *n);
+    for spec in &args.knob {
+        narrow::apply(&mut found, spec, present)?;
+    }
+    narrow::check_limits(&found)?;
+    let found = plugtop::tune::limits::leave_unlimited(found, &args.knob, present);
+    let seconds = workload
+        .duration
+        .or_else(|| plugtop::sim::scenario::seconds(&workload.scenario.duration));
+    if let Some(seconds) = seconds {
+        let update = (rules.settings.update > 0).then_some(rules.settings.update as f64);
+        narrow::check_duration(&found, update, seconds)?;
+    }
+    let found: Vec<Knob> = found
+        .into_iter()
+        .filter(|k| k.range.0 < k.range.1 || k.value != k.range.0)
+        .collect();
+    if found.is_empty() {
+        anyhow::bail!("{} has no numbers to tune", args.config.display());
+    }
+    Ok(found)
 }
 
 /// Candidates when `--budget` is not given: 2,000 (a few seconds for a
@@ -218,47 +252,6 @@ fn workload_of(args: &TuneArgs) -> anyhow::Result<Chosen> {
         old_kernel: args.old_kernel,
         held_out: HeldOut::Seeds,
     })
-}
-
-/// Applies one `--knob NAME=LO..HI` (or `NAME=VALUE` to pin).
-fn narrow(found: &mut [Knob], spec: &str) -> anyhow::Result<()> {
-    let (name, range) = spec
-        .split_once('=')
-        .with_context(|| format!("--knob {spec:?}: write NAME=LO..HI or NAME=VALUE"))?;
-    let number = |t: &str| t.trim().parse::<f64>().ok().filter(|v| v.is_finite());
-    let (lo, hi) = match range.split_once("..") {
-        Some((a, b)) => (number(a), number(b)),
-        None => (number(range), number(range)),
-    };
-    let (Some(lo), Some(hi)) = (lo, hi) else {
-        anyhow::bail!("--knob {spec:?}: {range:?} is not LO..HI or a number");
-    };
-    if lo > hi {
-        anyhow::bail!("--knob {spec:?}: {lo} is above {hi}");
-    }
-    let position = |k: &Knob| format!("{}:{}", k.line, k.column);
-    let mut matched = 0;
-    for k in found
-        .iter_mut()
-        .filter(|k| k.owner == name || position(k) == name)
-    {
-        k.range = (lo, hi);
-        if lo == hi {
-            k.value = lo;
-        }
-        matched += 1;
-    }
-    if matched == 0 {
-        let names: Vec<String> = found
-            .iter()
-            .map(|k| format!("{} ({})", k.owner, position(k)))
-            .collect();
-        anyhow::bail!(
-            "--knob {spec:?}: no knob is named {name:?}; the knobs are {}",
-            names.join(", ")
-        );
-    }
-    Ok(())
 }
 
 /// A progress bar on stderr until `finished`.
@@ -396,8 +389,7 @@ fn json(
     recommended: Option<&[u8]>,
     seeds: &[(String, String, plugtop::tune::score::Score)],
 ) -> anyhow::Result<()> {
-    let scores: Vec<&plugtop::tune::score::Score> = tuned.candidates.iter().map(|c| &c.1).collect();
-    let front = plugtop::tune::score::pareto_front(&scores);
+    let front = plugtop::tune::score::pareto_front(&tuned.front_scores());
     let knob_json: Vec<_> = tuned
         .knobs
         .iter()
@@ -430,29 +422,45 @@ fn json(
     Ok(())
 }
 
-/// Writes the recommended file to a new `path`, after checking cpuplugd
-/// would load it.
-fn write_new(path: &Path, bytes: &[u8], facts: &plugtop::rules::SystemFacts) -> anyhow::Result<()> {
-    let outcome = plugtop::rules::load(
-        &SourceFile::new(path.display().to_string(), bytes.to_vec()),
-        facts,
-    );
+/// Where `--write` will put the recommendation, checked before the search:
+/// the directory held open, and a name at which nothing stands yet (a
+/// file, a link or anything else there is refused, never overwritten) in a
+/// directory a file can be created in.
+fn write_target(path: &Path) -> anyhow::Result<(PlaceDir, OsString)> {
+    let shown = path.display();
+    let refused = |e: PlaceError| match e {
+        PlaceError::NotRegular { kind, .. } => anyhow::anyhow!(
+            "--write {shown}: that is {kind}; --write creates a new file only, nothing tuned"
+        ),
+        PlaceError::Exists { .. } => anyhow::anyhow!(
+            "--write {shown}: that file exists already and is never overwritten, nothing tuned"
+        ),
+        e => anyhow::anyhow!("--write {shown}: {e}; nothing tuned"),
+    };
+    let (dir, name) = PlaceDir::of_file(path).map_err(refused)?;
+    dir.check(&name, Replace::Nothing).map_err(refused)?;
+    dir.check_writable().map_err(refused)?;
+    Ok((dir, name))
+}
+
+/// Writes the recommended file as `name` in `dir`, after checking
+/// cpuplugd would load it: created whole under a temporary name, never
+/// through a link, and moved to `name` only where nothing stands.
+fn write_new(
+    dir: &PlaceDir,
+    name: &OsStr,
+    bytes: &[u8],
+    facts: &plugtop::rules::SystemFacts,
+) -> anyhow::Result<()> {
+    let shown = Path::new(name).display().to_string();
+    let outcome = plugtop::rules::load(&SourceFile::new(shown, bytes.to_vec()), facts);
     if let Some(r) = outcome.refusal {
         anyhow::bail!(
             "the recommended file would be refused ({}); nothing written",
             r.message
         );
     }
-    let mut f = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(path)
-        .with_context(|| {
-            format!(
-                "cannot create {} (an existing file is never overwritten)",
-                path.display()
-            )
-        })?;
-    f.write_all(bytes)?;
-    Ok(())
+    dir.write(name, bytes, Replace::Nothing).map_err(|e| {
+        anyhow::anyhow!("{e} (an existing file is never overwritten); nothing written")
+    })
 }

@@ -112,7 +112,25 @@ pub fn find(rules: &RuleSet, file: &SourceFile) -> Vec<Knob> {
     }
     knobs.extend(limit_knobs(rules, file));
     knobs.sort_by_key(|k| k.span.start);
+    // The file as written is always within its knobs' default ranges (an
+    // UPDATE of 20 is searched over 1..20): only a range the user narrows
+    // may leave the start outside.
+    for k in &mut knobs {
+        k.range = (k.range.0.min(k.value), k.range.1.max(k.value));
+    }
     knobs
+}
+
+/// Whether each of `values` lies within its knob's range: every candidate
+/// of a search does; the start (the file as written) may not when
+/// `--knob` narrowed or pinned a knob away from it, and then it never
+/// enters the front or the recommendation.
+pub fn within_ranges(knobs: &[Knob], values: &[f64]) -> bool {
+    knobs.len() == values.len()
+        && knobs
+            .iter()
+            .zip(values)
+            .all(|(k, v)| k.range.0 <= *v && *v <= k.range.1)
 }
 
 /// The constants node `id` makes a knob of: both sides of a comparison

@@ -11,6 +11,7 @@
 
 pub mod knobs;
 pub mod limits;
+pub mod narrow;
 pub mod portfolio;
 pub mod recorded;
 pub mod report;
@@ -122,6 +123,41 @@ pub struct PortfolioRow {
 /// the portfolio before the search gives up on recommending one.
 const MAX_JUDGED: usize = 64;
 
+/// Stands for a candidate outside its knobs' ranges where the front is
+/// made: never usable, so it neither enters the front nor hides another.
+static OUTSIDE: Score = Score {
+    unmet_cpu_seconds: f64::INFINITY,
+    avg_online_cpus: f64::INFINITY,
+    guest_to_working_set: f64::INFINITY,
+    direct_scan_stalls: u64::MAX,
+    throughput_ratio: 0.0,
+    cpu_changes: 0,
+    pool_changes: 0,
+    reversals: 0,
+    flapping: true,
+    flaps_at_steady: None,
+    fatal: None,
+};
+
+impl Tuned {
+    /// The candidates' scores as the front is made from them: the start
+    /// stands as unusable when `--knob` put it outside a knob's range (it
+    /// is the user's file as written, shown as "start", but not what was
+    /// asked for).
+    pub fn front_scores(&self) -> Vec<&Score> {
+        self.candidates
+            .iter()
+            .map(|(v, s)| {
+                if knobs::within_ranges(&self.knobs, v) {
+                    s
+                } else {
+                    &OUTSIDE
+                }
+            })
+            .collect()
+    }
+}
+
 /// Tunes the `knobs` of `file` against `workload`; `reference` is the
 /// file to beat (the start when `None`). `done` counts the candidates
 /// evaluated; raising `cancelled` ends the search early (the screen's tune
@@ -174,6 +210,7 @@ pub fn tune(
             && s.improves_on(&reference_score, objective)
     };
     let mut order: Vec<usize> = (0..searched.candidates.len())
+        .filter(|&i| knobs::within_ranges(&knobs, &searched.candidates[i].0))
         .filter(|&i| better(&searched.candidates[i].1))
         .collect();
     order.sort_by(|&a, &b| {

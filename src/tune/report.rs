@@ -112,7 +112,7 @@ pub fn table(t: &Tuned, against: Option<&str>) -> String {
         };
         row(&mut out, &label, &t.reference);
     }
-    let scores: Vec<&Score> = t.candidates.iter().map(|c| &c.1).collect();
+    let scores = t.front_scores();
     let mut front = front_by_cpus(&scores, None);
     // Candidates whose outcomes read the same in the table are one row.
     front.dedup_by(|a, b| row_text(scores[*a]) == row_text(scores[*b]));

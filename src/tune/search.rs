@@ -1,15 +1,23 @@
 //! The search over knob values: the starting file, random samples over
 //! the ranges, then rounds of local refinement around the best so far.
-//! Deterministic for a seed — each round is made from the results of the
-//! rounds before it, however many threads evaluated them — and no
-//! candidate is evaluated twice (two candidates are the same when their
-//! numbers are written the same).
+//! Deterministic for a seed whatever the thread count: every round has a
+//! fixed size ([`ROUND`]) and is made from the results of the rounds
+//! before it, merged in the order the round made its candidates, so the
+//! threads only decide who evaluates what. No candidate is evaluated twice
+//! (two candidates are the same when their numbers are written the same),
+//! and every candidate but the start holds each knob within its range.
 
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use super::knobs::{Knob, KnobKind};
 use super::score::{Objective, Score};
+
+/// Candidates made per round of refinement. Fixed, never the thread count:
+/// a round's parents are the best of the rounds before it, so a round size
+/// that followed the threads would make another machine search elsewhere.
+/// Eight keeps up to eight threads busy and the refinement greedy.
+pub const ROUND: usize = 8;
 
 /// A small, seedable generator (splitmix64): the search needs
 /// reproducibility, not cryptography.
@@ -54,10 +62,34 @@ fn sample(knob: &Knob, rng: &mut Rng) -> f64 {
     settle(knob, v)
 }
 
-/// `v` within the knob's range, whole where the knob is.
-fn settle(knob: &Knob, v: f64) -> f64 {
-    let v = v.clamp(knob.range.0, knob.range.1);
-    if knob.integer { v.round() } else { v }
+/// `v` within the knob's range, whole where the knob is (rounded to the
+/// nearest whole number in the range). A value that is not a number
+/// becomes the range's low end: no candidate leaves its range.
+pub fn settle(knob: &Knob, v: f64) -> f64 {
+    let (lo, hi) = knob.range;
+    let v = if v.is_nan() { lo } else { v.clamp(lo, hi) };
+    if !knob.integer {
+        return v;
+    }
+    let r = v.round();
+    if r > hi {
+        hi.floor()
+    } else if r < lo {
+        lo.ceil()
+    } else {
+        r
+    }
+}
+
+/// `values` with every knob settled within its range: where the search
+/// starts when the file's own numbers lie outside a narrowed range or
+/// differ from a pinned value.
+fn settled(knobs: &[Knob], values: &[f64]) -> Vec<f64> {
+    knobs
+        .iter()
+        .zip(values)
+        .map(|(k, v)| settle(k, *v))
+        .collect()
 }
 
 /// The start with its offsets to a CPU count at either end of their
@@ -134,13 +166,20 @@ fn apart(knobs: &[Knob], values: &[f64]) -> Vec<Vec<f64>> {
     out
 }
 
-/// A neighbour of `values`: each knob moved by about 20% with even odds
-/// (at least one moves); whole-number knobs by at least one step.
+/// A neighbour of `values`: each knob that may move (a pinned one may
+/// not) moved by about 20% with even odds (at least one moves);
+/// whole-number knobs by at least one step. Every knob of the neighbour is
+/// within its range, those of a parent outside it (the start) too.
 fn perturb(knobs: &[Knob], values: &[f64], rng: &mut Rng) -> Vec<f64> {
-    let mut out = values.to_vec();
-    let forced = (rng.next_u64() % knobs.len().max(1) as u64) as usize;
+    let mut out = settled(knobs, values);
+    let movable: Vec<usize> = (0..knobs.len())
+        .filter(|&i| knobs[i].range.0 < knobs[i].range.1)
+        .collect();
+    let forced = movable
+        .get((rng.next_u64() % movable.len().max(1) as u64) as usize)
+        .copied();
     for (i, k) in knobs.iter().enumerate() {
-        if i != forced && rng.unit() < 0.5 {
+        if !movable.contains(&i) || (Some(i) != forced && rng.unit() < 0.5) {
             continue;
         }
         // An offset may sit near or cross zero, where scaling it barely
@@ -169,9 +208,12 @@ pub struct Searched {
 }
 
 /// Evaluates up to `options.budget` candidates (the starting `values`
-/// first) on `options.threads` threads; `done` counts the finished ones
-/// for a progress bar. `reference` is the score to beat (the start's when
-/// `None`): refinement works around the best that fit within it too.
+/// first, as the file has them even where they lie outside a knob's range;
+/// then, if that differs, the start settled within the ranges, where the
+/// search starts) on `options.threads` threads; `done` counts the finished
+/// ones for a progress bar. The candidates are the same for a seed however
+/// many threads there are. `reference` is the score to beat (the start's
+/// when `None`): refinement works around the best that fit within it too.
 /// Raising `cancelled` ends the search after the candidates being
 /// evaluated (the rest of a batch is not evaluated): nobody wants its end.
 pub fn search(
@@ -194,8 +236,9 @@ pub fn search(
             .filter(|v| seen.insert(key(knobs, v)))
             .collect()
     };
-    let mut start = fresh(vec![values.to_vec()], &mut seen);
-    start.extend(fresh(corners(knobs, values), &mut seen));
+    let origin = settled(knobs, values);
+    let mut start = fresh(vec![values.to_vec(), origin.clone()], &mut seen);
+    start.extend(fresh(corners(knobs, &origin), &mut seen));
     start.truncate(budget);
     candidates.extend(run_batch(start, threads, evaluate, done, cancelled));
     let reference = match reference {
@@ -216,7 +259,7 @@ pub fn search(
     }
     candidates.extend(run_batch(batch, threads, evaluate, done, cancelled));
     // The rest in rounds around the best so far.
-    let round = (4 * threads).max(8);
+    let round = ROUND;
     let mut stale = 0;
     while candidates.len() < budget && stale < 50 && !cancelled.load(Ordering::Relaxed) {
         let parents = best(&candidates, 4, objective, &reference);
@@ -419,6 +462,146 @@ mod tests {
             c.iter()
                 .any(|v| offsets.iter().map(|&i| v[i]).collect::<Vec<_>>() == both_low)
         );
+    }
+
+    /// A cheap stand-in for a simulated run: a score that depends on every
+    /// value (so the refinement has somewhere to go), usable but for a
+    /// region that flaps, as real candidates do.
+    fn cheap(values: &[f64]) -> Score {
+        let mut s = Score::refused(String::new());
+        let x: f64 = values
+            .iter()
+            .enumerate()
+            .map(|(i, v)| (v - i as f64).powi(2))
+            .sum();
+        s.fatal = None;
+        s.unmet_cpu_seconds = x;
+        s.avg_online_cpus = 1.0 + (values[0] * 7.3).sin().abs();
+        s.guest_to_working_set = 1.0;
+        s.direct_scan_stalls = 0;
+        s.throughput_ratio = 1.0;
+        s.flapping = values.iter().sum::<f64>() > 300.0;
+        s
+    }
+
+    fn options(threads: usize, budget: usize, seed: u64) -> crate::tune::TuneOptions {
+        crate::tune::TuneOptions {
+            budget,
+            objective: Objective::Cpu,
+            seed,
+            threads,
+        }
+    }
+
+    fn run(knobs: &[Knob], start: &[f64], threads: usize, budget: usize) -> Searched {
+        search(
+            knobs,
+            start,
+            &options(threads, budget, 5),
+            None,
+            &cheap,
+            &AtomicUsize::new(0),
+            &AtomicBool::new(false),
+        )
+    }
+
+    #[test]
+    fn the_candidates_are_the_same_whatever_the_thread_count() {
+        let knobs = loadavg_knobs();
+        let start: Vec<f64> = knobs.iter().map(|k| k.value).collect();
+        let one = run(&knobs, &start, 1, 300);
+        assert_eq!(one.candidates.len(), 300);
+        for threads in [2, 3, 8, 13] {
+            let other = run(&knobs, &start, threads, 300);
+            assert!(
+                one.candidates == other.candidates,
+                "{threads} threads searched elsewhere than one"
+            );
+        }
+        // And another seed does search elsewhere (the test can tell).
+        let reseeded = search(
+            &knobs,
+            &start,
+            &options(1, 300, 6),
+            None,
+            &cheap,
+            &AtomicUsize::new(0),
+            &AtomicBool::new(false),
+        );
+        assert!(one.candidates != reseeded.candidates);
+    }
+
+    #[test]
+    fn a_search_on_real_runs_is_the_same_on_one_thread_and_on_eight() {
+        let path = "examples/rules/oscillating-tight.conf";
+        let file = SourceFile::new(path, std::fs::read(path).unwrap_or_default());
+        let workload = crate::tune::Workload {
+            scenario: crate::sim::Scenario::load(std::path::Path::new(
+                "examples/scenarios/oscillating.toml",
+            ))
+            .expect("scenario"),
+            old_kernel: false,
+            duration: Some(60.0),
+        };
+        let outcome = load(&file, &workload.facts());
+        let knobs = super::super::knobs::find(&outcome.rules, &file);
+        let tune = |threads| {
+            crate::tune::tune(
+                &file,
+                knobs.clone(),
+                &workload,
+                None,
+                &options(threads, 40, 2),
+                &AtomicUsize::new(0),
+                &AtomicBool::new(false),
+            )
+        };
+        let (a, b) = (tune(1), tune(8));
+        assert!(a.candidates == b.candidates);
+        assert_eq!(a.recommended, b.recommended);
+    }
+
+    #[test]
+    fn no_candidate_but_the_start_leaves_a_narrowed_or_pinned_range() {
+        let mut knobs = loadavg_knobs();
+        let start: Vec<f64> = knobs.iter().map(|k| k.value).collect();
+        // UPDATE pinned away from the file's 1; `idle < 10.0` narrowed to
+        // 20..30 (the file's 10 below it); the first offset to 0.1..0.2.
+        knobs[0].range = (4.0, 4.0);
+        knobs[4].range = (20.0, 30.0);
+        knobs[3].range = (0.1, 0.2);
+        let searched = run(&knobs, &start, 2, 200);
+        let c = &searched.candidates;
+        assert_eq!(c[0].0, start, "the start is the file as written");
+        assert!(!super::super::knobs::within_ranges(&knobs, &c[0].0));
+        assert_eq!(
+            c[1].0,
+            settled(&knobs, &start),
+            "the search starts from the start settled within the ranges"
+        );
+        assert_eq!((c[1].0[0], c[1].0[3], c[1].0[4]), (4.0, 0.2, 20.0));
+        for (v, _) in &c[1..] {
+            assert!(super::super::knobs::within_ranges(&knobs, v), "{v:?}");
+            assert_eq!(v[0], 4.0, "UPDATE is pinned");
+        }
+    }
+
+    #[test]
+    fn settling_never_leaves_the_range() {
+        let mut knobs = loadavg_knobs();
+        let k = &mut knobs[0];
+        k.integer = true;
+        for (range, v, want) in [
+            ((1.0, 10.0), f64::NAN, 1.0),
+            ((1.0, 10.0), f64::INFINITY, 10.0),
+            ((1.0, 10.0), -1e300, 1.0),
+            ((-24.0, -0.375), -0.2, -1.0),
+            ((0.6, 2.4), 2.45, 2.0),
+            ((0.6, 2.4), 0.6, 1.0),
+        ] {
+            k.range = range;
+            assert_eq!(settle(k, v), want, "{range:?} {v}");
+        }
     }
 
     #[test]

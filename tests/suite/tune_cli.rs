@@ -1,6 +1,8 @@
 //! `plugtop tune` end to end: the knobs it finds, a recommendation that
-//! stops the oscillating guest's flapping, `--knob` pinning, `--write`
-//! (a file cpuplugd loads, with only numbers changed), JSON, determinism.
+//! stops the oscillating guest's flapping, `--knob` pinning and narrowing
+//! (and refusing what a knob cannot take), `--write` (a file cpuplugd
+//! loads, with only numbers changed; its target checked before the
+//! search), JSON, determinism whatever the thread count.
 
 use crate::common;
 
@@ -127,6 +129,220 @@ fn json_lists_the_knobs_the_front_and_the_recommendation() {
             .is_some_and(|d| d.starts_with("--- "))
     );
     assert_eq!(v["held_out"].as_array().map(Vec::len), Some(6));
+}
+
+#[test]
+fn one_thread_and_eight_print_the_same_bytes() {
+    for format in ["text", "json"] {
+        let a = tune(&["--threads", "1", "--seed", "3", "--format", format]);
+        let b = tune(&["--threads", "8", "--seed", "3", "--format", format]);
+        assert!(a.status.success(), "{}", stderr(&a));
+        assert_eq!(a.status.code(), b.status.code());
+        assert!(
+            a.stdout == b.stdout,
+            "{format}: one thread\n{}\neight\n{}",
+            stdout(&a),
+            stdout(&b)
+        );
+    }
+    let three = tune(&["--threads", "3", "--seed", "3"]);
+    let one = tune(&["--threads", "1", "--seed", "3"]);
+    assert!(three.stdout == one.stdout, "{}", stdout(&three));
+}
+
+/// The values of every front candidate and of the recommendation.
+fn front_values(v: &serde_json::Value) -> Vec<Vec<f64>> {
+    let values = |c: &serde_json::Value| -> Vec<f64> {
+        c["values"]
+            .as_array()
+            .map(|a| a.iter().filter_map(serde_json::Value::as_f64).collect())
+            .unwrap_or_default()
+    };
+    let mut out: Vec<Vec<f64>> = v["front"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(values)
+        .collect();
+    out.push(values(&v["recommended"]));
+    out
+}
+
+fn knob_index(v: &serde_json::Value, owner: &str) -> usize {
+    v["knobs"]
+        .as_array()
+        .and_then(|k| k.iter().position(|k| k["owner"] == owner))
+        .unwrap_or_else(|| panic!("no {owner}: {v}"))
+}
+
+#[test]
+fn a_pinned_knob_takes_its_value_in_every_candidate_and_the_start_stays_the_file() {
+    let o = tune(&["--knob", "UPDATE=3", "--format", "json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
+    let update = knob_index(&v, "UPDATE");
+    assert_eq!(v["knobs"][update]["value"], 1.0, "the file's UPDATE=\"1\"");
+    assert_eq!(v["knobs"][update]["range"], serde_json::json!([3.0, 3.0]));
+    let rows = front_values(&v);
+    assert!(rows.len() > 1, "{v}");
+    for values in rows {
+        assert_eq!(values[update], 3.0, "{values:?}");
+    }
+    let diff = v["recommended_diff"].as_str().unwrap_or_default();
+    assert!(diff.contains("+UPDATE=\"3\""), "{diff}");
+    // The text's start row is the file as written: another score than a
+    // start of UPDATE="3" would have.
+    let pinned = tune(&["--knob", "UPDATE=3"]);
+    let unpinned = tune(&[]);
+    let start = |o: &std::process::Output| {
+        stdout(o)
+            .lines()
+            .find(|l| l.trim_start().starts_with("start"))
+            .map(str::to_string)
+    };
+    assert!(start(&pinned).is_some());
+    assert_eq!(start(&pinned), start(&unpinned));
+}
+
+#[test]
+fn nothing_outside_a_narrowed_range_reaches_the_front() {
+    // The file's HOTPLUG threshold (0.3) lies outside 0.5..0.7 and its
+    // CPU_MAX (all 4) outside 2..3: the start row is still the file, and
+    // the search starts from 0.5 and 3.
+    let o = tune(&[
+        "--knob",
+        "HOTPLUG=0.5..0.7",
+        "--knob",
+        "CPU_MAX=2..3",
+        "--format",
+        "json",
+    ]);
+    let v: serde_json::Value =
+        serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}", stderr(&o)));
+    let (hotplug, cpu_max) = (knob_index(&v, "HOTPLUG"), knob_index(&v, "CPU_MAX"));
+    assert_eq!(v["knobs"][hotplug]["value"], 0.3);
+    let rows = front_values(&v);
+    assert!(!rows.is_empty(), "{v}");
+    for values in rows.iter().filter(|r| !r.is_empty()) {
+        assert!((0.5..=0.7).contains(&values[hotplug]), "{values:?}");
+        assert!((2.0..=3.0).contains(&values[cpu_max]), "{values:?}");
+    }
+    assert_ne!(v["start"], serde_json::Value::Null);
+}
+
+#[test]
+fn impossible_knobs_are_refused_before_any_search_with_the_valid_range() {
+    for (knob, words) in [
+        (
+            "CPU_MAX=5",
+            "CPU_MAX takes a whole number in 1..4 (the CPUs present); 5 is not one",
+        ),
+        ("UPDATE=0", "UPDATE takes a whole number in 1..86400"),
+        ("UPDATE=0.5..2", "0.5 is not one"),
+        ("HOTPLUG=0.7..0.5", "the range is inverted"),
+        ("HOTPLUG=nan", "\"nan\" is not a number"),
+        ("12:40=1", "no knob is named or written at \"12:40\""),
+        ("NOPE=1", "the knobs are"),
+    ] {
+        let o = tune(&["--knob", knob]);
+        assert_eq!(o.status.code(), Some(2), "{knob}: {}", stderr(&o));
+        assert!(stderr(&o).contains(words), "{knob}: {}", stderr(&o));
+        assert!(o.stdout.is_empty(), "{knob}: no search ran");
+    }
+    let o = tune(&["--knob", "CPU_MIN=3", "--knob", "CPU_MAX=1..2"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("CPU_MIN is at least 3"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn a_run_shorter_than_an_update_the_tune_may_try_is_refused() {
+    let run = |duration: &str, extra: &[&str]| {
+        let mut args = vec!["tune", SCENARIO, "-c", RULES, "--budget", "4"];
+        let duration = format!("--duration={duration}");
+        args.push(&duration);
+        args.extend_from_slice(extra);
+        plugtop(&args)
+    };
+    // UPDATE is searched over 1..10 s.
+    let o = run("5s", &[]);
+    assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
+    assert!(
+        stderr(&o).contains("shorter than UPDATE=10") && stderr(&o).contains("--knob UPDATE=1..5"),
+        "{}",
+        stderr(&o)
+    );
+    let o = run("5s", &["--knob", "UPDATE=1..5"]);
+    assert!(!o.stdout.is_empty(), "narrowed, it runs: {}", stderr(&o));
+    for bad in ["0", "0s", "-5s", "nan", "inf"] {
+        let o = run(bad, &[]);
+        assert_eq!(o.status.code(), Some(2), "{bad}: {}", stdout(&o));
+        assert!(stderr(&o).contains("--duration"), "{bad}: {}", stderr(&o));
+    }
+}
+
+#[test]
+fn write_refuses_a_target_it_could_not_create_before_the_search() {
+    let dir = tempdir();
+    let existing = dir.path().join("existing.conf");
+    std::fs::write(&existing, "keep me\n").expect("write");
+    let link = dir.path().join("link.conf");
+    std::os::unix::fs::symlink(dir.path().join("nowhere.conf"), &link).expect("symlink");
+    let file_as_dir = existing.join("below.conf");
+    let cases = [
+        (dir.path().join("sub/.."), "names no file"),
+        (dir.path().join("sub"), "that is a directory"),
+        (
+            dir.path().join("missing/out.conf"),
+            "cannot open the directory",
+        ),
+        (file_as_dir, "cannot open the directory"),
+        (existing.clone(), "exists already and is never overwritten"),
+        (link.clone(), "a symbolic link"),
+        // Not even root creates a file in /proc.
+        (
+            std::path::PathBuf::from("/proc/plugtop-tune-test.conf"),
+            "/proc",
+        ),
+    ];
+    std::fs::create_dir(dir.path().join("sub")).expect("mkdir");
+    for (target, words) in cases {
+        // A budget that a search would take minutes over in a debug build:
+        // the refusal comes first.
+        let o = plugtop(&[
+            "tune",
+            SCENARIO,
+            "-c",
+            RULES,
+            "--budget",
+            "100000",
+            "--write",
+            &target.display().to_string(),
+        ]);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{}: {err}", target.display());
+        assert!(
+            err.contains("--write") && err.contains(words),
+            "{}: {err}",
+            target.display()
+        );
+        assert!(o.stdout.is_empty(), "{}: no search ran", target.display());
+    }
+    assert_eq!(std::fs::read(&existing).expect("read"), b"keep me\n");
+    assert!(std::fs::symlink_metadata(&link).is_ok_and(|m| m.file_type().is_symlink()));
+    assert!(
+        !dir.path().join("nowhere.conf").exists(),
+        "not written through the link"
+    );
+    let left: Vec<_> = std::fs::read_dir(dir.path())
+        .expect("dir")
+        .filter_map(Result::ok)
+        .map(|e| e.file_name())
+        .collect();
+    assert_eq!(left.len(), 3, "no temporary file left behind: {left:?}");
 }
 
 /// The run of `rules` on a scenario and on the recording of that run
