@@ -808,7 +808,10 @@ mod tests {
         let (fits, roomy) = held_at(1.04);
         let (short, tight) = held_at(0.8);
         let (shorter, tighter) = held_at(0.65);
-        assert!(fits > 0.999, "a guest that holds its working set loses nothing: {fits}");
+        assert!(
+            fits > 0.999,
+            "a guest that holds its working set loses nothing: {fits}"
+        );
         assert_eq!(roomy.swapped_mib(), 0.0);
         assert!(short < 0.98 && short > 0.9, "0.8 × WS: {short}");
         assert!(
@@ -825,7 +828,10 @@ mod tests {
         assert!(tighter.stats.fault_lost_cpu_s > 2.0 * tight.stats.fault_lost_cpu_s);
         assert_eq!(roomy.stats.fault_lost_cpu_s, 0.0);
         let s = tight.sample();
-        assert_eq!(s.vmstat.get("pswpin"), Some(tight.stats.swap_in_pages.floor()));
+        assert_eq!(
+            s.vmstat.get("pswpin"),
+            Some(tight.stats.swap_in_pages.floor())
+        );
     }
 
     #[test]

@@ -90,18 +90,12 @@ fn rows(r: &SimReport) -> Vec<(&'static str, String)> {
             format!("{:.2}", r.guest_to_working_set),
         ),
         ("direct-scan stalls", r.direct_scan_stalls.to_string()),
-        (
-            "in swap, average",
-            format!("{:.0} MiB", r.avg_swapped_mib),
-        ),
+        ("in swap, average", format!("{:.0} MiB", r.avg_swapped_mib)),
         (
             "swapped in / out",
             format!("{:.0} / {:.0} MiB", r.swapped_in_mib, r.swapped_out_mib),
         ),
-        (
-            "memory stalls",
-            format!("{:.1} s", r.memory_stall_seconds),
-        ),
+        ("memory stalls", format!("{:.1} s", r.memory_stall_seconds)),
         (
             "throughput vs ideal",
             format!("{:.1}%", r.throughput_ratio * 100.0),

@@ -356,11 +356,9 @@ fn memory_only(k: &Knob, rules: &RuleSet) -> bool {
         return false;
     }
     let reads = |kind: RuleKind| {
-        rules.rule(kind).is_some_and(|rule| {
-            rule.nodes
-                .clone()
-                .any(|id| rules.node(id).span == k.span)
-        })
+        rules
+            .rule(kind)
+            .is_some_and(|rule| rule.nodes.clone().any(|id| rules.node(id).span == k.span))
     };
     let cpu = [RuleKind::Hotplug, RuleKind::Hotunplug];
     let memory = [
@@ -521,7 +519,9 @@ mod tests {
         assert!(!memory.is_empty(), "{memory:?}");
         for n in &memory {
             assert!(
-                n.starts_with("MEMPLUG") || n.starts_with("CMM_INC") || n.starts_with("CMM_DEC")
+                n.starts_with("MEMPLUG")
+                    || n.starts_with("CMM_INC")
+                    || n.starts_with("CMM_DEC")
                     || n.starts_with("MEMUNPLUG"),
                 "{n} is not a memory rule's number: {memory:?}"
             );
@@ -539,7 +539,12 @@ mod tests {
         assert!(!named.iter().any(|n| n == "UPDATE" || n == "CPU_MIN"));
         let hotplug = all.iter().find(|k| k.owner == "HOTPLUG");
         let at = hotplug.map(|k| format!("{}:{}", k.line, k.column));
-        let by_position = for_objective(all, &rules, Objective::Memory, &[at.as_deref().unwrap_or("")]);
+        let by_position = for_objective(
+            all,
+            &rules,
+            Objective::Memory,
+            &[at.as_deref().unwrap_or("")],
+        );
         assert!(by_position.iter().any(|k| k.owner == "HOTPLUG"));
     }
 }

@@ -103,7 +103,10 @@ fn the_paper_s_memory_table_keeps_its_order() {
             small.throughput_ratio
         );
         // It pays in faults: swap in use and traffic both ways.
-        assert!(small.avg_swapped_mib > 4.0 * four.avg_swapped_mib, "{small:?}");
+        assert!(
+            small.avg_swapped_mib > 4.0 * four.avg_swapped_mib,
+            "{small:?}"
+        );
         assert!(small.swapped_out_mib > four.swapped_out_mib, "{small:?}");
     }
 }

@@ -316,8 +316,15 @@ fn a_memory_tune_never_changes_a_cpu_rule_s_text() {
     assert!(!owners.is_empty(), "{v}");
     for owner in &owners {
         assert!(
-            ["MEMPLUG", "MEMUNPLUG", "CMM_INC", "CMM_DEC", "pgscanrate", "avail_cache"]
-                .contains(&owner.as_str()),
+            [
+                "MEMPLUG",
+                "MEMUNPLUG",
+                "CMM_INC",
+                "CMM_DEC",
+                "pgscanrate",
+                "avail_cache"
+            ]
+            .contains(&owner.as_str()),
             "a memory tune searched {owner}: {owners:?}"
         );
     }
@@ -348,8 +355,8 @@ fn a_memory_tune_never_changes_a_cpu_rule_s_text() {
         "--format",
         "json",
     ]);
-    let v: serde_json::Value = serde_json::from_slice(&named.stdout)
-        .unwrap_or_else(|e| panic!("{e}: {}", stderr(&named)));
+    let v: serde_json::Value =
+        serde_json::from_slice(&named.stdout).unwrap_or_else(|e| panic!("{e}: {}", stderr(&named)));
     assert!(
         v["knobs"]
             .as_array()
