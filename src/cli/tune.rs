@@ -60,32 +60,7 @@ pub fn run(args: TuneArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
         None => None,
     };
     let options = options_of(&args, &workload);
-    let mut found = knobs::find(&rules, &file);
-    for spec in &args.knob {
-        narrow(&mut found, spec)?;
-    }
-    // A memory tune leaves the CPU rules alone unless a knob is named.
-    let named: Vec<&str> = args
-        .knob
-        .iter()
-        .filter_map(|spec| spec.split_once('=').map(|(name, _)| name))
-        .collect();
-    let found = knobs::for_objective(found, &rules, options.objective, &named);
-    let found: Vec<Knob> = found
-        .into_iter()
-        .filter(|k| k.range.0 < k.range.1 || k.value != k.range.0)
-        .collect();
-    if found.is_empty() {
-        anyhow::bail!(
-            "{} has no numbers to tune{}",
-            args.config.display(),
-            if options.objective == plugtop::tune::score::Objective::Memory {
-                " for --objective memory (it tunes the memory rules; name a CPU knob with --knob to tune it too)"
-            } else {
-                ""
-            }
-        );
-    }
+    let found = knobs_of(&args, &rules, &file, options.objective)?;
     let done = AtomicUsize::new(0);
     let finished = std::sync::atomic::AtomicBool::new(false);
     let tuned = std::thread::scope(|scope| {
@@ -131,6 +106,43 @@ pub fn run(args: TuneArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
     } else {
         Status::Failed
     })
+}
+
+/// The knobs searched: every number of the file, narrowed or pinned by
+/// `--knob`, and for a memory tune only the memory rules' unless named.
+fn knobs_of(
+    args: &TuneArgs,
+    rules: &plugtop::rules::RuleSet,
+    file: &SourceFile,
+    objective: plugtop::tune::score::Objective,
+) -> anyhow::Result<Vec<Knob>> {
+    let mut found = knobs::find(rules, file);
+    for spec in &args.knob {
+        narrow(&mut found, spec)?;
+    }
+    // A memory tune leaves the CPU rules alone unless a knob is named.
+    let named: Vec<&str> = args
+        .knob
+        .iter()
+        .filter_map(|spec| spec.split_once('=').map(|(name, _)| name))
+        .collect();
+    let found = knobs::for_objective(found, rules, objective, &named);
+    let found: Vec<Knob> = found
+        .into_iter()
+        .filter(|k| k.range.0 < k.range.1 || k.value != k.range.0)
+        .collect();
+    if found.is_empty() {
+        anyhow::bail!(
+            "{} has no numbers to tune{}",
+            args.config.display(),
+            if objective == plugtop::tune::score::Objective::Memory {
+                " for --objective memory (it tunes the memory rules; name a CPU knob with --knob to tune it too)"
+            } else {
+                ""
+            }
+        );
+    }
+    Ok(found)
 }
 
 /// Candidates when `--budget` is not given: 2,000 (a few seconds for a
