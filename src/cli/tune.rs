@@ -55,8 +55,8 @@ pub fn run(args: TuneArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
         ),
         None => None,
     };
-    let found = knobs_of(&args, &rules, &file, &workload, &facts)?;
     let options = options_of(&args, &workload);
+    let found = knobs_of(&args, &rules, &file, &workload, options.objective, &facts)?;
     let done = AtomicUsize::new(0);
     let finished = std::sync::atomic::AtomicBool::new(false);
     let tuned = std::thread::scope(|scope| {
@@ -135,6 +135,7 @@ fn knobs_of(
     rules: &plugtop::rules::RuleSet,
     file: &SourceFile,
     workload: &Workload,
+    objective: plugtop::tune::score::Objective,
     facts: &plugtop::rules::SystemFacts,
 ) -> anyhow::Result<Vec<Knob>> {
     let mut found = knobs::find(rules, file);
@@ -147,6 +148,13 @@ fn knobs_of(
     }
     narrow::check_limits(&found)?;
     let found = plugtop::tune::limits::leave_unlimited(found, &args.knob, present);
+    // A memory tune leaves the CPU rules alone unless a knob is named.
+    let named: Vec<&str> = args
+        .knob
+        .iter()
+        .filter_map(|spec| spec.split_once('=').map(|(name, _)| name))
+        .collect();
+    let found = knobs::for_objective(found, rules, objective, &named);
     let seconds = workload
         .duration
         .or_else(|| plugtop::sim::scenario::seconds(&workload.scenario.duration));
@@ -159,7 +167,15 @@ fn knobs_of(
         .filter(|k| k.range.0 < k.range.1 || k.value != k.range.0)
         .collect();
     if found.is_empty() {
-        anyhow::bail!("{} has no numbers to tune", args.config.display());
+        anyhow::bail!(
+            "{} has no numbers to tune{}",
+            args.config.display(),
+            if objective == plugtop::tune::score::Objective::Memory {
+                " for --objective memory (it tunes the memory rules; name a CPU knob with --knob to tune it too)"
+            } else {
+                ""
+            }
+        );
     }
     Ok(found)
 }

@@ -34,6 +34,16 @@ pub struct SimReport {
     pub guest_to_working_set: f64,
     /// Model steps in which an allocation had to reclaim directly.
     pub direct_scan_stalls: u64,
+    /// The working set's pages in swap, MiB, averaged over the intervals:
+    /// what a guest smaller than its working set pays for in faults.
+    pub avg_swapped_mib: f64,
+    /// Traffic to and from swap over the run (pswpin, pswpout), MiB: a
+    /// guest that thrashes moves its shortfall in and out again and again.
+    pub swapped_in_mib: f64,
+    pub swapped_out_mib: f64,
+    /// Thread-seconds stalled in direct reclaim, swapping, and waiting for
+    /// pages faulted back from swap (what throughput loses to memory).
+    pub memory_stall_seconds: f64,
     /// Work done relative to an ideally sized guest (1.0 = nothing lost).
     pub throughput_ratio: f64,
     pub cpu_changes: usize,
@@ -80,6 +90,12 @@ fn rows(r: &SimReport) -> Vec<(&'static str, String)> {
             format!("{:.2}", r.guest_to_working_set),
         ),
         ("direct-scan stalls", r.direct_scan_stalls.to_string()),
+        ("in swap, average", format!("{:.0} MiB", r.avg_swapped_mib)),
+        (
+            "swapped in / out",
+            format!("{:.0} / {:.0} MiB", r.swapped_in_mib, r.swapped_out_mib),
+        ),
+        ("memory stalls", format!("{:.1} s", r.memory_stall_seconds)),
         (
             "throughput vs ideal",
             format!("{:.1}%", r.throughput_ratio * 100.0),

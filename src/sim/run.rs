@@ -197,6 +197,8 @@ struct RunningTotals {
     log: Vec<String>,
     /// Sums over decided intervals: online CPUs, guest MiB, working set MiB.
     sums: (f64, f64, f64),
+    /// The working set's MiB in swap, summed over decided intervals.
+    swapped_sum: f64,
     intervals: usize,
     fatal: Option<String>,
     flapped: bool,
@@ -240,6 +242,7 @@ impl RunningTotals {
         self.sums.0 += f64::from(g.online_count());
         self.sums.1 += g.guest_mib();
         self.sums.2 += g.working_set_mib();
+        self.swapped_sum += g.swapped_mib();
     }
 
     fn report(&mut self, g: &Guest, scenario: &str, rules: &str, session: &Session) -> SimReport {
@@ -259,6 +262,10 @@ impl RunningTotals {
             avg_working_set_mib: avg_ws,
             guest_to_working_set: ratio(avg_guest, avg_ws, 0.0),
             direct_scan_stalls: stats.direct_stalls,
+            avg_swapped_mib: self.swapped_sum / n,
+            swapped_in_mib: stats.swap_in_pages / 256.0,
+            swapped_out_mib: stats.swap_out_pages / 256.0,
+            memory_stall_seconds: stats.stall_s,
             throughput_ratio: ratio(stats.achieved, stats.ideal, 1.0),
             cpu_changes: self.applied.cpu_changes,
             pool_changes: self.applied.pool_changes,

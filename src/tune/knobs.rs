@@ -342,6 +342,52 @@ pub fn rewrite(file: &SourceFile, changes: &[(&Knob, f64)]) -> Vec<u8> {
     out
 }
 
+/// The knobs a tune with `objective` searches: for CPUs, all of them; for
+/// memory, only those no CPU rule reads (the numbers of MEMPLUG,
+/// MEMUNPLUG, CMM_INC and CMM_DEC and of the variables only they read), so
+/// a memory tune leaves the CPU rules, CPU_MIN, CPU_MAX and UPDATE (which
+/// paces the CPU rules too) as the user wrote them. A knob in `named` (a
+/// `--knob` NAME: its owner, or its `LINE:COL`) is searched whatever it is.
+pub fn for_objective(
+    knobs: Vec<Knob>,
+    rules: &RuleSet,
+    objective: crate::tune::score::Objective,
+    named: &[&str],
+) -> Vec<Knob> {
+    if objective == crate::tune::score::Objective::Cpu {
+        return knobs;
+    }
+    let is_named = |k: &Knob| {
+        let position = format!("{}:{}", k.line, k.column);
+        named.iter().any(|n| *n == k.owner || *n == position)
+    };
+    knobs
+        .into_iter()
+        .filter(|k| is_named(k) || memory_only(k, rules))
+        .collect()
+}
+
+/// Whether only memory rules read knob `k`: a threshold or divisor that
+/// no CPU rule's nodes hold (a limit is never a memory knob).
+fn memory_only(k: &Knob, rules: &RuleSet) -> bool {
+    if matches!(k.kind, KnobKind::Limit(_)) {
+        return false;
+    }
+    let reads = |kind: RuleKind| {
+        rules
+            .rule(kind)
+            .is_some_and(|rule| rule.nodes.clone().any(|id| rules.node(id).span == k.span))
+    };
+    let cpu = [RuleKind::Hotplug, RuleKind::Hotunplug];
+    let memory = [
+        RuleKind::Memplug,
+        RuleKind::Memunplug,
+        RuleKind::CmmInc,
+        RuleKind::CmmDec,
+    ];
+    !cpu.into_iter().any(reads) && memory.into_iter().any(reads)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -479,5 +525,44 @@ mod tests {
         assert_eq!(fraction.text(0.5), "0.5");
         assert_eq!(fraction.text(1.0), "1");
         assert_eq!(fraction.text(0.123456), "0.1235");
+    }
+
+    #[test]
+    fn a_memory_tune_searches_only_what_the_memory_rules_read_unless_named() {
+        use crate::tune::score::Objective;
+        let (rules, file) = loaded("examples/rules/recommended-modern.conf");
+        let all = find(&rules, &file);
+        assert_eq!(for_objective(all.clone(), &rules, Objective::Cpu, &[]), all);
+        let memory = names(&for_objective(all.clone(), &rules, Objective::Memory, &[]));
+        assert!(!memory.is_empty(), "{memory:?}");
+        for n in &memory {
+            assert!(
+                n.starts_with("MEMPLUG")
+                    || n.starts_with("CMM_INC")
+                    || n.starts_with("CMM_DEC")
+                    || n.starts_with("MEMUNPLUG"),
+                "{n} is not a memory rule's number: {memory:?}"
+            );
+        }
+        assert!(memory.iter().any(|n| n.starts_with("MEMPLUG 20")));
+        // A CPU rule's knob, a limit and UPDATE come back when named.
+        let named = names(&for_objective(
+            all.clone(),
+            &rules,
+            Objective::Memory,
+            &["HOTPLUG", "CPU_MAX"],
+        ));
+        assert!(named.iter().any(|n| n.starts_with("HOTPLUG")), "{named:?}");
+        assert!(named.iter().any(|n| n == "CPU_MAX"), "{named:?}");
+        assert!(!named.iter().any(|n| n == "UPDATE" || n == "CPU_MIN"));
+        let hotplug = all.iter().find(|k| k.owner == "HOTPLUG");
+        let at = hotplug.map(|k| format!("{}:{}", k.line, k.column));
+        let by_position = for_objective(
+            all,
+            &rules,
+            Objective::Memory,
+            &[at.as_deref().unwrap_or("")],
+        );
+        assert!(by_position.iter().any(|k| k.owner == "HOTPLUG"));
     }
 }

@@ -490,6 +490,7 @@ mod tests {
             objective: Objective::Cpu,
             seed,
             threads,
+            portfolio: false,
         }
     }
 

@@ -564,3 +564,84 @@ fn an_unlimited_cpu_max_is_tuned_only_when_asked_for() {
         serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}", stdout(&o)));
     assert!(v["knobs"].to_string().contains("CPU_MAX"), "{v}");
 }
+
+/// A memory tune leaves the CPU rules alone: whatever it recommends or
+/// puts on the front, HOTPLUG, HOTUNPLUG, the variables they read,
+/// CPU_MIN, CPU_MAX and UPDATE keep their text; named with --knob, a CPU
+/// rule's number is searched after all.
+#[test]
+fn a_memory_tune_never_changes_a_cpu_rule_s_text() {
+    let o = plugtop(&[
+        "tune",
+        "examples/scenarios/combo.toml",
+        "-c",
+        "examples/rules/memory-config-3.conf",
+        "--objective",
+        "memory",
+        "--old-kernel",
+        "--only-workload",
+        "--budget",
+        "40",
+        "--format",
+        "json",
+    ]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {} {}", stdout(&o), stderr(&o)));
+    let owners: Vec<String> = v["knobs"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default()
+        .iter()
+        .map(|k| k["owner"].as_str().unwrap_or("").to_string())
+        .collect();
+    assert!(!owners.is_empty(), "{v}");
+    for owner in &owners {
+        assert!(
+            [
+                "MEMPLUG",
+                "MEMUNPLUG",
+                "CMM_INC",
+                "CMM_DEC",
+                "pgscanrate",
+                "avail_cache"
+            ]
+            .contains(&owner.as_str()),
+            "a memory tune searched {owner}: {owners:?}"
+        );
+    }
+    if let Some(diff) = v["recommended_diff"].as_str() {
+        for line in diff.lines().filter(|l| l.starts_with(['-', '+'])) {
+            assert!(
+                line.starts_with("---")
+                    || line.starts_with("+++")
+                    || ["MEMPLUG", "MEMUNPLUG", "CMM_INC", "CMM_DEC"]
+                        .iter()
+                        .any(|r| line[1..].starts_with(r)),
+                "{line}"
+            );
+        }
+    }
+    let named = plugtop(&[
+        "tune",
+        "examples/scenarios/combo.toml",
+        "-c",
+        "examples/rules/memory-config-3.conf",
+        "--objective",
+        "memory",
+        "--old-kernel",
+        "--budget",
+        "5",
+        "--knob",
+        "HOTPLUG=0.05..0.1",
+        "--format",
+        "json",
+    ]);
+    let v: serde_json::Value =
+        serde_json::from_slice(&named.stdout).unwrap_or_else(|e| panic!("{e}: {}", stderr(&named)));
+    assert!(
+        v["knobs"]
+            .as_array()
+            .is_some_and(|k| k.iter().any(|k| k["owner"] == "HOTPLUG")),
+        "{v}"
+    );
+}
