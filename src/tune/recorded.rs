@@ -6,16 +6,21 @@
 //!
 //! * demand = the busy share (user, nice, system, irq, softirq, steal) of
 //!   the interval × the CPUs online; when every online CPU was busy the
-//!   real demand may have been higher (it is censored): the runnable tasks
-//!   of /proc/loadavg times the CPU a task used in the nearest interval,
-//!   before or after, that had idle time and as many runnable tasks (the
-//!   same work seen with a CPU to spare), stand in for it when that is more;
+//!   real demand may have been higher (it is censored), and the runnable
+//!   tasks stand in for it ([`demand`] says how);
+//! * the runnable tasks (what `loadavg` rules see) from the load average
+//!   and the runnable count of /proc/loadavg, so a phase is that many
+//!   threads each wanting demand ÷ tasks of a CPU;
 //! * the working set = anonymous memory (MemTotal − MemFree − Cached − the
 //!   CMM pool) plus swap in use; shared memory = Shmem; page-ins from
 //!   vmstat's pgpgin;
 //! * steal over the whole recording becomes the scenario's contention.
 
 use std::path::Path;
+
+mod demand;
+
+use demand::Observed;
 
 use crate::kernel::deltas::tick_delta;
 use crate::kernel::recording::RecordingSource;
@@ -54,12 +59,12 @@ pub enum WorkloadError {
 
 /// One recorded interval's phase.
 struct IntervalPhase {
-    start: f64,
+    /// What the readings at its ends show of its CPU work.
+    observed: Observed,
+    /// CPUs wanted (first what ran, then as [`demand::recover`] finds).
     demand: f64,
-    /// The runnable tasks at its end.
-    runnable: f64,
-    /// Every online CPU was busy: `demand` is a floor.
-    censored: bool,
+    /// Runnable tasks, not counting those in iowait.
+    tasks: f64,
     system: f64,
     nice: f64,
     iowait: f64,
@@ -109,7 +114,12 @@ pub fn scenario(path: &Path) -> Result<Recorded, WorkloadError> {
     if phases.is_empty() {
         return Err(WorkloadError::OneReading);
     }
-    tally.censoring.raised = estimate_censored(&mut phases);
+    let observed: Vec<Observed> = phases.iter().map(|p| p.observed).collect();
+    let (work, raised) = demand::recover(&observed);
+    for (p, w) in phases.iter_mut().zip(work) {
+        (p.demand, p.tasks) = (w.demand, w.tasks);
+    }
+    tally.censoring.raised = raised;
     let duration = last.stamp.seconds() - t0;
     let contention = tally.steal / (tally.work + tally.steal).max(1.0);
     let name = path
@@ -168,11 +178,20 @@ impl RecordingTotals {
         let swapped = (mem("SwapTotal") - mem("SwapFree")).max(0.0);
         let seconds = (s.stamp.seconds() - p.stamp.seconds()).max(1e-3);
         let pgpgin = s.vmstat.get("pgpgin").unwrap_or(0.0) - p.vmstat.get("pgpgin").unwrap_or(0.0);
+        let start = p.stamp.seconds() - t0;
         Some(IntervalPhase {
-            start: p.stamp.seconds() - t0,
+            observed: Observed {
+                start,
+                end: start + seconds,
+                busy,
+                iowait: d.iowait as f64 / total * online,
+                censored,
+                runnable: s.runnable,
+                load_before: p.loadavg,
+                load_after: s.loadavg,
+            },
             demand: busy,
-            runnable: s.runnable,
-            censored,
+            tasks: busy,
             system: d.system as f64 / work.max(1.0),
             nice: d.nice as f64 / work.max(1.0),
             iowait: d.iowait as f64 / (d.idle + d.iowait).max(1) as f64,
@@ -183,67 +202,10 @@ impl RecordingTotals {
     }
 }
 
-/// The CPU one runnable task used in an interval with a CPU to spare.
-fn per_task(i: &IntervalPhase) -> Option<f64> {
-    (!i.censored && i.runnable >= 0.5).then(|| (i.demand / i.runnable).clamp(0.05, 1.0))
-}
-
-/// Raises each censored interval's demand to its runnable tasks times the
-/// CPU a task used in the nearest uncensored interval with as many
-/// runnable tasks (the same work, seen when it had room), or else in the
-/// nearest uncensored interval at all; returns how many it raised. Work
-/// that starts while the guest is short of CPUs is censored from its first
-/// interval, so looking only backwards would price it at what the work
-/// before it took.
-fn estimate_censored(phases: &mut [IntervalPhase]) -> usize {
-    let n = phases.len();
-    // Per interval: (distance, per-task CPU) of the nearest match on each
-    // side, found in one pass each way.
-    let mut best: Vec<Option<(usize, bool, f64)>> = vec![None; n];
-    let key = |r: f64| (r * 100.0).round() as i64;
-    for forward in [true, false] {
-        let mut same: std::collections::HashMap<i64, (usize, f64)> = Default::default();
-        let mut any: Option<(usize, f64)> = None;
-        for k in 0..n {
-            let i = if forward { k } else { n - 1 - k };
-            let here = &phases[i];
-            if let Some(t) = per_task(here) {
-                same.insert(key(here.runnable), (i, t));
-                any = Some((i, t));
-                continue;
-            }
-            if !here.censored {
-                continue;
-            }
-            let candidate = match same.get(&key(here.runnable)) {
-                Some(&(j, t)) => Some((i.abs_diff(j), true, t)),
-                None => any.map(|(j, t)| (i.abs_diff(j), false, t)),
-            };
-            best[i] = match (best[i], candidate) {
-                (Some(b), Some(c))
-                    if (c.1, std::cmp::Reverse(c.0)) > (b.1, std::cmp::Reverse(b.0)) =>
-                {
-                    Some(c)
-                }
-                (None, c) => c,
-                (b, _) => b,
-            };
-        }
-    }
-    let mut raised = 0;
-    for (p, found) in phases.iter_mut().zip(best) {
-        let t = found.map_or(1.0, |(_, _, t)| t);
-        if p.censored && p.runnable * t > p.demand {
-            p.demand = p.runnable * t;
-            raised += 1;
-        }
-    }
-    raised
-}
-
 /// Two intervals the model could not tell apart.
 fn same(a: &IntervalPhase, b: &IntervalPhase) -> bool {
     (a.demand - b.demand).abs() < 0.005
+        && (a.tasks - b.tasks).abs() < 0.005
         && (a.system - b.system).abs() < 0.005
         && (a.nice - b.nice).abs() < 0.005
         && (a.iowait - b.iowait).abs() < 0.005
@@ -259,16 +221,20 @@ fn merged(phases: &[IntervalPhase]) -> Vec<Phase> {
     let mut out: Vec<Phase> = Vec::new();
     let mut last: Option<&IntervalPhase> = None;
     for p in phases {
-        if last.is_some_and(|w| p.start <= w.start || same(w, p)) {
+        if last.is_some_and(|w| p.observed.start <= w.observed.start || same(w, p)) {
             continue;
         }
         last = Some(p);
         let system = p.system.clamp(0.0, 1.0);
         out.push(Phase {
             name: String::new(),
-            start: format!("{:.3}", p.start),
-            threads: p.demand.max(0.0),
-            cpu_per_thread: 1.0,
+            start: format!("{:.3}", p.observed.start),
+            threads: p.tasks,
+            cpu_per_thread: if p.tasks > 0.0 {
+                (p.demand / p.tasks).clamp(0.0, 1.0)
+            } else {
+                1.0
+            },
             system_share: system,
             nice_share: p.nice.clamp(0.0, 1.0 - system),
             io_mib_per_s: p.io_mib_per_s,
@@ -331,47 +297,6 @@ pub fn halves(s: &Scenario) -> Result<(Scenario, Scenario), WorkloadError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn interval(demand: f64, runnable: f64, censored: bool) -> IntervalPhase {
-        IntervalPhase {
-            start: 0.0,
-            demand,
-            runnable,
-            censored,
-            system: 0.0,
-            nice: 0.0,
-            iowait: 0.0,
-            working_set_mib: 0.0,
-            shared_mib: 0.0,
-            io_mib_per_s: 0.0,
-        }
-    }
-
-    #[test]
-    fn censored_work_is_priced_by_the_nearest_interval_of_the_same_work() {
-        // Light work (1 task at 0.2), then work of 2 tasks at 0.7 each that
-        // starts on one CPU (censored at 1.0) and gets a second CPU later.
-        let mut phases = vec![
-            interval(0.2, 1.0, false),
-            interval(1.0, 2.0, true),
-            interval(1.0, 2.0, true),
-            interval(1.4, 2.0, false),
-            interval(0.9, 3.0, true),
-        ];
-        let raised = estimate_censored(&mut phases);
-        let demand: Vec<f64> = phases
-            .iter()
-            .map(|p| (p.demand * 100.0).round() / 100.0)
-            .collect();
-        // The last one has no uncensored match of 3 tasks: the nearest
-        // uncensored interval (0.7 a task) prices it.
-        assert_eq!(demand, [0.2, 1.4, 1.4, 1.4, 2.1]);
-        assert_eq!(raised, 3);
-        // Nothing uncensored at all: a task takes a whole CPU.
-        let mut phases = vec![interval(1.0, 3.0, true)];
-        assert_eq!(estimate_censored(&mut phases), 1);
-        assert_eq!(phases[0].demand, 3.0);
-    }
 
     #[test]
     fn halves_split_at_half_the_duration_and_the_second_starts_in_the_running_phase() {
