@@ -27,6 +27,7 @@ use crate::kernel::recording::RecordingSource;
 use crate::kernel::{Sample, Source};
 use crate::sim::Scenario;
 use crate::sim::scenario::Phase;
+use crate::tune::score::{Objective, Score};
 
 /// KiB in one CMM page.
 const PAGE_KIB: f64 = 4.0;
@@ -294,9 +295,219 @@ pub fn halves(s: &Scenario) -> Result<(Scenario, Scenario), WorkloadError> {
     Ok((make("first half", first)?, make("second half", second)?))
 }
 
+/// The workload label of a recording's held-out half in the report's
+/// held-out rows.
+pub const SECOND_HALF: &str = "2nd half";
+
+/// A sentence for the report when the recommendation shows no gain on the
+/// recording's second half (what it was not tuned on) over the file it is
+/// measured against there (the reference, else the start): a gain on the
+/// first half alone may be the first half's, not the guest's. `None` when
+/// it gains, or when nothing was held out. `rows` are (file, workload,
+/// score), the files labelled "start", "reference" and "recommended".
+pub fn second_half_verdict(
+    rows: &[(String, String, Score)],
+    objective: Objective,
+) -> Option<String> {
+    let find = |file: &str| {
+        rows.iter()
+            .find(|(f, w, _)| f == file && w == SECOND_HALF)
+            .map(|(_, _, s)| s)
+    };
+    let recommended = find("recommended")?;
+    let (label, base) = find("reference")
+        .map(|s| ("the reference", s))
+        .or_else(|| find("start").map(|s| ("the start", s)))?;
+    if recommended.usable() && recommended.improves_on(base, objective) {
+        return None;
+    }
+    let (what, x, y) = match objective {
+        Objective::Cpu => (
+            "unmet CPU-s",
+            recommended.unmet_cpu_seconds,
+            base.unmet_cpu_seconds,
+        ),
+        Objective::Memory => (
+            "guest / working set",
+            recommended.guest_to_working_set,
+            base.guest_to_working_set,
+        ),
+    };
+    Some(format!(
+        "no gain on the recording's second half, which it was not tuned on: the recommendation \
+         does no better there than {label} ({what} {x:.2} against {y:.2}), so its gain on the \
+         first half may not hold for the rest of the recording"
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    use crate::kernel::recording::{Header, RecordingWriter};
+    use crate::kernel::{CpuTicks, Stamp};
+
+    /// A recording of `n` one-second readings of a 2-CPU guest, each made
+    /// by `reading(i)`: (busy share of the CPUs, loadavg, runnable count).
+    fn recording(
+        dir: &tempfile::TempDir,
+        n: usize,
+        reading: impl Fn(usize) -> (f64, f64, f64),
+    ) -> std::path::PathBuf {
+        let path = dir.path().join("guest.rec");
+        let header = Header {
+            host: "h".into(),
+            kernel: "6.1".into(),
+            cpu_model: "z".into(),
+            root: "/".into(),
+            page_size: 4096,
+            present_cpus: 2,
+            interval_us: 1_000_000,
+            started: Stamp { micros: 0 },
+        };
+        let mut w = RecordingWriter::create(&path, &header).unwrap_or_else(|e| panic!("{e}"));
+        let (mut user, mut idle) = (0u64, 0u64);
+        for i in 0..n {
+            let (busy, loadavg, runnable) = reading(i);
+            if i > 0 {
+                let used = (200.0 * busy.clamp(0.0, 1.0)).round() as u64;
+                user += used;
+                idle += 200 - used;
+            }
+            let ticks = CpuTicks::from_columns([user, 0, 0, idle, 0, 0, 0, 0, 0, 0]);
+            let stamp = Stamp {
+                micros: 1_700_000_000_000_000 + i as i64 * 1_000_000,
+            };
+            let sample = Sample {
+                loadavg,
+                runnable,
+                meminfo: crate::kernel::fields::FieldTable::from_pairs([
+                    ("MemTotal", 2_000_000.0),
+                    ("MemFree", 1_000_000.0),
+                ]),
+                ..Sample::bare(stamp, ticks, 2, 2)
+            };
+            w.append(&sample).unwrap_or_else(|e| panic!("{e}"));
+        }
+        path
+    }
+
+    fn demand_of(r: &Recorded) -> Vec<f64> {
+        r.scenario
+            .phases
+            .iter()
+            .map(|p| p.threads * p.cpu_per_thread)
+            .collect()
+    }
+
+    #[test]
+    fn a_recording_saturated_throughout_is_priced_by_its_runnable_tasks() {
+        // Both CPUs busy all along with 5 tasks runnable: nothing ever ran
+        // with room, so a task is taken to want a whole CPU.
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let d = (-5.0f64 / 60.0).exp();
+        let load = |i: usize| 5.0 * (1.0 - d.powi((i / 5) as i32));
+        let path = recording(&dir, 121, |i| (1.0, (load(i) * 100.0).round() / 100.0, 5.0));
+        let r = scenario(&path).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(r.censoring.intervals, 120);
+        assert_eq!(r.censoring.censored, 120);
+        assert_eq!(r.censoring.raised, 120);
+        for (p, d) in r.scenario.phases.iter().zip(demand_of(&r)) {
+            assert!((p.threads - 5.0).abs() < 0.05, "{p:?}");
+            assert!((d - 5.0).abs() < 0.05, "{p:?}");
+        }
+    }
+
+    #[test]
+    fn too_few_readings_are_refused() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let none = recording(&dir, 0, |_| (0.5, 1.0, 1.0));
+        assert!(matches!(scenario(&none), Err(WorkloadError::NoReading)));
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let one = recording(&dir, 1, |_| (0.5, 1.0, 1.0));
+        assert!(matches!(scenario(&one), Err(WorkloadError::OneReading)));
+    }
+
+    #[test]
+    fn missing_or_absurd_load_readings_leave_what_ran() {
+        for (loadavg, runnable) in [
+            (f64::NAN, f64::NAN),
+            (f64::NAN, 3.0),
+            (f64::INFINITY, -1.0),
+            (1e300, 1e300),
+        ] {
+            let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+            let path = recording(&dir, 31, |i| {
+                (if i < 15 { 1.0 } else { 0.5 }, loadavg, runnable)
+            });
+            let r = scenario(&path).unwrap_or_else(|e| panic!("{loadavg} {runnable}: {e}"));
+            let demand = demand_of(&r);
+            assert!(
+                demand.iter().all(|d| d.is_finite() && *d >= 1.0 - 1e-9),
+                "{loadavg} {runnable}: {demand:?}"
+            );
+            // Unreadable counts raise nothing; a readable huge one is held
+            // to the scenario's limit.
+            let most = demand.iter().copied().fold(0.0, f64::max);
+            assert!(most <= demand::MAX_TASKS, "{most}");
+            if runnable.is_nan() || runnable < 0.0 {
+                assert_eq!(r.censoring.raised, 0, "{loadavg} {runnable}");
+                assert!((most - 2.0).abs() < 1e-9, "{demand:?}");
+            }
+        }
+    }
+
+    fn score(unmet: f64) -> Score {
+        Score {
+            unmet_cpu_seconds: unmet,
+            avg_online_cpus: 2.0,
+            guest_to_working_set: 1.5,
+            direct_scan_stalls: 0,
+            throughput_ratio: 0.9,
+            cpu_changes: 4,
+            pool_changes: 0,
+            reversals: 0,
+            flapping: false,
+            fatal: None,
+        }
+    }
+
+    #[test]
+    fn a_second_half_without_gain_is_said_in_words() {
+        let rows = |start: f64, recommended: f64| {
+            vec![
+                ("start".to_string(), SECOND_HALF.to_string(), score(start)),
+                (
+                    "recommended".to_string(),
+                    SECOND_HALF.to_string(),
+                    score(recommended),
+                ),
+            ]
+        };
+        let said = second_half_verdict(&rows(50.0, 50.0), Objective::Cpu)
+            .unwrap_or_else(|| panic!("no gain must be said"));
+        assert!(
+            said.contains("no gain on the recording's second half"),
+            "{said}"
+        );
+        assert!(
+            said.contains("than the start (unmet CPU-s 50.00 against 50.00)"),
+            "{said}"
+        );
+        assert!(second_half_verdict(&rows(50.0, 60.0), Objective::Cpu).is_some());
+        assert_eq!(second_half_verdict(&rows(50.0, 40.0), Objective::Cpu), None);
+        // Against a reference, the reference is what it must beat.
+        let mut with_reference = rows(50.0, 40.0);
+        with_reference.push(("reference".into(), SECOND_HALF.into(), score(30.0)));
+        let said = second_half_verdict(&with_reference, Objective::Cpu).unwrap_or_default();
+        assert!(said.contains("than the reference"), "{said}");
+        // Other seeds are not a second half: nothing to say.
+        let seeds = vec![
+            ("start".to_string(), "s2".to_string(), score(50.0)),
+            ("recommended".to_string(), "s2".to_string(), score(50.0)),
+        ];
+        assert_eq!(second_half_verdict(&seeds, Objective::Cpu), None);
+    }
 
     #[test]
     fn halves_split_at_half_the_duration_and_the_second_starts_in_the_running_phase() {
