@@ -57,7 +57,7 @@ pub(super) struct Observed {
 
 /// The work an interval is replayed as.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub(super) struct Work {
+pub(super) struct RecoveredWork {
     /// Runnable tasks (not counting those in iowait): what the load
     /// average of the replay sees. Never less than `demand`.
     pub tasks: f64,
@@ -67,7 +67,7 @@ pub(super) struct Work {
 
 /// The work of each interval, and how many censored intervals the
 /// estimate raised above what ran.
-pub(super) fn recover(observed: &[Observed]) -> (Vec<Work>, usize) {
+pub(super) fn recover(observed: &[Observed]) -> (Vec<RecoveredWork>, usize) {
     let tasks = runnable_tasks(observed);
     let mut demand: Vec<f64> = observed.iter().map(|o| o.busy.max(0.0)).collect();
     let raised = raise_censored(observed, &tasks, &mut demand);
@@ -76,7 +76,7 @@ pub(super) fn recover(observed: &[Observed]) -> (Vec<Work>, usize) {
         .zip(demand)
         .map(|(t, d)| {
             let d = d.clamp(0.0, MAX_TASKS);
-            Work {
+            RecoveredWork {
                 tasks: t.unwrap_or(d).clamp(d, MAX_TASKS),
                 demand: d,
             }
@@ -268,7 +268,7 @@ mod tests {
         }
     }
 
-    fn demands(w: &[Work]) -> Vec<f64> {
+    fn demands(w: &[RecoveredWork]) -> Vec<f64> {
         w.iter()
             .map(|w| (w.demand * 100.0).round() / 100.0)
             .collect()
