@@ -190,13 +190,18 @@ fn default_budget(workload: &Workload) -> usize {
     (2000.0 * 3600.0 / seconds.max(1.0)).clamp(200.0, 2000.0) as usize
 }
 
+/// What `--objective` asks to improve.
+fn objective(args: &TuneArgs) -> plugtop::tune::score::Objective {
+    match args.objective {
+        crate::cli::TuneObjective::Cpu => plugtop::tune::score::Objective::Cpu,
+        crate::cli::TuneObjective::Memory => plugtop::tune::score::Objective::Memory,
+    }
+}
+
 /// The search's settings from the command line.
 fn options_of(args: &TuneArgs, workload: &Workload) -> TuneOptions {
     TuneOptions {
-        objective: match args.objective {
-            crate::cli::TuneObjective::Cpu => plugtop::tune::score::Objective::Cpu,
-            crate::cli::TuneObjective::Memory => plugtop::tune::score::Objective::Memory,
-        },
+        objective: objective(args),
         budget: args
             .budget
             .map_or_else(|| default_budget(workload), |b| b as usize),
@@ -299,7 +304,7 @@ fn held_out(held: HeldOut, workload: &Workload) -> Vec<(String, Workload)> {
     match held {
         HeldOut::Nothing => Vec::new(),
         HeldOut::SecondHalf(second) => vec![(
-            "2nd half".into(),
+            plugtop::tune::recorded::SECOND_HALF.into(),
             Workload {
                 scenario: second,
                 ..workload.clone()
@@ -381,6 +386,10 @@ fn text(
                  the built-in scenarios lighter and heavier):"
             )?;
             write!(out, "{}", report::seeds_table(seeds))?;
+            if let Some(said) = plugtop::tune::recorded::second_half_verdict(seeds, objective(args))
+            {
+                writeln!(out, "{said}")?;
+            }
             write!(out, "\n{}", report::summary(tuned, seeds))?;
         }
         None => writeln!(

@@ -6,10 +6,11 @@
 //!
 //! * demand = the busy share (user, nice, system, irq, softirq, steal) of
 //!   the interval × the CPUs online; when every online CPU was busy the
-//!   real demand may have been higher (it is censored): the runnable tasks
-//!   of /proc/loadavg times the CPU a task used in the nearest interval,
-//!   before or after, that had idle time and as many runnable tasks (the
-//!   same work seen with a CPU to spare), stand in for it when that is more;
+//!   real demand may have been higher (it is censored), and the runnable
+//!   tasks stand in for it ([`demand`] says how);
+//! * the runnable tasks (what `loadavg` rules see) from the load average
+//!   and the runnable count of /proc/loadavg, so a phase is that many
+//!   threads each wanting demand ÷ tasks of a CPU;
 //! * the working set = anonymous memory (MemTotal − MemFree − Cached − the
 //!   CMM pool) plus swap in use; shared memory = Shmem; page-ins from
 //!   vmstat's pgpgin;
@@ -17,11 +18,16 @@
 
 use std::path::Path;
 
+mod demand;
+
+use demand::Observed;
+
 use crate::kernel::deltas::tick_delta;
 use crate::kernel::recording::RecordingSource;
 use crate::kernel::{Sample, Source};
 use crate::sim::Scenario;
 use crate::sim::scenario::Phase;
+use crate::tune::score::{Objective, Score};
 
 /// KiB in one CMM page.
 const PAGE_KIB: f64 = 4.0;
@@ -54,12 +60,12 @@ pub enum WorkloadError {
 
 /// One recorded interval's phase.
 struct IntervalPhase {
-    start: f64,
+    /// What the readings at its ends show of its CPU work.
+    observed: Observed,
+    /// CPUs wanted (first what ran, then as [`demand::recover`] finds).
     demand: f64,
-    /// The runnable tasks at its end.
-    runnable: f64,
-    /// Every online CPU was busy: `demand` is a floor.
-    censored: bool,
+    /// Runnable tasks, not counting those in iowait.
+    tasks: f64,
     system: f64,
     nice: f64,
     iowait: f64,
@@ -109,7 +115,12 @@ pub fn scenario(path: &Path) -> Result<Recorded, WorkloadError> {
     if phases.is_empty() {
         return Err(WorkloadError::OneReading);
     }
-    tally.censoring.raised = estimate_censored(&mut phases);
+    let observed: Vec<Observed> = phases.iter().map(|p| p.observed).collect();
+    let (work, raised) = demand::recover(&observed);
+    for (p, w) in phases.iter_mut().zip(work) {
+        (p.demand, p.tasks) = (w.demand, w.tasks);
+    }
+    tally.censoring.raised = raised;
     let duration = last.stamp.seconds() - t0;
     let contention = tally.steal / (tally.work + tally.steal).max(1.0);
     let name = path
@@ -168,11 +179,20 @@ impl RecordingTotals {
         let swapped = (mem("SwapTotal") - mem("SwapFree")).max(0.0);
         let seconds = (s.stamp.seconds() - p.stamp.seconds()).max(1e-3);
         let pgpgin = s.vmstat.get("pgpgin").unwrap_or(0.0) - p.vmstat.get("pgpgin").unwrap_or(0.0);
+        let start = p.stamp.seconds() - t0;
         Some(IntervalPhase {
-            start: p.stamp.seconds() - t0,
+            observed: Observed {
+                start,
+                end: start + seconds,
+                busy,
+                iowait: d.iowait as f64 / total * online,
+                censored,
+                runnable: s.runnable,
+                load_before: p.loadavg,
+                load_after: s.loadavg,
+            },
             demand: busy,
-            runnable: s.runnable,
-            censored,
+            tasks: busy,
             system: d.system as f64 / work.max(1.0),
             nice: d.nice as f64 / work.max(1.0),
             iowait: d.iowait as f64 / (d.idle + d.iowait).max(1) as f64,
@@ -183,67 +203,10 @@ impl RecordingTotals {
     }
 }
 
-/// The CPU one runnable task used in an interval with a CPU to spare.
-fn per_task(i: &IntervalPhase) -> Option<f64> {
-    (!i.censored && i.runnable >= 0.5).then(|| (i.demand / i.runnable).clamp(0.05, 1.0))
-}
-
-/// Raises each censored interval's demand to its runnable tasks times the
-/// CPU a task used in the nearest uncensored interval with as many
-/// runnable tasks (the same work, seen when it had room), or else in the
-/// nearest uncensored interval at all; returns how many it raised. Work
-/// that starts while the guest is short of CPUs is censored from its first
-/// interval, so looking only backwards would price it at what the work
-/// before it took.
-fn estimate_censored(phases: &mut [IntervalPhase]) -> usize {
-    let n = phases.len();
-    // Per interval: (distance, per-task CPU) of the nearest match on each
-    // side, found in one pass each way.
-    let mut best: Vec<Option<(usize, bool, f64)>> = vec![None; n];
-    let key = |r: f64| (r * 100.0).round() as i64;
-    for forward in [true, false] {
-        let mut same: std::collections::HashMap<i64, (usize, f64)> = Default::default();
-        let mut any: Option<(usize, f64)> = None;
-        for k in 0..n {
-            let i = if forward { k } else { n - 1 - k };
-            let here = &phases[i];
-            if let Some(t) = per_task(here) {
-                same.insert(key(here.runnable), (i, t));
-                any = Some((i, t));
-                continue;
-            }
-            if !here.censored {
-                continue;
-            }
-            let candidate = match same.get(&key(here.runnable)) {
-                Some(&(j, t)) => Some((i.abs_diff(j), true, t)),
-                None => any.map(|(j, t)| (i.abs_diff(j), false, t)),
-            };
-            best[i] = match (best[i], candidate) {
-                (Some(b), Some(c))
-                    if (c.1, std::cmp::Reverse(c.0)) > (b.1, std::cmp::Reverse(b.0)) =>
-                {
-                    Some(c)
-                }
-                (None, c) => c,
-                (b, _) => b,
-            };
-        }
-    }
-    let mut raised = 0;
-    for (p, found) in phases.iter_mut().zip(best) {
-        let t = found.map_or(1.0, |(_, _, t)| t);
-        if p.censored && p.runnable * t > p.demand {
-            p.demand = p.runnable * t;
-            raised += 1;
-        }
-    }
-    raised
-}
-
 /// Two intervals the model could not tell apart.
 fn same(a: &IntervalPhase, b: &IntervalPhase) -> bool {
     (a.demand - b.demand).abs() < 0.005
+        && (a.tasks - b.tasks).abs() < 0.005
         && (a.system - b.system).abs() < 0.005
         && (a.nice - b.nice).abs() < 0.005
         && (a.iowait - b.iowait).abs() < 0.005
@@ -259,16 +222,20 @@ fn merged(phases: &[IntervalPhase]) -> Vec<Phase> {
     let mut out: Vec<Phase> = Vec::new();
     let mut last: Option<&IntervalPhase> = None;
     for p in phases {
-        if last.is_some_and(|w| p.start <= w.start || same(w, p)) {
+        if last.is_some_and(|w| p.observed.start <= w.observed.start || same(w, p)) {
             continue;
         }
         last = Some(p);
         let system = p.system.clamp(0.0, 1.0);
         out.push(Phase {
             name: String::new(),
-            start: format!("{:.3}", p.start),
-            threads: p.demand.max(0.0),
-            cpu_per_thread: 1.0,
+            start: format!("{:.3}", p.observed.start),
+            threads: p.tasks,
+            cpu_per_thread: if p.tasks > 0.0 {
+                (p.demand / p.tasks).clamp(0.0, 1.0)
+            } else {
+                1.0
+            },
             system_share: system,
             nice_share: p.nice.clamp(0.0, 1.0 - system),
             io_mib_per_s: p.io_mib_per_s,
@@ -328,49 +295,218 @@ pub fn halves(s: &Scenario) -> Result<(Scenario, Scenario), WorkloadError> {
     Ok((make("first half", first)?, make("second half", second)?))
 }
 
+/// The workload label of a recording's held-out half in the report's
+/// held-out rows.
+pub const SECOND_HALF: &str = "2nd half";
+
+/// A sentence for the report when the recommendation shows no gain on the
+/// recording's second half (what it was not tuned on) over the file it is
+/// measured against there (the reference, else the start): a gain on the
+/// first half alone may be the first half's, not the guest's. `None` when
+/// it gains, or when nothing was held out. `rows` are (file, workload,
+/// score), the files labelled "start", "reference" and "recommended".
+pub fn second_half_verdict(
+    rows: &[(String, String, Score)],
+    objective: Objective,
+) -> Option<String> {
+    let find = |file: &str| {
+        rows.iter()
+            .find(|(f, w, _)| f == file && w == SECOND_HALF)
+            .map(|(_, _, s)| s)
+    };
+    let recommended = find("recommended")?;
+    let (label, base) = find("reference")
+        .map(|s| ("the reference", s))
+        .or_else(|| find("start").map(|s| ("the start", s)))?;
+    if recommended.usable() && recommended.improves_on(base, objective) {
+        return None;
+    }
+    let (what, x, y) = match objective {
+        Objective::Cpu => (
+            "unmet CPU-s",
+            recommended.unmet_cpu_seconds,
+            base.unmet_cpu_seconds,
+        ),
+        Objective::Memory => (
+            "guest / working set",
+            recommended.guest_to_working_set,
+            base.guest_to_working_set,
+        ),
+    };
+    Some(format!(
+        "no gain on the recording's second half, which it was not tuned on: the recommendation \
+         does no better there than {label} ({what} {x:.2} against {y:.2}), so its gain on the \
+         first half may not hold for the rest of the recording"
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn interval(demand: f64, runnable: f64, censored: bool) -> IntervalPhase {
-        IntervalPhase {
-            start: 0.0,
-            demand,
-            runnable,
-            censored,
-            system: 0.0,
-            nice: 0.0,
-            iowait: 0.0,
-            working_set_mib: 0.0,
-            shared_mib: 0.0,
-            io_mib_per_s: 0.0,
+    use crate::kernel::recording::{Header, RecordingWriter};
+    use crate::kernel::{CpuTicks, Stamp};
+
+    /// A recording of `n` one-second readings of a 2-CPU guest, each made
+    /// by `reading(i)`: (busy share of the CPUs, loadavg, runnable count).
+    fn recording(
+        dir: &tempfile::TempDir,
+        n: usize,
+        reading: impl Fn(usize) -> (f64, f64, f64),
+    ) -> std::path::PathBuf {
+        let path = dir.path().join("guest.rec");
+        let header = Header {
+            host: "h".into(),
+            kernel: "6.1".into(),
+            cpu_model: "z".into(),
+            root: "/".into(),
+            page_size: 4096,
+            present_cpus: 2,
+            interval_us: 1_000_000,
+            started: Stamp { micros: 0 },
+        };
+        let mut w = RecordingWriter::create(&path, &header).unwrap_or_else(|e| panic!("{e}"));
+        let (mut user, mut idle) = (0u64, 0u64);
+        for i in 0..n {
+            let (busy, loadavg, runnable) = reading(i);
+            if i > 0 {
+                let used = (200.0 * busy.clamp(0.0, 1.0)).round() as u64;
+                user += used;
+                idle += 200 - used;
+            }
+            let ticks = CpuTicks::from_columns([user, 0, 0, idle, 0, 0, 0, 0, 0, 0]);
+            let stamp = Stamp {
+                micros: 1_700_000_000_000_000 + i as i64 * 1_000_000,
+            };
+            let sample = Sample {
+                loadavg,
+                runnable,
+                meminfo: crate::kernel::fields::FieldTable::from_pairs([
+                    ("MemTotal", 2_000_000.0),
+                    ("MemFree", 1_000_000.0),
+                ]),
+                ..Sample::bare(stamp, ticks, 2, 2)
+            };
+            w.append(&sample).unwrap_or_else(|e| panic!("{e}"));
+        }
+        path
+    }
+
+    fn demand_of(r: &Recorded) -> Vec<f64> {
+        r.scenario
+            .phases
+            .iter()
+            .map(|p| p.threads * p.cpu_per_thread)
+            .collect()
+    }
+
+    #[test]
+    fn a_recording_saturated_throughout_is_priced_by_its_runnable_tasks() {
+        // Both CPUs busy all along with 5 tasks runnable: nothing ever ran
+        // with room, so a task is taken to want a whole CPU.
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let d = (-5.0f64 / 60.0).exp();
+        let load = |i: usize| 5.0 * (1.0 - d.powi((i / 5) as i32));
+        let path = recording(&dir, 121, |i| (1.0, (load(i) * 100.0).round() / 100.0, 5.0));
+        let r = scenario(&path).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(r.censoring.intervals, 120);
+        assert_eq!(r.censoring.censored, 120);
+        assert_eq!(r.censoring.raised, 120);
+        for (p, d) in r.scenario.phases.iter().zip(demand_of(&r)) {
+            assert!((p.threads - 5.0).abs() < 0.05, "{p:?}");
+            assert!((d - 5.0).abs() < 0.05, "{p:?}");
         }
     }
 
     #[test]
-    fn censored_work_is_priced_by_the_nearest_interval_of_the_same_work() {
-        // Light work (1 task at 0.2), then work of 2 tasks at 0.7 each that
-        // starts on one CPU (censored at 1.0) and gets a second CPU later.
-        let mut phases = vec![
-            interval(0.2, 1.0, false),
-            interval(1.0, 2.0, true),
-            interval(1.0, 2.0, true),
-            interval(1.4, 2.0, false),
-            interval(0.9, 3.0, true),
+    fn too_few_readings_are_refused() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let none = recording(&dir, 0, |_| (0.5, 1.0, 1.0));
+        assert!(matches!(scenario(&none), Err(WorkloadError::NoReading)));
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let one = recording(&dir, 1, |_| (0.5, 1.0, 1.0));
+        assert!(matches!(scenario(&one), Err(WorkloadError::OneReading)));
+    }
+
+    #[test]
+    fn missing_or_absurd_load_readings_leave_what_ran() {
+        for (loadavg, runnable) in [
+            (f64::NAN, f64::NAN),
+            (f64::NAN, 3.0),
+            (f64::INFINITY, -1.0),
+            (1e300, 1e300),
+        ] {
+            let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+            let path = recording(&dir, 31, |i| {
+                (if i < 15 { 1.0 } else { 0.5 }, loadavg, runnable)
+            });
+            let r = scenario(&path).unwrap_or_else(|e| panic!("{loadavg} {runnable}: {e}"));
+            let demand = demand_of(&r);
+            assert!(
+                demand.iter().all(|d| d.is_finite() && *d >= 1.0 - 1e-9),
+                "{loadavg} {runnable}: {demand:?}"
+            );
+            // Unreadable counts raise nothing; a readable huge one is held
+            // to the scenario's limit.
+            let most = demand.iter().copied().fold(0.0, f64::max);
+            assert!(most <= demand::MAX_TASKS, "{most}");
+            if runnable.is_nan() || runnable < 0.0 {
+                assert_eq!(r.censoring.raised, 0, "{loadavg} {runnable}");
+                assert!((most - 2.0).abs() < 1e-9, "{demand:?}");
+            }
+        }
+    }
+
+    fn score(unmet: f64) -> Score {
+        Score {
+            unmet_cpu_seconds: unmet,
+            avg_online_cpus: 2.0,
+            guest_to_working_set: 1.5,
+            direct_scan_stalls: 0,
+            throughput_ratio: 0.9,
+            cpu_changes: 4,
+            pool_changes: 0,
+            reversals: 0,
+            flapping: false,
+            fatal: None,
+        }
+    }
+
+    #[test]
+    fn a_second_half_without_gain_is_said_in_words() {
+        let rows = |start: f64, recommended: f64| {
+            vec![
+                ("start".to_string(), SECOND_HALF.to_string(), score(start)),
+                (
+                    "recommended".to_string(),
+                    SECOND_HALF.to_string(),
+                    score(recommended),
+                ),
+            ]
+        };
+        let said = second_half_verdict(&rows(50.0, 50.0), Objective::Cpu)
+            .unwrap_or_else(|| panic!("no gain must be said"));
+        assert!(
+            said.contains("no gain on the recording's second half"),
+            "{said}"
+        );
+        assert!(
+            said.contains("than the start (unmet CPU-s 50.00 against 50.00)"),
+            "{said}"
+        );
+        assert!(second_half_verdict(&rows(50.0, 60.0), Objective::Cpu).is_some());
+        assert_eq!(second_half_verdict(&rows(50.0, 40.0), Objective::Cpu), None);
+        // Against a reference, the reference is what it must beat.
+        let mut with_reference = rows(50.0, 40.0);
+        with_reference.push(("reference".into(), SECOND_HALF.into(), score(30.0)));
+        let said = second_half_verdict(&with_reference, Objective::Cpu).unwrap_or_default();
+        assert!(said.contains("than the reference"), "{said}");
+        // Other seeds are not a second half: nothing to say.
+        let seeds = vec![
+            ("start".to_string(), "s2".to_string(), score(50.0)),
+            ("recommended".to_string(), "s2".to_string(), score(50.0)),
         ];
-        let raised = estimate_censored(&mut phases);
-        let demand: Vec<f64> = phases
-            .iter()
-            .map(|p| (p.demand * 100.0).round() / 100.0)
-            .collect();
-        // The last one has no uncensored match of 3 tasks: the nearest
-        // uncensored interval (0.7 a task) prices it.
-        assert_eq!(demand, [0.2, 1.4, 1.4, 1.4, 2.1]);
-        assert_eq!(raised, 3);
-        // Nothing uncensored at all: a task takes a whole CPU.
-        let mut phases = vec![interval(1.0, 3.0, true)];
-        assert_eq!(estimate_censored(&mut phases), 1);
-        assert_eq!(phases[0].demand, 3.0);
+        assert_eq!(second_half_verdict(&seeds, Objective::Cpu), None);
     }
 
     #[test]

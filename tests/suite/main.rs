@@ -58,6 +58,7 @@ mod one_loop;
 mod parser_props;
 mod pool_handoff;
 mod purity;
+mod recorded_workload;
 mod recording;
 mod replay_streaming;
 mod roots;
