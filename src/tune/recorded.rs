@@ -468,6 +468,7 @@ mod tests {
             pool_changes: 0,
             reversals: 0,
             flapping: false,
+            flaps_at_steady: None,
             fatal: None,
         }
     }
