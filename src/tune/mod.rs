@@ -233,9 +233,34 @@ pub fn tune(
         return tuned;
     }
     let reference_file = reference.unwrap_or(file);
+    recommend_on_portfolio(
+        &mut tuned,
+        order,
+        workload,
+        reference_file,
+        options,
+        cancelled,
+        &file_of,
+    );
+    tuned
+}
+
+/// Judges the candidates of `order` (the best on the workload first) on
+/// the portfolio of `workload` against `reference`, and recommends the
+/// first that holds up; the portfolio's rows for the report.
+fn recommend_on_portfolio(
+    tuned: &mut Tuned,
+    mut order: Vec<usize>,
+    workload: &Workload,
+    reference: &SourceFile,
+    options: &TuneOptions,
+    cancelled: &AtomicBool,
+    file_of: &dyn Fn(&[f64]) -> SourceFile,
+) {
+    let objective = options.objective;
     let judge = robust::Judge::new(
         portfolio::portfolio(workload),
-        reference_file,
+        reference,
         objective,
         robust::Tolerance::default(),
     );
@@ -286,7 +311,6 @@ pub fn tune(
             })
             .collect();
     }
-    tuned
 }
 
 /// The verdicts of `files`, in their order, each judged on a thread of its

@@ -51,6 +51,12 @@ pub enum Verdict {
         workload: String,
         why: String,
     },
+    /// Its HOTPLUG and HOTUNPLUG thresholds on one measure lie `gap` apart,
+    /// less than one CPU (`unit`): a plug alone can bring the unplug.
+    Narrow {
+        gap: f64,
+        unit: f64,
+    },
 }
 
 impl Verdict {
@@ -66,8 +72,36 @@ impl Verdict {
             Verdict::Flaps(t) => format!("flaps at a steady load of {t:.2} threads"),
             Verdict::Loses { workload, how } => format!("loses on {workload}: {how}"),
             Verdict::Stops { workload, why } => format!("stops cpuplugd on {workload}: {why}"),
+            Verdict::Narrow { gap, unit } => format!(
+                "puts its plug and unplug thresholds {} apart, less than one CPU ({})",
+                short(*gap),
+                short(*unit)
+            ),
         }
     }
+}
+
+/// A number in as few digits as say it (`79`, `0.5`, `1.07`).
+fn short(x: f64) -> String {
+    let t = format!("{x:.2}");
+    let t = t.trim_end_matches('0');
+    t.strip_suffix('.').unwrap_or(t).to_string()
+}
+
+/// The narrowest HOTPLUG/HOTUNPLUG pair of `file` loaded on `facts` that
+/// lies less than one CPU apart, as (gap, unit), whether the pair decides
+/// alone or only with the rules' other halves: a tuned file must keep a
+/// CPU's worth of hysteresis either way.
+pub fn narrow_pair(file: &SourceFile, facts: &SystemFacts) -> Option<(f64, f64)> {
+    let outcome = crate::rules::load(file, facts);
+    if outcome.refusal.is_some() {
+        return None;
+    }
+    crate::rules::hysteresis::gaps(&outcome.rules)
+        .into_iter()
+        .filter(|g| g.too_narrow())
+        .map(|g| (g.gap, g.unit))
+        .min_by(|a, b| (a.0 / a.1).total_cmp(&(b.0 / b.1)))
 }
 
 /// How `c` compares with the reference `r` on one workload of the
@@ -207,10 +241,16 @@ impl Judge {
         self.members.iter().map(|(m, _, s)| (m, s))
     }
 
-    /// Whether `file` holds up: the steady loads first (a flap is the
+    /// Whether `file` holds up: its thresholds a CPU apart, then the
+    /// steady loads (a flap is the
     /// commonest failure and the cheapest to find), then the scenarios;
     /// the first failure ends the judging.
     pub fn verdict(&self, file: &SourceFile) -> Verdict {
+        if let Some((_, facts, _)) = self.members.first()
+            && let Some((gap, unit)) = narrow_pair(file, facts)
+        {
+            return Verdict::Narrow { gap, unit };
+        }
         let steady = self
             .members
             .iter()
@@ -296,5 +336,43 @@ mod tests {
         assert!(loses(&score(f64::NAN, 2.0), &r, Objective::Cpu, tol).is_some());
         assert!(loses(&score(50.0, f64::NAN), &r, Objective::Cpu, tol).is_some());
         assert!(loses(&score(f64::INFINITY, 2.0), &r, Objective::Cpu, tol).is_some());
+    }
+}
+
+#[cfg(test)]
+mod narrow_tests {
+    use super::*;
+
+    fn file(plug: &str, unplug: &str) -> SourceFile {
+        let text = format!(
+            "UPDATE=\"1\"\nCPU_MIN=\"1\"\nCPU_MAX=\"0\"\n\
+             HOTPLUG=\"(loadavg > onumcpus + 0.75) & (idle < {plug})\"\n\
+             HOTUNPLUG=\"(loadavg < onumcpus - 0.25) | (idle > {unplug})\"\n"
+        );
+        SourceFile::new("t.conf", text.into_bytes())
+    }
+
+    #[test]
+    fn thresholds_less_than_a_cpu_apart_are_narrow_even_behind_a_conjunct() {
+        let facts = SystemFacts::any_machine(4, "test");
+        assert_eq!(
+            narrow_pair(&file("53.7", "133"), &facts).map(|p| p.1),
+            Some(100.0)
+        );
+        assert_eq!(
+            narrow_pair(&file("10", "50"), &facts).map(|p| p.0),
+            Some(40.0)
+        );
+        assert_eq!(narrow_pair(&file("10", "110"), &facts), None);
+        assert_eq!(narrow_pair(&file("5", "205"), &facts), None);
+        let words = Verdict::Narrow {
+            gap: 79.3,
+            unit: 100.0,
+        }
+        .words();
+        assert!(
+            words.contains("79.3 apart") && words.contains("(100)"),
+            "{words}"
+        );
     }
 }
