@@ -797,10 +797,42 @@ fn plugging_held_at_the_gate(root: &FakeRoot, rules: &str) -> (Session, std::pat
         110,
         &[("PLUGTOP_TEST_WRITE_GATE", &gate_s)],
     );
-    s.wait_for("Proposed: plug cpu1");
-    s.press("y");
-    s.wait_for("… plugging a CPU");
+    accept(&mut s, "Proposed: plug cpu1", "… plugging a CPU");
     (s, gate)
+}
+
+/// Presses `y` on `proposal` until the screen shows `progress`. A `y` that
+/// a loaded machine delivers as one interval's proposal gives way to the
+/// next is pressed again once the interval number moves on; each wait is
+/// for something the screen shows, never for a time.
+fn accept(s: &mut Session, proposal: &str, progress: &str) {
+    let interval = |s: &Session| {
+        let screen = s.screen();
+        let first = screen.lines().next().unwrap_or("").to_string();
+        first.rsplit('#').next().map(|t| {
+            t.chars()
+                .take_while(char::is_ascii_digit)
+                .collect::<String>()
+        })
+    };
+    for _ in 0..20 {
+        s.wait_until(&format!("never saw {proposal:?} or {progress:?}"), |s| {
+            let screen = s.screen();
+            screen.contains(proposal) || screen.contains(progress)
+        });
+        if s.screen().contains(progress) {
+            return;
+        }
+        let at = interval(s);
+        s.press("y");
+        s.wait_until(&format!("never saw {progress:?} after y"), |s| {
+            s.screen().contains(progress) || interval(s) != at
+        });
+    }
+    panic!(
+        "{proposal:?} never led to {progress:?}; screen:\n{}",
+        s.screen()
+    );
 }
 
 #[test]
