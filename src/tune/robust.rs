@@ -170,8 +170,14 @@ pub struct SteadyProxy {
     loads: Vec<(f64, Workload, SystemFacts)>,
 }
 
-/// Every how many loads of the sweep the proxy takes one.
-const PROXY_EVERY: usize = 4;
+/// Every how many loads of the sweep the proxy takes one: on 4 CPUs 0.3,
+/// 0.8, 1.3, … 3.8 threads, among them the loads just short of a whole CPU
+/// where a file without enough hysteresis flaps first.
+const PROXY_EVERY: usize = 5;
+
+/// Simulated seconds of each proxy load: enough for a flap to repeat at
+/// any UPDATE the search tries, less than the judge's whole sweep runs.
+const PROXY_SECONDS: f64 = 180.0;
 
 impl SteadyProxy {
     /// Every [`PROXY_EVERY`]th load of `training`'s steady sweep.
@@ -183,7 +189,11 @@ impl SteadyProxy {
             .filter_map(|(_, m)| match m.role {
                 Role::Steady(t) => {
                     let facts = m.workload.facts();
-                    Some((t, m.workload, facts))
+                    let workload = Workload {
+                        duration: Some(PROXY_SECONDS),
+                        ..m.workload
+                    };
+                    Some((t, workload, facts))
                 }
                 _ => None,
             })
