@@ -97,6 +97,12 @@ pub fn run(args: TuneArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
         )?,
         CheckFormat::Json => json(out, &file, &tuned, recommended_text.as_deref(), &seeds)?,
     }
+    if let (Some(path), None) = (&args.write, &recommended_text) {
+        eprintln!(
+            "plugtop: nothing recommended, so nothing written to {}",
+            plugtop::report::terminal_safe(&path.display().to_string())
+        );
+    }
     if let (Some((dir, name)), Some(path), Some(bytes)) = (&target, &args.write, &recommended_text)
     {
         write_new(dir, name, bytes, &facts)?;

@@ -18,6 +18,7 @@ pub mod report;
 pub mod robust;
 pub mod score;
 pub mod search;
+pub mod switched;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize};
@@ -106,6 +107,8 @@ pub struct Tuned {
     /// The portfolio with the reference's and the recommendation's scores
     /// on each workload (empty without the portfolio or a recommendation).
     pub portfolio: Vec<PortfolioRow>,
+    /// What the recommendation's numbers switched off, in words.
+    pub switched_off: Vec<String>,
 }
 
 /// The reference and the recommendation on one workload of the portfolio.
@@ -227,21 +230,25 @@ pub fn tune(
         recommended: None,
         judged: Vec::new(),
         portfolio: Vec::new(),
+        switched_off: Vec::new(),
     };
     if !options.portfolio {
         tuned.recommended = order.first().copied();
-        return tuned;
+    } else {
+        let reference_file = reference.unwrap_or(file);
+        recommend_on_portfolio(
+            &mut tuned,
+            order,
+            workload,
+            reference_file,
+            options,
+            cancelled,
+            &file_of,
+        );
     }
-    let reference_file = reference.unwrap_or(file);
-    recommend_on_portfolio(
-        &mut tuned,
-        order,
-        workload,
-        reference_file,
-        options,
-        cancelled,
-        &file_of,
-    );
+    if let Some(i) = tuned.recommended {
+        tuned.switched_off = switched::notes(&file_of(&tuned.candidates[i].0), &facts);
+    }
     tuned
 }
 
@@ -291,8 +298,11 @@ fn recommend_on_portfolio(
         for (k, v) in verdicts.into_iter().enumerate() {
             tuned.judged.push((order[first + k], v));
         }
-        if let Some((i, _)) = tuned.judged.iter().find(|(_, v)| v.holds()) {
-            tuned.recommended = Some(*i);
+        // The first that holds, in order; those judged after it in the same
+        // batch are dropped, so the record is the same whatever `--threads`.
+        if let Some(at) = tuned.judged.iter().position(|(_, v)| v.holds()) {
+            tuned.judged.truncate(at + 1);
+            tuned.recommended = Some(tuned.judged[at].0);
             break;
         }
     }

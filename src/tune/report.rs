@@ -230,10 +230,13 @@ pub fn summary(t: &Tuned, held: &[(String, String, Score)]) -> String {
         if let Some((j, v)) = t.judged.first() {
             let _ = writeln!(
                 out,
-                "The best candidate on the workload (#{j}) {}; {} of the best were judged on the \
-                 built-in scenarios and the steady loads, and none held up.",
+                "The best candidate on the workload (#{j}) {}; {} judged on the built-in scenarios \
+                 and the steady loads, and none held up.",
                 v.words(),
-                t.judged.len()
+                match t.judged.len() {
+                    1 => "it was the only one".to_string(),
+                    n => format!("{n} of the best were"),
+                }
             );
         }
         return out;
@@ -246,6 +249,9 @@ pub fn summary(t: &Tuned, held: &[(String, String, Score)]) -> String {
         .map(|(k, v)| format!("{} {} → {}", k.owner, k.text(k.value), k.text(*v)))
         .collect();
     let _ = writeln!(out, "Changed: {}.", changed.join(", "));
+    for note in &t.switched_off {
+        let _ = writeln!(out, "Note: {note}.");
+    }
     if !t.portfolio.is_empty() {
         let scenarios = t.portfolio.iter().filter(|r| r.steady.is_none()).count();
         let steady = t.portfolio.len() - scenarios;

@@ -72,6 +72,12 @@ impl Verdict {
             Verdict::Flaps(t) => format!("flaps at a steady load of {t:.2} threads"),
             Verdict::Loses { workload, how } => format!("loses on {workload}: {how}"),
             Verdict::Stops { workload, why } => format!("stops cpuplugd on {workload}: {why}"),
+            Verdict::Narrow { gap, unit } if *gap < 0.0 => format!(
+                "puts its plug and unplug thresholds the wrong way round ({} into each other; \
+                 one CPU is {})",
+                short(-gap),
+                short(*unit)
+            ),
             Verdict::Narrow { gap, unit } => format!(
                 "puts its plug and unplug thresholds {} apart, less than one CPU ({})",
                 short(*gap),

@@ -1,0 +1,131 @@
+//! What a tuned number switched off: a threshold past the end of what its
+//! measure can reach makes a comparison that never holds (a HOTUNPLUG the
+//! guest can never meet, so it never unplugs) or always holds (a half of an
+//! `&` that no longer decides anything). The search finds such files on
+//! purpose — the paper's loadavg halves switched off are its finding — and
+//! the report must say so instead of showing a number that means "never".
+
+use crate::rules::hysteresis::{Pattern, gaps};
+use crate::rules::{RuleSet, SourceFile, SystemFacts, load};
+
+/// One sentence per comparison of HOTPLUG and HOTUNPLUG that `file`,
+/// loaded on `facts`, switched off (never or always holds on a guest of the
+/// CPUs present), as far as the hysteresis analysis can tell.
+pub fn notes(file: &SourceFile, facts: &SystemFacts) -> Vec<String> {
+    let Ok(cpus) = facts.present_cpus.as_ref().map(|n| f64::from(*n)) else {
+        return Vec::new();
+    };
+    let outcome = load(file, facts);
+    if outcome.refusal.is_some() {
+        return Vec::new();
+    }
+    of_rules(&outcome.rules, cpus)
+}
+
+fn of_rules(rules: &RuleSet, cpus: f64) -> Vec<String> {
+    let mut out = Vec::new();
+    for g in gaps(rules) {
+        let (p, u) = (g.plug_threshold, g.unplug_threshold);
+        let top = g.unit * cpus;
+        match g.pattern {
+            Pattern::Share => {
+                let (plug_never, plug_always, unplug_never) = if g.unplug_above {
+                    (p <= 0.0, p > top, u >= top)
+                } else {
+                    (p >= top, p < 0.0, u <= 0.0)
+                };
+                if unplug_never {
+                    out.push(format!(
+                        "HOTUNPLUG's threshold {} is past all {cpus} CPUs' worth ({}): that \
+                         comparison never holds, and where it is the whole rule the file never \
+                         unplugs",
+                        short(u),
+                        short(top)
+                    ));
+                }
+                if plug_never {
+                    out.push(format!(
+                        "HOTPLUG's threshold {} can never be crossed: that comparison never holds",
+                        short(p)
+                    ));
+                } else if plug_always {
+                    out.push(format!(
+                        "HOTPLUG's threshold {} is past all {cpus} CPUs' worth ({}): that \
+                         comparison always holds, so it decides nothing",
+                        short(p),
+                        short(top)
+                    ));
+                }
+            }
+            Pattern::Onumcpus => {
+                if p < -cpus {
+                    out.push(format!(
+                        "HOTPLUG's offset {} puts its threshold below zero at every CPU count: \
+                         that comparison always holds, so the rule's other half decides",
+                        short(p)
+                    ));
+                }
+                if u <= -cpus {
+                    out.push(format!(
+                        "HOTUNPLUG's offset {} puts its threshold at or below zero at every CPU \
+                         count: that comparison never holds, so the rule's other half decides",
+                        short(u)
+                    ));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// `x` in as few digits as say it.
+fn short(x: f64) -> String {
+    let t = format!("{x:.4}");
+    let t = t.trim_end_matches('0');
+    t.strip_suffix('.').unwrap_or(t).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn notes_of(text: &str) -> Vec<String> {
+        let file = SourceFile::new("t.conf", text.as_bytes().to_vec());
+        notes(&file, &SystemFacts::any_machine(4, "test"))
+    }
+
+    /// The incident file, its thresholds replaced.
+    fn oscillating(plug: &str, unplug: &str) -> String {
+        std::fs::read_to_string("examples/rules/oscillating-tight.conf")
+            .unwrap_or_default()
+            .replace("< 0.3", &format!("< {plug}"))
+            .replace("> 0.8", &format!("> {unplug}"))
+    }
+
+    #[test]
+    fn an_unplug_threshold_past_every_cpu_is_said_to_never_hold() {
+        let n = notes_of(&oscillating("1.8451", "4.8394"));
+        assert!(n.iter().any(|s| s.contains("HOTUNPLUG's threshold 4.8394")), "{n:?}");
+        assert!(notes_of(&oscillating("0.3", "1.5")).is_empty());
+        let n = notes_of(&oscillating("4.5", "5.5"));
+        assert!(n.iter().any(|s| s.contains("always holds")), "{n:?}");
+    }
+
+    #[test]
+    fn offsets_past_every_cpu_count_are_said_to_switch_a_half_off() {
+        let text = "UPDATE=\"1\"\nCPU_MIN=\"1\"\nCPU_MAX=\"0\"\n\
+            HOTPLUG=\"(loadavg > onumcpus - 4.5) & (idle < 10)\"\n\
+            HOTUNPLUG=\"(loadavg < onumcpus - 4.25) | (idle > 150)\"\n";
+        let n = notes_of(text);
+        assert!(
+            n.iter().any(|s| s.contains("HOTPLUG's offset -4.5")),
+            "{n:?}"
+        );
+        assert!(
+            n.iter().any(|s| s.contains("HOTUNPLUG's offset -4.25")),
+            "{n:?}"
+        );
+        let kept = text.replace("- 4.5", "+ 0.75").replace("- 4.25", "- 0.25");
+        assert!(notes_of(&kept).is_empty(), "{:?}", notes_of(&kept));
+    }
+}
