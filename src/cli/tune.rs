@@ -167,6 +167,7 @@ fn knobs_of(
     if let Some(seconds) = seconds {
         let update = (rules.settings.update > 0).then_some(rules.settings.update as f64);
         narrow::check_duration(&found, update, seconds)?;
+        narrow::check_decides(&found, update, rules.history_depth, seconds)?;
     }
     let found: Vec<Knob> = found
         .into_iter()

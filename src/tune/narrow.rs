@@ -160,6 +160,43 @@ pub enum KnobError {
         update: f64,
         hint: String,
     },
+    #[error(
+        "a run of {seconds} s decides nothing at UPDATE={update}: the rules look back {history} intervals, so cpuplugd's first decision comes after {needed} s; give a longer --duration or narrow UPDATE"
+    )]
+    NoDecision {
+        seconds: f64,
+        update: f64,
+        history: u32,
+        needed: f64,
+    },
+}
+
+/// A run must last long enough for cpuplugd to decide at least once at the
+/// longest UPDATE the tune may try: the rules read `history` intervals back,
+/// so the first decision needs `history + 1` readings. A shorter run scores
+/// as a guest nobody touched, which looks nearly perfect.
+pub fn check_decides(
+    knobs: &[Knob],
+    file_update: Option<f64>,
+    history: u32,
+    seconds: f64,
+) -> Result<(), KnobError> {
+    let update = knobs
+        .iter()
+        .find(|k| k.kind == KnobKind::Limit("UPDATE"))
+        .map(|k| k.range.1.max(k.value))
+        .or(file_update)
+        .unwrap_or(1.0);
+    let needed = update * (f64::from(history) + 1.0);
+    if seconds < needed {
+        return Err(KnobError::NoDecision {
+            seconds,
+            update,
+            history,
+            needed,
+        });
+    }
+    Ok(())
 }
 
 /// Applies one `--knob NAME=LO..HI` (or `NAME=VALUE`, a pin: LO = HI) to
@@ -299,6 +336,15 @@ pub fn check_duration(
 mod tests {
     use super::*;
     use crate::rules::{SourceFile, SystemFacts, load};
+
+    #[test]
+    fn a_run_too_short_for_one_decision_is_refused() {
+        assert!(check_decides(&[], Some(10.0), 3, 40.0).is_ok());
+        let e = check_decides(&[], Some(10.0), 3, 39.0).expect_err("39 < 4 × 10");
+        assert!(e.to_string().contains("after 40 s"), "{e}");
+        assert!(check_decides(&[], None, 0, 1.0).is_ok());
+        assert!(check_decides(&[], None, 0, 0.5).is_err());
+    }
 
     /// The knobs of the paper's loadavg rules on 4 CPUs: UPDATE, CPU_MIN,
     /// CPU_MAX, `onumcpus + 0.75` (4:32), `idle < 10.0` (4:48), `onumcpus

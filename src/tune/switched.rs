@@ -105,7 +105,10 @@ mod tests {
     #[test]
     fn an_unplug_threshold_past_every_cpu_is_said_to_never_hold() {
         let n = notes_of(&oscillating("1.8451", "4.8394"));
-        assert!(n.iter().any(|s| s.contains("HOTUNPLUG's threshold 4.8394")), "{n:?}");
+        assert!(
+            n.iter().any(|s| s.contains("HOTUNPLUG's threshold 4.8394")),
+            "{n:?}"
+        );
         assert!(notes_of(&oscillating("0.3", "1.5")).is_empty());
         let n = notes_of(&oscillating("4.5", "5.5"));
         assert!(n.iter().any(|s| s.contains("always holds")), "{n:?}");

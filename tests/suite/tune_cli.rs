@@ -275,8 +275,13 @@ fn a_run_shorter_than_an_update_the_tune_may_try_is_refused() {
         "{}",
         stderr(&o)
     );
-    let o = run("5s", &["--knob", "UPDATE=1..5"]);
+    let o = run("60s", &["--knob", "UPDATE=1..5"]);
     assert!(!o.stdout.is_empty(), "narrowed, it runs: {}", stderr(&o));
+    // Long enough for one interval, too short for one decision: the rules
+    // look back at least one interval.
+    let o = run("11s", &[]);
+    assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
+    assert!(stderr(&o).contains("decides nothing"), "{}", stderr(&o));
     for bad in ["0", "0s", "-5s", "nan", "inf"] {
         let o = run(bad, &[]);
         assert_eq!(o.status.code(), Some(2), "{bad}: {}", stdout(&o));
