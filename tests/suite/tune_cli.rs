@@ -650,3 +650,35 @@ fn a_memory_tune_never_changes_a_cpu_rule_s_text() {
         "{v}"
     );
 }
+
+#[test]
+fn the_portfolio_s_judging_is_the_same_whatever_the_threads() {
+    let run = |threads: &str| {
+        plugtop(&[
+            "tune",
+            SCENARIO,
+            "-c",
+            RULES,
+            "--duration",
+            "3m",
+            "--budget",
+            "24",
+            "--threads",
+            threads,
+            "--format",
+            "json",
+        ])
+    };
+    let one = run("1");
+    let eight = run("8");
+    assert_eq!(stdout(&one), stdout(&eight), "{}", stderr(&one));
+    let v: serde_json::Value = serde_json::from_slice(&one.stdout).expect("json");
+    // What was judged ends at the recommendation, if there is one.
+    if let (Some(judged), false) = (v["judged"].as_array(), v["recommended"].is_null()) {
+        assert_eq!(
+            judged.last().map(|j| j["index"].clone()),
+            Some(v["recommended"]["index"].clone()),
+            "{v}"
+        );
+    }
+}
