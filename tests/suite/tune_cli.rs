@@ -448,7 +448,13 @@ fn beats_the_reference_on_every_seed(v: &serde_json::Value, better: &str) {
             f(&tuned, better) < f(&reference, better),
             "{better}: {tuned} vs {reference}"
         );
-        assert!(f(&tuned, "avg_online_cpus") <= f(&reference, "avg_online_cpus") + 1e-9);
+        // At most 5% more CPUs, or more where they leave a fifth less
+        // demand unmet (issue 26's tolerance).
+        assert!(
+            f(&tuned, "avg_online_cpus") <= f(&reference, "avg_online_cpus") * 1.05 + 1e-9
+                || f(&tuned, "unmet_cpu_seconds") <= f(&reference, "unmet_cpu_seconds") * 0.8,
+            "CPUs: {tuned} vs {reference}"
+        );
         assert!(f(&tuned, "direct_scan_stalls") <= f(&reference, "direct_scan_stalls"));
         assert_eq!(tuned["flapping"], false);
     }
