@@ -16,6 +16,7 @@ pub mod portfolio;
 pub mod recorded;
 pub mod report;
 pub mod robust;
+pub mod rounding;
 pub mod score;
 pub mod search;
 pub mod switched;
@@ -234,6 +235,7 @@ pub fn tune(
     };
     if !options.portfolio {
         tuned.recommended = order.first().copied();
+        round_recommendation(&mut tuned, objective, &evaluate, &|_| true);
     } else {
         let reference_file = reference.unwrap_or(file);
         recommend_on_portfolio(
@@ -243,13 +245,23 @@ pub fn tune(
             reference_file,
             options,
             cancelled,
-            &file_of,
+            &Candidates {
+                file_of: &file_of,
+                evaluate: &evaluate,
+            },
         );
     }
     if let Some(i) = tuned.recommended {
         tuned.switched_off = switched::notes(&file_of(&tuned.candidates[i].0), &facts);
     }
     tuned
+}
+
+/// A candidate's knob values made into its file, and scored on the
+/// workload (with the steady-load proxy).
+struct Candidates<'a> {
+    file_of: &'a dyn Fn(&[f64]) -> SourceFile,
+    evaluate: &'a dyn Fn(&[f64]) -> Score,
 }
 
 /// Judges the candidates of `order` (the best on the workload first) on
@@ -262,8 +274,9 @@ fn recommend_on_portfolio(
     reference: &SourceFile,
     options: &TuneOptions,
     cancelled: &AtomicBool,
-    file_of: &dyn Fn(&[f64]) -> SourceFile,
+    candidates: &Candidates,
 ) {
+    let (file_of, evaluate) = (candidates.file_of, candidates.evaluate);
     let objective = options.objective;
     let judge = robust::Judge::new(
         portfolio::portfolio(workload),
@@ -306,6 +319,8 @@ fn recommend_on_portfolio(
             break;
         }
     }
+    let holds = |v: &[f64]| judge.verdict(&file_of(v)).holds();
+    round_recommendation(tuned, objective, evaluate, &holds);
     if let Some(i) = tuned.recommended {
         let recommended = file_of(&tuned.candidates[i].0);
         tuned.portfolio = judge
@@ -320,6 +335,38 @@ fn recommend_on_portfolio(
                 recommended: m.workload.score(&recommended, &m.workload.facts()),
             })
             .collect();
+    }
+}
+
+/// Rewrites the recommendation in the fewest digits that keep its score
+/// (within noise, and still better than the reference) and `holds` (the
+/// portfolio's verdict), and recommends that: the shortened candidate is
+/// added to the record, the longer one stays in it.
+fn round_recommendation(
+    tuned: &mut Tuned,
+    objective: score::Objective,
+    evaluate: &dyn Fn(&[f64]) -> Score,
+    holds: &dyn Fn(&[f64]) -> bool,
+) {
+    let Some(i) = tuned.recommended else {
+        return;
+    };
+    let (values, original) = tuned.candidates[i].clone();
+    let reference = tuned.reference.clone();
+    let mut keeps = |v: &[f64]| {
+        let s = evaluate(v);
+        (rounding::same_within_noise(&s, &original)
+            && s.usable()
+            && s.within(&reference, objective)
+            && s.improves_on(&reference, objective))
+        .then_some(s)
+    };
+    let (rounded, score) = rounding::fewest_digits(&tuned.knobs, &values, &mut keeps);
+    if let Some(score) = score
+        && holds(&rounded)
+    {
+        tuned.candidates.push((rounded, score));
+        tuned.recommended = Some(tuned.candidates.len() - 1);
     }
 }
 

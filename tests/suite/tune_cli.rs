@@ -113,7 +113,9 @@ fn json_lists_the_knobs_the_front_and_the_recommendation() {
     let o = tune(&["--format", "json"]);
     let v: serde_json::Value =
         serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}", stdout(&o)));
-    assert_eq!(v["candidates"], 60);
+    // The budget, and the recommendation in fewer digits when that keeps
+    // its score.
+    assert!(matches!(v["candidates"].as_u64(), Some(60 | 61)), "{v}");
     // UPDATE and the two thresholds; CPU_MIN and CPU_MAX="0" (every CPU)
     // are the site's limits, left alone unless asked for.
     assert!(v["knobs"].as_array().is_some_and(|k| k.len() >= 3), "{v}");
@@ -524,7 +526,7 @@ fn a_narrowed_search_beats_the_paper_s_memory_rules_on_other_seeds_too() {
         "--knob",
         "32:23=50..80",
     ]);
-    assert_eq!(mem["candidates"], 20);
+    assert!(matches!(mem["candidates"].as_u64(), Some(20 | 21)), "{mem}");
     beats_the_reference_on_every_seed(&mem, "guest_to_working_set");
 }
 
