@@ -189,12 +189,16 @@ fn knobs_of(
 
 /// Candidates when `--budget` is not given: 2,000 (a few seconds for a
 /// benchmark-length scenario), scaled down for workloads over an hour so
-/// a day's recording takes about a minute (200).
+/// a day's recording takes about a minute (200), and for guests of more
+/// than 16 CPUs, whose every simulated second costs as many times more
+/// (at least 20: a 4,096-CPU scenario is tuned in minutes, not hours).
 fn default_budget(workload: &Workload) -> usize {
     let seconds = workload.duration.unwrap_or_else(|| {
         plugtop::sim::scenario::seconds(&workload.scenario.duration).unwrap_or(3600.0)
     });
-    (2000.0 * 3600.0 / seconds.max(1.0)).clamp(200.0, 2000.0) as usize
+    let by_length = (2000.0 * 3600.0 / seconds.max(1.0)).clamp(200.0, 2000.0);
+    let by_size = (16.0 / f64::from(workload.scenario.cpus.max(1))).min(1.0);
+    (by_length * by_size).max(20.0) as usize
 }
 
 /// What `--objective` asks to improve.
@@ -495,4 +499,30 @@ fn write_new(
     dir.write(name, bytes, Replace::Nothing).map_err(|e| {
         anyhow::anyhow!("{e} (an existing file is never overwritten); nothing written")
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn workload(cpus: u32, duration: &str) -> Workload {
+        let text = format!(
+            "name = \"t\"\ncpus = {cpus}\nonline = 1\nmemory_mib = 4096\nduration = \"{duration}\"\n\
+             [[phases]]\nstart = \"0:00\"\nthreads = 1\n"
+        );
+        Workload {
+            scenario: plugtop::sim::Scenario::parse("t", &text)
+                .unwrap_or_else(|e| panic!("scenario: {e}")),
+            old_kernel: false,
+            duration: None,
+        }
+    }
+
+    #[test]
+    fn the_default_budget_shrinks_with_length_and_size_but_never_to_nothing() {
+        assert_eq!(default_budget(&workload(4, "12:30")), 2000);
+        assert_eq!(default_budget(&workload(4, "24h")), 200);
+        assert_eq!(default_budget(&workload(256, "20:00")), 125);
+        assert_eq!(default_budget(&workload(4096, "24h")), 20);
+    }
 }

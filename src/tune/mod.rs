@@ -124,8 +124,16 @@ pub struct PortfolioRow {
 }
 
 /// At most this many of the best candidates on the workload are judged on
-/// the portfolio before the search gives up on recommending one.
+/// the portfolio before the search gives up on recommending one (on a
+/// guest of up to 16 CPUs; fewer on a bigger one, whose steady loads cost
+/// as many times more, down to 4).
 const MAX_JUDGED: usize = 64;
+
+/// How many candidates a guest of `cpus` CPUs has judged.
+fn judged_at_most(cpus: u32) -> usize {
+    let scaled = MAX_JUDGED as f64 * (16.0 / f64::from(cpus.max(1))).min(1.0);
+    (scaled as usize).max(4)
+}
 
 /// Stands for a candidate outside its knobs' ranges where the front is
 /// made: never usable, so it neither enters the front nor hides another.
@@ -297,7 +305,7 @@ fn recommend_on_portfolio(
         outcomes.push(outcome);
         fresh
     });
-    order.truncate(MAX_JUDGED);
+    order.truncate(judged_at_most(workload.scenario.cpus));
     let files: Vec<SourceFile> = order
         .iter()
         .map(|&i| file_of(&tuned.candidates[i].0))
@@ -388,4 +396,16 @@ fn judge_all(judge: &robust::Judge, files: &[SourceFile]) -> Vec<robust::Verdict
             })
             .collect()
     })
+}
+
+#[cfg(test)]
+mod judged_tests {
+    #[test]
+    fn a_bigger_guest_has_fewer_candidates_judged_but_never_none() {
+        assert_eq!(super::judged_at_most(4), 64);
+        assert_eq!(super::judged_at_most(16), 64);
+        assert_eq!(super::judged_at_most(256), 4);
+        assert_eq!(super::judged_at_most(4096), 4);
+        assert_eq!(super::judged_at_most(0), 64);
+    }
 }
