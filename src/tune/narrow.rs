@@ -250,7 +250,9 @@ pub fn apply(knobs: &mut [Knob], spec: &str, present_cpus: u32) -> Result<(), Kn
                 hi: shown(hi),
             });
         }
-        if let Some(value) = [lo, hi].into_iter().find(|v| !b.holds(*v)) {
+        // `CPU_MAX=0` pins cpuplugd's "no limit", as the file writes it.
+        let unlimited = k.kind == KnobKind::Limit("CPU_MAX") && lo == 0.0 && hi == 0.0;
+        if let Some(value) = [lo, hi].into_iter().find(|v| !b.holds(*v) && !unlimited) {
             return Err(KnobError::OutOfBounds {
                 spec: spec.to_string(),
                 knob: k.name(),
@@ -263,6 +265,16 @@ pub fn apply(knobs: &mut [Knob], spec: &str, present_cpus: u32) -> Result<(), Kn
     // Nothing changes unless every knob named takes the range.
     for (i, lo, hi) in ranges {
         let k = &mut knobs[i];
+        // No limit pinned where the file already means every CPU: left as
+        // written (the knob drops out, a single value that is its own).
+        let (lo, hi) = if k.kind == KnobKind::Limit("CPU_MAX")
+            && hi == 0.0
+            && k.value >= f64::from(present_cpus.max(1))
+        {
+            (k.value, k.value)
+        } else {
+            (lo, hi)
+        };
         k.range = (lo, hi);
         if lo.fract() != 0.0 || hi.fract() != 0.0 {
             k.integer = false;
@@ -280,7 +292,9 @@ pub fn check_limits(knobs: &[Knob]) -> Result<(), KnobError> {
             .find(|k| k.kind == KnobKind::Limit(name))
             .map(|k| k.range)
     };
+    // A CPU_MAX pinned at 0 is no limit: every CPU, so no CPU_MIN is above it.
     if let (Some(min), Some(max)) = (limit("CPU_MIN"), limit("CPU_MAX"))
+        && max.1 > 0.0
         && min.0 > max.1
     {
         return Err(KnobError::MinAboveMax {
@@ -338,6 +352,38 @@ mod tests {
     use crate::rules::{SourceFile, SystemFacts, load};
 
     #[test]
+    fn cpu_max_pinned_at_zero_is_no_limit() {
+        let knobs_of = |max: &str| {
+            let text = format!(
+                "UPDATE=\"1\"\nCPU_MIN=\"1\"\nCPU_MAX=\"{max}\"\n\
+                 HOTPLUG=\"idle < 10\"\nHOTUNPLUG=\"idle > 150\"\n"
+            );
+            let file = SourceFile::new("t.conf", text.into_bytes());
+            let outcome = load(&file, &SystemFacts::any_machine(4, "test"));
+            crate::tune::knobs::find(&outcome.rules, &file)
+        };
+        let cpu_max = |k: &[Knob]| {
+            k.iter()
+                .find(|k| k.kind == KnobKind::Limit("CPU_MAX"))
+                .map(|k| k.range)
+        };
+        // A cap of 2 pinned to no limit: every candidate writes 0.
+        let mut knobs = knobs_of("2");
+        apply(&mut knobs, "CPU_MAX=0", 4).expect("0 is cpuplugd's no limit");
+        apply(&mut knobs, "CPU_MIN=3", 4).expect("pin");
+        check_limits(&knobs).expect("no limit is above any CPU_MIN");
+        assert_eq!(cpu_max(&knobs), Some((0.0, 0.0)));
+        assert!(
+            apply(&mut knobs, "CPU_MAX=0..2", 4).is_err(),
+            "0 only as a pin"
+        );
+        // A file that already means every CPU keeps what it wrote.
+        let mut knobs = knobs_of("4");
+        apply(&mut knobs, "CPU_MAX=0", 4).expect("no limit");
+        assert_eq!(cpu_max(&knobs), Some((4.0, 4.0)));
+    }
+
+    #[test]
     fn a_run_too_short_for_one_decision_is_refused() {
         assert!(check_decides(&[], Some(10.0), 3, 40.0).is_ok());
         let e = check_decides(&[], Some(10.0), 3, 39.0).expect_err("39 < 4 × 10");
@@ -371,7 +417,7 @@ mod tests {
                 "CPU_MAX=5",
                 &["CPU_MAX", "whole number in 1..4", "5 is not one"],
             ),
-            ("CPU_MAX=0", &["CPU_MAX", "1..4"]),
+            ("CPU_MAX=0..2", &["CPU_MAX", "1..4"]),
             ("CPU_MIN=2..9", &["CPU_MIN", "1..4", "9 is not one"]),
             (
                 "UPDATE=0",
