@@ -39,12 +39,15 @@ pub fn run(args: TuneArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
     };
     let facts = workload.facts();
     let (rules, file) = plugtop::rules::load_path(&args.config, &facts).map_err(|e| {
+        // The hint only where a /proc/vmstat name is what failed.
+        let text = e.to_string();
+        let hint = !args.old_kernel && text.contains("vmstat");
         anyhow::anyhow!(
-            "{e}{}",
-            if args.old_kernel {
-                ""
-            } else {
+            "{text}{}",
+            if hint {
                 "\n(the seed paper's files need --old-kernel)"
+            } else {
+                ""
             }
         )
     })?;
