@@ -60,6 +60,7 @@ pub fn run(args: TuneArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
     };
     let options = options_of(&args, &workload);
     let found = knobs_of(&args, &rules, &file, &workload, options.objective, &facts)?;
+    refuse_missing_symbols(&args, &file, &workload, &facts)?;
     let done = AtomicUsize::new(0);
     let finished = std::sync::atomic::AtomicBool::new(false);
     let tuned = std::thread::scope(|scope| {
@@ -188,6 +189,33 @@ fn knobs_of(
         );
     }
     Ok(found)
+}
+
+/// Refuses, before any search, a file that names a /proc value the
+/// simulated kernel does not have: cpuplugd stops at its first interval,
+/// and no number the tune could change brings the value back.
+fn refuse_missing_symbols(
+    args: &TuneArgs,
+    file: &SourceFile,
+    workload: &Workload,
+    facts: &plugtop::rules::SystemFacts,
+) -> anyhow::Result<()> {
+    let start = workload.score(file, facts);
+    match start.fatal {
+        Some(why) if why.starts_with("Symbol ") && why.contains("not found") => {
+            anyhow::bail!(
+                "{}: cpuplugd would stop at its first interval on this workload: {}{}",
+                args.config.display(),
+                plugtop::report::terminal_safe(&why),
+                if args.old_kernel {
+                    ""
+                } else {
+                    "\n(the seed paper's files need --old-kernel)"
+                }
+            )
+        }
+        _ => Ok(()),
+    }
 }
 
 /// Candidates when `--budget` is not given: 2,000 (a few seconds for a

@@ -690,3 +690,21 @@ fn the_portfolio_s_judging_is_the_same_whatever_the_threads() {
         );
     }
 }
+
+#[test]
+fn a_file_naming_what_the_kernel_lacks_is_refused_before_the_search() {
+    // The paper's memory files name zone-suffixed /proc/vmstat fields.
+    let o = plugtop(&[
+        "tune",
+        SCENARIO,
+        "-c",
+        "examples/rules/memory-config-3.conf",
+        "--budget",
+        "100000",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
+    assert!(o.stdout.is_empty(), "nothing searched: {}", stdout(&o));
+    let said = stderr(&o);
+    assert!(said.contains("would stop at its first interval"), "{said}");
+    assert!(said.contains("--old-kernel"), "{said}");
+}
