@@ -228,7 +228,7 @@ fn default_budget(workload: &Workload) -> usize {
         plugtop::sim::scenario::seconds(&workload.scenario.duration).unwrap_or(3600.0)
     });
     let by_length = (2000.0 * 3600.0 / seconds.max(1.0)).clamp(200.0, 2000.0);
-    let by_size = (16.0 / f64::from(workload.scenario.cpus.max(1))).min(1.0);
+    let by_size = plugtop::tune::size_share(workload.scenario.cpus);
     (by_length * by_size).max(20.0) as usize
 }
 

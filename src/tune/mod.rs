@@ -131,8 +131,15 @@ const MAX_JUDGED: usize = 64;
 
 /// How many candidates a guest of `cpus` CPUs has judged.
 fn judged_at_most(cpus: u32) -> usize {
-    let scaled = MAX_JUDGED as f64 * (16.0 / f64::from(cpus.max(1))).min(1.0);
+    let scaled = MAX_JUDGED as f64 * size_share(cpus);
     (scaled as usize).max(4)
+}
+
+/// The share of a tune's default work a guest of `cpus` CPUs gets: all of
+/// it up to 16 CPUs, then 16/CPUs (every simulated second of a bigger guest
+/// costs as many times more).
+pub fn size_share(cpus: u32) -> f64 {
+    (16.0 / f64::from(cpus.max(1))).min(1.0)
 }
 
 /// Stands for a candidate outside its knobs' ranges where the front is

@@ -5,6 +5,7 @@
 //! climb into files that flap), and the recommendation is judged on the
 //! whole portfolio ([`Judge`]).
 
+use crate::report::node_text::number;
 use serde::Serialize;
 
 use crate::rules::{SourceFile, SystemFacts};
@@ -75,23 +76,16 @@ impl Verdict {
             Verdict::Narrow { gap, unit } if *gap < 0.0 => format!(
                 "puts its plug and unplug thresholds the wrong way round ({} into each other; \
                  one CPU is {})",
-                short(-gap),
-                short(*unit)
+                number(-gap),
+                number(*unit)
             ),
             Verdict::Narrow { gap, unit } => format!(
                 "puts its plug and unplug thresholds {} apart, less than one CPU ({})",
-                short(*gap),
-                short(*unit)
+                number(*gap),
+                number(*unit)
             ),
         }
     }
-}
-
-/// A number in as few digits as say it (`79`, `0.5`, `1.07`).
-fn short(x: f64) -> String {
-    let t = format!("{x:.2}");
-    let t = t.trim_end_matches('0');
-    t.strip_suffix('.').unwrap_or(t).to_string()
 }
 
 /// The narrowest HOTPLUG/HOTUNPLUG pair of `file` loaded on `facts` that
@@ -308,19 +302,7 @@ mod tests {
     use super::*;
 
     fn score(unmet: f64, cpus: f64) -> Score {
-        Score {
-            unmet_cpu_seconds: unmet,
-            avg_online_cpus: cpus,
-            guest_to_working_set: 1.2,
-            direct_scan_stalls: 0,
-            throughput_ratio: 0.95,
-            cpu_changes: 4,
-            pool_changes: 0,
-            reversals: 0,
-            flapping: false,
-            flaps_at_steady: None,
-            fatal: None,
-        }
+        crate::tune::score::example(unmet, cpus)
     }
 
     #[test]

@@ -85,19 +85,7 @@ mod tests {
     }
 
     fn score(unmet: f64) -> Score {
-        Score {
-            unmet_cpu_seconds: unmet,
-            avg_online_cpus: 2.0,
-            guest_to_working_set: 1.2,
-            direct_scan_stalls: 0,
-            throughput_ratio: 0.95,
-            cpu_changes: 4,
-            pool_changes: 0,
-            reversals: 0,
-            flapping: false,
-            flaps_at_steady: None,
-            fatal: None,
-        }
+        crate::tune::score::example(unmet, 2.0)
     }
 
     #[test]

@@ -160,6 +160,25 @@ impl Score {
     }
 }
 
+/// A plausible score for tests elsewhere in `tune`: a steady run, no stalls,
+/// the guest 1.2 × its working set.
+#[cfg(test)]
+pub(crate) fn example(unmet: f64, cpus: f64) -> Score {
+    Score {
+        unmet_cpu_seconds: unmet,
+        avg_online_cpus: cpus,
+        guest_to_working_set: 1.2,
+        direct_scan_stalls: 0,
+        throughput_ratio: 0.95,
+        cpu_changes: 4,
+        pool_changes: 0,
+        reversals: 0,
+        flapping: false,
+        flaps_at_steady: None,
+        fatal: None,
+    }
+}
+
 /// What a tune improves while holding the rest to the reference's.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Objective {

@@ -5,6 +5,7 @@
 //! purpose — the paper's loadavg halves switched off are its finding — and
 //! the report must say so instead of showing a number that means "never".
 
+use crate::report::node_text::number;
 use crate::rules::hysteresis::{Pattern, gaps};
 use crate::rules::{RuleSet, SourceFile, SystemFacts, load};
 
@@ -39,21 +40,21 @@ fn of_rules(rules: &RuleSet, cpus: f64) -> Vec<String> {
                         "HOTUNPLUG's threshold {} is past all {cpus} CPUs' worth ({}): that \
                          comparison never holds, and where it is the whole rule the file never \
                          unplugs",
-                        short(u),
-                        short(top)
+                        number(u),
+                        number(top)
                     ));
                 }
                 if plug_never {
                     out.push(format!(
                         "HOTPLUG's threshold {} can never be crossed: that comparison never holds",
-                        short(p)
+                        number(p)
                     ));
                 } else if plug_always {
                     out.push(format!(
                         "HOTPLUG's threshold {} is past all {cpus} CPUs' worth ({}): that \
                          comparison always holds, so it decides nothing",
-                        short(p),
-                        short(top)
+                        number(p),
+                        number(top)
                     ));
                 }
             }
@@ -62,27 +63,20 @@ fn of_rules(rules: &RuleSet, cpus: f64) -> Vec<String> {
                     out.push(format!(
                         "HOTPLUG's offset {} puts its threshold below zero at every CPU count: \
                          that comparison always holds, so the rule's other half decides",
-                        short(p)
+                        number(p)
                     ));
                 }
                 if u <= -cpus {
                     out.push(format!(
                         "HOTUNPLUG's offset {} puts its threshold at or below zero at every CPU \
                          count: that comparison never holds, so the rule's other half decides",
-                        short(u)
+                        number(u)
                     ));
                 }
             }
         }
     }
     out
-}
-
-/// `x` in as few digits as say it.
-fn short(x: f64) -> String {
-    let t = format!("{x:.4}");
-    let t = t.trim_end_matches('0');
-    t.strip_suffix('.').unwrap_or(t).to_string()
 }
 
 #[cfg(test)]
