@@ -409,6 +409,14 @@ fn text(
     write!(out, "{}", report::table(tuned, against.as_deref()))?;
     match recommended {
         Some(bytes) => {
+            if let plugtop::tune::Standing::Ties { .. } = tuned.standing {
+                writeln!(
+                    out,
+                    "\nno candidate did better than the reference and held up elsewhere; the best \
+                     that ties it everywhere and does better than {} is recommended",
+                    file.name()
+                )?;
+            }
             writeln!(out, "\nrecommended, as a diff against {}:", file.name())?;
             write!(
                 out,
@@ -476,6 +484,10 @@ fn json(
         "reference": tuned.reference,
         "front": front.iter().map(|&i| candidate(i)).collect::<Vec<_>>(),
         "recommended": tuned.recommended.map(candidate),
+        "standing": tuned.recommended.map(|_| match tuned.standing {
+            plugtop::tune::Standing::Beats => "beats",
+            plugtop::tune::Standing::Ties { .. } => "ties",
+        }),
         "recommended_diff": recommended.map(|b| report::diff(file.name(), file.bytes(), "recommended", b)),
         "judged": tuned.judged.iter().map(|(i, v)| serde_json::json!({"index": i, "verdict": v.words()})).collect::<Vec<_>>(),
         "portfolio": tuned.portfolio,

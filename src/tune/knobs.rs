@@ -199,6 +199,19 @@ fn knob_nodes(rules: &RuleSet, id: NodeId, memory_amount: bool) -> Vec<(NodeId, 
     out
 }
 
+/// How many times smaller or bigger than the file's value a threshold or
+/// divisor is searched: 8 for most, 100 for a memory rule's threshold.
+/// Page-scan rates (`pgscanrate > 20`) differ by orders of magnitude with
+/// the guest's size and kernel: the paper's files hold 20 where a guest of
+/// 3 GiB needs several hundred before kswapd's background scanning stops
+/// shrinking it.
+fn spread(kind: KnobKind, rule: RuleKind) -> f64 {
+    match (kind, rule) {
+        (KnobKind::Threshold, RuleKind::Memplug | RuleKind::Memunplug) => 100.0,
+        _ => 8.0,
+    }
+}
+
 fn number_knob(
     rules: &RuleSet,
     file: &SourceFile,
@@ -228,14 +241,18 @@ fn number_knob(
             (value - reach, value + reach)
         }
         _ if value > 0.0 => {
+            let spread = spread(kind, rule);
             let low = if integer {
-                (value / 8.0).floor().max(1.0)
+                (value / spread).floor().max(1.0)
             } else {
-                value / 8.0
+                value / spread
             };
-            (low, value * 8.0)
+            (low, value * spread)
         }
-        _ => (value * 8.0, value / 8.0),
+        _ => {
+            let spread = spread(kind, rule);
+            (value * spread, value / spread)
+        }
     };
     Knob {
         kind,

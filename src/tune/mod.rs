@@ -110,6 +110,25 @@ pub struct Tuned {
     pub portfolio: Vec<PortfolioRow>,
     /// What the recommendation's numbers switched off, in words.
     pub switched_off: Vec<String>,
+    /// Whether the recommendation beats the reference or, when no candidate
+    /// that beat it held up, only ties it.
+    pub standing: Standing,
+    /// What the tune improved, for the report's words.
+    pub objective: score::Objective,
+}
+
+/// How the recommendation stands against the `--against` file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Standing {
+    /// Better on the workload, and within the tolerance everywhere else.
+    #[default]
+    Beats,
+    /// No candidate that beat the reference held up elsewhere; this one is
+    /// within the tolerance of the reference on the workload and on the
+    /// whole portfolio, and better than the file being tuned. `judged_from`
+    /// is where its pass starts in `judged`.
+    Ties { judged_from: usize },
 }
 
 /// The reference and the recommendation on one workload of the portfolio.
@@ -155,6 +174,7 @@ static OUTSIDE: Score = Score {
     reversals: 0,
     flapping: true,
     flaps_at_steady: None,
+    narrow: false,
     fatal: None,
 };
 
@@ -201,6 +221,8 @@ pub fn tune(
         let mut s = workload.score(f, &facts);
         if s.usable() {
             s.flaps_at_steady = proxy.flaps_at(f);
+            // Only a portfolio tune holds files to a CPU's hysteresis.
+            s.narrow = options.portfolio && robust::narrow_pair(f, &facts).is_some();
         }
         s
     };
@@ -223,22 +245,12 @@ pub fn tune(
     // Only a candidate that does better than the reference within its
     // resources is recommended; when none does, nothing is.
     let objective = options.objective;
-    let better = |s: &Score| {
-        s.usable()
-            && s.within(&reference_score, objective)
-            && s.improves_on(&reference_score, objective)
-    };
+    let better = |s: &Score| robust::beats(s, &reference_score, objective);
     let mut order: Vec<usize> = (0..searched.candidates.len())
         .filter(|&i| knobs::within_ranges(&knobs, &searched.candidates[i].0))
         .filter(|&i| better(&searched.candidates[i].1))
         .collect();
-    order.sort_by(|&a, &b| {
-        let (x, y) = (&searched.candidates[a].1, &searched.candidates[b].1);
-        x.preference(objective)
-            .partial_cmp(&y.preference(objective))
-            .unwrap_or(std::cmp::Ordering::Equal)
-            .then(a.cmp(&b))
-    });
+    sort_by_preference(&mut order, &searched.candidates, objective);
     let mut tuned = Tuned {
         knobs: knobs.clone(),
         candidates: searched.candidates,
@@ -247,24 +259,27 @@ pub fn tune(
         judged: Vec::new(),
         portfolio: Vec::new(),
         switched_off: Vec::new(),
+        standing: Standing::Beats,
+        objective,
     };
+    let beats =
+        |s: &Score, reference: &Score, _start: &Score| robust::beats(s, reference, objective);
     if !options.portfolio {
         tuned.recommended = order.first().copied();
-        round_recommendation(&mut tuned, objective, &evaluate, &|_| true);
+        round_recommendation(&mut tuned, &beats, &evaluate, &|_| true);
     } else {
-        let reference_file = reference.unwrap_or(file);
-        recommend_on_portfolio(
-            &mut tuned,
-            order,
+        let candidates = Candidates {
+            file_of: &file_of,
+            evaluate: &evaluate,
+            threads: options.threads.max(1),
+        };
+        let judging = Judging {
             workload,
-            reference_file,
-            options,
+            reference: reference.unwrap_or(file),
+            against: reference.is_some(),
             cancelled,
-            &Candidates {
-                file_of: &file_of,
-                evaluate: &evaluate,
-            },
-        );
+        };
+        judge_and_recommend(&mut tuned, order, &judging, &candidates);
     }
     if let Some(i) = tuned.recommended {
         tuned.switched_off = switched::notes(&file_of(&tuned.candidates[i].0), &facts);
@@ -277,67 +292,79 @@ pub fn tune(
 struct Candidates<'a> {
     file_of: &'a dyn Fn(&[f64]) -> SourceFile,
     evaluate: &'a dyn Fn(&[f64]) -> Score,
+    /// Threads judging at once.
+    threads: usize,
 }
 
-/// Judges the candidates of `order` (the best on the workload first) on
-/// the portfolio of `workload` against `reference`, and recommends the
-/// first that holds up; the portfolio's rows for the report.
-fn recommend_on_portfolio(
+/// What the judging of a tune needs beside its candidates.
+struct Judging<'a> {
+    workload: &'a Workload,
+    /// The file judged against: the `--against` file, else the start.
+    reference: &'a SourceFile,
+    /// Whether `reference` is another file (`--against`), which opens the
+    /// fallback of a candidate that only ties it.
+    against: bool,
+    cancelled: &'a AtomicBool,
+}
+
+/// Judges the best candidates on the portfolio and recommends the first
+/// that holds up; against another file, when none that beats it holds up,
+/// the first that ties it and beats the start ([`Standing::Ties`]). Fills
+/// the portfolio's rows for the report.
+fn judge_and_recommend(
     tuned: &mut Tuned,
-    mut order: Vec<usize>,
-    workload: &Workload,
-    reference: &SourceFile,
-    options: &TuneOptions,
-    cancelled: &AtomicBool,
+    order: Vec<usize>,
+    judging: &Judging,
     candidates: &Candidates,
 ) {
-    let (file_of, evaluate) = (candidates.file_of, candidates.evaluate);
-    let objective = options.objective;
+    let objective = tuned.objective;
     let judge = robust::Judge::new(
-        portfolio::portfolio(workload),
-        reference,
+        portfolio::portfolio(judging.workload),
+        judging.reference,
         objective,
         robust::Tolerance::default(),
     );
-    // Candidates that ran the workload alike are likely to run the
-    // portfolio alike: one of each outcome is judged.
-    let mut outcomes: Vec<(u64, u64)> = Vec::new();
-    order.retain(|&i| {
-        let s = &tuned.candidates[i].1;
-        let outcome = (
-            (s.unmet_cpu_seconds * 10.0).round() as u64,
-            (s.avg_online_cpus * 100.0).round() as u64,
-        );
-        let fresh = !outcomes.contains(&outcome);
-        outcomes.push(outcome);
-        fresh
-    });
-    order.truncate(judged_at_most(workload.scenario.cpus));
-    let files: Vec<SourceFile> = order
-        .iter()
-        .map(|&i| file_of(&tuned.candidates[i].0))
-        .collect();
-    for (chunk_at, chunk) in files.chunks(options.threads.max(1)).enumerate() {
-        if cancelled.load(std::sync::atomic::Ordering::Relaxed) {
-            break;
-        }
-        let verdicts = judge_all(&judge, chunk);
-        let first = chunk_at * options.threads.max(1);
-        for (k, v) in verdicts.into_iter().enumerate() {
-            tuned.judged.push((order[first + k], v));
-        }
-        // The first that holds, in order; those judged after it in the same
-        // batch are dropped, so the record is the same whatever `--threads`.
-        if let Some(at) = tuned.judged.iter().position(|(_, v)| v.holds()) {
-            tuned.judged.truncate(at + 1);
-            tuned.recommended = Some(tuned.judged[at].0);
-            break;
+    let beats =
+        |s: &Score, reference: &Score, _start: &Score| robust::beats(s, reference, objective);
+    // Against another file, a quarter of the judging is kept for the
+    // fallback below.
+    let mut left = judged_at_most(judging.workload.scenario.cpus);
+    let first_pass = if judging.against {
+        left - left / 4
+    } else {
+        left
+    };
+    let cancelled = judging.cancelled;
+    recommend_on_portfolio(
+        tuned, order, &judge, &beats, first_pass, cancelled, candidates,
+    );
+    left -= tuned.judged.len();
+    // A candidate that only ties the other file everywhere still serves
+    // the user when it is better than their own file.
+    if tuned.recommended.is_none() && judging.against && left > 0 {
+        let judged_from = tuned.judged.len();
+        let ties = |s: &Score, reference: &Score, start: &Score| {
+            robust::ties(s, reference, start, objective)
+        };
+        let start = tuned.candidates[0].1.clone();
+        let judged: Vec<usize> = tuned.judged.iter().map(|(i, _)| *i).collect();
+        let mut order: Vec<usize> = (0..tuned.candidates.len())
+            .filter(|i| !judged.contains(i))
+            .filter(|&i| knobs::within_ranges(&tuned.knobs, &tuned.candidates[i].0))
+            .filter(|&i| ties(&tuned.candidates[i].1, &tuned.reference, &start))
+            .collect();
+        sort_by_preference(&mut order, &tuned.candidates, objective);
+        recommend_on_portfolio(tuned, order, &judge, &ties, left, cancelled, candidates);
+        // One judged late may still be better than the reference on the
+        // workload: only one that is not is said to tie.
+        if let Some(i) = tuned.recommended
+            && !beats(&tuned.candidates[i].1, &tuned.reference, &start)
+        {
+            tuned.standing = Standing::Ties { judged_from };
         }
     }
-    let holds = |v: &[f64]| judge.verdict(&file_of(v)).holds();
-    round_recommendation(tuned, objective, evaluate, &holds);
     if let Some(i) = tuned.recommended {
-        let recommended = file_of(&tuned.candidates[i].0);
+        let recommended = (candidates.file_of)(&tuned.candidates[i].0);
         tuned.portfolio = judge
             .members()
             .map(|(m, reference)| PortfolioRow {
@@ -353,13 +380,96 @@ fn recommend_on_portfolio(
     }
 }
 
+/// Orders candidate indices by the objective's preference, the earlier
+/// candidate first among equals (the order decides, not the threads).
+fn sort_by_preference(
+    order: &mut [usize],
+    candidates: &[(Vec<f64>, Score)],
+    objective: score::Objective,
+) {
+    order.sort_by(|&a, &b| {
+        let (x, y) = (&candidates[a].1, &candidates[b].1);
+        x.preference(objective)
+            .partial_cmp(&y.preference(objective))
+            .unwrap_or(std::cmp::Ordering::Equal)
+            .then(a.cmp(&b))
+    });
+}
+
+/// What a recommendation must be on the workload, given the reference's
+/// and the start's scores: better than the reference, or (the fallback)
+/// as good as it and better than the start.
+type Standard<'a> = dyn Fn(&Score, &Score, &Score) -> bool + 'a;
+
+/// Judges at most `at_most` candidates of `order` (the best on the
+/// workload first, one of each outcome) on the portfolio with `judge`, and
+/// recommends the first that holds up, rounded to the fewest digits that
+/// keep it to `standard`.
+fn recommend_on_portfolio(
+    tuned: &mut Tuned,
+    mut order: Vec<usize>,
+    judge: &robust::Judge,
+    standard: &Standard,
+    at_most: usize,
+    cancelled: &AtomicBool,
+    candidates: &Candidates,
+) {
+    let (file_of, evaluate) = (candidates.file_of, candidates.evaluate);
+    let first_judged = tuned.judged.len();
+    // Candidates that ran the workload alike are likely to run the
+    // portfolio alike: one of each outcome is judged.
+    // (A memory tune's candidates mostly share the CPU figures, so the
+    // guest's size and the stalls tell its outcomes apart.)
+    let mut outcomes: Vec<(u64, u64, u64, u64)> = Vec::new();
+    order.retain(|&i| {
+        let s = &tuned.candidates[i].1;
+        let outcome = (
+            (s.unmet_cpu_seconds * 10.0).round() as u64,
+            (s.avg_online_cpus * 100.0).round() as u64,
+            (s.guest_to_working_set * 100.0).round() as u64,
+            s.direct_scan_stalls,
+        );
+        let fresh = !outcomes.contains(&outcome);
+        outcomes.push(outcome);
+        fresh
+    });
+    order.truncate(at_most);
+    let files: Vec<SourceFile> = order
+        .iter()
+        .map(|&i| file_of(&tuned.candidates[i].0))
+        .collect();
+    for (chunk_at, chunk) in files.chunks(candidates.threads).enumerate() {
+        if cancelled.load(std::sync::atomic::Ordering::Relaxed) {
+            break;
+        }
+        let verdicts = judge_all(judge, chunk);
+        let first = chunk_at * candidates.threads;
+        for (k, v) in verdicts.into_iter().enumerate() {
+            tuned.judged.push((order[first + k], v));
+        }
+        // The first that holds, in order; those judged after it in the same
+        // batch are dropped, so the record is the same whatever `--threads`.
+        if let Some(at) = tuned.judged[first_judged..]
+            .iter()
+            .position(|(_, v)| v.holds())
+        {
+            let at = first_judged + at;
+            tuned.judged.truncate(at + 1);
+            tuned.recommended = Some(tuned.judged[at].0);
+            break;
+        }
+    }
+    let holds = |v: &[f64]| judge.verdict(&file_of(v)).holds();
+    round_recommendation(tuned, standard, evaluate, &holds);
+}
+
 /// Rewrites the recommendation in the fewest digits that keep its score
 /// (within noise, and still better than the reference) and `holds` (the
 /// portfolio's verdict), and recommends that: the shortened candidate is
 /// added to the record, the longer one stays in it.
 fn round_recommendation(
     tuned: &mut Tuned,
-    objective: score::Objective,
+    standard: &Standard,
     evaluate: &dyn Fn(&[f64]) -> Score,
     holds: &dyn Fn(&[f64]) -> bool,
 ) {
@@ -368,13 +478,11 @@ fn round_recommendation(
     };
     let (values, original) = tuned.candidates[i].clone();
     let reference = tuned.reference.clone();
+    let start = tuned.candidates[0].1.clone();
     let mut keeps = |v: &[f64]| {
         let s = evaluate(v);
-        (rounding::same_within_noise(&s, &original)
-            && s.usable()
-            && s.within(&reference, objective)
-            && s.improves_on(&reference, objective))
-        .then_some(s)
+        (rounding::same_within_noise(&s, &original) && standard(&s, &reference, &start))
+            .then_some(s)
     };
     let (rounded, score) = rounding::fewest_digits(&tuned.knobs, &values, &mut keeps);
     if let Some(score) = score

@@ -17,7 +17,7 @@ fn row(out: &mut String, label: &str, s: &Score) {
 }
 
 /// The width of the label column of the main table.
-const LABEL: usize = 18;
+const LABEL: usize = 20;
 
 fn row_at(out: &mut String, label: &str, s: &Score, width: usize) {
     if let Some(f) = &s.fatal {
@@ -39,6 +39,8 @@ fn row_at(out: &mut String, label: &str, s: &Score, width: usize) {
             (true, _) => "FLAPS".to_string(),
             // Flaps at a steady load of this many threads.
             (false, Some(t)) => format!("@{t:.2}"),
+            // Thresholds less than a CPU apart: it would flap between them.
+            (false, None) if s.narrow => "<1CPU".to_string(),
             (false, None) => "no".to_string(),
         },
     );
@@ -105,8 +107,8 @@ pub fn table(t: &Tuned, against: Option<&str>) -> String {
     row(&mut out, "start", &t.candidates[0].1);
     if let Some(name) = against {
         let full = format!("ref {}", short(name));
-        let label: String = if full.chars().count() > 18 {
-            full.chars().take(17).chain(['…']).collect()
+        let label: String = if full.chars().count() > LABEL {
+            full.chars().take(LABEL - 1).chain(['…']).collect()
         } else {
             full
         };
@@ -252,10 +254,16 @@ pub fn summary(t: &Tuned, held: &[(String, String, Score)]) -> String {
     for note in &t.switched_off {
         let _ = writeln!(out, "Note: {note}.");
     }
+    if let Some(words) = ties_words(t, i) {
+        let _ = writeln!(out, "{words}");
+    }
     if !t.portfolio.is_empty() {
         let scenarios = t.portfolio.iter().filter(|r| r.steady.is_none()).count();
         let steady = t.portfolio.len() - scenarios;
-        let skipped = t.judged.len().saturating_sub(1);
+        let skipped = match t.standing {
+            super::Standing::Beats => t.judged.len().saturating_sub(1),
+            super::Standing::Ties { .. } => 0,
+        };
         let _ = writeln!(
             out,
             "Safer: it flaps at none of {steady} steady loads and loses to the reference on none \
@@ -280,8 +288,7 @@ pub fn summary(t: &Tuned, held: &[(String, String, Score)]) -> String {
             continue;
         };
         total += 1;
-        let objective = super::score::Objective::Cpu;
-        if super::robust::loses(c, r, objective, Default::default()).is_none() {
+        if super::robust::loses(c, r, t.objective, Default::default()).is_none() {
             wins += 1;
         } else {
             losses.push(w.clone());
@@ -317,4 +324,35 @@ pub fn seeds_table(rows: &[(String, String, Score)]) -> String {
         row_at(&mut out, label, s, width);
     }
     out
+}
+
+/// For a recommendation that only ties the reference: that it does not
+/// beat it, why, and how it does better than the user's file.
+fn ties_words(t: &Tuned, i: usize) -> Option<String> {
+    let super::Standing::Ties { judged_from } = t.standing else {
+        return None;
+    };
+    let start = &t.candidates[0].1;
+    let now = &t.candidates[i].1;
+    let (measure, was, is) = match t.objective {
+        super::score::Objective::Cpu => (
+            "unmet CPU-s",
+            format!("{:.1}", start.unmet_cpu_seconds),
+            format!("{:.1}", now.unmet_cpu_seconds),
+        ),
+        super::score::Objective::Memory => (
+            "× the working set",
+            format!("{:.2}", start.guest_to_working_set),
+            format!("{:.2}", now.guest_to_working_set),
+        ),
+    };
+    Some(format!(
+        "Ties, does not beat: no candidate that did better than the reference on the workload \
+         held up elsewhere{}. This one is within 5% of the reference on the workload and on \
+         every built-in scenario, and better than your file: {is} {measure} against {was}.",
+        match t.judged.first() {
+            Some((j, v)) if judged_from > 0 => format!(" (the best, #{j}, {})", v.words()),
+            _ => " (none did better on the workload)".to_string(),
+        }
+    ))
 }

@@ -163,6 +163,21 @@ pub fn loses(c: &Score, r: &Score, objective: Objective, tol: Tolerance) -> Opti
     None
 }
 
+/// What a recommendation must do on the workload: better than the
+/// reference within what the objective holds fixed, and usable.
+pub fn beats(s: &Score, reference: &Score, objective: Objective) -> bool {
+    s.usable() && s.within(reference, objective) && s.improves_on(reference, objective)
+}
+
+/// The fallback when nothing that beats the reference holds up: usable,
+/// within the tolerance of the reference on the workload, and better than
+/// the file being tuned (`start`), so the user still gains by it.
+pub fn ties(s: &Score, reference: &Score, start: &Score, objective: Objective) -> bool {
+    s.usable()
+        && loses(s, reference, objective, Tolerance::default()).is_none()
+        && s.improves_on(start, objective)
+}
+
 /// A few loads of the steady sweep, run for every candidate of the search
 /// so that one that flaps is never a parent: the whole sweep is run only
 /// by the [`Judge`].
@@ -325,6 +340,34 @@ mod tests {
         assert!(loses(&flaps, &r, Objective::Cpu, tol).is_some());
         // Against a reference that flaps, more CPUs are no loss.
         assert_eq!(loses(&score(50.0, 3.0), &flaps, Objective::Cpu, tol), None);
+    }
+
+    #[test]
+    fn a_fallback_ties_the_reference_and_beats_the_start() {
+        let (reference, start) = (score(38.8, 2.70), score(140.2, 2.47));
+        // A little worse than the reference, much better than the start.
+        let close = score(39.9, 2.70);
+        assert!(!beats(&close, &reference, Objective::Cpu));
+        assert!(ties(&close, &reference, &start, Objective::Cpu));
+        // Better than both: it beats.
+        assert!(beats(&score(36.4, 2.72), &reference, Objective::Cpu));
+        // Within the tolerance of the reference but no better than the start.
+        assert!(!ties(
+            &close,
+            &reference,
+            &score(39.9, 2.70),
+            Objective::Cpu
+        ));
+        // More than 5% worse than the reference: no fallback either.
+        assert!(!ties(
+            &score(42.0, 2.70),
+            &reference,
+            &start,
+            Objective::Cpu
+        ));
+        let mut narrow = close.clone();
+        narrow.narrow = true;
+        assert!(!ties(&narrow, &reference, &start, Objective::Cpu));
     }
 
     #[test]

@@ -63,6 +63,7 @@ pub fn same_within_noise(s: &Score, original: &Score) -> bool {
         && s.direct_scan_stalls <= original.direct_scan_stalls
         && (original.flapping || !s.flapping)
         && (original.flaps_at_steady.is_some() || s.flaps_at_steady.is_none())
+        && (original.narrow || !s.narrow)
 }
 
 #[cfg(test)]

@@ -25,6 +25,10 @@ pub struct Score {
     /// drove steady loads and one flapped.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub flaps_at_steady: Option<f64>,
+    /// Its HOTPLUG and HOTUNPLUG thresholds lie less than one CPU apart
+    /// (when the tune looked): a load between them flaps it.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub narrow: bool,
     /// Why cpuplugd would have stopped, if it would.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fatal: Option<String>,
@@ -44,6 +48,7 @@ impl Score {
             reversals: r.reversals,
             flapping: r.flapping,
             flaps_at_steady: None,
+            narrow: false,
             fatal: r.fatal.clone(),
         }
     }
@@ -61,14 +66,15 @@ impl Score {
             reversals: 0,
             flapping: false,
             flaps_at_steady: None,
+            narrow: false,
             fatal: Some(why),
         }
     }
 
-    /// Never recommended: it flaps (on the workload or at a steady load)
-    /// or stops cpuplugd.
+    /// Never recommended: it flaps (on the workload or at a steady load),
+    /// has thresholds less than a CPU apart, or stops cpuplugd.
     pub fn usable(&self) -> bool {
-        !self.flapping && self.flaps_at_steady.is_none() && self.fatal.is_none()
+        !self.flapping && self.flaps_at_steady.is_none() && !self.narrow && self.fatal.is_none()
     }
 
     /// Changes of either kind and reversals: the stability term.
@@ -175,6 +181,7 @@ pub(crate) fn example(unmet: f64, cpus: f64) -> Score {
         reversals: 0,
         flapping: false,
         flaps_at_steady: None,
+        narrow: false,
         fatal: None,
     }
 }
@@ -239,6 +246,7 @@ mod tests {
             reversals: 0,
             flapping,
             flaps_at_steady: None,
+            narrow: false,
             fatal: None,
         }
     }

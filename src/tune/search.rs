@@ -321,11 +321,12 @@ fn best(
                 )
         }
     };
-    // A candidate that flaps only at a steady load may still be a parent
-    // (at a price): the way from the start to a steady file often leads
-    // through thresholds that are not yet far enough apart.
+    // A candidate that flaps only at a steady load, or whose thresholds lie
+    // less than a CPU apart, may still be a parent (at a price): the way
+    // from the start to a steady file often leads through thresholds that
+    // are not yet far enough apart.
     let steady_price = |s: &Score| {
-        if s.flaps_at_steady.is_some() {
+        if s.flaps_at_steady.is_some() || s.narrow {
             1.0
         } else {
             0.0
