@@ -453,6 +453,16 @@ mod tests {
     }
 
     #[test]
+    fn a_memory_rules_threshold_spans_a_hundredfold_and_a_cpu_rules_eightfold() {
+        let (rules, file) = loaded("examples/rules/recommended-modern.conf");
+        let knobs = find(&rules, &file);
+        let plug = knobs.iter().find(|k| k.owner == "MEMPLUG");
+        assert_eq!(plug.map(|k| k.range), Some((1.0, 2000.0)), "{knobs:?}");
+        let cpu = knobs.iter().find(|k| k.name().starts_with("HOTUNPLUG 1.15"));
+        assert_eq!(cpu.map(|k| k.range), Some((1.15 / 8.0, 1.15 * 8.0)));
+    }
+
+    #[test]
     fn thresholds_in_variables_are_named_by_the_variable_and_found_once() {
         let (rules, file) = loaded("examples/rules/recommended-modern.conf");
         let knobs = find(&rules, &file);
