@@ -11,6 +11,10 @@
 //! load ([`Steady`]); a measure the model cannot evaluate, or on which a plug
 //! does not act linearly, is left alone.
 
+mod band;
+
+pub use band::Band;
+
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
 
@@ -37,6 +41,11 @@ pub enum Pattern {
     /// (`loadavg > onumcpus + a` / `loadavg < onumcpus - b`): a plug raises
     /// both thresholds by one and leaves the measure as it is.
     Onumcpus,
+    /// A measure against constants that a plug moves by a different amount
+    /// at each CPU count (`idle / onumcpus`, a share of all CPU time): the
+    /// gap is counted in CPUs of load, from the widest [`Band`] of loads
+    /// that plug and then unplug.
+    PerCpu,
 }
 
 /// Whether the pair alone decides its rules.
@@ -82,6 +91,9 @@ pub struct HysteresisGap {
     pub gap: f64,
     /// What one CPU is worth on this measure (always positive).
     pub unit: f64,
+    /// For [`Pattern::PerCpu`], the widest band of steady loads that plugs
+    /// and then unplugs, if any.
+    pub band: Option<Band>,
 }
 
 impl HysteresisGap {
@@ -158,9 +170,12 @@ fn warning(rules: &RuleSet, source: &SourceFile, g: &HysteresisGap) -> Diagnosti
     } else {
         format!("{} apart", number(g.gap))
     };
+    if let Some(b) = g.band {
+        return band_warning(rules, g, &what, b, (at(g.plug), at(g.unplug)));
+    }
     let unit = number(g.unit);
     let (against, help) = match g.pattern {
-        Pattern::Share => (String::new(), share_help(g)),
+        Pattern::Share | Pattern::PerCpu => (String::new(), share_help(g)),
         Pattern::Onumcpus => (
             " against `onumcpus`".to_string(),
             format!(
@@ -186,6 +201,38 @@ fn warning(rules: &RuleSet, source: &SourceFile, g: &HysteresisGap) -> Diagnosti
         "HOTUNPLUG switches back here after a plug",
     )
     .with_help(help)
+}
+
+/// The warning for a [`Pattern::PerCpu`] pair: where it flaps, in loads.
+fn band_warning(
+    rules: &RuleSet,
+    g: &HysteresisGap,
+    what: &str,
+    b: Band,
+    (plug_at, unplug_at): (String, String),
+) -> Diagnostic {
+    Diagnostic::warning(
+        CODE,
+        rules.node(g.plug).span,
+        format!(
+            "HOTPLUG ({plug_at}) and HOTUNPLUG ({unplug_at}) switch on {what}, which a plug moves \
+             by a different amount at each CPU count: with {} CPU{} online, a steady load \
+             between {} and {} CPUs makes HOTPLUG true and, after the plug, HOTUNPLUG too; the \
+             guest can plug and unplug every interval",
+            b.cpus,
+            if b.cpus == 1 { "" } else { "s" },
+            number((b.from * 1000.0).round() / 1000.0),
+            number((b.to * 1000.0).round() / 1000.0),
+        ),
+    )
+    .with_note(
+        rules.node(g.unplug).span,
+        "HOTUNPLUG switches back here after a plug",
+    )
+    .with_help(
+        "move HOTUNPLUG's threshold away from HOTPLUG's until, at every CPU count, a load that \
+         plugs no longer unplugs on one CPU more",
+    )
 }
 
 fn share_help(g: &HysteresisGap) -> String {
@@ -476,7 +523,28 @@ fn pair(rules: &RuleSet, p: &Group, u: &Group) -> Option<HysteresisGap> {
     if !(structural || equivalent) {
         return None;
     }
+    let mut band = None;
+    let mut pattern = a.pattern;
     let (gap, unit) = match a.pattern {
+        Pattern::Share if pm.step.is_none() => {
+            // Only the same tree on both sides, switching opposite ways.
+            if !structural || a.dir == b.dir || !pm.follows_load {
+                return None;
+            }
+            let found = band::widest(
+                rules,
+                a.measure,
+                (a.dir, a.threshold),
+                (b.dir, b.threshold),
+                counts(rules),
+            )
+            .ok()?;
+            pattern = Pattern::PerCpu;
+            band = found.filter(|w| w.to - w.from > 1e-6 * f64::from(w.cpus));
+            // Counted in CPUs of load: a band of width w leaves 1 - w.
+            (1.0 - band.map_or(0.0, |w| w.to - w.from), 1.0)
+        }
+        Pattern::PerCpu => return None,
         Pattern::Share => {
             let s = pm.step?;
             // A plug moves the measure by s: from HOTPLUG's side towards HOTUNPLUG's.
@@ -495,7 +563,7 @@ fn pair(rules: &RuleSet, p: &Group, u: &Group) -> Option<HysteresisGap> {
         }
     };
     Some(HysteresisGap {
-        pattern: a.pattern,
+        pattern,
         decides: if a.alone && b.alone {
             Decides::Alone
         } else {
@@ -510,7 +578,22 @@ fn pair(rules: &RuleSet, p: &Group, u: &Group) -> Option<HysteresisGap> {
         unplug_above: b.dir == Dir::Above,
         gap,
         unit,
+        band,
     })
+}
+
+/// The CPU counts a plug may start from, as (lowest, one past the
+/// highest): CPU_MIN up to CPU_MAX, or the CPUs present when CPU_MAX is 0
+/// (16 when even that is unknown).
+fn counts(rules: &RuleSet) -> (u32, u32) {
+    let s = rules.settings;
+    let clamp = |x: i64| u32::try_from(x.max(1)).unwrap_or(u32::MAX);
+    let high = if s.cpu_max > 0 {
+        clamp(s.cpu_max)
+    } else {
+        rules.present_at_load.unwrap_or(16)
+    };
+    (clamp(s.cpu_min), high)
 }
 
 // ---------------------------------------------------------------------
@@ -671,6 +754,8 @@ struct Model {
     /// Read only from CPU time and `onumcpus`, so two such measures equal at
     /// every probe differ only by irq, steal and iowait time.
     cpu_time_only: bool,
+    /// The measure changes with the load (not the CPU count alone).
+    follows_load: bool,
 }
 
 impl Model {
@@ -703,6 +788,7 @@ impl Model {
             values,
             step,
             cpu_time_only: cpu_time_only(rules, measure),
+            follows_load,
         })
     }
 

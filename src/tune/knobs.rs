@@ -458,7 +458,9 @@ mod tests {
         let knobs = find(&rules, &file);
         let plug = knobs.iter().find(|k| k.owner == "MEMPLUG");
         assert_eq!(plug.map(|k| k.range), Some((1.0, 2000.0)), "{knobs:?}");
-        let cpu = knobs.iter().find(|k| k.name().starts_with("HOTUNPLUG 1.15"));
+        let cpu = knobs
+            .iter()
+            .find(|k| k.name().starts_with("HOTUNPLUG 1.15"));
         assert_eq!(cpu.map(|k| k.range), Some((1.15 / 8.0, 1.15 * 8.0)));
     }
 

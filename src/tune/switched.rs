@@ -58,6 +58,8 @@ fn of_rules(rules: &RuleSet, cpus: f64) -> Vec<String> {
                     ));
                 }
             }
+            // Its unit is a CPU of load, not of the measure: nothing to say.
+            Pattern::PerCpu => {}
             Pattern::Onumcpus => {
                 if p < -cpus {
                     out.push(format!(

@@ -112,10 +112,15 @@ fn the_unit_is_worked_out_from_the_expression() {
         warned(&percent)
     );
     // The same fraction without `* onumcpus` is an average over the CPUs: a
-    // plug changes it by a different amount at every load, so nothing is said.
+    // plug changes it by a different amount at every load, so it is judged
+    // by the loads that plug and then unplug (0.9 to 1 on one CPU).
     let average = format!("{SHARES}{}", rules("idle_f < 0.1", "idle_f > 0.5"));
-    assert_eq!(gaps(&average), []);
-    assert_eq!(warned(&average), Vec::<String>::new());
+    let g = one_gap(&average);
+    assert_eq!(
+        (g.pattern, g.band.map(|b| b.cpus)),
+        (Pattern::PerCpu, Some(1))
+    );
+    assert!(warned(&average)[0].contains("between 0.9 and 1 CPUs"));
     // A factor scales the unit.
     let g = one_gap(&rules("idle / 50 < 1", "idle / 50 > 2.5"));
     assert_eq!((g.gap, g.unit), (1.5, 2.0));
@@ -415,4 +420,79 @@ fn a_rule_of_thousands_of_alternatives_is_one_finding() {
         (10.0, 50.0)
     );
     assert_eq!(warned(&body).len(), 1);
+}
+
+#[test]
+fn a_per_cpu_average_is_judged_by_the_loads_that_plug_and_then_unplug() {
+    // On 1 CPU a load above 0.9 plugs; on 2 the average idle is above 50
+    // below a load of 1.0: between 0.9 and 1.0 the guest flaps.
+    let body = rules("idle / onumcpus < 10", "idle / onumcpus > 50");
+    let g = one_gap(&body);
+    assert_eq!(g.pattern, Pattern::PerCpu);
+    let band = g.band.expect("a band");
+    assert_eq!(band.cpus, 1);
+    assert!(
+        (band.from - 0.9).abs() < 1e-5 && (band.to - 1.0).abs() < 1e-5,
+        "{band:?}"
+    );
+    assert!(g.too_narrow());
+    let said = warned(&body);
+    assert_eq!(said.len(), 1, "{said:?}");
+    assert!(
+        said[0].contains("with 1 CPU online, a steady load between 0.9 and 1 CPUs"),
+        "{said:?}"
+    );
+    // 5 and 55: on n CPUs a load above 0.95 n plugs, and on n + 1 only one
+    // below 0.45 (n + 1) unplugs, which is less for every n.
+    let wide = one_gap(&rules("idle / onumcpus < 5", "idle / onumcpus > 55"));
+    assert_eq!((wide.band, wide.too_narrow()), (None, false));
+    assert_eq!(
+        warned(&rules("idle / onumcpus < 5", "idle / onumcpus > 55")),
+        Vec::<String>::new()
+    );
+}
+
+#[test]
+fn a_share_of_all_cpu_time_is_a_per_cpu_average_too() {
+    let body = format!("{SHARES}{}", rules("busy_f > 0.9", "idle_f > 0.6"));
+    // Different measures (busy and idle shares) are not paired.
+    assert!(gaps(&body).iter().all(|g| g.pattern != Pattern::PerCpu));
+    let body = format!("{SHARES}{}", rules("idle_f < 0.1", "idle_f > 0.4"));
+    let g = one_gap(&body);
+    assert_eq!(g.pattern, Pattern::PerCpu);
+    // On 1 CPU a load above 0.9 plugs; on 2, idle above 0.4 means a load
+    // below 1.2: 0.9 to 1 (the load cannot pass the one CPU it plugged at).
+    let band = g.band.expect("a band");
+    assert_eq!(band.cpus, 1, "{band:?}");
+    // With three CPUs at most, a plug from 3 cannot happen; from 2 the band
+    // is 1.8 to 1.8... none; so only n = 1 and n = 2 are looked at.
+    let capped = format!(
+        "{}{SHARES}{}",
+        "CPU_MAX=\"2\"\n",
+        rules("idle_f < 0.1", "idle_f > 0.4")
+    );
+    let g = one_gap(&capped);
+    assert_eq!(g.band.map(|b| b.cpus), Some(1));
+}
+
+#[test]
+fn a_per_cpu_measure_that_turns_back_or_cannot_be_evaluated_is_left_alone() {
+    for (plug, unplug) in [
+        // Not monotonic in the load: low and high loads look alike.
+        (
+            "(idle / onumcpus - 50) * (idle / onumcpus - 50) < 100",
+            "(idle / onumcpus - 50) * (idle / onumcpus - 50) > 400",
+        ),
+        // Division by zero at an idle guest.
+        ("100 / idle < 1", "100 / idle > 5"),
+    ] {
+        let body = rules(plug, unplug);
+        assert_eq!(warned(&body), Vec::<String>::new(), "{plug} / {unplug}");
+    }
+    // A huge CPU_MAX looks at no more than 64 CPU counts.
+    let body = format!(
+        "CPU_MAX=\"100000000\"\n{}",
+        rules("idle / onumcpus < 10", "idle / onumcpus > 50")
+    );
+    assert_eq!(gaps(&body).len(), 1);
 }
