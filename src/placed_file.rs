@@ -108,9 +108,14 @@ impl PlaceDir {
     /// Opens the directory of the file `path`; the directory and the file's
     /// name.
     pub fn of_file(path: &Path) -> Result<(PlaceDir, OsString), PlaceError> {
-        let name = path.file_name().ok_or_else(|| PlaceError::NoName {
+        let no_name = || PlaceError::NoName {
             path: path.display().to_string(),
-        })?;
+        };
+        // `dir/` names a directory, though `file_name` reads `dir` from it.
+        if path.as_os_str().as_encoded_bytes().ends_with(b"/") {
+            return Err(no_name());
+        }
+        let name = path.file_name().ok_or_else(no_name)?;
         let parent = path.parent().unwrap_or(Path::new("."));
         Ok((PlaceDir::open(parent)?, name.to_os_string()))
     }
@@ -359,6 +364,11 @@ mod tests {
         ));
         assert!(matches!(
             PlaceDir::of_file(&tmp.path().join("..")),
+            Err(PlaceError::NoName { .. })
+        ));
+        // A trailing slash names a directory, even one that does not exist.
+        assert!(matches!(
+            PlaceDir::of_file(&tmp.path().join("newdir/")),
             Err(PlaceError::NoName { .. })
         ));
         let (dir, name) = PlaceDir::of_file(Path::new("bare.prom")).expect("current directory");

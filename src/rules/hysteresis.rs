@@ -91,9 +91,9 @@ pub struct HysteresisGap {
     pub gap: f64,
     /// What one CPU is worth on this measure (always positive).
     pub unit: f64,
-    /// For [`Pattern::PerCpu`], the widest band of steady loads that plugs
-    /// and then unplugs, if any.
-    pub band: Option<Band>,
+    /// For [`Pattern::PerCpu`], the bands of steady loads that plug and
+    /// then unplug, fewest CPUs first (empty: none).
+    pub bands: Vec<Band>,
 }
 
 impl HysteresisGap {
@@ -170,8 +170,8 @@ fn warning(rules: &RuleSet, source: &SourceFile, g: &HysteresisGap) -> Diagnosti
     } else {
         format!("{} apart", number(g.gap))
     };
-    if let Some(b) = g.band {
-        return band_warning(rules, g, &what, b, (at(g.plug), at(g.unplug)));
+    if !g.bands.is_empty() {
+        return band_warning(rules, g, &what, (at(g.plug), at(g.unplug)));
     }
     let unit = number(g.unit);
     let (against, help) = match g.pattern {
@@ -208,21 +208,40 @@ fn band_warning(
     rules: &RuleSet,
     g: &HysteresisGap,
     what: &str,
-    b: Band,
     (plug_at, unplug_at): (String, String),
 ) -> Diagnostic {
+    /// Bands named in full; the rest are counted.
+    const SHOWN: usize = 3;
+    let load = |x: f64| number((x * 1000.0).round() / 1000.0);
+    let mut said: Vec<String> = g
+        .bands
+        .iter()
+        .take(SHOWN)
+        .enumerate()
+        .map(|(k, b)| {
+            let cpus = match (k, b.cpus) {
+                (0, 1) => "with 1 CPU online".to_string(),
+                (0, n) => format!("with {n} CPUs online"),
+                (_, n) => format!("with {n}"),
+            };
+            format!(
+                "{cpus}, a steady load between {} and {} CPUs",
+                load(b.from),
+                load(b.to)
+            )
+        })
+        .collect();
+    if g.bands.len() > SHOWN {
+        said.push(format!("and at {} more CPU counts", g.bands.len() - SHOWN));
+    }
     Diagnostic::warning(
         CODE,
         rules.node(g.plug).span,
         format!(
             "HOTPLUG ({plug_at}) and HOTUNPLUG ({unplug_at}) switch on {what}, which a plug moves \
-             by a different amount at each CPU count: with {} CPU{} online, a steady load \
-             between {} and {} CPUs makes HOTPLUG true and, after the plug, HOTUNPLUG too; the \
-             guest can plug and unplug every interval",
-            b.cpus,
-            if b.cpus == 1 { "" } else { "s" },
-            number((b.from * 1000.0).round() / 1000.0),
-            number((b.to * 1000.0).round() / 1000.0),
+             by a different amount at each CPU count: {} makes HOTPLUG true and, after the plug, \
+             HOTUNPLUG too; the guest can plug and unplug every interval",
+            said.join("; ")
         ),
     )
     .with_note(
@@ -523,7 +542,7 @@ fn pair(rules: &RuleSet, p: &Group, u: &Group) -> Option<HysteresisGap> {
     if !(structural || equivalent) {
         return None;
     }
-    let mut band = None;
+    let mut bands = Vec::new();
     let mut pattern = a.pattern;
     let (gap, unit) = match a.pattern {
         Pattern::Share if pm.step.is_none() => {
@@ -531,7 +550,7 @@ fn pair(rules: &RuleSet, p: &Group, u: &Group) -> Option<HysteresisGap> {
             if !structural || a.dir == b.dir || !pm.follows_load {
                 return None;
             }
-            let found = band::widest(
+            bands = band::all(
                 rules,
                 a.measure,
                 (a.dir, a.threshold),
@@ -540,9 +559,9 @@ fn pair(rules: &RuleSet, p: &Group, u: &Group) -> Option<HysteresisGap> {
             )
             .ok()?;
             pattern = Pattern::PerCpu;
-            band = found.filter(|w| w.to - w.from > 1e-6 * f64::from(w.cpus));
-            // Counted in CPUs of load: a band of width w leaves 1 - w.
-            (1.0 - band.map_or(0.0, |w| w.to - w.from), 1.0)
+            // Counted in CPUs of load: the widest band of width w leaves 1 - w.
+            let widest = bands.iter().map(|w| w.to - w.from).fold(0.0, f64::max);
+            (1.0 - widest, 1.0)
         }
         Pattern::PerCpu => return None,
         Pattern::Share => {
@@ -578,7 +597,7 @@ fn pair(rules: &RuleSet, p: &Group, u: &Group) -> Option<HysteresisGap> {
         unplug_above: b.dir == Dir::Above,
         gap,
         unit,
-        band,
+        bands,
     })
 }
 
@@ -693,7 +712,7 @@ fn same_tree(rules: &RuleSet, a: NodeId, b: NodeId) -> bool {
 const PROBES: [(f64, f64); 5] = [(2.0, 0.5), (3.0, 1.7), (4.0, 0.25), (6.0, 4.5), (9.0, 2.2)];
 
 /// A guest at a steady load: `n` CPUs online, `d` CPUs' worth of runnable
-/// work (all of it user time), the rest idle; every interval 100 ticks per
+/// work (all of it user time, up to the `n` CPUs), the rest idle; every interval 100 ticks per
 /// CPU; loadavg and the run queue equal to the demand. Anything else
 /// (memory, time) cannot be told and reads as missing.
 pub struct Steady {
@@ -707,10 +726,15 @@ impl Steady {
     /// Ticks per CPU per interval.
     const TICKS: f64 = 100.0;
 
+    /// CPUs' worth of work that runs: the load, up to the CPUs online.
+    fn busy(&self) -> f64 {
+        self.d.min(self.n)
+    }
+
     fn rate(&self, field: CpuStat) -> Option<f64> {
         Some(match field {
-            CpuStat::User => self.d,
-            CpuStat::Idle => self.n - self.d,
+            CpuStat::User => self.busy(),
+            CpuStat::Idle => self.n - self.busy(),
             CpuStat::TotalTicks => self.n,
             CpuStat::Onumcpus | CpuStat::Loadavg | CpuStat::RunnableProc => return None,
             _ => 0.0,
@@ -723,8 +747,8 @@ impl Readings for Steady {
         match keyword {
             Keyword::Onumcpus => self.n,
             Keyword::Loadavg | Keyword::RunnableProc => self.d,
-            Keyword::Idle => (self.n - self.d) * 100.0,
-            Keyword::User => self.d * 100.0,
+            Keyword::Idle => (self.n - self.busy()) * 100.0,
+            Keyword::User => self.busy() * 100.0,
             Keyword::Swaprate | Keyword::Apcr | Keyword::Freemem => f64::NAN,
             _ => 0.0,
         }

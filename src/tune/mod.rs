@@ -138,6 +138,10 @@ pub struct PortfolioRow {
     /// Threads, for a steady load.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub steady: Option<f64>,
+    /// The working set's share of memory, for a steady load under memory
+    /// pressure (a memory tune's).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pressure: Option<f64>,
     pub reference: Score,
     pub recommended: Score,
 }
@@ -319,7 +323,7 @@ fn judge_and_recommend(
 ) {
     let objective = tuned.objective;
     let judge = robust::Judge::new(
-        portfolio::portfolio(judging.workload),
+        portfolio::portfolio(judging.workload, objective),
         judging.reference,
         objective,
         robust::Tolerance::default(),
@@ -371,6 +375,10 @@ fn judge_and_recommend(
                 workload: m.name.clone(),
                 steady: match m.role {
                     portfolio::Role::Steady(t) => Some(t),
+                    _ => None,
+                },
+                pressure: match m.role {
+                    portfolio::Role::Pressure(share) => Some(share),
                     _ => None,
                 },
                 reference: reference.clone(),

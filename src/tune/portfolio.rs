@@ -62,6 +62,10 @@ pub enum Role {
     /// A built-in scenario scaled (lighter or heavier): reported, never
     /// looked at by the search or the checks.
     HeldOut,
+    /// A memory tune's steady load with the working set at this share of
+    /// the guest's memory: the recommendation must not lose on it (nor
+    /// flap where the reference does not), as on a scenario.
+    Pressure(f64),
 }
 
 /// One workload of the portfolio.
@@ -84,7 +88,7 @@ pub fn built_in() -> Vec<Scenario> {
 /// The portfolio of a tune whose training workload is `training`: every
 /// built-in scenario but the one trained on (by name), then the steady
 /// sweep on the training guest's CPUs and memory.
-pub fn portfolio(training: &Workload) -> Vec<Member> {
+pub fn portfolio(training: &Workload, objective: super::score::Objective) -> Vec<Member> {
     let mut out: Vec<Member> = built_in()
         .into_iter()
         .filter(|s| s.name != training.scenario.name)
@@ -99,7 +103,44 @@ pub fn portfolio(training: &Workload) -> Vec<Member> {
         })
         .collect();
     out.extend(steady_sweep(training));
+    if objective == super::score::Objective::Memory {
+        out.extend(pressure_sweep(training));
+    }
     out
+}
+
+/// Working sets, as shares of the guest's memory, at which a memory tune
+/// is checked under pressure: the steady sweep's third of it never makes
+/// memory rules act.
+const PRESSURE: [f64; 3] = [0.6, 0.8, 0.95];
+
+/// Steady loads of a quarter of the CPUs (at least half a thread) with the
+/// working set at each of [`PRESSURE`] and files read at 20 MiB/s, so the
+/// page cache grows against it.
+pub fn pressure_sweep(training: &Workload) -> Vec<Member> {
+    let guest = &training.scenario;
+    let threads = (f64::from(guest.cpus.max(1)) / 4.0).max(0.5);
+    PRESSURE
+        .iter()
+        .filter_map(|&share| {
+            let mut scenario = steady(guest, threads)?;
+            let name = format!("steady {threads:.2} at {:.0}% memory", share * 100.0);
+            scenario.name.clone_from(&name);
+            for p in &mut scenario.phases {
+                p.working_set_mib = guest.memory_mib * share;
+                p.io_mib_per_s = 20.0;
+            }
+            Some(Member {
+                name,
+                role: Role::Pressure(share),
+                workload: Workload {
+                    scenario,
+                    old_kernel: training.old_kernel,
+                    duration: None,
+                },
+            })
+        })
+        .collect()
 }
 
 /// The held-out workloads: every built-in scenario at 0.75 and at 1.25
@@ -185,6 +226,7 @@ fn steady(guest: &Scenario, threads: f64) -> Option<Scenario> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tune::score::Objective;
 
     fn training() -> Workload {
         let scenario = built_in()
@@ -209,8 +251,9 @@ mod tests {
 
     #[test]
     fn the_portfolio_leaves_out_the_training_scenario_and_sweeps_every_load() {
-        let p = portfolio(&training());
+        let p = portfolio(&training(), Objective::Cpu);
         assert!(!p.iter().any(|m| m.name == "daytrader"));
+        assert!(!p.iter().any(|m| matches!(m.role, Role::Pressure(_))));
         assert_eq!(
             p.iter().filter(|m| m.role == Role::Scenario).count(),
             BUILT_IN.len() - 1
@@ -229,9 +272,27 @@ mod tests {
     }
 
     #[test]
+    fn a_memory_tune_is_also_judged_with_the_working_set_near_the_memory() {
+        let t = training();
+        let p = portfolio(&t, Objective::Memory);
+        let pressure: Vec<&Member> = p
+            .iter()
+            .filter(|m| matches!(m.role, Role::Pressure(_)))
+            .collect();
+        assert_eq!(pressure.len(), PRESSURE.len());
+        for (m, share) in pressure.iter().zip(PRESSURE) {
+            let s = &m.workload.scenario;
+            assert_eq!(s.phases.len(), 1);
+            let ws = s.phases[0].working_set_mib;
+            assert!((ws - s.memory_mib * share).abs() < 1e-6, "{}: {ws}", m.name);
+            assert!(s.phases[0].io_mib_per_s > 0.0, "the page cache grows");
+        }
+    }
+
+    #[test]
     fn held_out_workloads_are_scaled_built_ins_the_portfolio_does_not_hold() {
         let t = training();
-        let p = portfolio(&t);
+        let p = portfolio(&t, Objective::Memory);
         let h = held_out(&t);
         assert_eq!(h.len(), 2 * BUILT_IN.len());
         for m in &h {

@@ -258,8 +258,9 @@ pub fn summary(t: &Tuned, held: &[(String, String, Score)]) -> String {
         let _ = writeln!(out, "{words}");
     }
     if !t.portfolio.is_empty() {
-        let scenarios = t.portfolio.iter().filter(|r| r.steady.is_none()).count();
-        let steady = t.portfolio.len() - scenarios;
+        let pressure = t.portfolio.iter().filter(|r| r.pressure.is_some()).count();
+        let steady = t.portfolio.iter().filter(|r| r.steady.is_some()).count();
+        let scenarios = t.portfolio.len() - steady - pressure;
         let skipped = match t.standing {
             super::Standing::Beats => t.judged.len().saturating_sub(1),
             super::Standing::Ties { .. } => 0,
@@ -267,7 +268,12 @@ pub fn summary(t: &Tuned, held: &[(String, String, Score)]) -> String {
         let _ = writeln!(
             out,
             "Safer: it flaps at none of {steady} steady loads and loses to the reference on none \
-             of the {scenarios} other built-in scenarios{}.",
+             of the {scenarios} other built-in scenarios{}{}.",
+            if pressure > 0 {
+                format!(" and {pressure} steady loads under memory pressure")
+            } else {
+                String::new()
+            },
             if skipped > 0 {
                 format!(
                     " ({skipped} candidate{} that did better on the workload alone did not hold up)",
@@ -279,7 +285,12 @@ pub fn summary(t: &Tuned, held: &[(String, String, Score)]) -> String {
         );
     }
     let (mut wins, mut losses, mut total) = (0, Vec::new(), 0);
-    let mut workloads: Vec<&String> = held.iter().map(|x| &x.1).collect();
+    // Other seeds change only the scenario's jitter: shown, not counted.
+    let seed = |w: &str| {
+        w.strip_prefix('s')
+            .is_some_and(|n| n.parse::<u64>().is_ok())
+    };
+    let mut workloads: Vec<&String> = held.iter().map(|x| &x.1).filter(|w| !seed(w)).collect();
     workloads.dedup();
     for w in workloads {
         let of = |file: &str| held.iter().find(|x| &x.1 == w && x.0 == file).map(|x| &x.2);

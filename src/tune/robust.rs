@@ -18,7 +18,8 @@ use super::score::{Objective, Score};
 /// workload it was not tuned on: 5% more unmet demand (and at least a
 /// CPU-second, which is noise on any scenario), 5% more CPUs unless it
 /// leaves at least 20% less demand unmet; for memory, a guest 5% bigger,
-/// stalls and pool changes 5% more (and at least a few).
+/// stalls and pool changes 5% more (and at least a few), and half a point
+/// less throughput.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Tolerance {
     pub worse: f64,
@@ -104,6 +105,10 @@ pub fn narrow_pair(file: &SourceFile, facts: &SystemFacts) -> Option<(f64, f64)>
         .min_by(|a, b| (a.0 / a.1).total_cmp(&(b.0 / b.1)))
 }
 
+/// How much less throughput (a share of the work) a memory tune's
+/// recommendation may give on a workload of the portfolio: half a point.
+const MEMORY_THROUGHPUT: f64 = 0.005;
+
 /// How `c` compares with the reference `r` on one workload of the
 /// portfolio, `None` when it is within `tol`.
 pub fn loses(c: &Score, r: &Score, objective: Objective, tol: Tolerance) -> Option<String> {
@@ -152,6 +157,16 @@ pub fn loses(c: &Score, r: &Score, objective: Objective, tol: Tolerance) -> Opti
         return Some(format!(
             "{} stalls against {}",
             c.direct_scan_stalls, r.direct_scan_stalls
+        ));
+    }
+    // A smaller guest may not cost work: swapping and reclaim show in the
+    // throughput before they show as direct-scan stalls.
+    if objective == Objective::Memory && c.throughput_ratio < r.throughput_ratio - MEMORY_THROUGHPUT
+    {
+        return Some(format!(
+            "{:.1}% throughput against {:.1}%",
+            c.throughput_ratio * 100.0,
+            r.throughput_ratio * 100.0
         ));
     }
     if objective == Objective::Memory && more(c.pool_changes as f64, r.pool_changes as f64, 5.0) {
@@ -283,7 +298,7 @@ impl Judge {
         let scenarios = self
             .members
             .iter()
-            .filter(|(m, _, _)| m.role == Role::Scenario);
+            .filter(|(m, _, _)| matches!(m.role, Role::Scenario | Role::Pressure(_)));
         for (member, facts, reference) in steady.chain(scenarios) {
             let score = member.workload.score(file, facts);
             if let Some(why) = &score.fatal {
@@ -298,7 +313,7 @@ impl Judge {
             match member.role {
                 Role::Steady(t) if score.flapping => return Verdict::Flaps(t),
                 Role::Steady(_) | Role::HeldOut => {}
-                Role::Scenario => {
+                Role::Scenario | Role::Pressure(_) => {
                     if let Some(how) = loses(&score, reference, self.objective, self.tolerance) {
                         return Verdict::Loses {
                             workload: member.name.clone(),
@@ -368,6 +383,20 @@ mod tests {
         let mut narrow = close.clone();
         narrow.narrow = true;
         assert!(!ties(&narrow, &reference, &start, Objective::Cpu));
+    }
+
+    #[test]
+    fn a_memory_tune_may_not_cost_throughput_elsewhere() {
+        let tol = Tolerance::default();
+        let r = score(10.0, 2.0);
+        let mut c = r.clone();
+        c.throughput_ratio = r.throughput_ratio - 0.004;
+        assert_eq!(loses(&c, &r, Objective::Memory, tol), None);
+        c.throughput_ratio = r.throughput_ratio - 0.015;
+        let said = loses(&c, &r, Objective::Memory, tol);
+        assert!(said.is_some_and(|s| s.contains("throughput")));
+        // A CPU tune's throughput follows its unmet demand, judged above.
+        assert_eq!(loses(&c, &r, Objective::Cpu, tol), None);
     }
 
     #[test]

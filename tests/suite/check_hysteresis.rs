@@ -117,7 +117,7 @@ fn the_unit_is_worked_out_from_the_expression() {
     let average = format!("{SHARES}{}", rules("idle_f < 0.1", "idle_f > 0.5"));
     let g = one_gap(&average);
     assert_eq!(
-        (g.pattern, g.band.map(|b| b.cpus)),
+        (g.pattern, g.bands.first().map(|b| b.cpus)),
         (Pattern::PerCpu, Some(1))
     );
     assert!(warned(&average)[0].contains("between 0.9 and 1 CPUs"));
@@ -429,7 +429,8 @@ fn a_per_cpu_average_is_judged_by_the_loads_that_plug_and_then_unplug() {
     let body = rules("idle / onumcpus < 10", "idle / onumcpus > 50");
     let g = one_gap(&body);
     assert_eq!(g.pattern, Pattern::PerCpu);
-    let band = g.band.expect("a band");
+    assert_eq!(g.bands.len(), 1, "{:?}", g.bands);
+    let band = g.bands[0];
     assert_eq!(band.cpus, 1);
     assert!(
         (band.from - 0.9).abs() < 1e-5 && (band.to - 1.0).abs() < 1e-5,
@@ -445,7 +446,7 @@ fn a_per_cpu_average_is_judged_by_the_loads_that_plug_and_then_unplug() {
     // 5 and 55: on n CPUs a load above 0.95 n plugs, and on n + 1 only one
     // below 0.45 (n + 1) unplugs, which is less for every n.
     let wide = one_gap(&rules("idle / onumcpus < 5", "idle / onumcpus > 55"));
-    assert_eq!((wide.band, wide.too_narrow()), (None, false));
+    assert_eq!((wide.bands.len(), wide.too_narrow()), (0, false));
     assert_eq!(
         warned(&rules("idle / onumcpus < 5", "idle / onumcpus > 55")),
         Vec::<String>::new()
@@ -462,8 +463,7 @@ fn a_share_of_all_cpu_time_is_a_per_cpu_average_too() {
     assert_eq!(g.pattern, Pattern::PerCpu);
     // On 1 CPU a load above 0.9 plugs; on 2, idle above 0.4 means a load
     // below 1.2: 0.9 to 1 (the load cannot pass the one CPU it plugged at).
-    let band = g.band.expect("a band");
-    assert_eq!(band.cpus, 1, "{band:?}");
+    assert_eq!(g.bands.first().map(|b| b.cpus), Some(1), "{:?}", g.bands);
     // With three CPUs at most, a plug from 3 cannot happen; from 2 the band
     // is 1.8 to 1.8... none; so only n = 1 and n = 2 are looked at.
     let capped = format!(
@@ -472,7 +472,7 @@ fn a_share_of_all_cpu_time_is_a_per_cpu_average_too() {
         rules("idle_f < 0.1", "idle_f > 0.4")
     );
     let g = one_gap(&capped);
-    assert_eq!(g.band.map(|b| b.cpus), Some(1));
+    assert_eq!(g.bands.first().map(|b| b.cpus), Some(1));
 }
 
 #[test]
@@ -495,4 +495,46 @@ fn a_per_cpu_measure_that_turns_back_or_cannot_be_evaluated_is_left_alone() {
         rules("idle / onumcpus < 10", "idle / onumcpus > 50")
     );
     assert_eq!(gaps(&body).len(), 1);
+}
+
+#[test]
+fn loads_past_the_cpus_online_plug_and_may_unplug_one_cpu_later() {
+    // Thresholds a hair apart: any load from 1 to 2 CPUs keeps one CPU
+    // busy (HOTPLUG) and leaves the second almost idle (HOTUNPLUG); the
+    // simulated guest flaps at every such load.
+    let body = rules(
+        "idle / onumcpus < 0.000000000001",
+        "idle / onumcpus > 0.000000000002",
+    );
+    let g = one_gap(&body);
+    let first = g.bands.first().copied().expect("a band");
+    assert_eq!(first.cpus, 1);
+    assert!(
+        first.from <= 1.0 + 1e-6 && first.to >= 2.0 - 1e-6,
+        "{first:?}"
+    );
+    assert_eq!(warned(&body).len(), 1);
+    // 30 and 45: every CPU count has its own band, and all are named.
+    let body = rules("idle / onumcpus < 30", "idle / onumcpus > 45");
+    let g = one_gap(&body);
+    let bands: Vec<(u32, f64, f64)> = g
+        .bands
+        .iter()
+        .map(|b| {
+            (
+                b.cpus,
+                (b.from * 100.0).round() / 100.0,
+                (b.to * 100.0).round() / 100.0,
+            )
+        })
+        .collect();
+    assert_eq!(bands, [(1, 0.7, 1.1), (2, 1.4, 1.65), (3, 2.1, 2.2)]);
+    let said = warned(&body);
+    assert!(
+        said[0].contains(
+            "with 1 CPU online, a steady load between 0.7 and 1.1 CPUs; with 2, a steady load \
+             between 1.4 and 1.65 CPUs; with 3, a steady load between 2.1 and 2.2 CPUs"
+        ),
+        "{said:?}"
+    );
 }

@@ -28,18 +28,20 @@ pub struct Band {
     pub to: f64,
 }
 
-/// The widest band over the CPU counts from `low` to `high` (a plug from
-/// `n` needs `n < high`), or `Ok(None)` when the pair leaves none; `Err`
-/// when the measure is not monotonic in the load or cannot be evaluated
-/// (nothing can then be told). `plug` and `unplug` are the comparisons as
-/// (direction, threshold).
-pub fn widest(
+/// Every band over the CPU counts from `low` to `high` (a plug from `n`
+/// needs `n < high`), fewest CPUs first, empty when the pair leaves none;
+/// `Err` when the measure is not monotonic in the load or cannot be
+/// evaluated (nothing can then be told). `plug` and `unplug` are the
+/// comparisons as (direction, threshold). Loads run from 0 to `n + 1`: a
+/// load past the `n` CPUs keeps them all busy and plugs, and one CPU more
+/// may then sit idle enough to unplug.
+pub fn all(
     rules: &RuleSet,
     measure: NodeId,
     plug: (Dir, f64),
     unplug: (Dir, f64),
     (low, high): (u32, u32),
-) -> Result<Option<Band>, ()> {
+) -> Result<Vec<Band>, ()> {
     let value = |n: f64, d: f64| -> Result<f64, ()> {
         Evaluator::new(rules, &Steady { n, d })
             .number(measure, &mut NoTrace)
@@ -51,25 +53,28 @@ pub fn widest(
         Dir::Above => v > t,
         Dir::Below => v < t,
     };
-    let mut best: Option<Band> = None;
+    let mut out = Vec::new();
     let high = high.min(low.saturating_add(MAX_COUNTS));
     for n in low.max(1)..high {
         let cpus = f64::from(n);
+        let loads = cpus + 1.0;
         let at_n = |d: f64| value(cpus, d);
         let at_next = |d: f64| value(cpus + 1.0, d);
-        monotonic(&at_n, cpus)?;
-        monotonic(&at_next, cpus)?;
-        let p = interval(&|d| Ok(holds(plug, at_n(d)?)), cpus)?;
-        let u = interval(&|d| Ok(holds(unplug, at_next(d)?)), cpus)?;
+        monotonic(&at_n, loads)?;
+        monotonic(&at_next, loads)?;
+        let p = interval(&|d| Ok(holds(plug, at_n(d)?)), loads)?;
+        let u = interval(&|d| Ok(holds(unplug, at_next(d)?)), loads)?;
         let (Some(p), Some(u)) = (p, u) else {
             continue;
         };
         let (from, to) = (p.0.max(u.0), p.1.min(u.1));
-        if to > from && best.is_none_or(|b| to - from > b.to - b.from) {
-            best = Some(Band { cpus: n, from, to });
+        // Wider than the bisection's precision: a band of one load alone
+        // (an edge that both comparisons share) is no band.
+        if to - from > 2.0 * loads / f64::from(1u32 << STEPS) {
+            out.push(Band { cpus: n, from, to });
         }
     }
-    Ok(best)
+    Ok(out)
 }
 
 /// Refuses a measure that turns back as the load grows from 0 to `n`: the
