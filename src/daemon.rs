@@ -766,6 +766,15 @@ mod tests {
     }
 
     fn run_rules(text: &str, script: Vec<Result<Sample, SourceError>>) -> Vec<String> {
+        run_rules_logging(text, script)
+            .lines
+            .into_iter()
+            .map(|(_, l)| l)
+            .collect()
+    }
+
+    /// As [`run_rules`], the whole log: lines and structured entries.
+    fn run_rules_logging(text: &str, script: Vec<Result<Sample, SourceError>>) -> Memory {
         let dir = tempfile::tempdir().expect("temporary directory");
         let rules = dir.path().join("r.conf");
         std::fs::write(&rules, text).expect("rules");
@@ -773,7 +782,7 @@ mod tests {
         let mut log = Memory::default();
         let ended = run_on(&options, &mut Script(script), &mut log, &Signals::default());
         assert!(matches!(ended, Ok(Ending::Stopped)), "{ended:?}");
-        log.lines.into_iter().map(|(_, l)| l).collect()
+        log
     }
 
     /// A guest that takes every write, so the pool can move.
@@ -1066,20 +1075,47 @@ mod tests {
             };
             script.push(Ok(s));
         }
-        let lines = run_rules(
+        let log = run_rules_logging(
             "UPDATE=\"1\"\nCPU_MIN=\"1\"\nCPU_MAX=\"4\"\nidle_ticks=\"cpustat.idle[0] - cpustat.idle[1]\"\nHOTPLUG=\"idle_ticks < 50\"\nHOTUNPLUG=\"idle_ticks > 50\"\n",
             script,
         );
-        let text = lines.join("\n");
+        // One entry for the event, the changes behind it its fields (a
+        // journal entry each, not three).
+        let flapping: Vec<&Entry> = log
+            .entries
+            .iter()
+            .filter(|e| {
+                e.fields
+                    .contains(&("MESSAGE_ID", message_id::FLAPPING.as_str().into()))
+            })
+            .collect();
+        assert_eq!(flapping.len(), 1, "{:?}", log.entries);
+        let entry = flapping[0];
+        assert_eq!(entry.priority, Priority::Warning);
         assert!(
-            text.contains("warning: CPU count flapping: 4 reversals in the last 30 intervals"),
-            "{text}"
+            entry
+                .message
+                .starts_with("warning: CPU count flapping: 4 reversals in the last 30 intervals"),
+            "{}",
+            entry.message
+        );
+        let changes: Vec<&str> = entry
+            .fields
+            .iter()
+            .filter(|(k, _)| *k == "PLUGTOP_CHANGE")
+            .map(|(_, v)| v.as_str())
+            .collect();
+        assert_eq!(changes.len(), 2, "{changes:?}");
+        assert!(
+            changes.iter().any(|c| c.contains(
+                "HOTPLUG false → true: idle_ticks (line 4) went 90 ticks → 10 ticks across 50"
+            )),
+            "{changes:?}"
         );
         assert!(
-            text.contains(
-                "HOTPLUG false → true: idle_ticks (line 4) went 90 ticks → 10 ticks across 50"
-            ),
-            "{text}"
+            !log.lines.iter().any(|(_, l)| l.starts_with("  ")),
+            "no detail lines of their own: {:?}",
+            log.lines
         );
     }
 

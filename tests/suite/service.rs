@@ -307,7 +307,7 @@ fn fish_completes_the_shell_names_of_generate_completions() {
         .arg("--no-config")
         .arg("-c")
         .arg(format!(
-            "source {}; complete -C 'plugtop generate completions '; echo --; complete -C 'plugtop generate completions zsh '",
+            "source {}; complete -C 'plugtop generate completions '; echo SEPARATOR; complete -C 'plugtop generate completions zsh '",
             file.display()
         ))
         .output()
@@ -315,7 +315,7 @@ fn fish_completes_the_shell_names_of_generate_completions() {
         return;
     };
     let said = String::from_utf8_lossy(&asked.stdout);
-    let (first, after) = said.split_once("--\n").unwrap_or_default();
+    let (first, after) = said.split_once("SEPARATOR\n").unwrap_or_default();
     let offered: Vec<&str> = first
         .lines()
         .map(|l| l.split('\t').next().unwrap_or(""))
