@@ -100,7 +100,14 @@ pub enum Subcommand {
     /// Decide every interval as cpuplugd would, from a recording, snapshots or a live root; writes nothing.
     Eval(EvalArgs),
     /// Act on the guest headless: a drop-in for `cpuplugd -c FILE -f -V`.
-    #[command(version, disable_version_flag = true)]
+    #[command(
+        version,
+        disable_version_flag = true,
+        after_help = "Exit status: 0 stopped by SIGTERM or SIGINT (the guest put back); \
+1 a failure while running; 2 bad options; 78 refused to start, nothing changed \
+(a rule file with errors, another controller, ...: a restart does not mend it); \
+101 a panic, the guest put back; 128+N ended by signal N. See plugtop-run(1)."
+    )]
     Run(RunArgs),
     /// Put CPUs and the pool back after a plugtop that was killed or crashed.
     Restore(RestoreArgs),

@@ -19,7 +19,7 @@ use crate::kernel::live::LiveSource;
 use crate::kernel::pool_file::PoolHandoff;
 use crate::kernel::root::RootReader;
 use crate::kernel::{Interest, Sample, Source};
-use crate::logging::LogSink;
+use crate::logging::{Entry, LogSink, Priority, message_id};
 use crate::metrics::Metrics;
 use crate::metrics::serve::MetricsServer;
 use crate::metrics::textfile::Textfile;
@@ -27,6 +27,11 @@ use crate::report::table;
 use crate::rules::RuleSet;
 use crate::rules::SourceFile;
 use crate::rules::ruleset::describe_missing_memory;
+
+/// The exit status of a refused start (nothing was changed): EX_CONFIG
+/// of sysexits.h, distinct from a failure while running (1), so a service
+/// manager does not restart what a restart cannot mend. cpuplugd exits 1.
+pub const REFUSED_EXIT: u8 = 78;
 
 /// What the detached child of `plugtop run` prints on stderr once it has
 /// started, so the parent can exit 0 (anything else it prints is why not).
@@ -331,19 +336,23 @@ impl Runner<'_> {
                     );
                 }
                 let events = self.session.reload(Arc::new(rules), file, self.actuator);
-                self.log.info(&format!(
+                let text = format!(
                     "reloaded {}; history and start state kept",
                     self.options.rules.display()
-                ));
+                );
+                self.log
+                    .entry(&Entry::new(Priority::Notice, text).id(message_id::RELOADED));
                 let step = Step {
                     limits: events,
                     ..Step::default()
                 };
                 log_step(self.log, &step, &self.session, self.options.verbose);
             }
-            Err(e) => self
-                .log
-                .error(&format!("reload failed, keeping the old rules: {e}")),
+            Err(e) => {
+                let text = format!("reload failed, keeping the old rules: {e}");
+                self.log
+                    .entry(&Entry::new(Priority::Err, text).id(message_id::RELOAD_FAILED));
+            }
         }
     }
 }
@@ -461,14 +470,7 @@ fn run_handing(
         None => return Err(StartError::NoReading),
     };
     let guard = take_guest(options, &first, actuator)?;
-    log.info(&format!(
-        "plugtop {} started in {mode} mode on {} with {} (CPU group {}, memory group {})",
-        env!("CARGO_PKG_VERSION"),
-        options.root.display(),
-        options.rules.display(),
-        if rules.cpu_enabled { "on" } else { "off" },
-        if rules.mem_enabled { "on" } else { "off" },
-    ));
+    log.entry(&started_entry(options, &rules));
     if options.verbose {
         log.info(&stamped(table::columns().trim_end()));
     }
@@ -490,13 +492,15 @@ fn run_handing(
     source.narrow(&runner.interest());
     let ending = run_loop(&mut runner, source, signals, first);
     if ending == Ending::Stopped {
-        match signals.stopped_by() {
-            Some(signal) => runner.log.info(&format!(
-                "shutting down: ended by {}",
-                crate::stop_signals::name(signal)
-            )),
-            None => runner.log.info("shutting down"),
-        }
+        let entry = match signals.stopped_by() {
+            Some(signal) => {
+                let name = crate::stop_signals::name(signal);
+                Entry::new(Priority::Info, format!("shutting down: ended by {name}"))
+                    .field("PLUGTOP_SIGNAL", name)
+            }
+            None => Entry::new(Priority::Info, "shutting down"),
+        };
+        runner.log.entry(&entry.id(message_id::STOPPING));
     }
     let given_back = guard.map(|guard| give_back(guard, &mut runner));
     if options.pid_file {
@@ -507,6 +511,25 @@ fn run_handing(
         Some(GivenBack::JournalKept) => Ending::RestoreFailed,
         Some(GivenBack::Whole) | None => ending,
     })
+}
+
+/// The start's entry, with the mode, root and rule file as fields.
+fn started_entry(options: &RunOptions, rules: &RuleSet) -> Entry {
+    let on_off = |on: bool| if on { "on" } else { "off" };
+    let text = format!(
+        "plugtop {} started in {} mode on {} with {} (CPU group {}, memory group {})",
+        env!("CARGO_PKG_VERSION"),
+        options.mode,
+        options.root.display(),
+        options.rules.display(),
+        on_off(rules.cpu_enabled),
+        on_off(rules.mem_enabled),
+    );
+    Entry::new(Priority::Notice, text)
+        .id(message_id::STARTED)
+        .field("PLUGTOP_MODE", options.mode.key())
+        .field("PLUGTOP_RULES", options.rules.display().to_string())
+        .field("PLUGTOP_ROOT", options.root.display().to_string())
 }
 
 /// Takes the guest through the guard when acting, then writes the pid file
@@ -553,11 +576,21 @@ enum GivenBack {
 /// Gives the guest back and logs how that went.
 fn give_back(guard: Guard, runner: &mut Runner<'_>) -> GivenBack {
     let GiveBack { complete, lines } = guard.give_back(runner.actuator);
-    for (severity, line) in lines {
-        match severity {
-            crate::control::session::MessageLevel::Info => runner.log.info(&line),
-            _ => runner.log.error(&line),
-        }
+    let last = lines.len().saturating_sub(1);
+    for (i, (severity, line)) in lines.into_iter().enumerate() {
+        let info = severity == crate::control::session::MessageLevel::Info;
+        let entry = Entry::new(if info { Priority::Info } else { Priority::Err }, line);
+        // The outcome (the start state restored, or the journal kept) is
+        // the restore's event; a failed write before it is a line of its own.
+        let entry = if info || (!complete && i == last) {
+            let whole = if complete { "1" } else { "0" };
+            entry
+                .id(message_id::RESTORED)
+                .field("PLUGTOP_RESTORED", whole)
+        } else {
+            entry
+        };
+        runner.log.entry(&entry);
     }
     if complete {
         GivenBack::Whole
@@ -733,6 +766,15 @@ mod tests {
     }
 
     fn run_rules(text: &str, script: Vec<Result<Sample, SourceError>>) -> Vec<String> {
+        run_rules_logging(text, script)
+            .lines
+            .into_iter()
+            .map(|(_, l)| l)
+            .collect()
+    }
+
+    /// As [`run_rules`], the whole log: lines and structured entries.
+    fn run_rules_logging(text: &str, script: Vec<Result<Sample, SourceError>>) -> Memory {
         let dir = tempfile::tempdir().expect("temporary directory");
         let rules = dir.path().join("r.conf");
         std::fs::write(&rules, text).expect("rules");
@@ -740,7 +782,7 @@ mod tests {
         let mut log = Memory::default();
         let ended = run_on(&options, &mut Script(script), &mut log, &Signals::default());
         assert!(matches!(ended, Ok(Ending::Stopped)), "{ended:?}");
-        log.lines.into_iter().map(|(_, l)| l).collect()
+        log
     }
 
     /// A guest that takes every write, so the pool can move.
@@ -1033,20 +1075,47 @@ mod tests {
             };
             script.push(Ok(s));
         }
-        let lines = run_rules(
+        let log = run_rules_logging(
             "UPDATE=\"1\"\nCPU_MIN=\"1\"\nCPU_MAX=\"4\"\nidle_ticks=\"cpustat.idle[0] - cpustat.idle[1]\"\nHOTPLUG=\"idle_ticks < 50\"\nHOTUNPLUG=\"idle_ticks > 50\"\n",
             script,
         );
-        let text = lines.join("\n");
+        // One entry for the event, the changes behind it its fields (a
+        // journal entry each, not three).
+        let flapping: Vec<&Entry> = log
+            .entries
+            .iter()
+            .filter(|e| {
+                e.fields
+                    .contains(&("MESSAGE_ID", message_id::FLAPPING.as_str().into()))
+            })
+            .collect();
+        assert_eq!(flapping.len(), 1, "{:?}", log.entries);
+        let entry = flapping[0];
+        assert_eq!(entry.priority, Priority::Warning);
         assert!(
-            text.contains("warning: CPU count flapping: 4 reversals in the last 30 intervals"),
-            "{text}"
+            entry
+                .message
+                .starts_with("warning: CPU count flapping: 4 reversals in the last 30 intervals"),
+            "{}",
+            entry.message
+        );
+        let changes: Vec<&str> = entry
+            .fields
+            .iter()
+            .filter(|(k, _)| *k == "PLUGTOP_CHANGE")
+            .map(|(_, v)| v.as_str())
+            .collect();
+        assert_eq!(changes.len(), 2, "{changes:?}");
+        assert!(
+            changes.iter().any(|c| c.contains(
+                "HOTPLUG false → true: idle_ticks (line 4) went 90 ticks → 10 ticks across 50"
+            )),
+            "{changes:?}"
         );
         assert!(
-            text.contains(
-                "HOTPLUG false → true: idle_ticks (line 4) went 90 ticks → 10 ticks across 50"
-            ),
-            "{text}"
+            !log.lines.iter().any(|(_, l)| l.starts_with("  ")),
+            "no detail lines of their own: {:?}",
+            log.lines
         );
     }
 

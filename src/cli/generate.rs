@@ -20,6 +20,10 @@ use plugtop::placed_file::{PlaceDir, PlaceError, Replace};
 /// The hand-written page on the rule language and plugtop's diagnostics.
 const RULES_PAGE: &str = include_str!("../../docs/man/plugtop-rules.5");
 
+/// What a daemon's page needs and the command line cannot say: SIGNALS,
+/// FILES and EXIT STATUS of `plugtop run`, written by hand in roff.
+const RUN_SECTIONS: &str = include_str!("../../docs/man/plugtop-run.sections");
+
 /// Carries out `plugtop generate`. A failed write on `out` is no panic:
 /// a closed pipe goes back to main (a quiet end, as for the other
 /// commands), anything else (a full disk) is said here and fails the run.
@@ -42,6 +46,9 @@ pub fn run(args: GenerateArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
             let mut cmd = Cli::command();
             let mut script = Vec::new();
             clap_complete::generate(shell, &mut cmd, "plugtop", &mut script);
+            if shell == clap_complete::Shell::Fish {
+                script.extend_from_slice(fish_shell_names().as_bytes());
+            }
             out.write_all(&script)
         }
     };
@@ -53,6 +60,22 @@ pub fn run(args: GenerateArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
             Ok(Status::Failed)
         }
     }
+}
+
+/// The line fish lacks: clap_complete's fish script completes no
+/// positional argument's values, so `plugtop generate completions <TAB>`
+/// would offer files. Offers the shell names, until one is given.
+fn fish_shell_names() -> String {
+    use clap::ValueEnum;
+    let names: Vec<String> = clap_complete::Shell::value_variants()
+        .iter()
+        .filter_map(|s| s.to_possible_value())
+        .map(|v| v.get_name().to_string())
+        .collect();
+    let names = names.join(" ");
+    format!(
+        "complete -c plugtop -n \"__fish_plugtop_using_subcommand generate; and __fish_seen_subcommand_from completions; and not __fish_seen_subcommand_from {names}\" -f -a \"{names}\"\n"
+    )
 }
 
 /// The pages: plugtop.1, plugtop-SUBCOMMAND.1 for each visible subcommand
@@ -69,12 +92,33 @@ fn pages() -> anyhow::Result<Vec<(String, Vec<u8>)>> {
             .clone()
             .display_name(name.clone())
             .bin_name(format!("plugtop {}", sub.get_name()));
-        let mut page = Vec::new();
-        clap_mangen::Man::new(sub).render(&mut page)?;
+        let page = if sub.get_name() == "run" {
+            daemon_page(sub)?
+        } else {
+            let mut page = Vec::new();
+            clap_mangen::Man::new(sub).render(&mut page)?;
+            page
+        };
         pages.push((format!("{name}.1"), page));
     }
     pages.push(("plugtop-rules.5".into(), RULES_PAGE.as_bytes().to_vec()));
     Ok(pages)
+}
+
+/// `plugtop run`'s page: clap's sections, then SIGNALS, FILES and EXIT
+/// STATUS where man-pages(7) puts them (before VERSION), in place of the
+/// EXTRA section that would repeat `--help`'s short note on exit codes.
+fn daemon_page(cmd: clap::Command) -> std::io::Result<Vec<u8>> {
+    let man = clap_mangen::Man::new(cmd);
+    let mut page = Vec::new();
+    man.render_title(&mut page)?;
+    man.render_name_section(&mut page)?;
+    man.render_synopsis_section(&mut page)?;
+    man.render_description_section(&mut page)?;
+    man.render_options_section(&mut page)?;
+    page.extend_from_slice(RUN_SECTIONS.as_bytes());
+    man.render_version_section(&mut page)?;
+    Ok(page)
 }
 
 /// Writes the pages into `dir`; the names written. Every name is checked

@@ -75,7 +75,7 @@ pub fn run(args: RunArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
         // A daemon's pid file, beneath the root as every write there.
         pid_file: child,
     };
-    let (mut log, system_log) = log_sink(child);
+    let (mut log, where_to) = log_sink(child);
     let log = log.as_mut();
     let signals = daemon::Signals::install().context("cannot install signal handlers")?;
     let ended = match &replay {
@@ -96,40 +96,69 @@ pub fn run(args: RunArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
             _ => Status::Ok,
         },
         Ok(daemon::Ending::Fatal | daemon::Ending::RestoreFailed) => Status::Failed,
-        // cpuplugd exits 1 on every start-up refusal; a daemon's refusal
-        // goes to its log at priority err as well.
+        // cpuplugd exits 1 on every start-up refusal; plugtop gives
+        // refusals their own status, so a service manager that restarts
+        // failures can tell the ones a restart does not mend.
         Err(e) => {
-            if system_log {
-                log.entry(&plugtop::logging::Entry {
-                    priority: plugtop::logging::Priority::Err,
-                    message: format!("refused to start: {e}"),
-                    fields: vec![("PLUGTOP_REFUSED", "1".into())],
-                });
-            }
-            complain(&format!("plugtop: {e}"));
-            Status::Failed
+            refused(&e, log, where_to);
+            Status::Code(daemon::REFUSED_EXIT)
         }
     })
+}
+
+/// Says why the start was refused: to the system log at priority err when
+/// plugtop logs there, and on stderr unless stderr is that same log
+/// (`run -f` under systemd), where the line would be a second entry at
+/// the stream's priority.
+fn refused(e: &daemon::StartError, log: &mut dyn LogSink, where_to: LogTo) {
+    if where_to != LogTo::Terminal {
+        log.entry(&plugtop::logging::refusal_entry(&e.to_string()));
+    }
+    if where_to != LogTo::JournalStream {
+        complain(&format!("plugtop: {e}"));
+    }
+}
+
+/// Where `plugtop run` logs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum LogTo {
+    /// The terminal (stdout and stderr).
+    Terminal,
+    /// The system log, stderr being a pipe to the waiting parent (a
+    /// detached run) or the service manager's file.
+    SystemLog,
+    /// The journal, stderr being the journal's own stream (`run -f` in
+    /// the unit).
+    JournalStream,
 }
 
 /// Where `plugtop run` logs: a daemon (or a foreground run whose stderr
 /// is the journal's stream) to the journal with structured fields when
 /// this machine has one, else to syslog; in the foreground, to the
-/// terminal. The flag says whether that is the system's log (a refusal
-/// then goes there too, not only to the parent's stderr).
-fn log_sink(child: bool) -> (Box<dyn LogSink>, bool) {
+/// terminal.
+fn log_sink(child: bool) -> (Box<dyn LogSink>, LogTo) {
     // In the foreground under systemd (the unit runs `plugtop run -f`),
     // stderr is the journal's stream: write to the journal itself, fields
     // and priorities included.
-    if !child && !systemd_journal_logger::connected_to_journal() {
-        return (Box::new(Console), false);
+    let stream = !child && plugtop::logging::stderr_is_journal();
+    if !child && !stream {
+        return (Box::new(Console), LogTo::Terminal);
     }
     if let Some(j) = Journal::connect() {
-        return (Box::new(j), child);
+        let to = if stream {
+            LogTo::JournalStream
+        } else {
+            LogTo::SystemLog
+        };
+        return (Box::new(j), to);
     }
     let syslog = SysLog::new();
-    let connected = syslog.connected();
-    (Box::new(syslog), connected)
+    let to = if syslog.connected() {
+        LogTo::SystemLog
+    } else {
+        LogTo::Terminal
+    };
+    (Box::new(syslog), to)
 }
 
 /// Detaches like a daemon without `fork`: starts this program again in the
@@ -168,10 +197,12 @@ fn daemonize() -> anyhow::Result<Status> {
     for line in said {
         complain(&line);
     }
-    Ok(if status.success() {
-        Status::Ok
-    } else {
-        Status::Failed
+    // The child's own status (a refusal's included), so a caller can tell
+    // a refusal from a failure as with `-f`.
+    Ok(match status.code() {
+        Some(0) => Status::Ok,
+        Some(code) => Status::Code(u8::try_from(code).unwrap_or(1)),
+        None => Status::Failed,
     })
 }
 

@@ -9,7 +9,7 @@
 use crate::control::controller::{Action, Event};
 use crate::control::session::{MessageLevel, Notice, Session, Step, event_severity};
 use crate::control::watch::Finding;
-use crate::logging::{Entry, Priority};
+use crate::logging::{Entry, MessageId, Priority, message_id};
 
 /// What a line is about: the screen colours by it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -76,6 +76,7 @@ pub fn step_lines(
                 MessageLevel::Warning,
                 n.to_string(),
                 vec![
+                    ("MESSAGE_ID", message_id::FAULT.as_str().to_string()),
                     ("PLUGTOP_GROUP", (*group).to_string()),
                     ("PLUGTOP_FAULT", fault.clone()),
                 ],
@@ -84,25 +85,54 @@ pub fn step_lines(
         });
     }
     out.extend(event_lines(step, session, detail, with_fields));
-    for f in &step.findings {
-        if matches!(f, Finding::Changed(_)) {
-            continue;
-        }
-        out.push(say.line(LineKind::Problem, MessageLevel::Warning, f.to_string()));
-        if matches!(f, Finding::FlapStarted(_)) {
-            for c in session.watch().changes.iter().rev().take(2).rev() {
-                out.push(say.line(LineKind::Problem, MessageLevel::Error, format!("  {c}")));
-            }
-        }
+    for f in step
+        .findings
+        .iter()
+        .filter(|f| !matches!(f, Finding::Changed(_)))
+    {
+        out.extend(finding_lines(f, session, &say, with_fields));
     }
     for h in &step.hints {
         out.push(say.line(LineKind::Note, MessageLevel::Info, h.to_string()));
     }
     if let Some(f) = &step.fatal {
         let text = format!("{}; cpuplugd would exit here", f.message);
-        out.push(say.line(LineKind::Problem, MessageLevel::Error, text));
+        out.push(say.with_fields(
+            LineKind::Problem,
+            MessageLevel::Error,
+            text,
+            vec![("MESSAGE_ID", message_id::FATAL.as_str().to_string())],
+        ));
     }
     out
+}
+
+/// A finding of the incident watch. Flapping comes with the two changes
+/// behind it: for a sink with fields, one entry whose `PLUGTOP_CHANGE`
+/// fields are those changes (a journal entry per event); for the others,
+/// indented lines after the warning, at its priority.
+fn finding_lines(f: &Finding, session: &Session, say: &Say, with_fields: bool) -> Vec<StepLine> {
+    let changes: Vec<String> = if matches!(f, Finding::FlapStarted(_)) {
+        let recent = session.watch().changes.iter().rev().take(2).rev();
+        recent.map(ToString::to_string).collect()
+    } else {
+        Vec::new()
+    };
+    if with_fields {
+        let mut more = Vec::new();
+        if matches!(f, Finding::FlapStarted(_)) {
+            more.push(("MESSAGE_ID", message_id::FLAPPING.as_str().to_string()));
+        }
+        more.extend(changes.into_iter().map(|c| ("PLUGTOP_CHANGE", c)));
+        let text = f.to_string();
+        return vec![say.with_fields(LineKind::Problem, MessageLevel::Warning, text, more)];
+    }
+    let warning = say.line(LineKind::Problem, MessageLevel::Warning, f.to_string());
+    let details = changes.into_iter().map(|c| StepLine {
+        kind: LineKind::Problem,
+        entry: Entry::new(Priority::Warning, format!("  {c}")),
+    });
+    std::iter::once(warning).chain(details).collect()
 }
 
 /// The controller's events of a step, the start limits' first.
@@ -261,6 +291,21 @@ pub fn event_entry(
     }
 }
 
+/// The `MESSAGE_ID` of a change to the guest, made, failed or (observe
+/// mode) decided; none for the proposals of step mode.
+fn event_id(e: &Event) -> Option<MessageId> {
+    Some(match e {
+        Event::Applied { action, .. } => match action {
+            Action::PlugCpu => message_id::PLUGGED,
+            Action::UnplugCpu => message_id::UNPLUGGED,
+            Action::Pool { .. } => message_id::POOL_CHANGED,
+        },
+        Event::Would { .. } => message_id::DECIDED,
+        Event::Failed { .. } | Event::CpuWriteFailed(_) => message_id::ACTION_FAILED,
+        _ => return None,
+    })
+}
+
 /// The journal fields of an event.
 fn event_fields(
     e: &Event,
@@ -273,6 +318,9 @@ fn event_fields(
         "PLUGTOP_MODE",
         session.controller().mode().key().to_string(),
     )];
+    if let Some(id) = event_id(e) {
+        fields.push(("MESSAGE_ID", id.as_str().to_string()));
+    }
     if let Some(d) = &step.decision {
         fields.push(("PLUGTOP_READING", d.reading.to_string()));
     }

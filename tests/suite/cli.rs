@@ -362,8 +362,8 @@ fn run_speaks_cpuplugd_options_and_refuses_bad_rules_without_writing() {
     ]);
     assert_eq!(
         o.status.code(),
-        Some(1),
-        "cpuplugd's exit code for a bad file"
+        Some(78),
+        "a refusal's own status (cpuplugd exits 1)"
     );
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("cpuplugd has no `>=`"), "{err}");
@@ -381,8 +381,8 @@ fn run_speaks_cpuplugd_options_and_refuses_bad_rules_without_writing() {
     ]);
     assert_eq!(
         missing.status.code(),
-        Some(1),
-        "cpuplugd exits 1 without its file"
+        Some(78),
+        "a refusal: cpuplugd exits 1, plugtop 78"
     );
 }
 

@@ -167,7 +167,7 @@ fn run_refuses_a_non_s390_root_slash_without_the_option() {
         .output()
         .expect("plugtop run");
     let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert_eq!(out.status.code(), Some(78), "{err}");
     assert!(
         err.contains("not an s390 machine") && err.contains("--allow-non-zvm"),
         "{err}"

@@ -63,6 +63,7 @@ mod recording;
 mod replay_streaming;
 mod roots;
 mod run_e2e;
+mod service;
 mod sim_cli;
 mod sim_validation;
 mod step_confirm;

@@ -1,7 +1,14 @@
 //! Where the messages of `plugtop run` (and `plugtop restore`) go: the
 //! terminal in the foreground; as a daemon, the systemd journal with
 //! structured fields when it is there ([`Journal`]), else syslog through
-//! /dev/log ([`SysLog`]).
+//! /dev/log ([`SysLog`]). One event is one [`Entry`], its details fields
+//! of it; the main events carry a fixed [`message_id`].
+
+mod journal;
+pub mod message_id;
+
+pub use journal::{JOURNAL_SOCKET, Journal, stderr_is_journal};
+pub use message_id::MessageId;
 
 use std::borrow::Cow;
 use std::io::Write;
@@ -32,6 +39,36 @@ pub struct Entry {
     pub priority: Priority,
     pub message: String,
     pub fields: Vec<(&'static str, String)>,
+}
+
+impl Entry {
+    /// An entry without fields.
+    pub fn new(priority: Priority, message: impl Into<String>) -> Entry {
+        Entry {
+            priority,
+            message: message.into(),
+            fields: Vec::new(),
+        }
+    }
+
+    /// With the journal's `MESSAGE_ID`.
+    pub fn id(self, id: MessageId) -> Entry {
+        self.field("MESSAGE_ID", id.as_str())
+    }
+
+    /// With one more field (a name may come more than once).
+    pub fn field(mut self, key: &'static str, value: impl Into<String>) -> Entry {
+        self.fields.push((key, value.into()));
+        self
+    }
+}
+
+/// The entry for a refused start: priority err, so `journalctl -p err`
+/// shows why the service did not start.
+pub fn refusal_entry(reason: &str) -> Entry {
+    Entry::new(Priority::Err, format!("refused to start: {reason}"))
+        .id(message_id::REFUSED)
+        .field("PLUGTOP_REFUSED", "1")
 }
 
 /// A sink for log lines.
@@ -70,7 +107,7 @@ pub trait LogSink {
 /// A message as a terminal or a log file gets it: each of its lines made
 /// safe ([`crate::report::terminal_safe`]), so a hostname or a file's text
 /// in it cannot drive the terminal of whoever reads the log.
-fn shown(message: &str) -> Cow<'_, str> {
+pub(crate) fn shown(message: &str) -> Cow<'_, str> {
     crate::report::terminal_safe_lines(message)
 }
 
@@ -151,76 +188,6 @@ impl LogSink for SysLog {
     }
 }
 
-/// The systemd journal, through its native protocol (the
-/// systemd-journal-logger crate): every message with its priority and
-/// structured fields, so `journalctl PLUGTOP_ACTION=plug_cpu` finds every
-/// plug.
-pub struct Journal {
-    journal: systemd_journal_logger::JournalLog,
-}
-
-/// Where journald listens; plugtop logs there when it exists.
-pub const JOURNAL_SOCKET: &str = "/run/systemd/journal/socket";
-
-impl Journal {
-    /// The journal, when this machine runs one.
-    pub fn connect() -> Option<Journal> {
-        if !std::path::Path::new(JOURNAL_SOCKET).exists() {
-            return None;
-        }
-        let journal = systemd_journal_logger::JournalLog::new()
-            .ok()?
-            .with_syslog_identifier("plugtop".to_string());
-        Some(Journal { journal })
-    }
-}
-
-/// The `log` crate's level that the journal logger maps to `priority`.
-pub fn journal_level(priority: Priority) -> log::Level {
-    match priority {
-        Priority::Err => log::Level::Error,
-        Priority::Warning => log::Level::Warn,
-        Priority::Notice => log::Level::Info,
-        Priority::Info => log::Level::Debug,
-    }
-}
-
-impl LogSink for Journal {
-    fn wants_fields(&self) -> bool {
-        true
-    }
-
-    fn log(&mut self, level: Level, message: &str) {
-        let priority = match level {
-            Level::Error => Priority::Err,
-            Level::Info => Priority::Info,
-        };
-        self.entry(&Entry {
-            priority,
-            message: message.to_string(),
-            fields: Vec::new(),
-        });
-    }
-
-    fn entry(&mut self, entry: &Entry) {
-        let fields: Vec<(&str, &str)> =
-            entry.fields.iter().map(|(k, v)| (*k, v.as_str())).collect();
-        let sent = self.journal.journal_send(
-            &log::Record::builder()
-                .level(journal_level(entry.priority))
-                .target("plugtop")
-                .args(format_args!("{}", shown(&entry.message)))
-                .key_values(&fields)
-                .build(),
-        );
-        // A journal that went away must not stop the daemon; stderr is
-        // what is left.
-        if sent.is_err() {
-            let _ = writeln!(std::io::stderr(), "{}", shown(&entry.message));
-        }
-    }
-}
-
 /// Keeps lines in memory, and the structured entries apart (tests).
 #[derive(Debug, Default)]
 pub struct Memory {
@@ -251,16 +218,6 @@ impl LogSink for Memory {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn priorities_reach_the_journal_as_syslog_numbers() {
-        // systemd-journal-logger writes Error 3, Warn 4, Info 5, Debug 6.
-        assert_eq!(journal_level(Priority::Err), log::Level::Error);
-        assert_eq!(journal_level(Priority::Warning), log::Level::Warn);
-        assert_eq!(journal_level(Priority::Notice), log::Level::Info);
-        assert_eq!(journal_level(Priority::Info), log::Level::Debug);
-        assert_eq!(Priority::Notice as u8, 5);
-    }
 
     #[test]
     fn sinks_without_fields_write_an_entrys_text_at_its_level() {
