@@ -132,8 +132,7 @@ wait_for 60 "PlugtopDown fires" "ALERTS{alertname=\"PlugtopDown\",alertstate=\"f
 
 echo "== every dashboard panel returns data"
 started=$(scalar 'min(process_start_time_seconds{job="plugtop"})')
-now=$(scalar 'time()')
-range=$(python3 -c "print(max(60, int(float('$now') - float('$started')) + 1))")
+range=$(python3 -c "import time; print(max(60, int(time.time() - float('$started')) + 1))")
 python3 scripts/panel-check.py "http://127.0.0.1:$p_prom" examples/grafana/plugtop.json 1 "$range" \
     || fail "a dashboard panel is broken (see above)"
 echo "prometheus-e2e: PASS"
