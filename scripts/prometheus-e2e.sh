@@ -2,13 +2,18 @@
 # End to end with the real servers, on loopback only: the distribution's
 # Prometheus and node exporter (installed by scripts/install-prometheus.sh
 # when missing) scrape `plugtop run` driving a simulated oscillating guest,
-# through both exposures (--metrics-listen and --metrics-textfile). Checks:
-#   - promtool check rules on the shipped alerts, check metrics on both texts;
+# through both exposures (--metrics-listen and --metrics-textfile), and a
+# second `plugtop run` (observe mode) that is killed, so a dead endpoint is
+# seen too. Checks, each failing the script:
+#   - promtool check rules and test rules (the alerts' unit tests) on the
+#     shipped alerts, check metrics on both texts;
 #   - the online-CPU series Prometheus stored follows the guest (it moves
 #     between the counts the simulated guest had);
 #   - the flapping alert fires (its `for:` shortened to 5s in the temporary
 #     copy, so the test takes seconds, not minutes);
-#   - every query of the Grafana dashboard is valid PromQL.
+#   - the dead endpoint's PlugtopDown fires;
+#   - every panel query of the Grafana dashboard is valid and returns data
+#     (scripts/panel-check.py), the trouble and stale/down tables included.
 # usage: scripts/prometheus-e2e.sh        (about a minute; needs root for the install)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -25,11 +30,12 @@ cleanup() {
 }
 trap cleanup EXIT
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-p_plugtop=$(free_port); p_node=$(free_port); p_prom=$(free_port)
+p_plugtop=$(free_port); p_node=$(free_port); p_prom=$(free_port); p_dead=$(free_port)
 fail() { echo "prometheus-e2e: FAIL: $*" >&2; exit 1; }
 
-echo "== promtool check rules"
+echo "== promtool check rules and test rules"
 promtool check rules examples/prometheus/plugtop-alerts.yml
+promtool test rules examples/prometheus/plugtop-alerts.test.yml
 
 echo "== a simulated oscillating guest, and plugtop run on it"
 "$bin" sim examples/scenarios/oscillating.toml --serve "$tmp/root" --speed 2 >"$tmp/sim.log" 2>&1 &
@@ -41,6 +47,11 @@ mkdir -p "$tmp/textfile"
     --metrics-listen "127.0.0.1:$p_plugtop" --metrics-textfile "$tmp/textfile/plugtop.prom" \
     >"$tmp/run.log" 2>&1 &
 pids+=($!)
+# Observe mode beside it (no lock taken), killed later: a dead endpoint.
+"$bin" run -f --mode observe --root "$tmp/root" -c examples/rules/oscillating-tight.conf \
+    --metrics-listen "127.0.0.1:$p_dead" >"$tmp/dead.log" 2>&1 &
+dead_pid=$!
+pids+=($dead_pid)
 
 echo "== node exporter (textfile collector) and Prometheus, on loopback"
 "$node_exporter" --web.listen-address="127.0.0.1:$p_node" --collector.disable-defaults \
@@ -54,7 +65,7 @@ global:
 rule_files: [alerts.yml]
 scrape_configs:
   - job_name: plugtop
-    static_configs: [{targets: ["127.0.0.1:$p_plugtop"]}]
+    static_configs: [{targets: ["127.0.0.1:$p_plugtop", "127.0.0.1:$p_dead"]}]
   - job_name: node
     static_configs: [{targets: ["127.0.0.1:$p_node"]}]
 CONF
@@ -113,23 +124,15 @@ echo "applied actions per Prometheus: $applied; plug and unplug lines in plugtop
 echo "== the flapping alert fires"
 wait_for 90 "PlugtopGuestFlapping fires" 'ALERTS{alertname="PlugtopGuestFlapping",alertstate="firing"}'
 
-echo "== every dashboard query is valid PromQL"
-python3 - "$p_prom" examples/grafana/plugtop.json <<'PY'
-import json, sys, urllib.parse, urllib.request
-port, path = sys.argv[1], sys.argv[2]
-exprs = [t["expr"] for p in json.load(open(path))["panels"] for t in p.get("targets", [])]
-bad = []
-for e in exprs:
-    q = e.replace("$instance", ".*")
-    url = f"http://127.0.0.1:{port}/api/v1/query?" + urllib.parse.urlencode({"query": q})
-    try:
-        r = json.load(urllib.request.urlopen(url, timeout=10))
-        ok = r["status"] == "success"
-    except Exception as ex:  # a 400 is a PromQL error
-        ok, r = False, str(ex)
-    print(("ok  " if ok else "BAD ") + e)
-    if not ok:
-        bad.append(e)
-sys.exit(1 if bad else 0)
-PY
+echo "== a killed plugtop: its endpoint is down and PlugtopDown fires"
+wait_for 30 "the observing plugtop is scraped" "up{instance=\"127.0.0.1:$p_dead\"} == 1"
+kill -KILL "$dead_pid"
+wait_for 30 "the killed plugtop is down" "up{instance=\"127.0.0.1:$p_dead\"} == 0"
+wait_for 60 "PlugtopDown fires" "ALERTS{alertname=\"PlugtopDown\",alertstate=\"firing\",instance=\"127.0.0.1:$p_dead\"}"
+
+echo "== every dashboard panel returns data"
+started=$(scalar 'min(process_start_time_seconds{job="plugtop"})')
+range=$(python3 -c "import time; print(max(60, int(time.time() - float('$started')) + 1))")
+python3 scripts/panel-check.py "http://127.0.0.1:$p_prom" examples/grafana/plugtop.json 1 "$range" \
+    || fail "a dashboard panel is broken (see above)"
 echo "prometheus-e2e: PASS"

@@ -98,6 +98,7 @@ impl Exposure {
     /// Starts what `options` asks for; `None` when nothing is.
     fn start(
         options: &RunOptions,
+        rules: &RuleSet,
         file: &SourceFile,
         log: &mut dyn LogSink,
     ) -> Result<Option<Exposure>, StartError> {
@@ -120,9 +121,10 @@ impl Exposure {
             std::time::SystemTime::now(),
         );
         metrics.set_mode(options.mode);
+        metrics.set_limits(rules, rules.pace(options.interval.map(|d| d.as_secs_f64())));
         let server = match &options.metrics.listen {
             Some(addr) => {
-                let s = MetricsServer::start(addr, metrics.registry())
+                let s = MetricsServer::start(addr, metrics.exposition())
                     .map_err(StartError::MetricsEndpoint)?;
                 log.info(&format!("metrics at http://{}/metrics", s.addr));
                 Some(s)
@@ -137,27 +139,45 @@ impl Exposure {
         }))
     }
 
-    /// One interval's metrics, and the textfile rewritten.
-    fn interval(&mut self, session: &Session, step: &Step, sample: &Sample, log: &mut dyn LogSink) {
-        self.metrics.observe(session, step, sample);
+    /// One interval's metrics (`took` is how long it took), and the
+    /// textfile rewritten when it changed.
+    fn interval(
+        &mut self,
+        (session, step, sample): (&Session, &Step, &Sample),
+        took: Duration,
+        log: &mut dyn LogSink,
+    ) {
+        self.metrics.observe(session, step, sample, took);
         if let Some(trouble) = self.server.as_ref().and_then(MetricsServer::trouble) {
             log.error(&trouble);
         }
-        let Some(textfile) = &self.textfile else {
+        let Some(textfile) = &mut self.textfile else {
             return;
         };
+        let now = sample.stamp.micros as f64 / 1e6;
+        let written = textfile.update(&self.metrics.prometheus_text(), now);
         let path = textfile.path().display();
-        match textfile.write(&self.metrics.prometheus_text()) {
-            Ok(()) if self.textfile_failing => {
+        match written {
+            Ok(_) if self.textfile_failing => {
                 self.textfile_failing = false;
                 log.info(&format!("metrics written to {path} again"));
             }
-            Ok(()) => {}
+            Ok(_) => {}
             Err(e) if !self.textfile_failing => {
                 self.textfile_failing = true;
                 log.error(&format!("cannot write metrics to {path}: {e}"));
             }
             Err(_) => {}
+        }
+    }
+
+    /// A clean stop: the textfile is removed, so no stale values stay
+    /// behind to look like a live guest.
+    fn stop(&self, log: &mut dyn LogSink) {
+        if let Some(textfile) = &self.textfile
+            && let Err(e) = textfile.remove()
+        {
+            log.error(&format!("cannot remove {}: {e}", textfile.path().display()));
         }
     }
 }
@@ -329,13 +349,23 @@ impl Runner<'_> {
         match load_rules(&self.options.rules, &facts) {
             Ok((rules, file)) => {
                 if let Some(x) = &mut self.exposure {
-                    x.metrics.set_rules(
+                    let m = &mut x.metrics;
+                    m.reloaded(true);
+                    m.set_rules(
                         &file,
                         &self.options.rules.display().to_string(),
                         std::time::SystemTime::now(),
                     );
+                    m.set_limits(
+                        &rules,
+                        rules.pace(self.options.interval.map(|d| d.as_secs_f64())),
+                    );
+                    m.set_counts(&crate::kernel::machine::identity(&self.options.root));
                 }
                 let events = self.session.reload(Arc::new(rules), file, self.actuator);
+                if let Some(x) = &self.exposure {
+                    x.metrics.outcomes(&events);
+                }
                 let text = format!(
                     "reloaded {}; history and start state kept",
                     self.options.rules.display()
@@ -349,6 +379,9 @@ impl Runner<'_> {
                 log_step(self.log, &step, &self.session, self.options.verbose);
             }
             Err(e) => {
+                if let Some(x) = &self.exposure {
+                    x.metrics.reloaded(false);
+                }
                 let text = format!("reload failed, keeping the old rules: {e}");
                 self.log
                     .entry(&Entry::new(Priority::Err, text).id(message_id::RELOAD_FAILED));
@@ -463,7 +496,7 @@ fn run_handing(
     }
     // Before the lock and the journal: an address that is taken refuses
     // the start with nothing to undo.
-    let exposure = Exposure::start(options, &file, log)?;
+    let exposure = Exposure::start(options, &rules, &file, log)?;
     let first = match source.next_sample() {
         Some(Ok(s)) => s,
         Some(Err(e)) => return Err(StartError::Read(e)),
@@ -503,6 +536,9 @@ fn run_handing(
         runner.log.entry(&entry.id(message_id::STOPPING));
     }
     let given_back = guard.map(|guard| give_back(guard, &mut runner));
+    if let Some(x) = &runner.exposure {
+        x.stop(runner.log);
+    }
     if options.pid_file {
         crate::control::pid_file::remove(&options.root);
     }
@@ -611,6 +647,7 @@ fn run_loop(
     let mut next = Some(first);
     let mut intervals = 0usize;
     loop {
+        let mut began = Instant::now();
         let sample = match next.take() {
             Some(s) => s,
             None => {
@@ -626,6 +663,7 @@ fn run_loop(
                     runner.reload();
                     source.narrow(&runner.interest());
                 }
+                began = Instant::now();
                 match source.next_sample() {
                     Some(Ok(s)) => s,
                     Some(Err(e)) => {
@@ -633,6 +671,9 @@ fn run_loop(
                         // pool's file serves no write.
                         if let Some(pool) = runner.pool {
                             pool.release();
+                        }
+                        if let Some(x) = &runner.exposure {
+                            x.metrics.read_error(&e);
                         }
                         runner.log.error(&format!("skipping this interval: {e}"));
                         continue;
@@ -649,7 +690,11 @@ fn run_loop(
             pool.release();
         }
         if let Some(x) = runner.exposure.as_mut() {
-            x.interval(&runner.session, &step, &sample, runner.log);
+            x.interval(
+                (&runner.session, &step, &sample),
+                began.elapsed(),
+                runner.log,
+            );
         }
         if options.verbose
             && let Some(d) = &step.decision

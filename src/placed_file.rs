@@ -176,6 +176,22 @@ impl PlaceDir {
         placed
     }
 
+    /// Removes `name` when it is a regular file (a file plugtop placed);
+    /// anything else standing there (a link, a FIFO) is left alone, and
+    /// nothing there is no error.
+    pub fn remove_regular(&self, name: &OsStr) -> Result<(), PlaceError> {
+        match rustix::fs::statat(&self.dir, name, AtFlags::SYMLINK_NOFOLLOW) {
+            Ok(stat) if FileType::from_raw_mode(stat.st_mode) == FileType::RegularFile => {
+                match rustix::fs::unlinkat(&self.dir, name, AtFlags::empty()) {
+                    Ok(()) | Err(Errno::NOENT) => Ok(()),
+                    Err(e) => Err(self.io_error(name, e)),
+                }
+            }
+            Ok(_) | Err(Errno::NOENT) => Ok(()),
+            Err(e) => Err(self.io_error(name, e)),
+        }
+    }
+
     /// Whether a file can be created here now (a command that writes only
     /// after minutes of work asks first): a new file under an
     /// unpredictable name is created and removed again.

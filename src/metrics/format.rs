@@ -3,8 +3,45 @@
 //! (0.0.4) that node_exporter's textfile collector and `promtool check
 //! metrics` read.
 
-use prometheus_client::encoding::text::encode;
+use std::sync::Arc;
+
+use prometheus_client::encoding::text::{encode_eof, encode_registry};
 use prometheus_client::registry::Registry;
+
+/// The registries one exposition is encoded from, in order: plugtop's own
+/// families, and on the HTTP endpoint the process's.
+#[derive(Debug, Clone, Default)]
+pub struct Exposition(Vec<Arc<Registry>>);
+
+impl Exposition {
+    /// `registries`, encoded one after the other.
+    pub fn new(registries: Vec<Arc<Registry>>) -> Self {
+        Exposition(registries)
+    }
+
+    /// In the OpenMetrics text format (see [`openmetrics`]).
+    pub fn openmetrics(&self) -> String {
+        let mut text = String::new();
+        // Writing to a String cannot fail; an encoder error would leave it
+        // short, which a scraper reports.
+        for r in &self.0 {
+            let _ = encode_registry(&mut text, r);
+        }
+        let _ = encode_eof(&mut text);
+        sort_series(&text)
+    }
+
+    /// In the Prometheus text format (see [`prometheus_text`]).
+    pub fn prometheus_text(&self) -> String {
+        from_openmetrics(&self.openmetrics())
+    }
+}
+
+impl From<Arc<Registry>> for Exposition {
+    fn from(registry: Arc<Registry>) -> Self {
+        Exposition(vec![registry])
+    }
+}
 
 /// The content type of [`openmetrics`].
 pub const OPENMETRICS_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
@@ -16,9 +53,8 @@ pub const PROMETHEUS_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
 /// (the client keeps a family's series in hash order).
 pub fn openmetrics(registry: &Registry) -> String {
     let mut text = String::new();
-    // Writing to a String cannot fail; an encoder error would leave it
-    // short, which a scraper reports.
-    let _ = encode(&mut text, registry);
+    let _ = encode_registry(&mut text, registry);
+    let _ = encode_eof(&mut text);
     sort_series(&text)
 }
 

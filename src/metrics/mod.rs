@@ -1,33 +1,46 @@
-//! Metrics for a fleet: what `plugtop run` decided and did, exposed through
-//! the engines sites already run — a Prometheus `/metrics` endpoint
-//! ([`serve`]) and node_exporter's textfile collector ([`textfile`]). The
-//! names are documented in `docs/metrics.md`.
+//! Metrics for a fleet: what `plugtop run` read, decided, did and failed
+//! to do, exposed through the engines sites already run — a Prometheus
+//! `/metrics` endpoint ([`serve`]) and node_exporter's textfile collector
+//! ([`textfile`]). The names are documented in `docs/metrics.md` and listed
+//! in [`families`].
 //!
-//! The control loop only sets atomics here ([`Metrics::observe`]); the text
+//! The control loop only sets atomics here ([`Metrics::observe`]), through
+//! series handles created once (an interval allocates no labels); the text
 //! is encoded when someone asks for it (a scrape, on the server's thread)
 //! or once an interval for the textfile, so a scrape never delays an
 //! interval.
 
+pub mod actions;
+pub mod families;
 pub mod format;
+pub mod maybe;
+pub mod process;
 pub mod serve;
+pub mod skips;
 pub mod textfile;
 
 use std::sync::Arc;
 use std::sync::atomic::AtomicU64;
-use std::time::SystemTime;
+use std::time::{Duration, SystemTime};
 
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::registry::{Registry, Unit};
 
-use crate::control::controller::{Action, Event, Mode};
+pub use families::{FAMILIES, PROCESS_FAMILIES};
+
+use crate::control::controller::Mode;
 use crate::control::session::{Session, Step};
-use crate::engine::GroupStatus;
-use crate::kernel::Sample;
 use crate::kernel::machine::Identity;
+use crate::kernel::{Sample, SourceError};
 use crate::rules::eval::Outcome;
-use crate::rules::{RuleKind, SourceFile};
+use crate::rules::{RuleKind, RuleSet, SourceFile};
+use actions::ActionCounters;
+use families::help;
+use format::Exposition;
+use maybe::MaybeGauge;
+use skips::SkipCounters;
 
 /// The longest label value taken from the guest's own files (a hostile
 /// sysinfo line cannot make every scrape large).
@@ -36,55 +49,66 @@ const MAX_LABEL: usize = 128;
 /// Bytes in one CMM page: the balloon counts 4 KiB pages on s390.
 pub const CMM_PAGE_BYTES: i64 = 4096;
 
+/// The patterns `plugtop_hint` knows, shown at 0 until seen.
+const HINTS: [&str; 3] = [
+    "loadavg-cpu-rules",
+    "steal-while-cmm-grows",
+    "shmem-counted-free",
+];
+
 type Labels = Vec<(String, String)>;
 type FloatGauge = Gauge<f64, AtomicU64>;
 
-/// The handles the loop updates; the registry they are registered in is
-/// shared with whoever encodes it.
+/// The handles the loop updates; the registries they are registered in
+/// are shared with whoever encodes them.
 pub struct Metrics {
     registry: Arc<Registry>,
+    process: Arc<Registry>,
     cpus_online: Gauge,
     cpus_present: Gauge,
-    cmm_pages: Gauge,
-    cmm_pool: Gauge,
-    limits: Family<Labels, Gauge>,
+    cpus_configured: MaybeGauge,
+    cpus_standby: MaybeGauge,
+    cmm_available: Gauge,
+    cmm_pages: MaybeGauge,
+    cmm_pool: MaybeGauge,
+    /// CPU_MIN, CPU_MAX, CMM_MIN, CMM_MAX.
+    limits: [MaybeGauge; 4],
+    update: FloatGauge,
     rule_true: Family<Labels, Gauge>,
     rule_value: Family<Labels, FloatGauge>,
     rule_evaluated: Family<Labels, Gauge>,
-    decided: Family<Labels, Counter>,
-    applied: Family<Labels, Counter>,
-    skipped: Family<Labels, Counter>,
+    actions: ActionCounters,
+    skips: SkipCounters,
     variables: Family<Labels, FloatGauge>,
     flapping: Gauge,
     hints: Family<Labels, Gauge>,
     reversals: Counter,
     reversals_seen: u64,
-    intervals: Counter,
+    readings: Counter,
     last_interval: FloatGauge,
+    interval_duration: FloatGauge,
     mode: Family<Labels, Gauge>,
     rules_info: Family<Labels, Gauge>,
     rules_loaded: FloatGauge,
+    reloads: [Counter; 2],
+    reload_ok: Gauge,
     /// Series handles kept between intervals, so an interval sets atomics
     /// and allocates no labels.
     cache: Cache,
 }
 
-/// What a rule's series show now.
-#[derive(Debug, Clone, Default)]
+/// A rule's series while it is shown (absent while not evaluated).
+#[derive(Debug, Clone)]
 enum Shown {
-    #[default]
-    Nothing,
     Truth(Gauge),
-    Number(FloatGauge),
+    Amount(FloatGauge),
 }
 
 #[derive(Debug, Default)]
 struct Cache {
-    limits: Option<[i64; 4]>,
     evaluated: Vec<Gauge>,
-    shown: Vec<Shown>,
+    shown: [Option<Shown>; 6],
     variables: std::collections::HashMap<String, FloatGauge>,
-    skipped: std::collections::HashMap<(&'static str, &'static str), Counter>,
 }
 
 /// Label values can come from files (a rule file's path or variable
@@ -121,88 +145,30 @@ fn epoch_seconds(t: SystemTime) -> f64 {
         .map_or(0.0, |d| d.as_secs_f64())
 }
 
-/// Every family plugtop exposes (without the `plugtop_` prefix and the
-/// unit or `_total` suffix the client adds), with its help text:
-/// `docs/metrics.md` documents each one and a test keeps the two in step.
-pub const FAMILIES: &[(&str, &str)] = &[
-    ("build_info", "plugtop's version (always 1)"),
-    (
-        "guest_info",
-        "The guest's identity from /proc/sysinfo and /proc/cpuinfo (always 1)",
-    ),
-    ("cpus_online", "CPUs online at the last reading"),
-    ("cpus_present", "CPUs present at the last reading"),
-    (
-        "cmm_pages",
-        "The CMM pool in pages (cmm_pages) at the last reading",
-    ),
-    ("cmm_pool", "The CMM pool at the last reading"),
-    (
-        "limit",
-        "CPU_MIN, CPU_MAX (CPUs) and CMM_MIN, CMM_MAX (pages) in force, by `limit`",
-    ),
-    (
-        "rule_true",
-        "Whether the rule was true at the last interval (1) or false (0); absent when not evaluated",
-    ),
-    (
-        "rule_value",
-        "CMM_INC and CMM_DEC at the last interval, in pages",
-    ),
-    (
-        "rule_evaluated",
-        "Whether the rule was evaluated at the last interval",
-    ),
-    (
-        "decided_actions",
-        "Actions the rules decided, by `action` (plug, unplug, pool_up, pool_down), in any mode",
-    ),
-    (
-        "applied_actions",
-        "Actions written to the guest, by `action`",
-    ),
-    (
-        "skipped_intervals",
-        "Intervals a rule group did not decide, by `group` and `reason` (fault, history_filling, group_off, polarization, clock)",
-    ),
-    (
-        "variable_value",
-        "Each user variable a rule uses, at the last interval",
-    ),
-    ("flapping", "1 while the CPU count or the pool flaps"),
-    (
-        "hint",
-        "1 once a known pattern was seen on this guest (loadavg lag, steal while the pool grows, Shmem counted as free), by pattern",
-    ),
-    (
-        "reversals",
-        "Reversals of direction (plug after unplug, and so on) since the start",
-    ),
-    (
-        "readings",
-        "Readings taken since the start, those a group skipped included",
-    ),
-    (
-        "last_interval_timestamp_seconds",
-        "When the last interval was read (seconds since the epoch)",
-    ),
-    (
-        "mode",
-        "The mode plugtop runs in (1 for the current one, by `mode`)",
-    ),
-    (
-        "rules_info",
-        "The rule file in force: its path and CRC-32 checksum (always 1)",
-    ),
-    (
-        "rules_loaded_timestamp_seconds",
-        "When the rule file in force was loaded (seconds since the epoch)",
-    ),
-];
+/// A metric registered under `name` with its help, returned for updating.
+fn register<M: prometheus_client::registry::Metric + Clone + Default>(
+    r: &mut Registry,
+    name: &str,
+) -> M {
+    let m = M::default();
+    r.register(name, help(name), m.clone());
+    m
+}
+
+/// As [`register`], the name taking `unit`'s suffix.
+fn register_in<M: prometheus_client::registry::Metric + Clone + Default>(
+    r: &mut Registry,
+    name: &str,
+    unit: Unit,
+) -> M {
+    let m = M::default();
+    r.register_with_unit(name, help(name), unit, m.clone());
+    m
+}
 
 impl Metrics {
-    /// Every family registered, the build and the guest's identity set
-    /// (they do not change while plugtop runs).
+    /// Every family registered, the known series at 0, the build and the
+    /// guest's identity set.
     pub fn new(identity: &Identity) -> Self {
         let mut r = Registry::with_prefix("plugtop");
         let build: Family<Labels, Gauge> = register(&mut r, "build_info");
@@ -211,44 +177,71 @@ impl Metrics {
             .set(1);
         let guest: Family<Labels, Gauge> = register(&mut r, "guest_info");
         guest.get_or_create(&guest_labels(identity)).set(1);
-        Metrics {
+        let pages = || Unit::Other("pages".into());
+        let hints: Family<Labels, Gauge> = register(&mut r, "hint");
+        for h in HINTS {
+            hints.get_or_create(&labels(&[("pattern", h)])).set(0);
+        }
+        let reloads: Family<Labels, Counter> = register(&mut r, "reloads");
+        let reloads = ["success", "failure"]
+            .map(|result| reloads.get_or_create_owned(&labels(&[("result", result)])));
+        let metrics = Metrics {
+            cpus_configured: register(&mut r, "cpus_configured"),
+            cpus_standby: register(&mut r, "cpus_standby"),
             cpus_online: register(&mut r, "cpus_online"),
             cpus_present: register(&mut r, "cpus_present"),
+            cmm_available: register(&mut r, "cmm_available"),
             cmm_pages: register(&mut r, "cmm_pages"),
-            cmm_pool: {
-                let g = Gauge::default();
-                r.register_with_unit("cmm_pool", help("cmm_pool"), Unit::Bytes, g.clone());
-                g
-            },
-            limits: register(&mut r, "limit"),
+            cmm_pool: register_in(&mut r, "cmm_pool", Unit::Bytes),
+            limits: [
+                register(&mut r, "cpu_min"),
+                register(&mut r, "cpu_max"),
+                register_in(&mut r, "cmm_min", pages()),
+                register_in(&mut r, "cmm_max", pages()),
+            ],
+            update: register_in(&mut r, "update", Unit::Seconds),
             rule_true: register(&mut r, "rule_true"),
             rule_value: register(&mut r, "rule_value"),
             rule_evaluated: register(&mut r, "rule_evaluated"),
-            decided: register(&mut r, "decided_actions"),
-            applied: register(&mut r, "applied_actions"),
-            skipped: register(&mut r, "skipped_intervals"),
+            actions: ActionCounters::register(&mut r),
+            skips: SkipCounters::register(&mut r),
             variables: register(&mut r, "variable_value"),
             flapping: register(&mut r, "flapping"),
-            hints: register(&mut r, "hint"),
+            hints,
             reversals: register(&mut r, "reversals"),
             reversals_seen: 0,
-            intervals: register(&mut r, "readings"),
+            readings: register(&mut r, "readings"),
             last_interval: register(&mut r, "last_interval_timestamp_seconds"),
+            interval_duration: register_in(&mut r, "interval_duration", Unit::Seconds),
             mode: register(&mut r, "mode"),
             rules_info: register(&mut r, "rules_info"),
             rules_loaded: register(&mut r, "rules_loaded_timestamp_seconds"),
+            reloads,
+            reload_ok: register(&mut r, "rules_last_reload_successful"),
             cache: Cache::default(),
             registry: Arc::new(r),
-        }
+            process: Arc::new(process_registry()),
+        };
+        metrics.reload_ok.set(1);
+        metrics.set_counts(identity);
+        metrics
     }
 
-    /// The registry, for a server thread to encode on demand.
-    pub fn registry(&self) -> Arc<Registry> {
-        Arc::clone(&self.registry)
+    /// What the HTTP endpoint serves: plugtop's families and the process's.
+    pub fn exposition(&self) -> Exposition {
+        Exposition::new(vec![Arc::clone(&self.registry), Arc::clone(&self.process)])
+    }
+
+    /// The guest's configured and standby CPUs (start, reload).
+    pub fn set_counts(&self, identity: &Identity) {
+        self.cpus_configured
+            .set(identity.cpus_configured.map(f64::from));
+        self.cpus_standby.set(identity.cpus_standby.map(f64::from));
     }
 
     /// A rule file was loaded (at start or on SIGHUP): its checksum and
-    /// time, and the user variables of the old file dropped.
+    /// time, its limits and pace, and the user variables of the old file
+    /// dropped.
     pub fn set_rules(&mut self, file: &SourceFile, path: &str, at: SystemTime) {
         self.rules_info.clear();
         let checksum = format!("{:08x}", crc32fast::hash(file.bytes()));
@@ -260,6 +253,37 @@ impl Metrics {
         self.cache.variables.clear();
     }
 
+    /// The limits and the pace of `rules` (start, reload): a group that is
+    /// off has no limits, and an unset limit is no series.
+    pub fn set_limits(&self, rules: &RuleSet, pace: Duration) {
+        let s = &rules.settings;
+        let set = |value: i64| (value >= 0).then_some(value as f64);
+        let cpu = |v: i64| if rules.cpu_enabled { set(v) } else { None };
+        let mem = |v: i64| if rules.mem_enabled { set(v) } else { None };
+        self.limits[0].set(cpu(s.cpu_min));
+        self.limits[1].set(cpu(s.cpu_max));
+        self.limits[2].set(mem(s.cmm_min));
+        self.limits[3].set(mem(s.cmm_max));
+        self.update.set(pace.as_secs_f64());
+    }
+
+    /// A reload (SIGHUP) that worked or failed (the old rules kept).
+    pub fn reloaded(&self, ok: bool) {
+        self.reloads[usize::from(!ok)].inc();
+        self.reload_ok.set(i64::from(ok));
+    }
+
+    /// A reading that failed, by the file that failed.
+    pub fn read_error(&self, error: &SourceError) {
+        self.skips.read_error(error);
+    }
+
+    /// Writes done or failed outside an interval's step (a reload's limits).
+    pub fn outcomes(&self, events: &[crate::control::controller::Event]) {
+        self.actions
+            .outcomes(events, epoch_seconds(SystemTime::now()));
+    }
+
     /// The mode now.
     pub fn set_mode(&self, mode: Mode) {
         for m in [Mode::Observe, Mode::Step, Mode::Auto] {
@@ -269,31 +293,24 @@ impl Metrics {
         }
     }
 
-    /// One interval: the reading, what the rules said and what was done.
-    pub fn observe(&mut self, session: &Session, step: &Step, sample: &Sample) {
-        let rules = session.rules();
+    /// One interval: the reading, what the rules said and what was done;
+    /// `took` is how long the interval took plugtop.
+    pub fn observe(&mut self, session: &Session, step: &Step, sample: &Sample, took: Duration) {
         self.cpus_online.set(i64::from(sample.online.count));
         self.cpus_present.set(i64::from(sample.present.count));
-        if let Some(pages) = sample.cmm_pages {
-            self.cmm_pages.set(pages);
-            self.cmm_pool.set(pages.saturating_mul(CMM_PAGE_BYTES));
-        }
-        let s = &rules.settings;
-        let limits = [s.cpu_min, s.cpu_max, s.cmm_min, s.cmm_max];
-        if self.cache.limits != Some(limits) {
-            self.cache.limits = Some(limits);
-            for (name, value) in ["CPU_MIN", "CPU_MAX", "CMM_MIN", "CMM_MAX"]
-                .iter()
-                .zip(limits)
-            {
-                self.limits
-                    .get_or_create(&labels(&[("limit", name)]))
-                    .set(value);
-            }
-        }
-        self.last_interval.set(sample.stamp.micros as f64 / 1e6);
-        self.intervals.inc();
-        self.count_skips(session, step);
+        self.cmm_available
+            .set(i64::from(sample.cmm_pages.is_some()));
+        self.cmm_pages.set(sample.cmm_pages.map(|p| p as f64));
+        self.cmm_pool.set(
+            sample
+                .cmm_pages
+                .map(|p| p.saturating_mul(CMM_PAGE_BYTES) as f64),
+        );
+        let at = sample.stamp.micros as f64 / 1e6;
+        self.last_interval.set(at);
+        self.interval_duration.set(took.as_secs_f64());
+        self.readings.inc();
+        self.skips.count(session.rules(), step);
         for h in &step.hints {
             self.hints
                 .get_or_create(&labels(&[("pattern", h.name)]))
@@ -302,80 +319,17 @@ impl Metrics {
         if step.skipped.is_none() {
             self.rules_and_variables(session, step);
         }
-        for e in &step.events {
-            match e {
-                Event::Would { action, .. } => self.count(&self.decided, action),
-                Event::Applied { action, .. } => {
-                    self.count(&self.applied, action);
-                    if session.controller().mode() == Mode::Auto {
-                        self.count(&self.decided, action);
-                    }
-                }
-                Event::Proposed(p) => {
-                    for a in &p.actions {
-                        self.count(&self.decided, a);
-                    }
-                }
-                _ => {}
-            }
+        if let Some(d) = &step.decision {
+            self.actions.decided(d);
         }
+        self.actions.outcomes(&step.limits, at);
+        self.actions.outcomes(&step.events, at);
         let watch = session.watch();
         self.flapping.set(i64::from(!watch.flapping().is_empty()));
         let total = watch.flap.total_reversals() as u64;
         if total > self.reversals_seen {
             self.reversals.inc_by(total - self.reversals_seen);
             self.reversals_seen = total;
-        }
-    }
-
-    fn count(&self, family: &Family<Labels, Counter>, action: &Action) {
-        let name = match action {
-            Action::PlugCpu => "plug",
-            Action::UnplugCpu => "unplug",
-            Action::Pool { from, to } if to > from => "pool_up",
-            Action::Pool { .. } => "pool_down",
-        };
-        family.get_or_create(&labels(&[("action", name)])).inc();
-    }
-
-    /// Why a group did not decide this interval, counted.
-    fn count_skips(&mut self, session: &Session, step: &Step) {
-        let rules = session.rules();
-        let (family, cache) = (&self.skipped, &mut self.cache.skipped);
-        let mut skip = |group: &'static str, reason: &'static str| {
-            cache
-                .entry((group, reason))
-                .or_insert_with(|| {
-                    family.get_or_create_owned(&labels(&[("group", group), ("reason", reason)]))
-                })
-                .inc();
-        };
-        let groups = [("cpu", rules.cpu_enabled), ("memory", rules.mem_enabled)];
-        if step.skipped.is_some() {
-            for (group, _) in groups {
-                skip(group, "clock");
-            }
-            return;
-        }
-        for (group, enabled) in groups {
-            if !enabled {
-                skip(group, "group_off");
-            } else if step.decision.is_none() {
-                skip(group, "history_filling");
-            }
-        }
-        let Some(d) = &step.decision else { return };
-        if let Some(c) = &d.cpu {
-            match c.status {
-                GroupStatus::Fault(_) => skip("cpu", "fault"),
-                GroupStatus::Vertical => skip("cpu", "polarization"),
-                GroupStatus::Ok => {}
-            }
-        }
-        if let Some(m) = &d.mem
-            && matches!(m.status, GroupStatus::Fault(_))
-        {
-            skip("memory", "fault");
         }
     }
 
@@ -391,29 +345,38 @@ impl Metrics {
                         .get_or_create_owned(&labels(&[("rule", k.file_name())]))
                 })
                 .collect();
-            self.cache.shown = vec![Shown::Nothing; RuleKind::ALL.len()];
         }
         for (i, kind) in RuleKind::ALL.into_iter().enumerate() {
             let outcome = rules
                 .rule(kind)
                 .filter(|_| step.decision.is_some())
                 .map_or(Outcome::NotEvaluated, |r| trace.outcome(r.root));
-            let evaluated = !matches!(outcome, Outcome::NotEvaluated | Outcome::Aborted);
-            self.cache.evaluated[i].set(i64::from(evaluated));
-            self.show_rule(i, kind, outcome);
+            let value = match outcome {
+                Outcome::Truth(t) => Some(f64::from(u8::from(t))),
+                Outcome::Number(v) => Some(v),
+                _ => None,
+            };
+            self.cache.evaluated[i].set(i64::from(value.is_some()));
+            self.show_rule(i, kind, value);
         }
+        self.variables(session);
+    }
+
+    /// Each user variable a rule uses; absent while it has no finite value.
+    fn variables(&mut self, session: &Session) {
         let engine = session.engine();
-        for v in rules.variables.iter().filter(|v| v.uses > 0) {
+        for v in session.rules().variables.iter().filter(|v| v.uses > 0) {
             match engine.variable(&v.name).and_then(Result::ok) {
                 Some(value) if value.is_finite() => {
-                    let family = &self.variables;
-                    self.cache
+                    if let Some(g) = self.cache.variables.get(&v.name) {
+                        g.set(value);
+                        continue;
+                    }
+                    let g = self
                         .variables
-                        .entry(v.name.clone())
-                        .or_insert_with(|| {
-                            family.get_or_create_owned(&labels(&[("variable", &v.name)]))
-                        })
-                        .set(value);
+                        .get_or_create_owned(&labels(&[("variable", &v.name)]));
+                    g.set(value);
+                    self.cache.variables.insert(v.name.clone(), g);
                 }
                 _ => {
                     if self.cache.variables.remove(&v.name).is_some() {
@@ -424,83 +387,70 @@ impl Metrics {
         }
     }
 
-    /// A rule's truth or value series set, created or removed only when
-    /// what it shows changes kind.
-    fn show_rule(&mut self, i: usize, kind: RuleKind, outcome: Outcome) {
-        let key = || labels(&[("rule", kind.file_name())]);
+    /// A rule's series: its truth (a number true when not 0, as cpuplugd
+    /// reads a condition) or its amount, created when the rule is
+    /// evaluated and removed when it is not.
+    fn show_rule(&mut self, i: usize, kind: RuleKind, value: Option<f64>) {
         let shown = &mut self.cache.shown[i];
-        match (outcome, &*shown) {
-            (Outcome::Truth(t), Shown::Truth(g)) => {
-                g.set(i64::from(t));
-                return;
+        match (value, &*shown) {
+            (Some(v), Some(Shown::Truth(g))) => {
+                g.set(i64::from(v != 0.0));
             }
-            (Outcome::Number(v), Shown::Number(g)) => {
+            (Some(v), Some(Shown::Amount(g))) => {
                 g.set(v);
-                return;
             }
-            _ => {}
+            (Some(v), None) => {
+                let key = labels(&[("rule", kind.file_name())]);
+                *shown = Some(if kind.is_amount() {
+                    let g = self.rule_value.get_or_create_owned(&key);
+                    g.set(v);
+                    Shown::Amount(g)
+                } else {
+                    let g = self.rule_true.get_or_create_owned(&key);
+                    g.set(i64::from(v != 0.0));
+                    Shown::Truth(g)
+                });
+            }
+            (None, Some(_)) => {
+                let key = labels(&[("rule", kind.file_name())]);
+                if kind.is_amount() {
+                    self.rule_value.remove(&key);
+                } else {
+                    self.rule_true.remove(&key);
+                }
+                *shown = None;
+            }
+            (None, None) => {}
         }
-        match shown {
-            Shown::Truth(_) => {
-                self.rule_true.remove(&key());
-            }
-            Shown::Number(_) => {
-                self.rule_value.remove(&key());
-            }
-            Shown::Nothing => {}
-        }
-        *shown = match outcome {
-            Outcome::Truth(t) => {
-                let g = self.rule_true.get_or_create_owned(&key());
-                g.set(i64::from(t));
-                Shown::Truth(g)
-            }
-            Outcome::Number(v) => {
-                let g = self.rule_value.get_or_create_owned(&key());
-                g.set(v);
-                Shown::Number(g)
-            }
-            _ => Shown::Nothing,
-        };
     }
 
-    /// The exposition in the OpenMetrics text format.
+    /// The exposition in the OpenMetrics text format (plugtop's families).
     pub fn openmetrics(&self) -> String {
         format::openmetrics(&self.registry)
     }
 
     /// The exposition in the Prometheus text format (node_exporter's
-    /// textfile collector and `promtool` read this one).
+    /// textfile collector and `promtool` read this one): plugtop's
+    /// families, without the process's, which node_exporter has its own of.
     pub fn prometheus_text(&self) -> String {
         format::prometheus_text(&self.registry)
     }
 }
 
-/// The help text of a family in [`FAMILIES`].
-fn help(name: &str) -> &'static str {
-    FAMILIES
-        .iter()
-        .find(|(n, _)| *n == name)
-        .map_or("", |(_, h)| h)
-}
-
-/// A metric registered under `name` with its help, returned for updating.
-fn register<M: prometheus_client::registry::Metric + Clone + Default>(
-    r: &mut Registry,
-    name: &str,
-) -> M {
-    let m = M::default();
-    r.register(name, help(name), m.clone());
-    m
+/// The registry of the `process_*` families (no prefix).
+fn process_registry() -> Registry {
+    let mut r = Registry::default();
+    r.register_collector(Box::new(process::ProcessCollector::new()));
+    r
 }
 
 /// The guest's identity as labels; what is unknown is an empty value, so
-/// every guest's series have the same label names.
+/// every guest's series have the same label names. No numbers that change
+/// while the guest runs: those are gauges of their own.
 fn guest_labels(id: &Identity) -> Labels {
     // What a root's files say is bounded and escaped, as every label is.
     let short = |v: &str| label_safe(v).chars().take(MAX_LABEL).collect::<String>();
     let text = |v: &Option<String>| short(v.as_deref().unwrap_or_default());
-    let number = |v: Option<u32>| v.map_or(String::new(), |n| n.to_string());
     vec![
         ("host".into(), short(&id.host)),
         ("architecture".into(), short(&id.architecture)),
@@ -509,8 +459,6 @@ fn guest_labels(id: &Identity) -> Labels {
         ("zvm_version".into(), text(&id.zvm_version)),
         ("lpar".into(), text(&id.lpar_name)),
         ("machine_type".into(), text(&id.machine_type)),
-        ("cpus_configured".into(), number(id.cpus_configured)),
-        ("cpus_standby".into(), number(id.cpus_standby)),
     ]
 }
 
@@ -552,7 +500,7 @@ mod tests {
             }],
             ..Step::default()
         };
-        metrics.observe(&session, &step, &sample);
+        metrics.observe(&session, &step, &sample, Duration::ZERO);
         let text = metrics.prometheus_text();
         assert!(
             text.contains("plugtop_hint{pattern=\"shmem-counted-free\"} 1"),

@@ -42,10 +42,9 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use prometheus_client::registry::Registry;
 use rustix::event::{EventfdFlags, PollFd, PollFlags, eventfd, poll};
 
-use super::format;
+use super::format::{self, Exposition};
 
 /// The largest request head read (request line and headers).
 pub const HEAD_BYTES: usize = 8 << 10;
@@ -105,14 +104,14 @@ pub struct ServeError {
 
 impl MetricsServer {
     /// Listens on `addr` and serves `registry` at `/metrics`.
-    pub fn start(addr: &str, registry: Arc<Registry>) -> Result<Self, ServeError> {
+    pub fn start(addr: &str, registry: impl Into<Exposition>) -> Result<Self, ServeError> {
         Self::start_with(addr, registry, Limits::default())
     }
 
     /// As [`MetricsServer::start`], within `limits`.
     pub fn start_with(
         addr: &str,
-        registry: Arc<Registry>,
+        registry: impl Into<Exposition>,
         limits: Limits,
     ) -> Result<Self, ServeError> {
         let error = |why: String| ServeError {
@@ -131,7 +130,7 @@ impl MetricsServer {
         let trouble = Arc::new(Mutex::new(None));
         let mut endpoint = Endpoint {
             listener,
-            registry,
+            registry: registry.into(),
             clients: Vec::new(),
             limits,
             resting_until: None,
@@ -261,7 +260,7 @@ impl Client {
 /// The endpoint's state, owned by its thread.
 struct Endpoint {
     listener: TcpListener,
-    registry: Arc<Registry>,
+    registry: Exposition,
     clients: Vec<Client>,
     limits: Limits,
     /// Accepting failed: not before then.
@@ -536,7 +535,7 @@ impl Endpoint {
 
 /// Makes the answer to `c`'s complete head (unless it already has one, a
 /// 431), counting it among the `requests`; its write timeout starts now.
-fn answer_head(c: &mut Client, registry: &Registry, requests: &mut usize) {
+fn answer_head(c: &mut Client, registry: &Exposition, requests: &mut usize) {
     if c.answer.is_some() {
         return;
     }
@@ -577,7 +576,7 @@ fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
 }
 
 /// The answer to one request head.
-fn answer(head: &[u8], registry: &Registry) -> Vec<u8> {
+fn answer(head: &[u8], registry: &Exposition) -> Vec<u8> {
     let text = String::from_utf8_lossy(head);
     let mut lines = text.split("\r\n");
     let mut words = lines.next().unwrap_or_default().split(' ');
@@ -597,9 +596,9 @@ fn answer(head: &[u8], registry: &Registry) -> Vec<u8> {
                     .then(|| value.trim().to_string())
             });
             let (body, content_type) = if format::wants_openmetrics(accept.as_deref()) {
-                (format::openmetrics(registry), format::OPENMETRICS_TYPE)
+                (registry.openmetrics(), format::OPENMETRICS_TYPE)
             } else {
-                (format::prometheus_text(registry), format::PROMETHEUS_TYPE)
+                (registry.prometheus_text(), format::PROMETHEUS_TYPE)
             };
             response(200, content_type, body.as_bytes(), head_only)
         }
@@ -662,7 +661,7 @@ mod tests {
         let addr = listener.local_addr().expect("an address");
         let endpoint = Endpoint {
             listener,
-            registry: Arc::new(Registry::default()),
+            registry: Exposition::default(),
             clients: Vec::new(),
             limits: Limits::default(),
             resting_until: None,
@@ -845,7 +844,7 @@ mod tests {
 
     #[test]
     fn only_get_and_head_are_answered_and_head_has_no_body() {
-        let registry = Registry::default();
+        let registry = Exposition::default();
         let post =
             String::from_utf8(answer(b"POST /metrics HTTP/1.1", &registry)).unwrap_or_default();
         assert!(post.starts_with("HTTP/1.1 405"), "{post}");

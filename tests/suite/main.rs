@@ -53,6 +53,8 @@ mod incident;
 mod keep_edits;
 mod lifecycle;
 mod metrics;
+mod metrics_failures;
+mod metrics_files;
 mod metrics_hostile;
 mod one_loop;
 mod parser_props;

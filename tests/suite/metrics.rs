@@ -15,6 +15,32 @@ use plugtop::logging::Memory;
 use plugtop::sim::run::{SimOptions, guest_for};
 use plugtop::sim::{Scenario, SharedGuest, SimActuator, SimSource};
 
+/// A source that keeps what the textfile held when its inner source
+/// ended (the run removes it at its clean stop right after).
+struct KeepingTextfile<S> {
+    inner: S,
+    textfile: std::path::PathBuf,
+    last: Option<String>,
+}
+
+impl<S: plugtop::kernel::Source> plugtop::kernel::Source for KeepingTextfile<S> {
+    fn facts(&mut self) -> plugtop::rules::SystemFacts {
+        self.inner.facts()
+    }
+    fn narrow(&mut self, interest: &plugtop::kernel::Interest) {
+        self.inner.narrow(interest);
+    }
+    fn next_sample(
+        &mut self,
+    ) -> Option<Result<plugtop::kernel::Sample, plugtop::kernel::SourceError>> {
+        let next = self.inner.next_sample();
+        if next.is_none() {
+            self.last = std::fs::read_to_string(&self.textfile).ok();
+        }
+        next
+    }
+}
+
 /// `plugtop run`'s loop over two simulated minutes of the oscillating
 /// guest under its incident rules, writing the textfile; the log and the
 /// textfile's last text.
@@ -32,8 +58,8 @@ fn oscillating_run_in(dir: &std::path::Path, mode: Mode) -> (Memory, String) {
         ..SimOptions::default()
     };
     let guest = SharedGuest::new(guest_for(&scenario, &options));
-    let mut source = SimSource::new(guest.clone(), 1.0);
-    source.stop_at_end = true;
+    let mut inner = SimSource::new(guest.clone(), 1.0);
+    inner.stop_at_end = true;
     let mut actuator = SimActuator::new(guest.clone());
     // The root holds the guest as `sim --serve` publishes it (plugtop acts
     // only on a start state `restore` could put back from it).
@@ -53,6 +79,11 @@ fn oscillating_run_in(dir: &std::path::Path, mode: Mode) -> (Memory, String) {
     .expect("sysinfo");
     std::fs::write(dir.join("proc/sys/kernel/hostname"), "guest7\n").expect("hostname");
     let textfile = dir.join("plugtop.prom");
+    let mut source = KeepingTextfile {
+        inner,
+        textfile: textfile.clone(),
+        last: None,
+    };
     let run = RunOptions {
         rules: "examples/rules/oscillating-tight.conf".into(),
         root: dir.to_path_buf(),
@@ -80,8 +111,64 @@ fn oscillating_run_in(dir: &std::path::Path, mode: Mode) -> (Memory, String) {
         &Signals::default(),
     );
     assert!(matches!(ended, Ok(Ending::Stopped)), "{ended:?}");
-    let text = std::fs::read_to_string(&textfile).expect("the textfile was written");
+    assert!(!textfile.exists(), "a clean stop removes the textfile");
+    let text = source.last.expect("the textfile was written");
     (log, text)
+}
+
+/// The value of the sample `name` with all of `labels`.
+fn value_of(scrape: &prometheus_parse::Scrape, name: &str, labels: &[(&str, &str)]) -> f64 {
+    let sample = scrape
+        .samples
+        .iter()
+        .find(|s| s.metric == name && labels.iter().all(|(k, v)| s.labels.get(k) == Some(*v)))
+        .unwrap_or_else(|| panic!("no {name} {labels:?}"));
+    match sample.value {
+        prometheus_parse::Value::Counter(v)
+        | prometheus_parse::Value::Gauge(v)
+        | prometheus_parse::Value::Untyped(v) => v,
+        _ => panic!("{name} is not a plain number"),
+    }
+}
+
+#[test]
+fn observe_mode_counts_what_the_rules_decided_and_applies_nothing() {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let (log, text) = oscillating_run_in(dir.path(), Mode::Observe);
+    let scrape = parse(&text);
+    let would = log
+        .lines
+        .iter()
+        .filter(|(_, l)| l.starts_with("would plug"))
+        .count() as f64;
+    assert!(would > 3.0, "{:?}", log.lines);
+    let decided = value_of(
+        &scrape,
+        "plugtop_decided_actions_total",
+        &[("action", "plug")],
+    );
+    assert!(
+        decided >= would,
+        "{decided} decided, {would} logged: {text}"
+    );
+    for action in ["plug", "unplug", "pool_up", "pool_down"] {
+        assert_eq!(
+            value_of(
+                &scrape,
+                "plugtop_applied_actions_total",
+                &[("action", action)]
+            ),
+            0.0
+        );
+    }
+    assert!(
+        !text.contains("plugtop_last_action_timestamp_seconds"),
+        "{text}"
+    );
+    assert_eq!(
+        value(&scrape, "plugtop_mode", Some(("mode", "observe"))),
+        1.0
+    );
 }
 
 fn parse(text: &str) -> prometheus_parse::Scrape {
@@ -142,15 +229,37 @@ fn the_textfile_of_a_run_parses_and_matches_what_the_run_did() {
     assert!(value(&scrape, "plugtop_reversals_total", None) >= 4.0);
     assert_eq!(value(&scrape, "plugtop_cpus_present", None), 4.0);
     assert_eq!(value(&scrape, "plugtop_mode", Some(("mode", "auto"))), 1.0);
+    assert_eq!(value(&scrape, "plugtop_cpu_max", None), 4.0);
+    assert_eq!(value(&scrape, "plugtop_cpu_min", None), 1.0);
+    // The memory group is off: no CMM limits at all, not −1.
+    assert!(
+        !text.contains("plugtop_cmm_max_pages") && !text.contains("plugtop_cmm_min_pages"),
+        "{text}"
+    );
+    // Failures counted from 0, by every known action and reason.
+    for (action, reason) in [
+        ("plug", "write"),
+        ("plug", "no_cpu"),
+        ("pool_down", "write"),
+    ] {
+        assert_eq!(
+            value_of(
+                &scrape,
+                "plugtop_failed_actions_total",
+                &[("action", action), ("reason", reason)]
+            ),
+            0.0
+        );
+    }
     assert_eq!(
-        value(&scrape, "plugtop_limit", Some(("limit", "CPU_MAX"))),
-        4.0
+        value(&scrape, "plugtop_rules_last_reload_successful", None),
+        1.0
     );
     assert_eq!(
-        value(
+        value_of(
             &scrape,
             "plugtop_skipped_intervals_total",
-            Some(("reason", "group_off"))
+            &[("group", "memory"), ("reason", "group_off")]
         ),
         value(&scrape, "plugtop_readings_total", None),
         "the memory group is off at every reading"
@@ -186,6 +295,7 @@ fn the_textfile_of_a_run_parses_and_matches_what_the_run_did() {
         .map(|l| {
             if l.starts_with("plugtop_last_interval_timestamp_seconds ")
                 || l.starts_with("plugtop_rules_loaded_timestamp_seconds ")
+                || l.starts_with("plugtop_interval_duration_seconds ")
             {
                 format!("{} [time]", l.split(' ').next().unwrap_or_default())
             } else if l.starts_with("plugtop_build_info{") {
@@ -221,7 +331,7 @@ fn the_endpoint_speaks_openmetrics_to_prometheus_and_text_to_everyone_else() {
     let id = plugtop::kernel::machine::identity(std::path::Path::new("/nonexistent"));
     let metrics = plugtop::metrics::Metrics::new(&id);
     metrics.set_mode(Mode::Observe);
-    let server = plugtop::metrics::serve::MetricsServer::start("127.0.0.1:0", metrics.registry())
+    let server = plugtop::metrics::serve::MetricsServer::start("127.0.0.1:0", metrics.exposition())
         .expect("listens on a free loopback port");
     let (head, body) = get(
         server.addr,
@@ -253,40 +363,12 @@ fn the_endpoint_speaks_openmetrics_to_prometheus_and_text_to_everyone_else() {
     let (head, _) = get(server.addr, "/elsewhere", None);
     assert!(head.contains("404"), "{head}");
     // A second endpoint on the same port is refused with the address.
-    let taken =
-        plugtop::metrics::serve::MetricsServer::start(&server.addr.to_string(), metrics.registry());
+    let taken = plugtop::metrics::serve::MetricsServer::start(
+        &server.addr.to_string(),
+        metrics.exposition(),
+    );
     let error = taken.err().map(|e| e.to_string()).unwrap_or_default();
     assert!(error.contains(&server.addr.to_string()), "{error}");
-}
-
-#[test]
-fn every_family_is_documented_and_every_documented_name_exists() {
-    let docs = std::fs::read_to_string("docs/metrics.md").expect("docs/metrics.md");
-    for (name, _) in plugtop::metrics::FAMILIES {
-        assert!(
-            docs.contains(&format!("`plugtop_{name}")),
-            "docs/metrics.md does not document plugtop_{name}"
-        );
-    }
-    // Families with no series yet (CMM_INC's value on a CPU-only run) are
-    // left out of an exposition, so the names are checked against the
-    // table, with the suffixes the client adds.
-    let known = |name: &str| {
-        plugtop::metrics::FAMILIES.iter().any(|(f, _)| {
-            [String::new(), "_total".into(), "_bytes".into()]
-                .iter()
-                .any(|suffix| name == format!("{f}{suffix}"))
-        })
-    };
-    for documented in docs
-        .split('`')
-        .filter(|w| w.len() > "plugtop_".len() && w.starts_with("plugtop_") && !w.contains(' '))
-    {
-        assert!(
-            known(&documented["plugtop_".len()..]),
-            "docs/metrics.md names {documented}, which is not exposed"
-        );
-    }
 }
 
 #[test]

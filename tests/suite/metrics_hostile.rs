@@ -18,7 +18,7 @@ use plugtop::metrics::serve::{
 fn server() -> MetricsServer {
     let id = plugtop::kernel::machine::identity(std::path::Path::new("/nonexistent"));
     let metrics = plugtop::metrics::Metrics::new(&id);
-    MetricsServer::start("127.0.0.1:0", metrics.registry()).expect("listens on loopback")
+    MetricsServer::start("127.0.0.1:0", metrics.exposition()).expect("listens on loopback")
 }
 
 /// A whole scrape: the status line of the answer.
@@ -167,7 +167,7 @@ fn with_no_descriptor_to_spare_every_client_is_closed_at_once() {
         reserved_descriptors: u64::MAX,
         ..Limits::default()
     };
-    let server = MetricsServer::start_with("127.0.0.1:0", metrics.registry(), limits)
+    let server = MetricsServer::start_with("127.0.0.1:0", metrics.exposition(), limits)
         .expect("listens on loopback");
     for _ in 0..CONNECTIONS * 4 {
         let mut s = TcpStream::connect(server.addr).expect("connect");

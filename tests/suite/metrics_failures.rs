@@ -1,0 +1,184 @@
+//! Failures in the metrics, end to end: `plugtop run` on a root whose
+//! offline CPUs' `online` files cannot be written (immutable: not even
+//! root may write them), with rules that plug a CPU every interval. The
+//! endpoint must show the failed plugs, the decisions behind them and no
+//! applied plug; a clean stop removes the textfile.
+
+use crate::common;
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+/// Files made immutable for a test, made writable again when dropped (a
+/// temporary directory holding an immutable file cannot be removed).
+struct Immutable(Vec<PathBuf>);
+
+impl Immutable {
+    /// Makes each file immutable; the error when the file system or the
+    /// user may not.
+    fn make(paths: Vec<PathBuf>) -> Result<Self, String> {
+        let mut held = Immutable(Vec::new());
+        for p in paths {
+            set_flags(&p, rustix::fs::IFlags::IMMUTABLE)?;
+            held.0.push(p);
+        }
+        Ok(held)
+    }
+}
+
+fn set_flags(path: &Path, flags: rustix::fs::IFlags) -> Result<(), String> {
+    let file = std::fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    rustix::fs::ioctl_setflags(&file, flags).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+impl Drop for Immutable {
+    fn drop(&mut self) {
+        for p in &self.0 {
+            let _ = set_flags(p, rustix::fs::IFlags::empty());
+        }
+    }
+}
+
+/// A plain GET of /metrics; the body.
+fn scrape(addr: &str) -> String {
+    let mut s = std::net::TcpStream::connect(addr).expect("connect");
+    s.set_read_timeout(Some(common::HANG_GUARD))
+        .expect("timeout");
+    s.write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
+        .expect("send");
+    let mut answer = String::new();
+    s.read_to_string(&mut answer).expect("read");
+    answer
+        .split_once("\r\n\r\n")
+        .map(|(_, body)| body.to_string())
+        .unwrap_or_default()
+}
+
+/// The value of the sample `name` whose labels include `labels`.
+fn value(text: &str, name: &str, labels: &[(&str, &str)]) -> Option<f64> {
+    let scrape = prometheus_parse::Scrape::parse(text.lines().map(|l| Ok(l.to_string())))
+        .expect("the endpoint's text parses");
+    scrape
+        .samples
+        .iter()
+        .find(|s| s.metric == name && labels.iter().all(|(k, v)| s.labels.get(k) == Some(*v)))
+        .map(|s| match s.value {
+            prometheus_parse::Value::Counter(v)
+            | prometheus_parse::Value::Gauge(v)
+            | prometheus_parse::Value::Untyped(v) => v,
+            _ => f64::NAN,
+        })
+}
+
+#[test]
+fn plugs_that_cannot_be_written_are_failed_actions_and_the_textfile_goes_at_a_clean_stop() {
+    let root = common::FakeRoot::guest(4);
+    root.one_cpu_online(4);
+    let files: Vec<PathBuf> = (1..4)
+        .map(|i| {
+            root.path()
+                .join(format!("sys/devices/system/cpu/cpu{i}/online"))
+        })
+        .collect();
+    let _held = match Immutable::make(files) {
+        Ok(h) => h,
+        Err(e) => {
+            // Only root on a file system with attributes can: say so.
+            eprintln!("skipped: cannot make a CPU's online file immutable here ({e})");
+            return;
+        }
+    };
+    let dir = common::tempdir();
+    let rules = dir.path().join("plug.conf");
+    std::fs::write(&rules, common::PLUG_EVERY_INTERVAL).expect("rules");
+    let textfile = dir.path().join("plugtop.prom");
+    let child = Command::new(env!("CARGO_BIN_EXE_plugtop"))
+        .args(["run", "-f", "--interval-ms", "20", "-c"])
+        .arg(&rules)
+        .arg("--root")
+        .arg(root.path())
+        .args(["--metrics-listen", "127.0.0.1:0", "--metrics-textfile"])
+        .arg(&textfile)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("plugtop run starts");
+    let mut daemon = common::Spawned::new(child);
+    let out = daemon.child().stdout.take().expect("its log");
+    let err = daemon.child().stderr.take().expect("its errors");
+    let mut lines = BufReader::new(out).lines().map_while(Result::ok);
+    let addr = lines
+        .by_ref()
+        .find_map(|l| {
+            let rest = l.split("metrics at http://").nth(1)?;
+            rest.split('/').next().map(str::to_string)
+        })
+        .map(Some)
+        .unwrap_or_default();
+    let mut errors = BufReader::new(err).lines().map_while(Result::ok);
+    let mut seen = Vec::new();
+    // The metrics of an interval are set before its log lines are
+    // written: once cpu3's failure is said, its interval is counted.
+    for line in errors.by_ref() {
+        let done = line.contains("cpu3:");
+        seen.push(line);
+        if done {
+            break;
+        }
+    }
+    // The rest is read, so the daemon never blocks on a full pipe.
+    let drain = std::thread::spawn(move || {
+        let rest = std::thread::spawn(move || errors.for_each(drop));
+        lines.for_each(drop);
+        let _ = rest.join();
+    });
+    let addr = addr.unwrap_or_else(|| panic!("no endpoint announced: {seen:#?}"));
+    let text = scrape(&addr);
+    let failed = value(
+        &text,
+        "plugtop_failed_actions_total",
+        &[("action", "plug"), ("reason", "write")],
+    );
+    assert!(failed.is_some_and(|v| v >= 1.0), "{seen:#?}\n{text}");
+    let decided = value(
+        &text,
+        "plugtop_decided_actions_total",
+        &[("action", "plug")],
+    );
+    assert!(decided.is_some_and(|v| v >= 1.0), "{text}");
+    for (name, labels) in [
+        ("plugtop_applied_actions_total", &[("action", "plug")][..]),
+        (
+            "plugtop_failed_actions_total",
+            &[("action", "plug"), ("reason", "no_cpu")],
+        ),
+        (
+            "plugtop_failed_actions_total",
+            &[("action", "pool_up"), ("reason", "write")],
+        ),
+    ] {
+        assert_eq!(
+            value(&text, name, labels),
+            Some(0.0),
+            "{name} {labels:?}: {text}"
+        );
+    }
+    assert_eq!(value(&text, "plugtop_cpus_online", &[]), Some(1.0));
+    assert!(
+        value(&text, "process_resident_memory_bytes", &[]).is_some_and(|v| v > 0.0),
+        "{text}"
+    );
+    assert!(textfile.exists(), "the textfile is written while it runs");
+    daemon.signal(rustix::process::Signal::TERM);
+    let ended = daemon.finish("plugtop run after SIGTERM");
+    assert!(
+        ended.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ended.stderr)
+    );
+    let _ = drain.join();
+    assert!(!textfile.exists(), "a clean stop removes the textfile");
+    assert_eq!(common::online_cpus(root.path(), 4), vec![0]);
+}
