@@ -2,7 +2,8 @@
 //! chosen thread, a sysfs write that takes as long as the test says.
 //! Compiled in only with the `fault-injection` feature, which the test
 //! build alone enables; a shipped binary ignores `PLUGTOP_FAULT`,
-//! `PLUGTOP_TEST_WRITE_GATE` and `PLUGTOP_TEST_WRITE_TOKEN`.
+//! `PLUGTOP_TEST_WRITE_GATE`, `PLUGTOP_TEST_WRITE_TOKEN` and
+//! `PLUGTOP_TEST_FAIL_WRITES`.
 
 /// Where a failure can be injected.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -56,16 +57,22 @@ pub fn fail_writes_to(path: &std::path::Path) {
         .push(path.to_path_buf());
 }
 
-/// Whether a write to `rel` below `root` is to fail; never in a shipped
-/// binary (which builds no path for asking).
+/// Whether a write to `rel` below `root` is to fail: a path given to
+/// [`fail_writes_to`], or one of the paths below the root listed in
+/// `PLUGTOP_TEST_FAIL_WRITES` (comma-separated, for a spawned binary on a
+/// file system where a file cannot be made unwritable to root); never in
+/// a shipped binary.
 pub fn write_fails(root: &std::path::Path, rel: &str) -> bool {
     #[cfg(feature = "fault-injection")]
     {
         let path = root.join(rel);
-        return FAILING
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .contains(&path);
+        let listed = std::env::var("PLUGTOP_TEST_FAIL_WRITES")
+            .is_ok_and(|list| list.split(',').any(|r| r == rel));
+        return listed
+            || FAILING
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .contains(&path);
     }
     #[cfg(not(feature = "fault-injection"))]
     {

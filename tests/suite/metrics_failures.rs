@@ -81,12 +81,16 @@ fn plugs_that_cannot_be_written_are_failed_actions_and_the_textfile_goes_at_a_cl
                 .join(format!("sys/devices/system/cpu/cpu{i}/online"))
         })
         .collect();
-    let _held = match Immutable::make(files) {
-        Ok(h) => h,
+    // Only root on a file system with attributes can make them immutable;
+    // elsewhere the test build's hook fails the same writes.
+    let (_held, fail_writes) = match Immutable::make(files) {
+        Ok(h) => (Some(h), String::new()),
         Err(e) => {
-            // Only root on a file system with attributes can: say so.
-            eprintln!("skipped: cannot make a CPU's online file immutable here ({e})");
-            return;
+            eprintln!("cannot make a CPU's online file immutable here ({e}): writes fail by hook");
+            let rels: Vec<String> = (1..4)
+                .map(|i| format!("sys/devices/system/cpu/cpu{i}/online"))
+                .collect();
+            (None, rels.join(","))
         }
     };
     let dir = common::tempdir();
@@ -100,6 +104,7 @@ fn plugs_that_cannot_be_written_are_failed_actions_and_the_textfile_goes_at_a_cl
         .arg(root.path())
         .args(["--metrics-listen", "127.0.0.1:0", "--metrics-textfile"])
         .arg(&textfile)
+        .env("PLUGTOP_TEST_FAIL_WRITES", &fail_writes)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
