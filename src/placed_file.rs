@@ -163,10 +163,36 @@ impl PlaceDir {
     /// interval and is worth nothing after a crash, and a disk flush each
     /// interval would cost more than the rest of the interval.
     pub fn write(&self, name: &OsStr, bytes: &[u8], replace: Replace) -> Result<(), PlaceError> {
+        self.write_with(name, bytes, replace, None)
+    }
+
+    /// [`PlaceDir::write`] with the file's mode set to `mode` whatever the
+    /// umask: the metrics textfile must be readable by node_exporter's own
+    /// user under a unit whose umask is 0077.
+    pub fn write_readable(
+        &self,
+        name: &OsStr,
+        bytes: &[u8],
+        replace: Replace,
+        mode: u32,
+    ) -> Result<(), PlaceError> {
+        self.write_with(name, bytes, replace, Some(mode))
+    }
+
+    fn write_with(
+        &self,
+        name: &OsStr,
+        bytes: &[u8],
+        replace: Replace,
+        mode: Option<u32>,
+    ) -> Result<(), PlaceError> {
         let (tmp, mut file) = self.create_temporary(name)?;
-        let placed = file
-            .write_all(bytes)
+        let placed = mode
+            .map_or(Ok(()), |m| {
+                rustix::fs::fchmod(&file, Mode::from_raw_mode(m))
+            })
             .map_err(|e| self.io_error(&tmp, e))
+            .and_then(|()| file.write_all(bytes).map_err(|e| self.io_error(&tmp, e)))
             .and_then(|()| self.check(name, replace))
             .and_then(|()| self.rename(&tmp, name, replace));
         drop(file);

@@ -87,14 +87,36 @@ fn put_field(datagram: &mut Vec<u8>, key: &str, value: &[u8]) {
 /// entry's fields; a field whose name the journal would refuse is left
 /// out rather than losing the entry.
 pub fn datagram(entry: &Entry) -> Vec<u8> {
-    let mut d = Vec::with_capacity(128 + entry.message.len());
-    put_field(&mut d, "MESSAGE", shown(&entry.message).as_bytes());
+    let message = bounded(shown(&entry.message).into_owned(), MAX_MESSAGE);
+    let mut d = Vec::with_capacity(128 + message.len());
+    put_field(&mut d, "MESSAGE", message.as_bytes());
     put_field(&mut d, "PRIORITY", &[b'0' + entry.priority as u8]);
     put_field(&mut d, "SYSLOG_IDENTIFIER", b"plugtop");
     for (key, value) in entry.fields.iter().filter(|(k, _)| valid_key(k)) {
-        put_field(&mut d, key, value.as_bytes());
+        put_field(&mut d, key, bounded(value.clone(), MAX_FIELD).as_bytes());
     }
     d
+}
+
+/// The longest message sent, bytes: an entry must fit one datagram (the
+/// socket's buffer is about 200 KiB), or it would fall back to stderr, at
+/// another priority and split into lines. A longer one is cut and says so.
+const MAX_MESSAGE: usize = 16 * 1024;
+
+/// The longest value of any other field, bytes.
+const MAX_FIELD: usize = 4 * 1024;
+
+/// `text` cut to at most `max` bytes at a character boundary, with how much
+/// was left out.
+fn bounded(text: String, max: usize) -> String {
+    if text.len() <= max {
+        return text;
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}… ({} bytes more)", &text[..end], text.len() - end)
 }
 
 impl LogSink for Journal {
@@ -123,6 +145,18 @@ impl LogSink for Journal {
 mod tests {
     use super::*;
     use crate::logging::message_id;
+
+    #[test]
+    fn a_huge_message_or_field_is_cut_to_fit_one_datagram() {
+        let huge = "é".repeat(400_000);
+        let entry = Entry::new(Priority::Err, huge.clone()).field("PLUGTOP_RULES", huge.clone());
+        let d = datagram(&entry);
+        assert!(d.len() < MAX_MESSAGE + MAX_FIELD + 1024, "{}", d.len());
+        let text = String::from_utf8_lossy(&d);
+        assert!(text.contains("bytes more)"), "says what was cut");
+        assert!(text.contains("PRIORITY=3"));
+        assert_eq!(bounded("short".to_string(), 10), "short");
+    }
 
     /// The fields of a datagram, decoded as journald does.
     fn decode(mut d: &[u8]) -> Vec<(String, Vec<u8>)> {

@@ -91,6 +91,10 @@ pub const FAMILIES: &[(&str, &str)] = &[
     ),
     ("flapping", "1 while the CPU count or the pool flaps"),
     (
+        "flapping_intervals",
+        "Intervals during which the CPU count or the pool flapped, so flapping between two scrapes is seen",
+    ),
+    (
         "hint",
         "1 once a known pattern was seen on this guest (loadavg lag, steal while the pool grows, Shmem counted as free), by pattern",
     ),

@@ -81,6 +81,9 @@ pub struct Metrics {
     skips: SkipCounters,
     variables: Family<Labels, FloatGauge>,
     flapping: Gauge,
+    /// Intervals spent flapping: a scrape every minute sees flapping that
+    /// came and went between two scrapes, which the gauge does not show.
+    flapping_intervals: Counter,
     hints: Family<Labels, Gauge>,
     reversals: Counter,
     reversals_seen: u64,
@@ -207,6 +210,7 @@ impl Metrics {
             skips: SkipCounters::register(&mut r),
             variables: register(&mut r, "variable_value"),
             flapping: register(&mut r, "flapping"),
+            flapping_intervals: register(&mut r, "flapping_intervals"),
             hints,
             reversals: register(&mut r, "reversals"),
             reversals_seen: 0,
@@ -325,7 +329,11 @@ impl Metrics {
         self.actions.outcomes(&step.limits, at);
         self.actions.outcomes(&step.events, at);
         let watch = session.watch();
-        self.flapping.set(i64::from(!watch.flapping().is_empty()));
+        let flapping = !watch.flapping().is_empty();
+        self.flapping.set(i64::from(flapping));
+        if flapping {
+            self.flapping_intervals.inc();
+        }
         let total = watch.flap.total_reversals() as u64;
         if total > self.reversals_seen {
             self.reversals.inc_by(total - self.reversals_seen);

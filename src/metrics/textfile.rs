@@ -71,7 +71,7 @@ impl Textfile {
     /// Replaces the textfile with `text`, whole or not at all.
     pub fn write(&self, text: &str) -> Result<(), PlaceError> {
         self.dir
-            .write(&self.name, text.as_bytes(), Replace::RegularFile)
+            .write_readable(&self.name, text.as_bytes(), Replace::RegularFile, 0o644)
     }
 
     /// Writes `text` at a reading taken at `now` (seconds) when it differs
@@ -118,6 +118,24 @@ mod tests {
             .unwrap_or_default();
         assert_eq!(names.len(), 1, "{names:?}");
         assert!(Textfile::open(&dir.path().join("missing/x.prom")).is_err());
+        // Readable by node_exporter's user whatever the umask (the unit's
+        // is 0077): the temporary file is made 0644 before it is placed.
+        use std::os::unix::fs::PermissionsExt;
+        let mode = |p: &std::path::Path| {
+            std::fs::metadata(p)
+                .map(|m| m.permissions().mode() & 0o777)
+                .ok()
+        };
+        assert_eq!(mode(&path), Some(0o644));
+        // The mode is set, not left to the umask (0022 here would give 0644
+        // too): another mode shows it.
+        let (dir_handle, name) = PlaceDir::of_file(&path).expect("dir");
+        assert!(
+            dir_handle
+                .write_readable(&name, b"b 1\n", Replace::RegularFile, 0o640)
+                .is_ok()
+        );
+        assert_eq!(mode(&path), Some(0o640));
     }
 
     #[test]
