@@ -176,18 +176,9 @@ fn parse(text: &str) -> prometheus_parse::Scrape {
         .expect("the Prometheus text parser reads it")
 }
 
+/// The sample `name` with `label`, if given (see [`value_of`]).
 fn value(scrape: &prometheus_parse::Scrape, name: &str, label: Option<(&str, &str)>) -> f64 {
-    let sample = scrape
-        .samples
-        .iter()
-        .find(|s| s.metric == name && label.is_none_or(|(k, v)| s.labels.get(k) == Some(v)))
-        .unwrap_or_else(|| panic!("no {name} {label:?}"));
-    match sample.value {
-        prometheus_parse::Value::Counter(v)
-        | prometheus_parse::Value::Gauge(v)
-        | prometheus_parse::Value::Untyped(v) => v,
-        _ => panic!("{name} is not a plain number"),
-    }
+    value_of(scrape, name, label.as_slice())
 }
 
 #[test]
