@@ -6,8 +6,10 @@
 //! the report must say so instead of showing a number that means "never".
 
 use crate::report::node_text::number;
-use crate::rules::hysteresis::{Pattern, gaps};
-use crate::rules::{RuleSet, SourceFile, SystemFacts, load};
+use crate::rules::eval::NoTrace;
+use crate::rules::expr::{NodeKind, Reading};
+use crate::rules::hysteresis::{Pattern, Steady, gaps};
+use crate::rules::{Evaluator, NodeId, RuleKind, RuleSet, SourceFile, SystemFacts, load};
 
 /// One sentence per comparison of HOTPLUG and HOTUNPLUG that `file`,
 /// loaded on `facts`, switched off (never or always holds on a guest of the
@@ -25,6 +27,18 @@ pub fn notes(file: &SourceFile, facts: &SystemFacts) -> Vec<String> {
 
 fn of_rules(rules: &RuleSet, cpus: f64) -> Vec<String> {
     let mut out = Vec::new();
+    let whole = cpus.clamp(1.0, f64::from(MAX_COUNTS)) as u32;
+    for (kind, what) in [
+        (RuleKind::Hotplug, "plugs"),
+        (RuleKind::Hotunplug, "unplugs"),
+    ] {
+        if never_holds(rules, kind, whole) {
+            out.push(format!(
+                "{} holds at no steady load on 1 to {whole} CPUs: this file never {what} a CPU",
+                kind.file_name()
+            ));
+        }
+    }
     for g in gaps(rules) {
         let (p, u) = (g.plug_threshold, g.unplug_threshold);
         let top = g.unit * cpus;
@@ -81,6 +95,62 @@ fn of_rules(rules: &RuleSet, cpus: f64) -> Vec<String> {
     out
 }
 
+/// The most CPU counts [`never_holds`] looks at.
+const MAX_COUNTS: u32 = 64;
+
+/// Loads tried on each CPU count, from idle to one CPU past them all.
+const LOADS: u32 = 40;
+
+/// Whether `kind` holds at no steady load (idle to a CPU more than the
+/// CPUs online) on 1 to `cpus` CPUs online. Only a rule on CPU time, the
+/// load and the CPU count is judged: the steady model knows nothing of
+/// memory, and a rule that cannot be evaluated there is not said to never
+/// hold.
+fn never_holds(rules: &RuleSet, kind: RuleKind, cpus: u32) -> bool {
+    let Some(rule) = rules.rule(kind) else {
+        return false;
+    };
+    if !reads_cpu_only(rules, rule.root) {
+        return false;
+    }
+    for n in 1..=cpus {
+        let online = f64::from(n);
+        for k in 0..=LOADS {
+            let d = (online + 1.0) * f64::from(k) / f64::from(LOADS);
+            let steady = Steady { n: online, d };
+            match Evaluator::new(rules, &steady).truth(rule.root, &mut NoTrace) {
+                Ok(false) => {}
+                Ok(true) | Err(_) => return false,
+            }
+        }
+    }
+    true
+}
+
+/// Whether a rule reads only CPU time, the load and the CPU count.
+fn reads_cpu_only(rules: &RuleSet, root: NodeId) -> bool {
+    let mut stack = vec![root];
+    while let Some(id) = stack.pop() {
+        match &rules.node(id).kind {
+            NodeKind::Const(_) => {}
+            NodeKind::Keyword(k) if k.is_memory() => return false,
+            NodeKind::Keyword(_) => {}
+            NodeKind::Reading { reading, .. } => {
+                if !matches!(reading, Reading::Cpustat(_)) {
+                    return false;
+                }
+            }
+            NodeKind::Neg(c) | NodeKind::Not(c) => stack.push(*c),
+            NodeKind::Var { body, .. } => stack.push(*body),
+            NodeKind::Binary(_, l, r) => {
+                stack.push(*l);
+                stack.push(*r);
+            }
+        }
+    }
+    true
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -108,6 +178,30 @@ mod tests {
         assert!(notes_of(&oscillating("0.3", "1.5")).is_empty());
         let n = notes_of(&oscillating("4.5", "5.5"));
         assert!(n.iter().any(|s| s.contains("always holds")), "{n:?}");
+    }
+
+    #[test]
+    fn a_rule_that_holds_at_no_load_is_said_to_never_act() {
+        // The reviewer's webserver tune: both halves of HOTUNPLUG off.
+        let text = "UPDATE=\"1\"\nCPU_MIN=\"1\"\nCPU_MAX=\"0\"\n\
+            HOTPLUG=\"(loadavg > onumcpus + 0.75) & (idle < 10)\"\n\
+            HOTUNPLUG=\"(loadavg < onumcpus - 4) | (idle > 400)\"\n";
+        let n = notes_of(text);
+        assert!(
+            n.iter().any(|s| s == "HOTUNPLUG holds at no steady load on 1 to 4 CPUs: this file never unplugs a CPU"),
+            "{n:?}"
+        );
+        assert!(!n.iter().any(|s| s.contains("never plugs")), "{n:?}");
+        // The paper's file unplugs and plugs.
+        let paper = std::fs::read_to_string("examples/rules/cpu-loadavg.conf").unwrap_or_default();
+        assert!(notes_of(&paper).is_empty(), "{:?}", notes_of(&paper));
+        // A rule on memory is not judged by a model that has none.
+        let memory = text.replace("(idle > 400)", "(freemem > 1e30)");
+        assert!(
+            !notes_of(&memory)
+                .iter()
+                .any(|s| s.contains("never unplugs"))
+        );
     }
 
     #[test]
