@@ -3,7 +3,7 @@
 use super::sources::require_root;
 use crate::cli::LspArgs;
 use plugtop::commands::Status;
-use plugtop::lsp::{Ending, serve};
+use plugtop::lsp::{SessionEnd, serve};
 
 /// `plugtop lsp`: serves until `exit`; status 0 after `shutdown`, 1
 /// otherwise, as the protocol asks.
@@ -13,7 +13,7 @@ pub fn run(args: LspArgs) -> anyhow::Result<Status> {
     let mut input = stdin.lock();
     let mut output = std::io::stdout();
     Ok(match serve(&mut input, &mut output, &args.root)? {
-        Ending::Clean => Status::Ok,
-        Ending::Abrupt => Status::Failed,
+        SessionEnd::Clean => Status::Ok,
+        SessionEnd::Abrupt => Status::Failed,
     })
 }

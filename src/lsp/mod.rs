@@ -27,5 +27,5 @@ mod position;
 mod server;
 mod transport;
 
-pub use server::{Ending, serve};
+pub use server::{SessionEnd, serve};
 pub use transport::MAX_MESSAGE;

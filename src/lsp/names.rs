@@ -45,7 +45,7 @@ pub struct Occurrence {
 }
 
 /// One line's parts, as byte ranges in the text.
-pub struct Line {
+pub struct LineParts {
     /// The name's text, trimmed (`None` for comments and lines without `=`).
     pub name: Option<(usize, usize)>,
     /// Inside the quotes.
@@ -53,13 +53,13 @@ pub struct Line {
 }
 
 /// Splits `text` into lines and their parts.
-pub fn lines(text: &str) -> impl Iterator<Item = Line> + '_ {
+pub fn lines(text: &str) -> impl Iterator<Item = LineParts> + '_ {
     let mut start = 0;
     text.split_inclusive('\n').map(move |raw| {
         let here = start;
         start += raw.len();
         let body = raw.trim_end_matches(['\n', '\r']);
-        let mut line = Line {
+        let mut line = LineParts {
             name: None,
             value: None,
         };

@@ -20,7 +20,7 @@ use crate::kernel::root::RootReader;
 
 /// How the session ended, for the exit status the protocol asks for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Ending {
+pub enum SessionEnd {
     /// `exit` after `shutdown`: status 0.
     Clean,
     /// `exit` without `shutdown`, or the stream ended: status 1.
@@ -48,7 +48,11 @@ struct Server<'a> {
 /// Serves one client on `input`/`output` until `exit` or the end of the
 /// stream, with names and live values from the kernel under `root`. An
 /// error is a stream that cannot be read or written on.
-pub fn serve(input: &mut dyn BufRead, output: &mut dyn Write, root: &Path) -> io::Result<Ending> {
+pub fn serve(
+    input: &mut dyn BufRead,
+    output: &mut dyn Write,
+    root: &Path,
+) -> io::Result<SessionEnd> {
     let mut server = Server {
         root,
         out: output,
@@ -58,7 +62,7 @@ pub fn serve(input: &mut dyn BufRead, output: &mut dyn Write, root: &Path) -> io
     };
     loop {
         let body = match read_frame(input)? {
-            Frame::End => return Ok(Ending::Abrupt),
+            Frame::End => return Ok(SessionEnd::Abrupt),
             Frame::TooLarge(n) => {
                 let why = format!("a message of {n} bytes is larger than {MAX_MESSAGE}");
                 server.error_without_id(INVALID_REQUEST, &why)?;
@@ -79,9 +83,9 @@ pub fn serve(input: &mut dyn BufRead, output: &mut dyn Write, root: &Path) -> io
             Ok(Message::Notification(n)) => {
                 if n.method == "exit" {
                     return Ok(if server.shutdown {
-                        Ending::Clean
+                        SessionEnd::Clean
                     } else {
-                        Ending::Abrupt
+                        SessionEnd::Abrupt
                     });
                 }
                 server.notification(n)?;
