@@ -21,6 +21,7 @@ pub mod check;
 pub mod eval;
 pub mod generate;
 mod interval;
+pub mod lsp;
 pub mod record;
 pub mod restore;
 pub mod run;
@@ -119,6 +120,8 @@ pub enum Subcommand {
     Record(RecordArgs),
     /// Search a rule file's thresholds against a scenario on the simulated guest and show the trade-off.
     Tune(TuneArgs),
+    /// A language server for rule files over stdio: check's diagnostics, hover with live values, completion, rename, fixes.
+    Lsp(LspArgs),
     /// Write the man pages or shell completions (for packagers; see README).
     #[command(hide = true)]
     Generate(GenerateArgs),
@@ -164,6 +167,14 @@ pub struct CheckArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = CheckFormat::Text)]
     pub format: CheckFormat,
+}
+
+/// The arguments of `plugtop lsp`.
+#[derive(clap::Args)]
+pub struct LspArgs {
+    /// The machine to check names against and read live values from (its proc/ and sys/).
+    #[arg(long, default_value = "/")]
+    pub root: PathBuf,
 }
 
 /// The arguments of `plugtop eval`.

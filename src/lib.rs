@@ -26,6 +26,7 @@ pub mod faults;
 pub mod history;
 pub mod kernel;
 pub mod logging;
+pub mod lsp;
 pub mod metrics;
 pub mod number;
 pub mod pace;

@@ -78,6 +78,8 @@ fn run(cli: Cli) -> anyhow::Result<Status> {
         Some(Subcommand::Generate(args)) => {
             return cli::generate::run(args, &mut std::io::stdout());
         }
+        // The protocol's own stdio, flushed message by message.
+        Some(Subcommand::Lsp(args)) => return cli::lsp::run(args),
         Some(Subcommand::Tune(args)) => cli::tune::run(args, &mut out)?,
     };
     out.flush()?;

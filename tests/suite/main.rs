@@ -52,6 +52,7 @@ mod huge_update;
 mod incident;
 mod keep_edits;
 mod lifecycle;
+mod lsp;
 mod metrics;
 mod metrics_failures;
 mod metrics_files;

@@ -1,0 +1,81 @@
+//! Completion: after `meminfo.` or `vmstat.` the names the kernel under
+//! the root has (as `check` knows them, merged names included), after
+//! `cpustat.` cpuplugd's fields; in a name, the settings and rules; in a
+//! value, the keywords, the prefixes and the file's variables.
+
+use lsp_types::{CompletionItem, CompletionItemKind};
+
+use super::hover::setting_doc;
+use super::names::{PREDEFINED, lines, occurrences};
+use crate::kernel::SystemFacts;
+use crate::rules::expr::{CpuStat, Keyword};
+
+fn item(label: &str, kind: CompletionItemKind, detail: &str) -> CompletionItem {
+    CompletionItem {
+        label: label.to_string(),
+        kind: Some(kind),
+        detail: (!detail.is_empty()).then(|| detail.to_string()),
+        ..CompletionItem::default()
+    }
+}
+
+/// Field names after a `prefix.` typed just before the cursor.
+fn fields(before: &str, facts: &SystemFacts) -> Option<Vec<CompletionItem>> {
+    let word_start = before
+        .rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '.'))
+        .map_or(0, |i| i + 1);
+    let word = &before[word_start..];
+    let (prefix, _) = word.split_once('.')?;
+    let names: Vec<String> = match prefix {
+        "meminfo" => facts.meminfo_names.clone().unwrap_or_default(),
+        "vmstat" => facts.vmstat_names.clone().unwrap_or_default(),
+        "cpustat" => CpuStat::ALL.iter().map(|f| f.name().to_string()).collect(),
+        _ => return None,
+    };
+    let detail = format!("{prefix} field");
+    Some(
+        names
+            .iter()
+            .map(|n| item(n, CompletionItemKind::FIELD, &detail))
+            .collect(),
+    )
+}
+
+/// The completions at byte `offset` of `text`.
+pub fn complete(text: &str, offset: usize, facts: &SystemFacts) -> Vec<CompletionItem> {
+    let offset = offset.min(text.len());
+    let offset = (0..=offset)
+        .rev()
+        .find(|i| text.is_char_boundary(*i))
+        .unwrap_or(0);
+    let line_start = text[..offset].rfind('\n').map_or(0, |i| i + 1);
+    let before = &text[line_start..offset];
+    if let Some(items) = fields(before, facts) {
+        return items;
+    }
+    let in_value = lines(&text[line_start..])
+        .next()
+        .and_then(|l| l.value)
+        .is_some_and(|(s, e)| line_start + s <= offset && offset <= line_start + e)
+        || before.contains('"');
+    if !in_value {
+        return PREDEFINED
+            .iter()
+            .map(|p| item(p, CompletionItemKind::PROPERTY, setting_doc(p)))
+            .collect();
+    }
+    let mut items: Vec<CompletionItem> = Keyword::ALL
+        .iter()
+        .map(|k| item(k.name(), CompletionItemKind::KEYWORD, ""))
+        .collect();
+    for p in ["meminfo.", "vmstat.", "cpustat.", "time"] {
+        items.push(item(p, CompletionItemKind::MODULE, ""));
+    }
+    let mut seen = std::collections::HashSet::new();
+    for o in occurrences(text).into_iter().filter(|o| o.definition) {
+        if seen.insert(o.name.clone()) {
+            items.push(item(&o.name, CompletionItemKind::VARIABLE, "user variable"));
+        }
+    }
+    items
+}

@@ -1,0 +1,61 @@
+//! The files the editor has open, by URI, with a bound on what they may
+//! hold together: a client that opens huge files one after another gets
+//! refusals, not a server that grows without end.
+
+use std::collections::HashMap;
+
+use crate::rules::MAX_RULE_FILE;
+
+/// All open documents together may hold this many bytes.
+pub const MAX_OPEN_BYTES: usize = 2 * MAX_RULE_FILE as usize;
+
+/// What an open document holds.
+pub enum Document {
+    /// Its text, checked as a rule file.
+    Text(String),
+    /// Larger than cpuplugd's files can be: not kept, only reported.
+    TooLarge(usize),
+}
+
+/// The open documents.
+#[derive(Default)]
+pub struct Documents {
+    open: HashMap<String, Document>,
+    bytes: usize,
+}
+
+impl Documents {
+    /// Opens or replaces `uri` with `text`. A text larger than a rule file
+    /// may be, or than the room left, is dropped and marked too large.
+    pub fn set(&mut self, uri: &str, text: String) {
+        self.close(uri);
+        let len = text.len();
+        let doc = if len as u64 > MAX_RULE_FILE || self.bytes + len > MAX_OPEN_BYTES {
+            Document::TooLarge(len)
+        } else {
+            self.bytes += len;
+            Document::Text(text)
+        };
+        self.open.insert(uri.to_string(), doc);
+    }
+
+    /// Forgets `uri`.
+    pub fn close(&mut self, uri: &str) {
+        if let Some(Document::Text(t)) = self.open.remove(uri) {
+            self.bytes -= t.len();
+        }
+    }
+
+    /// The document at `uri`, if open.
+    pub fn get(&self, uri: &str) -> Option<&Document> {
+        self.open.get(uri)
+    }
+
+    /// The text of `uri`, if open and kept.
+    pub fn text(&self, uri: &str) -> Option<&str> {
+        match self.open.get(uri) {
+            Some(Document::Text(t)) => Some(t),
+            _ => None,
+        }
+    }
+}

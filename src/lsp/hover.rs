@@ -1,0 +1,240 @@
+//! Hover: what a name means to cpuplugd, a variable's full expansion, and
+//! the value the kernel under the root reads now (one reading, taken when
+//! asked, with the same bounded reader the screen uses).
+
+use std::path::Path;
+
+use crate::kernel::Sample;
+use crate::kernel::live::wall_clock;
+use crate::kernel::root::RootReader;
+use crate::rules::expr::CpuStat;
+
+use super::names::{Occurrence, predefined};
+
+/// The longest expansion shown (a variable can expand to megabytes).
+const MAX_EXPANSION: usize = 2000;
+
+/// What a setting or rule name means.
+pub fn setting_doc(name: &str) -> &'static str {
+    match name {
+        "HOTPLUG" => {
+            "HOTPLUG: rule; when true, cpuplugd brings one more CPU online (up to CPU_MAX). Evaluated every UPDATE seconds, before HOTUNPLUG."
+        }
+        "HOTUNPLUG" => {
+            "HOTUNPLUG: rule; when true (and HOTPLUG is not), cpuplugd takes one CPU offline (down to CPU_MIN)."
+        }
+        "MEMPLUG" => {
+            "MEMPLUG: rule; when true, cpuplugd gives memory back to the guest: the CMM pool shrinks by CMM_DEC pages (down to CMM_MIN)."
+        }
+        "MEMUNPLUG" => {
+            "MEMUNPLUG: rule; when true (and MEMPLUG is not), cpuplugd takes memory from the guest: the CMM pool grows by CMM_INC pages (up to CMM_MAX)."
+        }
+        "CMM_INC" => {
+            "CMM_INC: expression; pages added to the CMM pool when MEMUNPLUG is true (truncated to an integer; negative counts as 0)."
+        }
+        "CMM_DEC" => {
+            "CMM_DEC: expression; pages taken from the CMM pool when MEMPLUG is true (CMM_INC when absent)."
+        }
+        "UPDATE" => "UPDATE: seconds between two readings and decisions (an integer > 0).",
+        "CPU_MIN" => "CPU_MIN: fewest CPUs cpuplugd keeps online (> 0; needs CPU_MAX too).",
+        "CPU_MAX" => "CPU_MAX: most CPUs cpuplugd brings online; \"0\" means every present CPU.",
+        "CMM_MIN" => "CMM_MIN: smallest CMM pool, in 4 KiB pages.",
+        "CMM_MAX" => "CMM_MAX: largest CMM pool, in 4 KiB pages.",
+        _ => "",
+    }
+}
+
+/// What a keyword without a prefix means.
+fn keyword_doc(name: &str) -> Option<String> {
+    let share = |what: &str| {
+        format!(
+            "`{name}`: the share of the last interval spent {what}, in percent of one CPU, summed over online CPUs (0 to 100 × onumcpus). Needs history depth 1."
+        )
+    };
+    Some(match name {
+        "loadavg" => "`loadavg`: the 1-minute load average, the first field of /proc/loadavg.".into(),
+        "runnable_proc" => "`runnable_proc`: runnable processes, the number before `/` in the fourth field of /proc/loadavg.".into(),
+        "onumcpus" => "`onumcpus`: how many CPUs are online now (/sys/devices/system/cpu/online).".into(),
+        "user" | "nice" | "system" | "idle" | "iowait" | "irq" | "softirq" | "steal" | "guest" | "guest_nice" => {
+            share(&format!("in `{name}` ticks"))
+        }
+        "swaprate" => "`swaprate`: pages swapped in and out per second over the last interval (vmstat pswpin + pswpout).".into(),
+        "apcr" => "`apcr`: pages paged in and out per second over the last interval (vmstat pgpgin + pgpgout).".into(),
+        "freemem" => "`freemem`: free memory in MB (meminfo.MemFree / 1024).".into(),
+        "time" => "`time[n]`: the wall-clock time of the reading n intervals ago, in seconds.".into(),
+        _ => return None,
+    })
+}
+
+/// The word around byte `offset`: letters, digits, `_`, `.`, and a
+/// history index right after it.
+pub fn word_at(text: &str, offset: usize) -> Option<(usize, usize)> {
+    let bytes = text.as_bytes();
+    let part = |b: u8| b.is_ascii_alphanumeric() || b == b'_' || b == b'.';
+    let offset = offset.min(bytes.len());
+    let mut s = offset;
+    while s > 0 && part(bytes[s - 1]) {
+        s -= 1;
+    }
+    let mut e = offset;
+    while e < bytes.len() && part(bytes[e]) {
+        e += 1;
+    }
+    if bytes.get(e) == Some(&b'[')
+        && let Some(close) = text[e..].find(']')
+        && close <= 5
+    {
+        e += close + 1;
+    }
+    (s < e).then_some((s, e))
+}
+
+/// Splits `cpustat.idle[2]` into ("cpustat", "idle", 2).
+fn reading(word: &str) -> (Option<&str>, &str, u32) {
+    let (base, index) = match word.split_once('[') {
+        Some((b, i)) => (b, i.trim_end_matches(']').parse().unwrap_or(0)),
+        None => (word, 0),
+    };
+    match base.split_once('.') {
+        Some((p, f)) => (Some(p), f, index),
+        None => (None, base, index),
+    }
+}
+
+/// The value the kernel under `root` reads now for `prefix.field`.
+fn live(sample: &Sample, prefix: Option<&str>, field: &str) -> Option<f64> {
+    match (prefix, field) {
+        (Some("meminfo"), f) => sample.meminfo.get(f),
+        (Some("vmstat"), f) => sample.vmstat.get(f),
+        (Some("cpustat") | None, "onumcpus") => Some(f64::from(sample.online.count)),
+        (Some("cpustat") | None, "loadavg") => Some(sample.loadavg),
+        (Some("cpustat") | None, "runnable_proc") => Some(sample.runnable),
+        (Some("cpustat"), "total_ticks") => Some(sample.ticks.total() as f64),
+        (Some("cpustat"), f) => {
+            let i = CpuStat::ALL.iter().position(|s| s.name() == f)?;
+            // The ten tick columns follow onumcpus, loadavg, runnable_proc.
+            sample
+                .ticks
+                .columns()
+                .get(i.checked_sub(3)?)
+                .map(|v| *v as f64)
+        }
+        (None, "time") => Some(sample.stamp.seconds()),
+        (None, "freemem") => sample.meminfo.get("MemFree").map(|v| v / 1024.0),
+        _ => None,
+    }
+}
+
+/// What a predefined reading (`cpustat.idle[1]`, `meminfo.MemFree`) means.
+fn reading_doc(prefix: Option<&str>, field: &str, index: u32) -> Option<String> {
+    let ago = match index {
+        0 => "now (this interval's reading)".to_string(),
+        1 => "one interval ago".to_string(),
+        n => format!("{n} intervals ago"),
+    };
+    let depth = if index > 0 {
+        format!(
+            " Implies a history depth of at least {index}: cpuplugd decides from the {}th reading on.",
+            index + 1
+        )
+    } else {
+        String::new()
+    };
+    let what = match prefix? {
+        "cpustat" if field == "total_ticks" => {
+            "the sum of the ten tick columns of the aggregate `cpu` line of /proc/stat".to_string()
+        }
+        "cpustat" if CpuStat::from_name(field).is_some() => match field {
+            "onumcpus" | "loadavg" | "runnable_proc" => keyword_doc(field)?,
+            _ => format!(
+                "`{field}` ticks of the aggregate `cpu` line of /proc/stat, summed over online CPUs"
+            ),
+        },
+        "cpustat" => return Some(format!("`cpustat.{field}` is not a field cpuplugd knows")),
+        "meminfo" => format!(
+            "the `{field}:` line of /proc/meminfo, in kB (case-sensitive; a missing name stops cpuplugd when evaluated)"
+        ),
+        "vmstat" => format!(
+            "the `{field}` line of /proc/vmstat (case-sensitive; a missing name stops cpuplugd when evaluated)"
+        ),
+        _ => return None,
+    };
+    Some(format!(
+        "`{}.{field}[{index}]`: {what}, {ago}.{depth}",
+        prefix?
+    ))
+}
+
+/// A variable's text with every variable it names expanded in
+/// parentheses, as cpuplugd inlines them (cut at [`MAX_EXPANSION`]).
+pub fn expansion(text: &str, occurrences: &[Occurrence], name: &str, depth: u32) -> String {
+    let Some(def) = occurrences.iter().find(|o| o.definition && o.name == name) else {
+        return name.to_string();
+    };
+    let Some((s, e)) = super::names::lines(&text[def.start..])
+        .next()
+        .and_then(|l| l.value)
+    else {
+        return String::new();
+    };
+    let (s, e) = (def.start + s, def.start + e);
+    if depth > 16 {
+        return "…".into();
+    }
+    let mut out = String::new();
+    let mut at = s;
+    for o in occurrences
+        .iter()
+        .filter(|o| !o.definition && o.start >= s && o.end <= e)
+    {
+        out.push_str(&text[at..o.start]);
+        out.push('(');
+        out.push_str(&expansion(text, occurrences, &o.name, depth + 1));
+        out.push(')');
+        at = o.end;
+        if out.len() > MAX_EXPANSION {
+            return format!("{}…", out.chars().take(MAX_EXPANSION).collect::<String>());
+        }
+    }
+    out.push_str(&text[at..e]);
+    out.chars().filter(|c| !c.is_whitespace()).collect()
+}
+
+/// The hover text at byte `offset` of `text`, or `None` for nothing known.
+pub fn hover(text: &str, offset: usize, root: &Path) -> Option<String> {
+    let occurrences = super::names::occurrences(text);
+    if let Some(o) = super::names::at(&occurrences, offset) {
+        let line = text[..o.start].matches('\n').count() + 1;
+        let def = occurrences
+            .iter()
+            .find(|d| d.definition && d.name == o.name)
+            .map(|d| text[..d.start].matches('\n').count() + 1)
+            .unwrap_or(line);
+        let full = expansion(text, &occurrences, &o.name, 0);
+        return Some(format!(
+            "user variable `{}` (defined on line {def})\n\nexpands to: `{full}`",
+            o.name
+        ));
+    }
+    let (s, e) = word_at(text, offset)?;
+    let word = &text[s..e];
+    if let Some(p) = predefined(word) {
+        let line_start = text[..s].rfind('\n').map_or(0, |i| i + 1);
+        if !text[line_start..s].contains('=') {
+            return Some(setting_doc(p).to_string());
+        }
+    }
+    let (prefix, field, index) = reading(word);
+    let doc = match prefix {
+        Some(_) => reading_doc(prefix, field, index)?,
+        None => keyword_doc(field)?,
+    };
+    let now = RootReader::new()
+        .read(root, wall_clock())
+        .ok()
+        .and_then(|sample| live(&sample, prefix, field));
+    Some(match now {
+        Some(v) => format!("{doc}\n\nnow under {}: {v}", root.display()),
+        None => doc,
+    })
+}

@@ -1,0 +1,102 @@
+//! Go to definition, find references and rename, for user variables. A
+//! rename is refused when cpuplugd would read the new name as something
+//! else (a setting it starts like, a keyword, a name already taken), and,
+//! to be sure, when the renamed file loads with more errors than before.
+
+use std::collections::{HashMap, HashSet};
+
+use lsp_types::{Location, TextEdit, Uri, WorkspaceEdit};
+
+use super::diagnostics::analyse;
+use super::names::{at, occurrences, refuse_name};
+use super::position::LineIndex;
+use crate::kernel::SystemFacts;
+use crate::rules::Severity;
+
+/// Where the variable at `offset` is defined.
+pub fn definition(uri: &Uri, text: &str, offset: usize) -> Option<Location> {
+    let all = occurrences(text);
+    let o = at(&all, offset)?;
+    let def = all.iter().find(|d| d.definition && d.name == o.name)?;
+    let index = LineIndex::new(text);
+    Some(Location::new(
+        uri.clone(),
+        lsp_types::Range::new(index.position(def.start), index.position(def.end)),
+    ))
+}
+
+/// Every place the variable at `offset` stands (its definition when asked).
+pub fn references(uri: &Uri, text: &str, offset: usize, with_definition: bool) -> Vec<Location> {
+    let all = occurrences(text);
+    let Some(name) = at(&all, offset).map(|o| o.name.clone()) else {
+        return Vec::new();
+    };
+    let index = LineIndex::new(text);
+    all.iter()
+        .filter(|o| o.name == name && (with_definition || !o.definition))
+        .map(|o| {
+            Location::new(
+                uri.clone(),
+                lsp_types::Range::new(index.position(o.start), index.position(o.end)),
+            )
+        })
+        .collect()
+}
+
+fn errors(text: &str, facts: &SystemFacts) -> usize {
+    let (_, outcome) = analyse(text, facts);
+    outcome
+        .diagnostics
+        .iter()
+        .filter(|d| d.severity == Severity::Error)
+        .count()
+}
+
+/// The edit renaming the variable at `offset` to `new`, or why not.
+/// `Ok(None)`: no variable there.
+pub fn rename(
+    uri: &Uri,
+    text: &str,
+    offset: usize,
+    new: &str,
+    facts: &SystemFacts,
+) -> Result<Option<WorkspaceEdit>, String> {
+    let all = occurrences(text);
+    let Some(name) = at(&all, offset).map(|o| o.name.clone()) else {
+        return Ok(None);
+    };
+    let taken: HashSet<&str> = all
+        .iter()
+        .filter(|o| o.definition && o.name != name)
+        .map(|o| o.name.as_str())
+        .collect();
+    if let Some(why) = refuse_name(new, &taken) {
+        return Err(format!("cannot rename `{name}` to `{new}`: {why}"));
+    }
+    let mine: Vec<_> = all.iter().filter(|o| o.name == name).collect();
+    let mut renamed = String::with_capacity(text.len());
+    let mut from = 0;
+    for o in &mine {
+        renamed.push_str(&text[from..o.start]);
+        renamed.push_str(new);
+        from = o.end;
+    }
+    renamed.push_str(&text[from..]);
+    if errors(&renamed, facts) > errors(text, facts) {
+        return Err(format!(
+            "cannot rename `{name}` to `{new}`: cpuplugd would read the renamed file differently"
+        ));
+    }
+    let index = LineIndex::new(text);
+    let edits = mine
+        .iter()
+        .map(|o| TextEdit {
+            range: lsp_types::Range::new(index.position(o.start), index.position(o.end)),
+            new_text: new.to_string(),
+        })
+        .collect();
+    Ok(Some(WorkspaceEdit {
+        changes: Some(HashMap::from([(uri.clone(), edits)])),
+        ..WorkspaceEdit::default()
+    }))
+}

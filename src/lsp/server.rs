@@ -1,0 +1,324 @@
+//! The protocol's life cycle (initialize, requests, shutdown, exit) and
+//! the dispatch of each message to its feature. Nothing a client sends
+//! ends the server but `exit` or the end of the stream: a bad message gets
+//! an error response (or, for a notification, is dropped).
+
+use std::io::{self, BufRead, Write};
+use std::path::Path;
+
+use lsp_server::{Message, Notification, Request, RequestId, Response};
+use lsp_types as lt;
+use serde::de::DeserializeOwned;
+use serde_json::{Value, json};
+
+use super::documents::{Document, Documents};
+use super::position::LineIndex;
+use super::transport::{Frame, MAX_MESSAGE, read_frame, write_frame};
+use super::{actions, completion, diagnostics, hover, navigate};
+use crate::kernel::SystemFacts;
+use crate::kernel::root::RootReader;
+
+/// How the session ended, for the exit status the protocol asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SessionEnd {
+    /// `exit` after `shutdown`: status 0.
+    Clean,
+    /// `exit` without `shutdown`, or the stream ended: status 1.
+    Abrupt,
+}
+
+// JSON-RPC's and LSP's error codes.
+const PARSE_ERROR: i32 = -32700;
+const INVALID_REQUEST: i32 = -32600;
+const METHOD_NOT_FOUND: i32 = -32601;
+const INVALID_PARAMS: i32 = -32602;
+const NOT_INITIALIZED: i32 = -32002;
+const REQUEST_FAILED: i32 = -32803;
+
+type Answer = Result<Value, (i32, String)>;
+
+struct Server<'a> {
+    root: &'a Path,
+    out: &'a mut dyn Write,
+    docs: Documents,
+    initialized: bool,
+    shutdown: bool,
+}
+
+/// Serves one client on `input`/`output` until `exit` or the end of the
+/// stream, with names and live values from the kernel under `root`. An
+/// error is a stream that cannot be read or written on.
+pub fn serve(
+    input: &mut dyn BufRead,
+    output: &mut dyn Write,
+    root: &Path,
+) -> io::Result<SessionEnd> {
+    let mut server = Server {
+        root,
+        out: output,
+        docs: Documents::default(),
+        initialized: false,
+        shutdown: false,
+    };
+    loop {
+        let body = match read_frame(input)? {
+            Frame::End => return Ok(SessionEnd::Abrupt),
+            Frame::TooLarge(n) => {
+                let why = format!("a message of {n} bytes is larger than {MAX_MESSAGE}");
+                server.error_without_id(INVALID_REQUEST, &why)?;
+                continue;
+            }
+            Frame::Body(b) => b,
+        };
+        let value: Value = match serde_json::from_slice(&body) {
+            Ok(v) => v,
+            Err(e) => {
+                server.error_without_id(PARSE_ERROR, &format!("not JSON: {e}"))?;
+                continue;
+            }
+        };
+        drop(body);
+        match serde_json::from_value::<Message>(value) {
+            Ok(Message::Request(r)) => server.request(r)?,
+            Ok(Message::Notification(n)) => {
+                if n.method == "exit" {
+                    return Ok(if server.shutdown {
+                        SessionEnd::Clean
+                    } else {
+                        SessionEnd::Abrupt
+                    });
+                }
+                server.notification(n)?;
+            }
+            // plugtop sends no requests, so no response is awaited.
+            Ok(Message::Response(_)) => {}
+            Err(e) => {
+                server.error_without_id(INVALID_REQUEST, &format!("not a message: {e}"))?;
+            }
+        }
+    }
+}
+
+fn params<P: DeserializeOwned>(value: Value) -> Result<P, (i32, String)> {
+    serde_json::from_value(value).map_err(|e| (INVALID_PARAMS, format!("invalid params: {e}")))
+}
+
+fn capabilities() -> lt::InitializeResult {
+    lt::InitializeResult {
+        capabilities: lt::ServerCapabilities {
+            text_document_sync: Some(lt::TextDocumentSyncCapability::Kind(
+                lt::TextDocumentSyncKind::FULL,
+            )),
+            hover_provider: Some(lt::HoverProviderCapability::Simple(true)),
+            completion_provider: Some(lt::CompletionOptions {
+                trigger_characters: Some(vec![".".into()]),
+                ..lt::CompletionOptions::default()
+            }),
+            definition_provider: Some(lt::OneOf::Left(true)),
+            references_provider: Some(lt::OneOf::Left(true)),
+            rename_provider: Some(lt::OneOf::Left(true)),
+            code_action_provider: Some(lt::CodeActionProviderCapability::Simple(true)),
+            ..lt::ServerCapabilities::default()
+        },
+        server_info: Some(lt::ServerInfo {
+            name: "plugtop".into(),
+            version: Some(env!("CARGO_PKG_VERSION").into()),
+        }),
+    }
+}
+
+fn to_value(v: impl serde::Serialize) -> Answer {
+    serde_json::to_value(v).map_err(|e| (REQUEST_FAILED, e.to_string()))
+}
+
+impl Server<'_> {
+    fn send(&mut self, message: Message) -> io::Result<()> {
+        message.write(&mut self.out)?;
+        self.out.flush()
+    }
+
+    fn error_without_id(&mut self, code: i32, message: &str) -> io::Result<()> {
+        let body =
+            json!({"jsonrpc": "2.0", "id": null, "error": {"code": code, "message": message}});
+        write_frame(self.out, body.to_string().as_bytes())
+    }
+
+    fn facts(&self) -> SystemFacts {
+        RootReader::new().facts(self.root)
+    }
+
+    fn request(&mut self, r: Request) -> io::Result<()> {
+        let answer = if r.method == "initialize" {
+            if self.initialized {
+                Err((INVALID_REQUEST, "initialized already".into()))
+            } else {
+                self.initialized = true;
+                to_value(capabilities())
+            }
+        } else if !self.initialized {
+            Err((NOT_INITIALIZED, "initialize first".into()))
+        } else if self.shutdown {
+            Err((INVALID_REQUEST, "shut down: only exit is left".into()))
+        } else if r.method == "shutdown" {
+            self.shutdown = true;
+            Ok(Value::Null)
+        } else {
+            self.feature(&r.method, r.params)
+        };
+        self.respond(r.id, answer)
+    }
+
+    fn respond(&mut self, id: RequestId, answer: Answer) -> io::Result<()> {
+        let response = match answer {
+            Ok(v) => Response {
+                id,
+                response_result: Ok(v),
+            },
+            Err((code, message)) => Response::new_err(id, code, message),
+        };
+        self.send(Message::Response(response))
+    }
+}
+
+/// The open document's text and the byte offset of `pos` in it.
+fn located<'d>(docs: &'d Documents, uri: &lt::Uri, pos: lt::Position) -> Option<(&'d str, usize)> {
+    let text = docs.text(uri.as_str())?;
+    Some((text, LineIndex::new(text).offset(pos)))
+}
+
+impl Server<'_> {
+    /// A request for one of the features; a document never opened gets
+    /// `null`, as "nothing here".
+    fn feature(&mut self, method: &str, raw: Value) -> Answer {
+        match method {
+            "textDocument/hover" => {
+                let p: lt::HoverParams = params(raw)?;
+                let at = &p.text_document_position_params;
+                let Some((text, offset)) = located(&self.docs, &at.text_document.uri, at.position)
+                else {
+                    return Ok(Value::Null);
+                };
+                let Some(doc) = hover::hover(text, offset, self.root) else {
+                    return Ok(Value::Null);
+                };
+                to_value(lt::Hover {
+                    contents: lt::HoverContents::Markup(lt::MarkupContent {
+                        kind: lt::MarkupKind::Markdown,
+                        value: doc,
+                    }),
+                    range: None,
+                })
+            }
+            "textDocument/completion" => {
+                let p: lt::CompletionParams = params(raw)?;
+                let at = &p.text_document_position;
+                let Some((text, offset)) = located(&self.docs, &at.text_document.uri, at.position)
+                else {
+                    return Ok(Value::Null);
+                };
+                to_value(completion::complete(text, offset, &self.facts()))
+            }
+            "textDocument/definition" => {
+                let p: lt::GotoDefinitionParams = params(raw)?;
+                let at = &p.text_document_position_params;
+                let uri = &at.text_document.uri;
+                let Some((text, offset)) = located(&self.docs, uri, at.position) else {
+                    return Ok(Value::Null);
+                };
+                to_value(navigate::definition(uri, text, offset))
+            }
+            "textDocument/references" => {
+                let p: lt::ReferenceParams = params(raw)?;
+                let at = &p.text_document_position;
+                let uri = &at.text_document.uri;
+                let Some((text, offset)) = located(&self.docs, uri, at.position) else {
+                    return Ok(Value::Null);
+                };
+                let with = p.context.include_declaration;
+                to_value(navigate::references(uri, text, offset, with))
+            }
+            "textDocument/rename" => self.rename(raw),
+            "textDocument/codeAction" => {
+                let p: lt::CodeActionParams = params(raw)?;
+                let uri = &p.text_document.uri;
+                let Some(text) = self.docs.text(uri.as_str()) else {
+                    return Ok(Value::Null);
+                };
+                to_value(actions::actions(uri, text, p.range, &self.facts()))
+            }
+            _ => Err((METHOD_NOT_FOUND, format!("unknown method {method:?}"))),
+        }
+    }
+
+    fn rename(&mut self, raw: Value) -> Answer {
+        let p: lt::RenameParams = params(raw)?;
+        let at = &p.text_document_position;
+        let uri = &at.text_document.uri;
+        let Some((text, offset)) = located(&self.docs, uri, at.position) else {
+            return Ok(Value::Null);
+        };
+        match navigate::rename(uri, text, offset, &p.new_name, &self.facts()) {
+            Ok(edit) => to_value(edit),
+            Err(why) => Err((REQUEST_FAILED, why)),
+        }
+    }
+
+    fn notification(&mut self, n: Notification) -> io::Result<()> {
+        if !self.initialized {
+            return Ok(());
+        }
+        let uri = match n.method.as_str() {
+            "textDocument/didOpen" => {
+                let Ok(p) = params::<lt::DidOpenTextDocumentParams>(n.params) else {
+                    return Ok(());
+                };
+                self.docs
+                    .set(p.text_document.uri.as_str(), p.text_document.text);
+                p.text_document.uri
+            }
+            "textDocument/didChange" => {
+                let Ok(p) = params::<lt::DidChangeTextDocumentParams>(n.params) else {
+                    return Ok(());
+                };
+                // Full sync: the last change holds the whole text.
+                let Some(change) = p.content_changes.into_iter().last() else {
+                    return Ok(());
+                };
+                if change.range.is_some() || self.docs.get(p.text_document.uri.as_str()).is_none() {
+                    return Ok(());
+                }
+                self.docs.set(p.text_document.uri.as_str(), change.text);
+                p.text_document.uri
+            }
+            "textDocument/didClose" => {
+                let Ok(p) = params::<lt::DidCloseTextDocumentParams>(n.params) else {
+                    return Ok(());
+                };
+                self.docs.close(p.text_document.uri.as_str());
+                return self.publish(p.text_document.uri, Vec::new());
+            }
+            _ => return Ok(()),
+        };
+        let found = match self.docs.get(uri.as_str()) {
+            Some(Document::Text(text)) => diagnostics::of_text(&uri, text, &self.facts()),
+            Some(Document::TooLarge(len)) => vec![diagnostics::too_large(*len)],
+            None => Vec::new(),
+        };
+        self.publish(uri, found)
+    }
+
+    fn publish(&mut self, uri: lt::Uri, found: Vec<lt::Diagnostic>) -> io::Result<()> {
+        let params = lt::PublishDiagnosticsParams {
+            uri,
+            diagnostics: found,
+            version: None,
+        };
+        let Ok(params) = serde_json::to_value(params) else {
+            return Ok(());
+        };
+        self.send(Message::Notification(Notification {
+            method: "textDocument/publishDiagnostics".into(),
+            params,
+        }))
+    }
+}

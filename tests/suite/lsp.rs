@@ -1,0 +1,328 @@
+//! `plugtop lsp` spoken to over its pipes, as an editor would: JSON-RPC
+//! with Content-Length framing, on a fake root.
+
+use crate::common;
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::process::{ChildStdin, Command, Stdio};
+use std::sync::mpsc::{Receiver, channel};
+
+use common::{FakeRoot, HANG_GUARD, Spawned};
+use serde_json::{Value, json};
+
+const FILE: &str = "examples/rules/memory-config-1.conf";
+const URI: &str = "file:///etc/cpuplugd.conf";
+
+struct Client {
+    child: Spawned,
+    stdin: Option<ChildStdin>,
+    messages: Receiver<Value>,
+    next_id: i64,
+}
+
+/// Reads framed messages off `out` into a channel until it ends.
+fn read_messages(out: impl Read + Send + 'static) -> Receiver<Value> {
+    let (tx, rx) = channel();
+    std::thread::spawn(move || {
+        let mut out = BufReader::new(out);
+        loop {
+            let mut length = 0usize;
+            loop {
+                let mut line = String::new();
+                if out.read_line(&mut line).unwrap_or(0) == 0 {
+                    return;
+                }
+                let line = line.trim_end();
+                if line.is_empty() {
+                    break;
+                }
+                if let Some(n) = line.strip_prefix("Content-Length: ") {
+                    length = n.parse().unwrap_or(0);
+                }
+            }
+            let mut body = vec![0; length];
+            if out.read_exact(&mut body).is_err() {
+                return;
+            }
+            match serde_json::from_slice(&body) {
+                Ok(v) => {
+                    if tx.send(v).is_err() {
+                        return;
+                    }
+                }
+                Err(e) => panic!("the server wrote bad JSON: {e}"),
+            }
+        }
+    });
+    rx
+}
+
+impl Client {
+    fn start(root: &FakeRoot) -> Client {
+        let child = Command::new(env!("CARGO_BIN_EXE_plugtop"))
+            .args(["lsp", "--root"])
+            .arg(root.path())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn();
+        let mut child = match child {
+            Ok(c) => Spawned::new(child_ok(c)),
+            Err(e) => panic!("cannot run plugtop lsp: {e}"),
+        };
+        let stdin = child.child().stdin.take();
+        let Some(stdout) = child.child().stdout.take() else {
+            panic!("no stdout");
+        };
+        Client {
+            child,
+            stdin,
+            messages: read_messages(stdout),
+            next_id: 1,
+        }
+    }
+
+    fn raw(&mut self, bytes: &[u8]) {
+        let Some(stdin) = self.stdin.as_mut() else {
+            panic!("stdin closed");
+        };
+        let _ = stdin.write_all(bytes);
+        let _ = stdin.flush();
+    }
+
+    fn send(&mut self, message: Value) {
+        let body = message.to_string();
+        let framed = format!("Content-Length: {}\r\n\r\n{body}", body.len());
+        self.raw(framed.as_bytes());
+    }
+
+    fn notify(&mut self, method: &str, params: Value) {
+        self.send(json!({"jsonrpc": "2.0", "method": method, "params": params}));
+    }
+
+    /// The next message, waiting at most the hang guard.
+    fn receive(&mut self) -> Value {
+        match self.messages.recv_timeout(HANG_GUARD) {
+            Ok(v) => v,
+            Err(e) => panic!("no message from the server: {e}"),
+        }
+    }
+
+    /// Sends a request and returns its response (skipping notifications).
+    fn request(&mut self, method: &str, params: Value) -> Value {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        loop {
+            let m = self.receive();
+            if m["id"] == json!(id) {
+                return m;
+            }
+        }
+    }
+
+    fn diagnostics(&mut self) -> Value {
+        loop {
+            let m = self.receive();
+            if m["method"] == "textDocument/publishDiagnostics" {
+                return m["params"].clone();
+            }
+        }
+    }
+
+    fn end(mut self) -> std::process::Output {
+        self.stdin = None;
+        self.child.finish("plugtop lsp")
+    }
+}
+
+fn child_ok(c: std::process::Child) -> std::process::Child {
+    c
+}
+
+fn at(uri: &str, line: usize, character: usize) -> Value {
+    json!({"textDocument": {"uri": uri}, "position": {"line": line, "character": character}})
+}
+
+/// Line and character (0-based) of `needle` in `text`'s 1-based `line`.
+fn find(text: &str, line: usize, needle: &str) -> (usize, usize) {
+    let Some(l) = text.lines().nth(line - 1) else {
+        panic!("no line {line}");
+    };
+    match l.find(needle) {
+        Some(c) => (line - 1, c),
+        None => panic!("no {needle:?} on line {line}"),
+    }
+}
+
+fn open_paper_file(client: &mut Client) -> String {
+    let text = match std::fs::read_to_string(FILE) {
+        Ok(t) => t,
+        Err(e) => panic!("{FILE}: {e}"),
+    };
+    let init = client.request("initialize", json!({"capabilities": {}}));
+    assert!(
+        init["result"]["capabilities"]["hoverProvider"] == json!(true),
+        "{init}"
+    );
+    client.notify("initialized", json!({}));
+    client.notify(
+        "textDocument/didOpen",
+        json!({"textDocument": {"uri": URI, "languageId": "cpuplugd", "version": 1, "text": text}}),
+    );
+    text
+}
+
+#[test]
+fn an_editor_session_on_the_papers_refused_file() {
+    let root = FakeRoot::guest(2);
+    let mut client = Client::start(&root);
+    let text = open_paper_file(&mut client);
+
+    // The same places `check` reports, on the same root.
+    let root_arg = root.path().display().to_string();
+    let check = common::plugtop(&["check", FILE, "--root", &root_arg]);
+    let said = String::from_utf8_lossy(&check.stdout).into_owned();
+    let expected: Vec<(u64, u64)> = said
+        .lines()
+        .filter_map(|l| l.strip_prefix(&format!("{FILE}:")))
+        .filter_map(|rest| {
+            let mut parts = rest.split(':');
+            let line = parts.next()?.parse::<u64>().ok()?;
+            let col = parts.next()?.parse::<u64>().ok()?;
+            Some((line - 1, col - 1))
+        })
+        .collect();
+    let published = client.diagnostics();
+    assert_eq!(published["uri"], URI);
+    let got: Vec<(u64, u64)> = published["diagnostics"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|d| {
+                    let s = &d["range"]["start"];
+                    Some((s["line"].as_u64()?, s["character"].as_u64()?))
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    assert!(!expected.is_empty(), "{said}");
+    assert_eq!(got, expected, "{published}");
+    let refused = &published["diagnostics"][got.len() - 1];
+    assert_eq!(refused["severity"], 1);
+    assert!(
+        refused["relatedInformation"]
+            .as_array()
+            .is_some_and(|r| r.len() >= 2),
+        "{refused}"
+    );
+
+    // Hover: a keyword with the root's live value, a variable's expansion.
+    let (l, c) = find(&text, 20, "onumcpus");
+    let hover = client.request("textDocument/hover", at(URI, l, c + 2));
+    let shown = hover["result"]["contents"]["value"]
+        .as_str()
+        .unwrap_or("")
+        .to_string();
+    assert!(shown.contains("online") && shown.contains(": 2"), "{hover}");
+    let (l, c) = find(&text, 30, "cache");
+    let hover = client.request("textDocument/hover", at(URI, l, c));
+    let shown = hover["result"]["contents"]["value"]
+        .as_str()
+        .unwrap_or("")
+        .to_string();
+    assert!(shown.contains("meminfo.Cached+meminfoBuffers"), "{hover}");
+
+    // Completion of a meminfo name the root has.
+    let (l, c) = find(&text, 30, "MemFree");
+    let done = client.request("textDocument/completion", at(URI, l, c));
+    let labels: Vec<&str> = done["result"]
+        .as_array()
+        .map(|a| a.iter().filter_map(|i| i["label"].as_str()).collect())
+        .unwrap_or_default();
+    assert!(
+        labels.contains(&"Shmem") && labels.contains(&"MemTotal"),
+        "{done}"
+    );
+
+    // Rename everywhere, and a name cpuplugd would read as HOTPLUG refused.
+    let (l, c) = find(&text, 27, "cache");
+    let mut params = at(URI, l, c);
+    params["newName"] = json!("pagecache");
+    let renamed = client.request("textDocument/rename", params.clone());
+    let edits = &renamed["result"]["changes"][URI];
+    assert_eq!(edits.as_array().map(Vec::len), Some(3), "{renamed}");
+    params["newName"] = json!("hotplug_cache");
+    let refused = client.request("textDocument/rename", params);
+    assert!(
+        refused["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("HOTPLUG")),
+        "{refused}"
+    );
+
+    // The fix `check` suggests, as an edit.
+    let range =
+        json!({"start": {"line": 26, "character": 0}, "end": {"line": 26, "character": 80}});
+    let actions = client.request(
+        "textDocument/codeAction",
+        json!({"textDocument": {"uri": URI}, "range": range, "context": {"diagnostics": []}}),
+    );
+    let edit = &actions["result"][0]["edit"]["changes"][URI][0];
+    assert_eq!(edit["newText"], "meminfo.Buffers", "{actions}");
+    assert_eq!(edit["range"]["start"]["character"], 24, "{actions}");
+
+    let bye = client.request("shutdown", Value::Null);
+    assert_eq!(bye["result"], Value::Null, "{bye}");
+    client.notify("exit", Value::Null);
+    let o = client.end();
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+#[test]
+fn hostile_clients_get_errors_not_a_crash() {
+    let root = FakeRoot::guest(1);
+    let mut client = Client::start(&root);
+    let early = client.request("textDocument/hover", at(URI, 0, 0));
+    assert_eq!(early["error"]["code"], -32002, "{early}");
+    client.request("initialize", json!({"capabilities": {}}));
+
+    client.raw(b"Content-Length: 9\r\n\r\n{not json");
+    assert_eq!(client.receive()["error"]["code"], -32700);
+    client.raw(b"Content-Length: 13\r\n\r\n\"\xff\xfe bad utf8\"");
+    assert_eq!(client.receive()["error"]["code"], -32700);
+    let unknown = client.request("plugtop/nothing", json!({}));
+    assert_eq!(unknown["error"]["code"], -32601, "{unknown}");
+    let bad = client.request("textDocument/hover", json!({"nonsense": 1}));
+    assert_eq!(bad["error"]["code"], -32602, "{bad}");
+    let never = client.request("textDocument/hover", at("file:///never", 0, 0));
+    assert_eq!(never["result"], Value::Null, "{never}");
+
+    // A 10 MB paste is checked; positions past its end are clamped.
+    let big = "#".repeat(99) + "\n";
+    let big = big.repeat(100_000);
+    client.notify(
+        "textDocument/didOpen",
+        json!({"textDocument": {"uri": URI, "languageId": "cpuplugd", "version": 1, "text": big}}),
+    );
+    let published = client.diagnostics();
+    assert_eq!(published["uri"], URI);
+    let far = client.request("textDocument/hover", at(URI, 1 << 30, 1 << 30));
+    assert!(far.get("error").is_none(), "{far}");
+    let far = client.request("textDocument/completion", at(URI, 5, 1 << 30));
+    assert!(far.get("error").is_none(), "{far}");
+
+    // A length far larger than any message: never allocated, the stream
+    // ends inside it, the server ends without a panic.
+    client.raw(b"Content-Length: 1000000000000\r\n\r\n{}");
+    let o = client.end();
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert!(!err.contains("panicked"), "{err}");
+    assert_ne!(o.status.code(), Some(0), "{err}");
+    assert_ne!(o.status.code(), Some(101), "{err}");
+}
