@@ -154,6 +154,31 @@ pub enum Generate {
         #[arg(value_enum)]
         shell: clap_complete::Shell,
     },
+    /// The set-up of plugtop's language server for EDITOR, on standard
+    /// output: the file kept in examples/editors/ (see docs/lsp.md).
+    Editor {
+        #[arg(value_enum)]
+        editor: Editor,
+    },
+}
+
+/// The editors `plugtop generate editor` has a set-up for: one name per
+/// file in examples/editors/, so that each can be printed on a guest
+/// where the source tree is not at hand.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Editor {
+    /// Neovim's built-in client (Lua; neovim 0.7 and later).
+    Neovim,
+    /// Vim with the vim-lsp plugin.
+    Vim,
+    /// Emacs with eglot.
+    Emacs,
+    /// Helix (languages.toml).
+    Helix,
+    /// VS Code: the extension's manifest, package.json.
+    Vscode,
+    /// VS Code: the extension's code, extension.js, beside package.json.
+    VscodeJs,
 }
 
 /// The arguments of `plugtop check`.

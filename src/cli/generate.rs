@@ -1,5 +1,7 @@
 //! `plugtop generate`: man pages and shell completions made from the
-//! command line's own definition, so they never disagree with `--help`;
+//! command line's own definition, so they never disagree with `--help`,
+//! and the editor set-ups of examples/editors/ (built in, so the printed
+//! text is the file the repository keeps and tests);
 //! the rule language's page (plugtop-rules(5)) is written by hand in
 //! `docs/man/plugtop-rules.5` and copied beside them. Pages are placed
 //! beneath DIR as every file plugtop creates is (see
@@ -13,7 +15,7 @@ use std::path::Path;
 use anyhow::Context;
 use clap::CommandFactory;
 
-use crate::cli::{Cli, Generate, GenerateArgs};
+use crate::cli::{Cli, Editor, Generate, GenerateArgs};
 use plugtop::commands::Status;
 use plugtop::placed_file::{PlaceDir, PlaceError, Replace};
 
@@ -47,10 +49,11 @@ pub fn run(args: GenerateArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
             let mut script = Vec::new();
             clap_complete::generate(shell, &mut cmd, "plugtop", &mut script);
             if shell == clap_complete::Shell::Fish {
-                script.extend_from_slice(fish_shell_names().as_bytes());
+                script.extend_from_slice(fish_positional_names().as_bytes());
             }
             out.write_all(&script)
         }
+        Generate::Editor { editor } => out.write_all(editor_file(editor).as_bytes()),
     };
     match printed.and_then(|()| out.flush()) {
         Ok(()) => Ok(Status::Ok),
@@ -62,20 +65,45 @@ pub fn run(args: GenerateArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
     }
 }
 
-/// The line fish lacks: clap_complete's fish script completes no
+/// The set-up file for `editor`, as kept in examples/editors/: built in
+/// with `include_str!` so that what is printed cannot drift from the
+/// files the repository documents and the editor test runs.
+fn editor_file(editor: Editor) -> &'static str {
+    match editor {
+        Editor::Neovim => include_str!("../../examples/editors/neovim.lua"),
+        Editor::Vim => include_str!("../../examples/editors/vim.vim"),
+        Editor::Emacs => include_str!("../../examples/editors/emacs.el"),
+        Editor::Helix => include_str!("../../examples/editors/helix.toml"),
+        Editor::Vscode => include_str!("../../examples/editors/vscode/package.json"),
+        Editor::VscodeJs => include_str!("../../examples/editors/vscode/extension.js"),
+    }
+}
+
+/// The lines fish lacks: clap_complete's fish script completes no
 /// positional argument's values, so `plugtop generate completions <TAB>`
-/// would offer files. Offers the shell names, until one is given.
-fn fish_shell_names() -> String {
+/// would offer files. Offers the shell names after `completions` and the
+/// editor names after `editor`, until one is given.
+fn fish_positional_names() -> String {
     use clap::ValueEnum;
-    let names: Vec<String> = clap_complete::Shell::value_variants()
-        .iter()
-        .filter_map(|s| s.to_possible_value())
-        .map(|v| v.get_name().to_string())
-        .collect();
-    let names = names.join(" ");
-    format!(
-        "complete -c plugtop -n \"__fish_plugtop_using_subcommand generate; and __fish_seen_subcommand_from completions; and not __fish_seen_subcommand_from {names}\" -f -a \"{names}\"\n"
-    )
+    fn names<T: ValueEnum>(all: &[T]) -> String {
+        let names: Vec<String> = all
+            .iter()
+            .filter_map(|v| v.to_possible_value())
+            .map(|v| v.get_name().to_string())
+            .collect();
+        names.join(" ")
+    }
+    [
+        ("completions", names(clap_complete::Shell::value_variants())),
+        ("editor", names(Editor::value_variants())),
+    ]
+    .iter()
+    .map(|(sub, names)| {
+        format!(
+            "complete -c plugtop -n \"__fish_plugtop_using_subcommand generate; and __fish_seen_subcommand_from {sub}; and not __fish_seen_subcommand_from {names}\" -f -a \"{names}\"\n"
+        )
+    })
+    .collect()
 }
 
 /// The pages: plugtop.1, plugtop-SUBCOMMAND.1 for each visible subcommand

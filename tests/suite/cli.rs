@@ -739,3 +739,55 @@ fn line_mode_refuses_to_pretend_it_acts() {
         assert!(stdout(&o).is_empty(), "{mode}: nothing read or printed");
     }
 }
+
+/// `plugtop generate editor NAME` prints examples/editors' file for NAME,
+/// byte for byte; an unknown name is a bad option (exit 2) that lists the
+/// names; the shells complete the names.
+#[test]
+fn generate_editor_prints_the_kept_files() {
+    let files = [
+        ("neovim", "examples/editors/neovim.lua"),
+        ("vim", "examples/editors/vim.vim"),
+        ("emacs", "examples/editors/emacs.el"),
+        ("helix", "examples/editors/helix.toml"),
+        ("vscode", "examples/editors/vscode/package.json"),
+        ("vscode-js", "examples/editors/vscode/extension.js"),
+    ];
+    for (name, path) in files {
+        let o = plugtop(&["generate", "editor", name]);
+        assert!(o.status.success(), "{name}: {}", stderr(&o));
+        let kept = std::fs::read(path).expect("example file");
+        assert!(o.stdout == kept, "{name}: differs from {path}");
+        assert!(stderr(&o).is_empty(), "{name}: {}", stderr(&o));
+    }
+    let o = plugtop(&["generate", "editor", "notepad"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stdout(&o).is_empty());
+    for (name, _) in files {
+        assert!(stderr(&o).contains(name), "{name}: {}", stderr(&o));
+    }
+    let dir = common::tempdir();
+    let o = plugtop(&["generate", "completions", "bash"]);
+    let script = dir.path().join("plugtop.bash");
+    std::fs::write(&script, &o.stdout).expect("completion written");
+    let o = std::process::Command::new("bash")
+        .arg("-c")
+        .arg(format!(
+            "source {} && COMP_WORDS=(plugtop generate editor he) COMP_CWORD=3 COMP_LINE='plugtop generate editor he' COMP_POINT=26 && _plugtop plugtop he editor && echo \"${{COMPREPLY[@]}}\"",
+            script.display()
+        ))
+        .output()
+        .expect("bash runs");
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stdout(&o).trim(), "helix", "{}", stderr(&o));
+    for shell in ["zsh", "fish"] {
+        let o = plugtop(&["generate", "completions", shell]);
+        let script = stdout(&o);
+        assert!(script.contains("vscode-js"), "{shell}: no editor names");
+    }
+    let o = plugtop(&["generate", "completions", "fish"]);
+    assert!(
+        stdout(&o).contains("__fish_seen_subcommand_from editor; and not"),
+        "fish completes the editor names"
+    );
+}
