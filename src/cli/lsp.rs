@@ -9,10 +9,9 @@ use plugtop::lsp::{SessionEnd, serve};
 /// otherwise, as the protocol asks.
 pub fn run(args: LspArgs) -> anyhow::Result<Status> {
     require_root(&args.root)?;
-    let stdin = std::io::stdin();
-    let mut input = stdin.lock();
+    let input = Box::new(std::io::BufReader::new(std::io::stdin()));
     let mut output = std::io::stdout();
-    Ok(match serve(&mut input, &mut output, &args.root)? {
+    Ok(match serve(input, &mut output, &args.root)? {
         SessionEnd::Clean => Status::Ok,
         SessionEnd::Abrupt => Status::Failed,
     })

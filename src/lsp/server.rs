@@ -43,13 +43,19 @@ struct Server<'a> {
     docs: Documents,
     initialized: bool,
     shutdown: bool,
+    /// Documents opened or changed since they were last checked.
+    changed: Vec<lt::Uri>,
 }
 
 /// Serves one client on `input`/`output` until `exit` or the end of the
 /// stream, with names and live values from the kernel under `root`. An
 /// error is a stream that cannot be read or written on.
+///
+/// A thread reads the frames; the server takes every frame already read
+/// before it checks a changed document, so a burst of keystrokes is
+/// checked once, for its last text (the debounce, without a clock).
 pub fn serve(
-    input: &mut dyn BufRead,
+    mut input: Box<dyn BufRead + Send>,
     output: &mut dyn Write,
     root: &Path,
 ) -> io::Result<SessionEnd> {
@@ -59,43 +65,107 @@ pub fn serve(
         docs: Documents::default(),
         initialized: false,
         shutdown: false,
+        changed: Vec::new(),
     };
-    loop {
-        let body = match read_frame(input)? {
-            Frame::End => return Ok(SessionEnd::Abrupt),
+    // Few frames wait at once: a client that sends faster than the server
+    // checks is held back by the pipe, not by memory.
+    let (frames, inbox) = std::sync::mpsc::sync_channel::<io::Result<Frame>>(FRAMES_WAITING);
+    // Not joined: after `exit` the reader may still wait on a client that
+    // keeps its end open, and the server must end all the same.
+    std::thread::Builder::new()
+        .name("lsp-reader".into())
+        .spawn(move || {
+            loop {
+                let frame = read_frame(&mut *input);
+                let last = !matches!(frame, Ok(Frame::Body(_) | Frame::TooLarge(_)));
+                if frames.send(frame).is_err() || last {
+                    return;
+                }
+            }
+        })?;
+    server.run(&inbox)
+}
+
+/// Frames read ahead of the server at most.
+const FRAMES_WAITING: usize = 16;
+
+impl Server<'_> {
+    /// Handles frames until `exit` or the end of the stream; the changed
+    /// documents are checked whenever no frame is waiting.
+    fn run(
+        &mut self,
+        inbox: &std::sync::mpsc::Receiver<io::Result<Frame>>,
+    ) -> io::Result<SessionEnd> {
+        loop {
+            let frame = match inbox.try_recv() {
+                Ok(frame) => frame,
+                Err(std::sync::mpsc::TryRecvError::Empty) => {
+                    self.check_changed()?;
+                    match inbox.recv() {
+                        Ok(frame) => frame,
+                        Err(_) => return Ok(SessionEnd::Abrupt),
+                    }
+                }
+                Err(std::sync::mpsc::TryRecvError::Disconnected) => return Ok(SessionEnd::Abrupt),
+            };
+            if let Some(end) = self.frame(frame?)? {
+                return Ok(end);
+            }
+        }
+    }
+
+    /// One frame; `Some` when the session ends with it.
+    fn frame(&mut self, frame: Frame) -> io::Result<Option<SessionEnd>> {
+        let body = match frame {
+            Frame::End => return Ok(Some(SessionEnd::Abrupt)),
             Frame::TooLarge(n) => {
                 let why = format!("a message of {n} bytes is larger than {MAX_MESSAGE}");
-                server.error_without_id(INVALID_REQUEST, &why)?;
-                continue;
+                self.error_without_id(INVALID_REQUEST, &why)?;
+                return Ok(None);
             }
             Frame::Body(b) => b,
         };
         let value: Value = match serde_json::from_slice(&body) {
             Ok(v) => v,
             Err(e) => {
-                server.error_without_id(PARSE_ERROR, &format!("not JSON: {e}"))?;
-                continue;
+                self.error_without_id(PARSE_ERROR, &format!("not JSON: {e}"))?;
+                return Ok(None);
             }
         };
         drop(body);
         match serde_json::from_value::<Message>(value) {
-            Ok(Message::Request(r)) => server.request(r)?,
+            Ok(Message::Request(r)) => self.request(r)?,
             Ok(Message::Notification(n)) => {
                 if n.method == "exit" {
-                    return Ok(if server.shutdown {
+                    return Ok(Some(if self.shutdown {
                         SessionEnd::Clean
                     } else {
                         SessionEnd::Abrupt
-                    });
+                    }));
                 }
-                server.notification(n)?;
+                self.notification(n)?;
             }
             // plugtop sends no requests, so no response is awaited.
             Ok(Message::Response(_)) => {}
             Err(e) => {
-                server.error_without_id(INVALID_REQUEST, &format!("not a message: {e}"))?;
+                self.error_without_id(INVALID_REQUEST, &format!("not a message: {e}"))?;
             }
         }
+        Ok(None)
+    }
+
+    /// Checks each document changed since the last check, once, and
+    /// publishes its diagnostics.
+    fn check_changed(&mut self) -> io::Result<()> {
+        for uri in std::mem::take(&mut self.changed) {
+            let found = match self.docs.get(uri.as_str()) {
+                Some(Document::Text(text)) => diagnostics::of_text(&uri, text, &self.facts()),
+                Some(Document::TooLarge(len)) => vec![diagnostics::too_large(*len)],
+                None => continue,
+            };
+            self.publish(uri, found)?;
+        }
+        Ok(())
     }
 }
 
@@ -295,16 +365,16 @@ impl Server<'_> {
                     return Ok(());
                 };
                 self.docs.close(p.text_document.uri.as_str());
+                self.changed.retain(|u| u != &p.text_document.uri);
                 return self.publish(p.text_document.uri, Vec::new());
             }
             _ => return Ok(()),
         };
-        let found = match self.docs.get(uri.as_str()) {
-            Some(Document::Text(text)) => diagnostics::of_text(&uri, text, &self.facts()),
-            Some(Document::TooLarge(len)) => vec![diagnostics::too_large(*len)],
-            None => Vec::new(),
-        };
-        self.publish(uri, found)
+        // Checked when no frame waits (see `serve`).
+        if !self.changed.contains(&uri) {
+            self.changed.push(uri);
+        }
+        Ok(())
     }
 
     fn publish(&mut self, uri: lt::Uri, found: Vec<lt::Diagnostic>) -> io::Result<()> {
@@ -320,5 +390,65 @@ impl Server<'_> {
             method: "textDocument/publishDiagnostics".into(),
             params,
         }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn body(v: serde_json::Value) -> io::Result<Frame> {
+        Ok(Frame::Body(v.to_string().into_bytes()))
+    }
+
+    #[test]
+    fn a_burst_of_changes_is_checked_once_for_its_last_text() {
+        let (frames, inbox) = std::sync::mpsc::sync_channel(128);
+        let uri = "file:///etc/cpuplugd.conf";
+        let open = serde_json::json!({"jsonrpc": "2.0", "method": "textDocument/didOpen",
+            "params": {"textDocument": {"uri": uri, "languageId": "cpuplugd", "version": 0,
+            "text": "UPDATE=\"1\"\n"}}});
+        let sent = [
+            body(
+                serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                "params": {"capabilities": {}}}),
+            ),
+            body(open),
+        ];
+        for f in sent {
+            assert!(frames.send(f).is_ok());
+        }
+        for v in 1..=50 {
+            // The last text refers to a name no kernel has.
+            let text = if v == 50 {
+                "HOTPLUG=\"nosuchname > 1\"\n"
+            } else {
+                "UPDATE=\"1\"\n"
+            };
+            let change = serde_json::json!({"jsonrpc": "2.0", "method": "textDocument/didChange",
+                "params": {"textDocument": {"uri": uri, "version": v},
+                "contentChanges": [{"text": text}]}});
+            assert!(frames.send(body(change)).is_ok());
+        }
+        drop(frames);
+        let mut out = Vec::new();
+        let root = tempfile::tempdir().expect("root");
+        let mut server = Server {
+            root: root.path(),
+            out: &mut out,
+            docs: Documents::default(),
+            initialized: false,
+            shutdown: false,
+            changed: Vec::new(),
+        };
+        // The channel ends after the burst (the stream ended without
+        // exit): no check was made while frames were waiting.
+        assert!(matches!(server.run(&inbox), Ok(SessionEnd::Abrupt)));
+        // Idle now: one check, of the last text.
+        server.check_changed().expect("written");
+        drop(server);
+        let text = String::from_utf8_lossy(&out);
+        assert_eq!(text.matches("publishDiagnostics").count(), 1, "{text}");
+        assert!(text.contains("nosuchname"), "{text}");
     }
 }
