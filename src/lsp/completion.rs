@@ -48,6 +48,9 @@ pub fn complete(text: &str, offset: usize, facts: &SystemFacts) -> Vec<Completio
         .rev()
         .find(|i| text.is_char_boundary(*i))
         .unwrap_or(0);
+    if super::names::in_comment(text, offset) {
+        return Vec::new();
+    }
     let line_start = text[..offset].rfind('\n').map_or(0, |i| i + 1);
     let before = &text[line_start..offset];
     if let Some(items) = fields(before, facts) {

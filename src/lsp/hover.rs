@@ -132,9 +132,15 @@ fn reading_doc(prefix: Option<&str>, field: &str, index: u32) -> Option<String> 
         1 => "one interval ago".to_string(),
         n => format!("{n} intervals ago"),
     };
-    let depth = if index > 0 {
+    let depth = if index > crate::rules::config::MAX_HISTORY {
         format!(
-            " Implies a history depth of at least {index}: cpuplugd decides from the {}th reading on.",
+            " cpuplugd keeps at most {} intervals of history: it refuses the file.",
+            crate::rules::config::MAX_HISTORY
+        )
+    } else if index > 0 {
+        format!(
+            " Implies a history depth of at least {index}: cpuplugd decides only once it has \
+             {} readings.",
             index + 1
         )
     } else {
@@ -202,6 +208,9 @@ pub fn expansion(text: &str, occurrences: &[Occurrence], name: &str, depth: u32)
 
 /// The hover text at byte `offset` of `text`, or `None` for nothing known.
 pub fn hover(text: &str, offset: usize, root: &Path) -> Option<String> {
+    if super::names::in_comment(text, offset) {
+        return None;
+    }
     let occurrences = super::names::occurrences(text);
     if let Some(o) = super::names::at(&occurrences, offset) {
         let line = text[..o.start].matches('\n').count() + 1;
@@ -234,6 +243,12 @@ pub fn hover(text: &str, offset: usize, root: &Path) -> Option<String> {
         .ok()
         .and_then(|sample| live(&sample, prefix, field));
     Some(match now {
+        // One reading is all a hover takes: an older index shows what the
+        // kernel reads now, and says so.
+        Some(v) if index > 0 => format!(
+            "{doc}\n\nnow under {} (this interval's reading, not the one {index} ago): {v}",
+            root.display()
+        ),
         Some(v) => format!("{doc}\n\nnow under {}: {v}", root.display()),
         None => doc,
     })

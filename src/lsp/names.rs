@@ -225,3 +225,26 @@ mod tests {
         assert!(refuse_name("idle_rate", &taken).is_none());
     }
 }
+
+/// Whether `offset` lies on a comment line: cpuplugd reads a `#` as a
+/// comment only in the very first column (SEMANTICS.md).
+pub fn in_comment(text: &str, offset: usize) -> bool {
+    let offset = (0..=offset.min(text.len()))
+        .rev()
+        .find(|i| text.is_char_boundary(*i))
+        .unwrap_or(0);
+    let line_start = text[..offset].rfind('\n').map_or(0, |i| i + 1);
+    text[line_start..].starts_with('#')
+}
+
+#[cfg(test)]
+mod comment_tests {
+    #[test]
+    fn only_a_hash_in_the_first_column_makes_a_comment() {
+        let text = "# HOTPLUG idle\n  # x=\"1\"\nHOTPLUG=\"idle > 1\" # tail\n";
+        assert!(super::in_comment(text, 3));
+        assert!(!super::in_comment(text, 17), "indented: a definition");
+        assert!(!super::in_comment(text, 30));
+        assert!(!super::in_comment(text, 10_000));
+    }
+}

@@ -43,13 +43,17 @@ pub fn references(uri: &Uri, text: &str, offset: usize, with_definition: bool) -
         .collect()
 }
 
-fn errors(text: &str, facts: &SystemFacts) -> usize {
+/// Errors and warnings of `text`, counted apart: a rename may add
+/// neither (a new name `check` would call a misspelt keyword is refused
+/// as surely as one that breaks the file).
+fn findings(text: &str, facts: &SystemFacts) -> (usize, usize) {
     let (_, outcome) = analyse(text, facts);
-    outcome
+    let errors = outcome
         .diagnostics
         .iter()
         .filter(|d| d.severity == Severity::Error)
-        .count()
+        .count();
+    (errors, outcome.diagnostics.len() - errors)
 }
 
 /// The edit renaming the variable at `offset` to `new`, or why not.
@@ -82,9 +86,15 @@ pub fn rename(
         from = o.end;
     }
     renamed.push_str(&text[from..]);
-    if errors(&renamed, facts) > errors(text, facts) {
+    let (before, after) = (findings(text, facts), findings(&renamed, facts));
+    if after.0 > before.0 {
         return Err(format!(
             "cannot rename `{name}` to `{new}`: cpuplugd would read the renamed file differently"
+        ));
+    }
+    if after.1 > before.1 {
+        return Err(format!(
+            "cannot rename `{name}` to `{new}`: `plugtop check` would warn about the new name"
         ));
     }
     let index = LineIndex::new(text);

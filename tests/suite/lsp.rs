@@ -253,11 +253,20 @@ fn an_editor_session_on_the_papers_refused_file() {
     let edits = &renamed["result"]["changes"][URI];
     assert_eq!(edits.as_array().map(Vec::len), Some(3), "{renamed}");
     params["newName"] = json!("hotplug_cache");
-    let refused = client.request("textDocument/rename", params);
+    let refused = client.request("textDocument/rename", params.clone());
     assert!(
         refused["error"]["message"]
             .as_str()
             .is_some_and(|m| m.contains("HOTPLUG")),
+        "{refused}"
+    );
+    // A name `check` would call a misspelt keyword is refused too.
+    params["newName"] = json!("HOTPLG");
+    let refused = client.request("textDocument/rename", params);
+    assert!(
+        refused["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("warn")),
         "{refused}"
     );
 
