@@ -41,6 +41,39 @@ fn fields(before: &str, facts: &SystemFacts) -> Option<Vec<CompletionItem>> {
     )
 }
 
+/// History indexes offered after `prefix.field[` (or `time[`): the first
+/// few and cpuplugd's last (it keeps 100 intervals).
+const INDEXES: [u32; 6] = [0, 1, 2, 3, 4, crate::rules::config::MAX_HISTORY];
+
+/// History indexes after a reading's `[` typed just before the cursor.
+fn indexes(before: &str) -> Option<Vec<CompletionItem>> {
+    let open = before.rfind('[')?;
+    let (reading, typed) = (&before[..open], &before[open + 1..]);
+    if !typed.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let name_start = reading
+        .rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '.'))
+        .map_or(0, |i| i + 1);
+    let name = &reading[name_start..];
+    if !(name.contains('.') || name == "time") {
+        return None;
+    }
+    Some(
+        INDEXES
+            .iter()
+            .map(|&n| {
+                let detail = match n {
+                    0 => "this interval's reading".to_string(),
+                    1 => "one interval ago (history depth 1)".to_string(),
+                    n => format!("{n} intervals ago (history depth {n})"),
+                };
+                item(&n.to_string(), CompletionItemKind::VALUE, &detail)
+            })
+            .collect(),
+    )
+}
+
 /// The completions at byte `offset` of `text`.
 pub fn complete(text: &str, offset: usize, facts: &SystemFacts) -> Vec<CompletionItem> {
     let offset = offset.min(text.len());
@@ -53,7 +86,7 @@ pub fn complete(text: &str, offset: usize, facts: &SystemFacts) -> Vec<Completio
     }
     let line_start = text[..offset].rfind('\n').map_or(0, |i| i + 1);
     let before = &text[line_start..offset];
-    if let Some(items) = fields(before, facts) {
+    if let Some(items) = indexes(before).or_else(|| fields(before, facts)) {
         return items;
     }
     let in_value = lines(&text[line_start..])
@@ -81,4 +114,27 @@ pub fn complete(text: &str, offset: usize, facts: &SystemFacts) -> Vec<Completio
         }
     }
     items
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn after_a_readings_bracket_the_history_indexes_are_offered() {
+        let facts = SystemFacts::any_machine(4, "test");
+        let text = "HOTPLUG=\"cpustat.idle[";
+        let got = complete(text, text.len(), &facts);
+        let labels: Vec<&str> = got.iter().map(|i| i.label.as_str()).collect();
+        assert_eq!(labels, ["0", "1", "2", "3", "4", "100"]);
+        let text = "HOTPLUG=\"time[1";
+        assert_eq!(complete(text, text.len(), &facts).len(), INDEXES.len());
+        // A bracket after anything else is no history index.
+        let text = "HOTPLUG=\"idle[";
+        assert!(
+            complete(text, text.len(), &facts)
+                .iter()
+                .all(|i| i.label != "100")
+        );
+    }
 }

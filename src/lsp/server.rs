@@ -181,7 +181,7 @@ fn capabilities() -> lt::InitializeResult {
             )),
             hover_provider: Some(lt::HoverProviderCapability::Simple(true)),
             completion_provider: Some(lt::CompletionOptions {
-                trigger_characters: Some(vec![".".into()]),
+                trigger_characters: Some(vec![".".into(), "[".into()]),
                 ..lt::CompletionOptions::default()
             }),
             definition_provider: Some(lt::OneOf::Left(true)),
