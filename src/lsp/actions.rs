@@ -1,6 +1,7 @@
 //! Code actions: each fix `check` suggests with a replacement text (`&&`
 //! to `&`, the merged vmstat name, `meminfo.Buffers` for `meminfo
-//! Buffers`, ...) as a quick fix that replaces the finding's span.
+//! Buffers`, the missing final newline, ...) as a quick fix that replaces
+//! the finding's span.
 
 use std::collections::HashMap;
 
@@ -32,8 +33,13 @@ pub fn actions(uri: &Uri, text: &str, range: Range, facts: &SystemFacts) -> Vec<
                 range: at,
                 new_text: new.clone(),
             };
+            let title = match (at.start == at.end, new.as_str()) {
+                (true, "\n") => "End the file with a newline".to_string(),
+                (true, _) => format!("Insert `{new}`"),
+                (false, _) => format!("Replace with `{new}`"),
+            };
             Some(CodeAction {
-                title: format!("Replace with `{new}`"),
+                title,
                 kind: Some(CodeActionKind::QUICKFIX),
                 diagnostics: Some(vec![convert(uri, &index, &outcome, d)]),
                 edit: Some(WorkspaceEdit {
@@ -45,4 +51,38 @@ pub fn actions(uri: &Uri, text: &str, range: Range, facts: &SystemFacts) -> Vec<
             })
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_missing_final_newline_is_added_by_a_quick_fix() {
+        let uri: Uri = "file:///etc/cpuplugd.conf"
+            .parse()
+            .unwrap_or_else(|e| panic!("uri: {e:?}"));
+        let text = "UPDATE=\"1\"\nCPU_MIN=\"1\"";
+        let facts = SystemFacts::any_machine(4, "test");
+        let everywhere = Range::new(
+            lsp_types::Position::new(0, 0),
+            lsp_types::Position::new(9, 0),
+        );
+        let found = actions(&uri, text, everywhere, &facts);
+        let fix = found
+            .iter()
+            .find(|a| a.title == "End the file with a newline")
+            .unwrap_or_else(|| panic!("{found:?}"));
+        let edits = fix
+            .edit
+            .as_ref()
+            .and_then(|e| e.changes.as_ref())
+            .and_then(|c| c.get(&uri))
+            .cloned()
+            .unwrap_or_default();
+        assert_eq!(edits.len(), 1);
+        assert_eq!(edits[0].new_text, "\n");
+        assert_eq!(edits[0].range.start, lsp_types::Position::new(1, 11));
+        assert_eq!(edits[0].range.start, edits[0].range.end);
+    }
 }

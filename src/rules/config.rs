@@ -505,6 +505,7 @@ impl<'f> Loader<'f> {
                 "the last line has no newline; cpuplugd reports it as too long and refuses the file",
             )
             .with_help("end the file with a newline")
+            .with_replacement("\n")
         } else {
             Diagnostic::refusal(
                 "line-too-long",
