@@ -10,19 +10,7 @@ use std::collections::HashSet;
 use crate::rules::expr::RESERVED_NAMES;
 
 /// The predefined names, in cpuplugd's matching order.
-pub const PREDEFINED: [&str; 11] = [
-    "HOTPLUG",
-    "HOTUNPLUG",
-    "MEMPLUG",
-    "MEMUNPLUG",
-    "CMM_INC",
-    "CMM_DEC",
-    "UPDATE",
-    "CPU_MIN",
-    "CPU_MAX",
-    "CMM_MIN",
-    "CMM_MAX",
-];
+pub const PREDEFINED: [&str; 11] = crate::rules::expr::FILE_NAMES;
 
 /// The longest user variable name cpuplugd takes.
 const MAX_NAME: usize = 128;

@@ -183,6 +183,22 @@ impl Keyword {
     }
 }
 
+/// The rules and settings a rule file sets, as written there, in
+/// cpuplugd's matching order: for the misspelling hint and the editor.
+pub const FILE_NAMES: [&str; 11] = [
+    "HOTPLUG",
+    "HOTUNPLUG",
+    "MEMPLUG",
+    "MEMUNPLUG",
+    "CMM_INC",
+    "CMM_DEC",
+    "UPDATE",
+    "CPU_MIN",
+    "CPU_MAX",
+    "CMM_MIN",
+    "CMM_MAX",
+];
+
 /// Every name a user variable may not take (cpuplugd compares exactly).
 pub const RESERVED_NAMES: [&str; 20] = [
     "loadavg",

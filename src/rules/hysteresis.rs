@@ -845,25 +845,35 @@ fn snap(x: f64) -> f64 {
 
 /// Whether a measure reads only CPU time and the CPU count.
 fn cpu_time_only(rules: &RuleSet, node: NodeId) -> bool {
+    every_leaf(rules, node, |kind| match kind {
+        NodeKind::Keyword(k) => {
+            !(k.is_memory() || matches!(k, Keyword::Loadavg | Keyword::RunnableProc))
+        }
+        NodeKind::Reading { reading, .. } => matches!(
+            reading,
+            Reading::Cpustat(c) if !matches!(c, CpuStat::Loadavg | CpuStat::RunnableProc)
+        ),
+        _ => true,
+    })
+}
+
+/// Whether `ok` holds for every leaf (constant, keyword, reading) under
+/// `node`, through variables and operators: what a model of the guest can
+/// evaluate is decided by the leaves alone.
+pub fn every_leaf(rules: &RuleSet, node: NodeId, ok: impl Fn(&NodeKind) -> bool) -> bool {
     let mut stack = vec![node];
     while let Some(id) = stack.pop() {
         match &rules.node(id).kind {
-            NodeKind::Const(_) => {}
-            NodeKind::Keyword(k) => {
-                if k.is_memory() || matches!(k, Keyword::Loadavg | Keyword::RunnableProc) {
-                    return false;
-                }
-            }
-            NodeKind::Reading { reading, .. } => match reading {
-                Reading::Cpustat(CpuStat::Loadavg | CpuStat::RunnableProc) => return false,
-                Reading::Cpustat(_) => {}
-                _ => return false,
-            },
             NodeKind::Neg(c) | NodeKind::Not(c) => stack.push(*c),
             NodeKind::Var { body, .. } => stack.push(*body),
             NodeKind::Binary(_, l, r) => {
                 stack.push(*l);
                 stack.push(*r);
+            }
+            leaf => {
+                if !ok(leaf) {
+                    return false;
+                }
             }
         }
     }

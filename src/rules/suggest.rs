@@ -87,19 +87,7 @@ where
 /// variable and leaves the rule unset, so a typo here silently turns a group
 /// off. Only names one edit away (two for long ones) count.
 pub fn misspelt_keyword(name: &str) -> Option<&'static str> {
-    const KEYWORDS: [&str; 11] = [
-        "HOTPLUG",
-        "HOTUNPLUG",
-        "MEMPLUG",
-        "MEMUNPLUG",
-        "CMM_INC",
-        "CMM_DEC",
-        "UPDATE",
-        "CPU_MIN",
-        "CPU_MAX",
-        "CMM_MIN",
-        "CMM_MAX",
-    ];
+    const KEYWORDS: [&str; 11] = super::expr::FILE_NAMES;
     // An edit adds at most one letter that the two names share, so a
     // keyword sharing fewer than all but two of its letters with the name
     // is more than two edits away: most variables of a long file are

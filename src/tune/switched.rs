@@ -8,7 +8,7 @@
 use crate::report::node_text::number;
 use crate::rules::eval::NoTrace;
 use crate::rules::expr::{NodeKind, Reading};
-use crate::rules::hysteresis::{Pattern, Steady, gaps};
+use crate::rules::hysteresis::{Pattern, Steady, every_leaf, gaps};
 use crate::rules::{Evaluator, NodeId, RuleKind, RuleSet, SourceFile, SystemFacts, load};
 
 /// One sentence per comparison of HOTPLUG and HOTUNPLUG that `file`,
@@ -129,26 +129,11 @@ fn never_holds(rules: &RuleSet, kind: RuleKind, cpus: u32) -> bool {
 
 /// Whether a rule reads only CPU time, the load and the CPU count.
 fn reads_cpu_only(rules: &RuleSet, root: NodeId) -> bool {
-    let mut stack = vec![root];
-    while let Some(id) = stack.pop() {
-        match &rules.node(id).kind {
-            NodeKind::Const(_) => {}
-            NodeKind::Keyword(k) if k.is_memory() => return false,
-            NodeKind::Keyword(_) => {}
-            NodeKind::Reading { reading, .. } => {
-                if !matches!(reading, Reading::Cpustat(_)) {
-                    return false;
-                }
-            }
-            NodeKind::Neg(c) | NodeKind::Not(c) => stack.push(*c),
-            NodeKind::Var { body, .. } => stack.push(*body),
-            NodeKind::Binary(_, l, r) => {
-                stack.push(*l);
-                stack.push(*r);
-            }
-        }
-    }
-    true
+    every_leaf(rules, root, |kind| match kind {
+        NodeKind::Keyword(k) => !k.is_memory(),
+        NodeKind::Reading { reading, .. } => matches!(reading, Reading::Cpustat(_)),
+        _ => true,
+    })
 }
 
 #[cfg(test)]
