@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# plugtop's language server in a real editor: the distribution's neovim
-# (installed with apt when missing), headless, with examples/editors/neovim.lua
-# as its only configuration and scripts/editor-e2e.lua as the driver. On a test
+# plugtop's language server in real editors: the distribution's neovim and
+# Emacs with eglot (installed with apt when missing), headless, each with its
+# file in examples/editors/ as its only configuration and
+# scripts/editor-e2e.lua or scripts/editor-e2e.el as the driver. On a test
 # root made here (a small guest, as tests/common's FakeRoot::guest builds it,
 # plus a meminfo name no kernel has), it opens a rule file with a typo in a
 # keyword and an `&&`, and checks, each failing the script when missing:
@@ -14,9 +15,10 @@
 #                                 needs root for the install)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-if ! command -v nvim >/dev/null; then
+if ! command -v nvim >/dev/null || ! command -v emacs >/dev/null ||
+    ! dpkg-query -W elpa-eglot >/dev/null 2>&1; then
     apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq neovim >/dev/null
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq neovim emacs-nox elpa-eglot >/dev/null
 fi
 echo "editor: $(nvim --version | head -1)"
 cargo build --release --locked --quiet
@@ -77,6 +79,23 @@ fi
 printf 'editor session: %.2f s\n' "$(echo "$end - $start" | bc)"
 if [ "$status" -ne 0 ] || ! grep -qx 'all arrived' "$tmp/out"; then
     echo "FAILED (neovim status $status)"
+    exit 1
+fi
+
+# The same session in Emacs with eglot, configured by examples/editors/emacs.el.
+echo "editor: $(emacs --version | head -1), eglot $(dpkg-query -W -f='${Version}' elpa-eglot)"
+start=$(date +%s.%N)
+status=0
+E2E_FILE=$rules E2E_ROOT=$root E2E_PLUGTOP=$bin E2E_CONFIG=$PWD/examples/editors/emacs.el \
+    E2E_TYPO=onumcpsu E2E_LIVE=424242 E2E_MEMINFO=E2eProbe \
+    timeout 60 emacs --batch -Q -l "$PWD/scripts/editor-e2e.el" </dev/null >"$tmp/out" 2>"$tmp/err" || status=$?
+end=$(date +%s.%N)
+cat "$tmp/out"
+printf 'editor session: %.2f s\n' "$(echo "$end - $start" | bc)"
+if [ "$status" -ne 0 ] || ! grep -qx 'all arrived' "$tmp/out"; then
+    echo "Emacs's messages:"
+    sed 's/^/  /' "$tmp/err"
+    echo "FAILED (emacs status $status)"
     exit 1
 fi
 echo "PASSED"

@@ -1,7 +1,8 @@
 //! Code actions: each fix `check` suggests with a replacement text (`&&`
 //! to `&`, the merged vmstat name, `meminfo.Buffers` for `meminfo
 //! Buffers`, the missing final newline, ...) as a quick fix that replaces
-//! the finding's span.
+//! the finding's span, and the fixes that need the text around it
+//! (`fixes`: `>=` over its comparison, a missing CPU_MAX).
 
 use std::collections::HashMap;
 
@@ -22,21 +23,31 @@ pub fn actions(uri: &Uri, text: &str, range: Range, facts: &SystemFacts) -> Vec<
     outcome
         .diagnostics
         .iter()
-        .filter(|d| !d.span.is_file())
+        // A finding about the whole file is shown at its start: only a fix
+        // that knows where its text goes applies to it.
+        .filter(|d| !d.span.is_file() || d.replacement.is_none())
         .filter_map(|d| {
-            let new = d.replacement.as_ref()?;
-            let at = index.range(d.span);
-            if !overlaps(at, range) {
+            if !overlaps(index.range(d.span), range) {
                 return None;
             }
+            let (at, new, title) = match &d.replacement {
+                Some(new) => {
+                    let at = index.range(d.span);
+                    let title = match (at.start == at.end, new.as_str()) {
+                        (true, "\n") => "End the file with a newline".to_string(),
+                        (true, _) => format!("Insert `{new}`"),
+                        (false, _) => format!("Replace with `{new}`"),
+                    };
+                    (at, new.clone(), title)
+                }
+                None => {
+                    let f = super::fixes::fix(text, d, facts)?;
+                    (index.range(f.span), f.text, f.title)
+                }
+            };
             let edit = TextEdit {
                 range: at,
-                new_text: new.clone(),
-            };
-            let title = match (at.start == at.end, new.as_str()) {
-                (true, "\n") => "End the file with a newline".to_string(),
-                (true, _) => format!("Insert `{new}`"),
-                (false, _) => format!("Replace with `{new}`"),
+                new_text: new,
             };
             Some(CodeAction {
                 title,

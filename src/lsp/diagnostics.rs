@@ -6,10 +6,11 @@ use lsp_types::{
     Diagnostic, DiagnosticRelatedInformation, DiagnosticSeverity, Location, NumberOrString, Uri,
 };
 
+use super::documents::{MAX_DOCUMENT, MAX_OPEN_BYTES};
 use super::position::LineIndex;
 use crate::kernel::SystemFacts;
 use crate::rules::diagnostic::{DaemonEffect, Diagnostic as Finding, Severity};
-use crate::rules::{LoadOutcome, MAX_RULE_FILE, SourceFile, load};
+use crate::rules::{LoadOutcome, SourceFile, load};
 
 /// At most this many diagnostics are sent for one file (a pathological
 /// file has one per line; an editor cannot show more anyway).
@@ -72,15 +73,14 @@ pub fn convert(uri: &Uri, index: &LineIndex, outcome: &LoadOutcome, d: &Finding)
     }
 }
 
-/// Every diagnostic of `text` (up to [`MAX_DIAGNOSTICS`]).
-pub fn of_text(uri: &Uri, text: &str, facts: &SystemFacts) -> Vec<Diagnostic> {
-    let (_, outcome) = analyse(text, facts);
+/// Every diagnostic (up to [`MAX_DIAGNOSTICS`]) of `text` loaded as `outcome`.
+pub fn of_outcome(uri: &Uri, text: &str, outcome: &LoadOutcome) -> Vec<Diagnostic> {
     let index = LineIndex::new(text);
     outcome
         .diagnostics
         .iter()
         .take(MAX_DIAGNOSTICS)
-        .map(|d| convert(uri, &index, &outcome, d))
+        .map(|d| convert(uri, &index, outcome, d))
         .collect()
 }
 
@@ -91,8 +91,9 @@ pub fn too_large(len: usize) -> Diagnostic {
         code: Some(NumberOrString::String("too-large".into())),
         source: Some("plugtop".into()),
         message: format!(
-            "{len} bytes: plugtop reads rule files of at most {} MiB (cpuplugd's are a few KB), or the open files hold too much already; not checked",
-            MAX_RULE_FILE >> 20
+            "{len} bytes: plugtop checks rule files of at most {} MiB as they are edited (cpuplugd's are a few KB), and {} MiB of open files in all; not checked",
+            MAX_DOCUMENT >> 20,
+            MAX_OPEN_BYTES >> 20
         ),
         ..Diagnostic::default()
     }

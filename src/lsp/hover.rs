@@ -1,14 +1,15 @@
-//! Hover: what a name means to cpuplugd, a variable's full expansion, and
-//! the value the kernel under the root reads now (one reading, taken when
-//! asked, with the same bounded reader the screen uses).
-
-use std::path::Path;
+//! Hover: what a name means to cpuplugd, a variable's full expansion, and,
+//! when the root has readings, the live value now: a reading's, a
+//! variable's as the engine computes it, a rule's verdict with its reason
+//! in the screen's words.
 
 use crate::kernel::Sample;
 use crate::kernel::live::wall_clock;
 use crate::kernel::root::RootReader;
+use crate::rules::RuleKind;
 use crate::rules::expr::CpuStat;
 
+use super::live::Live;
 use super::names::{Occurrence, predefined};
 
 /// The longest expansion shown (a variable can expand to megabytes).
@@ -101,8 +102,8 @@ fn reading(word: &str) -> (Option<&str>, &str, u32) {
     }
 }
 
-/// The value the kernel under `root` reads now for `prefix.field`.
-fn live(sample: &Sample, prefix: Option<&str>, field: &str) -> Option<f64> {
+/// The value of `prefix.field` in `sample`.
+fn reading_value(sample: &Sample, prefix: Option<&str>, field: &str) -> Option<f64> {
     match (prefix, field) {
         (Some("meminfo"), f) => sample.meminfo.get(f),
         (Some("vmstat"), f) => sample.vmstat.get(f),
@@ -206,8 +207,9 @@ pub fn expansion(text: &str, occurrences: &[Occurrence], name: &str, depth: u32)
     out.chars().filter(|c| !c.is_whitespace()).collect()
 }
 
-/// The hover text at byte `offset` of `text`, or `None` for nothing known.
-pub fn hover(text: &str, offset: usize, root: &Path) -> Option<String> {
+/// The hover text at byte `offset` of `text` (open as `uri`), or `None`
+/// for nothing known.
+pub fn hover(text: &str, offset: usize, live: &Live, uri: &str) -> Option<String> {
     if super::names::in_comment(text, offset) {
         return None;
     }
@@ -220,8 +222,12 @@ pub fn hover(text: &str, offset: usize, root: &Path) -> Option<String> {
             .map(|d| text[..d.start].matches('\n').count() + 1)
             .unwrap_or(line);
         let full = expansion(text, &occurrences, &o.name, 0);
+        let now = live
+            .variable(uri, &o.name)
+            .map(|v| format!("\n\nnow under {}: {v}", live.root().display()))
+            .unwrap_or_default();
         return Some(format!(
-            "user variable `{}` (defined on line {def})\n\nexpands to: `{full}`",
+            "user variable `{}` (defined on line {def})\n\nexpands to: `{full}`{now}",
             o.name
         ));
     }
@@ -230,7 +236,13 @@ pub fn hover(text: &str, offset: usize, root: &Path) -> Option<String> {
     if let Some(p) = predefined(word) {
         let line_start = text[..s].rfind('\n').map_or(0, |i| i + 1);
         if !text[line_start..s].contains('=') {
-            return Some(setting_doc(p).to_string());
+            let verdict = RuleKind::ALL
+                .into_iter()
+                .find(|k| k.file_name() == p)
+                .and_then(|k| live.rule(uri, k))
+                .map(|v| format!("\n\nnow under {}: {v}", live.root().display()))
+                .unwrap_or_default();
+            return Some(format!("{}{verdict}", setting_doc(p)));
         }
     }
     let (prefix, field, index) = reading(word);
@@ -238,13 +250,19 @@ pub fn hover(text: &str, offset: usize, root: &Path) -> Option<String> {
         Some(_) => reading_doc(prefix, field, index)?,
         None => keyword_doc(field)?,
     };
-    let now = RootReader::new()
-        .read(root, wall_clock())
-        .ok()
-        .and_then(|sample| live(&sample, prefix, field));
+    let root = live.root();
+    // The newest live reading, or one taken now for a file that does not
+    // load (no readings are kept for it).
+    let now = match live.latest() {
+        Some(sample) => reading_value(sample, prefix, field),
+        None => RootReader::new()
+            .read(root, wall_clock())
+            .ok()
+            .and_then(|sample| reading_value(&sample, prefix, field)),
+    };
     Some(match now {
-        // One reading is all a hover takes: an older index shows what the
-        // kernel reads now, and says so.
+        // The newest reading is what a hover shows: an older index shows
+        // what the kernel reads now, and says so.
         Some(v) if index > 0 => format!(
             "{doc}\n\nnow under {} (this interval's reading, not the one {index} ago): {v}",
             root.display()

@@ -4,23 +4,30 @@
 //! It speaks the Language Server Protocol over any byte stream (stdio in
 //! the binary, pipes in tests). Every answer comes from the same library
 //! calls the other commands use: `rules::load` for diagnostics (as `check`),
-//! the kernel's bounded readers for names and live values (as the screen).
-//! One thread, one message at a time: rule files are a few KB, so a change
-//! is checked at once instead of after a debounce.
+//! the kernel's bounded readers for names and live values (as the screen),
+//! the engine for each variable's value and each rule's verdict.
+//! A reader thread takes the client's frames; the server handles every
+//! frame waiting before it checks a changed file, so a burst of keystrokes
+//! is checked once, for its last text.
 //!
 //! - `transport`: the Content-Length framing, with a size cap.
 //! - `server`: the protocol's life cycle and dispatch.
 //! - `documents`: the open files.
 //! - `position`: byte offsets to and from the protocol's UTF-16 positions.
 //! - `names`: where user variables are defined and used.
-//! - `diagnostics`, `hover`, `completion`, `navigate`, `actions`: one
-//!   feature each.
+//! - `live`: the readings, taken every UPDATE seconds while a file that
+//!   loads is open, and each file's verdicts on them.
+//! - `diagnostics`, `hover`, `completion`, `navigate`, `actions`, `hints`:
+//!   one feature each.
 
 mod actions;
 mod completion;
 mod diagnostics;
 mod documents;
+mod fixes;
+mod hints;
 mod hover;
+mod live;
 mod names;
 mod navigate;
 mod position;

@@ -38,6 +38,19 @@ impl<'a> LineIndex<'a> {
         Position::new(line as u32, column as u32)
     }
 
+    /// The end of 0-based line `line` (before its line break and any `\r`),
+    /// or `None` past the last line: where a hint after the line goes.
+    pub fn line_end(&self, line: usize) -> Option<Position> {
+        let start = *self.starts.get(line)?;
+        let rest = &self.text[start..];
+        let text = &rest[..rest.find('\n').unwrap_or(rest.len())];
+        let text = text.strip_suffix('\r').unwrap_or(text);
+        Some(Position::new(
+            line as u32,
+            text.encode_utf16().count() as u32,
+        ))
+    }
+
     /// The range of a span; the whole-file span is the first character.
     pub fn range(&self, span: Span) -> Range {
         if span.is_file() {

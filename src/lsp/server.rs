@@ -12,9 +12,10 @@ use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
 use super::documents::{Document, Documents};
+use super::live::Live;
 use super::position::LineIndex;
 use super::transport::{Frame, MAX_MESSAGE, read_frame, write_frame};
-use super::{actions, completion, diagnostics, hover, navigate};
+use super::{actions, completion, diagnostics, hints, hover, navigate};
 use crate::kernel::SystemFacts;
 use crate::kernel::root::RootReader;
 
@@ -45,6 +46,14 @@ struct Server<'a> {
     shutdown: bool,
     /// Documents opened or changed since they were last checked.
     changed: Vec<lt::Uri>,
+    /// The kernel's readings and the open files' verdicts on them.
+    live: Live,
+    /// When the next reading is due (none without readings or files).
+    next_reading: Option<std::time::Instant>,
+    /// Whether the client asked to be told when hints change.
+    refresh_hints: bool,
+    /// Requests the server sent (hint refreshes), for their ids.
+    sent: u64,
 }
 
 /// Serves one client on `input`/`output` until `exit` or the end of the
@@ -66,6 +75,10 @@ pub fn serve(
         initialized: false,
         shutdown: false,
         changed: Vec::new(),
+        live: Live::new(root.to_path_buf()),
+        next_reading: None,
+        refresh_hints: false,
+        sent: 0,
     };
     // Few frames wait at once: a client that sends faster than the server
     // checks is held back by the pipe, not by memory.
@@ -87,26 +100,33 @@ pub fn serve(
 }
 
 /// Frames read ahead of the server at most.
-const FRAMES_WAITING: usize = 16;
+const FRAMES_WAITING: usize = 4;
 
 impl Server<'_> {
     /// Handles frames until `exit` or the end of the stream; the changed
-    /// documents are checked whenever no frame is waiting.
+    /// documents are checked whenever no frame is waiting, and the kernel
+    /// is read when a reading is due (never without readings: an idle
+    /// server without them sleeps until the client writes).
     fn run(
         &mut self,
         inbox: &std::sync::mpsc::Receiver<io::Result<Frame>>,
     ) -> io::Result<SessionEnd> {
+        use std::sync::mpsc::{RecvTimeoutError, TryRecvError};
         loop {
             let frame = match inbox.try_recv() {
                 Ok(frame) => frame,
-                Err(std::sync::mpsc::TryRecvError::Empty) => {
+                Err(TryRecvError::Empty) => {
                     self.check_changed()?;
-                    match inbox.recv() {
+                    match self.wait(inbox) {
                         Ok(frame) => frame,
-                        Err(_) => return Ok(SessionEnd::Abrupt),
+                        Err(RecvTimeoutError::Timeout) => {
+                            self.read_kernel()?;
+                            continue;
+                        }
+                        Err(RecvTimeoutError::Disconnected) => return Ok(SessionEnd::Abrupt),
                     }
                 }
-                Err(std::sync::mpsc::TryRecvError::Disconnected) => return Ok(SessionEnd::Abrupt),
+                Err(TryRecvError::Disconnected) => return Ok(SessionEnd::Abrupt),
             };
             if let Some(end) = self.frame(frame?)? {
                 return Ok(end);
@@ -133,6 +153,18 @@ impl Server<'_> {
             }
         };
         drop(body);
+        // LSP's ids are strings or 32-bit integers; another number still
+        // gets its answer, an error under the id the client sent.
+        if value.get("method").is_some()
+            && let Some(id) = value.get("id").filter(|id| {
+                id.is_number() && id.as_i64().and_then(|n| i32::try_from(n).ok()).is_none()
+            })
+        {
+            let body = json!({"jsonrpc": "2.0", "id": id, "error": {"code": INVALID_REQUEST,
+                "message": "a request id must be a string or an integer of 32 bits"}});
+            write_frame(self.out, body.to_string().as_bytes())?;
+            return Ok(None);
+        }
         match serde_json::from_value::<Message>(value) {
             Ok(Message::Request(r)) => self.request(r)?,
             Ok(Message::Notification(n)) => {
@@ -154,17 +186,72 @@ impl Server<'_> {
         Ok(None)
     }
 
-    /// Checks each document changed since the last check, once, and
-    /// publishes its diagnostics.
+    /// The next frame, or a timeout when a reading is due first.
+    fn wait(
+        &mut self,
+        inbox: &std::sync::mpsc::Receiver<io::Result<Frame>>,
+    ) -> Result<io::Result<Frame>, std::sync::mpsc::RecvTimeoutError> {
+        match self.live.period() {
+            None => {
+                self.next_reading = None;
+                inbox
+                    .recv()
+                    .map_err(|_| std::sync::mpsc::RecvTimeoutError::Disconnected)
+            }
+            Some(period) => {
+                let now = std::time::Instant::now();
+                let due = *self.next_reading.get_or_insert(now + period);
+                inbox.recv_timeout(due.saturating_duration_since(now))
+            }
+        }
+    }
+
+    /// Reads the kernel, decides every open file on it, and tells a client
+    /// that asked for it to fetch the hints again.
+    fn read_kernel(&mut self) -> io::Result<()> {
+        self.next_reading = None;
+        if self.live.tick() && self.refresh_hints {
+            self.sent += 1;
+            let id = RequestId::from(format!("plugtop-hints-{}", self.sent));
+            let request = Request::new(id, "workspace/inlayHint/refresh".into(), Value::Null);
+            self.send(Message::Request(request))?;
+        }
+        Ok(())
+    }
+
+    /// Checks each document changed since the last check, once, publishes
+    /// its diagnostics, and decides it on the live readings when cpuplugd
+    /// would load it.
     fn check_changed(&mut self) -> io::Result<()> {
         for uri in std::mem::take(&mut self.changed) {
             let found = match self.docs.get(uri.as_str()) {
-                Some(Document::Text(text)) => diagnostics::of_text(&uri, text, &self.facts()),
-                Some(Document::TooLarge(len)) => vec![diagnostics::too_large(*len)],
+                Some(Document::Text(text)) => {
+                    let (file, outcome) = diagnostics::analyse(text, &self.facts());
+                    let found = diagnostics::of_outcome(&uri, text, &outcome);
+                    self.live.set(uri.as_str(), file, outcome);
+                    found
+                }
+                Some(Document::TooLarge(len)) => {
+                    self.live.close(uri.as_str());
+                    vec![diagnostics::too_large(*len)]
+                }
                 None => continue,
             };
             self.publish(uri, found)?;
         }
+        Ok(())
+    }
+
+    /// Checks `uri` now if it changed since its last check, so that an
+    /// answer about live values matches the text the client shows.
+    fn check_if_changed(&mut self, uri: &lt::Uri) -> io::Result<()> {
+        if !self.changed.contains(uri) {
+            return Ok(());
+        }
+        self.changed.retain(|u| u != uri);
+        let rest = std::mem::replace(&mut self.changed, vec![uri.clone()]);
+        self.check_changed()?;
+        self.changed = rest;
         Ok(())
     }
 }
@@ -188,6 +275,7 @@ fn capabilities() -> lt::InitializeResult {
             references_provider: Some(lt::OneOf::Left(true)),
             rename_provider: Some(lt::OneOf::Left(true)),
             code_action_provider: Some(lt::CodeActionProviderCapability::Simple(true)),
+            inlay_hint_provider: Some(lt::OneOf::Left(true)),
             ..lt::ServerCapabilities::default()
         },
         server_info: Some(lt::ServerInfo {
@@ -223,6 +311,11 @@ impl Server<'_> {
                 Err((INVALID_REQUEST, "initialized already".into()))
             } else {
                 self.initialized = true;
+                self.refresh_hints = r
+                    .params
+                    .pointer("/capabilities/workspace/inlayHint/refreshSupport")
+                    .and_then(Value::as_bool)
+                    .unwrap_or(false);
                 to_value(capabilities())
             }
         } else if !self.initialized {
@@ -233,7 +326,7 @@ impl Server<'_> {
             self.shutdown = true;
             Ok(Value::Null)
         } else {
-            self.feature(&r.method, r.params)
+            self.feature(&r.method, r.params)?
         };
         self.respond(r.id, answer)
     }
@@ -258,17 +351,30 @@ fn located<'d>(docs: &'d Documents, uri: &lt::Uri, pos: lt::Position) -> Option<
 
 impl Server<'_> {
     /// A request for one of the features; a document never opened gets
-    /// `null`, as "nothing here".
-    fn feature(&mut self, method: &str, raw: Value) -> Answer {
+    /// `null`, as "nothing here". The outer error is the stream's.
+    fn feature(&mut self, method: &str, raw: Value) -> io::Result<Answer> {
+        // Answers about live values come from the text the client shows.
+        let live = matches!(method, "textDocument/hover" | "textDocument/inlayHint");
+        if live
+            && let Some(uri) = raw.pointer("/textDocument/uri").and_then(Value::as_str)
+            && let Some(uri) = self.changed.iter().find(|u| u.as_str() == uri).cloned()
+        {
+            self.check_if_changed(&uri)?;
+        }
+        Ok(self.answer(method, raw))
+    }
+
+    fn answer(&mut self, method: &str, raw: Value) -> Answer {
         match method {
             "textDocument/hover" => {
                 let p: lt::HoverParams = params(raw)?;
                 let at = &p.text_document_position_params;
+                let uri = at.text_document.uri.as_str();
                 let Some((text, offset)) = located(&self.docs, &at.text_document.uri, at.position)
                 else {
                     return Ok(Value::Null);
                 };
-                let Some(doc) = hover::hover(text, offset, self.root) else {
+                let Some(doc) = hover::hover(text, offset, &self.live, uri) else {
                     return Ok(Value::Null);
                 };
                 to_value(lt::Hover {
@@ -308,6 +414,14 @@ impl Server<'_> {
                 to_value(navigate::references(uri, text, offset, with))
             }
             "textDocument/rename" => self.rename(raw),
+            "textDocument/inlayHint" => {
+                let p: lt::InlayHintParams = params(raw)?;
+                let uri = p.text_document.uri.as_str();
+                let Some(text) = self.docs.text(uri) else {
+                    return Ok(Value::Null);
+                };
+                to_value(hints::hints(&self.live, uri, text, p.range))
+            }
             "textDocument/codeAction" => {
                 let p: lt::CodeActionParams = params(raw)?;
                 let uri = &p.text_document.uri;
@@ -365,6 +479,7 @@ impl Server<'_> {
                     return Ok(());
                 };
                 self.docs.close(p.text_document.uri.as_str());
+                self.live.close(p.text_document.uri.as_str());
                 self.changed.retain(|u| u != &p.text_document.uri);
                 return self.publish(p.text_document.uri, Vec::new());
             }
@@ -440,6 +555,10 @@ mod tests {
             initialized: false,
             shutdown: false,
             changed: Vec::new(),
+            live: Live::new(root.path().to_path_buf()),
+            next_reading: None,
+            refresh_hints: false,
+            sent: 0,
         };
         // The channel ends after the burst (the stream ended without
         // exit): no check was made while frames were waiting.

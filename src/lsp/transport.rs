@@ -5,9 +5,14 @@
 
 use std::io::{self, BufRead, Read, Write};
 
-/// The largest message body kept (a 16 MiB rule file, escaped as JSON,
-/// fits). A larger one is read past and answered with an error.
-pub const MAX_MESSAGE: u64 = 40 << 20;
+/// The largest message body kept: a 10 MB paste, escaped as JSON, fits
+/// (and is answered with "too large to check"); with the few frames read
+/// ahead, the server holds at most about 100 MB of messages at once.
+pub const MAX_MESSAGE: u64 = 16 << 20;
+
+/// The largest body read past: a client that claims more is lying or
+/// broken, and reading on would swallow every later message into it.
+pub const MAX_SKIP: u64 = 1 << 30;
 
 /// Longest header line, and most header lines, before the stream is
 /// called broken (real clients send one or two short ones).
@@ -83,6 +88,11 @@ pub fn read_frame(input: &mut dyn BufRead) -> io::Result<Frame> {
         }
     }
     let length = length.ok_or_else(|| broken("a message without Content-Length"))?;
+    if length > MAX_SKIP {
+        return Err(broken(format!(
+            "a Content-Length of {length} bytes: no message is that long"
+        )));
+    }
     if length > MAX_MESSAGE {
         let skipped = io::copy(&mut (&mut *input).take(length), &mut io::sink())?;
         if skipped < length {
@@ -123,6 +133,11 @@ mod tests {
     #[test]
     fn lying_lengths_cost_nothing() {
         assert!(read(b"Content-Length: 1000000000000\r\n\r\n{}").is_err());
+        // Refused before a byte of the body is read: the stream is not
+        // swallowed however long the client keeps it open.
+        let mut rest = io::Cursor::new(&b"Content-Length: 1073741825\r\n\r\n{}"[..]);
+        assert!(read_frame(&mut rest).is_err());
+        assert_eq!(rest.position(), 30);
         assert!(read(b"Content-Length: -5\r\n\r\n{}").is_err());
         assert!(read(b"Content-Length: 10\r\n\r\n{}").is_err());
         assert!(matches!(read(b""), Ok(Frame::End)));

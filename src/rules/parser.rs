@@ -32,9 +32,10 @@ const MAX_NODES: usize = 1_000_000;
 pub struct VarDef {
     pub name: String,
     /// The value after whitespace removal, as cpuplugd stores it.
-    pub text: Vec<u8>,
+    /// Shared: every expansion and every scratch copy reads the same bytes.
+    pub text: std::sync::Arc<[u8]>,
     /// File offset of each byte of `text`.
-    pub text_map: Vec<u32>,
+    pub text_map: std::sync::Arc<[u32]>,
     pub name_span: Span,
     pub value_span: Span,
     pub line: usize,
@@ -681,17 +682,17 @@ fn foreign_operator(text: Text<'_>) -> Option<Diagnostic> {
             ),
             b">=" => (
                 "cpuplugd has no `>=`",
-                "write `!(x < y)` for `x >= y` (keep the parentheses: `!` takes everything to its right), or `x > y` if equality does not matter",
+                "write `!(x < y)` for `x >= y`, in parentheses of its own beside other terms: `!` takes everything to its right, so `!(x < y) & z` is `!((x < y) & z)`; or `x > y` if equality does not matter",
                 None,
             ),
             b"<=" => (
                 "cpuplugd has no `<=`",
-                "write `!(x > y)` for `x <= y` (keep the parentheses: `!` takes everything to its right), or `x < y` if equality does not matter",
+                "write `!(x > y)` for `x <= y`, in parentheses of its own beside other terms: `!` takes everything to its right, so `!(x > y) & z` is `!((x > y) & z)`; or `x < y` if equality does not matter",
                 None,
             ),
             b"==" => (
                 "cpuplugd has no `==`",
-                "values are doubles; compare with a tolerance, e.g. `x > y - 0.5 & x < y + 0.5`, or write `!(x < y) & !(x > y)`",
+                "values are doubles; compare with a tolerance, e.g. `x > y - 0.5 & x < y + 0.5`, or write `(!(x < y)) & (!(x > y))` (without the parentheses around the first, its `!` would take the rest)",
                 None,
             ),
             b"!=" => ("cpuplugd has no `!=`", "write `(x < y | x > y)`", None),

@@ -335,3 +335,163 @@ fn hostile_clients_get_errors_not_a_crash() {
     assert_ne!(o.status.code(), Some(0), "{err}");
     assert_ne!(o.status.code(), Some(101), "{err}");
 }
+
+#[test]
+fn live_values_reach_hover_and_inlay_hints_every_update() {
+    let root = FakeRoot::guest(2);
+    let mut client = Client::start(&root);
+    let init = client.request(
+        "initialize",
+        json!({"capabilities": {"workspace": {"inlayHint": {"refreshSupport": true}}}}),
+    );
+    assert_eq!(
+        init["result"]["capabilities"]["inlayHintProvider"],
+        json!(true),
+        "{init}"
+    );
+    client.notify("initialized", json!({}));
+    // The fake guest's loadavg is 0.42 and stays so; two CPUs are online.
+    let text = "UPDATE=\"1\"\nCPU_MIN=\"1\"\nCPU_MAX=\"2\"\n\
+                doubled=\"loadavg * 2\"\n\
+                HOTPLUG=\"doubled > 0.5\"\n\
+                HOTUNPLUG=\"onumcpus > 5\"\n";
+    client.notify(
+        "textDocument/didOpen",
+        json!({"textDocument": {"uri": URI, "languageId": "cpuplugd", "version": 1, "text": text}}),
+    );
+    let published = client.diagnostics();
+    assert_eq!(published["diagnostics"], json!([]), "{published}");
+
+    // One reading so far; the rules need two (history depth 1).
+    let early = client.request("textDocument/hover", at(URI, 4, 2));
+    let shown = early["result"]["contents"]["value"].as_str().unwrap_or("");
+    assert!(shown.contains("history filling: 1 of 2"), "{early}");
+
+    // The second reading comes UPDATE seconds later, and the server asks
+    // the client to fetch the hints again.
+    let refresh = loop {
+        let m = client.receive();
+        if m["method"] == "workspace/inlayHint/refresh" {
+            break m;
+        }
+    };
+    client.send(json!({"jsonrpc": "2.0", "id": refresh["id"], "result": null}));
+
+    let range = json!({"start": {"line": 0, "character": 0}, "end": {"line": 10, "character": 0}});
+    let hints = client.request(
+        "textDocument/inlayHint",
+        json!({"textDocument": {"uri": URI}, "range": range}),
+    );
+    let labels: Vec<(u64, String)> = hints["result"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|h| {
+                    Some((
+                        h["position"]["line"].as_u64()?,
+                        h["label"].as_str()?.to_string(),
+                    ))
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    assert_eq!(
+        labels,
+        [
+            (3, "= 0.84".to_string()),
+            (4, "→ true".to_string()),
+            // cpuplugd tries HOTUNPLUG only when HOTPLUG is false.
+            (5, "→ not evaluated".to_string())
+        ],
+        "{hints}"
+    );
+    // The hint after the variable's line ends where the line ends.
+    assert_eq!(hints["result"][0]["position"]["character"], 21, "{hints}");
+    assert!(
+        hints["result"][1]["tooltip"]
+            .as_str()
+            .is_some_and(|t| t.starts_with("HOTPLUG true")),
+        "{hints}"
+    );
+
+    // Hover: the rule's verdict with its reason, the variable's value.
+    let rule = client.request("textDocument/hover", at(URI, 4, 2));
+    let shown = rule["result"]["contents"]["value"].as_str().unwrap_or("");
+    assert!(
+        shown.contains("now under") && shown.contains("HOTPLUG true"),
+        "{rule}"
+    );
+    let var = client.request("textDocument/hover", at(URI, 4, 10));
+    let shown = var["result"]["contents"]["value"].as_str().unwrap_or("");
+    assert!(
+        shown.contains("loadavg*2") && shown.ends_with(": 0.84"),
+        "{var}"
+    );
+
+    // A change that cpuplugd refuses has no live values, and a hint
+    // request right after the change already sees it.
+    client.notify(
+        "textDocument/didChange",
+        json!({"textDocument": {"uri": URI, "version": 2},
+               "contentChanges": [{"text": "HOTPLUG=\"loadavg >\"\n"}]}),
+    );
+    let none = client.request(
+        "textDocument/inlayHint",
+        json!({"textDocument": {"uri": URI}, "range": range}),
+    );
+    assert_eq!(none["result"], json!([]), "{none}");
+
+    let bye = client.request("shutdown", Value::Null);
+    assert_eq!(bye["result"], Value::Null, "{bye}");
+    client.notify("exit", Value::Null);
+    assert_eq!(client.end().status.code(), Some(0));
+}
+
+#[test]
+fn ids_beyond_32_bits_and_lying_lengths_are_answered_or_end_the_stream() {
+    let root = FakeRoot::guest(1);
+    let mut client = Client::start(&root);
+    client.request("initialize", json!({"capabilities": {}}));
+    // The answer carries the id the client sent, whatever its size.
+    client.send(json!({"jsonrpc": "2.0", "id": 1_u64 << 40, "method": "shutdown"}));
+    let big = client.receive();
+    assert_eq!(big["id"], json!(1_u64 << 40), "{big}");
+    assert_eq!(big["error"]["code"], -32600, "{big}");
+    client.send(json!({"jsonrpc": "2.0", "id": 1.5, "method": "shutdown"}));
+    let half = client.receive();
+    assert_eq!(half["id"], json!(1.5), "{half}");
+    // A length no message has ends the server at once, though the client
+    // keeps the stream open: nothing later is swallowed into it.
+    client.raw(b"Content-Length: 1000000000000\r\n\r\n");
+    common::wait_until("the server ends", || client.child.has_ended());
+    let o = client.end();
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert!(err.contains("no message is that long"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+#[test]
+fn a_greater_or_equal_is_fixed_over_its_comparison() {
+    let root = FakeRoot::guest(1);
+    let mut client = Client::start(&root);
+    client.request("initialize", json!({"capabilities": {}}));
+    let text = "UPDATE=\"1\"\nCPU_MIN=\"1\"\nCPU_MAX=\"1\"\n\
+                HOTPLUG=\"loadavg > 1 & idle * 2 >= 50 & 1\"\nHOTUNPLUG=\"0\"\n";
+    client.notify(
+        "textDocument/didOpen",
+        json!({"textDocument": {"uri": URI, "languageId": "cpuplugd", "version": 1, "text": text}}),
+    );
+    client.diagnostics();
+    let range = json!({"start": {"line": 3, "character": 0}, "end": {"line": 3, "character": 80}});
+    let actions = client.request(
+        "textDocument/codeAction",
+        json!({"textDocument": {"uri": URI}, "range": range, "context": {"diagnostics": []}}),
+    );
+    let edit = &actions["result"][0]["edit"]["changes"][URI][0];
+    assert_eq!(edit["newText"], "(!(idle * 2 < 50))", "{actions}");
+    assert_eq!(edit["range"]["start"], json!({"line": 3, "character": 23}));
+    assert_eq!(edit["range"]["end"], json!({"line": 3, "character": 37}));
+    client.request("shutdown", Value::Null);
+    client.notify("exit", Value::Null);
+    assert_eq!(client.end().status.code(), Some(0));
+}
