@@ -14,6 +14,8 @@ pub mod goal;
 pub mod grade;
 pub mod judge;
 pub mod progress;
+pub mod screen;
+pub mod verify;
 
 pub use course::{Course, CourseError, Exercise, Kind};
 pub use goal::Goal;
