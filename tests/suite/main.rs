@@ -73,6 +73,8 @@ mod step_confirm;
 mod stop_signals;
 mod structure;
 mod terminal_text;
+mod train_course;
+mod train_grade;
 mod tui_views;
 mod tune_cli;
 mod type_names;
