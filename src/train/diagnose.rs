@@ -158,6 +158,46 @@ pub fn tally(path: &Path, file: &SourceFile) -> Result<Tally, DiagnoseError> {
     })
 }
 
+/// The recording's changes of decision, each with the comparisons that
+/// flipped it, as the Flips view words them (at most `most` changes): what
+/// a trainee reads to answer.
+pub fn change_lines(
+    path: &Path,
+    file: &SourceFile,
+    most: usize,
+) -> Result<Vec<String>, DiagnoseError> {
+    let mut source = RecordingSource::open(path)?;
+    let facts = source.facts();
+    let (rules, file) = crate::rules::load_source(file.clone(), &facts)?;
+    let rules = Arc::new(rules);
+    let mut engine = Engine::new(Arc::clone(&rules));
+    let mut previous: Option<(Trace, Moves)> = None;
+    let mut out = Vec::new();
+    while let Some(sample) = source.next_sample() {
+        if out.len() >= most {
+            break;
+        }
+        let Ok(sample) = sample else { continue };
+        let mut trace = Trace::new();
+        let Some(decision) = engine.push(&sample, &mut trace) else {
+            continue;
+        };
+        if decision.fatal.is_some() {
+            break;
+        }
+        let moves = Moves::of(&decision);
+        if let Some((before, old)) = &previous
+            && *old != moves
+        {
+            let why = crate::report::flips::lines(&flips(&rules, &file, before, &trace));
+            out.push(format!("#{} {old} → {moves}", decision.reading));
+            out.extend(why.into_iter().map(|w| format!("  {w}")));
+        }
+        previous = Some((trace, moves));
+    }
+    Ok(out)
+}
+
 /// Reads a trainee's answer: `RULE: comparison` on its first non-blank,
 /// non-comment line.
 pub fn parse_answer(text: &str) -> Result<Answer, String> {
