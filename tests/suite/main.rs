@@ -75,6 +75,7 @@ mod structure;
 mod terminal_text;
 mod train_course;
 mod train_grade;
+mod train_pty;
 mod train_screen;
 mod tui_views;
 mod tune_cli;
