@@ -27,6 +27,25 @@ pub fn run(args: TrainArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
                 anyhow::bail!("which course? plugtop train COURSE");
             };
             let course = Course::load(&path)?;
+            if let Some(id) = &args.exercise
+                && course.exercise(id).is_none()
+            {
+                let ids: Vec<&str> = course.exercises.iter().map(|e| e.id.as_str()).collect();
+                anyhow::bail!(
+                    "{} has no exercise {:?}; its exercises are: {}",
+                    path.display(),
+                    safe(id),
+                    ids.join(", ")
+                );
+            }
+            {
+                use std::io::IsTerminal as _;
+                if !std::io::stdout().is_terminal() || !std::io::stdin().is_terminal() {
+                    anyhow::bail!(
+                        "plugtop train needs a terminal; `plugtop train check` and `plugtop train grade` work without one"
+                    );
+                }
+            }
             let options = plugtop::train::screen::Options {
                 start_at: args.exercise,
                 mono: args.mono || std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty()),

@@ -151,7 +151,7 @@ pub fn tally(path: &Path, file: &SourceFile) -> Result<Tally, DiagnoseError> {
         previous = Some((trace, moves));
     }
     let mut counted: Vec<(Choice, usize)> = list.into_iter().zip(counts).collect();
-    counted.sort_by(|a, b| b.1.cmp(&a.1));
+    counted.sort_by_key(|c| std::cmp::Reverse(c.1));
     Ok(Tally {
         counts: counted,
         changes,
