@@ -46,7 +46,7 @@ pub fn run(args: TrainArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
                     );
                 }
             }
-            let options = plugtop::train::screen::Options {
+            let options = plugtop::train::screen::TrainOptions {
                 start_at: args.exercise,
                 mono: args.mono || std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty()),
             };

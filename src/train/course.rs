@@ -161,13 +161,13 @@ impl WorkloadPath {
 /// A hint and when it unlocks: after so many failed attempts, or so long
 /// into the exercise, whichever comes first (neither: at once).
 #[derive(Debug, Clone, PartialEq)]
-pub struct Hint {
+pub struct CourseHint {
     pub text: String,
     pub after_attempts: Option<u32>,
     pub after_seconds: Option<f64>,
 }
 
-impl Hint {
+impl CourseHint {
     /// Whether the hint shows after `failed` failed attempts and `elapsed`
     /// seconds.
     pub fn unlocked(&self, failed: u32, elapsed: f64) -> bool {
@@ -181,7 +181,7 @@ impl Hint {
 /// The truth a diagnosis is graded against: the rule and its comparison
 /// (as written, blanks ignored) whose flips made the guest misbehave.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Answer {
+pub struct DiagnosisAnswer {
     pub rule: crate::rules::RuleKind,
     pub comparison: String,
 }
@@ -208,11 +208,11 @@ pub struct Exercise {
     /// Further scenarios the goal must hold on (with the same seeds).
     pub held_out_scenarios: Vec<PathBuf>,
     pub time_limit: Option<f64>,
-    pub hints: Vec<Hint>,
+    pub hints: Vec<CourseHint>,
     pub explanation: String,
     /// For a diagnosis exercise.
     pub question: Option<String>,
-    pub answer: Option<Answer>,
+    pub answer: Option<DiagnosisAnswer>,
 }
 
 /// Held-out seeds when a course names none: different from every built-in
@@ -426,53 +426,7 @@ fn exercise(
             "an exercise id is 1 to 64 letters, digits, `-` or `_` (it names the trainees' files)",
         ));
     }
-    let workload = match (&e.scenario, &e.recording) {
-        (Some(s), None) => WorkloadPath::Scenario(c.path(s)?),
-        (None, Some(r)) => WorkloadPath::Recording(c.path(r)?),
-        _ => {
-            return Err(c.invalid(
-                at,
-                format!("exercise {id:?}: give either `scenario` or `recording`"),
-            ));
-        }
-    };
-    let goal = match &e.goal {
-        Some(g) => Some(Goal::parse(g.get_ref()).map_err(|err| goal_error(c, g, &err))?),
-        None => None,
-    };
-    let answer = match &e.answer {
-        Some(a) => {
-            let rule = rule_kind(a.get_ref().rule.get_ref()).ok_or_else(|| {
-                c.invalid(
-                    a.get_ref().rule.span().start,
-                    "answer.rule is one of HOTPLUG, HOTUNPLUG, MEMPLUG, MEMUNPLUG",
-                )
-            })?;
-            Some(Answer {
-                rule,
-                comparison: a.get_ref().comparison.clone(),
-            })
-        }
-        None => None,
-    };
-    match e.kind {
-        Kind::Rules if goal.is_none() => {
-            return Err(c.invalid(at, format!("exercise {id:?} needs a `goal`")));
-        }
-        Kind::Diagnosis if answer.is_none() || e.question.is_none() => {
-            return Err(c.invalid(
-                at,
-                format!("diagnosis exercise {id:?} needs a `question` and an [exercise.answer]"),
-            ));
-        }
-        Kind::Diagnosis if !matches!(workload, WorkloadPath::Recording(_)) => {
-            return Err(c.invalid(
-                at,
-                format!("diagnosis exercise {id:?} is about a `recording`"),
-            ));
-        }
-        _ => {}
-    }
+    let (workload, goal, answer) = what_is_asked(c, e, at)?;
     let seeds = match &e.seeds {
         Some(s) => c.seeds(s)?,
         None => default_seeds.to_vec(),
@@ -499,18 +453,7 @@ fn exercise(
     if e.hint.len() > MAX_HINTS {
         return Err(c.invalid(at, format!("more than {MAX_HINTS} hints")));
     }
-    let mut hints = Vec::new();
-    for h in &e.hint {
-        let hf = h.get_ref();
-        hints.push(Hint {
-            text: c.text(h.span().start, &hf.text, "a hint")?,
-            after_attempts: hf.after_attempts,
-            after_seconds: match &hf.after {
-                Some(a) => Some(c.seconds(a, MAX_TIME_LIMIT, "after")?),
-                None => None,
-            },
-        });
-    }
+    let hints = hints(c, e)?;
     Ok(Exercise {
         id: id.clone(),
         title: c.text(at, &e.title, "title")?,
@@ -534,6 +477,80 @@ fn exercise(
             .transpose()?,
         answer,
     })
+}
+
+/// An exercise's workload, goal and answer, checked against its kind.
+fn what_is_asked(
+    c: &Checker,
+    e: &ExerciseFile,
+    at: usize,
+) -> Result<(WorkloadPath, Option<Goal>, Option<DiagnosisAnswer>), CourseError> {
+    let id = e.id.get_ref();
+    let workload = match (&e.scenario, &e.recording) {
+        (Some(s), None) => WorkloadPath::Scenario(c.path(s)?),
+        (None, Some(r)) => WorkloadPath::Recording(c.path(r)?),
+        _ => {
+            return Err(c.invalid(
+                at,
+                format!("exercise {id:?}: give either `scenario` or `recording`"),
+            ));
+        }
+    };
+    let goal = match &e.goal {
+        Some(g) => Some(Goal::parse(g.get_ref()).map_err(|err| goal_error(c, g, &err))?),
+        None => None,
+    };
+    let answer = match &e.answer {
+        Some(a) => {
+            let rule = rule_kind(a.get_ref().rule.get_ref()).ok_or_else(|| {
+                c.invalid(
+                    a.get_ref().rule.span().start,
+                    "answer.rule is one of HOTPLUG, HOTUNPLUG, MEMPLUG, MEMUNPLUG",
+                )
+            })?;
+            Some(DiagnosisAnswer {
+                rule,
+                comparison: a.get_ref().comparison.clone(),
+            })
+        }
+        None => None,
+    };
+    match e.kind {
+        Kind::Rules if goal.is_none() => {
+            return Err(c.invalid(at, format!("exercise {id:?} needs a `goal`")));
+        }
+        Kind::Diagnosis if answer.is_none() || e.question.is_none() => {
+            return Err(c.invalid(
+                at,
+                format!("diagnosis exercise {id:?} needs a `question` and an [exercise.answer]"),
+            ));
+        }
+        Kind::Diagnosis if !matches!(workload, WorkloadPath::Recording(_)) => {
+            return Err(c.invalid(
+                at,
+                format!("diagnosis exercise {id:?} is about a `recording`"),
+            ));
+        }
+        _ => {}
+    }
+    Ok((workload, goal, answer))
+}
+
+/// An exercise's hints, checked.
+fn hints(c: &Checker, e: &ExerciseFile) -> Result<Vec<CourseHint>, CourseError> {
+    let mut hints = Vec::new();
+    for h in &e.hint {
+        let hf = h.get_ref();
+        hints.push(CourseHint {
+            text: c.text(h.span().start, &hf.text, "a hint")?,
+            after_attempts: hf.after_attempts,
+            after_seconds: match &hf.after {
+                Some(a) => Some(c.seconds(a, MAX_TIME_LIMIT, "after")?),
+                None => None,
+            },
+        });
+    }
+    Ok(hints)
 }
 
 /// A goal's error placed in the course file: the goal's string starts
@@ -659,7 +676,7 @@ mod tests {
 
     #[test]
     fn hints_unlock_by_attempts_or_time() {
-        let h = Hint {
+        let h = CourseHint {
             text: "t".into(),
             after_attempts: Some(2),
             after_seconds: Some(300.0),

@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
-use super::course::{Answer, rule_kind};
+use super::course::{DiagnosisAnswer, rule_kind};
 use crate::control::flap::Moves;
 use crate::engine::Engine;
 use crate::kernel::Source;
@@ -46,7 +46,7 @@ impl Choice {
 
     /// Whether `answer` names this comparison (case of the rule and
     /// blanks in the comparison do not matter).
-    pub fn answers(&self, answer: &Answer) -> bool {
+    pub fn answers(&self, answer: &DiagnosisAnswer) -> bool {
         self.rule == answer.rule && squeeze(&self.text) == squeeze(&answer.comparison)
     }
 }
@@ -200,7 +200,7 @@ pub fn change_lines(
 
 /// Reads a trainee's answer: `RULE: comparison` on its first non-blank,
 /// non-comment line.
-pub fn parse_answer(text: &str) -> Result<Answer, String> {
+pub fn parse_answer(text: &str) -> Result<DiagnosisAnswer, String> {
     let line = text
         .lines()
         .map(str::trim)
@@ -215,14 +215,14 @@ pub fn parse_answer(text: &str) -> Result<Answer, String> {
             crate::report::terminal_safe(rule.trim())
         )
     })?;
-    Ok(Answer {
+    Ok(DiagnosisAnswer {
         rule,
         comparison: comparison.trim().to_string(),
     })
 }
 
 /// Whether `given` is the truth `truth`.
-pub fn correct(given: &Answer, truth: &Answer) -> bool {
+pub fn correct(given: &DiagnosisAnswer, truth: &DiagnosisAnswer) -> bool {
     given.rule == truth.rule && squeeze(&given.comparison) == squeeze(&truth.comparison)
 }
 
@@ -234,7 +234,7 @@ mod tests {
     fn answers_read_with_any_case_and_blanks() {
         let a = parse_answer("# why\n hotunplug :  idle>50 \n").expect("answer");
         assert_eq!(a.rule, RuleKind::Hotunplug);
-        let truth = Answer {
+        let truth = DiagnosisAnswer {
             rule: RuleKind::Hotunplug,
             comparison: "idle > 50".into(),
         };

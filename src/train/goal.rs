@@ -33,14 +33,14 @@ pub enum FieldKind {
 
 /// One report field a goal may name: its name, kind, what it means (for
 /// the help and `docs/training.md`) and how to read it from a report.
-pub struct Field {
+pub struct ReportField {
     pub name: &'static str,
     pub kind: FieldKind,
     pub meaning: &'static str,
     read: fn(&SimReport) -> f64,
 }
 
-impl std::fmt::Debug for Field {
+impl std::fmt::Debug for ReportField {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.name)
     }
@@ -52,122 +52,122 @@ fn flag(b: bool) -> f64 {
 
 /// Every field a goal may name, in the report's order: the one table the
 /// parser, the evaluator and the documentation use.
-pub const FIELDS: &[Field] = &[
-    Field {
+pub const FIELDS: &[ReportField] = &[
+    ReportField {
         name: "intervals",
         kind: FieldKind::Number,
         meaning: "intervals decided",
         read: |r| r.intervals as f64,
     },
-    Field {
+    ReportField {
         name: "seconds",
         kind: FieldKind::Number,
         meaning: "simulated seconds",
         read: |r| r.seconds,
     },
-    Field {
+    ReportField {
         name: "avg_online_cpus",
         kind: FieldKind::Number,
         meaning: "online CPUs averaged over the intervals",
         read: |r| r.avg_online_cpus,
     },
-    Field {
+    ReportField {
         name: "time_weighted_online_cpus",
         kind: FieldKind::Number,
         meaning: "online CPUs averaged over simulated time",
         read: |r| r.time_weighted_online_cpus,
     },
-    Field {
+    ReportField {
         name: "unmet_cpu_seconds",
         kind: FieldKind::Number,
         meaning: "CPU-seconds of demand that could not run",
         read: |r| r.unmet_cpu_seconds,
     },
-    Field {
+    ReportField {
         name: "avg_guest_mib",
         kind: FieldKind::Number,
         meaning: "guest memory (MemTotal - CMM pool), MiB, averaged",
         read: |r| r.avg_guest_mib,
     },
-    Field {
+    ReportField {
         name: "avg_working_set_mib",
         kind: FieldKind::Number,
         meaning: "the workload's working set, MiB, averaged",
         read: |r| r.avg_working_set_mib,
     },
-    Field {
+    ReportField {
         name: "guest_to_working_set",
         kind: FieldKind::Number,
         meaning: "guest size against the working set (1.0 = just enough)",
         read: |r| r.guest_to_working_set,
     },
-    Field {
+    ReportField {
         name: "direct_scan_stalls",
         kind: FieldKind::Number,
         meaning: "model steps in which an allocation reclaimed directly",
         read: |r| r.direct_scan_stalls as f64,
     },
-    Field {
+    ReportField {
         name: "avg_swapped_mib",
         kind: FieldKind::Number,
         meaning: "the working set's MiB in swap, averaged",
         read: |r| r.avg_swapped_mib,
     },
-    Field {
+    ReportField {
         name: "swapped_in_mib",
         kind: FieldKind::Number,
         meaning: "MiB read back from swap over the run",
         read: |r| r.swapped_in_mib,
     },
-    Field {
+    ReportField {
         name: "swapped_out_mib",
         kind: FieldKind::Number,
         meaning: "MiB written to swap over the run",
         read: |r| r.swapped_out_mib,
     },
-    Field {
+    ReportField {
         name: "memory_stall_seconds",
         kind: FieldKind::Number,
         meaning: "thread-seconds stalled on memory",
         read: |r| r.memory_stall_seconds,
     },
-    Field {
+    ReportField {
         name: "throughput_ratio",
         kind: FieldKind::Number,
         meaning: "work done against an ideally sized guest (1.0 = nothing lost)",
         read: |r| r.throughput_ratio,
     },
-    Field {
+    ReportField {
         name: "cpu_changes",
         kind: FieldKind::Number,
         meaning: "CPUs plugged or unplugged",
         read: |r| r.cpu_changes as f64,
     },
-    Field {
+    ReportField {
         name: "pool_changes",
         kind: FieldKind::Number,
         meaning: "changes of the CMM pool",
         read: |r| r.pool_changes as f64,
     },
-    Field {
+    ReportField {
         name: "reversals",
         kind: FieldKind::Number,
         meaning: "changes that reversed the one before",
         read: |r| r.reversals as f64,
     },
-    Field {
+    ReportField {
         name: "feedback_loops",
         kind: FieldKind::Number,
         meaning: "self-feeding loops the rules ran into",
         read: |r| r.feedback_loops.len() as f64,
     },
-    Field {
+    ReportField {
         name: "flapping",
         kind: FieldKind::Flag,
         meaning: "the flap detector called it flapping",
         read: |r| flag(r.flapping),
     },
-    Field {
+    ReportField {
         name: "stopped",
         kind: FieldKind::Flag,
         meaning: "cpuplugd would have exited with an error",
@@ -176,7 +176,7 @@ pub const FIELDS: &[Field] = &[
 ];
 
 /// The field named `name`, if any.
-pub fn field(name: &str) -> Option<&'static Field> {
+pub fn field(name: &str) -> Option<&'static ReportField> {
     FIELDS.iter().find(|f| f.name == name)
 }
 
@@ -216,12 +216,12 @@ impl Compare {
 
 /// A goal's tree.
 #[derive(Debug, Clone, PartialEq)]
-enum Node {
+enum GoalNode {
     Compare(&'static str, Compare, f64),
     Flag(&'static str),
-    Not(Box<Node>),
-    All(Vec<Node>),
-    Any(Vec<Node>),
+    Not(Box<GoalNode>),
+    All(Vec<GoalNode>),
+    Any(Vec<GoalNode>),
 }
 
 /// A parsed goal: its text, and the top-level clauses (the parts joined by
@@ -229,7 +229,7 @@ enum Node {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Goal {
     text: String,
-    clauses: Vec<(String, Node)>,
+    clauses: Vec<(String, GoalNode)>,
 }
 
 /// One clause checked against a report.
@@ -292,14 +292,14 @@ impl Goal {
         };
         let node = build(text, any)?;
         let clauses = match node {
-            Node::All(parts) => {
+            GoalNode::All(parts) => {
                 // The clause texts come from the parse tree again: the
                 // `all` of the only `any`, when there is only one.
                 let texts = top_clause_texts(text);
                 if texts.len() == parts.len() {
                     texts.into_iter().zip(parts).collect()
                 } else {
-                    vec![(text.trim().to_string(), Node::All(parts))]
+                    vec![(text.trim().to_string(), GoalNode::All(parts))]
                 }
             }
             other => vec![(text.trim().to_string(), other)],
@@ -323,7 +323,7 @@ impl Goal {
                 clause: text.clone(),
                 met: eval(node, report),
                 value: match node {
-                    Node::Compare(name, _, _) => field(name).map(|f| (f.read)(report)),
+                    GoalNode::Compare(name, _, _) => field(name).map(|f| (f.read)(report)),
                     _ => None,
                 },
             })
@@ -336,14 +336,14 @@ impl Goal {
     }
 }
 
-fn eval(node: &Node, r: &SimReport) -> bool {
+fn eval(node: &GoalNode, r: &SimReport) -> bool {
     let value = |name: &str| field(name).map_or(f64::NAN, |f| (f.read)(r));
     match node {
-        Node::Compare(name, op, n) => op.holds(value(name), *n),
-        Node::Flag(name) => value(name) != 0.0,
-        Node::Not(inner) => !eval(inner, r),
-        Node::All(parts) => parts.iter().all(|p| eval(p, r)),
-        Node::Any(parts) => parts.iter().any(|p| eval(p, r)),
+        GoalNode::Compare(name, op, n) => op.holds(value(name), *n),
+        GoalNode::Flag(name) => value(name) != 0.0,
+        GoalNode::Not(inner) => !eval(inner, r),
+        GoalNode::All(parts) => parts.iter().all(|p| eval(p, r)),
+        GoalNode::Any(parts) => parts.iter().any(|p| eval(p, r)),
     }
 }
 
@@ -485,7 +485,7 @@ fn named(text: &str, pair: &Pair<'_, Rule>, want: FieldKind) -> Result<&'static 
     }
 }
 
-fn build(text: &str, pair: Pair<'_, Rule>) -> Result<Node, GoalError> {
+fn build(text: &str, pair: Pair<'_, Rule>) -> Result<GoalNode, GoalError> {
     match pair.as_rule() {
         Rule::any | Rule::all => {
             let is_any = pair.as_rule() == Rule::any;
@@ -498,8 +498,8 @@ fn build(text: &str, pair: Pair<'_, Rule>) -> Result<Node, GoalError> {
             }
             Ok(match (parts.len(), is_any) {
                 (1, _) => parts.remove(0),
-                (_, true) => Node::Any(parts),
-                (_, false) => Node::All(parts),
+                (_, true) => GoalNode::Any(parts),
+                (_, false) => GoalNode::All(parts),
             })
         }
         Rule::unary => match pair.into_inner().next() {
@@ -509,12 +509,12 @@ fn build(text: &str, pair: Pair<'_, Rule>) -> Result<Node, GoalError> {
         Rule::negated => {
             let inner = pair.into_inner().find(|p| p.as_rule() != Rule::not_op);
             match inner {
-                Some(p) => Ok(Node::Not(Box::new(build(text, p)?))),
+                Some(p) => Ok(GoalNode::Not(Box::new(build(text, p)?))),
                 None => Err(at(text, 0, "`not` needs a condition".into())),
             }
         }
         Rule::flag => match pair.into_inner().next() {
-            Some(f) => Ok(Node::Flag(named(text, &f, FieldKind::Flag)?)),
+            Some(f) => Ok(GoalNode::Flag(named(text, &f, FieldKind::Flag)?)),
             None => Err(at(text, 0, "a field is missing".into())),
         },
         Rule::comparison => {
@@ -542,7 +542,7 @@ fn build(text: &str, pair: Pair<'_, Rule>) -> Result<Node, GoalError> {
                     ),
                 ));
             }
-            Ok(Node::Compare(name, op, value))
+            Ok(GoalNode::Compare(name, op, value))
         }
         other => Err(at(
             text,

@@ -18,7 +18,7 @@ use serde::Serialize;
 
 use super::course::{Course, Exercise, Kind};
 use super::diagnose;
-use super::judge::{Judge, JudgeError, Verdict};
+use super::judge::{ExerciseJudge, ExerciseVerdict, JudgeError};
 use super::progress::read_no_follow;
 use crate::report::terminal_safe as safe;
 use crate::rules::SourceFile;
@@ -55,7 +55,7 @@ pub enum GradeError {
 
 /// One trainee's result on one exercise.
 #[derive(Debug, Clone, Serialize)]
-pub struct Row {
+pub struct GradeRow {
     pub trainee: String,
     pub passed: bool,
     /// Held-out runs that met the goal, and runs in all (0/0 for a
@@ -81,7 +81,7 @@ pub struct Table {
     pub title: String,
     /// The goal, or the question for a diagnosis.
     pub goal: String,
-    pub rows: Vec<Row>,
+    pub rows: Vec<GradeRow>,
 }
 
 /// A mistake and how many submissions made it.
@@ -160,13 +160,13 @@ fn submission(path: &Path) -> Result<Vec<u8>, String> {
 
 /// What grading an exercise needs, prepared once for the class.
 enum Prepared<'a> {
-    Rules(&'a Exercise, Judge),
+    Rules(&'a Exercise, ExerciseJudge),
     Diagnosis(&'a Exercise),
 }
 
 impl Prepared<'_> {
-    fn grade(&self, trainee: &str, dir: &Path) -> Row {
-        let row = |passed: bool, reason: String| Row {
+    fn grade(&self, trainee: &str, dir: &Path) -> GradeRow {
+        let row = |passed: bool, reason: String| GradeRow {
             trainee: trainee.to_string(),
             passed,
             runs_met: 0,
@@ -200,7 +200,7 @@ impl Prepared<'_> {
                         ex,
                         &SourceFile::new(format!("{trainee}/{}.conf", ex.id), bytes),
                     ),
-                    Err(why) => Verdict::failed(why),
+                    Err(why) => ExerciseVerdict::failed(why),
                 };
                 let reports: Vec<_> = verdict
                     .runs
@@ -211,7 +211,7 @@ impl Prepared<'_> {
                     (!reports.is_empty())
                         .then(|| reports.iter().map(|r| f(r)).sum::<f64>() / reports.len() as f64)
                 };
-                Row {
+                GradeRow {
                     trainee: trainee.to_string(),
                     passed: verdict.passed,
                     runs_met: verdict.runs.iter().filter(|r| r.met).count(),
@@ -240,7 +240,7 @@ pub fn grade(course: &Course, dir: &Path, threads: usize) -> Result<Grades, Grad
         prepared.push(match ex.kind {
             Kind::Rules => Prepared::Rules(
                 ex,
-                Judge::new(ex).map_err(|source| GradeError::Workload {
+                ExerciseJudge::new(ex).map_err(|source| GradeError::Workload {
                     id: ex.id.clone(),
                     source,
                 })?,
@@ -252,7 +252,7 @@ pub fn grade(course: &Course, dir: &Path, threads: usize) -> Result<Grades, Grad
         .flat_map(|e| (0..trainees.len()).map(move |t| (e, t)))
         .collect();
     let next = AtomicUsize::new(0);
-    let results: Vec<Vec<(usize, Row)>> = std::thread::scope(|scope| {
+    let results: Vec<Vec<(usize, GradeRow)>> = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..threads.clamp(1, 64))
             .map(|_| {
                 scope.spawn(|| {
@@ -272,25 +272,27 @@ pub fn grade(course: &Course, dir: &Path, threads: usize) -> Result<Grades, Grad
             .map(|h| h.join().unwrap_or_default())
             .collect()
     });
-    let mut rows: Vec<Option<Row>> = vec![None; jobs.len()];
+    let mut rows: Vec<Option<GradeRow>> = vec![None; jobs.len()];
     for (i, row) in results.into_iter().flatten() {
         rows[i] = Some(row);
     }
     let mut tables = Vec::new();
     for (e, ex) in course.exercises.iter().enumerate() {
-        let rows: Vec<Row> = (0..trainees.len())
+        let rows: Vec<GradeRow> = (0..trainees.len())
             .map(|t| {
-                rows[e * trainees.len() + t].clone().unwrap_or_else(|| Row {
-                    trainee: trainees[t].0.clone(),
-                    passed: false,
-                    runs_met: 0,
-                    runs: 0,
-                    reason: "grading this submission failed".into(),
-                    missed: Vec::new(),
-                    lints: Vec::new(),
-                    unmet_cpu_seconds: None,
-                    avg_online_cpus: None,
-                })
+                rows[e * trainees.len() + t]
+                    .clone()
+                    .unwrap_or_else(|| GradeRow {
+                        trainee: trainees[t].0.clone(),
+                        passed: false,
+                        runs_met: 0,
+                        runs: 0,
+                        reason: "grading this submission failed".into(),
+                        missed: Vec::new(),
+                        lints: Vec::new(),
+                        unmet_cpu_seconds: None,
+                        avg_online_cpus: None,
+                    })
             })
             .collect();
         tables.push(Table {

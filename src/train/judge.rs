@@ -30,7 +30,7 @@ pub enum JudgeError {
 /// One held-out workload, ready to run: its name for tables, and the
 /// machine its rules are loaded against.
 #[derive(Debug, Clone)]
-pub struct HeldOut {
+pub struct JudgedWorkload {
     pub name: String,
     pub workload: Workload,
     pub facts: SystemFacts,
@@ -38,10 +38,10 @@ pub struct HeldOut {
 
 /// An exercise's workloads, read once and judged against many files.
 #[derive(Debug, Clone)]
-pub struct Judge {
+pub struct ExerciseJudge {
     /// The practice workload (its own seed) first, then the held-out
     /// scenarios.
-    pub workloads: Vec<HeldOut>,
+    pub workloads: Vec<JudgedWorkload>,
     pub seeds: Vec<u64>,
 }
 
@@ -59,7 +59,7 @@ pub struct Run {
 
 /// A rule file judged on an exercise.
 #[derive(Debug, Clone, Serialize)]
-pub struct Verdict {
+pub struct ExerciseVerdict {
     pub passed: bool,
     /// Why it failed without running: cpuplugd refuses it, it cannot be
     /// read, it is no rule file.
@@ -70,10 +70,10 @@ pub struct Verdict {
     pub lints: Vec<&'static str>,
 }
 
-impl Verdict {
+impl ExerciseVerdict {
     /// A file failed before it ran.
-    pub fn failed(reason: impl Into<String>) -> Verdict {
-        Verdict {
+    pub fn failed(reason: impl Into<String>) -> ExerciseVerdict {
+        ExerciseVerdict {
             passed: false,
             reason: Some(reason.into()),
             runs: Vec::new(),
@@ -127,9 +127,9 @@ pub fn scenario_of(w: &WorkloadPath) -> Result<(Scenario, bool), JudgeError> {
     }
 }
 
-impl Judge {
+impl ExerciseJudge {
     /// Reads the exercise's workloads.
-    pub fn new(exercise: &Exercise) -> Result<Judge, JudgeError> {
+    pub fn new(exercise: &Exercise) -> Result<ExerciseJudge, JudgeError> {
         let mut paths = vec![exercise.workload.clone()];
         paths.extend(
             exercise
@@ -146,13 +146,13 @@ impl Judge {
                 duration: exercise.duration,
             };
             let facts = workload.facts();
-            workloads.push(HeldOut {
+            workloads.push(JudgedWorkload {
                 name: workload.scenario.name.clone(),
                 workload,
                 facts,
             });
         }
-        Ok(Judge {
+        Ok(ExerciseJudge {
             workloads,
             seeds: exercise.seeds.clone(),
         })
@@ -176,15 +176,15 @@ impl Judge {
 
     /// Judges `file` against `exercise`'s goal on every held-out run; the
     /// first refusal ends it.
-    pub fn judge(&self, exercise: &Exercise, file: &SourceFile) -> Verdict {
+    pub fn judge(&self, exercise: &Exercise, file: &SourceFile) -> ExerciseVerdict {
         let Some(goal) = &exercise.goal else {
-            return Verdict::failed("this exercise is answered, not solved with rules");
+            return ExerciseVerdict::failed("this exercise is answered, not solved with rules");
         };
         let outcome = load(file, self.facts());
         if let Some(r) = outcome.refusal {
-            return Verdict {
+            return ExerciseVerdict {
                 lints: self.lints(file),
-                ..Verdict::failed(format!("cpuplugd refuses the file: {}", r.message))
+                ..ExerciseVerdict::failed(format!("cpuplugd refuses the file: {}", r.message))
             };
         }
         let mut runs = Vec::new();
@@ -199,16 +199,19 @@ impl Judge {
                         report: Some(report),
                     },
                     Err(why) => {
-                        return Verdict {
+                        return ExerciseVerdict {
                             lints: self.lints(file),
-                            ..Verdict::failed(format!("on {} seed {seed}: {why}", held.name))
+                            ..ExerciseVerdict::failed(format!(
+                                "on {} seed {seed}: {why}",
+                                held.name
+                            ))
                         };
                     }
                 };
                 runs.push(run);
             }
         }
-        Verdict {
+        ExerciseVerdict {
             passed: runs.iter().all(|r| r.met),
             reason: None,
             runs,

@@ -19,4 +19,4 @@ pub mod verify;
 
 pub use course::{Course, CourseError, Exercise, Kind};
 pub use goal::Goal;
-pub use judge::{Judge, Verdict};
+pub use judge::{ExerciseJudge, ExerciseVerdict};

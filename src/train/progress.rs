@@ -62,7 +62,7 @@ impl ExerciseProgress {
 /// A course's progress.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Progress {
+pub struct CourseProgress {
     pub version: u32,
     /// By exercise id.
     pub exercises: BTreeMap<String, ExerciseProgress>,
@@ -96,7 +96,7 @@ pub fn read_no_follow(path: &Path, limit: u64) -> std::io::Result<Vec<u8>> {
     Ok(bytes)
 }
 
-impl Progress {
+impl CourseProgress {
     /// The progress file of the course named `stem` under `state`.
     pub fn path(state: &Path, stem: &str) -> PathBuf {
         let safe: String = stem
@@ -114,11 +114,13 @@ impl Progress {
     }
 
     /// Reads the progress at `path`; none yet is empty progress.
-    pub fn load(path: &Path) -> Result<Progress, ProgressError> {
+    pub fn load(path: &Path) -> Result<CourseProgress, ProgressError> {
         let shown = path.display().to_string();
         let bytes = match read_no_follow(path, MAX_PROGRESS_BYTES) {
             Ok(b) => b,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Progress::default()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Ok(CourseProgress::default());
+            }
             Err(source) => {
                 return Err(ProgressError::Read {
                     path: shown,
@@ -150,7 +152,7 @@ impl Progress {
         let name: OsString = path
             .file_name()
             .map_or_else(|| OsString::from("progress.json"), |n| n.to_os_string());
-        let mut bytes = serde_json::to_vec_pretty(&Progress {
+        let mut bytes = serde_json::to_vec_pretty(&CourseProgress {
             version: 1,
             exercises: self.exercises.clone(),
         })
@@ -175,17 +177,17 @@ mod tests {
     #[test]
     fn progress_round_trips_and_a_link_or_a_huge_file_is_refused() {
         let d = tempfile::tempdir().expect("tempdir");
-        let path = Progress::path(d.path(), "cpuplugd-basics");
+        let path = CourseProgress::path(d.path(), "cpuplugd-basics");
         assert_eq!(
-            Progress::load(&path).expect("none yet"),
-            Progress::default()
+            CourseProgress::load(&path).expect("none yet"),
+            CourseProgress::default()
         );
-        let mut p = Progress::default();
+        let mut p = CourseProgress::default();
         p.of("loadavg").attempts = 2;
         p.save(&path).expect("save");
         p.of("loadavg").solved = true;
         p.save(&path).expect("save again");
-        let back = Progress::load(&path).expect("load");
+        let back = CourseProgress::load(&path).expect("load");
         assert!(back.exercises["loadavg"].solved);
         assert_eq!(back.exercises["loadavg"].failed(), 1);
 
@@ -194,7 +196,7 @@ mod tests {
         std::fs::write(&secret, "{}").expect("write");
         std::os::unix::fs::symlink(&secret, &path).expect("ln");
         assert!(
-            Progress::load(&path)
+            CourseProgress::load(&path)
                 .expect_err("link")
                 .to_string()
                 .contains("symbolic link")
@@ -208,14 +210,14 @@ mod tests {
         std::fs::remove_file(&path).expect("rm");
         std::fs::write(&path, vec![b' '; (MAX_PROGRESS_BYTES + 10) as usize]).expect("big");
         assert!(
-            Progress::load(&path)
+            CourseProgress::load(&path)
                 .expect_err("big")
                 .to_string()
                 .contains("larger")
         );
         std::fs::write(&path, "not json").expect("junk");
         assert!(
-            Progress::load(&path)
+            CourseProgress::load(&path)
                 .expect_err("junk")
                 .to_string()
                 .contains("not a progress")

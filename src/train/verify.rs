@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use super::course::{Course, Exercise, Kind, WorkloadPath};
 use super::diagnose;
-use super::judge::{Judge, Verdict};
+use super::judge::{ExerciseJudge, ExerciseVerdict};
 use crate::rules::SourceFile;
 
 /// One exercise checked.
@@ -20,9 +20,9 @@ pub struct Checked {
     /// What was found, one line each.
     pub findings: Vec<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub start: Option<Verdict>,
+    pub start: Option<ExerciseVerdict>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub reference: Option<Verdict>,
+    pub reference: Option<ExerciseVerdict>,
 }
 
 fn read(path: &std::path::Path) -> Result<SourceFile, String> {
@@ -43,7 +43,7 @@ pub fn check(exercise: &Exercise) -> Checked {
     };
     match exercise.kind {
         Kind::Rules => {
-            let judge = match Judge::new(exercise) {
+            let judge = match ExerciseJudge::new(exercise) {
                 Ok(j) => j,
                 Err(e) => {
                     out.findings.push(format!("the workload: {e}"));

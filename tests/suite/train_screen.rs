@@ -8,15 +8,15 @@ use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 
 use plugtop::train::Course;
-use plugtop::train::progress::Progress;
-use plugtop::train::screen::app::{Action, TrainApp};
+use plugtop::train::progress::CourseProgress;
+use plugtop::train::screen::app::{TrainAction, TrainApp};
 use plugtop::train::screen::draw;
 
 const COURSE: &str = "examples/courses/cpuplugd-basics.toml";
 
 fn app(at: &str) -> TrainApp {
     let course = Course::load(std::path::Path::new(COURSE)).expect("course");
-    let mut app = TrainApp::new(course, Progress::default(), None, None, Some(at));
+    let mut app = TrainApp::new(course, CourseProgress::default(), None, None, Some(at));
     app.mono = true;
     app
 }
@@ -57,9 +57,9 @@ fn type_text(app: &mut TrainApp, text: &str) {
 fn a_practice_run_scores_the_goal_live() {
     let mut a = app("loadavg");
     assert_snapshot_of!("train_screen", "loadavg_start_80x24", screen(&a));
-    a.update(Action::Run(150));
+    a.update(TrainAction::Run(150));
     assert_snapshot_of!("train_screen", "loadavg_half_run_80x24", screen(&a));
-    a.update(Action::Run(10_000));
+    a.update(TrainAction::Run(10_000));
     let practice = a.current.practice.as_ref().expect("a run");
     assert!(practice.run.ended());
     assert!(
@@ -95,7 +95,7 @@ fn editing_in_the_what_if_editor_then_submitting_solves_the_exercise() {
     type_text(&mut a, "4");
     press(&mut a, KeyCode::Enter);
     assert!(!a.editing());
-    a.update(Action::Run(10_000));
+    a.update(TrainAction::Run(10_000));
     let practice = a.current.practice.as_ref().expect("a run");
     assert!(
         practice.checks.iter().all(|c| c.met),

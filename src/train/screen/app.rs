@@ -1,5 +1,5 @@
 //! The training screen's state and the one function that changes it
-//! ([`TrainApp::update`]): keys become [`Action`]s, the event loop adds
+//! ([`TrainApp::update`]): keys become [`TrainAction`]s, the event loop adds
 //! ticks (simulated intervals to run, seconds spent) and saves made by
 //! another editor. Drawing only reads this state ([`super::draw`]).
 
@@ -14,8 +14,8 @@ use crate::sim::run::{SimOptions, SimRun};
 use crate::train::course::{Course, Exercise, Kind};
 use crate::train::diagnose::{self, Choice};
 use crate::train::goal::ClauseCheck;
-use crate::train::judge::Judge;
-use crate::train::progress::Progress;
+use crate::train::judge::ExerciseJudge;
+use crate::train::progress::CourseProgress;
 use crate::tui::whatif::WhatIfEditor;
 
 /// Simulated seconds per real second, slowest first; 0 is as fast as the
@@ -24,7 +24,7 @@ pub const SPEEDS: [f64; 5] = [1.0, 10.0, 100.0, 1000.0, 0.0];
 
 /// What the trainee or the event loop asks for.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Action {
+pub enum TrainAction {
     Quit,
     Next,
     Previous,
@@ -80,7 +80,7 @@ pub struct Current {
     pub file: SourceFile,
     pub rules: Result<Arc<RuleSet>, String>,
     pub facts: SystemFacts,
-    pub judge: Option<Judge>,
+    pub judge: Option<ExerciseJudge>,
     pub practice: Option<Practice>,
     pub paused: bool,
     pub editor: Option<WhatIfEditor>,
@@ -96,7 +96,7 @@ pub struct Current {
 /// The screen's whole state.
 pub struct TrainApp {
     pub course: Course,
-    pub progress: Progress,
+    pub progress: CourseProgress,
     /// Where progress is kept (None: not kept, in tests without a state
     /// directory).
     pub progress_path: Option<PathBuf>,
@@ -133,7 +133,7 @@ impl TrainApp {
     /// under `work_dir` (neither: in memory only).
     pub fn new(
         course: Course,
-        progress: Progress,
+        progress: CourseProgress,
         progress_path: Option<PathBuf>,
         work_dir: Option<PathBuf>,
         start_at: Option<&str>,
@@ -227,7 +227,7 @@ impl TrainApp {
             |c| c.path.display().to_string(),
         );
         match ex.kind {
-            Kind::Rules => match Judge::new(&ex) {
+            Kind::Rules => match ExerciseJudge::new(&ex) {
                 Ok(j) => {
                     self.current.facts = j.facts().clone();
                     self.current.judge = Some(j);
@@ -341,34 +341,34 @@ impl TrainApp {
     }
 
     /// The action a key stands for here.
-    pub fn action_for(&self, key: KeyEvent) -> Option<Action> {
+    pub fn action_for(&self, key: KeyEvent) -> Option<TrainAction> {
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
         if ctrl && key.code == KeyCode::Char('c') {
-            return Some(Action::Quit);
+            return Some(TrainAction::Quit);
         }
         if self.editing() {
             return Some(match key.code {
-                KeyCode::Enter => Action::Apply,
-                KeyCode::Esc => Action::Cancel,
-                KeyCode::Tab => Action::Field(1),
-                KeyCode::BackTab => Action::Field(-1),
-                _ => Action::EditorKey(key),
+                KeyCode::Enter => TrainAction::Apply,
+                KeyCode::Esc => TrainAction::Cancel,
+                KeyCode::Tab => TrainAction::Field(1),
+                KeyCode::BackTab => TrainAction::Field(-1),
+                _ => TrainAction::EditorKey(key),
             });
         }
         let diagnosis = self.exercise().kind == Kind::Diagnosis;
         Some(match key.code {
-            KeyCode::Char('q') => Action::Quit,
-            KeyCode::Char('n') | KeyCode::PageDown => Action::Next,
-            KeyCode::Char('p') | KeyCode::PageUp => Action::Previous,
-            KeyCode::Char('s') => Action::Submit,
-            KeyCode::Enter if diagnosis => Action::Submit,
-            KeyCode::Up if diagnosis => Action::Choose(-1),
-            KeyCode::Down if diagnosis => Action::Choose(1),
-            KeyCode::Char(' ') => Action::Pause,
-            KeyCode::Char('+') | KeyCode::Char('=') => Action::Faster,
-            KeyCode::Char('-') => Action::Slower,
-            KeyCode::Char('r') => Action::Restart,
-            KeyCode::Char('e') | KeyCode::Enter if !diagnosis => Action::Edit,
+            KeyCode::Char('q') => TrainAction::Quit,
+            KeyCode::Char('n') | KeyCode::PageDown => TrainAction::Next,
+            KeyCode::Char('p') | KeyCode::PageUp => TrainAction::Previous,
+            KeyCode::Char('s') => TrainAction::Submit,
+            KeyCode::Enter if diagnosis => TrainAction::Submit,
+            KeyCode::Up if diagnosis => TrainAction::Choose(-1),
+            KeyCode::Down if diagnosis => TrainAction::Choose(1),
+            KeyCode::Char(' ') => TrainAction::Pause,
+            KeyCode::Char('+') | KeyCode::Char('=') => TrainAction::Faster,
+            KeyCode::Char('-') => TrainAction::Slower,
+            KeyCode::Char('r') => TrainAction::Restart,
+            KeyCode::Char('e') | KeyCode::Enter if !diagnosis => TrainAction::Edit,
             _ => return None,
         })
     }
@@ -389,15 +389,15 @@ impl TrainApp {
     }
 
     /// The one place the state changes.
-    pub fn update(&mut self, action: Action) {
+    pub fn update(&mut self, action: TrainAction) {
         match action {
-            Action::Quit => {
+            TrainAction::Quit => {
                 self.save();
                 self.quit = true;
             }
-            Action::Next | Action::Previous => {
+            TrainAction::Next | TrainAction::Previous => {
                 let n = self.course.exercises.len();
-                let to = if action == Action::Next {
+                let to = if action == TrainAction::Next {
                     (self.current.index + 1) % n
                 } else {
                     (self.current.index + n - 1) % n
@@ -405,15 +405,15 @@ impl TrainApp {
                 self.save();
                 self.open(to);
             }
-            Action::Submit => self.submit(),
-            Action::Pause => self.current.paused = !self.current.paused,
-            Action::Faster => self.speed = (self.speed + 1).min(SPEEDS.len() - 1),
-            Action::Slower => self.speed = self.speed.saturating_sub(1),
-            Action::Restart => {
+            TrainAction::Submit => self.submit(),
+            TrainAction::Pause => self.current.paused = !self.current.paused,
+            TrainAction::Faster => self.speed = (self.speed + 1).min(SPEEDS.len() - 1),
+            TrainAction::Slower => self.speed = self.speed.saturating_sub(1),
+            TrainAction::Restart => {
                 self.current.paused = false;
                 self.restart();
             }
-            Action::Edit => {
+            TrainAction::Edit => {
                 if let Ok(rules) = &self.current.rules {
                     self.current.editor = Some(WhatIfEditor::open(
                         rules,
@@ -426,31 +426,31 @@ impl TrainApp {
                             .into();
                 }
             }
-            Action::EditorKey(key) => {
+            TrainAction::EditorKey(key) => {
                 if let Some(e) = &mut self.current.editor {
                     e.key(key);
                 }
             }
-            Action::Paste(text) => {
+            TrainAction::Paste(text) => {
                 if let Some(e) = &mut self.current.editor {
                     e.insert(&text);
                 }
             }
-            Action::Field(by) => {
+            TrainAction::Field(by) => {
                 if let (Some(e), Ok(rules)) = (&mut self.current.editor, &self.current.rules) {
                     e.step_field(rules, &self.current.file, by);
                 }
             }
-            Action::Apply => self.apply(),
-            Action::Cancel => self.current.editor = None,
-            Action::Choose(by) => {
+            TrainAction::Apply => self.apply(),
+            TrainAction::Cancel => self.current.editor = None,
+            TrainAction::Choose(by) => {
                 let n = self.current.choices.len() as isize;
                 if n > 0 {
                     self.current.selected =
                         (self.current.selected as isize + by).rem_euclid(n) as usize;
                 }
             }
-            Action::Run(intervals) => {
+            TrainAction::Run(intervals) => {
                 if let Some(p) = &mut self.current.practice {
                     for _ in 0..intervals {
                         match p.run.step(&mut |_| {}) {
@@ -465,14 +465,14 @@ impl TrainApp {
                 }
                 self.score();
             }
-            Action::Spent(seconds) => {
+            TrainAction::Spent(seconds) => {
                 let id = self.exercise().id.clone();
                 let p = self.progress.of(&id);
                 if !p.solved {
                     p.seconds += seconds.max(0.0);
                 }
             }
-            Action::Saved(bytes) => {
+            TrainAction::Saved(bytes) => {
                 let name = self.current.file.name().to_string();
                 self.current.editor = None;
                 self.load(SourceFile::new(name, bytes));

@@ -26,12 +26,12 @@ use ratatui::Terminal;
 use ratatui::backend::CrosstermBackend;
 
 use super::course::Course;
-use super::progress::Progress;
-use app::{Action, TrainApp};
+use super::progress::CourseProgress;
+use app::{TrainAction, TrainApp};
 
 /// How the screen starts.
 #[derive(Debug, Clone, Default)]
-pub struct Options {
+pub struct TrainOptions {
     /// The exercise to start at (default: the first not yet solved).
     pub start_at: Option<String>,
     /// No colours.
@@ -44,7 +44,7 @@ pub enum ScreenError {
     #[error("the terminal: {0}")]
     Terminal(#[from] std::io::Error),
     #[error(transparent)]
-    Progress(#[from] super::progress::ProgressError),
+    CourseProgress(#[from] super::progress::ProgressError),
 }
 
 /// Gives the terminal back.
@@ -60,9 +60,9 @@ fn restore_terminal() {
 
 /// Restores the terminal when dropped, on every way out but a panic
 /// (which the hook covers).
-struct Screen;
+struct TerminalGuard;
 
-impl Drop for Screen {
+impl Drop for TerminalGuard {
     fn drop(&mut self) {
         restore_terminal();
     }
@@ -72,12 +72,60 @@ impl Drop for Screen {
 /// a key is answered within a frame even at full speed.
 const MOST_PER_FRAME: usize = 200;
 
+/// How long to wait for a key: until the practice run's next interval
+/// is due at the speed chosen, at most a second (the clock on the screen
+/// and a save in another editor are looked at once a second).
+fn wait_for(app: &TrainApp, owed: f64) -> Duration {
+    if !app.running() {
+        return Duration::from_secs(1);
+    }
+    let speed = app.speed();
+    let interval = app
+        .current
+        .practice
+        .as_ref()
+        .map_or(1.0, |p| p.run.interval());
+    if speed == 0.0 {
+        Duration::ZERO
+    } else {
+        let due = (interval - owed).max(0.0) / speed;
+        Duration::from_secs_f64(due.min(1.0))
+    }
+}
+
+/// Runs the intervals `dt` real seconds are worth at the speed chosen
+/// (`owed` carries the simulated seconds not yet run); whether any ran.
+fn pace(app: &mut TrainApp, dt: f64, owed: &mut f64) -> bool {
+    if !app.running() {
+        *owed = 0.0;
+        return false;
+    }
+    let interval = app
+        .current
+        .practice
+        .as_ref()
+        .map_or(1.0, |p| p.run.interval())
+        .max(0.001);
+    let intervals = if app.speed() == 0.0 {
+        MOST_PER_FRAME
+    } else {
+        *owed += dt * app.speed();
+        let n = (*owed / interval).floor();
+        *owed -= n * interval;
+        (n as usize).min(MOST_PER_FRAME)
+    };
+    if intervals > 0 {
+        app.update(TrainAction::Run(intervals));
+    }
+    intervals > 0
+}
+
 /// Runs the screen until the trainee quits.
-pub fn run(course: Course, options: &Options) -> Result<(), ScreenError> {
+pub fn run(course: Course, options: &TrainOptions) -> Result<(), ScreenError> {
     let state = crate::tui::state_dir::state_dir();
     let stem = course.stem();
-    let progress_path = Progress::path(&state, &stem);
-    let progress = Progress::load(&progress_path)?;
+    let progress_path = CourseProgress::path(&state, &stem);
+    let progress = CourseProgress::load(&progress_path)?;
     let work_dir = progress_path.with_extension("");
     let mut app = TrainApp::new(
         course,
@@ -94,7 +142,7 @@ pub fn run(course: Course, options: &Options) -> Result<(), ScreenError> {
         previous(info);
     }));
     enable_raw_mode()?;
-    let _screen = Screen;
+    let _screen = TerminalGuard;
     execute!(
         std::io::stdout(),
         EnterAlternateScreen,
@@ -107,22 +155,7 @@ pub fn run(course: Course, options: &Options) -> Result<(), ScreenError> {
     let mut last_look = Instant::now();
     terminal.draw(|f| draw::draw(&app, f))?;
     while !app.quit {
-        let timeout = if app.running() {
-            let speed = app.speed();
-            let interval = app
-                .current
-                .practice
-                .as_ref()
-                .map_or(1.0, |p| p.run.interval());
-            if speed == 0.0 {
-                Duration::ZERO
-            } else {
-                let due = (interval - owed).max(0.0) / speed;
-                Duration::from_secs_f64(due.min(1.0))
-            }
-        } else {
-            Duration::from_secs(1)
-        };
+        let timeout = wait_for(&app, owed);
         let mut changed = false;
         if event::poll(timeout)? {
             match event::read()? {
@@ -133,7 +166,7 @@ pub fn run(course: Course, options: &Options) -> Result<(), ScreenError> {
                     }
                 }
                 Event::Paste(text) => {
-                    app.update(Action::Paste(text));
+                    app.update(TrainAction::Paste(text));
                     changed = true;
                 }
                 Event::Resize(..) => changed = true,
@@ -143,36 +176,15 @@ pub fn run(course: Course, options: &Options) -> Result<(), ScreenError> {
         let now = Instant::now();
         let dt = now.duration_since(last).as_secs_f64();
         last = now;
-        app.update(Action::Spent(dt));
-        if app.running() {
-            let interval = app
-                .current
-                .practice
-                .as_ref()
-                .map_or(1.0, |p| p.run.interval())
-                .max(0.001);
-            let intervals = if app.speed() == 0.0 {
-                MOST_PER_FRAME
-            } else {
-                owed += dt * app.speed();
-                let n = (owed / interval).floor();
-                owed -= n * interval;
-                (n as usize).min(MOST_PER_FRAME)
-            };
-            if intervals > 0 {
-                app.update(Action::Run(intervals));
-                changed = true;
-            }
-        } else {
-            owed = 0.0;
-        }
+        app.update(TrainAction::Spent(dt));
+        changed |= pace(&mut app, dt, &mut owed);
         if now.duration_since(last_look) >= Duration::from_secs(1) {
             last_look = now;
             if let Some(copy) = &mut app.current.copy
                 && let Some(read) = copy.changed()
             {
                 match read {
-                    Ok(bytes) => app.update(Action::Saved(bytes)),
+                    Ok(bytes) => app.update(TrainAction::Saved(bytes)),
                     Err(e) => app.status = format!("cannot reload: {e}"),
                 }
                 changed = true;
