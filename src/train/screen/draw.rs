@@ -8,15 +8,27 @@ use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Paragraph, Wrap};
+use ratatui::widgets::{Block, Padding, Paragraph, Wrap};
 
 use super::app::TrainApp;
 use crate::report::terminal_safe as safe;
 use crate::sim::report::clock;
 use crate::train::course::Kind;
 use crate::train::goal::short_number;
+use crate::tui::view::fit::{ellipsize, room};
 use crate::tui::view::theme::Theme;
 use crate::tui::whatif::Field;
+
+/// A bordered panel whose last inner column stays free, so text that fits
+/// never touches the border (and text that touches it was cut).
+fn panel() -> Block<'static> {
+    Block::bordered().padding(Padding::right(1))
+}
+
+/// The columns a line inside a [`panel`] of `area` may fill.
+fn inside(area: Rect) -> usize {
+    usize::from(area.width).saturating_sub(3).max(1)
+}
 
 /// Draws the whole screen.
 pub fn draw(app: &TrainApp, frame: &mut Frame) {
@@ -43,10 +55,11 @@ pub fn draw(app: &TrainApp, frame: &mut Frame) {
         (Kind::Rules, Some(_)) => editor_panel(app, frame, rules, theme),
         (Kind::Rules, None) => rules_panel(app, frame, rules, theme),
     }
+    let fit = |t: String| ellipsize(&t, room(status.width));
     let message = match &app.current.verdict {
-        Some((true, s)) => Line::styled(format!(" PASSED: {}", safe(s)), theme.title()),
-        Some((false, s)) => Line::styled(format!(" not yet: {}", safe(s)), theme.warning()),
-        None => Line::styled(format!(" {}", safe(&app.status)), theme.dim()),
+        Some((true, s)) => Line::styled(fit(format!(" PASSED: {}", safe(s))), theme.title()),
+        Some((false, s)) => Line::styled(fit(format!(" not yet: {}", safe(s))), theme.warning()),
+        None => Line::styled(fit(format!(" {}", safe(&app.status))), theme.dim()),
     };
     frame.render_widget(Paragraph::new(message), status);
     let help = if app.editing() {
@@ -148,7 +161,7 @@ fn exercise_panel(app: &TrainApp, frame: &mut Frame, area: Rect, theme: Theme) {
     frame.render_widget(
         Paragraph::new(lines)
             .wrap(Wrap { trim: false })
-            .block(Block::bordered().title(Span::styled(title, theme.title()))),
+            .block(panel().title(Span::styled(title, theme.title()))),
         area,
     );
 }
@@ -212,7 +225,7 @@ fn score_panel(app: &TrainApp, frame: &mut Frame, area: Rect, theme: Theme) {
     frame.render_widget(
         Paragraph::new(lines)
             .wrap(Wrap { trim: false })
-            .block(Block::bordered().title(Span::styled(" Practice run ", theme.title()))),
+            .block(panel().title(Span::styled(" Practice run ", theme.title()))),
         area,
     );
 }
@@ -238,7 +251,7 @@ fn choices_panel(app: &TrainApp, frame: &mut Frame, area: Rect, theme: Theme) {
     frame.render_widget(
         Paragraph::new(lines)
             .wrap(Wrap { trim: false })
-            .block(Block::bordered().title(Span::styled(" Point at the culprit ", theme.title()))),
+            .block(panel().title(Span::styled(" Point at the culprit ", theme.title()))),
         area,
     );
 }
@@ -254,9 +267,10 @@ fn rules_panel(app: &TrainApp, frame: &mut Frame, area: Rect, theme: Theme) {
                 let text = f.text(rules, &app.current.file);
                 match f {
                     Field::Rule(_) if !text.trim().is_empty() && text.trim() != "0" => {
+                        let room = inside(area).saturating_sub(10);
                         lines.push(Line::from(vec![
                             Span::styled(format!("{:<10}", f.name()), theme.title()),
-                            Span::raw(safe(&text).into_owned()),
+                            Span::raw(ellipsize(&safe(&text), room)),
                         ]));
                     }
                     Field::Limit(_) if !text.trim().is_empty() => {
@@ -272,13 +286,19 @@ fn rules_panel(app: &TrainApp, frame: &mut Frame, area: Rect, theme: Theme) {
             ));
         }
         Err(e) => lines.push(Line::styled(
-            format!("cpuplugd refuses it: {}", safe(e)),
+            ellipsize(&format!("cpuplugd refuses it: {}", safe(e)), inside(area)),
             theme.warning(),
         )),
     }
-    let title = format!(" Rules: {} ", safe(app.current.file.name()));
+    let title = format!(
+        " Rules: {} ",
+        ellipsize(
+            &safe(app.current.file.name()),
+            inside(area).saturating_sub(9)
+        )
+    );
     frame.render_widget(
-        Paragraph::new(lines).block(Block::bordered().title(Span::styled(title, theme.title()))),
+        Paragraph::new(lines).block(panel().title(Span::styled(title, theme.title()))),
         area,
     );
 }
@@ -322,7 +342,7 @@ fn editor_panel(app: &TrainApp, frame: &mut Frame, area: Rect, theme: Theme) {
     frame.render_widget(
         Paragraph::new(lines)
             .wrap(Wrap { trim: false })
-            .block(Block::bordered().title(Span::styled(" What-if editor ", theme.title()))),
+            .block(panel().title(Span::styled(" What-if editor ", theme.title()))),
         area,
     );
 }
@@ -333,15 +353,16 @@ fn flips_panel(app: &TrainApp, frame: &mut Frame, area: Rect, theme: Theme) {
         .flips
         .iter()
         .map(|l| {
+            let text = ellipsize(&safe(l), inside(area));
             if l.starts_with('#') {
-                Line::styled(safe(l).into_owned(), theme.title())
+                Line::styled(text, theme.title())
             } else {
-                Line::raw(safe(l).into_owned())
+                Line::raw(text)
             }
         })
         .collect();
     frame.render_widget(
-        Paragraph::new(lines).block(Block::bordered().title(Span::styled(
+        Paragraph::new(lines).block(panel().title(Span::styled(
             " Flips: the recording's changes of decision ",
             theme.title(),
         ))),
