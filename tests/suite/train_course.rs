@@ -120,3 +120,38 @@ fn hostile_course_files_are_refused_with_what_and_where() {
         assert!(!err.contains("panicked"), "{err}");
     }
 }
+
+#[test]
+fn a_recording_is_a_workload_too() {
+    let dir = tempdir();
+    std::fs::copy(
+        "examples/courses/cpuplugd-basics/flapping-incident.rec",
+        dir.path().join("incident.rec"),
+    )
+    .expect("copy");
+    std::fs::copy(
+        "examples/courses/cpuplugd-basics/flapping-start.conf",
+        dir.path().join("start.conf"),
+    )
+    .expect("copy");
+    std::fs::copy(
+        "examples/courses/cpuplugd-basics/flapping-reference.conf",
+        dir.path().join("reference.conf"),
+    )
+    .expect("copy");
+    let course = dir.path().join("c.toml");
+    std::fs::write(
+        &course,
+        "title='t'\n[[exercise]]\nid='replayed'\ntitle='R'\nrecording='incident.rec'\nstart='start.conf'\nreference='reference.conf'\ngoal='not flapping and reversals <= 3'\n",
+    )
+    .expect("write");
+    let out = plugtop(&["train", "check", course.to_str().expect("utf-8")]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(text.contains("start fails"), "{text}");
+    assert!(text.contains("reference passed on 3 of 3"), "{text}");
+}

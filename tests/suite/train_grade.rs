@@ -221,3 +221,31 @@ fn an_unreadable_submission_fails_with_the_reason() {
     assert!(out.status.success());
     assert!(c.contains("cannot read it"), "{c}");
 }
+
+#[test]
+fn a_fifo_submission_is_not_waited_on() {
+    let class = tempdir();
+    let me = class.path().join("t");
+    std::fs::create_dir(&me).expect("mkdir");
+    let fifo = me.join("loadavg.conf");
+    rustix::fs::mkfifoat(
+        rustix::fs::CWD,
+        &fifo,
+        rustix::fs::Mode::from_raw_mode(0o600),
+    )
+    .expect("mkfifo");
+    let out = plugtop(&[
+        "train",
+        "grade",
+        COURSE,
+        class.path().to_str().expect("utf-8"),
+        "--format",
+        "csv",
+    ]);
+    let c = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success());
+    assert!(
+        c.contains("loadavg,t,false,0,0,,,not a regular file"),
+        "{c}"
+    );
+}

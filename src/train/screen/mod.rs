@@ -43,8 +43,6 @@ pub struct TrainOptions {
 pub enum ScreenError {
     #[error("the terminal: {0}")]
     Terminal(#[from] std::io::Error),
-    #[error(transparent)]
-    CourseProgress(#[from] super::progress::ProgressError),
 }
 
 /// Gives the terminal back.
@@ -125,16 +123,24 @@ pub fn run(course: Course, options: &TrainOptions) -> Result<(), ScreenError> {
     let state = crate::tui::state_dir::state_dir();
     let stem = course.stem();
     let progress_path = CourseProgress::path(&state, &stem);
-    let progress = CourseProgress::load(&progress_path)?;
     let work_dir = progress_path.with_extension("");
+    // Progress that cannot be read is left as it is (never overwritten)
+    // and the session goes on without keeping any: degrade, don't die.
+    let (progress, kept, problem) = match CourseProgress::load(&progress_path) {
+        Ok(p) => (p, Some(progress_path), None),
+        Err(e) => (CourseProgress::default(), None, Some(e)),
+    };
     let mut app = TrainApp::new(
         course,
         progress,
-        Some(progress_path),
+        kept,
         Some(work_dir),
         options.start_at.as_deref(),
     );
     app.mono = options.mono;
+    if let Some(e) = problem {
+        app.status = format!("{e}; progress is not kept this session");
+    }
 
     let previous = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
