@@ -19,6 +19,16 @@ use crate::tune::Workload;
 pub enum JudgeError {
     #[error(transparent)]
     Scenario(#[from] crate::sim::scenario::ScenarioError),
+    /// A workload longer than a held-out run may be, with no `duration`
+    /// to shorten it: grading a class would take hours.
+    #[error(
+        "{name} lasts {seconds} s; a held-out run lasts at most {most} s: give the exercise a `duration`"
+    )]
+    TooLong {
+        name: String,
+        seconds: f64,
+        most: f64,
+    },
     #[error("{path}: {source}")]
     Recording {
         path: String,
@@ -140,6 +150,14 @@ impl ExerciseJudge {
         let mut workloads = Vec::new();
         for p in &paths {
             let (scenario, recorded_old) = scenario_of(p)?;
+            let most = super::course::MAX_RUN_SECONDS;
+            if exercise.duration.is_none() && scenario.length() > most {
+                return Err(JudgeError::TooLong {
+                    name: scenario.name.clone(),
+                    seconds: scenario.length(),
+                    most,
+                });
+            }
             let workload = Workload {
                 scenario,
                 old_kernel: exercise.old_kernel || recorded_old,

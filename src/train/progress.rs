@@ -48,6 +48,9 @@ pub struct ExerciseProgress {
     /// Submissions judged (passed or not).
     pub attempts: u32,
     pub solved: bool,
+    /// Solved only after the exercise's time limit had passed.
+    #[serde(default)]
+    pub late: bool,
     /// Seconds spent in the exercise, over every session.
     pub seconds: f64,
 }

@@ -57,6 +57,11 @@ fn check_course(text: &[u8]) -> (bool, String) {
     )
     .expect("copy");
     std::fs::write(course.join("a.conf"), "UPDATE=\"1\"\n").expect("write");
+    std::fs::write(
+        course.join("year.toml"),
+        "name='year'\ncpus=2\nmemory_mib=1024\nduration='300d'\n",
+    )
+    .expect("write");
     std::fs::write(dir.path().join("outside.toml"), "name='x'").expect("write");
     std::os::unix::fs::symlink("/etc/shadow", course.join("shadow.conf")).expect("ln");
     std::os::unix::fs::symlink(dir.path().join("outside.toml"), course.join("out.toml"))
@@ -66,7 +71,11 @@ fn check_course(text: &[u8]) -> (bool, String) {
     let out = plugtop(&["train", "check", path.to_str().expect("utf-8")]);
     (
         out.status.success(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        ),
     )
 }
 
@@ -112,6 +121,10 @@ fn hostile_course_files_are_refused_with_what_and_where() {
         (b"title='\xff\xfe'\n".to_vec(), "not UTF-8"),
         (vec![b'#'; 2 << 20], "larger than"),
         (b"title='t'\n".to_vec(), "no [[exercise]]"),
+        (
+            GOOD.replace("s.toml", "year.toml").into_bytes(),
+            "give the exercise a `duration`",
+        ),
     ];
     for (text, said) in cases {
         let (ok, err) = check_course(&text);

@@ -531,6 +531,9 @@ impl TrainApp {
         };
         let p = self.progress.of(&ex.id);
         p.attempts = p.attempts.saturating_add(1);
+        if passed && !p.solved {
+            p.late = ex.time_limit.is_some_and(|limit| p.seconds > limit);
+        }
         p.solved |= passed;
         self.current.verdict = Some((passed, summary));
         self.save();

@@ -131,7 +131,11 @@ fn exercise_panel(app: &TrainApp, frame: &mut Frame, area: Rect, theme: Theme) {
         Some(limit) => format!("time {} of {}", clock(p.seconds), clock(limit)),
         None => format!("time {}", clock(p.seconds)),
     };
-    let state = if p.solved { "solved" } else { "open" };
+    let state = match (p.solved, p.late) {
+        (true, true) => "solved late",
+        (true, false) => "solved",
+        _ => "open",
+    };
     lines.push(Line::styled(
         format!("{state} · attempts {} · {time}", p.attempts),
         theme.dim(),
