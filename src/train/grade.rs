@@ -459,8 +459,10 @@ pub fn text(g: &Grades) -> String {
     out
 }
 
-/// A CSV field, quoted when it needs to be.
+/// A CSV field, quoted when it needs to be; control characters (a
+/// trainee's directory may be named with escapes) are shown, never sent.
 fn csv_field(s: &str) -> String {
+    let s = safe(s);
     // A formula-looking cell is made text for spreadsheets.
     let s = if s.starts_with(['=', '+', '-', '@']) {
         format!("'{s}")

@@ -249,3 +249,29 @@ fn a_fifo_submission_is_not_waited_on() {
         "{c}"
     );
 }
+
+#[test]
+fn a_trainee_named_with_escapes_cannot_drive_the_terminal() {
+    let class = tempdir();
+    let me = class.path().join("evil\x1b]0;owned\x07\x1b[2J");
+    std::fs::create_dir(&me).expect("mkdir");
+    std::fs::write(me.join("loadavg.conf"), "HOTPLUG=\"\x1b[31m\"\n").expect("write");
+    let out = plugtop(&[
+        "train",
+        "grade",
+        COURSE,
+        class.path().to_str().expect("utf-8"),
+    ]);
+    assert!(out.status.success());
+    assert!(
+        !out.stdout.contains(&0x1b),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("FAIL"));
+    let dir = class.path().to_str().expect("utf-8");
+    let csv = plugtop(&["train", "grade", COURSE, dir, "--format", "csv"]);
+    assert!(!csv.stdout.contains(&0x1b));
+    let json = plugtop(&["train", "grade", COURSE, dir, "--format", "json"]);
+    assert!(!json.stdout.contains(&0x1b));
+}

@@ -129,3 +129,13 @@ fn a_diagnosis_is_answered_by_pointing_at_the_comparison() {
     assert!(a.solved());
     assert_snapshot_of!("train_screen", "diagnosis_solved_80x24", screen(&a));
 }
+
+#[test]
+fn any_terminal_size_draws_without_a_panic() {
+    let mut a = app("guest-size");
+    a.update(TrainAction::Run(30));
+    for (w, h) in [(1, 1), (20, 5), (40, 10), (79, 23), (200, 60)] {
+        let mut terminal = Terminal::new(TestBackend::new(w, h)).expect("test backend");
+        terminal.draw(|f| draw::draw(&a, f)).expect("draw");
+    }
+}
