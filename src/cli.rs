@@ -29,6 +29,7 @@ pub mod screen;
 pub mod sim;
 mod sources;
 mod stderr;
+pub mod train;
 pub mod tune;
 pub mod whatif;
 
@@ -120,6 +121,13 @@ pub enum Subcommand {
     Record(RecordArgs),
     /// Search a rule file's thresholds against a scenario on the simulated guest and show the trade-off.
     Tune(TuneArgs),
+    /// Graded exercises on the simulated guest: a course's screen, or a class's grades (train grade).
+    #[command(
+        args_conflicts_with_subcommands = true,
+        subcommand_negates_reqs = true,
+        after_help = "Courses are TOML files (docs/training.md); the built-in one is examples/courses/cpuplugd-basics.toml. Progress is kept in $XDG_STATE_HOME/plugtop/train/."
+    )]
+    Train(TrainArgs),
     /// A language server for rule files over stdio: check's diagnostics, hover with live values, completion, rename, fixes.
     Lsp(LspArgs),
     /// Write the man pages or shell completions (for packagers; see README).
@@ -400,6 +408,64 @@ pub struct TuneArgs {
     /// flap elsewhere).
     #[arg(long)]
     pub only_workload: bool,
+}
+
+/// The arguments of `plugtop train`.
+#[derive(clap::Args)]
+pub struct TrainArgs {
+    #[command(subcommand)]
+    pub command: Option<TrainCommand>,
+    /// The course file (TOML; see docs/training.md).
+    #[arg(required = true)]
+    pub course: Option<PathBuf>,
+    /// Start at this exercise (its id; default: the first not yet solved).
+    #[arg(long)]
+    pub exercise: Option<String>,
+    /// No colours (NO_COLOR is respected too).
+    #[arg(long)]
+    pub mono: bool,
+}
+
+/// What `plugtop train` does besides the screen.
+#[derive(clap::Subcommand)]
+pub enum TrainCommand {
+    /// Grade every trainee's submissions (DIR/<trainee>/<exercise>.conf or .answer) on the held-out seeds.
+    Grade(TrainGradeArgs),
+    /// Check a course: every start file fails, every reference passes, every diagnosis's answer is what flipped.
+    Check(TrainCheckArgs),
+}
+
+/// The arguments of `plugtop train grade`.
+#[derive(clap::Args)]
+pub struct TrainGradeArgs {
+    /// The course file.
+    pub course: PathBuf,
+    /// The class directory: one subdirectory per trainee.
+    pub dir: PathBuf,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = GradeFormat::Text)]
+    pub format: GradeFormat,
+    /// Threads grading at once (default: the cores; 1 to 64).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=64))]
+    pub threads: Option<u64>,
+}
+
+/// The arguments of `plugtop train check`.
+#[derive(clap::Args)]
+pub struct TrainCheckArgs {
+    /// The course file.
+    pub course: PathBuf,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = CheckFormat::Text)]
+    pub format: CheckFormat,
+}
+
+/// `plugtop train grade --format`.
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum GradeFormat {
+    Text,
+    Csv,
+    Json,
 }
 
 /// `plugtop tune --objective`.

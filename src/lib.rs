@@ -36,5 +36,6 @@ pub mod rules;
 pub mod safe_text;
 pub mod sim;
 pub mod stop_signals;
+pub mod train;
 pub mod tui;
 pub mod tune;

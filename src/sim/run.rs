@@ -130,63 +130,143 @@ pub fn simulate_loaded(
     wait: &mut dyn FnMut(Duration),
     on_line: &mut dyn FnMut(&str),
 ) -> Result<SimOutcome, SimError> {
-    let guest = SharedGuest::new(guest_for(scenario, options));
-    let rules = Path::new(file.name());
-    let interval = options.interval.unwrap_or(rules_set.update_seconds());
-    let mut source = SimSource::new(guest.clone(), interval);
-    source.stop_at_end = true;
-    let mut actuator = SimActuator::new(guest.clone());
-    let mut session = Session::new(
-        Arc::clone(&rules_set),
-        file.clone(),
-        Mode::Auto,
-        options.flap,
-    );
-    let mut recorder = match &options.record {
-        Some(path) => Some(
-            RecordingWriter::create(path, &header(scenario, rules, interval))
-                .map_err(SimError::Record)?,
-        ),
-        None => None,
-    };
-    let mut tally = RunningTotals::default();
-    let keep = options.keep_timeline;
-    let mut emit = |line: String, log: &mut Vec<String>| {
-        on_line(&line);
-        if keep {
-            log.push(line);
-        }
-    };
-    while let Some(Ok(sample)) = source.next_sample() {
-        if let Some(w) = recorder.as_mut() {
-            w.append(&sample).map_err(SimError::Record)?;
-        }
-        let step = session.step(Arc::new(sample), &mut actuator);
-        let t = super::report::clock(guest.borrow().t);
-        for line in tally.note(&step, &session, interval) {
-            emit(format!("{t} {line}"), &mut tally.log);
-        }
-        if let Some(f) = &step.fatal {
-            tally.fatal = Some(f.message.clone());
-            break;
-        }
-        let Some(decision) = &step.decision else {
-            continue;
-        };
-        tally.interval(&guest.borrow(), decision, keep);
-        wait(crate::pace::seconds(interval));
+    let mut run = SimRun::start(scenario, rules_set, file, options)?;
+    while run.step(on_line)? {
+        wait(crate::pace::seconds(run.interval));
     }
-    let report = tally.report(
-        &guest.borrow(),
-        &scenario.name,
-        &rules.display().to_string(),
-        &session,
-    );
-    Ok(SimOutcome {
-        report,
-        timeline: tally.timeline,
-        log: tally.log,
-    })
+    Ok(run.finish())
+}
+
+/// A simulated run taken one decided interval at a time, so a front end
+/// (the training screen) can show the report as it grows and pace the run
+/// itself; [`simulate_loaded`] is this run to the end.
+pub struct SimRun {
+    guest: SharedGuest,
+    source: SimSource,
+    actuator: SimActuator,
+    session: Session,
+    recorder: Option<RecordingWriter<std::fs::File>>,
+    tally: RunningTotals,
+    interval: f64,
+    scenario: String,
+    rules: String,
+    ended: bool,
+}
+
+impl SimRun {
+    /// A run of `scenario` under `rules_set` (loaded from `file`), before
+    /// its first reading.
+    pub fn start(
+        scenario: &Scenario,
+        rules_set: Arc<crate::rules::RuleSet>,
+        file: &crate::rules::SourceFile,
+        options: &SimOptions,
+    ) -> Result<SimRun, SimError> {
+        let guest = SharedGuest::new(guest_for(scenario, options));
+        let rules = Path::new(file.name());
+        let interval = options.interval.unwrap_or(rules_set.update_seconds());
+        let mut source = SimSource::new(guest.clone(), interval);
+        source.stop_at_end = true;
+        let actuator = SimActuator::new(guest.clone());
+        let session = Session::new(
+            Arc::clone(&rules_set),
+            file.clone(),
+            Mode::Auto,
+            options.flap,
+        );
+        let recorder = match &options.record {
+            Some(path) => Some(
+                RecordingWriter::create(path, &header(scenario, rules, interval))
+                    .map_err(SimError::Record)?,
+            ),
+            None => None,
+        };
+        Ok(SimRun {
+            guest,
+            source,
+            actuator,
+            session,
+            recorder,
+            tally: RunningTotals {
+                keep: options.keep_timeline,
+                ..RunningTotals::default()
+            },
+            interval,
+            scenario: scenario.name.clone(),
+            rules: rules.display().to_string(),
+            ended: false,
+        })
+    }
+
+    /// Runs readings up to and including the next decided interval; `false`
+    /// once the scenario (or cpuplugd, on a fatal error) has ended.
+    /// `on_line` gets each action as it happens.
+    pub fn step(&mut self, on_line: &mut dyn FnMut(&str)) -> Result<bool, SimError> {
+        while !self.ended {
+            let Some(Ok(sample)) = self.source.next_sample() else {
+                self.ended = true;
+                break;
+            };
+            if let Some(w) = self.recorder.as_mut() {
+                w.append(&sample).map_err(SimError::Record)?;
+            }
+            let step = self.session.step(Arc::new(sample), &mut self.actuator);
+            let t = super::report::clock(self.guest.borrow().t);
+            for line in self.tally.note(&step, &self.session, self.interval) {
+                let line = format!("{t} {line}");
+                on_line(&line);
+                if self.tally.keep {
+                    self.tally.log.push(line);
+                }
+            }
+            if let Some(f) = &step.fatal {
+                self.tally.fatal = Some(f.message.clone());
+                self.ended = true;
+                break;
+            }
+            let Some(decision) = &step.decision else {
+                continue;
+            };
+            self.tally.interval(&self.guest.borrow(), decision);
+            return Ok(true);
+        }
+        Ok(false)
+    }
+
+    /// Seconds between readings.
+    pub fn interval(&self) -> f64 {
+        self.interval
+    }
+
+    /// Simulated seconds so far.
+    pub fn seconds(&self) -> f64 {
+        self.guest.borrow().t
+    }
+
+    /// Whether the run has ended.
+    pub fn ended(&self) -> bool {
+        self.ended
+    }
+
+    /// The report of the run so far (the final one once it has ended).
+    pub fn report(&self) -> SimReport {
+        self.tally.report(
+            &self.guest.borrow(),
+            &self.scenario,
+            &self.rules,
+            &self.session,
+        )
+    }
+
+    /// The finished run's report, timeline and log.
+    pub fn finish(self) -> SimOutcome {
+        let report = self.report();
+        SimOutcome {
+            report,
+            timeline: self.tally.timeline,
+            log: self.tally.log,
+        }
+    }
 }
 
 /// What a simulated run adds up as it goes.
@@ -203,6 +283,8 @@ struct RunningTotals {
     fatal: Option<String>,
     flapped: bool,
     period: Option<f64>,
+    /// Keep every interval's point and log line.
+    keep: bool,
 }
 
 impl RunningTotals {
@@ -227,9 +309,9 @@ impl RunningTotals {
     }
 
     /// One decided interval of the guest.
-    fn interval(&mut self, g: &Guest, decision: &crate::engine::Decision, keep: bool) {
+    fn interval(&mut self, g: &Guest, decision: &crate::engine::Decision) {
         self.intervals += 1;
-        if keep {
+        if self.keep {
             self.timeline.push(Point {
                 t: g.t,
                 online: g.online_count(),
@@ -245,7 +327,7 @@ impl RunningTotals {
         self.swapped_sum += g.swapped_mib();
     }
 
-    fn report(&mut self, g: &Guest, scenario: &str, rules: &str, session: &Session) -> SimReport {
+    fn report(&self, g: &Guest, scenario: &str, rules: &str, session: &Session) -> SimReport {
         let n = self.intervals.max(1) as f64;
         let stats = g.stats;
         let (avg_guest, avg_ws) = (self.sums.1 / n, self.sums.2 / n);
@@ -278,7 +360,7 @@ impl RunningTotals {
                 .iter()
                 .map(|l| l.to_string())
                 .collect(),
-            fatal: self.fatal.take(),
+            fatal: self.fatal.clone(),
         }
     }
 }

@@ -88,7 +88,7 @@ impl Field {
     }
 
     /// Its text in the loaded file, or empty when the file does not set it.
-    fn text(&self, rules: &RuleSet, file: &SourceFile) -> String {
+    pub fn text(&self, rules: &RuleSet, file: &SourceFile) -> String {
         match self {
             Field::Rule(k) => rules
                 .rule(*k)

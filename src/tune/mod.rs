@@ -54,26 +54,39 @@ impl Workload {
 
     /// A rule file's run: its score, or why cpuplugd would refuse it.
     pub fn score(&self, file: &SourceFile, facts: &SystemFacts) -> Score {
+        match self.report(file, facts) {
+            Ok(r) => Score::of(&r),
+            Err(why) => Score::refused(why),
+        }
+    }
+
+    /// A rule file's run: the simulator's whole report (the training
+    /// course's goals are written over all of it), or why cpuplugd would
+    /// refuse the file.
+    pub fn report(
+        &self,
+        file: &SourceFile,
+        facts: &SystemFacts,
+    ) -> Result<crate::sim::report::SimReport, String> {
         let outcome = load(file, facts);
         if let Some(r) = outcome.refusal {
-            return Score::refused(r.message);
+            return Err(r.message);
         }
         let options = SimOptions {
             duration: self.duration,
             old_kernel: self.old_kernel,
             ..SimOptions::default()
         };
-        match simulate_loaded(
+        simulate_loaded(
             &self.scenario,
             Arc::new(outcome.rules),
             file,
             &options,
             &mut |_| {},
             &mut |_| {},
-        ) {
-            Ok(o) => Score::of(&o.report),
-            Err(e) => Score::refused(e.to_string()),
-        }
+        )
+        .map(|o| o.report)
+        .map_err(|e| e.to_string())
     }
 }
 

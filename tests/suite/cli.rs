@@ -651,6 +651,7 @@ fn man_pages_render_and_completions_load_in_bash() {
             "plugtop-rules.5",
             "plugtop-run.1",
             "plugtop-sim.1",
+            "plugtop-train.1",
             "plugtop-tune.1",
             "plugtop-whatif.1",
             "plugtop.1"

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use common::FakeRoot;
 use portable_pty::{CommandBuilder, PtySize, native_pty_system};
 
-struct Session {
+pub(crate) struct Session {
     parser: vt100::Parser,
     output: Receiver<Vec<u8>>,
     input: Box<dyn Write + Send>,
@@ -24,7 +24,7 @@ impl Session {
         Session::start_with(args, rows, cols, &[])
     }
 
-    fn start_with(args: &[&str], rows: u16, cols: u16, env: &[(&str, &str)]) -> Session {
+    pub(crate) fn start_with(args: &[&str], rows: u16, cols: u16, env: &[(&str, &str)]) -> Session {
         Session::start_program(env!("CARGO_BIN_EXE_plugtop"), args, rows, cols, env)
     }
 
@@ -90,7 +90,7 @@ impl Session {
     }
 
     /// Waits for plugtop to end; its exit code and everything it printed.
-    fn wait_exit(&mut self) -> (Option<u32>, String) {
+    pub(crate) fn wait_exit(&mut self) -> (Option<u32>, String) {
         let deadline = Instant::now() + common::HANG_GUARD;
         loop {
             if let Ok(Some(status)) = self.child.try_wait() {
@@ -115,13 +115,13 @@ impl Session {
         }
     }
 
-    fn screen(&self) -> String {
+    pub(crate) fn screen(&self) -> String {
         self.parser.screen().contents()
     }
 
     /// Reads output until `done` holds (bounded); `what` names it when it
     /// never does.
-    fn wait_until(&mut self, what: &str, done: impl Fn(&Session) -> bool) {
+    pub(crate) fn wait_until(&mut self, what: &str, done: impl Fn(&Session) -> bool) {
         let deadline = Instant::now() + common::HANG_GUARD;
         while !done(self) {
             assert!(
@@ -136,7 +136,7 @@ impl Session {
     }
 
     /// Reads output until the screen shows `text` (bounded).
-    fn wait_for(&mut self, text: &str) {
+    pub(crate) fn wait_for(&mut self, text: &str) {
         self.wait_until(&format!("never saw {text:?}"), |s| {
             s.screen().contains(text)
         });
@@ -159,7 +159,7 @@ impl Session {
         self.wait_until(&format!("{text:?} stayed"), |s| !s.screen().contains(text));
     }
 
-    fn press(&mut self, keys: &str) {
+    pub(crate) fn press(&mut self, keys: &str) {
         self.input.write_all(keys.as_bytes()).expect("write keys");
         self.input.flush().expect("flush keys");
     }
@@ -192,7 +192,7 @@ impl Session {
     /// Presses `keys` again each time 200 ms pass without `text` showing
     /// (bounded): for keys that may land while the program still waits for
     /// the end of an escape sequence.
-    fn press_until(&mut self, keys: &str, text: &str) {
+    pub(crate) fn press_until(&mut self, keys: &str, text: &str) {
         let deadline = Instant::now() + common::HANG_GUARD;
         let mut last = Instant::now() - Duration::from_secs(1);
         while !self.screen().contains(text) {
@@ -212,7 +212,7 @@ impl Session {
     }
 
     /// Quits and waits for the process to end.
-    fn quit(mut self) -> bool {
+    pub(crate) fn quit(mut self) -> bool {
         self.press("q");
         let deadline = Instant::now() + common::HANG_GUARD;
         loop {

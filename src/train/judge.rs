@@ -1,0 +1,239 @@
+//! Judging a trainee's rule file: the exercise's goal must hold on every
+//! held-out seed of its workload and of each held-out scenario, so a file
+//! fitted to the one run the trainee practised on does not pass. The runs
+//! themselves are `plugtop tune`'s ([`crate::tune::Workload::report`]):
+//! the same closed loop on the simulated guest, the same refusal of a file
+//! cpuplugd would refuse.
+
+use serde::Serialize;
+
+use super::course::{Exercise, WorkloadPath};
+use super::goal::ClauseCheck;
+use crate::rules::{Severity, SourceFile, SystemFacts, load};
+use crate::sim::Scenario;
+use crate::sim::report::SimReport;
+use crate::tune::Workload;
+
+/// Why an exercise's workload could not be prepared.
+#[derive(Debug, thiserror::Error)]
+pub enum JudgeError {
+    #[error(transparent)]
+    Scenario(#[from] crate::sim::scenario::ScenarioError),
+    /// A workload longer than a held-out run may be, with no `duration`
+    /// to shorten it: grading a class would take hours.
+    #[error(
+        "{name} lasts {seconds} s; a held-out run lasts at most {most} s: give the exercise a `duration`"
+    )]
+    TooLong {
+        name: String,
+        seconds: f64,
+        most: f64,
+    },
+    #[error("{path}: {source}")]
+    Recording {
+        path: String,
+        #[source]
+        source: crate::tune::recorded::WorkloadError,
+    },
+}
+
+/// One held-out workload, ready to run: its name for tables, and the
+/// machine its rules are loaded against.
+#[derive(Debug, Clone)]
+pub struct JudgedWorkload {
+    pub name: String,
+    pub workload: Workload,
+    pub facts: SystemFacts,
+}
+
+/// An exercise's workloads, read once and judged against many files.
+#[derive(Debug, Clone)]
+pub struct ExerciseJudge {
+    /// The practice workload (its own seed) first, then the held-out
+    /// scenarios.
+    pub workloads: Vec<JudgedWorkload>,
+    pub seeds: Vec<u64>,
+}
+
+/// One graded run.
+#[derive(Debug, Clone, Serialize)]
+pub struct Run {
+    pub workload: String,
+    pub seed: u64,
+    pub met: bool,
+    /// The clauses, each checked (empty when the run did not happen).
+    pub checks: Vec<ClauseCheck>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub report: Option<SimReport>,
+}
+
+/// A rule file judged on an exercise.
+#[derive(Debug, Clone, Serialize)]
+pub struct ExerciseVerdict {
+    pub passed: bool,
+    /// Why it failed without running: cpuplugd refuses it, it cannot be
+    /// read, it is no rule file.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    pub runs: Vec<Run>,
+    /// The lint warnings the file draws (codes), each once.
+    pub lints: Vec<&'static str>,
+}
+
+impl ExerciseVerdict {
+    /// A file failed before it ran.
+    pub fn failed(reason: impl Into<String>) -> ExerciseVerdict {
+        ExerciseVerdict {
+            passed: false,
+            reason: Some(reason.into()),
+            runs: Vec::new(),
+            lints: Vec::new(),
+        }
+    }
+
+    /// The clauses missed, each once, in the order first missed, with the
+    /// value of the first run that missed it.
+    pub fn missed(&self) -> Vec<&ClauseCheck> {
+        let mut out: Vec<&ClauseCheck> = Vec::new();
+        for c in self.runs.iter().flat_map(|r| r.checks.iter()) {
+            if !c.met && !out.iter().any(|o| o.clause == c.clause) {
+                out.push(c);
+            }
+        }
+        out
+    }
+
+    /// One line: "passed on 3 of 3 runs", or the reason, or the missed
+    /// clauses.
+    pub fn summary(&self) -> String {
+        if let Some(r) = &self.reason {
+            return r.clone();
+        }
+        let met = self.runs.iter().filter(|r| r.met).count();
+        if self.passed {
+            return format!("passed on {met} of {} held-out runs", self.runs.len());
+        }
+        let missed: Vec<String> = self.missed().iter().map(|c| c.describe()).collect();
+        format!(
+            "met on {met} of {} held-out runs; missed: {}",
+            self.runs.len(),
+            missed.join("; ")
+        )
+    }
+}
+
+/// The scenario of a workload file: a scenario, or a recording played as
+/// one (as `plugtop tune --replay` plays it).
+pub fn scenario_of(w: &WorkloadPath) -> Result<(Scenario, bool), JudgeError> {
+    match w {
+        WorkloadPath::Scenario(p) => Ok((Scenario::load(p)?, false)),
+        WorkloadPath::Recording(p) => {
+            let r = crate::tune::recorded::scenario(p).map_err(|source| JudgeError::Recording {
+                path: p.display().to_string(),
+                source,
+            })?;
+            Ok((r.scenario, r.old_kernel))
+        }
+    }
+}
+
+impl ExerciseJudge {
+    /// Reads the exercise's workloads.
+    pub fn new(exercise: &Exercise) -> Result<ExerciseJudge, JudgeError> {
+        let mut paths = vec![exercise.workload.clone()];
+        paths.extend(
+            exercise
+                .held_out_scenarios
+                .iter()
+                .map(|p| WorkloadPath::Scenario(p.clone())),
+        );
+        let mut workloads = Vec::new();
+        for p in &paths {
+            let (scenario, recorded_old) = scenario_of(p)?;
+            let most = super::course::MAX_RUN_SECONDS;
+            if exercise.duration.is_none() && scenario.length() > most {
+                return Err(JudgeError::TooLong {
+                    name: scenario.name.clone(),
+                    seconds: scenario.length(),
+                    most,
+                });
+            }
+            let workload = Workload {
+                scenario,
+                old_kernel: exercise.old_kernel || recorded_old,
+                duration: exercise.duration,
+            };
+            let facts = workload.facts();
+            workloads.push(JudgedWorkload {
+                name: workload.scenario.name.clone(),
+                workload,
+                facts,
+            });
+        }
+        Ok(ExerciseJudge {
+            workloads,
+            seeds: exercise.seeds.clone(),
+        })
+    }
+
+    /// The machine the practice run's rules load against.
+    pub fn facts(&self) -> &SystemFacts {
+        &self.workloads[0].facts
+    }
+
+    /// The lint warnings `file` draws on the practice machine, each once.
+    pub fn lints(&self, file: &SourceFile) -> Vec<&'static str> {
+        let mut codes: Vec<&'static str> = Vec::new();
+        for d in load(file, self.facts()).diagnostics {
+            if d.severity == Severity::Warning && !codes.contains(&d.code) {
+                codes.push(d.code);
+            }
+        }
+        codes
+    }
+
+    /// Judges `file` against `exercise`'s goal on every held-out run; the
+    /// first refusal ends it.
+    pub fn judge(&self, exercise: &Exercise, file: &SourceFile) -> ExerciseVerdict {
+        let Some(goal) = &exercise.goal else {
+            return ExerciseVerdict::failed("this exercise is answered, not solved with rules");
+        };
+        let outcome = load(file, self.facts());
+        if let Some(r) = outcome.refusal {
+            return ExerciseVerdict {
+                lints: self.lints(file),
+                ..ExerciseVerdict::failed(format!("cpuplugd refuses the file: {}", r.message))
+            };
+        }
+        let mut runs = Vec::new();
+        for held in &self.workloads {
+            for &seed in &self.seeds {
+                let run = match held.workload.with_seed(seed).report(file, &held.facts) {
+                    Ok(report) => Run {
+                        workload: held.name.clone(),
+                        seed,
+                        met: goal.met(&report),
+                        checks: goal.check(&report),
+                        report: Some(report),
+                    },
+                    Err(why) => {
+                        return ExerciseVerdict {
+                            lints: self.lints(file),
+                            ..ExerciseVerdict::failed(format!(
+                                "on {} seed {seed}: {why}",
+                                held.name
+                            ))
+                        };
+                    }
+                };
+                runs.push(run);
+            }
+        }
+        ExerciseVerdict {
+            passed: runs.iter().all(|r| r.met),
+            reason: None,
+            runs,
+            lints: self.lints(file),
+        }
+    }
+}

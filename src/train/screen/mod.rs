@@ -1,0 +1,206 @@
+//! The trainee's screen (`plugtop train COURSE`): the exercise panel, the
+//! rules in the what-if editor (or the trainee's own editor: the working
+//! copy is reloaded when saved), the practice run closed loop at any
+//! speed with the goal scored live, and progress kept in the state
+//! directory. [`app`] holds the state and its one `update`, [`draw`]
+//! renders it; this module is the event loop, which turns keys into
+//! actions and real time into simulated intervals.
+//!
+//! No fixed frame rate: it waits for a key, for the next interval the
+//! practice run is due (at 1× an interval a second), or for a second to
+//! pass (to see a save in another editor), whichever comes first.
+
+pub mod app;
+pub mod draw;
+pub mod workspace;
+
+use std::io::Write as _;
+use std::time::{Duration, Instant};
+
+use crossterm::event::{self, Event, KeyEventKind};
+use crossterm::execute;
+use crossterm::terminal::{
+    EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode,
+};
+use ratatui::Terminal;
+use ratatui::backend::CrosstermBackend;
+
+use super::course::Course;
+use super::progress::CourseProgress;
+use app::{TrainAction, TrainApp};
+
+/// How the screen starts.
+#[derive(Debug, Clone, Default)]
+pub struct TrainOptions {
+    /// The exercise to start at (default: the first not yet solved).
+    pub start_at: Option<String>,
+    /// No colours.
+    pub mono: bool,
+}
+
+/// Why the screen could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum ScreenError {
+    #[error("the terminal: {0}")]
+    Terminal(#[from] std::io::Error),
+}
+
+/// Gives the terminal back.
+fn restore_terminal() {
+    let _ = disable_raw_mode();
+    let _ = execute!(
+        std::io::stdout(),
+        LeaveAlternateScreen,
+        event::DisableBracketedPaste,
+        crossterm::cursor::Show
+    );
+}
+
+/// Restores the terminal when dropped, on every way out but a panic
+/// (which the hook covers).
+struct TerminalGuard;
+
+impl Drop for TerminalGuard {
+    fn drop(&mut self) {
+        restore_terminal();
+    }
+}
+
+/// At most this many intervals are run between two looks at the keys, so
+/// a key is answered within a frame even at full speed.
+const MOST_PER_FRAME: usize = 200;
+
+/// How long to wait for a key: until the practice run's next interval
+/// is due at the speed chosen, at most a second (the clock on the screen
+/// and a save in another editor are looked at once a second).
+fn wait_for(app: &TrainApp, owed: f64) -> Duration {
+    if !app.running() {
+        return Duration::from_secs(1);
+    }
+    let speed = app.speed();
+    let interval = app
+        .current
+        .practice
+        .as_ref()
+        .map_or(1.0, |p| p.run.interval());
+    if speed == 0.0 {
+        Duration::ZERO
+    } else {
+        let due = (interval - owed).max(0.0) / speed;
+        Duration::from_secs_f64(due.min(1.0))
+    }
+}
+
+/// Runs the intervals `dt` real seconds are worth at the speed chosen
+/// (`owed` carries the simulated seconds not yet run); whether any ran.
+fn pace(app: &mut TrainApp, dt: f64, owed: &mut f64) -> bool {
+    if !app.running() {
+        *owed = 0.0;
+        return false;
+    }
+    let interval = app
+        .current
+        .practice
+        .as_ref()
+        .map_or(1.0, |p| p.run.interval())
+        .max(0.001);
+    let intervals = if app.speed() == 0.0 {
+        MOST_PER_FRAME
+    } else {
+        *owed += dt * app.speed();
+        let n = (*owed / interval).floor();
+        *owed -= n * interval;
+        (n as usize).min(MOST_PER_FRAME)
+    };
+    if intervals > 0 {
+        app.update(TrainAction::Run(intervals));
+    }
+    intervals > 0
+}
+
+/// Runs the screen until the trainee quits.
+pub fn run(course: Course, options: &TrainOptions) -> Result<(), ScreenError> {
+    let state = crate::tui::state_dir::state_dir();
+    let stem = course.stem();
+    let progress_path = CourseProgress::path(&state, &stem);
+    let work_dir = progress_path.with_extension("");
+    // Progress that cannot be read is left as it is (never overwritten)
+    // and the session goes on without keeping any: degrade, don't die.
+    let (progress, kept, problem) = match CourseProgress::load(&progress_path) {
+        Ok(p) => (p, Some(progress_path), None),
+        Err(e) => (CourseProgress::default(), None, Some(e)),
+    };
+    let mut app = TrainApp::new(
+        course,
+        progress,
+        kept,
+        Some(work_dir),
+        options.start_at.as_deref(),
+    );
+    app.mono = options.mono;
+    if let Some(e) = problem {
+        app.status = format!("{e}; progress is not kept this session");
+    }
+
+    let previous = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        restore_terminal();
+        previous(info);
+    }));
+    enable_raw_mode()?;
+    let _screen = TerminalGuard;
+    execute!(
+        std::io::stdout(),
+        EnterAlternateScreen,
+        event::EnableBracketedPaste
+    )?;
+    let mut terminal = Terminal::new(CrosstermBackend::new(std::io::stdout()))?;
+    let mut last = Instant::now();
+    // Simulated seconds owed to the practice run at the speed chosen.
+    let mut owed = 0.0f64;
+    let mut last_look = Instant::now();
+    terminal.draw(|f| draw::draw(&app, f))?;
+    while !app.quit {
+        let timeout = wait_for(&app, owed);
+        let mut changed = false;
+        if event::poll(timeout)? {
+            match event::read()? {
+                Event::Key(k) if k.kind != KeyEventKind::Release => {
+                    if let Some(a) = app.action_for(k) {
+                        app.update(a);
+                        changed = true;
+                    }
+                }
+                Event::Paste(text) => {
+                    app.update(TrainAction::Paste(text));
+                    changed = true;
+                }
+                Event::Resize(..) => changed = true,
+                _ => {}
+            }
+        }
+        let now = Instant::now();
+        let dt = now.duration_since(last).as_secs_f64();
+        last = now;
+        app.update(TrainAction::Spent(dt));
+        changed |= pace(&mut app, dt, &mut owed);
+        if now.duration_since(last_look) >= Duration::from_secs(1) {
+            last_look = now;
+            if let Some(copy) = &mut app.current.copy
+                && let Some(read) = copy.changed()
+            {
+                match read {
+                    Ok(bytes) => app.update(TrainAction::Saved(bytes)),
+                    Err(e) => app.status = format!("cannot reload: {e}"),
+                }
+                changed = true;
+            }
+        }
+        // The clock on the screen moves once a second.
+        if changed || now.duration_since(last_look).is_zero() {
+            terminal.draw(|f| draw::draw(&app, f))?;
+        }
+    }
+    let _ = std::io::stdout().flush();
+    Ok(())
+}

@@ -1,0 +1,128 @@
+//! The trainee's working copy of each exercise's rule file, in the state
+//! directory (`train/<course>/<exercise>.conf`), so the trainee can edit
+//! it in their own editor while the screen reloads it on save. Made from
+//! the start file, created exclusively and never through a link; read
+//! bounded and never through a link.
+
+use std::ffi::OsStr;
+use std::os::unix::fs::DirBuilderExt as _;
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use crate::placed_file::{PlaceDir, Replace};
+use crate::train::progress::read_no_follow;
+
+/// The largest working copy read (cpuplugd's own files are a few KB).
+pub const MAX_WORKING_BYTES: u64 = 1 << 20;
+
+/// Why a working copy could not be made, read or written.
+#[derive(Debug, thiserror::Error)]
+pub enum WorkspaceError {
+    #[error("{path}: {source}")]
+    Io {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error(transparent)]
+    Place(#[from] crate::placed_file::PlaceError),
+}
+
+/// A working copy: where it is, and what it was when last read (to see a
+/// save by another editor).
+#[derive(Debug, Clone, PartialEq)]
+pub struct WorkingCopy {
+    pub path: PathBuf,
+    seen: Option<(SystemTime, u64)>,
+}
+
+fn io(path: &Path, source: std::io::Error) -> WorkspaceError {
+    WorkspaceError::Io {
+        path: path.display().to_string(),
+        source,
+    }
+}
+
+impl WorkingCopy {
+    /// The working copy of exercise `id` under `dir`, made from `start`
+    /// when missing; its bytes.
+    pub fn open(
+        dir: &Path,
+        id: &str,
+        start: &Path,
+    ) -> Result<(WorkingCopy, Vec<u8>), WorkspaceError> {
+        if !dir.exists() {
+            std::fs::DirBuilder::new()
+                .recursive(true)
+                .mode(0o700)
+                .create(dir)
+                .map_err(|e| io(dir, e))?;
+        }
+        let path = dir.join(format!("{id}.conf"));
+        if std::fs::symlink_metadata(&path).is_err() {
+            let bytes = crate::rules::read_rule_bytes(start).map_err(|e| io(start, e))?;
+            PlaceDir::open(dir)?.write(
+                OsStr::new(&format!("{id}.conf")),
+                &bytes,
+                Replace::Nothing,
+            )?;
+        }
+        let mut copy = WorkingCopy { path, seen: None };
+        let bytes = copy.read()?;
+        Ok((copy, bytes))
+    }
+
+    fn stamp(&self) -> Option<(SystemTime, u64)> {
+        let m = std::fs::symlink_metadata(&self.path).ok()?;
+        Some((m.modified().ok()?, m.len()))
+    }
+
+    /// Reads it (bounded, never through a link).
+    pub fn read(&mut self) -> Result<Vec<u8>, WorkspaceError> {
+        self.seen = self.stamp();
+        read_no_follow(&self.path, MAX_WORKING_BYTES).map_err(|e| io(&self.path, e))
+    }
+
+    /// Its bytes when another editor saved it since it was last read or
+    /// written.
+    pub fn changed(&mut self) -> Option<Result<Vec<u8>, WorkspaceError>> {
+        let now = self.stamp();
+        (now.is_some() && now != self.seen).then(|| self.read())
+    }
+
+    /// Writes `bytes` (an edit made on the screen) whole.
+    pub fn write(&mut self, bytes: &[u8]) -> Result<(), WorkspaceError> {
+        let (dir, name) = PlaceDir::of_file(&self.path)?;
+        dir.write(&name, bytes, Replace::RegularFile)?;
+        self.seen = self.stamp();
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_copy_is_made_once_and_a_save_elsewhere_is_seen() {
+        let d = tempfile::tempdir().expect("tempdir");
+        let start = d.path().join("start.conf");
+        std::fs::write(&start, "UPDATE=\"1\"\n").expect("write");
+        let dir = d.path().join("state/train/course");
+        let (mut copy, bytes) = WorkingCopy::open(&dir, "e", &start).expect("open");
+        assert_eq!(bytes, b"UPDATE=\"1\"\n");
+        assert!(copy.changed().is_none());
+        copy.write(b"UPDATE=\"2\"\n").expect("write");
+        assert!(copy.changed().is_none(), "its own write is no change");
+        std::fs::write(&copy.path, "UPDATE=\"3\"\nCPU_MAX=\"2\"\n").expect("save elsewhere");
+        let seen = copy.changed().expect("changed").expect("read");
+        assert!(seen.starts_with(b"UPDATE=\"3\""));
+        // Opened again, the trainee's copy is kept, not the start.
+        let (_, again) = WorkingCopy::open(&dir, "e", &start).expect("open");
+        assert!(again.starts_with(b"UPDATE=\"3\""));
+        // A link planted at the name is never followed.
+        std::fs::remove_file(&copy.path).expect("rm");
+        std::os::unix::fs::symlink(&start, &copy.path).expect("ln");
+        assert!(WorkingCopy::open(&dir, "e", &start).is_err());
+    }
+}

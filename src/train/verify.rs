@@ -1,0 +1,137 @@
+//! A trainer's check of a course (`plugtop train check`, and the test that
+//! keeps the built-in course true): every exercise's start file must fail
+//! and its reference must pass on the held-out seeds; a diagnosis's truth
+//! must be the comparison that really flipped most in its recording, and
+//! its start (the incident's rules) must offer it as a choice.
+
+use serde::Serialize;
+
+use super::course::{Course, Exercise, Kind, WorkloadPath};
+use super::diagnose;
+use super::judge::{ExerciseJudge, ExerciseVerdict};
+use crate::rules::SourceFile;
+
+/// One exercise checked.
+#[derive(Debug, Clone, Serialize)]
+pub struct Checked {
+    pub id: String,
+    /// Whether the exercise is as the trainer meant it.
+    pub ok: bool,
+    /// What was found, one line each.
+    pub findings: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub start: Option<ExerciseVerdict>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reference: Option<ExerciseVerdict>,
+}
+
+fn read(path: &std::path::Path) -> Result<SourceFile, String> {
+    crate::rules::read_rule_bytes(path)
+        .map(|b| SourceFile::new(path.display().to_string(), b))
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))
+}
+
+/// Checks one exercise.
+pub fn check(exercise: &Exercise) -> Checked {
+    let mut findings = Vec::new();
+    let mut out = Checked {
+        id: exercise.id.clone(),
+        ok: false,
+        findings: Vec::new(),
+        start: None,
+        reference: None,
+    };
+    match exercise.kind {
+        Kind::Rules => {
+            let judge = match ExerciseJudge::new(exercise) {
+                Ok(j) => j,
+                Err(e) => {
+                    out.findings.push(format!("the workload: {e}"));
+                    return out;
+                }
+            };
+            let start = read(&exercise.start).map(|f| judge.judge(exercise, &f));
+            match &start {
+                Ok(v) if v.passed => findings.push("the start file already passes".to_string()),
+                Ok(v) => findings.push(format!("start fails: {}", v.summary())),
+                Err(e) => findings.push(e.clone()),
+            }
+            let reference = exercise
+                .reference
+                .as_ref()
+                .map(|p| read(p).map(|f| judge.judge(exercise, &f)));
+            match &reference {
+                None => findings.push("no reference solution".to_string()),
+                Some(Ok(v)) if v.passed => findings.push(format!("reference {}", v.summary())),
+                Some(Ok(v)) => findings.push(format!("the reference fails: {}", v.summary())),
+                Some(Err(e)) => findings.push(e.clone()),
+            }
+            out.ok = matches!(&start, Ok(v) if !v.passed)
+                && matches!(&reference, Some(Ok(v)) if v.passed);
+            out.start = start.ok();
+            out.reference = reference.and_then(Result::ok);
+        }
+        Kind::Diagnosis => {
+            let (WorkloadPath::Recording(rec), Some(truth)) =
+                (&exercise.workload, &exercise.answer)
+            else {
+                out.findings
+                    .push("a diagnosis needs a recording and an answer".into());
+                return out;
+            };
+            match read(&exercise.start)
+                .and_then(|f| diagnose::tally(rec, &f).map_err(|e| e.to_string()))
+            {
+                Err(e) => findings.push(e),
+                Ok(t) => match t.culprit() {
+                    Some(c) if c.answers(truth) => {
+                        out.ok = true;
+                        findings.push(format!(
+                            "the answer {} flipped {} of {} changed decisions",
+                            c.line(),
+                            t.counts[0].1,
+                            t.changes
+                        ));
+                    }
+                    Some(c) => findings.push(format!(
+                        "the answer is not what flipped most: {} did ({} times)",
+                        c.line(),
+                        t.counts[0].1
+                    )),
+                    None => findings.push("no comparison flipped in the recording".into()),
+                },
+            }
+        }
+    }
+    out.findings = findings;
+    out
+}
+
+/// Checks every exercise of `course`, on up to `threads` threads, in the
+/// course's order.
+pub fn check_course(course: &Course, threads: usize) -> Vec<Checked> {
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let mut done: Vec<(usize, Checked)> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..threads.clamp(1, 64))
+            .map(|_| {
+                scope.spawn(|| {
+                    let mut mine = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let Some(e) = course.exercises.get(i) else {
+                            break;
+                        };
+                        mine.push((i, check(e)));
+                    }
+                    mine
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap_or_default())
+            .collect()
+    });
+    done.sort_by_key(|(i, _)| *i);
+    done.into_iter().map(|(_, c)| c).collect()
+}

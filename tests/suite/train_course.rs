@@ -1,0 +1,170 @@
+//! The built-in course stays true (every start file fails its goal, every
+//! reference passes on the held-out seeds, the diagnosis's answer is what
+//! really flipped), and course files from elsewhere are checked, never
+//! trusted: huge, not UTF-8, unknown keys, unknown goal fields, absurd
+//! numbers, paths leading out of the course's directory.
+
+use crate::common;
+
+use common::{plugtop, tempdir};
+use plugtop::train::{Course, Kind, verify};
+
+const COURSE: &str = "examples/courses/cpuplugd-basics.toml";
+
+#[test]
+fn every_built_in_exercise_fails_from_its_start_and_passes_with_its_reference() {
+    let course = Course::load(std::path::Path::new(COURSE)).expect("the built-in course");
+    assert!(course.exercises.len() >= 8, "at least eight exercises");
+    assert!(course.exercises.iter().any(|e| e.kind == Kind::Diagnosis));
+    for checked in verify::check_course(&course, 2) {
+        assert!(checked.ok, "{}: {:?}", checked.id, checked.findings);
+        let ex = course.exercise(&checked.id).expect("exercise");
+        if ex.kind == Kind::Rules {
+            let start = checked.start.as_ref().expect("the start was judged");
+            assert!(!start.passed, "{}: the start passes", ex.id);
+            let reference = checked
+                .reference
+                .as_ref()
+                .expect("the reference was judged");
+            assert!(reference.passed, "{}: {}", ex.id, reference.summary());
+            assert_eq!(
+                reference.runs.len(),
+                ex.seeds.len() * (1 + ex.held_out_scenarios.len()),
+                "{}: every held-out seed and scenario ran",
+                ex.id
+            );
+        }
+    }
+}
+
+#[test]
+fn train_check_says_ok_for_the_built_in_course() {
+    let out = plugtop(&["train", "check", COURSE]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    assert!(!text.contains("FAIL"), "{text}");
+}
+
+/// A course directory with one scenario and one rule file, and the course
+/// text `text` written to it; `plugtop train check` on it.
+fn check_course(text: &[u8]) -> (bool, String) {
+    let dir = tempdir();
+    let course = dir.path().join("course");
+    std::fs::create_dir(&course).expect("mkdir");
+    std::fs::copy(
+        "examples/courses/cpuplugd-basics/bursts.toml",
+        course.join("s.toml"),
+    )
+    .expect("copy");
+    std::fs::write(course.join("a.conf"), "UPDATE=\"1\"\n").expect("write");
+    std::fs::write(
+        course.join("year.toml"),
+        "name='year'\ncpus=2\nmemory_mib=1024\nduration='300d'\n",
+    )
+    .expect("write");
+    std::fs::write(dir.path().join("outside.toml"), "name='x'").expect("write");
+    std::os::unix::fs::symlink("/etc/shadow", course.join("shadow.conf")).expect("ln");
+    std::os::unix::fs::symlink(dir.path().join("outside.toml"), course.join("out.toml"))
+        .expect("ln");
+    let path = course.join("c.toml");
+    std::fs::write(&path, text).expect("write course");
+    let out = plugtop(&["train", "check", path.to_str().expect("utf-8")]);
+    (
+        out.status.success(),
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        ),
+    )
+}
+
+const GOOD: &str = "title='t'\n[[exercise]]\nid='e'\ntitle='E'\nscenario='s.toml'\nstart='a.conf'\ngoal='not flapping'\n";
+
+#[test]
+fn hostile_course_files_are_refused_with_what_and_where() {
+    let cases: Vec<(Vec<u8>, &str)> = vec![
+        (
+            GOOD.replace("goal=", "gaol=").into_bytes(),
+            "unknown field `gaol`",
+        ),
+        (
+            GOOD.replace("not flapping", "unmet_cpu < 3").into_bytes(),
+            "line 7 column 7: unknown field `unmet_cpu`",
+        ),
+        (
+            GOOD.replace("not flapping", "reversals < 1e999")
+                .into_bytes(),
+            "too large",
+        ),
+        (
+            format!("{GOOD}duration='100000h'\n").into_bytes(),
+            "duration",
+        ),
+        (
+            format!("{GOOD}seeds=[{}]\n", "1,".repeat(40)).into_bytes(),
+            "seeds",
+        ),
+        (
+            GOOD.replace("s.toml", "../outside.toml").into_bytes(),
+            "leads out",
+        ),
+        (GOOD.replace("s.toml", "out.toml").into_bytes(), "leads out"),
+        (
+            GOOD.replace("a.conf", "shadow.conf").into_bytes(),
+            "leads out",
+        ),
+        (
+            GOOD.replace("s.toml", "/etc/passwd").into_bytes(),
+            "absolute",
+        ),
+        (b"title='\xff\xfe'\n".to_vec(), "not UTF-8"),
+        (vec![b'#'; 2 << 20], "larger than"),
+        (b"title='t'\n".to_vec(), "no [[exercise]]"),
+        (
+            GOOD.replace("s.toml", "year.toml").into_bytes(),
+            "give the exercise a `duration`",
+        ),
+    ];
+    for (text, said) in cases {
+        let (ok, err) = check_course(&text);
+        assert!(!ok, "{said}: accepted");
+        assert!(err.contains(said), "{said}: {err}");
+        assert!(!err.contains("panicked"), "{err}");
+    }
+}
+
+#[test]
+fn a_recording_is_a_workload_too() {
+    let dir = tempdir();
+    std::fs::copy(
+        "examples/courses/cpuplugd-basics/flapping-incident.rec",
+        dir.path().join("incident.rec"),
+    )
+    .expect("copy");
+    std::fs::copy(
+        "examples/courses/cpuplugd-basics/flapping-start.conf",
+        dir.path().join("start.conf"),
+    )
+    .expect("copy");
+    std::fs::copy(
+        "examples/courses/cpuplugd-basics/flapping-reference.conf",
+        dir.path().join("reference.conf"),
+    )
+    .expect("copy");
+    let course = dir.path().join("c.toml");
+    std::fs::write(
+        &course,
+        "title='t'\n[[exercise]]\nid='replayed'\ntitle='R'\nrecording='incident.rec'\nstart='start.conf'\nreference='reference.conf'\ngoal='not flapping and reversals <= 3'\n",
+    )
+    .expect("write");
+    let out = plugtop(&["train", "check", course.to_str().expect("utf-8")]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(text.contains("start fails"), "{text}");
+    assert!(text.contains("reference passed on 3 of 3"), "{text}");
+}

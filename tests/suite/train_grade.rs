@@ -1,0 +1,277 @@
+//! `plugtop train grade` on a class of 30 generated trainees: passing,
+//! failing and hostile submissions (binary, 10 MB, a link to /etc/shadow,
+//! a directory named like a rule file, an unreadable file, a file cpuplugd
+//! refuses, not UTF-8) each graded with the reason, never a crash; tables
+//! in text, CSV and JSON; the class's common mistakes.
+
+use std::path::Path;
+
+use crate::common;
+
+use common::{plugtop, tempdir};
+
+const COURSE: &str = "examples/courses/cpuplugd-basics.toml";
+const DIR: &str = "examples/courses/cpuplugd-basics";
+
+/// What trainee `i` handed in for the `loadavg` exercise and the
+/// diagnosis; the reason a hostile one must fail with, if any.
+fn submit(class: &Path, i: usize) -> Option<&'static str> {
+    let me = class.join(format!("trainee-{i:02}"));
+    std::fs::create_dir(&me).expect("mkdir");
+    let conf = me.join("loadavg.conf");
+    let answer = me.join("diagnose-flap.answer");
+    let copy = |from: &str, to: &Path| {
+        std::fs::copy(format!("{DIR}/{from}"), to).expect("copy");
+    };
+    std::fs::write(&answer, "HOTPLUG: ((1 - CP_Active) * onumcpus) < 0.3\n").expect("answer");
+    match i {
+        0 => {
+            std::fs::write(&conf, [0u8, 1, 2, 0xff, 0].repeat(100)).expect("binary");
+            Some("a binary file")
+        }
+        1 => {
+            std::fs::write(&conf, vec![b'#'; 10 << 20]).expect("big");
+            Some("larger than")
+        }
+        2 => {
+            std::os::unix::fs::symlink("/etc/shadow", &conf).expect("ln");
+            Some("a symbolic link")
+        }
+        3 => {
+            std::fs::create_dir(&conf).expect("dir");
+            Some("a directory")
+        }
+        4 => {
+            std::fs::write(&conf, "HOTPLUG=\"(loadavg > \"\n").expect("refused");
+            Some("cpuplugd refuses")
+        }
+        5 => {
+            std::fs::write(&conf, b"UPDATE=\"1\"\nHOTPLUG=\"\xff\xfe > 1\"\n").expect("utf8");
+            Some("cpuplugd refuses")
+        }
+        6 => None, // nothing handed in
+        7 => {
+            std::fs::write(&answer, "HOTUNPLUG: (CP_idle * onumcpus) > 0.8\n").expect("answer");
+            copy("loadavg-reference.conf", &conf);
+            None
+        }
+        8 => {
+            std::fs::write(&answer, [0xffu8, 0, 1]).expect("answer");
+            copy("loadavg-start.conf", &conf);
+            None
+        }
+        i if i % 2 == 0 => {
+            copy("loadavg-start.conf", &conf);
+            None
+        }
+        _ => {
+            copy("loadavg-reference.conf", &conf);
+            None
+        }
+    }
+}
+
+#[test]
+fn a_class_of_thirty_is_graded_hostile_submissions_fail_with_their_reason() {
+    let class = tempdir();
+    let reasons: Vec<Option<&str>> = (0..30).map(|i| submit(class.path(), i)).collect();
+    // A stray file and a link to a directory are no trainees.
+    std::fs::write(class.path().join("README"), "x").expect("write");
+    std::os::unix::fs::symlink("/etc", class.path().join("etc")).expect("ln");
+    let dir = class.path().to_str().expect("utf-8");
+
+    let out = plugtop(&["train", "grade", COURSE, dir, "--format", "json"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(json["trainees"].as_array().map(Vec::len), Some(30));
+    let table = |id: &str| {
+        json["tables"]
+            .as_array()
+            .and_then(|t| t.iter().find(|t| t["id"] == id))
+            .cloned()
+            .expect("table")
+    };
+    let loadavg = table("loadavg");
+    let rows = loadavg["rows"].as_array().expect("rows");
+    for (i, reason) in reasons.iter().enumerate() {
+        let row = &rows[i];
+        assert_eq!(row["trainee"], format!("trainee-{i:02}"));
+        let passed = row["passed"].as_bool().expect("passed");
+        let why = row["reason"].as_str().expect("reason");
+        match (i, reason) {
+            (_, Some(said)) => {
+                assert!(!passed, "{i}");
+                assert!(why.contains(said), "{i}: {why}");
+            }
+            (6, None) => assert_eq!(why, "not submitted"),
+            (7, None) => assert!(passed, "{i}: {why}"),
+            (i, None) if i % 2 == 0 => {
+                assert!(!passed, "{i}");
+                assert!(why.contains("unmet_cpu_seconds < 80 (was"), "{i}: {why}");
+            }
+            _ => assert!(passed, "{i}: {why}"),
+        }
+    }
+    let diagnosis = table("diagnose-flap");
+    let d = diagnosis["rows"].as_array().expect("rows");
+    assert_eq!(d[0]["passed"], true);
+    assert_eq!(d[7]["passed"], false);
+    assert!(
+        d[7]["reason"]
+            .as_str()
+            .is_some_and(|r| r.contains("pointed at HOTUNPLUG"))
+    );
+    assert_eq!(d[8]["passed"], false);
+    // Common mistakes: the start file's missed clause, counted.
+    let missed = json["missed"].as_array().expect("missed");
+    assert!(
+        missed
+            .iter()
+            .any(|m| m["what"] == "loadavg: unmet_cpu_seconds < 80"
+                && m["count"].as_u64() >= Some(9)),
+        "{missed:?}"
+    );
+    let failures = json["failures"].as_array().expect("failures");
+    assert!(
+        failures
+            .iter()
+            .any(|m| m["what"] == "loadavg: cpuplugd refuses the file"),
+        "{failures:?}"
+    );
+    // Trainees who handed nothing in for the other exercises are graded as
+    // not submitted, not as a crash.
+    assert_eq!(table("flapping")["rows"][0]["reason"], "not submitted");
+
+    let text = plugtop(&["train", "grade", COURSE, dir]);
+    let t = String::from_utf8_lossy(&text.stdout);
+    assert!(text.status.success());
+    assert!(
+        t.contains("loadavg — Load average against real load"),
+        "{t}"
+    );
+    assert!(t.contains("Common mistakes"), "{t}");
+    assert!(
+        t.contains("× missed loadavg: unmet_cpu_seconds < 80 (was"),
+        "{t}"
+    );
+
+    let csv = plugtop(&["train", "grade", COURSE, dir, "--format", "csv"]);
+    let c = String::from_utf8_lossy(&csv.stdout);
+    assert!(csv.status.success());
+    assert!(c.starts_with("exercise,trainee,passed,"), "{c}");
+    assert_eq!(c.lines().filter(|l| l.starts_with("loadavg,")).count(), 30);
+}
+
+#[test]
+fn the_lint_that_fired_most_is_named() {
+    let class = tempdir();
+    for i in 0..3 {
+        let me = class.path().join(format!("t{i}"));
+        std::fs::create_dir(&me).expect("mkdir");
+        std::fs::copy(
+            format!("{DIR}/memkey-start.conf"),
+            me.join("memory-keyword.conf"),
+        )
+        .expect("copy");
+    }
+    let out = plugtop(&[
+        "train",
+        "grade",
+        COURSE,
+        class.path().to_str().expect("utf-8"),
+        "--format",
+        "json",
+    ]);
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    let lints = json["lints"].as_array().expect("lints");
+    assert!(
+        lints
+            .iter()
+            .any(|l| l["what"] == "lagging-keyword" && l["count"] == 3),
+        "{lints:?}"
+    );
+}
+
+#[test]
+fn an_unreadable_submission_fails_with_the_reason() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let class = tempdir();
+    let me = class.path().join("t");
+    std::fs::create_dir(&me).expect("mkdir");
+    let conf = me.join("loadavg.conf");
+    std::fs::write(&conf, "UPDATE=\"1\"\n").expect("write");
+    std::fs::set_permissions(&conf, std::fs::Permissions::from_mode(0o000)).expect("chmod");
+    if std::fs::read(&conf).is_ok() {
+        // Root reads it anyway: nothing to test here.
+        return;
+    }
+    let out = plugtop(&[
+        "train",
+        "grade",
+        COURSE,
+        class.path().to_str().expect("utf-8"),
+        "--format",
+        "csv",
+    ]);
+    let c = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success());
+    assert!(c.contains("cannot read it"), "{c}");
+}
+
+#[test]
+fn a_fifo_submission_is_not_waited_on() {
+    let class = tempdir();
+    let me = class.path().join("t");
+    std::fs::create_dir(&me).expect("mkdir");
+    let fifo = me.join("loadavg.conf");
+    rustix::fs::mkfifoat(
+        rustix::fs::CWD,
+        &fifo,
+        rustix::fs::Mode::from_raw_mode(0o600),
+    )
+    .expect("mkfifo");
+    let out = plugtop(&[
+        "train",
+        "grade",
+        COURSE,
+        class.path().to_str().expect("utf-8"),
+        "--format",
+        "csv",
+    ]);
+    let c = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success());
+    assert!(
+        c.contains("loadavg,t,false,0,0,,,not a regular file"),
+        "{c}"
+    );
+}
+
+#[test]
+fn a_trainee_named_with_escapes_cannot_drive_the_terminal() {
+    let class = tempdir();
+    let me = class.path().join("evil\x1b]0;owned\x07\x1b[2J");
+    std::fs::create_dir(&me).expect("mkdir");
+    std::fs::write(me.join("loadavg.conf"), "HOTPLUG=\"\x1b[31m\"\n").expect("write");
+    let out = plugtop(&[
+        "train",
+        "grade",
+        COURSE,
+        class.path().to_str().expect("utf-8"),
+    ]);
+    assert!(out.status.success());
+    assert!(
+        !out.stdout.contains(&0x1b),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("FAIL"));
+    let dir = class.path().to_str().expect("utf-8");
+    let csv = plugtop(&["train", "grade", COURSE, dir, "--format", "csv"]);
+    assert!(!csv.stdout.contains(&0x1b));
+    let json = plugtop(&["train", "grade", COURSE, dir, "--format", "json"]);
+    assert!(!json.stdout.contains(&0x1b));
+}

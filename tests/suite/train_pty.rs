@@ -1,0 +1,105 @@
+//! `plugtop train` in a pseudo-terminal, the real binary at 80×24: one
+//! exercise solved through the screen (a save in the trainee's own editor
+//! reloaded, an edit in the what-if editor, the practice run at full
+//! speed, a submission that passes, progress kept), and one diagnosis
+//! answered by pointing at the comparison.
+
+use crate::common;
+use crate::ui_pty::Session;
+
+use common::tempdir;
+
+const COURSE: &str = "examples/courses/cpuplugd-basics.toml";
+
+#[test]
+fn an_exercise_is_solved_through_the_screen() {
+    let state = tempdir();
+    let home = state.path().to_str().expect("utf-8");
+    let mut s = Session::start_with(
+        &["train", COURSE, "--exercise", "cpu-max"],
+        24,
+        80,
+        &[("XDG_STATE_HOME", home)],
+    );
+    s.wait_for("Practice run");
+    s.wait_for("CPU_MAX=1");
+    // The trainee's own editor saves the working copy: the screen reloads.
+    let copy = state
+        .path()
+        .join("plugtop/train/cpuplugd-basics/cpu-max.conf");
+    let text = std::fs::read_to_string(&copy).expect("the working copy");
+    std::fs::write(
+        &copy,
+        format!(
+            "# tried 3\n{}",
+            text.replace("CPU_MAX=\"1\"", "CPU_MAX=\"3\"")
+        ),
+    )
+    .expect("save");
+    s.wait_for("reloaded the rules saved in your editor");
+    s.wait_for("CPU_MAX=3");
+    // The what-if editor: Tab to CPU_MAX, make it 4, apply.
+    s.press("e");
+    s.wait_for("What-if editor");
+    for field in [
+        "HOTUNPLUG=",
+        "MEMPLUG=",
+        "MEMUNPLUG=",
+        "CMM_INC=",
+        "CMM_DEC=",
+        "UPDATE=",
+        "CPU_MIN=",
+        "CPU_MAX=",
+    ] {
+        s.press("\t");
+        s.wait_for(&format!("│{field}"));
+    }
+    s.press("\x7f4\r");
+    s.wait_for("applied; the practice run starts again");
+    // As fast as it goes, to the end of the scenario.
+    s.press("+");
+    s.press("+");
+    s.wait_for("ended");
+    s.wait_for("✓ unmet_cpu_seconds < 80");
+    s.press("s");
+    s.wait_for("PASSED");
+    s.wait_for("solved 1");
+    assert!(s.quit(), "plugtop train ends well");
+    let saved = std::fs::read_to_string(&copy).expect("the working copy");
+    assert!(saved.contains("CPU_MAX=\"4\""), "{saved}");
+    let progress = std::fs::read_to_string(state.path().join("plugtop/train/cpuplugd-basics.json"))
+        .expect("progress");
+    let json: serde_json::Value = serde_json::from_str(&progress).expect("json");
+    assert_eq!(json["exercises"]["cpu-max"]["solved"], true);
+    assert_eq!(json["exercises"]["cpu-max"]["attempts"], 1);
+}
+
+#[test]
+fn a_diagnosis_is_answered_through_the_screen() {
+    let state = tempdir();
+    let home = state.path().to_str().expect("utf-8");
+    let mut s = Session::start_with(
+        &["train", COURSE, "--exercise", "diagnose-flap"],
+        24,
+        80,
+        &[("XDG_STATE_HOME", home)],
+    );
+    s.wait_for("Point at the culprit");
+    s.wait_for("Flips");
+    // Down to HOTUNPLUG's comparison: not the one that flipped.
+    s.press("\x1b[B");
+    s.wait_for("▶ HOTUNPLUG");
+    s.press("\r");
+    s.wait_for("not yet: not HOTUNPLUG");
+    s.wait_for("Hint 1");
+    s.press("\x1b[A");
+    s.wait_for("▶ HOTPLUG");
+    s.press("\r");
+    s.wait_for("PASSED: right: HOTPLUG");
+    assert!(s.quit());
+    let progress = std::fs::read_to_string(state.path().join("plugtop/train/cpuplugd-basics.json"))
+        .expect("progress");
+    let json: serde_json::Value = serde_json::from_str(&progress).expect("json");
+    assert_eq!(json["exercises"]["diagnose-flap"]["attempts"], 2);
+    assert_eq!(json["exercises"]["diagnose-flap"]["solved"], true);
+}
