@@ -6,7 +6,7 @@
 
 use crate::kernel::SystemFacts;
 use crate::rules::Span;
-use crate::rules::diagnostic::{Diagnostic, Severity};
+use crate::rules::diagnostic::{DaemonEffect, Diagnostic, Severity};
 
 use super::diagnostics::analyse;
 
@@ -18,8 +18,10 @@ pub struct Fix {
     pub text: String,
 }
 
-/// The fix for finding `d` in `text`, checked to remove an error.
-pub fn fix(text: &str, d: &Diagnostic, facts: &SystemFacts) -> Option<Fix> {
+/// The fix for finding `d` in `text`, checked to remove an error. Each
+/// check loads the fixed file, which costs its length from `budget`; none
+/// is offered once the budget is spent.
+pub fn fix(text: &str, d: &Diagnostic, facts: &SystemFacts, budget: &mut usize) -> Option<Fix> {
     let fix = match d.code {
         "foreign-operator" => comparison(text, d.span)?,
         "cpu-max-below-min" if d.message.contains("CPU_MAX is not") => cpu_max(text, d.span)?,
@@ -30,11 +32,17 @@ pub fn fix(text: &str, d: &Diagnostic, facts: &SystemFacts) -> Option<Fix> {
         },
         _ => return None,
     };
+    *budget = budget.checked_sub(text.len().max(1))?;
     removes(text, d, &fix, facts).then_some(fix)
 }
 
 /// Whether `text` with `fix` no longer has finding `d` (nor one like it
-/// in the new text) and has no more errors than before.
+/// in the new text) and has no more errors than before. "Like it" is the
+/// same code, whatever the words: a CPU_MAX that leaves CPU_MAX below
+/// CPU_MIN is the same refusal. Nor may the new text hold an error that
+/// only shows when cpuplugd evaluates it: a file it refuses is not fixed
+/// by one it loads and then exits on (`-x >= y` as `!(-x < y)`, whose `-`
+/// takes the comparison).
 fn removes(text: &str, d: &Diagnostic, fix: &Fix, facts: &SystemFacts) -> bool {
     let (s, e) = (fix.span.start as usize, fix.span.end as usize);
     let (Some(before), Some(after)) = (text.get(..s), text.get(e..)) else {
@@ -60,9 +68,9 @@ fn removes(text: &str, d: &Diagnostic, fix: &Fix, facts: &SystemFacts) -> bool {
     };
     now.len() <= was.len()
         && !now.iter().any(|n| {
-            n.code == d.code
-                && n.message == d.message
-                && back(n.span.start as usize).is_none_or(|a| a == d.span.start as usize)
+            let at = back(n.span.start as usize);
+            (n.code == d.code && at.is_none_or(|a| a == d.span.start as usize))
+                || (n.daemon == DaemonEffect::StopsWhenEvaluated && at.is_none())
         })
 }
 
@@ -119,6 +127,18 @@ fn comparison(text: &str, op: Span) -> Option<Fix> {
     if l.is_empty() || r.is_empty() {
         return None;
     }
+    // A prefix `-` before a name or a parenthesis takes everything to its
+    // right, so `-x` in front of the new `<` would negate the comparison:
+    // it keeps to its operand in parentheses of its own. (Before a digit
+    // it is part of the number.)
+    let negated = l
+        .strip_prefix('-')
+        .is_some_and(|rest| !rest.trim_start().starts_with(|c: char| c.is_ascii_digit()));
+    let l = if negated {
+        format!("({l})")
+    } else {
+        l.to_string()
+    };
     // Alone in the value, or alone between parentheses: nothing beside it
     // for a `!` to take.
     let alone = |before: &str, after: &str| {
@@ -172,10 +192,11 @@ mod tests {
     fn fixed(text: &str) -> Vec<String> {
         let facts = SystemFacts::any_machine(4, "test");
         let (_, outcome) = analyse(text, &facts);
+        let mut budget = usize::MAX;
         outcome
             .diagnostics
             .iter()
-            .filter_map(|d| fix(text, d, &facts))
+            .filter_map(|d| fix(text, d, &facts, &mut budget))
             .map(|f| {
                 let (s, e) = (f.span.start as usize, f.span.end as usize);
                 format!("{}{}{}", &text[..s], f.text, &text[e..])
@@ -234,6 +255,44 @@ mod tests {
                 "UPDATE=\"1\"\nCPU_MIN=\"1\"\n"
             ]
         );
+    }
+
+    #[test]
+    fn a_negated_left_operand_keeps_its_minus_to_itself() {
+        // `!(-idle < -10)` would be `!(-(idle < -10))`: loaded, then fatal
+        // the first time cpuplugd evaluates it.
+        let t = format!("{HEAD}HOTPLUG=\"loadavg > 1 & -idle >= -10\"\n");
+        assert_eq!(
+            fixed(&t),
+            [format!(
+                "{HEAD}HOTPLUG=\"loadavg > 1 & (!((-idle) < -10))\"\n"
+            )]
+        );
+        // A negative number is a number.
+        let t = format!("{HEAD}HOTPLUG=\"-10 >= idle\"\n");
+        assert_eq!(fixed(&t), [format!("{HEAD}HOTPLUG=\"!(-10 < idle)\"\n")]);
+    }
+
+    #[test]
+    fn a_fix_that_leaves_the_file_refused_or_fatal_is_not_offered() {
+        // CPU_MAX="0" is 4 CPUs here, below CPU_MIN: the same refusal.
+        let t = "UPDATE=\"1\"\nCPU_MIN=\"5\"\nHOTPLUG=\"idle < 10\"\nHOTUNPLUG=\"idle > 50\"\n";
+        assert!(fixed(t).is_empty(), "{:?}", fixed(t));
+        // `(idle < 5) >= 1` compares a truth value: no rewrite loads well.
+        let t = format!("{HEAD}HOTPLUG=\"idle < 5 >= 1\"\n");
+        assert!(fixed(&t).is_empty(), "{:?}", fixed(&t));
+    }
+
+    #[test]
+    fn fixes_stop_when_their_budget_is_spent() {
+        let t = format!("{HEAD}HOTPLUG=\"idle >= 10\"\n");
+        let facts = SystemFacts::any_machine(4, "test");
+        let (_, outcome) = analyse(&t, &facts);
+        let d = &outcome.diagnostics[0];
+        let mut budget = t.len();
+        assert!(fix(&t, d, &facts, &mut budget).is_some());
+        assert_eq!(budget, 0);
+        assert!(fix(&t, d, &facts, &mut budget).is_none());
     }
 
     #[test]
