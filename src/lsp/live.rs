@@ -47,8 +47,14 @@ pub struct Live {
     reader: RootReader,
     /// The newest readings, as many as the deepest history a file may name.
     samples: VecDeque<Sample>,
-    /// Whether the last reading worked (no timer runs after one fails).
+    /// Whether the last reading worked (no timer runs after one fails,
+    /// unless one worked before: see `lost`).
     readable: bool,
+    /// Whether the root gave readings and then stopped (its files gone
+    /// mid-session, `plugtop sim --serve` restarting): it is tried again
+    /// every period, as cpuplugd would, and nothing from before is shown
+    /// as "now".
+    lost: bool,
     watches: HashMap<String, OpenRules>,
 }
 
@@ -61,6 +67,7 @@ impl Live {
             reader: RootReader::new(),
             samples: VecDeque::new(),
             readable: false,
+            lost: false,
             watches: HashMap::new(),
         }
     }
@@ -103,13 +110,14 @@ impl Live {
         self.watches.remove(uri);
         if self.watches.is_empty() {
             self.samples.clear();
+            self.lost = false;
         }
     }
 
     /// How long until the next reading; `None` when none is due (no file
     /// that loads is open, or the root has no readings).
     pub fn period(&self) -> Option<Duration> {
-        if !self.readable {
+        if !self.readable && !self.lost {
             return None;
         }
         self.watches
@@ -142,9 +150,27 @@ impl Live {
                 self.samples.push_back(sample);
                 self.readable = true;
             }
-            Err(_) => self.readable = false,
+            Err(_) => {
+                if self.readable || self.lost {
+                    self.forget();
+                }
+                self.readable = false;
+            }
         }
         self.readable
+    }
+
+    /// Drops the readings and every decision on them: the root stopped
+    /// giving readings, and a verdict from before is not the kernel's now.
+    /// Kept trying while a file that loads is open.
+    fn forget(&mut self) {
+        self.samples.clear();
+        self.lost = !self.watches.is_empty();
+        for watch in self.watches.values_mut() {
+            watch.engine = Engine::new(Arc::clone(watch.rules()));
+            watch.trace = Trace::new();
+            watch.decided = false;
+        }
     }
 
     /// The newest reading, if any.
@@ -283,6 +309,43 @@ mod tests {
         );
         live.close("u");
         live.close("v");
+        assert_eq!(live.period(), None);
+    }
+
+    #[test]
+    fn a_root_that_stops_giving_readings_shows_no_old_values_and_is_tried_again() {
+        use crate::kernel::beneath::Beneath;
+        use crate::sim::{Guest, Scenario, serve};
+        let dir = tempfile::tempdir().expect("dir");
+        let text = "name = \"t\"\ncpus = 2\nonline = 2\nmemory_mib = 1024\nduration = \"1:00\"\nphases = []\n";
+        let scenario = Scenario::parse("t", text).expect("scenario");
+        let mut guest = Guest::new(&scenario, false);
+        let root = Beneath::open(dir.path()).expect("root");
+        serve::publish_all(&guest, &root).expect("published");
+        let mut live = Live::new(dir.path().to_path_buf());
+        let rules = "UPDATE=\"2\"\nCPU_MIN=\"1\"\nCPU_MAX=\"2\"\nHOTPLUG=\"onumcpus > 1\"\nHOTUNPLUG=\"0\"\n";
+        let (f, o) = loaded(rules);
+        live.set("u", f, o);
+        guest.advance(2.0);
+        serve::publish(&guest, &root).expect("published");
+        assert!(live.tick());
+        let before = live.rule("u", RuleKind::Hotplug).unwrap_or_default();
+        assert!(before.starts_with("HOTPLUG true"), "{before}");
+        // The root's /proc goes away: the old verdict is not "now".
+        let proc = dir.path().join("proc");
+        let kept = dir.path().join("proc.kept");
+        std::fs::rename(&proc, &kept).expect("moved");
+        assert!(!live.tick());
+        assert_eq!(live.rule("u", RuleKind::Hotplug), None);
+        assert_eq!(live.rule_short("u", RuleKind::Hotplug), None);
+        // Still tried every UPDATE seconds, and values return with it.
+        assert_eq!(live.period(), Some(Duration::from_secs(2)));
+        std::fs::rename(&kept, &proc).expect("moved back");
+        assert!(live.tick());
+        let words = live.rule("u", RuleKind::Hotplug).unwrap_or_default();
+        assert!(words.contains("history filling: 1 of 2"), "{words}");
+        // Closing the file ends the tries.
+        live.close("u");
         assert_eq!(live.period(), None);
     }
 
