@@ -464,15 +464,16 @@ impl Server<'_> {
                 let Ok(p) = params::<lt::DidChangeTextDocumentParams>(n.params) else {
                     return Ok(());
                 };
-                // Full sync: the last change holds the whole text.
-                let Some(change) = p.content_changes.into_iter().last() else {
-                    return Ok(());
-                };
-                if change.range.is_some() || self.docs.get(p.text_document.uri.as_str()).is_none() {
+                let uri = p.text_document.uri;
+                if self.docs.get(uri.as_str()).is_none() {
                     return Ok(());
                 }
-                self.docs.set(p.text_document.uri.as_str(), change.text);
-                p.text_document.uri
+                let Some(text) = changed_text(self.docs.text(uri.as_str()), p.content_changes)
+                else {
+                    return Ok(());
+                };
+                self.docs.set(uri.as_str(), text);
+                uri
             }
             "textDocument/didClose" => {
                 let Ok(p) = params::<lt::DidCloseTextDocumentParams>(n.params) else {
@@ -508,9 +509,69 @@ impl Server<'_> {
     }
 }
 
+/// The text after `changes`, applied in order to `old`. The server asks
+/// for full sync, so each change is usually the whole text; a client that
+/// sends ranges all the same has them applied, so that its text and the
+/// server's do not part silently (they did: a ranged change was dropped,
+/// and every later diagnostic stood on the wrong text). `None` when there
+/// is nothing to apply a range to (a document too large to keep).
+fn changed_text(
+    old: Option<&str>,
+    changes: Vec<lt::TextDocumentContentChangeEvent>,
+) -> Option<String> {
+    let mut text: Option<String> = None;
+    for change in changes {
+        let Some(range) = change.range else {
+            text = Some(change.text);
+            continue;
+        };
+        let base = text.as_deref().or(old)?;
+        let index = LineIndex::new(base);
+        let (a, b) = (index.offset(range.start), index.offset(range.end));
+        let (a, b) = (a.min(b), a.max(b));
+        text = Some(format!("{}{}{}", &base[..a], change.text, &base[b..]));
+    }
+    text
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ranged_changes_are_applied_in_order() {
+        let change =
+            |range: Option<(u32, u32, u32, u32)>, text: &str| lt::TextDocumentContentChangeEvent {
+                range: range.map(|(l1, c1, l2, c2)| {
+                    lt::Range::new(lt::Position::new(l1, c1), lt::Position::new(l2, c2))
+                }),
+                range_length: None,
+                text: text.into(),
+            };
+        let old = "UPDATE=\"1\"\nCPU_MIN=\"1\"\n";
+        let new = changed_text(
+            Some(old),
+            vec![
+                change(Some((0, 8, 0, 9)), "2"),
+                change(Some((1, 9, 1, 10)), "3"),
+            ],
+        );
+        assert_eq!(new.as_deref(), Some("UPDATE=\"2\"\nCPU_MIN=\"3\"\n"));
+        // Out of range or reversed: clamped, never a panic.
+        let new = changed_text(Some(old), vec![change(Some((9, 9, 0, 0)), "x")]);
+        assert_eq!(new.as_deref(), Some("x"));
+        // A full text after a range wins; a range on nothing is dropped.
+        let new = changed_text(
+            None,
+            vec![change(None, "a"), change(Some((0, 1, 0, 1)), "b")],
+        );
+        assert_eq!(new.as_deref(), Some("ab"));
+        assert_eq!(
+            changed_text(None, vec![change(Some((0, 0, 0, 0)), "b")]),
+            None
+        );
+        assert_eq!(changed_text(Some(old), Vec::new()), None);
+    }
 
     fn body(v: serde_json::Value) -> io::Result<Frame> {
         Ok(Frame::Body(v.to_string().into_bytes()))
