@@ -36,9 +36,27 @@ fn fields(before: &str, facts: &SystemFacts) -> Option<Vec<CompletionItem>> {
     Some(
         names
             .iter()
+            .filter(|n| nameable_field(n))
             .map(|n| item(n, CompletionItemKind::FIELD, &detail))
             .collect(),
     )
+}
+
+/// Whether cpuplugd can name field `name` after `meminfo.` or `vmstat.`:
+/// it reads letters and `_` there, and a digit or anything else ends the
+/// name. The kernel's `DirectMap4k`, `Active(anon)` or `pgscan_direct_dma32`
+/// offered as completions made rules cpuplugd refuses, and a name with
+/// control bytes from the root's files would reach the editor's screen.
+fn nameable_field(name: &str) -> bool {
+    !name.is_empty() && name.bytes().all(|b| b.is_ascii_alphabetic() || b == b'_')
+}
+
+/// Whether a rule can name user variable `name` (letters, digits and `_`,
+/// not first a digit): an indented `# x=` or a name with other bytes
+/// defines a variable no rule can use.
+fn nameable_variable(name: &str) -> bool {
+    name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+        && !name.starts_with(|c: char| c.is_ascii_digit())
 }
 
 /// History indexes offered after `prefix.field[` (or `time[`): the first
@@ -108,7 +126,10 @@ pub fn complete(text: &str, offset: usize, facts: &SystemFacts) -> Vec<Completio
         items.push(item(p, CompletionItemKind::MODULE, ""));
     }
     let mut seen = std::collections::HashSet::new();
-    for o in occurrences(text).into_iter().filter(|o| o.definition) {
+    for o in occurrences(text)
+        .into_iter()
+        .filter(|o| o.definition && nameable_variable(&o.name))
+    {
         if seen.insert(o.name.clone()) {
             items.push(item(&o.name, CompletionItemKind::VARIABLE, "user variable"));
         }
@@ -119,6 +140,43 @@ pub fn complete(text: &str, offset: usize, facts: &SystemFacts) -> Vec<Completio
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_names_cpuplugd_can_read_are_offered() {
+        let mut facts = SystemFacts::any_machine(4, "test");
+        facts.meminfo_names = Some(
+            [
+                "MemFree",
+                "Active(anon)",
+                "DirectMap4k",
+                "Evil\u{1b}[31m",
+                "Über",
+                "Huge_Pages",
+            ]
+            .map(String::from)
+            .to_vec(),
+        );
+        facts.vmstat_names = Some(
+            ["pgscan_kswapd", "pgscan_direct_dma32", "nr_\u{7}"]
+                .map(String::from)
+                .to_vec(),
+        );
+        let labels = |text: &str| -> Vec<String> {
+            complete(text, text.len(), &facts)
+                .into_iter()
+                .map(|i| i.label)
+                .collect()
+        };
+        assert_eq!(labels("HOTPLUG=\"meminfo."), ["MemFree", "Huge_Pages"]);
+        assert_eq!(labels("HOTPLUG=\"vmstat."), ["pgscan_kswapd"]);
+        let text = "a_1=\"1\"\n  # b=\"2\"\nc-d=\"3\"\nHOTPLUG=\"";
+        let got = labels(text);
+        assert!(got.contains(&"a_1".to_string()), "{got:?}");
+        assert!(
+            !got.iter().any(|l| l.contains('#') || l == "c-d"),
+            "{got:?}"
+        );
+    }
 
     #[test]
     fn after_a_readings_bracket_the_history_indexes_are_offered() {
