@@ -529,3 +529,32 @@ fn code_actions_over_a_file_of_many_findings_are_answered_promptly() {
     client.notify("exit", Value::Null);
     assert_eq!(client.end().status.code(), Some(0));
 }
+
+#[test]
+fn a_client_that_closes_its_end_without_shutdown_gets_status_one() {
+    let root = FakeRoot::guest(1);
+    let child = Command::new(env!("CARGO_BIN_EXE_plugtop"))
+        .args(["lsp", "--root"])
+        .arg(root.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn();
+    let mut child = match child {
+        Ok(c) => Spawned::new(c),
+        Err(e) => panic!("cannot run plugtop lsp: {e}"),
+    };
+    // Nobody will read the answer: the server's write fails with EPIPE.
+    drop(child.child().stdout.take());
+    let Some(mut stdin) = child.child().stdin.take() else {
+        panic!("no stdin");
+    };
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"capabilities": {}}})
+    .to_string();
+    let _ = write!(stdin, "Content-Length: {}\r\n\r\n{body}", body.len());
+    let _ = stdin.flush();
+    let out = child.finish("plugtop lsp");
+    drop(stdin);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+}
