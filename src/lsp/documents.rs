@@ -11,8 +11,14 @@ use std::collections::HashMap;
 /// the worst case near 40 MB.
 pub const MAX_DOCUMENT: usize = 2 << 20;
 
-/// All open documents together may hold this many bytes.
+/// All open documents together may hold this many bytes, their URIs
+/// included.
 pub const MAX_OPEN_BYTES: usize = 4 * MAX_DOCUMENT;
+
+/// What an open document costs besides its URI and text (its entry in the
+/// map, and the copies of its URI the server keeps): so a flood of empty
+/// documents is bounded too.
+const ENTRY: usize = 256;
 
 /// What an open document holds.
 pub enum Document {
@@ -31,23 +37,34 @@ pub struct Documents {
 
 impl Documents {
     /// Opens or replaces `uri` with `text`. A text larger than a rule file
-    /// may be, or than the room left, is dropped and marked too large.
-    pub fn set(&mut self, uri: &str, text: String) {
+    /// may be, or than the room left, is dropped and marked too large; a
+    /// URI for which there is no room at all (the URIs count: 20 documents
+    /// named by 10 MB URIs held 220 MB) is not kept, and `false` says so.
+    pub fn set(&mut self, uri: &str, text: String) -> bool {
         self.close(uri);
+        let name = uri.len() + ENTRY;
+        if self.bytes + name > MAX_OPEN_BYTES {
+            return false;
+        }
         let len = text.len();
-        let doc = if len > MAX_DOCUMENT || self.bytes + len > MAX_OPEN_BYTES {
+        let doc = if len > MAX_DOCUMENT || self.bytes + name + len > MAX_OPEN_BYTES {
             Document::TooLarge(len)
         } else {
             self.bytes += len;
             Document::Text(text)
         };
+        self.bytes += name;
         self.open.insert(uri.to_string(), doc);
+        true
     }
 
     /// Forgets `uri`.
     pub fn close(&mut self, uri: &str) {
-        if let Some(Document::Text(t)) = self.open.remove(uri) {
-            self.bytes -= t.len();
+        if let Some(doc) = self.open.remove(uri) {
+            self.bytes -= uri.len() + ENTRY;
+            if let Document::Text(t) = doc {
+                self.bytes -= t.len();
+            }
         }
     }
 
@@ -62,5 +79,27 @@ impl Documents {
             Some(Document::Text(t)) => Some(t),
             _ => None,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn uris_count_toward_the_bound() {
+        let mut docs = Documents::default();
+        let long = "u".repeat(MAX_OPEN_BYTES / 3);
+        let kept = (0..10)
+            .filter(|i| docs.set(&format!("{i}{long}"), String::new()))
+            .count();
+        assert_eq!(kept, 2);
+        // Closing one makes room again; the total comes back to nothing.
+        docs.close(&format!("0{long}"));
+        assert!(docs.set("file:///etc/cpuplugd.conf", "UPDATE=\"1\"\n".into()));
+        assert!(docs.text("file:///etc/cpuplugd.conf").is_some());
+        docs.close("file:///etc/cpuplugd.conf");
+        docs.close(&format!("1{long}"));
+        assert_eq!(docs.bytes, 0);
     }
 }

@@ -456,9 +456,12 @@ impl Server<'_> {
                 let Ok(p) = params::<lt::DidOpenTextDocumentParams>(n.params) else {
                     return Ok(());
                 };
-                self.docs
-                    .set(p.text_document.uri.as_str(), p.text_document.text);
-                p.text_document.uri
+                let len = p.text_document.text.len();
+                let uri = p.text_document.uri;
+                if !self.docs.set(uri.as_str(), p.text_document.text) {
+                    return self.publish(uri, vec![diagnostics::too_large(len)]);
+                }
+                uri
             }
             "textDocument/didChange" => {
                 let Ok(p) = params::<lt::DidChangeTextDocumentParams>(n.params) else {
@@ -472,7 +475,12 @@ impl Server<'_> {
                 else {
                     return Ok(());
                 };
-                self.docs.set(uri.as_str(), text);
+                let len = text.len();
+                if !self.docs.set(uri.as_str(), text) {
+                    self.live.close(uri.as_str());
+                    self.changed.retain(|u| u != &uri);
+                    return self.publish(uri, vec![diagnostics::too_large(len)]);
+                }
                 uri
             }
             "textDocument/didClose" => {

@@ -558,3 +558,38 @@ fn a_client_that_closes_its_end_without_shutdown_gets_status_one() {
     drop(stdin);
     assert_eq!(out.status.code(), Some(1), "{out:?}");
 }
+
+#[test]
+fn documents_named_by_huge_uris_do_not_grow_the_server() {
+    // The URIs count toward the bound on open documents: 20 of 10 MB each
+    // held 220 MB.
+    let root = FakeRoot::guest(1);
+    let mut client = Client::start(&root);
+    client.request("initialize", json!({"capabilities": {}}));
+    let long = "a".repeat(10 << 20);
+    let mut refused = 0;
+    for i in 0..6 {
+        let uri = format!("file:///{i}{long}");
+        client.notify(
+            "textDocument/didOpen",
+            json!({"textDocument": {"uri": uri, "languageId": "cpuplugd", "version": 1,
+                "text": "UPDATE=\"1\"\n"}}),
+        );
+        let published = client.diagnostics();
+        if published["diagnostics"][0]["code"] == "too-large" {
+            refused += 1;
+        }
+    }
+    assert_eq!(refused, 6);
+    let status = std::fs::read_to_string(format!("/proc/{}/status", client.child.child().id()))
+        .unwrap_or_default();
+    let rss_kb: u64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.split_whitespace().next()?.parse().ok())
+        .unwrap_or(0);
+    assert!(rss_kb < 100_000, "{rss_kb} kB");
+    client.request("shutdown", Value::Null);
+    client.notify("exit", Value::Null);
+    assert_eq!(client.end().status.code(), Some(0));
+}
