@@ -19,13 +19,18 @@ fn item(label: &str, kind: CompletionItemKind, detail: &str) -> CompletionItem {
     }
 }
 
+/// The name (letters, digits, `_` and `.`) that `before` ends with. Found
+/// from its end rather than by the byte after the last other character,
+/// which is inside that character when it is not ASCII (`vmstat.é` took
+/// the server down).
+fn word_before(before: &str) -> &str {
+    let rest = before.trim_end_matches(|c: char| c.is_ascii_alphanumeric() || c == '_' || c == '.');
+    &before[rest.len()..]
+}
+
 /// Field names after a `prefix.` typed just before the cursor.
 fn fields(before: &str, facts: &SystemFacts) -> Option<Vec<CompletionItem>> {
-    let word_start = before
-        .rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '.'))
-        .map_or(0, |i| i + 1);
-    let word = &before[word_start..];
-    let (prefix, _) = word.split_once('.')?;
+    let (prefix, _) = word_before(before).split_once('.')?;
     let names: Vec<String> = match prefix {
         "meminfo" => facts.meminfo_names.clone().unwrap_or_default(),
         "vmstat" => facts.vmstat_names.clone().unwrap_or_default(),
@@ -70,10 +75,7 @@ fn indexes(before: &str) -> Option<Vec<CompletionItem>> {
     if !typed.bytes().all(|b| b.is_ascii_digit()) {
         return None;
     }
-    let name_start = reading
-        .rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '.'))
-        .map_or(0, |i| i + 1);
-    let name = &reading[name_start..];
+    let name = word_before(reading);
     if !(name.contains('.') || name == "time") {
         return None;
     }
@@ -140,6 +142,26 @@ pub fn complete(text: &str, offset: usize, facts: &SystemFacts) -> Vec<Completio
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_character_beyond_ascii_before_the_cursor_is_no_panic() {
+        let facts = SystemFacts::any_machine(4, "test");
+        for text in [
+            "HOTPLUG=\"vmstat.é",
+            "HOTPLUG=\"é[",
+            "x=\"😀meminfo.",
+            "é",
+            "HOTPLUG=\"time[é",
+        ] {
+            for at in 0..=text.len() {
+                let _ = complete(text, at, &facts);
+            }
+        }
+        let text = "HOTPLUG=\"é+cpustat.";
+        assert!(!complete(text, text.len(), &facts).is_empty());
+        let text = "HOTPLUG=\"é+time[";
+        assert_eq!(complete(text, text.len(), &facts).len(), INDEXES.len());
+    }
 
     #[test]
     fn only_names_cpuplugd_can_read_are_offered() {

@@ -593,3 +593,25 @@ fn documents_named_by_huge_uris_do_not_grow_the_server() {
     client.notify("exit", Value::Null);
     assert_eq!(client.end().status.code(), Some(0));
 }
+
+#[test]
+fn completion_after_a_character_beyond_ascii_is_answered() {
+    // `vmstat.é`: the word before the cursor was cut inside the `é`, and
+    // the server panicked.
+    let root = FakeRoot::guest(1);
+    let mut client = Client::start(&root);
+    client.request("initialize", json!({"capabilities": {}}));
+    client.notify(
+        "textDocument/didOpen",
+        json!({"textDocument": {"uri": URI, "languageId": "cpuplugd", "version": 1,
+            "text": "HOTPLUG=\"vmstat.é"}}),
+    );
+    client.diagnostics();
+    let answer = client.request("textDocument/completion", at(URI, 0, 17));
+    assert!(answer.get("result").is_some(), "{answer}");
+    client.request("shutdown", Value::Null);
+    client.notify("exit", Value::Null);
+    let out = client.end();
+    assert_eq!(out.status.code(), Some(0));
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("panicked"));
+}
