@@ -187,7 +187,7 @@ impl Live {
     /// none yet, or that cpuplugd never computes it.
     pub fn variable(&self, uri: &str, name: &str) -> Option<String> {
         let watch = self.watches.get(uri)?;
-        let filling = filling(watch)?;
+        let filling = filling(watch, self.period())?;
         if let Some(f) = filling {
             return Some(f);
         }
@@ -204,7 +204,7 @@ impl Live {
     pub fn rule(&self, uri: &str, kind: RuleKind) -> Option<String> {
         let watch = self.watches.get(uri)?;
         watch.rules().rule(kind)?;
-        if let Some(f) = filling(watch)? {
+        if let Some(f) = filling(watch, self.period())? {
             return Some(f);
         }
         trace::explain(watch.rules(), &watch.source, &watch.trace, kind)
@@ -215,7 +215,7 @@ impl Live {
     pub fn rule_short(&self, uri: &str, kind: RuleKind) -> Option<String> {
         let watch = self.watches.get(uri)?;
         let rule = watch.rules().rule(kind)?;
-        if filling(watch)?.is_some() {
+        if filling(watch, self.period())?.is_some() {
             return Some("…".into());
         }
         Some(trace::outcome(watch.trace.outcome(rule.root)))
@@ -229,16 +229,18 @@ impl Live {
 
 /// `Some(Some(words))` while the history fills, `Some(None)` once decided,
 /// `None` without any reading.
-fn filling(watch: &OpenRules) -> Option<Option<String>> {
+/// `every` is how often the server reads (UPDATE within its bounds, the
+/// shortest of the open files'), not what the file says.
+fn filling(watch: &OpenRules, every: Option<Duration>) -> Option<Option<String>> {
     let need = watch.rules().history_depth as usize + 1;
     let have = watch.engine.readings();
     if have == 0 {
         return None;
     }
     if !watch.decided || have < need {
+        let every = every.map_or(String::new(), |p| format!(" (one every {} s)", p.as_secs()));
         return Some(Some(format!(
-            "history filling: {have} of {need} readings (one every {} s)",
-            watch.rules().update_seconds()
+            "history filling: {have} of {need} readings{every}"
         )));
     }
     Some(None)
