@@ -81,6 +81,7 @@ fn run(cli: Cli) -> anyhow::Result<Status> {
         // The protocol's own stdio, flushed message by message.
         Some(Subcommand::Lsp(args)) => return cli::lsp::run(args),
         Some(Subcommand::Tune(args)) => cli::tune::run(args, &mut out)?,
+        Some(Subcommand::Fleet(args)) => cli::fleet::run(args, &mut out)?,
     };
     out.flush()?;
     Ok(status)
