@@ -1,5 +1,5 @@
 //! The fleet screen's state and the only place it changes: keys become
-//! [`Action`]s (one table, [`KEYS`], also drawn as the key line), answers
+//! [`Action`]s ([`KEYS`] is what the key line says of them), answers
 //! arrive as whole [`Fleet`]s or [`Detail`]s, and [`App::update`] returns
 //! what to ask Prometheus next. No I/O and no clock here: the shell
 //! ([`super::screen`]) does both.
@@ -36,19 +36,20 @@ pub enum Action {
     Later,
 }
 
-/// Every key of the screen: (key, action, what the key line says).
-pub const KEYS: &[(&str, Action, &str)] = &[
-    ("q", Action::Quit, "quit"),
-    ("↑↓", Action::Up, "move"),
-    ("Enter", Action::Open, "open"),
-    ("Esc", Action::Back, "back"),
-    ("r", Action::Refresh, "refresh"),
-    ("s", Action::SortNext, "sort"),
-    ("S", Action::SortReverse, "reverse"),
-    ("/", Action::Filter, "filter"),
-    ("d", Action::Drift, "drift"),
-    ("D", Action::Diff, "diff"),
-    ("←→", Action::Earlier, "window"),
+/// Every key of the screen as the key line shows it: (keys, views where
+/// it does something, what it does). `super::screen` maps the keys.
+pub const KEYS: &[(&str, &[View], &str)] = &[
+    ("q", &[View::Table, View::Drift, View::Detail], "quit"),
+    ("Enter", &[View::Table], "open"),
+    ("/", &[View::Table], "filter"),
+    ("s", &[View::Table], "sort"),
+    ("S", &[View::Table], "reverse"),
+    ("d", &[View::Table], "drift"),
+    ("↑↓", &[View::Drift], "group"),
+    ("D", &[View::Drift], "diff"),
+    ("←→", &[View::Detail], "window"),
+    ("r", &[View::Table, View::Detail], "refresh"),
+    ("Esc", &[View::Table, View::Drift, View::Detail], "back"),
 ];
 
 /// What the app wants from Prometheus.

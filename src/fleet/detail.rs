@@ -29,6 +29,16 @@ pub fn buckets(points: &[(f64, f64)], start: f64, end: f64, width: usize) -> Vec
         let i = (((t - start) / span) * width as f64) as usize;
         out[i.min(width - 1)] = Some(v);
     }
+    // Buckets between two points hold the one before (more columns than
+    // points); before the first and after the last stay empty.
+    let last = out.iter().rposition(Option::is_some).unwrap_or(0);
+    let mut held = None;
+    for cell in out.iter_mut().take(last) {
+        match cell {
+            Some(v) => held = Some(*v),
+            None => *cell = held,
+        }
+    }
     out
 }
 
@@ -44,11 +54,13 @@ fn strip(points: &[(f64, f64)], start: f64, end: f64, width: usize) -> String {
 }
 
 fn graph(points: &[(f64, f64)], start: f64, end: f64, width: usize) -> String {
-    let filled: Vec<f64> = buckets(points, start, end, width)
-        .into_iter()
-        .map(|v| v.unwrap_or(0.0))
-        .collect();
+    let cells = buckets(points, start, end, width);
+    let filled: Vec<f64> = cells.iter().map(|v| v.unwrap_or(0.0)).collect();
     sparkline(&filled, width)
+        .chars()
+        .zip(&cells)
+        .map(|(c, v)| if v.is_some() { c } else { ' ' })
+        .collect()
 }
 
 fn range_text(points: &[(f64, f64)], scale: fn(f64) -> f64) -> String {

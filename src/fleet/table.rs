@@ -14,23 +14,23 @@ use super::model::{Column, drift_line};
 use crate::safe_text::terminal_safe;
 
 /// Characters of the CPU sparkline in the table.
-const SPARK: usize = 10;
+const SPARK: usize = 8;
 
-/// Each column's width on the screen (RULES takes what is left).
+/// Each column's width on the screen.
 fn width(c: Column) -> usize {
     match c {
-        Column::Trouble => 17,
-        Column::Instance => 16,
-        Column::Guest => 9,
-        Column::System => 9,
+        Column::Trouble => 9,
+        Column::Instance => 15,
+        Column::Guest => 8,
+        Column::System => 8,
         Column::Cpus => 6 + SPARK,
-        Column::Pool => 10,
-        Column::Mode => 8,
-        Column::Flap => 6,
-        Column::Faults => 9,
-        Column::Actions => 6,
-        Column::Age => 6,
-        Column::Rules => 24,
+        Column::Pool => 9,
+        Column::Mode => 7,
+        Column::Flap => 5,
+        Column::Faults => 7,
+        Column::Actions => 5,
+        Column::Age => 5,
+        Column::Rules => 30,
     }
 }
 
@@ -44,8 +44,8 @@ pub fn columns(cols: usize) -> Vec<Column> {
         Column::Age,
         Column::Flap,
         Column::Faults,
-        Column::Pool,
         Column::Guest,
+        Column::Pool,
         Column::Actions,
         Column::Mode,
         Column::System,
@@ -169,9 +169,9 @@ fn header(app: &App, cols: usize) -> Vec<Line<'static>> {
         ),
         Link::Down(why) => (
             format!(
-                "Prometheus DOWN: {}; shown: the answer of {} ago",
-                terminal_safe(why),
-                age(Some(app.now - app.fleet.at)).trim()
+                "Prometheus DOWN (shown: its answer of {} ago): {}",
+                age(Some(app.now - app.fleet.at)).trim(),
+                terminal_safe(why)
             ),
             Style::default().fg(Color::Red).add_modifier(Modifier::BOLD),
         ),
@@ -307,6 +307,7 @@ fn footer(app: &App) -> Line<'static> {
     }
     let spans: Vec<Span<'static>> = KEYS
         .iter()
+        .filter(|(_, views, _)| views.contains(&app.view))
         .flat_map(|(k, _, what)| {
             [
                 Span::styled(*k, Style::default().add_modifier(Modifier::BOLD)),

@@ -282,6 +282,8 @@ pub fn answer(guests: &[Canned], path: &str, params: &HashMap<String, String>) -
             }))
         } else if q.starts_with("plugtop_cpus_present") {
             matrix(series(&|g, _| g.present))
+        } else if q.starts_with("plugtop_cmm_pages") {
+            matrix(series(&|_, t| 25600.0 + (t as i64 % 600) as f64 * 10.0))
         } else if q.starts_with("plugtop_rule_true") {
             let mut m = series(&|g, t| {
                 if g.flapping {
@@ -335,6 +337,10 @@ pub fn answer(guests: &[Canned], path: &str, params: &HashMap<String, String>) -
         each(&|g| Some((String::new(), g.present)))
     } else if q.contains("plugtop_cpu_max") {
         each(&|g| Some((String::new(), g.present)))
+    } else if q.contains("plugtop_cmm_pages") {
+        each(&|_| Some((String::new(), 25600.0)))
+    } else if q.contains("plugtop_cmm_max_pages") {
+        each(&|_| Some((String::new(), 51200.0)))
     } else if q.contains("plugtop_update_seconds") {
         each(&|_| Some((String::new(), 1.0)))
     } else if q.contains("plugtop_flapping") {

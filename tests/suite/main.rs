@@ -45,6 +45,7 @@ mod fleet_batch;
 mod fleet_fake;
 mod fleet_hostile;
 mod fleet_metrics;
+mod fleet_screen;
 mod help_keys;
 mod hostile_files;
 mod hostile_inputs;
