@@ -33,13 +33,23 @@ impl Prometheus for Canned5 {
         ]);
         decode_vector(&body(fleet_fake::answer(&self.0, "/api/v1/query", &params)))
     }
-    fn range(&self, query: &str, start: f64, end: f64, _: f64) -> Result<Answer<Vec<Series>>, QueryError> {
+    fn range(
+        &self,
+        query: &str,
+        start: f64,
+        end: f64,
+        _: f64,
+    ) -> Result<Answer<Vec<Series>>, QueryError> {
         let params = HashMap::from([
             ("query".to_string(), query.to_string()),
             ("start".to_string(), start.to_string()),
             ("end".to_string(), end.to_string()),
         ]);
-        decode_matrix(&body(fleet_fake::answer(&self.0, "/api/v1/query_range", &params)))
+        decode_matrix(&body(fleet_fake::answer(
+            &self.0,
+            "/api/v1/query_range",
+            &params,
+        )))
     }
 }
 
@@ -91,7 +101,11 @@ fn the_table_puts_trouble_first() {
 fn any_column_sorts_and_a_filter_narrows() {
     let mut app = app();
     app.update(Action::SortNext);
-    assert_snapshot_of!("fleet_screen", "sorted_by_instance_80x24", screen(&app, 80, 24));
+    assert_snapshot_of!(
+        "fleet_screen",
+        "sorted_by_instance_80x24",
+        screen(&app, 80, 24)
+    );
     app.update(Action::Filter);
     for c in "LINUX0".chars().chain(['4']) {
         app.filter_key(Some(c), true);
@@ -115,11 +129,24 @@ fn a_guest_in_detail_shows_its_rules_and_changes() {
     // The flapping guest is the third row.
     app.update(Action::Down);
     app.update(Action::Down);
-    let Some(Request::Detail { job, instance, start, end }) = app.update(Action::Open) else {
+    let Some(Request::Detail {
+        job,
+        instance,
+        start,
+        end,
+    }) = app.update(Action::Open)
+    else {
         panic!("Enter asks for the guest's window");
     };
     assert_eq!(instance, "10.0.0.2:9866");
-    let d = fetch::detail(&Canned5(fleet_fake::five()), &scope(), &job, &instance, start, end);
+    let d = fetch::detail(
+        &Canned5(fleet_fake::five()),
+        &scope(),
+        &job,
+        &instance,
+        start,
+        end,
+    );
     let mut d = d;
     d.health.took_ms = 0;
     app.on_detail(d, AT);
@@ -141,7 +168,8 @@ fn prometheus_down_is_said_and_the_last_answer_kept() {
 fn a_thousand_guests_draw_one_page() {
     let guests: Vec<Canned> = (0..1000)
         .map(|i| {
-            let name: &'static str = Box::leak(format!("10.1.{}.{}:9866", i / 250, i % 250).into_boxed_str());
+            let name: &'static str =
+                Box::leak(format!("10.1.{}.{}:9866", i / 250, i % 250).into_boxed_str());
             Canned {
                 instance: name,
                 zvm: "LINUXNN",

@@ -45,6 +45,7 @@ mod fleet_batch;
 mod fleet_fake;
 mod fleet_hostile;
 mod fleet_metrics;
+mod fleet_pty;
 mod fleet_screen;
 mod help_keys;
 mod hostile_files;

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use common::FakeRoot;
 use portable_pty::{CommandBuilder, PtySize, native_pty_system};
 
-struct Session {
+pub(crate) struct Session {
     parser: vt100::Parser,
     output: Receiver<Vec<u8>>,
     input: Box<dyn Write + Send>,
@@ -20,7 +20,7 @@ struct Session {
 }
 
 impl Session {
-    fn start(args: &[&str], rows: u16, cols: u16) -> Session {
+    pub(crate) fn start(args: &[&str], rows: u16, cols: u16) -> Session {
         Session::start_with(args, rows, cols, &[])
     }
 
@@ -90,7 +90,7 @@ impl Session {
     }
 
     /// Waits for plugtop to end; its exit code and everything it printed.
-    fn wait_exit(&mut self) -> (Option<u32>, String) {
+    pub(crate) fn wait_exit(&mut self) -> (Option<u32>, String) {
         let deadline = Instant::now() + common::HANG_GUARD;
         loop {
             if let Ok(Some(status)) = self.child.try_wait() {
@@ -115,7 +115,7 @@ impl Session {
         }
     }
 
-    fn screen(&self) -> String {
+    pub(crate) fn screen(&self) -> String {
         self.parser.screen().contents()
     }
 
@@ -136,7 +136,7 @@ impl Session {
     }
 
     /// Reads output until the screen shows `text` (bounded).
-    fn wait_for(&mut self, text: &str) {
+    pub(crate) fn wait_for(&mut self, text: &str) {
         self.wait_until(&format!("never saw {text:?}"), |s| {
             s.screen().contains(text)
         });
@@ -155,11 +155,11 @@ impl Session {
     }
 
     /// Reads output until `text` is gone from the screen (bounded).
-    fn wait_gone(&mut self, text: &str) {
+    pub(crate) fn wait_gone(&mut self, text: &str) {
         self.wait_until(&format!("{text:?} stayed"), |s| !s.screen().contains(text));
     }
 
-    fn press(&mut self, keys: &str) {
+    pub(crate) fn press(&mut self, keys: &str) {
         self.input.write_all(keys.as_bytes()).expect("write keys");
         self.input.flush().expect("flush keys");
     }
