@@ -32,7 +32,11 @@ fn fleet() -> Fleet {
             mode: Some("auto".into()),
             flapping: i % 25 == 0,
             flap_period: (i % 25 == 0).then_some(6.0),
-            faulting: if i % 40 == 3 { vec!["HOTPLUG".into()] } else { Vec::new() },
+            faulting: if i % 40 == 3 {
+                vec!["HOTPLUG".into()]
+            } else {
+                Vec::new()
+            },
             actions_per_hour: Some(f64::from(i % 7)),
             last_reading: Some(if i % 100 == 99 { AT - 3600.0 } else { AT - 1.0 }),
             update: Some(1.0),
