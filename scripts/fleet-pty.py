@@ -7,8 +7,10 @@ refresh) and started again (the header recovers), `q` ends it with status 0.
 usage: fleet-pty.py PLUGTOP URL STOP_CMD START_CMD EXPECT...
   EXPECT: texts the first screen must show (instances, the drift line)
 """
+import codecs
 import fcntl
 import os
+import re
 import select
 import signal
 import struct
@@ -21,56 +23,115 @@ plugtop, url, stop_cmd, start_cmd, *expect = sys.argv[1:]
 REFRESH = 2.0
 TIMEOUT = 1.0
 
+ROWS, COLS = 50, 160
 master, slave = os.openpty()
-fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 50, 160, 0, 0))
+fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", ROWS, COLS, 0, 0))
 proc = subprocess.Popen(
     [plugtop, "fleet", "--prometheus", url, "--refresh", str(REFRESH),
      "--timeout", str(TIMEOUT), "--stale-after", "10"],
     stdin=slave, stdout=slave, stderr=slave, close_fds=True,
     env=dict(os.environ, TERM="xterm-256color"), start_new_session=True)
 os.close(slave)
-seen = b""
+
+
+class Screen:
+    """Just enough of a terminal for what ratatui and crossterm write:
+    cursor moves (CSI row;col H), text, clears; colours ignored."""
+
+    def __init__(self):
+        self.grid = [[" "] * COLS for _ in range(ROWS)]
+        self.row = self.col = 0
+        self.pending = ""
+        self.decoder = codecs.getincrementaldecoder("utf-8")("replace")
+
+    def feed(self, data):
+        text = self.pending + self.decoder.decode(data)
+        self.pending = ""
+        i = 0
+        while i < len(text):
+            c = text[i]
+            if c == "\x1b":
+                m = re.match(r"\x1b\[([?0-9;]*)([A-Za-z])", text[i:])
+                if not m:
+                    if len(text) - i < 32:
+                        self.pending = text[i:]
+                        return
+                    i += 1
+                    continue
+                args, op = m.group(1), m.group(2)
+                if op == "H":
+                    parts = [int(p or 1) for p in args.split(";")] if args else [1, 1]
+                    self.row, self.col = parts[0] - 1, (parts[1] if len(parts) > 1 else 1) - 1
+                elif op == "J" and args in ("2", "3"):
+                    self.grid = [[" "] * COLS for _ in range(ROWS)]
+                i += len(m.group(0))
+                continue
+            if c == "\r":
+                self.col = 0
+            elif c == "\n":
+                self.row = min(self.row + 1, ROWS - 1)
+            elif c >= " " and 0 <= self.row < ROWS and 0 <= self.col < COLS:
+                self.grid[self.row][self.col] = c
+                self.col += 1
+            i += 1
+
+    def text(self):
+        return "\n".join("".join(r) for r in self.grid)
+
+
+screen = Screen()
 
 
 def read_until(text, seconds, what):
-    """Reads the terminal until `text` was printed since the last call."""
-    global seen
+    """Reads the terminal until the screen shows `text`; how long it took."""
     deadline = time.monotonic() + seconds
     start = time.monotonic()
     while time.monotonic() < deadline:
+        if text in screen.text():
+            return time.monotonic() - start
         r, _, _ = select.select([master], [], [], 0.1)
         if r:
             try:
-                chunk = os.read(master, 65536)
+                screen.feed(os.read(master, 65536))
             except OSError:
                 break
-            seen += chunk
-            if text.encode() in seen:
-                took = time.monotonic() - start
-                seen = seen[seen.index(text.encode()) + len(text):]
-                return took
-    sys.exit(f"fleet-pty: FAIL: {what}: never saw {text!r} within {seconds}s; last output: {seen[-2000:]!r}")
+    sys.exit(f"fleet-pty: FAIL: {what}: never saw {text!r} within {seconds}s; screen:\n{screen.text()}")
+
+
+def read_until_gone(text, seconds, what):
+    """Reads the terminal until the screen no longer shows `text`."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if text not in screen.text():
+            return
+        r, _, _ = select.select([master], [], [], 0.1)
+        if r:
+            screen.feed(os.read(master, 65536))
+    sys.exit(f"fleet-pty: FAIL: {what}: {text!r} stayed; screen:\n{screen.text()}")
 
 
 def press(keys):
     os.write(master, keys.encode())
+    if keys == "\x1b":
+        # Alone: an Esc followed at once by a key reads as Alt+key.
+        time.sleep(0.3)
 
 
 took = read_until("Prometheus answered", 30, "the first screen")
 print(f"fleet-pty: first screen after {took:.2f}s")
 for t in expect:
-    # Each text may already have gone by with the first screen: redraw.
-    press("r")
     read_until(t, 10, "the first screens")
 print("ok: the table shows every expected guest and the drift")
 press("/mod")  # a filter: the mode column says auto for all of them
 press("\r")
 read_until('filter "mod"', 10, "the filter")
 press("\x1b")
+read_until_gone('filter "mod"', 10, "Esc clears the filter")
 press("d")
 read_until("the most common", 10, "the drift view")
 print("ok: the drift view")
 press("\x1b")
+read_until_gone("the most common", 10, "Esc leaves the drift view")
 press("\r")
 read_until("changes of decision", 15, "a guest in detail")
 print("ok: a guest in detail")

@@ -78,10 +78,14 @@ impl Scope {
             (RuleTrue, self.last("plugtop_rule_true")),
             (
                 Faults,
+                // A rule that faulted at 5% of the window's readings or
+                // more (and twice at least): the fault or two of a start
+                // whose first readings are alike is not trouble.
                 format!(
-                    "increase({}{}) > 0",
-                    self.selector("plugtop_rule_faults_total", ""),
-                    self.range()
+                    "(increase({f}{r}) > 1.5) / on (job, instance) group_left increase({n}{r}) > 0.05",
+                    f = self.selector("plugtop_rule_faults_total", ""),
+                    n = self.selector("plugtop_readings_total", ""),
+                    r = self.range()
                 ),
             ),
             (

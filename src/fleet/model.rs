@@ -28,7 +28,7 @@ pub struct Guest {
     pub flapping: bool,
     /// Seconds per cycle while flapping, when the exposition says it.
     pub flap_period: Option<f64>,
-    /// Rules that faulted within the window.
+    /// Rules that faulted at 5% or more of the window's readings.
     pub faulting: Vec<String>,
     /// Actions written per hour (over the last hour).
     pub actions_per_hour: Option<f64>,
