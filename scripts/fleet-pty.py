@@ -7,7 +7,6 @@ refresh) and started again (the header recovers), `q` ends it with status 0.
 usage: fleet-pty.py PLUGTOP URL STOP_CMD START_CMD EXPECT...
   EXPECT: texts the first screen must show (instances, the drift line)
 """
-import codecs
 import fcntl
 import os
 import re
@@ -18,6 +17,9 @@ import subprocess
 import sys
 import termios
 import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from vtscreen import Screen  # noqa: E402
 
 plugtop, url, stop_cmd, start_cmd, *expect = sys.argv[1:]
 REFRESH = 2.0
@@ -34,52 +36,7 @@ proc = subprocess.Popen(
 os.close(slave)
 
 
-class Screen:
-    """Just enough of a terminal for what ratatui and crossterm write:
-    cursor moves (CSI row;col H), text, clears; colours ignored."""
-
-    def __init__(self):
-        self.grid = [[" "] * COLS for _ in range(ROWS)]
-        self.row = self.col = 0
-        self.pending = ""
-        self.decoder = codecs.getincrementaldecoder("utf-8")("replace")
-
-    def feed(self, data):
-        text = self.pending + self.decoder.decode(data)
-        self.pending = ""
-        i = 0
-        while i < len(text):
-            c = text[i]
-            if c == "\x1b":
-                m = re.match(r"\x1b\[([?0-9;]*)([A-Za-z])", text[i:])
-                if not m:
-                    if len(text) - i < 32:
-                        self.pending = text[i:]
-                        return
-                    i += 1
-                    continue
-                args, op = m.group(1), m.group(2)
-                if op == "H":
-                    parts = [int(p or 1) for p in args.split(";")] if args else [1, 1]
-                    self.row, self.col = parts[0] - 1, (parts[1] if len(parts) > 1 else 1) - 1
-                elif op == "J" and args in ("2", "3"):
-                    self.grid = [[" "] * COLS for _ in range(ROWS)]
-                i += len(m.group(0))
-                continue
-            if c == "\r":
-                self.col = 0
-            elif c == "\n":
-                self.row = min(self.row + 1, ROWS - 1)
-            elif c >= " " and 0 <= self.row < ROWS and 0 <= self.col < COLS:
-                self.grid[self.row][self.col] = c
-                self.col += 1
-            i += 1
-
-    def text(self):
-        return "\n".join("".join(r) for r in self.grid)
-
-
-screen = Screen()
+screen = Screen(ROWS, COLS)
 
 
 def read_until(text, seconds, what):

@@ -17,6 +17,9 @@ import sys
 import termios
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from vtscreen import Screen  # noqa: E402
+
 plugtop, url, guests = sys.argv[1], sys.argv[2], int(sys.argv[3])
 common = ["--prometheus", url, "--stale-after", "900", "--timeout", "30"]
 
@@ -43,21 +46,21 @@ proc = subprocess.Popen([plugtop, "fleet", *common, "--refresh", "1"],
                         stdin=slave, stdout=slave, stderr=slave, close_fds=True,
                         env=dict(os.environ, TERM="xterm-256color"))
 os.close(slave)
-seen = b""
+screen = Screen(50, 160)
 first = None
-took = []
+took = {}
 deadline = time.monotonic() + 60
 while time.monotonic() < deadline and len(took) < 8:
-    r, _, _ = select.select([master], [], [], 0.1)
+    r, _, _ = select.select([master], [], [], 0.05)
     if not r:
         continue
-    seen += os.read(master, 1 << 16)
-    found = re.findall(rb"answered (\d+) queries in (\d+) ms", seen)
-    if found and first is None:
-        first = time.monotonic() - start
-    if found:
-        took.extend(int(ms) for _, ms in found)
-        seen = seen[seen.rindex(b" ms") + 3:]
+    screen.feed(os.read(master, 1 << 16))
+    m = re.search(r"answered \d+ queries in (\d+) ms \(refresh (\d+)\)", screen.text())
+    if m:
+        if first is None:
+            first = time.monotonic() - start
+        took[int(m.group(2))] = int(m.group(1))
+took = [took[k] for k in sorted(took)]
 status = open(f"/proc/{proc.pid}/status").read()
 hwm = int(re.search(r"VmHWM:\s+(\d+)", status).group(1)) / 1024
 os.write(master, b"q")

@@ -93,6 +93,9 @@ pub struct App {
     pub now: f64,
     /// A request is out.
     pub busy: bool,
+    /// Refreshes answered so far (the header counts them, so a reader
+    /// of the screen sees each one).
+    pub refreshes: u64,
     pub sort: Column,
     pub reverse: bool,
     pub filter: String,
@@ -129,6 +132,7 @@ impl App {
             link: Link::Waiting,
             now: 0.0,
             busy: false,
+            refreshes: 0,
             sort: Column::Trouble,
             reverse: false,
             filter: String::new(),
@@ -153,6 +157,7 @@ impl App {
     pub fn on_fleet(&mut self, fleet: Fleet, now: f64) {
         self.busy = false;
         self.now = now;
+        self.refreshes += 1;
         let h = &fleet.health;
         if h.down() {
             self.link = Link::Down(h.failed.first().cloned().unwrap_or_default());

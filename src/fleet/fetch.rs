@@ -49,6 +49,18 @@ impl Scope {
         format!("[{}s]", self.window.round() as u64)
     }
 
+    /// As [`Scope::last`] over [`LOOKBACK`] (or the window, if longer):
+    /// the guest's identity and last reading, so a guest stopped for
+    /// longer than the window is still listed (two queries only: the
+    /// others stay within the window, which keeps a refresh cheap).
+    fn last_long(&self, name: &str) -> String {
+        format!(
+            "last_over_time({}[{}s])",
+            self.selector(name, ""),
+            self.window.max(LOOKBACK).round() as u64
+        )
+    }
+
     /// `last_over_time(name{matcher}[window])`: a stopped guest keeps its
     /// last value, so it is shown as stopped rather than dropped.
     fn last(&self, name: &str) -> String {
@@ -63,8 +75,11 @@ impl Scope {
     pub fn instant_queries(&self) -> Vec<(Family, String)> {
         use Family::*;
         vec![
-            (Info, self.last("plugtop_guest_info")),
-            (Last, self.last("plugtop_last_interval_timestamp_seconds")),
+            (Info, self.last_long("plugtop_guest_info")),
+            (
+                Last,
+                self.last_long("plugtop_last_interval_timestamp_seconds"),
+            ),
             (Online, self.last("plugtop_cpus_online")),
             (Present, self.last("plugtop_cpus_present")),
             (CpuMax, self.last("plugtop_cpu_max")),
@@ -104,6 +119,9 @@ impl Scope {
         self.selector("plugtop_cpus_online", "")
     }
 }
+
+/// How long a stopped guest stays listed, in seconds: a day.
+pub const LOOKBACK: f64 = 86_400.0;
 
 /// What an instant query fills in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

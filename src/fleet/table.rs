@@ -122,11 +122,18 @@ fn header(app: &App, cols: usize) -> Vec<Line<'static>> {
         .iter()
         .filter(|g| !g.troubles(now, app.stale_after).is_empty())
         .count();
+    let stopped = app
+        .fleet
+        .guests
+        .iter()
+        .filter(|g| g.stopped(now, app.stale_after))
+        .count();
     let mut title = format!(
-        "plugtop fleet  {}  {} guests, {} in trouble  sort {}{}",
+        "fleet {}  {} guests: {} in trouble, {} stopped  sort {}{}",
         terminal_safe(&app.prometheus),
         app.fleet.guests.len(),
         troubled,
+        stopped,
         app.sort.title(),
         if app.reverse { " ↑" } else { "" }
     );
@@ -155,7 +162,10 @@ fn header(app: &App, cols: usize) -> Vec<Line<'static>> {
                     Style::default().fg(Color::Yellow),
                 ),
                 None => (
-                    format!("Prometheus answered {of} queries in {took_ms} ms"),
+                    format!(
+                        "Prometheus answered {of} queries in {took_ms} ms (refresh {})",
+                        app.refreshes
+                    ),
                     Style::default(),
                 ),
             }
@@ -305,15 +315,24 @@ fn footer(app: &App) -> Line<'static> {
             Span::raw("  Enter keeps, Esc clears"),
         ]);
     }
-    let spans: Vec<Span<'static>> = KEYS
-        .iter()
-        .filter(|(_, views, _)| views.contains(&app.view))
-        .flat_map(|(k, _, what)| {
-            [
-                Span::styled(*k, Style::default().add_modifier(Modifier::BOLD)),
-                Span::raw(format!(" {what}  ")),
-            ]
-        })
+    let kept = (app.view == View::Table && !app.filter.is_empty()).then(|| {
+        Span::styled(
+            format!("/{}  ", terminal_safe(&app.filter)),
+            Style::default().fg(Color::Cyan),
+        )
+    });
+    let spans: Vec<Span<'static>> = kept
+        .into_iter()
+        .chain(
+            KEYS.iter()
+                .filter(|(_, views, _)| views.contains(&app.view))
+                .flat_map(|(k, _, what)| {
+                    [
+                        Span::styled(*k, Style::default().add_modifier(Modifier::BOLD)),
+                        Span::raw(format!(" {what}  ")),
+                    ]
+                }),
+        )
         .collect();
     Line::from(spans)
 }
