@@ -221,6 +221,9 @@ pub struct FleetArgs {
     /// Seconds without a reading after which a guest counts as stopped (or three of its intervals, if longer).
     #[arg(long, default_value_t = 60.0, value_name = "SECONDS")]
     pub stale_after: f64,
+    /// How long a stopped guest stays listed, in seconds (its identity and last reading are looked for this far back; a longer lookback costs Prometheus more per refresh).
+    #[arg(long, default_value_t = 86_400.0, value_name = "SECONDS")]
+    pub lookback: f64,
     /// Print the table once instead of the screen; the exit status says whether a guest is in trouble.
     #[arg(long)]
     pub batch: bool,

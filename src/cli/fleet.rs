@@ -29,7 +29,9 @@ pub fn run(args: FleetArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
     let window = seconds("window", args.window, 60.0, 31.0 * 86_400.0)?;
     let stale = seconds("stale-after", args.stale_after, 1.0, 86_400.0)?;
     let client = Client::new(&args.prometheus, timeout)?;
-    let scope = Scope::new(&args.matcher, window.as_secs_f64(), stale.as_secs_f64());
+    let lookback = seconds("lookback", args.lookback, 60.0, 366.0 * 86_400.0)?;
+    let mut scope = Scope::new(&args.matcher, window.as_secs_f64(), stale.as_secs_f64());
+    scope.lookback = lookback.as_secs_f64();
     let dumb = std::env::var("TERM").is_ok_and(|t| t == "dumb");
     use std::io::IsTerminal;
     if args.batch || dumb || !std::io::stdout().is_terminal() {

@@ -88,6 +88,7 @@ pub struct App {
     pub prometheus: String,
     /// The last fleet that answered (kept while Prometheus is down).
     pub fleet: Fleet,
+    /// How the last answer went.
     pub link: Link,
     /// The wall time of the latest answer or failure (set by the shell).
     pub now: f64,
@@ -96,26 +97,36 @@ pub struct App {
     /// Refreshes answered so far (the header counts them, so a reader
     /// of the screen sees each one).
     pub refreshes: u64,
+    /// The column the rows are sorted by.
     pub sort: Column,
+    /// The sort turned around (`S`).
     pub reverse: bool,
+    /// The filter (`/`): a substring of any text column.
     pub filter: String,
     /// The filter is being typed.
     pub filtering: bool,
     /// Indexes of the shown guests, in order (kept in step with the rest).
     pub rows: Vec<usize>,
+    /// The selected row, an index into `rows`.
     pub selected: usize,
     /// The first row shown (scrolling).
     pub offset: usize,
+    /// The view shown.
     pub view: View,
+    /// The rule-file groups of the last fleet, the most common first.
     pub drift: Vec<DriftGroup>,
+    /// The selected drift group.
     pub drift_selected: usize,
     /// The diff of the selected drift group's file against the majority's,
     /// or why there is none.
     pub diff: Option<Result<Vec<Line>, String>>,
+    /// The guest in detail, once it answered.
     pub detail: Option<Detail>,
     /// How far before now the detail's window ends, in windows.
     pub shift: u32,
+    /// The window of the detail view, in seconds.
     pub window: f64,
+    /// Seconds without a reading after which a guest is stopped.
     pub stale_after: f64,
     /// Rows the table has room for (set by the shell from the terminal).
     pub page: usize,

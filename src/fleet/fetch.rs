@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::time::Instant;
 
 use super::model::{Fleet, Guest, Health};
-use super::query::{Labels, Point, Prometheus, Series};
+use super::query::{Labels, Point, Prometheus, QueryError, Series};
 
 /// What the user asked to see: which series (a label matcher), over which
 /// window, and when a guest counts as stopped.
@@ -19,6 +19,9 @@ pub struct Scope {
     pub window: f64,
     /// Seconds without a reading after which a guest counts as stopped.
     pub stale_after: f64,
+    /// How far back a stopped guest's identity and last reading are
+    /// looked for, in seconds (at least the window).
+    pub lookback: f64,
 }
 
 impl Scope {
@@ -33,6 +36,7 @@ impl Scope {
             matcher: m.trim().to_string(),
             window: window.max(60.0),
             stale_after,
+            lookback: LOOKBACK,
         }
     }
 
@@ -49,7 +53,7 @@ impl Scope {
         format!("[{}s]", self.window.round() as u64)
     }
 
-    /// As [`Scope::last`] over [`LOOKBACK`] (or the window, if longer):
+    /// As [`Scope::last`] over the lookback (or the window, if longer):
     /// the guest's identity and last reading, so a guest stopped for
     /// longer than the window is still listed (two queries only: the
     /// others stay within the window, which keeps a refresh cheap).
@@ -57,7 +61,7 @@ impl Scope {
         format!(
             "last_over_time({}[{}s])",
             self.selector(name, ""),
-            self.window.max(LOOKBACK).round() as u64
+            self.window.max(self.lookback).round() as u64
         )
     }
 
@@ -120,7 +124,7 @@ impl Scope {
     }
 }
 
-/// How long a stopped guest stays listed, in seconds: a day.
+/// How long a stopped guest stays listed by default, in seconds: a day.
 pub const LOOKBACK: f64 = 86_400.0;
 
 /// What an instant query fills in.
@@ -166,8 +170,16 @@ pub fn fleet(p: &dyn Prometheus, scope: &Scope, at: f64) -> Fleet {
     let started = Instant::now();
     let mut health = Health::default();
     let mut guests: BTreeMap<(String, String), Guest> = BTreeMap::new();
+    // Once Prometheus cannot be reached (refused, timed out), the rest of
+    // the refresh is not asked: a dead or black-holed server costs one
+    // timeout per refresh, not one per query.
+    let mut unreachable: Option<String> = None;
     for (family, query) in scope.instant_queries() {
         health.queries += 1;
+        if let Some(why) = &unreachable {
+            health.failed.push(format!("{family:?}: not asked: {why}"));
+            continue;
+        }
         match p.instant(&query, at) {
             Ok(answer) => {
                 health.warnings.extend(answer.warnings);
@@ -175,12 +187,21 @@ pub fn fleet(p: &dyn Prometheus, scope: &Scope, at: f64) -> Fleet {
                     fill(&mut guests, family, point);
                 }
             }
-            Err(e) => health.failed.push(format!("{family:?}: {e}")),
+            Err(e) => {
+                if matches!(e, QueryError::Timeout(_) | QueryError::Transport(_)) {
+                    unreachable = Some(e.to_string());
+                }
+                health.failed.push(format!("{family:?}: {e}"));
+            }
         }
     }
     health.queries += 1;
     let step = (scope.window / SPARK_POINTS).max(1.0);
-    match p.range(&scope.history_query(), at - scope.window, at, step) {
+    let history = match &unreachable {
+        Some(why) => Err(QueryError::Transport(format!("not asked: {why}"))),
+        None => p.range(&scope.history_query(), at - scope.window, at, step),
+    };
+    match history {
         Ok(answer) => {
             health.warnings.extend(answer.warnings);
             for s in answer.data {
@@ -270,19 +291,28 @@ fn fill(guests: &mut BTreeMap<(String, String), Guest>, family: Family, point: &
 /// One guest over a window: what the detail screen draws.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Detail {
+    /// The guest: its job label.
     pub job: String,
+    /// The guest: its instance label.
     pub instance: String,
+    /// The window (seconds since the epoch).
     pub start: f64,
+    /// The window's end (seconds since the epoch).
     pub end: f64,
+    /// CPUs online: (time, value).
     pub online: Vec<(f64, f64)>,
+    /// CPUs present: (time, value).
     pub present: Vec<(f64, f64)>,
+    /// The CMM pool in pages: (time, value).
     pub pool: Vec<(f64, f64)>,
     /// Each rule's truth (or amount) over the window, by rule name.
     pub rules: Vec<(String, Vec<(f64, f64)>)>,
+    /// Whether it flapped: (time, 0 or 1).
     pub flapping: Vec<(f64, f64)>,
     /// When the decision changed and the comparisons that flipped it,
     /// oldest first.
     pub changes: Vec<(f64, String)>,
+    /// How the queries went.
     pub health: Health,
 }
 

@@ -11,20 +11,28 @@ use serde::Serialize;
 /// stopped are its last ones, and its age says it stopped).
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct Guest {
+    /// The `job` label.
     pub job: String,
+    /// The `instance` label: with `job`, what tells guests apart.
     pub instance: String,
     /// `zvm_name` of `plugtop_guest_info` (empty when not a z/VM guest).
     pub zvm_name: String,
     /// The LPAR the z/VM runs in (`lpar`), or the host name outside z/VM.
     pub system: String,
+    /// CPUs online at the last reading.
     pub online: Option<f64>,
+    /// CPUs present at the last reading.
     pub present: Option<f64>,
+    /// CPU_MAX in force (absent while the CPU group is off).
     pub cpu_max: Option<f64>,
     /// CPUs online over the window, oldest first (the sparkline).
     pub online_history: Vec<f64>,
+    /// The CMM pool in pages (absent without CMM).
     pub pool_pages: Option<f64>,
+    /// CMM_MAX in pages (absent while the memory group is off).
     pub pool_max_pages: Option<f64>,
     pub mode: Option<String>,
+    /// The CPU count or the pool flaps now.
     pub flapping: bool,
     /// Seconds per cycle while flapping, when the exposition says it.
     pub flap_period: Option<f64>,
@@ -34,8 +42,11 @@ pub struct Guest {
     pub actions_per_hour: Option<f64>,
     /// When the last reading was taken (seconds since the epoch).
     pub last_reading: Option<f64>,
+    /// UPDATE in force, in seconds (how stale is stale).
     pub update: Option<f64>,
+    /// The rule file's path on the guest.
     pub rules_file: Option<String>,
+    /// Its CRC-32: what drift groups by.
     pub rules_crc: Option<String>,
     /// HOTPLUG held at the last interval.
     pub wants_cpu: bool,
@@ -146,9 +157,11 @@ impl Health {
 /// The fleet at one moment.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Fleet {
+    /// Every guest, in no order (see [`order`]).
     pub guests: Vec<Guest>,
     /// The evaluation time of the queries (seconds since the epoch).
     pub at: f64,
+    /// How the refresh went.
     pub health: Health,
 }
 

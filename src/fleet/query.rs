@@ -57,6 +57,7 @@ pub type Labels = BTreeMap<String, String>;
 /// One series of an instant query.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Point {
+    /// The series' labels.
     pub labels: Labels,
     /// `None` for NaN, ±Inf or a value that is not a number.
     pub value: Option<f64>,
@@ -65,6 +66,7 @@ pub struct Point {
 /// One series of a range query.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Series {
+    /// The series' labels.
     pub labels: Labels,
     /// (seconds since the epoch, value); non-finite values dropped.
     pub points: Vec<(f64, f64)>,
@@ -74,7 +76,9 @@ pub struct Series {
 /// answer is still shown, with its warnings in the header.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Answer<T> {
+    /// What the query returned.
     pub data: T,
+    /// Prometheus's warnings and infos, and the decoding's.
     pub warnings: Vec<String>,
 }
 

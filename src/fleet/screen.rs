@@ -32,9 +32,13 @@ enum Msg {
 
 /// How the screen runs.
 pub struct Options {
+    /// The URL, for the header.
     pub prometheus: String,
+    /// What to ask.
     pub scope: Scope,
+    /// Time between refreshes.
     pub refresh: Duration,
+    /// Where guests' rule files are gathered (`--rules-root`).
     pub rules_root: Option<std::path::PathBuf>,
 }
 

@@ -140,6 +140,14 @@ fn a_server_that_never_answers_costs_the_timeout() {
 }
 
 #[test]
+fn a_black_holed_prometheus_costs_one_timeout_per_refresh_not_one_per_query() {
+    let fake = fleet_fake::start(|_, _| Reply::Silent);
+    let fleet = fetch::fleet(&client(&fake.url, 300), &Scope::new("", 3600.0, 60.0), 1e9);
+    assert!(fleet.health.down(), "{:?}", fleet.health);
+    assert_eq!(fake.requests.load(std::sync::atomic::Ordering::SeqCst), 1);
+}
+
+#[test]
 fn a_server_that_trickles_bytes_costs_the_timeout() {
     let fake = fleet_fake::start(|_, _| Reply::Trickle);
     let e = client(&fake.url, 500).instant("x", 1.0);
