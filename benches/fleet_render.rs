@@ -7,8 +7,8 @@
 use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use plugtop::fleet::app::App;
-use plugtop::fleet::model::{Fleet, Guest, Health};
+use plugtop::fleet::app::FleetApp;
+use plugtop::fleet::model::{Fleet, FleetGuest, Health};
 use plugtop::fleet::table;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
@@ -18,7 +18,7 @@ const AT: f64 = 1_700_000_000.0;
 /// 1,000 guests as a refresh brings them: some flap, fault, stopped.
 fn fleet() -> Fleet {
     let guests = (0..1000u32)
-        .map(|i| Guest {
+        .map(|i| FleetGuest {
             job: "plugtop".into(),
             instance: format!("guest{i:04}.example:9866"),
             zvm_name: format!("LNX{i:04}"),
@@ -60,11 +60,11 @@ fn fleet() -> Fleet {
 
 fn bench(c: &mut Criterion) {
     let fleet = fleet();
-    let mut app = App::new("http://prometheus:9090", 3600.0, 60.0);
+    let mut app = FleetApp::new("http://prometheus:9090", 3600.0, 60.0);
     app.on_fleet(fleet.clone(), AT);
     c.bench_function("fleet: take in a refresh of 1000 guests", |b| {
         b.iter(|| {
-            let mut a = App::new("http://prometheus:9090", 3600.0, 60.0);
+            let mut a = FleetApp::new("http://prometheus:9090", 3600.0, 60.0);
             a.on_fleet(black_box(fleet.clone()), AT);
             black_box(a.rows.len())
         })

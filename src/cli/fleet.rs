@@ -8,10 +8,10 @@ use anyhow::bail;
 
 use crate::cli::{FleetArgs, FleetFormat};
 use plugtop::commands::Status;
-use plugtop::fleet::batch::{self, Format, Verdict};
+use plugtop::fleet::batch::{self, FleetVerdict, Format};
 use plugtop::fleet::fetch::{self, Scope};
-use plugtop::fleet::query::Client;
-use plugtop::fleet::screen::{self, Options};
+use plugtop::fleet::query::PromClient;
+use plugtop::fleet::screen::{self, FleetOptions};
 use plugtop::fleet::{FleetError, model::Fleet};
 
 /// A positive, finite number of seconds, or why not.
@@ -28,7 +28,7 @@ pub fn run(args: FleetArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
     let refresh = seconds("refresh", args.refresh, 0.5, 86_400.0)?;
     let window = seconds("window", args.window, 60.0, 31.0 * 86_400.0)?;
     let stale = seconds("stale-after", args.stale_after, 1.0, 86_400.0)?;
-    let client = Client::new(&args.prometheus, timeout)?;
+    let client = PromClient::new(&args.prometheus, timeout)?;
     let lookback = seconds("lookback", args.lookback, 60.0, 366.0 * 86_400.0)?;
     let mut scope = Scope::new(&args.matcher, window.as_secs_f64(), stale.as_secs_f64());
     scope.lookback = lookback.as_secs_f64();
@@ -49,14 +49,14 @@ pub fn run(args: FleetArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
         };
         return Ok(
             match batch::write(&fleet, format, scope.stale_after, out)? {
-                Verdict::AllWell => Status::Ok,
-                Verdict::Trouble => Status::Failed,
+                FleetVerdict::AllWell => Status::Ok,
+                FleetVerdict::Trouble => Status::Failed,
             },
         );
     }
     screen::run(
         Box::new(client),
-        Options {
+        FleetOptions {
             prometheus: args.prometheus,
             scope,
             refresh,

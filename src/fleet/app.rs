@@ -1,24 +1,24 @@
 //! The fleet screen's state and the only place it changes: keys become
-//! [`Action`]s ([`KEYS`] is what the key line says of them), answers
-//! arrive as whole [`Fleet`]s or [`Detail`]s, and [`App::update`] returns
+//! [`FleetAction`]s ([`KEYS`] is what the key line says of them), answers
+//! arrive as whole [`Fleet`]s or [`GuestDetail`]s, and [`FleetApp::update`] returns
 //! what to ask Prometheus next. No I/O and no clock here: the shell
 //! ([`super::screen`]) does both.
 
-use super::diff::{self, Line};
-use super::fetch::Detail;
-use super::model::{Column, DriftGroup, Fleet, drift, order};
+use super::diff::{self, RulesDiffLine};
+use super::fetch::GuestDetail;
+use super::model::{DriftGroup, Fleet, FleetColumn, drift, order};
 
 /// What the screen shows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum View {
+pub enum FleetView {
     Table,
     Drift,
-    Detail,
+    GuestDetail,
 }
 
 /// What a key asks for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Action {
+pub enum FleetAction {
     Quit,
     Up,
     Down,
@@ -38,18 +38,26 @@ pub enum Action {
 
 /// Every key of the screen as the key line shows it: (keys, views where
 /// it does something, what it does). `super::screen` maps the keys.
-pub const KEYS: &[(&str, &[View], &str)] = &[
-    ("q", &[View::Table, View::Drift, View::Detail], "quit"),
-    ("Enter", &[View::Table], "open"),
-    ("/", &[View::Table], "filter"),
-    ("s", &[View::Table], "sort"),
-    ("S", &[View::Table], "reverse"),
-    ("d", &[View::Table], "drift"),
-    ("↑↓", &[View::Drift], "group"),
-    ("D", &[View::Drift], "diff"),
-    ("←→", &[View::Detail], "window"),
-    ("r", &[View::Table, View::Detail], "refresh"),
-    ("Esc", &[View::Table, View::Drift, View::Detail], "back"),
+pub const KEYS: &[(&str, &[FleetView], &str)] = &[
+    (
+        "q",
+        &[FleetView::Table, FleetView::Drift, FleetView::GuestDetail],
+        "quit",
+    ),
+    ("Enter", &[FleetView::Table], "open"),
+    ("/", &[FleetView::Table], "filter"),
+    ("s", &[FleetView::Table], "sort"),
+    ("S", &[FleetView::Table], "reverse"),
+    ("d", &[FleetView::Table], "drift"),
+    ("↑↓", &[FleetView::Drift], "group"),
+    ("D", &[FleetView::Drift], "diff"),
+    ("←→", &[FleetView::GuestDetail], "window"),
+    ("r", &[FleetView::Table, FleetView::GuestDetail], "refresh"),
+    (
+        "Esc",
+        &[FleetView::Table, FleetView::Drift, FleetView::GuestDetail],
+        "back",
+    ),
 ];
 
 /// What the app wants from Prometheus.
@@ -58,7 +66,7 @@ pub enum Request {
     /// The whole fleet, now.
     Fleet,
     /// One guest over `start..end` (seconds since the epoch).
-    Detail {
+    GuestDetail {
         job: String,
         instance: String,
         start: f64,
@@ -83,7 +91,7 @@ pub enum Link {
 
 /// Everything the screen draws.
 #[derive(Debug, Clone)]
-pub struct App {
+pub struct FleetApp {
     /// The Prometheus asked (shown in the header).
     pub prometheus: String,
     /// The last fleet that answered (kept while Prometheus is down).
@@ -98,7 +106,7 @@ pub struct App {
     /// of the screen sees each one).
     pub refreshes: u64,
     /// The column the rows are sorted by.
-    pub sort: Column,
+    pub sort: FleetColumn,
     /// The sort turned around (`S`).
     pub reverse: bool,
     /// The filter (`/`): a substring of any text column.
@@ -112,16 +120,16 @@ pub struct App {
     /// The first row shown (scrolling).
     pub offset: usize,
     /// The view shown.
-    pub view: View,
+    pub view: FleetView,
     /// The rule-file groups of the last fleet, the most common first.
     pub drift: Vec<DriftGroup>,
     /// The selected drift group.
     pub drift_selected: usize,
     /// The diff of the selected drift group's file against the majority's,
     /// or why there is none.
-    pub diff: Option<Result<Vec<Line>, String>>,
+    pub diff: Option<Result<Vec<RulesDiffLine>, String>>,
     /// The guest in detail, once it answered.
-    pub detail: Option<Detail>,
+    pub detail: Option<GuestDetail>,
     /// How far before now the detail's window ends, in windows.
     pub shift: u32,
     /// The window of the detail view, in seconds.
@@ -134,24 +142,24 @@ pub struct App {
     pub rules_root: Option<std::path::PathBuf>,
 }
 
-impl App {
+impl FleetApp {
     /// An empty screen waiting for its first answer.
-    pub fn new(prometheus: &str, window: f64, stale_after: f64) -> App {
-        App {
+    pub fn new(prometheus: &str, window: f64, stale_after: f64) -> FleetApp {
+        FleetApp {
             prometheus: prometheus.to_string(),
             fleet: Fleet::default(),
             link: Link::Waiting,
             now: 0.0,
             busy: false,
             refreshes: 0,
-            sort: Column::Trouble,
+            sort: FleetColumn::Trouble,
             reverse: false,
             filter: String::new(),
             filtering: false,
             rows: Vec::new(),
             selected: 0,
             offset: 0,
-            view: View::Table,
+            view: FleetView::Table,
             drift: Vec::new(),
             drift_selected: 0,
             diff: None,
@@ -195,7 +203,7 @@ impl App {
     }
 
     /// A detail came back.
-    pub fn on_detail(&mut self, detail: Detail, now: f64) {
+    pub fn on_detail(&mut self, detail: GuestDetail, now: f64) {
         self.busy = false;
         self.now = now;
         if detail.health.down() {
@@ -236,7 +244,7 @@ impl App {
             None => self.selected_key()?,
         };
         let end = self.fleet.at - f64::from(self.shift) * self.window;
-        Some(Request::Detail {
+        Some(Request::GuestDetail {
             job,
             instance,
             start: end - self.window,
@@ -266,88 +274,88 @@ impl App {
     }
 
     /// Applies `action`; what to ask Prometheus for, if anything.
-    pub fn update(&mut self, action: Action) -> Option<Request> {
+    pub fn update(&mut self, action: FleetAction) -> Option<Request> {
         match (self.view, action) {
-            (_, Action::Quit) => None,
-            (View::Detail, Action::Refresh) => self.detail_request(),
-            (_, Action::Refresh) => Some(Request::Fleet),
-            (View::Table, Action::Up) => {
+            (_, FleetAction::Quit) => None,
+            (FleetView::GuestDetail, FleetAction::Refresh) => self.detail_request(),
+            (_, FleetAction::Refresh) => Some(Request::Fleet),
+            (FleetView::Table, FleetAction::Up) => {
                 self.selected = self.selected.saturating_sub(1);
                 self.clamp();
                 None
             }
-            (View::Table, Action::Down) => {
+            (FleetView::Table, FleetAction::Down) => {
                 self.selected += 1;
                 self.clamp();
                 None
             }
-            (View::Table, Action::PageUp) => {
+            (FleetView::Table, FleetAction::PageUp) => {
                 self.selected = self.selected.saturating_sub(self.page.max(1));
                 self.clamp();
                 None
             }
-            (View::Table, Action::PageDown) => {
+            (FleetView::Table, FleetAction::PageDown) => {
                 self.selected += self.page.max(1);
                 self.clamp();
                 None
             }
-            (View::Table, Action::SortNext) => {
+            (FleetView::Table, FleetAction::SortNext) => {
                 self.sort = self.sort.next();
                 self.reorder();
                 None
             }
-            (View::Table, Action::SortReverse) => {
+            (FleetView::Table, FleetAction::SortReverse) => {
                 self.reverse = !self.reverse;
                 self.reorder();
                 None
             }
-            (View::Table, Action::Filter) => {
+            (FleetView::Table, FleetAction::Filter) => {
                 self.filtering = true;
                 None
             }
-            (View::Table, Action::Open) => {
+            (FleetView::Table, FleetAction::Open) => {
                 if self.rows.is_empty() {
                     return None;
                 }
-                self.view = View::Detail;
+                self.view = FleetView::GuestDetail;
                 self.shift = 0;
                 self.detail = None;
                 self.detail_request()
             }
-            (View::Table, Action::Drift) => {
-                self.view = View::Drift;
+            (FleetView::Table, FleetAction::Drift) => {
+                self.view = FleetView::Drift;
                 self.diff = None;
                 None
             }
-            (View::Drift, Action::Up) => {
+            (FleetView::Drift, FleetAction::Up) => {
                 self.drift_selected = self.drift_selected.saturating_sub(1);
                 self.diff = None;
                 None
             }
-            (View::Drift, Action::Down) => {
+            (FleetView::Drift, FleetAction::Down) => {
                 self.drift_selected =
                     (self.drift_selected + 1).min(self.drift.len().saturating_sub(1));
                 self.diff = None;
                 None
             }
-            (View::Drift, Action::Diff | Action::Open) => {
+            (FleetView::Drift, FleetAction::Diff | FleetAction::Open) => {
                 self.diff = Some(self.drift_diff());
                 None
             }
-            (View::Detail, Action::Earlier) => {
+            (FleetView::GuestDetail, FleetAction::Earlier) => {
                 self.shift = self.shift.saturating_add(1).min(1000);
                 self.detail_request()
             }
-            (View::Detail, Action::Later) => {
+            (FleetView::GuestDetail, FleetAction::Later) => {
                 self.shift = self.shift.saturating_sub(1);
                 self.detail_request()
             }
-            (View::Drift | View::Detail, Action::Back) => {
-                self.view = View::Table;
+            (FleetView::Drift | FleetView::GuestDetail, FleetAction::Back) => {
+                self.view = FleetView::Table;
                 self.detail = None;
                 None
             }
-            (View::Table, Action::Back) => {
+            (FleetView::Table, FleetAction::Back) => {
                 self.filter.clear();
                 self.reorder();
                 None
@@ -358,7 +366,7 @@ impl App {
 
     /// The diff of the selected group's file against the largest group's
     /// (both read on this machine).
-    fn drift_diff(&self) -> Result<Vec<Line>, String> {
+    fn drift_diff(&self) -> Result<Vec<RulesDiffLine>, String> {
         let pick = |group: &DriftGroup| -> Result<String, String> {
             let &i = group.members.first().ok_or("an empty group")?;
             let g = &self.fleet.guests[i];
@@ -384,16 +392,16 @@ impl App {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fleet::model::{Guest, Health};
+    use crate::fleet::model::{FleetGuest, Health};
 
     fn fleet(n: usize) -> Fleet {
         Fleet {
             guests: (0..n)
-                .map(|i| Guest {
+                .map(|i| FleetGuest {
                     job: "plugtop".into(),
                     instance: format!("g{i:02}"),
                     last_reading: Some(100.0),
-                    ..Guest::default()
+                    ..FleetGuest::default()
                 })
                 .collect(),
             at: 100.0,
@@ -406,10 +414,10 @@ mod tests {
 
     #[test]
     fn the_selection_follows_its_guest_across_refreshes() {
-        let mut app = App::new("http://p", 3600.0, 60.0);
+        let mut app = FleetApp::new("http://p", 3600.0, 60.0);
         app.on_fleet(fleet(5), 100.0);
-        app.update(Action::Down);
-        app.update(Action::Down);
+        app.update(FleetAction::Down);
+        app.update(FleetAction::Down);
         let mut next = fleet(5);
         next.guests[4].flapping = true;
         app.on_fleet(next, 115.0);
@@ -418,7 +426,7 @@ mod tests {
 
     #[test]
     fn a_refresh_that_fails_keeps_the_last_fleet() {
-        let mut app = App::new("http://p", 3600.0, 60.0);
+        let mut app = FleetApp::new("http://p", 3600.0, 60.0);
         app.on_fleet(fleet(3), 100.0);
         let mut down = Fleet::default();
         down.health.queries = 17;
@@ -430,11 +438,11 @@ mod tests {
 
     #[test]
     fn enter_asks_for_the_guests_window_and_arrows_move_it() {
-        let mut app = App::new("http://p", 3600.0, 60.0);
+        let mut app = FleetApp::new("http://p", 3600.0, 60.0);
         app.on_fleet(fleet(3), 100.0);
-        let r = app.update(Action::Open);
-        assert!(matches!(r, Some(Request::Detail { end, .. }) if end == 100.0));
-        let r = app.update(Action::Earlier);
-        assert!(matches!(r, Some(Request::Detail { end, .. }) if end == 100.0 - 3600.0));
+        let r = app.update(FleetAction::Open);
+        assert!(matches!(r, Some(Request::GuestDetail { end, .. }) if end == 100.0));
+        let r = app.update(FleetAction::Earlier);
+        assert!(matches!(r, Some(Request::GuestDetail { end, .. }) if end == 100.0 - 3600.0));
     }
 }

@@ -6,7 +6,7 @@ use std::io::Write;
 use serde::Serialize;
 
 use super::format::{cell, pages_to_mib};
-use super::model::{Column, Fleet, Trouble, drift, drift_line, order};
+use super::model::{DriftGroup, Fleet, FleetColumn, Trouble, drift, drift_line, order};
 use crate::safe_text::terminal_safe_json;
 
 /// What `--batch` prints.
@@ -18,7 +18,7 @@ pub enum Format {
 
 /// Whether any guest is in trouble: the check's answer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Verdict {
+pub enum FleetVerdict {
     AllWell,
     Trouble,
 }
@@ -72,8 +72,8 @@ pub fn write(
     format: Format,
     stale_after: f64,
     out: &mut dyn Write,
-) -> std::io::Result<Verdict> {
-    let rows = order(fleet, Column::Trouble, false, "", stale_after);
+) -> std::io::Result<FleetVerdict> {
+    let rows = order(fleet, FleetColumn::Trouble, false, "", stale_after);
     let now = fleet.at;
     let troubled = fleet
         .guests
@@ -81,111 +81,137 @@ pub fn write(
         .any(|g| !g.troubles(now, stale_after).is_empty());
     let groups = drift(fleet);
     match format {
-        Format::Json => {
-            let guests = rows
-                .iter()
-                .map(|&i| {
-                    let g = &fleet.guests[i];
-                    JsonGuest {
-                        job: &g.job,
-                        instance: &g.instance,
-                        zvm_name: &g.zvm_name,
-                        system: &g.system,
-                        troubles: g.troubles(now, stale_after),
-                        stopped: g.stopped(now, stale_after),
-                        online: g.online,
-                        present: g.present,
-                        cpu_max: g.cpu_max,
-                        pool_mib: g.pool_pages.map(pages_to_mib),
-                        pool_max_mib: g.pool_max_pages.map(pages_to_mib),
-                        mode: g.mode.as_deref(),
-                        flapping: g.flapping,
-                        flap_period_seconds: g.flap_period,
-                        faulting: &g.faulting,
-                        actions_per_hour: g.actions_per_hour,
-                        age_seconds: g.age(now),
-                        rules_file: g.rules_file.as_deref(),
-                        rules_crc32: g.rules_crc.as_deref(),
-                        last_change: g.last_change.as_deref(),
-                    }
-                })
-                .collect();
-            let drift = groups
-                .iter()
-                .enumerate()
-                .map(|(i, d)| JsonDrift {
-                    crc32: &d.crc32,
-                    files: &d.files,
-                    instances: &d.instances,
-                    odd: i > 0,
-                    note: (i > 0).then(|| drift_line(d)),
-                })
-                .collect();
-            let doc = JsonFleet {
-                at: now,
-                health: &fleet.health,
-                guests,
-                drift,
-            };
-            let text = serde_json::to_string_pretty(&doc).map_err(std::io::Error::other)?;
-            writeln!(out, "{}", terminal_safe_json(&text))?;
-        }
-        Format::Text => {
-            let h = &fleet.health;
-            if !h.failed.is_empty() {
-                writeln!(
-                    out,
-                    "# {} of {} queries failed: {}",
-                    h.failed.len(),
-                    h.queries,
-                    crate::safe_text::terminal_safe(&h.failed[0])
-                )?;
-            }
-            for w in &h.warnings {
-                writeln!(out, "# warning: {}", crate::safe_text::terminal_safe(w))?;
-            }
-            let table: Vec<Vec<String>> =
-                std::iter::once(Column::ALL.iter().map(|c| c.title().to_string()).collect())
-                    .chain(rows.iter().map(|&i| {
-                        Column::ALL
-                            .iter()
-                            .map(|&c| cell(&fleet.guests[i], c, now, stale_after))
-                            .collect()
-                    }))
-                    .collect();
-            let widths: Vec<usize> = (0..Column::ALL.len())
-                .map(|c| {
-                    table
-                        .iter()
-                        .map(|r| r[c].chars().count())
-                        .max()
-                        .unwrap_or(0)
-                })
-                .collect();
-            for row in &table {
-                let mut line = String::new();
-                for (c, text) in row.iter().enumerate() {
-                    if c + 1 == row.len() {
-                        line.push_str(text);
-                    } else {
-                        line.push_str(&format!("{text:<w$}  ", w = widths[c]));
-                    }
-                }
-                writeln!(out, "{}", line.trim_end())?;
-            }
-            for d in groups.iter().skip(1) {
-                writeln!(
-                    out,
-                    "# drift: {}: {}",
-                    crate::safe_text::terminal_safe(&drift_line(d)),
-                    crate::safe_text::terminal_safe(&d.instances.join(" "))
-                )?;
-            }
-        }
+        Format::Json => write_json(fleet, &rows, &groups, stale_after, out)?,
+        Format::Text => write_text(fleet, &rows, &groups, stale_after, out)?,
     }
     Ok(if troubled {
-        Verdict::Trouble
+        FleetVerdict::Trouble
     } else {
-        Verdict::AllWell
+        FleetVerdict::AllWell
     })
+}
+
+/// The JSON document: guests in `rows`' order, the drift groups, health.
+fn write_json(
+    fleet: &Fleet,
+    rows: &[usize],
+    groups: &[DriftGroup],
+    stale_after: f64,
+    out: &mut dyn Write,
+) -> std::io::Result<()> {
+    let now = fleet.at;
+    let guests = rows
+        .iter()
+        .map(|&i| {
+            let g = &fleet.guests[i];
+            JsonGuest {
+                job: &g.job,
+                instance: &g.instance,
+                zvm_name: &g.zvm_name,
+                system: &g.system,
+                troubles: g.troubles(now, stale_after),
+                stopped: g.stopped(now, stale_after),
+                online: g.online,
+                present: g.present,
+                cpu_max: g.cpu_max,
+                pool_mib: g.pool_pages.map(pages_to_mib),
+                pool_max_mib: g.pool_max_pages.map(pages_to_mib),
+                mode: g.mode.as_deref(),
+                flapping: g.flapping,
+                flap_period_seconds: g.flap_period,
+                faulting: &g.faulting,
+                actions_per_hour: g.actions_per_hour,
+                age_seconds: g.age(now),
+                rules_file: g.rules_file.as_deref(),
+                rules_crc32: g.rules_crc.as_deref(),
+                last_change: g.last_change.as_deref(),
+            }
+        })
+        .collect();
+    let drift = groups
+        .iter()
+        .enumerate()
+        .map(|(i, d)| JsonDrift {
+            crc32: &d.crc32,
+            files: &d.files,
+            instances: &d.instances,
+            odd: i > 0,
+            note: (i > 0).then(|| drift_line(d)),
+        })
+        .collect();
+    let doc = JsonFleet {
+        at: now,
+        health: &fleet.health,
+        guests,
+        drift,
+    };
+    let text = serde_json::to_string_pretty(&doc).map_err(std::io::Error::other)?;
+    writeln!(out, "{}", terminal_safe_json(&text))?;
+    Ok(())
+}
+
+/// The text table, with `#` lines for failed queries, warnings and drift.
+fn write_text(
+    fleet: &Fleet,
+    rows: &[usize],
+    groups: &[DriftGroup],
+    stale_after: f64,
+    out: &mut dyn Write,
+) -> std::io::Result<()> {
+    let now = fleet.at;
+    let h = &fleet.health;
+    if !h.failed.is_empty() {
+        writeln!(
+            out,
+            "# {} of {} queries failed: {}",
+            h.failed.len(),
+            h.queries,
+            crate::safe_text::terminal_safe(&h.failed[0])
+        )?;
+    }
+    for w in &h.warnings {
+        writeln!(out, "# warning: {}", crate::safe_text::terminal_safe(w))?;
+    }
+    let table: Vec<Vec<String>> = std::iter::once(
+        FleetColumn::ALL
+            .iter()
+            .map(|c| c.title().to_string())
+            .collect(),
+    )
+    .chain(rows.iter().map(|&i| {
+        FleetColumn::ALL
+            .iter()
+            .map(|&c| cell(&fleet.guests[i], c, now, stale_after))
+            .collect()
+    }))
+    .collect();
+    let widths: Vec<usize> = (0..FleetColumn::ALL.len())
+        .map(|c| {
+            table
+                .iter()
+                .map(|r| r[c].chars().count())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    for row in &table {
+        let mut line = String::new();
+        for (c, text) in row.iter().enumerate() {
+            if c + 1 == row.len() {
+                line.push_str(text);
+            } else {
+                line.push_str(&format!("{text:<w$}  ", w = widths[c]));
+            }
+        }
+        writeln!(out, "{}", line.trim_end())?;
+    }
+    for d in groups.iter().skip(1) {
+        writeln!(
+            out,
+            "# drift: {}: {}",
+            crate::safe_text::terminal_safe(&drift_line(d)),
+            crate::safe_text::terminal_safe(&d.instances.join(" "))
+        )?;
+    }
+    Ok(())
 }

@@ -1,7 +1,7 @@
 //! One guest in detail: its CPUs and pool over the window, each rule's
 //! truth as a strip (█ held, · did not, blank not evaluated), when it
 //! flapped, and the changes of decision with the comparisons that
-//! flipped them. Pure render of [`App`].
+//! flipped them. Pure render of [`FleetApp`].
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -9,9 +9,9 @@ use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::Line;
 use ratatui::widgets::Paragraph;
 
-use super::app::App;
-use super::format::{age, number, pages_to_mib, sparkline};
-use super::table::fit;
+use super::app::FleetApp;
+use super::fetch::GuestDetail;
+use super::format::{age, fit, number, pages_to_mib, sparkline};
 use crate::safe_text::terminal_safe;
 
 /// Width of the labels left of the strips.
@@ -85,14 +85,13 @@ fn range_text(points: &[(f64, f64)], scale: fn(f64) -> f64) -> String {
 }
 
 /// The detail view in `area`.
-pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
+pub fn draw(frame: &mut Frame, app: &FleetApp, area: Rect) {
     let cols = area.width as usize;
     let Some(d) = &app.detail else {
         frame.render_widget(Paragraph::new("asking Prometheus for this guest…"), area);
         return;
     };
     let strip_w = cols.saturating_sub(LABEL + 1).min(120);
-    let label = |s: &str| fit(s, LABEL) + " ";
     let bold = Style::default().add_modifier(Modifier::BOLD);
     let ago = |t: f64| age(Some(app.fleet.at - t));
     let mut lines = vec![Line::styled(
@@ -108,6 +107,43 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
         ),
         bold,
     )];
+    lines.extend(series_lines(d, strip_w, cols));
+    lines.push(Line::styled(
+        fit("changes of decision (the comparisons that flipped):", cols),
+        bold,
+    ));
+    if d.changes.is_empty() {
+        lines.push(Line::raw("  none in this window"));
+    }
+    let room = (area.height as usize).saturating_sub(lines.len());
+    let skip = d.changes.len().saturating_sub(room);
+    for (t, why) in d.changes.iter().skip(skip) {
+        lines.push(Line::raw(fit(
+            &format!("{:>6} ago  {}", ago(*t), terminal_safe(why)),
+            cols,
+        )));
+    }
+    if !d.health.failed.is_empty() {
+        lines.push(Line::styled(
+            fit(
+                &format!(
+                    "{} of {} queries failed: {}",
+                    d.health.failed.len(),
+                    d.health.queries,
+                    terminal_safe(&d.health.failed[0])
+                ),
+                cols,
+            ),
+            Style::default().fg(Color::Red),
+        ));
+    }
+    frame.render_widget(Paragraph::new(lines), area);
+}
+
+/// CPUs, pool, every rule and flapping over the window, one line each.
+fn series_lines(d: &GuestDetail, strip_w: usize, cols: usize) -> Vec<Line<'static>> {
+    let label = |s: &str| fit(s, LABEL) + " ";
+    let mut lines = Vec::new();
     let id = |x: f64| x;
     lines.push(Line::raw(fit(
         &format!(
@@ -157,34 +193,5 @@ pub fn draw(frame: &mut Frame, app: &App, area: Rect) {
         ),
         Style::default().fg(Color::Yellow),
     ));
-    lines.push(Line::styled(
-        fit("changes of decision (the comparisons that flipped):", cols),
-        bold,
-    ));
-    if d.changes.is_empty() {
-        lines.push(Line::raw("  none in this window"));
-    }
-    let room = (area.height as usize).saturating_sub(lines.len());
-    let skip = d.changes.len().saturating_sub(room);
-    for (t, why) in d.changes.iter().skip(skip) {
-        lines.push(Line::raw(fit(
-            &format!("{:>6} ago  {}", ago(*t), terminal_safe(why)),
-            cols,
-        )));
-    }
-    if !d.health.failed.is_empty() {
-        lines.push(Line::styled(
-            fit(
-                &format!(
-                    "{} of {} queries failed: {}",
-                    d.health.failed.len(),
-                    d.health.queries,
-                    terminal_safe(&d.health.failed[0])
-                ),
-                cols,
-            ),
-            Style::default().fg(Color::Red),
-        ));
-    }
-    frame.render_widget(Paragraph::new(lines), area);
+    lines
 }

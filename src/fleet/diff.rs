@@ -12,7 +12,7 @@ pub const MAX_LINES: usize = 2000;
 
 /// One line of a diff.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Line {
+pub enum RulesDiffLine {
     Same(String),
     Removed(String),
     Added(String),
@@ -55,7 +55,7 @@ pub fn read(path: &Path) -> Result<String, String> {
 }
 
 /// The lines of `a` and `b` as a diff (longest common subsequence).
-pub fn diff(a: &str, b: &str) -> Vec<Line> {
+pub fn diff(a: &str, b: &str) -> Vec<RulesDiffLine> {
     let a: Vec<&str> = a.lines().take(MAX_LINES).collect();
     let b: Vec<&str> = b.lines().take(MAX_LINES).collect();
     let (n, m) = (a.len(), b.len());
@@ -75,14 +75,14 @@ pub fn diff(a: &str, b: &str) -> Vec<Line> {
     let mut out = Vec::new();
     while i < n || j < m {
         if i < n && j < m && a[i] == b[j] {
-            out.push(Line::Same(a[i].to_string()));
+            out.push(RulesDiffLine::Same(a[i].to_string()));
             i += 1;
             j += 1;
         } else if i < n && (j == m || lcs[at(i + 1, j)] >= lcs[at(i, j + 1)]) {
-            out.push(Line::Removed(a[i].to_string()));
+            out.push(RulesDiffLine::Removed(a[i].to_string()));
             i += 1;
         } else {
-            out.push(Line::Added(b[j].to_string()));
+            out.push(RulesDiffLine::Added(b[j].to_string()));
             j += 1;
         }
     }
@@ -99,10 +99,10 @@ mod tests {
         assert_eq!(
             d,
             [
-                Line::Same("A=1".into()),
-                Line::Removed("B=2".into()),
-                Line::Added("B=5".into()),
-                Line::Same("C=3".into()),
+                RulesDiffLine::Same("A=1".into()),
+                RulesDiffLine::Removed("B=2".into()),
+                RulesDiffLine::Added("B=5".into()),
+                RulesDiffLine::Same("C=3".into()),
             ]
         );
     }

@@ -6,8 +6,8 @@
 use std::collections::BTreeMap;
 use std::time::Instant;
 
-use super::model::{Fleet, Guest, Health};
-use super::query::{Labels, Point, Prometheus, QueryError, Series};
+use super::model::{Fleet, FleetGuest, Health};
+use super::query::{PromLabels, PromPoint, PromSeries, Prometheus, QueryError};
 
 /// What the user asked to see: which series (a label matcher), over which
 /// window, and when a guest counts as stopped.
@@ -149,7 +149,7 @@ pub enum Family {
 }
 
 /// A guest's key: its job and instance.
-fn key(labels: &Labels) -> Option<(String, String)> {
+fn key(labels: &PromLabels) -> Option<(String, String)> {
     let instance = labels.get("instance")?;
     Some((
         labels.get("job").cloned().unwrap_or_default(),
@@ -157,7 +157,7 @@ fn key(labels: &Labels) -> Option<(String, String)> {
     ))
 }
 
-fn label(labels: &Labels, name: &str) -> String {
+fn label(labels: &PromLabels, name: &str) -> String {
     labels.get(name).cloned().unwrap_or_default()
 }
 
@@ -169,7 +169,7 @@ pub const SPARK_POINTS: f64 = 60.0;
 pub fn fleet(p: &dyn Prometheus, scope: &Scope, at: f64) -> Fleet {
     let started = Instant::now();
     let mut health = Health::default();
-    let mut guests: BTreeMap<(String, String), Guest> = BTreeMap::new();
+    let mut guests: BTreeMap<(String, String), FleetGuest> = BTreeMap::new();
     // Once Prometheus cannot be reached (refused, timed out), the rest of
     // the refresh is not asked: a dead or black-holed server costs one
     // timeout per refresh, not one per query.
@@ -230,12 +230,12 @@ pub fn fleet(p: &dyn Prometheus, scope: &Scope, at: f64) -> Fleet {
 }
 
 /// One series' value into its guest (made when first seen).
-fn fill(guests: &mut BTreeMap<(String, String), Guest>, family: Family, point: &Point) {
+fn fill(guests: &mut BTreeMap<(String, String), FleetGuest>, family: Family, point: &PromPoint) {
     let Some(k) = key(&point.labels) else { return };
-    let g = guests.entry(k.clone()).or_insert_with(|| Guest {
+    let g = guests.entry(k.clone()).or_insert_with(|| FleetGuest {
         job: k.0.clone(),
         instance: k.1.clone(),
-        ..Guest::default()
+        ..FleetGuest::default()
     });
     let v = point.value;
     let l = &point.labels;
@@ -290,7 +290,7 @@ fn fill(guests: &mut BTreeMap<(String, String), Guest>, family: Family, point: &
 
 /// One guest over a window: what the detail screen draws.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Detail {
+pub struct GuestDetail {
     /// The guest: its job label.
     pub job: String,
     /// The guest: its instance label.
@@ -327,19 +327,19 @@ pub fn detail(
     instance: &str,
     start: f64,
     end: f64,
-) -> Detail {
+) -> GuestDetail {
     let started = Instant::now();
     let esc = |s: &str| s.replace('\\', "\\\\").replace('"', "\\\"");
     let one = format!("job=\"{}\",instance=\"{}\"", esc(job), esc(instance));
     let step = ((end - start) / DETAIL_POINTS).max(1.0);
-    let mut d = Detail {
+    let mut d = GuestDetail {
         job: job.into(),
         instance: instance.into(),
         start,
         end,
-        ..Detail::default()
+        ..GuestDetail::default()
     };
-    let mut ask = |name: &str| -> Vec<Series> {
+    let mut ask = |name: &str| -> Vec<PromSeries> {
         d.health.queries += 1;
         match p.range(&scope.selector(name, &one), start, end, step) {
             Ok(a) => {
@@ -352,7 +352,7 @@ pub fn detail(
             }
         }
     };
-    let first = |s: Vec<Series>| s.into_iter().next().map(|s| s.points).unwrap_or_default();
+    let first = |s: Vec<PromSeries>| s.into_iter().next().map(|s| s.points).unwrap_or_default();
     let online = first(ask("plugtop_cpus_online"));
     let present = first(ask("plugtop_cpus_present"));
     let pool = first(ask("plugtop_cmm_pages"));

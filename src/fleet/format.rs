@@ -2,7 +2,7 @@
 //! so both say the same thing the same way. Every text that came from
 //! Prometheus is made safe for a terminal here.
 
-use super::model::{Column, Guest};
+use super::model::{FleetColumn, FleetGuest};
 use crate::safe_text::terminal_safe;
 
 /// MiB in a CMM page count (4 KiB pages).
@@ -58,10 +58,10 @@ pub fn sparkline(values: &[f64], width: usize) -> String {
 }
 
 /// The text of one cell.
-pub fn cell(g: &Guest, column: Column, now: f64, stale_after: f64) -> String {
+pub fn cell(g: &FleetGuest, column: FleetColumn, now: f64, stale_after: f64) -> String {
     let safe = |s: &str| terminal_safe(s).into_owned();
     match column {
-        Column::Trouble => {
+        FleetColumn::Trouble => {
             let t = g.troubles(now, stale_after);
             if t.is_empty() {
                 "ok".into()
@@ -69,11 +69,11 @@ pub fn cell(g: &Guest, column: Column, now: f64, stale_after: f64) -> String {
                 t.iter().map(|t| t.word()).collect::<Vec<_>>().join(",")
             }
         }
-        Column::Instance => safe(&g.instance),
-        Column::Guest => safe(&g.zvm_name),
-        Column::System => safe(&g.system),
-        Column::Cpus => format!("{}/{}", number(g.online), number(g.present)),
-        Column::Pool => match (g.pool_pages, g.pool_max_pages) {
+        FleetColumn::Instance => safe(&g.instance),
+        FleetColumn::FleetGuest => safe(&g.zvm_name),
+        FleetColumn::System => safe(&g.system),
+        FleetColumn::Cpus => format!("{}/{}", number(g.online), number(g.present)),
+        FleetColumn::Pool => match (g.pool_pages, g.pool_max_pages) {
             (None, _) => "-".into(),
             (Some(p), max) => format!(
                 "{}/{}",
@@ -81,22 +81,34 @@ pub fn cell(g: &Guest, column: Column, now: f64, stale_after: f64) -> String {
                 number(max.map(|m| pages_to_mib(m).round()))
             ),
         },
-        Column::Mode => safe(g.mode.as_deref().unwrap_or("-")),
-        Column::Flap => match (g.flapping, g.flap_period) {
+        FleetColumn::Mode => safe(g.mode.as_deref().unwrap_or("-")),
+        FleetColumn::Flap => match (g.flapping, g.flap_period) {
             (false, _) => "-".into(),
             (true, Some(p)) => format!("{}s", number(Some(p))),
             (true, None) => "yes".into(),
         },
-        Column::Faults => {
+        FleetColumn::Faults => {
             if g.faulting.is_empty() {
                 "-".into()
             } else {
                 safe(&g.faulting.join(","))
             }
         }
-        Column::Actions => number(g.actions_per_hour.map(f64::round)),
-        Column::Age => age(g.age(now)),
-        Column::Rules => safe(&g.rules()),
+        FleetColumn::Actions => number(g.actions_per_hour.map(f64::round)),
+        FleetColumn::Age => age(g.age(now)),
+        FleetColumn::Rules => safe(&g.rules()),
+    }
+}
+
+/// `text` cut or padded to exactly `w` characters.
+pub fn fit(text: &str, w: usize) -> String {
+    let n = text.chars().count();
+    if n > w {
+        let mut s: String = text.chars().take(w.saturating_sub(1)).collect();
+        s.push('…');
+        s
+    } else {
+        format!("{text}{}", " ".repeat(w - n))
     }
 }
 

@@ -1,4 +1,4 @@
-//! The fleet as rows: one [`Guest`] per plugtop Prometheus knows, what
+//! The fleet as rows: one [`FleetGuest`] per plugtop Prometheus knows, what
 //! troubles each (ranked, so the worst come first), sorting, filtering and
 //! the rule-file drift groups. Pure: no clock, no I/O; the time of the
 //! answer is part of the [`Fleet`].
@@ -10,7 +10,7 @@ use serde::Serialize;
 /// One guest, as its plugtop's metrics last said (values of a plugtop that
 /// stopped are its last ones, and its age says it stopped).
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub struct Guest {
+pub struct FleetGuest {
     /// The `job` label.
     pub job: String,
     /// The `instance` label: with `job`, what tells guests apart.
@@ -83,7 +83,7 @@ impl Trouble {
     }
 }
 
-impl Guest {
+impl FleetGuest {
     /// Seconds since the last reading at `now`.
     pub fn age(&self, now: f64) -> Option<f64> {
         self.last_reading.map(|t| (now - t).max(0.0))
@@ -158,7 +158,7 @@ impl Health {
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Fleet {
     /// Every guest, in no order (see [`order`]).
-    pub guests: Vec<Guest>,
+    pub guests: Vec<FleetGuest>,
     /// The evaluation time of the queries (seconds since the epoch).
     pub at: f64,
     /// How the refresh went.
@@ -167,10 +167,10 @@ pub struct Fleet {
 
 /// The columns the table shows and sorts by.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Column {
+pub enum FleetColumn {
     Trouble,
     Instance,
-    Guest,
+    FleetGuest,
     System,
     Cpus,
     Pool,
@@ -182,45 +182,48 @@ pub enum Column {
     Rules,
 }
 
-impl Column {
+impl FleetColumn {
     /// Every column, in the table's order.
-    pub const ALL: [Column; 12] = [
-        Column::Trouble,
-        Column::Instance,
-        Column::Guest,
-        Column::System,
-        Column::Cpus,
-        Column::Pool,
-        Column::Mode,
-        Column::Flap,
-        Column::Faults,
-        Column::Actions,
-        Column::Age,
-        Column::Rules,
+    pub const ALL: [FleetColumn; 12] = [
+        FleetColumn::Trouble,
+        FleetColumn::Instance,
+        FleetColumn::FleetGuest,
+        FleetColumn::System,
+        FleetColumn::Cpus,
+        FleetColumn::Pool,
+        FleetColumn::Mode,
+        FleetColumn::Flap,
+        FleetColumn::Faults,
+        FleetColumn::Actions,
+        FleetColumn::Age,
+        FleetColumn::Rules,
     ];
 
     /// Its heading.
     pub fn title(self) -> &'static str {
         match self {
-            Column::Trouble => "TROUBLE",
-            Column::Instance => "INSTANCE",
-            Column::Guest => "GUEST",
-            Column::System => "SYSTEM",
-            Column::Cpus => "CPUS",
-            Column::Pool => "POOL MiB",
-            Column::Mode => "MODE",
-            Column::Flap => "FLAP",
-            Column::Faults => "FAULTS",
-            Column::Actions => "ACT/H",
-            Column::Age => "AGE",
-            Column::Rules => "RULES",
+            FleetColumn::Trouble => "TROUBLE",
+            FleetColumn::Instance => "INSTANCE",
+            FleetColumn::FleetGuest => "GUEST",
+            FleetColumn::System => "SYSTEM",
+            FleetColumn::Cpus => "CPUS",
+            FleetColumn::Pool => "POOL MiB",
+            FleetColumn::Mode => "MODE",
+            FleetColumn::Flap => "FLAP",
+            FleetColumn::Faults => "FAULTS",
+            FleetColumn::Actions => "ACT/H",
+            FleetColumn::Age => "AGE",
+            FleetColumn::Rules => "RULES",
         }
     }
 
     /// The next column (the sort key cycles with `s`).
-    pub fn next(self) -> Column {
-        let i = Column::ALL.iter().position(|c| *c == self).unwrap_or(0);
-        Column::ALL[(i + 1) % Column::ALL.len()]
+    pub fn next(self) -> FleetColumn {
+        let i = FleetColumn::ALL
+            .iter()
+            .position(|c| *c == self)
+            .unwrap_or(0);
+        FleetColumn::ALL[(i + 1) % FleetColumn::ALL.len()]
     }
 }
 
@@ -241,7 +244,7 @@ fn cmp_opt(a: Option<f64>, b: Option<f64>) -> std::cmp::Ordering {
 /// order turned around when `reverse`. Ties keep the instance order.
 pub fn order(
     fleet: &Fleet,
-    column: Column,
+    column: FleetColumn,
     reverse: bool,
     filter: &str,
     stale_after: f64,
@@ -253,7 +256,7 @@ pub fn order(
         .collect();
     let g = |i: usize| &fleet.guests[i];
     // Ranked once per guest, not once per comparison.
-    let ranks: Vec<u32> = if column == Column::Trouble {
+    let ranks: Vec<u32> = if column == FleetColumn::Trouble {
         fleet
             .guests
             .iter()
@@ -266,18 +269,18 @@ pub fn order(
         let (x, y) = (g(a), g(b));
         use std::cmp::Ordering;
         let primary = match column {
-            Column::Trouble => ranks[b].cmp(&ranks[a]),
-            Column::Instance => Ordering::Equal,
-            Column::Guest => x.zvm_name.cmp(&y.zvm_name),
-            Column::System => x.system.cmp(&y.system),
-            Column::Cpus => cmp_opt(y.online, x.online),
-            Column::Pool => cmp_opt(y.pool_pages, x.pool_pages),
-            Column::Mode => x.mode.cmp(&y.mode),
-            Column::Flap => y.flapping.cmp(&x.flapping),
-            Column::Faults => y.faulting.len().cmp(&x.faulting.len()),
-            Column::Actions => cmp_opt(y.actions_per_hour, x.actions_per_hour),
-            Column::Age => cmp_opt(x.last_reading.map(|t| -t), y.last_reading.map(|t| -t)),
-            Column::Rules => x.rules().cmp(&y.rules()),
+            FleetColumn::Trouble => ranks[b].cmp(&ranks[a]),
+            FleetColumn::Instance => Ordering::Equal,
+            FleetColumn::FleetGuest => x.zvm_name.cmp(&y.zvm_name),
+            FleetColumn::System => x.system.cmp(&y.system),
+            FleetColumn::Cpus => cmp_opt(y.online, x.online),
+            FleetColumn::Pool => cmp_opt(y.pool_pages, x.pool_pages),
+            FleetColumn::Mode => x.mode.cmp(&y.mode),
+            FleetColumn::Flap => y.flapping.cmp(&x.flapping),
+            FleetColumn::Faults => y.faulting.len().cmp(&x.faulting.len()),
+            FleetColumn::Actions => cmp_opt(y.actions_per_hour, x.actions_per_hour),
+            FleetColumn::Age => cmp_opt(x.last_reading.map(|t| -t), y.last_reading.map(|t| -t)),
+            FleetColumn::Rules => x.rules().cmp(&y.rules()),
         };
         primary
             .then_with(|| x.instance.cmp(&y.instance))
@@ -289,7 +292,7 @@ pub fn order(
     rows
 }
 
-fn matches(g: &Guest, needle: &str, now: f64, stale_after: f64) -> bool {
+fn matches(g: &FleetGuest, needle: &str, now: f64, stale_after: f64) -> bool {
     let troubles = g.troubles(now, stale_after);
     [
         g.instance.as_str(),
@@ -381,13 +384,13 @@ pub fn drift_line(group: &DriftGroup) -> String {
 mod tests {
     use super::*;
 
-    fn guest(instance: &str) -> Guest {
-        Guest {
+    fn guest(instance: &str) -> FleetGuest {
+        FleetGuest {
             instance: instance.into(),
             job: "plugtop".into(),
             last_reading: Some(100.0),
             update: Some(1.0),
-            ..Guest::default()
+            ..FleetGuest::default()
         }
     }
 
@@ -405,14 +408,17 @@ mod tests {
             at: 100.0,
             health: Health::default(),
         };
-        let rows = order(&fleet, Column::Trouble, false, "", 60.0);
+        let rows = order(&fleet, FleetColumn::Trouble, false, "", 60.0);
         assert_eq!(rows, [1, 2, 0, 3]);
-        assert_eq!(order(&fleet, Column::Trouble, false, "flap", 60.0), [0]);
+        assert_eq!(
+            order(&fleet, FleetColumn::Trouble, false, "flap", 60.0),
+            [0]
+        );
     }
 
     #[test]
     fn drift_puts_the_majority_first() {
-        let mut guests: Vec<Guest> = (0..5).map(|i| guest(&i.to_string())).collect();
+        let mut guests: Vec<FleetGuest> = (0..5).map(|i| guest(&i.to_string())).collect();
         for (i, g) in guests.iter_mut().enumerate() {
             g.rules_file = Some("/etc/cpuplugd.conf".into());
             g.rules_crc = Some(if i < 2 { "bbbb" } else { "aaaa" }.into());

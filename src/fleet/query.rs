@@ -52,22 +52,22 @@ pub enum QueryError {
 
 /// A label set, names to values (cut to [`MAX_LABEL`]; not yet escaped for
 /// the terminal: that is done where text is shown).
-pub type Labels = BTreeMap<String, String>;
+pub type PromLabels = BTreeMap<String, String>;
 
 /// One series of an instant query.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Point {
+pub struct PromPoint {
     /// The series' labels.
-    pub labels: Labels,
+    pub labels: PromLabels,
     /// `None` for NaN, ±Inf or a value that is not a number.
     pub value: Option<f64>,
 }
 
 /// One series of a range query.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Series {
+pub struct PromSeries {
     /// The series' labels.
-    pub labels: Labels,
+    pub labels: PromLabels,
     /// (seconds since the epoch, value); non-finite values dropped.
     pub points: Vec<(f64, f64)>,
 }
@@ -75,7 +75,7 @@ pub struct Series {
 /// An answer and what Prometheus (or the decoding) warned about: a partial
 /// answer is still shown, with its warnings in the header.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Answer<T> {
+pub struct PromAnswer<T> {
     /// What the query returned.
     pub data: T,
     /// Prometheus's warnings and infos, and the decoding's.
@@ -120,7 +120,7 @@ pub fn parse_value(text: &str) -> Option<f64> {
     text.trim().parse::<f64>().ok().filter(|v| v.is_finite())
 }
 
-fn cut_labels(metric: BTreeMap<String, String>) -> Labels {
+fn cut_labels(metric: BTreeMap<String, String>) -> PromLabels {
     metric
         .into_iter()
         .take(64)
@@ -188,30 +188,30 @@ fn series(
 }
 
 /// Decodes an instant query's answer (a vector).
-pub fn decode_vector(body: &[u8]) -> Result<Answer<Vec<Point>>, QueryError> {
+pub fn decode_vector(body: &[u8]) -> Result<PromAnswer<Vec<PromPoint>>, QueryError> {
     let (data, mut warnings) = envelope(body)?;
     if data.result_type != "vector" {
         return Err(QueryError::WrongType(cut(&data.result_type), "vector"));
     }
     let data = series(data.result, &mut warnings)?
         .into_iter()
-        .map(|s| Point {
+        .map(|s| PromPoint {
             labels: cut_labels(s.metric),
             value: s.value.and_then(|(_, v)| parse_value(&v)),
         })
         .collect();
-    Ok(Answer { data, warnings })
+    Ok(PromAnswer { data, warnings })
 }
 
 /// Decodes a range query's answer (a matrix).
-pub fn decode_matrix(body: &[u8]) -> Result<Answer<Vec<Series>>, QueryError> {
+pub fn decode_matrix(body: &[u8]) -> Result<PromAnswer<Vec<PromSeries>>, QueryError> {
     let (data, mut warnings) = envelope(body)?;
     if data.result_type != "matrix" {
         return Err(QueryError::WrongType(cut(&data.result_type), "matrix"));
     }
     let data = series(data.result, &mut warnings)?
         .into_iter()
-        .map(|s| Series {
+        .map(|s| PromSeries {
             labels: cut_labels(s.metric),
             points: s
                 .values
@@ -223,14 +223,14 @@ pub fn decode_matrix(body: &[u8]) -> Result<Answer<Vec<Series>>, QueryError> {
                 .collect(),
         })
         .collect();
-    Ok(Answer { data, warnings })
+    Ok(PromAnswer { data, warnings })
 }
 
 /// Something that answers PromQL: the HTTP client, or canned answers in
 /// tests of the layers above.
 pub trait Prometheus: Send {
     /// `query` evaluated at `at` (seconds since the epoch).
-    fn instant(&self, query: &str, at: f64) -> Result<Answer<Vec<Point>>, QueryError>;
+    fn instant(&self, query: &str, at: f64) -> Result<PromAnswer<Vec<PromPoint>>, QueryError>;
     /// `query` over `start..=end` every `step` seconds.
     fn range(
         &self,
@@ -238,21 +238,21 @@ pub trait Prometheus: Send {
         start: f64,
         end: f64,
         step: f64,
-    ) -> Result<Answer<Vec<Series>>, QueryError>;
+    ) -> Result<PromAnswer<Vec<PromSeries>>, QueryError>;
 }
 
 /// The Prometheus HTTP API over plain http, with timeouts.
-pub struct Client {
+pub struct PromClient {
     base: String,
     timeout: Duration,
     agent: ureq::Agent,
 }
 
-impl Client {
+impl PromClient {
     /// A client of the Prometheus at `url` (`http://host:port[/prefix]`);
     /// `timeout` bounds a whole request, connect to last byte, so a server
     /// that never answers or trickles bytes costs at most that.
-    pub fn new(url: &str, timeout: Duration) -> Result<Client, QueryError> {
+    pub fn new(url: &str, timeout: Duration) -> Result<PromClient, QueryError> {
         let url = url.trim();
         let Some(rest) = url.strip_prefix("http://") else {
             return Err(if url.contains("://") {
@@ -273,7 +273,7 @@ impl Client {
             .https_only(false)
             .user_agent(concat!("plugtop/", env!("CARGO_PKG_VERSION")))
             .build();
-        Ok(Client {
+        Ok(PromClient {
             base: url.trim_end_matches('/').to_string(),
             timeout,
             agent: config.into(),
@@ -322,8 +322,8 @@ fn stamp(t: f64) -> String {
     format!("{t:.3}")
 }
 
-impl Prometheus for Client {
-    fn instant(&self, query: &str, at: f64) -> Result<Answer<Vec<Point>>, QueryError> {
+impl Prometheus for PromClient {
+    fn instant(&self, query: &str, at: f64) -> Result<PromAnswer<Vec<PromPoint>>, QueryError> {
         let body = self.get(
             "/api/v1/query",
             &[
@@ -341,7 +341,7 @@ impl Prometheus for Client {
         start: f64,
         end: f64,
         step: f64,
-    ) -> Result<Answer<Vec<Series>>, QueryError> {
+    ) -> Result<PromAnswer<Vec<PromSeries>>, QueryError> {
         let body = self.get(
             "/api/v1/query_range",
             &[
@@ -398,13 +398,13 @@ mod tests {
     fn urls_other_than_http_are_refused() {
         let t = Duration::from_secs(1);
         assert!(matches!(
-            Client::new("https://x:9090", t),
+            PromClient::new("https://x:9090", t),
             Err(QueryError::Scheme(_))
         ));
         assert!(matches!(
-            Client::new("x:9090", t),
+            PromClient::new("x:9090", t),
             Err(QueryError::BadUrl(_))
         ));
-        assert!(Client::new("http://127.0.0.1:9090/prom/", t).is_ok());
+        assert!(PromClient::new("http://127.0.0.1:9090/prom/", t).is_ok());
     }
 }

@@ -2,7 +2,7 @@
 //! come from the keys thread, answers from the query thread (Prometheus
 //! is never asked on the screen's thread, so a slow or dead one never
 //! freezes it), refreshes from a timer; each becomes an update of
-//! [`App`] and one redraw. Every way out gives the terminal back.
+//! [`FleetApp`] and one redraw. Every way out gives the terminal back.
 
 use std::io::Write;
 use std::sync::mpsc::{Receiver, Sender, channel};
@@ -14,8 +14,8 @@ use ratatui::Terminal;
 use ratatui::backend::CrosstermBackend;
 
 use super::FleetError;
-use super::app::{Action, App, Request};
-use super::fetch::{self, Detail, Scope};
+use super::app::{FleetAction, FleetApp, Request};
+use super::fetch::{self, GuestDetail, Scope};
 use super::model::Fleet;
 use super::query::Prometheus;
 use crate::tui::input::TermInput;
@@ -24,14 +24,14 @@ use crate::tui::input::TermInput;
 enum Msg {
     Keys(Vec<TermInput>),
     Fleet(Fleet, f64),
-    Detail(Detail, f64),
+    GuestDetail(GuestDetail, f64),
     Tick,
     Resize,
     Stop,
 }
 
 /// How the screen runs.
-pub struct Options {
+pub struct FleetOptions {
     /// The URL, for the header.
     pub prometheus: String,
     /// What to ask.
@@ -74,9 +74,9 @@ fn worker(
         let detail = pending
             .iter()
             .rev()
-            .find(|r| matches!(r, Request::Detail { .. }))
+            .find(|r| matches!(r, Request::GuestDetail { .. }))
             .cloned();
-        if let Some(Request::Detail {
+        if let Some(Request::GuestDetail {
             job,
             instance,
             start,
@@ -84,7 +84,7 @@ fn worker(
         }) = detail
         {
             let d = fetch::detail(client.as_ref(), &scope, &job, &instance, start, end);
-            if out.send(Msg::Detail(d, now())).is_err() {
+            if out.send(Msg::GuestDetail(d, now())).is_err() {
                 return;
             }
         }
@@ -98,28 +98,28 @@ fn worker(
 }
 
 /// A key as an action, or as text for the filter being typed.
-fn action(app: &App, key: KeyEvent) -> Option<Action> {
+fn action(app: &FleetApp, key: KeyEvent) -> Option<FleetAction> {
     if key.kind == KeyEventKind::Release {
         return None;
     }
     let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
     Some(match key.code {
-        KeyCode::Char('c') if ctrl => Action::Quit,
-        KeyCode::Char('q') => Action::Quit,
-        KeyCode::Up | KeyCode::Char('k') => Action::Up,
-        KeyCode::Down | KeyCode::Char('j') => Action::Down,
-        KeyCode::PageUp => Action::PageUp,
-        KeyCode::PageDown => Action::PageDown,
-        KeyCode::Enter => Action::Open,
-        KeyCode::Esc => Action::Back,
-        KeyCode::Char('r') => Action::Refresh,
-        KeyCode::Char('s') => Action::SortNext,
-        KeyCode::Char('S') => Action::SortReverse,
-        KeyCode::Char('/') => Action::Filter,
-        KeyCode::Char('d') => Action::Drift,
-        KeyCode::Char('D') => Action::Diff,
-        KeyCode::Left | KeyCode::Char('h') => Action::Earlier,
-        KeyCode::Right | KeyCode::Char('l') => Action::Later,
+        KeyCode::Char('c') if ctrl => FleetAction::Quit,
+        KeyCode::Char('q') => FleetAction::Quit,
+        KeyCode::Up | KeyCode::Char('k') => FleetAction::Up,
+        KeyCode::Down | KeyCode::Char('j') => FleetAction::Down,
+        KeyCode::PageUp => FleetAction::PageUp,
+        KeyCode::PageDown => FleetAction::PageDown,
+        KeyCode::Enter => FleetAction::Open,
+        KeyCode::Esc => FleetAction::Back,
+        KeyCode::Char('r') => FleetAction::Refresh,
+        KeyCode::Char('s') => FleetAction::SortNext,
+        KeyCode::Char('S') => FleetAction::SortReverse,
+        KeyCode::Char('/') => FleetAction::Filter,
+        KeyCode::Char('d') => FleetAction::Drift,
+        KeyCode::Char('D') => FleetAction::Diff,
+        KeyCode::Left | KeyCode::Char('h') => FleetAction::Earlier,
+        KeyCode::Right | KeyCode::Char('l') => FleetAction::Later,
         _ => {
             let _ = app;
             return None;
@@ -128,7 +128,7 @@ fn action(app: &App, key: KeyEvent) -> Option<Action> {
 }
 
 /// The fleet screen until `q` or a stop signal.
-pub fn run(client: Box<dyn Prometheus>, options: Options) -> Result<(), FleetError> {
+pub fn run(client: Box<dyn Prometheus>, options: FleetOptions) -> Result<(), FleetError> {
     let (tx, rx) = channel();
     let (requests, request_rx) = channel();
     let scope = options.scope.clone();
@@ -191,18 +191,18 @@ pub fn run(client: Box<dyn Prometheus>, options: Options) -> Result<(), FleetErr
 }
 
 fn screen_loop(
-    options: &Options,
+    options: &FleetOptions,
     rx: &Receiver<Msg>,
     requests: &Sender<Request>,
 ) -> Result<(), FleetError> {
     let mut terminal = Terminal::new(CrosstermBackend::new(std::io::stdout()))?;
-    let mut app = App::new(
+    let mut app = FleetApp::new(
         &options.prometheus,
         options.scope.window,
         options.scope.stale_after,
     );
     app.rules_root = options.rules_root.clone();
-    let ask = |app: &mut App, r: Request| {
+    let ask = |app: &mut FleetApp, r: Request| {
         app.busy = true;
         let _ = requests.send(r);
     };
@@ -222,7 +222,7 @@ fn screen_loop(
             Msg::Tick => {
                 if !app.busy {
                     let r = match app.view {
-                        super::app::View::Detail => app.update(Action::Refresh),
+                        super::app::FleetView::GuestDetail => app.update(FleetAction::Refresh),
                         _ => Some(Request::Fleet),
                     };
                     if let Some(r) = r {
@@ -231,7 +231,7 @@ fn screen_loop(
                 }
             }
             Msg::Fleet(f, at) => app.on_fleet(f, at),
-            Msg::Detail(d, at) => app.on_detail(d, at),
+            Msg::GuestDetail(d, at) => app.on_detail(d, at),
             Msg::Keys(batch) => {
                 for input in batch {
                     let TermInput::Event(event) = input else {
@@ -252,7 +252,7 @@ fn screen_loop(
                         },
                         Event::Key(key) => {
                             let Some(a) = action(&app, key) else { continue };
-                            if a == Action::Quit {
+                            if a == FleetAction::Quit {
                                 return Ok(());
                             }
                             if let Some(r) = app.update(a) {

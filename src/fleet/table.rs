@@ -1,6 +1,6 @@
 //! The fleet screen's frame: header (what Prometheus said, drift), the
 //! fleet table, the key line; and the dispatch to the drift and detail
-//! views. A pure function of [`App`]: it reads no clock and no file.
+//! views. A pure function of [`FleetApp`]: it reads no clock and no file.
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -8,48 +8,48 @@ use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-use super::app::{App, KEYS, Link, View};
-use super::format::{age, cell, sparkline};
-use super::model::{Column, drift_line};
+use super::app::{FleetApp, FleetView, KEYS, Link};
+use super::format::{age, cell, fit, sparkline};
+use super::model::{FleetColumn, drift_line};
 use crate::safe_text::terminal_safe;
 
 /// Characters of the CPU sparkline in the table.
 const SPARK: usize = 8;
 
 /// Each column's width on the screen.
-fn width(c: Column) -> usize {
+fn width(c: FleetColumn) -> usize {
     match c {
-        Column::Trouble => 9,
-        Column::Instance => 15,
-        Column::Guest => 8,
-        Column::System => 8,
-        Column::Cpus => 6 + SPARK,
-        Column::Pool => 9,
-        Column::Mode => 7,
-        Column::Flap => 5,
-        Column::Faults => 7,
-        Column::Actions => 5,
-        Column::Age => 5,
-        Column::Rules => 30,
+        FleetColumn::Trouble => 9,
+        FleetColumn::Instance => 15,
+        FleetColumn::FleetGuest => 8,
+        FleetColumn::System => 8,
+        FleetColumn::Cpus => 6 + SPARK,
+        FleetColumn::Pool => 9,
+        FleetColumn::Mode => 7,
+        FleetColumn::Flap => 5,
+        FleetColumn::Faults => 7,
+        FleetColumn::Actions => 5,
+        FleetColumn::Age => 5,
+        FleetColumn::Rules => 30,
     }
 }
 
 /// The columns that fit in `cols`, the most telling first, shown in the
 /// table's order.
-pub fn columns(cols: usize) -> Vec<Column> {
-    const PRIORITY: [Column; 12] = [
-        Column::Trouble,
-        Column::Instance,
-        Column::Cpus,
-        Column::Age,
-        Column::Flap,
-        Column::Faults,
-        Column::Guest,
-        Column::Pool,
-        Column::Actions,
-        Column::Mode,
-        Column::System,
-        Column::Rules,
+pub fn columns(cols: usize) -> Vec<FleetColumn> {
+    const PRIORITY: [FleetColumn; 12] = [
+        FleetColumn::Trouble,
+        FleetColumn::Instance,
+        FleetColumn::Cpus,
+        FleetColumn::Age,
+        FleetColumn::Flap,
+        FleetColumn::Faults,
+        FleetColumn::FleetGuest,
+        FleetColumn::Pool,
+        FleetColumn::Actions,
+        FleetColumn::Mode,
+        FleetColumn::System,
+        FleetColumn::Rules,
     ];
     let mut left = cols;
     let mut chosen = Vec::new();
@@ -60,27 +60,15 @@ pub fn columns(cols: usize) -> Vec<Column> {
             chosen.push(c);
         }
     }
-    Column::ALL
+    FleetColumn::ALL
         .iter()
         .copied()
         .filter(|c| chosen.contains(c))
         .collect()
 }
 
-/// `text` cut or padded to exactly `w` characters.
-pub fn fit(text: &str, w: usize) -> String {
-    let n = text.chars().count();
-    if n > w {
-        let mut s: String = text.chars().take(w.saturating_sub(1)).collect();
-        s.push('…');
-        s
-    } else {
-        format!("{text}{}", " ".repeat(w - n))
-    }
-}
-
 /// The whole screen.
-pub fn draw(frame: &mut Frame, app: &App) {
+pub fn draw(frame: &mut Frame, app: &FleetApp) {
     let area = frame.area();
     if area.height < 4 || area.width < 20 {
         frame.render_widget(Paragraph::new("plugtop fleet: too small"), area);
@@ -101,9 +89,9 @@ pub fn draw(frame: &mut Frame, app: &App) {
         ..area
     };
     match app.view {
-        View::Table => frame.render_widget(Paragraph::new(table(app, body)), body),
-        View::Drift => frame.render_widget(Paragraph::new(drift_lines(app, body)), body),
-        View::Detail => super::detail::draw(frame, app, body),
+        FleetView::Table => frame.render_widget(Paragraph::new(table(app, body)), body),
+        FleetView::Drift => frame.render_widget(Paragraph::new(drift_lines(app, body)), body),
+        FleetView::GuestDetail => super::detail::draw(frame, app, body),
     }
     let foot = Rect {
         y: area.y + area.height - 1,
@@ -114,7 +102,7 @@ pub fn draw(frame: &mut Frame, app: &App) {
 }
 
 /// The header: the title and counts, how Prometheus answered, the drift.
-fn header(app: &App, cols: usize) -> Vec<Line<'static>> {
+fn header(app: &FleetApp, cols: usize) -> Vec<Line<'static>> {
     let now = app.fleet.at;
     let troubled = app
         .fleet
@@ -201,7 +189,7 @@ fn header(app: &App, cols: usize) -> Vec<Line<'static>> {
 }
 
 /// The fleet table's lines: headings and the visible rows.
-fn table(app: &App, area: Rect) -> Vec<Line<'static>> {
+fn table(app: &FleetApp, area: Rect) -> Vec<Line<'static>> {
     let cols = columns(area.width as usize);
     let heading: String = cols
         .iter()
@@ -232,7 +220,7 @@ fn table(app: &App, area: Rect) -> Vec<Line<'static>> {
             .iter()
             .map(|&c| {
                 let mut t = cell(g, c, now, app.stale_after);
-                if c == Column::Cpus {
+                if c == FleetColumn::Cpus {
                     t = format!("{:<5} {}", t, sparkline(&g.online_history, SPARK));
                 }
                 fit(&t, width(c)) + " "
@@ -253,7 +241,7 @@ fn table(app: &App, area: Rect) -> Vec<Line<'static>> {
 }
 
 /// The drift view: every group, its files and guests; the diff when asked.
-fn drift_lines(app: &App, area: Rect) -> Vec<Line<'static>> {
+fn drift_lines(app: &FleetApp, area: Rect) -> Vec<Line<'static>> {
     let cols = area.width as usize;
     let mut lines = Vec::new();
     for (i, g) in app.drift.iter().enumerate() {
@@ -291,7 +279,7 @@ fn drift_lines(app: &App, area: Rect) -> Vec<Line<'static>> {
             Style::default().fg(Color::Red),
         )),
         Some(Ok(diff)) => {
-            use super::diff::Line as D;
+            use super::diff::RulesDiffLine as D;
             for l in diff.iter().take(area.height as usize) {
                 let (text, style) = match l {
                     D::Same(t) => (format!("  {t}"), Style::default()),
@@ -306,7 +294,7 @@ fn drift_lines(app: &App, area: Rect) -> Vec<Line<'static>> {
 }
 
 /// The key line, or the filter being typed.
-fn footer(app: &App) -> Line<'static> {
+fn footer(app: &FleetApp) -> Line<'static> {
     if app.filtering {
         return Line::from(vec![
             Span::styled("/", Style::default().add_modifier(Modifier::BOLD)),
@@ -315,7 +303,7 @@ fn footer(app: &App) -> Line<'static> {
             Span::raw("  Enter keeps, Esc clears"),
         ]);
     }
-    let kept = (app.view == View::Table && !app.filter.is_empty()).then(|| {
+    let kept = (app.view == FleetView::Table && !app.filter.is_empty()).then(|| {
         Span::styled(
             format!("/{}  ", terminal_safe(&app.filter)),
             Style::default().fg(Color::Cyan),

@@ -6,10 +6,10 @@ use std::time::Duration;
 
 use crate::fleet_fake::{self, Reply};
 use plugtop::fleet::fetch::{self, Scope};
-use plugtop::fleet::query::{Client, MAX_SERIES, Prometheus, QueryError};
+use plugtop::fleet::query::{MAX_SERIES, PromClient, Prometheus, QueryError};
 
-fn client(url: &str, timeout_ms: u64) -> Client {
-    Client::new(url, Duration::from_millis(timeout_ms)).expect("a client")
+fn client(url: &str, timeout_ms: u64) -> PromClient {
+    PromClient::new(url, Duration::from_millis(timeout_ms)).expect("a client")
 }
 
 fn vector_of(n: usize, value: &str, label: &str) -> String {
@@ -175,14 +175,14 @@ fn garbage_after_a_status_line_is_an_error() {
 
 #[test]
 fn only_http_urls_are_taken_and_https_is_refused_clearly() {
-    let e = Client::new("https://prom:9090", Duration::from_secs(1)).err();
+    let e = PromClient::new("https://prom:9090", Duration::from_secs(1)).err();
     assert!(
         e.as_ref()
             .is_some_and(|e| e.to_string().contains("only http://")),
         "{e:?}"
     );
-    assert!(Client::new("ftp://x", Duration::from_secs(1)).is_err());
-    assert!(Client::new("http://", Duration::from_secs(1)).is_err());
+    assert!(PromClient::new("ftp://x", Duration::from_secs(1)).is_err());
+    assert!(PromClient::new("http://", Duration::from_secs(1)).is_err());
 }
 
 #[test]

@@ -8,11 +8,11 @@ use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 
 use crate::fleet_fake::{self, Canned, Reply};
-use plugtop::fleet::app::{Action, App, Request};
+use plugtop::fleet::app::{FleetAction, FleetApp, Request};
 use plugtop::fleet::fetch::{self, Scope};
 use plugtop::fleet::model::Fleet;
 use plugtop::fleet::query::{
-    Answer, Point, Prometheus, QueryError, Series, decode_matrix, decode_vector,
+    PromAnswer, PromPoint, PromSeries, Prometheus, QueryError, decode_matrix, decode_vector,
 };
 
 /// The canned fleet answering without a server.
@@ -26,7 +26,7 @@ fn body(reply: Reply) -> Vec<u8> {
 }
 
 impl Prometheus for Canned5 {
-    fn instant(&self, query: &str, at: f64) -> Result<Answer<Vec<Point>>, QueryError> {
+    fn instant(&self, query: &str, at: f64) -> Result<PromAnswer<Vec<PromPoint>>, QueryError> {
         let params = HashMap::from([
             ("query".to_string(), query.to_string()),
             ("time".to_string(), at.to_string()),
@@ -39,7 +39,7 @@ impl Prometheus for Canned5 {
         start: f64,
         end: f64,
         _: f64,
-    ) -> Result<Answer<Vec<Series>>, QueryError> {
+    ) -> Result<PromAnswer<Vec<PromSeries>>, QueryError> {
         let params = HashMap::from([
             ("query".to_string(), query.to_string()),
             ("start".to_string(), start.to_string()),
@@ -65,14 +65,14 @@ fn canned_fleet(guests: Vec<Canned>) -> Fleet {
     f
 }
 
-fn app() -> App {
-    let mut app = App::new("http://prometheus:9090", 3600.0, 60.0);
+fn app() -> FleetApp {
+    let mut app = FleetApp::new("http://prometheus:9090", 3600.0, 60.0);
     app.on_fleet(canned_fleet(fleet_fake::five()), AT);
     app
 }
 
 /// The screen as text, one line per row.
-pub fn screen(app: &App, width: u16, height: u16) -> String {
+pub fn screen(app: &FleetApp, width: u16, height: u16) -> String {
     let mut terminal = Terminal::new(TestBackend::new(width, height)).expect("test backend");
     terminal
         .draw(|f| plugtop::fleet::table::draw(f, app))
@@ -100,13 +100,13 @@ fn the_table_puts_trouble_first() {
 #[test]
 fn any_column_sorts_and_a_filter_narrows() {
     let mut app = app();
-    app.update(Action::SortNext);
+    app.update(FleetAction::SortNext);
     assert_snapshot_of!(
         "fleet_screen",
         "sorted_by_instance_80x24",
         screen(&app, 80, 24)
     );
-    app.update(Action::Filter);
+    app.update(FleetAction::Filter);
     for c in "LINUX0".chars().chain(['4']) {
         app.filter_key(Some(c), true);
     }
@@ -116,10 +116,10 @@ fn any_column_sorts_and_a_filter_narrows() {
 #[test]
 fn the_drift_view_groups_guests_by_rule_file() {
     let mut app = app();
-    app.update(Action::Drift);
-    app.update(Action::Down);
+    app.update(FleetAction::Drift);
+    app.update(FleetAction::Down);
     // The canned paths are not on this machine: the diff says why not.
-    app.update(Action::Diff);
+    app.update(FleetAction::Diff);
     assert_snapshot_of!("fleet_screen", "drift_80x24", screen(&app, 80, 24));
 }
 
@@ -127,14 +127,14 @@ fn the_drift_view_groups_guests_by_rule_file() {
 fn a_guest_in_detail_shows_its_rules_and_changes() {
     let mut app = app();
     // The flapping guest is the third row.
-    app.update(Action::Down);
-    app.update(Action::Down);
-    let Some(Request::Detail {
+    app.update(FleetAction::Down);
+    app.update(FleetAction::Down);
+    let Some(Request::GuestDetail {
         job,
         instance,
         start,
         end,
-    }) = app.update(Action::Open)
+    }) = app.update(FleetAction::Open)
     else {
         panic!("Enter asks for the guest's window");
     };
@@ -183,7 +183,7 @@ fn a_thousand_guests_draw_one_page() {
             }
         })
         .collect();
-    let mut app = App::new("http://prometheus:9090", 3600.0, 60.0);
+    let mut app = FleetApp::new("http://prometheus:9090", 3600.0, 60.0);
     app.on_fleet(canned_fleet(guests), AT);
     assert_eq!(app.rows.len(), 1000);
     assert_snapshot_of!("fleet_screen", "thousand_80x24", screen(&app, 80, 24));
