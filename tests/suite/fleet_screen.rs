@@ -188,3 +188,30 @@ fn a_thousand_guests_draw_one_page() {
     assert_eq!(app.rows.len(), 1000);
     assert_snapshot_of!("fleet_screen", "thousand_80x24", screen(&app, 80, 24));
 }
+
+#[test]
+fn the_drift_diff_reads_both_files_under_the_rules_root() {
+    let root = tempfile::tempdir().expect("temporary directory");
+    for (instance, text) in [
+        ("10.0.0.1_9866", "UPDATE=\"1\"\nHOTPLUG=\"idle < 10\"\n"),
+        ("10.0.0.5_9866", "UPDATE=\"1\"\nHOTPLUG=\"idle < 20\"\n"),
+    ] {
+        let dir = root.path().join(instance).join("etc");
+        std::fs::create_dir_all(&dir).expect("directory");
+        let name = if instance.starts_with("10.0.0.5") {
+            "other.conf"
+        } else {
+            "cpuplugd.conf"
+        };
+        std::fs::write(dir.join(name), text).expect("rule file");
+    }
+    let mut app = app();
+    app.rules_root = Some(root.path().to_path_buf());
+    app.update(FleetAction::Drift);
+    app.update(FleetAction::Down);
+    app.update(FleetAction::Diff);
+    let text = screen(&app, 80, 24);
+    assert!(text.contains("- HOTPLUG=\"idle < 10\""), "{text}");
+    assert!(text.contains("+ HOTPLUG=\"idle < 20\""), "{text}");
+    assert!(text.contains("  UPDATE=\"1\""), "{text}");
+}
