@@ -13,6 +13,9 @@ use super::format::{age, cell, fit, sparkline};
 use super::model::{FleetColumn, drift_line};
 use crate::safe_text::terminal_safe;
 
+/// A refresh this long (milliseconds) is called slow in the header.
+const SLOW_MS: u64 = 1000;
+
 /// Characters of the CPU sparkline in the table.
 const SPARK: usize = 8;
 
@@ -147,6 +150,14 @@ fn header(app: &FleetApp, cols: usize) -> Vec<Line<'static>> {
             match w {
                 Some(w) => (
                     format!("Prometheus answered with a warning: {}", terminal_safe(w)),
+                    Style::default().fg(Color::Yellow),
+                ),
+                // Slow: a refresh that takes a second or more.
+                None if *took_ms >= SLOW_MS => (
+                    format!(
+                        "Prometheus is slow: {of} queries took {took_ms} ms (refresh {})",
+                        app.refreshes
+                    ),
                     Style::default().fg(Color::Yellow),
                 ),
                 None => (

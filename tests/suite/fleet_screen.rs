@@ -215,3 +215,16 @@ fn the_drift_diff_reads_both_files_under_the_rules_root() {
     assert!(text.contains("+ HOTPLUG=\"idle < 20\""), "{text}");
     assert!(text.contains("  UPDATE=\"1\""), "{text}");
 }
+
+#[test]
+fn a_slow_prometheus_is_said_in_the_header() {
+    let mut fleet = canned_fleet(fleet_fake::five());
+    fleet.health.took_ms = 2400;
+    let mut app = FleetApp::new("http://prometheus:9090", 3600.0, 60.0);
+    app.on_fleet(fleet, AT);
+    let text = screen(&app, 80, 24);
+    assert!(
+        text.contains("Prometheus is slow: 17 queries took 2400 ms"),
+        "{text}"
+    );
+}
