@@ -19,6 +19,7 @@
 
 pub mod check;
 pub mod eval;
+pub mod fleet;
 pub mod generate;
 mod interval;
 pub mod lsp;
@@ -130,6 +131,11 @@ pub enum Subcommand {
     Train(TrainArgs),
     /// A language server for rule files over stdio: check's diagnostics, hover with live values, completion, rename, fixes.
     Lsp(LspArgs),
+    /// Every guest's plugtop as the site's Prometheus holds it: trouble first, rule-file drift, one guest in detail.
+    #[command(
+        after_help = "Exit status with --batch: 0 no guest in trouble; 1 a guest is stopped, faulting, flapping, held at CPU_MAX under load or its pool at CMM_MAX; 2 bad options or Prometheus answered nothing. See docs/fleet.md."
+    )]
+    Fleet(FleetArgs),
     /// Write the man pages or shell completions (for packagers; see README).
     #[command(hide = true)]
     Generate(GenerateArgs),
@@ -200,6 +206,48 @@ pub struct CheckArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = CheckFormat::Text)]
     pub format: CheckFormat,
+}
+
+/// The arguments of `plugtop fleet`.
+#[derive(clap::Args)]
+pub struct FleetArgs {
+    /// The site's Prometheus, http://HOST:PORT[/PREFIX] (plugtop never scrapes the guests itself).
+    #[arg(long, value_name = "URL")]
+    pub prometheus: String,
+    /// Only the series these label matchers select, e.g. '{job="plugtop"}'.
+    #[arg(long = "match", value_name = "SELECTOR", default_value = "")]
+    pub matcher: String,
+    /// Seconds between refreshes of the screen.
+    #[arg(long, default_value_t = 15.0, value_name = "SECONDS")]
+    pub refresh: f64,
+    /// Seconds one request to Prometheus may take, connecting to the last byte.
+    #[arg(long, default_value_t = 5.0, value_name = "SECONDS")]
+    pub timeout: f64,
+    /// The window of sparklines, faults and changes, in seconds (at least 60).
+    #[arg(long, default_value_t = 3600.0, value_name = "SECONDS")]
+    pub window: f64,
+    /// Seconds without a reading after which a guest counts as stopped (or three of its intervals, if longer).
+    #[arg(long, default_value_t = 60.0, value_name = "SECONDS")]
+    pub stale_after: f64,
+    /// How long a stopped guest stays listed, in seconds (its identity and last reading are looked for this far back; a longer lookback costs Prometheus more per refresh).
+    #[arg(long, default_value_t = 86_400.0, value_name = "SECONDS")]
+    pub lookback: f64,
+    /// Print the table once instead of the screen; the exit status says whether a guest is in trouble.
+    #[arg(long)]
+    pub batch: bool,
+    /// With --batch: text lines or one JSON document.
+    #[arg(long, value_enum, default_value_t = FleetFormat::Text)]
+    pub format: FleetFormat,
+    /// Where the guests' rule files are gathered on this machine, as DIR/INSTANCE/PATH, for the drift diff (default: each file's own path).
+    #[arg(long, value_name = "DIR")]
+    pub rules_root: Option<PathBuf>,
+}
+
+/// What `plugtop fleet --batch` prints.
+#[derive(Clone, Copy, PartialEq, ValueEnum)]
+pub enum FleetFormat {
+    Text,
+    Json,
 }
 
 /// The arguments of `plugtop lsp`.

@@ -23,6 +23,7 @@ pub mod control;
 pub mod daemon;
 pub mod engine;
 pub mod faults;
+pub mod fleet;
 pub mod history;
 pub mod kernel;
 pub mod logging;

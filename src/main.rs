@@ -82,6 +82,7 @@ fn run(cli: Cli) -> anyhow::Result<Status> {
         Some(Subcommand::Lsp(args)) => return cli::lsp::run(args),
         Some(Subcommand::Tune(args)) => cli::tune::run(args, &mut out)?,
         Some(Subcommand::Train(args)) => cli::train::run(args, &mut out)?,
+        Some(Subcommand::Fleet(args)) => cli::fleet::run(args, &mut out)?,
     };
     out.flush()?;
     Ok(status)

@@ -91,6 +91,18 @@ pub const FAMILIES: &[(&str, &str)] = &[
     ),
     ("flapping", "1 while the CPU count or the pool flaps"),
     (
+        "flap_period",
+        "While flapping, the time of one cycle there and back (the shortest of the CPU count's and the pool's); absent otherwise",
+    ),
+    (
+        "rule_faults",
+        "Intervals at which the rule faulted (a division by zero, a missing value, a history not yet filled), by `rule`",
+    ),
+    (
+        "last_change_timestamp_seconds",
+        "When the decision last changed (seconds since the epoch), labelled `why` with the comparisons that flipped it; absent before the first change",
+    ),
+    (
         "flapping_intervals",
         "Intervals during which the CPU count or the pool flapped, so flapping between two scrapes is seen",
     ),

@@ -81,6 +81,14 @@ pub struct Metrics {
     skips: SkipCounters,
     variables: Family<Labels, FloatGauge>,
     flapping: Gauge,
+    /// Seconds per flapping cycle, while flapping.
+    flap_period: MaybeGauge,
+    /// The pace in force, to turn a period in intervals into seconds.
+    pace: f64,
+    /// Faults by rule, in [`RuleKind::ALL`]'s order.
+    rule_faults: Vec<Counter>,
+    /// The last change of decision, one series at a time.
+    last_change: Family<Labels, FloatGauge>,
     /// Intervals spent flapping: a scrape every minute sees flapping that
     /// came and went between two scrapes, which the gauge does not show.
     flapping_intervals: Counter,
@@ -188,6 +196,11 @@ impl Metrics {
         let reloads: Family<Labels, Counter> = register(&mut r, "reloads");
         let reloads = ["success", "failure"]
             .map(|result| reloads.get_or_create_owned(&labels(&[("result", result)])));
+        let rule_faults: Family<Labels, Counter> = register(&mut r, "rule_faults");
+        let rule_faults = RuleKind::ALL
+            .iter()
+            .map(|k| rule_faults.get_or_create_owned(&labels(&[("rule", k.file_name())])))
+            .collect();
         let metrics = Metrics {
             cpus_configured: register(&mut r, "cpus_configured"),
             cpus_standby: register(&mut r, "cpus_standby"),
@@ -210,6 +223,10 @@ impl Metrics {
             skips: SkipCounters::register(&mut r),
             variables: register(&mut r, "variable_value"),
             flapping: register(&mut r, "flapping"),
+            flap_period: register_in(&mut r, "flap_period", Unit::Seconds),
+            pace: 1.0,
+            rule_faults,
+            last_change: register(&mut r, "last_change_timestamp_seconds"),
             flapping_intervals: register(&mut r, "flapping_intervals"),
             hints,
             reversals: register(&mut r, "reversals"),
@@ -259,7 +276,8 @@ impl Metrics {
 
     /// The limits and the pace of `rules` (start, reload): a group that is
     /// off has no limits, and an unset limit is no series.
-    pub fn set_limits(&self, rules: &RuleSet, pace: Duration) {
+    pub fn set_limits(&mut self, rules: &RuleSet, pace: Duration) {
+        self.pace = pace.as_secs_f64();
         let s = &rules.settings;
         let set = |value: i64| (value >= 0).then_some(value as f64);
         let cpu = |v: i64| if rules.cpu_enabled { set(v) } else { None };
@@ -329,8 +347,17 @@ impl Metrics {
         self.actions.outcomes(&step.limits, at);
         self.actions.outcomes(&step.events, at);
         let watch = session.watch();
-        let flapping = !watch.flapping().is_empty();
+        let flaps = watch.flapping();
+        let flapping = !flaps.is_empty();
         self.flapping.set(i64::from(flapping));
+        self.flap_period.set(
+            flaps
+                .iter()
+                .map(|f| f.period * self.pace)
+                .filter(|p| p.is_finite())
+                .reduce(f64::min),
+        );
+        self.changes(step, at);
         if flapping {
             self.flapping_intervals.inc();
         }
@@ -339,6 +366,29 @@ impl Metrics {
             self.reversals.inc_by(total - self.reversals_seen);
             self.reversals_seen = total;
         }
+    }
+
+    /// The last change of decision, with the comparisons that flipped it
+    /// as its `why` label (bounded; the one series replaced at each change,
+    /// so a guest has one at a time).
+    fn changes(&mut self, step: &Step, at: f64) {
+        use crate::control::watch::Finding;
+        let Some(change) = step.findings.iter().rev().find_map(|f| match f {
+            Finding::Changed(c) => Some(c),
+            _ => None,
+        }) else {
+            return;
+        };
+        let mut why = format!("{} → {}", change.before, change.after);
+        for w in &change.why {
+            why.push_str("; ");
+            why.push_str(w);
+        }
+        let why: String = why.chars().take(MAX_LABEL * 2).collect();
+        self.last_change.clear();
+        self.last_change
+            .get_or_create(&labels(&[("why", &why)]))
+            .set(at);
     }
 
     /// Each rule's outcome and each variable's value at this interval.
@@ -359,6 +409,12 @@ impl Metrics {
                 .rule(kind)
                 .filter(|_| step.decision.is_some())
                 .map_or(Outcome::NotEvaluated, |r| trace.outcome(r.root));
+            if matches!(
+                outcome,
+                Outcome::Fault(_) | Outcome::Aborted | Outcome::Fatal
+            ) {
+                self.rule_faults[i].inc();
+            }
             let value = match outcome {
                 Outcome::Truth(t) => Some(f64::from(u8::from(t))),
                 Outcome::Number(v) => Some(v),

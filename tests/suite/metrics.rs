@@ -51,6 +51,11 @@ fn oscillating_run(dir: &std::path::Path) -> (Vec<String>, String) {
 
 /// As [`oscillating_run`], in `mode`, with the log's structured entries.
 fn oscillating_run_in(dir: &std::path::Path, mode: Mode) -> (Memory, String) {
+    run_rules_in(dir, mode, "examples/rules/oscillating-tight.conf")
+}
+
+/// As [`oscillating_run_in`], under the rule file `rules`.
+pub(crate) fn run_rules_in(dir: &std::path::Path, mode: Mode, rules: &str) -> (Memory, String) {
     let scenario = Scenario::load(std::path::Path::new("examples/scenarios/oscillating.toml"))
         .expect("the shipped scenario loads");
     let options = SimOptions {
@@ -85,7 +90,7 @@ fn oscillating_run_in(dir: &std::path::Path, mode: Mode) -> (Memory, String) {
         last: None,
     };
     let run = RunOptions {
-        rules: "examples/rules/oscillating-tight.conf".into(),
+        rules: rules.into(),
         root: dir.to_path_buf(),
         mode,
         state: dir.join("run/plugtop/state"),

@@ -20,7 +20,7 @@ pub(crate) struct Session {
 }
 
 impl Session {
-    fn start(args: &[&str], rows: u16, cols: u16) -> Session {
+    pub(crate) fn start(args: &[&str], rows: u16, cols: u16) -> Session {
         Session::start_with(args, rows, cols, &[])
     }
 
@@ -155,7 +155,7 @@ impl Session {
     }
 
     /// Reads output until `text` is gone from the screen (bounded).
-    fn wait_gone(&mut self, text: &str) {
+    pub(crate) fn wait_gone(&mut self, text: &str) {
         self.wait_until(&format!("{text:?} stayed"), |s| !s.screen().contains(text));
     }
 

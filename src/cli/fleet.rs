@@ -1,0 +1,67 @@
+//! `plugtop fleet`: the screen, or with --batch the table once and an
+//! exit status for a check command.
+
+use std::io::Write;
+use std::time::Duration;
+
+use anyhow::bail;
+
+use crate::cli::{FleetArgs, FleetFormat};
+use plugtop::commands::Status;
+use plugtop::fleet::batch::{self, FleetVerdict, Format};
+use plugtop::fleet::fetch::{self, Scope};
+use plugtop::fleet::query::PromClient;
+use plugtop::fleet::screen::{self, FleetOptions};
+use plugtop::fleet::{FleetError, model::Fleet};
+
+/// A positive, finite number of seconds, or why not.
+fn seconds(name: &str, v: f64, min: f64, max: f64) -> anyhow::Result<Duration> {
+    if !v.is_finite() || v < min || v > max {
+        bail!("--{name} must be between {min} and {max} seconds, not {v}");
+    }
+    Ok(Duration::from_secs_f64(v))
+}
+
+/// `plugtop fleet`.
+pub fn run(args: FleetArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
+    let timeout = seconds("timeout", args.timeout, 0.1, 600.0)?;
+    let refresh = seconds("refresh", args.refresh, 0.5, 86_400.0)?;
+    let window = seconds("window", args.window, 60.0, 31.0 * 86_400.0)?;
+    let stale = seconds("stale-after", args.stale_after, 1.0, 86_400.0)?;
+    let client = PromClient::new(&args.prometheus, timeout)?;
+    let lookback = seconds("lookback", args.lookback, 60.0, 366.0 * 86_400.0)?;
+    let mut scope = Scope::new(&args.matcher, window.as_secs_f64(), stale.as_secs_f64());
+    scope.lookback = lookback.as_secs_f64();
+    let dumb = std::env::var("TERM").is_ok_and(|t| t == "dumb");
+    use std::io::IsTerminal;
+    if args.batch || dumb || !std::io::stdout().is_terminal() {
+        let fleet: Fleet = fetch::fleet(&client, &scope, screen::now());
+        if fleet.health.down() {
+            return Err(FleetError::Down {
+                queries: fleet.health.queries,
+                first: fleet.health.failed.first().cloned().unwrap_or_default(),
+            }
+            .into());
+        }
+        let format = match args.format {
+            FleetFormat::Text => Format::Text,
+            FleetFormat::Json => Format::Json,
+        };
+        return Ok(
+            match batch::write(&fleet, format, scope.stale_after, out)? {
+                FleetVerdict::AllWell => Status::Ok,
+                FleetVerdict::Trouble => Status::Failed,
+            },
+        );
+    }
+    screen::run(
+        Box::new(client),
+        FleetOptions {
+            prometheus: args.prometheus,
+            scope,
+            refresh,
+            rules_root: args.rules_root,
+        },
+    )?;
+    Ok(Status::Ok)
+}

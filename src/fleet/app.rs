@@ -1,0 +1,448 @@
+//! The fleet screen's state and the only place it changes: keys become
+//! [`FleetAction`]s ([`KEYS`] is what the key line says of them), answers
+//! arrive as whole [`Fleet`]s or [`GuestDetail`]s, and [`FleetApp::update`] returns
+//! what to ask Prometheus next. No I/O and no clock here: the shell
+//! ([`super::screen`]) does both.
+
+use super::diff::{self, RulesDiffLine};
+use super::fetch::GuestDetail;
+use super::model::{DriftGroup, Fleet, FleetColumn, drift, order};
+
+/// What the screen shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FleetView {
+    Table,
+    Drift,
+    GuestDetail,
+}
+
+/// What a key asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FleetAction {
+    Quit,
+    Up,
+    Down,
+    PageUp,
+    PageDown,
+    Open,
+    Back,
+    Refresh,
+    SortNext,
+    SortReverse,
+    Filter,
+    Drift,
+    Diff,
+    Earlier,
+    Later,
+}
+
+/// Every key of the screen as the key line shows it: (keys, views where
+/// it does something, what it does). `super::screen` maps the keys.
+pub const KEYS: &[(&str, &[FleetView], &str)] = &[
+    (
+        "q",
+        &[FleetView::Table, FleetView::Drift, FleetView::GuestDetail],
+        "quit",
+    ),
+    ("Enter", &[FleetView::Table], "open"),
+    ("/", &[FleetView::Table], "filter"),
+    ("s", &[FleetView::Table], "sort"),
+    ("S", &[FleetView::Table], "reverse"),
+    ("d", &[FleetView::Table], "drift"),
+    ("↑↓", &[FleetView::Drift], "group"),
+    ("D", &[FleetView::Drift], "diff"),
+    ("←→", &[FleetView::GuestDetail], "window"),
+    ("r", &[FleetView::Table, FleetView::GuestDetail], "refresh"),
+    (
+        "Esc",
+        &[FleetView::Table, FleetView::Drift, FleetView::GuestDetail],
+        "back",
+    ),
+];
+
+/// What the app wants from Prometheus.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Request {
+    /// The whole fleet, now.
+    Fleet,
+    /// One guest over `start..end` (seconds since the epoch).
+    GuestDetail {
+        job: String,
+        instance: String,
+        start: f64,
+        end: f64,
+    },
+}
+
+/// How the last answer went, for the header.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Link {
+    /// Nothing answered yet.
+    Waiting,
+    /// The last refresh answered, `partial` queries failing.
+    Up {
+        partial: usize,
+        of: usize,
+        took_ms: u64,
+    },
+    /// The last refresh got nothing: why, and what is shown is older.
+    Down(String),
+}
+
+/// Everything the screen draws.
+#[derive(Debug, Clone)]
+pub struct FleetApp {
+    /// The Prometheus asked (shown in the header).
+    pub prometheus: String,
+    /// The last fleet that answered (kept while Prometheus is down).
+    pub fleet: Fleet,
+    /// How the last answer went.
+    pub link: Link,
+    /// The wall time of the latest answer or failure (set by the shell).
+    pub now: f64,
+    /// A request is out.
+    pub busy: bool,
+    /// Refreshes answered so far (the header counts them, so a reader
+    /// of the screen sees each one).
+    pub refreshes: u64,
+    /// The column the rows are sorted by.
+    pub sort: FleetColumn,
+    /// The sort turned around (`S`).
+    pub reverse: bool,
+    /// The filter (`/`): a substring of any text column.
+    pub filter: String,
+    /// The filter is being typed.
+    pub filtering: bool,
+    /// Indexes of the shown guests, in order (kept in step with the rest).
+    pub rows: Vec<usize>,
+    /// The selected row, an index into `rows`.
+    pub selected: usize,
+    /// The first row shown (scrolling).
+    pub offset: usize,
+    /// The view shown.
+    pub view: FleetView,
+    /// The rule-file groups of the last fleet, the most common first.
+    pub drift: Vec<DriftGroup>,
+    /// The selected drift group.
+    pub drift_selected: usize,
+    /// The diff of the selected drift group's file against the majority's,
+    /// or why there is none.
+    pub diff: Option<Result<Vec<RulesDiffLine>, String>>,
+    /// The guest in detail, once it answered.
+    pub detail: Option<GuestDetail>,
+    /// How far before now the detail's window ends, in windows.
+    pub shift: u32,
+    /// The window of the detail view, in seconds.
+    pub window: f64,
+    /// Seconds without a reading after which a guest is stopped.
+    pub stale_after: f64,
+    /// Rows the table has room for (set by the shell from the terminal).
+    pub page: usize,
+    /// Where guests' rule files are gathered on this machine (`--rules-root`).
+    pub rules_root: Option<std::path::PathBuf>,
+}
+
+impl FleetApp {
+    /// An empty screen waiting for its first answer.
+    pub fn new(prometheus: &str, window: f64, stale_after: f64) -> FleetApp {
+        FleetApp {
+            prometheus: prometheus.to_string(),
+            fleet: Fleet::default(),
+            link: Link::Waiting,
+            now: 0.0,
+            busy: false,
+            refreshes: 0,
+            sort: FleetColumn::Trouble,
+            reverse: false,
+            filter: String::new(),
+            filtering: false,
+            rows: Vec::new(),
+            selected: 0,
+            offset: 0,
+            view: FleetView::Table,
+            drift: Vec::new(),
+            drift_selected: 0,
+            diff: None,
+            detail: None,
+            shift: 0,
+            window,
+            stale_after,
+            page: 20,
+            rules_root: None,
+        }
+    }
+
+    /// A refresh came back.
+    pub fn on_fleet(&mut self, fleet: Fleet, now: f64) {
+        self.busy = false;
+        self.now = now;
+        self.refreshes += 1;
+        let h = &fleet.health;
+        if h.down() {
+            self.link = Link::Down(h.failed.first().cloned().unwrap_or_default());
+            return;
+        }
+        self.link = Link::Up {
+            partial: h.failed.len(),
+            of: h.queries,
+            took_ms: h.took_ms,
+        };
+        let keep = self.selected_key();
+        self.fleet = fleet;
+        self.drift = drift(&self.fleet);
+        self.reorder();
+        if let Some(k) = keep
+            && let Some(pos) = self.rows.iter().position(|&i| {
+                let g = &self.fleet.guests[i];
+                (g.job.as_str(), g.instance.as_str()) == (k.0.as_str(), k.1.as_str())
+            })
+        {
+            self.selected = pos;
+        }
+        self.clamp();
+    }
+
+    /// A detail came back.
+    pub fn on_detail(&mut self, detail: GuestDetail, now: f64) {
+        self.busy = false;
+        self.now = now;
+        if detail.health.down() {
+            self.link = Link::Down(detail.health.failed.first().cloned().unwrap_or_default());
+        }
+        self.detail = Some(detail);
+    }
+
+    fn selected_key(&self) -> Option<(String, String)> {
+        let g = &self.fleet.guests[*self.rows.get(self.selected)?];
+        Some((g.job.clone(), g.instance.clone()))
+    }
+
+    fn reorder(&mut self) {
+        self.rows = order(
+            &self.fleet,
+            self.sort,
+            self.reverse,
+            &self.filter,
+            self.stale_after,
+        );
+        self.clamp();
+    }
+
+    fn clamp(&mut self) {
+        self.selected = self.selected.min(self.rows.len().saturating_sub(1));
+        let page = self.page.max(1);
+        if self.selected < self.offset {
+            self.offset = self.selected;
+        } else if self.selected >= self.offset + page {
+            self.offset = self.selected + 1 - page;
+        }
+    }
+
+    fn detail_request(&self) -> Option<Request> {
+        let (job, instance) = match &self.detail {
+            Some(d) => (d.job.clone(), d.instance.clone()),
+            None => self.selected_key()?,
+        };
+        let end = self.fleet.at - f64::from(self.shift) * self.window;
+        Some(Request::GuestDetail {
+            job,
+            instance,
+            start: end - self.window,
+            end,
+        })
+    }
+
+    /// A typed character while the filter is being typed; `None` ends it
+    /// (Enter keeps it, Esc clears it: `keep`).
+    pub fn filter_key(&mut self, c: Option<char>, keep: bool) {
+        match c {
+            Some('\u{8}') | Some('\u{7f}') => {
+                self.filter.pop();
+            }
+            Some(c) if !c.is_control() && self.filter.chars().count() < 64 => self.filter.push(c),
+            Some(_) => {}
+            None => {
+                self.filtering = false;
+                if !keep {
+                    self.filter.clear();
+                }
+            }
+        }
+        self.selected = 0;
+        self.offset = 0;
+        self.reorder();
+    }
+
+    /// Applies `action`; what to ask Prometheus for, if anything.
+    pub fn update(&mut self, action: FleetAction) -> Option<Request> {
+        match (self.view, action) {
+            (_, FleetAction::Quit) => None,
+            (FleetView::GuestDetail, FleetAction::Refresh) => self.detail_request(),
+            (_, FleetAction::Refresh) => Some(Request::Fleet),
+            (FleetView::Table, FleetAction::Up) => {
+                self.selected = self.selected.saturating_sub(1);
+                self.clamp();
+                None
+            }
+            (FleetView::Table, FleetAction::Down) => {
+                self.selected += 1;
+                self.clamp();
+                None
+            }
+            (FleetView::Table, FleetAction::PageUp) => {
+                self.selected = self.selected.saturating_sub(self.page.max(1));
+                self.clamp();
+                None
+            }
+            (FleetView::Table, FleetAction::PageDown) => {
+                self.selected += self.page.max(1);
+                self.clamp();
+                None
+            }
+            (FleetView::Table, FleetAction::SortNext) => {
+                self.sort = self.sort.next();
+                self.reorder();
+                None
+            }
+            (FleetView::Table, FleetAction::SortReverse) => {
+                self.reverse = !self.reverse;
+                self.reorder();
+                None
+            }
+            (FleetView::Table, FleetAction::Filter) => {
+                self.filtering = true;
+                None
+            }
+            (FleetView::Table, FleetAction::Open) => {
+                if self.rows.is_empty() {
+                    return None;
+                }
+                self.view = FleetView::GuestDetail;
+                self.shift = 0;
+                self.detail = None;
+                self.detail_request()
+            }
+            (FleetView::Table, FleetAction::Drift) => {
+                self.view = FleetView::Drift;
+                self.diff = None;
+                None
+            }
+            (FleetView::Drift, FleetAction::Up) => {
+                self.drift_selected = self.drift_selected.saturating_sub(1);
+                self.diff = None;
+                None
+            }
+            (FleetView::Drift, FleetAction::Down) => {
+                self.drift_selected =
+                    (self.drift_selected + 1).min(self.drift.len().saturating_sub(1));
+                self.diff = None;
+                None
+            }
+            (FleetView::Drift, FleetAction::Diff | FleetAction::Open) => {
+                self.diff = Some(self.drift_diff());
+                None
+            }
+            (FleetView::GuestDetail, FleetAction::Earlier) => {
+                self.shift = self.shift.saturating_add(1).min(1000);
+                self.detail_request()
+            }
+            (FleetView::GuestDetail, FleetAction::Later) => {
+                self.shift = self.shift.saturating_sub(1);
+                self.detail_request()
+            }
+            (FleetView::Drift | FleetView::GuestDetail, FleetAction::Back) => {
+                self.view = FleetView::Table;
+                self.detail = None;
+                None
+            }
+            (FleetView::Table, FleetAction::Back) => {
+                self.filter.clear();
+                self.reorder();
+                None
+            }
+            _ => None,
+        }
+    }
+
+    /// The diff of the selected group's file against the largest group's
+    /// (both read on this machine).
+    fn drift_diff(&self) -> Result<Vec<RulesDiffLine>, String> {
+        let pick = |group: &DriftGroup| -> Result<String, String> {
+            let &i = group.members.first().ok_or("an empty group")?;
+            let g = &self.fleet.guests[i];
+            let path = g
+                .rules_file
+                .as_deref()
+                .ok_or_else(|| format!("{} exports no rule file path", g.instance))?;
+            diff::read(&diff::local_path(
+                self.rules_root.as_deref(),
+                &g.instance,
+                path,
+            ))
+        };
+        let base = self.drift.first().ok_or("no guests")?;
+        let other = self
+            .drift
+            .get(self.drift_selected.max(1))
+            .ok_or("every guest runs the same rule file")?;
+        Ok(diff::diff(&pick(base)?, &pick(other)?))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fleet::model::{FleetGuest, Health};
+
+    fn fleet(n: usize) -> Fleet {
+        Fleet {
+            guests: (0..n)
+                .map(|i| FleetGuest {
+                    job: "plugtop".into(),
+                    instance: format!("g{i:02}"),
+                    last_reading: Some(100.0),
+                    ..FleetGuest::default()
+                })
+                .collect(),
+            at: 100.0,
+            health: Health {
+                queries: 17,
+                ..Health::default()
+            },
+        }
+    }
+
+    #[test]
+    fn the_selection_follows_its_guest_across_refreshes() {
+        let mut app = FleetApp::new("http://p", 3600.0, 60.0);
+        app.on_fleet(fleet(5), 100.0);
+        app.update(FleetAction::Down);
+        app.update(FleetAction::Down);
+        let mut next = fleet(5);
+        next.guests[4].flapping = true;
+        app.on_fleet(next, 115.0);
+        assert_eq!(app.fleet.guests[app.rows[app.selected]].instance, "g02");
+    }
+
+    #[test]
+    fn a_refresh_that_fails_keeps_the_last_fleet() {
+        let mut app = FleetApp::new("http://p", 3600.0, 60.0);
+        app.on_fleet(fleet(3), 100.0);
+        let mut down = Fleet::default();
+        down.health.queries = 17;
+        down.health.failed = vec!["x".into(); 17];
+        app.on_fleet(down, 115.0);
+        assert_eq!(app.rows.len(), 3);
+        assert!(matches!(app.link, Link::Down(_)));
+    }
+
+    #[test]
+    fn enter_asks_for_the_guests_window_and_arrows_move_it() {
+        let mut app = FleetApp::new("http://p", 3600.0, 60.0);
+        app.on_fleet(fleet(3), 100.0);
+        let r = app.update(FleetAction::Open);
+        assert!(matches!(r, Some(Request::GuestDetail { end, .. }) if end == 100.0));
+        let r = app.update(FleetAction::Earlier);
+        assert!(matches!(r, Some(Request::GuestDetail { end, .. }) if end == 100.0 - 3600.0));
+    }
+}

@@ -1,0 +1,115 @@
+//! Two guests' rule files side by side as a line diff, when both are
+//! readable on this machine: what makes the odd ones out odd.
+
+use std::path::{Path, PathBuf};
+
+/// The largest rule file read for a diff (cpuplugd's files are a few
+/// hundred bytes; anything larger is not one).
+pub const MAX_FILE: u64 = 256 * 1024;
+
+/// The most lines of each file compared (the diff is quadratic).
+pub const MAX_LINES: usize = 2000;
+
+/// One line of a diff.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RulesDiffLine {
+    Same(String),
+    Removed(String),
+    Added(String),
+}
+
+/// Where a guest's rule file is on this machine: `root/INSTANCE/PATH`
+/// under a directory the user gathered them in, else the path itself
+/// (guests that share this machine's file system, or a test).
+pub fn local_path(root: Option<&Path>, instance: &str, path: &str) -> PathBuf {
+    match root {
+        Some(root) => {
+            let dir: String = instance
+                .chars()
+                .map(|c| {
+                    if c.is_ascii_alphanumeric() || c == '.' || c == '-' {
+                        c
+                    } else {
+                        '_'
+                    }
+                })
+                .collect();
+            root.join(dir).join(path.trim_start_matches('/'))
+        }
+        None => PathBuf::from(path),
+    }
+}
+
+/// A rule file's text, bounded; why not, when it cannot be read.
+pub fn read(path: &Path) -> Result<String, String> {
+    use std::io::Read;
+    let file = std::fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut bytes = Vec::new();
+    file.take(MAX_FILE + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    if bytes.len() as u64 > MAX_FILE {
+        return Err(format!("{}: larger than {MAX_FILE} bytes", path.display()));
+    }
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+/// The lines of `a` and `b` as a diff (longest common subsequence).
+pub fn diff(a: &str, b: &str) -> Vec<RulesDiffLine> {
+    let a: Vec<&str> = a.lines().take(MAX_LINES).collect();
+    let b: Vec<&str> = b.lines().take(MAX_LINES).collect();
+    let (n, m) = (a.len(), b.len());
+    // lcs[i][j]: the longest common subsequence of a[i..] and b[j..].
+    let mut lcs = vec![0u16; (n + 1) * (m + 1)];
+    let at = |i: usize, j: usize| i * (m + 1) + j;
+    for i in (0..n).rev() {
+        for j in (0..m).rev() {
+            lcs[at(i, j)] = if a[i] == b[j] {
+                lcs[at(i + 1, j + 1)] + 1
+            } else {
+                lcs[at(i + 1, j)].max(lcs[at(i, j + 1)])
+            };
+        }
+    }
+    let (mut i, mut j) = (0, 0);
+    let mut out = Vec::new();
+    while i < n || j < m {
+        if i < n && j < m && a[i] == b[j] {
+            out.push(RulesDiffLine::Same(a[i].to_string()));
+            i += 1;
+            j += 1;
+        } else if i < n && (j == m || lcs[at(i + 1, j)] >= lcs[at(i, j + 1)]) {
+            out.push(RulesDiffLine::Removed(a[i].to_string()));
+            i += 1;
+        } else {
+            out.push(RulesDiffLine::Added(b[j].to_string()));
+            j += 1;
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_changed_line_is_removed_and_added() {
+        let d = diff("A=1\nB=2\nC=3\n", "A=1\nB=5\nC=3\n");
+        assert_eq!(
+            d,
+            [
+                RulesDiffLine::Same("A=1".into()),
+                RulesDiffLine::Removed("B=2".into()),
+                RulesDiffLine::Added("B=5".into()),
+                RulesDiffLine::Same("C=3".into()),
+            ]
+        );
+    }
+
+    #[test]
+    fn an_instance_becomes_one_directory() {
+        let p = local_path(Some(Path::new("/r")), "10.0.0.1:9866", "/etc/cpuplugd.conf");
+        assert_eq!(p, Path::new("/r/10.0.0.1_9866/etc/cpuplugd.conf"));
+    }
+}

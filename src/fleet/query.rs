@@ -1,0 +1,410 @@
+//! The Prometheus HTTP API, read as untrusted input: one blocking client
+//! (ureq, plain http) with connect and whole-request timeouts, a bounded
+//! body, and decoding that turns every surprise (not JSON, `status` not
+//! `success`, a result of the wrong type, NaN, Inf, absurd labels, too
+//! many series) into an error or a warning, never a panic or a hang.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use serde::Deserialize;
+
+/// The largest answer read: a fleet of a thousand guests answers a few
+/// MiB at most, and a server that sends more is cut off here, not read
+/// into memory.
+pub const MAX_BODY: u64 = 64 * 1024 * 1024;
+
+/// The most series one query keeps (the rest are dropped with a warning):
+/// a selector that matches far more than plugtop's guests cannot make the
+/// screen slow or the process large.
+pub const MAX_SERIES: usize = 20_000;
+
+/// The most points kept of one series of a range query.
+pub const MAX_POINTS: usize = 11_000;
+
+/// The longest label value kept, in characters; longer ones are cut.
+pub const MAX_LABEL: usize = 256;
+
+/// What can go wrong asking Prometheus; each says what to check.
+#[derive(Debug, thiserror::Error)]
+pub enum QueryError {
+    #[error(
+        "{0}: only http:// URLs are supported (this build has no TLS: put Prometheus behind a local http endpoint or an SSH tunnel)"
+    )]
+    Scheme(String),
+    #[error("{0}: not a URL of the form http://HOST:PORT[/PATH]")]
+    BadUrl(String),
+    #[error("Prometheus did not answer in time ({0:?})")]
+    Timeout(Duration),
+    #[error("cannot reach Prometheus: {0}")]
+    Transport(String),
+    #[error("Prometheus answered HTTP {0}: {1}")]
+    Status(u16, String),
+    #[error("Prometheus's answer is larger than {MAX_BODY} bytes")]
+    TooLarge,
+    #[error("Prometheus's answer is not the API's JSON: {0}")]
+    NotJson(String),
+    #[error("Prometheus refused the query ({0}): {1}")]
+    Refused(String, String),
+    #[error("Prometheus answered a {0} where a {1} was asked for")]
+    WrongType(String, &'static str),
+}
+
+/// A label set, names to values (cut to [`MAX_LABEL`]; not yet escaped for
+/// the terminal: that is done where text is shown).
+pub type PromLabels = BTreeMap<String, String>;
+
+/// One series of an instant query.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PromPoint {
+    /// The series' labels.
+    pub labels: PromLabels,
+    /// `None` for NaN, ±Inf or a value that is not a number.
+    pub value: Option<f64>,
+}
+
+/// One series of a range query.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PromSeries {
+    /// The series' labels.
+    pub labels: PromLabels,
+    /// (seconds since the epoch, value); non-finite values dropped.
+    pub points: Vec<(f64, f64)>,
+}
+
+/// An answer and what Prometheus (or the decoding) warned about: a partial
+/// answer is still shown, with its warnings in the header.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PromAnswer<T> {
+    /// What the query returned.
+    pub data: T,
+    /// Prometheus's warnings and infos, and the decoding's.
+    pub warnings: Vec<String>,
+}
+
+#[derive(Deserialize)]
+struct Envelope {
+    status: String,
+    #[serde(default)]
+    data: Option<Data>,
+    #[serde(default, rename = "errorType")]
+    error_type: Option<String>,
+    #[serde(default)]
+    error: Option<String>,
+    #[serde(default)]
+    warnings: Option<Vec<String>>,
+    #[serde(default)]
+    infos: Option<Vec<String>>,
+}
+
+#[derive(Deserialize)]
+struct Data {
+    #[serde(rename = "resultType")]
+    result_type: String,
+    result: serde_json::Value,
+}
+
+#[derive(Deserialize)]
+struct RawSeries {
+    #[serde(default)]
+    metric: BTreeMap<String, String>,
+    #[serde(default)]
+    value: Option<(f64, String)>,
+    #[serde(default)]
+    values: Option<Vec<(f64, String)>>,
+}
+
+/// A sample's value as Prometheus writes it (a string: "1", "NaN",
+/// "+Inf"); only finite numbers are values.
+pub fn parse_value(text: &str) -> Option<f64> {
+    text.trim().parse::<f64>().ok().filter(|v| v.is_finite())
+}
+
+fn cut_labels(metric: BTreeMap<String, String>) -> PromLabels {
+    metric
+        .into_iter()
+        .take(64)
+        .map(|(k, v)| (cut(&k), cut(&v)))
+        .collect()
+}
+
+fn cut(text: &str) -> String {
+    if text.chars().count() <= MAX_LABEL {
+        text.to_string()
+    } else {
+        let mut s: String = text.chars().take(MAX_LABEL - 1).collect();
+        s.push('…');
+        s
+    }
+}
+
+/// The envelope of an API answer: its data and warnings, or why not.
+fn envelope(body: &[u8]) -> Result<(Data, Vec<String>), QueryError> {
+    let env: Envelope =
+        serde_json::from_slice(body).map_err(|e| QueryError::NotJson(cut(&e.to_string())))?;
+    let mut warnings: Vec<String> = env
+        .warnings
+        .unwrap_or_default()
+        .into_iter()
+        .chain(env.infos.unwrap_or_default())
+        .take(16)
+        .map(|w| cut(&w))
+        .collect();
+    if env.status != "success" {
+        return Err(QueryError::Refused(
+            cut(env.error_type.as_deref().unwrap_or(&env.status)),
+            cut(env.error.as_deref().unwrap_or("no reason given")),
+        ));
+    }
+    let data = env
+        .data
+        .ok_or_else(|| QueryError::NotJson("`data` is missing".into()))?;
+    warnings.dedup();
+    Ok((data, warnings))
+}
+
+/// The series of a result array, at most [`MAX_SERIES`] (a warning says
+/// when more were dropped).
+fn series(
+    result: serde_json::Value,
+    warnings: &mut Vec<String>,
+) -> Result<Vec<RawSeries>, QueryError> {
+    let serde_json::Value::Array(items) = result else {
+        return Err(QueryError::NotJson("`result` is not an array".into()));
+    };
+    let total = items.len();
+    let mut out = Vec::with_capacity(total.min(MAX_SERIES));
+    for item in items.into_iter().take(MAX_SERIES) {
+        let raw: RawSeries =
+            serde_json::from_value(item).map_err(|e| QueryError::NotJson(cut(&e.to_string())))?;
+        out.push(raw);
+    }
+    if total > MAX_SERIES {
+        warnings.push(format!(
+            "{total} series answered, only the first {MAX_SERIES} kept: narrow --match"
+        ));
+    }
+    Ok(out)
+}
+
+/// Decodes an instant query's answer (a vector).
+pub fn decode_vector(body: &[u8]) -> Result<PromAnswer<Vec<PromPoint>>, QueryError> {
+    let (data, mut warnings) = envelope(body)?;
+    if data.result_type != "vector" {
+        return Err(QueryError::WrongType(cut(&data.result_type), "vector"));
+    }
+    let data = series(data.result, &mut warnings)?
+        .into_iter()
+        .map(|s| PromPoint {
+            labels: cut_labels(s.metric),
+            value: s.value.and_then(|(_, v)| parse_value(&v)),
+        })
+        .collect();
+    Ok(PromAnswer { data, warnings })
+}
+
+/// Decodes a range query's answer (a matrix).
+pub fn decode_matrix(body: &[u8]) -> Result<PromAnswer<Vec<PromSeries>>, QueryError> {
+    let (data, mut warnings) = envelope(body)?;
+    if data.result_type != "matrix" {
+        return Err(QueryError::WrongType(cut(&data.result_type), "matrix"));
+    }
+    let data = series(data.result, &mut warnings)?
+        .into_iter()
+        .map(|s| PromSeries {
+            labels: cut_labels(s.metric),
+            points: s
+                .values
+                .unwrap_or_default()
+                .into_iter()
+                .take(MAX_POINTS)
+                .filter(|(t, _)| t.is_finite())
+                .filter_map(|(t, v)| parse_value(&v).map(|v| (t, v)))
+                .collect(),
+        })
+        .collect();
+    Ok(PromAnswer { data, warnings })
+}
+
+/// Something that answers PromQL: the HTTP client, or canned answers in
+/// tests of the layers above.
+pub trait Prometheus: Send {
+    /// `query` evaluated at `at` (seconds since the epoch).
+    fn instant(&self, query: &str, at: f64) -> Result<PromAnswer<Vec<PromPoint>>, QueryError>;
+    /// `query` over `start..=end` every `step` seconds.
+    fn range(
+        &self,
+        query: &str,
+        start: f64,
+        end: f64,
+        step: f64,
+    ) -> Result<PromAnswer<Vec<PromSeries>>, QueryError>;
+}
+
+/// The Prometheus HTTP API over plain http, with timeouts.
+pub struct PromClient {
+    base: String,
+    timeout: Duration,
+    agent: ureq::Agent,
+}
+
+impl PromClient {
+    /// A client of the Prometheus at `url` (`http://host:port[/prefix]`);
+    /// `timeout` bounds a whole request, connect to last byte, so a server
+    /// that never answers or trickles bytes costs at most that.
+    pub fn new(url: &str, timeout: Duration) -> Result<PromClient, QueryError> {
+        let url = url.trim();
+        let Some(rest) = url.strip_prefix("http://") else {
+            return Err(if url.contains("://") {
+                QueryError::Scheme(cut(url))
+            } else {
+                QueryError::BadUrl(cut(url))
+            });
+        };
+        let host = rest.split('/').next().unwrap_or_default();
+        if host.is_empty() || host.chars().any(|c| c.is_whitespace() || c.is_control()) {
+            return Err(QueryError::BadUrl(cut(url)));
+        }
+        let config = ureq::Agent::config_builder()
+            .timeout_global(Some(timeout))
+            .timeout_connect(Some(timeout))
+            .http_status_as_error(false)
+            .max_redirects(0)
+            .https_only(false)
+            .user_agent(concat!("plugtop/", env!("CARGO_PKG_VERSION")))
+            .build();
+        Ok(PromClient {
+            base: url.trim_end_matches('/').to_string(),
+            timeout,
+            agent: config.into(),
+        })
+    }
+
+    /// GETs `path` with `params`; the body, bounded.
+    fn get(&self, path: &str, params: &[(&str, String)]) -> Result<Vec<u8>, QueryError> {
+        let mut request = self.agent.get(&format!("{}{path}", self.base));
+        for (k, v) in params {
+            request = request.query(k, v);
+        }
+        let mut response = request.call().map_err(|e| self.transport(e))?;
+        let status = response.status().as_u16();
+        let body = response
+            .body_mut()
+            .with_config()
+            .limit(MAX_BODY)
+            .read_to_vec()
+            .map_err(|e| self.transport(e));
+        match body {
+            // The API answers errors (400, 422, 503) with its JSON envelope.
+            Ok(body) if status == 200 || body.first() == Some(&b'{') => Ok(body),
+            Ok(body) => Err(QueryError::Status(
+                status,
+                cut(&String::from_utf8_lossy(&body[..body.len().min(200)])),
+            )),
+            Err(e) => Err(e),
+        }
+    }
+
+    fn transport(&self, e: ureq::Error) -> QueryError {
+        match e {
+            ureq::Error::Timeout(_) => QueryError::Timeout(self.timeout),
+            ureq::Error::BodyExceedsLimit(_) => QueryError::TooLarge,
+            ureq::Error::Io(io) if io.kind() == std::io::ErrorKind::TimedOut => {
+                QueryError::Timeout(self.timeout)
+            }
+            other => QueryError::Transport(cut(&other.to_string())),
+        }
+    }
+}
+
+/// A time as the API takes it.
+fn stamp(t: f64) -> String {
+    format!("{t:.3}")
+}
+
+impl Prometheus for PromClient {
+    fn instant(&self, query: &str, at: f64) -> Result<PromAnswer<Vec<PromPoint>>, QueryError> {
+        let body = self.get(
+            "/api/v1/query",
+            &[
+                ("query", query.to_string()),
+                ("time", stamp(at)),
+                ("timeout", format!("{}s", self.timeout.as_secs().max(1))),
+            ],
+        )?;
+        decode_vector(&body)
+    }
+
+    fn range(
+        &self,
+        query: &str,
+        start: f64,
+        end: f64,
+        step: f64,
+    ) -> Result<PromAnswer<Vec<PromSeries>>, QueryError> {
+        let body = self.get(
+            "/api/v1/query_range",
+            &[
+                ("query", query.to_string()),
+                ("start", stamp(start)),
+                ("end", stamp(end)),
+                ("step", format!("{:.3}", step.max(0.001))),
+                ("timeout", format!("{}s", self.timeout.as_secs().max(1))),
+            ],
+        )?;
+        decode_matrix(&body)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_that_are_not_finite_numbers_are_none() {
+        assert_eq!(parse_value("1.5"), Some(1.5));
+        assert_eq!(parse_value("NaN"), None);
+        assert_eq!(parse_value("+Inf"), None);
+        assert_eq!(parse_value("-Inf"), None);
+        assert_eq!(parse_value("1e400"), None);
+        assert_eq!(parse_value("x"), None);
+    }
+
+    #[test]
+    fn an_error_envelope_is_a_refusal() {
+        let e =
+            decode_vector(br#"{"status":"error","errorType":"bad_data","error":"parse error"}"#);
+        assert!(matches!(e, Err(QueryError::Refused(t, _)) if t == "bad_data"));
+    }
+
+    #[test]
+    fn a_matrix_where_a_vector_was_asked_is_refused() {
+        let e =
+            decode_vector(br#"{"status":"success","data":{"resultType":"matrix","result":[]}}"#);
+        assert!(matches!(e, Err(QueryError::WrongType(..))));
+    }
+
+    #[test]
+    fn warnings_come_through() {
+        let a = decode_vector(
+            br#"{"status":"success","warnings":["partial"],"data":{"resultType":"vector","result":[{"metric":{"instance":"a"},"value":[1,"2"]}]}}"#,
+        )
+        .expect("decoded");
+        assert_eq!(a.warnings, ["partial"]);
+        assert_eq!(a.data[0].value, Some(2.0));
+    }
+
+    #[test]
+    fn urls_other_than_http_are_refused() {
+        let t = Duration::from_secs(1);
+        assert!(matches!(
+            PromClient::new("https://x:9090", t),
+            Err(QueryError::Scheme(_))
+        ));
+        assert!(matches!(
+            PromClient::new("x:9090", t),
+            Err(QueryError::BadUrl(_))
+        ));
+        assert!(PromClient::new("http://127.0.0.1:9090/prom/", t).is_ok());
+    }
+}

@@ -1,0 +1,101 @@
+//! `plugtop fleet --batch` (the real binary) against a fake Prometheus
+//! holding a canned fleet: the order, the marks, the drift groups and the
+//! exit status a check command reads.
+
+use std::process::Command;
+
+use crate::fleet_fake::{self, Reply};
+
+fn fleet(args: &[&str]) -> (Option<i32>, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_plugtop"))
+        .arg("fleet")
+        .args(args)
+        .output()
+        .expect("plugtop runs");
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn json_lists_every_guest_trouble_first_and_groups_the_drift() {
+    let guests = fleet_fake::five();
+    let fake = fleet_fake::start(move |path, params| fleet_fake::answer(&guests, path, params));
+    let (code, out, err) = fleet(&["--prometheus", &fake.url, "--batch", "--format", "json"]);
+    assert_eq!(code, Some(1), "guests in trouble exit 1: {err}");
+    let doc: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+    let guests = doc["guests"].as_array().expect("guests");
+    let order: Vec<&str> = guests
+        .iter()
+        .map(|g| g["instance"].as_str().unwrap_or(""))
+        .collect();
+    assert_eq!(
+        order,
+        [
+            "10.0.0.3:9866",
+            "10.0.0.4:9866",
+            "10.0.0.2:9866",
+            "10.0.0.1:9866",
+            "10.0.0.5:9866"
+        ]
+    );
+    assert_eq!(guests[0]["stopped"], true);
+    assert_eq!(guests[1]["faulting"][0], "HOTPLUG");
+    assert_eq!(guests[2]["flapping"], true);
+    assert_eq!(guests[2]["flap_period_seconds"], 4.0);
+    let drift = doc["drift"].as_array().expect("drift");
+    assert_eq!(drift.len(), 2);
+    assert_eq!(drift[1]["instances"][0], "10.0.0.5:9866");
+    assert_eq!(drift[1]["odd"], true);
+    assert_eq!(
+        drift[1]["note"],
+        "1 guest runs another other.conf (crc bbbb0002)"
+    );
+}
+
+#[test]
+fn text_says_the_same_and_a_well_fleet_exits_0() {
+    let mut guests = fleet_fake::five();
+    let text_guests = fleet_fake::five();
+    let fake =
+        fleet_fake::start(move |path, params| fleet_fake::answer(&text_guests, path, params));
+    let (code, out, _) = fleet(&["--prometheus", &fake.url, "--batch"]);
+    assert_eq!(code, Some(1));
+    let lines: Vec<&str> = out.lines().collect();
+    assert!(lines[0].starts_with("TROUBLE"), "{out}");
+    assert!(lines[1].starts_with("stopped"), "{out}");
+    assert!(
+        out.contains("# drift: 1 guest runs another other.conf"),
+        "{out}"
+    );
+    guests.retain(|g| g.instance == "10.0.0.1:9866");
+    let fake = fleet_fake::start(move |path, params| fleet_fake::answer(&guests, path, params));
+    let (code, out, _) = fleet(&["--prometheus", &fake.url, "--batch"]);
+    assert_eq!(code, Some(0), "{out}");
+}
+
+#[test]
+fn a_prometheus_that_is_down_exits_2_and_says_so() {
+    let fake = fleet_fake::start(|_, _| Reply::Status(503, "down".into()));
+    let (code, _, err) = fleet(&["--prometheus", &fake.url, "--batch"]);
+    assert_eq!(code, Some(2));
+    assert!(err.contains("Prometheus answered none of the"), "{err}");
+}
+
+#[test]
+fn bad_options_are_refused_with_what_to_fix() {
+    let (code, _, err) = fleet(&["--prometheus", "https://p:9090", "--batch"]);
+    assert_eq!(code, Some(2));
+    assert!(err.contains("only http://"), "{err}");
+    let (code, _, err) = fleet(&[
+        "--prometheus",
+        "http://p:9090",
+        "--timeout",
+        "NaN",
+        "--batch",
+    ]);
+    assert_eq!(code, Some(2));
+    assert!(err.contains("--timeout"), "{err}");
+}

@@ -1,0 +1,66 @@
+//! `plugtop fleet` in a pseudo-terminal against a fake Prometheus: the
+//! table trouble first, a filter, one guest in detail, Prometheus going
+//! down and coming back, and the terminal given back on `q`.
+
+use std::sync::atomic::Ordering;
+
+use crate::fleet_fake;
+use crate::ui_pty::Session;
+
+#[test]
+fn the_screen_follows_prometheus_down_and_back() {
+    let guests = fleet_fake::five();
+    let fake = fleet_fake::start(move |path, params| fleet_fake::answer(&guests, path, params));
+    let mut s = Session::start(
+        &[
+            "fleet",
+            "--prometheus",
+            &fake.url,
+            "--refresh",
+            "0.5",
+            "--timeout",
+            "2",
+        ],
+        24,
+        80,
+    );
+    s.wait_for("stopped   10.0.0.3:9866");
+    let screen = s.screen();
+    let rows: Vec<&str> = screen.lines().filter(|l| l.contains(":9866")).collect();
+    assert!(
+        rows[0].starts_with("stopped") && rows[1].starts_with("faulting"),
+        "{screen}"
+    );
+    assert!(
+        screen.contains("1 guest runs another other.conf"),
+        "{screen}"
+    );
+
+    s.press("/LINUX02\r");
+    s.wait_gone("10.0.0.3:9866");
+    assert!(
+        s.screen().contains("flapping  10.0.0.2:9866"),
+        "{}",
+        s.screen()
+    );
+    s.press("\r");
+    s.wait_for("changes of decision");
+    s.wait_for("HOTPLUG false → true");
+    s.press("\x1b");
+    s.wait_for("TROUBLE");
+
+    fake.down.store(true, Ordering::SeqCst);
+    s.wait_for("Prometheus DOWN");
+    // The last answer stays on the screen.
+    assert!(s.screen().contains("10.0.0.2:9866"), "{}", s.screen());
+    fake.down.store(false, Ordering::SeqCst);
+    s.wait_for("Prometheus answered");
+
+    s.press("q");
+    let (code, raw) = s.wait_exit();
+    assert_eq!(code, Some(0));
+    assert!(
+        raw.contains("\u{1b}[?1049l"),
+        "the alternate screen is left"
+    );
+}

@@ -1,0 +1,230 @@
+//! The fleet screen drawn into a TestBackend from a canned fleet (no HTTP,
+//! no clock): the table trouble first at 80×24 and 160×48, sorted,
+//! filtered, the drift view, one guest in detail, Prometheus down.
+
+use std::collections::HashMap;
+
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+
+use crate::fleet_fake::{self, Canned, Reply};
+use plugtop::fleet::app::{FleetAction, FleetApp, Request};
+use plugtop::fleet::fetch::{self, Scope};
+use plugtop::fleet::model::Fleet;
+use plugtop::fleet::query::{
+    PromAnswer, PromPoint, PromSeries, Prometheus, QueryError, decode_matrix, decode_vector,
+};
+
+/// The canned fleet answering without a server.
+struct Canned5(Vec<Canned>);
+
+fn body(reply: Reply) -> Vec<u8> {
+    match reply {
+        Reply::Json(b) => b.into_bytes(),
+        _ => Vec::new(),
+    }
+}
+
+impl Prometheus for Canned5 {
+    fn instant(&self, query: &str, at: f64) -> Result<PromAnswer<Vec<PromPoint>>, QueryError> {
+        let params = HashMap::from([
+            ("query".to_string(), query.to_string()),
+            ("time".to_string(), at.to_string()),
+        ]);
+        decode_vector(&body(fleet_fake::answer(&self.0, "/api/v1/query", &params)))
+    }
+    fn range(
+        &self,
+        query: &str,
+        start: f64,
+        end: f64,
+        _: f64,
+    ) -> Result<PromAnswer<Vec<PromSeries>>, QueryError> {
+        let params = HashMap::from([
+            ("query".to_string(), query.to_string()),
+            ("start".to_string(), start.to_string()),
+            ("end".to_string(), end.to_string()),
+        ]);
+        decode_matrix(&body(fleet_fake::answer(
+            &self.0,
+            "/api/v1/query_range",
+            &params,
+        )))
+    }
+}
+
+const AT: f64 = 1_700_000_000.0;
+
+fn scope() -> Scope {
+    Scope::new("", 3600.0, 60.0)
+}
+
+fn canned_fleet(guests: Vec<Canned>) -> Fleet {
+    let mut f = fetch::fleet(&Canned5(guests), &scope(), AT);
+    f.health.took_ms = 12;
+    f
+}
+
+fn app() -> FleetApp {
+    let mut app = FleetApp::new("http://prometheus:9090", 3600.0, 60.0);
+    app.on_fleet(canned_fleet(fleet_fake::five()), AT);
+    app
+}
+
+/// The screen as text, one line per row.
+pub fn screen(app: &FleetApp, width: u16, height: u16) -> String {
+    let mut terminal = Terminal::new(TestBackend::new(width, height)).expect("test backend");
+    terminal
+        .draw(|f| plugtop::fleet::table::draw(f, app))
+        .expect("draw");
+    let buffer = terminal.backend().buffer().clone();
+    let mut out = String::new();
+    for y in 0..height {
+        let mut line = String::new();
+        for x in 0..width {
+            line.push_str(buffer[(x, y)].symbol());
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+#[test]
+fn the_table_puts_trouble_first() {
+    let app = app();
+    assert_snapshot_of!("fleet_screen", "table_80x24", screen(&app, 80, 24));
+    assert_snapshot_of!("fleet_screen", "table_160x48", screen(&app, 160, 48));
+}
+
+#[test]
+fn any_column_sorts_and_a_filter_narrows() {
+    let mut app = app();
+    app.update(FleetAction::SortNext);
+    assert_snapshot_of!(
+        "fleet_screen",
+        "sorted_by_instance_80x24",
+        screen(&app, 80, 24)
+    );
+    app.update(FleetAction::Filter);
+    for c in "LINUX0".chars().chain(['4']) {
+        app.filter_key(Some(c), true);
+    }
+    assert_snapshot_of!("fleet_screen", "filtering_80x24", screen(&app, 80, 24));
+}
+
+#[test]
+fn the_drift_view_groups_guests_by_rule_file() {
+    let mut app = app();
+    app.update(FleetAction::Drift);
+    app.update(FleetAction::Down);
+    // The canned paths are not on this machine: the diff says why not.
+    app.update(FleetAction::Diff);
+    assert_snapshot_of!("fleet_screen", "drift_80x24", screen(&app, 80, 24));
+}
+
+#[test]
+fn a_guest_in_detail_shows_its_rules_and_changes() {
+    let mut app = app();
+    // The flapping guest is the third row.
+    app.update(FleetAction::Down);
+    app.update(FleetAction::Down);
+    let Some(Request::GuestDetail {
+        job,
+        instance,
+        start,
+        end,
+    }) = app.update(FleetAction::Open)
+    else {
+        panic!("Enter asks for the guest's window");
+    };
+    assert_eq!(instance, "10.0.0.2:9866");
+    let d = fetch::detail(
+        &Canned5(fleet_fake::five()),
+        &scope(),
+        &job,
+        &instance,
+        start,
+        end,
+    );
+    let mut d = d;
+    d.health.took_ms = 0;
+    app.on_detail(d, AT);
+    assert_snapshot_of!("fleet_screen", "detail_80x24", screen(&app, 80, 24));
+    assert_snapshot_of!("fleet_screen", "detail_160x48", screen(&app, 160, 48));
+}
+
+#[test]
+fn prometheus_down_is_said_and_the_last_answer_kept() {
+    let mut app = app();
+    let mut down = Fleet::default();
+    down.health.queries = 17;
+    down.health.failed = vec!["Online: cannot reach Prometheus: connection refused".into(); 17];
+    app.on_fleet(down, AT + 45.0);
+    assert_snapshot_of!("fleet_screen", "down_80x24", screen(&app, 80, 24));
+}
+
+#[test]
+fn a_thousand_guests_draw_one_page() {
+    let guests: Vec<Canned> = (0..1000)
+        .map(|i| {
+            let name: &'static str =
+                Box::leak(format!("10.1.{}.{}:9866", i / 250, i % 250).into_boxed_str());
+            Canned {
+                instance: name,
+                zvm: "LINUXNN",
+                online: f64::from(i % 8 + 1),
+                present: 8.0,
+                age: 1.0,
+                flapping: i % 97 == 0,
+                faulting: None,
+                crc: if i % 300 == 0 { "cccc0003" } else { "aaaa0001" },
+                file: "/etc/cpuplugd.conf",
+            }
+        })
+        .collect();
+    let mut app = FleetApp::new("http://prometheus:9090", 3600.0, 60.0);
+    app.on_fleet(canned_fleet(guests), AT);
+    assert_eq!(app.rows.len(), 1000);
+    assert_snapshot_of!("fleet_screen", "thousand_80x24", screen(&app, 80, 24));
+}
+
+#[test]
+fn the_drift_diff_reads_both_files_under_the_rules_root() {
+    let root = tempfile::tempdir().expect("temporary directory");
+    for (instance, text) in [
+        ("10.0.0.1_9866", "UPDATE=\"1\"\nHOTPLUG=\"idle < 10\"\n"),
+        ("10.0.0.5_9866", "UPDATE=\"1\"\nHOTPLUG=\"idle < 20\"\n"),
+    ] {
+        let dir = root.path().join(instance).join("etc");
+        std::fs::create_dir_all(&dir).expect("directory");
+        let name = if instance.starts_with("10.0.0.5") {
+            "other.conf"
+        } else {
+            "cpuplugd.conf"
+        };
+        std::fs::write(dir.join(name), text).expect("rule file");
+    }
+    let mut app = app();
+    app.rules_root = Some(root.path().to_path_buf());
+    app.update(FleetAction::Drift);
+    app.update(FleetAction::Down);
+    app.update(FleetAction::Diff);
+    let text = screen(&app, 80, 24);
+    assert!(text.contains("- HOTPLUG=\"idle < 10\""), "{text}");
+    assert!(text.contains("+ HOTPLUG=\"idle < 20\""), "{text}");
+    assert!(text.contains("  UPDATE=\"1\""), "{text}");
+}
+
+#[test]
+fn a_slow_prometheus_is_said_in_the_header() {
+    let mut fleet = canned_fleet(fleet_fake::five());
+    fleet.health.took_ms = 2400;
+    let mut app = FleetApp::new("http://prometheus:9090", 3600.0, 60.0);
+    app.on_fleet(fleet, AT);
+    let text = screen(&app, 80, 24);
+    assert!(
+        text.contains("Prometheus is slow: 17 queries took 2400 ms"),
+        "{text}"
+    );
+}
