@@ -330,9 +330,41 @@ impl Goal {
             .collect()
     }
 
+    /// The top-level clauses as written, each with the report fields it
+    /// names (for the help's "what the clauses mean").
+    pub fn clauses(&self) -> Vec<(&str, Vec<&'static ReportField>)> {
+        self.clauses
+            .iter()
+            .map(|(text, node)| {
+                let mut fields = Vec::new();
+                fields_of(node, &mut fields);
+                (text.as_str(), fields)
+            })
+            .collect()
+    }
+
     /// Whether `report` meets the whole goal.
     pub fn met(&self, report: &SimReport) -> bool {
         self.clauses.iter().all(|(_, n)| eval(n, report))
+    }
+}
+
+/// The fields `node` names, each once, in order.
+fn fields_of(node: &GoalNode, out: &mut Vec<&'static ReportField>) {
+    match node {
+        GoalNode::Compare(name, _, _) | GoalNode::Flag(name) => {
+            if let Some(f) = field(name)
+                && !out.iter().any(|o| o.name == f.name)
+            {
+                out.push(f);
+            }
+        }
+        GoalNode::Not(inner) => fields_of(inner, out),
+        GoalNode::All(parts) | GoalNode::Any(parts) => {
+            for p in parts {
+                fields_of(p, out);
+            }
+        }
     }
 }
 

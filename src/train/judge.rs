@@ -192,19 +192,42 @@ impl ExerciseJudge {
         codes
     }
 
+    /// How many held-out runs judging a file takes (every seed of every
+    /// workload).
+    pub fn runs(&self) -> usize {
+        self.workloads.len().saturating_mul(self.seeds.len())
+    }
+
     /// Judges `file` against `exercise`'s goal on every held-out run; the
     /// first refusal ends it.
     pub fn judge(&self, exercise: &Exercise, file: &SourceFile) -> ExerciseVerdict {
+        self.judge_each(exercise, file, &mut |_, _| true)
+            .unwrap_or_else(|| ExerciseVerdict::failed("judging was stopped"))
+    }
+
+    /// [`Self::judge`], telling `ran(done, of)` after each held-out run,
+    /// so the screen can show how far judging is while it runs on a
+    /// thread of its own; `ran` returning false stops it (None: stopped
+    /// before the end, as when the trainee moves on or quits).
+    pub fn judge_each(
+        &self,
+        exercise: &Exercise,
+        file: &SourceFile,
+        ran: &mut dyn FnMut(usize, usize) -> bool,
+    ) -> Option<ExerciseVerdict> {
         let Some(goal) = &exercise.goal else {
-            return ExerciseVerdict::failed("this exercise is answered, not solved with rules");
+            return Some(ExerciseVerdict::failed(
+                "this exercise is answered, not solved with rules",
+            ));
         };
         let outcome = load(file, self.facts());
         if let Some(r) = outcome.refusal {
-            return ExerciseVerdict {
+            return Some(ExerciseVerdict {
                 lints: self.lints(file),
                 ..ExerciseVerdict::failed(format!("cpuplugd refuses the file: {}", r.message))
-            };
+            });
         }
+        let total = self.runs();
         let mut runs = Vec::new();
         for held in &self.workloads {
             for &seed in &self.seeds {
@@ -217,23 +240,26 @@ impl ExerciseJudge {
                         report: Some(report),
                     },
                     Err(why) => {
-                        return ExerciseVerdict {
+                        return Some(ExerciseVerdict {
                             lints: self.lints(file),
                             ..ExerciseVerdict::failed(format!(
                                 "on {} seed {seed}: {why}",
                                 held.name
                             ))
-                        };
+                        });
                     }
                 };
                 runs.push(run);
+                if !ran(runs.len(), total) {
+                    return None;
+                }
             }
         }
-        ExerciseVerdict {
+        Some(ExerciseVerdict {
             passed: runs.iter().all(|r| r.met),
             reason: None,
             runs,
             lints: self.lints(file),
-        }
+        })
     }
 }

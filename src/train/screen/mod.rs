@@ -74,8 +74,16 @@ const MOST_PER_FRAME: usize = 200;
 /// is due at the speed chosen, at most a second (the clock on the screen
 /// and a save in another editor are looked at once a second).
 fn wait_for(app: &TrainApp, owed: f64) -> Duration {
+    // While a submission is judged on its thread, the loop looks for its
+    // news ten times a second (the thread cannot wake a wait on the
+    // terminal), only until the verdict.
+    let most = if app.judging.is_some() {
+        Duration::from_millis(100)
+    } else {
+        Duration::from_secs(1)
+    };
     if !app.running() {
-        return Duration::from_secs(1);
+        return most;
     }
     let speed = app.speed();
     let interval = app
@@ -87,7 +95,7 @@ fn wait_for(app: &TrainApp, owed: f64) -> Duration {
         Duration::ZERO
     } else {
         let due = (interval - owed).max(0.0) / speed;
-        Duration::from_secs_f64(due.min(1.0))
+        Duration::from_secs_f64(due.min(1.0)).min(most)
     }
 }
 
@@ -178,6 +186,10 @@ pub fn run(course: Course, options: &TrainOptions) -> Result<(), ScreenError> {
                 Event::Resize(..) => changed = true,
                 _ => {}
             }
+        }
+        for news in app.judge_news() {
+            app.update(TrainAction::Judge(news));
+            changed = true;
         }
         let now = Instant::now();
         let dt = now.duration_since(last).as_secs_f64();
