@@ -308,3 +308,66 @@ fn the_help_draws_at_any_size() {
         terminal.draw(|f| draw::draw(&a, f)).expect("draw");
     }
 }
+
+/// The working copy replaced by a link while the screen runs: the reload
+/// refuses it, an edit applied on the screen is not written through it,
+/// and the status line says so (not "applied").
+#[test]
+fn a_working_copy_replaced_by_a_link_is_neither_read_nor_written_through() {
+    let state = tempfile::tempdir().expect("tempdir");
+    let course = Course::load(std::path::Path::new(COURSE)).expect("course");
+    let work = state.path().join("train/cpuplugd-basics");
+    let mut a = TrainApp::new(
+        course,
+        CourseProgress::default(),
+        None,
+        Some(work.clone()),
+        Some("cpu-max"),
+    );
+    let copy = work.join("cpu-max.conf");
+    assert!(copy.is_file(), "the working copy is made");
+    let precious = state.path().join("precious");
+    std::fs::write(&precious, "untouched\n").expect("write");
+    std::fs::remove_file(&copy).expect("rm");
+    std::os::unix::fs::symlink(&precious, &copy).expect("ln");
+    let reload = a
+        .current
+        .copy
+        .as_mut()
+        .expect("a copy")
+        .changed()
+        .expect("seen as changed");
+    assert!(
+        reload
+            .expect_err("a link is not read")
+            .to_string()
+            .contains("symbolic link"),
+        "refused as a link"
+    );
+    press(&mut a, KeyCode::Char('e'));
+    for _ in 0..20 {
+        if a.current
+            .editor
+            .as_ref()
+            .is_some_and(|e| e.field().name() == "CPU_MAX")
+        {
+            break;
+        }
+        press(&mut a, KeyCode::Tab);
+    }
+    press(&mut a, KeyCode::Backspace);
+    type_text(&mut a, "4");
+    press(&mut a, KeyCode::Enter);
+    assert_eq!(
+        std::fs::read_to_string(&precious).expect("read"),
+        "untouched\n"
+    );
+    assert!(
+        std::fs::symlink_metadata(&copy)
+            .expect("stat")
+            .file_type()
+            .is_symlink(),
+        "the link is left as it is"
+    );
+    assert!(a.status.contains("not saved"), "{}", a.status);
+}

@@ -808,15 +808,20 @@ impl TrainApp {
         }
         let (edited, _) = editor.edited_file(&rules, &self.current.file);
         let bytes = edited.bytes().to_vec();
-        if let Some(copy) = &mut self.current.copy
-            && let Err(e) = copy.write(&bytes)
-        {
-            self.status = format!("not saved: {e}");
-        }
+        // A working copy that cannot be written (replaced by a link, its
+        // directory gone) must be said, not hidden under "applied": the
+        // trainee would lose the edit on leaving.
+        let unsaved = match &mut self.current.copy {
+            Some(copy) => copy.write(&bytes).err(),
+            None => None,
+        };
         self.current.editor = None;
         let name = self.current.file.name().to_string();
         self.load(SourceFile::new(name, bytes));
-        self.status = "applied; the practice run starts again".into();
+        self.status = match unsaved {
+            Some(e) => format!("applied here but not saved to the working copy: {e}"),
+            None => "applied; the practice run starts again".into(),
+        };
     }
 
     /// Judges the rules on the held-out seeds (on a thread of its own: the
