@@ -27,6 +27,10 @@ use crate::rules::SourceFile;
 pub const MAX_SUBMISSION_BYTES: u64 = 256 << 10;
 /// At most this many trainees in a class directory.
 pub const MAX_TRAINEES: usize = 10_000;
+/// The most of a wrong answer's comparison a table echoes: an answer may
+/// be 256 KiB on one line, and a class of such would make megabytes of
+/// table (and of common mistakes) for a person to read.
+pub const MAX_ECHOED_CHARS: usize = 120;
 
 /// Why grading could not start (a bad submission never stops it).
 #[derive(Debug, thiserror::Error)]
@@ -137,6 +141,14 @@ fn trainees(dir: &Path) -> Result<Vec<(String, PathBuf)>, GradeError> {
 }
 
 /// A submission's bytes, or why it is no submission.
+/// At most [`MAX_ECHOED_CHARS`] of `text`, with `…` when cut.
+fn echoed(text: &str) -> String {
+    match text.char_indices().nth(MAX_ECHOED_CHARS) {
+        Some((at, _)) => format!("{}…", &text[..at]),
+        None => text.to_string(),
+    }
+}
+
 fn submission(path: &Path) -> Result<Vec<u8>, String> {
     match std::fs::symlink_metadata(path) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -180,8 +192,17 @@ impl Prepared<'_> {
         match self {
             Prepared::Diagnosis(ex) => {
                 let path = dir.join(format!("{}.answer", ex.id));
-                let given = submission(&path)
-                    .and_then(|b| diagnose::parse_answer(&String::from_utf8_lossy(&b)));
+                let given = submission(&path).and_then(|b| {
+                    // Not UTF-8 is said as such, not graded as a garbled
+                    // comparison.
+                    let text = std::str::from_utf8(&b).map_err(|e| {
+                        format!(
+                            "not UTF-8 (at byte {}); write `RULE: comparison`",
+                            e.valid_up_to()
+                        )
+                    })?;
+                    diagnose::parse_answer(text)
+                });
                 match (given, &ex.answer) {
                     (Err(why), _) => row(false, why),
                     (Ok(a), Some(truth)) if diagnose::correct(&a, truth) => {
@@ -189,7 +210,11 @@ impl Prepared<'_> {
                     }
                     (Ok(a), _) => row(
                         false,
-                        format!("pointed at {}: {}", a.rule.file_name(), a.comparison),
+                        format!(
+                            "pointed at {}: {}",
+                            a.rule.file_name(),
+                            echoed(&a.comparison)
+                        ),
                     ),
                 }
             }

@@ -275,3 +275,55 @@ fn a_trainee_named_with_escapes_cannot_drive_the_terminal() {
     let json = plugtop(&["train", "grade", COURSE, dir, "--format", "json"]);
     assert!(!json.stdout.contains(&0x1b));
 }
+
+/// A diagnosis's answer that is not UTF-8 fails as such (not as a garbled
+/// comparison), and a 200,000-character answer is echoed in the table only
+/// in part: 30 such answers would make megabytes of table.
+#[test]
+fn an_answer_not_utf8_or_huge_fails_with_a_short_reason() {
+    let class = tempdir();
+    let me = class.path().join("latin1");
+    std::fs::create_dir(&me).expect("mkdir");
+    std::fs::write(
+        me.join("diagnose-flap.answer"),
+        b"HOTPLUG: loadavg \xe9 1\n",
+    )
+    .expect("answer");
+    let me = class.path().join("verbose");
+    std::fs::create_dir(&me).expect("mkdir");
+    std::fs::write(
+        me.join("diagnose-flap.answer"),
+        format!("HOTPLUG: {}1{}\n", "(".repeat(100_000), ")".repeat(100_000)),
+    )
+    .expect("answer");
+    let dir = class.path().to_str().expect("utf-8");
+    let out = plugtop(&["train", "grade", COURSE, dir, "--format", "json"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.stdout.len() < 100_000, "{} bytes", out.stdout.len());
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    let rows = json["tables"]
+        .as_array()
+        .and_then(|t| t.iter().find(|t| t["id"] == "diagnose-flap"))
+        .and_then(|t| t["rows"].as_array().cloned())
+        .expect("rows");
+    let why = |who: &str| {
+        rows.iter()
+            .find(|r| r["trainee"] == who)
+            .and_then(|r| r["reason"].as_str().map(str::to_string))
+            .expect("row")
+    };
+    assert!(why("latin1").contains("not UTF-8"), "{}", why("latin1"));
+    let verbose = why("verbose");
+    assert!(verbose.starts_with("pointed at HOTPLUG: ((("), "{verbose}");
+    assert!(
+        verbose.chars().count() <= 160,
+        "{} chars",
+        verbose.chars().count()
+    );
+    let text = plugtop(&["train", "grade", COURSE, dir]);
+    assert!(text.stdout.len() < 100_000, "{} bytes", text.stdout.len());
+}
