@@ -14,6 +14,13 @@ use crate::sim::Scenario;
 use crate::sim::report::SimReport;
 use crate::tune::Workload;
 
+/// The most terms a judged file's rules may expand to. Each held-out run
+/// evaluates them every interval: variables that double each other
+/// expand to 131,072 terms that cpuplugd takes but that cost 5 s a run,
+/// so one such submission made a class's grading take minutes. A
+/// cpuplugd file a trainee writes has tens of terms.
+pub const MAX_JUDGED_TERMS: usize = 10_000;
+
 /// Why an exercise's workload could not be prepared.
 #[derive(Debug, thiserror::Error)]
 pub enum JudgeError {
@@ -225,6 +232,16 @@ impl ExerciseJudge {
             return Some(ExerciseVerdict {
                 lints: self.lints(file),
                 ..ExerciseVerdict::failed(format!("cpuplugd refuses the file: {}", r.message))
+            });
+        }
+        let terms = outcome.rules.nodes.len();
+        if terms > MAX_JUDGED_TERMS {
+            return Some(ExerciseVerdict {
+                lints: self.lints(file),
+                ..ExerciseVerdict::failed(format!(
+                    "the rules expand to {terms} terms; a judged file keeps to \
+                     {MAX_JUDGED_TERMS} (every held-out run evaluates them each interval)"
+                ))
             });
         }
         let total = self.runs();

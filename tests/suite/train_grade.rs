@@ -327,3 +327,42 @@ fn an_answer_not_utf8_or_huge_fails_with_a_short_reason() {
     let text = plugtop(&["train", "grade", COURSE, dir]);
     assert!(text.stdout.len() < 100_000, "{} bytes", text.stdout.len());
 }
+
+/// Rules whose variables expand to 131,072 terms are taken by cpuplugd but
+/// cost seconds a held-out run: judged as failed at once, with the
+/// reason, so one such submission cannot make a class's grading take
+/// minutes.
+#[test]
+fn rules_that_expand_past_the_judged_terms_fail_at_once() {
+    let class = tempdir();
+    let me = class.path().join("doubler");
+    std::fs::create_dir(&me).expect("mkdir");
+    let mut s = String::from("UPDATE=\"1\"\nCPU_MIN=\"1\"\nCPU_MAX=\"0\"\na0=\"loadavg\"\n");
+    for i in 1..=16 {
+        s.push_str(&format!("a{i}=\"a{}+a{}\"\n", i - 1, i - 1));
+    }
+    s.push_str("HOTPLUG=\"a16>1e9\"\nHOTUNPLUG=\"a16<0\"\n");
+    std::fs::write(me.join("loadavg.conf"), s).expect("write");
+    let dir = class.path().to_str().expect("utf-8");
+    let start = std::time::Instant::now();
+    let out = plugtop(&["train", "grade", COURSE, dir, "--format", "json"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    let row = json["tables"]
+        .as_array()
+        .and_then(|t| t.iter().find(|t| t["id"] == "loadavg"))
+        .map(|t| t["rows"][0].clone())
+        .expect("row");
+    assert_eq!(row["passed"], false);
+    let why = row["reason"].as_str().expect("reason");
+    assert!(why.contains("expand to") && why.contains("terms"), "{why}");
+    assert!(
+        start.elapsed() < std::time::Duration::from_secs(20),
+        "{:?}",
+        start.elapsed()
+    );
+}
