@@ -168,3 +168,19 @@ fn a_recording_is_a_workload_too() {
     assert!(text.contains("start fails"), "{text}");
     assert!(text.contains("reference passed on 3 of 3"), "{text}");
 }
+
+/// The practice run plays the workload with its own seed; a course that
+/// also holds that seed out would grade trainees on the run they watched:
+/// `train check` says so and fails.
+#[test]
+fn a_held_out_seed_that_is_the_practice_runs_own_is_found() {
+    // The scenario copied in by `check_course` is bursts.toml, seed 5.
+    let (ok, text) = check_course(format!("{GOOD}seeds=[11, 5]\n").as_bytes());
+    assert!(!ok, "{text}");
+    assert!(
+        text.contains("held-out seed 5 is the practice run's own"),
+        "{text}"
+    );
+    let (_, text) = check_course(format!("{GOOD}seeds=[11, 12]\n").as_bytes());
+    assert!(!text.contains("practice run's own"), "{text}");
+}
