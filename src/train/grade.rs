@@ -197,7 +197,7 @@ impl Prepared<'_> {
                     // comparison.
                     let text = std::str::from_utf8(&b).map_err(|e| {
                         format!(
-                            "not UTF-8 (at byte {}); write `RULE: comparison`",
+                            "not UTF-8: byte {} is not text; write `RULE: comparison`",
                             e.valid_up_to()
                         )
                     })?;
@@ -356,9 +356,10 @@ fn clause_of(described: &str) -> &str {
 }
 
 /// The kind of a failure reason, for counting: its text up to the first
-/// colon ("cpuplugd refuses the file", "not submitted").
+/// colon or semicolon ("cpuplugd refuses the file", "the answer is
+/// empty"), where the particulars and the advice begin.
 fn reason_kind(reason: &str) -> &str {
-    reason.split(':').next().unwrap_or(reason).trim()
+    reason.split([':', ';']).next().unwrap_or(reason).trim()
 }
 
 type Tallies = (Vec<Mistake>, Vec<Mistake>, Vec<Mistake>);

@@ -239,8 +239,8 @@ impl ExerciseJudge {
             return Some(ExerciseVerdict {
                 lints: self.lints(file),
                 ..ExerciseVerdict::failed(format!(
-                    "the rules expand to {terms} terms; a judged file keeps to \
-                     {MAX_JUDGED_TERMS} (every held-out run evaluates them each interval)"
+                    "the rules expand past {MAX_JUDGED_TERMS} terms: {terms}; every held-out \
+                     run evaluates them each interval"
                 ))
             });
         }

@@ -326,6 +326,14 @@ fn an_answer_not_utf8_or_huge_fails_with_a_short_reason() {
     );
     let text = plugtop(&["train", "grade", COURSE, dir]);
     assert!(text.stdout.len() < 100_000, "{} bytes", text.stdout.len());
+    // Common mistakes count kinds of failure, not each one's particulars.
+    let failures = json["failures"].as_array().expect("failures");
+    let kinds: Vec<&str> = failures.iter().filter_map(|f| f["what"].as_str()).collect();
+    assert!(kinds.contains(&"diagnose-flap: not UTF-8"), "{kinds:?}");
+    assert!(
+        kinds.contains(&"diagnose-flap: pointed at HOTPLUG"),
+        "{kinds:?}"
+    );
 }
 
 /// Rules whose variables expand to 131,072 terms are taken by cpuplugd but
@@ -359,7 +367,7 @@ fn rules_that_expand_past_the_judged_terms_fail_at_once() {
         .expect("row");
     assert_eq!(row["passed"], false);
     let why = row["reason"].as_str().expect("reason");
-    assert!(why.contains("expand to") && why.contains("terms"), "{why}");
+    assert!(why.contains("expand past 10000 terms"), "{why}");
     assert!(
         start.elapsed() < std::time::Duration::from_secs(20),
         "{:?}",
