@@ -371,3 +371,23 @@ fn a_working_copy_replaced_by_a_link_is_neither_read_nor_written_through() {
     );
     assert!(a.status.contains("not saved"), "{}", a.status);
 }
+
+/// However short the terminal, the header, the status line (where the
+/// verdict is) and the keys keep their rows.
+#[test]
+fn a_short_terminal_keeps_the_header_the_verdict_and_the_keys() {
+    let mut a = app("diagnose-flap");
+    press(&mut a, KeyCode::Enter);
+    for (w, h) in [(40, 10), (80, 20), (80, 12), (60, 5)] {
+        let mut terminal = Terminal::new(TestBackend::new(w, h)).expect("test backend");
+        terminal.draw(|f| draw::draw(&a, f)).expect("draw");
+        let text = plugtop::tui::export::text(terminal.backend().buffer());
+        let rows: Vec<&str> = text.lines().collect();
+        assert!(rows[0].contains("plugtop train"), "{w}×{h}:\n{text}");
+        assert!(
+            text.contains("not yet") || text.contains("PASSED"),
+            "{w}×{h}:\n{text}"
+        );
+        assert!(text.contains("? help"), "{w}×{h}:\n{text}");
+    }
+}

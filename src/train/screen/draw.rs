@@ -34,10 +34,18 @@ fn inside(area: Rect) -> usize {
 pub fn draw(app: &TrainApp, frame: &mut Frame) {
     let theme = Theme { color: !app.mono };
     let area = frame.area();
+    // The header, the status line (where verdicts are) and the keys keep
+    // their rows at any height; the panels share the rest (a `Min(10)`
+    // here took the header and the status line from a 40×10 terminal).
+    let rules_rows = if area.height >= 21 {
+        8
+    } else {
+        area.height.saturating_sub(3) / 2
+    };
     let [head, top, rules, status, keys] = Layout::vertical([
         Constraint::Length(1),
-        Constraint::Min(10),
-        Constraint::Length(8),
+        Constraint::Fill(1),
+        Constraint::Length(rules_rows),
         Constraint::Length(1),
         Constraint::Length(1),
     ])
@@ -74,10 +82,11 @@ pub fn draw(app: &TrainApp, frame: &mut Frame) {
     } else if app.editing() {
         " Tab next field  Enter apply and run  Esc close"
     } else if app.exercise().kind == Kind::Diagnosis {
-        " ↑↓ choose  Enter answer  n/p exercise  ? help  q quit"
+        " ? help  ↑↓ choose  Enter answer  n/p exercise  q quit"
     } else {
+        // `?` first, so a narrow terminal still shows where the rest is;
         // `r restart` is in the help: the footer keeps to 80 columns.
-        " e edit  s submit  space pause  +/- speed  n/p exercise  ? help  q quit"
+        " ? help  e edit  s submit  space pause  +/- speed  n/p exercise  q quit"
     };
     frame.render_widget(Paragraph::new(Line::styled(help, theme.dim())), keys);
     if app.help {
