@@ -78,6 +78,23 @@ pub struct GradeRow {
     pub avg_online_cpus: Option<f64>,
 }
 
+impl GradeRow {
+    /// A submission that failed before or without its runs.
+    fn failed(trainee: &str, reason: &str) -> GradeRow {
+        GradeRow {
+            trainee: trainee.to_string(),
+            passed: false,
+            runs_met: 0,
+            runs: 0,
+            reason: reason.to_string(),
+            missed: Vec::new(),
+            lints: Vec::new(),
+            unmet_cpu_seconds: None,
+            avg_online_cpus: None,
+        }
+    }
+}
+
 /// One exercise's table.
 #[derive(Debug, Clone, Serialize)]
 pub struct Table {
@@ -286,7 +303,18 @@ pub fn grade(course: &Course, dir: &Path, threads: usize) -> Result<Grades, Grad
                         let i = next.fetch_add(1, Ordering::Relaxed);
                         let Some(&(e, t)) = jobs.get(i) else { break };
                         let (name, path) = &trainees[t];
-                        done.push((i, prepared[e].grade(name, path)));
+                        // A panic judging one submission fails it alone:
+                        // the thread goes on, and the rows it graded stay.
+                        let graded = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                            prepared[e].grade(name, path)
+                        }))
+                        .unwrap_or_else(|_| {
+                            GradeRow::failed(
+                                name,
+                                "grading this submission failed (an internal error)",
+                            )
+                        });
+                        done.push((i, graded));
                     }
                     done
                 })
@@ -305,19 +333,9 @@ pub fn grade(course: &Course, dir: &Path, threads: usize) -> Result<Grades, Grad
     for (e, ex) in course.exercises.iter().enumerate() {
         let rows: Vec<GradeRow> = (0..trainees.len())
             .map(|t| {
-                rows[e * trainees.len() + t]
-                    .clone()
-                    .unwrap_or_else(|| GradeRow {
-                        trainee: trainees[t].0.clone(),
-                        passed: false,
-                        runs_met: 0,
-                        runs: 0,
-                        reason: "grading this submission failed".into(),
-                        missed: Vec::new(),
-                        lints: Vec::new(),
-                        unmet_cpu_seconds: None,
-                        avg_online_cpus: None,
-                    })
+                rows[e * trainees.len() + t].clone().unwrap_or_else(|| {
+                    GradeRow::failed(&trainees[t].0, "grading this submission failed")
+                })
             })
             .collect();
         tables.push(Table {

@@ -133,7 +133,19 @@ pub fn check_course(course: &Course, threads: usize) -> Vec<Checked> {
                         let Some(e) = course.exercises.get(i) else {
                             break;
                         };
-                        mine.push((i, check(e)));
+                        // A panic checking one exercise is a failed
+                        // check of it, said; never a course left unchecked
+                        // in silence with a zero exit status.
+                        let checked =
+                            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| check(e)))
+                                .unwrap_or_else(|_| Checked {
+                                    id: e.id.clone(),
+                                    ok: false,
+                                    findings: vec!["checking it failed (an internal error)".into()],
+                                    start: None,
+                                    reference: None,
+                                });
+                        mine.push((i, checked));
                     }
                     mine
                 })

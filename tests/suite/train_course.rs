@@ -184,3 +184,23 @@ fn a_held_out_seed_that_is_the_practice_runs_own_is_found() {
     let (_, text) = check_course(format!("{GOOD}seeds=[11, 12]\n").as_bytes());
     assert!(!text.contains("practice run's own"), "{text}");
 }
+
+/// A check whose judging panics (injected) is a failed check of that
+/// exercise, said, with exit status 1: it once printed nothing and
+/// exited 0, a course "checked" without a word.
+#[test]
+fn a_check_that_panics_fails_that_exercise_and_the_command() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_plugtop"))
+        .args(["train", "check", COURSE])
+        .env("PLUGTOP_FAULT", "judge:1")
+        .output()
+        .expect("plugtop");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(text.contains("FAIL loadavg"), "{text}");
+    assert!(text.contains("internal error"), "{text}");
+    assert!(
+        text.contains("ok   diagnose-flap") || text.contains("diagnose-flap"),
+        "{text}"
+    );
+}

@@ -374,3 +374,50 @@ fn rules_that_expand_past_the_judged_terms_fail_at_once() {
         start.elapsed()
     );
 }
+
+/// A submission whose judging panics (injected: `PLUGTOP_FAULT=judge:1`
+/// panics after a file's first held-out run) fails alone, with the
+/// reason; the submissions graded on the same thread keep theirs, and the
+/// table comes out.
+#[test]
+fn a_judging_that_panics_fails_that_submission_alone() {
+    let class = tempdir();
+    for (who, file) in [("a-runs", "loadavg-reference.conf"), ("b-binary", "")] {
+        let me = class.path().join(who);
+        std::fs::create_dir(&me).expect("mkdir");
+        if file.is_empty() {
+            std::fs::write(me.join("loadavg.conf"), [0u8, 1, 2]).expect("write");
+        } else {
+            std::fs::copy(format!("{DIR}/{file}"), me.join("loadavg.conf")).expect("copy");
+        }
+    }
+    let dir = class.path().to_str().expect("utf-8");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_plugtop"))
+        .args([
+            "train",
+            "grade",
+            COURSE,
+            dir,
+            "--format",
+            "json",
+            "--threads",
+            "1",
+        ])
+        .env("PLUGTOP_FAULT", "judge:1")
+        .output()
+        .expect("plugtop");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    let rows = json["tables"]
+        .as_array()
+        .and_then(|t| t.iter().find(|t| t["id"] == "loadavg"))
+        .and_then(|t| t["rows"].as_array().cloned())
+        .expect("rows");
+    let why = |i: usize| rows[i]["reason"].as_str().unwrap_or_default().to_string();
+    assert!(why(0).contains("internal error"), "{}", why(0));
+    assert!(why(1).contains("a binary file"), "{}", why(1));
+}

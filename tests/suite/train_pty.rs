@@ -130,3 +130,34 @@ fn a_small_terminal_takes_the_help_a_submission_and_quit() {
     let json: serde_json::Value = serde_json::from_str(&progress).expect("json");
     assert_eq!(json["exercises"]["cpu-max"]["attempts"], 1);
 }
+
+/// The judging thread panicking (injected after its first run) leaves the
+/// screen running, says so, and counts no attempt.
+#[test]
+fn a_judging_thread_that_panics_is_said_and_the_screen_goes_on() {
+    let state = tempdir();
+    let home = state.path().to_str().expect("utf-8");
+    let mut s = Session::start_with(
+        &["train", COURSE, "--exercise", "cpu-max"],
+        24,
+        80,
+        &[("XDG_STATE_HOME", home), ("PLUGTOP_FAULT", "judge:1")],
+    );
+    s.wait_for("Practice run");
+    s.press("s");
+    s.wait_for("judging stopped without a verdict");
+    s.press("?");
+    s.wait_for("Help");
+    s.press("?");
+    assert!(s.quit(), "plugtop train ends well");
+    let progress = std::fs::read_to_string(state.path().join("plugtop/train/cpuplugd-basics.json"))
+        .expect("progress");
+    let json: serde_json::Value = serde_json::from_str(&progress).expect("json");
+    assert!(
+        json["exercises"]["cpu-max"]["attempts"]
+            .as_u64()
+            .unwrap_or(0)
+            == 0,
+        "{json}"
+    );
+}

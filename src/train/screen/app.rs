@@ -767,7 +767,8 @@ impl TrainApp {
             }
             JudgeNews::Lost => {
                 self.judging = None;
-                self.status = "judging stopped without a verdict; submit again".into();
+                self.status =
+                    "judging stopped without a verdict (an internal error); submit again".into();
             }
             JudgeNews::Judged { passed, summary } => {
                 let (index, id) = (j.index, j.id.clone());

@@ -167,10 +167,17 @@ pub fn run(course: Course, options: &TrainOptions) -> Result<(), ScreenError> {
         app.status = format!("{e}; progress is not kept this session");
     }
 
+    // A panic on the screen's thread gives the terminal back before it is
+    // told. One on the judging thread must not: the screen goes on (the
+    // thread's end is news, "judging stopped"), and its message written
+    // over the screen would garble it.
+    let screen_thread = std::thread::current().id();
     let previous = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
-        restore_terminal();
-        previous(info);
+        if std::thread::current().id() == screen_thread {
+            restore_terminal();
+            previous(info);
+        }
     }));
     enable_raw_mode()?;
     let _screen = TerminalGuard;
