@@ -111,6 +111,24 @@ fn help_overlay(app: &TrainApp, frame: &mut Frame, area: Rect, theme: Theme) {
             Span::raw(b.description),
         ]));
     }
+    // Where the files are comes before the goal's clauses, which a long
+    // goal may carry past the bottom (they are on the screen too).
+    lines.push(Line::styled("Files", theme.title()));
+    let copy = app.current.copy.as_ref().map_or_else(
+        || "none: the start file, in memory".to_string(),
+        |c| {
+            format!(
+                "{} (a save in your editor is reloaded)",
+                safe(&c.path.display().to_string())
+            )
+        },
+    );
+    let progress = app.progress_path.as_ref().map_or_else(
+        || "not kept this session".to_string(),
+        |p| safe(&p.display().to_string()).into_owned(),
+    );
+    lines.push(Line::raw(format!("  working copy  {copy}")));
+    lines.push(Line::raw(format!("  progress      {progress}")));
     match (&ex.goal, &ex.question) {
         (Some(goal), _) => {
             lines.push(Line::styled("The goal's clauses", theme.title()));
@@ -138,22 +156,6 @@ fn help_overlay(app: &TrainApp, frame: &mut Frame, area: Rect, theme: Theme) {
         }
         _ => {}
     }
-    lines.push(Line::styled("Files", theme.title()));
-    let copy = app.current.copy.as_ref().map_or_else(
-        || "none: the start file, in memory".to_string(),
-        |c| {
-            format!(
-                "{} (a save in your editor is reloaded)",
-                safe(&c.path.display().to_string())
-            )
-        },
-    );
-    let progress = app.progress_path.as_ref().map_or_else(
-        || "not kept this session".to_string(),
-        |p| safe(&p.display().to_string()).into_owned(),
-    );
-    lines.push(Line::raw(format!("  working copy  {copy}")));
-    lines.push(Line::raw(format!("  progress      {progress}")));
     frame.render_widget(Clear, rect);
     frame.render_widget(
         Paragraph::new(lines)
