@@ -81,7 +81,7 @@ pub enum JudgeNews {
 /// A submission being judged on a thread of its own, so a long held-out
 /// run never freezes the screen: which exercise, how far, and the way to
 /// stop it.
-pub struct Judging {
+pub struct JudgingThread {
     /// The exercise's index and id (the verdict counts for it).
     pub index: usize,
     pub id: String,
@@ -91,7 +91,7 @@ pub struct Judging {
     stop: Arc<AtomicBool>,
 }
 
-impl Judging {
+impl JudgingThread {
     /// Asks the thread to stop after the run it is in (its news is then
     /// dropped with the receiver).
     fn stop(&self) {
@@ -325,7 +325,7 @@ pub struct TrainApp {
     /// The `?` help is open (over the screen).
     pub help: bool,
     /// A submission being judged, off the screen's thread.
-    pub judging: Option<Judging>,
+    pub judging: Option<JudgingThread>,
 }
 
 fn figures(r: &crate::sim::report::SimReport) -> Vec<(&'static str, String)> {
@@ -628,21 +628,8 @@ impl TrainApp {
                 self.save();
                 self.quit = true;
             }
-            TrainAction::Next | TrainAction::Previous => {
-                // Moving on stops a judging under way: the submission is
-                // not counted (submit again to have it judged).
-                if let Some(j) = self.judging.take() {
-                    j.stop();
-                }
-                let n = self.course.exercises.len();
-                let to = if action == TrainAction::Next {
-                    (self.current.index + 1) % n
-                } else {
-                    (self.current.index + n - 1) % n
-                };
-                self.save();
-                self.open(to);
-            }
+            TrainAction::Next => self.move_by(1),
+            TrainAction::Previous => self.move_by(-1),
             TrainAction::Submit => self.submit(),
             TrainAction::Pause => self.current.paused = !self.current.paused,
             TrainAction::Faster => self.speed = (self.speed + 1).min(SPEEDS.len() - 1),
@@ -719,6 +706,19 @@ impl TrainApp {
             TrainAction::Help => self.help = !self.help,
             TrainAction::Judge(news) => self.judged(news),
         }
+    }
+
+    /// Opens the exercise `by` after (or before) the one shown. Moving on
+    /// stops a judging under way: the submission is not counted (submit
+    /// again to have it judged).
+    fn move_by(&mut self, by: isize) {
+        if let Some(j) = self.judging.take() {
+            j.stop();
+        }
+        let n = self.course.exercises.len().max(1) as isize;
+        let to = (self.current.index as isize + by).rem_euclid(n) as usize;
+        self.save();
+        self.open(to);
     }
 
     /// The news the judging thread has sent since the last look, without
@@ -887,7 +887,7 @@ impl TrainApp {
         match spawned {
             Ok(_) => {
                 self.current.verdict = None;
-                self.judging = Some(Judging {
+                self.judging = Some(JudgingThread {
                     index: self.current.index,
                     id: self.exercise().id.clone(),
                     done: 0,
