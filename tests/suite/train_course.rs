@@ -204,3 +204,16 @@ fn a_check_that_panics_fails_that_exercise_and_the_command() {
         "{text}"
     );
 }
+
+/// The course's directory, named instead of its file (they share a name):
+/// said so, with the file meant.
+#[test]
+fn the_course_directory_named_for_the_course_says_which_file_is_meant() {
+    let out = plugtop(&["train", "check", "examples/courses/cpuplugd-basics"]);
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{said}");
+    assert!(
+        said.contains("a directory, not a course file; the course is the file examples/courses/cpuplugd-basics.toml"),
+        "{said}"
+    );
+}
