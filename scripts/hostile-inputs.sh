@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# Time and peak memory of every command on the hostile inputs of issues 11
-# and 23 (rule files of up to 1 MB, damaged roots; recordings, journals and
-# /proc files that are FIFOs, /dev/zero or huge; escape sequences; served
-# roots and exports with planted links): prints one line per command and
-# input, "NAME COMMAND SECONDS MAX-RSS-KB EXIT", and fails if any command
-# takes a second or more or reaches 100 MB, a bad journal is accepted, or a
-# served root or an export writes through a planted link. Needs GNU time.
+# Time and peak memory of every command on the hostile inputs of issues 11,
+# 23 and 30 (rule files of up to 1 MB, damaged roots; recordings, journals
+# and /proc files that are FIFOs, /dev/zero or huge; escape sequences;
+# served roots and exports with planted links; course files and classes to
+# grade): prints one line per command and input, "NAME COMMAND SECONDS
+# MAX-RSS-KB EXIT", and fails if any command takes a second or more or
+# reaches 100 MB, a bad journal or course is accepted, a served root or an
+# export writes through a planted link, or a class of more than 10,000 is
+# graded. Needs GNU time.
 #
 #   scripts/hostile-inputs.sh [PLUGTOP_BIN]
 set -euo pipefail
@@ -225,6 +227,74 @@ ln -s "$work/precious" "$exports/000000/proc/stat"
 measure export-stat-link record "$bin" record --snapshots "$snapshots" --export-snapshots "$exports"
 if [ "$(cat "$work/precious")" != untouched ]; then
     echo "  ^ a file outside the directory was written through a link"
+    fail=1
+fi
+
+# Issue 30: course files and a class's submissions are not trusted.
+# `train check` refuses each hostile course at once, with the line and
+# column (a goal of 995 parentheses once overflowed the stack); `train
+# grade` grades every hostile submission as failed, with the reason, and
+# refuses a class of more than 10,000 entries at once.
+course_dir=examples/courses/cpuplugd-basics
+train="$work/train"
+mkdir -p "$train"
+cp -r "$course_dir" "$train/"
+python3 - "$train" <<'PY'
+import sys
+d = sys.argv[1] + '/'
+ex = ('[[exercise]]\nid = "a"\ntitle = "a"\nscenario = "cpuplugd-basics/bursts.toml"\n'
+      'start = "cpuplugd-basics/loadavg-start.conf"\n'
+      'reference = "cpuplugd-basics/loadavg-reference.conf"\n')
+def course(name, goal, extra=''):
+    open(d + name + '.toml', 'w').write('title = "t"\n' + extra + ex + 'goal = "' + goal + '"\n')
+course('goal-parens-995', '(' * 995 + 'flapping' + ')' * 995)
+course('goal-not-490', 'not ' * 490 + 'flapping')
+course('goal-1e999', 'reversals < 1e999')
+course('goal-2001-chars', 'reversals < 1 and ' * 111 + 'not flapping')
+course('ids-twice', 'not flapping', ex + 'goal = "not flapping"\n')
+open(d + 'id-dotdot.toml', 'w').write('title = "t"\n' + ex.replace('id = "a"', 'id = "../../etc/x"') + 'goal = "not flapping"\n')
+open(d + 'course-1mb.toml', 'w').write('title = "t"\n' + ('# ' + 'x' * 1000 + '\n') * 1100)
+PY
+mkfifo "$train/course-fifo.toml"
+ln -s /dev/zero "$train/course-dev-zero.toml"
+mkdir "$train/course-dir.toml"
+for c in "$train"/*.toml; do
+    n=$(basename "$c" .toml)
+    measure "$n" train "$bin" train check "$c"
+    if [ "$last_code" = 0 ]; then
+        echo "  ^ a hostile course was taken"
+        fail=1
+    fi
+done
+class="$work/class"
+mkdir -p "$class"
+python3 - "$class" <<'PY'
+import os, sys
+c = sys.argv[1] + '/'
+for i in range(2000):
+    os.mkdir(c + f't{i:04d}')
+os.mkdir(c + 'new\nline'); os.mkdir(c + 'esc\x1b]0;owned\x07\x1b[2J')
+os.symlink('loop-b', c + 'loop-a'); os.symlink('loop-a', c + 'loop-b')
+os.symlink('t0000', c + 'link-to-a-trainee')
+os.symlink('/dev/zero', c + 't0000/loadavg.conf')
+os.mkfifo(c + 't0001/loadavg.conf')
+os.symlink('loop', c + 't0002/loadavg.conf'); os.symlink('loadavg.conf', c + 't0002/loop')
+os.truncate(os.open(c + 't0003/loadavg.conf', os.O_CREAT | os.O_WRONLY), 300 << 20)
+open(c + 't0004/diagnose-flap.answer', 'w').write('HOTPLUG: ' + '(' * 100000 + '1' + ')' * 100000 + '\n')
+open(c + 't0005/diagnose-flap.answer', 'wb').write(b'HOTPLUG: loadavg \xe9 1\n')
+os.mkfifo(c + 't0006/diagnose-flap.answer')
+PY
+for format in text csv json; do
+    measure class-2000 "grade-$format" "$bin" train grade examples/courses/cpuplugd-basics.toml "$class" --format "$format"
+done
+if "$bin" train grade examples/courses/cpuplugd-basics.toml "$class" 2>&1 | grep -q $'\033'; then
+    echo "  ^ an escape sequence from a trainee's name reached the terminal"
+    fail=1
+fi
+python3 -c "import os, sys; [os.mkdir(sys.argv[1] + f'/x{i:05d}') for i in range(8100)]" "$class"
+measure class-10k grade "$bin" train grade examples/courses/cpuplugd-basics.toml "$class"
+if [ "$last_code" != 2 ]; then
+    echo "  ^ a class of more than 10,000 entries was not refused"
     fail=1
 fi
 exit $fail

@@ -15,6 +15,9 @@ pub enum Site {
     Metrics,
     /// The screen's key-reading thread, at its Nth input (`input:N`).
     Input,
+    /// Judging a training submission, after its Nth held-out run
+    /// (`judge:N`).
+    Judge,
 }
 
 impl Site {
@@ -24,6 +27,7 @@ impl Site {
             Site::Control => "control",
             Site::Metrics => "metrics",
             Site::Input => "input",
+            Site::Judge => "judge",
         }
     }
 }

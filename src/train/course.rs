@@ -331,6 +331,19 @@ impl Course {
             path: shown.clone(),
             source,
         };
+        // The course's directory sits beside its file under the same name:
+        // naming it is the likeliest slip, so say which file is meant.
+        if std::fs::symlink_metadata(path).is_ok_and(|m| m.is_dir()) {
+            let file = path.with_extension("toml");
+            let hint = if file.is_file() {
+                format!("; the course is the file {}", file.display())
+            } else {
+                String::new()
+            };
+            return Err(read(std::io::Error::other(format!(
+                "a directory, not a course file{hint}"
+            ))));
+        }
         let bytes = read_bounded(path, MAX_COURSE_BYTES).map_err(read)?;
         let text = String::from_utf8(bytes).map_err(|e| {
             read(std::io::Error::other(format!(

@@ -22,6 +22,12 @@ struct GoalParser;
 /// mistake (or an attack) rather than a condition a trainee can read.
 pub const MAX_GOAL_CHARS: usize = 2000;
 
+/// The deepest a goal may nest (parentheses and `not`s): pest's parser and
+/// the evaluator recurse once or more per level, and 1,000 parentheses fit
+/// in [`MAX_GOAL_CHARS`] — enough to overflow a debug build's stack, or a
+/// smaller thread's. No goal a trainee reads nests a tenth as deep.
+pub const MAX_GOAL_DEPTH: usize = 64;
+
 /// Whether a report field is a number to compare or a yes/no to name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FieldKind {
@@ -283,6 +289,9 @@ impl Goal {
         if let Some(e) = foreign(text) {
             return Err(e);
         }
+        if let Some(e) = too_deep(text) {
+            return Err(e);
+        }
         let mut pairs = GoalParser::parse(Rule::goal, text).map_err(|e| syntax(text, &e))?;
         let Some(goal) = pairs.next() else {
             return Err(at(text, 0, "the goal is empty".into()));
@@ -330,9 +339,41 @@ impl Goal {
             .collect()
     }
 
+    /// The top-level clauses as written, each with the report fields it
+    /// names (for the help's "what the clauses mean").
+    pub fn clauses(&self) -> Vec<(&str, Vec<&'static ReportField>)> {
+        self.clauses
+            .iter()
+            .map(|(text, node)| {
+                let mut fields = Vec::new();
+                fields_of(node, &mut fields);
+                (text.as_str(), fields)
+            })
+            .collect()
+    }
+
     /// Whether `report` meets the whole goal.
     pub fn met(&self, report: &SimReport) -> bool {
         self.clauses.iter().all(|(_, n)| eval(n, report))
+    }
+}
+
+/// The fields `node` names, each once, in order.
+fn fields_of(node: &GoalNode, out: &mut Vec<&'static ReportField>) {
+    match node {
+        GoalNode::Compare(name, _, _) | GoalNode::Flag(name) => {
+            if let Some(f) = field(name)
+                && !out.iter().any(|o| o.name == f.name)
+            {
+                out.push(f);
+            }
+        }
+        GoalNode::Not(inner) => fields_of(inner, out),
+        GoalNode::All(parts) | GoalNode::Any(parts) => {
+            for p in parts {
+                fields_of(p, out);
+            }
+        }
     }
 }
 
@@ -376,6 +417,54 @@ fn at(text: &str, offset: usize, message: String) -> GoalError {
         line,
         column,
     }
+}
+
+/// A goal nested deeper than [`MAX_GOAL_DEPTH`], found before pest
+/// recurses into it: every open parenthesis, and every `not` whose
+/// operand is still open (a `not` ends at the `and` or `or` of its own
+/// parenthesis, or when that parenthesis closes).
+fn too_deep(text: &str) -> Option<GoalError> {
+    // The open `not`s of each open parenthesis, the outermost level first.
+    let mut levels: Vec<usize> = vec![0];
+    let bytes = text.as_bytes();
+    let word = |i: usize| i < bytes.len() && (bytes[i].is_ascii_alphanumeric() || bytes[i] == b'_');
+    let is = |i: usize, w: &str| {
+        text.get(i..i + w.len())
+            .is_some_and(|t| t.eq_ignore_ascii_case(w))
+            && (i == 0 || !word(i - 1))
+            && !word(i + w.len())
+    };
+    for (i, &b) in bytes.iter().enumerate() {
+        match b {
+            b'(' => levels.push(0),
+            b')' if levels.len() > 1 => {
+                levels.pop();
+            }
+            b'n' | b'N' if is(i, "not") => {
+                if let Some(last) = levels.last_mut() {
+                    *last += 1;
+                }
+            }
+            b'a' | b'A' | b'o' | b'O' if is(i, "and") || is(i, "or") => {
+                if let Some(last) = levels.last_mut() {
+                    *last = 0;
+                }
+            }
+            _ => continue,
+        }
+        let depth = levels.len() - 1 + levels.iter().sum::<usize>();
+        if depth > MAX_GOAL_DEPTH {
+            return Some(at(
+                text,
+                i,
+                format!(
+                    "nested more than {MAX_GOAL_DEPTH} deep (parentheses and `not`s); \
+                     a goal is a condition a trainee reads"
+                ),
+            ));
+        }
+    }
+    None
 }
 
 /// Operators from other languages, explained before pest would only say
@@ -657,6 +746,41 @@ mod tests {
                 .message
                 .contains("longer")
         );
+    }
+
+    /// 995 parentheses fit in 2,000 characters and overflowed the stack
+    /// of a debug build (the tree is built and dropped recursively):
+    /// refused before parsing, with where. A goal at the limit parses on a
+    /// thread with half a thread's default stack.
+    #[test]
+    fn a_goal_nested_too_deep_is_refused_before_it_is_parsed() {
+        for deep in [
+            format!("{}flapping{}", "(".repeat(995), ")".repeat(995)),
+            format!("{}flapping", "not ".repeat(490)),
+            format!("{}flapping{}", "(not ".repeat(300), ")".repeat(300)),
+            format!("{}flapping{}", "(NOT ".repeat(33), ")".repeat(33)),
+        ] {
+            let e = Goal::parse(&deep).expect_err("too deep");
+            assert!(e.message.contains("nested more than 64"), "{e}");
+            assert_eq!(e.line, 1);
+        }
+        let e = Goal::parse(&format!("{}flapping{}", "(".repeat(65), ")".repeat(65)))
+            .expect_err("65 deep");
+        assert_eq!(e.column, 65, "at the parenthesis too many");
+        let at_limit = format!("{}not flapping{}", "(".repeat(63), ")".repeat(63));
+        let parsed = std::thread::Builder::new()
+            .stack_size(1 << 20)
+            .spawn(move || Goal::parse(&at_limit).map(|g| g.met(&report())))
+            .expect("thread")
+            .join()
+            .expect("no overflow");
+        assert_eq!(parsed, Ok(true));
+        // `not`s side by side, each closed, are not nesting; words with
+        // `not` inside are no `not`.
+        let many = vec!["not flapping"; 70].join(" and ");
+        assert!(Goal::parse(&many).is_ok());
+        assert!(Goal::parse("(not flapping) and ".repeat(70).trim_end_matches(" and ")).is_ok());
+        assert!(Goal::parse("notable < 1").is_err_and(|e| e.message.contains("unknown field")));
     }
 
     #[test]

@@ -27,6 +27,10 @@ use crate::rules::SourceFile;
 pub const MAX_SUBMISSION_BYTES: u64 = 256 << 10;
 /// At most this many trainees in a class directory.
 pub const MAX_TRAINEES: usize = 10_000;
+/// The most of a wrong answer's comparison a table echoes: an answer may
+/// be 256 KiB on one line, and a class of such would make megabytes of
+/// table (and of common mistakes) for a person to read.
+pub const MAX_ECHOED_CHARS: usize = 120;
 
 /// Why grading could not start (a bad submission never stops it).
 #[derive(Debug, thiserror::Error)]
@@ -72,6 +76,23 @@ pub struct GradeRow {
     pub unmet_cpu_seconds: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub avg_online_cpus: Option<f64>,
+}
+
+impl GradeRow {
+    /// A submission that failed before or without its runs.
+    fn failed(trainee: &str, reason: &str) -> GradeRow {
+        GradeRow {
+            trainee: trainee.to_string(),
+            passed: false,
+            runs_met: 0,
+            runs: 0,
+            reason: reason.to_string(),
+            missed: Vec::new(),
+            lints: Vec::new(),
+            unmet_cpu_seconds: None,
+            avg_online_cpus: None,
+        }
+    }
 }
 
 /// One exercise's table.
@@ -137,6 +158,14 @@ fn trainees(dir: &Path) -> Result<Vec<(String, PathBuf)>, GradeError> {
 }
 
 /// A submission's bytes, or why it is no submission.
+/// At most [`MAX_ECHOED_CHARS`] of `text`, with `…` when cut.
+fn echoed(text: &str) -> String {
+    match text.char_indices().nth(MAX_ECHOED_CHARS) {
+        Some((at, _)) => format!("{}…", &text[..at]),
+        None => text.to_string(),
+    }
+}
+
 fn submission(path: &Path) -> Result<Vec<u8>, String> {
     match std::fs::symlink_metadata(path) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -180,8 +209,17 @@ impl Prepared<'_> {
         match self {
             Prepared::Diagnosis(ex) => {
                 let path = dir.join(format!("{}.answer", ex.id));
-                let given = submission(&path)
-                    .and_then(|b| diagnose::parse_answer(&String::from_utf8_lossy(&b)));
+                let given = submission(&path).and_then(|b| {
+                    // Not UTF-8 is said as such, not graded as a garbled
+                    // comparison.
+                    let text = std::str::from_utf8(&b).map_err(|e| {
+                        format!(
+                            "not UTF-8: byte {} is not text; write `RULE: comparison`",
+                            e.valid_up_to()
+                        )
+                    })?;
+                    diagnose::parse_answer(text)
+                });
                 match (given, &ex.answer) {
                     (Err(why), _) => row(false, why),
                     (Ok(a), Some(truth)) if diagnose::correct(&a, truth) => {
@@ -189,7 +227,11 @@ impl Prepared<'_> {
                     }
                     (Ok(a), _) => row(
                         false,
-                        format!("pointed at {}: {}", a.rule.file_name(), a.comparison),
+                        format!(
+                            "pointed at {}: {}",
+                            a.rule.file_name(),
+                            echoed(&a.comparison)
+                        ),
                     ),
                 }
             }
@@ -261,7 +303,18 @@ pub fn grade(course: &Course, dir: &Path, threads: usize) -> Result<Grades, Grad
                         let i = next.fetch_add(1, Ordering::Relaxed);
                         let Some(&(e, t)) = jobs.get(i) else { break };
                         let (name, path) = &trainees[t];
-                        done.push((i, prepared[e].grade(name, path)));
+                        // A panic judging one submission fails it alone:
+                        // the thread goes on, and the rows it graded stay.
+                        let graded = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                            prepared[e].grade(name, path)
+                        }))
+                        .unwrap_or_else(|_| {
+                            GradeRow::failed(
+                                name,
+                                "grading this submission failed (an internal error)",
+                            )
+                        });
+                        done.push((i, graded));
                     }
                     done
                 })
@@ -280,19 +333,9 @@ pub fn grade(course: &Course, dir: &Path, threads: usize) -> Result<Grades, Grad
     for (e, ex) in course.exercises.iter().enumerate() {
         let rows: Vec<GradeRow> = (0..trainees.len())
             .map(|t| {
-                rows[e * trainees.len() + t]
-                    .clone()
-                    .unwrap_or_else(|| GradeRow {
-                        trainee: trainees[t].0.clone(),
-                        passed: false,
-                        runs_met: 0,
-                        runs: 0,
-                        reason: "grading this submission failed".into(),
-                        missed: Vec::new(),
-                        lints: Vec::new(),
-                        unmet_cpu_seconds: None,
-                        avg_online_cpus: None,
-                    })
+                rows[e * trainees.len() + t].clone().unwrap_or_else(|| {
+                    GradeRow::failed(&trainees[t].0, "grading this submission failed")
+                })
             })
             .collect();
         tables.push(Table {
@@ -331,9 +374,10 @@ fn clause_of(described: &str) -> &str {
 }
 
 /// The kind of a failure reason, for counting: its text up to the first
-/// colon ("cpuplugd refuses the file", "not submitted").
+/// colon or semicolon ("cpuplugd refuses the file", "the answer is
+/// empty"), where the particulars and the advice begin.
 fn reason_kind(reason: &str) -> &str {
-    reason.split(':').next().unwrap_or(reason).trim()
+    reason.split([':', ';']).next().unwrap_or(reason).trim()
 }
 
 type Tallies = (Vec<Mistake>, Vec<Mistake>, Vec<Mistake>);

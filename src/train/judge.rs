@@ -14,6 +14,13 @@ use crate::sim::Scenario;
 use crate::sim::report::SimReport;
 use crate::tune::Workload;
 
+/// The most terms a judged file's rules may expand to. Each held-out run
+/// evaluates them every interval: variables that double each other
+/// expand to 131,072 terms that cpuplugd takes but that cost 5 s a run,
+/// so one such submission made a class's grading take minutes. A
+/// cpuplugd file a trainee writes has tens of terms.
+pub const MAX_JUDGED_TERMS: usize = 10_000;
+
 /// Why an exercise's workload could not be prepared.
 #[derive(Debug, thiserror::Error)]
 pub enum JudgeError {
@@ -192,19 +199,52 @@ impl ExerciseJudge {
         codes
     }
 
+    /// How many held-out runs judging a file takes (every seed of every
+    /// workload).
+    pub fn runs(&self) -> usize {
+        self.workloads.len().saturating_mul(self.seeds.len())
+    }
+
     /// Judges `file` against `exercise`'s goal on every held-out run; the
     /// first refusal ends it.
     pub fn judge(&self, exercise: &Exercise, file: &SourceFile) -> ExerciseVerdict {
+        self.judge_each(exercise, file, &mut |_, _| true)
+            .unwrap_or_else(|| ExerciseVerdict::failed("judging was stopped"))
+    }
+
+    /// [`Self::judge`], telling `ran(done, of)` after each held-out run,
+    /// so the screen can show how far judging is while it runs on a
+    /// thread of its own; `ran` returning false stops it (None: stopped
+    /// before the end, as when the trainee moves on or quits).
+    pub fn judge_each(
+        &self,
+        exercise: &Exercise,
+        file: &SourceFile,
+        ran: &mut dyn FnMut(usize, usize) -> bool,
+    ) -> Option<ExerciseVerdict> {
         let Some(goal) = &exercise.goal else {
-            return ExerciseVerdict::failed("this exercise is answered, not solved with rules");
+            return Some(ExerciseVerdict::failed(
+                "this exercise is answered, not solved with rules",
+            ));
         };
         let outcome = load(file, self.facts());
         if let Some(r) = outcome.refusal {
-            return ExerciseVerdict {
+            return Some(ExerciseVerdict {
                 lints: self.lints(file),
                 ..ExerciseVerdict::failed(format!("cpuplugd refuses the file: {}", r.message))
-            };
+            });
         }
+        let terms = outcome.rules.nodes.len();
+        if terms > MAX_JUDGED_TERMS {
+            return Some(ExerciseVerdict {
+                lints: self.lints(file),
+                ..ExerciseVerdict::failed(format!(
+                    "the rules expand past {MAX_JUDGED_TERMS} terms: {terms}; every held-out \
+                     run evaluates them each interval"
+                ))
+            });
+        }
+        let total = self.runs();
         let mut runs = Vec::new();
         for held in &self.workloads {
             for &seed in &self.seeds {
@@ -217,23 +257,27 @@ impl ExerciseJudge {
                         report: Some(report),
                     },
                     Err(why) => {
-                        return ExerciseVerdict {
+                        return Some(ExerciseVerdict {
                             lints: self.lints(file),
                             ..ExerciseVerdict::failed(format!(
                                 "on {} seed {seed}: {why}",
                                 held.name
                             ))
-                        };
+                        });
                     }
                 };
                 runs.push(run);
+                crate::faults::panic_at(crate::faults::Site::Judge, runs.len());
+                if !ran(runs.len(), total) {
+                    return None;
+                }
             }
         }
-        ExerciseVerdict {
+        Some(ExerciseVerdict {
             passed: runs.iter().all(|r| r.met),
             reason: None,
             runs,
             lints: self.lints(file),
-        }
+        })
     }
 }

@@ -50,6 +50,17 @@ pub fn check(exercise: &Exercise) -> Checked {
                     return out;
                 }
             };
+            // The practice run plays the workload with its own seed: held
+            // out too, a file fitted to what the trainee watched would be
+            // graded on it.
+            let practice = judge.workloads.first().map(|w| w.workload.scenario.seed);
+            let seen = practice.filter(|s| judge.seeds.contains(s));
+            if let Some(seed) = seen {
+                findings.push(format!(
+                    "held-out seed {seed} is the practice run's own (the workload's `seed`): \
+                     pick another, so the practice run is never a graded one"
+                ));
+            }
             let start = read(&exercise.start).map(|f| judge.judge(exercise, &f));
             match &start {
                 Ok(v) if v.passed => findings.push("the start file already passes".to_string()),
@@ -66,7 +77,8 @@ pub fn check(exercise: &Exercise) -> Checked {
                 Some(Ok(v)) => findings.push(format!("the reference fails: {}", v.summary())),
                 Some(Err(e)) => findings.push(e.clone()),
             }
-            out.ok = matches!(&start, Ok(v) if !v.passed)
+            out.ok = seen.is_none()
+                && matches!(&start, Ok(v) if !v.passed)
                 && matches!(&reference, Some(Ok(v)) if v.passed);
             out.start = start.ok();
             out.reference = reference.and_then(Result::ok);
@@ -121,7 +133,19 @@ pub fn check_course(course: &Course, threads: usize) -> Vec<Checked> {
                         let Some(e) = course.exercises.get(i) else {
                             break;
                         };
-                        mine.push((i, check(e)));
+                        // A panic checking one exercise is a failed
+                        // check of it, said; never a course left unchecked
+                        // in silence with a zero exit status.
+                        let checked =
+                            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| check(e)))
+                                .unwrap_or_else(|_| Checked {
+                                    id: e.id.clone(),
+                                    ok: false,
+                                    findings: vec!["checking it failed (an internal error)".into()],
+                                    start: None,
+                                    reference: None,
+                                });
+                        mine.push((i, checked));
                     }
                     mine
                 })

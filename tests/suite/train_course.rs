@@ -168,3 +168,52 @@ fn a_recording_is_a_workload_too() {
     assert!(text.contains("start fails"), "{text}");
     assert!(text.contains("reference passed on 3 of 3"), "{text}");
 }
+
+/// The practice run plays the workload with its own seed; a course that
+/// also holds that seed out would grade trainees on the run they watched:
+/// `train check` says so and fails.
+#[test]
+fn a_held_out_seed_that_is_the_practice_runs_own_is_found() {
+    // The scenario copied in by `check_course` is bursts.toml, seed 5.
+    let (ok, text) = check_course(format!("{GOOD}seeds=[11, 5]\n").as_bytes());
+    assert!(!ok, "{text}");
+    assert!(
+        text.contains("held-out seed 5 is the practice run's own"),
+        "{text}"
+    );
+    let (_, text) = check_course(format!("{GOOD}seeds=[11, 12]\n").as_bytes());
+    assert!(!text.contains("practice run's own"), "{text}");
+}
+
+/// A check whose judging panics (injected) is a failed check of that
+/// exercise, said, with exit status 1: it once printed nothing and
+/// exited 0, a course "checked" without a word.
+#[test]
+fn a_check_that_panics_fails_that_exercise_and_the_command() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_plugtop"))
+        .args(["train", "check", COURSE])
+        .env("PLUGTOP_FAULT", "judge:1")
+        .output()
+        .expect("plugtop");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(text.contains("FAIL loadavg"), "{text}");
+    assert!(text.contains("internal error"), "{text}");
+    assert!(
+        text.contains("ok   diagnose-flap") || text.contains("diagnose-flap"),
+        "{text}"
+    );
+}
+
+/// The course's directory, named instead of its file (they share a name):
+/// said so, with the file meant.
+#[test]
+fn the_course_directory_named_for_the_course_says_which_file_is_meant() {
+    let out = plugtop(&["train", "check", "examples/courses/cpuplugd-basics"]);
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{said}");
+    assert!(
+        said.contains("a directory, not a course file; the course is the file examples/courses/cpuplugd-basics.toml"),
+        "{said}"
+    );
+}

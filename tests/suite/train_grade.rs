@@ -275,3 +275,149 @@ fn a_trainee_named_with_escapes_cannot_drive_the_terminal() {
     let json = plugtop(&["train", "grade", COURSE, dir, "--format", "json"]);
     assert!(!json.stdout.contains(&0x1b));
 }
+
+/// A diagnosis's answer that is not UTF-8 fails as such (not as a garbled
+/// comparison), and a 200,000-character answer is echoed in the table only
+/// in part: 30 such answers would make megabytes of table.
+#[test]
+fn an_answer_not_utf8_or_huge_fails_with_a_short_reason() {
+    let class = tempdir();
+    let me = class.path().join("latin1");
+    std::fs::create_dir(&me).expect("mkdir");
+    std::fs::write(
+        me.join("diagnose-flap.answer"),
+        b"HOTPLUG: loadavg \xe9 1\n",
+    )
+    .expect("answer");
+    let me = class.path().join("verbose");
+    std::fs::create_dir(&me).expect("mkdir");
+    std::fs::write(
+        me.join("diagnose-flap.answer"),
+        format!("HOTPLUG: {}1{}\n", "(".repeat(100_000), ")".repeat(100_000)),
+    )
+    .expect("answer");
+    let dir = class.path().to_str().expect("utf-8");
+    let out = plugtop(&["train", "grade", COURSE, dir, "--format", "json"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.stdout.len() < 100_000, "{} bytes", out.stdout.len());
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    let rows = json["tables"]
+        .as_array()
+        .and_then(|t| t.iter().find(|t| t["id"] == "diagnose-flap"))
+        .and_then(|t| t["rows"].as_array().cloned())
+        .expect("rows");
+    let why = |who: &str| {
+        rows.iter()
+            .find(|r| r["trainee"] == who)
+            .and_then(|r| r["reason"].as_str().map(str::to_string))
+            .expect("row")
+    };
+    assert!(why("latin1").contains("not UTF-8"), "{}", why("latin1"));
+    let verbose = why("verbose");
+    assert!(verbose.starts_with("pointed at HOTPLUG: ((("), "{verbose}");
+    assert!(
+        verbose.chars().count() <= 160,
+        "{} chars",
+        verbose.chars().count()
+    );
+    let text = plugtop(&["train", "grade", COURSE, dir]);
+    assert!(text.stdout.len() < 100_000, "{} bytes", text.stdout.len());
+    // Common mistakes count kinds of failure, not each one's particulars.
+    let failures = json["failures"].as_array().expect("failures");
+    let kinds: Vec<&str> = failures.iter().filter_map(|f| f["what"].as_str()).collect();
+    assert!(kinds.contains(&"diagnose-flap: not UTF-8"), "{kinds:?}");
+    assert!(
+        kinds.contains(&"diagnose-flap: pointed at HOTPLUG"),
+        "{kinds:?}"
+    );
+}
+
+/// Rules whose variables expand to 131,072 terms are taken by cpuplugd but
+/// cost seconds a held-out run: judged as failed at once, with the
+/// reason, so one such submission cannot make a class's grading take
+/// minutes.
+#[test]
+fn rules_that_expand_past_the_judged_terms_fail_at_once() {
+    let class = tempdir();
+    let me = class.path().join("doubler");
+    std::fs::create_dir(&me).expect("mkdir");
+    let mut s = String::from("UPDATE=\"1\"\nCPU_MIN=\"1\"\nCPU_MAX=\"0\"\na0=\"loadavg\"\n");
+    for i in 1..=16 {
+        s.push_str(&format!("a{i}=\"a{}+a{}\"\n", i - 1, i - 1));
+    }
+    s.push_str("HOTPLUG=\"a16>1e9\"\nHOTUNPLUG=\"a16<0\"\n");
+    std::fs::write(me.join("loadavg.conf"), s).expect("write");
+    let dir = class.path().to_str().expect("utf-8");
+    let start = std::time::Instant::now();
+    let out = plugtop(&["train", "grade", COURSE, dir, "--format", "json"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    let row = json["tables"]
+        .as_array()
+        .and_then(|t| t.iter().find(|t| t["id"] == "loadavg"))
+        .map(|t| t["rows"][0].clone())
+        .expect("row");
+    assert_eq!(row["passed"], false);
+    let why = row["reason"].as_str().expect("reason");
+    assert!(why.contains("expand past 10000 terms"), "{why}");
+    assert!(
+        start.elapsed() < std::time::Duration::from_secs(20),
+        "{:?}",
+        start.elapsed()
+    );
+}
+
+/// A submission whose judging panics (injected: `PLUGTOP_FAULT=judge:1`
+/// panics after a file's first held-out run) fails alone, with the
+/// reason; the submissions graded on the same thread keep theirs, and the
+/// table comes out.
+#[test]
+fn a_judging_that_panics_fails_that_submission_alone() {
+    let class = tempdir();
+    for (who, file) in [("a-runs", "loadavg-reference.conf"), ("b-binary", "")] {
+        let me = class.path().join(who);
+        std::fs::create_dir(&me).expect("mkdir");
+        if file.is_empty() {
+            std::fs::write(me.join("loadavg.conf"), [0u8, 1, 2]).expect("write");
+        } else {
+            std::fs::copy(format!("{DIR}/{file}"), me.join("loadavg.conf")).expect("copy");
+        }
+    }
+    let dir = class.path().to_str().expect("utf-8");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_plugtop"))
+        .args([
+            "train",
+            "grade",
+            COURSE,
+            dir,
+            "--format",
+            "json",
+            "--threads",
+            "1",
+        ])
+        .env("PLUGTOP_FAULT", "judge:1")
+        .output()
+        .expect("plugtop");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    let rows = json["tables"]
+        .as_array()
+        .and_then(|t| t.iter().find(|t| t["id"] == "loadavg"))
+        .and_then(|t| t["rows"].as_array().cloned())
+        .expect("rows");
+    let why = |i: usize| rows[i]["reason"].as_str().unwrap_or_default().to_string();
+    assert!(why(0).contains("internal error"), "{}", why(0));
+    assert!(why(1).contains("a binary file"), "{}", why(1));
+}

@@ -103,3 +103,61 @@ fn a_diagnosis_is_answered_through_the_screen() {
     assert_eq!(json["exercises"]["diagnose-flap"]["attempts"], 2);
     assert_eq!(json["exercises"]["diagnose-flap"]["solved"], true);
 }
+
+/// At 40×10, the real binary: the help opens and closes, a submission is
+/// judged (off the screen's thread) and answered, and `q` ends it well.
+#[test]
+fn a_small_terminal_takes_the_help_a_submission_and_quit() {
+    let state = tempdir();
+    let home = state.path().to_str().expect("utf-8");
+    let mut s = Session::start_with(
+        &["train", COURSE, "--exercise", "cpu-max"],
+        10,
+        40,
+        &[("XDG_STATE_HOME", home)],
+    );
+    s.wait_for("plugtop train");
+    s.wait_for("? help");
+    s.press("?");
+    s.wait_for("Help");
+    s.press("\x1b");
+    s.wait_until("the help closed", |s| !s.screen().contains("Help"));
+    s.press("s");
+    s.wait_for("not yet");
+    assert!(s.quit(), "plugtop train ends well at 40×10");
+    let progress = std::fs::read_to_string(state.path().join("plugtop/train/cpuplugd-basics.json"))
+        .expect("progress");
+    let json: serde_json::Value = serde_json::from_str(&progress).expect("json");
+    assert_eq!(json["exercises"]["cpu-max"]["attempts"], 1);
+}
+
+/// The judging thread panicking (injected after its first run) leaves the
+/// screen running, says so, and counts no attempt.
+#[test]
+fn a_judging_thread_that_panics_is_said_and_the_screen_goes_on() {
+    let state = tempdir();
+    let home = state.path().to_str().expect("utf-8");
+    let mut s = Session::start_with(
+        &["train", COURSE, "--exercise", "cpu-max"],
+        24,
+        80,
+        &[("XDG_STATE_HOME", home), ("PLUGTOP_FAULT", "judge:1")],
+    );
+    s.wait_for("Practice run");
+    s.press("s");
+    s.wait_for("judging stopped without a verdict");
+    s.press("?");
+    s.wait_for("Help");
+    s.press("?");
+    assert!(s.quit(), "plugtop train ends well");
+    let progress = std::fs::read_to_string(state.path().join("plugtop/train/cpuplugd-basics.json"))
+        .expect("progress");
+    let json: serde_json::Value = serde_json::from_str(&progress).expect("json");
+    assert!(
+        json["exercises"]["cpu-max"]["attempts"]
+            .as_u64()
+            .unwrap_or(0)
+            == 0,
+        "{json}"
+    );
+}

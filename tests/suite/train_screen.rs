@@ -47,6 +47,17 @@ fn press(app: &mut TrainApp, code: KeyCode) {
     }
 }
 
+/// Takes the judging thread's news until the verdict, as the event loop
+/// would (waiting on the channel, never sleeping).
+fn settle(app: &mut TrainApp) {
+    while app.judging.is_some() {
+        let news = app
+            .wait_judge_news(std::time::Duration::from_secs(120))
+            .expect("a verdict within two minutes");
+        app.update(TrainAction::Judge(news));
+    }
+}
+
 fn type_text(app: &mut TrainApp, text: &str) {
     for c in text.chars() {
         press(app, KeyCode::Char(c));
@@ -72,6 +83,7 @@ fn a_practice_run_scores_the_goal_live() {
 fn editing_in_the_what_if_editor_then_submitting_solves_the_exercise() {
     let mut a = app("cpu-max");
     press(&mut a, KeyCode::Char('s'));
+    settle(&mut a);
     assert!(!a.solved());
     assert_snapshot_of!("train_screen", "cpu_max_failed_once_80x24", screen(&a));
     press(&mut a, KeyCode::Char('e'));
@@ -103,6 +115,7 @@ fn editing_in_the_what_if_editor_then_submitting_solves_the_exercise() {
         practice.checks
     );
     press(&mut a, KeyCode::Char('s'));
+    settle(&mut a);
     assert!(a.solved());
     assert_snapshot_of!("train_screen", "cpu_max_solved_80x24", screen(&a));
 }
@@ -137,5 +150,244 @@ fn any_terminal_size_draws_without_a_panic() {
     for (w, h) in [(1, 1), (20, 5), (40, 10), (79, 23), (200, 60)] {
         let mut terminal = Terminal::new(TestBackend::new(w, h)).expect("test backend");
         terminal.draw(|f| draw::draw(&a, f)).expect("draw");
+    }
+}
+
+#[test]
+fn question_mark_opens_the_help_and_question_mark_or_esc_closes_it() {
+    let mut a = app("loadavg");
+    assert!(screen(&a).contains("? help"), "the footer names the help");
+    press(&mut a, KeyCode::Char('?'));
+    assert!(a.help);
+    let shown = screen(&a);
+    assert_snapshot_of!("train_screen", "loadavg_help_80x24", shown.clone());
+    // Every key of the table is listed, the goal's clauses are explained,
+    // and where the files are is said.
+    for words in [
+        "e Enter",
+        "s ",
+        "space",
+        "n PgDn",
+        "p PgUp",
+        "q Ctrl-C",
+        "unmet_cpu_seconds < 80",
+        "CPU-seconds of demand that could not run",
+        "working copy",
+        "progress",
+    ] {
+        assert!(shown.contains(words), "{words:?} missing:\n{shown}");
+    }
+    // Keys behind the help do nothing; `?` closes it.
+    press(&mut a, KeyCode::Char('e'));
+    assert!(!a.editing() && a.help);
+    press(&mut a, KeyCode::Char('?'));
+    assert!(!a.help);
+    press(&mut a, KeyCode::Char('?'));
+    press(&mut a, KeyCode::Esc);
+    assert!(!a.help);
+    // A diagnosis's help has its own keys and the question.
+    let mut d = app("diagnose-flap");
+    press(&mut d, KeyCode::Char('?'));
+    let shown = screen(&d);
+    assert!(shown.contains("point at the comparison above"), "{shown}");
+    assert!(shown.contains("Why does"), "{shown}");
+    press(&mut d, KeyCode::Char('q'));
+    assert!(d.quit, "q quits from the help");
+}
+
+#[test]
+fn the_help_names_the_working_copy_and_the_progress_file() {
+    let state = tempfile::tempdir().expect("tempdir");
+    let course = Course::load(std::path::Path::new(COURSE)).expect("course");
+    let progress = state.path().join("train/cpuplugd-basics.json");
+    let mut a = TrainApp::new(
+        course,
+        CourseProgress::default(),
+        Some(progress),
+        Some(state.path().join("train/cpuplugd-basics")),
+        Some("loadavg"),
+    );
+    a.mono = true;
+    press(&mut a, KeyCode::Char('?'));
+    let mut terminal = Terminal::new(TestBackend::new(200, 40)).expect("test backend");
+    terminal.draw(|f| draw::draw(&a, f)).expect("draw");
+    let text = plugtop::tui::export::text(terminal.backend().buffer());
+    let root = state.path().display().to_string();
+    assert!(
+        text.contains(&format!("{root}/train/cpuplugd-basics/loadavg.conf")),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!("{root}/train/cpuplugd-basics.json")),
+        "{text}"
+    );
+}
+
+/// Submitting judges on a thread of its own: `update` returns at once,
+/// the screen says how far judging is, keys go on working, and the
+/// verdict arrives as news (waited for on the channel, not slept for).
+#[test]
+fn judging_runs_off_the_screen_thread_and_the_screen_stays_responsive() {
+    let mut a = app("cpu-max");
+    press(&mut a, KeyCode::Char('s'));
+    let (done, of) = {
+        let j = a.judging.as_ref().expect("judging under way");
+        (j.done, j.of)
+    };
+    assert_eq!(done, 0);
+    assert!(of >= 2, "several held-out runs: {of}");
+    assert!(a.current.verdict.is_none(), "no verdict before the news");
+    assert!(
+        screen(&a).contains(&format!("judging… 0 of {of} runs")),
+        "{}",
+        screen(&a)
+    );
+    // The screen goes on: the practice run steps, the speed changes, the
+    // help opens and closes, a second `s` is refused politely.
+    a.update(TrainAction::Run(20));
+    assert!(a.current.practice.as_ref().expect("run").run.seconds() > 0.0);
+    press(&mut a, KeyCode::Char('+'));
+    assert_eq!(a.speed, 3);
+    press(&mut a, KeyCode::Char('s'));
+    assert!(a.status.contains("still judging"), "{}", a.status);
+    // The news, as the event loop takes it.
+    let mut seen = Vec::new();
+    while a.judging.is_some() {
+        let news = a
+            .wait_judge_news(std::time::Duration::from_secs(120))
+            .expect("news within two minutes");
+        seen.push(news.clone());
+        a.update(TrainAction::Judge(news));
+        if let Some(j) = &a.judging {
+            assert!(
+                screen(&a).contains(&format!("judging… {} of {of} runs", j.done)),
+                "{}",
+                screen(&a)
+            );
+        }
+    }
+    assert!(
+        seen.iter().any(
+            |n| matches!(n, plugtop::train::screen::app::JudgeNews::Ran { done, .. } if *done == of)
+        ),
+        "{seen:?}"
+    );
+    let (passed, summary) = a.current.verdict.clone().expect("a verdict");
+    assert!(!passed, "the start file fails: {summary}");
+    assert_eq!(a.progress.exercises["cpu-max"].attempts, 1);
+}
+
+/// Quitting, or moving to another exercise, while judging stops the
+/// thread and counts no attempt.
+#[test]
+fn quitting_or_moving_on_while_judging_stops_it() {
+    let mut a = app("cpu-max");
+    press(&mut a, KeyCode::Char('s'));
+    assert!(a.judging.is_some());
+    press(&mut a, KeyCode::Char('n'));
+    assert!(a.judging.is_none());
+    assert_eq!(a.exercise().id, "refused");
+    assert!(
+        a.progress
+            .exercises
+            .get("cpu-max")
+            .is_none_or(|p| p.attempts == 0)
+    );
+    press(&mut a, KeyCode::Char('p'));
+    press(&mut a, KeyCode::Char('s'));
+    press(&mut a, KeyCode::Char('q'));
+    assert!(a.quit && a.judging.is_none());
+}
+
+#[test]
+fn the_help_draws_at_any_size() {
+    let mut a = app("loadavg");
+    press(&mut a, KeyCode::Char('?'));
+    for (w, h) in [(1, 1), (20, 5), (40, 10), (80, 24), (200, 60)] {
+        let mut terminal = Terminal::new(TestBackend::new(w, h)).expect("test backend");
+        terminal.draw(|f| draw::draw(&a, f)).expect("draw");
+    }
+}
+
+/// The working copy replaced by a link while the screen runs: the reload
+/// refuses it, an edit applied on the screen is not written through it,
+/// and the status line says so (not "applied").
+#[test]
+fn a_working_copy_replaced_by_a_link_is_neither_read_nor_written_through() {
+    let state = tempfile::tempdir().expect("tempdir");
+    let course = Course::load(std::path::Path::new(COURSE)).expect("course");
+    let work = state.path().join("train/cpuplugd-basics");
+    let mut a = TrainApp::new(
+        course,
+        CourseProgress::default(),
+        None,
+        Some(work.clone()),
+        Some("cpu-max"),
+    );
+    let copy = work.join("cpu-max.conf");
+    assert!(copy.is_file(), "the working copy is made");
+    let precious = state.path().join("precious");
+    std::fs::write(&precious, "untouched\n").expect("write");
+    std::fs::remove_file(&copy).expect("rm");
+    std::os::unix::fs::symlink(&precious, &copy).expect("ln");
+    let reload = a
+        .current
+        .copy
+        .as_mut()
+        .expect("a copy")
+        .changed()
+        .expect("seen as changed");
+    assert!(
+        reload
+            .expect_err("a link is not read")
+            .to_string()
+            .contains("symbolic link"),
+        "refused as a link"
+    );
+    press(&mut a, KeyCode::Char('e'));
+    for _ in 0..20 {
+        if a.current
+            .editor
+            .as_ref()
+            .is_some_and(|e| e.field().name() == "CPU_MAX")
+        {
+            break;
+        }
+        press(&mut a, KeyCode::Tab);
+    }
+    press(&mut a, KeyCode::Backspace);
+    type_text(&mut a, "4");
+    press(&mut a, KeyCode::Enter);
+    assert_eq!(
+        std::fs::read_to_string(&precious).expect("read"),
+        "untouched\n"
+    );
+    assert!(
+        std::fs::symlink_metadata(&copy)
+            .expect("stat")
+            .file_type()
+            .is_symlink(),
+        "the link is left as it is"
+    );
+    assert!(a.status.contains("not saved"), "{}", a.status);
+}
+
+/// However short the terminal, the header, the status line (where the
+/// verdict is) and the keys keep their rows.
+#[test]
+fn a_short_terminal_keeps_the_header_the_verdict_and_the_keys() {
+    let mut a = app("diagnose-flap");
+    press(&mut a, KeyCode::Enter);
+    for (w, h) in [(40, 10), (80, 20), (80, 12), (60, 5)] {
+        let mut terminal = Terminal::new(TestBackend::new(w, h)).expect("test backend");
+        terminal.draw(|f| draw::draw(&a, f)).expect("draw");
+        let text = plugtop::tui::export::text(terminal.backend().buffer());
+        let rows: Vec<&str> = text.lines().collect();
+        assert!(rows[0].contains("plugtop train"), "{w}×{h}:\n{text}");
+        assert!(
+            text.contains("not yet") || text.contains("PASSED"),
+            "{w}×{h}:\n{text}"
+        );
+        assert!(text.contains("? help"), "{w}×{h}:\n{text}");
     }
 }

@@ -5,6 +5,8 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{self, Receiver, TryRecvError};
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
@@ -16,6 +18,7 @@ use crate::train::diagnose::{self, Choice};
 use crate::train::goal::ClauseCheck;
 use crate::train::judge::ExerciseJudge;
 use crate::train::progress::CourseProgress;
+use crate::tui::layer_keys::{Chord, LayerBinding};
 use crate::tui::whatif::WhatIfEditor;
 
 /// Simulated seconds per real second, slowest first; 0 is as fast as the
@@ -57,6 +60,217 @@ pub enum TrainAction {
     Spent(f64),
     /// The working copy was saved by another editor: its bytes.
     Saved(Vec<u8>),
+    /// Open or close the help.
+    Help,
+    /// News from the judging thread.
+    Judge(JudgeNews),
+}
+
+/// What the thread judging a submission tells the screen.
+#[derive(Debug, Clone, PartialEq)]
+pub enum JudgeNews {
+    /// This many of the held-out runs are done.
+    Ran { done: usize, of: usize },
+    /// The verdict: passed or not, in one line.
+    Judged { passed: bool, summary: String },
+    /// The thread ended without a verdict (it panicked): the submission
+    /// is not counted.
+    Lost,
+}
+
+/// A submission being judged on a thread of its own, so a long held-out
+/// run never freezes the screen: which exercise, how far, and the way to
+/// stop it.
+pub struct JudgingThread {
+    /// The exercise's index and id (the verdict counts for it).
+    pub index: usize,
+    pub id: String,
+    pub done: usize,
+    pub of: usize,
+    news: Receiver<JudgeNews>,
+    stop: Arc<AtomicBool>,
+}
+
+impl JudgingThread {
+    /// Asks the thread to stop after the run it is in (its news is then
+    /// dropped with the receiver).
+    fn stop(&self) {
+        self.stop.store(true, Ordering::Relaxed);
+    }
+}
+
+/// What a key does on the screen (outside the editor and the help): the
+/// one table below makes both the dispatch and the `?` help.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TrainKey {
+    Edit,
+    Submit,
+    Answer,
+    Up,
+    Down,
+    Pause,
+    Faster,
+    Slower,
+    Restart,
+    Next,
+    Previous,
+    Help,
+    Quit,
+}
+
+/// Where a key of [`TRAIN_KEYS`] is valid.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeyWhere {
+    Rules,
+    Diagnosis,
+    Both,
+}
+
+const fn plain(code: KeyCode) -> Chord {
+    Chord { code, ctrl: false }
+}
+
+/// The screen's keys: what each does, how the help writes it, and in
+/// which kind of exercise (the first row that matches wins).
+pub const TRAIN_KEYS: &[(KeyWhere, LayerBinding<TrainKey>)] = &[
+    (
+        KeyWhere::Rules,
+        LayerBinding {
+            action: TrainKey::Edit,
+            keys: &[plain(KeyCode::Char('e')), plain(KeyCode::Enter)],
+            shown: "e Enter",
+            description: "edit the rules in the what-if editor",
+        },
+    ),
+    (
+        KeyWhere::Rules,
+        LayerBinding {
+            action: TrainKey::Submit,
+            keys: &[plain(KeyCode::Char('s'))],
+            shown: "s",
+            description: "submit: judge the rules on the held-out runs",
+        },
+    ),
+    (
+        KeyWhere::Diagnosis,
+        LayerBinding {
+            action: TrainKey::Up,
+            keys: &[plain(KeyCode::Up)],
+            shown: "↑",
+            description: "point at the comparison above",
+        },
+    ),
+    (
+        KeyWhere::Diagnosis,
+        LayerBinding {
+            action: TrainKey::Down,
+            keys: &[plain(KeyCode::Down)],
+            shown: "↓",
+            description: "point at the comparison below",
+        },
+    ),
+    (
+        KeyWhere::Diagnosis,
+        LayerBinding {
+            action: TrainKey::Answer,
+            keys: &[plain(KeyCode::Enter), plain(KeyCode::Char('s'))],
+            shown: "Enter s",
+            description: "answer: this comparison is the culprit",
+        },
+    ),
+    (
+        KeyWhere::Rules,
+        LayerBinding {
+            action: TrainKey::Pause,
+            keys: &[plain(KeyCode::Char(' '))],
+            shown: "space",
+            description: "pause or run the practice run",
+        },
+    ),
+    (
+        KeyWhere::Rules,
+        LayerBinding {
+            action: TrainKey::Faster,
+            keys: &[plain(KeyCode::Char('+')), plain(KeyCode::Char('='))],
+            shown: "+",
+            description: "faster: 1×, 10×, 100×, 1000×, max",
+        },
+    ),
+    (
+        KeyWhere::Rules,
+        LayerBinding {
+            action: TrainKey::Slower,
+            keys: &[plain(KeyCode::Char('-'))],
+            shown: "-",
+            description: "slower",
+        },
+    ),
+    (
+        KeyWhere::Rules,
+        LayerBinding {
+            action: TrainKey::Restart,
+            keys: &[plain(KeyCode::Char('r'))],
+            shown: "r",
+            description: "the practice run from the start",
+        },
+    ),
+    (
+        KeyWhere::Both,
+        LayerBinding {
+            action: TrainKey::Next,
+            keys: &[plain(KeyCode::Char('n')), plain(KeyCode::PageDown)],
+            shown: "n PgDn",
+            description: "the next exercise",
+        },
+    ),
+    (
+        KeyWhere::Both,
+        LayerBinding {
+            action: TrainKey::Previous,
+            keys: &[plain(KeyCode::Char('p')), plain(KeyCode::PageUp)],
+            shown: "p PgUp",
+            description: "the previous exercise",
+        },
+    ),
+    (
+        KeyWhere::Both,
+        LayerBinding {
+            action: TrainKey::Help,
+            keys: &[plain(KeyCode::Char('?'))],
+            shown: "?",
+            description: "this help (? or Esc closes it)",
+        },
+    ),
+    (
+        KeyWhere::Both,
+        LayerBinding {
+            action: TrainKey::Quit,
+            keys: &[
+                plain(KeyCode::Char('q')),
+                Chord {
+                    code: KeyCode::Char('c'),
+                    ctrl: true,
+                },
+            ],
+            shown: "q Ctrl-C",
+            description: "quit (progress is kept)",
+        },
+    ),
+];
+
+/// The rows of [`TRAIN_KEYS`] valid in an exercise of `kind`.
+pub fn keys_for(kind: Kind) -> impl Iterator<Item = &'static LayerBinding<TrainKey>> {
+    TRAIN_KEYS
+        .iter()
+        .filter(move |(w, _)| {
+            matches!(
+                (w, kind),
+                (KeyWhere::Both, _)
+                    | (KeyWhere::Rules, Kind::Rules)
+                    | (KeyWhere::Diagnosis, Kind::Diagnosis)
+            )
+        })
+        .map(|(_, b)| b)
 }
 
 /// The practice run on the screen: the exercise's workload with its own
@@ -108,6 +322,10 @@ pub struct TrainApp {
     pub status: String,
     pub quit: bool,
     pub mono: bool,
+    /// The `?` help is open (over the screen).
+    pub help: bool,
+    /// A submission being judged, off the screen's thread.
+    pub judging: Option<JudgingThread>,
 }
 
 fn figures(r: &crate::sim::report::SimReport) -> Vec<(&'static str, String)> {
@@ -171,6 +389,8 @@ impl TrainApp {
             status: String::new(),
             quit: false,
             mono: false,
+            help: false,
+            judging: None,
         };
         app.open(index);
         app
@@ -355,21 +575,31 @@ impl TrainApp {
                 _ => TrainAction::EditorKey(key),
             });
         }
-        let diagnosis = self.exercise().kind == Kind::Diagnosis;
-        Some(match key.code {
-            KeyCode::Char('q') => TrainAction::Quit,
-            KeyCode::Char('n') | KeyCode::PageDown => TrainAction::Next,
-            KeyCode::Char('p') | KeyCode::PageUp => TrainAction::Previous,
-            KeyCode::Char('s') => TrainAction::Submit,
-            KeyCode::Enter if diagnosis => TrainAction::Submit,
-            KeyCode::Up if diagnosis => TrainAction::Choose(-1),
-            KeyCode::Down if diagnosis => TrainAction::Choose(1),
-            KeyCode::Char(' ') => TrainAction::Pause,
-            KeyCode::Char('+') | KeyCode::Char('=') => TrainAction::Faster,
-            KeyCode::Char('-') => TrainAction::Slower,
-            KeyCode::Char('r') => TrainAction::Restart,
-            KeyCode::Char('e') | KeyCode::Enter if !diagnosis => TrainAction::Edit,
-            _ => return None,
+        if self.help {
+            // The help closes with `?` or Esc; `q` still quits; other
+            // keys do nothing behind it.
+            return match key.code {
+                KeyCode::Char('?') | KeyCode::Esc => Some(TrainAction::Help),
+                KeyCode::Char('q') => Some(TrainAction::Quit),
+                _ => None,
+            };
+        }
+        let bound = keys_for(self.exercise().kind)
+            .find(|b| b.keys.iter().any(|c| c.matches(key)))?
+            .action;
+        Some(match bound {
+            TrainKey::Edit => TrainAction::Edit,
+            TrainKey::Submit | TrainKey::Answer => TrainAction::Submit,
+            TrainKey::Up => TrainAction::Choose(-1),
+            TrainKey::Down => TrainAction::Choose(1),
+            TrainKey::Pause => TrainAction::Pause,
+            TrainKey::Faster => TrainAction::Faster,
+            TrainKey::Slower => TrainAction::Slower,
+            TrainKey::Restart => TrainAction::Restart,
+            TrainKey::Next => TrainAction::Next,
+            TrainKey::Previous => TrainAction::Previous,
+            TrainKey::Help => TrainAction::Help,
+            TrainKey::Quit => TrainAction::Quit,
         })
     }
 
@@ -392,19 +622,14 @@ impl TrainApp {
     pub fn update(&mut self, action: TrainAction) {
         match action {
             TrainAction::Quit => {
+                if let Some(j) = self.judging.take() {
+                    j.stop();
+                }
                 self.save();
                 self.quit = true;
             }
-            TrainAction::Next | TrainAction::Previous => {
-                let n = self.course.exercises.len();
-                let to = if action == TrainAction::Next {
-                    (self.current.index + 1) % n
-                } else {
-                    (self.current.index + n - 1) % n
-                };
-                self.save();
-                self.open(to);
-            }
+            TrainAction::Next => self.move_by(1),
+            TrainAction::Previous => self.move_by(-1),
             TrainAction::Submit => self.submit(),
             TrainAction::Pause => self.current.paused = !self.current.paused,
             TrainAction::Faster => self.speed = (self.speed + 1).min(SPEEDS.len() - 1),
@@ -478,7 +703,94 @@ impl TrainApp {
                 self.load(SourceFile::new(name, bytes));
                 self.status = "reloaded the rules saved in your editor".into();
             }
+            TrainAction::Help => self.help = !self.help,
+            TrainAction::Judge(news) => self.judged(news),
         }
+    }
+
+    /// Opens the exercise `by` after (or before) the one shown. Moving on
+    /// stops a judging under way: the submission is not counted (submit
+    /// again to have it judged).
+    fn move_by(&mut self, by: isize) {
+        if let Some(j) = self.judging.take() {
+            j.stop();
+        }
+        let n = self.course.exercises.len().max(1) as isize;
+        let to = (self.current.index as isize + by).rem_euclid(n) as usize;
+        self.save();
+        self.open(to);
+    }
+
+    /// The news the judging thread has sent since the last look, without
+    /// waiting (the event loop makes each an action).
+    pub fn judge_news(&self) -> Vec<JudgeNews> {
+        let mut out = Vec::new();
+        if let Some(j) = &self.judging {
+            loop {
+                match j.news.try_recv() {
+                    Ok(n) => out.push(n),
+                    Err(TryRecvError::Empty) => break,
+                    Err(TryRecvError::Disconnected) => {
+                        // A thread that ended without its verdict.
+                        if !out.iter().any(|n| matches!(n, JudgeNews::Judged { .. })) {
+                            out.push(JudgeNews::Lost);
+                        }
+                        break;
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// Waits up to `timeout` for the judging thread's next news (for
+    /// tests and a loop with nothing else to do; the screen's loop never
+    /// waits on it).
+    pub fn wait_judge_news(&self, timeout: std::time::Duration) -> Option<JudgeNews> {
+        let j = self.judging.as_ref()?;
+        match j.news.recv_timeout(timeout) {
+            Ok(n) => Some(n),
+            Err(mpsc::RecvTimeoutError::Timeout) => None,
+            Err(mpsc::RecvTimeoutError::Disconnected) => Some(JudgeNews::Lost),
+        }
+    }
+
+    /// Takes the judging thread's news.
+    fn judged(&mut self, news: JudgeNews) {
+        let Some(j) = &mut self.judging else {
+            return;
+        };
+        match news {
+            JudgeNews::Ran { done, of } => {
+                j.done = done;
+                j.of = of;
+            }
+            JudgeNews::Lost => {
+                self.judging = None;
+                self.status =
+                    "judging stopped without a verdict (an internal error); submit again".into();
+            }
+            JudgeNews::Judged { passed, summary } => {
+                let (index, id) = (j.index, j.id.clone());
+                self.judging = None;
+                self.count(index, &id, passed, summary);
+            }
+        }
+    }
+
+    /// Counts an attempt at exercise `index` (`id`) and shows its verdict.
+    fn count(&mut self, index: usize, id: &str, passed: bool, summary: String) {
+        let time_limit = self.course.exercises.get(index).and_then(|e| e.time_limit);
+        let p = self.progress.of(id);
+        p.attempts = p.attempts.saturating_add(1);
+        if passed && !p.solved {
+            p.late = time_limit.is_some_and(|limit| p.seconds > limit);
+        }
+        p.solved |= passed;
+        if self.current.index == index {
+            self.current.verdict = Some((passed, summary));
+        }
+        self.save();
     }
 
     /// Applies the editor's edit: written to the working copy, loaded,
@@ -497,46 +809,95 @@ impl TrainApp {
         }
         let (edited, _) = editor.edited_file(&rules, &self.current.file);
         let bytes = edited.bytes().to_vec();
-        if let Some(copy) = &mut self.current.copy
-            && let Err(e) = copy.write(&bytes)
-        {
-            self.status = format!("not saved: {e}");
-        }
+        // A working copy that cannot be written (replaced by a link, its
+        // directory gone) must be said, not hidden under "applied": the
+        // trainee would lose the edit on leaving.
+        let unsaved = match &mut self.current.copy {
+            Some(copy) => copy.write(&bytes).err(),
+            None => None,
+        };
         self.current.editor = None;
         let name = self.current.file.name().to_string();
         self.load(SourceFile::new(name, bytes));
-        self.status = "applied; the practice run starts again".into();
+        self.status = match unsaved {
+            Some(e) => format!("applied here but not saved to the working copy: {e}"),
+            None => "applied; the practice run starts again".into(),
+        };
     }
 
-    /// Judges the rules on the held-out seeds, or the diagnosis's answer.
+    /// Judges the rules on the held-out seeds (on a thread of its own: the
+    /// verdict comes back as [`TrainAction::Judge`]), or the diagnosis's
+    /// answer (at once).
     fn submit(&mut self) {
         let ex = self.exercise().clone();
-        let (passed, summary) = match ex.kind {
-            Kind::Rules => match &self.current.judge {
-                Some(judge) => {
-                    let v = judge.judge(&ex, &self.current.file);
-                    (v.passed, v.summary())
+        let index = self.current.index;
+        match ex.kind {
+            Kind::Rules => {
+                if self.judging.is_some() {
+                    self.status = "still judging the last submission".into();
+                    return;
                 }
-                None => (false, "the exercise's workload could not be read".into()),
-            },
-            Kind::Diagnosis => {
-                match (self.current.choices.get(self.current.selected), &ex.answer) {
-                    (Some(c), Some(truth)) if c.answers(truth) => {
-                        (true, format!("right: {}", c.line()))
-                    }
-                    (Some(c), _) => (false, format!("not {}", c.line())),
-                    (None, _) => (false, "nothing to point at".into()),
+                match &self.current.judge {
+                    Some(judge) => self.start_judging(judge.clone(), ex),
+                    None => self.count(
+                        index,
+                        &ex.id,
+                        false,
+                        "the exercise's workload could not be read".into(),
+                    ),
                 }
             }
-        };
-        let p = self.progress.of(&ex.id);
-        p.attempts = p.attempts.saturating_add(1);
-        if passed && !p.solved {
-            p.late = ex.time_limit.is_some_and(|limit| p.seconds > limit);
+            Kind::Diagnosis => {
+                let (passed, summary) =
+                    match (self.current.choices.get(self.current.selected), &ex.answer) {
+                        (Some(c), Some(truth)) if c.answers(truth) => {
+                            (true, format!("right: {}", c.line()))
+                        }
+                        (Some(c), _) => (false, format!("not {}", c.line())),
+                        (None, _) => (false, "nothing to point at".into()),
+                    };
+                self.count(index, &ex.id, passed, summary);
+            }
         }
-        p.solved |= passed;
-        self.current.verdict = Some((passed, summary));
-        self.save();
+    }
+
+    /// Starts judging the rules shown on a thread of its own, which tells
+    /// how far it is after each held-out run and stops when asked.
+    fn start_judging(&mut self, judge: ExerciseJudge, ex: Exercise) {
+        let file = self.current.file.clone();
+        let (send, news) = mpsc::channel();
+        let stop = Arc::new(AtomicBool::new(false));
+        let stopped = Arc::clone(&stop);
+        let of = judge.runs();
+        let spawned = std::thread::Builder::new()
+            .name("train-judge".into())
+            .spawn(move || {
+                let verdict = judge.judge_each(&ex, &file, &mut |done, of| {
+                    // A screen gone (the receiver dropped) stops it too.
+                    send.send(JudgeNews::Ran { done, of }).is_ok()
+                        && !stopped.load(Ordering::Relaxed)
+                });
+                if let Some(v) = verdict {
+                    let _ = send.send(JudgeNews::Judged {
+                        passed: v.passed,
+                        summary: v.summary(),
+                    });
+                }
+            });
+        match spawned {
+            Ok(_) => {
+                self.current.verdict = None;
+                self.judging = Some(JudgingThread {
+                    index: self.current.index,
+                    id: self.exercise().id.clone(),
+                    done: 0,
+                    of,
+                    news,
+                    stop,
+                });
+            }
+            Err(e) => self.status = format!("cannot judge: {e}"),
+        }
     }
 
     /// Whether the exercise shown is solved.

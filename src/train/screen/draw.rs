@@ -8,9 +8,9 @@ use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Padding, Paragraph, Wrap};
+use ratatui::widgets::{Block, Clear, Padding, Paragraph, Wrap};
 
-use super::app::TrainApp;
+use super::app::{TrainApp, keys_for};
 use crate::report::terminal_safe as safe;
 use crate::sim::report::clock;
 use crate::train::course::Kind;
@@ -34,10 +34,18 @@ fn inside(area: Rect) -> usize {
 pub fn draw(app: &TrainApp, frame: &mut Frame) {
     let theme = Theme { color: !app.mono };
     let area = frame.area();
+    // The header, the status line (where verdicts are) and the keys keep
+    // their rows at any height; the panels share the rest (a `Min(10)`
+    // here took the header and the status line from a 40×10 terminal).
+    let rules_rows = if area.height >= 21 {
+        8
+    } else {
+        area.height.saturating_sub(3) / 2
+    };
     let [head, top, rules, status, keys] = Layout::vertical([
         Constraint::Length(1),
-        Constraint::Min(10),
-        Constraint::Length(8),
+        Constraint::Fill(1),
+        Constraint::Length(rules_rows),
         Constraint::Length(1),
         Constraint::Length(1),
     ])
@@ -57,19 +65,104 @@ pub fn draw(app: &TrainApp, frame: &mut Frame) {
     }
     let fit = |t: String| ellipsize(&t, room(status.width));
     let message = match &app.current.verdict {
+        _ if app.judging.is_some() => {
+            let (done, of) = app.judging.as_ref().map_or((0, 0), |j| (j.done, j.of));
+            Line::styled(
+                fit(format!(" judging… {done} of {of} runs (q still quits)")),
+                theme.dim(),
+            )
+        }
         Some((true, s)) => Line::styled(fit(format!(" PASSED: {}", safe(s))), theme.title()),
         Some((false, s)) => Line::styled(fit(format!(" not yet: {}", safe(s))), theme.warning()),
         None => Line::styled(fit(format!(" {}", safe(&app.status))), theme.dim()),
     };
     frame.render_widget(Paragraph::new(message), status);
-    let help = if app.editing() {
+    let help = if app.help {
+        " ? or Esc closes the help  q quit"
+    } else if app.editing() {
         " Tab next field  Enter apply and run  Esc close"
     } else if app.exercise().kind == Kind::Diagnosis {
-        " ↑↓ choose  Enter answer  n/p exercise  q quit"
+        " ? help  ↑↓ choose  Enter answer  n/p exercise  q quit"
     } else {
-        " e edit  s submit  space pause  +/- speed  r restart  n/p exercise  q quit"
+        // `?` first, so a narrow terminal still shows where the rest is;
+        // `r restart` is in the help: the footer keeps to 80 columns.
+        " ? help  e edit  s submit  space pause  +/- speed  n/p exercise  q quit"
     };
     frame.render_widget(Paragraph::new(Line::styled(help, theme.dim())), keys);
+    if app.help {
+        help_overlay(app, frame, area, theme);
+    }
+}
+
+/// The `?` help over the screen: the keys (from the one table that
+/// dispatches them), what the goal's clauses mean, and where the working
+/// copy and the progress are kept. `?` or Esc closes it.
+fn help_overlay(app: &TrainApp, frame: &mut Frame, area: Rect, theme: Theme) {
+    // The footer stays in sight below it.
+    let rect = Rect {
+        height: area.height.saturating_sub(1).max(1).min(area.height),
+        ..area
+    };
+    let ex = app.exercise();
+    let mut lines = vec![Line::styled("Keys", theme.title())];
+    for b in keys_for(ex.kind) {
+        lines.push(Line::from(vec![
+            Span::styled(format!("  {:<10}", b.shown), theme.title()),
+            Span::raw(b.description),
+        ]));
+    }
+    // Where the files are comes before the goal's clauses, which a long
+    // goal may carry past the bottom (they are on the screen too).
+    lines.push(Line::styled("Files", theme.title()));
+    let copy = app.current.copy.as_ref().map_or_else(
+        || "none: the start file, in memory".to_string(),
+        |c| {
+            format!(
+                "{} (a save in your editor is reloaded)",
+                safe(&c.path.display().to_string())
+            )
+        },
+    );
+    let progress = app.progress_path.as_ref().map_or_else(
+        || "not kept this session".to_string(),
+        |p| safe(&p.display().to_string()).into_owned(),
+    );
+    lines.push(Line::raw(format!("  working copy  {copy}")));
+    lines.push(Line::raw(format!("  progress      {progress}")));
+    match (&ex.goal, &ex.question) {
+        (Some(goal), _) => {
+            lines.push(Line::styled("The goal's clauses", theme.title()));
+            lines.push(Line::raw(
+                "  The parts joined by `and`, checked live on the practice run",
+            ));
+            lines.push(Line::raw(
+                "  (✓ met, ✗ missed, · not yet) and on every held-out run by `s`:",
+            ));
+            for (clause, fields) in goal.clauses() {
+                let meaning: Vec<&str> = fields.iter().map(|f| f.meaning).collect();
+                lines.push(Line::from(vec![
+                    Span::styled(format!("  {}", safe(clause)), theme.text()),
+                    Span::styled(format!(": {}", meaning.join("; ")), theme.dim()),
+                ]));
+            }
+        }
+        (None, Some(question)) => {
+            lines.push(Line::styled("The question", theme.title()));
+            lines.push(Line::raw(format!(
+                "  {} Point at the comparison that flipped the guest's decisions (the \
+                 Flips panel lists them).",
+                safe(question)
+            )));
+        }
+        _ => {}
+    }
+    frame.render_widget(Clear, rect);
+    frame.render_widget(
+        Paragraph::new(lines)
+            .wrap(Wrap { trim: false })
+            .block(panel().title(Span::styled(" Help · ? or Esc closes ", theme.title()))),
+        rect,
+    );
 }
 
 fn header(app: &TrainApp, frame: &mut Frame, area: Rect, theme: Theme) {

@@ -70,12 +70,25 @@ impl Drop for TerminalGuard {
 /// a key is answered within a frame even at full speed.
 const MOST_PER_FRAME: usize = 200;
 
+/// And at most about this long: a trainee's rules may cost milliseconds an
+/// interval (variables that expand to 100,000 terms cost 15 ms), and 200
+/// such intervals froze the screen for seconds.
+const FRAME_BUDGET: Duration = Duration::from_millis(50);
+
 /// How long to wait for a key: until the practice run's next interval
 /// is due at the speed chosen, at most a second (the clock on the screen
 /// and a save in another editor are looked at once a second).
 fn wait_for(app: &TrainApp, owed: f64) -> Duration {
+    // While a submission is judged on its thread, the loop looks for its
+    // news ten times a second (the thread cannot wake a wait on the
+    // terminal), only until the verdict.
+    let most = if app.judging.is_some() {
+        Duration::from_millis(100)
+    } else {
+        Duration::from_secs(1)
+    };
     if !app.running() {
-        return Duration::from_secs(1);
+        return most;
     }
     let speed = app.speed();
     let interval = app
@@ -87,7 +100,7 @@ fn wait_for(app: &TrainApp, owed: f64) -> Duration {
         Duration::ZERO
     } else {
         let due = (interval - owed).max(0.0) / speed;
-        Duration::from_secs_f64(due.min(1.0))
+        Duration::from_secs_f64(due.min(1.0)).min(most)
     }
 }
 
@@ -112,10 +125,22 @@ fn pace(app: &mut TrainApp, dt: f64, owed: &mut f64) -> bool {
         *owed -= n * interval;
         (n as usize).min(MOST_PER_FRAME)
     };
-    if intervals > 0 {
-        app.update(TrainAction::Run(intervals));
+    // In doubling chunks until the frame's budget is spent: cheap rules
+    // run every interval owed in a few steps, costly ones a few intervals
+    // a frame (the practice run then runs slower than asked, never the
+    // keys). What is not run is not owed again.
+    let start = Instant::now();
+    let (mut ran, mut chunk) = (0, 1);
+    while ran < intervals && app.running() {
+        let n = chunk.min(intervals - ran);
+        app.update(TrainAction::Run(n));
+        ran += n;
+        if start.elapsed() >= FRAME_BUDGET {
+            break;
+        }
+        chunk = chunk.saturating_mul(2);
     }
-    intervals > 0
+    ran > 0
 }
 
 /// Runs the screen until the trainee quits.
@@ -142,10 +167,17 @@ pub fn run(course: Course, options: &TrainOptions) -> Result<(), ScreenError> {
         app.status = format!("{e}; progress is not kept this session");
     }
 
+    // A panic on the screen's thread gives the terminal back before it is
+    // told. One on the judging thread must not: the screen goes on (the
+    // thread's end is news, "judging stopped"), and its message written
+    // over the screen would garble it.
+    let screen_thread = std::thread::current().id();
     let previous = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
-        restore_terminal();
-        previous(info);
+        if std::thread::current().id() == screen_thread {
+            restore_terminal();
+            previous(info);
+        }
     }));
     enable_raw_mode()?;
     let _screen = TerminalGuard;
@@ -179,6 +211,10 @@ pub fn run(course: Course, options: &TrainOptions) -> Result<(), ScreenError> {
                 _ => {}
             }
         }
+        for news in app.judge_news() {
+            app.update(TrainAction::Judge(news));
+            changed = true;
+        }
         let now = Instant::now();
         let dt = now.duration_since(last).as_secs_f64();
         last = now;
@@ -203,4 +239,51 @@ pub fn run(course: Course, options: &TrainOptions) -> Result<(), ScreenError> {
     }
     let _ = std::io::stdout().flush();
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::train::progress::CourseProgress;
+
+    /// Rules whose variables expand to 131,072 terms: cpuplugd takes them,
+    /// and each interval costs milliseconds (more in a debug build).
+    fn costly() -> String {
+        let mut s = String::from("UPDATE=\"1\"\nCPU_MIN=\"1\"\nCPU_MAX=\"0\"\na0=\"loadavg\"\n");
+        for i in 1..=16 {
+            s.push_str(&format!("a{i}=\"a{}+a{}\"\n", i - 1, i - 1));
+        }
+        s + "HOTPLUG=\"a16>1e9\"\nHOTUNPLUG=\"a16<0\"\n"
+    }
+
+    /// At full speed, a frame of the practice run under costly rules ends
+    /// near its budget, not after 200 intervals of them: the keys are
+    /// looked at again within a fraction of a second.
+    #[test]
+    fn a_frame_of_costly_rules_keeps_to_its_budget() {
+        let d = tempfile::tempdir().expect("tempdir");
+        let work = d.path().join("train/cpuplugd-basics");
+        std::fs::create_dir_all(&work).expect("mkdir");
+        std::fs::write(work.join("loadavg.conf"), costly()).expect("write");
+        let course = Course::load(std::path::Path::new(
+            "examples/courses/cpuplugd-basics.toml",
+        ))
+        .expect("course");
+        let mut app = TrainApp::new(
+            course,
+            CourseProgress::default(),
+            None,
+            Some(work),
+            Some("loadavg"),
+        );
+        assert!(app.running(), "{}", app.status);
+        app.speed = app::SPEEDS.len() - 1;
+        let mut owed = 0.0;
+        let start = Instant::now();
+        assert!(pace(&mut app, 0.1, &mut owed), "some intervals ran");
+        let spent = start.elapsed();
+        assert!(spent < Duration::from_secs(2), "a frame took {spent:?}");
+        let run = &app.current.practice.as_ref().expect("a run").run;
+        assert!(run.seconds() > 0.0 && !run.ended());
+    }
 }
