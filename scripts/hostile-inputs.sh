@@ -149,7 +149,7 @@ journal journal-cmm-huge 'online 0-1\ncmm_pages 9223372036854775807\n'
 journal journal-cmm-negative 'online 0-1\ncmm_pages -5\n'
 journal journal-no-cmm 'online 0-1\n'
 # A start state `restore` would refuse from the journal: `run` refuses to
-# act on it (exit 1, at once, saying so) and leaves no journal and no lock
+# act on it (exit 78, a refusal, at once, saying so) and leaves no journal and no lock
 # file. The guest is a served simulator's root, whole but for that file.
 start_state() {
     local name="$1" file="$2" root="$work/sroot-$1"
@@ -163,7 +163,7 @@ start_state() {
     # fail the pipe by closing it early.
     local said
     said=$("$bin" run -f -c "$rules" --root "$root" 2>&1 || true)
-    if [ "$last_code" != 1 ] || [ -e "$root/run/plugtop/state" ] || [ -e "$root/var/lock/cpuplugd.lock" ] \
+    if [ "$last_code" != 78 ] || [ -e "$root/run/plugtop/state" ] || [ -e "$root/var/lock/cpuplugd.lock" ] \
         || [[ "$said" != *"refusing to act"* ]]; then
         echo "  ^ run acted on a start state restore would refuse, or left a file"
         fail=1
