@@ -5,6 +5,9 @@ use std::path::Path;
 
 use crossterm::event::{KeyCode, KeyEvent};
 use plugtop::control::controller::Mode;
+use plugtop::train::Course;
+use plugtop::train::progress::CourseProgress;
+use plugtop::train::screen::app::{TrainAction, TrainApp};
 use plugtop::tui::app::View;
 use plugtop::tui::export;
 use plugtop::tui::keys::KeyAction;
@@ -89,6 +92,33 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     whatif.app_mut().whatif_key(KeyEvent::from(KeyCode::Enter));
     save("whatif-80x24", &whatif, 80, 24)?;
+    // The training screen: a practice run half way, and a diagnosis.
+    let mut practice = training("loadavg")?;
+    practice.update(TrainAction::Run(150));
+    save_training("train-practice-80x24", &practice)?;
+    save_training("train-diagnosis-80x24", &training("diagnose-flap")?)?;
+    Ok(())
+}
+
+/// The built-in course open at exercise `id`, progress not kept.
+fn training(id: &str) -> Result<TrainApp, Box<dyn std::error::Error>> {
+    let course = Course::load(Path::new("examples/courses/cpuplugd-basics.toml"))?;
+    Ok(TrainApp::new(
+        course,
+        CourseProgress::default(),
+        None,
+        None,
+        Some(id),
+    ))
+}
+
+fn save_training(name: &str, app: &TrainApp) -> Result<(), Box<dyn std::error::Error>> {
+    let mut terminal = Terminal::new(TestBackend::new(80, 24))?;
+    terminal.draw(|f| plugtop::train::screen::draw::draw(app, f))?;
+    let buffer = terminal.backend().buffer().clone();
+    std::fs::write(format!("screenshots/{name}.svg"), export::svg(&buffer))?;
+    std::fs::write(format!("screenshots/{name}.txt"), export::text(&buffer))?;
+    println!("screenshots/{name}.svg");
     Ok(())
 }
 

@@ -86,7 +86,10 @@ fn a_diagnosis_is_answered_through_the_screen() {
     );
     s.wait_for("Point at the culprit");
     s.wait_for("Flips");
-    // Down to HOTUNPLUG's comparison: not the one that flipped.
+    // Nothing is pointed at first; down to HOTPLUG's comparison, then
+    // HOTUNPLUG's: not the one that flipped.
+    s.press("\x1b[B");
+    s.wait_for("▶ HOTPLUG");
     s.press("\x1b[B");
     s.wait_for("▶ HOTUNPLUG");
     s.press("\r");

@@ -130,7 +130,11 @@ fn a_diagnosis_is_answered_by_pointing_at_the_comparison() {
         .iter()
         .position(|c| c.rule.file_name() == "HOTUNPLUG")
         .expect("a HOTUNPLUG comparison");
-    for _ in 0..wrong {
+    // Enter before pointing at anything is not an answer.
+    press(&mut a, KeyCode::Enter);
+    assert!(!a.solved());
+    assert!(a.status.contains("choose a comparison"), "{}", a.status);
+    for _ in 0..=wrong {
         press(&mut a, KeyCode::Down);
     }
     press(&mut a, KeyCode::Enter);
@@ -377,6 +381,7 @@ fn a_working_copy_replaced_by_a_link_is_neither_read_nor_written_through() {
 #[test]
 fn a_short_terminal_keeps_the_header_the_verdict_and_the_keys() {
     let mut a = app("diagnose-flap");
+    press(&mut a, KeyCode::Down);
     press(&mut a, KeyCode::Enter);
     for (w, h) in [(40, 10), (80, 20), (80, 12), (60, 5)] {
         let mut terminal = Terminal::new(TestBackend::new(w, h)).expect("test backend");

@@ -298,10 +298,11 @@ pub struct Current {
     pub practice: Option<Practice>,
     pub paused: bool,
     pub editor: Option<WhatIfEditor>,
-    /// A diagnosis: the comparisons to point at, the selected one, and the
-    /// Flips view's lines of the recording.
+    /// A diagnosis: the comparisons to point at, the selected one (none
+    /// at first, so that Enter alone never answers), and the Flips view's
+    /// lines of the recording.
     pub choices: Vec<Choice>,
-    pub selected: usize,
+    pub selected: Option<usize>,
     pub flips: Vec<String>,
     /// The last judgement, in one line, and whether it passed.
     pub verdict: Option<(bool, String)>,
@@ -377,7 +378,7 @@ impl TrainApp {
                 paused: false,
                 editor: None,
                 choices: Vec::new(),
-                selected: 0,
+                selected: None,
                 flips: Vec::new(),
                 verdict: None,
             },
@@ -416,7 +417,7 @@ impl TrainApp {
             paused: false,
             editor: None,
             choices: Vec::new(),
-            selected: 0,
+            selected: None,
             flips: Vec::new(),
             verdict: None,
         };
@@ -481,10 +482,8 @@ impl TrainApp {
         };
         if let Ok(rules) = &self.current.rules {
             self.current.choices = diagnose::choices(rules, &file);
-            self.current.selected = self
-                .current
-                .selected
-                .min(self.current.choices.len().saturating_sub(1));
+            let n = self.current.choices.len();
+            self.current.selected = self.current.selected.filter(|i| *i < n);
         }
         self.current.file = file;
         self.restart();
@@ -671,8 +670,12 @@ impl TrainApp {
             TrainAction::Choose(by) => {
                 let n = self.current.choices.len() as isize;
                 if n > 0 {
-                    self.current.selected =
-                        (self.current.selected as isize + by).rem_euclid(n) as usize;
+                    // From none, down is the first and up the last.
+                    let from = self
+                        .current
+                        .selected
+                        .map_or(if by > 0 { -1 } else { 0 }, |i| i as isize);
+                    self.current.selected = Some((from + by).rem_euclid(n) as usize);
                 }
             }
             TrainAction::Run(intervals) => {
@@ -848,14 +851,18 @@ impl TrainApp {
                 }
             }
             Kind::Diagnosis => {
-                let (passed, summary) =
-                    match (self.current.choices.get(self.current.selected), &ex.answer) {
-                        (Some(c), Some(truth)) if c.answers(truth) => {
-                            (true, format!("right: {}", c.line()))
-                        }
-                        (Some(c), _) => (false, format!("not {}", c.line())),
-                        (None, _) => (false, "nothing to point at".into()),
-                    };
+                let Some(selected) = self.current.selected else {
+                    // Not an attempt: nothing was pointed at yet.
+                    self.status = "choose a comparison with ↑↓ first, then Enter".into();
+                    return;
+                };
+                let (passed, summary) = match (self.current.choices.get(selected), &ex.answer) {
+                    (Some(c), Some(truth)) if c.answers(truth) => {
+                        (true, format!("right: {}", c.line()))
+                    }
+                    (Some(c), _) => (false, format!("not {}", c.line())),
+                    (None, _) => (false, "nothing to point at".into()),
+                };
                 self.count(index, &ex.id, passed, summary);
             }
         }

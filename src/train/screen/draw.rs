@@ -330,12 +330,12 @@ fn score_panel(app: &TrainApp, frame: &mut Frame, area: Rect, theme: Theme) {
 fn choices_panel(app: &TrainApp, frame: &mut Frame, area: Rect, theme: Theme) {
     let mut lines = Vec::new();
     for (i, c) in app.current.choices.iter().enumerate() {
-        let style = if i == app.current.selected {
+        let style = if app.current.selected == Some(i) {
             theme.selected()
         } else {
             Style::default()
         };
-        let mark = if i == app.current.selected {
+        let mark = if app.current.selected == Some(i) {
             "▶ "
         } else {
             "  "
