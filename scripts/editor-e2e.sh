@@ -42,7 +42,7 @@ procs_blocked 0
 STAT
 echo "0.42 0.30 0.20 2/150 4242" >"$root/proc/loadavg"
 printf '%s:%16d kB\n' MemTotal 2097152 MemFree 424242 Cached 262144 Shmem 1024 \
-    E2eProbe 7 >"$root/proc/meminfo"
+    EndToEndProbe 7 >"$root/proc/meminfo"
 printf '%s %d\n' nr_free_pages 106060 pgpgin 1000 pgpgout 2000 pswpin 0 pswpout 0 \
     pgscan_kswapd 10 pgscan_direct 0 >"$root/proc/vmstat"
 echo 0 >"$root/proc/sys/vm/cmm_pages"
@@ -67,7 +67,7 @@ start=$(date +%s.%N)
 status=0
 E2E_FILE=$rules E2E_OTHER=$tmp/etc/cpuplugd/other.conf E2E_ROOT=$root \
     E2E_PLUGTOP=$bin E2E_CONFIG=$PWD/examples/editors/neovim.lua \
-    E2E_TYPO=onumcpsu E2E_LIVE=424242 E2E_MEMINFO=E2eProbe \
+    E2E_TYPO=onumcpsu E2E_LIVE=424242 E2E_MEMINFO=EndToEndProbe \
     timeout 60 nvim --headless --clean -n -i NONE \
     -c "luafile $PWD/scripts/editor-e2e.lua" </dev/null >"$tmp/out" 2>"$tmp/err" || status=$?
 end=$(date +%s.%N)
@@ -87,7 +87,7 @@ echo "editor: $(emacs --version | head -1), eglot $(dpkg-query -W -f='${Version}
 start=$(date +%s.%N)
 status=0
 E2E_FILE=$rules E2E_ROOT=$root E2E_PLUGTOP=$bin E2E_CONFIG=$PWD/examples/editors/emacs.el \
-    E2E_TYPO=onumcpsu E2E_LIVE=424242 E2E_MEMINFO=E2eProbe \
+    E2E_TYPO=onumcpsu E2E_LIVE=424242 E2E_MEMINFO=EndToEndProbe \
     timeout 60 emacs --batch -Q -l "$PWD/scripts/editor-e2e.el" </dev/null >"$tmp/out" 2>"$tmp/err" || status=$?
 end=$(date +%s.%N)
 cat "$tmp/out"
