@@ -124,8 +124,20 @@ impl<'a> Units<'a> {
             }
             NodeKind::Binary(op, l, r) => {
                 let (a, b) = (self.at(l, depth + 1), self.at(r, depth + 1));
-                let constant = |n: NodeId| matches!(self.rules.node(n).kind, NodeKind::Const(_));
-                combine(op, a, b, constant(l), constant(r))
+                let value = |n: NodeId| match self.rules.node(n).kind {
+                    NodeKind::Const(c) => Some(c),
+                    _ => None,
+                };
+                let (ca, cb) = (value(l), value(r));
+                // A scaling by the constant that converts one unit into
+                // another (`meminfo.MemFree / 1024` is MB, not kB).
+                let converted = match (op, a, b, ca, cb) {
+                    (BinOp::Mul, ValueUnit::Of(x), _, _, Some(c))
+                    | (BinOp::Mul, _, ValueUnit::Of(x), Some(c), _) => converted(x, c),
+                    (BinOp::Div, ValueUnit::Of(x), _, _, Some(c)) => converted(x, 1.0 / c),
+                    _ => None,
+                };
+                converted.unwrap_or_else(|| combine(op, a, b, ca.is_some(), cb.is_some()))
             }
         };
         self.known.insert(node, unit);
@@ -196,6 +208,30 @@ fn combine(op: BinOp, a: ValueUnit, b: ValueUnit, ca: bool, cb: bool) -> ValueUn
             _ => Unknown,
         },
         _ => ValueUnit::Truth,
+    }
+}
+
+/// The unit of an amount in `unit` multiplied by `factor`, when the
+/// factor converts it (kB and MB by 1024, pages of 4 kB, percent of a CPU
+/// by 100); `Unknown` for a conversion into a unit without a name here
+/// (bytes, GB); `None` for a factor that only scales (`2 * pgscan` is
+/// pages still).
+fn converted(unit: Base, factor: f64) -> Option<ValueUnit> {
+    let is = |f: f64| (factor - f).abs() <= f * 1e-9;
+    let to = |b: Base| Some(ValueUnit::Of(b));
+    match unit {
+        Base::Kb if is(1.0 / 1024.0) => to(Base::Mb),
+        Base::Kb if is(0.25) => to(Base::Pages),
+        Base::Kb if is(1024.0) || is(1.0 / 1_048_576.0) => Some(ValueUnit::Unknown),
+        Base::Mb if is(1024.0) => to(Base::Kb),
+        Base::Mb if is(256.0) => to(Base::Pages),
+        Base::Mb if is(1.0 / 1024.0) || is(1_048_576.0) => Some(ValueUnit::Unknown),
+        Base::Pages if is(4.0) => to(Base::Kb),
+        Base::Pages if is(1.0 / 256.0) => to(Base::Mb),
+        Base::Pages if is(4096.0) => Some(ValueUnit::Unknown),
+        Base::Percent if is(0.01) => to(Base::Cpus),
+        Base::Cpus if is(100.0) => to(Base::Percent),
+        _ => None,
     }
 }
 
@@ -286,6 +322,26 @@ mod tests {
             "a share of ticks"
         );
         assert_eq!(by_name("user_0"), ValueUnit::Of(Base::Ticks));
+    }
+
+    #[test]
+    fn a_conversion_by_a_constant_changes_the_unit() {
+        let r = rules(
+            "UPDATE=\"1\"\nCPU_MIN=\"1\"\nCPU_MAX=\"0\"\nHOTPLUG=\"meminfo.MemFree / 1024 > idle / 100\"\nHOTUNPLUG=\"4 * vmstat.nr_free_pages > meminfo.MemFree * 1024\"\nMEMPLUG=\"vmstat.pgscan_direct * 2 > freemem * 1024\"\nMEMUNPLUG=\"0\"\n",
+        );
+        assert_eq!(
+            sides(&r, RuleKind::Hotplug),
+            (ValueUnit::Of(Base::Mb), ValueUnit::Of(Base::Cpus))
+        );
+        assert_eq!(
+            sides(&r, RuleKind::Hotunplug),
+            (ValueUnit::Of(Base::Kb), ValueUnit::Unknown)
+        );
+        // A factor that only scales keeps the unit.
+        assert_eq!(
+            sides(&r, RuleKind::Memplug),
+            (ValueUnit::Of(Base::Pages), ValueUnit::Of(Base::Kb))
+        );
     }
 
     #[test]
