@@ -34,6 +34,8 @@ pub enum FleetAction {
     Diff,
     Earlier,
     Later,
+    /// `?`: the help over the screen, or closes it.
+    Help,
 }
 
 /// Every key of the screen as the key line shows it: (keys, views where
@@ -43,6 +45,12 @@ pub const KEYS: &[(&str, &[FleetView], &str)] = &[
         "q",
         &[FleetView::Table, FleetView::Drift, FleetView::GuestDetail],
         "quit",
+    ),
+    // Second, so the key line says it at any width that shows a key.
+    (
+        "?",
+        &[FleetView::Table, FleetView::Drift, FleetView::GuestDetail],
+        "help",
     ),
     ("Enter", &[FleetView::Table], "open"),
     ("/", &[FleetView::Table], "filter"),
@@ -140,6 +148,10 @@ pub struct FleetApp {
     pub page: usize,
     /// Where guests' rule files are gathered on this machine (`--rules-root`).
     pub rules_root: Option<std::path::PathBuf>,
+    /// The `?` help is over the screen: keys other than `?`, Esc (which
+    /// close it) and `q` do nothing until it is closed, so a key read
+    /// while looking up another does not act behind the help.
+    pub help: bool,
 }
 
 impl FleetApp {
@@ -169,6 +181,7 @@ impl FleetApp {
             stale_after,
             page: 20,
             rules_root: None,
+            help: false,
         }
     }
 
@@ -275,8 +288,18 @@ impl FleetApp {
 
     /// Applies `action`; what to ask Prometheus for, if anything.
     pub fn update(&mut self, action: FleetAction) -> Option<Request> {
+        if self.help {
+            if matches!(action, FleetAction::Help | FleetAction::Back) {
+                self.help = false;
+            }
+            return None;
+        }
         match (self.view, action) {
             (_, FleetAction::Quit) => None,
+            (_, FleetAction::Help) => {
+                self.help = true;
+                None
+            }
             (FleetView::GuestDetail, FleetAction::Refresh) => self.detail_request(),
             (_, FleetAction::Refresh) => Some(Request::Fleet),
             (FleetView::Table, FleetAction::Up) => {

@@ -116,6 +116,7 @@ fn action(app: &FleetApp, key: KeyEvent) -> Option<FleetAction> {
         KeyCode::Char('s') => FleetAction::SortNext,
         KeyCode::Char('S') => FleetAction::SortReverse,
         KeyCode::Char('/') => FleetAction::Filter,
+        KeyCode::Char('?') | KeyCode::F(1) => FleetAction::Help,
         KeyCode::Char('d') => FleetAction::Drift,
         KeyCode::Char('D') => FleetAction::Diff,
         KeyCode::Left | KeyCode::Char('h') => FleetAction::Earlier,
