@@ -397,11 +397,7 @@ impl FleetApp {
                 .rules_file
                 .as_deref()
                 .ok_or_else(|| format!("{} exports no rule file path", g.instance))?;
-            diff::read(&diff::local_path(
-                self.rules_root.as_deref(),
-                &g.instance,
-                path,
-            ))
+            diff::read_guest_file(self.rules_root.as_deref(), &g.instance, path)
         };
         let base = self.drift.first().ok_or("no guests")?;
         let other = self
