@@ -244,6 +244,18 @@ fn screen_loop(
                                 app.filter_key(Some(c), true);
                             }
                         }
+                        // Raw mode makes Ctrl-C a key, not SIGINT: it quits
+                        // while a filter is typed too (it typed a `c`), and
+                        // other Ctrl keys type nothing.
+                        Event::Key(key)
+                            if app.filtering
+                                && key.modifiers.contains(KeyModifiers::CONTROL)
+                                && key.code == KeyCode::Char('c') =>
+                        {
+                            return Ok(());
+                        }
+                        Event::Key(key)
+                            if app.filtering && key.modifiers.contains(KeyModifiers::CONTROL) => {}
                         Event::Key(key) if app.filtering => match key.code {
                             KeyCode::Enter => app.filter_key(None, true),
                             KeyCode::Esc => app.filter_key(None, false),
