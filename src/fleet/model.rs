@@ -301,18 +301,24 @@ pub fn order(
     rows
 }
 
+/// Whether `needle` (lower case) is in any text column of `g` (the
+/// FAULTS column's rule names among them: `/HOTPLUG` finds the guests
+/// whose HOTPLUG faults) or one of its trouble words.
 fn matches(g: &FleetGuest, needle: &str, now: f64, stale_after: f64) -> bool {
     let troubles = g.troubles(now, stale_after);
-    [
-        g.instance.as_str(),
-        &g.job,
-        &g.zvm_name,
-        &g.system,
-        g.mode.as_deref().unwrap_or_default(),
-        &g.rules(),
-    ]
-    .iter()
-    .any(|t| t.to_lowercase().contains(needle))
+    g.faulting
+        .iter()
+        .any(|rule| rule.to_lowercase().contains(needle))
+        || [
+            g.instance.as_str(),
+            &g.job,
+            &g.zvm_name,
+            &g.system,
+            g.mode.as_deref().unwrap_or_default(),
+            &g.rules(),
+        ]
+        .iter()
+        .any(|t| t.to_lowercase().contains(needle))
         || troubles.iter().any(|t| t.word().contains(needle))
 }
 
@@ -392,6 +398,29 @@ pub fn drift_line(group: &DriftGroup) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_filter_finds_a_rule_in_the_faults_column() {
+        let fleet = Fleet {
+            guests: vec![
+                FleetGuest {
+                    instance: "a".into(),
+                    faulting: vec!["HOTPLUG".into()],
+                    ..FleetGuest::default()
+                },
+                FleetGuest {
+                    instance: "b".into(),
+                    ..FleetGuest::default()
+                },
+            ],
+            at: 0.0,
+            health: Health::default(),
+        };
+        assert_eq!(
+            order(&fleet, FleetColumn::Instance, false, "hotplug", 60.0),
+            [0]
+        );
+    }
 
     #[test]
     fn a_huge_update_interval_does_not_keep_a_stopped_guest_well() {
