@@ -107,11 +107,11 @@ struct Data {
 #[derive(Deserialize)]
 struct RawSeries {
     #[serde(default)]
-    metric: Labels,
+    metric: KeptLabels,
     #[serde(default)]
-    value: Option<Sample>,
+    value: Option<PromSample>,
     #[serde(default)]
-    values: Option<Bounded<Sample, MAX_POINTS>>,
+    values: Option<Bounded<PromSample, MAX_POINTS>>,
 }
 
 /// At most `N` items of a JSON array, the rest read past and counted, not
@@ -126,8 +126,8 @@ struct Bounded<T, const N: usize> {
 
 impl<'de, T: Deserialize<'de>, const N: usize> Deserialize<'de> for Bounded<T, N> {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct Items<T, const N: usize>(std::marker::PhantomData<T>);
-        impl<'de, T: Deserialize<'de>, const N: usize> serde::de::Visitor<'de> for Items<T, N> {
+        struct BoundedItems<T, const N: usize>(std::marker::PhantomData<T>);
+        impl<'de, T: Deserialize<'de>, const N: usize> serde::de::Visitor<'de> for BoundedItems<T, N> {
             type Value = Bounded<T, N>;
             fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
                 f.write_str("an array")
@@ -153,20 +153,20 @@ impl<'de, T: Deserialize<'de>, const N: usize> Deserialize<'de> for Bounded<T, N
                 Ok(Bounded { kept, total })
             }
         }
-        d.deserialize_seq(Items(std::marker::PhantomData))
+        d.deserialize_seq(BoundedItems(std::marker::PhantomData))
     }
 }
 
 /// A series' labels as they are read: the first 64, each name and value
 /// cut to [`MAX_LABEL`] characters; the rest read past, not kept.
 #[derive(Default)]
-struct Labels(PromLabels);
+struct KeptLabels(PromLabels);
 
-impl<'de> Deserialize<'de> for Labels {
+impl<'de> Deserialize<'de> for KeptLabels {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct Map;
-        impl<'de> serde::de::Visitor<'de> for Map {
-            type Value = Labels;
+        struct LabelMap;
+        impl<'de> serde::de::Visitor<'de> for LabelMap {
+            type Value = KeptLabels;
             fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
                 f.write_str("a map of label names to values")
             }
@@ -177,7 +177,7 @@ impl<'de> Deserialize<'de> for Labels {
                 let mut labels = PromLabels::new();
                 while labels.len() < 64 {
                     let Some((k, v)) = map.next_entry::<String, String>()? else {
-                        return Ok(Labels(labels));
+                        return Ok(KeptLabels(labels));
                     };
                     labels.insert(cut(&k), cut(&v));
                 }
@@ -185,33 +185,33 @@ impl<'de> Deserialize<'de> for Labels {
                     .next_entry::<serde::de::IgnoredAny, serde::de::IgnoredAny>()?
                     .is_some()
                 {}
-                Ok(Labels(labels))
+                Ok(KeptLabels(labels))
             }
         }
-        d.deserialize_map(Map)
+        d.deserialize_map(LabelMap)
     }
 }
 
 /// One sample, `[time, "value"]`, its value parsed as it is read (see
 /// [`parse_value`]): no string kept per point.
 #[derive(Deserialize)]
-struct Sample(f64, SampleValue);
+struct PromSample(f64, PromSampleValue);
 
-struct SampleValue(Option<f64>);
+struct PromSampleValue(Option<f64>);
 
-impl<'de> Deserialize<'de> for SampleValue {
+impl<'de> Deserialize<'de> for PromSampleValue {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct Text;
-        impl serde::de::Visitor<'_> for Text {
-            type Value = SampleValue;
+        struct SampleText;
+        impl serde::de::Visitor<'_> for SampleText {
+            type Value = PromSampleValue;
             fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
                 f.write_str("a sample value as a string")
             }
-            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<SampleValue, E> {
-                Ok(SampleValue(parse_value(v)))
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<PromSampleValue, E> {
+                Ok(PromSampleValue(parse_value(v)))
             }
         }
-        d.deserialize_str(Text)
+        d.deserialize_str(SampleText)
     }
 }
 
@@ -225,8 +225,8 @@ enum Item {
 
 impl<'de> Deserialize<'de> for Item {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct Any;
-        impl<'de> serde::de::Visitor<'de> for Any {
+        struct ItemVisitor;
+        impl<'de> serde::de::Visitor<'de> for ItemVisitor {
             type Value = Item;
             fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
                 f.write_str("a series")
@@ -258,7 +258,7 @@ impl<'de> Deserialize<'de> for Item {
                 Ok(Item::Other)
             }
         }
-        d.deserialize_any(Any)
+        d.deserialize_any(ItemVisitor)
     }
 }
 
@@ -339,7 +339,7 @@ pub fn decode_vector(body: &[u8]) -> Result<PromAnswer<Vec<PromPoint>>, QueryErr
         .into_iter()
         .map(|s| PromPoint {
             labels: s.metric.0,
-            value: s.value.and_then(|Sample(_, v)| v.0),
+            value: s.value.and_then(|PromSample(_, v)| v.0),
         })
         .collect();
     Ok(PromAnswer { data, warnings })
@@ -360,8 +360,8 @@ pub fn decode_matrix(body: &[u8]) -> Result<PromAnswer<Vec<PromSeries>>, QueryEr
                 .map(|v| v.kept)
                 .unwrap_or_default()
                 .into_iter()
-                .filter(|Sample(t, _)| t.is_finite())
-                .filter_map(|Sample(t, v)| v.0.map(|v| (t, v)))
+                .filter(|PromSample(t, _)| t.is_finite())
+                .filter_map(|PromSample(t, v)| v.0.map(|v| (t, v)))
                 .collect(),
         })
         .collect();
