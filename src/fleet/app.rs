@@ -221,6 +221,15 @@ impl FleetApp {
         self.now = now;
         if detail.health.down() {
             self.link = Link::Down(detail.health.failed.first().cloned().unwrap_or_default());
+        } else if matches!(self.link, Link::Down(_) | Link::Waiting) {
+            // In the detail view only the detail is asked: its answer is
+            // what says Prometheus is back (its own failures are in the
+            // view), or the header said DOWN until Esc.
+            self.link = Link::Up {
+                partial: 0,
+                of: detail.health.queries,
+                took_ms: detail.health.took_ms,
+            };
         }
         self.detail = Some(detail);
     }
@@ -453,6 +462,22 @@ mod tests {
         app.on_fleet(down, 115.0);
         assert_eq!(app.rows.len(), 3);
         assert!(matches!(app.link, Link::Down(_)));
+    }
+
+    #[test]
+    fn a_detail_that_answers_after_one_that_did_not_says_prometheus_is_back() {
+        let mut app = FleetApp::new("http://p", 3600.0, 60.0);
+        app.on_fleet(fleet(3), 100.0);
+        app.update(FleetAction::Open);
+        let mut down = GuestDetail::default();
+        down.health.queries = 7;
+        down.health.failed = vec!["x".into(); 7];
+        app.on_detail(down, 115.0);
+        assert!(matches!(app.link, Link::Down(_)));
+        let mut back = GuestDetail::default();
+        back.health.queries = 7;
+        app.on_detail(back, 130.0);
+        assert!(matches!(app.link, Link::Up { .. }), "{:?}", app.link);
     }
 
     #[test]
