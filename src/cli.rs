@@ -133,7 +133,7 @@ pub enum Subcommand {
     Lsp(LspArgs),
     /// Every guest's plugtop as the site's Prometheus holds it: trouble first, rule-file drift, one guest in detail.
     #[command(
-        after_help = "Exit status with --batch: 0 no guest in trouble; 1 a guest is stopped, faulting, flapping, held at CPU_MAX under load or its pool at CMM_MAX; 2 bad options or Prometheus answered nothing. See docs/fleet.md."
+        after_help = "Exit status with --batch: 0 no guest in trouble; 1 a guest is stopped, faulting, flapping, held at CPU_MAX under load or its pool at CMM_MAX; 2 bad options or Prometheus answered nothing. On the screen, ? lists every key. See docs/fleet.md."
     )]
     Fleet(FleetArgs),
     /// Write the man pages or shell completions (for packagers; see README).

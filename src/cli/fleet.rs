@@ -31,6 +31,9 @@ pub fn run(args: FleetArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
     let client = PromClient::new(&args.prometheus, timeout)?;
     let lookback = seconds("lookback", args.lookback, 60.0, 366.0 * 86_400.0)?;
     let mut scope = Scope::new(&args.matcher, window.as_secs_f64(), stale.as_secs_f64());
+    if let Err(why) = fetch::check_matcher(&scope.matcher) {
+        bail!("--match takes label matchers, like '{{job=\"plugtop\",site=~\"b.*\"}}': {why}");
+    }
     scope.lookback = lookback.as_secs_f64();
     let dumb = std::env::var("TERM").is_ok_and(|t| t == "dumb");
     use std::io::IsTerminal;

@@ -34,6 +34,8 @@ pub enum FleetAction {
     Diff,
     Earlier,
     Later,
+    /// `?`: the help over the screen, or closes it.
+    Help,
 }
 
 /// Every key of the screen as the key line shows it: (keys, views where
@@ -43,6 +45,12 @@ pub const KEYS: &[(&str, &[FleetView], &str)] = &[
         "q",
         &[FleetView::Table, FleetView::Drift, FleetView::GuestDetail],
         "quit",
+    ),
+    // Second, so the key line says it at any width that shows a key.
+    (
+        "?",
+        &[FleetView::Table, FleetView::Drift, FleetView::GuestDetail],
+        "help",
     ),
     ("Enter", &[FleetView::Table], "open"),
     ("/", &[FleetView::Table], "filter"),
@@ -140,6 +148,10 @@ pub struct FleetApp {
     pub page: usize,
     /// Where guests' rule files are gathered on this machine (`--rules-root`).
     pub rules_root: Option<std::path::PathBuf>,
+    /// The `?` help is over the screen: keys other than `?`, Esc (which
+    /// close it) and `q` do nothing until it is closed, so a key read
+    /// while looking up another does not act behind the help.
+    pub help: bool,
 }
 
 impl FleetApp {
@@ -169,6 +181,7 @@ impl FleetApp {
             stale_after,
             page: 20,
             rules_root: None,
+            help: false,
         }
     }
 
@@ -208,6 +221,15 @@ impl FleetApp {
         self.now = now;
         if detail.health.down() {
             self.link = Link::Down(detail.health.failed.first().cloned().unwrap_or_default());
+        } else if matches!(self.link, Link::Down(_) | Link::Waiting) {
+            // In the detail view only the detail is asked: its answer is
+            // what says Prometheus is back (its own failures are in the
+            // view), or the header said DOWN until Esc.
+            self.link = Link::Up {
+                partial: 0,
+                of: detail.health.queries,
+                took_ms: detail.health.took_ms,
+            };
         }
         self.detail = Some(detail);
     }
@@ -275,8 +297,18 @@ impl FleetApp {
 
     /// Applies `action`; what to ask Prometheus for, if anything.
     pub fn update(&mut self, action: FleetAction) -> Option<Request> {
+        if self.help {
+            if matches!(action, FleetAction::Help | FleetAction::Back) {
+                self.help = false;
+            }
+            return None;
+        }
         match (self.view, action) {
             (_, FleetAction::Quit) => None,
+            (_, FleetAction::Help) => {
+                self.help = true;
+                None
+            }
             (FleetView::GuestDetail, FleetAction::Refresh) => self.detail_request(),
             (_, FleetAction::Refresh) => Some(Request::Fleet),
             (FleetView::Table, FleetAction::Up) => {
@@ -374,11 +406,7 @@ impl FleetApp {
                 .rules_file
                 .as_deref()
                 .ok_or_else(|| format!("{} exports no rule file path", g.instance))?;
-            diff::read(&diff::local_path(
-                self.rules_root.as_deref(),
-                &g.instance,
-                path,
-            ))
+            diff::read_guest_file(self.rules_root.as_deref(), &g.instance, path)
         };
         let base = self.drift.first().ok_or("no guests")?;
         let other = self
@@ -434,6 +462,22 @@ mod tests {
         app.on_fleet(down, 115.0);
         assert_eq!(app.rows.len(), 3);
         assert!(matches!(app.link, Link::Down(_)));
+    }
+
+    #[test]
+    fn a_detail_that_answers_after_one_that_did_not_says_prometheus_is_back() {
+        let mut app = FleetApp::new("http://p", 3600.0, 60.0);
+        app.on_fleet(fleet(3), 100.0);
+        app.update(FleetAction::Open);
+        let mut down = GuestDetail::default();
+        down.health.queries = 7;
+        down.health.failed = vec!["x".into(); 7];
+        app.on_detail(down, 115.0);
+        assert!(matches!(app.link, Link::Down(_)));
+        let mut back = GuestDetail::default();
+        back.health.queries = 7;
+        app.on_detail(back, 130.0);
+        assert!(matches!(app.link, Link::Up { .. }), "{:?}", app.link);
     }
 
     #[test]

@@ -18,38 +18,92 @@ pub enum RulesDiffLine {
     Added(String),
 }
 
+/// The directory of `instance` below `--rules-root`: `:` and every other
+/// character but ASCII letters, digits, `.` and `-` written `_`, and a
+/// name of dots only (`.`, `..`: the root itself or above it) all `_`.
+fn instance_dir(instance: &str) -> String {
+    let dir: String = instance
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '.' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if dir.chars().all(|c| c == '.') {
+        "_".repeat(dir.len().max(1))
+    } else {
+        dir
+    }
+}
+
 /// Where a guest's rule file is on this machine: `root/INSTANCE/PATH`
 /// under a directory the user gathered them in, else the path itself
-/// (guests that share this machine's file system, or a test).
+/// (guests that share this machine's file system, or a test). For saying
+/// where; [`read_guest_file`] is what reads it.
 pub fn local_path(root: Option<&Path>, instance: &str, path: &str) -> PathBuf {
     match root {
-        Some(root) => {
-            let dir: String = instance
-                .chars()
-                .map(|c| {
-                    if c.is_ascii_alphanumeric() || c == '.' || c == '-' {
-                        c
-                    } else {
-                        '_'
-                    }
-                })
-                .collect();
-            root.join(dir).join(path.trim_start_matches('/'))
-        }
+        Some(root) => root
+            .join(instance_dir(instance))
+            .join(path.trim_start_matches('/')),
         None => PathBuf::from(path),
     }
 }
 
-/// A rule file's text, bounded; why not, when it cannot be read.
-pub fn read(path: &Path) -> Result<String, String> {
+/// A guest's rule file, bounded, from the path its label gives (untrusted:
+/// any guest, or whoever writes to Prometheus, sets it). Under `root` the
+/// path is resolved as a process chrooted there would, so no `..` (in the
+/// path or the instance) and no link planted in the root leads outside
+/// it; without one, the path as it is. Either way only a regular file is
+/// read, opened without blocking: a FIFO, a terminal or a device is
+/// refused at once, not waited on (this runs on the screen's thread).
+pub fn read_guest_file(root: Option<&Path>, instance: &str, path: &str) -> Result<String, String> {
+    let shown = local_path(root, instance, path);
+    let fail = |e: &dyn std::fmt::Display| format!("{}: {e}", shown.display());
+    let file = match root {
+        Some(root) => {
+            let dir = crate::kernel::in_root::RootDir::open(root)
+                .map_err(|e| format!("{}: {e}", root.display()))?;
+            let rel = format!(
+                "{}/{}",
+                instance_dir(instance),
+                path.trim_start_matches('/')
+            );
+            let rel = std::ffi::CString::new(rel).map_err(|e| fail(&e))?;
+            dir.open_file(&rel).map_err(|e| fail(&e))?
+        }
+        None => {
+            use std::os::unix::fs::OpenOptionsExt;
+            // Looked at before it is opened: opening some devices acts.
+            let meta = std::fs::metadata(path).map_err(|e| fail(&e))?;
+            if !meta.is_file() {
+                return Err(fail(&"not a regular file (a FIFO, a device?): not read"));
+            }
+            std::fs::OpenOptions::new()
+                .read(true)
+                .custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32)
+                .open(path)
+                .map_err(|e| fail(&e))?
+        }
+    };
+    let meta = file.metadata().map_err(|e| fail(&e))?;
+    if !meta.is_file() {
+        return Err(fail(&"not a regular file (a FIFO, a device?): not read"));
+    }
+    read_bounded(file).map_err(|e| fail(&e))
+}
+
+/// At most [`MAX_FILE`] bytes of `file`, as text; more is an error.
+fn read_bounded(file: std::fs::File) -> Result<String, String> {
     use std::io::Read;
-    let file = std::fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
     let mut bytes = Vec::new();
     file.take(MAX_FILE + 1)
         .read_to_end(&mut bytes)
-        .map_err(|e| format!("{}: {e}", path.display()))?;
+        .map_err(|e| e.to_string())?;
     if bytes.len() as u64 > MAX_FILE {
-        return Err(format!("{}: larger than {MAX_FILE} bytes", path.display()));
+        return Err(format!("larger than {MAX_FILE} bytes"));
     }
     Ok(String::from_utf8_lossy(&bytes).into_owned())
 }
@@ -111,5 +165,7 @@ mod tests {
     fn an_instance_becomes_one_directory() {
         let p = local_path(Some(Path::new("/r")), "10.0.0.1:9866", "/etc/cpuplugd.conf");
         assert_eq!(p, Path::new("/r/10.0.0.1_9866/etc/cpuplugd.conf"));
+        let p = local_path(Some(Path::new("/r")), "..", "/etc/cpuplugd.conf");
+        assert_eq!(p, Path::new("/r/__/etc/cpuplugd.conf"));
     }
 }

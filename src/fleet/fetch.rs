@@ -124,6 +124,86 @@ impl Scope {
     }
 }
 
+/// Why `matcher` (label matchers without their braces, as [`Scope`] keeps
+/// them) is not a list of label matchers, if it is not. `--match` is put
+/// inside every query's braces as it is: unchecked, a `}` in it would end
+/// the selector and the rest be PromQL of the user's (`job="a"} or
+/// vector(1) or x{y="z"`), a query of another shape than the decoding
+/// expects, with answers that would pass for guests.
+pub fn check_matcher(matcher: &str) -> Result<(), String> {
+    let near = |rest: &str| -> String { rest.chars().take(24).collect() };
+    let mut rest = matcher.trim_start();
+    while !rest.is_empty() {
+        rest = match rest.strip_prefix('"') {
+            // A quoted (UTF-8) label name, as Prometheus 3 takes.
+            Some(after) => quoted(after, '"')?,
+            None => {
+                let end = rest
+                    .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                    .unwrap_or(rest.len());
+                if end == 0 || rest.starts_with(|c: char| c.is_ascii_digit()) {
+                    return Err(format!("a label name expected at `{}`", near(rest)));
+                }
+                &rest[end..]
+            }
+        }
+        .trim_start();
+        let op = ["=~", "!~", "!=", "="]
+            .into_iter()
+            .find(|op| rest.starts_with(op))
+            .ok_or_else(|| format!("=, !=, =~ or !~ expected at `{}`", near(rest)))?;
+        rest = rest[op.len()..].trim_start();
+        rest = match rest.chars().next() {
+            Some(q @ ('"' | '\'' | '`')) => quoted(&rest[1..], q)?,
+            _ => return Err(format!("a quoted value expected at `{}`", near(rest))),
+        }
+        .trim_start();
+        if rest.is_empty() {
+            break;
+        }
+        rest = rest
+            .strip_prefix(',')
+            .ok_or_else(|| format!("`,` or the end expected at `{}`", near(rest)))?
+            .trim_start();
+    }
+    Ok(())
+}
+
+/// What follows the string that `text` starts inside (after its opening
+/// `quote`), as PromQL reads it: escapes in `"` and `'`, none in `` ` ``.
+fn quoted(text: &str, quote: char) -> Result<&str, String> {
+    let mut chars = text.char_indices();
+    while let Some((i, c)) = chars.next() {
+        match c {
+            '\\' if quote != '`' => {
+                chars.next();
+            }
+            '\n' if quote != '`' => return Err("a line break inside a quoted value".into()),
+            c if c == quote => return Ok(&text[i + c.len_utf8()..]),
+            _ => {}
+        }
+    }
+    Err(format!("a value whose {quote} is never closed"))
+}
+
+/// `text` as a PromQL double-quoted string's inside: `\`, `"` and every
+/// control character escaped. A label value comes from Prometheus
+/// (untrusted, and it may hold a line break, which a PromQL string may
+/// not): put in a query raw, it would make that query fail, or say more
+/// than one label's value.
+pub fn promql_string(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '"' => out.push_str("\\\""),
+            c if c.is_control() => out.push_str(&format!("\\u{:04x}", u32::from(c))),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
 /// How long a stopped guest stays listed by default, in seconds: a day.
 pub const LOOKBACK: f64 = 86_400.0;
 
@@ -329,8 +409,11 @@ pub fn detail(
     end: f64,
 ) -> GuestDetail {
     let started = Instant::now();
-    let esc = |s: &str| s.replace('\\', "\\\\").replace('"', "\\\"");
-    let one = format!("job=\"{}\",instance=\"{}\"", esc(job), esc(instance));
+    let one = format!(
+        "job=\"{}\",instance=\"{}\"",
+        promql_string(job),
+        promql_string(instance)
+    );
     let step = ((end - start) / DETAIL_POINTS).max(1.0);
     let mut d = GuestDetail {
         job: job.into(),
@@ -382,4 +465,81 @@ pub fn detail(
     d.changes = changes;
     d.health.took_ms = started.elapsed().as_millis() as u64;
     d
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Mutex;
+
+    #[test]
+    fn label_matchers_are_taken_and_anything_else_is_refused() {
+        for ok in [
+            "",
+            r#"job="plugtop""#,
+            r#"job="plugtop", site=~"b.*",instance!~'x\'y',"a.b"!="}",z=`a"b`,"#,
+            r#"job="a\"} or vector(1)""#,
+        ] {
+            assert_eq!(check_matcher(ok), Ok(()), "{ok}");
+        }
+        for bad in [
+            r#"{job="a"} or vector(1)"#,
+            r#"job="a"} or vector(1) or x{y="z""#,
+            r#"job="a" or vector(1)"#,
+            r#"job="a"#,
+            "job=\"a\nb\"",
+            r#"job"#,
+            r#"job=a"#,
+            r#"1job="a""#,
+            r#",job="a""#,
+            r#"job=="a""#,
+            r#"job="a"}"#,
+        ] {
+            assert!(check_matcher(bad).is_err(), "{bad} taken");
+        }
+    }
+
+    /// Records the queries asked, answers nothing.
+    struct Asked(Mutex<Vec<String>>);
+
+    impl Prometheus for Asked {
+        fn instant(
+            &self,
+            query: &str,
+            _: f64,
+        ) -> Result<super::super::query::PromAnswer<Vec<PromPoint>>, QueryError> {
+            if let Ok(mut q) = self.0.lock() {
+                q.push(query.into());
+            }
+            Err(QueryError::Transport("no".into()))
+        }
+        fn range(
+            &self,
+            query: &str,
+            _: f64,
+            _: f64,
+            _: f64,
+        ) -> Result<super::super::query::PromAnswer<Vec<PromSeries>>, QueryError> {
+            if let Ok(mut q) = self.0.lock() {
+                q.push(query.into());
+            }
+            Err(QueryError::Transport("no".into()))
+        }
+    }
+
+    #[test]
+    fn a_guest_whose_labels_hold_line_breaks_and_quotes_is_asked_for_as_itself() {
+        let asked = Asked(Mutex::new(Vec::new()));
+        let scope = Scope::new("", 3600.0, 60.0);
+        detail(&asked, &scope, "a\"b", "x\ny\\\"}", 0.0, 3600.0);
+        let queries = asked.0.into_inner().unwrap_or_default();
+        assert_eq!(queries.len(), 7);
+        for q in &queries {
+            assert!(!q.chars().any(char::is_control), "{q:?}");
+            assert!(
+                q.ends_with(r#"{job="a\"b",instance="x\u000ay\\\"}"}"#),
+                "{q}"
+            );
+        }
+    }
 }

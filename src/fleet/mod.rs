@@ -12,6 +12,7 @@ pub mod detail;
 pub mod diff;
 pub mod fetch;
 pub mod format;
+pub mod help;
 pub mod model;
 pub mod query;
 pub mod screen;

@@ -83,6 +83,10 @@ impl Trouble {
     }
 }
 
+/// The longest UPDATE interval a guest's own interval counts as, in
+/// seconds: a day, the longest `plugtop tune` proposes.
+pub const MAX_UPDATE: f64 = 86_400.0;
+
 impl FleetGuest {
     /// Seconds since the last reading at `now`.
     pub fn age(&self, now: f64) -> Option<f64> {
@@ -90,9 +94,14 @@ impl FleetGuest {
     }
 
     /// Whether its plugtop stopped reading: no reading for `stale_after`
-    /// seconds, or three of its own intervals if those are longer.
+    /// seconds, or three of its own intervals if those are longer. Its
+    /// interval is what the guest exports (`plugtop_update_seconds`), so
+    /// it counts up to [`MAX_UPDATE`] only: an UPDATE of 1e308 would
+    /// otherwise keep a guest that stopped years ago from ever being
+    /// stopped.
     pub fn stopped(&self, now: f64, stale_after: f64) -> bool {
-        let limit = stale_after.max(3.0 * self.update.unwrap_or(0.0));
+        let update = self.update.unwrap_or(0.0).clamp(0.0, MAX_UPDATE);
+        let limit = stale_after.max(3.0 * update);
         self.age(now).is_none_or(|a| a > limit)
     }
 
@@ -292,18 +301,24 @@ pub fn order(
     rows
 }
 
+/// Whether `needle` (lower case) is in any text column of `g` (the
+/// FAULTS column's rule names among them: `/HOTPLUG` finds the guests
+/// whose HOTPLUG faults) or one of its trouble words.
 fn matches(g: &FleetGuest, needle: &str, now: f64, stale_after: f64) -> bool {
     let troubles = g.troubles(now, stale_after);
-    [
-        g.instance.as_str(),
-        &g.job,
-        &g.zvm_name,
-        &g.system,
-        g.mode.as_deref().unwrap_or_default(),
-        &g.rules(),
-    ]
-    .iter()
-    .any(|t| t.to_lowercase().contains(needle))
+    g.faulting
+        .iter()
+        .any(|rule| rule.to_lowercase().contains(needle))
+        || [
+            g.instance.as_str(),
+            &g.job,
+            &g.zvm_name,
+            &g.system,
+            g.mode.as_deref().unwrap_or_default(),
+            &g.rules(),
+        ]
+        .iter()
+        .any(|t| t.to_lowercase().contains(needle))
         || troubles.iter().any(|t| t.word().contains(needle))
 }
 
@@ -383,6 +398,40 @@ pub fn drift_line(group: &DriftGroup) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_filter_finds_a_rule_in_the_faults_column() {
+        let fleet = Fleet {
+            guests: vec![
+                FleetGuest {
+                    instance: "a".into(),
+                    faulting: vec!["HOTPLUG".into()],
+                    ..FleetGuest::default()
+                },
+                FleetGuest {
+                    instance: "b".into(),
+                    ..FleetGuest::default()
+                },
+            ],
+            at: 0.0,
+            health: Health::default(),
+        };
+        assert_eq!(
+            order(&fleet, FleetColumn::Instance, false, "hotplug", 60.0),
+            [0]
+        );
+    }
+
+    #[test]
+    fn a_huge_update_interval_does_not_keep_a_stopped_guest_well() {
+        let g = FleetGuest {
+            last_reading: Some(0.0),
+            update: Some(1e308),
+            ..FleetGuest::default()
+        };
+        assert!(g.stopped(1e9, 60.0));
+        assert!(!g.stopped(3.0 * MAX_UPDATE, 60.0));
+    }
 
     fn guest(instance: &str) -> FleetGuest {
         FleetGuest {

@@ -92,40 +92,180 @@ struct Envelope {
     #[serde(default)]
     error: Option<String>,
     #[serde(default)]
-    warnings: Option<Vec<String>>,
+    warnings: Option<Bounded<String, 16>>,
     #[serde(default)]
-    infos: Option<Vec<String>>,
+    infos: Option<Bounded<String, 16>>,
 }
 
 #[derive(Deserialize)]
 struct Data {
     #[serde(rename = "resultType")]
     result_type: String,
-    result: serde_json::Value,
+    result: Bounded<Item, MAX_SERIES>,
 }
 
 #[derive(Deserialize)]
 struct RawSeries {
     #[serde(default)]
-    metric: BTreeMap<String, String>,
+    metric: KeptLabels,
     #[serde(default)]
-    value: Option<(f64, String)>,
+    value: Option<PromSample>,
     #[serde(default)]
-    values: Option<Vec<(f64, String)>>,
+    values: Option<Bounded<PromSample, MAX_POINTS>>,
+}
+
+/// At most `N` items of a JSON array, the rest read past and counted, not
+/// kept. The answer is decoded straight into these (never into a
+/// `serde_json::Value` first, which took some 30 bytes of memory for each
+/// byte of `[1,"1"],`: 1.6 GiB for an answer under the 64 MiB bound), so
+/// millions of tiny items cost what `N` of them do.
+struct Bounded<T, const N: usize> {
+    kept: Vec<T>,
+    total: usize,
+}
+
+impl<'de, T: Deserialize<'de>, const N: usize> Deserialize<'de> for Bounded<T, N> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct BoundedItems<T, const N: usize>(std::marker::PhantomData<T>);
+        impl<'de, T: Deserialize<'de>, const N: usize> serde::de::Visitor<'de> for BoundedItems<T, N> {
+            type Value = Bounded<T, N>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("an array")
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> Result<Self::Value, A::Error> {
+                let mut kept = Vec::new();
+                while kept.len() < N {
+                    match seq.next_element::<T>()? {
+                        Some(item) => kept.push(item),
+                        None => {
+                            let total = kept.len();
+                            return Ok(Bounded { kept, total });
+                        }
+                    }
+                }
+                let mut total = kept.len();
+                while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {
+                    total += 1;
+                }
+                Ok(Bounded { kept, total })
+            }
+        }
+        d.deserialize_seq(BoundedItems(std::marker::PhantomData))
+    }
+}
+
+/// A series' labels as they are read: the first 64, each name and value
+/// cut to [`MAX_LABEL`] characters; the rest read past, not kept.
+#[derive(Default)]
+struct KeptLabels(PromLabels);
+
+impl<'de> Deserialize<'de> for KeptLabels {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct LabelMap;
+        impl<'de> serde::de::Visitor<'de> for LabelMap {
+            type Value = KeptLabels;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a map of label names to values")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<Self::Value, A::Error> {
+                let mut labels = PromLabels::new();
+                while labels.len() < 64 {
+                    let Some((k, v)) = map.next_entry::<String, String>()? else {
+                        return Ok(KeptLabels(labels));
+                    };
+                    labels.insert(cut(&k), cut(&v));
+                }
+                while map
+                    .next_entry::<serde::de::IgnoredAny, serde::de::IgnoredAny>()?
+                    .is_some()
+                {}
+                Ok(KeptLabels(labels))
+            }
+        }
+        d.deserialize_map(LabelMap)
+    }
+}
+
+/// One sample, `[time, "value"]`, its value parsed as it is read (see
+/// [`parse_value`]): no string kept per point.
+#[derive(Deserialize)]
+struct PromSample(f64, PromSampleValue);
+
+struct PromSampleValue(Option<f64>);
+
+impl<'de> Deserialize<'de> for PromSampleValue {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct SampleText;
+        impl serde::de::Visitor<'_> for SampleText {
+            type Value = PromSampleValue;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a sample value as a string")
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<PromSampleValue, E> {
+                Ok(PromSampleValue(parse_value(v)))
+            }
+        }
+        d.deserialize_str(SampleText)
+    }
+}
+
+/// One item of `result`: a series (of a vector or a matrix), or anything
+/// else (a scalar's or a string's `[time, "value"]` parts), read past so
+/// that the answer is refused for its type rather than as bad JSON.
+enum Item {
+    Series(RawSeries),
+    Other,
+}
+
+impl<'de> Deserialize<'de> for Item {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct ItemVisitor;
+        impl<'de> serde::de::Visitor<'de> for ItemVisitor {
+            type Value = Item;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a series")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<Item, A::Error> {
+                RawSeries::deserialize(serde::de::value::MapAccessDeserializer::new(map))
+                    .map(Item::Series)
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Item, A::Error> {
+                while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {}
+                Ok(Item::Other)
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<Item, E> {
+                Ok(Item::Other)
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<Item, E> {
+                Ok(Item::Other)
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<Item, E> {
+                Ok(Item::Other)
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<Item, E> {
+                Ok(Item::Other)
+            }
+            fn visit_str<E>(self, _: &str) -> Result<Item, E> {
+                Ok(Item::Other)
+            }
+            fn visit_unit<E>(self) -> Result<Item, E> {
+                Ok(Item::Other)
+            }
+        }
+        d.deserialize_any(ItemVisitor)
+    }
 }
 
 /// A sample's value as Prometheus writes it (a string: "1", "NaN",
 /// "+Inf"); only finite numbers are values.
 pub fn parse_value(text: &str) -> Option<f64> {
     text.trim().parse::<f64>().ok().filter(|v| v.is_finite())
-}
-
-fn cut_labels(metric: BTreeMap<String, String>) -> PromLabels {
-    metric
-        .into_iter()
-        .take(64)
-        .map(|(k, v)| (cut(&k), cut(&v)))
-        .collect()
 }
 
 fn cut(text: &str) -> String {
@@ -144,9 +284,10 @@ fn envelope(body: &[u8]) -> Result<(Data, Vec<String>), QueryError> {
         serde_json::from_slice(body).map_err(|e| QueryError::NotJson(cut(&e.to_string())))?;
     let mut warnings: Vec<String> = env
         .warnings
+        .map(|w| w.kept)
         .unwrap_or_default()
         .into_iter()
-        .chain(env.infos.unwrap_or_default())
+        .chain(env.infos.map(|i| i.kept).unwrap_or_default())
         .take(16)
         .map(|w| cut(&w))
         .collect();
@@ -163,22 +304,23 @@ fn envelope(body: &[u8]) -> Result<(Data, Vec<String>), QueryError> {
     Ok((data, warnings))
 }
 
-/// The series of a result array, at most [`MAX_SERIES`] (a warning says
-/// when more were dropped).
+/// The series of a result (of the type asked for), at most [`MAX_SERIES`]
+/// (a warning says when more were dropped).
 fn series(
-    result: serde_json::Value,
+    result: Bounded<Item, MAX_SERIES>,
     warnings: &mut Vec<String>,
 ) -> Result<Vec<RawSeries>, QueryError> {
-    let serde_json::Value::Array(items) = result else {
-        return Err(QueryError::NotJson("`result` is not an array".into()));
-    };
-    let total = items.len();
-    let mut out = Vec::with_capacity(total.min(MAX_SERIES));
-    for item in items.into_iter().take(MAX_SERIES) {
-        let raw: RawSeries =
-            serde_json::from_value(item).map_err(|e| QueryError::NotJson(cut(&e.to_string())))?;
-        out.push(raw);
-    }
+    let total = result.total;
+    let out = result
+        .kept
+        .into_iter()
+        .map(|item| match item {
+            Item::Series(s) => Ok(s),
+            Item::Other => Err(QueryError::NotJson(
+                "`result` is not a list of series".into(),
+            )),
+        })
+        .collect::<Result<Vec<_>, _>>()?;
     if total > MAX_SERIES {
         warnings.push(format!(
             "{total} series answered, only the first {MAX_SERIES} kept: narrow --match"
@@ -196,8 +338,8 @@ pub fn decode_vector(body: &[u8]) -> Result<PromAnswer<Vec<PromPoint>>, QueryErr
     let data = series(data.result, &mut warnings)?
         .into_iter()
         .map(|s| PromPoint {
-            labels: cut_labels(s.metric),
-            value: s.value.and_then(|(_, v)| parse_value(&v)),
+            labels: s.metric.0,
+            value: s.value.and_then(|PromSample(_, v)| v.0),
         })
         .collect();
     Ok(PromAnswer { data, warnings })
@@ -212,14 +354,14 @@ pub fn decode_matrix(body: &[u8]) -> Result<PromAnswer<Vec<PromSeries>>, QueryEr
     let data = series(data.result, &mut warnings)?
         .into_iter()
         .map(|s| PromSeries {
-            labels: cut_labels(s.metric),
+            labels: s.metric.0,
             points: s
                 .values
+                .map(|v| v.kept)
                 .unwrap_or_default()
                 .into_iter()
-                .take(MAX_POINTS)
-                .filter(|(t, _)| t.is_finite())
-                .filter_map(|(t, v)| parse_value(&v).map(|v| (t, v)))
+                .filter(|PromSample(t, _)| t.is_finite())
+                .filter_map(|PromSample(t, v)| v.0.map(|v| (t, v)))
                 .collect(),
         })
         .collect();
@@ -382,6 +524,32 @@ mod tests {
         let e =
             decode_vector(br#"{"status":"success","data":{"resultType":"matrix","result":[]}}"#);
         assert!(matches!(e, Err(QueryError::WrongType(..))));
+    }
+
+    #[test]
+    fn a_scalar_where_a_vector_was_asked_is_refused_for_its_type() {
+        let e = decode_vector(
+            br#"{"status":"success","data":{"resultType":"scalar","result":[1,"2"]}}"#,
+        );
+        assert!(matches!(e, Err(QueryError::WrongType(..))), "{e:?}");
+        let e = decode_vector(
+            br#"{"status":"success","data":{"resultType":"vector","result":[1,"2"]}}"#,
+        );
+        assert!(matches!(e, Err(QueryError::NotJson(..))), "{e:?}");
+    }
+
+    #[test]
+    fn labels_warnings_and_points_are_kept_bounded_as_they_are_read() {
+        let labels: String = (0..1000).map(|i| format!(r#""l{i:04}":"v","#)).collect();
+        let warnings = vec![r#""w""#; 1000].join(",");
+        let points = vec![r#"[1,"1"]"#; MAX_POINTS + 5].join(",");
+        let body = format!(
+            r#"{{"status":"success","warnings":[{warnings}],"data":{{"resultType":"matrix","result":[{{"metric":{{{labels}"instance":"a"}},"values":[{points}]}}]}}}}"#
+        );
+        let a = decode_matrix(body.as_bytes()).expect("decoded");
+        assert_eq!(a.data[0].labels.len(), 64);
+        assert_eq!(a.data[0].points.len(), MAX_POINTS);
+        assert_eq!(a.warnings, ["w"]);
     }
 
     #[test]

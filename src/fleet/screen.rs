@@ -116,6 +116,7 @@ fn action(app: &FleetApp, key: KeyEvent) -> Option<FleetAction> {
         KeyCode::Char('s') => FleetAction::SortNext,
         KeyCode::Char('S') => FleetAction::SortReverse,
         KeyCode::Char('/') => FleetAction::Filter,
+        KeyCode::Char('?') | KeyCode::F(1) => FleetAction::Help,
         KeyCode::Char('d') => FleetAction::Drift,
         KeyCode::Char('D') => FleetAction::Diff,
         KeyCode::Left | KeyCode::Char('h') => FleetAction::Earlier,
@@ -243,6 +244,18 @@ fn screen_loop(
                                 app.filter_key(Some(c), true);
                             }
                         }
+                        // Raw mode makes Ctrl-C a key, not SIGINT: it quits
+                        // while a filter is typed too (it typed a `c`), and
+                        // other Ctrl keys type nothing.
+                        Event::Key(key)
+                            if app.filtering
+                                && key.modifiers.contains(KeyModifiers::CONTROL)
+                                && key.code == KeyCode::Char('c') =>
+                        {
+                            return Ok(());
+                        }
+                        Event::Key(key)
+                            if app.filtering && key.modifiers.contains(KeyModifiers::CONTROL) => {}
                         Event::Key(key) if app.filtering => match key.code {
                             KeyCode::Enter => app.filter_key(None, true),
                             KeyCode::Esc => app.filter_key(None, false),

@@ -101,7 +101,10 @@ pub fn draw(frame: &mut Frame, app: &FleetApp) {
         height: 1,
         ..area
     };
-    frame.render_widget(Paragraph::new(footer(app)), foot);
+    frame.render_widget(Paragraph::new(footer(app, area.width as usize)), foot);
+    if app.help {
+        super::help::draw(frame, app, area);
+    }
 }
 
 /// The header: the title and counts, how Prometheus answered, the drift.
@@ -304,8 +307,10 @@ fn drift_lines(app: &FleetApp, area: Rect) -> Vec<Line<'static>> {
     lines
 }
 
-/// The key line, or the filter being typed.
-fn footer(app: &FleetApp) -> Line<'static> {
+/// The key line, or the filter being typed. Keys are said whole, as many
+/// as fit in `cols` (`?` among the first: the help says the rest), never
+/// cut in the middle of a word.
+fn footer(app: &FleetApp, cols: usize) -> Line<'static> {
     if app.filtering {
         return Line::from(vec![
             Span::styled("/", Style::default().add_modifier(Modifier::BOLD)),
@@ -320,18 +325,28 @@ fn footer(app: &FleetApp) -> Line<'static> {
             Style::default().fg(Color::Cyan),
         )
     });
-    let spans: Vec<Span<'static>> = kept
-        .into_iter()
-        .chain(
-            KEYS.iter()
-                .filter(|(_, views, _)| views.contains(&app.view))
-                .flat_map(|(k, _, what)| {
-                    [
-                        Span::styled(*k, Style::default().add_modifier(Modifier::BOLD)),
-                        Span::raw(format!(" {what}  ")),
-                    ]
-                }),
-        )
-        .collect();
+    let mut left = cols;
+    let mut spans: Vec<Span<'static>> = Vec::new();
+    if let Some(kept) = kept {
+        left = left.saturating_sub(kept.content.chars().count());
+        spans.push(kept);
+    }
+    for (k, _, what) in KEYS
+        .iter()
+        .filter(|(_, views, _)| views.contains(&app.view))
+    {
+        let what = format!(" {what}  ");
+        // The two spaces after the last key may fall off the edge.
+        let need = k.chars().count() + what.trim_end().chars().count();
+        if need > left {
+            break;
+        }
+        left = left.saturating_sub(need + 2);
+        spans.push(Span::styled(
+            *k,
+            Style::default().add_modifier(Modifier::BOLD),
+        ));
+        spans.push(Span::raw(what));
+    }
     Line::from(spans)
 }

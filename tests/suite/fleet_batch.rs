@@ -99,3 +99,23 @@ fn bad_options_are_refused_with_what_to_fix() {
     assert_eq!(code, Some(2));
     assert!(err.contains("--timeout"), "{err}");
 }
+
+#[test]
+fn a_match_that_is_not_label_matchers_is_refused_before_any_query() {
+    let fake = fleet_fake::start(|_, _| Reply::Json(String::new()));
+    for bad in [
+        r#"{job="a"} or vector(1)"#,
+        r#"job="a"} or vector(1) or plugtop_guest_info{job="b""#,
+        "job=\"a\nb\"",
+        r#"job="unclosed"#,
+    ] {
+        let (code, _, err) = fleet(&["--prometheus", &fake.url, "--match", bad, "--batch"]);
+        assert_eq!(code, Some(2), "{bad}: {err}");
+        assert!(err.contains("--match"), "{err}");
+    }
+    assert_eq!(
+        fake.requests.load(std::sync::atomic::Ordering::SeqCst),
+        0,
+        "nothing asked"
+    );
+}

@@ -209,3 +209,60 @@ fn a_refresh_asks_a_fixed_number_of_queries_whatever_the_fleet() {
         );
     }
 }
+
+/// The most memory `plugtop fleet --batch` used (VmHWM, in KiB) against
+/// `fake`, read while it runs.
+fn peak_kib(url: &str) -> u64 {
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_plugtop"))
+        .args(["fleet", "--prometheus", url, "--batch", "--timeout", "60"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("plugtop runs");
+    let mut peak = 0;
+    let started = std::time::Instant::now();
+    while child.try_wait().expect("waits").is_none() {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", child.id()));
+        if let Some(kib) = status.ok().and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("VmHWM:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        }) {
+            peak = peak.max(kib);
+        }
+        assert!(started.elapsed() < Duration::from_secs(120), "it ends");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    peak
+}
+
+#[test]
+fn an_answer_of_tiny_points_under_the_body_bound_stays_small_in_memory() {
+    // 60 MiB of `[1,"1"]`: under the 64 MiB bound, millions of points.
+    let points = vec![r#"[1,"1"]"#; 10_000].join(",");
+    let one = format!(r#"{{"metric":{{"job":"j","instance":"a"}},"values":[{points}]}}"#);
+    let n = (60 << 20) / one.len();
+    let matrix = format!(
+        r#"{{"status":"success","warnings":[{}],"data":{{"resultType":"matrix","result":[{}]}}}}"#,
+        vec![r#""w""#; 1000].join(","),
+        vec![one; n].join(",")
+    );
+    // And a vector of as many tiny labels as 60 MiB hold.
+    let labels: String = (0..(6 << 20) / 10)
+        .map(|i| format!(r#""l{i}":"","#))
+        .collect();
+    let vector = format!(
+        r#"{{"status":"success","data":{{"resultType":"vector","result":[{{"metric":{{{labels}"instance":"a"}},"value":[1,"1"]}}]}}}}"#
+    );
+    let matrix = std::sync::Arc::new(matrix);
+    let vector = std::sync::Arc::new(vector);
+    let fake = fleet_fake::start(move |path, _| {
+        if path.ends_with("query_range") {
+            Reply::Json(matrix.as_ref().clone())
+        } else {
+            Reply::Json(vector.as_ref().clone())
+        }
+    });
+    let kib = peak_kib(&fake.url);
+    assert!(kib < 400 * 1024, "{} MiB for answers of 60 MiB", kib / 1024);
+}

@@ -64,3 +64,25 @@ fn the_screen_follows_prometheus_down_and_back() {
         "the alternate screen is left"
     );
 }
+
+#[test]
+fn ctrl_c_quits_while_a_filter_is_typed_and_question_mark_opens_the_help() {
+    let guests = fleet_fake::five();
+    let fake = fleet_fake::start(move |path, params| fleet_fake::answer(&guests, path, params));
+    let mut s = Session::start(&["fleet", "--prometheus", &fake.url], 24, 80);
+    s.wait_for("stopped   10.0.0.3:9866");
+    s.press("?");
+    s.wait_for("keys: ? or Esc closes");
+    s.press("?");
+    s.wait_gone("keys: ? or Esc closes");
+    s.press("/LINUX");
+    s.wait_for("/LINUX█");
+    // Raw mode: Ctrl-C is a key, not SIGINT; it quits, not types `c`.
+    s.press("\x03");
+    let (code, raw) = s.wait_exit();
+    assert_eq!(code, Some(0));
+    assert!(
+        raw.contains("\u{1b}[?1049l"),
+        "the alternate screen is left"
+    );
+}

@@ -228,3 +228,32 @@ fn a_slow_prometheus_is_said_in_the_header() {
         "{text}"
     );
 }
+
+#[test]
+fn question_mark_shows_every_key_and_question_mark_or_esc_closes_it() {
+    let mut app = app();
+    assert!(
+        screen(&app, 80, 24).contains("? help"),
+        "the key line says ? help"
+    );
+    assert_eq!(app.update(FleetAction::Help), None);
+    let shown = screen(&app, 80, 24);
+    assert_snapshot_of!("fleet_screen", "help_80x24", shown.clone());
+    for key in ["Enter", "/", "s S", "d", "D Enter", "←→ h l", "q Ctrl-C"] {
+        assert!(shown.contains(key), "{key} missing from\n{shown}");
+    }
+    // Keys do nothing behind the help, `?` closes it.
+    assert_eq!(app.update(FleetAction::Open), None);
+    assert_eq!(app.update(FleetAction::Help), None);
+    assert!(!screen(&app, 80, 24).contains("keys: ? or Esc closes"));
+    // Esc closes it too, in every view, and tiny screens draw it.
+    app.update(FleetAction::Drift);
+    app.update(FleetAction::Help);
+    assert!(screen(&app, 80, 24).contains("drift (here)"));
+    for (w, h) in [(20, 5), (1, 1), (21, 4), (200, 3)] {
+        let _ = screen(&app, w, h);
+    }
+    app.update(FleetAction::Back);
+    assert!(!app.help);
+    assert_eq!(app.view, plugtop::fleet::app::FleetView::Drift);
+}

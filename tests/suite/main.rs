@@ -46,6 +46,7 @@ mod fleet_fake;
 mod fleet_hostile;
 mod fleet_metrics;
 mod fleet_pty;
+mod fleet_rules_root;
 mod fleet_screen;
 mod help_keys;
 mod hostile_files;
