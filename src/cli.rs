@@ -238,7 +238,7 @@ pub struct FleetArgs {
     /// With --batch: text lines or one JSON document.
     #[arg(long, value_enum, default_value_t = FleetFormat::Text)]
     pub format: FleetFormat,
-    /// Where the guests' rule files are gathered on this machine, as DIR/INSTANCE/PATH, for the drift diff (default: each file's own path).
+    /// Where the guests' rule files are gathered on this machine, as DIR/INSTANCE/PATH, for the drift diff (read inside DIR as in a chroot; without it, no diff).
     #[arg(long, value_name = "DIR")]
     pub rules_root: Option<PathBuf>,
 }

@@ -54,6 +54,19 @@ pub fn run(args: FleetArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
             match batch::write(&fleet, format, scope.stale_after, out)? {
                 FleetVerdict::AllWell => Status::Ok,
                 FleetVerdict::Trouble => Status::Failed,
+                FleetVerdict::Unsure => {
+                    let why = match fleet.health.failed.first() {
+                        Some(first) => format!(
+                            "{} of {} queries failed (first: {first}), so guests may be in trouble unseen",
+                            fleet.health.failed.len(),
+                            fleet.health.queries
+                        ),
+                        None => "no guest matched; check --match and the scrape job".to_string(),
+                    };
+                    // The reason quotes the server: made safe for the terminal.
+                    super::stderr::complain(&format!("plugtop fleet: no trouble seen, but {why}"));
+                    Status::Code(2)
+                }
             },
         );
     }

@@ -158,7 +158,7 @@ impl FleetApp {
     /// An empty screen waiting for its first answer.
     pub fn new(prometheus: &str, window: f64, stale_after: f64) -> FleetApp {
         FleetApp {
-            prometheus: prometheus.to_string(),
+            prometheus: without_credentials(prometheus),
             fleet: Fleet::default(),
             link: Link::Waiting,
             now: 0.0,
@@ -417,9 +417,34 @@ impl FleetApp {
     }
 }
 
+/// `url` as the header shows it: a `user:password@` in it is not put on
+/// a screen that someone may be looking over.
+fn without_credentials(url: &str) -> String {
+    let (scheme, rest) = url.split_once("://").unwrap_or(("", url));
+    let host_end = rest.find('/').unwrap_or(rest.len());
+    match rest[..host_end].rfind('@') {
+        Some(at) if scheme.is_empty() => rest[at + 1..].to_string(),
+        Some(at) => format!("{scheme}://{}", &rest[at + 1..]),
+        None => url.to_string(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn credentials_in_the_url_are_not_shown() {
+        assert_eq!(
+            without_credentials("http://me:secret@prom:9090/p"),
+            "http://prom:9090/p"
+        );
+        assert_eq!(without_credentials("http://prom:9090"), "http://prom:9090");
+        assert_eq!(
+            without_credentials("http://prom:9090/a@b"),
+            "http://prom:9090/a@b"
+        );
+    }
     use crate::fleet::model::{FleetGuest, Health};
 
     fn fleet(n: usize) -> Fleet {

@@ -21,6 +21,10 @@ pub enum Format {
 pub enum FleetVerdict {
     AllWell,
     Trouble,
+    /// No trouble seen, but the check could not look everywhere: a query
+    /// failed, or no guest matched (a typo in `--match`). A check that
+    /// passed on half the data would hide the trouble in the other half.
+    Unsure,
 }
 
 #[derive(Serialize)]
@@ -86,6 +90,8 @@ pub fn write(
     }
     Ok(if troubled {
         FleetVerdict::Trouble
+    } else if !fleet.health.failed.is_empty() || fleet.guests.is_empty() {
+        FleetVerdict::Unsure
     } else {
         FleetVerdict::AllWell
     })

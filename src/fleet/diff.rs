@@ -40,9 +40,9 @@ fn instance_dir(instance: &str) -> String {
 }
 
 /// Where a guest's rule file is on this machine: `root/INSTANCE/PATH`
-/// under a directory the user gathered them in, else the path itself
-/// (guests that share this machine's file system, or a test). For saying
-/// where; [`read_guest_file`] is what reads it.
+/// under the directory the user gathered them in, else the path as the
+/// guest exported it. For saying where; [`read_guest_file`] is what reads
+/// it (under a root only).
 pub fn local_path(root: Option<&Path>, instance: &str, path: &str) -> PathBuf {
     match root {
         Some(root) => root
@@ -53,41 +53,32 @@ pub fn local_path(root: Option<&Path>, instance: &str, path: &str) -> PathBuf {
 }
 
 /// A guest's rule file, bounded, from the path its label gives (untrusted:
-/// any guest, or whoever writes to Prometheus, sets it). Under `root` the
+/// any guest, or whoever writes to Prometheus, sets it), read only under
+/// `root`, the directory the user gathered the guests' files in: there the
 /// path is resolved as a process chrooted there would, so no `..` (in the
-/// path or the instance) and no link planted in the root leads outside
-/// it; without one, the path as it is. Either way only a regular file is
-/// read, opened without blocking: a FIFO, a terminal or a device is
-/// refused at once, not waited on (this runs on the screen's thread).
+/// path or the instance) and no link planted in the root leads outside it.
+/// Without a root nothing is read: a label naming `/etc/shadow` must not
+/// show this machine's file on the screen. Only a regular file is read,
+/// opened without blocking: a FIFO, a terminal or a device is refused at
+/// once, not waited on (this runs on the screen's thread).
 pub fn read_guest_file(root: Option<&Path>, instance: &str, path: &str) -> Result<String, String> {
-    let shown = local_path(root, instance, path);
-    let fail = |e: &dyn std::fmt::Display| format!("{}: {e}", shown.display());
-    let file = match root {
-        Some(root) => {
-            let dir = crate::kernel::in_root::RootDir::open(root)
-                .map_err(|e| format!("{}: {e}", root.display()))?;
-            let rel = format!(
-                "{}/{}",
-                instance_dir(instance),
-                path.trim_start_matches('/')
-            );
-            let rel = std::ffi::CString::new(rel).map_err(|e| fail(&e))?;
-            dir.open_file(&rel).map_err(|e| fail(&e))?
-        }
-        None => {
-            use std::os::unix::fs::OpenOptionsExt;
-            // Looked at before it is opened: opening some devices acts.
-            let meta = std::fs::metadata(path).map_err(|e| fail(&e))?;
-            if !meta.is_file() {
-                return Err(fail(&"not a regular file (a FIFO, a device?): not read"));
-            }
-            std::fs::OpenOptions::new()
-                .read(true)
-                .custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32)
-                .open(path)
-                .map_err(|e| fail(&e))?
-        }
+    let Some(root) = root else {
+        return Err(format!(
+            "give --rules-root DIR (the guests' files as DIR/INSTANCE/PATH) to compare them; \
+             {instance}'s {path}, a path from the metrics, is not read on this machine"
+        ));
     };
+    let shown = local_path(Some(root), instance, path);
+    let fail = |e: &dyn std::fmt::Display| format!("{}: {e}", shown.display());
+    let dir = crate::kernel::in_root::RootDir::open(root)
+        .map_err(|e| format!("{}: {e}", root.display()))?;
+    let rel = format!(
+        "{}/{}",
+        instance_dir(instance),
+        path.trim_start_matches('/')
+    );
+    let rel = std::ffi::CString::new(rel).map_err(|e| fail(&e))?;
+    let file = dir.open_file(&rel).map_err(|e| fail(&e))?;
     let meta = file.metadata().map_err(|e| fail(&e))?;
     if !meta.is_file() {
         return Err(fail(&"not a regular file (a FIFO, a device?): not read"));

@@ -77,6 +77,28 @@ fn text_says_the_same_and_a_well_fleet_exits_0() {
 }
 
 #[test]
+fn a_check_that_could_not_look_everywhere_does_not_pass() {
+    // The well guest alone, but the faults query fails: not a pass.
+    let mut guests = fleet_fake::five();
+    guests.retain(|g| g.instance == "10.0.0.1:9866");
+    let fake = fleet_fake::start(move |path, params| {
+        let query = params.get("query").map(String::as_str).unwrap_or("");
+        if query.contains("plugtop_rule_faults_total") {
+            return Reply::Status(500, "query failed".into());
+        }
+        fleet_fake::answer(&guests, path, params)
+    });
+    let (code, _, err) = fleet(&["--prometheus", &fake.url, "--batch"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("queries failed"), "{err}");
+    // No guest at all (a --match that matches nothing): not a pass either.
+    let fake = fleet_fake::start(move |path, params| fleet_fake::answer(&[], path, params));
+    let (code, _, err) = fleet(&["--prometheus", &fake.url, "--batch"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("no guest matched"), "{err}");
+}
+
+#[test]
 fn a_prometheus_that_is_down_exits_2_and_says_so() {
     let fake = fleet_fake::start(|_, _| Reply::Status(503, "down".into()));
     let (code, _, err) = fleet(&["--prometheus", &fake.url, "--batch"]);

@@ -128,7 +128,7 @@ fn a_fifo_for_a_rule_file_is_refused_not_waited_on() {
         guest("g2", "/etc/cpuplugd.conf", "bbbb"),
     );
     assert!(d.is_err(), "{d:?}");
-    // Without --rules-root, the label's own path: refused as well.
+    // Without --rules-root nothing is read, not even a regular file.
     let d = diff_of(
         None,
         guest(
