@@ -144,34 +144,20 @@ pub fn draw(frame: &mut Frame, app: &FleetApp, area: Rect) {
 fn series_lines(d: &GuestDetail, strip_w: usize, cols: usize) -> Vec<Line<'static>> {
     let label = |s: &str| fit(s, LABEL) + " ";
     let mut lines = Vec::new();
-    let id = |x: f64| x;
-    lines.push(Line::raw(fit(
-        &format!(
-            "{}{}  {}",
-            label("CPUs online"),
-            graph(&d.online, d.start, d.end, strip_w.saturating_sub(22)),
-            range_text(&d.online, id)
-        ),
-        cols,
-    )));
-    lines.push(Line::raw(fit(
-        &format!(
-            "{}{}  {}",
-            label("present"),
-            graph(&d.present, d.start, d.end, strip_w.saturating_sub(22)),
-            range_text(&d.present, id)
-        ),
-        cols,
-    )));
-    lines.push(Line::raw(fit(
-        &format!(
-            "{}{}  {}",
-            label("pool MiB"),
-            graph(&d.pool, d.start, d.end, strip_w.saturating_sub(22)),
-            range_text(&d.pool, pages_to_mib)
-        ),
-        cols,
-    )));
+    let graphed = |name: &str, points: &[(f64, f64)], value: fn(f64) -> f64| {
+        Line::raw(fit(
+            &format!(
+                "{}{}  {}",
+                label(name),
+                graph(points, d.start, d.end, strip_w.saturating_sub(22)),
+                range_text(points, value)
+            ),
+            cols,
+        ))
+    };
+    lines.push(graphed("CPUs online", &d.online, |x| x));
+    lines.push(graphed("present", &d.present, |x| x));
+    lines.push(graphed("pool MiB", &d.pool, pages_to_mib));
     for (rule, points) in &d.rules {
         lines.push(Line::raw(fit(
             &format!(

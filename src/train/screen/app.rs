@@ -308,6 +308,27 @@ pub struct Current {
     pub verdict: Option<(bool, String)>,
 }
 
+impl Current {
+    /// Exercise `index` before its working copy is read: no rules, no run.
+    fn empty(index: usize) -> Self {
+        Current {
+            index,
+            copy: None,
+            file: SourceFile::new("", Vec::new()),
+            rules: Err(String::new()),
+            facts: SystemFacts::any_machine(1, "no machine yet"),
+            judge: None,
+            practice: None,
+            paused: false,
+            editor: None,
+            choices: Vec::new(),
+            selected: None,
+            flips: Vec::new(),
+            verdict: None,
+        }
+    }
+}
+
 /// The screen's whole state.
 pub struct TrainApp {
     pub course: Course,
@@ -367,21 +388,7 @@ impl TrainApp {
             })
             .unwrap_or(0);
         let mut app = TrainApp {
-            current: Current {
-                index,
-                copy: None,
-                file: SourceFile::new("", Vec::new()),
-                rules: Err(String::new()),
-                facts: SystemFacts::any_machine(1, "no machine yet"),
-                judge: None,
-                practice: None,
-                paused: false,
-                editor: None,
-                choices: Vec::new(),
-                selected: None,
-                flips: Vec::new(),
-                verdict: None,
-            },
+            current: Current::empty(index),
             course,
             progress,
             progress_path,
@@ -406,21 +413,7 @@ impl TrainApp {
     /// practice run.
     fn open(&mut self, index: usize) {
         let ex = self.course.exercises[index].clone();
-        self.current = Current {
-            index,
-            copy: None,
-            file: SourceFile::new("", Vec::new()),
-            rules: Err(String::new()),
-            facts: SystemFacts::any_machine(1, "no machine yet"),
-            judge: None,
-            practice: None,
-            paused: false,
-            editor: None,
-            choices: Vec::new(),
-            selected: None,
-            flips: Vec::new(),
-            verdict: None,
-        };
+        self.current = Current::empty(index);
         self.status.clear();
         let bytes = match &self.work_dir {
             Some(dir) => match WorkingCopy::open(dir, &ex.id, &ex.start) {
