@@ -229,6 +229,11 @@ pub struct Decision {
 pub struct Engine {
     rules: Arc<RuleSet>,
     state: State,
+    /// Each user variable's first inlined node (by its index in the rule
+    /// set), found once: the screen, the metrics and the editor ask for
+    /// every variable's value every interval. Shared, as the programs are:
+    /// the loop check copies the engine each interval that acts.
+    var_nodes: Arc<[Option<NodeId>]>,
 }
 
 /// Everything the engine remembers between intervals.
@@ -260,6 +265,7 @@ impl Clone for Engine {
         Engine {
             rules: Arc::clone(&self.rules),
             state: self.state.clone(),
+            var_nodes: Arc::clone(&self.var_nodes),
         }
     }
 
@@ -267,6 +273,7 @@ impl Clone for Engine {
     fn clone_from(&mut self, source: &Self) {
         self.rules.clone_from(&source.rules);
         self.state.clone_from(&source.state);
+        self.var_nodes.clone_from(&source.var_nodes);
     }
 }
 
@@ -362,6 +369,20 @@ fn names_loadavg(rules: &RuleSet) -> bool {
     })
 }
 
+/// The first node that inlines each user variable, by variable index
+/// (`None` for one no rule uses: cpuplugd never parses it).
+fn first_var_nodes(rules: &RuleSet) -> Vec<Option<NodeId>> {
+    let mut first = vec![None; rules.variables.len()];
+    for (i, node) in rules.nodes.iter().enumerate() {
+        if let NodeKind::Var { var, .. } = node.kind
+            && let Some(slot @ None) = first.get_mut(var as usize)
+        {
+            *slot = Some(i as NodeId);
+        }
+    }
+    first
+}
+
 impl Engine {
     /// An engine for a loaded rule set, with an empty history.
     pub fn new(rules: Arc<RuleSet>) -> Self {
@@ -383,6 +404,7 @@ impl Engine {
                     .iter()
                     .any(|n| matches!(n.kind, NodeKind::Keyword(k) if Symbols::is_share(k))),
             },
+            var_nodes: first_var_nodes(&rules).into(),
             rules,
         }
     }
@@ -458,21 +480,21 @@ impl Engine {
     /// where a rule names it. `None` while the history fills, or when no
     /// rule names the variable (cpuplugd never parses it then).
     pub fn variable(&self, name: &str) -> Option<Result<f64, Stop>> {
+        let var = self.rules.variables.iter().position(|v| v.name == name)?;
+        self.variable_at(var)
+    }
+
+    /// [`Engine::variable`] by the variable's index in the rule set.
+    pub fn variable_at(&self, var: usize) -> Option<Result<f64, Stop>> {
         if self.state.readings <= self.rules.history_depth as usize {
             return None;
         }
-        let var = self.rules.variables.iter().position(|v| v.name == name)? as u32;
-        let node = self.rules.nodes.iter().position(
-            |n| matches!(n.kind, crate::rules::expr::NodeKind::Var { var: v, .. } if v == var),
-        )?;
+        let node = (*self.var_nodes.get(var)?)?;
         let view = HistoryView {
             history: &self.state.history,
             symbols: &self.state.symbols,
         };
-        Some(
-            Evaluator::new(&self.rules, &view)
-                .number(node as NodeId, &mut crate::rules::eval::NoTrace),
-        )
+        Some(Evaluator::new(&self.rules, &view).number(node, &mut crate::rules::eval::NoTrace))
     }
 
     /// Decides on the newest reading again (what-if and benchmarks), or

@@ -429,8 +429,11 @@ impl Metrics {
     /// Each user variable a rule uses; absent while it has no finite value.
     fn variables(&mut self, session: &Session) {
         let engine = session.engine();
-        for v in session.rules().variables.iter().filter(|v| v.uses > 0) {
-            match engine.variable(&v.name).and_then(Result::ok) {
+        for (i, v) in session.rules().variables.iter().enumerate() {
+            if v.uses == 0 {
+                continue;
+            }
+            match engine.variable_at(i).and_then(Result::ok) {
                 Some(value) if value.is_finite() => {
                     if let Some(g) = self.cache.variables.get(&v.name) {
                         g.set(value);

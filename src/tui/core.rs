@@ -129,12 +129,12 @@ impl Core {
         let loads = cpu_loads(self.latest.as_deref(), &sample);
         let engine = self.session.engine();
         let rules = self.session.rules();
-        let value = |name: &str| engine.variable(name).and_then(Result::ok);
         let variables = rules
             .variables
             .iter()
-            .filter(|v| v.uses > 0)
-            .map(|v| (v.name.clone(), value(&v.name)))
+            .enumerate()
+            .filter(|(_, v)| v.uses > 0)
+            .map(|(i, v)| (v.name.clone(), engine.variable_at(i).and_then(Result::ok)))
             .collect();
         let frame = Interval {
             number: self.seen - 1,
