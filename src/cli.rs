@@ -79,6 +79,10 @@ pub struct Cli {
     /// With --sim: /proc/vmstat carries the old zone-suffixed names.
     #[arg(long, requires = "sim")]
     pub old_kernel: bool,
+    /// With --sim: candidates the screen's tune (T) evaluates (default: as
+    /// `plugtop tune` on the scenario, so both recommend the same point).
+    #[arg(long, requires = "sim", value_parser = clap::value_parser!(u64).range(1..=100_000))]
+    pub tune_budget: Option<u64>,
     /// Let step and autonomous mode change this machine although it is not
     /// an s390 z/VM guest (by default plugtop refuses on such a `/`).
     #[arg(long)]
@@ -120,7 +124,8 @@ pub enum Subcommand {
     Sim(SimArgs),
     /// Keep samples: as a recording file (-o) or as snapshot directories (--export-snapshots).
     Record(RecordArgs),
-    /// Search a rule file's thresholds against a scenario on the simulated guest and show the trade-off.
+    /// Search a rule file's form and thresholds against a scenario on the simulated guest and show the trade-off.
+    #[command(after_long_help = TUNE_JUDGE)]
     Tune(TuneArgs),
     /// Graded exercises on the simulated guest: a course's screen, or a class's grades (train grade).
     #[command(
@@ -396,6 +401,35 @@ pub struct SimArgs {
     pub flap: FlapArgs,
 }
 
+/// What `plugtop tune` recommends, shown under `--help`.
+const TUNE_JUDGE: &str = "\
+What the judge accepts (the same on the screen's T):
+  Candidates are your file with its numbers moved, and every shipped form
+  (and --forms DIR) put into your file with its numbers moved; your file as
+  written is always a candidate, so nothing worse than doing nothing is
+  recommended. A candidate is recommended only if, on the workload:
+    - it does not flap, its plug and unplug thresholds lie at least a CPU
+      apart, it flaps at none of the steady loads tried, cpuplugd would
+      not stop on it;
+    - it holds what the objective holds fixed to the reference (--against,
+      else your file):
+        cpu:    average CPUs at most 5% more (or any, where it leaves at
+                least 20% less demand unmet), no more stalls, guest size
+                within 1%;
+        memory: no more CPUs or stalls, unmet demand within 1%, throughput
+                within 0.2 points;
+        steady: no more CPUs at all, no more stalls, guest size within 1%,
+                unmet demand within 5%;
+    - and it is better: 1% less of what the objective improves (unmet
+      demand; guest size), or as much with fewer stalls, fewer changes, no
+      flapping, fewer CPUs or (cpu) a smaller guest; for steady, fewer
+      changes or no flapping where the reference flaps.
+  Then, by default, on every built-in scenario and at 40 steady loads it
+  may lose to the reference by at most 5% (unmet CPU-s; CPUs unless it
+  leaves 20% less unmet) and flap nowhere the reference does not.
+  Every recommendation states its cost against your file: average and
+  peak CPUs, memory and swap.";
+
 /// The arguments of `plugtop tune`.
 #[derive(clap::Args)]
 pub struct TuneArgs {
@@ -443,11 +477,19 @@ pub struct TuneArgs {
     /// (nothing is held out to check the recommendation on).
     #[arg(long, requires = "replay")]
     pub whole: bool,
-    /// What to improve: cpu (less unmet demand at no more CPUs, memory or
-    /// stalls) or memory (a smaller guest at no more stalls, CPUs or unmet
-    /// demand, and no less throughput).
+    /// What to improve: cpu (less unmet demand), memory (a smaller guest)
+    /// or steady (stop flapping at no more CPUs); what each holds fixed is
+    /// said below.
     #[arg(long, value_enum, default_value_t = TuneObjective::Cpu)]
     pub objective: TuneObjective,
+    /// Also search the rule forms in this directory (*.conf, see
+    /// examples/forms/README.md) beside the shipped ones.
+    #[arg(long, value_name = "DIR", conflicts_with = "only_thresholds")]
+    pub forms: Option<PathBuf>,
+    /// Move only the numbers of the file, never its form (no rule form is
+    /// searched).
+    #[arg(long)]
+    pub only_thresholds: bool,
     /// Judge candidates on the workload alone. By default the
     /// recommendation must also hold up on the built-in scenarios (lose to
     /// the reference on none by more than 5%) and at 40 steady loads (flap
@@ -521,6 +563,7 @@ pub enum GradeFormat {
 pub enum TuneObjective {
     Cpu,
     Memory,
+    Steady,
 }
 
 /// The arguments of `plugtop record`.

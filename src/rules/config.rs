@@ -175,6 +175,17 @@ fn prefix_name(name: &str, canonical: &str, span: Span) -> Diagnostic {
     ))
 }
 
+/// What a line whose name (whitespace removed) is `name` sets, as
+/// cpuplugd matches it: a rule (`Some(kind)`), a setting or a variable
+/// (`None`, with whether it is a setting).
+pub fn line_sets(name: &[u8]) -> (Option<RuleKind>, bool) {
+    match classify(name).0 {
+        NameKind::Rule(kind) => (Some(kind), false),
+        NameKind::Setting(_) => (None, true),
+        NameKind::Variable => (None, false),
+    }
+}
+
 fn classify(name: &[u8]) -> (NameKind, &'static str) {
     let lower = name.to_ascii_lowercase();
     for kind in RuleKind::ALL {

@@ -547,6 +547,7 @@ mod tests {
             count: None,
             sim: Some("two.toml".into()),
             old_kernel: false,
+            tune_budget: None,
             allow_non_zvm: false,
         };
         let stop = StopFlag::new();
@@ -650,6 +651,7 @@ mod tests {
             count: None,
             sim: None,
             old_kernel: false,
+            tune_budget: None,
             allow_non_zvm: false,
         };
         (

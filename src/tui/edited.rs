@@ -3,6 +3,7 @@
 //! against the rules in force, so a confirmation can show exactly what
 //! applying or writing it does.
 
+use crate::report::line_diff::Step;
 use crate::rules::SourceFile;
 
 /// Most changed lines a diff lists one by one; a longer change (a whole
@@ -19,6 +20,9 @@ pub struct EditedRules {
     pub bytes: Vec<u8>,
     /// What differs from the rules in force, line by line.
     pub diff: Vec<DiffLine>,
+    /// Why a tune did not recommend it, for a point picked off its front
+    /// that is not the recommendation: said before it is applied.
+    pub caution: Option<String>,
 }
 
 /// One line of a diff: taken out, or put in, at a 1-based line number.
@@ -38,6 +42,7 @@ impl EditedRules {
             name: edited.name().to_string(),
             bytes: edited.bytes().to_vec(),
             diff: diff(loaded.bytes(), edited.bytes()),
+            caution: None,
         }
     }
 
@@ -83,29 +88,11 @@ pub fn diff(old: &[u8], new: &[u8]) -> Vec<DiffLine> {
         out.extend(b_mid.iter().enumerate().map(|(i, t)| put(head + i, t)));
         return out;
     }
-    // lcs[i][j]: the longest common run of a_mid[i..] and b_mid[j..].
-    let (n, m) = (a_mid.len(), b_mid.len());
-    let mut lcs = vec![vec![0u32; m + 1]; n + 1];
-    for i in (0..n).rev() {
-        for j in (0..m).rev() {
-            lcs[i][j] = if a_mid[i] == b_mid[j] {
-                lcs[i + 1][j + 1] + 1
-            } else {
-                lcs[i + 1][j].max(lcs[i][j + 1])
-            };
-        }
-    }
-    let (mut i, mut j) = (0, 0);
-    while i < n || j < m {
-        if i < n && j < m && a_mid[i] == b_mid[j] {
-            i += 1;
-            j += 1;
-        } else if j < m && (i == n || lcs[i][j + 1] >= lcs[i + 1][j]) {
-            out.push(put(head + j, &b_mid[j]));
-            j += 1;
-        } else {
-            out.push(taken(head + i, &a_mid[i]));
-            i += 1;
+    for step in crate::report::line_diff::steps(a_mid, b_mid) {
+        match step {
+            Step::Same(..) => {}
+            Step::Put(j) => out.push(put(head + j, &b_mid[j])),
+            Step::Taken(i) => out.push(taken(head + i, &a_mid[i])),
         }
     }
     // Within a run of changes, what went before what came.

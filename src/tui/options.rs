@@ -25,6 +25,9 @@ pub struct Options {
     pub sim: Option<PathBuf>,
     /// With `sim`: zone-suffixed /proc/vmstat names.
     pub old_kernel: bool,
+    /// With `sim`: candidates the screen's tune evaluates (default: as
+    /// `plugtop tune`).
+    pub tune_budget: Option<usize>,
     /// Allow step and autonomous mode on this machine's own `/` although it
     /// is not an s390 z/VM guest.
     pub allow_non_zvm: bool,

@@ -133,6 +133,7 @@ fn prepare_sim(
     app.set_color(colored(options));
     app.set_facts(facts);
     app.set_sim(scenario, options.old_kernel);
+    app.set_tune_budget(options.tune_budget);
     if options.mode != Mode::Observe {
         local.set_mode(options.mode);
     }

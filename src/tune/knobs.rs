@@ -359,29 +359,55 @@ pub fn rewrite(file: &SourceFile, changes: &[(&Knob, f64)]) -> Vec<u8> {
     out
 }
 
-/// The knobs a tune with `objective` searches: for CPUs, all of them; for
-/// memory, only those no CPU rule reads (the numbers of MEMPLUG,
-/// MEMUNPLUG, CMM_INC and CMM_DEC and of the variables only they read), so
-/// a memory tune leaves the CPU rules, CPU_MIN, CPU_MAX and UPDATE (which
-/// paces the CPU rules too) as the user wrote them. A knob in `named` (a
-/// `--knob` NAME: its owner, or its `LINE:COL`) is searched whatever it is.
+/// The knobs a tune with `objective` searches: for memory, only those no
+/// CPU rule reads (the numbers of MEMPLUG, MEMUNPLUG, CMM_INC and CMM_DEC
+/// and of the variables only they read), so a memory tune leaves the CPU
+/// rules, CPU_MIN, CPU_MAX and UPDATE (which paces the CPU rules too) as
+/// the user wrote them; for CPUs (and steadiness) the others, so a CPU
+/// tune leaves the memory rules alone. A knob in `named` (a `--knob` NAME:
+/// its owner, or its `LINE:COL`) is searched whatever it is.
 pub fn for_objective(
     knobs: Vec<Knob>,
     rules: &RuleSet,
     objective: crate::tune::score::Objective,
     named: &[&str],
 ) -> Vec<Knob> {
-    if objective == crate::tune::score::Objective::Cpu {
-        return knobs;
-    }
     let is_named = |k: &Knob| {
         let position = format!("{}:{}", k.line, k.column);
         named.iter().any(|n| *n == k.owner || *n == position)
     };
+    let memory = objective == crate::tune::score::Objective::Memory;
     knobs
         .into_iter()
-        .filter(|k| is_named(k) || memory_only(k, rules))
+        .filter(|k| is_named(k) || memory_only(k, rules) == memory)
         .collect()
+}
+
+/// The knobs a tune searches: every knob of the file with each `--knob`
+/// `spec` applied (refused with the knob's valid range when it cannot take
+/// it), the limits left alone unless named ([`super::limits`]), and only
+/// the numbers of the objective's rules unless named: a memory tune leaves
+/// the CPU rules alone, a CPU tune the memory rules (UPDATE paces both, so
+/// only a CPU tune searches it unless named). The command line, the
+/// screen's `T` and every form a search puts in use this one choice.
+pub fn chosen(
+    rules: &RuleSet,
+    file: &SourceFile,
+    specs: &[String],
+    present_cpus: u32,
+    objective: crate::tune::score::Objective,
+) -> Result<Vec<Knob>, crate::tune::narrow::KnobError> {
+    let mut found = find(rules, file);
+    for spec in specs {
+        crate::tune::narrow::apply(&mut found, spec, present_cpus)?;
+    }
+    crate::tune::narrow::check_limits(&found)?;
+    let found = crate::tune::limits::leave_unlimited(found, specs, present_cpus);
+    let named: Vec<&str> = specs
+        .iter()
+        .filter_map(|spec| spec.split_once('=').map(|(name, _)| name))
+        .collect();
+    Ok(for_objective(found, rules, objective, &named))
 }
 
 /// Whether only memory rules read knob `k`: a threshold or divisor that
@@ -561,7 +587,9 @@ mod tests {
         use crate::tune::score::Objective;
         let (rules, file) = loaded("examples/rules/recommended-modern.conf");
         let all = find(&rules, &file);
-        assert_eq!(for_objective(all.clone(), &rules, Objective::Cpu, &[]), all);
+        let cpu = for_objective(all.clone(), &rules, Objective::Cpu, &[]);
+        assert!(cpu.iter().all(|k| !memory_only(k, &rules)), "{:?}", names(&cpu));
+        assert!(cpu.len() < all.len(), "a CPU tune leaves the memory numbers alone");
         let memory = names(&for_objective(all.clone(), &rules, Objective::Memory, &[]));
         assert!(!memory.is_empty(), "{memory:?}");
         for n in &memory {

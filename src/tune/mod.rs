@@ -17,6 +17,7 @@ pub mod recorded;
 pub mod report;
 pub mod robust;
 pub mod rounding;
+pub mod forms;
 pub mod score;
 pub mod search;
 pub mod switched;
@@ -102,13 +103,78 @@ pub struct TuneOptions {
     /// and the steady sweep) and keep candidates that flap at a steady
     /// load out of the search; off, only the workload itself counts.
     pub portfolio: bool,
+    /// The forms searched beside the file's own numbers (none:
+    /// `--only-thresholds`, only the numbers move).
+    pub forms: Vec<forms::Form>,
+    /// The `--knob` specifications: a form put into the file takes those
+    /// that name a limit (`UPDATE=3`), as the file itself does.
+    pub knob_specs: Vec<String>,
+}
+
+impl TuneOptions {
+    /// What `plugtop tune` does unless told otherwise, and the screen's `T`
+    /// always: the default budget for the workload, seed 1, the portfolio,
+    /// the shipped forms, a thread per CPU (the result is the same for any
+    /// number of threads).
+    pub fn defaults(workload: &Workload) -> TuneOptions {
+        TuneOptions {
+            budget: default_budget(workload),
+            objective: score::Objective::Cpu,
+            seed: 1,
+            threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            portfolio: true,
+            forms: forms::built_in(),
+            knob_specs: Vec::new(),
+        }
+    }
+}
+
+/// Candidates when no budget is given: 2,000 (a few seconds for a
+/// benchmark-length scenario), scaled down for workloads over an hour so
+/// a day's recording takes about a minute (200), and for guests of more
+/// than 16 CPUs, whose every simulated second costs as many times more
+/// (at least 20: a 4,096-CPU scenario is tuned in minutes, not hours).
+pub fn default_budget(workload: &Workload) -> usize {
+    let seconds = workload.duration.unwrap_or_else(|| {
+        crate::sim::scenario::seconds(&workload.scenario.duration).unwrap_or(3600.0)
+    });
+    let by_length = (2000.0 * 3600.0 / seconds.max(1.0)).clamp(200.0, 2000.0);
+    let by_size = size_share(workload.scenario.cpus);
+    (by_length * by_size).max(20.0) as usize
+}
+
+/// A rule file whose numbers the search moves: the user's own, or a form
+/// put into it.
+#[derive(Debug, Clone)]
+pub struct Shape {
+    pub file: SourceFile,
+    pub knobs: Vec<Knob>,
+    /// The form, for a form put into the user's file.
+    pub form: Option<forms::FormUse>,
+}
+
+impl Shape {
+    /// The file with the knobs at `values`.
+    pub fn file_of(&self, values: &[f64]) -> SourceFile {
+        let changes: Vec<(&Knob, f64)> = self.knobs.iter().zip(values.iter().copied()).collect();
+        SourceFile::new(self.file.name(), knobs::rewrite(&self.file, &changes))
+    }
 }
 
 /// A finished tune.
 pub struct Tuned {
+    /// The knobs of the user's file.
     pub knobs: Vec<Knob>,
-    /// Every candidate: its knob values and score; the start first.
+    /// The user's file first, then every form put into it.
+    pub shapes: Vec<Shape>,
+    /// Every candidate: its knob values (of its shape's knobs) and score;
+    /// the start first.
     pub candidates: Vec<(Vec<f64>, Score)>,
+    /// The shape of each candidate.
+    pub shape_of: Vec<usize>,
+    /// The candidate the recommendation is written in fewer digits of,
+    /// when rounding added it.
+    pub rounded_from: Option<usize>,
     /// The reference's score (the `--against` file, else the start).
     pub reference: Score,
     /// The candidate recommended: within the reference's CPUs, memory and
@@ -196,6 +262,21 @@ static OUTSIDE: Score = Score {
 };
 
 impl Tuned {
+    /// The shape candidate `i` is of.
+    pub fn shape(&self, i: usize) -> &Shape {
+        &self.shapes[self.shape_of.get(i).copied().unwrap_or(0)]
+    }
+
+    /// Candidate `i` as a rule file.
+    pub fn file_of(&self, i: usize) -> SourceFile {
+        self.shape(i).file_of(&self.candidates[i].0)
+    }
+
+    /// The form candidate `i` is of, if it is not the user's file.
+    pub fn form_of(&self, i: usize) -> Option<&forms::FormUse> {
+        self.shape(i).form.as_ref()
+    }
+
     /// The candidates' scores as the front is made from them: the start
     /// stands as unusable when `--knob` put it outside a knob's range (it
     /// is the user's file as written, shown as "start", but not what was
@@ -203,8 +284,9 @@ impl Tuned {
     pub fn front_scores(&self) -> Vec<&Score> {
         self.candidates
             .iter()
-            .map(|(v, s)| {
-                if knobs::within_ranges(&self.knobs, v) {
+            .enumerate()
+            .map(|(i, (v, s))| {
+                if knobs::within_ranges(&self.shape(i).knobs, v) {
                     s
                 } else {
                     &OUTSIDE
@@ -214,10 +296,11 @@ impl Tuned {
     }
 }
 
-/// Tunes the `knobs` of `file` against `workload`; `reference` is the
-/// file to beat (the start when `None`). `done` counts the candidates
-/// evaluated; raising `cancelled` ends the search early (the screen's tune
-/// of rules that were reloaded meanwhile).
+/// Tunes the `knobs` of `file` against `workload`, and with them every
+/// form of `options.forms` put into `file` ([`forms::instantiate`]);
+/// `reference` is the file to beat (the start when `None`). `done` counts
+/// the candidates evaluated; raising `cancelled` ends the search early
+/// (the screen's tune of rules that were reloaded meanwhile).
 pub fn tune(
     file: &SourceFile,
     knobs: Vec<Knob>,
@@ -228,7 +311,6 @@ pub fn tune(
     cancelled: &AtomicBool,
 ) -> Tuned {
     let facts = workload.facts();
-    let start: Vec<f64> = knobs.iter().map(|k| k.value).collect();
     let proxy = if options.portfolio {
         robust::SteadyProxy::new(workload)
     } else {
@@ -243,34 +325,31 @@ pub fn tune(
         }
         s
     };
-    let file_of = |values: &[f64]| {
-        let changes: Vec<(&Knob, f64)> = knobs.iter().zip(values.iter().copied()).collect();
-        SourceFile::new(file.name(), knobs::rewrite(file, &changes))
-    };
-    let evaluate = |values: &[f64]| score_file(&file_of(values));
     let against = reference.map(score_file);
-    let searched = search::search(
-        &knobs,
-        &start,
-        options,
-        against.as_ref(),
-        &evaluate,
-        done,
-        cancelled,
-    );
-    let reference_score = against.unwrap_or_else(|| searched.candidates[0].1.clone());
+    let mut shapes = vec![Shape {
+        file: file.clone(),
+        knobs: knobs.clone(),
+        form: None,
+    }];
+    shapes.extend(form_shapes(file, options, &facts));
+    let (candidates, shape_of) =
+        search_shapes(&shapes, options, against.as_ref(), &score_file, done, cancelled);
+    let reference_score = against.unwrap_or_else(|| candidates[0].1.clone());
     // Only a candidate that does better than the reference within its
     // resources is recommended; when none does, nothing is.
     let objective = options.objective;
     let better = |s: &Score| robust::beats(s, &reference_score, objective);
-    let mut order: Vec<usize> = (0..searched.candidates.len())
-        .filter(|&i| knobs::within_ranges(&knobs, &searched.candidates[i].0))
-        .filter(|&i| better(&searched.candidates[i].1))
+    let mut order: Vec<usize> = (0..candidates.len())
+        .filter(|&i| knobs::within_ranges(&shapes[shape_of[i]].knobs, &candidates[i].0))
+        .filter(|&i| better(&candidates[i].1))
         .collect();
-    sort_by_preference(&mut order, &searched.candidates, objective);
+    sort_by_preference(&mut order, &candidates, objective, &reference_score);
     let mut tuned = Tuned {
-        knobs: knobs.clone(),
-        candidates: searched.candidates,
+        knobs,
+        shapes,
+        candidates,
+        shape_of,
+        rounded_from: None,
         reference: reference_score,
         recommended: None,
         judged: Vec::new(),
@@ -283,11 +362,10 @@ pub fn tune(
         |s: &Score, reference: &Score, _start: &Score| robust::beats(s, reference, objective);
     if !options.portfolio {
         tuned.recommended = order.first().copied();
-        round_recommendation(&mut tuned, &beats, &evaluate, &|_| true);
+        round_recommendation(&mut tuned, &beats, &score_file, &|_| true);
     } else {
         let candidates = Candidates {
-            file_of: &file_of,
-            evaluate: &evaluate,
+            evaluate: &score_file,
             threads: options.threads.max(1),
         };
         let judging = Judging {
@@ -299,16 +377,200 @@ pub fn tune(
         judge_and_recommend(&mut tuned, order, &judging, &candidates);
     }
     if let Some(i) = tuned.recommended {
-        tuned.switched_off = switched::notes(&file_of(&tuned.candidates[i].0), &facts);
+        tuned.switched_off = switched::notes(&tuned.file_of(i), &facts);
     }
     tuned
 }
 
-/// A candidate's knob values made into its file, and scored on the
-/// workload (with the steady-load proxy).
+/// Every variant of every form of `options.forms` whose group the
+/// objective tunes, put into `file`, with the knobs a tune of it searches
+/// (the `--knob` limits applied, a number hole's range its own). Left out:
+/// a variant that names a /proc field this kernel lacks, one cpuplugd would
+/// refuse, one whose knobs a `--knob` cannot be applied to.
+fn form_shapes(file: &SourceFile, options: &TuneOptions, facts: &SystemFacts) -> Vec<Shape> {
+    let group = match options.objective {
+        score::Objective::Memory => forms::Group::Memory,
+        score::Objective::Cpu | score::Objective::Steady => forms::Group::Cpu,
+    };
+    let present = facts.present_cpus.as_ref().map_or(1, |n| *n);
+    // Only the limits carry over: a rule's name or a LINE:COL means the
+    // user's file.
+    let specs: Vec<String> = options
+        .knob_specs
+        .iter()
+        .filter(|s| {
+            let name = s.split('=').next().unwrap_or("").trim();
+            ["UPDATE", "CPU_MIN", "CPU_MAX"]
+                .iter()
+                .any(|l| name.eq_ignore_ascii_case(l))
+        })
+        .cloned()
+        .collect();
+    let mut shapes = Vec::new();
+    for form in options.forms.iter().filter(|f| f.group == group) {
+        for variant in form.variants() {
+            let Ok(instance) = forms::instantiate(form, &variant, file) else {
+                continue;
+            };
+            if !names_known(&instance.file, facts) {
+                continue;
+            }
+            let outcome = load(&instance.file, facts);
+            if outcome.refusal.is_some() {
+                continue;
+            }
+            let Ok(mut found) = knobs::chosen(
+                &outcome.rules,
+                &instance.file,
+                &specs,
+                present,
+                options.objective,
+            ) else {
+                continue;
+            };
+            for k in &mut found {
+                if let Some((_, range)) = instance
+                    .numbers
+                    .iter()
+                    .find(|(at, _)| *at == k.span.start as usize)
+                {
+                    k.range = (range.0.min(k.value), range.1.max(k.value));
+                }
+            }
+            found.retain(|k| k.range.0 < k.range.1 || k.value != k.range.0);
+            shapes.push(Shape {
+                file: instance.file,
+                knobs: found,
+                form: Some(instance.form),
+            });
+        }
+    }
+    shapes
+}
+
+/// Whether every `meminfo.` and `vmstat.` field `file` names is one the
+/// kernel has (when its names are known): a form's variant for another
+/// kernel's names is not searched.
+fn names_known(file: &SourceFile, facts: &SystemFacts) -> bool {
+    let text = String::from_utf8_lossy(file.bytes());
+    let fields = |prefix: &str, known: &Option<Vec<String>>| {
+        let Some(known) = known else {
+            return true;
+        };
+        text.match_indices(prefix).all(|(at, _)| {
+            let rest = &text[at + prefix.len()..];
+            let end = rest
+                .find(|c: char| !(c.is_ascii_alphabetic() || c == '_'))
+                .unwrap_or(rest.len());
+            known.iter().any(|k| k == &rest[..end])
+        })
+    };
+    fields("meminfo.", &facts.meminfo_names) && fields("vmstat.", &facts.vmstat_names)
+}
+
+/// How a candidate of a search ranks when the budget for forms is shared
+/// out: one that beats `reference` first, then one within its resources,
+/// then the rest, each by the objective's preference.
+fn rank(s: &Score, reference: &Score, objective: score::Objective) -> (u8, (f64, u64, usize, f64)) {
+    let class = if robust::beats(s, reference, objective) {
+        0
+    } else if s.usable() && s.within(reference, objective) {
+        1
+    } else {
+        2
+    };
+    (class, s.preference(objective))
+}
+
+/// Shapes that get a second round: the best few forms after the first.
+const FORMS_REFINED: usize = 4;
+
+/// Searches every shape: the user's file with half the budget, every form
+/// with a share of a quarter, then the [`FORMS_REFINED`] forms whose best
+/// candidate ranks highest with the last quarter, around that best. The
+/// candidates of all, each once, and the shape of each; the same for a
+/// seed whatever the threads.
+fn search_shapes(
+    shapes: &[Shape],
+    options: &TuneOptions,
+    against: Option<&Score>,
+    score_file: &(dyn Fn(&SourceFile) -> Score + Sync),
+    done: &AtomicUsize,
+    cancelled: &AtomicBool,
+) -> (Vec<(Vec<f64>, Score)>, Vec<usize>) {
+    let run = |shape: &Shape, start: &[f64], budget: usize, seed: u64, reference: Option<&Score>| {
+        let evaluate = |values: &[f64]| score_file(&shape.file_of(values));
+        let opts = TuneOptions {
+            budget,
+            seed,
+            ..options.clone()
+        };
+        search::search(&shape.knobs, start, &opts, reference, &evaluate, done, cancelled)
+            .candidates
+    };
+    let user = &shapes[0];
+    let user_start: Vec<f64> = user.knobs.iter().map(|k| k.value).collect();
+    let forms = shapes.len() - 1;
+    let user_budget = if forms == 0 {
+        options.budget
+    } else {
+        (options.budget / 2).max(1)
+    };
+    let mut candidates = run(user, &user_start, user_budget, options.seed, against);
+    let mut shape_of = vec![0; candidates.len()];
+    if forms == 0 || candidates.is_empty() {
+        return (candidates, shape_of);
+    }
+    let reference = against.cloned().unwrap_or_else(|| candidates[0].1.clone());
+    let mut seen: std::collections::HashSet<(usize, Vec<String>)> = std::collections::HashSet::new();
+    let mut add = |s: usize, found: Vec<(Vec<f64>, Score)>, candidates: &mut Vec<(Vec<f64>, Score)>, shape_of: &mut Vec<usize>| {
+        for (v, score) in found {
+            if seen.insert((s, search::key(&shapes[s].knobs, &v))) {
+                candidates.push((v, score));
+                shape_of.push(s);
+            }
+        }
+    };
+    let first = ((options.budget / 4) / forms).max(6);
+    let mut best: Vec<(usize, usize)> = Vec::new();
+    for s in 1..shapes.len() {
+        if cancelled.load(std::sync::atomic::Ordering::Relaxed) {
+            break;
+        }
+        let start: Vec<f64> = shapes[s].knobs.iter().map(|k| k.value).collect();
+        let from = candidates.len();
+        add(s, run(&shapes[s], &start, first, options.seed + s as u64, Some(&reference)), &mut candidates, &mut shape_of);
+        if let Some(b) = (from..candidates.len()).min_by(|&a, &b| {
+            rank(&candidates[a].1, &reference, options.objective)
+                .partial_cmp(&rank(&candidates[b].1, &reference, options.objective))
+                .unwrap_or(std::cmp::Ordering::Equal)
+                .then(a.cmp(&b))
+        }) {
+            best.push((s, b));
+        }
+    }
+    best.sort_by(|&(_, a), &(_, b)| {
+        rank(&candidates[a].1, &reference, options.objective)
+            .partial_cmp(&rank(&candidates[b].1, &reference, options.objective))
+            .unwrap_or(std::cmp::Ordering::Equal)
+            .then(a.cmp(&b))
+    });
+    best.truncate(FORMS_REFINED);
+    let second = ((options.budget / 4) / best.len().max(1)).max(6);
+    for (s, b) in best {
+        if cancelled.load(std::sync::atomic::Ordering::Relaxed) {
+            break;
+        }
+        let start = candidates[b].0.clone();
+        let found = run(&shapes[s], &start, second, options.seed + 1000 + s as u64, Some(&reference));
+        add(s, found, &mut candidates, &mut shape_of);
+    }
+    (candidates, shape_of)
+}
+
+/// How the judging of candidates scores a file, and how many at once.
 struct Candidates<'a> {
-    file_of: &'a dyn Fn(&[f64]) -> SourceFile,
-    evaluate: &'a dyn Fn(&[f64]) -> Score,
+    evaluate: &'a (dyn Fn(&SourceFile) -> Score + Sync),
     /// Threads judging at once.
     threads: usize,
 }
@@ -367,10 +629,10 @@ fn judge_and_recommend(
         let judged: Vec<usize> = tuned.judged.iter().map(|(i, _)| *i).collect();
         let mut order: Vec<usize> = (0..tuned.candidates.len())
             .filter(|i| !judged.contains(i))
-            .filter(|&i| knobs::within_ranges(&tuned.knobs, &tuned.candidates[i].0))
+            .filter(|&i| knobs::within_ranges(&tuned.shape(i).knobs, &tuned.candidates[i].0))
             .filter(|&i| ties(&tuned.candidates[i].1, &tuned.reference, &start))
             .collect();
-        sort_by_preference(&mut order, &tuned.candidates, objective);
+        sort_by_preference(&mut order, &tuned.candidates, objective, &tuned.reference);
         recommend_on_portfolio(tuned, order, &judge, &ties, left, cancelled, candidates);
         // One judged late may still be better than the reference on the
         // workload: only one that is not is said to tie.
@@ -381,7 +643,7 @@ fn judge_and_recommend(
         }
     }
     if let Some(i) = tuned.recommended {
-        let recommended = (candidates.file_of)(&tuned.candidates[i].0);
+        let recommended = tuned.file_of(i);
         tuned.portfolio = judge
             .members()
             .map(|(m, reference)| PortfolioRow {
@@ -401,18 +663,27 @@ fn judge_and_recommend(
     }
 }
 
-/// Orders candidate indices by the objective's preference, the earlier
-/// candidate first among equals (the order decides, not the threads).
+/// Orders candidate indices by the objective's preference, those that use
+/// no more CPUs than `reference` first, the earlier candidate first among
+/// equals (the order decides, not the threads).
 fn sort_by_preference(
     order: &mut [usize],
     candidates: &[(Vec<f64>, Score)],
     objective: score::Objective,
+    reference: &Score,
 ) {
+    // On z/VM the CPUs are the cost: a candidate that needs no more of them
+    // than the reference is judged before one that buys its gain with more.
+    let more_cpus = |s: &Score| s.avg_online_cpus > reference.avg_online_cpus * 1.01 + 1e-9;
     order.sort_by(|&a, &b| {
         let (x, y) = (&candidates[a].1, &candidates[b].1);
-        x.preference(objective)
-            .partial_cmp(&y.preference(objective))
-            .unwrap_or(std::cmp::Ordering::Equal)
+        more_cpus(x)
+            .cmp(&more_cpus(y))
+            .then(
+                x.preference(objective)
+                    .partial_cmp(&y.preference(objective))
+                    .unwrap_or(std::cmp::Ordering::Equal),
+            )
             .then(a.cmp(&b))
     });
 }
@@ -435,16 +706,17 @@ fn recommend_on_portfolio(
     cancelled: &AtomicBool,
     candidates: &Candidates,
 ) {
-    let (file_of, evaluate) = (candidates.file_of, candidates.evaluate);
     let first_judged = tuned.judged.len();
-    // Candidates that ran the workload alike are likely to run the
-    // portfolio alike: one of each outcome is judged.
-    // (A memory tune's candidates mostly share the CPU figures, so the
-    // guest's size and the stalls tell its outcomes apart.)
-    let mut outcomes: Vec<(u64, u64, u64, u64)> = Vec::new();
+    // Candidates of one shape that ran the workload alike are likely to
+    // run the portfolio alike: one of each outcome is judged. (A memory
+    // tune's candidates mostly share the CPU figures, so the guest's size
+    // and the stalls tell its outcomes apart; two forms that run the
+    // workload alike may well differ elsewhere, so the shape counts too.)
+    let mut outcomes: Vec<(usize, u64, u64, u64, u64)> = Vec::new();
     order.retain(|&i| {
         let s = &tuned.candidates[i].1;
         let outcome = (
+            tuned.shape_of[i],
             (s.unmet_cpu_seconds * 10.0).round() as u64,
             (s.avg_online_cpus * 100.0).round() as u64,
             (s.guest_to_working_set * 100.0).round() as u64,
@@ -455,10 +727,7 @@ fn recommend_on_portfolio(
         fresh
     });
     order.truncate(at_most);
-    let files: Vec<SourceFile> = order
-        .iter()
-        .map(|&i| file_of(&tuned.candidates[i].0))
-        .collect();
+    let files: Vec<SourceFile> = order.iter().map(|&i| tuned.file_of(i)).collect();
     for (chunk_at, chunk) in files.chunks(candidates.threads).enumerate() {
         if cancelled.load(std::sync::atomic::Ordering::Relaxed) {
             break;
@@ -480,8 +749,8 @@ fn recommend_on_portfolio(
             break;
         }
     }
-    let holds = |v: &[f64]| judge.verdict(&file_of(v)).holds();
-    round_recommendation(tuned, standard, evaluate, &holds);
+    let holds = |f: &SourceFile| judge.verdict(f).holds();
+    round_recommendation(tuned, standard, candidates.evaluate, &holds);
 }
 
 /// Rewrites the recommendation in the fewest digits that keep its score
@@ -491,25 +760,29 @@ fn recommend_on_portfolio(
 fn round_recommendation(
     tuned: &mut Tuned,
     standard: &Standard,
-    evaluate: &dyn Fn(&[f64]) -> Score,
-    holds: &dyn Fn(&[f64]) -> bool,
+    evaluate: &dyn Fn(&SourceFile) -> Score,
+    holds: &dyn Fn(&SourceFile) -> bool,
 ) {
     let Some(i) = tuned.recommended else {
         return;
     };
+    let shape_index = tuned.shape_of[i];
+    let shape = tuned.shapes[shape_index].clone();
     let (values, original) = tuned.candidates[i].clone();
     let reference = tuned.reference.clone();
     let start = tuned.candidates[0].1.clone();
     let mut keeps = |v: &[f64]| {
-        let s = evaluate(v);
+        let s = evaluate(&shape.file_of(v));
         (rounding::same_within_noise(&s, &original) && standard(&s, &reference, &start))
             .then_some(s)
     };
-    let (rounded, score) = rounding::fewest_digits(&tuned.knobs, &values, &mut keeps);
+    let (rounded, score) = rounding::fewest_digits(&shape.knobs, &values, &mut keeps);
     if let Some(score) = score
-        && holds(&rounded)
+        && holds(&shape.file_of(&rounded))
     {
         tuned.candidates.push((rounded, score));
+        tuned.shape_of.push(shape_index);
+        tuned.rounded_from = Some(i);
         tuned.recommended = Some(tuned.candidates.len() - 1);
     }
 }

@@ -327,6 +327,11 @@ pub fn second_half_verdict(
             recommended.unmet_cpu_seconds,
             base.unmet_cpu_seconds,
         ),
+        Objective::Steady => (
+            "changes",
+            recommended.instability() as f64,
+            base.instability() as f64,
+        ),
         Objective::Memory => (
             "guest / working set",
             recommended.guest_to_working_set,

@@ -34,6 +34,7 @@ fn simulated(readings: usize) -> Local {
         count: None,
         sim: Some("examples/scenarios/oscillating.toml".into()),
         old_kernel: false,
+        tune_budget: None,
         allow_non_zvm: false,
     };
     let (mut local, mut source) = plugtop::tui::run::prepare(&options).expect("prepare");

@@ -212,6 +212,7 @@ fn replay_of(
         count: None,
         sim: None,
         old_kernel: false,
+        tune_budget: None,
         allow_non_zvm: false,
     };
     plugtop::tui::run::prepare(&options).unwrap_or_else(|e| panic!("{e}"))

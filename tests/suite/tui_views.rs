@@ -225,6 +225,7 @@ fn prepare_sim(
         count: None,
         sim: Some(scenario.into()),
         old_kernel: false,
+        tune_budget: None,
         allow_non_zvm: false,
     };
     match plugtop::tui::run::prepare(&options) {
