@@ -216,6 +216,9 @@ pub fn run_lines(options: &Options, out: &mut dyn Write) -> Result<(), UiError> 
         terminal_safe(&local.app().machine().host),
         terminal_safe(local.app().file().name())
     )?;
+    if let Some(l) = local.app().rules().memory_off_line() {
+        writeln!(out, "plugtop: {}", terminal_safe(&l))?;
+    }
     let interval = local.app().rules().pace(options.interval);
     let live = options.replay.is_none();
     // --count counts the lines printed: readings that only fill the
