@@ -1085,7 +1085,9 @@ mod tests {
         let refusal = crate::rules::load(&file, &facts).refusal.map(|r| r.message);
         assert_eq!(
             refusal.as_deref().map(str::trim_end),
-            Some("Exiting, because neither a valid cpu nor a valid memory hotplug configuration was found.")
+            Some(
+                "Exiting, because neither a valid cpu nor a valid memory hotplug configuration was found."
+            )
         );
     }
 

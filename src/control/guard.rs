@@ -524,9 +524,17 @@ mod tests {
                 "; the kernel is releasing 208590 pages (cmm_pages reads the pages still held until it has)"
             )
         );
-        assert_eq!(release_note(Some(100), Some(150)).map(|n| n.contains(" 50 pages")), Some(true));
+        assert_eq!(
+            release_note(Some(100), Some(150)).map(|n| n.contains(" 50 pages")),
+            Some(true)
+        );
         // Released already, grown back (not plugtop's), or no pool: nothing to say.
-        for (target, held) in [(Some(0), Some(0)), (Some(10), Some(5)), (None, Some(9)), (Some(0), None)] {
+        for (target, held) in [
+            (Some(0), Some(0)),
+            (Some(10), Some(5)),
+            (None, Some(9)),
+            (Some(0), None),
+        ] {
             assert_eq!(release_note(target, held), None, "{target:?} {held:?}");
         }
     }

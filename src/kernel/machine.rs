@@ -52,7 +52,9 @@ fn first_line(root: &Path, rel: &str) -> Option<String> {
 /// On a real kernel that is the pages held, not the target last written:
 /// after a write of 0 it falls as the kernel releases them.
 pub fn pool_pages(root: &Path) -> Option<i64> {
-    first_line(root, super::root::paths::CMM_PAGES)?.parse().ok()
+    first_line(root, super::root::paths::CMM_PAGES)?
+        .parse()
+        .ok()
 }
 
 /// Reads `proc/sys/kernel/{hostname,osrelease}`, `proc/cpuinfo` (with

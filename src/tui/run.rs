@@ -139,9 +139,12 @@ fn prepare_sim(
     Ok((local, Box::new(source)))
 }
 
-/// Colours unless `--mono` or `NO_COLOR` says otherwise.
+/// Colours unless `--mono` or `NO_COLOR` says otherwise, or the terminal
+/// has no 256 colours ([`TermCaps`](super::term_caps::TermCaps)).
 fn colored(options: &Options) -> bool {
-    !options.mono && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+    !options.mono
+        && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+        && super::term_caps::TermCaps::from_env().colors
 }
 
 /// Builds the session, the screen's state and their source without

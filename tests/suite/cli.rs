@@ -375,7 +375,11 @@ fn run_speaks_cpuplugd_options_and_refuses_bad_rules_without_writing() {
         "--root",
         "tests/fixtures/roots/oldkernel",
     ]);
-    assert_eq!(missing.status.code(), Some(1), "a refusal: cpuplugd exits 1");
+    assert_eq!(
+        missing.status.code(),
+        Some(1),
+        "a refusal: cpuplugd exits 1"
+    );
 }
 
 fn stderr(o: &Output) -> String {

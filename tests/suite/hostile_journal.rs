@@ -610,7 +610,11 @@ fn a_renamed_plugtop_acting_on_this_root_is_recognised_by_its_lock() {
         assert!(root.path().join(STATE).exists(), "kept");
     }
     let (code, err) = run_refusing(root, &["--force"]);
-    assert_eq!(code, Some(1), "another controller: cpuplugd's status; {err}");
+    assert_eq!(
+        code,
+        Some(1),
+        "another controller: cpuplugd's status; {err}"
+    );
     assert!(err.contains("locked"), "{err}");
     assert_eq!(guest_files(root.path()), before, "nothing written");
 }

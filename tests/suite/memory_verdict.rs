@@ -65,12 +65,17 @@ fn the_verdict_is_decided_from_the_root_s_cpuinfo() {
 fn eval_on_the_root_keeps_the_memory_group_off_and_says_why() {
     let (root, rules) = not_zvm();
     let r = root.path().to_string_lossy().into_owned();
-    let o = common::plugtop(&["eval", "-c", &rules, "--root", &r, "--count", "3", "--jsonl"]);
+    let o = common::plugtop(&[
+        "eval", "-c", &rules, "--root", &r, "--count", "3", "--jsonl",
+    ]);
     let (out, err) = text(&o);
     assert!(o.status.success(), "{err}");
     let header = out.lines().next().unwrap_or_default();
     assert!(header.contains("\"mem_enabled\":false"), "{header}");
-    assert!(!out.contains("\"action\":\"grow\""), "no pool change: {out}");
+    assert!(
+        !out.contains("\"action\":\"grow\""),
+        "no pool change: {out}"
+    );
     assert!(err.contains(REASON), "{err}");
     let o = common::plugtop(&["eval", "-c", &rules, "--root", &r, "--count", "2"]);
     let (out, err) = text(&o);
@@ -89,7 +94,10 @@ fn check_on_the_root_says_the_memory_group_is_off_and_why() {
     let r = root.path().to_string_lossy().into_owned();
     let o = common::plugtop(&["check", &rules, "--root", &r]);
     let (out, err) = text(&o);
-    assert!(out.contains("memory group off, history depth"), "{out}{err}");
+    assert!(
+        out.contains("memory group off, history depth"),
+        "{out}{err}"
+    );
     assert!(out.contains(REASON), "{out}{err}");
     assert!(
         out.contains("the memory group is off, so the memory rules are ignored: not a z/VM guest"),
@@ -125,8 +133,14 @@ fn the_screen_and_line_mode_on_the_root_say_the_memory_group_is_off_and_why() {
     }
     assert_eq!(local.app().rules().mem_off, Some(MemoryOff::NotZvm));
     let shown = screen(&local, 160, 48);
-    assert!(shown.contains("MEM OFF: not z/VM"), "the header says why: {shown}");
-    assert!(shown.contains("memory group off: not a z/VM guest"), "and the log: {shown}");
+    assert!(
+        shown.contains("MEM OFF: not z/VM"),
+        "the header says why: {shown}"
+    );
+    assert!(
+        shown.contains("memory group off: not a z/VM guest"),
+        "and the log: {shown}"
+    );
     assert!(!shown.contains("would set cmm_pages"), "{shown}");
     let narrow = screen(&local, 80, 24);
     assert!(narrow.contains("MEM OFF"), "{narrow}");

@@ -452,7 +452,11 @@ fn refuses_to_act_beside_cpuplugd_or_another_plugtop() {
         .arg(root.path())
         .output()
         .expect("run");
-    assert_eq!(out.status.code(), Some(1), "cpuplugd's status for its own refusal");
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "cpuplugd's status for its own refusal"
+    );
     assert!(String::from_utf8_lossy(&out.stderr).contains("cpuplugd is running"));
     assert!(
         !root.path().join("run/plugtop/state").exists(),
@@ -469,7 +473,11 @@ fn refuses_to_act_beside_cpuplugd_or_another_plugtop() {
         .arg(root.path())
         .output()
         .expect("second run");
-    assert_eq!(second.status.code(), Some(1), "a second daemon: cpuplugd's status");
+    assert_eq!(
+        second.status.code(),
+        Some(1),
+        "a second daemon: cpuplugd's status"
+    );
     let err = String::from_utf8_lossy(&second.stderr);
     assert!(
         err.contains("another plugtop") || err.contains("is locked"),

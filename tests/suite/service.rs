@@ -81,8 +81,14 @@ fn a_refusal_is_not_restarted_and_a_stop_lets_plugtop_restore() {
         );
     }
     // A crash is restarted: a panic's status and a signal's are not kept.
-    for crash in [plugtop::control::guard::PANIC_EXIT.to_string(), "134".into()] {
-        assert!(!prevented.contains(&crash.as_str()), "{crash}: {prevented:?}");
+    for crash in [
+        plugtop::control::guard::PANIC_EXIT.to_string(),
+        "134".into(),
+    ] {
+        assert!(
+            !prevented.contains(&crash.as_str()),
+            "{crash}: {prevented:?}"
+        );
     }
     assert_eq!(one("Restart"), "on-failure");
     assert!(!values("StartLimitBurst").is_empty(), "a start limit");
@@ -154,7 +160,10 @@ fn a_refused_start_exits_1_as_cpuplugd_in_the_foreground_and_detached() {
     let out = plugtop(&["run", "-f", "--no-such-option"]);
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--no-such-option"));
-    assert_eq!(plugtop(&["eval", "--no-such-option"]).status.code(), Some(2));
+    assert_eq!(
+        plugtop(&["eval", "--no-such-option"]).status.code(),
+        Some(2)
+    );
     assert_eq!(plugtop(&["run", "-v"]).status.code(), Some(0));
     let help = plugtop(&["run", "--help"]);
     assert_eq!(help.status.code(), Some(0));
