@@ -7,7 +7,6 @@
 use crate::common::{self, FakeRoot};
 use crate::tui_views::screen;
 
-use plugtop::control::controller::Mode;
 use plugtop::rules::MemoryOff;
 
 /// The words every front end gives.
@@ -110,16 +109,7 @@ fn the_screen_and_line_mode_on_the_root_say_the_memory_group_is_off_and_why() {
     let (root, rules) = not_zvm();
     let options = plugtop::tui::options::Options {
         rules: Some(rules.clone().into()),
-        root: root.path().to_path_buf(),
-        replay: None,
-        mode: Mode::Observe,
-        batch: false,
-        mono: true,
-        interval: None,
-        count: None,
-        sim: None,
-        old_kernel: false,
-        allow_non_zvm: false,
+        ..plugtop::tui::options::Options::observing(root.path())
     };
     let (mut local, mut source) = match plugtop::tui::run::prepare(&options) {
         Ok(prepared) => prepared,
