@@ -52,7 +52,7 @@ const ENTRY_LIMIT: u64 = 32 * 1024;
 
 /// The two things used from an entry.
 #[derive(Debug, Clone, PartialEq, Eq)]
-struct Entry {
+struct TerminfoEntry {
     /// `colors` (max_colors), when set.
     colors: Option<i32>,
     /// `kmous` (key_mouse), when set: the terminal reports the mouse.
@@ -64,7 +64,7 @@ struct Entry {
 const MAX_COLORS: usize = 13;
 const KEY_MOUSE: usize = 355;
 
-fn decide(term: &str, entry: Option<Entry>) -> TermCaps {
+fn decide(term: &str, entry: Option<TerminfoEntry>) -> TermCaps {
     let Some(entry) = entry else {
         return by_name(term);
     };
@@ -153,7 +153,7 @@ fn read_entry(term: &str) -> Option<Vec<u8>> {
 /// The `colors` number and `kmous` string of a compiled entry (the legacy
 /// format, magic 0432, or the 32-bit one, magic 01036); `None` for
 /// anything else or anything cut short.
-fn parse(bytes: &[u8]) -> Option<Entry> {
+fn parse(bytes: &[u8]) -> Option<TerminfoEntry> {
     let short = |at: usize| -> Option<i32> {
         let b = bytes.get(at..at + 2)?;
         Some(i32::from(i16::from_le_bytes([b[0], b[1]])))
@@ -190,7 +190,7 @@ fn parse(bytes: &[u8]) -> Option<Entry> {
     } else {
         None
     };
-    Some(Entry { colors, kmous })
+    Some(TerminfoEntry { colors, kmous })
 }
 
 #[cfg(test)]
