@@ -61,6 +61,7 @@ fn rules() -> (Arc<RuleSet>, SourceFile) {
     let facts = SystemFacts {
         present_cpus: Ok(CPUS),
         cmm_pages: true,
+        zvm_guest: Some(true),
         meminfo_names: None,
         vmstat_names: None,
         origin: "the bench".to_string(),

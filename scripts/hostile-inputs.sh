@@ -149,7 +149,8 @@ journal journal-cmm-huge 'online 0-1\ncmm_pages 9223372036854775807\n'
 journal journal-cmm-negative 'online 0-1\ncmm_pages -5\n'
 journal journal-no-cmm 'online 0-1\n'
 # A start state `restore` would refuse from the journal: `run` refuses to
-# act on it (exit 78, a refusal, at once, saying so) and leaves no journal and no lock
+# act on it (exit 78, plugtop's own refusal: cpuplugd would start; at once, saying so)
+# and leaves no journal and no lock
 # file. The guest is a served simulator's root, whole but for that file.
 start_state() {
     local name="$1" file="$2" root="$work/sroot-$1"

@@ -110,9 +110,10 @@ pub enum Subcommand {
     #[command(
         version,
         disable_version_flag = true,
-        after_help = "Exit status: 0 stopped by SIGTERM or SIGINT (the guest put back); \
-1 a failure while running; 2 bad options; 78 refused to start, nothing changed \
-(a rule file with errors, another controller, ...: a restart does not mend it); \
+        after_help = "Exit status, as cpuplugd's: 0 stopped by SIGTERM or SIGINT (the guest put back); \
+1 refused to start (nothing changed: bad options, a rule file with errors, another controller, ...) \
+or a fatal error while running (the guest put back). plugtop's own: 78 refused a start cpuplugd \
+would make (a start state it could not put back after a crash, a dead run's journal, not s390); \
 101 a panic, the guest put back; 128+N ended by signal N. See plugtop-run(1)."
     )]
     Run(RunArgs),

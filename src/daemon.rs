@@ -26,12 +26,20 @@ use crate::metrics::textfile::Textfile;
 use crate::report::table;
 use crate::rules::RuleSet;
 use crate::rules::SourceFile;
-use crate::rules::ruleset::describe_missing_memory;
 
-/// The exit status of a refused start (nothing was changed): EX_CONFIG
-/// of sysexits.h, distinct from a failure while running (1), so a service
-/// manager does not restart what a restart cannot mend. cpuplugd exits 1.
-pub const REFUSED_EXIT: u8 = 78;
+/// The exit status of a refused start (nothing was changed) and of a
+/// fatal error, as cpuplugd's: it exits 1 for every one of them, and
+/// scripts and units written for it test for 1.
+pub const REFUSED_EXIT: u8 = 1;
+
+/// The exit status of a start plugtop refuses where cpuplugd would start
+/// and act (nothing was changed): the start state could not be put back
+/// after a crash, a dead plugtop's journal is there or the journal (which
+/// cpuplugd has not) cannot be read or written, or this machine's own `/`
+/// is not s390. EX_CONFIG of sysexits.h, so a script can tell
+/// plugtop's own refusals from cpuplugd's and a unit does not restart
+/// them (see docs/run.md).
+pub const REFUSED_OWN_EXIT: u8 = 78;
 
 /// What the detached child of `plugtop run` prints on stderr once it has
 /// started, so the parent can exit 0 (anything else it prints is why not).
@@ -264,12 +272,6 @@ pub enum StartError {
         path: PathBuf,
         reason: std::io::Error,
     },
-    /// Neither the CPU nor the memory group is left to run: cpuplugd's
-    /// words for it.
-    #[error(
-        "Exiting, because neither a valid cpu nor a valid memory hotplug configuration was found."
-    )]
-    NothingToManage,
     /// The guard refused the guest (the machine, the lock, the journal).
     #[error(transparent)]
     Guard(#[from] GuardError),
@@ -277,6 +279,25 @@ pub enum StartError {
     Read(#[from] crate::kernel::SourceError),
     #[error("cannot act on the guest: {0}")]
     Root(#[from] std::io::Error),
+}
+
+impl StartError {
+    /// The exit status of this refusal: cpuplugd's 1, or
+    /// [`REFUSED_OWN_EXIT`] where cpuplugd would have started on the
+    /// same guest with the same rules.
+    pub fn exit_status(&self) -> u8 {
+        match self {
+            StartError::Guard(
+                GuardError::NotS390 { .. }
+                | GuardError::LeftChanged { .. }
+                | GuardError::Inexact(_)
+                | GuardError::Unrestorable { .. }
+                | GuardError::BadJournal(_)
+                | GuardError::Journal(_),
+            ) => REFUSED_OWN_EXIT,
+            _ => REFUSED_EXIT,
+        }
+    }
 }
 
 /// How the run ended.
@@ -478,15 +499,13 @@ fn run_handing(
     pool: Option<&PoolHandoff>,
 ) -> Result<Ending, StartError> {
     let facts = source.facts();
-    let (mut rules, file) = load_rules(&options.rules, &facts)?;
-    if !rules.mem_enabled && rules.settings.cmm_max >= 0 && !facts.cmm_pages {
-        log.info(&format!(
-            "memory group off: needs {}",
-            describe_missing_memory(&rules, &facts)
-        ));
-    }
+    let (rules, file) = load_rules(&options.rules, &facts)?;
     if options.check_lpar {
-        lpar_check(&options.root, &mut rules, log)?;
+        require_cpuinfo(&options.root)?;
+    }
+    // The verdict every front end shares (rules::ruleset::memory_verdict).
+    if let Some(line) = rules.memory_off_line() {
+        log.info(&line);
     }
     let rules = Arc::new(rules);
     let mode = options.mode;
@@ -711,21 +730,19 @@ fn run_loop(
     }
 }
 
-/// cpuplugd manages memory only on z/VM: without the `version = FF` of a
-/// z/VM guest in /proc/cpuinfo it turns the memory group off (an LPAR),
-/// and without /proc/cpuinfo it does not start.
-fn lpar_check(root: &Path, rules: &mut RuleSet, log: &mut dyn LogSink) -> Result<(), StartError> {
-    let text = crate::kernel::machine::cpuinfo(root).map_err(|reason| StartError::NoCpuinfo {
+/// cpuplugd does not start without /proc/cpuinfo, or with an empty one
+/// (it reads it at start to tell z/VM from an LPAR; what it says turns
+/// the memory group off through the facts, [`memory_verdict`]).
+///
+/// [`memory_verdict`]: crate::rules::ruleset::memory_verdict
+fn require_cpuinfo(root: &Path) -> Result<(), StartError> {
+    let refused = |reason| StartError::NoCpuinfo {
         path: root.join("proc/cpuinfo"),
         reason,
-    })?;
-    if crate::kernel::machine::is_zvm_guest(&text) || !rules.mem_enabled {
-        return Ok(());
-    }
-    rules.mem_enabled = false;
-    log.info("memory group off: not a z/VM guest (no `version = FF` in /proc/cpuinfo); cpuplugd manages memory only inside z/VM, not in an LPAR or elsewhere");
-    if !rules.cpu_enabled {
-        return Err(StartError::NothingToManage);
+    };
+    let text = crate::kernel::machine::cpuinfo(root).map_err(refused)?;
+    if text.is_empty() {
+        return Err(refused(std::io::Error::other("it is empty")));
     }
     Ok(())
 }
@@ -1035,37 +1052,43 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
-        // No /proc/cpuinfo under the root: cpuplugd does not start.
+        // No /proc/cpuinfo under the root, or an empty one: cpuplugd
+        // does not start.
+        let refused = |said: String, why: &str| {
+            let want = format!(
+                "cannot open {}: {why}",
+                dir.path().join("proc/cpuinfo").display()
+            );
+            assert!(said.starts_with(&want), "{said}");
+        };
+        match require_cpuinfo(dir.path()) {
+            Err(e @ StartError::NoCpuinfo { .. }) => refused(e.to_string(), ""),
+            other => panic!("{other:?}"),
+        }
+        std::fs::create_dir_all(dir.path().join("proc")).expect("proc");
+        std::fs::write(dir.path().join("proc/cpuinfo"), "").expect("cpuinfo");
+        match require_cpuinfo(dir.path()) {
+            Err(e @ StartError::NoCpuinfo { .. }) => refused(e.to_string(), "it is empty"),
+            other => panic!("{other:?}"),
+        }
+        // Memory rules only, on an LPAR: nothing is left to run, refused
+        // as the loader refuses it, in cpuplugd's words.
+        std::fs::write(dir.path().join("proc/cpuinfo"), "vendor_id : IBM/S390\n").expect("cpuinfo");
+        require_cpuinfo(dir.path()).expect("an LPAR's cpuinfo");
         let file = crate::rules::SourceFile::new(
             "r.conf",
-            b"UPDATE=\"1\"\nCPU_MIN=\"1\"\nCPU_MAX=\"2\"\nHOTPLUG=\"0\"\nHOTUNPLUG=\"0\"\n"
+            b"UPDATE=\"1\"\nCMM_MIN=\"0\"\nCMM_MAX=\"10\"\nCMM_INC=\"1\"\nMEMPLUG=\"0\"\nMEMUNPLUG=\"0\"\n"
                 .to_vec(),
         );
-        let mut set =
-            crate::rules::load(&file, &crate::rules::SystemFacts::any_machine(4, "t")).rules;
-        match lpar_check(dir.path(), &mut set, &mut log) {
-            Err(e @ StartError::NoCpuinfo { .. }) => {
-                let said = e.to_string();
-                let want = format!(
-                    "cannot open {}: ",
-                    dir.path().join("proc/cpuinfo").display()
-                );
-                assert!(said.starts_with(&want), "{said}");
-            }
-            other => panic!("{other:?}"),
-        }
-        // Memory rules only, on an LPAR: nothing is left to run.
-        std::fs::create_dir_all(dir.path().join("proc")).expect("proc");
-        std::fs::write(dir.path().join("proc/cpuinfo"), "vendor_id : IBM/S390\n").expect("cpuinfo");
-        set.cpu_enabled = false;
-        set.mem_enabled = true;
-        match lpar_check(dir.path(), &mut set, &mut log) {
-            Err(e @ StartError::NothingToManage) => assert_eq!(
-                e.to_string(),
+        let facts = crate::kernel::root::RootReader::new().facts(dir.path());
+        assert_eq!(facts.zvm_guest, Some(false));
+        let refusal = crate::rules::load(&file, &facts).refusal.map(|r| r.message);
+        assert_eq!(
+            refusal.as_deref().map(str::trim_end),
+            Some(
                 "Exiting, because neither a valid cpu nor a valid memory hotplug configuration was found."
-            ),
-            other => panic!("{other:?}"),
-        }
+            )
+        );
     }
 
     #[test]

@@ -32,6 +32,7 @@ fuzz_target!(|data: &[u8]| {
     let facts = SystemFacts {
         present_cpus: Ok(4),
         cmm_pages: true,
+        zvm_guest: Some(true),
         meminfo_names: None,
         vmstat_names: None,
         origin: "fuzz".into(),

@@ -54,6 +54,7 @@ pub fn run(args: EvalArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
         pace,
         out,
         &mut std::thread::sleep,
+        &mut |line| complain(&format!("plugtop: {line}")),
     )?;
     out.flush()?;
     if let Some(w) = source.warning() {

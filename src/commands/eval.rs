@@ -28,6 +28,8 @@ pub enum DecisionFormat {
 
 /// Loads `rule_file` for the machine `source` starts on, then decides every
 /// sample it gives. Stops at the first interval where cpuplugd would exit.
+/// `note` is told what JSON lines have no place for: why the memory group
+/// is off (the table says it in its header).
 pub fn run(
     rule_file: &SourceFile,
     source: &mut dyn Source,
@@ -35,6 +37,7 @@ pub fn run(
     pace: Pace,
     out: &mut dyn Write,
     wait: &mut dyn FnMut(Duration),
+    note: &mut dyn FnMut(&str),
 ) -> std::io::Result<Status> {
     let facts = source.facts();
     let outcome = load(rule_file, &facts);
@@ -54,6 +57,11 @@ pub fn run(
         return Ok(Status::Failed);
     }
     let rules = Arc::new(outcome.rules);
+    if format == DecisionFormat::Jsonl
+        && let Some(line) = rules.memory_off_line()
+    {
+        note(&line);
+    }
     match format {
         DecisionFormat::Jsonl => writeln!(out, "{}", jsonl::header(&rules))?,
         DecisionFormat::Table | DecisionFormat::Trace => write!(out, "{}", table::header(&rules))?,

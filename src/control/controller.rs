@@ -972,6 +972,7 @@ mod tests {
         let facts = SystemFacts {
             present_cpus: Ok(4),
             cmm_pages: false,
+            zvm_guest: None,
             meminfo_names: None,
             vmstat_names: None,
             origin: "test".into(),

@@ -12,6 +12,13 @@ pub struct SystemFacts {
     pub present_cpus: Result<u32, PresentCpusError>,
     /// Whether `/proc/sys/vm/cmm_pages` can be read; without it the memory group is off.
     pub cmm_pages: bool,
+    /// Whether `/proc/cpuinfo` says a z/VM guest (`version = FF`): cpuplugd
+    /// manages memory only there, so `Some(false)` (an LPAR, a KVM guest,
+    /// another architecture) turns the memory group off. `None` where it is
+    /// not known: no `/proc/cpuinfo` to read (`plugtop run` refuses to
+    /// start there, as cpuplugd), or a source that keeps none (a
+    /// recording, snapshots, a simulated guest).
+    pub zvm_guest: Option<bool>,
     /// Field names of `/proc/meminfo`, when known, to find misspelt names before running.
     pub meminfo_names: Option<Vec<String>>,
     /// Field names of `/proc/vmstat`, likewise.
@@ -50,6 +57,7 @@ impl SystemFacts {
         SystemFacts {
             present_cpus: Ok(present_cpus),
             cmm_pages: true,
+            zvm_guest: None,
             meminfo_names: None,
             vmstat_names: None,
             origin: origin.into(),

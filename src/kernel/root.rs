@@ -542,9 +542,13 @@ impl RootReader {
             .is_ok_and(|dir| dir.is_file(RootFile::CmmPages.c_rel()));
         let meminfo_names = self.field_names(root, RootFile::Meminfo, true);
         let vmstat_names = self.field_names(root, RootFile::Vmstat, false);
+        let zvm_guest = crate::kernel::machine::cpuinfo(root)
+            .ok()
+            .map(|text| crate::kernel::machine::is_zvm_guest(&text));
         SystemFacts {
             present_cpus,
             cmm_pages,
+            zvm_guest,
             meminfo_names,
             vmstat_names,
             origin,

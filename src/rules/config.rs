@@ -12,7 +12,9 @@ use super::diagnostic::{Diagnostic, Note};
 use super::expr::{NodeId, NodeKind, RESERVED_NAMES, RuleKind};
 use super::lint;
 use super::parser::{ExprBuilder, FieldNames, MAX_NAME, Text, Unit, VarDef};
-use super::ruleset::{Rule, RuleSet, Settings, describe_missing_cpu, describe_missing_memory};
+use super::ruleset::{
+    Rule, RuleSet, Settings, describe_missing_cpu, describe_missing_memory, memory_verdict,
+};
 use super::source::{SourceFile, Span};
 use super::suggest;
 use crate::kernel::SystemFacts;
@@ -360,6 +362,7 @@ impl<'f> Loader<'f> {
                 fields: FieldNames::default(),
                 cpu_enabled: false,
                 mem_enabled: false,
+                mem_off: None,
                 setting_spans: [None; 5],
                 present_at_load: facts.present_cpus.as_ref().ok().copied(),
             },
@@ -883,23 +886,21 @@ impl<'f> Loader<'f> {
         let has = |k: RuleKind| self.rules.rules[k.index()].is_some();
         self.rules.cpu_enabled =
             s.cpu_max >= 0 && s.cpu_min >= 0 && has(RuleKind::Hotplug) && has(RuleKind::Hotunplug);
-        let mem_config = s.cmm_max >= 0
-            && s.cmm_min >= 0
-            && has(RuleKind::Memplug)
-            && has(RuleKind::Memunplug)
-            && has(RuleKind::CmmInc)
-            && s.cmm_max >= s.cmm_min;
-        self.rules.mem_enabled = mem_config && self.facts.cmm_pages;
+        self.rules.mem_off = memory_verdict(&self.rules, self.facts);
+        self.rules.mem_enabled = self.rules.mem_off.is_none();
         if !self.rules.cpu_enabled && !self.rules.mem_enabled && self.refusal.is_none() {
             let mut d = Diagnostic::refusal(
                 "nothing-to-do",
                 Span::FILE,
                 "neither the CPU group nor the memory group can run",
             );
+            let memory = match &self.rules.mem_off {
+                Some(off) => off.reason(),
+                None => format!("needs {}", describe_missing_memory(&self.rules, self.facts)),
+            };
             d = d.with_help(format!(
-                "CPU needs {}; memory needs {}",
+                "CPU needs {}; memory {memory}",
                 describe_missing_cpu(&self.rules),
-                describe_missing_memory(&self.rules, self.facts)
             ));
             self.refuse(
                 "Exiting, because neither a valid cpu nor a valid memory hotplug configuration was found.",

@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use super::diagnostic::Diagnostic;
 use super::expr::{BinOp, CpuStat, Keyword, NOT_OPCODE, NodeId, NodeKind, Reading, RuleKind};
 use super::parser::{ExprBuilder, FieldNames, Text, Unit, VarDef, example_field};
-use super::ruleset::{RuleSet, describe_missing_cpu, describe_missing_memory};
+use super::ruleset::{MemoryOff, RuleSet, describe_missing_cpu};
 use super::source::{SourceFile, Span};
 use super::suggest;
 use crate::kernel::SystemFacts;
@@ -43,7 +43,7 @@ pub fn lint(
     long_update(rules, &mut out);
     if !refused {
         // A refused file's groups are off because of its errors; saying so again is noise.
-        groups(rules, facts, &mut out);
+        groups(rules, &mut out);
         out.extend(super::hysteresis::warnings(rules, source));
     }
     out
@@ -683,20 +683,25 @@ fn long_update(rules: &RuleSet, out: &mut Vec<Diagnostic>) {
     );
 }
 
-/// Groups that are off although rules for them were written.
-fn groups(rules: &RuleSet, facts: &SystemFacts, out: &mut Vec<Diagnostic>) {
+/// Groups that are off although rules for them were written, and why.
+fn groups(rules: &RuleSet, out: &mut Vec<Diagnostic>) {
     let written = |kinds: &[RuleKind]| {
         kinds
             .iter()
             .filter_map(|k| rules.rule(*k))
             .any(|r| !is_constant(rules, r.root))
     };
+    let memory_why = match &rules.mem_off {
+        Some(off @ MemoryOff::NotZvm) => off.reason(),
+        Some(off) => format!("it {}", off.reason()),
+        None => String::new(),
+    };
     let groups = [
         (
             rules.cpu_enabled,
             "CPU",
             &[RuleKind::Hotplug, RuleKind::Hotunplug][..],
-            describe_missing_cpu(rules),
+            format!("it needs {}", describe_missing_cpu(rules)),
         ),
         (
             rules.mem_enabled,
@@ -707,10 +712,10 @@ fn groups(rules: &RuleSet, facts: &SystemFacts, out: &mut Vec<Diagnostic>) {
                 RuleKind::CmmInc,
                 RuleKind::CmmDec,
             ][..],
-            describe_missing_memory(rules, facts),
+            memory_why,
         ),
     ];
-    for (enabled, group, kinds, missing) in groups {
+    for (enabled, group, kinds, why) in groups {
         if enabled || !written(kinds) {
             continue;
         }
@@ -721,9 +726,7 @@ fn groups(rules: &RuleSet, facts: &SystemFacts, out: &mut Vec<Diagnostic>) {
         out.push(Diagnostic::warning(
             "group-off",
             span,
-            format!(
-                "the {group} group is off, so the {group} rules are ignored: it needs {missing}"
-            ),
+            format!("the {group} group is off, so the {group} rules are ignored: {why}"),
         ));
     }
 }

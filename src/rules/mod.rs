@@ -25,7 +25,7 @@ pub use config::{LoadOutcome, load};
 pub use diagnostic::{Diagnostic, Severity};
 pub use eval::{Evaluator, Outcome, Stop, Trace};
 pub use expr::{NodeId, RuleKind};
-pub use ruleset::{RuleSet, Settings};
+pub use ruleset::{MemoryOff, RuleSet, Settings};
 pub use source::{SourceFile, Span};
 
 /// Why a rule file could not be used.

@@ -946,6 +946,9 @@ impl App {
         for l in self.kernel_lint.clone() {
             self.note(LogKind::Problem, l);
         }
+        if let Some(line) = self.board.rules().memory_off_line() {
+            self.note(LogKind::Note, line);
+        }
         self.facts = Some(facts);
         self.hints.retain(|h| h.name == "cpu-affinity");
         for h in crate::control::patterns::from_rules(self.board.rules(), self.board.file()) {

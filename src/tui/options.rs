@@ -33,6 +33,26 @@ pub struct Options {
     pub allow_non_zvm: bool,
 }
 
+impl Options {
+    /// The screen observing `root` with the built-in rules, no colours,
+    /// every other option as the command line leaves it.
+    pub fn observing(root: &Path) -> Options {
+        Options {
+            rules: None,
+            root: root.to_path_buf(),
+            replay: None,
+            mode: Mode::Observe,
+            batch: false,
+            mono: true,
+            interval: None,
+            count: None,
+            sim: None,
+            old_kernel: false,
+            allow_non_zvm: false,
+        }
+    }
+}
+
 /// A rule file, loaded for the screen (shared between threads).
 pub fn read_rules(
     path: &Path,

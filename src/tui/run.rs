@@ -140,9 +140,12 @@ fn prepare_sim(
     Ok((local, Box::new(source)))
 }
 
-/// Colours unless `--mono` or `NO_COLOR` says otherwise.
+/// Colours unless `--mono` or `NO_COLOR` says otherwise, or the terminal
+/// has no 256 colours ([`TermCaps`](super::term_caps::TermCaps)).
 fn colored(options: &Options) -> bool {
-    !options.mono && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+    !options.mono
+        && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+        && super::term_caps::TermCaps::from_env().colors
 }
 
 /// Builds the session, the screen's state and their source without
@@ -217,6 +220,9 @@ pub fn run_lines(options: &Options, out: &mut dyn Write) -> Result<(), UiError> 
         terminal_safe(&local.app().machine().host),
         terminal_safe(local.app().file().name())
     )?;
+    if let Some(l) = local.app().rules().memory_off_line() {
+        writeln!(out, "plugtop: {}", terminal_safe(&l))?;
+    }
     let interval = local.app().rules().pace(options.interval);
     let live = options.replay.is_none();
     // --count counts the lines printed: readings that only fill the

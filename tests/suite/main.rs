@@ -60,6 +60,7 @@ mod incident;
 mod keep_edits;
 mod lifecycle;
 mod lsp;
+mod memory_verdict;
 mod metrics;
 mod metrics_failures;
 mod metrics_files;

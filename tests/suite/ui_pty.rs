@@ -1547,3 +1547,36 @@ fn a_256_cpu_lpar_at_160x48_and_a_64_cpu_guest_at_80x24_show_every_cpu() {
         assert!(s.quit());
     }
 }
+
+/// A 3270 or SCLP console says `TERM=vt100`: no 256-colour SGR, mouse
+/// reports or bracketed paste are asked of it (its terminfo entry, or
+/// without one the name, says it has none); an xterm gets all three.
+#[test]
+fn a_vt100_gets_no_colours_mouse_or_bracketed_paste() {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let rec = common::record_fixture_series(dir.path(), "o.rec");
+    let args = [
+        "--replay",
+        rec.as_str(),
+        "-c",
+        "examples/rules/recommended-default.conf",
+        "--interval",
+        "0.05",
+    ];
+    let asked = |raw: &str| {
+        (
+            raw.contains("\x1b[38;5;") || raw.contains("\x1b[48;5;"),
+            raw.contains("\x1b[?1000h"),
+            raw.contains("\x1b[?2004h"),
+        )
+    };
+    for (term, has) in [("vt100", false), ("xterm-256color", true)] {
+        let mut s = Session::start_with(&args, 24, 80, &[("TERM", term)]);
+        s.wait_for("OBSERVE");
+        s.wait_for("#3");
+        s.press("q");
+        let (code, raw) = s.wait_exit();
+        assert_eq!(code, Some(0), "{term}: clean exit");
+        assert_eq!(asked(&raw), (has, has, has), "{term}: {raw:?}");
+    }
+}

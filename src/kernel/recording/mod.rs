@@ -475,6 +475,7 @@ impl Source for RecordingSource {
                 .map(|s| s.present.cpus())
                 .ok_or_else(|| PresentCpusError::EmptyRecording(self.path.clone())),
             cmm_pages: first.is_some_and(|s| s.cmm_pages.is_some()),
+            zvm_guest: None,
             meminfo_names: first.and_then(|s| s.meminfo.kernel_names()),
             vmstat_names: first.and_then(|s| s.vmstat.kernel_names()),
             origin: format!(
