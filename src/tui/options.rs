@@ -48,6 +48,7 @@ impl Options {
             count: None,
             sim: None,
             old_kernel: false,
+            tune_budget: None,
             allow_non_zvm: false,
         }
     }
