@@ -14,9 +14,9 @@ use crate::cli::{CheckFormat, TuneArgs};
 use plugtop::commands::Status;
 use plugtop::placed_file::{PlaceDir, PlaceError, Replace};
 use plugtop::rules::SourceFile;
+use plugtop::sim::report::SimReport;
 use plugtop::tune::knobs::{self, Knob};
 use plugtop::tune::narrow;
-use plugtop::sim::report::SimReport;
 use plugtop::tune::{TuneOptions, Tuned, Workload, report};
 
 /// Seeds the recommendation is tried on besides the scenario's own.
@@ -69,7 +69,7 @@ pub fn run(args: TuneArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
         &facts,
         !options.forms.is_empty(),
     )?;
-    refuse_missing_symbols(&args, &file, &workload, &facts)?;
+    refuse_missing_symbols(&args, &file, &workload, &facts, !options.forms.is_empty())?;
     let done = AtomicUsize::new(0);
     let finished = std::sync::atomic::AtomicBool::new(false);
     let tuned = std::thread::scope(|scope| {
@@ -130,7 +130,12 @@ pub fn run(args: TuneArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
         );
     }
     if let (Some((dir, name)), Some(path), Some(i)) = (&target, &args.write, tuned.recommended) {
-        write_new(dir, name, &as_written(&args, &source_name, &tuned, i), &facts)?;
+        write_new(
+            dir,
+            name,
+            &as_written(&args, &source_name, &tuned, i),
+            &facts,
+        )?;
         eprintln!(
             "plugtop: wrote {} (cpuplugd would load it)",
             plugtop::report::terminal_safe(&path.display().to_string())
@@ -205,15 +210,26 @@ fn knobs_of(
 
 /// Refuses, before any search, a file that names a /proc value the
 /// simulated kernel does not have: cpuplugd stops at its first interval,
-/// and no number the tune could change brings the value back.
+/// and no number the tune could change brings the value back. A form can
+/// (it replaces the rule that names it): with `forms` (memory forms are
+/// searched), that is said and the search goes on.
 fn refuse_missing_symbols(
     args: &TuneArgs,
     file: &SourceFile,
     workload: &Workload,
     facts: &plugtop::rules::SystemFacts,
+    forms: bool,
 ) -> anyhow::Result<()> {
     let start = workload.score(file, facts);
     match start.fatal {
+        Some(why) if forms && why.starts_with("Symbol ") && why.contains("not found") => {
+            eprintln!(
+                "plugtop: {}: cpuplugd would stop at its first interval on this workload ({}); only a form that replaces that rule can help",
+                plugtop::report::terminal_safe(&args.config.display().to_string()),
+                plugtop::report::terminal_safe(&why)
+            );
+            Ok(())
+        }
         Some(why) if why.starts_with("Symbol ") && why.contains("not found") => {
             anyhow::bail!(
                 "{}: cpuplugd would stop at its first interval on this workload: {}{}",
@@ -371,12 +387,10 @@ fn as_written(args: &TuneArgs, source_name: &str, tuned: &Tuned, i: usize) -> Ve
     let mut out = format!(
         "# Written by plugtop tune on {} against {} (seed {}, objective {}): {form}.\n",
         plugtop::report::terminal_safe(source_name),
-        plugtop::report::terminal_safe(
-            &args
-                .against
-                .as_ref()
-                .map_or_else(|| args.config.display().to_string(), |p| p.display().to_string())
-        ),
+        plugtop::report::terminal_safe(&args.against.as_ref().map_or_else(
+            || args.config.display().to_string(),
+            |p| p.display().to_string()
+        )),
         args.seed,
         match args.objective {
             crate::cli::TuneObjective::Cpu => "cpu",

@@ -127,12 +127,8 @@ impl TuneJob {
     /// The front row the cursor is on: the recommendation's until the
     /// cursor is moved.
     pub fn cursor(&self) -> usize {
-        self.cursor.unwrap_or_else(|| {
-            self.front()
-                .iter()
-                .position(|r| r.recommended)
-                .unwrap_or(0)
-        })
+        self.cursor
+            .unwrap_or_else(|| self.front().iter().position(|r| r.recommended).unwrap_or(0))
     }
 
     /// Moves the cursor a row up the front.
@@ -268,7 +264,13 @@ mod tests {
     use super::*;
 
     /// A quick job: the workload alone, no forms, one thread.
-    fn quick(rules: &RuleSet, file: &SourceFile, scenario: &Scenario, budget: usize, wake: Wake) -> TuneJob {
+    fn quick(
+        rules: &RuleSet,
+        file: &SourceFile,
+        scenario: &Scenario,
+        budget: usize,
+        wake: Wake,
+    ) -> TuneJob {
         let workload = Workload {
             scenario: scenario.clone(),
             old_kernel: false,

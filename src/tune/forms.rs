@@ -71,6 +71,8 @@ const BUILT_IN: [(&str, &str); 8] = [
 pub const MAX_VARIANTS: usize = 48;
 /// At most this many forms from a `--forms` directory.
 pub const MAX_FORMS: usize = 32;
+/// At most this many entries of a `--forms` directory are looked at.
+const MAX_DIR_ENTRIES: usize = 10_000;
 /// A form file's largest size (a rule file is a few KB).
 pub const MAX_FORM_BYTES: u64 = 64 << 10;
 /// Longest hole name.
@@ -193,10 +195,16 @@ pub fn built_in_sources() -> &'static [(&'static str, &'static str)] {
 /// blocking on a FIFO. The first bad one refuses them all, with its line
 /// and column.
 pub fn load_dir(dir: &Path) -> anyhow::Result<Vec<Form>> {
-    let entries = std::fs::read_dir(dir)
-        .map_err(|e| anyhow::anyhow!("--forms {}: {e}", dir.display()))?;
+    let entries =
+        std::fs::read_dir(dir).map_err(|e| anyhow::anyhow!("--forms {}: {e}", dir.display()))?;
     let mut names = Vec::new();
-    for entry in entries {
+    for (seen, entry) in entries.enumerate() {
+        if seen >= MAX_DIR_ENTRIES {
+            anyhow::bail!(
+                "--forms {}: more than {MAX_DIR_ENTRIES} entries; put the forms in a directory of their own",
+                dir.display()
+            );
+        }
         let entry = entry.map_err(|e| anyhow::anyhow!("--forms {}: {e}", dir.display()))?;
         let name = entry.file_name();
         if Path::new(&name).extension().is_some_and(|x| x == "conf") {
@@ -303,7 +311,13 @@ pub fn parse(origin: &str, bytes: &[u8]) -> Result<Form, FormError> {
             "choice" => {
                 let (hole, option) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
                 if !is_hole_name(hole) {
-                    return Err(err(n, rest_col, format!("`{hole}` is not a hole's name (letters, digits and `_`, at most {MAX_HOLE_NAME})")));
+                    return Err(err(
+                        n,
+                        rest_col,
+                        format!(
+                            "`{hole}` is not a hole's name (letters, digits and `_`, at most {MAX_HOLE_NAME})"
+                        ),
+                    ));
                 }
                 let Some((label, value)) = option.split_once(":=") else {
                     return Err(err(
@@ -349,21 +363,46 @@ pub fn parse(origin: &str, bytes: &[u8]) -> Result<Form, FormError> {
                         "a part is `#@part HOLE CHOICE LABEL := TEXT`".into(),
                     ));
                 };
-                if !is_hole_name(hole) || choices.iter().any(|c| c.name == hole) || numbers.iter().any(|h| h.name == hole) {
-                    return Err(err(n, rest_col, format!("`{hole}` is not a new hole's name")));
+                if !is_hole_name(hole)
+                    || choices.iter().any(|c| c.name == hole)
+                    || numbers.iter().any(|h| h.name == hole)
+                {
+                    return Err(err(
+                        n,
+                        rest_col,
+                        format!("`{hole}` is not a new hole's name"),
+                    ));
                 }
                 let Some(c) = choices.iter().find(|c| c.name == choice) else {
-                    return Err(err(n, rest_col, format!("the choice `{choice}` is not declared above")));
+                    return Err(err(
+                        n,
+                        rest_col,
+                        format!("the choice `{choice}` is not declared above"),
+                    ));
                 };
                 let label = label.trim();
                 if !c.options.iter().any(|o| o.label == label) {
-                    return Err(err(n, rest_col, format!("`{choice}` has no option `{label}`")));
+                    return Err(err(
+                        n,
+                        rest_col,
+                        format!("`{choice}` has no option `{label}`"),
+                    ));
                 }
                 let text = (label.to_string(), value.trim().to_string());
                 match parts.iter_mut().find(|p| p.name == hole) {
                     Some(p) if p.choice == choice => p.texts.push(text),
-                    Some(_) => return Err(err(n, rest_col, format!("`{hole}` follows another choice above"))),
-                    None => parts.push(Part { name: hole.to_string(), choice: choice.to_string(), texts: vec![text] }),
+                    Some(_) => {
+                        return Err(err(
+                            n,
+                            rest_col,
+                            format!("`{hole}` follows another choice above"),
+                        ));
+                    }
+                    None => parts.push(Part {
+                        name: hole.to_string(),
+                        choice: choice.to_string(),
+                        texts: vec![text],
+                    }),
                 }
             }
             "number" => {
@@ -401,11 +440,15 @@ pub fn parse(origin: &str, bytes: &[u8]) -> Result<Form, FormError> {
                         "a number's default and range are finite numbers (`0.5 0.1..2`)".into(),
                     ));
                 };
-                if !(lo < hi && lo <= d && d <= hi) || !default.starts_with(|c: char| c.is_ascii_digit()) {
+                if !(lo < hi && lo <= d && d <= hi)
+                    || !default.starts_with(|c: char| c.is_ascii_digit())
+                {
                     return Err(err(
                         n,
                         rest_col,
-                        format!("the default {default} must lie in {lo}..{hi} (LO below HI), written as a plain number"),
+                        format!(
+                            "the default {default} must lie in {lo}..{hi} (LO below HI), written as a plain number"
+                        ),
                     ));
                 }
                 numbers.push(NumberHole {
@@ -419,7 +462,9 @@ pub fn parse(origin: &str, bytes: &[u8]) -> Result<Form, FormError> {
                 return Err(err(
                     n,
                     3,
-                    format!("unknown directive `#@{word}` (form, group, intent, choice, part, number)"),
+                    format!(
+                        "unknown directive `#@{word}` (form, group, intent, choice, part, number)"
+                    ),
                 ));
             }
         }
@@ -428,7 +473,11 @@ pub fn parse(origin: &str, bytes: &[u8]) -> Result<Form, FormError> {
         return Err(err(1, 1, "no `#@form NAME` line".into()));
     };
     let Some(group) = group else {
-        return Err(err(1, 1, "no `#@group cpu` or `#@group memory` line".into()));
+        return Err(err(
+            1,
+            1,
+            "no `#@group cpu` or `#@group memory` line".into(),
+        ));
     };
     // Every hole named is declared, every one declared is named.
     let mut named = HashSet::new();
@@ -444,7 +493,14 @@ pub fn parse(origin: &str, bytes: &[u8]) -> Result<Form, FormError> {
         for o in &c.options {
             for (_, hole) in holes_in(&o.text) {
                 if !declared(&choices, &parts, &numbers, hole) {
-                    return Err(err(1, 1, format!("an option of `{}` names `${{{hole}}}`, which is not declared", c.name)));
+                    return Err(err(
+                        1,
+                        1,
+                        format!(
+                            "an option of `{}` names `${{{hole}}}`, which is not declared",
+                            c.name
+                        ),
+                    ));
                 }
                 named.insert(hole.to_string());
             }
@@ -454,7 +510,14 @@ pub fn parse(origin: &str, bytes: &[u8]) -> Result<Form, FormError> {
         for (_, text) in &p.texts {
             for (_, hole) in holes_in(text) {
                 if !declared(&choices, &parts, &numbers, hole) {
-                    return Err(err(1, 1, format!("a text of `{}` names `${{{hole}}}`, which is not declared", p.name)));
+                    return Err(err(
+                        1,
+                        1,
+                        format!(
+                            "a text of `{}` names `${{{hole}}}`, which is not declared",
+                            p.name
+                        ),
+                    ));
                 }
                 named.insert(hole.to_string());
             }
@@ -462,9 +525,19 @@ pub fn parse(origin: &str, bytes: &[u8]) -> Result<Form, FormError> {
         // The choice a part follows is named through it.
         named.insert(p.choice.clone());
         if let Some(c) = choices.iter().find(|c| c.name == p.choice)
-            && let Some(o) = c.options.iter().find(|o| !p.texts.iter().any(|(l, _)| *l == o.label))
+            && let Some(o) = c
+                .options
+                .iter()
+                .find(|o| !p.texts.iter().any(|(l, _)| *l == o.label))
         {
-            return Err(err(1, 1, format!("`{}` has no text for `{}`'s option `{}`", p.name, c.name, o.label)));
+            return Err(err(
+                1,
+                1,
+                format!(
+                    "`{}` has no text for `{}`'s option `{}`",
+                    p.name, c.name, o.label
+                ),
+            ));
         }
     }
     let all: Vec<&str> = choices
@@ -474,7 +547,11 @@ pub fn parse(origin: &str, bytes: &[u8]) -> Result<Form, FormError> {
         .chain(numbers.iter().map(|h| h.name.as_str()))
         .collect();
     if let Some(unused) = all.iter().find(|h| !named.contains(**h)) {
-        return Err(err(1, 1, format!("the hole `{unused}` is declared but nothing names it")));
+        return Err(err(
+            1,
+            1,
+            format!("the hole `{unused}` is declared but nothing names it"),
+        ));
     }
     let variants = choices
         .iter()
@@ -694,34 +771,52 @@ fn entries(text: &str) -> Vec<Entry> {
     out
 }
 
-/// The names a value reads (identifiers not after a `.`, not numbers).
-fn names_in(value: &str) -> Vec<&str> {
-    let b = value.as_bytes();
-    let mut out = Vec::new();
-    let mut i = 0;
+/// `text` with each name it reads (an identifier not after a `.`, not a
+/// number) put through `replace`; `None` when `replace` changed none.
+fn map_names(text: &str, mut replace: impl FnMut(&str) -> Option<String>) -> Option<String> {
+    let b = text.as_bytes();
+    let mut out = String::with_capacity(text.len());
+    let (mut i, mut any) = (0, false);
     while i < b.len() {
         if b[i].is_ascii_alphanumeric() || b[i] == b'_' {
             let start = i;
             while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
                 i += 1;
             }
-            let after_dot = start > 0 && b[start - 1] == b'.';
-            if !after_dot && !b[start].is_ascii_digit() {
-                out.push(&value[start..i]);
+            let word = &text[start..i];
+            let name = !(start > 0 && b[start - 1] == b'.') && !b[start].is_ascii_digit();
+            match replace(word).filter(|_| name) {
+                Some(new) => {
+                    any = true;
+                    out.push_str(&new);
+                }
+                None => out.push_str(word),
             }
         } else {
-            i += 1;
+            let c = text[i..].chars().next().unwrap_or(' ');
+            out.push(c);
+            i += c.len_utf8();
         }
     }
+    any.then_some(out)
+}
+
+/// The names a value reads.
+fn names_in(value: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    map_names(value, |w| {
+        out.push(w.to_string());
+        None
+    });
     out
 }
 
 /// The variables `roots` read, directly or through each other.
 fn closure<'a>(roots: &[&'a str], vars: &HashMap<&'a str, &'a str>) -> HashSet<&'a str> {
     let mut seen = HashSet::new();
-    let mut todo: Vec<&str> = roots.iter().flat_map(|v| names_in(v)).collect();
+    let mut todo: Vec<String> = roots.iter().flat_map(|v| names_in(v)).collect();
     while let Some(n) = todo.pop() {
-        if let Some((name, value)) = vars.get_key_value(n)
+        if let Some((name, value)) = vars.get_key_value(n.as_str())
             && seen.insert(*name)
         {
             todo.extend(names_in(value));
@@ -730,27 +825,9 @@ fn closure<'a>(roots: &[&'a str], vars: &HashMap<&'a str, &'a str>) -> HashSet<&
     seen
 }
 
-/// Replaces the name `from` by `to` wherever a value reads it.
+/// Replaces the name `from` by `to` wherever `line` reads it.
 fn rename(line: &str, from: &str, to: &str) -> String {
-    let b = line.as_bytes();
-    let mut out = String::with_capacity(line.len());
-    let mut i = 0;
-    while i < b.len() {
-        if b[i].is_ascii_alphanumeric() || b[i] == b'_' {
-            let start = i;
-            while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
-                i += 1;
-            }
-            let word = &line[start..i];
-            let after_dot = start > 0 && b[start - 1] == b'.';
-            out.push_str(if word == from && !after_dot { to } else { word });
-        } else {
-            let c = line[i..].chars().next().unwrap_or(' ');
-            out.push(c);
-            i += c.len_utf8();
-        }
-    }
-    out
+    map_names(line, |w| (w == from).then(|| to.to_string())).unwrap_or_else(|| line.to_string())
 }
 
 /// A form put into a user's file.
@@ -931,33 +1008,7 @@ pub fn instantiate(form: &Form, variant: &Variant, user: &SourceFile) -> Result<
 /// `value` with every variable it names written out once, in one pass;
 /// `None` when it names none.
 fn expand_once(value: &str, vars: &HashMap<&str, &str>) -> Option<String> {
-    let b = value.as_bytes();
-    let mut out = String::with_capacity(value.len());
-    let (mut i, mut any) = (0, false);
-    while i < b.len() {
-        if b[i].is_ascii_alphanumeric() || b[i] == b'_' {
-            let start = i;
-            while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
-                i += 1;
-            }
-            let word = &value[start..i];
-            let after_dot = start > 0 && b[start - 1] == b'.';
-            match vars.get(word).filter(|_| !after_dot && !b[start].is_ascii_digit()) {
-                Some(text) => {
-                    any = true;
-                    out.push('(');
-                    out.push_str(text);
-                    out.push(')');
-                }
-                None => out.push_str(word),
-            }
-        } else {
-            let c = value[i..].chars().next().unwrap_or(' ');
-            out.push(c);
-            i += c.len_utf8();
-        }
-    }
-    any.then_some(out)
+    map_names(value, |w| vars.get(w).map(|t| format!("({t})")))
 }
 
 /// The group's rules of `text` with every variable written out and every
@@ -1067,7 +1118,10 @@ mod tests {
     fn every_shipped_form_filled_with_its_defaults_loads_without_a_finding() {
         for form in built_in() {
             for (i, variant) in form.variants().into_iter().enumerate() {
-                let zoned = form.describe(&variant).iter().any(|(_, l)| l.contains("2.6"));
+                let zoned = form
+                    .describe(&variant)
+                    .iter()
+                    .any(|(_, l)| l.contains("2.6"));
                 let text = form.with_defaults(&variant).expect("filled");
                 let file = SourceFile::new(&form.name, text.into_bytes());
                 let outcome = crate::rules::load(&file, &facts(zoned));
@@ -1098,11 +1152,20 @@ mod tests {
         let cases = [
             ("#@group cpu\nHOTPLUG=\"1\"\n", "no `#@form"),
             ("#@form x\n#@group gpu\n", "2:9"),
-            ("#@form x\n#@group cpu\nHOTPLUG=\"${nope}\"\nHOTUNPLUG=\"0\"\n", "3:10"),
-            ("#@form x\n#@group cpu\n#@number a 5 0..1\nHOTPLUG=\"${a}\"\nHOTUNPLUG=\"0\"\n", "3:"),
+            (
+                "#@form x\n#@group cpu\nHOTPLUG=\"${nope}\"\nHOTUNPLUG=\"0\"\n",
+                "3:10",
+            ),
+            (
+                "#@form x\n#@group cpu\n#@number a 5 0..1\nHOTPLUG=\"${a}\"\nHOTUNPLUG=\"0\"\n",
+                "3:",
+            ),
             ("#@form x\n#@group cpu\n#@frob\n", "3:3"),
             ("#@form x\n#@group cpu\nHOTPLUG=\"1\"\n", "writes HOTUNPLUG"),
-            ("#@form x\n#@group cpu\n#@choice a one := ${b}\n#@choice b one := ${a}\nHOTPLUG=\"${a}\"\nHOTUNPLUG=\"0\"\n", "loop"),
+            (
+                "#@form x\n#@group cpu\n#@choice a one := ${b}\n#@choice b one := ${a}\nHOTPLUG=\"${a}\"\nHOTUNPLUG=\"0\"\n",
+                "loop",
+            ),
         ];
         for (text, said) in cases {
             let e = parse("f", text.as_bytes()).expect_err(text);
@@ -1141,12 +1204,19 @@ mod tests {
         let f = parse("t", SMALL.as_bytes()).expect("form");
         let user = SourceFile::new(
             "u.conf",
-            b"x=\"runnable_proc\"\nHOTPLUG=\"x > onumcpus + 2\"\nHOTUNPLUG=\"x < onumcpus - 3\"\n".to_vec(),
+            b"x=\"runnable_proc\"\nHOTPLUG=\"x > onumcpus + 2\"\nHOTUNPLUG=\"x < onumcpus - 3\"\n"
+                .to_vec(),
         );
         let m = matching(&user, std::slice::from_ref(&f));
         assert_eq!(m.len(), 1);
-        assert_eq!(m[0].choices, vec![("load".to_string(), "tasks".to_string())]);
-        let other = SourceFile::new("o.conf", b"HOTPLUG=\"idle < 2\"\nHOTUNPLUG=\"idle > 3\"\n".to_vec());
+        assert_eq!(
+            m[0].choices,
+            vec![("load".to_string(), "tasks".to_string())]
+        );
+        let other = SourceFile::new(
+            "o.conf",
+            b"HOTPLUG=\"idle < 2\"\nHOTUNPLUG=\"idle > 3\"\n".to_vec(),
+        );
         assert!(matching(&other, &[f]).is_empty());
     }
 

@@ -588,8 +588,15 @@ mod tests {
         let (rules, file) = loaded("examples/rules/recommended-modern.conf");
         let all = find(&rules, &file);
         let cpu = for_objective(all.clone(), &rules, Objective::Cpu, &[]);
-        assert!(cpu.iter().all(|k| !memory_only(k, &rules)), "{:?}", names(&cpu));
-        assert!(cpu.len() < all.len(), "a CPU tune leaves the memory numbers alone");
+        assert!(
+            cpu.iter().all(|k| !memory_only(k, &rules)),
+            "{:?}",
+            names(&cpu)
+        );
+        assert!(
+            cpu.len() < all.len(),
+            "a CPU tune leaves the memory numbers alone"
+        );
         let memory = names(&for_objective(all.clone(), &rules, Objective::Memory, &[]));
         assert!(!memory.is_empty(), "{memory:?}");
         for n in &memory {

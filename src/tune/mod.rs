@@ -9,6 +9,7 @@
 //! machine has CPUs (`--threads`). The screen's `T` (on `--sim`) runs the
 //! same search.
 
+pub mod forms;
 pub mod knobs;
 pub mod limits;
 pub mod narrow;
@@ -17,7 +18,6 @@ pub mod recorded;
 pub mod report;
 pub mod robust;
 pub mod rounding;
-pub mod forms;
 pub mod score;
 pub mod search;
 pub mod switched;
@@ -332,8 +332,14 @@ pub fn tune(
         form: None,
     }];
     shapes.extend(form_shapes(file, options, &facts));
-    let (candidates, shape_of) =
-        search_shapes(&shapes, options, against.as_ref(), &score_file, done, cancelled);
+    let (candidates, shape_of) = search_shapes(
+        &shapes,
+        options,
+        against.as_ref(),
+        &score_file,
+        done,
+        cancelled,
+    );
     let reference_score = against.unwrap_or_else(|| candidates[0].1.clone());
     // Only a candidate that does better than the reference within its
     // resources is recommended; when none does, nothing is.
@@ -343,7 +349,7 @@ pub fn tune(
         .filter(|&i| knobs::within_ranges(&shapes[shape_of[i]].knobs, &candidates[i].0))
         .filter(|&i| better(&candidates[i].1))
         .collect();
-    sort_by_preference(&mut order, &candidates, objective, &reference_score);
+    sort_by_preference(&mut order, &candidates, objective);
     let mut tuned = Tuned {
         knobs,
         shapes,
@@ -498,16 +504,25 @@ fn search_shapes(
     done: &AtomicUsize,
     cancelled: &AtomicBool,
 ) -> (Vec<(Vec<f64>, Score)>, Vec<usize>) {
-    let run = |shape: &Shape, start: &[f64], budget: usize, seed: u64, reference: Option<&Score>| {
-        let evaluate = |values: &[f64]| score_file(&shape.file_of(values));
-        let opts = TuneOptions {
-            budget,
-            seed,
-            ..options.clone()
-        };
-        search::search(&shape.knobs, start, &opts, reference, &evaluate, done, cancelled)
+    let run =
+        |shape: &Shape, start: &[f64], budget: usize, seed: u64, reference: Option<&Score>| {
+            let evaluate = |values: &[f64]| score_file(&shape.file_of(values));
+            let opts = TuneOptions {
+                budget,
+                seed,
+                ..options.clone()
+            };
+            search::search(
+                &shape.knobs,
+                start,
+                &opts,
+                reference,
+                &evaluate,
+                done,
+                cancelled,
+            )
             .candidates
-    };
+        };
     let user = &shapes[0];
     let user_start: Vec<f64> = user.knobs.iter().map(|k| k.value).collect();
     let forms = shapes.len() - 1;
@@ -522,8 +537,12 @@ fn search_shapes(
         return (candidates, shape_of);
     }
     let reference = against.cloned().unwrap_or_else(|| candidates[0].1.clone());
-    let mut seen: std::collections::HashSet<(usize, Vec<String>)> = std::collections::HashSet::new();
-    let mut add = |s: usize, found: Vec<(Vec<f64>, Score)>, candidates: &mut Vec<(Vec<f64>, Score)>, shape_of: &mut Vec<usize>| {
+    let mut seen: std::collections::HashSet<(usize, Vec<String>)> =
+        std::collections::HashSet::new();
+    let mut add = |s: usize,
+                   found: Vec<(Vec<f64>, Score)>,
+                   candidates: &mut Vec<(Vec<f64>, Score)>,
+                   shape_of: &mut Vec<usize>| {
         for (v, score) in found {
             if seen.insert((s, search::key(&shapes[s].knobs, &v))) {
                 candidates.push((v, score));
@@ -539,7 +558,18 @@ fn search_shapes(
         }
         let start: Vec<f64> = shapes[s].knobs.iter().map(|k| k.value).collect();
         let from = candidates.len();
-        add(s, run(&shapes[s], &start, first, options.seed + s as u64, Some(&reference)), &mut candidates, &mut shape_of);
+        add(
+            s,
+            run(
+                &shapes[s],
+                &start,
+                first,
+                options.seed + s as u64,
+                Some(&reference),
+            ),
+            &mut candidates,
+            &mut shape_of,
+        );
         if let Some(b) = (from..candidates.len()).min_by(|&a, &b| {
             rank(&candidates[a].1, &reference, options.objective)
                 .partial_cmp(&rank(&candidates[b].1, &reference, options.objective))
@@ -562,7 +592,13 @@ fn search_shapes(
             break;
         }
         let start = candidates[b].0.clone();
-        let found = run(&shapes[s], &start, second, options.seed + 1000 + s as u64, Some(&reference));
+        let found = run(
+            &shapes[s],
+            &start,
+            second,
+            options.seed + 1000 + s as u64,
+            Some(&reference),
+        );
         add(s, found, &mut candidates, &mut shape_of);
     }
     (candidates, shape_of)
@@ -632,7 +668,7 @@ fn judge_and_recommend(
             .filter(|&i| knobs::within_ranges(&tuned.shape(i).knobs, &tuned.candidates[i].0))
             .filter(|&i| ties(&tuned.candidates[i].1, &tuned.reference, &start))
             .collect();
-        sort_by_preference(&mut order, &tuned.candidates, objective, &tuned.reference);
+        sort_by_preference(&mut order, &tuned.candidates, objective);
         recommend_on_portfolio(tuned, order, &judge, &ties, left, cancelled, candidates);
         // One judged late may still be better than the reference on the
         // workload: only one that is not is said to tie.
@@ -663,27 +699,18 @@ fn judge_and_recommend(
     }
 }
 
-/// Orders candidate indices by the objective's preference, those that use
-/// no more CPUs than `reference` first, the earlier candidate first among
-/// equals (the order decides, not the threads).
+/// Orders candidate indices by the objective's preference, the earlier
+/// candidate first among equals (the order decides, not the threads).
 fn sort_by_preference(
     order: &mut [usize],
     candidates: &[(Vec<f64>, Score)],
     objective: score::Objective,
-    reference: &Score,
 ) {
-    // On z/VM the CPUs are the cost: a candidate that needs no more of them
-    // than the reference is judged before one that buys its gain with more.
-    let more_cpus = |s: &Score| s.avg_online_cpus > reference.avg_online_cpus * 1.01 + 1e-9;
     order.sort_by(|&a, &b| {
         let (x, y) = (&candidates[a].1, &candidates[b].1);
-        more_cpus(x)
-            .cmp(&more_cpus(y))
-            .then(
-                x.preference(objective)
-                    .partial_cmp(&y.preference(objective))
-                    .unwrap_or(std::cmp::Ordering::Equal),
-            )
+        x.preference(objective)
+            .partial_cmp(&y.preference(objective))
+            .unwrap_or(std::cmp::Ordering::Equal)
             .then(a.cmp(&b))
     });
 }
@@ -726,7 +753,7 @@ fn recommend_on_portfolio(
         outcomes.push(outcome);
         fresh
     });
-    order.truncate(at_most);
+    spread(&mut order, at_most);
     let files: Vec<SourceFile> = order.iter().map(|&i| tuned.file_of(i)).collect();
     for (chunk_at, chunk) in files.chunks(candidates.threads).enumerate() {
         if cancelled.load(std::sync::atomic::Ordering::Relaxed) {
@@ -751,6 +778,21 @@ fn recommend_on_portfolio(
     }
     let holds = |f: &SourceFile| judge.verdict(f).holds();
     round_recommendation(tuned, standard, candidates.evaluate, &holds);
+}
+
+/// Keeps at most `n` of `order`: the first half as they come, the rest
+/// spread evenly over what follows, in order. When the best on the
+/// workload do not hold up elsewhere (the most aggressive often do not),
+/// milder ones further down still get judged.
+fn spread(order: &mut Vec<usize>, n: usize) {
+    if order.len() <= n {
+        return;
+    }
+    let head = n - n / 2;
+    let rest: Vec<usize> = order[head..].to_vec();
+    let picks = n - head;
+    order.truncate(head);
+    order.extend((0..picks).map(|k| rest[k * rest.len() / picks]));
 }
 
 /// Rewrites the recommendation in the fewest digits that keep its score
@@ -809,6 +851,16 @@ fn judge_all(judge: &robust::Judge, files: &[SourceFile]) -> Vec<robust::Verdict
 
 #[cfg(test)]
 mod judged_tests {
+    #[test]
+    fn judging_takes_the_best_first_then_spreads_over_the_rest() {
+        let mut order: Vec<usize> = (0..100).collect();
+        super::spread(&mut order, 8);
+        assert_eq!(order, vec![0, 1, 2, 3, 4, 28, 52, 76]);
+        let mut short: Vec<usize> = (0..5).collect();
+        super::spread(&mut short, 8);
+        assert_eq!(short, vec![0, 1, 2, 3, 4]);
+    }
+
     #[test]
     fn a_bigger_guest_has_fewer_candidates_judged_but_never_none() {
         assert_eq!(super::judged_at_most(4), 64);

@@ -323,8 +323,13 @@ pub fn summary(t: &Tuned, held: &[(String, String, Score)]) -> String {
                 form.intent
             );
             if !changed.is_empty() {
-                let _ = writeln!(out, "Its numbers moved from the form's defaults: {}.", changed.join(", "));
+                let _ = writeln!(
+                    out,
+                    "Its numbers moved from the form's defaults: {}.",
+                    changed.join(", ")
+                );
             }
+            let _ = writeln!(out, "{}", form_wins(t, i, form));
         }
         None if changed.is_empty() => {
             let _ = writeln!(out, "Changed: nothing but digits.");
@@ -559,4 +564,73 @@ pub fn cost(start: &crate::sim::report::SimReport, now: &crate::sim::report::Sim
         start.peak_swapped_mib,
         now.peak_swapped_mib,
     )
+}
+
+/// Why a recommendation of another form wins, in figures: the form the
+/// user's file has (when it has a known one), and the workload and the
+/// built-in scenario where it gains most against the reference.
+fn form_wins(t: &Tuned, i: usize, form: &super::forms::FormUse) -> String {
+    let mut out = String::new();
+    let group_of = |name: &str| name.split('-').next().unwrap_or("").to_string();
+    let was: Vec<super::forms::FormUse> =
+        super::forms::matching(&t.shapes[0].file, &super::forms::built_in())
+            .into_iter()
+            .filter(|f| group_of(&f.name) == group_of(&form.name))
+            .collect();
+    match was.first() {
+        Some(w) if w.title() == form.title() => {
+            let _ = write!(
+                out,
+                "Your file has this form already; the tune moved its numbers. "
+            );
+        }
+        Some(w) => {
+            let _ = write!(out, "Your file has the {} form. ", w.title());
+        }
+        None => {
+            let _ = write!(out, "Your file's rules have a form of their own. ");
+        }
+    }
+    let (s, r) = (&t.candidates[i].1, &t.reference);
+    let _ = write!(
+        out,
+        "Why it wins: on the workload {:.1} unmet CPU-s against the reference's {:.1}, at {:.2} CPUs against {:.2}, with {} changes against {}",
+        s.unmet_cpu_seconds,
+        r.unmet_cpu_seconds,
+        s.avg_online_cpus,
+        r.avg_online_cpus,
+        s.instability(),
+        r.instability()
+    );
+    let gain = |row: &super::PortfolioRow| match t.objective {
+        super::score::Objective::Memory => {
+            row.reference.guest_to_working_set - row.recommended.guest_to_working_set
+        }
+        _ => row.reference.unmet_cpu_seconds - row.recommended.unmet_cpu_seconds,
+    };
+    let best = t
+        .portfolio
+        .iter()
+        .filter(|r| r.steady.is_none() && r.pressure.is_none())
+        .filter(|r| gain(r).is_finite())
+        .max_by(|a, b| gain(a).total_cmp(&gain(b)));
+    if let Some(row) = best.filter(|r| gain(r) > 0.0) {
+        let _ = write!(
+            out,
+            "; on {}, where it gains most, {}",
+            row.workload,
+            match t.objective {
+                super::score::Objective::Memory => format!(
+                    "a guest of {:.2} × its working set against {:.2}",
+                    row.recommended.guest_to_working_set, row.reference.guest_to_working_set
+                ),
+                _ => format!(
+                    "{:.1} unmet CPU-s against {:.1}",
+                    row.recommended.unmet_cpu_seconds, row.reference.unmet_cpu_seconds
+                ),
+            }
+        );
+    }
+    out.push('.');
+    out
 }

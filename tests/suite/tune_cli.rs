@@ -69,7 +69,13 @@ fn tuning_the_oscillating_rules_recommends_a_file_that_does_not_flap() {
         "the summary names the changes: {text}"
     );
     // --write: a new file cpuplugd loads, the same lines but for numbers.
-    let tuned = std::fs::read_to_string(&out).expect("written");
+    let written = std::fs::read_to_string(&out).expect("written");
+    // A comment on top names the tune; then the same lines but numbers.
+    let (comment, tuned) = written.split_once('\n').unwrap_or(("", ""));
+    assert!(
+        comment.starts_with("# Written by plugtop tune on "),
+        "{comment}"
+    );
     let original = std::fs::read_to_string(RULES).expect("rules");
     assert_eq!(tuned.lines().count(), original.lines().count());
     for (a, b) in original.lines().zip(tuned.lines()) {
@@ -692,7 +698,11 @@ fn the_portfolio_s_judging_is_the_same_whatever_the_threads() {
         } else {
             v["rounded_from"].clone()
         };
-        assert_eq!(judged.last().map(|j| j["index"].clone()), Some(recommended), "{v}");
+        assert_eq!(
+            judged.last().map(|j| j["index"].clone()),
+            Some(recommended),
+            "{v}"
+        );
     }
 }
 
@@ -781,7 +791,11 @@ fn a_form_is_recommended_where_no_number_helps_and_written_as_check_passes_it() 
     // With --only-thresholds there is nothing to move.
     let only = plugtop(&["tune", &scenario, "-c", &rules, "--only-thresholds"]);
     assert!(!only.status.success());
-    assert!(stderr(&only).contains("has no numbers to tune"), "{}", stderr(&only));
+    assert!(
+        stderr(&only).contains("has no numbers to tune"),
+        "{}",
+        stderr(&only)
+    );
 }
 
 #[test]
@@ -811,19 +825,34 @@ fn a_user_s_form_in_a_forms_directory_is_searched_and_a_broken_one_refused() {
         .iter()
         .find(|f| f["form"] == "my-runnable")
         .unwrap_or_else(|| panic!("the user's form is not searched: {searched:?}"));
-    assert!(mine["candidates"].as_u64().is_some_and(|n| n >= 6), "{mine}");
     assert!(
-        mine["origin"].as_str().is_some_and(|p| p.ends_with("runnable.conf")),
+        mine["candidates"].as_u64().is_some_and(|n| n >= 6),
         "{mine}"
     );
     assert!(
-        searched.iter().any(|f| f["form"].as_str().is_some_and(|n| n.starts_with("cpu-real-load"))),
+        mine["origin"]
+            .as_str()
+            .is_some_and(|p| p.ends_with("runnable.conf")),
+        "{mine}"
+    );
+    assert!(
+        searched.iter().any(|f| f["form"]
+            .as_str()
+            .is_some_and(|n| n.starts_with("cpu-real-load"))),
         "the shipped forms are searched too"
     );
     // --only-thresholds searches none.
     let only = plugtop(&[
-        "tune", &scenario, "-c", RULES, "--budget", "10", "--only-workload", "--only-thresholds",
-        "--format", "json",
+        "tune",
+        &scenario,
+        "-c",
+        RULES,
+        "--budget",
+        "10",
+        "--only-workload",
+        "--only-thresholds",
+        "--format",
+        "json",
     ]);
     let v: serde_json::Value = serde_json::from_slice(&only.stdout).expect("json");
     assert_eq!(v["forms_searched"].as_array().map(Vec::len), Some(0), "{v}");
@@ -889,12 +918,16 @@ fn a_memory_tune_s_forms_never_touch_a_cpu_rule() {
     let searched = v["forms_searched"].as_array().cloned().unwrap_or_default();
     assert!(!searched.is_empty(), "{v}");
     assert!(
-        searched.iter().all(|f| f["form"].as_str().is_some_and(|n| n.starts_with("mem-"))),
+        searched
+            .iter()
+            .all(|f| f["form"].as_str().is_some_and(|n| n.starts_with("mem-"))),
         "a memory tune searches memory forms only: {searched:?}"
     );
     // Only the zone-named variants: this kernel has no other names.
     assert!(
-        searched.iter().all(|f| f["form"].as_str().is_some_and(|n| n.contains("2.6 kernels"))),
+        searched.iter().all(|f| f["form"]
+            .as_str()
+            .is_some_and(|n| n.contains("2.6 kernels"))),
         "{searched:?}"
     );
     if let Some(diff) = v["recommended_diff"].as_str() {

@@ -1229,7 +1229,9 @@ fn t_tunes_in_the_background_and_marks_what_the_command_line_recommends() {
     let screen = s.screen();
     // The current rules have a row of their own.
     assert!(
-        screen.lines().any(|l| l.trim_start().starts_with("C ") || l.contains("│C ")),
+        screen
+            .lines()
+            .any(|l| l.trim_start().starts_with("C ") || l.contains("│C ")),
         "{screen}"
     );
     match v["recommended"]["score"].as_object() {

@@ -323,10 +323,20 @@ fn tune_box(frame: &mut Frame<'_>, area: Rect, job: &crate::tui::tuning::TuneJob
         "   unmet CPU-s  CPUs avg  guest/WS  stalls  changes  rev",
         theme.dim(),
     ));
-    // As many rows as fit, scrolled to keep the cursor in view.
-    let room = usize::from(area.height.saturating_sub(10)).max(1);
-    let first = job.cursor().saturating_sub(room.saturating_sub(1));
-    for (i, r) in rows.iter().enumerate().skip(first).take(room) {
+    // The current rules first, always; then as many rows as fit, scrolled
+    // to keep the cursor in view.
+    let room = usize::from(area.height.saturating_sub(11)).max(1);
+    let first = job
+        .cursor()
+        .max(1)
+        .saturating_sub(room.saturating_sub(1))
+        .max(1);
+    let shown = rows
+        .iter()
+        .enumerate()
+        .take(1)
+        .chain(rows.iter().enumerate().skip(first).take(room));
+    for (i, r) in shown {
         let s = &r.score;
         let text = format!(
             "{} {:>11.1} {:>9.2} {:>9.2} {:>7} {:>8} {:>4}{}",
