@@ -620,6 +620,24 @@ const MARK_MID: char = '\u{3}';
 const MARK_END: char = '\u{2}';
 
 impl Form {
+    /// A rule file as a form without holes: its `group`'s rules and their
+    /// variables, put into another file as any form is (the tune searches
+    /// the `--against` file's rules with their numbers moved).
+    pub fn of_file(name: &str, origin: &str, group: Group, text: &str) -> Form {
+        Form {
+            name: name.to_string(),
+            origin: origin.to_string(),
+            group,
+            intent: format!("The {} rules of {origin}.", group.word()),
+            choices: Vec::new(),
+            parts: Vec::new(),
+            numbers: Vec::new(),
+            // Marks are this module's own: a file that holds them is
+            // taken without them.
+            body: text.replace([MARK_START, MARK_MID, MARK_END], ""),
+        }
+    }
+
     /// Every combination of options, the defaults first.
     pub fn variants(&self) -> Vec<Variant> {
         let mut out: Vec<Variant> = vec![Vec::new()];

@@ -331,7 +331,19 @@ pub fn tune(
         knobs: knobs.clone(),
         form: None,
     }];
-    shapes.extend(form_shapes(file, options, &facts));
+    // The reference's own rules, their numbers moved, are a form too: a
+    // file that beats it by a little and ties it everywhere else is found
+    // near it.
+    let mut forms = options.forms.clone();
+    if let Some(r) = reference.filter(|_| !forms.is_empty()) {
+        let group = match options.objective {
+            score::Objective::Memory => forms::Group::Memory,
+            _ => forms::Group::Cpu,
+        };
+        let text = String::from_utf8_lossy(r.bytes());
+        forms.insert(0, forms::Form::of_file(REFERENCE_FORM, r.name(), group, &text));
+    }
+    shapes.extend(form_shapes(file, options, &forms, &facts));
     let (candidates, shape_of) = search_shapes(
         &shapes,
         options,
@@ -388,12 +400,17 @@ pub fn tune(
     tuned
 }
 
-/// Every variant of every form of `options.forms` whose group the
+/// Every variant of every form of `forms` whose group the
 /// objective tunes, put into `file`, with the knobs a tune of it searches
 /// (the `--knob` limits applied, a number hole's range its own). Left out:
 /// a variant that names a /proc field this kernel lacks, one cpuplugd would
 /// refuse, one whose knobs a `--knob` cannot be applied to.
-fn form_shapes(file: &SourceFile, options: &TuneOptions, facts: &SystemFacts) -> Vec<Shape> {
+fn form_shapes(
+    file: &SourceFile,
+    options: &TuneOptions,
+    forms: &[forms::Form],
+    facts: &SystemFacts,
+) -> Vec<Shape> {
     let group = match options.objective {
         score::Objective::Memory => forms::Group::Memory,
         score::Objective::Cpu | score::Objective::Steady => forms::Group::Cpu,
@@ -413,7 +430,7 @@ fn form_shapes(file: &SourceFile, options: &TuneOptions, facts: &SystemFacts) ->
         .cloned()
         .collect();
     let mut shapes = Vec::new();
-    for form in options.forms.iter().filter(|f| f.group == group) {
+    for form in forms.iter().filter(|f| f.group == group) {
         for variant in form.variants() {
             let Ok(instance) = forms::instantiate(form, &variant, file) else {
                 continue;
@@ -487,6 +504,10 @@ fn rank(s: &Score, reference: &Score, objective: score::Objective) -> (u8, (f64,
     };
     (class, s.preference(objective))
 }
+
+/// The name of the `--against` file's rules as a form: with a space, so no
+/// form file can take it.
+pub const REFERENCE_FORM: &str = "reference rules";
 
 /// Shapes that get a second round: the best few forms after the first.
 const FORMS_REFINED: usize = 4;
@@ -585,6 +606,18 @@ fn search_shapes(
             .unwrap_or(std::cmp::Ordering::Equal)
             .then(a.cmp(&b))
     });
+    // The reference's rules (a shape named `reference`, first after the
+    // user's file) are always refined: a small move from them is the
+    // likeliest to tie the reference everywhere and beat it on the workload.
+    let reference_shape = shapes
+        .iter()
+        .position(|s| s.form.as_ref().is_some_and(|f| f.name == REFERENCE_FORM));
+    if let Some(r) = reference_shape
+        && let Some(at) = best.iter().position(|(s, _)| *s == r)
+    {
+        let kept = best.remove(at);
+        best.insert(0, kept);
+    }
     best.truncate(FORMS_REFINED);
     let second = ((options.budget / 4) / best.len().max(1)).max(6);
     for (s, b) in best {
