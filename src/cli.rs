@@ -445,7 +445,7 @@ pub struct TuneArgs {
     #[arg(short = 'c', long = "config")]
     pub config: PathBuf,
     /// The rule file to beat (default: the one being tuned): the
-    /// recommendation uses no more CPUs, memory or stalls than it.
+    /// recommendation holds to it what the objective holds fixed (below).
     #[arg(long)]
     pub against: Option<PathBuf>,
     /// Candidates to evaluate (1 to 100000; default 2000, fewer for a

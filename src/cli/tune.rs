@@ -88,6 +88,9 @@ pub fn run(args: TuneArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
         finished.store(true, Ordering::Relaxed);
         t
     });
+    for note in &tuned.form_notes {
+        eprintln!("plugtop: {}", plugtop::report::terminal_safe(note));
+    }
     let mut held = held_out(held, &workload);
     if options.portfolio {
         held.extend(
@@ -103,6 +106,11 @@ pub fn run(args: TuneArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
         let now = workload.report(&tuned.file_of(i), &facts).ok()?;
         Some((start, now))
     });
+    let said = Said {
+        recommended: recommended_text.as_deref(),
+        seeds: &seeds,
+        cost: cost.as_ref(),
+    };
     match args.format {
         CheckFormat::Text => text(
             &mut plugtop::report::TerminalText::new(&mut *out),
@@ -110,18 +118,9 @@ pub fn run(args: TuneArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
             &source_name,
             &file,
             &tuned,
-            recommended_text.as_deref(),
-            &seeds,
-            cost.as_ref(),
+            &said,
         )?,
-        CheckFormat::Json => json(
-            out,
-            &file,
-            &tuned,
-            recommended_text.as_deref(),
-            &seeds,
-            cost.as_ref(),
-        )?,
+        CheckFormat::Json => json(out, &file, &tuned, &said)?,
     }
     if let (Some(path), None) = (&args.write, &recommended_text) {
         eprintln!(
@@ -450,16 +449,27 @@ fn held_out_rows(
     rows
 }
 
+/// What the report says beside the tune itself: the recommended file,
+/// the held-out rows, and what the recommendation costs.
+struct Said<'a> {
+    recommended: Option<&'a [u8]>,
+    seeds: &'a [(String, String, plugtop::tune::score::Score)],
+    cost: Option<&'a (SimReport, SimReport)>,
+}
+
 fn text(
     out: &mut dyn Write,
     args: &TuneArgs,
     source_name: &str,
     file: &SourceFile,
     tuned: &Tuned,
-    recommended: Option<&[u8]>,
-    seeds: &[(String, String, plugtop::tune::score::Score)],
-    cost: Option<&(SimReport, SimReport)>,
+    said: &Said,
 ) -> anyhow::Result<()> {
+    let Said {
+        recommended,
+        seeds,
+        cost,
+    } = *said;
     writeln!(out, "knobs of {}:", file.name())?;
     write!(out, "{}", report::knobs_text(&tuned.knobs))?;
     let forms = tuned.shapes.len() - 1;
@@ -531,14 +541,12 @@ fn text(
     Ok(())
 }
 
-fn json(
-    out: &mut dyn Write,
-    file: &SourceFile,
-    tuned: &Tuned,
-    recommended: Option<&[u8]>,
-    seeds: &[(String, String, plugtop::tune::score::Score)],
-    cost: Option<&(SimReport, SimReport)>,
-) -> anyhow::Result<()> {
+fn json(out: &mut dyn Write, file: &SourceFile, tuned: &Tuned, said: &Said) -> anyhow::Result<()> {
+    let Said {
+        recommended,
+        seeds,
+        cost,
+    } = *said;
     let front = plugtop::tune::score::pareto_front(&tuned.front_scores());
     let knob_json: Vec<_> = tuned
         .knobs

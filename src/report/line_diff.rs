@@ -13,9 +13,42 @@ pub enum Step {
     Put(usize),
 }
 
+/// Most lines between the common start and end that are matched line by
+/// line; a longer change (a whole other file) is listed whole, so a pasted
+/// megabyte costs no quadratic diff.
+pub const MATCHED_LINES: usize = 2_000;
+
 /// The steps from `a` to `b` that keep the longest common subsequence,
-/// in order. Quadratic in time and memory: callers bound the lengths.
+/// in order: the common start and end first taken as they are, what lies
+/// between matched line by line up to [`MATCHED_LINES`], else taken out
+/// and put in whole.
 pub fn steps<T: PartialEq>(a: &[T], b: &[T]) -> Vec<Step> {
+    let head = a.iter().zip(b).take_while(|(x, y)| x == y).count();
+    let tail = a[head..]
+        .iter()
+        .rev()
+        .zip(b[head..].iter().rev())
+        .take_while(|(x, y)| x == y)
+        .count();
+    let (a_mid, b_mid) = (&a[head..a.len() - tail], &b[head..b.len() - tail]);
+    let mut out: Vec<Step> = (0..head).map(|i| Step::Same(i, i)).collect();
+    if a_mid.len().max(b_mid.len()) > MATCHED_LINES {
+        out.extend((0..a_mid.len()).map(|i| Step::Taken(head + i)));
+        out.extend((0..b_mid.len()).map(|j| Step::Put(head + j)));
+    } else {
+        out.extend(middle(a_mid, b_mid).into_iter().map(|s| match s {
+            Step::Same(i, j) => Step::Same(head + i, head + j),
+            Step::Taken(i) => Step::Taken(head + i),
+            Step::Put(j) => Step::Put(head + j),
+        }));
+    }
+    let (from_a, from_b) = (a.len() - tail, b.len() - tail);
+    out.extend((0..tail).map(|k| Step::Same(from_a + k, from_b + k)));
+    out
+}
+
+/// The longest common subsequence's steps of two short sequences.
+fn middle<T: PartialEq>(a: &[T], b: &[T]) -> Vec<Step> {
     let (n, m) = (a.len(), b.len());
     // lcs[i][j]: the longest common run of a[i..] and b[j..].
     let mut lcs = vec![vec![0u32; m + 1]; n + 1];
@@ -65,5 +98,18 @@ mod tests {
             ]
         );
         assert!(steps::<&str>(&[], &[]).is_empty());
+    }
+
+    #[test]
+    fn a_long_text_with_one_line_put_on_top_is_one_step_and_the_rest_kept() {
+        let a: Vec<String> = (0..3_000).map(|i| format!("l{i}")).collect();
+        let mut b = vec!["top".to_string()];
+        b.extend(a.iter().cloned());
+        let s = steps(&a, &b);
+        assert_eq!(s.iter().filter(|s| !matches!(s, Step::Same(..))).count(), 1);
+        assert_eq!(s.len(), 3_001);
+        // A whole other long text: everything out, everything in.
+        let c: Vec<String> = (0..3_000).map(|i| format!("m{i}")).collect();
+        assert_eq!(steps(&a, &c).len(), 6_000);
     }
 }

@@ -6,10 +6,6 @@
 use crate::report::line_diff::Step;
 use crate::rules::SourceFile;
 
-/// Most changed lines a diff lists one by one; a longer change (a whole
-/// other file) is summed up, so a pasted megabyte costs no quadratic diff.
-const DIFF_LINES: usize = 2_000;
-
 /// A rule file made by an edit, as plain data (the screen keeps it in a
 /// question, the control thread loads or writes it).
 #[derive(Debug, Clone, PartialEq)]
@@ -65,36 +61,22 @@ fn lines(bytes: &[u8]) -> Vec<String> {
         .collect()
 }
 
-/// The lines that differ between `old` and `new`: the common start and end
-/// are skipped, and what lies between is matched by the longest common
-/// subsequence (both are small: rule files are a few KB), or listed whole
-/// when it is longer than [`DIFF_LINES`].
+/// The lines that differ between `old` and `new`, matched by
+/// [`crate::report::line_diff::steps`] (a change longer than its bound is
+/// listed whole).
 pub fn diff(old: &[u8], new: &[u8]) -> Vec<DiffLine> {
     if old == new {
         return Vec::new();
     }
     let (a, b) = (lines(old), lines(new));
-    let head = a.iter().zip(&b).take_while(|(x, y)| x == y).count();
-    let tail = a[head..]
-        .iter()
-        .rev()
-        .zip(b[head..].iter().rev())
-        .take_while(|(x, y)| x == y)
-        .count();
-    let (a_mid, b_mid) = (&a[head..a.len() - tail], &b[head..b.len() - tail]);
-    let mut out = Vec::new();
-    if a_mid.len().max(b_mid.len()) > DIFF_LINES {
-        out.extend(a_mid.iter().enumerate().map(|(i, t)| taken(head + i, t)));
-        out.extend(b_mid.iter().enumerate().map(|(i, t)| put(head + i, t)));
-        return out;
-    }
-    for step in crate::report::line_diff::steps(a_mid, b_mid) {
-        match step {
-            Step::Same(..) => {}
-            Step::Put(j) => out.push(put(head + j, &b_mid[j])),
-            Step::Taken(i) => out.push(taken(head + i, &a_mid[i])),
-        }
-    }
+    let mut out: Vec<DiffLine> = crate::report::line_diff::steps(&a, &b)
+        .into_iter()
+        .filter_map(|step| match step {
+            Step::Same(..) => None,
+            Step::Put(j) => Some(put(j, &b[j])),
+            Step::Taken(i) => Some(taken(i, &a[i])),
+        })
+        .collect();
     // Within a run of changes, what went before what came.
     out.sort_by_key(|d| (d.line, d.added));
     out

@@ -126,6 +126,8 @@ pub struct Opt {
 pub struct Choice {
     pub name: String,
     pub options: Vec<Opt>,
+    /// The line of its first option, for messages.
+    pub line: usize,
 }
 
 /// A hole whose text follows the option taken in another choice (the
@@ -137,6 +139,8 @@ pub struct Part {
     pub choice: String,
     /// The option's label, and the text.
     pub texts: Vec<(String, String)>,
+    /// The line of its first text, for messages.
+    pub line: usize,
 }
 
 /// A hole filled by a number the search moves within `range`.
@@ -190,10 +194,11 @@ pub fn built_in_sources() -> &'static [(&'static str, &'static str)] {
     &BUILT_IN
 }
 
-/// Every `*.conf` form in `dir`, in name order: at most [`MAX_FORMS`],
-/// each at most [`MAX_FORM_BYTES`], read without following a link or
-/// blocking on a FIFO. The first bad one refuses them all, with its line
-/// and column.
+/// Every `*.conf` form in `dir` (hidden files left out), in name order:
+/// at most [`MAX_FORMS`], each at most [`MAX_FORM_BYTES`], read as a
+/// regular file (a link to one is followed; a FIFO, a device or a kernel
+/// file is refused, never waited on). The first bad one refuses them all,
+/// with its line and column.
 pub fn load_dir(dir: &Path) -> anyhow::Result<Vec<Form>> {
     let entries =
         std::fs::read_dir(dir).map_err(|e| anyhow::anyhow!("--forms {}: {e}", dir.display()))?;
@@ -207,7 +212,9 @@ pub fn load_dir(dir: &Path) -> anyhow::Result<Vec<Form>> {
         }
         let entry = entry.map_err(|e| anyhow::anyhow!("--forms {}: {e}", dir.display()))?;
         let name = entry.file_name();
-        if Path::new(&name).extension().is_some_and(|x| x == "conf") {
+        // Hidden files (an editor's lock or backup) are not forms.
+        let hidden = name.as_encoded_bytes().first() == Some(&b'.');
+        if !hidden && Path::new(&name).extension().is_some_and(|x| x == "conf") {
             names.push(name);
             if names.len() > MAX_FORMS {
                 anyhow::bail!(
@@ -346,6 +353,7 @@ pub fn parse(origin: &str, bytes: &[u8]) -> Result<Form, FormError> {
                     None => choices.push(Choice {
                         name: hole.to_string(),
                         options: vec![opt],
+                        line: n,
                     }),
                 }
             }
@@ -402,6 +410,7 @@ pub fn parse(origin: &str, bytes: &[u8]) -> Result<Form, FormError> {
                         name: hole.to_string(),
                         choice: choice.to_string(),
                         texts: vec![text],
+                        line: n,
                     }),
                 }
             }
@@ -440,9 +449,8 @@ pub fn parse(origin: &str, bytes: &[u8]) -> Result<Form, FormError> {
                         "a number's default and range are finite numbers (`0.5 0.1..2`)".into(),
                     ));
                 };
-                if !(lo < hi && lo <= d && d <= hi)
-                    || !default.starts_with(|c: char| c.is_ascii_digit())
-                {
+                let plain = default.starts_with(|c: char| c.is_ascii_digit());
+                if !(lo < hi && lo <= d && d <= hi && plain) {
                     return Err(err(
                         n,
                         rest_col,
@@ -483,6 +491,9 @@ pub fn parse(origin: &str, bytes: &[u8]) -> Result<Form, FormError> {
     let mut named = HashSet::new();
     for (n, line) in &body_lines {
         for (at, hole) in holes_in(line) {
+            if hole.is_empty() {
+                return Err(err(*n, at + 1, "`${` without a hole's name and `}`".into()));
+            }
             if !declared(&choices, &parts, &numbers, hole) {
                 return Err(err(*n, at + 1, format!("`${{{hole}}}` is not declared")));
             }
@@ -557,9 +568,10 @@ pub fn parse(origin: &str, bytes: &[u8]) -> Result<Form, FormError> {
         .iter()
         .try_fold(1usize, |n, c| n.checked_mul(c.options.len()))
         .unwrap_or(usize::MAX);
+    let first_choice = choices.first().map_or(1, |c| c.line);
     if variants > MAX_VARIANTS {
         return Err(err(
-            1,
+            first_choice,
             1,
             format!("{variants} variants (combinations of choices); at most {MAX_VARIANTS}"),
         ));
@@ -577,7 +589,7 @@ pub fn parse(origin: &str, bytes: &[u8]) -> Result<Form, FormError> {
     // Every variant fills (no choice names itself in a loop) and writes
     // the group's conditions.
     for v in form.variants() {
-        let filled = form.fill(&v).map_err(|m| err(1, 1, m))?;
+        let filled = form.fill(&v).map_err(|m| err(first_choice, 1, m))?;
         let lines = entries(&unmark(&filled).map_err(|m| err(1, 1, m.to_string()))?.0);
         for kind in group.required() {
             if !lines.iter().any(|e| e.rule == Some(*kind)) {
@@ -669,13 +681,27 @@ impl Form {
     /// as its default between marks.
     fn fill(&self, variant: &Variant) -> Result<String, String> {
         let mut text = self.body.clone();
+        // Options that name other holes multiply: the text is measured
+        // before it grows, never past a form file's size.
+        let put = |text: &mut String, hole: &str, with: &str| -> Result<(), String> {
+            let n = text.matches(hole).count();
+            let grown = text.len() - n * hole.len() + n * with.len();
+            if grown > MAX_FORM_BYTES as usize {
+                return Err(format!(
+                    "filling `{hole}` makes the rules {grown} bytes long; at most {} KiB",
+                    MAX_FORM_BYTES >> 10
+                ));
+            }
+            *text = text.replace(hole, with);
+            Ok(())
+        };
         for _ in 0..=MAX_NESTING {
             let mut changed = false;
             for (c, &o) in self.choices.iter().zip(variant) {
                 let hole = format!("${{{}}}", c.name);
                 if text.contains(&hole) {
                     let opt = c.options.get(o).ok_or("no such option")?;
-                    text = text.replace(&hole, &opt.text);
+                    put(&mut text, &hole, &opt.text)?;
                     changed = true;
                 }
             }
@@ -694,7 +720,7 @@ impl Form {
                         .iter()
                         .find(|(l, _)| l == label)
                         .ok_or("a part has no text for an option")?;
-                    text = text.replace(&hole, t);
+                    put(&mut text, &hole, t)?;
                     changed = true;
                 }
             }
@@ -714,10 +740,11 @@ impl Form {
             ));
         }
         for (i, h) in self.numbers.iter().enumerate() {
-            text = text.replace(
+            put(
+                &mut text,
                 &format!("${{{}}}", h.name),
                 &format!("{MARK_START}{i}{MARK_MID}{}{MARK_END}", h.written),
-            );
+            )?;
         }
         Ok(text)
     }
@@ -802,7 +829,8 @@ fn map_names(text: &str, mut replace: impl FnMut(&str) -> Option<String>) -> Opt
                 i += 1;
             }
             let word = &text[start..i];
-            let name = !(start > 0 && b[start - 1] == b'.') && !b[start].is_ascii_digit();
+            let after_dot = start > 0 && b[start - 1] == b'.';
+            let name = !(after_dot || b[start].is_ascii_digit());
             match replace(word).filter(|_| name) {
                 Some(new) => {
                     any = true;
@@ -972,47 +1000,54 @@ pub fn instantiate(form: &Form, variant: &Variant, user: &SourceFile) -> Result<
         .map(|e| e.line)
         .collect();
     let at = dropped.iter().min().copied();
-    let mut out = String::new();
-    out.push_str(&format!(
-        "# plugtop tune: the {} form ({}), from {}\n",
-        form.name,
-        form.origin,
-        user.name()
-    ));
-    let user_lines: Vec<&str> = text.split('\n').collect();
+    // The form's lines with the number holes' marks taken out (the user's
+    // bytes are never read for marks), in the file's own line ends.
+    let crlf = {
+        let lines = text.split('\n').count().max(1);
+        text.split('\n').filter(|l| l.ends_with('\r')).count() * 2 > lines
+    };
+    let end = if crlf { "\r\n" } else { "\n" };
+    let joined: String = block.iter().map(|l| format!("{l}{end}")).collect();
+    let (block_text, marks) = unmark(&joined)?;
+    // A name with a line end in it would end the comment early.
+    let plain = |t: &str| t.replace(|c: char| c.is_control(), "?");
+    let mut out: Vec<u8> = format!(
+        "# plugtop tune: the {} form ({}), from {}{end}",
+        plain(&form.name),
+        plain(&form.origin),
+        plain(user.name())
+    )
+    .into_bytes();
+    let mut block_at = None;
+    let user_lines: Vec<&[u8]> = user.bytes().split(|b| *b == b'\n').collect();
     let last = user_lines.len().saturating_sub(1);
     for (i, line) in user_lines.iter().enumerate() {
         if Some(i) == at {
-            for l in &block {
-                out.push_str(l);
-                out.push('\n');
-            }
+            block_at = Some(out.len());
+            out.extend_from_slice(block_text.as_bytes());
         }
         if dropped.contains(&i) {
             continue;
         }
-        out.push_str(line);
+        out.extend_from_slice(line);
         if i < last {
-            out.push('\n');
+            out.push(b'\n');
         }
     }
     if at.is_none() {
-        if !out.ends_with('\n') {
-            out.push('\n');
+        if !out.ends_with(b"\n") {
+            out.extend_from_slice(end.as_bytes());
         }
-        for l in &block {
-            out.push_str(l);
-            out.push('\n');
-        }
+        block_at = Some(out.len());
+        out.extend_from_slice(block_text.as_bytes());
     }
-    // The number holes' places, the marks taken out.
-    let (clean, marks) = unmark(&out)?;
+    let base = block_at.unwrap_or(0);
     let numbers = marks
         .into_iter()
-        .filter_map(|(at, hole)| Some((at, form.numbers.get(hole)?.range)))
+        .filter_map(|(at, hole)| Some((base + at, form.numbers.get(hole)?.range)))
         .collect();
     Ok(Instance {
-        file: SourceFile::new(user.name(), clean.into_bytes()),
+        file: SourceFile::new(user.name(), out),
         numbers,
         form: FormUse {
             name: form.name.clone(),
@@ -1054,7 +1089,7 @@ fn shape(text: &str, group: Group) -> Option<Vec<String>> {
                 return None;
             }
         }
-        // Numbers (and history indices) become `#`; parentheses go (a
+        // Numbers (not history indices) become `#`; parentheses go (a
         // variable's text stands in them wherever it is named).
         s.retain(|c| c != '(' && c != ')');
         let mut shaped = String::with_capacity(s.len());
@@ -1062,7 +1097,9 @@ fn shape(text: &str, group: Group) -> Option<Vec<String>> {
         let mut i = 0;
         while i < b.len() {
             let word_before = i > 0 && (b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'_');
-            if b[i].is_ascii_digit() && !word_before {
+            // A history index stays: it is part of the form (its window).
+            let index = i > 0 && b[i - 1] == b'[';
+            if b[i].is_ascii_digit() && !word_before && !index {
                 while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'.') {
                     i += 1;
                 }
@@ -1236,6 +1273,67 @@ mod tests {
             b"HOTPLUG=\"idle < 2\"\nHOTUNPLUG=\"idle > 3\"\n".to_vec(),
         );
         assert!(matching(&other, &[f]).is_empty());
+    }
+
+    #[test]
+    fn check_names_the_window_a_file_has() {
+        let real = built_in()
+            .into_iter()
+            .filter(|f| f.name == "cpu-real-load")
+            .collect::<Vec<_>>();
+        let five = real[0]
+            .variants()
+            .into_iter()
+            .find(|v| real[0].describe(v)[0].1 == "5 intervals")
+            .expect("a 5-interval variant");
+        let text = real[0].with_defaults(&five).expect("filled");
+        let found = matching(&SourceFile::new("r.conf", text.into_bytes()), &real);
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].choices[0].1, "5 intervals");
+    }
+
+    #[test]
+    fn a_form_whose_options_multiply_is_refused_before_it_grows() {
+        let mut text = String::from("#@form bomb\n#@group cpu\n");
+        for (hole, next) in [("a", "${b}"), ("b", "${c}"), ("c", "${d}")] {
+            text.push_str(&format!("#@choice {hole} x := {}\n", next.repeat(1500)));
+        }
+        text.push_str("#@choice d x := 1\nHOTPLUG=\"${a} > 1\"\nHOTUNPLUG=\"0\"\n");
+        let e = parse("bomb", text.as_bytes()).expect_err("a bomb");
+        assert!(e.to_string().contains("KiB"), "{e}");
+        assert!(e.line > 1, "the line of a choice: {e}");
+    }
+
+    #[test]
+    fn control_bytes_and_other_encodings_in_the_user_s_file_stay_as_they_were() {
+        let f = parse("t", SMALL.as_bytes()).expect("form");
+        let mut bytes =
+            b"# caf\xe9 \x01\x02\x03 x\r\nUPDATE=\"1\"\r\nHOTPLUG=\"1\"\r\nHOTUNPLUG=\"0\"\r\n"
+                .to_vec();
+        let user = SourceFile::new("a\nCMM_MAX=\"7\".conf", bytes.clone());
+        let i = instantiate(&f, &vec![0], &user).expect("instance");
+        let out = i.file.bytes();
+        // The comment's bytes are kept; the name's line end is not.
+        bytes.truncate(16);
+        assert!(out.windows(bytes.len()).any(|w| w == bytes.as_slice()));
+        let first_line = out.split(|b| *b == b'\n').next().unwrap_or(&[]);
+        assert!(
+            !out.starts_with(b"CMM_MAX")
+                && !out
+                    .split(|b| *b == b'\n')
+                    .nth(1)
+                    .is_some_and(|l| l.starts_with(b"CMM_MAX")),
+            "{first_line:?}"
+        );
+        // The form's lines take the file's CRLF, and the hole's default
+        // stands where the instance says.
+        let text = String::from_utf8_lossy(out);
+        assert!(
+            text.contains("HOTPLUG=\"loadavg > onumcpus + 0.75\"\r\n"),
+            "{text:?}"
+        );
+        let (at, _) = i.numbers[0];
+        assert_eq!(&out[at..at + 4], b"0.75");
     }
 
     #[test]

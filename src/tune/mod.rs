@@ -175,6 +175,8 @@ pub struct Tuned {
     /// The candidate the recommendation is written in fewer digits of,
     /// when rounding added it.
     pub rounded_from: Option<usize>,
+    /// Forms of the user's own (`--forms`) that could not be searched, and why.
+    pub form_notes: Vec<String>,
     /// The reference's score (the `--against` file, else the start).
     pub reference: Score,
     /// The candidate recommended: within the reference's CPUs, memory and
@@ -341,9 +343,13 @@ pub fn tune(
             _ => forms::Group::Cpu,
         };
         let text = String::from_utf8_lossy(r.bytes());
-        forms.insert(0, forms::Form::of_file(REFERENCE_FORM, r.name(), group, &text));
+        forms.insert(
+            0,
+            forms::Form::of_file(REFERENCE_FORM, r.name(), group, &text),
+        );
     }
-    shapes.extend(form_shapes(file, options, &forms, &facts));
+    let mut form_notes = Vec::new();
+    shapes.extend(form_shapes(file, options, &forms, &facts, &mut form_notes));
     let (candidates, shape_of) = search_shapes(
         &shapes,
         options,
@@ -368,6 +374,7 @@ pub fn tune(
         candidates,
         shape_of,
         rounded_from: None,
+        form_notes,
         reference: reference_score,
         recommended: None,
         judged: Vec::new(),
@@ -410,6 +417,7 @@ fn form_shapes(
     options: &TuneOptions,
     forms: &[forms::Form],
     facts: &SystemFacts,
+    notes: &mut Vec<String>,
 ) -> Vec<Shape> {
     let group = match options.objective {
         score::Objective::Memory => forms::Group::Memory,
@@ -431,26 +439,39 @@ fn form_shapes(
         .collect();
     let mut shapes = Vec::new();
     for form in forms.iter().filter(|f| f.group == group) {
+        let mut taken = 0;
+        let mut why_not = None;
         for variant in form.variants() {
-            let Ok(instance) = forms::instantiate(form, &variant, file) else {
-                continue;
+            let instance = match forms::instantiate(form, &variant, file) {
+                Ok(i) => i,
+                Err(e) => {
+                    why_not.get_or_insert(e);
+                    continue;
+                }
             };
             if !names_known(&instance.file, facts) {
+                why_not.get_or_insert("it names a /proc field this kernel lacks".to_string());
                 continue;
             }
             let outcome = load(&instance.file, facts);
-            if outcome.refusal.is_some() {
+            if let Some(r) = outcome.refusal {
+                why_not.get_or_insert(format!("cpuplugd would refuse it: {}", r.message));
                 continue;
             }
-            let Ok(mut found) = knobs::chosen(
+            let mut found = match knobs::chosen(
                 &outcome.rules,
                 &instance.file,
                 &specs,
                 present,
                 options.objective,
-            ) else {
-                continue;
+            ) {
+                Ok(found) => found,
+                Err(e) => {
+                    why_not.get_or_insert(e.to_string());
+                    continue;
+                }
             };
+            taken += 1;
             for k in &mut found {
                 if let Some((_, range)) = instance
                     .numbers
@@ -467,6 +488,18 @@ fn form_shapes(
                 form: Some(instance.form),
             });
         }
+        // A form of the user's own that never fits is said, not dropped
+        // in silence (a shipped form's variant for another kernel is
+        // expected not to).
+        if taken == 0 && !form.origin.starts_with("built-in ") {
+            notes.push(format!(
+                "the form {} ({}) was not searched: no variant of it loads in {}: {}",
+                form.name,
+                form.origin,
+                file.name(),
+                why_not.unwrap_or_else(|| "it has no variant".to_string())
+            ));
+        }
     }
     shapes
 }
@@ -475,7 +508,12 @@ fn form_shapes(
 /// kernel has (when its names are known): a form's variant for another
 /// kernel's names is not searched.
 fn names_known(file: &SourceFile, facts: &SystemFacts) -> bool {
-    let text = String::from_utf8_lossy(file.bytes());
+    // What the rules read, not what a comment says.
+    let text: String = String::from_utf8_lossy(file.bytes())
+        .split('\n')
+        .filter(|l| !l.starts_with('#'))
+        .collect::<Vec<_>>()
+        .join("\n");
     let fields = |prefix: &str, known: &Option<Vec<String>>| {
         let Some(known) = known else {
             return true;
@@ -573,24 +611,20 @@ fn search_shapes(
     };
     let first = ((options.budget / 4) / forms).max(6);
     let mut best: Vec<(usize, usize)> = Vec::new();
-    for s in 1..shapes.len() {
+    for (s, shape) in shapes.iter().enumerate().skip(1) {
         if cancelled.load(std::sync::atomic::Ordering::Relaxed) {
             break;
         }
-        let start: Vec<f64> = shapes[s].knobs.iter().map(|k| k.value).collect();
+        let start: Vec<f64> = shape.knobs.iter().map(|k| k.value).collect();
         let from = candidates.len();
-        add(
-            s,
-            run(
-                &shapes[s],
-                &start,
-                first,
-                options.seed + s as u64,
-                Some(&reference),
-            ),
-            &mut candidates,
-            &mut shape_of,
+        let found = run(
+            shape,
+            &start,
+            first,
+            options.seed + s as u64,
+            Some(&reference),
         );
+        add(s, found, &mut candidates, &mut shape_of);
         if let Some(b) = (from..candidates.len()).min_by(|&a, &b| {
             rank(&candidates[a].1, &reference, options.objective)
                 .partial_cmp(&rank(&candidates[b].1, &reference, options.objective))

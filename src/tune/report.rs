@@ -158,10 +158,6 @@ fn short(name: &str) -> &str {
     name.rsplit('/').next().unwrap_or(name)
 }
 
-/// The most lines of a file the diff aligns line by line (a rule file is
-/// a few dozen); past it, every line that differs at its place is shown.
-const MAX_DIFF_LINES: usize = 2000;
-
 /// A unified diff of two rule files: changed numbers, and the lines a form
 /// put in or took out.
 pub fn diff(old_name: &str, old: &[u8], new_name: &str, new: &[u8]) -> String {
@@ -177,16 +173,6 @@ pub fn diff(old_name: &str, old: &[u8], new_name: &str, new: &[u8]) -> String {
             out.push('\n');
         }
     };
-    if a.len() > MAX_DIFF_LINES || b.len() > MAX_DIFF_LINES {
-        for (i, (x, y)) in a.iter().zip(&b).enumerate() {
-            if x != y {
-                let _ = writeln!(out, "@@ -{0},1 +{0},1 @@", i + 1);
-                line(&mut out, '-', x);
-                line(&mut out, '+', y);
-            }
-        }
-        return out;
-    }
     // Each run of changes between common lines is a hunk, with its place
     // in both files.
     use crate::report::line_diff::Step;
@@ -533,7 +519,7 @@ pub fn why_not(t: &Tuned, i: usize) -> Option<String> {
     }
     Some(match t.recommended {
         Some(k) => format!(
-            "#{k} ranks first ({:.1} unmet CPU-s at {:.2} CPUs; this one {:.1} at {:.2}) and held up on the built-in scenarios",
+            "the recommendation ranks before it ({:.1} unmet CPU-s at {:.2} CPUs; this one {:.1} at {:.2}) and held up on the built-in scenarios",
             t.candidates[k].1.unmet_cpu_seconds,
             t.candidates[k].1.avg_online_cpus,
             s.unmet_cpu_seconds,
@@ -594,7 +580,7 @@ fn form_wins(t: &Tuned, i: usize, form: &super::forms::FormUse) -> String {
     let (s, r) = (&t.candidates[i].1, &t.reference);
     let _ = write!(
         out,
-        "Why it wins: on the workload {:.1} unmet CPU-s against the reference's {:.1}, at {:.2} CPUs against {:.2}, with {} changes against {}",
+        "Why it wins: on the workload {:.1} unmet CPU-s against the reference's {:.1}, at {:.2} CPUs against {:.2}, with {} changes (CPU and pool changes and reversals) against {}",
         s.unmet_cpu_seconds,
         r.unmet_cpu_seconds,
         s.avg_online_cpus,
