@@ -1346,3 +1346,105 @@ mod tests {
         assert!(shape(&text, Group::Cpu).is_none());
     }
 }
+
+/// Failing tests from the r40 review: hostile forms and user files.
+#[cfg(test)]
+mod hostile_review {
+    use super::*;
+
+    const USER: &[u8] = b"UPDATE=\"1\"\nCPU_MIN=\"1\"\nCPU_MAX=\"0\"\nHOTPLUG=\"loadavg > onumcpus + 0.75\"\nHOTUNPLUG=\"loadavg < onumcpus - 0.25\"\n";
+
+    fn headroom() -> Form {
+        built_in()
+            .into_iter()
+            .find(|f| f.name == "cpu-headroom")
+            .expect("shipped")
+    }
+
+    /// Choices that name each other many times over grow the filled text
+    /// by a factor per level: an 18 KB form asked for 4.6 GB and aborted
+    /// `plugtop tune --forms`. Here two levels of 200 give 40,000 copies
+    /// (a few MB); a form whose filled text is far past any rule file
+    /// must be refused with its line, not filled.
+    #[test]
+    fn a_form_whose_options_multiply_is_refused_before_it_grows() {
+        let mut s = String::from("#@form grow\n#@group cpu\n");
+        s.push_str(&format!("#@choice a x := {}\n", "${b}+".repeat(200)));
+        s.push_str(&format!(
+            "#@choice b x := {}\n",
+            "cpustat.user[0]+".repeat(200)
+        ));
+        s.push_str("HOTPLUG=\"${a}1 > 1\"\nHOTUNPLUG=\"0\"\n");
+        match parse("grow.conf", s.as_bytes()) {
+            Ok(f) => panic!("`{}` parsed: its filled text is megabytes", f.name),
+            Err(e) => assert!(e.line > 1, "{e}"),
+        }
+    }
+
+    /// plugtop's hole marks are bytes 1, 2 and 3: a user's comment with
+    /// such a byte made every instance fail ("a number hole left open"),
+    /// and every form was skipped without a word.
+    #[test]
+    fn a_control_byte_in_a_user_comment_keeps_the_forms() {
+        let mut user = b"# pasted from a terminal: \x01 \x03 \x02\n".to_vec();
+        user.extend_from_slice(USER);
+        let f = headroom();
+        let i = instantiate(&f, &f.variants()[0], &SourceFile::new("u.conf", user))
+            .expect("an instance");
+        assert!(i.file.bytes().starts_with(b"# plugtop tune"));
+        assert!(
+            i.file.bytes().windows(3).any(|w| w == b"\x01 \x03"),
+            "the comment is kept as written"
+        );
+    }
+
+    /// A Latin-1 comment came out as U+FFFD in the written file.
+    #[test]
+    fn non_utf8_bytes_of_a_user_comment_are_kept() {
+        let mut user = b"# caf\xe9\n".to_vec();
+        user.extend_from_slice(USER);
+        let f = headroom();
+        let i = instantiate(&f, &f.variants()[0], &SourceFile::new("u.conf", user))
+            .expect("an instance");
+        assert!(
+            i.file.bytes().windows(6).any(|w| w == b"# caf\xe9"),
+            "{}",
+            String::from_utf8_lossy(i.file.bytes())
+        );
+    }
+
+    /// The instance's first comment names the user's file as given: a
+    /// newline in it wrote `CMM_MAX="7"` as a line of the rule file.
+    #[test]
+    fn a_newline_in_the_user_file_name_stays_in_the_comment() {
+        let f = headroom();
+        let i = instantiate(
+            &f,
+            &f.variants()[0],
+            &SourceFile::new("a\nCMM_MAX=\"7\"\nb.conf", USER.to_vec()),
+        )
+        .expect("an instance");
+        let text = String::from_utf8_lossy(i.file.bytes()).into_owned();
+        assert!(!text.lines().any(|l| l.starts_with("CMM_MAX")), "{text}");
+    }
+
+    /// `plugtop check` on a real-load file with a 5-interval window said
+    /// "window: 2 intervals": every number (history indices too) shapes
+    /// to `#`, so the first variant matched.
+    #[test]
+    fn check_names_the_window_a_file_has() {
+        let f = built_in()
+            .into_iter()
+            .find(|f| f.name == "cpu-real-load")
+            .expect("shipped");
+        let v = f
+            .variants()
+            .into_iter()
+            .find(|v| f.describe(v)[0].1 == "5 intervals")
+            .expect("a 5-interval variant");
+        let text = f.with_defaults(&v).expect("filled");
+        let m = matching(&SourceFile::new("w5.conf", text.into_bytes()), &[f]);
+        assert_eq!(m.len(), 1);
+        assert_eq!(m[0].choices[0].1, "5 intervals", "{:?}", m[0].choices);
+    }
+}

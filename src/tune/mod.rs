@@ -937,3 +937,22 @@ mod judged_tests {
         assert_eq!(super::judged_at_most(0), 64);
     }
 }
+
+/// Failing test from the r40 review.
+#[cfg(test)]
+mod names_review {
+    /// `names_known` scanned the whole text, comments included: a comment
+    /// naming an old kernel's counter kept every form out of the search.
+    #[test]
+    fn a_comment_naming_an_old_counter_does_not_hide_the_forms() {
+        let text = "# on 2.6 we read vmstat.pgscan_direct_dma here\nUPDATE=\"1\"\nCPU_MIN=\"1\"\nCPU_MAX=\"0\"\nHOTPLUG=\"loadavg > onumcpus + 0.75\"\nHOTUNPLUG=\"loadavg < onumcpus - 0.25\"\n";
+        let file = super::SourceFile::new("c.conf", text.as_bytes().to_vec());
+        let scenario = crate::sim::Scenario::parse(
+            "t",
+            "name = \"t\"\ncpus = 4\nonline = 2\nmemory_mib = 2048\nduration = \"1:00\"\n[[phases]]\nstart = \"0:00\"\nthreads = 1\n",
+        )
+        .expect("scenario");
+        let facts = crate::sim::facts(&crate::sim::Guest::new(&scenario, false));
+        assert!(super::names_known(&file, &facts));
+    }
+}

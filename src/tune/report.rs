@@ -620,3 +620,18 @@ fn form_wins(t: &Tuned, i: usize, form: &super::forms::FormUse) -> String {
     out.push('.');
     out
 }
+
+/// Failing test from the r40 review.
+#[cfg(test)]
+mod diff_review {
+    /// Past 2,000 lines the diff paired line i with line i: one line put
+    /// on top (a form's comment) made every line after it a hunk, and the
+    /// lines past the shorter file were left out.
+    #[test]
+    fn a_long_file_with_one_line_put_on_top_is_one_hunk() {
+        let old: String = (0..2100).map(|i| format!("# c{i}\n")).collect();
+        let new = format!("# plugtop tune\n{old}");
+        let d = super::diff("old", old.as_bytes(), "new", new.as_bytes());
+        assert_eq!(d.matches("\n@@ ").count(), 1, "{}", &d[..d.len().min(400)]);
+    }
+}
