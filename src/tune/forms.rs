@@ -1276,35 +1276,6 @@ mod tests {
     }
 
     #[test]
-    fn check_names_the_window_a_file_has() {
-        let real = built_in()
-            .into_iter()
-            .filter(|f| f.name == "cpu-real-load")
-            .collect::<Vec<_>>();
-        let five = real[0]
-            .variants()
-            .into_iter()
-            .find(|v| real[0].describe(v)[0].1 == "5 intervals")
-            .expect("a 5-interval variant");
-        let text = real[0].with_defaults(&five).expect("filled");
-        let found = matching(&SourceFile::new("r.conf", text.into_bytes()), &real);
-        assert_eq!(found.len(), 1);
-        assert_eq!(found[0].choices[0].1, "5 intervals");
-    }
-
-    #[test]
-    fn a_form_whose_options_multiply_is_refused_before_it_grows() {
-        let mut text = String::from("#@form bomb\n#@group cpu\n");
-        for (hole, next) in [("a", "${b}"), ("b", "${c}"), ("c", "${d}")] {
-            text.push_str(&format!("#@choice {hole} x := {}\n", next.repeat(1500)));
-        }
-        text.push_str("#@choice d x := 1\nHOTPLUG=\"${a} > 1\"\nHOTUNPLUG=\"0\"\n");
-        let e = parse("bomb", text.as_bytes()).expect_err("a bomb");
-        assert!(e.to_string().contains("KiB"), "{e}");
-        assert!(e.line > 1, "the line of a choice: {e}");
-    }
-
-    #[test]
     fn control_bytes_and_other_encodings_in_the_user_s_file_stay_as_they_were() {
         let f = parse("t", SMALL.as_bytes()).expect("form");
         let mut bytes =
