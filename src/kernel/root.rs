@@ -548,6 +548,7 @@ impl RootReader {
             meminfo_names,
             vmstat_names,
             origin,
+            history: None,
         }
     }
 }

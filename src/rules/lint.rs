@@ -430,6 +430,10 @@ fn readings(rules: &RuleSet, facts: &SystemFacts, source: &SourceFile, out: &mut
     }
 }
 
+/// The code of a reading an imported history lacks: plugtop refuses to
+/// decide such a rule rather than decide it on a made-up value.
+pub const NOT_IN_HISTORY: &str = "not-in-history";
+
 /// Each reading of a rule whose name this kernel (or cpuplugd) lacks.
 fn missing_readings(rules: &RuleSet, facts: &SystemFacts, out: &mut Vec<Diagnostic>) {
     let mut reported: HashMap<(u32, u32), ()> = HashMap::new();
@@ -445,6 +449,28 @@ fn missing_readings(rules: &RuleSet, facts: &SystemFacts, out: &mut Vec<Diagnost
     for (i, n) in rules.nodes.iter().enumerate() {
         if !used[i] {
             continue;
+        }
+        if let Some(history) = &facts.history {
+            let absent = match n.kind {
+                NodeKind::Keyword(k) => Some((k.name(), k.name().to_string())),
+                NodeKind::Reading {
+                    reading: Reading::Cpustat(c),
+                    ..
+                } => Some((c.name(), format!("cpustat.{}", c.name()))),
+                _ => None,
+            };
+            if let Some((_, spelled)) =
+                absent.filter(|(bare, _)| history.absent.iter().any(|a| a == bare))
+            {
+                if reported.insert((n.span.start, n.span.end), ()).is_none() {
+                    out.push(Diagnostic::refusal(
+                        NOT_IN_HISTORY,
+                        n.span,
+                        history.lacks(&spelled),
+                    ));
+                }
+                continue;
+            }
         }
         let NodeKind::Reading { reading, .. } = n.kind else {
             continue;
@@ -500,6 +526,14 @@ fn missing_readings(rules: &RuleSet, facts: &SystemFacts, out: &mut Vec<Diagnost
             continue;
         };
         if known.iter().any(|k| k == name) {
+            continue;
+        }
+        if let Some(history) = &facts.history {
+            out.push(Diagnostic::refusal(
+                NOT_IN_HISTORY,
+                n.span,
+                history.lacks(&format!("{prefix}.{name}")),
+            ));
             continue;
         }
         let mut d = Diagnostic::stops(

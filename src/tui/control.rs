@@ -620,6 +620,7 @@ mod tests {
             present_cpus: 2,
             interval_us: 1_000_000,
             started: crate::kernel::Stamp::default(),
+            imported: None,
         };
         let mut writer =
             RecordingWriter::new(Vec::new(), &header).unwrap_or_else(|e| panic!("{e}"));

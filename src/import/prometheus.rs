@@ -1,0 +1,380 @@
+//! node_exporter's series in the site's Prometheus, read back through the
+//! fleet view's one client ([`crate::fleet::query`]: timeouts, a bounded
+//! body, decoding that refuses surprises) and rebuilt into readings:
+//!
+//! - `/proc/stat` ticks from `node_cpu_seconds_total{cpu, mode}` (× 100,
+//!   USER_HZ, rounded to the tick; node_exporter reads them from
+//!   /proc/stat, so these are the kernel's own counters), guest time from
+//!   `node_cpu_guest_seconds_total` (absent when the exporter has none);
+//!   the `cpu` line is the sum of the CPUs'. A CPU with no series at a
+//!   time is offline then.
+//! - `/proc/meminfo` from `node_memory_<Name>_bytes` (÷ 1024: kB, as the
+//!   kernel writes it; `_kB` and `_bytes` both end the same way there).
+//! - `/proc/vmstat` from `node_vmstat_<name>`.
+//! - `/proc/loadavg` from `node_load1` and `node_procs_running`.
+//!
+//! The range is read in windows of at most [`WINDOW_POINTS`] steps, each
+//! written before the next is asked for, so memory stays that of one
+//! window however long the range. A step at which a series has no value
+//! is a gap for that reading (no CPU series: no reading at all).
+
+use std::collections::BTreeMap;
+
+use super::{ImportError, Output, Reading, Table, TickCounter, sample};
+use crate::fleet::query::{PromSeries, Prometheus, QueryError};
+use crate::kernel::recording::{Header, Provenance};
+use crate::kernel::{CpuTicks, Stamp};
+
+/// Steps per range query: Prometheus answers at most 11,000 points per
+/// series, and a window of this many keeps one answer a few MiB for a
+/// large guest.
+pub const WINDOW_POINTS: usize = 720;
+
+/// What to import and from where.
+pub struct Options<'a> {
+    pub instance: &'a str,
+    pub from: f64,
+    pub to: f64,
+    /// Seconds between readings (default: the series' own scrape interval,
+    /// found from the first samples).
+    pub step: Option<f64>,
+    /// How the source is named in messages (the URL).
+    pub url: &'a str,
+}
+
+/// The /proc/stat column of each node_exporter mode.
+fn mode_column(mode: &str) -> Option<usize> {
+    Some(match mode {
+        "user" => 0,
+        "nice" => 1,
+        "system" => 2,
+        "idle" => 3,
+        "iowait" => 4,
+        "irq" => 5,
+        "softirq" => 6,
+        "steal" => 7,
+        _ => return None,
+    })
+}
+
+/// Reads the instance's series from `prom` into `out`.
+pub fn import(
+    prom: &dyn Prometheus,
+    options: &Options<'_>,
+    out: &mut Output<'_>,
+) -> Result<(), ImportError> {
+    let Options {
+        instance,
+        from,
+        to,
+        step,
+        url,
+    } = *options;
+    if !(from.is_finite() && to.is_finite() && from < to) {
+        return Err(ImportError::Input(format!(
+            "--from must come before --to ({from} .. {to})"
+        )));
+    }
+    if instance.contains(['"', '\\', '\n']) {
+        return Err(ImportError::Input(format!(
+            "--instance {instance:?}: a label value without quotes or backslashes"
+        )));
+    }
+    let sel = format!("{{instance=\"{instance}\"}}");
+    let fail =
+        |query: &str, e: QueryError| ImportError::Input(format!("{url}: the query {query}: {e}"));
+    let step = match step {
+        Some(s) if s.is_finite() && s >= 0.001 => s,
+        Some(s) => {
+            return Err(ImportError::Input(format!(
+                "--step must be a positive number of seconds, not {s}"
+            )));
+        }
+        None => scrape_interval(prom, &sel, from, to).map_err(|(q, e)| fail(&q, e))?,
+    };
+    let queries = Queries::new(&sel);
+    let mut state = State::default();
+    let step_ms = ((step * 1000.0).round() as i64).max(1);
+    let to_ms = (to * 1000.0).round() as i64;
+    let mut t_ms = (from * 1000.0).round() as i64;
+    let mut window = 0usize;
+    while t_ms <= to_ms {
+        let end_ms = t_ms
+            .saturating_add(step_ms.saturating_mul(WINDOW_POINTS as i64 - 1))
+            .min(to_ms);
+        let mut answers = Vec::with_capacity(queries.all.len());
+        for q in &queries.all {
+            let a = prom
+                .range(
+                    q,
+                    t_ms as f64 / 1000.0,
+                    end_ms as f64 / 1000.0,
+                    step_ms as f64 / 1000.0,
+                )
+                .map_err(|e| fail(q, e))?;
+            for w in a.warnings {
+                out.warn(format!("{url}: {q}: {w}"));
+            }
+            answers.push(a.data);
+        }
+        if window == 0 && answers[0].is_empty() {
+            return Err(ImportError::Input(format!(
+                "{url}: the query {} answered no series: no node_exporter CPU series for instance {instance:?} from {} (check --instance against `up{{instance=...}}`)",
+                queries.all[0],
+                super::clock_day(Stamp::new(t_ms.div_euclid(1000), 0))
+            )));
+        }
+        state.window(&answers, t_ms, end_ms, step_ms, instance, out)?;
+        window += 1;
+        t_ms = end_ms.saturating_add(step_ms);
+    }
+    if state.readings == 0 {
+        return Err(ImportError::Input(format!(
+            "{url}: instance {instance:?} has CPU series but no reading in this range"
+        )));
+    }
+    Ok(())
+}
+
+/// The queries of one window, the CPU ticks first.
+struct Queries {
+    all: Vec<String>,
+}
+
+impl Queries {
+    fn new(sel: &str) -> Queries {
+        let all = vec![
+            format!("node_cpu_seconds_total{sel}"),
+            format!("node_cpu_guest_seconds_total{sel}"),
+            format!("{{__name__=~\"node_memory_.+_bytes\",{}", &sel[1..]),
+            format!("{{__name__=~\"node_vmstat_.+\",{}", &sel[1..]),
+            format!("node_load1{sel}"),
+            format!("node_procs_running{sel}"),
+        ];
+        Queries { all }
+    }
+}
+
+/// The scrape interval of the instance's CPU series: the smallest step
+/// between the first raw samples (a range selector, at most 11 of them).
+fn scrape_interval(
+    prom: &dyn Prometheus,
+    sel: &str,
+    from: f64,
+    to: f64,
+) -> Result<f64, (String, QueryError)> {
+    let q = format!(
+        "timestamp(node_cpu_seconds_total{{mode=\"idle\",{}}})",
+        &sel[1..sel.len() - 1]
+    );
+    // The timestamps of the first few steps at a fine step: where the
+    // timestamp changes is a scrape.
+    let end = (from + 600.0).min(to);
+    let a = prom.range(&q, from, end, 1.0).map_err(|e| (q.clone(), e))?;
+    let mut best = f64::INFINITY;
+    if let Some(s) = a.data.first() {
+        let mut last: Option<f64> = None;
+        for (_, v) in &s.points {
+            if let Some(l) = last
+                && *v > l
+            {
+                best = best.min(*v - l);
+            }
+            last = Some(*v);
+        }
+    }
+    Ok(if best.is_finite() && best > 0.0 {
+        best
+    } else {
+        60.0
+    })
+}
+
+#[derive(Default)]
+struct State {
+    header_given: bool,
+    readings: u64,
+    meminfo: Table,
+    vmstat: Table,
+}
+
+/// A series' value at `t` (matched to the millisecond, as the API
+/// writes times).
+fn at(s: &PromSeries, t: i64) -> Option<f64> {
+    s.points
+        .binary_search_by_key(&t, |(pt, _)| (pt * 1000.0).round() as i64)
+        .ok()
+        .map(|i| s.points[i].1)
+}
+
+impl State {
+    fn window(
+        &mut self,
+        answers: &[Vec<PromSeries>],
+        start_ms: i64,
+        end_ms: i64,
+        step_ms: i64,
+        instance: &str,
+        out: &mut Output<'_>,
+    ) -> Result<(), ImportError> {
+        let [cpu, guest, memory, vmstat, load, running] = answers else {
+            return Ok(());
+        };
+        // (cpu number, column) of each CPU series.
+        let cpu_of = |s: &PromSeries| -> Option<u32> {
+            s.labels
+                .get("cpu")?
+                .parse::<u32>()
+                .ok()
+                .filter(|c| *c < 65_536)
+        };
+        let mut cpus: BTreeMap<u32, Vec<(usize, &PromSeries)>> = BTreeMap::new();
+        for s in cpu {
+            if let (Some(c), Some(col)) =
+                (cpu_of(s), s.labels.get("mode").and_then(|m| mode_column(m)))
+            {
+                cpus.entry(c).or_default().push((col, s));
+            }
+        }
+        for s in guest {
+            let col = match s.labels.get("mode").map(String::as_str) {
+                Some("user") => 8,
+                Some("nice") => 9,
+                _ => continue,
+            };
+            if let Some(c) = cpu_of(s) {
+                cpus.entry(c).or_default().push((col, s));
+            }
+        }
+        let has_guest = !guest.is_empty();
+        let present = cpus.keys().next_back().map_or(0, |l| l + 1);
+        let mut per_cpu = Vec::with_capacity(cpus.len());
+        for t in (start_ms..=end_ms).step_by(step_ms as usize) {
+            per_cpu.clear();
+            let mut all = [0.0f64; 10];
+            for (c, series) in &cpus {
+                let mut cols = [0.0f64; 10];
+                let mut seen = false;
+                for (col, s) in series {
+                    if let Some(v) = at(s, t) {
+                        cols[*col] = v * super::TICKS_PER_SECOND;
+                        seen = true;
+                    }
+                }
+                if seen {
+                    for (a, v) in all.iter_mut().zip(cols) {
+                        *a += v;
+                    }
+                    let mut counter = TickCounter::default();
+                    counter.set(cols);
+                    per_cpu.push((*c, counter.ticks()));
+                }
+            }
+            if per_cpu.is_empty() {
+                // No CPU series at this step: a gap, left as one.
+                continue;
+            }
+            let mut counter = TickCounter::default();
+            counter.set(all);
+            let all: CpuTicks = counter.ticks();
+            let mut mem: Vec<(&str, f64)> = Vec::new();
+            for s in memory {
+                let Some(name) = s
+                    .labels
+                    .get("__name__")
+                    .and_then(|n| n.strip_prefix("node_memory_"))
+                    .and_then(|n| n.strip_suffix("_bytes"))
+                else {
+                    continue;
+                };
+                if let Some(v) = at(s, t) {
+                    mem.push((name, (v / 1024.0).round()));
+                }
+            }
+            mem.sort_by_key(|(n, _)| meminfo_order(n));
+            let mut vm: Vec<(&str, f64)> = Vec::new();
+            for s in vmstat {
+                let Some(name) = s
+                    .labels
+                    .get("__name__")
+                    .and_then(|n| n.strip_prefix("node_vmstat_"))
+                else {
+                    continue;
+                };
+                if let Some(v) = at(s, t) {
+                    vm.push((name, v));
+                }
+            }
+            vm.sort_by(|a, b| a.0.cmp(b.0));
+            let first = |v: &Vec<PromSeries>| v.first().and_then(|s| at(s, t));
+            let (loadavg, runnable) = (first(load), first(running));
+            let stamp = Stamp {
+                micros: t.saturating_mul(1000),
+            };
+            if !self.header_given {
+                self.header_given = true;
+                let mut absent = Vec::new();
+                if !has_guest {
+                    absent.extend(["guest".to_string(), "guest_nice".to_string()]);
+                }
+                if load.is_empty() {
+                    absent.push("loadavg".into());
+                }
+                if running.is_empty() {
+                    absent.push("runnable_proc".into());
+                }
+                out.header(Header {
+                    host: instance.chars().take(256).collect(),
+                    kernel: "unknown".into(),
+                    cpu_model: "unknown (from node_exporter)".into(),
+                    root: instance.chars().take(256).collect(),
+                    page_size: 4096,
+                    present_cpus: present,
+                    interval_us: step_ms as u64 * 1000,
+                    started: stamp,
+                    imported: Some(Provenance {
+                        source: "node_exporter".into(),
+                        resolution_us: step_ms as u64 * 1000,
+                        absent,
+                        actions: Vec::new(),
+                    }),
+                });
+            }
+            let online: Vec<u32> = per_cpu.iter().map(|(c, _)| *c).collect();
+            let reading = Reading {
+                stamp,
+                all,
+                per_cpu: std::mem::take(&mut per_cpu),
+                online,
+                present,
+                loadavg: loadavg.unwrap_or(0.0),
+                runnable: runnable.unwrap_or(0.0),
+                meminfo: self.meminfo.of(&mem),
+                vmstat: self.vmstat.of(&vm),
+            };
+            out.push(&sample(reading))?;
+            self.readings += 1;
+        }
+        Ok(())
+    }
+}
+
+/// /proc/meminfo's own order for the names it starts with, the rest after
+/// by name: rules read the first line of a name, and a table in the
+/// kernel's order reads like the kernel's.
+fn meminfo_order(name: &str) -> (usize, &str) {
+    const ORDER: [&str; 8] = [
+        "MemTotal",
+        "MemFree",
+        "MemAvailable",
+        "Buffers",
+        "Cached",
+        "SwapCached",
+        "Active",
+        "Inactive",
+    ];
+    (
+        ORDER.iter().position(|n| *n == name).unwrap_or(ORDER.len()),
+        name,
+    )
+}
