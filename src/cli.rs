@@ -346,6 +346,9 @@ pub struct EvalArgs {
     /// Show the truth trace of every rule evaluated, down to each sub-expression.
     #[arg(long)]
     pub trace: bool,
+    /// Also print this variable's value each interval (repeat for more).
+    #[arg(long = "var", value_name = "NAME")]
+    pub vars: Vec<String>,
 }
 
 /// The arguments of `plugtop run`.

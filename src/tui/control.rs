@@ -163,6 +163,9 @@ impl Control {
                     self.arm_at_start(core, mode, &s, updates);
                 }
                 updates.push(core.step(s));
+                for e in source.events() {
+                    updates.push(Update::Note(LogKind::Action, e));
+                }
             }
             Some(Err(e)) => updates.push(Update::Note(
                 LogKind::Problem,
