@@ -44,7 +44,11 @@ pub fn run(
             DecisionFormat::Jsonl => writeln!(out, "{}", jsonl::config_error(&refusal.message))?,
             DecisionFormat::Table | DecisionFormat::Trace => {
                 let who = match &facts.history {
-                    Some(_) => format!("plugtop cannot decide {} on {}", rule_file.name(), facts.origin),
+                    Some(_) => format!(
+                        "plugtop cannot decide {} on {}",
+                        rule_file.name(),
+                        facts.origin
+                    ),
                     None => format!("cpuplugd would refuse {}", rule_file.name()),
                 };
                 writeln!(out, "{who}: {}", refusal.message.trim_end())?;
@@ -119,7 +123,13 @@ pub fn run(
                 jsonl::decision(&mut line, &decision);
                 if approximate.is_some() || !vars.is_empty() || !events.is_empty() {
                     let at = sample.stamp.seconds();
-                    jsonl_extras(&mut line, &engine, (vars, at), approximate.is_some(), &events);
+                    jsonl_extras(
+                        &mut line,
+                        &engine,
+                        (vars, at),
+                        approximate.is_some(),
+                        &events,
+                    );
                 }
             }
             DecisionFormat::Table => {
