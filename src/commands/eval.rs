@@ -37,47 +37,9 @@ pub fn run(
     out: &mut dyn Write,
     wait: &mut dyn FnMut(Duration),
 ) -> std::io::Result<Status> {
-    let facts = source.facts();
-    let outcome = load(rule_file, &facts);
-    if let Some(refusal) = &outcome.refusal {
-        match format {
-            DecisionFormat::Jsonl => writeln!(out, "{}", jsonl::config_error(&refusal.message))?,
-            DecisionFormat::Table | DecisionFormat::Trace => {
-                let who = match &facts.history {
-                    Some(_) => format!(
-                        "plugtop cannot decide {} on {}",
-                        rule_file.name(),
-                        facts.origin
-                    ),
-                    None => format!("cpuplugd would refuse {}", rule_file.name()),
-                };
-                writeln!(out, "{who}: {}", refusal.message.trim_end())?;
-                writeln!(out, "run `plugtop check {}` for details", rule_file.name())?;
-            }
-        }
+    let Some((rules, approximate)) = start(rule_file, source, format, vars, out)? else {
         return Ok(Status::Failed);
-    }
-    let rules = Arc::new(outcome.rules);
-    let approximate = facts
-        .history
-        .as_ref()
-        .and_then(|h| h.approximate(rules.update_seconds()));
-    match format {
-        DecisionFormat::Jsonl => writeln!(out, "{}", jsonl::header(&rules))?,
-        DecisionFormat::Table | DecisionFormat::Trace => {
-            write!(out, "{}", table::header(&rules))?;
-            if let Some(why) = &approximate {
-                writeln!(out, "note: {why}; every decision below is marked ~")?;
-            }
-        }
-    }
-    if let Some(name) = vars
-        .iter()
-        .find(|v| !rules.variables.iter().any(|d| d.name == **v))
-    {
-        writeln!(out, "no variable {name} in {}", rule_file.name())?;
-        return Ok(Status::Failed);
-    }
+    };
     let mut traces = Trace::new();
     let mut engine = Engine::new(rules);
     source.narrow(&engine.interest());
@@ -235,6 +197,60 @@ fn table_extras(
         line.push_str(e);
         line.push('\n');
     }
+}
+
+/// Loads the rules for `source` and writes the output's head: the rules
+/// and whether decisions are approximate, or `None` after saying why
+/// nothing will be decided.
+fn start(
+    rule_file: &SourceFile,
+    source: &mut dyn Source,
+    format: DecisionFormat,
+    vars: &[String],
+    out: &mut dyn Write,
+) -> std::io::Result<Option<(Arc<crate::rules::RuleSet>, Option<String>)>> {
+    let facts = source.facts();
+    let outcome = load(rule_file, &facts);
+    if let Some(refusal) = &outcome.refusal {
+        match format {
+            DecisionFormat::Jsonl => writeln!(out, "{}", jsonl::config_error(&refusal.message))?,
+            DecisionFormat::Table | DecisionFormat::Trace => {
+                let who = match &facts.history {
+                    Some(_) => format!(
+                        "plugtop cannot decide {} on {}",
+                        rule_file.name(),
+                        facts.origin
+                    ),
+                    None => format!("cpuplugd would refuse {}", rule_file.name()),
+                };
+                writeln!(out, "{who}: {}", refusal.message.trim_end())?;
+                writeln!(out, "run `plugtop check {}` for details", rule_file.name())?;
+            }
+        }
+        return Ok(None);
+    }
+    let rules = Arc::new(outcome.rules);
+    let approximate = facts
+        .history
+        .as_ref()
+        .and_then(|h| h.approximate(rules.update_seconds()));
+    match format {
+        DecisionFormat::Jsonl => writeln!(out, "{}", jsonl::header(&rules))?,
+        DecisionFormat::Table | DecisionFormat::Trace => {
+            write!(out, "{}", table::header(&rules))?;
+            if let Some(why) = &approximate {
+                writeln!(out, "note: {why}; every decision below is marked ~")?;
+            }
+        }
+    }
+    if let Some(name) = vars
+        .iter()
+        .find(|v| !rules.variables.iter().any(|d| d.name == **v))
+    {
+        writeln!(out, "no variable {name} in {}", rule_file.name())?;
+        return Ok(None);
+    }
+    Ok(Some((rules, approximate)))
 }
 
 /// Says that reading number `reading` could not be read, where cpuplugd

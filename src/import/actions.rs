@@ -157,11 +157,12 @@ fn when(head: &str) -> Option<When> {
         return iso(first).map(When::At);
     }
     let mut words = head.split_whitespace();
+    let name = words.next()?;
     let month = [
         "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
     ]
     .iter()
-    .position(|m| *m == words.next().unwrap_or_default())? as u32
+    .position(|m| *m == name)? as u32
         + 1;
     let day = words.next()?.parse::<u32>().ok()?;
     let mut t = words.next()?.split(':').map(|p| p.parse::<i64>().ok());
@@ -245,7 +246,7 @@ mod tests {
         let (w, m) =
             cpuplugd_line("2024-05-01T03:10:22+0200 guest cpuplugd[812]: cpu3 will be enabled")
                 .expect("a cpuplugd line");
-        assert_eq!(w, Some(When::At(Stamp::new(1_714_525_822 - 7200, 0))));
+        assert_eq!(w, Some(When::At(Stamp::new(1_714_533_022 - 7200, 0))));
         assert_eq!(action_text(m).as_deref(), Some("cpu3 will be enabled"));
         let (w, _) = cpuplugd_line(
             "2024-05-01T03:10:22.250000+00:00 guest cpuplugd[812]: cpu3 will be disabled",

@@ -207,6 +207,91 @@ fn at(s: &PromSeries, t: i64) -> Option<f64> {
         .map(|i| s.points[i].1)
 }
 
+/// Each CPU's series by its number, with the /proc/stat column of each.
+type CpuSeries<'a> = BTreeMap<u32, Vec<(usize, &'a PromSeries)>>;
+
+fn cpus_by_number<'a>(cpu: &'a [PromSeries], guest: &'a [PromSeries]) -> CpuSeries<'a> {
+    let cpu_of = |s: &PromSeries| -> Option<u32> {
+        s.labels
+            .get("cpu")?
+            .parse::<u32>()
+            .ok()
+            .filter(|c| *c < 65_536)
+    };
+    let mut cpus: CpuSeries<'a> = BTreeMap::new();
+    for s in cpu {
+        if let (Some(c), Some(col)) = (cpu_of(s), s.labels.get("mode").and_then(|m| mode_column(m)))
+        {
+            cpus.entry(c).or_default().push((col, s));
+        }
+    }
+    for s in guest {
+        let col = match s.labels.get("mode").map(String::as_str) {
+            Some("user") => 8,
+            Some("nice") => 9,
+            _ => continue,
+        };
+        if let Some(c) = cpu_of(s) {
+            cpus.entry(c).or_default().push((col, s));
+        }
+    }
+    cpus
+}
+
+/// The `cpu` line and the `cpuN` lines at `t`; `None` when no CPU has a
+/// value then (a gap). A CPU without values at `t` is offline then.
+fn ticks_at(cpus: &CpuSeries<'_>, t: i64) -> Option<(CpuTicks, Vec<(u32, CpuTicks)>)> {
+    let mut per_cpu = Vec::with_capacity(cpus.len());
+    let mut all = [0.0f64; 10];
+    for (c, series) in cpus {
+        let mut cols = [0.0f64; 10];
+        let mut seen = false;
+        for (col, s) in series {
+            if let Some(v) = at(s, t) {
+                cols[*col] = v * super::TICKS_PER_SECOND;
+                seen = true;
+            }
+        }
+        if seen {
+            for (a, v) in all.iter_mut().zip(cols) {
+                *a += v;
+            }
+            let mut counter = TickCounter::default();
+            counter.set(cols);
+            per_cpu.push((*c, counter.ticks()));
+        }
+    }
+    if per_cpu.is_empty() {
+        return None;
+    }
+    let mut counter = TickCounter::default();
+    counter.set(all);
+    Some((counter.ticks(), per_cpu))
+}
+
+/// The values at `t` of the series named `prefix<name>suffix`, by name.
+fn table_at<'a>(
+    series: &'a [PromSeries],
+    prefix: &str,
+    suffix: &str,
+    t: i64,
+    scale: f64,
+) -> Vec<(&'a str, f64)> {
+    let mut out: Vec<(&str, f64)> = series
+        .iter()
+        .filter_map(|s| {
+            let name = s
+                .labels
+                .get("__name__")?
+                .strip_prefix(prefix)?
+                .strip_suffix(suffix)?;
+            at(s, t).map(|v| (name, (v / scale).round()))
+        })
+        .collect();
+    out.sort_by_key(|(n, _)| meminfo_order(n));
+    out
+}
+
 impl State {
     fn window(
         &mut self,
@@ -220,101 +305,21 @@ impl State {
         let [cpu, guest, memory, vmstat, load, running] = answers else {
             return Ok(());
         };
-        // (cpu number, column) of each CPU series.
-        let cpu_of = |s: &PromSeries| -> Option<u32> {
-            s.labels
-                .get("cpu")?
-                .parse::<u32>()
-                .ok()
-                .filter(|c| *c < 65_536)
-        };
-        let mut cpus: BTreeMap<u32, Vec<(usize, &PromSeries)>> = BTreeMap::new();
-        for s in cpu {
-            if let (Some(c), Some(col)) =
-                (cpu_of(s), s.labels.get("mode").and_then(|m| mode_column(m)))
-            {
-                cpus.entry(c).or_default().push((col, s));
-            }
-        }
-        for s in guest {
-            let col = match s.labels.get("mode").map(String::as_str) {
-                Some("user") => 8,
-                Some("nice") => 9,
-                _ => continue,
-            };
-            if let Some(c) = cpu_of(s) {
-                cpus.entry(c).or_default().push((col, s));
-            }
-        }
-        let has_guest = !guest.is_empty();
+        let cpus = cpus_by_number(cpu, guest);
         let present = cpus.keys().next_back().map_or(0, |l| l + 1);
-        let mut per_cpu = Vec::with_capacity(cpus.len());
         for t in (start_ms..=end_ms).step_by(step_ms as usize) {
-            per_cpu.clear();
-            let mut all = [0.0f64; 10];
-            for (c, series) in &cpus {
-                let mut cols = [0.0f64; 10];
-                let mut seen = false;
-                for (col, s) in series {
-                    if let Some(v) = at(s, t) {
-                        cols[*col] = v * super::TICKS_PER_SECOND;
-                        seen = true;
-                    }
-                }
-                if seen {
-                    for (a, v) in all.iter_mut().zip(cols) {
-                        *a += v;
-                    }
-                    let mut counter = TickCounter::default();
-                    counter.set(cols);
-                    per_cpu.push((*c, counter.ticks()));
-                }
-            }
-            if per_cpu.is_empty() {
-                // No CPU series at this step: a gap, left as one.
+            // No CPU series at this step: a gap, left as one.
+            let Some((all, per_cpu)) = ticks_at(&cpus, t) else {
                 continue;
-            }
-            let mut counter = TickCounter::default();
-            counter.set(all);
-            let all: CpuTicks = counter.ticks();
-            let mut mem: Vec<(&str, f64)> = Vec::new();
-            for s in memory {
-                let Some(name) = s
-                    .labels
-                    .get("__name__")
-                    .and_then(|n| n.strip_prefix("node_memory_"))
-                    .and_then(|n| n.strip_suffix("_bytes"))
-                else {
-                    continue;
-                };
-                if let Some(v) = at(s, t) {
-                    mem.push((name, (v / 1024.0).round()));
-                }
-            }
-            mem.sort_by_key(|(n, _)| meminfo_order(n));
-            let mut vm: Vec<(&str, f64)> = Vec::new();
-            for s in vmstat {
-                let Some(name) = s
-                    .labels
-                    .get("__name__")
-                    .and_then(|n| n.strip_prefix("node_vmstat_"))
-                else {
-                    continue;
-                };
-                if let Some(v) = at(s, t) {
-                    vm.push((name, v));
-                }
-            }
-            vm.sort_by(|a, b| a.0.cmp(b.0));
+            };
             let first = |v: &Vec<PromSeries>| v.first().and_then(|s| at(s, t));
-            let (loadavg, runnable) = (first(load), first(running));
             let stamp = Stamp {
                 micros: t.saturating_mul(1000),
             };
             if !self.header_given {
                 self.header_given = true;
                 let mut absent = Vec::new();
-                if !has_guest {
+                if guest.is_empty() {
                     absent.extend(["guest".to_string(), "guest_nice".to_string()]);
                 }
                 if load.is_empty() {
@@ -323,39 +328,55 @@ impl State {
                 if running.is_empty() {
                     absent.push("runnable_proc".into());
                 }
-                out.header(Header {
-                    host: instance.chars().take(256).collect(),
-                    kernel: "unknown".into(),
-                    cpu_model: "unknown (from node_exporter)".into(),
-                    root: instance.chars().take(256).collect(),
-                    page_size: 4096,
-                    present_cpus: present,
-                    interval_us: step_ms as u64 * 1000,
-                    started: stamp,
-                    imported: Some(Provenance {
-                        source: "node_exporter".into(),
-                        resolution_us: step_ms as u64 * 1000,
-                        absent,
-                        actions: Vec::new(),
-                    }),
-                });
+                out.header(header(instance, present, step_ms, stamp, absent));
             }
             let online: Vec<u32> = per_cpu.iter().map(|(c, _)| *c).collect();
             let reading = Reading {
                 stamp,
                 all,
-                per_cpu: std::mem::take(&mut per_cpu),
+                per_cpu,
                 online,
                 present,
-                loadavg: loadavg.unwrap_or(0.0),
-                runnable: runnable.unwrap_or(0.0),
-                meminfo: self.meminfo.of(&mem),
-                vmstat: self.vmstat.of(&vm),
+                loadavg: first(load).unwrap_or(0.0),
+                runnable: first(running).unwrap_or(0.0),
+                meminfo: self
+                    .meminfo
+                    .of(&table_at(memory, "node_memory_", "_bytes", t, 1024.0)),
+                vmstat: self
+                    .vmstat
+                    .of(&table_at(vmstat, "node_vmstat_", "", t, 1.0)),
             };
             out.push(&sample(reading))?;
             self.readings += 1;
         }
         Ok(())
+    }
+}
+
+/// The recording's header for node_exporter's series of `instance`.
+fn header(
+    instance: &str,
+    present: u32,
+    step_ms: i64,
+    started: Stamp,
+    absent: Vec<String>,
+) -> Header {
+    let name: String = instance.chars().take(256).collect();
+    Header {
+        host: name.clone(),
+        kernel: "unknown".into(),
+        cpu_model: "unknown (from node_exporter)".into(),
+        root: name,
+        page_size: 4096,
+        present_cpus: present,
+        interval_us: step_ms as u64 * 1000,
+        started,
+        imported: Some(Provenance {
+            source: "node_exporter".into(),
+            resolution_us: step_ms as u64 * 1000,
+            absent,
+            actions: Vec::new(),
+        }),
     }
 }
 

@@ -41,8 +41,8 @@ use serde::Deserialize;
 use serde::de::{DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
 
 use super::{ImportError, Output, Reading, Summary, Table, TickCounter, sample, utc_seconds};
-use crate::kernel::Stamp;
 use crate::kernel::recording::{Header, Provenance};
+use crate::kernel::{CpuTicks, Stamp};
 
 /// How long one `sadf` may take by default: a day of one-minute data of
 /// a large guest takes it about a second.
@@ -318,6 +318,10 @@ struct State {
     last: Option<i64>,
 }
 
+/// A record's CPU lines as counters: the `cpu` line, the `cpuN` lines,
+/// the online CPUs, the present count.
+type CpuLines = (CpuTicks, Vec<(u32, CpuTicks)>, Vec<u32>, u32);
+
 /// A host's description in sadf's JSON.
 #[derive(Debug, Clone, Default, Deserialize)]
 struct HostInfo {
@@ -466,6 +470,149 @@ impl State {
         absent
     }
 
+    /// The tick counters after a record's CPU lines: the `cpu` line's,
+    /// the online CPUs' lines, the online CPUs and the present count.
+    fn cpu_lines(
+        &mut self,
+        cpus: &[CpuLoad],
+        host_cpus: u32,
+        interval: f64,
+        at: &str,
+    ) -> Result<CpuLines, String> {
+        let mut online = Vec::new();
+        let mut all = None;
+        let mut per_cpu_ticks = Vec::new();
+        for c in cpus {
+            let pct = [
+                c.usr + c.guest,
+                c.nice + c.gnice,
+                c.sys,
+                c.idle,
+                c.iowait,
+                c.irq,
+                c.soft,
+                c.steal,
+                c.guest,
+                c.gnice,
+            ];
+            if pct.iter().any(|p| !p.is_finite() || *p < 0.0 || *p > 100.5) {
+                return Err(self.fail(format!("{at}: a CPU percentage outside 0..100")));
+            }
+            match c.cpu {
+                CpuName::All => all = Some(pct),
+                CpuName::Cpu(id) => {
+                    // sysstat shows an offline CPU with every figure zero.
+                    if pct.iter().sum::<f64>() > 0.0 {
+                        online.push(id);
+                        per_cpu_ticks.push((id, pct));
+                    }
+                }
+            }
+        }
+        online.sort_unstable();
+        online.dedup();
+        let Some(all) = all else {
+            return Err(self.fail(format!("{at}: no \"all\" CPU line")));
+        };
+        // Without per-CPU lines (sadf without -P), every CPU of the host
+        // counts as online.
+        let online_count = if per_cpu_ticks.is_empty() {
+            host_cpus.max(1)
+        } else {
+            online.len() as u32
+        };
+        if per_cpu_ticks.is_empty() {
+            online = (0..online_count).collect();
+        }
+        let per_second = interval * super::TICKS_PER_SECOND;
+        self.all
+            .add(all.map(|p| p / 100.0 * per_second * f64::from(online_count)));
+        let mut per_cpu = Vec::with_capacity(per_cpu_ticks.len());
+        for (id, pct) in per_cpu_ticks {
+            let slot = id as usize;
+            if self.per_cpu.len() <= slot {
+                self.per_cpu.resize(slot + 1, None);
+            }
+            let counter = self.per_cpu[slot].get_or_insert_with(TickCounter::default);
+            counter.add(pct.map(|p| p / 100.0 * per_second));
+            per_cpu.push((id, counter.ticks()));
+        }
+        per_cpu.sort_unstable_by_key(|(id, _)| *id);
+        let present = host_cpus
+            .max(online.last().map_or(0, |l| l + 1))
+            .max(online_count);
+        Ok((self.all.ticks(), per_cpu, online, present))
+    }
+
+    /// /proc/meminfo and /proc/vmstat of a record, the counters carried on.
+    fn memory_and_paging(
+        &mut self,
+        r: &Record,
+        interval: f64,
+        at: &str,
+    ) -> Result<(Vec<(&'static str, f64)>, Vec<(&'static str, f64)>), String> {
+        let mut meminfo: Vec<(&'static str, f64)> = Vec::new();
+        if self.activities.memory {
+            let Some(m) = &r.memory else {
+                return Err(self.fail(format!(
+                    "{at}: no memory statistics, though the file lists A_MEMORY"
+                )));
+            };
+            memory_fields(m, &mut meminfo);
+        }
+        if self.activities.paging {
+            let Some(p) = &r.paging else {
+                return Err(self.fail(format!(
+                    "{at}: no paging statistics, though the file lists A_PAGE"
+                )));
+            };
+            for (i, rate) in [
+                p.pgpgin, p.pgpgout, 0.0, 0.0, p.fault, p.majflt, p.pgfree, p.pgscank, p.pgscand,
+            ]
+            .into_iter()
+            .enumerate()
+            {
+                self.vmstat[i] += rate.max(0.0) * interval;
+            }
+        }
+        if self.activities.swapping
+            && let Some(s) = &r.swap
+        {
+            self.vmstat[2] += s.pswpin.max(0.0) * interval;
+            self.vmstat[3] += s.pswpout.max(0.0) * interval;
+        }
+        let vmstat: Vec<(&'static str, f64)> = VMSTAT_NAMES
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| match i {
+                2 | 3 => self.activities.swapping,
+                _ => self.activities.paging,
+            })
+            .map(|(i, name)| (*name, self.vmstat[i].round()))
+            .collect();
+        Ok((meminfo, vmstat))
+    }
+
+    /// The recording's header, from the first record.
+    fn header(&self, host: &HostInfo, interval: f64, secs: i64) -> Header {
+        Header {
+            host: host.nodename.clone(),
+            kernel: host.release.clone(),
+            cpu_model: format!("{} (from sysstat)", host.machine),
+            root: self.file.clone(),
+            page_size: 4096,
+            present_cpus: host.cpus,
+            interval_us: (interval * 1e6) as u64,
+            started: Stamp::new(secs, 0),
+            imported: Some(Provenance {
+                source: "sysstat".into(),
+                resolution_us: (interval * 1e6) as u64,
+                absent: self.absent(),
+                actions: Vec::new(),
+            }),
+        }
+    }
+
     /// One record of sadf's `statistics`, as the next reading.
     fn record(&mut self, r: Record, out: &mut Output<'_>) -> Result<(), String> {
         self.records += 1;
@@ -502,128 +649,20 @@ impl State {
             ));
             return Ok(());
         }
-        let Some(cpus) = r.cpu_load else {
+        let Some(cpus) = &r.cpu_load else {
             return Err(self.fail(format!(
                 "record {n} at {} {}: no CPU statistics (\"cpu-load\")",
                 r.timestamp.date, r.timestamp.time
             )));
         };
-        let mut online = Vec::new();
-        let mut all = None;
-        let mut per_cpu_ticks = Vec::new();
-        for c in &cpus {
-            let pct = [
-                c.usr + c.guest,
-                c.nice + c.gnice,
-                c.sys,
-                c.idle,
-                c.iowait,
-                c.irq,
-                c.soft,
-                c.steal,
-                c.guest,
-                c.gnice,
-            ];
-            if pct.iter().any(|p| !p.is_finite() || *p < 0.0 || *p > 100.5) {
-                return Err(self.fail(format!(
-                    "record {n} at {} {}: a CPU percentage outside 0..100",
-                    r.timestamp.date, r.timestamp.time
-                )));
-            }
-            match c.cpu {
-                CpuName::All => all = Some(pct),
-                CpuName::Cpu(id) => {
-                    // sysstat shows an offline CPU with every figure zero.
-                    if pct.iter().sum::<f64>() > 0.0 {
-                        online.push(id);
-                        per_cpu_ticks.push((id, pct));
-                    }
-                }
-            }
-        }
-        online.sort_unstable();
-        online.dedup();
-        let Some(all) = all else {
-            return Err(self.fail(format!(
-                "record {n} at {} {}: no \"all\" CPU line",
-                r.timestamp.date, r.timestamp.time
-            )));
-        };
-        // Without per-CPU lines (sadf without -P), every CPU of the host
-        // counts as online.
-        let online_count = if per_cpu_ticks.is_empty() {
-            host.cpus.max(1)
-        } else {
-            online.len() as u32
-        };
-        if per_cpu_ticks.is_empty() {
-            online = (0..online_count).collect();
-        }
-        let per_second = interval * super::TICKS_PER_SECOND;
-        self.all
-            .add(all.map(|p| p / 100.0 * per_second * f64::from(online_count)));
-        let mut per_cpu = Vec::with_capacity(per_cpu_ticks.len());
-        for (id, pct) in per_cpu_ticks {
-            let slot = id as usize;
-            if self.per_cpu.len() <= slot {
-                self.per_cpu.resize(slot + 1, None);
-            }
-            let counter = self.per_cpu[slot].get_or_insert_with(TickCounter::default);
-            counter.add(pct.map(|p| p / 100.0 * per_second));
-            per_cpu.push((id, counter.ticks()));
-        }
-        per_cpu.sort_unstable_by_key(|(id, _)| *id);
-        let present = host
-            .cpus
-            .max(online.last().map_or(0, |l| l + 1))
-            .max(online_count);
-        let mut meminfo: Vec<(&'static str, f64)> = Vec::new();
-        if self.activities.memory {
-            let Some(m) = &r.memory else {
-                return Err(self.fail(format!(
-                    "record {n} at {} {}: no memory statistics, though the file lists A_MEMORY",
-                    r.timestamp.date, r.timestamp.time
-                )));
-            };
-            memory_fields(m, &mut meminfo);
-        }
-        if self.activities.paging {
-            let Some(p) = &r.paging else {
-                return Err(self.fail(format!(
-                    "record {n} at {} {}: no paging statistics, though the file lists A_PAGE",
-                    r.timestamp.date, r.timestamp.time
-                )));
-            };
-            for (i, rate) in [
-                p.pgpgin, p.pgpgout, 0.0, 0.0, p.fault, p.majflt, p.pgfree, p.pgscank, p.pgscand,
-            ]
-            .into_iter()
-            .enumerate()
-            {
-                self.vmstat[i] += rate.max(0.0) * interval;
-            }
-        }
-        if self.activities.swapping
-            && let Some(s) = &r.swap
-        {
-            self.vmstat[2] += s.pswpin.max(0.0) * interval;
-            self.vmstat[3] += s.pswpout.max(0.0) * interval;
-        }
-        let vmstat: Vec<(&'static str, f64)> = VMSTAT_NAMES
-            .iter()
-            .enumerate()
-            .filter(|(i, _)| match i {
-                2 | 3 => self.activities.swapping,
-                _ => self.activities.paging,
-            })
-            .map(|(i, name)| (*name, self.vmstat[i].round()))
-            .collect();
+        let at = format!("record {n} at {} {}", r.timestamp.date, r.timestamp.time);
+        let (all, per_cpu, online, present) = self.cpu_lines(cpus, host.cpus, interval, &at)?;
+        let (meminfo, vmstat) = self.memory_and_paging(&r, interval, &at)?;
         let (loadavg, runnable) = match (&r.queue, self.activities.queue) {
             (Some(q), true) => (q.ldavg1, q.runq + 1.0),
             (None, true) => {
                 return Err(self.fail(format!(
-                    "record {n} at {} {}: no queue statistics, though the file lists A_QUEUE",
-                    r.timestamp.date, r.timestamp.time
+                    "{at}: no queue statistics, though the file lists A_QUEUE"
                 )));
             }
             // Absent: named in the header, never decided on.
@@ -631,26 +670,11 @@ impl State {
         };
         if !self.header_given {
             self.header_given = true;
-            out.header(Header {
-                host: host.nodename.clone(),
-                kernel: host.release.clone(),
-                cpu_model: format!("{} (from sysstat)", host.machine),
-                root: self.file.clone(),
-                page_size: 4096,
-                present_cpus: host.cpus,
-                interval_us: (interval * 1e6) as u64,
-                started: Stamp::new(secs, 0),
-                imported: Some(Provenance {
-                    source: "sysstat".into(),
-                    resolution_us: (interval * 1e6) as u64,
-                    absent: self.absent(),
-                    actions: Vec::new(),
-                }),
-            });
+            out.header(self.header(&host, interval, secs));
         }
         let reading = Reading {
             stamp: Stamp::new(secs, 0),
-            all: self.all.ticks(),
+            all,
             per_cpu,
             online,
             present,
