@@ -176,9 +176,7 @@ fn when(head: &str) -> Option<When> {
 /// `2024-05-01T03:10:22[.frac](Z|+HH:MM|+HHMM)`.
 fn iso(text: &str) -> Option<Stamp> {
     let (date, rest) = text.split_once('T')?;
-    let time_end = rest
-        .find(|c: char| c == 'Z' || c == '+' || c == '-')
-        .unwrap_or(rest.len());
+    let time_end = rest.find(['Z', '+', '-']).unwrap_or(rest.len());
     let (time, zone) = rest.split_at(time_end);
     let (whole, frac) = time.split_once('.').unwrap_or((time, ""));
     let secs = super::utc_seconds(date, whole)?;

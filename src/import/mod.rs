@@ -25,7 +25,7 @@ use std::sync::Arc;
 
 use crate::kernel::cpulist::CpuList;
 use crate::kernel::fields::{FieldTable, Layout};
-use crate::kernel::recording::{Action, Header, Provenance, RecordingWriter};
+use crate::kernel::recording::{Action, Header, RecordingWriter};
 use crate::kernel::{CpuTicks, Sample, Stamp};
 use crate::placed_file::{PlaceDir, PlaceError, Replace};
 
@@ -105,7 +105,7 @@ impl<'a> Output<'a> {
                     "internal: a reading before the header".into(),
                 ));
             };
-            let p = header.imported.get_or_insert_with(Provenance::default);
+            let p = header.imported.get_or_insert_with(Box::default);
             let from = Stamp {
                 micros: sample
                     .stamp

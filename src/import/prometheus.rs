@@ -371,12 +371,12 @@ fn header(
         present_cpus: present,
         interval_us: step_ms as u64 * 1000,
         started,
-        imported: Some(Provenance {
+        imported: Some(Box::new(Provenance {
             source: "node_exporter".into(),
             resolution_us: step_ms as u64 * 1000,
             absent,
             actions: Vec::new(),
-        }),
+        })),
     }
 }
 

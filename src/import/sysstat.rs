@@ -322,6 +322,9 @@ struct State {
 /// the online CPUs, the present count.
 type CpuLines = (CpuTicks, Vec<(u32, CpuTicks)>, Vec<u32>, u32);
 
+/// A /proc table's (name, value) pairs.
+type Fields = Vec<(&'static str, f64)>;
+
 /// A host's description in sadf's JSON.
 #[derive(Debug, Clone, Default, Deserialize)]
 struct HostInfo {
@@ -550,7 +553,7 @@ impl State {
         r: &Record,
         interval: f64,
         at: &str,
-    ) -> Result<(Vec<(&'static str, f64)>, Vec<(&'static str, f64)>), String> {
+    ) -> Result<(Fields, Fields), String> {
         let mut meminfo: Vec<(&'static str, f64)> = Vec::new();
         if self.activities.memory {
             let Some(m) = &r.memory else {
@@ -604,12 +607,12 @@ impl State {
             present_cpus: host.cpus,
             interval_us: (interval * 1e6) as u64,
             started: Stamp::new(secs, 0),
-            imported: Some(Provenance {
+            imported: Some(Box::new(Provenance {
                 source: "sysstat".into(),
                 resolution_us: (interval * 1e6) as u64,
                 absent: self.absent(),
                 actions: Vec::new(),
-            }),
+            })),
         }
     }
 

@@ -41,7 +41,7 @@ pub struct Header {
     pub started: Stamp,
     /// Where an imported history came from (`plugtop import`); `None` for
     /// what plugtop itself recorded.
-    pub imported: Option<Provenance>,
+    pub imported: Option<Box<Provenance>>,
 }
 
 /// What an imported recording says about the history it was made from:
@@ -159,7 +159,7 @@ impl Header {
             imported: None,
         };
         if !c.is_done() {
-            header.imported = Some(Provenance::decode(&mut c)?);
+            header.imported = Some(Box::new(Provenance::decode(&mut c)?));
         }
         Some(header)
     }
@@ -629,7 +629,7 @@ impl Source for RecordingSource {
     }
 
     fn status(&self) -> Option<String> {
-        self.header.imported.as_ref().map(Provenance::label)
+        self.header.imported.as_deref().map(Provenance::label)
     }
 
     fn events(&mut self) -> Vec<String> {
