@@ -692,6 +692,56 @@ mod tests {
         );
     }
 
+    fn machine(imported: Option<Box<Provenance>>) -> Header {
+        Header {
+            host: "g".into(),
+            kernel: "6.4".into(),
+            cpu_model: "z16".into(),
+            root: "/".into(),
+            page_size: 4096,
+            present_cpus: 4,
+            interval_us: 1_000_000,
+            started: Stamp::new(1_700_000_000, 5),
+            imported,
+        }
+    }
+
+    /// What `plugtop record` writes is what version 1 always held: the
+    /// header's fields and nothing after `started`.
+    #[test]
+    fn a_header_of_plugtop_s_own_recording_is_byte_for_byte_as_before() {
+        let mut old = Vec::new();
+        for s in ["g", "6.4", "z16", "/"] {
+            put_str(&mut old, s);
+        }
+        put_u64(&mut old, 4096);
+        put_u64(&mut old, 4);
+        put_u64(&mut old, 1_000_000);
+        put_i64(&mut old, 1_700_000_000_000_005);
+        assert_eq!(machine(None).encode(), old);
+        assert_eq!(Header::decode(&old), Some(machine(None)));
+    }
+
+    /// An imported recording's provenance comes back whole, and a header
+    /// whose provenance is cut short is malformed, not silently partial.
+    #[test]
+    fn an_imported_header_keeps_its_provenance() {
+        let p = Provenance {
+            source: "sysstat".into(),
+            resolution_us: 60_000_000,
+            absent: vec!["loadavg".into()],
+            actions: vec![Action {
+                at: Stamp::new(1_700_000_100, 0),
+                text: "cpu3 will be enabled".into(),
+            }],
+        };
+        assert_eq!(p.label(), "sysstat, 60 s");
+        let h = machine(Some(Box::new(p)));
+        let bytes = h.encode();
+        assert_eq!(Header::decode(&bytes), Some(h));
+        assert_eq!(Header::decode(&bytes[..bytes.len() - 3]), None);
+    }
+
     #[test]
     fn every_frame_damage_reads_as_it_did_as_text() {
         let io = std::io::Error::other("gone");
