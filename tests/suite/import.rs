@@ -69,11 +69,8 @@ fn sa_file(dir: &Path) -> PathBuf {
     sa
 }
 
-/// Imports the named fixture; the recording's path.
-fn import(dir: &Path, name: &str, extra: &[&str]) -> PathBuf {
-    let bin = captured(dir, name);
-    let sa = sa_file(dir);
-    let rec = dir.join(format!("{name}.rec"));
+/// `plugtop import sysstat SA -o REC EXTRA…` with the `sadf` in `bin`.
+fn run_import(bin: &Path, sa: &Path, rec: &Path, extra: &[&str]) -> Output {
     let mut args = vec![
         "import",
         "sysstat",
@@ -82,7 +79,15 @@ fn import(dir: &Path, name: &str, extra: &[&str]) -> PathBuf {
         rec.to_str().expect("utf-8"),
     ];
     args.extend_from_slice(extra);
-    let o = plugtop_with_path(&bin, &args);
+    plugtop_with_path(bin, &args)
+}
+
+/// Imports the named fixture; the recording's path.
+fn import(dir: &Path, name: &str, extra: &[&str]) -> PathBuf {
+    let bin = captured(dir, name);
+    let sa = sa_file(dir);
+    let rec = dir.join(format!("{name}.rec"));
+    let o = run_import(&bin, &sa, &rec, extra);
     assert!(o.status.success(), "{}", text(&o));
     rec
 }
@@ -224,17 +229,11 @@ fn the_import_summary_names_the_gap_and_the_actions() {
     let sa = sa_file(dir.path());
     let rec = dir.path().join("night.rec");
     let log = fixture("flapping-60s.log");
-    let o = plugtop_with_path(
+    let o = run_import(
         &bin,
-        &[
-            "import",
-            "sysstat",
-            sa.to_str().expect("utf-8"),
-            "-o",
-            rec.to_str().expect("utf-8"),
-            "--actions",
-            log.to_str().expect("utf-8"),
-        ],
+        &sa,
+        &rec,
+        &["--actions", log.to_str().expect("utf-8")],
     );
     let out = text(&o);
     assert!(o.status.success(), "{out}");
@@ -374,16 +373,7 @@ fn sadf_missing_names_the_package_and_writes_nothing() {
     std::fs::create_dir(&out_dir).expect("dir");
     let sa = sa_file(dir.path());
     let rec = out_dir.join("x.rec");
-    let o = plugtop_with_path(
-        &empty,
-        &[
-            "import",
-            "sysstat",
-            sa.to_str().expect("utf-8"),
-            "-o",
-            rec.to_str().expect("utf-8"),
-        ],
-    );
+    let o = run_import(&empty, &sa, &rec, &[]);
     let out = text(&o);
     assert_eq!(o.status.code(), Some(2), "{out}");
     assert!(out.contains("sadf is not on PATH"), "{out}");
@@ -400,15 +390,7 @@ fn refused(body: &str, extra: &[&str]) -> String {
     std::fs::create_dir(&out_dir).expect("dir");
     let sa = sa_file(dir.path());
     let rec = out_dir.join("x.rec");
-    let mut args = vec![
-        "import",
-        "sysstat",
-        sa.to_str().expect("utf-8"),
-        "-o",
-        rec.to_str().expect("utf-8"),
-    ];
-    args.extend_from_slice(extra);
-    let o = plugtop_with_path(&bin, &args);
+    let o = run_import(&bin, &sa, &rec, extra);
     let out = text(&o);
     assert_eq!(o.status.code(), Some(2), "{out}");
     assert!(
@@ -487,16 +469,7 @@ fn an_existing_output_is_never_replaced() {
     let sa = sa_file(dir.path());
     let rec = dir.path().join("kept.rec");
     std::fs::write(&rec, b"precious").expect("write");
-    let o = plugtop_with_path(
-        &bin,
-        &[
-            "import",
-            "sysstat",
-            sa.to_str().expect("utf-8"),
-            "-o",
-            rec.to_str().expect("utf-8"),
-        ],
-    );
+    let o = run_import(&bin, &sa, &rec, &[]);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     assert_eq!(std::fs::read(&rec).expect("read"), b"precious");
 }
@@ -509,17 +482,11 @@ fn an_actions_log_without_cpuplugd_is_refused() {
     let bin = captured(dir.path(), "real-1s");
     let sa = sa_file(dir.path());
     let rec = dir.path().join("x.rec");
-    let o = plugtop_with_path(
+    let o = run_import(
         &bin,
-        &[
-            "import",
-            "sysstat",
-            sa.to_str().expect("utf-8"),
-            "-o",
-            rec.to_str().expect("utf-8"),
-            "--actions",
-            log.to_str().expect("utf-8"),
-        ],
+        &sa,
+        &rec,
+        &["--actions", log.to_str().expect("utf-8")],
     );
     let out = text(&o);
     assert_eq!(o.status.code(), Some(2), "{out}");
