@@ -656,3 +656,58 @@ fn a_prometheus_answering_garbage_or_nothing_writes_nothing() {
     assert!(e.to_string().contains("answered no series"), "{e}");
     only(dir.path(), &[]);
 }
+
+#[test]
+fn devices_and_fifos_are_refused_before_sadf_runs() {
+    let dir = tempdir();
+    let bin = captured(dir.path(), "real-1s");
+    let rec = dir.path().join("x.rec");
+    let o = run_import(&bin, Path::new("/dev/zero"), &rec, &[]);
+    let out = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{out}");
+    assert!(out.contains("/dev/zero: cannot read it"), "{out}");
+    let sa = sa_file(dir.path());
+    let o = run_import(&bin, &sa, &rec, &["--actions", "/dev/zero"]);
+    let out = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{out}");
+    assert!(out.contains("/dev/zero: cannot read it"), "{out}");
+    assert!(!rec.exists());
+}
+
+#[test]
+fn a_prometheus_that_does_not_answer_is_named_with_the_query() {
+    let dir = tempdir();
+    // A port nothing listens on: bound, then closed.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a port")
+        .port();
+    let rec = dir.path().join("node.rec");
+    let url = format!("http://127.0.0.1:{port}");
+    let o = plugtop(&[
+        "import",
+        "prometheus",
+        "--prometheus",
+        &url,
+        "--instance",
+        "guest1:9100",
+        "--from",
+        "2026-11-28T02:00:00Z",
+        "--to",
+        "2026-11-28T03:00:00Z",
+        "--step",
+        "60",
+        "--timeout",
+        "2",
+        "-o",
+        rec.to_str().expect("utf-8"),
+    ]);
+    let out = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{out}");
+    assert!(
+        out.contains(&format!("{url}: the query node_cpu_seconds_total")),
+        "{out}"
+    );
+    assert!(out.contains("cannot reach Prometheus"), "{out}");
+    only(dir.path(), &[]);
+}
