@@ -204,6 +204,9 @@ pub struct ImportPrometheusArgs {
     /// cpuplugd's log (syslog or `journalctl -u cpuplugd -o short-iso`): its actions laid on the readings.
     #[arg(long, value_name = "LOG")]
     pub actions: Option<PathBuf>,
+    /// The `instance` label of this guest's `plugtop run --metrics-listen`, when it had one: the actions plugtop applied come along.
+    #[arg(long, value_name = "NAME")]
+    pub plugtop_instance: Option<String>,
     /// Seconds one request to Prometheus may take, connecting to the last byte.
     #[arg(long, default_value_t = 30.0, value_name = "SECONDS")]
     pub timeout: f64,

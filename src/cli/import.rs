@@ -40,6 +40,7 @@ pub fn run(args: ImportArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
                 to,
                 step: a.step,
                 url: &a.prometheus,
+                plugtop_instance: a.plugtop_instance.as_deref(),
             };
             let mut summary = import::write_recording(&a.output, logged, |o| {
                 prometheus::import(&client, &options, o)

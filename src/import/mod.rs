@@ -154,6 +154,16 @@ impl<'a> Output<'a> {
         Ok(())
     }
 
+    /// Actions known otherwise than from cpuplugd's log (what plugtop run
+    /// applied, from its metrics); before the first reading.
+    pub fn add_actions(&mut self, more: Vec<Action>) {
+        self.actions
+            .extend(more.into_iter().map(|a| actions::Logged {
+                when: actions::When::At(a.at),
+                text: a.text,
+            }));
+    }
+
     /// A warning for the summary.
     pub fn warn(&mut self, text: String) {
         if self.summary.warnings.len() < 100 {

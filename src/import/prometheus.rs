@@ -22,7 +22,7 @@ use std::collections::BTreeMap;
 
 use super::{ImportError, Output, Reading, Table, TickCounter, sample};
 use crate::fleet::query::{PromSeries, Prometheus, QueryError};
-use crate::kernel::recording::{Header, Provenance};
+use crate::kernel::recording::{Action, Header, Provenance};
 use crate::kernel::{CpuTicks, Stamp};
 
 /// Steps per range query: Prometheus answers at most 11,000 points per
@@ -40,6 +40,9 @@ pub struct Options<'a> {
     pub step: Option<f64>,
     /// How the source is named in messages (the URL).
     pub url: &'a str,
+    /// The `instance` label of the guest's `plugtop run --metrics-listen`,
+    /// when it has one: the actions it applied come along.
+    pub plugtop_instance: Option<&'a str>,
 }
 
 /// The /proc/stat column of each node_exporter mode.
@@ -69,6 +72,7 @@ pub fn import(
         to,
         step,
         url,
+        plugtop_instance,
     } = *options;
     if !(from.is_finite() && to.is_finite() && from < to) {
         return Err(ImportError::Input(format!(
@@ -92,6 +96,10 @@ pub fn import(
         }
         None => scrape_interval(prom, &sel, from, to).map_err(|(q, e)| fail(&q, e))?,
     };
+    if let Some(pi) = plugtop_instance {
+        let applied = applied_actions(prom, pi, from, to, step).map_err(|(q, e)| fail(&q, e))?;
+        out.add_actions(applied);
+    }
     let queries = Queries::new(&sel);
     let mut state = State::default();
     let step_ms = ((step * 1000.0).round() as i64).max(1);
@@ -134,6 +142,65 @@ pub fn import(
         )));
     }
     Ok(())
+}
+
+/// What `plugtop run` on the guest applied (`plugtop_applied_actions_total`
+/// by `action`), as actions at the step where each counter rose; read in
+/// windows as the series are, bounded by
+/// [`MOST_ACTIONS`](super::actions::MOST_ACTIONS). A counter that falls
+/// (plugtop restarted) starts again from its new value.
+fn applied_actions(
+    prom: &dyn Prometheus,
+    instance: &str,
+    from: f64,
+    to: f64,
+    step: f64,
+) -> Result<Vec<Action>, (String, QueryError)> {
+    if instance.contains(['"', '\\', '\n']) {
+        return Err((
+            instance.to_string(),
+            QueryError::BadUrl("a label value without quotes or backslashes".into()),
+        ));
+    }
+    let q = format!("plugtop_applied_actions_total{{instance=\"{instance}\"}}");
+    let span = step * (WINDOW_POINTS - 1) as f64;
+    let mut last: BTreeMap<String, f64> = BTreeMap::new();
+    let mut found = Vec::new();
+    let mut t = from;
+    while t <= to && found.len() < super::actions::MOST_ACTIONS {
+        let end = (t + span).min(to);
+        let a = prom.range(&q, t, end, step).map_err(|e| (q.clone(), e))?;
+        for s in &a.data {
+            let action = s.labels.get("action").cloned().unwrap_or_default();
+            let words = match action.as_str() {
+                "plug" => "plugtop plugged a CPU",
+                "unplug" => "plugtop unplugged a CPU",
+                "pool_up" => "plugtop grew the CMM pool",
+                "pool_down" => "plugtop shrank the CMM pool",
+                _ => continue,
+            };
+            for (pt, v) in &s.points {
+                let before = last.insert(action.clone(), *v);
+                let rose = before.map_or(0.0, |b| v - b);
+                if rose >= 1.0 {
+                    found.push(Action {
+                        at: Stamp {
+                            micros: (pt * 1e6).round() as i64,
+                        },
+                        text: if rose >= 2.0 {
+                            format!("{words} ({rose} times)")
+                        } else {
+                            words.to_string()
+                        },
+                    });
+                }
+            }
+        }
+        t = end + step;
+    }
+    found.sort_by_key(|a| a.at);
+    found.truncate(super::actions::MOST_ACTIONS);
+    Ok(found)
 }
 
 /// The queries of one window, the CPU ticks first.

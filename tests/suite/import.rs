@@ -528,7 +528,7 @@ impl Prometheus for Canned {
         end: f64,
         step: f64,
     ) -> Result<PromAnswer<Vec<PromSeries>>, QueryError> {
-        if self.garbage {
+        if self.garbage && query.starts_with("node_cpu") {
             return plugtop::fleet::query::decode_matrix(b"<html>not the API</html>");
         }
         let mut data = Vec::new();
@@ -545,7 +545,15 @@ impl Prometheus for Canned {
                 .collect(),
             points: times.iter().map(|(i, t)| (*t, f(*i))).collect(),
         };
-        if query.starts_with("node_cpu_seconds_total") {
+        if query.starts_with("plugtop_applied_actions_total") {
+            // plugtop plugged a CPU at step 5 and took one away at step 9.
+            data.push(series(&[("action", "plug")], &|i| {
+                if i >= 5 { 1.0 } else { 0.0 }
+            }));
+            data.push(series(&[("action", "unplug")], &|i| {
+                if i >= 9 { 1.0 } else { 0.0 }
+            }));
+        } else if query.starts_with("node_cpu_seconds_total") {
             for c in 0..self.cpus {
                 let cpu = c.to_string();
                 for (mode, share) in [("user", 0.6), ("system", 0.1), ("idle", 0.3)] {
@@ -588,6 +596,7 @@ fn prom_import(
         to: canned.from + (canned.points - 1) as f64 * canned.step,
         step: Some(canned.step),
         url: "http://prom.test:9090",
+        plugtop_instance: Some("guest1:9866"),
     };
     plugtop::import::write_recording(rec, Vec::new(), |o| {
         plugtop::import::prometheus::import(canned, &options, o)
@@ -612,7 +621,13 @@ fn node_exporter_series_replay_with_gaps_left_as_gaps() {
     assert_eq!(summary.label, "node_exporter, 60 s");
     // node_exporter here has no guest series: those are absent.
     assert_eq!(summary.absent, ["guest", "guest_nice"]);
+    // What plugtop run applied on the guest (its metrics) came along.
+    assert_eq!(summary.actions, 2, "{summary:?}");
     let mut r = RecordingSource::open(&rec).expect("a recording");
+    let actions = &r.header().imported.as_ref().expect("imported").actions;
+    assert_eq!(actions[0].text, "plugtop plugged a CPU");
+    assert_eq!(actions[0].at.secs(), 1_700_000_000 + 5 * 60);
+    assert_eq!(actions[1].text, "plugtop unplugged a CPU");
     let first = r.next_sample().expect("one").expect("a sample");
     let second = r.next_sample().expect("two").expect("a sample");
     // 4 CPUs × 60 s × 100 ticks.
