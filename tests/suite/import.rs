@@ -726,3 +726,17 @@ fn a_prometheus_that_does_not_answer_is_named_with_the_query() {
     assert!(out.contains("cannot reach Prometheus"), "{out}");
     only(dir.path(), &[]);
 }
+
+#[test]
+fn a_diagnosis_exercise_s_tally_runs_on_an_imported_history() {
+    let dir = tempdir();
+    let rec = import(dir.path(), "flapping-60s", &[]);
+    let file = plugtop::commands::eval::read_rule_file(Path::new(RULES)).expect("rules");
+    let tally = plugtop::train::diagnose::tally(&rec, &file).expect("a tally");
+    assert!(tally.changes >= 8, "{tally:?}");
+    let culprit = tally.culprit().expect("a comparison flipped");
+    assert!(
+        culprit.text.contains("CP_ActiveAVG") || culprit.text.contains("CP_idleAVG"),
+        "{culprit:?}"
+    );
+}
