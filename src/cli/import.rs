@@ -18,7 +18,7 @@ pub fn run(args: ImportArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
         ImportFrom::Sysstat(a) => {
             let timeout = seconds("timeout", a.timeout)?;
             let (logged, warnings) = read_actions(a.actions.as_deref())?;
-            let mut summary = sysstat::import(sysstat::Options {
+            let mut summary = sysstat::import(sysstat::SysstatOptions {
                 files: &a.files,
                 output: &a.output,
                 actions: logged,
@@ -34,7 +34,7 @@ pub fn run(args: ImportArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
             let to = time("to", &a.to)?;
             let client = PromClient::new(&a.prometheus, timeout)?;
             let (logged, warnings) = read_actions(a.actions.as_deref())?;
-            let options = prometheus::Options {
+            let options = prometheus::PromOptions {
                 instance: &a.instance,
                 from,
                 to,

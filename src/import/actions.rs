@@ -19,7 +19,7 @@ use std::path::Path;
 
 use super::ImportError;
 use crate::kernel::Stamp;
-use crate::kernel::recording::Action;
+use crate::kernel::recording::GuestAction;
 
 /// The largest log read, and the longest line looked at.
 const MOST_BYTES: u64 = 4 << 30;
@@ -48,7 +48,7 @@ impl Logged {
     /// The action at its time, a traditional time read in `year` (or the
     /// year before, when it would fall more than half a year after
     /// `first`, the history's first reading: a log that spans New Year).
-    pub fn action(&self, first: Stamp) -> Option<Action> {
+    pub fn action(&self, first: Stamp) -> Option<GuestAction> {
         let at = match self.when {
             When::At(at) => at,
             When::NoYear(month, day, secs) => {
@@ -67,7 +67,7 @@ impl Logged {
                 }
             }
         };
-        Some(Action {
+        Some(GuestAction {
             at,
             text: self.text.clone(),
         })

@@ -25,7 +25,7 @@ use std::sync::Arc;
 
 use crate::kernel::cpulist::CpuList;
 use crate::kernel::fields::{FieldTable, Layout};
-use crate::kernel::recording::{Action, Header, RecordingWriter};
+use crate::kernel::recording::{GuestAction, Header, RecordingWriter};
 use crate::kernel::{CpuTicks, Sample, Stamp};
 use crate::placed_file::{PlaceDir, PlaceError, Replace};
 
@@ -112,7 +112,7 @@ impl<'a> Output<'a> {
                     .micros
                     .saturating_sub(i64::try_from(p.resolution_us).unwrap_or(i64::MAX)),
             };
-            let mut laid: Vec<Action> = std::mem::take(&mut self.actions)
+            let mut laid: Vec<GuestAction> = std::mem::take(&mut self.actions)
                 .iter()
                 .filter_map(|l| l.action(sample.stamp))
                 .filter(|a| a.at > from)
@@ -156,7 +156,7 @@ impl<'a> Output<'a> {
 
     /// Actions known otherwise than from cpuplugd's log (what plugtop run
     /// applied, from its metrics); before the first reading.
-    pub fn add_actions(&mut self, more: Vec<Action>) {
+    pub fn add_actions(&mut self, more: Vec<GuestAction>) {
         self.actions
             .extend(more.into_iter().map(|a| actions::Logged {
                 when: actions::When::At(a.at),
@@ -302,12 +302,12 @@ pub fn utc_seconds(date: &str, time: &str) -> Option<i64> {
 /// when the names change, so the recording holds one layout record, not
 /// one per reading.
 #[derive(Debug, Default)]
-pub struct Table {
+pub struct NamedTable {
     names: Vec<String>,
     layout: Option<Arc<Layout>>,
 }
 
-impl Table {
+impl NamedTable {
     /// A table of these (name, value) pairs, in order.
     pub fn of<S: AsRef<str>>(&mut self, pairs: &[(S, f64)]) -> FieldTable {
         let same = self.layout.is_some()
@@ -358,7 +358,7 @@ impl TickCounter {
 
 /// A reading of what a history gives, in the shape plugtop records: the
 /// CPUs online (their numbers, sorted), present CPUs, the counters.
-pub struct Reading {
+pub struct RebuiltReading {
     pub stamp: Stamp,
     pub all: CpuTicks,
     pub per_cpu: Vec<(u32, CpuTicks)>,
@@ -372,7 +372,7 @@ pub struct Reading {
 
 /// The sample of a reading: what a history never has (per-CPU sysfs
 /// state, `cmm_pages`, polarization) is absent, as on a machine without it.
-pub fn sample(r: Reading) -> Sample {
+pub fn sample(r: RebuiltReading) -> Sample {
     let count = i32::try_from(r.online.len()).unwrap_or(i32::MAX);
     let mut s = Sample::bare(r.stamp, r.all, 0, r.present);
     s.per_cpu = r.per_cpu;

@@ -20,9 +20,9 @@
 
 use std::collections::BTreeMap;
 
-use super::{ImportError, Output, Reading, Table, TickCounter, sample};
+use super::{ImportError, NamedTable, Output, RebuiltReading, TickCounter, sample};
 use crate::fleet::query::{PromSeries, Prometheus, QueryError};
-use crate::kernel::recording::{Action, Header, Provenance};
+use crate::kernel::recording::{GuestAction, Header, Provenance};
 use crate::kernel::{CpuTicks, Stamp};
 
 /// Steps per range query: Prometheus answers at most 11,000 points per
@@ -31,7 +31,7 @@ use crate::kernel::{CpuTicks, Stamp};
 pub const WINDOW_POINTS: usize = 720;
 
 /// What to import and from where.
-pub struct Options<'a> {
+pub struct PromOptions<'a> {
     pub instance: &'a str,
     pub from: f64,
     pub to: f64,
@@ -63,10 +63,10 @@ fn mode_column(mode: &str) -> Option<usize> {
 /// Reads the instance's series from `prom` into `out`.
 pub fn import(
     prom: &dyn Prometheus,
-    options: &Options<'_>,
+    options: &PromOptions<'_>,
     out: &mut Output<'_>,
 ) -> Result<(), ImportError> {
-    let Options {
+    let PromOptions {
         instance,
         from,
         to,
@@ -101,7 +101,7 @@ pub fn import(
         out.add_actions(applied);
     }
     let queries = Queries::new(&sel);
-    let mut state = State::default();
+    let mut state = NodeImport::default();
     let step_ms = ((step * 1000.0).round() as i64).max(1);
     let to_ms = (to * 1000.0).round() as i64;
     let mut t_ms = (from * 1000.0).round() as i64;
@@ -155,7 +155,7 @@ fn applied_actions(
     from: f64,
     to: f64,
     step: f64,
-) -> Result<Vec<Action>, (String, QueryError)> {
+) -> Result<Vec<GuestAction>, (String, QueryError)> {
     if instance.contains(['"', '\\', '\n']) {
         return Err((
             instance.to_string(),
@@ -183,7 +183,7 @@ fn applied_actions(
                 let before = last.insert(action.clone(), *v);
                 let rose = before.map_or(0.0, |b| v - b);
                 if rose >= 1.0 {
-                    found.push(Action {
+                    found.push(GuestAction {
                         at: Stamp {
                             micros: (pt * 1e6).round() as i64,
                         },
@@ -258,11 +258,11 @@ fn scrape_interval(
 }
 
 #[derive(Default)]
-struct State {
+struct NodeImport {
     header_given: bool,
     readings: u64,
-    meminfo: Table,
-    vmstat: Table,
+    meminfo: NamedTable,
+    vmstat: NamedTable,
 }
 
 /// A series' value at `t` (matched to the millisecond, as the API
@@ -359,7 +359,7 @@ fn table_at<'a>(
     out
 }
 
-impl State {
+impl NodeImport {
     fn window(
         &mut self,
         answers: &[Vec<PromSeries>],
@@ -398,7 +398,7 @@ impl State {
                 out.header(header(instance, present, step_ms, stamp, absent));
             }
             let online: Vec<u32> = per_cpu.iter().map(|(c, _)| *c).collect();
-            let reading = Reading {
+            let reading = RebuiltReading {
                 stamp,
                 all,
                 per_cpu,

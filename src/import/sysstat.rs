@@ -40,7 +40,9 @@ use std::time::Duration;
 use serde::Deserialize;
 use serde::de::{DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
 
-use super::{ImportError, Output, Reading, Summary, Table, TickCounter, sample, utc_seconds};
+use super::{
+    ImportError, NamedTable, Output, RebuiltReading, Summary, TickCounter, sample, utc_seconds,
+};
 use crate::kernel::recording::{Header, Provenance};
 use crate::kernel::{CpuTicks, Stamp};
 
@@ -55,7 +57,7 @@ const MOST_CPUS: usize = 8192;
 const STDERR_KEPT: u64 = 4096;
 
 /// What to import and how.
-pub struct Options<'a> {
+pub struct SysstatOptions<'a> {
     pub files: &'a [PathBuf],
     pub output: &'a Path,
     pub actions: Vec<super::actions::Logged>,
@@ -66,7 +68,7 @@ pub struct Options<'a> {
 }
 
 /// Imports `sa` files into one recording, in the order given.
-pub fn import(options: Options<'_>) -> Result<Summary, ImportError> {
+pub fn import(options: SysstatOptions<'_>) -> Result<Summary, ImportError> {
     if options.files.is_empty() {
         return Err(ImportError::Input("name at least one sa file".into()));
     }
@@ -84,7 +86,7 @@ pub fn import(options: Options<'_>) -> Result<Summary, ImportError> {
         crate::kernel::regular::open_named(file)
             .map_err(|e| ImportError::Input(format!("{}: cannot read it: {e}", file.display())))?;
     }
-    let mut state = State::default();
+    let mut state = SadfImport::default();
     super::write_recording(options.output, options.actions, |out| {
         for file in options.files {
             let activities = activities(&sadf, file, options.timeout)?;
@@ -303,7 +305,7 @@ fn sadf_refusal(file: &Path, said: &str, code: Option<i32>) -> String {
 
 /// What the import carries from reading to reading (and file to file).
 #[derive(Default)]
-struct State {
+struct SadfImport {
     file: String,
     activities: Activities,
     host: Option<HostInfo>,
@@ -312,8 +314,8 @@ struct State {
     all: TickCounter,
     per_cpu: Vec<Option<TickCounter>>,
     vmstat: [f64; VMSTAT_NAMES.len()],
-    meminfo: Table,
-    vmstat_table: Table,
+    meminfo: NamedTable,
+    vmstat_table: NamedTable,
     error: Option<ImportError>,
     last: Option<i64>,
 }
@@ -348,7 +350,7 @@ struct Timestamp {
 }
 
 #[derive(Deserialize)]
-struct CpuLoad {
+struct SadfCpu {
     cpu: CpuName,
     usr: f64,
     nice: f64,
@@ -402,7 +404,7 @@ struct SwapPages {
 }
 
 #[derive(Deserialize)]
-struct Memory {
+struct SadfMemory {
     memfree: f64,
     avail: Option<f64>,
     memused: f64,
@@ -434,13 +436,13 @@ struct Queue {
 struct Record {
     timestamp: Timestamp,
     #[serde(rename = "cpu-load", default)]
-    cpu_load: Option<Vec<CpuLoad>>,
+    cpu_load: Option<Vec<SadfCpu>>,
     #[serde(default)]
     paging: Option<Paging>,
     #[serde(rename = "swap-pages", default)]
     swap: Option<SwapPages>,
     #[serde(default)]
-    memory: Option<Memory>,
+    memory: Option<SadfMemory>,
     #[serde(default)]
     queue: Option<Queue>,
 }
@@ -458,7 +460,7 @@ const VMSTAT_NAMES: [&str; 9] = [
     "pgscan_direct",
 ];
 
-impl State {
+impl SadfImport {
     fn fail(&mut self, what: String) -> String {
         let text = format!("{}: {what}", self.file);
         self.error = Some(ImportError::Input(text.clone()));
@@ -477,7 +479,7 @@ impl State {
     /// the online CPUs' lines, the online CPUs and the present count.
     fn cpu_lines(
         &mut self,
-        cpus: &[CpuLoad],
+        cpus: &[SadfCpu],
         host_cpus: u32,
         interval: f64,
         at: &str,
@@ -675,7 +677,7 @@ impl State {
             self.header_given = true;
             out.header(self.header(&host, interval, secs));
         }
-        let reading = Reading {
+        let reading = RebuiltReading {
             stamp: Stamp::new(secs, 0),
             all,
             per_cpu,
@@ -696,7 +698,7 @@ impl State {
 }
 
 /// sysstat's memory figures under the kernel's /proc/meminfo names, in kB.
-fn memory_fields(m: &Memory, out: &mut Vec<(&'static str, f64)>) {
+fn memory_fields(m: &SadfMemory, out: &mut Vec<(&'static str, f64)>) {
     let total = m.memfree + m.memused + m.buffers + m.cached + m.slab.unwrap_or(0.0);
     out.push(("MemTotal", total));
     out.push(("MemFree", m.memfree));
@@ -729,7 +731,7 @@ fn memory_fields(m: &Memory, out: &mut Vec<(&'static str, f64)>) {
 
 /// The whole of sadf's JSON: `{"sysstat": {"hosts": [...]}}`.
 struct Top<'s, 'o, 'f> {
-    state: &'s mut State,
+    state: &'s mut SadfImport,
     out: &'o mut Output<'f>,
 }
 
@@ -766,7 +768,7 @@ impl<'de> Visitor<'de> for Top<'_, '_, '_> {
 }
 
 struct Sysstat<'s, 'o, 'f> {
-    state: &'s mut State,
+    state: &'s mut SadfImport,
     out: &'o mut Output<'f>,
 }
 
@@ -798,7 +800,7 @@ impl<'de> Visitor<'de> for Sysstat<'_, '_, '_> {
 }
 
 struct Hosts<'s, 'o, 'f> {
-    state: &'s mut State,
+    state: &'s mut SadfImport,
     out: &'o mut Output<'f>,
 }
 
@@ -827,7 +829,7 @@ impl<'de> Visitor<'de> for Hosts<'_, '_, '_> {
 }
 
 struct Host<'s, 'o, 'f> {
-    state: &'s mut State,
+    state: &'s mut SadfImport,
     out: &'o mut Output<'f>,
 }
 
@@ -891,7 +893,7 @@ fn cut(text: String) -> String {
 }
 
 struct Statistics<'s, 'o, 'f> {
-    state: &'s mut State,
+    state: &'s mut SadfImport,
     out: &'o mut Output<'f>,
 }
 

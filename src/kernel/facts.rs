@@ -20,12 +20,12 @@ pub struct SystemFacts {
     pub origin: String,
     /// When the readings are an imported history (`plugtop import`), not
     /// what plugtop read: what it lacks and how coarse it is.
-    pub history: Option<History>,
+    pub history: Option<ImportedHistory>,
 }
 
 /// An imported history, as loading and the front ends need to know it.
 #[derive(Debug, Clone, PartialEq)]
-pub struct History {
+pub struct ImportedHistory {
     /// The tool it came from (`sysstat`, `node_exporter`).
     pub source: String,
     /// Seconds between its readings.
@@ -34,7 +34,7 @@ pub struct History {
     pub absent: Vec<String>,
 }
 
-impl History {
+impl ImportedHistory {
     /// What a rule naming `name` (as rules spell it) is told.
     pub fn lacks(&self, name: &str) -> String {
         format!("not in this history ({} has no `{name}`)", self.source)

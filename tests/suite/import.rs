@@ -590,7 +590,7 @@ fn prom_import(
     instance: &str,
     rec: &Path,
 ) -> Result<plugtop::import::Summary, plugtop::import::ImportError> {
-    let options = plugtop::import::prometheus::Options {
+    let options = plugtop::import::prometheus::PromOptions {
         instance,
         from: canned.from,
         to: canned.from + (canned.points - 1) as f64 * canned.step,

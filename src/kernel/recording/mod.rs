@@ -15,7 +15,7 @@ use std::path::Path;
 use codec::{Decoder, Encoder, frame};
 use varint::{Cursor, put_i64, put_str, put_u64};
 
-use super::facts::History;
+use super::facts::ImportedHistory;
 use super::{PresentCpusError, SystemFacts};
 use super::{Sample, Source, SourceError, Stamp};
 
@@ -63,12 +63,12 @@ pub struct Provenance {
     pub absent: Vec<String>,
     /// What the guest's own cpuplugd did, from its log (`--actions`), in
     /// time order.
-    pub actions: Vec<Action>,
+    pub actions: Vec<GuestAction>,
 }
 
 /// One thing cpuplugd logged that it did.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Action {
+pub struct GuestAction {
     pub at: Stamp,
     /// In words ("cpu3 will be enabled"), as cpuplugd logged it.
     pub text: String,
@@ -112,7 +112,7 @@ impl Provenance {
             let at = Stamp {
                 micros: c.i64().ok()?,
             };
-            actions.push(Action {
+            actions.push(GuestAction {
                 at,
                 text: c.string().ok()?,
             });
@@ -589,7 +589,7 @@ impl Source for RecordingSource {
                     self.path, self.header.host, self.header.kernel
                 ),
             },
-            history: self.header.imported.as_ref().map(|p| History {
+            history: self.header.imported.as_ref().map(|p| ImportedHistory {
                 source: p.source.clone(),
                 resolution: p.resolution_seconds(),
                 absent: p.absent.clone(),
@@ -638,7 +638,7 @@ impl Source for RecordingSource {
 }
 
 /// An action of cpuplugd's log as the screen and `eval` show it.
-fn action_words(a: &Action) -> String {
+fn action_words(a: &GuestAction) -> String {
     let t = a.at;
     let day = t.secs().rem_euclid(86_400);
     format!(
@@ -730,7 +730,7 @@ mod tests {
             source: "sysstat".into(),
             resolution_us: 60_000_000,
             absent: vec!["loadavg".into()],
-            actions: vec![Action {
+            actions: vec![GuestAction {
                 at: Stamp::new(1_700_000_100, 0),
                 text: "cpu3 will be enabled".into(),
             }],
