@@ -119,6 +119,12 @@ def load(name):
 own = load("plugtop")
 if not own:
     sys.exit("import-e2e: FAIL: plugtop's own recording gave no decisions")
+seen = [o[1] for o in own if o[1] is not None]
+kinds = {}
+for o in own:
+    kinds[o[3][2]] = kinds.get(o[3][2], 0) + 1
+print(f"plugtop record: {len(own)} decisions, CP_ActiveAVG from {min(seen):.3f} to {max(seen):.3f}, "
+      f"actions {dict(sorted(kinds.items()))}")
 ok = True
 for name, label in (("sysstat", "sysstat (sa file, 1 s)"), ("node", "node_exporter (scraped every 1 s)")):
     other = load(name)

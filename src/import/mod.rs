@@ -97,7 +97,8 @@ impl<'a> Output<'a> {
 
     /// Appends one reading; the recording's header is written before the
     /// first. A reading later than the one before by more than 1.5 of the
-    /// history's interval follows a gap, which is noted, not filled.
+    /// history's interval (and by more than a second: sysstat's stamps are
+    /// whole seconds) follows a gap, which is noted, not filled.
     pub fn push(&mut self, sample: &Sample) -> Result<(), ImportError> {
         if self.writer.is_none() {
             let Some(mut header) = self.header.take() else {
@@ -131,7 +132,9 @@ impl<'a> Output<'a> {
         }
         if let Some(last) = self.summary.last {
             let gap = sample.stamp.micros.saturating_sub(last.micros);
-            if gap as f64 > 1.5 * self.gap_limit as f64 {
+            // Whole-second stamps (sysstat's) jitter by up to a second.
+            let late = gap.saturating_sub(i64::try_from(self.gap_limit).unwrap_or(i64::MAX));
+            if gap as f64 > 1.5 * self.gap_limit as f64 && late > 1_000_000 {
                 if self.summary.gaps.len() < GAPS_LISTED {
                     self.summary.gaps.push((last, sample.stamp));
                 }
