@@ -5,6 +5,7 @@
 //! `tune --replay`. Bad input is refused with the file and offset or the
 //! query, and writes nothing.
 
+use crate::common::text;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -52,14 +53,6 @@ fn plugtop_with_path(path: &Path, args: &[&str]) -> Output {
         .env("PATH", path)
         .output()
         .expect("run plugtop")
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
 }
 
 /// An sa file (any regular file: the stand-in reads the fixture).
