@@ -16,7 +16,9 @@
 //! The range is read in windows of at most [`WINDOW_POINTS`] steps, each
 //! written before the next is asked for, so memory stays that of one
 //! window however long the range. A step at which a series has no value
-//! is a gap for that reading (no CPU series: no reading at all).
+//! is a gap for that reading (no CPU series: no reading at all), and a
+//! step that only repeats the scrape before it is left out: neither makes
+//! up an interval.
 
 use std::collections::BTreeMap;
 
@@ -260,6 +262,8 @@ fn scrape_interval(
 #[derive(Default)]
 struct NodeImport {
     header_given: bool,
+    /// The `cpu` line's total ticks of the last reading.
+    last_total: Option<u64>,
     readings: u64,
     meminfo: NamedTable,
     vmstat: NamedTable,
@@ -379,6 +383,13 @@ impl NodeImport {
             let Some((all, per_cpu)) = ticks_at(&cpus, t) else {
                 continue;
             };
+            // The same scrape again (the step is finer than the scrapes,
+            // or a scrape came late): not a new reading, so no interval of
+            // zero ticks is made up. Time always adds ticks, idle ones too.
+            if self.last_total == Some(all.total()) {
+                continue;
+            }
+            self.last_total = Some(all.total());
             let first = |v: &Vec<PromSeries>| v.first().and_then(|s| at(s, t));
             let stamp = Stamp {
                 micros: t.saturating_mul(1000),
