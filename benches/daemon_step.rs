@@ -65,6 +65,7 @@ fn rules() -> (Arc<RuleSet>, SourceFile) {
         meminfo_names: None,
         vmstat_names: None,
         origin: "the bench".to_string(),
+        history: None,
     };
     let outcome = load(&file, &facts);
     assert!(outcome.refusal.is_none(), "{:?}", outcome.refusal);

@@ -21,6 +21,7 @@ pub mod check;
 pub mod eval;
 pub mod fleet;
 pub mod generate;
+pub mod import;
 mod interval;
 pub mod lsp;
 pub mod record;
@@ -125,6 +126,11 @@ would make (a start state it could not put back after a crash, a dead run's jour
     Sim(SimArgs),
     /// Keep samples: as a recording file (-o) or as snapshot directories (--export-snapshots).
     Record(RecordArgs),
+    /// Make a recording from the history the guest already keeps: sysstat's sa files or node_exporter's series in Prometheus.
+    #[command(
+        after_help = "The recording replays everywhere a recording does (--replay, eval, whatif, tune --replay). A reading the history lacks is absent, never zero: a rule naming it is refused on this history. See docs/incidents.md."
+    )]
+    Import(ImportArgs),
     /// Search a rule file's form and thresholds against a scenario on the simulated guest and show the trade-off.
     #[command(after_long_help = TUNE_JUDGE)]
     Tune(TuneArgs),
@@ -145,6 +151,71 @@ would make (a start state it could not put back after a crash, a dead run's jour
     /// Write the man pages or shell completions (for packagers; see README).
     #[command(hide = true)]
     Generate(GenerateArgs),
+}
+
+/// The arguments of `plugtop import`.
+#[derive(clap::Args)]
+pub struct ImportArgs {
+    #[command(subcommand)]
+    pub from: ImportFrom,
+}
+
+/// Where `plugtop import` reads a history.
+#[derive(clap::Subcommand)]
+pub enum ImportFrom {
+    /// sysstat's sa files (/var/log/sa/saDD, /var/log/sysstat/saDD), read through the distribution's `sadf -j`.
+    Sysstat(ImportSysstatArgs),
+    /// node_exporter's series of one instance in the site's Prometheus.
+    Prometheus(ImportPrometheusArgs),
+}
+
+/// The arguments of `plugtop import sysstat`.
+#[derive(clap::Args)]
+pub struct ImportSysstatArgs {
+    /// The sa files, oldest first.
+    #[arg(required = true, value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+    /// The recording to write (a new file; never over an existing one).
+    #[arg(short = 'o', long = "output", value_name = "REC")]
+    pub output: PathBuf,
+    /// cpuplugd's log (syslog or `journalctl -u cpuplugd -o short-iso`): its actions laid on the readings.
+    #[arg(long, value_name = "LOG")]
+    pub actions: Option<PathBuf>,
+    /// Seconds one run of sadf may take.
+    #[arg(long, default_value_t = 60.0, value_name = "SECONDS")]
+    pub timeout: f64,
+}
+
+/// The arguments of `plugtop import prometheus`.
+#[derive(clap::Args)]
+pub struct ImportPrometheusArgs {
+    /// The site's Prometheus, http://HOST:PORT[/PREFIX].
+    #[arg(long, value_name = "URL")]
+    pub prometheus: String,
+    /// The node_exporter instance (its `instance` label, e.g. guest1:9100).
+    #[arg(long, value_name = "NAME")]
+    pub instance: String,
+    /// The start: seconds since the epoch or a UTC time (2024-05-01T03:00:00Z).
+    #[arg(long, value_name = "T")]
+    pub from: String,
+    /// The end, as --from.
+    #[arg(long, value_name = "T")]
+    pub to: String,
+    /// Seconds between readings (default: the series' scrape interval).
+    #[arg(long, value_name = "SECONDS")]
+    pub step: Option<f64>,
+    /// The recording to write (a new file; never over an existing one).
+    #[arg(short = 'o', long = "output", value_name = "REC")]
+    pub output: PathBuf,
+    /// cpuplugd's log (syslog or `journalctl -u cpuplugd -o short-iso`): its actions laid on the readings.
+    #[arg(long, value_name = "LOG")]
+    pub actions: Option<PathBuf>,
+    /// The `instance` label of this guest's `plugtop run --metrics-listen`, when it had one: the actions plugtop applied come along.
+    #[arg(long, value_name = "NAME")]
+    pub plugtop_instance: Option<String>,
+    /// Seconds one request to Prometheus may take, connecting to the last byte.
+    #[arg(long, default_value_t = 30.0, value_name = "SECONDS")]
+    pub timeout: f64,
 }
 
 /// The arguments of `plugtop generate`.
@@ -284,6 +355,9 @@ pub struct EvalArgs {
     /// Show the truth trace of every rule evaluated, down to each sub-expression.
     #[arg(long)]
     pub trace: bool,
+    /// Also print this variable's value each interval (repeat for more).
+    #[arg(long = "var", value_name = "NAME")]
+    pub vars: Vec<String>,
 }
 
 /// The arguments of `plugtop run`.

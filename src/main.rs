@@ -95,6 +95,7 @@ fn run(cli: Cli) -> anyhow::Result<Status> {
         Some(Subcommand::Run(args)) => cli::run::run(args, &mut out)?,
         Some(Subcommand::Restore(args)) => cli::restore::run(args, &mut out)?,
         Some(Subcommand::Record(args)) => cli::record::run(args, &mut out)?,
+        Some(Subcommand::Import(args)) => cli::import::run(args, &mut out)?,
         // Straight to stdout, not through `out`, and not flushed again
         // below: generate says a failed write itself.
         Some(Subcommand::Generate(args)) => {

@@ -36,6 +36,7 @@ fuzz_target!(|data: &[u8]| {
         meminfo_names: None,
         vmstat_names: None,
         origin: "fuzz".into(),
+        history: None,
     };
     let file = SourceFile::new("fuzz.conf", data.to_vec());
     let outcome = load(&file, &facts);

@@ -21,6 +21,7 @@ pub fn run(args: EvalArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
         count,
         jsonl,
         trace,
+        vars,
     } = args;
     let rules = commands::eval::read_rule_file(&config)
         .with_context(|| format!("cannot read {}", config.display()))?;
@@ -51,6 +52,7 @@ pub fn run(args: EvalArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
         &rules,
         source.as_mut(),
         format,
+        &vars,
         pace,
         out,
         &mut std::thread::sleep,

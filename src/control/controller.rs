@@ -976,6 +976,7 @@ mod tests {
             meminfo_names: None,
             vmstat_names: None,
             origin: "test".into(),
+            history: None,
         };
         let file = SourceFile::new(
             "r.conf",

@@ -552,6 +552,7 @@ impl RootReader {
             meminfo_names,
             vmstat_names,
             origin,
+            history: None,
         }
     }
 }

@@ -87,6 +87,7 @@ impl Source for SnapshotSource {
                 meminfo_names: None,
                 vmstat_names: None,
                 origin: "the snapshots".into(),
+                history: None,
             },
         }
     }

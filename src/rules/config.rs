@@ -418,6 +418,17 @@ impl<'f> Loader<'f> {
             refusal: self.refusal,
         };
         diagnostics.extend(lint::lint(&rules, self.facts, source, refusal.is_some()));
+        // A reading an imported history lacks is never decided on a
+        // made-up value: plugtop refuses the rules on that history.
+        let refusal = refusal.or_else(|| {
+            diagnostics
+                .iter()
+                .find(|d| d.code == lint::NOT_IN_HISTORY)
+                .map(|d| Refusal {
+                    message: d.message.clone(),
+                    span: d.span,
+                })
+        });
         diagnostics.sort_by_key(|d| {
             if d.span.is_file() {
                 (1, 0)

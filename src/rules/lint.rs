@@ -430,20 +430,62 @@ fn readings(rules: &RuleSet, facts: &SystemFacts, source: &SourceFile, out: &mut
     }
 }
 
+/// The code of a reading an imported history lacks: plugtop refuses to
+/// decide such a rule rather than decide it on a made-up value.
+pub const NOT_IN_HISTORY: &str = "not-in-history";
+
+/// The refusal of a keyword or `cpustat.` reading an imported history
+/// lacks (its /proc names are checked against its layouts instead).
+fn absent_from_history(facts: &SystemFacts, n: &crate::rules::expr::Node) -> Option<Diagnostic> {
+    let history = facts.history.as_ref()?;
+    let (bare, spelled) = match n.kind {
+        NodeKind::Keyword(k) => (k.name(), k.name().to_string()),
+        NodeKind::Reading {
+            reading: Reading::Cpustat(c),
+            ..
+        } => (c.name(), format!("cpustat.{}", c.name())),
+        _ => return None,
+    };
+    history
+        .absent
+        .iter()
+        .any(|a| a == bare)
+        .then(|| Diagnostic::refusal(NOT_IN_HISTORY, n.span, history.lacks(&spelled)))
+}
+
+/// Which nodes of the arena some rule uses.
+fn used_nodes(rules: &RuleSet) -> Vec<bool> {
+    let mut used = vec![false; rules.nodes.len()];
+    for rule in rules.rules.iter().flatten() {
+        for i in rule.nodes.clone() {
+            used[i as usize] = true;
+        }
+    }
+    used
+}
+
+/// `meminfo.` with no name after it.
+fn empty_field(prefix: &str, span: Span, stops: &str) -> Diagnostic {
+    Diagnostic::stops(
+        "empty-field",
+        span,
+        format!("`{prefix}.` needs a field name; {stops}"),
+    )
+    .with_help(format!("for example `{prefix}.{}`", example_field(prefix)))
+}
+
 /// Each reading of a rule whose name this kernel (or cpuplugd) lacks.
 fn missing_readings(rules: &RuleSet, facts: &SystemFacts, out: &mut Vec<Diagnostic>) {
     let mut reported: HashMap<(u32, u32), ()> = HashMap::new();
-    let used: Vec<bool> = {
-        let mut used = vec![false; rules.nodes.len()];
-        for rule in rules.rules.iter().flatten() {
-            for i in rule.nodes.clone() {
-                used[i as usize] = true;
-            }
-        }
-        used
-    };
+    let used = used_nodes(rules);
     for (i, n) in rules.nodes.iter().enumerate() {
         if !used[i] {
+            continue;
+        }
+        if let Some(d) = absent_from_history(facts, n) {
+            if reported.insert((n.span.start, n.span.end), ()).is_none() {
+                out.push(d);
+            }
             continue;
         }
         let NodeKind::Reading { reading, .. } = n.kind else {
@@ -472,14 +514,7 @@ fn missing_readings(rules: &RuleSet, facts: &SystemFacts, out: &mut Vec<Diagnost
             "cpuplugd stops with \"Symbol {name} not found\" the first time it evaluates this"
         );
         if name.is_empty() {
-            out.push(
-                Diagnostic::stops(
-                    "empty-field",
-                    n.span,
-                    format!("`{prefix}.` needs a field name; {stops}"),
-                )
-                .with_help(format!("for example `{prefix}.{}`", example_field(prefix))),
-            );
+            out.push(empty_field(prefix, n.span, &stops));
             continue;
         }
         if prefix == "cpustat" {
@@ -500,6 +535,14 @@ fn missing_readings(rules: &RuleSet, facts: &SystemFacts, out: &mut Vec<Diagnost
             continue;
         };
         if known.iter().any(|k| k == name) {
+            continue;
+        }
+        if let Some(history) = &facts.history {
+            out.push(Diagnostic::refusal(
+                NOT_IN_HISTORY,
+                n.span,
+                history.lacks(&format!("{prefix}.{name}")),
+            ));
             continue;
         }
         let mut d = Diagnostic::stops(

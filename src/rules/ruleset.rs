@@ -208,10 +208,10 @@ pub fn describe_missing_memory(rules: &RuleSet, facts: &SystemFacts) -> String {
         missing.push("CMM_MAX >= CMM_MIN".into());
     }
     if !facts.cmm_pages {
-        missing.push(format!(
-            "/proc/sys/vm/cmm_pages (not found in {})",
-            facts.origin
-        ));
+        missing.push(match &facts.history {
+            Some(h) => format!("/proc/sys/vm/cmm_pages ({})", h.lacks("cmm_pages")),
+            None => format!("/proc/sys/vm/cmm_pages (not found in {})", facts.origin),
+        });
     }
     if missing.is_empty() {
         "nothing more".to_string()

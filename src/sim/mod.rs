@@ -55,6 +55,7 @@ pub fn facts(guest: &Guest) -> SystemFacts {
         meminfo_names: Some(sample.meminfo.iter().map(|(n, _)| n.to_string()).collect()),
         vmstat_names: Some(sample.vmstat.iter().map(|(n, _)| n.to_string()).collect()),
         origin: format!("the simulated guest of {}", guest.scenario().name),
+        history: None,
     }
 }
 

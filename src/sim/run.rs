@@ -383,5 +383,6 @@ fn header(scenario: &Scenario, rules: &Path, interval: f64) -> Header {
         started: crate::kernel::Stamp {
             micros: super::model::EPOCH * 1_000_000,
         },
+        imported: None,
     }
 }

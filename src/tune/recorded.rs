@@ -369,6 +369,7 @@ mod tests {
             present_cpus: 2,
             interval_us: 1_000_000,
             started: Stamp { micros: 0 },
+            imported: None,
         };
         let mut w = RecordingWriter::create(&path, &header).unwrap_or_else(|e| panic!("{e}"));
         let (mut user, mut idle) = (0u64, 0u64);

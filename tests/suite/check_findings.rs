@@ -10,6 +10,7 @@ fn facts() -> SystemFacts {
         meminfo_names: Some(vec!["MemFree".into(), "MemTotal".into(), "Cached".into()]),
         vmstat_names: Some(vec!["pgscan_direct".into(), "pgscan_kswapd".into()]),
         origin: "/".into(),
+        history: None,
     }
 }
 

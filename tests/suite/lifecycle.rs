@@ -2,6 +2,7 @@
 //! one test per way the two used to end differently.
 
 use crate::common;
+use crate::common::text;
 
 use std::io::Read;
 use std::process::{Child, Command, Output, Stdio};
@@ -156,14 +157,6 @@ impl Drop for Run {
             let _ = c.wait();
         }
     }
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
 }
 
 /// The reading numbers of the verbose rows, in order.

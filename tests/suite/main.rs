@@ -56,6 +56,7 @@ mod hostile_reads;
 mod hostile_roots;
 mod hostile_serve;
 mod huge_update;
+mod import;
 mod incident;
 mod keep_edits;
 mod lifecycle;

@@ -16,6 +16,7 @@ fn facts() -> SystemFacts {
         meminfo_names: Some(vec!["MemFree".into(), "MemTotal".into()]),
         vmstat_names: Some(vec!["pgscan_direct".into()]),
         origin: "a test".into(),
+        history: None,
     }
 }
 

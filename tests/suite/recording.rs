@@ -28,6 +28,7 @@ fn header() -> Header {
         present_cpus: 2,
         interval_us: 1_000_000,
         started: Stamp::new(1_700_000_000, 0),
+        imported: None,
     }
 }
 
