@@ -374,7 +374,7 @@ impl RootReader {
             online,
             present,
             possible,
-            cpus,
+            cpus: cpus.into(),
             cmm_pages,
             polarization,
             proc_bytes,
