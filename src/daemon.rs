@@ -876,15 +876,15 @@ mod tests {
                 ("pgpgout", 0.0),
             ]),
             online: CpuList {
-                ids: vec![0, 1],
+                ids: [0, 1].into(),
                 count: 2,
             },
             present: CpuList {
-                ids: vec![0, 1, 2, 3],
+                ids: [0, 1, 2, 3].into(),
                 count: 4,
             },
             possible: None,
-            cpus: Vec::new(),
+            cpus: Default::default(),
             cmm_pages: Some(0),
             polarization,
             proc_bytes: Default::default(),

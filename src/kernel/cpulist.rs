@@ -145,7 +145,7 @@ mod tests {
         let l = CpuList::parse(b"0,0\n").unwrap_or_default();
         assert!(!l.exact(), "a CPU listed twice");
         let l = CpuList::parse(b"4294967296,1\n").unwrap_or_default();
-        assert_eq!(l.ids, vec![1], "an id past MAX_CPUS is not wrapped");
+        assert_eq!(*l.ids, [1], "an id past MAX_CPUS is not wrapped");
         assert!(!l.exact());
         let crash = include_bytes!("../../tests/data/fuzz/cpulist-unbounded-ids");
         let l = CpuList::parse(crash).unwrap_or_default();
@@ -174,7 +174,7 @@ mod tests {
     fn lists_count_like_cpuplugd() {
         let l = CpuList::parse(b"0-3,8,10-11\n").unwrap_or_default();
         assert_eq!(l.count, 7);
-        assert_eq!(l.ids, vec![0, 1, 2, 3, 8, 10, 11]);
+        assert_eq!(*l.ids, [0, 1, 2, 3, 8, 10, 11]);
         assert_eq!(CpuList::parse(b"0\n").map(|l| l.count), Some(1));
         assert_eq!(CpuList::parse(b"\n").map(|l| l.count), Some(0));
         assert_eq!(CpuList::parse(b"0-x"), None);

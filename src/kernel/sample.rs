@@ -259,7 +259,8 @@ mod tests {
                 id: 3,
                 online: Some(true),
                 configured: None,
-            }],
+            }]
+            .into(),
             ..Sample::bare(Stamp::new(5, 7), ticks, 2, 4)
         };
         let mut copy = Sample {
