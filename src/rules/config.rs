@@ -21,8 +21,7 @@ use crate::kernel::SystemFacts;
 pub const MAX_LINE: usize = 2048;
 /// cpuplugd's deepest history index.
 pub const MAX_HISTORY: u32 = 100;
-/// cpuplugd's buffer for all variables (names, values and separators).
-pub const VARIABLE_BUFFER: usize = 4096;
+pub use super::parser::VARIABLE_BUFFER;
 
 /// What cpuplugd would have said when refusing the file.
 #[derive(Debug, Clone, PartialEq)]

@@ -443,6 +443,17 @@ fn readings(
     }
 }
 
+/// Whether each node belongs to a rule that counts (the last of its kind).
+fn used_nodes(rules: &RuleSet) -> Vec<bool> {
+    let mut used = vec![false; rules.nodes.len()];
+    for rule in rules.rules.iter().flatten() {
+        for i in rule.nodes.clone() {
+            used[i as usize] = true;
+        }
+    }
+    used
+}
+
 /// Each reading of a rule whose name this kernel (or cpuplugd) lacks.
 fn missing_readings(
     rules: &RuleSet,
@@ -451,15 +462,7 @@ fn missing_readings(
     out: &mut Vec<Diagnostic>,
 ) {
     let mut reported: HashMap<(u32, u32), ()> = HashMap::new();
-    let used: Vec<bool> = {
-        let mut used = vec![false; rules.nodes.len()];
-        for rule in rules.rules.iter().flatten() {
-            for i in rule.nodes.clone() {
-                used[i as usize] = true;
-            }
-        }
-        used
-    };
+    let used = used_nodes(rules);
     for (i, n) in rules.nodes.iter().enumerate() {
         if !used[i] {
             continue;

@@ -32,7 +32,10 @@ const MAX_NODES: usize = 1_000_000;
 /// loads nests deeper. A deeper chain (150,000 variables each naming the
 /// one before) was expanded one level per variable, with a cycle check
 /// across all levels at each.
-pub const MAX_DEPTH: usize = super::config::VARIABLE_BUFFER / 3;
+pub const MAX_DEPTH: usize = VARIABLE_BUFFER / 3;
+
+/// cpuplugd's buffer for all variables (names, values and separators).
+pub const VARIABLE_BUFFER: usize = 4096;
 
 /// A user variable as defined in the file.
 #[derive(Debug, Clone)]

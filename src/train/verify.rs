@@ -45,6 +45,25 @@ pub const FOOLS: [(&str, &str); 2] = [
     ),
 ];
 
+/// Judges the [`FOOLS`] on `exercise`, each said in `findings`; true when
+/// one passes (the goal does not bound what it should).
+fn fools_pass(judge: &ExerciseJudge, exercise: &Exercise, findings: &mut Vec<String>) -> bool {
+    let mut fooled = false;
+    for (name, text) in FOOLS {
+        let file = SourceFile::new(format!("<{name}>"), text.as_bytes().to_vec());
+        let v = judge.judge(exercise, &file);
+        if v.passed {
+            fooled = true;
+            findings.push(format!(
+                "{name} passes: the goal must bound the cost too (avg_online_cpus, guest_to_working_set or avg_guest_mib)"
+            ));
+        } else {
+            findings.push(format!("{name} fails: {}", v.summary()));
+        }
+    }
+    fooled
+}
+
 /// Checks one exercise.
 pub fn check(exercise: &Exercise) -> Checked {
     let mut findings = Vec::new();
@@ -91,21 +110,7 @@ pub fn check(exercise: &Exercise) -> Checked {
                 Some(Ok(v)) => findings.push(format!("the reference fails: {}", v.summary())),
                 Some(Err(e)) => findings.push(e.clone()),
             }
-            // Solutions that solve nothing must fail: one that stops the
-            // daemon early, one that plugs every CPU and keeps all memory.
-            let mut fooled = false;
-            for (name, text) in FOOLS {
-                let file = SourceFile::new(format!("<{name}>"), text.as_bytes().to_vec());
-                let v = judge.judge(exercise, &file);
-                if v.passed {
-                    fooled = true;
-                    findings.push(format!(
-                        "{name} passes: the goal must bound the cost too (avg_online_cpus, guest_to_working_set or avg_guest_mib)"
-                    ));
-                } else {
-                    findings.push(format!("{name} fails: {}", v.summary()));
-                }
-            }
+            let fooled = fools_pass(&judge, exercise, &mut findings);
             out.ok = seen.is_none()
                 && !fooled
                 && matches!(&start, Ok(v) if !v.passed)
