@@ -108,7 +108,7 @@ fn readings() -> Vec<Arc<Sample>> {
             online: CpuList::first(online),
             present: CpuList::first(CPUS),
             possible: Some(CpuList::first(CPUS)),
-            cpus: Vec::new(),
+            cpus: Default::default(),
             cmm_pages: Some(pool),
             polarization: None,
             proc_bytes: ProcBytes::default(),

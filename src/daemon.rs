@@ -311,11 +311,53 @@ pub enum Ending {
     RestoreFailed,
 }
 
+/// Loads the rule file as cpuplugd does: up to the first line it refuses,
+/// before any analysis a daemon does not need.
 fn load_rules(
     path: &Path,
     facts: &crate::rules::SystemFacts,
-) -> Result<(RuleSet, SourceFile), StartError> {
-    Ok(crate::rules::load_path(path, facts)?)
+) -> Result<(RuleSet, SourceFile), crate::rules::LoadError> {
+    crate::rules::load_path_to(path, facts, crate::rules::Reach::FirstRefusal)
+}
+
+/// What a reload's loading thread hands back.
+type Loaded = Result<(RuleSet, SourceFile), crate::rules::LoadError>;
+
+/// A reload under way: the rule file is read and loaded on a thread of its
+/// own while the loop goes on deciding with the old rules.
+struct Reloading {
+    /// Set (and the loop woken) once `result` holds the outcome.
+    done: Arc<AtomicBool>,
+    result: std::sync::mpsc::Receiver<Loaded>,
+    /// Another SIGHUP came meanwhile: load again once this one is in.
+    again: bool,
+}
+
+impl Reloading {
+    /// Starts loading `options.rules`; wakes the calling thread when done.
+    fn start(options: &RunOptions) -> std::io::Result<Reloading> {
+        let done = Arc::new(AtomicBool::new(false));
+        let (send, result) = std::sync::mpsc::channel();
+        let (path, root, flag) = (
+            options.rules.clone(),
+            options.root.clone(),
+            Arc::clone(&done),
+        );
+        let waiting = std::thread::current();
+        std::thread::Builder::new()
+            .name("plugtop-reload".into())
+            .spawn(move || {
+                let facts = RootReader::new().facts(&root);
+                let _ = send.send(load_rules(&path, &facts));
+                flag.store(true, Ordering::SeqCst);
+                waiting.unpark();
+            })?;
+        Ok(Reloading {
+            done,
+            result,
+            again: false,
+        })
+    }
 }
 
 /// A log line with the wall-clock time of day (UTC), as cpuplugd's
@@ -348,6 +390,8 @@ struct Runner<'a> {
     exposure: Option<Exposure>,
     /// Released after each step (see [`run_handing`]).
     pool: Option<&'a PoolHandoff>,
+    /// A reload whose rules are not in yet.
+    reloading: Option<Reloading>,
 }
 
 impl Runner<'_> {
@@ -365,58 +409,109 @@ impl Runner<'_> {
         interest
     }
 
-    fn reload(&mut self) {
-        let facts = RootReader::new().facts(&self.options.root);
-        match load_rules(&self.options.rules, &facts) {
+    /// SIGHUP: starts loading the rule file off the loop (or notes that
+    /// another load must follow the one under way).
+    fn request_reload(&mut self) {
+        if let Some(r) = &mut self.reloading {
+            r.again = true;
+            return;
+        }
+        let text = format!("reloading {}", self.options.rules.display());
+        self.log.info(&text);
+        match Reloading::start(self.options) {
+            Ok(r) => self.reloading = Some(r),
+            Err(e) => self.reload_failed(&format!("cannot start loading: {e}")),
+        }
+    }
+
+    /// Whether a reload's rules are in, waiting to be taken.
+    fn reload_ready(&self) -> bool {
+        self.reloading
+            .as_ref()
+            .is_some_and(|r| r.done.load(Ordering::SeqCst))
+    }
+
+    /// Takes the rules a finished reload loaded (or logs why not); starts
+    /// the next load when another SIGHUP came meanwhile. True when the
+    /// rules changed.
+    fn finish_reload(&mut self) -> bool {
+        if !self.reload_ready() {
+            return false;
+        }
+        let Some(r) = self.reloading.take() else {
+            return false;
+        };
+        let loaded = r.result.try_recv().unwrap_or_else(|_| {
+            Err(crate::rules::LoadError::Read {
+                path: crate::rules::rule_file_name(&self.options.rules),
+                source: std::io::Error::other("the loading thread ended without an answer"),
+            })
+        });
+        let changed = match loaded {
             Ok((rules, file)) => {
-                if let Some(x) = &mut self.exposure {
-                    let m = &mut x.metrics;
-                    m.reloaded(true);
-                    m.set_rules(
-                        &file,
-                        &self.options.rules.display().to_string(),
-                        std::time::SystemTime::now(),
-                    );
-                    m.set_limits(
-                        &rules,
-                        rules.pace(self.options.interval.map(|d| d.as_secs_f64())),
-                    );
-                    m.set_counts(&crate::kernel::machine::identity(&self.options.root));
-                }
-                let events = self.session.reload(Arc::new(rules), file, self.actuator);
-                if let Some(x) = &self.exposure {
-                    x.metrics.outcomes(&events);
-                }
-                let text = format!(
-                    "reloaded {}; history and start state kept",
-                    self.options.rules.display()
-                );
-                self.log
-                    .entry(&Entry::new(Priority::Notice, text).id(message_id::RELOADED));
-                let step = Step {
-                    limits: events,
-                    ..Step::default()
-                };
-                log_step(self.log, &step, &self.session, self.options.verbose);
+                self.reload(rules, file);
+                true
             }
             Err(e) => {
-                if let Some(x) = &self.exposure {
-                    x.metrics.reloaded(false);
-                }
-                let text = format!("reload failed, keeping the old rules: {e}");
-                self.log
-                    .entry(&Entry::new(Priority::Err, text).id(message_id::RELOAD_FAILED));
+                self.reload_failed(&e.to_string());
+                false
             }
+        };
+        if r.again {
+            self.request_reload();
         }
+        changed
+    }
+
+    fn reload_failed(&mut self, why: &str) {
+        if let Some(x) = &self.exposure {
+            x.metrics.reloaded(false);
+        }
+        let text = format!("reload failed, keeping the old rules: {why}");
+        self.log
+            .entry(&Entry::new(Priority::Err, text).id(message_id::RELOAD_FAILED));
+    }
+
+    fn reload(&mut self, rules: RuleSet, file: SourceFile) {
+        if let Some(x) = &mut self.exposure {
+            let m = &mut x.metrics;
+            m.reloaded(true);
+            m.set_rules(
+                &file,
+                &self.options.rules.display().to_string(),
+                std::time::SystemTime::now(),
+            );
+            m.set_limits(
+                &rules,
+                rules.pace(self.options.interval.map(|d| d.as_secs_f64())),
+            );
+            m.set_counts(&crate::kernel::machine::identity(&self.options.root));
+        }
+        let events = self.session.reload(Arc::new(rules), file, self.actuator);
+        if let Some(x) = &self.exposure {
+            x.metrics.outcomes(&events);
+        }
+        let text = format!(
+            "reloaded {}; history and start state kept",
+            self.options.rules.display()
+        );
+        self.log
+            .entry(&Entry::new(Priority::Notice, text).id(message_id::RELOADED));
+        let step = Step {
+            limits: events,
+            ..Step::default()
+        };
+        log_step(self.log, &step, &self.session, self.options.verbose);
     }
 }
 
-/// Waits until `interval` has passed or a signal came. An interval too
-/// long for a deadline (a huge UPDATE) waits for the signal.
-fn wait(interval: Duration, signals: &Signals) {
-    let deadline = crate::pace::deadline(Instant::now(), interval);
+/// Waits until `deadline` or a signal came, or a reload's rules are in.
+fn wait(deadline: Instant, signals: &Signals, runner: &Runner<'_>) {
     loop {
-        if signals.stop.load(Ordering::SeqCst) || signals.reload.load(Ordering::SeqCst) {
+        if signals.stop.load(Ordering::SeqCst)
+            || signals.reload.load(Ordering::SeqCst)
+            || runner.reload_ready()
+        {
             return;
         }
         let now = Instant::now();
@@ -536,6 +631,7 @@ fn run_handing(
         actuator,
         exposure,
         pool,
+        reloading: None,
     };
     // Nothing reads a trace of every interval but the metrics.
     if runner.exposure.is_none() {
@@ -674,13 +770,24 @@ fn run_loop(
                     .session
                     .rules()
                     .pace(options.interval.map(|d| d.as_secs_f64()));
-                wait(interval, signals);
-                if signals.stop.load(Ordering::SeqCst) {
-                    return Ending::Stopped;
-                }
-                if signals.reload.swap(false, Ordering::SeqCst) {
-                    runner.reload();
-                    source.narrow(&runner.interest());
+                // A reload neither delays the next reading nor brings it
+                // forward: its rules are loaded off the loop and taken
+                // between readings, the old ones deciding until then.
+                let deadline = crate::pace::deadline(began, interval);
+                loop {
+                    wait(deadline, signals, runner);
+                    if signals.stop.load(Ordering::SeqCst) {
+                        return Ending::Stopped;
+                    }
+                    if signals.reload.swap(false, Ordering::SeqCst) {
+                        runner.request_reload();
+                    }
+                    if runner.finish_reload() {
+                        source.narrow(&runner.interest());
+                    }
+                    if Instant::now() >= deadline {
+                        break;
+                    }
                 }
                 began = Instant::now();
                 match source.next_sample() {
@@ -786,15 +893,15 @@ mod tests {
                 ("pgpgout", 0.0),
             ]),
             online: CpuList {
-                ids: vec![0, 1],
+                ids: [0, 1].into(),
                 count: 2,
             },
             present: CpuList {
-                ids: vec![0, 1, 2, 3],
+                ids: [0, 1, 2, 3].into(),
                 count: 4,
             },
             possible: None,
-            cpus: Vec::new(),
+            cpus: Default::default(),
             cmm_pages: Some(0),
             polarization,
             proc_bytes: Default::default(),
@@ -946,7 +1053,9 @@ mod tests {
     }
 
     /// A live source that, at its `at`th reading, rewrites the rules and
-    /// asks for a reload (as SIGHUP does), and ends after `readings`.
+    /// asks for a reload (as SIGHUP does), and ends `readings` after the
+    /// new rules were taken (the loop narrows it then), reading on while
+    /// they load off the loop.
     struct Reloading<'a> {
         inner: LiveSource,
         signals: &'a Signals,
@@ -955,6 +1064,8 @@ mod tests {
         at: usize,
         readings: usize,
         taken: usize,
+        /// Readings since the reload's rules were taken.
+        after: Option<usize>,
     }
 
     impl Source for Reloading<'_> {
@@ -962,12 +1073,18 @@ mod tests {
             self.inner.facts()
         }
         fn narrow(&mut self, interest: &Interest) {
+            if self.taken >= self.at {
+                self.after.get_or_insert(0);
+            }
             self.inner.narrow(interest);
         }
         fn next_sample(&mut self) -> Option<Result<Sample, SourceError>> {
             self.taken += 1;
-            if self.taken > self.readings {
-                return None;
+            if let Some(after) = &mut self.after {
+                *after += 1;
+                if *after > self.readings {
+                    return None;
+                }
             }
             if self.taken == self.at {
                 std::fs::write(&self.rules, self.text).expect("new rules");
@@ -1012,8 +1129,9 @@ mod tests {
             rules,
             text: "UPDATE=\"1\"\nCPU_MIN=\"1\"\nCPU_MAX=\"0\"\nHOTPLUG=\"cpustat.loadavg[1] > 0\"\nHOTUNPLUG=\"0\"\n",
             at: 4,
-            readings: 6,
+            readings: 2,
             taken: 0,
+            after: None,
         };
         let mut log = Memory::default();
         let ended = run_on(&options, &mut source, &mut log, &signals);

@@ -995,7 +995,7 @@ mod tests {
             online: CpuList::default(),
             present: CpuList::parse(b"0-3\n").unwrap_or_default(),
             possible: None,
-            cpus: Vec::new(),
+            cpus: Default::default(),
             cmm_pages: None,
             polarization: None,
             proc_bytes: Default::default(),

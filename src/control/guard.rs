@@ -218,7 +218,7 @@ impl Guard {
             pid: std::process::id(),
             started: None,
             root: root.display().to_string(),
-            online: first.online.ids.clone(),
+            online: first.online.ids.to_vec(),
             cmm_pages: first.cmm_pages,
         });
         journal_check::restorable(&options.root, &start.online, start.cmm_pages).map_err(
@@ -320,7 +320,7 @@ fn release_note(target: Option<i64>, held: Option<i64>) -> Option<String> {
 fn describe(start: &StartState) -> String {
     let list = crate::kernel::cpulist::CpuList {
         count: i32::try_from(start.online.len()).unwrap_or(i32::MAX),
-        ids: start.online.clone(),
+        ids: start.online.clone().into(),
     };
     format!(
         "{}, cmm_pages {}",

@@ -380,7 +380,7 @@ pub fn sample(r: RebuiltReading) -> Sample {
     let mut s = Sample::bare(r.stamp, r.all, 0, r.present);
     s.per_cpu = r.per_cpu;
     s.online = CpuList {
-        ids: r.online,
+        ids: r.online.into(),
         count,
     };
     s.loadavg = r.loadavg;

@@ -23,8 +23,7 @@ use crate::kernel::SystemFacts;
 pub const MAX_LINE: usize = 2048;
 /// cpuplugd's deepest history index.
 pub const MAX_HISTORY: u32 = 100;
-/// cpuplugd's buffer for all variables (names, values and separators).
-pub const VARIABLE_BUFFER: usize = 4096;
+pub use super::parser::VARIABLE_BUFFER;
 
 /// What cpuplugd would have said when refusing the file.
 #[derive(Debug, Clone, PartialEq)]
@@ -309,17 +308,33 @@ fn merge_repeats(diagnostics: Vec<Diagnostic>) -> Vec<Diagnostic> {
     merged
 }
 
+/// How far loading goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reach {
+    /// Every line and every finding (`plugtop check`, the editors).
+    Everything,
+    /// Up to the first line cpuplugd refuses, as cpuplugd stops there, and
+    /// no lint of a refused file: what a running daemon needs to decide
+    /// whether to take the file, before any costly analysis.
+    FirstRefusal,
+}
+
 /// Loads a rule file as cpuplugd would on the machine `facts` describes.
 pub fn load(source: &SourceFile, facts: &SystemFacts) -> LoadOutcome {
+    load_to(source, facts, Reach::Everything)
+}
+
+/// [`load`], going as far as `reach` says.
+pub fn load_to(source: &SourceFile, facts: &SystemFacts, reach: Reach) -> LoadOutcome {
     std::thread::scope(|scope| {
         std::thread::Builder::new()
             .name("plugtop-load".into())
             .stack_size(LOAD_STACK)
-            .spawn_scoped(scope, || Loader::new(facts).run(source))
+            .spawn_scoped(scope, || Loader::new(facts, reach).run(source))
             .ok()
             .and_then(|handle| handle.join().ok())
     })
-    .unwrap_or_else(|| Loader::new(facts).run(source))
+    .unwrap_or_else(|| Loader::new(facts, reach).run(source))
 }
 
 /// See [`Loader::overflow`].
@@ -347,10 +362,12 @@ struct Loader<'f> {
     history_max: u32,
     /// Parsed variables for [`ExprBuilder::inlined`].
     inlined: HashMap<u32, (NodeId, NodeId)>,
+    reach: Reach,
+    suggestions: suggest::Budget,
 }
 
 impl<'f> Loader<'f> {
-    fn new(facts: &'f SystemFacts) -> Self {
+    fn new(facts: &'f SystemFacts, reach: Reach) -> Self {
         Loader {
             facts,
             rules: RuleSet {
@@ -374,6 +391,8 @@ impl<'f> Loader<'f> {
             overflow: None,
             history_max: 1,
             inlined: HashMap::new(),
+            reach,
+            suggestions: suggest::Budget::default(),
         }
     }
 
@@ -405,6 +424,9 @@ impl<'f> Loader<'f> {
         // Each line is dropped once read: its bytes and offsets are copied
         // into what it defines, and a large file should not hold both.
         for line in lines {
+            if self.reach == Reach::FirstRefusal && self.refusal.is_some() {
+                break;
+            }
             self.line(&line);
         }
         self.finish();
@@ -417,7 +439,16 @@ impl<'f> Loader<'f> {
             diagnostics: self.diagnostics,
             refusal: self.refusal,
         };
-        diagnostics.extend(lint::lint(&rules, self.facts, source, refusal.is_some()));
+        if self.reach == Reach::Everything || refusal.is_none() {
+            diagnostics.extend(lint::lint(
+                &rules,
+                self.facts,
+                source,
+                refusal.is_some(),
+                &self.suggestions,
+            ));
+        }
+        diagnostics.extend(self.suggestions.finding());
         // A reading an imported history lacks is never decided on a
         // made-up value: plugtop refuses the rules on that history.
         let refusal = refusal.or_else(|| {
@@ -630,6 +661,7 @@ impl<'f> Loader<'f> {
                 fields: &mut self.rules.fields,
                 expanding: Vec::new(),
                 inlined: &mut self.inlined,
+                suggestions: &self.suggestions,
             };
             builder.parse(value, Unit::Rule(kind))
         };

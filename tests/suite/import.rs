@@ -128,7 +128,7 @@ fn a_captured_one_second_sa_file_replays_as_the_readings_sysstat_took() {
             let d = b.total() - a.total();
             assert!((99..=101).contains(&d), "{d}");
         }
-        assert_eq!(w[1].online.ids, vec![0, 1]);
+        assert_eq!(*w[1].online.ids, [0, 1]);
     }
     assert!(samples.iter().all(|s| s.cmm_pages.is_none()));
     // The same decisions as any recording: eval runs through it.
@@ -626,7 +626,7 @@ fn node_exporter_series_replay_with_gaps_left_as_gaps() {
     let second = r.next_sample().expect("two").expect("a sample");
     // 4 CPUs × 60 s × 100 ticks.
     assert_eq!(second.ticks.total() - first.ticks.total(), 24_000);
-    assert_eq!(first.online.ids, vec![0, 1, 2, 3]);
+    assert_eq!(*first.online.ids, [0, 1, 2, 3]);
     assert_eq!(first.meminfo.get("MemFree"), Some(1000.0));
     assert_eq!(first.loadavg, 1.5);
     // A rule naming guest time is not decided on a made-up zero.

@@ -77,13 +77,18 @@ fn collect(
 
 impl Run {
     fn start(root: &FakeRoot, rules: &str) -> Run {
+        Run::every(root, rules, "20")
+    }
+
+    /// As [`Run::start`], one interval every `ms` milliseconds.
+    fn every(root: &FakeRoot, rules: &str, ms: &str) -> Run {
         let mut child = Command::new(env!("CARGO_BIN_EXE_plugtop"))
             .args([
                 "run",
                 "-f",
                 "-V",
                 "--interval-ms",
-                "20",
+                ms,
                 "-c",
                 rules,
                 "--root",
@@ -203,6 +208,73 @@ fn sighup_reapplies_a_lowered_cpu_max_at_once_and_keeps_the_history() {
         (cpu(&root, 0), cpu(&root, 1), cpu(&root, 2)),
         ("1".into(), "1".into(), "1".into()),
         "the start state is restored at the end"
+    );
+}
+
+/// Issue 42, item 1: a SIGHUP to a 2 MiB file of 150,000 chained variables
+/// and 10,000 unknown names (minutes of checking on the control loop
+/// before) neither stops the readings nor delays SIGTERM: the old rules
+/// decide on, every reading in turn, the file is refused as cpuplugd
+/// refuses it (its variables past 4,096 bytes), and the guest comes back.
+#[test]
+fn a_reload_to_a_hostile_file_never_stalls_the_readings_nor_the_stop() {
+    let root = guest(4, 2, true);
+    let plug_all = "UPDATE=\"1\"\nCPU_MIN=\"1\"\nCPU_MAX=\"0\"\nHOTPLUG=\"1\"\nHOTUNPLUG=\"0\"\n";
+    let rules = rules(&root, plug_all);
+    let run = Run::every(&root, &rules, "100");
+    common::wait_until("cpu3 is plugged", || cpu(&root, 3) == "1");
+    // Three-character names: 150,000 of them chained fit in 2 MiB.
+    const CHARS: &[u8] = b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+    let name = |i: usize| {
+        let at = |k: usize| char::from(CHARS[k]);
+        format!(
+            "{}{}{}",
+            at(i / (62 * 62) % 52),
+            at(i / 62 % 62),
+            at(i % 62)
+        )
+    };
+    let mut hostile = format!(
+        "UPDATE=\"1\"\nCPU_MIN=\"1\"\nCPU_MAX=\"0\"\n{}=\"1\"\n",
+        name(0)
+    );
+    for i in 1..150_000 {
+        hostile.push_str(&format!("{}=\"{}\"\n", name(i), name(i - 1)));
+    }
+    for i in 0..10_000 {
+        hostile.push_str(&format!("HOTUNPLUG=\"unknown{i} > 1\"\n"));
+    }
+    hostile.push_str(&format!("HOTPLUG=\"{} > 1\"\n", name(149_999)));
+    assert!(hostile.len() <= 2 << 20, "{} bytes", hostile.len());
+    std::fs::write(&rules, &hostile).expect("rules");
+    let before = readings(&run.log()).len();
+    run.signal("HUP");
+    run.wait_for("the reload refused and three readings after it", |log| {
+        log.contains("reload failed") && readings(log).len() >= before + 3
+    });
+    let log = run.log();
+    assert!(log.contains("buffer for variables too small"), "{log}");
+    // Counted, not timed: the readings the log showed before the stop,
+    // then at most the one under way and one printed meanwhile.
+    let asked = readings(&log).len();
+    run.signal("TERM");
+    let out = run.finish();
+    let log = text(&out);
+    let rows = readings(&log);
+    assert!(
+        rows.windows(2).all(|w| w[1] == w[0] + 1),
+        "every reading decided, none skipped, across the reload: {rows:?}"
+    );
+    assert!(
+        rows.len() <= asked + 2,
+        "SIGTERM acted on within an interval: {} readings after it\n{log}",
+        rows.len() - asked
+    );
+    assert!(log.contains("ended by SIGTERM"), "{log}");
+    assert_eq!(
+        (0..4).map(|i| cpu(&root, i)).collect::<Vec<_>>(),
+        ["1", "1", "0", "0"],
+        "the start state is restored"
     );
 }
 
