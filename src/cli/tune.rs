@@ -15,7 +15,7 @@ use plugtop::commands::Status;
 use plugtop::placed_file::{PlaceDir, PlaceError, Replace};
 use plugtop::rules::SourceFile;
 use plugtop::sim::report::SimReport;
-use plugtop::tune::knobs::{self, Knob};
+use plugtop::tune::knobs::Knob;
 use plugtop::tune::narrow;
 use plugtop::tune::{TuneOptions, Tuned, Workload, report};
 
@@ -91,14 +91,7 @@ pub fn run(args: TuneArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
     for note in &tuned.form_notes {
         eprintln!("plugtop: {}", plugtop::report::terminal_safe(note));
     }
-    let mut held = held_out(held, &workload);
-    if options.portfolio {
-        held.extend(
-            plugtop::tune::portfolio::held_out(&workload)
-                .into_iter()
-                .map(|m| (m.name, m.workload)),
-        );
-    }
+    let held = held_out(held, &workload, options.portfolio);
     let seeds = held_out_rows(&tuned, &file, &held, reference.as_ref());
     let recommended_text = tuned.recommended.map(|i| rewritten(&tuned, i));
     let cost = tuned.recommended.and_then(|i| {
@@ -122,29 +115,37 @@ pub fn run(args: TuneArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
         )?,
         CheckFormat::Json => json(out, &file, &tuned, &said)?,
     }
-    if let (Some(path), None) = (&args.write, &recommended_text) {
-        eprintln!(
-            "plugtop: nothing recommended, so nothing written to {}",
-            plugtop::report::terminal_safe(&path.display().to_string())
-        );
-    }
-    if let (Some((dir, name)), Some(path), Some(i)) = (&target, &args.write, tuned.recommended) {
-        write_new(
-            dir,
-            name,
-            &as_written(&args, &source_name, &tuned, i),
-            &facts,
-        )?;
-        eprintln!(
-            "plugtop: wrote {} (cpuplugd would load it)",
-            plugtop::report::terminal_safe(&path.display().to_string())
-        );
-    }
+    write_if_recommended(&args, target.as_ref(), &source_name, &tuned, &facts)?;
     Ok(if tuned.recommended.is_some() {
         Status::Ok
     } else {
         Status::Failed
     })
+}
+
+/// `--write`: the recommendation written to the target checked before the
+/// search, or why nothing was.
+fn write_if_recommended(
+    args: &TuneArgs,
+    target: Option<&(PlaceDir, OsString)>,
+    source_name: &str,
+    tuned: &Tuned,
+    facts: &plugtop::rules::SystemFacts,
+) -> anyhow::Result<()> {
+    if let (Some(path), None) = (&args.write, tuned.recommended) {
+        eprintln!(
+            "plugtop: nothing recommended, so nothing written to {}",
+            plugtop::report::terminal_safe(&path.display().to_string())
+        );
+    }
+    if let (Some((dir, name)), Some(path), Some(i)) = (target, &args.write, tuned.recommended) {
+        write_new(dir, name, &as_written(args, source_name, tuned, i), facts)?;
+        eprintln!(
+            "plugtop: wrote {} (cpuplugd would load it)",
+            plugtop::report::terminal_safe(&path.display().to_string())
+        );
+    }
+    Ok(())
 }
 
 /// `--duration`, seconds: a duration of more than 0, or none.
@@ -179,7 +180,7 @@ fn knobs_of(
         .present_cpus
         .as_ref()
         .map_or_else(|_| rules.settings.cpu_max.max(1) as u32, |n| *n);
-    let found = knobs::chosen(rules, file, &args.knob, present, objective)?;
+    let found = plugtop::tune::narrow::chosen(rules, file, &args.knob, present, objective)?;
     let seconds = workload
         .duration
         .or_else(|| plugtop::sim::scenario::seconds(&workload.scenario.duration));
@@ -402,8 +403,22 @@ fn as_written(args: &TuneArgs, source_name: &str, tuned: &Tuned, i: usize) -> Ve
     out
 }
 
-/// The held-out workloads, labelled.
-fn held_out(held: HeldOut, workload: &Workload) -> Vec<(String, Workload)> {
+/// The held-out workloads, labelled: with the `portfolio`, the built-in
+/// scenarios lighter and heavier too.
+fn held_out(held: HeldOut, workload: &Workload, portfolio: bool) -> Vec<(String, Workload)> {
+    let mut out = held_out_of(held, workload);
+    if portfolio {
+        out.extend(
+            plugtop::tune::portfolio::held_out(workload)
+                .into_iter()
+                .map(|m| (m.name, m.workload)),
+        );
+    }
+    out
+}
+
+/// The held-out workloads of the workload itself.
+fn held_out_of(held: HeldOut, workload: &Workload) -> Vec<(String, Workload)> {
     match held {
         HeldOut::Nothing => Vec::new(),
         HeldOut::SecondHalf(second) => vec![(

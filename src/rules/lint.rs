@@ -563,31 +563,49 @@ fn missing_readings(
             ));
             continue;
         }
-        let mut d = Diagnostic::stops(
-            "unknown-field",
+        out.push(unknown_field(
+            facts,
             n.span,
-            format!(
-                "the kernel under {} has no `{prefix}.{name}`; {stops}",
-                facts.origin
-            ),
-        );
-        let renamed = (prefix == "vmstat")
-            .then(|| suggest::renamed_vmstat(name))
-            .flatten()
-            .filter(|new| known.iter().any(|k| k == new));
-        d = if let Some(new) = renamed {
-            d.with_replacement(format!("{prefix}.{new}")).with_help(format!(
-                "kernels since 4.8 count page scans and steals per reclaim path, not per zone: use `{prefix}.{new}` (once, instead of the sum over zones)"
+            (prefix, name),
+            &stops,
+            known,
+            suggestions,
+        ));
+    }
+}
+
+/// A reading this kernel lacks, with the name it likely meant.
+fn unknown_field(
+    facts: &SystemFacts,
+    span: Span,
+    (prefix, name): (&str, &str),
+    stops: &str,
+    known: &[String],
+    suggestions: &suggest::Budget,
+) -> Diagnostic {
+    let d = Diagnostic::stops(
+        "unknown-field",
+        span,
+        format!(
+            "the kernel under {} has no `{prefix}.{name}`; {stops}",
+            facts.origin
+        ),
+    );
+    let renamed = (prefix == "vmstat")
+        .then(|| suggest::renamed_vmstat(name))
+        .flatten()
+        .filter(|new| known.iter().any(|k| k == new));
+    if let Some(new) = renamed {
+        d.with_replacement(format!("{prefix}.{new}")).with_help(format!(
+            "kernels since 4.8 count page scans and steals per reclaim path, not per zone: use `{prefix}.{new}` (once, instead of the sum over zones)"
+        ))
+    } else if let Some(best) = suggestions.best_match(name, known.iter().map(String::as_str)) {
+        d.with_replacement(format!("{prefix}.{best}"))
+            .with_help(format!(
+                "did you mean `{prefix}.{best}`? (names are case-sensitive)"
             ))
-        } else if let Some(best) = suggestions.best_match(name, known.iter().map(String::as_str)) {
-            d.with_replacement(format!("{prefix}.{best}"))
-                .with_help(format!(
-                    "did you mean `{prefix}.{best}`? (names are case-sensitive)"
-                ))
-        } else {
-            d
-        };
-        out.push(d);
+    } else {
+        d
     }
 }
 

@@ -13,7 +13,7 @@ use std::thread::JoinHandle;
 use crate::rules::{RuleSet, SourceFile};
 use crate::sim::Scenario;
 use crate::tui::whatif::{Field, WhatIfEditor};
-use crate::tune::knobs::{self, Knob};
+use crate::tune::knobs::Knob;
 use crate::tune::score::{Score, front_by_cpus};
 use crate::tune::{TuneOptions, Tuned, Workload};
 
@@ -70,7 +70,8 @@ impl TuneJob {
         let present = facts.present_cpus.as_ref().map_or(1, |n| *n);
         // The same knobs the command line searches; a file whose knobs
         // cannot be chosen is still tuned through its forms.
-        let found = knobs::chosen(rules, file, &[], present, options.objective).unwrap_or_default();
+        let found = crate::tune::narrow::chosen(rules, file, &[], present, options.objective)
+            .unwrap_or_default();
         Self::start_with(file, workload, options, found, wake)
     }
 
@@ -281,7 +282,13 @@ mod tests {
         options.portfolio = false;
         options.forms.clear();
         options.threads = 1;
-        TuneJob::start_with(file, workload, options, knobs::find(rules, file), wake)
+        TuneJob::start_with(
+            file,
+            workload,
+            options,
+            crate::tune::knobs::find(rules, file),
+            wake,
+        )
     }
 
     fn rules_and_scenario() -> (RuleSet, SourceFile, Scenario) {

@@ -257,15 +257,7 @@ pub fn parse(origin: &str, bytes: &[u8]) -> Result<Form, FormError> {
         column,
         message,
     };
-    let text = std::str::from_utf8(bytes).map_err(|e| {
-        let at = e.valid_up_to();
-        let line = bytes[..at].iter().filter(|b| **b == b'\n').count() + 1;
-        let start = bytes[..at]
-            .iter()
-            .rposition(|b| *b == b'\n')
-            .map_or(0, |p| p + 1);
-        err(line, at - start + 1, "not UTF-8 text".into())
-    })?;
+    let text = utf8(origin, bytes)?;
     let mut name = None;
     let mut group = None;
     let mut intent = Vec::new();
@@ -293,20 +285,7 @@ pub fn parse(origin: &str, bytes: &[u8]) -> Result<Form, FormError> {
         let rest_col = line.len() - rest.len() + 1;
         let rest = rest.trim();
         match word {
-            "form" => {
-                if rest.is_empty()
-                    || !rest
-                        .bytes()
-                        .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
-                {
-                    return Err(err(
-                        n,
-                        rest_col,
-                        "a form's name is letters, digits, `-` and `_`".into(),
-                    ));
-                }
-                name = Some(rest.to_string());
-            }
+            "form" => name = Some(form_name(origin, n, rest, rest_col)?),
             "group" => {
                 group = Some(match rest {
                     "cpu" => Group::Cpu,
@@ -316,155 +295,13 @@ pub fn parse(origin: &str, bytes: &[u8]) -> Result<Form, FormError> {
             }
             "intent" => intent.push(rest.to_string()),
             "choice" => {
-                let (hole, option) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
-                if !is_hole_name(hole) {
-                    return Err(err(
-                        n,
-                        rest_col,
-                        format!(
-                            "`{hole}` is not a hole's name (letters, digits and `_`, at most {MAX_HOLE_NAME})"
-                        ),
-                    ));
-                }
-                let Some((label, value)) = option.split_once(":=") else {
-                    return Err(err(
-                        n,
-                        rest_col,
-                        "a choice's option is `#@choice HOLE LABEL := TEXT`".into(),
-                    ));
-                };
-                let (label, value) = (label.trim(), value.trim());
-                if label.is_empty() || value.is_empty() {
-                    return Err(err(
-                        n,
-                        rest_col,
-                        "an option needs a label and a text".into(),
-                    ));
-                }
-                if numbers.iter().any(|h| h.name == hole) {
-                    return Err(err(n, rest_col, format!("`{hole}` is a number already")));
-                }
-                let opt = Opt {
-                    label: label.to_string(),
-                    text: value.to_string(),
-                };
-                match choices.iter_mut().find(|c| c.name == hole) {
-                    Some(c) => c.options.push(opt),
-                    None => choices.push(Choice {
-                        name: hole.to_string(),
-                        options: vec![opt],
-                        line: n,
-                    }),
-                }
+                choice_option(origin, n, rest, rest_col, &mut choices, &numbers)?;
             }
             "part" => {
-                let mut words = rest.splitn(3, char::is_whitespace);
-                let (hole, choice, option) = (
-                    words.next().unwrap_or(""),
-                    words.next().unwrap_or(""),
-                    words.next().unwrap_or(""),
-                );
-                let Some((label, value)) = option.split_once(":=") else {
-                    return Err(err(
-                        n,
-                        rest_col,
-                        "a part is `#@part HOLE CHOICE LABEL := TEXT`".into(),
-                    ));
-                };
-                if !is_hole_name(hole)
-                    || choices.iter().any(|c| c.name == hole)
-                    || numbers.iter().any(|h| h.name == hole)
-                {
-                    return Err(err(
-                        n,
-                        rest_col,
-                        format!("`{hole}` is not a new hole's name"),
-                    ));
-                }
-                let Some(c) = choices.iter().find(|c| c.name == choice) else {
-                    return Err(err(
-                        n,
-                        rest_col,
-                        format!("the choice `{choice}` is not declared above"),
-                    ));
-                };
-                let label = label.trim();
-                if !c.options.iter().any(|o| o.label == label) {
-                    return Err(err(
-                        n,
-                        rest_col,
-                        format!("`{choice}` has no option `{label}`"),
-                    ));
-                }
-                let text = (label.to_string(), value.trim().to_string());
-                match parts.iter_mut().find(|p| p.name == hole) {
-                    Some(p) if p.choice == choice => p.texts.push(text),
-                    Some(_) => {
-                        return Err(err(
-                            n,
-                            rest_col,
-                            format!("`{hole}` follows another choice above"),
-                        ));
-                    }
-                    None => parts.push(Part {
-                        name: hole.to_string(),
-                        choice: choice.to_string(),
-                        texts: vec![text],
-                        line: n,
-                    }),
-                }
+                part_text(origin, n, rest, rest_col, &choices, &numbers, &mut parts)?;
             }
             "number" => {
-                let words: Vec<&str> = rest.split_whitespace().collect();
-                let [hole, default, range] = words.as_slice() else {
-                    return Err(err(
-                        n,
-                        rest_col,
-                        "a number is `#@number HOLE DEFAULT LO..HI`".into(),
-                    ));
-                };
-                if !is_hole_name(hole) {
-                    return Err(err(n, rest_col, format!("`{hole}` is not a hole's name")));
-                }
-                if numbers.iter().any(|h| h.name == *hole)
-                    || choices.iter().any(|c| c.name == *hole)
-                    || parts.iter().any(|p| p.name == *hole)
-                {
-                    return Err(err(n, rest_col, format!("`{hole}` is declared twice")));
-                }
-                let number = |s: &str| {
-                    s.parse::<f64>()
-                        .ok()
-                        .filter(|v| v.is_finite() && v.abs() <= 1e12)
-                };
-                let (Some(d), Some((lo, hi))) = (
-                    number(default),
-                    range
-                        .split_once("..")
-                        .and_then(|(a, b)| Some((number(a)?, number(b)?))),
-                ) else {
-                    return Err(err(
-                        n,
-                        rest_col,
-                        "a number's default and range are finite numbers (`0.5 0.1..2`)".into(),
-                    ));
-                };
-                let plain = default.starts_with(|c: char| c.is_ascii_digit());
-                if !(lo < hi && lo <= d && d <= hi && plain) {
-                    return Err(err(
-                        n,
-                        rest_col,
-                        format!(
-                            "the default {default} must lie in {lo}..{hi} (LO below HI), written as a plain number"
-                        ),
-                    ));
-                }
-                numbers.push(NumberHole {
-                    name: hole.to_string(),
-                    default: d,
-                    written: default.to_string(),
-                    range: (lo, hi),
-                });
+                number_hole(origin, n, rest, rest_col, &choices, &mut numbers, &parts)?;
             }
             _ => {
                 return Err(err(
@@ -487,24 +324,265 @@ pub fn parse(origin: &str, bytes: &[u8]) -> Result<Form, FormError> {
             "no `#@group cpu` or `#@group memory` line".into(),
         ));
     };
+    let first_choice = check_holes(origin, &body_lines, &choices, &parts, &numbers)?;
+    let form = Form {
+        name,
+        origin: origin.to_string(),
+        group,
+        intent: intent.join(" "),
+        choices,
+        parts,
+        numbers,
+        body,
+    };
+    check_variants(&form, first_choice)?;
+    Ok(form)
+}
+
+fn choice_option(
+    origin: &str,
+    n: usize,
+    rest: &str,
+    rest_col: usize,
+    choices: &mut Vec<Choice>,
+    numbers: &[NumberHole],
+) -> Result<(), FormError> {
+    let (hole, option) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
+    if !is_hole_name(hole) {
+        return Err(at(
+            origin,
+            n,
+            rest_col,
+            format!(
+                "`{hole}` is not a hole's name (letters, digits and `_`, at most {MAX_HOLE_NAME})"
+            ),
+        ));
+    }
+    let Some((label, value)) = option.split_once(":=") else {
+        return Err(at(
+            origin,
+            n,
+            rest_col,
+            "a choice's option is `#@choice HOLE LABEL := TEXT`".into(),
+        ));
+    };
+    let (label, value) = (label.trim(), value.trim());
+    if label.is_empty() || value.is_empty() {
+        return Err(at(
+            origin,
+            n,
+            rest_col,
+            "an option needs a label and a text".into(),
+        ));
+    }
+    if numbers.iter().any(|h| h.name == hole) {
+        return Err(at(
+            origin,
+            n,
+            rest_col,
+            format!("`{hole}` is a number already"),
+        ));
+    }
+    let opt = Opt {
+        label: label.to_string(),
+        text: value.to_string(),
+    };
+    match choices.iter_mut().find(|c| c.name == hole) {
+        Some(c) => c.options.push(opt),
+        None => choices.push(Choice {
+            name: hole.to_string(),
+            options: vec![opt],
+            line: n,
+        }),
+    }
+    Ok(())
+}
+
+fn part_text(
+    origin: &str,
+    n: usize,
+    rest: &str,
+    rest_col: usize,
+    choices: &[Choice],
+    numbers: &[NumberHole],
+    parts: &mut Vec<Part>,
+) -> Result<(), FormError> {
+    let mut words = rest.splitn(3, char::is_whitespace);
+    let (hole, choice, option) = (
+        words.next().unwrap_or(""),
+        words.next().unwrap_or(""),
+        words.next().unwrap_or(""),
+    );
+    let Some((label, value)) = option.split_once(":=") else {
+        return Err(at(
+            origin,
+            n,
+            rest_col,
+            "a part is `#@part HOLE CHOICE LABEL := TEXT`".into(),
+        ));
+    };
+    if !is_hole_name(hole)
+        || choices.iter().any(|c| c.name == hole)
+        || numbers.iter().any(|h| h.name == hole)
+    {
+        return Err(at(
+            origin,
+            n,
+            rest_col,
+            format!("`{hole}` is not a new hole's name"),
+        ));
+    }
+    let Some(c) = choices.iter().find(|c| c.name == choice) else {
+        return Err(at(
+            origin,
+            n,
+            rest_col,
+            format!("the choice `{choice}` is not declared above"),
+        ));
+    };
+    let label = label.trim();
+    if !c.options.iter().any(|o| o.label == label) {
+        return Err(at(
+            origin,
+            n,
+            rest_col,
+            format!("`{choice}` has no option `{label}`"),
+        ));
+    }
+    let text = (label.to_string(), value.trim().to_string());
+    match parts.iter_mut().find(|p| p.name == hole) {
+        Some(p) if p.choice == choice => p.texts.push(text),
+        Some(_) => {
+            return Err(at(
+                origin,
+                n,
+                rest_col,
+                format!("`{hole}` follows another choice above"),
+            ));
+        }
+        None => parts.push(Part {
+            name: hole.to_string(),
+            choice: choice.to_string(),
+            texts: vec![text],
+            line: n,
+        }),
+    }
+    Ok(())
+}
+
+fn number_hole(
+    origin: &str,
+    n: usize,
+    rest: &str,
+    rest_col: usize,
+    choices: &[Choice],
+    numbers: &mut Vec<NumberHole>,
+    parts: &[Part],
+) -> Result<(), FormError> {
+    let words: Vec<&str> = rest.split_whitespace().collect();
+    let [hole, default, range] = words.as_slice() else {
+        return Err(at(
+            origin,
+            n,
+            rest_col,
+            "a number is `#@number HOLE DEFAULT LO..HI`".into(),
+        ));
+    };
+    if !is_hole_name(hole) {
+        return Err(at(
+            origin,
+            n,
+            rest_col,
+            format!("`{hole}` is not a hole's name"),
+        ));
+    }
+    if numbers.iter().any(|h| h.name == *hole)
+        || choices.iter().any(|c| c.name == *hole)
+        || parts.iter().any(|p| p.name == *hole)
+    {
+        return Err(at(
+            origin,
+            n,
+            rest_col,
+            format!("`{hole}` is declared twice"),
+        ));
+    }
+    let number = |s: &str| {
+        s.parse::<f64>()
+            .ok()
+            .filter(|v| v.is_finite() && v.abs() <= 1e12)
+    };
+    let (Some(d), Some((lo, hi))) = (
+        number(default),
+        range
+            .split_once("..")
+            .and_then(|(a, b)| Some((number(a)?, number(b)?))),
+    ) else {
+        return Err(at(
+            origin,
+            n,
+            rest_col,
+            "a number's default and range are finite numbers (`0.5 0.1..2`)".into(),
+        ));
+    };
+    let plain = default.starts_with(|c: char| c.is_ascii_digit());
+    if !(lo < hi && lo <= d && d <= hi && plain) {
+        return Err(at(
+            origin,
+            n,
+            rest_col,
+            format!(
+                "the default {default} must lie in {lo}..{hi} (LO below HI), written as a plain number"
+            ),
+        ));
+    }
+    numbers.push(NumberHole {
+        name: hole.to_string(),
+        default: d,
+        written: default.to_string(),
+        range: (lo, hi),
+    });
+    Ok(())
+}
+
+/// Every hole named is declared and every one declared is named; not too
+/// many variants. The line of the first choice, for later messages.
+fn check_holes(
+    origin: &str,
+    body_lines: &[(usize, &str)],
+    choices: &[Choice],
+    parts: &[Part],
+    numbers: &[NumberHole],
+) -> Result<usize, FormError> {
     // Every hole named is declared, every one declared is named.
     let mut named = HashSet::new();
-    for (n, line) in &body_lines {
-        for (at, hole) in holes_in(line) {
+    for (n, line) in body_lines {
+        for (col, hole) in holes_in(line) {
             if hole.is_empty() {
-                return Err(err(*n, at + 1, "`${` without a hole's name and `}`".into()));
+                return Err(at(
+                    origin,
+                    *n,
+                    col + 1,
+                    "`${` without a hole's name and `}`".into(),
+                ));
             }
-            if !declared(&choices, &parts, &numbers, hole) {
-                return Err(err(*n, at + 1, format!("`${{{hole}}}` is not declared")));
+            if !declared(choices, parts, numbers, hole) {
+                return Err(at(
+                    origin,
+                    *n,
+                    col + 1,
+                    format!("`${{{hole}}}` is not declared"),
+                ));
             }
             named.insert(hole.to_string());
         }
     }
-    for c in &choices {
+    for c in choices {
         for o in &c.options {
             for (_, hole) in holes_in(&o.text) {
-                if !declared(&choices, &parts, &numbers, hole) {
-                    return Err(err(
+                if !declared(choices, parts, numbers, hole) {
+                    return Err(at(
+                        origin,
                         1,
                         1,
                         format!(
@@ -517,11 +595,12 @@ pub fn parse(origin: &str, bytes: &[u8]) -> Result<Form, FormError> {
             }
         }
     }
-    for p in &parts {
+    for p in parts {
         for (_, text) in &p.texts {
             for (_, hole) in holes_in(text) {
-                if !declared(&choices, &parts, &numbers, hole) {
-                    return Err(err(
+                if !declared(choices, parts, numbers, hole) {
+                    return Err(at(
+                        origin,
                         1,
                         1,
                         format!(
@@ -541,7 +620,8 @@ pub fn parse(origin: &str, bytes: &[u8]) -> Result<Form, FormError> {
                 .iter()
                 .find(|o| !p.texts.iter().any(|(l, _)| *l == o.label))
         {
-            return Err(err(
+            return Err(at(
+                origin,
                 1,
                 1,
                 format!(
@@ -558,42 +638,52 @@ pub fn parse(origin: &str, bytes: &[u8]) -> Result<Form, FormError> {
         .chain(numbers.iter().map(|h| h.name.as_str()))
         .collect();
     if let Some(unused) = all.iter().find(|h| !named.contains(**h)) {
-        return Err(err(
+        return Err(at(
+            origin,
             1,
             1,
             format!("the hole `{unused}` is declared but nothing names it"),
         ));
     }
+    count_variants(origin, choices)
+}
+
+/// The line of the first choice, when the variants are few enough.
+fn count_variants(origin: &str, choices: &[Choice]) -> Result<usize, FormError> {
     let variants = choices
         .iter()
         .try_fold(1usize, |n, c| n.checked_mul(c.options.len()))
         .unwrap_or(usize::MAX);
     let first_choice = choices.first().map_or(1, |c| c.line);
     if variants > MAX_VARIANTS {
-        return Err(err(
+        return Err(at(
+            origin,
             first_choice,
             1,
             format!("{variants} variants (combinations of choices); at most {MAX_VARIANTS}"),
         ));
     }
-    let form = Form {
-        name,
-        origin: origin.to_string(),
-        group,
-        intent: intent.join(" "),
-        choices,
-        parts,
-        numbers,
-        body,
-    };
+    Ok(first_choice)
+}
+
+/// Every variant of `form` fills (no choice names itself in a loop, nothing
+/// grows past a form file's size) and writes its group's conditions.
+fn check_variants(form: &Form, first_choice: usize) -> Result<(), FormError> {
+    let origin = form.origin.as_str();
+    let group = form.group;
     // Every variant fills (no choice names itself in a loop) and writes
     // the group's conditions.
     for v in form.variants() {
-        let filled = form.fill(&v).map_err(|m| err(first_choice, 1, m))?;
-        let lines = entries(&unmark(&filled).map_err(|m| err(1, 1, m.to_string()))?.0);
+        let filled = form.fill(&v).map_err(|m| at(origin, first_choice, 1, m))?;
+        let lines = entries(
+            &unmark(&filled)
+                .map_err(|m| at(origin, 1, 1, m.to_string()))?
+                .0,
+        );
         for kind in group.required() {
             if !lines.iter().any(|e| e.rule == Some(*kind)) {
-                return Err(err(
+                return Err(at(
+                    origin,
                     1,
                     1,
                     format!("a {} form writes {}", group.word(), kind.file_name()),
@@ -601,7 +691,44 @@ pub fn parse(origin: &str, bytes: &[u8]) -> Result<Form, FormError> {
             }
         }
     }
-    Ok(form)
+    Ok(())
+}
+
+/// A `#@form` line's name: letters, digits, `-` and `_`.
+fn form_name(origin: &str, n: usize, rest: &str, rest_col: usize) -> Result<String, FormError> {
+    let good = |b: u8| b.is_ascii_alphanumeric() || b == b'-' || b == b'_';
+    if rest.is_empty() || !rest.bytes().all(good) {
+        return Err(at(
+            origin,
+            n,
+            rest_col,
+            "a form's name is letters, digits, `-` and `_`".into(),
+        ));
+    }
+    Ok(rest.to_string())
+}
+
+/// `bytes` as text, or where they stop being UTF-8.
+fn utf8<'b>(origin: &str, bytes: &'b [u8]) -> Result<&'b str, FormError> {
+    std::str::from_utf8(bytes).map_err(|e| {
+        let bad = e.valid_up_to();
+        let line = bytes[..bad].iter().filter(|b| **b == b'\n').count() + 1;
+        let start = bytes[..bad]
+            .iter()
+            .rposition(|b| *b == b'\n')
+            .map_or(0, |p| p + 1);
+        at(origin, line, bad - start + 1, "not UTF-8 text".into())
+    })
+}
+
+/// A form's error at `line`:`column`.
+fn at(origin: &str, line: usize, column: usize, message: String) -> FormError {
+    FormError {
+        origin: origin.to_string(),
+        line,
+        column,
+        message,
+    }
 }
 
 fn declared(choices: &[Choice], parts: &[Part], numbers: &[NumberHole], hole: &str) -> bool {
@@ -999,6 +1126,30 @@ pub fn instantiate(form: &Form, variant: &Variant, user: &SourceFile) -> Result<
         })
         .map(|e| e.line)
         .collect();
+    let (out, numbers) = splice(form, user, &text, &block, &dropped)?;
+    Ok(Instance {
+        file: SourceFile::new(user.name(), out),
+        numbers,
+        form: FormUse {
+            name: form.name.clone(),
+            origin: form.origin.clone(),
+            intent: form.intent.clone(),
+            choices: form.describe(variant),
+        },
+    })
+}
+
+/// The user's file with the lines `dropped` taken out and the form's
+/// `block` put where the first of them was (at the end when none was),
+/// under a comment naming the form; where each number hole's default
+/// stands, and its range.
+fn splice(
+    form: &Form,
+    user: &SourceFile,
+    text: &str,
+    block: &[String],
+    dropped: &HashSet<usize>,
+) -> Result<(Vec<u8>, Vec<(usize, (f64, f64))>), String> {
     let at = dropped.iter().min().copied();
     // The form's lines with the number holes' marks taken out (the user's
     // bytes are never read for marks), in the file's own line ends.
@@ -1046,16 +1197,7 @@ pub fn instantiate(form: &Form, variant: &Variant, user: &SourceFile) -> Result<
         .into_iter()
         .filter_map(|(at, hole)| Some((base + at, form.numbers.get(hole)?.range)))
         .collect();
-    Ok(Instance {
-        file: SourceFile::new(user.name(), out),
-        numbers,
-        form: FormUse {
-            name: form.name.clone(),
-            origin: form.origin.clone(),
-            intent: form.intent.clone(),
-            choices: form.describe(variant),
-        },
-    })
+    Ok((out, numbers))
 }
 
 /// `value` with every variable it names written out once, in one pass;

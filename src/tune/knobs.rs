@@ -383,33 +383,6 @@ pub fn for_objective(
         .collect()
 }
 
-/// The knobs a tune searches: every knob of the file with each `--knob`
-/// `spec` applied (refused with the knob's valid range when it cannot take
-/// it), the limits left alone unless named ([`super::limits`]), and only
-/// the numbers of the objective's rules unless named: a memory tune leaves
-/// the CPU rules alone, a CPU tune the memory rules (UPDATE paces both, so
-/// only a CPU tune searches it unless named). The command line, the
-/// screen's `T` and every form a search puts in use this one choice.
-pub fn chosen(
-    rules: &RuleSet,
-    file: &SourceFile,
-    specs: &[String],
-    present_cpus: u32,
-    objective: crate::tune::score::Objective,
-) -> Result<Vec<Knob>, crate::tune::narrow::KnobError> {
-    let mut found = find(rules, file);
-    for spec in specs {
-        crate::tune::narrow::apply(&mut found, spec, present_cpus)?;
-    }
-    crate::tune::narrow::check_limits(&found)?;
-    let found = crate::tune::limits::leave_unlimited(found, specs, present_cpus);
-    let named: Vec<&str> = specs
-        .iter()
-        .filter_map(|spec| spec.split_once('=').map(|(name, _)| name))
-        .collect();
-    Ok(for_objective(found, rules, objective, &named))
-}
-
 /// Whether only memory rules read knob `k`: a threshold or divisor that
 /// no CPU rule's nodes hold (a limit is never a memory knob).
 fn memory_only(k: &Knob, rules: &RuleSet) -> bool {

@@ -333,21 +333,7 @@ pub fn tune(
         knobs: knobs.clone(),
         form: None,
     }];
-    // The reference's own rules, their numbers moved, are a form too: a
-    // file that beats it by a little and ties it everywhere else is found
-    // near it.
-    let mut forms = options.forms.clone();
-    if let Some(r) = reference.filter(|_| !forms.is_empty()) {
-        let group = match options.objective {
-            score::Objective::Memory => forms::Group::Memory,
-            _ => forms::Group::Cpu,
-        };
-        let text = String::from_utf8_lossy(r.bytes());
-        forms.insert(
-            0,
-            forms::Form::of_file(REFERENCE_FORM, r.name(), group, &text),
-        );
-    }
+    let forms = with_reference(options, reference);
     let mut form_notes = Vec::new();
     shapes.extend(form_shapes(file, options, &forms, &facts, &mut form_notes));
     let (candidates, shape_of) = search_shapes(
@@ -407,6 +393,25 @@ pub fn tune(
     tuned
 }
 
+/// The forms a tune searches: `options.forms`, and before them the
+/// reference's own rules, their numbers moved (a file that beats the
+/// reference by a little and ties it everywhere else is found near it).
+fn with_reference(options: &TuneOptions, reference: Option<&SourceFile>) -> Vec<forms::Form> {
+    let mut forms = options.forms.clone();
+    if let Some(r) = reference.filter(|_| !forms.is_empty()) {
+        let group = match options.objective {
+            score::Objective::Memory => forms::Group::Memory,
+            _ => forms::Group::Cpu,
+        };
+        let text = String::from_utf8_lossy(r.bytes());
+        forms.insert(
+            0,
+            forms::Form::of_file(REFERENCE_FORM, r.name(), group, &text),
+        );
+    }
+    forms
+}
+
 /// Every variant of every form of `forms` whose group the
 /// objective tunes, put into `file`, with the knobs a tune of it searches
 /// (the `--knob` limits applied, a number hole's range its own). Left out:
@@ -458,7 +463,7 @@ fn form_shapes(
                 why_not.get_or_insert(format!("cpuplugd would refuse it: {}", r.message));
                 continue;
             }
-            let mut found = match knobs::chosen(
+            let mut found = match crate::tune::narrow::chosen(
                 &outcome.rules,
                 &instance.file,
                 &specs,
@@ -634,25 +639,7 @@ fn search_shapes(
             best.push((s, b));
         }
     }
-    best.sort_by(|&(_, a), &(_, b)| {
-        rank(&candidates[a].1, &reference, options.objective)
-            .partial_cmp(&rank(&candidates[b].1, &reference, options.objective))
-            .unwrap_or(std::cmp::Ordering::Equal)
-            .then(a.cmp(&b))
-    });
-    // The reference's rules (a shape named `reference`, first after the
-    // user's file) are always refined: a small move from them is the
-    // likeliest to tie the reference everywhere and beat it on the workload.
-    let reference_shape = shapes
-        .iter()
-        .position(|s| s.form.as_ref().is_some_and(|f| f.name == REFERENCE_FORM));
-    if let Some(r) = reference_shape
-        && let Some(at) = best.iter().position(|(s, _)| *s == r)
-    {
-        let kept = best.remove(at);
-        best.insert(0, kept);
-    }
-    best.truncate(FORMS_REFINED);
+    let best = refined(best, &candidates, &reference, options.objective, shapes);
     let second = ((options.budget / 4) / best.len().max(1)).max(6);
     for (s, b) in best {
         if cancelled.load(std::sync::atomic::Ordering::Relaxed) {
@@ -669,6 +656,38 @@ fn search_shapes(
         add(s, found, &mut candidates, &mut shape_of);
     }
     (candidates, shape_of)
+}
+
+/// Which shapes get the second round, with the candidate it starts from:
+/// the [`FORMS_REFINED`] whose best (`best`, a candidate per shape) ranks
+/// highest, the reference's rules among them.
+fn refined(
+    mut best: Vec<(usize, usize)>,
+    candidates: &[(Vec<f64>, Score)],
+    reference: &Score,
+    objective: score::Objective,
+    shapes: &[Shape],
+) -> Vec<(usize, usize)> {
+    best.sort_by(|&(_, a), &(_, b)| {
+        rank(&candidates[a].1, reference, objective)
+            .partial_cmp(&rank(&candidates[b].1, reference, objective))
+            .unwrap_or(std::cmp::Ordering::Equal)
+            .then(a.cmp(&b))
+    });
+    // The reference's rules (a shape named `reference`, first after the
+    // user's file) are always refined: a small move from them is the
+    // likeliest to tie the reference everywhere and beat it on the workload.
+    let reference_shape = shapes
+        .iter()
+        .position(|s| s.form.as_ref().is_some_and(|f| f.name == REFERENCE_FORM));
+    if let Some(r) = reference_shape
+        && let Some(at) = best.iter().position(|(s, _)| *s == r)
+    {
+        let kept = best.remove(at);
+        best.insert(0, kept);
+    }
+    best.truncate(FORMS_REFINED);
+    best
 }
 
 /// How the judging of candidates scores a file, and how many at once.

@@ -291,39 +291,7 @@ pub fn summary(t: &Tuned, held: &[(String, String, Score)]) -> String {
         }
         return out;
     };
-    let shape = t.shape(i);
-    let changed: Vec<String> = shape
-        .knobs
-        .iter()
-        .zip(&t.candidates[i].0)
-        .filter(|(k, v)| k.text(**v) != k.text(k.value))
-        .map(|(k, v)| format!("{} {} → {}", k.owner, k.text(k.value), k.text(*v)))
-        .collect();
-    match &shape.form {
-        Some(form) => {
-            let _ = writeln!(
-                out,
-                "Form changed: the {} form (from {}). {}",
-                form.title(),
-                form.origin,
-                form.intent
-            );
-            if !changed.is_empty() {
-                let _ = writeln!(
-                    out,
-                    "Its numbers moved from the form's defaults: {}.",
-                    changed.join(", ")
-                );
-            }
-            let _ = writeln!(out, "{}", form_wins(t, i, form));
-        }
-        None if changed.is_empty() => {
-            let _ = writeln!(out, "Changed: nothing but digits.");
-        }
-        None => {
-            let _ = writeln!(out, "Changed: {}.", changed.join(", "));
-        }
-    }
+    out.push_str(&changed_words(t, i));
     for note in &t.switched_off {
         let _ = writeln!(out, "Note: {note}.");
     }
@@ -388,6 +356,45 @@ pub fn summary(t: &Tuned, held: &[(String, String, Score)]) -> String {
                 format!("; it loses on {}", losses.join(", "))
             }
         );
+    }
+    out
+}
+
+/// What the recommendation `i` changed, in words: its form, or its numbers.
+fn changed_words(t: &Tuned, i: usize) -> String {
+    let mut out = String::new();
+    let shape = t.shape(i);
+    let changed: Vec<String> = shape
+        .knobs
+        .iter()
+        .zip(&t.candidates[i].0)
+        .filter(|(k, v)| k.text(**v) != k.text(k.value))
+        .map(|(k, v)| format!("{} {} → {}", k.owner, k.text(k.value), k.text(*v)))
+        .collect();
+    match &shape.form {
+        Some(form) => {
+            let _ = writeln!(
+                out,
+                "Form changed: the {} form (from {}). {}",
+                form.title(),
+                form.origin,
+                form.intent
+            );
+            if !changed.is_empty() {
+                let _ = writeln!(
+                    out,
+                    "Its numbers moved from the form's defaults: {}.",
+                    changed.join(", ")
+                );
+            }
+            let _ = writeln!(out, "{}", form_wins(t, i, form));
+        }
+        None if changed.is_empty() => {
+            let _ = writeln!(out, "Changed: nothing but digits.");
+        }
+        None => {
+            let _ = writeln!(out, "Changed: {}.", changed.join(", "));
+        }
     }
     out
 }

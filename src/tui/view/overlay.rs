@@ -285,6 +285,30 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {
     }
 }
 
+/// The picked point of the tune's front: its form, and why it is not the
+/// recommendation.
+fn picked_lines(
+    job: &crate::tui::tuning::TuneJob,
+    rows: &[crate::tui::tuning::FrontRow],
+    theme: &Theme,
+) -> Vec<Line<'static>> {
+    let mut lines = Vec::new();
+    if let Some(r) = rows.get(job.cursor()) {
+        let form = r.form.as_deref().map_or_else(
+            || "form: the loaded rules' own, numbers moved".to_string(),
+            |f| format!("form: {}", crate::report::terminal_safe(f)),
+        );
+        lines.push(Line::styled(form, theme.dim()));
+        if let Some(why) = job.not_recommended_because(r.index) {
+            lines.push(Line::styled(
+                format!("not recommended: {}", crate::report::terminal_safe(&why)),
+                theme.dim(),
+            ));
+        }
+    }
+    lines
+}
+
 /// `T`: the tune's progress, then its front to pick from.
 fn tune_box(frame: &mut Frame<'_>, area: Rect, job: &crate::tui::tuning::TuneJob, theme: &Theme) {
     let mut lines = Vec::new();
@@ -360,20 +384,7 @@ fn tune_box(frame: &mut Frame<'_>, area: Rect, job: &crate::tui::tuning::TuneJob
         };
         lines.push(Line::styled(text, style));
     }
-    // What the picked point is, and why it is not the recommendation.
-    if let Some(r) = rows.get(job.cursor()) {
-        let form = r.form.as_deref().map_or_else(
-            || "form: the loaded rules' own, numbers moved".to_string(),
-            |f| format!("form: {}", crate::report::terminal_safe(f)),
-        );
-        lines.push(Line::styled(form, theme.dim()));
-        if let Some(why) = job.not_recommended_because(r.index) {
-            lines.push(Line::styled(
-                format!("not recommended: {}", crate::report::terminal_safe(&why)),
-                theme.dim(),
-            ));
-        }
-    }
+    lines.extend(picked_lines(job, &rows, theme));
     lines.push(Line::styled(
         "↑↓ pick · Enter what-if editor · ^R apply · ^S write · Esc close",
         theme.title(),
