@@ -69,7 +69,7 @@ pub fn run(args: TuneArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
         &facts,
         !options.forms.is_empty(),
     )?;
-    refuse_missing_symbols(&args, &file, &workload, &facts, !options.forms.is_empty())?;
+    refuse_missing_symbols(&args, &file, &workload, &facts, &options)?;
     let done = AtomicUsize::new(0);
     let finished = std::sync::atomic::AtomicBool::new(false);
     let tuned = std::thread::scope(|scope| {
@@ -218,8 +218,12 @@ fn refuse_missing_symbols(
     file: &SourceFile,
     workload: &Workload,
     facts: &plugtop::rules::SystemFacts,
-    forms: bool,
+    options: &TuneOptions,
 ) -> anyhow::Result<()> {
+    // Memory forms replace the memory rules, which are what names /proc
+    // fields a kernel may lack.
+    let forms =
+        !options.forms.is_empty() && options.objective == plugtop::tune::score::Objective::Memory;
     let start = workload.score(file, facts);
     match start.fatal {
         Some(why) if forms && why.starts_with("Symbol ") && why.contains("not found") => {

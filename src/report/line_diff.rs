@@ -4,7 +4,7 @@
 
 /// One step through two sequences.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Step {
+pub enum LineStep {
     /// `a[i]` and `b[j]` are the same line.
     Same(usize, usize),
     /// `a[i]` is taken out.
@@ -22,7 +22,7 @@ pub const MATCHED_LINES: usize = 2_000;
 /// in order: the common start and end first taken as they are, what lies
 /// between matched line by line up to [`MATCHED_LINES`], else taken out
 /// and put in whole.
-pub fn steps<T: PartialEq>(a: &[T], b: &[T]) -> Vec<Step> {
+pub fn steps<T: PartialEq>(a: &[T], b: &[T]) -> Vec<LineStep> {
     let head = a.iter().zip(b).take_while(|(x, y)| x == y).count();
     let tail = a[head..]
         .iter()
@@ -31,24 +31,24 @@ pub fn steps<T: PartialEq>(a: &[T], b: &[T]) -> Vec<Step> {
         .take_while(|(x, y)| x == y)
         .count();
     let (a_mid, b_mid) = (&a[head..a.len() - tail], &b[head..b.len() - tail]);
-    let mut out: Vec<Step> = (0..head).map(|i| Step::Same(i, i)).collect();
+    let mut out: Vec<LineStep> = (0..head).map(|i| LineStep::Same(i, i)).collect();
     if a_mid.len().max(b_mid.len()) > MATCHED_LINES {
-        out.extend((0..a_mid.len()).map(|i| Step::Taken(head + i)));
-        out.extend((0..b_mid.len()).map(|j| Step::Put(head + j)));
+        out.extend((0..a_mid.len()).map(|i| LineStep::Taken(head + i)));
+        out.extend((0..b_mid.len()).map(|j| LineStep::Put(head + j)));
     } else {
         out.extend(middle(a_mid, b_mid).into_iter().map(|s| match s {
-            Step::Same(i, j) => Step::Same(head + i, head + j),
-            Step::Taken(i) => Step::Taken(head + i),
-            Step::Put(j) => Step::Put(head + j),
+            LineStep::Same(i, j) => LineStep::Same(head + i, head + j),
+            LineStep::Taken(i) => LineStep::Taken(head + i),
+            LineStep::Put(j) => LineStep::Put(head + j),
         }));
     }
     let (from_a, from_b) = (a.len() - tail, b.len() - tail);
-    out.extend((0..tail).map(|k| Step::Same(from_a + k, from_b + k)));
+    out.extend((0..tail).map(|k| LineStep::Same(from_a + k, from_b + k)));
     out
 }
 
 /// The longest common subsequence's steps of two short sequences.
-fn middle<T: PartialEq>(a: &[T], b: &[T]) -> Vec<Step> {
+fn middle<T: PartialEq>(a: &[T], b: &[T]) -> Vec<LineStep> {
     let (n, m) = (a.len(), b.len());
     // lcs[i][j]: the longest common run of a[i..] and b[j..].
     let mut lcs = vec![vec![0u32; m + 1]; n + 1];
@@ -65,14 +65,14 @@ fn middle<T: PartialEq>(a: &[T], b: &[T]) -> Vec<Step> {
     let mut out = Vec::with_capacity(n.max(m));
     while i < n || j < m {
         if i < n && j < m && a[i] == b[j] {
-            out.push(Step::Same(i, j));
+            out.push(LineStep::Same(i, j));
             i += 1;
             j += 1;
         } else if j < m && (i == n || lcs[i][j + 1] >= lcs[i + 1][j]) {
-            out.push(Step::Put(j));
+            out.push(LineStep::Put(j));
             j += 1;
         } else {
-            out.push(Step::Taken(i));
+            out.push(LineStep::Taken(i));
             i += 1;
         }
     }
@@ -90,11 +90,11 @@ mod tests {
         assert_eq!(
             steps(&a, &b),
             vec![
-                Step::Same(0, 0),
-                Step::Put(1),
-                Step::Taken(1),
-                Step::Same(2, 2),
-                Step::Put(3)
+                LineStep::Same(0, 0),
+                LineStep::Put(1),
+                LineStep::Taken(1),
+                LineStep::Same(2, 2),
+                LineStep::Put(3)
             ]
         );
         assert!(steps::<&str>(&[], &[]).is_empty());
@@ -106,7 +106,12 @@ mod tests {
         let mut b = vec!["top".to_string()];
         b.extend(a.iter().cloned());
         let s = steps(&a, &b);
-        assert_eq!(s.iter().filter(|s| !matches!(s, Step::Same(..))).count(), 1);
+        assert_eq!(
+            s.iter()
+                .filter(|s| !matches!(s, LineStep::Same(..)))
+                .count(),
+            1
+        );
         assert_eq!(s.len(), 3_001);
         // A whole other long text: everything out, everything in.
         let c: Vec<String> = (0..3_000).map(|i| format!("m{i}")).collect();

@@ -3,7 +3,7 @@
 //! against the rules in force, so a confirmation can show exactly what
 //! applying or writing it does.
 
-use crate::report::line_diff::Step;
+use crate::report::line_diff::LineStep;
 use crate::rules::SourceFile;
 
 /// A rule file made by an edit, as plain data (the screen keeps it in a
@@ -72,9 +72,9 @@ pub fn diff(old: &[u8], new: &[u8]) -> Vec<DiffLine> {
     let mut out: Vec<DiffLine> = crate::report::line_diff::steps(&a, &b)
         .into_iter()
         .filter_map(|step| match step {
-            Step::Same(..) => None,
-            Step::Put(j) => Some(put(j, &b[j])),
-            Step::Taken(i) => Some(taken(i, &a[i])),
+            LineStep::Same(..) => None,
+            LineStep::Put(j) => Some(put(j, &b[j])),
+            LineStep::Taken(i) => Some(taken(i, &a[i])),
         })
         .collect();
     // Within a run of changes, what went before what came.

@@ -82,17 +82,17 @@ const MAX_NESTING: usize = 4;
 
 /// Which rules a form writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Group {
+pub enum RuleGroup {
     Cpu,
     Memory,
 }
 
-impl Group {
+impl RuleGroup {
     /// The rules the form replaces in the user's file.
     pub fn rules(self) -> &'static [RuleKind] {
         match self {
-            Group::Cpu => &[RuleKind::Hotplug, RuleKind::Hotunplug],
-            Group::Memory => &[
+            RuleGroup::Cpu => &[RuleKind::Hotplug, RuleKind::Hotunplug],
+            RuleGroup::Memory => &[
                 RuleKind::Memplug,
                 RuleKind::Memunplug,
                 RuleKind::CmmInc,
@@ -108,8 +108,8 @@ impl Group {
 
     pub fn word(self) -> &'static str {
         match self {
-            Group::Cpu => "cpu",
-            Group::Memory => "memory",
+            RuleGroup::Cpu => "cpu",
+            RuleGroup::Memory => "memory",
         }
     }
 }
@@ -123,7 +123,7 @@ pub struct Opt {
 
 /// A hole filled by one of a few texts.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Choice {
+pub struct HoleChoice {
     pub name: String,
     pub options: Vec<Opt>,
     /// The line of its first option, for messages.
@@ -133,7 +133,7 @@ pub struct Choice {
 /// A hole whose text follows the option taken in another choice (the
 /// names of one kernel's counters, say): one text per option's label.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Part {
+pub struct FollowingHole {
     pub name: String,
     /// The choice it follows.
     pub choice: String,
@@ -159,10 +159,10 @@ pub struct Form {
     pub name: String,
     /// Where it came from: `built-in` or its path.
     pub origin: String,
-    pub group: Group,
+    pub group: RuleGroup,
     pub intent: String,
-    pub choices: Vec<Choice>,
-    pub parts: Vec<Part>,
+    pub choices: Vec<HoleChoice>,
+    pub parts: Vec<FollowingHole>,
     pub numbers: Vec<NumberHole>,
     /// The lines that are not directives or comments, as written.
     body: String,
@@ -261,9 +261,9 @@ pub fn parse(origin: &str, bytes: &[u8]) -> Result<Form, FormError> {
     let mut name = None;
     let mut group = None;
     let mut intent = Vec::new();
-    let mut choices: Vec<Choice> = Vec::new();
+    let mut choices: Vec<HoleChoice> = Vec::new();
     let mut numbers: Vec<NumberHole> = Vec::new();
-    let mut parts: Vec<Part> = Vec::new();
+    let mut parts: Vec<FollowingHole> = Vec::new();
     let mut body = String::new();
     let mut body_lines = Vec::new();
     for (n, line) in text.lines().enumerate() {
@@ -288,8 +288,8 @@ pub fn parse(origin: &str, bytes: &[u8]) -> Result<Form, FormError> {
             "form" => name = Some(form_name(origin, n, rest, rest_col)?),
             "group" => {
                 group = Some(match rest {
-                    "cpu" => Group::Cpu,
-                    "memory" => Group::Memory,
+                    "cpu" => RuleGroup::Cpu,
+                    "memory" => RuleGroup::Memory,
                     _ => return Err(err(n, rest_col, "the group is `cpu` or `memory`".into())),
                 });
             }
@@ -344,7 +344,7 @@ fn choice_option(
     n: usize,
     rest: &str,
     rest_col: usize,
-    choices: &mut Vec<Choice>,
+    choices: &mut Vec<HoleChoice>,
     numbers: &[NumberHole],
 ) -> Result<(), FormError> {
     let (hole, option) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
@@ -389,7 +389,7 @@ fn choice_option(
     };
     match choices.iter_mut().find(|c| c.name == hole) {
         Some(c) => c.options.push(opt),
-        None => choices.push(Choice {
+        None => choices.push(HoleChoice {
             name: hole.to_string(),
             options: vec![opt],
             line: n,
@@ -403,9 +403,9 @@ fn part_text(
     n: usize,
     rest: &str,
     rest_col: usize,
-    choices: &[Choice],
+    choices: &[HoleChoice],
     numbers: &[NumberHole],
-    parts: &mut Vec<Part>,
+    parts: &mut Vec<FollowingHole>,
 ) -> Result<(), FormError> {
     let mut words = rest.splitn(3, char::is_whitespace);
     let (hole, choice, option) = (
@@ -460,7 +460,7 @@ fn part_text(
                 format!("`{hole}` follows another choice above"),
             ));
         }
-        None => parts.push(Part {
+        None => parts.push(FollowingHole {
             name: hole.to_string(),
             choice: choice.to_string(),
             texts: vec![text],
@@ -475,9 +475,9 @@ fn number_hole(
     n: usize,
     rest: &str,
     rest_col: usize,
-    choices: &[Choice],
+    choices: &[HoleChoice],
     numbers: &mut Vec<NumberHole>,
-    parts: &[Part],
+    parts: &[FollowingHole],
 ) -> Result<(), FormError> {
     let words: Vec<&str> = rest.split_whitespace().collect();
     let [hole, default, range] = words.as_slice() else {
@@ -550,8 +550,8 @@ fn number_hole(
 fn check_holes(
     origin: &str,
     body_lines: &[(usize, &str)],
-    choices: &[Choice],
-    parts: &[Part],
+    choices: &[HoleChoice],
+    parts: &[FollowingHole],
     numbers: &[NumberHole],
 ) -> Result<usize, FormError> {
     // Every hole named is declared, every one declared is named.
@@ -649,7 +649,7 @@ fn check_holes(
 }
 
 /// The line of the first choice, when the variants are few enough.
-fn count_variants(origin: &str, choices: &[Choice]) -> Result<usize, FormError> {
+fn count_variants(origin: &str, choices: &[HoleChoice]) -> Result<usize, FormError> {
     let variants = choices
         .iter()
         .try_fold(1usize, |n, c| n.checked_mul(c.options.len()))
@@ -731,7 +731,12 @@ fn at(origin: &str, line: usize, column: usize, message: String) -> FormError {
     }
 }
 
-fn declared(choices: &[Choice], parts: &[Part], numbers: &[NumberHole], hole: &str) -> bool {
+fn declared(
+    choices: &[HoleChoice],
+    parts: &[FollowingHole],
+    numbers: &[NumberHole],
+    hole: &str,
+) -> bool {
     choices.iter().any(|c| c.name == hole)
         || parts.iter().any(|p| p.name == hole)
         || numbers.iter().any(|h| h.name == hole)
@@ -762,7 +767,7 @@ impl Form {
     /// A rule file as a form without holes: its `group`'s rules and their
     /// variables, put into another file as any form is (the tune searches
     /// the `--against` file's rules with their numbers moved).
-    pub fn of_file(name: &str, origin: &str, group: Group, text: &str) -> Form {
+    pub fn of_file(name: &str, origin: &str, group: RuleGroup, text: &str) -> Form {
         Form {
             name: name.to_string(),
             origin: origin.to_string(),
@@ -904,7 +909,7 @@ fn unmark(text: &str) -> Result<(String, Vec<(usize, usize)>), String> {
 }
 
 /// One line of a rule file that sets something.
-struct Entry {
+struct SetLine {
     /// The name, whitespace removed.
     name: String,
     rule: Option<RuleKind>,
@@ -917,7 +922,7 @@ struct Entry {
 
 /// The lines of `text` that set a rule, a setting or a variable, as
 /// cpuplugd reads them (comments and lines without `=` skipped).
-fn entries(text: &str) -> Vec<Entry> {
+fn entries(text: &str) -> Vec<SetLine> {
     let mut out = Vec::new();
     for (i, line) in text.split('\n').enumerate() {
         if line.starts_with('#') {
@@ -932,7 +937,7 @@ fn entries(text: &str) -> Vec<Entry> {
             _ => String::new(),
         };
         let (rule, setting) = line_sets(name.as_bytes());
-        out.push(Entry {
+        out.push(SetLine {
             name: name.to_string(),
             rule,
             setting,
@@ -1209,7 +1214,7 @@ fn expand_once(value: &str, vars: &HashMap<&str, &str>) -> Option<String> {
 /// The group's rules of `text` with every variable written out and every
 /// number a `#`: two files whose rules have the same shape compare equal.
 /// `None` when the expansion grows past a few KB.
-fn shape(text: &str, group: Group) -> Option<Vec<String>> {
+fn shape(text: &str, group: RuleGroup) -> Option<Vec<String>> {
     const MAX_SHAPE: usize = 16 << 10;
     let es = entries(text);
     let mut vars: HashMap<&str, &str> = HashMap::new();
@@ -1261,7 +1266,7 @@ fn shape(text: &str, group: Group) -> Option<Vec<String>> {
 pub fn matching(file: &SourceFile, forms: &[Form]) -> Vec<FormUse> {
     let text = String::from_utf8_lossy(file.bytes());
     let mut found = Vec::new();
-    for group in [Group::Cpu, Group::Memory] {
+    for group in [RuleGroup::Cpu, RuleGroup::Memory] {
         let Some(mine) = shape(&text, group) else {
             continue;
         };
@@ -1456,7 +1461,7 @@ mod tests {
             text.push_str(&format!("a{i}=\"a{} + a{}\"\n", i - 1, i - 1));
         }
         text.push_str("HOTPLUG=\"a39 > 1\"\nHOTUNPLUG=\"a39 < 1\"\n");
-        assert!(shape(&text, Group::Cpu).is_none());
+        assert!(shape(&text, RuleGroup::Cpu).is_none());
     }
 }
 

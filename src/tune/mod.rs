@@ -146,14 +146,14 @@ pub fn default_budget(workload: &Workload) -> usize {
 /// A rule file whose numbers the search moves: the user's own, or a form
 /// put into it.
 #[derive(Debug, Clone)]
-pub struct Shape {
+pub struct TunedShape {
     pub file: SourceFile,
     pub knobs: Vec<Knob>,
     /// The form, for a form put into the user's file.
     pub form: Option<forms::FormUse>,
 }
 
-impl Shape {
+impl TunedShape {
     /// The file with the knobs at `values`.
     pub fn file_of(&self, values: &[f64]) -> SourceFile {
         let changes: Vec<(&Knob, f64)> = self.knobs.iter().zip(values.iter().copied()).collect();
@@ -166,7 +166,7 @@ pub struct Tuned {
     /// The knobs of the user's file.
     pub knobs: Vec<Knob>,
     /// The user's file first, then every form put into it.
-    pub shapes: Vec<Shape>,
+    pub shapes: Vec<TunedShape>,
     /// Every candidate: its knob values (of its shape's knobs) and score;
     /// the start first.
     pub candidates: Vec<(Vec<f64>, Score)>,
@@ -265,7 +265,7 @@ static OUTSIDE: Score = Score {
 
 impl Tuned {
     /// The shape candidate `i` is of.
-    pub fn shape(&self, i: usize) -> &Shape {
+    pub fn shape(&self, i: usize) -> &TunedShape {
         &self.shapes[self.shape_of.get(i).copied().unwrap_or(0)]
     }
 
@@ -328,7 +328,7 @@ pub fn tune(
         s
     };
     let against = reference.map(score_file);
-    let mut shapes = vec![Shape {
+    let mut shapes = vec![TunedShape {
         file: file.clone(),
         knobs: knobs.clone(),
         form: None,
@@ -400,8 +400,8 @@ fn with_reference(options: &TuneOptions, reference: Option<&SourceFile>) -> Vec<
     let mut forms = options.forms.clone();
     if let Some(r) = reference.filter(|_| !forms.is_empty()) {
         let group = match options.objective {
-            score::Objective::Memory => forms::Group::Memory,
-            _ => forms::Group::Cpu,
+            score::Objective::Memory => forms::RuleGroup::Memory,
+            _ => forms::RuleGroup::Cpu,
         };
         let text = String::from_utf8_lossy(r.bytes());
         forms.insert(
@@ -423,10 +423,10 @@ fn form_shapes(
     forms: &[forms::Form],
     facts: &SystemFacts,
     notes: &mut Vec<String>,
-) -> Vec<Shape> {
+) -> Vec<TunedShape> {
     let group = match options.objective {
-        score::Objective::Memory => forms::Group::Memory,
-        score::Objective::Cpu | score::Objective::Steady => forms::Group::Cpu,
+        score::Objective::Memory => forms::RuleGroup::Memory,
+        score::Objective::Cpu | score::Objective::Steady => forms::RuleGroup::Cpu,
     };
     let present = facts.present_cpus.as_ref().map_or(1, |n| *n);
     // Only the limits carry over: a rule's name or a LINE:COL means the
@@ -487,7 +487,7 @@ fn form_shapes(
                 }
             }
             found.retain(|k| k.range.0 < k.range.1 || k.value != k.range.0);
-            shapes.push(Shape {
+            shapes.push(TunedShape {
                 file: instance.file,
                 knobs: found,
                 form: Some(instance.form),
@@ -561,7 +561,7 @@ const FORMS_REFINED: usize = 4;
 /// candidates of all, each once, and the shape of each; the same for a
 /// seed whatever the threads.
 fn search_shapes(
-    shapes: &[Shape],
+    shapes: &[TunedShape],
     options: &TuneOptions,
     against: Option<&Score>,
     score_file: &(dyn Fn(&SourceFile) -> Score + Sync),
@@ -569,7 +569,7 @@ fn search_shapes(
     cancelled: &AtomicBool,
 ) -> (Vec<(Vec<f64>, Score)>, Vec<usize>) {
     let run =
-        |shape: &Shape, start: &[f64], budget: usize, seed: u64, reference: Option<&Score>| {
+        |shape: &TunedShape, start: &[f64], budget: usize, seed: u64, reference: Option<&Score>| {
             let evaluate = |values: &[f64]| score_file(&shape.file_of(values));
             let opts = TuneOptions {
                 budget,
@@ -666,7 +666,7 @@ fn refined(
     candidates: &[(Vec<f64>, Score)],
     reference: &Score,
     objective: score::Objective,
-    shapes: &[Shape],
+    shapes: &[TunedShape],
 ) -> Vec<(usize, usize)> {
     best.sort_by(|&(_, a), &(_, b)| {
         rank(&candidates[a].1, reference, objective)

@@ -175,11 +175,11 @@ pub fn diff(old_name: &str, old: &[u8], new_name: &str, new: &[u8]) -> String {
     };
     // Each run of changes between common lines is a hunk, with its place
     // in both files.
-    use crate::report::line_diff::Step;
+    use crate::report::line_diff::LineStep;
     let steps = crate::report::line_diff::steps(&a, &b);
     let mut k = 0;
     while k < steps.len() {
-        if let Step::Same(..) = steps[k] {
+        if let LineStep::Same(..) = steps[k] {
             k += 1;
             continue;
         }
@@ -187,12 +187,12 @@ pub fn diff(old_name: &str, old: &[u8], new_name: &str, new: &[u8]) -> String {
         let (mut at_a, mut at_b) = (None, None);
         while k < steps.len() {
             match steps[k] {
-                Step::Same(..) => break,
-                Step::Taken(i) => {
+                LineStep::Same(..) => break,
+                LineStep::Taken(i) => {
                     at_a.get_or_insert(i);
                     gone.push(a[i]);
                 }
-                Step::Put(j) => {
+                LineStep::Put(j) => {
                     at_b.get_or_insert(j);
                     added.push(b[j]);
                 }
@@ -207,7 +207,7 @@ pub fn diff(old_name: &str, old: &[u8], new_name: &str, new: &[u8]) -> String {
                         .iter()
                         .rev()
                         .find_map(|s| match s {
-                            Step::Same(i, j) => Some(if side_a { *i + 1 } else { *j + 1 }),
+                            LineStep::Same(i, j) => Some(if side_a { *i + 1 } else { *j + 1 }),
                             _ => None,
                         })
                         .unwrap_or(0)
