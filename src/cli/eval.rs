@@ -51,8 +51,7 @@ pub fn run(args: EvalArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
     let status = commands::eval::run(
         &rules,
         source.as_mut(),
-        format,
-        &vars,
+        (format, &vars),
         pace,
         out,
         &mut std::thread::sleep,

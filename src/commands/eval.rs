@@ -29,12 +29,12 @@ pub enum DecisionFormat {
 /// Loads `rule_file` for the machine `source` starts on, then decides every
 /// sample it gives. Stops at the first interval where cpuplugd would exit.
 /// `note` is told what JSON lines have no place for: why the memory group
-/// is off (the table says it in its header).
+/// is off (the table says it in its header). `vars`: variables whose
+/// values each row shows too (`--var`).
 pub fn run(
     rule_file: &SourceFile,
     source: &mut dyn Source,
-    format: DecisionFormat,
-    vars: &[String],
+    (format, vars): (DecisionFormat, &[String]),
     pace: Pace,
     out: &mut dyn Write,
     wait: &mut dyn FnMut(Duration),

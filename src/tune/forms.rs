@@ -1008,12 +1008,16 @@ fn rename(line: &str, from: &str, to: &str) -> String {
     map_names(line, |w| (w == from).then(|| to.to_string())).unwrap_or_else(|| line.to_string())
 }
 
+/// Where a number hole's default stands in a file (a byte offset), and the
+/// range the search takes it over.
+pub type NumberAt = (usize, (f64, f64));
+
 /// A form put into a user's file.
 #[derive(Debug, Clone)]
 pub struct Instance {
     pub file: SourceFile,
     /// Where each number hole's default stands in the file, and its range.
-    pub numbers: Vec<(usize, (f64, f64))>,
+    pub numbers: Vec<NumberAt>,
     /// The form, and the labels of the options taken.
     pub form: FormUse,
 }
@@ -1154,7 +1158,7 @@ fn splice(
     text: &str,
     block: &[String],
     dropped: &HashSet<usize>,
-) -> Result<(Vec<u8>, Vec<(usize, (f64, f64))>), String> {
+) -> Result<(Vec<u8>, Vec<NumberAt>), String> {
     let at = dropped.iter().min().copied();
     // The form's lines with the number holes' marks taken out (the user's
     // bytes are never read for marks), in the file's own line ends.
