@@ -267,6 +267,9 @@ fn options_of(args: &TuneArgs, workload: &Workload) -> anyhow::Result<TuneOption
     if let Some(b) = args.budget {
         options.budget = b as usize;
     }
+    if let Some(j) = args.judge {
+        options.judged = j as usize;
+    }
     options.seed = args.seed;
     if let Some(t) = args.threads {
         options.threads = t as usize;
@@ -602,7 +605,12 @@ fn json(out: &mut dyn Write, file: &SourceFile, tuned: &Tuned, said: &Said) -> a
             plugtop::tune::Standing::Ties { .. } => "ties",
         }),
         "recommended_diff": recommended.map(|b| report::diff(file.name(), file.bytes(), "recommended", b)),
-        "judged": tuned.judged.iter().map(|(i, v)| serde_json::json!({"index": i, "verdict": v.words()})).collect::<Vec<_>>(),
+        "judged": tuned.judged.iter().map(|(i, v)| serde_json::json!({
+            "index": i,
+            "form": tuned.form_of(*i).map(|f| f.title()),
+            "score": tuned.candidates[*i].1,
+            "verdict": v.words(),
+        })).collect::<Vec<_>>(),
         "portfolio": tuned.portfolio,
         "held_out": seeds.iter().map(|(l, s, sc)| serde_json::json!({"file": l, "workload": s, "score": sc})).collect::<Vec<_>>(),
     });

@@ -95,6 +95,9 @@ impl Workload {
 #[derive(Debug, Clone)]
 pub struct TuneOptions {
     pub budget: usize,
+    /// At most this many candidates are judged on the portfolio, on a
+    /// guest of up to 16 CPUs (fewer on a bigger one, see [`size_share`]).
+    pub judged: usize,
     /// What to improve while holding the rest to the reference.
     pub objective: score::Objective,
     pub seed: u64,
@@ -119,6 +122,7 @@ impl TuneOptions {
     pub fn defaults(workload: &Workload) -> TuneOptions {
         TuneOptions {
             budget: default_budget(workload),
+            judged: MAX_JUDGED,
             objective: score::Objective::Cpu,
             seed: 1,
             threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
@@ -227,16 +231,16 @@ pub struct PortfolioRow {
     pub recommended: Score,
 }
 
-/// At most this many of the best candidates on the workload are judged on
-/// the portfolio before the search gives up on recommending one (on a
-/// guest of up to 16 CPUs; fewer on a bigger one, whose steady loads cost
-/// as many times more, down to 4).
+/// By default, at most this many of the best candidates on the workload
+/// are judged on the portfolio before the search gives up on recommending
+/// one (on a guest of up to 16 CPUs; fewer on a bigger one, whose steady
+/// loads cost as many times more, down to 4).
 const MAX_JUDGED: usize = 64;
 
-/// How many candidates a guest of `cpus` CPUs has judged.
-fn judged_at_most(cpus: u32) -> usize {
-    let scaled = MAX_JUDGED as f64 * size_share(cpus);
-    (scaled as usize).max(4)
+/// How many of `at_most` candidates a guest of `cpus` CPUs has judged.
+fn judged_at_most(at_most: usize, cpus: u32) -> usize {
+    let scaled = at_most as f64 * size_share(cpus);
+    (scaled as usize).max(4.min(at_most))
 }
 
 /// The share of a tune's default work a guest of `cpus` CPUs gets: all of
@@ -383,6 +387,7 @@ pub fn tune(
             workload,
             reference: reference.unwrap_or(file),
             against: reference.is_some(),
+            at_most: options.judged,
             cancelled,
         };
         judge_and_recommend(&mut tuned, order, &judging, &candidates);
@@ -705,6 +710,8 @@ struct Judging<'a> {
     /// Whether `reference` is another file (`--against`), which opens the
     /// fallback of a candidate that only ties it.
     against: bool,
+    /// At most this many candidates judged (before [`size_share`]).
+    at_most: usize,
     cancelled: &'a AtomicBool,
 }
 
@@ -729,7 +736,7 @@ fn judge_and_recommend(
         |s: &Score, reference: &Score, _start: &Score| robust::beats(s, reference, objective);
     // Against another file, a quarter of the judging is kept for the
     // fallback below.
-    let mut left = judged_at_most(judging.workload.scenario.cpus);
+    let mut left = judged_at_most(judging.at_most, judging.workload.scenario.cpus);
     let first_pass = if judging.against {
         left - left / 4
     } else {
@@ -949,11 +956,13 @@ mod judged_tests {
 
     #[test]
     fn a_bigger_guest_has_fewer_candidates_judged_but_never_none() {
-        assert_eq!(super::judged_at_most(4), 64);
-        assert_eq!(super::judged_at_most(16), 64);
-        assert_eq!(super::judged_at_most(256), 4);
-        assert_eq!(super::judged_at_most(4096), 4);
-        assert_eq!(super::judged_at_most(0), 64);
+        assert_eq!(super::judged_at_most(64, 4), 64);
+        assert_eq!(super::judged_at_most(64, 16), 64);
+        assert_eq!(super::judged_at_most(64, 256), 4);
+        assert_eq!(super::judged_at_most(64, 4096), 4);
+        assert_eq!(super::judged_at_most(64, 0), 64);
+        assert_eq!(super::judged_at_most(2, 4096), 2);
+        assert_eq!(super::judged_at_most(10_000, 4), 10_000);
     }
 }
 

@@ -85,9 +85,20 @@ pub fn built_in() -> Vec<Scenario> {
         .collect()
 }
 
+/// How much lighter and heavier the portfolio runs every built-in scenario
+/// besides as written: a file that only holds at the load it was judged on
+/// learns that load. The held-out set's factors lie between these and 1,
+/// and no part of the search looks at them.
+const JUDGED_SCALES: [(f64, &str); 2] = [(0.6, "at 60%"), (1.4, "at 140%")];
+
+/// The held-out set's factors: lighter and heavier, each between a judged
+/// scale and the load as written.
+const HELD_OUT_SCALES: [(f64, &str); 2] = [(0.75, "lighter"), (1.25, "heavier")];
+
 /// The portfolio of a tune whose training workload is `training`: every
-/// built-in scenario but the one trained on (by name), then the steady
-/// sweep on the training guest's CPUs and memory.
+/// built-in scenario but the one trained on (by name), then every built-in
+/// scenario at each of [`JUDGED_SCALES`], then the steady sweep on the
+/// training guest's CPUs and memory.
 pub fn portfolio(training: &Workload, objective: super::score::Objective) -> Vec<Member> {
     let mut out: Vec<Member> = built_in()
         .into_iter()
@@ -102,6 +113,7 @@ pub fn portfolio(training: &Workload, objective: super::score::Objective) -> Vec
             },
         })
         .collect();
+    out.extend(scaled(training, &JUDGED_SCALES, Role::Scenario));
     out.extend(steady_sweep(training));
     if objective == super::score::Objective::Memory {
         out.extend(pressure_sweep(training));
@@ -147,9 +159,15 @@ pub fn pressure_sweep(training: &Workload) -> Vec<Member> {
 /// times its threads (memory as written), none of which the search or the
 /// checks see.
 pub fn held_out(training: &Workload) -> Vec<Member> {
+    scaled(training, &HELD_OUT_SCALES, Role::HeldOut)
+}
+
+/// Every built-in scenario with its threads times each factor of `scales`
+/// (memory as written), named with the factor's word, in `role`.
+fn scaled(training: &Workload, scales: &[(f64, &str)], role: Role) -> Vec<Member> {
     let mut out = Vec::new();
     for scenario in built_in() {
-        for (factor, word) in [(0.75, "lighter"), (1.25, "heavier")] {
+        for &(factor, word) in scales {
             let mut s = scenario.clone();
             for p in &mut s.phases {
                 p.threads *= factor;
@@ -157,7 +175,7 @@ pub fn held_out(training: &Workload) -> Vec<Member> {
             s.name = format!("{} {word}", scenario.name);
             out.push(Member {
                 name: s.name.clone(),
-                role: Role::HeldOut,
+                role: role.clone(),
                 workload: Workload {
                     scenario: s,
                     old_kernel: training.old_kernel,
@@ -254,10 +272,27 @@ mod tests {
         let p = portfolio(&training(), Objective::Cpu);
         assert!(!p.iter().any(|m| m.name == "daytrader"));
         assert!(!p.iter().any(|m| matches!(m.role, Role::Pressure(_))));
+        // Every built-in but the one trained on as written, and every one
+        // (the trained one too) lighter and heavier.
         assert_eq!(
             p.iter().filter(|m| m.role == Role::Scenario).count(),
-            BUILT_IN.len() - 1
+            BUILT_IN.len() - 1 + JUDGED_SCALES.len() * BUILT_IN.len()
         );
+        let lighter = p
+            .iter()
+            .find(|m| m.name == "daytrader at 60%")
+            .unwrap_or_else(|| panic!("daytrader at 60%"));
+        let day = built_in()
+            .into_iter()
+            .find(|s| s.name == "daytrader")
+            .unwrap_or_else(|| panic!("daytrader"));
+        for (a, b) in lighter.workload.scenario.phases.iter().zip(&day.phases) {
+            assert!((a.threads - 0.6 * b.threads).abs() < 1e-9, "{}", a.threads);
+        }
+        // The held-out factors lie between the judged ones and 1.
+        for ((held, _), (judged, _)) in HELD_OUT_SCALES.iter().zip(JUDGED_SCALES) {
+            assert!((held - 1.0).abs() < (judged - 1.0).abs());
+        }
         let loads: Vec<f64> = p
             .iter()
             .filter_map(|m| match m.role {

@@ -494,6 +494,7 @@ mod tests {
     fn options(threads: usize, budget: usize, seed: u64) -> crate::tune::TuneOptions {
         crate::tune::TuneOptions {
             budget,
+            judged: 64,
             objective: Objective::Cpu,
             seed,
             threads,

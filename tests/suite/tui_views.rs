@@ -953,10 +953,13 @@ fn a_click_on_a_cpu_row_selects_it_on_any_page_and_p_pins_its_busy_share() {
 #[test]
 fn t_tunes_the_simulated_rules_and_a_picked_point_opens_in_the_whatif() {
     use crossterm::event::{KeyCode, KeyEvent};
+    // The incident's rules on the daytrader guest: on the oscillating one,
+    // every fix of theirs costs CPUs at a heavier combo, so nothing is
+    // recommended there (see `plugtop tune --help`).
     let mut app = simulated_with(
-        "oscillating",
+        "daytrader",
         Some("examples/rules/oscillating-tight.conf"),
-        81,
+        181,
     );
     // The judged search of `plugtop tune`, with a budget a debug build
     // runs in seconds.
@@ -989,8 +992,9 @@ fn t_tunes_the_simulated_rules_and_a_picked_point_opens_in_the_whatif() {
     let result = editor.result().expect("and it ran");
     assert!(result.closed_loop);
     assert!(
-        result.reversals.1 < result.reversals.0,
-        "the tuned rules reverse less: {:?}",
+        result.changes.1 < result.changes.0 && result.reversals.1 <= result.reversals.0,
+        "the tuned rules act less: changes {:?}, reversals {:?}",
+        result.changes,
         result.reversals
     );
 }

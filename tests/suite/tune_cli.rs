@@ -566,8 +566,13 @@ fn with_the_portfolio_the_recommendation_is_judged_on_every_built_in_scenario_an
     let rows = v["portfolio"].as_array().cloned().unwrap_or_default();
     let steady = rows.iter().filter(|r| !r["steady"].is_null()).count();
     assert_eq!(steady, 40, "{v}");
-    // Every built-in scenario but the oscillating one trained on.
-    assert_eq!(rows.len() - steady, 6, "{v}");
+    // Every built-in scenario but the oscillating one trained on, and all
+    // seven at 60% and 140% of their threads.
+    assert_eq!(rows.len() - steady, 6 + 14, "{v}");
+    assert!(
+        rows.iter().any(|r| r["workload"] == "oscillating at 140%"),
+        "{v}"
+    );
     for r in rows.iter().filter(|r| !r["steady"].is_null()) {
         assert_eq!(r["recommended"]["flapping"], false, "{r}");
     }
@@ -946,4 +951,35 @@ fn a_memory_tune_s_forms_never_touch_a_cpu_rule() {
             );
         }
     }
+}
+
+/// `--judge N` bounds the candidates judged on the portfolio, and a
+/// judge of 0 is refused before anything runs.
+#[test]
+fn judge_bounds_the_candidates_judged_on_the_portfolio() {
+    let o = plugtop(&[
+        "tune",
+        SCENARIO,
+        "-c",
+        RULES,
+        "--duration",
+        "2m",
+        "--budget",
+        "30",
+        "--only-thresholds",
+        "--judge",
+        "2",
+        "--format",
+        "json",
+    ]);
+    let v: serde_json::Value =
+        serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}", stderr(&o)));
+    let judged = v["judged"].as_array().cloned().unwrap_or_default();
+    assert!(!judged.is_empty() && judged.len() <= 2, "{v}");
+    for j in &judged {
+        assert!(j["score"]["unmet_cpu_seconds"].is_number(), "{j}");
+    }
+    let refused = plugtop(&["tune", SCENARIO, "-c", RULES, "--judge", "0"]);
+    assert_eq!(refused.status.code(), Some(2), "{}", stderr(&refused));
+    assert!(stderr(&refused).contains("--judge"), "{}", stderr(&refused));
 }
