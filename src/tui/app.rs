@@ -746,6 +746,11 @@ impl App {
             Some(TuneAction::Open) if self.open_picked_point() => self.run_whatif(),
             Some(TuneAction::Apply) if self.open_picked_point() => self.ask_apply(),
             Some(TuneAction::Write) if self.open_picked_point() => self.ask_write(),
+            Some(TuneAction::Help) => {
+                let (w, h) = crate::tui::help::inside(self.screen_size.0, self.screen_size.1);
+                self.help_page = crate::tui::help::page_of(w, h, crate::tui::help::TUNE_HEADING);
+                self.modals.open(Modal::Help);
+            }
             _ => {}
         }
     }

@@ -700,6 +700,33 @@ mod tests {
     }
 
     #[test]
+    fn question_mark_in_the_tune_box_opens_the_help_at_its_keys_and_any_key_goes_back() {
+        let mut a = app();
+        let text = "name = \"s\"\ncpus = 2\nonline = 1\nmemory_mib = 1024\nduration = \"0:10\"\nseed = 1\n\n[[phases]]\nname = \"idle\"\nstart = \"0:00\"\nthreads = 1\ncpu_per_thread = 1\nworking_set_mib = 10\n";
+        let scenario = crate::sim::Scenario::parse("s", text).expect("scenario");
+        a.set_sim(scenario, false);
+        run(&mut a, keys("T"));
+        assert!(a.modals().is_open(&Modal::Tune));
+        run(&mut a, keys("?"));
+        assert_eq!(a.modals().top(), Some(&Modal::Help));
+        let (w, h) = crate::tui::help::inside(80, 24);
+        let layout = crate::tui::help::layout(w, h);
+        // At 80×24 the tune box's keys are past the first page.
+        assert!(a.help_page() > 0 && layout.pages.len() > 1);
+        let page = &layout.pages[a.help_page()];
+        assert!(
+            page.iter()
+                .flatten()
+                .any(|r| r.heading && r.text.starts_with("Tune box")),
+            "page {} of the help: {page:?}",
+            a.help_page()
+        );
+        // Any other key closes the help; the tune box is still there.
+        run(&mut a, keys("x"));
+        assert_eq!(a.modals().top(), Some(&Modal::Tune));
+    }
+
+    #[test]
     fn ctrl_c_closes_a_question_or_the_tune_declined_and_never_quits() {
         let questions = [Dialog::ConfirmAuto, Dialog::Message("read me".into())];
         for dialog in questions {

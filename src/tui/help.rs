@@ -39,7 +39,7 @@ pub fn entries() -> Vec<HelpEntry> {
             .map(|(shown, text)| HelpEntry::Keys { shown, text }),
     );
     section(&mut out, "What-if editor (w)", EDITOR_KEYS);
-    section(&mut out, "Tune box (T, on --sim)", TUNE_KEYS);
+    section(&mut out, TUNE_HEADING, TUNE_KEYS);
     section(&mut out, "Text inputs (w e / J Ctrl-S)", TEXT_KEYS);
     out
 }
@@ -251,6 +251,24 @@ pub fn wrap(text: &str, width: usize) -> Vec<String> {
         lines.push(line);
     }
     lines
+}
+
+/// The heading of the tune box's keys (`?` in the box opens the help at it).
+pub const TUNE_HEADING: &str = "Tune box (T, on --sim)";
+
+/// The page of the help in a box of `width`×`height` inside whose rows
+/// hold the heading `heading` (the first page when none does).
+pub fn page_of(width: usize, height: usize, heading: &str) -> usize {
+    layout(width, height)
+        .pages
+        .iter()
+        .position(|page| {
+            // A heading wider than a column is wrapped: its first row.
+            page.iter()
+                .flatten()
+                .any(|r| r.heading && !r.text.is_empty() && heading.starts_with(r.text.trim_end()))
+        })
+        .unwrap_or(0)
 }
 
 /// How many pages the help takes in a box of `width`×`height` inside.

@@ -131,6 +131,8 @@ pub enum TuneAction {
     Apply,
     /// Write the picked point to a new file.
     Write,
+    /// The help, at the tune box's keys.
+    Help,
     Close,
 }
 
@@ -165,6 +167,12 @@ pub const TUNE_KEYS: &[LayerBinding<TuneAction>] = &[
         keys: &[ctrl('s')],
         shown: "Ctrl-S",
         description: "write to a new file",
+    },
+    LayerBinding {
+        action: TuneAction::Help,
+        keys: &[plain(KeyCode::Char('?')), plain(KeyCode::F(1))],
+        shown: "? F1",
+        description: "this help, at these keys",
     },
     LayerBinding {
         action: TuneAction::Close,

@@ -386,7 +386,7 @@ fn tune_box(frame: &mut Frame<'_>, area: Rect, job: &crate::tui::tuning::TuneJob
     }
     lines.extend(picked_lines(job, &rows, theme));
     lines.push(Line::styled(
-        "↑↓ pick · Enter what-if editor · ^R apply · ^S write · Esc close",
+        "↑↓ pick · Enter what-if editor · ^R apply · ^S write · Esc close · ? help",
         theme.title(),
     ));
     sized_box(
