@@ -193,12 +193,28 @@ impl Session {
     /// (bounded): for keys that may land while the program still waits for
     /// the end of an escape sequence.
     pub(crate) fn press_until(&mut self, keys: &str, text: &str) {
+        self.press_again_until(keys, &format!("never saw {text:?}"), |s| {
+            s.screen().contains(text).then_some(())
+        });
+    }
+
+    /// Presses `keys` every 200 ms until `done` gives something (bounded;
+    /// `what` names it when it never does).
+    fn press_again_until<T>(
+        &mut self,
+        keys: &str,
+        what: &str,
+        mut done: impl FnMut(&mut Session) -> Option<T>,
+    ) -> T {
         let deadline = Instant::now() + common::HANG_GUARD;
         let mut last = Instant::now() - Duration::from_secs(1);
-        while !self.screen().contains(text) {
+        loop {
+            if let Some(got) = done(self) {
+                return got;
+            }
             assert!(
                 Instant::now() < deadline,
-                "never saw {text:?} after {keys:?}; screen:\n{}",
+                "{what} after {keys:?}; screen:\n{}",
                 self.screen()
             );
             if last.elapsed() >= Duration::from_millis(200) {
@@ -292,25 +308,10 @@ impl Session {
     /// may land while it still waits for the end of an escape sequence.
     /// Its exit status.
     pub(crate) fn press_until_exit(&mut self, keys: &str) -> Option<u32> {
-        let deadline = Instant::now() + common::HANG_GUARD;
-        let mut last = Instant::now() - Duration::from_secs(1);
-        loop {
-            if let Ok(Some(status)) = self.child.try_wait() {
-                return Some(status.exit_code());
-            }
-            assert!(
-                Instant::now() < deadline,
-                "{keys:?} never ended plugtop; screen:\n{}",
-                self.screen()
-            );
-            if last.elapsed() >= Duration::from_millis(200) {
-                self.press(keys);
-                last = Instant::now();
-            }
-            if let Ok(bytes) = self.output.recv_timeout(Duration::from_millis(50)) {
-                self.take(&bytes);
-            }
-        }
+        self.press_again_until(keys, "plugtop never ended", |s| match s.child.try_wait() {
+            Ok(Some(status)) => Some(Some(status.exit_code())),
+            _ => None,
+        })
     }
 }
 

@@ -3,8 +3,9 @@
 //! copy is reloaded when saved), the practice run closed loop at any
 //! speed with the goal scored live, and progress kept in the state
 //! directory. [`app`] holds the state and its one `update`, [`draw`]
-//! renders it; this module is the event loop, which turns keys into
-//! actions and real time into simulated intervals.
+//! renders it; this module is the event loop on the terminal shell
+//! ([`crate::tui::terminal_shell`]: keys, signals, the terminal), which
+//! turns keys into actions and real time into simulated intervals.
 //!
 //! No fixed frame rate: it waits for a key, for the next interval the
 //! practice run is due (at 1× an interval a second), or for a second to
