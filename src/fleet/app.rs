@@ -517,6 +517,37 @@ mod tests {
         assert_eq!(app.fleet.guests[app.rows[app.selected]].instance, "g02");
     }
 
+    /// The filter is the one line input: Backspace deletes the character
+    /// before the cursor (once typed as a `'\u{8}'` character), the arrows
+    /// move it, and a hostile paste (a megabyte, line breaks, escape
+    /// sequences) becomes at most [`FILTER_LONGEST`] plain characters.
+    #[test]
+    fn the_filter_edits_as_a_line_and_a_paste_stays_bounded() {
+        use crossterm::event::{KeyCode, KeyEvent};
+        let mut app = FleetApp::new("http://p", 3600.0, 60.0);
+        app.on_fleet(fleet(12), 100.0);
+        app.update(FleetAction::Filter);
+        for c in "g11".chars() {
+            app.filter_edit(KeyEvent::from(KeyCode::Char(c)));
+        }
+        assert_eq!(app.rows.len(), 1);
+        app.filter_edit(KeyEvent::from(KeyCode::Backspace));
+        assert_eq!(app.filter.text(), "g1");
+        assert_eq!(app.rows.len(), 2, "g10, g11");
+        app.filter_edit(KeyEvent::from(KeyCode::Left));
+        app.filter_edit(KeyEvent::from(KeyCode::Char('0')));
+        assert_eq!(app.filter.text(), "g01");
+        assert_eq!(app.rows.len(), 1);
+        app.filter_key(None, false);
+        assert!(!app.filtering && app.filter.text().is_empty());
+        app.update(FleetAction::Filter);
+        let hostile = "\x1b[31mq\r\n\u{202e}".repeat(1 << 18);
+        app.filter_paste(&hostile);
+        assert_eq!(app.filter.text().chars().count(), FILTER_LONGEST);
+        assert!(app.filter.text().chars().all(|c| "[31mq ".contains(c)));
+        assert!(app.rows.is_empty());
+    }
+
     #[test]
     fn a_refresh_that_fails_keeps_the_last_fleet() {
         let mut app = FleetApp::new("http://p", 3600.0, 60.0);

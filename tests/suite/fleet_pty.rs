@@ -5,7 +5,10 @@
 use std::sync::atomic::Ordering;
 
 use crate::fleet_fake;
-use crate::ui_pty::{Session, an_unfinished_reply_then_q_quits, sigterm_gives_the_terminal_back};
+use crate::ui_pty::{
+    Session, a_plain_terminal_is_asked_for_no_paste_or_mouse, an_unfinished_reply_then_q_quits,
+    sigterm_gives_the_terminal_back,
+};
 
 #[test]
 fn the_screen_follows_prometheus_down_and_back() {
@@ -104,4 +107,18 @@ fn an_unfinished_reply_then_q_quits_fleet() {
     let guests = fleet_fake::five();
     let fake = fleet_fake::start(move |path, params| fleet_fake::answer(&guests, path, params));
     an_unfinished_reply_then_q_quits(fleet_under_shell(&fake.url), "stopped   10.0.0.3:9866");
+}
+
+/// It once asked any terminal for bracketed paste.
+#[test]
+fn fleet_asks_a_vt100_for_no_paste_or_mouse() {
+    let guests = fleet_fake::five();
+    let fake = fleet_fake::start(move |path, params| fleet_fake::answer(&guests, path, params));
+    let s = Session::start_with(
+        &["fleet", "--prometheus", &fake.url],
+        24,
+        80,
+        &[("TERM", "vt100")],
+    );
+    a_plain_terminal_is_asked_for_no_paste_or_mouse(s, "stopped   10.0.0.3:9866");
 }

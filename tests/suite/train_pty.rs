@@ -5,7 +5,10 @@
 //! answered by pointing at the comparison.
 
 use crate::common;
-use crate::ui_pty::{Session, an_unfinished_reply_then_q_quits, sigterm_gives_the_terminal_back};
+use crate::ui_pty::{
+    Session, a_plain_terminal_is_asked_for_no_paste_or_mouse, an_unfinished_reply_then_q_quits,
+    sigterm_gives_the_terminal_back,
+};
 
 use common::tempdir;
 
@@ -189,4 +192,18 @@ fn sigterm_gives_the_train_terminal_back_with_143() {
 fn an_unfinished_reply_then_q_quits_train() {
     let state = tempdir();
     an_unfinished_reply_then_q_quits(train_under_shell(&state), "Practice run");
+}
+
+/// It once asked any terminal for bracketed paste.
+#[test]
+fn train_asks_a_vt100_for_no_paste_or_mouse() {
+    let state = tempdir();
+    let home = state.path().to_str().expect("utf-8");
+    let s = Session::start_with(
+        &["train", COURSE, "--exercise", "cpu-max"],
+        24,
+        80,
+        &[("XDG_STATE_HOME", home), ("TERM", "vt100")],
+    );
+    a_plain_terminal_is_asked_for_no_paste_or_mouse(s, "Practice run");
 }

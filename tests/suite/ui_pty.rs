@@ -1725,3 +1725,17 @@ fn an_unfinished_reply_then_q_quits_the_main_screen() {
     let (_dir, s) = replay_under_shell();
     an_unfinished_reply_then_q_quits(s, "OBSERVE");
 }
+
+/// A full screen on a terminal without bracketed paste or mouse reports
+/// (`TERM=vt100`, a 3270 or SCLP console) showing `ready`: neither is
+/// asked of it, and `q` quits.
+pub(crate) fn a_plain_terminal_is_asked_for_no_paste_or_mouse(mut s: Session, ready: &str) {
+    s.wait_for(ready);
+    s.press("q");
+    let (status, raw) = s.wait_exit();
+    assert_eq!(status, Some(0), "q quits well");
+    assert!(raw.contains("\x1b[?1049h"), "the alternate screen is taken");
+    for asked in ["\x1b[?2004h", "\x1b[?1000h", "\x1b[?1006h"] {
+        assert!(!raw.contains(asked), "{asked:?} asked of a vt100");
+    }
+}
