@@ -70,7 +70,7 @@ pub fn run(args: FleetArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
             },
         );
     }
-    screen::run(
+    let ended = screen::run(
         Box::new(client),
         FleetOptions {
             prometheus: args.prometheus,
@@ -79,5 +79,5 @@ pub fn run(args: FleetArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
             rules_root: args.rules_root,
         },
     )?;
-    Ok(Status::Ok)
+    Ok(ended.map_or(Status::Ok, Status::ended_by))
 }

@@ -91,7 +91,7 @@ pub fn run(args: RunArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
         // the guest put back first, so a service manager restarts the run.
         Ok(daemon::Ending::Stopped) => match signals.stopped_by() {
             Some(signal) if !plugtop::stop_signals::is_request_to_stop(signal) => {
-                Status::Code(plugtop::stop_signals::exit_status(signal).clamp(0, 255) as u8)
+                Status::ended_by(signal)
             }
             _ => Status::Ok,
         },

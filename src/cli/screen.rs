@@ -70,7 +70,7 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> anyhow::Result<Status> {
             say(&format!(
                 "plugtop: ended by signal {signal}; the guest was put back"
             ));
-            Status::Code(plugtop::stop_signals::exit_status(signal).clamp(0, 255) as u8)
+            Status::ended_by(signal)
         }
         plugtop::tui::run::ScreenEnd::RestoreFailed(why) => {
             say(&format!("plugtop: {why}"));

@@ -50,8 +50,8 @@ pub fn run(args: TrainArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
                 start_at: args.exercise,
                 mono: args.mono || std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty()),
             };
-            plugtop::train::screen::run(course, &options)?;
-            Ok(Status::Ok)
+            let ended = plugtop::train::screen::run(course, &options)?;
+            Ok(ended.map_or(Status::Ok, Status::ended_by))
         }
     }
 }

@@ -22,6 +22,13 @@ pub enum Status {
     Code(u8),
 }
 
+impl Status {
+    /// Ended by `signal`: 128 + it, as the shell shows a process it ended.
+    pub fn ended_by(signal: i32) -> Status {
+        Status::Code(crate::stop_signals::exit_status(signal).clamp(0, 255) as u8)
+    }
+}
+
 /// How often a command reads its source.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Wait {

@@ -7,6 +7,10 @@
 use super::diff::{self, RulesDiffLine};
 use super::fetch::GuestDetail;
 use super::model::{DriftGroup, Fleet, FleetColumn, drift, order};
+use crate::tui::line_input::LineInput;
+
+/// The longest filter, in characters.
+const FILTER_LONGEST: usize = 64;
 
 /// What the screen shows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -118,7 +122,7 @@ pub struct FleetApp {
     /// The sort turned around (`S`).
     pub reverse: bool,
     /// The filter (`/`): a substring of any text column.
-    pub filter: String,
+    pub filter: LineInput,
     /// The filter is being typed.
     pub filtering: bool,
     /// Indexes of the shown guests, in order (kept in step with the rest).
@@ -166,7 +170,7 @@ impl FleetApp {
             refreshes: 0,
             sort: FleetColumn::Trouble,
             reverse: false,
-            filter: String::new(),
+            filter: LineInput::default(),
             filtering: false,
             rows: Vec::new(),
             selected: 0,
@@ -244,7 +248,7 @@ impl FleetApp {
             &self.fleet,
             self.sort,
             self.reverse,
-            &self.filter,
+            self.filter.text(),
             self.stale_after,
         );
         self.clamp();
@@ -278,18 +282,54 @@ impl FleetApp {
     /// (Enter keeps it, Esc clears it: `keep`).
     pub fn filter_key(&mut self, c: Option<char>, keep: bool) {
         match c {
-            Some('\u{8}') | Some('\u{7f}') => {
-                self.filter.pop();
+            Some(c) => {
+                self.filter_change(|input| {
+                    input.insert_str(c.encode_utf8(&mut [0; 4]));
+                });
             }
-            Some(c) if !c.is_control() && self.filter.chars().count() < 64 => self.filter.push(c),
-            Some(_) => {}
             None => {
                 self.filtering = false;
                 if !keep {
-                    self.filter.clear();
+                    self.filter = LineInput::default();
                 }
+                self.refilter();
             }
         }
+    }
+
+    /// An editing key ([`LineInput::key`]: Backspace, Delete, the arrows,
+    /// Home/End, Ctrl-A/E/U) while the filter is typed.
+    pub fn filter_edit(&mut self, key: crossterm::event::KeyEvent) {
+        self.filter_change(|input| {
+            input.key(key);
+        });
+    }
+
+    /// Pasted text, made one line, into the filter being typed.
+    pub fn filter_paste(&mut self, text: &str) {
+        self.filter_change(|input| {
+            input.insert_str(text);
+        });
+    }
+
+    /// Edits the filter, cut to [`FILTER_LONGEST`] characters, and shows
+    /// what it matches.
+    fn filter_change(&mut self, edit: impl FnOnce(&mut LineInput)) {
+        edit(&mut self.filter);
+        if self.filter.text().chars().count() > FILTER_LONGEST {
+            self.filter = LineInput::new(
+                self.filter
+                    .text()
+                    .chars()
+                    .take(FILTER_LONGEST)
+                    .collect::<String>(),
+            );
+        }
+        self.refilter();
+    }
+
+    /// The table from the top, as the filter now narrows it.
+    fn refilter(&mut self) {
         self.selected = 0;
         self.offset = 0;
         self.reorder();
@@ -388,7 +428,7 @@ impl FleetApp {
                 None
             }
             (FleetView::Table, FleetAction::Back) => {
-                self.filter.clear();
+                self.filter = LineInput::default();
                 self.reorder();
                 None
             }
@@ -475,6 +515,37 @@ mod tests {
         next.guests[4].flapping = true;
         app.on_fleet(next, 115.0);
         assert_eq!(app.fleet.guests[app.rows[app.selected]].instance, "g02");
+    }
+
+    /// The filter is the one line input: Backspace deletes the character
+    /// before the cursor (once typed as a `'\u{8}'` character), the arrows
+    /// move it, and a hostile paste (a megabyte, line breaks, escape
+    /// sequences) becomes at most [`FILTER_LONGEST`] plain characters.
+    #[test]
+    fn the_filter_edits_as_a_line_and_a_paste_stays_bounded() {
+        use crossterm::event::{KeyCode, KeyEvent};
+        let mut app = FleetApp::new("http://p", 3600.0, 60.0);
+        app.on_fleet(fleet(12), 100.0);
+        app.update(FleetAction::Filter);
+        for c in "g11".chars() {
+            app.filter_edit(KeyEvent::from(KeyCode::Char(c)));
+        }
+        assert_eq!(app.rows.len(), 1);
+        app.filter_edit(KeyEvent::from(KeyCode::Backspace));
+        assert_eq!(app.filter.text(), "g1");
+        assert_eq!(app.rows.len(), 2, "g10, g11");
+        app.filter_edit(KeyEvent::from(KeyCode::Left));
+        app.filter_edit(KeyEvent::from(KeyCode::Char('0')));
+        assert_eq!(app.filter.text(), "g01");
+        assert_eq!(app.rows.len(), 1);
+        app.filter_key(None, false);
+        assert!(!app.filtering && app.filter.text().is_empty());
+        app.update(FleetAction::Filter);
+        let hostile = "\x1b[31mq\r\n\u{202e}".repeat(1 << 18);
+        app.filter_paste(&hostile);
+        assert_eq!(app.filter.text().chars().count(), FILTER_LONGEST);
+        assert!(app.filter.text().chars().all(|c| "[31mq ".contains(c)));
+        assert!(app.rows.is_empty());
     }
 
     #[test]

@@ -1,17 +1,15 @@
-//! The fleet screen's shell: the terminal, the threads, the clock. Keys
-//! come from the keys thread, answers from the query thread (Prometheus
-//! is never asked on the screen's thread, so a slow or dead one never
-//! freezes it), refreshes from a timer; each becomes an update of
-//! [`FleetApp`] and one redraw. Every way out gives the terminal back.
+//! The fleet screen's loop on the terminal shell
+//! ([`crate::tui::terminal_shell`]): keys and signals come from the
+//! shell's threads, answers from the query thread (Prometheus is never
+//! asked on the screen's thread, so a slow or dead one never freezes it),
+//! refreshes when the refresh interval has passed without one; each
+//! becomes an update of [`FleetApp`] and one redraw. Every way out gives
+//! the terminal back.
 
-use std::io::Write;
-use std::sync::mpsc::{Receiver, Sender, channel};
-use std::time::{Duration, SystemTime};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
+use std::time::{Duration, Instant, SystemTime};
 
-use crossterm::event::{Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
-use crossterm::terminal::{EnterAlternateScreen, LeaveAlternateScreen};
-use ratatui::Terminal;
-use ratatui::backend::CrosstermBackend;
+use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
 
 use super::FleetError;
 use super::app::{FleetAction, FleetApp, Request};
@@ -19,15 +17,15 @@ use super::fetch::{self, GuestDetail, Scope};
 use super::model::Fleet;
 use super::query::Prometheus;
 use crate::tui::input::TermInput;
+use crate::tui::stop::StopFlag;
+use crate::tui::terminal_shell::{self as shell, PanicScope, ShellEvent, ShellScreen};
 
 /// What the screen waits for.
 enum Msg {
-    Keys(Vec<TermInput>),
+    /// The terminal or a signal.
+    Shell(ShellEvent),
     Fleet(Fleet, f64),
     GuestDetail(GuestDetail, f64),
-    Tick,
-    Resize,
-    Stop,
 }
 
 /// How the screen runs.
@@ -47,16 +45,6 @@ pub fn now() -> f64 {
     SystemTime::now()
         .duration_since(SystemTime::UNIX_EPOCH)
         .map_or(0.0, |d| d.as_secs_f64())
-}
-
-fn restore() {
-    let _ = crossterm::terminal::disable_raw_mode();
-    let _ = crossterm::execute!(
-        std::io::stdout(),
-        LeaveAlternateScreen,
-        crossterm::event::DisableBracketedPaste,
-        crossterm::cursor::Show
-    );
 }
 
 /// The query thread: the latest request of each kind, answered in turn.
@@ -98,10 +86,7 @@ fn worker(
 }
 
 /// A key as an action, or as text for the filter being typed.
-fn action(app: &FleetApp, key: KeyEvent) -> Option<FleetAction> {
-    if key.kind == KeyEventKind::Release {
-        return None;
-    }
+fn action(key: KeyEvent) -> Option<FleetAction> {
     let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
     Some(match key.code {
         KeyCode::Char('c') if ctrl => FleetAction::Quit,
@@ -121,15 +106,13 @@ fn action(app: &FleetApp, key: KeyEvent) -> Option<FleetAction> {
         KeyCode::Char('D') => FleetAction::Diff,
         KeyCode::Left | KeyCode::Char('h') => FleetAction::Earlier,
         KeyCode::Right | KeyCode::Char('l') => FleetAction::Later,
-        _ => {
-            let _ = app;
-            return None;
-        }
+        _ => return None,
     })
 }
 
-/// The fleet screen until `q` or a stop signal.
-pub fn run(client: Box<dyn Prometheus>, options: FleetOptions) -> Result<(), FleetError> {
+/// The fleet screen until `q` (`None`) or a stop signal (`Some` of it);
+/// the terminal is given back either way.
+pub fn run(client: Box<dyn Prometheus>, options: FleetOptions) -> Result<Option<i32>, FleetError> {
     let (tx, rx) = channel();
     let (requests, request_rx) = channel();
     let scope = options.scope.clone();
@@ -137,57 +120,21 @@ pub fn run(client: Box<dyn Prometheus>, options: FleetOptions) -> Result<(), Fle
     std::thread::Builder::new()
         .name("plugtop-fleet-query".into())
         .spawn(move || worker(client, scope, request_rx, answers))?;
-    let ticks = tx.clone();
-    let every = options.refresh.max(Duration::from_millis(500));
-    std::thread::Builder::new()
-        .name("plugtop-fleet-timer".into())
-        .spawn(move || {
-            loop {
-                std::thread::sleep(every);
-                if ticks.send(Msg::Tick).is_err() {
-                    break;
-                }
-            }
-        })?;
-    let signals_tx = tx.clone();
-    let mut signals = signal_hook::iterator::Signals::new([
-        signal_hook::consts::SIGWINCH,
-        signal_hook::consts::SIGTERM,
-        signal_hook::consts::SIGINT,
-        signal_hook::consts::SIGHUP,
-    ])?;
-    std::thread::Builder::new()
-        .name("plugtop-fleet-signals".into())
-        .spawn(move || {
-            for s in signals.forever() {
-                let msg = if s == signal_hook::consts::SIGWINCH {
-                    Msg::Resize
-                } else {
-                    Msg::Stop
-                };
-                if signals_tx.send(msg).is_err() {
-                    break;
-                }
-            }
-        })?;
-    let keys = tx.clone();
-    crate::tui::input::spawn(move |batch| keys.send(Msg::Keys(batch)).is_ok())?;
-    drop(tx);
-
-    let previous = std::panic::take_hook();
-    std::panic::set_hook(Box::new(move |info| {
-        restore();
-        previous(info);
-    }));
-    crossterm::terminal::enable_raw_mode()?;
-    let result = crossterm::execute!(
-        std::io::stdout(),
-        EnterAlternateScreen,
-        crossterm::event::EnableBracketedPaste
-    )
-    .map_err(FleetError::from)
-    .and_then(|()| screen_loop(&options, &rx, &requests));
-    restore();
+    // Nothing is held for a guest: a stop signal may end the process as
+    // soon as the screen has had its time to give the terminal back.
+    let stop = StopFlag::new();
+    let given_back = stop.clone();
+    shell::spawn_inputs(&stop, move |event| {
+        if let ShellEvent::Stop(signal) = event {
+            given_back.given_back(crate::stop_signals::exit_status(signal));
+        }
+        tx.send(Msg::Shell(event)).is_ok()
+    })?;
+    shell::restore_on_panic(PanicScope::ThisThread);
+    let result = shell::enter(false)
+        .map_err(FleetError::from)
+        .and_then(|()| screen_loop(&options, &rx, &requests));
+    shell::leave();
     result
 }
 
@@ -195,8 +142,8 @@ fn screen_loop(
     options: &FleetOptions,
     rx: &Receiver<Msg>,
     requests: &Sender<Request>,
-) -> Result<(), FleetError> {
-    let mut terminal = Terminal::new(CrosstermBackend::new(std::io::stdout()))?;
+) -> Result<Option<i32>, FleetError> {
+    let mut screen = ShellScreen::new()?;
     let mut app = FleetApp::new(
         &options.prometheus,
         options.scope.window,
@@ -208,19 +155,16 @@ fn screen_loop(
         let _ = requests.send(r);
     };
     ask(&mut app, Request::Fleet);
+    let every = options.refresh.max(Duration::from_millis(500));
+    let mut refresh_at = Instant::now() + every;
     loop {
-        let size = terminal.size()?;
+        let size = screen.size()?;
         app.page = usize::from(size.height.saturating_sub(6)).max(1);
-        terminal.draw(|f| super::table::draw(f, &app))?;
-        let Ok(msg) = rx.recv() else {
-            return Ok(());
-        };
-        match msg {
-            Msg::Stop => return Ok(()),
-            Msg::Resize => {
-                terminal.autoresize()?;
-            }
-            Msg::Tick => {
+        screen.draw(|f| super::table::draw(f, &app))?;
+        let msg = match rx.recv_timeout(refresh_at.saturating_duration_since(Instant::now())) {
+            Ok(msg) => msg,
+            Err(RecvTimeoutError::Timeout) => {
+                refresh_at = Instant::now() + every;
                 if !app.busy {
                     let r = match app.view {
                         super::app::FleetView::GuestDetail => app.update(FleetAction::Refresh),
@@ -230,53 +174,65 @@ fn screen_loop(
                         ask(&mut app, r);
                     }
                 }
+                continue;
             }
-            Msg::Fleet(f, at) => app.on_fleet(f, at),
-            Msg::GuestDetail(d, at) => app.on_detail(d, at),
-            Msg::Keys(batch) => {
+            Err(RecvTimeoutError::Disconnected) => return Ok(None),
+        };
+        match msg {
+            Msg::Shell(ShellEvent::Stop(signal)) => return Ok(Some(signal)),
+            Msg::Shell(ShellEvent::Keys(batch)) => {
                 for input in batch {
-                    let TermInput::Event(event) = input else {
-                        continue;
-                    };
-                    match event {
-                        Event::Paste(text) if app.filtering => {
-                            for c in text.chars().take(64) {
-                                app.filter_key(Some(c), true);
-                            }
-                        }
-                        // Raw mode makes Ctrl-C a key, not SIGINT: it quits
-                        // while a filter is typed too (it typed a `c`), and
-                        // other Ctrl keys type nothing.
-                        Event::Key(key)
-                            if app.filtering
-                                && key.modifiers.contains(KeyModifiers::CONTROL)
-                                && key.code == KeyCode::Char('c') =>
-                        {
-                            return Ok(());
-                        }
-                        Event::Key(key)
-                            if app.filtering && key.modifiers.contains(KeyModifiers::CONTROL) => {}
-                        Event::Key(key) if app.filtering => match key.code {
-                            KeyCode::Enter => app.filter_key(None, true),
-                            KeyCode::Esc => app.filter_key(None, false),
-                            KeyCode::Backspace => app.filter_key(Some('\u{8}'), true),
-                            KeyCode::Char(c) => app.filter_key(Some(c), true),
-                            _ => {}
-                        },
-                        Event::Key(key) => {
-                            let Some(a) = action(&app, key) else { continue };
-                            if a == FleetAction::Quit {
-                                return Ok(());
-                            }
-                            if let Some(r) = app.update(a) {
-                                ask(&mut app, r);
-                            }
-                        }
-                        _ => {}
+                    match take_input(&mut app, input) {
+                        FleetKeyOutcome::Quit => return Ok(None),
+                        FleetKeyOutcome::Ask(r) => ask(&mut app, r),
+                        FleetKeyOutcome::Nothing => {}
                     }
                 }
             }
+            Msg::Shell(event) => {
+                screen.follow(&event)?;
+            }
+            Msg::Fleet(f, at) => app.on_fleet(f, at),
+            Msg::GuestDetail(d, at) => app.on_detail(d, at),
         }
-        let _ = std::io::stdout().flush();
+    }
+}
+
+/// What a key or a paste asks of the screen's loop.
+enum FleetKeyOutcome {
+    Quit,
+    Ask(Request),
+    Nothing,
+}
+
+/// A key or a paste: for the filter while it is typed, else an action.
+fn take_input(app: &mut FleetApp, input: TermInput) -> FleetKeyOutcome {
+    if let TermInput::Event(Event::Paste(text)) = &input {
+        if app.filtering {
+            app.filter_paste(text);
+        }
+        return FleetKeyOutcome::Nothing;
+    }
+    let Some(key) = shell::pressed(&input) else {
+        return FleetKeyOutcome::Nothing;
+    };
+    let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+    if app.filtering {
+        // Raw mode makes Ctrl-C a key, not SIGINT: it quits while a
+        // filter is typed too (it typed a `c`).
+        match key.code {
+            KeyCode::Char('c') if ctrl => return FleetKeyOutcome::Quit,
+            KeyCode::Enter => app.filter_key(None, true),
+            KeyCode::Esc => app.filter_key(None, false),
+            _ => app.filter_edit(key),
+        }
+        return FleetKeyOutcome::Nothing;
+    }
+    match action(key) {
+        Some(FleetAction::Quit) => FleetKeyOutcome::Quit,
+        Some(a) => app
+            .update(a)
+            .map_or(FleetKeyOutcome::Nothing, FleetKeyOutcome::Ask),
+        None => FleetKeyOutcome::Nothing,
     }
 }

@@ -131,8 +131,11 @@ fn header(app: &FleetApp, cols: usize) -> Vec<Line<'static>> {
         app.sort.title(),
         if app.reverse { " ↑" } else { "" }
     );
-    if !app.filter.is_empty() {
-        title.push_str(&format!("  filter \"{}\"", terminal_safe(&app.filter)));
+    if !app.filter.text().is_empty() {
+        title.push_str(&format!(
+            "  filter \"{}\"",
+            terminal_safe(app.filter.text())
+        ));
     }
     if app.busy {
         title.push_str("  …");
@@ -219,7 +222,9 @@ fn table(app: &FleetApp, area: Rect) -> Vec<Line<'static>> {
     if app.rows.is_empty() {
         let text = match app.link {
             Link::Waiting => "",
-            _ if app.filter.is_empty() => "no plugtop series in this Prometheus (check --match)",
+            _ if app.filter.text().is_empty() => {
+                "no plugtop series in this Prometheus (check --match)"
+            }
             _ => "no guest matches the filter",
         };
         lines.push(Line::raw(text));
@@ -312,16 +317,19 @@ fn drift_lines(app: &FleetApp, area: Rect) -> Vec<Line<'static>> {
 /// cut in the middle of a word.
 fn footer(app: &FleetApp, cols: usize) -> Line<'static> {
     if app.filtering {
+        // The cursor a block between characters.
+        let (text, cursor) = (app.filter.text(), app.filter.cursor());
+        let head: String = text.chars().take(cursor).collect();
+        let typed = format!("{head}█{}", &text[head.len()..]);
         return Line::from(vec![
             Span::styled("/", Style::default().add_modifier(Modifier::BOLD)),
-            Span::raw(terminal_safe(&app.filter).into_owned()),
-            Span::styled("█", Style::default()),
+            Span::raw(terminal_safe(&typed).into_owned()),
             Span::raw("  Enter keeps, Esc clears"),
         ]);
     }
-    let kept = (app.view == FleetView::Table && !app.filter.is_empty()).then(|| {
+    let kept = (app.view == FleetView::Table && !app.filter.text().is_empty()).then(|| {
         Span::styled(
-            format!("/{}  ", terminal_safe(&app.filter)),
+            format!("/{}  ", terminal_safe(app.filter.text())),
             Style::default().fg(Color::Cyan),
         )
     });

@@ -10,20 +10,11 @@
 //! two threads share nothing but channels and the stop flag, so a terminal
 //! nobody reads cannot stop the control thread from putting the guest back.
 
-use std::cell::RefCell;
 use std::collections::VecDeque;
-use std::io::Write;
-use std::rc::Rc;
 use std::sync::Arc;
 use std::sync::mpsc::{Receiver, Sender, channel};
 
-use crossterm::event::{self, Event, KeyEventKind, KeyModifiers};
-use crossterm::execute;
-use crossterm::terminal::{
-    EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode,
-};
-use ratatui::Terminal;
-use ratatui::backend::CrosstermBackend;
+use crossterm::event::{Event, KeyEventKind, KeyModifiers};
 
 use super::app::App;
 use super::arming::Progress;
@@ -36,44 +27,10 @@ use super::layer_keys::{TERMINAL_KEYS, TerminalAction, action_in};
 use super::mailbox::Mailbox;
 use super::options::Options;
 use super::run::{UiError, prepare};
-use super::sized_backend::SizedBackend;
 use super::stop::StopFlag;
-use super::term_caps::TermCaps;
+use super::terminal_shell::{self as shell, PanicScope, ShellEvent, ShellScreen};
 use super::update::{ScreenEnd, Update};
 use super::view;
-
-type Term = Terminal<SizedBackend<CrosstermBackend<FrameBuffer>>>;
-
-/// Where ratatui draws a frame: memory, sent to the terminal whole by
-/// [`FrameBuffer::send`]. The screen thread keeps a copy of the handle the
-/// terminal draws into.
-#[derive(Default, Clone)]
-struct FrameBuffer(Rc<RefCell<Vec<u8>>>);
-
-impl FrameBuffer {
-    /// Sends what was drawn to the terminal.
-    fn send(&self) -> std::io::Result<()> {
-        let frame = std::mem::take(&mut *self.0.borrow_mut());
-        if frame.is_empty() {
-            return Ok(());
-        }
-        let mut out = std::io::stdout().lock();
-        out.write_all(&frame)?;
-        out.flush()
-    }
-}
-
-impl Write for FrameBuffer {
-    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-        self.0.borrow_mut().extend_from_slice(bytes);
-        Ok(bytes.len())
-    }
-
-    /// Nothing: the frame is sent whole by [`FrameBuffer::send`].
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
 
 /// Most inputs taken off the queue before the screen is drawn again: it
 /// bounds how long a flood of input keeps the screen from drawing, it is
@@ -82,12 +39,9 @@ const BATCH: usize = 256;
 
 /// What the screen thread waits for.
 enum Input {
-    /// What one read of the terminal decoded to.
-    Term(Vec<TermInput>),
-    /// The terminal changed size (SIGWINCH).
-    Resize,
-    /// A signal; a stop signal has raised the [`StopFlag`] first.
-    Signal(i32),
+    /// The terminal or a signal ([`shell::spawn_inputs`]); a stop signal
+    /// has raised the [`StopFlag`] first.
+    Shell(ShellEvent),
     /// Something the screen holds changed on a thread of its own (a tune
     /// finished): only a redraw is needed.
     Redraw,
@@ -96,117 +50,16 @@ enum Input {
     Mail,
 }
 
-/// What this terminal can do, looked up once ([`TermCaps`]).
-fn caps() -> TermCaps {
-    static CAPS: std::sync::OnceLock<TermCaps> = std::sync::OnceLock::new();
-    *CAPS.get_or_init(TermCaps::from_env)
-}
-
-/// Restores the terminal; called on every way out. Only what was asked of
-/// it is undone: a terminal without mouse reports gets no sequence for them.
-fn restore_terminal() {
-    let _ = disable_raw_mode();
-    let mut out = std::io::stdout();
-    let _ = crossterm::queue!(out, LeaveAlternateScreen);
-    if caps().mouse {
-        let _ = crossterm::queue!(out, event::DisableMouseCapture);
-    }
-    if caps().paste {
-        let _ = crossterm::queue!(out, event::DisableBracketedPaste);
-    }
-    let _ = execute!(out, crossterm::cursor::Show);
-    discard_pending_input();
-}
-
-/// Drops what was typed or pasted into plugtop and not read yet: after a
-/// signal ends the screen with a paste still arriving, its rest must not
-/// reach the shell that comes next (as commands run as root).
-fn discard_pending_input() {
-    use rustix::termios::{QueueSelector, tcflush};
-    use std::io::IsTerminal;
-    let stdin = std::io::stdin();
-    if stdin.is_terminal() {
-        let _ = tcflush(&stdin, QueueSelector::IFlush);
-    } else if let Ok(tty) = std::fs::File::open("/dev/tty") {
-        let _ = tcflush(&tty, QueueSelector::IFlush);
-    }
-}
-
-/// Raw mode, the alternate screen, mouse reports, and bracketed paste so
-/// that pasted text arrives as text, never as keys: the last two where the
-/// terminal has them ([`TermCaps`]).
-fn enter_screen() -> std::io::Result<()> {
-    enable_raw_mode()?;
-    let mut out = std::io::stdout();
-    crossterm::queue!(out, EnterAlternateScreen)?;
-    if caps().mouse {
-        crossterm::queue!(out, event::EnableMouseCapture)?;
-    }
-    if caps().paste {
-        crossterm::queue!(out, event::EnableBracketedPaste)?;
-    }
-    out.flush()
-}
-
-/// Mouse reporting on (clicks and the wheel reach plugtop) or off (the
-/// terminal selects text for copying); never asked of a terminal without it.
-fn set_mouse(out: &mut impl Write, on: bool) -> std::io::Result<()> {
-    if !caps().mouse {
-        return Ok(());
-    }
-    if on {
-        crossterm::queue!(out, event::EnableMouseCapture)
-    } else {
-        crossterm::queue!(out, event::DisableMouseCapture)
-    }
-}
-
-/// Ctrl-Z or SIGTSTP: give the terminal back, stop, and on `fg` take it
-/// again with a full redraw.
-fn suspend(terminal: &mut Term) -> std::io::Result<()> {
-    restore_terminal();
-    signal_hook::low_level::emulate_default_handler(signal_hook::consts::SIGTSTP)?;
-    enter_screen()?;
-    redraw_all(terminal)
-}
-
-/// Makes the next draw repaint every cell: the screen is cleared (with
-/// that frame) and ratatui forgets what it drew (`Terminal::clear` would
-/// ask the terminal for the cursor position, and the keys thread reads the
-/// answer).
-fn redraw_all(terminal: &mut Term) -> std::io::Result<()> {
-    use crossterm::terminal::{Clear, ClearType};
-    // Back from Ctrl-Z, the terminal may have another size.
-    terminal.backend().forget_size();
-    crossterm::queue!(terminal.backend_mut(), Clear(ClearType::All))?;
-    terminal.current_buffer_mut().reset();
-    terminal.swap_buffers();
-    Ok(())
-}
-
 /// The full-screen UI. Every way out restores the terminal; an armed guest
 /// is put back on quit and on SIGHUP (an SSH drop), SIGTERM and SIGINT.
 pub fn run_screen(options: &Options) -> Result<ScreenEnd, UiError> {
     let (prepared, mut source) = prepare(options)?;
     let (core, mut app) = prepared.into_parts();
     let stop = StopFlag::new();
-    let previous = std::panic::take_hook();
-    std::panic::set_hook(Box::new(move |info| {
-        // The terminal first (the failure policy that runs next ends the
-        // process), but never at the guest's cost: a terminal nobody reads
-        // blocks the writes that restore it, so they get a second, on a
-        // thread of their own, and then the guest is given back anyway.
-        let (done, restored) = std::sync::mpsc::channel();
-        let restoring = std::thread::Builder::new().spawn(move || {
-            restore_terminal();
-            let _ = done.send(());
-        });
-        if restoring.is_ok() {
-            let _ = restored.recv_timeout(std::time::Duration::from_secs(1));
-        }
-        previous(info);
-    }));
-    enter_screen()?;
+    // The terminal first: the failure policy that runs next ends the
+    // process on a panic in any thread.
+    shell::restore_on_panic(PanicScope::AnyThread);
+    shell::enter(true)?;
     let (inputs, input_rx) = channel();
     let (commands, command_rx) = channel();
     // What the control thread says waits in the mailbox, bounded however
@@ -245,55 +98,27 @@ pub fn run_screen(options: &Options) -> Result<ScreenEnd, UiError> {
             ended
         })
     });
-    // A paste cut by a signal: take its rest before the terminal goes back
-    // to the shell (then what is left unread is dropped).
-    super::input::let_paste_end(super::input::PASTE_WAIT);
-    restore_terminal();
+    shell::leave();
     result
 }
 
-/// The keys thread and the signal thread. A stop signal (any signal that
-/// would end the process, [`crate::stop_signals`]) raises `stop` and wakes
-/// the control thread itself, so neither waits behind queued input; the
-/// signal thread then ends the process once the guest is given back if
-/// the screen thread has not ([`super::stuck_terminal`]).
+/// The shell's keys and signal threads. A stop signal also wakes the
+/// control thread itself, so it does not wait behind queued input to put
+/// the guest back; the shell ends the process once that is done if the
+/// screen thread has not.
 fn spawn_inputs(
     inputs: &Sender<Input>,
     commands: &Sender<Command>,
     stop: &StopFlag,
 ) -> Result<(), UiError> {
-    use signal_hook::consts::{SIGCONT, SIGTSTP, SIGWINCH};
-    let keys = inputs.clone();
-    super::input::spawn(move |batch| keys.send(Input::Term(batch)).is_ok())?;
-    let mut caught = crate::stop_signals::catchable();
-    caught.extend([SIGTSTP, SIGCONT, SIGWINCH]);
-    let mut signals = signal_hook::iterator::Signals::new(&caught)?;
     let tx = inputs.clone();
     let control = commands.clone();
-    let stop = stop.clone();
-    std::thread::Builder::new()
-        .name("plugtop-signals".into())
-        .spawn(move || {
-            for signal in signals.forever() {
-                match signal {
-                    SIGWINCH => {
-                        let _ = tx.send(Input::Resize);
-                    }
-                    SIGTSTP | SIGCONT => {
-                        let _ = tx.send(Input::Signal(signal));
-                    }
-                    _ => {
-                        stop.raise(signal);
-                        let _ = control.send(Command::Stop(signal));
-                        let _ = tx.send(Input::Signal(signal));
-                        super::stuck_terminal::end_once_given_back(
-                            &stop,
-                            super::stuck_terminal::GRACE,
-                        );
-                    }
-                }
-            }
-        })?;
+    shell::spawn_inputs(stop, move |event| {
+        if let ShellEvent::Stop(signal) = event {
+            let _ = control.send(Command::Stop(signal));
+        }
+        tx.send(Input::Shell(event)).is_ok()
+    })?;
     Ok(())
 }
 
@@ -305,23 +130,12 @@ fn screen_loop(
     mailbox: &Mailbox<impl Fn() -> bool>,
     commands: &Sender<Command>,
 ) -> Result<ScreenEnd, UiError> {
-    // Never dropped: ratatui's drop shows the cursor and, when that fails
-    // (the terminal is gone: an SSH drop, `tmux kill-session`), reports it
-    // with a print that panics on a closed stderr. restore_terminal() puts
-    // the cursor back on every way out instead.
-    let frames = FrameBuffer::default();
-    let mut terminal = std::mem::ManuallyDrop::new(Terminal::new(SizedBackend::new(
-        CrosstermBackend::new(frames.clone()),
-    ))?);
+    let mut terminal = ShellScreen::new()?;
     let mut screen = Screen {
-        frames,
         queued: VecDeque::new(),
         stopping: false,
         mouse: true,
     };
-    // The first frame paints every cell on a cleared screen: some
-    // terminals show what was on the alternate screen before.
-    redraw_all(&mut terminal)?;
     loop {
         let Ok(first) = inputs.recv() else {
             return Ok(ScreenEnd::Quit);
@@ -338,8 +152,6 @@ fn screen_loop(
 
 /// The screen thread's state between redraws.
 struct Screen {
-    /// What the terminal drew and has not been sent yet.
-    frames: FrameBuffer,
     /// Keys, clicks and pastes not yet applied to the app.
     queued: VecDeque<TermInput>,
     /// Quit or a stop signal: keys are dropped now.
@@ -356,11 +168,10 @@ impl Screen {
         &mut self,
         input: Input,
         app: &mut App,
-        terminal: &mut Term,
+        terminal: &mut ShellScreen,
         stop: &StopFlag,
         mailbox: &Mailbox<impl Fn() -> bool>,
     ) -> Result<Option<ScreenEnd>, UiError> {
-        use signal_hook::consts::{SIGCONT, SIGTSTP};
         // Signals first: a stop drops whatever input is still queued.
         if stop.raised().is_some() {
             self.stopping = true;
@@ -375,24 +186,20 @@ impl Screen {
                     app.apply(update);
                 }
             }
-            Input::Signal(SIGTSTP) => suspend(terminal)?,
-            Input::Signal(SIGCONT) => redraw_all(terminal)?,
             // A stop signal: seen through `stop` above.
-            Input::Signal(_) => {}
-            Input::Resize => {
-                terminal.backend().forget_size();
-                terminal.autoresize()?;
-            }
-            Input::Redraw => {}
-            Input::Term(_) if self.stopping => {}
-            Input::Term(events) => {
+            Input::Shell(ShellEvent::Stop(_)) | Input::Redraw => {}
+            Input::Shell(ShellEvent::Keys(_)) if self.stopping => {}
+            Input::Shell(ShellEvent::Keys(events)) => {
                 for ev in events {
                     match control_key(&ev) {
-                        Some('z') => suspend(terminal)?,
-                        Some('l') => redraw_all(terminal)?,
+                        Some('z') => terminal.suspend()?,
+                        Some('l') => terminal.redraw_all()?,
                         _ => self.queued.push_back(ev),
                     }
                 }
+            }
+            Input::Shell(event) => {
+                terminal.follow(&event)?;
             }
         }
         Ok(None)
@@ -402,7 +209,7 @@ impl Screen {
     /// control thread, and draws once: into memory, then to the terminal.
     fn draw(
         &mut self,
-        terminal: &mut Term,
+        terminal: &mut ShellScreen,
         app: &mut App,
         stop: &StopFlag,
         commands: &Sender<Command>,
@@ -418,10 +225,9 @@ impl Screen {
         }
         if app.mouse() != self.mouse {
             self.mouse = app.mouse();
-            set_mouse(terminal.backend_mut(), self.mouse)?;
+            terminal.set_mouse(self.mouse)?;
         }
-        terminal.draw(|f| view::draw(f, app))?;
-        Ok(self.frames.send()?)
+        Ok(terminal.draw(|f| view::draw(f, app))?)
     }
 }
 

@@ -5,7 +5,10 @@
 use std::sync::atomic::Ordering;
 
 use crate::fleet_fake;
-use crate::ui_pty::Session;
+use crate::ui_pty::{
+    Session, a_plain_terminal_is_asked_for_no_paste_or_mouse, an_unfinished_reply_then_q_quits,
+    sigterm_gives_the_terminal_back,
+};
 
 #[test]
 fn the_screen_follows_prometheus_down_and_back() {
@@ -85,4 +88,37 @@ fn ctrl_c_quits_while_a_filter_is_typed_and_question_mark_opens_the_help() {
         raw.contains("\u{1b}[?1049l"),
         "the alternate screen is left"
     );
+}
+
+/// `plugtop fleet` on a fake Prometheus, under a shell at 80×24.
+fn fleet_under_shell(url: &str) -> Session {
+    Session::start_under_shell(&["fleet", "--prometheus", url], 24, 80, &[])
+}
+
+#[test]
+fn sigterm_gives_the_fleet_terminal_back_with_143() {
+    let guests = fleet_fake::five();
+    let fake = fleet_fake::start(move |path, params| fleet_fake::answer(&guests, path, params));
+    sigterm_gives_the_terminal_back(fleet_under_shell(&fake.url), "stopped   10.0.0.3:9866");
+}
+
+#[test]
+fn an_unfinished_reply_then_q_quits_fleet() {
+    let guests = fleet_fake::five();
+    let fake = fleet_fake::start(move |path, params| fleet_fake::answer(&guests, path, params));
+    an_unfinished_reply_then_q_quits(fleet_under_shell(&fake.url), "stopped   10.0.0.3:9866");
+}
+
+/// It once asked any terminal for bracketed paste.
+#[test]
+fn fleet_asks_a_vt100_for_no_paste_or_mouse() {
+    let guests = fleet_fake::five();
+    let fake = fleet_fake::start(move |path, params| fleet_fake::answer(&guests, path, params));
+    let s = Session::start_with(
+        &["fleet", "--prometheus", &fake.url],
+        24,
+        80,
+        &[("TERM", "vt100")],
+    );
+    a_plain_terminal_is_asked_for_no_paste_or_mouse(s, "stopped   10.0.0.3:9866");
 }

@@ -5,7 +5,10 @@
 //! answered by pointing at the comparison.
 
 use crate::common;
-use crate::ui_pty::Session;
+use crate::ui_pty::{
+    Session, a_plain_terminal_is_asked_for_no_paste_or_mouse, an_unfinished_reply_then_q_quits,
+    sigterm_gives_the_terminal_back,
+};
 
 use common::tempdir;
 
@@ -163,4 +166,44 @@ fn a_judging_thread_that_panics_is_said_and_the_screen_goes_on() {
             == 0,
         "{json}"
     );
+}
+
+/// `plugtop train` on the first exercise, under a shell at 80×24.
+fn train_under_shell(state: &tempfile::TempDir) -> Session {
+    let home = state.path().to_str().expect("utf-8");
+    Session::start_under_shell(
+        &["train", COURSE, "--exercise", "cpu-max"],
+        24,
+        80,
+        &[("XDG_STATE_HOME", home)],
+    )
+}
+
+/// It once ignored SIGTERM: the terminal stayed raw, in the alternate
+/// screen.
+#[test]
+fn sigterm_gives_the_train_terminal_back_with_143() {
+    let state = tempdir();
+    sigterm_gives_the_terminal_back(train_under_shell(&state), "Practice run");
+}
+
+/// It once locked up after `ESC [ ?`: neither `q` nor Ctrl-C ended it.
+#[test]
+fn an_unfinished_reply_then_q_quits_train() {
+    let state = tempdir();
+    an_unfinished_reply_then_q_quits(train_under_shell(&state), "Practice run");
+}
+
+/// It once asked any terminal for bracketed paste.
+#[test]
+fn train_asks_a_vt100_for_no_paste_or_mouse() {
+    let state = tempdir();
+    let home = state.path().to_str().expect("utf-8");
+    let s = Session::start_with(
+        &["train", COURSE, "--exercise", "cpu-max"],
+        24,
+        80,
+        &[("XDG_STATE_HOME", home), ("TERM", "vt100")],
+    );
+    a_plain_terminal_is_asked_for_no_paste_or_mouse(s, "Practice run");
 }

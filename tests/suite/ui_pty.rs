@@ -193,12 +193,28 @@ impl Session {
     /// (bounded): for keys that may land while the program still waits for
     /// the end of an escape sequence.
     pub(crate) fn press_until(&mut self, keys: &str, text: &str) {
+        self.press_again_until(keys, &format!("never saw {text:?}"), |s| {
+            s.screen().contains(text).then_some(())
+        });
+    }
+
+    /// Presses `keys` every 200 ms until `done` gives something (bounded;
+    /// `what` names it when it never does).
+    fn press_again_until<T>(
+        &mut self,
+        keys: &str,
+        what: &str,
+        mut done: impl FnMut(&mut Session) -> Option<T>,
+    ) -> T {
         let deadline = Instant::now() + common::HANG_GUARD;
         let mut last = Instant::now() - Duration::from_secs(1);
-        while !self.screen().contains(text) {
+        loop {
+            if let Some(got) = done(self) {
+                return got;
+            }
             assert!(
                 Instant::now() < deadline,
-                "never saw {text:?} after {keys:?}; screen:\n{}",
+                "{what} after {keys:?}; screen:\n{}",
                 self.screen()
             );
             if last.elapsed() >= Duration::from_millis(200) {
@@ -229,6 +245,103 @@ impl Session {
             }
         }
     }
+}
+
+/// What a shell printed after plugtop ended under it
+/// ([`Session::start_under_shell`]): plugtop's exit status, whether the
+/// terminal was back in its ordinary mode (line editing, echo and the
+/// signal keys on: raw mode off), and every byte plugtop wrote.
+pub(crate) struct AfterPlugtop {
+    pub(crate) status: Option<u32>,
+    pub(crate) cooked: bool,
+    pub(crate) raw: String,
+}
+
+/// Prints plugtop's exit status and the terminal's mode once it ends.
+const AFTER_PLUGTOP: &str = "\"$0\" \"$@\"; status=$?; \
+    if stty -a | grep -qwE -- '-icanon|-echo|-isig'; then mode=raw; else mode=cooked; fi; \
+    printf 'AFTER %s %s\\n' \"$status\" \"$mode\"";
+
+impl Session {
+    /// plugtop run by a shell that, once plugtop ends, prints its exit
+    /// status and whether the terminal was left raw.
+    pub(crate) fn start_under_shell(
+        args: &[&str],
+        rows: u16,
+        cols: u16,
+        env: &[(&str, &str)],
+    ) -> Session {
+        let mut all = vec!["-c", AFTER_PLUGTOP, env!("CARGO_BIN_EXE_plugtop")];
+        all.extend_from_slice(args);
+        Session::start_program("sh", &all, rows, cols, env)
+    }
+
+    /// Sends `signal` to plugtop, the shell's child.
+    pub(crate) fn signal_under_shell(&self, signal: &str) {
+        let sh = self.child.process_id().expect("a pid");
+        let children =
+            std::fs::read_to_string(format!("/proc/{sh}/task/{sh}/children")).expect("children");
+        let plugtop = children.split_whitespace().next().expect("plugtop runs");
+        let sent = std::process::Command::new("kill")
+            .args([&format!("-{signal}"), plugtop])
+            .status()
+            .is_ok_and(|st| st.success());
+        assert!(sent, "kill -{signal} {plugtop}");
+    }
+
+    /// Waits for the shell's line after plugtop ended.
+    pub(crate) fn after_plugtop(&mut self) -> AfterPlugtop {
+        self.wait_for_raw("AFTER ");
+        let raw = String::from_utf8_lossy(&self.raw).into_owned();
+        let after: Vec<&str> = raw
+            .rsplit("AFTER ")
+            .next()
+            .map_or(vec![], |t| t.split_whitespace().take(2).collect());
+        AfterPlugtop {
+            status: after.first().and_then(|n| n.parse().ok()),
+            cooked: after.get(1) == Some(&"cooked"),
+            raw,
+        }
+    }
+
+    /// Presses `keys` every 200 ms until plugtop ends (bounded): keys that
+    /// may land while it still waits for the end of an escape sequence.
+    /// Its exit status.
+    pub(crate) fn press_until_exit(&mut self, keys: &str) -> Option<u32> {
+        self.press_again_until(keys, "plugtop never ended", |s| match s.child.try_wait() {
+            Ok(Some(status)) => Some(Some(status.exit_code())),
+            _ => None,
+        })
+    }
+}
+
+/// SIGTERM to a full screen started under a shell
+/// ([`Session::start_under_shell`]) once it shows `ready`: it ends with
+/// 143, the alternate screen left, bracketed paste off, the cursor shown,
+/// and raw mode off.
+pub(crate) fn sigterm_gives_the_terminal_back(mut s: Session, ready: &str) {
+    s.wait_for(ready);
+    s.signal_under_shell("TERM");
+    let after = s.after_plugtop();
+    assert_eq!(after.status, Some(143), "exit status after SIGTERM");
+    assert!(after.cooked, "the terminal was left in raw mode");
+    let last = |seq: &str| after.raw.rfind(seq);
+    for (on, off) in [
+        ("\x1b[?1049h", "\x1b[?1049l"),
+        ("\x1b[?2004h", "\x1b[?2004l"),
+        ("\x1b[?25l", "\x1b[?25h"),
+    ] {
+        assert!(last(on).is_some(), "{on:?} was sent");
+        assert!(last(off) > last(on), "{off:?} after the last {on:?}");
+    }
+}
+
+/// The start of a terminal's reply that never ends (`ESC [ ?`), then `q`:
+/// the screen showing `ready` still quits, with status 0.
+pub(crate) fn an_unfinished_reply_then_q_quits(mut s: Session, ready: &str) {
+    s.wait_for(ready);
+    s.press("\x1b[?");
+    assert_eq!(s.press_until_exit("q"), Some(0), "q quits well");
 }
 
 /// A failing test must not leave plugtop running.
@@ -1580,5 +1693,49 @@ fn a_vt100_gets_no_colours_mouse_or_bracketed_paste() {
         let (code, raw) = s.wait_exit();
         assert_eq!(code, Some(0), "{term}: clean exit");
         assert_eq!(asked(&raw), (has, has, has), "{term}: {raw:?}");
+    }
+}
+
+/// The main screen on a replay, under a shell at 80×24.
+fn replay_under_shell() -> (tempfile::TempDir, Session) {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let rec = common::record_fixture_series(dir.path(), "o.rec");
+    let s = Session::start_under_shell(
+        &[
+            "--replay",
+            &rec,
+            "-c",
+            "examples/rules/recommended-default.conf",
+        ],
+        24,
+        80,
+        &[],
+    );
+    (dir, s)
+}
+
+#[test]
+fn sigterm_gives_the_main_screen_terminal_back_with_143() {
+    let (_dir, s) = replay_under_shell();
+    sigterm_gives_the_terminal_back(s, "OBSERVE");
+}
+
+#[test]
+fn an_unfinished_reply_then_q_quits_the_main_screen() {
+    let (_dir, s) = replay_under_shell();
+    an_unfinished_reply_then_q_quits(s, "OBSERVE");
+}
+
+/// A full screen on a terminal without bracketed paste or mouse reports
+/// (`TERM=vt100`, a 3270 or SCLP console) showing `ready`: neither is
+/// asked of it, and `q` quits.
+pub(crate) fn a_plain_terminal_is_asked_for_no_paste_or_mouse(mut s: Session, ready: &str) {
+    s.wait_for(ready);
+    s.press("q");
+    let (status, raw) = s.wait_exit();
+    assert_eq!(status, Some(0), "q quits well");
+    assert!(raw.contains("\x1b[?1049h"), "the alternate screen is taken");
+    for asked in ["\x1b[?2004h", "\x1b[?1000h", "\x1b[?1006h"] {
+        assert!(!raw.contains(asked), "{asked:?} asked of a vt100");
     }
 }

@@ -3,8 +3,9 @@
 //! copy is reloaded when saved), the practice run closed loop at any
 //! speed with the goal scored live, and progress kept in the state
 //! directory. [`app`] holds the state and its one `update`, [`draw`]
-//! renders it; this module is the event loop, which turns keys into
-//! actions and real time into simulated intervals.
+//! renders it; this module is the event loop on the terminal shell
+//! ([`crate::tui::terminal_shell`]: keys, signals, the terminal), which
+//! turns keys into actions and real time into simulated intervals.
 //!
 //! No fixed frame rate: it waits for a key, for the next interval the
 //! practice run is due (at 1× an interval a second), or for a second to
@@ -14,19 +15,16 @@ pub mod app;
 pub mod draw;
 pub mod workspace;
 
-use std::io::Write as _;
+use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
 use std::time::{Duration, Instant};
 
-use crossterm::event::{self, Event, KeyEventKind};
-use crossterm::execute;
-use crossterm::terminal::{
-    EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode,
-};
-use ratatui::Terminal;
-use ratatui::backend::CrosstermBackend;
+use crossterm::event::Event;
 
 use super::course::Course;
 use super::progress::CourseProgress;
+use crate::tui::input::TermInput;
+use crate::tui::stop::StopFlag;
+use crate::tui::terminal_shell::{self as shell, PanicScope, ShellEvent, ShellScreen};
 use app::{TrainAction, TrainApp};
 
 /// How the screen starts.
@@ -43,27 +41,6 @@ pub struct TrainOptions {
 pub enum ScreenError {
     #[error("the terminal: {0}")]
     Terminal(#[from] std::io::Error),
-}
-
-/// Gives the terminal back.
-fn restore_terminal() {
-    let _ = disable_raw_mode();
-    let _ = execute!(
-        std::io::stdout(),
-        LeaveAlternateScreen,
-        event::DisableBracketedPaste,
-        crossterm::cursor::Show
-    );
-}
-
-/// Restores the terminal when dropped, on every way out but a panic
-/// (which the hook covers).
-struct TerminalGuard;
-
-impl Drop for TerminalGuard {
-    fn drop(&mut self) {
-        restore_terminal();
-    }
 }
 
 /// At most this many intervals are run between two looks at the keys, so
@@ -143,8 +120,9 @@ fn pace(app: &mut TrainApp, dt: f64, owed: &mut f64) -> bool {
     ran > 0
 }
 
-/// Runs the screen until the trainee quits.
-pub fn run(course: Course, options: &TrainOptions) -> Result<(), ScreenError> {
+/// Runs the screen until the trainee quits (`None`) or a stop signal
+/// ends it (`Some` of the signal); the terminal is given back either way.
+pub fn run(course: Course, options: &TrainOptions) -> Result<Option<i32>, ScreenError> {
     let state = crate::tui::state_dir::state_dir();
     let stem = course.stem();
     let progress_path = CourseProgress::path(&state, &stem);
@@ -166,50 +144,53 @@ pub fn run(course: Course, options: &TrainOptions) -> Result<(), ScreenError> {
     if let Some(e) = problem {
         app.status = format!("{e}; progress is not kept this session");
     }
-
     // A panic on the screen's thread gives the terminal back before it is
     // told. One on the judging thread must not: the screen goes on (the
     // thread's end is news, "judging stopped"), and its message written
     // over the screen would garble it.
-    let screen_thread = std::thread::current().id();
-    let previous = std::panic::take_hook();
-    std::panic::set_hook(Box::new(move |info| {
-        if std::thread::current().id() == screen_thread {
-            restore_terminal();
-            previous(info);
+    shell::restore_on_panic(PanicScope::ThisThread);
+    let (events, event_rx) = channel();
+    // Nothing is held for a guest: a stop signal may end the process as
+    // soon as the screen has had its time to give the terminal back.
+    let stop = StopFlag::new();
+    let given_back = stop.clone();
+    shell::spawn_inputs(&stop, move |event| {
+        if let ShellEvent::Stop(signal) = event {
+            given_back.given_back(crate::stop_signals::exit_status(signal));
         }
-    }));
-    enable_raw_mode()?;
-    let _screen = TerminalGuard;
-    execute!(
-        std::io::stdout(),
-        EnterAlternateScreen,
-        event::EnableBracketedPaste
-    )?;
-    let mut terminal = Terminal::new(CrosstermBackend::new(std::io::stdout()))?;
+        events.send(event).is_ok()
+    })?;
+    shell::enter(false)?;
+    let ended =
+        ShellScreen::new().and_then(|mut screen| screen_loop(&mut app, &mut screen, &event_rx));
+    shell::leave();
+    Ok(ended?)
+}
+
+/// Keys, the practice run and the working copy until the trainee quits or
+/// a stop signal comes (then: which).
+fn screen_loop(
+    app: &mut TrainApp,
+    screen: &mut ShellScreen,
+    events: &Receiver<ShellEvent>,
+) -> std::io::Result<Option<i32>> {
     let mut last = Instant::now();
     // Simulated seconds owed to the practice run at the speed chosen.
     let mut owed = 0.0f64;
     let mut last_look = Instant::now();
-    terminal.draw(|f| draw::draw(&app, f))?;
+    screen.draw(|f| draw::draw(app, f))?;
     while !app.quit {
-        let timeout = wait_for(&app, owed);
         let mut changed = false;
-        if event::poll(timeout)? {
-            match event::read()? {
-                Event::Key(k) if k.kind != KeyEventKind::Release => {
-                    if let Some(a) = app.action_for(k) {
-                        app.update(a);
-                        changed = true;
-                    }
+        match events.recv_timeout(wait_for(app, owed)) {
+            Ok(ShellEvent::Stop(signal)) => return Ok(Some(signal)),
+            Ok(ShellEvent::Keys(inputs)) => {
+                for input in inputs {
+                    changed |= take_input(app, input);
                 }
-                Event::Paste(text) => {
-                    app.update(TrainAction::Paste(text));
-                    changed = true;
-                }
-                Event::Resize(..) => changed = true,
-                _ => {}
             }
+            Ok(event) => changed = screen.follow(&event)?,
+            Err(RecvTimeoutError::Timeout) => {}
+            Err(RecvTimeoutError::Disconnected) => return Ok(None),
         }
         for news in app.judge_news() {
             app.update(TrainAction::Judge(news));
@@ -219,26 +200,46 @@ pub fn run(course: Course, options: &TrainOptions) -> Result<(), ScreenError> {
         let dt = now.duration_since(last).as_secs_f64();
         last = now;
         app.update(TrainAction::Spent(dt));
-        changed |= pace(&mut app, dt, &mut owed);
+        changed |= pace(app, dt, &mut owed);
         if now.duration_since(last_look) >= Duration::from_secs(1) {
             last_look = now;
-            if let Some(copy) = &mut app.current.copy
-                && let Some(read) = copy.changed()
-            {
-                match read {
-                    Ok(bytes) => app.update(TrainAction::Saved(bytes)),
-                    Err(e) => app.status = format!("cannot reload: {e}"),
-                }
-                changed = true;
-            }
+            changed |= look_at_the_copy(app);
         }
         // The clock on the screen moves once a second.
         if changed || now.duration_since(last_look).is_zero() {
-            terminal.draw(|f| draw::draw(&app, f))?;
+            screen.draw(|f| draw::draw(app, f))?;
         }
     }
-    let _ = std::io::stdout().flush();
-    Ok(())
+    Ok(None)
+}
+
+/// A key or a paste from the keys thread; whether the screen changed.
+fn take_input(app: &mut TrainApp, input: TermInput) -> bool {
+    let action = match input {
+        TermInput::Event(Event::Paste(text)) => Some(TrainAction::Paste(text)),
+        input => shell::pressed(&input).and_then(|key| app.action_for(key)),
+    };
+    let Some(action) = action.filter(|_| !app.quit) else {
+        return false;
+    };
+    app.update(action);
+    true
+}
+
+/// Reloads the working copy when the trainee's own editor saved it;
+/// whether it did.
+fn look_at_the_copy(app: &mut TrainApp) -> bool {
+    let Some(copy) = &mut app.current.copy else {
+        return false;
+    };
+    let Some(read) = copy.changed() else {
+        return false;
+    };
+    match read {
+        Ok(bytes) => app.update(TrainAction::Saved(bytes)),
+        Err(e) => app.status = format!("cannot reload: {e}"),
+    }
+    true
 }
 
 #[cfg(test)]
