@@ -19,7 +19,10 @@
 # non-zero when a test fails or a listed test no longer exists.
 #
 # usage: scripts/s390x-suite.sh [--no-build]   (--no-build: reuse target/s390x)
-#   env: TEST_THREADS (default 2: the tests' threads, as RUST_TEST_THREADS)
+#   env: TEST_THREADS (default 2: the tests' threads, as RUST_TEST_THREADS),
+#        HANG_GUARD (default 1800: the seconds a test waits for what should
+#        happen before it calls it hung; 120 natively, and emulation on a
+#        loaded machine is tens of times slower)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/s390x/lib.sh
@@ -67,7 +70,7 @@ while read -r kind exe; do
     t0=$SECONDS
     out=$scratch/$kind.out
     set +e
-    TMPDIR=$scratch RUST_TEST_THREADS=${TEST_THREADS:-2} "$exe" "${args[@]}" >"$out" 2>&1
+    TMPDIR=$scratch RUST_TEST_THREADS=${TEST_THREADS:-2} PLUGTOP_TEST_HANG_GUARD=${HANG_GUARD:-1800} "$exe" "${args[@]}" >"$out" 2>&1
     rc=$?
     set -e
     result=$(grep '^test result: ' "$out" | tail -1)

@@ -151,7 +151,7 @@ for job in "$@"; do
                 [ -n "$names" ] || continue
                 exe=$bin/${exe##*/}
                 # shellcheck disable=SC2086 # one argument per name
-                (cd "$top" && TMPDIR=/tmp RUST_TEST_THREADS=1 "$exe" --exact $names) >"$out/tests.$kind.log" 2>&1
+                (cd "$top" && TMPDIR=/tmp RUST_TEST_THREADS=1 PLUGTOP_TEST_HANG_GUARD=1800 "$exe" --exact $names) >"$out/tests.$kind.log" 2>&1
                 echo "$?" >"$out/tests.$kind.exit"
                 echo "guest: tests $kind: $(grep '^test result' "$out/tests.$kind.log")"
             done <"$top/target/s390x/tests.list"

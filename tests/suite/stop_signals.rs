@@ -15,7 +15,7 @@ use common::FakeRoot;
 
 /// How long a child may take before the guard kills it and the test fails:
 /// the suite's hang guard, never reached when plugtop works.
-const GUARD: Duration = common::HANG_GUARD;
+const GUARD: Duration = common::hang_guard();
 
 /// Eight CPUs, cpu0 online; rules that plug a CPU every interval.
 fn guest() -> (FakeRoot, tempfile::TempDir) {
