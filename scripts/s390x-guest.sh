@@ -149,7 +149,9 @@ mount -t sysfs sys /sys
 mount -t devtmpfs dev /dev 2>/dev/null
 mount -t tmpfs tmp /tmp
 mount -t tmpfs run /run
-mkdir -p /run/lock
+mkdir -p /run/lock /dev/pts
+mount -t devpts -o ptmxmode=0666 devpts /dev/pts
+ip link set lo up
 top=$(sed -n 's/.*plugtop.top=\([^ ]*\).*/\1/p' /proc/cmdline)
 jobs=$(sed -n 's/.*plugtop.jobs=\([^ ]*\).*/\1/p' /proc/cmdline | tr , ' ')
 mount -t 9p -o trans=virtio,version=9p2000.L,msize=524288,cache=loose top "$top" || echo "guest: no 9p share"
