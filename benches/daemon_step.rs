@@ -61,9 +61,11 @@ fn rules() -> (Arc<RuleSet>, SourceFile) {
     let facts = SystemFacts {
         present_cpus: Ok(CPUS),
         cmm_pages: true,
+        zvm_guest: Some(true),
         meminfo_names: None,
         vmstat_names: None,
         origin: "the bench".to_string(),
+        history: None,
     };
     let outcome = load(&file, &facts);
     assert!(outcome.refusal.is_none(), "{:?}", outcome.refusal);
@@ -106,7 +108,7 @@ fn readings() -> Vec<Arc<Sample>> {
             online: CpuList::first(online),
             present: CpuList::first(CPUS),
             possible: Some(CpuList::first(CPUS)),
-            cpus: Vec::new(),
+            cpus: Default::default(),
             cmm_pages: Some(pool),
             polarization: None,
             proc_bytes: ProcBytes::default(),

@@ -46,6 +46,7 @@ fn fleet() -> Fleet {
             wants_pool: false,
             last_change: None,
             last_change_at: 0.0,
+            duplicated: false,
         })
         .collect();
     Fleet {

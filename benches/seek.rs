@@ -61,6 +61,7 @@ fn bench(c: &mut Criterion) {
         count: None,
         sim: None,
         old_kernel: false,
+        tune_budget: None,
         allow_non_zvm: false,
     };
     let hour_18 = SeekTo::At(Stamp::new(plugtop::sim::model::EPOCH + 18 * 3600, 0));

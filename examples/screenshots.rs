@@ -139,6 +139,7 @@ fn simulated(
         count: None,
         sim: Some(format!("examples/scenarios/{scenario}.toml").into()),
         old_kernel: false,
+        tune_budget: None,
         allow_non_zvm: false,
     };
     let (mut app, mut source) = plugtop::tui::run::prepare(&options)?;

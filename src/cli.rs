@@ -21,6 +21,7 @@ pub mod check;
 pub mod eval;
 pub mod fleet;
 pub mod generate;
+pub mod import;
 mod interval;
 pub mod lsp;
 pub mod record;
@@ -79,6 +80,10 @@ pub struct Cli {
     /// With --sim: /proc/vmstat carries the old zone-suffixed names.
     #[arg(long, requires = "sim")]
     pub old_kernel: bool,
+    /// With --sim: candidates the screen's tune (T) evaluates (default: as
+    /// `plugtop tune` on the scenario, so both recommend the same point).
+    #[arg(long, requires = "sim", value_parser = clap::value_parser!(u64).range(1..=100_000))]
+    pub tune_budget: Option<u64>,
     /// Let step and autonomous mode change this machine although it is not
     /// an s390 z/VM guest (by default plugtop refuses on such a `/`).
     #[arg(long)]
@@ -106,9 +111,10 @@ pub enum Subcommand {
     #[command(
         version,
         disable_version_flag = true,
-        after_help = "Exit status: 0 stopped by SIGTERM or SIGINT (the guest put back); \
-1 a failure while running; 2 bad options; 78 refused to start, nothing changed \
-(a rule file with errors, another controller, ...: a restart does not mend it); \
+        after_help = "Exit status, as cpuplugd's: 0 stopped by SIGTERM or SIGINT (the guest put back); \
+1 refused to start (nothing changed: bad options, a rule file with errors, another controller, ...) \
+or a fatal error while running (the guest put back). plugtop's own: 78 refused a start cpuplugd \
+would make (a start state it could not put back after a crash, a dead run's journal, not s390); \
 101 a panic, the guest put back; 128+N ended by signal N. See plugtop-run(1)."
     )]
     Run(RunArgs),
@@ -120,7 +126,13 @@ pub enum Subcommand {
     Sim(SimArgs),
     /// Keep samples: as a recording file (-o) or as snapshot directories (--export-snapshots).
     Record(RecordArgs),
-    /// Search a rule file's thresholds against a scenario on the simulated guest and show the trade-off.
+    /// Make a recording from the history the guest already keeps: sysstat's sa files or node_exporter's series in Prometheus.
+    #[command(
+        after_help = "The recording replays everywhere a recording does (--replay, eval, whatif, tune --replay). A reading the history lacks is absent, never zero: a rule naming it is refused on this history. See docs/incidents.md."
+    )]
+    Import(ImportArgs),
+    /// Search a rule file's form and thresholds against a scenario on the simulated guest and show the trade-off.
+    #[command(after_long_help = TUNE_JUDGE)]
     Tune(TuneArgs),
     /// Graded exercises on the simulated guest: a course's screen, or a class's grades (train grade).
     #[command(
@@ -139,6 +151,71 @@ pub enum Subcommand {
     /// Write the man pages or shell completions (for packagers; see README).
     #[command(hide = true)]
     Generate(GenerateArgs),
+}
+
+/// The arguments of `plugtop import`.
+#[derive(clap::Args)]
+pub struct ImportArgs {
+    #[command(subcommand)]
+    pub from: ImportFrom,
+}
+
+/// Where `plugtop import` reads a history.
+#[derive(clap::Subcommand)]
+pub enum ImportFrom {
+    /// sysstat's sa files (/var/log/sa/saDD, /var/log/sysstat/saDD), read through the distribution's `sadf -j`.
+    Sysstat(ImportSysstatArgs),
+    /// node_exporter's series of one instance in the site's Prometheus.
+    Prometheus(ImportPrometheusArgs),
+}
+
+/// The arguments of `plugtop import sysstat`.
+#[derive(clap::Args)]
+pub struct ImportSysstatArgs {
+    /// The sa files, oldest first.
+    #[arg(required = true, value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+    /// The recording to write (a new file; never over an existing one).
+    #[arg(short = 'o', long = "output", value_name = "REC")]
+    pub output: PathBuf,
+    /// cpuplugd's log (syslog or `journalctl -u cpuplugd -o short-iso`): its actions laid on the readings.
+    #[arg(long, value_name = "LOG")]
+    pub actions: Option<PathBuf>,
+    /// Seconds one run of sadf may take.
+    #[arg(long, default_value_t = 60.0, value_name = "SECONDS")]
+    pub timeout: f64,
+}
+
+/// The arguments of `plugtop import prometheus`.
+#[derive(clap::Args)]
+pub struct ImportPrometheusArgs {
+    /// The site's Prometheus, http://HOST:PORT[/PREFIX].
+    #[arg(long, value_name = "URL")]
+    pub prometheus: String,
+    /// The node_exporter instance (its `instance` label, e.g. guest1:9100).
+    #[arg(long, value_name = "NAME")]
+    pub instance: String,
+    /// The start: seconds since the epoch or a UTC time (2024-05-01T03:00:00Z).
+    #[arg(long, value_name = "T")]
+    pub from: String,
+    /// The end, as --from.
+    #[arg(long, value_name = "T")]
+    pub to: String,
+    /// Seconds between readings (default: the series' scrape interval).
+    #[arg(long, value_name = "SECONDS")]
+    pub step: Option<f64>,
+    /// The recording to write (a new file; never over an existing one).
+    #[arg(short = 'o', long = "output", value_name = "REC")]
+    pub output: PathBuf,
+    /// cpuplugd's log (syslog or `journalctl -u cpuplugd -o short-iso`): its actions laid on the readings.
+    #[arg(long, value_name = "LOG")]
+    pub actions: Option<PathBuf>,
+    /// The `instance` label of this guest's `plugtop run --metrics-listen`, when it had one: the actions plugtop applied come along.
+    #[arg(long, value_name = "NAME")]
+    pub plugtop_instance: Option<String>,
+    /// Seconds one request to Prometheus may take, connecting to the last byte.
+    #[arg(long, default_value_t = 30.0, value_name = "SECONDS")]
+    pub timeout: f64,
 }
 
 /// The arguments of `plugtop generate`.
@@ -278,6 +355,9 @@ pub struct EvalArgs {
     /// Show the truth trace of every rule evaluated, down to each sub-expression.
     #[arg(long)]
     pub trace: bool,
+    /// Also print this variable's value each interval (repeat for more).
+    #[arg(long = "var", value_name = "NAME")]
+    pub vars: Vec<String>,
 }
 
 /// The arguments of `plugtop run`.
@@ -396,6 +476,35 @@ pub struct SimArgs {
     pub flap: FlapArgs,
 }
 
+/// What `plugtop tune` recommends, shown under `--help`.
+const TUNE_JUDGE: &str = "\
+What the judge accepts (the same on the screen's T):
+  Candidates are your file with its numbers moved, and every shipped form
+  (and --forms DIR) put into your file with its numbers moved; your file as
+  written is always a candidate, so nothing worse than doing nothing is
+  recommended. A candidate is recommended only if, on the workload:
+    - it does not flap, its plug and unplug thresholds lie at least a CPU
+      apart, it flaps at none of the steady loads tried, cpuplugd would
+      not stop on it;
+    - it holds what the objective holds fixed to the reference (--against,
+      else your file):
+        cpu:    average CPUs at most 5% more (or any, where it leaves at
+                least 20% less demand unmet), no more stalls, guest size
+                within 1%;
+        memory: no more CPUs or stalls, unmet demand within 1%, throughput
+                within 0.2 points;
+        steady: no more CPUs at all, no more stalls, guest size within 1%,
+                unmet demand within 5%;
+    - and it is better: 1% less of what the objective improves (unmet
+      demand; guest size), or as much with fewer stalls, fewer changes, no
+      flapping, fewer CPUs or (cpu) a smaller guest; for steady, fewer
+      changes or no flapping where the reference flaps.
+  Then, by default, on every built-in scenario and at 40 steady loads it
+  may lose to the reference by at most 5% (unmet CPU-s; CPUs unless it
+  leaves 20% less unmet) and flap nowhere the reference does not.
+  Every recommendation states its cost against your file: average and
+  peak CPUs, memory and swap.";
+
 /// The arguments of `plugtop tune`.
 #[derive(clap::Args)]
 pub struct TuneArgs {
@@ -410,7 +519,7 @@ pub struct TuneArgs {
     #[arg(short = 'c', long = "config")]
     pub config: PathBuf,
     /// The rule file to beat (default: the one being tuned): the
-    /// recommendation uses no more CPUs, memory or stalls than it.
+    /// recommendation holds to it what the objective holds fixed (below).
     #[arg(long)]
     pub against: Option<PathBuf>,
     /// Candidates to evaluate (1 to 100000; default 2000, fewer for a
@@ -443,11 +552,19 @@ pub struct TuneArgs {
     /// (nothing is held out to check the recommendation on).
     #[arg(long, requires = "replay")]
     pub whole: bool,
-    /// What to improve: cpu (less unmet demand at no more CPUs, memory or
-    /// stalls) or memory (a smaller guest at no more stalls, CPUs or unmet
-    /// demand, and no less throughput).
+    /// What to improve: cpu (less unmet demand), memory (a smaller guest)
+    /// or steady (stop flapping at no more CPUs); what each holds fixed is
+    /// said below.
     #[arg(long, value_enum, default_value_t = TuneObjective::Cpu)]
     pub objective: TuneObjective,
+    /// Also search the rule forms in this directory (*.conf, see
+    /// examples/forms/README.md) beside the shipped ones.
+    #[arg(long, value_name = "DIR", conflicts_with = "only_thresholds")]
+    pub forms: Option<PathBuf>,
+    /// Move only the numbers of the file, never its form (no rule form is
+    /// searched).
+    #[arg(long)]
+    pub only_thresholds: bool,
     /// Judge candidates on the workload alone. By default the
     /// recommendation must also hold up on the built-in scenarios (lose to
     /// the reference on none by more than 5%) and at 40 steady loads (flap
@@ -521,6 +638,7 @@ pub enum GradeFormat {
 pub enum TuneObjective {
     Cpu,
     Memory,
+    Steady,
 }
 
 /// The arguments of `plugtop record`.

@@ -2,8 +2,8 @@
 //! chosen thread, a sysfs write that takes as long as the test says.
 //! Compiled in only with the `fault-injection` feature, which the test
 //! build alone enables; a shipped binary ignores `PLUGTOP_FAULT`,
-//! `PLUGTOP_TEST_WRITE_GATE`, `PLUGTOP_TEST_WRITE_TOKEN` and
-//! `PLUGTOP_TEST_FAIL_WRITES`.
+//! `PLUGTOP_TEST_WRITE_GATE`, `PLUGTOP_TEST_WRITE_TOKEN`,
+//! `PLUGTOP_TEST_FAIL_WRITES` and `PLUGTOP_TEST_NO_OPENAT2`.
 
 /// Where a failure can be injected.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -45,6 +45,22 @@ pub fn panic_at(site: Site, count: usize) {
     }
     #[cfg(not(feature = "fault-injection"))]
     let _ = (site, count);
+}
+
+/// Whether `openat2` is to answer `ENOSYS` as on a kernel before 5.6
+/// (RHEL 8's 4.18, SLES 15 SP3's 5.3): with `PLUGTOP_TEST_NO_OPENAT2=1`,
+/// so that the suite's second pass (`.ci/run`) takes the walk
+/// component by component everywhere, in the test process and in every
+/// binary it starts. Read once; never in a shipped binary.
+pub fn openat2_hidden() -> bool {
+    #[cfg(feature = "fault-injection")]
+    {
+        static HIDDEN: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+        *HIDDEN
+            .get_or_init(|| std::env::var_os("PLUGTOP_TEST_NO_OPENAT2").is_some_and(|v| v == "1"))
+    }
+    #[cfg(not(feature = "fault-injection"))]
+    false
 }
 
 /// Files whose writes fail (as a CPU the hypervisor will not give up),

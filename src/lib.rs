@@ -25,6 +25,7 @@ pub mod engine;
 pub mod faults;
 pub mod fleet;
 pub mod history;
+pub mod import;
 pub mod kernel;
 pub mod logging;
 pub mod lsp;

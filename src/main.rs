@@ -17,7 +17,17 @@ use cli::{Cli, Subcommand};
 use plugtop::commands::Status;
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return bad_options(&e),
+    };
+    // `plugtop run` is a drop-in for cpuplugd, which exits 1 on bad options
+    // and on every error; the other commands say 2.
+    let error_code = if matches!(cli.command, Some(Subcommand::Run(_))) {
+        1
+    } else {
+        2
+    };
     match run(cli) {
         Ok(Status::Ok) => ExitCode::SUCCESS,
         Ok(Status::Failed) => ExitCode::from(1),
@@ -36,9 +46,21 @@ fn main() -> ExitCode {
                 let lead = if i == 0 { "plugtop: " } else { "" };
                 eprintln!("{lead}{}", plugtop::report::terminal_safe(line));
             }
-            ExitCode::from(2)
+            ExitCode::from(error_code)
         }
     }
+}
+
+/// Bad options: clap's message and status (2; `--help` and `--version`
+/// print and exit 0), but 1 for `plugtop run`, as cpuplugd exits 1 on an
+/// option it does not know.
+fn bad_options(e: &clap::Error) -> ExitCode {
+    let _ = e.print();
+    if !e.use_stderr() {
+        return ExitCode::SUCCESS;
+    }
+    let run = std::env::args_os().nth(1).is_some_and(|a| a == "run");
+    ExitCode::from(if run { 1 } else { 2 })
 }
 
 /// An error and its causes, as `{:#}` shows them, but without a cause that
@@ -73,6 +95,7 @@ fn run(cli: Cli) -> anyhow::Result<Status> {
         Some(Subcommand::Run(args)) => cli::run::run(args, &mut out)?,
         Some(Subcommand::Restore(args)) => cli::restore::run(args, &mut out)?,
         Some(Subcommand::Record(args)) => cli::record::run(args, &mut out)?,
+        Some(Subcommand::Import(args)) => cli::import::run(args, &mut out)?,
         // Straight to stdout, not through `out`, and not flushed again
         // below: generate says a failed write itself.
         Some(Subcommand::Generate(args)) => {

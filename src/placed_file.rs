@@ -186,15 +186,32 @@ impl PlaceDir {
         replace: Replace,
         mode: Option<u32>,
     ) -> Result<(), PlaceError> {
-        let (tmp, mut file) = self.create_temporary(name)?;
-        let placed = mode
-            .map_or(Ok(()), |m| {
-                rustix::fs::fchmod(&file, Mode::from_raw_mode(m))
+        self.write_streamed(name, replace, |file, tmp| {
+            mode.map_or(Ok(()), |m| {
+                rustix::fs::fchmod(&*file, Mode::from_raw_mode(m))
             })
-            .map_err(|e| self.io_error(&tmp, e))
-            .and_then(|()| file.write_all(bytes).map_err(|e| self.io_error(&tmp, e)))
-            .and_then(|()| self.check(name, replace))
-            .and_then(|()| self.rename(&tmp, name, replace));
+            .map_err(|e| self.io_error(tmp, e))
+            .and_then(|()| file.write_all(bytes).map_err(|e| self.io_error(tmp, e)))
+        })
+    }
+
+    /// Writes `name` whole or not at all, as [`PlaceDir::write`], from
+    /// what `fill` writes to the new file (given with its temporary name,
+    /// for messages): a file too long to hold in memory first (an imported
+    /// history). Nothing is left behind when `fill` fails.
+    pub fn write_streamed<T, E: From<PlaceError>>(
+        &self,
+        name: &OsStr,
+        replace: Replace,
+        fill: impl FnOnce(&mut File, &OsStr) -> Result<T, E>,
+    ) -> Result<T, E> {
+        let (tmp, mut file) = self.create_temporary(name)?;
+        let placed = fill(&mut file, &tmp).and_then(|kept| {
+            self.check(name, replace)
+                .and_then(|()| self.rename(&tmp, name, replace))
+                .map_err(E::from)
+                .map(|()| kept)
+        });
         drop(file);
         if placed.is_err() {
             let _ = rustix::fs::unlinkat(&self.dir, &tmp, AtFlags::empty());

@@ -32,9 +32,11 @@ fuzz_target!(|data: &[u8]| {
     let facts = SystemFacts {
         present_cpus: Ok(4),
         cmm_pages: true,
+        zvm_guest: Some(true),
         meminfo_names: None,
         vmstat_names: None,
         origin: "fuzz".into(),
+        history: None,
     };
     let file = SourceFile::new("fuzz.conf", data.to_vec());
     let outcome = load(&file, &facts);

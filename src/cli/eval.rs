@@ -21,6 +21,7 @@ pub fn run(args: EvalArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
         count,
         jsonl,
         trace,
+        vars,
     } = args;
     let rules = commands::eval::read_rule_file(&config)
         .with_context(|| format!("cannot read {}", config.display()))?;
@@ -50,10 +51,11 @@ pub fn run(args: EvalArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
     let status = commands::eval::run(
         &rules,
         source.as_mut(),
-        format,
+        (format, &vars),
         pace,
         out,
         &mut std::thread::sleep,
+        &mut |line| complain(&format!("plugtop: {line}")),
     )?;
     out.flush()?;
     if let Some(w) = source.warning() {

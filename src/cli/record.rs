@@ -69,5 +69,6 @@ fn header_for(root: &Path, interval: f64) -> Header {
         present_cpus,
         interval_us: (interval.max(0.0) * 1e6) as u64,
         started: wall_clock(),
+        imported: None,
     }
 }

@@ -96,12 +96,11 @@ pub fn run(args: RunArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
             _ => Status::Ok,
         },
         Ok(daemon::Ending::Fatal | daemon::Ending::RestoreFailed) => Status::Failed,
-        // cpuplugd exits 1 on every start-up refusal; plugtop gives
-        // refusals their own status, so a service manager that restarts
-        // failures can tell the ones a restart does not mend.
+        // cpuplugd exits 1 on every start-up refusal, and so does plugtop;
+        // a refusal of plugtop's own (cpuplugd would have started) is 78.
         Err(e) => {
             refused(&e, log, where_to);
-            Status::Code(daemon::REFUSED_EXIT)
+            Status::Code(e.exit_status())
         }
     })
 }

@@ -36,6 +36,7 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> anyhow::Result<Status> {
         count: cli.count,
         sim: cli.sim.clone(),
         old_kernel: cli.old_kernel,
+        tune_budget: cli.tune_budget.map(|b| b as usize),
         allow_non_zvm: cli.allow_non_zvm,
     };
     if plugtop::tui::run::line_mode_wanted(cli.batch) {

@@ -14,7 +14,8 @@ use crate::cli::{CheckFormat, TuneArgs};
 use plugtop::commands::Status;
 use plugtop::placed_file::{PlaceDir, PlaceError, Replace};
 use plugtop::rules::SourceFile;
-use plugtop::tune::knobs::{self, Knob};
+use plugtop::sim::report::SimReport;
+use plugtop::tune::knobs::Knob;
 use plugtop::tune::narrow;
 use plugtop::tune::{TuneOptions, Tuned, Workload, report};
 
@@ -58,9 +59,17 @@ pub fn run(args: TuneArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
         ),
         None => None,
     };
-    let options = options_of(&args, &workload);
-    let found = knobs_of(&args, &rules, &file, &workload, options.objective, &facts)?;
-    refuse_missing_symbols(&args, &file, &workload, &facts)?;
+    let options = options_of(&args, &workload)?;
+    let found = knobs_of(
+        &args,
+        &rules,
+        &file,
+        &workload,
+        options.objective,
+        &facts,
+        !options.forms.is_empty(),
+    )?;
+    refuse_missing_symbols(&args, &file, &workload, &facts, &options)?;
     let done = AtomicUsize::new(0);
     let finished = std::sync::atomic::AtomicBool::new(false);
     let tuned = std::thread::scope(|scope| {
@@ -79,16 +88,22 @@ pub fn run(args: TuneArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
         finished.store(true, Ordering::Relaxed);
         t
     });
-    let mut held = held_out(held, &workload);
-    if options.portfolio {
-        held.extend(
-            plugtop::tune::portfolio::held_out(&workload)
-                .into_iter()
-                .map(|m| (m.name, m.workload)),
-        );
+    for note in &tuned.form_notes {
+        eprintln!("plugtop: {}", plugtop::report::terminal_safe(note));
     }
+    let held = held_out(held, &workload, options.portfolio);
     let seeds = held_out_rows(&tuned, &file, &held, reference.as_ref());
-    let recommended_text = tuned.recommended.map(|i| rewritten(&file, &tuned, i));
+    let recommended_text = tuned.recommended.map(|i| rewritten(&tuned, i));
+    let cost = tuned.recommended.and_then(|i| {
+        let start = workload.report(&file, &facts).ok()?;
+        let now = workload.report(&tuned.file_of(i), &facts).ok()?;
+        Some((start, now))
+    });
+    let said = Said {
+        recommended: recommended_text.as_deref(),
+        seeds: &seeds,
+        cost: cost.as_ref(),
+    };
     match args.format {
         CheckFormat::Text => text(
             &mut plugtop::report::TerminalText::new(&mut *out),
@@ -96,30 +111,41 @@ pub fn run(args: TuneArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
             &source_name,
             &file,
             &tuned,
-            recommended_text.as_deref(),
-            &seeds,
+            &said,
         )?,
-        CheckFormat::Json => json(out, &file, &tuned, recommended_text.as_deref(), &seeds)?,
+        CheckFormat::Json => json(out, &file, &tuned, &said)?,
     }
-    if let (Some(path), None) = (&args.write, &recommended_text) {
-        eprintln!(
-            "plugtop: nothing recommended, so nothing written to {}",
-            plugtop::report::terminal_safe(&path.display().to_string())
-        );
-    }
-    if let (Some((dir, name)), Some(path), Some(bytes)) = (&target, &args.write, &recommended_text)
-    {
-        write_new(dir, name, bytes, &facts)?;
-        eprintln!(
-            "plugtop: wrote {} (cpuplugd would load it)",
-            plugtop::report::terminal_safe(&path.display().to_string())
-        );
-    }
+    write_if_recommended(&args, target.as_ref(), &source_name, &tuned, &facts)?;
     Ok(if tuned.recommended.is_some() {
         Status::Ok
     } else {
         Status::Failed
     })
+}
+
+/// `--write`: the recommendation written to the target checked before the
+/// search, or why nothing was.
+fn write_if_recommended(
+    args: &TuneArgs,
+    target: Option<&(PlaceDir, OsString)>,
+    source_name: &str,
+    tuned: &Tuned,
+    facts: &plugtop::rules::SystemFacts,
+) -> anyhow::Result<()> {
+    if let (Some(path), None) = (&args.write, tuned.recommended) {
+        eprintln!(
+            "plugtop: nothing recommended, so nothing written to {}",
+            plugtop::report::terminal_safe(&path.display().to_string())
+        );
+    }
+    if let (Some((dir, name)), Some(path), Some(i)) = (target, &args.write, tuned.recommended) {
+        write_new(dir, name, &as_written(args, source_name, tuned, i), facts)?;
+        eprintln!(
+            "plugtop: wrote {} (cpuplugd would load it)",
+            plugtop::report::terminal_safe(&path.display().to_string())
+        );
+    }
+    Ok(())
 }
 
 /// `--duration`, seconds: a duration of more than 0, or none.
@@ -136,7 +162,8 @@ fn duration_of(text: Option<&str>) -> anyhow::Result<Option<f64>> {
     Ok(Some(s))
 }
 
-/// The knobs to search: those of the file, each `--knob` applied (refused
+/// The knobs to search (none is an error only when no form is searched
+/// either): those of the file, each `--knob` applied (refused
 /// with the knob's valid range when it cannot take it), a run long enough
 /// for the longest UPDATE tried, and those left with a single value that
 /// is the file's own dropped.
@@ -147,24 +174,13 @@ fn knobs_of(
     workload: &Workload,
     objective: plugtop::tune::score::Objective,
     facts: &plugtop::rules::SystemFacts,
+    forms: bool,
 ) -> anyhow::Result<Vec<Knob>> {
-    let mut found = knobs::find(rules, file);
     let present = facts
         .present_cpus
         .as_ref()
         .map_or_else(|_| rules.settings.cpu_max.max(1) as u32, |n| *n);
-    for spec in &args.knob {
-        narrow::apply(&mut found, spec, present)?;
-    }
-    narrow::check_limits(&found)?;
-    let found = plugtop::tune::limits::leave_unlimited(found, &args.knob, present);
-    // A memory tune leaves the CPU rules alone unless a knob is named.
-    let named: Vec<&str> = args
-        .knob
-        .iter()
-        .filter_map(|spec| spec.split_once('=').map(|(name, _)| name))
-        .collect();
-    let found = knobs::for_objective(found, rules, objective, &named);
+    let found = plugtop::tune::narrow::chosen(rules, file, &args.knob, present, objective)?;
     let seconds = workload
         .duration
         .or_else(|| plugtop::sim::scenario::seconds(&workload.scenario.duration));
@@ -177,7 +193,8 @@ fn knobs_of(
         .into_iter()
         .filter(|k| k.range.0 < k.range.1 || k.value != k.range.0)
         .collect();
-    if found.is_empty() {
+    // A file without a number to move is still tuned through the forms.
+    if found.is_empty() && !forms {
         anyhow::bail!(
             "{} has no numbers to tune{}",
             args.config.display(),
@@ -193,15 +210,30 @@ fn knobs_of(
 
 /// Refuses, before any search, a file that names a /proc value the
 /// simulated kernel does not have: cpuplugd stops at its first interval,
-/// and no number the tune could change brings the value back.
+/// and no number the tune could change brings the value back. A form can
+/// (it replaces the rule that names it): with `forms` (memory forms are
+/// searched), that is said and the search goes on.
 fn refuse_missing_symbols(
     args: &TuneArgs,
     file: &SourceFile,
     workload: &Workload,
     facts: &plugtop::rules::SystemFacts,
+    options: &TuneOptions,
 ) -> anyhow::Result<()> {
+    // Memory forms replace the memory rules, which are what names /proc
+    // fields a kernel may lack.
+    let forms =
+        !options.forms.is_empty() && options.objective == plugtop::tune::score::Objective::Memory;
     let start = workload.score(file, facts);
     match start.fatal {
+        Some(why) if forms && why.starts_with("Symbol ") && why.contains("not found") => {
+            eprintln!(
+                "plugtop: {}: cpuplugd would stop at its first interval on this workload ({}); only a form that replaces that rule can help",
+                plugtop::report::terminal_safe(&args.config.display().to_string()),
+                plugtop::report::terminal_safe(&why)
+            );
+            Ok(())
+        }
         Some(why) if why.starts_with("Symbol ") && why.contains("not found") => {
             anyhow::bail!(
                 "{}: cpuplugd would stop at its first interval on this workload: {}{}",
@@ -218,42 +250,54 @@ fn refuse_missing_symbols(
     }
 }
 
-/// Candidates when `--budget` is not given: 2,000 (a few seconds for a
-/// benchmark-length scenario), scaled down for workloads over an hour so
-/// a day's recording takes about a minute (200), and for guests of more
-/// than 16 CPUs, whose every simulated second costs as many times more
-/// (at least 20: a 4,096-CPU scenario is tuned in minutes, not hours).
-fn default_budget(workload: &Workload) -> usize {
-    let seconds = workload.duration.unwrap_or_else(|| {
-        plugtop::sim::scenario::seconds(&workload.scenario.duration).unwrap_or(3600.0)
-    });
-    let by_length = (2000.0 * 3600.0 / seconds.max(1.0)).clamp(200.0, 2000.0);
-    let by_size = plugtop::tune::size_share(workload.scenario.cpus);
-    (by_length * by_size).max(20.0) as usize
-}
-
 /// What `--objective` asks to improve.
 fn objective(args: &TuneArgs) -> plugtop::tune::score::Objective {
     match args.objective {
         crate::cli::TuneObjective::Cpu => plugtop::tune::score::Objective::Cpu,
         crate::cli::TuneObjective::Memory => plugtop::tune::score::Objective::Memory,
+        crate::cli::TuneObjective::Steady => plugtop::tune::score::Objective::Steady,
     }
 }
 
-/// The search's settings from the command line.
-fn options_of(args: &TuneArgs, workload: &Workload) -> TuneOptions {
-    TuneOptions {
-        objective: objective(args),
-        budget: args
-            .budget
-            .map_or_else(|| default_budget(workload), |b| b as usize),
-        seed: args.seed,
-        threads: args.threads.map_or_else(
-            || std::thread::available_parallelism().map_or(1, |n| n.get()),
-            |t| t as usize,
-        ),
-        portfolio: !args.only_workload,
+/// The search's settings from the command line: the forms of
+/// `--forms` beside the shipped ones, none with `--only-thresholds`.
+fn options_of(args: &TuneArgs, workload: &Workload) -> anyhow::Result<TuneOptions> {
+    let mut options = TuneOptions::defaults(workload);
+    options.objective = objective(args);
+    if let Some(b) = args.budget {
+        options.budget = b as usize;
     }
+    options.seed = args.seed;
+    if let Some(t) = args.threads {
+        options.threads = t as usize;
+    }
+    options.portfolio = !args.only_workload;
+    options.knob_specs = args.knob.clone();
+    if let Some(dir) = &args.forms {
+        options.forms.extend(plugtop::tune::forms::load_dir(dir)?);
+    }
+    // A knob narrowed by its rule, variable or place is a number of this
+    // file: the user asked for its numbers, so no form replaces them.
+    let limit = |spec: &String| {
+        let name = spec.split('=').next().unwrap_or("").trim();
+        ["UPDATE", "CPU_MIN", "CPU_MAX"]
+            .iter()
+            .any(|l| name.eq_ignore_ascii_case(l))
+    };
+    if let Some(spec) = args.knob.iter().find(|s| !limit(s))
+        && !args.only_thresholds
+        && !options.forms.is_empty()
+    {
+        eprintln!(
+            "plugtop: --knob {}: a number of the file is narrowed, so only the file's own form is searched (as with --only-thresholds)",
+            plugtop::report::terminal_safe(spec)
+        );
+        options.forms.clear();
+    }
+    if args.only_thresholds {
+        options.forms.clear();
+    }
+    Ok(options)
 }
 
 /// What the rules are tuned on, and what is held out to check them on.
@@ -332,17 +376,53 @@ fn progress(done: &AtomicUsize, budget: usize, finished: &std::sync::atomic::Ato
     eprint!("\r{}\r", " ".repeat(60));
 }
 
-fn rewritten(file: &SourceFile, tuned: &Tuned, i: usize) -> Vec<u8> {
-    let changes: Vec<(&Knob, f64)> = tuned
-        .knobs
-        .iter()
-        .zip(tuned.candidates[i].0.iter().copied())
-        .collect();
-    knobs::rewrite(file, &changes)
+/// Candidate `i` as the file it makes.
+fn rewritten(tuned: &Tuned, i: usize) -> Vec<u8> {
+    tuned.file_of(i).bytes().to_vec()
 }
 
-/// The held-out workloads, labelled.
-fn held_out(held: HeldOut, workload: &Workload) -> Vec<(String, Workload)> {
+/// The recommendation as written by `--write`: a comment on top says which
+/// tune made it and of what form.
+fn as_written(args: &TuneArgs, source_name: &str, tuned: &Tuned, i: usize) -> Vec<u8> {
+    let form = match tuned.form_of(i) {
+        Some(f) => format!("the {} form", f.title()),
+        None => "the file's own form, numbers moved".to_string(),
+    };
+    let mut out = format!(
+        "# Written by plugtop tune on {} against {} (seed {}, objective {}): {form}.\n",
+        plugtop::report::terminal_safe(source_name),
+        plugtop::report::terminal_safe(&args.against.as_ref().map_or_else(
+            || args.config.display().to_string(),
+            |p| p.display().to_string()
+        )),
+        args.seed,
+        match args.objective {
+            crate::cli::TuneObjective::Cpu => "cpu",
+            crate::cli::TuneObjective::Memory => "memory",
+            crate::cli::TuneObjective::Steady => "steady",
+        }
+    )
+    .into_bytes();
+    out.extend_from_slice(&rewritten(tuned, i));
+    out
+}
+
+/// The held-out workloads, labelled: with the `portfolio`, the built-in
+/// scenarios lighter and heavier too.
+fn held_out(held: HeldOut, workload: &Workload, portfolio: bool) -> Vec<(String, Workload)> {
+    let mut out = held_out_of(held, workload);
+    if portfolio {
+        out.extend(
+            plugtop::tune::portfolio::held_out(workload)
+                .into_iter()
+                .map(|m| (m.name, m.workload)),
+        );
+    }
+    out
+}
+
+/// The held-out workloads of the workload itself.
+fn held_out_of(held: HeldOut, workload: &Workload) -> Vec<(String, Workload)> {
     match held {
         HeldOut::Nothing => Vec::new(),
         HeldOut::SecondHalf(second) => vec![(
@@ -372,7 +452,7 @@ fn held_out_rows(
     let Some(i) = tuned.recommended else {
         return Vec::new();
     };
-    let recommended = SourceFile::new("recommended", rewritten(file, tuned, i));
+    let recommended = SourceFile::new("recommended", rewritten(tuned, i));
     let mut files = vec![("start", file.clone())];
     if let Some(r) = reference {
         files.push(("reference", r.clone()));
@@ -388,22 +468,40 @@ fn held_out_rows(
     rows
 }
 
+/// What the report says beside the tune itself: the recommended file,
+/// the held-out rows, and what the recommendation costs.
+struct Said<'a> {
+    recommended: Option<&'a [u8]>,
+    seeds: &'a [(String, String, plugtop::tune::score::Score)],
+    cost: Option<&'a (SimReport, SimReport)>,
+}
+
 fn text(
     out: &mut dyn Write,
     args: &TuneArgs,
     source_name: &str,
     file: &SourceFile,
     tuned: &Tuned,
-    recommended: Option<&[u8]>,
-    seeds: &[(String, String, plugtop::tune::score::Score)],
+    said: &Said,
 ) -> anyhow::Result<()> {
+    let Said {
+        recommended,
+        seeds,
+        cost,
+    } = *said;
     writeln!(out, "knobs of {}:", file.name())?;
     write!(out, "{}", report::knobs_text(&tuned.knobs))?;
+    let forms = tuned.shapes.len() - 1;
     writeln!(
         out,
-        "\n{} candidates on {source_name} (seed {}):",
+        "\n{} candidates on {source_name} (seed {}){}:",
         tuned.candidates.len(),
-        args.seed
+        args.seed,
+        if forms > 0 {
+            format!(", the file's own numbers and {forms} variants of the rule forms")
+        } else {
+            String::new()
+        }
     )?;
     let against = args.against.as_ref().map(|p| p.display().to_string());
     write!(out, "{}", report::table(tuned, against.as_deref()))?;
@@ -441,29 +539,33 @@ fn text(
                 writeln!(out, "{said}")?;
             }
             write!(out, "\n{}", report::summary(tuned, seeds))?;
+            if let Some((start, now)) = cost {
+                writeln!(out, "{}", report::cost(start, now))?;
+            }
         }
         None => writeln!(
             out,
-            "\nno candidate did better than the reference ({}) within what it holds fixed, without flapping; the front above shows the trade-off",
+            "\nrecommended: {} ({}); the front above shows the trade-off",
+            report::why_nothing(tuned),
             match args.objective {
                 crate::cli::TuneObjective::Cpu =>
                     "less unmet demand at no more CPUs, memory or stalls",
                 crate::cli::TuneObjective::Memory =>
                     "a smaller guest at no more stalls, CPUs or unmet demand",
+                crate::cli::TuneObjective::Steady =>
+                    "fewer changes at no more CPUs, memory or stalls",
             }
-        )
-        .and_then(|()| write!(out, "{}", report::summary(tuned, seeds)))?,
+        )?,
     }
     Ok(())
 }
 
-fn json(
-    out: &mut dyn Write,
-    file: &SourceFile,
-    tuned: &Tuned,
-    recommended: Option<&[u8]>,
-    seeds: &[(String, String, plugtop::tune::score::Score)],
-) -> anyhow::Result<()> {
+fn json(out: &mut dyn Write, file: &SourceFile, tuned: &Tuned, said: &Said) -> anyhow::Result<()> {
+    let Said {
+        recommended,
+        seeds,
+        cost,
+    } = *said;
     let front = plugtop::tune::score::pareto_front(&tuned.front_scores());
     let knob_json: Vec<_> = tuned
         .knobs
@@ -475,7 +577,7 @@ fn json(
             })
         })
         .collect();
-    let candidate = |i: usize| serde_json::json!({"index": i, "values": tuned.candidates[i].0, "score": tuned.candidates[i].1});
+    let candidate = |i: usize| serde_json::json!({"index": i, "values": tuned.candidates[i].0, "score": tuned.candidates[i].1, "form": tuned.form_of(i).map(|f| f.title())});
     let v = serde_json::json!({
         "rules": file.name(),
         "knobs": knob_json,
@@ -484,6 +586,17 @@ fn json(
         "reference": tuned.reference,
         "front": front.iter().map(|&i| candidate(i)).collect::<Vec<_>>(),
         "recommended": tuned.recommended.map(candidate),
+        "recommended_form": tuned.recommended.and_then(|i| tuned.form_of(i)),
+        "rounded_from": tuned.rounded_from,
+        "cost": cost.map(|(start, now)| serde_json::json!({
+            "start": {"avg_cpus": start.avg_online_cpus, "peak_cpus": start.peak_online_cpus, "avg_guest_mib": start.avg_guest_mib, "avg_swapped_mib": start.avg_swapped_mib, "peak_swapped_mib": start.peak_swapped_mib},
+            "recommended": {"avg_cpus": now.avg_online_cpus, "peak_cpus": now.peak_online_cpus, "avg_guest_mib": now.avg_guest_mib, "avg_swapped_mib": now.avg_swapped_mib, "peak_swapped_mib": now.peak_swapped_mib},
+        })),
+        "forms_searched": tuned.shapes.iter().enumerate().skip(1).map(|(k, shape)| serde_json::json!({
+            "form": shape.form.as_ref().map(|f| f.title()),
+            "origin": shape.form.as_ref().map(|f| f.origin.clone()),
+            "candidates": tuned.shape_of.iter().filter(|s| **s == k).count(),
+        })).collect::<Vec<_>>(),
         "standing": tuned.recommended.map(|_| match tuned.standing {
             plugtop::tune::Standing::Beats => "beats",
             plugtop::tune::Standing::Ties { .. } => "ties",
@@ -563,6 +676,7 @@ mod tests {
 
     #[test]
     fn the_default_budget_shrinks_with_length_and_size_but_never_to_nothing() {
+        use plugtop::tune::default_budget;
         assert_eq!(default_budget(&workload(4, "12:30")), 2000);
         assert_eq!(default_budget(&workload(4, "24h")), 200);
         assert_eq!(default_budget(&workload(256, "20:00")), 125);

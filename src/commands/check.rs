@@ -36,6 +36,16 @@ pub fn run(
             for hint in crate::control::patterns::from_rules(&outcome.rules, file) {
                 writeln!(out, "{}: {hint}\n", file.name())?;
             }
+            for form in crate::tune::forms::matching(file, &crate::tune::forms::built_in()) {
+                writeln!(
+                    out,
+                    "{}: this is the {} form (examples/forms/{}.conf); `plugtop tune` searches \
+                     it and the other forms on a scenario or your recording\n",
+                    file.name(),
+                    form.title(),
+                    form.name
+                )?;
+            }
         }
         out.write_all(render::summary(file, &outcome).as_bytes())?;
     }

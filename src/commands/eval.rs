@@ -28,35 +28,25 @@ pub enum DecisionFormat {
 
 /// Loads `rule_file` for the machine `source` starts on, then decides every
 /// sample it gives. Stops at the first interval where cpuplugd would exit.
+/// `note` is told what JSON lines have no place for: why the memory group
+/// is off (the table says it in its header). `vars`: variables whose
+/// values each row shows too (`--var`).
 pub fn run(
     rule_file: &SourceFile,
     source: &mut dyn Source,
-    format: DecisionFormat,
+    (format, vars): (DecisionFormat, &[String]),
     pace: Pace,
     out: &mut dyn Write,
     wait: &mut dyn FnMut(Duration),
+    note: &mut dyn FnMut(&str),
 ) -> std::io::Result<Status> {
-    let facts = source.facts();
-    let outcome = load(rule_file, &facts);
-    if let Some(refusal) = &outcome.refusal {
-        match format {
-            DecisionFormat::Jsonl => writeln!(out, "{}", jsonl::config_error(&refusal.message))?,
-            DecisionFormat::Table | DecisionFormat::Trace => {
-                writeln!(
-                    out,
-                    "cpuplugd would refuse {}: {}",
-                    rule_file.name(),
-                    refusal.message.trim_end()
-                )?;
-                writeln!(out, "run `plugtop check {}` for details", rule_file.name())?;
-            }
-        }
+    let Some((rules, approximate)) = start(rule_file, source, format, vars, out)? else {
         return Ok(Status::Failed);
-    }
-    let rules = Arc::new(outcome.rules);
-    match format {
-        DecisionFormat::Jsonl => writeln!(out, "{}", jsonl::header(&rules))?,
-        DecisionFormat::Table | DecisionFormat::Trace => write!(out, "{}", table::header(&rules))?,
+    };
+    if format == DecisionFormat::Jsonl
+        && let Some(line) = rules.memory_off_line()
+    {
+        note(&line);
     }
     let mut traces = Trace::new();
     let mut engine = Engine::new(rules);
@@ -93,15 +83,32 @@ pub fn run(
         } else {
             engine.push(&sample, &mut NoTrace)
         };
+        let events = source.events();
         let Some(decision) = decided else {
             continue;
         };
         line.clear();
         match format {
-            DecisionFormat::Jsonl => jsonl::decision(&mut line, &decision),
-            DecisionFormat::Table => table::row(&mut line, &decision),
+            DecisionFormat::Jsonl => {
+                jsonl::decision(&mut line, &decision);
+                if approximate.is_some() || !vars.is_empty() || !events.is_empty() {
+                    let at = sample.stamp.seconds();
+                    jsonl_extras(
+                        &mut line,
+                        &engine,
+                        (vars, at),
+                        approximate.is_some(),
+                        &events,
+                    );
+                }
+            }
+            DecisionFormat::Table => {
+                table::row(&mut line, &decision);
+                table_extras(&mut line, &engine, vars, approximate.is_some(), &events);
+            }
             DecisionFormat::Trace => {
                 table::row(&mut line, &decision);
+                table_extras(&mut line, &engine, vars, approximate.is_some(), &events);
                 trace_lines(&mut line, engine.rules(), rule_file, &traces, &decision);
             }
         }
@@ -118,6 +125,140 @@ pub fn run(
     }
     out.flush()?;
     Ok(Status::Ok)
+}
+
+/// A variable's value for the output (`null` while the history fills or
+/// where it faults).
+fn var_value(engine: &Engine, name: &str) -> Option<f64> {
+    engine.variable(name).and_then(Result::ok)
+}
+
+/// Adds to a decision's JSON object: `"approximate":true` on an imported
+/// history coarser than UPDATE, the values of `--var`, and what cpuplugd
+/// logged doing in the interval.
+fn jsonl_extras(
+    line: &mut String,
+    engine: &Engine,
+    (vars, at): (&[String], f64),
+    approximate: bool,
+    events: &[String],
+) {
+    if !line.ends_with("}\n") {
+        return;
+    }
+    line.truncate(line.len() - 2);
+    if approximate {
+        line.push_str(",\"approximate\":true");
+    }
+    if !vars.is_empty() {
+        line.push_str(&format!(",\"time\":{at},\"vars\":{{"));
+        for (i, name) in vars.iter().enumerate() {
+            if i > 0 {
+                line.push(',');
+            }
+            line.push_str(&jsonl::quote(name));
+            line.push(':');
+            match var_value(engine, name) {
+                Some(v) if v.is_finite() => line.push_str(&format!("{v}")),
+                _ => line.push_str("null"),
+            }
+        }
+        line.push('}');
+    }
+    if !events.is_empty() {
+        line.push_str(",\"cpuplugd\":[");
+        for (i, e) in events.iter().enumerate() {
+            if i > 0 {
+                line.push(',');
+            }
+            line.push_str(&jsonl::quote(e));
+        }
+        line.push(']');
+    }
+    line.push_str("}\n");
+}
+
+/// The same for a table row: `~` before an approximate row's number, the
+/// values after the row, cpuplugd's actions on lines of their own.
+fn table_extras(
+    line: &mut String,
+    engine: &Engine,
+    vars: &[String],
+    approximate: bool,
+    events: &[String],
+) {
+    if approximate && line.starts_with(' ') {
+        line.replace_range(0..1, "~");
+    }
+    if !vars.is_empty() && line.ends_with('\n') {
+        line.pop();
+        for name in vars {
+            match var_value(engine, name) {
+                Some(v) => line.push_str(&format!("  {name}={v:.4}")),
+                None => line.push_str(&format!("  {name}=-")),
+            }
+        }
+        line.push('\n');
+    }
+    for e in events {
+        line.push_str("          ");
+        line.push_str(e);
+        line.push('\n');
+    }
+}
+
+/// Loads the rules for `source` and writes the output's head: the rules
+/// and whether decisions are approximate, or `None` after saying why
+/// nothing will be decided.
+fn start(
+    rule_file: &SourceFile,
+    source: &mut dyn Source,
+    format: DecisionFormat,
+    vars: &[String],
+    out: &mut dyn Write,
+) -> std::io::Result<Option<(Arc<crate::rules::RuleSet>, Option<String>)>> {
+    let facts = source.facts();
+    let outcome = load(rule_file, &facts);
+    if let Some(refusal) = &outcome.refusal {
+        match format {
+            DecisionFormat::Jsonl => writeln!(out, "{}", jsonl::config_error(&refusal.message))?,
+            DecisionFormat::Table | DecisionFormat::Trace => {
+                let who = match &facts.history {
+                    Some(_) => format!(
+                        "plugtop cannot decide {} on {}",
+                        rule_file.name(),
+                        facts.origin
+                    ),
+                    None => format!("cpuplugd would refuse {}", rule_file.name()),
+                };
+                writeln!(out, "{who}: {}", refusal.message.trim_end())?;
+                writeln!(out, "run `plugtop check {}` for details", rule_file.name())?;
+            }
+        }
+        return Ok(None);
+    }
+    let rules = Arc::new(outcome.rules);
+    let approximate = facts
+        .history
+        .as_ref()
+        .and_then(|h| h.approximate(rules.update_seconds()));
+    match format {
+        DecisionFormat::Jsonl => writeln!(out, "{}", jsonl::header(&rules))?,
+        DecisionFormat::Table | DecisionFormat::Trace => {
+            write!(out, "{}", table::header(&rules))?;
+            if let Some(why) = &approximate {
+                writeln!(out, "note: {why}; every decision below is marked ~")?;
+            }
+        }
+    }
+    if let Some(name) = vars
+        .iter()
+        .find(|v| !rules.variables.iter().any(|d| d.name == **v))
+    {
+        writeln!(out, "no variable {name} in {}", rule_file.name())?;
+        return Ok(None);
+    }
+    Ok(Some((rules, approximate)))
 }
 
 /// Says that reading number `reading` could not be read, where cpuplugd

@@ -972,9 +972,11 @@ mod tests {
         let facts = SystemFacts {
             present_cpus: Ok(4),
             cmm_pages: false,
+            zvm_guest: None,
             meminfo_names: None,
             vmstat_names: None,
             origin: "test".into(),
+            history: None,
         };
         let file = SourceFile::new(
             "r.conf",
@@ -993,7 +995,7 @@ mod tests {
             online: CpuList::default(),
             present: CpuList::parse(b"0-3\n").unwrap_or_default(),
             possible: None,
-            cpus: Vec::new(),
+            cpus: Default::default(),
             cmm_pages: None,
             polarization: None,
             proc_bytes: Default::default(),

@@ -187,8 +187,7 @@ fn next_interval(next: &mut Sample, previous: &Sample, latest: &Sample, change: 
         // The hypothetical list stays as long as a real one can be.
         let count = (n_new as u32).min(crate::kernel::cpulist::MAX_CPUS);
         next.online.count = i32::try_from(count).unwrap_or(i32::MAX);
-        next.online.ids.clear();
-        next.online.ids.extend(0..count);
+        next.online.ids = (0..count).collect();
     }
     let mut cols = now;
     for i in 0..10 {

@@ -218,7 +218,7 @@ impl Guard {
             pid: std::process::id(),
             started: None,
             root: root.display().to_string(),
-            online: first.online.ids.clone(),
+            online: first.online.ids.to_vec(),
             cmm_pages: first.cmm_pages,
         });
         journal_check::restorable(&options.root, &start.online, start.cmm_pages).map_err(
@@ -262,10 +262,12 @@ impl Guard {
             .collect();
         let complete = failures.is_empty();
         if complete {
-            lines.push((
-                MessageLevel::Info,
-                format!("restored the start state: {}", describe(&self.start)),
-            ));
+            let mut said = format!("restored the start state: {}", describe(&self.start));
+            let held = crate::kernel::machine::pool_pages(&self.options.root);
+            if let Some(note) = release_note(self.start.cmm_pages, held) {
+                said.push_str(&note);
+            }
+            lines.push((MessageLevel::Info, said));
             if let Err(e) = journal::remove(&self.options.root, &self.options.state) {
                 lines.push((
                     MessageLevel::Error,
@@ -301,11 +303,24 @@ fn remedy(root: &Path, part: Part) -> String {
     }
 }
 
+/// What to add to "restored the start state" when the pool written back
+/// (`target`) is smaller than what `cmm_pages` reads right after (`held`):
+/// a real kernel reads the pages it still holds and frees them over
+/// seconds, so a user who looks sees a larger number and is told why.
+fn release_note(target: Option<i64>, held: Option<i64>) -> Option<String> {
+    let releasing = held? - target?;
+    (releasing > 0).then(|| {
+        format!(
+            "; the kernel is releasing {releasing} pages (cmm_pages reads the pages still held until it has)"
+        )
+    })
+}
+
 /// "CPUs 0-3 online, cmm_pages 0" ("CPU 0 online" for one).
 fn describe(start: &StartState) -> String {
     let list = crate::kernel::cpulist::CpuList {
         count: i32::try_from(start.online.len()).unwrap_or(i32::MAX),
-        ids: start.online.clone(),
+        ids: start.online.clone().into(),
     };
     format!(
         "{}, cmm_pages {}",
@@ -495,4 +510,32 @@ fn give_back_after_panic() -> Vec<String> {
     };
     said.push(message);
     said
+}
+
+#[cfg(test)]
+mod tests {
+    use super::release_note;
+
+    #[test]
+    fn a_pool_the_kernel_still_holds_after_the_restore_is_said_to_be_released() {
+        assert_eq!(
+            release_note(Some(0), Some(208_590)).as_deref(),
+            Some(
+                "; the kernel is releasing 208590 pages (cmm_pages reads the pages still held until it has)"
+            )
+        );
+        assert_eq!(
+            release_note(Some(100), Some(150)).map(|n| n.contains(" 50 pages")),
+            Some(true)
+        );
+        // Released already, grown back (not plugtop's), or no pool: nothing to say.
+        for (target, held) in [
+            (Some(0), Some(0)),
+            (Some(10), Some(5)),
+            (None, Some(9)),
+            (Some(0), None),
+        ] {
+            assert_eq!(release_note(target, held), None, "{target:?} {held:?}");
+        }
+    }
 }

@@ -59,7 +59,7 @@ impl StartState {
     fn text(&self) -> String {
         let list = CpuList {
             count: i32::try_from(self.online.len()).unwrap_or(i32::MAX),
-            ids: self.online.clone(),
+            ids: self.online.clone().into(),
         };
         let pool = self.cmm_pages.map_or("none".to_string(), |p| p.to_string());
         // Without a start time the journal is one of version 1.
@@ -298,7 +298,7 @@ fn parse_online(value: &str) -> Result<Vec<u32>, BadLine> {
     if !list.exact() {
         return Err(BadLine::NotDistinctCpus(shown(value)));
     }
-    Ok(list.ids)
+    Ok(list.ids.to_vec())
 }
 
 /// Why a start state cannot be journaled exactly (and so must not be acted

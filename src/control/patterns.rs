@@ -289,15 +289,15 @@ mod tests {
             ]),
             vmstat: FieldTable::from_pairs([("pgscan_direct", 0.0)]),
             online: CpuList {
-                ids: vec![0, 1],
+                ids: [0, 1].into(),
                 count: 2,
             },
             present: CpuList {
-                ids: vec![0, 1, 2, 3],
+                ids: [0, 1, 2, 3].into(),
                 count: 4,
             },
             possible: None,
-            cpus: Vec::new(),
+            cpus: Default::default(),
             cmm_pages: Some(pool),
             polarization: None,
             proc_bytes: Default::default(),

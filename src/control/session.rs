@@ -281,7 +281,7 @@ impl Session {
         self.latest_reading = self.engine.first_reading() + self.engine.readings();
         self.remember(&sample);
         if self.start_online.is_none() {
-            self.start_online = Some(sample.online.ids.clone());
+            self.start_online = Some(sample.online.ids.to_vec());
             self.vertical = sample.polarization == Some(Polarization::Vertical);
             step.limits = self.limits(&sample, actuator);
             step.fatal = unreachable_minimum(&self.rules, &step.limits);

@@ -249,7 +249,7 @@ pub const SPARK_POINTS: f64 = 60.0;
 pub fn fleet(p: &dyn Prometheus, scope: &Scope, at: f64) -> Fleet {
     let started = Instant::now();
     let mut health = Health::default();
-    let mut guests: BTreeMap<(String, String), FleetGuest> = BTreeMap::new();
+    let mut guests: BTreeMap<(String, String), (FleetGuest, u32)> = BTreeMap::new();
     // Once Prometheus cannot be reached (refused, timed out), the rest of
     // the refresh is not asked: a dead or black-holed server costs one
     // timeout per refresh, not one per query.
@@ -286,7 +286,7 @@ pub fn fleet(p: &dyn Prometheus, scope: &Scope, at: f64) -> Fleet {
             health.warnings.extend(answer.warnings);
             for s in answer.data {
                 if let Some(k) = key(&s.labels)
-                    && let Some(g) = guests.get_mut(&k)
+                    && let Some((g, _)) = guests.get_mut(&k)
                 {
                     g.online_history = s.points.iter().map(|p| p.1).collect();
                 }
@@ -297,26 +297,63 @@ pub fn fleet(p: &dyn Prometheus, scope: &Scope, at: f64) -> Fleet {
     health.warnings.sort();
     health.warnings.dedup();
     health.warnings.truncate(8);
-    for g in guests.values_mut() {
+    for (g, _) in guests.values_mut() {
         g.faulting.sort();
         g.faulting.dedup();
     }
     health.took_ms = started.elapsed().as_millis() as u64;
     Fleet {
-        guests: guests.into_values().collect(),
+        guests: guests.into_values().map(|(g, _)| g).collect(),
         at,
         health,
     }
 }
 
-/// One series' value into its guest (made when first seen).
-fn fill(guests: &mut BTreeMap<(String, String), FleetGuest>, family: Family, point: &PromPoint) {
+/// Whether a guest exports one series of `family` (its others are one per
+/// rule, fault or change).
+fn one_per_guest(family: Family) -> bool {
+    !matches!(
+        family,
+        Family::RuleTrue | Family::Faults | Family::Change | Family::Info
+    )
+}
+
+/// One series' value into its guest (made when first seen). A second
+/// series of a value exported once marks the guest duplicated, and the
+/// worse of the two is kept: flapping over not, the older reading.
+fn fill(
+    guests: &mut BTreeMap<(String, String), (FleetGuest, u32)>,
+    family: Family,
+    point: &PromPoint,
+) {
     let Some(k) = key(&point.labels) else { return };
-    let g = guests.entry(k.clone()).or_insert_with(|| FleetGuest {
-        job: k.0.clone(),
-        instance: k.1.clone(),
-        ..FleetGuest::default()
+    let (g, seen) = guests.entry(k.clone()).or_insert_with(|| {
+        (
+            FleetGuest {
+                job: k.0.clone(),
+                instance: k.1.clone(),
+                ..FleetGuest::default()
+            },
+            0,
+        )
     });
+    let bit = 1u32 << (family as u32);
+    let again = *seen & bit != 0;
+    *seen |= bit;
+    if again && one_per_guest(family) {
+        g.duplicated = true;
+        match family {
+            Family::Flapping => g.flapping |= point.value.is_some_and(|v| v >= 1.0),
+            Family::Last => {
+                g.last_reading = match (g.last_reading, point.value) {
+                    (Some(a), Some(b)) => Some(a.min(b)),
+                    _ => None,
+                }
+            }
+            _ => {}
+        }
+        return;
+    }
     let v = point.value;
     let l = &point.labels;
     match family {

@@ -57,6 +57,9 @@ pub struct FleetGuest {
     /// When that change was (seconds since the epoch; 0 when unknown).
     #[serde(skip)]
     pub last_change_at: f64,
+    /// Prometheus held more than one series of a value the guest exports
+    /// once (an extra label, two exporters): the worst of them is shown.
+    pub duplicated: bool,
 }
 
 /// What troubles a guest, worst first (the order is the ranking).
@@ -64,6 +67,11 @@ pub struct FleetGuest {
 #[serde(rename_all = "snake_case")]
 pub enum Trouble {
     Stopped,
+    /// Its last reading is from the future: its clock is ahead, and how
+    /// long ago it read cannot be told (it may have stopped).
+    ClockAhead,
+    /// Two series say different things of it ([`FleetGuest::duplicated`]).
+    Duplicated,
     Faulting,
     Flapping,
     AtCpuMax,
@@ -75,6 +83,8 @@ impl Trouble {
     pub fn word(self) -> &'static str {
         match self {
             Trouble::Stopped => "stopped",
+            Trouble::ClockAhead => "clock-ahead",
+            Trouble::Duplicated => "duplicated",
             Trouble::Faulting => "faulting",
             Trouble::Flapping => "flapping",
             Trouble::AtCpuMax => "cpu-max",
@@ -82,6 +92,11 @@ impl Trouble {
         }
     }
 }
+
+/// How far ahead of Prometheus's clock a guest's reading may be, in
+/// seconds, before its clock counts as wrong (scrape delays and clocks a
+/// little apart are normal).
+pub const CLOCK_SLACK: f64 = 60.0;
 
 /// The longest UPDATE interval a guest's own interval counts as, in
 /// seconds: a day, the longest `plugtop tune` proposes.
@@ -105,11 +120,23 @@ impl FleetGuest {
         self.age(now).is_none_or(|a| a > limit)
     }
 
+    /// Whether its last reading is from the future, by more than
+    /// [`CLOCK_SLACK`]: an age clamped at 0 read as a guest reading now.
+    pub fn clock_ahead(&self, now: f64) -> bool {
+        self.last_reading.is_some_and(|t| t - now > CLOCK_SLACK)
+    }
+
     /// Everything that troubles it, worst first.
     pub fn troubles(&self, now: f64, stale_after: f64) -> Vec<Trouble> {
         let mut t = Vec::new();
         if self.stopped(now, stale_after) {
             t.push(Trouble::Stopped);
+        }
+        if self.clock_ahead(now) {
+            t.push(Trouble::ClockAhead);
+        }
+        if self.duplicated {
+            t.push(Trouble::Duplicated);
         }
         if !self.faulting.is_empty() {
             t.push(Trouble::Faulting);
@@ -239,7 +266,7 @@ impl FleetColumn {
 /// A guest's trouble as a number for sorting: more and worse troubles
 /// rank higher.
 fn rank(t: &[Trouble]) -> u32 {
-    t.iter().map(|x| 1u32 << (8 - *x as u32)).sum()
+    t.iter().map(|x| 1u32 << (10 - *x as u32)).sum()
 }
 
 fn cmp_opt(a: Option<f64>, b: Option<f64>) -> std::cmp::Ordering {

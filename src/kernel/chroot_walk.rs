@@ -144,7 +144,7 @@ fn open_unlinked_by(
     let flags = flags | OFlags::CLOEXEC;
     if kernel {
         let how = ResolveFlags::NO_SYMLINKS | ResolveFlags::NO_MAGICLINKS;
-        match rustix::fs::openat2(dir, rel, flags, Mode::empty(), how) {
+        match openat2(dir, rel, flags, Mode::empty(), how) {
             Ok(fd) => return Ok(Some(fd)),
             Err(Errno::NOSYS) => HAS_OPENAT2.store(false, Ordering::Relaxed),
             // A link on the way, a race, or a filter hiding openat2.
@@ -165,6 +165,7 @@ fn open_unlinked_by(
     }
     let at = here.as_ref().map_or(dir, AsFd::as_fd);
     match rustix::fs::openat(at, *last, flags | OFlags::NOFOLLOW, Mode::empty()) {
+        Ok(fd) if is_link(&fd, flags)? => Ok(None),
         Ok(fd) => Ok(Some(fd)),
         Err(Errno::LOOP) => Ok(None),
         Err(e) => Err(e.into()),
@@ -217,7 +218,16 @@ fn walk_open(
             // The path names a directory it reached by `..`.
             return Ok(rustix::fs::openat(walk.here(), c".", flags, mode)?);
         };
-        match rustix::fs::openat(walk.here(), &name, flags | OFlags::NOFOLLOW, mode) {
+        let opened = match rustix::fs::openat(walk.here(), &name, flags | OFlags::NOFOLLOW, mode) {
+            // O_PATH with O_NOFOLLOW opens a link itself where any other
+            // open fails with ELOOP: taken as that ELOOP, so a link to a
+            // file inside the root is followed as openat2 follows it.
+            // (Asked for with Last::Refuse, the link itself is what the
+            // kernel gives too.)
+            Ok(fd) if last == Last::Follow && is_link(&fd, flags)? => Err(Errno::LOOP),
+            other => other,
+        };
+        match opened {
             Ok(fd) => return Ok(fd),
             Err(Errno::LOOP) if last == Last::Refuse => return Err(WalkError::LastIsLink),
             // A link (a directory wanted gives ENOTDIR for a link to one).
@@ -229,6 +239,17 @@ fn walk_open(
             Err(e) => return Err(e.into()),
         }
     }
+}
+
+/// Whether `fd`, opened with `flags` and `O_NOFOLLOW`, is a link itself:
+/// only an `O_PATH` open can give one (every other open of a link fails
+/// with `ELOOP`), so only that one pays for the `fstat`.
+fn is_link(fd: &OwnedFd, flags: OFlags) -> Result<bool, WalkError> {
+    if !flags.contains(OFlags::PATH) {
+        return Ok(false);
+    }
+    let st = rustix::fs::fstat(fd)?;
+    Ok(rustix::fs::FileType::from_raw_mode(st.st_mode) == rustix::fs::FileType::Symlink)
 }
 
 /// The directory holding the last component of `rel`, and that component
@@ -297,6 +318,23 @@ fn kernel_first() -> bool {
     HAS_OPENAT2.load(Ordering::Relaxed)
 }
 
+/// The kernel's `openat2`, or in the test build's no-openat2 pass
+/// ([`openat2_hidden`](crate::faults::openat2_hidden)) the `ENOSYS` a
+/// kernel before 5.6 answers, so that pass takes exactly the way such a
+/// kernel makes plugtop take.
+fn openat2(
+    dir: BorrowedFd<'_>,
+    rel: impl rustix::path::Arg,
+    flags: OFlags,
+    mode: Mode,
+    how: ResolveFlags,
+) -> rustix::io::Result<OwnedFd> {
+    if crate::faults::openat2_hidden() {
+        return Err(Errno::NOSYS);
+    }
+    rustix::fs::openat2(dir, rel, flags, mode, how)
+}
+
 /// A plain file name: not empty, `.` or `..`.
 fn is_name(name: &[u8]) -> bool {
     !matches!(name, b"" | b"." | b"..")
@@ -320,7 +358,7 @@ fn in_one_call(
         Climb::Clamp => ResolveFlags::IN_ROOT,
     };
     let how = confine | ResolveFlags::NO_MAGICLINKS;
-    match rustix::fs::openat2(root, rel, flags, mode, how) {
+    match openat2(root, rel, flags, mode, how) {
         Ok(fd) => Ok(Some(fd)),
         Err(Errno::NOSYS) => {
             HAS_OPENAT2.store(false, Ordering::Relaxed);
@@ -604,6 +642,75 @@ mod tests {
                     .expect("read");
                 assert_eq!(text, "inside", "{rel} (kernel {kernel})");
             }
+        });
+    }
+
+    /// A path-only open (the existence check of a root's files) follows a
+    /// last link inside the root on both ways: `O_PATH | O_NOFOLLOW` would
+    /// open the link itself, and the file would be taken for missing.
+    #[test]
+    fn path_only_opens_follow_a_last_link_as_the_kernel_does() {
+        let dir = tempfile::tempdir().expect("dir");
+        let root_path = dir.path().join("root");
+        std::fs::create_dir_all(root_path.join("proc/sys/vm")).expect("dirs");
+        std::fs::create_dir_all(root_path.join("kept")).expect("dirs");
+        std::fs::write(root_path.join("kept/pages"), "7\n").expect("file");
+        symlink("/kept/pages", root_path.join("proc/sys/vm/abs")).expect("link");
+        symlink("../../../kept/pages", root_path.join("proc/sys/vm/rel")).expect("link");
+        symlink("/kept/none", root_path.join("proc/sys/vm/dangling")).expect("link");
+        let root = root_fd(&root_path);
+        let is_file = |fd: &OwnedFd| {
+            let st = rustix::fs::fstat(fd).expect("fstat");
+            rustix::fs::FileType::from_raw_mode(st.st_mode) == rustix::fs::FileType::RegularFile
+        };
+        both_ways(|kernel| {
+            for climb in [Climb::Clamp, Climb::Refuse] {
+                for rel in ["proc/sys/vm/abs", "proc/sys/vm/rel"] {
+                    let fd = open_by(
+                        &root,
+                        rel.as_bytes(),
+                        OFlags::PATH,
+                        Mode::empty(),
+                        Last::Follow,
+                        climb,
+                        kernel,
+                    )
+                    .unwrap_or_else(|e| panic!("{rel}: {e:?}"));
+                    assert!(is_file(&fd), "{rel} (kernel {kernel}, {climb:?})");
+                }
+                let dangling = open_by(
+                    &root,
+                    b"proc/sys/vm/dangling",
+                    OFlags::PATH,
+                    Mode::empty(),
+                    Last::Follow,
+                    climb,
+                    kernel,
+                );
+                assert!(
+                    matches!(&dangling, Err(WalkError::Io(e)) if e.kind() == std::io::ErrorKind::NotFound),
+                    "{dangling:?} (kernel {kernel})"
+                );
+                // Not followed when asked: the link itself, as the kernel
+                // opens it for O_PATH | O_NOFOLLOW.
+                let link = open_by(
+                    &root,
+                    b"proc/sys/vm/abs",
+                    OFlags::PATH,
+                    Mode::empty(),
+                    Last::Refuse,
+                    climb,
+                    kernel,
+                )
+                .expect("the link itself");
+                assert!(
+                    is_link(&link, OFlags::PATH).expect("fstat"),
+                    "kernel {kernel}"
+                );
+            }
+            let vm = root_fd(&root_path.join("proc/sys/vm"));
+            let below = open_unlinked_by(vm.as_fd(), c"abs", OFlags::PATH, kernel);
+            assert!(matches!(below, Ok(None)), "{below:?} (kernel {kernel})");
         });
     }
 

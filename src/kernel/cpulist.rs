@@ -9,8 +9,10 @@ pub const MAX_CPUS: u32 = 65_536;
 /// A CPU list, with the count cpuplugd would take from it.
 #[derive(Debug, Default, PartialEq, Eq)]
 pub struct CpuList {
-    /// The CPU numbers listed, in order.
-    pub ids: Vec<u32>,
+    /// The CPU numbers listed, in order. Shared: a list that did not
+    /// change from one reading to the next is the same list (a recording of
+    /// 65,536 CPUs kept 600 copies of it).
+    pub ids: std::sync::Arc<[u32]>,
     /// cpuplugd's count, a C `int`: each `a-b` counts `b - a + 1`, anything
     /// else 1. A reversed range (`3-1`) counts as -1, and cpuplugd stops on a
     /// count of 0 or less (edge case E), so the count keeps its sign.
@@ -27,7 +29,7 @@ impl Clone for CpuList {
 
     /// Into a list copied before, without allocating (a sample copy).
     fn clone_from(&mut self, source: &Self) {
-        self.ids.clone_from(&source.ids);
+        self.ids = std::sync::Arc::clone(&source.ids);
         self.count = source.count;
     }
 }
@@ -64,10 +66,8 @@ impl CpuList {
     fn parse_line(line: &[u8]) -> Option<CpuList> {
         // Most lists are a range or two: room for a guest's CPUs up front
         // instead of growing range by range.
-        let mut list = CpuList {
-            ids: Vec::with_capacity(16),
-            count: 0,
-        };
+        let mut ids: Vec<u32> = Vec::with_capacity(16);
+        let mut count: i32 = 0;
         for part in line.split(|b| *b == b',') {
             if part.is_empty() {
                 continue;
@@ -76,27 +76,30 @@ impl CpuList {
                 let start = parse_long(&part[..dash])?;
                 let end = parse_long(&part[dash + 1..])?;
                 let span = (end as i32).wrapping_sub(start as i32).wrapping_add(1);
-                list.count = list.count.wrapping_add(span);
+                count = count.wrapping_add(span);
                 // However many ranges a damaged list repeats, the ids never
                 // grow past MAX_CPUS (the count then tells it is not exact).
-                let room = MAX_CPUS as usize - list.ids.len();
+                let room = MAX_CPUS as usize - ids.len();
                 if start >= 0
                     && end >= start
                     && end < i64::from(MAX_CPUS)
                     && end - start < room as i64
                 {
-                    list.ids.extend(start as u32..=end as u32);
+                    ids.extend(start as u32..=end as u32);
                 }
             } else {
-                list.count = list.count.wrapping_add(1);
+                count = count.wrapping_add(1);
                 if let Some(id) = parse_long(part).filter(|v| (0..i64::from(MAX_CPUS)).contains(v))
-                    && list.ids.len() < MAX_CPUS as usize
+                    && ids.len() < MAX_CPUS as usize
                 {
-                    list.ids.push(id as u32);
+                    ids.push(id as u32);
                 }
             }
         }
-        Some(list)
+        Some(CpuList {
+            ids: ids.into(),
+            count,
+        })
     }
 
     /// CPUs 0 to `n` - 1, as sysfs lists `0-{n-1}`.
@@ -142,7 +145,7 @@ mod tests {
         let l = CpuList::parse(b"0,0\n").unwrap_or_default();
         assert!(!l.exact(), "a CPU listed twice");
         let l = CpuList::parse(b"4294967296,1\n").unwrap_or_default();
-        assert_eq!(l.ids, vec![1], "an id past MAX_CPUS is not wrapped");
+        assert_eq!(*l.ids, [1], "an id past MAX_CPUS is not wrapped");
         assert!(!l.exact());
         let crash = include_bytes!("../../tests/data/fuzz/cpulist-unbounded-ids");
         let l = CpuList::parse(crash).unwrap_or_default();
@@ -171,7 +174,7 @@ mod tests {
     fn lists_count_like_cpuplugd() {
         let l = CpuList::parse(b"0-3,8,10-11\n").unwrap_or_default();
         assert_eq!(l.count, 7);
-        assert_eq!(l.ids, vec![0, 1, 2, 3, 8, 10, 11]);
+        assert_eq!(*l.ids, [0, 1, 2, 3, 8, 10, 11]);
         assert_eq!(CpuList::parse(b"0\n").map(|l| l.count), Some(1));
         assert_eq!(CpuList::parse(b"\n").map(|l| l.count), Some(0));
         assert_eq!(CpuList::parse(b"0-x"), None);

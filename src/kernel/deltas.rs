@@ -71,7 +71,7 @@ pub fn cpu_loads(before: Option<&Sample>, now: &Sample) -> Vec<CpuLoad> {
         .present
         .ids
         .iter()
-        .chain(&now.online.ids)
+        .chain(now.online.ids.iter())
         .copied()
         .chain(now.per_cpu.iter().map(|(id, _)| *id))
         .collect();
@@ -125,7 +125,7 @@ impl OnlineSet {
         if s.online.ids.is_empty() {
             return OnlineSet(None);
         }
-        let mut ids = s.online.ids.clone();
+        let mut ids = s.online.ids.to_vec();
         ids.sort_unstable();
         OnlineSet(Some(ids))
     }

@@ -12,12 +12,51 @@ pub struct SystemFacts {
     pub present_cpus: Result<u32, PresentCpusError>,
     /// Whether `/proc/sys/vm/cmm_pages` can be read; without it the memory group is off.
     pub cmm_pages: bool,
+    /// Whether `/proc/cpuinfo` says a z/VM guest (`version = FF`): cpuplugd
+    /// manages memory only there, so `Some(false)` (an LPAR, a KVM guest,
+    /// another architecture) turns the memory group off. `None` where it is
+    /// not known: no `/proc/cpuinfo` to read (`plugtop run` refuses to
+    /// start there, as cpuplugd), or a source that keeps none (a
+    /// recording, snapshots, a simulated guest).
+    pub zvm_guest: Option<bool>,
     /// Field names of `/proc/meminfo`, when known, to find misspelt names before running.
     pub meminfo_names: Option<Vec<String>>,
     /// Field names of `/proc/vmstat`, likewise.
     pub vmstat_names: Option<Vec<String>>,
     /// Where these facts came from, for messages ("the kernel under /").
     pub origin: String,
+    /// When the readings are an imported history (`plugtop import`), not
+    /// what plugtop read: what it lacks and how coarse it is.
+    pub history: Option<ImportedHistory>,
+}
+
+/// An imported history, as loading and the front ends need to know it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ImportedHistory {
+    /// The tool it came from (`sysstat`, `node_exporter`).
+    pub source: String,
+    /// Seconds between its readings.
+    pub resolution: f64,
+    /// Readings it does not have, as rules spell them (`cpustat.guest`).
+    pub absent: Vec<String>,
+}
+
+impl ImportedHistory {
+    /// What a rule naming `name` (as rules spell it) is told.
+    pub fn lacks(&self, name: &str) -> String {
+        format!("not in this history ({} has no `{name}`)", self.source)
+    }
+
+    /// Why decisions on this history are approximate under rules that
+    /// read every `update` seconds, or `None` when they are not.
+    pub fn approximate(&self, update: f64) -> Option<String> {
+        (self.resolution > update).then(|| {
+            format!(
+                "decisions are approximate: the {} history has one reading every {} s and the rules read every {update} s, so a {} s average hides what {update} s rules see",
+                self.source, self.resolution, self.resolution
+            )
+        })
+    }
 }
 
 /// Why the number of present CPUs is not known. Where cpuplugd stops for
@@ -50,9 +89,11 @@ impl SystemFacts {
         SystemFacts {
             present_cpus: Ok(present_cpus),
             cmm_pages: true,
+            zvm_guest: None,
             meminfo_names: None,
             vmstat_names: None,
             origin: origin.into(),
+            history: None,
         }
     }
 }

@@ -47,6 +47,16 @@ fn first_line(root: &Path, rel: &str) -> Option<String> {
         .filter(|l| !l.is_empty())
 }
 
+/// The pages `cmm_pages` below `root` says the pool holds now (bounded,
+/// as every read under a root); `None` when it cannot be read as a count.
+/// On a real kernel that is the pages held, not the target last written:
+/// after a write of 0 it falls as the kernel releases them.
+pub fn pool_pages(root: &Path) -> Option<i64> {
+    first_line(root, super::root::paths::CMM_PAGES)?
+        .parse()
+        .ok()
+}
+
 /// Reads `proc/sys/kernel/{hostname,osrelease}`, `proc/cpuinfo` (with
 /// procfs's parser) and the page size from `proc/self/smaps`; anything
 /// missing reads as "unknown" (or 4096 for the page size).

@@ -374,7 +374,7 @@ impl RootReader {
             online,
             present,
             possible,
-            cpus,
+            cpus: cpus.into(),
             cmm_pages,
             polarization,
             proc_bytes,
@@ -542,12 +542,17 @@ impl RootReader {
             .is_ok_and(|dir| dir.is_file(RootFile::CmmPages.c_rel()));
         let meminfo_names = self.field_names(root, RootFile::Meminfo, true);
         let vmstat_names = self.field_names(root, RootFile::Vmstat, false);
+        let zvm_guest = crate::kernel::machine::cpuinfo(root)
+            .ok()
+            .map(|text| crate::kernel::machine::is_zvm_guest(&text));
         SystemFacts {
             present_cpus,
             cmm_pages,
+            zvm_guest,
             meminfo_names,
             vmstat_names,
             origin,
+            history: None,
         }
     }
 }
@@ -845,7 +850,7 @@ mod tests {
             let s = kept
                 .read(root, Stamp::new(i, 0))
                 .unwrap_or_else(|e| panic!("{e}"));
-            flags = s.cpus;
+            flags = s.cpus.to_vec();
         }
         assert!(kept.kernel_root(), "/proc/stat is the kernel's");
         assert!(kept.kept_cpu_dir.is_kept(), "the CPU directory is kept");
@@ -853,7 +858,7 @@ mod tests {
         let fresh = RootReader::new()
             .read(root, Stamp::new(0, 0))
             .unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(flags, fresh.cpus);
+        assert_eq!(flags, *fresh.cpus);
     }
 
     /// A root given as a link that is pointed elsewhere between readings is

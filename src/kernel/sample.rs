@@ -143,7 +143,9 @@ pub struct Sample {
     /// `cpu/possible`, when the machine has it.
     pub possible: Option<CpuList>,
     /// Per-CPU sysfs state, when the source has it (live roots do, snapshots do not).
-    pub cpus: Vec<CpuState>,
+    /// Shared like the CPU lists: unchanged from one reading to the next,
+    /// it is the same slice.
+    pub cpus: std::sync::Arc<[CpuState]>,
     /// `/proc/sys/vm/cmm_pages`, absent on machines without CMM.
     pub cmm_pages: Option<i64>,
     /// `None` when the machine has no `dispatching` file (treated as horizontal).
@@ -226,7 +228,7 @@ impl Sample {
             online: CpuList::first(online),
             present: CpuList::first(present),
             possible: None,
-            cpus: Vec::new(),
+            cpus: Default::default(),
             cmm_pages: None,
             polarization: None,
             proc_bytes: ProcBytes::default(),
@@ -257,7 +259,8 @@ mod tests {
                 id: 3,
                 online: Some(true),
                 configured: None,
-            }],
+            }]
+            .into(),
             ..Sample::bare(Stamp::new(5, 7), ticks, 2, 4)
         };
         let mut copy = Sample {

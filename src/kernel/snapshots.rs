@@ -83,9 +83,11 @@ impl Source for SnapshotSource {
             None => SystemFacts {
                 present_cpus: Err(crate::kernel::PresentCpusError::NoSnapshots),
                 cmm_pages: false,
+                zvm_guest: None,
                 meminfo_names: None,
                 vmstat_names: None,
                 origin: "the snapshots".into(),
+                history: None,
             },
         }
     }

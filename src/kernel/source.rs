@@ -69,4 +69,11 @@ pub trait Source {
     fn status(&self) -> Option<String> {
         None
     }
+
+    /// What the guest's own controller did in the interval of the reading
+    /// just given (an imported history's cpuplugd log), in words. Taken
+    /// once per reading.
+    fn events(&mut self) -> Vec<String> {
+        Vec::new()
+    }
 }

@@ -69,6 +69,9 @@ pub fn actions(uri: &Uri, text: &str, range: Range, facts: &SystemFacts) -> Vec<
                 ..CodeAction::default()
             })
         })
+        // Each fix repeats its finding and the URI: a request over a
+        // whole file of findings is answered with the first ones only.
+        .take(super::navigate::MAX_PLACES)
         .collect()
 }
 

@@ -26,6 +26,10 @@ use crate::rules::{LoadOutcome, RuleKind, RuleSet, SourceFile};
 /// user waits for a value, cpuplugd's guest does not.
 const LONGEST_PERIOD: Duration = Duration::from_secs(60);
 
+/// The most terms the files decided on may hold together: one file at the
+/// most cpuplugd expands to.
+pub const MAX_LIVE_TERMS: usize = 1_000_000;
+
 /// One open file's rules, deciding on the readings.
 struct OpenRules {
     source: SourceFile,
@@ -75,10 +79,34 @@ impl Live {
     /// Takes the newest check of `uri`: a file cpuplugd would load is
     /// decided on from now on, replaying the readings kept so that its
     /// values show at once; a refused one has no live values.
+    ///
+    /// What the files decided on hold together is bounded by their terms
+    /// ([`MAX_LIVE_TERMS`]), not their text: 292 bytes of variables that
+    /// double each other expand to 900,000 terms (44 MB of rules, programs
+    /// and traces), and 40 such files held 1.76 GB. A file past the bound
+    /// alone gets no live values; otherwise the largest others are given
+    /// up to make room (they come back when they change).
     pub fn set(&mut self, uri: &str, source: SourceFile, outcome: LoadOutcome) {
-        if outcome.refusal.is_some() {
+        let terms = outcome.rules.nodes.len();
+        if outcome.refusal.is_some() || terms > MAX_LIVE_TERMS {
             self.close(uri);
             return;
+        }
+        self.watches.remove(uri);
+        loop {
+            let held: usize = self.watches.values().map(|w| w.rules().nodes.len()).sum();
+            if held + terms <= MAX_LIVE_TERMS {
+                break;
+            }
+            let largest = self
+                .watches
+                .iter()
+                .max_by_key(|(_, w)| w.rules().nodes.len())
+                .map(|(u, _)| u.clone());
+            match largest {
+                Some(u) => self.close(&u),
+                None => break,
+            }
         }
         if self.watches.is_empty() || self.samples.is_empty() {
             // The first file: one reading now, so that a hover or a hint

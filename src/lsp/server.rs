@@ -145,6 +145,14 @@ impl Server<'_> {
             }
             Frame::Body(b) => b,
         };
+        if super::transport::too_many_values(&body) {
+            let why = format!(
+                "a message of more than {} JSON values; LSP messages hold a few dozen",
+                super::transport::MAX_VALUES
+            );
+            self.error_without_id(INVALID_REQUEST, &why)?;
+            return Ok(None);
+        }
         let value: Value = match serde_json::from_slice(&body) {
             Ok(v) => v,
             Err(e) => {
@@ -411,7 +419,10 @@ impl Server<'_> {
                     return Ok(Value::Null);
                 };
                 let with = p.context.include_declaration;
-                to_value(navigate::references(uri, text, offset, with))
+                match navigate::references(uri, text, offset, with) {
+                    Ok(places) => to_value(places),
+                    Err(why) => Err((REQUEST_FAILED, why)),
+                }
             }
             "textDocument/rename" => self.rename(raw),
             "textDocument/inlayHint" => {
@@ -471,9 +482,17 @@ impl Server<'_> {
                 if self.docs.get(uri.as_str()).is_none() {
                     return Ok(());
                 }
-                let Some(text) = changed_text(self.docs.text(uri.as_str()), p.content_changes)
-                else {
-                    return Ok(());
+                let text = match changed_text(self.docs.text(uri.as_str()), p.content_changes) {
+                    Ok(Some(text)) => text,
+                    Ok(None) => return Ok(()),
+                    Err(why) => {
+                        self.docs.close(uri.as_str());
+                        self.live.close(uri.as_str());
+                        self.changed.retain(|u| u != &uri);
+                        let at = lt::Range::default();
+                        let d = lt::Diagnostic::new_simple(at, why);
+                        return self.publish(uri, vec![d]);
+                    }
                 };
                 let len = text.len();
                 if !self.docs.set(uri.as_str(), text) {
@@ -523,24 +542,54 @@ impl Server<'_> {
 /// server's do not part silently (they did: a ranged change was dropped,
 /// and every later diagnostic stood on the wrong text). `None` when there
 /// is nothing to apply a range to (a document too large to keep).
+///
+/// Only the changes after the last whole text are applied, into one
+/// buffer; a change that changes nothing costs nothing, and the others
+/// may move at most [`CHANGE_WORK`] bytes in all (20,000 ranged changes of
+/// a large document took a minute): past it the document is out of step,
+/// and `Err` says so.
 fn changed_text(
     old: Option<&str>,
     changes: Vec<lt::TextDocumentContentChangeEvent>,
-) -> Option<String> {
-    let mut text: Option<String> = None;
+) -> Result<Option<String>, String> {
+    let last_whole = changes.iter().rposition(|c| c.range.is_none());
+    let mut changes = changes.into_iter();
+    let mut text: Option<String> = match last_whole {
+        Some(i) => changes.nth(i).map(|c| c.text),
+        None => None,
+    };
+    let mut work = 0usize;
     for change in changes {
         let Some(range) = change.range else {
-            text = Some(change.text);
             continue;
         };
-        let base = text.as_deref().or(old)?;
+        if range.start == range.end && change.text.is_empty() {
+            continue;
+        }
+        let base = match &mut text {
+            Some(t) => t,
+            None => match old {
+                Some(o) => text.insert(o.to_string()),
+                None => return Ok(None),
+            },
+        };
+        work = work.saturating_add(base.len() + change.text.len());
+        if work > CHANGE_WORK {
+            return Err(format!(
+                "the ranged changes of one message would move more than {} MiB; the server asks for whole texts (full sync): close and reopen the file",
+                CHANGE_WORK >> 20
+            ));
+        }
         let index = LineIndex::new(base);
         let (a, b) = (index.offset(range.start), index.offset(range.end));
         let (a, b) = (a.min(b), a.max(b));
-        text = Some(format!("{}{}{}", &base[..a], change.text, &base[b..]));
+        base.replace_range(a..b, &change.text);
     }
-    text
+    Ok(text)
 }
+
+/// The most bytes the ranged changes of one message may move.
+const CHANGE_WORK: usize = 64 << 20;
 
 #[cfg(test)]
 mod tests {
@@ -556,8 +605,9 @@ mod tests {
                 range_length: None,
                 text: text.into(),
             };
+        let applied = |old: Option<&str>, changes| changed_text(old, changes).ok().flatten();
         let old = "UPDATE=\"1\"\nCPU_MIN=\"1\"\n";
-        let new = changed_text(
+        let new = applied(
             Some(old),
             vec![
                 change(Some((0, 8, 0, 9)), "2"),
@@ -566,19 +616,23 @@ mod tests {
         );
         assert_eq!(new.as_deref(), Some("UPDATE=\"2\"\nCPU_MIN=\"3\"\n"));
         // Out of range or reversed: clamped, never a panic.
-        let new = changed_text(Some(old), vec![change(Some((9, 9, 0, 0)), "x")]);
+        let new = applied(Some(old), vec![change(Some((9, 9, 0, 0)), "x")]);
         assert_eq!(new.as_deref(), Some("x"));
         // A full text after a range wins; a range on nothing is dropped.
-        let new = changed_text(
+        let new = applied(
             None,
             vec![change(None, "a"), change(Some((0, 1, 0, 1)), "b")],
         );
         assert_eq!(new.as_deref(), Some("ab"));
-        assert_eq!(
-            changed_text(None, vec![change(Some((0, 0, 0, 0)), "b")]),
-            None
-        );
-        assert_eq!(changed_text(Some(old), Vec::new()), None);
+        assert_eq!(applied(None, vec![change(Some((0, 0, 0, 0)), "b")]), None);
+        assert_eq!(applied(Some(old), Vec::new()), None);
+        // Issue 42: 20,000 changes that change nothing cost nothing; ones
+        // that move more than the budget leave the document out of step.
+        let big = "#".repeat(1 << 20);
+        let none = vec![change(Some((0, 5, 0, 5)), ""); 20_000];
+        assert_eq!(applied(Some(&big), none).map(|t| t.len()), None);
+        let many = vec![change(Some((0, 5, 0, 5)), "x"); 20_000];
+        assert!(changed_text(Some(&big), many).is_err());
     }
 
     fn body(v: serde_json::Value) -> io::Result<Frame> {

@@ -109,6 +109,41 @@ pub fn read_frame(input: &mut dyn BufRead) -> io::Result<Frame> {
     Ok(Frame::Body(body))
 }
 
+/// The most JSON values (array elements, object members) a message may
+/// hold: a tree of values costs 30 to 80 bytes each, so a 16 MiB message
+/// of `[0,0,...]` took 600 MB as a `serde_json::Value`. A client's messages
+/// carry a few dozen; a document's text is one string, however long.
+pub const MAX_VALUES: usize = 100_000;
+
+/// Whether `body` holds more than [`MAX_VALUES`] JSON values, counted by
+/// the separators and openings outside strings, without parsing it.
+pub fn too_many_values(body: &[u8]) -> bool {
+    let (mut in_string, mut escaped, mut n) = (false, false, 0usize);
+    for &b in body {
+        if in_string {
+            if escaped {
+                escaped = false;
+            } else if b == b'\\' {
+                escaped = true;
+            } else if b == b'"' {
+                in_string = false;
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b',' | b'[' | b'{' => {
+                n += 1;
+                if n > MAX_VALUES {
+                    return true;
+                }
+            }
+            _ => {}
+        }
+    }
+    false
+}
+
 /// Writes one message with its header, and flushes: the client waits for it.
 pub fn write_frame(output: &mut dyn Write, body: &[u8]) -> io::Result<()> {
     write!(output, "Content-Length: {}\r\n\r\n", body.len())?;
@@ -141,5 +176,13 @@ mod tests {
         assert!(read(b"Content-Length: -5\r\n\r\n{}").is_err());
         assert!(read(b"Content-Length: 10\r\n\r\n{}").is_err());
         assert!(matches!(read(b""), Ok(Frame::End)));
+    }
+
+    #[test]
+    fn values_are_counted_outside_strings_only() {
+        let many = format!("[{}0]", "0,".repeat(MAX_VALUES));
+        assert!(too_many_values(many.as_bytes()));
+        let text = format!(r#"{{"text":"{}\"[,"}}"#, ",[{".repeat(MAX_VALUES));
+        assert!(!too_many_values(text.as_bytes()));
     }
 }

@@ -217,8 +217,9 @@ impl Client {
                 Ok(n) => {
                     self.heard = Instant::now();
                     self.head.extend_from_slice(&buf[..n]);
-                    if let Some(end) = find(&self.head, b"\r\n\r\n") {
+                    if let Some((start, end)) = head_bounds(&self.head) {
                         self.head.truncate(end);
+                        self.head.drain(..start);
                         return HeadProgress::Complete;
                     }
                     if self.head.len() > HEAD_BYTES {
@@ -575,10 +576,51 @@ fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
     haystack.windows(needle.len()).position(|w| w == needle)
 }
 
+/// Where a whole request head lies in what a client sent, once it has all
+/// come: after the empty lines a client may send before the request line,
+/// up to the empty line that ends it. Lines end in CRLF or, as RFC 9112
+/// (section 2.2) lets a server take them, a bare LF.
+fn head_bounds(sent: &[u8]) -> Option<(usize, usize)> {
+    let mut start = 0;
+    loop {
+        match sent.get(start..) {
+            Some([b'\r', b'\n', ..]) => start += 2,
+            Some([b'\n', ..]) => start += 1,
+            Some([b'\r']) | Some([]) | None => return None,
+            Some(_) => break,
+        }
+    }
+    let rest = &sent[start..];
+    let lf_lf = find(rest, b"\n\n");
+    let lf_crlf = find(rest, b"\n\r\n");
+    let end = match (lf_lf, lf_crlf) {
+        (Some(a), Some(b)) => a.min(b),
+        (a, b) => a.or(b)?,
+    };
+    Some((start, start + end))
+}
+
+/// The path of a request target: origin-form (`/metrics?x`) as it is,
+/// absolute-form (`http://host:9100/metrics`, RFC 9112 section 3.2.2)
+/// without its scheme and authority.
+fn target_path(target: &str) -> &str {
+    let path = target.split('?').next().unwrap_or_default();
+    let lower = path.get(..8).unwrap_or(path).to_ascii_lowercase();
+    let after = if lower.starts_with("http://") {
+        7
+    } else if lower.starts_with("https://") {
+        8
+    } else {
+        return path;
+    };
+    let rest = &path[after..];
+    rest.find('/').map_or("/", |i| &rest[i..])
+}
+
 /// The answer to one request head.
 fn answer(head: &[u8], registry: &Exposition) -> Vec<u8> {
     let text = String::from_utf8_lossy(head);
-    let mut lines = text.split("\r\n");
+    let mut lines = text.split('\n').map(|l| l.strip_suffix('\r').unwrap_or(l));
     let mut words = lines.next().unwrap_or_default().split(' ');
     let method = words.next().unwrap_or_default();
     let target = words.next().unwrap_or_default();
@@ -586,8 +628,7 @@ fn answer(head: &[u8], registry: &Exposition) -> Vec<u8> {
     if method != "GET" && !head_only {
         return response(405, "text/plain", b"only GET and HEAD\n", false);
     }
-    let path = target.split('?').next().unwrap_or_default();
-    match path {
+    match target_path(target) {
         "/metrics" => {
             let accept = lines.find_map(|l| {
                 let (name, value) = l.split_once(':')?;
@@ -626,8 +667,14 @@ fn response(status: u16, content_type: &str, body: &[u8], head_only: bool) -> Ve
         431 => "Request Header Fields Too Large",
         _ => "Error",
     };
+    // A 405 must say what is allowed (RFC 9110, section 15.5.6).
+    let allow = if status == 405 {
+        "Allow: GET, HEAD\r\n"
+    } else {
+        ""
+    };
     let mut out = format!(
-        "HTTP/1.1 {status} {reason}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        "HTTP/1.1 {status} {reason}\r\n{allow}Content-Type: {content_type}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
         body.len()
     )
     .into_bytes();

@@ -7,6 +7,7 @@
 pub mod fault_words;
 pub mod flips;
 pub mod jsonl;
+pub mod line_diff;
 pub mod node_text;
 pub mod table;
 pub mod trace;

@@ -27,7 +27,11 @@ pub fn header(rules: &RuleSet) -> String {
             s.cmm_min, s.cmm_max
         );
     } else {
-        let _ = writeln!(out, "memory group: off");
+        let why = rules.memory_off_line();
+        let why = why
+            .as_deref()
+            .and_then(|l| l.strip_prefix("memory group off"));
+        let _ = writeln!(out, "memory group: off{}", why.unwrap_or_default());
     }
     out.push_str(&columns());
     out.push('\n');

@@ -39,7 +39,7 @@ mod tests {
     fn list(ids: &[u32]) -> CpuList {
         CpuList {
             count: ids.len() as i32,
-            ids: ids.to_vec(),
+            ids: ids.into(),
         }
     }
 

@@ -12,7 +12,9 @@ use super::diagnostic::{Diagnostic, Note};
 use super::expr::{NodeId, NodeKind, RESERVED_NAMES, RuleKind};
 use super::lint;
 use super::parser::{ExprBuilder, FieldNames, MAX_NAME, Text, Unit, VarDef};
-use super::ruleset::{Rule, RuleSet, Settings, describe_missing_cpu, describe_missing_memory};
+use super::ruleset::{
+    Rule, RuleSet, Settings, describe_missing_cpu, describe_missing_memory, memory_verdict,
+};
 use super::source::{SourceFile, Span};
 use super::suggest;
 use crate::kernel::SystemFacts;
@@ -21,8 +23,7 @@ use crate::kernel::SystemFacts;
 pub const MAX_LINE: usize = 2048;
 /// cpuplugd's deepest history index.
 pub const MAX_HISTORY: u32 = 100;
-/// cpuplugd's buffer for all variables (names, values and separators).
-pub const VARIABLE_BUFFER: usize = 4096;
+pub use super::parser::VARIABLE_BUFFER;
 
 /// What cpuplugd would have said when refusing the file.
 #[derive(Debug, Clone, PartialEq)]
@@ -175,6 +176,17 @@ fn prefix_name(name: &str, canonical: &str, span: Span) -> Diagnostic {
     ))
 }
 
+/// What a line whose name (whitespace removed) is `name` sets, as
+/// cpuplugd matches it: a rule (`Some(kind)`), a setting or a variable
+/// (`None`, with whether it is a setting).
+pub fn line_sets(name: &[u8]) -> (Option<RuleKind>, bool) {
+    match classify(name).0 {
+        NameKind::Rule(kind) => (Some(kind), false),
+        NameKind::Setting(_) => (None, true),
+        NameKind::Variable => (None, false),
+    }
+}
+
 fn classify(name: &[u8]) -> (NameKind, &'static str) {
     let lower = name.to_ascii_lowercase();
     for kind in RuleKind::ALL {
@@ -296,17 +308,33 @@ fn merge_repeats(diagnostics: Vec<Diagnostic>) -> Vec<Diagnostic> {
     merged
 }
 
+/// How far loading goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reach {
+    /// Every line and every finding (`plugtop check`, the editors).
+    Everything,
+    /// Up to the first line cpuplugd refuses, as cpuplugd stops there, and
+    /// no lint of a refused file: what a running daemon needs to decide
+    /// whether to take the file, before any costly analysis.
+    FirstRefusal,
+}
+
 /// Loads a rule file as cpuplugd would on the machine `facts` describes.
 pub fn load(source: &SourceFile, facts: &SystemFacts) -> LoadOutcome {
+    load_to(source, facts, Reach::Everything)
+}
+
+/// [`load`], going as far as `reach` says.
+pub fn load_to(source: &SourceFile, facts: &SystemFacts, reach: Reach) -> LoadOutcome {
     std::thread::scope(|scope| {
         std::thread::Builder::new()
             .name("plugtop-load".into())
             .stack_size(LOAD_STACK)
-            .spawn_scoped(scope, || Loader::new(facts).run(source))
+            .spawn_scoped(scope, || Loader::new(facts, reach).run(source))
             .ok()
             .and_then(|handle| handle.join().ok())
     })
-    .unwrap_or_else(|| Loader::new(facts).run(source))
+    .unwrap_or_else(|| Loader::new(facts, reach).run(source))
 }
 
 /// See [`Loader::overflow`].
@@ -334,10 +362,12 @@ struct Loader<'f> {
     history_max: u32,
     /// Parsed variables for [`ExprBuilder::inlined`].
     inlined: HashMap<u32, (NodeId, NodeId)>,
+    reach: Reach,
+    suggestions: suggest::Budget,
 }
 
 impl<'f> Loader<'f> {
-    fn new(facts: &'f SystemFacts) -> Self {
+    fn new(facts: &'f SystemFacts, reach: Reach) -> Self {
         Loader {
             facts,
             rules: RuleSet {
@@ -349,6 +379,7 @@ impl<'f> Loader<'f> {
                 fields: FieldNames::default(),
                 cpu_enabled: false,
                 mem_enabled: false,
+                mem_off: None,
                 setting_spans: [None; 5],
                 present_at_load: facts.present_cpus.as_ref().ok().copied(),
             },
@@ -360,6 +391,8 @@ impl<'f> Loader<'f> {
             overflow: None,
             history_max: 1,
             inlined: HashMap::new(),
+            reach,
+            suggestions: suggest::Budget::default(),
         }
     }
 
@@ -391,6 +424,9 @@ impl<'f> Loader<'f> {
         // Each line is dropped once read: its bytes and offsets are copied
         // into what it defines, and a large file should not hold both.
         for line in lines {
+            if self.reach == Reach::FirstRefusal && self.refusal.is_some() {
+                break;
+            }
             self.line(&line);
         }
         self.finish();
@@ -403,7 +439,27 @@ impl<'f> Loader<'f> {
             diagnostics: self.diagnostics,
             refusal: self.refusal,
         };
-        diagnostics.extend(lint::lint(&rules, self.facts, source, refusal.is_some()));
+        if self.reach == Reach::Everything || refusal.is_none() {
+            diagnostics.extend(lint::lint(
+                &rules,
+                self.facts,
+                source,
+                refusal.is_some(),
+                &self.suggestions,
+            ));
+        }
+        diagnostics.extend(self.suggestions.finding());
+        // A reading an imported history lacks is never decided on a
+        // made-up value: plugtop refuses the rules on that history.
+        let refusal = refusal.or_else(|| {
+            diagnostics
+                .iter()
+                .find(|d| d.code == lint::NOT_IN_HISTORY)
+                .map(|d| Refusal {
+                    message: d.message.clone(),
+                    span: d.span,
+                })
+        });
         diagnostics.sort_by_key(|d| {
             if d.span.is_file() {
                 (1, 0)
@@ -605,6 +661,7 @@ impl<'f> Loader<'f> {
                 fields: &mut self.rules.fields,
                 expanding: Vec::new(),
                 inlined: &mut self.inlined,
+                suggestions: &self.suggestions,
             };
             builder.parse(value, Unit::Rule(kind))
         };
@@ -872,23 +929,21 @@ impl<'f> Loader<'f> {
         let has = |k: RuleKind| self.rules.rules[k.index()].is_some();
         self.rules.cpu_enabled =
             s.cpu_max >= 0 && s.cpu_min >= 0 && has(RuleKind::Hotplug) && has(RuleKind::Hotunplug);
-        let mem_config = s.cmm_max >= 0
-            && s.cmm_min >= 0
-            && has(RuleKind::Memplug)
-            && has(RuleKind::Memunplug)
-            && has(RuleKind::CmmInc)
-            && s.cmm_max >= s.cmm_min;
-        self.rules.mem_enabled = mem_config && self.facts.cmm_pages;
+        self.rules.mem_off = memory_verdict(&self.rules, self.facts);
+        self.rules.mem_enabled = self.rules.mem_off.is_none();
         if !self.rules.cpu_enabled && !self.rules.mem_enabled && self.refusal.is_none() {
             let mut d = Diagnostic::refusal(
                 "nothing-to-do",
                 Span::FILE,
                 "neither the CPU group nor the memory group can run",
             );
+            let memory = match &self.rules.mem_off {
+                Some(off) => off.reason(),
+                None => format!("needs {}", describe_missing_memory(&self.rules, self.facts)),
+            };
             d = d.with_help(format!(
-                "CPU needs {}; memory needs {}",
+                "CPU needs {}; memory {memory}",
                 describe_missing_cpu(&self.rules),
-                describe_missing_memory(&self.rules, self.facts)
             ));
             self.refuse(
                 "Exiting, because neither a valid cpu nor a valid memory hotplug configuration was found.",

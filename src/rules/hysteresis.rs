@@ -135,12 +135,30 @@ pub fn warnings(rules: &RuleSet, source: &SourceFile) -> Vec<Diagnostic> {
     if !rules.cpu_enabled || !room_to_plug(rules) {
         return Vec::new();
     }
-    gaps(rules)
+    let mut out: Vec<Diagnostic> = gaps(rules)
         .into_iter()
         .filter(|g| g.decides == Decides::Alone && g.too_narrow())
         .map(|g| warning(rules, source, &g))
-        .collect()
+        .collect();
+    let more = [RuleKind::Hotplug, RuleKind::Hotunplug]
+        .into_iter()
+        .filter_map(|k| rules.rule(k))
+        .any(|r| switches(rules, r.root).len() > MAX_SWITCHES);
+    if more {
+        out.push(Diagnostic::warning(
+            "hysteresis-stopped",
+            super::source::Span::FILE,
+            format!(
+                "stopped looking for narrow hysteresis after the first {MAX_SWITCHES} comparisons of HOTPLUG and of HOTUNPLUG"
+            ),
+        ));
+    }
+    out
 }
+
+/// The most comparisons of one rule paired with the other's: every pair is
+/// looked at, so 100,000 alternatives on each side were 10^10 pairs.
+pub const MAX_SWITCHES: usize = 1_000;
 
 /// Whether CPU_MIN and CPU_MAX leave at least two CPU counts.
 fn room_to_plug(rules: &RuleSet) -> bool {
@@ -497,7 +515,7 @@ fn mentions_onumcpus(rules: &RuleSet, node: NodeId) -> bool {
 fn groups(rules: &RuleSet, root: NodeId) -> Vec<Group> {
     let mut out: Vec<Group> = Vec::new();
     let mut index: HashMap<(u64, Dir, bool, bool), Vec<usize>> = HashMap::new();
-    for s in switches(rules, root) {
+    for s in switches(rules, root).into_iter().take(MAX_SWITCHES) {
         let hash = tree_hash(rules, s.measure);
         let key = (hash, s.dir, s.pattern == Pattern::Share, s.alone);
         let slots = index.entry(key).or_default();

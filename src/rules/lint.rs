@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use super::diagnostic::Diagnostic;
 use super::expr::{BinOp, CpuStat, Keyword, NOT_OPCODE, NodeId, NodeKind, Reading, RuleKind};
 use super::parser::{ExprBuilder, FieldNames, Text, Unit, VarDef, example_field};
-use super::ruleset::{RuleSet, describe_missing_cpu, describe_missing_memory};
+use super::ruleset::{MemoryOff, RuleSet, describe_missing_cpu};
 use super::source::{SourceFile, Span};
 use super::suggest;
 use crate::kernel::SystemFacts;
@@ -18,6 +18,7 @@ pub fn lint(
     facts: &SystemFacts,
     source: &SourceFile,
     refused: bool,
+    suggestions: &suggest::Budget,
 ) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     for rule in rules.rules.iter().flatten() {
@@ -38,12 +39,12 @@ pub fn lint(
         scope_and_keywords(rules, source, rule.root, rule.kind, &mut out);
         constant_rule(rules, rule.root, rule.kind, rule.value_span, &mut out);
     }
-    readings(rules, facts, source, &mut out);
-    variables(rules, refused, &mut out);
+    readings(rules, facts, source, suggestions, &mut out);
+    variables(rules, refused, suggestions, &mut out);
     long_update(rules, &mut out);
     if !refused {
         // A refused file's groups are off because of its errors; saying so again is noise.
-        groups(rules, facts, &mut out);
+        groups(rules, &mut out);
         out.extend(super::hysteresis::warnings(rules, source));
     }
     out
@@ -346,18 +347,30 @@ fn constant_rule(
 /// Names the kernel under `--root` does not have, one finding per line:
 /// old rule files sum three zone counters on one line, and one message
 /// saying "replace the sum" helps more than three.
-fn readings(rules: &RuleSet, facts: &SystemFacts, source: &SourceFile, out: &mut Vec<Diagnostic>) {
+fn readings(
+    rules: &RuleSet,
+    facts: &SystemFacts,
+    source: &SourceFile,
+    suggestions: &suggest::Budget,
+    out: &mut Vec<Diagnostic>,
+) {
     let mut found = Vec::new();
-    missing_readings(rules, facts, &mut found);
+    missing_readings(rules, facts, suggestions, &mut found);
     let mut by_line: Vec<(usize, Vec<Diagnostic>)> = Vec::new();
+    // The group of each line's unknown fields, found without a search.
+    let mut unknown_on: HashMap<usize, usize> = HashMap::new();
     for d in found {
         let line = source.line_of(d.span.start as usize);
-        match by_line
-            .iter_mut()
-            .find(|(l, g)| *l == line && g[0].code == d.code && d.code == "unknown-field")
-        {
-            Some((_, group)) => group.push(d),
-            None => by_line.push((line, vec![d])),
+        if d.code != "unknown-field" {
+            by_line.push((line, vec![d]));
+            continue;
+        }
+        match unknown_on.get(&line) {
+            Some(&i) => by_line[i].1.push(d),
+            None => {
+                unknown_on.insert(line, by_line.len());
+                by_line.push((line, vec![d]));
+            }
         }
     }
     for (_, group) in by_line {
@@ -430,20 +443,67 @@ fn readings(rules: &RuleSet, facts: &SystemFacts, source: &SourceFile, out: &mut
     }
 }
 
-/// Each reading of a rule whose name this kernel (or cpuplugd) lacks.
-fn missing_readings(rules: &RuleSet, facts: &SystemFacts, out: &mut Vec<Diagnostic>) {
-    let mut reported: HashMap<(u32, u32), ()> = HashMap::new();
-    let used: Vec<bool> = {
-        let mut used = vec![false; rules.nodes.len()];
-        for rule in rules.rules.iter().flatten() {
-            for i in rule.nodes.clone() {
-                used[i as usize] = true;
-            }
-        }
-        used
+/// The code of a reading an imported history lacks: plugtop refuses to
+/// decide such a rule rather than decide it on a made-up value.
+pub const NOT_IN_HISTORY: &str = "not-in-history";
+
+/// The refusal of a keyword or `cpustat.` reading an imported history
+/// lacks (its /proc names are checked against its layouts instead).
+fn absent_from_history(facts: &SystemFacts, n: &crate::rules::expr::Node) -> Option<Diagnostic> {
+    let history = facts.history.as_ref()?;
+    let (bare, spelled) = match n.kind {
+        NodeKind::Keyword(k) => (k.name(), k.name().to_string()),
+        NodeKind::Reading {
+            reading: Reading::Cpustat(c),
+            ..
+        } => (c.name(), format!("cpustat.{}", c.name())),
+        _ => return None,
     };
+    history
+        .absent
+        .iter()
+        .any(|a| a == bare)
+        .then(|| Diagnostic::refusal(NOT_IN_HISTORY, n.span, history.lacks(&spelled)))
+}
+
+/// Whether each node belongs to a rule that counts (the last of its kind).
+fn used_nodes(rules: &RuleSet) -> Vec<bool> {
+    let mut used = vec![false; rules.nodes.len()];
+    for rule in rules.rules.iter().flatten() {
+        for i in rule.nodes.clone() {
+            used[i as usize] = true;
+        }
+    }
+    used
+}
+
+/// `meminfo.` with no name after it.
+fn empty_field(prefix: &str, span: Span, stops: &str) -> Diagnostic {
+    Diagnostic::stops(
+        "empty-field",
+        span,
+        format!("`{prefix}.` needs a field name; {stops}"),
+    )
+    .with_help(format!("for example `{prefix}.{}`", example_field(prefix)))
+}
+
+/// Each reading of a rule whose name this kernel (or cpuplugd) lacks.
+fn missing_readings(
+    rules: &RuleSet,
+    facts: &SystemFacts,
+    suggestions: &suggest::Budget,
+    out: &mut Vec<Diagnostic>,
+) {
+    let mut reported: HashMap<(u32, u32), ()> = HashMap::new();
+    let used = used_nodes(rules);
     for (i, n) in rules.nodes.iter().enumerate() {
         if !used[i] {
+            continue;
+        }
+        if let Some(d) = absent_from_history(facts, n) {
+            if reported.insert((n.span.start, n.span.end), ()).is_none() {
+                out.push(d);
+            }
             continue;
         }
         let NodeKind::Reading { reading, .. } = n.kind else {
@@ -472,14 +532,7 @@ fn missing_readings(rules: &RuleSet, facts: &SystemFacts, out: &mut Vec<Diagnost
             "cpuplugd stops with \"Symbol {name} not found\" the first time it evaluates this"
         );
         if name.is_empty() {
-            out.push(
-                Diagnostic::stops(
-                    "empty-field",
-                    n.span,
-                    format!("`{prefix}.` needs a field name; {stops}"),
-                )
-                .with_help(format!("for example `{prefix}.{}`", example_field(prefix))),
-            );
+            out.push(empty_field(prefix, n.span, &stops));
             continue;
         }
         if prefix == "cpustat" {
@@ -489,7 +542,7 @@ fn missing_readings(rules: &RuleSet, facts: &SystemFacts, out: &mut Vec<Diagnost
                 n.span,
                 format!("cpuplugd has no `cpustat.{name}`; {stops}"),
             );
-            d = match suggest::best_match(name, names) {
+            d = match suggestions.best_match(name, names) {
                 Some(best) => d.with_replacement(format!("cpustat.{best}")),
                 None => d.with_help(format!("cpustat. fields are {}", names.join(", "))),
             };
@@ -499,34 +552,60 @@ fn missing_readings(rules: &RuleSet, facts: &SystemFacts, out: &mut Vec<Diagnost
         let Some(known) = known else {
             continue;
         };
-        if known.iter().any(|k| k == name) {
+        if known.contains(name) {
             continue;
         }
-        let mut d = Diagnostic::stops(
-            "unknown-field",
+        if let Some(history) = &facts.history {
+            out.push(Diagnostic::refusal(
+                NOT_IN_HISTORY,
+                n.span,
+                history.lacks(&format!("{prefix}.{name}")),
+            ));
+            continue;
+        }
+        out.push(unknown_field(
+            facts,
             n.span,
-            format!(
-                "the kernel under {} has no `{prefix}.{name}`; {stops}",
-                facts.origin
-            ),
-        );
-        let renamed = (prefix == "vmstat")
-            .then(|| suggest::renamed_vmstat(name))
-            .flatten()
-            .filter(|new| known.iter().any(|k| k == new));
-        d = if let Some(new) = renamed {
-            d.with_replacement(format!("{prefix}.{new}")).with_help(format!(
-                "kernels since 4.8 count page scans and steals per reclaim path, not per zone: use `{prefix}.{new}` (once, instead of the sum over zones)"
+            (prefix, name),
+            &stops,
+            known,
+            suggestions,
+        ));
+    }
+}
+
+/// A reading this kernel lacks, with the name it likely meant.
+fn unknown_field(
+    facts: &SystemFacts,
+    span: Span,
+    (prefix, name): (&str, &str),
+    stops: &str,
+    known: &[String],
+    suggestions: &suggest::Budget,
+) -> Diagnostic {
+    let d = Diagnostic::stops(
+        "unknown-field",
+        span,
+        format!(
+            "the kernel under {} has no `{prefix}.{name}`; {stops}",
+            facts.origin
+        ),
+    );
+    let renamed = (prefix == "vmstat")
+        .then(|| suggest::renamed_vmstat(name))
+        .flatten()
+        .filter(|new| known.iter().any(|k| k == new));
+    if let Some(new) = renamed {
+        d.with_replacement(format!("{prefix}.{new}")).with_help(format!(
+            "kernels since 4.8 count page scans and steals per reclaim path, not per zone: use `{prefix}.{new}` (once, instead of the sum over zones)"
+        ))
+    } else if let Some(best) = suggestions.best_match(name, known.iter().map(String::as_str)) {
+        d.with_replacement(format!("{prefix}.{best}"))
+            .with_help(format!(
+                "did you mean `{prefix}.{best}`? (names are case-sensitive)"
             ))
-        } else if let Some(best) = suggest::best_match(name, known.iter().map(String::as_str)) {
-            d.with_replacement(format!("{prefix}.{best}"))
-                .with_help(format!(
-                    "did you mean `{prefix}.{best}`? (names are case-sensitive)"
-                ))
-        } else {
-            d
-        };
-        out.push(d);
+    } else {
+        d
     }
 }
 
@@ -558,8 +637,19 @@ fn unused_summary(names: &[&str]) -> Diagnostic {
     .with_help("a rule that fails to load uses none of its variables: fix the errors above first")
 }
 
+/// How many nodes the parses of unused variables build in all: they share
+/// one arena and what each inlined, so a chain of variables is expanded
+/// once, not once per link; past this, the rest go unchecked and one
+/// finding says so.
+pub const UNUSED_NODES: usize = 1_000_000;
+
 /// Unused variables, and errors in them that cpuplugd would never notice.
-fn variables(rules: &RuleSet, refused: bool, out: &mut Vec<Diagnostic>) {
+fn variables(
+    rules: &RuleSet,
+    refused: bool,
+    suggestions: &suggest::Budget,
+    out: &mut Vec<Diagnostic>,
+) {
     // In a refused file: the unused ones, folded at the end.
     let mut unused_names: Vec<&str> = Vec::new();
     let mut first_unused = None;
@@ -576,6 +666,9 @@ fn variables(rules: &RuleSet, refused: bool, out: &mut Vec<Diagnostic>) {
         .collect();
     // One scratch copy for all of them: parsing only bumps its use counts.
     let mut scratch_vars = rules.variables.clone();
+    let mut nodes = Vec::new();
+    let mut inlined = HashMap::new();
+    let mut unchecked = 0usize;
     for (i, var) in rules.variables.iter().enumerate() {
         // A misspelt rule name has its own warning, which says why.
         if var.uses > 0
@@ -584,7 +677,16 @@ fn variables(rules: &RuleSet, refused: bool, out: &mut Vec<Diagnostic>) {
         {
             continue;
         }
-        let mut nodes = Vec::new();
+        if refused {
+            unused_names.push(&var.name);
+            first_unused.get_or_insert(var);
+        } else {
+            out.push(unused_warning(var));
+        }
+        if unchecked > 0 || nodes.len() >= UNUSED_NODES {
+            unchecked += 1;
+            continue;
+        }
         let mut depth = 1;
         let mut fields = FieldNames::default();
         let mut builder = ExprBuilder {
@@ -595,21 +697,29 @@ fn variables(rules: &RuleSet, refused: bool, out: &mut Vec<Diagnostic>) {
             history_max: &mut depth,
             fields: &mut fields,
             expanding: vec![i as u32],
-            inlined: &mut HashMap::new(),
+            inlined: &mut inlined,
+            suggestions,
         };
         let text = Text {
             bytes: &var.text,
             map: &var.text_map,
             end: var.value_span.end,
         };
+        let before = builder.nodes.len();
         let parsed = builder.parse(text, Unit::Var(i as u32));
-        if refused {
-            unused_names.push(&var.name);
-            first_unused.get_or_insert(var);
-        } else {
-            out.push(unused_warning(var));
+        if let Ok(body) = parsed {
+            // Named by a later one, it is copied, not parsed again.
+            inlined.insert(i as u32, (before as NodeId, body));
         }
         if let Err(e) = parsed {
+            // What a failed parse built is not whole: drop it, and what
+            // was inlined from it.
+            nodes.truncate(before);
+            inlined.retain(|_, (first, _)| (*first as usize) < before);
+            if e.diagnostic.code == "too-large" {
+                unchecked += 1;
+                continue;
+            }
             out.push((*e.diagnostic).demoted(&format!(
                 "cpuplugd never notices: no rule uses `{}`",
                 var.name
@@ -620,6 +730,15 @@ fn variables(rules: &RuleSet, refused: bool, out: &mut Vec<Diagnostic>) {
         (0, _) | (_, None) => {}
         (1, Some(var)) => out.push(unused_warning(var)),
         _ => out.push(unused_summary(&unused_names)),
+    }
+    if unchecked > 0 {
+        out.push(Diagnostic::warning(
+            "unused-unchecked",
+            Span::FILE,
+            format!(
+                "stopped checking unused variables after {UNUSED_NODES} terms: {unchecked} of them were not looked at"
+            ),
+        ));
     }
 }
 
@@ -683,20 +802,25 @@ fn long_update(rules: &RuleSet, out: &mut Vec<Diagnostic>) {
     );
 }
 
-/// Groups that are off although rules for them were written.
-fn groups(rules: &RuleSet, facts: &SystemFacts, out: &mut Vec<Diagnostic>) {
+/// Groups that are off although rules for them were written, and why.
+fn groups(rules: &RuleSet, out: &mut Vec<Diagnostic>) {
     let written = |kinds: &[RuleKind]| {
         kinds
             .iter()
             .filter_map(|k| rules.rule(*k))
             .any(|r| !is_constant(rules, r.root))
     };
+    let memory_why = match &rules.mem_off {
+        Some(off @ MemoryOff::NotZvm) => off.reason(),
+        Some(off) => format!("it {}", off.reason()),
+        None => String::new(),
+    };
     let groups = [
         (
             rules.cpu_enabled,
             "CPU",
             &[RuleKind::Hotplug, RuleKind::Hotunplug][..],
-            describe_missing_cpu(rules),
+            format!("it needs {}", describe_missing_cpu(rules)),
         ),
         (
             rules.mem_enabled,
@@ -707,10 +831,10 @@ fn groups(rules: &RuleSet, facts: &SystemFacts, out: &mut Vec<Diagnostic>) {
                 RuleKind::CmmInc,
                 RuleKind::CmmDec,
             ][..],
-            describe_missing_memory(rules, facts),
+            memory_why,
         ),
     ];
-    for (enabled, group, kinds, missing) in groups {
+    for (enabled, group, kinds, why) in groups {
         if enabled || !written(kinds) {
             continue;
         }
@@ -721,9 +845,7 @@ fn groups(rules: &RuleSet, facts: &SystemFacts, out: &mut Vec<Diagnostic>) {
         out.push(Diagnostic::warning(
             "group-off",
             span,
-            format!(
-                "the {group} group is off, so the {group} rules are ignored: it needs {missing}"
-            ),
+            format!("the {group} group is off, so the {group} rules are ignored: {why}"),
         ));
     }
 }

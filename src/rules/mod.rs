@@ -21,11 +21,11 @@ pub mod suggest;
 /// The machine facts a rule file is loaded against, defined on the kernel
 /// side that gathers them; named here too because every loader needs them.
 pub use crate::kernel::SystemFacts;
-pub use config::{LoadOutcome, load};
+pub use config::{LoadOutcome, Reach, load, load_to};
 pub use diagnostic::{Diagnostic, Severity};
 pub use eval::{Evaluator, Outcome, Stop, Trace};
 pub use expr::{NodeId, RuleKind};
-pub use ruleset::{RuleSet, Settings};
+pub use ruleset::{MemoryOff, RuleSet, Settings};
 pub use source::{SourceFile, Span};
 
 /// Why a rule file could not be used.
@@ -94,11 +94,21 @@ pub fn load_path(
     path: &std::path::Path,
     facts: &SystemFacts,
 ) -> Result<(RuleSet, SourceFile), LoadError> {
+    load_path_to(path, facts, Reach::Everything)
+}
+
+/// [`load_path`], going as far as `reach` says: a daemon stops at the
+/// first line cpuplugd refuses ([`Reach::FirstRefusal`]).
+pub fn load_path_to(
+    path: &std::path::Path,
+    facts: &SystemFacts,
+    reach: Reach,
+) -> Result<(RuleSet, SourceFile), LoadError> {
     let bytes = read_rule_bytes(path).map_err(|source| LoadError::Read {
         path: rule_file_name(path),
         source,
     })?;
-    load_source(SourceFile::new(rule_file_name(path), bytes), facts)
+    load_source_to(SourceFile::new(rule_file_name(path), bytes), facts, reach)
 }
 
 /// Loads a rule file already in memory (an edit the screen made) as
@@ -108,7 +118,16 @@ pub fn load_source(
     file: SourceFile,
     facts: &SystemFacts,
 ) -> Result<(RuleSet, SourceFile), LoadError> {
-    let outcome = load(&file, facts);
+    load_source_to(file, facts, Reach::Everything)
+}
+
+/// [`load_source`], going as far as `reach` says.
+pub fn load_source_to(
+    file: SourceFile,
+    facts: &SystemFacts,
+    reach: Reach,
+) -> Result<(RuleSet, SourceFile), LoadError> {
+    let outcome = load_to(&file, facts, reach);
     if outcome.refusal.is_some() {
         let errors: Vec<_> = outcome
             .diagnostics

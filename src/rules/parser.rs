@@ -27,6 +27,16 @@ pub const MAX_NAME: usize = 128;
 /// trees (cpuplugd itself would take forever or crash on them).
 const MAX_NODES: usize = 1_000_000;
 
+/// How deep variables may name each other: every variable takes at least
+/// three bytes of cpuplugd's 4,096 for all of them, so no file cpuplugd
+/// loads nests deeper. A deeper chain (150,000 variables each naming the
+/// one before) was expanded one level per variable, with a cycle check
+/// across all levels at each.
+pub const MAX_DEPTH: usize = VARIABLE_BUFFER / 3;
+
+/// cpuplugd's buffer for all variables (names, values and separators).
+pub const VARIABLE_BUFFER: usize = 4096;
+
 /// A user variable as defined in the file.
 #[derive(Debug, Clone)]
 pub struct VarDef {
@@ -49,15 +59,25 @@ pub struct FieldNames {
     pub meminfo: Vec<String>,
     pub vmstat: Vec<String>,
     pub unknown_cpustat: Vec<String>,
+    /// Each name's slot, by list (0 meminfo, 1 vmstat, 2 cpustat): a file
+    /// naming 100,000 distinct fields searched its lists once per reading.
+    slots: HashMap<(u8, String), u32>,
 }
 
-fn slot(list: &mut Vec<String>, name: &str) -> u32 {
-    match list.iter().position(|n| n == name) {
-        Some(i) => i as u32,
-        None => {
-            list.push(name.to_string());
-            (list.len() - 1) as u32
-        }
+impl FieldNames {
+    fn slot(&mut self, list: u8, name: &str) -> u32 {
+        let names = match list {
+            0 => &mut self.meminfo,
+            1 => &mut self.vmstat,
+            _ => &mut self.unknown_cpustat,
+        };
+        *self
+            .slots
+            .entry((list, name.to_string()))
+            .or_insert_with(|| {
+                names.push(name.to_string());
+                (names.len() - 1) as u32
+            })
     }
 }
 
@@ -125,6 +145,8 @@ pub struct ExprBuilder<'a> {
     /// level reaches the node limit in milliseconds instead of seconds. The
     /// owner empties it whenever a variable is defined or nodes are dropped.
     pub inlined: &'a mut HashMap<u32, (NodeId, NodeId)>,
+    /// What "did you mean" may still compare in this file.
+    pub suggestions: &'a suggest::Budget,
 }
 
 impl ExprBuilder<'_> {
@@ -315,11 +337,11 @@ impl ExprBuilder<'_> {
 
         if let Some((name, _, fend)) = field {
             let reading = match word {
-                "meminfo" => Some(Reading::Meminfo(slot(&mut self.fields.meminfo, name))),
-                "vmstat" => Some(Reading::Vmstat(slot(&mut self.fields.vmstat, name))),
+                "meminfo" => Some(Reading::Meminfo(self.fields.slot(0, name))),
+                "vmstat" => Some(Reading::Vmstat(self.fields.slot(1, name))),
                 "cpustat" => Some(match CpuStat::from_name(name) {
                     Some(f) => Reading::Cpustat(f),
-                    None => Reading::CpustatUnknown(slot(&mut self.fields.unknown_cpustat, name)),
+                    None => Reading::CpustatUnknown(self.fields.slot(2, name)),
                 }),
                 _ => None,
             };
@@ -386,6 +408,9 @@ impl ExprBuilder<'_> {
         text: Text<'_>,
         unit: Unit,
     ) -> Result<NodeId, ParseError> {
+        if self.expanding.len() >= MAX_DEPTH {
+            return Err(too_deep(at, text));
+        }
         if self.expanding.contains(&var) {
             let name = self.vars[var as usize].name.clone();
             return Err(ParseError {
@@ -533,10 +558,12 @@ impl ExprBuilder<'_> {
                 ))
                 .with_replacement(keyword.to_string());
         }
-        let mut candidates: Vec<&str> = Keyword::ALL.iter().map(|k| k.name()).collect();
-        candidates.push("time");
-        candidates.extend(self.var_lookup.keys().map(String::as_str));
-        if let Some(best) = suggest::best_match(word, candidates.iter().copied()) {
+        let candidates = Keyword::ALL
+            .iter()
+            .map(|k| k.name())
+            .chain(["time"])
+            .chain(self.var_lookup.keys().map(String::as_str));
+        if let Some(best) = self.suggestions.best_match(word, candidates) {
             return d
                 .with_help(format!("did you mean `{best}`?"))
                 .with_replacement(best.to_string());
@@ -559,6 +586,21 @@ fn too_large(span: Span, text: Text<'_>) -> ParseError {
             ),
         ),
         daemon_message: format!("expression too large: {}", text.tail(0)),
+    }
+}
+
+/// The refusal of variables nested past [`MAX_DEPTH`].
+fn too_deep(span: Span, text: Text<'_>) -> ParseError {
+    ParseError {
+        diagnostic: Box::new(
+            Diagnostic::refusal(
+                "too-deep",
+                span,
+                format!("variables name each other more than {MAX_DEPTH} deep here; plugtop stopped expanding them"),
+            )
+            .with_help("no file within cpuplugd's 4,096 bytes of variables nests this deep: use fewer variables"),
+        ),
+        daemon_message: format!("buffer for variables too small: nested past {MAX_DEPTH} at {}", text.tail(0)),
     }
 }
 

@@ -135,12 +135,16 @@ pub fn summary(file: &SourceFile, outcome: &LoadOutcome) -> String {
         None => {
             let rules = &outcome.rules;
             let group = |on: bool| if on { "on" } else { "off" };
-            let loads = format!(
+            let mut loads = format!(
                 "cpuplugd would load it (CPU group {}, memory group {}, history depth {})",
                 group(rules.cpu_enabled),
                 group(rules.mem_enabled),
                 rules.history_depth
             );
+            if let Some(line) = rules.memory_off_line() {
+                loads.push_str("; ");
+                loads.push_str(&line);
+            }
             let at_run_time = outcome
                 .diagnostics
                 .iter()

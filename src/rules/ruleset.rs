@@ -57,7 +57,12 @@ pub struct RuleSet {
     pub history_depth: u32,
     pub fields: FieldNames,
     pub cpu_enabled: bool,
+    /// Whether the memory group runs: [`memory_verdict`] found no reason
+    /// it should not (`mem_off` says which reason).
     pub mem_enabled: bool,
+    /// Why the memory group is off, decided once at load for every front
+    /// end; `None` when it runs.
+    pub mem_off: Option<MemoryOff>,
     /// Where each setting was written, in the order update, cpu_min, cpu_max, cmm_min, cmm_max.
     pub setting_spans: [Option<Span>; 5],
     /// The present CPUs of the machine the file was loaded for, read then
@@ -80,6 +85,14 @@ impl RuleSet {
         crate::pace::seconds(fixed.unwrap_or(self.update_seconds()))
     }
 
+    /// "memory group off: WHY" when the file means to manage memory
+    /// (CMM_MAX is set) and the group is off ([`memory_verdict`]): the
+    /// line `plugtop run` logs, `eval` and the screen show.
+    pub fn memory_off_line(&self) -> Option<String> {
+        let off = self.mem_off.as_ref()?;
+        (self.settings.cmm_max >= 0).then(|| format!("memory group off: {}", off.reason()))
+    }
+
     /// The rule of this kind, if the file set one.
     pub fn rule(&self, kind: RuleKind) -> Option<&Rule> {
         self.rules[kind.index()].as_ref()
@@ -89,6 +102,69 @@ impl RuleSet {
     pub fn node(&self, id: NodeId) -> &Node {
         &self.nodes[id as usize]
     }
+}
+
+/// Why the memory group is off, as cpuplugd decides it at start.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum MemoryOff {
+    /// The rule file lacks a setting or rule the group needs, or holds
+    /// CMM_MAX below CMM_MIN: what is missing, in words.
+    Settings(String),
+    /// /proc/cpuinfo has no `version = FF`: not a z/VM guest (an LPAR, a
+    /// KVM guest, another architecture).
+    NotZvm,
+    /// `/proc/sys/vm/cmm_pages` cannot be read below the named origin.
+    NoCmmPages(String),
+}
+
+impl MemoryOff {
+    /// Why, in the words every front end gives: `plugtop run`'s log,
+    /// `eval`, `check`, the screen's log.
+    pub fn reason(&self) -> String {
+        match self {
+            MemoryOff::Settings(missing) => format!("needs {missing}"),
+            MemoryOff::NotZvm => "not a z/VM guest (no `version = FF` in /proc/cpuinfo); cpuplugd manages memory only inside z/VM, not in an LPAR or elsewhere".to_string(),
+            MemoryOff::NoCmmPages(origin) => {
+                format!("needs /proc/sys/vm/cmm_pages (not found in {origin})")
+            }
+        }
+    }
+
+    /// The screen header's badge, in its forms longest first.
+    pub fn badges(&self) -> Vec<String> {
+        let off = "MEM OFF".to_string();
+        match self {
+            MemoryOff::Settings(_) => vec![off],
+            MemoryOff::NotZvm => vec!["MEM OFF: not z/VM".to_string(), off],
+            MemoryOff::NoCmmPages(_) => vec!["MEM OFF: no cmm_pages".to_string(), off],
+        }
+    }
+}
+
+/// Whether the memory group runs for `rules` on the machine `facts`
+/// describe, and why not: the one verdict `plugtop run`, the screen,
+/// `eval`, `check` and the language server share (each loads its rules
+/// against the facts of the root it reads). In cpuplugd's order: the
+/// settings first, then the machine (z/VM only), then `cmm_pages`.
+pub fn memory_verdict(rules: &RuleSet, facts: &SystemFacts) -> Option<MemoryOff> {
+    let s = rules.settings;
+    let has = |k: RuleKind| rules.rule(k).is_some();
+    let complete = s.cmm_max >= 0
+        && s.cmm_min >= 0
+        && has(RuleKind::Memplug)
+        && has(RuleKind::Memunplug)
+        && has(RuleKind::CmmInc)
+        && s.cmm_max >= s.cmm_min;
+    if !complete {
+        return Some(MemoryOff::Settings(describe_missing_memory(rules, facts)));
+    }
+    if facts.zvm_guest == Some(false) {
+        return Some(MemoryOff::NotZvm);
+    }
+    if !facts.cmm_pages {
+        return Some(MemoryOff::NoCmmPages(facts.origin.clone()));
+    }
+    None
 }
 
 /// Which CPU settings are missing, in words.
@@ -132,10 +208,10 @@ pub fn describe_missing_memory(rules: &RuleSet, facts: &SystemFacts) -> String {
         missing.push("CMM_MAX >= CMM_MIN".into());
     }
     if !facts.cmm_pages {
-        missing.push(format!(
-            "/proc/sys/vm/cmm_pages (not found in {})",
-            facts.origin
-        ));
+        missing.push(match &facts.history {
+            Some(h) => format!("/proc/sys/vm/cmm_pages ({})", h.lacks("cmm_pages")),
+            None => format!("/proc/sys/vm/cmm_pages (not found in {})", facts.origin),
+        });
     }
     if missing.is_empty() {
         "nothing more".to_string()

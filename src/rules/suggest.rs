@@ -63,11 +63,29 @@ pub fn best_match<'a, I>(word: &str, candidates: I) -> Option<&'a str>
 where
     I: IntoIterator<Item = &'a str>,
 {
-    let limit = (word.chars().count() / 3).max(1);
+    closest(word, candidates, || true)
+}
+
+/// [`best_match`], comparing only while `charge` allows one more
+/// candidate; `None` once it does not.
+fn closest<'a, I>(word: &str, candidates: I, mut charge: impl FnMut() -> bool) -> Option<&'a str>
+where
+    I: IntoIterator<Item = &'a str>,
+{
+    let length = word.chars().count();
+    let limit = (length / 3).max(1);
     let lower = word.to_ascii_lowercase();
     let mut best: Option<(usize, &'a str)> = None;
     for c in candidates {
+        if !charge() {
+            return None;
+        }
         if c == word {
+            continue;
+        }
+        // Lengths further apart than the limit are further apart in edits
+        // too (and a case-only difference keeps the length).
+        if c.chars().count().abs_diff(length) > limit {
             continue;
         }
         let d = if c.to_ascii_lowercase() == lower {
@@ -80,6 +98,60 @@ where
         }
     }
     best.map(|(_, c)| c)
+}
+
+/// How many candidates "did you mean" compares in one file at most: a file
+/// of 10,000 unknown names beside 10,000 variables asked for 10^8 edit
+/// distances (15 s). Past it, names get no suggestion and the file one
+/// finding that says so ([`Budget::finding`]).
+pub const COMPARISONS: usize = 1_000_000;
+
+/// The comparisons left for one file's suggestions ([`COMPARISONS`]).
+#[derive(Debug)]
+pub struct Budget {
+    left: std::cell::Cell<usize>,
+    stopped: std::cell::Cell<bool>,
+}
+
+impl Default for Budget {
+    fn default() -> Self {
+        Budget {
+            left: std::cell::Cell::new(COMPARISONS),
+            stopped: std::cell::Cell::new(false),
+        }
+    }
+}
+
+impl Budget {
+    /// [`best_match`] within what is left; `None` once it is spent.
+    pub fn best_match<'a, I>(&self, word: &str, candidates: I) -> Option<&'a str>
+    where
+        I: IntoIterator<Item = &'a str>,
+    {
+        closest(word, candidates, || match self.left.get() {
+            0 => {
+                self.stopped.set(true);
+                false
+            }
+            n => {
+                self.left.set(n - 1);
+                true
+            }
+        })
+    }
+
+    /// The finding that says suggestions stopped, once they did.
+    pub fn finding(&self) -> Option<super::Diagnostic> {
+        self.stopped.get().then(|| {
+            super::Diagnostic::warning(
+                "suggestions-stopped",
+                super::Span::FILE,
+                format!(
+                    "stopped looking for similar names after {COMPARISONS} comparisons: the names found unknown after that have no \"did you mean\""
+                ),
+            )
+        })
+    }
 }
 
 /// The rule or setting a variable's name most likely meant (`HOTPLGU` for
@@ -233,6 +305,19 @@ mod tests {
         assert_eq!(best_match("LOADAVG", names), Some("loadavg"));
         assert_eq!(best_match("laodavg", names), Some("loadavg"));
         assert_eq!(best_match("pgscanrate", names), None);
+    }
+
+    #[test]
+    fn a_spent_budget_suggests_nothing_and_says_so() {
+        let budget = Budget::default();
+        let many: Vec<String> = (0..COMPARISONS).map(|i| format!("v{i}")).collect();
+        assert_eq!(
+            budget.best_match("v00", many.iter().map(String::as_str)),
+            Some("v0")
+        );
+        assert!(budget.finding().is_none());
+        assert_eq!(budget.best_match("idel", ["idle"]), None);
+        assert!(budget.finding().is_some());
     }
 
     #[test]

@@ -50,9 +50,12 @@ pub fn facts(guest: &Guest) -> SystemFacts {
     SystemFacts {
         present_cpus: Ok(sample.present.cpus()),
         cmm_pages: true,
+        // The simulator models a z/VM guest (`sim --serve` writes its cpuinfo).
+        zvm_guest: Some(true),
         meminfo_names: Some(sample.meminfo.iter().map(|(n, _)| n.to_string()).collect()),
         vmstat_names: Some(sample.vmstat.iter().map(|(n, _)| n.to_string()).collect()),
         origin: format!("the simulated guest of {}", guest.scenario().name),
+        history: None,
     }
 }
 

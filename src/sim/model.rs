@@ -630,7 +630,7 @@ impl Guest {
             vmstat: FieldTable::new(Arc::clone(&self.vmstat), vm),
             online: CpuList {
                 count: i32::try_from(ids.len()).unwrap_or(i32::MAX),
-                ids,
+                ids: ids.into(),
             },
             present: CpuList {
                 count: i32::try_from(self.online.len()).unwrap_or(i32::MAX),

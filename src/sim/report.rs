@@ -37,6 +37,10 @@ pub struct SimReport {
     /// The working set's pages in swap, MiB, averaged over the intervals:
     /// what a guest smaller than its working set pays for in faults.
     pub avg_swapped_mib: f64,
+    /// The most CPUs online at any interval.
+    pub peak_online_cpus: u32,
+    /// The most of the working set in swap at any interval, MiB.
+    pub peak_swapped_mib: f64,
     /// Traffic to and from swap over the run (pswpin, pswpout), MiB: a
     /// guest that thrashes moves its shortfall in and out again and again.
     pub swapped_in_mib: f64,

@@ -279,6 +279,8 @@ struct RunningTotals {
     sums: (f64, f64, f64),
     /// The working set's MiB in swap, summed over decided intervals.
     swapped_sum: f64,
+    /// The most CPUs online at an interval, and the most MiB in swap.
+    peaks: (u32, f64),
     intervals: usize,
     fatal: Option<String>,
     flapped: bool,
@@ -325,6 +327,8 @@ impl RunningTotals {
         self.sums.1 += g.guest_mib();
         self.sums.2 += g.working_set_mib();
         self.swapped_sum += g.swapped_mib();
+        self.peaks.0 = self.peaks.0.max(g.online_count());
+        self.peaks.1 = self.peaks.1.max(g.swapped_mib());
     }
 
     fn report(&self, g: &Guest, scenario: &str, rules: &str, session: &Session) -> SimReport {
@@ -345,6 +349,8 @@ impl RunningTotals {
             guest_to_working_set: ratio(avg_guest, avg_ws, 0.0),
             direct_scan_stalls: stats.direct_stalls,
             avg_swapped_mib: self.swapped_sum / n,
+            peak_online_cpus: self.peaks.0,
+            peak_swapped_mib: self.peaks.1,
             swapped_in_mib: stats.swap_in_pages / 256.0,
             swapped_out_mib: stats.swap_out_pages / 256.0,
             memory_stall_seconds: stats.stall_s,
@@ -377,5 +383,6 @@ fn header(scenario: &Scenario, rules: &Path, interval: f64) -> Header {
         started: crate::kernel::Stamp {
             micros: super::model::EPOCH * 1_000_000,
         },
+        imported: None,
     }
 }

@@ -207,7 +207,7 @@ mod tests {
         );
         g.advance(1.0);
         assert!(publish(&g, &root).is_ok());
-        assert_eq!(g.sample().online.ids, [1, 2]);
+        assert_eq!(*g.sample().online.ids, [1, 2]);
         assert!(failures.is_empty());
     }
 }

@@ -659,6 +659,8 @@ mod tests {
             guest_to_working_set: 1.25,
             direct_scan_stalls: 3,
             avg_swapped_mib: 0.0,
+            peak_online_cpus: 0,
+            peak_swapped_mib: 0.0,
             swapped_in_mib: 0.0,
             swapped_out_mib: 0.0,
             memory_stall_seconds: 0.0,

@@ -21,6 +21,9 @@ use crate::tune::Workload;
 /// cpuplugd file a trainee writes has tens of terms.
 pub const MAX_JUDGED_TERMS: usize = 10_000;
 
+/// The clause every judged run must meet whatever its goal says.
+pub const STOPPED_CLAUSE: &str = "the rules ran to the end (cpuplugd did not stop)";
+
 /// Why an exercise's workload could not be prepared.
 #[derive(Debug, thiserror::Error)]
 pub enum JudgeError {
@@ -249,13 +252,31 @@ impl ExerciseJudge {
         for held in &self.workloads {
             for &seed in &self.seeds {
                 let run = match held.workload.with_seed(seed).report(file, &held.facts) {
-                    Ok(report) => Run {
-                        workload: held.name.clone(),
-                        seed,
-                        met: goal.met(&report),
-                        checks: goal.check(&report),
-                        report: Some(report),
-                    },
+                    Ok(report) => {
+                        // A run that stopped (cpuplugd exited) fails
+                        // whatever the goal says: its report covers the
+                        // seconds before the stop, when nothing was unmet
+                        // yet.
+                        let mut checks = goal.check(&report);
+                        let ran_through = report.fatal.is_none();
+                        if !ran_through {
+                            checks.insert(
+                                0,
+                                ClauseCheck {
+                                    clause: STOPPED_CLAUSE.to_string(),
+                                    met: false,
+                                    value: None,
+                                },
+                            );
+                        }
+                        Run {
+                            workload: held.name.clone(),
+                            seed,
+                            met: ran_through && goal.met(&report),
+                            checks,
+                            report: Some(report),
+                        }
+                    }
                     Err(why) => {
                         return Some(ExerciseVerdict {
                             lints: self.lints(file),

@@ -31,6 +31,39 @@ fn read(path: &std::path::Path) -> Result<SourceFile, String> {
         .map_err(|e| format!("cannot read {}: {e}", path.display()))
 }
 
+/// Files no goal may pass: the one that stops cpuplugd after its first
+/// interval (a rule naming a field /proc/meminfo lacks), and the one that
+/// plugs every CPU and gives the guest all its memory, always.
+pub const FOOLS: [(&str, &str); 2] = [
+    (
+        "a file that stops cpuplugd",
+        "UPDATE=\"1\"\nCPU_MIN=\"1\"\nCPU_MAX=\"0\"\nHOTPLUG=\"0\"\nHOTUNPLUG=\"0\"\nCMM_MIN=\"0\"\nCMM_MAX=\"0\"\nCMM_INC=\"0\"\nMEMPLUG=\"meminfo.NoSuchField > 0\"\nMEMUNPLUG=\"0\"\n",
+    ),
+    (
+        "plugging everything",
+        "UPDATE=\"1\"\nCPU_MIN=\"1\"\nCPU_MAX=\"0\"\nHOTPLUG=\"1\"\nHOTUNPLUG=\"0\"\nCMM_MIN=\"0\"\nCMM_MAX=\"0\"\nCMM_INC=\"0\"\nMEMPLUG=\"1\"\nMEMUNPLUG=\"0\"\n",
+    ),
+];
+
+/// Judges the [`FOOLS`] on `exercise`, each said in `findings`; true when
+/// one passes (the goal does not bound what it should).
+fn fools_pass(judge: &ExerciseJudge, exercise: &Exercise, findings: &mut Vec<String>) -> bool {
+    let mut fooled = false;
+    for (name, text) in FOOLS {
+        let file = SourceFile::new(format!("<{name}>"), text.as_bytes().to_vec());
+        let v = judge.judge(exercise, &file);
+        if v.passed {
+            fooled = true;
+            findings.push(format!(
+                "{name} passes: the goal must bound the cost too (avg_online_cpus, guest_to_working_set or avg_guest_mib)"
+            ));
+        } else {
+            findings.push(format!("{name} fails: {}", v.summary()));
+        }
+    }
+    fooled
+}
+
 /// Checks one exercise.
 pub fn check(exercise: &Exercise) -> Checked {
     let mut findings = Vec::new();
@@ -77,7 +110,9 @@ pub fn check(exercise: &Exercise) -> Checked {
                 Some(Ok(v)) => findings.push(format!("the reference fails: {}", v.summary())),
                 Some(Err(e)) => findings.push(e.clone()),
             }
+            let fooled = fools_pass(&judge, exercise, &mut findings);
             out.ok = seen.is_none()
+                && !fooled
                 && matches!(&start, Ok(v) if !v.passed)
                 && matches!(&reference, Some(Ok(v)) if v.passed);
             out.start = start.ok();

@@ -116,6 +116,9 @@ pub struct App {
     /// The scenario (and old-kernel names) when the source is the simulator,
     /// so a what-if can run closed loop.
     sim: Option<(Scenario, bool)>,
+    /// Candidates the screen's tune evaluates (`--tune-budget`; default
+    /// as `plugtop tune`).
+    tune_budget: Option<usize>,
     /// The write to the guest in progress, as the control thread said.
     working: Option<String>,
     /// How the graphs scale their bars (`z`).
@@ -159,6 +162,7 @@ impl App {
             kernel_lint: Vec::new(),
             hints: Vec::new(),
             sim: None,
+            tune_budget: None,
             working: None,
             graph_scale: GraphScale::default(),
             list_area: (79, 20),
@@ -186,6 +190,11 @@ impl App {
     }
 
     /// The simulator's scenario, for tunes and closed-loop what-ifs.
+    /// Candidates the screen's tune evaluates instead of the default.
+    pub fn set_tune_budget(&mut self, budget: Option<usize>) {
+        self.tune_budget = budget;
+    }
+
     pub fn set_sim(&mut self, scenario: Scenario, old_kernel: bool) {
         self.sim = Some((scenario, old_kernel));
     }
@@ -715,6 +724,7 @@ impl App {
                 self.board.file(),
                 scenario,
                 *old_kernel,
+                self.tune_budget,
                 Arc::clone(&self.wake),
             ));
         }
@@ -750,9 +760,14 @@ impl App {
         let Some(row) = rows.get(job.cursor()) else {
             return false;
         };
-        let Some(editor) = job.editor(self.board.rules(), self.board.file(), row.index) else {
+        let Some(facts) = self.facts.as_ref() else {
             return false;
         };
+        let Some(editor) = job.editor(self.board.rules(), self.board.file(), facts, row.index)
+        else {
+            return false;
+        };
+        let editor = editor.with_caution(job.not_recommended_because(row.index));
         self.modals.close(&Modal::Tune);
         self.modals.open(Modal::WhatIf(Box::new(editor)));
         true
@@ -930,6 +945,9 @@ impl App {
             .collect();
         for l in self.kernel_lint.clone() {
             self.note(LogKind::Problem, l);
+        }
+        if let Some(line) = self.board.rules().memory_off_line() {
+            self.note(LogKind::Note, line);
         }
         self.facts = Some(facts);
         self.hints.retain(|h| h.name == "cpu-affinity");

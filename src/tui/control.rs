@@ -163,6 +163,9 @@ impl Control {
                     self.arm_at_start(core, mode, &s, updates);
                 }
                 updates.push(core.step(s));
+                for e in source.events() {
+                    updates.push(Update::Note(LogKind::Action, e));
+                }
             }
             Some(Err(e)) => updates.push(Update::Note(
                 LogKind::Problem,
@@ -547,6 +550,7 @@ mod tests {
             count: None,
             sim: Some("two.toml".into()),
             old_kernel: false,
+            tune_budget: None,
             allow_non_zvm: false,
         };
         let stop = StopFlag::new();
@@ -620,6 +624,7 @@ mod tests {
             present_cpus: 2,
             interval_us: 1_000_000,
             started: crate::kernel::Stamp::default(),
+            imported: None,
         };
         let mut writer =
             RecordingWriter::new(Vec::new(), &header).unwrap_or_else(|e| panic!("{e}"));
@@ -650,6 +655,7 @@ mod tests {
             count: None,
             sim: None,
             old_kernel: false,
+            tune_budget: None,
             allow_non_zvm: false,
         };
         (

@@ -3,11 +3,8 @@
 //! against the rules in force, so a confirmation can show exactly what
 //! applying or writing it does.
 
+use crate::report::line_diff::LineStep;
 use crate::rules::SourceFile;
-
-/// Most changed lines a diff lists one by one; a longer change (a whole
-/// other file) is summed up, so a pasted megabyte costs no quadratic diff.
-const DIFF_LINES: usize = 2_000;
 
 /// A rule file made by an edit, as plain data (the screen keeps it in a
 /// question, the control thread loads or writes it).
@@ -19,6 +16,9 @@ pub struct EditedRules {
     pub bytes: Vec<u8>,
     /// What differs from the rules in force, line by line.
     pub diff: Vec<DiffLine>,
+    /// Why a tune did not recommend it, for a point picked off its front
+    /// that is not the recommendation: said before it is applied.
+    pub caution: Option<String>,
 }
 
 /// One line of a diff: taken out, or put in, at a 1-based line number.
@@ -38,6 +38,7 @@ impl EditedRules {
             name: edited.name().to_string(),
             bytes: edited.bytes().to_vec(),
             diff: diff(loaded.bytes(), edited.bytes()),
+            caution: None,
         }
     }
 
@@ -60,54 +61,22 @@ fn lines(bytes: &[u8]) -> Vec<String> {
         .collect()
 }
 
-/// The lines that differ between `old` and `new`: the common start and end
-/// are skipped, and what lies between is matched by the longest common
-/// subsequence (both are small: rule files are a few KB), or listed whole
-/// when it is longer than [`DIFF_LINES`].
+/// The lines that differ between `old` and `new`, matched by
+/// [`crate::report::line_diff::steps`] (a change longer than its bound is
+/// listed whole).
 pub fn diff(old: &[u8], new: &[u8]) -> Vec<DiffLine> {
     if old == new {
         return Vec::new();
     }
     let (a, b) = (lines(old), lines(new));
-    let head = a.iter().zip(&b).take_while(|(x, y)| x == y).count();
-    let tail = a[head..]
-        .iter()
-        .rev()
-        .zip(b[head..].iter().rev())
-        .take_while(|(x, y)| x == y)
-        .count();
-    let (a_mid, b_mid) = (&a[head..a.len() - tail], &b[head..b.len() - tail]);
-    let mut out = Vec::new();
-    if a_mid.len().max(b_mid.len()) > DIFF_LINES {
-        out.extend(a_mid.iter().enumerate().map(|(i, t)| taken(head + i, t)));
-        out.extend(b_mid.iter().enumerate().map(|(i, t)| put(head + i, t)));
-        return out;
-    }
-    // lcs[i][j]: the longest common run of a_mid[i..] and b_mid[j..].
-    let (n, m) = (a_mid.len(), b_mid.len());
-    let mut lcs = vec![vec![0u32; m + 1]; n + 1];
-    for i in (0..n).rev() {
-        for j in (0..m).rev() {
-            lcs[i][j] = if a_mid[i] == b_mid[j] {
-                lcs[i + 1][j + 1] + 1
-            } else {
-                lcs[i + 1][j].max(lcs[i][j + 1])
-            };
-        }
-    }
-    let (mut i, mut j) = (0, 0);
-    while i < n || j < m {
-        if i < n && j < m && a_mid[i] == b_mid[j] {
-            i += 1;
-            j += 1;
-        } else if j < m && (i == n || lcs[i][j + 1] >= lcs[i + 1][j]) {
-            out.push(put(head + j, &b_mid[j]));
-            j += 1;
-        } else {
-            out.push(taken(head + i, &a_mid[i]));
-            i += 1;
-        }
-    }
+    let mut out: Vec<DiffLine> = crate::report::line_diff::steps(&a, &b)
+        .into_iter()
+        .filter_map(|step| match step {
+            LineStep::Same(..) => None,
+            LineStep::Put(j) => Some(put(j, &b[j])),
+            LineStep::Taken(i) => Some(taken(i, &a[i])),
+        })
+        .collect();
     // Within a run of changes, what went before what came.
     out.sort_by_key(|d| (d.line, d.added));
     out

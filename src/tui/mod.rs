@@ -45,6 +45,7 @@ pub mod sized_backend;
 pub mod state_dir;
 pub mod stop;
 pub mod stuck_terminal;
+pub mod term_caps;
 pub mod timeline;
 pub mod tuning;
 pub mod update;

@@ -25,9 +25,33 @@ pub struct Options {
     pub sim: Option<PathBuf>,
     /// With `sim`: zone-suffixed /proc/vmstat names.
     pub old_kernel: bool,
+    /// With `sim`: candidates the screen's tune evaluates (default: as
+    /// `plugtop tune`).
+    pub tune_budget: Option<usize>,
     /// Allow step and autonomous mode on this machine's own `/` although it
     /// is not an s390 z/VM guest.
     pub allow_non_zvm: bool,
+}
+
+impl Options {
+    /// The screen observing `root` with the built-in rules, no colours,
+    /// every other option as the command line leaves it.
+    pub fn observing(root: &Path) -> Options {
+        Options {
+            rules: None,
+            root: root.to_path_buf(),
+            replay: None,
+            mode: Mode::Observe,
+            batch: false,
+            mono: true,
+            interval: None,
+            count: None,
+            sim: None,
+            old_kernel: false,
+            tune_budget: None,
+            allow_non_zvm: false,
+        }
+    }
 }
 
 /// A rule file, loaded for the screen (shared between threads).

@@ -133,15 +133,19 @@ fn prepare_sim(
     app.set_color(colored(options));
     app.set_facts(facts);
     app.set_sim(scenario, options.old_kernel);
+    app.set_tune_budget(options.tune_budget);
     if options.mode != Mode::Observe {
         local.set_mode(options.mode);
     }
     Ok((local, Box::new(source)))
 }
 
-/// Colours unless `--mono` or `NO_COLOR` says otherwise.
+/// Colours unless `--mono` or `NO_COLOR` says otherwise, or the terminal
+/// has no 256 colours ([`TermCaps`](super::term_caps::TermCaps)).
 fn colored(options: &Options) -> bool {
-    !options.mono && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+    !options.mono
+        && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+        && super::term_caps::TermCaps::from_env().colors
 }
 
 /// Builds the session, the screen's state and their source without
@@ -185,6 +189,14 @@ pub fn prepare(options: &Options) -> Result<(Local, Box<dyn Source + Send>), UiE
             .set_cannot_act("this is a recording; only a live guest can be changed".into());
     }
     let app = local.app_mut();
+    // Said once: a minute's average hides what one-second rules see.
+    if let Some(why) = facts
+        .history
+        .as_ref()
+        .and_then(|h| h.approximate(app.rules().update_seconds()))
+    {
+        app.note(LogKind::Note, why);
+    }
     app.set_facts(facts);
     if options.replay.is_none() {
         let online = crate::kernel::machine::online_list(&options.root);
@@ -216,6 +228,22 @@ pub fn run_lines(options: &Options, out: &mut dyn Write) -> Result<(), UiError> 
         terminal_safe(&local.app().machine().host),
         terminal_safe(local.app().file().name())
     )?;
+    if let Some(l) = local.app().rules().memory_off_line() {
+        writeln!(out, "plugtop: {}", terminal_safe(&l))?;
+    }
+    if options.replay.is_some()
+        && let Some(history) = source.status()
+    {
+        writeln!(out, "history: {}", terminal_safe(&history))?;
+    }
+    if let Some(why) = local
+        .app()
+        .facts()
+        .and_then(|f| f.history.as_ref())
+        .and_then(|h| h.approximate(local.app().rules().update_seconds()))
+    {
+        writeln!(out, "note: {why}")?;
+    }
     let interval = local.app().rules().pace(options.interval);
     let live = options.replay.is_none();
     // --count counts the lines printed: readings that only fill the
@@ -228,6 +256,9 @@ pub fn run_lines(options: &Options, out: &mut dyn Write) -> Result<(), UiError> 
                 if let Some(l) = line::interval(local.app()) {
                     writeln!(out, "{l}")?;
                     printed += 1;
+                }
+                for e in source.events() {
+                    writeln!(out, "{}", terminal_safe(&e))?;
                 }
             }
             Err(e) => {

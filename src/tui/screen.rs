@@ -38,6 +38,7 @@ use super::options::Options;
 use super::run::{UiError, prepare};
 use super::sized_backend::SizedBackend;
 use super::stop::StopFlag;
+use super::term_caps::TermCaps;
 use super::update::{ScreenEnd, Update};
 use super::view;
 
@@ -95,16 +96,25 @@ enum Input {
     Mail,
 }
 
-/// Restores the terminal; called on every way out.
+/// What this terminal can do, looked up once ([`TermCaps`]).
+fn caps() -> TermCaps {
+    static CAPS: std::sync::OnceLock<TermCaps> = std::sync::OnceLock::new();
+    *CAPS.get_or_init(TermCaps::from_env)
+}
+
+/// Restores the terminal; called on every way out. Only what was asked of
+/// it is undone: a terminal without mouse reports gets no sequence for them.
 fn restore_terminal() {
     let _ = disable_raw_mode();
-    let _ = execute!(
-        std::io::stdout(),
-        LeaveAlternateScreen,
-        event::DisableMouseCapture,
-        event::DisableBracketedPaste,
-        crossterm::cursor::Show
-    );
+    let mut out = std::io::stdout();
+    let _ = crossterm::queue!(out, LeaveAlternateScreen);
+    if caps().mouse {
+        let _ = crossterm::queue!(out, event::DisableMouseCapture);
+    }
+    if caps().paste {
+        let _ = crossterm::queue!(out, event::DisableBracketedPaste);
+    }
+    let _ = execute!(out, crossterm::cursor::Show);
     discard_pending_input();
 }
 
@@ -123,20 +133,27 @@ fn discard_pending_input() {
 }
 
 /// Raw mode, the alternate screen, mouse reports, and bracketed paste so
-/// that pasted text arrives as text, never as keys.
+/// that pasted text arrives as text, never as keys: the last two where the
+/// terminal has them ([`TermCaps`]).
 fn enter_screen() -> std::io::Result<()> {
     enable_raw_mode()?;
-    execute!(
-        std::io::stdout(),
-        EnterAlternateScreen,
-        event::EnableMouseCapture,
-        event::EnableBracketedPaste
-    )
+    let mut out = std::io::stdout();
+    crossterm::queue!(out, EnterAlternateScreen)?;
+    if caps().mouse {
+        crossterm::queue!(out, event::EnableMouseCapture)?;
+    }
+    if caps().paste {
+        crossterm::queue!(out, event::EnableBracketedPaste)?;
+    }
+    out.flush()
 }
 
 /// Mouse reporting on (clicks and the wheel reach plugtop) or off (the
-/// terminal selects text for copying).
+/// terminal selects text for copying); never asked of a terminal without it.
 fn set_mouse(out: &mut impl Write, on: bool) -> std::io::Result<()> {
+    if !caps().mouse {
+        return Ok(());
+    }
     if on {
         crossterm::queue!(out, event::EnableMouseCapture)
     } else {

@@ -16,10 +16,12 @@ use crate::rules::{RuleSet, SourceFile};
 
 /// How many intervals the screens can go back to.
 pub const FRAMES: usize = 600;
-/// The most /proc text the kept intervals may hold together. A kernel's
-/// meminfo and vmstat are a few kilobytes, so 600 intervals hold about
-/// 3 MB; files of megabytes (a damaged or hostile root) shorten the
-/// history instead of growing memory by hundreds of times their size.
+/// The most /proc text and per-CPU loads the kept intervals may hold
+/// together. A kernel's meminfo and vmstat are a few kilobytes and a guest
+/// a few CPUs, so 600 intervals hold about 3 MB; files of megabytes (a
+/// damaged or hostile root) or 65,536 CPUs (a replay held 4.4 GB of their
+/// loads) shorten the history instead of growing memory by hundreds of
+/// times their size.
 pub const FRAME_BYTES: u64 = 32 << 20;
 
 /// One interval as the screens show it.
@@ -149,10 +151,10 @@ impl Timeline {
             self.history.record_pinned(name, frame.pinned_value(name));
         }
         self.frames.push_front(frame);
-        let mut bytes: u64 = self.frames.iter().map(|f| proc_bytes(&f.sample)).sum();
+        let mut bytes: u64 = self.frames.iter().map(frame_bytes).sum();
         while self.frames.len() > FRAMES || (self.frames.len() > 2 && bytes > FRAME_BYTES) {
             if let Some(old) = self.frames.pop_back() {
-                bytes -= proc_bytes(&old.sample);
+                bytes -= frame_bytes(&old);
             }
         }
         if let Some(k) = self.cursor.as_mut() {
@@ -264,8 +266,11 @@ impl Timeline {
 }
 
 /// How much /proc text a sample holds.
-fn proc_bytes(sample: &Sample) -> u64 {
-    u64::from(sample.proc_bytes.meminfo) + u64::from(sample.proc_bytes.vmstat)
+/// What an interval holds that grows with the guest: its /proc text and
+/// its CPUs' loads (the CPU lists are shared between readings).
+fn frame_bytes(f: &Interval) -> u64 {
+    let loads = f.loads.len() * std::mem::size_of::<CpuLoad>();
+    u64::from(f.sample.proc_bytes.meminfo) + u64::from(f.sample.proc_bytes.vmstat) + loads as u64
 }
 
 #[cfg(test)]

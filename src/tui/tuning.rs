@@ -1,8 +1,10 @@
 //! The screen's tune (`T`, on `--sim`): the loaded rules tuned against the
 //! scenario on a thread of its own, so the screen stays live with a
-//! progress bar; then the front to pick from, and the picked point loaded
-//! into the what-if editor (every changed rule, limit and variable as an
-//! edit, run at once).
+//! progress bar — the same judged search as `plugtop tune` with its
+//! defaults (forms, portfolio, budget), so both recommend the same point;
+//! then the front to pick from (the current rules as its first row, the
+//! recommendation marked), and the picked point loaded into the what-if
+//! editor (every changed rule, limit and variable as an edit, run at once).
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -11,12 +13,9 @@ use std::thread::JoinHandle;
 use crate::rules::{RuleSet, SourceFile};
 use crate::sim::Scenario;
 use crate::tui::whatif::{Field, WhatIfEditor};
-use crate::tune::knobs::{self, Knob};
+use crate::tune::knobs::Knob;
 use crate::tune::score::{Score, front_by_cpus};
 use crate::tune::{TuneOptions, Tuned, Workload};
-
-/// Candidates a screen tune evaluates (on one thread, a few seconds).
-pub const SCREEN_BUDGET: usize = 200;
 
 /// Tells the screen something changed that no message from the control
 /// thread carries (a tune that finished), so it draws it without waiting
@@ -31,8 +30,9 @@ pub struct TuneJob {
     result: Arc<Mutex<Option<Tuned>>>,
     thread: Option<JoinHandle<()>>,
     cancelled: Arc<AtomicBool>,
-    /// The front row the cursor is on.
-    cursor: usize,
+    /// The front row the cursor is on, once moved (before: the
+    /// recommendation's row).
+    cursor: Option<usize>,
 }
 
 /// One row of the front as the overlay lists it.
@@ -41,52 +41,58 @@ pub struct FrontRow {
     pub index: usize,
     pub score: Score,
     pub recommended: bool,
+    /// The form it is of (none: the loaded rules' own form).
+    pub form: Option<String>,
 }
 
 impl TuneJob {
-    /// Starts tuning `file` against `scenario` on a thread of its own;
-    /// `wake` is called when the result is in.
+    /// Starts tuning `file` against `scenario` on a thread of its own as
+    /// `plugtop tune` does by default (`budget` candidates instead of the
+    /// default, when given); `wake` is called when the result is in.
     pub fn start(
         rules: &RuleSet,
         file: &SourceFile,
         scenario: &Scenario,
         old_kernel: bool,
+        budget: Option<usize>,
         wake: Wake,
     ) -> Self {
-        Self::start_with(rules, file, scenario, old_kernel, SCREEN_BUDGET, wake)
+        let workload = Workload {
+            scenario: scenario.clone(),
+            old_kernel,
+            duration: None,
+        };
+        let mut options = TuneOptions::defaults(&workload);
+        if let Some(b) = budget {
+            options.budget = b.max(1);
+        }
+        let facts = workload.facts();
+        let present = facts.present_cpus.as_ref().map_or(1, |n| *n);
+        // The same knobs the command line searches; a file whose knobs
+        // cannot be chosen is still tuned through its forms.
+        let found = crate::tune::narrow::chosen(rules, file, &[], present, options.objective)
+            .unwrap_or_default();
+        Self::start_with(file, workload, options, found, wake)
     }
 
-    /// [`TuneJob::start`] with `budget` candidates.
+    /// [`TuneJob::start`] with `options`.
     fn start_with(
-        rules: &RuleSet,
         file: &SourceFile,
-        scenario: &Scenario,
-        old_kernel: bool,
-        budget: usize,
+        workload: Workload,
+        options: TuneOptions,
+        found: Vec<Knob>,
         wake: Wake,
     ) -> Self {
-        let found = knobs::find(rules, file);
+        let budget = options.budget;
         let done = Arc::new(AtomicUsize::new(0));
         let result = Arc::new(Mutex::new(None));
         let cancelled = Arc::new(AtomicBool::new(false));
-        let (file, scenario) = (file.clone(), scenario.clone());
+        let file = file.clone();
         let (counter, slot) = (Arc::clone(&done), Arc::clone(&result));
         let cancel = Arc::clone(&cancelled);
         let thread = std::thread::Builder::new()
             .name("plugtop-tune".into())
             .spawn(move || {
-                let workload = Workload {
-                    scenario,
-                    old_kernel,
-                    duration: None,
-                };
-                let options = TuneOptions {
-                    budget,
-                    objective: Default::default(),
-                    seed: 1,
-                    threads: 1,
-                    portfolio: false,
-                };
                 let tuned =
                     crate::tune::tune(&file, found, &workload, None, &options, &counter, &cancel);
                 if cancel.load(Ordering::Relaxed) {
@@ -104,7 +110,7 @@ impl TuneJob {
             result,
             thread,
             cancelled,
-            cursor: 0,
+            cursor: None,
         }
     }
 
@@ -119,20 +125,22 @@ impl TuneJob {
         self.budget
     }
 
-    /// The front row the cursor is on.
+    /// The front row the cursor is on: the recommendation's until the
+    /// cursor is moved.
     pub fn cursor(&self) -> usize {
         self.cursor
+            .unwrap_or_else(|| self.front().iter().position(|r| r.recommended).unwrap_or(0))
     }
 
     /// Moves the cursor a row up the front.
     pub fn cursor_up(&mut self) {
-        self.cursor = self.cursor.saturating_sub(1);
+        self.cursor = Some(self.cursor().saturating_sub(1));
     }
 
     /// Moves the cursor a row down the front, never past its last row.
     pub fn cursor_down(&mut self) {
         let rows = self.front().len();
-        self.cursor = (self.cursor + 1).min(rows.saturating_sub(1));
+        self.cursor = Some((self.cursor() + 1).min(rows.saturating_sub(1)));
     }
 
     /// Candidates evaluated so far.
@@ -153,8 +161,8 @@ impl TuneJob {
         }
     }
 
-    /// The front (the fewest CPUs first), once finished: the start and the
-    /// recommendation marked.
+    /// The front (the fewest CPUs first), once finished: the current
+    /// rules as the first row, the recommendation marked.
     pub fn front(&self) -> Vec<FrontRow> {
         let Ok(guard) = self.result.lock() else {
             return Vec::new();
@@ -162,12 +170,12 @@ impl TuneJob {
         let Some(t) = guard.as_ref() else {
             return Vec::new();
         };
-        let scores: Vec<&Score> = t.candidates.iter().map(|c| &c.1).collect();
+        let scores = t.front_scores();
         let front = front_by_cpus(&scores, t.recommended);
         // Points that read the same on screen are one row (the
         // recommendation kept where it is one of them).
         let shown = |i: usize| {
-            let s = scores[i];
+            let s = &t.candidates[i].1;
             format!(
                 "{:.1} {:.2} {:.2} {} {} {}",
                 s.unmet_cpu_seconds,
@@ -178,41 +186,67 @@ impl TuneJob {
                 s.reversals
             )
         };
-        let mut kept: Vec<usize> = Vec::new();
-        for i in front {
-            match kept.iter().position(|&k| shown(k) == shown(i)) {
+        let mut kept: Vec<usize> = vec![0];
+        for i in front.into_iter().filter(|&i| i != 0) {
+            match kept.iter().position(|&k| k != 0 && shown(k) == shown(i)) {
                 Some(p) if Some(i) == t.recommended => kept[p] = i,
                 Some(_) => {}
                 None => kept.push(i),
             }
         }
-        let front = kept;
-        front
-            .into_iter()
+        kept.into_iter()
             .map(|i| FrontRow {
                 index: i,
-                score: scores[i].clone(),
+                score: t.candidates[i].1.clone(),
                 recommended: Some(i) == t.recommended,
+                form: t.form_of(i).map(|f| f.title()),
             })
             .collect()
     }
 
-    /// The what-if editor holding candidate `index`'s numbers: one edit
-    /// per rule, limit or variable whose text changed.
-    pub fn editor(&self, rules: &RuleSet, file: &SourceFile, index: usize) -> Option<WhatIfEditor> {
+    /// Why the tune recommends nothing, or `None` when it recommends a
+    /// point (or is not finished).
+    pub fn nothing_recommended(&self) -> Option<String> {
         let guard = self.result.lock().ok()?;
         let t = guard.as_ref()?;
-        let values = &t.candidates.get(index)?.0;
-        let changes: Vec<(&Knob, f64)> = t.knobs.iter().zip(values.iter().copied()).collect();
-        let tuned = SourceFile::new(file.name(), knobs::rewrite(file, &changes));
-        let edits: Vec<(Field, String)> = Field::all(rules)
-            .into_iter()
-            .filter_map(|f| {
-                let line = f.line(rules, file)?;
-                let new = value_of(tuned.line_bytes(line))?;
-                (new != value_of(file.line_bytes(line))?).then_some((f, new))
-            })
-            .collect();
+        if t.recommended.is_some() {
+            return None;
+        }
+        Some(crate::tune::report::why_nothing(t))
+    }
+
+    /// Why candidate `index` is not the recommendation, in words (`None`
+    /// for the recommendation itself).
+    pub fn not_recommended_because(&self, index: usize) -> Option<String> {
+        let guard = self.result.lock().ok()?;
+        let t = guard.as_ref()?;
+        crate::tune::report::why_not(t, index)
+    }
+
+    /// The what-if editor holding candidate `index`: one edit per rule,
+    /// limit or variable whose text changed, and each variable a form
+    /// brings in.
+    pub fn editor(
+        &self,
+        rules: &RuleSet,
+        file: &SourceFile,
+        facts: &crate::rules::SystemFacts,
+        index: usize,
+    ) -> Option<WhatIfEditor> {
+        let guard = self.result.lock().ok()?;
+        let t = guard.as_ref()?;
+        if index >= t.candidates.len() {
+            return None;
+        }
+        let tuned = t.file_of(index);
+        let theirs = crate::rules::load(&tuned, facts).rules;
+        let mut edits: Vec<(Field, String)> = Vec::new();
+        for f in Field::all(&theirs) {
+            let new = f.text(&theirs, &tuned);
+            if new != f.text(rules, file) && !new.is_empty() {
+                edits.push((f, new));
+            }
+        }
         Some(WhatIfEditor::with_edits(rules, file, edits))
     }
 }
@@ -224,19 +258,38 @@ impl Drop for TuneJob {
     }
 }
 
-/// The text between the quotes of a `NAME="value"` line.
-fn value_of(line: &[u8]) -> Option<String> {
-    let text = String::from_utf8_lossy(line);
-    let (_, rest) = text.split_once('"')?;
-    let (value, _) = rest.rsplit_once('"')?;
-    Some(value.to_string())
-}
-
 #[cfg(test)]
 mod tests {
     use std::sync::mpsc::channel;
 
     use super::*;
+
+    /// A quick job: the workload alone, no forms, one thread.
+    fn quick(
+        rules: &RuleSet,
+        file: &SourceFile,
+        scenario: &Scenario,
+        budget: usize,
+        wake: Wake,
+    ) -> TuneJob {
+        let workload = Workload {
+            scenario: scenario.clone(),
+            old_kernel: false,
+            duration: None,
+        };
+        let mut options = TuneOptions::defaults(&workload);
+        options.budget = budget;
+        options.portfolio = false;
+        options.forms.clear();
+        options.threads = 1;
+        TuneJob::start_with(
+            file,
+            workload,
+            options,
+            crate::tune::knobs::find(rules, file),
+            wake,
+        )
+    }
 
     fn rules_and_scenario() -> (RuleSet, SourceFile, Scenario) {
         let text = "name = \"short\"\ncpus = 4\nonline = 2\nmemory_mib = 1024\nduration = \"0:30\"\nseed = 1\n\n[[phases]]\nname = \"busy\"\nstart = \"0:00\"\nthreads = 3\ncpu_per_thread = 1\nworking_set_mib = 100\n";
@@ -258,7 +311,7 @@ mod tests {
         let wake: Wake = Arc::new(move || {
             let _ = woken.send(());
         });
-        let mut job = TuneJob::start_with(&rules, &file, &scenario, false, 3, wake);
+        let mut job = quick(&rules, &file, &scenario, 3, wake);
         job.wait();
         assert!(job.finished());
         assert!(wakes.try_recv().is_ok(), "the screen is woken");
@@ -272,7 +325,7 @@ mod tests {
         let wake: Wake = Arc::new(move || {
             let _ = woken.send(());
         });
-        let mut job = TuneJob::start_with(&rules, &file, &scenario, false, SCREEN_BUDGET, wake);
+        let mut job = quick(&rules, &file, &scenario, 200, wake);
         job.cancel();
         job.wait();
         // At most the candidate being evaluated when it was cancelled.
@@ -289,7 +342,7 @@ mod tests {
         let wake: Wake = Arc::new(move || {
             let _ = woken.send(());
         });
-        let job = TuneJob::start_with(&rules, &file, &scenario, false, SCREEN_BUDGET, wake);
+        let job = quick(&rules, &file, &scenario, 200, wake);
         drop(job);
         // The thread ends (dropping the wake) without finishing: a tune
         // run to its end would have woken the screen first.
@@ -299,11 +352,13 @@ mod tests {
     #[test]
     fn the_cursor_stays_on_the_front() {
         let (rules, file, scenario) = rules_and_scenario();
-        let mut job = TuneJob::start_with(&rules, &file, &scenario, false, 3, Arc::new(|| {}));
+        let mut job = quick(&rules, &file, &scenario, 3, Arc::new(|| {}));
         job.wait();
         let rows = job.front().len();
         assert!(rows >= 1);
-        job.cursor_up();
+        for _ in 0..rows + 5 {
+            job.cursor_up();
+        }
         assert_eq!(job.cursor(), 0);
         for _ in 0..rows + 5 {
             job.cursor_down();

@@ -134,6 +134,9 @@ pub struct WhatIfEditor {
     /// How many times the edit was checked: loading a pasted megabyte is
     /// work, so a paste or a batch of keys is checked once (tests count).
     checks: usize,
+    /// Why the tune did not recommend the point it holds (a point picked
+    /// off the tune's front that is not the recommendation).
+    caution: Option<String>,
 }
 
 impl WhatIfEditor {
@@ -149,6 +152,7 @@ impl WhatIfEditor {
             file_mode: false,
             edits: Vec::new(),
             checks: 0,
+            caution: None,
         }
     }
 
@@ -162,6 +166,17 @@ impl WhatIfEditor {
         }
         editor.edits = edits;
         editor
+    }
+
+    /// Says why the tune did not recommend what it holds.
+    pub fn with_caution(mut self, caution: Option<String>) -> Self {
+        self.caution = caution;
+        self
+    }
+
+    /// Why the tune did not recommend what it holds, if it did not.
+    pub fn caution(&self) -> Option<&str> {
+        self.caution.as_deref()
     }
 
     /// The field being typed.
@@ -305,17 +320,26 @@ impl WhatIfEditor {
         let line_of = |field: &Field, text: &str| format!("{}=\"{}\"", field.name(), text);
         let mut replaced: Vec<(usize, usize, &Field, String)> = Vec::new();
         let mut appended: Vec<(&Field, String)> = Vec::new();
+        // A new variable goes before the first rule (cpuplugd knows only the
+        // variables defined above a rule): put in at that line's start.
+        let first_rule = RuleKind::ALL
+            .iter()
+            .filter_map(|k| rules.rule(*k).map(|r| file.line_start(r.line)))
+            .min();
         for (field, text) in &edits {
-            match field.line(rules, file) {
-                Some(line) => {
+            match (field.line(rules, file), field, first_rule) {
+                (Some(line), _, _) => {
                     let start = file.line_start(line);
                     let end = start + file.line_bytes(line).len();
                     replaced.push((start, end, field, line_of(field, text)));
                 }
-                None => appended.push((field, line_of(field, text))),
+                (None, Field::Variable(_), Some(at)) => {
+                    replaced.push((at, at, field, format!("{}\n", line_of(field, text))));
+                }
+                (None, _, _) => appended.push((field, line_of(field, text))),
             }
         }
-        replaced.sort_by_key(|r| r.0);
+        replaced.sort_by_key(|r| (r.0, r.1));
         let typed =
             |field: &Field, at: usize| (*field == self.field).then(|| at + field.name().len() + 2);
         let mut bytes = Vec::with_capacity(original.len() + 256);

@@ -359,28 +359,27 @@ pub fn rewrite(file: &SourceFile, changes: &[(&Knob, f64)]) -> Vec<u8> {
     out
 }
 
-/// The knobs a tune with `objective` searches: for CPUs, all of them; for
-/// memory, only those no CPU rule reads (the numbers of MEMPLUG,
-/// MEMUNPLUG, CMM_INC and CMM_DEC and of the variables only they read), so
-/// a memory tune leaves the CPU rules, CPU_MIN, CPU_MAX and UPDATE (which
-/// paces the CPU rules too) as the user wrote them. A knob in `named` (a
-/// `--knob` NAME: its owner, or its `LINE:COL`) is searched whatever it is.
+/// The knobs a tune with `objective` searches: for memory, only those no
+/// CPU rule reads (the numbers of MEMPLUG, MEMUNPLUG, CMM_INC and CMM_DEC
+/// and of the variables only they read), so a memory tune leaves the CPU
+/// rules, CPU_MIN, CPU_MAX and UPDATE (which paces the CPU rules too) as
+/// the user wrote them; for CPUs (and steadiness) the others, so a CPU
+/// tune leaves the memory rules alone. A knob in `named` (a `--knob` NAME:
+/// its owner, or its `LINE:COL`) is searched whatever it is.
 pub fn for_objective(
     knobs: Vec<Knob>,
     rules: &RuleSet,
     objective: crate::tune::score::Objective,
     named: &[&str],
 ) -> Vec<Knob> {
-    if objective == crate::tune::score::Objective::Cpu {
-        return knobs;
-    }
     let is_named = |k: &Knob| {
         let position = format!("{}:{}", k.line, k.column);
         named.iter().any(|n| *n == k.owner || *n == position)
     };
+    let memory = objective == crate::tune::score::Objective::Memory;
     knobs
         .into_iter()
-        .filter(|k| is_named(k) || memory_only(k, rules))
+        .filter(|k| is_named(k) || memory_only(k, rules) == memory)
         .collect()
 }
 
@@ -561,7 +560,16 @@ mod tests {
         use crate::tune::score::Objective;
         let (rules, file) = loaded("examples/rules/recommended-modern.conf");
         let all = find(&rules, &file);
-        assert_eq!(for_objective(all.clone(), &rules, Objective::Cpu, &[]), all);
+        let cpu = for_objective(all.clone(), &rules, Objective::Cpu, &[]);
+        assert!(
+            cpu.iter().all(|k| !memory_only(k, &rules)),
+            "{:?}",
+            names(&cpu)
+        );
+        assert!(
+            cpu.len() < all.len(),
+            "a CPU tune leaves the memory numbers alone"
+        );
         let memory = names(&for_objective(all.clone(), &rules, Objective::Memory, &[]));
         assert!(!memory.is_empty(), "{memory:?}");
         for n in &memory {

@@ -7,6 +7,7 @@
 use std::fmt;
 
 use super::knobs::{Knob, KnobKind};
+use crate::rules::{RuleSet, SourceFile};
 
 /// The longest UPDATE a knob may be given, seconds (a day: reading the
 /// guest less often than that decides nothing a tune could measure).
@@ -344,6 +345,35 @@ pub fn check_duration(
         }
         _ => Ok(()),
     }
+}
+
+/// The knobs a tune searches: every knob of the file with each `--knob`
+/// `spec` applied (refused with the knob's valid range when it cannot take
+/// it), the limits left alone unless named ([`super::limits`]), and only
+/// the numbers of the objective's rules unless named: a memory tune leaves
+/// the CPU rules alone, a CPU tune the memory rules (UPDATE paces both, so
+/// only a CPU tune searches it unless named). The command line, the
+/// screen's `T` and every form a search puts in use this one choice.
+pub fn chosen(
+    rules: &RuleSet,
+    file: &SourceFile,
+    specs: &[String],
+    present_cpus: u32,
+    objective: crate::tune::score::Objective,
+) -> Result<Vec<Knob>, KnobError> {
+    let mut found = crate::tune::knobs::find(rules, file);
+    for spec in specs {
+        apply(&mut found, spec, present_cpus)?;
+    }
+    check_limits(&found)?;
+    let found = crate::tune::limits::leave_unlimited(found, specs, present_cpus);
+    let named: Vec<&str> = specs
+        .iter()
+        .filter_map(|spec| spec.split_once('=').map(|(name, _)| name))
+        .collect();
+    Ok(crate::tune::knobs::for_objective(
+        found, rules, objective, &named,
+    ))
 }
 
 #[cfg(test)]

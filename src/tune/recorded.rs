@@ -327,6 +327,11 @@ pub fn second_half_verdict(
             recommended.unmet_cpu_seconds,
             base.unmet_cpu_seconds,
         ),
+        Objective::Steady => (
+            "changes",
+            recommended.instability() as f64,
+            base.instability() as f64,
+        ),
         Objective::Memory => (
             "guest / working set",
             recommended.guest_to_working_set,
@@ -364,6 +369,7 @@ mod tests {
             present_cpus: 2,
             interval_us: 1_000_000,
             started: Stamp { micros: 0 },
+            imported: None,
         };
         let mut w = RecordingWriter::create(&path, &header).unwrap_or_else(|e| panic!("{e}"));
         let (mut user, mut idle) = (0u64, 0u64);

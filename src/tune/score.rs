@@ -117,6 +117,13 @@ impl Score {
                 cpus && stalls
                     && self.guest_to_working_set <= reference.guest_to_working_set * 1.01 + 1e-9
             }
+            // No more CPUs at all: steadiness bought with CPUs is what a
+            // user who asks for it does not want.
+            Objective::Steady => {
+                cpus && stalls
+                    && self.guest_to_working_set <= reference.guest_to_working_set * 1.01 + 1e-9
+                    && self.unmet_cpu_seconds <= reference.unmet_cpu_seconds * 1.05 + 1.0
+            }
             // Stalls count steps; throughput also weighs how long they
             // were, so a smaller guest may not cost work either.
             Objective::Memory => {
@@ -131,10 +138,17 @@ impl Score {
     /// noise: 1% less (unmet demand for CPUs, guest size for memory), or
     /// as little with fewer stalls, changes or CPUs.
     pub fn improves_on(&self, reference: &Score, objective: Objective) -> bool {
+        let steadier = self.instability() < reference.instability()
+            || (reference.flapping || reference.flaps_at_steady.is_some()) && self.usable();
         let (x, r) = match objective {
-            Objective::Cpu => (self.unmet_cpu_seconds, reference.unmet_cpu_seconds),
+            Objective::Cpu | Objective::Steady => {
+                (self.unmet_cpu_seconds, reference.unmet_cpu_seconds)
+            }
             Objective::Memory => (self.guest_to_working_set, reference.guest_to_working_set),
         };
+        if objective == Objective::Steady {
+            return steadier;
+        }
         let slack = if objective == Objective::Cpu {
             0.1
         } else {
@@ -143,26 +157,41 @@ impl Score {
         if x < r * 0.99 - slack {
             return true;
         }
+        // As good, and better in something else: fewer stalls or changes,
+        // no flapping, fewer CPUs or (for CPUs) a smaller guest.
         x <= r * 1.01 + slack
             && (self.direct_scan_stalls < reference.direct_scan_stalls
-                || self.instability() < reference.instability()
-                || self.avg_online_cpus < reference.avg_online_cpus - 0.01)
+                || steadier
+                || self.avg_online_cpus < reference.avg_online_cpus - 0.01
+                || objective == Objective::Cpu
+                    && self.guest_to_working_set < reference.guest_to_working_set - 0.01)
     }
 
     /// The order a recommendation is picked in among candidates within the
     /// reference's resources: the objective's measure, then stalls, then
     /// the steadiest, then the fewest CPUs.
     pub fn preference(&self, objective: Objective) -> (f64, u64, usize, f64) {
-        let first = match objective {
-            Objective::Cpu => self.unmet_cpu_seconds,
-            Objective::Memory => self.guest_to_working_set,
-        };
-        (
-            first,
-            self.direct_scan_stalls,
-            self.instability(),
-            self.avg_online_cpus,
-        )
+        match objective {
+            Objective::Cpu => (
+                self.unmet_cpu_seconds,
+                self.direct_scan_stalls,
+                self.instability(),
+                self.avg_online_cpus,
+            ),
+            Objective::Memory => (
+                self.guest_to_working_set,
+                self.direct_scan_stalls,
+                self.instability(),
+                self.avg_online_cpus,
+            ),
+            // The steadiest, then the fewest CPUs, then the least unmet.
+            Objective::Steady => (
+                self.instability() as f64,
+                self.direct_scan_stalls,
+                (self.avg_online_cpus * 100.0).round() as usize,
+                self.unmet_cpu_seconds,
+            ),
+        }
     }
 }
 
@@ -195,6 +224,9 @@ pub enum Objective {
     /// A smaller guest (more memory given back) at no more stalls, CPUs or
     /// unmet demand.
     Memory,
+    /// Fewer changes (no flapping) at no more CPUs, memory or stalls, and
+    /// about as little unmet demand (5% more at most).
+    Steady,
 }
 
 /// The indices of the usable scores no usable score dominates.

@@ -198,7 +198,7 @@ fn perturb(knobs: &[Knob], values: &[f64], rng: &mut Rng) -> Vec<f64> {
 }
 
 /// What makes two candidates the same: their numbers as written.
-fn key(knobs: &[Knob], values: &[f64]) -> Vec<String> {
+pub(crate) fn key(knobs: &[Knob], values: &[f64]) -> Vec<String> {
     knobs.iter().zip(values).map(|(k, v)| k.text(*v)).collect()
 }
 
@@ -295,6 +295,7 @@ fn best(
         match objective {
             Objective::Cpu => cpu,
             Objective::Memory => cpu + 600.0 * s.guest_to_working_set,
+            Objective::Steady => cpu + 10.0 * s.instability() as f64,
         }
     };
     let fit = |s: &Score| {
@@ -302,12 +303,17 @@ fn best(
             match objective {
                 Objective::Cpu => s.unmet_cpu_seconds,
                 Objective::Memory => s.guest_to_working_set,
+                Objective::Steady => s.instability() as f64,
             }
         } else {
             // How far past what `within` holds fixed, relatively.
             let over = |x: f64, r: f64| (x - r).max(0.0) / r.abs().max(1e-9);
             let held = match objective {
                 Objective::Cpu => over(s.guest_to_working_set, reference.guest_to_working_set),
+                Objective::Steady => {
+                    over(s.guest_to_working_set, reference.guest_to_working_set)
+                        + over(s.unmet_cpu_seconds, reference.unmet_cpu_seconds * 1.05)
+                }
                 Objective::Memory => {
                     over(s.unmet_cpu_seconds, reference.unmet_cpu_seconds)
                         + over(reference.throughput_ratio, s.throughput_ratio)
@@ -492,6 +498,8 @@ mod tests {
             seed,
             threads,
             portfolio: false,
+            forms: Vec::new(),
+            knob_specs: Vec::new(),
         }
     }
 

@@ -168,6 +168,15 @@ pub fn online_cpus(root: &Path, n: u32) -> Vec<u32> {
         .collect()
 }
 
+/// A finished command's standard output, then its standard error.
+pub fn text(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
 pub fn plugtop(args: &[&str]) -> std::process::Output {
     match std::process::Command::new(env!("CARGO_BIN_EXE_plugtop"))
         .args(args)

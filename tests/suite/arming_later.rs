@@ -108,6 +108,7 @@ fn options(root: &Path, rules: PathBuf) -> Options {
         count: None,
         sim: None,
         old_kernel: false,
+        tune_budget: None,
         allow_non_zvm: false,
     }
 }

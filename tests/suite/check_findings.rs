@@ -6,9 +6,11 @@ fn facts() -> SystemFacts {
     SystemFacts {
         present_cpus: Ok(4),
         cmm_pages: true,
+        zvm_guest: Some(true),
         meminfo_names: Some(vec!["MemFree".into(), "MemTotal".into(), "Cached".into()]),
         vmstat_names: Some(vec!["pgscan_direct".into(), "pgscan_kswapd".into()]),
         origin: "/".into(),
+        history: None,
     }
 }
 

@@ -79,7 +79,7 @@ fn guest(cpus: u32) -> Local {
             });
         s.online = CpuList {
             count: online.len() as i32,
-            ids: online,
+            ids: online.into(),
         };
         s.present = CpuList {
             ids: (0..cpus).collect(),

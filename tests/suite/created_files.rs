@@ -342,7 +342,7 @@ fn run_refuses_to_start_over_a_planted_pid_file_and_leaves_nothing() {
             let (root, _outside, precious) = setup();
             plant.at(&root.path().join(PID), &precious);
             let (code, err) = daemon_refusing(&root, mode);
-            assert_eq!(code, Some(78), "{plant:?} {mode}: {err}");
+            assert_eq!(code, Some(1), "{plant:?} {mode}: {err}");
             assert!(
                 err.contains("pid file") && err.contains(plant.words()),
                 "{plant:?} {mode}: {err}"

@@ -214,6 +214,7 @@ fn simulated(scenario: &str, rules: &str, readings: usize, mode: Mode) -> Local 
         count: None,
         sim: Some(scenario.into()),
         old_kernel: false,
+        tune_budget: None,
         allow_non_zvm: false,
     };
     let (mut app, mut source) =

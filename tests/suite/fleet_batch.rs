@@ -76,6 +76,45 @@ fn text_says_the_same_and_a_well_fleet_exits_0() {
     assert_eq!(code, Some(0), "{out}");
 }
 
+/// Issue 42, item 5: a guest whose clock runs ten days ahead (stopped two
+/// hours ago for all anyone can tell) and a guest exported as two
+/// `plugtop_flapping` series, one saying it flaps, are trouble, each on
+/// its own, and fail the check.
+#[test]
+fn a_clock_ahead_and_a_duplicated_series_are_trouble_never_ok() {
+    let mut ahead = fleet_fake::five();
+    ahead.retain(|g| g.instance == "10.0.0.1:9866");
+    ahead[0].age = -10.0 * 86_400.0 + 7_200.0;
+    let fake = fleet_fake::start(move |path, params| fleet_fake::answer(&ahead, path, params));
+    let (code, out, err) = fleet(&["--prometheus", &fake.url, "--batch", "--format", "json"]);
+    assert_eq!(code, Some(1), "{out}{err}");
+    let doc: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+    assert_eq!(doc["guests"][0]["troubles"][0], "clock_ahead", "{out}");
+    let (code, out, _) = fleet(&["--prometheus", &fake.url, "--batch"]);
+    assert_eq!(code, Some(1));
+    assert!(
+        out.lines()
+            .nth(1)
+            .is_some_and(|l| l.starts_with("clock-ahead")),
+        "{out}"
+    );
+
+    let mut twins = fleet_fake::five();
+    twins.retain(|g| g.instance == "10.0.0.1:9866");
+    twins[0].twin_flapping = true;
+    let fake = fleet_fake::start(move |path, params| fleet_fake::answer(&twins, path, params));
+    let (code, out, err) = fleet(&["--prometheus", &fake.url, "--batch", "--format", "json"]);
+    assert_eq!(code, Some(1), "{out}{err}");
+    let doc: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+    let guest = &doc["guests"][0];
+    assert_eq!(guest["flapping"], true, "the worst of the two: {out}");
+    let troubles = guest["troubles"].as_array().expect("troubles");
+    assert!(
+        troubles.contains(&"duplicated".into()) && troubles.contains(&"flapping".into()),
+        "{out}"
+    );
+}
+
 #[test]
 fn a_check_that_could_not_look_everywhere_does_not_pass() {
     // The well guest alone, but the faults query fails: not a pass.

@@ -173,6 +173,9 @@ pub struct Canned {
     pub faulting: Option<&'static str>,
     pub crc: &'static str,
     pub file: &'static str,
+    /// Exported twice as `plugtop_flapping`: the second series (an extra
+    /// label) says it flaps.
+    pub twin_flapping: bool,
 }
 
 /// Five guests: one flapping, one stopped, one faulting, one on another
@@ -188,6 +191,7 @@ pub fn five() -> Vec<Canned> {
         faulting: None,
         crc: "aaaa0001",
         file: "/etc/cpuplugd.conf",
+        twin_flapping: false,
     };
     vec![
         g("10.0.0.1:9866", "LINUX01"),
@@ -344,7 +348,17 @@ pub fn answer(guests: &[Canned], path: &str, params: &HashMap<String, String>) -
     } else if q.contains("plugtop_update_seconds") {
         each(&|_| Some((String::new(), 1.0)))
     } else if q.contains("plugtop_flapping") {
-        each(&|g| Some((String::new(), f64::from(u8::from(g.flapping)))))
+        let mut items: Vec<(String, f64)> = guests
+            .iter()
+            .map(|g| (id(g), f64::from(u8::from(g.flapping))))
+            .collect();
+        items.extend(
+            guests
+                .iter()
+                .filter(|g| g.twin_flapping)
+                .map(|g| (format!(r#"{},"exporter":"second""#, id(g)), 1.0)),
+        );
+        vector(items, at)
     } else if q.contains("plugtop_flap_period_seconds") {
         each(&|g| g.flapping.then(|| (String::new(), 4.0)))
     } else if q.contains("plugtop_mode") {

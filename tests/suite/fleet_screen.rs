@@ -180,6 +180,7 @@ fn a_thousand_guests_draw_one_page() {
                 faulting: None,
                 crc: if i % 300 == 0 { "cccc0003" } else { "aaaa0001" },
                 file: "/etc/cpuplugd.conf",
+                twin_flapping: false,
             }
         })
         .collect();

@@ -482,7 +482,7 @@ fn a_held_lock_is_reported_once() {
         }
         let out = capped(&args);
         let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(78), "{err}");
+        assert_eq!(out.status.code(), Some(1), "{err}");
         assert_eq!(
             err.matches("is locked").count(),
             1,

@@ -610,7 +610,11 @@ fn a_renamed_plugtop_acting_on_this_root_is_recognised_by_its_lock() {
         assert!(root.path().join(STATE).exists(), "kept");
     }
     let (code, err) = run_refusing(root, &["--force"]);
-    assert_eq!(code, Some(78), "{err}");
+    assert_eq!(
+        code,
+        Some(1),
+        "another controller: cpuplugd's status; {err}"
+    );
     assert!(err.contains("locked"), "{err}");
     assert_eq!(guest_files(root.path()), before, "nothing written");
 }
@@ -697,7 +701,7 @@ fn assert_nothing_left(root: &Path) {
 }
 
 /// A start state `plugtop restore` would refuse: `run` refuses to act on
-/// it (exit 1), naming the value and why, saying what to do and that
+/// it (exit 78, plugtop's own refusal), naming the value and why, saying what to do and that
 /// cpuplugd would start; it writes nothing and leaves nothing behind.
 fn run_refuses_start(edit: impl Fn(&FakeRoot), named: &str, remedy: &str) {
     let root = guest();

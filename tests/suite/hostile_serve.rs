@@ -5,6 +5,7 @@
 //! and renamed over a regular file or nothing, a FIFO never hangs it, and
 //! DIR itself is refused when it is `/` or holds someone else's files.
 
+use crate::common::text;
 use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -251,14 +252,6 @@ fn plugtop(args: &[&str]) -> Output {
         .env("NO_COLOR", "1")
         .output()
         .expect("run plugtop")
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
 }
 
 fn sim_serve(dir: &str) -> Output {

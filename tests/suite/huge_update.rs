@@ -123,6 +123,7 @@ fn the_screens_control_thread_takes_a_huge_update_and_still_answers_keys() {
             count: None,
             sim: None,
             old_kernel: false,
+            tune_budget: None,
             allow_non_zvm: false,
         };
         let (local, mut source) = prepare(&options).expect("the screen starts");

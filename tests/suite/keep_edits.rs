@@ -34,6 +34,7 @@ fn simulated(readings: usize) -> Local {
         count: None,
         sim: Some("examples/scenarios/oscillating.toml".into()),
         old_kernel: false,
+        tune_budget: None,
         allow_non_zvm: false,
     };
     let (mut local, mut source) = plugtop::tui::run::prepare(&options).expect("prepare");
@@ -368,16 +369,22 @@ fn a_tunes_picked_point_can_be_applied() {
     let scenario = plugtop::sim::Scenario::parse("tiny", text_toml).expect("scenario");
     let mut local = simulated(20);
     local.app_mut().set_sim(scenario, false);
+    local.app_mut().set_tune_budget(Some(30));
     press(&mut local, text("T"));
     if let Some(job) = local.app_mut().tune_mut() {
         job.wait();
     }
-    // A point of the front that is not the start (index 0).
+    // A point of the front that is not the start (index 0): up to the
+    // first row (the cursor starts on the recommendation), then down.
     let front = local.app().tune().map(|j| j.front()).unwrap_or_default();
     let other = front
         .iter()
         .position(|r| r.index != 0)
         .expect("the tune found another point");
+    press(
+        &mut local,
+        std::iter::repeat_n(key(KeyCode::Up), front.len()).collect(),
+    );
     press(
         &mut local,
         std::iter::repeat_n(key(KeyCode::Down), other).collect(),

@@ -610,3 +610,83 @@ fn completion_after_a_character_beyond_ascii_is_answered() {
     assert_eq!(out.status.code(), Some(0));
     assert!(!String::from_utf8_lossy(&out.stderr).contains("panicked"));
 }
+
+/// Issue 42, item 3: answers and messages bounded by what they hold. A
+/// message of a million values is refused before it is parsed; references
+/// and rename over a variable named 200,000 times are refused with why,
+/// not built; 5,000 ranged changes that move gigabytes leave the
+/// document out of step, said, instead of a minute of copying; the
+/// server answers after each.
+#[test]
+fn amplifying_requests_are_refused_with_why_and_the_server_answers_on() {
+    let root = FakeRoot::guest(1);
+    let mut client = Client::start(&root);
+    client.request("initialize", json!({"capabilities": {}}));
+
+    let zeros = format!("[{}0]", "0,".repeat(1_000_000));
+    client.raw(format!("Content-Length: {}\r\n\r\n{zeros}", zeros.len()).as_bytes());
+    let refused = client.receive();
+    assert_eq!(refused["error"]["code"], -32600, "{refused}");
+    assert!(
+        refused["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("JSON values")),
+        "{refused}"
+    );
+
+    let mut text = String::from("UPDATE=\"1\"\nCPU_MIN=\"1\"\nCPU_MAX=\"0\"\na=\"1\"\n");
+    for _ in 0..1_000 {
+        text.push_str(&format!("HOTPLUG=\"{}a\"\n", "a+".repeat(199)));
+    }
+    text.push_str("HOTUNPLUG=\"0\"\n");
+    client.notify(
+        "textDocument/didOpen",
+        json!({"textDocument": {"uri": URI, "languageId": "cpuplugd", "version": 1, "text": text}}),
+    );
+    client.diagnostics();
+    let uses = client.request(
+        "textDocument/references",
+        json!({"textDocument": {"uri": URI}, "position": {"line": 3, "character": 0},
+               "context": {"includeDeclaration": true}}),
+    );
+    assert!(
+        uses["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("200001 places")),
+        "{uses}"
+    );
+    let renamed = client.request(
+        "textDocument/rename",
+        json!({"textDocument": {"uri": URI}, "position": {"line": 3, "character": 0},
+               "newName": "b"}),
+    );
+    assert!(renamed.get("error").is_some(), "{renamed}");
+
+    let big = "#".repeat(99) + "\n";
+    client.notify(
+        "textDocument/didOpen",
+        json!({"textDocument": {"uri": "file:///big.conf", "languageId": "cpuplugd",
+               "version": 1, "text": big.repeat(10_000)}}),
+    );
+    client.diagnostics();
+    let one = json!({"range": {"start": {"line": 0, "character": 1},
+                               "end": {"line": 0, "character": 1}}, "text": "x"});
+    client.notify(
+        "textDocument/didChange",
+        json!({"textDocument": {"uri": "file:///big.conf", "version": 2},
+               "contentChanges": vec![one; 5_000]}),
+    );
+    let said = client.diagnostics();
+    assert_eq!(said["uri"], "file:///big.conf");
+    assert!(
+        said["diagnostics"][0]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("reopen")),
+        "{said}"
+    );
+    let alive = client.request("textDocument/hover", at(URI, 0, 0));
+    assert!(alive.get("error").is_none(), "{alive}");
+    let o = client.end();
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert!(!err.contains("panicked"), "{err}");
+}

@@ -300,3 +300,58 @@ fn under_a_tight_descriptor_limit_clients_never_take_the_control_loops_descripto
     );
     drop(idle);
 }
+
+/// What the endpoint answers to `request`, whole.
+fn exchange(addr: SocketAddr, request: &[u8]) -> String {
+    let mut s = TcpStream::connect(addr).expect("connect");
+    s.write_all(request).expect("send");
+    let mut answer = String::new();
+    let _ = s.read_to_string(&mut answer);
+    answer
+}
+
+/// Issue 42, item 6: the request forms RFC 9112 lets a server take are
+/// taken (absolute-form, bare LF line ends, empty lines before the
+/// request line), and a refused method is told what is allowed.
+#[test]
+fn absolute_form_bare_lf_and_a_leading_crlf_are_answered_and_405_says_allow() {
+    let server = server();
+    let status = |request: &[u8]| {
+        exchange(server.addr, request)
+            .lines()
+            .next()
+            .unwrap_or_default()
+            .to_string()
+    };
+    for request in [
+        &b"GET http://plugtop.example:9100/metrics HTTP/1.1\r\nHost: x\r\n\r\n"[..],
+        b"GET HTTP://x/metrics?y=1 HTTP/1.1\r\n\r\n",
+        b"GET /metrics HTTP/1.1\nHost: x\n\n",
+        b"GET /metrics HTTP/1.1\r\nHost: x\n\r\n",
+        b"\r\nGET /metrics HTTP/1.1\r\nHost: x\r\n\r\n",
+        b"\r\n\n\r\nGET /metrics HTTP/1.1\n\n",
+    ] {
+        assert_eq!(
+            status(request),
+            "HTTP/1.1 200 OK",
+            "{}",
+            String::from_utf8_lossy(request)
+        );
+    }
+    assert_eq!(
+        status(b"GET http://x HTTP/1.1\r\n\r\n"),
+        "HTTP/1.1 200 OK",
+        "an absolute-form target without a path is /"
+    );
+    assert_eq!(
+        status(b"GET http://x/elsewhere HTTP/1.1\r\n\r\n"),
+        "HTTP/1.1 404 Not Found"
+    );
+    let refused = exchange(server.addr, b"POST /metrics HTTP/1.1\r\n\r\n");
+    assert!(refused.starts_with("HTTP/1.1 405"), "{refused}");
+    assert!(
+        refused.lines().any(|l| l.trim_end() == "Allow: GET, HEAD"),
+        "{refused}"
+    );
+    assert_eq!(scrape(server.addr), "HTTP/1.1 200 OK");
+}

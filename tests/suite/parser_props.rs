@@ -12,9 +12,11 @@ fn facts() -> SystemFacts {
     SystemFacts {
         present_cpus: Ok(4),
         cmm_pages: true,
+        zvm_guest: Some(true),
         meminfo_names: Some(vec!["MemFree".into(), "MemTotal".into()]),
         vmstat_names: Some(vec!["pgscan_direct".into()]),
         origin: "a test".into(),
+        history: None,
     }
 }
 

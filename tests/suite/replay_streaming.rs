@@ -18,6 +18,7 @@ fn header() -> Header {
         present_cpus: 512,
         interval_us: 1_000_000,
         started: Stamp::new(1_700_000_000, 0),
+        imported: None,
     }
 }
 
@@ -212,6 +213,7 @@ fn replay_of(
         count: None,
         sim: None,
         old_kernel: false,
+        tune_budget: None,
         allow_non_zvm: false,
     };
     plugtop::tui::run::prepare(&options).unwrap_or_else(|e| panic!("{e}"))

@@ -452,7 +452,11 @@ fn refuses_to_act_beside_cpuplugd_or_another_plugtop() {
         .arg(root.path())
         .output()
         .expect("run");
-    assert_eq!(out.status.code(), Some(78));
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "cpuplugd's status for its own refusal"
+    );
     assert!(String::from_utf8_lossy(&out.stderr).contains("cpuplugd is running"));
     assert!(
         !root.path().join("run/plugtop/state").exists(),
@@ -469,7 +473,11 @@ fn refuses_to_act_beside_cpuplugd_or_another_plugtop() {
         .arg(root.path())
         .output()
         .expect("second run");
-    assert_eq!(second.status.code(), Some(78));
+    assert_eq!(
+        second.status.code(),
+        Some(1),
+        "a second daemon: cpuplugd's status"
+    );
     let err = String::from_utf8_lossy(&second.stderr);
     assert!(
         err.contains("another plugtop") || err.contains("is locked"),
@@ -536,7 +544,7 @@ fn a_refused_second_daemon_leaves_the_first_ones_pid_file_alone() {
     let pid_file = root.path().join("run/plugtop.pid");
     let pid = std::fs::read_to_string(&pid_file).expect("the first daemon's pid file");
     let second = start();
-    assert_eq!(second.status.code(), Some(78), "the guest is taken");
+    assert_eq!(second.status.code(), Some(1), "the guest is taken");
     assert!(
         String::from_utf8_lossy(&second.stderr).contains("locked"),
         "{second:?}"

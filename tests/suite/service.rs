@@ -71,11 +71,25 @@ fn the_unit_is_hardened_but_can_still_write_cpus_and_the_pool() {
 #[test]
 fn a_refusal_is_not_restarted_and_a_stop_lets_plugtop_restore() {
     let prevented: Vec<&str> = one("RestartPreventExitStatus").split(' ').collect();
-    assert!(
-        prevented.contains(&plugtop::daemon::REFUSED_EXIT.to_string().as_str()),
-        "{prevented:?}"
-    );
-    assert!(prevented.contains(&"2"), "bad options: {prevented:?}");
+    for code in [
+        plugtop::daemon::REFUSED_EXIT,
+        plugtop::daemon::REFUSED_OWN_EXIT,
+    ] {
+        assert!(
+            prevented.contains(&code.to_string().as_str()),
+            "{code}: {prevented:?}"
+        );
+    }
+    // A crash is restarted: a panic's status and a signal's are not kept.
+    for crash in [
+        plugtop::control::guard::PANIC_EXIT.to_string(),
+        "134".into(),
+    ] {
+        assert!(
+            !prevented.contains(&crash.as_str()),
+            "{crash}: {prevented:?}"
+        );
+    }
     assert_eq!(one("Restart"), "on-failure");
     assert!(!values("StartLimitBurst").is_empty(), "a start limit");
     // SIGTERM to plugtop itself, which puts the guest back.
@@ -126,7 +140,7 @@ fn rules(root: &FakeRoot, text: &str) -> String {
 }
 
 #[test]
-fn a_refused_start_exits_78_in_the_foreground_and_detached() {
+fn a_refused_start_exits_1_as_cpuplugd_in_the_foreground_and_detached() {
     let root = guest();
     let bad = rules(&root, "UPDATE=\"1\"\nHOTPLUG=\"loadavg >= 1\"\n");
     for detached in [false, true] {
@@ -138,14 +152,24 @@ fn a_refused_start_exits_78_in_the_foreground_and_detached() {
         }
         let out = plugtop(&args);
         let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(78), "detached {detached}: {err}");
+        assert_eq!(out.status.code(), Some(1), "detached {detached}: {err}");
         assert!(err.contains(">="), "says why: {err}");
     }
-    // Bad options stay 2, as for every command.
+    // Bad options too, as cpuplugd (every other command says 2); help and
+    // the version are no error.
     let out = plugtop(&["run", "-f", "--no-such-option"]);
-    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--no-such-option"));
+    assert_eq!(
+        plugtop(&["eval", "--no-such-option"]).status.code(),
+        Some(2)
+    );
+    assert_eq!(plugtop(&["run", "-v"]).status.code(), Some(0));
     let help = plugtop(&["run", "--help"]);
-    assert!(String::from_utf8_lossy(&help.stdout).contains("78 refused to start"));
+    assert_eq!(help.status.code(), Some(0));
+    let help = String::from_utf8_lossy(&help.stdout);
+    assert!(help.contains("1 refused to start"), "{help}");
+    assert!(help.contains("78 refused a start cpuplugd"), "{help}");
 }
 
 /// The datagrams a run sent to the journal socket at `path`, decoded.
@@ -211,7 +235,7 @@ fn under_the_unit_a_refusal_is_one_journal_entry_at_err_and_nothing_on_stderr() 
     let root = guest();
     let bad = rules(&root, "UPDATE=\"1\"\nHOTPLUG=\"loadavg >= 1\"\n");
     let out = run_logging_to(&path, &root, &bad);
-    assert_eq!(out.status.code(), Some(78));
+    assert_eq!(out.status.code(), Some(1));
     // stderr is the journal's stream under the unit: a line there would
     // be a second entry, at priority info.
     assert!(
@@ -281,6 +305,7 @@ fn run_man_page_has_signals_files_and_exit_status_in_step_with_the_code() {
     let exit = page.split(".SH EXIT STATUS").nth(1).unwrap_or_default();
     for code in [
         plugtop::daemon::REFUSED_EXIT.to_string(),
+        plugtop::daemon::REFUSED_OWN_EXIT.to_string(),
         plugtop::control::guard::PANIC_EXIT.to_string(),
     ] {
         assert!(exit.contains(&format!("\\fB{code}\\fR")), "{code}");

@@ -2,18 +2,11 @@
 //! simulated guest published as a root directory for other tools.
 
 use crate::common;
+use crate::common::text;
 
 use std::process::Output;
 
 use common::{plugtop, tempdir};
-
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
 
 const DAYTRADER: &str = "examples/scenarios/daytrader.toml";
 const MODERN: &str = "examples/rules/recommended-modern.conf";

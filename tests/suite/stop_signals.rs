@@ -140,14 +140,31 @@ fn sigterm_still_ends_run_with_status_zero_as_cpuplugd() {
     assert!(log.contains("shutting down: ended by SIGTERM"), "{log}");
 }
 
+/// The number of the `write` system call on this architecture, as
+/// /proc/PID/syscall shows it (1 on x86-64 only).
+const SYS_WRITE: u32 = if cfg!(target_arch = "x86_64") {
+    1
+} else if cfg!(any(
+    target_arch = "aarch64",
+    target_arch = "riscv64",
+    target_arch = "loongarch64"
+)) {
+    64
+} else {
+    // s390x, powerpc64, x86 and arm.
+    4
+};
+
 /// What the main thread of `pid` waits in: blocked in a write to the
-/// terminal ("wait_woken" in n_tty_write), or the write system call (1)
-/// on standard output seen in /proc/PID/syscall.
+/// terminal ("wait_woken" in n_tty_write), or the write system call on
+/// standard output (fd 1) seen in /proc/PID/syscall.
 fn blocked_writing(pid: u32) -> bool {
     let task = format!("/proc/{pid}/task/{pid}");
     let wchan = std::fs::read_to_string(format!("{task}/wchan")).unwrap_or_default();
     let syscall = std::fs::read_to_string(format!("{task}/syscall")).unwrap_or_default();
-    wchan.contains("n_tty_write") || wchan == "wait_woken" || syscall.starts_with("1 0x1 ")
+    wchan.contains("n_tty_write")
+        || wchan == "wait_woken"
+        || syscall.starts_with(&format!("{SYS_WRITE} 0x1 "))
 }
 
 #[test]

@@ -159,7 +159,7 @@ fn a_stale_pid_files_bytes_are_quoted_escaped_when_run_refuses() {
             }
             let o = plugtop(&args);
             let said = inert(&o);
-            assert_eq!(o.status.code(), Some(78), "{foreground}: {said}");
+            assert_eq!(o.status.code(), Some(1), "{foreground}: {said}");
             assert!(said.contains("exists but no process"), "{said}");
             assert!(said.contains(r"\u{1b}]0;owned\u{7}"), "{said}");
         }

@@ -45,6 +45,26 @@ fn train_check_says_ok_for_the_built_in_course() {
     assert!(!text.contains("FAIL"), "{text}");
 }
 
+/// Issue 42, item 2: a file that stops cpuplugd after a second (its
+/// report then shows nothing unmet) and a file that plugs every CPU and
+/// keeps all memory fail every exercise of the built-in course, and
+/// `train check` refuses a course whose goal lets them pass.
+#[test]
+fn a_stopped_run_and_plugging_everything_fail_every_exercise() {
+    let course = Course::load(std::path::Path::new(COURSE)).expect("the built-in course");
+    for ex in course.exercises.iter().filter(|e| e.kind == Kind::Rules) {
+        let judge = plugtop::train::judge::ExerciseJudge::new(ex).expect("workloads");
+        for (name, text) in verify::FOOLS {
+            let file = plugtop::rules::SourceFile::new(name, text.as_bytes().to_vec());
+            let verdict = judge.judge(ex, &file);
+            assert!(!verdict.passed, "{}: {name} passes", ex.id);
+        }
+    }
+    let (ok, text) = check_course(GOOD.as_bytes());
+    assert!(!ok, "{text}");
+    assert!(text.contains("plugging everything passes"), "{text}");
+}
+
 /// A course directory with one scenario and one rule file, and the course
 /// text `text` written to it; `plugtop train check` on it.
 fn check_course(text: &[u8]) -> (bool, String) {
@@ -155,7 +175,7 @@ fn a_recording_is_a_workload_too() {
     let course = dir.path().join("c.toml");
     std::fs::write(
         &course,
-        "title='t'\n[[exercise]]\nid='replayed'\ntitle='R'\nrecording='incident.rec'\nstart='start.conf'\nreference='reference.conf'\ngoal='not flapping and reversals <= 3'\n",
+        "title='t'\n[[exercise]]\nid='replayed'\ntitle='R'\nrecording='incident.rec'\nstart='start.conf'\nreference='reference.conf'\ngoal='not flapping and reversals <= 3 and avg_online_cpus <= 3'\n",
     )
     .expect("write");
     let out = plugtop(&["train", "check", course.to_str().expect("utf-8")]);

@@ -1183,16 +1183,37 @@ fn clicks_select_a_cpu_row_a_rule_and_a_tab() {
     assert!(s.quit());
 }
 
+/// A two-minute guest whose load pulses (the oscillating scenario, cut
+/// short so a debug build tunes it in seconds a candidate).
+const SHORT_PULSES: &str = "name = \"short-pulses\"\ncpus = 4\nonline = 1\nmemory_mib = 2048\n\
+contention = 0.02\nduration = \"2:00\"\nseed = 7\n\n[[phases]]\nname = \"quiet\"\nstart = \"0:00\"\n\
+threads = 0.3\ncpu_per_thread = 0.5\nworking_set_mib = 300\n\n[[phases]]\nname = \"pulses\"\n\
+start = \"0:20\"\nthreads = 3.0\ncpu_per_thread = 1.0\nworking_set_mib = 500\npulse_period_s = 6\n";
+
+/// Issue 40: the screen's `T` runs the judged search of `plugtop tune`
+/// (forms, portfolio) and marks the point the command line recommends,
+/// with the current rules as a row of their own.
 #[test]
-fn t_tunes_in_the_background_while_the_screen_stays_live() {
+fn t_tunes_in_the_background_and_marks_what_the_command_line_recommends() {
+    let dir = common::tempdir();
+    let scenario = dir.path().join("short.toml");
+    std::fs::write(&scenario, SHORT_PULSES).expect("scenario");
+    let scenario = scenario.display().to_string();
+    let rules = "examples/rules/oscillating-tight.conf";
+    let cli = common::plugtop(&[
+        "tune", &scenario, "-c", rules, "--budget", "20", "--format", "json",
+    ]);
+    let v: serde_json::Value = serde_json::from_slice(&cli.stdout).expect("tune's JSON");
     let mut s = Session::start(
         &[
             "--sim",
-            "examples/scenarios/oscillating.toml",
+            &scenario,
             "-c",
-            "examples/rules/oscillating-tight.conf",
+            rules,
             "--mode",
             "auto",
+            "--tune-budget",
+            "20",
         ],
         24,
         80,
@@ -1201,8 +1222,38 @@ fn t_tunes_in_the_background_while_the_screen_stays_live() {
     s.press("T");
     // Progress first (or, on a fast machine, the front at once).
     s.wait_until("no tune box", |s| s.screen().contains("candidates"));
-    s.wait_for("Tune: the front of 200 candidates");
-    s.wait_for("★ recommended");
+    s.wait_for("Tune: the front of 20 candidates");
+    s.wait_until("no recommendation line", |s| {
+        s.screen().contains("★ marks") || s.screen().contains("recommended: none")
+    });
+    let screen = s.screen();
+    // The current rules have a row of their own.
+    assert!(
+        screen
+            .lines()
+            .any(|l| l.trim_start().starts_with("C ") || l.contains("│C ")),
+        "{screen}"
+    );
+    match v["recommended"]["score"].as_object() {
+        Some(score) => {
+            let f = |k: &str| score[k].as_f64().unwrap_or(f64::NAN);
+            let figures = format!(
+                "{:>11.1} {:>9.2} {:>9.2}",
+                f("unmet_cpu_seconds"),
+                f("avg_online_cpus"),
+                f("guest_to_working_set")
+            );
+            let starred = screen
+                .lines()
+                .find(|l| l.contains("★ recommended"))
+                .unwrap_or_else(|| panic!("no ★ row:\n{screen}"));
+            assert!(
+                starred.contains(&figures),
+                "the screen marks {starred:?}, the command line recommends {figures:?}"
+            );
+        }
+        None => assert!(screen.contains("recommended: none"), "{screen}"),
+    }
     s.press("\x1b");
     s.wait_gone("Tune: the front");
     assert!(s.quit());
@@ -1496,5 +1547,38 @@ fn a_256_cpu_lpar_at_160x48_and_a_64_cpu_guest_at_80x24_show_every_cpu() {
             meters_on_screen(&s.screen(), panel).as_ref() == Some(&all)
         });
         assert!(s.quit());
+    }
+}
+
+/// A 3270 or SCLP console says `TERM=vt100`: no 256-colour SGR, mouse
+/// reports or bracketed paste are asked of it (its terminfo entry, or
+/// without one the name, says it has none); an xterm gets all three.
+#[test]
+fn a_vt100_gets_no_colours_mouse_or_bracketed_paste() {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let rec = common::record_fixture_series(dir.path(), "o.rec");
+    let args = [
+        "--replay",
+        rec.as_str(),
+        "-c",
+        "examples/rules/recommended-default.conf",
+        "--interval",
+        "0.05",
+    ];
+    let asked = |raw: &str| {
+        (
+            raw.contains("\x1b[38;5;") || raw.contains("\x1b[48;5;"),
+            raw.contains("\x1b[?1000h"),
+            raw.contains("\x1b[?2004h"),
+        )
+    };
+    for (term, has) in [("vt100", false), ("xterm-256color", true)] {
+        let mut s = Session::start_with(&args, 24, 80, &[("TERM", term)]);
+        s.wait_for("OBSERVE");
+        s.wait_for("#3");
+        s.press("q");
+        let (code, raw) = s.wait_exit();
+        assert_eq!(code, Some(0), "{term}: clean exit");
+        assert_eq!(asked(&raw), (has, has, has), "{term}: {raw:?}");
     }
 }

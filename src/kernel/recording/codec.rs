@@ -128,7 +128,7 @@ impl Encoder {
         }
         if flags & CPUS_CHANGED != 0 {
             put_u64(&mut p, sample.cpus.len() as u64);
-            for c in &sample.cpus {
+            for c in sample.cpus.iter() {
                 put_u64(&mut p, u64::from(c.id));
                 p.push(flag_code(c.online) | (flag_code(c.configured) << 2));
             }
@@ -302,7 +302,7 @@ fn cpu_list(p: &mut Vec<u8>, list: &CpuList) {
     put_u64(p, u64::from(list.count as u32));
     put_u64(p, list.ids.len() as u64);
     let mut last = 0i64;
-    for id in &list.ids {
+    for id in list.ids.iter() {
         put_i64(p, i64::from(*id) - last);
         last = i64::from(*id);
     }
@@ -497,7 +497,12 @@ fn read_per_cpu(
 }
 
 /// Online, present and possible CPUs, and the per-CPU states.
-type CpuState4 = (CpuList, CpuList, Option<CpuList>, Vec<CpuState>);
+type CpuState4 = (
+    CpuList,
+    CpuList,
+    Option<CpuList>,
+    std::sync::Arc<[CpuState]>,
+);
 
 /// The CPU lists and per-CPU states of a sample: new ones where the flags
 /// say they changed, the previous sample's otherwise.
@@ -541,9 +546,10 @@ fn read_cpu_state(
                 configured: flag_value(code >> 2),
             });
         }
-        cpus
+        cpus.into()
     } else {
-        prev.map(|p| p.cpus.clone()).unwrap_or_default()
+        prev.map(|p| std::sync::Arc::clone(&p.cpus))
+            .unwrap_or_default()
     };
     Ok((online, present, possible, cpus))
 }
@@ -627,5 +633,8 @@ fn read_cpu_list(c: &mut Cursor<'_>) -> Result<CpuList, DecodeError> {
         last += c.i64()?;
         ids.push(u32::try_from(last).map_err(|_| DecodeError::Malformed("CPU number"))?);
     }
-    Ok(CpuList { ids, count })
+    Ok(CpuList {
+        ids: ids.into(),
+        count,
+    })
 }

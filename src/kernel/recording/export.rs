@@ -102,7 +102,7 @@ pub fn write_root<S: RootSink>(sink: &mut S, sample: &Sample) -> Result<(), S::E
             },
         )?;
     }
-    for cpu in &sample.cpus {
+    for cpu in sample.cpus.iter() {
         let base = format!("{}/cpu{}", paths::CPU_DIR, cpu.id);
         if let Some(online) = cpu.online {
             put(

@@ -15,6 +15,7 @@ use std::path::Path;
 use codec::{Decoder, Encoder, frame};
 use varint::{Cursor, put_i64, put_str, put_u64};
 
+use super::facts::ImportedHistory;
 use super::{PresentCpusError, SystemFacts};
 use super::{Sample, Source, SourceError, Stamp};
 
@@ -38,6 +39,91 @@ pub struct Header {
     /// The sampling interval asked for, in microseconds.
     pub interval_us: u64,
     pub started: Stamp,
+    /// Where an imported history came from (`plugtop import`); `None` for
+    /// what plugtop itself recorded.
+    pub imported: Option<Box<Provenance>>,
+}
+
+/// What an imported recording says about the history it was made from:
+/// written after the header's other fields, only by `plugtop import`, so
+/// what `plugtop record` writes is byte for byte what it always was and a
+/// reader that predates it reads past it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Provenance {
+    /// The tool the history came from, as messages name it (`sysstat`,
+    /// `node_exporter`).
+    pub source: String,
+    /// The history's own interval, in microseconds (the `sa` file's or
+    /// the series' resolution).
+    pub resolution_us: u64,
+    /// Readings the history does not have, as rules spell them
+    /// (`cpustat.guest`, `loadavg`): their values in the samples are
+    /// placeholders no rule may be decided on. /proc table names the
+    /// history lacks are simply not in its layouts.
+    pub absent: Vec<String>,
+    /// What the guest's own cpuplugd did, from its log (`--actions`), in
+    /// time order.
+    pub actions: Vec<GuestAction>,
+}
+
+/// One thing cpuplugd logged that it did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GuestAction {
+    pub at: Stamp,
+    /// In words ("cpu3 will be enabled"), as cpuplugd logged it.
+    pub text: String,
+}
+
+impl Provenance {
+    /// "sysstat, 60 s": the source and its resolution, for headers.
+    pub fn label(&self) -> String {
+        let secs = self.resolution_us as f64 / 1e6;
+        format!("{}, {secs} s", self.source)
+    }
+
+    /// The history's interval in seconds.
+    pub fn resolution_seconds(&self) -> f64 {
+        self.resolution_us as f64 / 1e6
+    }
+
+    fn encode(&self, p: &mut Vec<u8>) {
+        put_str(p, &self.source);
+        put_u64(p, self.resolution_us);
+        put_u64(p, self.absent.len() as u64);
+        for a in &self.absent {
+            put_str(p, a);
+        }
+        put_u64(p, self.actions.len() as u64);
+        for a in &self.actions {
+            put_i64(p, a.at.micros);
+            put_str(p, &a.text);
+        }
+    }
+
+    fn decode(c: &mut Cursor<'_>) -> Option<Provenance> {
+        let source = c.string().ok()?;
+        let resolution_us = c.u64().ok()?;
+        let mut absent = Vec::new();
+        for _ in 0..c.u64().ok()? {
+            absent.push(c.string().ok()?);
+        }
+        let mut actions = Vec::new();
+        for _ in 0..c.u64().ok()? {
+            let at = Stamp {
+                micros: c.i64().ok()?,
+            };
+            actions.push(GuestAction {
+                at,
+                text: c.string().ok()?,
+            });
+        }
+        Some(Provenance {
+            source,
+            resolution_us,
+            absent,
+            actions,
+        })
+    }
 }
 
 impl Header {
@@ -51,12 +137,15 @@ impl Header {
         put_u64(&mut p, u64::from(self.present_cpus));
         put_u64(&mut p, self.interval_us);
         put_i64(&mut p, self.started.micros);
+        if let Some(imported) = &self.imported {
+            imported.encode(&mut p);
+        }
         p
     }
 
     fn decode(payload: &[u8]) -> Option<Header> {
         let mut c = Cursor::new(payload);
-        Some(Header {
+        let mut header = Header {
             host: c.string().ok()?,
             kernel: c.string().ok()?,
             cpu_model: c.string().ok()?,
@@ -67,7 +156,12 @@ impl Header {
             started: Stamp {
                 micros: c.i64().ok()?,
             },
-        })
+            imported: None,
+        };
+        if !c.is_done() {
+            header.imported = Some(Box::new(Provenance::decode(&mut c)?));
+        }
+        Some(header)
     }
 }
 
@@ -276,6 +370,11 @@ pub struct RecordingSource {
     replayed: u64,
     warning: Option<String>,
     stopped: bool,
+    /// The stamp of the last sample given, and how many of the imported
+    /// history's actions were handed out with the samples so far.
+    last_stamp: Option<Stamp>,
+    actions_given: usize,
+    events: Vec<String>,
 }
 
 impl RecordingSource {
@@ -346,6 +445,9 @@ impl RecordingSource {
             replayed: 0,
             warning: None,
             stopped: false,
+            last_stamp: None,
+            actions_given: 0,
+            events: Vec::new(),
         };
         source.peeked = source.decode_next();
         Ok(source)
@@ -475,18 +577,44 @@ impl Source for RecordingSource {
                 .map(|s| s.present.cpus())
                 .ok_or_else(|| PresentCpusError::EmptyRecording(self.path.clone())),
             cmm_pages: first.is_some_and(|s| s.cmm_pages.is_some()),
+            zvm_guest: None,
             meminfo_names: first.and_then(|s| s.meminfo.kernel_names()),
             vmstat_names: first.and_then(|s| s.vmstat.kernel_names()),
-            origin: format!(
-                "the recording {} (host {}, kernel {})",
-                self.path, self.header.host, self.header.kernel
-            ),
+            origin: match &self.header.imported {
+                Some(p) => format!(
+                    "the {} history {} (host {})",
+                    p.source, self.path, self.header.host
+                ),
+                None => format!(
+                    "the recording {} (host {}, kernel {})",
+                    self.path, self.header.host, self.header.kernel
+                ),
+            },
+            history: self.header.imported.as_ref().map(|p| ImportedHistory {
+                source: p.source.clone(),
+                resolution: p.resolution_seconds(),
+                absent: p.absent.clone(),
+            }),
         }
     }
 
     fn next_sample(&mut self) -> Option<Result<Sample, SourceError>> {
         let sample = self.peeked.take().or_else(|| self.decode_next())?;
         self.replayed += 1;
+        self.events.clear();
+        if let Some(p) = &self.header.imported {
+            // The actions logged after the reading before and up to this
+            // one: what cpuplugd did in this interval.
+            let rest = &p.actions[self.actions_given..];
+            let due = rest.partition_point(|a| a.at <= sample.stamp);
+            for a in &rest[..due] {
+                if self.last_stamp.is_none_or(|last| a.at > last) {
+                    self.events.push(action_words(a));
+                }
+            }
+            self.actions_given += due;
+        }
+        self.last_stamp = Some(sample.stamp);
         if self.peeked.is_none() && !self.stopped {
             self.peeked = self.decode_next();
         }
@@ -500,6 +628,27 @@ impl Source for RecordingSource {
             None
         }
     }
+
+    fn status(&self) -> Option<String> {
+        self.header.imported.as_deref().map(Provenance::label)
+    }
+
+    fn events(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.events)
+    }
+}
+
+/// An action of cpuplugd's log as the screen and `eval` show it.
+fn action_words(a: &GuestAction) -> String {
+    let t = a.at;
+    let day = t.secs().rem_euclid(86_400);
+    format!(
+        "cpuplugd at {:02}:{:02}:{:02}: {}",
+        day / 3600,
+        day / 60 % 60,
+        day % 60,
+        a.text
+    )
 }
 
 #[cfg(test)]
@@ -542,6 +691,56 @@ mod tests {
             opened(no_header),
             format!("r.rec: header is truncated at byte {}", MAGIC.len() + 2)
         );
+    }
+
+    fn machine(imported: Option<Box<Provenance>>) -> Header {
+        Header {
+            host: "g".into(),
+            kernel: "6.4".into(),
+            cpu_model: "z16".into(),
+            root: "/".into(),
+            page_size: 4096,
+            present_cpus: 4,
+            interval_us: 1_000_000,
+            started: Stamp::new(1_700_000_000, 5),
+            imported,
+        }
+    }
+
+    /// What `plugtop record` writes is what version 1 always held: the
+    /// header's fields and nothing after `started`.
+    #[test]
+    fn a_header_of_plugtop_s_own_recording_is_byte_for_byte_as_before() {
+        let mut old = Vec::new();
+        for s in ["g", "6.4", "z16", "/"] {
+            put_str(&mut old, s);
+        }
+        put_u64(&mut old, 4096);
+        put_u64(&mut old, 4);
+        put_u64(&mut old, 1_000_000);
+        put_i64(&mut old, 1_700_000_000_000_005);
+        assert_eq!(machine(None).encode(), old);
+        assert_eq!(Header::decode(&old), Some(machine(None)));
+    }
+
+    /// An imported recording's provenance comes back whole, and a header
+    /// whose provenance is cut short is malformed, not silently partial.
+    #[test]
+    fn an_imported_header_keeps_its_provenance() {
+        let p = Provenance {
+            source: "sysstat".into(),
+            resolution_us: 60_000_000,
+            absent: vec!["loadavg".into()],
+            actions: vec![GuestAction {
+                at: Stamp::new(1_700_000_100, 0),
+                text: "cpu3 will be enabled".into(),
+            }],
+        };
+        assert_eq!(p.label(), "sysstat, 60 s");
+        let h = machine(Some(Box::new(p)));
+        let bytes = h.encode();
+        assert_eq!(Header::decode(&bytes), Some(h));
+        assert_eq!(Header::decode(&bytes[..bytes.len() - 3]), None);
     }
 
     #[test]

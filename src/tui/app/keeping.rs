@@ -32,7 +32,11 @@ impl App {
         let refused = editor.error().map(|(message, _)| message.clone());
         let waiting = editor.file_mode() && editor.input().text().trim().is_empty();
         match checked {
-            Some((_, edited)) => Some(EditedRules::new(board.file(), &edited)),
+            Some((_, edited)) => {
+                let mut rules = EditedRules::new(board.file(), &edited);
+                rules.caution = editor.caution().map(str::to_string);
+                Some(rules)
+            }
             None => {
                 self.show(Dialog::Message(match refused {
                     Some(why) => format!(

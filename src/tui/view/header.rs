@@ -342,17 +342,9 @@ fn warnings(app: &App) -> Vec<Vec<String>> {
     if !app.rules().cpu_enabled {
         out.push(vec!["CPU OFF".to_string()]);
     }
-    if !app.rules().mem_enabled {
-        let no_pool = app
-            .timeline()
-            .frames()
-            .front()
-            .is_some_and(|f| f.sample.cmm_pages.is_none());
-        out.push(if no_pool {
-            vec!["MEM OFF: no cmm_pages".to_string(), "MEM OFF".to_string()]
-        } else {
-            vec!["MEM OFF".to_string()]
-        });
+    if let Some(off) = &app.rules().mem_off {
+        // Why, as every front end decides it (rules::ruleset::memory_verdict).
+        out.push(off.badges());
     }
     let lacking = app.kernel_lint().len();
     if lacking > 0 {

@@ -36,10 +36,20 @@ fn diff_line(d: &DiffLine, theme: &Theme) -> Line<'static> {
 /// `y` on the edited rules: what changes, as many diff lines as the screen
 /// holds (the rest counted), what applying does and does not do.
 pub fn apply(frame: &mut Frame<'_>, area: Rect, rules: &EditedRules, theme: &Theme) {
-    let head = vec![Line::from(format!(
+    let mut head = Vec::new();
+    if let Some(why) = &rules.caution {
+        head.push(Line::styled(
+            format!(
+                "The tune did not recommend this point: {}.",
+                crate::report::terminal_safe(why)
+            ),
+            theme.warning(),
+        ));
+    }
+    head.push(Line::from(format!(
         "Apply {} to this session? What changes against the rules in force:",
         crate::report::terminal_safe(&rules.name)
-    ))];
+    )));
     let tail = [
         Line::from(""),
         Line::styled(

@@ -285,6 +285,30 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {
     }
 }
 
+/// The picked point of the tune's front: its form, and why it is not the
+/// recommendation.
+fn picked_lines(
+    job: &crate::tui::tuning::TuneJob,
+    rows: &[crate::tui::tuning::FrontRow],
+    theme: &Theme,
+) -> Vec<Line<'static>> {
+    let mut lines = Vec::new();
+    if let Some(r) = rows.get(job.cursor()) {
+        let form = r.form.as_deref().map_or_else(
+            || "form: the loaded rules' own, numbers moved".to_string(),
+            |f| format!("form: {}", crate::report::terminal_safe(f)),
+        );
+        lines.push(Line::styled(form, theme.dim()));
+        if let Some(why) = job.not_recommended_because(r.index) {
+            lines.push(Line::styled(
+                format!("not recommended: {}", crate::report::terminal_safe(&why)),
+                theme.dim(),
+            ));
+        }
+    }
+    lines
+}
+
 /// `T`: the tune's progress, then its front to pick from.
 fn tune_box(frame: &mut Frame<'_>, area: Rect, job: &crate::tui::tuning::TuneJob, theme: &Theme) {
     let mut lines = Vec::new();
@@ -312,18 +336,35 @@ fn tune_box(frame: &mut Frame<'_>, area: Rect, job: &crate::tui::tuning::TuneJob
         return;
     }
     let rows = job.front();
+    lines.push(match job.nothing_recommended() {
+        Some(why) => Line::styled(
+            format!("recommended: {}", crate::report::terminal_safe(&why)),
+            theme.warning(),
+        ),
+        None => Line::from("★ marks the point `plugtop tune` recommends; C is the current rules"),
+    });
     lines.push(Line::styled(
         "   unmet CPU-s  CPUs avg  guest/WS  stalls  changes  rev",
         theme.dim(),
     ));
-    // As many rows as fit, scrolled to keep the cursor in view.
-    let room = usize::from(area.height.saturating_sub(6)).max(1);
-    let first = job.cursor().saturating_sub(room.saturating_sub(1));
-    for (i, r) in rows.iter().enumerate().skip(first).take(room) {
+    // The current rules first, always; then as many rows as fit, scrolled
+    // to keep the cursor in view.
+    let room = usize::from(area.height.saturating_sub(11)).max(1);
+    let first = job
+        .cursor()
+        .max(1)
+        .saturating_sub(room.saturating_sub(1))
+        .max(1);
+    let shown = rows
+        .iter()
+        .enumerate()
+        .take(1)
+        .chain(rows.iter().enumerate().skip(first).take(room));
+    for (i, r) in shown {
         let s = &r.score;
         let text = format!(
             "{} {:>11.1} {:>9.2} {:>9.2} {:>7} {:>8} {:>4}{}",
-            if r.index == 0 { "S" } else { " " },
+            if r.index == 0 { "C" } else { " " },
             s.unmet_cpu_seconds,
             s.avg_online_cpus,
             s.guest_to_working_set,
@@ -343,6 +384,7 @@ fn tune_box(frame: &mut Frame<'_>, area: Rect, job: &crate::tui::tuning::TuneJob
         };
         lines.push(Line::styled(text, style));
     }
+    lines.extend(picked_lines(job, &rows, theme));
     lines.push(Line::styled(
         "↑↓ pick · Enter what-if editor · ^R apply · ^S write · Esc close",
         theme.title(),
