@@ -18,14 +18,7 @@ set -euo pipefail
 packages=(gcc-s390x-linux-gnu libc6-dev-s390x-cross rustc-web cargo-web rust-web-src file
     qemu-user-static linux-source-6.1 make bc bison flex libelf-dev libssl-dev cpio xz-utils
     qemu-system-misc python3)
-missing=()
-for p in "${packages[@]}"; do
-    dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-    apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
-fi
+"$(dirname "$0")/apt-install.sh" "${packages[@]}"
 /usr/bin/rustc --version
 test -d /usr/lib/rustlib/src/rust/library || { echo "install-s390x: rust-web-src did not install the library sources" >&2; exit 1; }
 echo "install-s390x: ready"
