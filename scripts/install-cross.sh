@@ -18,14 +18,7 @@ set -euo pipefail
 cargo_deb_version=3.8.0
 packages=(gcc-s390x-linux-gnu libc6-dev-s390x-cross rustc-web cargo-web rust-web-src
     lintian rpmlint rpm systemd man-db file qemu-user dpkg-dev)
-missing=()
-for p in "${packages[@]}"; do
-    dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-    apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
-fi
+"$(dirname "$0")/apt-install.sh" "${packages[@]}"
 if ! cargo deb --version 2>/dev/null | grep -q "$cargo_deb_version"; then
     cargo install --locked cargo-deb --version "$cargo_deb_version"
 fi

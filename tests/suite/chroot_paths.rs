@@ -168,7 +168,7 @@ fn never_hangs<T: Send + 'static>(what: &str, f: impl FnOnce() -> T + Send + 'st
     std::thread::spawn(move || {
         let _ = tx.send(f());
     });
-    rx.recv_timeout(common::HANG_GUARD)
+    rx.recv_timeout(common::hang_guard())
         .unwrap_or_else(|_| panic!("{what}: hung"))
 }
 

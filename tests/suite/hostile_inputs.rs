@@ -2,7 +2,7 @@
 //! should be: every command answers or refuses at once, output and memory
 //! stay bounded, and a run that meets them mid-way ends as cpuplugd would.
 //! No time bound decides a pass here (CI shares a loaded 2-core machine):
-//! a hang fails past `common::HANG_GUARD`, and what these cases cost is
+//! a hang fails past `common::hang_guard()`, and what these cases cost is
 //! measured by `scripts/hostile-inputs.sh`.
 
 use crate::common;
@@ -25,7 +25,7 @@ fn rule_file(dir: &Path, name: &str, text: &str) -> String {
 }
 
 /// Runs plugtop with `args` to its end (a hang fails the test, past
-/// [`common::HANG_GUARD`]); output past 64 MiB is not kept (and fails the
+/// [`common::hang_guard()`]); output past 64 MiB is not kept (and fails the
 /// caller).
 fn capped(args: &[&str]) -> Output {
     let mut child = Command::new(env!("CARGO_BIN_EXE_plugtop"))
@@ -306,7 +306,7 @@ fn a_wrapping_online_list_mid_run_never_aborts_the_daemon() {
         // Reads the log until `want` holds for an interval line: its
         // reading number, or None when the run ended first.
         let until = |want: &dyn Fn(u64, &str) -> bool| {
-            let deadline = Instant::now() + common::HANG_GUARD;
+            let deadline = Instant::now() + common::hang_guard();
             loop {
                 let left = deadline.saturating_duration_since(Instant::now());
                 match lines.recv_timeout(left) {
@@ -316,7 +316,7 @@ fn a_wrapping_online_list_mid_run_never_aborts_the_daemon() {
                     },
                     Err(RecvTimeoutError::Disconnected) => return None,
                     Err(RecvTimeoutError::Timeout) => {
-                        panic!("{list:?}: not seen in {:?}", common::HANG_GUARD)
+                        panic!("{list:?}: not seen in {:?}", common::hang_guard())
                     }
                 }
             }

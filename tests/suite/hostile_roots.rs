@@ -324,7 +324,7 @@ fn a_fifo_where_a_kernel_file_should_be_never_hangs_plugtop() {
                 .map(|s| s.map(|s| s.cpus.iter().map(|c| c.online).collect::<Vec<_>>())),
         );
     });
-    let cpus = rx.recv_timeout(common::HANG_GUARD);
+    let cpus = rx.recv_timeout(common::hang_guard());
     let cpus = match cpus {
         Ok(Some(Ok(cpus))) => cpus,
         other => panic!("hung or failed on the FIFO: {other:?}"),

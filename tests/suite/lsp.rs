@@ -7,7 +7,7 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::process::{ChildStdin, Command, Stdio};
 use std::sync::mpsc::{Receiver, channel};
 
-use common::{FakeRoot, HANG_GUARD, Spawned};
+use common::{FakeRoot, Spawned, hang_guard};
 use serde_json::{Value, json};
 
 const FILE: &str = "examples/rules/memory-config-1.conf";
@@ -102,7 +102,7 @@ impl Client {
 
     /// The next message, waiting at most the hang guard.
     fn receive(&mut self) -> Value {
-        match self.messages.recv_timeout(HANG_GUARD) {
+        match self.messages.recv_timeout(hang_guard()) {
             Ok(v) => v,
             Err(e) => panic!("no message from the server: {e}"),
         }

@@ -308,7 +308,7 @@ fn the_textfile_of_a_run_parses_and_matches_what_the_run_did() {
 /// A GET of `path` on `addr` with `accept`; the response head and body.
 fn get(addr: std::net::SocketAddr, path: &str, accept: Option<&str>) -> (String, String) {
     let mut s = std::net::TcpStream::connect(addr).expect("connect");
-    s.set_read_timeout(Some(common::HANG_GUARD))
+    s.set_read_timeout(Some(common::hang_guard()))
         .expect("timeout");
     let accept = accept.map_or(String::new(), |a| format!("Accept: {a}\r\n"));
     write!(

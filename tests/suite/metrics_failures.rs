@@ -43,7 +43,7 @@ impl Drop for Immutable {
 /// A plain GET of /metrics; the body.
 fn scrape(addr: &str) -> String {
     let mut s = std::net::TcpStream::connect(addr).expect("connect");
-    s.set_read_timeout(Some(common::HANG_GUARD))
+    s.set_read_timeout(Some(common::hang_guard()))
         .expect("timeout");
     s.write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
         .expect("send");

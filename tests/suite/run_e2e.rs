@@ -116,7 +116,7 @@ impl TestKernel {
     /// Waits (bounded) until the kernel sees a state for which `done` holds;
     /// returns every state seen on the way.
     fn until(&self, what: &str, done: impl Fn(Seen) -> bool) -> Vec<Seen> {
-        let deadline = Instant::now() + common::HANG_GUARD;
+        let deadline = Instant::now() + common::hang_guard();
         let mut seen = Vec::new();
         while Instant::now() < deadline {
             if let Ok(s) = self.seen.recv_timeout(Duration::from_millis(100)) {
@@ -500,7 +500,7 @@ fn without_f_it_detaches_writes_a_pid_file_and_stops_on_sigterm() {
         .expect("run");
     assert!(status.success(), "the parent returns at once");
     let pid_file = root.path().join("run/plugtop.pid");
-    let deadline = Instant::now() + common::HANG_GUARD;
+    let deadline = Instant::now() + common::hang_guard();
     let pid = loop {
         if let Some(pid) = std::fs::read_to_string(&pid_file)
             .ok()
@@ -625,7 +625,7 @@ fn a_write_returns_only_after_the_kernel_list_follows_it() {
         .iter()
         .any(|l: &String| reading(l).is_some_and(|n| n >= 8))
     {
-        match lines.recv_timeout(common::HANG_GUARD) {
+        match lines.recv_timeout(common::hang_guard()) {
             Ok(line) => log.push(line),
             Err(e) => panic!("no 8th interval ({e}): {log:#?}"),
         }

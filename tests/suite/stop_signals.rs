@@ -13,10 +13,6 @@ use std::time::Duration;
 
 use common::FakeRoot;
 
-/// How long a child may take before the guard kills it and the test fails:
-/// the suite's hang guard, never reached when plugtop works.
-const GUARD: Duration = common::HANG_GUARD;
-
 /// Eight CPUs, cpu0 online; rules that plug a CPU every interval.
 fn guest() -> (FakeRoot, tempfile::TempDir) {
     let root = FakeRoot::guest(8);
@@ -44,10 +40,10 @@ fn send(signal: i32, pid: u32) {
 }
 
 /// Kills `pid` with SIGKILL unless `done` says the test saw it end within
-/// [`GUARD`]; whether it had to.
+/// [`common::hang_guard`] (never reached when plugtop works); whether it had to.
 fn guard(pid: u32) -> (std::sync::mpsc::Sender<()>, std::thread::JoinHandle<bool>) {
     let (done, ended) = channel::<()>();
-    let killer = std::thread::spawn(move || match ended.recv_timeout(GUARD) {
+    let killer = std::thread::spawn(move || match ended.recv_timeout(common::hang_guard()) {
         Err(RecvTimeoutError::Timeout) => {
             send(9, pid);
             true
@@ -213,7 +209,7 @@ fn stuck_screen_ending(signal: Option<i32>) {
     // whole screen, which fills the terminal's buffer quickly.
     while online(root.path()).len() < 3 || !blocked_writing(pid) {
         // No clock here: if it never blocks, the guard kills it after
-        // GUARD and the test fails below on what the guard says.
+        // the hang guard and the test fails below on what the guard says.
         if child.try_wait().is_ok_and(|s| s.is_some()) {
             break;
         }
@@ -237,7 +233,7 @@ fn stuck_screen_ending(signal: Option<i32>) {
     assert!(
         !killer.join().expect("guard"),
         "still running {}s after {signal:?} with the terminal unread",
-        GUARD.as_secs()
+        common::hang_guard().as_secs()
     );
     drop(master);
     let want = signal.map_or(101, |s| 128 + s as u32);

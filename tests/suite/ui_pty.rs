@@ -91,12 +91,12 @@ impl Session {
 
     /// Waits for plugtop to end; its exit code and everything it printed.
     pub(crate) fn wait_exit(&mut self) -> (Option<u32>, String) {
-        let deadline = Instant::now() + common::HANG_GUARD;
+        let deadline = Instant::now() + common::hang_guard();
         loop {
             if let Ok(Some(status)) = self.child.try_wait() {
                 // Everything it wrote, up to the end of the terminal's
                 // output (bounded by the hang guard, never failing on it).
-                while let Ok(bytes) = self.output.recv_timeout(common::HANG_GUARD) {
+                while let Ok(bytes) = self.output.recv_timeout(common::hang_guard()) {
                     self.take(&bytes);
                 }
                 return (
@@ -122,7 +122,7 @@ impl Session {
     /// Reads output until `done` holds (bounded); `what` names it when it
     /// never does.
     pub(crate) fn wait_until(&mut self, what: &str, done: impl Fn(&Session) -> bool) {
-        let deadline = Instant::now() + common::HANG_GUARD;
+        let deadline = Instant::now() + common::hang_guard();
         while !done(self) {
             assert!(
                 Instant::now() < deadline,
@@ -206,7 +206,7 @@ impl Session {
         what: &str,
         mut done: impl FnMut(&mut Session) -> Option<T>,
     ) -> T {
-        let deadline = Instant::now() + common::HANG_GUARD;
+        let deadline = Instant::now() + common::hang_guard();
         let mut last = Instant::now() - Duration::from_secs(1);
         loop {
             if let Some(got) = done(self) {
@@ -230,7 +230,7 @@ impl Session {
     /// Quits and waits for the process to end.
     pub(crate) fn quit(mut self) -> bool {
         self.press("q");
-        let deadline = Instant::now() + common::HANG_GUARD;
+        let deadline = Instant::now() + common::hang_guard();
         loop {
             if let Ok(Some(status)) = self.child.try_wait() {
                 return status.success();
@@ -832,7 +832,7 @@ fn tmux_kill_session_puts_the_guest_back() {
         .is_ok_and(|s| s.success());
     assert!(started, "tmux new-session");
     let journal = root.path().join("run/plugtop/state");
-    let deadline = Instant::now() + common::HANG_GUARD;
+    let deadline = Instant::now() + common::hang_guard();
     while cpu_online(&root, 1) != "1\n" {
         assert!(
             Instant::now() < deadline,
@@ -844,7 +844,7 @@ fn tmux_kill_session_puts_the_guest_back() {
     let _ = std::process::Command::new("tmux")
         .args(["kill-session", "-t", &name])
         .status();
-    let deadline = Instant::now() + common::HANG_GUARD;
+    let deadline = Instant::now() + common::hang_guard();
     while journal.exists() {
         assert!(
             Instant::now() < deadline,
@@ -1043,7 +1043,7 @@ fn an_unfinished_escape_sequence_never_eats_the_keyboard() {
     s.wait_gone("Keys (any key closes");
     // Ctrl-C right after another unfinished reply still quits.
     s.press("\x1b[?");
-    let deadline = Instant::now() + common::HANG_GUARD;
+    let deadline = Instant::now() + common::hang_guard();
     let mut last = Instant::now() - Duration::from_secs(1);
     loop {
         if let Ok(Some(status)) = s.child.try_wait() {

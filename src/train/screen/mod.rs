@@ -82,8 +82,10 @@ fn wait_for(app: &TrainApp, owed: f64) -> Duration {
 }
 
 /// Runs the intervals `dt` real seconds are worth at the speed chosen
-/// (`owed` carries the simulated seconds not yet run); whether any ran.
-fn pace(app: &mut TrainApp, dt: f64, owed: &mut f64) -> bool {
+/// (`owed` carries the simulated seconds not yet run), stopping after the
+/// chunk at whose end `spent` says the frame's budget is gone (the screen:
+/// [`FRAME_BUDGET`] since the frame began); whether any ran.
+fn pace(app: &mut TrainApp, dt: f64, owed: &mut f64, mut spent: impl FnMut() -> bool) -> bool {
     if !app.running() {
         *owed = 0.0;
         return false;
@@ -106,13 +108,12 @@ fn pace(app: &mut TrainApp, dt: f64, owed: &mut f64) -> bool {
     // run every interval owed in a few steps, costly ones a few intervals
     // a frame (the practice run then runs slower than asked, never the
     // keys). What is not run is not owed again.
-    let start = Instant::now();
     let (mut ran, mut chunk) = (0, 1);
     while ran < intervals && app.running() {
         let n = chunk.min(intervals - ran);
         app.update(TrainAction::Run(n));
         ran += n;
-        if start.elapsed() >= FRAME_BUDGET {
+        if spent() {
             break;
         }
         chunk = chunk.saturating_mul(2);
@@ -200,7 +201,7 @@ fn screen_loop(
         let dt = now.duration_since(last).as_secs_f64();
         last = now;
         app.update(TrainAction::Spent(dt));
-        changed |= pace(app, dt, &mut owed);
+        changed |= pace(app, dt, &mut owed, || now.elapsed() >= FRAME_BUDGET);
         if now.duration_since(last_look) >= Duration::from_secs(1) {
             last_look = now;
             changed |= look_at_the_copy(app);
@@ -257,15 +258,11 @@ mod tests {
         s + "HOTPLUG=\"a16>1e9\"\nHOTUNPLUG=\"a16<0\"\n"
     }
 
-    /// At full speed, a frame of the practice run under costly rules ends
-    /// near its budget, not after 200 intervals of them: the keys are
-    /// looked at again within a fraction of a second.
-    #[test]
-    fn a_frame_of_costly_rules_keeps_to_its_budget() {
-        let d = tempfile::tempdir().expect("tempdir");
+    /// A practice run of `rules` at full speed.
+    fn practice(d: &tempfile::TempDir, rules: &str) -> TrainApp {
         let work = d.path().join("train/cpuplugd-basics");
         std::fs::create_dir_all(&work).expect("mkdir");
-        std::fs::write(work.join("loadavg.conf"), costly()).expect("write");
+        std::fs::write(work.join("loadavg.conf"), rules).expect("write");
         let course = Course::load(std::path::Path::new(
             "examples/courses/cpuplugd-basics.toml",
         ))
@@ -279,12 +276,49 @@ mod tests {
         );
         assert!(app.running(), "{}", app.status);
         app.speed = app::SPEEDS.len() - 1;
-        let mut owed = 0.0;
-        let start = Instant::now();
-        assert!(pace(&mut app, 0.1, &mut owed), "some intervals ran");
-        let spent = start.elapsed();
-        assert!(spent < Duration::from_secs(2), "a frame took {spent:?}");
+        app
+    }
+
+    /// Simulated seconds of the practice run so far (UPDATE="1": one a
+    /// interval).
+    fn ran(app: &TrainApp) -> f64 {
+        app.current.practice.as_ref().expect("a run").run.seconds()
+    }
+
+    /// At full speed, a frame of the practice run under costly rules ends
+    /// with the chunk in which its budget ran out, not after the 200
+    /// intervals owed: the keys are looked at again. The budget is told
+    /// by a count of looks at it, so the test does not depend on how fast
+    /// the machine is.
+    #[test]
+    fn a_frame_of_costly_rules_keeps_to_its_budget() {
+        let d = tempfile::tempdir().expect("tempdir");
+        // Spent at the third look: chunks of 1, 2 and 4 intervals ran.
+        let mut app = practice(&d, &costly());
+        let mut looks = 0;
+        let spent = || {
+            looks += 1;
+            looks >= 3
+        };
+        assert!(pace(&mut app, 0.1, &mut 0.0, spent), "some intervals ran");
+        assert_eq!(looks, 3);
+        assert_eq!(ran(&app), 7.0);
         let run = &app.current.practice.as_ref().expect("a run").run;
-        assert!(run.seconds() > 0.0 && !run.ended());
+        assert!(!run.ended());
+        // Spent at once: one interval, never none (the run moves on).
+        let cheap = "UPDATE=\"1\"\nCPU_MIN=\"1\"\nCPU_MAX=\"0\"\nHOTPLUG=\"loadavg>1e9\"\nHOTUNPLUG=\"loadavg<0\"\n";
+        let mut app = practice(&d, cheap);
+        assert!(pace(&mut app, 0.1, &mut 0.0, || true));
+        assert_eq!(ran(&app), 1.0);
+        // Never spent (cheap rules): every interval owed, in doubling
+        // chunks (a look after each: 1, 2, 4, ..., 64, then the 73 left).
+        let mut app = practice(&d, cheap);
+        let mut looks = 0;
+        assert!(pace(&mut app, 0.1, &mut 0.0, || {
+            looks += 1;
+            false
+        }));
+        assert_eq!(ran(&app), MOST_PER_FRAME as f64);
+        assert_eq!(looks, 8);
     }
 }
