@@ -1,4 +1,4 @@
-//! One interval exactly as cpuplugd decides it (SEMANTICS.md sections 3-5):
+//! One interval exactly as cpuplugd decides it (docs/semantics.md §3-5):
 //! the derived keywords, the CPU group with its priority and limits, the
 //! memory group with its increments and clamping, and the fault rule that
 //! skips a group for one interval. Pure: it reads samples it is given and

@@ -215,7 +215,7 @@ mod tests {
 }
 
 /// Whether `offset` lies on a comment line: cpuplugd reads a `#` as a
-/// comment only in the very first column (SEMANTICS.md).
+/// comment only in the very first column (docs/semantics.md §1).
 pub fn in_comment(text: &str, offset: usize) -> bool {
     let offset = (0..=offset.min(text.len()))
         .rev()

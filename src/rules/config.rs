@@ -1,5 +1,5 @@
-//! Reading a rule file line by line exactly as cpuplugd does (SEMANTICS.md
-//! sections 1 and 4-5): whitespace removal, quotes, prefix-matched settings,
+//! Reading a rule file line by line exactly as cpuplugd does (docs/semantics.md
+//! §1 and §4-5): whitespace removal, quotes, prefix-matched settings,
 //! variables inlined into rules as they are read, and the start-up checks
 //! that decide which groups run. Unlike the daemon, loading does not stop at
 //! the first problem: every line is looked at so `plugtop check` can report

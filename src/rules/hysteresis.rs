@@ -637,7 +637,7 @@ fn counts(rules: &RuleSet) -> (u32, u32) {
 // The same measure: the same tree, through variables and parentheses.
 
 /// A leaf as what it reads: `loadavg`, `onumcpus` and `runnable_proc` are
-/// `cpustat.loadavg[0]` and so on (SEMANTICS.md §3).
+/// `cpustat.loadavg[0]` and so on (docs/semantics.md §2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 enum MeasureLeaf {
     Const(u64),

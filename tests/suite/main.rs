@@ -39,6 +39,7 @@ mod conformance;
 mod cpu_meters;
 mod created_files;
 mod cut_text;
+mod docs_layout;
 mod edge_props;
 mod failure_policy;
 mod fleet_batch;
