@@ -252,7 +252,13 @@ mod tests {
     /// What [`cpu_loads`] means, said the slow way: every CPU named
     /// anywhere, each looked up by search (its first line counts).
     fn by_search(before: Option<&Sample>, now: &Sample) -> Vec<CpuLoad> {
-        let mut ids: Vec<u32> = now.present.ids.iter().chain(now.online.ids.iter()).copied().collect();
+        let mut ids: Vec<u32> = now
+            .present
+            .ids
+            .iter()
+            .chain(now.online.ids.iter())
+            .copied()
+            .collect();
         ids.extend(now.per_cpu.iter().map(|(id, _)| *id));
         ids.sort_unstable();
         ids.dedup();
@@ -266,7 +272,11 @@ mod tests {
                     .and_then(|b| line(b, id))
                     .and_then(|old| tick_delta(&t, &old))
                 {
-                    Some(delta) => CpuLoad::Active { id, total: delta.total(), delta },
+                    Some(delta) => CpuLoad::Active {
+                        id,
+                        total: delta.total(),
+                        delta,
+                    },
                     None => CpuLoad::Fresh { id },
                 },
             })
@@ -281,7 +291,16 @@ mod tests {
         Sample {
             per_cpu: lines
                 .into_iter()
-                .map(|(id, user, idle)| (id, CpuTicks { user, idle, ..CpuTicks::default() }))
+                .map(|(id, user, idle)| {
+                    (
+                        id,
+                        CpuTicks {
+                            user,
+                            idle,
+                            ..CpuTicks::default()
+                        },
+                    )
+                })
                 .collect(),
             online: list(online),
             present: list(present),
@@ -298,7 +317,8 @@ mod tests {
 
     fn lines() -> impl Strategy<Value = Vec<(u32, u64, u64)>> {
         prop_oneof![
-            (0u32..12, 0u64..5, 0u64..5).prop_map(|(n, u, i)| (0..n).map(|id| (id, u + u64::from(id), i)).collect()),
+            (0u32..12, 0u64..5, 0u64..5)
+                .prop_map(|(n, u, i)| (0..n).map(|id| (id, u + u64::from(id), i)).collect()),
             proptest::collection::vec((0u32..12, 0u64..9, 0u64..9), 0..12),
         ]
     }
@@ -323,15 +343,30 @@ mod tests {
 
     #[test]
     fn loads_are_worked_out_when_first_read_and_bounded_before() {
-        let now = Arc::new(sample(vec![0, 1], vec![0, 1, 2], vec![(0, 5, 5), (1, 1, 1)]));
-        let before = Arc::new(sample(vec![0, 1], vec![0, 1, 2], vec![(0, 1, 1), (1, 1, 1)]));
+        let now = Arc::new(sample(
+            vec![0, 1],
+            vec![0, 1, 2],
+            vec![(0, 5, 5), (1, 1, 1)],
+        ));
+        let before = Arc::new(sample(
+            vec![0, 1],
+            vec![0, 1, 2],
+            vec![(0, 1, 1), (1, 1, 1)],
+        ));
         let loads = IntervalLoads::between(Some(before), Arc::clone(&now));
         assert!(!loads.worked_out());
         assert_eq!(loads.most(), 3, "CPUs 0 to 2, named 7 times");
         assert_eq!(loads.get().len(), 3);
         assert!(loads.worked_out());
         assert_eq!(loads.most(), 3, "the bound does not move once read");
-        assert!(matches!(loads.get()[0], CpuLoad::Active { id: 0, total: 8, .. }));
+        assert!(matches!(
+            loads.get()[0],
+            CpuLoad::Active {
+                id: 0,
+                total: 8,
+                ..
+            }
+        ));
         assert_eq!(loads.get()[2], CpuLoad::Offline { id: 2 });
     }
 }
