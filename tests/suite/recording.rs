@@ -456,11 +456,9 @@ fn unchanged_cpu_lists_of_65536_cpus_are_shared_not_copied() {
 /// if every one's loads were worked out.
 #[test]
 fn a_replay_of_65536_cpus_works_out_loads_only_for_the_interval_shown() {
-    use plugtop::control::controller::Mode;
     use plugtop::kernel::CpuTicks;
     use plugtop::kernel::deltas::CpuLoad;
-    use plugtop::tui::app::{FRAME_BYTES, SourceLabel};
-    use plugtop::tui::local::Local;
+    use plugtop::tui::app::FRAME_BYTES;
     const CPUS: u32 = 65_536;
     const READINGS: u64 = 12;
     let mut writer = RecordingWriter::new(Vec::new(), &header()).expect("in memory");
@@ -498,16 +496,7 @@ fn a_replay_of_65536_cpus_works_out_loads_only_for_the_interval_shown() {
         b"UPDATE=\"1\"\nCPU_MIN=\"1\"\nCPU_MAX=\"0\"\nHOTPLUG=\"idle < 10\"\nHOTUNPLUG=\"idle > 50\"\n"
             .to_vec(),
     );
-    let outcome = load(&file, &replay.facts());
-    let mut app = Local::new(
-        Arc::new(outcome.rules),
-        file,
-        SourceLabel::Replay {
-            file: "big.rec".into(),
-            speed: 1.0,
-        },
-        Mode::Observe,
-    );
+    let mut app = crate::cpu_meters::replaying(file, &replay.facts());
     let mut readings = 0;
     while let Some(s) = replay.next_sample() {
         app.ingest(s.expect("a recorded sample"));
