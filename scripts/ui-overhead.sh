@@ -5,13 +5,15 @@
 #
 # usage: scripts/ui-overhead.sh [DURATION_SECONDS]   (needs tmux)
 #        PLUGTOP_BIN=/path/to/plugtop scripts/ui-overhead.sh 60   (compare builds)
+#        PLUGTOP_ROOT=DIR scripts/ui-overhead.sh 60   (observe a root laid out like /,
+#        e.g. one of 65,536 CPUs as scripts/big-root.sh builds it)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 duration=${1:-120}
 bin=${PLUGTOP_BIN:-target/release/plugtop}
 [ -n "${PLUGTOP_BIN:-}" ] || cargo build --release --quiet
 session=plugtop-overhead-$$
-tmux new-session -d -s "$session" -x 160 -y 48 "$bin --interval 1"
+tmux new-session -d -s "$session" -x 160 -y 48 "$bin --interval 1 ${PLUGTOP_ROOT:+--root $PLUGTOP_ROOT}"
 trap 'tmux kill-session -t "$session" 2>/dev/null || true' EXIT
 sleep 3
 pid=$(tmux list-panes -t "$session" -F '#{pane_pid}')

@@ -72,7 +72,7 @@ const SPARE_READINGS: usize = 6;
 impl Spare {
     /// The interval after `latest` (see [`next_interval`]), in a spare reading.
     fn next_interval(&mut self, previous: &Sample, latest: &Sample, change: Change) -> Sample {
-        let mut next = self.0.pop().unwrap_or_else(|| latest.clone());
+        let mut next = self.0.pop().unwrap_or_else(|| latest.copy_without_lines());
         next_interval(&mut next, previous, latest, change);
         next
     }
@@ -81,7 +81,7 @@ impl Spare {
     /// the kernel holds text, and each value would be read from it anew at
     /// every look), in a spare one: the same values, the same layouts.
     fn in_numbers(&mut self, reading: &Sample) -> Sample {
-        let mut copy = self.0.pop().unwrap_or_else(|| reading.clone());
+        let mut copy = self.0.pop().unwrap_or_else(|| reading.copy_without_lines());
         copy_but_tables(&mut copy, reading);
         for (to, from) in [
             (&mut copy.meminfo, &reading.meminfo),
@@ -94,14 +94,14 @@ impl Spare {
         copy
     }
 
-    /// A copy of `reading`, in a spare one.
+    /// A copy of `reading` but its `cpuN` lines, in a spare one.
     fn copy_of(&mut self, reading: &Sample) -> Sample {
         match self.0.pop() {
             Some(mut copy) => {
-                copy.clone_from(reading);
+                copy.clone_without_lines_from(reading);
                 copy
             }
-            None => reading.clone(),
+            None => reading.copy_without_lines(),
         }
     }
 
@@ -114,7 +114,9 @@ impl Spare {
 }
 
 /// `latest` copied into `next`, all but its /proc tables (which the caller
-/// fills), each list into the one `next` holds.
+/// fills) and its `cpuN` lines (the engine decides on the aggregate line;
+/// a guest's 65,536 lines were copied into every hypothetical reading),
+/// each list into the one `next` holds.
 fn copy_but_tables(next: &mut Sample, latest: &Sample) {
     let Sample {
         stamp,
@@ -134,7 +136,7 @@ fn copy_but_tables(next: &mut Sample, latest: &Sample) {
     } = next;
     *stamp = latest.stamp;
     *ticks = latest.ticks;
-    per_cpu.clone_from(&latest.per_cpu);
+    per_cpu.clear();
     *loadavg = latest.loadavg;
     *runnable = latest.runnable;
     online.clone_from(&latest.online);

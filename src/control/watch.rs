@@ -63,6 +63,8 @@ impl fmt::Display for ChangedDecision {
 #[derive(Debug, Clone, Default)]
 pub struct Watch {
     pub flap: FlapDetector,
+    /// The reading observed last (without its `cpuN` lines: the loop
+    /// check decides on the aggregate line), its trace and its moves.
     previous: Option<(Sample, Trace, Moves)>,
     /// The latest explained changes, newest last.
     pub changes: VecDeque<ChangedDecision>,
@@ -139,7 +141,7 @@ impl Watch {
         }
         match &mut self.previous {
             Some((s, t, w)) => {
-                s.clone_from(sample);
+                s.clone_without_lines_from(sample);
                 if !self.no_traces {
                     t.clone_from(trace);
                 }
@@ -151,7 +153,7 @@ impl Watch {
                 } else {
                     trace.clone()
                 };
-                self.previous = Some((sample.clone(), kept, moves));
+                self.previous = Some((sample.copy_without_lines(), kept, moves));
             }
         }
         found
@@ -175,7 +177,7 @@ impl Watch {
         self.previous.as_mut().map(|(_, trace, _)| trace)
     }
 
-    /// The reading before the latest one observed.
+    /// The reading before the latest one observed, without its `cpuN` lines.
     pub fn previous(&self) -> Option<&Sample> {
         self.previous.as_ref().map(|p| &p.0)
     }

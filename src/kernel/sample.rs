@@ -178,6 +178,21 @@ impl Clone for Sample {
     }
 
     fn clone_from(&mut self, source: &Self) {
+        self.copy_from(source, true);
+    }
+}
+
+impl Sample {
+    /// A copy of `source` into this sample's lists and tables, all but its
+    /// `cpuN` lines: what deciding reads (the engine reads the aggregate
+    /// line only), for a reading kept to decide on again or to build
+    /// hypothetical readings from. The lines of 65,536 CPUs are 5.7 MB to
+    /// copy every interval.
+    pub fn clone_without_lines_from(&mut self, source: &Self) {
+        self.copy_from(source, false);
+    }
+
+    fn copy_from(&mut self, source: &Self, with_lines: bool) {
         let Sample {
             stamp,
             ticks,
@@ -196,7 +211,11 @@ impl Clone for Sample {
         } = self;
         *stamp = source.stamp;
         *ticks = source.ticks;
-        per_cpu.clone_from(&source.per_cpu);
+        if with_lines {
+            per_cpu.clone_from(&source.per_cpu);
+        } else {
+            per_cpu.clear();
+        }
         *loadavg = source.loadavg;
         *runnable = source.runnable;
         meminfo.clone_from(&source.meminfo);
@@ -209,9 +228,15 @@ impl Clone for Sample {
         *polarization = source.polarization;
         *proc_bytes = source.proc_bytes;
     }
-}
 
-impl Sample {
+    /// A copy of all but the `cpuN` lines (see
+    /// [`Sample::clone_without_lines_from`]).
+    pub fn copy_without_lines(&self) -> Sample {
+        let mut copy = Sample::bare(self.stamp, self.ticks, 0, 0);
+        copy.clone_without_lines_from(self);
+        copy
+    }
+
     /// A reading of `ticks` at `stamp` with CPUs 0..`online` of
     /// 0..`present` online and nothing else read (no per-CPU lines, empty
     /// /proc tables, no CMM): tests and tools fill in the rest with struct

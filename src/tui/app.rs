@@ -976,5 +976,5 @@ impl App {
 /// The CPUs of the interval shown, for paging and switching the CPU panel
 /// (none before the first reading).
 fn loads(timeline: &Timeline) -> &[CpuLoad] {
-    timeline.frame().map_or(&[], |f| &f.loads)
+    timeline.frame().map_or(&[], |f| f.loads.get())
 }

@@ -17,7 +17,7 @@ use crate::control::session::{Session, Step};
 use crate::control::watch::ChangedDecision;
 use crate::kernel::Sample;
 use crate::kernel::actuator::{Actuator, NoWrites};
-use crate::kernel::deltas::cpu_loads;
+use crate::kernel::deltas::IntervalLoads;
 use crate::rules::{RuleSet, SourceFile, SystemFacts};
 
 /// The session, what acts on the guest, and what the screen was last told.
@@ -126,7 +126,7 @@ impl Core {
                 board,
             }));
         }
-        let loads = cpu_loads(self.latest.as_deref(), &sample);
+        let loads = IntervalLoads::between(self.latest.clone(), Arc::clone(&sample));
         let engine = self.session.engine();
         let rules = self.session.rules();
         let variables = rules

@@ -10,7 +10,7 @@ use crate::control::flap::Moves;
 use crate::engine::Decision;
 use crate::history::History;
 use crate::kernel::Sample;
-use crate::kernel::deltas::CpuLoad;
+use crate::kernel::deltas::{CpuLoad, IntervalLoads};
 use crate::rules::eval::Trace;
 use crate::rules::{RuleSet, SourceFile};
 
@@ -31,7 +31,8 @@ pub struct Interval {
     pub sample: Arc<Sample>,
     pub decision: Option<Decision>,
     pub trace: Trace,
-    pub loads: Vec<CpuLoad>,
+    /// Its CPUs' loads, worked out when something shows them.
+    pub loads: IntervalLoads,
     /// Each user variable some rule names, with its value this interval.
     pub variables: Vec<(String, Option<f64>)>,
     /// What was really done to the guest this interval (nothing in observe
@@ -52,6 +53,7 @@ impl Interval {
         match cpu_of_pin(name) {
             Some(id) => self
                 .loads
+                .get()
                 .iter()
                 .find(|l| l.id() == id)
                 .and_then(CpuLoad::busy)
@@ -265,12 +267,16 @@ impl Timeline {
     }
 }
 
-/// How much /proc text a sample holds.
-/// What an interval holds that grows with the guest: its /proc text and
-/// its CPUs' loads (the CPU lists are shared between readings).
+/// What an interval holds that grows with the guest: its /proc text, its
+/// `cpuN` lines and its CPUs' loads, counted as if worked out (the screen
+/// works them out when it shows the interval; the CPU lists are shared
+/// between readings).
 fn frame_bytes(f: &Interval) -> u64 {
-    let loads = f.loads.len() * std::mem::size_of::<CpuLoad>();
-    u64::from(f.sample.proc_bytes.meminfo) + u64::from(f.sample.proc_bytes.vmstat) + loads as u64
+    let lines = f.sample.per_cpu.len() * std::mem::size_of::<(u32, crate::kernel::CpuTicks)>();
+    let loads = f.loads.most() * std::mem::size_of::<CpuLoad>();
+    u64::from(f.sample.proc_bytes.meminfo)
+        + u64::from(f.sample.proc_bytes.vmstat)
+        + (lines + loads) as u64
 }
 
 #[cfg(test)]
@@ -290,7 +296,7 @@ mod tests {
             )),
             decision: None,
             trace: Trace::new(),
-            loads: Vec::new(),
+            loads: IntervalLoads::default(),
             variables: Vec::new(),
             applied: Moves::default(),
             rules: Arc::new(
@@ -400,7 +406,7 @@ mod tests {
             delta,
         };
         let frame = Interval {
-            loads: vec![load],
+            loads: IntervalLoads::known(vec![load]),
             ..interval(0)
         };
         let panel = crate::tui::cpu_panel::busy_ticks(&delta) as f64 / delta.total() as f64;

@@ -9,7 +9,7 @@ use plugtop::control::controller::Mode;
 use plugtop::kernel::cpulist::CpuList;
 use plugtop::kernel::snapshots::SnapshotSource;
 use plugtop::kernel::{CpuTicks, Source};
-use plugtop::rules::{SourceFile, load};
+use plugtop::rules::{SourceFile, SystemFacts, load};
 use plugtop::tui::app::SourceLabel;
 use plugtop::tui::keys::KeyAction;
 use plugtop::tui::local::Local;
@@ -39,17 +39,7 @@ fn guest(cpus: u32) -> Local {
         .expect("the fixture series");
     let facts = source.facts();
     let text = std::fs::read("examples/rules/recommended-default.conf").expect("rules");
-    let file = SourceFile::new("recommended-default.conf", text);
-    let outcome = load(&file, &facts);
-    let mut app = Local::new(
-        Arc::new(outcome.rules),
-        file,
-        SourceLabel::Replay {
-            file: "big.rec".into(),
-            speed: 1.0,
-        },
-        Mode::Observe,
-    );
+    let mut app = replaying(SourceFile::new("recommended-default.conf", text), &facts);
     let samples: Vec<_> = std::iter::from_fn(|| source.next_sample())
         .map(|s| s.expect("a fixture reading"))
         .collect();
@@ -88,6 +78,20 @@ fn guest(cpus: u32) -> Local {
         app.ingest(s);
     }
     app
+}
+
+/// A screen observing a replay of `big.rec` under the rules of `file`.
+pub fn replaying(file: SourceFile, facts: &SystemFacts) -> Local {
+    let outcome = load(&file, facts);
+    Local::new(
+        Arc::new(outcome.rules),
+        file,
+        SourceLabel::Replay {
+            file: "big.rec".into(),
+            speed: 1.0,
+        },
+        Mode::Observe,
+    )
 }
 
 /// Tells the app the screen is `width`×`height`, as the screen loop does.

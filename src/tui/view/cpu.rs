@@ -119,8 +119,8 @@ pub fn id_at(app: &App, area: Rect, column: u16, row: u16) -> Option<u32> {
         return None;
     }
     let panel = app.selection().cpus();
-    let shape = CpuShape::of(panel.layout(), panel_size(inner), &f.loads);
-    let order = arrange(panel.order(), &f.loads);
+    let shape = CpuShape::of(panel.layout(), panel_size(inner), f.loads.get());
+    let order = arrange(panel.order(), f.loads.get());
     let page = Page::of(app, &order, &shape);
     match shape {
         CpuShape::Table { .. } => {
@@ -153,8 +153,8 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {
     let inner = TopRule::inner(area);
     frame.render_widget(block, area);
     let panel = app.selection().cpus();
-    let shape = CpuShape::of(panel.layout(), panel_size(inner), &f.loads);
-    let order = arrange(panel.order(), &f.loads);
+    let shape = CpuShape::of(panel.layout(), panel_size(inner), f.loads.get());
+    let order = arrange(panel.order(), f.loads.get());
     let page = Page::of(app, &order, &shape);
     let all = app
         .previous_frame()
