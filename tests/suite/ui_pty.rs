@@ -480,6 +480,45 @@ fn a_simulated_guest_runs_the_whole_loop_in_autonomous_mode() {
     assert!(s.quit());
 }
 
+/// Issue 45: at 80 columns the header dropped "sim" once the speed and the
+/// phase text grew, even in AUTONOMOUS mode; beside a real guest in the
+/// next pane that is dangerous. The source's kind stays at every speed.
+#[test]
+fn the_header_names_the_simulator_at_80_columns_whatever_the_speed() {
+    let mut s = Session::start(
+        &[
+            "--sim",
+            "examples/scenarios/oscillating.toml",
+            "-c",
+            "examples/rules/oscillating-tight.conf",
+            "--mode",
+            "auto",
+            "--interval",
+            "0.05",
+        ],
+        24,
+        80,
+    );
+    s.wait_for("AUTONOMOUS");
+    s.wait_for("pulses");
+    for _ in 0..6 {
+        s.press("+");
+    }
+    s.wait_for("×64");
+    // Paused and a dozen intervals back, the clock takes more room too.
+    s.press(" ");
+    s.wait_for("PAUSED");
+    for _ in 0..12 {
+        s.press("\x1b[D");
+    }
+    s.wait_for("(12 back)");
+    let screen = s.screen();
+    let header = screen.lines().next().unwrap_or_default();
+    assert!(header.contains(" sim"), "{screen}");
+    assert!(header.contains("oscillating-tight.conf"), "{screen}");
+    assert!(s.quit());
+}
+
 #[test]
 fn the_whatif_editor_checks_as_you_type_and_shows_the_counterfactual() {
     let mut s = Session::start(

@@ -46,6 +46,9 @@ struct Middle {
     /// simulator's phase and time).
     source: String,
     short_source: String,
+    /// The source's kind alone ("sim", "replay", "root", "live"): named at
+    /// any width, so a simulated guest is never taken for a real one.
+    kind: &'static str,
     status: Option<String>,
 }
 
@@ -62,6 +65,12 @@ impl Middle {
             SourceLabel::Sim { speed, .. } if *speed == 1.0 => ("sim".into(), "sim".into()),
             SourceLabel::Sim { speed, .. } => (format!("sim ×{speed}"), format!("sim ×{speed}")),
         };
+        let kind = match app.source() {
+            SourceLabel::Live(root) if root == "/" => "live",
+            SourceLabel::Live(_) => "root",
+            SourceLabel::Replay { .. } => "replay",
+            SourceLabel::Sim { .. } => "sim",
+        };
         let machine = app.machine();
         let file = file_name(app.file().name()).to_string();
         Middle {
@@ -75,6 +84,7 @@ impl Middle {
             file,
             source,
             short_source,
+            kind,
             status: app.source_status().map(str::to_string),
         }
     }
@@ -265,10 +275,10 @@ pub fn tab_at(app: &App, column: u16) -> Option<View> {
 
 /// The header's middle (host and guest · kernel · rule file · source),
 /// fitted so the interval number and the clock after it are never cut and
-/// the rule file's name stays: the kernel goes first, then the guest, then
-/// the host, then the file's "built-in", then the source's file, its
-/// kind, its status; a file name longer than all the room is shortened in
-/// its middle.
+/// the rule file's name and the source's kind stay: the kernel goes first,
+/// then the guest, then the host, then the file's "built-in", then the
+/// source's file, its status, its speed; a file name longer than all the
+/// room is shortened in its middle.
 fn header_middle(width: usize, clock: &str, m: &Middle) -> String {
     let room = width.saturating_sub("plugtop ".len() + super::fit::cols(clock));
     let with_status = |source: &str| match &m.status {
@@ -287,21 +297,25 @@ fn header_middle(width: usize, clock: &str, m: &Middle) -> String {
         vec![short_file, &full],
         vec![short_file, &short],
     ];
-    if let Some(status) = &m.status {
-        tries.push(vec![short_file, status]);
-    }
     tries.push(vec![short_file, &m.short_source]);
-    tries.push(vec![short_file]);
+    tries.push(vec![short_file, m.kind]);
     for parts in tries {
         let text = format!("{} · ", parts.join(" · "));
         if super::fit::cols(&text) <= room {
             return text;
         }
     }
-    if room < 4 {
-        return String::new();
+    // The file's name gives way in its middle; the kind stays.
+    let kind = format!(" · {} · ", m.kind);
+    let left = room.saturating_sub(super::fit::cols(&kind));
+    if left < 4 {
+        return if room >= super::fit::cols(m.kind) + 3 {
+            format!("{} · ", m.kind)
+        } else {
+            String::new()
+        };
     }
-    format!("{} · ", middle_cut(short_file, room - 3))
+    format!("{}{kind}", middle_cut(short_file, left))
 }
 
 /// `name` in at most `room` columns: its start and its end (where the
@@ -403,8 +417,35 @@ mod tests {
             short_file: file.strip_prefix("built-in ").unwrap_or(file).into(),
             source: "replay incident-of-the-night.rec ×1".into(),
             short_source: "replay ×1".into(),
+            kind: "replay",
             status: status.map(str::to_string),
         }
+    }
+
+    /// Issue 45: at 80 columns a simulated guest's header dropped "sim"
+    /// once its speed and phase grew; the source's kind stays at every
+    /// width, beside the rule file's name.
+    #[test]
+    fn the_source_s_kind_is_named_at_every_width() {
+        let clock = "#1234 (599 back) 12:00:05";
+        let mut m = middle(
+            "oscillating-tight.conf",
+            Some("phase pulses · 3:10 of 6:00"),
+        );
+        m.source = "sim ×16".into();
+        m.short_source = "sim ×16".into();
+        m.kind = "sim";
+        for width in 50..=200 {
+            let line = format!("plugtop {}{clock}", header_middle(width, clock, &m));
+            assert!(super::super::fit::cols(&line) <= width, "{width}: {line}");
+            assert!(line.contains(" sim"), "{width}: {line}");
+        }
+        let m = middle(&format!("{}.conf", "x".repeat(200)), Some("phase 2"));
+        let text = header_middle(80, "#1 12:00:00", &m);
+        assert!(
+            text.contains('…') && text.ends_with(".conf · replay · "),
+            "{text}"
+        );
     }
 
     #[test]
@@ -416,8 +457,17 @@ mod tests {
                 let text = header_middle(width, clock, &m);
                 let line = format!("plugtop {text}{clock}");
                 assert!(super::super::fit::cols(&line) <= width, "{width}: {line}");
+                // Whole from 80 columns (the screen's least); below, cut
+                // in its middle so the source's kind stays too.
                 let name = file.strip_prefix("built-in ").unwrap_or(file);
-                assert!(line.contains(name), "{width}: {line}");
+                if width >= 80 {
+                    assert!(line.contains(name), "{width}: {line}");
+                } else {
+                    assert!(
+                        line.contains(&name[..4]) && line.contains(".conf"),
+                        "{width}: {line}"
+                    );
+                }
             }
         }
         // Wide enough, everything is said.
@@ -439,6 +489,9 @@ mod tests {
         assert!(wide.starts_with('規') && wide.ends_with(".conf"), "{wide}");
         let m = middle(&format!("{}.conf", "x".repeat(200)), None);
         let text = header_middle(80, "#1 12:00:00", &m);
-        assert!(text.contains('…') && text.ends_with(".conf · "), "{text}");
+        assert!(
+            text.contains('…') && text.ends_with(".conf · replay · "),
+            "{text}"
+        );
     }
 }
