@@ -31,7 +31,7 @@ use crate::rules::config::line_sets;
 use crate::rules::{RuleKind, SourceFile};
 
 /// The forms shipped with plugtop (`examples/forms/`).
-const BUILT_IN: [(&str, &str); 8] = [
+const BUILT_IN: [(&str, &str); 9] = [
     (
         "cpu-loadavg.conf",
         include_str!("../../examples/forms/cpu-loadavg.conf"),
@@ -47,6 +47,10 @@ const BUILT_IN: [(&str, &str); 8] = [
     (
         "cpu-steal.conf",
         include_str!("../../examples/forms/cpu-steal.conf"),
+    ),
+    (
+        "cpu-sustained.conf",
+        include_str!("../../examples/forms/cpu-sustained.conf"),
     ),
     (
         "mem-free.conf",

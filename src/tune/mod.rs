@@ -358,6 +358,9 @@ pub fn tune(
         .filter(|&i| better(&candidates[i].1))
         .collect();
     sort_by_preference(&mut order, &candidates, objective);
+    if objective == score::Objective::Cpu && reference_score.flapping {
+        steady_at_no_more_cpus_first(&mut order, &candidates, &reference_score);
+    }
     let mut tuned = Tuned {
         knobs,
         shapes,
@@ -790,6 +793,25 @@ fn judge_and_recommend(
             })
             .collect();
     }
+}
+
+/// A guest that flaps asks a tune first of all to stop it, and on z/VM
+/// without costing CPUs (the request `--objective steady` makes alone):
+/// when the reference flaps, the candidates that do not flap at no more of
+/// its CPUs are judged first, in their order, and only then those that buy
+/// less unmet demand with more CPUs (which the judge allows where they
+/// leave a fifth less unmet). The front shows both.
+fn steady_at_no_more_cpus_first(
+    order: &mut [usize],
+    candidates: &[(Vec<f64>, Score)],
+    reference: &Score,
+) {
+    let within = |i: &usize| {
+        let s = &candidates[*i].1;
+        !s.flapping && s.avg_online_cpus <= reference.avg_online_cpus + 1e-9
+    };
+    // A stable sort on one key keeps each half in its order.
+    order.sort_by_key(|i| !within(i));
 }
 
 /// Orders candidate indices by the objective's preference, the earlier
