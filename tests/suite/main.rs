@@ -43,6 +43,7 @@ mod conformance;
 mod cpu_meters;
 mod created_files;
 mod cut_text;
+mod diagnostic_codes;
 mod edge_props;
 mod failure_policy;
 mod fleet_batch;
