@@ -283,9 +283,9 @@ fn options_of(args: &TuneArgs, workload: &Workload) -> anyhow::Result<TuneOption
     // file: the user asked for its numbers, so no form replaces them.
     let limit = |spec: &String| {
         let name = spec.split('=').next().unwrap_or("").trim();
-        ["UPDATE", "CPU_MIN", "CPU_MAX"]
+        plugtop::rules::Setting::TUNED
             .iter()
-            .any(|l| name.eq_ignore_ascii_case(l))
+            .any(|l| name.eq_ignore_ascii_case(l.file_name()))
     };
     if let Some(spec) = args.knob.iter().find(|s| !limit(s))
         && !args.only_thresholds

@@ -6,9 +6,9 @@
 use lsp_types::{CompletionItem, CompletionItemKind};
 
 use super::hover::setting_doc;
-use super::names::{PREDEFINED, lines, occurrences};
+use super::names::{lines, occurrences};
 use crate::kernel::SystemFacts;
-use crate::rules::expr::{CpuStat, Keyword};
+use crate::rules::expr::{CpuStat, FILE_NAMES, Keyword};
 
 fn item(label: &str, kind: CompletionItemKind, detail: &str) -> CompletionItem {
     CompletionItem {
@@ -115,9 +115,9 @@ pub fn complete(text: &str, offset: usize, facts: &SystemFacts) -> Vec<Completio
         .is_some_and(|(s, e)| line_start + s <= offset && offset <= line_start + e)
         || before.contains('"');
     if !in_value {
-        return PREDEFINED
+        return FILE_NAMES
             .iter()
-            .map(|p| item(p, CompletionItemKind::PROPERTY, setting_doc(p)))
+            .map(|p| item(p, CompletionItemKind::PROPERTY, &setting_doc(p)))
             .collect();
     }
     let mut items: Vec<CompletionItem> = Keyword::ALL

@@ -6,7 +6,7 @@
 
 use crate::kernel::SystemFacts;
 use crate::rules::Span;
-use crate::rules::diagnostic::{DaemonEffect, Diagnostic, Severity};
+use crate::rules::diagnostic::{DaemonEffect, Diagnostic, DiagnosticCode, Severity};
 
 use super::diagnostics::analyse;
 
@@ -23,9 +23,11 @@ pub struct Fix {
 /// is offered once the budget is spent.
 pub fn fix(text: &str, d: &Diagnostic, facts: &SystemFacts, budget: &mut usize) -> Option<Fix> {
     let fix = match d.code {
-        "foreign-operator" => comparison(text, d.span)?,
-        "cpu-max-below-min" if d.message.contains("CPU_MAX is not") => cpu_max(text, d.span)?,
-        "no-update" => Fix {
+        DiagnosticCode::ForeignOperator => comparison(text, d.span)?,
+        DiagnosticCode::CpuMaxBelowMin if d.message.contains("CPU_MAX is not") => {
+            cpu_max(text, d.span)?
+        }
+        DiagnosticCode::NoUpdate => Fix {
             title: "Add `UPDATE=\"1\"` (a decision every second) as the first line".into(),
             span: Span::new(0, 0),
             text: "UPDATE=\"1\"\n".into(),

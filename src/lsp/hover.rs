@@ -6,8 +6,8 @@
 use crate::kernel::Sample;
 use crate::kernel::live::wall_clock;
 use crate::kernel::root::RootReader;
-use crate::rules::RuleKind;
 use crate::rules::expr::CpuStat;
+use crate::rules::{Assigned, RuleKind};
 
 use super::live::Live;
 use super::names::{Occurrence, predefined};
@@ -15,34 +15,12 @@ use super::names::{Occurrence, predefined};
 /// The longest expansion shown (a variable can expand to megabytes).
 const MAX_EXPANSION: usize = 2000;
 
-/// What a setting or rule name means.
-pub fn setting_doc(name: &str) -> &'static str {
-    match name {
-        "HOTPLUG" => {
-            "HOTPLUG: rule; when true, cpuplugd brings one more CPU online (up to CPU_MAX). Evaluated every UPDATE seconds, before HOTUNPLUG."
-        }
-        "HOTUNPLUG" => {
-            "HOTUNPLUG: rule; when true (and HOTPLUG is not), cpuplugd takes one CPU offline (down to CPU_MIN)."
-        }
-        "MEMPLUG" => {
-            "MEMPLUG: rule; when true, cpuplugd gives memory back to the guest: the CMM pool shrinks by CMM_DEC pages (down to CMM_MIN)."
-        }
-        "MEMUNPLUG" => {
-            "MEMUNPLUG: rule; when true (and MEMPLUG is not), cpuplugd takes memory from the guest: the CMM pool grows by CMM_INC pages (up to CMM_MAX)."
-        }
-        "CMM_INC" => {
-            "CMM_INC: expression; pages added to the CMM pool when MEMUNPLUG is true (truncated to an integer; negative counts as 0)."
-        }
-        "CMM_DEC" => {
-            "CMM_DEC: expression; pages taken from the CMM pool when MEMPLUG is true (CMM_INC when absent)."
-        }
-        "UPDATE" => "UPDATE: seconds between two readings and decisions (an integer > 0).",
-        "CPU_MIN" => "CPU_MIN: fewest CPUs cpuplugd keeps online (> 0; needs CPU_MAX too).",
-        "CPU_MAX" => "CPU_MAX: most CPUs cpuplugd brings online; \"0\" means every present CPU.",
-        "CMM_MIN" => "CMM_MIN: smallest CMM pool, in 4 KiB pages.",
-        "CMM_MAX" => "CMM_MAX: largest CMM pool, in 4 KiB pages.",
-        _ => "",
-    }
+/// What a setting or rule name means (`HOTPLUG: rule; ...`), empty for
+/// any other name.
+pub fn setting_doc(name: &str) -> String {
+    Assigned::by_file_name(name)
+        .map(|a| format!("{name}: {}", a.doc()))
+        .unwrap_or_default()
 }
 
 /// What a keyword without a prefix means.

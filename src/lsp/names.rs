@@ -9,17 +9,13 @@ use std::collections::HashSet;
 
 use crate::rules::expr::RESERVED_NAMES;
 
-/// The predefined names, in cpuplugd's matching order.
-pub const PREDEFINED: [&str; 11] = crate::rules::expr::FILE_NAMES;
-
 /// The longest user variable name cpuplugd takes.
 const MAX_NAME: usize = 128;
 
 /// The predefined name a line's name sets, if any (matched by prefix,
 /// ignoring case, as cpuplugd does).
 pub fn predefined(name: &str) -> Option<&'static str> {
-    let upper = name.to_ascii_uppercase();
-    PREDEFINED.into_iter().find(|p| upper.starts_with(p))
+    crate::rules::Assigned::by_prefix(name.as_bytes()).map(crate::rules::Assigned::file_name)
 }
 
 /// One place a variable's name stands.

@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 
 use crate::engine::{CpuAction, Decision, GroupStatus};
-use crate::rules::RuleSet;
+use crate::rules::{RuleKind, RuleSet};
 
 /// A short description of how the file loaded.
 pub fn header(rules: &RuleSet) -> String {
@@ -43,13 +43,13 @@ pub fn columns() -> String {
     format!(
         "{:>8}  {:<9} {:<9} {:<8}  {:<9} {:<9} {:>10} {:>10} {:>12}",
         "reading",
-        "HOTPLUG",
-        "HOTUNPLUG",
+        RuleKind::Hotplug.file_name(),
+        RuleKind::Hotunplug.file_name(),
         "CPU",
-        "MEMPLUG",
-        "MEMUNPLUG",
-        "CMM_INC",
-        "CMM_DEC",
+        RuleKind::Memplug.file_name(),
+        RuleKind::Memunplug.file_name(),
+        RuleKind::CmmInc.file_name(),
+        RuleKind::CmmDec.file_name(),
         "pool"
     )
 }

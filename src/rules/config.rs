@@ -8,8 +8,8 @@
 
 use std::collections::{HashMap, HashSet};
 
-use super::diagnostic::{Diagnostic, Note};
-use super::expr::{NodeId, NodeKind, RESERVED_NAMES, RuleKind};
+use super::diagnostic::{Diagnostic, DiagnosticCode, Note};
+use super::expr::{Assigned, NodeId, NodeKind, RESERVED_NAMES, RuleKind, Setting};
 use super::lint;
 use super::parser::{ExprBuilder, FieldNames, MAX_NAME, Text, Unit, VarDef};
 use super::ruleset::{
@@ -57,8 +57,6 @@ impl LoadOutcome {
             .any(|d| d.severity == super::Severity::Error)
     }
 }
-
-const SETTINGS: [&str; 5] = ["update", "cpu_min", "cpu_max", "cmm_min", "cmm_max"];
 
 /// One line after cpuplugd's whitespace removal.
 struct Line<'f> {
@@ -154,52 +152,25 @@ fn split_lines(bytes: &[u8]) -> Vec<Line<'_>> {
 }
 
 /// What a line's name sets.
-enum NameKind {
-    Rule(RuleKind),
-    Setting(usize),
-    Variable,
-}
-
 /// A predefined name matched by prefix (`HOTPLUG_X` sets HOTPLUG).
 fn prefix_name(name: &str, canonical: &str, span: Span) -> Diagnostic {
     Diagnostic::warning(
-        "prefix-name",
+        DiagnosticCode::PrefixName,
         span,
-        format!(
-            "`{name}` sets {} because cpuplugd matches names by prefix",
-            canonical.to_ascii_uppercase()
-        ),
+        format!("`{name}` sets {canonical} because cpuplugd matches names by prefix"),
     )
-    .with_help(format!(
-        "write `{}` to say so",
-        canonical.to_ascii_uppercase()
-    ))
+    .with_help(format!("write `{canonical}` to say so"))
 }
 
 /// What a line whose name (whitespace removed) is `name` sets, as
 /// cpuplugd matches it: a rule (`Some(kind)`), a setting or a variable
 /// (`None`, with whether it is a setting).
 pub fn line_sets(name: &[u8]) -> (Option<RuleKind>, bool) {
-    match classify(name).0 {
-        NameKind::Rule(kind) => (Some(kind), false),
-        NameKind::Setting(_) => (None, true),
-        NameKind::Variable => (None, false),
+    match Assigned::by_prefix(name) {
+        Some(Assigned::Rule(kind)) => (Some(kind), false),
+        Some(Assigned::Setting(_)) => (None, true),
+        None => (None, false),
     }
-}
-
-fn classify(name: &[u8]) -> (NameKind, &'static str) {
-    let lower = name.to_ascii_lowercase();
-    for kind in RuleKind::ALL {
-        if lower.starts_with(kind.daemon_name().as_bytes()) {
-            return (NameKind::Rule(kind), kind.file_name());
-        }
-    }
-    for (i, s) in SETTINGS.iter().enumerate() {
-        if lower.starts_with(s.as_bytes()) {
-            return (NameKind::Setting(i), s);
-        }
-    }
-    (NameKind::Variable, "")
 }
 
 /// Stack for loading: a 2048-byte line can nest a thousand parentheses, and
@@ -213,7 +184,7 @@ fn name_warning(name: &str, name_span: Span) -> Option<Diagnostic> {
     if name.starts_with('#') {
         Some(
             Diagnostic::warning(
-                "indented-comment",
+                DiagnosticCode::IndentedComment,
                 name_span,
                 format!("only a `#` in the first column starts a comment: this line defines a variable named `{name}`"),
             )
@@ -222,7 +193,7 @@ fn name_warning(name: &str, name_span: Span) -> Option<Diagnostic> {
     } else if name.is_empty() {
         Some(
             Diagnostic::warning(
-                "empty-variable-name",
+                DiagnosticCode::EmptyVariableName,
                 name_span,
                 "this line defines a variable with an empty name; cpuplugd reads it wherever a rule has a term without a name: an empty rule, a rule that starts with an operator, `()`",
             )
@@ -231,7 +202,7 @@ fn name_warning(name: &str, name_span: Span) -> Option<Diagnostic> {
     } else if let Some(meant) = suggest::misspelt_keyword(name) {
         Some(
             Diagnostic::warning(
-                "misspelt-keyword",
+                DiagnosticCode::MisspeltKeyword,
                 name_span,
                 format!("`{name}` looks like a misspelt {meant}: cpuplugd takes this line for a user variable, and {meant} stays unset"),
             )
@@ -240,7 +211,7 @@ fn name_warning(name: &str, name_span: Span) -> Option<Diagnostic> {
         )
     } else if !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
         Some(Diagnostic::warning(
-            "unusable-name",
+            DiagnosticCode::UnusableName,
             name_span,
             format!(
                 "no rule can name the variable `{name}`: names in rules are letters, digits and `_`"
@@ -380,7 +351,7 @@ impl<'f> Loader<'f> {
                 cpu_enabled: false,
                 mem_enabled: false,
                 mem_off: None,
-                setting_spans: [None; 5],
+                setting_spans: [None; Setting::ALL.len()],
                 present_at_load: facts.present_cpus.as_ref().ok().copied(),
             },
             diagnostics: Vec::new(),
@@ -414,7 +385,7 @@ impl<'f> Loader<'f> {
             }
             if let Some(eq) = line.stripped.iter().position(|b| *b == b'=') {
                 let name = &line.stripped[..eq];
-                if let (NameKind::Variable, _) = classify(name) {
+                if Assigned::by_prefix(name).is_none() {
                     self.all_vars
                         .entry(String::from_utf8_lossy(name).into_owned())
                         .or_insert(line.number);
@@ -488,7 +459,7 @@ impl<'f> Loader<'f> {
             if !line.stripped.is_empty() {
                 self.diagnostics.push(
                     Diagnostic::warning(
-                        "ignored-line",
+                        DiagnosticCode::IgnoredLine,
                         whole,
                         "cpuplugd ignores this line: it has no `=`",
                     )
@@ -534,7 +505,7 @@ impl<'f> Loader<'f> {
         if first != 0 {
             self.diagnostics.push(
                 Diagnostic::warning(
-                    "text-before-quote",
+                    DiagnosticCode::TextBeforeQuote,
                     text.span(eq + 1, eq + 1 + first),
                     format!(
                         "text between `=` and the opening quote shifts what cpuplugd reads: it takes `{}` as the value",
@@ -548,7 +519,7 @@ impl<'f> Loader<'f> {
         if !after.is_empty() && after[0] != b'#' {
             self.diagnostics.push(
                 Diagnostic::warning(
-                    "text-after-quote",
+                    DiagnosticCode::TextAfterQuote,
                     text.span(eq + 1 + last + 1, line.stripped.len()),
                     "cpuplugd ignores the text after the closing quote",
                 )
@@ -556,15 +527,17 @@ impl<'f> Loader<'f> {
             );
         }
 
-        let (target, canonical) = classify(name_bytes);
-        if !matches!(target, NameKind::Variable) && !name.eq_ignore_ascii_case(canonical) {
+        let target = Assigned::by_prefix(name_bytes);
+        if let Some(canonical) = target.map(Assigned::file_name)
+            && !name.eq_ignore_ascii_case(canonical)
+        {
             self.diagnostics
                 .push(prefix_name(&name, canonical, name_span));
         }
         match target {
-            NameKind::Rule(kind) => self.rule(kind, line, name_span, value_text, value_span),
-            NameKind::Setting(i) => self.setting(i, name_span, value, value_span),
-            NameKind::Variable => self.variable(name, line, name_span, value_text, value_span),
+            Some(Assigned::Rule(kind)) => self.rule(kind, line, name_span, value_text, value_span),
+            Some(Assigned::Setting(setting)) => self.setting(setting, name_span, value, value_span),
+            None => self.variable(name, line, name_span, value_text, value_span),
         }
     }
 
@@ -574,7 +547,7 @@ impl<'f> Loader<'f> {
         let message = format!("Line is too long (max. length is {MAX_LINE} characters): {text}");
         let d = if missing_newline {
             Diagnostic::refusal(
-                "no-final-newline",
+                DiagnosticCode::NoFinalNewline,
                 Span::new(line.end as usize, line.end as usize),
                 "the last line has no newline; cpuplugd reports it as too long and refuses the file",
             )
@@ -582,7 +555,7 @@ impl<'f> Loader<'f> {
             .with_replacement("\n")
         } else {
             Diagnostic::refusal(
-                "line-too-long",
+                DiagnosticCode::LineTooLong,
                 whole,
                 format!("line longer than {MAX_LINE} characters"),
             )
@@ -600,8 +573,12 @@ impl<'f> Loader<'f> {
             .position(|b| *b == b'=')
             .map(|i| String::from_utf8_lossy(&raw[i + 1..]).trim().to_string())
             .unwrap_or_else(|| shown.clone());
-        let d = Diagnostic::refusal("missing-quotes", span, "the value must be in double quotes")
-            .with_replacement(format!("\"{}\"", written.trim_matches('"').trim()));
+        let d = Diagnostic::refusal(
+            DiagnosticCode::MissingQuotes,
+            span,
+            "the value must be in double quotes",
+        )
+        .with_replacement(format!("\"{}\"", written.trim_matches('"').trim()));
         self.refuse(
             format!("the configuration file has syntax errors at {name}, position: {shown}"),
             d,
@@ -620,7 +597,7 @@ impl<'f> Loader<'f> {
             let first_line = previous.line;
             self.diagnostics.push(
                 Diagnostic::warning(
-                    "set-twice",
+                    DiagnosticCode::SetTwice,
                     name_span,
                     format!(
                         "{} was already set on line {first_line}; cpuplugd uses this later one",
@@ -640,7 +617,7 @@ impl<'f> Loader<'f> {
             let group = if kind.index() < 2 { "CPU" } else { "memory" };
             self.diagnostics.push(
                 Diagnostic::warning(
-                    "empty-rule",
+                    DiagnosticCode::EmptyRule,
                     value_span,
                     format!("an empty rule counts as not set: it turns the {group} group off"),
                 )
@@ -684,12 +661,13 @@ impl<'f> Loader<'f> {
         }
     }
 
-    fn setting(&mut self, i: usize, name_span: Span, value: &[u8], value_span: Span) {
-        let upper = SETTINGS[i].to_ascii_uppercase();
+    fn setting(&mut self, setting: Setting, name_span: Span, value: &[u8], value_span: Span) {
+        let upper = setting.file_name();
+        let i = setting.index();
         if let Some(previous) = self.rules.setting_spans[i] {
             self.diagnostics.push(
                 Diagnostic::warning(
-                    "set-twice",
+                    DiagnosticCode::SetTwice,
                     name_span,
                     format!("{upper} is set again; cpuplugd uses this later value"),
                 )
@@ -699,7 +677,7 @@ impl<'f> Loader<'f> {
         self.rules.setting_spans[i] = Some(name_span);
         if !value.iter().all(u8::is_ascii_digit) {
             let d = Diagnostic::refusal(
-                "bad-integer",
+                DiagnosticCode::BadInteger,
                 value_span,
                 format!("{upper} must be a whole number written with digits only"),
             );
@@ -710,27 +688,30 @@ impl<'f> Loader<'f> {
         for b in value {
             v = v.saturating_mul(10).saturating_add(i64::from(b - b'0'));
         }
-        match i {
-            0 if v <= 0 => {
+        match setting {
+            Setting::Update if v <= 0 => {
                 let d = Diagnostic::refusal(
-                    "bad-update",
+                    DiagnosticCode::BadUpdate,
                     value_span,
                     "UPDATE must be at least 1 (seconds)",
                 );
                 self.refuse("update must be > 0", d);
                 return;
             }
-            1 if v <= 0 => {
-                let d =
-                    Diagnostic::refusal("bad-cpu-min", value_span, "CPU_MIN must be at least 1");
+            Setting::CpuMin if v <= 0 => {
+                let d = Diagnostic::refusal(
+                    DiagnosticCode::BadCpuMin,
+                    value_span,
+                    "CPU_MIN must be at least 1",
+                );
                 self.refuse("cpu_min must be > 0", d);
                 return;
             }
-            2 if v == 0 => match &self.facts.present_cpus {
+            Setting::CpuMax if v == 0 => match &self.facts.present_cpus {
                 Ok(n) if *n > 0 => v = i64::from(*n),
                 Ok(n) => {
                     let d = Diagnostic::refusal(
-                        "no-present-cpus",
+                        DiagnosticCode::NoPresentCpus,
                         value_span,
                         format!(
                             "CPU_MAX=\"0\" means all present CPUs, but {} lists none",
@@ -742,7 +723,7 @@ impl<'f> Loader<'f> {
                 }
                 Err(message) => {
                     let d = Diagnostic::refusal(
-                        "no-present-cpus",
+                        DiagnosticCode::NoPresentCpus,
                         value_span,
                         format!("CPU_MAX=\"0\" needs the number of present CPUs: {message}"),
                     );
@@ -753,12 +734,12 @@ impl<'f> Loader<'f> {
             _ => {}
         }
         let s = &mut self.rules.settings;
-        match i {
-            0 => s.update = v,
-            1 => s.cpu_min = v,
-            2 => s.cpu_max = v,
-            3 => s.cmm_min = v,
-            _ => s.cmm_max = v,
+        match setting {
+            Setting::Update => s.update = v,
+            Setting::CpuMin => s.cpu_min = v,
+            Setting::CpuMax => s.cpu_max = v,
+            Setting::CmmMin => s.cmm_min = v,
+            Setting::CmmMax => s.cmm_max = v,
         }
     }
 
@@ -772,7 +753,7 @@ impl<'f> Loader<'f> {
     ) {
         if name.len() > MAX_NAME {
             let d = Diagnostic::refusal(
-                "name-too-long",
+                DiagnosticCode::NameTooLong,
                 name_span,
                 format!(
                     "a variable name of {} characters; cpuplugd allows at most {MAX_NAME}",
@@ -788,7 +769,7 @@ impl<'f> Loader<'f> {
         if let Some(&first) = self.var_lookup.get(&name) {
             let first_span = self.rules.variables[first as usize].name_span;
             let d = Diagnostic::refusal(
-                "defined-twice",
+                DiagnosticCode::DefinedTwice,
                 name_span,
                 format!("variable `{name}` is defined twice"),
             )
@@ -799,7 +780,7 @@ impl<'f> Loader<'f> {
         }
         if RESERVED_NAMES.contains(&name.as_str()) {
             let d = Diagnostic::refusal(
-                "reserved-name",
+                DiagnosticCode::ReservedName,
                 name_span,
                 format!("`{name}` is a predefined name and cannot be a variable"),
             )
@@ -837,7 +818,7 @@ impl<'f> Loader<'f> {
             return;
         }
         let d = Diagnostic::refusal(
-            "variables-too-large",
+            DiagnosticCode::VariablesTooLarge,
             span,
             format!(
                 "all variables together need {need} bytes; cpuplugd has room for {VARIABLE_BUFFER}"
@@ -885,7 +866,7 @@ impl<'f> Loader<'f> {
                 .find(|n| matches!(n.kind, NodeKind::Reading { index, .. } if index > MAX_HISTORY))
                 .map_or(Span::FILE, |n| n.span);
             let d = Diagnostic::refusal(
-                "history-too-deep",
+                DiagnosticCode::HistoryTooDeep,
                 span,
                 format!(
                     "history index {} is deeper than cpuplugd's {MAX_HISTORY} intervals",
@@ -902,25 +883,25 @@ impl<'f> Loader<'f> {
         }
         let s = self.rules.settings;
         let spans = self.rules.setting_spans;
-        let at = |i: usize| spans[i].unwrap_or(Span::FILE);
+        let at = |setting: Setting| spans[setting.index()].unwrap_or(Span::FILE);
         // An UPDATE that was set but refused has its own error already.
-        if s.update < 0 && spans[0].is_none() {
-            let d = Diagnostic::refusal("no-update", Span::FILE, "UPDATE is not set")
+        if s.update < 0 && spans[Setting::Update.index()].is_none() {
+            let d = Diagnostic::refusal(DiagnosticCode::NoUpdate, Span::FILE, "UPDATE is not set")
                 .with_help("add UPDATE=\"1\" (seconds between evaluations)");
             self.refuse("No valid update interval specified.", d);
         }
         if s.cpu_max < s.cpu_min && s.cpu_max != 0 {
             let d = if s.cpu_max < 0 {
                 Diagnostic::refusal(
-                    "cpu-max-below-min",
-                    at(1),
+                    DiagnosticCode::CpuMaxBelowMin,
+                    at(Setting::CpuMin),
                     "CPU_MIN is set but CPU_MAX is not; cpuplugd counts an unset CPU_MAX as -1 and refuses the file",
                 )
                 .with_help("set CPU_MAX too (\"0\" means all present CPUs), even in a file that only manages memory")
             } else {
                 Diagnostic::refusal(
-                    "cpu-max-below-min",
-                    at(2),
+                    DiagnosticCode::CpuMaxBelowMin,
+                    at(Setting::CpuMax),
                     format!("CPU_MAX ({}) is below CPU_MIN ({})", s.cpu_max, s.cpu_min),
                 )
             };
@@ -933,7 +914,7 @@ impl<'f> Loader<'f> {
         self.rules.mem_enabled = self.rules.mem_off.is_none();
         if !self.rules.cpu_enabled && !self.rules.mem_enabled && self.refusal.is_none() {
             let mut d = Diagnostic::refusal(
-                "nothing-to-do",
+                DiagnosticCode::NothingToDo,
                 Span::FILE,
                 "neither the CPU group nor the memory group can run",
             );
@@ -957,8 +938,8 @@ impl<'f> Loader<'f> {
             && self.refusal.is_none()
         {
             let d = Diagnostic::refusal(
-                "cpu-min-above-present",
-                at(1),
+                DiagnosticCode::CpuMinAbovePresent,
+                at(Setting::CpuMin),
                 format!(
                     "CPU_MIN ({}) asks for more CPUs than the {present} present on {}",
                     s.cpu_min, self.facts.origin
@@ -976,7 +957,11 @@ mod tests {
 
     fn finding(at: u32, message: &str, notes: &[(u32, &str)]) -> Diagnostic {
         notes.iter().fold(
-            Diagnostic::warning("t", Span::new(at as usize, at as usize + 1), message),
+            Diagnostic::warning(
+                DiagnosticCode::Syntax,
+                Span::new(at as usize, at as usize + 1),
+                message,
+            ),
             |d, (n, m)| d.with_note(Span::new(*n as usize, *n as usize + 1), *m),
         )
     }

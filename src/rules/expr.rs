@@ -6,60 +6,153 @@ use super::source::Span;
 /// Index of a node in [`super::RuleSet`]'s arena.
 pub type NodeId = u32;
 
-/// The six expressions a rule file can set, in cpuplugd's matching order.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum RuleKind {
-    Hotplug,
-    Hotunplug,
-    Memplug,
-    Memunplug,
-    CmmInc,
-    CmmDec,
+/// Declares a name a rule file assigns, from one table: each row the
+/// variant, the name as written in the file, the name as cpuplugd prints
+/// it in its messages, and what it means (hover, completion). The parser,
+/// lint, the what-if editor, the tuner's knobs and the reports all read
+/// their names from here.
+macro_rules! assigned_names {
+    (
+        $(#[$meta:meta])*
+        $name:ident { $($variant:ident => $file:literal, $daemon:literal, $doc:literal;)* }
+    ) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum $name {
+            $($variant,)*
+        }
+
+        impl $name {
+            /// All of them, in the order cpuplugd tries them as name prefixes.
+            pub const ALL: [$name; [$($file),*].len()] = [$($name::$variant),*];
+
+            /// The name as users write it in the file.
+            pub const fn file_name(self) -> &'static str {
+                match self {
+                    $($name::$variant => $file,)*
+                }
+            }
+
+            /// The name as cpuplugd prints it in its messages (lower case).
+            pub const fn daemon_name(self) -> &'static str {
+                match self {
+                    $($name::$variant => $daemon,)*
+                }
+            }
+
+            /// What it means to cpuplugd, in one sentence or two.
+            pub const fn doc(self) -> &'static str {
+                match self {
+                    $($name::$variant => $doc,)*
+                }
+            }
+
+            /// Position in arrays indexed by it.
+            pub const fn index(self) -> usize {
+                self as usize
+            }
+        }
+    };
+}
+
+assigned_names! {
+    /// The six expressions a rule file can set, in cpuplugd's matching order.
+    RuleKind {
+        Hotplug => "HOTPLUG", "hotplug",
+            "rule; when true, cpuplugd brings one more CPU online (up to CPU_MAX). Evaluated every UPDATE seconds, before HOTUNPLUG.";
+        Hotunplug => "HOTUNPLUG", "hotunplug",
+            "rule; when true (and HOTPLUG is not), cpuplugd takes one CPU offline (down to CPU_MIN).";
+        Memplug => "MEMPLUG", "memplug",
+            "rule; when true, cpuplugd gives memory back to the guest: the CMM pool shrinks by CMM_DEC pages (down to CMM_MIN).";
+        Memunplug => "MEMUNPLUG", "memunplug",
+            "rule; when true (and MEMPLUG is not), cpuplugd takes memory from the guest: the CMM pool grows by CMM_INC pages (up to CMM_MAX).";
+        CmmInc => "CMM_INC", "cmm_inc",
+            "expression; pages added to the CMM pool when MEMUNPLUG is true (truncated to an integer; negative counts as 0).";
+        CmmDec => "CMM_DEC", "cmm_dec",
+            "expression; pages taken from the CMM pool when MEMPLUG is true (CMM_INC when absent).";
+    }
+}
+
+assigned_names! {
+    /// The five settings a rule file can set, in cpuplugd's matching order
+    /// (after the rules) and in [`super::Settings`]' order.
+    Setting {
+        Update => "UPDATE", "update",
+            "seconds between two readings and decisions (an integer > 0).";
+        CpuMin => "CPU_MIN", "cpu_min",
+            "fewest CPUs cpuplugd keeps online (> 0; needs CPU_MAX too).";
+        CpuMax => "CPU_MAX", "cpu_max",
+            "most CPUs cpuplugd brings online; \"0\" means every present CPU.";
+        CmmMin => "CMM_MIN", "cmm_min", "smallest CMM pool, in 4 KiB pages.";
+        CmmMax => "CMM_MAX", "cmm_max", "largest CMM pool, in 4 KiB pages.";
+    }
 }
 
 impl RuleKind {
-    /// All six, in the order cpuplugd tries them as name prefixes.
-    pub const ALL: [RuleKind; 6] = [
-        RuleKind::Hotplug,
-        RuleKind::Hotunplug,
-        RuleKind::Memplug,
-        RuleKind::Memunplug,
-        RuleKind::CmmInc,
-        RuleKind::CmmDec,
-    ];
-
-    /// The name as cpuplugd prints it in its messages (lower case).
-    pub fn daemon_name(self) -> &'static str {
-        match self {
-            RuleKind::Hotplug => "hotplug",
-            RuleKind::Hotunplug => "hotunplug",
-            RuleKind::Memplug => "memplug",
-            RuleKind::Memunplug => "memunplug",
-            RuleKind::CmmInc => "cmm_inc",
-            RuleKind::CmmDec => "cmm_dec",
-        }
-    }
-
-    /// The name as users write it in the file.
-    pub fn file_name(self) -> &'static str {
-        match self {
-            RuleKind::Hotplug => "HOTPLUG",
-            RuleKind::Hotunplug => "HOTUNPLUG",
-            RuleKind::Memplug => "MEMPLUG",
-            RuleKind::Memunplug => "MEMUNPLUG",
-            RuleKind::CmmInc => "CMM_INC",
-            RuleKind::CmmDec => "CMM_DEC",
-        }
-    }
-
     /// CMM_INC and CMM_DEC are amounts; the others are conditions.
     pub fn is_amount(self) -> bool {
         matches!(self, RuleKind::CmmInc | RuleKind::CmmDec)
     }
+}
 
-    /// Position in arrays indexed by rule.
-    pub fn index(self) -> usize {
-        self as usize
+impl Setting {
+    /// The limits the tuner searches over: UPDATE, CPU_MIN and CPU_MAX.
+    pub const TUNED: [Setting; 3] = [Setting::Update, Setting::CpuMin, Setting::CpuMax];
+}
+
+/// A name a rule file assigns with a meaning to cpuplugd: a rule or a
+/// setting. Any other name defines a variable.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Assigned {
+    Rule(RuleKind),
+    Setting(Setting),
+}
+
+impl Assigned {
+    /// Every rule, then every setting: cpuplugd's matching order.
+    pub const ALL: [Assigned; RuleKind::ALL.len() + Setting::ALL.len()] = {
+        let mut out = [Assigned::Rule(RuleKind::Hotplug); RuleKind::ALL.len() + Setting::ALL.len()];
+        let mut i = 0;
+        while i < RuleKind::ALL.len() {
+            out[i] = Assigned::Rule(RuleKind::ALL[i]);
+            i += 1;
+        }
+        while i < out.len() {
+            out[i] = Assigned::Setting(Setting::ALL[i - RuleKind::ALL.len()]);
+            i += 1;
+        }
+        out
+    };
+
+    /// The name as users write it in the file.
+    pub const fn file_name(self) -> &'static str {
+        match self {
+            Assigned::Rule(k) => k.file_name(),
+            Assigned::Setting(s) => s.file_name(),
+        }
+    }
+
+    /// What it means to cpuplugd.
+    pub const fn doc(self) -> &'static str {
+        match self {
+            Assigned::Rule(k) => k.doc(),
+            Assigned::Setting(s) => s.doc(),
+        }
+    }
+
+    /// What a line whose name (whitespace removed) is `name` sets, as
+    /// cpuplugd matches it: the first whose name starts `name`, in any
+    /// case (`HOTPLUG_X` sets HOTPLUG); None for a variable.
+    pub fn by_prefix(name: &[u8]) -> Option<Assigned> {
+        Assigned::ALL.into_iter().find(|a| {
+            let file = a.file_name().as_bytes();
+            name.len() >= file.len() && name[..file.len()].eq_ignore_ascii_case(file)
+        })
+    }
+
+    /// The one written exactly `name` (`HOTPLUG`, not `hotplug`).
+    pub fn by_file_name(name: &str) -> Option<Assigned> {
+        Assigned::ALL.into_iter().find(|a| a.file_name() == name)
     }
 }
 
@@ -185,19 +278,15 @@ impl Keyword {
 
 /// The rules and settings a rule file sets, as written there, in
 /// cpuplugd's matching order: for the misspelling hint and the editor.
-pub const FILE_NAMES: [&str; 11] = [
-    "HOTPLUG",
-    "HOTUNPLUG",
-    "MEMPLUG",
-    "MEMUNPLUG",
-    "CMM_INC",
-    "CMM_DEC",
-    "UPDATE",
-    "CPU_MIN",
-    "CPU_MAX",
-    "CMM_MIN",
-    "CMM_MAX",
-];
+pub const FILE_NAMES: [&str; Assigned::ALL.len()] = {
+    let mut out = [""; Assigned::ALL.len()];
+    let mut i = 0;
+    while i < out.len() {
+        out[i] = Assigned::ALL[i].file_name();
+        i += 1;
+    }
+    out
+};
 
 /// Every name a user variable may not take (cpuplugd compares exactly).
 pub const RESERVED_NAMES: [&str; 20] = [

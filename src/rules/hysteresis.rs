@@ -18,14 +18,14 @@ pub use band::Band;
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
 
-use super::diagnostic::Diagnostic;
+use super::diagnostic::{Diagnostic, DiagnosticCode};
 use super::eval::{Evaluator, NoTrace, Readings};
 use super::expr::{BinOp, CpuStat, Keyword, NodeId, NodeKind, Reading, RuleKind};
 use super::ruleset::RuleSet;
 use super::source::SourceFile;
 
 /// The stable code of the warning.
-pub const CODE: &str = "narrow-hysteresis";
+pub const CODE: DiagnosticCode = DiagnosticCode::NarrowHysteresis;
 
 /// Gaps this close to one CPU count as one CPU: `1.15 - 0.15` is
 /// 0.9999999999999999 in doubles, and no load sits in the band that leaves.
@@ -146,7 +146,7 @@ pub fn warnings(rules: &RuleSet, source: &SourceFile) -> Vec<Diagnostic> {
         .any(|r| switches(rules, r.root).len() > MAX_SWITCHES);
     if more {
         out.push(Diagnostic::warning(
-            "hysteresis-stopped",
+            DiagnosticCode::HysteresisStopped,
             super::source::Span::FILE,
             format!(
                 "stopped looking for narrow hysteresis after the first {MAX_SWITCHES} comparisons of HOTPLUG and of HOTUNPLUG"

@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 
-use super::diagnostic::Diagnostic;
+use super::diagnostic::{Diagnostic, DiagnosticCode};
 use super::expr::{BinOp, CpuStat, Keyword, NOT_OPCODE, NodeId, NodeKind, Reading, RuleKind};
 use super::parser::{ExprBuilder, FieldNames, Text, Unit, VarDef, example_field};
 use super::ruleset::{MemoryOff, RuleSet, describe_missing_cpu};
@@ -171,7 +171,7 @@ fn truth_as_number(
             let p = rules.node(parent.unwrap_or(node));
             let leaf = source.snippet(rules.node(leftmost_leaf(rules, node)).span);
             Diagnostic::stops(
-                "truth-as-number",
+                DiagnosticCode::TruthAsNumber,
                 p.span,
                 format!("this `-` applies to everything to its right, `{text}`, which is a truth value; {stops}"),
             )
@@ -181,7 +181,7 @@ fn truth_as_number(
             if *l == node || through_vars(rules, *l) == node =>
         {
             let mut d = Diagnostic::stops(
-                "truth-as-number",
+                DiagnosticCode::TruthAsNumber,
                 rules.node(parent.unwrap_or(node)).span,
                 format!(
                     "comparisons do not chain: `{text}` is a truth value and `{}` needs a number; {stops}",
@@ -204,7 +204,7 @@ fn truth_as_number(
             d
         }
         Some(NodeKind::Binary(op, ..)) => Diagnostic::stops(
-            "truth-as-number",
+            DiagnosticCode::TruthAsNumber,
             n.span,
             format!(
                 "`{text}` is a truth value, but `{}` needs a number; {stops}",
@@ -213,7 +213,7 @@ fn truth_as_number(
         )
         .with_help("cpuplugd has no true = 1; split the decision into rules instead"),
         _ => Diagnostic::stops(
-            "truth-as-number",
+            DiagnosticCode::TruthAsNumber,
             n.span,
             format!(
                 "{} must be a number, but `{text}` is a truth value; {stops}",
@@ -253,7 +253,7 @@ fn scope_and_keywords(
                     let leaf = source.snippet(rules.node(leftmost_leaf(rules, *c)).span);
                     out.push(
                         Diagnostic::warning(
-                            if is_neg { "minus-scope" } else { "not-scope" },
+                            if is_neg { DiagnosticCode::MinusScope } else { DiagnosticCode::NotScope },
                             n.span,
                             format!("cpuplugd reads this as `{sign}({all})`: a prefix `{sign}` takes everything to its right, not just `{leaf}`"),
                         )
@@ -271,13 +271,13 @@ fn scope_and_keywords(
                 let cpu_rule = matches!(kind, RuleKind::Hotplug | RuleKind::Hotunplug);
                 if cpu_rule && k.is_memory() {
                     out.push(Diagnostic::warning(
-                        "lagging-keyword",
+                        DiagnosticCode::LaggingKeyword,
                         n.span,
                         format!("in a CPU rule `{}` is the previous interval's value: cpuplugd evaluates the CPU rules before it updates the memory keywords", k.name()),
                     ));
                 } else if !cpu_rule && !k.is_memory() && !rules.cpu_enabled {
                     out.push(Diagnostic::warning(
-                        "idle-keyword",
+                        DiagnosticCode::IdleKeyword,
                         n.span,
                         format!("`{}` is always 0 here: cpuplugd computes it only while the CPU group runs, and the CPU group is off", k.name()),
                     ));
@@ -333,7 +333,7 @@ fn constant_rule(
     };
     out.push(
         Diagnostic::warning(
-            "constant-rule",
+            DiagnosticCode::ConstantRule,
             span,
             format!(
                 "{} does not depend on any reading: it is {what}",
@@ -445,7 +445,7 @@ fn readings(
 
 /// The code of a reading an imported history lacks: plugtop refuses to
 /// decide such a rule rather than decide it on a made-up value.
-pub const NOT_IN_HISTORY: &str = "not-in-history";
+pub const NOT_IN_HISTORY: DiagnosticCode = DiagnosticCode::NotInHistory;
 
 /// The refusal of a keyword or `cpustat.` reading an imported history
 /// lacks (its /proc names are checked against its layouts instead).
@@ -480,7 +480,7 @@ fn used_nodes(rules: &RuleSet) -> Vec<bool> {
 /// `meminfo.` with no name after it.
 fn empty_field(prefix: &str, span: Span, stops: &str) -> Diagnostic {
     Diagnostic::stops(
-        "empty-field",
+        DiagnosticCode::EmptyField,
         span,
         format!("`{prefix}.` needs a field name; {stops}"),
     )
@@ -538,7 +538,7 @@ fn missing_readings(
         if prefix == "cpustat" {
             let names = CpuStat::ALL.map(|c| c.name());
             let mut d = Diagnostic::stops(
-                "unknown-field",
+                DiagnosticCode::UnknownField,
                 n.span,
                 format!("cpuplugd has no `cpustat.{name}`; {stops}"),
             );
@@ -584,7 +584,7 @@ fn unknown_field(
     suggestions: &suggest::Budget,
 ) -> Diagnostic {
     let d = Diagnostic::stops(
-        "unknown-field",
+        DiagnosticCode::UnknownField,
         span,
         format!(
             "the kernel under {} has no `{prefix}.{name}`; {stops}",
@@ -610,7 +610,7 @@ fn unknown_field(
 }
 
 /// The code of the one warning that names a refused file's unused variables.
-pub const UNUSED_SUMMARY: &str = "unused-variables";
+pub const UNUSED_SUMMARY: DiagnosticCode = DiagnosticCode::UnusedVariables;
 
 /// In a refused file, variables go unused because the rule that names them
 /// failed: one typo in a rule made nine "no rule uses it" warnings that hid
@@ -733,7 +733,7 @@ fn variables(
     }
     if unchecked > 0 {
         out.push(Diagnostic::warning(
-            "unused-unchecked",
+            DiagnosticCode::UnusedUnchecked,
             Span::FILE,
             format!(
                 "stopped checking unused variables after {UNUSED_NODES} terms: {unchecked} of them were not looked at"
@@ -744,7 +744,7 @@ fn variables(
 
 fn unused_warning(var: &VarDef) -> Diagnostic {
     Diagnostic::warning(
-        "unused-variable",
+        DiagnosticCode::UnusedVariable,
         var.name_span,
         format!("variable `{}` is defined but no rule uses it", var.name),
     )
@@ -791,8 +791,8 @@ fn long_update(rules: &RuleSet, out: &mut Vec<Diagnostic>) {
     };
     out.push(
         Diagnostic::warning(
-            "long-update",
-            rules.setting_spans[0].unwrap_or(Span::FILE),
+            DiagnosticCode::LongUpdate,
+            rules.setting_spans[super::Setting::Update.index()].unwrap_or(Span::FILE),
             format!(
                 "UPDATE is {update} seconds{read_as}, more than a day ({length}): after the \
                  first interval plugtop would not read or act again for that long; {cpuplugd}"
@@ -843,7 +843,7 @@ fn groups(rules: &RuleSet, out: &mut Vec<Diagnostic>) {
             .find_map(|k| rules.rule(*k))
             .map_or(Span::FILE, |r| r.name_span);
         out.push(Diagnostic::warning(
-            "group-off",
+            DiagnosticCode::GroupOff,
             span,
             format!("the {group} group is off, so the {group} rules are ignored: {why}"),
         ));

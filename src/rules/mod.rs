@@ -22,9 +22,9 @@ pub mod suggest;
 /// side that gathers them; named here too because every loader needs them.
 pub use crate::kernel::SystemFacts;
 pub use config::{LoadOutcome, Reach, load, load_to};
-pub use diagnostic::{Diagnostic, Severity};
+pub use diagnostic::{Diagnostic, DiagnosticCode, Severity};
 pub use eval::{Evaluator, Outcome, Stop, Trace};
-pub use expr::{NodeId, RuleKind};
+pub use expr::{Assigned, NodeId, RuleKind, Setting};
 pub use ruleset::{MemoryOff, RuleSet, Settings};
 pub use source::{SourceFile, Span};
 

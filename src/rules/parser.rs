@@ -9,7 +9,7 @@ use pest::Parser;
 use pest::iterators::Pair;
 use pest_derive::Parser;
 
-use super::diagnostic::Diagnostic;
+use super::diagnostic::{Diagnostic, DiagnosticCode};
 use super::expr::{BinOp, CpuStat, Keyword, Node, NodeId, NodeKind, Reading, RuleKind};
 use super::source::Span;
 use super::suggest;
@@ -167,7 +167,7 @@ impl ExprBuilder<'_> {
                 .map_or(0, |e| e.valid_up_to());
             return Err(failed(
                 Diagnostic::refusal(
-                    "unexpected-character",
+                    DiagnosticCode::UnexpectedCharacter,
                     text.span(at, at + 1),
                     "unexpected non-ASCII character",
                 )
@@ -379,7 +379,7 @@ impl ExprBuilder<'_> {
             if let Some((_, start, end)) = index {
                 return Err(refuse(
                     Diagnostic::refusal(
-                        "keyword-with-index",
+                        DiagnosticCode::KeywordWithIndex,
                         text.span(start, end),
                         format!("`{word}` takes no history index"),
                     )
@@ -416,7 +416,7 @@ impl ExprBuilder<'_> {
             return Err(ParseError {
                 diagnostic: Box::new(
                     Diagnostic::refusal(
-                        "self-reference",
+                        DiagnosticCode::SelfReference,
                         at,
                         format!("variable `{name}` refers to itself"),
                     )
@@ -435,7 +435,7 @@ impl ExprBuilder<'_> {
             return Err(ParseError {
                 diagnostic: Box::new(
                     Diagnostic::refusal(
-                        "empty-variable",
+                        DiagnosticCode::EmptyVariable,
                         at,
                         format!("variable `{name}` is empty"),
                     )
@@ -520,7 +520,11 @@ impl ExprBuilder<'_> {
     }
 
     fn unknown_name(&self, word: &str, span: Span, unit: Unit) -> Diagnostic {
-        let d = Diagnostic::refusal("unknown-name", span, format!("unknown name `{word}`"));
+        let d = Diagnostic::refusal(
+            DiagnosticCode::UnknownName,
+            span,
+            format!("unknown name `{word}`"),
+        );
         // `meminfo Buffers` arrives as `meminfoBuffers`.
         for prefix in ["meminfo", "vmstat", "cpustat"] {
             if let Some(rest) = word.strip_prefix(prefix)
@@ -577,7 +581,7 @@ fn too_large(span: Span, text: Text<'_>) -> ParseError {
     ParseError {
         diagnostic: Box::new(
             Diagnostic::refusal(
-                "too-large",
+                DiagnosticCode::TooLarge,
                 span,
                 "with this rule, the rules expand to more than a million terms in all",
             )
@@ -594,7 +598,7 @@ fn too_deep(span: Span, text: Text<'_>) -> ParseError {
     ParseError {
         diagnostic: Box::new(
             Diagnostic::refusal(
-                "too-deep",
+                DiagnosticCode::TooDeep,
                 span,
                 format!("variables name each other more than {MAX_DEPTH} deep here; plugtop stopped expanding them"),
             )
@@ -608,7 +612,7 @@ fn too_deep(span: Span, text: Text<'_>) -> ParseError {
 fn name_too_long(word: &str, span: Span, rest: String) -> ParseError {
     ParseError {
         diagnostic: Box::new(Diagnostic::refusal(
-            "name-too-long",
+            DiagnosticCode::NameTooLong,
             span,
             format!(
                 "a name of {} characters; cpuplugd allows at most {MAX_NAME}",
@@ -632,7 +636,7 @@ fn variable_misuse(
         let dot = start.saturating_sub(1);
         return Some(
             Diagnostic::refusal(
-                "variable-with-field",
+                DiagnosticCode::VariableWithField,
                 text.span(dot, end),
                 format!("`{word}` is a user variable here, so `.` cannot follow it"),
             )
@@ -644,7 +648,7 @@ fn variable_misuse(
     if let Some((_, start, end)) = index {
         return Some(
             Diagnostic::refusal(
-                "variable-with-index",
+                DiagnosticCode::VariableWithIndex,
                 text.span(start, end),
                 format!("user variable `{word}` cannot take a history index"),
             )
@@ -740,7 +744,8 @@ fn foreign_operator(text: Text<'_>) -> Option<Diagnostic> {
             b"!=" => ("cpuplugd has no `!=`", "write `(x < y | x > y)`", None),
             _ => continue,
         };
-        let d = Diagnostic::refusal("foreign-operator", text.span(i, i + 2), msg).with_help(help);
+        let d = Diagnostic::refusal(DiagnosticCode::ForeignOperator, text.span(i, i + 2), msg)
+            .with_help(help);
         return Some(match replacement {
             Some(r) => Diagnostic {
                 replacement: Some(r.to_string()),
@@ -761,7 +766,7 @@ fn syntax_error(text: Text<'_>, at: usize) -> Diagnostic {
         {
             let n = text.bytes.len();
             return Diagnostic::refusal(
-                "syntax",
+                DiagnosticCode::Syntax,
                 text.span(n - 1, n),
                 format!(
                     "`{}` at the end needs a number, a name or `(` after it",
@@ -772,14 +777,14 @@ fn syntax_error(text: Text<'_>, at: usize) -> Diagnostic {
         let open = text.bytes.iter().filter(|b| **b == b'(').count();
         let close = text.bytes.iter().filter(|b| **b == b')').count();
         if open > close {
-            return Diagnostic::refusal("syntax", span, "missing `)`")
+            return Diagnostic::refusal(DiagnosticCode::Syntax, span, "missing `)`")
                 .with_help(format!("{} `(` but only {close} `)`", open));
         }
         if text.bytes.is_empty() {
-            return Diagnostic::refusal("syntax", span, "empty expression");
+            return Diagnostic::refusal(DiagnosticCode::Syntax, span, "empty expression");
         }
         return Diagnostic::refusal(
-            "syntax",
+            DiagnosticCode::Syntax,
             span,
             "the expression ends where a number or a name should follow",
         );
@@ -788,7 +793,7 @@ fn syntax_error(text: Text<'_>, at: usize) -> Diagnostic {
     let span = text.span(at, at + len);
     let what = describe(c);
     Diagnostic::refusal(
-        "syntax",
+        DiagnosticCode::Syntax,
         span,
         format!("expected a number, a name, `(`, `-` or `!`, found {what}"),
     )
@@ -846,7 +851,7 @@ fn leftover_error(text: Text<'_>, at: usize) -> Diagnostic {
         let name = String::from_utf8_lossy(&b[start..end]).into_owned();
         let kept = String::from_utf8_lossy(&b[start..at]).into_owned();
         let mut d = Diagnostic::refusal(
-            "digit-in-name",
+            DiagnosticCode::DigitInName,
             text.span(at, end),
             format!(
                 "cpuplugd reads field names up to the first digit: `{name}` is read as `{kept}` followed by `{}`",
@@ -866,13 +871,13 @@ fn leftover_error(text: Text<'_>, at: usize) -> Diagnostic {
     }
     if "|&<>+-*/".contains(c) {
         return Diagnostic::refusal(
-            "syntax",
+            DiagnosticCode::Syntax,
             span,
             format!("`{c}` needs a number, a name or `(` after it"),
         );
     }
     let mut d = Diagnostic::refusal(
-        "syntax",
+        DiagnosticCode::Syntax,
         span,
         format!(
             "unexpected {}: cpuplugd stops reading the rule here",

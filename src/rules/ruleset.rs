@@ -63,8 +63,8 @@ pub struct RuleSet {
     /// Why the memory group is off, decided once at load for every front
     /// end; `None` when it runs.
     pub mem_off: Option<MemoryOff>,
-    /// Where each setting was written, in the order update, cpu_min, cpu_max, cmm_min, cmm_max.
-    pub setting_spans: [Option<Span>; 5],
+    /// Where each setting was written, by [`super::Setting::index`].
+    pub setting_spans: [Option<Span>; super::Setting::ALL.len()],
     /// The present CPUs of the machine the file was loaded for, read then
     /// (cpuplugd reads them afresh when it applies the start limits; a
     /// reading may carry an older list).

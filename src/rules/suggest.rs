@@ -1,6 +1,8 @@
 //! "Did you mean" for misspelt names. A suggestion is only offered when it
 //! is close enough to be plausible, so it is never silly.
 
+use super::diagnostic::DiagnosticCode;
+
 /// Edit distance (insertions, deletions, substitutions; a swap of two
 /// neighbours counts once) between two names. Names are short, so the
 /// usual ones are compared on the stack: `check` asks this for every
@@ -144,7 +146,7 @@ impl Budget {
     pub fn finding(&self) -> Option<super::Diagnostic> {
         self.stopped.get().then(|| {
             super::Diagnostic::warning(
-                "suggestions-stopped",
+                DiagnosticCode::SuggestionsStopped,
                 super::Span::FILE,
                 format!(
                     "stopped looking for similar names after {COMPARISONS} comparisons: the names found unknown after that have no \"did you mean\""

@@ -195,8 +195,8 @@ impl ExerciseJudge {
     pub fn lints(&self, file: &SourceFile) -> Vec<&'static str> {
         let mut codes: Vec<&'static str> = Vec::new();
         for d in load(file, self.facts()).diagnostics {
-            if d.severity == Severity::Warning && !codes.contains(&d.code) {
-                codes.push(d.code);
+            if d.severity == Severity::Warning && !codes.contains(&d.code.as_str()) {
+                codes.push(d.code.as_str());
             }
         }
         codes

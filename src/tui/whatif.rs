@@ -13,7 +13,7 @@ use crate::control::flap::{FlapDetector, Moves};
 use crate::engine::Engine;
 use crate::kernel::Sample;
 use crate::rules::eval::NoTrace;
-use crate::rules::{RuleKind, RuleSet, Severity, SourceFile, SystemFacts, load};
+use crate::rules::{RuleKind, RuleSet, Setting, Severity, SourceFile, SystemFacts, load};
 use crate::sim::Scenario;
 use crate::sim::run::{SimOptions, simulate_loaded};
 use crate::tui::line_input::LineInput;
@@ -42,20 +42,16 @@ pub struct Counterfactual {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Field {
     Rule(RuleKind),
-    /// Index into [`LIMITS`].
-    Limit(usize),
+    Limit(Setting),
     Variable(String),
 }
-
-/// The limits, as the file spells them, in [`crate::rules::Settings`] order.
-pub const LIMITS: [&str; 5] = ["UPDATE", "CPU_MIN", "CPU_MAX", "CMM_MIN", "CMM_MAX"];
 
 impl Field {
     /// The name on the file's line.
     pub fn name(&self) -> &str {
         match self {
             Field::Rule(k) => k.file_name(),
-            Field::Limit(i) => LIMITS[*i],
+            Field::Limit(s) => s.file_name(),
             Field::Variable(v) => v,
         }
     }
@@ -64,7 +60,7 @@ impl Field {
     /// file's variables as written.
     pub fn all(rules: &RuleSet) -> Vec<Field> {
         let mut out: Vec<Field> = RuleKind::ALL.iter().map(|k| Field::Rule(*k)).collect();
-        out.extend((0..LIMITS.len()).map(Field::Limit));
+        out.extend(Setting::ALL.map(Field::Limit));
         out.extend(
             rules
                 .variables
@@ -78,7 +74,9 @@ impl Field {
     pub fn line(&self, rules: &RuleSet, file: &SourceFile) -> Option<usize> {
         match self {
             Field::Rule(k) => rules.rule(*k).map(|r| r.line),
-            Field::Limit(i) => rules.setting_spans[*i].map(|s| file.line_of(s.start as usize)),
+            Field::Limit(s) => {
+                rules.setting_spans[s.index()].map(|s| file.line_of(s.start as usize))
+            }
             Field::Variable(name) => rules
                 .variables
                 .iter()
@@ -636,7 +634,7 @@ mod tests {
         }
         let (edited, _) = e.edited_file(&rules, &file);
         assert_eq!(edited.bytes(), FILE);
-        while *e.field() != Field::Limit(4) {
+        while *e.field() != Field::Limit(Setting::CmmMax) {
             e.step_field(&rules, &file, 1);
         }
         type_keys(&mut e, &[KeyCode::Char('9')]);

@@ -7,7 +7,7 @@
 use std::collections::HashSet;
 
 use crate::rules::expr::{BinOp, Keyword, NodeKind};
-use crate::rules::{NodeId, RuleKind, RuleSet, SourceFile, Span};
+use crate::rules::{NodeId, RuleKind, RuleSet, Setting, SourceFile, Span};
 
 /// What a knob is, for people and for its default range.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -26,7 +26,7 @@ pub enum KnobKind {
     /// The divisor of CMM_INC or CMM_DEC (`meminfo.MemFree / 40`).
     Divisor,
     /// CPU_MIN, CPU_MAX or UPDATE.
-    Limit(&'static str),
+    Limit(Setting),
 }
 
 /// One tunable number of the file.
@@ -55,7 +55,7 @@ impl Knob {
     /// A short name: `HOTPLUG 0.08 (30:38)`, `CPU_MAX`.
     pub fn name(&self) -> String {
         match self.kind {
-            KnobKind::Limit(name) => name.to_string(),
+            KnobKind::Limit(setting) => setting.file_name().to_string(),
             _ => format!(
                 "{} {} ({}:{})",
                 self.owner,
@@ -273,12 +273,12 @@ fn limit_knobs(rules: &RuleSet, file: &SourceFile) -> Vec<Knob> {
     let s = &rules.settings;
     let present = s.cpu_max.max(s.cpu_min).max(1) as f64;
     let mut out = Vec::new();
-    for (i, name, range, wanted) in [
-        (0, "UPDATE", (1.0, 10.0), true),
-        (1, "CPU_MIN", (1.0, present), rules.cpu_enabled),
-        (2, "CPU_MAX", (1.0, present), rules.cpu_enabled),
+    for (setting, range, wanted) in [
+        (Setting::Update, (1.0, 10.0), true),
+        (Setting::CpuMin, (1.0, present), rules.cpu_enabled),
+        (Setting::CpuMax, (1.0, present), rules.cpu_enabled),
     ] {
-        let Some(name_span) = rules.setting_spans[i].filter(|_| wanted) else {
+        let Some(name_span) = rules.setting_spans[setting.index()].filter(|_| wanted) else {
             continue;
         };
         let Some(span) = digits_after_equals(file, name_span) else {
@@ -287,18 +287,18 @@ fn limit_knobs(rules: &RuleSet, file: &SourceFile) -> Vec<Knob> {
         let at = file.position(span.start as usize);
         let written: f64 = file.snippet(span).parse().unwrap_or(0.0);
         // CPU_MAX="0" means every CPU present: its value is that count.
-        let value = if name == "CPU_MAX" && written == 0.0 {
+        let value = if setting == Setting::CpuMax && written == 0.0 {
             present
         } else {
             written
         };
         out.push(Knob {
-            kind: KnobKind::Limit(name),
+            kind: KnobKind::Limit(setting),
             span,
             line: at.line,
             column: at.column,
             value,
-            owner: name.to_string(),
+            owner: setting.file_name().to_string(),
             integer: true,
             range,
             operator: None,

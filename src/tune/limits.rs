@@ -7,24 +7,27 @@
 //! policy, and an admin who wants one tuned names it (`--knob CPU_MAX=…`).
 
 use super::knobs::{Knob, KnobKind};
+use crate::rules::Setting;
 
 /// `knobs` without CPU_MIN and without a CPU_MAX that means every CPU of
 /// a guest with `cpus` CPUs present, each unless one of `asked` (the
 /// `--knob` specifications) names it.
 pub fn leave_unlimited(knobs: Vec<Knob>, asked: &[String], cpus: u32) -> Vec<Knob> {
-    let named = |limit: &str| {
+    let named = |limit: Setting| {
         asked.iter().any(|spec| {
             spec.split(['=', ' '])
                 .next()
-                .is_some_and(|name| name.trim().eq_ignore_ascii_case(limit))
+                .is_some_and(|name| name.trim().eq_ignore_ascii_case(limit.file_name()))
         })
     };
-    let (min_named, max_named) = (named("CPU_MIN"), named("CPU_MAX"));
+    let (min_named, max_named) = (named(Setting::CpuMin), named(Setting::CpuMax));
     knobs
         .into_iter()
         .filter(|k| match k.kind {
-            KnobKind::Limit("CPU_MIN") => min_named,
-            KnobKind::Limit("CPU_MAX") => max_named || (k.value > 0.0 && k.value < f64::from(cpus)),
+            KnobKind::Limit(Setting::CpuMin) => min_named,
+            KnobKind::Limit(Setting::CpuMax) => {
+                max_named || (k.value > 0.0 && k.value < f64::from(cpus))
+            }
             _ => true,
         })
         .collect()
@@ -45,7 +48,7 @@ mod tests {
         HOTPLUG=\"idle < 10\"\nHOTUNPLUG=\"idle > 150\"\nidle=\"cpustat.idle[0]\"\n";
 
     fn has_cpu_max(k: &[Knob]) -> bool {
-        k.iter().any(|k| k.kind == KnobKind::Limit("CPU_MAX"))
+        k.iter().any(|k| k.kind == KnobKind::Limit(Setting::CpuMax))
     }
 
     #[test]
@@ -73,7 +76,7 @@ mod tests {
     #[test]
     fn cpu_min_is_tuned_only_when_asked() {
         let k = knobs_of(&RULES.replace("CAP", "3"));
-        let min = |k: &[Knob]| k.iter().any(|k| k.kind == KnobKind::Limit("CPU_MIN"));
+        let min = |k: &[Knob]| k.iter().any(|k| k.kind == KnobKind::Limit(Setting::CpuMin));
         assert!(min(&k));
         assert!(!min(&leave_unlimited(k.clone(), &[], 4)));
         assert!(min(&leave_unlimited(k, &["CPU_MIN=1..2".to_string()], 4)));

@@ -444,9 +444,9 @@ fn form_shapes(
         .iter()
         .filter(|s| {
             let name = s.split('=').next().unwrap_or("").trim();
-            ["UPDATE", "CPU_MIN", "CPU_MAX"]
+            crate::rules::Setting::TUNED
                 .iter()
-                .any(|l| name.eq_ignore_ascii_case(l))
+                .any(|l| name.eq_ignore_ascii_case(l.file_name()))
         })
         .cloned()
         .collect();

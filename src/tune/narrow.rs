@@ -7,7 +7,7 @@
 use std::fmt;
 
 use super::knobs::{Knob, KnobKind};
-use crate::rules::{RuleSet, SourceFile};
+use crate::rules::{RuleSet, Setting, SourceFile};
 
 /// The longest UPDATE a knob may be given, seconds (a day: reading the
 /// guest less often than that decides nothing a tune could measure).
@@ -86,7 +86,7 @@ pub fn bounds(knob: &Knob, present_cpus: u32) -> Bounds {
         unit: "",
     };
     match knob.kind {
-        KnobKind::Limit("UPDATE") => Bounds {
+        KnobKind::Limit(Setting::Update) => Bounds {
             low: 1.0,
             high: MAX_UPDATE,
             whole: true,
@@ -184,7 +184,7 @@ pub fn check_decides(
 ) -> Result<(), KnobError> {
     let update = knobs
         .iter()
-        .find(|k| k.kind == KnobKind::Limit("UPDATE"))
+        .find(|k| k.kind == KnobKind::Limit(Setting::Update))
         .map(|k| k.range.1.max(k.value))
         .or(file_update)
         .unwrap_or(1.0);
@@ -252,7 +252,7 @@ pub fn apply(knobs: &mut [Knob], spec: &str, present_cpus: u32) -> Result<(), Kn
             });
         }
         // `CPU_MAX=0` pins cpuplugd's "no limit", as the file writes it.
-        let unlimited = k.kind == KnobKind::Limit("CPU_MAX") && lo == 0.0 && hi == 0.0;
+        let unlimited = k.kind == KnobKind::Limit(Setting::CpuMax) && lo == 0.0 && hi == 0.0;
         if let Some(value) = [lo, hi].into_iter().find(|v| !b.holds(*v) && !unlimited) {
             return Err(KnobError::OutOfBounds {
                 spec: spec.to_string(),
@@ -268,7 +268,7 @@ pub fn apply(knobs: &mut [Knob], spec: &str, present_cpus: u32) -> Result<(), Kn
         let k = &mut knobs[i];
         // No limit pinned where the file already means every CPU: left as
         // written (the knob drops out, a single value that is its own).
-        let (lo, hi) = if k.kind == KnobKind::Limit("CPU_MAX")
+        let (lo, hi) = if k.kind == KnobKind::Limit(Setting::CpuMax)
             && hi == 0.0
             && k.value >= f64::from(present_cpus.max(1))
         {
@@ -287,14 +287,14 @@ pub fn apply(knobs: &mut [Knob], spec: &str, present_cpus: u32) -> Result<(), Kn
 /// After every `--knob`: a CPU_MIN whose lowest value is above CPU_MAX's
 /// highest leaves no candidate cpuplugd would load.
 pub fn check_limits(knobs: &[Knob]) -> Result<(), KnobError> {
-    let limit = |name: &'static str| {
+    let limit = |setting: Setting| {
         knobs
             .iter()
-            .find(|k| k.kind == KnobKind::Limit(name))
+            .find(|k| k.kind == KnobKind::Limit(setting))
             .map(|k| k.range)
     };
     // A CPU_MAX pinned at 0 is no limit: every CPU, so no CPU_MIN is above it.
-    if let (Some(min), Some(max)) = (limit("CPU_MIN"), limit("CPU_MAX"))
+    if let (Some(min), Some(max)) = (limit(Setting::CpuMin), limit(Setting::CpuMax))
         && max.1 > 0.0
         && min.0 > max.1
     {
@@ -322,7 +322,7 @@ pub fn check_duration(
     }
     let update = knobs
         .iter()
-        .find(|k| k.kind == KnobKind::Limit("UPDATE"))
+        .find(|k| k.kind == KnobKind::Limit(Setting::Update))
         .map(|k| k.range.1.max(k.value))
         .or(file_update);
     match update {
@@ -330,7 +330,7 @@ pub fn check_duration(
             let fits = seconds.floor();
             let start = knobs
                 .iter()
-                .find(|k| k.kind == KnobKind::Limit("UPDATE"))
+                .find(|k| k.kind == KnobKind::Limit(Setting::Update))
                 .map_or(update, |k| k.value);
             let hint = if fits >= 1.0 && start <= seconds {
                 format!(" or narrow UPDATE (--knob UPDATE=1..{fits})")
@@ -394,7 +394,7 @@ mod tests {
         };
         let cpu_max = |k: &[Knob]| {
             k.iter()
-                .find(|k| k.kind == KnobKind::Limit("CPU_MAX"))
+                .find(|k| k.kind == KnobKind::Limit(Setting::CpuMax))
                 .map(|k| k.range)
         };
         // A cap of 2 pinned to no limit: every candidate writes 0.
@@ -563,7 +563,7 @@ mod tests {
         // No UPDATE knob: the file's own UPDATE decides.
         let none: Vec<Knob> = knobs
             .iter()
-            .filter(|k| k.kind != KnobKind::Limit("UPDATE"))
+            .filter(|k| k.kind != KnobKind::Limit(Setting::Update))
             .cloned()
             .collect();
         check_duration(&none, Some(30.0), 60.0).expect("fits");

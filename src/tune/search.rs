@@ -12,6 +12,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use super::knobs::{Knob, KnobKind};
 use super::score::{Objective, Score};
+use crate::rules::Setting;
 
 /// Candidates made per round of refinement. Fixed, never the thread count:
 /// a round's parents are the best of the rounds before it, so a round size
@@ -146,7 +147,7 @@ fn apart(knobs: &[Knob], values: &[f64]) -> Vec<Vec<f64>> {
     let (Some(plug), Some(unplug)) = (share_of("HOTPLUG"), share_of("HOTUNPLUG")) else {
         return Vec::new();
     };
-    let update = (0..knobs.len()).find(|&i| knobs[i].kind == KnobKind::Limit("UPDATE"));
+    let update = (0..knobs.len()).find(|&i| knobs[i].kind == KnobKind::Limit(Setting::Update));
     let mut out = Vec::new();
     for low in [values[plug], values[plug] / 2.0] {
         for cpus in [1.0, 2.0] {

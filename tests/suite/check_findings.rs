@@ -29,7 +29,7 @@ fn findings(body: &str) -> (Vec<Spot>, Vec<Diagnostic>, SourceFile) {
         .filter(|d| !d.span.is_file())
         .map(|d| {
             let p = file.position(d.span.start as usize);
-            (p.line, p.column, d.severity, d.code)
+            (p.line, p.column, d.severity, d.code.as_str())
         })
         .collect();
     (spots, outcome.diagnostics, file)
@@ -364,7 +364,7 @@ fn a_refused_files_unused_variables_are_one_warning_or_the_single_one() {
     // Refused by a typo in a rule: the variables are unused because of it.
     let bad = "HOTPLUG=\"a > \"\nHOTUNPLUG=\"0\"\n";
     let (_, diags, _) = findings(&format!("x=\"1\"\nb=\"2\"\nc=\"3\"\n{bad}"));
-    let codes: Vec<_> = diags.iter().map(|d| d.code).collect();
+    let codes: Vec<_> = diags.iter().map(|d| d.code.as_str()).collect();
     assert_eq!(codes.last(), Some(&"unused-variables"), "{codes:?}");
     assert!(!codes.contains(&"unused-variable"), "{codes:?}");
     let summary = diags.last().map(|d| d.message.clone()).unwrap_or_default();

@@ -1,7 +1,7 @@
 //! The shape of the code, kept so: `main.rs` is the command line and
-//! dispatch only, no function runs past 100 lines, and no two modules use
-//! each other in a circle, at any level. (`scripts/long-functions.py` and
-//! `scripts/module-graph.sh` print the same findings for a person.)
+//! dispatch only, and no two modules use each other in a circle, at any
+//! level (`scripts/module-graph.sh` prints the graph for a person). That no
+//! function runs past 100 lines is clippy's `too_many_lines` (clippy.toml).
 
 mod module_graph;
 
@@ -39,57 +39,6 @@ fn main_rs_is_the_command_line_and_dispatch_only() {
     let text = std::fs::read_to_string(src().join("main.rs")).unwrap_or_default();
     let lines = text.lines().count();
     assert!(lines <= 250, "src/main.rs has {lines} lines");
-}
-
-/// Functions from their `fn` line to the closing brace at the same indent.
-fn long_functions(text: &str, limit: usize) -> Vec<(String, usize)> {
-    let lines: Vec<&str> = text.lines().collect();
-    let mut found = Vec::new();
-    let mut i = 0;
-    while i < lines.len() {
-        let line = lines[i];
-        let trimmed = line.trim_start();
-        let indent = line.len() - trimmed.len();
-        let rest = trimmed
-            .strip_prefix("pub(crate) ")
-            .or_else(|| trimmed.strip_prefix("pub(super) "))
-            .or_else(|| trimmed.strip_prefix("pub "))
-            .unwrap_or(trimmed);
-        let rest = rest.strip_prefix("const ").unwrap_or(rest);
-        if let Some(sig) = rest.strip_prefix("fn ") {
-            let name: String = sig
-                .chars()
-                .take_while(|c| c.is_alphanumeric() || *c == '_')
-                .collect();
-            let close = format!("{}}}", " ".repeat(indent));
-            let mut j = i;
-            while j < lines.len() && !lines[j].trim_end().ends_with('{') {
-                j += 1;
-            }
-            let mut k = j + 1;
-            while k < lines.len() && lines[k].trim_end() != close {
-                k += 1;
-            }
-            if k - i + 1 > limit {
-                found.push((name, k - i + 1));
-            }
-            i = k;
-        }
-        i += 1;
-    }
-    found
-}
-
-#[test]
-fn no_function_runs_past_100_lines() {
-    let mut long = Vec::new();
-    for path in all_sources() {
-        let text = std::fs::read_to_string(&path).unwrap_or_default();
-        for (name, n) in long_functions(&text, 100) {
-            long.push(format!("{} {name}: {n} lines", path.display()));
-        }
-    }
-    assert!(long.is_empty(), "{}", long.join("\n"));
 }
 
 /// The crate's module graph; printed, so `--nocapture` shows it whole.

@@ -4,6 +4,7 @@
 use std::path::Path;
 
 use plugtop::control::controller::Mode;
+use plugtop::rules::Setting;
 use plugtop::tui::app::View;
 use plugtop::tui::keys::KeyAction;
 use plugtop::tui::local::Local;
@@ -750,7 +751,7 @@ fn the_whatif_editor_reaches_limits_and_variables_and_matches_paces() {
         key(&mut app, KeyCode::Tab);
     }
     let editor = app.app().modals().whatif().cloned().expect("open");
-    assert_eq!(editor.field(), &Field::Limit(2));
+    assert_eq!(editor.field(), &Field::Limit(Setting::CpuMax));
     assert_eq!(editor.input().text(), "0", "CPU_MAX as the file sets it");
     replace(&mut app, "2");
     // Back to UPDATE.
@@ -758,7 +759,7 @@ fn the_whatif_editor_reaches_limits_and_variables_and_matches_paces() {
     key(&mut app, KeyCode::BackTab);
     assert_eq!(
         app.app().modals().whatif().map(|e| e.field().clone()),
-        Some(Field::Limit(0))
+        Some(Field::Limit(Setting::Update))
     );
     replace(&mut app, "2");
     for _ in 0..3 {

@@ -1,11 +1,15 @@
-//! What one file says about its module and the inline modules in it: the
-//! modules it declares, the names it defines and imports, and every path
-//! its code names (in `use` trees, grouped or not, and fully qualified in
-//! code such as `crate::kernel::regular::open(..)` without any `use`).
+//! What one file says about its module and the inline modules in it, read
+//! by `syn`: the modules it declares, the names it defines and imports, and
+//! every path its code names (in `use` trees, grouped or not, fully
+//! qualified in code such as `crate::kernel::regular::open(..)` without any
+//! `use`, and in the tokens of macro calls). Items under `#[cfg(test)]`
+//! are left out: they exist only in a test build.
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::lex::Token;
+use proc_macro2::{Spacing, TokenStream, TokenTree};
+use syn::ext::IdentExt as _;
+use syn::visit::{self, Visit};
 
 /// A path as written, with the line it is on.
 #[derive(Debug, Clone)]
@@ -32,128 +36,85 @@ pub struct Facts {
 }
 
 /// Facts for the file's own module (key `[]`) and each inline module in
-/// it (key: the path below the file's module).
-pub fn of_file(tokens: &[Token]) -> BTreeMap<Vec<String>, Facts> {
+/// it (key: the path below the file's module); an error when the file is
+/// no Rust.
+pub fn of_file(text: &str) -> syn::Result<BTreeMap<Vec<String>, Facts>> {
+    let file = syn::parse_file(text)?;
     let mut walk = Walk {
-        tokens,
-        at: 0,
-        depth: 0,
-        scopes: vec![(Vec::new(), 0)],
+        scope: Vec::new(),
+        blocks: 0,
         facts: BTreeMap::from([(Vec::new(), Facts::default())]),
     };
-    while walk.at < tokens.len() {
-        walk.step();
+    for item in &file.items {
+        walk.visit_item(item);
     }
-    walk.facts
+    Ok(walk.facts)
 }
 
-struct Walk<'a> {
-    tokens: &'a [Token],
-    at: usize,
-    depth: usize,
-    /// Inline modules open here, with the brace depth inside each.
-    scopes: Vec<(Vec<String>, usize)>,
+struct Walk {
+    /// The inline module being read, below the file's module.
+    scope: Vec<String>,
+    /// How many blocks (function bodies...) deep: 0 is module level.
+    blocks: usize,
     facts: BTreeMap<Vec<String>, Facts>,
 }
 
-const DEFINING: [&str; 8] = [
-    "struct", "enum", "fn", "trait", "type", "const", "static", "union",
-];
-
-fn is_ident(text: &str) -> bool {
-    text.chars()
-        .next()
-        .is_some_and(|c| c.is_alphabetic() || c == '_')
+/// `#[cfg(test)]` exactly: other `cfg`s are in some build.
+fn is_test(attrs: &[syn::Attribute]) -> bool {
+    attrs.iter().any(|a| match &a.meta {
+        syn::Meta::List(list) => list.path.is_ident("cfg") && list.tokens.to_string() == "test",
+        _ => false,
+    })
 }
 
-impl Walk<'_> {
-    fn text(&self, at: usize) -> &str {
-        self.tokens.get(at).map_or("", |t| t.text.as_str())
-    }
+fn line_of(span: proc_macro2::Span) -> usize {
+    span.start().line
+}
 
+impl Walk {
     fn scope(&mut self) -> &mut Facts {
-        let key = self.scopes.last().map(|s| s.0.clone()).unwrap_or_default();
-        self.facts.entry(key).or_default()
+        self.facts.entry(self.scope.clone()).or_default()
     }
 
-    fn at_module_level(&self) -> bool {
-        self.scopes.last().is_some_and(|s| s.1 == self.depth)
-    }
-
-    fn step(&mut self) {
-        let here = self.text(self.at).to_string();
-        match here.as_str() {
-            "{" => self.depth += 1,
-            "}" => {
-                if self.at_module_level() && self.scopes.len() > 1 {
-                    self.scopes.pop();
-                }
-                self.depth = self.depth.saturating_sub(1);
-            }
-            "mod" if is_ident(self.text(self.at + 1)) => return self.module(),
-            "use" => return self.use_statement(),
-            "macro_rules" if self.text(self.at + 1) == "!" => {
-                let name = self.text(self.at + 2).to_string();
-                self.define(name);
-            }
-            word if DEFINING.contains(&word) && is_ident(self.text(self.at + 1)) => {
-                let name = self.text(self.at + 1).to_string();
-                self.define(name);
-            }
-            word if is_ident(word) && self.text(self.at.wrapping_sub(1)) != "::" => {
-                return self.path_in_code();
-            }
-            _ => {}
-        }
-        self.at += 1;
-    }
-
-    fn define(&mut self, name: String) {
-        if self.at_module_level() {
-            self.scope().defines.insert(name);
+    fn define(&mut self, name: &syn::Ident) {
+        if self.blocks == 0 {
+            self.scope().defines.insert(name.unraw().to_string());
         }
     }
 
-    /// `mod x;` or `mod x {`, which opens a scope.
-    fn module(&mut self) {
-        let name = self.text(self.at + 1).to_string();
-        if self.text(self.at + 2) == "{" {
-            self.scope().inline_children.push(name.clone());
-            let mut path = self.scopes.last().map(|s| s.0.clone()).unwrap_or_default();
-            path.push(name);
-            self.facts.entry(path.clone()).or_default();
-            self.depth += 1;
-            self.scopes.push((path, self.depth));
-            self.at += 3;
-        } else {
-            self.scope().file_children.push(name);
-            self.at += 2;
-        }
-    }
-
-    /// `a::b::c` in code, recorded when it has at least two segments.
-    fn path_in_code(&mut self) {
-        let line = self.tokens[self.at].line;
-        let mut path = vec![self.text(self.at).to_string()];
-        self.at += 1;
-        while self.text(self.at) == "::" && is_ident(self.text(self.at + 1)) {
-            path.push(self.text(self.at + 1).to_string());
-            self.at += 2;
-        }
+    fn name(&mut self, path: Vec<String>, line: usize) {
         if path.len() >= 2 {
             self.scope().named.push(Named { path, line });
         }
     }
 
-    fn use_statement(&mut self) {
-        let line = self.tokens[self.at].line;
-        let module_level = self.at_module_level();
-        self.at += 1;
-        let mut leaves = Vec::new();
-        self.use_tree(Vec::new(), &mut leaves);
-        while self.at < self.tokens.len() && self.text(self.at) != ";" {
-            self.at += 1;
+    fn module(&mut self, m: &syn::ItemMod) {
+        let name = m.ident.unraw().to_string();
+        let Some((_, items)) = &m.content else {
+            self.scope().file_children.push(name);
+            return;
+        };
+        self.scope().inline_children.push(name.clone());
+        self.scope.push(name);
+        self.facts.entry(self.scope.clone()).or_default();
+        let blocks = std::mem::take(&mut self.blocks);
+        for item in items {
+            self.visit_item(item);
         }
+        self.blocks = blocks;
+        self.scope.pop();
+    }
+
+    fn use_item(&mut self, u: &syn::ItemUse) {
+        let line = line_of(u.use_token.span);
+        let prefix = if u.leading_colon.is_some() {
+            vec!["::".to_string()]
+        } else {
+            Vec::new()
+        };
+        let mut leaves = Vec::new();
+        use_tree(&u.tree, prefix, &mut leaves);
+        let module_level = self.blocks == 0;
         let facts = self.scope();
         for leaf in leaves {
             match leaf {
@@ -173,62 +134,157 @@ impl Walk<'_> {
         }
     }
 
-    /// One tree of a `use`: `a::b`, `a::b as c`, `a::*`, `a::{tree, ...}`.
-    /// A leading `::` stays as a first segment `::` (a crate outside).
-    fn use_tree(&mut self, mut prefix: Vec<String>, out: &mut Vec<Leaf>) {
-        if self.text(self.at) == "::" {
-            prefix.push("::".into());
-            self.at += 1;
-        }
-        loop {
-            match self.text(self.at) {
-                "{" => {
-                    self.at += 1;
-                    while !matches!(self.text(self.at), "}" | ";" | "") {
-                        self.use_tree(prefix.clone(), out);
-                        if self.text(self.at) == "," {
-                            self.at += 1;
-                        }
+    /// Every `a::b` path in tokens `syn` leaves unparsed (a macro call's,
+    /// an attribute's arguments).
+    fn tokens(&mut self, tokens: TokenStream) {
+        let trees: Vec<TokenTree> = tokens.into_iter().collect();
+        let colons = |at: usize| {
+            matches!(trees.get(at), Some(TokenTree::Punct(p)) if p.as_char() == ':' && p.spacing() == Spacing::Joint)
+                && matches!(trees.get(at + 1), Some(TokenTree::Punct(p)) if p.as_char() == ':')
+        };
+        let mut at = 0;
+        while at < trees.len() {
+            match &trees[at] {
+                TokenTree::Group(g) => self.tokens(g.stream()),
+                TokenTree::Ident(first) if at < 2 || !colons(at - 2) => {
+                    let mut path = vec![first.unraw().to_string()];
+                    while colons(at + 1) {
+                        let Some(TokenTree::Ident(next)) = trees.get(at + 3) else {
+                            break;
+                        };
+                        path.push(next.unraw().to_string());
+                        at += 3;
                     }
-                    self.at += 1;
-                    return;
+                    self.name(path, line_of(first.span()));
                 }
-                "*" => {
-                    self.at += 1;
-                    return out.push(Leaf::Glob(prefix));
-                }
-                word if is_ident(word) => {
-                    let segment = word.to_string();
-                    self.at += 1;
-                    if self.text(self.at) == "::" {
-                        prefix.push(segment);
-                        self.at += 1;
-                        continue;
-                    }
-                    return out.push(self.leaf(prefix, segment));
-                }
-                _ => return,
+                _ => {}
             }
+            at += 1;
+        }
+    }
+}
+
+impl Visit<'_> for Walk {
+    fn visit_item(&mut self, item: &syn::Item) {
+        use syn::Item;
+        let (attrs, defined): (&[syn::Attribute], Option<&syn::Ident>) = match item {
+            Item::Const(i) => (&i.attrs, Some(&i.ident)),
+            Item::Enum(i) => (&i.attrs, Some(&i.ident)),
+            Item::Fn(i) => (&i.attrs, Some(&i.sig.ident)),
+            Item::Macro(i) => (&i.attrs, i.ident.as_ref()),
+            Item::Static(i) => (&i.attrs, Some(&i.ident)),
+            Item::Struct(i) => (&i.attrs, Some(&i.ident)),
+            Item::Trait(i) => (&i.attrs, Some(&i.ident)),
+            Item::Type(i) => (&i.attrs, Some(&i.ident)),
+            Item::Union(i) => (&i.attrs, Some(&i.ident)),
+            Item::Impl(i) => (&i.attrs, None),
+            Item::Mod(i) if !is_test(&i.attrs) => return self.module(i),
+            Item::Use(i) if !is_test(&i.attrs) => return self.use_item(i),
+            Item::Mod(_) | Item::Use(_) => return,
+            _ => (&[], None),
+        };
+        if is_test(attrs) {
+            return;
+        }
+        if let Some(name) = defined {
+            self.define(name);
+        }
+        visit::visit_item(self, item);
+    }
+
+    fn visit_block(&mut self, block: &syn::Block) {
+        self.blocks += 1;
+        visit::visit_block(self, block);
+        self.blocks -= 1;
+    }
+
+    fn visit_impl_item(&mut self, item: &syn::ImplItem) {
+        let attrs = match item {
+            syn::ImplItem::Const(i) => &i.attrs,
+            syn::ImplItem::Fn(i) => &i.attrs,
+            syn::ImplItem::Type(i) => &i.attrs,
+            syn::ImplItem::Macro(i) => &i.attrs,
+            _ => return visit::visit_impl_item(self, item),
+        };
+        if !is_test(attrs) {
+            visit::visit_impl_item(self, item);
         }
     }
 
-    /// The leaf `segment` after `prefix`, with its `as` name if any.
-    fn leaf(&mut self, mut prefix: Vec<String>, segment: String) -> Leaf {
-        let mut bound = if segment == "self" {
-            prefix.last().cloned()
-        } else {
-            Some(segment.clone())
-        };
-        if segment != "self" {
-            prefix.push(segment);
+    fn visit_field(&mut self, field: &syn::Field) {
+        if !is_test(&field.attrs) {
+            visit::visit_field(self, field);
         }
-        if self.text(self.at) == "as" {
-            let alias = self.text(self.at + 1).to_string();
-            bound = (alias != "_").then_some(alias);
-            self.at += 2;
-        }
-        Leaf::Name(prefix, bound)
     }
+
+    fn visit_arm(&mut self, arm: &syn::Arm) {
+        if !is_test(&arm.attrs) {
+            visit::visit_arm(self, arm);
+        }
+    }
+
+    fn visit_path(&mut self, path: &syn::Path) {
+        let mut named = Vec::new();
+        let mut line = None;
+        if let Some(colon) = path.leading_colon {
+            named.push("::".to_string());
+            line = Some(line_of(colon.spans[0]));
+        }
+        for segment in &path.segments {
+            named.push(segment.ident.unraw().to_string());
+            line.get_or_insert_with(|| line_of(segment.ident.span()));
+        }
+        self.name(named, line.unwrap_or(0));
+        visit::visit_path(self, path);
+    }
+
+    fn visit_macro(&mut self, mac: &syn::Macro) {
+        visit::visit_macro(self, mac);
+        self.tokens(mac.tokens.clone());
+    }
+
+    fn visit_meta_list(&mut self, list: &syn::MetaList) {
+        visit::visit_meta_list(self, list);
+        self.tokens(list.tokens.clone());
+    }
+}
+
+/// One tree of a `use`: `a::b`, `a::b as c`, `a::*`, `a::{tree, ...}`.
+fn use_tree(tree: &syn::UseTree, mut prefix: Vec<String>, out: &mut Vec<Leaf>) {
+    match tree {
+        syn::UseTree::Path(p) => {
+            prefix.push(p.ident.unraw().to_string());
+            use_tree(&p.tree, prefix, out);
+        }
+        syn::UseTree::Name(n) => out.push(leaf(prefix, n.ident.unraw().to_string(), None)),
+        syn::UseTree::Rename(r) => out.push(leaf(
+            prefix,
+            r.ident.unraw().to_string(),
+            Some(r.rename.unraw().to_string()),
+        )),
+        syn::UseTree::Glob(_) => out.push(Leaf::Glob(prefix)),
+        syn::UseTree::Group(g) => {
+            for tree in &g.items {
+                use_tree(tree, prefix.clone(), out);
+            }
+        }
+    }
+}
+
+/// The leaf `segment` after `prefix`, with its `as` name if any.
+fn leaf(mut prefix: Vec<String>, segment: String, alias: Option<String>) -> Leaf {
+    let mut bound = if segment == "self" {
+        prefix.last().cloned()
+    } else {
+        Some(segment.clone())
+    };
+    if segment != "self" {
+        prefix.push(segment);
+    }
+    if let Some(alias) = alias {
+        bound = (alias != "_").then_some(alias);
+    }
+    Leaf::Name(prefix, bound)
 }
 
 enum Leaf {

@@ -45,8 +45,8 @@ fn every_path_form_is_seen() {
 fn paths_in_strings_comments_and_chars_are_no_uses() {
     let look_alikes = [
         "// crate::kernel::regular::open();",
-        "/// use crate::kernel::regular;",
-        "//! crate::kernel",
+        "/// use crate::kernel::regular;\npub struct Documented;",
+        "#[doc = \"crate::kernel\"]\npub struct Documented;",
         "/* use crate::kernel; /* nested */ crate::kernel::regular::open(); */",
         "const S: &str = \"crate::kernel::regular::open()\";",
         "const S: &str = \"escaped \\\" crate::kernel::regular \";",
@@ -237,4 +237,15 @@ fn a_module_under_path_is_an_error_not_a_module_that_is_not_there() {
     let read = tree.read();
     let error = read.err().map(|e| e.to_string()).unwrap_or_default();
     assert!(error.contains("`mod fake;`"), "{error:?}");
+}
+
+#[test]
+fn a_file_that_does_not_parse_is_an_error_with_its_place() {
+    let tree = planted_with(
+        KERNEL_USES_RULES,
+        RULESET,
+        &[("rules/number.rs", "pub fn value_at() {}\nfn broken( {\n")],
+    );
+    let error = tree.read().err().map(|e| e.to_string()).unwrap_or_default();
+    assert!(error.contains("src/rules/number.rs:2:"), "{error:?}");
 }

@@ -1,5 +1,6 @@
 //! The module graph of a source tree and the cycles in it, read from the
-//! source text: every `use` form and every fully qualified path, followed
+//! source as `syn` parses it: every `use` form and every fully qualified
+//! path (in macro calls too), followed
 //! through re-exports, test-only items left out, and each edge counted
 //! between the siblings where its ends part (so `kernel::a -> rules::b`
 //! counts as `kernel -> rules`). `tests/suite/structure.rs` keeps the real tree
@@ -8,10 +9,8 @@
 mod cycles;
 mod facts;
 mod hostile;
-mod lex;
 mod resolve;
 pub mod synthetic;
-mod test_items;
 mod tree;
 
 use std::fmt::Write as _;

@@ -1,5 +1,5 @@
 //! A crate's modules, found the way rustc finds them: from the crate root
-//! through each `mod` declaration that survives `#[cfg(test)]` stripping,
+//! through each `mod` declaration not under `#[cfg(test)]`,
 //! so a file no build includes is no module, and a binary's own modules
 //! (`main.rs` and what it declares) form a crate of their own.
 
@@ -7,7 +7,6 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use super::facts::{self, Facts};
-use super::{lex, test_items};
 
 /// One module: where its code is, and what that code says.
 #[derive(Debug)]
@@ -43,8 +42,12 @@ pub fn load(name: &str, root: &Path) -> std::io::Result<Crate> {
     while let Some((file, path, dir)) = todo.pop() {
         let text = std::fs::read_to_string(&file)
             .map_err(|e| std::io::Error::new(e.kind(), format!("{}: {e}", file.display())))?;
-        let tokens = test_items::without_test_items(&lex::tokens(&text));
-        for (below, facts) in facts::of_file(&tokens) {
+        let read = facts::of_file(&text).map_err(|e| {
+            let at = e.span().start();
+            let place = format!("{}:{}:{}", file.display(), at.line, at.column + 1);
+            std::io::Error::new(std::io::ErrorKind::InvalidData, format!("{place}: {e}"))
+        })?;
+        for (below, facts) in read {
             let module_dir = below.iter().fold(dir.clone(), |d, s| d.join(s));
             for child in &facts.file_children {
                 // A module the check cannot find would hide its uses: one
