@@ -31,7 +31,7 @@ use crate::rules::config::line_sets;
 use crate::rules::{RuleKind, SourceFile};
 
 /// The forms shipped with plugtop (`examples/forms/`).
-const BUILT_IN: [(&str, &str); 9] = [
+const BUILT_IN: [(&str, &str); 10] = [
     (
         "cpu-loadavg.conf",
         include_str!("../../examples/forms/cpu-loadavg.conf"),
@@ -59,6 +59,10 @@ const BUILT_IN: [(&str, &str); 9] = [
     (
         "mem-free-cache.conf",
         include_str!("../../examples/forms/mem-free-cache.conf"),
+    ),
+    (
+        "mem-backoff.conf",
+        include_str!("../../examples/forms/mem-backoff.conf"),
     ),
     (
         "mem-direct-scans.conf",
