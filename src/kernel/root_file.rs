@@ -19,7 +19,7 @@ pub mod paths {
 }
 
 /// A file a reading opens below a root.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum RootFile {
     Stat,
     Loadavg,
