@@ -3,7 +3,7 @@
 # series, as (I(1000) - I(500)) / 500 so start-up cost cancels out.
 #
 # valgrind has no openat2 (it says ENOSYS), so under it every file of a
-# snapshot is opened by chroot_walk's fallback walk, component by
+# snapshot is opened by fs::walk's fallback walk, component by
 # component: code that never runs on the kernels plugtop supports with
 # openat2, where one system call resolves the path. The figure printed
 # and held to the target is without that walk: its inclusive cost (the
@@ -56,7 +56,7 @@ def profile(path):
             continue
         if callee is not None and calls and re.match(r"[-+*0-9]", line):
             for key, tally in seen.items():
-                target = "chroot_walk::" + key
+                target = "fs::walk::" + key
                 if callee.endswith(target) and not fn.endswith(target):
                     tally[0] += int(line.split()[1])
                     tally[1] += calls

@@ -16,7 +16,6 @@ use crate::control::log_entries::{self, Detail};
 use crate::control::session::{Session, Step};
 use crate::kernel::actuator::{Actuator, NoWrites, RootActuator};
 use crate::kernel::live::LiveSource;
-use crate::kernel::pool_file::PoolHandoff;
 use crate::kernel::root::RootReader;
 use crate::kernel::{Interest, Sample, Source};
 use crate::logging::{Entry, LogSink, Priority, message_id};
@@ -255,7 +254,7 @@ pub enum StartError {
     #[error("--metrics-textfile {}: {reason}", path.display())]
     Textfile {
         path: PathBuf,
-        reason: crate::placed_file::PlaceError,
+        reason: crate::kernel::fs::FsError,
     },
     /// The metrics endpoint cannot listen (the address is taken or wrong).
     #[error("{0}")]
@@ -388,8 +387,6 @@ struct Runner<'a> {
     session: Session,
     actuator: &'a mut dyn Actuator,
     exposure: Option<Exposure>,
-    /// Released after each step (see [`run_handing`]).
-    pool: Option<&'a PoolHandoff>,
     /// A reload whose rules are not in yet.
     reloading: Option<Reloading>,
 }
@@ -533,19 +530,8 @@ pub fn run(
     if options.mode == Mode::Observe {
         return run_on(options, &mut source, log, signals);
     }
-    // The pool's file as each interval's reading opened it, for the write
-    // that follows (see PoolHandoff).
-    let pool = PoolHandoff::new();
-    let mut source = source.handing_pool(pool.clone());
-    let mut actuator = RootActuator::new(&options.root)?.taking_pool_from(pool.clone());
-    run_handing(
-        options,
-        &mut source,
-        &mut actuator,
-        log,
-        signals,
-        Some(&pool),
-    )
+    let mut actuator = RootActuator::new(&options.root)?;
+    run_with(options, &mut source, &mut actuator, log, signals)
 }
 
 /// As [`run`], reading from any source; a finite source (a recording, in
@@ -578,20 +564,6 @@ pub fn run_with(
     actuator: &mut dyn Actuator,
     log: &mut dyn LogSink,
     signals: &Signals,
-) -> Result<Ending, StartError> {
-    run_handing(options, source, actuator, log, signals, None)
-}
-
-/// As [`run_with`]; `pool` is released after each interval's step, so an
-/// opening of the pool's file handed over by a reading serves only the
-/// writes of that interval.
-fn run_handing(
-    options: &RunOptions,
-    source: &mut dyn Source,
-    actuator: &mut dyn Actuator,
-    log: &mut dyn LogSink,
-    signals: &Signals,
-    pool: Option<&PoolHandoff>,
 ) -> Result<Ending, StartError> {
     let facts = source.facts();
     let (rules, file) = load_rules(&options.rules, &facts)?;
@@ -630,7 +602,6 @@ fn run_handing(
         session: Session::new(Arc::clone(&rules), file, mode, options.flap),
         actuator,
         exposure,
-        pool,
         reloading: None,
     };
     // Nothing reads a trace of every interval but the metrics.
@@ -793,11 +764,6 @@ fn run_loop(
                 match source.next_sample() {
                     Some(Ok(s)) => s,
                     Some(Err(e)) => {
-                        // A reading that failed after handing over the
-                        // pool's file serves no write.
-                        if let Some(pool) = runner.pool {
-                            pool.release();
-                        }
                         if let Some(x) = &runner.exposure {
                             x.metrics.read_error(&e);
                         }
@@ -812,9 +778,6 @@ fn run_loop(
         crate::faults::panic_at(crate::faults::Site::Control, intervals);
         let sample = Arc::new(sample);
         let step = runner.session.step(Arc::clone(&sample), runner.actuator);
-        if let Some(pool) = runner.pool {
-            pool.release();
-        }
         if let Some(x) = runner.exposure.as_mut() {
             x.interval(
                 (&runner.session, &step, &sample),

@@ -32,7 +32,6 @@ pub mod lsp;
 pub mod metrics;
 pub mod number;
 pub mod pace;
-pub mod placed_file;
 pub mod report;
 pub mod rules;
 pub mod safe_text;

@@ -8,7 +8,6 @@
 //! [`plugtop::placed_file`]): exclusively, never through a link, and an
 //! existing page only replaced with `--force`.
 
-use std::ffi::OsStr;
 use std::io::Write;
 use std::path::Path;
 
@@ -17,7 +16,7 @@ use clap::CommandFactory;
 
 use crate::cli::{Cli, Editor, Generate, GenerateArgs};
 use plugtop::commands::Status;
-use plugtop::placed_file::{PlaceDir, PlaceError, Replace};
+use plugtop::kernel::fs::{FsError, Placing, Replace, Root};
 
 /// The hand-written page on the rule language and plugtop's diagnostics.
 const RULES_PAGE: &str = include_str!("../../docs/man/plugtop-rules.5");
@@ -154,16 +153,16 @@ fn daemon_page(cmd: clap::Command) -> std::io::Result<Vec<u8>> {
 /// (a file made there in between is still never replaced).
 fn man_pages(dir: &Path, replace: Replace) -> anyhow::Result<Vec<String>> {
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    let place = PlaceDir::open(dir)?;
+    let place = Root::dir(dir)?;
     let pages = pages()?;
     for (name, _) in &pages {
         place
-            .check(OsStr::new(name), replace)
+            .check(Path::new(name), replace)
             .map_err(|e| anyhow::anyhow!("{e}; nothing written{}", force_hint(&e)))?;
     }
     let mut written = Vec::new();
     for (name, page) in pages {
-        place.write(OsStr::new(&name), &page, replace)?;
+        place.write_file(Path::new(&name), &page, Placing::new(replace))?;
         written.push(name);
     }
     Ok(written)
@@ -171,9 +170,9 @@ fn man_pages(dir: &Path, replace: Replace) -> anyhow::Result<Vec<String>> {
 
 /// The hint after a refusal: how to replace pages on purpose (only
 /// regular files are ever replaced).
-fn force_hint(refusal: &PlaceError) -> &'static str {
+fn force_hint(refusal: &FsError) -> &'static str {
     match refusal {
-        PlaceError::Exists { .. } => " (--force replaces existing pages)",
+        FsError::Exists { .. } => " (--force replaces existing pages)",
         _ => "",
     }
 }

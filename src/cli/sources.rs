@@ -8,6 +8,7 @@ use anyhow::Context;
 
 use crate::cli::From;
 use plugtop::kernel::Source;
+use plugtop::kernel::fs::{PastLimit, Resolve, read_bounded};
 use plugtop::kernel::live::LiveSource;
 use plugtop::kernel::recording::RecordingSource;
 use plugtop::kernel::snapshots::SnapshotSource;
@@ -42,8 +43,10 @@ pub(super) fn open_source(
 pub(super) fn require_root(root: &Path) -> anyhow::Result<()> {
     require_root_dir(root)?;
     let stat = root.join("proc/stat");
-    let read = plugtop::kernel::in_root::RootDir::open(root)
-        .and_then(|dir| dir.read_small(c"proc/stat", 1 << 20));
+    let read = plugtop::kernel::fs::Root::open(root).and_then(|dir| {
+        let file = dir.open_regular(Path::new("proc/stat"), Resolve::InRoot)?;
+        read_bounded(&file, 1 << 20, PastLimit::Cut)
+    });
     if let Err(e) = read {
         anyhow::bail!(
             "--root {}: cannot read {}: {e} (a root holds proc/ and sys/ laid out like /)",

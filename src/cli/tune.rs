@@ -12,7 +12,7 @@ use anyhow::Context;
 
 use crate::cli::{CheckFormat, TuneArgs};
 use plugtop::commands::Status;
-use plugtop::placed_file::{PlaceDir, PlaceError, Replace};
+use plugtop::kernel::fs::{FsError, Placing, Replace, Root};
 use plugtop::rules::SourceFile;
 use plugtop::sim::report::SimReport;
 use plugtop::tune::knobs::Knob;
@@ -127,7 +127,7 @@ pub fn run(args: TuneArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
 /// search, or why nothing was.
 fn write_if_recommended(
     args: &TuneArgs,
-    target: Option<&(PlaceDir, OsString)>,
+    target: Option<&(Root, OsString)>,
     source_name: &str,
     tuned: &Tuned,
     facts: &plugtop::rules::SystemFacts,
@@ -626,19 +626,20 @@ fn json(out: &mut dyn Write, file: &SourceFile, tuned: &Tuned, said: &Said) -> a
 /// the directory held open, and a name at which nothing stands yet (a
 /// file, a link or anything else there is refused, never overwritten) in a
 /// directory a file can be created in.
-fn write_target(path: &Path) -> anyhow::Result<(PlaceDir, OsString)> {
+fn write_target(path: &Path) -> anyhow::Result<(Root, OsString)> {
     let shown = path.display();
-    let refused = |e: PlaceError| match e {
-        PlaceError::NotRegular { kind, .. } => anyhow::anyhow!(
+    let refused = |e: FsError| match e {
+        FsError::NotReplaceable { kind, .. } => anyhow::anyhow!(
             "--write {shown}: that is {kind}; --write creates a new file only, nothing tuned"
         ),
-        PlaceError::Exists { .. } => anyhow::anyhow!(
+        FsError::Exists { .. } => anyhow::anyhow!(
             "--write {shown}: that file exists already and is never overwritten, nothing tuned"
         ),
         e => anyhow::anyhow!("--write {shown}: {e}; nothing tuned"),
     };
-    let (dir, name) = PlaceDir::of_file(path).map_err(refused)?;
-    dir.check(&name, Replace::Nothing).map_err(refused)?;
+    let (dir, name) = Root::of_file(path).map_err(refused)?;
+    dir.check(Path::new(&name), Replace::Nothing)
+        .map_err(refused)?;
     dir.check_writable().map_err(refused)?;
     Ok((dir, name))
 }
@@ -647,7 +648,7 @@ fn write_target(path: &Path) -> anyhow::Result<(PlaceDir, OsString)> {
 /// cpuplugd would load it: created whole under a temporary name, never
 /// through a link, and moved to `name` only where nothing stands.
 fn write_new(
-    dir: &PlaceDir,
+    dir: &Root,
     name: &OsStr,
     bytes: &[u8],
     facts: &plugtop::rules::SystemFacts,
@@ -660,9 +661,10 @@ fn write_new(
             r.message
         );
     }
-    dir.write(name, bytes, Replace::Nothing).map_err(|e| {
-        anyhow::anyhow!("{e} (an existing file is never overwritten); nothing written")
-    })
+    dir.write_file(Path::new(name), bytes, Placing::new(Replace::Nothing))
+        .map_err(|e| {
+            anyhow::anyhow!("{e} (an existing file is never overwritten); nothing written")
+        })
 }
 
 #[cfg(test)]

@@ -7,11 +7,11 @@ use std::time::Duration;
 
 use super::{Pace, Status, Wait};
 use crate::kernel::Source;
-use crate::kernel::beneath::Beneath;
 use crate::kernel::claimed_dir::{DirUse, claim};
+use crate::kernel::fs::Root;
+use crate::kernel::fs::{Placing, StagedFiles};
 use crate::kernel::recording::export::write_snapshot;
 use crate::kernel::recording::{Header, RecordingWriter};
-use crate::kernel::staged_files::StagedFiles;
 
 /// Where the samples go.
 pub enum Destination<'a> {
@@ -104,8 +104,8 @@ pub fn run(
 
 /// Writes `sample` as snapshot `index` beneath `dir`: every file created
 /// anew and renamed into place whole, never written through a link.
-fn export(dir: &Beneath, index: usize, sample: &crate::kernel::Sample) -> std::io::Result<()> {
-    let mut files = StagedFiles::new(dir);
+fn export(dir: &Root, index: usize, sample: &crate::kernel::Sample) -> std::io::Result<()> {
+    let mut files = StagedFiles::new(dir, Placing::REPLACE);
     write_snapshot(&mut files, index, sample)
         .and_then(|()| files.commit())
         .map_err(std::io::Error::other)

@@ -7,10 +7,9 @@ use std::path::{Path, PathBuf};
 
 use super::journal_check::{BadLine, KeyLines, LineRefusal};
 use crate::kernel::actuator::{ActError, Actuator};
-use crate::kernel::beneath::Beneath;
 use crate::kernel::cpulist::CpuList;
+use crate::kernel::fs::{FsError, PastLimit, Placing, Resolve, Root, is_kernel_file, read_bounded};
 use crate::kernel::recording::export::ranges;
-use crate::kernel::staged_files::StagedFiles;
 
 /// What the guest looked like when plugtop started acting on it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -39,9 +38,7 @@ pub enum JournalError {
         source: std::io::Error,
     },
     #[error(transparent)]
-    Beneath(#[from] crate::kernel::beneath::BeneathError),
-    #[error(transparent)]
-    Stage(#[from] crate::kernel::staged_files::StageError),
+    Fs(#[from] FsError),
     #[error("{path} line {line}: {what}")]
     Malformed {
         path: String,
@@ -77,7 +74,7 @@ impl StartState {
 }
 
 /// Writes the journal durably, as every file plugtop creates
-/// ([`StagedFiles::durable`]): a new file under an unpredictable name,
+/// ([`Placing::durable`]): a new file under an unpredictable name,
 /// created exclusively and never through a link, fsynced, renamed only
 /// over a regular file or nothing (a link, a FIFO, a socket or a directory
 /// at the journal's name is refused and kept), and the directory fsynced.
@@ -97,8 +94,8 @@ pub fn write(root: &Path, path: &Path, state: &StartState) -> Result<(), Journal
             (dir, Path::new(path.file_name().unwrap_or_default()))
         }
     };
-    let beneath = Beneath::open(base).map_err(io)?;
-    StagedFiles::durable(&beneath).put(rel, state.text().as_bytes())?;
+    let beneath = Root::open(base).map_err(io)?;
+    beneath.write_file(rel, state.text().as_bytes(), Placing::durable())?;
     Ok(())
 }
 
@@ -106,45 +103,47 @@ pub fn write(root: &Path, path: &Path, state: &StartState) -> Result<(), Journal
 const JOURNAL_LIMIT: u64 = 1 << 20;
 
 /// A journal's bytes, read where [`write`] puts it: beneath `root` (as in
-/// a chroot) when it lies there by name, else by its path; never blocking
-/// on a FIFO, never cut short. `None` when there is none.
+/// a chroot) when it lies there by name, else beneath its own directory;
+/// a link at its name refused, never followed (plugtop writes it as a
+/// regular file), never blocking on a FIFO, never a kernel file, never
+/// cut short. `None` when there is none.
 fn read_bytes(root: &Path, path: &Path) -> Result<Option<Vec<u8>>, JournalError> {
-    if let Ok(b) = Beneath::open(root)
-        && let Some(rel) = b.relative(path)
-    {
-        return match b.read_own(rel, JOURNAL_LIMIT) {
-            Ok(bytes) => Ok(Some(bytes)),
-            Err(e) if e.is_not_found() => Ok(None),
-            // Named by its whole path: the error names it inside the root.
-            Err(e) => Err(JournalError::Io {
+    let below = Root::open(root)
+        .ok()
+        .and_then(|b| Some((b.relative(path)?.to_path_buf(), b)));
+    let (dir, rel) = match below {
+        Some((rel, b)) => (b, rel),
+        None => match Root::of_file(path) {
+            Ok((dir, name)) => (dir, PathBuf::from(name)),
+            Err(FsError::Dir { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
+                return Ok(None);
+            }
+            Err(e) => return Err(e.into()),
+        },
+    };
+    let read = dir.open_regular(&rel, Resolve::Own).and_then(|file| {
+        if is_kernel_file(&file) {
+            return Err(FsError::KernelFile {
                 path: path.display().to_string(),
-                source: std::io::Error::other(e.to_string()),
-            }),
-        };
-    }
-    let too_long = |bytes: &Vec<u8>| bytes.len() as u64 > JOURNAL_LIMIT;
-    // plugtop writes its journal as a regular file, never a link: a link
-    // at its name is refused here as it is below the root.
-    if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
-        return Err(JournalError::Io {
+            });
+        }
+        read_bounded(&file, JOURNAL_LIMIT, PastLimit::Fail).map_err(|e| FsError::Io {
             path: path.display().to_string(),
-            source: std::io::Error::other(
-                "a symbolic link where plugtop writes its journal as a regular file; refusing to follow it",
-            ),
-        });
-    }
-    match crate::kernel::regular::read_named(path, JOURNAL_LIMIT + 1) {
-        Ok(bytes) if !too_long(&bytes) => Ok(Some(bytes)),
-        Ok(_) => Err(JournalError::Io {
+            source: if e.kind() == std::io::ErrorKind::FileTooLarge {
+                let why = format!("more than {JOURNAL_LIMIT} bytes; not a journal plugtop wrote");
+                std::io::Error::new(e.kind(), why)
+            } else {
+                e
+            },
+        })
+    });
+    match read {
+        Ok(bytes) => Ok(Some(bytes)),
+        Err(e) if e.is_not_found() => Ok(None),
+        // Named by its whole path: the error names it inside the root.
+        Err(e) => Err(JournalError::Io {
             path: path.display().to_string(),
-            source: std::io::Error::other(format!(
-                "more than {JOURNAL_LIMIT} bytes; not a journal plugtop wrote"
-            )),
-        }),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(source) => Err(JournalError::Io {
-            path: path.display().to_string(),
-            source,
+            source: std::io::Error::other(e.to_string()),
         }),
     }
 }
@@ -335,7 +334,7 @@ pub enum InexactStart {
 /// Removes the journal after a clean restore (beneath `root` when it lies
 /// there, so a linked directory cannot make it remove a file elsewhere).
 pub fn remove(root: &Path, path: &Path) -> Result<(), JournalError> {
-    if let Ok(b) = Beneath::open(root)
+    if let Ok(b) = Root::open(root)
         && let Some(rel) = b.relative(path)
     {
         return Ok(b.remove(rel)?);

@@ -7,9 +7,9 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::kernel::beneath::{Beneath, BeneathError};
 use crate::kernel::cpu_choice::Online;
 use crate::kernel::cpu_dir::CpuDir;
+use crate::kernel::fs::{FsError, Resolve, Root};
 use crate::kernel::root_file::paths;
 
 /// The line each value of a journal was read from, for messages.
@@ -116,9 +116,9 @@ pub enum NotRestorable {
     #[error("cmm_pages {} is given, but the guest has no {}", .0, paths::CMM_PAGES)]
     NoPool(i64),
     #[error("cmm_pages cannot be put back: {0}")]
-    PoolUnreadable(BeneathError),
+    PoolUnreadable(Box<FsError>),
     #[error("cannot check cmm_pages {pages}: {reason}")]
-    MeminfoUnreadable { pages: i64, reason: BeneathError },
+    MeminfoUnreadable { pages: i64, reason: Box<FsError> },
     #[error("cannot check cmm_pages {}: no MemTotal in {}", .0, paths::MEMINFO)]
     NoMemTotal(i64),
     /// More pages than the guest's memory holds: no pool it ever had.
@@ -177,7 +177,7 @@ pub fn restorable(
     online: &[u32],
     cmm_pages: Option<i64>,
 ) -> Result<(), NotRestorable> {
-    let beneath = Beneath::open(root).map_err(|reason| NotRestorable::RootUnopenable {
+    let beneath = Root::open(root).map_err(|reason| NotRestorable::RootUnopenable {
         root: root.to_path_buf(),
         reason,
     })?;
@@ -239,20 +239,23 @@ fn cpus_exist(root: &Path, online: &[u32]) -> Result<(), NotRestorable> {
 /// The guest has a pool, and `pages` is neither negative nor more than
 /// its memory holds (`MemTotal` in 4 KiB pages): such a number is not a
 /// pool this guest ever had.
-fn pool_fits(beneath: &Beneath, pages: i64) -> Result<(), NotRestorable> {
+fn pool_fits(beneath: &Root, pages: i64) -> Result<(), NotRestorable> {
     if pages < 0 {
         return Err(NotRestorable::NegativePool(pages));
     }
-    match beneath.read_small(Path::new(paths::CMM_PAGES), CMM_LIMIT) {
+    match beneath.read(Path::new(paths::CMM_PAGES), CMM_LIMIT, Resolve::Beneath) {
         Ok(_) => {}
         Err(e) if e.is_not_found() => {
             return Err(NotRestorable::NoPool(pages));
         }
-        Err(e) => return Err(NotRestorable::PoolUnreadable(e)),
+        Err(e) => return Err(NotRestorable::PoolUnreadable(Box::new(e))),
     }
     let meminfo = beneath
-        .read_small(Path::new(paths::MEMINFO), MEMINFO_LIMIT)
-        .map_err(|reason| NotRestorable::MeminfoUnreadable { pages, reason })?;
+        .read(Path::new(paths::MEMINFO), MEMINFO_LIMIT, Resolve::Beneath)
+        .map_err(|reason| NotRestorable::MeminfoUnreadable {
+            pages,
+            reason: Box::new(reason),
+        })?;
     let Some(total_kib) = mem_total_kib(&meminfo) else {
         return Err(NotRestorable::NoMemTotal(pages));
     };

@@ -6,7 +6,7 @@ use std::fs::{File, TryLockError};
 use std::path::{Path, PathBuf};
 
 use super::journal::pid_alive;
-use crate::kernel::beneath::Beneath;
+use crate::kernel::fs::{Resolve, Root};
 use crate::kernel::process::{self, LockedFile};
 
 /// cpuplugd's lock file, below a root.
@@ -45,7 +45,7 @@ pub enum LockError {
     #[error("{} is locked: cpuplugd is starting or another plugtop acts on this guest", path.display())]
     Held { path: std::path::PathBuf },
     #[error(transparent)]
-    Beneath(#[from] crate::kernel::beneath::BeneathError),
+    Beneath(#[from] crate::kernel::fs::FsError),
     #[error("{path}: {source}")]
     Io {
         path: String,
@@ -61,8 +61,8 @@ const PID_FILE_LIMIT: u64 = 4096;
 /// it does, even a stale one. Read beneath the root (a link there resolves
 /// as in a chroot), without blocking on a FIFO and bounded; a pid file that
 /// cannot be read says nothing about cpuplugd, so that refuses too.
-fn refuse_beside_cpuplugd(root: &Path, beneath: &Beneath) -> Result<(), LockError> {
-    let text = match beneath.read_small(Path::new(CPUPLUGD_PID), PID_FILE_LIMIT) {
+fn refuse_beside_cpuplugd(root: &Path, beneath: &Root) -> Result<(), LockError> {
+    let text = match beneath.read(Path::new(CPUPLUGD_PID), PID_FILE_LIMIT, Resolve::Beneath) {
         Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
         Err(e) if e.is_not_found() => return Ok(()),
         Err(e) => return Err(e.into()),
@@ -89,7 +89,7 @@ pub fn acquire(root: &Path) -> Result<GuestLock, LockError> {
     };
     // Resolved beneath the root as in a chroot: `var/lock` → `/run/lock`
     // (Debian) is followed inside the root, and no link leads outside it.
-    let beneath = Beneath::open(root).map_err(|source| LockError::Io {
+    let beneath = Root::open(root).map_err(|source| LockError::Io {
         path: root.display().to_string(),
         source,
     })?;
@@ -110,7 +110,7 @@ pub fn acquire(root: &Path) -> Result<GuestLock, LockError> {
 
 /// Removes the lock file at exit, as cpuplugd does (beneath the root).
 pub fn release(root: &Path) {
-    if let Ok(b) = Beneath::open(root) {
+    if let Ok(b) = Root::open(root) {
         let _ = b.remove(Path::new(LOCK_FILE));
     }
 }
@@ -121,7 +121,7 @@ pub fn release(root: &Path) {
 /// that a plugtop acts on this root: a renamed binary holds it too, and an
 /// observer or a plugtop acting on another root does not.
 pub fn held_by(root: &Path, pid: u32) -> bool {
-    let Ok(beneath) = Beneath::open(root) else {
+    let Ok(beneath) = Root::open(root) else {
         return false;
     };
     beneath

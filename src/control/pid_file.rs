@@ -7,8 +7,8 @@
 
 use std::path::Path;
 
-use crate::kernel::beneath::Beneath;
-use crate::kernel::staged_files::{StageError, StagedFiles};
+use crate::kernel::fs::Root;
+use crate::kernel::fs::{FsError, Placing, StagedFiles};
 
 /// plugtop's pid file when running as a daemon, below a root.
 pub const PLUGTOP_PID: &str = "run/plugtop.pid";
@@ -17,7 +17,7 @@ pub const PLUGTOP_PID: &str = "run/plugtop.pid";
 #[derive(Debug, thiserror::Error)]
 pub enum PidFileError {
     #[error(transparent)]
-    Stage(#[from] StageError),
+    Stage(#[from] FsError),
     #[error("{path}: {source}")]
     Io {
         path: String,
@@ -30,19 +30,19 @@ pub enum PidFileError {
 /// not at all (a reader never sees half a number); no temporary file is
 /// left when it cannot be placed.
 pub fn write(root: &Path) -> Result<(), PidFileError> {
-    let beneath = Beneath::open(root).map_err(|source| PidFileError::Io {
+    let beneath = Root::open(root).map_err(|source| PidFileError::Io {
         path: root.display().to_string(),
         source,
     })?;
     let pid = format!("{}\n", std::process::id());
-    StagedFiles::new(&beneath).put(PLUGTOP_PID, pid.as_bytes())?;
+    StagedFiles::new(&beneath, Placing::REPLACE).put(PLUGTOP_PID, pid.as_bytes())?;
     Ok(())
 }
 
 /// Removes the pid file at exit (the name itself, never what a link
 /// there points to); absent is fine.
 pub fn remove(root: &Path) {
-    if let Ok(b) = Beneath::open(root) {
+    if let Ok(b) = Root::open(root) {
         let _ = b.remove(Path::new(PLUGTOP_PID));
     }
 }

@@ -70,32 +70,21 @@ pub fn read_guest_file(root: Option<&Path>, instance: &str, path: &str) -> Resul
     };
     let shown = local_path(Some(root), instance, path);
     let fail = |e: &dyn std::fmt::Display| format!("{}: {e}", shown.display());
-    let dir = crate::kernel::in_root::RootDir::open(root)
-        .map_err(|e| format!("{}: {e}", root.display()))?;
+    let dir =
+        crate::kernel::fs::Root::open(root).map_err(|e| format!("{}: {e}", root.display()))?;
     let rel = format!(
         "{}/{}",
         instance_dir(instance),
         path.trim_start_matches('/')
     );
-    let rel = std::ffi::CString::new(rel).map_err(|e| fail(&e))?;
-    let file = dir.open_file(&rel).map_err(|e| fail(&e))?;
-    let meta = file.metadata().map_err(|e| fail(&e))?;
-    if !meta.is_file() {
-        return Err(fail(&"not a regular file (a FIFO, a device?): not read"));
-    }
-    read_bounded(file).map_err(|e| fail(&e))
-}
-
-/// At most [`MAX_FILE`] bytes of `file`, as text; more is an error.
-fn read_bounded(file: std::fs::File) -> Result<String, String> {
-    use std::io::Read;
-    let mut bytes = Vec::new();
-    file.take(MAX_FILE + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| e.to_string())?;
-    if bytes.len() as u64 > MAX_FILE {
-        return Err(format!("larger than {MAX_FILE} bytes"));
-    }
+    let resolve = crate::kernel::fs::Resolve::InRoot;
+    let bytes = dir
+        .open_regular(Path::new(&rel), resolve)
+        .map_err(std::io::Error::from)
+        .and_then(|f| {
+            crate::kernel::fs::read_bounded(&f, MAX_FILE, crate::kernel::fs::PastLimit::Fail)
+        })
+        .map_err(|e| fail(&e))?;
     Ok(String::from_utf8_lossy(&bytes).into_owned())
 }
 

@@ -78,7 +78,7 @@ impl Logged {
 /// all is an error (the wrong file, or cpuplugd ran without `-V`).
 pub fn read(path: &Path) -> Result<(Vec<Logged>, Vec<String>), ImportError> {
     let shown = path.display().to_string();
-    let file = crate::kernel::regular::open_named(path)
+    let file = crate::kernel::fs::open_named(path)
         .map_err(|e| ImportError::Input(format!("{shown}: cannot read it: {e}")))?;
     let mut reader = BufReader::new(file.take(MOST_BYTES));
     let mut found = Vec::new();

@@ -25,9 +25,9 @@ use std::sync::Arc;
 
 use crate::kernel::cpulist::CpuList;
 use crate::kernel::fields::{FieldTable, Layout};
+use crate::kernel::fs::{FsError, Placing, Replace, Root};
 use crate::kernel::recording::{GuestAction, Header, RecordingWriter};
 use crate::kernel::{CpuTicks, Sample, Stamp};
-use crate::placed_file::{PlaceDir, PlaceError, Replace};
 
 /// USER_HZ: the kernel counts /proc/stat ticks in hundredths of a second
 /// on every architecture plugtop runs on.
@@ -41,7 +41,7 @@ pub enum ImportError {
     #[error("{0}")]
     Input(String),
     #[error(transparent)]
-    Place(#[from] PlaceError),
+    Place(#[from] FsError),
     #[error("cannot write {path}: {source}")]
     Write {
         path: String,
@@ -232,36 +232,40 @@ pub fn write_recording(
     actions: Vec<actions::Logged>,
     produce: impl FnOnce(&mut Output<'_>) -> Result<(), ImportError>,
 ) -> Result<Summary, ImportError> {
-    let (dir, name) = PlaceDir::of_file(path)?;
-    dir.check(&name, Replace::Nothing)?;
+    let (dir, name) = Root::of_file(path)?;
+    dir.check(Path::new(&name), Replace::Nothing)?;
     let shown = path.display().to_string();
-    dir.write_streamed(&name, Replace::Nothing, |file, _| {
-        let mut out = Output {
-            writer: None,
-            file: Some(file),
-            header: None,
-            actions,
-            shown: shown.clone(),
-            summary: Summary::default(),
-            gap_limit: 0,
-        };
-        produce(&mut out)?;
-        let Some(writer) = out.writer else {
-            return Err(ImportError::Input(
-                "the history holds no readings: nothing to import".into(),
-            ));
-        };
-        let mut summary = out.summary;
-        summary.bytes = writer.bytes();
-        writer
-            .into_inner()
-            .sync_all()
-            .map_err(|source| ImportError::Write {
-                path: shown.clone(),
-                source,
-            })?;
-        Ok(summary)
-    })
+    dir.write_streamed(
+        Path::new(&name),
+        Placing::new(Replace::Nothing),
+        |file, _| {
+            let mut out = Output {
+                writer: None,
+                file: Some(file),
+                header: None,
+                actions,
+                shown: shown.clone(),
+                summary: Summary::default(),
+                gap_limit: 0,
+            };
+            produce(&mut out)?;
+            let Some(writer) = out.writer else {
+                return Err(ImportError::Input(
+                    "the history holds no readings: nothing to import".into(),
+                ));
+            };
+            let mut summary = out.summary;
+            summary.bytes = writer.bytes();
+            writer
+                .into_inner()
+                .sync_all()
+                .map_err(|source| ImportError::Write {
+                    path: shown.clone(),
+                    source,
+                })?;
+            Ok(summary)
+        },
+    )
 }
 
 /// `HH:MM:SS` of a stamp (UTC).

@@ -83,7 +83,7 @@ pub fn import(options: SysstatOptions<'_>) -> Result<Summary, ImportError> {
     };
     for file in options.files {
         // sadf would wait on a FIFO and read /dev/zero for ever.
-        crate::kernel::regular::open_named(file)
+        crate::kernel::fs::open_named(file)
             .map_err(|e| ImportError::Input(format!("{}: cannot read it: {e}", file.display())))?;
     }
     let mut state = SadfImport::default();

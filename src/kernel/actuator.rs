@@ -18,8 +18,7 @@ use std::time::{Duration, Instant};
 
 use super::cpu_choice::{CpuChange, Online};
 use super::cpu_dir::CpuDir;
-use crate::kernel::beneath::Beneath;
-use crate::kernel::pool_file::PoolHandoff;
+use crate::kernel::fs::{FsError, Root};
 use crate::kernel::root::paths;
 
 /// Why an action could not be carried out.
@@ -34,7 +33,7 @@ pub enum ActError {
         source: std::io::Error,
     },
     #[error(transparent)]
-    Beneath(#[from] crate::kernel::beneath::BeneathError),
+    Fs(#[from] FsError),
     #[error("no more writes: the guest was put back after a panic")]
     Stopped,
 }
@@ -97,17 +96,14 @@ pub trait Actuator {
 }
 
 /// The guest below a root directory (`/` in production). Writes go through
-/// [`Beneath`]: resolved inside the root as in a chroot, so no link (even
+/// [`Root::write_existing`]: resolved beneath the root, so no link (even
 /// one swapped in while plugtop works) leads them outside.
 #[derive(Debug, Clone)]
 pub struct RootActuator {
     cpus: CpuDir,
-    beneath: Arc<Beneath>,
+    root: Arc<Root>,
     /// The panic hook's restore: it already holds the write lock.
     after_panic: bool,
-    /// Where this interval's reading hands over `cmm_pages` opened for
-    /// writing (`plugtop run`).
-    pool: Option<PoolHandoff>,
 }
 
 impl RootActuator {
@@ -115,33 +111,14 @@ impl RootActuator {
     pub fn new(root: &Path) -> std::io::Result<Self> {
         Ok(RootActuator {
             cpus: CpuDir::new(root),
-            beneath: Arc::new(Beneath::open(root)?),
+            root: Arc::new(Root::open(root)?),
             after_panic: false,
-            pool: None,
         })
     }
 
-    /// Writes the pool through the opening `handoff` holds in an interval
-    /// whose reading handed one over.
-    pub fn taking_pool_from(mut self, handoff: PoolHandoff) -> Self {
-        self.pool = Some(handoff);
-        self
-    }
-
-    /// Writes `text` to `rel` below the root, resolved as in a chroot.
+    /// Writes `text` to `rel` below the root, under the write lock and the
+    /// test build's gates, as every write to the guest is.
     fn write(&self, rel: &str, text: &str) -> Result<(), ActError> {
-        self.write_by(rel, |beneath| {
-            beneath.write_existing(Path::new(rel), text.as_bytes())
-        })
-    }
-
-    /// Writes to `rel` by `write`, under the write lock and the test
-    /// build's gates, as every write to the guest is.
-    fn write_by(
-        &self,
-        rel: &str,
-        write: impl FnOnce(&Beneath) -> Result<(), crate::kernel::beneath::BeneathError>,
-    ) -> Result<(), ActError> {
         let _guard = if self.after_panic {
             None
         } else {
@@ -152,13 +129,13 @@ impl RootActuator {
             Some(guard)
         };
         crate::faults::wait_at_write_gate();
-        if crate::faults::write_fails(self.beneath.root(), rel) {
+        if crate::faults::write_fails(self.root.path(), rel) {
             return Err(ActError::Write {
-                path: self.beneath.root().join(rel).display().to_string(),
+                path: self.root.path().join(rel).display().to_string(),
                 source: std::io::Error::other("the write failed (injected)"),
             });
         }
-        let written = write(&self.beneath);
+        let written = self.root.write_existing(Path::new(rel), text.as_bytes());
         crate::faults::wait_for_write_acknowledged();
         Ok(written?)
     }
@@ -223,16 +200,8 @@ impl Actuator for RootActuator {
         self.change_one(CpuChange::Unplug, failures)
     }
 
-    /// Through the opening this interval's reading handed over, where it
-    /// did (see [`PoolHandoff`]).
     fn set_pool(&mut self, pages: i64) -> Result<(), ActError> {
-        let text = format!("{pages}\n");
-        match self.pool.as_ref().and_then(PoolHandoff::take) {
-            Some(opened) => self.write_by(paths::CMM_PAGES, |beneath| {
-                beneath.write_opened(&opened, Path::new(paths::CMM_PAGES), text.as_bytes())
-            }),
-            None => self.write(paths::CMM_PAGES, &text),
-        }
+        self.write(paths::CMM_PAGES, &format!("{pages}\n"))
     }
 
     /// Only CPUs whose `online` file can be read are changed; one that

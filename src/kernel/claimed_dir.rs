@@ -5,12 +5,11 @@
 //! in. A new or empty directory is taken and marked with a file naming
 //! what filled it, so a later run may fill its own directory again.
 
-use std::io::Write as _;
 use std::path::Path;
 
 use rustix::fs::FileType;
 
-use super::beneath::{Beneath, BeneathError};
+use super::fs::{FsError, Placing, Replace, Resolve, Root};
 
 /// What fills the directory: each kind has its own marker, so a served
 /// root is never taken for an export directory or the other way round.
@@ -66,21 +65,21 @@ pub enum ClaimError {
     },
     /// Looking into it or marking it failed.
     #[error(transparent)]
-    Beneath(#[from] BeneathError),
+    Fs(#[from] FsError),
 }
 
 /// Makes `dir` if missing and takes it for `what`: refused when it is `/`,
 /// or when it holds anything and no marker of `what`. Nothing is written
 /// into a directory that is refused. The directory is returned held open:
 /// every file is then written beneath it.
-pub fn claim(dir: &Path, what: DirUse) -> Result<Beneath, ClaimError> {
+pub fn claim(dir: &Path, what: DirUse) -> Result<Root, ClaimError> {
     let open_error = |source| ClaimError::Open {
         dir: dir.display().to_string(),
         source,
     };
     std::fs::create_dir_all(dir).map_err(open_error)?;
-    let beneath = Beneath::open(dir).map_err(open_error)?;
-    if beneath.is_system_root().map_err(open_error)? {
+    let beneath = Root::open(dir).map_err(open_error)?;
+    if beneath.is_system_root() {
         return Err(ClaimError::SystemRoot {
             dir: dir.display().to_string(),
         });
@@ -91,15 +90,14 @@ pub fn claim(dir: &Path, what: DirUse) -> Result<Beneath, ClaimError> {
         Some(_) => return Err(foreign(dir, what)),
         None => {}
     }
-    if !beneath.dir_names(Path::new(""), 1)?.is_empty() {
+    if !beneath
+        .dir_entries(Path::new(""), 1, Resolve::Beneath)?
+        .is_empty()
+    {
         return Err(foreign(dir, what));
     }
-    let mut file = beneath.create_new(marker)?;
-    file.write_all(what.marker_text().as_bytes())
-        .map_err(|source| BeneathError::Io {
-            path: dir.join(marker).display().to_string(),
-            source,
-        })?;
+    let text = what.marker_text();
+    beneath.write_file(marker, text.as_bytes(), Placing::new(Replace::Nothing))?;
     Ok(beneath)
 }
 

@@ -5,13 +5,11 @@
 //! start of the first line.
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use rustix::fs::FileType;
 
-use super::beneath::Beneath;
-use super::kept_dir::KeptDir;
-use super::kept_files::KeptFiles;
+use super::fs::{KeptFiles, PastLimit, Resolve, Root, read_bounded};
 
 use super::cpu_choice::{self, CpuChange, CpuFlags, Online, cpu_of_name, walk_order};
 use super::integer::parse_long;
@@ -24,19 +22,37 @@ const FLAG_BYTES: u64 = 511;
 /// hundred; a damaged root may have millions).
 const MOST_ENTRIES: usize = 1 << 16;
 
-/// A read-only view of the CPU directories below one root. Every read is
-/// resolved beneath the root as in a chroot, as the writes are: a link
-/// cannot make a CPU elsewhere count as online here.
+/// One of a CPU's two flag files.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum FlagFile {
+    Online,
+    Configure,
+}
+
+impl FlagFile {
+    /// Its name in the `cpuN` directory.
+    pub fn name(self) -> &'static str {
+        match self {
+            FlagFile::Online => "online",
+            FlagFile::Configure => "configure",
+        }
+    }
+}
+
+/// A read-only view of the CPU directories below one root, for the
+/// actuator that acts on them: every read is resolved as the writes are
+/// ([`Resolve::Beneath`]), so a link climbing out of the root makes a flag
+/// unreadable (and the CPU written, so the failure is seen) where the
+/// screen, which only shows, reads the root's own file of that name.
 #[derive(Debug, Clone)]
 pub struct CpuDir {
     /// `None` when the root cannot be opened: no CPUs are seen.
-    root: Option<Arc<Beneath>>,
+    root: Option<Arc<Root>>,
     dir: PathBuf,
-    /// The CPU directory, kept open when it is the kernel's (observe mode
-    /// lists it each interval a rule asks for a change).
-    kept: Arc<Mutex<KeptDir>>,
-    /// The kernel's flag files read so far, kept open.
-    kept_files: Arc<KeptFiles>,
+    /// The CPU directory and the flag files read so far, kept open when
+    /// they are the kernel's (observe mode reads them each interval a rule
+    /// asks for a change).
+    kept: Arc<Mutex<KeptFiles<(u32, FlagFile)>>>,
 }
 
 /// What reading one flag file gave.
@@ -60,11 +76,14 @@ impl CpuDir {
     /// The CPUs below `root`.
     pub fn new(root: &Path) -> Self {
         CpuDir {
-            root: Beneath::open(root).ok().map(Arc::new),
+            root: Root::open(root).ok().map(Arc::new),
             dir: PathBuf::from(paths::CPU_DIR),
             kept: Arc::default(),
-            kept_files: Arc::default(),
         }
+    }
+
+    fn kept(&self) -> MutexGuard<'_, KeptFiles<(u32, FlagFile)>> {
+        self.kept.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// The ids of the CPU directories now, in the order cpuplugd visits
@@ -85,7 +104,7 @@ impl CpuDir {
                 let dir = match *kind {
                     FileType::Directory => true,
                     FileType::Symlink | FileType::Unknown => {
-                        root.is_dir(&self.dir.join(format!("cpu{id}")))
+                        root.is_dir(&self.dir.join(format!("cpu{id}")), Resolve::Beneath)
                     }
                     _ => false,
                 };
@@ -98,46 +117,49 @@ impl CpuDir {
 
     /// The CPU directory's entries now, from the kept directory when the
     /// root's is the kernel's (`None`: it cannot be listed).
-    fn entries(&self, root: &Beneath) -> Option<Vec<(Vec<u8>, FileType)>> {
-        let Ok(mut kept) = self.kept.lock() else {
-            return root.dir_entries(&self.dir, MOST_ENTRIES).ok();
-        };
-        let mut listing = kept.take(|| root.open_dir(&self.dir).ok())?;
-        let entries = Beneath::entries_of(&mut listing.dir, &self.dir, MOST_ENTRIES).ok();
+    fn entries(&self, root: &Root) -> Option<Vec<(Vec<u8>, FileType)>> {
+        let mut kept = self.kept();
+        let mut listing = kept.take_dir(|| root.open_dir(&self.dir, Resolve::Beneath).ok())?;
+        let entries = super::fs::entries_of(&mut listing.dir, MOST_ENTRIES).ok();
         let whole = entries.as_ref().is_some_and(|e| e.len() < MOST_ENTRIES);
         kept.give_back(listing, whole);
         entries
     }
 
-    fn file(&self, id: u32, name: &str) -> PathBuf {
-        self.dir.join(format!("cpu{id}/{name}"))
-    }
-
-    /// What the flag file at `path` says now: from the kept file when
-    /// the kernel's is kept, else read afresh (and kept when it is the
-    /// kernel's).
-    fn read_flag(&self, path: &Path) -> Flag {
+    /// What CPU `id`'s `flag` file says now: from the kept file when the
+    /// kernel's is kept, else read afresh (and kept when it is the
+    /// kernel's). More than cpuplugd reads is unreadable.
+    fn read_flag(&self, id: u32, flag: FlagFile) -> Flag {
         let Some(root) = self.root.as_deref() else {
             return Flag::Unreadable;
         };
-        if let Some(bytes) = self.kept_files.read(path, FLAG_BYTES) {
-            return flag_of(&bytes);
+        let key = (id, flag);
+        let mut kept = self.kept();
+        if let Some(file) = kept.open_file(&key) {
+            match read_bounded(file, FLAG_BYTES, PastLimit::Fail) {
+                Ok(bytes) => return flag_of(&bytes),
+                // Read afresh, with what that says.
+                Err(_) => kept.forget(&key),
+            }
         }
-        let read = root.open_small(path).and_then(|file| {
-            let bytes = Beneath::read_whole(&file, path, FLAG_BYTES)?;
-            self.kept_files.keep(path, file);
-            Ok(bytes)
-        });
-        match read {
-            Ok(bytes) => flag_of(&bytes),
-            Err(e) if e.is_not_found() => Flag::Absent,
+        let path = self.dir.join(format!("cpu{id}/{}", flag.name()));
+        let file = match root.open_regular(&path, Resolve::Beneath) {
+            Ok(file) => file,
+            Err(e) if e.is_not_found() => return Flag::Absent,
+            Err(_) => return Flag::Unreadable,
+        };
+        match read_bounded(&file, FLAG_BYTES, PastLimit::Fail) {
+            Ok(bytes) => {
+                kept.keep(key, file);
+                flag_of(&bytes)
+            }
             Err(_) => Flag::Unreadable,
         }
     }
 
     /// What CPU `id`'s `online` file says now.
     pub fn online(&self, id: u32) -> Online {
-        match self.read_flag(&self.file(id, "online")) {
+        match self.read_flag(id, FlagFile::Online) {
             Flag::Absent => Online::Fixed,
             Flag::Unreadable => Online::Unreadable,
             Flag::Reads(v) => Online::Reads(v),
@@ -146,7 +168,7 @@ impl CpuDir {
 
     /// What CPU `id`'s `configure` file says now (`None`: nothing usable).
     pub fn configure(&self, id: u32) -> Option<i64> {
-        match self.read_flag(&self.file(id, "configure")) {
+        match self.read_flag(id, FlagFile::Configure) {
             Flag::Reads(v) => v,
             Flag::Absent | Flag::Unreadable => None,
         }
@@ -289,8 +311,8 @@ mod tests {
         std::fs::write(plain.path().join(paths::CPU_DIR).join("cpu3/online"), "1\n")
             .expect("online");
         assert_eq!(cpus.online(3), Online::Reads(Some(1)));
-        assert!(!cpus.kept.lock().expect("lock").is_kept());
-        assert_eq!(cpus.kept_files.len(), 0, "plain files are never kept");
+        assert!(!cpus.kept().dir_is_kept());
+        assert_eq!(cpus.kept().open_count(), 0, "plain files are never kept");
         let root = Path::new("/");
         if !root.join(paths::CPU_DIR).is_dir() {
             return;
@@ -298,7 +320,7 @@ mod tests {
         let cpus = CpuDir::new(root);
         let first = cpus.ids();
         assert!(!first.is_empty(), "this machine has CPUs");
-        assert!(cpus.kept.lock().expect("lock").is_kept());
+        assert!(cpus.kept().dir_is_kept());
         assert_eq!(cpus.ids(), first);
         assert_eq!(cpus.clone().ids(), CpuDir::new(root).ids());
         // Flags read again from kept files read what new opens read.
@@ -307,7 +329,7 @@ mod tests {
         assert_eq!(flags, CpuDir::new(root).all(true));
         if flags.iter().any(|c| matches!(c.online, Online::Reads(_))) {
             assert!(
-                cpus.kept_files.len() > 0,
+                cpus.kept().open_count() > 0,
                 "the kernel's flag files are kept"
             );
         }

@@ -38,13 +38,6 @@ impl LiveSource {
         self
     }
 
-    /// Hands a plain `cmm_pages`, opened for reading and writing, to the
-    /// write that follows in the same interval (`plugtop run`, acting).
-    pub fn handing_pool(mut self, handoff: super::pool_file::PoolHandoff) -> Self {
-        self.reader.hand_pool_to(handoff);
-        self
-    }
-
     /// A source whose samples are stamped by `clock` (tests drive time here).
     pub fn with_clock(root: impl Into<PathBuf>, clock: Box<dyn FnMut() -> Stamp + Send>) -> Self {
         let mut reader = RootReader::new();

@@ -5,12 +5,11 @@
 //! present CPU lists as a header shows them; and two facts about this
 //! machine's processes (is a pid alive, this process's own CPU time).
 
-use std::ffi::CString;
 use std::path::Path;
 
 use procfs_core::{CpuInfo, FromBufRead};
 
-use super::in_root::RootDir;
+use super::fs::{PastLimit, Resolve, Root, read_bounded};
 
 /// A short description of the machine under a root.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -27,19 +26,19 @@ const DESCRIBE_BYTES: u64 = 1 << 20;
 
 /// `rel` below `root`, bounded, non-blocking and regular-only, resolved
 /// as in a chroot (a link in the root never shows a file outside it).
-fn read_bounded(root: &Path, rel: &str) -> Option<Vec<u8>> {
+fn described(root: &Path, rel: &str) -> Option<Vec<u8>> {
     read_in_root(root, rel, DESCRIBE_BYTES).ok()
 }
 
-/// `rel` below `root`, at most `limit` bytes, read the way every file
-/// under a root is (see [`RootDir`]).
+/// `rel` below `root`, its first `limit` bytes, read the way every file
+/// under a root is read to be shown ([`Resolve::InRoot`]).
 fn read_in_root(root: &Path, rel: &str, limit: u64) -> std::io::Result<Vec<u8>> {
-    let rel = CString::new(rel).map_err(std::io::Error::other)?;
-    RootDir::open(root)?.read_small(&rel, limit)
+    let file = Root::open(root)?.open_regular(Path::new(rel), Resolve::InRoot)?;
+    read_bounded(&file, limit, PastLimit::Cut)
 }
 
 fn first_line(root: &Path, rel: &str) -> Option<String> {
-    let bytes = read_bounded(root, rel)?;
+    let bytes = described(root, rel)?;
     String::from_utf8_lossy(&bytes)
         .lines()
         .next()
@@ -62,7 +61,7 @@ pub fn pool_pages(root: &Path) -> Option<i64> {
 /// missing reads as "unknown" (or 4096 for the page size).
 pub fn describe(root: &Path) -> Machine {
     // procfs's parser, fed only bytes read the bounded way.
-    let cpu_model = read_bounded(root, "proc/cpuinfo")
+    let cpu_model = described(root, "proc/cpuinfo")
         .and_then(|bytes| CpuInfo::from_buf_read(bytes.as_slice()).ok())
         .and_then(|info| {
             ["model name", "machine", "vendor_id", "cpu"]
@@ -70,7 +69,7 @@ pub fn describe(root: &Path) -> Machine {
                 .find_map(|key| info.get_field(0, key).map(str::to_string))
         })
         .unwrap_or_else(|| "unknown".into());
-    let page_size = read_bounded(root, "proc/self/smaps")
+    let page_size = described(root, "proc/self/smaps")
         .map(|b| String::from_utf8_lossy(&b).into_owned())
         .and_then(|t| {
             t.lines()

@@ -2,9 +2,7 @@
 //! how /proc and /sys text becomes one, and where samples come from.
 
 pub mod actuator;
-pub mod beneath;
 mod bytes;
-mod chroot_walk;
 pub mod claimed_dir;
 pub mod cpu_choice;
 pub mod cpu_dir;
@@ -12,26 +10,19 @@ pub mod cpulist;
 pub mod deltas;
 pub mod facts;
 pub mod fields;
-pub mod in_root;
+pub mod fs;
 pub mod integer;
-mod kept_dir;
-mod kept_files;
-mod kept_flags;
 pub mod live;
 pub mod machine;
-mod overwrite;
-pub mod pool_file;
 pub mod process;
 pub mod procfs_text;
 mod read_buffer;
 pub mod recording;
-pub mod regular;
 pub mod root;
 pub mod root_file;
 pub mod sample;
 pub mod snapshots;
 pub mod source;
-pub mod staged_files;
 pub mod tasks;
 
 pub use facts::{PresentCpusError, SystemFacts};

@@ -46,7 +46,8 @@ pub fn start_time(pid: u32) -> Option<u64> {
     if pid == 0 {
         return None;
     }
-    let stat = super::regular::read_small(&proc_file(pid, "stat"), STAT_LIMIT).ok()?;
+    let file = super::fs::open_path(&proc_file(pid, "stat")).ok()?;
+    let stat = super::fs::read_bounded(&file, STAT_LIMIT, super::fs::PastLimit::Cut).ok()?;
     start_time_of_stat(&stat)
 }
 
@@ -90,9 +91,7 @@ impl LockedFile {
 /// unreadable counts as not held.
 pub fn holds_flock(pid: u32, file: LockedFile) -> bool {
     let path = Path::new("/proc/locks");
-    let Ok(locks) = super::regular::open_for_reading(path)
-        .and_then(|f| super::regular::must_be_regular(f, path))
-    else {
+    let Ok(locks) = super::fs::open_path(path) else {
         return false;
     };
     BufReader::new(locks.take(LOCKS_LIMIT))

@@ -1,7 +1,7 @@
 //! Reading a directory laid out like `/` (proc/..., sys/...): the live
 //! machine, a test's temporary root, or one conformance snapshot. Every
 //! file is opened as a process chrooted at the root would open it (see
-//! [`in_root`](super::in_root)): a link in the root never leads outside.
+//! [`Resolve::InRoot`]): a link in the root never leads outside.
 
 use std::ffi::CStr;
 use std::fs::File;
@@ -9,16 +9,12 @@ use std::io::ErrorKind;
 use std::os::fd::AsFd;
 use std::path::{Path, PathBuf};
 
-use rustix::fs::OFlags;
-
 use super::cpu_choice::cpu_of_name;
+use super::cpu_dir::FlagFile;
 use super::cpulist::CpuList;
 use super::facts::{PresentCpusError, SystemFacts};
 use super::fields::{FieldParser, Malformed};
-use super::in_root::{RootDir, is_kernel_file};
-use super::kept_dir::KeptDir;
-use super::kept_flags::{FlagFile, KeptFlags, Opened};
-use super::pool_file::{OpenPool, PoolHandoff};
+use super::fs::{KeptFiles, Resolve, Root, check_regular};
 use super::procfs_text::{parse_loadavg, parse_long, parse_stat};
 use super::read_buffer::ReadBuffer;
 use super::root_file::RootFile;
@@ -26,17 +22,6 @@ use super::sample::{CpuState, Polarization, ProcBytes, Sample, Stamp};
 use super::source::{Interest, SourceError};
 
 pub use super::root_file::paths;
-
-/// What is known about one file of the current root.
-#[derive(Debug)]
-enum Slot {
-    /// A kernel file, kept open.
-    Kept(File),
-    /// A plain file (a test root): opened again each time.
-    Reopen,
-    /// A kernel root's optional file that was not there.
-    Missing,
-}
 
 /// Reads samples from root directories, keeping buffers and /proc layouts
 /// between readings so a reading allocates little.
@@ -47,12 +32,12 @@ pub struct RootReader {
     /// root) kept open and re-read from the start each interval: they are
     /// never replaced, and re-reading saves the path walk of an open every
     /// time.
-    open: [Option<Slot>; RootFile::COUNT],
+    kept: KeptFiles<RootFile>,
     open_root: PathBuf,
     /// `open_root` held open: files are opened relative to it, so no path
     /// is built and walked from `/` for each file (`None` if it would not
     /// open; it is tried again, and its error reported, at each file).
-    root_dir: Option<RootDir>,
+    root_dir: Option<Root>,
     /// Readings of `open_root` so far (decisions wait for the second one,
     /// so snapshot series, a new root each time, pay nothing for them).
     root_readings: u32,
@@ -65,10 +50,9 @@ pub struct RootReader {
     vmstat: FieldParser,
     /// Whether to scan `cpuN` directories for online/configure state.
     pub scan_cpu_dirs: bool,
-    /// A kernel root's `cpuN` flag files, kept open between readings.
-    kept_flags: KeptFlags,
-    /// A kernel root's CPU directory, kept open between readings.
-    kept_cpu_dir: KeptDir,
+    /// A kernel root's CPU directory and `cpuN` flag files, kept open
+    /// between readings.
+    kept_cpus: KeptFiles<(u32, FlagFile)>,
     /// Whether to read the `cpuN` lines of /proc/stat.
     per_cpu: bool,
     /// Whether to read /proc/loadavg (unread: both loads are NaN).
@@ -80,10 +64,6 @@ pub struct RootReader {
     /// that is acted on is read from the tree its actions, journal and
     /// restore go to, whatever is renamed or linked at its path later.
     pub pinned: bool,
-    /// Where a plain `cmm_pages` opened for reading and writing goes, for
-    /// the write that may follow in the same interval (`None`: opened
-    /// for reading only, as on a kernel root, where it is kept open).
-    pool: Option<PoolHandoff>,
 }
 
 impl Default for RootReader {
@@ -97,7 +77,7 @@ impl RootReader {
     pub fn new() -> Self {
         RootReader {
             buf: ReadBuffer::default(),
-            open: Default::default(),
+            kept: KeptFiles::default(),
             open_root: PathBuf::new(),
             root_dir: None,
             root_readings: 0,
@@ -106,8 +86,7 @@ impl RootReader {
             meminfo: FieldParser::new(b':'),
             vmstat: FieldParser::new(b' '),
             scan_cpu_dirs: true,
-            kept_flags: KeptFlags::default(),
-            kept_cpu_dir: KeptDir::default(),
+            kept_cpus: KeptFiles::default(),
             per_cpu: true,
             loadavg: true,
             present: PresentCpus {
@@ -115,14 +94,7 @@ impl RootReader {
                 ..PresentCpus::default()
             },
             pinned: false,
-            pool: None,
         }
-    }
-
-    /// Opens a plain `cmm_pages` for reading and writing from its third
-    /// reading on and hands it to `handoff` (see [`PoolHandoff`]).
-    pub fn hand_pool_to(&mut self, handoff: PoolHandoff) {
-        self.pool = Some(handoff);
     }
 
     /// Reads only what `interest` names from now on (see [`Interest`]).
@@ -138,9 +110,9 @@ impl RootReader {
 
     /// The current root held open: opened again when it would not open
     /// before, so the error is the root's own.
-    fn root_dir(&mut self, root: &Path) -> std::io::Result<&RootDir> {
+    fn root_dir(&mut self, root: &Path) -> std::io::Result<&Root> {
         if self.root_dir.is_none() {
-            self.root_dir = Some(RootDir::open(root)?);
+            self.root_dir = Some(Root::open(root)?);
         }
         self.root_dir
             .as_ref()
@@ -149,24 +121,21 @@ impl RootReader {
 
     /// Reads `root/file` into the buffer.
     fn read_into_buf(&mut self, root: &Path, file: RootFile) -> std::io::Result<()> {
-        if let Some(Slot::Kept(kept)) = &self.open[file.index()] {
+        if let Some(kept) = self.kept.open_file(&file) {
             return self.buf.read_whole_from_start(kept);
         }
-        let opened = self.root_dir(root)?.open_file(file.c_rel())?;
-        match self.buf.read_whole(&opened) {
-            Ok(()) if !self.buf.bytes().is_empty() => {}
-            Ok(()) => super::regular::explain_empty(&opened, self.path_of(root, file.rel()))?,
-            Err(e) => {
-                super::regular::explain_empty(&opened, self.path_of(root, file.rel()))?;
-                return Err(e);
-            }
+        let opened = self.root_dir(root)?.open_read(file.c_rel())?;
+        let read = self.buf.read_whole(&opened);
+        if read.is_err() || self.buf.bytes().is_empty() {
+            // Why it read as nothing or failed: no regular file (a FIFO).
+            check_regular(
+                &opened,
+                &self.path_of(root, file.rel()).display().to_string(),
+            )?;
+            read?;
         }
-        if self.root_readings >= 2 && self.open[file.index()].is_none() {
-            self.open[file.index()] = Some(if is_kernel_file(&opened) {
-                Slot::Kept(opened)
-            } else {
-                Slot::Reopen
-            });
+        if self.root_readings >= 2 && self.kept.get(&file).is_none() {
+            self.kept.keep(file, opened);
         }
         Ok(())
     }
@@ -187,10 +156,9 @@ impl RootReader {
         if self.open_root.as_os_str() == root.as_os_str() {
             return false;
         }
-        self.open = Default::default();
-        self.kept_flags = KeptFlags::default();
-        self.kept_cpu_dir = KeptDir::default();
-        self.root_dir = RootDir::open(root).ok();
+        self.kept = KeptFiles::default();
+        self.kept_cpus = KeptFiles::default();
+        self.root_dir = Root::open(root).ok();
         self.open_root.as_mut_os_string().clear();
         self.open_root.push(root);
         self.root_readings = 0;
@@ -205,7 +173,7 @@ impl RootReader {
             // A root that is not the kernel's may be a link that a replay
             // tool points at the next snapshot between readings: look it
             // up again, as opening by path did.
-            self.root_dir = RootDir::open(root).ok();
+            self.root_dir = Root::open(root).ok();
         }
         self.root_readings = self.root_readings.saturating_add(1);
     }
@@ -220,15 +188,13 @@ impl RootReader {
 
     /// True once this root's /proc/stat turned out to be the kernel's own.
     fn kernel_root(&self) -> bool {
-        matches!(self.open[RootFile::Stat.index()], Some(Slot::Kept(_)))
+        self.kept.open_file(&RootFile::Stat).is_some()
     }
 
     fn load_optional(&mut self, root: &Path, file: RootFile) -> Result<bool, SourceError> {
         // A kernel file that was missing stays missing (dispatching exists
         // only on s390); look again once a minute or so.
-        if matches!(self.open[file.index()], Some(Slot::Missing))
-            && !self.root_readings.is_multiple_of(64)
-        {
+        if !self.kept.due(&file, self.root_readings) {
             return Ok(false);
         }
         match self.read_into_buf(root, file) {
@@ -240,7 +206,7 @@ impl RootReader {
                 // `cmm_pages` comes and goes with the cmm module, and a
                 // test root's with its test: looked for each time there.
                 if self.kernel_root() || (self.pinned && file == RootFile::Dispatching) {
-                    self.open[file.index()] = Some(Slot::Missing);
+                    self.kept.missing(file);
                 }
                 Ok(false)
             }
@@ -340,7 +306,7 @@ impl RootReader {
                 list
             }
         };
-        let cmm_pages = if self.load_pool(root)? {
+        let cmm_pages = if self.load_optional(root, RootFile::CmmPages)? {
             // An empty or non-numeric cmm_pages is undefined in cpuplugd (it
             // converts whatever its read left in the buffer); plugtop reads
             // it as absent, so the memory group stops with a clear message.
@@ -379,44 +345,6 @@ impl RootReader {
             polarization,
             proc_bytes,
         })
-    }
-
-    /// `cmm_pages` into the buffer, as [`load_optional`](Self::load_optional)
-    /// reads it; a plain one (known from its earlier readings) opened for
-    /// reading and writing and handed over, where a handoff wants it (the
-    /// last interval wrote the pool).
-    /// Anything unusual on that way (it cannot be opened so, it is no
-    /// regular file, it reads as nothing or fails) stops the handing over
-    /// for good, and the file is read as before, with what that says.
-    fn load_pool(&mut self, root: &Path) -> Result<bool, SourceError> {
-        let plain = matches!(self.open[RootFile::CmmPages.index()], Some(Slot::Reopen));
-        if let Some(handoff) = self.pool.clone().filter(|h| plain && h.wanted()) {
-            match self.read_for_update(root) {
-                Some(pool) => {
-                    handoff.hand(pool);
-                    return Ok(true);
-                }
-                None => self.pool = None,
-            }
-        }
-        self.load_optional(root, RootFile::CmmPages)
-    }
-
-    /// `cmm_pages` opened for reading and writing and read into the
-    /// buffer, when all of that goes as it does for a plain regular file.
-    fn read_for_update(&mut self, root: &Path) -> Option<OpenPool> {
-        let file = self
-            .root_dir(root)
-            .ok()?
-            .open_for_update(RootFile::CmmPages.c_rel())
-            .ok()?;
-        let stat = rustix::fs::fstat(&file).ok()?;
-        if rustix::fs::FileType::from_raw_mode(stat.st_mode) != rustix::fs::FileType::RegularFile {
-            return None;
-        }
-        self.buf.read_whole(&file).ok()?;
-        let len = u64::try_from(stat.st_size).ok()?;
-        (!self.buf.bytes().is_empty()).then_some(OpenPool { file, len })
     }
 
     /// The present CPUs of this reading: read anew when every reading
@@ -466,20 +394,21 @@ impl RootReader {
         let Some(root_dir) = self.root_dir.as_ref() else {
             return Vec::new();
         };
-        let kernel = matches!(self.open[RootFile::Stat.index()], Some(Slot::Kept(_)));
-        let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NONBLOCK;
+        let kernel = self.kept.open_file(&RootFile::Stat).is_some();
         // Kept only on a kernel root, as the flag files are.
-        let open = || root_dir.open_with(CPU_DIR_C, flags).ok();
-        let Some(mut listing) = self.kept_cpu_dir.take(open) else {
+        let open = || {
+            root_dir
+                .open_dir(Path::new(paths::CPU_DIR), Resolve::InRoot)
+                .ok()
+        };
+        let Some(mut listing) = self.kept_cpus.take_dir(open) else {
             return Vec::new();
         };
-        let reading = self.root_readings;
         let mut flag = CpuFlagReader {
             root: root_dir,
-            buf: &mut self.buf,
             name: Vec::with_capacity(32),
-            kept: kernel.then_some(&mut self.kept_flags),
-            reading,
+            kept: kernel.then_some(&mut self.kept_cpus),
+            reading: self.root_readings,
         };
         let mut cpus = Vec::new();
         let mut whole = false;
@@ -503,11 +432,13 @@ impl RootReader {
                 configured: flag.read(dir, id, name, FlagFile::Configure),
             });
         }
-        if kernel {
-            self.kept_flags.keep_only_seen(reading);
-            self.kept_cpu_dir.give_back(listing, whole);
-        }
         cpus.sort_unstable_by_key(|c| c.id);
+        if kernel {
+            // The CPUs not listed are gone, and their files with them.
+            let listed = |id: &u32| cpus.binary_search_by_key(id, |c| c.id).is_ok();
+            self.kept_cpus.retain(|(id, _)| listed(id));
+            self.kept_cpus.give_back(listing, whole);
+        }
         cpus
     }
 
@@ -595,9 +526,6 @@ impl PresentCpus {
     }
 }
 
-/// [`paths::CPU_DIR`] as a C string, for opening it.
-const CPU_DIR_C: &CStr = c"sys/devices/system/cpu";
-
 /// The most entries of the CPU directory looked at: a kernel has a few
 /// hundred (65,536 CPUs and the few files beside them fit); a damaged root
 /// may have millions, and a reading must stay bounded.
@@ -605,14 +533,13 @@ const MOST_CPU_ENTRIES: usize = (1 << 16) + 1024;
 
 /// Reads one CPU's flag files below the CPU directory, each by one lookup
 /// from it (a walk from the root only where a link is on the way); on a
-/// kernel root, from files kept open between readings ([`KeptFlags`]).
+/// kernel root, from files kept open between readings.
 struct CpuFlagReader<'a> {
-    root: &'a RootDir,
-    buf: &'a mut ReadBuffer,
+    root: &'a Root,
     /// `cpuN/FILE` and its NUL, reused for every file.
     name: Vec<u8>,
     /// The kernel root's kept files (`None` for any other root).
-    kept: Option<&'a mut KeptFlags>,
+    kept: Option<&'a mut KeptFiles<(u32, FlagFile)>>,
     /// Which reading of the root this is.
     reading: u32,
 }
@@ -620,29 +547,51 @@ struct CpuFlagReader<'a> {
 impl CpuFlagReader<'_> {
     /// `cpu/file` below `dir` is 1 (`None`: missing or unreadable).
     fn read(&mut self, dir: impl AsFd, id: u32, cpu: &[u8], flag: FlagFile) -> Option<bool> {
-        let file: &[u8] = match flag {
-            FlagFile::Online => b"online",
-            FlagFile::Configure => b"configure",
-        };
+        let key = (id, flag);
+        if let Some(kept) = self.kept.as_deref_mut() {
+            if let Some(file) = kept.open_file(&key) {
+                let value = flag_at_start(file);
+                if value.is_none() {
+                    // Gone with its CPU (ENODEV) or unreadable: opened anew
+                    // next time, so a CPU that comes back is seen.
+                    kept.forget(&key);
+                }
+                return value;
+            }
+            if !kept.due(&key, self.reading) {
+                return None;
+            }
+        }
         self.name.clear();
         self.name.extend_from_slice(cpu);
         self.name.push(b'/');
-        self.name.extend_from_slice(file);
+        self.name.extend_from_slice(flag.name().as_bytes());
         self.name.push(0);
         let name = CStr::from_bytes_with_nul(&self.name).ok()?;
         // Never blocks, whatever sits where the flag should be (a FIFO).
-        let open = || self.root.open_below(dir.as_fd(), paths::CPU_DIR, name);
-        if let Some(kept) = self.kept.as_deref_mut() {
-            return kept.read(id, flag, self.reading, || match open() {
-                Ok(f) => Opened::File(f),
-                Err(e) if e.kind() == ErrorKind::NotFound => Opened::NotFound,
-                Err(_) => Opened::Failed,
-            });
+        let opened = match self.root.open_below(dir.as_fd(), paths::CPU_DIR, name) {
+            Ok(file) => file,
+            Err(e) => {
+                if let Some(kept) = self.kept.as_deref_mut().filter(|_| e.is_not_found()) {
+                    kept.missing(key);
+                }
+                return None;
+            }
+        };
+        let value = flag_at_start(&opened);
+        if let Some(kept) = self.kept.as_deref_mut().filter(|_| value.is_some()) {
+            kept.keep(key, opened);
         }
-        let opened = open().ok()?;
-        self.buf.read_whole(&opened).ok()?;
-        parse_long(self.buf.bytes()).map(|v| v == 1)
+        value
     }
+}
+
+/// The flag at the start of `file`: 1 reads as true, another number as
+/// false, anything else as unknown.
+fn flag_at_start(file: &File) -> Option<bool> {
+    let mut buf = [0u8; 512];
+    let n = rustix::io::pread(file, &mut buf, 0).ok()?;
+    parse_long(buf.get(..n)?).map(|v| v == 1)
 }
 
 /// A copy of the `newkernel` fixture root in a temporary directory (kept
@@ -665,11 +614,6 @@ pub(crate) fn fixture_copy() -> (tempfile::TempDir, PathBuf) {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn the_cpu_directory_has_one_path() {
-        assert_eq!(CPU_DIR_C.to_bytes(), paths::CPU_DIR.as_bytes());
-    }
 
     /// A pinned root's `possible` is read at its first reading only: a
     /// machine's possible CPUs are fixed at boot. An unpinned root (a
@@ -853,7 +797,7 @@ mod tests {
             flags = s.cpus.to_vec();
         }
         assert!(kept.kernel_root(), "/proc/stat is the kernel's");
-        assert!(kept.kept_cpu_dir.is_kept(), "the CPU directory is kept");
+        assert!(kept.kept_cpus.dir_is_kept(), "the CPU directory is kept");
         assert!(!flags.is_empty(), "this machine has CPUs");
         let fresh = RootReader::new()
             .read(root, Stamp::new(0, 0))

@@ -1,6 +1,6 @@
 //! The files a reading opens below a root, named once: each one's path for
 //! messages and its C string for `openat`, so opening one builds and checks
-//! no path, and what is known about it sits in an array, not a hash map.
+//! no path.
 
 use std::ffi::CStr;
 
@@ -19,7 +19,7 @@ pub mod paths {
 }
 
 /// A file a reading opens below a root.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum RootFile {
     Stat,
     Loadavg,
@@ -35,14 +35,6 @@ pub enum RootFile {
 }
 
 impl RootFile {
-    /// How many there are (the size of an array indexed by them).
-    pub const COUNT: usize = 10;
-
-    /// Its index in such an array.
-    pub fn index(self) -> usize {
-        self as usize
-    }
-
     /// Its path below the root.
     pub fn rel(self) -> &'static str {
         match self {
@@ -81,7 +73,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn each_file_has_one_path_and_its_own_index() {
+    fn each_file_has_one_path() {
         let all = [
             RootFile::Stat,
             RootFile::Loadavg,
@@ -94,9 +86,7 @@ mod tests {
             RootFile::Dispatching,
             RootFile::Time,
         ];
-        assert_eq!(all.len(), RootFile::COUNT);
-        for (i, f) in all.into_iter().enumerate() {
-            assert_eq!(f.index(), i);
+        for f in all {
             assert_eq!(f.c_rel().to_bytes(), f.rel().as_bytes(), "{f:?}");
         }
     }

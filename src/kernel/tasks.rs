@@ -4,9 +4,7 @@
 use std::ffi::CString;
 use std::path::Path;
 
-use rustix::fs::OFlags;
-
-use super::in_root::RootDir;
+use super::fs::{PastLimit, Resolve, Root, check_regular, read_bounded};
 
 /// The most tasks looked at, and the most of one `status` file read: a
 /// damaged root cannot make the hint read without end.
@@ -24,15 +22,15 @@ pub struct TaskCpus {
 /// Every user task below `root` with the CPUs it may run on; kernel
 /// threads (no `VmRSS`) are left out.
 /// Read as every file under a root is: as in a chroot, bounded and
-/// regular-only (see [`RootDir`]).
+/// regular-only (see [`Root`]).
 pub fn task_cpus(root: &Path) -> Vec<TaskCpus> {
-    let Ok(root_dir) = RootDir::open(root) else {
+    let Ok(root_dir) = Root::open(root) else {
         return Vec::new();
     };
-    let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NONBLOCK;
-    let Ok(mut entries) = root_dir
-        .open_with(c"proc", flags)
-        .and_then(|fd| Ok(rustix::fs::Dir::new(fd)?))
+    let Some(mut entries) = root_dir
+        .open_dir(Path::new("proc"), Resolve::InRoot)
+        .ok()
+        .and_then(|fd| rustix::fs::Dir::new(fd).ok())
     else {
         return Vec::new();
     };
@@ -49,7 +47,12 @@ pub fn task_cpus(root: &Path) -> Vec<TaskCpus> {
             continue;
         };
         let Ok(dir) = entries.fd() else { break };
-        let Ok(bytes) = root_dir.read_small_below(dir, "proc", &status, STATUS_BYTES) else {
+        let Ok(file) = root_dir.open_below(dir, "proc", &status) else {
+            continue;
+        };
+        let read = check_regular(&file, "")
+            .and_then(|()| read_bounded(&file, STATUS_BYTES, PastLimit::Cut));
+        let Ok(bytes) = read else {
             continue;
         };
         let status = String::from_utf8_lossy(&bytes);

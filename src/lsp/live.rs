@@ -298,13 +298,13 @@ mod tests {
 
     #[test]
     fn a_simulated_guest_gives_values_verdicts_and_a_timer() {
-        use crate::kernel::beneath::Beneath;
+        use crate::kernel::fs::Root;
         use crate::sim::{Guest, Scenario, serve};
         let dir = tempfile::tempdir().expect("dir");
         let text = "name = \"t\"\ncpus = 3\nonline = 2\nmemory_mib = 1024\nduration = \"1:00\"\nphases = []\n";
         let scenario = Scenario::parse("t", text).expect("scenario");
         let mut guest = Guest::new(&scenario, false);
-        let root = Beneath::open(dir.path()).expect("root");
+        let root = Root::open(dir.path()).expect("root");
         serve::publish_all(&guest, &root).expect("published");
         let mut live = Live::new(dir.path().to_path_buf());
         let rules = "UPDATE=\"3\"\nCPU_MIN=\"1\"\nCPU_MAX=\"3\"\nbusy=\"onumcpus * 100 - idle\"\nspare=\"7\"\nHOTPLUG=\"busy > 1000\"\nHOTUNPLUG=\"onumcpus > 5\"\n";
@@ -344,13 +344,13 @@ mod tests {
 
     #[test]
     fn a_root_that_stops_giving_readings_shows_no_old_values_and_is_tried_again() {
-        use crate::kernel::beneath::Beneath;
+        use crate::kernel::fs::Root;
         use crate::sim::{Guest, Scenario, serve};
         let dir = tempfile::tempdir().expect("dir");
         let text = "name = \"t\"\ncpus = 2\nonline = 2\nmemory_mib = 1024\nduration = \"1:00\"\nphases = []\n";
         let scenario = Scenario::parse("t", text).expect("scenario");
         let mut guest = Guest::new(&scenario, false);
-        let root = Beneath::open(dir.path()).expect("root");
+        let root = Root::open(dir.path()).expect("root");
         serve::publish_all(&guest, &root).expect("published");
         let mut live = Live::new(dir.path().to_path_buf());
         let rules = "UPDATE=\"2\"\nCPU_MIN=\"1\"\nCPU_MAX=\"2\"\nHOTPLUG=\"onumcpus > 1\"\nHOTUNPLUG=\"0\"\n";

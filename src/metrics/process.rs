@@ -7,8 +7,6 @@
 //! Only the HTTP endpoint has them: node_exporter exposes its own
 //! `process_*`, and a textfile with the same names would clash with them.
 
-use std::io::Read;
-
 use prometheus_client::collector::Collector;
 use prometheus_client::encoding::{DescriptorEncoder, EncodeMetric};
 use prometheus_client::metrics::counter::ConstCounter;
@@ -75,7 +73,7 @@ impl ProcessCollector {
     }
 
     fn stat(&self) -> Option<Stat> {
-        let text = read_bounded("/proc/self/stat")?;
+        let text = first_bytes("/proc/self/stat")?;
         parse_stat(&text, self.ticks_per_second, self.page_size)
     }
 }
@@ -87,21 +85,22 @@ impl Default for ProcessCollector {
 }
 
 /// The first [`STAT_BYTES`] of `path`, when it can be read.
-fn read_bounded(path: &str) -> Option<String> {
-    let mut text = String::new();
-    std::fs::File::open(path)
-        .ok()?
-        .take(STAT_BYTES)
-        .read_to_string(&mut text)
-        .ok()?;
-    Some(text)
+fn first_bytes(path: &str) -> Option<String> {
+    use crate::kernel::fs::{PastLimit, open_path, read_bounded};
+    let bytes = read_bounded(
+        &open_path(std::path::Path::new(path)).ok()?,
+        STAT_BYTES,
+        PastLimit::Cut,
+    )
+    .ok()?;
+    String::from_utf8(bytes).ok()
 }
 
 /// The epoch time the process started: now, less the uptime, plus when
 /// after boot it started (/proc/uptime is one short line, where /proc/stat's
 /// `btime` can come after megabytes of interrupt counts on a big machine).
 fn start_time(stat: &Stat) -> Option<f64> {
-    let uptime: f64 = read_bounded("/proc/uptime")?
+    let uptime: f64 = first_bytes("/proc/uptime")?
         .split_ascii_whitespace()
         .next()?
         .parse()

@@ -16,7 +16,7 @@
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
-use crate::placed_file::{PlaceDir, PlaceError, Replace};
+use crate::kernel::fs::{FsError, Placing, Replace, Root};
 
 /// Seconds (of the readings' clock) after which the textfile is written
 /// although only the per-reading lines changed.
@@ -29,11 +29,18 @@ const MOVING: [&str; 3] = [
     "plugtop_interval_duration_seconds ",
 ];
 
+/// How the textfile is placed: readable by node_exporter's own user
+/// whatever the umask (0077 under a unit).
+const READABLE: Placing = Placing {
+    mode: Some(0o644),
+    ..Placing::REPLACE
+};
+
 /// The textfile: its directory held open from start-up on, its name, and
 /// what was last written there and when.
 #[derive(Debug)]
 pub struct Textfile {
-    dir: PlaceDir,
+    dir: Root,
     name: OsString,
     path: PathBuf,
     last: String,
@@ -51,9 +58,9 @@ impl Textfile {
     /// Opens FILE's directory and checks that FILE is absent or a regular
     /// file, so a bad path refuses the start instead of failing every
     /// interval. Nothing is written.
-    pub fn open(path: &Path) -> Result<Textfile, PlaceError> {
-        let (dir, name) = PlaceDir::of_file(path)?;
-        dir.check(&name, Replace::RegularFile)?;
+    pub fn open(path: &Path) -> Result<Textfile, FsError> {
+        let (dir, name) = Root::of_file(path)?;
+        dir.check(Path::new(&name), Replace::RegularFile)?;
         Ok(Textfile {
             dir,
             name,
@@ -69,16 +76,16 @@ impl Textfile {
     }
 
     /// Replaces the textfile with `text`, whole or not at all.
-    pub fn write(&self, text: &str) -> Result<(), PlaceError> {
+    pub fn write(&self, text: &str) -> Result<(), FsError> {
         self.dir
-            .write_readable(&self.name, text.as_bytes(), Replace::RegularFile, 0o644)
+            .write_file(Path::new(&self.name), text.as_bytes(), READABLE)
     }
 
     /// Writes `text` at a reading taken at `now` (seconds) when it differs
     /// from what was last written in more than the per-reading lines, or
     /// when the last write is [`HEARTBEAT`] old; whether it wrote. A
     /// failed write is tried again at the next reading.
-    pub fn update(&mut self, text: &str, now: f64) -> Result<bool, PlaceError> {
+    pub fn update(&mut self, text: &str, now: f64) -> Result<bool, FsError> {
         let due = self
             .written_at
             .is_none_or(|at| now - at >= HEARTBEAT || now < at);
@@ -93,8 +100,8 @@ impl Textfile {
     }
 
     /// Removes the textfile (a clean stop), when it is still a regular file.
-    pub fn remove(&self) -> Result<(), PlaceError> {
-        self.dir.remove_regular(&self.name)
+    pub fn remove(&self) -> Result<(), FsError> {
+        self.dir.remove_regular(Path::new(&self.name))
     }
 }
 
@@ -129,10 +136,17 @@ mod tests {
         assert_eq!(mode(&path), Some(0o644));
         // The mode is set, not left to the umask (0022 here would give 0644
         // too): another mode shows it.
-        let (dir_handle, name) = PlaceDir::of_file(&path).expect("dir");
+        let (dir_handle, name) = Root::of_file(&path).expect("dir");
         assert!(
             dir_handle
-                .write_readable(&name, b"b 1\n", Replace::RegularFile, 0o640)
+                .write_file(
+                    Path::new(&name),
+                    b"b 1\n",
+                    Placing {
+                        mode: Some(0o640),
+                        ..Placing::REPLACE
+                    },
+                )
                 .is_ok()
         );
         assert_eq!(mode(&path), Some(0o640));
@@ -183,7 +197,7 @@ mod tests {
         std::os::unix::fs::symlink(&victim, &path).expect("link");
         assert!(matches!(
             textfile.write("a 1\n"),
-            Err(PlaceError::NotRegular { .. })
+            Err(FsError::NotReplaceable { .. })
         ));
         assert_eq!(std::fs::read(&victim).expect("read"), b"keep\n");
         assert!(Textfile::open(&path).is_err());

@@ -60,21 +60,27 @@ pub const MAX_RULE_FILE: u64 = 16 << 20;
 /// A rule file's bytes: `-` is standard input; anything else a regular
 /// file (a FIFO or device is refused). At most [`MAX_RULE_FILE`] bytes.
 pub fn read_rule_bytes(path: &std::path::Path) -> std::io::Result<Vec<u8>> {
-    use std::io::Read;
-    let mut bytes = Vec::new();
-    if path.as_os_str() == "-" {
-        std::io::stdin()
-            .lock()
-            .take(MAX_RULE_FILE + 1)
-            .read_to_end(&mut bytes)?;
-    } else {
-        bytes = crate::kernel::regular::read_named(path, MAX_RULE_FILE + 1)?;
-    }
-    if bytes.len() as u64 > MAX_RULE_FILE {
-        return Err(std::io::Error::other(format!(
+    use std::io::{ErrorKind, Read};
+    let too_large = |e: std::io::Error| {
+        if e.kind() != ErrorKind::FileTooLarge {
+            return e;
+        }
+        let why = format!(
             "larger than {} MiB; cpuplugd rule files are a few KB",
             MAX_RULE_FILE >> 20
-        )));
+        );
+        std::io::Error::new(ErrorKind::FileTooLarge, why)
+    };
+    if path.as_os_str() != "-" {
+        return crate::kernel::fs::read_named(path, MAX_RULE_FILE).map_err(too_large);
+    }
+    let mut bytes = Vec::new();
+    std::io::stdin()
+        .lock()
+        .take(MAX_RULE_FILE + 1)
+        .read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > MAX_RULE_FILE {
+        return Err(too_large(ErrorKind::FileTooLarge.into()));
     }
     Ok(bytes)
 }

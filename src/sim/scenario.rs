@@ -210,16 +210,8 @@ impl Scenario {
         let shown = path.display().to_string();
         // Bounded, non-blocking, regular files only: a FIFO or /dev/zero
         // given as a scenario is refused, not waited on or read forever.
-        let bytes = crate::kernel::regular::read_named(path, MOST_SCENARIO_BYTES + 1)
-            .and_then(|b| {
-                if b.len() as u64 > MOST_SCENARIO_BYTES {
-                    return Err(std::io::Error::other(format!(
-                        "larger than {} MiB; scenarios are a few KB",
-                        MOST_SCENARIO_BYTES >> 20
-                    )));
-                }
-                String::from_utf8(b).map_err(|e| std::io::Error::other(e.to_string()))
-            })
+        let bytes = crate::kernel::fs::read_named(path, MOST_SCENARIO_BYTES)
+            .and_then(|b| String::from_utf8(b).map_err(|e| std::io::Error::other(e.to_string())))
             .map_err(|e| ScenarioError::Read(shown.clone(), e))?;
         Scenario::parse(&shown, &bytes)
     }

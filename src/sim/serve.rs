@@ -8,10 +8,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use super::Guest;
-use crate::kernel::beneath::Beneath;
+use crate::kernel::fs::{FsError, Placing, StagedFiles};
+use crate::kernel::fs::{Resolve, Root};
 use crate::kernel::recording::export::write_root;
 use crate::kernel::root::paths;
-use crate::kernel::staged_files::{StageError, StagedFiles};
 
 /// Files that change on their own; rewritten every simulated second.
 const MOVING: [&str; 5] = [
@@ -31,8 +31,8 @@ const CONTROL_LIMIT: u64 = 64;
 /// `root` is a directory plugtop claimed
 /// ([`claim`](crate::kernel::claimed_dir::claim)): every file is written
 /// beneath it, whole, never through a link.
-pub fn publish_all(guest: &Guest, root: &Beneath) -> Result<(), StageError> {
-    let mut files = StagedFiles::new(root);
+pub fn publish_all(guest: &Guest, root: &Root) -> Result<(), FsError> {
+    let mut files = StagedFiles::new(root, Placing::REPLACE);
     write_root(&mut files, &guest.sample())?;
     let cpus = guest.scenario().cpus;
     let name = guest.scenario().name.to_uppercase();
@@ -68,8 +68,8 @@ pub fn zvm_cpuinfo(cpus: u32) -> String {
 
 /// Rewrites the moving files below `root`: each written whole, then all
 /// renamed into place together, so a reader's interval sees one second.
-pub fn publish(guest: &Guest, root: &Beneath) -> Result<(), StageError> {
-    let mut files = StagedFiles::new(root);
+pub fn publish(guest: &Guest, root: &Root) -> Result<(), FsError> {
+    let mut files = StagedFiles::new(root, Placing::REPLACE);
     let mut moving = |rel: &str, text: &str| {
         if MOVING.contains(&rel) {
             files.stage(rel, text.as_bytes())
@@ -84,14 +84,16 @@ pub fn publish(guest: &Guest, root: &Beneath) -> Result<(), StageError> {
 /// A control file's text, trimmed; `None` when it is missing, unreadable,
 /// not a regular file (a FIFO there is refused at once, never waited on)
 /// or too long.
-fn read_control(root: &Beneath, rel: &str) -> Option<String> {
-    let bytes = root.read_small(Path::new(rel), CONTROL_LIMIT).ok()?;
+fn read_control(root: &Root, rel: &str) -> Option<String> {
+    let bytes = root
+        .read(Path::new(rel), CONTROL_LIMIT, Resolve::Beneath)
+        .ok()?;
     Some(String::from_utf8_lossy(&bytes).trim().to_string())
 }
 
 /// Applies what someone wrote to the controls below `root`; returns what
 /// changed, for the log.
-pub fn take_writes(guest: &mut Guest, root: &Beneath) -> Vec<String> {
+pub fn take_writes(guest: &mut Guest, root: &Root) -> Vec<String> {
     let mut changes = Vec::new();
     for id in 0..guest.scenario().cpus {
         let online = read_control(root, &format!("{}/cpu{id}/online", paths::CPU_DIR));
@@ -116,7 +118,9 @@ pub fn take_writes(guest: &mut Guest, root: &Beneath) -> Vec<String> {
         if guest.pool() != pages {
             // The pool could not grow that far: show what it really is.
             let shown = format!("{}\n", guest.pool());
-            if let Err(e) = StagedFiles::new(root).put(paths::CMM_PAGES, shown.as_bytes()) {
+            if let Err(e) =
+                StagedFiles::new(root, Placing::REPLACE).put(paths::CMM_PAGES, shown.as_bytes())
+            {
                 changes.push(format!("cmm_pages not rewritten: {e}"));
             }
         }
@@ -128,11 +132,11 @@ pub fn take_writes(guest: &mut Guest, root: &Beneath) -> Vec<String> {
 /// one simulated second per `wait` call.
 pub fn serve(
     guest: &mut Guest,
-    root: &Beneath,
+    root: &Root,
     stop: &AtomicBool,
     wait: &mut dyn FnMut(Duration),
     on_line: &mut dyn FnMut(&str),
-) -> Result<(), StageError> {
+) -> Result<(), FsError> {
     publish_all(guest, root)?;
     let end = guest.scenario().length();
     while guest.t + 1e-9 < end && !stop.load(Ordering::SeqCst) {
@@ -167,7 +171,7 @@ mod tests {
             Err(e) => panic!("{e}"),
         };
         let mut g = guest();
-        let root = Beneath::open(dir.path()).expect("root");
+        let root = Root::open(dir.path()).expect("root");
         assert!(publish_all(&g, &root).is_ok());
         assert!(take_writes(&mut g, &root).is_empty(), "nothing changed yet");
         let cpu2 = dir.path().join(format!("{}/cpu2/online", paths::CPU_DIR));
@@ -190,7 +194,7 @@ mod tests {
             Err(e) => panic!("{e}"),
         };
         let mut g = guest();
-        let root = Beneath::open(dir.path()).expect("root");
+        let root = Root::open(dir.path()).expect("root");
         assert!(publish_all(&g, &root).is_ok());
         let mut actuator = match RootActuator::new(dir.path()) {
             Ok(a) => a,

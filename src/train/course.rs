@@ -227,18 +227,6 @@ pub fn line_column(text: &str, offset: usize) -> (usize, usize) {
     (line, column)
 }
 
-/// Reads at most `limit` bytes of the regular file `path` (never waiting
-/// on a FIFO); larger is an error.
-pub fn read_bounded(path: &Path, limit: u64) -> std::io::Result<Vec<u8>> {
-    let bytes = crate::kernel::regular::read_named(path, limit + 1)?;
-    if bytes.len() as u64 > limit {
-        return Err(std::io::Error::other(format!(
-            "larger than {limit} bytes; refusing to read it"
-        )));
-    }
-    Ok(bytes)
-}
-
 struct Checker<'a> {
     text: &'a str,
     shown: String,
@@ -344,7 +332,7 @@ impl Course {
                 "a directory, not a course file{hint}"
             ))));
         }
-        let bytes = read_bounded(path, MAX_COURSE_BYTES).map_err(read)?;
+        let bytes = crate::kernel::fs::read_named(path, MAX_COURSE_BYTES).map_err(read)?;
         let text = String::from_utf8(bytes).map_err(|e| {
             read(std::io::Error::other(format!(
                 "not UTF-8 text (byte {} is invalid)",

@@ -1,7 +1,7 @@
 //! A trainee's progress through a course, kept in the state directory
 //! (`$XDG_STATE_HOME/plugtop/train/<course>.json`) so a session can be
 //! left and taken up again. Written whole through
-//! [`crate::placed_file::PlaceDir`] (a new file under an unpredictable
+//! [`crate::kernel::fs::Root`] (a new file under an unpredictable
 //! name, created exclusively and never through a link, then renamed over
 //! a regular file only); read bounded and never through a link, so a
 //! planted link or a huge file is refused, not followed or read to the
@@ -9,13 +9,11 @@
 
 use std::collections::BTreeMap;
 use std::ffi::OsString;
-use std::io::Read as _;
-use std::os::unix::fs::OpenOptionsExt as _;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::placed_file::{PlaceDir, Replace};
+use crate::kernel::fs::{Placing, Resolve, Root};
 
 /// The largest progress file read: a course of 200 exercises is well under.
 pub const MAX_PROGRESS_BYTES: u64 = 1 << 20;
@@ -38,7 +36,7 @@ pub enum ProgressError {
         source: std::io::Error,
     },
     #[error(transparent)]
-    Place(#[from] crate::placed_file::PlaceError),
+    Place(#[from] crate::kernel::fs::FsError),
 }
 
 /// One exercise's progress.
@@ -71,32 +69,12 @@ pub struct CourseProgress {
     pub exercises: BTreeMap<String, ExerciseProgress>,
 }
 
-/// Reads at most `limit` bytes of the regular file `path`, never through
-/// a link at its last component and never waiting on a FIFO.
+/// Reads at most `limit` bytes of the regular file `path` (more is an
+/// error), never through a link at its last component and never waiting
+/// on a FIFO.
 pub fn read_no_follow(path: &Path, limit: u64) -> std::io::Result<Vec<u8>> {
-    let flags = (rustix::fs::OFlags::NOFOLLOW | rustix::fs::OFlags::NONBLOCK)
-        .bits()
-        .cast_signed();
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(flags)
-        .open(path)
-        .map_err(|e| {
-            if e.raw_os_error() == Some(rustix::io::Errno::LOOP.raw_os_error()) {
-                std::io::Error::other("a symbolic link; refusing to follow it")
-            } else {
-                e
-            }
-        })?;
-    let file = crate::kernel::regular::must_be_regular(file, path)?;
-    let mut bytes = Vec::new();
-    file.take(limit + 1).read_to_end(&mut bytes)?;
-    if bytes.len() as u64 > limit {
-        return Err(std::io::Error::other(format!(
-            "larger than {limit} bytes; refusing to read it"
-        )));
-    }
-    Ok(bytes)
+    let (dir, name) = Root::of_file(path)?;
+    Ok(dir.read(Path::new(&name), limit, Resolve::Own)?)
 }
 
 impl CourseProgress {
@@ -151,7 +129,7 @@ impl CourseProgress {
                     source,
                 })?;
         }
-        let place = PlaceDir::open(dir)?;
+        let place = Root::dir(dir)?;
         let name: OsString = path
             .file_name()
             .map_or_else(|| OsString::from("progress.json"), |n| n.to_os_string());
@@ -161,7 +139,7 @@ impl CourseProgress {
         })
         .unwrap_or_default();
         bytes.push(b'\n');
-        place.write(&name, &bytes, Replace::RegularFile)?;
+        place.write_file(Path::new(&name), &bytes, Placing::REPLACE)?;
         Ok(())
     }
 

@@ -6,14 +6,13 @@
 //! only after the user said yes, and only if it is a regular file. Run by
 //! the control thread, so a slow disk never stops the screen.
 
-use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 
 use super::edited::EditedRules;
 use super::log_book::LogKind;
 use super::modal::{Dialog, ReplaceFile};
 use super::update::Update;
-use crate::placed_file::{PlaceDir, PlaceError, Replace};
+use crate::kernel::fs::{FsError, Placing, Replace, Root};
 use crate::rules::SystemFacts;
 
 /// Writes `rules` to `path` (its directory made if missing); `replace`
@@ -36,7 +35,7 @@ pub fn write(path: &Path, rules: &EditedRules, replace: bool, facts: &SystemFact
             Update::Note(LogKind::Note, format!("{} written to {shown}", rules.name)),
             Update::Show(Dialog::Written(shown)),
         ],
-        Err(PlaceError::Exists { .. }) if !replace => {
+        Err(FsError::Exists { .. }) if !replace => {
             vec![Update::Show(Dialog::Replace(Box::new(ReplaceFile {
                 path: path.to_path_buf(),
                 rules: rules.clone(),
@@ -54,8 +53,8 @@ pub fn write(path: &Path, rules: &EditedRules, replace: bool, facts: &SystemFact
 
 /// Places `bytes` at `path`, making its directory first if it is missing
 /// (the state directory may not exist yet).
-fn place(path: &Path, bytes: &[u8], how: Replace) -> Result<(), PlaceError> {
-    let name = path.file_name().ok_or_else(|| PlaceError::NoName {
+fn place(path: &Path, bytes: &[u8], how: Replace) -> Result<(), FsError> {
+    let name = path.file_name().ok_or_else(|| FsError::NoName {
         path: path.display().to_string(),
     })?;
     let dir = match path.parent() {
@@ -63,12 +62,12 @@ fn place(path: &Path, bytes: &[u8], how: Replace) -> Result<(), PlaceError> {
         _ => PathBuf::from("."),
     };
     if !dir.exists() {
-        std::fs::create_dir_all(&dir).map_err(|source| PlaceError::Dir {
+        std::fs::create_dir_all(&dir).map_err(|source| FsError::Dir {
             path: dir.display().to_string(),
             source,
         })?;
     }
-    PlaceDir::open(&dir)?.write(OsStr::new(name), bytes, how)
+    Root::dir(&dir)?.write_file(Path::new(name), bytes, Placing::new(how))
 }
 
 /// The path the write prompt offers: a new file in the state directory,

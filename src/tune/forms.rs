@@ -240,11 +240,8 @@ pub fn load_dir(dir: &Path) -> anyhow::Result<Vec<Form>> {
     for name in names {
         let path = dir.join(&name);
         let shown = path.display().to_string();
-        let bytes = crate::kernel::regular::read_named(&path, MAX_FORM_BYTES + 1)
+        let bytes = crate::kernel::fs::read_named(&path, MAX_FORM_BYTES)
             .map_err(|e| anyhow::anyhow!("{shown}: {e}"))?;
-        if bytes.len() as u64 > MAX_FORM_BYTES {
-            anyhow::bail!("{shown}: larger than {} KiB", MAX_FORM_BYTES >> 10);
-        }
         forms.push(parse(&shown, &bytes)?);
     }
     Ok(forms)

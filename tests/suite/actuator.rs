@@ -272,7 +272,7 @@ fn the_simulator_chooses_as_its_served_root_does() {
     let scenario = Scenario::parse("t", text).expect("scenario");
     let mut served = Guest::new(&scenario, false);
     let dir = common::tempdir();
-    let beneath = plugtop::kernel::beneath::Beneath::open(dir.path()).expect("served root");
+    let beneath = plugtop::kernel::fs::Root::open(dir.path()).expect("served root");
     publish_all(&served, &beneath).expect("publish");
     let shared = SharedGuest::new(Guest::new(&scenario, false));
     let mut sim = SimActuator::new(shared.clone());

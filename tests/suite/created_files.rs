@@ -16,7 +16,7 @@ use std::process::{Command, Stdio};
 use common::FakeRoot;
 use plugtop::control::journal::{self, StartState};
 use plugtop::control::pid_file;
-use plugtop::placed_file::is_temporary;
+use plugtop::kernel::fs::is_temporary;
 
 const UNTOUCHED: &str = "outside, untouched\n";
 const PID: &str = "run/plugtop.pid";

@@ -14,9 +14,9 @@ use std::time::Duration;
 use plugtop::control::controller::Mode;
 use plugtop::control::flap::FlapConfig;
 use plugtop::daemon::{MetricsOptions, RunOptions, Signals, StartError, run_with};
+use plugtop::kernel::fs::{FsError, is_temporary};
 use plugtop::logging::Memory;
 use plugtop::metrics::textfile::Textfile;
-use plugtop::placed_file::{PlaceError, is_temporary};
 use plugtop::sim::run::{SimOptions, guest_for};
 use plugtop::sim::{Scenario, SharedGuest, SimActuator, SimSource};
 
@@ -114,7 +114,7 @@ fn a_textfile_that_is_a_link_fifo_directory_or_socket_is_refused_and_kept() {
         (&socket, "a socket"),
     ] {
         match Textfile::open(path) {
-            Err(PlaceError::NotRegular { kind: k, .. }) => assert_eq!(k, kind, "{path:?}"),
+            Err(FsError::NotReplaceable { kind: k, .. }) => assert_eq!(k, kind, "{path:?}"),
             other => panic!("{path:?}: {other:?}"),
         }
     }
@@ -141,13 +141,13 @@ fn a_textfile_swapped_for_a_fifo_or_link_after_the_start_is_refused_without_bloc
     mkfifo(&path);
     assert!(matches!(
         textfile.write("a 2\n"),
-        Err(PlaceError::NotRegular { kind: "a FIFO", .. })
+        Err(FsError::NotReplaceable { kind: "a FIFO", .. })
     ));
     std::fs::remove_file(&path).expect("remove");
     symlink(&victim, &path).expect("link");
     assert!(matches!(
         textfile.write("a 3\n"),
-        Err(PlaceError::NotRegular {
+        Err(FsError::NotReplaceable {
             kind: "a symbolic link",
             ..
         })
@@ -201,7 +201,7 @@ fn a_device_at_the_textfile_is_refused() {
     }
     assert!(matches!(
         Textfile::open(&null),
-        Err(PlaceError::NotRegular {
+        Err(FsError::NotReplaceable {
             kind: "a device",
             ..
         })

@@ -12,10 +12,10 @@ use std::process::{Command, Output};
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
-use plugtop::kernel::beneath::Beneath;
 use plugtop::kernel::claimed_dir::{ClaimError, DirUse, claim};
-use plugtop::kernel::staged_files::StageError;
-use plugtop::placed_file::is_temporary;
+use plugtop::kernel::fs::FsError;
+use plugtop::kernel::fs::Root;
+use plugtop::kernel::fs::is_temporary;
 use plugtop::sim::serve::{publish_all, serve, take_writes};
 use plugtop::sim::{Guest, Scenario};
 
@@ -102,9 +102,9 @@ fn temporaries(dir: &Path) -> Vec<PathBuf> {
 /// in place of the wait, so the test acts between two seconds.
 fn serve_with(
     guest: &mut Guest,
-    root: &Beneath,
+    root: &Root,
     each_second: &mut dyn FnMut(),
-) -> Result<Vec<String>, StageError> {
+) -> Result<Vec<String>, FsError> {
     let stop = AtomicBool::new(false);
     let mut lines = Vec::new();
     serve(
@@ -130,7 +130,7 @@ fn a_planted_link_at_a_published_file_is_refused_not_written_through() {
         }
     });
     match result {
-        Err(e @ StageError::NotRegular { .. }) => {
+        Err(e @ FsError::NotReplaceable { .. }) => {
             assert!(
                 e.to_string().contains("/proc/stat is a symbolic link"),
                 "{e}"

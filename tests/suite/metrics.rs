@@ -68,7 +68,7 @@ pub(crate) fn run_rules_in(dir: &std::path::Path, mode: Mode, rules: &str) -> (M
     let mut actuator = SimActuator::new(guest.clone());
     // The root holds the guest as `sim --serve` publishes it (plugtop acts
     // only on a start state `restore` could put back from it).
-    let beneath = plugtop::kernel::beneath::Beneath::open(dir).expect("root");
+    let beneath = plugtop::kernel::fs::Root::open(dir).expect("root");
     plugtop::sim::serve::publish_all(&guest.borrow(), &beneath).expect("published");
     // The identity comes from the root: a z/VM guest's cpuinfo and sysinfo.
     std::fs::create_dir_all(dir.join("proc/sys/kernel")).expect("root");

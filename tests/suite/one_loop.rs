@@ -73,7 +73,7 @@ fn run_loop(scenario: &Scenario, rules: &std::path::Path, root: &std::path::Path
     let (guest, mut source, _) = guest(scenario);
     // The root holds the guest as `sim --serve` publishes it (plugtop acts
     // only on a start state `restore` could put back from it).
-    let beneath = plugtop::kernel::beneath::Beneath::open(root).expect("root");
+    let beneath = plugtop::kernel::fs::Root::open(root).expect("root");
     plugtop::sim::serve::publish_all(&guest.borrow(), &beneath).expect("published");
     let mut actuator = SimActuator::new(guest);
     let options = RunOptions {

@@ -1,10 +1,8 @@
-//! `plugtop run` reads `cmm_pages` and writes it in the same interval
-//! through one opening where it is a plain file (see
-//! `plugtop::kernel::pool_file`). What the guest sees must not change for
-//! it: each interval reads and writes the file that is there then, a write
-//! between intervals opens the file afresh, and whatever sits at
-//! `cmm_pages` (a link out of the root, a FIFO, a device, nothing) is read
-//! and refused exactly as without the handoff.
+//! `plugtop run` reads `cmm_pages` and writes it: each interval reads and
+//! writes the file that is there then, each write leaves exactly the new
+//! number, and whatever sits at `cmm_pages` (a link out of the root, a
+//! FIFO, a device, nothing) is read and refused without reaching outside
+//! the root.
 
 use crate::common;
 
@@ -14,23 +12,14 @@ use common::FakeRoot;
 use plugtop::kernel::Source;
 use plugtop::kernel::actuator::{Actuator, RootActuator};
 use plugtop::kernel::live::LiveSource;
-use plugtop::kernel::pool_file::PoolHandoff;
 
 const CMM: &str = "proc/sys/vm/cmm_pages";
 
-/// A reader and an actuator of `root`, sharing a handoff when `handing`.
-fn daemon_parts(root: &Path, handing: bool) -> (LiveSource, RootActuator, Option<PoolHandoff>) {
+/// A reader and an actuator of `root`, as `plugtop run` has them.
+fn daemon_parts(root: &Path) -> (LiveSource, RootActuator) {
     let source = LiveSource::new(root).without_cpu_dirs();
     let actuator = RootActuator::new(root).expect("actuator");
-    if !handing {
-        return (source, actuator, None);
-    }
-    let pool = PoolHandoff::new();
-    (
-        source.handing_pool(pool.clone()),
-        actuator.taking_pool_from(pool.clone()),
-        Some(pool),
-    )
+    (source, actuator)
 }
 
 /// The pool as one reading of `source` saw it (`Err`: the reading failed).
@@ -64,30 +53,12 @@ fn read_file(root: &FakeRoot, rel: &str) -> String {
 }
 
 #[test]
-fn within_an_interval_the_write_goes_through_the_readings_opening() {
+fn a_write_opens_the_file_that_is_there_then() {
     let root = FakeRoot::guest(2);
-    root.write(CMM, "123456789\n");
-    let (mut source, mut actuator, _pool) = daemon_parts(root.path(), true);
-    for _ in 0..3 {
-        assert_eq!(pool_read(&mut source), Ok(Some(123_456_789)));
-    }
-    // Replaced after this interval's reading: the interval's write goes
-    // to the file that reading read (one opening for both).
-    replace(&root, CMM, "77\n");
-    actuator.set_pool(5).expect("write");
-    assert_eq!(read_file(&root, &format!("{CMM}.old")), "5\n");
-    assert_eq!(read_file(&root, CMM), "77\n");
-}
-
-#[test]
-fn after_the_interval_a_write_opens_the_file_that_is_there_then() {
-    let root = FakeRoot::guest(2);
-    let (mut source, mut actuator, pool) = daemon_parts(root.path(), true);
-    let pool = pool.expect("handing");
+    let (mut source, mut actuator) = daemon_parts(root.path());
     for _ in 0..3 {
         assert_eq!(pool_read(&mut source), Ok(Some(0)));
     }
-    pool.release();
     replace(&root, CMM, "77\n");
     actuator.set_pool(5).expect("write");
     assert_eq!(read_file(&root, CMM), "5\n", "the file there now");
@@ -105,8 +76,7 @@ fn after_the_interval_a_write_opens_the_file_that_is_there_then() {
 #[test]
 fn each_write_is_one_number_whatever_the_file_held_before() {
     let root = FakeRoot::guest(2);
-    let (mut source, mut actuator, pool) = daemon_parts(root.path(), true);
-    let pool = pool.expect("handing");
+    let (mut source, mut actuator) = daemon_parts(root.path());
     for (held, write) in [
         ("0\n", 1_245_184),
         ("1245184\n", 7),
@@ -118,7 +88,6 @@ fn each_write_is_one_number_whatever_the_file_held_before() {
             let _ = pool_read(&mut source);
         }
         actuator.set_pool(write).expect("write");
-        pool.release();
         assert_eq!(read_file(&root, CMM), format!("{write}\n"), "over {held:?}");
     }
 }
@@ -129,10 +98,10 @@ type Spoil<'a> = dyn Fn(&FakeRoot) + 'a;
 /// What a run of readings and writes does to a root whose `cmm_pages` is
 /// made into something else by `spoil` before the third reading: each
 /// reading's pool, each write's outcome, and the files' contents.
-fn run_spoiled(spoil: &Spoil<'_>, handing: bool) -> Vec<String> {
+fn run_spoiled(spoil: &Spoil<'_>) -> Vec<String> {
     let root = FakeRoot::guest(2);
     std::fs::write(root.path().join("outside-target"), "4242\n").expect("target");
-    let (mut source, mut actuator, pool) = daemon_parts(root.path(), handing);
+    let (mut source, mut actuator) = daemon_parts(root.path());
     let mut seen = Vec::new();
     for reading in 0..6 {
         if reading == 2 {
@@ -141,9 +110,6 @@ fn run_spoiled(spoil: &Spoil<'_>, handing: bool) -> Vec<String> {
         seen.push(format!("read {:?}", pool_read(&mut source)));
         let wrote = actuator.set_pool(100 + reading).map_err(|e| e.to_string());
         seen.push(format!("write {wrote:?}"));
-        if let Some(pool) = &pool {
-            pool.release();
-        }
         seen.push(format!("file {:?}", read_file(&root, CMM)));
     }
     seen.push(format!("outside {:?}", read_file(&root, "outside-target")));
@@ -153,7 +119,7 @@ fn run_spoiled(spoil: &Spoil<'_>, handing: bool) -> Vec<String> {
 }
 
 #[test]
-fn whatever_sits_at_cmm_pages_is_read_and_refused_as_without_the_handoff() {
+fn whatever_sits_at_cmm_pages_is_read_and_refused_the_same_way_each_time() {
     let outside = common::tempdir();
     let outside_file = outside.path().join("cmm_pages");
     std::fs::write(&outside_file, "31337\n").expect("outside file");
@@ -206,9 +172,14 @@ fn whatever_sits_at_cmm_pages_is_read_and_refused_as_without_the_handoff() {
         ),
     ];
     for (what, spoil) in &spoils {
-        let without = run_spoiled(spoil.as_ref(), false);
-        let with = run_spoiled(spoil.as_ref(), true);
-        assert_eq!(with, without, "{what}");
+        let first = run_spoiled(spoil.as_ref());
+        assert_eq!(run_spoiled(spoil.as_ref()), first, "{what}");
+        assert!(
+            first
+                .iter()
+                .all(|l| !l.starts_with("read") || !l.contains("31337")),
+            "{what}: the outside file is never read: {first:?}"
+        );
     }
     assert_eq!(
         std::fs::read_to_string(&outside_file).expect("outside file"),
@@ -222,5 +193,5 @@ fn whatever_sits_at_cmm_pages_is_read_and_refused_as_without_the_handoff() {
             std::os::unix::fs::symlink("/dev/zero", root.path().join(CMM)).expect("link");
         }
     };
-    assert_eq!(run_spoiled(&device, true), run_spoiled(&device, false));
+    assert_eq!(run_spoiled(&device), run_spoiled(&device));
 }

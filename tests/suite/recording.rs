@@ -9,11 +9,11 @@ use std::sync::Arc;
 use common::{FakeRoot, Ticks};
 use plugtop::engine::{Decision, Engine};
 use plugtop::kernel::claimed_dir::{DirUse, claim};
+use plugtop::kernel::fs::{Placing, StagedFiles};
 use plugtop::kernel::live::LiveSource;
 use plugtop::kernel::recording::export::write_snapshot;
 use plugtop::kernel::recording::{Header, RecordingSource, RecordingWriter};
 use plugtop::kernel::snapshots::SnapshotSource;
-use plugtop::kernel::staged_files::StagedFiles;
 use plugtop::kernel::{Sample, Source, Stamp};
 use plugtop::rules::eval::NoTrace;
 use plugtop::rules::{SourceFile, load};
@@ -260,7 +260,7 @@ fn exported_snapshots_read_back_as_the_same_samples() {
     let mut i = 0;
     let beneath = claim(dir.path(), DirUse::Snapshots).expect("an empty directory");
     while let Some(Ok(s)) = replay.next_sample() {
-        let mut files = StagedFiles::new(&beneath);
+        let mut files = StagedFiles::new(&beneath, Placing::REPLACE);
         write_snapshot(&mut files, i, &s).expect("export");
         files.commit().expect("placed");
         i += 1;

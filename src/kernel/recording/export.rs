@@ -10,7 +10,7 @@ use crate::kernel::{CpuTicks, Polarization, Sample};
 
 /// Where the files of a written root go: the same text serves a served
 /// simulated guest and exported snapshots, each writing as it must (see
-/// [`StagedFiles`](crate::kernel::staged_files::StagedFiles)). Any
+/// [`StagedFiles`](crate::kernel::fs::StagedFiles)). Any
 /// `FnMut(rel, text)` is one, to filter or prefix the names.
 pub trait RootSink {
     /// What a failed write says.
@@ -29,8 +29,8 @@ where
     }
 }
 
-impl RootSink for crate::kernel::staged_files::StagedFiles<'_> {
-    type Error = crate::kernel::staged_files::StageError;
+impl RootSink for crate::kernel::fs::StagedFiles<'_> {
+    type Error = crate::kernel::fs::FsError;
     fn put(&mut self, rel: &str, text: &str) -> Result<(), Self::Error> {
         self.stage(rel, text.as_bytes())
     }

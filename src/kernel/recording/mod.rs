@@ -384,7 +384,7 @@ impl RecordingSource {
         let shown = path.display().to_string();
         // Never blocks (a FIFO is refused at once) and never reads on
         // without end (/dev/zero is no regular file).
-        let file = crate::kernel::regular::open_named(path).map_err(|e| RecordingError {
+        let file = crate::kernel::fs::open_named(path).map_err(|e| RecordingError {
             path: shown.clone(),
             offset: 0,
             what: Damage::Unreadable(e),

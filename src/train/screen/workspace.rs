@@ -4,12 +4,11 @@
 //! the start file, created exclusively and never through a link; read
 //! bounded and never through a link.
 
-use std::ffi::OsStr;
 use std::os::unix::fs::DirBuilderExt as _;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
-use crate::placed_file::{PlaceDir, Replace};
+use crate::kernel::fs::{Placing, Replace, Root};
 use crate::train::progress::read_no_follow;
 
 /// The largest working copy read (cpuplugd's own files are a few KB).
@@ -25,7 +24,7 @@ pub enum WorkspaceError {
         source: std::io::Error,
     },
     #[error(transparent)]
-    Place(#[from] crate::placed_file::PlaceError),
+    Place(#[from] crate::kernel::fs::FsError),
 }
 
 /// A working copy: where it is, and what it was when last read (to see a
@@ -61,11 +60,8 @@ impl WorkingCopy {
         let path = dir.join(format!("{id}.conf"));
         if std::fs::symlink_metadata(&path).is_err() {
             let bytes = crate::rules::read_rule_bytes(start).map_err(|e| io(start, e))?;
-            PlaceDir::open(dir)?.write(
-                OsStr::new(&format!("{id}.conf")),
-                &bytes,
-                Replace::Nothing,
-            )?;
+            let name = format!("{id}.conf");
+            Root::dir(dir)?.write_file(Path::new(&name), &bytes, Placing::new(Replace::Nothing))?;
         }
         let mut copy = WorkingCopy { path, seen: None };
         let bytes = copy.read()?;
@@ -92,8 +88,8 @@ impl WorkingCopy {
 
     /// Writes `bytes` (an edit made on the screen) whole.
     pub fn write(&mut self, bytes: &[u8]) -> Result<(), WorkspaceError> {
-        let (dir, name) = PlaceDir::of_file(&self.path)?;
-        dir.write(&name, bytes, Replace::RegularFile)?;
+        let (dir, name) = Root::of_file(&self.path)?;
+        dir.write_file(Path::new(&name), bytes, Placing::REPLACE)?;
         self.seen = self.stamp();
         Ok(())
     }

@@ -1,0 +1,606 @@
+//! The one file layer: every file plugtop opens below a root (the machine's
+//! `/`, `--root DIR`, a snapshot, a directory it fills), or by a name a
+//! user gave, is opened here.
+//!
+//! - [`Root`]: a directory held open, every path resolved from it as in a
+//!   chroot ([`walk`]: one `openat2`, or a walk one component at a time on
+//!   kernels without it). How a `..` at the root and a link at the end are
+//!   taken is the [`Resolve`] the caller's job asks for.
+//! - [`read_bounded`]: the one bounded read; more than its limit is an
+//!   error unless the caller asks for a cut ([`PastLimit::Cut`]).
+//! - [`Root::write_file`] and [`StagedFiles`] (in [`place`]): create-or-replace,
+//!   through a new file under an unpredictable name, created exclusively,
+//!   never through a link, renamed into place, flushed when asked.
+//! - [`Kept`] (in [`kept`]): kernel files and directories kept open
+//!   between readings.
+//! - [`FsError`]: what went wrong, with the path as seen inside the root.
+//!
+//! Every open is non-blocking (a FIFO where a kernel file should be reads
+//! as nothing or fails at once) and reads are refused unless the file is a
+//! regular file, which /proc and /sys files are.
+
+mod kept;
+mod place;
+mod walk;
+
+use std::ffi::{CStr, CString, OsStr, OsString};
+use std::fs::File;
+use std::io::ErrorKind;
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use rustix::fs::{AtFlags, FileType, Mode, OFlags};
+
+pub use kept::{KeptFiles, Listing};
+pub use place::{Placing, Replace, StagedFiles, is_temporary, kind_in_words};
+use walk::{Last, WalkError};
+
+/// How a path below a root is resolved: chosen by what the caller does
+/// with the file, so the same file is read the same way everywhere.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Resolve {
+    /// As a process chrooted at the root would: an absolute link leads
+    /// from the root and a `..` at the root stays there. For reading what
+    /// plugtop shows and chooses from (the kernel's files, the CPU flags).
+    InRoot,
+    /// An absolute link leads from the root; a `..` that climbs above it
+    /// is refused and named. For writes, and for the reads that decide
+    /// whether plugtop may act at all (cpuplugd's pid file, the pool a
+    /// restore needs).
+    Beneath,
+    /// As [`Resolve::Beneath`], and a link at the last component is
+    /// refused, never followed: files plugtop creates, locks, or reads back
+    /// as its own (the journal, the lock, a temporary file).
+    Own,
+}
+
+/// How a read takes a file longer than its limit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PastLimit {
+    /// An error ([`ErrorKind::FileTooLarge`]): a cut reading is never taken
+    /// for the whole file.
+    Fail,
+    /// The first `limit` bytes (a description, the start of a status file).
+    Cut,
+}
+
+/// Why a file could not be used.
+#[derive(Debug, thiserror::Error)]
+pub enum FsError {
+    /// The path ends in no file name (`/`, `..`).
+    #[error("{path} names no file")]
+    NoName { path: String },
+    /// The directory is missing or is no directory.
+    #[error("cannot open the directory {path}: {source}")]
+    Dir {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+    /// The path (or a link on it) climbs above the root by `..`.
+    #[error("{path} leads outside the root {root}; refusing to {act} there")]
+    Outside {
+        path: String,
+        root: String,
+        act: &'static str,
+    },
+    /// The last component is a link where plugtop creates or locks a file.
+    #[error(
+        "{path} is a symbolic link; plugtop does not follow a link at the end of a file it creates or locks below the root {root}"
+    )]
+    Link { path: String, root: String },
+    /// More links on the way than Linux follows.
+    #[error(
+        "{path}: more than {max} symbolic links on the way below the root {root} (a loop?)",
+        max = walk::MAX_LINKS
+    )]
+    Loop { path: String, root: String },
+    /// A FIFO, a device or a socket where a regular file should be.
+    #[error("{path} is not a regular file (a FIFO, a device or a socket?); refusing to use it")]
+    NotRegular { path: String },
+    /// A file on /proc or /sys given by name.
+    #[error(
+        "{path} is a kernel file (on /proc or /sys), not one plugtop reads by name; refusing to use it"
+    )]
+    KernelFile { path: String },
+    /// Something other than a regular file stands where one is replaced.
+    #[error(
+        "{path} is {kind}; plugtop replaces only a regular file{below} (or creates a new one), refusing"
+    )]
+    NotReplaceable {
+        path: String,
+        kind: &'static str,
+        /// ` below ROOT`, or nothing for a directory named by the user.
+        below: String,
+    },
+    /// The final name is taken and may not be replaced.
+    #[error("{path} exists already; refusing to replace it")]
+    Exists { path: String },
+    #[error("{path}: {source}")]
+    Io {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl FsError {
+    /// True when the file (or a directory on its way) does not exist.
+    pub fn is_not_found(&self) -> bool {
+        matches!(self, FsError::Io { source, .. } if source.kind() == ErrorKind::NotFound)
+    }
+
+    /// True when the file holds more than the read's limit.
+    pub fn is_too_large(&self) -> bool {
+        matches!(self, FsError::Io { source, .. } if source.kind() == ErrorKind::FileTooLarge)
+    }
+}
+
+/// For callers whose own error names the path: the system's error as it
+/// is, anything else in words.
+impl From<FsError> for std::io::Error {
+    fn from(e: FsError) -> Self {
+        match e {
+            FsError::Io { source, .. } => source,
+            FsError::Loop { .. } => rustix::io::Errno::LOOP.into(),
+            FsError::Dir { ref source, .. } => std::io::Error::new(source.kind(), e.to_string()),
+            other => std::io::Error::other(other.to_string()),
+        }
+    }
+}
+
+/// A root directory, held open: every path is resolved from it.
+#[derive(Debug)]
+pub struct Root {
+    fd: OwnedFd,
+    path: PathBuf,
+    /// The root is this process's own `/`: reading in it as in a chroot is
+    /// what a plain `openat` does, with no checks to pay for.
+    system: bool,
+    /// A directory the user named (files are shown by their full path),
+    /// not a root (files shown as seen inside it, `/proc/stat`).
+    named_dir: bool,
+}
+
+/// How a root's files are opened for reading: never blocking.
+const READ: OFlags = OFlags::RDONLY.union(OFlags::NONBLOCK);
+
+impl Root {
+    /// Opens `root` (a link there is followed: the caller named it).
+    pub fn open(root: &Path) -> std::io::Result<Root> {
+        let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC;
+        let fd = rustix::fs::open(root, flags, Mode::empty())?;
+        Ok(Root {
+            system: is_system_root(&fd),
+            fd,
+            path: root.to_path_buf(),
+            named_dir: false,
+        })
+    }
+
+    /// Opens the directory `path` a user named, to place files in (`.`
+    /// when empty); its files are shown by their full path.
+    pub fn dir(path: &Path) -> Result<Root, FsError> {
+        let path = if path.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            path
+        };
+        let mut root = Root::open(path).map_err(|source| FsError::Dir {
+            path: path.display().to_string(),
+            source,
+        })?;
+        root.named_dir = true;
+        Ok(root)
+    }
+
+    /// Opens the directory of the file `path`: the directory and the
+    /// file's name.
+    pub fn of_file(path: &Path) -> Result<(Root, OsString), FsError> {
+        let no_name = || FsError::NoName {
+            path: path.display().to_string(),
+        };
+        // `dir/` names a directory, though `file_name` reads `dir` from it.
+        if path.as_os_str().as_encoded_bytes().ends_with(b"/") {
+            return Err(no_name());
+        }
+        let name = path.file_name().ok_or_else(no_name)?;
+        let parent = path.parent().unwrap_or(Path::new("."));
+        Ok((Root::dir(parent)?, name.to_os_string()))
+    }
+
+    /// The root as given.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Whether the root is the system's `/` itself (by device and inode,
+    /// however it was named).
+    pub fn is_system_root(&self) -> bool {
+        self.system
+    }
+
+    /// `path` relative to the root, when it lies beneath it by name.
+    pub fn relative<'p>(&self, path: &'p Path) -> Option<&'p Path> {
+        path.strip_prefix(&self.path).ok()
+    }
+
+    /// `rel` for messages: as seen inside a root, or the full path in a
+    /// directory a user named.
+    fn shown(&self, rel: &Path) -> String {
+        if self.named_dir {
+            self.path.join(rel).display().to_string()
+        } else {
+            Path::new("/").join(rel).display().to_string()
+        }
+    }
+
+    fn io(&self, rel: &Path, source: impl Into<std::io::Error>) -> FsError {
+        FsError::Io {
+            path: self.shown(rel),
+            source: source.into(),
+        }
+    }
+
+    fn error(&self, rel: &Path, e: WalkError, act: &'static str) -> FsError {
+        let path = self.shown(rel);
+        let root = self.path.display().to_string();
+        match e {
+            WalkError::Outside => FsError::Outside { path, root, act },
+            WalkError::Loop => FsError::Loop { path, root },
+            WalkError::LastIsLink => FsError::Link { path, root },
+            WalkError::Io(source) => FsError::Io { path, source },
+        }
+    }
+
+    /// `Ok` when `file`, opened at `rel`, is a regular file.
+    fn regular(&self, file: &File, rel: &Path) -> Result<(), FsError> {
+        match file.metadata() {
+            Ok(m) if m.file_type().is_file() => Ok(()),
+            Ok(_) => Err(FsError::NotRegular {
+                path: self.shown(rel),
+            }),
+            Err(e) => Err(self.io(rel, e)),
+        }
+    }
+
+    /// Opens `rel` with `flags` (and `mode` when it creates), resolved as
+    /// `resolve` says.
+    pub fn open_at(
+        &self,
+        rel: &Path,
+        flags: OFlags,
+        mode: Mode,
+        resolve: Resolve,
+    ) -> Result<OwnedFd, FsError> {
+        let act = if flags.intersects(OFlags::WRONLY | OFlags::RDWR | OFlags::CREATE) {
+            "write"
+        } else {
+            "read"
+        };
+        let bytes = rel.as_os_str().as_bytes();
+        let opened = match resolve {
+            Resolve::InRoot => {
+                let c = CString::new(bytes)
+                    .map_err(|e| self.io(rel, std::io::Error::new(ErrorKind::InvalidInput, e)))?;
+                self.open_in_root(&c, flags)
+            }
+            Resolve::Beneath => walk::open(&self.fd, bytes, flags, mode, Last::Follow),
+            Resolve::Own => walk::open(&self.fd, bytes, flags, mode, Last::Refuse),
+        };
+        opened.map_err(|e| self.error(rel, e, act))
+    }
+
+    /// `rel` opened in the root as a chroot would (a plain `openat` in the
+    /// system's own `/`): the way the daemon opens its files every interval,
+    /// with the C string handed to the kernel as it is.
+    fn open_in_root(&self, rel: &CStr, flags: OFlags) -> Result<OwnedFd, WalkError> {
+        if self.system {
+            let flags = flags | OFlags::CLOEXEC;
+            return Ok(rustix::fs::openat(&self.fd, rel, flags, Mode::empty())?);
+        }
+        walk::open_in_root(self.fd.as_fd(), rel, flags)
+    }
+
+    /// Opens `rel` for reading in the root ([`Resolve::InRoot`]) without
+    /// blocking; not checked for being a regular file (that costs a `stat`
+    /// per file and interval: see [`check_regular`] for an empty reading).
+    pub fn open_read(&self, rel: &CStr) -> Result<File, FsError> {
+        self.open_in_root(rel, READ)
+            .map(File::from)
+            .map_err(|e| self.error(Path::new(OsStr::from_bytes(rel.to_bytes())), e, "read"))
+    }
+
+    /// Opens the directory `rel` for listing, without blocking.
+    pub fn open_dir(&self, rel: &Path, resolve: Resolve) -> Result<OwnedFd, FsError> {
+        let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NONBLOCK;
+        self.open_at(rel, flags, Mode::empty(), resolve)
+    }
+
+    /// Opens `name` (plain names, like `cpu3/online`) below `dir`, a
+    /// directory opened in this root at `dir_rel`, for reading without
+    /// blocking, as [`Resolve::InRoot`] would from the root. One lookup from
+    /// `dir` when no link is on the way; where one is, the whole path is
+    /// resolved from the root, so a `cpuN` that is a link leads where it
+    /// would in a chroot, never outside.
+    pub fn open_below(
+        &self,
+        dir: BorrowedFd<'_>,
+        dir_rel: &str,
+        name: &CStr,
+    ) -> Result<File, FsError> {
+        let shown = || Path::new(dir_rel).join(OsStr::from_bytes(name.to_bytes()));
+        if self.system {
+            return rustix::fs::openat(dir, name, READ | OFlags::CLOEXEC, Mode::empty())
+                .map(File::from)
+                .map_err(|e| self.io(&shown(), e));
+        }
+        match walk::open_unlinked(dir, name, READ) {
+            Ok(Some(fd)) => return Ok(File::from(fd)),
+            Ok(None) => {}
+            Err(e) => return Err(self.error(&shown(), e, "read")),
+        }
+        let mut rel = Vec::with_capacity(dir_rel.len() + 2 + name.to_bytes().len());
+        rel.extend_from_slice(dir_rel.as_bytes());
+        rel.push(b'/');
+        rel.extend_from_slice(name.to_bytes_with_nul());
+        let rel = CStr::from_bytes_with_nul(&rel)
+            .map_err(|e| self.io(&shown(), std::io::Error::new(ErrorKind::InvalidInput, e)))?;
+        self.open_in_root(rel, READ)
+            .map(File::from)
+            .map_err(|e| self.error(&shown(), e, "read"))
+    }
+
+    /// Whether `rel` is a regular file (links followed inside the root).
+    pub fn is_file(&self, rel: &CStr) -> bool {
+        self.open_in_root(rel, OFlags::PATH)
+            .and_then(|fd| Ok(rustix::fs::fstat(&fd)?))
+            .is_ok_and(|st| FileType::from_raw_mode(st.st_mode) == FileType::RegularFile)
+    }
+
+    /// Whether `rel` is a directory, links followed inside the root.
+    pub fn is_dir(&self, rel: &Path, resolve: Resolve) -> bool {
+        let flags = OFlags::PATH | OFlags::DIRECTORY;
+        self.open_at(rel, flags, Mode::empty(), resolve).is_ok()
+    }
+
+    /// The regular file `rel` opened for reading without blocking (a FIFO,
+    /// a socket or a device there is refused, not waited on).
+    pub fn open_regular(&self, rel: &Path, resolve: Resolve) -> Result<File, FsError> {
+        let opened = match self.open_at(rel, READ, Mode::empty(), resolve) {
+            // Opening a socket (or a device without its driver) fails so.
+            Err(FsError::Io { source, .. })
+                if source.raw_os_error() == Some(rustix::io::Errno::NXIO.raw_os_error()) =>
+            {
+                return Err(FsError::NotRegular {
+                    path: self.shown(rel),
+                });
+            }
+            other => File::from(other?),
+        };
+        self.regular(&opened, rel)?;
+        Ok(opened)
+    }
+
+    /// The regular file `rel` read whole; more than `limit` bytes is an
+    /// error (see [`PastLimit::Fail`]).
+    pub fn read(&self, rel: &Path, limit: u64, resolve: Resolve) -> Result<Vec<u8>, FsError> {
+        let file = self.open_regular(rel, resolve)?;
+        read_bounded(&file, limit, PastLimit::Fail).map_err(|e| self.io(rel, e))
+    }
+
+    /// The names in the directory `rel` (`.` and `..` left out), each with
+    /// the kind the directory gives for it (`Unknown` on file systems that
+    /// do not say), at most `limit` of them: a damaged root cannot make a
+    /// listing without end.
+    pub fn dir_entries(
+        &self,
+        rel: &Path,
+        limit: usize,
+        resolve: Resolve,
+    ) -> Result<Vec<(Vec<u8>, FileType)>, FsError> {
+        let fd = self.open_dir(rel, resolve)?;
+        let mut dir = rustix::fs::Dir::new(fd).map_err(|e| self.io(rel, e))?;
+        entries_of(&mut dir, limit).map_err(|e| self.io(rel, e))
+    }
+
+    /// Writes `text` into the existing file `rel` (a sysfs attribute,
+    /// `cmm_pages`), so that it holds `text` and nothing else. Opened
+    /// without blocking and refused unless it is a regular file, so a FIFO
+    /// planted there cannot hang plugtop; never created.
+    pub fn write_existing(&self, rel: &Path, text: &[u8]) -> Result<(), FsError> {
+        use std::io::Write as _;
+        let flags = OFlags::WRONLY | OFlags::NONBLOCK | OFlags::TRUNC;
+        let mut file = File::from(self.open_at(rel, flags, Mode::empty(), Resolve::Beneath)?);
+        self.regular(&file, rel)?;
+        file.write_all(text).map_err(|e| self.io(rel, e))
+    }
+
+    /// Creates the directories of `rel` beneath the root, also where a
+    /// link on the way leads (inside the root all the same).
+    pub fn create_dirs(&self, rel: &Path) -> Result<(), FsError> {
+        walk::create_dirs(&self.fd, rel.as_os_str().as_bytes())
+            .map_err(|e| self.error(rel, e, "write"))
+    }
+
+    /// Creates `rel` as a new file, never an existing one, never through a
+    /// link, without blocking.
+    pub fn create_new(&self, rel: &Path) -> Result<File, FsError> {
+        let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NONBLOCK;
+        self.open_at(rel, flags, place::file_mode(), Resolve::Own)
+            .map(File::from)
+    }
+
+    /// Opens `rel` for writing, creating it if needed (the lock file): a
+    /// link there is refused, never followed, and so is anything but a
+    /// regular file (opened without blocking, so a FIFO cannot hang it).
+    pub fn open_or_create(&self, rel: &Path) -> Result<File, FsError> {
+        let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::NONBLOCK;
+        let file = File::from(self.open_at(rel, flags, place::file_mode(), Resolve::Own)?);
+        self.regular(&file, rel)?;
+        Ok(file)
+    }
+
+    /// The directory holding the last component of `rel`, and that
+    /// component (never followed: for renaming and removing the name).
+    fn parent(&self, rel: &Path, act: &'static str) -> Result<(OwnedFd, Vec<u8>), FsError> {
+        walk::parent(&self.fd, rel.as_os_str().as_bytes()).map_err(|e| self.error(rel, e, act))
+    }
+
+    /// Removes `rel` (a link itself, not what it points to); absent is fine.
+    pub fn remove(&self, rel: &Path) -> Result<(), FsError> {
+        let removed = self.parent(rel, "write").and_then(|(dir, name)| {
+            rustix::fs::unlinkat(&dir, name, AtFlags::empty()).map_err(|e| self.io(rel, e))
+        });
+        match removed {
+            Err(e) if !e.is_not_found() => Err(e),
+            _ => Ok(()),
+        }
+    }
+
+    /// What stands at `rel` (the last component never followed, so a link
+    /// is a link), or `None` when nothing does.
+    pub fn entry_kind(&self, rel: &Path) -> Result<Option<FileType>, FsError> {
+        let found = self.parent(rel, "read").and_then(|(dir, name)| {
+            rustix::fs::statat(&dir, &name, AtFlags::SYMLINK_NOFOLLOW).map_err(|e| self.io(rel, e))
+        });
+        match found {
+            Ok(stat) => Ok(Some(FileType::from_raw_mode(stat.st_mode))),
+            Err(e) if e.is_not_found() => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// The device and inode (`st_dev`, `st_ino`) of the regular file at
+    /// `rel` (never followed when it is a link), or `None` when there is
+    /// none: to find the file in the kernel's lock table.
+    pub fn regular_id(&self, rel: &Path) -> Option<(u64, u64)> {
+        let (dir, name) = self.parent(rel, "read").ok()?;
+        let stat = rustix::fs::statat(&dir, &name, AtFlags::SYMLINK_NOFOLLOW).ok()?;
+        (FileType::from_raw_mode(stat.st_mode) == FileType::RegularFile)
+            .then_some((stat.st_dev, stat.st_ino))
+    }
+}
+
+/// The entries `dir` lists from where it stands (`.` and `..` left out),
+/// at most `limit`.
+pub fn entries_of(
+    dir: &mut rustix::fs::Dir,
+    limit: usize,
+) -> std::io::Result<Vec<(Vec<u8>, FileType)>> {
+    let mut names = Vec::new();
+    while names.len() < limit {
+        let Some(entry) = dir.read() else { break };
+        let entry = entry?;
+        let name = entry.file_name().to_bytes();
+        if name != b"." && name != b".." {
+            names.push((name.to_vec(), entry.file_type()));
+        }
+    }
+    Ok(names)
+}
+
+/// What `file` holds from its start to its end, read at explicit offsets
+/// (its own offset is left as it is, so a kept file reads afresh), at most
+/// `limit` bytes: past it an error ([`PastLimit::Fail`], of kind
+/// [`ErrorKind::FileTooLarge`]) or the first `limit` bytes ([`PastLimit::Cut`]).
+pub fn read_bounded(file: &File, limit: u64, past: PastLimit) -> std::io::Result<Vec<u8>> {
+    let extra = u64::from(past == PastLimit::Fail);
+    let cap = usize::try_from(limit.saturating_add(extra)).unwrap_or(usize::MAX);
+    let mut out = Vec::new();
+    let mut chunk = [0u8; 512];
+    loop {
+        let want = chunk.len().min(cap - out.len());
+        if want == 0 {
+            break;
+        }
+        let at = u64::try_from(out.len()).unwrap_or(u64::MAX);
+        let n = match rustix::io::pread(file, &mut chunk[..want], at) {
+            Ok(n) => n,
+            Err(rustix::io::Errno::INTR) => continue,
+            Err(e) => return Err(e.into()),
+        };
+        if n == 0 {
+            break;
+        }
+        out.extend_from_slice(chunk.get(..n).unwrap_or_default());
+    }
+    if out.len() as u64 > limit {
+        return Err(std::io::Error::new(
+            ErrorKind::FileTooLarge,
+            format!("larger than {limit} bytes; refusing to read it"),
+        ));
+    }
+    Ok(out)
+}
+
+/// `Ok` when `file` is a regular file; an error naming it as `shown`
+/// otherwise (also why a file read as nothing: a FIFO).
+pub fn check_regular(file: &File, shown: &str) -> std::io::Result<()> {
+    if file.metadata()?.file_type().is_file() {
+        return Ok(());
+    }
+    Err(FsError::NotRegular {
+        path: shown.to_string(),
+    }
+    .into())
+}
+
+/// Opens the system's own file `path` (`/proc/locks`, `/proc/PID/stat`)
+/// for reading without blocking, a regular file only.
+pub fn open_path(path: &Path) -> std::io::Result<File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(OFlags::NONBLOCK.bits().cast_signed())
+        .open(path)?;
+    check_regular(&file, &path.display().to_string())?;
+    Ok(file)
+}
+
+/// Opens a file a user named (a recording, a rule file, a scenario, a
+/// journal given with `--state`) for reading: without blocking, a regular
+/// file only, and not one of the kernel's (/proc, /sys): those are read by
+/// what they are, and reading some of them takes their data away
+/// (`/proc/kmsg` hands each kernel message to one reader only).
+pub fn open_named(path: &Path) -> std::io::Result<File> {
+    let file = open_path(path)?;
+    if is_kernel_file(&file) {
+        return Err(FsError::KernelFile {
+            path: path.display().to_string(),
+        }
+        .into());
+    }
+    Ok(file)
+}
+
+/// [`open_named`], read whole; more than `limit` bytes is an error of
+/// kind [`ErrorKind::FileTooLarge`].
+pub fn read_named(path: &Path, limit: u64) -> std::io::Result<Vec<u8>> {
+    read_bounded(&open_named(path)?, limit, PastLimit::Fail)
+}
+
+/// sysfs's file system number (`SYSFS_MAGIC` in linux/magic.h).
+const SYSFS_MAGIC: rustix::fs::FsWord = 0x6265_6572;
+
+/// Whether `file` lies in /proc or /sys, told by its file system rather
+/// than its name: right in a chroot and for a kernel file bind-mounted into
+/// a root, at one `fstatfs` instead of resolving a path.
+pub fn is_kernel_file(file: impl AsFd) -> bool {
+    rustix::fs::fstatfs(file)
+        .is_ok_and(|fs| fs.f_type == rustix::fs::PROC_SUPER_MAGIC || fs.f_type == SYSFS_MAGIC)
+}
+
+/// Whether the open `fd` is this process's `/` (looked up once: a
+/// snapshot series opens a root per snapshot).
+fn is_system_root(fd: &OwnedFd) -> bool {
+    static SYSTEM_ROOT: OnceLock<Option<(u64, u64)>> = OnceLock::new();
+    let id = |st: rustix::fs::Stat| (st.st_dev, st.st_ino);
+    let system = SYSTEM_ROOT.get_or_init(|| rustix::fs::stat("/").ok().map(id));
+    system.is_some_and(|root| rustix::fs::fstat(fd).is_ok_and(|st| id(st) == root))
+}
+
+#[cfg(test)]
+mod tests;
