@@ -194,6 +194,12 @@ fn screen_loop(
             Err(RecvTimeoutError::Disconnected) => return Ok(None),
         }
         for news in app.judge_news() {
+            // A judging thread that panicked may have written its message
+            // over the screen (the standard hook prints it): every cell is
+            // drawn again.
+            if matches!(news, app::JudgeNews::Lost) {
+                screen.redraw_all()?;
+            }
             app.update(TrainAction::Judge(news));
             changed = true;
         }
