@@ -17,9 +17,15 @@ import sys
 
 
 def main():
+    if len(sys.argv) != 3:
+        sys.exit("usage: scripts/tune-conflict.py steady-at-no-more-cpus|smaller-guest OUT.json")
     goal, path = sys.argv[1], sys.argv[2]
-    v = json.load(open(path))
-    start, reference = v["start"], v["reference"]
+    try:
+        with open(path) as f:
+            v = json.load(f)
+        start, reference, judged = v["start"], v["reference"], v["judged"]
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        sys.exit(f"{path}: not the JSON of `plugtop tune --format json` ({e})")
     if goal == "steady-at-no-more-cpus":
         meets = lambda s: not s["flapping"] and s["avg_online_cpus"] <= start["avg_online_cpus"] + 1e-9
         words = f"stop the flapping at no more than the start's {start['avg_online_cpus']:.2f} CPUs"
@@ -28,10 +34,13 @@ def main():
         words = f"make the guest smaller than the reference's {reference['guest_to_working_set']:.3f} × its working set"
     else:
         sys.exit(f"unknown goal {goal}")
-    judged = v["judged"]
+    if not judged:
+        print("  FAIL: nothing was judged (a tune with --only-workload, or nothing did better)")
+        sys.exit(1)
     hits = [j for j in judged if meets(j["score"])]
-    print(f"  judged every outcome that did better on the workload: {len(judged)}; {len(hits)} {words}, and each loses elsewhere:")
     bad = any(j["verdict"].startswith("holds") for j in hits)
+    print(f"  judged {len(judged)} outcomes (one of each that did better on the workload, at most --judge); "
+          f"{len(hits)} {words}" + (", and some hold up:" if bad else ", and each loses elsewhere:"))
     where = collections.Counter(j["verdict"].split(":")[0] for j in hits)
     for w, n in where.most_common():
         print(f"    {n:4} {w}")

@@ -110,6 +110,7 @@ pub enum Subcommand {
     /// Act on the guest headless: a drop-in for `cpuplugd -c FILE -f -V`.
     #[command(
         version,
+        display_name = "plugtop run",
         disable_version_flag = true,
         after_help = "Exit status, as cpuplugd's: 0 stopped by SIGTERM or SIGINT (the guest put back); \
 1 refused to start (nothing changed: bad options, a rule file with errors, another controller, ...) \
@@ -502,8 +503,14 @@ What the judge accepts (the same on the screen's T):
   Then, by default, on every built-in scenario as written and at 60% and
   140% of its threads, and at 40 steady loads, it may lose to the
   reference by at most 5% (unmet CPU-s; CPUs unless it leaves 20% less
-  unmet) and flap nowhere the reference does not. At most 64 candidates
-  (--judge) are judged, the best on the workload first; the held-out rows
+  unmet; CPUs count nowhere the reference flaps), hold the guest's size
+  within 5% and the stalls within 5% (and 2), and flap nowhere the
+  reference does not; a memory tune also gives at most half a point of
+  throughput and 5% (and 5) more pool changes, and is judged at three
+  steady loads under memory pressure too. At most 64 candidates (--judge;
+  on a guest of more than 16 CPUs, 16/CPUs of it) are judged, one of each
+  outcome, the best on the workload first; when the reference flaps, a CPU
+  tune judges first those that stop it at no more CPUs. The held-out rows
   of the report (each scenario at 75% and 125%) are judged by nobody.
   Every recommendation states its cost against your file: average and
   peak CPUs, memory and swap.";

@@ -552,7 +552,8 @@ fn text(
             report::why_nothing(tuned),
             match args.objective {
                 crate::cli::TuneObjective::Cpu =>
-                    "less unmet demand at no more CPUs, memory or stalls",
+                    "less unmet demand at no more stalls or memory, and 5% more CPUs at most \
+                     unless a fifth less demand is left unmet",
                 crate::cli::TuneObjective::Memory =>
                     "a smaller guest at no more stalls, CPUs or unmet demand",
                 crate::cli::TuneObjective::Steady =>

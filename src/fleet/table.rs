@@ -123,9 +123,9 @@ fn header(app: &FleetApp, cols: usize) -> Vec<Line<'static>> {
         .filter(|g| g.stopped(now, app.stale_after))
         .count();
     let mut title = format!(
-        "fleet {}  {} guests: {} in trouble, {} stopped  sort {}{}",
+        "fleet {}  {}: {} in trouble, {} stopped  sort {}{}",
         terminal_safe(&app.prometheus),
-        app.fleet.guests.len(),
+        crate::report::words::count(app.fleet.guests.len() as f64, "guest", "guests"),
         troubled,
         stopped,
         app.sort.title(),
@@ -266,8 +266,8 @@ fn drift_lines(app: &FleetApp, area: Rect) -> Vec<Line<'static>> {
     for (i, g) in app.drift.iter().enumerate() {
         let head = if i == 0 {
             format!(
-                "{} guests run {} (crc {}): the most common",
-                g.members.len(),
+                "{} {} (crc {}): the most common",
+                crate::report::words::count(g.members.len() as f64, "guest runs", "guests run"),
                 g.files.join(", "),
                 if g.crc32.is_empty() { "none" } else { &g.crc32 }
             )

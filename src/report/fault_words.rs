@@ -69,6 +69,18 @@ pub fn group_fault(
     fault.to_string()
 }
 
+/// A fault in a few plain words, for a table's cell (the log line after
+/// it says where it arose): "invalid operation" is the FPU's name for what
+/// a sysadmin knows as 0 / 0 (no ticks elapsed) or a NaN.
+pub fn short(fault: Fault) -> &'static str {
+    match fault {
+        Fault::DivisionByZero => "division by zero",
+        Fault::Invalid => "0/0 or NaN",
+        Fault::Overflow => "overflow",
+        Fault::Underflow => "underflow",
+    }
+}
+
 /// What faulted at `node`, in plain words.
 pub fn at_node(
     rules: &RuleSet,

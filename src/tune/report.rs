@@ -465,13 +465,21 @@ pub fn why_nothing(t: &Tuned) -> String {
             t.candidates.len()
         )
     } else {
+        // One of each outcome is judged, at most --judge of them.
         format!(
-            "none, because none of the {beat} candidates that did better on the workload held \
-             up on the built-in scenarios and the steady loads"
+            "none, because none of the {} judged of the {beat} candidates that did better on \
+             the workload held up on the built-in scenarios and the steady loads",
+            t.judged.len()
         )
     };
     if let Some((j, v)) = t.judged.first() {
         let _ = write!(out, " (the best, #{j}, {})", v.words());
+    }
+    if beat > 0 {
+        out.push_str(
+            "; a front row can still be tried in `plugtop sim --compare`, or more of them \
+             judged with --judge N",
+        );
     }
     out
 }
