@@ -41,9 +41,16 @@ pub enum LockError {
         "{file} exists but no process {pid} runs: cpuplugd would refuse to start too; remove the file if no cpuplugd runs"
     )]
     StalePidFile { pid: String, file: String },
-    /// The lock file (at `path`) is held by another process.
-    #[error("{} is locked: cpuplugd is starting or another plugtop acts on this guest", path.display())]
-    Held { path: std::path::PathBuf },
+    /// The lock file (at `path`) is held by another process: `holder`
+    /// says which, as this machine's lock table names it.
+    #[error(
+        "{} is locked{holder}: cpuplugd is starting or another plugtop acts on this guest",
+        path.display()
+    )]
+    Held {
+        path: std::path::PathBuf,
+        holder: String,
+    },
     #[error(transparent)]
     Beneath(#[from] crate::kernel::fs::FsError),
     #[error("{path}: {source}")]
@@ -102,10 +109,35 @@ pub fn acquire(root: &Path) -> Result<GuestLock, LockError> {
     match file.try_lock() {
         Ok(()) => Ok(GuestLock { _file: file, path }),
         Err(TryLockError::WouldBlock) => Err(LockError::Held {
+            holder: holder_words(&beneath),
             path: path.to_path_buf(),
         }),
         Err(TryLockError::Error(e)) => Err(io(e)),
     }
+}
+
+/// Who holds the lock below `beneath`, in words for [`LockError::Held`]
+/// (" by pid 4242 (plugtop), the pid in run/plugtop.pid"), or nothing
+/// when the lock table does not say.
+fn holder_words(beneath: &Root) -> String {
+    let Some((dev, inode)) = beneath.regular_id(Path::new(LOCK_FILE)) else {
+        return String::new();
+    };
+    let Some(pid) = process::flock_holders(LockedFile::of(dev, inode))
+        .into_iter()
+        .next()
+    else {
+        return String::new();
+    };
+    let name = process::command_name(pid)
+        .map(|n| format!(" ({})", crate::safe_text::terminal_safe(&n)))
+        .unwrap_or_default();
+    let named = if crate::control::pid_file::read(beneath) == Some(pid) {
+        format!(", the pid in {}", crate::control::pid_file::PLUGTOP_PID)
+    } else {
+        String::new()
+    };
+    format!(" by pid {pid}{name}{named}")
 }
 
 /// Removes the lock file at exit, as cpuplugd does (beneath the root).

@@ -39,6 +39,15 @@ pub fn write(root: &Path) -> Result<(), PidFileError> {
     Ok(())
 }
 
+/// The pid in `run/plugtop.pid` below `beneath`, when it holds one: read
+/// bounded (64 bytes), beneath the root, never through a link.
+pub fn read(beneath: &Root) -> Option<u32> {
+    let bytes = beneath
+        .read(Path::new(PLUGTOP_PID), 64, crate::kernel::fs::Resolve::Own)
+        .ok()?;
+    std::str::from_utf8(&bytes).ok()?.trim().parse().ok()
+}
+
 /// Removes the pid file at exit (the name itself, never what a link
 /// there points to); absent is fine.
 pub fn remove(root: &Path) {

@@ -90,14 +90,34 @@ impl LockedFile {
 /// that moment is turned away. Read bounded and without blocking;
 /// unreadable counts as not held.
 pub fn holds_flock(pid: u32, file: LockedFile) -> bool {
+    flock_holders(file).contains(&pid)
+}
+
+/// The processes that hold a `flock` on `file` now, as this machine's
+/// `/proc/locks` says (looked up, never taken; read bounded and without
+/// blocking; unreadable: none).
+pub fn flock_holders(file: LockedFile) -> Vec<u32> {
     let path = Path::new("/proc/locks");
     let Ok(locks) = super::fs::open_path(path) else {
-        return false;
+        return Vec::new();
     };
     BufReader::new(locks.take(LOCKS_LIMIT))
         .split(b'\n')
         .map_while(Result::ok)
-        .any(|line| flock_holder(&line) == Some((pid, file)))
+        .filter_map(|line| flock_holder(&line))
+        .filter(|(_, f)| *f == file)
+        .map(|(pid, _)| pid)
+        .collect()
+}
+
+/// The command name of process `pid` (`/proc/PID/comm`, at most 64 bytes,
+/// read without blocking), as the kernel has it (any bytes: escape it
+/// before showing it).
+pub fn command_name(pid: u32) -> Option<String> {
+    let file = super::fs::open_path(Path::new(&format!("/proc/{pid}/comm"))).ok()?;
+    let bytes = super::fs::read_bounded(&file, 64, super::fs::PastLimit::Cut).ok()?;
+    let name = String::from_utf8_lossy(&bytes).trim_end().to_string();
+    (!name.is_empty()).then_some(name)
 }
 
 /// The holder and the file of a `/proc/locks` line of a `flock` held

@@ -966,6 +966,27 @@ fn judge_all(judge: &robust::Judge, files: &[SourceFile]) -> Vec<robust::Verdict
 
 #[cfg(test)]
 mod judged_tests {
+    /// Against a flapping reference at 1.5 CPUs, the steady candidates at no
+    /// more CPUs go first, each half in its order.
+    #[test]
+    fn a_flapping_reference_has_the_steady_candidates_at_its_cpus_judged_first() {
+        use super::score::example;
+        let mut reference = example(300.0, 1.5);
+        reference.flapping = true;
+        let mut flaps = example(100.0, 1.2);
+        flaps.flapping = true;
+        let candidates: Vec<(Vec<f64>, super::Score)> = vec![
+            (vec![], example(20.0, 3.4)),
+            (vec![], flaps),
+            (vec![], example(300.0, 1.0)),
+            (vec![], example(150.0, 2.0)),
+            (vec![], example(290.0, 1.5)),
+        ];
+        let mut order = vec![0, 1, 3, 2, 4];
+        super::steady_at_no_more_cpus_first(&mut order, &candidates, &reference);
+        assert_eq!(order, vec![2, 4, 0, 1, 3]);
+    }
+
     #[test]
     fn judging_takes_the_best_first_then_spreads_over_the_rest() {
         let mut order: Vec<usize> = (0..100).collect();

@@ -192,6 +192,13 @@ fn plugtop_run_on_a_debian_root_locks_run_lock_inside_the_root() {
     let again = lock::acquire(root.path()).map(|_| ());
     let message = again.err().map(|e| e.to_string()).unwrap_or_default();
     assert!(message.contains("is locked"), "{message}");
+    // Issue 45: the refusal says who holds the lock (this machine's lock
+    // table names the pid; its command name follows).
+    let pid = run.child.as_ref().map(Child::id).unwrap_or_default();
+    assert!(
+        message.contains(&format!("is locked by pid {pid} (plugtop)")),
+        "{message}"
+    );
     let second = Command::new(env!("CARGO_BIN_EXE_plugtop"))
         .args(["run", "-f", "--mode", "auto", "-c"])
         .arg(rules(&root))
