@@ -116,6 +116,8 @@ pub struct Guest {
     /// Seconds since the start (always `steps × STEP`, so long runs do not drift).
     pub t: f64,
     steps: u64,
+    /// The workload has ended ([`Guest::go_idle`]): no phase runs any more.
+    idle: bool,
     online: Vec<bool>,
     ticks: Vec<[f64; 10]>,
     load: [f64; 3],
@@ -202,6 +204,7 @@ impl Guest {
             old_kernel,
             t: 0.0,
             steps: 0,
+            idle: false,
             ticks: vec![[0.0; 10]; scenario.cpus as usize],
             online,
             load: [0.0; 3],
@@ -299,9 +302,26 @@ impl Guest {
         &self.scenario
     }
 
-    /// The phase running now, with a pulse's off half removed.
+    /// The phase running now, with a pulse's off half removed; none once
+    /// the guest went idle.
     pub fn phase(&self) -> Option<&Phase> {
+        if self.idle {
+            return None;
+        }
         self.scenario.phase_at(self.t)
+    }
+
+    /// Ends the workload: from now on no phase runs, so the online CPUs
+    /// count idle ticks, the load average decays, and memory stays as it
+    /// is (nothing grows, nothing is freed), whatever the scenario says.
+    /// What `sim --serve` plays after the scenario's end.
+    pub fn go_idle(&mut self) {
+        self.idle = true;
+    }
+
+    /// Whether [`Guest::go_idle`] ended the workload.
+    pub fn is_idle(&self) -> bool {
+        self.idle
     }
 
     fn jitter(&mut self) -> f64 {
