@@ -688,6 +688,29 @@ mod tests {
     const STEADY: &str = "[[phases]]\nstart = \"0\"\nthreads = 2\ncpu_per_thread = 1\nsystem_share = 0.25\nworking_set_mib = 100\n";
 
     #[test]
+    fn an_idle_guest_counts_idle_ticks_and_keeps_its_memory() {
+        let mut g = Guest::new(&scenario(STEADY), false);
+        g.advance(60.0);
+        let (ticks, free, anon, load) = (g.ticks.clone(), g.free(), g.anon, g.loadavg()[0]);
+        g.go_idle();
+        assert!(g.is_idle() && g.phase().is_none());
+        g.advance(60.0);
+        for (before, now) in ticks.iter().zip(&g.ticks) {
+            for column in [USER, SYSTEM, NICE, STEAL, IOWAIT] {
+                assert!(
+                    (now[column] - before[column]).abs() < 1e-6,
+                    "{before:?} {now:?}"
+                );
+            }
+            // Each online CPU: 60 s of idle at USER_HZ.
+            assert!((now[IDLE] - before[IDLE] - 60.0 * HZ).abs() < 1e-6);
+        }
+        assert_eq!((g.free(), g.anon), (free, anon), "memory as at the end");
+        assert!(g.loadavg()[0] < load, "the load average decays");
+        assert!((g.t - 120.0).abs() < 1e-9);
+    }
+
+    #[test]
     fn loadavg_decays_like_the_kernel() {
         let mut g = Guest::new(&scenario(STEADY), false);
         g.advance(60.0);
