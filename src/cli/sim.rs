@@ -178,7 +178,7 @@ fn serve_plan(
 ) -> String {
     let pace_text = |speed: Option<f64>| match speed {
         None => "as fast as it can (--fast)".to_string(),
-        Some(s) if s == 1.0 => "at real time".to_string(),
+        Some(1.0) => "at real time".to_string(),
         Some(s) => format!("at --speed {s}"),
     };
     let length = plugtop::sim::report::clock(scenario.length());
