@@ -443,7 +443,7 @@ pub struct SimArgs {
     /// The rule file that controls the guest (default: the built-in recommended rules, as `plugtop --sim`).
     #[arg(short = 'c', long = "config")]
     pub config: Option<PathBuf>,
-    /// How long to run: 1h, 15m, 90s, 12:00 or seconds (default: the scenario's duration).
+    /// How long to run: 1h, 15m, 90s, 12:00 or seconds, more than 0 and at most 366 days (default: the scenario's duration; with --serve, until stopped, idle after the scenario).
     #[arg(long)]
     pub duration: Option<String>,
     /// Simulated seconds per real second, 0.001 to 1000000 (default 1: real time; with --report or --compare, as fast as --fast).
@@ -470,7 +470,7 @@ pub struct SimArgs {
     /// Seconds between intervals, 0.001 to 86400 (default: the rule file's UPDATE).
     #[arg(long)]
     pub interval: Option<f64>,
-    /// Publish the guest as a root directory here instead (for `plugtop run --root DIR` or other tools): a new or empty directory, or one an earlier --serve filled; never /.
+    /// Publish the guest as a root directory here instead (for `plugtop run --root DIR` or other tools): a new or empty directory, or one an earlier --serve filled; never /. After the scenario's end the guest goes on idle (idle ticks on its online CPUs, memory as at the end, at real time under --fast) until a signal stops it; with --duration it stops at that time instead. It says which at the start.
     #[arg(long, conflicts_with = "config")]
     pub serve: Option<PathBuf>,
     #[command(flatten)]

@@ -504,19 +504,11 @@ impl Runner<'_> {
 
 /// Waits until `deadline` or a signal came, or a reload's rules are in.
 fn wait(deadline: Instant, signals: &Signals, runner: &Runner<'_>) {
-    loop {
-        if signals.stop.load(Ordering::SeqCst)
+    crate::pace::park_until(deadline, &|| {
+        signals.stop.load(Ordering::SeqCst)
             || signals.reload.load(Ordering::SeqCst)
             || runner.reload_ready()
-        {
-            return;
-        }
-        let now = Instant::now();
-        if now >= deadline {
-            return;
-        }
-        std::thread::park_timeout(deadline - now);
-    }
+    });
 }
 
 /// Runs on the live root until a signal or a fatal error; restores the

@@ -51,6 +51,23 @@ pub fn deadline(now: Instant, after: Duration) -> Instant {
     at
 }
 
+/// Waits until `deadline` or until `done` holds, whichever comes first.
+/// `done` is looked at first and whenever the thread is woken
+/// ([`std::thread::Thread::unpark`], as the signal thread of
+/// [`crate::daemon::Signals`] does), so a signal ends the wait at once.
+pub fn park_until(deadline: Instant, done: &dyn Fn() -> bool) {
+    loop {
+        if done() {
+            return;
+        }
+        let now = Instant::now();
+        if now >= deadline {
+            return;
+        }
+        std::thread::park_timeout(deadline - now);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -60,23 +60,9 @@ pub fn run(args: SimArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
         flap: flap.config(),
     };
     if let Some(root) = serve {
-        // Refused before anything is written: `/`, or a directory that
-        // holds someone else's files.
-        let dir = plugtop::kernel::claimed_dir::claim(&root, DirUse::ServedRoot)?;
-        let signals = daemon::Signals::install()?;
-        let mut guest = plugtop::sim::run::guest_for(&scenario, &options);
-        eprintln!(
-            "plugtop: simulating {} below {} (point `plugtop --root {}` or `plugtop run --root {}` at it; Ctrl-C stops)",
-            plugtop::report::terminal_safe(&scenario.name),
-            root.display(),
-            root.display(),
-            root.display()
-        );
-        plugtop::sim::serve::serve(&mut guest, &dir, &signals.stop, &mut wait, &mut |l| {
-            eprintln!("{}", plugtop::report::terminal_safe(l))
-        })
-        .with_context(|| format!("cannot write below {}", root.display()))?;
-        return Ok(Status::Ok);
+        let guest = plugtop::sim::run::guest_for(&scenario, &options);
+        let pace = if fast { None } else { Some(speed) };
+        return serve_below(&root, guest, duration.is_some(), pace);
     }
     let rules = SimRules::new(config.as_deref(), &scenario, &options)?;
     // With a JSON report, standard output holds only the JSON: the action
@@ -114,6 +100,104 @@ pub fn run(args: SimArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
         second.as_ref(),
         files,
         old_kernel,
+    )
+}
+
+/// `--serve DIR`: the guest published below `root` at `pace` (simulated
+/// seconds per real second; `None` is `--fast`), until a signal, or until
+/// its end when `--duration` gave one (`until_duration`); without it, an
+/// idle guest after the scenario's end. Says at the start how long it runs
+/// and what comes at the end, and at the end why it ended.
+fn serve_below(
+    root: &Path,
+    mut guest: plugtop::sim::Guest,
+    until_duration: bool,
+    pace: Option<f64>,
+) -> anyhow::Result<Status> {
+    use plugtop::sim::serve::{AtEnd, Part, Served};
+    // Refused before anything is written: `/`, or a directory that holds
+    // someone else's files.
+    let dir = plugtop::kernel::claimed_dir::claim(root, DirUse::ServedRoot)?;
+    let signals = daemon::Signals::install()?;
+    let at_end = if until_duration {
+        AtEnd::Stop
+    } else {
+        AtEnd::GoIdle
+    };
+    eprintln!(
+        "plugtop: {}",
+        serve_plan(root, guest.scenario(), at_end, pace)
+    );
+    let mut wait = |d: Duration, part: Part| {
+        // After the scenario, an idle guest at real time even under
+        // --fast: as fast as it can, forever, would only burn a CPU.
+        let speed = match (part, pace) {
+            (_, Some(speed)) => speed,
+            (Part::Idle, None) => 1.0,
+            (Part::Scenario, None) => return,
+        };
+        let until =
+            plugtop::pace::deadline(std::time::Instant::now(), plugtop::pace::scaled(d, speed));
+        plugtop::pace::park_until(until, &|| {
+            signals.stop.load(std::sync::atomic::Ordering::SeqCst)
+        });
+    };
+    let served = plugtop::sim::serve::serve(
+        &mut guest,
+        &dir,
+        at_end,
+        &signals.stop,
+        &mut wait,
+        &mut |l| eprintln!("{}", plugtop::report::terminal_safe(l)),
+    )
+    .with_context(|| format!("cannot write below {}", root.display()))?;
+    let at = plugtop::sim::report::clock(guest.t);
+    let why = match served {
+        Served::Ended => "--duration reached".to_string(),
+        Served::Stopped => format!(
+            "ended by {}",
+            plugtop::stop_signals::name(
+                signals.stopped_by.load(std::sync::atomic::Ordering::SeqCst)
+            )
+        ),
+    };
+    eprintln!(
+        "plugtop: {why} at {at}: serving stopped; the files below {} stay as they are (a daemon on them sees no time pass)",
+        plugtop::report::terminal_safe(&root.display().to_string())
+    );
+    Ok(Status::Ok)
+}
+
+/// What `sim --serve` says at its start: where, how long, at what pace,
+/// and what comes at the end.
+fn serve_plan(
+    root: &Path,
+    scenario: &plugtop::sim::Scenario,
+    at_end: plugtop::sim::serve::AtEnd,
+    pace: Option<f64>,
+) -> String {
+    let pace_text = |speed: Option<f64>| match speed {
+        None => "as fast as it can (--fast)".to_string(),
+        Some(1.0) => "at real time".to_string(),
+        Some(s) => format!("at --speed {s}"),
+    };
+    let length = plugtop::sim::report::clock(scenario.length());
+    let then = match at_end {
+        plugtop::sim::serve::AtEnd::Stop => format!(
+            "for {length} (--duration) {}, then it stops and the files stay as they are at {length}",
+            pace_text(pace)
+        ),
+        plugtop::sim::serve::AtEnd::GoIdle => format!(
+            "for the scenario's {length} {}, then as an idle guest (idle ticks on its online CPUs, memory as at the end) {} until stopped (--duration sets an end)",
+            pace_text(pace),
+            pace_text(Some(pace.unwrap_or(1.0)))
+        ),
+    };
+    let root = root.display().to_string();
+    let root = plugtop::report::terminal_safe(&root);
+    format!(
+        "simulating {} below {root} {then}; point `plugtop --root {root}` or `plugtop run --root {root}` at it; Ctrl-C or SIGTERM stops it",
+        plugtop::report::terminal_safe(&scenario.name),
     )
 }
 
@@ -223,6 +307,11 @@ fn finish_sim(
 
 /// `--duration` in seconds: 1h, 15m, 90s, 12:00 or plain seconds.
 fn sim_duration(d: &str) -> anyhow::Result<f64> {
+    if plugtop::sim::scenario::seconds(d).is_some_and(|s| s <= 0.0) {
+        anyhow::bail!(
+            "--duration {d:?} is no time at all: give a length like 1h, 15m, 90s or 12:00"
+        );
+    }
     plugtop::sim::scenario::seconds(d)
         .filter(|s| *s > 0.0)
         .ok_or_else(|| {

@@ -116,6 +116,8 @@ pub struct Guest {
     /// Seconds since the start (always `steps × STEP`, so long runs do not drift).
     pub t: f64,
     steps: u64,
+    /// The workload has ended ([`Guest::go_idle`]): no phase runs any more.
+    idle: bool,
     online: Vec<bool>,
     ticks: Vec<[f64; 10]>,
     load: [f64; 3],
@@ -202,6 +204,7 @@ impl Guest {
             old_kernel,
             t: 0.0,
             steps: 0,
+            idle: false,
             ticks: vec![[0.0; 10]; scenario.cpus as usize],
             online,
             load: [0.0; 3],
@@ -299,9 +302,26 @@ impl Guest {
         &self.scenario
     }
 
-    /// The phase running now, with a pulse's off half removed.
+    /// The phase running now, with a pulse's off half removed; none once
+    /// the guest went idle.
     pub fn phase(&self) -> Option<&Phase> {
+        if self.idle {
+            return None;
+        }
         self.scenario.phase_at(self.t)
+    }
+
+    /// Ends the workload: from now on no phase runs, so the online CPUs
+    /// count idle ticks, the load average decays, and memory stays as it
+    /// is (nothing grows, nothing is freed), whatever the scenario says.
+    /// What `sim --serve` plays after the scenario's end.
+    pub fn go_idle(&mut self) {
+        self.idle = true;
+    }
+
+    /// Whether [`Guest::go_idle`] ended the workload.
+    pub fn is_idle(&self) -> bool {
+        self.idle
     }
 
     fn jitter(&mut self) -> f64 {
@@ -666,6 +686,29 @@ mod tests {
     }
 
     const STEADY: &str = "[[phases]]\nstart = \"0\"\nthreads = 2\ncpu_per_thread = 1\nsystem_share = 0.25\nworking_set_mib = 100\n";
+
+    #[test]
+    fn an_idle_guest_counts_idle_ticks_and_keeps_its_memory() {
+        let mut g = Guest::new(&scenario(STEADY), false);
+        g.advance(60.0);
+        let (ticks, free, anon, load) = (g.ticks.clone(), g.free(), g.anon, g.loadavg()[0]);
+        g.go_idle();
+        assert!(g.is_idle() && g.phase().is_none());
+        g.advance(60.0);
+        for (before, now) in ticks.iter().zip(&g.ticks) {
+            for column in [USER, SYSTEM, NICE, STEAL, IOWAIT] {
+                assert!(
+                    (now[column] - before[column]).abs() < 1e-6,
+                    "{before:?} {now:?}"
+                );
+            }
+            // Each online CPU: 60 s of idle at USER_HZ.
+            assert!((now[IDLE] - before[IDLE] - 60.0 * HZ).abs() < 1e-6);
+        }
+        assert_eq!((g.free(), g.anon), (free, anon), "memory as at the end");
+        assert!(g.loadavg()[0] < load, "the load average decays");
+        assert!((g.t - 120.0).abs() < 1e-9);
+    }
 
     #[test]
     fn loadavg_decays_like_the_kernel() {

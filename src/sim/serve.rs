@@ -128,26 +128,79 @@ pub fn take_writes(guest: &mut Guest, root: &Root) -> Vec<String> {
     changes
 }
 
-/// Plays `guest` below `root` until the scenario ends or `stop` is set,
-/// one simulated second per `wait` call.
+/// What [`serve`] does once the scenario has played to its end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AtEnd {
+    /// The guest goes on idle ([`Guest::go_idle`]): its ticks keep
+    /// advancing (idle on the online CPUs), memory stays as at the end,
+    /// until `stop` is set. A daemon on the files never sees time stand
+    /// still.
+    GoIdle,
+    /// Serving ends (`--duration`); the files stay as they were.
+    Stop,
+}
+
+/// Which part of serving a simulated second belongs to, for its pace.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Part {
+    Scenario,
+    Idle,
+}
+
+/// How [`serve`] ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Served {
+    /// `stop` was set (a signal).
+    Stopped,
+    /// The scenario ended and [`AtEnd::Stop`] was asked for.
+    Ended,
+}
+
+/// Plays `guest` below `root`, one simulated second per `wait` call, until
+/// `stop` is set, or until the scenario's end when `at_end` says
+/// [`AtEnd::Stop`]; with [`AtEnd::GoIdle`] it goes on as an idle guest
+/// after the end (saying so through `on_line`).
 pub fn serve(
     guest: &mut Guest,
     root: &Root,
+    at_end: AtEnd,
     stop: &AtomicBool,
-    wait: &mut dyn FnMut(Duration),
+    wait: &mut dyn FnMut(Duration, Part),
     on_line: &mut dyn FnMut(&str),
-) -> Result<(), FsError> {
+) -> Result<Served, FsError> {
     publish_all(guest, root)?;
     let end = guest.scenario().length();
-    while guest.t + 1e-9 < end && !stop.load(Ordering::SeqCst) {
-        wait(Duration::from_secs(1));
+    loop {
+        if stop.load(Ordering::SeqCst) {
+            return Ok(Served::Stopped);
+        }
+        if !guest.is_idle() && guest.t + 1e-9 >= end {
+            match at_end {
+                AtEnd::Stop => return Ok(Served::Ended),
+                AtEnd::GoIdle => {
+                    guest.go_idle();
+                    on_line(&format!(
+                        "{} the scenario ended: the guest goes on idle (idle ticks on its online CPUs, memory as it is) until stopped",
+                        super::report::clock(guest.t)
+                    ));
+                }
+            }
+        }
+        let part = if guest.is_idle() {
+            Part::Idle
+        } else {
+            Part::Scenario
+        };
+        wait(Duration::from_secs(1), part);
+        if stop.load(Ordering::SeqCst) {
+            return Ok(Served::Stopped);
+        }
         for change in take_writes(guest, root) {
             on_line(&format!("{} {change}", super::report::clock(guest.t)));
         }
         guest.advance(1.0);
         publish(guest, root)?;
     }
-    Ok(())
 }
 
 #[cfg(test)]

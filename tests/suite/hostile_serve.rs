@@ -16,7 +16,7 @@ use plugtop::kernel::claimed_dir::{ClaimError, DirUse, claim};
 use plugtop::kernel::fs::FsError;
 use plugtop::kernel::fs::Root;
 use plugtop::kernel::fs::is_temporary;
-use plugtop::sim::serve::{publish_all, serve, take_writes};
+use plugtop::sim::serve::{AtEnd, Served, publish_all, serve, take_writes};
 use plugtop::sim::{Guest, Scenario};
 
 const UNTOUCHED: &str = "another file, untouched\n";
@@ -107,13 +107,15 @@ fn serve_with(
 ) -> Result<Vec<String>, FsError> {
     let stop = AtomicBool::new(false);
     let mut lines = Vec::new();
-    serve(
+    let served = serve(
         guest,
         root,
+        AtEnd::Stop,
         &stop,
-        &mut |_: Duration| each_second(),
+        &mut |_: Duration, _| each_second(),
         &mut |l| lines.push(l.to_string()),
     )?;
+    assert_eq!(served, Served::Ended);
     Ok(lines)
 }
 

@@ -81,6 +81,7 @@ mod recording;
 mod replay_streaming;
 mod roots;
 mod run_e2e;
+mod serve_end;
 mod service;
 mod sim_cli;
 mod sim_validation;
