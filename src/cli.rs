@@ -276,8 +276,10 @@ pub enum Editor {
 /// The arguments of `plugtop check`.
 #[derive(clap::Args)]
 pub struct CheckArgs {
-    /// The rule file.
-    pub file: PathBuf,
+    /// The rule files, each checked on its own (JSON: one array of every
+    /// file's findings, each naming its file).
+    #[arg(required = true, num_args = 1..)]
+    pub files: Vec<PathBuf>,
     /// The machine to check names against (its proc/ and sys/).
     #[arg(long, default_value = "/")]
     pub root: PathBuf,
@@ -721,7 +723,7 @@ pub enum RunMode {
     Observe,
 }
 
-#[derive(Clone, Copy, ValueEnum)]
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum CheckFormat {
     Text,
     Json,

@@ -12,23 +12,72 @@ use plugtop::report::TerminalText;
 
 /// `plugtop check`.
 pub fn run(args: CheckArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
-    let CheckArgs { file, root, format } = args;
+    let CheckArgs {
+        files,
+        root,
+        format,
+    } = args;
     require_root(&root)?;
-    let source = commands::eval::read_rule_file(&file)
-        .with_context(|| format!("cannot read {}", plugtop::rules::rule_file_name(&file)))?;
     let facts = RootReader::new().facts(&root);
-    Ok(match format {
-        CheckFormat::Text => commands::check::run(
-            &source,
-            &facts,
-            commands::check::DiagnosticFormat::Text,
-            &mut TerminalText::new(out),
-        )?,
-        CheckFormat::Json => commands::check::run(
-            &source,
-            &facts,
-            commands::check::DiagnosticFormat::Json,
-            out,
-        )?,
-    })
+    let several = files.len() > 1;
+    let mut worst = Status::Ok;
+    // Several files in JSON: one array of every file's findings (each
+    // names its file).
+    let mut all = Vec::new();
+    for (i, file) in files.iter().enumerate() {
+        let source = match commands::eval::read_rule_file(file)
+            .with_context(|| format!("cannot read {}", plugtop::rules::rule_file_name(file)))
+        {
+            Ok(source) => source,
+            // One file alone: its error is the command's. Among several,
+            // it is said and the others are still checked.
+            Err(e) if several => {
+                eprintln!(
+                    "plugtop: {}",
+                    plugtop::report::terminal_safe(&format!("{e:#}"))
+                );
+                worst = Status::Failed;
+                continue;
+            }
+            Err(e) => return Err(e),
+        };
+        if several && i > 0 && format == CheckFormat::Text {
+            writeln!(out)?;
+        }
+        let status = match format {
+            CheckFormat::Text => commands::check::run(
+                &source,
+                &facts,
+                commands::check::DiagnosticFormat::Text,
+                &mut TerminalText::new(&mut *out),
+            )?,
+            CheckFormat::Json if several => {
+                let mut one = Vec::new();
+                let status = commands::check::run(
+                    &source,
+                    &facts,
+                    commands::check::DiagnosticFormat::Json,
+                    &mut one,
+                )?;
+                if let Ok(serde_json::Value::Array(found)) = serde_json::from_slice(&one) {
+                    all.extend(found);
+                }
+                status
+            }
+            CheckFormat::Json => commands::check::run(
+                &source,
+                &facts,
+                commands::check::DiagnosticFormat::Json,
+                &mut *out,
+            )?,
+        };
+        if status != Status::Ok {
+            worst = status;
+        }
+    }
+    if several && format == CheckFormat::Json {
+        let text = serde_json::to_string_pretty(&serde_json::Value::Array(all))?;
+        writeln!(out, "{}", plugtop::report::terminal_safe_json(&text))?;
+    }
+    Ok(worst)
 }

@@ -792,3 +792,54 @@ fn generate_editor_prints_the_kept_files() {
         "fish completes the editor names"
     );
 }
+
+/// Issue 45: `check a.conf b.conf` was refused. Each file is checked on its
+/// own; one that cannot be read is said and the others still checked; the
+/// status is the worst; JSON is one array of every file's findings.
+#[test]
+fn check_takes_several_files_at_once() {
+    let dir = common::tempdir();
+    let broken = dir.path().join("broken.conf");
+    std::fs::write(
+        &broken,
+        "UPDATE=\"1\"\nHOTPLUG=\"idle < 10 && 1\"\nHOTUNPLUG=\"idle > 100\"\n",
+    )
+    .expect("write");
+    let broken = broken.display().to_string();
+    let good = "examples/rules/recommended-default.conf";
+    let root = ["--root", "tests/fixtures/roots/oldkernel"];
+    let text = common::plugtop(&[
+        "check",
+        &broken,
+        "/nonexistent.conf",
+        good,
+        root[0],
+        root[1],
+    ]);
+    assert_eq!(text.status.code(), Some(1));
+    let said = String::from_utf8_lossy(&text.stdout);
+    assert!(said.contains("broken.conf: 1 error"), "{said}");
+    assert!(
+        said.contains("recommended-default.conf: 0 errors, 0 warnings"),
+        "{said}"
+    );
+    assert!(
+        String::from_utf8_lossy(&text.stderr).contains("cannot read /nonexistent.conf"),
+        "{}",
+        String::from_utf8_lossy(&text.stderr)
+    );
+    let json = common::plugtop(&["check", &broken, good, "--format", "json", root[0], root[1]]);
+    assert_eq!(json.status.code(), Some(1));
+    let v: serde_json::Value = serde_json::from_slice(&json.stdout).expect("one JSON array");
+    let files: Vec<&str> = v
+        .as_array()
+        .map(|a| a.iter().filter_map(|d| d["file"].as_str()).collect())
+        .unwrap_or_default();
+    assert!(
+        !files.is_empty() && files.iter().all(|f| f.ends_with("broken.conf")),
+        "{v}"
+    );
+    // Both good: status 0.
+    let both = common::plugtop(&["check", good, good, root[0], root[1]]);
+    assert_eq!(both.status.code(), Some(0));
+}
