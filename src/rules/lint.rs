@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 
-use super::diagnostic::{Diagnostic, DiagnosticCode};
+use super::diagnostic::{DaemonEffect, Diagnostic, DiagnosticCode};
 use super::expr::{BinOp, CpuStat, Keyword, NOT_OPCODE, NodeId, NodeKind, Reading, RuleKind};
 use super::parser::{ExprBuilder, FieldNames, Text, Unit, VarDef, example_field};
 use super::ruleset::{MemoryOff, RuleSet, describe_missing_cpu};
@@ -46,8 +46,59 @@ pub fn lint(
         // A refused file's groups are off because of its errors; saying so again is noise.
         groups(rules, &mut out);
         out.extend(super::hysteresis::warnings(rules, source));
+        never_evaluated(rules, &mut out);
     }
     out
+}
+
+/// An error cpuplugd meets only when it evaluates a rule is none on this
+/// kernel when every rule it sits in belongs to a group that is off: the
+/// group's rules are never evaluated, so cpuplugd never stops on it. Said
+/// as a warning with the reason, so that `check` does not promise an exit
+/// that never comes (and the file still gets fixed before the group turns
+/// on elsewhere).
+fn never_evaluated(rules: &RuleSet, out: &mut [Diagnostic]) {
+    let memory = |k: RuleKind| {
+        matches!(
+            k,
+            RuleKind::Memplug | RuleKind::Memunplug | RuleKind::CmmInc | RuleKind::CmmDec
+        )
+    };
+    let off = |k: RuleKind| {
+        if memory(k) {
+            (!rules.mem_enabled).then(|| match &rules.mem_off {
+                Some(why) => format!("memory group off: {}", why.reason()),
+                None => "memory group off".to_string(),
+            })
+        } else {
+            (!rules.cpu_enabled).then(|| "CPU group off".to_string())
+        }
+    };
+    for d in out
+        .iter_mut()
+        .filter(|d| d.daemon == DaemonEffect::StopsWhenEvaluated && !d.span.is_file())
+    {
+        // The rules whose nodes (their variables' too) lie where it points.
+        let inside: Vec<RuleKind> = rules
+            .rules
+            .iter()
+            .flatten()
+            .filter(|r| {
+                r.nodes.clone().any(|n| {
+                    let at = rules.node(n).span;
+                    at.start < d.span.end && d.span.start < at.end
+                })
+            })
+            .map(|r| r.kind)
+            .collect();
+        let reasons: Vec<Option<String>> = inside.iter().map(|k| off(*k)).collect();
+        if let Some(Some(why)) = reasons.first()
+            && reasons.iter().all(Option::is_some)
+        {
+            let why = format!("never evaluated on this kernel: {why}");
+            *d = d.clone().demoted(&why);
+        }
+    }
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]

@@ -142,3 +142,38 @@ fn the_screen_and_line_mode_on_the_root_say_the_memory_group_is_off_and_why() {
     assert!(out.contains(REASON), "{out}");
     assert!(!out.contains("cmm_pages 0 ->"), "{out}");
 }
+
+/// Issue 45: `check` promised that cpuplugd would exit on errors in the
+/// memory rules of a guest whose memory group is off; those rules are never
+/// evaluated there, so the errors are warnings saying why. The same file on
+/// a z/VM guest still gets its errors.
+#[test]
+fn errors_in_a_group_that_is_off_are_warnings_that_say_so() {
+    let (root, _) = not_zvm();
+    let rules = root.path().join("broken-memory.conf");
+    std::fs::write(
+        &rules,
+        "UPDATE=\"1\"\nCPU_MIN=\"1\"\nCPU_MAX=\"0\"\nHOTPLUG=\"idle < 10\"\nHOTUNPLUG=\"idle > 150\"\n\
+         CMM_MIN=\"0\"\nCMM_MAX=\"1000\"\nCMM_INC=\"10\"\nMEMPLUG=\"vmstat.nosuch > 1\"\nMEMUNPLUG=\"(1 < 2) * 3\"\n",
+    )
+    .expect("rules");
+    let rules = rules.to_string_lossy().into_owned();
+    let root_s = root.path().to_string_lossy().into_owned();
+    let o = common::plugtop(&["check", &rules, "--root", &root_s]);
+    let (out, _) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{out}");
+    // The two, and the one that says the group is off.
+    assert!(out.contains("0 errors, 3 warnings"), "{out}");
+    assert_eq!(
+        out.matches("never evaluated on this kernel: memory group off")
+            .count(),
+        2,
+        "{out}"
+    );
+    assert!(!out.contains("then exit"), "{out}");
+    root.write("proc/cpuinfo", &plugtop::sim::serve::zvm_cpuinfo(2));
+    let o = common::plugtop(&["check", &rules, "--root", &root_s]);
+    let (out, _) = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{out}");
+    assert!(out.contains("2 errors"), "{out}");
+}
