@@ -1060,7 +1060,7 @@ fn the_graphs_follow_time_travel_past_their_width_and_mark_the_interval_shown() 
                 "▲▼+-·".contains(mark),
                 "no action mark above ▲: {mark:?}\n{text}"
             );
-            let axis = row_of(&text, "time (UTC)");
+            let axis = row_of(&text, "time (sim)");
             let clock = plugtop::report::time_of_day(frame.sample.stamp);
             let labels: Vec<(usize, String)> = axis
                 .char_indices()

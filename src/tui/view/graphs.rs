@@ -89,7 +89,18 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {
     }
     let frames = app.timeline().frames();
     lines.push(Line::from(vec![
-        Span::styled(format!("{:<LABEL$}", "time (UTC)"), theme.dim()),
+        Span::styled(
+            format!(
+                "{:<LABEL$}",
+                // The simulator's clock starts at the scenario's start, not
+                // at a time of day.
+                match app.source() {
+                    crate::tui::app::SourceLabel::Sim { .. } => "time (sim)",
+                    _ => "time (UTC)",
+                }
+            ),
+            theme.dim(),
+        ),
         Span::styled(
             time_axis(window, width, |k| frames.get(k).map(|f| f.sample.stamp)),
             theme.dim(),
@@ -153,7 +164,10 @@ fn graph_lines<'a>(
     }
     let mut lines = vec![Line::from(row)];
     if let (Some((lo, hi)), Some((dlo, dhi))) = (scale, range(drawn)) {
-        lines.push(Line::styled(
+        // A flat series has no range to speak of ("scale 0 .. 0, drawn 0 .. 0").
+        let said = if dlo == dhi {
+            format!("{:<LABEL$}every value drawn is {}", "", number(dlo))
+        } else {
             format!(
                 "{:<LABEL$}scale {} .. {}, drawn {} .. {}",
                 "",
@@ -161,9 +175,9 @@ fn graph_lines<'a>(
                 number(hi),
                 number(dlo),
                 number(dhi)
-            ),
-            theme.dim(),
-        ));
+            )
+        };
+        lines.push(Line::styled(said, theme.dim()));
     }
     lines
 }
