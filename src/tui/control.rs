@@ -209,7 +209,17 @@ impl Control {
     /// replay ended, and a live guest is never read faster than its pace.
     fn seek(&mut self, to: SeekTo, updates: &mut Vec<Update>) {
         let live_guest = self.live && self.options.sim.is_none();
-        if self.exhausted || live_guest {
+        if live_guest {
+            return;
+        }
+        // A replay read to its end already: said again, not in silence.
+        if self.exhausted {
+            updates.push(Update::Sought(crate::tui::seek::Sought {
+                to,
+                at: None,
+                readings: 0,
+                reached: false,
+            }));
             return;
         }
         match &mut self.seeking {
@@ -719,6 +729,22 @@ mod tests {
                     .any(|l| l.text == "end of the recording"),
                 "the end is said once, by the seek"
             );
+            // A `J` past the end once the replay ended is answered, not
+            // dropped in silence (issue 45): nothing more is read.
+            commands
+                .send(Command::Seek(SeekTo::End))
+                .unwrap_or_else(|e| panic!("{e}"));
+            let again = std::cell::RefCell::new(None);
+            let ended = until(&updates, &mut app, usize::MAX, |u| match u {
+                Update::Sought(s) => {
+                    *again.borrow_mut() = Some((s.readings, s.reached));
+                    true
+                }
+                _ => false,
+            });
+            assert!(ended.is_none());
+            assert_eq!(again.into_inner(), Some((0, false)));
+            assert_eq!(app.readings(), FRAMES + 100, "nothing more was read");
             commands
                 .send(Command::Quit)
                 .unwrap_or_else(|e| panic!("{e}"));
