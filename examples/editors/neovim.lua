@@ -41,6 +41,9 @@ vim.api.nvim_create_autocmd("FileType", {
   pattern = "cpuplugd",
   callback = function(args)
     vim.bo[args.buf].commentstring = "# %s"
+    -- Completion through the server with Ctrl-X Ctrl-O (neovim 0.7 and
+    -- 0.8 set no omnifunc for an LSP buffer by themselves).
+    vim.bo[args.buf].omnifunc = "v:lua.vim.lsp.omnifunc"
     if vim.lsp.start then
       vim.lsp.start(server_config(args.buf), { bufnr = args.buf })
       return
