@@ -11,6 +11,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use super::command::Command;
 use super::cpu_panel::PanelSize;
+use super::fit;
 use super::graph_scale::GraphScale;
 use super::keys::KeyAction;
 use super::layer_keys::{EDITOR_KEYS, EditorAction, TUNE_KEYS, TuneAction, action_in};
@@ -20,7 +21,7 @@ use super::modal::{Modal, Modals};
 use super::seek::SeekTo;
 use super::selection::Selection;
 use super::timeline::Timeline;
-use super::update::{Board, DecidedReading, Update};
+use super::update::{Board, DecidedReading, Flips, Update};
 use crate::control::flap::Moves;
 use crate::control::patterns::Hint;
 use crate::kernel::Stamp;
@@ -300,6 +301,17 @@ impl App {
             .and_then(|_| self.frame())
             .map(|f| f.sample.stamp);
         self.log.until(until)
+    }
+
+    /// What the watch over flips had found by the interval shown (the
+    /// newest when following live): paused or travelling, the Flips view
+    /// lists nothing newer than the interval the other panels show, and
+    /// nothing moves under the reader.
+    pub fn flips_shown(&self) -> &Flips {
+        match self.timeline.cursor().and_then(|_| self.frame()) {
+            Some(f) => &f.flips,
+            None => self.board.flips(),
+        }
     }
 
     /// The view and the places in it.
@@ -625,7 +637,11 @@ impl App {
     fn scroll(&mut self, up: bool) {
         let rows = match self.selection.view() {
             View::Overview => self.pinnable().len(),
-            View::Flips => self.board.flips().changes().len(),
+            // ↑ goes back no further than the oldest change at the top.
+            View::Flips => {
+                let (heights, room) = self.flips_heights();
+                fit::furthest(&heights, room) + 1
+            }
             View::Log => {
                 self.log.scroll_by(up);
                 return;
