@@ -647,26 +647,21 @@ fn brackets_jump_between_decision_changes() {
             .and_then(|f| f.decision.as_ref())
             .map(Moves::of)
     };
-    let newest = moves(&app, 0);
+    let cursor = |app: &Local| app.app().timeline().cursor();
+    // A change is an interval that decided otherwise than the one before.
+    let changed = |app: &Local, k: usize| moves(app, k) != moves(app, k + 1);
     app.key(KeyAction::PreviousChange);
-    let k = app
-        .app()
-        .timeline()
-        .cursor()
-        .expect("a change back in time");
+    let k = cursor(&app).expect("a change back in time");
     assert!(k > 0);
-    assert_ne!(moves(&app, k), newest, "the interval it stops at differs");
+    assert!(changed(&app, k), "it lands on the change, not before it");
     for between in 1..k {
-        assert_eq!(
-            moves(&app, between),
-            newest,
-            "no change skipped at {between}"
-        );
+        assert!(!changed(&app, between), "no change skipped at {between}");
     }
+    app.key(KeyAction::PreviousChange);
+    let earlier = cursor(&app).expect("still travelling");
+    assert!(earlier > k && changed(&app, earlier));
     app.key(KeyAction::NextChange);
-    let back = app.app().timeline().cursor().expect("still travelling");
-    assert!(back < k);
-    assert_ne!(moves(&app, back), moves(&app, k));
+    assert_eq!(cursor(&app), Some(k), "`]` undoes `[`");
 }
 
 #[test]

@@ -1889,13 +1889,18 @@ fn up_on_the_paused_flips_view_goes_back_to_older_changes() {
 fn brackets_land_on_the_change_listed_and_undo_each_other() {
     let mut s = flipping_guest_on_the_flips_view();
     let start = paused_with_twenty_readings_since(&mut s);
-    let moved_from = |from: usize| {
-        move |s: &Session| header_number(&s.screen()).is_some_and(|n| n != from)
-    };
+    let moved_from =
+        |from: usize| move |s: &Session| header_number(&s.screen()).is_some_and(|n| n != from);
     s.press("[");
     s.wait_until("[ never moved", moved_from(start));
     let first = header_number(&s.screen()).unwrap_or_default();
-    // The interval `[` lands on is the change itself: the newest listed.
+    // The interval `[` lands on is the change itself (not the one before
+    // it), and the newest listed.
+    assert!(
+        flips_listed(&s.screen()).contains(&first),
+        "#{first} is no change\n{}",
+        s.screen()
+    );
     assert_eq!(
         flips_listed(&s.screen()).last().copied(),
         Some(first),
