@@ -643,7 +643,8 @@ impl App {
                 fit::furthest(&heights, room) + 1
             }
             View::Log => {
-                self.log.scroll_by(up);
+                let furthest = fit::furthest(&self.log_heights(), usize::from(self.list_area.1));
+                self.log.scroll_by(up, furthest);
                 return;
             }
             View::Rules | View::Graphs => 0,

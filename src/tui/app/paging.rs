@@ -54,7 +54,7 @@ impl App {
     }
 
     /// The rows each line the Log view lists takes, newest first.
-    fn log_heights(&self) -> Vec<usize> {
+    pub(super) fn log_heights(&self) -> Vec<usize> {
         let width = self.list_area.0;
         self.log_shown()
             .filter(|l| self.log.matches(l))
