@@ -356,21 +356,9 @@ mod tests {
 
     #[test]
     fn brackets_land_on_the_interval_where_the_decision_changed_both_ways() {
-        use crate::engine::{CpuAction, CpuDecision, Decision, GroupStatus};
+        use crate::engine::CpuAction;
         let decided = |number: usize, action: CpuAction| Interval {
-            decision: Some(Decision {
-                reading: number,
-                cpu: Some(CpuDecision {
-                    status: GroupStatus::Ok,
-                    hotplug: Some(action == CpuAction::Plug),
-                    hotunplug: Some(action == CpuAction::Unplug),
-                    action,
-                    limited: false,
-                    onumcpus: 2.0,
-                }),
-                mem: None,
-                fatal: None,
-            }),
+            decision: Some(crate::control::flap::tests::cpu(number, action)),
             ..interval(number)
         };
         // Changes at #2 (plug), #4 (nothing) and #5 (unplug).

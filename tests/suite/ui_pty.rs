@@ -485,20 +485,7 @@ fn a_simulated_guest_runs_the_whole_loop_in_autonomous_mode() {
 /// next pane that is dangerous. The source's kind stays at every speed.
 #[test]
 fn the_header_names_the_simulator_at_80_columns_whatever_the_speed() {
-    let mut s = Session::start(
-        &[
-            "--sim",
-            "examples/scenarios/oscillating.toml",
-            "-c",
-            "examples/rules/oscillating-tight.conf",
-            "--mode",
-            "auto",
-            "--interval",
-            "0.05",
-        ],
-        24,
-        80,
-    );
+    let mut s = oscillating_autonomous("0.05", &[]);
     s.wait_for("AUTONOMOUS");
     s.wait_for("pulses");
     for _ in 0..6 {
@@ -521,20 +508,7 @@ fn the_header_names_the_simulator_at_80_columns_whatever_the_speed() {
 
 #[test]
 fn the_whatif_editor_checks_as_you_type_and_shows_the_counterfactual() {
-    let mut s = Session::start(
-        &[
-            "--sim",
-            "examples/scenarios/oscillating.toml",
-            "-c",
-            "examples/rules/oscillating-tight.conf",
-            "--mode",
-            "auto",
-            "--interval",
-            "0.02",
-        ],
-        24,
-        80,
-    );
+    let mut s = oscillating_autonomous("0.02", &[]);
     // The banner comes when the pulses start (0:30) and the rules chase them.
     s.wait_for("CPUS FLAPPING");
     s.press("w");
@@ -614,21 +588,7 @@ fn a_whatif_edit_applied_runs_in_the_session_and_written_passes_check() {
     let dir = tempfile::tempdir().expect("temporary directory");
     let state = dir.path().join("state");
     let state_env = state.display().to_string();
-    let mut s = Session::start_with(
-        &[
-            "--sim",
-            "examples/scenarios/oscillating.toml",
-            "-c",
-            "examples/rules/oscillating-tight.conf",
-            "--mode",
-            "auto",
-            "--interval",
-            "0.05",
-        ],
-        24,
-        80,
-        &[("XDG_STATE_HOME", &state_env)],
-    );
+    let mut s = oscillating_autonomous("0.05", &[("XDG_STATE_HOME", &state_env)]);
     s.wait_for("AUTONOMOUS");
     s.press("w");
     s.wait_for("What-if: HOTPLUG");
@@ -1779,10 +1739,11 @@ pub(crate) fn a_plain_terminal_is_asked_for_no_paste_or_mouse(mut s: Session, re
     }
 }
 
-/// The oscillating guest in autonomous mode at 0.05 s a reading, on the
-/// Flips view once its decisions have started to change.
-fn flipping_guest_on_the_flips_view() -> Session {
-    let mut s = Session::start(
+/// The oscillating guest (examples/scenarios/oscillating.toml) under the
+/// rules that chase it, in autonomous mode, a reading every `interval`
+/// seconds, at 80×24.
+fn oscillating_autonomous(interval: &str, env: &[(&str, &str)]) -> Session {
+    Session::start_with(
         &[
             "--sim",
             "examples/scenarios/oscillating.toml",
@@ -1791,26 +1752,34 @@ fn flipping_guest_on_the_flips_view() -> Session {
             "--mode",
             "auto",
             "--interval",
-            "0.05",
+            interval,
         ],
         24,
         80,
-    );
+        env,
+    )
+}
+
+/// The oscillating guest in autonomous mode at 0.05 s a reading, on the
+/// Flips view once its decisions have started to change.
+fn flipping_guest_on_the_flips_view() -> Session {
+    let mut s = oscillating_autonomous("0.05", &[]);
     s.wait_for("CPUS FLAPPING");
     s.press("4");
     s.wait_for("Flips: why the decisions changed");
     s
 }
 
+/// The number `text` starts with.
+fn leading_number(text: &str) -> Option<usize> {
+    let digits: String = text.chars().take_while(char::is_ascii_digit).collect();
+    digits.parse().ok()
+}
+
 /// The interval the header shows: its "#N".
 fn header_number(screen: &str) -> Option<usize> {
     let header = screen.lines().next()?;
-    let at = header.find(" #")? + 2;
-    let digits: String = header[at..]
-        .chars()
-        .take_while(char::is_ascii_digit)
-        .collect();
-    digits.parse().ok()
+    leading_number(header.split_once(" #")?.1)
 }
 
 /// The changes the Flips view lists, top to bottom (oldest first).
@@ -1818,14 +1787,7 @@ fn flips_listed(screen: &str) -> Vec<usize> {
     screen
         .lines()
         .skip(1)
-        .filter_map(|l| {
-            let digits: String = l
-                .strip_prefix('#')?
-                .chars()
-                .take_while(char::is_ascii_digit)
-                .collect();
-            digits.parse().ok()
-        })
+        .filter_map(|l| leading_number(l.strip_prefix('#')?))
         .collect()
 }
 
