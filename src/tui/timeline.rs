@@ -5,8 +5,8 @@
 use std::collections::VecDeque;
 use std::sync::Arc;
 
+use super::flips::Flips;
 use super::keys::KeyAction;
-use super::update::Flips;
 use crate::control::flap::Moves;
 use crate::engine::Decision;
 use crate::history::History;
