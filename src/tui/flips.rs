@@ -58,3 +58,45 @@ impl Flips {
         &self.changes
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::control::flap::Moves;
+
+    fn change(reading: usize) -> ChangedDecision {
+        ChangedDecision {
+            reading,
+            before: Moves::default(),
+            after: Moves::default(),
+            why: vec![format!("flip {reading}")],
+        }
+    }
+
+    #[test]
+    fn the_changes_are_copied_for_the_screen_only_when_a_new_one_came() {
+        let mut watch = Watch::new(FlapConfig::default());
+        let mut kept = Arc::default();
+        let first = Flips::of(&watch, &mut kept);
+        assert!(first.changes().is_empty());
+        watch.changes.push_back(change(3));
+        let second = Flips::of(&watch, &mut kept);
+        assert_eq!(second.changes().len(), 1, "a new change is sent");
+        let third = Flips::of(&watch, &mut kept);
+        assert!(
+            Arc::ptr_eq(&second.changes, &third.changes),
+            "nothing new: the same changes, not a copy"
+        );
+        // At the bound the oldest goes as a new one comes: same length,
+        // another newest.
+        watch.changes.pop_front();
+        watch.changes.push_back(change(9));
+        let fourth = Flips::of(&watch, &mut kept);
+        assert_eq!(
+            fourth.changes().back().map(|c| c.reading),
+            Some(9),
+            "{:?}",
+            fourth.changes()
+        );
+    }
+}
