@@ -249,11 +249,12 @@ impl FlapDetector {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::engine::{CpuDecision, GroupStatus};
 
-    fn cpu(reading: usize, action: CpuAction) -> Decision {
+    /// A CPU-only decision of `action` on reading `reading`.
+    pub(crate) fn cpu(reading: usize, action: CpuAction) -> Decision {
         Decision {
             reading,
             cpu: Some(CpuDecision {

@@ -11,6 +11,8 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use super::command::Command;
 use super::cpu_panel::PanelSize;
+use super::fit;
+use super::flips::Flips;
 use super::graph_scale::GraphScale;
 use super::keys::KeyAction;
 use super::layer_keys::{EDITOR_KEYS, EditorAction, TUNE_KEYS, TuneAction, action_in};
@@ -300,6 +302,17 @@ impl App {
             .and_then(|_| self.frame())
             .map(|f| f.sample.stamp);
         self.log.until(until)
+    }
+
+    /// What the watch over flips had found by the interval shown (the
+    /// newest when following live): paused or travelling, the Flips view
+    /// lists nothing newer than the interval the other panels show, and
+    /// nothing moves under the reader.
+    pub fn flips_shown(&self) -> &Flips {
+        match self.timeline.cursor().and_then(|_| self.frame()) {
+            Some(f) => &f.flips,
+            None => self.board.flips(),
+        }
     }
 
     /// The view and the places in it.
@@ -625,9 +638,14 @@ impl App {
     fn scroll(&mut self, up: bool) {
         let rows = match self.selection.view() {
             View::Overview => self.pinnable().len(),
-            View::Flips => self.board.flips().changes().len(),
+            // ↑ goes back no further than the oldest change at the top.
+            View::Flips => {
+                let (heights, room) = self.flips_heights();
+                fit::furthest(&heights, room) + 1
+            }
             View::Log => {
-                self.log.scroll_by(up);
+                let furthest = fit::furthest(&self.log_heights(), usize::from(self.list_area.1));
+                self.log.scroll_by(up, furthest);
                 return;
             }
             View::Rules | View::Graphs => 0,

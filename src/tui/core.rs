@@ -146,6 +146,7 @@ impl Core {
             applied: applied_moves(&step.events),
             rules: Arc::clone(rules),
             file: Arc::clone(&self.file),
+            flips: board.flips().clone(),
         };
         self.latest = Some(sample);
         Update::Reading(Box::new(DecidedReading {

@@ -3,7 +3,7 @@
 //! flipped it. The view styles these rows; paging counts the rows they
 //! wrap to, so both agree on what fits.
 
-use super::update::Flips;
+use super::flips::Flips;
 use crate::control::patterns::Hint;
 use crate::control::watch::ChangedDecision;
 

@@ -142,14 +142,17 @@ impl LogBook {
         self.scroll
     }
 
-    /// One line back in time (`back`) or towards now, never past the oldest.
-    pub fn scroll_by(&mut self, back: bool) {
+    /// One line back in time (`back`) or towards now, never past the oldest
+    /// nor past `furthest` (the oldest line shown at the top of a full
+    /// screen: ↑ beyond it would do nothing, and ↓ would then seem dead).
+    pub fn scroll_by(&mut self, back: bool, furthest: usize) {
         self.scroll = if back {
             self.scroll + 1
         } else {
             self.scroll.saturating_sub(1)
         }
-        .min(self.lines.len());
+        .min(self.lines.len())
+        .min(furthest);
     }
 
     /// Shows the lines from `back` lines before the newest (a page, the
@@ -258,13 +261,21 @@ mod tests {
     #[test]
     fn scrolling_stops_at_the_ends_and_an_empty_search_is_dropped() {
         let mut log = LogBook::new();
-        log.scroll_by(false);
+        log.scroll_by(false, 9);
         assert_eq!(log.scroll(), 0);
         log.note(at(1), LogKind::Note, "a".into());
         for _ in 0..5 {
-            log.scroll_by(true);
+            log.scroll_by(true, 9);
         }
         assert_eq!(log.scroll(), 1, "never past the oldest line");
+        log.note(at(2), LogKind::Note, "b".into());
+        log.note(at(3), LogKind::Note, "c".into());
+        for _ in 0..5 {
+            log.scroll_by(true, 2);
+        }
+        assert_eq!(log.scroll(), 2, "never past the top of a full screen");
+        log.scroll_by(false, 2);
+        assert_eq!(log.scroll(), 1, "so ↓ moves at once");
         log.start_search();
         assert_eq!((log.filter(), log.scroll()), (Some(""), 0));
         assert!(!log.search_key(KeyEvent::from(KeyCode::Enter)));

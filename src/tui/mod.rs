@@ -21,6 +21,7 @@ pub mod edited;
 pub mod export;
 pub mod fit;
 pub mod flip_rows;
+pub mod flips;
 pub mod graph_scale;
 pub mod help;
 pub mod input;

@@ -5,6 +5,7 @@
 use std::collections::VecDeque;
 use std::sync::Arc;
 
+use super::flips::Flips;
 use super::keys::KeyAction;
 use crate::control::flap::Moves;
 use crate::engine::Decision;
@@ -43,6 +44,9 @@ pub struct Interval {
     /// earlier interval is still explained by the rules that decided it.
     pub rules: Arc<RuleSet>,
     pub file: Arc<SourceFile>,
+    /// What the watch over flips had found by this interval: the Flips
+    /// view of an interval paused on or travelled to lists nothing newer.
+    pub flips: Flips,
 }
 
 impl Interval {
@@ -207,6 +211,21 @@ impl Timeline {
         }
     }
 
+    /// Whether the decision changed at the `k`-th newest interval: it
+    /// decided otherwise than the interval before it (the oldest kept has
+    /// none before it). `[` and `]` land on these, so each undoes the other.
+    fn changed_at(&self, k: usize) -> bool {
+        let moves = |k: usize| {
+            self.frames
+                .get(k)
+                .map(|f| f.decision.as_ref().map(Moves::of))
+        };
+        match (moves(k), moves(k + 1)) {
+            (Some(now), Some(before)) => now != before,
+            _ => false,
+        }
+    }
+
     /// Time travel: pause, step back and forth, jump to the ends or to
     /// where the decision changed. Other actions do nothing.
     pub fn travel(&mut self, action: KeyAction) {
@@ -238,20 +257,11 @@ impl Timeline {
                 self.paused = true;
             }
             KeyAction::PreviousChange | KeyAction::NextChange => {
-                // What each interval did; a change is where it differs from
-                // the interval shown.
-                let moves = |k: usize| {
-                    self.frames
-                        .get(k)
-                        .and_then(|f| f.decision.as_ref())
-                        .map(Moves::of)
-                };
                 let here = self.cursor.unwrap_or(0);
-                let now = moves(here);
                 let found = if action == KeyAction::PreviousChange {
-                    (here + 1..self.frames.len()).find(|k| moves(*k) != now)
+                    (here + 1..self.frames.len()).find(|k| self.changed_at(*k))
                 } else {
-                    (0..here).rev().find(|k| moves(*k) != now)
+                    (0..here).rev().find(|k| self.changed_at(*k))
                 };
                 if let Some(k) = found {
                     self.cursor = Some(k);
@@ -304,6 +314,10 @@ mod tests {
                     .rules,
             ),
             file: Arc::new(empty),
+            flips: Flips::of(
+                &crate::control::watch::Watch::new(crate::control::flap::FlapConfig::default()),
+                &mut Arc::default(),
+            ),
         }
     }
 
@@ -338,6 +352,48 @@ mod tests {
         assert_eq!((t.cursor(), t.paused()), (None, false));
         t.travel(KeyAction::Forward);
         assert_eq!(t.cursor(), None, "forward from now stays at now");
+    }
+
+    #[test]
+    fn brackets_land_on_the_interval_where_the_decision_changed_both_ways() {
+        use crate::engine::CpuAction;
+        let decided = |number: usize, action: CpuAction| Interval {
+            decision: Some(crate::control::flap::tests::cpu(number, action)),
+            ..interval(number)
+        };
+        // Changes at #2 (plug), #4 (nothing) and #5 (unplug).
+        let mut t = Timeline::new();
+        for (n, action) in [
+            CpuAction::None,
+            CpuAction::None,
+            CpuAction::Plug,
+            CpuAction::Plug,
+            CpuAction::None,
+            CpuAction::Unplug,
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            t.push(decided(n, action));
+        }
+        let shown = |t: &Timeline| t.frame().map(|f| f.number);
+        let mut path = Vec::new();
+        for key in [KeyAction::PreviousChange; 3] {
+            t.travel(key);
+            path.push(shown(&t));
+        }
+        assert_eq!(
+            path,
+            [Some(4), Some(2), Some(2)],
+            "each change, then none before #2: the oldest has nothing to differ from"
+        );
+        assert!(t.paused());
+        t.travel(KeyAction::NextChange);
+        assert_eq!(shown(&t), Some(4), "`]` undoes `[`");
+        t.travel(KeyAction::NextChange);
+        assert_eq!(shown(&t), Some(5));
+        t.travel(KeyAction::PreviousChange);
+        assert_eq!(shown(&t), Some(4));
     }
 
     #[test]

@@ -647,26 +647,21 @@ fn brackets_jump_between_decision_changes() {
             .and_then(|f| f.decision.as_ref())
             .map(Moves::of)
     };
-    let newest = moves(&app, 0);
+    let cursor = |app: &Local| app.app().timeline().cursor();
+    // A change is an interval that decided otherwise than the one before.
+    let changed = |app: &Local, k: usize| moves(app, k) != moves(app, k + 1);
     app.key(KeyAction::PreviousChange);
-    let k = app
-        .app()
-        .timeline()
-        .cursor()
-        .expect("a change back in time");
+    let k = cursor(&app).expect("a change back in time");
     assert!(k > 0);
-    assert_ne!(moves(&app, k), newest, "the interval it stops at differs");
+    assert!(changed(&app, k), "it lands on the change, not before it");
     for between in 1..k {
-        assert_eq!(
-            moves(&app, between),
-            newest,
-            "no change skipped at {between}"
-        );
+        assert!(!changed(&app, between), "no change skipped at {between}");
     }
+    app.key(KeyAction::PreviousChange);
+    let earlier = cursor(&app).expect("still travelling");
+    assert!(earlier > k && changed(&app, earlier));
     app.key(KeyAction::NextChange);
-    let back = app.app().timeline().cursor().expect("still travelling");
-    assert!(back < k);
-    assert_ne!(moves(&app, back), moves(&app, k));
+    assert_eq!(cursor(&app), Some(k), "`]` undoes `[`");
 }
 
 #[test]
@@ -1239,6 +1234,14 @@ fn pgup_pgdn_home_and_end_page_the_log_and_skip_no_line() {
     assert_eq!(screen(&a, 80, 24), newest, "End: back to the newest");
     a.key(KeyAction::Top);
     assert_eq!(screen(&a, 80, 24), top, "Home: the oldest at once");
+    // ↑ at the top goes nowhere, so the first ↓ moves at once.
+    for _ in 0..3 {
+        a.key(KeyAction::Up);
+    }
+    assert_eq!(screen(&a, 80, 24), top, "nothing older than the oldest");
+    a.key(KeyAction::Down);
+    assert_ne!(screen(&a, 80, 24), top, "↓ after ↑ at the top is not dead");
+    a.key(KeyAction::Top);
     let down = pages(&mut a, KeyAction::PageDown);
     assert_eq!(down.last(), Some(&newest), "PgDn ends at the newest");
     assert!(down.len() <= up.len() + 1);
@@ -1272,7 +1275,27 @@ fn pgup_home_and_end_page_the_flips() {
     app.key(KeyAction::Bottom);
     assert_eq!(screen(&app, 80, 24), newest);
     app.key(KeyAction::Top);
-    assert!(screen(&app, 80, 24).lines().any(|l| l.starts_with(&oldest)));
+    let home = screen(&app, 80, 24);
+    assert!(home.lines().any(|l| l.starts_with(&oldest)));
+    assert!(!home.contains("older (↑ PgUp)"), "{home}");
+    // ↑ goes back in time, as in the Log, and no further than the oldest,
+    // so the first ↓ after it moves at once.
+    for _ in 0..3 {
+        app.key(KeyAction::Up);
+    }
+    assert_eq!(screen(&app, 80, 24), home, "nothing older than the oldest");
+    app.key(KeyAction::Down);
+    assert_ne!(
+        screen(&app, 80, 24),
+        home,
+        "↓ after ↑ at the top is not dead"
+    );
+    app.key(KeyAction::Bottom);
+    app.key(KeyAction::Up);
+    assert!(
+        screen(&app, 80, 24).contains("… 1 newer (↓ PgDn)"),
+        "↑ from the newest goes back one"
+    );
 }
 
 #[test]

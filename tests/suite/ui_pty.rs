@@ -485,20 +485,7 @@ fn a_simulated_guest_runs_the_whole_loop_in_autonomous_mode() {
 /// next pane that is dangerous. The source's kind stays at every speed.
 #[test]
 fn the_header_names_the_simulator_at_80_columns_whatever_the_speed() {
-    let mut s = Session::start(
-        &[
-            "--sim",
-            "examples/scenarios/oscillating.toml",
-            "-c",
-            "examples/rules/oscillating-tight.conf",
-            "--mode",
-            "auto",
-            "--interval",
-            "0.05",
-        ],
-        24,
-        80,
-    );
+    let mut s = oscillating_autonomous("0.05", &[]);
     s.wait_for("AUTONOMOUS");
     s.wait_for("pulses");
     for _ in 0..6 {
@@ -521,20 +508,7 @@ fn the_header_names_the_simulator_at_80_columns_whatever_the_speed() {
 
 #[test]
 fn the_whatif_editor_checks_as_you_type_and_shows_the_counterfactual() {
-    let mut s = Session::start(
-        &[
-            "--sim",
-            "examples/scenarios/oscillating.toml",
-            "-c",
-            "examples/rules/oscillating-tight.conf",
-            "--mode",
-            "auto",
-            "--interval",
-            "0.02",
-        ],
-        24,
-        80,
-    );
+    let mut s = oscillating_autonomous("0.02", &[]);
     // The banner comes when the pulses start (0:30) and the rules chase them.
     s.wait_for("CPUS FLAPPING");
     s.press("w");
@@ -614,21 +588,7 @@ fn a_whatif_edit_applied_runs_in_the_session_and_written_passes_check() {
     let dir = tempfile::tempdir().expect("temporary directory");
     let state = dir.path().join("state");
     let state_env = state.display().to_string();
-    let mut s = Session::start_with(
-        &[
-            "--sim",
-            "examples/scenarios/oscillating.toml",
-            "-c",
-            "examples/rules/oscillating-tight.conf",
-            "--mode",
-            "auto",
-            "--interval",
-            "0.05",
-        ],
-        24,
-        80,
-        &[("XDG_STATE_HOME", &state_env)],
-    );
+    let mut s = oscillating_autonomous("0.05", &[("XDG_STATE_HOME", &state_env)]);
     s.wait_for("AUTONOMOUS");
     s.press("w");
     s.wait_for("What-if: HOTPLUG");
@@ -1777,4 +1737,150 @@ pub(crate) fn a_plain_terminal_is_asked_for_no_paste_or_mouse(mut s: Session, re
     for asked in ["\x1b[?2004h", "\x1b[?1000h", "\x1b[?1006h"] {
         assert!(!raw.contains(asked), "{asked:?} asked of a vt100");
     }
+}
+
+/// The oscillating guest (examples/scenarios/oscillating.toml) under the
+/// rules that chase it, in autonomous mode, a reading every `interval`
+/// seconds, at 80×24.
+fn oscillating_autonomous(interval: &str, env: &[(&str, &str)]) -> Session {
+    Session::start_with(
+        &[
+            "--sim",
+            "examples/scenarios/oscillating.toml",
+            "-c",
+            "examples/rules/oscillating-tight.conf",
+            "--mode",
+            "auto",
+            "--interval",
+            interval,
+        ],
+        24,
+        80,
+        env,
+    )
+}
+
+/// The oscillating guest in autonomous mode at 0.05 s a reading, on the
+/// Flips view once its decisions have started to change.
+fn flipping_guest_on_the_flips_view() -> Session {
+    let mut s = oscillating_autonomous("0.05", &[]);
+    s.wait_for("CPUS FLAPPING");
+    s.press("4");
+    s.wait_for("Flips: why the decisions changed");
+    s
+}
+
+/// The number `text` starts with.
+fn leading_number(text: &str) -> Option<usize> {
+    let digits: String = text.chars().take_while(char::is_ascii_digit).collect();
+    digits.parse().ok()
+}
+
+/// The interval the header shows: its "#N".
+fn header_number(screen: &str) -> Option<usize> {
+    let header = screen.lines().next()?;
+    leading_number(header.split_once(" #")?.1)
+}
+
+/// The changes the Flips view lists, top to bottom (oldest first).
+fn flips_listed(screen: &str) -> Vec<usize> {
+    screen
+        .lines()
+        .skip(1)
+        .filter_map(|l| leading_number(l.strip_prefix('#')?))
+        .collect()
+}
+
+/// Paused on the Flips view, then left while twenty more readings come.
+fn paused_with_twenty_readings_since(s: &mut Session) -> usize {
+    s.press(" ");
+    s.wait_for("PAUSED");
+    s.wait_for("(20 back)");
+    let shown = header_number(&s.screen());
+    assert!(shown.is_some(), "{}", s.screen());
+    shown.unwrap_or_default()
+}
+
+#[test]
+fn paused_the_flips_view_lists_nothing_newer_than_the_interval_shown() {
+    let mut s = flipping_guest_on_the_flips_view();
+    let shown = paused_with_twenty_readings_since(&mut s);
+    let screen = s.screen();
+    let listed = flips_listed(&screen);
+    assert!(!listed.is_empty(), "{screen}");
+    assert!(
+        listed.iter().all(|n| *n <= shown),
+        "changes after #{shown} listed: {listed:?}\n{screen}"
+    );
+    assert!(s.quit());
+}
+
+#[test]
+fn home_on_the_paused_flips_view_stays_at_the_oldest_change() {
+    let mut s = flipping_guest_on_the_flips_view();
+    paused_with_twenty_readings_since(&mut s);
+    s.press("\x1b[H");
+    s.wait_gone("older (↑ PgUp)");
+    let top = flips_listed(&s.screen()).first().copied();
+    // Readings go on coming while paused; the list stays where Home put it.
+    s.wait_for("(40 back)");
+    let screen = s.screen();
+    assert!(!screen.contains("older (↑ PgUp)"), "{screen}");
+    assert_eq!(flips_listed(&screen).first().copied(), top, "{screen}");
+    assert!(s.quit());
+}
+
+#[test]
+fn up_on_the_paused_flips_view_goes_back_to_older_changes() {
+    let mut s = flipping_guest_on_the_flips_view();
+    let shown = paused_with_twenty_readings_since(&mut s);
+    let newest = flips_listed(&s.screen()).last().copied();
+    s.press("\x1b[A");
+    s.wait_for("1 newer (↓ PgDn)");
+    s.wait_for("(40 back)");
+    let screen = s.screen();
+    let bottom = flips_listed(&screen).last().copied();
+    assert!(
+        bottom < newest && bottom.is_some_and(|n| n < shown),
+        "↑ from #{newest:?} shows #{bottom:?} at the bottom\n{screen}"
+    );
+    assert!(s.quit());
+}
+
+#[test]
+fn brackets_land_on_the_change_listed_and_undo_each_other() {
+    let mut s = flipping_guest_on_the_flips_view();
+    let start = paused_with_twenty_readings_since(&mut s);
+    let moved_from =
+        |from: usize| move |s: &Session| header_number(&s.screen()).is_some_and(|n| n != from);
+    s.press("[");
+    s.wait_until("[ never moved", moved_from(start));
+    let first = header_number(&s.screen()).unwrap_or_default();
+    // The interval `[` lands on is the change itself (not the one before
+    // it), and the newest listed.
+    assert!(
+        flips_listed(&s.screen()).contains(&first),
+        "#{first} is no change\n{}",
+        s.screen()
+    );
+    assert_eq!(
+        flips_listed(&s.screen()).last().copied(),
+        Some(first),
+        "{}",
+        s.screen()
+    );
+    s.press("[");
+    s.wait_until("the second [ never moved", moved_from(first));
+    let second = header_number(&s.screen()).unwrap_or_default();
+    assert!(second < first, "{}", s.screen());
+    assert_eq!(flips_listed(&s.screen()).last().copied(), Some(second));
+    s.press("]");
+    s.wait_until("] never moved", moved_from(second));
+    assert_eq!(
+        header_number(&s.screen()),
+        Some(first),
+        "] undoes [\n{}",
+        s.screen()
+    );
+    assert!(s.quit());
 }

@@ -54,7 +54,7 @@ impl App {
     }
 
     /// The rows each line the Log view lists takes, newest first.
-    fn log_heights(&self) -> Vec<usize> {
+    pub(super) fn log_heights(&self) -> Vec<usize> {
         let width = self.list_area.0;
         self.log_shown()
             .filter(|l| self.log.matches(l))
@@ -66,13 +66,12 @@ impl App {
     /// The rows each change the Flips view lists takes, newest first, and
     /// the rows left for them under what the watch found (less the rows
     /// that say how many are older and newer).
-    fn flips_heights(&self) -> (Vec<usize>, usize) {
+    pub(super) fn flips_heights(&self) -> (Vec<usize>, usize) {
         let (width, rows) = self.list_area;
-        let found = flip_rows::findings(self.board.flips(), &self.hints);
+        let found = flip_rows::findings(self.flips_shown(), &self.hints);
         let room = usize::from(rows).saturating_sub(flip_rows::height(&found, width) + 2);
         let heights = self
-            .board
-            .flips()
+            .flips_shown()
             .changes()
             .iter()
             .rev()

@@ -28,12 +28,12 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {
         ..inner
     };
     let width = inner.width.max(1);
-    let found = flip_rows::findings(app.board().flips(), app.hints());
+    let found = flip_rows::findings(app.flips_shown(), app.hints());
     let mut lines: Vec<Line<'_>> = found.iter().map(|r| styled(r, theme)).collect();
     // The changes read like the Log: oldest first, the newest at the
     // bottom; ↑ goes back. The newest that fit are taken by their
     // wrapped height, so an entry is never cut in half.
-    let changes = app.board().flips().changes();
+    let changes = app.flips_shown().changes();
     let scroll = app
         .selection()
         .flips_scroll()
