@@ -138,7 +138,7 @@ fn second_line_spans(
         lead.push(Span::raw(" "));
     }
     let mut before = Vec::new();
-    for f in app.board().flips().flapping() {
+    for f in app.flips_shown().flapping() {
         let what = match f.what {
             crate::control::flap::Quantity::Cpus => "CPUS",
             crate::control::flap::Quantity::Pool => "POOL",
@@ -377,7 +377,7 @@ fn warnings(app: &App) -> Vec<Vec<String>> {
             format!("{hints} {word}"),
         ]);
     }
-    if !app.board().flips().loops().is_empty() {
+    if !app.flips_shown().loops().is_empty() {
         out.push(vec!["FEEDBACK LOOP".to_string(), "LOOP".to_string()]);
     }
     if let Some(frame) = app.frame()
