@@ -13,7 +13,7 @@ use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use plugtop::control::controller::Mode;
 use plugtop::kernel::Stamp;
 use plugtop::sim::run::SimOptions;
-use plugtop::tui::passage::Passage;
+use plugtop::tui::read_ahead::Passage;
 use plugtop::tui::run::{Options, prepare};
 use plugtop::tui::seek::SeekTo;
 

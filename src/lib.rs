@@ -24,7 +24,6 @@ pub mod daemon;
 pub mod engine;
 pub mod faults;
 pub mod fleet;
-pub mod history;
 pub mod import;
 pub mod kernel;
 pub mod logging;

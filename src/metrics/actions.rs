@@ -8,7 +8,7 @@ use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::registry::Registry;
 
-use super::maybe::MaybeGauge;
+use super::optional_gauge::OptionalGauge;
 use super::{Labels, labels, register};
 use crate::control::controller::{Action, Event};
 use crate::engine::{CpuAction, Decision};
@@ -27,7 +27,7 @@ pub struct ActionCounters {
     applied: [Counter; 4],
     /// `no_cpu` only for the CPU actions.
     failed: [[Option<Counter>; 2]; 4],
-    last_action: MaybeGauge,
+    last_action: OptionalGauge,
 }
 
 /// The position of `action` in [`ACTIONS`].
@@ -59,7 +59,7 @@ impl ActionCounters {
                 })
             })
         });
-        let last_action = MaybeGauge::default();
+        let last_action = OptionalGauge::default();
         r.register(
             "last_action_timestamp_seconds",
             super::families::help("last_action_timestamp_seconds"),

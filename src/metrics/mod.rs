@@ -13,7 +13,7 @@
 pub mod actions;
 pub mod families;
 pub mod format;
-pub mod maybe;
+pub mod optional_gauge;
 pub mod process;
 pub mod serve;
 pub mod skips;
@@ -39,7 +39,7 @@ use crate::rules::{RuleKind, RuleSet, SourceFile};
 use actions::ActionCounters;
 use families::help;
 use format::Exposition;
-use maybe::MaybeGauge;
+use optional_gauge::OptionalGauge;
 use skips::SkipCounters;
 
 /// The longest label value taken from the guest's own files (a hostile
@@ -66,13 +66,13 @@ pub struct Metrics {
     process: Arc<Registry>,
     cpus_online: Gauge,
     cpus_present: Gauge,
-    cpus_configured: MaybeGauge,
-    cpus_standby: MaybeGauge,
+    cpus_configured: OptionalGauge,
+    cpus_standby: OptionalGauge,
     cmm_available: Gauge,
-    cmm_pages: MaybeGauge,
-    cmm_pool: MaybeGauge,
+    cmm_pages: OptionalGauge,
+    cmm_pool: OptionalGauge,
     /// CPU_MIN, CPU_MAX, CMM_MIN, CMM_MAX.
-    limits: [MaybeGauge; 4],
+    limits: [OptionalGauge; 4],
     update: FloatGauge,
     rule_true: Family<Labels, Gauge>,
     rule_value: Family<Labels, FloatGauge>,
@@ -82,7 +82,7 @@ pub struct Metrics {
     variables: Family<Labels, FloatGauge>,
     flapping: Gauge,
     /// Seconds per flapping cycle, while flapping.
-    flap_period: MaybeGauge,
+    flap_period: OptionalGauge,
     /// The pace in force, to turn a period in intervals into seconds.
     pace: f64,
     /// Faults by rule, in [`RuleKind::ALL`]'s order.

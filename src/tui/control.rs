@@ -17,7 +17,7 @@ use super::keys::KeyAction;
 use super::log_book::LogKind;
 use super::modal::Dialog;
 use super::options::{Options, read_rules};
-use super::passage::{Leg, Passage};
+use super::read_ahead::{Leg, Passage};
 use super::seek::SeekTo;
 use super::stop::StopFlag;
 use super::update::{ScreenEnd, Update};

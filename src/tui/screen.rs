@@ -24,12 +24,12 @@ use super::dispatch;
 use super::input::TermInput;
 use super::keys::{KeyAction, action_for};
 use super::layer_keys::{TERMINAL_KEYS, TerminalAction, action_in};
-use super::mailbox::Mailbox;
 use super::options::Options;
 use super::run::{UiError, prepare};
 use super::stop::StopFlag;
 use super::terminal_shell::{self as shell, PanicScope, ShellEvent, ShellScreen};
 use super::update::{ScreenEnd, Update};
+use super::update_backlog::Mailbox;
 use super::view;
 
 /// Most inputs taken off the queue before the screen is drawn again: it

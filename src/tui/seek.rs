@@ -1,6 +1,6 @@
 //! Reading a replay ahead (`G` to its end, `J` to a time): where to, and
 //! what the screen is told of it. The reading itself is
-//! [`super::passage`]'s.
+//! [`super::read_ahead`]'s.
 
 use std::collections::VecDeque;
 use std::sync::Arc;

@@ -9,11 +9,11 @@ use super::flips::Flips;
 use super::keys::KeyAction;
 use crate::control::flap::Moves;
 use crate::engine::Decision;
-use crate::history::History;
 use crate::kernel::Sample;
 use crate::kernel::deltas::{CpuLoad, IntervalLoads};
 use crate::rules::eval::Trace;
 use crate::rules::{RuleSet, SourceFile};
+use crate::tui::graph_series::History;
 
 /// How many intervals the screens can go back to.
 pub const FRAMES: usize = 600;
@@ -431,7 +431,11 @@ mod tests {
         );
         assert_eq!(
             series(&t, "x").map(|s| s.len()),
-            Some(t.history().series(crate::history::Metric::Busy).len())
+            Some(
+                t.history()
+                    .series(crate::tui::graph_series::Metric::Busy)
+                    .len()
+            )
         );
         // A CPU's busy share: no loads kept, so gaps, never made-up values.
         t.toggle_pin(cpu_pin(3));

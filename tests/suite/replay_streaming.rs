@@ -222,7 +222,7 @@ fn replay_of(
 #[test]
 fn reading_ahead_decides_every_reading_and_the_screen_keeps_what_it_would_have() {
     use plugtop::tui::app::FRAMES;
-    use plugtop::tui::passage::{Leg, Passage};
+    use plugtop::tui::read_ahead::{Leg, Passage};
     use plugtop::tui::seek::SeekTo;
     let dir = crate::common::tempdir();
     let path = simulated_recording(dir.path(), 2.0 * 3600.0);
@@ -293,7 +293,7 @@ fn reading_ahead_decides_every_reading_and_the_screen_keeps_what_it_would_have()
     let busy = |app: &plugtop::tui::app::App| -> Vec<u64> {
         app.timeline()
             .history()
-            .series(plugtop::history::Metric::Busy)
+            .series(plugtop::tui::graph_series::Metric::Busy)
             .values()
             .map(f64::to_bits)
             .collect()
@@ -315,7 +315,7 @@ fn reading_ahead_decides_every_reading_and_the_screen_keeps_what_it_would_have()
 
 #[test]
 fn reading_ahead_to_the_end_or_past_it_stops_at_the_last_reading() {
-    use plugtop::tui::passage::{Leg, Passage};
+    use plugtop::tui::read_ahead::{Leg, Passage};
     use plugtop::tui::seek::SeekTo;
     let dir = crate::common::tempdir();
     let path = simulated_recording(dir.path(), 600.0);

@@ -5,10 +5,10 @@ use crate::common;
 use std::sync::Arc;
 
 use common::{FakeRoot, Ticks};
-use plugtop::history::{History, Metric, SERIES_LEN};
 use plugtop::kernel::deltas::{CpuLoad, cpu_loads};
 use plugtop::kernel::live::LiveSource;
 use plugtop::kernel::{CpuTicks, Polarization, Sample, Source, Stamp};
+use plugtop::tui::graph_series::{History, Metric, SERIES_LEN};
 
 fn clock_from(start: i64) -> Box<dyn FnMut() -> Stamp + Send> {
     let mut t = start;

@@ -1,6 +1,6 @@
 //! `J` (a time typed in) and the end of a seek: a time the screen keeps is
 //! travelled to, a later one in a replay or the simulator is read ahead to
-//! by the control thread ([`crate::tui::passage`]), and what it read
+//! by the control thread ([`crate::tui::read_ahead`]), and what it read
 //! arrives here.
 
 use crossterm::event::{KeyCode, KeyEvent};

@@ -13,9 +13,9 @@ use super::plot::{Window, bars, bounds, range, time_axis};
 use super::theme::Theme;
 use super::top_rule::TopRule;
 use crate::engine::CpuAction;
-use crate::history::Metric;
 use crate::report::trace::number;
 use crate::tui::app::{App, Interval};
+use crate::tui::graph_series::Metric;
 
 /// Columns before the bars: the name, then the value of the interval shown.
 const LABEL: usize = 26;

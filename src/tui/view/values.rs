@@ -8,10 +8,10 @@ use ratatui::text::{Line, Span};
 use super::fit;
 use super::theme::Theme;
 use super::top_rule::TopRule;
-use crate::history::Metric;
 use crate::report::trace::number;
 use crate::tui::app::App;
 use crate::tui::graph_scale::GraphScale;
+use crate::tui::graph_series::Metric;
 
 /// A small sparkline of the `width` values up to the interval shown,
 /// `back` intervals before the newest (0: the newest), so that it follows
@@ -162,7 +162,8 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {
     };
     // The interval under the cursor, not the newest: time travel shows it all.
     let before = app.previous_frame().map(|p| p.sample.as_ref());
-    let metric = |m: Metric| crate::history::metric(m, before, s).filter(|v| v.is_finite());
+    let metric =
+        |m: Metric| crate::tui::graph_series::metric(m, before, s).filter(|v| v.is_finite());
     let pct = |v: Option<f64>| v.map_or("-".into(), |v| format!("{:.1}%", v * 100.0));
     let mut rows: Vec<(String, String)> = Vec::new();
     match var("CP_ActiveAVG") {

@@ -15,15 +15,15 @@ const ABSENT: u64 = u64::MAX;
 /// A gauge that is either a number or absent; clones share the value, so
 /// the loop sets it and the endpoint's thread encodes it.
 #[derive(Debug, Clone)]
-pub struct MaybeGauge(Arc<AtomicU64>);
+pub struct OptionalGauge(Arc<AtomicU64>);
 
-impl Default for MaybeGauge {
+impl Default for OptionalGauge {
     fn default() -> Self {
-        MaybeGauge(Arc::new(AtomicU64::new(ABSENT)))
+        OptionalGauge(Arc::new(AtomicU64::new(ABSENT)))
     }
 }
 
-impl MaybeGauge {
+impl OptionalGauge {
     /// Sets the value, or makes the series absent with `None` (or a NaN).
     pub fn set(&self, value: Option<f64>) {
         let bits = value.filter(|v| !v.is_nan()).map_or(ABSENT, f64::to_bits);
@@ -37,11 +37,11 @@ impl MaybeGauge {
     }
 }
 
-impl TypedMetric for MaybeGauge {
+impl TypedMetric for OptionalGauge {
     const TYPE: MetricType = MetricType::Gauge;
 }
 
-impl EncodeMetric for MaybeGauge {
+impl EncodeMetric for OptionalGauge {
     fn encode(&self, mut encoder: MetricEncoder) -> Result<(), std::fmt::Error> {
         match self.get() {
             Some(v) => encoder.encode_gauge(&v),
@@ -65,7 +65,7 @@ mod tests {
 
     #[test]
     fn absent_until_set_and_absent_again_for_none_or_nan() {
-        let g = MaybeGauge::default();
+        let g = OptionalGauge::default();
         assert_eq!(g.get(), None);
         g.set(Some(3.0));
         assert_eq!(g.clone().get(), Some(3.0));
