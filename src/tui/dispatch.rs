@@ -702,9 +702,7 @@ mod tests {
     #[test]
     fn question_mark_in_the_tune_box_opens_the_help_at_its_keys_and_any_key_goes_back() {
         let mut a = app();
-        let text = "name = \"s\"\ncpus = 2\nonline = 1\nmemory_mib = 1024\nduration = \"0:10\"\nseed = 1\n\n[[phases]]\nname = \"idle\"\nstart = \"0:00\"\nthreads = 1\ncpu_per_thread = 1\nworking_set_mib = 10\n";
-        let scenario = crate::sim::Scenario::parse("s", text).expect("scenario");
-        a.set_sim(scenario, false);
+        a.set_sim(tiny_scenario(), false);
         run(&mut a, keys("T"));
         assert!(a.modals().is_open(&Modal::Tune));
         run(&mut a, keys("?"));
