@@ -542,7 +542,7 @@ pub struct TuneArgs {
     /// of each outcome, before the tune gives up on recommending one
     /// (1 to 100000; default 64, fewer for a guest of more than 16 CPUs).
     /// Raise it to see whether any candidate at all holds up.
-    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=100_000))]
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=100_000), conflicts_with = "only_workload")]
     pub judge: Option<u64>,
     /// Seed of the search (the scenario keeps its own).
     #[arg(long, default_value_t = 1)]

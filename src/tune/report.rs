@@ -389,6 +389,13 @@ fn changed_words(t: &Tuned, i: usize) -> String {
             }
             let _ = writeln!(out, "{}", form_wins(t, i, form));
         }
+        // The start itself: its numbers as written.
+        None if changed.is_empty() && (i == 0 || t.rounded_from == Some(0)) => {
+            let _ = writeln!(
+                out,
+                "Changed: nothing: your file as written is the recommendation."
+            );
+        }
         None if changed.is_empty() => {
             let _ = writeln!(out, "Changed: nothing but digits.");
         }

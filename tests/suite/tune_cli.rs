@@ -982,4 +982,20 @@ fn judge_bounds_the_candidates_judged_on_the_portfolio() {
     let refused = plugtop(&["tune", SCENARIO, "-c", RULES, "--judge", "0"]);
     assert_eq!(refused.status.code(), Some(2), "{}", stderr(&refused));
     assert!(stderr(&refused).contains("--judge"), "{}", stderr(&refused));
+    // Without the portfolio nothing is judged: the two are refused together.
+    let both = plugtop(&[
+        "tune",
+        SCENARIO,
+        "-c",
+        RULES,
+        "--judge",
+        "5",
+        "--only-workload",
+    ]);
+    assert_eq!(both.status.code(), Some(2), "{}", stderr(&both));
+    assert!(
+        stderr(&both).contains("--only-workload"),
+        "{}",
+        stderr(&both)
+    );
 }
