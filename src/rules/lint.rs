@@ -74,23 +74,26 @@ fn never_evaluated(rules: &RuleSet, out: &mut [Diagnostic]) {
             (!rules.cpu_enabled).then(|| "CPU group off".to_string())
         }
     };
+    // One pass over the nodes: the rules each place is part of (a
+    // variable's text is in every rule that reads it). Each finding then
+    // costs one look-up, whatever the file's size.
+    let mut rules_at: HashMap<(u32, u32), Vec<RuleKind>> = HashMap::new();
+    for r in rules.rules.iter().flatten() {
+        for n in r.nodes.clone() {
+            let at = rules.node(n).span;
+            let kinds = rules_at.entry((at.start, at.end)).or_default();
+            if !kinds.contains(&r.kind) {
+                kinds.push(r.kind);
+            }
+        }
+    }
     for d in out
         .iter_mut()
         .filter(|d| d.daemon == DaemonEffect::StopsWhenEvaluated && !d.span.is_file())
     {
-        // The rules whose nodes (their variables' too) lie where it points.
-        let inside: Vec<RuleKind> = rules
-            .rules
-            .iter()
-            .flatten()
-            .filter(|r| {
-                r.nodes.clone().any(|n| {
-                    let at = rules.node(n).span;
-                    at.start < d.span.end && d.span.start < at.end
-                })
-            })
-            .map(|r| r.kind)
-            .collect();
+        let Some(inside) = rules_at.get(&(d.span.start, d.span.end)) else {
+            continue;
+        };
         let reasons: Vec<Option<String>> = inside.iter().map(|k| off(*k)).collect();
         if let Some(Some(why)) = reasons.first()
             && reasons.iter().all(Option::is_some)
