@@ -307,10 +307,18 @@ impl Root {
     /// Opens `rel` for reading in the root ([`Resolve::InRoot`]) without
     /// blocking; not checked for being a regular file (that costs a `stat`
     /// per file and interval: see [`check_regular`] for an empty reading).
-    pub fn open_read(&self, rel: &CStr) -> Result<File, FsError> {
-        self.open_in_root(rel, READ)
-            .map(File::from)
-            .map_err(|e| self.error(Path::new(OsStr::from_bytes(rel.to_bytes())), e, "read"))
+    /// The per-interval readers' open: what the system said comes back as
+    /// it is (an absent optional file is routine there, and a path written
+    /// into an error nobody shows costs more than the open); only a
+    /// refusal of the walk's own is described.
+    pub fn open_read(&self, rel: &CStr) -> std::io::Result<File> {
+        match self.open_in_root(rel, READ) {
+            Ok(fd) => Ok(File::from(fd)),
+            Err(WalkError::Io(e)) => Err(e),
+            Err(e) => Err(self
+                .error(Path::new(OsStr::from_bytes(rel.to_bytes())), e, "read")
+                .into()),
+        }
     }
 
     /// Opens the directory `rel` for listing, without blocking.
