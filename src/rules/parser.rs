@@ -158,7 +158,7 @@ impl ExprBuilder<'_> {
             diagnostic: Box::new(diagnostic),
             daemon_message: format!("parsing error at {unit_name}, position: {whole}"),
         };
-        if let Some(d) = foreign_operator(text) {
+        if let Some((_, d)) = foreign_operator(text) {
             return Err(failed(d));
         }
         let Ok(source) = std::str::from_utf8(text.bytes) else {
@@ -710,8 +710,33 @@ pub(crate) fn example_field(word: &str) -> &'static str {
     }
 }
 
-/// Operators from other languages, recognised only to say what to write.
-fn foreign_operator(text: Text<'_>) -> Option<Diagnostic> {
+/// How many errors one rule's line reports past its first: each foreign
+/// operator is read as cpuplugd's nearest one and the rule read again.
+pub const MAX_LATER_ERRORS: usize = 8;
+
+/// The first operator from another language in `text` (its byte offset),
+/// rewritten in place as cpuplugd's nearest one (`&&` as `&`, `>=` as
+/// `>`), so that the errors after it can be looked for; false when the
+/// text has none. The byte's file offset stays the operator's first.
+pub fn read_past_foreign_operator(bytes: &mut Vec<u8>, map: &mut Vec<u32>, end: u32) -> bool {
+    let Some((at, _)) = foreign_operator(Text { bytes, map, end }) else {
+        return false;
+    };
+    let nearest = match bytes[at] {
+        b'=' | b'!' => b'>',
+        first => first,
+    };
+    bytes[at] = nearest;
+    bytes.remove(at + 1);
+    if at + 1 < map.len() {
+        map.remove(at + 1);
+    }
+    true
+}
+
+/// Operators from other languages, recognised only to say what to write:
+/// the first one's byte offset and what to say.
+fn foreign_operator(text: Text<'_>) -> Option<(usize, Diagnostic)> {
     let b = text.bytes;
     for i in 0..b.len().saturating_sub(1) {
         let pair = &b[i..i + 2];
@@ -746,13 +771,16 @@ fn foreign_operator(text: Text<'_>) -> Option<Diagnostic> {
         };
         let d = Diagnostic::refusal(DiagnosticCode::ForeignOperator, text.span(i, i + 2), msg)
             .with_help(help);
-        return Some(match replacement {
-            Some(r) => Diagnostic {
-                replacement: Some(r.to_string()),
-                ..d
+        return Some((
+            i,
+            match replacement {
+                Some(r) => Diagnostic {
+                    replacement: Some(r.to_string()),
+                    ..d
+                },
+                None => d,
             },
-            None => d,
-        });
+        ));
     }
     None
 }
