@@ -39,7 +39,14 @@ struct Control {
     progress: Progress,
     /// A replay being read ahead (`G`, `J`), between its legs.
     seeking: Option<Passage>,
+    /// Who else acted on the live guest when last looked up, and the
+    /// readings until the next look.
+    others: (Option<crate::control::lock::Actor>, u32),
 }
+
+/// Every how many readings an observing screen looks up who else acts on
+/// the guest (the pid file and the lock table: a few system calls).
+const LOOK_FOR_OTHERS_EVERY: u32 = 5;
 
 /// How long one leg of a seek reads before the control thread looks at
 /// its commands again (a quit, a signal) and says how far it got.
@@ -73,6 +80,7 @@ pub fn run(
         start_mode,
         progress,
         seeking: None,
+        others: (None, 0),
     };
     let end = loop {
         let sampling = !c.exhausted && (c.live || !c.paused);
@@ -179,8 +187,30 @@ impl Control {
         if let Some(w) = warning {
             updates.push(Update::Note(LogKind::Problem, w));
         }
+        self.look_for_others(updates);
         self.pace_from(core, now);
         self.own_cpu(now, updates);
+    }
+
+    /// Says who else acts on the live guest observed (cpuplugd, another
+    /// plugtop), looked up every [`LOOK_FOR_OTHERS_EVERY`] readings while
+    /// this screen does not act itself (acting, it holds the lock).
+    fn look_for_others(&mut self, updates: &mut Vec<Update>) {
+        let observing = self.live && self.options.sim.is_none() && self.armed.is_none();
+        let found = if observing {
+            if self.others.1 > 0 {
+                self.others.1 -= 1;
+                return;
+            }
+            self.others.1 = LOOK_FOR_OTHERS_EVERY - 1;
+            crate::control::lock::acting_on(&self.options.root)
+        } else {
+            None
+        };
+        if found != self.others.0 {
+            self.others.0.clone_from(&found);
+            updates.push(Update::Acting(found));
+        }
     }
 
     /// The next reading is one interval (at the replay's speed) after `now`.
