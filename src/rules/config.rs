@@ -628,7 +628,7 @@ impl<'f> Loader<'f> {
         }
         let start = self.rules.nodes.len() as u32;
         let limit = self.var_lookup.len();
-        let result = {
+        let (result, later) = {
             let mut builder = ExprBuilder {
                 nodes: &mut self.rules.nodes,
                 vars: &mut self.rules.variables[..limit],
@@ -639,8 +639,10 @@ impl<'f> Loader<'f> {
                 expanding: Vec::new(),
                 inlined: &mut self.inlined,
                 suggestions: &self.suggestions,
+                later: Vec::new(),
             };
-            builder.parse(value, Unit::Rule(kind))
+            let result = builder.parse(value, Unit::Rule(kind));
+            (result, builder.later)
         };
         match result {
             Ok(root) => {
@@ -657,6 +659,8 @@ impl<'f> Loader<'f> {
                 self.rules.nodes.truncate(start as usize);
                 self.inlined.clear();
                 self.refuse(e.daemon_message, *e.diagnostic);
+                self.diagnostics
+                    .extend(later.into_iter().map(|e| *e.diagnostic));
                 self.later_errors(value, kind, start as usize);
                 self.name_variables_of_failed_rule(value.bytes);
             }
@@ -685,6 +689,7 @@ impl<'f> Loader<'f> {
                 expanding: Vec::new(),
                 inlined: &mut self.inlined,
                 suggestions: &self.suggestions,
+                later: Vec::new(),
             };
             let read = Text {
                 bytes: &bytes,
@@ -692,12 +697,15 @@ impl<'f> Loader<'f> {
                 end: value.end,
             };
             let result = builder.parse(read, Unit::Rule(kind));
+            let later = builder.later;
             self.rules.nodes.truncate(start);
             self.inlined.clear();
             match result {
                 Ok(_) => return,
                 Err(e) => self.diagnostics.push(*e.diagnostic),
             }
+            self.diagnostics
+                .extend(later.into_iter().map(|e| *e.diagnostic));
         }
     }
 

@@ -778,6 +778,7 @@ fn variables(
             expanding: vec![i as u32],
             inlined: &mut inlined,
             suggestions,
+            later: Vec::new(),
         };
         let text = Text {
             bytes: &var.text,
@@ -786,6 +787,7 @@ fn variables(
         };
         let before = builder.nodes.len();
         let parsed = builder.parse(text, Unit::Var(i as u32));
+        let later = std::mem::take(&mut builder.later);
         if let Ok(body) = parsed {
             // Named by a later one, it is copied, not parsed again.
             inlined.insert(i as u32, (before as NodeId, body));
@@ -799,10 +801,12 @@ fn variables(
                 unchecked += 1;
                 continue;
             }
-            out.push((*e.diagnostic).demoted(&format!(
-                "cpuplugd never notices: no rule uses `{}`",
-                var.name
-            )));
+            let why = format!("cpuplugd never notices: no rule uses `{}`", var.name);
+            out.extend(
+                std::iter::once(e)
+                    .chain(later)
+                    .map(|e| (*e.diagnostic).demoted(&why)),
+            );
         }
     }
     match (unused_names.len(), first_unused) {

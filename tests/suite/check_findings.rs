@@ -442,3 +442,28 @@ fn a_variable_named_by_a_refused_rule_is_not_unused() {
         "{spots:?}"
     );
 }
+
+/// A new user's finding (issue 45): three unknown names on a line took
+/// three runs of `check`. The reading goes on past an unknown name, so all
+/// of them are named at once; cpuplugd's own message still names the first.
+#[test]
+fn every_unknown_name_on_a_line_is_named_at_once() {
+    let file = SourceFile::new(
+        "t.conf",
+        format!("{HEAD}HOTPLUG=\"(idel > 50) | (foo > 2) | (loadavg > bar)\"\nHOTUNPLUG=\"0\"\n")
+            .into_bytes(),
+    );
+    let outcome = load(&file, &facts());
+    let unknown: Vec<usize> = outcome
+        .diagnostics
+        .iter()
+        .filter(|d| d.code == "unknown-name")
+        .map(|d| file.position(d.span.start as usize).column)
+        .collect();
+    assert_eq!(unknown, vec![11, 25, 47], "{:?}", outcome.diagnostics);
+    let refusal = outcome.refusal.map(|r| r.message).unwrap_or_default();
+    assert_eq!(
+        refusal, "parsing error at hotplug, position: (idel>50)|(foo>2)|(loadavg>bar)",
+        "cpuplugd's message is unchanged"
+    );
+}

@@ -197,7 +197,10 @@ fn a_refusal_elsewhere_does_not_change_a_group_off_finding() {
     let o = common::plugtop(&["check", &rules, "--root", &root_s]);
     let (out, _) = text(&o);
     assert_eq!(o.status.code(), Some(1), "{out}");
-    assert!(out.contains("1 error"), "only the refusal is an error: {out}");
+    assert!(
+        out.contains("1 error"),
+        "only the refusal is an error: {out}"
+    );
     assert!(
         out.contains("never evaluated on this kernel: memory group off"),
         "{out}"
