@@ -627,20 +627,8 @@ impl<'f> Loader<'f> {
             return;
         }
         let start = self.rules.nodes.len() as u32;
-        let limit = self.var_lookup.len();
         let (result, later) = {
-            let mut builder = ExprBuilder {
-                nodes: &mut self.rules.nodes,
-                vars: &mut self.rules.variables[..limit],
-                var_lookup: &self.var_lookup,
-                all_vars: &self.all_vars,
-                history_max: &mut self.history_max,
-                fields: &mut self.rules.fields,
-                expanding: Vec::new(),
-                inlined: &mut self.inlined,
-                suggestions: &self.suggestions,
-                later: Vec::new(),
-            };
+            let mut builder = self.builder();
             let result = builder.parse(value, Unit::Rule(kind));
             (result, builder.later)
         };
@@ -667,6 +655,24 @@ impl<'f> Loader<'f> {
         }
     }
 
+    /// A builder of a rule's nodes into this file's arena, which sees the
+    /// variables defined so far (as cpuplugd does).
+    fn builder(&mut self) -> ExprBuilder<'_> {
+        let limit = self.var_lookup.len();
+        ExprBuilder {
+            nodes: &mut self.rules.nodes,
+            vars: &mut self.rules.variables[..limit],
+            var_lookup: &self.var_lookup,
+            all_vars: &self.all_vars,
+            history_max: &mut self.history_max,
+            fields: &mut self.rules.fields,
+            expanding: Vec::new(),
+            inlined: &mut self.inlined,
+            suggestions: &self.suggestions,
+            later: Vec::new(),
+        }
+    }
+
     /// The errors on a refused rule's line after its first: while the
     /// first is an operator from another language, the rule is read again
     /// with it as cpuplugd's nearest one (`a || b >= c` names both and any
@@ -678,19 +684,7 @@ impl<'f> Loader<'f> {
             if !parser::read_past_foreign_operator(&mut bytes, &mut map, value.end) {
                 return;
             }
-            let limit = self.var_lookup.len();
-            let mut builder = ExprBuilder {
-                nodes: &mut self.rules.nodes,
-                vars: &mut self.rules.variables[..limit],
-                var_lookup: &self.var_lookup,
-                all_vars: &self.all_vars,
-                history_max: &mut self.history_max,
-                fields: &mut self.rules.fields,
-                expanding: Vec::new(),
-                inlined: &mut self.inlined,
-                suggestions: &self.suggestions,
-                later: Vec::new(),
-            };
+            let mut builder = self.builder();
             let read = Text {
                 bytes: &bytes,
                 map: &map,

@@ -9,7 +9,7 @@
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
-use super::arming::{Progress, arm, arm_check, disarm};
+use super::arming::{ArmError, Progress, Tracked, arm, arm_check, disarm};
 use super::command::Command;
 use super::core::Core;
 use super::edited::EditedRules;
@@ -23,6 +23,7 @@ use super::stop::StopFlag;
 use super::update::{ScreenEnd, Update};
 use crate::control::controller::Mode;
 use crate::control::guard::Guard;
+use crate::kernel::actuator::RootActuator;
 use crate::kernel::{Sample, Source};
 
 /// The control thread's state between wake-ups.
@@ -296,30 +297,39 @@ impl Control {
     ) {
         let armed = arm_check(&self.options, mode, Some(first))
             .and_then(|_| arm(&self.options, Some(first), &self.progress));
+        self.take_arms(core, mode, armed, "staying in observe mode", updates);
+    }
+
+    /// `y` on the arming question.
+    fn arm_now(&mut self, core: &mut Core, mode: Mode, updates: &mut Vec<Update>) {
+        let latest = core.latest().cloned();
+        let armed = arm(&self.options, latest.as_deref(), &self.progress);
+        self.take_arms(
+            core,
+            mode,
+            armed,
+            "plugtop cannot change this guest",
+            updates,
+        );
+    }
+
+    /// Acts in `mode` from now on when arming worked; says why not (after
+    /// `refused`) when it did not.
+    fn take_arms(
+        &mut self,
+        core: &mut Core,
+        mode: Mode,
+        armed: Result<(Guard, Tracked<RootActuator>), ArmError>,
+        refused: &str,
+        updates: &mut Vec<Update>,
+    ) {
         match armed {
             Ok((guard, actuator)) => {
                 core.set_actuator(Box::new(actuator));
                 self.armed = Some(guard);
                 updates.push(core.set_mode(mode));
             }
-            Err(e) => updates.push(Update::Show(Dialog::Message(format!(
-                "staying in observe mode: {e}"
-            )))),
-        }
-    }
-
-    /// `y` on the arming question.
-    fn arm_now(&mut self, core: &mut Core, mode: Mode, updates: &mut Vec<Update>) {
-        let latest = core.latest().cloned();
-        match arm(&self.options, latest.as_deref(), &self.progress) {
-            Ok((guard, actuator)) => {
-                core.set_actuator(Box::new(actuator));
-                self.armed = Some(guard);
-                updates.push(core.set_mode(mode));
-            }
-            Err(e) => updates.push(Update::Show(Dialog::Message(format!(
-                "plugtop cannot change this guest: {e}"
-            )))),
+            Err(e) => updates.push(Update::Show(Dialog::Message(format!("{refused}: {e}")))),
         }
     }
 
