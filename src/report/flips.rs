@@ -16,30 +16,47 @@ pub const CONDITIONS: [RuleKind; 4] = [
     RuleKind::Memunplug,
 ];
 
-/// One comparison that changed its mind.
+/// One comparison that changed its mind, or (when its rule was not
+/// evaluated before) one that holds the rule's new result.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Flip {
     pub rule: RuleKind,
-    /// The rule's result before and after.
-    pub rule_before: bool,
+    /// The rule's result before (`None`: not evaluated, as HOTUNPLUG is
+    /// while HOTPLUG has priority) and after.
+    pub rule_before: Option<bool>,
     pub rule_after: bool,
-    /// The comparison's left side as written, and its values.
+    /// The comparison's left side as written, and its values (before
+    /// `None` when the rule was not evaluated).
     pub left: String,
-    pub left_values: (f64, f64),
+    pub left_values: (Option<f64>, f64),
     /// The right side as written, and its values.
     pub right: String,
-    pub right_values: (f64, f64),
+    pub right_values: (Option<f64>, f64),
     /// What each side is measured in.
     pub units: (ValueUnit, ValueUnit),
 }
 
 impl Flip {
-    /// "CP_idleAVG * onumcpus went 1.09 → 1.17 across 1.15".
+    /// Whether the comparison changed its mind (rather than holding the
+    /// result of a rule not evaluated before).
+    pub fn flipped(&self) -> bool {
+        self.rule_before.is_some()
+    }
+
+    /// "CP_idleAVG * onumcpus went 1.09 → 1.17 across 1.15", or for a rule
+    /// not evaluated before, "CP_idleAVG * onumcpus is 1.17 against 1.15".
     pub fn describe(&self) -> String {
-        let (a, b) = self.left_values;
-        let (c, d) = self.right_values;
         let (lu, ru) = self.units;
         let with = |u: ValueUnit, v: f64| u.after(v, &number(v));
+        let (b, d) = (self.left_values.1, self.right_values.1);
+        let (Some(a), Some(c)) = (self.left_values.0, self.right_values.0) else {
+            let right = if self.right == number(d) {
+                with(ru, d)
+            } else {
+                format!("{} {}", self.right, with(ru, d))
+            };
+            return format!("{} is {} against {right}", self.left, with(lu, b));
+        };
         let moved = format!("{} went {} → {}", self.left, with(lu, a), with(lu, b));
         if c == d {
             format!("{moved} across {}", with(ru, d))
@@ -71,7 +88,9 @@ fn value(o: Outcome) -> Option<f64> {
 }
 
 /// The comparisons that flipped between `before` and `after` in the rules
-/// whose result flipped, in rule order. Both traces are of `rules`.
+/// whose result flipped, in rule order. A rule not evaluated before that
+/// is true now (HOTUNPLUG once HOTPLUG lets go: it did the unplug) gets
+/// its comparisons as they stand now. Both traces are of `rules`.
 pub fn flips(rules: &RuleSet, source: &SourceFile, before: &Trace, after: &Trace) -> Vec<Flip> {
     let mut out = Vec::new();
     let mut units = Units::new(rules);
@@ -79,33 +98,33 @@ pub fn flips(rules: &RuleSet, source: &SourceFile, before: &Trace, after: &Trace
         let Some(rule) = rules.rule(kind) else {
             continue;
         };
-        let (Some(rb), Some(ra)) = (
-            truth(before.outcome(rule.root)),
-            truth(after.outcome(rule.root)),
-        ) else {
+        let Some(ra) = truth(after.outcome(rule.root)) else {
             continue;
         };
-        if rb == ra {
+        let rb = truth(before.outcome(rule.root));
+        if rb == Some(ra) || (rb.is_none() && !ra) {
             continue;
         }
         for node in rule.nodes.clone() {
             let NodeKind::Binary(BinOp::Greater | BinOp::Less, l, r) = rules.node(node).kind else {
                 continue;
             };
-            let (Some(tb), Some(ta)) = (truth(before.outcome(node)), truth(after.outcome(node)))
-            else {
+            let Some(ta) = truth(after.outcome(node)) else {
                 continue;
             };
-            if tb == ta {
+            let tb = truth(before.outcome(node));
+            if rb.is_some() && tb.is_none_or(|tb| tb == ta) {
                 continue;
             }
-            let (Some(lb), Some(la), Some(rb_), Some(ra_)) = (
-                value(before.outcome(l)),
-                value(after.outcome(l)),
-                value(before.outcome(r)),
-                value(after.outcome(r)),
-            ) else {
+            let (Some(la), Some(ra_)) = (value(after.outcome(l)), value(after.outcome(r))) else {
                 continue;
+            };
+            let (lb, rb_) = match rb {
+                Some(_) => match (value(before.outcome(l)), value(before.outcome(r))) {
+                    (Some(lb), Some(rb_)) => (Some(lb), Some(rb_)),
+                    _ => continue,
+                },
+                None => (None, None),
             };
             out.push(Flip {
                 rule: kind,
@@ -134,10 +153,12 @@ pub fn lines(flips: &[Flip]) -> Vec<String> {
                 line.push_str(&f.describe());
             }
         } else {
+            let before = f
+                .rule_before
+                .map_or("not evaluated".to_string(), |b| b.to_string());
             out.push(format!(
-                "{} {} → {}: {}",
+                "{} {before} → {}: {}",
                 f.rule.file_name(),
-                f.rule_before,
                 f.rule_after,
                 f.describe()
             ));

@@ -139,7 +139,12 @@ pub fn tally(path: &Path, file: &SourceFile) -> Result<Tally, DiagnoseError> {
             && *old != moves
         {
             changes += 1;
-            for f in flips(&rules, &file, before, &trace) {
+            // What flipped counts; a rule's comparisons held only because
+            // it was not evaluated before do not.
+            for f in flips(&rules, &file, before, &trace)
+                .into_iter()
+                .filter(|f| f.flipped())
+            {
                 if let Some(i) = list
                     .iter()
                     .position(|c| c.rule == f.rule && c.left == f.left && c.right == f.right)
