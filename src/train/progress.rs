@@ -21,7 +21,7 @@ pub const MAX_PROGRESS_BYTES: u64 = 1 << 20;
 /// Why progress could not be read or kept.
 #[derive(Debug, thiserror::Error)]
 pub enum ProgressError {
-    #[error("cannot read {path}: {source}")]
+    #[error("cannot read {path}")]
     Read {
         path: String,
         #[source]
@@ -29,7 +29,7 @@ pub enum ProgressError {
     },
     #[error("{path} is not a progress file: {message}")]
     Format { path: String, message: String },
-    #[error("cannot create the directory {path}: {source}")]
+    #[error("cannot create the directory {path}")]
     Dir {
         path: String,
         #[source]

@@ -169,7 +169,7 @@ impl Control {
             }
             Some(Err(e)) => updates.push(Update::Note(
                 LogKind::Problem,
-                format!("skipping this interval: {e}"),
+                format!("skipping this interval: {}", crate::error_chain::text(&e)),
             )),
             None => {
                 self.exhausted = true;
@@ -273,7 +273,8 @@ impl Control {
                 updates.push(core.set_mode(mode));
             }
             Err(e) => updates.push(Update::Show(Dialog::Message(format!(
-                "staying in observe mode: {e}"
+                "staying in observe mode: {}",
+                crate::error_chain::text(&e)
             )))),
         }
     }
@@ -288,7 +289,8 @@ impl Control {
                 updates.push(core.set_mode(mode));
             }
             Err(e) => updates.push(Update::Show(Dialog::Message(format!(
-                "plugtop cannot change this guest: {e}"
+                "plugtop cannot change this guest: {}",
+                crate::error_chain::text(&e)
             )))),
         }
     }
@@ -311,9 +313,10 @@ impl Control {
             updates.push(Update::Show(
                 match arm_check(&self.options, mode, latest.as_deref()) {
                     Ok(info) => Dialog::Arm(info),
-                    Err(why) => {
-                        Dialog::Message(format!("plugtop will not change this machine: {why}"))
-                    }
+                    Err(why) => Dialog::Message(format!(
+                        "plugtop will not change this machine: {}",
+                        crate::error_chain::text(&why)
+                    )),
                 },
             ));
             return;
@@ -355,7 +358,9 @@ impl Control {
                     LogKind::Problem,
                     "reload failed; the old rules stay active".into(),
                 ));
-                updates.push(Update::Show(Dialog::ReloadFailed(e.to_string())));
+                updates.push(Update::Show(Dialog::ReloadFailed(
+                    crate::error_chain::text(&e),
+                )));
             }
         }
     }
@@ -396,7 +401,7 @@ impl Control {
                     &s,
                     self.options.old_kernel,
                 ))),
-                Err(e) => Err(e.to_string()),
+                Err(e) => Err(crate::error_chain::text(&e)),
             },
             None => Ok(crate::kernel::root::RootReader::new().facts(&self.options.root)),
         }
