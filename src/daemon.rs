@@ -1147,13 +1147,15 @@ mod tests {
             assert!(said.starts_with(&want), "{said}");
         };
         match require_cpuinfo(dir.path()) {
-            Err(e @ StartError::NoCpuinfo { .. }) => refused(e.to_string(), ""),
+            Err(e @ StartError::NoCpuinfo { .. }) => refused(crate::error_chain::text(&e), ""),
             other => panic!("{other:?}"),
         }
         std::fs::create_dir_all(dir.path().join("proc")).expect("proc");
         std::fs::write(dir.path().join("proc/cpuinfo"), "").expect("cpuinfo");
         match require_cpuinfo(dir.path()) {
-            Err(e @ StartError::NoCpuinfo { .. }) => refused(e.to_string(), "it is empty"),
+            Err(e @ StartError::NoCpuinfo { .. }) => {
+                refused(crate::error_chain::text(&e), "it is empty")
+            }
             other => panic!("{other:?}"),
         }
         // Memory rules only, on an LPAR: nothing is left to run, refused

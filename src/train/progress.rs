@@ -177,9 +177,7 @@ mod tests {
         std::fs::write(&secret, "{}").expect("write");
         std::os::unix::fs::symlink(&secret, &path).expect("ln");
         assert!(
-            CourseProgress::load(&path)
-                .expect_err("link")
-                .to_string()
+            crate::error_chain::text(&CourseProgress::load(&path).expect_err("link"))
                 .contains("symbolic link")
         );
         assert!(
@@ -191,16 +189,12 @@ mod tests {
         std::fs::remove_file(&path).expect("rm");
         std::fs::write(&path, vec![b' '; (MAX_PROGRESS_BYTES + 10) as usize]).expect("big");
         assert!(
-            CourseProgress::load(&path)
-                .expect_err("big")
-                .to_string()
+            crate::error_chain::text(&CourseProgress::load(&path).expect_err("big"))
                 .contains("larger")
         );
         std::fs::write(&path, "not json").expect("junk");
         assert!(
-            CourseProgress::load(&path)
-                .expect_err("junk")
-                .to_string()
+            crate::error_chain::text(&CourseProgress::load(&path).expect_err("junk"))
                 .contains("not a progress")
         );
     }
