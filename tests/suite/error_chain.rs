@@ -11,19 +11,24 @@ fn stderr(o: &std::process::Output) -> String {
 
 const ENOENT: &str = "No such file or directory (os error 2)";
 
-const RULES: &str = "UPDATE=\"1\"\nCPU_MIN=\"1\"\nCPU_MAX=\"2\"\nHOTPLUG=\"0\"\nHOTUNPLUG=\"0\"\n";
+/// A rule file cpuplugd would load, in `dir`; its path.
+fn rules_in(dir: &std::path::Path) -> String {
+    let rules = dir.join("r.conf");
+    let text = "UPDATE=\"1\"\nCPU_MIN=\"1\"\nCPU_MAX=\"2\"\nHOTPLUG=\"0\"\nHOTUNPLUG=\"0\"\n";
+    std::fs::write(&rules, text).expect("rules");
+    rules.to_str().expect("utf-8").to_string()
+}
 
 /// Three parts: the command's context, the source's error, the system's.
 #[test]
 fn a_two_level_chain_says_each_cause_once() {
     let dir = tempdir();
-    let rules = dir.path().join("r.conf");
-    std::fs::write(&rules, RULES).expect("rules");
+    let rules = rules_in(dir.path());
     let missing = dir.path().join("snapshots");
     let o = plugtop(&[
         "eval",
         "-c",
-        rules.to_str().expect("utf-8"),
+        &rules,
         "--snapshots",
         missing.to_str().expect("utf-8"),
     ]);
@@ -41,8 +46,7 @@ fn a_two_level_chain_says_each_cause_once() {
 #[test]
 fn a_refusal_of_run_says_its_cause_once() {
     let dir = tempdir();
-    let rules = dir.path().join("r.conf");
-    std::fs::write(&rules, RULES).expect("rules");
+    let rules = rules_in(dir.path());
     let root = dir.path().join("root");
     std::fs::create_dir_all(root.join("proc")).expect("proc");
     std::fs::create_dir_all(root.join("sys")).expect("sys");
@@ -50,7 +54,7 @@ fn a_refusal_of_run_says_its_cause_once() {
         "run",
         "-f",
         "-c",
-        rules.to_str().expect("utf-8"),
+        &rules,
         "--root",
         root.to_str().expect("utf-8"),
         "--mode",
