@@ -140,6 +140,53 @@ fn holder_words(beneath: &Root) -> String {
     format!(" by pid {pid}{name}{named}")
 }
 
+/// A process other than this one that acts on a guest now: cpuplugd (its
+/// pid file names a running process) or whoever holds the guest lock.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Actor {
+    /// "cpuplugd", or the lock holder's command name made terminal-safe.
+    pub name: String,
+    pub pid: u32,
+    /// When it started, as this machine's clock says (seconds since the
+    /// epoch), when that could be told.
+    pub since: Option<i64>,
+}
+
+/// Who acts on the guest below `root` now besides this process, looked up
+/// and never taken (cpuplugd's pid file read beneath the root, bounded; this
+/// machine's lock table): `None` when nobody does or nothing tells.
+pub fn acting_on(root: &Path) -> Option<Actor> {
+    let beneath = Root::open(root).ok()?;
+    let me = std::process::id();
+    let pid = match beneath.read(Path::new(CPUPLUGD_PID), PID_FILE_LIMIT, Resolve::Beneath) {
+        Ok(bytes) => String::from_utf8_lossy(&bytes)
+            .trim()
+            .parse::<u32>()
+            .ok()
+            .filter(|&pid| pid != me && pid_alive(pid))
+            .map(|pid| (pid, "cpuplugd".to_string())),
+        Err(_) => None,
+    };
+    let (pid, name) = pid.or_else(|| {
+        let (dev, inode) = beneath.regular_id(Path::new(LOCK_FILE))?;
+        let pid = process::flock_holders(LockedFile::of(dev, inode))
+            .into_iter()
+            .find(|&pid| pid != me)?;
+        let name = process::command_name(pid)
+            .map(|n| crate::safe_text::terminal_safe(&n).into_owned())
+            .unwrap_or_else(|| "a process".to_string());
+        Some((pid, name))
+    })?;
+    let since = process::running_for(pid).and_then(|ran| {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .ok()?;
+        // Whole seconds: the same start looked up again is the same.
+        i64::try_from(now.saturating_sub(ran).as_secs()).ok()
+    });
+    Some(Actor { name, pid, since })
+}
+
 /// Removes the lock file at exit, as cpuplugd does (beneath the root).
 pub fn release(root: &Path) {
     if let Ok(b) = Root::open(root) {

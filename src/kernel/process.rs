@@ -51,6 +51,24 @@ pub fn start_time(pid: u32) -> Option<u64> {
     start_time_of_stat(&stat)
 }
 
+/// How long process `pid` has run: its start time against this machine's
+/// `/proc/uptime`, both read bounded and without blocking; `None` when
+/// either cannot be read.
+pub fn running_for(pid: u32) -> Option<std::time::Duration> {
+    let started = start_time(pid)?;
+    let file = super::fs::open_path(Path::new("/proc/uptime")).ok()?;
+    let text = super::fs::read_bounded(&file, 128, super::fs::PastLimit::Cut).ok()?;
+    let up: f64 = std::str::from_utf8(&text)
+        .ok()?
+        .split_ascii_whitespace()
+        .next()?
+        .parse()
+        .ok()?;
+    let ticks = rustix::param::clock_ticks_per_second().max(1) as f64;
+    let ran = up - started as f64 / ticks;
+    (ran.is_finite() && ran >= 0.0).then(|| std::time::Duration::from_secs_f64(ran))
+}
+
 /// This process's start time, recorded in the journal it writes.
 pub fn own_start_time() -> Option<u64> {
     start_time(std::process::id())

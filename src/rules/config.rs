@@ -11,7 +11,7 @@ use std::collections::{HashMap, HashSet};
 use super::diagnostic::{Diagnostic, DiagnosticCode, Note};
 use super::expr::{Assigned, NodeId, NodeKind, RESERVED_NAMES, RuleKind, Setting};
 use super::lint;
-use super::parser::{ExprBuilder, FieldNames, MAX_NAME, Text, Unit, VarDef};
+use super::parser::{self, ExprBuilder, FieldNames, MAX_NAME, Text, Unit, VarDef};
 use super::ruleset::{
     Rule, RuleSet, Settings, describe_missing_cpu, describe_missing_memory, memory_verdict,
 };
@@ -627,20 +627,10 @@ impl<'f> Loader<'f> {
             return;
         }
         let start = self.rules.nodes.len() as u32;
-        let limit = self.var_lookup.len();
-        let result = {
-            let mut builder = ExprBuilder {
-                nodes: &mut self.rules.nodes,
-                vars: &mut self.rules.variables[..limit],
-                var_lookup: &self.var_lookup,
-                all_vars: &self.all_vars,
-                history_max: &mut self.history_max,
-                fields: &mut self.rules.fields,
-                expanding: Vec::new(),
-                inlined: &mut self.inlined,
-                suggestions: &self.suggestions,
-            };
-            builder.parse(value, Unit::Rule(kind))
+        let (result, later) = {
+            let mut builder = self.builder();
+            let result = builder.parse(value, Unit::Rule(kind));
+            (result, builder.later)
         };
         match result {
             Ok(root) => {
@@ -657,6 +647,85 @@ impl<'f> Loader<'f> {
                 self.rules.nodes.truncate(start as usize);
                 self.inlined.clear();
                 self.refuse(e.daemon_message, *e.diagnostic);
+                self.diagnostics
+                    .extend(later.into_iter().map(|e| *e.diagnostic));
+                self.later_errors(value, kind, start as usize);
+                self.name_variables_of_failed_rule(value.bytes);
+            }
+        }
+    }
+
+    /// A builder of a rule's nodes into this file's arena, which sees the
+    /// variables defined so far (as cpuplugd does).
+    fn builder(&mut self) -> ExprBuilder<'_> {
+        let limit = self.var_lookup.len();
+        ExprBuilder {
+            nodes: &mut self.rules.nodes,
+            vars: &mut self.rules.variables[..limit],
+            var_lookup: &self.var_lookup,
+            all_vars: &self.all_vars,
+            history_max: &mut self.history_max,
+            fields: &mut self.rules.fields,
+            expanding: Vec::new(),
+            inlined: &mut self.inlined,
+            suggestions: &self.suggestions,
+            later: Vec::new(),
+        }
+    }
+
+    /// The errors on a refused rule's line after its first: while the
+    /// first is an operator from another language, the rule is read again
+    /// with it as cpuplugd's nearest one (`a || b >= c` names both and any
+    /// error after them). Nothing is kept but the findings.
+    fn later_errors(&mut self, value: Text<'_>, kind: RuleKind, start: usize) {
+        let mut bytes = value.bytes.to_vec();
+        let mut map = value.map.to_vec();
+        for _ in 0..parser::MAX_LATER_ERRORS {
+            if !parser::read_past_foreign_operator(&mut bytes, &mut map, value.end) {
+                return;
+            }
+            let mut builder = self.builder();
+            let read = Text {
+                bytes: &bytes,
+                map: &map,
+                end: value.end,
+            };
+            let result = builder.parse(read, Unit::Rule(kind));
+            let later = builder.later;
+            self.rules.nodes.truncate(start);
+            self.inlined.clear();
+            match result {
+                Ok(_) => return,
+                Err(e) => self.diagnostics.push(*e.diagnostic),
+            }
+            self.diagnostics
+                .extend(later.into_iter().map(|e| *e.diagnostic));
+        }
+    }
+
+    /// A variable that a refused rule names is not "unused": the rule's
+    /// error is what to fix. Its words (not a field after `.`) that name a
+    /// variable defined so far count as uses.
+    fn name_variables_of_failed_rule(&mut self, text: &[u8]) {
+        let is_word = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+        let mut i = 0;
+        while i < text.len() {
+            if !is_word(text[i]) {
+                i += 1;
+                continue;
+            }
+            let from = i;
+            while i < text.len() && is_word(text[i]) {
+                i += 1;
+            }
+            if from > 0 && text[from - 1] == b'.' {
+                continue;
+            }
+            let word = String::from_utf8_lossy(&text[from..i]);
+            if let Some(&var) = self.var_lookup.get(word.as_ref())
+                && let Some(def) = self.rules.variables.get_mut(var as usize)
+            {
+                def.uses = def.uses.saturating_add(1);
             }
         }
     }

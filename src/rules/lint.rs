@@ -42,13 +42,38 @@ pub fn lint(
     readings(rules, facts, source, suggestions, &mut out);
     variables(rules, refused, suggestions, &mut out);
     long_update(rules, &mut out);
+    let off = GroupsOff::of(rules, facts, refused);
+    groups(rules, &off, &mut out);
     if !refused {
-        // A refused file's groups are off because of its errors; saying so again is noise.
-        groups(rules, &mut out);
         out.extend(super::hysteresis::warnings(rules, source));
-        never_evaluated(rules, &mut out);
     }
+    never_evaluated(rules, &off, &mut out);
     out
+}
+
+/// Why each group is off, as far as `check` may say it: in a file that
+/// loads, cpuplugd's whole verdict; in a refused one only what the machine
+/// decides (a group is also off there because of the errors, which are
+/// said already), so the same line gets the same finding whatever else is
+/// wrong in the file.
+struct GroupsOff {
+    cpu: Option<String>,
+    memory: Option<MemoryOff>,
+}
+
+impl GroupsOff {
+    fn of(rules: &RuleSet, facts: &SystemFacts, refused: bool) -> Self {
+        if refused {
+            return GroupsOff {
+                cpu: None,
+                memory: super::ruleset::memory_off_on_machine(facts),
+            };
+        }
+        GroupsOff {
+            cpu: (!rules.cpu_enabled).then(|| format!("it needs {}", describe_missing_cpu(rules))),
+            memory: rules.mem_off.clone(),
+        }
+    }
 }
 
 /// An error cpuplugd meets only when it evaluates a rule is none on this
@@ -57,7 +82,7 @@ pub fn lint(
 /// as a warning with the reason, so that `check` does not promise an exit
 /// that never comes (and the file still gets fixed before the group turns
 /// on elsewhere).
-fn never_evaluated(rules: &RuleSet, out: &mut [Diagnostic]) {
+fn never_evaluated(rules: &RuleSet, groups_off: &GroupsOff, out: &mut [Diagnostic]) {
     let memory = |k: RuleKind| {
         matches!(
             k,
@@ -66,12 +91,12 @@ fn never_evaluated(rules: &RuleSet, out: &mut [Diagnostic]) {
     };
     let off = |k: RuleKind| {
         if memory(k) {
-            (!rules.mem_enabled).then(|| match &rules.mem_off {
-                Some(why) => format!("memory group off: {}", why.reason()),
-                None => "memory group off".to_string(),
-            })
+            groups_off
+                .memory
+                .as_ref()
+                .map(|why| format!("memory group off: {}", why.reason()))
         } else {
-            (!rules.cpu_enabled).then(|| "CPU group off".to_string())
+            groups_off.cpu.as_ref().map(|_| "CPU group off".to_string())
         }
     };
     // One pass over the nodes: the rules each place is part of (a
@@ -753,6 +778,7 @@ fn variables(
             expanding: vec![i as u32],
             inlined: &mut inlined,
             suggestions,
+            later: Vec::new(),
         };
         let text = Text {
             bytes: &var.text,
@@ -761,6 +787,7 @@ fn variables(
         };
         let before = builder.nodes.len();
         let parsed = builder.parse(text, Unit::Var(i as u32));
+        let later = std::mem::take(&mut builder.later);
         if let Ok(body) = parsed {
             // Named by a later one, it is copied, not parsed again.
             inlined.insert(i as u32, (before as NodeId, body));
@@ -774,10 +801,12 @@ fn variables(
                 unchecked += 1;
                 continue;
             }
-            out.push((*e.diagnostic).demoted(&format!(
-                "cpuplugd never notices: no rule uses `{}`",
-                var.name
-            )));
+            let why = format!("cpuplugd never notices: no rule uses `{}`", var.name);
+            out.extend(
+                std::iter::once(e)
+                    .chain(later)
+                    .map(|e| (*e.diagnostic).demoted(&why)),
+            );
         }
     }
     match (unused_names.len(), first_unused) {
@@ -857,27 +886,26 @@ fn long_update(rules: &RuleSet, out: &mut Vec<Diagnostic>) {
 }
 
 /// Groups that are off although rules for them were written, and why.
-fn groups(rules: &RuleSet, out: &mut Vec<Diagnostic>) {
+fn groups(rules: &RuleSet, off: &GroupsOff, out: &mut Vec<Diagnostic>) {
     let written = |kinds: &[RuleKind]| {
         kinds
             .iter()
             .filter_map(|k| rules.rule(*k))
             .any(|r| !is_constant(rules, r.root))
     };
-    let memory_why = match &rules.mem_off {
-        Some(off @ MemoryOff::NotZvm) => off.reason(),
-        Some(off) => format!("it {}", off.reason()),
-        None => String::new(),
+    let memory_why = match &off.memory {
+        Some(off @ MemoryOff::NotZvm) => Some(off.reason()),
+        Some(off) => Some(format!("it {}", off.reason())),
+        None => None,
     };
     let groups = [
         (
-            rules.cpu_enabled,
+            off.cpu.clone(),
             "CPU",
             &[RuleKind::Hotplug, RuleKind::Hotunplug][..],
-            format!("it needs {}", describe_missing_cpu(rules)),
         ),
         (
-            rules.mem_enabled,
+            memory_why,
             "memory",
             &[
                 RuleKind::Memplug,
@@ -885,11 +913,13 @@ fn groups(rules: &RuleSet, out: &mut Vec<Diagnostic>) {
                 RuleKind::CmmInc,
                 RuleKind::CmmDec,
             ][..],
-            memory_why,
         ),
     ];
-    for (enabled, group, kinds, why) in groups {
-        if enabled || !written(kinds) {
+    for (why, group, kinds) in groups {
+        let Some(why) = why else {
+            continue;
+        };
+        if !written(kinds) {
             continue;
         }
         let span = kinds

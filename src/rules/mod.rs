@@ -143,8 +143,25 @@ pub fn load_source_to(
             })
             .cloned()
             .collect();
+        let others = outcome
+            .diagnostics
+            .iter()
+            .filter(|d| d.severity == Severity::Error)
+            .count()
+            - errors.len();
+        // The summary counts every error; those shown are the refusing
+        // ones, so the rest are pointed to rather than silently counted.
+        let rest = if others > 0 {
+            format!(
+                "{}: {others} more error{} would stop cpuplugd once the file loads; `plugtop check` lists every one\n",
+                crate::safe_text::terminal_safe(file.name()),
+                if others == 1 { "" } else { "s" }
+            )
+        } else {
+            String::new()
+        };
         let report = format!(
-            "{}{}",
+            "{}{}{rest}",
             render::text(&file, &errors),
             render::summary(&file, &outcome)
         );

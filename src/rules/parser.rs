@@ -147,18 +147,55 @@ pub struct ExprBuilder<'a> {
     pub inlined: &'a mut HashMap<u32, (NodeId, NodeId)>,
     /// What "did you mean" may still compare in this file.
     pub suggestions: &'a suggest::Budget,
+    /// The errors after the first in what [`ExprBuilder::parse`] read
+    /// last (names cpuplugd does not know, past the first), for the caller
+    /// to report beside it: every error on a line at once.
+    pub later: Vec<ParseError>,
 }
 
 impl ExprBuilder<'_> {
     /// Parses `text` completely (as a rule value or a variable's text).
+    /// On failure the error is the first in the text, as cpuplugd would
+    /// name it; [`ExprBuilder::later`] then holds those after it.
     pub fn parse(&mut self, text: Text<'_>, unit: Unit) -> Result<NodeId, ParseError> {
+        self.later.clear();
+        let result = self.parse_text(text, unit);
+        if self.later.is_empty() {
+            return result;
+        }
+        let mut found = std::mem::take(&mut self.later);
+        if let Err(e) = result {
+            found.push(e);
+        }
+        let first = found.remove(0);
+        self.later = found;
+        Err(first)
+    }
+
+    /// A name cpuplugd does not know: the rule is refused, but the reading
+    /// goes on past it (as a 0) so that every other name on the line is
+    /// checked too, up to [`MAX_LATER_ERRORS`].
+    fn go_on_past(
+        &mut self,
+        e: ParseError,
+        span: Span,
+        text: Text<'_>,
+    ) -> Result<NodeId, ParseError> {
+        if self.later.len() >= MAX_LATER_ERRORS {
+            return Err(e);
+        }
+        self.later.push(e);
+        self.push(NodeKind::Const(0.0), span, text)
+    }
+
+    fn parse_text(&mut self, text: Text<'_>, unit: Unit) -> Result<NodeId, ParseError> {
         let unit_name = self.unit_name(unit);
         let whole = text.tail(0);
         let failed = |diagnostic: Diagnostic| ParseError {
             diagnostic: Box::new(diagnostic),
             daemon_message: format!("parsing error at {unit_name}, position: {whole}"),
         };
-        if let Some(d) = foreign_operator(text) {
+        if let Some((_, d)) = foreign_operator(text) {
             return Err(failed(d));
         }
         let Ok(source) = std::str::from_utf8(text.bytes) else {
@@ -347,11 +384,9 @@ impl ExprBuilder<'_> {
             };
             let Some(reading) = reading else {
                 let dotted = format!("{word}.{name}");
-                return Err(refuse(self.unknown_name(
-                    &dotted,
-                    text.span(word_range.0, fend),
-                    unit,
-                )));
+                let at = text.span(word_range.0, fend);
+                let e = refuse(self.unknown_name(&dotted, at, unit));
+                return self.go_on_past(e, span, text);
             };
             let index_value = self.note_index(index);
             return self.push(
@@ -377,7 +412,7 @@ impl ExprBuilder<'_> {
         }
         if let Some(keyword) = Keyword::ALL.into_iter().find(|k| k.name() == word) {
             if let Some((_, start, end)) = index {
-                return Err(refuse(
+                let e = refuse(
                     Diagnostic::refusal(
                         DiagnosticCode::KeywordWithIndex,
                         text.span(start, end),
@@ -386,11 +421,13 @@ impl ExprBuilder<'_> {
                     .with_help(format!(
                         "`{word}` is already computed over the last interval; only meminfo., vmstat., cpustat. and time take [n]"
                     )),
-                ));
+                );
+                return self.go_on_past(e, span, text);
             }
             return self.push(NodeKind::Keyword(keyword), span, text);
         }
-        Err(refuse(self.unknown_name(word, word_span, unit)))
+        let e = refuse(self.unknown_name(word, word_span, unit));
+        self.go_on_past(e, span, text)
     }
 
     fn note_index(&mut self, index: Option<(u32, usize, usize)>) -> u32 {
@@ -455,7 +492,8 @@ impl ExprBuilder<'_> {
         let body_map = def.text_map.clone();
         let body_end = def.value_span.end;
         self.expanding.push(var);
-        let body = self.parse(
+        let mark = self.later.len();
+        let body = self.parse_text(
             Text {
                 bytes: &body_text,
                 map: &body_map,
@@ -464,17 +502,22 @@ impl ExprBuilder<'_> {
             Unit::Var(var),
         );
         self.expanding.pop();
-        let body = body.map_err(|mut e| {
+        // Every error met in the variable's text says where it was used.
+        let used_by = match unit {
+            Unit::Rule(kind) => kind.file_name().to_string(),
+            Unit::Var(v) => format!("variable `{}`", self.vars[v as usize].name),
+        };
+        let note = |e: &mut ParseError| {
             if e.diagnostic.notes.len() < 4 {
-                let used_by = match unit {
-                    Unit::Rule(kind) => kind.file_name().to_string(),
-                    Unit::Var(v) => format!("variable `{}`", self.vars[v as usize].name),
-                };
                 e.diagnostic.notes.push(super::diagnostic::Note {
                     span: at,
                     message: format!("used by {used_by} here"),
                 });
             }
+        };
+        self.later[mark..].iter_mut().for_each(note);
+        let body = body.map_err(|mut e| {
+            note(&mut e);
             e
         })?;
         self.inlined.insert(var, (first, body));
@@ -710,8 +753,33 @@ pub(crate) fn example_field(word: &str) -> &'static str {
     }
 }
 
-/// Operators from other languages, recognised only to say what to write.
-fn foreign_operator(text: Text<'_>) -> Option<Diagnostic> {
+/// How many errors one rule's line reports past its first: each foreign
+/// operator is read as cpuplugd's nearest one and the rule read again.
+pub const MAX_LATER_ERRORS: usize = 8;
+
+/// The first operator from another language in `text` (its byte offset),
+/// rewritten in place as cpuplugd's nearest one (`&&` as `&`, `>=` as
+/// `>`), so that the errors after it can be looked for; false when the
+/// text has none. The byte's file offset stays the operator's first.
+pub fn read_past_foreign_operator(bytes: &mut Vec<u8>, map: &mut Vec<u32>, end: u32) -> bool {
+    let Some((at, _)) = foreign_operator(Text { bytes, map, end }) else {
+        return false;
+    };
+    let nearest = match bytes[at] {
+        b'=' | b'!' => b'>',
+        first => first,
+    };
+    bytes[at] = nearest;
+    bytes.remove(at + 1);
+    if at + 1 < map.len() {
+        map.remove(at + 1);
+    }
+    true
+}
+
+/// Operators from other languages, recognised only to say what to write:
+/// the first one's byte offset and what to say.
+fn foreign_operator(text: Text<'_>) -> Option<(usize, Diagnostic)> {
     let b = text.bytes;
     for i in 0..b.len().saturating_sub(1) {
         let pair = &b[i..i + 2];
@@ -746,13 +814,16 @@ fn foreign_operator(text: Text<'_>) -> Option<Diagnostic> {
         };
         let d = Diagnostic::refusal(DiagnosticCode::ForeignOperator, text.span(i, i + 2), msg)
             .with_help(help);
-        return Some(match replacement {
-            Some(r) => Diagnostic {
-                replacement: Some(r.to_string()),
-                ..d
+        return Some((
+            i,
+            match replacement {
+                Some(r) => Diagnostic {
+                    replacement: Some(r.to_string()),
+                    ..d
+                },
+                None => d,
             },
-            None => d,
-        });
+        ));
     }
     None
 }

@@ -158,6 +158,12 @@ pub fn memory_verdict(rules: &RuleSet, facts: &SystemFacts) -> Option<MemoryOff>
     if !complete {
         return Some(MemoryOff::Settings(describe_missing_memory(rules, facts)));
     }
+    memory_off_on_machine(facts)
+}
+
+/// Whether the machine `facts` describe turns the memory group off, whatever
+/// the rule file says: not a z/VM guest, or no `cmm_pages`.
+pub fn memory_off_on_machine(facts: &SystemFacts) -> Option<MemoryOff> {
     if facts.zvm_guest == Some(false) {
         return Some(MemoryOff::NotZvm);
     }

@@ -86,6 +86,8 @@ pub struct App {
     /// Where the source stands: the simulator's phase, or that its
     /// scenario ended.
     source_status: Option<String>,
+    /// Who else acts on the guest observed (cpuplugd, another plugtop).
+    acting_elsewhere: Option<crate::control::lock::Actor>,
     /// plugtop's own CPU use, percent of one CPU.
     own_cpu: Option<f64>,
     color: bool,
@@ -148,6 +150,7 @@ impl App {
                 kernel: "unknown".into(),
             },
             source_status: None,
+            acting_elsewhere: None,
             own_cpu: None,
             color: true,
             mouse: true,
@@ -214,6 +217,11 @@ impl App {
     /// Where the source stands, if it says.
     pub fn source_status(&self) -> Option<&str> {
         self.source_status.as_deref()
+    }
+
+    /// Who else acts on the guest observed, as last looked up.
+    pub fn acting_elsewhere(&self) -> Option<&crate::control::lock::Actor> {
+        self.acting_elsewhere.as_ref()
     }
 
     /// plugtop's own CPU use, percent of one CPU.
@@ -431,6 +439,7 @@ impl App {
             Update::Note(kind, text) => self.note(kind, text),
             Update::Show(dialog) => self.show(dialog),
             Update::Status(status) => self.source_status = status,
+            Update::Acting(actor) => self.acting_elsewhere = actor,
             Update::OwnCpu(percent) => self.own_cpu = Some(percent),
             Update::Speed(speed) => {
                 if let SourceLabel::Replay { speed: s, .. } | SourceLabel::Sim { speed: s, .. } =

@@ -9,7 +9,7 @@
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
-use super::arming::{Progress, arm, arm_check, disarm};
+use super::arming::{ArmError, Progress, Tracked, arm, arm_check, disarm};
 use super::command::Command;
 use super::core::Core;
 use super::edited::EditedRules;
@@ -23,6 +23,7 @@ use super::stop::StopFlag;
 use super::update::{ScreenEnd, Update};
 use crate::control::controller::Mode;
 use crate::control::guard::Guard;
+use crate::kernel::actuator::RootActuator;
 use crate::kernel::{Sample, Source};
 
 /// The control thread's state between wake-ups.
@@ -39,7 +40,14 @@ struct Control {
     progress: Progress,
     /// A replay being read ahead (`G`, `J`), between its legs.
     seeking: Option<Passage>,
+    /// Who else acted on the live guest when last looked up, and the
+    /// readings until the next look.
+    others: (Option<crate::control::lock::Actor>, u32),
 }
+
+/// Every how many readings an observing screen looks up who else acts on
+/// the guest (the pid file and the lock table: a few system calls).
+const LOOK_FOR_OTHERS_EVERY: u32 = 5;
 
 /// How long one leg of a seek reads before the control thread looks at
 /// its commands again (a quit, a signal) and says how far it got.
@@ -73,6 +81,7 @@ pub fn run(
         start_mode,
         progress,
         seeking: None,
+        others: (None, 0),
     };
     let end = loop {
         let sampling = !c.exhausted && (c.live || !c.paused);
@@ -179,8 +188,30 @@ impl Control {
         if let Some(w) = warning {
             updates.push(Update::Note(LogKind::Problem, w));
         }
+        self.look_for_others(updates);
         self.pace_from(core, now);
         self.own_cpu(now, updates);
+    }
+
+    /// Says who else acts on the live guest observed (cpuplugd, another
+    /// plugtop), looked up every [`LOOK_FOR_OTHERS_EVERY`] readings while
+    /// this screen does not act itself (acting, it holds the lock).
+    fn look_for_others(&mut self, updates: &mut Vec<Update>) {
+        let observing = self.live && self.options.sim.is_none() && self.armed.is_none();
+        let found = if observing {
+            if self.others.1 > 0 {
+                self.others.1 -= 1;
+                return;
+            }
+            self.others.1 = LOOK_FOR_OTHERS_EVERY - 1;
+            crate::control::lock::acting_on(&self.options.root)
+        } else {
+            None
+        };
+        if found != self.others.0 {
+            self.others.0.clone_from(&found);
+            updates.push(Update::Acting(found));
+        }
     }
 
     /// The next reading is one interval (at the replay's speed) after `now`.
@@ -266,6 +297,32 @@ impl Control {
     ) {
         let armed = arm_check(&self.options, mode, Some(first))
             .and_then(|_| arm(&self.options, Some(first), &self.progress));
+        self.take_arms(core, mode, armed, "staying in observe mode", updates);
+    }
+
+    /// `y` on the arming question.
+    fn arm_now(&mut self, core: &mut Core, mode: Mode, updates: &mut Vec<Update>) {
+        let latest = core.latest().cloned();
+        let armed = arm(&self.options, latest.as_deref(), &self.progress);
+        self.take_arms(
+            core,
+            mode,
+            armed,
+            "plugtop cannot change this guest",
+            updates,
+        );
+    }
+
+    /// Acts in `mode` from now on when arming worked; says why not (after
+    /// `refused`) when it did not.
+    fn take_arms(
+        &mut self,
+        core: &mut Core,
+        mode: Mode,
+        armed: Result<(Guard, Tracked<RootActuator>), ArmError>,
+        refused: &str,
+        updates: &mut Vec<Update>,
+    ) {
         match armed {
             Ok((guard, actuator)) => {
                 core.set_actuator(Box::new(actuator));
@@ -273,23 +330,7 @@ impl Control {
                 updates.push(core.set_mode(mode));
             }
             Err(e) => updates.push(Update::Show(Dialog::Message(format!(
-                "staying in observe mode: {}",
-                crate::error_chain::text(&e)
-            )))),
-        }
-    }
-
-    /// `y` on the arming question.
-    fn arm_now(&mut self, core: &mut Core, mode: Mode, updates: &mut Vec<Update>) {
-        let latest = core.latest().cloned();
-        match arm(&self.options, latest.as_deref(), &self.progress) {
-            Ok((guard, actuator)) => {
-                core.set_actuator(Box::new(actuator));
-                self.armed = Some(guard);
-                updates.push(core.set_mode(mode));
-            }
-            Err(e) => updates.push(Update::Show(Dialog::Message(format!(
-                "plugtop cannot change this guest: {}",
+                "{refused}: {}",
                 crate::error_chain::text(&e)
             )))),
         }

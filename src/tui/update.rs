@@ -124,6 +124,9 @@ pub enum Update {
     Show(Dialog),
     /// Where the source stands (the simulator's phase, a scenario's end).
     Status(Option<String>),
+    /// Who else acts on the guest observed (cpuplugd, another plugtop),
+    /// or nobody.
+    Acting(Option<crate::control::lock::Actor>),
     /// plugtop's own CPU use, percent of one CPU.
     OwnCpu(f64),
     /// The pace of a recording or the simulator changed.

@@ -21,10 +21,10 @@ use super::update::Update;
 pub const DIALOGS: usize = 8;
 
 /// The most updates a [`Backlog`] ever holds: readings, notes, dialogs,
-/// one of each state (status, CPU use, speed, working), one answer, one
+/// one of each state (status, CPU use, speed, working, who else acts), one answer, one
 /// reload, the ending, the count of readings not shown, and a seek's
 /// passage and end.
-pub const MOST: usize = FRAMES + LOG_LINES + DIALOGS + 4 + 2 + 1 + 1 + 2;
+pub const MOST: usize = FRAMES + LOG_LINES + DIALOGS + 5 + 2 + 1 + 1 + 2;
 
 /// The updates waiting for the screen, coalesced as they come so that
 /// there are never more than [`MOST`]; applied in order, they leave the
@@ -33,9 +33,9 @@ pub const MOST: usize = FRAMES + LOG_LINES + DIALOGS + 4 + 2 + 1 + 1 + 2;
 #[derive(Debug, Default)]
 pub struct Backlog {
     updates: VecDeque<Update>,
-    /// The latest status, CPU use, speed and write in progress: each only
-    /// sets what the screen shows, so one of each does.
-    latest: [Option<Update>; 4],
+    /// The latest status, CPU use, speed, write in progress and who else
+    /// acts: each only sets what the screen shows, so one of each does.
+    latest: [Option<Update>; 5],
     readings: usize,
     notes: usize,
     dialogs: usize,
@@ -52,6 +52,7 @@ impl Backlog {
             Update::OwnCpu(_) => return self.latest[1] = Some(update),
             Update::Speed(_) => return self.latest[2] = Some(update),
             Update::Working(_) => return self.latest[3] = Some(update),
+            Update::Acting(_) => return self.latest[4] = Some(update),
             // A later answer or reload does all an earlier one would (the
             // board, the proposal shown again, the tune dropped): the
             // earlier one leaves only its lines.

@@ -379,3 +379,91 @@ fn a_refused_files_unused_variables_are_one_warning_or_the_single_one() {
         "{spots:?}"
     );
 }
+
+/// Issue 45: every error on a line at once. After an operator from another
+/// language the rule is read on with cpuplugd's nearest operator, so a
+/// `>=` after `||` and an unclosed `(` after `&&` are named too.
+#[test]
+fn every_error_on_a_line_is_named() {
+    let (spots, _, _) =
+        findings("HOTPLUG=\"(loadavg > 1) && (idle\"\nHOTUNPLUG=\"(loadavg < 1) || >= 3\"\n");
+    let line = |n: usize| -> Vec<(usize, &str)> {
+        spots
+            .iter()
+            .filter(|s| s.0 == n && s.2 == Severity::Error)
+            .map(|s| (s.1, s.3))
+            .collect()
+    };
+    assert_eq!(
+        line(4),
+        vec![(24, "foreign-operator"), (32, "syntax")],
+        "{spots:?}"
+    );
+    assert_eq!(
+        line(5),
+        vec![
+            (26, "foreign-operator"),
+            (29, "foreign-operator"),
+            (29, "syntax")
+        ],
+        "{spots:?}"
+    );
+}
+
+/// A line of sixty `&&` is not sixty errors: the first and a bounded
+/// number after it.
+#[test]
+fn errors_after_the_first_on_a_line_are_bounded() {
+    let body = format!("HOTPLUG=\"1{}\"\nHOTUNPLUG=\"0\"\n", "&&1".repeat(60));
+    let (spots, _, _) = findings(&body);
+    let on_line = spots.iter().filter(|s| s.0 == 4).count();
+    assert_eq!(
+        on_line,
+        1 + plugtop::rules::parser::MAX_LATER_ERRORS,
+        "{spots:?}"
+    );
+}
+
+/// Issue 45: a variable that only a refused rule names is not reported as
+/// unused (the advice to remove it was wrong); a field after `.` with the
+/// same name does not count as naming it.
+#[test]
+fn a_variable_named_by_a_refused_rule_is_not_unused() {
+    let (spots, diags, _) =
+        findings("busy=\"idle < 10\"\nHOTPLUG=\"(loadavg > 1) && (busy\"\nHOTUNPLUG=\"0\"\n");
+    assert!(
+        !diags.iter().any(|d| d.code.as_str().starts_with("unused")),
+        "{spots:?}"
+    );
+    let (spots, _, _) =
+        findings("MemFree=\"1\"\nHOTPLUG=\"meminfo.MemFree && (1\"\nHOTUNPLUG=\"0\"\n");
+    assert!(
+        spots.iter().any(|s| s.3 == "unused-variable" && s.0 == 4),
+        "{spots:?}"
+    );
+}
+
+/// A new user's finding (issue 45): three unknown names on a line took
+/// three runs of `check`. The reading goes on past an unknown name, so all
+/// of them are named at once; cpuplugd's own message still names the first.
+#[test]
+fn every_unknown_name_on_a_line_is_named_at_once() {
+    let file = SourceFile::new(
+        "t.conf",
+        format!("{HEAD}HOTPLUG=\"(idel > 50) | (foo > 2) | (loadavg > bar)\"\nHOTUNPLUG=\"0\"\n")
+            .into_bytes(),
+    );
+    let outcome = load(&file, &facts());
+    let unknown: Vec<usize> = outcome
+        .diagnostics
+        .iter()
+        .filter(|d| d.code == "unknown-name")
+        .map(|d| file.position(d.span.start as usize).column)
+        .collect();
+    assert_eq!(unknown, vec![11, 25, 47], "{:?}", outcome.diagnostics);
+    let refusal = outcome.refusal.map(|r| r.message).unwrap_or_default();
+    assert_eq!(
+        refusal, "parsing error at hotplug, position: (idel>50)|(foo>2)|(loadavg>bar)",
+        "cpuplugd's message is unchanged"
+    );
+}

@@ -177,3 +177,33 @@ fn errors_in_a_group_that_is_off_are_warnings_that_say_so() {
     assert_eq!(o.status.code(), Some(1), "{out}");
     assert!(out.contains("2 errors"), "{out}");
 }
+
+/// Issue 45 (a new user's finding): the same memory line got an error in
+/// a file refused elsewhere and a warning in a file that loads. What the
+/// machine decides (not a z/VM guest) holds whatever else is wrong: the
+/// line is a warning that says why, and the group-off warning is there.
+#[test]
+fn a_refusal_elsewhere_does_not_change_a_group_off_finding() {
+    let (root, _) = not_zvm();
+    let rules = root.path().join("refused-elsewhere.conf");
+    std::fs::write(
+        &rules,
+        "UPDATE=\"1\"\nCPU_MIN=\"1\"\nCPU_MAX=\"0\"\nHOTPLUG=\"idel < 10\"\nHOTUNPLUG=\"idle > 150\"\n\
+         CMM_MIN=\"0\"\nCMM_MAX=\"1000\"\nCMM_INC=\"10\"\nMEMPLUG=\"vmstat.nosuch > 1\"\nMEMUNPLUG=\"0\"\n",
+    )
+    .expect("rules");
+    let rules = rules.to_string_lossy().into_owned();
+    let root_s = root.path().to_string_lossy().into_owned();
+    let o = common::plugtop(&["check", &rules, "--root", &root_s]);
+    let (out, _) = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{out}");
+    assert!(
+        out.contains("1 error"),
+        "only the refusal is an error: {out}"
+    );
+    assert!(
+        out.contains("never evaluated on this kernel: memory group off"),
+        "{out}"
+    );
+    assert!(out.contains("the memory group is off"), "{out}");
+}

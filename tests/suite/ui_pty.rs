@@ -1884,3 +1884,37 @@ fn brackets_land_on_the_change_listed_and_undo_each_other() {
     );
     assert!(s.quit());
 }
+
+/// Issue 45 item 7: observing a guest that something else acts on says
+/// so in the header (who, pid, since when): first cpuplugd by its pid file,
+/// then whoever holds the guest lock (this test), and the badge goes when
+/// the lock does. Arming meanwhile says who holds the lock.
+#[test]
+fn observe_names_whoever_else_acts_on_the_guest() {
+    let (root, rules) = plugging_guest();
+    let me = std::process::id();
+    root.write("run/cpuplugd.pid", &format!("{me}\n"));
+    let root_s = root.path().to_string_lossy().into_owned();
+    let mut s = Session::start(
+        &["--root", &root_s, "-c", &rules, "--interval", "0.2"],
+        24,
+        80,
+    );
+    s.wait_for("OBSERVE");
+    s.wait_for(&format!("CPUPLUGD pid {me} ACTS"));
+    std::fs::remove_file(root.path().join("run/cpuplugd.pid")).expect("pid file");
+    std::fs::create_dir_all(root.path().join("var/lock")).expect("lock dir");
+    let lock = std::fs::File::create(root.path().join("var/lock/cpuplugd.lock")).expect("lock");
+    lock.try_lock().expect("the lock is free");
+    s.wait_gone("CPUPLUGD");
+    // The test binary's name is long: at 80 columns the pid stays.
+    s.wait_for(&format!("PID {me} ACTS HERE"));
+    s.press("s");
+    s.wait_for("Act on this guest?");
+    s.press("y");
+    s.wait_for(&format!("locked by pid {me}"));
+    s.press("\x1b");
+    drop(lock);
+    s.wait_gone(&format!("PID {me} ACTS"));
+    assert!(s.quit());
+}

@@ -154,6 +154,22 @@ fn second_line_spans(
             theme.warning(),
         ));
     }
+    if let Some(other) = app.acting_elsewhere() {
+        let name = other.name.to_uppercase();
+        let pid = other.pid;
+        // Who and the pid first: they fit 80 columns; the start time
+        // where there is room.
+        let mut forms = Vec::new();
+        if let Some(since) = other.since {
+            let since = crate::report::time_of_day(crate::kernel::Stamp::new(since, 0));
+            forms.push(format!("{name} pid {pid} ACTS HERE since {since}"));
+            forms.push(format!("{name} pid {pid} ACTS since {}", &since[..5]));
+        }
+        forms.push(format!("{name} pid {pid} ACTS"));
+        forms.push(format!("PID {pid} ACTS HERE"));
+        forms.push(format!("{name} ACTS"));
+        before.push(Badge::new(forms, theme.warning()));
+    }
     if app.board().pending().is_some() {
         let first = if app.proposal_hidden() {
             "PROPOSAL WAITING (Esc'd): y/n"
