@@ -172,7 +172,10 @@ impl Exposure {
             Ok(_) => {}
             Err(e) if !self.textfile_failing => {
                 self.textfile_failing = true;
-                log.error(&format!("cannot write metrics to {path}: {e}"));
+                log.error(&format!(
+                    "cannot write metrics to {path}: {}",
+                    crate::error_chain::text(&e)
+                ));
             }
             Err(_) => {}
         }
@@ -184,7 +187,11 @@ impl Exposure {
         if let Some(textfile) = &self.textfile
             && let Err(e) = textfile.remove()
         {
-            log.error(&format!("cannot remove {}: {e}", textfile.path().display()));
+            log.error(&format!(
+                "cannot remove {}: {}",
+                textfile.path().display(),
+                crate::error_chain::text(&e)
+            ));
         }
     }
 }
@@ -251,32 +258,34 @@ pub enum StartError {
     Rules(#[from] crate::rules::LoadError),
     /// The metrics textfile cannot be written there (a link, a FIFO, a
     /// directory, a missing directory).
-    #[error("--metrics-textfile {}: {reason}", path.display())]
+    #[error("--metrics-textfile {}", path.display())]
     Textfile {
         path: PathBuf,
+        #[source]
         reason: crate::kernel::fs::FsError,
     },
     /// The metrics endpoint cannot listen (the address is taken or wrong).
-    #[error("{0}")]
+    #[error(transparent)]
     MetricsEndpoint(crate::metrics::serve::ServeError),
     /// The source ended before its first reading.
     #[error("the source gave no reading")]
     NoReading,
     /// A daemon without its pid file would be a daemon nobody can find.
-    #[error("cannot write the pid file: {0}")]
-    PidFile(crate::control::pid_file::PidFileError),
+    #[error("cannot write the pid file")]
+    PidFile(#[source] crate::control::pid_file::PidFileError),
     /// cpuplugd does not start without /proc/cpuinfo (at `path`).
-    #[error("cannot open {}: {reason}", path.display())]
+    #[error("cannot open {}", path.display())]
     NoCpuinfo {
         path: PathBuf,
+        #[source]
         reason: std::io::Error,
     },
     /// The guard refused the guest (the machine, the lock, the journal).
     #[error(transparent)]
     Guard(#[from] GuardError),
-    #[error("cannot read the guest: {0}")]
+    #[error("cannot read the guest")]
     Read(#[from] crate::kernel::SourceError),
-    #[error("cannot act on the guest: {0}")]
+    #[error("cannot act on the guest")]
     Root(#[from] std::io::Error),
 }
 
@@ -450,7 +459,7 @@ impl Runner<'_> {
                 true
             }
             Err(e) => {
-                self.reload_failed(&e.to_string());
+                self.reload_failed(&crate::error_chain::text(&e));
                 false
             }
         };
@@ -759,7 +768,10 @@ fn run_loop(
                         if let Some(x) = &runner.exposure {
                             x.metrics.read_error(&e);
                         }
-                        runner.log.error(&format!("skipping this interval: {e}"));
+                        runner.log.error(&format!(
+                            "skipping this interval: {}",
+                            crate::error_chain::text(&e)
+                        ));
                         continue;
                     }
                     None => return Ending::Stopped,
@@ -1135,13 +1147,15 @@ mod tests {
             assert!(said.starts_with(&want), "{said}");
         };
         match require_cpuinfo(dir.path()) {
-            Err(e @ StartError::NoCpuinfo { .. }) => refused(e.to_string(), ""),
+            Err(e @ StartError::NoCpuinfo { .. }) => refused(crate::error_chain::text(&e), ""),
             other => panic!("{other:?}"),
         }
         std::fs::create_dir_all(dir.path().join("proc")).expect("proc");
         std::fs::write(dir.path().join("proc/cpuinfo"), "").expect("cpuinfo");
         match require_cpuinfo(dir.path()) {
-            Err(e @ StartError::NoCpuinfo { .. }) => refused(e.to_string(), "it is empty"),
+            Err(e @ StartError::NoCpuinfo { .. }) => {
+                refused(crate::error_chain::text(&e), "it is empty")
+            }
             other => panic!("{other:?}"),
         }
         // Memory rules only, on an LPAR: nothing is left to run, refused

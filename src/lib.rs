@@ -22,6 +22,7 @@ pub mod commands;
 pub mod control;
 pub mod daemon;
 pub mod engine;
+pub mod error_chain;
 pub mod faults;
 pub mod fleet;
 pub mod import;

@@ -42,7 +42,10 @@ fn main() -> ExitCode {
         Err(e) => {
             // An error may quote a file or a hostname: shown line by line,
             // made safe for the terminal.
-            for (i, line) in error_text(&e).split('\n').enumerate() {
+            for (i, line) in plugtop::error_chain::text(e.as_ref())
+                .split('\n')
+                .enumerate()
+            {
                 let lead = if i == 0 { "plugtop: " } else { "" };
                 eprintln!("{lead}{}", plugtop::report::terminal_safe(line));
             }
@@ -61,24 +64,6 @@ fn bad_options(e: &clap::Error) -> ExitCode {
     }
     let run = std::env::args_os().nth(1).is_some_and(|a| a == "run");
     ExitCode::from(if run { 1 } else { 2 })
-}
-
-/// An error and its causes, as `{:#}` shows them, but without a cause that
-/// the text before it already says (many errors name their cause in their
-/// own message: "X: X is not a regular file" would say it twice).
-fn error_text(e: &anyhow::Error) -> String {
-    let mut text = String::new();
-    for cause in e.chain() {
-        let said = cause.to_string();
-        if text.contains(&said) {
-            continue;
-        }
-        if !text.is_empty() {
-            text.push_str(": ");
-        }
-        text.push_str(&said);
-    }
-    text
 }
 
 fn run(cli: Cli) -> anyhow::Result<Status> {

@@ -156,9 +156,13 @@ fn man_pages(dir: &Path, replace: Replace) -> anyhow::Result<Vec<String>> {
     let place = Root::dir(dir)?;
     let pages = pages()?;
     for (name, _) in &pages {
-        place
-            .check(Path::new(name), replace)
-            .map_err(|e| anyhow::anyhow!("{e}; nothing written{}", force_hint(&e)))?;
+        place.check(Path::new(name), replace).map_err(|e| {
+            anyhow::anyhow!(
+                "{}; nothing written{}",
+                plugtop::error_chain::text(&e),
+                force_hint(&e)
+            )
+        })?;
     }
     let mut written = Vec::new();
     for (name, page) in pages {

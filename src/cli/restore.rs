@@ -24,7 +24,7 @@ pub fn run(args: RestoreArgs, _out: &mut dyn Write) -> anyhow::Result<Status> {
     let outcome = match plugtop::control::guard::restore_from_journal(&options) {
         Ok(outcome) => outcome,
         Err(e) => {
-            log.error(&e.to_string());
+            log.error(&plugtop::error_chain::text(&e));
             return Ok(Status::Failed);
         }
     };

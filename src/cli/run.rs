@@ -111,10 +111,12 @@ pub fn run(args: RunArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
 /// the stream's priority.
 fn refused(e: &daemon::StartError, log: &mut dyn LogSink, where_to: LogTo) {
     if where_to != LogTo::Terminal {
-        log.entry(&plugtop::logging::refusal_entry(&e.to_string()));
+        log.entry(&plugtop::logging::refusal_entry(
+            &plugtop::error_chain::text(e),
+        ));
     }
     if where_to != LogTo::JournalStream {
-        complain(&format!("plugtop: {e}"));
+        complain(&format!("plugtop: {}", plugtop::error_chain::text(e)));
     }
 }
 

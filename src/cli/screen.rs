@@ -73,7 +73,7 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> anyhow::Result<Status> {
             Status::ended_by(signal)
         }
         plugtop::tui::run::ScreenEnd::RestoreFailed(why) => {
-            say(&format!("plugtop: {why}"));
+            say(&format!("plugtop: {}", plugtop::error_chain::text(&why)));
             Status::Failed
         }
     })

@@ -41,7 +41,7 @@ pub fn run(args: TuneArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
     let facts = workload.facts();
     let (rules, file) = plugtop::rules::load_path(&args.config, &facts).map_err(|e| {
         // The hint only where a /proc/vmstat name is what failed.
-        let text = e.to_string();
+        let text = plugtop::error_chain::text(&e);
         let hint = !args.old_kernel && text.contains("vmstat");
         anyhow::anyhow!(
             "{text}{}",
@@ -636,7 +636,10 @@ fn write_target(path: &Path) -> anyhow::Result<(Root, OsString)> {
         FsError::Exists { .. } => anyhow::anyhow!(
             "--write {shown}: that file exists already and is never overwritten, nothing tuned"
         ),
-        e => anyhow::anyhow!("--write {shown}: {e}; nothing tuned"),
+        e => anyhow::anyhow!(
+            "--write {shown}: {}; nothing tuned",
+            plugtop::error_chain::text(&e)
+        ),
     };
     let (dir, name) = Root::of_file(path).map_err(refused)?;
     dir.check(Path::new(&name), Replace::Nothing)
@@ -664,7 +667,10 @@ fn write_new(
     }
     dir.write_file(Path::new(name), bytes, Placing::new(Replace::Nothing))
         .map_err(|e| {
-            anyhow::anyhow!("{e} (an existing file is never overwritten); nothing written")
+            anyhow::anyhow!(
+                "{} (an existing file is never overwritten); nothing written",
+                plugtop::error_chain::text(&e)
+            )
         })
 }
 

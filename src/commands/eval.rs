@@ -73,7 +73,7 @@ pub fn run(
         let sample = match sample {
             Ok(s) => s,
             Err(e) => {
-                unreadable(out, format, reading, &e.to_string())?;
+                unreadable(out, format, reading, &crate::error_chain::text(&e))?;
                 return Ok(Status::Failed);
             }
         };

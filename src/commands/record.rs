@@ -54,7 +54,11 @@ pub fn run(
         let sample = match sample {
             Ok(s) => s,
             Err(e) => {
-                writeln!(out, "stopped: cannot read sample {taken}: {e}")?;
+                writeln!(
+                    out,
+                    "stopped: cannot read sample {taken}: {e}",
+                    e = crate::error_chain::text(&e)
+                )?;
                 status = Status::Failed;
                 break;
             }

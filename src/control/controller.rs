@@ -393,7 +393,7 @@ pub fn apply(action: Action, actuator: &mut dyn Actuator) -> Vec<Event> {
         Err(e) => Event::Failed {
             action,
             nothing_left: matches!(e, crate::kernel::actuator::ActError::NoCpu(..)),
-            error: e.to_string(),
+            error: crate::error_chain::text(&e),
         },
     });
     events

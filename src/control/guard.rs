@@ -86,9 +86,10 @@ pub enum GuardError {
     )]
     NotS390 { host: String, architecture: String },
     /// The root cannot be opened to write below it.
-    #[error("cannot act on {}: {reason}", root.display())]
+    #[error("cannot act on {}", root.display())]
     CannotAct {
         root: PathBuf,
+        #[source]
         reason: std::io::Error,
     },
     #[error(transparent)]
@@ -117,14 +118,15 @@ pub enum GuardError {
     #[error("plugtop (pid {pid}) is still running and will restore on exit; stop it with SIGTERM")]
     StillRunning { pid: u32 },
     /// The start state cannot be read exactly, so it could not be restored.
-    #[error("{0}")]
+    #[error(transparent)]
     Inexact(journal::InexactStart),
     /// The start state is one `plugtop restore` would refuse to put back
     /// (after a crash nothing could restore it): plugtop does not act.
     /// `restore` is the restore command for this root.
     #[error(
-        "refusing to act on {}: its start state could not be put back after a crash ({why}; `{restore}` refuses such a journal); {}. cpuplugd would start on this state, plugtop does not; observe mode (`--mode observe`, or the screen unarmed) writes nothing and still runs",
+        "refusing to act on {}: its start state could not be put back after a crash ({}; `{restore}` refuses such a journal); {}. cpuplugd would start on this state, plugtop does not; observe mode (`--mode observe`, or the screen unarmed) writes nothing and still runs",
         root.display(),
+        crate::error_chain::text(why),
         remedy(root, why.part())
     )]
     Unrestorable {
@@ -134,7 +136,8 @@ pub enum GuardError {
     },
     /// A journal refused by its form: `plugtop restore` put nothing back.
     #[error(
-        "{0}; nothing was restored, not even the lines that pass (a journal is put back whole or not at all); the journal is kept: correct that line, or put the guest right by hand and remove the journal"
+        "{}; nothing was restored, not even the lines that pass (a journal is put back whole or not at all); the journal is kept: correct that line, or put the guest right by hand and remove the journal",
+        crate::error_chain::text(.0)
     )]
     BadJournal(journal::JournalError),
 }
@@ -254,7 +257,7 @@ impl Guard {
         *ACTIVE.lock().unwrap_or_else(|p| p.into_inner()) = None;
         let mut failures = Vec::new();
         if let Err(e) = journal::restore(actuator, &self.start, &mut failures) {
-            failures.push(e.to_string());
+            failures.push(crate::error_chain::text(&e));
         }
         let mut lines: Vec<(MessageLevel, String)> = failures
             .iter()
@@ -273,7 +276,8 @@ impl Guard {
                     MessageLevel::Error,
                     format!(
                         "cannot remove the journal {}: {e}",
-                        self.options.state.display()
+                        self.options.state.display(),
+                        e = crate::error_chain::text(&e)
                     ),
                 ));
             }
@@ -484,11 +488,17 @@ fn give_back_after_panic() -> Vec<String> {
             false
         }
         (Err(e), _) => {
-            said.push(format!("plugtop: restore: {e}"));
+            said.push(format!(
+                "plugtop: restore: {}",
+                crate::error_chain::text(&e)
+            ));
             false
         }
         (_, Err(e)) => {
-            said.push(format!("plugtop: restore: {e}"));
+            said.push(format!(
+                "plugtop: restore: {}",
+                crate::error_chain::text(&e)
+            ));
             false
         }
     };

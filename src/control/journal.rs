@@ -31,7 +31,7 @@ pub struct StartState {
 /// Why a journal cannot be used.
 #[derive(Debug, thiserror::Error)]
 pub enum JournalError {
-    #[error("{path}: {source}")]
+    #[error("{path}")]
     Io {
         path: String,
         #[source]
@@ -39,10 +39,11 @@ pub enum JournalError {
     },
     #[error(transparent)]
     Fs(#[from] FsError),
-    #[error("{path} line {line}: {what}")]
+    #[error("{path} line {line}")]
     Malformed {
         path: String,
         line: usize,
+        #[source]
         what: BadLine,
     },
 }
@@ -143,7 +144,7 @@ fn read_bytes(root: &Path, path: &Path) -> Result<Option<Vec<u8>>, JournalError>
         // Named by its whole path: the error names it inside the root.
         Err(e) => Err(JournalError::Io {
             path: path.display().to_string(),
-            source: std::io::Error::other(e.to_string()),
+            source: std::io::Error::other(crate::error_chain::text(&e)),
         }),
     }
 }

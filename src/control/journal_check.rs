@@ -76,7 +76,7 @@ pub enum BadLine {
     #[error("the journal is for the root {named:?}, not {}", here.display())]
     OtherRoot { named: String, here: PathBuf },
     /// What it says could not be put back on this guest.
-    #[error("{0}")]
+    #[error(transparent)]
     NotRestorable(NotRestorable),
 }
 
@@ -102,9 +102,10 @@ pub enum Part {
 /// Why a start state could not be put back on the guest below a root.
 #[derive(Debug, thiserror::Error)]
 pub enum NotRestorable {
-    #[error("cannot open the root {}: {reason}", root.display())]
+    #[error("cannot open the root {}", root.display())]
     RootUnopenable {
         root: PathBuf,
+        #[source]
         reason: std::io::Error,
     },
     #[error("cpu{id} does not exist below {}/{}", root.display(), paths::CPU_DIR)]
@@ -115,10 +116,14 @@ pub enum NotRestorable {
     NegativePool(i64),
     #[error("cmm_pages {} is given, but the guest has no {}", .0, paths::CMM_PAGES)]
     NoPool(i64),
-    #[error("cmm_pages cannot be put back: {0}")]
-    PoolUnreadable(Box<FsError>),
-    #[error("cannot check cmm_pages {pages}: {reason}")]
-    MeminfoUnreadable { pages: i64, reason: Box<FsError> },
+    #[error("cmm_pages cannot be put back")]
+    PoolUnreadable(#[source] Box<FsError>),
+    #[error("cannot check cmm_pages {pages}")]
+    MeminfoUnreadable {
+        pages: i64,
+        #[source]
+        reason: Box<FsError>,
+    },
     #[error("cannot check cmm_pages {}: no MemTotal in {}", .0, paths::MEMINFO)]
     NoMemTotal(i64),
     /// More pages than the guest's memory holds: no pool it ever had.

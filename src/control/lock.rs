@@ -53,7 +53,7 @@ pub enum LockError {
     },
     #[error(transparent)]
     Beneath(#[from] crate::kernel::fs::FsError),
-    #[error("{path}: {source}")]
+    #[error("{path}")]
     Io {
         path: String,
         #[source]

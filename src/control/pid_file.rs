@@ -18,7 +18,7 @@ pub const PLUGTOP_PID: &str = "run/plugtop.pid";
 pub enum PidFileError {
     #[error(transparent)]
     Stage(#[from] FsError),
-    #[error("{path}: {source}")]
+    #[error("{path}")]
     Io {
         path: String,
         #[source]

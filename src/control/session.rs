@@ -496,7 +496,7 @@ impl Session {
                 let mut failures = Vec::new();
                 let start = self.start_online.clone().unwrap_or_default();
                 if let Err(e) = actuator.set_online(&start, &mut failures) {
-                    failures.push(e.to_string());
+                    failures.push(crate::error_chain::text(&e));
                 }
                 step.limits
                     .extend(failures.into_iter().map(Event::CpuWriteFailed));

@@ -25,6 +25,6 @@ pub enum FleetError {
     Query(#[from] query::QueryError),
     #[error("Prometheus answered none of the {queries} queries: {first}")]
     Down { queries: usize, first: String },
-    #[error("the terminal: {0}")]
+    #[error("the terminal")]
     Terminal(#[from] std::io::Error),
 }

@@ -42,7 +42,7 @@ pub enum ImportError {
     Input(String),
     #[error(transparent)]
     Place(#[from] FsError),
-    #[error("cannot write {path}: {source}")]
+    #[error("cannot write {path}")]
     Write {
         path: String,
         #[source]

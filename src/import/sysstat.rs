@@ -690,7 +690,7 @@ impl SadfImport {
         };
         self.last = Some(secs);
         out.push(&sample(reading)).map_err(|e| {
-            let text = e.to_string();
+            let text = crate::error_chain::text(&e);
             self.error = Some(e);
             text
         })

@@ -26,7 +26,7 @@ use crate::kernel::root::paths;
 pub enum ActError {
     #[error("no CPU can be {0}: {1}")]
     NoCpu(&'static str, String),
-    #[error("{path}: {source}")]
+    #[error("{path}")]
     Write {
         path: String,
         #[source]
@@ -175,7 +175,7 @@ impl RootActuator {
             tried += 1;
             match self.set_cpu(id, change == CpuChange::Plug) {
                 Ok(()) => return Ok(id),
-                Err(e) => failures.push(format!("cpu{id}: {e}")),
+                Err(e) => failures.push(format!("cpu{id}: {}", crate::error_chain::text(&e))),
             }
         }
         let why = match (tried, unconfigurable) {
@@ -218,7 +218,7 @@ impl Actuator for RootActuator {
                 Online::Unreadable => true,
             };
             if differs && let Err(e) = self.set_cpu(id, want) {
-                failures.push(format!("cpu{id}: {e}"));
+                failures.push(format!("cpu{id}: {}", crate::error_chain::text(&e)));
             }
         }
         Ok(())

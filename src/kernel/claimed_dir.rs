@@ -57,7 +57,7 @@ pub enum ClaimError {
     )]
     Foreign { dir: String, marker: &'static str },
     /// It could not be made or opened.
-    #[error("cannot use the directory {dir}: {source}")]
+    #[error("cannot use the directory {dir}")]
     Open {
         dir: String,
         #[source]

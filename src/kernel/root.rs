@@ -465,7 +465,7 @@ impl RootReader {
             },
             Err(e) => Err(PresentCpusError::Unreadable {
                 path: paths::PRESENT,
-                reason: e.to_string(),
+                reason: crate::error_chain::text(&e),
             }),
         };
         let cmm_pages = self

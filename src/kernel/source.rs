@@ -10,7 +10,7 @@ use super::sample::Sample;
 /// Why a reading failed. The messages follow cpuplugd's where it has one.
 #[derive(Debug, thiserror::Error)]
 pub enum SourceError {
-    #[error("{path} open failed: {source}")]
+    #[error("{path} open failed")]
     Open {
         path: PathBuf,
         #[source]

@@ -31,7 +31,7 @@ pub use source::{SourceFile, Span};
 /// Why a rule file could not be used.
 #[derive(Debug, thiserror::Error)]
 pub enum LoadError {
-    #[error("cannot read {path}: {source}")]
+    #[error("cannot read {path}")]
     Read {
         path: String,
         #[source]
@@ -47,7 +47,7 @@ impl LoadError {
     /// One line for places with room for one (the what-if editor).
     pub fn headline(&self) -> String {
         match self {
-            LoadError::Read { .. } => self.to_string(),
+            LoadError::Read { .. } => crate::error_chain::text(self),
             LoadError::Refused { first, .. } => first.clone(),
         }
     }

@@ -62,8 +62,8 @@ pub struct SimOutcome {
 pub enum SimError {
     #[error(transparent)]
     Rules(#[from] crate::rules::LoadError),
-    #[error("cannot record: {0}")]
-    Record(std::io::Error),
+    #[error("cannot record")]
+    Record(#[source] std::io::Error),
 }
 
 /// A guest for `scenario`, with `duration` if given.

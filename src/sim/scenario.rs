@@ -95,8 +95,8 @@ fn one_cpu() -> u32 {
 /// Why a scenario cannot be used.
 #[derive(Debug, thiserror::Error)]
 pub enum ScenarioError {
-    #[error("cannot read {0}: {1}")]
-    Read(String, std::io::Error),
+    #[error("cannot read {0}")]
+    Read(String, #[source] std::io::Error),
     #[error("{0}: {1}")]
     Parse(String, String),
 }

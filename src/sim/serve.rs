@@ -121,7 +121,10 @@ pub fn take_writes(guest: &mut Guest, root: &Root) -> Vec<String> {
             if let Err(e) =
                 StagedFiles::new(root, Placing::REPLACE).put(paths::CMM_PAGES, shown.as_bytes())
             {
-                changes.push(format!("cmm_pages not rewritten: {e}"));
+                changes.push(format!(
+                    "cmm_pages not rewritten: {}",
+                    crate::error_chain::text(&e)
+                ));
             }
         }
     }

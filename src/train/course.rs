@@ -36,7 +36,7 @@ pub const MAX_TEXT_CHARS: usize = 20_000;
 /// Why a course could not be read.
 #[derive(Debug, thiserror::Error)]
 pub enum CourseError {
-    #[error("cannot read the course {path}: {source}")]
+    #[error("cannot read the course {path}")]
     Read {
         path: String,
         #[source]

@@ -35,7 +35,7 @@ pub const MAX_ECHOED_CHARS: usize = 120;
 /// Why grading could not start (a bad submission never stops it).
 #[derive(Debug, thiserror::Error)]
 pub enum GradeError {
-    #[error("cannot read the class directory {path}: {source}")]
+    #[error("cannot read the class directory {path}")]
     Dir {
         path: String,
         #[source]
@@ -43,13 +43,13 @@ pub enum GradeError {
     },
     #[error("more than {MAX_TRAINEES} entries in {0}")]
     TooMany(String),
-    #[error("exercise {id}: {source}")]
+    #[error("exercise {id}")]
     Workload {
         id: String,
         #[source]
         source: JudgeError,
     },
-    #[error("exercise {id}: {source}")]
+    #[error("exercise {id}")]
     Truth {
         id: String,
         #[source]

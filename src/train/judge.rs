@@ -39,7 +39,7 @@ pub enum JudgeError {
         seconds: f64,
         most: f64,
     },
-    #[error("{path}: {source}")]
+    #[error("{path}")]
     Recording {
         path: String,
         #[source]

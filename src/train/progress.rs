@@ -21,7 +21,7 @@ pub const MAX_PROGRESS_BYTES: u64 = 1 << 20;
 /// Why progress could not be read or kept.
 #[derive(Debug, thiserror::Error)]
 pub enum ProgressError {
-    #[error("cannot read {path}: {source}")]
+    #[error("cannot read {path}")]
     Read {
         path: String,
         #[source]
@@ -29,7 +29,7 @@ pub enum ProgressError {
     },
     #[error("{path} is not a progress file: {message}")]
     Format { path: String, message: String },
-    #[error("cannot create the directory {path}: {source}")]
+    #[error("cannot create the directory {path}")]
     Dir {
         path: String,
         #[source]
@@ -177,9 +177,7 @@ mod tests {
         std::fs::write(&secret, "{}").expect("write");
         std::os::unix::fs::symlink(&secret, &path).expect("ln");
         assert!(
-            CourseProgress::load(&path)
-                .expect_err("link")
-                .to_string()
+            crate::error_chain::text(&CourseProgress::load(&path).expect_err("link"))
                 .contains("symbolic link")
         );
         assert!(
@@ -191,16 +189,12 @@ mod tests {
         std::fs::remove_file(&path).expect("rm");
         std::fs::write(&path, vec![b' '; (MAX_PROGRESS_BYTES + 10) as usize]).expect("big");
         assert!(
-            CourseProgress::load(&path)
-                .expect_err("big")
-                .to_string()
+            crate::error_chain::text(&CourseProgress::load(&path).expect_err("big"))
                 .contains("larger")
         );
         std::fs::write(&path, "not json").expect("junk");
         assert!(
-            CourseProgress::load(&path)
-                .expect_err("junk")
-                .to_string()
+            crate::error_chain::text(&CourseProgress::load(&path).expect_err("junk"))
                 .contains("not a progress")
         );
     }

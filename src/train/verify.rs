@@ -79,7 +79,8 @@ pub fn check(exercise: &Exercise) -> Checked {
             let judge = match ExerciseJudge::new(exercise) {
                 Ok(j) => j,
                 Err(e) => {
-                    out.findings.push(format!("the workload: {e}"));
+                    out.findings
+                        .push(format!("the workload: {}", crate::error_chain::text(&e)));
                     return out;
                 }
             };
@@ -127,7 +128,7 @@ pub fn check(exercise: &Exercise) -> Checked {
                 return out;
             };
             match read(&exercise.start)
-                .and_then(|f| diagnose::tally(rec, &f).map_err(|e| e.to_string()))
+                .and_then(|f| diagnose::tally(rec, &f).map_err(|e| crate::error_chain::text(&e)))
             {
                 Err(e) => findings.push(e),
                 Ok(t) => match t.culprit() {

@@ -31,8 +31,8 @@ pub enum ArmError {
     #[error("no reading yet; try again in a moment")]
     NoReading,
     /// The root's sysfs cannot be opened for writing.
-    #[error("{0}")]
-    Unwritable(#[source] std::io::Error),
+    #[error(transparent)]
+    Unwritable(std::io::Error),
 }
 
 /// Why the guest could not be fully put back; the journal is kept for
@@ -40,7 +40,7 @@ pub enum ArmError {
 #[derive(Debug, thiserror::Error)]
 pub enum RestoreError {
     /// Nothing could be written to put it back.
-    #[error("cannot put the guest back: {0}")]
+    #[error("cannot put the guest back")]
     Unwritable(#[source] std::io::Error),
     /// What is left and how to retry, one line each.
     #[error("{}", .0.join("; "))]

@@ -178,7 +178,7 @@ impl Control {
             }
             Some(Err(e)) => updates.push(Update::Note(
                 LogKind::Problem,
-                format!("skipping this interval: {e}"),
+                format!("skipping this interval: {}", crate::error_chain::text(&e)),
             )),
             None => {
                 self.exhausted = true;
@@ -329,7 +329,10 @@ impl Control {
                 self.armed = Some(guard);
                 updates.push(core.set_mode(mode));
             }
-            Err(e) => updates.push(Update::Show(Dialog::Message(format!("{refused}: {e}")))),
+            Err(e) => updates.push(Update::Show(Dialog::Message(format!(
+                "{refused}: {}",
+                crate::error_chain::text(&e)
+            )))),
         }
     }
 
@@ -351,9 +354,10 @@ impl Control {
             updates.push(Update::Show(
                 match arm_check(&self.options, mode, latest.as_deref()) {
                     Ok(info) => Dialog::Arm(info),
-                    Err(why) => {
-                        Dialog::Message(format!("plugtop will not change this machine: {why}"))
-                    }
+                    Err(why) => Dialog::Message(format!(
+                        "plugtop will not change this machine: {}",
+                        crate::error_chain::text(&why)
+                    )),
                 },
             ));
             return;
@@ -395,7 +399,9 @@ impl Control {
                     LogKind::Problem,
                     "reload failed; the old rules stay active".into(),
                 ));
-                updates.push(Update::Show(Dialog::ReloadFailed(e.to_string())));
+                updates.push(Update::Show(Dialog::ReloadFailed(
+                    crate::error_chain::text(&e),
+                )));
             }
         }
     }
@@ -436,7 +442,7 @@ impl Control {
                     &s,
                     self.options.old_kernel,
                 ))),
-                Err(e) => Err(e.to_string()),
+                Err(e) => Err(crate::error_chain::text(&e)),
             },
             None => Ok(crate::kernel::root::RootReader::new().facts(&self.options.root)),
         }

@@ -245,7 +245,7 @@ impl Core {
                     LogKind::Problem,
                     "the edited rules were not applied; the rules in force stay".into(),
                 ),
-                Update::Show(Dialog::Message(e.to_string())),
+                Update::Show(Dialog::Message(crate::error_chain::text(&e))),
             ],
         }
     }

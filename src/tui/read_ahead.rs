@@ -91,7 +91,7 @@ impl Passage {
                     Some(stamp)
                 }
                 Some(Err(e)) => {
-                    let line = format!("skipping this interval: {e}");
+                    let line = format!("skipping this interval: {}", crate::error_chain::text(&e));
                     self.keep(self.at, Update::Note(LogKind::Problem, line));
                     None
                 }

@@ -22,7 +22,8 @@ pub fn write(path: &Path, rules: &EditedRules, replace: bool, facts: &SystemFact
     let shown = path.display().to_string();
     if let Err(e) = crate::rules::load_source(rules.source(), facts) {
         return vec![Update::Show(Dialog::Message(format!(
-            "the edited rules were not written to {shown}: cpuplugd would refuse them\n{e}"
+            "the edited rules were not written to {shown}: cpuplugd would refuse them\n{}",
+            crate::error_chain::text(&e)
         )))];
     }
     let how = if replace {
@@ -42,7 +43,10 @@ pub fn write(path: &Path, rules: &EditedRules, replace: bool, facts: &SystemFact
             })))]
         }
         Err(e) => {
-            let why = format!("cannot write the edited rules to {shown}: {e}");
+            let why = format!(
+                "cannot write the edited rules to {shown}: {}",
+                crate::error_chain::text(&e)
+            );
             vec![
                 Update::Note(LogKind::Problem, why.clone()),
                 Update::Show(Dialog::Message(why)),

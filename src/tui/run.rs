@@ -34,7 +34,7 @@ pub enum UiError {
     Recording(#[from] crate::kernel::recording::RecordingError),
     #[error(transparent)]
     Reading(#[from] crate::kernel::source::SourceError),
-    #[error("terminal: {0}")]
+    #[error("terminal")]
     Terminal(#[from] std::io::Error),
 }
 
@@ -265,7 +265,7 @@ pub fn run_lines(options: &Options, out: &mut dyn Write) -> Result<(), UiError> 
                 writeln!(
                     out,
                     "skipping this interval: {}",
-                    terminal_safe(&e.to_string())
+                    terminal_safe(&crate::error_chain::text(&e))
                 )?;
                 printed += 1;
             }

@@ -87,7 +87,7 @@ impl Workload {
             &mut |_| {},
         )
         .map(|o| o.report)
-        .map_err(|e| e.to_string())
+        .map_err(|e| crate::error_chain::text(&e))
     }
 }
 

@@ -54,7 +54,7 @@ pub enum WorkloadError {
     OneReading,
     /// The workload read from it makes no scenario (the scenario's checks
     /// say why).
-    #[error("{0}")]
+    #[error(transparent)]
     NoScenario(crate::sim::scenario::ScenarioError),
 }
 

@@ -408,8 +408,12 @@ fn a_fifo_at_the_lock_or_pid_file_refuses_at_once() {
             let state = journal::default_path(&path);
             journal::read(&path, &state)
                 .map(|_| ())
-                .map_err(|e| e.to_string())
-                .and_then(|()| lock::acquire(&path).map(|_| ()).map_err(|e| e.to_string()))
+                .map_err(|e| plugtop::error_chain::text(&e))
+                .and_then(|()| {
+                    lock::acquire(&path)
+                        .map(|_| ())
+                        .map_err(|e| plugtop::error_chain::text(&e))
+                })
         });
         let message = e.err().unwrap_or_default();
         assert!(

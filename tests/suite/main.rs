@@ -46,6 +46,7 @@ mod cut_text;
 mod diagnostic_codes;
 mod docs_layout;
 mod edge_props;
+mod error_chain;
 mod failure_policy;
 mod fleet_batch;
 mod fleet_fake;

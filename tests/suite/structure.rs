@@ -155,3 +155,126 @@ fn a_kernel_rules_use_planted_in_the_real_tree_is_a_cycle() {
         graph.describe()
     );
 }
+
+/// The fields of a `thiserror` type's variant (or struct) whose message
+/// names its cause: `#[error("cannot read {path}: {source}")]` with
+/// `source` a `#[source]` says the cause twice once the chain is shown
+/// (`error_chain::text`). Returns "file: Type::Variant" for each.
+struct RepeatedCauses<'a> {
+    file: &'a str,
+    found: Vec<String>,
+}
+
+impl RepeatedCauses<'_> {
+    fn check(&mut self, name: String, attrs: &[syn::Attribute], fields: &syn::Fields) {
+        let Some(attr) = attrs.iter().find(|a| a.path().is_ident("error")) else {
+            return;
+        };
+        let Ok(list) = attr.meta.require_list() else {
+            return;
+        };
+        let tokens = list.tokens.to_string();
+        if tokens == "transparent" {
+            return;
+        }
+        for (i, f) in fields.iter().enumerate() {
+            let marked = f
+                .attrs
+                .iter()
+                .any(|a| a.path().is_ident("source") || a.path().is_ident("from"));
+            let field = f
+                .ident
+                .as_ref()
+                .map_or_else(|| i.to_string(), ToString::to_string);
+            if !(marked || field == "source") {
+                continue;
+            }
+            let words: Vec<&str> = tokens
+                .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+                .collect();
+            let in_text =
+                tokens.contains(&format!("{{{field}}}")) || tokens.contains(&format!("{{{field}:"));
+            let as_arg = if f.ident.is_some() {
+                words.contains(&field.as_str())
+            } else {
+                tokens.contains(&format!(". {field}")) || tokens.contains(&format!(".{field}"))
+            };
+            if in_text || as_arg {
+                self.found
+                    .push(format!("{}: {name} says its {field}", self.file));
+            }
+        }
+    }
+}
+
+impl<'ast> syn::visit::Visit<'ast> for RepeatedCauses<'_> {
+    fn visit_item_enum(&mut self, e: &'ast syn::ItemEnum) {
+        for v in &e.variants {
+            self.check(format!("{}::{}", e.ident, v.ident), &v.attrs, &v.fields);
+        }
+    }
+
+    fn visit_item_struct(&mut self, s: &'ast syn::ItemStruct) {
+        self.check(s.ident.to_string(), &s.attrs, &s.fields);
+    }
+}
+
+#[test]
+fn no_error_message_says_its_own_cause() {
+    let mut found = Vec::new();
+    let mut types = 0;
+    for path in all_sources() {
+        let text = std::fs::read_to_string(&path).expect("a source file");
+        types += text.matches("thiserror::Error").count();
+        let file = syn::parse_file(&text).expect("a source file that parses");
+        let shown = path
+            .strip_prefix(src())
+            .unwrap_or(&path)
+            .display()
+            .to_string();
+        let mut v = RepeatedCauses {
+            file: &shown,
+            found: Vec::new(),
+        };
+        syn::visit::Visit::visit_file(&mut v, &file);
+        found.append(&mut v.found);
+    }
+    assert!(types > 30, "only {types} error types seen");
+    assert!(
+        found.is_empty(),
+        "messages that say their cause: {found:#?}"
+    );
+}
+
+#[test]
+fn a_message_that_says_its_cause_is_found() {
+    let planted = r#"
+        #[derive(Debug, thiserror::Error)]
+        enum E {
+            #[error("cannot read {path}: {source}")]
+            Read { path: String, #[source] source: std::io::Error },
+            #[error("terminal: {0}")]
+            Terminal(#[from] std::io::Error),
+            #[error("cannot open {}: {}", path.display(), reason)]
+            Open { path: std::path::PathBuf, #[source] reason: std::io::Error },
+            #[error("cannot read {path}")]
+            Fine { path: String, #[source] source: std::io::Error },
+            #[error(transparent)]
+            Wrapped(#[from] std::fmt::Error),
+        }
+    "#;
+    let file = syn::parse_file(planted).expect("parses");
+    let mut v = RepeatedCauses {
+        file: "planted.rs",
+        found: Vec::new(),
+    };
+    syn::visit::Visit::visit_file(&mut v, &file);
+    assert_eq!(
+        v.found,
+        [
+            "planted.rs: E::Read says its source",
+            "planted.rs: E::Terminal says its 0",
+            "planted.rs: E::Open says its reason",
+        ]
+    );
+}

@@ -342,9 +342,7 @@ fn a_working_copy_replaced_by_a_link_is_neither_read_nor_written_through() {
         .changed()
         .expect("seen as changed");
     assert!(
-        reload
-            .expect_err("a link is not read")
-            .to_string()
+        plugtop::error_chain::text(&reload.expect_err("a link is not read"))
             .contains("symbolic link"),
         "refused as a link"
     );

@@ -73,7 +73,7 @@ pub enum FsError {
     #[error("{path} names no file")]
     NoName { path: String },
     /// The directory is missing or is no directory.
-    #[error("cannot open the directory {path}: {source}")]
+    #[error("cannot open the directory {path}")]
     Dir {
         path: String,
         #[source]
@@ -118,7 +118,7 @@ pub enum FsError {
     /// The final name is taken and may not be replaced.
     #[error("{path} exists already; refusing to replace it")]
     Exists { path: String },
-    #[error("{path}: {source}")]
+    #[error("{path}")]
     Io {
         path: String,
         #[source]
@@ -145,8 +145,10 @@ impl From<FsError> for std::io::Error {
         match e {
             FsError::Io { source, .. } => source,
             FsError::Loop { .. } => rustix::io::Errno::LOOP.into(),
-            FsError::Dir { ref source, .. } => std::io::Error::new(source.kind(), e.to_string()),
-            other => std::io::Error::other(other.to_string()),
+            FsError::Dir { ref source, .. } => {
+                std::io::Error::new(source.kind(), crate::error_chain::text(&e))
+            }
+            other => std::io::Error::other(crate::error_chain::text(&other)),
         }
     }
 }

@@ -422,7 +422,7 @@ impl TrainApp {
                     bytes
                 }
                 Err(e) => {
-                    self.status = format!("working copy: {e}");
+                    self.status = format!("working copy: {}", crate::error_chain::text(&e));
                     crate::rules::read_rule_bytes(&ex.start).unwrap_or_default()
                 }
             },
@@ -446,18 +446,25 @@ impl TrainApp {
                     self.current.facts = j.facts().clone();
                     self.current.judge = Some(j);
                 }
-                Err(e) => self.status = format!("the exercise's workload: {e}"),
+                Err(e) => {
+                    self.status =
+                        format!("the exercise's workload: {}", crate::error_chain::text(&e))
+                }
             },
             Kind::Diagnosis => {
                 if let crate::train::course::WorkloadPath::Recording(p) = &ex.workload {
                     match diagnose::recording_facts(p) {
                         Ok(f) => self.current.facts = f,
-                        Err(e) => self.status = format!("the recording: {e}"),
+                        Err(e) => {
+                            self.status = format!("the recording: {}", crate::error_chain::text(&e))
+                        }
                     }
                     let file = SourceFile::new(name.clone(), bytes.clone());
                     match diagnose::change_lines(p, &file, 40) {
                         Ok(lines) => self.current.flips = lines,
-                        Err(e) => self.status = format!("the recording: {e}"),
+                        Err(e) => {
+                            self.status = format!("the recording: {}", crate::error_chain::text(&e))
+                        }
                     }
                 }
             }
@@ -508,7 +515,7 @@ impl TrainApp {
                 });
                 self.score();
             }
-            Err(e) => self.status = format!("cannot run: {e}"),
+            Err(e) => self.status = format!("cannot run: {}", crate::error_chain::text(&e)),
         }
     }
 
@@ -527,7 +534,7 @@ impl TrainApp {
         if let Some(path) = &self.progress_path
             && let Err(e) = self.progress.save(path)
         {
-            self.status = format!("progress not kept: {e}");
+            self.status = format!("progress not kept: {}", crate::error_chain::text(&e));
         }
     }
 
@@ -678,7 +685,7 @@ impl TrainApp {
                             Ok(true) => {}
                             Ok(false) => break,
                             Err(e) => {
-                                self.status = format!("the run: {e}");
+                                self.status = format!("the run: {}", crate::error_chain::text(&e));
                                 break;
                             }
                         }
@@ -816,7 +823,10 @@ impl TrainApp {
         let name = self.current.file.name().to_string();
         self.load(SourceFile::new(name, bytes));
         self.status = match unsaved {
-            Some(e) => format!("applied here but not saved to the working copy: {e}"),
+            Some(e) => format!(
+                "applied here but not saved to the working copy: {}",
+                crate::error_chain::text(&e)
+            ),
             None => "applied; the practice run starts again".into(),
         };
     }

@@ -39,7 +39,7 @@ pub struct TrainOptions {
 /// Why the screen could not run.
 #[derive(Debug, thiserror::Error)]
 pub enum ScreenError {
-    #[error("the terminal: {0}")]
+    #[error("the terminal")]
     Terminal(#[from] std::io::Error),
 }
 
@@ -143,7 +143,10 @@ pub fn run(course: Course, options: &TrainOptions) -> Result<Option<i32>, Screen
     );
     app.mono = options.mono;
     if let Some(e) = problem {
-        app.status = format!("{e}; progress is not kept this session");
+        app.status = format!(
+            "{}; progress is not kept this session",
+            crate::error_chain::text(&e)
+        );
     }
     // A panic on the screen's thread gives the terminal back before it is
     // told. One on the judging thread must not: the screen goes on (the
@@ -244,7 +247,7 @@ fn look_at_the_copy(app: &mut TrainApp) -> bool {
     };
     match read {
         Ok(bytes) => app.update(TrainAction::Saved(bytes)),
-        Err(e) => app.status = format!("cannot reload: {e}"),
+        Err(e) => app.status = format!("cannot reload: {}", crate::error_chain::text(&e)),
     }
     true
 }

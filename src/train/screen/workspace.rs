@@ -17,7 +17,7 @@ pub const MAX_WORKING_BYTES: u64 = 1 << 20;
 /// Why a working copy could not be made, read or written.
 #[derive(Debug, thiserror::Error)]
 pub enum WorkspaceError {
-    #[error("{path}: {source}")]
+    #[error("{path}")]
     Io {
         path: String,
         #[source]
