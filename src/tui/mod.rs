@@ -35,6 +35,7 @@ pub mod log_book;
 pub mod log_export;
 pub mod modal;
 pub mod options;
+pub mod panel_memo;
 pub mod read_ahead;
 pub mod rules_file;
 pub mod run;
