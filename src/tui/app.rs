@@ -12,6 +12,7 @@ use ratatui::layout::Rect;
 
 use super::command::Command;
 use super::cpu_panel::PanelSize;
+use super::draw_memo::{PanelMemo, UnitMemo};
 use super::fit;
 use super::flips::Flips;
 use super::graph_scale::GraphScale;
@@ -20,7 +21,6 @@ use super::layer_keys::{EDITOR_KEYS, EditorAction, TUNE_KEYS, TuneAction, action
 use super::line_input::LineInput;
 use super::log_book::LogBook;
 use super::modal::{Modal, Modals};
-use super::panel_memo::PanelMemo;
 use super::seek::SeekTo;
 use super::selection::Selection;
 use super::timeline::Timeline;
@@ -104,6 +104,8 @@ pub struct App {
     /// The overview's log panel as last drawn: its place, colour and the
     /// lines it could show (the newest, one a row at most).
     log_panel: PanelMemo<(Rect, bool, Vec<LogLine>)>,
+    /// The units of the values the rules' explanations show.
+    node_units: UnitMemo,
     timeline: Timeline,
     log: LogBook,
     selection: Selection,
@@ -163,6 +165,7 @@ impl App {
             screen_size: (80, 24),
             variable_units: variable_units(board.rules()),
             log_panel: PanelMemo::default(),
+            node_units: UnitMemo::default(),
             board,
             timeline: Timeline::new(),
             log: LogBook::new(),
@@ -281,6 +284,12 @@ impl App {
     /// The overview's log panel as last drawn (a memo for drawing).
     pub fn log_panel(&self) -> &PanelMemo<(Rect, bool, Vec<LogLine>)> {
         &self.log_panel
+    }
+
+    /// The units of the values the rules' explanations show, kept from
+    /// frame to frame (a memo for drawing).
+    pub fn node_units(&self) -> &UnitMemo {
+        &self.node_units
     }
 
     /// The unit of each variable of the rules in force, by its index.

@@ -1,9 +1,9 @@
 //! The log: decisions, actions, proposals, mode switches, faults, errors.
 
 use ratatui::Frame;
+use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use ratatui::buffer::Buffer;
 use ratatui::widgets::{Paragraph, Widget, Wrap};
 
 use super::theme::Theme;
@@ -66,10 +66,14 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme, full: b
         .take(inner.height as usize)
         .cloned()
         .collect();
-    app.log_panel()
-        .put(frame.buffer_mut(), inner, (inner, theme.color, newest), |buf| {
+    app.log_panel().put(
+        frame.buffer_mut(),
+        inner,
+        (inner, theme.color, newest),
+        |buf| {
             lines(buf, inner, app, theme, false);
-        });
+        },
+    );
 }
 
 /// The log's lines that fit `inner`, wrapped: the newest, or in the Log

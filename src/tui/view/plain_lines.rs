@@ -21,7 +21,7 @@ pub fn put(buf: &mut Buffer, area: Rect, lines: &[Line<'_>]) {
         let graphemes = line
             .spans
             .iter()
-            .flat_map(|span| graphemes(span, line.style));
+            .flat_map(|span| styled_graphemes(span, line.style));
         for grapheme in graphemes {
             let width = grapheme.symbol.cell_width();
             if width > area.width {
@@ -46,36 +46,53 @@ pub fn put(buf: &mut Buffer, area: Rect, lines: &[Line<'_>]) {
     }
 }
 
-/// Printable ASCII (space to `~`): each byte is a grapheme of one column,
-/// with no segmenter needed to find it.
-fn plain_ascii(text: &str) -> bool {
-    text.bytes().all(|b| (b' '..=b'~').contains(&b))
+/// A character that is a grapheme of its own whatever surrounds it: no
+/// mark, joiner, selector, control, prepended sign or regional indicator
+/// can be one (printable ASCII, Latin letters and signs without the
+/// combining marks, general punctuation before the line separator,
+/// arrows, box drawing, blocks and geometric shapes: what the screen's
+/// text, rules, bars and markers are made of).
+fn stands_alone(c: char) -> bool {
+    matches!(c,
+        ' '..='~'
+        | '\u{a1}'..='\u{ac}'
+        | '\u{ae}'..='\u{2ff}'
+        | '\u{2010}'..='\u{2027}'
+        | '\u{2190}'..='\u{21ff}'
+        | '\u{2500}'..='\u{25ff}')
 }
 
-/// The graphemes of `span` under the line's style `line_style`, as
-/// [`Line::styled_graphemes`] gives them: for printable ASCII one a byte
-/// (what the segmenter finds there, for a fraction of its cost), otherwise
-/// the segmenter's.
-fn graphemes<'a>(
-    span: &'a Span<'a>,
-    line_style: Style,
-) -> Box<dyn Iterator<Item = StyledGrapheme<'a>> + 'a> {
-    let content: &'a str = span.content.as_ref();
-    if plain_ascii(content) {
-        let style = Style::default().patch(line_style).patch(span.style);
-        Box::new((0..content.len()).map(move |i| StyledGrapheme {
-            symbol: &content[i..=i],
-            style,
-        }))
+/// The graphemes of `span`'s text: for text of characters that stand
+/// alone, one a character (what the segmenter finds there, for a fraction
+/// of its cost), otherwise the segmenter's. Graphemes with a control
+/// character are left out, as ratatui leaves them out.
+fn graphemes<'a>(span: &'a Span<'a>) -> Box<dyn Iterator<Item = &'a str> + 'a> {
+    let text: &'a str = span.content.as_ref();
+    if text.chars().all(stands_alone) {
+        Box::new(
+            text.char_indices()
+                .map(move |(i, c)| &text[i..i + c.len_utf8()]),
+        )
     } else {
-        Box::new(span.styled_graphemes(Style::default().patch(line_style)))
+        Box::new(span.styled_graphemes(Style::default()).map(|g| g.symbol))
     }
 }
 
+/// The graphemes of `span` under the line's style `line_style`, as
+/// [`Line::styled_graphemes`] gives them.
+fn styled_graphemes<'a>(
+    span: &'a Span<'a>,
+    line_style: Style,
+) -> impl Iterator<Item = StyledGrapheme<'a>> + 'a {
+    let style = Style::default().patch(line_style).patch(span.style);
+    graphemes(span).map(move |symbol| StyledGrapheme { symbol, style })
+}
+
 /// Draws `line` at `x`, `y` in at most `max_width` columns: the cells
-/// [`Buffer::set_line`] draws (each span cut where the next grapheme does
-/// not fit, the line's style under each span's), with printable ASCII set
-/// a byte a cell without the segmenter. A row outside the buffer is left.
+/// [`Buffer::set_line`] draws (each span cut before the first grapheme
+/// that does not fit, the line's style under each span's, a wide
+/// grapheme's hidden cells reset), its graphemes found as [`graphemes`]
+/// finds them. A row outside the buffer is left alone.
 pub fn set_line(buf: &mut Buffer, x: u16, y: u16, line: &Line<'_>, max_width: u16) {
     if y < buf.area.top() || y >= buf.area.bottom() {
         return;
@@ -86,32 +103,31 @@ pub fn set_line(buf: &mut Buffer, x: u16, y: u16, line: &Line<'_>, max_width: u1
         if remaining == 0 {
             break;
         }
-        let content: &str = span.content.as_ref();
-        if !plain_ascii(content) {
-            let end = buf
-                .set_stringn(
-                    x,
-                    y,
-                    content,
-                    usize::from(remaining),
-                    line.style.patch(span.style),
-                )
-                .0;
-            remaining = remaining.saturating_sub(end.saturating_sub(x));
-            x = end;
-            continue;
-        }
         let style = line.style.patch(span.style);
-        let room = buf.area.right().saturating_sub(x).min(remaining);
-        let n = u16::try_from(content.len()).unwrap_or(u16::MAX).min(room);
-        for i in 0..n {
-            let at = usize::from(i);
-            if let Some(cell) = buf.cell_mut((x + i, y)) {
-                cell.set_symbol(&content[at..=at]).set_style(style);
+        let start = x;
+        let mut room = buf.area.right().saturating_sub(x).min(remaining);
+        for symbol in graphemes(span) {
+            let width = symbol.cell_width();
+            if width == 0 {
+                continue;
+            }
+            let Some(left) = room.checked_sub(width) else {
+                break;
+            };
+            room = left;
+            if let Some(cell) = buf.cell_mut((x, y)) {
+                cell.set_symbol(symbol).set_style(style);
+            }
+            let next = x + width;
+            x += 1;
+            while x < next {
+                if let Some(cell) = buf.cell_mut((x, y)) {
+                    cell.reset();
+                }
+                x += 1;
             }
         }
-        x += n;
-        remaining = remaining.saturating_sub(n);
+        remaining = remaining.saturating_sub(x.saturating_sub(start));
     }
 }
 

@@ -1,13 +1,46 @@
-//! A panel's cells kept with what they were drawn from: drawn again only
-//! when that changed, copied as they were otherwise (the same cells, for
-//! a fraction of drawing them). A memo, not state: what is drawn stays a
-//! pure function of the app's state, as the key holds everything the
-//! panel is drawn from.
+//! What drawing works out and keeps from frame to frame, with what it was
+//! worked out from: a panel's cells (drawn again only when what they were
+//! drawn from changed, copied as they were otherwise) and the units of a
+//! rule set's values (worked out once per node). Memos, not state: what is
+//! drawn stays a pure function of the app's state, as each key holds
+//! everything the kept value was worked out from.
 
 use std::cell::RefCell;
+use std::collections::HashMap;
+use std::sync::Arc;
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
+
+use crate::report::trace;
+use crate::report::units::ValueUnit;
+use crate::rules::{NodeId, RuleSet};
+
+/// The units of the values of one rule set's nodes, each worked out once
+/// ([`trace::unit_of`]) and kept until the rules asked about are others
+/// (held, so another rule set can never pass for them).
+#[derive(Debug, Default)]
+pub struct UnitMemo {
+    kept: RefCell<Option<(Arc<RuleSet>, HashMap<NodeId, ValueUnit>)>>,
+}
+
+impl UnitMemo {
+    /// The unit of the value at `node` of `rules`.
+    pub fn unit_of(&self, rules: &Arc<RuleSet>, node: NodeId) -> ValueUnit {
+        let Ok(mut kept) = self.kept.try_borrow_mut() else {
+            return trace::unit_of(rules, node);
+        };
+        if !kept.as_ref().is_some_and(|(r, _)| Arc::ptr_eq(r, rules)) {
+            *kept = Some((Arc::clone(rules), HashMap::new()));
+        }
+        match kept.as_mut() {
+            Some((_, units)) => *units
+                .entry(node)
+                .or_insert_with(|| trace::unit_of(rules, node)),
+            None => trace::unit_of(rules, node),
+        }
+    }
+}
 
 /// The cells a panel was last drawn as, and its key then.
 #[derive(Debug)]
