@@ -21,8 +21,11 @@ use crate::rules::{NodeId, RuleSet};
 /// (held, so another rule set can never pass for them).
 #[derive(Debug, Default)]
 pub struct UnitMemo {
-    kept: RefCell<Option<(Arc<RuleSet>, HashMap<NodeId, ValueUnit>)>>,
+    kept: RefCell<Option<RuleUnits>>,
 }
+
+/// A rule set, held, and the units worked out for its nodes.
+type RuleUnits = (Arc<RuleSet>, HashMap<NodeId, ValueUnit>);
 
 impl UnitMemo {
     /// The unit of the value at `node` of `rules`.
