@@ -10,7 +10,6 @@
 
 use std::io;
 
-use plugtop::control::controller::Mode;
 use plugtop::tui::app::App;
 use plugtop::tui::local::Local;
 use plugtop::tui::view;
@@ -27,20 +26,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let frames: usize = args.next().as_deref().unwrap_or("100").parse()?;
     let width: u16 = args.next().as_deref().unwrap_or("160").parse()?;
     let height: u16 = args.next().as_deref().unwrap_or("48").parse()?;
-    let options = plugtop::tui::run::Options {
-        rules: Some("examples/rules/recommended-default.conf".into()),
-        root: "/".into(),
-        replay: None,
-        mode: Mode::Auto,
-        batch: true,
-        mono: false,
-        interval: None,
-        count: None,
-        sim: Some("examples/scenarios/daytrader.toml".into()),
-        old_kernel: false,
-        tune_budget: None,
-        allow_non_zvm: false,
-    };
+    let options = plugtop::tui::run::Options::simulating(
+        "examples/scenarios/daytrader.toml",
+        Some("examples/rules/recommended-default.conf".into()),
+    );
     let (mut app, mut source) = plugtop::tui::run::prepare(&options)?;
     let area = Rect::new(0, 0, width, height);
     app.app_mut()
