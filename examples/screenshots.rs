@@ -128,20 +128,10 @@ fn simulated(
     rules: &str,
     readings: usize,
 ) -> Result<Local, Box<dyn std::error::Error>> {
-    let options = plugtop::tui::run::Options {
-        rules: Some(rules.into()),
-        root: "/".into(),
-        replay: None,
-        mode: Mode::Auto,
-        batch: true,
-        mono: false,
-        interval: None,
-        count: None,
-        sim: Some(format!("examples/scenarios/{scenario}.toml").into()),
-        old_kernel: false,
-        tune_budget: None,
-        allow_non_zvm: false,
-    };
+    let options = plugtop::tui::run::Options::simulating(
+        format!("examples/scenarios/{scenario}.toml"),
+        Some(rules.into()),
+    );
     let (mut app, mut source) = plugtop::tui::run::prepare(&options)?;
     for _ in 0..readings {
         match source.next_sample() {

@@ -7,6 +7,9 @@
 #        PLUGTOP_BIN=/path/to/plugtop scripts/ui-overhead.sh 60   (compare builds)
 #        PLUGTOP_ROOT=DIR scripts/ui-overhead.sh 60   (observe a root laid out like /,
 #        e.g. one of 65,536 CPUs as scripts/big-root.sh builds it)
+#        SYSCALLS=1 scripts/ui-overhead.sh 60   (instead of the CPU time: the system
+#        calls a second of every thread, counted by `strace -c -f` attached to each;
+#        needs strace)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 duration=${1:-120}
@@ -17,6 +20,16 @@ tmux new-session -d -s "$session" -x 160 -y 48 "$bin --interval 1 ${PLUGTOP_ROOT
 trap 'tmux kill-session -t "$session" 2>/dev/null || true' EXIT
 sleep 3
 pid=$(tmux list-panes -t "$session" -F '#{pane_pid}')
+if [ -n "${SYSCALLS:-}" ]; then
+    counts=$(mktemp)
+    mapfile -t tasks < <(ls /proc/"$pid"/task)
+    timeout -s INT "$duration" strace -f -c -o "$counts" "${tasks[@]/#/-p}" || true
+    total=$(awk '$NF == "total" {print $4}' "$counts")
+    sed -n '1,12p' "$counts"
+    echo "system calls in ${duration} s: $total = $(python3 -c "print(f'{$total / $duration:.2f}')") a second"
+    rm -f "$counts"
+    exit 0
+fi
 cpu_ns() { cat /proc/"$pid"/task/*/schedstat | awk '{s += $1} END {print s}'; }
 switches() { cat /proc/"$pid"/task/*/status | awk '/^voluntary_ctxt_switches/ {s += $2} END {print s}'; }
 l0=$(cut -d" " -f1-3 /proc/loadavg)

@@ -256,15 +256,27 @@ fn deciding_path(rules: &RuleSet, trace: &Trace, node: NodeId, path: &mut Vec<No
 
 /// A node as the user wrote it (which a narrow screen may leave out), with
 /// its value and the value's unit when it is not a constant.
-fn term(rules: &RuleSet, source: &SourceFile, trace: &Trace, node: NodeId) -> Vec<Piece> {
+fn term(
+    rules: &RuleSet,
+    source: &SourceFile,
+    trace: &Trace,
+    node: NodeId,
+    unit_of: &mut dyn FnMut(NodeId) -> ValueUnit,
+) -> Vec<Piece> {
     let text = label(rules, source, node);
     match (&rules.node(node).kind, trace.outcome(node)) {
         (NodeKind::Const(_), _) => vec![Piece::kept(text)],
         (_, o) => vec![
             Piece::optional(text, "…", 1),
-            Piece::kept(format!(" = {}", measured(o, Units::new(rules).of(node)))),
+            Piece::kept(format!(" = {}", measured(o, unit_of(node)))),
         ],
     }
+}
+
+/// The unit of the value at `node` of `rules`, worked out afresh: what
+/// [`explain_pieces_with`] is given by those who keep no units.
+pub fn unit_of(rules: &RuleSet, node: NodeId) -> ValueUnit {
+    Units::new(rules).of(node)
 }
 
 /// An outcome in words, a number with its unit ("1771301 kB").
@@ -326,6 +338,18 @@ pub fn explain_pieces(
     trace: &Trace,
     kind: RuleKind,
 ) -> Option<Vec<Piece>> {
+    explain_pieces_with(rules, source, trace, kind, &mut |node| unit_of(rules, node))
+}
+
+/// [`explain_pieces`] with the values' units from `unit_of` (the screen
+/// keeps them from frame to frame: [`unit_of`] for each node, once).
+pub fn explain_pieces_with(
+    rules: &RuleSet,
+    source: &SourceFile,
+    trace: &Trace,
+    kind: RuleKind,
+    unit_of: &mut dyn FnMut(NodeId) -> ValueUnit,
+) -> Option<Vec<Piece>> {
     use crate::rules::expr::BinOp;
     let rule = rules.rule(kind)?;
     let result = trace.outcome(rule.root);
@@ -376,16 +400,16 @@ pub fn explain_pieces(
     match rules.node(at).kind {
         NodeKind::Binary(op @ (BinOp::Greater | BinOp::Less), l, r) => {
             let holds = matches!(trace.outcome(at), Outcome::Truth(true));
-            out.extend(term(rules, source, trace, l));
+            out.extend(term(rules, source, trace, l, unit_of));
             out.push(Piece::kept(format!(
                 " is {}{} ",
                 if holds { "" } else { "not " },
                 op.symbol()
             )));
-            out.extend(term(rules, source, trace, r));
+            out.extend(term(rules, source, trace, r, unit_of));
         }
         _ if at == rule.root => return one(format!("{name} {value}")),
-        _ => out.extend(term(rules, source, trace, at)),
+        _ => out.extend(term(rules, source, trace, at, unit_of)),
     }
     Some(out)
 }

@@ -8,9 +8,11 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::layout::Rect;
 
 use super::command::Command;
 use super::cpu_panel::PanelSize;
+use super::draw_memo::{PanelMemo, UnitMemo};
 use super::fit;
 use super::flips::Flips;
 use super::graph_scale::GraphScale;
@@ -28,6 +30,7 @@ use crate::control::patterns::Hint;
 use crate::kernel::Stamp;
 use crate::kernel::deltas::CpuLoad;
 use crate::report::trace;
+use crate::report::units::{ValueUnit, variable_units};
 use crate::rules::{NodeId, RuleSet, SourceFile, SystemFacts};
 use crate::sim::Scenario;
 use crate::tui::tuning::{TuneJob, Wake};
@@ -97,6 +100,14 @@ pub struct App {
     screen_size: (u16, u16),
     /// The session as the control thread last told it.
     board: Board,
+    /// The unit of each of the board's rules' variables, by index: worked
+    /// out when the rules change, not at every frame.
+    variable_units: Vec<ValueUnit>,
+    /// The overview's log panel as last drawn: its place, colour and the
+    /// lines it could show (the newest, one a row at most).
+    log_panel: PanelMemo<(Rect, bool, Vec<LogLine>)>,
+    /// The units of the values the rules' explanations show.
+    node_units: UnitMemo,
     timeline: Timeline,
     log: LogBook,
     selection: Selection,
@@ -155,6 +166,9 @@ impl App {
             color: true,
             mouse: true,
             screen_size: (80, 24),
+            variable_units: variable_units(board.rules()),
+            log_panel: PanelMemo::default(),
+            node_units: UnitMemo::default(),
             board,
             timeline: Timeline::new(),
             log: LogBook::new(),
@@ -273,6 +287,31 @@ impl App {
     /// The rules in force.
     pub fn rules(&self) -> &Arc<RuleSet> {
         self.board.rules()
+    }
+
+    /// The overview's log panel as last drawn (a memo for drawing).
+    pub fn log_panel(&self) -> &PanelMemo<(Rect, bool, Vec<LogLine>)> {
+        &self.log_panel
+    }
+
+    /// The units of the values the rules' explanations show, kept from
+    /// frame to frame (a memo for drawing).
+    pub fn node_units(&self) -> &UnitMemo {
+        &self.node_units
+    }
+
+    /// The unit of each variable of the rules in force, by its index.
+    pub fn variable_units(&self) -> &[ValueUnit] {
+        &self.variable_units
+    }
+
+    /// The session as the control thread tells it now; the variables'
+    /// units worked out again when its rules are others.
+    fn set_board(&mut self, board: Board) {
+        if !Arc::ptr_eq(board.rules(), self.board.rules()) {
+            self.variable_units = variable_units(board.rules());
+        }
+        self.board = board;
     }
 
     /// The file they came from.
@@ -420,7 +459,7 @@ impl App {
         match update {
             Update::Reading(reading) => self.take_reading(*reading),
             Update::Acted { board, lines } => {
-                self.board = *board;
+                self.set_board(*board);
                 self.proposal_hidden = false;
                 self.note_all(lines);
             }
@@ -428,7 +467,7 @@ impl App {
                 // A tune of the old rules says nothing of the new ones.
                 self.tune = None;
                 self.modals.close(&Modal::Tune);
-                self.board = *board;
+                self.set_board(*board);
                 if let Some(facts) = self.facts.clone() {
                     self.set_facts(facts);
                 }
@@ -474,7 +513,7 @@ impl App {
             board,
         } = reading;
         self.readings += 1;
-        self.board = board;
+        self.set_board(board);
         self.tick(stamp);
         if let Some(frame) = frame {
             self.timeline.push(frame);

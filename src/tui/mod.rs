@@ -17,6 +17,7 @@ pub mod control;
 pub mod core;
 pub mod cpu_panel;
 pub mod dispatch;
+pub mod draw_memo;
 pub mod edited;
 pub mod export;
 pub mod fit;

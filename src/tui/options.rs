@@ -52,6 +52,20 @@ impl Options {
             allow_non_zvm: false,
         }
     }
+
+    /// The screen over `scenario` on the simulator under `rules` (the
+    /// built-in ones when `None`), autonomous, in colour, without a
+    /// terminal: what the screenshots, benchmarks and tests draw.
+    pub fn simulating(scenario: impl Into<PathBuf>, rules: Option<PathBuf>) -> Options {
+        Options {
+            rules,
+            mode: Mode::Auto,
+            batch: true,
+            mono: false,
+            sim: Some(scenario.into()),
+            ..Options::observing(Path::new("/"))
+        }
+    }
 }
 
 /// A rule file, loaded for the screen (shared between threads).

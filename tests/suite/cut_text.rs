@@ -204,18 +204,8 @@ fn no_snapshot_has_a_line_cut_inside_a_number_or_a_name() {
 /// `mode`.
 fn simulated(scenario: &str, rules: &str, readings: usize, mode: Mode) -> Local {
     let options = plugtop::tui::run::Options {
-        rules: Some(rules.into()),
-        root: "/".into(),
-        replay: None,
         mode,
-        batch: true,
-        mono: false,
-        interval: None,
-        count: None,
-        sim: Some(scenario.into()),
-        old_kernel: false,
-        tune_budget: None,
-        allow_non_zvm: false,
+        ..plugtop::tui::run::Options::simulating(scenario, Some(rules.into()))
     };
     let (mut app, mut source) =
         plugtop::tui::run::prepare(&options).unwrap_or_else(|e| panic!("{e}"));

@@ -10,7 +10,6 @@ use std::collections::VecDeque;
 use std::path::Path;
 
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
-use plugtop::control::controller::Mode;
 use plugtop::tui::command::Command;
 use plugtop::tui::dispatch;
 use plugtop::tui::input::TermInput;
@@ -23,20 +22,10 @@ use ratatui::backend::TestBackend;
 
 /// The oscillating scenario under its incident rules, `readings` in.
 fn simulated(readings: usize) -> Local {
-    let options = plugtop::tui::run::Options {
-        rules: Some("examples/rules/oscillating-tight.conf".into()),
-        root: "/".into(),
-        replay: None,
-        mode: Mode::Auto,
-        batch: true,
-        mono: false,
-        interval: None,
-        count: None,
-        sim: Some("examples/scenarios/oscillating.toml".into()),
-        old_kernel: false,
-        tune_budget: None,
-        allow_non_zvm: false,
-    };
+    let options = plugtop::tui::run::Options::simulating(
+        "examples/scenarios/oscillating.toml",
+        Some("examples/rules/oscillating-tight.conf".into()),
+    );
     let (mut local, mut source) = plugtop::tui::run::prepare(&options).expect("prepare");
     for _ in 0..readings {
         let sample = source

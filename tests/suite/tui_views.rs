@@ -215,20 +215,7 @@ fn prepare_sim(
     scenario: impl Into<std::path::PathBuf>,
     rules: Option<&str>,
 ) -> (Local, Box<dyn plugtop::kernel::source::Source + Send>) {
-    let options = plugtop::tui::run::Options {
-        rules: rules.map(Into::into),
-        root: "/".into(),
-        replay: None,
-        mode: Mode::Auto,
-        batch: true,
-        mono: false,
-        interval: None,
-        count: None,
-        sim: Some(scenario.into()),
-        old_kernel: false,
-        tune_budget: None,
-        allow_non_zvm: false,
-    };
+    let options = plugtop::tui::run::Options::simulating(scenario, rules.map(Into::into));
     match plugtop::tui::run::prepare(&options) {
         Ok(x) => x,
         Err(e) => panic!("{e}"),

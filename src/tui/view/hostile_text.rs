@@ -30,6 +30,9 @@ pub fn hostile(parts: usize) -> impl Strategy<Value = String> {
             Just("\u{feff}"),
             Just("é"),
             Just("🇫🇷"),
+            Just("█·…▸"),
+            Just("\u{2028}"),
+            Just("\u{ad}"),
         ],
         0..parts,
     )

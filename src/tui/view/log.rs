@@ -1,9 +1,10 @@
 //! The log: decisions, actions, proposals, mode switches, faults, errors.
 
 use ratatui::Frame;
+use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Paragraph, Wrap};
+use ratatui::widgets::{Paragraph, Widget, Wrap};
 
 use super::theme::Theme;
 use super::top_rule::TopRule;
@@ -53,6 +54,32 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme, full: b
         width: inner.width.saturating_sub(1).max(1),
         ..inner
     };
+    if full {
+        lines(frame.buffer_mut(), inner, app, theme, true);
+        return;
+    }
+    // The overview's panel shows the newest lines, at most one a row: drawn
+    // again only when they, its place or its colours change.
+    let newest: Vec<LogLine> = app
+        .log_shown()
+        .rev()
+        .take(inner.height as usize)
+        .cloned()
+        .collect();
+    app.log_panel().put(
+        frame.buffer_mut(),
+        inner,
+        (inner, theme.color, newest),
+        |buf| {
+            lines(buf, inner, app, theme, false);
+        },
+    );
+}
+
+/// The log's lines that fit `inner`, wrapped: the newest, or in the Log
+/// view (`full`) those its scroll and search show.
+fn lines(buf: &mut Buffer, inner: Rect, app: &App, theme: &Theme, full: bool) {
+    let matches = |l: &&LogLine| !full || app.log().matches(l);
     let room = inner.height as usize;
     let width = inner.width.max(1);
     // Lines wrap (a reason or a fault is never cut), so the entries that
@@ -99,5 +126,7 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme, full: b
             ])
         })
         .collect();
-    frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), inner);
+    Paragraph::new(lines)
+        .wrap(Wrap { trim: false })
+        .render(inner, buf);
 }

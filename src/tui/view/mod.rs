@@ -253,7 +253,7 @@ const STATUS_HINTS: [&str; 6] = [
 pub fn put_lines(frame: &mut Frame<'_>, area: Rect, lines: &[Line<'_>]) {
     let buffer = frame.buffer_mut();
     for (y, line) in (area.y..area.y + area.height).zip(lines) {
-        buffer.set_line(area.x, y, line, area.width);
+        plain_lines::set_line(buffer, area.x, y, line, area.width);
     }
 }
 

@@ -15,6 +15,7 @@ use crate::report::trace;
 use crate::rules::RuleKind;
 use crate::rules::eval::Outcome;
 use crate::tui::app::{App, Interval};
+use crate::tui::draw_memo::UnitMemo;
 
 /// Why an unevaluated rule was not evaluated.
 fn not_evaluated_reason(f: &Interval, kind: RuleKind) -> &'static str {
@@ -100,7 +101,7 @@ pub fn draw_summary(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme)
                 &format!("not evaluated: {}", not_evaluated_reason(f, kind)),
                 room,
             ),
-            _ => summary_text(f, kind, room),
+            _ => summary_text(f, kind, room, app.node_units()),
         };
         let marker = if kind == app.selection().rule() {
             "▸"
@@ -125,8 +126,11 @@ pub fn draw_summary(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme)
 /// A rule's explanation without its name, in `room` columns: the
 /// sub-expressions' texts give way before any value does, and the whole
 /// explanation is in the Rules view (Tab).
-fn summary_text(f: &Interval, kind: RuleKind, room: usize) -> String {
-    let Some(mut pieces) = trace::explain_pieces(&f.rules, &f.file, &f.trace, kind) else {
+fn summary_text(f: &Interval, kind: RuleKind, room: usize, units: &UnitMemo) -> String {
+    let mut unit_of = |node| units.unit_of(&f.rules, node);
+    let Some(mut pieces) =
+        trace::explain_pieces_with(&f.rules, &f.file, &f.trace, kind, &mut unit_of)
+    else {
         return String::new();
     };
     if let Some(first) = pieces.first_mut() {

@@ -210,7 +210,7 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {
     let fixed = rows.len();
     // Each variable in its unit, as its expression reads (kB for a sum of
     // meminfo lines, pages/tick for a scan rate).
-    let units = crate::report::units::variable_units(app.rules());
+    let units = app.variable_units();
     let unit_of = |name: &str| {
         app.rules()
             .variables
