@@ -398,9 +398,9 @@ impl Session {
                 step.notices.push(Notice::LimitReached("minimum memory"));
             }
         }
-        step.findings =
-            self.watch
-                .observe(&self.engine, &self.file, sample, &decision, &self.trace);
+        step.findings = self
+            .watch
+            .observe(&self.engine, &self.file, &decision, &self.trace);
         if let Some(previous) = self.recent.iter().rev().nth(1) {
             step.hints = self.patterns.observe(previous, sample, &decision);
         }

@@ -9,7 +9,6 @@ use std::fmt;
 use super::feedback::{self, LoopWarning};
 use super::flap::{FlapConfig, FlapDetector, FlapEvent, Flapping, Moves, Quantity};
 use crate::engine::{Decision, Engine};
-use crate::kernel::Sample;
 use crate::report::flips;
 use crate::rules::SourceFile;
 use crate::rules::eval::Trace;
@@ -63,9 +62,8 @@ impl fmt::Display for ChangedDecision {
 #[derive(Debug, Clone, Default)]
 pub struct Watch {
     pub flap: FlapDetector,
-    /// The reading observed last (without its `cpuN` lines: the loop
-    /// check decides on the aggregate line), its trace and its moves.
-    previous: Option<(Sample, Trace, Moves)>,
+    /// The trace and the moves of the interval observed last.
+    previous: Option<(Trace, Moves)>,
     /// The latest explained changes, newest last.
     pub changes: VecDeque<ChangedDecision>,
     /// The loops found, one per kind of action.
@@ -93,7 +91,6 @@ impl Watch {
         &mut self,
         engine: &Engine,
         source: &SourceFile,
-        sample: &Sample,
         decision: &Decision,
         trace: &Trace,
     ) -> Vec<Finding> {
@@ -105,7 +102,7 @@ impl Watch {
                 FlapEvent::Stopped(q) => Finding::FlapStopped(q),
             });
         }
-        if let Some((previous, before, old_moves)) = &self.previous {
+        if let Some((before, old_moves)) = &self.previous {
             if *old_moves != moves {
                 let why = flips::lines(&flips::flips(engine.rules(), source, before, trace));
                 let change = ChangedDecision {
@@ -125,14 +122,7 @@ impl Watch {
             let found_before = feedback::action_of(decision)
                 .is_some_and(|action| self.loops.iter().any(|l| l.action == action));
             if !found_before
-                && let Some(w) = feedback::check(
-                    engine,
-                    source,
-                    previous,
-                    sample,
-                    decision,
-                    &mut self.feedback,
-                )
+                && let Some(w) = feedback::check(engine, source, decision, &mut self.feedback)
                 && !self.loops.iter().any(|l| l.action == w.action)
             {
                 self.loops.push(w.clone());
@@ -140,8 +130,7 @@ impl Watch {
             }
         }
         match &mut self.previous {
-            Some((s, t, w)) => {
-                s.clone_without_lines_from(sample);
+            Some((t, w)) => {
                 if !self.no_traces {
                     t.clone_from(trace);
                 }
@@ -153,7 +142,7 @@ impl Watch {
                 } else {
                     trace.clone()
                 };
-                self.previous = Some((sample.copy_without_lines(), kept, moves));
+                self.previous = Some((kept, moves));
             }
         }
         found
@@ -168,18 +157,13 @@ impl Watch {
     /// Whether `decision` moves differently from the interval observed
     /// before it: its flips are then explained from both traces.
     pub fn changes(&self, decision: &Decision) -> bool {
-        matches!(&self.previous, Some((_, _, moves)) if *moves != Moves::of(decision))
+        matches!(&self.previous, Some((_, moves)) if *moves != Moves::of(decision))
     }
 
     /// The trace kept of the interval observed last, to be filled by a
     /// session that keeps none each interval (see [`Watch::keep_no_traces`]).
     pub fn previous_trace_mut(&mut self) -> Option<&mut Trace> {
-        self.previous.as_mut().map(|(_, trace, _)| trace)
-    }
-
-    /// The reading before the latest one observed, without its `cpuN` lines.
-    pub fn previous(&self) -> Option<&Sample> {
-        self.previous.as_ref().map(|p| &p.0)
+        self.previous.as_mut().map(|(trace, _)| trace)
     }
 
     /// Whether anything flaps now.
