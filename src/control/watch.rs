@@ -94,6 +94,7 @@ impl Watch {
         decision: &Decision,
         trace: &Trace,
     ) -> Vec<Finding> {
+        let explain = self.may_show_next_change();
         let mut found = Vec::new();
         let moves = Moves::of(decision);
         for e in self.flap.observe(decision.reading, moves) {
@@ -104,7 +105,11 @@ impl Watch {
         }
         if let Some((before, old_moves)) = &self.previous {
             if *old_moves != moves {
-                let why = flips::lines(&flips::flips(engine.rules(), source, before, trace));
+                let why = if explain {
+                    flips::lines(&flips::flips(engine.rules(), source, before, trace))
+                } else {
+                    Vec::new()
+                };
                 let change = ChangedDecision {
                     reading: decision.reading,
                     before: *old_moves,
@@ -152,6 +157,17 @@ impl Watch {
     /// trace of the interval before a change when one comes.
     pub fn keep_no_traces(&mut self) {
         self.no_traces = true;
+    }
+
+    /// Whether a change of decision in the next interval observed may be
+    /// shown, and is explained: always, but in a watch that keeps no
+    /// traces (`plugtop run`, which shows the changes only in the two
+    /// lines under a flap's start), only where a flap could start with it
+    /// or with the change after it: where two more reversals of one
+    /// quantity would make it flap. Reversals come only with changes, one
+    /// per quantity each, so a change this says no to is never shown.
+    pub fn may_show_next_change(&self) -> bool {
+        !self.no_traces || self.flap.within(2)
     }
 
     /// Whether `decision` moves differently from the interval observed
