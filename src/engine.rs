@@ -801,7 +801,7 @@ impl State {
             fatal: None,
         };
         if rules.cpu_enabled {
-            match self.cpu_group(rules, trace) {
+            match self.cpu_group(rules, trace, None) {
                 Ok(cpu) => decision.cpu = Some(cpu),
                 Err(fatal) => {
                     decision.fatal = Some(fatal);
@@ -810,7 +810,7 @@ impl State {
             }
         }
         if rules.mem_enabled {
-            match self.mem_group(rules, trace) {
+            match self.mem_group(rules, trace, None) {
                 Ok(mem) => decision.mem = Some(mem),
                 Err(fatal) => decision.fatal = Some(fatal),
             }
@@ -830,7 +830,7 @@ impl State {
         let cpu_rule = matches!(rule, RuleKind::Hotplug | RuleKind::Hotunplug);
         if rules.cpu_enabled {
             if cpu_rule || self.steady.cpu_may_stop {
-                match self.cpu_group(rules, &mut NoTrace) {
+                match self.cpu_group(rules, &mut NoTrace, Some(rule)) {
                     Ok(cpu) => decision.cpu = Some(cpu),
                     Err(fatal) => {
                         decision.fatal = Some(fatal);
@@ -844,7 +844,7 @@ impl State {
             }
         }
         if rules.mem_enabled && (!cpu_rule || self.steady.cpu_reads_memory) {
-            match self.mem_group(rules, &mut NoTrace) {
+            match self.mem_group(rules, &mut NoTrace, Some(rule)) {
                 Ok(mem) => decision.mem = Some(mem),
                 Err(fatal) => decision.fatal = Some(fatal),
             }
@@ -852,10 +852,14 @@ impl State {
         decision
     }
 
+    /// The CPU group's decision. Asked only whether HOTPLUG acts
+    /// (`asked`), it stops where HOTPLUG is false: nothing after it can
+    /// make the group plug.
     fn cpu_group<T: Recorder>(
         &mut self,
         rules: &RuleSet,
         trace: &mut T,
+        asked: Option<RuleKind>,
     ) -> Result<CpuDecision, Fatal> {
         let cur = self.history[0].cpustat;
         let onumcpus = cur[CpuStat::Onumcpus as usize];
@@ -895,6 +899,8 @@ impl State {
         let outcome = programs.truth(&eval, plug.root, trace).and_then(|p| {
             if p {
                 Ok((true, None))
+            } else if asked == Some(RuleKind::Hotplug) {
+                Ok((false, None))
             } else {
                 programs
                     .truth(&eval, unplug.root, trace)
@@ -1003,10 +1009,15 @@ impl State {
         Ok(Ok(()))
     }
 
+    /// The memory group's decision. Asked only whether MEMPLUG acts
+    /// (`asked`), it stops where MEMPLUG is false and the pool is within
+    /// CMM_MIN..CMM_MAX: MEMUNPLUG (or its fault) can then only keep or
+    /// grow the pool.
     fn mem_group<T: Recorder>(
         &mut self,
         rules: &RuleSet,
         trace: &mut T,
+        asked: Option<RuleKind>,
     ) -> Result<MemDecision, Fatal> {
         let missing = |name: &str| Fatal {
             message: format!("Symbol {name} not found, check your config file"),
@@ -1066,8 +1077,11 @@ impl State {
                 Some(r) => as_long(programs.number(&eval, r.root, trace), r.root)?,
                 None => inc,
             };
+            let within = (rules.settings.cmm_min..=rules.settings.cmm_max).contains(&pages);
             if programs.truth(&eval, plug.root, trace)? {
                 Ok((inc, dec, true, None))
+            } else if asked == Some(RuleKind::Memplug) && within {
+                Ok((inc, dec, false, None))
             } else {
                 Ok((
                     inc,
