@@ -10,8 +10,9 @@
 # intervals between them, so start-up and shutdown cancel out; the
 # intervals are counted, not timed: each opening of the kernel's
 # proc/stat (the simulated kernel replaces its files, so every reader opens
-# it anew each interval). Counts do not move with the machine's load as
-# CPU times do. Instructions are without valgrind's fallback walk (valgrind
+# it anew each interval), and each run is stopped once it has taken SHORT
+# or LONG readings, however slowly a loaded machine runs it under valgrind.
+# Counts do not move with the machine's load as CPU times do. Instructions are without valgrind's fallback walk (valgrind
 # 3.19 has no openat2; scripts/callgrind_walk.py); system calls are
 # counted under strace, where openat2 works. RSS is VmRSS at the end of the
 # long run (strace's tracee).
@@ -26,7 +27,7 @@
 # history fills, are in both runs and cancel.
 #
 # usage: scripts/cost.sh [PLUGTOP_BIN...]   (default: target/release/plugtop,
-#        built first). SHORT=12 LONG=42 seconds; RULES=file (default
+#        built first). SHORT=8 LONG=38 readings; RULES=file (default
 #        examples/rules/recommended-modern.conf: steady relies on its
 #        CMM_MAX and CPU_MIN); KEEP=dir keeps the profiles and traces.
 # plugtop runs under valgrind with scripts/cost/valgrind-rtmax.c preloaded
@@ -36,8 +37,14 @@
 #        about 2 x (LONG + 15) seconds.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-short=${SHORT:-12}
-long=${LONG:-42}
+short=${SHORT:-8}
+long=${LONG:-38}
+# An opening of the kernel's /proc/stat in valgrind's and strace's logs:
+# cpuplugd "/proc/stat", the floor and plugtop "proc/stat" below the root,
+# valgrind's fallback walk "stat" in proc/.
+stat='(([^"()]*/)?proc/stat|stat)'
+export VG_OPEN="sys_openat2? \( [^,]+, 0x[0-9a-f]+\($stat\)"
+export ST_OPEN="openat2?\([^,]+, \"$stat\""
 rules=$(readlink -f "${RULES:-examples/rules/recommended-modern.conf}")
 if [ $# -eq 0 ]; then
   cargo build --release --quiet --locked
@@ -76,9 +83,10 @@ kernel() {
   [ "$2" = steady ] && cmm=$cmm_max && mem=8192
   mkdir -p "$root/run/lock" "$root/var/lock" "$root/proc"
   nice -n 19 python3 "$work/harness/fakekernel.py" "$root" --cpus 4 --online 1 \
-    --mem-mib "$mem" --cmm "$cmm" --script idle:100000 --duration $((long + 60)) \
+    --mem-mib "$mem" --cmm "$cmm" --script idle:100000 --duration 3600 \
     >/dev/null 2>&1 &
   pids+=($!)
+  kernels+=($!)
   for _ in $(seq 200); do [ -s "$root/proc/stat" ] && break; sleep 0.1; done
   printf "$zvm" >"$root/proc/cpuinfo"
   # what valgrind and strace read of themselves, in cpuplugd's namespace
@@ -128,20 +136,45 @@ daemon_pid() {
   fi
 }
 
-# Stops scenario dir $1's runs of length $2 (SIGTERM: every daemon gives the
-# guest back and exits; callgrind then writes its profile); the long strace
-# runs' RSS first.
+# Readings taken so far by the run with output prefix $1 under tool $2.
+readings() {
+  if [ "$2" = callgrind ]; then
+    grep -cE "$VG_OPEN" "$1.vg" 2>/dev/null || true
+  else
+    grep -cE "$ST_OPEN" "$1.st" 2>/dev/null || true
+  fi
+}
+
+# Stops each run of scenario dir $1 once it has taken its readings
+# (SIGTERM: every daemon gives the guest back and exits; callgrind then
+# writes its profile); the long strace runs' RSS first.
 stop_runs() {
-  local dir=$1 len=$2 r d tool l p
-  for r in "${runs[@]}"; do
-    read -r d tool l <<<"$r"
-    [ "$l" = "$len" ] || continue
-    p=$(daemon_pid "$(cat "$dir/$d.$tool.$l.pid")" "$tool")
-    if [ "$tool" = strace ] && [ "$len" = long ]; then
-      grep -E '^Vm(RSS|HWM)' "/proc/$p/status" >"$dir/$d.rss" || true
-    fi
-    kill -TERM "$p" 2>/dev/null || true
+  local dir=$1 r d tool l p want left n
+  local -A done_runs=()
+  for _ in $(seq 3000); do
+    left=0
+    for r in "${runs[@]}"; do
+      [ -z "${done_runs[$r]:-}" ] || continue
+      read -r d tool l <<<"$r"
+      want=$short
+      [ "$l" = long ] && want=$long
+      n=$(readings "$dir/$d.$tool.$l" "$tool")
+      if [ "${n:-0}" -lt "$want" ]; then
+        left=1
+        continue
+      fi
+      p=$(daemon_pid "$(cat "$dir/$d.$tool.$l.pid")" "$tool")
+      if [ "$tool" = strace ] && [ "$l" = long ]; then
+        grep -E '^Vm(RSS|HWM)' "/proc/$p/status" >"$dir/$d.rss" || true
+      fi
+      kill -TERM "$p" 2>/dev/null || true
+      done_runs[$r]=1
+    done
+    [ "$left" = 1 ] || return 0
+    sleep 0.5
   done
+  echo "some runs did not take their readings in 25 minutes" >&2
+  return 1
 }
 
 daemons=(floor cpuplugd "${bins[@]}")
@@ -149,6 +182,7 @@ for scenario in acting steady; do
   dir=$work/$scenario
   mkdir -p "$dir"
   runs=()
+  kernels=()
   for d in "${!daemons[@]}"; do
     for tool in callgrind strace; do
       for len in short long; do
@@ -161,15 +195,13 @@ for scenario in acting steady; do
     read -r d tool len <<<"$r"
     start "${daemons[$d]}" "$tool" "$dir/$d.$tool.$len" "$work/$scenario.conf" "$dir/$d.$tool.$len"
   done
-  sleep "$short"
-  stop_runs "$dir" short
-  sleep $((long - short))
-  stop_runs "$dir" long
+  stop_runs "$dir"
   for r in "${runs[@]}"; do
     read -r d tool len <<<"$r"
     p=$(cat "$dir/$d.$tool.$len.pid")
     for _ in $(seq 600); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
   done
+  kill "${kernels[@]}" 2>/dev/null || true
 done
 
 python3 - "$work" "${#daemons[@]}" "${daemons[@]}" <<PY
@@ -178,11 +210,8 @@ sys.path.insert(0, "$scripts")
 from callgrind_walk import per_interval
 
 work, n, names = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
-# an opening of the kernel's /proc/stat: cpuplugd "/proc/stat", the floor
-# and plugtop "proc/stat" below the root, valgrind's walk "stat" in proc/
-STAT = r'(?:[^"()]*/)?proc/stat|stat'
-VG_OPEN = re.compile(r'sys_openat2? \( [^,]+, 0x[0-9a-f]+\((?:' + STAT + r')\)')
-ST_OPEN = re.compile(r'\bopenat2?\([^,]+, "(?:' + STAT + r')"')
+VG_OPEN = re.compile(os.environ["VG_OPEN"])
+ST_OPEN = re.compile(os.environ["ST_OPEN"])
 ST_CALL = re.compile(r'^\d+ +([a-z_0-9]+)\(')
 
 def intervals(path, pattern):
@@ -238,4 +267,4 @@ for s in ("acting", "steady"):
     line(f"system calls, {s}", [rows[(s, d)][1] for d in range(n)], lambda v: f"{v:.1f}")
 line("RSS (MiB, end of the acting run)", [rss(d) for d in range(n)], lambda v: f"{v:.1f}")
 PY
-echo "rules $rules; short ${short}s, long ${long}s; load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "rules $rules; runs of $short and $long readings; load $(cut -d' ' -f1-3 /proc/loadavg)"
