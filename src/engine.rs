@@ -7,10 +7,11 @@
 use std::collections::VecDeque;
 use std::sync::Arc;
 
+use crate::kernel::deltas::tick_delta;
 use crate::kernel::fields::{FieldTable, Layout};
-use crate::kernel::{Interest, Polarization, ProcBytes, Sample};
-use crate::rules::compiled::Programs;
-use crate::rules::eval::{Evaluator, Readings, Recorder, Stop, fatal_message};
+use crate::kernel::{CpuTicks, Interest, Polarization, ProcBytes, Sample, Stamp};
+use crate::rules::compiled::{Context, Programs};
+use crate::rules::eval::{Evaluator, NoTrace, Readings, Recorder, Stop, fatal_message};
 use crate::rules::expr::{CpuStat, Keyword, NodeKind, Reading, RuleKind};
 use crate::rules::fpu::{self, Fault};
 use crate::rules::{NodeId, RuleSet};
@@ -74,6 +75,10 @@ impl Symbols {
 #[derive(Debug, Default)]
 struct IntervalValues {
     time: f64,
+    /// The time stamp and the aggregate ticks as read, for the intervals
+    /// the loop check extrapolates from this one ([`Engine::push_steady`]).
+    micros: i64,
+    ticks: CpuTicks,
     /// In [`CpuStat::ALL`] order.
     cpustat: [f64; 14],
     meminfo: Vec<Option<f64>>,
@@ -102,6 +107,8 @@ impl Clone for IntervalValues {
     fn clone_from(&mut self, source: &Self) {
         let IntervalValues {
             time,
+            micros,
+            ticks,
             cpustat,
             meminfo,
             vmstat,
@@ -110,6 +117,8 @@ impl Clone for IntervalValues {
             polarization,
         } = self;
         *time = source.time;
+        *micros = source.micros;
+        *ticks = source.ticks;
         *cpustat = source.cpustat;
         meminfo.clone_from(&source.meminfo);
         vmstat.clone_from(&source.vmstat);
@@ -258,6 +267,43 @@ struct State {
     offset: usize,
     /// Whether any expression names a share (`user`, `idle`, …).
     shares_named: bool,
+    /// What the loop check's steady intervals need of the group it does
+    /// not ask about ([`Engine::push_steady`]).
+    steady: SteadyNeeds,
+}
+
+/// Whether the CPU group can stop cpuplugd (it then decides first in every
+/// interval the loop check builds for a memory rule) and whether its rules
+/// read the memory keywords (the memory group then runs in every interval
+/// the check builds for a CPU rule, as they lag it by one).
+#[derive(Debug, Clone, Copy, Default)]
+struct SteadyNeeds {
+    cpu_may_stop: bool,
+    cpu_reads_memory: bool,
+}
+
+impl SteadyNeeds {
+    fn of(rules: &RuleSet, programs: &Programs) -> Self {
+        let mut needs = SteadyNeeds::default();
+        for kind in [RuleKind::Hotplug, RuleKind::Hotunplug] {
+            let Some(rule) = rules.rule(kind) else {
+                continue;
+            };
+            match programs.find(rule.root, Context::Truth) {
+                Some(p) => {
+                    needs.cpu_may_stop |= p.may_stop();
+                    needs.cpu_reads_memory |= p.reads_keyword(|k| {
+                        matches!(k, Keyword::Apcr | Keyword::Swaprate | Keyword::Freemem)
+                    });
+                }
+                None => {
+                    needs.cpu_may_stop = true;
+                    needs.cpu_reads_memory = true;
+                }
+            }
+        }
+        needs
+    }
 }
 
 impl Clone for Engine {
@@ -292,6 +338,7 @@ impl Clone for State {
             start_bytes: self.start_bytes,
             offset: self.offset,
             shares_named: self.shares_named,
+            steady: self.steady,
         }
     }
 
@@ -309,6 +356,7 @@ impl Clone for State {
             start_bytes,
             offset,
             shares_named,
+            steady,
         } = self;
         programs.clone_from(&source.programs);
         // Entry by entry, so each keeps its buffers.
@@ -328,6 +376,7 @@ impl Clone for State {
         *start_bytes = source.start_bytes;
         *offset = source.offset;
         *shares_named = source.shares_named;
+        *steady = source.steady;
     }
 }
 
@@ -353,6 +402,35 @@ impl Readings for HistoryView<'_> {
             Reading::Time => Some(e.time),
         }
     }
+}
+
+/// One interval's `cpustat` values, in [`CpuStat::ALL`] order.
+fn cpustat_of(t: &CpuTicks, onumcpus: f64, loadavg: f64, runnable: f64) -> [f64; 14] {
+    // Edge case C: cpuplugd scans each counter with `%ld`, which
+    // saturates at the largest long; `total_ticks` is then their sum in
+    // unsigned longs, which wraps, printed back as a (signed) long.
+    let saturated = |v: u64| v.min(i64::MAX as u64);
+    let long = |v: u64| saturated(v) as i64 as f64;
+    let total = t
+        .columns()
+        .iter()
+        .fold(0u64, |a, v| a.wrapping_add(saturated(*v))) as i64 as f64;
+    [
+        onumcpus,
+        loadavg,
+        runnable,
+        long(t.user),
+        long(t.nice),
+        long(t.system),
+        long(t.idle),
+        long(t.iowait),
+        long(t.irq),
+        long(t.softirq),
+        long(t.steal),
+        long(t.guest),
+        long(t.guest_nice),
+        total,
+    ]
 }
 
 /// Whether any expression of `rules` reads /proc/loadavg: the keywords
@@ -386,9 +464,11 @@ fn first_var_nodes(rules: &RuleSet) -> Vec<Option<NodeId>> {
 impl Engine {
     /// An engine for a loaded rule set, with an empty history.
     pub fn new(rules: Arc<RuleSet>) -> Self {
+        let programs = Programs::of(&rules);
         Engine {
             state: State {
-                programs: Arc::new(Programs::of(&rules)),
+                steady: SteadyNeeds::of(&rules, &programs),
+                programs: Arc::new(programs),
                 history: VecDeque::with_capacity(rules.history_depth as usize + 1),
                 symbols: Symbols::default(),
                 meminfo: Projector::default(),
@@ -505,6 +585,151 @@ impl Engine {
         }
         Some(self.state.decide(&self.rules, trace))
     }
+
+    /// Takes the interval after the newest reading as the loop check
+    /// models it ([`steady_next`]: the guest keeps the pace it had between
+    /// the two newest readings, after `change`) and decides it as far as
+    /// `rule` needs: its own group, and of the other what a full decision
+    /// would carry into it (the CPU keywords; a stop of the CPU group; the
+    /// memory keywords the CPU rules read one interval late). Whether
+    /// `rule` acts comes out as a full decision's would; the group not
+    /// needed is `None`. `None` while the history is still filling.
+    pub fn push_steady(&mut self, change: Change, rule: RuleKind) -> Option<Decision> {
+        let state = &mut self.state;
+        if state.readings <= self.rules.history_depth as usize || state.history.len() < 2 {
+            return None;
+        }
+        let full = state.history.len() > self.rules.history_depth as usize;
+        let mut next = if full {
+            state.history.pop_back().unwrap_or_default()
+        } else {
+            IntervalValues::default()
+        };
+        if state.history.len() < 2 {
+            // The entry taken back was the reading before the newest.
+            let previous = next.clone();
+            steady_next(&mut next, &previous, &state.history[0], change, &self.rules);
+        } else {
+            steady_next(
+                &mut next,
+                &state.history[1],
+                &state.history[0],
+                change,
+                &self.rules,
+            );
+        }
+        state.history.push_front(next);
+        state.readings += 1;
+        Some(state.decide_for(&self.rules, rule))
+    }
+}
+
+/// What the loop check models an action as: CPUs plugged (or unplugged,
+/// negative) or the pool set to a size.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Change {
+    Cpus(i64),
+    Pool(i64),
+}
+
+/// Makes `next` the interval after `latest` if the guest keeps doing what
+/// it did between `previous` and `latest`, after `change`: the same work
+/// spread over the new CPU count (the idle columns absorb the capacity
+/// change; the work stays unless it no longer fits), counters at their
+/// pace (one that fell stays), levels where they were, and the pool's
+/// pages out of (or back into) MemFree.
+fn steady_next(
+    next: &mut IntervalValues,
+    previous: &IntervalValues,
+    latest: &IntervalValues,
+    change: Change,
+    rules: &RuleSet,
+) {
+    next.micros = latest.micros + (latest.micros - previous.micros).max(1);
+    next.time = Stamp {
+        micros: next.micros,
+    }
+    .seconds();
+    let now = latest.ticks.columns();
+    let mut delta = tick_delta(&latest.ticks, &previous.ticks)
+        .unwrap_or_default()
+        .columns()
+        .map(|t| t as f64);
+    let mut onumcpus = latest.cpustat[CpuStat::Onumcpus as usize];
+    if let Change::Cpus(by) = change {
+        let n = onumcpus.max(1.0);
+        let n_new = (n + by as f64).max(1.0);
+        let total: f64 = delta.iter().sum::<f64>() - delta[8] - delta[9];
+        let capacity = total * n_new / n;
+        let idle_share = if delta[3] + delta[4] > 0.0 {
+            delta[4] / (delta[3] + delta[4])
+        } else {
+            0.0
+        };
+        let mut busy: f64 = total - delta[3] - delta[4];
+        if busy > capacity {
+            let scale = capacity / busy;
+            for (i, d) in delta.iter_mut().enumerate() {
+                if i != 3 && i != 4 {
+                    *d *= scale;
+                }
+            }
+            busy = capacity;
+        }
+        let free = (capacity - busy).max(0.0);
+        delta[3] = free * (1.0 - idle_share);
+        delta[4] = free * idle_share;
+        // The hypothetical list stays as long as a real one can be.
+        let count = (n_new as u32).min(crate::kernel::cpulist::MAX_CPUS);
+        onumcpus = f64::from(i32::try_from(count).unwrap_or(i32::MAX));
+    }
+    let mut cols = now;
+    for i in 0..10 {
+        cols[i] = now[i].saturating_add(delta[i].round() as u64);
+    }
+    next.ticks = CpuTicks::from_columns(cols);
+    next.cpustat = cpustat_of(
+        &next.ticks,
+        onumcpus,
+        latest.cpustat[CpuStat::Loadavg as usize],
+        latest.cpustat[CpuStat::RunnableProc as usize],
+    );
+    // Counters keep their pace, levels stay.
+    let pace =
+        |v: Option<f64>, before: Option<f64>| v.map(|v| v + (v - before.unwrap_or(v)).max(0.0));
+    next.vmstat.clear();
+    next.vmstat.extend(
+        latest
+            .vmstat
+            .iter()
+            .zip(&previous.vmstat)
+            .map(|(v, before)| pace(*v, *before)),
+    );
+    for i in 1..MEM_BASE.len() {
+        next.base[i] = pace(latest.base[i], previous.base[i]);
+    }
+    let (free_less, pool) = match change {
+        Change::Pool(to) => ((to - latest.cmm_pages.unwrap_or(0)) as f64 * 4.0, Some(to)),
+        Change::Cpus(_) => (0.0, latest.cmm_pages),
+    };
+    let less = |v: Option<f64>| {
+        if matches!(change, Change::Pool(_)) {
+            v.map(|v| (v - free_less).max(0.0))
+        } else {
+            v
+        }
+    };
+    next.meminfo.clear();
+    next.meminfo.extend(
+        latest
+            .meminfo
+            .iter()
+            .zip(&rules.fields.meminfo)
+            .map(|(v, name)| if name == MEM_BASE[0] { less(*v) } else { *v }),
+    );
+    next.base[0] = less(latest.base[0]);
+    next.cmm_pages = pool;
+    next.polarization = latest.polarization;
 }
 
 impl State {
@@ -544,32 +769,14 @@ impl State {
             IntervalValues::default()
         };
         entry.time = sample.stamp.seconds();
-        let t = &sample.ticks;
-        // Edge case C: cpuplugd scans each counter with `%ld`, which
-        // saturates at the largest long; `total_ticks` is then their sum in
-        // unsigned longs, which wraps, printed back as a (signed) long.
-        let saturated = |v: u64| v.min(i64::MAX as u64);
-        let long = |v: u64| saturated(v) as i64 as f64;
-        let total = t
-            .columns()
-            .iter()
-            .fold(0u64, |a, v| a.wrapping_add(saturated(*v))) as i64 as f64;
-        entry.cpustat = [
+        entry.micros = sample.stamp.micros;
+        entry.ticks = sample.ticks;
+        entry.cpustat = cpustat_of(
+            &sample.ticks,
             f64::from(sample.online.count),
             sample.loadavg,
             sample.runnable,
-            long(t.user),
-            long(t.nice),
-            long(t.system),
-            long(t.idle),
-            long(t.iowait),
-            long(t.irq),
-            long(t.softirq),
-            long(t.steal),
-            long(t.guest),
-            long(t.guest_nice),
-            total,
-        ];
+        );
         let fields = &rules.fields;
         self.meminfo
             .project(&sample.meminfo, &fields.meminfo, &mut entry.meminfo);
@@ -594,7 +801,7 @@ impl State {
             fatal: None,
         };
         if rules.cpu_enabled {
-            match self.cpu_group(rules, trace) {
+            match self.cpu_group(rules, trace, None) {
                 Ok(cpu) => decision.cpu = Some(cpu),
                 Err(fatal) => {
                     decision.fatal = Some(fatal);
@@ -603,7 +810,7 @@ impl State {
             }
         }
         if rules.mem_enabled {
-            match self.mem_group(rules, trace) {
+            match self.mem_group(rules, trace, None) {
                 Ok(mem) => decision.mem = Some(mem),
                 Err(fatal) => decision.fatal = Some(fatal),
             }
@@ -611,10 +818,48 @@ impl State {
         decision
     }
 
+    /// [`Engine::push_steady`]'s decision: `rule`'s group, and of the
+    /// other what a full decision would carry into it.
+    fn decide_for(&mut self, rules: &RuleSet, rule: RuleKind) -> Decision {
+        let mut decision = Decision {
+            reading: self.offset + self.readings - 1,
+            cpu: None,
+            mem: None,
+            fatal: None,
+        };
+        let cpu_rule = matches!(rule, RuleKind::Hotplug | RuleKind::Hotunplug);
+        if rules.cpu_enabled {
+            if cpu_rule || self.steady.cpu_may_stop {
+                match self.cpu_group(rules, &mut NoTrace, Some(rule)) {
+                    Ok(cpu) => decision.cpu = Some(cpu),
+                    Err(fatal) => {
+                        decision.fatal = Some(fatal);
+                        return decision;
+                    }
+                }
+            } else if self.history[0].polarization != Some(Polarization::Vertical) {
+                // The keywords the memory rules may read; a fault here
+                // skips only the CPU group.
+                let _ = self.cpu_symbols();
+            }
+        }
+        if rules.mem_enabled && (!cpu_rule || self.steady.cpu_reads_memory) {
+            match self.mem_group(rules, &mut NoTrace, Some(rule)) {
+                Ok(mem) => decision.mem = Some(mem),
+                Err(fatal) => decision.fatal = Some(fatal),
+            }
+        }
+        decision
+    }
+
+    /// The CPU group's decision. Asked only whether HOTPLUG acts
+    /// (`asked`), it stops where HOTPLUG is false: nothing after it can
+    /// make the group plug.
     fn cpu_group<T: Recorder>(
         &mut self,
         rules: &RuleSet,
         trace: &mut T,
+        asked: Option<RuleKind>,
     ) -> Result<CpuDecision, Fatal> {
         let cur = self.history[0].cpustat;
         let onumcpus = cur[CpuStat::Onumcpus as usize];
@@ -654,6 +899,8 @@ impl State {
         let outcome = programs.truth(&eval, plug.root, trace).and_then(|p| {
             if p {
                 Ok((true, None))
+            } else if asked == Some(RuleKind::Hotplug) {
+                Ok((false, None))
             } else {
                 programs
                     .truth(&eval, unplug.root, trace)
@@ -762,10 +1009,15 @@ impl State {
         Ok(Ok(()))
     }
 
+    /// The memory group's decision. Asked only whether MEMPLUG acts
+    /// (`asked`), it stops where MEMPLUG is false and the pool is within
+    /// CMM_MIN..CMM_MAX: MEMUNPLUG (or its fault) can then only keep or
+    /// grow the pool.
     fn mem_group<T: Recorder>(
         &mut self,
         rules: &RuleSet,
         trace: &mut T,
+        asked: Option<RuleKind>,
     ) -> Result<MemDecision, Fatal> {
         let missing = |name: &str| Fatal {
             message: format!("Symbol {name} not found, check your config file"),
@@ -825,8 +1077,11 @@ impl State {
                 Some(r) => as_long(programs.number(&eval, r.root, trace), r.root)?,
                 None => inc,
             };
+            let within = (rules.settings.cmm_min..=rules.settings.cmm_max).contains(&pages);
             if programs.truth(&eval, plug.root, trace)? {
                 Ok((inc, dec, true, None))
+            } else if asked == Some(RuleKind::Memplug) && within {
+                Ok((inc, dec, false, None))
             } else {
                 Ok((
                     inc,

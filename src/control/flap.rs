@@ -242,6 +242,15 @@ impl FlapDetector {
             .collect()
     }
 
+    /// Whether `more` reversals of one quantity could make it flap (the
+    /// window sliding on only takes reversals away).
+    pub fn within(&self, more: usize) -> bool {
+        let threshold = self.config.reversals.max(2);
+        [&self.cpu, &self.pool]
+            .iter()
+            .any(|t| t.reversals.len() + more >= threshold)
+    }
+
     /// Reversals since the start, CPU and pool together.
     pub fn total_reversals(&self) -> usize {
         self.cpu.total + self.pool.total

@@ -127,7 +127,8 @@ pub struct Session {
     trace: Trace,
     /// Tracing only the intervals that need a trace (see
     /// [`Session::trace_only_when_needed`]): the engine as it was before
-    /// the newest reading, to trace the interval before a change.
+    /// the newest reading, to trace the interval before a change that may
+    /// be shown.
     lean: Option<Engine>,
     controller: Controller,
     /// The start limits are owed: the session began acting after its first
@@ -205,12 +206,14 @@ impl Session {
 
     /// Decides without a truth trace from now on, and traces an interval
     /// only when something reads its trace: a group's fault (its notice
-    /// names the sub-expression) or a change of decision (its flips compare
-    /// the trace before with the one after, the one before traced again
-    /// from a copy of the engine). The decisions, notices and findings are
-    /// the same; deciding runs the rules' flat programs instead of walking
-    /// and recording the tree. For `plugtop run` without metrics: nothing
-    /// else there reads the trace.
+    /// names the sub-expression) or a change of decision that may be shown
+    /// (its flips compare the trace before with the one after, the one
+    /// before traced again from a copy of the engine, kept only then; see
+    /// [`Watch::may_show_next_change`]). The decisions, notices and the
+    /// lines logged are the same (other changes keep no explanation);
+    /// deciding runs the rules' flat programs instead of walking and
+    /// recording the tree. For `plugtop run` without metrics: nothing else
+    /// there reads the trace.
     pub fn trace_only_when_needed(&mut self) {
         if self.lean.is_none() {
             self.lean = Some(self.engine.clone());
@@ -296,7 +299,10 @@ impl Session {
         }
         let pushed = match &mut self.lean {
             Some(before) => {
-                before.clone_from(&self.engine);
+                // Kept only for a change that may be shown.
+                if self.watch.may_show_next_change() {
+                    before.clone_from(&self.engine);
+                }
                 self.engine.push(&sample, &mut NoTrace)
             }
             None => self.engine.push(&sample, &mut self.trace),
@@ -398,9 +404,9 @@ impl Session {
                 step.notices.push(Notice::LimitReached("minimum memory"));
             }
         }
-        step.findings =
-            self.watch
-                .observe(&self.engine, &self.file, sample, &decision, &self.trace);
+        step.findings = self
+            .watch
+            .observe(&self.engine, &self.file, &decision, &self.trace);
         if let Some(previous) = self.recent.iter().rev().nth(1) {
             step.hints = self.patterns.observe(previous, sample, &decision);
         }
@@ -415,7 +421,7 @@ impl Session {
         use crate::engine::GroupStatus;
         let faulted = matches!(decision.cpu.map(|c| c.status), Some(GroupStatus::Fault(_)))
             || matches!(decision.mem.map(|m| m.status), Some(GroupStatus::Fault(_)));
-        let changes = self.watch.changes(decision);
+        let changes = self.watch.changes(decision) && self.watch.may_show_next_change();
         if faulted || changes {
             let _ = self.engine.decide(&mut self.trace);
         }

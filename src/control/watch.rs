@@ -9,7 +9,6 @@ use std::fmt;
 use super::feedback::{self, LoopWarning};
 use super::flap::{FlapConfig, FlapDetector, FlapEvent, Flapping, Moves, Quantity};
 use crate::engine::{Decision, Engine};
-use crate::kernel::Sample;
 use crate::report::flips;
 use crate::rules::SourceFile;
 use crate::rules::eval::Trace;
@@ -63,9 +62,8 @@ impl fmt::Display for ChangedDecision {
 #[derive(Debug, Clone, Default)]
 pub struct Watch {
     pub flap: FlapDetector,
-    /// The reading observed last (without its `cpuN` lines: the loop
-    /// check decides on the aggregate line), its trace and its moves.
-    previous: Option<(Sample, Trace, Moves)>,
+    /// The trace and the moves of the interval observed last.
+    previous: Option<(Trace, Moves)>,
     /// The latest explained changes, newest last.
     pub changes: VecDeque<ChangedDecision>,
     /// The loops found, one per kind of action.
@@ -93,10 +91,10 @@ impl Watch {
         &mut self,
         engine: &Engine,
         source: &SourceFile,
-        sample: &Sample,
         decision: &Decision,
         trace: &Trace,
     ) -> Vec<Finding> {
+        let explain = self.may_show_next_change();
         let mut found = Vec::new();
         let moves = Moves::of(decision);
         for e in self.flap.observe(decision.reading, moves) {
@@ -105,9 +103,13 @@ impl Watch {
                 FlapEvent::Stopped(q) => Finding::FlapStopped(q),
             });
         }
-        if let Some((previous, before, old_moves)) = &self.previous {
+        if let Some((before, old_moves)) = &self.previous {
             if *old_moves != moves {
-                let why = flips::lines(&flips::flips(engine.rules(), source, before, trace));
+                let why = if explain {
+                    flips::lines(&flips::flips(engine.rules(), source, before, trace))
+                } else {
+                    Vec::new()
+                };
                 let change = ChangedDecision {
                     reading: decision.reading,
                     before: *old_moves,
@@ -125,14 +127,7 @@ impl Watch {
             let found_before = feedback::action_of(decision)
                 .is_some_and(|action| self.loops.iter().any(|l| l.action == action));
             if !found_before
-                && let Some(w) = feedback::check(
-                    engine,
-                    source,
-                    previous,
-                    sample,
-                    decision,
-                    &mut self.feedback,
-                )
+                && let Some(w) = feedback::check(engine, source, decision, &mut self.feedback)
                 && !self.loops.iter().any(|l| l.action == w.action)
             {
                 self.loops.push(w.clone());
@@ -140,8 +135,7 @@ impl Watch {
             }
         }
         match &mut self.previous {
-            Some((s, t, w)) => {
-                s.clone_without_lines_from(sample);
+            Some((t, w)) => {
                 if !self.no_traces {
                     t.clone_from(trace);
                 }
@@ -153,7 +147,7 @@ impl Watch {
                 } else {
                     trace.clone()
                 };
-                self.previous = Some((sample.copy_without_lines(), kept, moves));
+                self.previous = Some((kept, moves));
             }
         }
         found
@@ -165,21 +159,27 @@ impl Watch {
         self.no_traces = true;
     }
 
+    /// Whether a change of decision in the next interval observed may be
+    /// shown, and is explained: always, but in a watch that keeps no
+    /// traces (`plugtop run`, which shows the changes only in the two
+    /// lines under a flap's start), only where a flap could start with it
+    /// or with the change after it: where two more reversals of one
+    /// quantity would make it flap. Reversals come only with changes, one
+    /// per quantity each, so a change this says no to is never shown.
+    pub fn may_show_next_change(&self) -> bool {
+        !self.no_traces || self.flap.within(2)
+    }
+
     /// Whether `decision` moves differently from the interval observed
     /// before it: its flips are then explained from both traces.
     pub fn changes(&self, decision: &Decision) -> bool {
-        matches!(&self.previous, Some((_, _, moves)) if *moves != Moves::of(decision))
+        matches!(&self.previous, Some((_, moves)) if *moves != Moves::of(decision))
     }
 
     /// The trace kept of the interval observed last, to be filled by a
     /// session that keeps none each interval (see [`Watch::keep_no_traces`]).
     pub fn previous_trace_mut(&mut self) -> Option<&mut Trace> {
-        self.previous.as_mut().map(|(_, trace, _)| trace)
-    }
-
-    /// The reading before the latest one observed, without its `cpuN` lines.
-    pub fn previous(&self) -> Option<&Sample> {
-        self.previous.as_ref().map(|p| &p.0)
+        self.previous.as_mut().map(|(trace, _)| trace)
     }
 
     /// Whether anything flaps now.

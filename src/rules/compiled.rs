@@ -122,6 +122,37 @@ impl Program {
         }
     }
 
+    /// Whether running it on a full history can stop cpuplugd: a node it
+    /// always stops at, or a /proc name some reading may lack (every
+    /// `cpustat` name and `time` are in every reading).
+    pub fn may_stop(&self) -> bool {
+        self.ops.iter().any(|op| matches!(op, Op::Fail(..)))
+            || self.leaves().any(|leaf| {
+                matches!(
+                    leaf,
+                    Leaf::Reading {
+                        reading: Reading::Meminfo(_)
+                            | Reading::Vmstat(_)
+                            | Reading::CpustatUnknown(_),
+                        ..
+                    }
+                )
+            })
+    }
+
+    /// Whether it reads a keyword `wanted` picks.
+    pub fn reads_keyword(&self, wanted: impl Fn(Keyword) -> bool) -> bool {
+        self.leaves()
+            .any(|leaf| matches!(leaf, Leaf::Keyword(k) if wanted(k)))
+    }
+
+    fn leaves(&self) -> impl Iterator<Item = Leaf> + '_ {
+        self.ops.iter().filter_map(|op| match *op {
+            Op::Push(leaf) | Op::ArithLeaf(_, _, leaf) | Op::CompareLeaf(_, _, leaf) => Some(leaf),
+            _ => None,
+        })
+    }
+
     fn run_on<R: Readings>(&self, readings: &R, stack: &mut [f64]) -> Result<f64, Stop> {
         let mut sp = 0usize;
         let mut pc = 0usize;

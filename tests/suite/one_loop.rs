@@ -168,6 +168,15 @@ fn the_simulator_plugtop_run_and_the_screen_act_alike() {
 /// one tracing only what needs it (`plugtop run`'s). The guests are the
 /// same as long as the sessions decide alike.
 fn lean_and_traced(scenario: &Scenario, text: &str) -> (Vec<String>, Vec<String>) {
+    lean_and_traced_flapping_at(scenario, text, FlapConfig::default())
+}
+
+/// [`lean_and_traced`] with these flapping thresholds.
+fn lean_and_traced_flapping_at(
+    scenario: &Scenario,
+    text: &str,
+    flap: FlapConfig,
+) -> (Vec<String>, Vec<String>) {
     let dir = common::tempdir();
     let path = dir.path().join("r.conf");
     std::fs::write(&path, text).expect("rules");
@@ -175,12 +184,8 @@ fn lean_and_traced(scenario: &Scenario, text: &str) -> (Vec<String>, Vec<String>
     for (lean, lines) in [false, true].into_iter().zip(said.iter_mut()) {
         let (guest, mut source, facts) = guest(scenario);
         let (set, file) = plugtop::rules::load_path(&path, &facts).expect("rules load");
-        let mut session = plugtop::control::session::Session::new(
-            Arc::new(set),
-            file,
-            Mode::Auto,
-            FlapConfig::default(),
-        );
+        let mut session =
+            plugtop::control::session::Session::new(Arc::new(set), file, Mode::Auto, flap);
         if lean {
             session.trace_only_when_needed();
         }
@@ -237,4 +242,25 @@ fn tracing_only_what_needs_it_says_the_same() {
     }
     assert!(flips > 0, "changes of decision were explained");
     assert!(faults > 0, "faults were said");
+}
+
+/// `plugtop run` explains a change of decision only where a flap could
+/// start with it or with the next change (the two lines under a flap's
+/// start show both): at every threshold and window, what it logs is what a
+/// session explaining every change logs.
+#[test]
+fn explaining_only_changes_a_flap_may_show_says_the_same_at_every_threshold() {
+    let text =
+        std::fs::read_to_string("examples/rules/oscillating-tight.conf").expect("shipped rules");
+    let mut flaps = 0;
+    for name in ["oscillating", "daytrader"] {
+        let scenario = common::scenario(name);
+        for (window, reversals) in [(30, 2), (30, 3), (8, 4), (30, 6), (4, 3)] {
+            let flap = FlapConfig { window, reversals };
+            let (traced, lean) = lean_and_traced_flapping_at(&scenario, &text, flap);
+            assert_eq!(lean, traced, "{name} {flap:?}");
+            flaps += traced.iter().filter(|l| l.contains("flapping")).count();
+        }
+    }
+    assert!(flaps > 0, "flapping was said, with the changes under it");
 }
