@@ -324,9 +324,19 @@ fn plugs_under_load_unplugs_when_idle_and_restores_on_sigterm() {
         assert!((0..=5000).contains(&s.pool), "pool limits respected: {s:?}");
     }
     kernel.phase.store(BUSY, Ordering::SeqCst);
-    kernel.until("plugging again", |s| s.online >= 2);
+    kernel.until("plugging again", |s| s.online == 3);
+    // Reloaded rules that unplug under the same load: only they bring the
+    // guest down to one CPU, so the reload is known to have happened
+    // before the TERM (a wait on the old rules raced it under load).
+    std::fs::write(
+        &rules,
+        RULES
+            .replace("HOTPLUG=\"idle < 30\"", "HOTPLUG=\"0\"")
+            .replace("HOTUNPLUG=\"idle > 150\"", "HOTUNPLUG=\"1\""),
+    )
+    .expect("new rules");
     signal(&child, "HUP");
-    kernel.until("a few more intervals after the reload", |s| s.online == 3);
+    kernel.until("the reloaded rules unplugging", |s| s.online == 1);
     signal(&child, "TERM");
     let out = child.wait_with_output().expect("plugtop exits");
     let log = String::from_utf8_lossy(&out.stdout);
