@@ -16,7 +16,9 @@ use crate::rules::eval::NoTrace;
 use crate::rules::{RuleKind, RuleSet, Setting, Severity, SourceFile, SystemFacts, load};
 use crate::sim::Scenario;
 use crate::sim::run::{SimOptions, simulate_loaded};
+use crate::tui::layer_keys::{EDITOR_KEYS, EditorAction, action_in};
 use crate::tui::line_input::LineInput;
+use crossterm::event::KeyEvent;
 
 /// What the edited rules would have done.
 #[derive(Debug, Clone, PartialEq)]
@@ -286,9 +288,32 @@ impl WhatIfEditor {
         self.input = LineInput::new(text);
     }
 
+    /// A key of [`EDITOR_KEYS`] that stays in the editor: Tab and ⇧Tab move
+    /// between the fields, Ctrl-O names a whole rule file (and back), any
+    /// other key edits the text. Whether the edit may have changed, so
+    /// that it needs a check. The keys that leave the editor (run, apply,
+    /// write, close) are the screen's: each screen does its own with them.
+    pub fn edit(&mut self, key: KeyEvent, rules: &RuleSet, file: &SourceFile) -> bool {
+        match action_in(EDITOR_KEYS, key) {
+            Some(EditorAction::NextField) if !self.file_mode => {
+                self.step_field(rules, file, 1);
+                true
+            }
+            Some(EditorAction::PreviousField) if !self.file_mode => {
+                self.step_field(rules, file, -1);
+                true
+            }
+            Some(EditorAction::FileMode) => {
+                self.toggle_file_mode(rules, file);
+                true
+            }
+            _ => self.key(key),
+        }
+    }
+
     /// An editing key on the text; a change drops the last result, which
     /// no longer matches. Whether it was an editing key.
-    pub fn key(&mut self, key: crossterm::event::KeyEvent) -> bool {
+    pub fn key(&mut self, key: KeyEvent) -> bool {
         match self.input.key(key) {
             Some(changed) => {
                 if changed {
@@ -393,6 +418,10 @@ impl WhatIfEditor {
                 }
             };
         }
+        if let Some(message) = self.label_typed() {
+            self.error = Some((message, Some(0)));
+            return None;
+        }
         let (edited, at) = self.edited_file(rules, file);
         let outcome = load(&edited, facts);
         if outcome.refusal.is_none() {
@@ -419,6 +448,22 @@ impl WhatIfEditor {
             .or_else(|| outcome.refusal.as_ref().map(|r| (r.message.clone(), None)));
         self.error = first;
         None
+    }
+
+    /// The field's own name typed (or pasted) before its text, as a line of
+    /// the file has it (`MEMUNPLUG="…"`): the name is the label, drawn
+    /// before the text, not part of it; said so rather than as cpuplugd's
+    /// "unknown name".
+    fn label_typed(&self) -> Option<String> {
+        let name = self.field.name();
+        let typed = self.input.text().trim_start();
+        let rest = typed.get(..name.len())?;
+        let after = typed[name.len()..].trim_start();
+        (rest.eq_ignore_ascii_case(name) && after.starts_with('=')).then(|| {
+            format!(
+                "`{name}=` is the label, not part of the text: type only what comes after it (without quotes)"
+            )
+        })
     }
 
     /// Runs the edited rules over `history` (oldest first), open loop, or
