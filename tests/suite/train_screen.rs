@@ -163,16 +163,26 @@ fn question_mark_opens_the_help_and_question_mark_or_esc_closes_it() {
     assert!(screen(&a).contains("? help"), "the footer names the help");
     press(&mut a, KeyCode::Char('?'));
     assert!(a.help);
-    let shown = screen(&a);
-    assert_snapshot_of!("train_screen", "loadavg_help_80x24", shown.clone());
+    let first = screen(&a);
+    assert_snapshot_of!("train_screen", "loadavg_help_80x24", first.clone());
+    // What does not fit is said at the bottom, and PgDn brings it.
+    assert!(first.contains("more ↓ PgDn"), "{first}");
+    press(&mut a, KeyCode::PageDown);
+    assert!(a.help, "PgDn scrolls the help, it does not close it");
+    let rest = screen(&a);
+    assert_snapshot_of!("train_screen", "loadavg_help_scrolled_80x24", rest.clone());
+    assert!(!rest.contains("more ↓ PgDn"), "the end of the help:\n{rest}");
+    let shown = format!("{first}{rest}");
     // Every key of the table is listed, the goal's clauses are explained,
     // and where the files are is said.
     for words in [
         "e Enter",
         "s ",
         "space",
-        "n PgDn",
-        "p PgUp",
+        "n ",
+        "p ",
+        "PgDn",
+        "PgUp",
         "q Ctrl-C",
         "unmet_cpu_seconds < 80",
         "CPU-seconds of demand that could not run",
@@ -276,8 +286,8 @@ fn judging_runs_off_the_screen_thread_and_the_screen_stays_responsive() {
         ),
         "{seen:?}"
     );
-    let (passed, summary) = a.current.verdict.clone().expect("a verdict");
-    assert!(!passed, "the start file fails: {summary}");
+    let verdict = a.current.verdict.clone().expect("a verdict");
+    assert!(!verdict.passed, "the start file fails: {verdict:?}");
     assert_eq!(a.progress.exercises["cpu-max"].attempts, 1);
 }
 

@@ -179,6 +179,7 @@ fn screen_loop(
     // Simulated seconds owed to the practice run at the speed chosen.
     let mut owed = 0.0f64;
     let mut last_look = Instant::now();
+    follow_size(app, screen)?;
     screen.draw(|f| draw::draw(app, f))?;
     while !app.quit {
         let mut changed = false;
@@ -189,7 +190,10 @@ fn screen_loop(
                     changed |= take_input(app, input);
                 }
             }
-            Ok(event) => changed = screen.follow(&event)?,
+            Ok(event) => {
+                changed = screen.follow(&event)?;
+                follow_size(app, screen)?;
+            }
             Err(RecvTimeoutError::Timeout) => {}
             Err(RecvTimeoutError::Disconnected) => return Ok(None),
         }
@@ -218,6 +222,16 @@ fn screen_loop(
         }
     }
     Ok(None)
+}
+
+/// Tells the app the terminal's size when it changed (how far the
+/// exercise panel scrolls depends on it).
+fn follow_size(app: &mut TrainApp, screen: &ShellScreen) -> std::io::Result<()> {
+    let size = screen.size()?;
+    if app.size != (size.width, size.height) {
+        app.update(TrainAction::Resized(size.width, size.height));
+    }
+    Ok(())
 }
 
 /// A key or a paste from the keys thread; whether the screen changed.
