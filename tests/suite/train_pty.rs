@@ -207,3 +207,48 @@ fn train_asks_a_vt100_for_no_paste_or_mouse() {
     );
     a_plain_terminal_is_asked_for_no_paste_or_mouse(s, "Practice run");
 }
+
+/// At 80×24, the real binary: a failed memory exercise shows its result
+/// whole (the value that missed, once cut at "(was…"), the hint it
+/// unlocked, and the rest of the brief a page down; the what-if editor is
+/// the main screen's, checking each key as typed with a caret under the
+/// error (it once checked only on Enter).
+#[test]
+fn at_80x24_the_result_wraps_the_brief_scrolls_and_the_editor_checks_each_key() {
+    let state = tempdir();
+    let home = state.path().to_str().expect("utf-8");
+    let mut s = Session::start_with(
+        &["train", COURSE, "--exercise", "guest-size"],
+        24,
+        80,
+        &[("XDG_STATE_HOME", home)],
+    );
+    s.wait_for("Practice run");
+    s.press("s");
+    s.wait_for("Not yet met on 0 of");
+    s.wait_for("guest_to_working_set was");
+    s.wait_for("Hint 1 MEMUNPLUG decides");
+    s.wait_for("more ↓ PgDn");
+    // PgDn: the brief's end and the goal, the top border says what is
+    // above.
+    s.press_until("\x1b[6~", "more ↑ PgUp");
+    s.wait_for("web server.");
+    // The editor, on MEMUNPLUG: its name a label, the text checked as
+    // typed.
+    s.press("e");
+    s.wait_for("What-if editor");
+    s.wait_for("✓ cpuplugd would load it");
+    for _ in 0..3 {
+        s.press("\t");
+    }
+    s.wait_for("│MEMUNPLUG=meminfo.MemFree");
+    s.press(")");
+    s.wait_for("^ unexpected `)`");
+    s.wait_for("Enter applies nothing while cpuplugd would refuse the edit");
+    // Deleted again: loads, and Enter applies.
+    s.press("\x7f");
+    s.wait_for("✓ cpuplugd would load it");
+    s.press("\r");
+    s.wait_for("applied; the practice run starts again");
+    assert!(s.quit(), "plugtop train ends well");
+}

@@ -406,3 +406,112 @@ fn a_short_terminal_keeps_the_header_the_verdict_and_the_keys() {
         assert!(text.contains("? help"), "{w}×{h}:\n{text}");
     }
 }
+
+/// Tabs the open editor to the field `name`.
+fn tab_to(a: &mut TrainApp, name: &str) {
+    for _ in 0..30 {
+        if a.current
+            .editor
+            .as_ref()
+            .is_some_and(|e| e.field().name() == name)
+        {
+            return;
+        }
+        press(a, KeyCode::Tab);
+    }
+    panic!("no field {name}");
+}
+
+/// A memory exercise failed at 80×24: the result at the top of the
+/// exercise panel with every missed clause and its value in full (once
+/// cut at "(was…" in the status line), the hint it unlocked, and the
+/// brief below them, reached by scrolling; the border says how much is
+/// below and which keys bring it.
+#[test]
+fn a_failed_result_its_hints_and_the_brief_are_all_reachable_at_80x24() {
+    let mut a = app("guest-size");
+    press(&mut a, KeyCode::Char('s'));
+    settle(&mut a);
+    let verdict = a.current.verdict.clone().expect("a verdict");
+    assert!(!verdict.passed && !verdict.missed.is_empty(), "{verdict:?}");
+    let shown = screen(&a);
+    assert_snapshot_of!("train_screen", "guest_size_result_80x24", shown.clone());
+    assert!(shown.contains("Not yet"), "{shown}");
+    assert!(shown.contains("guest_to_working_set was"), "{shown}");
+    assert!(shown.contains("Hint 1"), "{shown}");
+    assert!(shown.contains("more ↓ PgDn"), "{shown}");
+    // Down a page, then to the end: the brief whole, then the goal and
+    // the attempts; the top border says what is above.
+    press(&mut a, KeyCode::PageDown);
+    let page = screen(&a);
+    assert_snapshot_of!("train_screen", "guest_size_brief_80x24", page.clone());
+    assert!(page.contains("more ↑ PgUp"), "{page}");
+    for _ in 0..40 {
+        press(&mut a, KeyCode::Down);
+    }
+    let end = screen(&a);
+    assert_snapshot_of!("train_screen", "guest_size_end_80x24", end.clone());
+    assert!(end.contains("attempts 1"), "{end}");
+    assert!(!end.contains("more ↓"), "nothing below the end:\n{end}");
+    // Every word of the brief was on one of the screens.
+    let seen = format!("{shown}{page}{end}");
+    for word in a.exercise().brief.split_whitespace() {
+        assert!(seen.contains(word), "{word:?} never shown:\n{seen}");
+    }
+    // Back up to the top.
+    for _ in 0..3 {
+        press(&mut a, KeyCode::PageUp);
+    }
+    assert_eq!(a.current.scroll, 0);
+}
+
+/// The editor is the main screen's: the field's name is a label before
+/// the text, every key is checked as typed (no Enter needed) with a caret
+/// under the error, and the name typed again as text is said to be the
+/// label, not cpuplugd's "unknown name".
+#[test]
+fn the_editor_checks_every_key_with_a_caret_and_keeps_the_label_apart() {
+    let mut a = app("guest-size");
+    press(&mut a, KeyCode::Char('e'));
+    tab_to(&mut a, "MEMUNPLUG");
+    let before = screen(&a);
+    assert!(before.contains("│MEMUNPLUG="), "{before}");
+    assert!(before.contains("✓ cpuplugd would load it"), "{before}");
+    // A stray `)` typed: the check says so at once, a caret under it.
+    press(&mut a, KeyCode::Char(')'));
+    let e = a.current.editor.as_ref().expect("the editor");
+    let (_, column) = e.error().cloned().expect("an error at once, no Enter");
+    let column = column.expect("in the text typed");
+    let shown = screen(&a);
+    assert_snapshot_of!("train_screen", "guest_size_editor_caret_80x24", shown.clone());
+    let rows: Vec<&str> = shown.lines().collect();
+    let text_row = rows
+        .iter()
+        .position(|r| r.contains("│MEMUNPLUG="))
+        .expect("the text row");
+    let caret = rows[text_row + 1]
+        .chars()
+        .position(|c| c == '^')
+        .expect("a caret under the text");
+    // One column of border, then the label, then the text.
+    assert_eq!(caret, 1 + "MEMUNPLUG=".len() + column, "{shown}");
+    // The label typed again as text: said to be the label.
+    a.update(TrainAction::EditorKey(KeyEvent::new(
+        KeyCode::Char('u'),
+        KeyModifiers::CONTROL,
+    )));
+    a.update(TrainAction::Paste("MEMUNPLUG=\"meminfo.MemFree > 100\"".into()));
+    let (message, _) = a
+        .current
+        .editor
+        .as_ref()
+        .and_then(|e| e.error().cloned())
+        .expect("an error");
+    assert!(message.contains("is the label"), "{message}");
+    assert!(!message.contains("unknown name"), "{message}");
+    let shown = screen(&a);
+    assert_snapshot_of!("train_screen", "guest_size_editor_label_80x24", shown.clone());
+    // Enter applies nothing while it is refused.
+    press(&mut a, KeyCode::Enter);
+    assert!(a.editing());
+}

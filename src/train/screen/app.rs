@@ -903,6 +903,8 @@ impl TrainApp {
         if self.current.index == index {
             self.current.verdict = Some(verdict);
             self.current.scroll = 0;
+            // The verdict is the news now (the status line shows it).
+            self.status.clear();
         }
         self.save();
     }

@@ -114,30 +114,33 @@ pub fn draw(app: &TrainApp, frame: &mut Frame) {
         (Kind::Rules, None) => rules_panel(app, frame, rules, theme),
     }
     // The verdict in full, each clause missed with its value, is at the
-    // top of the exercise panel; this line is its headline.
+    // top of the exercise panel; this line is its headline, unless news
+    // came since (an edit applied, a save reloaded, an error).
     let fit = |t: String| ellipsize(&t, room(status.width));
     let missed = |v: &Verdict| match v.missed.len() {
         0 => String::new(),
         1 => " — 1 clause missed, in the panel above".to_string(),
         n => format!(" — {n} clauses missed, in the panel above"),
     };
-    let message = match &app.current.verdict {
-        _ if app.judging.is_some() => {
-            let (done, of) = app.judging.as_ref().map_or((0, 0), |j| (j.done, j.of));
-            Line::styled(
-                fit(format!(" judging… {done} of {of} runs (q still quits)")),
-                theme.dim(),
-            )
+    let message = if let Some(j) = &app.judging {
+        Line::styled(
+            fit(format!(" judging… {} of {} runs (q still quits)", j.done, j.of)),
+            theme.dim(),
+        )
+    } else if !app.status.is_empty() {
+        Line::styled(fit(format!(" {}", safe(&app.status))), theme.dim())
+    } else {
+        match &app.current.verdict {
+            Some(v) if v.passed => Line::styled(
+                fit(format!(" PASSED: {}", safe(&v.headline))),
+                theme.title(),
+            ),
+            Some(v) => Line::styled(
+                fit(format!(" not yet: {}{}", safe(&v.headline), missed(v))),
+                theme.warning(),
+            ),
+            None => Line::default(),
         }
-        Some(v) if v.passed => Line::styled(
-            fit(format!(" PASSED: {}", safe(&v.headline))),
-            theme.title(),
-        ),
-        Some(v) => Line::styled(
-            fit(format!(" not yet: {}{}", safe(&v.headline), missed(v))),
-            theme.warning(),
-        ),
-        None => Line::styled(fit(format!(" {}", safe(&app.status))), theme.dim()),
     };
     frame.render_widget(Paragraph::new(message), status);
     let help = if app.help {
@@ -391,6 +394,9 @@ fn exercise_text(app: &TrainApp, area: Rect, theme: Theme) -> Vec<Line<'static>>
                 ]),
                 0,
             ));
+        }
+        if !app.hints().is_empty() {
+            lines.push((Line::raw(""), 0));
         }
         lines.push((Line::raw(safe(&ex.brief).into_owned()), 0));
         lines.push((Line::raw(""), 0));
