@@ -17,8 +17,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use serde::Serialize;
 
 use super::course::{Course, Exercise, Kind};
-use super::goal::{FieldKind, Goal, ReportField, short_number};
 use super::diagnose;
+use super::goal::{FieldKind, Goal, ReportField, short_number};
 use super::judge::{ExerciseJudge, ExerciseVerdict, JudgeError};
 use super::progress::read_no_follow;
 use crate::report::terminal_safe as safe;
@@ -106,7 +106,12 @@ impl Missed {
             field: self.field,
             value: self.value,
         };
-        format!("{} ({}, seed {})", check.describe(), self.workload, self.seed)
+        format!(
+            "{} ({}, seed {})",
+            check.describe(),
+            self.workload,
+            self.seed
+        )
     }
 }
 
@@ -310,25 +315,7 @@ impl Prepared<'_> {
                     ),
                     Err(why) => ExerciseVerdict::failed(why),
                 };
-                let reports: Vec<_> = verdict
-                    .runs
-                    .iter()
-                    .filter_map(|r| r.report.as_ref())
-                    .collect();
-                let values = if reports.is_empty() {
-                    Vec::new()
-                } else {
-                    goal_fields(ex)
-                        .iter()
-                        .map(|f| {
-                            let sum: f64 = reports.iter().map(|r| f.value(r)).sum();
-                            match f.kind {
-                                FieldKind::Number => sum / reports.len() as f64,
-                                FieldKind::Flag => sum,
-                            }
-                        })
-                        .collect()
-                };
+                let values = goal_values(ex, &verdict);
                 let reason = if verdict.passed {
                     String::new()
                 } else {
@@ -362,6 +349,30 @@ impl Prepared<'_> {
             }
         }
     }
+}
+
+/// The values of the fields `ex`'s goal names over `verdict`'s held-out
+/// runs: a number's mean, a flag's count of runs where it held (none when
+/// nothing ran).
+fn goal_values(ex: &Exercise, verdict: &ExerciseVerdict) -> Vec<f64> {
+    let reports: Vec<_> = verdict
+        .runs
+        .iter()
+        .filter_map(|r| r.report.as_ref())
+        .collect();
+    if reports.is_empty() {
+        return Vec::new();
+    }
+    goal_fields(ex)
+        .iter()
+        .map(|f| {
+            let sum: f64 = reports.iter().map(|r| f.value(r)).sum();
+            match f.kind {
+                FieldKind::Number => sum / reports.len() as f64,
+                FieldKind::Flag => sum,
+            }
+        })
+        .collect()
 }
 
 /// The report fields an exercise's goal names (none for a diagnosis).
@@ -497,9 +508,7 @@ fn mistakes(tables: &[Table]) -> Tallies {
                 *lints.entry((*l).to_string()).or_default() += 1;
             }
             for m in &r.missed {
-                let e = missed
-                    .entry(format!("{}: {}", t.id, m.clause))
-                    .or_default();
+                let e = missed.entry(format!("{}: {}", t.id, m.clause)).or_default();
                 e.0 += 1;
                 e.1.extend(m.value);
                 e.2 = e.2.or(m.field);
@@ -545,11 +554,7 @@ fn range(m: &Mistake) -> String {
     } else if lo == hi {
         format!(": {field} was {}", short_number(lo))
     } else {
-        format!(
-            ": {field} was {} to {}",
-            short_number(lo),
-            short_number(hi)
-        )
+        format!(": {field} was {} to {}", short_number(lo), short_number(hi))
     }
 }
 
@@ -604,7 +609,11 @@ pub fn text(g: &Grades) -> String {
                 3,
             );
         }
-        let _ = writeln!(out, "  {:<width$}  {:<6}  {:>5}", "trainee", "result", "runs");
+        let _ = writeln!(
+            out,
+            "  {:<width$}  {:<6}  {:>5}",
+            "trainee", "result", "runs"
+        );
         for r in &t.rows {
             let runs = if r.runs > 0 {
                 format!("{}/{}", r.runs_met, r.runs)
@@ -657,10 +666,18 @@ pub fn text(g: &Grades) -> String {
         wrapped(&mut out, &line, 8);
     }
     for m in &g.failures {
-        wrapped(&mut out, &format!("  {:>3} × {}", m.count, safe(&m.what)), 8);
+        wrapped(
+            &mut out,
+            &format!("  {:>3} × {}", m.count, safe(&m.what)),
+            8,
+        );
     }
     for m in &g.lints {
-        wrapped(&mut out, &format!("  {:>3} × lint {}", m.count, safe(&m.what)), 8);
+        wrapped(
+            &mut out,
+            &format!("  {:>3} × lint {}", m.count, safe(&m.what)),
+            8,
+        );
     }
     out
 }
@@ -778,7 +795,11 @@ mod tests {
             passed,
             runs_met: runs.0,
             runs: runs.1,
-            reason: if passed { String::new() } else { "met on 0 of 2 held-out runs".into() },
+            reason: if passed {
+                String::new()
+            } else {
+                "met on 0 of 2 held-out runs".into()
+            },
             missed: if passed {
                 Vec::new()
             } else {
@@ -845,8 +866,16 @@ mod tests {
         );
         // A CPU row fills the CPU fields only, a memory row the memory
         // fields only.
-        assert!(lines[1].starts_with("cpu,alice,true,2,2,32.500,0.000,,,"), "{}", lines[1]);
-        assert!(lines[3].starts_with("memory,alice,false,1,2,,,1.900,0.970,"), "{}", lines[3]);
+        assert!(
+            lines[1].starts_with("cpu,alice,true,2,2,32.500,0.000,,,"),
+            "{}",
+            lines[1]
+        );
+        assert!(
+            lines[3].starts_with("memory,alice,false,1,2,,,1.900,0.970,"),
+            "{}",
+            lines[3]
+        );
         // The missed value is labelled with its field and its run.
         assert!(
             lines[3].contains(
@@ -857,7 +886,11 @@ mod tests {
         );
         assert!(!lines[3].contains("(was"), "{}", lines[3]);
         // Nothing handed in: no values.
-        assert!(lines[4].starts_with("memory,bob,false,0,0,,,,,not submitted"), "{}", lines[4]);
+        assert!(
+            lines[4].starts_with("memory,bob,false,0,0,,,,,not submitted"),
+            "{}",
+            lines[4]
+        );
         // The totals, one line per trainee.
         assert_eq!(lines[5], "(total),alice,1/2,3,4,,,,,submitted 2 of 2,,");
         assert_eq!(lines[6], "(total),bob,0/2,0,2,,,,,submitted 1 of 2,,");
@@ -871,14 +904,23 @@ mod tests {
         assert_eq!((alice.passed, alice.exercises, alice.submitted), (1, 2, 2));
         assert_eq!((alice.runs_met, alice.runs), (3, 4));
         let bob = &g.totals[1];
-        assert_eq!((bob.passed, bob.submitted, bob.runs_met, bob.runs), (0, 1, 0, 2));
+        assert_eq!(
+            (bob.passed, bob.submitted, bob.runs_met, bob.runs),
+            (0, 1, 0, 2)
+        );
     }
 
     #[test]
     fn the_text_labels_each_value_and_cuts_no_line() {
         let t = text(&class());
-        assert!(t.contains("      unmet_cpu_seconds 120 · flapping in 1 of 2 runs"), "{t}");
-        assert!(t.contains("      guest_to_working_set 1.9 · throughput_ratio 0.97"), "{t}");
+        assert!(
+            t.contains("      unmet_cpu_seconds 120 · flapping in 1 of 2 runs"),
+            "{t}"
+        );
+        assert!(
+            t.contains("      guest_to_working_set 1.9 · throughput_ratio 0.97"),
+            "{t}"
+        );
         assert!(t.contains("Totals"), "{t}");
         assert!(t.contains("  alice       1/2          2        3/4"), "{t}");
         // The missed clause's values, labelled with the field.

@@ -705,6 +705,43 @@ mod tests {
     }
 
     #[test]
+    fn the_field_s_name_typed_again_is_said_to_be_the_label() {
+        let (rules, file, facts) = loaded();
+        let mut e = WhatIfEditor::open(&rules, &file, RuleKind::Hotplug);
+        e.input = LineInput::new(" hotplug = \"idle < 5\"");
+        assert!(e.check(&rules, &file, &facts).is_none());
+        let (message, column) = e.error().cloned().unwrap_or_default();
+        assert!(message.starts_with("`HOTPLUG=` is the label"), "{message}");
+        assert_eq!(column, Some(0));
+        // A value that only starts with the name's letters is checked as
+        // cpuplugd checks it.
+        e.input = LineInput::new("HOTPLUGGED < 5");
+        assert!(e.check(&rules, &file, &facts).is_none());
+        let (message, _) = e.error().cloned().unwrap_or_default();
+        assert!(!message.contains("is the label"), "{message}");
+    }
+
+    #[test]
+    fn tab_and_ctrl_o_move_the_editor_and_other_keys_edit() {
+        use crossterm::event::KeyModifiers;
+        let (rules, file, _) = loaded();
+        let mut e = WhatIfEditor::open(&rules, &file, RuleKind::Hotplug);
+        assert!(e.edit(KeyEvent::from(KeyCode::Tab), &rules, &file));
+        assert_eq!(e.field().name(), "HOTUNPLUG");
+        assert!(e.edit(KeyEvent::from(KeyCode::BackTab), &rules, &file));
+        assert_eq!(e.field().name(), "HOTPLUG");
+        let ctrl_o = KeyEvent::new(KeyCode::Char('o'), KeyModifiers::CONTROL);
+        assert!(e.edit(ctrl_o, &rules, &file));
+        assert!(e.file_mode());
+        assert!(e.edit(ctrl_o, &rules, &file));
+        assert!(e.edit(KeyEvent::from(KeyCode::Char('1')), &rules, &file));
+        assert_eq!(e.input().text(), "idle < 101");
+        // Keys that leave the editor are the screen's: no edit here.
+        let ctrl_r = KeyEvent::new(KeyCode::Char('r'), KeyModifiers::CONTROL);
+        assert!(!e.edit(ctrl_r, &rules, &file));
+    }
+
+    #[test]
     fn an_edited_file_is_marked_edited_once() {
         assert_eq!(edited_name("p.conf"), "p.conf (edited)");
         assert_eq!(edited_name("p.conf (edited)"), "p.conf (edited)");

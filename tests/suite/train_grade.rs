@@ -163,7 +163,10 @@ fn a_class_of_thirty_is_graded_hostile_submissions_fail_with_their_reason() {
     );
     // Each trainee's totals, and no line past 80 columns.
     assert!(t.contains("\nTotals"), "{t}");
-    assert!(t.contains("  trainee-09     2/8          2        2/2"), "{t}");
+    assert!(
+        t.contains("  trainee-09     2/8          2        2/2"),
+        "{t}"
+    );
     for line in t.lines() {
         assert!(line.chars().count() <= 80, "{line:?}");
     }
@@ -176,7 +179,11 @@ fn a_class_of_thirty_is_graded_hostile_submissions_fail_with_their_reason() {
     assert_eq!(c.lines().filter(|l| l.starts_with("(total),")).count(), 30);
     // The goals' own fields are the value columns.
     let header = c.lines().next().unwrap_or_default();
-    for field in ["unmet_cpu_seconds", "guest_to_working_set", "throughput_ratio"] {
+    for field in [
+        "unmet_cpu_seconds",
+        "guest_to_working_set",
+        "throughput_ratio",
+    ] {
         assert!(header.contains(field), "{header}");
     }
 }
@@ -349,8 +356,10 @@ fn an_answer_not_utf8_or_huge_fails_with_a_short_reason() {
     let kinds: Vec<&str> = failures.iter().filter_map(|f| f["what"].as_str()).collect();
     assert!(kinds.contains(&"diagnose-flap: not UTF-8"), "{kinds:?}");
     assert!(
-        kinds.iter().any(|k| k.starts_with("diagnose-flap: pointed at HOTPLUG: (((")
-            && k.chars().count() <= 200),
+        kinds
+            .iter()
+            .any(|k| k.starts_with("diagnose-flap: pointed at HOTPLUG: (((")
+                && k.chars().count() <= 200),
         "{kinds:?}"
     );
 }

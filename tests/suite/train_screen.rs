@@ -171,7 +171,10 @@ fn question_mark_opens_the_help_and_question_mark_or_esc_closes_it() {
     assert!(a.help, "PgDn scrolls the help, it does not close it");
     let rest = screen(&a);
     assert_snapshot_of!("train_screen", "loadavg_help_scrolled_80x24", rest.clone());
-    assert!(!rest.contains("more ↓ PgDn"), "the end of the help:\n{rest}");
+    assert!(
+        !rest.contains("more ↓ PgDn"),
+        "the end of the help:\n{rest}"
+    );
     let shown = format!("{first}{rest}");
     // Every key of the table is listed, the goal's clauses are explained,
     // and where the files are is said.
@@ -483,7 +486,11 @@ fn the_editor_checks_every_key_with_a_caret_and_keeps_the_label_apart() {
     let (_, column) = e.error().cloned().expect("an error at once, no Enter");
     let column = column.expect("in the text typed");
     let shown = screen(&a);
-    assert_snapshot_of!("train_screen", "guest_size_editor_caret_80x24", shown.clone());
+    assert_snapshot_of!(
+        "train_screen",
+        "guest_size_editor_caret_80x24",
+        shown.clone()
+    );
     let rows: Vec<&str> = shown.lines().collect();
     let text_row = rows
         .iter()
@@ -500,7 +507,9 @@ fn the_editor_checks_every_key_with_a_caret_and_keeps_the_label_apart() {
         KeyCode::Char('u'),
         KeyModifiers::CONTROL,
     )));
-    a.update(TrainAction::Paste("MEMUNPLUG=\"meminfo.MemFree > 100\"".into()));
+    a.update(TrainAction::Paste(
+        "MEMUNPLUG=\"meminfo.MemFree > 100\"".into(),
+    ));
     let (message, _) = a
         .current
         .editor
@@ -510,7 +519,11 @@ fn the_editor_checks_every_key_with_a_caret_and_keeps_the_label_apart() {
     assert!(message.contains("is the label"), "{message}");
     assert!(!message.contains("unknown name"), "{message}");
     let shown = screen(&a);
-    assert_snapshot_of!("train_screen", "guest_size_editor_label_80x24", shown.clone());
+    assert_snapshot_of!(
+        "train_screen",
+        "guest_size_editor_label_80x24",
+        shown.clone()
+    );
     // Enter applies nothing while it is refused.
     press(&mut a, KeyCode::Enter);
     assert!(a.editing());

@@ -918,8 +918,7 @@ impl TrainApp {
         };
         // The file the editor holds: the edited fields, or a whole rule
         // file named (Ctrl-O), as cpuplugd would load it.
-        let Some((_, edited)) = editor.check(rules, &self.current.file, &self.current.facts)
-        else {
+        let Some((_, edited)) = editor.check(rules, &self.current.file, &self.current.facts) else {
             return;
         };
         let bytes = edited.bytes().to_vec();

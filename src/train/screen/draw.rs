@@ -14,11 +14,11 @@ use super::app::{TrainApp, Verdict, keys_for};
 use crate::report::terminal_safe as safe;
 use crate::sim::report::clock;
 use crate::train::course::Kind;
-use crate::train::goal::short_number;
 use crate::train::course::WorkloadPath;
+use crate::train::goal::short_number;
+use crate::tui::layer_keys::{EDITOR_KEYS, EditorAction};
 use crate::tui::view::fit::{ellipsize, room, wrap_line};
 use crate::tui::view::theme::Theme;
-use crate::tui::layer_keys::{EDITOR_KEYS, EditorAction};
 use crate::tui::view::whatif_editor;
 use crate::tui::whatif::Field;
 
@@ -124,7 +124,10 @@ pub fn draw(app: &TrainApp, frame: &mut Frame) {
     };
     let message = if let Some(j) = &app.judging {
         Line::styled(
-            fit(format!(" judging… {} of {} runs (q still quits)", j.done, j.of)),
+            fit(format!(
+                " judging… {} of {} runs (q still quits)",
+                j.done, j.of
+            )),
             theme.dim(),
         )
     } else if !app.status.is_empty() {
@@ -344,6 +347,60 @@ fn header(app: &TrainApp, frame: &mut Frame, area: Rect, theme: Theme) {
     );
 }
 
+/// A verdict at the top of the exercise panel: its headline, then each
+/// clause missed on its own line (rows after a line's first indented).
+fn verdict_lines(v: &Verdict, theme: Theme) -> Vec<(Line<'static>, usize)> {
+    let (word, style) = if v.passed {
+        ("PASSED ", theme.title())
+    } else {
+        ("Not yet ", theme.warning())
+    };
+    let mut lines = vec![(
+        Line::from(vec![
+            Span::styled(word, style.add_modifier(Modifier::BOLD)),
+            Span::raw(safe(&v.headline).into_owned()),
+        ]),
+        2,
+    )];
+    for m in &v.missed {
+        lines.push((
+            Line::styled(format!("✗ missed {}", safe(m)), theme.warning()),
+            2,
+        ));
+    }
+    lines.push((Line::raw(""), 0));
+    lines
+}
+
+/// What a diagnosis is about: its recording, by the path the trainee can
+/// use from where they started the course, and the command that replays
+/// it under the exercise's rules. None for a rules exercise.
+fn recording_lines(app: &TrainApp, theme: Theme) -> Vec<(Line<'static>, usize)> {
+    let ex = app.exercise();
+    let (Kind::Diagnosis, WorkloadPath::Recording(path)) = (ex.kind, &ex.workload) else {
+        return Vec::new();
+    };
+    let named =
+        |p: &std::path::Path| safe(&app.course.as_named(p).display().to_string()).into_owned();
+    let (recording, rules) = (named(path), named(&ex.start));
+    vec![
+        (
+            Line::from(vec![
+                Span::styled("Recording ", theme.title()),
+                Span::raw(recording.clone()),
+            ]),
+            2,
+        ),
+        (
+            Line::from(vec![
+                Span::styled("Replay it ", theme.title()),
+                Span::raw(format!("plugtop --replay {recording} -c {rules}")),
+            ]),
+            2,
+        ),
+    ]
+}
+
 /// The exercise panel's text, wrapped to `area`'s inner width, one row a
 /// line: the verdict first (each clause missed on its own line), then the
 /// explanation once solved or the hints and the brief, the goal or the
@@ -360,25 +417,7 @@ fn exercise_text(app: &TrainApp, area: Rect, theme: Theme) -> Vec<Line<'static>>
     // (line, indent of its wrapped rows)
     let mut lines: Vec<(Line<'static>, usize)> = Vec::new();
     if let Some(v) = &app.current.verdict {
-        let (word, style) = if v.passed {
-            ("PASSED ", theme.title())
-        } else {
-            ("Not yet ", theme.warning())
-        };
-        lines.push((
-            Line::from(vec![
-                Span::styled(word, style.add_modifier(Modifier::BOLD)),
-                Span::raw(safe(&v.headline).into_owned()),
-            ]),
-            2,
-        ));
-        for m in &v.missed {
-            lines.push((
-                Line::styled(format!("✗ missed {}", safe(m)), theme.warning()),
-                2,
-            ));
-        }
-        lines.push((Line::raw(""), 0));
+        lines.extend(verdict_lines(v, theme));
     }
     if solved {
         lines.push((Line::styled("Why", theme.title()), 0));
@@ -418,26 +457,7 @@ fn exercise_text(app: &TrainApp, area: Rect, theme: Theme) -> Vec<Line<'static>>
         )),
         _ => {}
     }
-    if let (Kind::Diagnosis, WorkloadPath::Recording(path)) = (ex.kind, &ex.workload) {
-        let named = |p: &std::path::Path| {
-            safe(&app.course.as_named(p).display().to_string()).into_owned()
-        };
-        let (recording, rules) = (named(path), named(&ex.start));
-        lines.push((
-            Line::from(vec![
-                Span::styled("Recording ", theme.title()),
-                Span::raw(recording.clone()),
-            ]),
-            2,
-        ));
-        lines.push((
-            Line::from(vec![
-                Span::styled("Replay it ", theme.title()),
-                Span::raw(format!("plugtop --replay {recording} -c {rules}")),
-            ]),
-            2,
-        ));
-    }
+    lines.extend(recording_lines(app, theme));
     let time = match ex.time_limit {
         Some(limit) if p.seconds >= limit => {
             format!("time {} — the limit has passed", clock(p.seconds))
@@ -666,7 +686,10 @@ fn editor_panel(app: &TrainApp, frame: &mut Frame, area: Rect, theme: Theme) {
     } else {
         editor.field().name().to_string()
     };
-    let title = format!(" What-if editor: {} ", ellipsize(&safe(&what), width.saturating_sub(18)));
+    let title = format!(
+        " What-if editor: {} ",
+        ellipsize(&safe(&what), width.saturating_sub(18))
+    );
     frame.render_widget(
         Paragraph::new(lines)
             .wrap(Wrap { trim: false })
