@@ -820,27 +820,32 @@ mod tests {
     /// A CPU exercise and a memory one, two trainees; bob handed nothing
     /// in for the memory one.
     fn class() -> Grades {
+        let table = |id: &str, goal: &str, fields, rows| Table {
+            id: id.into(),
+            title: id.into(),
+            goal: goal.into(),
+            fields,
+            rows,
+        };
         let tables = vec![
-            Table {
-                id: "cpu".into(),
-                title: "CPU".into(),
-                goal: "unmet_cpu_seconds < 80 and not flapping".into(),
-                fields: vec!["unmet_cpu_seconds", "flapping"],
-                rows: vec![
+            table(
+                "cpu",
+                "unmet_cpu_seconds < 80 and not flapping",
+                vec!["unmet_cpu_seconds", "flapping"],
+                vec![
                     row("alice", true, (2, 2), vec![32.5, 0.0]),
                     row("bob", false, (0, 2), vec![120.0, 1.0]),
                 ],
-            },
-            Table {
-                id: "memory".into(),
-                title: "Memory".into(),
-                goal: "guest_to_working_set <= 1.6 and throughput_ratio >= 0.95".into(),
-                fields: vec!["guest_to_working_set", "throughput_ratio"],
-                rows: vec![
+            ),
+            table(
+                "memory",
+                "guest_to_working_set <= 1.6 and throughput_ratio >= 0.95",
+                vec!["guest_to_working_set", "throughput_ratio"],
+                vec![
                     row("alice", false, (1, 2), vec![1.9, 0.97]),
                     GradeRow::failed("bob", NOT_SUBMITTED),
                 ],
-            },
+            ),
         ];
         let trainees = vec!["alice".to_string(), "bob".to_string()];
         let (lints, missed, failures) = mistakes(&tables);

@@ -14,16 +14,21 @@ use common::tempdir;
 
 const COURSE: &str = "examples/courses/cpuplugd-basics.toml";
 
-#[test]
-fn an_exercise_is_solved_through_the_screen() {
-    let state = tempdir();
+/// `plugtop train` at exercise `id`, 80×24, its state under `state`.
+fn train_at(state: &tempfile::TempDir, id: &str) -> Session {
     let home = state.path().to_str().expect("utf-8");
-    let mut s = Session::start_with(
-        &["train", COURSE, "--exercise", "cpu-max"],
+    Session::start_with(
+        &["train", COURSE, "--exercise", id],
         24,
         80,
         &[("XDG_STATE_HOME", home)],
-    );
+    )
+}
+
+#[test]
+fn an_exercise_is_solved_through_the_screen() {
+    let state = tempdir();
+    let mut s = train_at(&state, "cpu-max");
     s.wait_for("Practice run");
     s.wait_for("CPU_MAX=1");
     // The trainee's own editor saves the working copy: the screen reloads.
@@ -80,13 +85,7 @@ fn an_exercise_is_solved_through_the_screen() {
 #[test]
 fn a_diagnosis_is_answered_through_the_screen() {
     let state = tempdir();
-    let home = state.path().to_str().expect("utf-8");
-    let mut s = Session::start_with(
-        &["train", COURSE, "--exercise", "diagnose-flap"],
-        24,
-        80,
-        &[("XDG_STATE_HOME", home)],
-    );
+    let mut s = train_at(&state, "diagnose-flap");
     s.wait_for("Point at the culprit");
     s.wait_for("Flips");
     // Nothing is pointed at first; down to HOTPLUG's comparison, then
@@ -216,13 +215,7 @@ fn train_asks_a_vt100_for_no_paste_or_mouse() {
 #[test]
 fn at_80x24_the_result_wraps_the_brief_scrolls_and_the_editor_checks_each_key() {
     let state = tempdir();
-    let home = state.path().to_str().expect("utf-8");
-    let mut s = Session::start_with(
-        &["train", COURSE, "--exercise", "guest-size"],
-        24,
-        80,
-        &[("XDG_STATE_HOME", home)],
-    );
+    let mut s = train_at(&state, "guest-size");
     s.wait_for("Practice run");
     s.press("s");
     s.wait_for("Not yet met on 0 of");

@@ -94,14 +94,9 @@ pub fn scroll_rows(app: &TrainApp) -> (usize, usize) {
 pub fn draw(app: &TrainApp, frame: &mut Frame) {
     let theme = Theme { color: !app.mono };
     let area = frame.area();
-    let Areas {
-        head,
-        left,
-        right,
-        rules,
-        status,
-        keys,
-    } = areas(area);
+    let at = areas(area);
+    let (head, left, right, rules, status, keys) =
+        (at.head, at.left, at.right, at.rules, at.status, at.keys);
     header(app, frame, head, theme);
     exercise_panel(app, frame, left, theme);
     match app.exercise().kind {
