@@ -208,12 +208,11 @@ fn train_asks_a_vt100_for_no_paste_or_mouse() {
 }
 
 /// At 80×24, the real binary: a failed memory exercise shows its result
-/// whole (the value that missed, once cut at "(was…"), the hint it
-/// unlocked, and the rest of the brief a page down; the what-if editor is
-/// the main screen's, checking each key as typed with a caret under the
-/// error (it once checked only on Enter).
+/// whole (the value that missed, once cut at "(was…" in the status line),
+/// the hint it unlocked (once never shown), and the rest of the brief a
+/// page down (once stopped mid-sentence).
 #[test]
-fn at_80x24_the_result_wraps_the_brief_scrolls_and_the_editor_checks_each_key() {
+fn at_80x24_the_result_wraps_hints_show_and_the_brief_scrolls() {
     let state = tempdir();
     let mut s = train_at(&state, "guest-size");
     s.wait_for("Practice run");
@@ -226,8 +225,17 @@ fn at_80x24_the_result_wraps_the_brief_scrolls_and_the_editor_checks_each_key() 
     // above.
     s.press_until("\x1b[6~", "more ↑ PgUp");
     s.wait_for("web server.");
-    // The editor, on MEMUNPLUG: its name a label, the text checked as
-    // typed.
+    assert!(s.quit(), "plugtop train ends well");
+}
+
+/// At 80×24, the real binary: the what-if editor is the main screen's,
+/// its field's name a label before the text, each key checked as typed
+/// with a caret under the error (it once checked only on Enter).
+#[test]
+fn at_80x24_the_editor_checks_each_key_with_a_caret() {
+    let state = tempdir();
+    let mut s = train_at(&state, "guest-size");
+    s.wait_for("Practice run");
     s.press("e");
     s.wait_for("What-if editor");
     s.wait_for("✓ cpuplugd would load it");
