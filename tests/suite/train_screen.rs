@@ -41,7 +41,11 @@ fn key(c: KeyCode) -> KeyEvent {
     KeyEvent::new(c, KeyModifiers::NONE)
 }
 
+/// A key as the event loop takes it: first how far the screen scrolls at
+/// 80×24, then the key's action.
 fn press(app: &mut TrainApp, code: KeyCode) {
+    let fit = draw::fit(app, 80, 24);
+    app.update(TrainAction::Fit(fit));
     if let Some(a) = app.action_for(key(code)) {
         app.update(a);
     }
@@ -527,4 +531,53 @@ fn the_editor_checks_every_key_with_a_caret_and_keeps_the_label_apart() {
     // Enter applies nothing while it is refused.
     press(&mut a, KeyCode::Enter);
     assert!(a.editing());
+}
+
+/// A brief as long as a course may write (20,000 characters, one word
+/// longer than the panel among them) wraps and scrolls to its last word
+/// at 80×24: ↓ and PgDn never go past the end, PgUp back to the top.
+#[test]
+fn the_longest_brief_scrolls_to_its_end_and_no_further() {
+    let mut course = Course::load(std::path::Path::new(COURSE)).expect("course");
+    let at = course
+        .exercises
+        .iter()
+        .position(|e| e.id == "cpu-max")
+        .expect("cpu-max");
+    let mut brief = format!("{} ", "x".repeat(200));
+    while brief.chars().count() < 19_980 {
+        brief.push_str("word ");
+    }
+    brief.push_str("LAST");
+    course.exercises[at].brief = brief;
+    let mut a = TrainApp::new(
+        course,
+        CourseProgress::default(),
+        None,
+        None,
+        Some("cpu-max"),
+    );
+    a.mono = true;
+    // Page down until a page moves no more (bounded).
+    for _ in 0..200 {
+        let before = a.current.scroll;
+        press(&mut a, KeyCode::PageDown);
+        if a.current.scroll == before {
+            break;
+        }
+    }
+    let end = screen(&a);
+    assert!(end.contains("LAST"), "{end}");
+    assert!(!end.contains("more ↓"), "{end}");
+    let most = a.current.scroll;
+    press(&mut a, KeyCode::Down);
+    assert_eq!(a.current.scroll, most, "no further than the end");
+    for _ in 0..200 {
+        press(&mut a, KeyCode::PageUp);
+        if a.current.scroll == 0 {
+            break;
+        }
+    }
+    assert_eq!(a.current.scroll, 0);
+    assert!(!screen(&a).contains("more ↑"));
 }

@@ -53,9 +53,10 @@ pub enum TrainAction {
     Scroll(isize),
     /// Scroll the exercise panel by this many pages.
     Page(isize),
-    /// The terminal's size now (columns, rows): how far the exercise
-    /// panel scrolls depends on it.
-    Resized(u16, u16),
+    /// How much text the help and the exercise panel hold and show at the
+    /// terminal's size now (the event loop measures it with the draw
+    /// before each key): how far they scroll.
+    Fit(Fit),
     /// Apply the editor's edit: save the working copy and run again.
     Apply,
     /// Close the editor without applying.
@@ -84,6 +85,28 @@ pub enum JudgeNews {
     /// The thread ended without a verdict (it panicked): the submission
     /// is not counted.
     Lost,
+}
+
+/// How many rows of wrapped text a scrolling part of the screen holds,
+/// and how many it shows at once.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Rows {
+    pub total: usize,
+    pub shown: usize,
+}
+
+impl Rows {
+    /// The most rows it can be scrolled past.
+    pub fn most(self) -> usize {
+        self.total.saturating_sub(self.shown)
+    }
+}
+
+/// The scrolling parts of the screen at the terminal's size.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Fit {
+    pub exercise: Rows,
+    pub help: Rows,
 }
 
 /// A judgement as the screen shows it: passed or not, its headline ("met
@@ -426,9 +449,9 @@ pub struct TrainApp {
     pub help_scroll: usize,
     /// A submission being judged, off the screen's thread.
     pub judging: Option<JudgingThread>,
-    /// The terminal's size (columns, rows), for how far the exercise
-    /// panel scrolls; the event loop tells it.
-    pub size: (u16, u16),
+    /// How far the help and the exercise panel scroll at the terminal's
+    /// size (the event loop tells it).
+    pub fit: Fit,
 }
 
 fn figures(r: &crate::sim::report::SimReport) -> Vec<(&'static str, String)> {
@@ -481,7 +504,7 @@ impl TrainApp {
             help: false,
             help_scroll: 0,
             judging: None,
-            size: (80, 24),
+            fit: Fit::default(),
         };
         app.open(index);
         app
@@ -749,13 +772,11 @@ impl TrainApp {
                 }
             }
             TrainAction::Scroll(by) => self.scroll_by(by),
-            TrainAction::Page(by) => {
-                let page = super::draw::scroll_rows(self).1.saturating_sub(1).max(1);
-                self.scroll_by(by.saturating_mul(page as isize));
-            }
-            TrainAction::Resized(columns, rows) => {
-                self.size = (columns, rows);
-                self.scroll_by(0);
+            TrainAction::Page(by) => self.page_by(by),
+            TrainAction::Fit(fit) => {
+                self.fit = fit;
+                self.current.scroll = self.current.scroll.min(fit.exercise.most());
+                self.help_scroll = self.help_scroll.min(fit.help.most());
             }
             TrainAction::Apply => self.apply(),
             TrainAction::Cancel => self.current.editor = None,
@@ -806,17 +827,27 @@ impl TrainApp {
         }
     }
 
+    /// Scrolls by `by` pages: a page is what shows at once but a row, which
+    /// stays in sight so the eye keeps its place.
+    fn page_by(&mut self, by: isize) {
+        let rows = if self.help {
+            self.fit.help
+        } else {
+            self.fit.exercise
+        };
+        let page = rows.shown.saturating_sub(1).max(1);
+        self.scroll_by(by.saturating_mul(page as isize));
+    }
+
     /// Scrolls the help when it is open, else the exercise panel, by `by`
     /// rows, within its text.
     fn scroll_by(&mut self, by: isize) {
-        let (total, room) = super::draw::scroll_rows(self);
-        let most = total.saturating_sub(room);
-        let scroll = if self.help {
-            &mut self.help_scroll
+        let (scroll, rows) = if self.help {
+            (&mut self.help_scroll, self.fit.help)
         } else {
-            &mut self.current.scroll
+            (&mut self.current.scroll, self.fit.exercise)
         };
-        *scroll = scroll.saturating_add_signed(by).min(most);
+        *scroll = scroll.saturating_add_signed(by).min(rows.most());
     }
 
     /// Opens the exercise `by` after (or before) the one shown. Moving on

@@ -10,7 +10,7 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Clear, Padding, Paragraph, Wrap};
 
-use super::app::{TrainApp, Verdict, keys_for};
+use super::app::{Fit, Rows, TrainApp, Verdict, keys_for};
 use crate::report::terminal_safe as safe;
 use crate::sim::report::clock;
 use crate::train::course::Kind;
@@ -73,21 +73,29 @@ fn areas(area: Rect) -> Areas {
     }
 }
 
-/// The rows of text of what scrolls now (the help when it is open, else
-/// the exercise panel) at the terminal's size ([`TrainApp::size`]),
-/// wrapped as drawn, and how many it shows at once: how far it scrolls.
-pub fn scroll_rows(app: &TrainApp) -> (usize, usize) {
-    let (columns, rows) = app.size;
+/// How much text the help and the exercise panel hold, wrapped as drawn
+/// on a terminal of `columns`×`rows`, and how much each shows at once: how
+/// far they scroll ([`super::app::TrainAction::Fit`]).
+pub fn fit(app: &TrainApp, columns: u16, rows: u16) -> Fit {
     let screen = Rect::new(0, 0, columns, rows);
     let theme = Theme { color: false };
-    let (area, total) = if app.help {
-        let area = help_area(screen);
-        (area, help_text(app, area, theme).len())
-    } else {
-        let area = areas(screen).left;
-        (area, exercise_text(app, area, theme).len())
-    };
-    (total, usize::from(area.height.saturating_sub(2)))
+    let shown = |area: Rect| usize::from(area.height.saturating_sub(2));
+    let help = help_area(screen);
+    let exercise = areas(screen).left;
+    Fit {
+        exercise: Rows {
+            total: exercise_text(app, exercise, theme).len(),
+            shown: shown(exercise),
+        },
+        help: Rows {
+            total: if app.help {
+                help_text(app, help, theme).len()
+            } else {
+                0
+            },
+            shown: shown(help),
+        },
+    }
 }
 
 /// Draws the whole screen.

@@ -179,7 +179,6 @@ fn screen_loop(
     // Simulated seconds owed to the practice run at the speed chosen.
     let mut owed = 0.0f64;
     let mut last_look = Instant::now();
-    follow_size(app, screen)?;
     screen.draw(|f| draw::draw(app, f))?;
     while !app.quit {
         let mut changed = false;
@@ -187,12 +186,13 @@ fn screen_loop(
             Ok(ShellEvent::Stop(signal)) => return Ok(Some(signal)),
             Ok(ShellEvent::Keys(inputs)) => {
                 for input in inputs {
+                    measure(app, screen)?;
                     changed |= take_input(app, input);
                 }
             }
             Ok(event) => {
                 changed = screen.follow(&event)?;
-                follow_size(app, screen)?;
+                measure(app, screen)?;
             }
             Err(RecvTimeoutError::Timeout) => {}
             Err(RecvTimeoutError::Disconnected) => return Ok(None),
@@ -224,12 +224,13 @@ fn screen_loop(
     Ok(None)
 }
 
-/// Tells the app the terminal's size when it changed (how far the
-/// exercise panel scrolls depends on it).
-fn follow_size(app: &mut TrainApp, screen: &ShellScreen) -> std::io::Result<()> {
+/// Tells the app how far its help and exercise panel scroll at the
+/// terminal's size now (the draw measures its own wrapped text).
+fn measure(app: &mut TrainApp, screen: &ShellScreen) -> std::io::Result<()> {
     let size = screen.size()?;
-    if app.size != (size.width, size.height) {
-        app.update(TrainAction::Resized(size.width, size.height));
+    let fit = draw::fit(app, size.width, size.height);
+    if app.fit != fit {
+        app.update(TrainAction::Fit(fit));
     }
     Ok(())
 }
