@@ -97,6 +97,17 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     practice.update(TrainAction::Run(150));
     save_training("train-practice-80x24", &practice)?;
     save_training("train-diagnosis-80x24", &training("diagnose-flap")?)?;
+    // A memory exercise submitted as it starts: the verdict whole, each
+    // missed clause's value, the hint it unlocked.
+    let mut result = training("guest-size")?;
+    result.update(TrainAction::Submit);
+    while let Some(news) = result.wait_judge_news(std::time::Duration::from_secs(600)) {
+        result.update(TrainAction::Judge(news));
+        if result.judging.is_none() {
+            break;
+        }
+    }
+    save_training("train-result-80x24", &result)?;
     Ok(())
 }
 

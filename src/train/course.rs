@@ -399,6 +399,16 @@ impl Course {
         self.exercises.iter().find(|e| e.id == id)
     }
 
+    /// `path` (one of the course's, in its canonical directory) as the
+    /// trainee reaches it: beside the course file as they named it, so a
+    /// command that names it works from where they started the course.
+    pub fn as_named(&self, path: &Path) -> PathBuf {
+        match (path.strip_prefix(&self.dir), self.path.parent()) {
+            (Ok(inside), Some(parent)) => parent.join(inside),
+            _ => path.to_path_buf(),
+        }
+    }
+
     /// A short name for the course, for its progress file: the file's stem.
     pub fn stem(&self) -> String {
         self.path

@@ -181,6 +181,13 @@ pub const FIELDS: &[ReportField] = &[
     },
 ];
 
+impl ReportField {
+    /// Its value in `report` (a flag: 1 when it holds, else 0).
+    pub fn value(&self, report: &SimReport) -> f64 {
+        (self.read)(report)
+    }
+}
+
 /// The field named `name`, if any.
 pub fn field(name: &str) -> Option<&'static ReportField> {
     FIELDS.iter().find(|f| f.name == name)
@@ -244,19 +251,33 @@ pub struct ClauseCheck {
     /// The clause as the trainer wrote it.
     pub clause: String,
     pub met: bool,
-    /// For a comparison: the field's value in the report.
+    /// For a comparison: the field it compares and the field's value in
+    /// the report.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub field: Option<&'static str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub value: Option<f64>,
 }
 
 impl ClauseCheck {
-    /// "unmet_cpu_seconds < 40 (was 52.3)": the clause and what the report
-    /// said, for tables and the screen.
+    /// "unmet_cpu_seconds < 40: unmet_cpu_seconds was 52.3": the clause
+    /// and what the report said, the value labelled with its field's name,
+    /// for tables and the screen.
     pub fn describe(&self) -> String {
-        match self.value {
-            Some(v) => format!("{} (was {})", self.clause, short_number(v)),
+        match self.labelled() {
+            Some(value) => format!("{}: {value}", self.clause),
             None => self.clause.clone(),
         }
+    }
+
+    /// "unmet_cpu_seconds was 52.3": the value with its field's name.
+    pub fn labelled(&self) -> Option<String> {
+        let v = self.value?;
+        Some(format!(
+            "{} was {}",
+            self.field.unwrap_or("the value"),
+            short_number(v)
+        ))
     }
 }
 
@@ -331,6 +352,10 @@ impl Goal {
             .map(|(text, node)| ClauseCheck {
                 clause: text.clone(),
                 met: eval(node, report),
+                field: match node {
+                    GoalNode::Compare(name, _, _) => Some(*name),
+                    _ => None,
+                },
                 value: match node {
                     GoalNode::Compare(name, _, _) => field(name).map(|f| (f.read)(report)),
                     _ => None,
@@ -350,6 +375,15 @@ impl Goal {
                 (text.as_str(), fields)
             })
             .collect()
+    }
+
+    /// The report fields the goal names, each once, in the order written.
+    pub fn fields(&self) -> Vec<&'static ReportField> {
+        let mut out = Vec::new();
+        for (_, node) in &self.clauses {
+            fields_of(node, &mut out);
+        }
+        out
     }
 
     /// Whether `report` meets the whole goal.
@@ -682,7 +716,10 @@ mod tests {
         let checks = g.check(&report());
         assert_eq!(checks.len(), 3);
         assert!(!checks[0].met);
-        assert_eq!(checks[0].describe(), "unmet_cpu_seconds < 40 (was 52.25)");
+        assert_eq!(
+            checks[0].describe(),
+            "unmet_cpu_seconds < 40: unmet_cpu_seconds was 52.25"
+        );
         assert!(checks[1].met && checks[2].met);
         assert!(!g.met(&report()));
     }

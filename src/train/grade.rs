@@ -18,6 +18,7 @@ use serde::Serialize;
 
 use super::course::{Course, Exercise, Kind};
 use super::diagnose;
+use super::goal::{FieldKind, Goal, ReportField, short_number};
 use super::judge::{ExerciseJudge, ExerciseVerdict, JudgeError};
 use super::progress::read_no_follow;
 use crate::report::terminal_safe as safe;
@@ -68,14 +69,50 @@ pub struct GradeRow {
     pub runs: usize,
     /// Why it failed, in one line ("" when it passed).
     pub reason: String,
-    /// The goal's clauses missed, with the first value that missed.
-    pub missed: Vec<String>,
+    /// The goal's clauses missed, each with the run that first missed it
+    /// and its value there.
+    pub missed: Vec<Missed>,
     pub lints: Vec<&'static str>,
-    /// Averages over the held-out runs, for the table.
+    /// The fields the exercise's goal names ([`Table::fields`]), in that
+    /// order, over the held-out runs: a number's mean, a flag's count of
+    /// runs where it held. Empty when the file did not run.
+    pub values: Vec<f64>,
+    /// What the class's common mistakes count this failure as (a refusal
+    /// by its kind, a wrong answer whole); empty when none.
+    #[serde(skip)]
+    mistake: String,
+}
+
+/// A goal's clause a submission missed.
+#[derive(Debug, Clone, Serialize)]
+pub struct Missed {
+    pub clause: String,
+    /// The field the clause compares and its value in the run that first
+    /// missed the clause (none for a flag or a compound clause).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub unmet_cpu_seconds: Option<f64>,
+    pub field: Option<&'static str>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub avg_online_cpus: Option<f64>,
+    pub value: Option<f64>,
+    pub workload: String,
+    pub seed: u64,
+}
+
+impl Missed {
+    /// "x < 40: x was 52.3 (bursts, seed 1009)": the value labelled.
+    pub fn line(&self) -> String {
+        let check = crate::train::goal::ClauseCheck {
+            clause: self.clause.clone(),
+            met: false,
+            field: self.field,
+            value: self.value,
+        };
+        format!(
+            "{} ({}, seed {})",
+            check.describe(),
+            self.workload,
+            self.seed
+        )
+    }
 }
 
 impl GradeRow {
@@ -89,8 +126,8 @@ impl GradeRow {
             reason: reason.to_string(),
             missed: Vec::new(),
             lints: Vec::new(),
-            unmet_cpu_seconds: None,
-            avg_online_cpus: None,
+            values: Vec::new(),
+            mistake: reason_kind(reason).to_string(),
         }
     }
 }
@@ -102,7 +139,24 @@ pub struct Table {
     pub title: String,
     /// The goal, or the question for a diagnosis.
     pub goal: String,
+    /// The report fields the goal names: the table's own columns (a
+    /// memory exercise's are memory fields). Empty for a diagnosis.
+    pub fields: Vec<&'static str>,
     pub rows: Vec<GradeRow>,
+}
+
+/// One trainee's results over the course.
+#[derive(Debug, Clone, Serialize)]
+pub struct Total {
+    pub trainee: String,
+    /// Exercises passed, and exercises in the course.
+    pub passed: usize,
+    pub exercises: usize,
+    /// Exercises handed in (a submission, passed or not).
+    pub submitted: usize,
+    /// Held-out runs met, and run, over every exercise.
+    pub runs_met: usize,
+    pub runs: usize,
 }
 
 /// A mistake and how many submissions made it.
@@ -110,9 +164,12 @@ pub struct Table {
 pub struct Mistake {
     pub what: String,
     pub count: usize,
-    /// For a missed clause: its values in the submissions that missed it.
+    /// For a missed clause: its values in the submissions that missed it,
+    /// and the field they are of.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub values: Vec<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub field: Option<&'static str>,
 }
 
 /// The class's results.
@@ -121,6 +178,8 @@ pub struct Grades {
     pub course: String,
     pub trainees: Vec<String>,
     pub tables: Vec<Table>,
+    /// Per trainee, in the order of `trainees`.
+    pub totals: Vec<Total>,
     /// Lint codes by how many submissions drew them, most first.
     pub lints: Vec<Mistake>,
     /// "exercise: clause" by how many submissions missed it, most first.
@@ -166,10 +225,13 @@ fn echoed(text: &str) -> String {
     }
 }
 
+/// The reason of an exercise a trainee handed nothing in for.
+const NOT_SUBMITTED: &str = "not submitted";
+
 fn submission(path: &Path) -> Result<Vec<u8>, String> {
     match std::fs::symlink_metadata(path) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Err("not submitted".into());
+            return Err(NOT_SUBMITTED.into());
         }
         Err(e) => return Err(format!("cannot read it: {e}")),
         Ok(m) if m.file_type().is_symlink() => {
@@ -200,11 +262,15 @@ impl Prepared<'_> {
             passed,
             runs_met: 0,
             runs: 0,
+            mistake: if passed {
+                String::new()
+            } else {
+                reason_kind(&reason).to_string()
+            },
             reason,
             missed: Vec::new(),
             lints: Vec::new(),
-            unmet_cpu_seconds: None,
-            avg_online_cpus: None,
+            values: Vec::new(),
         };
         match self {
             Prepared::Diagnosis(ex) => {
@@ -225,14 +291,19 @@ impl Prepared<'_> {
                     (Ok(a), Some(truth)) if diagnose::correct(&a, truth) => {
                         row(true, String::new())
                     }
-                    (Ok(a), _) => row(
-                        false,
-                        format!(
+                    (Ok(a), _) => {
+                        let reason = format!(
                             "pointed at {}: {}",
                             a.rule.file_name(),
                             echoed(&a.comparison)
-                        ),
-                    ),
+                        );
+                        // A wrong answer is counted whole: which
+                        // comparison the class took for the culprit.
+                        GradeRow {
+                            mistake: reason.clone(),
+                            ..row(false, reason)
+                        }
+                    }
                 }
             }
             Prepared::Rules(ex, judge) => {
@@ -244,33 +315,88 @@ impl Prepared<'_> {
                     ),
                     Err(why) => ExerciseVerdict::failed(why),
                 };
-                let reports: Vec<_> = verdict
-                    .runs
-                    .iter()
-                    .filter_map(|r| r.report.as_ref())
-                    .collect();
-                let mean = |f: fn(&crate::sim::report::SimReport) -> f64| {
-                    (!reports.is_empty())
-                        .then(|| reports.iter().map(|r| f(r)).sum::<f64>() / reports.len() as f64)
+                let values = goal_values(ex, &verdict);
+                let reason = if verdict.passed {
+                    String::new()
+                } else {
+                    verdict.summary()
                 };
                 GradeRow {
                     trainee: trainee.to_string(),
                     passed: verdict.passed,
                     runs_met: verdict.runs.iter().filter(|r| r.met).count(),
                     runs: verdict.runs.len(),
-                    reason: if verdict.passed {
-                        String::new()
+                    mistake: if verdict.runs.is_empty() && !verdict.passed {
+                        reason_kind(&reason).to_string()
                     } else {
-                        verdict.summary()
+                        String::new()
                     },
-                    missed: verdict.missed().iter().map(|c| c.describe()).collect(),
+                    reason,
+                    missed: verdict
+                        .missed()
+                        .iter()
+                        .map(|(r, c)| Missed {
+                            clause: c.clause.clone(),
+                            field: c.field,
+                            value: c.value,
+                            workload: r.workload.clone(),
+                            seed: r.seed,
+                        })
+                        .collect(),
                     lints: verdict.lints.clone(),
-                    unmet_cpu_seconds: mean(|r| r.unmet_cpu_seconds),
-                    avg_online_cpus: mean(|r| r.avg_online_cpus),
+                    values,
                 }
             }
         }
     }
+}
+
+/// The values of the fields `ex`'s goal names over `verdict`'s held-out
+/// runs: a number's mean, a flag's count of runs where it held (none when
+/// nothing ran).
+fn goal_values(ex: &Exercise, verdict: &ExerciseVerdict) -> Vec<f64> {
+    let reports: Vec<_> = verdict
+        .runs
+        .iter()
+        .filter_map(|r| r.report.as_ref())
+        .collect();
+    if reports.is_empty() {
+        return Vec::new();
+    }
+    goal_fields(ex)
+        .iter()
+        .map(|f| {
+            let sum: f64 = reports.iter().map(|r| f.value(r)).sum();
+            match f.kind {
+                FieldKind::Number => sum / reports.len() as f64,
+                FieldKind::Flag => sum,
+            }
+        })
+        .collect()
+}
+
+/// The report fields an exercise's goal names (none for a diagnosis).
+fn goal_fields(ex: &Exercise) -> Vec<&'static ReportField> {
+    ex.goal.as_ref().map(Goal::fields).unwrap_or_default()
+}
+
+/// Each trainee's totals over the tables, in the order of `trainees`.
+fn totals(trainees: &[String], tables: &[Table]) -> Vec<Total> {
+    trainees
+        .iter()
+        .enumerate()
+        .map(|(i, name)| {
+            let rows: Vec<&GradeRow> = tables.iter().filter_map(|t| t.rows.get(i)).collect();
+            Total {
+                trainee: name.clone(),
+                passed: rows.iter().filter(|r| r.passed).count(),
+                exercises: tables.len(),
+                submitted: rows.iter().filter(|r| r.reason != NOT_SUBMITTED).count(),
+                runs_met: rows.iter().map(|r| r.runs_met).sum(),
+                runs: rows.iter().map(|r| r.runs).sum(),
+            }
+        })
+        .collect()
 }
 
 /// Grades every trainee under `dir` on every exercise of `course`, on
@@ -346,31 +472,21 @@ pub fn grade(course: &Course, dir: &Path, threads: usize) -> Result<Grades, Grad
                 (None, Some(q)) => q.clone(),
                 _ => String::new(),
             },
+            fields: goal_fields(ex).iter().map(|f| f.name).collect(),
             rows,
         });
     }
     let (lints, missed, failures) = mistakes(&tables);
+    let trainees: Vec<String> = trainees.into_iter().map(|(n, _)| n).collect();
     Ok(Grades {
         course: course.title.clone(),
-        trainees: trainees.into_iter().map(|(n, _)| n).collect(),
+        totals: totals(&trainees, &tables),
+        trainees,
         tables,
         lints,
         missed,
         failures,
     })
-}
-
-/// The value a missed clause's description ends with: "(was 52.3)".
-fn value_of(described: &str) -> Option<f64> {
-    let v = described.rsplit_once("(was ")?.1.strip_suffix(')')?;
-    v.parse().ok()
-}
-
-/// The clause part of a missed clause's description.
-fn clause_of(described: &str) -> &str {
-    described
-        .rsplit_once(" (was ")
-        .map_or(described, |(c, _)| c)
 }
 
 /// The kind of a failure reason, for counting: its text up to the first
@@ -384,7 +500,7 @@ type Tallies = (Vec<Mistake>, Vec<Mistake>, Vec<Mistake>);
 
 fn mistakes(tables: &[Table]) -> Tallies {
     let mut lints: BTreeMap<String, usize> = BTreeMap::new();
-    let mut missed: BTreeMap<String, (usize, Vec<f64>)> = BTreeMap::new();
+    let mut missed: BTreeMap<String, (usize, Vec<f64>, Option<&'static str>)> = BTreeMap::new();
     let mut failures: BTreeMap<String, usize> = BTreeMap::new();
     for t in tables {
         for r in &t.rows {
@@ -392,54 +508,80 @@ fn mistakes(tables: &[Table]) -> Tallies {
                 *lints.entry((*l).to_string()).or_default() += 1;
             }
             for m in &r.missed {
-                let e = missed
-                    .entry(format!("{}: {}", t.id, clause_of(m)))
-                    .or_default();
+                let e = missed.entry(format!("{}: {}", t.id, m.clause)).or_default();
                 e.0 += 1;
-                e.1.extend(value_of(m));
+                e.1.extend(m.value);
+                e.2 = e.2.or(m.field);
             }
-            if !r.passed && r.runs == 0 && !r.reason.is_empty() && r.reason != "not submitted" {
+            if !r.mistake.is_empty() && r.reason != NOT_SUBMITTED {
                 *failures
-                    .entry(format!("{}: {}", t.id, reason_kind(&r.reason)))
+                    .entry(format!("{}: {}", t.id, r.mistake))
                     .or_default() += 1;
             }
         }
     }
-    let sorted = |m: BTreeMap<String, (usize, Vec<f64>)>| {
+    let sorted = |m: BTreeMap<String, (usize, Vec<f64>, Option<&'static str>)>| {
         let mut v: Vec<Mistake> = m
             .into_iter()
-            .map(|(what, (count, values))| Mistake {
+            .map(|(what, (count, values, field))| Mistake {
                 what,
                 count,
                 values,
+                field,
             })
             .collect();
         v.sort_by(|a, b| b.count.cmp(&a.count).then(a.what.cmp(&b.what)));
         v
     };
     let counts = |m: BTreeMap<String, usize>| {
-        sorted(m.into_iter().map(|(k, n)| (k, (n, Vec::new()))).collect())
+        sorted(
+            m.into_iter()
+                .map(|(k, n)| (k, (n, Vec::new(), None)))
+                .collect(),
+        )
     };
     (counts(lints), sorted(missed), counts(failures))
 }
 
-fn range(values: &[f64]) -> String {
-    let lo = values.iter().copied().fold(f64::INFINITY, f64::min);
-    let hi = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    if values.is_empty() {
+/// ": guest_to_working_set was 1.9 to 2.3": the values a missed clause's
+/// field had, labelled with the field.
+fn range(m: &Mistake) -> String {
+    let lo = m.values.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = m.values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let field = m.field.unwrap_or("the value");
+    if m.values.is_empty() {
         String::new()
     } else if lo == hi {
-        format!(" (was {})", super::goal::short_number(lo))
+        format!(": {field} was {}", short_number(lo))
     } else {
-        format!(
-            " (was {} to {})",
-            super::goal::short_number(lo),
-            super::goal::short_number(hi)
-        )
+        format!(": {field} was {} to {}", short_number(lo), short_number(hi))
     }
 }
 
-/// The grades as text tables, one per exercise, then the common mistakes.
+/// The columns the text report keeps to: a terminal's 80.
+const TEXT_COLUMNS: usize = 80;
+
+/// `line` wrapped at [`TEXT_COLUMNS`], its rows after the first indented
+/// by `indent`, each ended: a long reason or mistake is never cut.
+fn wrapped(out: &mut String, line: &str, indent: usize) {
+    for row in crate::tui::view::fit::wrap(line, TEXT_COLUMNS, indent) {
+        out.push_str(row.trim_end());
+        out.push('\n');
+    }
+}
+
+/// A goal field's value as the report shows it: a number's mean, a
+/// flag's count of runs.
+fn field_value(field: &str, value: f64, runs: usize) -> String {
+    match crate::train::goal::field(field).map(|f| f.kind) {
+        Some(FieldKind::Flag) => format!("{field} in {} of {runs} runs", short_number(value)),
+        _ => format!("{field} {}", short_number(value)),
+    }
+}
+
+/// The grades as text tables, one per exercise (each row's goal fields
+/// labelled, its reason wrapped under it), each trainee's totals, then the
+/// common mistakes; no line is wider than 80 columns unless one word is.
 pub fn text(g: &Grades) -> String {
     let mut out = format!("{} — {} trainees\n", safe(&g.course), g.trainees.len());
     let width = g
@@ -449,23 +591,30 @@ pub fn text(g: &Grades) -> String {
         .max()
         .unwrap_or(7)
         .clamp(7, 24);
+    let name = |t: &str| -> String { safe(t).chars().take(width).collect() };
     for t in &g.tables {
         let passed = t.rows.iter().filter(|r| r.passed).count();
         let _ = writeln!(
             out,
-            "\n{} — {} ({passed} of {} passed)\n  goal: {}",
+            "\n{} — {} ({passed} of {} passed)",
             safe(&t.id),
             safe(&t.title),
             t.rows.len(),
-            safe(&t.goal)
         );
+        wrapped(&mut out, &format!("  goal: {}", safe(&t.goal)), 8);
+        if !t.fields.is_empty() {
+            wrapped(
+                &mut out,
+                "  (under each trainee: the goal's fields over the held-out runs, a number's mean, a flag's count)",
+                3,
+            );
+        }
         let _ = writeln!(
             out,
-            "  {:<width$}  {:<6}  {:>5}  why",
+            "  {:<width$}  {:<6}  {:>5}",
             "trainee", "result", "runs"
         );
         for r in &t.rows {
-            let name: String = safe(&r.trainee).chars().take(width).collect();
             let runs = if r.runs > 0 {
                 format!("{}/{}", r.runs_met, r.runs)
             } else {
@@ -473,32 +622,62 @@ pub fn text(g: &Grades) -> String {
             };
             let _ = writeln!(
                 out,
-                "  {:<width$}  {:<6}  {:>5}  {}",
-                name,
+                "  {:<width$}  {:<6}  {:>5}",
+                name(&r.trainee),
                 if r.passed { "pass" } else { "FAIL" },
                 runs,
-                safe(&r.reason)
             );
+            if !r.values.is_empty() {
+                let values: Vec<String> = t
+                    .fields
+                    .iter()
+                    .zip(&r.values)
+                    .map(|(f, v)| field_value(f, *v, r.runs))
+                    .collect();
+                wrapped(&mut out, &format!("      {}", values.join(" · ")), 6);
+            }
+            if !r.reason.is_empty() {
+                wrapped(&mut out, &format!("      why: {}", safe(&r.reason)), 11);
+            }
         }
+    }
+    out.push_str("\nTotals (exercises passed of the course's, held-out runs met)\n");
+    let _ = writeln!(
+        out,
+        "  {:<width$}  {:>6}  {:>9}  {:>9}",
+        "trainee", "passed", "submitted", "runs met"
+    );
+    for t in &g.totals {
+        let _ = writeln!(
+            out,
+            "  {:<width$}  {:>6}  {:>9}  {:>9}",
+            name(&t.trainee),
+            format!("{}/{}", t.passed, t.exercises),
+            t.submitted,
+            format!("{}/{}", t.runs_met, t.runs),
+        );
     }
     out.push_str("\nCommon mistakes\n");
     if g.missed.is_empty() && g.lints.is_empty() && g.failures.is_empty() {
         out.push_str("  none\n");
     }
     for m in &g.missed {
-        let _ = writeln!(
-            out,
-            "  {:>3} × missed {}{}",
-            m.count,
-            safe(&m.what),
-            range(&m.values)
-        );
+        let line = format!("  {:>3} × missed {}{}", m.count, safe(&m.what), range(m));
+        wrapped(&mut out, &line, 8);
     }
     for m in &g.failures {
-        let _ = writeln!(out, "  {:>3} × {}", m.count, safe(&m.what));
+        wrapped(
+            &mut out,
+            &format!("  {:>3} × {}", m.count, safe(&m.what)),
+            8,
+        );
     }
     for m in &g.lints {
-        let _ = writeln!(out, "  {:>3} × lint {}", m.count, safe(&m.what));
+        wrapped(
+            &mut out,
+            &format!("  {:>3} × lint {}", m.count, safe(&m.what)),
+            8,
+        );
     }
     out
 }
@@ -520,29 +699,72 @@ fn csv_field(s: &str) -> String {
     }
 }
 
-/// The grades as CSV: one line per exercise and trainee.
+/// The report fields of every table, each once, in the order first named:
+/// the CSV's value columns.
+fn csv_fields(g: &Grades) -> Vec<&'static str> {
+    let mut out: Vec<&'static str> = Vec::new();
+    for f in g.tables.iter().flat_map(|t| &t.fields) {
+        if !out.contains(f) {
+            out.push(f);
+        }
+    }
+    out
+}
+
+/// The grades as CSV: one line per exercise and trainee, then one per
+/// trainee with their totals (exercise `(total)`, `passed` as exercises
+/// passed of the course's). The value columns are the fields the goals
+/// name, each filled only where the exercise's own goal names it (a
+/// memory exercise's row has its memory fields and no CPU figures).
 pub fn csv(g: &Grades) -> String {
-    let mut out = String::from(
-        "exercise,trainee,passed,runs_met,runs,unmet_cpu_seconds,avg_online_cpus,reason,missed,lints\n",
-    );
-    let num = |v: Option<f64>| v.map(|v| format!("{v:.3}")).unwrap_or_default();
+    let fields = csv_fields(g);
+    let mut out = String::from("exercise,trainee,passed,runs_met,runs");
+    for f in &fields {
+        out.push(',');
+        out.push_str(f);
+    }
+    out.push_str(",reason,missed,lints\n");
     for t in &g.tables {
         for r in &t.rows {
-            let fields = [
+            let mut cells = vec![
                 csv_field(&t.id),
                 csv_field(&r.trainee),
                 r.passed.to_string(),
                 r.runs_met.to_string(),
                 r.runs.to_string(),
-                num(r.unmet_cpu_seconds),
-                num(r.avg_online_cpus),
-                csv_field(&r.reason),
-                csv_field(&r.missed.join("; ")),
-                csv_field(&r.lints.join(" ")),
             ];
-            out.push_str(&fields.join(","));
+            for f in &fields {
+                let at = t.fields.iter().position(|own| own == f);
+                cells.push(
+                    at.and_then(|i| r.values.get(i))
+                        .map(|v| format!("{v:.3}"))
+                        .unwrap_or_default(),
+                );
+            }
+            let missed: Vec<String> = r.missed.iter().map(Missed::line).collect();
+            cells.push(csv_field(&r.reason));
+            cells.push(csv_field(&missed.join("; ")));
+            cells.push(csv_field(&r.lints.join(" ")));
+            out.push_str(&cells.join(","));
             out.push('\n');
         }
+    }
+    for t in &g.totals {
+        let mut cells = vec![
+            "(total)".to_string(),
+            csv_field(&t.trainee),
+            format!("{}/{}", t.passed, t.exercises),
+            t.runs_met.to_string(),
+            t.runs.to_string(),
+        ];
+        cells.extend(fields.iter().map(|_| String::new()));
+        cells.extend([
+            format!("submitted {} of {}", t.submitted, t.exercises),
+            String::new(),
+            String::new(),
+        ]);
+        out.push_str(&cells.join(","));
+        out.push('\n');
     }
     out
 }
@@ -567,10 +789,166 @@ mod tests {
         assert_eq!(csv_field("plain"), "plain");
     }
 
+    fn row(trainee: &str, passed: bool, runs: (usize, usize), values: Vec<f64>) -> GradeRow {
+        GradeRow {
+            trainee: trainee.into(),
+            passed,
+            runs_met: runs.0,
+            runs: runs.1,
+            reason: if passed {
+                String::new()
+            } else {
+                "met on 0 of 2 held-out runs".into()
+            },
+            missed: if passed {
+                Vec::new()
+            } else {
+                vec![Missed {
+                    clause: "guest_to_working_set <= 1.6".into(),
+                    field: Some("guest_to_working_set"),
+                    value: Some(2.31),
+                    workload: "webserver".into(),
+                    seed: 1009,
+                }]
+            },
+            lints: Vec::new(),
+            values,
+            mistake: String::new(),
+        }
+    }
+
+    /// A CPU exercise and a memory one, two trainees; bob handed nothing
+    /// in for the memory one.
+    fn class() -> Grades {
+        let table = |id: &str, goal: &str, fields, rows| Table {
+            id: id.into(),
+            title: id.into(),
+            goal: goal.into(),
+            fields,
+            rows,
+        };
+        let tables = vec![
+            table(
+                "cpu",
+                "unmet_cpu_seconds < 80 and not flapping",
+                vec!["unmet_cpu_seconds", "flapping"],
+                vec![
+                    row("alice", true, (2, 2), vec![32.5, 0.0]),
+                    row("bob", false, (0, 2), vec![120.0, 1.0]),
+                ],
+            ),
+            table(
+                "memory",
+                "guest_to_working_set <= 1.6 and throughput_ratio >= 0.95",
+                vec!["guest_to_working_set", "throughput_ratio"],
+                vec![
+                    row("alice", false, (1, 2), vec![1.9, 0.97]),
+                    GradeRow::failed("bob", NOT_SUBMITTED),
+                ],
+            ),
+        ];
+        let trainees = vec!["alice".to_string(), "bob".to_string()];
+        let (lints, missed, failures) = mistakes(&tables);
+        Grades {
+            course: "c".into(),
+            totals: totals(&trainees, &tables),
+            trainees,
+            tables,
+            lints,
+            missed,
+            failures,
+        }
+    }
+
     #[test]
-    fn missed_values_are_read_back() {
-        assert_eq!(value_of("x < 40 (was 52.5)"), Some(52.5));
-        assert_eq!(clause_of("x < 40 (was 52.5)"), "x < 40");
-        assert_eq!(value_of("not flapping"), None);
+    fn the_csv_has_each_goal_s_own_fields_labelled_and_per_trainee_totals() {
+        let csv = csv(&class());
+        let lines: Vec<&str> = csv.lines().collect();
+        assert_eq!(
+            lines[0],
+            "exercise,trainee,passed,runs_met,runs,unmet_cpu_seconds,flapping,\
+             guest_to_working_set,throughput_ratio,reason,missed,lints"
+        );
+        // A CPU row fills the CPU fields only, a memory row the memory
+        // fields only.
+        assert!(
+            lines[1].starts_with("cpu,alice,true,2,2,32.500,0.000,,,"),
+            "{}",
+            lines[1]
+        );
+        assert!(
+            lines[3].starts_with("memory,alice,false,1,2,,,1.900,0.970,"),
+            "{}",
+            lines[3]
+        );
+        // The missed value is labelled with its field and its run.
+        assert!(
+            lines[3].contains(
+                "guest_to_working_set <= 1.6: guest_to_working_set was 2.31 (webserver, seed 1009)"
+            ),
+            "{}",
+            lines[3]
+        );
+        assert!(!lines[3].contains("(was"), "{}", lines[3]);
+        // Nothing handed in: no values.
+        assert!(
+            lines[4].starts_with("memory,bob,false,0,0,,,,,not submitted"),
+            "{}",
+            lines[4]
+        );
+        // The totals, one line per trainee.
+        assert_eq!(lines[5], "(total),alice,1/2,3,4,,,,,submitted 2 of 2,,");
+        assert_eq!(lines[6], "(total),bob,0/2,0,2,,,,,submitted 1 of 2,,");
+        assert_eq!(lines.len(), 7);
+    }
+
+    #[test]
+    fn totals_count_passes_submissions_and_runs() {
+        let g = class();
+        let alice = &g.totals[0];
+        assert_eq!((alice.passed, alice.exercises, alice.submitted), (1, 2, 2));
+        assert_eq!((alice.runs_met, alice.runs), (3, 4));
+        let bob = &g.totals[1];
+        assert_eq!(
+            (bob.passed, bob.submitted, bob.runs_met, bob.runs),
+            (0, 1, 0, 2)
+        );
+    }
+
+    #[test]
+    fn the_text_labels_each_value_and_cuts_no_line() {
+        let t = text(&class());
+        assert!(
+            t.contains("      unmet_cpu_seconds 120 · flapping in 1 of 2 runs"),
+            "{t}"
+        );
+        assert!(
+            t.contains("      guest_to_working_set 1.9 · throughput_ratio 0.97"),
+            "{t}"
+        );
+        assert!(t.contains("Totals"), "{t}");
+        assert!(t.contains("  alice       1/2          2        3/4"), "{t}");
+        // The missed clause's values, labelled with the field.
+        assert!(
+            t.contains("× missed memory: guest_to_working_set <= 1.6: guest_to_working_set was\n        2.31"),
+            "{t}"
+        );
+        for line in t.lines() {
+            assert!(line.chars().count() <= TEXT_COLUMNS, "{line:?}");
+        }
+    }
+
+    #[test]
+    fn a_wrong_answer_is_counted_whole_among_the_mistakes() {
+        let mut g = class();
+        g.tables[1].rows[1] = GradeRow {
+            mistake: "pointed at HOTUNPLUG: (CP_idle * onumcpus) > 0.8".into(),
+            ..GradeRow::failed("bob", "pointed at HOTUNPLUG: (CP_idle * onumcpus) > 0.8")
+        };
+        let (_, _, failures) = mistakes(&g.tables);
+        assert_eq!(
+            failures[0].what,
+            "memory: pointed at HOTUNPLUG: (CP_idle * onumcpus) > 0.8"
+        );
     }
 }

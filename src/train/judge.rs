@@ -102,33 +102,47 @@ impl ExerciseVerdict {
     }
 
     /// The clauses missed, each once, in the order first missed, with the
-    /// value of the first run that missed it.
-    pub fn missed(&self) -> Vec<&ClauseCheck> {
-        let mut out: Vec<&ClauseCheck> = Vec::new();
-        for c in self.runs.iter().flat_map(|r| r.checks.iter()) {
-            if !c.met && !out.iter().any(|o| o.clause == c.clause) {
-                out.push(c);
+    /// run that first missed it (its value is that run's).
+    pub fn missed(&self) -> Vec<(&Run, &ClauseCheck)> {
+        let mut out: Vec<(&Run, &ClauseCheck)> = Vec::new();
+        for r in &self.runs {
+            for c in &r.checks {
+                if !c.met && !out.iter().any(|(_, o)| o.clause == c.clause) {
+                    out.push((r, c));
+                }
             }
         }
         out
     }
 
-    /// One line: "passed on 3 of 3 runs", or the reason, or the missed
-    /// clauses.
-    pub fn summary(&self) -> String {
+    /// Each clause missed in one line, its value labelled and the run it
+    /// is from named: "guest_to_working_set <= 1.6: guest_to_working_set
+    /// was 2.31 (webserver, seed 1009)".
+    pub fn missed_lines(&self) -> Vec<String> {
+        self.missed()
+            .iter()
+            .map(|(r, c)| format!("{} ({}, seed {})", c.describe(), r.workload, r.seed))
+            .collect()
+    }
+
+    /// The verdict without the clauses missed: "passed on 3 of 3 held-out
+    /// runs", "met on 1 of 3 held-out runs", or the reason.
+    pub fn headline(&self) -> String {
         if let Some(r) = &self.reason {
             return r.clone();
         }
         let met = self.runs.iter().filter(|r| r.met).count();
-        if self.passed {
-            return format!("passed on {met} of {} held-out runs", self.runs.len());
+        let verb = if self.passed { "passed" } else { "met" };
+        format!("{verb} on {met} of {} held-out runs", self.runs.len())
+    }
+
+    /// One line: the headline and the clauses missed.
+    pub fn summary(&self) -> String {
+        let missed = self.missed_lines();
+        if self.reason.is_some() || missed.is_empty() {
+            return self.headline();
         }
-        let missed: Vec<String> = self.missed().iter().map(|c| c.describe()).collect();
-        format!(
-            "met on {met} of {} held-out runs; missed: {}",
-            self.runs.len(),
-            missed.join("; ")
-        )
+        format!("{}; missed: {}", self.headline(), missed.join("; "))
     }
 }
 
@@ -265,6 +279,7 @@ impl ExerciseJudge {
                                 ClauseCheck {
                                     clause: STOPPED_CLAUSE.to_string(),
                                     met: false,
+                                    field: None,
                                     value: None,
                                 },
                             );

@@ -907,24 +907,9 @@ impl App {
         }
         let rules = Arc::clone(self.board.rules());
         let file = self.board.file();
-        let Some(editor) = self.modals.whatif_on_top() else {
-            return false;
-        };
-        match action {
-            Some(EditorAction::NextField) if !editor.file_mode() => {
-                editor.step_field(&rules, file, 1);
-                true
-            }
-            Some(EditorAction::PreviousField) if !editor.file_mode() => {
-                editor.step_field(&rules, file, -1);
-                true
-            }
-            Some(EditorAction::FileMode) => {
-                editor.toggle_file_mode(&rules, file);
-                true
-            }
-            _ => editor.key(key),
-        }
+        self.modals
+            .whatif_on_top()
+            .is_some_and(|editor| editor.edit(key, &rules, file))
     }
 
     /// Checks the open what-if edit the way cpuplugd would load it.

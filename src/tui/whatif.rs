@@ -16,7 +16,9 @@ use crate::rules::eval::NoTrace;
 use crate::rules::{RuleKind, RuleSet, Setting, Severity, SourceFile, SystemFacts, load};
 use crate::sim::Scenario;
 use crate::sim::run::{SimOptions, simulate_loaded};
+use crate::tui::layer_keys::{EDITOR_KEYS, EditorAction, action_in};
 use crate::tui::line_input::LineInput;
+use crossterm::event::KeyEvent;
 
 /// What the edited rules would have done.
 #[derive(Debug, Clone, PartialEq)]
@@ -286,9 +288,32 @@ impl WhatIfEditor {
         self.input = LineInput::new(text);
     }
 
+    /// A key of [`EDITOR_KEYS`] that stays in the editor: Tab and ⇧Tab move
+    /// between the fields, Ctrl-O names a whole rule file (and back), any
+    /// other key edits the text. Whether the edit may have changed, so
+    /// that it needs a check. The keys that leave the editor (run, apply,
+    /// write, close) are the screen's: each screen does its own with them.
+    pub fn edit(&mut self, key: KeyEvent, rules: &RuleSet, file: &SourceFile) -> bool {
+        match action_in(EDITOR_KEYS, key) {
+            Some(EditorAction::NextField) if !self.file_mode => {
+                self.step_field(rules, file, 1);
+                true
+            }
+            Some(EditorAction::PreviousField) if !self.file_mode => {
+                self.step_field(rules, file, -1);
+                true
+            }
+            Some(EditorAction::FileMode) => {
+                self.toggle_file_mode(rules, file);
+                true
+            }
+            _ => self.key(key),
+        }
+    }
+
     /// An editing key on the text; a change drops the last result, which
     /// no longer matches. Whether it was an editing key.
-    pub fn key(&mut self, key: crossterm::event::KeyEvent) -> bool {
+    pub fn key(&mut self, key: KeyEvent) -> bool {
         match self.input.key(key) {
             Some(changed) => {
                 if changed {
@@ -393,6 +418,10 @@ impl WhatIfEditor {
                 }
             };
         }
+        if let Some(message) = self.label_typed() {
+            self.error = Some((message, Some(0)));
+            return None;
+        }
         let (edited, at) = self.edited_file(rules, file);
         let outcome = load(&edited, facts);
         if outcome.refusal.is_none() {
@@ -419,6 +448,22 @@ impl WhatIfEditor {
             .or_else(|| outcome.refusal.as_ref().map(|r| (r.message.clone(), None)));
         self.error = first;
         None
+    }
+
+    /// The field's own name typed (or pasted) before its text, as a line of
+    /// the file has it (`MEMUNPLUG="…"`): the name is the label, drawn
+    /// before the text, not part of it; said so rather than as cpuplugd's
+    /// "unknown name".
+    fn label_typed(&self) -> Option<String> {
+        let name = self.field.name();
+        let typed = self.input.text().trim_start();
+        let rest = typed.get(..name.len())?;
+        let after = typed[name.len()..].trim_start();
+        (rest.eq_ignore_ascii_case(name) && after.starts_with('=')).then(|| {
+            format!(
+                "`{name}=` is the label, not part of the text: type only what comes after it (without quotes)"
+            )
+        })
     }
 
     /// Runs the edited rules over `history` (oldest first), open loop, or
@@ -657,6 +702,43 @@ mod tests {
         e.toggle_file_mode(&rules, &file);
         assert_eq!(e.input().text(), "idle > 59");
         assert_eq!(e.edited_fields(&rules, &file).len(), 2);
+    }
+
+    #[test]
+    fn the_field_s_name_typed_again_is_said_to_be_the_label() {
+        let (rules, file, facts) = loaded();
+        let mut e = WhatIfEditor::open(&rules, &file, RuleKind::Hotplug);
+        e.input = LineInput::new(" hotplug = \"idle < 5\"");
+        assert!(e.check(&rules, &file, &facts).is_none());
+        let (message, column) = e.error().cloned().unwrap_or_default();
+        assert!(message.starts_with("`HOTPLUG=` is the label"), "{message}");
+        assert_eq!(column, Some(0));
+        // A value that only starts with the name's letters is checked as
+        // cpuplugd checks it.
+        e.input = LineInput::new("HOTPLUGGED < 5");
+        assert!(e.check(&rules, &file, &facts).is_none());
+        let (message, _) = e.error().cloned().unwrap_or_default();
+        assert!(!message.contains("is the label"), "{message}");
+    }
+
+    #[test]
+    fn tab_and_ctrl_o_move_the_editor_and_other_keys_edit() {
+        use crossterm::event::KeyModifiers;
+        let (rules, file, _) = loaded();
+        let mut e = WhatIfEditor::open(&rules, &file, RuleKind::Hotplug);
+        assert!(e.edit(KeyEvent::from(KeyCode::Tab), &rules, &file));
+        assert_eq!(e.field().name(), "HOTUNPLUG");
+        assert!(e.edit(KeyEvent::from(KeyCode::BackTab), &rules, &file));
+        assert_eq!(e.field().name(), "HOTPLUG");
+        let ctrl_o = KeyEvent::new(KeyCode::Char('o'), KeyModifiers::CONTROL);
+        assert!(e.edit(ctrl_o, &rules, &file));
+        assert!(e.file_mode());
+        assert!(e.edit(ctrl_o, &rules, &file));
+        assert!(e.edit(KeyEvent::from(KeyCode::Char('1')), &rules, &file));
+        assert_eq!(e.input().text(), "idle < 101");
+        // Keys that leave the editor are the screen's: no edit here.
+        let ctrl_r = KeyEvent::new(KeyCode::Char('r'), KeyModifiers::CONTROL);
+        assert!(!e.edit(ctrl_r, &rules, &file));
     }
 
     #[test]

@@ -14,16 +14,21 @@ use common::tempdir;
 
 const COURSE: &str = "examples/courses/cpuplugd-basics.toml";
 
-#[test]
-fn an_exercise_is_solved_through_the_screen() {
-    let state = tempdir();
+/// `plugtop train` at exercise `id`, 80×24, its state under `state`.
+fn train_at(state: &tempfile::TempDir, id: &str) -> Session {
     let home = state.path().to_str().expect("utf-8");
-    let mut s = Session::start_with(
-        &["train", COURSE, "--exercise", "cpu-max"],
+    Session::start_with(
+        &["train", COURSE, "--exercise", id],
         24,
         80,
         &[("XDG_STATE_HOME", home)],
-    );
+    )
+}
+
+#[test]
+fn an_exercise_is_solved_through_the_screen() {
+    let state = tempdir();
+    let mut s = train_at(&state, "cpu-max");
     s.wait_for("Practice run");
     s.wait_for("CPU_MAX=1");
     // The trainee's own editor saves the working copy: the screen reloads.
@@ -80,13 +85,7 @@ fn an_exercise_is_solved_through_the_screen() {
 #[test]
 fn a_diagnosis_is_answered_through_the_screen() {
     let state = tempdir();
-    let home = state.path().to_str().expect("utf-8");
-    let mut s = Session::start_with(
-        &["train", COURSE, "--exercise", "diagnose-flap"],
-        24,
-        80,
-        &[("XDG_STATE_HOME", home)],
-    );
+    let mut s = train_at(&state, "diagnose-flap");
     s.wait_for("Point at the culprit");
     s.wait_for("Flips");
     // Nothing is pointed at first; down to HOTPLUG's comparison, then
@@ -206,4 +205,51 @@ fn train_asks_a_vt100_for_no_paste_or_mouse() {
         &[("XDG_STATE_HOME", home), ("TERM", "vt100")],
     );
     a_plain_terminal_is_asked_for_no_paste_or_mouse(s, "Practice run");
+}
+
+/// At 80×24, the real binary: a failed memory exercise shows its result
+/// whole (the value that missed, once cut at "(was…" in the status line),
+/// the hint it unlocked (once never shown), and the rest of the brief a
+/// page down (once stopped mid-sentence).
+#[test]
+fn at_80x24_the_result_wraps_hints_show_and_the_brief_scrolls() {
+    let state = tempdir();
+    let mut s = train_at(&state, "guest-size");
+    s.wait_for("Practice run");
+    s.press("s");
+    s.wait_for("Not yet met on 0 of");
+    s.wait_for("guest_to_working_set was");
+    s.wait_for("Hint 1 MEMUNPLUG decides");
+    s.wait_for("more ↓ PgDn");
+    // PgDn: the brief's end and the goal, the top border says what is
+    // above.
+    s.press_until("\x1b[6~", "more ↑ PgUp");
+    s.wait_for("web server.");
+    assert!(s.quit(), "plugtop train ends well");
+}
+
+/// At 80×24, the real binary: the what-if editor is the main screen's,
+/// its field's name a label before the text, each key checked as typed
+/// with a caret under the error (it once checked only on Enter).
+#[test]
+fn at_80x24_the_editor_checks_each_key_with_a_caret() {
+    let state = tempdir();
+    let mut s = train_at(&state, "guest-size");
+    s.wait_for("Practice run");
+    s.press("e");
+    s.wait_for("What-if editor");
+    s.wait_for("✓ cpuplugd would load it");
+    for _ in 0..3 {
+        s.press("\t");
+    }
+    s.wait_for("│MEMUNPLUG=meminfo.MemFree");
+    s.press(")");
+    s.wait_for("^ unexpected `)`");
+    s.wait_for("Enter applies nothing while cpuplugd would refuse the edit");
+    // Deleted again: loads, and Enter applies.
+    s.press("\x7f");
+    s.wait_for("✓ cpuplugd would load it");
+    s.press("\r");
+    s.wait_for("applied; the practice run starts again");
+    assert!(s.quit(), "plugtop train ends well");
 }

@@ -41,7 +41,11 @@ fn key(c: KeyCode) -> KeyEvent {
     KeyEvent::new(c, KeyModifiers::NONE)
 }
 
+/// A key as the event loop takes it: first how far the screen scrolls at
+/// 80×24, then the key's action.
 fn press(app: &mut TrainApp, code: KeyCode) {
+    let fit = draw::fit(app, 80, 24);
+    app.update(TrainAction::Fit(fit));
     if let Some(a) = app.action_for(key(code)) {
         app.update(a);
     }
@@ -163,16 +167,29 @@ fn question_mark_opens_the_help_and_question_mark_or_esc_closes_it() {
     assert!(screen(&a).contains("? help"), "the footer names the help");
     press(&mut a, KeyCode::Char('?'));
     assert!(a.help);
-    let shown = screen(&a);
-    assert_snapshot_of!("train_screen", "loadavg_help_80x24", shown.clone());
+    let first = screen(&a);
+    assert_snapshot_of!("train_screen", "loadavg_help_80x24", first.clone());
+    // What does not fit is said at the bottom, and PgDn brings it.
+    assert!(first.contains("more ↓ PgDn"), "{first}");
+    press(&mut a, KeyCode::PageDown);
+    assert!(a.help, "PgDn scrolls the help, it does not close it");
+    let rest = screen(&a);
+    assert_snapshot_of!("train_screen", "loadavg_help_scrolled_80x24", rest.clone());
+    assert!(
+        !rest.contains("more ↓ PgDn"),
+        "the end of the help:\n{rest}"
+    );
+    let shown = format!("{first}{rest}");
     // Every key of the table is listed, the goal's clauses are explained,
     // and where the files are is said.
     for words in [
         "e Enter",
         "s ",
         "space",
-        "n PgDn",
-        "p PgUp",
+        "n ",
+        "p ",
+        "PgDn",
+        "PgUp",
         "q Ctrl-C",
         "unmet_cpu_seconds < 80",
         "CPU-seconds of demand that could not run",
@@ -276,8 +293,8 @@ fn judging_runs_off_the_screen_thread_and_the_screen_stays_responsive() {
         ),
         "{seen:?}"
     );
-    let (passed, summary) = a.current.verdict.clone().expect("a verdict");
-    assert!(!passed, "the start file fails: {summary}");
+    let verdict = a.current.verdict.clone().expect("a verdict");
+    assert!(!verdict.passed, "the start file fails: {verdict:?}");
     assert_eq!(a.progress.exercises["cpu-max"].attempts, 1);
 }
 
@@ -393,4 +410,172 @@ fn a_short_terminal_keeps_the_header_the_verdict_and_the_keys() {
         );
         assert!(text.contains("? help"), "{w}×{h}:\n{text}");
     }
+}
+
+/// Tabs the open editor to the field `name`.
+fn tab_to(a: &mut TrainApp, name: &str) {
+    for _ in 0..30 {
+        if a.current
+            .editor
+            .as_ref()
+            .is_some_and(|e| e.field().name() == name)
+        {
+            return;
+        }
+        press(a, KeyCode::Tab);
+    }
+    panic!("no field {name}");
+}
+
+/// A memory exercise failed at 80×24: the result at the top of the
+/// exercise panel with every missed clause and its value in full (once
+/// cut at "(was…" in the status line), the hint it unlocked, and the
+/// brief below them, reached by scrolling; the border says how much is
+/// below and which keys bring it.
+#[test]
+fn a_failed_result_its_hints_and_the_brief_are_all_reachable_at_80x24() {
+    let mut a = app("guest-size");
+    press(&mut a, KeyCode::Char('s'));
+    settle(&mut a);
+    let verdict = a.current.verdict.clone().expect("a verdict");
+    assert!(!verdict.passed && !verdict.missed.is_empty(), "{verdict:?}");
+    let shown = screen(&a);
+    assert_snapshot_of!("train_screen", "guest_size_result_80x24", shown.clone());
+    assert!(shown.contains("Not yet"), "{shown}");
+    assert!(shown.contains("guest_to_working_set was"), "{shown}");
+    assert!(shown.contains("Hint 1"), "{shown}");
+    assert!(shown.contains("more ↓ PgDn"), "{shown}");
+    // Down a page, then to the end: the brief whole, then the goal and
+    // the attempts; the top border says what is above.
+    press(&mut a, KeyCode::PageDown);
+    let page = screen(&a);
+    assert_snapshot_of!("train_screen", "guest_size_brief_80x24", page.clone());
+    assert!(page.contains("more ↑ PgUp"), "{page}");
+    for _ in 0..40 {
+        press(&mut a, KeyCode::Down);
+    }
+    let end = screen(&a);
+    assert_snapshot_of!("train_screen", "guest_size_end_80x24", end.clone());
+    assert!(end.contains("attempts 1"), "{end}");
+    assert!(!end.contains("more ↓"), "nothing below the end:\n{end}");
+    // Every word of the brief was on one of the screens.
+    let seen = format!("{shown}{page}{end}");
+    for word in a.exercise().brief.split_whitespace() {
+        assert!(seen.contains(word), "{word:?} never shown:\n{seen}");
+    }
+    // Back up to the top.
+    for _ in 0..3 {
+        press(&mut a, KeyCode::PageUp);
+    }
+    assert_eq!(a.current.scroll, 0);
+}
+
+/// The editor is the main screen's: the field's name is a label before
+/// the text, every key is checked as typed (no Enter needed) with a caret
+/// under the error, and the name typed again as text is said to be the
+/// label, not cpuplugd's "unknown name".
+#[test]
+fn the_editor_checks_every_key_with_a_caret_and_keeps_the_label_apart() {
+    let mut a = app("guest-size");
+    press(&mut a, KeyCode::Char('e'));
+    tab_to(&mut a, "MEMUNPLUG");
+    let before = screen(&a);
+    assert!(before.contains("│MEMUNPLUG="), "{before}");
+    assert!(before.contains("✓ cpuplugd would load it"), "{before}");
+    // A stray `)` typed: the check says so at once, a caret under it.
+    press(&mut a, KeyCode::Char(')'));
+    let e = a.current.editor.as_ref().expect("the editor");
+    let (_, column) = e.error().cloned().expect("an error at once, no Enter");
+    let column = column.expect("in the text typed");
+    let shown = screen(&a);
+    assert_snapshot_of!(
+        "train_screen",
+        "guest_size_editor_caret_80x24",
+        shown.clone()
+    );
+    let rows: Vec<&str> = shown.lines().collect();
+    let text_row = rows
+        .iter()
+        .position(|r| r.contains("│MEMUNPLUG="))
+        .expect("the text row");
+    let caret = rows[text_row + 1]
+        .chars()
+        .position(|c| c == '^')
+        .expect("a caret under the text");
+    // One column of border, then the label, then the text.
+    assert_eq!(caret, 1 + "MEMUNPLUG=".len() + column, "{shown}");
+    // The label typed again as text: said to be the label.
+    a.update(TrainAction::EditorKey(KeyEvent::new(
+        KeyCode::Char('u'),
+        KeyModifiers::CONTROL,
+    )));
+    a.update(TrainAction::Paste(
+        "MEMUNPLUG=\"meminfo.MemFree > 100\"".into(),
+    ));
+    let (message, _) = a
+        .current
+        .editor
+        .as_ref()
+        .and_then(|e| e.error().cloned())
+        .expect("an error");
+    assert!(message.contains("is the label"), "{message}");
+    assert!(!message.contains("unknown name"), "{message}");
+    let shown = screen(&a);
+    assert_snapshot_of!(
+        "train_screen",
+        "guest_size_editor_label_80x24",
+        shown.clone()
+    );
+    // Enter applies nothing while it is refused.
+    press(&mut a, KeyCode::Enter);
+    assert!(a.editing());
+}
+
+/// A brief as long as a course may write (20,000 characters, one word
+/// longer than the panel among them) wraps and scrolls to its last word
+/// at 80×24: ↓ and PgDn never go past the end, PgUp back to the top.
+#[test]
+fn the_longest_brief_scrolls_to_its_end_and_no_further() {
+    let mut course = Course::load(std::path::Path::new(COURSE)).expect("course");
+    let at = course
+        .exercises
+        .iter()
+        .position(|e| e.id == "cpu-max")
+        .expect("cpu-max");
+    let mut brief = format!("{} ", "x".repeat(200));
+    while brief.chars().count() < 19_980 {
+        brief.push_str("word ");
+    }
+    brief.push_str("LAST");
+    course.exercises[at].brief = brief;
+    let mut a = TrainApp::new(
+        course,
+        CourseProgress::default(),
+        None,
+        None,
+        Some("cpu-max"),
+    );
+    a.mono = true;
+    // Page down until a page moves no more (bounded).
+    for _ in 0..200 {
+        let before = a.current.scroll;
+        press(&mut a, KeyCode::PageDown);
+        if a.current.scroll == before {
+            break;
+        }
+    }
+    let end = screen(&a);
+    assert!(end.contains("LAST"), "{end}");
+    assert!(!end.contains("more ↓"), "{end}");
+    let most = a.current.scroll;
+    press(&mut a, KeyCode::Down);
+    assert_eq!(a.current.scroll, most, "no further than the end");
+    for _ in 0..200 {
+        press(&mut a, KeyCode::PageUp);
+        if a.current.scroll == 0 {
+            break;
+        }
+    }
+    assert_eq!(a.current.scroll, 0);
+    assert!(!screen(&a).contains("more ↑"));
 }

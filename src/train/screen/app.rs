@@ -18,7 +18,7 @@ use crate::train::diagnose::{self, Choice};
 use crate::train::goal::ClauseCheck;
 use crate::train::judge::ExerciseJudge;
 use crate::train::progress::CourseProgress;
-use crate::tui::layer_keys::{Chord, LayerBinding};
+use crate::tui::layer_keys::{Chord, EDITOR_KEYS, EditorAction, LayerBinding, action_in};
 use crate::tui::whatif::WhatIfEditor;
 
 /// Simulated seconds per real second, slowest first; 0 is as fast as the
@@ -42,12 +42,21 @@ pub enum TrainAction {
     Restart,
     /// Open the what-if editor on the rules.
     Edit,
-    /// A key for the editor (while it is open).
+    /// A key for the editor (while it is open): the main screen's editing
+    /// keys ([`crate::tui::whatif::WhatIfEditor::edit`]), the edit checked
+    /// at once.
     EditorKey(KeyEvent),
     /// Pasted text for the editor.
     Paste(String),
-    /// Next or previous field in the editor.
-    Field(isize),
+    /// Scroll the exercise panel by this many rows (negative: up); a
+    /// page is the panel's height.
+    Scroll(isize),
+    /// Scroll the exercise panel by this many pages.
+    Page(isize),
+    /// How much text the help and the exercise panel hold and show at the
+    /// terminal's size now (the event loop measures it with the draw
+    /// before each key): how far they scroll.
+    Fit(Fit),
     /// Apply the editor's edit: save the working copy and run again.
     Apply,
     /// Close the editor without applying.
@@ -71,11 +80,57 @@ pub enum TrainAction {
 pub enum JudgeNews {
     /// This many of the held-out runs are done.
     Ran { done: usize, of: usize },
-    /// The verdict: passed or not, in one line.
-    Judged { passed: bool, summary: String },
+    /// The verdict: passed or not, the headline and each clause missed.
+    Judged(Verdict),
     /// The thread ended without a verdict (it panicked): the submission
     /// is not counted.
     Lost,
+}
+
+/// How many rows of wrapped text a scrolling part of the screen holds,
+/// and how many it shows at once.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Rows {
+    pub total: usize,
+    pub shown: usize,
+}
+
+impl Rows {
+    /// The most rows it can be scrolled past.
+    pub fn most(self) -> usize {
+        self.total.saturating_sub(self.shown)
+    }
+}
+
+/// The scrolling parts of the screen at the terminal's size.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Fit {
+    pub exercise: Rows,
+    pub help: Rows,
+}
+
+/// A judgement as the screen shows it: passed or not, its headline ("met
+/// on 1 of 2 held-out runs", or why the file did not run, or the answer's
+/// verdict), and each goal clause missed with its value labelled and the
+/// run it is from, one line each (wrapped in the exercise panel, never
+/// cut).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Verdict {
+    pub passed: bool,
+    pub headline: String,
+    pub missed: Vec<String>,
+}
+
+impl Verdict {
+    /// A verdict without clauses (a diagnosis's answer, a file that did
+    /// not run).
+    pub fn plain(passed: bool, headline: impl Into<String>) -> Verdict {
+        Verdict {
+            passed,
+            headline: headline.into(),
+            missed: Vec::new(),
+        }
+    }
 }
 
 /// A submission being judged on a thread of its own, so a long held-out
@@ -112,6 +167,10 @@ pub enum TrainKey {
     Faster,
     Slower,
     Restart,
+    LineUp,
+    LineDown,
+    PageUp,
+    PageDown,
     Next,
     Previous,
     Help,
@@ -215,11 +274,47 @@ pub const TRAIN_KEYS: &[(KeyWhere, LayerBinding<TrainKey>)] = &[
         },
     ),
     (
+        KeyWhere::Rules,
+        LayerBinding {
+            action: TrainKey::LineUp,
+            keys: &[plain(KeyCode::Up)],
+            shown: "↑",
+            description: "scroll the exercise panel up a line",
+        },
+    ),
+    (
+        KeyWhere::Rules,
+        LayerBinding {
+            action: TrainKey::LineDown,
+            keys: &[plain(KeyCode::Down)],
+            shown: "↓",
+            description: "scroll the exercise panel down a line",
+        },
+    ),
+    (
+        KeyWhere::Both,
+        LayerBinding {
+            action: TrainKey::PageUp,
+            keys: &[plain(KeyCode::PageUp)],
+            shown: "PgUp",
+            description: "scroll the exercise panel up a page",
+        },
+    ),
+    (
+        KeyWhere::Both,
+        LayerBinding {
+            action: TrainKey::PageDown,
+            keys: &[plain(KeyCode::PageDown)],
+            shown: "PgDn",
+            description: "scroll the exercise panel down a page (the result, hints, brief)",
+        },
+    ),
+    (
         KeyWhere::Both,
         LayerBinding {
             action: TrainKey::Next,
-            keys: &[plain(KeyCode::Char('n')), plain(KeyCode::PageDown)],
-            shown: "n PgDn",
+            keys: &[plain(KeyCode::Char('n'))],
+            shown: "n",
             description: "the next exercise",
         },
     ),
@@ -227,8 +322,8 @@ pub const TRAIN_KEYS: &[(KeyWhere, LayerBinding<TrainKey>)] = &[
         KeyWhere::Both,
         LayerBinding {
             action: TrainKey::Previous,
-            keys: &[plain(KeyCode::Char('p')), plain(KeyCode::PageUp)],
-            shown: "p PgUp",
+            keys: &[plain(KeyCode::Char('p'))],
+            shown: "p",
             description: "the previous exercise",
         },
     ),
@@ -304,8 +399,11 @@ pub struct Current {
     pub choices: Vec<Choice>,
     pub selected: Option<usize>,
     pub flips: Vec<String>,
-    /// The last judgement, in one line, and whether it passed.
-    pub verdict: Option<(bool, String)>,
+    /// The last judgement.
+    pub verdict: Option<Verdict>,
+    /// How many rows of the exercise panel are scrolled past (the draw
+    /// keeps it within the panel's text).
+    pub scroll: usize,
 }
 
 impl Current {
@@ -325,6 +423,7 @@ impl Current {
             selected: None,
             flips: Vec::new(),
             verdict: None,
+            scroll: 0,
         }
     }
 }
@@ -344,10 +443,15 @@ pub struct TrainApp {
     pub status: String,
     pub quit: bool,
     pub mono: bool,
-    /// The `?` help is open (over the screen).
+    /// The `?` help is open (over the screen), and how many of its rows
+    /// are scrolled past.
     pub help: bool,
+    pub help_scroll: usize,
     /// A submission being judged, off the screen's thread.
     pub judging: Option<JudgingThread>,
+    /// How far the help and the exercise panel scroll at the terminal's
+    /// size (the event loop tells it).
+    pub fit: Fit,
 }
 
 fn figures(r: &crate::sim::report::SimReport) -> Vec<(&'static str, String)> {
@@ -398,7 +502,9 @@ impl TrainApp {
             quit: false,
             mono: false,
             help: false,
+            help_scroll: 0,
             judging: None,
+            fit: Fit::default(),
         };
         app.open(index);
         app
@@ -566,20 +672,24 @@ impl TrainApp {
             return Some(TrainAction::Quit);
         }
         if self.editing() {
-            return Some(match key.code {
-                KeyCode::Enter => TrainAction::Apply,
-                KeyCode::Esc => TrainAction::Cancel,
-                KeyCode::Tab => TrainAction::Field(1),
-                KeyCode::BackTab => TrainAction::Field(-1),
+            // The main screen's editor keys: Enter, which runs the edit
+            // there, applies it here (the practice run is the run).
+            return Some(match action_in(EDITOR_KEYS, key) {
+                Some(EditorAction::Run) => TrainAction::Apply,
+                Some(EditorAction::Close) => TrainAction::Cancel,
                 _ => TrainAction::EditorKey(key),
             });
         }
         if self.help {
-            // The help closes with `?` or Esc; `q` still quits; other
-            // keys do nothing behind it.
+            // The help closes with `?` or Esc; `q` still quits; ↑↓ PgUp
+            // PgDn scroll it; other keys do nothing behind it.
             return match key.code {
                 KeyCode::Char('?') | KeyCode::Esc => Some(TrainAction::Help),
                 KeyCode::Char('q') => Some(TrainAction::Quit),
+                KeyCode::Up => Some(TrainAction::Scroll(-1)),
+                KeyCode::Down => Some(TrainAction::Scroll(1)),
+                KeyCode::PageUp => Some(TrainAction::Page(-1)),
+                KeyCode::PageDown => Some(TrainAction::Page(1)),
                 _ => None,
             };
         }
@@ -595,6 +705,10 @@ impl TrainApp {
             TrainKey::Faster => TrainAction::Faster,
             TrainKey::Slower => TrainAction::Slower,
             TrainKey::Restart => TrainAction::Restart,
+            TrainKey::LineUp => TrainAction::Scroll(-1),
+            TrainKey::LineDown => TrainAction::Scroll(1),
+            TrainKey::PageUp => TrainAction::Page(-1),
+            TrainKey::PageDown => TrainAction::Page(1),
             TrainKey::Next => TrainAction::Next,
             TrainKey::Previous => TrainAction::Previous,
             TrainKey::Help => TrainAction::Help,
@@ -639,11 +753,10 @@ impl TrainApp {
             }
             TrainAction::Edit => {
                 if let Ok(rules) = &self.current.rules {
-                    self.current.editor = Some(WhatIfEditor::open(
-                        rules,
-                        &self.current.file,
-                        RuleKind::Hotplug,
-                    ));
+                    let mut editor =
+                        WhatIfEditor::open(rules, &self.current.file, RuleKind::Hotplug);
+                    let _ = editor.check(rules, &self.current.file, &self.current.facts);
+                    self.current.editor = Some(editor);
                 } else {
                     self.status =
                         "cpuplugd refuses the file: fix it in your editor (the path is above)"
@@ -651,19 +764,26 @@ impl TrainApp {
                 }
             }
             TrainAction::EditorKey(key) => {
-                if let Some(e) = &mut self.current.editor {
-                    e.key(key);
+                let current = &mut self.current;
+                if let (Some(e), Ok(rules)) = (&mut current.editor, &current.rules)
+                    && e.edit(key, rules, &current.file)
+                {
+                    let _ = e.check(rules, &current.file, &current.facts);
                 }
             }
             TrainAction::Paste(text) => {
-                if let Some(e) = &mut self.current.editor {
+                let current = &mut self.current;
+                if let (Some(e), Ok(rules)) = (&mut current.editor, &current.rules) {
                     e.insert(&text);
+                    let _ = e.check(rules, &current.file, &current.facts);
                 }
             }
-            TrainAction::Field(by) => {
-                if let (Some(e), Ok(rules)) = (&mut self.current.editor, &self.current.rules) {
-                    e.step_field(rules, &self.current.file, by);
-                }
+            TrainAction::Scroll(by) => self.scroll_by(by),
+            TrainAction::Page(by) => self.page_by(by),
+            TrainAction::Fit(fit) => {
+                self.fit = fit;
+                self.current.scroll = self.current.scroll.min(fit.exercise.most());
+                self.help_scroll = self.help_scroll.min(fit.help.most());
             }
             TrainAction::Apply => self.apply(),
             TrainAction::Cancel => self.current.editor = None,
@@ -706,9 +826,35 @@ impl TrainApp {
                 self.load(SourceFile::new(name, bytes));
                 self.status = "reloaded the rules saved in your editor".into();
             }
-            TrainAction::Help => self.help = !self.help,
+            TrainAction::Help => {
+                self.help = !self.help;
+                self.help_scroll = 0;
+            }
             TrainAction::Judge(news) => self.judged(news),
         }
+    }
+
+    /// Scrolls by `by` pages: a page is what shows at once but a row, which
+    /// stays in sight so the eye keeps its place.
+    fn page_by(&mut self, by: isize) {
+        let rows = if self.help {
+            self.fit.help
+        } else {
+            self.fit.exercise
+        };
+        let page = rows.shown.saturating_sub(1).max(1);
+        self.scroll_by(by.saturating_mul(page as isize));
+    }
+
+    /// Scrolls the help when it is open, else the exercise panel, by `by`
+    /// rows, within its text.
+    fn scroll_by(&mut self, by: isize) {
+        let (scroll, rows) = if self.help {
+            (&mut self.help_scroll, self.fit.help)
+        } else {
+            (&mut self.current.scroll, self.fit.exercise)
+        };
+        *scroll = scroll.saturating_add_signed(by).min(rows.most());
     }
 
     /// Opens the exercise `by` after (or before) the one shown. Moving on
@@ -773,16 +919,18 @@ impl TrainApp {
                 self.status =
                     "judging stopped without a verdict (an internal error); submit again".into();
             }
-            JudgeNews::Judged { passed, summary } => {
+            JudgeNews::Judged(verdict) => {
                 let (index, id) = (j.index, j.id.clone());
                 self.judging = None;
-                self.count(index, &id, passed, summary);
+                self.count(index, &id, verdict);
             }
         }
     }
 
-    /// Counts an attempt at exercise `index` (`id`) and shows its verdict.
-    fn count(&mut self, index: usize, id: &str, passed: bool, summary: String) {
+    /// Counts an attempt at exercise `index` (`id`) and shows its verdict
+    /// at the top of the exercise panel.
+    fn count(&mut self, index: usize, id: &str, verdict: Verdict) {
+        let passed = verdict.passed;
         let time_limit = self.course.exercises.get(index).and_then(|e| e.time_limit);
         let p = self.progress.of(id);
         p.attempts = p.attempts.saturating_add(1);
@@ -791,7 +939,10 @@ impl TrainApp {
         }
         p.solved |= passed;
         if self.current.index == index {
-            self.current.verdict = Some((passed, summary));
+            self.current.verdict = Some(verdict);
+            self.current.scroll = 0;
+            // The verdict is the news now (the status line shows it).
+            self.status.clear();
         }
         self.save();
     }
@@ -803,14 +954,11 @@ impl TrainApp {
         let (Some(editor), Ok(rules)) = (&mut self.current.editor, &self.current.rules) else {
             return;
         };
-        let rules = Arc::clone(rules);
-        if editor
-            .check(&rules, &self.current.file, &self.current.facts)
-            .is_none()
-        {
+        // The file the editor holds: the edited fields, or a whole rule
+        // file named (Ctrl-O), as cpuplugd would load it.
+        let Some((_, edited)) = editor.check(rules, &self.current.file, &self.current.facts) else {
             return;
-        }
-        let (edited, _) = editor.edited_file(&rules, &self.current.file);
+        };
         let bytes = edited.bytes().to_vec();
         // A working copy that cannot be written (replaced by a link, its
         // directory gone) must be said, not hidden under "applied": the
@@ -848,8 +996,7 @@ impl TrainApp {
                     None => self.count(
                         index,
                         &ex.id,
-                        false,
-                        "the exercise's workload could not be read".into(),
+                        Verdict::plain(false, "the exercise's workload could not be read"),
                     ),
                 }
             }
@@ -859,14 +1006,14 @@ impl TrainApp {
                     self.status = "choose a comparison with ↑↓ first, then Enter".into();
                     return;
                 };
-                let (passed, summary) = match (self.current.choices.get(selected), &ex.answer) {
+                let verdict = match (self.current.choices.get(selected), &ex.answer) {
                     (Some(c), Some(truth)) if c.answers(truth) => {
-                        (true, format!("right: {}", c.line()))
+                        Verdict::plain(true, format!("right: {}", c.line()))
                     }
-                    (Some(c), _) => (false, format!("not {}", c.line())),
-                    (None, _) => (false, "nothing to point at".into()),
+                    (Some(c), _) => Verdict::plain(false, format!("not {}", c.line())),
+                    (None, _) => Verdict::plain(false, "nothing to point at"),
                 };
-                self.count(index, &ex.id, passed, summary);
+                self.count(index, &ex.id, verdict);
             }
         }
     }
@@ -888,10 +1035,11 @@ impl TrainApp {
                         && !stopped.load(Ordering::Relaxed)
                 });
                 if let Some(v) = verdict {
-                    let _ = send.send(JudgeNews::Judged {
+                    let _ = send.send(JudgeNews::Judged(Verdict {
                         passed: v.passed,
-                        summary: v.summary(),
-                    });
+                        headline: v.headline(),
+                        missed: v.missed_lines(),
+                    }));
                 }
             });
         match spawned {

@@ -10,13 +10,16 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Clear, Padding, Paragraph, Wrap};
 
-use super::app::{TrainApp, keys_for};
+use super::app::{Fit, Rows, TrainApp, Verdict, keys_for};
 use crate::report::terminal_safe as safe;
 use crate::sim::report::clock;
 use crate::train::course::Kind;
+use crate::train::course::WorkloadPath;
 use crate::train::goal::short_number;
-use crate::tui::view::fit::{ellipsize, room};
+use crate::tui::layer_keys::{EDITOR_KEYS, EditorAction};
+use crate::tui::view::fit::{ellipsize, room, wrap_line};
 use crate::tui::view::theme::Theme;
+use crate::tui::view::whatif_editor;
 use crate::tui::whatif::Field;
 
 /// A bordered panel whose last inner column stays free, so text that fits
@@ -30,13 +33,21 @@ fn inside(area: Rect) -> usize {
     usize::from(area.width).saturating_sub(3).max(1)
 }
 
-/// Draws the whole screen.
-pub fn draw(app: &TrainApp, frame: &mut Frame) {
-    let theme = Theme { color: !app.mono };
-    let area = frame.area();
-    // The header, the status line (where verdicts are) and the keys keep
-    // their rows at any height; the panels share the rest (a `Min(10)`
-    // here took the header and the status line from a 40×10 terminal).
+/// Where each part of the screen goes in `area`.
+struct Areas {
+    head: Rect,
+    /// The exercise panel (left) and the score or choices (right).
+    left: Rect,
+    right: Rect,
+    rules: Rect,
+    status: Rect,
+    keys: Rect,
+}
+
+fn areas(area: Rect) -> Areas {
+    // The header, the status line and the keys keep their rows at any
+    // height; the panels share the rest (a `Min(10)` here took the header
+    // and the status line from a 40×10 terminal).
     let rules_rows = if area.height >= 21 {
         8
     } else {
@@ -50,9 +61,51 @@ pub fn draw(app: &TrainApp, frame: &mut Frame) {
         Constraint::Length(1),
     ])
     .areas(area);
-    header(app, frame, head, theme);
     let [left, right] =
         Layout::horizontal([Constraint::Percentage(55), Constraint::Percentage(45)]).areas(top);
+    Areas {
+        head,
+        left,
+        right,
+        rules,
+        status,
+        keys,
+    }
+}
+
+/// How much text the help and the exercise panel hold, wrapped as drawn
+/// on a terminal of `columns`×`rows`, and how much each shows at once: how
+/// far they scroll ([`super::app::TrainAction::Fit`]).
+pub fn fit(app: &TrainApp, columns: u16, rows: u16) -> Fit {
+    let screen = Rect::new(0, 0, columns, rows);
+    let theme = Theme { color: false };
+    let shown = |area: Rect| usize::from(area.height.saturating_sub(2));
+    let help = help_area(screen);
+    let exercise = areas(screen).left;
+    Fit {
+        exercise: Rows {
+            total: exercise_text(app, exercise, theme).len(),
+            shown: shown(exercise),
+        },
+        help: Rows {
+            total: if app.help {
+                help_text(app, help, theme).len()
+            } else {
+                0
+            },
+            shown: shown(help),
+        },
+    }
+}
+
+/// Draws the whole screen.
+pub fn draw(app: &TrainApp, frame: &mut Frame) {
+    let theme = Theme { color: !app.mono };
+    let area = frame.area();
+    let at = areas(area);
+    let (head, left, right, rules, status, keys) =
+        (at.head, at.left, at.right, at.rules, at.status, at.keys);
+    header(app, frame, head, theme);
     exercise_panel(app, frame, left, theme);
     match app.exercise().kind {
         Kind::Rules => score_panel(app, frame, right, theme),
@@ -63,29 +116,49 @@ pub fn draw(app: &TrainApp, frame: &mut Frame) {
         (Kind::Rules, Some(_)) => editor_panel(app, frame, rules, theme),
         (Kind::Rules, None) => rules_panel(app, frame, rules, theme),
     }
+    // The verdict in full, each clause missed with its value, is at the
+    // top of the exercise panel; this line is its headline, unless news
+    // came since (an edit applied, a save reloaded, an error).
     let fit = |t: String| ellipsize(&t, room(status.width));
-    let message = match &app.current.verdict {
-        _ if app.judging.is_some() => {
-            let (done, of) = app.judging.as_ref().map_or((0, 0), |j| (j.done, j.of));
-            Line::styled(
-                fit(format!(" judging… {done} of {of} runs (q still quits)")),
-                theme.dim(),
-            )
+    let missed = |v: &Verdict| match v.missed.len() {
+        0 => String::new(),
+        1 => " — 1 clause missed, in the panel above".to_string(),
+        n => format!(" — {n} clauses missed, in the panel above"),
+    };
+    let message = if let Some(j) = &app.judging {
+        Line::styled(
+            fit(format!(
+                " judging… {} of {} runs (q still quits)",
+                j.done, j.of
+            )),
+            theme.dim(),
+        )
+    } else if !app.status.is_empty() {
+        Line::styled(fit(format!(" {}", safe(&app.status))), theme.dim())
+    } else {
+        match &app.current.verdict {
+            Some(v) if v.passed => Line::styled(
+                fit(format!(" PASSED: {}", safe(&v.headline))),
+                theme.title(),
+            ),
+            Some(v) => Line::styled(
+                fit(format!(" not yet: {}{}", safe(&v.headline), missed(v))),
+                theme.warning(),
+            ),
+            None => Line::default(),
         }
-        Some((true, s)) => Line::styled(fit(format!(" PASSED: {}", safe(s))), theme.title()),
-        Some((false, s)) => Line::styled(fit(format!(" not yet: {}", safe(s))), theme.warning()),
-        None => Line::styled(fit(format!(" {}", safe(&app.status))), theme.dim()),
     };
     frame.render_widget(Paragraph::new(message), status);
     let help = if app.help {
         " ? or Esc closes the help  q quit"
     } else if app.editing() {
-        " Tab next field  Enter apply and run  Esc close"
+        " Tab ⇧Tab field  ^O a rule file  Enter apply and run  Esc close"
     } else if app.exercise().kind == Kind::Diagnosis {
-        " ? help  ↑↓ choose  Enter answer  n/p exercise  q quit"
+        " ? help  ↑↓ choose  Enter answer  PgUp/PgDn scroll  n/p exercise  q quit"
     } else {
         // `?` first, so a narrow terminal still shows where the rest is;
-        // `r restart` is in the help: the footer keeps to 80 columns.
+        // `r restart` and the scrolling keys are in the help: the footer
+        // keeps to 80 columns.
         " ? help  e edit  s submit  space pause  +/- speed  n/p exercise  q quit"
     };
     frame.render_widget(Paragraph::new(Line::styled(help, theme.dim())), keys);
@@ -94,22 +167,50 @@ pub fn draw(app: &TrainApp, frame: &mut Frame) {
     }
 }
 
-/// The `?` help over the screen: the keys (from the one table that
-/// dispatches them), what the goal's clauses mean, and where the working
-/// copy and the progress are kept. `?` or Esc closes it.
-fn help_overlay(app: &TrainApp, frame: &mut Frame, area: Rect, theme: Theme) {
-    // The footer stays in sight below it.
-    let rect = Rect {
+/// Where the help goes in `area`: all of it but the footer, which stays
+/// in sight below it.
+fn help_area(area: Rect) -> Rect {
+    Rect {
         height: area.height.saturating_sub(1).max(1).min(area.height),
         ..area
-    };
+    }
+}
+
+/// The `?` help's text, wrapped to `area`'s inner width: the keys (from
+/// the one table that dispatches them, and the what-if editor's from the
+/// main screen's table), where the working copy and the progress are
+/// kept, and what the goal's clauses mean.
+fn help_text(app: &TrainApp, area: Rect, theme: Theme) -> Vec<Line<'static>> {
     let ex = app.exercise();
+    let key = |shown: &str, description: &str| {
+        Line::from(vec![
+            Span::styled(format!("  {shown:<10}"), theme.title()),
+            Span::raw(description.to_string()),
+        ])
+    };
     let mut lines = vec![Line::styled("Keys", theme.title())];
     for b in keys_for(ex.kind) {
-        lines.push(Line::from(vec![
-            Span::styled(format!("  {:<10}", b.shown), theme.title()),
-            Span::raw(b.description),
-        ]));
+        lines.push(key(b.shown, b.description));
+    }
+    if ex.kind == Kind::Rules {
+        lines.push(Line::styled(
+            "The what-if editor (e): the main screen's, checked at every key",
+            theme.title(),
+        ));
+        for b in EDITOR_KEYS {
+            match b.action {
+                EditorAction::Run => {
+                    lines.push(key(b.shown, "apply: save the working copy, run again"));
+                }
+                EditorAction::NextField | EditorAction::PreviousField | EditorAction::FileMode => {
+                    lines.push(key(b.shown, b.description));
+                }
+                EditorAction::Close => lines.push(key(b.shown, "close without applying")),
+                // Applying and writing are Enter here: the working copy
+                // is the file.
+                EditorAction::Apply | EditorAction::Write => {}
+            }
+        }
     }
     // Where the files are comes before the goal's clauses, which a long
     // goal may carry past the bottom (they are on the screen too).
@@ -156,13 +257,71 @@ fn help_overlay(app: &TrainApp, frame: &mut Frame, area: Rect, theme: Theme) {
         }
         _ => {}
     }
+    wrapped(&lines, area, 2)
+}
+
+/// `lines` wrapped into the rows of a [`panel`] over `area`, rows after a
+/// line's first indented by `indent`.
+fn wrapped(lines: &[Line<'_>], area: Rect, indent: usize) -> Vec<Line<'static>> {
+    lines
+        .iter()
+        .flat_map(|line| wrap_line(line, inside(area), indent))
+        .collect()
+}
+
+/// The `?` help over the screen, scrolled to [`TrainApp::help_scroll`].
+/// `?` or Esc closes it.
+fn help_overlay(app: &TrainApp, frame: &mut Frame, area: Rect, theme: Theme) {
+    let rect = help_area(area);
     frame.render_widget(Clear, rect);
-    frame.render_widget(
-        Paragraph::new(lines)
-            .wrap(Wrap { trim: false })
-            .block(panel().title(Span::styled(" Help · ? or Esc closes ", theme.title()))),
+    let rows = help_text(app, rect, theme);
+    scrolled(
+        frame,
         rect,
+        " Help · ? or Esc closes ",
+        rows,
+        app.help_scroll,
+        ("↑ PgUp", "↓ PgDn"),
+        theme,
     );
+}
+
+/// `rows` in a [`panel`] over `area` titled `title`, from row `scroll`
+/// (kept within the text): when they do not fit, the borders say how many
+/// rows are above and below and which `keys` (up, down) bring them, so
+/// nothing is cut silently.
+fn scrolled(
+    frame: &mut Frame,
+    area: Rect,
+    title: &str,
+    rows: Vec<Line<'static>>,
+    scroll: usize,
+    keys: (&str, &str),
+    theme: Theme,
+) {
+    let room = usize::from(area.height.saturating_sub(2));
+    let top = scroll.min(rows.len().saturating_sub(room));
+    let below = rows.len().saturating_sub(top + room);
+    let above = format!(" {top} more {} ", keys.0);
+    let title_room = if top > 0 {
+        inside(area).saturating_sub(above.chars().count() + 1)
+    } else {
+        inside(area)
+    };
+    let mut block = panel().title(Span::styled(
+        format!(" {} ", ellipsize(title.trim(), title_room)),
+        theme.title(),
+    ));
+    if top > 0 {
+        block = block.title(Line::styled(above, theme.warning()).right_aligned());
+    }
+    if below > 0 {
+        block = block.title_bottom(
+            Line::styled(format!(" {below} more {} ", keys.1), theme.warning()).right_aligned(),
+        );
+    }
+    let shown: Vec<Line> = rows.into_iter().skip(top).take(room).collect();
+    frame.render_widget(Paragraph::new(shown).block(block), area);
 }
 
 fn header(app: &TrainApp, frame: &mut Frame, area: Rect, theme: Theme) {
@@ -191,7 +350,65 @@ fn header(app: &TrainApp, frame: &mut Frame, area: Rect, theme: Theme) {
     );
 }
 
-fn exercise_panel(app: &TrainApp, frame: &mut Frame, area: Rect, theme: Theme) {
+/// A verdict at the top of the exercise panel: its headline, then each
+/// clause missed on its own line (rows after a line's first indented).
+fn verdict_lines(v: &Verdict, theme: Theme) -> Vec<(Line<'static>, usize)> {
+    let (word, style) = if v.passed {
+        ("PASSED ", theme.title())
+    } else {
+        ("Not yet ", theme.warning())
+    };
+    let mut lines = vec![(
+        Line::from(vec![
+            Span::styled(word, style.add_modifier(Modifier::BOLD)),
+            Span::raw(safe(&v.headline).into_owned()),
+        ]),
+        2,
+    )];
+    for m in &v.missed {
+        lines.push((
+            Line::styled(format!("✗ missed {}", safe(m)), theme.warning()),
+            2,
+        ));
+    }
+    lines.push((Line::raw(""), 0));
+    lines
+}
+
+/// What a diagnosis is about: its recording, by the path the trainee can
+/// use from where they started the course, and the command that replays
+/// it under the exercise's rules. None for a rules exercise.
+fn recording_lines(app: &TrainApp, theme: Theme) -> Vec<(Line<'static>, usize)> {
+    let ex = app.exercise();
+    let (Kind::Diagnosis, WorkloadPath::Recording(path)) = (ex.kind, &ex.workload) else {
+        return Vec::new();
+    };
+    let named =
+        |p: &std::path::Path| safe(&app.course.as_named(p).display().to_string()).into_owned();
+    let (recording, rules) = (named(path), named(&ex.start));
+    vec![
+        (
+            Line::from(vec![
+                Span::styled("Recording ", theme.title()),
+                Span::raw(recording.clone()),
+            ]),
+            2,
+        ),
+        (
+            Line::from(vec![
+                Span::styled("Replay it ", theme.title()),
+                Span::raw(format!("plugtop --replay {recording} -c {rules}")),
+            ]),
+            2,
+        ),
+    ]
+}
+
+/// The exercise panel's text, wrapped to `area`'s inner width, one row a
+/// line: the verdict first (each clause missed on its own line), then the
+/// explanation once solved or the hints and the brief, the goal or the
+/// question, the recording a diagnosis is about, the attempts and time.
+fn exercise_text(app: &TrainApp, area: Rect, theme: Theme) -> Vec<Line<'static>> {
     let ex = app.exercise();
     let p = app
         .progress
@@ -200,23 +417,50 @@ fn exercise_panel(app: &TrainApp, frame: &mut Frame, area: Rect, theme: Theme) {
         .cloned()
         .unwrap_or_default();
     let solved = p.solved && !ex.explanation.is_empty();
-    let mut lines = Vec::new();
-    // Once solved, the explanation takes the brief's place.
-    if !solved {
-        lines.push(Line::raw(safe(&ex.brief).into_owned()));
-        lines.push(Line::raw(""));
+    // (line, indent of its wrapped rows)
+    let mut lines: Vec<(Line<'static>, usize)> = Vec::new();
+    if let Some(v) = &app.current.verdict {
+        lines.extend(verdict_lines(v, theme));
+    }
+    if solved {
+        lines.push((Line::styled("Why", theme.title()), 0));
+        lines.push((Line::raw(safe(&ex.explanation).into_owned()), 0));
+        lines.push((Line::raw(""), 0));
+    } else {
+        // Hints unlocked come before the brief: they are what is new.
+        for (i, h) in app.hints().iter().enumerate() {
+            lines.push((
+                Line::from(vec![
+                    Span::styled(format!("Hint {} ", i + 1), theme.title()),
+                    Span::raw(safe(h).into_owned()),
+                ]),
+                0,
+            ));
+        }
+        if !app.hints().is_empty() {
+            lines.push((Line::raw(""), 0));
+        }
+        lines.push((Line::raw(safe(&ex.brief).into_owned()), 0));
+        lines.push((Line::raw(""), 0));
     }
     match (&ex.goal, &ex.question) {
-        (Some(g), _) => lines.push(Line::from(vec![
-            Span::styled("Goal ", theme.title()),
-            Span::raw(safe(g.text()).into_owned()),
-        ])),
-        (None, Some(q)) => lines.push(Line::from(vec![
-            Span::styled("Question ", theme.title()),
-            Span::raw(safe(q).into_owned()),
-        ])),
+        (Some(g), _) => lines.push((
+            Line::from(vec![
+                Span::styled("Goal ", theme.title()),
+                Span::raw(safe(g.text()).into_owned()),
+            ]),
+            0,
+        )),
+        (None, Some(q)) => lines.push((
+            Line::from(vec![
+                Span::styled("Question ", theme.title()),
+                Span::raw(safe(q).into_owned()),
+            ]),
+            0,
+        )),
         _ => {}
     }
+    lines.extend(recording_lines(app, theme));
     let time = match ex.time_limit {
         Some(limit) if p.seconds >= limit => {
             format!("time {} — the limit has passed", clock(p.seconds))
@@ -229,37 +473,50 @@ fn exercise_panel(app: &TrainApp, frame: &mut Frame, area: Rect, theme: Theme) {
         (true, false) => "solved",
         _ => "open",
     };
-    lines.push(Line::styled(
-        format!("{state} · attempts {} · {time}", p.attempts),
-        theme.dim(),
+    lines.push((
+        Line::styled(
+            format!("{state} · attempts {} · {time}", p.attempts),
+            theme.dim(),
+        ),
+        0,
     ));
-    if solved {
-        lines.push(Line::styled("Why", theme.title()));
-        lines.push(Line::raw(safe(&ex.explanation).into_owned()));
-    } else {
-        for (i, h) in app.hints().iter().enumerate() {
-            lines.push(Line::from(vec![
-                Span::styled(format!("Hint {} ", i + 1), theme.title()),
-                Span::raw(safe(h).into_owned()),
-            ]));
-        }
+    if !solved {
         let locked = ex.hints.len() - app.hints().len();
         if locked > 0 {
-            lines.push(Line::styled(
-                format!(
-                    "({locked} more hint{} after failed attempts or time)",
-                    if locked == 1 { "" } else { "s" }
+            lines.push((
+                Line::styled(
+                    format!(
+                        "({locked} more hint{} after failed attempts or time)",
+                        if locked == 1 { "" } else { "s" }
+                    ),
+                    theme.dim(),
                 ),
-                theme.dim(),
+                0,
             ));
         }
     }
-    let title = format!(" {} ", safe(&ex.title));
-    frame.render_widget(
-        Paragraph::new(lines)
-            .wrap(Wrap { trim: false })
-            .block(panel().title(Span::styled(title, theme.title()))),
+    lines
+        .iter()
+        .flat_map(|(line, indent)| wrapped(std::slice::from_ref(line), area, *indent))
+        .collect()
+}
+
+/// The exercise panel, scrolled to [`super::app::Current::scroll`].
+fn exercise_panel(app: &TrainApp, frame: &mut Frame, area: Rect, theme: Theme) {
+    let ex = app.exercise();
+    let keys = match ex.kind {
+        Kind::Rules => ("↑ PgUp", "↓ PgDn"),
+        Kind::Diagnosis => ("PgUp", "PgDn"),
+    };
+    let rows = exercise_text(app, area, theme);
+    scrolled(
+        frame,
         area,
+        &safe(&ex.title),
+        rows,
+        app.current.scroll,
+        keys,
+        theme,
     );
 }
 
@@ -400,46 +657,46 @@ fn rules_panel(app: &TrainApp, frame: &mut Frame, area: Rect, theme: Theme) {
     );
 }
 
+/// The main screen's what-if editor ([`whatif_editor`]): the field's name
+/// as a label apart from the text, the text with its cursor, and at every
+/// keystroke what cpuplugd would say of it, a caret under the error.
 fn editor_panel(app: &TrainApp, frame: &mut Frame, area: Rect, theme: Theme) {
     let Some(editor) = &app.current.editor else {
         return;
     };
-    let name = editor.field().name().to_string();
-    let room = (area.width as usize).saturating_sub(name.len() + 5).max(10);
-    let (before, at, after) = editor.input().split_near(room);
-    let mut lines = vec![Line::from(vec![
-        Span::styled(format!("{name}="), theme.title()),
-        Span::raw(safe(&before).into_owned()),
-        Span::styled(
-            if at.is_empty() {
-                " ".to_string()
-            } else {
-                safe(&at).into_owned()
-            },
-            Style::default().add_modifier(Modifier::REVERSED),
-        ),
-        Span::raw(safe(&after).into_owned()),
-    ])];
-    if let Some((message, _)) = editor.error() {
-        lines.push(Line::styled(
-            format!("refused: {}", safe(message)),
-            theme.warning(),
-        ));
-    }
-    if let Ok(rules) = &app.current.rules {
-        let edited = editor.edited_fields(rules, &app.current.file);
-        if !edited.is_empty() {
-            let names: Vec<&str> = edited.iter().map(Field::name).collect();
-            lines.push(Line::styled(
-                format!("edited: {}", names.join(", ")),
-                theme.dim(),
-            ));
-        }
-    }
+    let width = inside(area);
+    let mut lines = vec![whatif_editor::text_line(editor, width, &theme)];
+    let edited = match &app.current.rules {
+        Ok(rules) => editor.edited_fields(rules, &app.current.file),
+        Err(_) => Vec::new(),
+    };
+    lines.push(whatif_editor::check_line(
+        editor,
+        &edited,
+        "makes it the working copy and runs it",
+        &theme,
+    ));
+    lines.push(Line::styled(
+        if editor.error().is_some() {
+            "Enter applies nothing while cpuplugd would refuse the edit (error above)"
+        } else {
+            "Enter saves the working copy and runs the practice run again"
+        },
+        theme.dim(),
+    ));
+    let what = if editor.file_mode() {
+        "a rule file".to_string()
+    } else {
+        editor.field().name().to_string()
+    };
+    let title = format!(
+        " What-if editor: {} ",
+        ellipsize(&safe(&what), width.saturating_sub(18))
+    );
     frame.render_widget(
         Paragraph::new(lines)
             .wrap(Wrap { trim: false })
-            .block(panel().title(Span::styled(" What-if editor ", theme.title()))),
+            .block(panel().title(Span::styled(title, theme.title()))),
         area,
     );
 }

@@ -189,10 +189,14 @@ fn screen_loop(
             Ok(ShellEvent::Stop(signal)) => return Ok(Some(signal)),
             Ok(ShellEvent::Keys(inputs)) => {
                 for input in inputs {
+                    measure(app, screen)?;
                     changed |= take_input(app, input);
                 }
             }
-            Ok(event) => changed = screen.follow(&event)?,
+            Ok(event) => {
+                changed = screen.follow(&event)?;
+                measure(app, screen)?;
+            }
             Err(RecvTimeoutError::Timeout) => {}
             Err(RecvTimeoutError::Disconnected) => return Ok(None),
         }
@@ -221,6 +225,17 @@ fn screen_loop(
         }
     }
     Ok(None)
+}
+
+/// Tells the app how far its help and exercise panel scroll at the
+/// terminal's size now (the draw measures its own wrapped text).
+fn measure(app: &mut TrainApp, screen: &ShellScreen) -> std::io::Result<()> {
+    let size = screen.size()?;
+    let fit = draw::fit(app, size.width, size.height);
+    if app.fit != fit {
+        app.update(TrainAction::Fit(fit));
+    }
+    Ok(())
 }
 
 /// A key or a paste from the keys thread; whether the screen changed.

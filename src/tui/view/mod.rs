@@ -23,6 +23,7 @@ mod rules;
 pub mod theme;
 mod top_rule;
 mod values;
+pub mod whatif_editor;
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Direction, Layout, Rect};

@@ -9,6 +9,7 @@ use ratatui::text::{Line, Span};
 
 use super::boxes::{box_height, box_inner, boxed, sized_box};
 use super::theme::Theme;
+use super::whatif_editor;
 use crate::control::controller::Mode;
 use crate::control::flap::Moves;
 use crate::report::trace;
@@ -47,21 +48,13 @@ fn whatif(frame: &mut Frame<'_>, area: Rect, app: &App, editor: &WhatIfEditor, t
     // A long (pasted) text is shown near the cursor, in at most a third of
     // the rows, so the verdict under it stays in sight.
     let rows = usize::from(area.height / 3).max(1);
-    let (before, at, after) = editor.input().split_near(inner_width * rows / 2);
-    let label = if editor.file_mode() {
-        "rule file: ".to_string()
-    } else {
-        format!("{}=", editor.field().name())
-    };
-    let indent = label.chars().count();
-    lines.push(Line::from(vec![
-        Span::styled(label, theme.title()),
-        Span::raw(before),
-        Span::styled(at, theme.selected()),
-        Span::raw(after),
-    ]));
+    lines.push(whatif_editor::text_line(
+        editor,
+        inner_width * rows / 2,
+        theme,
+    ));
     let edited = editor.edited_fields(app.rules(), app.file());
-    lines.extend(verdict(app, editor, indent, &edited, theme));
+    lines.extend(verdict(app, editor, &edited, theme));
     if let Some(r) = editor.result() {
         timelines(&mut lines, app, r, inner_width, theme);
     }
@@ -80,43 +73,16 @@ fn whatif(frame: &mut Frame<'_>, area: Rect, app: &App, editor: &WhatIfEditor, t
 fn verdict(
     app: &App,
     editor: &WhatIfEditor,
-    indent: usize,
     edited: &[crate::tui::whatif::Field],
     theme: &Theme,
 ) -> Vec<Line<'static>> {
     let waiting = editor.file_mode() && editor.input().text().trim().is_empty();
-    let mut lines = Vec::new();
-    match editor.error() {
-        Some((message, Some(column))) => lines.push(Line::from(Span::styled(
-            format!("{}^ {message}", " ".repeat(indent + column)),
-            theme.warning(),
-        ))),
-        Some((message, None)) => lines.push(Line::from(Span::styled(
-            format!("✗ {message}"),
-            theme.warning(),
-        ))),
-        None if waiting => lines.push(Line::styled(
-            "type the path of a rule file: Enter runs it over the history on screen",
-            theme.dim(),
-        )),
-        None if editor.file_mode() => {
-            lines.push(Line::styled("✓ cpuplugd would load this file", theme.dim()));
-        }
-        None if edited.is_empty() => lines.push(Line::styled(
-            "✓ cpuplugd would load it (nothing edited yet: these are the rules in force)",
-            theme.dim(),
-        )),
-        None => {
-            let names: Vec<&str> = edited.iter().map(|f| f.name()).collect();
-            lines.push(Line::styled(
-                format!(
-                    "✓ cpuplugd would load the edited file (edited: {})",
-                    names.join(", ")
-                ),
-                theme.dim(),
-            ));
-        }
-    }
+    let mut lines = vec![whatif_editor::check_line(
+        editor,
+        edited,
+        "runs it over the history on screen",
+        theme,
+    )];
     match editor.result() {
         Some(_) => {}
         None if editor.error().is_some() => lines.push(Line::styled(
