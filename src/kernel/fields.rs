@@ -15,7 +15,7 @@ use std::borrow::Cow;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
-use super::bytes::{Probe, find_from, holds_at};
+use super::bytes::{Probe, find_from, holds_at, same_shape};
 use crate::number::{leading_value, value_at};
 
 static NEXT_LAYOUT: AtomicU64 = AtomicU64::new(1);
@@ -365,6 +365,77 @@ pub struct FieldParser {
     kept: Vec<Arc<Kept>>,
     /// Each name of the layout with its separator, ready to compare.
     probes: Vec<Probe>,
+    /// The checked lines' bytes as they last held.
+    shape: Shape,
+}
+
+/// The checked lines of the last reading that had them, as bytes: while a
+/// reading's first bytes have the same names, separators and newlines at
+/// the same places and no newline among its numbers, its lines are the
+/// same lines starting where they did (cpuplugd's scan finds each entry
+/// after the newline that follows the last separator), so they are
+/// compared in one pass ([`same_shape`]) instead of line by line. A
+/// number that grows a digit, a line moved or renamed, a file cut short
+/// moves a byte out of place: the lines are checked one by one, and the
+/// shape taken again from that reading. Only for layouts no longer than a
+/// kernel's (a hostile file's shape would cost three times its length).
+#[derive(Debug, Default)]
+struct Shape {
+    /// How many lines it covers (0: nothing known).
+    lines: usize,
+    /// How many bytes: up to and with the newline that ends the last line.
+    len: usize,
+    /// The reading's bytes, and the masks: 0xff where a byte must be the
+    /// template's (names, separators, newlines), and where one must not
+    /// be a newline (the numbers). Rounded up to whole words with zeros.
+    template: Vec<u8>,
+    fixed: Vec<u8>,
+    free: Vec<u8>,
+    /// Where each line's number starts.
+    starts: Vec<u32>,
+}
+
+impl Shape {
+    /// Whether `text`'s first `lines` lines are the shape's lines.
+    fn holds(&self, text: &[u8], lines: usize) -> bool {
+        self.lines == lines
+            && lines > 0
+            && same_shape(text, self.len, &self.template, &self.fixed, &self.free)
+    }
+
+    /// Takes the shape of `text`'s first lines, checked against `layout`
+    /// (`starts`: where each number starts; `end`: where the next line
+    /// does). Nothing is kept when the last of them ends without a newline.
+    fn take(&mut self, text: &[u8], layout: &Layout, starts: &[u32], end: usize) {
+        self.lines = 0;
+        if starts.is_empty() || end == 0 || text.get(end - 1) != Some(&b'\n') {
+            return;
+        }
+        let padded = end.div_ceil(8) * 8;
+        self.template.clear();
+        self.template.extend_from_slice(&text[..end]);
+        self.template.resize(padded, 0);
+        for mask in [&mut self.fixed, &mut self.free] {
+            mask.clear();
+            mask.resize(padded, 0);
+        }
+        let mut line_start = 0;
+        for (i, start) in starts.iter().enumerate() {
+            let start = *start as usize;
+            let next = match starts.get(i + 1) {
+                Some(s) => *s as usize - layout.name(i as u32 + 1).len() - 1,
+                None => end,
+            };
+            self.fixed[line_start..start].fill(0xff);
+            self.fixed[next - 1] = 0xff;
+            self.free[start..next - 1].fill(0xff);
+            line_start = next;
+        }
+        self.starts.clear();
+        self.starts.extend_from_slice(starts);
+        self.len = end;
+        self.lines = starts.len();
+    }
 }
 
 impl FieldParser {
@@ -377,6 +448,7 @@ impl FieldParser {
             deciding: 0,
             kept: Vec::new(),
             probes: Vec::new(),
+            shape: Shape::default(),
         }
     }
 
@@ -413,15 +485,23 @@ impl FieldParser {
 
     /// Copies `text` into `kept` and checks it against the layout: the
     /// unchecked rest, if any, or `None` when the layout does not hold.
-    fn check(&self, kept: &mut Kept, text: &[u8]) -> Option<Option<Unchecked>> {
+    fn check(&mut self, kept: &mut Kept, text: &[u8]) -> Option<Option<Unchecked>> {
         let (layout, sep) = (&self.layout, self.separator);
         kept.text.clear();
         kept.text.extend_from_slice(text);
         kept.starts.clear();
         let Kept { text, starts } = kept;
         let upto = self.deciding.min(layout.len());
-        let end = if self.probes.len() == layout.len() {
-            probe_lines(text, &self.probes[..upto], starts)?
+        let end = if self.shape.holds(text, upto) {
+            starts.extend_from_slice(&self.shape.starts);
+            self.shape.len
+        } else if self.probes.len() == layout.len() {
+            let end = probe_lines(text, &self.probes[..upto], starts);
+            match end {
+                Some(end) => self.shape.take(text, layout, starts, end),
+                None => self.shape.lines = 0,
+            }
+            end?
         } else {
             check_lines(
                 text,
@@ -455,6 +535,8 @@ impl FieldParser {
     fn parse_new(&mut self, text: &[u8]) -> Result<FieldTable, Malformed> {
         let table = read_afresh(text, self.separator);
         self.layout = Arc::clone(&table.layout);
+        // The shape was of the old layout's lines.
+        self.shape.lines = 0;
         self.probes = if self.layout.len() <= KERNEL_LINES {
             let mut key = Vec::new();
             (self.layout.names())
@@ -741,6 +823,95 @@ mod tests {
                         proptest::prop_assert_eq!(v1.to_bits(), v2.to_bits());
                     }
                     proptest::prop_assert_eq!(table.values().len(), afresh.len());
+                }
+            }
+        }
+    }
+
+    /// The same file read again with its lines changed in ways that keep
+    /// or break their bytes' places: every reading reads as one read
+    /// afresh, whatever the parser kept (its layout, the shape of the
+    /// checked lines) from the readings before it.
+    #[test]
+    fn hostile_changes_between_readings_read_as_afresh() {
+        let files: [(u8, &[u8], &[&str]); 2] = [
+            (
+                b':',
+                include_bytes!("../../tests/fixtures/roots/newkernel/proc/meminfo"),
+                &["MemFree", "Shmem", "MemTotal"],
+            ),
+            (
+                b' ',
+                include_bytes!("../../tests/fixtures/roots/newkernel/proc/vmstat"),
+                &["pgscan_direct", "nr_free_pages"],
+            ),
+        ];
+        for (sep, base, names) in files {
+            let lines: Vec<&[u8]> = base.split(|b| *b == b'\n').collect();
+            let line_at = |i: usize| lines[..i].iter().map(|l| l.len() + 1).sum::<usize>();
+            let digit = base.iter().rposition(u8::is_ascii_digit).expect("a number");
+            let mut changed: Vec<(String, Vec<u8>)> = Vec::new();
+            let mut with = |what: String, edit: &dyn Fn(&mut Vec<u8>)| {
+                let mut t = base.to_vec();
+                edit(&mut t);
+                changed.push((what, t));
+            };
+            for at in [0, 1, 5, lines.len() / 2, lines.len() - 2] {
+                let start = line_at(at);
+                let value = start + lines[at].iter().position(|b| *b == sep).expect("sep") + 1;
+                let number = value + lines[at][value - start..].iter().position(u8::is_ascii_digit).unwrap_or(0);
+                with(format!("line {at}: a digit more"), &|t| t.insert(number, b'7'));
+                with(format!("line {at}: a digit less"), &|t| {
+                    t.remove(number);
+                });
+                with(format!("line {at}: renamed, same length"), &|t| t[start] ^= 0x20);
+                with(format!("line {at}: a newline in its number"), &|t| t[number] = b'\n');
+                with(format!("line {at}: a separator in its number"), &|t| t[number] = sep);
+                with(format!("line {at}: no separator"), &|t| t[value - 1] = b'_');
+                with(format!("line {at}: moved to the end"), &|t| {
+                    let line: Vec<u8> = t.drain(start..start + lines[at].len() + 1).collect();
+                    t.extend_from_slice(&line);
+                });
+                with(format!("line {at}: moved up"), &|t| {
+                    let line: Vec<u8> = t.drain(start..start + lines[at].len() + 1).collect();
+                    let to = if at == 0 { line_at(1) - line.len() + 1 } else { 0 };
+                    let to = to.min(t.len());
+                    t.splice(to..to, line);
+                });
+                with(format!("line {at}: a copy above"), &|t| {
+                    let line = t[start..start + lines[at].len() + 1].to_vec();
+                    t.splice(0..0, line);
+                });
+                with(format!("cut within line {at}"), &|t| t.truncate(number));
+            }
+            with("a line more at the end".into(), &|t| {
+                t.extend_from_slice(b"extra");
+                t.push(sep);
+                t.extend_from_slice(b"1\n");
+            });
+            with("no newline at the end".into(), &|t| {
+                t.pop();
+            });
+            with("the last number a digit more".into(), &|t| t.insert(digit, b'3'));
+            with("empty".into(), &|t| t.clear());
+            let narrowed: Vec<String> = names.iter().map(|n| n.to_string()).collect();
+            for wanted in [None, Some(&narrowed[..1]), Some(&narrowed[..])] {
+                let mut p = FieldParser::new(sep);
+                p.narrow(wanted);
+                for (what, text) in &changed {
+                    // The file as it was (twice: the shape is taken), then
+                    // changed, then as it was again.
+                    for (when, text) in [("before", base), ("before", base), (what.as_str(), &text[..]), ("after", base)] {
+                        let table = p.parse(text).expect("never fails");
+                        let afresh = fresh(sep, text);
+                        for name in names.iter().chain(&["extra", "Absent"]) {
+                            let first = afresh.iter().find(|(n, _)| n == name).map(|(_, v)| v.to_bits());
+                            assert_eq!(table.get(name).map(f64::to_bits), first, "{what} ({when}): {name}");
+                        }
+                        let kept: Vec<(String, u64)> = table.iter().map(|(n, v)| (n.to_string(), v.to_bits())).collect();
+                        let afresh: Vec<(String, u64)> = afresh.into_iter().map(|(n, v)| (n, v.to_bits())).collect();
+                        assert_eq!(kept, afresh, "{what} ({when})");
+                    }
                 }
             }
         }
