@@ -62,6 +62,20 @@ pub struct CpuDir {
     listed: Arc<Mutex<Listed>>,
 }
 
+impl Listed {
+    /// Forgets the listing and what was found absent: the next change
+    /// lists and looks again.
+    fn forget(&mut self) {
+        self.ids = None;
+        self.absent.clear();
+    }
+
+    /// Whether `key` was found absent while this listing holds.
+    fn absent(&self, key: (u32, FlagFile)) -> bool {
+        self.ids.is_some() && self.absent.contains(&key)
+    }
+}
+
 /// The CPU directory's listing, kept between changes (see
 /// [`CpuDir::lists_read`]): the directories of a kernel's CPU directory
 /// come and go with the present CPUs, so while the online and present
@@ -73,6 +87,9 @@ struct Listed {
     lists: Option<(Vec<u32>, Arc<[u32]>)>,
     /// The CPU ids in walk order, once listed.
     ids: Option<Vec<u32>>,
+    /// The flag files found absent since (`cpu0/online` on most
+    /// machines): not looked for again while the listing is kept.
+    absent: Vec<(u32, FlagFile)>,
     /// Whether the CPU directory lies on sysfs (its flag files are kept
     /// open only then: a plain root's are neither kept nor asked about).
     kernel: bool,
@@ -124,7 +141,7 @@ impl CpuDir {
             on[..] == online.ids[..] && (Arc::ptr_eq(pr, &present.ids) || pr[..] == present.ids[..])
         });
         if !same {
-            listed.ids = None;
+            listed.forget();
             listed.lists = Some((online.ids.to_vec(), Arc::clone(&present.ids)));
         }
     }
@@ -135,8 +152,7 @@ impl CpuDir {
     /// again.
     pub fn wrote(&self, id: u32, online: bool, written: bool) {
         let mut listed = self.listed();
-        let Listed { lists, ids, .. } = &mut *listed;
-        match (lists.as_mut(), written) {
+        match (listed.lists.as_mut(), written) {
             (Some((on, _)), true) => match (on.binary_search(&id), online) {
                 (Err(at), true) => on.insert(at, id),
                 (Ok(at), false) => {
@@ -144,7 +160,7 @@ impl CpuDir {
                 }
                 _ => {}
             },
-            _ => *ids = None,
+            _ => listed.forget(),
         }
     }
 
@@ -206,7 +222,13 @@ impl CpuDir {
             return Flag::Unreadable;
         };
         let key = (id, flag);
-        let kernel = self.listed().kernel;
+        let kernel = {
+            let listed = self.listed();
+            if listed.absent(key) {
+                return Flag::Absent;
+            }
+            listed.kernel
+        };
         let mut kept = self.kept();
         let mut buf = [0u8; FLAG_BYTES as usize + 1];
         if let Some(file) = kept.open_file(&key) {
@@ -219,7 +241,14 @@ impl CpuDir {
         let path = self.dir.join(format!("cpu{id}/{}", flag.name()));
         let file = match root.open_at(&path, FLAG_READ, Mode::empty(), Resolve::Beneath) {
             Ok(fd) => File::from(fd),
-            Err(e) if e.is_not_found() => return Flag::Absent,
+            Err(e) if e.is_not_found() => {
+                drop(kept);
+                let mut listed = self.listed();
+                if listed.ids.is_some() {
+                    listed.absent.push(key);
+                }
+                return Flag::Absent;
+            }
             Err(_) => return Flag::Unreadable,
         };
         match read_attribute(&file, &mut buf) {
@@ -439,5 +468,49 @@ mod tests {
         .expect("the same name inside");
         ids = CpuDir::new(root.path()).ids();
         assert_eq!(ids, [0, 10, 2, 4]);
+    }
+
+    /// Given the reading's lists, the directory is listed once and again
+    /// only when they move other than by the CPU written, or a write
+    /// failed; a flag found absent is not looked for again meanwhile.
+    /// Without lists every call lists and looks afresh.
+    #[test]
+    fn the_listing_is_kept_while_the_lists_stay() {
+        let root = tempfile::tempdir().expect("root");
+        let dir = root.path().join(paths::CPU_DIR);
+        for id in 0..2 {
+            std::fs::create_dir_all(dir.join(format!("cpu{id}"))).expect("cpuN");
+        }
+        std::fs::write(dir.join("cpu1/online"), "1\n").expect("online");
+        let list = |text: &str| CpuList::parse(text.as_bytes()).expect("list");
+        let add = |id: u32| std::fs::create_dir_all(dir.join(format!("cpu{id}"))).expect("cpuN");
+        let blind = CpuDir::new(root.path());
+        assert_eq!(blind.ids(), [0, 1]);
+        add(2);
+        assert_eq!(blind.ids(), [0, 1, 2], "no lists: listed every time");
+
+        let cpus = CpuDir::new(root.path());
+        cpus.lists_read(&list("0-1\n"), &list("0-2\n"));
+        assert_eq!(cpus.ids(), [0, 1, 2]);
+        assert_eq!(cpus.online(0), Online::Fixed);
+        add(3);
+        std::fs::write(dir.join("cpu0/online"), "1\n").expect("cpu0 online");
+        cpus.lists_read(&list("0-1\n"), &list("0-2\n"));
+        assert_eq!(cpus.ids(), [0, 1, 2], "the same lists: the same listing");
+        assert_eq!(
+            cpus.online(0),
+            Online::Fixed,
+            "absent, not looked for again"
+        );
+        // cpu1 written offline: the next reading's online list says so.
+        cpus.wrote(1, false, true);
+        cpus.lists_read(&list("0\n"), &list("0-2\n"));
+        assert_eq!(cpus.ids(), [0, 1, 2], "moved only by the write");
+        cpus.wrote(2, true, false);
+        assert_eq!(cpus.ids(), [0, 1, 2, 3], "a failed write: listed again");
+        assert_eq!(cpus.online(0), Online::Reads(Some(1)));
+        add(4);
+        cpus.lists_read(&list("0\n"), &list("0-4\n"));
+        assert_eq!(cpus.ids(), [0, 1, 2, 3, 4], "the present CPUs moved");
     }
 }

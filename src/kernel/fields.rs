@@ -859,14 +859,26 @@ mod tests {
             for at in [0, 1, 5, lines.len() / 2, lines.len() - 2] {
                 let start = line_at(at);
                 let value = start + lines[at].iter().position(|b| *b == sep).expect("sep") + 1;
-                let number = value + lines[at][value - start..].iter().position(u8::is_ascii_digit).unwrap_or(0);
-                with(format!("line {at}: a digit more"), &|t| t.insert(number, b'7'));
+                let number = value
+                    + lines[at][value - start..]
+                        .iter()
+                        .position(u8::is_ascii_digit)
+                        .unwrap_or(0);
+                with(format!("line {at}: a digit more"), &|t| {
+                    t.insert(number, b'7')
+                });
                 with(format!("line {at}: a digit less"), &|t| {
                     t.remove(number);
                 });
-                with(format!("line {at}: renamed, same length"), &|t| t[start] ^= 0x20);
-                with(format!("line {at}: a newline in its number"), &|t| t[number] = b'\n');
-                with(format!("line {at}: a separator in its number"), &|t| t[number] = sep);
+                with(format!("line {at}: renamed, same length"), &|t| {
+                    t[start] ^= 0x20
+                });
+                with(format!("line {at}: a newline in its number"), &|t| {
+                    t[number] = b'\n'
+                });
+                with(format!("line {at}: a separator in its number"), &|t| {
+                    t[number] = sep
+                });
                 with(format!("line {at}: no separator"), &|t| t[value - 1] = b'_');
                 with(format!("line {at}: moved to the end"), &|t| {
                     let line: Vec<u8> = t.drain(start..start + lines[at].len() + 1).collect();
@@ -874,7 +886,11 @@ mod tests {
                 });
                 with(format!("line {at}: moved up"), &|t| {
                     let line: Vec<u8> = t.drain(start..start + lines[at].len() + 1).collect();
-                    let to = if at == 0 { line_at(1) - line.len() + 1 } else { 0 };
+                    let to = if at == 0 {
+                        line_at(1) - line.len() + 1
+                    } else {
+                        0
+                    };
                     let to = to.min(t.len());
                     t.splice(to..to, line);
                 });
@@ -892,7 +908,9 @@ mod tests {
             with("no newline at the end".into(), &|t| {
                 t.pop();
             });
-            with("the last number a digit more".into(), &|t| t.insert(digit, b'3'));
+            with("the last number a digit more".into(), &|t| {
+                t.insert(digit, b'3')
+            });
             with("empty".into(), &|t| t.clear());
             let narrowed: Vec<String> = names.iter().map(|n| n.to_string()).collect();
             for wanted in [None, Some(&narrowed[..1]), Some(&narrowed[..])] {
@@ -901,15 +919,31 @@ mod tests {
                 for (what, text) in &changed {
                     // The file as it was (twice: the shape is taken), then
                     // changed, then as it was again.
-                    for (when, text) in [("before", base), ("before", base), (what.as_str(), &text[..]), ("after", base)] {
+                    for (when, text) in [
+                        ("before", base),
+                        ("before", base),
+                        (what.as_str(), &text[..]),
+                        ("after", base),
+                    ] {
                         let table = p.parse(text).expect("never fails");
                         let afresh = fresh(sep, text);
                         for name in names.iter().chain(&["extra", "Absent"]) {
-                            let first = afresh.iter().find(|(n, _)| n == name).map(|(_, v)| v.to_bits());
-                            assert_eq!(table.get(name).map(f64::to_bits), first, "{what} ({when}): {name}");
+                            let first = afresh
+                                .iter()
+                                .find(|(n, _)| n == name)
+                                .map(|(_, v)| v.to_bits());
+                            assert_eq!(
+                                table.get(name).map(f64::to_bits),
+                                first,
+                                "{what} ({when}): {name}"
+                            );
                         }
-                        let kept: Vec<(String, u64)> = table.iter().map(|(n, v)| (n.to_string(), v.to_bits())).collect();
-                        let afresh: Vec<(String, u64)> = afresh.into_iter().map(|(n, v)| (n, v.to_bits())).collect();
+                        let kept: Vec<(String, u64)> = table
+                            .iter()
+                            .map(|(n, v)| (n.to_string(), v.to_bits()))
+                            .collect();
+                        let afresh: Vec<(String, u64)> =
+                            afresh.into_iter().map(|(n, v)| (n, v.to_bits())).collect();
                         assert_eq!(kept, afresh, "{what} ({when})");
                     }
                 }

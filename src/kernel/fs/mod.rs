@@ -564,7 +564,10 @@ pub fn read_attribute<'b>(file: &File, buf: &'b mut [u8]) -> std::io::Result<&'b
     if n >= buf.len() {
         return Err(std::io::Error::new(
             ErrorKind::FileTooLarge,
-            format!("larger than {} bytes; refusing to read it", n.saturating_sub(1)),
+            format!(
+                "larger than {} bytes; refusing to read it",
+                n.saturating_sub(1)
+            ),
         ));
     }
     Ok(&buf[..n])
