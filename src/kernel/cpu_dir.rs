@@ -1,5 +1,7 @@
-//! The `cpuN` directories of /sys/devices/system/cpu below a root, read
-//! afresh every time they are asked about and never written: what choosing
+//! The `cpuN` directories of /sys/devices/system/cpu below a root, their
+//! flags read afresh every time they are asked about (the listing kept
+//! while the reading's online and present CPUs stay, when the caller gives
+//! them: [`CpuDir::lists_read`]) and never written: what choosing
 //! a CPU reads, for the actuator that acts and for observe mode, which only
 //! names the CPU. Flags are read as cpuplugd reads them: the number at the
 //! start of the first line.
