@@ -828,6 +828,77 @@ mod tests {
         }
     }
 
+    /// `base` (a /proc file separated by `sep`) changed in ways that keep
+    /// or break its bytes' places, each with what was done.
+    fn hostile_changes(sep: u8, base: &[u8]) -> Vec<(String, Vec<u8>)> {
+        let lines: Vec<&[u8]> = base.split(|b| *b == b'\n').collect();
+        let line_at = |i: usize| lines[..i].iter().map(|l| l.len() + 1).sum::<usize>();
+        let digit = base.iter().rposition(u8::is_ascii_digit).expect("a number");
+        let mut changed: Vec<(String, Vec<u8>)> = Vec::new();
+        let mut with = |what: String, edit: &dyn Fn(&mut Vec<u8>)| {
+            let mut t = base.to_vec();
+            edit(&mut t);
+            changed.push((what, t));
+        };
+        for at in [0, 1, 5, lines.len() / 2, lines.len() - 2] {
+            let start = line_at(at);
+            let value = start + lines[at].iter().position(|b| *b == sep).expect("sep") + 1;
+            let number = value
+                + lines[at][value - start..]
+                    .iter()
+                    .position(u8::is_ascii_digit)
+                    .unwrap_or(0);
+            with(format!("line {at}: a digit more"), &|t| {
+                t.insert(number, b'7')
+            });
+            with(format!("line {at}: a digit less"), &|t| {
+                t.remove(number);
+            });
+            with(format!("line {at}: renamed, same length"), &|t| {
+                t[start] ^= 0x20
+            });
+            with(format!("line {at}: a newline in its number"), &|t| {
+                t[number] = b'\n'
+            });
+            with(format!("line {at}: a separator in its number"), &|t| {
+                t[number] = sep
+            });
+            with(format!("line {at}: no separator"), &|t| t[value - 1] = b'_');
+            with(format!("line {at}: moved to the end"), &|t| {
+                let line: Vec<u8> = t.drain(start..start + lines[at].len() + 1).collect();
+                t.extend_from_slice(&line);
+            });
+            with(format!("line {at}: moved up"), &|t| {
+                let line: Vec<u8> = t.drain(start..start + lines[at].len() + 1).collect();
+                let to = if at == 0 {
+                    line_at(1) - line.len() + 1
+                } else {
+                    0
+                };
+                let to = to.min(t.len());
+                t.splice(to..to, line);
+            });
+            with(format!("line {at}: a copy above"), &|t| {
+                let line = t[start..start + lines[at].len() + 1].to_vec();
+                t.splice(0..0, line);
+            });
+            with(format!("cut within line {at}"), &|t| t.truncate(number));
+        }
+        with("a line more at the end".into(), &|t| {
+            t.extend_from_slice(b"extra");
+            t.push(sep);
+            t.extend_from_slice(b"1\n");
+        });
+        with("no newline at the end".into(), &|t| {
+            t.pop();
+        });
+        with("the last number a digit more".into(), &|t| {
+            t.insert(digit, b'3')
+        });
+        with("empty".into(), &|t| t.clear());
+        changed
+    }
+
     /// The same file read again with its lines changed in ways that keep
     /// or break their bytes' places: every reading reads as one read
     /// afresh, whatever the parser kept (its layout, the shape of the
@@ -847,71 +918,7 @@ mod tests {
             ),
         ];
         for (sep, base, names) in files {
-            let lines: Vec<&[u8]> = base.split(|b| *b == b'\n').collect();
-            let line_at = |i: usize| lines[..i].iter().map(|l| l.len() + 1).sum::<usize>();
-            let digit = base.iter().rposition(u8::is_ascii_digit).expect("a number");
-            let mut changed: Vec<(String, Vec<u8>)> = Vec::new();
-            let mut with = |what: String, edit: &dyn Fn(&mut Vec<u8>)| {
-                let mut t = base.to_vec();
-                edit(&mut t);
-                changed.push((what, t));
-            };
-            for at in [0, 1, 5, lines.len() / 2, lines.len() - 2] {
-                let start = line_at(at);
-                let value = start + lines[at].iter().position(|b| *b == sep).expect("sep") + 1;
-                let number = value
-                    + lines[at][value - start..]
-                        .iter()
-                        .position(u8::is_ascii_digit)
-                        .unwrap_or(0);
-                with(format!("line {at}: a digit more"), &|t| {
-                    t.insert(number, b'7')
-                });
-                with(format!("line {at}: a digit less"), &|t| {
-                    t.remove(number);
-                });
-                with(format!("line {at}: renamed, same length"), &|t| {
-                    t[start] ^= 0x20
-                });
-                with(format!("line {at}: a newline in its number"), &|t| {
-                    t[number] = b'\n'
-                });
-                with(format!("line {at}: a separator in its number"), &|t| {
-                    t[number] = sep
-                });
-                with(format!("line {at}: no separator"), &|t| t[value - 1] = b'_');
-                with(format!("line {at}: moved to the end"), &|t| {
-                    let line: Vec<u8> = t.drain(start..start + lines[at].len() + 1).collect();
-                    t.extend_from_slice(&line);
-                });
-                with(format!("line {at}: moved up"), &|t| {
-                    let line: Vec<u8> = t.drain(start..start + lines[at].len() + 1).collect();
-                    let to = if at == 0 {
-                        line_at(1) - line.len() + 1
-                    } else {
-                        0
-                    };
-                    let to = to.min(t.len());
-                    t.splice(to..to, line);
-                });
-                with(format!("line {at}: a copy above"), &|t| {
-                    let line = t[start..start + lines[at].len() + 1].to_vec();
-                    t.splice(0..0, line);
-                });
-                with(format!("cut within line {at}"), &|t| t.truncate(number));
-            }
-            with("a line more at the end".into(), &|t| {
-                t.extend_from_slice(b"extra");
-                t.push(sep);
-                t.extend_from_slice(b"1\n");
-            });
-            with("no newline at the end".into(), &|t| {
-                t.pop();
-            });
-            with("the last number a digit more".into(), &|t| {
-                t.insert(digit, b'3')
-            });
-            with("empty".into(), &|t| t.clear());
+            let changed = hostile_changes(sep, base);
             let narrowed: Vec<String> = names.iter().map(|n| n.to_string()).collect();
             for wanted in [None, Some(&narrowed[..1]), Some(&narrowed[..])] {
                 let mut p = FieldParser::new(sep);
