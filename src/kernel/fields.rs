@@ -369,72 +369,143 @@ pub struct FieldParser {
     shape: Shape,
 }
 
-/// The checked lines of the last reading that had them, as bytes: while a
-/// reading's first bytes have the same names, separators and newlines at
-/// the same places and no newline among its numbers, its lines are the
-/// same lines starting where they did (cpuplugd's scan finds each entry
-/// after the newline that follows the last separator), so they are
-/// compared in one pass ([`same_shape`]) instead of line by line. A
-/// number that grows a digit, a line moved or renamed, a file cut short
-/// moves a byte out of place: the lines are checked one by one, and the
-/// shape taken again from that reading. Only for layouts no longer than a
-/// kernel's (a hostile file's shape would cost three times its length).
+/// The checked lines of the last reading that had them, as bytes, in
+/// blocks of [`SHAPE_LINES`] lines: while a block's bytes have the same
+/// names, separators and newlines at the same places (from where the block
+/// before it ended) and no newline among its numbers, its lines are the
+/// same lines (cpuplugd's scan finds each entry after the newline that
+/// follows the separator), so it is compared in one pass ([`same_shape`])
+/// instead of line by line. A number that grows a digit, a line moved,
+/// renamed or cut moves a byte of its block out of place: that block's
+/// lines are checked one by one and its shape taken again, the blocks
+/// after it compared from where it now ends. Only for layouts no longer
+/// than a kernel's (a hostile file's shape would cost three times its
+/// length).
 #[derive(Debug, Default)]
 struct Shape {
     /// How many lines it covers (0: nothing known).
     lines: usize,
+    blocks: Vec<Block>,
+}
+
+/// Lines per block of a [`Shape`]: a kernel's numbers change width now and
+/// then, and only the block of such a line is checked line by line.
+const SHAPE_LINES: usize = 16;
+
+/// The bytes of a few lines, from the start of the first.
+#[derive(Debug, Default)]
+struct Block {
     /// How many bytes: up to and with the newline that ends the last line.
     len: usize,
-    /// The reading's bytes, and the masks: 0xff where a byte must be the
+    /// The lines' bytes, and the masks: 0xff where a byte must be the
     /// template's (names, separators, newlines), and where one must not
     /// be a newline (the numbers). Rounded up to whole words with zeros.
     template: Vec<u8>,
     fixed: Vec<u8>,
     free: Vec<u8>,
-    /// Where each line's number starts.
+    /// Where each line's number starts, from the block's start.
     starts: Vec<u32>,
 }
 
-impl Shape {
-    /// Whether `text`'s first `lines` lines are the shape's lines.
-    fn holds(&self, text: &[u8], lines: usize) -> bool {
-        self.lines == lines
-            && lines > 0
-            && same_shape(text, self.len, &self.template, &self.fixed, &self.free)
-    }
-
-    /// Takes the shape of `text`'s first lines, checked against `layout`
-    /// (`starts`: where each number starts; `end`: where the next line
-    /// does). Nothing is kept when the last of them ends without a newline.
-    fn take(&mut self, text: &[u8], layout: &Layout, starts: &[u32], end: usize) {
-        self.lines = 0;
-        if starts.is_empty() || end == 0 || text.get(end - 1) != Some(&b'\n') {
-            return;
+impl Block {
+    /// Takes the shape of the lines of `text` from `from` to `end` whose
+    /// numbers start at `starts` (from the text's start), the first line
+    /// being line `first` of `layout`. False when the last line does not
+    /// end with a newline.
+    fn take(
+        &mut self,
+        text: &[u8],
+        from: usize,
+        end: usize,
+        layout: &Layout,
+        first: usize,
+        starts: &[u32],
+    ) -> bool {
+        if end <= from || text.get(end - 1) != Some(&b'\n') {
+            return false;
         }
-        let padded = end.div_ceil(8) * 8;
+        let len = end - from;
+        let padded = len.div_ceil(8) * 8;
         self.template.clear();
-        self.template.extend_from_slice(&text[..end]);
+        self.template.extend_from_slice(&text[from..end]);
         self.template.resize(padded, 0);
         for mask in [&mut self.fixed, &mut self.free] {
             mask.clear();
             mask.resize(padded, 0);
         }
+        self.starts.clear();
         let mut line_start = 0;
         for (i, start) in starts.iter().enumerate() {
-            let start = *start as usize;
+            let start = *start as usize - from;
             let next = match starts.get(i + 1) {
-                Some(s) => *s as usize - layout.name(i as u32 + 1).len() - 1,
-                None => end,
+                Some(s) => *s as usize - from - layout.name((first + i + 1) as u32).len() - 1,
+                None => len,
             };
             self.fixed[line_start..start].fill(0xff);
             self.fixed[next - 1] = 0xff;
             self.free[start..next - 1].fill(0xff);
+            self.starts.push(start as u32);
             line_start = next;
         }
-        self.starts.clear();
-        self.starts.extend_from_slice(starts);
-        self.len = end;
-        self.lines = starts.len();
+        self.len = len;
+        true
+    }
+}
+
+impl Shape {
+    /// Checks `text`'s first `lines` lines against the shape, block by
+    /// block, a block out of shape line by line with `probes` (and its
+    /// shape taken again); notes where each number starts. Where the next
+    /// line starts, or `None` when the lines are not the layout's.
+    fn check(
+        &mut self,
+        text: &[u8],
+        lines: usize,
+        layout: &Layout,
+        probes: &[Probe],
+        starts: &mut Vec<u32>,
+    ) -> Option<usize> {
+        if self.lines != lines {
+            self.lines = 0;
+            self.blocks.clear();
+        }
+        let mut pos = 0;
+        for (b, first) in (0..lines).step_by(SHAPE_LINES).enumerate() {
+            let last = (first + SHAPE_LINES).min(lines);
+            if let Some(block) = self.blocks.get(b)
+                && same_shape(
+                    &text[pos.min(text.len())..],
+                    block.len,
+                    &block.template,
+                    &block.fixed,
+                    &block.free,
+                )
+            {
+                starts.extend(block.starts.iter().map(|s| s + pos as u32));
+                pos += block.len;
+                continue;
+            }
+            let at = starts.len();
+            let end = probe_lines_from(text, pos, &probes[first..last], starts);
+            let taken = end.is_some_and(|end| {
+                if self.blocks.len() <= b {
+                    self.blocks.resize_with(b + 1, Block::default);
+                }
+                self.blocks[b].take(text, pos, end, layout, first, &starts[at..])
+            });
+            if !taken {
+                // Not the layout's lines, or no newline at the end: no
+                // shape from here on.
+                self.blocks.truncate(b);
+            }
+            pos = end?;
+        }
+        self.lines = if self.blocks.len() * SHAPE_LINES >= lines {
+            lines
+        } else {
+            0
+        };
+        Some(pos)
     }
 }
 
@@ -492,16 +563,8 @@ impl FieldParser {
         kept.starts.clear();
         let Kept { text, starts } = kept;
         let upto = self.deciding.min(layout.len());
-        let end = if self.shape.holds(text, upto) {
-            starts.extend_from_slice(&self.shape.starts);
-            self.shape.len
-        } else if self.probes.len() == layout.len() {
-            let end = probe_lines(text, &self.probes[..upto], starts);
-            match end {
-                Some(end) => self.shape.take(text, layout, starts, end),
-                None => self.shape.lines = 0,
-            }
-            end?
+        let end = if self.probes.len() == layout.len() {
+            self.shape.check(text, upto, layout, &self.probes, starts)?
         } else {
             check_lines(
                 text,
@@ -572,11 +635,15 @@ fn starts_of<'a>(
     Some(starts.into_boxed_slice())
 }
 
-/// As [`check_lines`] from the top, with each name and its separator
-/// ready to compare: the path every reading takes.
+/// As [`check_lines`], with each name and its separator ready to compare:
+/// the path a line out of its last shape takes.
 #[inline(never)]
-fn probe_lines(text: &[u8], probes: &[Probe], starts: &mut Vec<u32>) -> Option<usize> {
-    let mut pos = 0;
+fn probe_lines_from(
+    text: &[u8],
+    mut pos: usize,
+    probes: &[Probe],
+    starts: &mut Vec<u32>,
+) -> Option<usize> {
     for probe in probes {
         if !probe.holds_at(text, pos) {
             return None;
