@@ -70,5 +70,7 @@ pub fn change(c: &ChangedDecision) -> Vec<(Tone, String)> {
 
 /// The rows `rows` take on a screen `width` columns wide.
 pub fn height(rows: &[(Tone, String)], width: u16) -> usize {
-    rows.iter().map(|(_, t)| super::fit::rows(t, width)).sum()
+    rows.iter()
+        .map(|(_, t)| super::list_rows::rows(t, width))
+        .sum()
 }
