@@ -1884,3 +1884,47 @@ fn brackets_land_on_the_change_listed_and_undo_each_other() {
     );
     assert!(s.quit());
 }
+
+/// The screen's text beside a box drawn over it, row by row, from the
+/// box's top right corner down to its bottom one: what shows right of the
+/// border (issue 45: `┐B`, the last letter of `MiB` under the box).
+fn right_of_the_box(screen: &str, title: &str) -> Vec<String> {
+    let rows: Vec<&str> = screen.lines().collect();
+    let top = rows
+        .iter()
+        .position(|r| r.contains(title))
+        .unwrap_or_else(|| panic!("no {title:?} on\n{screen}"));
+    let mut beside = Vec::new();
+    for row in &rows[top..] {
+        let cut = row
+            .rfind(['┐', '│', '┘'])
+            .unwrap_or_else(|| panic!("a row of the box without its border:\n{screen}"));
+        let border = row[cut..].chars().next().map_or(0, char::len_utf8);
+        beside.push(row[cut + border..].to_string());
+        if row.contains('┘') {
+            break;
+        }
+    }
+    beside
+}
+
+#[test]
+fn a_box_over_the_screen_at_80_columns_has_no_cut_text_touching_its_border() {
+    let mut s = Session::start(&["--sim", "examples/scenarios/daytrader.toml"], 24, 80);
+    s.wait_for("#2");
+    // The Values panel's `MemFree/MemTotal 4655 MiB / 4955 MiB` ends in
+    // the last column, under the box's right margin.
+    s.wait_for("MiB");
+    s.press("J");
+    s.wait_for("Jump to a time");
+    let screen = s.screen();
+    for beside in right_of_the_box(&screen, "Jump to a time") {
+        assert!(
+            beside.trim().is_empty(),
+            "{beside:?} beside the box:\n{screen}"
+        );
+    }
+    s.press("\x1b");
+    s.wait_gone("Jump to a time");
+    assert!(s.quit());
+}
