@@ -70,6 +70,9 @@ pub fn run(args: TuneArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
         !options.forms.is_empty(),
     )?;
     refuse_missing_symbols(&args, &file, &workload, &facts, &options)?;
+    if let Some(hint) = objective_hint(&rules, options.objective) {
+        eprintln!("plugtop: {}: {hint}", file.name());
+    }
     let done = AtomicUsize::new(0);
     let finished = std::sync::atomic::AtomicBool::new(false);
     let tuned = std::thread::scope(|scope| {
@@ -364,13 +367,35 @@ fn workload_of(args: &TuneArgs) -> anyhow::Result<Chosen> {
     })
 }
 
+/// A CPU tune (the default) of a file whose CPU group is off: it would put
+/// a CPU form into a file that manages memory only; `--objective memory`
+/// tunes what the file has.
+fn objective_hint(
+    rules: &plugtop::rules::RuleSet,
+    objective: plugtop::tune::score::Objective,
+) -> Option<String> {
+    if objective != plugtop::tune::score::Objective::Cpu || rules.cpu_enabled {
+        return None;
+    }
+    Some(format!(
+        "its CPU group is off (it needs {}), so this CPU tune can only put a CPU form into it; \
+         --objective memory tunes its memory rules{}",
+        plugtop::rules::ruleset::describe_missing_cpu(rules),
+        if rules.mem_enabled {
+            ""
+        } else {
+            " (once its memory group can run)"
+        }
+    ))
+}
+
 /// A progress bar on stderr until `finished`.
 fn progress(done: &AtomicUsize, budget: usize, finished: &std::sync::atomic::AtomicBool) {
     while !finished.load(Ordering::Relaxed) {
         let n = done.load(Ordering::Relaxed).min(budget);
         let filled = n * 30 / budget.max(1);
         eprint!(
-            "\r  tuning [{}{}] {n}/{budget} candidates",
+            "\r  tuning [{}{}] {n} of at most {budget} candidates",
             "#".repeat(filled),
             ".".repeat(30 - filled)
         );
@@ -497,8 +522,8 @@ fn text(
     let forms = tuned.shapes.len() - 1;
     writeln!(
         out,
-        "\n{} candidates on {source_name} (seed {}){}:",
-        tuned.candidates.len(),
+        "\n{} on {source_name} (seed {}){}:",
+        report::candidates_words(tuned),
         args.seed,
         if forms > 0 {
             format!(", the file's own numbers and {forms} variants of the rule forms")
@@ -537,6 +562,9 @@ fn text(
                  the built-in scenarios lighter and heavier):"
             )?;
             write!(out, "{}", report::seeds_table(seeds))?;
+            if let Some(note) = report::seeds_note(tuned, seeds) {
+                writeln!(out, "{note}")?;
+            }
             if let Some(said) = plugtop::tune::recorded::second_half_verdict(seeds, objective(args))
             {
                 writeln!(out, "{said}")?;

@@ -327,11 +327,7 @@ pub fn summary(t: &Tuned, held: &[(String, String, Score)]) -> String {
     }
     let (mut wins, mut losses, mut total) = (0, Vec::new(), 0);
     // Other seeds change only the scenario's jitter: shown, not counted.
-    let seed = |w: &str| {
-        w.strip_prefix('s')
-            .is_some_and(|n| n.parse::<u64>().is_ok())
-    };
-    let mut workloads: Vec<&String> = held.iter().map(|x| &x.1).filter(|w| !seed(w)).collect();
+    let mut workloads: Vec<&String> = held.iter().map(|x| &x.1).filter(|w| !is_seed(w)).collect();
     workloads.dedup();
     for w in workloads {
         let of = |file: &str| held.iter().find(|x| &x.1 == w && x.0 == file).map(|x| &x.2);
@@ -404,6 +400,61 @@ fn changed_words(t: &Tuned, i: usize) -> String {
         }
     }
     out
+}
+
+/// How many candidates a tune ran, as `plugtop tune` and the screen's
+/// tune box both say it, with the budget when it ran fewer: the budget's
+/// shares among the forms round down, and a candidate met twice is run
+/// once (docs/tune.md).
+pub fn candidates_words(t: &Tuned) -> String {
+    let n = t.candidates.len();
+    if n >= t.budget {
+        format!("{n} candidates")
+    } else {
+        format!("{n} candidates (budget {})", t.budget)
+    }
+}
+
+/// What the other seeds showed when on every one of them the start and
+/// the recommendation changed CPUs and the pool as on the workload itself:
+/// a seed moves only the demand's ±3% jitter, which no decision felt, so
+/// those rows are no check of overfitting (and the held-out verdict does
+/// not count them).
+pub fn seeds_note(t: &Tuned, rows: &[(String, String, Score)]) -> Option<String> {
+    let seeds: Vec<&(String, String, Score)> = rows.iter().filter(|(_, w, _)| is_seed(w)).collect();
+    let trained = |file: &str| match file {
+        "start" => Some(&t.candidates.first()?.1),
+        "recommended" => Some(&t.candidates.get(t.recommended?)?.1),
+        _ => None,
+    };
+    let alike = |a: &Score, b: &Score| {
+        a.avg_online_cpus == b.avg_online_cpus
+            && (a.cpu_changes, a.pool_changes, a.reversals)
+                == (b.cpu_changes, b.pool_changes, b.reversals)
+    };
+    let all_alike = seeds
+        .iter()
+        .all(|(file, _, s)| trained(file).is_some_and(|at| alike(at, s)));
+    if seeds.is_empty() || !all_alike {
+        return None;
+    }
+    let mut names: Vec<&str> = seeds.iter().map(|(_, w, _)| w.as_str()).collect();
+    names.dedup();
+    Some(format!(
+        "On the other seeds ({}) both files changed CPUs and the pool exactly as on the \
+         workload: a seed moves only the demand's ±3% jitter, which no decision felt, so their \
+         rows differ from the workload's by that jitter alone; they are shown, not counted as \
+         held out.",
+        names.join(", ")
+    ))
+}
+
+/// Whether a held-out row's workload is another seed (`s2`), not a
+/// workload of its own.
+fn is_seed(workload: &str) -> bool {
+    workload
+        .strip_prefix('s')
+        .is_some_and(|n| n.parse::<u64>().is_ok())
 }
 
 /// The start, the reference and the recommendation on what they were not
@@ -554,14 +605,12 @@ pub fn why_not(t: &Tuned, i: usize) -> Option<String> {
 /// What the recommendation costs against the start on the workload:
 /// average and peak CPUs, memory, swap.
 pub fn cost(start: &crate::sim::report::SimReport, now: &crate::sim::report::SimReport) -> String {
-    let sign = |d: f64| if d >= 0.0 { "+" } else { "" };
-    let cpus = now.avg_online_cpus - start.avg_online_cpus;
+    let cpus = change(now.avg_online_cpus - start.avg_online_cpus);
     format!(
-        "Cost against your file on the workload: {:.2} → {:.2} CPUs on average ({}{:.2}), peak {} → {}; \
+        "Cost against your file on the workload: {:.2} → {:.2} CPUs on average ({}), peak {} → {}; \
          guest memory {:.0} → {:.0} MiB on average; in swap {:.0} → {:.0} MiB on average, peak {:.0} → {:.0} MiB.",
         start.avg_online_cpus,
         now.avg_online_cpus,
-        sign(cpus),
         cpus,
         start.peak_online_cpus,
         now.peak_online_cpus,
@@ -572,6 +621,16 @@ pub fn cost(start: &crate::sim::report::SimReport, now: &crate::sim::report::Sim
         start.peak_swapped_mib,
         now.peak_swapped_mib,
     )
+}
+
+/// A change to two decimals with its sign; one that rounds to nothing is
+/// `±0.00`, never `-0.00`.
+fn change(d: f64) -> String {
+    let text = format!("{d:+.2}");
+    match text.as_str() {
+        "+0.00" | "-0.00" => "±0.00".to_string(),
+        _ => text,
+    }
 }
 
 /// Why a recommendation of another form wins, in figures: the form the
@@ -595,8 +654,14 @@ fn form_wins(t: &Tuned, i: usize, form: &super::forms::FormUse) -> String {
         Some(w) => {
             let _ = write!(out, "Your file has the {} form. ", w.title());
         }
+        // `plugtop check` may name the file's form of the other group.
         None => {
-            let _ = write!(out, "Your file's rules have a form of their own. ");
+            let group = group_of(&form.name);
+            let _ = write!(
+                out,
+                "Your file's {} rules have a form of their own (no built-in {group}- form). ",
+                if group == "cpu" { "CPU" } else { "memory" }
+            );
         }
     }
     let (s, r) = (&t.candidates[i].1, &t.reference);
@@ -655,5 +720,17 @@ mod diff_review {
         let new = format!("# plugtop tune\n{old}");
         let d = super::diff("old", old.as_bytes(), "new", new.as_bytes());
         assert_eq!(d.matches("\n@@ ").count(), 1, "{}", &d[..d.len().min(400)]);
+    }
+}
+
+#[cfg(test)]
+mod change_review {
+    /// Issue 45: `2.70 → 2.70 CPUs on average (-0.00)`.
+    #[test]
+    fn a_change_that_rounds_to_nothing_has_no_sign() {
+        assert_eq!(super::change(-0.0006), "±0.00");
+        assert_eq!(super::change(0.004), "±0.00");
+        assert_eq!(super::change(-0.25), "-0.25");
+        assert_eq!(super::change(1.531), "+1.53");
     }
 }
