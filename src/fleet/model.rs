@@ -471,7 +471,7 @@ mod tests {
             guests: vec![
                 FleetGuest {
                     instance: "a".into(),
-                    faulting: vec!["HOTPLUG".into()],
+                    faulted: vec!["HOTPLUG".into()],
                     ..FleetGuest::default()
                 },
                 FleetGuest {
