@@ -1932,3 +1932,41 @@ fn a_box_over_the_screen_at_80_columns_has_no_cut_text_touching_its_border() {
     s.wait_gone("Jump to a time");
     assert!(s.quit());
 }
+
+/// Issue 45: `]` at the newest interval of a replay did nothing and said
+/// nothing; the future is on disk, so it reads ahead to the next change
+/// (as `J` reads ahead to a time), and `[` goes back over it.
+#[test]
+fn next_change_at_the_newest_interval_of_a_replay_reads_ahead_to_it() {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let rec = dir.path().join("day.rec");
+    let options = plugtop::sim::run::SimOptions {
+        duration: Some(3600.0),
+        interval: Some(5.0),
+        old_kernel: false,
+        record: Some(rec.clone()),
+        keep_timeline: false,
+        flap: plugtop::control::flap::FlapConfig::default(),
+    };
+    common::simulate("daytrader", "recommended-modern", &options);
+    let rec = rec.to_string_lossy().into_owned();
+    let mut s = Session::start(
+        &[
+            "--replay",
+            &rec,
+            "-c",
+            "examples/rules/recommended-modern.conf",
+        ],
+        24,
+        80,
+    );
+    s.wait_for("OBSERVE");
+    s.press(" ");
+    s.wait_for("PAUSED");
+    let before = header_number(&s.screen()).expect("an interval number");
+    // Past whatever changes the few intervals read hold, `]` reads on.
+    s.press_until("]", "read ahead to the next change");
+    let after = header_number(&s.screen()).expect("an interval number");
+    assert!(after > before + 1, "#{before} → #{after}:\n{}", s.screen());
+    assert!(s.quit(), "clean exit");
+}
