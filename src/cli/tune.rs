@@ -517,76 +517,102 @@ fn text(
         seeds,
         cost,
     } = *said;
+    // Prose wraps at the terminal's width (80 into a file or a pipe); the
+    // tables and the diff stay as they are.
+    let width = plugtop::report::text_width();
+    let say = |out: &mut dyn Write, text: String| -> std::io::Result<()> {
+        write!(out, "{}", plugtop::report::prose(&text, width))
+    };
     writeln!(out, "knobs of {}:", file.name())?;
     write!(out, "{}", report::knobs_text(&tuned.knobs))?;
     let forms = tuned.shapes.len() - 1;
-    writeln!(
+    say(
         out,
-        "\n{} on {source_name} (seed {}){}:",
-        report::candidates_words(tuned),
-        args.seed,
-        if forms > 0 {
-            format!(", the file's own numbers and {forms} variants of the rule forms")
-        } else {
-            String::new()
-        }
+        format!(
+            "\n{} on {source_name} (seed {}){}:",
+            report::candidates_words(tuned),
+            args.seed,
+            if forms > 0 {
+                format!(", the file's own numbers and {forms} variants of the rule forms")
+            } else {
+                String::new()
+            }
+        ),
     )?;
     let against = args.against.as_ref().map(|p| p.display().to_string());
     write!(out, "{}", report::table(tuned, against.as_deref()))?;
     match recommended {
         Some(bytes) => {
             if let plugtop::tune::Standing::Ties { .. } = tuned.standing {
-                writeln!(
+                say(
                     out,
-                    "\nno candidate did better than the reference and held up elsewhere; the best \
-                     that ties it everywhere and does better than {} is recommended",
-                    file.name()
+                    format!(
+                        "\nno candidate did better than the reference and held up elsewhere; the \
+                         best that ties it everywhere and does better than {} is recommended",
+                        file.name()
+                    ),
                 )?;
             }
-            writeln!(out, "\nrecommended, as a diff against {}:", file.name())?;
+            say(
+                out,
+                format!("\nrecommended, as a diff against {}:", file.name()),
+            )?;
             write!(
                 out,
                 "{}",
                 report::diff(file.name(), file.bytes(), "recommended", bytes)
             )?;
             if !tuned.portfolio.is_empty() {
-                writeln!(
+                say(
                     out,
-                    "\non the built-in scenarios and the steady loads (checked before recommending):"
+                    "\non the built-in scenarios and the steady loads (checked before \
+                     recommending):"
+                        .to_string(),
                 )?;
-                write!(out, "{}", report::portfolio_table(&tuned.portfolio))?;
+                write!(
+                    out,
+                    "{}",
+                    report::portfolio_table(&tuned.portfolio, plugtop::report::terminal_columns())
+                )?;
             }
-            writeln!(
+            say(
                 out,
-                "\non what it was never tuned or checked on (other seeds, a recording's second half, \
-                 the built-in scenarios lighter and heavier):"
+                "\non what it was never tuned or checked on (other seeds, a recording's second \
+                 half, the built-in scenarios lighter and heavier):"
+                    .to_string(),
             )?;
-            write!(out, "{}", report::seeds_table(seeds))?;
+            write!(
+                out,
+                "{}",
+                report::seeds_table(seeds, plugtop::report::terminal_columns())
+            )?;
             if let Some(note) = report::seeds_note(tuned, seeds) {
-                writeln!(out, "{note}")?;
+                say(out, note)?;
             }
             if let Some(said) = plugtop::tune::recorded::second_half_verdict(seeds, objective(args))
             {
-                writeln!(out, "{said}")?;
+                say(out, said)?;
             }
-            write!(out, "\n{}", report::summary(tuned, seeds))?;
+            say(out, format!("\n{}", report::summary(tuned, seeds)))?;
             if let Some((start, now)) = cost {
-                writeln!(out, "{}", report::cost(start, now))?;
+                say(out, report::cost(start, now))?;
             }
         }
-        None => writeln!(
+        None => say(
             out,
-            "\nrecommended: {} ({}); the front above shows the trade-off",
-            report::why_nothing(tuned),
-            match args.objective {
-                crate::cli::TuneObjective::Cpu =>
-                    "less unmet demand at no more stalls or memory, and 5% more CPUs at most \
-                     unless a fifth less demand is left unmet",
-                crate::cli::TuneObjective::Memory =>
-                    "a smaller guest at no more stalls, CPUs or unmet demand",
-                crate::cli::TuneObjective::Steady =>
-                    "fewer changes at no more CPUs, memory or stalls",
-            }
+            format!(
+                "\nrecommended: {} ({}); the front above shows the trade-off",
+                report::why_nothing(tuned),
+                match args.objective {
+                    crate::cli::TuneObjective::Cpu =>
+                        "less unmet demand at no more stalls or memory, and 5% more CPUs at most \
+                         unless a fifth less demand is left unmet",
+                    crate::cli::TuneObjective::Memory =>
+                        "a smaller guest at no more stalls, CPUs or unmet demand",
+                    crate::cli::TuneObjective::Steady =>
+                        "fewer changes at no more CPUs, memory or stalls",
+                }
+            ),
         )?,
     }
     Ok(())

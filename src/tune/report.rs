@@ -17,7 +17,11 @@ fn row(out: &mut String, label: &str, s: &Score) {
 }
 
 /// The width of the label column of the main table.
-const LABEL: usize = 20;
+const LABEL: usize = 19;
+
+/// The columns of a table row past its label: the figures and the flaps
+/// mark (`FLAPS`), so a row with a [`LABEL`]-wide label is 80 wide.
+const FIGURES: usize = 59;
 
 fn row_at(out: &mut String, label: &str, s: &Score, width: usize) {
     if let Some(f) = &s.fatal {
@@ -26,7 +30,7 @@ fn row_at(out: &mut String, label: &str, s: &Score, width: usize) {
     }
     let _ = writeln!(
         out,
-        "  {label:<width$} {:>9.1} {:>6.2} {:>7.2} {:>6} {:>6.1}% {:>4} {:>4} {:>4} {}",
+        "  {label:<width$} {:>7.1} {:>6.2} {:>7.2} {:>6} {:>6.1}% {:>4} {:>4} {:>4} {}",
         s.unmet_cpu_seconds,
         s.avg_online_cpus,
         s.guest_to_working_set,
@@ -52,7 +56,7 @@ fn header(out: &mut String) {
 
 fn header_at(out: &mut String, width: usize) {
     let heads = [
-        ("unmet", "CPU-s", 9),
+        ("unmet", "CPU-s", 7),
         ("CPUs", "avg", 6),
         ("guest/", "WS", 7),
         ("stalls", "", 6),
@@ -235,7 +239,7 @@ pub fn diff(old_name: &str, old: &[u8], new_name: &str, new: &[u8]) -> String {
 
 /// The reference and the recommendation on the portfolio: each built-in
 /// scenario a row, the steady sweep one line.
-pub fn portfolio_table(rows: &[super::PortfolioRow]) -> String {
+pub fn portfolio_table(rows: &[super::PortfolioRow], columns: Option<usize>) -> String {
     let mut out = String::new();
     let labelled: Vec<(String, &super::PortfolioRow)> = rows
         .iter()
@@ -248,11 +252,16 @@ pub fn portfolio_table(rows: &[super::PortfolioRow]) -> String {
         .max()
         .unwrap_or(0)
         .max(LABEL);
-    header_at(&mut out, width);
-    for (w, r) in &labelled {
-        row_at(&mut out, &format!("reference {w}"), &r.reference, width);
-        row_at(&mut out, &format!("recommended {w}"), &r.recommended, width);
-    }
+    let table: Vec<(&str, &str, &Score)> = labelled
+        .iter()
+        .flat_map(|(w, r)| {
+            [
+                ("reference", w.as_str(), &r.reference),
+                ("recommended", w.as_str(), &r.recommended),
+            ]
+        })
+        .collect();
+    rows_by_workload(&mut out, &table, width, columns);
     let steady: Vec<&super::PortfolioRow> = rows.iter().filter(|r| r.steady.is_some()).collect();
     if !steady.is_empty() {
         let flaps = |s: &Score| s.flapping;
@@ -261,7 +270,7 @@ pub fn portfolio_table(rows: &[super::PortfolioRow]) -> String {
         };
         let _ = writeln!(
             out,
-            "  steady loads {:.2} to {:.2} threads: the recommendation flaps at {} of {}, the reference at {}",
+            "  steady loads {:.2} to {:.2} threads: flaps at {} of {} recommended, {} reference",
             steady.first().and_then(|r| r.steady).unwrap_or(0.0),
             steady.last().and_then(|r| r.steady).unwrap_or(0.0),
             by(|r| &r.recommended),
@@ -459,20 +468,48 @@ fn is_seed(workload: &str) -> bool {
 
 /// The start, the reference and the recommendation on what they were not
 /// tuned on (other seeds, or a recording's second half).
-pub fn seeds_table(rows: &[(String, String, Score)]) -> String {
+pub fn seeds_table(rows: &[(String, String, Score)], columns: Option<usize>) -> String {
     let mut out = String::new();
-    let labels: Vec<String> = rows.iter().map(|(l, w, _)| format!("{l} {w}")).collect();
-    let width = labels
+    let width = rows
         .iter()
-        .map(|l| l.chars().count())
+        .map(|(l, w, _)| l.chars().count() + 1 + w.chars().count())
         .max()
         .unwrap_or(0)
         .max(LABEL);
-    header_at(&mut out, width);
-    for (label, (_, _, s)) in labels.iter().zip(rows) {
-        row_at(&mut out, label, s, width);
-    }
+    let rows: Vec<(&str, &str, &Score)> = rows
+        .iter()
+        .map(|(l, w, s)| (l.as_str(), w.as_str(), s))
+        .collect();
+    rows_by_workload(&mut out, &rows, width, columns);
     out
+}
+
+/// Rows of (file, workload, score), each labelled `file workload` in a
+/// column `width` wide; where that is wider than `columns` (a terminal
+/// narrower than the table), each workload's name on a line of its own and
+/// its files' rows under it, so every line fits.
+fn rows_by_workload(
+    out: &mut String,
+    rows: &[(&str, &str, &Score)],
+    width: usize,
+    columns: Option<usize>,
+) {
+    if columns.is_none_or(|c| 2 + width + 1 + FIGURES <= c) {
+        header_at(out, width);
+        for (file, workload, s) in rows {
+            row_at(out, &format!("{file} {workload}"), s, width);
+        }
+        return;
+    }
+    header_at(out, LABEL);
+    let mut last: Option<&str> = None;
+    for (file, workload, s) in rows {
+        if last != Some(workload) {
+            let _ = writeln!(out, "  {workload}:");
+            last = Some(workload);
+        }
+        row_at(out, &format!("  {file}"), s, LABEL);
+    }
 }
 
 /// For a recommendation that only ties the reference: that it does not
@@ -732,5 +769,40 @@ mod change_review {
         assert_eq!(super::change(0.004), "±0.00");
         assert_eq!(super::change(-0.25), "-0.25");
         assert_eq!(super::change(1.531), "+1.53");
+    }
+}
+
+#[cfg(test)]
+mod narrow_review {
+    use super::*;
+
+    /// Issue 45: the held-out table's `recommended kernel-compile heavier`
+    /// labels made it 100 wide; in a terminal narrower than that each
+    /// workload gets a line of its own and every line fits.
+    #[test]
+    fn a_table_wider_than_the_terminal_puts_each_workload_on_a_line_of_its_own() {
+        let s = Score::refused("x".into());
+        let rows: Vec<(String, String, Score)> = ["start", "recommended"]
+            .iter()
+            .map(|f| {
+                (
+                    f.to_string(),
+                    "kernel-compile heavier".to_string(),
+                    s.clone(),
+                )
+            })
+            .collect();
+        let wide = seeds_table(&rows, None);
+        assert!(
+            wide.contains("  recommended kernel-compile heavier "),
+            "{wide}"
+        );
+        let narrow = seeds_table(&rows, Some(80));
+        assert!(
+            narrow.contains("\n  kernel-compile heavier:\n    start "),
+            "{narrow}"
+        );
+        assert!(narrow.lines().all(|l| l.chars().count() <= 80), "{narrow}");
+        assert_eq!(seeds_table(&rows, Some(200)), wide);
     }
 }

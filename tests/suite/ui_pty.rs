@@ -1970,3 +1970,39 @@ fn next_change_at_the_newest_interval_of_a_replay_reads_ahead_to_it() {
     assert!(after > before + 1, "#{before} → #{after}:\n{}", s.screen());
     assert!(s.quit(), "clean exit");
 }
+
+/// Issue 45: `plugtop tune` in a terminal of 80 columns printed tables 83
+/// to 104 wide and prose lines of hundreds of characters, each wrapped by
+/// the terminal mid-word. Every line but the diff's (the file's own text,
+/// which must copy back whole) now fits.
+#[test]
+fn tune_in_an_80_column_terminal_fits_it() {
+    let mut s = Session::start(
+        &[
+            "tune",
+            "examples/scenarios/daytrader.toml",
+            "-c",
+            "examples/rules/recommended-modern.conf",
+            "--budget",
+            "120",
+            "--only-workload",
+            "--duration",
+            "4m",
+        ],
+        24,
+        80,
+    );
+    let (code, raw) = s.wait_exit();
+    assert_eq!(code, Some(0), "{raw}");
+    assert!(raw.contains("recommended, as a diff"), "{raw}");
+    let diff = |l: &str| ["+", "-", "@@"].iter().any(|p| l.starts_with(p));
+    for line in raw.split("\r\n").filter(|l| !diff(l)) {
+        // The progress bar's line is redrawn in place with `\r`.
+        let line = line.rsplit('\r').next().unwrap_or_default();
+        assert!(
+            line.chars().count() <= 80,
+            "{} wide: {line:?}",
+            line.chars().count()
+        );
+    }
+}
