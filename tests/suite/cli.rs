@@ -843,3 +843,16 @@ fn check_takes_several_files_at_once() {
     let both = common::plugtop(&["check", good, good, root[0], root[1]]);
     assert_eq!(both.status.code(), Some(0));
 }
+
+/// Issue 45: docs/lsp.md sends users to `plugtop generate editor NAME`,
+/// which `plugtop --help` did not list.
+#[test]
+fn help_lists_generate_for_the_editor_set_ups() {
+    let o = common::plugtop(&["--help"]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.lines()
+            .any(|l| l.trim_start().starts_with("generate ")),
+        "{text}"
+    );
+}
