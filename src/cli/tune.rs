@@ -598,24 +598,25 @@ fn text(
                 say(out, report::cost(start, now))?;
             }
         }
-        None => say(
-            out,
-            format!(
-                "\nrecommended: {} ({}); the front above shows the trade-off",
-                report::why_nothing(tuned),
-                match args.objective {
-                    crate::cli::TuneObjective::Cpu =>
-                        "less unmet demand at no more stalls or memory, and 5% more CPUs at most \
-                         unless a fifth less demand is left unmet",
-                    crate::cli::TuneObjective::Memory =>
-                        "a smaller guest at no more stalls, CPUs or unmet demand",
-                    crate::cli::TuneObjective::Steady =>
-                        "fewer changes at no more CPUs, memory or stalls",
-                }
-            ),
-        )?,
+        None => say(out, nothing_words(args, tuned))?,
     }
     Ok(())
+}
+
+/// Why nothing is recommended, and what would have been.
+fn nothing_words(args: &TuneArgs, tuned: &Tuned) -> String {
+    format!(
+        "\nrecommended: {} ({}); the front above shows the trade-off",
+        report::why_nothing(tuned),
+        match args.objective {
+            crate::cli::TuneObjective::Cpu =>
+                "less unmet demand at no more stalls or memory, and 5% more CPUs at most \
+                 unless a fifth less demand is left unmet",
+            crate::cli::TuneObjective::Memory =>
+                "a smaller guest at no more stalls, CPUs or unmet demand",
+            crate::cli::TuneObjective::Steady => "fewer changes at no more CPUs, memory or stalls",
+        }
+    )
 }
 
 fn json(out: &mut dyn Write, file: &SourceFile, tuned: &Tuned, said: &Said) -> anyhow::Result<()> {
