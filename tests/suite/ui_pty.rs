@@ -1525,12 +1525,13 @@ fn a_paste_goes_into_the_text_input_and_is_never_taken_for_keys() {
     assert!(s.quit());
 }
 
-#[test]
-fn a_replay_jumps_ahead_to_a_time_and_the_graphs_show_the_interval_shown() {
+/// A recording of `seconds` of daytrader under the recommended rules, a
+/// reading every 5 s, replayed on the screen at 80×24 (at its pace).
+fn daytrader_replay(seconds: f64) -> (tempfile::TempDir, Session) {
     let dir = tempfile::tempdir().expect("temporary directory");
     let rec = dir.path().join("day.rec");
     let options = plugtop::sim::run::SimOptions {
-        duration: Some(2.0 * 3600.0),
+        duration: Some(seconds),
         interval: Some(5.0),
         old_kernel: false,
         record: Some(rec.clone()),
@@ -1539,8 +1540,7 @@ fn a_replay_jumps_ahead_to_a_time_and_the_graphs_show_the_interval_shown() {
     };
     common::simulate("daytrader", "recommended-modern", &options);
     let rec = rec.to_string_lossy().into_owned();
-    // At its pace the replay takes two hours; J reads ahead at once.
-    let mut s = Session::start(
+    let s = Session::start(
         &[
             "--replay",
             &rec,
@@ -1550,6 +1550,13 @@ fn a_replay_jumps_ahead_to_a_time_and_the_graphs_show_the_interval_shown() {
         24,
         80,
     );
+    (dir, s)
+}
+
+#[test]
+fn a_replay_jumps_ahead_to_a_time_and_the_graphs_show_the_interval_shown() {
+    // At its pace the replay takes two hours; J reads ahead at once.
+    let (_dir, mut s) = daytrader_replay(2.0 * 3600.0);
     s.wait_for("OBSERVE");
     s.press("J");
     s.wait_for("Jump to a time");
@@ -1938,28 +1945,7 @@ fn a_box_over_the_screen_at_80_columns_has_no_cut_text_touching_its_border() {
 /// (as `J` reads ahead to a time), and `[` goes back over it.
 #[test]
 fn next_change_at_the_newest_interval_of_a_replay_reads_ahead_to_it() {
-    let dir = tempfile::tempdir().expect("temporary directory");
-    let rec = dir.path().join("day.rec");
-    let options = plugtop::sim::run::SimOptions {
-        duration: Some(3600.0),
-        interval: Some(5.0),
-        old_kernel: false,
-        record: Some(rec.clone()),
-        keep_timeline: false,
-        flap: plugtop::control::flap::FlapConfig::default(),
-    };
-    common::simulate("daytrader", "recommended-modern", &options);
-    let rec = rec.to_string_lossy().into_owned();
-    let mut s = Session::start(
-        &[
-            "--replay",
-            &rec,
-            "-c",
-            "examples/rules/recommended-modern.conf",
-        ],
-        24,
-        80,
-    );
+    let (_dir, mut s) = daytrader_replay(3600.0);
     s.wait_for("OBSERVE");
     s.press(" ");
     s.wait_for("PAUSED");
