@@ -46,13 +46,18 @@ pub fn terminal_columns() -> Option<usize> {
 pub fn prose(text: &str, width: usize) -> String {
     let mut out = String::with_capacity(text.len() + text.len() / width.max(1) * 3);
     for line in text.lines() {
-        if line.is_empty() {
-            out.push('\n');
-            continue;
-        }
-        for row in crate::tui::view::fit::wrap(line, width, 2) {
-            out.push_str(&row);
-            out.push('\n');
+        let rows = words::wrap(line, width);
+        let (first, rest) = rows
+            .split_first()
+            .map_or(("", &[][..]), |(f, r)| (f.as_str(), r));
+        out.push_str(first);
+        out.push('\n');
+        if !rest.is_empty() {
+            for row in words::wrap(&rest.join(" "), width.saturating_sub(2)) {
+                out.push_str("  ");
+                out.push_str(&row);
+                out.push('\n');
+            }
         }
     }
     out

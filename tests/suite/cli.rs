@@ -644,6 +644,7 @@ fn man_pages_render_and_completions_load_in_bash() {
             "plugtop-check.1",
             "plugtop-eval.1",
             "plugtop-fleet.1",
+            "plugtop-generate.1",
             "plugtop-import.1",
             "plugtop-lsp.1",
             "plugtop-record.1",
