@@ -556,8 +556,15 @@ impl App {
             | KeyAction::Back
             | KeyAction::Forward
             | KeyAction::Oldest
-            | KeyAction::PreviousChange
-            | KeyAction::NextChange => self.timeline.travel(action),
+            | KeyAction::PreviousChange => self.timeline.travel(action),
+            // Past the intervals kept, a replay reads ahead to the change.
+            KeyAction::NextChange => {
+                let here = self.timeline.cursor();
+                self.timeline.travel(action);
+                if self.timeline.cursor() == here {
+                    return self.next_change_ahead();
+                }
+            }
             // The newest of a replay is its end, read ahead to at once.
             KeyAction::Newest => {
                 self.timeline.travel(action);
