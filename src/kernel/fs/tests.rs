@@ -329,7 +329,7 @@ fn a_device_at_a_written_name_is_refused() {
     let dir = tempfile::tempdir().expect("dir");
     let made = rustix::fs::mknodat(
         rustix::fs::CWD,
-        &dir.path().join("online"),
+        dir.path().join("online"),
         rustix::fs::FileType::CharacterDevice,
         Mode::from_raw_mode(0o666),
         rustix::fs::makedev(1, 3),
