@@ -10,7 +10,7 @@ use std::sync::mpsc::{self, Receiver, TryRecvError};
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
-use super::workspace::WorkingCopy;
+use super::workspace::{WorkingCopy, write_answer};
 use crate::rules::{RuleKind, RuleSet, SourceFile, SystemFacts, load};
 use crate::sim::run::{SimOptions, SimRun};
 use crate::train::course::{Course, Exercise, Kind};
@@ -386,6 +386,8 @@ pub struct Current {
     /// The working copy and its rules (the file, and the rules when
     /// cpuplugd takes them, else why not).
     pub copy: Option<WorkingCopy>,
+    /// The start file's bytes (a copy still holding them is untouched).
+    pub start: Vec<u8>,
     pub file: SourceFile,
     pub rules: Result<Arc<RuleSet>, String>,
     pub facts: SystemFacts,
@@ -412,6 +414,7 @@ impl Current {
         Current {
             index,
             copy: None,
+            start: Vec::new(),
             file: SourceFile::new("", Vec::new()),
             rules: Err(String::new()),
             facts: SystemFacts::any_machine(1, "no machine yet"),
@@ -521,7 +524,10 @@ impl TrainApp {
         let ex = self.course.exercises[index].clone();
         self.current = Current::empty(index);
         self.status.clear();
-        let bytes = match &self.work_dir {
+        // A diagnosis has nothing to edit: its answer is what is kept.
+        let work_dir = self.work_dir.as_ref().filter(|_| ex.kind == Kind::Rules);
+        self.current.start = crate::rules::read_rule_bytes(&ex.start).unwrap_or_default();
+        let bytes = match work_dir {
             Some(dir) => match WorkingCopy::open(dir, &ex.id, &ex.start) {
                 Ok((copy, bytes)) => {
                     self.current.copy = Some(copy);
@@ -529,10 +535,10 @@ impl TrainApp {
                 }
                 Err(e) => {
                     self.status = format!("working copy: {}", crate::error_chain::text(&e));
-                    crate::rules::read_rule_bytes(&ex.start).unwrap_or_default()
+                    self.current.start.clone()
                 }
             },
-            None => crate::rules::read_rule_bytes(&ex.start).unwrap_or_default(),
+            None => self.current.start.clone(),
         };
         // The start file by its path in the course; the working copy by
         // its whole path (the trainee opens it in their editor).
@@ -738,6 +744,7 @@ impl TrainApp {
                 if let Some(j) = self.judging.take() {
                     j.stop();
                 }
+                self.put_away();
                 self.save();
                 self.quit = true;
             }
@@ -866,8 +873,27 @@ impl TrainApp {
         }
         let n = self.course.exercises.len().max(1) as isize;
         let to = (self.current.index as isize + by).rem_euclid(n) as usize;
+        self.put_away();
         self.save();
         self.open(to);
+    }
+
+    /// Leaving the exercise shown: its working copy is put away when the
+    /// trainee neither changed nor submitted it, so that the working
+    /// directory holds only work done (what `train grade` reads).
+    fn put_away(&mut self) {
+        let id = &self.course.exercises[self.current.index].id;
+        let submitted = self
+            .progress
+            .exercises
+            .get(id)
+            .is_some_and(|p| p.attempts > 0);
+        if let Some(copy) = &self.current.copy
+            && !submitted
+            && let Err(e) = copy.put_away_untouched(&self.current.start)
+        {
+            self.status = format!("working copy: {}", crate::error_chain::text(&e));
+        }
     }
 
     /// The news the judging thread has sent since the last look, without
@@ -1006,14 +1032,24 @@ impl TrainApp {
                     self.status = "choose a comparison with ↑↓ first, then Enter".into();
                     return;
                 };
-                let verdict = match (self.current.choices.get(selected), &ex.answer) {
+                let chosen = self.current.choices.get(selected);
+                let verdict = match (chosen, &ex.answer) {
                     (Some(c), Some(truth)) if c.answers(truth) => {
                         Verdict::plain(true, format!("right: {}", c.line()))
                     }
                     (Some(c), _) => Verdict::plain(false, format!("not {}", c.line())),
                     (None, _) => Verdict::plain(false, "nothing to point at"),
                 };
+                // The answer is kept where `train grade` reads it.
+                let kept = match (chosen, &self.work_dir) {
+                    (Some(c), Some(dir)) => Some(write_answer(dir, &ex.id, &c.line()).map(drop)),
+                    _ => None,
+                };
                 self.count(index, &ex.id, verdict);
+                // Saved, the verdict is the news (the help names the file).
+                if let Some(Err(e)) = kept {
+                    self.status = format!("answer not saved: {}", crate::error_chain::text(&e));
+                }
             }
         }
     }

@@ -215,21 +215,30 @@ fn help_text(app: &TrainApp, area: Rect, theme: Theme) -> Vec<Line<'static>> {
     // Where the files are comes before the goal's clauses, which a long
     // goal may carry past the bottom (they are on the screen too).
     lines.push(Line::styled("Files", theme.title()));
-    let copy = app.current.copy.as_ref().map_or_else(
-        || "none: the start file, in memory".to_string(),
-        |c| {
-            format!(
-                "{} (a save in your editor is reloaded)",
-                safe(&c.path.display().to_string())
-            )
-        },
-    );
+    let copy = match (&app.current.copy, &app.work_dir) {
+        (Some(c), _) => format!(
+            "{} (a save in your editor is reloaded)",
+            safe(&c.path.display().to_string())
+        ),
+        (None, Some(dir)) if ex.kind == Kind::Diagnosis => format!(
+            "none; Enter keeps the answer in {}",
+            safe(&dir.join(format!("{}.answer", ex.id)).display().to_string())
+        ),
+        (None, _) => "none: the start file, in memory".to_string(),
+    };
     let progress = app.progress_path.as_ref().map_or_else(
         || "not kept this session".to_string(),
         |p| safe(&p.display().to_string()).into_owned(),
     );
     lines.push(Line::raw(format!("  working copy  {copy}")));
     lines.push(Line::raw(format!("  progress      {progress}")));
+    if let Some(dir) = &app.work_dir {
+        lines.push(Line::raw(format!(
+            "  hand in       {}: copy this folder's files (ID.conf for work done, \
+             ID.answer) to your trainer, for plugtop train grade",
+            safe(&dir.display().to_string())
+        )));
+    }
     match (&ex.goal, &ex.question) {
         (Some(goal), _) => {
             lines.push(Line::styled("The goal's clauses", theme.title()));
