@@ -648,3 +648,46 @@ fn the_working_directory_is_what_grade_reads() {
         }
     }
 }
+
+/// Exercise 6 ("a file cpuplugd refuses"): the panels show plugtop's own
+/// line:column diagnostic, not cpuplugd's cut message, and `e` opens the
+/// what-if editor at the field holding the error, with its caret; fixed
+/// there, Enter applies it and the practice run starts.
+#[test]
+fn a_refused_file_is_fixed_in_the_what_if_editor_with_its_caret() {
+    let mut a = app("refused");
+    let shown = screen(&a);
+    assert!(
+        shown.contains("27:25: unknown name `meminfoBuffers`"),
+        "{shown}"
+    );
+    assert!(!shown.contains("position"), "cpuplugd's raw words: {shown}");
+    press(&mut a, KeyCode::Char('e'));
+    assert!(a.editing(), "{}", a.status);
+    let editor = a.current.editor.as_ref().expect("the editor");
+    assert_eq!(editor.field().name(), "cache");
+    let (message, column) = editor.error().expect("the error").clone();
+    assert!(message.contains("meminfoBuffers"), "{message}");
+    // The caret under `Buffers`' `B` ... at `meminfo Buffers`'s start.
+    let text = editor.input().text().to_string();
+    let at = column.expect("a caret in the text");
+    assert_eq!(
+        text.chars().skip(at).collect::<String>(),
+        "meminfo Buffers",
+        "{text}"
+    );
+    assert_snapshot_of!("train_screen", "refused_editor_80x24", screen(&a));
+    // Fixed: the space becomes a dot, and Enter applies it.
+    for _ in 0.."Buffers".len() + 1 {
+        press(&mut a, KeyCode::Backspace);
+    }
+    type_text(&mut a, ".Buffers");
+    press(&mut a, KeyCode::Enter);
+    assert!(
+        !a.editing(),
+        "{:?}",
+        a.current.editor.as_ref().map(|e| e.error())
+    );
+    assert!(a.current.rules.is_ok());
+    assert!(a.current.practice.is_some(), "the practice run starts");
+}

@@ -11,7 +11,7 @@ use std::sync::mpsc::{self, Receiver, TryRecvError};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use super::workspace::{WorkingCopy, write_answer};
-use crate::rules::{RuleKind, RuleSet, SourceFile, SystemFacts, load};
+use crate::rules::{RuleKind, RuleSet, Severity, SourceFile, SystemFacts, load};
 use crate::sim::run::{SimOptions, SimRun};
 use crate::train::course::{Course, Exercise, Kind};
 use crate::train::diagnose::{self, Choice};
@@ -19,7 +19,7 @@ use crate::train::goal::ClauseCheck;
 use crate::train::judge::ExerciseJudge;
 use crate::train::progress::CourseProgress;
 use crate::tui::layer_keys::{Chord, EDITOR_KEYS, EditorAction, LayerBinding, action_in};
-use crate::tui::whatif::WhatIfEditor;
+use crate::tui::whatif::{Field, WhatIfEditor};
 
 /// Simulated seconds per real second, slowest first; 0 is as fast as the
 /// machine can.
@@ -389,7 +389,14 @@ pub struct Current {
     /// The start file's bytes (a copy still holding them is untouched).
     pub start: Vec<u8>,
     pub file: SourceFile,
+    /// The rules when cpuplugd takes them, else plugtop's first error
+    /// (`line:column: message`, sharper than cpuplugd's own words).
     pub rules: Result<Arc<RuleSet>, String>,
+    /// The rules as plugtop read them, taken or refused: the what-if
+    /// editor opens on them, so a refused file is fixed on the screen.
+    pub parsed: Arc<RuleSet>,
+    /// The line of that first error, where the editor opens.
+    pub refused_at: Option<usize>,
     pub facts: SystemFacts,
     pub judge: Option<ExerciseJudge>,
     pub practice: Option<Practice>,
@@ -411,13 +418,18 @@ pub struct Current {
 impl Current {
     /// Exercise `index` before its working copy is read: no rules, no run.
     fn empty(index: usize) -> Self {
+        let facts = SystemFacts::any_machine(1, "no machine yet");
+        let none = SourceFile::new("", Vec::new());
+        let parsed = Arc::new(load(&none, &facts).rules);
         Current {
             index,
             copy: None,
             start: Vec::new(),
-            file: SourceFile::new("", Vec::new()),
+            file: none,
             rules: Err(String::new()),
-            facts: SystemFacts::any_machine(1, "no machine yet"),
+            parsed,
+            refused_at: None,
+            facts,
             judge: None,
             practice: None,
             paused: false,
@@ -588,10 +600,22 @@ impl TrainApp {
     /// when cpuplugd takes them.
     fn load(&mut self, file: SourceFile) {
         let outcome = load(&file, &self.current.facts);
-        self.current.rules = match outcome.refusal {
-            Some(r) => Err(r.message),
-            None => Ok(Arc::new(outcome.rules)),
+        let first = outcome
+            .diagnostics
+            .iter()
+            .find(|d| d.severity == Severity::Error && !d.span.is_file())
+            .map(|d| (file.position(d.span.start as usize), &d.message));
+        self.current.refused_at = first.as_ref().map(|(p, _)| p.line);
+        let refused = outcome.refusal.as_ref().map(|r| match &first {
+            Some((p, message)) => format!("{}:{}: {message}", p.line, p.column),
+            None => r.message.clone(),
+        });
+        let parsed = Arc::new(outcome.rules);
+        self.current.rules = match refused {
+            Some(why) => Err(why),
+            None => Ok(Arc::clone(&parsed)),
         };
+        self.current.parsed = parsed;
         if let Ok(rules) = &self.current.rules {
             self.current.choices = diagnose::choices(rules, &file);
             let n = self.current.choices.len();
@@ -759,20 +783,26 @@ impl TrainApp {
                 self.restart();
             }
             TrainAction::Edit => {
-                if let Ok(rules) = &self.current.rules {
-                    let mut editor =
-                        WhatIfEditor::open(rules, &self.current.file, RuleKind::Hotplug);
-                    let _ = editor.check(rules, &self.current.file, &self.current.facts);
-                    self.current.editor = Some(editor);
-                } else {
-                    self.status =
-                        "cpuplugd refuses the file: fix it in your editor (the path is above)"
-                            .into();
+                let current = &mut self.current;
+                let (rules, file) = (&current.parsed, &current.file);
+                let mut editor = WhatIfEditor::open(rules, file, RuleKind::Hotplug);
+                // A refused file opens at the field holding the error,
+                // which the check then shows with its caret.
+                if let Some(line) = current.refused_at {
+                    for _ in 0..Field::all(rules).len() {
+                        if editor.field().line(rules, file) == Some(line) {
+                            break;
+                        }
+                        editor.step_field(rules, file, 1);
+                    }
                 }
+                let _ = editor.check(rules, file, &current.facts);
+                current.editor = Some(editor);
             }
             TrainAction::EditorKey(key) => {
                 let current = &mut self.current;
-                if let (Some(e), Ok(rules)) = (&mut current.editor, &current.rules)
+                let rules = &current.parsed;
+                if let Some(e) = &mut current.editor
                     && e.edit(key, rules, &current.file)
                 {
                     let _ = e.check(rules, &current.file, &current.facts);
@@ -780,7 +810,8 @@ impl TrainApp {
             }
             TrainAction::Paste(text) => {
                 let current = &mut self.current;
-                if let (Some(e), Ok(rules)) = (&mut current.editor, &current.rules) {
+                let rules = &current.parsed;
+                if let Some(e) = &mut current.editor {
                     e.insert(&text);
                     let _ = e.check(rules, &current.file, &current.facts);
                 }
@@ -977,7 +1008,8 @@ impl TrainApp {
     /// run again; or, when cpuplugd would refuse it, the editor stays open
     /// with the error.
     fn apply(&mut self) {
-        let (Some(editor), Ok(rules)) = (&mut self.current.editor, &self.current.rules) else {
+        let rules = &self.current.parsed;
+        let Some(editor) = &mut self.current.editor else {
             return;
         };
         // The file the editor holds: the edited fields, or a whole rule

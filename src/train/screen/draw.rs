@@ -621,6 +621,8 @@ fn choices_panel(app: &TrainApp, frame: &mut Frame, area: Rect, theme: Theme) {
 
 fn rules_panel(app: &TrainApp, frame: &mut Frame, area: Rect, theme: Theme) {
     let mut lines = Vec::new();
+    // Rules past the panel's rows: said on its bottom border.
+    let mut more = 0;
     match &app.current.rules {
         Ok(rules) => {
             // The rules the file sets (a rule of "0" is off), then the
@@ -642,16 +644,22 @@ fn rules_panel(app: &TrainApp, frame: &mut Frame, area: Rect, theme: Theme) {
                     _ => {}
                 }
             }
-            lines.truncate(5);
+            // Room for the rules but the limits' row: those past it are
+            // counted, never dropped unsaid.
+            let rows = usize::from(area.height).saturating_sub(3);
+            more = lines.len().saturating_sub(rows);
+            lines.truncate(rows);
             lines.push(Line::styled(
                 safe(&limits.join("  ")).into_owned(),
                 theme.dim(),
             ));
         }
-        Err(e) => lines.push(Line::styled(
-            ellipsize(&format!("cpuplugd refuses it: {}", safe(e)), inside(area)),
-            theme.warning(),
-        )),
+        Err(e) => {
+            let text = format!("cpuplugd refuses it: {}; e opens the editor there", safe(e));
+            for row in crate::tui::help::wrap(&text, inside(area)) {
+                lines.push(Line::styled(row, theme.warning()));
+            }
+        }
     }
     let title = format!(
         " Rules: {} ",
@@ -660,10 +668,18 @@ fn rules_panel(app: &TrainApp, frame: &mut Frame, area: Rect, theme: Theme) {
             inside(area).saturating_sub(9)
         )
     );
-    frame.render_widget(
-        Paragraph::new(lines).block(panel().title(Span::styled(title, theme.title()))),
-        area,
-    );
+    let mut block = panel().title(Span::styled(title, theme.title()));
+    if more > 0 {
+        let rules = if more == 1 { "rule" } else { "rules" };
+        block = block.title_bottom(
+            Line::styled(
+                format!(" {more} more {rules}: e shows every one "),
+                theme.dim(),
+            )
+            .right_aligned(),
+        );
+    }
+    frame.render_widget(Paragraph::new(lines).block(block), area);
 }
 
 /// The main screen's what-if editor ([`whatif_editor`]): the field's name
@@ -675,10 +691,7 @@ fn editor_panel(app: &TrainApp, frame: &mut Frame, area: Rect, theme: Theme) {
     };
     let width = inside(area);
     let mut lines = vec![whatif_editor::text_line(editor, width, &theme)];
-    let edited = match &app.current.rules {
-        Ok(rules) => editor.edited_fields(rules, &app.current.file),
-        Err(_) => Vec::new(),
-    };
+    let edited = editor.edited_fields(&app.current.parsed, &app.current.file);
     lines.push(whatif_editor::check_line(
         editor,
         &edited,
