@@ -782,23 +782,7 @@ impl TrainApp {
                 self.current.paused = false;
                 self.restart();
             }
-            TrainAction::Edit => {
-                let current = &mut self.current;
-                let (rules, file) = (&current.parsed, &current.file);
-                let mut editor = WhatIfEditor::open(rules, file, RuleKind::Hotplug);
-                // A refused file opens at the field holding the error,
-                // which the check then shows with its caret.
-                if let Some(line) = current.refused_at {
-                    for _ in 0..Field::all(rules).len() {
-                        if editor.field().line(rules, file) == Some(line) {
-                            break;
-                        }
-                        editor.step_field(rules, file, 1);
-                    }
-                }
-                let _ = editor.check(rules, file, &current.facts);
-                current.editor = Some(editor);
-            }
+            TrainAction::Edit => self.edit(),
             TrainAction::EditorKey(key) => {
                 let current = &mut self.current;
                 let rules = &current.parsed;
@@ -870,6 +854,25 @@ impl TrainApp {
             }
             TrainAction::Judge(news) => self.judged(news),
         }
+    }
+
+    /// Opens the what-if editor on the rules as plugtop read them: a file
+    /// cpuplugd refuses opens at the field holding plugtop's first error,
+    /// which the check then shows with its caret.
+    fn edit(&mut self) {
+        let current = &mut self.current;
+        let (rules, file) = (&current.parsed, &current.file);
+        let mut editor = WhatIfEditor::open(rules, file, RuleKind::Hotplug);
+        if let Some(line) = current.refused_at {
+            for _ in 0..Field::all(rules).len() {
+                if editor.field().line(rules, file) == Some(line) {
+                    break;
+                }
+                editor.step_field(rules, file, 1);
+            }
+        }
+        let _ = editor.check(rules, file, &current.facts);
+        current.editor = Some(editor);
     }
 
     /// Scrolls by `by` pages: a page is what shows at once but a row, which
