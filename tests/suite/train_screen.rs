@@ -603,16 +603,7 @@ fn the_working_directory_is_what_grade_reads() {
         press(&mut a, KeyCode::Char('n'));
         if a.exercise().id == "cpu-max" {
             press(&mut a, KeyCode::Char('e'));
-            for _ in 0..20 {
-                if a.current
-                    .editor
-                    .as_ref()
-                    .is_some_and(|e| e.field().name() == "CPU_MAX")
-                {
-                    break;
-                }
-                press(&mut a, KeyCode::Tab);
-            }
+            tab_to(&mut a, "CPU_MAX");
             press(&mut a, KeyCode::Backspace);
             type_text(&mut a, "4");
             press(&mut a, KeyCode::Enter);
