@@ -37,6 +37,13 @@ fn fleet() -> Fleet {
             } else {
                 Vec::new()
             },
+            faulted: if i % 40 == 3 {
+                vec!["HOTPLUG".into()]
+            } else {
+                Vec::new()
+            },
+            fault_counts: Vec::new(),
+            readings_in_window: None,
             actions_per_hour: Some(f64::from(i % 7)),
             last_reading: Some(if i % 100 == 99 { AT - 3600.0 } else { AT - 1.0 }),
             update: Some(1.0),

@@ -149,8 +149,7 @@ would make (a start state it could not put back after a crash, a dead run's jour
         after_help = "Exit status with --batch: 0 no guest in trouble; 1 a guest is stopped, faulting, flapping, held at CPU_MAX under load or its pool at CMM_MAX; 2 bad options or Prometheus answered nothing. On the screen, ? lists every key. See docs/fleet.md."
     )]
     Fleet(FleetArgs),
-    /// Write the man pages or shell completions (for packagers; see docs/run.md).
-    #[command(hide = true)]
+    /// Write the man pages, shell completions (docs/run.md) or an editor's set-up for plugtop lsp (docs/lsp.md).
     Generate(GenerateArgs),
 }
 

@@ -20,7 +20,7 @@ use crate::kernel::root::RootReader;
 use crate::kernel::{Interest, Sample, Source};
 use crate::logging::{Entry, LogSink, Priority, message_id};
 use crate::metrics::Metrics;
-use crate::metrics::serve::MetricsServer;
+use crate::metrics::endpoint::MetricsServer;
 use crate::metrics::textfile::Textfile;
 use crate::report::table;
 use crate::rules::RuleSet;
@@ -266,7 +266,7 @@ pub enum StartError {
     },
     /// The metrics endpoint cannot listen (the address is taken or wrong).
     #[error(transparent)]
-    MetricsEndpoint(crate::metrics::serve::ServeError),
+    MetricsEndpoint(crate::metrics::endpoint::ServeError),
     /// The source ended before its first reading.
     #[error("the source gave no reading")]
     NoReading,
@@ -781,6 +781,7 @@ fn run_loop(
         intervals += 1;
         crate::faults::panic_at(crate::faults::Site::Control, intervals);
         let sample = Arc::new(sample);
+        runner.actuator.reading(&sample);
         let step = runner.session.step(Arc::clone(&sample), runner.actuator);
         if let Some(x) = runner.exposure.as_mut() {
             x.interval(

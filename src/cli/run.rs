@@ -52,7 +52,7 @@ pub fn run(args: RunArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
             Some(s) => {
                 std::path::absolute(&s).with_context(|| format!("--state {}", s.display()))?
             }
-            None => plugtop::control::journal::default_path(&root),
+            None => plugtop::control::restore_journal::default_path(&root),
         },
         rules: config,
         root,

@@ -70,6 +70,9 @@ pub fn run(args: TuneArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
         !options.forms.is_empty(),
     )?;
     refuse_missing_symbols(&args, &file, &workload, &facts, &options)?;
+    if let Some(hint) = objective_hint(&rules, options.objective) {
+        eprintln!("plugtop: {}: {hint}", file.name());
+    }
     let done = AtomicUsize::new(0);
     let finished = std::sync::atomic::AtomicBool::new(false);
     let tuned = std::thread::scope(|scope| {
@@ -364,13 +367,35 @@ fn workload_of(args: &TuneArgs) -> anyhow::Result<Chosen> {
     })
 }
 
+/// A CPU tune (the default) of a file whose CPU group is off: it would put
+/// a CPU form into a file that manages memory only; `--objective memory`
+/// tunes what the file has.
+fn objective_hint(
+    rules: &plugtop::rules::RuleSet,
+    objective: plugtop::tune::score::Objective,
+) -> Option<String> {
+    if objective != plugtop::tune::score::Objective::Cpu || rules.cpu_enabled {
+        return None;
+    }
+    Some(format!(
+        "its CPU group is off (it needs {}), so this CPU tune can only put a CPU form into it; \
+         --objective memory tunes its memory rules{}",
+        plugtop::rules::ruleset::describe_missing_cpu(rules),
+        if rules.mem_enabled {
+            ""
+        } else {
+            " (once its memory group can run)"
+        }
+    ))
+}
+
 /// A progress bar on stderr until `finished`.
 fn progress(done: &AtomicUsize, budget: usize, finished: &std::sync::atomic::AtomicBool) {
     while !finished.load(Ordering::Relaxed) {
         let n = done.load(Ordering::Relaxed).min(budget);
         let filled = n * 30 / budget.max(1);
         eprint!(
-            "\r  tuning [{}{}] {n}/{budget} candidates",
+            "\r  tuning [{}{}] {n} of at most {budget} candidates",
             "#".repeat(filled),
             ".".repeat(30 - filled)
         );
@@ -492,76 +517,106 @@ fn text(
         seeds,
         cost,
     } = *said;
+    // Prose wraps at the terminal's width (80 into a file or a pipe); the
+    // tables and the diff stay as they are.
+    let width = plugtop::report::text_width();
+    let say = |out: &mut dyn Write, text: String| -> std::io::Result<()> {
+        write!(out, "{}", plugtop::report::prose(&text, width))
+    };
     writeln!(out, "knobs of {}:", file.name())?;
     write!(out, "{}", report::knobs_text(&tuned.knobs))?;
     let forms = tuned.shapes.len() - 1;
-    writeln!(
+    say(
         out,
-        "\n{} candidates on {source_name} (seed {}){}:",
-        tuned.candidates.len(),
-        args.seed,
-        if forms > 0 {
-            format!(", the file's own numbers and {forms} variants of the rule forms")
-        } else {
-            String::new()
-        }
+        format!(
+            "\n{} on {source_name} (seed {}){}:",
+            report::candidates_words(tuned),
+            args.seed,
+            if forms > 0 {
+                format!(", the file's own numbers and {forms} variants of the rule forms")
+            } else {
+                String::new()
+            }
+        ),
     )?;
     let against = args.against.as_ref().map(|p| p.display().to_string());
     write!(out, "{}", report::table(tuned, against.as_deref()))?;
     match recommended {
         Some(bytes) => {
             if let plugtop::tune::Standing::Ties { .. } = tuned.standing {
-                writeln!(
+                say(
                     out,
-                    "\nno candidate did better than the reference and held up elsewhere; the best \
-                     that ties it everywhere and does better than {} is recommended",
-                    file.name()
+                    format!(
+                        "\nno candidate did better than the reference and held up elsewhere; the \
+                         best that ties it everywhere and does better than {} is recommended",
+                        file.name()
+                    ),
                 )?;
             }
-            writeln!(out, "\nrecommended, as a diff against {}:", file.name())?;
+            say(
+                out,
+                format!("\nrecommended, as a diff against {}:", file.name()),
+            )?;
             write!(
                 out,
                 "{}",
                 report::diff(file.name(), file.bytes(), "recommended", bytes)
             )?;
             if !tuned.portfolio.is_empty() {
-                writeln!(
+                say(
                     out,
-                    "\non the built-in scenarios and the steady loads (checked before recommending):"
+                    "\non the built-in scenarios and the steady loads (checked before \
+                     recommending):"
+                        .to_string(),
                 )?;
-                write!(out, "{}", report::portfolio_table(&tuned.portfolio))?;
+                write!(
+                    out,
+                    "{}",
+                    report::portfolio_table(&tuned.portfolio, plugtop::report::terminal_columns())
+                )?;
             }
-            writeln!(
+            say(
                 out,
-                "\non what it was never tuned or checked on (other seeds, a recording's second half, \
-                 the built-in scenarios lighter and heavier):"
+                "\non what it was never tuned or checked on (other seeds, a recording's second \
+                 half, the built-in scenarios lighter and heavier):"
+                    .to_string(),
             )?;
-            write!(out, "{}", report::seeds_table(seeds))?;
+            write!(
+                out,
+                "{}",
+                report::seeds_table(seeds, plugtop::report::terminal_columns())
+            )?;
+            if let Some(note) = report::seeds_note(tuned, seeds) {
+                say(out, note)?;
+            }
             if let Some(said) = plugtop::tune::recorded::second_half_verdict(seeds, objective(args))
             {
-                writeln!(out, "{said}")?;
+                say(out, said)?;
             }
-            write!(out, "\n{}", report::summary(tuned, seeds))?;
+            say(out, format!("\n{}", report::summary(tuned, seeds)))?;
             if let Some((start, now)) = cost {
-                writeln!(out, "{}", report::cost(start, now))?;
+                say(out, report::cost(start, now))?;
             }
         }
-        None => writeln!(
-            out,
-            "\nrecommended: {} ({}); the front above shows the trade-off",
-            report::why_nothing(tuned),
-            match args.objective {
-                crate::cli::TuneObjective::Cpu =>
-                    "less unmet demand at no more stalls or memory, and 5% more CPUs at most \
-                     unless a fifth less demand is left unmet",
-                crate::cli::TuneObjective::Memory =>
-                    "a smaller guest at no more stalls, CPUs or unmet demand",
-                crate::cli::TuneObjective::Steady =>
-                    "fewer changes at no more CPUs, memory or stalls",
-            }
-        )?,
+        None => say(out, nothing_words(args, tuned))?,
     }
     Ok(())
+}
+
+/// Why nothing is recommended, and what would have been.
+fn nothing_words(args: &TuneArgs, tuned: &Tuned) -> String {
+    format!(
+        "\nrecommended: {} ({}); the front above shows the trade-off",
+        report::why_nothing(tuned),
+        match args.objective {
+            crate::cli::TuneObjective::Cpu =>
+                "less unmet demand at no more stalls or memory, and 5% more CPUs at most \
+                 unless a fifth less demand is left unmet",
+            crate::cli::TuneObjective::Memory =>
+                "a smaller guest at no more stalls, CPUs or unmet demand",
+            crate::cli::TuneObjective::Steady => "fewer changes at no more CPUs, memory or stalls",
+        }
+    )
 }
 
 fn json(out: &mut dyn Write, file: &SourceFile, tuned: &Tuned, said: &Said) -> anyhow::Result<()> {

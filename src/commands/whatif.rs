@@ -236,6 +236,14 @@ pub struct WhatIf {
     pub old: SideTally,
     /// Intervals where the two differ.
     pub differing: usize,
+    /// Against the recording: intervals where the guest acted while the
+    /// file decided nothing (its history still filling, a group that
+    /// faulted): not a difference of decisions, but a count the file's
+    /// column lacks.
+    pub acted_undecided: usize,
+    /// Against the recording: the file's decision on the last reading does
+    /// something the recording cannot answer (nothing was read after it).
+    pub last_unanswered: bool,
     /// The first [`SHOWN_DIFFERENCES`] of them, rendered.
     pub shown: Vec<String>,
     /// Whether `old` is the recorded guest rather than a rule file.
@@ -271,6 +279,7 @@ pub fn compare(
     let mut first = None;
     let mut readings = 0usize;
     let mut differing = 0usize;
+    let mut acted_undecided = 0usize;
     let mut shown = Vec::new();
     let mut last_moves: Option<Moves> = None;
     while let Some(next) = source.next_sample() {
@@ -287,13 +296,15 @@ pub fn compare(
                     recorded.flapping.get_or_insert((readings - 1, x.period));
                 }
             }
-            if let Some(x) = last_moves
-                && x != w
-            {
-                differing += 1;
-                if shown.len() < SHOWN_DIFFERENCES {
-                    shown.push(difference(readings - 1, prev, &a, None, x, w));
+            match last_moves {
+                Some(x) if x != w => {
+                    differing += 1;
+                    if shown.len() < SHOWN_DIFFERENCES {
+                        shown.push(difference(readings - 1, prev, &a, None, x, w));
+                    }
                 }
+                None if w != Moves::default() => acted_undecided += 1,
+                _ => {}
             }
         }
         readings += 1;
@@ -325,6 +336,8 @@ pub fn compare(
             None => recorded,
         },
         differing,
+        acted_undecided,
+        last_unanswered: old.is_none() && last_moves.is_some_and(|m| m != Moves::default()),
         shown,
         against_recording: old.is_none(),
     })
@@ -469,9 +482,33 @@ pub fn render(w: &WhatIf) -> String {
             }
         }
     }
-    if w.differing == 0 {
+    let mut aside = Vec::new();
+    if w.acted_undecided > 0 {
+        aside.push(format!(
+            "in {} intervals the guest acted while the file decided nothing (its history still \
+             filling, or a group that faulted)",
+            w.acted_undecided
+        ));
+    }
+    if w.last_unanswered {
+        aside.push(
+            "the file's decision on the last reading has no recorded answer (nothing was read \
+             after it)"
+                .to_string(),
+        );
+    }
+    if w.differing == 0 && aside.is_empty() {
         let _ = writeln!(out, "they decide the same in every interval");
+    } else if w.differing == 0 {
+        let _ = writeln!(
+            out,
+            "they decide the same in every interval both decided; {}",
+            aside.join("; ")
+        );
     } else {
+        for a in &aside {
+            let _ = writeln!(out, "also: {a}");
+        }
         let _ = writeln!(
             out,
             "{} intervals differ; the first {}:",

@@ -131,6 +131,33 @@ impl fmt::Display for Flapping {
     }
 }
 
+impl Flapping {
+    /// The likely cause and the fix the course teaches: the rules decide on
+    /// one interval and follow each swing of a load whose cycle is a few
+    /// intervals long; averaging over more intervals than a cycle sees the
+    /// mean, and a wider gap between the plug and unplug thresholds keeps
+    /// one action from undoing itself.
+    pub fn cause(&self) -> String {
+        let cycle = self.period.round().max(2.0) as usize;
+        let (rules, example) = match self.what {
+            Quantity::Cpus => (
+                "HOTPLUG and HOTUNPLUG",
+                format!("cpustat.idle[0] - cpustat.idle[{cycle}]"),
+            ),
+            Quantity::Pool => (
+                "MEMPLUG and MEMUNPLUG",
+                format!("vmstat.pgscan_kswapd[0] - vmstat.pgscan_kswapd[{cycle}]"),
+            ),
+        };
+        format!(
+            "likely cause: a load that swings every ~{cycle} intervals, close to UPDATE, \
+             and rules that look at one interval follow each swing; average over more \
+             than {cycle} intervals (e.g. {example}) or widen the gap between the \
+             {rules} thresholds"
+        )
+    }
+}
+
 /// One quantity's recent changes of direction.
 #[derive(Debug, Clone, Default)]
 struct Track {

@@ -24,9 +24,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use super::journal::{self, StartState};
 use super::journal_check::{self, Part};
 use super::lock::{self, GuestLock};
+use super::restore_journal::{self, StartState};
 use super::session::MessageLevel;
 use crate::kernel::Sample;
 use crate::kernel::actuator::Actuator;
@@ -56,7 +56,7 @@ impl GuardOptions {
     pub fn new(root: &Path) -> Self {
         GuardOptions {
             root: root.to_path_buf(),
-            state: journal::default_path(root),
+            state: restore_journal::default_path(root),
             force: false,
             allow_non_zvm: false,
             root_given: root != Path::new("/"),
@@ -69,7 +69,7 @@ impl GuardOptions {
         if self.root_given {
             cmd.push_str(&format!(" --root {}", self.root.display()));
         }
-        if self.state != journal::default_path(&self.root) {
+        if self.state != restore_journal::default_path(&self.root) {
             cmd.push_str(&format!(" --state {}", self.state.display()));
         }
         cmd
@@ -95,7 +95,7 @@ pub enum GuardError {
     #[error(transparent)]
     Lock(#[from] lock::LockError),
     #[error(transparent)]
-    Journal(#[from] journal::JournalError),
+    Journal(#[from] restore_journal::JournalError),
     /// Another plugtop acts on this root (its journal is `journal`).
     #[error("another plugtop (pid {pid}) acts on {} (journal {})", root.display(), journal.display())]
     AnotherActs {
@@ -119,7 +119,7 @@ pub enum GuardError {
     StillRunning { pid: u32 },
     /// The start state cannot be read exactly, so it could not be restored.
     #[error(transparent)]
-    Inexact(journal::InexactStart),
+    Inexact(restore_journal::InexactStart),
     /// The start state is one `plugtop restore` would refuse to put back
     /// (after a crash nothing could restore it): plugtop does not act.
     /// `restore` is the restore command for this root.
@@ -139,7 +139,7 @@ pub enum GuardError {
         "{}; nothing was restored, not even the lines that pass (a journal is put back whole or not at all); the journal is kept: correct that line, or put the guest right by hand and remove the journal",
         crate::error_chain::text(.0)
     )]
-    BadJournal(journal::JournalError),
+    BadJournal(restore_journal::JournalError),
 }
 
 /// Whether `root` is this machine's own `/`.
@@ -211,7 +211,7 @@ impl Guard {
     /// one, or the guest as it is in `first`), checked and journaled.
     fn journal_start(options: &GuardOptions, first: &Sample) -> Result<StartState, GuardError> {
         let adopted = earlier_run(options)?;
-        if let Some(why) = journal::inexact(&first.online, first.cmm_pages) {
+        if let Some(why) = restore_journal::inexact(&first.online, first.cmm_pages) {
             return Err(GuardError::Inexact(why));
         }
         // The root as resolved, so `plugtop restore` finds it the same
@@ -233,10 +233,10 @@ impl Guard {
         )?;
         let journaled = StartState {
             pid: std::process::id(),
-            started: crate::kernel::process::own_start_time(),
+            started: crate::kernel::processes::own_start_time(),
             ..start.clone()
         };
-        journal::write(&options.root, &options.state, &journaled)?;
+        restore_journal::write(&options.root, &options.state, &journaled)?;
         *ACTIVE.lock().unwrap_or_else(|p| p.into_inner()) = Some(options.clone());
         Ok(start)
     }
@@ -256,7 +256,7 @@ impl Guard {
     pub fn give_back(mut self, actuator: &mut dyn Actuator) -> GiveBack {
         *ACTIVE.lock().unwrap_or_else(|p| p.into_inner()) = None;
         let mut failures = Vec::new();
-        if let Err(e) = journal::restore(actuator, &self.start, &mut failures) {
+        if let Err(e) = restore_journal::restore(actuator, &self.start, &mut failures) {
             failures.push(crate::error_chain::text(&e));
         }
         let mut lines: Vec<(MessageLevel, String)> = failures
@@ -271,7 +271,7 @@ impl Guard {
                 said.push_str(&note);
             }
             lines.push((MessageLevel::Info, said));
-            if let Err(e) = journal::remove(&self.options.root, &self.options.state) {
+            if let Err(e) = restore_journal::remove(&self.options.root, &self.options.state) {
                 lines.push((
                     MessageLevel::Error,
                     format!(
@@ -346,7 +346,7 @@ fn kept_message(options: &GuardOptions) -> String {
 /// Step 3: the journal of an earlier run, if one may be adopted; an error
 /// when another plugtop still acts or a dead one left the guest changed.
 fn earlier_run(options: &GuardOptions) -> Result<Option<StartState>, GuardError> {
-    match journal::read_checked(&options.root, &options.state)? {
+    match restore_journal::read_checked(&options.root, &options.state)? {
         Some(old) if still_running(options, &old) => Err(GuardError::AnotherActs {
             pid: old.pid,
             root: options.root.clone(),
@@ -369,17 +369,17 @@ fn earlier_run(options: &GuardOptions) -> Result<Option<StartState>, GuardError>
 /// is a dead run's, which may be restored.
 fn still_running(options: &GuardOptions, journal: &StartState) -> bool {
     journal.pid != std::process::id()
-        && crate::kernel::process::started_as_recorded(journal.pid, journal.started)
+        && crate::kernel::processes::started_as_recorded(journal.pid, journal.started)
         && lock::held_by(&options.root, journal.pid)
 }
 
 /// `plugtop restore`: puts a guest back from the journal a dead plugtop
 /// left. `Ok(None)` when there is no journal.
 pub fn restore_from_journal(options: &GuardOptions) -> Result<Option<GiveBack>, GuardError> {
-    let start = match journal::read_checked(&options.root, &options.state) {
+    let start = match restore_journal::read_checked(&options.root, &options.state) {
         Ok(Some(start)) => start,
         Ok(None) => return Ok(None),
-        Err(e @ journal::JournalError::Malformed { .. }) => {
+        Err(e @ restore_journal::JournalError::Malformed { .. }) => {
             return Err(GuardError::BadJournal(e));
         }
         Err(e) => return Err(e.into()),
@@ -468,12 +468,12 @@ fn give_back_after_panic() -> Vec<String> {
         std::time::Duration::from_secs(2),
     );
     let restored = match (
-        journal::read_checked(&options.root, &options.state),
+        restore_journal::read_checked(&options.root, &options.state),
         actuator,
     ) {
         (Ok(Some(start)), Ok(mut actuator)) => {
             let mut failures = Vec::new();
-            let ok = journal::restore(&mut actuator, &start, &mut failures).is_ok()
+            let ok = restore_journal::restore(&mut actuator, &start, &mut failures).is_ok()
                 && failures.is_empty();
             for f in &failures {
                 said.push(format!("plugtop: restore: {f}"));
@@ -503,7 +503,7 @@ fn give_back_after_panic() -> Vec<String> {
         }
     };
     let message = if restored {
-        let removed = journal::remove(&options.root, &options.state).is_ok();
+        let removed = restore_journal::remove(&options.root, &options.state).is_ok();
         lock::release(&options.root);
         if removed {
             "plugtop: ended by a panic; the start state was restored and the journal removed"

@@ -5,9 +5,9 @@
 use std::fs::{File, TryLockError};
 use std::path::{Path, PathBuf};
 
-use super::journal::pid_alive;
+use super::restore_journal::pid_alive;
 use crate::kernel::fs::{Resolve, Root};
-use crate::kernel::process::{self, LockedFile};
+use crate::kernel::processes::{self, LockedFile};
 
 /// cpuplugd's lock file, below a root.
 pub const LOCK_FILE: &str = "var/lock/cpuplugd.lock";
@@ -123,13 +123,13 @@ fn holder_words(beneath: &Root) -> String {
     let Some((dev, inode)) = beneath.regular_id(Path::new(LOCK_FILE)) else {
         return String::new();
     };
-    let Some(pid) = process::flock_holders(LockedFile::of(dev, inode))
+    let Some(pid) = processes::flock_holders(LockedFile::of(dev, inode))
         .into_iter()
         .next()
     else {
         return String::new();
     };
-    let name = process::command_name(pid)
+    let name = processes::command_name(pid)
         .map(|n| format!(" ({})", crate::safe_text::terminal_safe(&n)))
         .unwrap_or_default();
     let named = if crate::control::pid_file::read(beneath) == Some(pid) {
@@ -169,15 +169,15 @@ pub fn acting_on(root: &Path) -> Option<Actor> {
     };
     let (pid, name) = pid.or_else(|| {
         let (dev, inode) = beneath.regular_id(Path::new(LOCK_FILE))?;
-        let pid = process::flock_holders(LockedFile::of(dev, inode))
+        let pid = processes::flock_holders(LockedFile::of(dev, inode))
             .into_iter()
             .find(|&pid| pid != me)?;
-        let name = process::command_name(pid)
+        let name = processes::command_name(pid)
             .map(|n| crate::safe_text::terminal_safe(&n).into_owned())
             .unwrap_or_else(|| "a process".to_string());
         Some((pid, name))
     })?;
-    let since = process::running_for(pid).and_then(|ran| {
+    let since = processes::running_for(pid).and_then(|ran| {
         let now = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .ok()?;
@@ -205,5 +205,5 @@ pub fn held_by(root: &Path, pid: u32) -> bool {
     };
     beneath
         .regular_id(Path::new(LOCK_FILE))
-        .is_some_and(|(dev, inode)| process::holds_flock(pid, LockedFile::of(dev, inode)))
+        .is_some_and(|(dev, inode)| processes::holds_flock(pid, LockedFile::of(dev, inode)))
 }

@@ -223,12 +223,13 @@ impl FleetApp {
     pub fn on_detail(&mut self, detail: GuestDetail, now: f64) {
         self.busy = false;
         self.now = now;
+        // In the detail view only the detail is asked: its answer is the
+        // refresh the header counts and times, as the list's is (its own
+        // failures are in the view), and what says Prometheus is back.
+        self.refreshes += 1;
         if detail.health.down() {
             self.link = Link::Down(detail.health.failed.first().cloned().unwrap_or_default());
-        } else if matches!(self.link, Link::Down(_) | Link::Waiting) {
-            // In the detail view only the detail is asked: its answer is
-            // what says Prometheus is back (its own failures are in the
-            // view), or the header said DOWN until Esc.
+        } else {
             self.link = Link::Up {
                 partial: 0,
                 of: detail.health.queries,

@@ -97,11 +97,13 @@ impl Scope {
             (RuleTrue, self.last("plugtop_rule_true")),
             (
                 Faults,
-                // A rule that faulted at 5% of the window's readings or
-                // more (and twice at least): the fault or two of a start
-                // whose first readings are alike is not trouble.
+                // Every rule that faulted in the window, with its count,
+                // and beside them (no `rule` label) the readings in the
+                // window: the FAULTS column lists the first, and a rule
+                // that faulted at 5% of the readings is trouble
+                // (`FleetGuest::settle_faults`).
                 format!(
-                    "(increase({f}{r}) > 1.5) / on (job, instance) group_left increase({n}{r}) > 0.05",
+                    "increase({f}{r}) > 0 or increase({n}{r})",
                     f = self.selector("plugtop_rule_faults_total", ""),
                     n = self.selector("plugtop_readings_total", ""),
                     r = self.range()
@@ -298,8 +300,7 @@ pub fn fleet(p: &dyn Prometheus, scope: &Scope, at: f64) -> Fleet {
     health.warnings.dedup();
     health.warnings.truncate(8);
     for (g, _) in guests.values_mut() {
-        g.faulting.sort();
-        g.faulting.dedup();
+        g.settle_faults();
     }
     health.took_ms = started.elapsed().as_millis() as u64;
     Fleet {
@@ -386,13 +387,13 @@ fn fill(
                 _ => {}
             }
         }
-        Family::Faults => {
-            if let Some(rule) = l.get("rule")
-                && g.faulting.len() < 8
-            {
-                g.faulting.push(rule.clone());
+        Family::Faults => match l.get("rule") {
+            Some(rule) if g.fault_counts.len() < 8 => {
+                g.fault_counts.push((rule.clone(), v.unwrap_or(0.0)));
             }
-        }
+            Some(_) => {}
+            None => g.readings_in_window = v,
+        },
         Family::Actions => g.actions_per_hour = v,
         Family::Change => {
             // The newest change of the window (each text is a series).

@@ -88,10 +88,10 @@ pub fn cell(g: &FleetGuest, column: FleetColumn, now: f64, stale_after: f64) -> 
             (true, None) => "yes".into(),
         },
         FleetColumn::Faults => {
-            if g.faulting.is_empty() {
+            if g.faulted.is_empty() {
                 "-".into()
             } else {
-                safe(&g.faulting.join(","))
+                safe(&g.faulted.join(","))
             }
         }
         FleetColumn::Actions => number(g.actions_per_hour.map(f64::round)),

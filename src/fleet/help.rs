@@ -7,7 +7,9 @@ use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Clear, Paragraph};
+use ratatui::widgets::{Block, Borders, Paragraph};
+
+use crate::tui::view::boxes::{centered, clear_under};
 
 use super::app::{FleetApp, FleetView};
 use super::format::fit;
@@ -102,13 +104,8 @@ pub fn draw(frame: &mut Frame, app: &FleetApp, area: Rect) {
     let h = u16::try_from(lines.len() + 2)
         .unwrap_or(u16::MAX)
         .min(area.height);
-    let boxed = Rect::new(
-        area.x + (area.width - w) / 2,
-        area.y + (area.height - h) / 2,
-        w,
-        h,
-    );
-    frame.render_widget(Clear, boxed);
+    let boxed = centered(area, w, h);
+    clear_under(frame, boxed);
     let block = Block::default()
         .borders(Borders::ALL)
         .title(" keys: ? or Esc closes ");

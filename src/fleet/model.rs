@@ -36,8 +36,19 @@ pub struct FleetGuest {
     pub flapping: bool,
     /// Seconds per cycle while flapping, when the exposition says it.
     pub flap_period: Option<f64>,
-    /// Rules that faulted at 5% or more of the window's readings.
+    /// Rules that faulted at 5% or more of the window's readings, twice
+    /// at least: trouble.
     pub faulting: Vec<String>,
+    /// Every rule that faulted in the window, however rarely: the FAULTS
+    /// column (docs/fleet.md).
+    pub faulted: Vec<String>,
+    /// Faults in the window by rule, and the readings in the window, as
+    /// the faults query answered; [`FleetGuest::settle_faults`] makes
+    /// `faulting` and `faulted` of them.
+    #[serde(skip)]
+    pub fault_counts: Vec<(String, f64)>,
+    #[serde(skip)]
+    pub readings_in_window: Option<f64>,
     /// Actions written per hour (over the last hour).
     pub actions_per_hour: Option<f64>,
     /// When the last reading was taken (seconds since the epoch).
@@ -98,6 +109,10 @@ impl Trouble {
 /// little apart are normal).
 pub const CLOCK_SLACK: f64 = 60.0;
 
+/// The share of the window's readings at which a rule that faults is
+/// trouble (`faulting`).
+pub const FAULTING_SHARE: f64 = 0.05;
+
 /// The longest UPDATE interval a guest's own interval counts as, in
 /// seconds: a day, the longest `plugtop tune` proposes.
 pub const MAX_UPDATE: f64 = 86_400.0;
@@ -124,6 +139,26 @@ impl FleetGuest {
     /// [`CLOCK_SLACK`]: an age clamped at 0 read as a guest reading now.
     pub fn clock_ahead(&self, now: f64) -> bool {
         self.last_reading.is_some_and(|t| t - now > CLOCK_SLACK)
+    }
+
+    /// `faulted` (every rule that faulted in the window) and `faulting`
+    /// (those that faulted at [`FAULTING_SHARE`] of the window's readings or
+    /// more, twice at least: the fault or two of a start whose first
+    /// readings are alike is not trouble) from the counts the faults query
+    /// gave. Without a count of readings, two faults are trouble.
+    pub fn settle_faults(&mut self) {
+        let mut counts = std::mem::take(&mut self.fault_counts);
+        counts.sort_by(|a, b| a.0.cmp(&b.0));
+        counts.dedup_by(|a, b| a.0 == b.0);
+        let readings = self.readings_in_window;
+        self.faulted = counts.iter().map(|(r, _)| r.clone()).collect();
+        self.faulting = counts
+            .iter()
+            .filter(|(_, n)| {
+                *n > 1.5 && readings.is_none_or(|all| all <= 0.0 || n / all >= FAULTING_SHARE)
+            })
+            .map(|(r, _)| r.clone())
+            .collect();
     }
 
     /// Everything that troubles it, worst first.
@@ -313,7 +348,11 @@ pub fn order(
             FleetColumn::Pool => cmp_opt(y.pool_pages, x.pool_pages),
             FleetColumn::Mode => x.mode.cmp(&y.mode),
             FleetColumn::Flap => y.flapping.cmp(&x.flapping),
-            FleetColumn::Faults => y.faulting.len().cmp(&x.faulting.len()),
+            FleetColumn::Faults => y
+                .faulting
+                .len()
+                .cmp(&x.faulting.len())
+                .then(y.faulted.len().cmp(&x.faulted.len())),
             FleetColumn::Actions => cmp_opt(y.actions_per_hour, x.actions_per_hour),
             FleetColumn::Age => cmp_opt(x.last_reading.map(|t| -t), y.last_reading.map(|t| -t)),
             FleetColumn::Rules => x.rules().cmp(&y.rules()),
@@ -333,7 +372,7 @@ pub fn order(
 /// whose HOTPLUG faults) or one of its trouble words.
 fn matches(g: &FleetGuest, needle: &str, now: f64, stale_after: f64) -> bool {
     let troubles = g.troubles(now, stale_after);
-    g.faulting
+    g.faulted
         .iter()
         .any(|rule| rule.to_lowercase().contains(needle))
         || [
@@ -432,7 +471,7 @@ mod tests {
             guests: vec![
                 FleetGuest {
                     instance: "a".into(),
-                    faulting: vec!["HOTPLUG".into()],
+                    faulted: vec!["HOTPLUG".into()],
                     ..FleetGuest::default()
                 },
                 FleetGuest {

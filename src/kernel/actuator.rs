@@ -16,8 +16,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use super::cpu_choice::{CpuChange, Online};
+use super::cpu_choice::{CpuChange, CpuFlags, Online};
 use super::cpu_dir::CpuDir;
+use super::sample::Sample;
 use crate::kernel::fs::{FsError, Root};
 use crate::kernel::root::paths;
 
@@ -93,6 +94,12 @@ pub trait Actuator {
     /// writes: "would …" messages and proposals name these CPUs, so it is
     /// asked only when an action is decided.
     fn would_take(&self, change: CpuChange, count: usize) -> Vec<u32>;
+
+    /// The reading an interval decides on, before anything is done with
+    /// it: an actuator of a real guest keeps its listing of the CPUs while
+    /// the reading's online and present lists stay as they were (see
+    /// [`CpuDir::lists_read`]). Nothing to do for the others.
+    fn reading(&mut self, _sample: &Sample) {}
 }
 
 /// The guest below a root directory (`/` in production). Writes go through
@@ -141,22 +148,26 @@ impl RootActuator {
     }
 
     fn set_cpu(&self, id: u32, online: bool) -> Result<(), ActError> {
-        self.write(
+        let written = self.write(
             &format!("{}/cpu{id}/online", paths::CPU_DIR),
             if online { "1\n" } else { "0\n" },
-        )
+        );
+        self.cpus.wrote(id, online, written.is_ok());
+        written
     }
 
     /// Walks the CPUs in cpuplugd's order and writes to the first that
     /// `change` may take, the next when a write fails. Each CPU's files are
-    /// read when it is reached, after any failed write before it; before an
-    /// unplug the other CPUs' `online` files are read again, and the last
-    /// online CPU is refused.
+    /// read once, when it is reached, after any failed write before it;
+    /// before an unplug the `online` files of the CPUs not reached yet are
+    /// read, and the last online CPU is refused.
     fn change_one(&self, change: CpuChange, failures: &mut Vec<String>) -> Result<u32, ActError> {
         let ids = self.cpus.ids();
         let (mut tried, mut unconfigurable) = (0, 0);
+        let mut read: Vec<CpuFlags> = Vec::new();
         for &id in &ids {
             let cpu = self.cpus.flags(id, change == CpuChange::Plug);
+            read.push(cpu);
             if !cpu.wanted(change) {
                 if change == CpuChange::Plug
                     && cpu.online == Online::Reads(Some(0))
@@ -166,7 +177,7 @@ impl RootActuator {
                 }
                 continue;
             }
-            if change == CpuChange::Unplug && !self.cpus.another_online(&ids, id) {
+            if change == CpuChange::Unplug && !self.cpus.another_online(&ids, id, &read) {
                 return Err(ActError::NoCpu(
                     change.done(),
                     format!("cpu{id} is the last online CPU"),
@@ -175,7 +186,11 @@ impl RootActuator {
             tried += 1;
             match self.set_cpu(id, change == CpuChange::Plug) {
                 Ok(()) => return Ok(id),
-                Err(e) => failures.push(format!("cpu{id}: {}", crate::error_chain::text(&e))),
+                Err(e) => {
+                    failures.push(format!("cpu{id}: {}", crate::error_chain::text(&e)));
+                    // What a failed write left is read again if asked.
+                    read.retain(|c| c.id != id);
+                }
             }
         }
         let why = match (tried, unconfigurable) {
@@ -227,6 +242,10 @@ impl Actuator for RootActuator {
     fn would_take(&self, change: CpuChange, count: usize) -> Vec<u32> {
         self.cpus.would_take(change, count)
     }
+
+    fn reading(&mut self, sample: &Sample) {
+        self.cpus.lists_read(&sample.online, &sample.present);
+    }
 }
 
 /// An actuator that never writes, for observe mode and guests that cannot
@@ -272,5 +291,10 @@ impl Actuator for NoWrites {
         self.cpus
             .as_ref()
             .map_or_else(Vec::new, |cpus| cpus.would_take(change, count))
+    }
+    fn reading(&mut self, sample: &Sample) {
+        if let Some(cpus) = &self.cpus {
+            cpus.lists_read(&sample.online, &sample.present);
+        }
     }
 }

@@ -24,6 +24,53 @@ fn half_word(bytes: &[u8], at: usize) -> u32 {
     u32::from_le_bytes(w)
 }
 
+/// The low seven bits of every byte.
+const LOWS: u64 = 0x7f7f_7f7f_7f7f_7f7f;
+
+/// Eight bytes as one word (0 if there are not eight).
+#[inline(always)]
+fn word_of(chunk: &[u8]) -> u64 {
+    <[u8; 8]>::try_from(chunk).map_or(0, u64::from_le_bytes)
+}
+
+/// The bytes of one word that break a shape: those under `fixed` that
+/// differ from `template`, and the newlines under `free` (each marked by
+/// its high bit, exactly: no borrow runs from one byte into the next).
+#[inline(always)]
+fn off_shape(w: u64, template: u64, fixed: u64, free: u64) -> u64 {
+    let y = w ^ ONES.wrapping_mul(u64::from(b'\n'));
+    let newlines = !(((y & LOWS).wrapping_add(LOWS)) | y | LOWS);
+    ((w ^ template) & fixed) | (newlines & free)
+}
+
+/// Whether the first `len` bytes of `text` have the shape of `template`:
+/// the same bytes wherever `fixed` is 0xff, and no newline wherever
+/// `free` is. `template`, `fixed` and `free` are `len` rounded up to
+/// whole words long (zeros past `len`). A word at a time and without a
+/// branch, so the compiler takes several words at once.
+pub fn same_shape(text: &[u8], len: usize, template: &[u8], fixed: &[u8], free: &[u8]) -> bool {
+    let Some(text) = text.get(..len) else {
+        return false;
+    };
+    let whole = len / 8 * 8;
+    let mut bad = 0u64;
+    let masks = template.chunks_exact(8).zip(fixed.chunks_exact(8));
+    for ((w, (t, f)), v) in text[..whole]
+        .chunks_exact(8)
+        .zip(masks)
+        .zip(free.chunks_exact(8))
+    {
+        bad |= off_shape(word_of(w), word_of(t), word_of(f), word_of(v));
+    }
+    if whole < len {
+        let mut last = [0u8; 8];
+        last[..len - whole].copy_from_slice(&text[whole..]);
+        let at = |m: &[u8]| m.get(whole..whole + 8).map_or(0, word_of);
+        bad |= off_shape(u64::from_le_bytes(last), at(template), at(fixed), at(free));
+    }
+    bad == 0
+}
+
 /// Where the first `byte` at or after `from` is.
 #[inline]
 pub fn find_from(text: &[u8], from: usize, byte: u8) -> Option<usize> {
@@ -139,6 +186,35 @@ mod tests {
             .iter()
             .position(|b| *b == byte)
             .map(|p| from + p)
+    }
+
+    proptest! {
+        /// The shape compared a word at a time is the shape compared byte
+        /// by byte: bytes near the newline (0x09, 0x0b, 0x8a) in any lane,
+        /// texts shorter than the shape, tails of any length.
+        #[test]
+        fn same_shape_is_the_byte_by_byte_comparison(
+            bytes in proptest::collection::vec((
+                prop_oneof![Just(b'\n'), Just(b'\x0b'), Just(b'\x09'), Just(0x8a_u8), Just(b'7'), Just(b':')],
+                prop_oneof![Just(b'\n'), Just(b'\x0b'), Just(0x8a_u8), Just(b'7'), Just(b':')],
+                0u8..3,
+            ), 0..40),
+            cut in 0usize..4,
+        ) {
+            let len = bytes.len();
+            let padded = len.div_ceil(8) * 8;
+            let mut template: Vec<u8> = bytes.iter().map(|b| b.0).collect();
+            let text: Vec<u8> = bytes.iter().map(|b| b.1).collect();
+            let fixed: Vec<u8> = bytes.iter().map(|b| if b.2 == 0 { 0xff } else { 0 }).collect();
+            let free: Vec<u8> = bytes.iter().map(|b| if b.2 == 1 { 0xff } else { 0 }).collect();
+            let naive = text.len() >= len
+                && (0..len).all(|i| (fixed[i] == 0 || text[i] == template[i]) && (free[i] == 0 || text[i] != b'\n'));
+            let pad = |mut m: Vec<u8>| { m.resize(padded, 0); m };
+            template = pad(template);
+            let short = &text[..len.saturating_sub(cut)];
+            prop_assert_eq!(same_shape(&text, len, &template, &pad(fixed.clone()), &pad(free.clone())), naive);
+            prop_assert_eq!(same_shape(short, len, &template, &pad(fixed), &pad(free)), naive && short.len() == len);
+        }
     }
 
     #[test]

@@ -1,22 +1,29 @@
-//! The `cpuN` directories of /sys/devices/system/cpu below a root, read
-//! afresh every time they are asked about and never written: what choosing
+//! The `cpuN` directories of /sys/devices/system/cpu below a root, their
+//! flags read afresh every time they are asked about (the listing kept
+//! while the reading's online and present CPUs stay, when the caller gives
+//! them: [`CpuDir::lists_read`]) and never written: what choosing
 //! a CPU reads, for the actuator that acts and for observe mode, which only
 //! names the CPU. Flags are read as cpuplugd reads them: the number at the
 //! start of the first line.
 
+use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use rustix::fs::FileType;
+use rustix::fs::{FileType, Mode, OFlags};
 
-use super::fs::{KeptFiles, PastLimit, Resolve, Root, read_bounded};
+use super::fs::{KeptFiles, Resolve, Root, check_regular, read_attribute};
 
 use super::cpu_choice::{self, CpuChange, CpuFlags, Online, cpu_of_name, walk_order};
+use super::cpulist::CpuList;
 use super::integer::parse_long;
 use super::root::paths;
 
 /// cpuplugd reads a flag with `fgets` into 512 bytes: at most 511 of them.
 const FLAG_BYTES: u64 = 511;
+
+/// How a flag file is opened: for reading, without blocking.
+const FLAG_READ: OFlags = OFlags::RDONLY.union(OFlags::NONBLOCK);
 
 /// The most entries of the CPU directory looked at (a kernel has a few
 /// hundred; a damaged root may have millions).
@@ -40,10 +47,11 @@ impl FlagFile {
 }
 
 /// A read-only view of the CPU directories below one root, for the
-/// actuator that acts on them: every read is resolved as the writes are
-/// ([`Resolve::Beneath`]), so a link climbing out of the root makes a flag
-/// unreadable (and the CPU written, so the failure is seen) where the
-/// screen, which only shows, reads the root's own file of that name.
+/// actuator that acts on them: read as the screen reads them
+/// ([`Resolve::InRoot`]: a `..` at the root stays there), so what the
+/// actuator chooses from is what the screen shows; the write to a flag
+/// reached through a link climbing out of the root is refused
+/// ([`Resolve::Beneath`]), and that failure is seen and said.
 #[derive(Debug, Clone)]
 pub struct CpuDir {
     /// `None` when the root cannot be opened: no CPUs are seen.
@@ -53,6 +61,41 @@ pub struct CpuDir {
     /// they are the kernel's (observe mode reads them each interval a rule
     /// asks for a change).
     kept: Arc<Mutex<KeptFiles<(u32, FlagFile)>>>,
+    /// The CPUs listed, kept while the online and present lists stay.
+    listed: Arc<Mutex<Listed>>,
+}
+
+impl Listed {
+    /// Forgets the listing and what was found absent: the next change
+    /// lists and looks again.
+    fn forget(&mut self) {
+        self.ids = None;
+        self.absent.clear();
+    }
+
+    /// Whether `key` was found absent while this listing holds.
+    fn absent(&self, key: (u32, FlagFile)) -> bool {
+        self.ids.is_some() && self.absent.contains(&key)
+    }
+}
+
+/// The CPU directory's listing, kept between changes (see
+/// [`CpuDir::lists_read`]): the directories of a kernel's CPU directory
+/// come and go with the present CPUs, so while the online and present
+/// lists read as they did the listing is the one made before.
+#[derive(Debug, Default)]
+struct Listed {
+    /// The online and present lists the listing holds for (`None`: no
+    /// lists were given, and the directory is listed every time).
+    lists: Option<(Vec<u32>, Arc<[u32]>)>,
+    /// The CPU ids in walk order, once listed.
+    ids: Option<Vec<u32>>,
+    /// The flag files found absent since (`cpu0/online` on most
+    /// machines): not looked for again while the listing is kept.
+    absent: Vec<(u32, FlagFile)>,
+    /// Whether the CPU directory lies on sysfs (its flag files are kept
+    /// open only then: a plain root's are neither kept nor asked about).
+    kernel: bool,
 }
 
 /// What reading one flag file gave.
@@ -79,6 +122,7 @@ impl CpuDir {
             root: Root::open(root).ok().map(Arc::new),
             dir: PathBuf::from(paths::CPU_DIR),
             kept: Arc::default(),
+            listed: Arc::default(),
         }
     }
 
@@ -86,11 +130,51 @@ impl CpuDir {
         self.kept.lock().unwrap_or_else(|p| p.into_inner())
     }
 
+    fn listed(&self) -> MutexGuard<'_, Listed> {
+        self.listed.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The online and present CPUs of the reading an interval decides on:
+    /// from now on the directory is listed again only when they move (or a
+    /// write fails), not at every change. Without them it is listed at
+    /// every change.
+    pub fn lists_read(&self, online: &CpuList, present: &CpuList) {
+        let mut listed = self.listed();
+        let same = listed.lists.as_ref().is_some_and(|(on, pr)| {
+            on[..] == online.ids[..] && (Arc::ptr_eq(pr, &present.ids) || pr[..] == present.ids[..])
+        });
+        if !same {
+            listed.forget();
+            listed.lists = Some((online.ids.to_vec(), Arc::clone(&present.ids)));
+        }
+    }
+
+    /// Notes a write to CPU `id`'s `online`: written, the online list reads
+    /// the CPU in or out at the next reading, which moves nothing else; a
+    /// failed write may have left anything, and the directory is listed
+    /// again.
+    pub fn wrote(&self, id: u32, online: bool, written: bool) {
+        let mut listed = self.listed();
+        match (listed.lists.as_mut(), written) {
+            (Some((on, _)), true) => match (on.binary_search(&id), online) {
+                (Err(at), true) => on.insert(at, id),
+                (Ok(at), false) => {
+                    on.remove(at);
+                }
+                _ => {}
+            },
+            _ => listed.forget(),
+        }
+    }
+
     /// The ids of the CPU directories now, in the order cpuplugd visits
     /// them. Entries that are not directories are no CPUs; only those the
     /// listing does not show as directories (links, or a file system that
     /// does not say) cost a lookup each.
     pub fn ids(&self) -> Vec<u32> {
+        if let Some(ids) = self.listed().ids.as_ref() {
+            return ids.clone();
+        }
         let Some(root) = self.root.as_deref() else {
             return Vec::new();
         };
@@ -104,7 +188,7 @@ impl CpuDir {
                 let dir = match *kind {
                     FileType::Directory => true,
                     FileType::Symlink | FileType::Unknown => {
-                        root.is_dir(&self.dir.join(format!("cpu{id}")), Resolve::Beneath)
+                        root.is_dir(&self.dir.join(format!("cpu{id}")), Resolve::InRoot)
                     }
                     _ => false,
                 };
@@ -112,6 +196,10 @@ impl CpuDir {
             })
             .collect();
         walk_order(&mut ids);
+        let mut listed = self.listed();
+        if listed.lists.is_some() {
+            listed.ids = Some(ids.clone());
+        }
         ids
     }
 
@@ -119,41 +207,64 @@ impl CpuDir {
     /// root's is the kernel's (`None`: it cannot be listed).
     fn entries(&self, root: &Root) -> Option<Vec<(Vec<u8>, FileType)>> {
         let mut kept = self.kept();
-        let mut listing = kept.take_dir(|| root.open_dir(&self.dir, Resolve::Beneath).ok())?;
+        let mut listing = kept.take_dir(|| root.open_dir(&self.dir, Resolve::InRoot).ok())?;
         let entries = super::fs::entries_of(&mut listing.dir, MOST_ENTRIES).ok();
         let whole = entries.as_ref().is_some_and(|e| e.len() < MOST_ENTRIES);
+        self.listed().kernel = listing.is_kernel();
         kept.give_back(listing, whole);
         entries
     }
 
     /// What CPU `id`'s `flag` file says now: from the kept file when the
     /// kernel's is kept, else read afresh (and kept when it is the
-    /// kernel's). More than cpuplugd reads is unreadable.
+    /// kernel's). More than cpuplugd reads is unreadable, and so is
+    /// anything but a regular file (asked only when the read gives nothing
+    /// or fails: a FIFO, a device, a directory).
     fn read_flag(&self, id: u32, flag: FlagFile) -> Flag {
         let Some(root) = self.root.as_deref() else {
             return Flag::Unreadable;
         };
         let key = (id, flag);
+        let kernel = {
+            let listed = self.listed();
+            if listed.absent(key) {
+                return Flag::Absent;
+            }
+            listed.kernel
+        };
         let mut kept = self.kept();
+        let mut buf = [0u8; FLAG_BYTES as usize + 1];
         if let Some(file) = kept.open_file(&key) {
-            match read_bounded(file, FLAG_BYTES, PastLimit::Fail) {
-                Ok(bytes) => return flag_of(&bytes),
+            match read_attribute(file, &mut buf) {
+                Ok(bytes) => return flag_of(bytes),
                 // Read afresh, with what that says.
                 Err(_) => kept.forget(&key),
             }
         }
         let path = self.dir.join(format!("cpu{id}/{}", flag.name()));
-        let file = match root.open_regular(&path, Resolve::Beneath) {
-            Ok(file) => file,
-            Err(e) if e.is_not_found() => return Flag::Absent,
+        let file = match root.open_at(&path, FLAG_READ, Mode::empty(), Resolve::InRoot) {
+            Ok(fd) => File::from(fd),
+            Err(e) if e.is_not_found() => {
+                drop(kept);
+                let mut listed = self.listed();
+                if listed.ids.is_some() {
+                    listed.absent.push(key);
+                }
+                return Flag::Absent;
+            }
             Err(_) => return Flag::Unreadable,
         };
-        match read_bounded(&file, FLAG_BYTES, PastLimit::Fail) {
-            Ok(bytes) => {
-                kept.keep(key, file);
-                flag_of(&bytes)
+        match read_attribute(&file, &mut buf) {
+            Ok(bytes) if !bytes.is_empty() || check_regular(&file, "").is_ok() => {
+                let read = flag_of(bytes);
+                // Only a kernel CPU directory's files are asked whether
+                // they are the kernel's (a plain root's never are kept).
+                if kernel {
+                    kept.keep(key, file);
+                }
+                read
             }
-            Err(_) => Flag::Unreadable,
+            _ => Flag::Unreadable,
         }
     }
 
@@ -242,11 +353,15 @@ impl CpuDir {
     }
 
     /// Whether one of `ids` other than `id` is online now: read file by
-    /// file until one is, so the guard costs a read or two.
-    pub fn another_online(&self, ids: &[u32], id: u32) -> bool {
-        ids.iter()
-            .filter(|other| **other != id)
-            .any(|other| self.flags(*other, false).online())
+    /// file until one is, so the guard costs a read or two. The CPUs in
+    /// `read` were read during this change already and are not read again.
+    pub fn another_online(&self, ids: &[u32], id: u32, read: &[CpuFlags]) -> bool {
+        ids.iter().filter(|other| **other != id).any(|other| {
+            match read.iter().find(|c| c.id == *other) {
+                Some(cpu) => cpu.online(),
+                None => self.flags(*other, false).online(),
+            }
+        })
     }
 }
 
@@ -356,5 +471,49 @@ mod tests {
         .expect("the same name inside");
         ids = CpuDir::new(root.path()).ids();
         assert_eq!(ids, [0, 10, 2, 4]);
+    }
+
+    /// Given the reading's lists, the directory is listed once and again
+    /// only when they move other than by the CPU written, or a write
+    /// failed; a flag found absent is not looked for again meanwhile.
+    /// Without lists every call lists and looks afresh.
+    #[test]
+    fn the_listing_is_kept_while_the_lists_stay() {
+        let root = tempfile::tempdir().expect("root");
+        let dir = root.path().join(paths::CPU_DIR);
+        for id in 0..2 {
+            std::fs::create_dir_all(dir.join(format!("cpu{id}"))).expect("cpuN");
+        }
+        std::fs::write(dir.join("cpu1/online"), "1\n").expect("online");
+        let list = |text: &str| CpuList::parse(text.as_bytes()).expect("list");
+        let add = |id: u32| std::fs::create_dir_all(dir.join(format!("cpu{id}"))).expect("cpuN");
+        let blind = CpuDir::new(root.path());
+        assert_eq!(blind.ids(), [0, 1]);
+        add(2);
+        assert_eq!(blind.ids(), [0, 1, 2], "no lists: listed every time");
+
+        let cpus = CpuDir::new(root.path());
+        cpus.lists_read(&list("0-1\n"), &list("0-2\n"));
+        assert_eq!(cpus.ids(), [0, 1, 2]);
+        assert_eq!(cpus.online(0), Online::Fixed);
+        add(3);
+        std::fs::write(dir.join("cpu0/online"), "1\n").expect("cpu0 online");
+        cpus.lists_read(&list("0-1\n"), &list("0-2\n"));
+        assert_eq!(cpus.ids(), [0, 1, 2], "the same lists: the same listing");
+        assert_eq!(
+            cpus.online(0),
+            Online::Fixed,
+            "absent, not looked for again"
+        );
+        // cpu1 written offline: the next reading's online list says so.
+        cpus.wrote(1, false, true);
+        cpus.lists_read(&list("0\n"), &list("0-2\n"));
+        assert_eq!(cpus.ids(), [0, 1, 2], "moved only by the write");
+        cpus.wrote(2, true, false);
+        assert_eq!(cpus.ids(), [0, 1, 2, 3], "a failed write: listed again");
+        assert_eq!(cpus.online(0), Online::Reads(Some(1)));
+        add(4);
+        cpus.lists_read(&list("0\n"), &list("0-4\n"));
+        assert_eq!(cpus.ids(), [0, 1, 2, 3, 4], "the present CPUs moved");
     }
 }

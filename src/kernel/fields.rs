@@ -15,7 +15,7 @@ use std::borrow::Cow;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
-use super::bytes::{Probe, find_from, holds_at};
+use super::bytes::{Probe, find_from, holds_at, same_shape};
 use crate::number::{leading_value, value_at};
 
 static NEXT_LAYOUT: AtomicU64 = AtomicU64::new(1);
@@ -365,6 +365,148 @@ pub struct FieldParser {
     kept: Vec<Arc<Kept>>,
     /// Each name of the layout with its separator, ready to compare.
     probes: Vec<Probe>,
+    /// The checked lines' bytes as they last held.
+    shape: Shape,
+}
+
+/// The checked lines of the last reading that had them, as bytes, in
+/// blocks of [`SHAPE_LINES`] lines: while a block's bytes have the same
+/// names, separators and newlines at the same places (from where the block
+/// before it ended) and no newline among its numbers, its lines are the
+/// same lines (cpuplugd's scan finds each entry after the newline that
+/// follows the separator), so it is compared in one pass ([`same_shape`])
+/// instead of line by line. A number that grows a digit, a line moved,
+/// renamed or cut moves a byte of its block out of place: that block's
+/// lines are checked one by one and its shape taken again, the blocks
+/// after it compared from where it now ends. Only for layouts no longer
+/// than a kernel's (a hostile file's shape would cost three times its
+/// length).
+#[derive(Debug, Default)]
+struct Shape {
+    /// How many lines it covers (0: nothing known).
+    lines: usize,
+    blocks: Vec<Block>,
+}
+
+/// Lines per block of a [`Shape`]: a kernel's numbers change width now and
+/// then, and only the block of such a line is checked line by line.
+const SHAPE_LINES: usize = 16;
+
+/// The bytes of a few lines, from the start of the first.
+#[derive(Debug, Default)]
+struct Block {
+    /// How many bytes: up to and with the newline that ends the last line.
+    len: usize,
+    /// The lines' bytes, and the masks: 0xff where a byte must be the
+    /// template's (names, separators, newlines), and where one must not
+    /// be a newline (the numbers). Rounded up to whole words with zeros.
+    template: Vec<u8>,
+    fixed: Vec<u8>,
+    free: Vec<u8>,
+    /// Where each line's number starts, from the block's start.
+    starts: Vec<u32>,
+}
+
+impl Block {
+    /// Takes the shape of the lines of `text` from `from` to `end` whose
+    /// numbers start at `starts` (from the text's start), the first line
+    /// being line `first` of `layout`. False when the last line does not
+    /// end with a newline.
+    fn take(
+        &mut self,
+        text: &[u8],
+        from: usize,
+        end: usize,
+        layout: &Layout,
+        first: usize,
+        starts: &[u32],
+    ) -> bool {
+        if end <= from || text.get(end - 1) != Some(&b'\n') {
+            return false;
+        }
+        let len = end - from;
+        let padded = len.div_ceil(8) * 8;
+        self.template.clear();
+        self.template.extend_from_slice(&text[from..end]);
+        self.template.resize(padded, 0);
+        for mask in [&mut self.fixed, &mut self.free] {
+            mask.clear();
+            mask.resize(padded, 0);
+        }
+        self.starts.clear();
+        let mut line_start = 0;
+        for (i, start) in starts.iter().enumerate() {
+            let start = *start as usize - from;
+            let next = match starts.get(i + 1) {
+                Some(s) => *s as usize - from - layout.name((first + i + 1) as u32).len() - 1,
+                None => len,
+            };
+            self.fixed[line_start..start].fill(0xff);
+            self.fixed[next - 1] = 0xff;
+            self.free[start..next - 1].fill(0xff);
+            self.starts.push(start as u32);
+            line_start = next;
+        }
+        self.len = len;
+        true
+    }
+}
+
+impl Shape {
+    /// Checks `text`'s first `lines` lines against the shape, block by
+    /// block, a block out of shape line by line with `probes` (and its
+    /// shape taken again); notes where each number starts. Where the next
+    /// line starts, or `None` when the lines are not the layout's.
+    fn check(
+        &mut self,
+        text: &[u8],
+        lines: usize,
+        layout: &Layout,
+        probes: &[Probe],
+        starts: &mut Vec<u32>,
+    ) -> Option<usize> {
+        if self.lines != lines {
+            self.lines = 0;
+            self.blocks.clear();
+        }
+        let mut pos = 0;
+        for (b, first) in (0..lines).step_by(SHAPE_LINES).enumerate() {
+            let last = (first + SHAPE_LINES).min(lines);
+            if let Some(block) = self.blocks.get(b)
+                && same_shape(
+                    &text[pos.min(text.len())..],
+                    block.len,
+                    &block.template,
+                    &block.fixed,
+                    &block.free,
+                )
+            {
+                starts.extend(block.starts.iter().map(|s| s + pos as u32));
+                pos += block.len;
+                continue;
+            }
+            let at = starts.len();
+            let end = probe_lines_from(text, pos, &probes[first..last], starts);
+            let taken = end.is_some_and(|end| {
+                if self.blocks.len() <= b {
+                    self.blocks.resize_with(b + 1, Block::default);
+                }
+                self.blocks[b].take(text, pos, end, layout, first, &starts[at..])
+            });
+            if !taken {
+                // Not the layout's lines, or no newline at the end: no
+                // shape from here on.
+                self.blocks.truncate(b);
+            }
+            pos = end?;
+        }
+        self.lines = if self.blocks.len() * SHAPE_LINES >= lines {
+            lines
+        } else {
+            0
+        };
+        Some(pos)
+    }
 }
 
 impl FieldParser {
@@ -377,6 +519,7 @@ impl FieldParser {
             deciding: 0,
             kept: Vec::new(),
             probes: Vec::new(),
+            shape: Shape::default(),
         }
     }
 
@@ -413,7 +556,7 @@ impl FieldParser {
 
     /// Copies `text` into `kept` and checks it against the layout: the
     /// unchecked rest, if any, or `None` when the layout does not hold.
-    fn check(&self, kept: &mut Kept, text: &[u8]) -> Option<Option<Unchecked>> {
+    fn check(&mut self, kept: &mut Kept, text: &[u8]) -> Option<Option<Unchecked>> {
         let (layout, sep) = (&self.layout, self.separator);
         kept.text.clear();
         kept.text.extend_from_slice(text);
@@ -421,7 +564,7 @@ impl FieldParser {
         let Kept { text, starts } = kept;
         let upto = self.deciding.min(layout.len());
         let end = if self.probes.len() == layout.len() {
-            probe_lines(text, &self.probes[..upto], starts)?
+            self.shape.check(text, upto, layout, &self.probes, starts)?
         } else {
             check_lines(
                 text,
@@ -455,6 +598,8 @@ impl FieldParser {
     fn parse_new(&mut self, text: &[u8]) -> Result<FieldTable, Malformed> {
         let table = read_afresh(text, self.separator);
         self.layout = Arc::clone(&table.layout);
+        // The shape was of the old layout's lines.
+        self.shape.lines = 0;
         self.probes = if self.layout.len() <= KERNEL_LINES {
             let mut key = Vec::new();
             (self.layout.names())
@@ -490,11 +635,15 @@ fn starts_of<'a>(
     Some(starts.into_boxed_slice())
 }
 
-/// As [`check_lines`] from the top, with each name and its separator
-/// ready to compare: the path every reading takes.
+/// As [`check_lines`], with each name and its separator ready to compare:
+/// the path a line out of its last shape takes.
 #[inline(never)]
-fn probe_lines(text: &[u8], probes: &[Probe], starts: &mut Vec<u32>) -> Option<usize> {
-    let mut pos = 0;
+fn probe_lines_from(
+    text: &[u8],
+    mut pos: usize,
+    probes: &[Probe],
+    starts: &mut Vec<u32>,
+) -> Option<usize> {
     for probe in probes {
         if !probe.holds_at(text, pos) {
             return None;
@@ -741,6 +890,136 @@ mod tests {
                         proptest::prop_assert_eq!(v1.to_bits(), v2.to_bits());
                     }
                     proptest::prop_assert_eq!(table.values().len(), afresh.len());
+                }
+            }
+        }
+    }
+
+    /// `base` (a /proc file separated by `sep`) changed in ways that keep
+    /// or break its bytes' places, each with what was done.
+    fn hostile_changes(sep: u8, base: &[u8]) -> Vec<(String, Vec<u8>)> {
+        let lines: Vec<&[u8]> = base.split(|b| *b == b'\n').collect();
+        let line_at = |i: usize| lines[..i].iter().map(|l| l.len() + 1).sum::<usize>();
+        let digit = base.iter().rposition(u8::is_ascii_digit).expect("a number");
+        let mut changed: Vec<(String, Vec<u8>)> = Vec::new();
+        let mut with = |what: String, edit: &dyn Fn(&mut Vec<u8>)| {
+            let mut t = base.to_vec();
+            edit(&mut t);
+            changed.push((what, t));
+        };
+        for at in [0, 1, 5, lines.len() / 2, lines.len() - 2] {
+            let start = line_at(at);
+            let value = start + lines[at].iter().position(|b| *b == sep).expect("sep") + 1;
+            let number = value
+                + lines[at][value - start..]
+                    .iter()
+                    .position(u8::is_ascii_digit)
+                    .unwrap_or(0);
+            with(format!("line {at}: a digit more"), &|t| {
+                t.insert(number, b'7')
+            });
+            with(format!("line {at}: a digit less"), &|t| {
+                t.remove(number);
+            });
+            with(format!("line {at}: renamed, same length"), &|t| {
+                t[start] ^= 0x20
+            });
+            with(format!("line {at}: a newline in its number"), &|t| {
+                t[number] = b'\n'
+            });
+            with(format!("line {at}: a separator in its number"), &|t| {
+                t[number] = sep
+            });
+            with(format!("line {at}: no separator"), &|t| t[value - 1] = b'_');
+            with(format!("line {at}: moved to the end"), &|t| {
+                let line: Vec<u8> = t.drain(start..start + lines[at].len() + 1).collect();
+                t.extend_from_slice(&line);
+            });
+            with(format!("line {at}: moved up"), &|t| {
+                let line: Vec<u8> = t.drain(start..start + lines[at].len() + 1).collect();
+                let to = if at == 0 {
+                    line_at(1) - line.len() + 1
+                } else {
+                    0
+                };
+                let to = to.min(t.len());
+                t.splice(to..to, line);
+            });
+            with(format!("line {at}: a copy above"), &|t| {
+                let line = t[start..start + lines[at].len() + 1].to_vec();
+                t.splice(0..0, line);
+            });
+            with(format!("cut within line {at}"), &|t| t.truncate(number));
+        }
+        with("a line more at the end".into(), &|t| {
+            t.extend_from_slice(b"extra");
+            t.push(sep);
+            t.extend_from_slice(b"1\n");
+        });
+        with("no newline at the end".into(), &|t| {
+            t.pop();
+        });
+        with("the last number a digit more".into(), &|t| {
+            t.insert(digit, b'3')
+        });
+        with("empty".into(), &|t| t.clear());
+        changed
+    }
+
+    /// The same file read again with its lines changed in ways that keep
+    /// or break their bytes' places: every reading reads as one read
+    /// afresh, whatever the parser kept (its layout, the shape of the
+    /// checked lines) from the readings before it.
+    #[test]
+    fn hostile_changes_between_readings_read_as_afresh() {
+        let files: [(u8, &[u8], &[&str]); 2] = [
+            (
+                b':',
+                include_bytes!("../../tests/fixtures/roots/newkernel/proc/meminfo"),
+                &["MemFree", "Shmem", "MemTotal"],
+            ),
+            (
+                b' ',
+                include_bytes!("../../tests/fixtures/roots/newkernel/proc/vmstat"),
+                &["pgscan_direct", "nr_free_pages"],
+            ),
+        ];
+        for (sep, base, names) in files {
+            let changed = hostile_changes(sep, base);
+            let narrowed: Vec<String> = names.iter().map(|n| n.to_string()).collect();
+            for wanted in [None, Some(&narrowed[..1]), Some(&narrowed[..])] {
+                let mut p = FieldParser::new(sep);
+                p.narrow(wanted);
+                for (what, text) in &changed {
+                    // The file as it was (twice: the shape is taken), then
+                    // changed, then as it was again.
+                    for (when, text) in [
+                        ("before", base),
+                        ("before", base),
+                        (what.as_str(), &text[..]),
+                        ("after", base),
+                    ] {
+                        let table = p.parse(text).expect("never fails");
+                        let afresh = fresh(sep, text);
+                        for name in names.iter().chain(&["extra", "Absent"]) {
+                            let first = afresh
+                                .iter()
+                                .find(|(n, _)| n == name)
+                                .map(|(_, v)| v.to_bits());
+                            assert_eq!(
+                                table.get(name).map(f64::to_bits),
+                                first,
+                                "{what} ({when}): {name}"
+                            );
+                        }
+                        let kept: Vec<(String, u64)> = table
+                            .iter()
+                            .map(|(n, v)| (n.to_string(), v.to_bits()))
+                            .collect();
+                        let afresh: Vec<(String, u64)> =
+                            afresh.into_iter().map(|(n, v)| (n, v.to_bits())).collect();
+                        assert_eq!(kept, afresh, "{what} ({when})");
+                    }
                 }
             }
         }

@@ -14,7 +14,7 @@ pub mod fs;
 pub mod integer;
 pub mod live;
 pub mod machine;
-pub mod process;
+pub mod processes;
 pub mod procfs_text;
 mod read_buffer;
 pub mod recording;

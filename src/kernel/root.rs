@@ -8,6 +8,7 @@ use std::fs::File;
 use std::io::ErrorKind;
 use std::os::fd::AsFd;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use super::cpu_choice::cpu_of_name;
 use super::cpu_dir::FlagFile;
@@ -50,6 +51,8 @@ pub struct RootReader {
     vmstat: FieldParser,
     /// Whether to scan `cpuN` directories for online/configure state.
     pub scan_cpu_dirs: bool,
+    /// The CPU states of a reading that does not scan them.
+    no_cpus: Arc<[CpuState]>,
     /// A kernel root's CPU directory and `cpuN` flag files, kept open
     /// between readings.
     kept_cpus: KeptFiles<(u32, FlagFile)>,
@@ -86,6 +89,7 @@ impl RootReader {
             meminfo: FieldParser::new(b':'),
             vmstat: FieldParser::new(b' '),
             scan_cpu_dirs: true,
+            no_cpus: Arc::new([]),
             kept_cpus: KeptFiles::default(),
             per_cpu: true,
             loadavg: true,
@@ -283,8 +287,7 @@ impl RootReader {
         } else {
             (f64::NAN, f64::NAN)
         };
-        let online = self.cpu_list(root, RootFile::Online)?;
-        let online_changed = self.present.online_moved(self.buf.bytes());
+        let (online, online_changed) = self.online_cpus(root)?;
         let possible = match &self.possible {
             Some(known) => known.clone(),
             None => {
@@ -325,9 +328,10 @@ impl RootReader {
         };
         let present = self.present_cpus(root, online_changed, polarization)?;
         let cpus = if self.scan_cpu_dirs {
-            self.cpu_states(root)
+            self.cpu_states(root).into()
         } else {
-            Vec::new()
+            // One empty slice for every reading, not one made each time.
+            Arc::clone(&self.no_cpus)
         };
         Ok(Sample {
             stamp,
@@ -340,7 +344,7 @@ impl RootReader {
             online,
             present,
             possible,
-            cpus: cpus.into(),
+            cpus,
             cmm_pages,
             polarization,
             proc_bytes,
@@ -377,6 +381,24 @@ impl RootReader {
         let list = self.cpu_list(root, RootFile::Present)?;
         self.present.last = Some(list.clone());
         Ok(list)
+    }
+
+    /// The online CPUs of this reading, and whether their list moved since
+    /// the last: the list read before when the text is the same (the
+    /// same list, shared, not parsed again).
+    fn online_cpus(&mut self, root: &Path) -> Result<(CpuList, bool), SourceError> {
+        self.load(root, RootFile::Online)?;
+        let now = self.buf.bytes();
+        if let Some(list) = &self.present.online
+            && self.present.online_text == now
+        {
+            return Ok((list.clone(), false));
+        }
+        let list = CpuList::parse(now)
+            .ok_or_else(|| Self::malformed(RootFile::Online.rel(), "malformed CPU list"))?;
+        let moved = self.present.online_moved(now);
+        self.present.online = Some(list.clone());
+        Ok((list, moved))
     }
 
     fn cpu_list(&mut self, root: &Path, file: RootFile) -> Result<CpuList, SourceError> {
@@ -501,6 +523,8 @@ struct PresentCpus {
     last: Option<CpuList>,
     /// The online list's text at the last reading, to see it move.
     online_text: Vec<u8>,
+    /// The online list `online_text` reads as.
+    online: Option<CpuList>,
     /// The polarization at the last reading.
     polarization: Option<Polarization>,
 }
@@ -510,6 +534,7 @@ impl PresentCpus {
     fn forget(&mut self) {
         self.last = None;
         self.online_text.clear();
+        self.online = None;
         self.polarization = None;
     }
 

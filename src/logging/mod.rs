@@ -4,11 +4,11 @@
 //! /dev/log ([`SysLog`]). One event is one [`Entry`], its details fields
 //! of it; the main events carry a fixed [`message_id`].
 
-mod journal;
 pub mod message_id;
+mod systemd_journal;
 
-pub use journal::{JOURNAL_SOCKET, Journal, stderr_is_journal};
 pub use message_id::MessageId;
+pub use systemd_journal::{JOURNAL_SOCKET, Journal, stderr_is_journal};
 
 use std::borrow::Cow;
 use std::io::Write;

@@ -11,11 +11,11 @@
 //! interval.
 
 pub mod actions;
+pub mod endpoint;
 pub mod families;
 pub mod format;
 pub mod optional_gauge;
-pub mod process;
-pub mod serve;
+pub mod own_process;
 pub mod skips;
 pub mod textfile;
 
@@ -507,7 +507,7 @@ impl Metrics {
 /// The registry of the `process_*` families (no prefix).
 fn process_registry() -> Registry {
     let mut r = Registry::default();
-    r.register_collector(Box::new(process::ProcessCollector::new()));
+    r.register_collector(Box::new(own_process::ProcessCollector::new()));
     r
 }
 

@@ -19,6 +19,50 @@ pub mod words;
 pub(crate) use crate::safe_text::acts_on_terminal;
 pub use crate::safe_text::{TerminalText, terminal_safe, terminal_safe_json, terminal_safe_lines};
 
+/// The columns a text report's prose is wrapped to: the terminal's when
+/// standard output is one, else 80 (a file or a pipe is read in a terminal
+/// of the README's 80×24 at least). JSON is never wrapped; nor are the
+/// lines of a file a report quotes (a diff, a rule), which must copy back
+/// whole.
+pub fn text_width() -> usize {
+    terminal_columns().unwrap_or(80)
+}
+
+/// The terminal's columns when standard output is one: a table wider than
+/// that is laid out narrower (into a file or a pipe, it stays whole).
+pub fn terminal_columns() -> Option<usize> {
+    use std::io::IsTerminal;
+    if !std::io::stdout().is_terminal() {
+        return None;
+    }
+    match crossterm::terminal::size() {
+        Ok((cols, _)) if cols >= 20 => Some(usize::from(cols)),
+        _ => None,
+    }
+}
+
+/// `text`, each of its lines wrapped between words to `width` columns, the
+/// lines after the first of each indented by two.
+pub fn prose(text: &str, width: usize) -> String {
+    let mut out = String::with_capacity(text.len() + text.len() / width.max(1) * 3);
+    for line in text.lines() {
+        let rows = words::wrap(line, width);
+        let (first, rest) = rows
+            .split_first()
+            .map_or(("", &[][..]), |(f, r)| (f.as_str(), r));
+        out.push_str(first);
+        out.push('\n');
+        if !rest.is_empty() {
+            for row in words::wrap(&rest.join(" "), width.saturating_sub(2)) {
+                out.push_str("  ");
+                out.push_str(&row);
+                out.push('\n');
+            }
+        }
+    }
+    out
+}
+
 /// The last part of a path, so long paths fit headers and columns.
 pub fn file_name(path: &str) -> &str {
     path.rsplit('/').next().unwrap_or(path)

@@ -1,5 +1,5 @@
 //! The simulated guest as a root directory: its /proc and /sys files are
-//! rewritten every simulated second, and whatever another program writes to
+//! rewritten every step of the model (a tenth of a simulated second), and whatever another program writes to
 //! `cpuN/online` or `cmm_pages` is applied to the model. So `plugtop run
 //! --root DIR`, a chrooted cpuplugd or a script can drive the simulator.
 
@@ -13,7 +13,7 @@ use crate::kernel::fs::{Resolve, Root};
 use crate::kernel::recording::export::write_root;
 use crate::kernel::root::paths;
 
-/// Files that change on their own; rewritten every simulated second.
+/// Files that change on their own; rewritten every step of the model.
 const MOVING: [&str; 5] = [
     paths::STAT,
     paths::LOADAVG,
@@ -159,7 +159,16 @@ pub enum Served {
     Ended,
 }
 
-/// Plays `guest` below `root`, one simulated second per `wait` call, until
+/// How far the served guest moves between two publications: the model's
+/// own step. A reader on a clock of its own (a daemon reading every second)
+/// then sees the ticks move between any two of its readings; published a
+/// whole second at a time, two readings a little less than a second apart
+/// sometimes fell between the same two publications and saw no tick
+/// elapse ("division by zero: no ticks elapsed", issue 45).
+pub const PUBLISHED_STEP: f64 = super::model::STEP;
+
+/// Plays `guest` below `root`, [`PUBLISHED_STEP`] of simulated time per
+/// `wait` call, until
 /// `stop` is set, or until the scenario's end when `at_end` says
 /// [`AtEnd::Stop`]; with [`AtEnd::GoIdle`] it goes on as an idle guest
 /// after the end (saying so through `on_line`).
@@ -194,14 +203,14 @@ pub fn serve(
         } else {
             Part::Scenario
         };
-        wait(Duration::from_secs(1), part);
+        wait(Duration::from_secs_f64(PUBLISHED_STEP), part);
         if stop.load(Ordering::SeqCst) {
             return Ok(Served::Stopped);
         }
         for change in take_writes(guest, root) {
             on_line(&format!("{} {change}", super::report::clock(guest.t)));
         }
-        guest.advance(1.0);
+        guest.advance(PUBLISHED_STEP);
         publish(guest, root)?;
     }
 }
@@ -269,5 +278,55 @@ mod tests {
         assert!(publish(&g, &root).is_ok());
         assert_eq!(*g.sample().online.ids, [1, 2]);
         assert!(failures.is_empty());
+    }
+
+    /// Issue 45: a daemon reading every second beside a guest published a
+    /// second at a time sometimes read twice between two publications and
+    /// saw no tick elapse. Here the reader's clock runs 1% fast (0.99 s),
+    /// as two unsynchronised one-second clocks drift; `wait` is where the
+    /// real time passes, so the reads it makes see what is published.
+    #[test]
+    fn a_reader_every_second_on_a_clock_of_its_own_always_sees_ticks_elapse() {
+        let dir = match tempfile::tempdir() {
+            Ok(d) => d,
+            Err(e) => panic!("{e}"),
+        };
+        let mut g = guest();
+        let root = Root::open(dir.path()).expect("root");
+        let stat = dir.path().join(paths::STAT);
+        let cpu_line = || {
+            fs::read_to_string(&stat)
+                .unwrap_or_default()
+                .lines()
+                .next()
+                .unwrap_or_default()
+                .to_string()
+        };
+        let (mut now, mut next_read) = (0.0_f64, 0.5_f64);
+        let mut reads: Vec<String> = Vec::new();
+        let served = serve(
+            &mut g,
+            &root,
+            AtEnd::Stop,
+            &AtomicBool::new(false),
+            &mut |d, _| {
+                now += d.as_secs_f64();
+                while next_read <= now {
+                    reads.push(cpu_line());
+                    next_read += 0.99;
+                }
+            },
+            &mut |_| {},
+        );
+        assert_eq!(served.ok(), Some(Served::Ended));
+        assert!(reads.len() > 50, "{} reads", reads.len());
+        for (i, pair) in reads.windows(2).enumerate() {
+            assert_ne!(
+                pair[0],
+                pair[1],
+                "no tick elapsed between reads {i} and {}",
+                i + 1
+            );
+        }
     }
 }

@@ -13,12 +13,12 @@ use ratatui::layout::Rect;
 use super::command::Command;
 use super::cpu_panel::PanelSize;
 use super::draw_memo::{PanelMemo, UnitMemo};
-use super::fit;
 use super::flips::Flips;
 use super::graph_scale::GraphScale;
 use super::keys::KeyAction;
 use super::layer_keys::{EDITOR_KEYS, EditorAction, TUNE_KEYS, TuneAction, action_in};
 use super::line_input::LineInput;
+use super::list_rows;
 use super::log_book::LogBook;
 use super::modal::{Modal, Modals};
 use super::seek::SeekTo;
@@ -556,8 +556,15 @@ impl App {
             | KeyAction::Back
             | KeyAction::Forward
             | KeyAction::Oldest
-            | KeyAction::PreviousChange
-            | KeyAction::NextChange => self.timeline.travel(action),
+            | KeyAction::PreviousChange => self.timeline.travel(action),
+            // Past the intervals kept, a replay reads ahead to the change.
+            KeyAction::NextChange => {
+                let here = self.timeline.cursor();
+                self.timeline.travel(action);
+                if self.timeline.cursor() == here {
+                    return self.next_change_ahead();
+                }
+            }
             // The newest of a replay is its end, read ahead to at once.
             KeyAction::Newest => {
                 self.timeline.travel(action);
@@ -689,10 +696,11 @@ impl App {
             // ↑ goes back no further than the oldest change at the top.
             View::Flips => {
                 let (heights, room) = self.flips_heights();
-                fit::furthest(&heights, room) + 1
+                list_rows::furthest(&heights, room) + 1
             }
             View::Log => {
-                let furthest = fit::furthest(&self.log_heights(), usize::from(self.list_area.1));
+                let furthest =
+                    list_rows::furthest(&self.log_heights(), usize::from(self.list_area.1));
                 self.log.scroll_by(up, furthest);
                 return;
             }

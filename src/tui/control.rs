@@ -455,6 +455,7 @@ fn seeking_to(to: SeekTo, at: Option<crate::kernel::Stamp>) -> String {
     let target = match to {
         SeekTo::End => "the end".to_string(),
         SeekTo::At(t) => crate::report::time_of_day(t),
+        SeekTo::NextChange(_) => "the next change".to_string(),
     };
     match at {
         Some(at) => format!(

@@ -36,12 +36,10 @@ pub fn findings(flips: &Flips, hints: &[Hint]) -> Vec<(Tone, String)> {
             ),
         ));
     }
-    rows.extend(
-        flips
-            .flapping()
-            .iter()
-            .map(|f| (Tone::Warning, f.to_string())),
-    );
+    for f in flips.flapping() {
+        rows.push((Tone::Warning, f.to_string()));
+        rows.push((Tone::Plain, format!("  {}", f.cause())));
+    }
     rows.extend(flips.loops().iter().map(|l| (Tone::Warning, l.to_string())));
     rows.extend(hints.iter().map(|h| (Tone::Hint, h.to_string())));
     rows.push((Tone::Quiet, String::new()));
@@ -70,5 +68,7 @@ pub fn change(c: &ChangedDecision) -> Vec<(Tone, String)> {
 
 /// The rows `rows` take on a screen `width` columns wide.
 pub fn height(rows: &[(Tone, String)], width: u16) -> usize {
-    rows.iter().map(|(_, t)| super::fit::rows(t, width)).sum()
+    rows.iter()
+        .map(|(_, t)| super::list_rows::rows(t, width))
+        .sum()
 }

@@ -1,4 +1,5 @@
-//! Reading ahead in a replay (`G` to its end, `J` to a time) without
+//! Reading ahead in a replay (`G` to its end, `J` to a time, `]` to the
+//! next change) without
 //! replaying at its pace: every reading on the way is decoded and decided
 //! as fast as the machine goes, so the session stands where a replay at
 //! speed would have left it (averages, flips, the pool). What the screen
@@ -82,18 +83,27 @@ impl Passage {
         loop {
             let reading = source.next_sample();
             let warning = source.warning();
-            let stamp = match reading {
+            let (stamp, moves) = match reading {
                 Some(Ok(sample)) => {
                     let stamp = sample.stamp;
                     self.readings += 1;
                     self.at = Some(stamp);
-                    self.keep(Some(stamp), core.step(sample));
-                    Some(stamp)
+                    let update = core.step(sample);
+                    let moves = match &update {
+                        Update::Reading(r) => r
+                            .frame
+                            .as_ref()
+                            .and_then(|f| f.decision.as_ref())
+                            .map(crate::control::flap::Moves::of),
+                        _ => None,
+                    };
+                    self.keep(Some(stamp), update);
+                    (Some(stamp), moves)
                 }
                 Some(Err(e)) => {
                     let line = format!("skipping this interval: {}", crate::error_chain::text(&e));
                     self.keep(self.at, Update::Note(LogKind::Problem, line));
-                    None
+                    (None, None)
                 }
                 None => {
                     let line = "end of the recording".to_string();
@@ -107,7 +117,7 @@ impl Passage {
             if let Some(w) = warning {
                 self.keep(self.at, Update::Note(LogKind::Problem, w));
             }
-            if stamp.is_some_and(|s| self.to.reached(s)) {
+            if stamp.is_some_and(|s| self.to.reached(s, moves)) {
                 self.reached = true;
                 return Leg::Done;
             }

@@ -6,6 +6,7 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 
 use super::log_book::LogKind;
+use crate::control::flap::Moves;
 use crate::control::patterns::Hint;
 use crate::kernel::{Sample, Stamp};
 
@@ -16,14 +17,19 @@ pub enum SeekTo {
     End,
     /// The first reading at or after this time.
     At(Stamp),
+    /// The first reading whose decision does otherwise than this (what the
+    /// newest interval shown decided): `]` past the intervals read.
+    NextChange(Option<Moves>),
 }
 
 impl SeekTo {
-    /// Whether a reading taken at `stamp` is the one sought.
-    pub fn reached(self, stamp: Stamp) -> bool {
+    /// Whether a reading taken at `stamp` that decided `moves` (`None`:
+    /// nothing decided) is the one sought.
+    pub fn reached(self, stamp: Stamp, moves: Option<Moves>) -> bool {
         match self {
             SeekTo::End => false,
             SeekTo::At(at) => stamp >= at,
+            SeekTo::NextChange(before) => moves != before,
         }
     }
 }

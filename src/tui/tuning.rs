@@ -120,9 +120,18 @@ impl TuneJob {
         self.cancelled.store(true, Ordering::Relaxed);
     }
 
-    /// Candidates the tune evaluates in all.
+    /// Candidates the tune may evaluate in all (`--budget`).
     pub fn budget(&self) -> usize {
         self.budget
+    }
+
+    /// How many candidates the finished tune ran, in the words of
+    /// `plugtop tune` (the budget until it is finished).
+    pub fn candidates_words(&self) -> String {
+        match self.result.lock().ok().as_deref() {
+            Some(Some(t)) => crate::tune::report::candidates_words(t),
+            _ => format!("{} candidates", self.budget),
+        }
     }
 
     /// The front row the cursor is on: the recommendation's until the

@@ -200,6 +200,9 @@ pub struct Tuned {
     pub standing: Standing,
     /// What the tune improved, for the report's words.
     pub objective: score::Objective,
+    /// The candidates the search was allowed (`--budget`): more than
+    /// `candidates` holds, see [`report::candidates_words`].
+    pub budget: usize,
 }
 
 /// How the recommendation stands against the `--against` file.
@@ -375,6 +378,7 @@ pub fn tune(
         switched_off: Vec::new(),
         standing: Standing::Beats,
         objective,
+        budget: options.budget,
     };
     let beats =
         |s: &Score, reference: &Score, _start: &Score| robust::beats(s, reference, objective);

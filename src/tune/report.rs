@@ -17,7 +17,11 @@ fn row(out: &mut String, label: &str, s: &Score) {
 }
 
 /// The width of the label column of the main table.
-const LABEL: usize = 20;
+const LABEL: usize = 19;
+
+/// The columns of a table row past its label: the figures and the flaps
+/// mark (`FLAPS`), so a row with a [`LABEL`]-wide label is 80 wide.
+const FIGURES: usize = 59;
 
 fn row_at(out: &mut String, label: &str, s: &Score, width: usize) {
     if let Some(f) = &s.fatal {
@@ -26,7 +30,7 @@ fn row_at(out: &mut String, label: &str, s: &Score, width: usize) {
     }
     let _ = writeln!(
         out,
-        "  {label:<width$} {:>9.1} {:>6.2} {:>7.2} {:>6} {:>6.1}% {:>4} {:>4} {:>4} {}",
+        "  {label:<width$} {:>7.1} {:>6.2} {:>7.2} {:>6} {:>6.1}% {:>4} {:>4} {:>4} {}",
         s.unmet_cpu_seconds,
         s.avg_online_cpus,
         s.guest_to_working_set,
@@ -52,7 +56,7 @@ fn header(out: &mut String) {
 
 fn header_at(out: &mut String, width: usize) {
     let heads = [
-        ("unmet", "CPU-s", 9),
+        ("unmet", "CPU-s", 7),
         ("CPUs", "avg", 6),
         ("guest/", "WS", 7),
         ("stalls", "", 6),
@@ -235,7 +239,7 @@ pub fn diff(old_name: &str, old: &[u8], new_name: &str, new: &[u8]) -> String {
 
 /// The reference and the recommendation on the portfolio: each built-in
 /// scenario a row, the steady sweep one line.
-pub fn portfolio_table(rows: &[super::PortfolioRow]) -> String {
+pub fn portfolio_table(rows: &[super::PortfolioRow], columns: Option<usize>) -> String {
     let mut out = String::new();
     let labelled: Vec<(String, &super::PortfolioRow)> = rows
         .iter()
@@ -248,11 +252,16 @@ pub fn portfolio_table(rows: &[super::PortfolioRow]) -> String {
         .max()
         .unwrap_or(0)
         .max(LABEL);
-    header_at(&mut out, width);
-    for (w, r) in &labelled {
-        row_at(&mut out, &format!("reference {w}"), &r.reference, width);
-        row_at(&mut out, &format!("recommended {w}"), &r.recommended, width);
-    }
+    let table: Vec<(&str, &str, &Score)> = labelled
+        .iter()
+        .flat_map(|(w, r)| {
+            [
+                ("reference", w.as_str(), &r.reference),
+                ("recommended", w.as_str(), &r.recommended),
+            ]
+        })
+        .collect();
+    rows_by_workload(&mut out, &table, width, columns);
     let steady: Vec<&super::PortfolioRow> = rows.iter().filter(|r| r.steady.is_some()).collect();
     if !steady.is_empty() {
         let flaps = |s: &Score| s.flapping;
@@ -261,7 +270,7 @@ pub fn portfolio_table(rows: &[super::PortfolioRow]) -> String {
         };
         let _ = writeln!(
             out,
-            "  steady loads {:.2} to {:.2} threads: the recommendation flaps at {} of {}, the reference at {}",
+            "  steady loads {:.2} to {:.2} threads: flaps at {} of {} recommended, {} reference",
             steady.first().and_then(|r| r.steady).unwrap_or(0.0),
             steady.last().and_then(|r| r.steady).unwrap_or(0.0),
             by(|r| &r.recommended),
@@ -327,11 +336,7 @@ pub fn summary(t: &Tuned, held: &[(String, String, Score)]) -> String {
     }
     let (mut wins, mut losses, mut total) = (0, Vec::new(), 0);
     // Other seeds change only the scenario's jitter: shown, not counted.
-    let seed = |w: &str| {
-        w.strip_prefix('s')
-            .is_some_and(|n| n.parse::<u64>().is_ok())
-    };
-    let mut workloads: Vec<&String> = held.iter().map(|x| &x.1).filter(|w| !seed(w)).collect();
+    let mut workloads: Vec<&String> = held.iter().map(|x| &x.1).filter(|w| !is_seed(w)).collect();
     workloads.dedup();
     for w in workloads {
         let of = |file: &str| held.iter().find(|x| &x.1 == w && x.0 == file).map(|x| &x.2);
@@ -406,22 +411,105 @@ fn changed_words(t: &Tuned, i: usize) -> String {
     out
 }
 
+/// How many candidates a tune ran, as `plugtop tune` and the screen's
+/// tune box both say it, with the budget when it ran fewer: the budget's
+/// shares among the forms round down, and a candidate met twice is run
+/// once (docs/tune.md).
+pub fn candidates_words(t: &Tuned) -> String {
+    let n = t.candidates.len();
+    if n >= t.budget {
+        format!("{n} candidates")
+    } else {
+        format!("{n} candidates (budget {})", t.budget)
+    }
+}
+
+/// What the other seeds showed when on every one of them the start and
+/// the recommendation changed CPUs and the pool as on the workload itself:
+/// a seed moves only the demand's ±3% jitter, which no decision felt, so
+/// those rows are no check of overfitting (and the held-out verdict does
+/// not count them).
+pub fn seeds_note(t: &Tuned, rows: &[(String, String, Score)]) -> Option<String> {
+    let seeds: Vec<&(String, String, Score)> = rows.iter().filter(|(_, w, _)| is_seed(w)).collect();
+    let trained = |file: &str| match file {
+        "start" => Some(&t.candidates.first()?.1),
+        "recommended" => Some(&t.candidates.get(t.recommended?)?.1),
+        _ => None,
+    };
+    let alike = |a: &Score, b: &Score| {
+        a.avg_online_cpus == b.avg_online_cpus
+            && (a.cpu_changes, a.pool_changes, a.reversals)
+                == (b.cpu_changes, b.pool_changes, b.reversals)
+    };
+    let all_alike = seeds
+        .iter()
+        .all(|(file, _, s)| trained(file).is_some_and(|at| alike(at, s)));
+    if seeds.is_empty() || !all_alike {
+        return None;
+    }
+    let mut names: Vec<&str> = seeds.iter().map(|(_, w, _)| w.as_str()).collect();
+    names.dedup();
+    Some(format!(
+        "On the other seeds ({}) both files changed CPUs and the pool exactly as on the \
+         workload: a seed moves only the demand's ±3% jitter, which no decision felt, so their \
+         rows differ from the workload's by that jitter alone; they are shown, not counted as \
+         held out.",
+        names.join(", ")
+    ))
+}
+
+/// Whether a held-out row's workload is another seed (`s2`), not a
+/// workload of its own.
+fn is_seed(workload: &str) -> bool {
+    workload
+        .strip_prefix('s')
+        .is_some_and(|n| n.parse::<u64>().is_ok())
+}
+
 /// The start, the reference and the recommendation on what they were not
 /// tuned on (other seeds, or a recording's second half).
-pub fn seeds_table(rows: &[(String, String, Score)]) -> String {
+pub fn seeds_table(rows: &[(String, String, Score)], columns: Option<usize>) -> String {
     let mut out = String::new();
-    let labels: Vec<String> = rows.iter().map(|(l, w, _)| format!("{l} {w}")).collect();
-    let width = labels
+    let width = rows
         .iter()
-        .map(|l| l.chars().count())
+        .map(|(l, w, _)| l.chars().count() + 1 + w.chars().count())
         .max()
         .unwrap_or(0)
         .max(LABEL);
-    header_at(&mut out, width);
-    for (label, (_, _, s)) in labels.iter().zip(rows) {
-        row_at(&mut out, label, s, width);
-    }
+    let rows: Vec<(&str, &str, &Score)> = rows
+        .iter()
+        .map(|(l, w, s)| (l.as_str(), w.as_str(), s))
+        .collect();
+    rows_by_workload(&mut out, &rows, width, columns);
     out
+}
+
+/// Rows of (file, workload, score), each labelled `file workload` in a
+/// column `width` wide; where that is wider than `columns` (a terminal
+/// narrower than the table), each workload's name on a line of its own and
+/// its files' rows under it, so every line fits.
+fn rows_by_workload(
+    out: &mut String,
+    rows: &[(&str, &str, &Score)],
+    width: usize,
+    columns: Option<usize>,
+) {
+    if columns.is_none_or(|c| 2 + width + 1 + FIGURES <= c) {
+        header_at(out, width);
+        for (file, workload, s) in rows {
+            row_at(out, &format!("{file} {workload}"), s, width);
+        }
+        return;
+    }
+    header_at(out, LABEL);
+    let mut last: Option<&str> = None;
+    for (file, workload, s) in rows {
+        if last != Some(workload) {
+            let _ = writeln!(out, "  {workload}:");
+            last = Some(workload);
+        }
+        row_at(out, &format!("  {file}"), s, LABEL);
+    }
 }
 
 /// For a recommendation that only ties the reference: that it does not
@@ -554,14 +642,12 @@ pub fn why_not(t: &Tuned, i: usize) -> Option<String> {
 /// What the recommendation costs against the start on the workload:
 /// average and peak CPUs, memory, swap.
 pub fn cost(start: &crate::sim::report::SimReport, now: &crate::sim::report::SimReport) -> String {
-    let sign = |d: f64| if d >= 0.0 { "+" } else { "" };
-    let cpus = now.avg_online_cpus - start.avg_online_cpus;
+    let cpus = change(now.avg_online_cpus - start.avg_online_cpus);
     format!(
-        "Cost against your file on the workload: {:.2} → {:.2} CPUs on average ({}{:.2}), peak {} → {}; \
+        "Cost against your file on the workload: {:.2} → {:.2} CPUs on average ({}), peak {} → {}; \
          guest memory {:.0} → {:.0} MiB on average; in swap {:.0} → {:.0} MiB on average, peak {:.0} → {:.0} MiB.",
         start.avg_online_cpus,
         now.avg_online_cpus,
-        sign(cpus),
         cpus,
         start.peak_online_cpus,
         now.peak_online_cpus,
@@ -572,6 +658,16 @@ pub fn cost(start: &crate::sim::report::SimReport, now: &crate::sim::report::Sim
         start.peak_swapped_mib,
         now.peak_swapped_mib,
     )
+}
+
+/// A change to two decimals with its sign; one that rounds to nothing is
+/// `±0.00`, never `-0.00`.
+fn change(d: f64) -> String {
+    let text = format!("{d:+.2}");
+    match text.as_str() {
+        "+0.00" | "-0.00" => "±0.00".to_string(),
+        _ => text,
+    }
 }
 
 /// Why a recommendation of another form wins, in figures: the form the
@@ -595,8 +691,14 @@ fn form_wins(t: &Tuned, i: usize, form: &super::forms::FormUse) -> String {
         Some(w) => {
             let _ = write!(out, "Your file has the {} form. ", w.title());
         }
+        // `plugtop check` may name the file's form of the other group.
         None => {
-            let _ = write!(out, "Your file's rules have a form of their own. ");
+            let group = group_of(&form.name);
+            let _ = write!(
+                out,
+                "Your file's {} rules have a form of their own (no built-in {group}- form). ",
+                if group == "cpu" { "CPU" } else { "memory" }
+            );
         }
     }
     let (s, r) = (&t.candidates[i].1, &t.reference);
@@ -655,5 +757,52 @@ mod diff_review {
         let new = format!("# plugtop tune\n{old}");
         let d = super::diff("old", old.as_bytes(), "new", new.as_bytes());
         assert_eq!(d.matches("\n@@ ").count(), 1, "{}", &d[..d.len().min(400)]);
+    }
+}
+
+#[cfg(test)]
+mod change_review {
+    /// Issue 45: `2.70 → 2.70 CPUs on average (-0.00)`.
+    #[test]
+    fn a_change_that_rounds_to_nothing_has_no_sign() {
+        assert_eq!(super::change(-0.0006), "±0.00");
+        assert_eq!(super::change(0.004), "±0.00");
+        assert_eq!(super::change(-0.25), "-0.25");
+        assert_eq!(super::change(1.531), "+1.53");
+    }
+}
+
+#[cfg(test)]
+mod narrow_review {
+    use super::*;
+
+    /// Issue 45: the held-out table's `recommended kernel-compile heavier`
+    /// labels made it 100 wide; in a terminal narrower than that each
+    /// workload gets a line of its own and every line fits.
+    #[test]
+    fn a_table_wider_than_the_terminal_puts_each_workload_on_a_line_of_its_own() {
+        let s = Score::refused("x".into());
+        let rows: Vec<(String, String, Score)> = ["start", "recommended"]
+            .iter()
+            .map(|f| {
+                (
+                    f.to_string(),
+                    "kernel-compile heavier".to_string(),
+                    s.clone(),
+                )
+            })
+            .collect();
+        let wide = seeds_table(&rows, None);
+        assert!(
+            wide.contains("  recommended kernel-compile heavier "),
+            "{wide}"
+        );
+        let narrow = seeds_table(&rows, Some(80));
+        assert!(
+            narrow.contains("\n  kernel-compile heavier:\n    start "),
+            "{narrow}"
+        );
+        assert!(narrow.lines().all(|l| l.chars().count() <= 80), "{narrow}");
+        assert_eq!(seeds_table(&rows, Some(200)), wide);
     }
 }

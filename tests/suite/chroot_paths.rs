@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use common::FakeRoot;
-use plugtop::control::journal::{self, StartState};
+use plugtop::control::restore_journal::{self, StartState};
 use plugtop::control::{lock, pid_file};
 
 const UNTOUCHED: &str = "outside, untouched\n";
@@ -360,7 +360,7 @@ fn a_link_as_the_last_component_is_never_followed() {
         // The journal and the pid file are renamed only over a regular
         // file or nothing: the link is refused and kept.
         let state = root.path().join("run/plugtop/state");
-        let e = journal::write(root.path(), &state, &start_state()).map(|_| ());
+        let e = restore_journal::write(root.path(), &state, &start_state()).map(|_| ());
         let message = e.err().map(|e| e.to_string()).unwrap_or_default();
         assert!(message.contains("a symbolic link"), "{message}");
         let e = pid_file::write(root.path()).map(|_| ());
@@ -370,7 +370,7 @@ fn a_link_as_the_last_component_is_never_followed() {
             let meta = std::fs::symlink_metadata(root.path().join(at));
             assert!(meta.is_ok_and(|m| m.is_symlink()), "{at} is kept");
         }
-        journal::remove(root.path(), &state).expect("remove");
+        restore_journal::remove(root.path(), &state).expect("remove");
         pid_file::remove(root.path());
         for at in ["run/plugtop/state", "run/plugtop.pid"] {
             let gone = std::fs::symlink_metadata(root.path().join(at)).is_err();
@@ -405,8 +405,8 @@ fn a_fifo_at_the_lock_or_pid_file_refuses_at_once() {
         fifo(&root.path().join(at));
         let path = root.path().to_path_buf();
         let e = never_hangs(at, move || {
-            let state = journal::default_path(&path);
-            journal::read(&path, &state)
+            let state = restore_journal::default_path(&path);
+            restore_journal::read(&path, &state)
                 .map(|_| ())
                 .map_err(|e| plugtop::error_chain::text(&e))
                 .and_then(|()| {
@@ -457,23 +457,23 @@ fn cpuplugd_s_pid_file_is_read_inside_the_root() {
 fn a_directory_swapped_for_a_link_between_two_writes_cannot_escape() {
     let outside = common::tempdir();
     let root = guest();
-    let state = journal::default_path(root.path());
-    journal::write(root.path(), &state, &start_state()).expect("first journal");
+    let state = restore_journal::default_path(root.path());
+    restore_journal::write(root.path(), &state, &start_state()).expect("first journal");
     let dir = root.path().join("run/plugtop");
     std::fs::rename(&dir, root.path().join("run/moved")).expect("move away");
     symlink(common::climbing_to(outside.path()), &dir).expect("link");
-    let e = journal::write(root.path(), &state, &start_state());
+    let e = restore_journal::write(root.path(), &state, &start_state());
     let message = e.err().map(|e| e.to_string()).unwrap_or_default();
     assert!(message.contains("outside the root"), "{message}");
     assert!(
-        journal::remove(root.path(), &state).is_err(),
+        restore_journal::remove(root.path(), &state).is_err(),
         "nothing removed outside"
     );
     assert!(empty(outside.path()), "nothing created outside");
     // Absolute: the journal goes to that name inside the root.
     std::fs::remove_file(&dir).expect("rm");
     symlink(outside.path(), &dir).expect("link");
-    journal::write(root.path(), &state, &start_state()).expect("inside");
+    restore_journal::write(root.path(), &state, &start_state()).expect("inside");
     assert!(inside(&root, outside.path()).join("state").is_file());
     assert!(empty(outside.path()), "nothing created outside");
 }

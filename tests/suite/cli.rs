@@ -644,6 +644,7 @@ fn man_pages_render_and_completions_load_in_bash() {
             "plugtop-check.1",
             "plugtop-eval.1",
             "plugtop-fleet.1",
+            "plugtop-generate.1",
             "plugtop-import.1",
             "plugtop-lsp.1",
             "plugtop-record.1",
@@ -842,4 +843,17 @@ fn check_takes_several_files_at_once() {
     // Both good: status 0.
     let both = common::plugtop(&["check", good, good, root[0], root[1]]);
     assert_eq!(both.status.code(), Some(0));
+}
+
+/// Issue 45: docs/lsp.md sends users to `plugtop generate editor NAME`,
+/// which `plugtop --help` did not list.
+#[test]
+fn help_lists_generate_for_the_editor_set_ups() {
+    let o = common::plugtop(&["--help"]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.lines()
+            .any(|l| l.trim_start().starts_with("generate ")),
+        "{text}"
+    );
 }

@@ -14,8 +14,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use common::FakeRoot;
-use plugtop::control::journal::{self, StartState};
 use plugtop::control::pid_file;
+use plugtop::control::restore_journal::{self, StartState};
 use plugtop::kernel::fs::is_temporary;
 
 const UNTOUCHED: &str = "outside, untouched\n";
@@ -176,8 +176,8 @@ fn anything_but_a_regular_file_at_the_journal_is_refused_and_kept() {
         let (root, _outside, precious) = setup();
         plant.at(&root.path().join(STATE), &precious);
         let state = root.path().join(STATE);
-        let e =
-            journal::write(root.path(), &state, &start_state(root.path())).expect_err("refused");
+        let e = restore_journal::write(root.path(), &state, &start_state(root.path()))
+            .expect_err("refused");
         assert_refused(plant, &root, STATE, &precious, e);
     }
 }
@@ -188,8 +188,8 @@ fn a_journal_given_outside_the_root_is_created_the_same_way() {
         let (root, outside, precious) = setup();
         let state = outside.path().join("dir/state");
         plant.at(&state, &precious);
-        let e =
-            journal::write(root.path(), &state, &start_state(root.path())).expect_err("refused");
+        let e = restore_journal::write(root.path(), &state, &start_state(root.path()))
+            .expect_err("refused");
         let message = e.to_string();
         assert!(message.contains(plant.words()), "{plant:?}: {message}");
         assert!(plant.still_at(&state), "{plant:?}: kept");
@@ -215,14 +215,14 @@ fn a_regular_file_is_replaced_whole_and_the_old_temporary_names_are_not_used() {
     let state = root.path().join(STATE);
     for _ in 0..3 {
         pid_file::write(root.path()).expect("pid file");
-        journal::write(root.path(), &state, &start_state(root.path())).expect("journal");
+        restore_journal::write(root.path(), &state, &start_state(root.path())).expect("journal");
     }
     assert_eq!(
         std::fs::read_to_string(root.path().join(PID)).ok(),
         Some(format!("{}\n", std::process::id()))
     );
     assert_eq!(
-        journal::read(root.path(), &state).expect("reads"),
+        restore_journal::read(root.path(), &state).expect("reads"),
         Some(start_state(root.path()))
     );
     for old in ["run/plugtop.pid.tmp", "run/plugtop/state.tmp"] {
@@ -286,8 +286,8 @@ fn a_failed_rename_leaves_no_temporary_file() {
         let e = pid_file::write(root.path()).expect_err("immutable");
         assert!(e.to_string().contains("/run/plugtop.pid"), "{e}");
         let state = root.path().join(STATE);
-        let e =
-            journal::write(root.path(), &state, &start_state(root.path())).expect_err("immutable");
+        let e = restore_journal::write(root.path(), &state, &start_state(root.path()))
+            .expect_err("immutable");
         assert!(e.to_string().contains("/run/plugtop/state"), "{e}");
         assert!(temporaries(&root.path().join("run")).is_empty());
         assert!(temporaries(&root.path().join("run/plugtop")).is_empty());

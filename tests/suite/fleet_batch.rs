@@ -180,3 +180,45 @@ fn a_match_that_is_not_label_matchers_is_refused_before_any_query() {
         "nothing asked"
     );
 }
+
+/// Issue 45: FAULTS is "the rules that faulted in the window"
+/// (docs/fleet.md), but it listed only the rules that faulted often enough
+/// to be trouble, so a guest with a fault in its window showed `-`.
+#[test]
+fn faults_lists_every_rule_that_faulted_in_the_window_and_only_often_is_trouble() {
+    let mut guests = fleet_fake::five();
+    guests.retain(|g| g.instance == "10.0.0.1:9866" || g.instance == "10.0.0.4:9866");
+    guests[0].faulted_once = Some("HOTUNPLUG");
+    let fake = fleet_fake::start(move |path, params| fleet_fake::answer(&guests, path, params));
+    let (code, out, err) = fleet(&["--prometheus", &fake.url, "--batch", "--format", "json"]);
+    assert_eq!(
+        code,
+        Some(1),
+        "the guest faulting 3 of 40 is trouble: {err}"
+    );
+    let doc: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+    let of = |instance: &str| {
+        doc["guests"]
+            .as_array()
+            .and_then(|g| g.iter().find(|g| g["instance"] == instance))
+            .cloned()
+            .unwrap_or_default()
+    };
+    let once = of("10.0.0.1:9866");
+    assert_eq!(once["faulted"][0], "HOTUNPLUG", "{once}");
+    assert_eq!(once["faulting"].as_array().map(Vec::len), Some(0), "{once}");
+    assert!(
+        !once["troubles"].to_string().contains("faulting"),
+        "one fault in 40 readings is no trouble: {once}"
+    );
+    let often = of("10.0.0.4:9866");
+    assert_eq!(often["faulting"][0], "HOTPLUG", "{often}");
+    assert_eq!(often["faulted"][0], "HOTPLUG", "{often}");
+    // The text table's FAULTS column says it too.
+    let (_, text, _) = fleet(&["--prometheus", &fake.url, "--batch"]);
+    let row = text
+        .lines()
+        .find(|l| l.contains("10.0.0.1:9866"))
+        .unwrap_or_default();
+    assert!(row.contains("HOTUNPLUG") && row.starts_with("ok"), "{text}");
+}

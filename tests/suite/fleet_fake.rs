@@ -171,6 +171,9 @@ pub struct Canned {
     pub age: f64,
     pub flapping: bool,
     pub faulting: Option<&'static str>,
+    /// A rule that faulted once in the window, of 40 readings: listed in
+    /// FAULTS, no trouble.
+    pub faulted_once: Option<&'static str>,
     pub crc: &'static str,
     pub file: &'static str,
     /// Exported twice as `plugtop_flapping`: the second series (an extra
@@ -189,6 +192,7 @@ pub fn five() -> Vec<Canned> {
         age: 1.0,
         flapping: false,
         faulting: None,
+        faulted_once: None,
         crc: "aaaa0001",
         file: "/etc/cpuplugd.conf",
         twin_flapping: false,
@@ -366,7 +370,22 @@ pub fn answer(guests: &[Canned], path: &str, params: &HashMap<String, String>) -
     } else if q.contains("plugtop_rules_info") {
         each(&|g| Some((format!(r#""file":"{}","crc32":"{}""#, g.file, g.crc), 1.0)))
     } else if q.contains("plugtop_rule_faults_total") {
-        each(&|g| g.faulting.map(|r| (format!(r#""rule":"{r}""#), 3.0)))
+        // Each rule's faults in the window, and (no `rule` label) the
+        // readings in it: 3 of 40 is trouble, 1 is not.
+        let mut items: Vec<(String, f64)> = Vec::new();
+        for g in guests {
+            let mut rule = |r: &str, n: f64| {
+                items.push((format!(r#"{},"rule":"{r}""#, id(g)), n));
+            };
+            if let Some(r) = g.faulting {
+                rule(r, 3.0);
+            }
+            if let Some(r) = g.faulted_once {
+                rule(r, 1.0);
+            }
+            items.push((id(g), 40.0));
+        }
+        vector(items, at)
     } else if q.contains("plugtop_applied_actions_total") {
         each(&|g| Some((String::new(), if g.flapping { 120.0 } else { 2.0 })))
     } else {

@@ -49,6 +49,15 @@ fn the_screen_follows_prometheus_down_and_back() {
     s.press("\r");
     s.wait_for("changes of decision");
     s.wait_for("HOTPLUG false → true");
+    // Issue 45: the detail refreshes like the list, and the header counts
+    // its refreshes (it stood still at the list's last).
+    let counted = |screen: &str| -> Option<u64> {
+        let at = screen.find("(refresh ")? + "(refresh ".len();
+        screen[at..].split(')').next()?.parse().ok()
+    };
+    let first = counted(&s.screen()).unwrap_or_else(|| panic!("{}", s.screen()));
+    s.wait_for(&format!("(refresh {})", first + 2));
+    assert!(s.screen().contains("changes of decision"), "{}", s.screen());
     s.press("\x1b");
     s.wait_for("TROUBLE");
 

@@ -178,6 +178,7 @@ fn a_thousand_guests_draw_one_page() {
                 age: 1.0,
                 flapping: i % 97 == 0,
                 faulting: None,
+                faulted_once: None,
                 crc: if i % 300 == 0 { "cccc0003" } else { "aaaa0001" },
                 file: "/etc/cpuplugd.conf",
                 twin_flapping: false,

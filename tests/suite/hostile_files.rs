@@ -359,7 +359,7 @@ fn generate_man_refuses_existing_pages_and_links_and_force_replaces_only_files()
             .starts_with('.')
     );
     let pages = names(&man);
-    assert_eq!(pages.len(), 14, "{pages:?}");
+    assert_eq!(pages.len(), 15, "{pages:?}");
     // A link, a FIFO or a directory at a page's name: refused with --force
     // too, nothing written through, nothing replaced.
     for (page, plant) in [

@@ -11,8 +11,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use common::FakeRoot;
-use plugtop::control::journal::{self, StartState};
 use plugtop::control::lock;
+use plugtop::control::restore_journal::{self, StartState};
 use plugtop::kernel::Source;
 use plugtop::kernel::actuator::{Actuator, RootActuator};
 
@@ -102,13 +102,13 @@ fn a_planted_temporary_journal_is_replaced_not_written_through() {
     let state = root.path().join("run/plugtop/state");
     std::fs::create_dir_all(root.path().join("run/plugtop")).expect("dir");
     symlink(&precious, root.path().join("run/plugtop/state.tmp")).expect("link");
-    journal::write(root.path(), &state, &start()).expect("journal written");
+    restore_journal::write(root.path(), &state, &start()).expect("journal written");
     assert!(
         untouched(&precious),
         "the journal went through the planted link"
     );
     assert_eq!(
-        journal::read(root.path(), &state)
+        restore_journal::read(root.path(), &state)
             .ok()
             .flatten()
             .map(|s| s.online),
@@ -128,14 +128,14 @@ fn a_journal_directory_linked_outside_by_dot_dot_is_refused_and_an_absolute_link
     let link = root.path().join("run/plugtop");
     let state = root.path().join("run/plugtop/state");
     symlink(common::climbing_to(outside.path()), &link).expect("link");
-    let e = journal::write(root.path(), &state, &start());
+    let e = restore_journal::write(root.path(), &state, &start());
     let message = e.err().map(|e| e.to_string()).unwrap_or_default();
     assert!(message.contains("outside the root"), "{message}");
     assert!(empty(outside.path()), "nothing created outside");
     // The same place as an absolute link is that place inside the root.
     std::fs::remove_file(&link).expect("rm");
     symlink(outside.path(), &link).expect("link");
-    journal::write(root.path(), &state, &start()).expect("written inside the root");
+    restore_journal::write(root.path(), &state, &start()).expect("written inside the root");
     let inside = root
         .path()
         .join(outside.path().strip_prefix("/").expect("absolute"));
@@ -145,7 +145,7 @@ fn a_journal_directory_linked_outside_by_dot_dot_is_refused_and_an_absolute_link
         outside.path().display()
     );
     assert_eq!(
-        journal::read(root.path(), &state)
+        restore_journal::read(root.path(), &state)
             .ok()
             .flatten()
             .map(|s| s.online),

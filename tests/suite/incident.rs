@@ -167,3 +167,47 @@ fn whatif_needs_a_history() {
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("--replay FILE"));
 }
+
+/// Issue 45: against the recording, "they decide the same in every
+/// interval" stood beside counts that differ: the intervals where the
+/// guest acted while the file's history was still filling, and the file's
+/// last decision, which nothing recorded answers, were counted on one side
+/// only, unsaid.
+#[test]
+fn whatif_says_where_the_counts_differ_though_the_decisions_agree() {
+    let dir = tempdir();
+    let rec = record_oscillating(dir.path());
+    // The incident's rules, with a term that always holds but needs 40
+    // intervals of history: nothing is decided until the pulses have
+    // started and the guest has acted.
+    let tight = std::fs::read_to_string("examples/rules/oscillating-tight.conf").expect("rules");
+    let deep = tight.replace(
+        r#"HOTPLUG="((1 - CP_Active) * onumcpus) < 0.3""#,
+        r#"HOTPLUG="(((1 - CP_Active) * onumcpus) < 0.3) & (cpustat.total_ticks[40] > -1)""#,
+    );
+    assert_ne!(deep, tight);
+    let deep_path = dir.path().join("deep.conf");
+    std::fs::write(&deep_path, deep).expect("write");
+    let o = plugtop(&[
+        "whatif",
+        "--replay",
+        &rec,
+        "-c",
+        &deep_path.to_string_lossy(),
+    ]);
+    let text = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(o.status.success(), "{text}");
+    assert!(
+        !text.contains("they decide the same in every interval\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("they decide the same in every interval both decided; in ")
+            && text.contains(" intervals the guest acted while the file decided nothing"),
+        "{text}"
+    );
+    assert!(
+        text.contains("the file's decision on the last reading has no recorded answer"),
+        "{text}"
+    );
+}

@@ -327,8 +327,9 @@ fn the_endpoint_speaks_openmetrics_to_prometheus_and_text_to_everyone_else() {
     let id = plugtop::kernel::machine::identity(std::path::Path::new("/nonexistent"));
     let metrics = plugtop::metrics::Metrics::new(&id);
     metrics.set_mode(Mode::Observe);
-    let server = plugtop::metrics::serve::MetricsServer::start("127.0.0.1:0", metrics.exposition())
-        .expect("listens on a free loopback port");
+    let server =
+        plugtop::metrics::endpoint::MetricsServer::start("127.0.0.1:0", metrics.exposition())
+            .expect("listens on a free loopback port");
     let (head, body) = get(
         server.addr,
         "/metrics",
@@ -359,7 +360,7 @@ fn the_endpoint_speaks_openmetrics_to_prometheus_and_text_to_everyone_else() {
     let (head, _) = get(server.addr, "/elsewhere", None);
     assert!(head.contains("404"), "{head}");
     // A second endpoint on the same port is refused with the address.
-    let taken = plugtop::metrics::serve::MetricsServer::start(
+    let taken = plugtop::metrics::endpoint::MetricsServer::start(
         &server.addr.to_string(),
         metrics.exposition(),
     );

@@ -11,7 +11,7 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::process::{Child, Command, Stdio};
 
-use plugtop::metrics::serve::{
+use plugtop::metrics::endpoint::{
     CONNECTIONS, HEAD_BYTES, Limits, MetricsServer, RESERVED_DESCRIPTORS,
 };
 

@@ -99,7 +99,7 @@ fn a_refusal_is_not_restarted_and_a_stop_lets_plugtop_restore() {
 
 #[test]
 fn the_journal_of_changes_outlives_a_crash_until_the_next_start_restores() {
-    let state = plugtop::control::journal::default_path(Path::new("/"));
+    let state = plugtop::control::restore_journal::default_path(Path::new("/"));
     assert_eq!(state, Path::new("/run/plugtop/state"));
     assert_eq!(one("RuntimeDirectory"), "plugtop");
     // Kept across stops and restarts (a restart after a crash restores

@@ -1336,7 +1336,11 @@ fn t_tunes_in_the_background_and_marks_what_the_command_line_recommends() {
     s.press("T");
     // Progress first (or, on a fast machine, the front at once).
     s.wait_until("no tune box", |s| s.screen().contains("candidates"));
-    s.wait_for("Tune: the front of 20 candidates");
+    // The candidates run, as `plugtop tune` counts them (issue 45: the box
+    // said its budget).
+    let ran = v["candidates"].as_u64().unwrap_or_default();
+    assert!(ran > 20, "the forms' shares take more than 20: {v}");
+    s.wait_for(&format!("Tune: the front of {ran} candidates"));
     s.wait_until("no recommendation line", |s| {
         s.screen().contains("★ marks") || s.screen().contains("recommended: none")
     });
@@ -1523,12 +1527,13 @@ fn a_paste_goes_into_the_text_input_and_is_never_taken_for_keys() {
     assert!(s.quit());
 }
 
-#[test]
-fn a_replay_jumps_ahead_to_a_time_and_the_graphs_show_the_interval_shown() {
+/// A recording of `seconds` of daytrader under the recommended rules, a
+/// reading every 5 s, replayed on the screen at 80×24 (at its pace).
+fn daytrader_replay(seconds: f64) -> (tempfile::TempDir, Session) {
     let dir = tempfile::tempdir().expect("temporary directory");
     let rec = dir.path().join("day.rec");
     let options = plugtop::sim::run::SimOptions {
-        duration: Some(2.0 * 3600.0),
+        duration: Some(seconds),
         interval: Some(5.0),
         old_kernel: false,
         record: Some(rec.clone()),
@@ -1537,8 +1542,7 @@ fn a_replay_jumps_ahead_to_a_time_and_the_graphs_show_the_interval_shown() {
     };
     common::simulate("daytrader", "recommended-modern", &options);
     let rec = rec.to_string_lossy().into_owned();
-    // At its pace the replay takes two hours; J reads ahead at once.
-    let mut s = Session::start(
+    let s = Session::start(
         &[
             "--replay",
             &rec,
@@ -1548,6 +1552,13 @@ fn a_replay_jumps_ahead_to_a_time_and_the_graphs_show_the_interval_shown() {
         24,
         80,
     );
+    (dir, s)
+}
+
+#[test]
+fn a_replay_jumps_ahead_to_a_time_and_the_graphs_show_the_interval_shown() {
+    // At its pace the replay takes two hours; J reads ahead at once.
+    let (_dir, mut s) = daytrader_replay(2.0 * 3600.0);
     s.wait_for("OBSERVE");
     s.press("J");
     s.wait_for("Jump to a time");
@@ -1919,4 +1930,101 @@ fn observe_names_whoever_else_acts_on_the_guest() {
     drop(lock);
     s.wait_gone(&format!("PID {me} ACTS"));
     assert!(s.quit());
+}
+
+/// The screen's text beside a box drawn over it, row by row, from the
+/// box's top right corner down to its bottom one: what shows right of the
+/// border (issue 45: `┐B`, the last letter of `MiB` under the box).
+fn right_of_the_box(screen: &str, title: &str) -> Vec<String> {
+    let rows: Vec<&str> = screen.lines().collect();
+    let top = rows
+        .iter()
+        .position(|r| r.contains(title))
+        .unwrap_or_else(|| panic!("no {title:?} on\n{screen}"));
+    let mut beside = Vec::new();
+    for row in &rows[top..] {
+        let cut = row
+            .rfind(['┐', '│', '┘'])
+            .unwrap_or_else(|| panic!("a row of the box without its border:\n{screen}"));
+        let border = row[cut..].chars().next().map_or(0, char::len_utf8);
+        beside.push(row[cut + border..].to_string());
+        if row.contains('┘') {
+            break;
+        }
+    }
+    beside
+}
+
+#[test]
+fn a_box_over_the_screen_at_80_columns_has_no_cut_text_touching_its_border() {
+    let mut s = Session::start(&["--sim", "examples/scenarios/daytrader.toml"], 24, 80);
+    s.wait_for("#2");
+    // The Values panel's `MemFree/MemTotal 4655 MiB / 4955 MiB` ends in
+    // the last column, under the box's right margin.
+    s.wait_for("MiB");
+    s.press("J");
+    s.wait_for("Jump to a time");
+    let screen = s.screen();
+    for beside in right_of_the_box(&screen, "Jump to a time") {
+        assert!(
+            beside.trim().is_empty(),
+            "{beside:?} beside the box:\n{screen}"
+        );
+    }
+    s.press("\x1b");
+    s.wait_gone("Jump to a time");
+    assert!(s.quit());
+}
+
+/// Issue 45: `]` at the newest interval of a replay did nothing and said
+/// nothing; the future is on disk, so it reads ahead to the next change
+/// (as `J` reads ahead to a time), and `[` goes back over it.
+#[test]
+fn next_change_at_the_newest_interval_of_a_replay_reads_ahead_to_it() {
+    let (_dir, mut s) = daytrader_replay(3600.0);
+    s.wait_for("OBSERVE");
+    s.press(" ");
+    s.wait_for("PAUSED");
+    let before = header_number(&s.screen()).expect("an interval number");
+    // Past whatever changes the few intervals read hold, `]` reads on.
+    s.press_until("]", "read ahead to the next change");
+    let after = header_number(&s.screen()).expect("an interval number");
+    assert!(after > before + 1, "#{before} → #{after}:\n{}", s.screen());
+    assert!(s.quit(), "clean exit");
+}
+
+/// Issue 45: `plugtop tune` in a terminal of 80 columns printed tables 83
+/// to 104 wide and prose lines of hundreds of characters, each wrapped by
+/// the terminal mid-word. Every line but the diff's (the file's own text,
+/// which must copy back whole) now fits.
+#[test]
+fn tune_in_an_80_column_terminal_fits_it() {
+    let mut s = Session::start(
+        &[
+            "tune",
+            "examples/scenarios/daytrader.toml",
+            "-c",
+            "examples/rules/recommended-modern.conf",
+            "--budget",
+            "120",
+            "--only-workload",
+            "--duration",
+            "4m",
+        ],
+        24,
+        80,
+    );
+    let (code, raw) = s.wait_exit();
+    assert_eq!(code, Some(0), "{raw}");
+    assert!(raw.contains("recommended, as a diff"), "{raw}");
+    let diff = |l: &str| ["+", "-", "@@"].iter().any(|p| l.starts_with(p));
+    for line in raw.split("\r\n").filter(|l| !diff(l)) {
+        // The progress bar's line is redrawn in place with `\r`.
+        let line = line.rsplit('\r').next().unwrap_or_default();
+        assert!(
+            line.chars().count() <= 80,
+            "{} wide: {line:?}",
+            line.chars().count()
+        );
+    }
 }

@@ -148,6 +148,13 @@ pub struct Listing {
     kernel: bool,
 }
 
+impl Listing {
+    /// Whether the directory lies on sysfs or /proc.
+    pub fn is_kernel(&self) -> bool {
+        self.kernel
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -417,13 +417,22 @@ impl Root {
     }
 
     /// Writes `text` into the existing file `rel` (a sysfs attribute,
-    /// `cmm_pages`), so that it holds `text` and nothing else. Opened
-    /// without blocking and refused unless it is a regular file, so a FIFO
-    /// planted there cannot hang plugtop; never created.
+    /// `cmm_pages`), so that it holds `text` and nothing else; never
+    /// created. Opened beneath the root without blocking, and not asked
+    /// what it is first (a `statx` before every write of the control
+    /// loop): what could stand there in its place is refused by the open
+    /// or the write itself. A FIFO without a reader fails to open (ENXIO),
+    /// one with a reader takes the bytes without blocking, a socket fails
+    /// to open, a directory to open for writing; a device node needs the
+    /// privilege to make one, which /proc and /sys do not give.
     pub fn write_existing(&self, rel: &Path, text: &[u8]) -> Result<(), FsError> {
         use std::io::Write as _;
         let flags = OFlags::WRONLY | OFlags::NONBLOCK | OFlags::TRUNC;
         let mut file = File::from(self.open_at(rel, flags, Mode::empty(), Resolve::Beneath)?);
+        // One fstat a write, kept on purpose: a device node planted at a
+        // flag's or the pool's name (a disk in a chroot's /dev, reached by
+        // a link) would take the bytes; sysfs and procfs attributes are
+        // regular files.
         self.regular(&file, rel)?;
         file.write_all(text).map_err(|e| self.io(rel, e))
     }
@@ -544,6 +553,31 @@ pub fn read_bounded(file: &File, limit: u64, past: PastLimit) -> std::io::Result
         ));
     }
     Ok(out)
+}
+
+/// What `file` holds, from one `pread` at its start into `buf`: for the
+/// files that give all they hold to one read shorter than asked (a sysfs
+/// attribute, a plain file), so the read that gives nothing more is not
+/// made. Filling `buf` is an error of kind [`ErrorKind::FileTooLarge`]:
+/// size it one past the most the caller takes.
+pub fn read_attribute<'b>(file: &File, buf: &'b mut [u8]) -> std::io::Result<&'b [u8]> {
+    let n = loop {
+        match rustix::io::pread(file, &mut *buf, 0) {
+            Ok(n) => break n,
+            Err(rustix::io::Errno::INTR) => {}
+            Err(e) => return Err(e.into()),
+        }
+    };
+    if n >= buf.len() {
+        return Err(std::io::Error::new(
+            ErrorKind::FileTooLarge,
+            format!(
+                "larger than {} bytes; refusing to read it",
+                n.saturating_sub(1)
+            ),
+        ));
+    }
+    Ok(&buf[..n])
 }
 
 /// `Ok` when `file` is a regular file; an error naming it as `shown`

@@ -320,3 +320,27 @@ fn a_bounded_read_fails_past_its_limit_unless_a_cut_is_asked_for() {
         "{e}"
     );
 }
+
+/// A device node at a written name (a disk reached through a link in a
+/// chroot's /dev) is refused, never written: /dev/null's twin stands in
+/// for it. Making one needs root; without it the case skips itself.
+#[test]
+fn a_device_at_a_written_name_is_refused() {
+    let dir = tempfile::tempdir().expect("dir");
+    let made = rustix::fs::mknodat(
+        rustix::fs::CWD,
+        &dir.path().join("online"),
+        rustix::fs::FileType::CharacterDevice,
+        Mode::from_raw_mode(0o666),
+        rustix::fs::makedev(1, 3),
+    );
+    if made.is_err() {
+        eprintln!("skipped: cannot make a device node here (not root?)");
+        return;
+    }
+    let b = Root::open(dir.path()).expect("root");
+    let e = b
+        .write_existing(Path::new("online"), b"1\n")
+        .expect_err("a device is refused");
+    assert!(matches!(e, FsError::NotRegular { .. }), "{e:?}");
+}

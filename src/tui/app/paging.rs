@@ -1,8 +1,8 @@
 //! PgUp, PgDn, Home and End on the Log and Flips views: a page moves by
-//! what the screen shows ([`crate::tui::fit`]), so no entry is skipped.
+//! what the screen shows ([`crate::tui::list_rows`]), so no entry is skipped.
 
 use super::{App, Command, KeyAction, View, loads};
-use crate::tui::{fit, flip_rows};
+use crate::tui::{flip_rows, list_rows};
 
 impl App {
     /// PgUp (`up`) or PgDn: a page of the list the view shows (the CPUs
@@ -13,13 +13,13 @@ impl App {
                 let heights = self.log_heights();
                 let room = usize::from(self.list_area.1);
                 self.log
-                    .scroll_to(fit::paged(&heights, room, self.log.scroll(), up));
+                    .scroll_to(list_rows::paged(&heights, room, self.log.scroll(), up));
             }
             View::Flips => {
                 let (heights, room) = self.flips_heights();
                 let scroll = self.selection.flips_scroll();
                 self.selection
-                    .set_flips_scroll(fit::paged(&heights, room, scroll, up));
+                    .set_flips_scroll(list_rows::paged(&heights, room, scroll, up));
             }
             _ if up => self.selection.cpus_mut().page_up(loads(&self.timeline)),
             _ => self.selection.cpus_mut().page_down(loads(&self.timeline)),
@@ -34,7 +34,7 @@ impl App {
                 let heights = self.log_heights();
                 let room = usize::from(self.list_area.1);
                 self.log.scroll_to(if top {
-                    fit::furthest(&heights, room)
+                    list_rows::furthest(&heights, room)
                 } else {
                     0
                 });
@@ -42,7 +42,7 @@ impl App {
             View::Flips => {
                 let (heights, room) = self.flips_heights();
                 self.selection.set_flips_scroll(if top {
-                    fit::furthest(&heights, room)
+                    list_rows::furthest(&heights, room)
                 } else {
                     0
                 });
@@ -59,7 +59,7 @@ impl App {
         self.log_shown()
             .filter(|l| self.log.matches(l))
             .rev()
-            .map(|l| fit::rows(&l.row_text(), width))
+            .map(|l| list_rows::rows(&l.row_text(), width))
             .collect()
     }
 

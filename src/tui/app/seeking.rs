@@ -95,6 +95,28 @@ impl App {
         None
     }
 
+    /// `]` found no later change among the intervals kept: a replay reads
+    /// ahead to the next one (as `J` reads ahead to a time); a live guest
+    /// or the simulator says why there is none to go to.
+    pub(super) fn next_change_ahead(&mut self) -> Option<Command> {
+        let newest = self.timeline.frames().front()?;
+        let moves = newest
+            .decision
+            .as_ref()
+            .map(crate::control::flap::Moves::of);
+        let why_not = match self.source {
+            SourceLabel::Replay { .. } => return Some(Command::Seek(SeekTo::NextChange(moves))),
+            SourceLabel::Live(_) => {
+                "no later change yet: the decision has not changed since the interval shown, and a live guest goes no further than now"
+            }
+            SourceLabel::Sim { .. } => {
+                "no later change yet: the decision has not changed since the interval shown; the simulator decides on at its pace (J reads ahead to a time)"
+            }
+        };
+        self.show(Dialog::Message(why_not.to_string()));
+        None
+    }
+
     /// The readings a seek passed on the way: the timeline starts again
     /// (the readings kept follow), and their lines go to the log at their
     /// times.
@@ -126,6 +148,18 @@ impl App {
                 "the recording ends before {}: read to its end ({on_the_way} readings decided on the way)",
                 time_of_day(at)
             ),
+            (SeekTo::NextChange(_), true) => {
+                self.timeline.hold_newest();
+                format!(
+                    "read ahead to the next change: {on_the_way} readings decided on the way; [ goes back, Space plays on"
+                )
+            }
+            (SeekTo::NextChange(_), false) => {
+                self.timeline.travel(KeyAction::Newest);
+                format!(
+                    "no later change: read to the end of the recording ({on_the_way} readings decided on the way)"
+                )
+            }
             (SeekTo::End, _) => {
                 self.timeline.travel(KeyAction::Newest);
                 format!(

@@ -21,6 +21,33 @@ pub fn centered(area: Rect, width: u16, height: u16) -> Rect {
     )
 }
 
+/// Beside a box, the screen's text is cleared this far (a free column), or
+/// to the screen's edge where no more than this many columns would be left.
+const NARROW_SIDE: u16 = 3;
+
+/// What a box at `b` over `screen` clears: the box, a free column each
+/// side, and all of a side too narrow to show more than a cut word. The
+/// screen's text never touches a border, where a letter would read as part
+/// of the box (`┐B`, a cut `MiB` beside it).
+pub fn backdrop(screen: Rect, b: Rect) -> Rect {
+    let b = b.intersection(screen);
+    let left_gap = b.x.saturating_sub(screen.x);
+    let right_gap = screen.right().saturating_sub(b.right());
+    let left = if left_gap <= NARROW_SIDE { left_gap } else { 1 };
+    let right = if right_gap <= NARROW_SIDE {
+        right_gap
+    } else {
+        1
+    };
+    Rect::new(b.x - left, b.y, b.width + left + right, b.height)
+}
+
+/// A box at `b` over the screen: its backdrop (see [`backdrop`]) cleared.
+pub fn clear_under(frame: &mut Frame<'_>, b: Rect) {
+    let screen = frame.area();
+    frame.render_widget(Clear, backdrop(screen, b));
+}
+
 /// The columns text has inside a box `width` wide: the borders and the
 /// free column before the right border (see `fit`) taken off.
 pub fn box_inner(width: u16) -> u16 {
@@ -54,7 +81,7 @@ pub fn sized_box(
 
 /// `lines` in a bordered box over `area`, titled, wrapped.
 pub fn boxed(frame: &mut Frame<'_>, area: Rect, title: &str, lines: Vec<Line<'_>>, theme: &Theme) {
-    frame.render_widget(Clear, area);
+    clear_under(frame, area);
     // Text wraps one column short of the right border, so a word never
     // touches it (a letter there would read as cut).
     let block = Block::default()

@@ -76,12 +76,6 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {
         )
     };
     let w = l.width().max(title.chars().count() + 2) + 3;
-    // A single column left beside the box would show the screen under it.
-    let w = if w + 1 == usize::from(area.width) {
-        w + 1
-    } else {
-        w
-    };
     let w = u16::try_from(w).unwrap_or(u16::MAX);
     let h = u16::try_from(lines.len() + 2).unwrap_or(u16::MAX);
     boxed(frame, centered(area, w, h), &title, lines, theme);

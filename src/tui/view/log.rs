@@ -10,7 +10,7 @@ use super::theme::Theme;
 use super::top_rule::TopRule;
 use crate::rules::eval::Outcome;
 use crate::tui::app::{App, LogKind, LogLine};
-use crate::tui::fit;
+use crate::tui::list_rows;
 use crate::tui::modal::Modal;
 
 /// The end of a long (pasted) search text, where the typing goes on: no
@@ -90,10 +90,10 @@ fn lines(buf: &mut Buffer, inner: Rect, app: &App, theme: &Theme, full: bool) {
         let oldest = app
             .log_shown()
             .filter(matches)
-            .map(|l| fit::rows(&l.row_text(), width));
+            .map(|l| list_rows::rows(&l.row_text(), width));
         app.log()
             .scroll()
-            .min(shown.saturating_sub(fit::fitting(oldest, room)))
+            .min(shown.saturating_sub(list_rows::fitting(oldest, room)))
     } else {
         0
     };
@@ -104,7 +104,7 @@ fn lines(buf: &mut Buffer, inner: Rect, app: &App, theme: &Theme, full: bool) {
         .rev()
         .skip(scroll)
         .take_while(|l| {
-            used += fit::rows(&l.row_text(), width);
+            used += list_rows::rows(&l.row_text(), width);
             used <= room
         })
         .collect();

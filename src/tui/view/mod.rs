@@ -2,7 +2,7 @@
 //! files: what is drawn depends only on the state, so every view can be
 //! snapshot-tested.
 
-mod boxes;
+pub mod boxes;
 mod cpu;
 mod cpu_meters;
 mod cpu_page;

@@ -282,7 +282,7 @@ fn tune_box(frame: &mut Frame<'_>, area: Rect, job: &crate::tui::tuning::TuneJob
         let n = job.progress();
         let filled = n * 40 / job.budget().max(1);
         lines.push(Line::from(format!(
-            "[{}{}] {n}/{} candidates",
+            "[{}{}] {n} of at most {} candidates",
             "#".repeat(filled),
             "·".repeat(40 - filled),
             job.budget()
@@ -359,7 +359,7 @@ fn tune_box(frame: &mut Frame<'_>, area: Rect, job: &crate::tui::tuning::TuneJob
         frame,
         area,
         76,
-        &format!("Tune: the front of {} candidates", job.budget()),
+        &format!("Tune: the front of {}", job.candidates_words()),
         lines,
         theme,
     );
