@@ -656,7 +656,7 @@ fn rules_panel(app: &TrainApp, frame: &mut Frame, area: Rect, theme: Theme) {
         }
         Err(e) => {
             let text = format!("cpuplugd refuses it: {}; e opens the editor there", safe(e));
-            for row in crate::tui::help::wrap(&text, inside(area)) {
+            for row in crate::report::words::wrap(&text, inside(area)) {
                 lines.push(Line::styled(row, theme.warning()));
             }
         }
