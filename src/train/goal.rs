@@ -170,13 +170,13 @@ pub const FIELDS: &[ReportField] = &[
     ReportField {
         name: "flapping",
         kind: FieldKind::Flag,
-        meaning: "the flap detector called it flapping",
+        meaning: "whether the flap detector called it flapping",
         read: |r| flag(r.flapping),
     },
     ReportField {
         name: "stopped",
         kind: FieldKind::Flag,
-        meaning: "cpuplugd would have exited with an error",
+        meaning: "whether cpuplugd would have exited with an error",
         read: |r| flag(r.fatal.is_some()),
     },
 ];

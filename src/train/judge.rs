@@ -22,7 +22,9 @@ use crate::tune::Workload;
 pub const MAX_JUDGED_TERMS: usize = 10_000;
 
 /// The clause every judged run must meet whatever its goal says.
-pub const STOPPED_CLAUSE: &str = "the rules ran to the end (cpuplugd did not stop)";
+/// Named as a goal names it, with what happened: a verdict lists it among
+/// the clauses missed.
+pub const STOPPED_CLAUSE: &str = "not stopped (cpuplugd exited before the end)";
 
 /// Why an exercise's workload could not be prepared.
 #[derive(Debug, thiserror::Error)]

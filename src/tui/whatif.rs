@@ -435,10 +435,12 @@ impl WhatIfEditor {
             .map(|d| {
                 let start = d.span.start as usize;
                 let text = &self.input.text();
-                let column = (start >= at && start <= at.saturating_add(text.len())).then(|| {
-                    text.get(..(start - at).min(text.len()))
-                        .map_or(0, |t| t.chars().count())
-                });
+                let column = (start >= at && start <= at.saturating_add(text.len()))
+                    .then(|| {
+                        text.get(..(start - at).min(text.len()))
+                            .map_or(0, |t| t.chars().count())
+                    })
+                    .or_else(|| self.column_in_own_line(&edited, start));
                 match column {
                     Some(_) => (d.message.clone(), column),
                     // In another field's line: say which.
@@ -448,6 +450,27 @@ impl WhatIfEditor {
             .or_else(|| outcome.refusal.as_ref().map(|r| (r.message.clone(), None)));
         self.error = first;
         None
+    }
+
+    /// The column in the typed text of an error at byte `start` of
+    /// `edited` that lies in the typed field's own line left as the file
+    /// has it (a file cpuplugd refuses, opened at the field to fix): the
+    /// text typed is the value between the line's `="` and `"`.
+    fn column_in_own_line(&self, edited: &SourceFile, start: usize) -> Option<usize> {
+        let line = edited.position(start).line;
+        let text = edited.line_bytes(line);
+        let eq = text.iter().position(|b| *b == b'=')?;
+        let name = std::str::from_utf8(&text[..eq]).ok()?.trim();
+        if name != self.field.name() {
+            return None;
+        }
+        let quote = eq + 1 + text[eq + 1..].iter().position(|b| *b == b'"')? + 1;
+        let into = (start.checked_sub(edited.line_start(line))?).checked_sub(quote)?;
+        let column = std::str::from_utf8(text.get(quote..quote + into)?)
+            .ok()?
+            .chars()
+            .count();
+        (column <= self.input.text().chars().count()).then_some(column)
     }
 
     /// The field's own name typed (or pasted) before its text, as a line of

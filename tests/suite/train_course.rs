@@ -58,6 +58,16 @@ fn a_stopped_run_and_plugging_everything_fail_every_exercise() {
             let file = plugtop::rules::SourceFile::new(name, text.as_bytes().to_vec());
             let verdict = judge.judge(ex, &file);
             assert!(!verdict.passed, "{}: {name} passes", ex.id);
+            if name == "a file that stops cpuplugd" {
+                // Said as the clause missed and why, never as if cpuplugd
+                // had run on ("missed: … (cpuplugd did not stop)").
+                let said = verdict.summary();
+                assert!(
+                    said.contains("missed: not stopped (cpuplugd exited"),
+                    "{said}"
+                );
+                assert!(!said.contains("did not stop"), "{said}");
+            }
         }
     }
     let (ok, text) = check_course(GOOD.as_bytes());

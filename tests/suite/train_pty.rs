@@ -102,6 +102,12 @@ fn a_diagnosis_is_answered_through_the_screen() {
     s.press("\r");
     s.wait_for("PASSED: right: HOTPLUG");
     assert!(s.quit());
+    // The answer is kept where `train grade` reads it; a diagnosis has no
+    // working copy.
+    let work = state.path().join("plugtop/train/cpuplugd-basics");
+    let answer = std::fs::read_to_string(work.join("diagnose-flap.answer")).expect("the answer");
+    assert!(answer.starts_with("HOTPLUG: "), "{answer}");
+    assert!(!work.join("diagnose-flap.conf").exists());
     let progress = std::fs::read_to_string(state.path().join("plugtop/train/cpuplugd-basics.json"))
         .expect("progress");
     let json: serde_json::Value = serde_json::from_str(&progress).expect("json");
@@ -252,4 +258,22 @@ fn at_80x24_the_editor_checks_each_key_with_a_caret() {
     s.press("\r");
     s.wait_for("applied; the practice run starts again");
     assert!(s.quit(), "plugtop train ends well");
+}
+
+/// Exercise 6 over one terminal: the rules panel shows plugtop's line and
+/// column, and `e` opens the what-if editor at the refused field with the
+/// caret under the error (no leaving the screen to fix it).
+#[test]
+fn a_refused_file_opens_in_the_what_if_editor() {
+    let state = tempdir();
+    let mut s = train_at(&state, "refused");
+    s.wait_for("27:25: unknown name");
+    s.press("e");
+    s.wait_for("What-if editor: cache");
+    s.wait_for("^ unknown name `meminfoBuffers`");
+    s.press("\x1b");
+    s.wait_until("the editor closed", |s| {
+        !s.screen().contains("What-if editor")
+    });
+    assert!(s.quit());
 }

@@ -579,3 +579,106 @@ fn the_longest_brief_scrolls_to_its_end_and_no_further() {
     assert_eq!(a.current.scroll, 0);
     assert!(!screen(&a).contains("more ↑"));
 }
+
+/// The hand-in: what the screen keeps is what `train grade` reads. Flipping
+/// past an exercise leaves no working copy (grade: "not submitted", not a
+/// fail), an edit applied on the screen is kept as `ID.conf`, and a
+/// diagnosis answered on the screen is kept as `ID.answer`.
+#[test]
+fn the_working_directory_is_what_grade_reads() {
+    let state = tempfile::tempdir().expect("tempdir");
+    let course = Course::load(std::path::Path::new(COURSE)).expect("course");
+    let work = state.path().join("class/alice");
+    let mut a = TrainApp::new(
+        Course::load(std::path::Path::new(COURSE)).expect("course"),
+        CourseProgress::default(),
+        Some(state.path().join("progress.json")),
+        Some(work.clone()),
+        Some("loadavg"),
+    );
+    a.mono = true;
+    assert!(work.join("loadavg.conf").exists(), "open while shown");
+    // Flip past every exercise to the diagnosis, editing cpu-max on the way.
+    while a.exercise().id != "diagnose-flap" {
+        press(&mut a, KeyCode::Char('n'));
+        if a.exercise().id == "cpu-max" {
+            press(&mut a, KeyCode::Char('e'));
+            tab_to(&mut a, "CPU_MAX");
+            press(&mut a, KeyCode::Backspace);
+            type_text(&mut a, "4");
+            press(&mut a, KeyCode::Enter);
+            assert!(!a.editing(), "{}", a.status);
+        }
+    }
+    let right = a
+        .current
+        .choices
+        .iter()
+        .position(|c| c.rule.file_name() == "HOTPLUG")
+        .expect("a HOTPLUG comparison");
+    for _ in 0..=right {
+        press(&mut a, KeyCode::Down);
+    }
+    press(&mut a, KeyCode::Enter);
+    assert!(a.solved());
+    press(&mut a, KeyCode::Char('q'));
+    let mut kept: Vec<String> = std::fs::read_dir(&work)
+        .expect("the working directory")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .collect();
+    kept.sort();
+    assert_eq!(kept, ["cpu-max.conf", "diagnose-flap.answer"]);
+    let grades =
+        plugtop::train::grade::grade(&course, &state.path().join("class"), 1).expect("grade");
+    for table in &grades.tables {
+        let row = &table.rows[0];
+        match table.id.as_str() {
+            "diagnose-flap" => assert!(row.passed, "{row:?}"),
+            "cpu-max" => assert_ne!(row.reason, "not submitted", "{row:?}"),
+            _ => assert_eq!(row.reason, "not submitted", "{}: {row:?}", table.id),
+        }
+    }
+}
+
+/// Exercise 6 ("a file cpuplugd refuses"): the panels show plugtop's own
+/// line:column diagnostic, not cpuplugd's cut message, and `e` opens the
+/// what-if editor at the field holding the error, with its caret; fixed
+/// there, Enter applies it and the practice run starts.
+#[test]
+fn a_refused_file_is_fixed_in_the_what_if_editor_with_its_caret() {
+    let mut a = app("refused");
+    let shown = screen(&a);
+    assert!(
+        shown.contains("27:25: unknown name `meminfoBuffers`"),
+        "{shown}"
+    );
+    assert!(!shown.contains("position"), "cpuplugd's raw words: {shown}");
+    press(&mut a, KeyCode::Char('e'));
+    assert!(a.editing(), "{}", a.status);
+    let editor = a.current.editor.as_ref().expect("the editor");
+    assert_eq!(editor.field().name(), "cache");
+    let (message, column) = editor.error().expect("the error").clone();
+    assert!(message.contains("meminfoBuffers"), "{message}");
+    // The caret under `Buffers`' `B` ... at `meminfo Buffers`'s start.
+    let text = editor.input().text().to_string();
+    let at = column.expect("a caret in the text");
+    assert_eq!(
+        text.chars().skip(at).collect::<String>(),
+        "meminfo Buffers",
+        "{text}"
+    );
+    assert_snapshot_of!("train_screen", "refused_editor_80x24", screen(&a));
+    // Fixed: the space becomes a dot, and Enter applies it.
+    for _ in 0.."Buffers".len() + 1 {
+        press(&mut a, KeyCode::Backspace);
+    }
+    type_text(&mut a, ".Buffers");
+    press(&mut a, KeyCode::Enter);
+    assert!(
+        !a.editing(),
+        "{:?}",
+        a.current.editor.as_ref().map(|e| e.error())
+    );
+    assert!(a.current.rules.is_ok());
+    assert!(a.current.practice.is_some(), "the practice run starts");
+}

@@ -10,8 +10,8 @@ use std::sync::mpsc::{self, Receiver, TryRecvError};
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
-use super::workspace::WorkingCopy;
-use crate::rules::{RuleKind, RuleSet, SourceFile, SystemFacts, load};
+use super::workspace::{WorkingCopy, write_answer};
+use crate::rules::{RuleKind, RuleSet, Severity, SourceFile, SystemFacts, load};
 use crate::sim::run::{SimOptions, SimRun};
 use crate::train::course::{Course, Exercise, Kind};
 use crate::train::diagnose::{self, Choice};
@@ -19,7 +19,7 @@ use crate::train::goal::ClauseCheck;
 use crate::train::judge::ExerciseJudge;
 use crate::train::progress::CourseProgress;
 use crate::tui::layer_keys::{Chord, EDITOR_KEYS, EditorAction, LayerBinding, action_in};
-use crate::tui::whatif::WhatIfEditor;
+use crate::tui::whatif::{Field, WhatIfEditor};
 
 /// Simulated seconds per real second, slowest first; 0 is as fast as the
 /// machine can.
@@ -386,8 +386,17 @@ pub struct Current {
     /// The working copy and its rules (the file, and the rules when
     /// cpuplugd takes them, else why not).
     pub copy: Option<WorkingCopy>,
+    /// The start file's bytes (a copy still holding them is untouched).
+    pub start: Vec<u8>,
     pub file: SourceFile,
+    /// The rules when cpuplugd takes them, else plugtop's first error
+    /// (`line:column: message`, sharper than cpuplugd's own words).
     pub rules: Result<Arc<RuleSet>, String>,
+    /// The rules as plugtop read them, taken or refused: the what-if
+    /// editor opens on them, so a refused file is fixed on the screen.
+    pub parsed: Arc<RuleSet>,
+    /// The line of that first error, where the editor opens.
+    pub refused_at: Option<usize>,
     pub facts: SystemFacts,
     pub judge: Option<ExerciseJudge>,
     pub practice: Option<Practice>,
@@ -409,12 +418,18 @@ pub struct Current {
 impl Current {
     /// Exercise `index` before its working copy is read: no rules, no run.
     fn empty(index: usize) -> Self {
+        let facts = SystemFacts::any_machine(1, "no machine yet");
+        let none = SourceFile::new("", Vec::new());
+        let parsed = Arc::new(load(&none, &facts).rules);
         Current {
             index,
             copy: None,
-            file: SourceFile::new("", Vec::new()),
+            start: Vec::new(),
+            file: none,
             rules: Err(String::new()),
-            facts: SystemFacts::any_machine(1, "no machine yet"),
+            parsed,
+            refused_at: None,
+            facts,
             judge: None,
             practice: None,
             paused: false,
@@ -521,7 +536,10 @@ impl TrainApp {
         let ex = self.course.exercises[index].clone();
         self.current = Current::empty(index);
         self.status.clear();
-        let bytes = match &self.work_dir {
+        // A diagnosis has nothing to edit: its answer is what is kept.
+        let work_dir = self.work_dir.as_ref().filter(|_| ex.kind == Kind::Rules);
+        self.current.start = crate::rules::read_rule_bytes(&ex.start).unwrap_or_default();
+        let bytes = match work_dir {
             Some(dir) => match WorkingCopy::open(dir, &ex.id, &ex.start) {
                 Ok((copy, bytes)) => {
                     self.current.copy = Some(copy);
@@ -529,10 +547,10 @@ impl TrainApp {
                 }
                 Err(e) => {
                     self.status = format!("working copy: {}", crate::error_chain::text(&e));
-                    crate::rules::read_rule_bytes(&ex.start).unwrap_or_default()
+                    self.current.start.clone()
                 }
             },
-            None => crate::rules::read_rule_bytes(&ex.start).unwrap_or_default(),
+            None => self.current.start.clone(),
         };
         // The start file by its path in the course; the working copy by
         // its whole path (the trainee opens it in their editor).
@@ -582,10 +600,22 @@ impl TrainApp {
     /// when cpuplugd takes them.
     fn load(&mut self, file: SourceFile) {
         let outcome = load(&file, &self.current.facts);
-        self.current.rules = match outcome.refusal {
-            Some(r) => Err(r.message),
-            None => Ok(Arc::new(outcome.rules)),
+        let first = outcome
+            .diagnostics
+            .iter()
+            .find(|d| d.severity == Severity::Error && !d.span.is_file())
+            .map(|d| (file.position(d.span.start as usize), &d.message));
+        self.current.refused_at = first.as_ref().map(|(p, _)| p.line);
+        let refused = outcome.refusal.as_ref().map(|r| match &first {
+            Some((p, message)) => format!("{}:{}: {message}", p.line, p.column),
+            None => r.message.clone(),
+        });
+        let parsed = Arc::new(outcome.rules);
+        self.current.rules = match refused {
+            Some(why) => Err(why),
+            None => Ok(Arc::clone(&parsed)),
         };
+        self.current.parsed = parsed;
         if let Ok(rules) = &self.current.rules {
             self.current.choices = diagnose::choices(rules, &file);
             let n = self.current.choices.len();
@@ -738,6 +768,7 @@ impl TrainApp {
                 if let Some(j) = self.judging.take() {
                     j.stop();
                 }
+                self.put_away();
                 self.save();
                 self.quit = true;
             }
@@ -751,21 +782,11 @@ impl TrainApp {
                 self.current.paused = false;
                 self.restart();
             }
-            TrainAction::Edit => {
-                if let Ok(rules) = &self.current.rules {
-                    let mut editor =
-                        WhatIfEditor::open(rules, &self.current.file, RuleKind::Hotplug);
-                    let _ = editor.check(rules, &self.current.file, &self.current.facts);
-                    self.current.editor = Some(editor);
-                } else {
-                    self.status =
-                        "cpuplugd refuses the file: fix it in your editor (the path is above)"
-                            .into();
-                }
-            }
+            TrainAction::Edit => self.edit(),
             TrainAction::EditorKey(key) => {
                 let current = &mut self.current;
-                if let (Some(e), Ok(rules)) = (&mut current.editor, &current.rules)
+                let rules = &current.parsed;
+                if let Some(e) = &mut current.editor
                     && e.edit(key, rules, &current.file)
                 {
                     let _ = e.check(rules, &current.file, &current.facts);
@@ -773,7 +794,8 @@ impl TrainApp {
             }
             TrainAction::Paste(text) => {
                 let current = &mut self.current;
-                if let (Some(e), Ok(rules)) = (&mut current.editor, &current.rules) {
+                let rules = &current.parsed;
+                if let Some(e) = &mut current.editor {
                     e.insert(&text);
                     let _ = e.check(rules, &current.file, &current.facts);
                 }
@@ -834,6 +856,25 @@ impl TrainApp {
         }
     }
 
+    /// Opens the what-if editor on the rules as plugtop read them: a file
+    /// cpuplugd refuses opens at the field holding plugtop's first error,
+    /// which the check then shows with its caret.
+    fn edit(&mut self) {
+        let current = &mut self.current;
+        let (rules, file) = (&current.parsed, &current.file);
+        let mut editor = WhatIfEditor::open(rules, file, RuleKind::Hotplug);
+        if let Some(line) = current.refused_at {
+            for _ in 0..Field::all(rules).len() {
+                if editor.field().line(rules, file) == Some(line) {
+                    break;
+                }
+                editor.step_field(rules, file, 1);
+            }
+        }
+        let _ = editor.check(rules, file, &current.facts);
+        current.editor = Some(editor);
+    }
+
     /// Scrolls by `by` pages: a page is what shows at once but a row, which
     /// stays in sight so the eye keeps its place.
     fn page_by(&mut self, by: isize) {
@@ -866,8 +907,27 @@ impl TrainApp {
         }
         let n = self.course.exercises.len().max(1) as isize;
         let to = (self.current.index as isize + by).rem_euclid(n) as usize;
+        self.put_away();
         self.save();
         self.open(to);
+    }
+
+    /// Leaving the exercise shown: its working copy is put away when the
+    /// trainee neither changed nor submitted it, so that the working
+    /// directory holds only work done (what `train grade` reads).
+    fn put_away(&mut self) {
+        let id = &self.course.exercises[self.current.index].id;
+        let submitted = self
+            .progress
+            .exercises
+            .get(id)
+            .is_some_and(|p| p.attempts > 0);
+        if let Some(copy) = &self.current.copy
+            && !submitted
+            && let Err(e) = copy.put_away_untouched(&self.current.start)
+        {
+            self.status = format!("working copy: {}", crate::error_chain::text(&e));
+        }
     }
 
     /// The news the judging thread has sent since the last look, without
@@ -951,7 +1011,8 @@ impl TrainApp {
     /// run again; or, when cpuplugd would refuse it, the editor stays open
     /// with the error.
     fn apply(&mut self) {
-        let (Some(editor), Ok(rules)) = (&mut self.current.editor, &self.current.rules) else {
+        let rules = &self.current.parsed;
+        let Some(editor) = &mut self.current.editor else {
             return;
         };
         // The file the editor holds: the edited fields, or a whole rule
@@ -1006,14 +1067,24 @@ impl TrainApp {
                     self.status = "choose a comparison with ↑↓ first, then Enter".into();
                     return;
                 };
-                let verdict = match (self.current.choices.get(selected), &ex.answer) {
+                let chosen = self.current.choices.get(selected);
+                let verdict = match (chosen, &ex.answer) {
                     (Some(c), Some(truth)) if c.answers(truth) => {
                         Verdict::plain(true, format!("right: {}", c.line()))
                     }
                     (Some(c), _) => Verdict::plain(false, format!("not {}", c.line())),
                     (None, _) => Verdict::plain(false, "nothing to point at"),
                 };
+                // The answer is kept where `train grade` reads it.
+                let kept = match (chosen, &self.work_dir) {
+                    (Some(c), Some(dir)) => Some(write_answer(dir, &ex.id, &c.line()).map(drop)),
+                    _ => None,
+                };
                 self.count(index, &ex.id, verdict);
+                // Saved, the verdict is the news (the help names the file).
+                if let Some(Err(e)) = kept {
+                    self.status = format!("answer not saved: {}", crate::error_chain::text(&e));
+                }
             }
         }
     }

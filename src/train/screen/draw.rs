@@ -215,21 +215,30 @@ fn help_text(app: &TrainApp, area: Rect, theme: Theme) -> Vec<Line<'static>> {
     // Where the files are comes before the goal's clauses, which a long
     // goal may carry past the bottom (they are on the screen too).
     lines.push(Line::styled("Files", theme.title()));
-    let copy = app.current.copy.as_ref().map_or_else(
-        || "none: the start file, in memory".to_string(),
-        |c| {
-            format!(
-                "{} (a save in your editor is reloaded)",
-                safe(&c.path.display().to_string())
-            )
-        },
-    );
+    let copy = match (&app.current.copy, &app.work_dir) {
+        (Some(c), _) => format!(
+            "{} (a save in your editor is reloaded)",
+            safe(&c.path.display().to_string())
+        ),
+        (None, Some(dir)) if ex.kind == Kind::Diagnosis => format!(
+            "none; Enter keeps the answer in {}",
+            safe(&dir.join(format!("{}.answer", ex.id)).display().to_string())
+        ),
+        (None, _) => "none: the start file, in memory".to_string(),
+    };
     let progress = app.progress_path.as_ref().map_or_else(
         || "not kept this session".to_string(),
         |p| safe(&p.display().to_string()).into_owned(),
     );
     lines.push(Line::raw(format!("  working copy  {copy}")));
     lines.push(Line::raw(format!("  progress      {progress}")));
+    if let Some(dir) = &app.work_dir {
+        lines.push(Line::raw(format!(
+            "  hand in       {}: copy this folder's files (ID.conf for work done, \
+             ID.answer) to your trainer, for plugtop train grade",
+            safe(&dir.display().to_string())
+        )));
+    }
     match (&ex.goal, &ex.question) {
         (Some(goal), _) => {
             lines.push(Line::styled("The goal's clauses", theme.title()));
@@ -612,6 +621,8 @@ fn choices_panel(app: &TrainApp, frame: &mut Frame, area: Rect, theme: Theme) {
 
 fn rules_panel(app: &TrainApp, frame: &mut Frame, area: Rect, theme: Theme) {
     let mut lines = Vec::new();
+    // Rules past the panel's rows: said on its bottom border.
+    let mut more = 0;
     match &app.current.rules {
         Ok(rules) => {
             // The rules the file sets (a rule of "0" is off), then the
@@ -633,16 +644,22 @@ fn rules_panel(app: &TrainApp, frame: &mut Frame, area: Rect, theme: Theme) {
                     _ => {}
                 }
             }
-            lines.truncate(5);
+            // Room for the rules but the limits' row: those past it are
+            // counted, never dropped unsaid.
+            let rows = usize::from(area.height).saturating_sub(3);
+            more = lines.len().saturating_sub(rows);
+            lines.truncate(rows);
             lines.push(Line::styled(
                 safe(&limits.join("  ")).into_owned(),
                 theme.dim(),
             ));
         }
-        Err(e) => lines.push(Line::styled(
-            ellipsize(&format!("cpuplugd refuses it: {}", safe(e)), inside(area)),
-            theme.warning(),
-        )),
+        Err(e) => {
+            let text = format!("cpuplugd refuses it: {}; e opens the editor there", safe(e));
+            for row in crate::report::words::wrap(&text, inside(area)) {
+                lines.push(Line::styled(row, theme.warning()));
+            }
+        }
     }
     let title = format!(
         " Rules: {} ",
@@ -651,10 +668,18 @@ fn rules_panel(app: &TrainApp, frame: &mut Frame, area: Rect, theme: Theme) {
             inside(area).saturating_sub(9)
         )
     );
-    frame.render_widget(
-        Paragraph::new(lines).block(panel().title(Span::styled(title, theme.title()))),
-        area,
-    );
+    let mut block = panel().title(Span::styled(title, theme.title()));
+    if more > 0 {
+        let rules = if more == 1 { "rule" } else { "rules" };
+        block = block.title_bottom(
+            Line::styled(
+                format!(" {more} more {rules}: e shows every one "),
+                theme.dim(),
+            )
+            .right_aligned(),
+        );
+    }
+    frame.render_widget(Paragraph::new(lines).block(block), area);
 }
 
 /// The main screen's what-if editor ([`whatif_editor`]): the field's name
@@ -666,10 +691,7 @@ fn editor_panel(app: &TrainApp, frame: &mut Frame, area: Rect, theme: Theme) {
     };
     let width = inside(area);
     let mut lines = vec![whatif_editor::text_line(editor, width, &theme)];
-    let edited = match &app.current.rules {
-        Ok(rules) => editor.edited_fields(rules, &app.current.file),
-        Err(_) => Vec::new(),
-    };
+    let edited = editor.edited_fields(&app.current.parsed, &app.current.file);
     lines.push(whatif_editor::check_line(
         editor,
         &edited,
