@@ -47,11 +47,10 @@ impl FlagFile {
 }
 
 /// A read-only view of the CPU directories below one root, for the
-/// actuator that acts on them: read as the screen reads them
-/// ([`Resolve::InRoot`]: a `..` at the root stays there), so what the
-/// actuator chooses from is what the screen shows; the write to a flag
-/// reached through a link climbing out of the root is refused
-/// ([`Resolve::Beneath`]), and that failure is seen and said.
+/// actuator that acts on them: every read is resolved as the writes are
+/// ([`Resolve::Beneath`]), so a link climbing out of the root makes a flag
+/// unreadable (and the CPU written, so the failure is seen) where the
+/// screen, which only shows, reads the root's own file of that name.
 #[derive(Debug, Clone)]
 pub struct CpuDir {
     /// `None` when the root cannot be opened: no CPUs are seen.
@@ -188,7 +187,7 @@ impl CpuDir {
                 let dir = match *kind {
                     FileType::Directory => true,
                     FileType::Symlink | FileType::Unknown => {
-                        root.is_dir(&self.dir.join(format!("cpu{id}")), Resolve::InRoot)
+                        root.is_dir(&self.dir.join(format!("cpu{id}")), Resolve::Beneath)
                     }
                     _ => false,
                 };
@@ -207,7 +206,7 @@ impl CpuDir {
     /// root's is the kernel's (`None`: it cannot be listed).
     fn entries(&self, root: &Root) -> Option<Vec<(Vec<u8>, FileType)>> {
         let mut kept = self.kept();
-        let mut listing = kept.take_dir(|| root.open_dir(&self.dir, Resolve::InRoot).ok())?;
+        let mut listing = kept.take_dir(|| root.open_dir(&self.dir, Resolve::Beneath).ok())?;
         let entries = super::fs::entries_of(&mut listing.dir, MOST_ENTRIES).ok();
         let whole = entries.as_ref().is_some_and(|e| e.len() < MOST_ENTRIES);
         self.listed().kernel = listing.is_kernel();
@@ -242,7 +241,7 @@ impl CpuDir {
             }
         }
         let path = self.dir.join(format!("cpu{id}/{}", flag.name()));
-        let file = match root.open_at(&path, FLAG_READ, Mode::empty(), Resolve::InRoot) {
+        let file = match root.open_at(&path, FLAG_READ, Mode::empty(), Resolve::Beneath) {
             Ok(fd) => File::from(fd),
             Err(e) if e.is_not_found() => {
                 drop(kept);

@@ -10,7 +10,6 @@ use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
 
 use common::{FakeRoot, climbing_to};
-use plugtop::kernel::cpu_choice::Online;
 use plugtop::kernel::live::LiveSource;
 use plugtop::kernel::root::RootReader;
 use plugtop::kernel::{Sample, Source, Stamp};
@@ -149,12 +148,6 @@ fn a_cpu_directory_linked_outside_is_read_inside_the_root() {
                 "{link:?}"
             );
         }
-        // The actuator reads the same flags by the same rule (issue 44): it
-        // chooses from what the screen shows.
-        let actuator = plugtop::kernel::cpu_dir::CpuDir::new(root.path());
-        assert_eq!(actuator.online(2), Online::Reads(Some(1)), "{link:?}");
-        assert_eq!(actuator.online(3), Online::Reads(Some(0)), "{link:?}");
-        assert_eq!(actuator.configure(3), Some(0), "{link:?}");
     }
 }
 
