@@ -49,8 +49,9 @@ impl FlagFile {
 /// A read-only view of the CPU directories below one root, for the
 /// actuator that acts on them: every read is resolved as the writes are
 /// ([`Resolve::Beneath`]), so a link climbing out of the root makes a flag
-/// unreadable (and the CPU written, so the failure is seen) where the
-/// screen, which only shows, reads the root's own file of that name.
+/// unreadable (and the CPU written, so the failure is seen, never taken
+/// for a CPU without an `online` file); the screen reads the flags by the
+/// same rule, so it shows what the actuator sees.
 #[derive(Debug, Clone)]
 pub struct CpuDir {
     /// `None` when the root cannot be opened: no CPUs are seen.

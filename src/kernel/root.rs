@@ -1,7 +1,10 @@
 //! Reading a directory laid out like `/` (proc/..., sys/...): the live
 //! machine, a test's temporary root, or one conformance snapshot. Every
 //! file is opened as a process chrooted at the root would open it (see
-//! [`Resolve::InRoot`]): a link in the root never leads outside.
+//! [`Resolve::InRoot`]): a link in the root never leads outside. The CPU
+//! directory and its flags are read as the actuator reads them before it
+//! writes ([`Resolve::Beneath`]: a `..` climbing out is refused), so the
+//! screen and the actuator never disagree on a CPU.
 
 use std::ffi::CStr;
 use std::fs::File;
@@ -420,7 +423,7 @@ impl RootReader {
         // Kept only on a kernel root, as the flag files are.
         let open = || {
             root_dir
-                .open_dir(Path::new(paths::CPU_DIR), Resolve::InRoot)
+                .open_dir(Path::new(paths::CPU_DIR), Resolve::Beneath)
                 .ok()
         };
         let Some(mut listing) = self.kept_cpus.take_dir(open) else {
@@ -594,7 +597,13 @@ impl CpuFlagReader<'_> {
         self.name.push(0);
         let name = CStr::from_bytes_with_nul(&self.name).ok()?;
         // Never blocks, whatever sits where the flag should be (a FIFO).
-        let opened = match self.root.open_below(dir.as_fd(), paths::CPU_DIR, name) {
+        // Resolved as the actuator resolves the same flags (beneath the
+        // root: a link climbing out is unreadable, never the root's own
+        // file of that name), so the screen shows what the actuator sees.
+        let opened = match self
+            .root
+            .open_below(dir.as_fd(), paths::CPU_DIR, name, Resolve::Beneath)
+        {
             Ok(file) => file,
             Err(e) => {
                 if let Some(kept) = self.kept.as_deref_mut().filter(|_| e.is_not_found()) {

@@ -47,7 +47,7 @@ pub fn task_cpus(root: &Path) -> Vec<TaskCpus> {
             continue;
         };
         let Ok(dir) = entries.fd() else { break };
-        let Ok(file) = root_dir.open_below(dir, "proc", &status) else {
+        let Ok(file) = root_dir.open_below(dir, "proc", &status, Resolve::InRoot) else {
             continue;
         };
         let read = check_regular(&file, "")

@@ -10,6 +10,7 @@ use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
 
 use common::{FakeRoot, climbing_to};
+use plugtop::kernel::cpu_choice::Online;
 use plugtop::kernel::live::LiveSource;
 use plugtop::kernel::root::RootReader;
 use plugtop::kernel::{Sample, Source, Stamp};
@@ -84,7 +85,7 @@ fn proc_stat_linked_outside_reads_the_root_s_own_file_or_fails() {
 }
 
 #[test]
-fn a_cpu_directory_linked_outside_is_read_inside_the_root() {
+fn a_cpu_directory_linked_outside_is_never_read_and_the_actuator_sees_the_same() {
     let outside = common::tempdir();
     let target = outside.path().join("cpu");
     write(&target.join("online"), "1\n");
@@ -135,18 +136,34 @@ fn a_cpu_directory_linked_outside_is_read_inside_the_root() {
                 "{link:?}: nothing outside is seen"
             );
         }
-        // The same names inside the root are what is read.
+        // An absolute link leads from the root: the same names inside are
+        // what is read. A `..` climbing out is refused (unreadable), as the
+        // actuator resolves the same flags before it writes them: the
+        // screen shows what the actuator sees (issue 44).
         write(&inside(&root, &target).join("online"), "0\n");
         write(&inside(&root, &target).join("configure"), "0\n");
         write(&inside(&root, &file_target), "1\n");
+        let absolute = link.is_absolute();
         for reading in three_readings(&root) {
             let s = reading.unwrap_or_else(|e| panic!("{link:?}: {e}"));
-            assert_eq!(s.cpus[2].online, Some(true), "{link:?}");
-            assert_eq!(
-                (s.cpus[3].online, s.cpus[3].configured),
-                (Some(false), Some(false)),
-                "{link:?}"
-            );
+            let (two, three) = if absolute {
+                (Some(true), (Some(false), Some(false)))
+            } else {
+                (None, (None, None))
+            };
+            assert_eq!(s.cpus[2].online, two, "{link:?}");
+            assert_eq!((s.cpus[3].online, s.cpus[3].configured), three, "{link:?}");
+        }
+        let actuator = plugtop::kernel::cpu_dir::CpuDir::new(root.path());
+        let sees = |id| match actuator.online(id) {
+            Online::Reads(Some(v)) => Some(v == 1),
+            _ => None,
+        };
+        if absolute {
+            assert_eq!((sees(2), sees(3)), (Some(true), Some(false)), "{link:?}");
+        } else {
+            assert_eq!(actuator.online(2), Online::Unreadable, "{link:?}");
+            assert_eq!(sees(3), None, "{link:?}");
         }
     }
 }

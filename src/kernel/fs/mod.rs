@@ -43,12 +43,13 @@ use walk::{Last, WalkError};
 pub enum Resolve {
     /// As a process chrooted at the root would: an absolute link leads
     /// from the root and a `..` at the root stays there. For reading what
-    /// plugtop shows and chooses from (the kernel's files, the CPU flags).
+    /// plugtop shows (the kernel's files).
     InRoot,
     /// An absolute link leads from the root; a `..` that climbs above it
-    /// is refused and named. For writes, and for the reads that decide
+    /// is refused and named. For writes, for the reads that decide
     /// whether plugtop may act at all (cpuplugd's pid file, the pool a
-    /// restore needs).
+    /// restore needs), and for the CPU flags, which the screen and the
+    /// actuator read alike.
     Beneath,
     /// As [`Resolve::Beneath`], and a link at the last component is
     /// refused, never followed: files plugtop creates, locks, or reads back
@@ -331,15 +332,15 @@ impl Root {
 
     /// Opens `name` (plain names, like `cpu3/online`) below `dir`, a
     /// directory opened in this root at `dir_rel`, for reading without
-    /// blocking, as [`Resolve::InRoot`] would from the root. One lookup from
-    /// `dir` when no link is on the way; where one is, the whole path is
-    /// resolved from the root, so a `cpuN` that is a link leads where it
-    /// would in a chroot, never outside.
+    /// blocking, as `resolve` would from the root. One lookup from `dir`
+    /// when no link is on the way; where one is, the whole path is resolved
+    /// from the root, so a `cpuN` that is a link never leads outside.
     pub fn open_below(
         &self,
         dir: BorrowedFd<'_>,
         dir_rel: &str,
         name: &CStr,
+        resolve: Resolve,
     ) -> Result<File, FsError> {
         let shown = || Path::new(dir_rel).join(OsStr::from_bytes(name.to_bytes()));
         if self.system {
@@ -356,6 +357,11 @@ impl Root {
         rel.extend_from_slice(dir_rel.as_bytes());
         rel.push(b'/');
         rel.extend_from_slice(name.to_bytes_with_nul());
+        if resolve != Resolve::InRoot {
+            return self
+                .open_at(&shown(), READ, Mode::empty(), resolve)
+                .map(File::from);
+        }
         let rel = CStr::from_bytes_with_nul(&rel)
             .map_err(|e| self.io(&shown(), std::io::Error::new(ErrorKind::InvalidInput, e)))?;
         self.open_in_root(rel, READ)
