@@ -440,8 +440,9 @@ pub fn drift(fleet: &Fleet) -> Vec<DriftGroup> {
     groups
 }
 
-/// One line about a drift group after the first: "3 guests run another
-/// rules.conf (crc 1234abcd)".
+/// One line about a drift group after the first: "3 guests run other
+/// rules: rules.conf (crc 1234abcd)" (not "another rules.conf", which read
+/// as a variant of the same file when the names differ).
 pub fn drift_line(group: &DriftGroup) -> String {
     let n = group.members.len();
     let file = group
@@ -455,7 +456,7 @@ pub fn drift_line(group: &DriftGroup) -> String {
         format!("crc {}", group.crc32)
     };
     format!(
-        "{n} guest{} run{} another {file} ({crc})",
+        "{n} guest{} run{} other rules: {file} ({crc})",
         if n == 1 { "" } else { "s" },
         if n == 1 { "s" } else { "" }
     )
@@ -546,7 +547,7 @@ mod tests {
         assert_eq!(groups[0].crc32, "aaaa");
         assert_eq!(
             drift_line(&groups[1]),
-            "2 guests run another cpuplugd.conf (crc bbbb)"
+            "2 guests run other rules: cpuplugd.conf (crc bbbb)"
         );
     }
 }

@@ -51,7 +51,7 @@ fn json_lists_every_guest_trouble_first_and_groups_the_drift() {
     assert_eq!(drift[1]["odd"], true);
     assert_eq!(
         drift[1]["note"],
-        "1 guest runs another other.conf (crc bbbb0002)"
+        "1 guest runs other rules: other.conf (crc bbbb0002)"
     );
 }
 
@@ -67,7 +67,7 @@ fn text_says_the_same_and_a_well_fleet_exits_0() {
     assert!(lines[0].starts_with("TROUBLE"), "{out}");
     assert!(lines[1].starts_with("stopped"), "{out}");
     assert!(
-        out.contains("# drift: 1 guest runs another other.conf"),
+        out.contains("# drift: 1 guest runs other rules: other.conf"),
         "{out}"
     );
     guests.retain(|g| g.instance == "10.0.0.1:9866");

@@ -35,7 +35,7 @@ fn the_screen_follows_prometheus_down_and_back() {
         "{screen}"
     );
     assert!(
-        screen.contains("1 guest runs another other.conf"),
+        screen.contains("1 guest runs other rules: other.conf"),
         "{screen}"
     );
 
