@@ -293,10 +293,15 @@ fn drift_lines(app: &FleetApp, area: Rect) -> Vec<Line<'static>> {
             "D: diff the selected group's file against the most common",
         )),
         None => lines.push(Line::raw("every guest runs the same rule file")),
-        Some(Err(why)) => lines.push(Line::styled(
-            fit(&format!("no diff: {}", terminal_safe(why)), cols),
-            Style::default().fg(Color::Red),
-        )),
+        // Wrapped, never cut: what to do is in it (--rules-root).
+        Some(Err(why)) => lines.extend(
+            crate::report::words::wrap(
+                &format!("no diff: {}", terminal_safe(why)),
+                cols.saturating_sub(1),
+            )
+            .into_iter()
+            .map(|l| Line::styled(l, Style::default().fg(Color::Red))),
+        ),
         Some(Ok(diff)) => {
             use super::diff::RulesDiffLine as D;
             for l in diff.iter().take(area.height as usize) {
