@@ -120,24 +120,29 @@ pub fn acquire(root: &Path) -> Result<GuestLock, LockError> {
 /// (" by pid 4242 (plugtop), the pid in run/plugtop.pid"), or nothing
 /// when the lock table does not say.
 fn holder_words(beneath: &Root) -> String {
-    let Some((dev, inode)) = beneath.regular_id(Path::new(LOCK_FILE)) else {
+    let Some((pid, name)) = lock_holder(beneath, None) else {
         return String::new();
     };
-    let Some(pid) = processes::flock_holders(LockedFile::of(dev, inode))
-        .into_iter()
-        .next()
-    else {
-        return String::new();
-    };
-    let name = processes::command_name(pid)
-        .map(|n| format!(" ({})", crate::safe_text::terminal_safe(&n)))
-        .unwrap_or_default();
+    let name = name.map(|n| format!(" ({n})")).unwrap_or_default();
     let named = if crate::control::pid_file::read(beneath) == Some(pid) {
         format!(", the pid in {}", crate::control::pid_file::PLUGTOP_PID)
     } else {
         String::new()
     };
     format!(" by pid {pid}{name}{named}")
+}
+
+/// The first process this machine's lock table says holds the guest lock
+/// below `beneath` (other than `except`), with its command name made
+/// terminal-safe when it can be read.
+fn lock_holder(beneath: &Root, except: Option<u32>) -> Option<(u32, Option<String>)> {
+    let (dev, inode) = beneath.regular_id(Path::new(LOCK_FILE))?;
+    let pid = processes::flock_holders(LockedFile::of(dev, inode))
+        .into_iter()
+        .find(|&pid| Some(pid) != except)?;
+    let name =
+        processes::command_name(pid).map(|n| crate::safe_text::terminal_safe(&n).into_owned());
+    Some((pid, name))
 }
 
 /// A process other than this one that acts on a guest now: cpuplugd (its
@@ -168,22 +173,13 @@ pub fn acting_on(root: &Path) -> Option<Actor> {
         Err(_) => None,
     };
     let (pid, name) = pid.or_else(|| {
-        let (dev, inode) = beneath.regular_id(Path::new(LOCK_FILE))?;
-        let pid = processes::flock_holders(LockedFile::of(dev, inode))
-            .into_iter()
-            .find(|&pid| pid != me)?;
-        let name = processes::command_name(pid)
-            .map(|n| crate::safe_text::terminal_safe(&n).into_owned())
-            .unwrap_or_else(|| "a process".to_string());
-        Some((pid, name))
+        let (pid, name) = lock_holder(&beneath, Some(me))?;
+        Some((pid, name.unwrap_or_else(|| "a process".to_string())))
     })?;
-    let since = processes::running_for(pid).and_then(|ran| {
-        let now = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .ok()?;
-        // Whole seconds: the same start looked up again is the same.
-        i64::try_from(now.saturating_sub(ran).as_secs()).ok()
-    });
+    // Whole seconds: the same start looked up again is the same.
+    let since = processes::started_at(pid)
+        .filter(|t| t.is_finite() && *t >= 0.0)
+        .map(|t| t as i64);
     Some(Actor { name, pid, since })
 }
 

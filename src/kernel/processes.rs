@@ -51,22 +51,35 @@ pub fn start_time(pid: u32) -> Option<u64> {
     start_time_of_stat(&stat)
 }
 
-/// How long process `pid` has run: its start time against this machine's
-/// `/proc/uptime`, both read bounded and without blocking; `None` when
-/// either cannot be read.
-pub fn running_for(pid: u32) -> Option<std::time::Duration> {
-    let started = start_time(pid)?;
+/// This machine's uptime in seconds: the first number of `/proc/uptime`
+/// (one short line, where /proc/stat's `btime` can come after megabytes of
+/// interrupt counts), read bounded and without blocking.
+pub fn uptime() -> Option<f64> {
     let file = super::fs::open_path(Path::new("/proc/uptime")).ok()?;
     let text = super::fs::read_bounded(&file, 128, super::fs::PastLimit::Cut).ok()?;
-    let up: f64 = std::str::from_utf8(&text)
+    std::str::from_utf8(&text)
         .ok()?
         .split_ascii_whitespace()
         .next()?
         .parse()
-        .ok()?;
+        .ok()
+}
+
+/// When a process that started `after_boot` seconds after boot started, in
+/// seconds since the epoch: now, less the uptime, plus that.
+pub fn epoch_of(after_boot: f64) -> Option<f64> {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .ok()?
+        .as_secs_f64();
+    Some(now - uptime()? + after_boot)
+}
+
+/// When process `pid` started, in seconds since the epoch; `None` when it
+/// or the uptime cannot be read.
+pub fn started_at(pid: u32) -> Option<f64> {
     let ticks = rustix::param::clock_ticks_per_second().max(1) as f64;
-    let ran = up - started as f64 / ticks;
-    (ran.is_finite() && ran >= 0.0).then(|| std::time::Duration::from_secs_f64(ran))
+    epoch_of(start_time(pid)? as f64 / ticks)
 }
 
 /// This process's start time, recorded in the journal it writes.

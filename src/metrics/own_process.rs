@@ -96,20 +96,9 @@ fn first_bytes(path: &str) -> Option<String> {
     String::from_utf8(bytes).ok()
 }
 
-/// The epoch time the process started: now, less the uptime, plus when
-/// after boot it started (/proc/uptime is one short line, where /proc/stat's
-/// `btime` can come after megabytes of interrupt counts on a big machine).
+/// The epoch time the process started ([`crate::kernel::processes::epoch_of`]).
 fn start_time(stat: &Stat) -> Option<f64> {
-    let uptime: f64 = first_bytes("/proc/uptime")?
-        .split_ascii_whitespace()
-        .next()?
-        .parse()
-        .ok()?;
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .ok()?
-        .as_secs_f64();
-    Some(now - uptime + stat.started_after_boot)
+    crate::kernel::processes::epoch_of(stat.started_after_boot)
 }
 
 /// Open descriptors, counted in /proc/self/fd (the directory's own

@@ -54,9 +54,14 @@ impl Backlog {
             Update::Working(_) => return self.latest[3] = Some(update),
             Update::Acting(_) => return self.latest[4] = Some(update),
             // A later answer or reload does all an earlier one would (the
-            // board, the proposal shown again, the tune dropped): the
-            // earlier one leaves only its lines.
-            Update::Acted { .. } | Update::Reloaded { .. } => {
+            // board, the proposal shown again, the tune dropped), and one
+            // seek's passage and end wait at most (keys read while the
+            // terminal was not written): the earlier one leaves only its
+            // lines.
+            Update::Acted { .. }
+            | Update::Reloaded { .. }
+            | Update::Passed(_)
+            | Update::Sought(_) => {
                 let kind = std::mem::discriminant(&update);
                 if let Some(at) = self
                     .updates
@@ -72,19 +77,6 @@ impl Backlog {
             Update::Missed(readings) => {
                 self.missed += readings;
                 return;
-            }
-            // One seek's passage and end wait at most: an earlier one
-            // (keys read while the terminal was not written) leaves its
-            // lines.
-            Update::Passed(_) | Update::Sought(_) => {
-                let kind = std::mem::discriminant(&update);
-                if let Some(at) = self
-                    .updates
-                    .iter()
-                    .position(|u| std::mem::discriminant(u) == kind)
-                {
-                    self.leave_lines(at);
-                }
             }
             Update::Ended(_) => {}
         }
