@@ -8,6 +8,8 @@
 # scripts/callgrind_walk.py says. Both figures are printed.
 #
 # usage: scripts/callgrind-eval.sh [RULE_FILE] [CASE_SNAPSHOTS]
+#        PLUGTOP_BIN=/path/to/plugtop scripts/callgrind-eval.sh   (compare builds,
+#        as overhead.sh and ui-overhead.sh take them)
 # needs: valgrind, python3, ../shared/tools/longseries.py
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -15,11 +17,12 @@ rules=${1:-examples/rules/recommended-default.conf}
 src=${2:-../shared/conformance/cases/seed-recommended-oldkernel/snapshots}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-cargo build --release --quiet
+bin=${PLUGTOP_BIN:-target/release/plugtop}
+[ -n "${PLUGTOP_BIN:-}" ] || cargo build --release --quiet
 for n in 500 1000; do
   python3 ../shared/tools/longseries.py "$src" "$work/s$n" "$n"
   valgrind --tool=callgrind --callgrind-out-file="$work/cg$n" \
-    target/release/plugtop eval -c "$rules" --snapshots "$work/s$n" --jsonl >"$work/out$n" 2>"$work/vg$n"
+    "$bin" eval -c "$rules" --snapshots "$work/s$n" --jsonl >"$work/out$n" 2>"$work/vg$n"
 done
 echo "decided intervals: $(($(wc -l <"$work/out1000") - 1)) of 1000"
 # Without the walk (scripts/callgrind_walk.py), and beside the real cpuplugd.
