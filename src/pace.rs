@@ -68,6 +68,31 @@ pub fn park_until(deadline: Instant, done: &dyn Fn() -> bool) {
     }
 }
 
+/// The slowest `--speed`: a thousand times slower than real time. Slower
+/// would make one interval of a simulation a wait of days, or longer than
+/// a `Duration` holds.
+const SLOWEST_SPEED: f64 = 0.001;
+
+/// The fastest `--speed`; beyond it `--fast` says what is meant.
+const FASTEST_SPEED: f64 = 1_000_000.0;
+
+/// `--speed X` checked: a finite number between [`SLOWEST_SPEED`] and
+/// [`FASTEST_SPEED`].
+pub fn checked_speed(speed: f64) -> anyhow::Result<f64> {
+    if speed.is_nan() || speed <= 0.0 {
+        anyhow::bail!("--speed must be a positive number (1 is real time, 2 twice as fast)");
+    }
+    if speed < SLOWEST_SPEED {
+        anyhow::bail!("--speed {speed:?} is too slow: the slowest is {SLOWEST_SPEED}");
+    }
+    if speed > FASTEST_SPEED {
+        anyhow::bail!(
+            "--speed {speed:?} is too fast: the fastest is {FASTEST_SPEED} (--fast runs without waiting)"
+        );
+    }
+    Ok(speed)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -46,10 +46,6 @@ use super::{
 use crate::kernel::recording::{Header, Provenance};
 use crate::kernel::{CpuTicks, Stamp};
 
-/// How long one `sadf` may take by default: a day of one-minute data of
-/// a large guest takes it about a second.
-pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
-
 /// The most CPUs one reading may list (sysstat's own limit is 8192).
 const MOST_CPUS: usize = 8192;
 

@@ -203,19 +203,6 @@ impl FieldTable {
         }
     }
 
-    /// Makes this a table of `layout` whose numbers `fill` writes into
-    /// an emptied buffer, the one this table held when it held numbers.
-    pub fn refill(&mut self, layout: &Arc<Layout>, fill: impl FnOnce(&mut Vec<f64>)) {
-        self.layout.clone_from(layout);
-        if !matches!(self.values, Values::Read(_)) {
-            self.values = Values::Read(Vec::new());
-        }
-        if let Values::Read(values) = &mut self.values {
-            values.clear();
-            fill(values);
-        }
-    }
-
     /// The unchecked lines, checked now (once).
     fn rest(&self) -> Option<&Rest> {
         let Values::Text {

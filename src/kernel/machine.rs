@@ -270,11 +270,11 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("plugtop-identity-{}", std::process::id()));
         let _ = std::fs::create_dir_all(dir.join("proc"));
         let write = |rel: &str, text: &str| std::fs::write(dir.join(rel), text);
-        assert!(write("proc/cpuinfo", &crate::sim::serve::zvm_cpuinfo(2)).is_ok());
+        assert!(write("proc/cpuinfo", &crate::sim::published_root::zvm_cpuinfo(2)).is_ok());
         assert!(
             write(
                 "proc/sysinfo",
-                &crate::sim::serve::zvm_sysinfo("LINUX01", 2)
+                &crate::sim::published_root::zvm_sysinfo("LINUX01", 2)
             )
             .is_ok()
         );

@@ -178,21 +178,6 @@ impl Clone for Sample {
     }
 
     fn clone_from(&mut self, source: &Self) {
-        self.copy_from(source, true);
-    }
-}
-
-impl Sample {
-    /// A copy of `source` into this sample's lists and tables, all but its
-    /// `cpuN` lines: what deciding reads (the engine reads the aggregate
-    /// line only), for a reading kept to decide on again or to build
-    /// hypothetical readings from. The lines of 65,536 CPUs are 5.7 MB to
-    /// copy every interval.
-    pub fn clone_without_lines_from(&mut self, source: &Self) {
-        self.copy_from(source, false);
-    }
-
-    fn copy_from(&mut self, source: &Self, with_lines: bool) {
         let Sample {
             stamp,
             ticks,
@@ -211,11 +196,7 @@ impl Sample {
         } = self;
         *stamp = source.stamp;
         *ticks = source.ticks;
-        if with_lines {
-            per_cpu.clone_from(&source.per_cpu);
-        } else {
-            per_cpu.clear();
-        }
+        per_cpu.clone_from(&source.per_cpu);
         *loadavg = source.loadavg;
         *runnable = source.runnable;
         meminfo.clone_from(&source.meminfo);
@@ -228,15 +209,9 @@ impl Sample {
         *polarization = source.polarization;
         *proc_bytes = source.proc_bytes;
     }
+}
 
-    /// A copy of all but the `cpuN` lines (see
-    /// [`Sample::clone_without_lines_from`]).
-    pub fn copy_without_lines(&self) -> Sample {
-        let mut copy = Sample::bare(self.stamp, self.ticks, 0, 0);
-        copy.clone_without_lines_from(self);
-        copy
-    }
-
+impl Sample {
     /// A reading of `ticks` at `stamp` with CPUs 0..`online` of
     /// 0..`present` online and nothing else read (no per-CPU lines, empty
     /// /proc tables, no CMM): tests and tools fill in the rest with struct

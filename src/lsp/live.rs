@@ -299,7 +299,7 @@ mod tests {
     #[test]
     fn a_simulated_guest_gives_values_verdicts_and_a_timer() {
         use crate::kernel::fs::Root;
-        use crate::sim::{Guest, Scenario, serve};
+        use crate::sim::{Guest, Scenario, published_root as serve};
         let dir = tempfile::tempdir().expect("dir");
         let text = "name = \"t\"\ncpus = 3\nonline = 2\nmemory_mib = 1024\nduration = \"1:00\"\nphases = []\n";
         let scenario = Scenario::parse("t", text).expect("scenario");
@@ -345,7 +345,7 @@ mod tests {
     #[test]
     fn a_root_that_stops_giving_readings_shows_no_old_values_and_is_tried_again() {
         use crate::kernel::fs::Root;
-        use crate::sim::{Guest, Scenario, serve};
+        use crate::sim::{Guest, Scenario, published_root as serve};
         let dir = tempfile::tempdir().expect("dir");
         let text = "name = \"t\"\ncpus = 2\nonline = 2\nmemory_mib = 1024\nduration = \"1:00\"\nphases = []\n";
         let scenario = Scenario::parse("t", text).expect("scenario");

@@ -4,10 +4,10 @@
 //! the UI, the engine and the controller cannot tell the difference.
 
 pub mod model;
+pub mod published_root;
 pub mod report;
 pub mod run;
 pub mod scenario;
-pub mod serve;
 
 use std::sync::{Arc, Mutex, MutexGuard};
 

@@ -4,6 +4,7 @@
 //! rules changed their mind.
 
 use std::fmt::Write as _;
+use std::io::Write as _;
 
 use serde::Serialize;
 
@@ -172,4 +173,79 @@ pub fn side_by_side(a: &SimReport, b: &SimReport) -> String {
         }
     }
     out
+}
+
+/// Said when a report (or a comparison) is asked for at a pace: nothing
+/// shows until the end, so how long that is.
+pub fn slow_report_note(scenario: &super::Scenario, duration: Option<f64>, speed: f64) -> String {
+    let seconds = duration
+        .or_else(|| super::scenario::seconds(&scenario.duration))
+        .unwrap_or(0.0);
+    format!(
+        "simulating {} of {} at --speed {speed}: the report comes at the end, in about {} (--fast gives it at once)",
+        clock(seconds),
+        safe(&scenario.name),
+        clock(seconds / speed),
+    )
+}
+
+/// Why a simulated cpuplugd stopped under `r.rules`, with the
+/// `--old-kernel` hint when it stopped on a field only old kernels have.
+fn stopped(r: &SimReport, old_kernel: bool) -> Option<String> {
+    let fatal = r.fatal.as_ref()?;
+    let old_name = ["_dma", "_normal", "_movable", "_dma32", "_high"]
+        .iter()
+        .any(|suffix| fatal.contains(&format!("{suffix} not found")));
+    let hint = if old_name && !old_kernel {
+        "; these rules name /proc/vmstat fields of old kernels (zone-suffixed, as in the seed paper): run with --old-kernel"
+    } else {
+        ""
+    };
+    Some(format!(
+        "{} stopped the simulated cpuplugd after {} (as cpuplugd would exit): {fatal}{hint}",
+        r.rules,
+        clock(r.seconds),
+    ))
+}
+
+/// The end of `plugtop sim`: the report of `first` (beside `second`'s
+/// with `--compare`) on `out`, as JSON or text, unless the rules stopped
+/// the simulated cpuplugd: a run stopped early reports zeros that mean
+/// nothing, so why is said on `err` instead (a JSON report still comes,
+/// with its `fatal` field). `lines` says action lines came before (a
+/// blank line then parts them from the report). False when a run stopped.
+pub fn finish(
+    out: &mut dyn std::io::Write,
+    err: &mut dyn std::io::Write,
+    json: bool,
+    lines: bool,
+    first: &SimReport,
+    second: Option<&SimReport>,
+    old_kernel: bool,
+) -> std::io::Result<bool> {
+    let stopped: Vec<String> = std::iter::once(first)
+        .chain(second)
+        .filter_map(|r| stopped(r, old_kernel))
+        .collect();
+    let a = first;
+    if stopped.is_empty() || json {
+        if json {
+            let v = match second {
+                Some(b) => serde_json::json!([a, b]).to_string(),
+                None => serde_json::to_string(a)?,
+            };
+            writeln!(out, "{}", crate::report::terminal_safe_json(&v))?;
+        } else {
+            let mut out = crate::report::TerminalText::new(out);
+            match second {
+                Some(b) => write!(out, "{}", side_by_side(a, b))?,
+                None => write!(out, "{}{}", if lines { "\n" } else { "" }, text(a))?,
+            }
+            out.flush()?;
+        }
+    }
+    for s in &stopped {
+        writeln!(err, "plugtop: {}", safe(s))?;
+    }
+    Ok(stopped.is_empty())
 }

@@ -66,6 +66,20 @@ pub enum SimError {
     Record(#[source] std::io::Error),
 }
 
+/// `sim --compare`: `other` on the same scenario and seed, silently, at
+/// once and unrecorded.
+pub fn compared(
+    scenario: &Scenario,
+    other: &Path,
+    options: &SimOptions,
+) -> Result<SimOutcome, SimError> {
+    let options = SimOptions {
+        record: None,
+        ..options.clone()
+    };
+    simulate(scenario, other, &options, &mut |_| {}, &mut |_| {})
+}
+
 /// A guest for `scenario`, with `duration` if given.
 pub fn guest_for(scenario: &Scenario, options: &SimOptions) -> Guest {
     let mut scenario = scenario.clone();

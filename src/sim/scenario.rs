@@ -119,6 +119,20 @@ pub fn seconds(text: &str) -> Option<f64> {
     (total <= LONGEST).then_some(total)
 }
 
+/// `--duration` as a command line gives it (`sim`, `tune`): a length of
+/// more than 0 s, in seconds.
+pub fn duration_arg(d: &str) -> anyhow::Result<f64> {
+    match seconds(d) {
+        Some(s) if s > 0.0 => Ok(s),
+        Some(_) => anyhow::bail!(
+            "--duration {d:?} is no time at all: give a length like 1h, 15m, 90s or 12:00"
+        ),
+        None => anyhow::bail!(
+            "--duration {d:?} is not a duration like 1h, 15m, 90s or 12:00 (at most 366 days)"
+        ),
+    }
+}
+
 /// "H:MM:SS", "M:SS" or plain seconds.
 fn clock(text: &str) -> Option<f64> {
     let parts: Vec<&str> = text.split(':').collect();

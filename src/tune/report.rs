@@ -7,6 +7,7 @@ use std::fmt::Write as _;
 
 use super::Tuned;
 use super::knobs::Knob;
+use super::run::{Prepared, Said};
 use super::score::{Score, front_by_cpus};
 
 /// The most front rows shown (the fewest CPUs first).
@@ -746,6 +747,141 @@ fn form_wins(t: &Tuned, i: usize, form: &super::forms::FormUse) -> String {
 }
 
 /// Failing test from the r40 review.
+/// The report of `plugtop tune` as text: the knobs, the table, and the
+/// recommendation as a diff with how it did elsewhere, or why there is
+/// none. Prose wraps at the terminal's width (80 into a file or a pipe);
+/// the tables and the diff stay as they are.
+pub fn text(
+    out: &mut dyn std::io::Write,
+    p: &Prepared,
+    t: &Tuned,
+    said: &Said,
+) -> std::io::Result<()> {
+    let width = crate::report::text_width();
+    let columns = crate::report::terminal_columns();
+    let say = |out: &mut dyn std::io::Write, text: &str| {
+        write!(out, "{}", crate::report::prose(text, width))
+    };
+    let file = &p.file;
+    writeln!(out, "knobs of {}:", file.name())?;
+    write!(out, "{}", knobs_text(&t.knobs))?;
+    let forms = t.shapes.len() - 1;
+    let variants = if forms > 0 {
+        format!(", the file's own numbers and {forms} variants of the rule forms")
+    } else {
+        String::new()
+    };
+    let words = candidates_words(t);
+    say(
+        out,
+        &format!(
+            "\n{words} on {} (seed {}){variants}:",
+            p.source_name, p.asked.seed
+        ),
+    )?;
+    let against = p.asked.against.as_ref().map(|a| a.display().to_string());
+    write!(out, "{}", table(t, against.as_deref()))?;
+    let Some(bytes) = &said.recommended else {
+        let why = why_nothing(t);
+        let wanted = p.options.objective.wanted();
+        return say(
+            out,
+            &format!("\nrecommended: {why} ({wanted}); the front above shows the trade-off"),
+        );
+    };
+    if let super::Standing::Ties { .. } = t.standing {
+        say(
+            out,
+            &format!(
+                "\nno candidate did better than the reference and held up elsewhere; the \
+             best that ties it everywhere and does better than {} is recommended",
+                file.name()
+            ),
+        )?;
+    }
+    say(
+        out,
+        &format!("\nrecommended, as a diff against {}:", file.name()),
+    )?;
+    write!(
+        out,
+        "{}",
+        diff(file.name(), file.bytes(), "recommended", bytes)
+    )?;
+    if !t.portfolio.is_empty() {
+        say(
+            out,
+            "\non the built-in scenarios and the steady loads (checked before recommending):",
+        )?;
+        write!(out, "{}", portfolio_table(&t.portfolio, columns))?;
+    }
+    say(
+        out,
+        "\non what it was never tuned or checked on (other seeds, a recording's second \
+         half, the built-in scenarios lighter and heavier):",
+    )?;
+    write!(out, "{}", seeds_table(&said.seeds, columns))?;
+    let notes = [
+        seeds_note(t, &said.seeds),
+        super::recorded::second_half_verdict(&said.seeds, p.options.objective),
+        Some(format!("\n{}", summary(t, &said.seeds))),
+        said.cost.as_ref().map(|(start, now)| cost(start, now)),
+    ];
+    for note in notes.iter().flatten() {
+        say(out, note)?;
+    }
+    Ok(())
+}
+
+/// The report of `plugtop tune` as JSON.
+pub fn json(p: &Prepared, t: &Tuned, said: &Said) -> serde_json::Value {
+    use serde_json::json;
+    let file = &p.file;
+    let front = super::score::pareto_front(&t.front_scores());
+    let knobs: Vec<_> = t
+        .knobs
+        .iter()
+        .map(|k| {
+            json!({
+                "name": k.name(), "owner": k.owner, "line": k.line, "column": k.column,
+                "value": k.value, "range": [k.range.0, k.range.1], "integer": k.integer,
+            })
+        })
+        .collect();
+    let candidate = |i: usize| json!({"index": i, "values": t.candidates[i].0, "score": t.candidates[i].1, "form": t.form_of(i).map(|f| f.title())});
+    let run = |r: &crate::sim::report::SimReport| json!({"avg_cpus": r.avg_online_cpus, "peak_cpus": r.peak_online_cpus, "avg_guest_mib": r.avg_guest_mib, "avg_swapped_mib": r.avg_swapped_mib, "peak_swapped_mib": r.peak_swapped_mib});
+    json!({
+        "rules": file.name(),
+        "knobs": knobs,
+        "candidates": t.candidates.len(),
+        "start": t.candidates[0].1,
+        "reference": t.reference,
+        "front": front.iter().map(|&i| candidate(i)).collect::<Vec<_>>(),
+        "recommended": t.recommended.map(candidate),
+        "recommended_form": t.recommended.and_then(|i| t.form_of(i)),
+        "rounded_from": t.rounded_from,
+        "cost": said.cost.as_ref().map(|(start, now)| json!({"start": run(start), "recommended": run(now)})),
+        "forms_searched": t.shapes.iter().enumerate().skip(1).map(|(k, shape)| json!({
+            "form": shape.form.as_ref().map(|f| f.title()),
+            "origin": shape.form.as_ref().map(|f| f.origin.clone()),
+            "candidates": t.shape_of.iter().filter(|s| **s == k).count(),
+        })).collect::<Vec<_>>(),
+        "standing": t.recommended.map(|_| match t.standing {
+            super::Standing::Beats => "beats",
+            super::Standing::Ties { .. } => "ties",
+        }),
+        "recommended_diff": said.recommended.as_ref().map(|b| diff(file.name(), file.bytes(), "recommended", b)),
+        "judged": t.judged.iter().map(|(i, v)| json!({
+            "index": i,
+            "form": t.form_of(*i).map(|f| f.title()),
+            "score": t.candidates[*i].1,
+            "verdict": v.words(),
+        })).collect::<Vec<_>>(),
+        "portfolio": t.portfolio,
+        "held_out": said.seeds.iter().map(|(l, s, sc)| json!({"file": l, "workload": s, "score": sc})).collect::<Vec<_>>(),
+    })
+}
+
 #[cfg(test)]
 mod diff_review {
     /// Past 2,000 lines the diff paired line i with line i: one line put

@@ -229,6 +229,28 @@ pub enum Objective {
     Steady,
 }
 
+impl Objective {
+    /// Its name on the command line.
+    pub fn word(self) -> &'static str {
+        match self {
+            Objective::Cpu => "cpu",
+            Objective::Memory => "memory",
+            Objective::Steady => "steady",
+        }
+    }
+
+    /// What a recommendation must do, in words.
+    pub fn wanted(self) -> &'static str {
+        match self {
+            Objective::Cpu => {
+                "less unmet demand at no more stalls or memory, and 5% more CPUs at most                  unless a fifth less demand is left unmet"
+            }
+            Objective::Memory => "a smaller guest at no more stalls, CPUs or unmet demand",
+            Objective::Steady => "fewer changes at no more CPUs, memory or stalls",
+        }
+    }
+}
+
 /// The indices of the usable scores no usable score dominates.
 pub fn pareto_front(scores: &[&Score]) -> Vec<usize> {
     (0..scores.len())

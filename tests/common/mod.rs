@@ -136,10 +136,13 @@ impl FakeRoot {
             ("pgscan_direct", 0),
         ]);
         root.write("proc/sys/vm/cmm_pages", "0\n");
-        root.write("proc/cpuinfo", &plugtop::sim::serve::zvm_cpuinfo(n));
+        root.write(
+            "proc/cpuinfo",
+            &plugtop::sim::published_root::zvm_cpuinfo(n),
+        );
         root.write(
             "proc/sysinfo",
-            &plugtop::sim::serve::zvm_sysinfo("LINUX01", n),
+            &plugtop::sim::published_root::zvm_sysinfo("LINUX01", n),
         );
         let list = if n == 1 {
             "0\n".to_string()

@@ -266,7 +266,7 @@ fn observe_mode_names_the_cpu_from_the_root_and_writes_nothing() {
 /// it serves: each step takes the same CPU.
 #[test]
 fn the_simulator_chooses_as_its_served_root_does() {
-    use plugtop::sim::serve::{publish_all, take_writes};
+    use plugtop::sim::published_root::{publish_all, take_writes};
     use plugtop::sim::{Guest, Scenario, SharedGuest, SimActuator};
     let text = "name = \"t\"\ncpus = 12\nonline = 3\nmemory_mib = 1024\nduration = \"1:00\"\nphases = []\n";
     let scenario = Scenario::parse("t", text).expect("scenario");

@@ -245,12 +245,12 @@ fn run_with_textfile(
     std::fs::create_dir_all(dir.join("proc/sys/kernel")).expect("root");
     std::fs::write(
         dir.join("proc/cpuinfo"),
-        plugtop::sim::serve::zvm_cpuinfo(4),
+        plugtop::sim::published_root::zvm_cpuinfo(4),
     )
     .expect("cpuinfo");
     std::fs::write(
         dir.join("proc/sysinfo"),
-        plugtop::sim::serve::zvm_sysinfo("LINUX07", 4),
+        plugtop::sim::published_root::zvm_sysinfo("LINUX07", 4),
     )
     .expect("sysinfo");
     let run = RunOptions {

@@ -16,7 +16,7 @@ use plugtop::kernel::claimed_dir::{ClaimError, DirUse, claim};
 use plugtop::kernel::fs::FsError;
 use plugtop::kernel::fs::Root;
 use plugtop::kernel::fs::is_temporary;
-use plugtop::sim::serve::{AtEnd, Served, publish_all, serve, take_writes};
+use plugtop::sim::published_root::{AtEnd, Served, publish_all, serve, take_writes};
 use plugtop::sim::{Guest, Scenario};
 
 const UNTOUCHED: &str = "another file, untouched\n";

@@ -65,7 +65,7 @@ fn plugtop_runs_loop_acts_then_waits_for_the_signal_without_panicking() {
         // The root holds the guest as `sim --serve` publishes it (plugtop
         // acts only on a start state `restore` could put back from it).
         let beneath = plugtop::kernel::fs::Root::open(&root).expect("root");
-        plugtop::sim::serve::publish_all(&guest.borrow(), &beneath).expect("published");
+        plugtop::sim::published_root::publish_all(&guest.borrow(), &beneath).expect("published");
         let before = guest.borrow().sample().online.count;
         let mut source = SimSource::new(guest.clone(), 1.0);
         let mut actuator = SimActuator::new(guest);

@@ -53,7 +53,10 @@ fn the_verdict_is_decided_from_the_root_s_cpuinfo() {
         loaded.memory_off_line()
     );
     // The same guest as z/VM shows it: on.
-    root.write("proc/cpuinfo", &plugtop::sim::serve::zvm_cpuinfo(2));
+    root.write(
+        "proc/cpuinfo",
+        &plugtop::sim::published_root::zvm_cpuinfo(2),
+    );
     let facts = plugtop::kernel::root::RootReader::new().facts(root.path());
     assert_eq!(facts.zvm_guest, Some(true));
     assert!(plugtop::rules::load(&file, &facts).rules.mem_enabled);
@@ -171,7 +174,10 @@ fn errors_in_a_group_that_is_off_are_warnings_that_say_so() {
         "{out}"
     );
     assert!(!out.contains("then exit"), "{out}");
-    root.write("proc/cpuinfo", &plugtop::sim::serve::zvm_cpuinfo(2));
+    root.write(
+        "proc/cpuinfo",
+        &plugtop::sim::published_root::zvm_cpuinfo(2),
+    );
     let o = common::plugtop(&["check", &rules, "--root", &root_s]);
     let (out, _) = text(&o);
     assert_eq!(o.status.code(), Some(1), "{out}");

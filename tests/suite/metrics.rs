@@ -69,17 +69,17 @@ pub(crate) fn run_rules_in(dir: &std::path::Path, mode: Mode, rules: &str) -> (M
     // The root holds the guest as `sim --serve` publishes it (plugtop acts
     // only on a start state `restore` could put back from it).
     let beneath = plugtop::kernel::fs::Root::open(dir).expect("root");
-    plugtop::sim::serve::publish_all(&guest.borrow(), &beneath).expect("published");
+    plugtop::sim::published_root::publish_all(&guest.borrow(), &beneath).expect("published");
     // The identity comes from the root: a z/VM guest's cpuinfo and sysinfo.
     std::fs::create_dir_all(dir.join("proc/sys/kernel")).expect("root");
     std::fs::write(
         dir.join("proc/cpuinfo"),
-        plugtop::sim::serve::zvm_cpuinfo(4),
+        plugtop::sim::published_root::zvm_cpuinfo(4),
     )
     .expect("cpuinfo");
     std::fs::write(
         dir.join("proc/sysinfo"),
-        plugtop::sim::serve::zvm_sysinfo("LINUX07", 4),
+        plugtop::sim::published_root::zvm_sysinfo("LINUX07", 4),
     )
     .expect("sysinfo");
     std::fs::write(dir.join("proc/sys/kernel/hostname"), "guest7\n").expect("hostname");

@@ -74,7 +74,7 @@ fn run_loop(scenario: &Scenario, rules: &std::path::Path, root: &std::path::Path
     // The root holds the guest as `sim --serve` publishes it (plugtop acts
     // only on a start state `restore` could put back from it).
     let beneath = plugtop::kernel::fs::Root::open(root).expect("root");
-    plugtop::sim::serve::publish_all(&guest.borrow(), &beneath).expect("published");
+    plugtop::sim::published_root::publish_all(&guest.borrow(), &beneath).expect("published");
     let mut actuator = SimActuator::new(guest);
     let options = RunOptions {
         rules: rules.to_path_buf(),

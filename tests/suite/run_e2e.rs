@@ -89,7 +89,7 @@ fn lay_out_cpus(root: &Path) {
     std::fs::write(root.join("proc/sys/vm/cmm_pages"), "0\n").expect("cmm_pages");
     std::fs::write(
         root.join("proc/cpuinfo"),
-        plugtop::sim::serve::zvm_cpuinfo(CPUS),
+        plugtop::sim::published_root::zvm_cpuinfo(CPUS),
     )
     .expect("cpuinfo");
 }

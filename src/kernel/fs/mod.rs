@@ -132,11 +132,6 @@ impl FsError {
     pub fn is_not_found(&self) -> bool {
         matches!(self, FsError::Io { source, .. } if source.kind() == ErrorKind::NotFound)
     }
-
-    /// True when the file holds more than the read's limit.
-    pub fn is_too_large(&self) -> bool {
-        matches!(self, FsError::Io { source, .. } if source.kind() == ErrorKind::FileTooLarge)
-    }
 }
 
 /// For callers whose own error names the path: the system's error as it

@@ -7,7 +7,10 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
+use anyhow::Context;
+
 use super::Guest;
+use crate::kernel::claimed_dir::DirUse;
 use crate::kernel::fs::{FsError, Placing, StagedFiles};
 use crate::kernel::fs::{Resolve, Root};
 use crate::kernel::recording::export::write_root;
@@ -213,6 +216,101 @@ pub fn serve(
         guest.advance(PUBLISHED_STEP);
         publish(guest, root)?;
     }
+}
+
+/// `sim --serve DIR`: `guest` published below `root` at `pace` (simulated
+/// seconds per real second; `None` is `--fast`), until a signal, or until
+/// its end when `--duration` gave one (`until_duration`); without it, an
+/// idle guest after the scenario's end. Says on `err` at the start how
+/// long it runs and what comes at the end, every change written to the
+/// controls, and at the end why it ended.
+pub fn serve_below(
+    root: &Path,
+    mut guest: Guest,
+    until_duration: bool,
+    pace: Option<f64>,
+    err: &mut dyn std::io::Write,
+) -> anyhow::Result<()> {
+    use crate::report::terminal_safe;
+    // Refused before anything is written: `/`, or a directory that holds
+    // someone else's files.
+    let dir = crate::kernel::claimed_dir::claim(root, DirUse::ServedRoot)?;
+    let signals = crate::daemon::Signals::install()?;
+    let at_end = if until_duration {
+        AtEnd::Stop
+    } else {
+        AtEnd::GoIdle
+    };
+    writeln!(
+        err,
+        "plugtop: {}",
+        plan(root, guest.scenario(), at_end, pace)
+    )?;
+    let mut wait = |d: Duration, part: Part| {
+        // After the scenario, an idle guest at real time even under
+        // --fast: as fast as it can, forever, would only burn a CPU.
+        let speed = match (part, pace) {
+            (_, Some(speed)) => speed,
+            (Part::Idle, None) => 1.0,
+            (Part::Scenario, None) => return,
+        };
+        let until = crate::pace::deadline(std::time::Instant::now(), crate::pace::scaled(d, speed));
+        crate::pace::park_until(until, &|| signals.stop.load(Ordering::SeqCst));
+    };
+    let served = serve(
+        &mut guest,
+        &dir,
+        at_end,
+        &signals.stop,
+        &mut wait,
+        &mut |l| {
+            let _ = writeln!(err, "{}", terminal_safe(l));
+        },
+    )
+    .with_context(|| format!("cannot write below {}", root.display()))?;
+    let why = match served {
+        Served::Ended => "--duration reached".to_string(),
+        Served::Stopped => format!(
+            "ended by {}",
+            crate::stop_signals::name(signals.stopped_by.load(Ordering::SeqCst))
+        ),
+    };
+    writeln!(
+        err,
+        "plugtop: {why} at {}: serving stopped; the files below {} stay as they are (a daemon on them sees no time pass)",
+        super::report::clock(guest.t),
+        terminal_safe(&root.display().to_string())
+    )?;
+    Ok(())
+}
+
+/// What `sim --serve` says at its start: where, how long, at what pace,
+/// and what comes at the end.
+fn plan(root: &Path, scenario: &super::Scenario, at_end: AtEnd, pace: Option<f64>) -> String {
+    use crate::report::terminal_safe;
+    let pace_text = |speed: Option<f64>| match speed {
+        None => "as fast as it can (--fast)".to_string(),
+        Some(1.0) => "at real time".to_string(),
+        Some(s) => format!("at --speed {s}"),
+    };
+    let length = super::report::clock(scenario.length());
+    let then = match at_end {
+        AtEnd::Stop => format!(
+            "for {length} (--duration) {}, then it stops and the files stay as they are at {length}",
+            pace_text(pace)
+        ),
+        AtEnd::GoIdle => format!(
+            "for the scenario's {length} {}, then as an idle guest (idle ticks on its online CPUs, memory as at the end) {} until stopped (--duration sets an end)",
+            pace_text(pace),
+            pace_text(Some(pace.unwrap_or(1.0)))
+        ),
+    };
+    let root = root.display().to_string();
+    let root = terminal_safe(&root);
+    format!(
+        "simulating {} below {root} {then}; point `plugtop --root {root}` or `plugtop run --root {root}` at it; Ctrl-C or SIGTERM stops it",
+        terminal_safe(&scenario.name),
+    )
 }
 
 #[cfg(test)]
