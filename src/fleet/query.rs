@@ -304,12 +304,14 @@ fn envelope(body: &[u8]) -> Result<(Data, Vec<String>), QueryError> {
     Ok((data, warnings))
 }
 
-/// The series of a result (of the type asked for), at most [`MAX_SERIES`]
-/// (a warning says when more were dropped).
-fn series(
-    result: Bounded<Item, MAX_SERIES>,
-    warnings: &mut Vec<String>,
-) -> Result<Vec<RawSeries>, QueryError> {
+/// The series of an answer whose result must be of type `kind`, at most
+/// [`MAX_SERIES`] (a warning says when more were dropped), and its warnings.
+fn series(body: &[u8], kind: &'static str) -> Result<(Vec<RawSeries>, Vec<String>), QueryError> {
+    let (data, mut warnings) = envelope(body)?;
+    if data.result_type != kind {
+        return Err(QueryError::WrongType(cut(&data.result_type), kind));
+    }
+    let result = data.result;
     let total = result.total;
     let out = result
         .kept
@@ -326,16 +328,13 @@ fn series(
             "{total} series answered, only the first {MAX_SERIES} kept: narrow --match"
         ));
     }
-    Ok(out)
+    Ok((out, warnings))
 }
 
 /// Decodes an instant query's answer (a vector).
 pub fn decode_vector(body: &[u8]) -> Result<PromAnswer<Vec<PromPoint>>, QueryError> {
-    let (data, mut warnings) = envelope(body)?;
-    if data.result_type != "vector" {
-        return Err(QueryError::WrongType(cut(&data.result_type), "vector"));
-    }
-    let data = series(data.result, &mut warnings)?
+    let (series, warnings) = series(body, "vector")?;
+    let data = series
         .into_iter()
         .map(|s| PromPoint {
             labels: s.metric.0,
@@ -347,11 +346,8 @@ pub fn decode_vector(body: &[u8]) -> Result<PromAnswer<Vec<PromPoint>>, QueryErr
 
 /// Decodes a range query's answer (a matrix).
 pub fn decode_matrix(body: &[u8]) -> Result<PromAnswer<Vec<PromSeries>>, QueryError> {
-    let (data, mut warnings) = envelope(body)?;
-    if data.result_type != "matrix" {
-        return Err(QueryError::WrongType(cut(&data.result_type), "matrix"));
-    }
-    let data = series(data.result, &mut warnings)?
+    let (series, warnings) = series(body, "matrix")?;
+    let data = series
         .into_iter()
         .map(|s| PromSeries {
             labels: s.metric.0,

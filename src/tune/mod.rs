@@ -258,18 +258,8 @@ pub fn size_share(cpus: u32) -> f64 {
 /// Stands for a candidate outside its knobs' ranges where the front is
 /// made: never usable, so it neither enters the front nor hides another.
 static OUTSIDE: Score = Score {
-    unmet_cpu_seconds: f64::INFINITY,
-    avg_online_cpus: f64::INFINITY,
-    guest_to_working_set: f64::INFINITY,
-    direct_scan_stalls: u64::MAX,
-    throughput_ratio: 0.0,
-    cpu_changes: 0,
-    pool_changes: 0,
-    reversals: 0,
     flapping: true,
-    flaps_at_steady: None,
-    narrow: false,
-    fatal: None,
+    ..Score::WORST
 };
 
 impl Tuned {

@@ -53,21 +53,28 @@ impl Score {
         }
     }
 
+    /// The worst there is: infinitely many CPUs, unmet demand and memory,
+    /// no throughput.
+    pub const WORST: Score = Score {
+        unmet_cpu_seconds: f64::INFINITY,
+        avg_online_cpus: f64::INFINITY,
+        guest_to_working_set: f64::INFINITY,
+        direct_scan_stalls: u64::MAX,
+        throughput_ratio: 0.0,
+        cpu_changes: 0,
+        pool_changes: 0,
+        reversals: 0,
+        flapping: false,
+        flaps_at_steady: None,
+        narrow: false,
+        fatal: None,
+    };
+
     /// A file that cpuplugd would refuse, or one that stops it.
     pub fn refused(why: String) -> Score {
         Score {
-            unmet_cpu_seconds: f64::INFINITY,
-            avg_online_cpus: f64::INFINITY,
-            guest_to_working_set: f64::INFINITY,
-            direct_scan_stalls: u64::MAX,
-            throughput_ratio: 0.0,
-            cpu_changes: 0,
-            pool_changes: 0,
-            reversals: 0,
-            flapping: false,
-            flaps_at_steady: None,
-            narrow: false,
             fatal: Some(why),
+            ..Score::WORST
         }
     }
 
