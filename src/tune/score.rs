@@ -213,12 +213,7 @@ pub(crate) fn example(unmet: f64, cpus: f64) -> Score {
         direct_scan_stalls: 0,
         throughput_ratio: 0.95,
         cpu_changes: 4,
-        pool_changes: 0,
-        reversals: 0,
-        flapping: false,
-        flaps_at_steady: None,
-        narrow: false,
-        fatal: None,
+        ..Score::WORST
     }
 }
 
