@@ -2,10 +2,10 @@
 //! exit status for a check command.
 
 use std::io::Write;
-use std::time::Duration;
 
 use anyhow::bail;
 
+use super::interval::seconds;
 use crate::cli::{FleetArgs, FleetFormat};
 use plugtop::commands::Status;
 use plugtop::fleet::batch::{self, FleetVerdict, Format};
@@ -13,14 +13,6 @@ use plugtop::fleet::fetch::{self, Scope};
 use plugtop::fleet::query::PromClient;
 use plugtop::fleet::screen::{self, FleetOptions};
 use plugtop::fleet::{FleetError, model::Fleet};
-
-/// A positive, finite number of seconds, or why not.
-fn seconds(name: &str, v: f64, min: f64, max: f64) -> anyhow::Result<Duration> {
-    if !v.is_finite() || v < min || v > max {
-        bail!("--{name} must be between {min} and {max} seconds, not {v}");
-    }
-    Ok(Duration::from_secs_f64(v))
-}
 
 /// `plugtop fleet`.
 pub fn run(args: FleetArgs, out: &mut dyn Write) -> anyhow::Result<Status> {

@@ -3,10 +3,10 @@
 //! actions that really happened.
 
 use std::io::Write;
-use std::time::Duration;
 
 use anyhow::bail;
 
+use super::interval::seconds;
 use crate::cli::{ImportArgs, ImportFrom};
 use plugtop::commands::Status;
 use plugtop::fleet::query::PromClient;
@@ -16,7 +16,7 @@ use plugtop::import::{self, Summary, actions, prometheus, sysstat};
 pub fn run(args: ImportArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
     let (summary, path) = match args.from {
         ImportFrom::Sysstat(a) => {
-            let timeout = seconds("timeout", a.timeout)?;
+            let timeout = seconds("timeout", a.timeout, 0.1, 86_400.0)?;
             let (logged, warnings) = read_actions(a.actions.as_deref())?;
             let mut summary = sysstat::import(sysstat::SysstatOptions {
                 files: &a.files,
@@ -29,7 +29,7 @@ pub fn run(args: ImportArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
             (summary, a.output)
         }
         ImportFrom::Prometheus(a) => {
-            let timeout = seconds("timeout", a.timeout)?;
+            let timeout = seconds("timeout", a.timeout, 0.1, 86_400.0)?;
             let from = time("from", &a.from)?;
             let to = time("to", &a.to)?;
             let client = PromClient::new(&a.prometheus, timeout)?;
@@ -67,14 +67,6 @@ fn read_actions(
         Some(p) => Ok(actions::read(p)?),
         None => Ok((Vec::new(), Vec::new())),
     }
-}
-
-/// A time limit in seconds.
-fn seconds(name: &str, v: f64) -> anyhow::Result<Duration> {
-    if !v.is_finite() || !(0.1..=86_400.0).contains(&v) {
-        bail!("--{name} must be between 0.1 and 86400 seconds, not {v}");
-    }
-    Ok(Duration::from_secs_f64(v))
 }
 
 /// Seconds since the epoch from `1714525822`, `2024-05-01T03:10:22Z` or
