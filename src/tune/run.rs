@@ -95,7 +95,9 @@ pub fn prepare(asked: Asked, say: &mut dyn FnMut(String)) -> anyhow::Result<Prep
     let workload = Workload {
         scenario,
         old_kernel,
-        duration: (asked.duration.as_deref())
+        duration: asked
+            .duration
+            .as_deref()
             .map(crate::sim::scenario::duration_arg)
             .transpose()?,
     };
