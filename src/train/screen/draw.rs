@@ -28,6 +28,13 @@ fn panel() -> Block<'static> {
     Block::bordered().padding(Padding::right(1))
 }
 
+/// `lines` in a [`panel`] over `area` titled `title`, wrapped at its width.
+fn wrapped_panel(frame: &mut Frame, area: Rect, title: &str, lines: Vec<Line>, theme: Theme) {
+    let block = panel().title(Span::styled(title, theme.title()));
+    let text = Paragraph::new(lines).wrap(Wrap { trim: false });
+    frame.render_widget(text.block(block), area);
+}
+
 /// The columns a line inside a [`panel`] of `area` may fill.
 fn inside(area: Rect) -> usize {
     usize::from(area.width).saturating_sub(3).max(1)
@@ -585,38 +592,23 @@ fn score_panel(app: &TrainApp, frame: &mut Frame, area: Rect, theme: Theme) {
             }
         }
     }
-    frame.render_widget(
-        Paragraph::new(lines)
-            .wrap(Wrap { trim: false })
-            .block(panel().title(Span::styled(" Practice run ", theme.title()))),
-        area,
-    );
+    wrapped_panel(frame, area, " Practice run ", lines, theme);
 }
 
 fn choices_panel(app: &TrainApp, frame: &mut Frame, area: Rect, theme: Theme) {
     let mut lines = Vec::new();
     for (i, c) in app.current.choices.iter().enumerate() {
-        let style = if app.current.selected == Some(i) {
-            theme.selected()
+        let (mark, style) = if app.current.selected == Some(i) {
+            ("▶ ", theme.selected())
         } else {
-            Style::default()
-        };
-        let mark = if app.current.selected == Some(i) {
-            "▶ "
-        } else {
-            "  "
+            ("  ", Style::default())
         };
         lines.push(Line::styled(format!("{mark}{}", safe(&c.line())), style));
     }
     if lines.is_empty() {
         lines.push(Line::styled("no comparison to point at", theme.warning()));
     }
-    frame.render_widget(
-        Paragraph::new(lines)
-            .wrap(Wrap { trim: false })
-            .block(panel().title(Span::styled(" Point at the culprit ", theme.title()))),
-        area,
-    );
+    wrapped_panel(frame, area, " Point at the culprit ", lines, theme);
 }
 
 fn rules_panel(app: &TrainApp, frame: &mut Frame, area: Rect, theme: Theme) {
@@ -715,12 +707,7 @@ fn editor_panel(app: &TrainApp, frame: &mut Frame, area: Rect, theme: Theme) {
         " What-if editor: {} ",
         ellipsize(&safe(&what), width.saturating_sub(18))
     );
-    frame.render_widget(
-        Paragraph::new(lines)
-            .wrap(Wrap { trim: false })
-            .block(panel().title(Span::styled(title, theme.title()))),
-        area,
-    );
+    wrapped_panel(frame, area, &title, lines, theme);
 }
 
 fn flips_panel(app: &TrainApp, frame: &mut Frame, area: Rect, theme: Theme) {
