@@ -154,76 +154,55 @@ impl JudgingThread {
     }
 }
 
-/// What a key does on the screen (outside the editor and the help): the
-/// one table below makes both the dispatch and the `?` help.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TrainKey {
-    Edit,
-    Submit,
-    Answer,
-    Up,
-    Down,
-    Pause,
-    Faster,
-    Slower,
-    Restart,
-    LineUp,
-    LineDown,
-    PageUp,
-    PageDown,
-    Next,
-    Previous,
-    Help,
-    Quit,
-}
-
-/// The keys of an exercise that asks for rules: what each does and how
-/// the help writes it (the first row that matches wins).
-const RULES_KEYS: &[LayerBinding<TrainKey>] = &[
+/// The keys of an exercise that asks for rules, outside the editor and
+/// the help: the action each stands for and how the help writes it. These
+/// tables make both the dispatch and the `?` help (the first row that
+/// matches wins).
+const RULES_KEYS: &[LayerBinding<TrainAction>] = &[
     LayerBinding {
-        action: TrainKey::Edit,
+        action: TrainAction::Edit,
         keys: &[plain(KeyCode::Char('e')), plain(KeyCode::Enter)],
         shown: "e Enter",
         description: "edit the rules in the what-if editor",
     },
     LayerBinding {
-        action: TrainKey::Submit,
+        action: TrainAction::Submit,
         keys: &[plain(KeyCode::Char('s'))],
         shown: "s",
         description: "submit: judge the rules on the held-out runs",
     },
     LayerBinding {
-        action: TrainKey::Pause,
+        action: TrainAction::Pause,
         keys: &[plain(KeyCode::Char(' '))],
         shown: "space",
         description: "pause or run the practice run",
     },
     LayerBinding {
-        action: TrainKey::Faster,
+        action: TrainAction::Faster,
         keys: &[plain(KeyCode::Char('+')), plain(KeyCode::Char('='))],
         shown: "+",
         description: "faster: 1×, 10×, 100×, 1000×, max",
     },
     LayerBinding {
-        action: TrainKey::Slower,
+        action: TrainAction::Slower,
         keys: &[plain(KeyCode::Char('-'))],
         shown: "-",
         description: "slower",
     },
     LayerBinding {
-        action: TrainKey::Restart,
+        action: TrainAction::Restart,
         keys: &[plain(KeyCode::Char('r'))],
         shown: "r",
         description: "the practice run from the start",
     },
     LayerBinding {
-        action: TrainKey::LineUp,
+        action: TrainAction::Scroll(-1),
         keys: &[plain(KeyCode::Up)],
         shown: "↑",
         description: "scroll the exercise panel up a line",
     },
     LayerBinding {
-        action: TrainKey::LineDown,
+        action: TrainAction::Scroll(1),
         keys: &[plain(KeyCode::Down)],
         shown: "↓",
         description: "scroll the exercise panel down a line",
@@ -231,21 +210,21 @@ const RULES_KEYS: &[LayerBinding<TrainKey>] = &[
 ];
 
 /// The keys of a diagnosis.
-const DIAGNOSIS_KEYS: &[LayerBinding<TrainKey>] = &[
+const DIAGNOSIS_KEYS: &[LayerBinding<TrainAction>] = &[
     LayerBinding {
-        action: TrainKey::Up,
+        action: TrainAction::Choose(-1),
         keys: &[plain(KeyCode::Up)],
         shown: "↑",
         description: "point at the comparison above",
     },
     LayerBinding {
-        action: TrainKey::Down,
+        action: TrainAction::Choose(1),
         keys: &[plain(KeyCode::Down)],
         shown: "↓",
         description: "point at the comparison below",
     },
     LayerBinding {
-        action: TrainKey::Answer,
+        action: TrainAction::Submit,
         keys: &[plain(KeyCode::Enter), plain(KeyCode::Char('s'))],
         shown: "Enter s",
         description: "answer: this comparison is the culprit",
@@ -253,39 +232,39 @@ const DIAGNOSIS_KEYS: &[LayerBinding<TrainKey>] = &[
 ];
 
 /// The keys of every exercise, after its own kind's.
-const SHARED_KEYS: &[LayerBinding<TrainKey>] = &[
+const SHARED_KEYS: &[LayerBinding<TrainAction>] = &[
     LayerBinding {
-        action: TrainKey::PageUp,
+        action: TrainAction::Page(-1),
         keys: &[plain(KeyCode::PageUp)],
         shown: "PgUp",
         description: "scroll the exercise panel up a page",
     },
     LayerBinding {
-        action: TrainKey::PageDown,
+        action: TrainAction::Page(1),
         keys: &[plain(KeyCode::PageDown)],
         shown: "PgDn",
         description: "scroll the exercise panel down a page (the result, hints, brief)",
     },
     LayerBinding {
-        action: TrainKey::Next,
+        action: TrainAction::Next,
         keys: &[plain(KeyCode::Char('n'))],
         shown: "n",
         description: "the next exercise",
     },
     LayerBinding {
-        action: TrainKey::Previous,
+        action: TrainAction::Previous,
         keys: &[plain(KeyCode::Char('p'))],
         shown: "p",
         description: "the previous exercise",
     },
     LayerBinding {
-        action: TrainKey::Help,
+        action: TrainAction::Help,
         keys: &[plain(KeyCode::Char('?'))],
         shown: "?",
         description: "this help (? or Esc closes it)",
     },
     LayerBinding {
-        action: TrainKey::Quit,
+        action: TrainAction::Quit,
         keys: &[plain(KeyCode::Char('q')), ctrl('c')],
         shown: "q Ctrl-C",
         description: "quit (progress is kept)",
@@ -294,7 +273,7 @@ const SHARED_KEYS: &[LayerBinding<TrainKey>] = &[
 
 /// The screen's keys valid in an exercise of `kind`, in the order the
 /// help lists them and the dispatch tries them.
-pub fn keys_for(kind: Kind) -> impl Iterator<Item = &'static LayerBinding<TrainKey>> {
+pub fn keys_for(kind: Kind) -> impl Iterator<Item = &'static LayerBinding<TrainAction>> {
     let own = match kind {
         Kind::Rules => RULES_KEYS,
         Kind::Diagnosis => DIAGNOSIS_KEYS,
@@ -657,27 +636,9 @@ impl TrainApp {
                 _ => None,
             };
         }
-        let bound = keys_for(self.exercise().kind)
-            .find(|b| b.keys.iter().any(|c| c.matches(key)))?
-            .action;
-        Some(match bound {
-            TrainKey::Edit => TrainAction::Edit,
-            TrainKey::Submit | TrainKey::Answer => TrainAction::Submit,
-            TrainKey::Up => TrainAction::Choose(-1),
-            TrainKey::Down => TrainAction::Choose(1),
-            TrainKey::Pause => TrainAction::Pause,
-            TrainKey::Faster => TrainAction::Faster,
-            TrainKey::Slower => TrainAction::Slower,
-            TrainKey::Restart => TrainAction::Restart,
-            TrainKey::LineUp => TrainAction::Scroll(-1),
-            TrainKey::LineDown => TrainAction::Scroll(1),
-            TrainKey::PageUp => TrainAction::Page(-1),
-            TrainKey::PageDown => TrainAction::Page(1),
-            TrainKey::Next => TrainAction::Next,
-            TrainKey::Previous => TrainAction::Previous,
-            TrainKey::Help => TrainAction::Help,
-            TrainKey::Quit => TrainAction::Quit,
-        })
+        keys_for(self.exercise().kind)
+            .find(|b| b.keys.iter().any(|c| c.matches(key)))
+            .map(|b| b.action.clone())
     }
 
     /// Simulated seconds per real second now (0: as fast as it can).
