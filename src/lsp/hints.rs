@@ -6,6 +6,7 @@ use lsp_types::{InlayHint, InlayHintLabel, InlayHintTooltip, Range};
 
 use super::live::Live;
 use super::position::LineIndex;
+use crate::report::node_text::shorten;
 use crate::rules::RuleKind;
 
 /// Longest hint label, characters: a hint is a glance, the tooltip and the
@@ -34,7 +35,7 @@ pub fn hints(live: &Live, uri: &str, text: &str, range: Range) -> Vec<InlayHint>
         };
         out.push(InlayHint {
             position,
-            label: InlayHintLabel::String(cut(&label)),
+            label: InlayHintLabel::String(shorten(&label, MAX_LABEL)),
             kind: None,
             text_edits: None,
             tooltip: tooltip.map(InlayHintTooltip::String),
@@ -63,14 +64,4 @@ pub fn hints(live: &Live, uri: &str, text: &str, range: Range) -> Vec<InlayHint>
     }
     out.sort_by_key(|h| (h.position.line, h.position.character));
     out
-}
-
-/// `label` cut to [`MAX_LABEL`] characters.
-fn cut(label: &str) -> String {
-    if label.chars().count() <= MAX_LABEL {
-        return label.to_string();
-    }
-    let mut s: String = label.chars().take(MAX_LABEL - 1).collect();
-    s.push('…');
-    s
 }

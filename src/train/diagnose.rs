@@ -15,7 +15,7 @@ use crate::control::flap::Moves;
 use crate::engine::Engine;
 use crate::kernel::Source;
 use crate::kernel::recording::RecordingSource;
-use crate::report::flips::{CONDITIONS, flips};
+use crate::report::flips::{CONDITIONS, Flip, flips};
 use crate::report::trace::label;
 use crate::rules::eval::Trace;
 use crate::rules::expr::{BinOp, NodeKind};
@@ -113,18 +113,23 @@ pub fn recording_facts(path: &Path) -> Result<SystemFacts, DiagnoseError> {
 }
 
 /// Replays the recording at `path` under `file`'s rules (open loop, as the
-/// Flips view explains a replay) and counts, per comparison, the decisions
-/// it flipped.
-pub fn tally(path: &Path, file: &SourceFile) -> Result<Tally, DiagnoseError> {
+/// Flips view explains a replay): `start` makes a state of the rules as
+/// loaded, and `change` is given it with each change of decision (the
+/// comparisons' flips, the moves before and after, the reading) and says
+/// whether to go on.
+fn each_change<S>(
+    path: &Path,
+    file: &SourceFile,
+    start: impl FnOnce(&RuleSet, &SourceFile) -> S,
+    mut change: impl FnMut(&mut S, Vec<Flip>, &Moves, &Moves, usize) -> bool,
+) -> Result<S, DiagnoseError> {
     let mut source = RecordingSource::open(path)?;
     let facts = source.facts();
     let (rules, file) = crate::rules::load_source(file.clone(), &facts)?;
     let rules = Arc::new(rules);
-    let list = choices(&rules, &file);
-    let mut counts = vec![0usize; list.len()];
+    let mut state = start(&rules, &file);
     let mut engine = Engine::new(Arc::clone(&rules));
     let mut previous: Option<(Trace, Moves)> = None;
-    let mut changes = 0;
     while let Some(sample) = source.next_sample() {
         let Ok(sample) = sample else { continue };
         let mut trace = Trace::new();
@@ -138,13 +143,32 @@ pub fn tally(path: &Path, file: &SourceFile) -> Result<Tally, DiagnoseError> {
         if let Some((before, old)) = &previous
             && *old != moves
         {
-            changes += 1;
+            let flipped = flips(&rules, &file, before, &trace);
+            if !change(&mut state, flipped, old, &moves, decision.reading) {
+                break;
+            }
+        }
+        previous = Some((trace, moves));
+    }
+    Ok(state)
+}
+
+/// Replays the recording at `path` under `file`'s rules and counts, per
+/// comparison, the decisions it flipped.
+pub fn tally(path: &Path, file: &SourceFile) -> Result<Tally, DiagnoseError> {
+    let (list, counts, changes) = each_change(
+        path,
+        file,
+        |rules, file| {
+            let list = choices(rules, file);
+            let counts = vec![0usize; list.len()];
+            (list, counts, 0)
+        },
+        |(list, counts, changes), flipped, _, _, _| {
+            *changes += 1;
             // What flipped counts; a rule's comparisons held only because
             // it was not evaluated before do not.
-            for f in flips(&rules, &file, before, &trace)
-                .into_iter()
-                .filter(|f| f.flipped())
-            {
+            for f in flipped.into_iter().filter(|f| f.flipped()) {
                 if let Some(i) = list
                     .iter()
                     .position(|c| c.rule == f.rule && c.left == f.left && c.right == f.right)
@@ -152,9 +176,9 @@ pub fn tally(path: &Path, file: &SourceFile) -> Result<Tally, DiagnoseError> {
                     counts[i] += 1;
                 }
             }
-        }
-        previous = Some((trace, moves));
-    }
+            true
+        },
+    )?;
     let mut counted: Vec<(Choice, usize)> = list.into_iter().zip(counts).collect();
     counted.sort_by_key(|c| std::cmp::Reverse(c.1));
     Ok(Tally {
@@ -171,36 +195,20 @@ pub fn change_lines(
     file: &SourceFile,
     most: usize,
 ) -> Result<Vec<String>, DiagnoseError> {
-    let mut source = RecordingSource::open(path)?;
-    let facts = source.facts();
-    let (rules, file) = crate::rules::load_source(file.clone(), &facts)?;
-    let rules = Arc::new(rules);
-    let mut engine = Engine::new(Arc::clone(&rules));
-    let mut previous: Option<(Trace, Moves)> = None;
-    let mut out = Vec::new();
-    while let Some(sample) = source.next_sample() {
-        if out.len() >= most {
-            break;
-        }
-        let Ok(sample) = sample else { continue };
-        let mut trace = Trace::new();
-        let Some(decision) = engine.push(&sample, &mut trace) else {
-            continue;
-        };
-        if decision.fatal.is_some() {
-            break;
-        }
-        let moves = Moves::of(&decision);
-        if let Some((before, old)) = &previous
-            && *old != moves
-        {
-            let why = crate::report::flips::lines(&flips(&rules, &file, before, &trace));
-            out.push(format!("#{} {old} → {moves}", decision.reading));
-            out.extend(why.into_iter().map(|w| format!("  {w}")));
-        }
-        previous = Some((trace, moves));
+    if most == 0 {
+        return Ok(Vec::new());
     }
-    Ok(out)
+    each_change(
+        path,
+        file,
+        |_, _| Vec::new(),
+        |out, flipped, old, moves, reading| {
+            let why = crate::report::flips::lines(&flipped);
+            out.push(format!("#{reading} {old} → {moves}"));
+            out.extend(why.into_iter().map(|w| format!("  {w}")));
+            out.len() < most
+        },
+    )
 }
 
 /// Reads a trainee's answer: `RULE: comparison` on its first non-blank,

@@ -665,19 +665,10 @@ pub fn text(g: &Grades) -> String {
         let line = format!("  {:>3} × missed {}{}", m.count, safe(&m.what), range(m));
         wrapped(&mut out, &line, 8);
     }
-    for m in &g.failures {
-        wrapped(
-            &mut out,
-            &format!("  {:>3} × {}", m.count, safe(&m.what)),
-            8,
-        );
-    }
-    for m in &g.lints {
-        wrapped(
-            &mut out,
-            &format!("  {:>3} × lint {}", m.count, safe(&m.what)),
-            8,
-        );
+    let failures = g.failures.iter().map(|m| (m, ""));
+    for (m, kind) in failures.chain(g.lints.iter().map(|m| (m, "lint "))) {
+        let line = format!("  {:>3} × {kind}{}", m.count, safe(&m.what));
+        wrapped(&mut out, &line, 8);
     }
     out
 }

@@ -7,7 +7,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use crossterm::event::KeyEvent;
 use ratatui::layout::Rect;
 
 use super::command::Command;
@@ -16,7 +16,9 @@ use super::draw_memo::{PanelMemo, UnitMemo};
 use super::flips::Flips;
 use super::graph_scale::GraphScale;
 use super::keys::KeyAction;
-use super::layer_keys::{EDITOR_KEYS, EditorAction, TUNE_KEYS, TuneAction, action_in};
+use super::layer_keys::{
+    EDITOR_KEYS, EditorAction, TEXT_KEYS, TUNE_KEYS, TextAction, TuneAction, action_in,
+};
 use super::line_input::LineInput;
 use super::list_rows;
 use super::log_book::LogBook;
@@ -856,17 +858,13 @@ impl App {
     /// path to write (empty: nothing), Esc closes.
     pub fn export_key(&mut self, key: KeyEvent) -> Option<PathBuf> {
         let input = self.modals.export_on_top()?;
-        match key.code {
-            KeyCode::Enter => {
+        match action_in(TEXT_KEYS, key) {
+            Some(TextAction::Done) => {
                 let text = input.text().trim().to_string();
                 self.modals.close_top();
                 (!text.is_empty()).then(|| PathBuf::from(text))
             }
-            KeyCode::Esc => {
-                self.modals.close_top();
-                None
-            }
-            KeyCode::Char('c') if key.modifiers.contains(KeyModifiers::CONTROL) => {
+            Some(TextAction::Cancel) => {
                 self.modals.close_top();
                 None
             }

@@ -383,7 +383,12 @@ fn utf8(bytes: &[u8]) -> Parsed {
 
 /// `ESC O x`: function keys and cursor keys in application mode.
 fn ss3(last: u8) -> Option<Event> {
-    let code = match last {
+    letter_key(last).map(|code| key(code, KeyModifiers::NONE))
+}
+
+/// The key a final letter names, after `ESC O` and after `ESC [` alike.
+fn letter_key(last: u8) -> Option<KeyCode> {
+    Some(match last {
         b'P' => KeyCode::F(1),
         b'Q' => KeyCode::F(2),
         b'R' => KeyCode::F(3),
@@ -395,8 +400,7 @@ fn ss3(last: u8) -> Option<Event> {
         b'H' => KeyCode::Home,
         b'F' => KeyCode::End,
         _ => return None,
-    };
-    Some(key(code, KeyModifiers::NONE))
+    })
 }
 
 /// `ESC [` then parameter bytes, intermediate bytes and one final byte
@@ -464,19 +468,11 @@ fn csi_event(body: &[u8], last: u8) -> Option<Event> {
     }
     let params = numbers(body);
     let code = match last {
-        b'A' => KeyCode::Up,
-        b'B' => KeyCode::Down,
-        b'C' => KeyCode::Right,
-        b'D' => KeyCode::Left,
-        b'H' => KeyCode::Home,
-        b'F' => KeyCode::End,
         b'Z' => return Some(key(KeyCode::BackTab, KeyModifiers::SHIFT)),
-        b'P' => KeyCode::F(1),
-        b'Q' => KeyCode::F(2),
-        b'R' if params.len() > 1 => KeyCode::F(3),
-        b'S' => KeyCode::F(4),
+        // `ESC [ R` without a modifier is the cursor's position, not F3.
+        b'R' if params.len() <= 1 => return None,
         b'~' => tilde(params.first().copied()?)?,
-        _ => return None,
+        _ => letter_key(last)?,
     };
     Some(key(code, modifiers(params.get(1))))
 }

@@ -14,12 +14,12 @@ pub struct Chord {
 }
 
 /// A key without Ctrl.
-const fn plain(code: KeyCode) -> Chord {
+pub const fn plain(code: KeyCode) -> Chord {
     Chord { code, ctrl: false }
 }
 
 /// Ctrl and a letter.
-const fn ctrl(c: char) -> Chord {
+pub const fn ctrl(c: char) -> Chord {
     Chord {
         code: KeyCode::Char(c),
         ctrl: true,

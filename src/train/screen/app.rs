@@ -18,7 +18,7 @@ use crate::train::diagnose::{self, Choice};
 use crate::train::goal::ClauseCheck;
 use crate::train::judge::ExerciseJudge;
 use crate::train::progress::CourseProgress;
-use crate::tui::layer_keys::{Chord, EDITOR_KEYS, EditorAction, LayerBinding, action_in};
+use crate::tui::layer_keys::{EDITOR_KEYS, EditorAction, LayerBinding, action_in, ctrl, plain};
 use crate::tui::whatif::{Field, WhatIfEditor};
 
 /// Simulated seconds per real second, slowest first; 0 is as fast as the
@@ -154,218 +154,131 @@ impl JudgingThread {
     }
 }
 
-/// What a key does on the screen (outside the editor and the help): the
-/// one table below makes both the dispatch and the `?` help.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TrainKey {
-    Edit,
-    Submit,
-    Answer,
-    Up,
-    Down,
-    Pause,
-    Faster,
-    Slower,
-    Restart,
-    LineUp,
-    LineDown,
-    PageUp,
-    PageDown,
-    Next,
-    Previous,
-    Help,
-    Quit,
-}
-
-/// Where a key of [`TRAIN_KEYS`] is valid.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum KeyWhere {
-    Rules,
-    Diagnosis,
-    Both,
-}
-
-const fn plain(code: KeyCode) -> Chord {
-    Chord { code, ctrl: false }
-}
-
-/// The screen's keys: what each does, how the help writes it, and in
-/// which kind of exercise (the first row that matches wins).
-pub const TRAIN_KEYS: &[(KeyWhere, LayerBinding<TrainKey>)] = &[
-    (
-        KeyWhere::Rules,
-        LayerBinding {
-            action: TrainKey::Edit,
-            keys: &[plain(KeyCode::Char('e')), plain(KeyCode::Enter)],
-            shown: "e Enter",
-            description: "edit the rules in the what-if editor",
-        },
-    ),
-    (
-        KeyWhere::Rules,
-        LayerBinding {
-            action: TrainKey::Submit,
-            keys: &[plain(KeyCode::Char('s'))],
-            shown: "s",
-            description: "submit: judge the rules on the held-out runs",
-        },
-    ),
-    (
-        KeyWhere::Diagnosis,
-        LayerBinding {
-            action: TrainKey::Up,
-            keys: &[plain(KeyCode::Up)],
-            shown: "↑",
-            description: "point at the comparison above",
-        },
-    ),
-    (
-        KeyWhere::Diagnosis,
-        LayerBinding {
-            action: TrainKey::Down,
-            keys: &[plain(KeyCode::Down)],
-            shown: "↓",
-            description: "point at the comparison below",
-        },
-    ),
-    (
-        KeyWhere::Diagnosis,
-        LayerBinding {
-            action: TrainKey::Answer,
-            keys: &[plain(KeyCode::Enter), plain(KeyCode::Char('s'))],
-            shown: "Enter s",
-            description: "answer: this comparison is the culprit",
-        },
-    ),
-    (
-        KeyWhere::Rules,
-        LayerBinding {
-            action: TrainKey::Pause,
-            keys: &[plain(KeyCode::Char(' '))],
-            shown: "space",
-            description: "pause or run the practice run",
-        },
-    ),
-    (
-        KeyWhere::Rules,
-        LayerBinding {
-            action: TrainKey::Faster,
-            keys: &[plain(KeyCode::Char('+')), plain(KeyCode::Char('='))],
-            shown: "+",
-            description: "faster: 1×, 10×, 100×, 1000×, max",
-        },
-    ),
-    (
-        KeyWhere::Rules,
-        LayerBinding {
-            action: TrainKey::Slower,
-            keys: &[plain(KeyCode::Char('-'))],
-            shown: "-",
-            description: "slower",
-        },
-    ),
-    (
-        KeyWhere::Rules,
-        LayerBinding {
-            action: TrainKey::Restart,
-            keys: &[plain(KeyCode::Char('r'))],
-            shown: "r",
-            description: "the practice run from the start",
-        },
-    ),
-    (
-        KeyWhere::Rules,
-        LayerBinding {
-            action: TrainKey::LineUp,
-            keys: &[plain(KeyCode::Up)],
-            shown: "↑",
-            description: "scroll the exercise panel up a line",
-        },
-    ),
-    (
-        KeyWhere::Rules,
-        LayerBinding {
-            action: TrainKey::LineDown,
-            keys: &[plain(KeyCode::Down)],
-            shown: "↓",
-            description: "scroll the exercise panel down a line",
-        },
-    ),
-    (
-        KeyWhere::Both,
-        LayerBinding {
-            action: TrainKey::PageUp,
-            keys: &[plain(KeyCode::PageUp)],
-            shown: "PgUp",
-            description: "scroll the exercise panel up a page",
-        },
-    ),
-    (
-        KeyWhere::Both,
-        LayerBinding {
-            action: TrainKey::PageDown,
-            keys: &[plain(KeyCode::PageDown)],
-            shown: "PgDn",
-            description: "scroll the exercise panel down a page (the result, hints, brief)",
-        },
-    ),
-    (
-        KeyWhere::Both,
-        LayerBinding {
-            action: TrainKey::Next,
-            keys: &[plain(KeyCode::Char('n'))],
-            shown: "n",
-            description: "the next exercise",
-        },
-    ),
-    (
-        KeyWhere::Both,
-        LayerBinding {
-            action: TrainKey::Previous,
-            keys: &[plain(KeyCode::Char('p'))],
-            shown: "p",
-            description: "the previous exercise",
-        },
-    ),
-    (
-        KeyWhere::Both,
-        LayerBinding {
-            action: TrainKey::Help,
-            keys: &[plain(KeyCode::Char('?'))],
-            shown: "?",
-            description: "this help (? or Esc closes it)",
-        },
-    ),
-    (
-        KeyWhere::Both,
-        LayerBinding {
-            action: TrainKey::Quit,
-            keys: &[
-                plain(KeyCode::Char('q')),
-                Chord {
-                    code: KeyCode::Char('c'),
-                    ctrl: true,
-                },
-            ],
-            shown: "q Ctrl-C",
-            description: "quit (progress is kept)",
-        },
-    ),
+/// The keys of an exercise that asks for rules, outside the editor and
+/// the help: the action each stands for and how the help writes it. These
+/// tables make both the dispatch and the `?` help (the first row that
+/// matches wins).
+const RULES_KEYS: &[LayerBinding<TrainAction>] = &[
+    LayerBinding {
+        action: TrainAction::Edit,
+        keys: &[plain(KeyCode::Char('e')), plain(KeyCode::Enter)],
+        shown: "e Enter",
+        description: "edit the rules in the what-if editor",
+    },
+    LayerBinding {
+        action: TrainAction::Submit,
+        keys: &[plain(KeyCode::Char('s'))],
+        shown: "s",
+        description: "submit: judge the rules on the held-out runs",
+    },
+    LayerBinding {
+        action: TrainAction::Pause,
+        keys: &[plain(KeyCode::Char(' '))],
+        shown: "space",
+        description: "pause or run the practice run",
+    },
+    LayerBinding {
+        action: TrainAction::Faster,
+        keys: &[plain(KeyCode::Char('+')), plain(KeyCode::Char('='))],
+        shown: "+",
+        description: "faster: 1×, 10×, 100×, 1000×, max",
+    },
+    LayerBinding {
+        action: TrainAction::Slower,
+        keys: &[plain(KeyCode::Char('-'))],
+        shown: "-",
+        description: "slower",
+    },
+    LayerBinding {
+        action: TrainAction::Restart,
+        keys: &[plain(KeyCode::Char('r'))],
+        shown: "r",
+        description: "the practice run from the start",
+    },
+    LayerBinding {
+        action: TrainAction::Scroll(-1),
+        keys: &[plain(KeyCode::Up)],
+        shown: "↑",
+        description: "scroll the exercise panel up a line",
+    },
+    LayerBinding {
+        action: TrainAction::Scroll(1),
+        keys: &[plain(KeyCode::Down)],
+        shown: "↓",
+        description: "scroll the exercise panel down a line",
+    },
 ];
 
-/// The rows of [`TRAIN_KEYS`] valid in an exercise of `kind`.
-pub fn keys_for(kind: Kind) -> impl Iterator<Item = &'static LayerBinding<TrainKey>> {
-    TRAIN_KEYS
-        .iter()
-        .filter(move |(w, _)| {
-            matches!(
-                (w, kind),
-                (KeyWhere::Both, _)
-                    | (KeyWhere::Rules, Kind::Rules)
-                    | (KeyWhere::Diagnosis, Kind::Diagnosis)
-            )
-        })
-        .map(|(_, b)| b)
+/// The keys of a diagnosis.
+const DIAGNOSIS_KEYS: &[LayerBinding<TrainAction>] = &[
+    LayerBinding {
+        action: TrainAction::Choose(-1),
+        keys: &[plain(KeyCode::Up)],
+        shown: "↑",
+        description: "point at the comparison above",
+    },
+    LayerBinding {
+        action: TrainAction::Choose(1),
+        keys: &[plain(KeyCode::Down)],
+        shown: "↓",
+        description: "point at the comparison below",
+    },
+    LayerBinding {
+        action: TrainAction::Submit,
+        keys: &[plain(KeyCode::Enter), plain(KeyCode::Char('s'))],
+        shown: "Enter s",
+        description: "answer: this comparison is the culprit",
+    },
+];
+
+/// The keys of every exercise, after its own kind's.
+const SHARED_KEYS: &[LayerBinding<TrainAction>] = &[
+    LayerBinding {
+        action: TrainAction::Page(-1),
+        keys: &[plain(KeyCode::PageUp)],
+        shown: "PgUp",
+        description: "scroll the exercise panel up a page",
+    },
+    LayerBinding {
+        action: TrainAction::Page(1),
+        keys: &[plain(KeyCode::PageDown)],
+        shown: "PgDn",
+        description: "scroll the exercise panel down a page (the result, hints, brief)",
+    },
+    LayerBinding {
+        action: TrainAction::Next,
+        keys: &[plain(KeyCode::Char('n'))],
+        shown: "n",
+        description: "the next exercise",
+    },
+    LayerBinding {
+        action: TrainAction::Previous,
+        keys: &[plain(KeyCode::Char('p'))],
+        shown: "p",
+        description: "the previous exercise",
+    },
+    LayerBinding {
+        action: TrainAction::Help,
+        keys: &[plain(KeyCode::Char('?'))],
+        shown: "?",
+        description: "this help (? or Esc closes it)",
+    },
+    LayerBinding {
+        action: TrainAction::Quit,
+        keys: &[plain(KeyCode::Char('q')), ctrl('c')],
+        shown: "q Ctrl-C",
+        description: "quit (progress is kept)",
+    },
+];
+
+/// The screen's keys valid in an exercise of `kind`, in the order the
+/// help lists them and the dispatch tries them.
+pub fn keys_for(kind: Kind) -> impl Iterator<Item = &'static LayerBinding<TrainAction>> {
+    let own = match kind {
+        Kind::Rules => RULES_KEYS,
+        Kind::Diagnosis => DIAGNOSIS_KEYS,
+    };
+    own.iter().chain(SHARED_KEYS)
 }
 
 /// The practice run on the screen: the exercise's workload with its own
@@ -723,27 +636,9 @@ impl TrainApp {
                 _ => None,
             };
         }
-        let bound = keys_for(self.exercise().kind)
-            .find(|b| b.keys.iter().any(|c| c.matches(key)))?
-            .action;
-        Some(match bound {
-            TrainKey::Edit => TrainAction::Edit,
-            TrainKey::Submit | TrainKey::Answer => TrainAction::Submit,
-            TrainKey::Up => TrainAction::Choose(-1),
-            TrainKey::Down => TrainAction::Choose(1),
-            TrainKey::Pause => TrainAction::Pause,
-            TrainKey::Faster => TrainAction::Faster,
-            TrainKey::Slower => TrainAction::Slower,
-            TrainKey::Restart => TrainAction::Restart,
-            TrainKey::LineUp => TrainAction::Scroll(-1),
-            TrainKey::LineDown => TrainAction::Scroll(1),
-            TrainKey::PageUp => TrainAction::Page(-1),
-            TrainKey::PageDown => TrainAction::Page(1),
-            TrainKey::Next => TrainAction::Next,
-            TrainKey::Previous => TrainAction::Previous,
-            TrainKey::Help => TrainAction::Help,
-            TrainKey::Quit => TrainAction::Quit,
-        })
+        keys_for(self.exercise().kind)
+            .find(|b| b.keys.iter().any(|c| c.matches(key)))
+            .map(|b| b.action.clone())
     }
 
     /// Simulated seconds per real second now (0: as fast as it can).

@@ -4,6 +4,8 @@
 //! clauses live, or the diagnosis's choices), the rules (or the what-if
 //! editor, or the Flips view of a recording) and the keys. Fits 80×24.
 
+use std::borrow::Cow;
+
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Modifier, Style};
@@ -26,6 +28,22 @@ use crate::tui::whatif::Field;
 /// never touches the border (and text that touches it was cut).
 fn panel() -> Block<'static> {
     Block::bordered().padding(Padding::right(1))
+}
+
+/// A line of `title`, styled as a title, then `text`.
+fn titled(
+    title: impl Into<Cow<'static, str>>,
+    text: impl Into<Cow<'static, str>>,
+    theme: Theme,
+) -> Line<'static> {
+    Line::from(vec![Span::styled(title, theme.title()), Span::raw(text)])
+}
+
+/// `lines` in a [`panel`] over `area` titled `title`, wrapped at its width.
+fn wrapped_panel(frame: &mut Frame, area: Rect, title: &str, lines: Vec<Line>, theme: Theme) {
+    let block = panel().title(Span::styled(title, theme.title()));
+    let text = Paragraph::new(lines).wrap(Wrap { trim: false });
+    frame.render_widget(text.block(block), area);
 }
 
 /// The columns a line inside a [`panel`] of `area` may fill.
@@ -183,10 +201,7 @@ fn help_area(area: Rect) -> Rect {
 fn help_text(app: &TrainApp, area: Rect, theme: Theme) -> Vec<Line<'static>> {
     let ex = app.exercise();
     let key = |shown: &str, description: &str| {
-        Line::from(vec![
-            Span::styled(format!("  {shown:<10}"), theme.title()),
-            Span::raw(description.to_string()),
-        ])
+        titled(format!("  {shown:<10}"), description.to_string(), theme)
     };
     let mut lines = vec![Line::styled("Keys", theme.title())];
     for b in keys_for(ex.kind) {
@@ -396,18 +411,13 @@ fn recording_lines(app: &TrainApp, theme: Theme) -> Vec<(Line<'static>, usize)> 
         |p: &std::path::Path| safe(&app.course.as_named(p).display().to_string()).into_owned();
     let (recording, rules) = (named(path), named(&ex.start));
     vec![
+        (titled("Recording ", recording.clone(), theme), 2),
         (
-            Line::from(vec![
-                Span::styled("Recording ", theme.title()),
-                Span::raw(recording.clone()),
-            ]),
-            2,
-        ),
-        (
-            Line::from(vec![
-                Span::styled("Replay it ", theme.title()),
-                Span::raw(format!("plugtop --replay {recording} -c {rules}")),
-            ]),
+            titled(
+                "Replay it ",
+                format!("plugtop --replay {recording} -c {rules}"),
+                theme,
+            ),
             2,
         ),
     ]
@@ -438,13 +448,8 @@ fn exercise_text(app: &TrainApp, area: Rect, theme: Theme) -> Vec<Line<'static>>
     } else {
         // Hints unlocked come before the brief: they are what is new.
         for (i, h) in app.hints().iter().enumerate() {
-            lines.push((
-                Line::from(vec![
-                    Span::styled(format!("Hint {} ", i + 1), theme.title()),
-                    Span::raw(safe(h).into_owned()),
-                ]),
-                0,
-            ));
+            let hint = titled(format!("Hint {} ", i + 1), safe(h).into_owned(), theme);
+            lines.push((hint, 0));
         }
         if !app.hints().is_empty() {
             lines.push((Line::raw(""), 0));
@@ -453,20 +458,8 @@ fn exercise_text(app: &TrainApp, area: Rect, theme: Theme) -> Vec<Line<'static>>
         lines.push((Line::raw(""), 0));
     }
     match (&ex.goal, &ex.question) {
-        (Some(g), _) => lines.push((
-            Line::from(vec![
-                Span::styled("Goal ", theme.title()),
-                Span::raw(safe(g.text()).into_owned()),
-            ]),
-            0,
-        )),
-        (None, Some(q)) => lines.push((
-            Line::from(vec![
-                Span::styled("Question ", theme.title()),
-                Span::raw(safe(q).into_owned()),
-            ]),
-            0,
-        )),
+        (Some(g), _) => lines.push((titled("Goal ", safe(g.text()).into_owned(), theme), 0)),
+        (None, Some(q)) => lines.push((titled("Question ", safe(q).into_owned(), theme), 0)),
         _ => {}
     }
     lines.extend(recording_lines(app, theme));
@@ -585,38 +578,23 @@ fn score_panel(app: &TrainApp, frame: &mut Frame, area: Rect, theme: Theme) {
             }
         }
     }
-    frame.render_widget(
-        Paragraph::new(lines)
-            .wrap(Wrap { trim: false })
-            .block(panel().title(Span::styled(" Practice run ", theme.title()))),
-        area,
-    );
+    wrapped_panel(frame, area, " Practice run ", lines, theme);
 }
 
 fn choices_panel(app: &TrainApp, frame: &mut Frame, area: Rect, theme: Theme) {
     let mut lines = Vec::new();
     for (i, c) in app.current.choices.iter().enumerate() {
-        let style = if app.current.selected == Some(i) {
-            theme.selected()
+        let (mark, style) = if app.current.selected == Some(i) {
+            ("▶ ", theme.selected())
         } else {
-            Style::default()
-        };
-        let mark = if app.current.selected == Some(i) {
-            "▶ "
-        } else {
-            "  "
+            ("  ", Style::default())
         };
         lines.push(Line::styled(format!("{mark}{}", safe(&c.line())), style));
     }
     if lines.is_empty() {
         lines.push(Line::styled("no comparison to point at", theme.warning()));
     }
-    frame.render_widget(
-        Paragraph::new(lines)
-            .wrap(Wrap { trim: false })
-            .block(panel().title(Span::styled(" Point at the culprit ", theme.title()))),
-        area,
-    );
+    wrapped_panel(frame, area, " Point at the culprit ", lines, theme);
 }
 
 fn rules_panel(app: &TrainApp, frame: &mut Frame, area: Rect, theme: Theme) {
@@ -633,10 +611,8 @@ fn rules_panel(app: &TrainApp, frame: &mut Frame, area: Rect, theme: Theme) {
                 match f {
                     Field::Rule(_) if !text.trim().is_empty() && text.trim() != "0" => {
                         let room = inside(area).saturating_sub(10);
-                        lines.push(Line::from(vec![
-                            Span::styled(format!("{:<10}", f.name()), theme.title()),
-                            Span::raw(ellipsize(&safe(&text), room)),
-                        ]));
+                        let text = ellipsize(&safe(&text), room);
+                        lines.push(titled(format!("{:<10}", f.name()), text, theme));
                     }
                     Field::Limit(_) if !text.trim().is_empty() => {
                         limits.push(format!("{}={}", f.name(), text.trim()));
@@ -715,12 +691,7 @@ fn editor_panel(app: &TrainApp, frame: &mut Frame, area: Rect, theme: Theme) {
         " What-if editor: {} ",
         ellipsize(&safe(&what), width.saturating_sub(18))
     );
-    frame.render_widget(
-        Paragraph::new(lines)
-            .wrap(Wrap { trim: false })
-            .block(panel().title(Span::styled(title, theme.title()))),
-        area,
-    );
+    wrapped_panel(frame, area, &title, lines, theme);
 }
 
 fn flips_panel(app: &TrainApp, frame: &mut Frame, area: Rect, theme: Theme) {

@@ -3,10 +3,11 @@
 //! by the control thread ([`crate::tui::read_ahead`]), and what it read
 //! arrives here.
 
-use crossterm::event::{KeyCode, KeyEvent};
+use crossterm::event::KeyEvent;
 
 use super::{App, Command, Dialog, KeyAction, LogKind, SourceLabel};
 use crate::report::time_of_day;
+use crate::tui::layer_keys::{TEXT_KEYS, TextAction, action_in};
 use crate::tui::seek::{Passed, SeekTo, Sought};
 use crate::tui::seek_time;
 
@@ -16,17 +17,13 @@ impl App {
     /// ahead, when the time is past the newest reading.
     pub fn goto_key(&mut self, key: KeyEvent) -> Option<Command> {
         let input = self.modals.goto_on_top()?;
-        match key.code {
-            KeyCode::Enter => {
+        match action_in(TEXT_KEYS, key) {
+            Some(TextAction::Done) => {
                 let text = input.text().to_string();
                 self.modals.close_top();
                 self.go_to(&text)
             }
-            KeyCode::Esc => {
-                self.modals.close_top();
-                None
-            }
-            _ if crate::tui::keys::is_ctrl_c(key) => {
+            Some(TextAction::Cancel) => {
                 self.modals.close_top();
                 None
             }

@@ -84,7 +84,6 @@ pub fn apply(frame: &mut Frame<'_>, area: Rect, rules: &EditedRules, theme: &The
 /// Where to write the edited rules, a new file in the state directory
 /// already typed.
 pub fn save_prompt(frame: &mut Frame<'_>, area: Rect, prompt: &SavePrompt, theme: &Theme) {
-    let (before, at, after) = prompt.input.split_near(usize::from(area.width) * 4);
     let added = prompt.rules.diff.iter().filter(|d| d.added).count();
     let changed = match added.max(prompt.rules.diff.len() - added) {
         0 => "the rules in force, unchanged".to_string(),
@@ -96,11 +95,7 @@ pub fn save_prompt(frame: &mut Frame<'_>, area: Rect, prompt: &SavePrompt, theme
             "Write {} ({changed}) to this new file:",
             crate::report::terminal_safe(&prompt.rules.name)
         )),
-        Line::from(vec![
-            Span::raw(before),
-            Span::styled(at, theme.selected()),
-            Span::raw(after),
-        ]),
+        super::typed_line(&prompt.input, usize::from(area.width) * 4, theme),
         Line::from(""),
         Line::styled("Enter write   Esc cancel   Ctrl-U clear", theme.title()),
         Line::styled(

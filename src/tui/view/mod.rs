@@ -258,6 +258,21 @@ pub fn put_lines(frame: &mut Frame<'_>, area: Rect, lines: &[Line<'_>]) {
     }
 }
 
+/// A text input's text with its cursor, at most `room` characters each
+/// side of it ([`crate::tui::line_input::LineInput::split_near`]).
+pub fn typed_line(
+    input: &crate::tui::line_input::LineInput,
+    room: usize,
+    theme: &Theme,
+) -> Line<'static> {
+    let (before, at, after) = input.split_near(room);
+    Line::from(vec![
+        Span::raw(before),
+        Span::styled(at, theme.selected()),
+        Span::raw(after),
+    ])
+}
+
 /// A time stamp as HH:MM:SS (UTC).
 pub fn clock(stamp: crate::kernel::Stamp) -> String {
     crate::report::time_of_day(stamp)

@@ -373,17 +373,12 @@ fn export_prompt(
     input: &crate::tui::line_input::LineInput,
     theme: &Theme,
 ) {
-    let (before, at, after) = input.split_near(usize::from(area.width) * 4);
     let lines = vec![
         Line::from(format!(
             "Write the log ({} lines) to this new file:",
             app.log().lines().len()
         )),
-        Line::from(vec![
-            Span::raw(before),
-            Span::styled(at, theme.selected()),
-            Span::raw(after),
-        ]),
+        super::typed_line(input, usize::from(area.width) * 4, theme),
         Line::from(""),
         Line::styled("Enter write   Esc cancel   ^U clear", theme.title()),
         Line::styled("an existing file is never overwritten", theme.dim()),
@@ -399,7 +394,6 @@ fn goto_prompt(
     input: &crate::tui::line_input::LineInput,
     theme: &Theme,
 ) {
-    let (before, at, after) = input.split_near(usize::from(area.width) * 2);
     let kept = match (
         app.timeline().frames().back(),
         app.timeline().frames().front(),
@@ -418,11 +412,7 @@ fn goto_prompt(
     let lines = vec![
         Line::from("Go to a time of day, as the header shows it (18:00, 18:30:15, UTC),"),
         Line::from("or a time from the first reading (+18h, +1h30m, +90m):"),
-        Line::from(vec![
-            Span::raw(before),
-            Span::styled(at, theme.selected()),
-            Span::raw(after),
-        ]),
+        super::typed_line(input, usize::from(area.width) * 2, theme),
         Line::from(""),
         Line::styled(format!("{kept}; {ahead}"), theme.dim()),
         Line::styled("Enter go   Esc cancel   ^U clear", theme.title()),
