@@ -350,7 +350,9 @@ fn a_kept_write_goes_to_the_file_at_the_name_each_time() {
     b.write_kept(&mut target, rel, b"12\n").expect("write");
     holds("12\n");
     assert_eq!(
-        std::fs::read_to_string(dir.path().join("old")).ok().as_deref(),
+        std::fs::read_to_string(dir.path().join("old"))
+            .ok()
+            .as_deref(),
         Some("5\n")
     );
     // Another process cut it to a longer value: still exactly ours.
