@@ -161,7 +161,24 @@ pub fn leading_value(text: &[u8]) -> f64 {
         let v = acc as f64;
         return if text[start] == b'-' { -v } else { v };
     }
-    // Rare: fractions, exponents or more than 19 digits.
+    if exact && text[i] == b'.' {
+        // A short fraction (/proc/loadavg's `0.42`): the digits as one
+        // integer over a power of ten, both exact in a double, so the one
+        // division rounds as `strtod` does (Clinger's fast path).
+        let mut end = i + 1;
+        let mut m = acc;
+        while end < text.len() && text[end].is_ascii_digit() && m < 1 << 53 {
+            m = m * 10 + u64::from(text[end] - b'0');
+            end += 1;
+        }
+        let places = end - i - 1;
+        let plain = end >= text.len() || !matches!(text[end], b'e' | b'E' | b'0'..=b'9');
+        if plain && m < 1 << 53 && places < POWERS_OF_TEN.len() {
+            let v = m as f64 / POWERS_OF_TEN[places] as f64;
+            return if text[start] == b'-' { -v } else { v };
+        }
+    }
+    // Rare: long fractions, exponents or more than 19 digits.
     let mut end = i;
     if end < text.len() && text[end] == b'.' {
         end += 1;
@@ -323,6 +340,28 @@ mod tests {
                 end += 1;
             }
             proptest::prop_assert_eq!(digits_at(&text, at), (acc, end));
+        }
+
+        /// A fraction read by the short path is the double `strtod`
+        /// (Rust's own parser, correctly rounded too) makes of it.
+        #[test]
+        fn short_fractions_read_as_the_full_parser_reads_them(
+            int in 0u64..100_000_000_000,
+            frac in proptest::collection::vec(b'0'..=b'9', 0..12),
+            minus in proptest::bool::ANY,
+            after in proptest::prop_oneof![
+                proptest::strategy::Just(&b""[..]),
+                proptest::strategy::Just(&b" 0.27"[..]),
+                proptest::strategy::Just(&b"e3"[..]),
+                proptest::strategy::Just(&b"/120"[..]),
+            ],
+        ) {
+            let sign = if minus { "-" } else { "" };
+            let number = format!("{sign}{int}.{}", String::from_utf8_lossy(&frac));
+            let text = [number.as_bytes(), after].concat();
+            let exponent = if after == b"e3" { "e3" } else { "" };
+            let want: f64 = format!("{number}{exponent}").parse().unwrap_or(f64::NAN);
+            proptest::prop_assert_eq!(leading_value(&text).to_bits(), want.to_bits());
         }
 
         /// The short paths (blanks a word at a time, plain integers) read

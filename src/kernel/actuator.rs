@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 use super::cpu_choice::{CpuChange, CpuFlags, Online};
 use super::cpu_dir::CpuDir;
 use super::sample::Sample;
-use crate::kernel::fs::{FsError, Root};
+use crate::kernel::fs::{FsError, Root, WriteTarget};
 use crate::kernel::root::paths;
 
 /// Why an action could not be carried out.
@@ -111,6 +111,8 @@ pub struct RootActuator {
     root: Arc<Root>,
     /// The panic hook's restore: it already holds the write lock.
     after_panic: bool,
+    /// `cmm_pages`, kept open between the pool's writes.
+    pool: WriteTarget,
 }
 
 impl RootActuator {
@@ -120,13 +122,23 @@ impl RootActuator {
             cpus: CpuDir::new(root),
             root: Arc::new(Root::open(root)?),
             after_panic: false,
+            pool: WriteTarget::default(),
         })
     }
 
     /// Writes `text` to `rel` below the root, under the write lock and the
     /// test build's gates, as every write to the guest is.
     fn write(&self, rel: &str, text: &str) -> Result<(), ActError> {
-        let _guard = if self.after_panic {
+        let _guard = self.gate(rel)?;
+        let written = self.root.write_existing(Path::new(rel), text.as_bytes());
+        crate::faults::wait_for_write_acknowledged();
+        Ok(written?)
+    }
+
+    /// What every write to the guest passes first: the write lock (held
+    /// until the guard returned is dropped) and the test build's gates.
+    fn gate(&self, rel: &str) -> Result<Option<MutexGuard<'static, ()>>, ActError> {
+        let guard = if self.after_panic {
             None
         } else {
             let guard = WRITING.lock().unwrap_or_else(|p| p.into_inner());
@@ -142,9 +154,7 @@ impl RootActuator {
                 source: std::io::Error::other("the write failed (injected)"),
             });
         }
-        let written = self.root.write_existing(Path::new(rel), text.as_bytes());
-        crate::faults::wait_for_write_acknowledged();
-        Ok(written?)
+        Ok(guard)
     }
 
     fn set_cpu(&self, id: u32, online: bool) -> Result<(), ActError> {
@@ -215,8 +225,16 @@ impl Actuator for RootActuator {
         self.change_one(CpuChange::Unplug, failures)
     }
 
+    /// Through `cmm_pages` kept open ([`Root::write_kept`]): the pool
+    /// moves every interval the memory rules act.
     fn set_pool(&mut self, pages: i64) -> Result<(), ActError> {
-        self.write(paths::CMM_PAGES, &format!("{pages}\n"))
+        let _guard = self.gate(paths::CMM_PAGES)?;
+        let text = format!("{pages}\n");
+        let written =
+            self.root
+                .write_kept(&mut self.pool, Path::new(paths::CMM_PAGES), text.as_bytes());
+        crate::faults::wait_for_write_acknowledged();
+        Ok(written?)
     }
 
     /// Only CPUs whose `online` file can be read are changed; one that

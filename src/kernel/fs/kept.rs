@@ -12,7 +12,7 @@
 
 use std::collections::HashMap;
 use std::fs::File;
-use std::hash::Hash;
+use std::hash::{BuildHasherDefault, Hash, Hasher};
 use std::os::fd::OwnedFd;
 
 use rustix::fs::Dir;
@@ -42,14 +42,54 @@ pub enum Slot {
 /// Kept files by a key the caller chooses, and one kept directory.
 #[derive(Debug)]
 pub struct KeptFiles<K> {
-    files: HashMap<K, Slot>,
+    files: HashMap<K, Slot, BuildHasherDefault<SmallKeys>>,
     dir: Option<Dir>,
+}
+
+/// Hashes the keys of [`KeptFiles`]: a file's name among a few, or a CPU
+/// number and flag, looked up a few times for each file every interval.
+/// Multiply and rotate, a few instructions a key where SipHash took about
+/// 150: a map holds at most [`MOST_KEPT`] files, so keys a root chose to
+/// collide (CPU numbers) cost at most a scan of those.
+#[derive(Debug, Default, Clone, Copy)]
+struct SmallKeys(u64);
+
+impl Hasher for SmallKeys {
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.write_u64(u64::from(*b));
+        }
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.0 = (self.0.rotate_left(5) ^ n).wrapping_mul(0x517c_c1b7_2722_0a95);
+    }
+
+    fn write_u8(&mut self, n: u8) {
+        self.write_u64(u64::from(n));
+    }
+
+    fn write_u32(&mut self, n: u32) {
+        self.write_u64(u64::from(n));
+    }
+
+    fn write_usize(&mut self, n: usize) {
+        self.write_u64(n as u64);
+    }
+
+    fn write_isize(&mut self, n: isize) {
+        self.write_u64(n as u64);
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
 }
 
 impl<K> Default for KeptFiles<K> {
     fn default() -> Self {
         KeptFiles {
-            files: HashMap::new(),
+            files: HashMap::default(),
             dir: None,
         }
     }

@@ -149,6 +149,28 @@ impl From<FsError> for std::io::Error {
     }
 }
 
+/// The file [`Root::write_kept`] writes at one name, kept open between
+/// writes with its device and inode (nothing before the first write). A
+/// copy keeps nothing: it opens its own at its first write.
+#[derive(Debug, Default)]
+pub struct WriteTarget {
+    kept: Option<(File, (u64, u64))>,
+}
+
+impl Clone for WriteTarget {
+    fn clone(&self) -> Self {
+        WriteTarget::default()
+    }
+}
+
+/// Writes all of `text` at offset 0 of `file`.
+fn write_at_start(file: &File, text: &[u8]) -> std::io::Result<()> {
+    match rustix::io::pwrite(file, text, 0)? {
+        n if n == text.len() => Ok(()),
+        _ => Err(std::io::Error::from(ErrorKind::WriteZero)),
+    }
+}
+
 /// A root directory, held open: every path is resolved from it.
 #[derive(Debug)]
 pub struct Root {
@@ -255,8 +277,14 @@ impl Root {
 
     /// `Ok` when `file`, opened at `rel`, is a regular file.
     fn regular(&self, file: &File, rel: &Path) -> Result<(), FsError> {
+        self.regular_file_id(file, rel).map(|_| ())
+    }
+
+    /// As [`Root::regular`], giving the file's device and inode.
+    fn regular_file_id(&self, file: &File, rel: &Path) -> Result<(u64, u64), FsError> {
+        use std::os::unix::fs::MetadataExt as _;
         match file.metadata() {
-            Ok(m) if m.file_type().is_file() => Ok(()),
+            Ok(m) if m.file_type().is_file() => Ok((m.dev(), m.ino())),
             Ok(_) => Err(FsError::NotRegular {
                 path: self.shown(rel),
             }),
@@ -427,15 +455,57 @@ impl Root {
     /// to open, a directory to open for writing; a device node needs the
     /// privilege to make one, which /proc and /sys do not give.
     pub fn write_existing(&self, rel: &Path, text: &[u8]) -> Result<(), FsError> {
+        self.write_kept(&mut WriteTarget::default(), rel, text)
+    }
+
+    /// As [`Root::write_existing`], for a name written again and again
+    /// (the pool's `cmm_pages`, every interval it moves): the file opened
+    /// and checked at the first write is kept in `target` and written
+    /// again at offset 0 (as a sysctl file takes a new value; a plain
+    /// file is cut to the new value), for as long as the name leads to it.
+    /// One `statx` of the name (its last component not followed) and one
+    /// `pwrite` a write, where a fresh one costs an open, an fstat, a write
+    /// and a close. Whatever is put at the name instead (a file renamed
+    /// over it, a link, a FIFO, a device, nothing) is not the kept file:
+    /// it is opened and checked as a first write is, so each write goes
+    /// to the file that is there then, and never outside the root (the
+    /// kept file was opened beneath it; the `statx` only compares).
+    pub fn write_kept(
+        &self,
+        target: &mut WriteTarget,
+        rel: &Path,
+        text: &[u8],
+    ) -> Result<(), FsError> {
         use std::io::Write as _;
+        if let Some((file, id)) = target.kept.take() {
+            let now = rustix::fs::statat(&self.fd, rel, AtFlags::SYMLINK_NOFOLLOW).ok();
+            if let Some(stat) = now.filter(|s| (s.st_dev, s.st_ino) == id) {
+                let longer = u64::try_from(stat.st_size).is_ok_and(|n| n > text.len() as u64);
+                write_at_start(&file, text)
+                    .and_then(|()| {
+                        if longer {
+                            file.set_len(text.len() as u64)
+                        } else {
+                            Ok(())
+                        }
+                    })
+                    .map_err(|e| self.io(rel, e))?;
+                // Kept only after a write that went through: a file that
+                // failed (its module unloaded) is opened afresh next time.
+                target.kept = Some((file, id));
+                return Ok(());
+            }
+        }
         let flags = OFlags::WRONLY | OFlags::NONBLOCK | OFlags::TRUNC;
         let mut file = File::from(self.open_at(rel, flags, Mode::empty(), Resolve::Beneath)?);
-        // One fstat a write, kept on purpose: a device node planted at a
-        // flag's or the pool's name (a disk in a chroot's /dev, reached by
-        // a link) would take the bytes; sysfs and procfs attributes are
-        // regular files.
-        self.regular(&file, rel)?;
-        file.write_all(text).map_err(|e| self.io(rel, e))
+        // One fstat a fresh write, kept on purpose: a device node planted
+        // at a flag's or the pool's name (a disk in a chroot's /dev,
+        // reached by a link) would take the bytes; sysfs and procfs
+        // attributes are regular files.
+        let id = self.regular_file_id(&file, rel)?;
+        file.write_all(text).map_err(|e| self.io(rel, e))?;
+        target.kept = Some((file, id));
+        Ok(())
     }
 
     /// Creates the directories of `rel` beneath the root, also where a

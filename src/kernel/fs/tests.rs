@@ -321,6 +321,78 @@ fn a_bounded_read_fails_past_its_limit_unless_a_cut_is_asked_for() {
     );
 }
 
+/// A name written again and again through a kept file: each write leaves
+/// exactly the new value, longer or shorter, in the file that is at the
+/// name then (a file renamed over it is written, never the old one); what
+/// is put there instead (a link climbing out, a FIFO, a device, nothing)
+/// is refused as a first write refuses it, and nothing outside changes.
+#[test]
+fn a_kept_write_goes_to_the_file_at_the_name_each_time() {
+    let (dir, root, outside) = debian_like();
+    let b = Root::open(&root).expect("root");
+    let rel = Path::new("run/lock/cmm_pages");
+    let path = root.join(rel);
+    let holds = |want: &str| {
+        assert_eq!(std::fs::read_to_string(&path).ok().as_deref(), Some(want));
+    };
+    std::fs::write(&path, "262144\n").expect("seed");
+    let mut target = WriteTarget::default();
+    for value in ["0\n", "1000\n", "99\n", "4294967296\n", "5\n"] {
+        b.write_kept(&mut target, rel, value.as_bytes())
+            .expect("write");
+        holds(value);
+    }
+    // Replaced by a rename: the new file takes the write, the old keeps
+    // what it held.
+    std::fs::hard_link(&path, dir.path().join("old")).expect("keep the old file");
+    std::fs::write(root.join("run/lock/new"), "77777\n").expect("new");
+    std::fs::rename(root.join("run/lock/new"), &path).expect("rename");
+    b.write_kept(&mut target, rel, b"12\n").expect("write");
+    holds("12\n");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("old"))
+            .ok()
+            .as_deref(),
+        Some("5\n")
+    );
+    // Another process cut it to a longer value: still exactly ours.
+    std::fs::write(&path, "123456789\n").expect("longer");
+    b.write_kept(&mut target, rel, b"3\n").expect("write");
+    holds("3\n");
+    // A link climbing out, swapped in: refused, the kept file untouched.
+    std::fs::remove_file(&path).expect("remove");
+    symlink("../../../precious", &path).expect("link");
+    let e = b.write_kept(&mut target, rel, b"1\n");
+    assert!(matches!(e, Err(FsError::Outside { .. })), "{e:?}");
+    std::fs::remove_file(&path).expect("remove");
+    mkfifo(&path);
+    assert!(b.write_kept(&mut target, rel, b"1\n").is_err(), "a FIFO");
+    std::fs::remove_file(&path).expect("remove");
+    assert!(
+        b.write_kept(&mut target, rel, b"1\n")
+            .is_err_and(|e| e.is_not_found()),
+        "never created"
+    );
+    assert!(!path.exists());
+    let made = rustix::fs::mknodat(
+        rustix::fs::CWD,
+        &path,
+        rustix::fs::FileType::CharacterDevice,
+        Mode::from_raw_mode(0o666),
+        rustix::fs::makedev(1, 3),
+    );
+    if made.is_ok() {
+        let e = b.write_kept(&mut target, rel, b"1\n");
+        assert!(matches!(e, Err(FsError::NotRegular { .. })), "{e:?}");
+    } else {
+        eprintln!("device case skipped: cannot make a device node here (not root?)");
+    }
+    assert_eq!(
+        std::fs::read_to_string(&outside).ok().as_deref(),
+        Some(UNTOUCHED)
+    );
+}
+
 /// A device node at a written name (a disk reached through a link in a
 /// chroot's /dev) is refused, never written: /dev/null's twin stands in
 /// for it. Making one needs root; without it the case skips itself.
