@@ -3,11 +3,12 @@
 
 use std::fmt::Write as _;
 
+use super::Layout;
 use crate::engine::{CpuAction, Decision, GroupStatus};
 use crate::rules::{RuleKind, RuleSet};
 
-/// A short description of how the file loaded.
-pub fn header(rules: &RuleSet) -> String {
+/// A short description of how the file loaded, and the columns' names.
+pub fn header(rules: &RuleSet, layout: Layout) -> String {
     let s = rules.settings;
     let mut out = String::new();
     let _ = writeln!(
@@ -33,13 +34,31 @@ pub fn header(rules: &RuleSet) -> String {
             .and_then(|l| l.strip_prefix("memory group off"));
         let _ = writeln!(out, "memory group: off{}", why.unwrap_or_default());
     }
-    out.push_str(&columns());
+    out.push_str(&columns(layout));
     out.push('\n');
     out
 }
 
 /// The names of the columns of [`row`] (also `plugtop run -V`'s header).
-pub fn columns() -> String {
+/// Narrow, the rules' names are cut to five letters (HOTPL for HOTPLUG,
+/// MEMUN for MEMUNPLUG) and the row fits 70 columns, 80 behind `run -V`'s
+/// time stamp.
+pub fn columns(layout: Layout) -> String {
+    if layout != Layout::Wide {
+        let short = |k: RuleKind| -> String { k.file_name().chars().take(5).collect() };
+        return format!(
+            "{:>7} {:<5} {:<5} {:<8}  {:<5} {:<5} {:>6} {:>6} {}",
+            "reading",
+            short(RuleKind::Hotplug),
+            short(RuleKind::Hotunplug),
+            "CPU",
+            short(RuleKind::Memplug),
+            short(RuleKind::Memunplug),
+            "INC",
+            "DEC",
+            "pool"
+        );
+    }
     format!(
         "{:>8}  {:<9} {:<9} {:<8}  {:<9} {:<9} {:>10} {:>10} {:>12}",
         "reading",
@@ -62,8 +81,22 @@ fn truth(v: Option<bool>) -> &'static str {
     }
 }
 
+/// A page count in at most six columns: whole below a million, else in
+/// millions (`1.25M`) or billions (`3.5G`) to two decimals.
+fn compact(v: i64) -> String {
+    let scaled = |v: f64, unit: &str| {
+        let s = format!("{v:.2}");
+        format!("{}{unit}", s.trim_end_matches('0').trim_end_matches('.'))
+    };
+    match v.unsigned_abs() {
+        0..1_000_000 => v.to_string(),
+        1_000_000..1_000_000_000 => scaled(v as f64 / 1e6, "M"),
+        _ => scaled(v as f64 / 1e9, "G"),
+    }
+}
+
 /// One interval as a table row (or the reason cpuplugd would stop).
-pub fn row(out: &mut String, d: &Decision) {
+pub fn row(out: &mut String, d: &Decision, layout: Layout) {
     if let Some(f) = &d.fatal {
         let _ = writeln!(
             out,
@@ -71,6 +104,9 @@ pub fn row(out: &mut String, d: &Decision) {
             d.reading, f.message
         );
         return;
+    }
+    if layout != Layout::Wide {
+        return narrow_row(out, d);
     }
     let _ = write!(out, "{:>8}  ", d.reading);
     match &d.cpu {
@@ -131,4 +167,98 @@ pub fn row(out: &mut String, d: &Decision) {
         }
     }
     out.push('\n');
+}
+
+/// [`row`] in [`columns`]' narrow form.
+fn narrow_row(out: &mut String, d: &Decision) {
+    let _ = write!(out, "{:>7} ", d.reading);
+    match &d.cpu {
+        Some(c) => match c.status {
+            GroupStatus::Ok => {
+                let action = match c.action {
+                    CpuAction::Plug => "plug",
+                    CpuAction::Unplug => "unplug",
+                    CpuAction::None if c.limited => "at limit",
+                    CpuAction::None => "-",
+                };
+                let _ = write!(
+                    out,
+                    "{:<5} {:<5} {:<8}  ",
+                    truth(c.hotplug),
+                    truth(c.hotunplug),
+                    action
+                );
+            }
+            GroupStatus::Fault(f) => {
+                let _ = write!(
+                    out,
+                    "{:<20}  ",
+                    format!("skipped: {}", crate::report::fault_words::short(f))
+                );
+            }
+            GroupStatus::Vertical => {
+                let _ = write!(out, "{:<20}  ", "skipped: vertical");
+            }
+        },
+        None => {
+            let _ = write!(out, "{:<20}  ", "");
+        }
+    }
+    if let Some(m) = &d.mem {
+        match m.status {
+            GroupStatus::Ok => {
+                let num = |v: Option<i64>| v.map_or("-".to_string(), compact);
+                let pool = if m.cmm_pages_new == m.cmm_pages {
+                    compact(m.cmm_pages)
+                } else {
+                    format!("{}→{}", compact(m.cmm_pages), compact(m.cmm_pages_new))
+                };
+                let _ = write!(
+                    out,
+                    "{:<5} {:<5} {:>6} {:>6} {}",
+                    truth(m.memplug),
+                    truth(m.memunplug),
+                    num(m.cmm_inc),
+                    num(m.cmm_dec),
+                    pool
+                );
+            }
+            GroupStatus::Fault(f) => {
+                let _ = write!(out, "skipped: {}", crate::report::fault_words::short(f));
+            }
+            GroupStatus::Vertical => {}
+        }
+    }
+    out.push('\n');
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_page_count_takes_six_columns_at_most() {
+        assert_eq!(compact(0), "0");
+        assert_eq!(compact(999_999), "999999");
+        assert_eq!(compact(1_245_184), "1.25M");
+        assert_eq!(compact(-1_000_000), "-1M");
+        assert_eq!(compact(16_000_000_000), "16G");
+        for v in [
+            0,
+            42,
+            999_999,
+            1_000_000,
+            1_074_294,
+            99_999_999,
+            999_999_999,
+        ] {
+            assert!(compact(v).chars().count() <= 6, "{v}: {}", compact(v));
+        }
+    }
+
+    #[test]
+    fn the_narrow_heading_is_70_columns_and_the_wide_one_as_it_was() {
+        assert!(columns(Layout::Narrow { width: 80 }).chars().count() <= 70);
+        assert!(columns(Layout::Wide).starts_with(" reading  HOTPLUG   HOTUNPLUG"));
+    }
 }
