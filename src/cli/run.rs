@@ -47,7 +47,6 @@ pub fn run(args: RunArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
         return daemonize();
     }
     plugtop::control::guard::install_failure_policy();
-    let layout = wide.layout();
     let options = daemon::RunOptions {
         // A bare name is taken from the current directory, as the user meant.
         state: match state {
@@ -65,7 +64,9 @@ pub fn run(args: RunArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
         },
         force,
         verbose,
-        table: layout,
+        // The -V table; log entries stay one line each, whole, for grep
+        // and the journal alike.
+        table: wide.layout(),
         interval: interval_ms.map(Duration::from_millis),
         allow_non_zvm,
         flap: flap.config(),
@@ -78,7 +79,7 @@ pub fn run(args: RunArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
         // A daemon's pid file, beneath the root as every write there.
         pid_file: child,
     };
-    let (mut log, where_to) = log_sink(child, layout);
+    let (mut log, where_to) = log_sink(child);
     let log = log.as_mut();
     let signals = daemon::Signals::install().context("cannot install signal handlers")?;
     let ended = match &replay {
@@ -140,13 +141,13 @@ enum LogTo {
 /// is the journal's stream) to the journal with structured fields when
 /// this machine has one, else to syslog; in the foreground, to the
 /// terminal.
-fn log_sink(child: bool, layout: plugtop::report::Layout) -> (Box<dyn LogSink>, LogTo) {
+fn log_sink(child: bool) -> (Box<dyn LogSink>, LogTo) {
     // In the foreground under systemd (the unit runs `plugtop run -f`),
     // stderr is the journal's stream: write to the journal itself, fields
     // and priorities included.
     let stream = !child && plugtop::logging::stderr_is_journal();
     if !child && !stream {
-        return (Box::new(Console { layout }), LogTo::Terminal);
+        return (Box::new(Console), LogTo::Terminal);
     }
     if let Some(j) = Journal::connect() {
         let to = if stream {

@@ -111,28 +111,13 @@ pub(crate) fn shown(message: &str) -> Cow<'_, str> {
     crate::report::terminal_safe_lines(message)
 }
 
-/// Info to stdout, errors to stderr (cpuplugd's foreground behaviour),
-/// each message laid out as `layout` says: narrow, a message longer than
-/// the terminal wraps (cpuplugd's own messages are all shorter, and stay
-/// as cpuplugd words them); the journal and syslog always get it whole.
-#[derive(Debug)]
-pub struct Console {
-    pub layout: crate::report::Layout,
-}
-
-impl Default for Console {
-    /// Messages whole, as they are.
-    fn default() -> Self {
-        Console {
-            layout: crate::report::Layout::Wide,
-        }
-    }
-}
+/// Info to stdout, errors to stderr (cpuplugd's foreground behaviour).
+#[derive(Debug, Default)]
+pub struct Console;
 
 impl LogSink for Console {
     fn log(&mut self, level: Level, message: &str) {
-        let laid_out = self.layout.prose(&shown(message));
-        let message = laid_out.trim_end_matches('\n');
+        let message = shown(message);
         // A closed terminal must not stop the daemon.
         let _ = match level {
             Level::Info => writeln!(std::io::stdout(), "{message}"),
