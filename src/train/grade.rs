@@ -676,35 +676,35 @@ pub fn text(g: &Grades) -> String {
             format!("{}/{}", t.runs_met, t.runs),
         );
     }
+    common_mistakes(&mut out, g);
+    out
+}
+
+/// The common mistakes, each kind with its count, exercise and who: the
+/// clauses missed, the failures before running, the lints drawn.
+fn common_mistakes(out: &mut String, g: &Grades) {
     out.push_str("\nCommon mistakes\n");
     if g.missed.is_empty() && g.lints.is_empty() && g.failures.is_empty() {
         out.push_str("  none\n");
     }
-    for m in &g.missed {
-        let line = format!(
-            "  {:>3} × missed {}{}{}",
-            m.count,
-            safe(&m.what),
-            range(m),
-            who(m)
-        );
-        wrapped(&mut out, &line, 8);
+    let kinds = [
+        (&g.missed, "missed "),
+        (&g.failures, ""),
+        (&g.lints, "lint "),
+    ];
+    for (mistakes, kind) in kinds {
+        for m in mistakes {
+            // A missed clause's field values, when it has them.
+            let line = format!(
+                "  {:>3} × {kind}{}{}{}",
+                m.count,
+                safe(&m.what),
+                range(m),
+                who(m)
+            );
+            wrapped(out, &line, 8);
+        }
     }
-    for m in &g.failures {
-        wrapped(
-            &mut out,
-            &format!("  {:>3} × {}{}", m.count, safe(&m.what), who(m)),
-            8,
-        );
-    }
-    for m in &g.lints {
-        wrapped(
-            &mut out,
-            &format!("  {:>3} × lint {}{}", m.count, safe(&m.what), who(m)),
-            8,
-        );
-    }
-    out
 }
 
 /// A CSV field, quoted when it needs to be; control characters (a
