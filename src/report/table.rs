@@ -44,33 +44,65 @@ pub fn header(rules: &RuleSet, layout: Layout) -> String {
 /// MEMUN for MEMUNPLUG) and the row fits 70 columns, 80 behind `run -V`'s
 /// time stamp.
 pub fn columns(layout: Layout) -> String {
-    if layout != Layout::Wide {
-        let short = |k: RuleKind| -> String { k.file_name().chars().take(5).collect() };
-        return format!(
-            "{:>7} {:<5} {:<5} {:<8}  {:<5} {:<5} {:>6} {:>6} {}",
-            "reading",
-            short(RuleKind::Hotplug),
-            short(RuleKind::Hotunplug),
-            "CPU",
-            short(RuleKind::Memplug),
-            short(RuleKind::Memunplug),
-            "INC",
-            "DEC",
-            "pool"
-        );
-    }
+    let w = Cells::of(layout);
+    let name = |k: RuleKind| -> String { k.file_name().chars().take(w.name).collect() };
+    let (inc, dec) = match layout {
+        Layout::Wide => (name(RuleKind::CmmInc), name(RuleKind::CmmDec)),
+        Layout::Narrow { .. } => ("INC".into(), "DEC".into()),
+    };
     format!(
-        "{:>8}  {:<9} {:<9} {:<8}  {:<9} {:<9} {:>10} {:>10} {:>12}",
+        "{:>r$}{gap}{:<t$} {:<t$} {:<8}  {:<t$} {:<t$} {inc:>n$} {dec:>n$} {:>p$}",
         "reading",
-        RuleKind::Hotplug.file_name(),
-        RuleKind::Hotunplug.file_name(),
+        name(RuleKind::Hotplug),
+        name(RuleKind::Hotunplug),
         "CPU",
-        RuleKind::Memplug.file_name(),
-        RuleKind::Memunplug.file_name(),
-        RuleKind::CmmInc.file_name(),
-        RuleKind::CmmDec.file_name(),
-        "pool"
+        name(RuleKind::Memplug),
+        name(RuleKind::Memunplug),
+        "pool",
+        r = w.reading,
+        gap = w.gap,
+        t = w.truth,
+        n = w.number,
+        p = w.pool,
     )
+}
+
+/// The widths of a row's cells in a layout, and how its page counts are
+/// written.
+struct Cells {
+    reading: usize,
+    gap: &'static str,
+    /// A rule's truth, and its name in the heading.
+    truth: usize,
+    name: usize,
+    number: usize,
+    pool: usize,
+    pages: fn(i64) -> String,
+}
+
+impl Cells {
+    fn of(layout: Layout) -> Cells {
+        match layout {
+            Layout::Wide => Cells {
+                reading: 8,
+                gap: "  ",
+                truth: 9,
+                name: usize::MAX,
+                number: 10,
+                pool: 12,
+                pages: |v| v.to_string(),
+            },
+            Layout::Narrow { .. } => Cells {
+                reading: 7,
+                gap: " ",
+                truth: 5,
+                name: 5,
+                number: 6,
+                pool: 0,
+                pages: compact,
+            },
+        }
+    }
 }
 
 fn truth(v: Option<bool>) -> &'static str {
@@ -105,10 +137,11 @@ pub fn row(out: &mut String, d: &Decision, layout: Layout) {
         );
         return;
     }
-    if layout != Layout::Wide {
-        return narrow_row(out, d);
-    }
-    let _ = write!(out, "{:>8}  ", d.reading);
+    let w = Cells::of(layout);
+    let t = w.truth;
+    // The CPU group's cells, or what stands in their place.
+    let cpu = 2 * t + 10;
+    let _ = write!(out, "{:>r$}{}", d.reading, w.gap, r = w.reading);
     match &d.cpu {
         Some(c) => match c.status {
             GroupStatus::Ok => {
@@ -120,7 +153,7 @@ pub fn row(out: &mut String, d: &Decision, layout: Layout) {
                 };
                 let _ = write!(
                     out,
-                    "{:<9} {:<9} {:<8}  ",
+                    "{:<t$} {:<t$} {:<8}  ",
                     truth(c.hotplug),
                     truth(c.hotunplug),
                     action
@@ -129,98 +162,37 @@ pub fn row(out: &mut String, d: &Decision, layout: Layout) {
             GroupStatus::Fault(f) => {
                 let _ = write!(
                     out,
-                    "{:<28}  ",
+                    "{:<cpu$}  ",
                     format!("skipped: {}", crate::report::fault_words::short(f))
                 );
             }
             GroupStatus::Vertical => {
-                let _ = write!(out, "{:<28}  ", "skipped: vertical");
+                let _ = write!(out, "{:<cpu$}  ", "skipped: vertical");
             }
         },
         None => {
-            let _ = write!(out, "{:<28}  ", "");
+            let _ = write!(out, "{:<cpu$}  ", "");
         }
     }
     if let Some(m) = &d.mem {
         match m.status {
             GroupStatus::Ok => {
-                let num = |v: Option<i64>| v.map_or("-".to_string(), |v| v.to_string());
+                let num = |v: Option<i64>| v.map_or("-".to_string(), w.pages);
                 let pool = if m.cmm_pages_new == m.cmm_pages {
-                    m.cmm_pages.to_string()
+                    (w.pages)(m.cmm_pages)
                 } else {
-                    format!("{}→{}", m.cmm_pages, m.cmm_pages_new)
+                    format!("{}→{}", (w.pages)(m.cmm_pages), (w.pages)(m.cmm_pages_new))
                 };
                 let _ = write!(
                     out,
-                    "{:<9} {:<9} {:>10} {:>10} {:>12}",
+                    "{:<t$} {:<t$} {:>n$} {:>n$} {:>p$}",
                     truth(m.memplug),
                     truth(m.memunplug),
                     num(m.cmm_inc),
                     num(m.cmm_dec),
-                    pool
-                );
-            }
-            GroupStatus::Fault(f) => {
-                let _ = write!(out, "skipped: {}", crate::report::fault_words::short(f));
-            }
-            GroupStatus::Vertical => {}
-        }
-    }
-    out.push('\n');
-}
-
-/// [`row`] in [`columns`]' narrow form.
-fn narrow_row(out: &mut String, d: &Decision) {
-    let _ = write!(out, "{:>7} ", d.reading);
-    match &d.cpu {
-        Some(c) => match c.status {
-            GroupStatus::Ok => {
-                let action = match c.action {
-                    CpuAction::Plug => "plug",
-                    CpuAction::Unplug => "unplug",
-                    CpuAction::None if c.limited => "at limit",
-                    CpuAction::None => "-",
-                };
-                let _ = write!(
-                    out,
-                    "{:<5} {:<5} {:<8}  ",
-                    truth(c.hotplug),
-                    truth(c.hotunplug),
-                    action
-                );
-            }
-            GroupStatus::Fault(f) => {
-                let _ = write!(
-                    out,
-                    "{:<20}  ",
-                    format!("skipped: {}", crate::report::fault_words::short(f))
-                );
-            }
-            GroupStatus::Vertical => {
-                let _ = write!(out, "{:<20}  ", "skipped: vertical");
-            }
-        },
-        None => {
-            let _ = write!(out, "{:<20}  ", "");
-        }
-    }
-    if let Some(m) = &d.mem {
-        match m.status {
-            GroupStatus::Ok => {
-                let num = |v: Option<i64>| v.map_or("-".to_string(), compact);
-                let pool = if m.cmm_pages_new == m.cmm_pages {
-                    compact(m.cmm_pages)
-                } else {
-                    format!("{}→{}", compact(m.cmm_pages), compact(m.cmm_pages_new))
-                };
-                let _ = write!(
-                    out,
-                    "{:<5} {:<5} {:>6} {:>6} {}",
-                    truth(m.memplug),
-                    truth(m.memunplug),
-                    num(m.cmm_inc),
-                    num(m.cmm_dec),
-                    pool
+                    pool,
+                    n = w.number,
+                    p = w.pool,
                 );
             }
             GroupStatus::Fault(f) => {
