@@ -270,6 +270,13 @@ impl ClauseCheck {
         }
     }
 
+    /// Whether the clause is a yes/no field's (its mark says it all).
+    pub fn is_flag(&self) -> bool {
+        self.field
+            .and_then(field)
+            .is_some_and(|f| f.kind == FieldKind::Flag)
+    }
+
     /// "unmet_cpu_seconds was 52.3": the value with its field's name.
     pub fn labelled(&self) -> Option<String> {
         let v = self.value?;
