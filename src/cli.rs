@@ -320,6 +320,23 @@ pub struct FleetArgs {
     /// Where the guests' rule files are gathered on this machine, as DIR/INSTANCE/PATH, for the drift diff (read inside DIR as in a chroot; without it, no diff).
     #[arg(long, value_name = "DIR")]
     pub rules_root: Option<PathBuf>,
+    #[command(flatten)]
+    pub wide: WideArg,
+}
+
+/// `--wide`, the same for every command with a text table.
+#[derive(clap::Args, Clone, Copy)]
+pub struct WideArg {
+    /// Print every column and value in full, lines as long as they get (by default the text fits 80 columns, in a terminal or a pipe).
+    #[arg(long)]
+    pub wide: bool,
+}
+
+impl WideArg {
+    /// The report layout it asks for.
+    pub fn layout(self) -> plugtop::report::Layout {
+        plugtop::report::Layout::from_flag(self.wide)
+    }
 }
 
 /// What `plugtop fleet --batch` prints.
@@ -360,6 +377,8 @@ pub struct EvalArgs {
     /// Also print this variable's value each interval (repeat for more).
     #[arg(long = "var", value_name = "NAME")]
     pub vars: Vec<String>,
+    #[command(flatten)]
+    pub wide: WideArg,
 }
 
 /// The arguments of `plugtop run`.
@@ -408,6 +427,8 @@ pub struct RunArgs {
     /// Write the metrics to FILE every interval, atomically, for node_exporter's textfile collector (name it *.prom).
     #[arg(long, value_name = "FILE")]
     pub metrics_textfile: Option<PathBuf>,
+    #[command(flatten)]
+    pub wide: WideArg,
 }
 
 /// The arguments of `plugtop restore`.
@@ -434,6 +455,8 @@ pub struct WhatifArgs {
     pub from: From,
     #[command(flatten)]
     pub flap: FlapArgs,
+    #[command(flatten)]
+    pub wide: WideArg,
 }
 
 /// The arguments of `plugtop sim`.

@@ -56,6 +56,8 @@ pub struct RunOptions {
     pub force: bool,
     /// Log the values behind every decision.
     pub verbose: bool,
+    /// How `verbose`'s table of values is laid out (`--wide`).
+    pub table: crate::report::Layout,
     /// Overrides UPDATE (tests run many intervals quickly).
     pub interval: Option<Duration>,
     /// Act on this machine's own `/` although it is not s390.
@@ -592,7 +594,7 @@ pub fn run_with(
     let guard = take_guest(options, &first, actuator)?;
     log.entry(&started_entry(options, &rules));
     if options.verbose {
-        log.info(&stamped(table::columns().trim_end()));
+        log.info(&stamped(table::columns(options.table).trim_end()));
     }
     if let Some(started) = options.on_started {
         started();
@@ -795,7 +797,7 @@ fn run_loop(
             && d.fatal.is_none()
         {
             let mut line = String::new();
-            table::row(&mut line, d);
+            table::row(&mut line, d, options.table);
             runner.log.info(&stamped(line.trim_end()));
         }
         log_step(runner.log, &step, &runner.session, options.verbose);
@@ -892,6 +894,7 @@ mod tests {
             state: dir.join("state"),
             force: false,
             verbose,
+            table: crate::report::Layout::Wide,
             interval: Some(Duration::ZERO),
             allow_non_zvm: false,
             pid_file: false,

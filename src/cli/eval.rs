@@ -22,6 +22,7 @@ pub fn run(args: EvalArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
         jsonl,
         trace,
         vars,
+        wide,
     } = args;
     let rules = commands::eval::read_rule_file(&config)
         .with_context(|| format!("cannot read {}", config.display()))?;
@@ -51,7 +52,7 @@ pub fn run(args: EvalArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
     let status = commands::eval::run(
         &rules,
         source.as_mut(),
-        (format, &vars),
+        (format, &vars, wide.layout()),
         pace,
         out,
         &mut std::thread::sleep,

@@ -42,8 +42,9 @@ pub fn run(args: FleetArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
             FleetFormat::Text => Format::Text,
             FleetFormat::Json => Format::Json,
         };
+        let layout = args.wide.layout();
         return Ok(
-            match batch::write(&fleet, format, scope.stale_after, out)? {
+            match batch::write(&fleet, (format, layout), scope.stale_after, out)? {
                 FleetVerdict::AllWell => Status::Ok,
                 FleetVerdict::Trouble => Status::Failed,
                 FleetVerdict::Unsure => {

@@ -33,6 +33,7 @@ pub fn run(args: RunArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
         flap,
         metrics_listen,
         metrics_textfile,
+        wide,
     } = args;
     out.flush()?;
     if replay.is_some() && mode != RunMode::Observe {
@@ -63,6 +64,9 @@ pub fn run(args: RunArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
         },
         force,
         verbose,
+        // The -V table; log entries stay one line each, whole, for grep
+        // and the journal alike.
+        table: wide.layout(),
         interval: interval_ms.map(Duration::from_millis),
         allow_non_zvm,
         flap: flap.config(),

@@ -15,6 +15,7 @@ pub fn run(args: WhatifArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
         against,
         from,
         flap,
+        wide,
     } = args;
     if from.root.is_some() || (from.replay.is_none() && from.snapshots.is_none()) {
         anyhow::bail!(
@@ -35,7 +36,8 @@ pub fn run(args: WhatifArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
         against.as_deref(),
         flap.config(),
     )?;
-    write!(TerminalText::new(out), "{}", commands::whatif::render(&w))?;
+    let text = wide.layout().prose(&commands::whatif::render(&w));
+    write!(TerminalText::new(out), "{text}")?;
     if let Some(warning) = source.warning() {
         complain(&format!("plugtop: warning: {warning}"));
     }

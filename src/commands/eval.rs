@@ -11,7 +11,7 @@ use super::{Pace, Status, Wait};
 use crate::engine::Engine;
 use crate::kernel::Source;
 use crate::report::trace;
-use crate::report::{jsonl, table};
+use crate::report::{Layout, jsonl, table};
 use crate::rules::eval::{NoTrace, Trace};
 use crate::rules::{RuleKind, SourceFile, load};
 
@@ -34,13 +34,13 @@ pub enum DecisionFormat {
 pub fn run(
     rule_file: &SourceFile,
     source: &mut dyn Source,
-    (format, vars): (DecisionFormat, &[String]),
+    (format, vars, layout): (DecisionFormat, &[String], Layout),
     pace: Pace,
     out: &mut dyn Write,
     wait: &mut dyn FnMut(Duration),
     note: &mut dyn FnMut(&str),
 ) -> std::io::Result<Status> {
-    let Some((rules, approximate)) = start(rule_file, source, format, vars, out)? else {
+    let Some((rules, approximate)) = start(rule_file, source, (format, vars, layout), out)? else {
         return Ok(Status::Failed);
     };
     if format == DecisionFormat::Jsonl
@@ -103,13 +103,18 @@ pub fn run(
                 }
             }
             DecisionFormat::Table => {
-                table::row(&mut line, &decision);
+                table::row(&mut line, &decision, layout);
                 table_extras(&mut line, &engine, vars, approximate.is_some(), &events);
             }
             DecisionFormat::Trace => {
-                table::row(&mut line, &decision);
+                table::row(&mut line, &decision, layout);
                 table_extras(&mut line, &engine, vars, approximate.is_some(), &events);
-                trace_lines(&mut line, engine.rules(), rule_file, &traces, &decision);
+                let mut trace = String::new();
+                // Narrow, under the row by two: the tree needs the room.
+                let indent = if layout == Layout::Wide { 10 } else { 2 };
+                let under = (engine.rules().as_ref(), rule_file, &traces);
+                trace_lines(&mut trace, under, &decision, indent);
+                line.push_str(&layout.prose(&trace));
             }
         }
         out.write_all(line.as_bytes())?;
@@ -213,8 +218,7 @@ fn table_extras(
 fn start(
     rule_file: &SourceFile,
     source: &mut dyn Source,
-    format: DecisionFormat,
-    vars: &[String],
+    (format, vars, layout): (DecisionFormat, &[String], Layout),
     out: &mut dyn Write,
 ) -> std::io::Result<Option<(Arc<crate::rules::RuleSet>, Option<String>)>> {
     let facts = source.facts();
@@ -245,7 +249,7 @@ fn start(
     match format {
         DecisionFormat::Jsonl => writeln!(out, "{}", jsonl::header(&rules))?,
         DecisionFormat::Table | DecisionFormat::Trace => {
-            write!(out, "{}", table::header(&rules))?;
+            write!(out, "{}", table::header(&rules, layout))?;
             if let Some(why) = &approximate {
                 writeln!(out, "note: {why}; every decision below is marked ~")?;
             }
@@ -285,10 +289,9 @@ fn unreadable(
 /// The truth trace of every rule of the groups that ran, under the row.
 fn trace_lines(
     line: &mut String,
-    rules: &crate::rules::RuleSet,
-    rule_file: &SourceFile,
-    traces: &Trace,
+    (rules, rule_file, traces): (&crate::rules::RuleSet, &SourceFile, &Trace),
     decision: &crate::engine::Decision,
+    indent: usize,
 ) {
     let ran = [
         (
@@ -312,7 +315,7 @@ fn trace_lines(
         }
         for kind in kinds {
             for l in trace::rule(rules, rule_file, traces, *kind).lines() {
-                line.push_str("          ");
+                line.extend(std::iter::repeat_n(' ', indent));
                 line.push_str(l);
                 line.push('\n');
             }

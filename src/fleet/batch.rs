@@ -7,6 +7,7 @@ use serde::Serialize;
 
 use super::format::{cell, pages_to_mib};
 use super::model::{DriftGroup, Fleet, FleetColumn, Trouble, drift, drift_line, order};
+use crate::report::Layout;
 use crate::safe_text::terminal_safe_json;
 
 /// What `--batch` prints.
@@ -70,11 +71,11 @@ struct JsonFleet<'a> {
     drift: Vec<JsonDrift<'a>>,
 }
 
-/// Writes `fleet` sorted by trouble, in `format`; says whether any guest
-/// is in trouble.
+/// Writes `fleet` sorted by trouble, in `format` (text laid out as
+/// `layout` says); says whether any guest is in trouble.
 pub fn write(
     fleet: &Fleet,
-    format: Format,
+    (format, layout): (Format, Layout),
     stale_after: f64,
     out: &mut dyn Write,
 ) -> std::io::Result<FleetVerdict> {
@@ -87,7 +88,7 @@ pub fn write(
     let groups = drift(fleet);
     match format {
         Format::Json => write_json(fleet, &rows, &groups, stale_after, out)?,
-        Format::Text => write_text(fleet, &rows, &groups, stale_after, out)?,
+        Format::Text => write_text(fleet, (&rows, &groups, layout), stale_after, out)?,
     }
     Ok(if troubled {
         FleetVerdict::Trouble
@@ -159,10 +160,11 @@ fn write_json(
 }
 
 /// The text table, with `#` lines for failed queries, warnings and drift.
+/// Narrow, it has the columns that fit the width, chosen in the screen's
+/// order of importance; every cell stays whole.
 fn write_text(
     fleet: &Fleet,
-    rows: &[usize],
-    groups: &[DriftGroup],
+    (rows, groups, layout): (&[usize], &[DriftGroup], Layout),
     stale_after: f64,
     out: &mut dyn Write,
 ) -> std::io::Result<()> {
@@ -180,7 +182,7 @@ fn write_text(
     for w in &h.warnings {
         writeln!(out, "# warning: {}", crate::safe_text::terminal_safe(w))?;
     }
-    let table: Vec<Vec<String>> = std::iter::once(
+    let all: Vec<Vec<String>> = std::iter::once(
         FleetColumn::ALL
             .iter()
             .map(|c| c.title().to_string())
@@ -193,7 +195,23 @@ fn write_text(
             .collect()
     }))
     .collect();
-    let widths: Vec<usize> = (0..FleetColumn::ALL.len())
+    let measure = |c: usize| all.iter().map(|r| r[c].chars().count()).max().unwrap_or(0);
+    let shown: Vec<usize> = match layout {
+        Layout::Wide => (0..FleetColumn::ALL.len()).collect(),
+        Layout::Narrow { width } => {
+            let index = |c: FleetColumn| FleetColumn::ALL.iter().position(|&a| a == c);
+            // Two columns between cells: one more than the screen's one.
+            super::table::columns_fitting(width + 1, |c| index(c).map_or(0, &measure) + 1)
+                .into_iter()
+                .filter_map(index)
+                .collect()
+        }
+    };
+    let table: Vec<Vec<String>> = all
+        .iter()
+        .map(|r| shown.iter().map(|&c| r[c].clone()).collect())
+        .collect();
+    let widths: Vec<usize> = (0..shown.len())
         .map(|c| {
             table
                 .iter()

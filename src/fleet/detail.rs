@@ -109,7 +109,10 @@ pub fn draw(frame: &mut Frame, app: &FleetApp, area: Rect) {
     )];
     lines.extend(series_lines(d, strip_w, cols));
     lines.push(Line::styled(
-        fit("changes of decision (the comparisons that flipped):", cols),
+        fit(
+            "changes of decision: before → after; the comparisons that flipped, if any",
+            cols,
+        ),
         bold,
     ));
     if d.changes.is_empty() {

@@ -78,23 +78,19 @@ impl Scope {
     /// The instant queries of one refresh, by what they fill.
     pub fn instant_queries(&self) -> Vec<(Family, String)> {
         use Family::*;
-        vec![
-            (Info, self.last_long("plugtop_guest_info")),
-            (
-                Last,
-                self.last_long("plugtop_last_interval_timestamp_seconds"),
-            ),
-            (Online, self.last("plugtop_cpus_online")),
-            (Present, self.last("plugtop_cpus_present")),
-            (CpuMax, self.last("plugtop_cpu_max")),
-            (Pool, self.last("plugtop_cmm_pages")),
-            (PoolMax, self.last("plugtop_cmm_max_pages")),
-            (Update, self.last("plugtop_update_seconds")),
-            (Flapping, self.last("plugtop_flapping")),
-            (FlapPeriod, self.last("plugtop_flap_period_seconds")),
-            (Mode, format!("{} == 1", self.last("plugtop_mode"))),
-            (Rules, self.last("plugtop_rules_info")),
-            (RuleTrue, self.last("plugtop_rule_true")),
+        let last_long = [Info, Last];
+        let last = [
+            Online, Present, CpuMax, Pool, PoolMax, Update, Flapping, FlapPeriod,
+        ];
+        let mut queries: Vec<(Family, String)> = last_long
+            .into_iter()
+            .map(|f| (f, self.last_long(f.metric())))
+            .chain(last.into_iter().map(|f| (f, self.last(f.metric()))))
+            .collect();
+        queries.extend([
+            (Mode, format!("{} == 1", self.last(Mode.metric()))),
+            (Rules, self.last(Rules.metric())),
+            (RuleTrue, self.last(RuleTrue.metric())),
             (
                 Faults,
                 // Every rule that faulted in the window, with its count,
@@ -104,7 +100,7 @@ impl Scope {
                 // (`FleetGuest::settle_faults`).
                 format!(
                     "increase({f}{r}) > 0 or increase({n}{r})",
-                    f = self.selector("plugtop_rule_faults_total", ""),
+                    f = self.selector(Faults.metric(), ""),
                     n = self.selector("plugtop_readings_total", ""),
                     r = self.range()
                 ),
@@ -113,11 +109,12 @@ impl Scope {
                 Actions,
                 format!(
                     "sum by (job, instance) (increase({}[1h]))",
-                    self.selector("plugtop_applied_actions_total", "")
+                    self.selector(Actions.metric(), "")
                 ),
             ),
-            (Change, self.last("plugtop_last_change_timestamp_seconds")),
-        ]
+            (Change, self.last(Change.metric())),
+        ]);
+        queries
     }
 
     /// The range query of the sparklines.
@@ -230,6 +227,37 @@ pub enum Family {
     Change,
 }
 
+impl Family {
+    /// The metric its query asks for (named when the query fails).
+    pub fn metric(self) -> &'static str {
+        match self {
+            Family::Info => "plugtop_guest_info",
+            Family::Last => "plugtop_last_interval_timestamp_seconds",
+            Family::Online => "plugtop_cpus_online",
+            Family::Present => "plugtop_cpus_present",
+            Family::CpuMax => "plugtop_cpu_max",
+            Family::Pool => "plugtop_cmm_pages",
+            Family::PoolMax => "plugtop_cmm_max_pages",
+            Family::Update => "plugtop_update_seconds",
+            Family::Flapping => "plugtop_flapping",
+            Family::FlapPeriod => "plugtop_flap_period_seconds",
+            Family::Mode => "plugtop_mode",
+            Family::Rules => "plugtop_rules_info",
+            Family::RuleTrue => "plugtop_rule_true",
+            Family::Faults => "plugtop_rule_faults_total",
+            Family::Actions => "plugtop_applied_actions_total",
+            Family::Change => "plugtop_last_change_timestamp_seconds",
+        }
+    }
+}
+
+/// A failed query as [`Health::failed`] lists it: what went wrong, then
+/// which metric was asked for (an error reads as the error first, as
+/// every other of plugtop's).
+fn failure(why: &dyn std::fmt::Display, metric: &str) -> String {
+    format!("{why} (asking for {metric})")
+}
+
 /// A guest's key: its job and instance.
 fn key(labels: &PromLabels) -> Option<(String, String)> {
     let instance = labels.get("instance")?;
@@ -259,7 +287,9 @@ pub fn fleet(p: &dyn Prometheus, scope: &Scope, at: f64) -> Fleet {
     for (family, query) in scope.instant_queries() {
         health.queries += 1;
         if let Some(why) = &unreachable {
-            health.failed.push(format!("{family:?}: not asked: {why}"));
+            health
+                .failed
+                .push(failure(&format_args!("not asked: {why}"), family.metric()));
             continue;
         }
         match p.instant(&query, at) {
@@ -273,7 +303,7 @@ pub fn fleet(p: &dyn Prometheus, scope: &Scope, at: f64) -> Fleet {
                 if matches!(e, QueryError::Timeout(_) | QueryError::Transport(_)) {
                     unreachable = Some(e.to_string());
                 }
-                health.failed.push(format!("{family:?}: {e}"));
+                health.failed.push(failure(&e, family.metric()));
             }
         }
     }
@@ -294,7 +324,10 @@ pub fn fleet(p: &dyn Prometheus, scope: &Scope, at: f64) -> Fleet {
                 }
             }
         }
-        Err(e) => health.failed.push(format!("history: {e}")),
+        Err(e) => health.failed.push(failure(
+            &e,
+            &format!("the history of {}", Family::Online.metric()),
+        )),
     }
     health.warnings.sort();
     health.warnings.dedup();
@@ -468,7 +501,7 @@ pub fn detail(
                 a.data
             }
             Err(e) => {
-                d.health.failed.push(format!("{name}: {e}"));
+                d.health.failed.push(failure(&e, name));
                 Vec::new()
             }
         }

@@ -40,6 +40,15 @@ fn width(c: FleetColumn) -> usize {
 /// The columns that fit in `cols`, the most telling first, shown in the
 /// table's order.
 pub fn columns(cols: usize) -> Vec<FleetColumn> {
+    columns_fitting(cols, width)
+}
+
+/// As [`columns`], each column `width_of` wide plus one between them
+/// (`--batch`'s narrow table measures its cells).
+pub(super) fn columns_fitting(
+    cols: usize,
+    width_of: impl Fn(FleetColumn) -> usize,
+) -> Vec<FleetColumn> {
     const PRIORITY: [FleetColumn; 12] = [
         FleetColumn::Trouble,
         FleetColumn::Instance,
@@ -57,7 +66,7 @@ pub fn columns(cols: usize) -> Vec<FleetColumn> {
     let mut left = cols;
     let mut chosen = Vec::new();
     for c in PRIORITY {
-        let w = width(c) + 1;
+        let w = width_of(c) + 1;
         if w <= left {
             left -= w;
             chosen.push(c);

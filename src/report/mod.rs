@@ -41,20 +41,91 @@ pub fn terminal_columns() -> Option<usize> {
     }
 }
 
+/// How a text report is laid out. Narrow is the default, in a terminal
+/// and into a file or a pipe alike: its tables fit 80 columns (shorter
+/// headings, values written compactly) and its prose wraps at `width`
+/// ([`text_width`]); `--wide` gives every column and value in full, each
+/// line as long as it gets. Lines that mirror cpuplugd's own messages are
+/// the same in both.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Layout {
+    Narrow { width: usize },
+    Wide,
+}
+
+impl Layout {
+    /// The layout `--wide` asks for: narrow, wrapped to [`text_width`],
+    /// unless `wide`.
+    pub fn from_flag(wide: bool) -> Layout {
+        if wide {
+            Layout::Wide
+        } else {
+            Layout::Narrow {
+                width: text_width(),
+            }
+        }
+    }
+
+    /// `text` as this layout shows prose: wrapped ([`prose`]) when narrow,
+    /// as it is when wide.
+    pub fn prose(self, text: &str) -> String {
+        match self {
+            Layout::Narrow { width } => prose(text, width),
+            Layout::Wide => text.to_string(),
+        }
+    }
+}
+
+/// The characters a line's lead is made of: its indent and a trace's tree.
+const LEAD: [char; 5] = [' ', '│', '├', '└', '─'];
+
+/// The lead of the rows a long line wraps onto: a tree's branch goes on
+/// down (`├─` becomes `│ `, `└─` blank), then two more columns.
+fn continued(lead: &str) -> String {
+    let mut out: String = lead
+        .chars()
+        .map(|c| match c {
+            '├' => '│',
+            '│' => '│',
+            _ => ' ',
+        })
+        .collect();
+    out.push_str("  ");
+    out
+}
+
 /// `text`, each of its lines wrapped between words to `width` columns, the
-/// lines after the first of each indented by two.
+/// rows after the first of each indented two past the line's own lead (its
+/// indent, or a trace's tree, which goes on down beside them).
 pub fn prose(text: &str, width: usize) -> String {
     let mut out = String::with_capacity(text.len() + text.len() / width.max(1) * 3);
     for line in text.lines() {
-        let rows = words::wrap(line, width);
+        if line.chars().count() <= width {
+            out.push_str(line);
+            out.push('\n');
+            continue;
+        }
+        let body = line.trim_start_matches(LEAD);
+        let lead = &line[..line.len() - body.len()];
+        let under = continued(lead);
+        // A lead that leaves no room for words is not kept.
+        let (lead, under) = if under.chars().count() + 20 > width {
+            ("", "  ".to_string())
+        } else {
+            (lead, under)
+        };
+        let first_width = width.saturating_sub(lead.chars().count());
+        let rows = words::wrap(body, first_width);
         let (first, rest) = rows
             .split_first()
             .map_or(("", &[][..]), |(f, r)| (f.as_str(), r));
+        out.push_str(lead);
         out.push_str(first);
         out.push('\n');
         if !rest.is_empty() {
-            for row in words::wrap(&rest.join(" "), width.saturating_sub(2)) {
-                out.push_str("  ");
+            let rest_width = width.saturating_sub(under.chars().count());
+            for row in words::wrap(&rest.join(" "), rest_width) {
+                out.push_str(&under);
                 out.push_str(&row);
                 out.push('\n');
             }

@@ -3,11 +3,12 @@
 
 use std::fmt::Write as _;
 
+use super::Layout;
 use crate::engine::{CpuAction, Decision, GroupStatus};
 use crate::rules::{RuleKind, RuleSet};
 
-/// A short description of how the file loaded.
-pub fn header(rules: &RuleSet) -> String {
+/// A short description of how the file loaded, and the columns' names.
+pub fn header(rules: &RuleSet, layout: Layout) -> String {
     let s = rules.settings;
     let mut out = String::new();
     let _ = writeln!(
@@ -33,25 +34,75 @@ pub fn header(rules: &RuleSet) -> String {
             .and_then(|l| l.strip_prefix("memory group off"));
         let _ = writeln!(out, "memory group: off{}", why.unwrap_or_default());
     }
-    out.push_str(&columns());
+    out.push_str(&columns(layout));
     out.push('\n');
     out
 }
 
 /// The names of the columns of [`row`] (also `plugtop run -V`'s header).
-pub fn columns() -> String {
+/// Narrow, the rules' names are cut to five letters (HOTPL for HOTPLUG,
+/// MEMUN for MEMUNPLUG) and the row fits 70 columns, 80 behind `run -V`'s
+/// time stamp.
+pub fn columns(layout: Layout) -> String {
+    let w = Cells::of(layout);
+    let name = |k: RuleKind| -> String { k.file_name().chars().take(w.name).collect() };
+    let (inc, dec) = match layout {
+        Layout::Wide => (name(RuleKind::CmmInc), name(RuleKind::CmmDec)),
+        Layout::Narrow { .. } => ("INC".into(), "DEC".into()),
+    };
     format!(
-        "{:>8}  {:<9} {:<9} {:<8}  {:<9} {:<9} {:>10} {:>10} {:>12}",
+        "{:>r$}{gap}{:<t$} {:<t$} {:<8}  {:<t$} {:<t$} {inc:>n$} {dec:>n$} {:>p$}",
         "reading",
-        RuleKind::Hotplug.file_name(),
-        RuleKind::Hotunplug.file_name(),
+        name(RuleKind::Hotplug),
+        name(RuleKind::Hotunplug),
         "CPU",
-        RuleKind::Memplug.file_name(),
-        RuleKind::Memunplug.file_name(),
-        RuleKind::CmmInc.file_name(),
-        RuleKind::CmmDec.file_name(),
-        "pool"
+        name(RuleKind::Memplug),
+        name(RuleKind::Memunplug),
+        "pool",
+        r = w.reading,
+        gap = w.gap,
+        t = w.truth,
+        n = w.number,
+        p = w.pool,
     )
+}
+
+/// The widths of a row's cells in a layout, and how its page counts are
+/// written.
+struct Cells {
+    reading: usize,
+    gap: &'static str,
+    /// A rule's truth, and its name in the heading.
+    truth: usize,
+    name: usize,
+    number: usize,
+    pool: usize,
+    pages: fn(i64) -> String,
+}
+
+impl Cells {
+    fn of(layout: Layout) -> Cells {
+        match layout {
+            Layout::Wide => Cells {
+                reading: 8,
+                gap: "  ",
+                truth: 9,
+                name: usize::MAX,
+                number: 10,
+                pool: 12,
+                pages: |v| v.to_string(),
+            },
+            Layout::Narrow { .. } => Cells {
+                reading: 7,
+                gap: " ",
+                truth: 5,
+                name: 5,
+                number: 6,
+                pool: 0,
+                pages: compact,
+            },
+        }
+    }
 }
 
 fn truth(v: Option<bool>) -> &'static str {
@@ -62,8 +113,22 @@ fn truth(v: Option<bool>) -> &'static str {
     }
 }
 
+/// A page count in at most six columns: whole below a million, else in
+/// millions (`1.25M`) or billions (`3.5G`) to two decimals.
+fn compact(v: i64) -> String {
+    let scaled = |v: f64, unit: &str| {
+        let s = format!("{v:.2}");
+        format!("{}{unit}", s.trim_end_matches('0').trim_end_matches('.'))
+    };
+    match v.unsigned_abs() {
+        0..1_000_000 => v.to_string(),
+        1_000_000..1_000_000_000 => scaled(v as f64 / 1e6, "M"),
+        _ => scaled(v as f64 / 1e9, "G"),
+    }
+}
+
 /// One interval as a table row (or the reason cpuplugd would stop).
-pub fn row(out: &mut String, d: &Decision) {
+pub fn row(out: &mut String, d: &Decision, layout: Layout) {
     if let Some(f) = &d.fatal {
         let _ = writeln!(
             out,
@@ -72,7 +137,11 @@ pub fn row(out: &mut String, d: &Decision) {
         );
         return;
     }
-    let _ = write!(out, "{:>8}  ", d.reading);
+    let w = Cells::of(layout);
+    let t = w.truth;
+    // The CPU group's cells, or what stands in their place.
+    let cpu = 2 * t + 10;
+    let _ = write!(out, "{:>r$}{}", d.reading, w.gap, r = w.reading);
     match &d.cpu {
         Some(c) => match c.status {
             GroupStatus::Ok => {
@@ -84,7 +153,7 @@ pub fn row(out: &mut String, d: &Decision) {
                 };
                 let _ = write!(
                     out,
-                    "{:<9} {:<9} {:<8}  ",
+                    "{:<t$} {:<t$} {:<8}  ",
                     truth(c.hotplug),
                     truth(c.hotunplug),
                     action
@@ -93,35 +162,37 @@ pub fn row(out: &mut String, d: &Decision) {
             GroupStatus::Fault(f) => {
                 let _ = write!(
                     out,
-                    "{:<28}  ",
+                    "{:<cpu$}  ",
                     format!("skipped: {}", crate::report::fault_words::short(f))
                 );
             }
             GroupStatus::Vertical => {
-                let _ = write!(out, "{:<28}  ", "skipped: vertical");
+                let _ = write!(out, "{:<cpu$}  ", "skipped: vertical");
             }
         },
         None => {
-            let _ = write!(out, "{:<28}  ", "");
+            let _ = write!(out, "{:<cpu$}  ", "");
         }
     }
     if let Some(m) = &d.mem {
         match m.status {
             GroupStatus::Ok => {
-                let num = |v: Option<i64>| v.map_or("-".to_string(), |v| v.to_string());
+                let num = |v: Option<i64>| v.map_or("-".to_string(), w.pages);
                 let pool = if m.cmm_pages_new == m.cmm_pages {
-                    m.cmm_pages.to_string()
+                    (w.pages)(m.cmm_pages)
                 } else {
-                    format!("{}→{}", m.cmm_pages, m.cmm_pages_new)
+                    format!("{}→{}", (w.pages)(m.cmm_pages), (w.pages)(m.cmm_pages_new))
                 };
                 let _ = write!(
                     out,
-                    "{:<9} {:<9} {:>10} {:>10} {:>12}",
+                    "{:<t$} {:<t$} {:>n$} {:>n$} {:>p$}",
                     truth(m.memplug),
                     truth(m.memunplug),
                     num(m.cmm_inc),
                     num(m.cmm_dec),
-                    pool
+                    pool,
+                    n = w.number,
+                    p = w.pool,
                 );
             }
             GroupStatus::Fault(f) => {
@@ -131,4 +202,35 @@ pub fn row(out: &mut String, d: &Decision) {
         }
     }
     out.push('\n');
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_page_count_takes_six_columns_at_most() {
+        assert_eq!(compact(0), "0");
+        assert_eq!(compact(999_999), "999999");
+        assert_eq!(compact(1_245_184), "1.25M");
+        assert_eq!(compact(-1_000_000), "-1M");
+        assert_eq!(compact(16_000_000_000), "16G");
+        for v in [
+            0,
+            42,
+            999_999,
+            1_000_000,
+            1_074_294,
+            99_999_999,
+            999_999_999,
+        ] {
+            assert!(compact(v).chars().count() <= 6, "{v}: {}", compact(v));
+        }
+    }
+
+    #[test]
+    fn the_narrow_heading_is_70_columns_and_the_wide_one_as_it_was() {
+        assert!(columns(Layout::Narrow { width: 80 }).chars().count() <= 70);
+        assert!(columns(Layout::Wide).starts_with(" reading  HOTPLUG   HOTUNPLUG"));
+    }
 }

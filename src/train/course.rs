@@ -259,9 +259,16 @@ impl Checker<'_> {
             ));
         }
         let joined = self.dir.join(given);
-        let real = joined
-            .canonicalize()
-            .map_err(|e| self.invalid(offset, format!("{}: {e}", rel.get_ref())))?;
+        let real = joined.canonicalize().map_err(|e| {
+            self.invalid(
+                offset,
+                format!(
+                    "{}: {e} (paths in a course are relative to the course file, here {})",
+                    rel.get_ref(),
+                    self.dir.display()
+                ),
+            )
+        })?;
         if !real.starts_with(&self.dir) {
             return Err(self.invalid(
                 offset,

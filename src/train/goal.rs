@@ -270,14 +270,41 @@ impl ClauseCheck {
         }
     }
 
+    /// Whether the clause is a yes/no field's (its mark says it all).
+    pub fn is_flag(&self) -> bool {
+        self.field
+            .and_then(field)
+            .is_some_and(|f| f.kind == FieldKind::Flag)
+    }
+
     /// "unmet_cpu_seconds was 52.3": the value with its field's name.
     pub fn labelled(&self) -> Option<String> {
         let v = self.value?;
-        Some(format!(
-            "{} was {}",
-            self.field.unwrap_or("the value"),
-            short_number(v)
-        ))
+        let name = self.field.unwrap_or("the value");
+        Some(format!("{name} was {}", field_value_text(name, v)))
+    }
+}
+
+/// The one field a clause is about: a comparison's, a flag's, or a negated
+/// flag's (so "not stopped", missed, says that it stopped).
+fn one_field(node: &GoalNode) -> Option<&'static str> {
+    match node {
+        GoalNode::Compare(name, _, _) | GoalNode::Flag(name) => Some(name),
+        GoalNode::Not(inner) => match inner.as_ref() {
+            GoalNode::Flag(name) => Some(name),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// A field's value as a report shows it: a flag's as yes or no, a
+/// number's as [`short_number`].
+pub fn field_value_text(name: &str, v: f64) -> String {
+    match field(name).map(|f| f.kind) {
+        Some(FieldKind::Flag) if v != 0.0 => "yes".into(),
+        Some(FieldKind::Flag) => "no".into(),
+        _ => short_number(v),
     }
 }
 
@@ -352,14 +379,8 @@ impl Goal {
             .map(|(text, node)| ClauseCheck {
                 clause: text.clone(),
                 met: eval(node, report),
-                field: match node {
-                    GoalNode::Compare(name, _, _) => Some(*name),
-                    _ => None,
-                },
-                value: match node {
-                    GoalNode::Compare(name, _, _) => field(name).map(|f| (f.read)(report)),
-                    _ => None,
-                },
+                field: one_field(node),
+                value: one_field(node).and_then(field).map(|f| (f.read)(report)),
             })
             .collect()
     }
@@ -722,6 +743,20 @@ mod tests {
         );
         assert!(checks[1].met && checks[2].met);
         assert!(!g.met(&report()));
+    }
+
+    #[test]
+    fn a_flag_clause_says_what_the_run_did() {
+        // "missed: not flapping" alone reads as if it had not flapped
+        // (new-user finding 16): the flag's value is said as yes or no.
+        let mut r = report();
+        r.flapping = true;
+        let g = Goal::parse("not flapping and flapping").expect("goal");
+        let checks = g.check(&r);
+        assert_eq!(checks[0].describe(), "not flapping: flapping was yes");
+        assert!(!checks[0].met && checks[1].met);
+        r.flapping = false;
+        assert_eq!(g.check(&r)[1].describe(), "flapping: flapping was no");
     }
 
     #[test]

@@ -170,6 +170,8 @@ pub struct Mistake {
     pub values: Vec<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub field: Option<&'static str>,
+    /// Who made it, in the order graded.
+    pub trainees: Vec<String>,
 }
 
 /// The class's results.
@@ -180,7 +182,7 @@ pub struct Grades {
     pub tables: Vec<Table>,
     /// Per trainee, in the order of `trainees`.
     pub totals: Vec<Total>,
-    /// Lint codes by how many submissions drew them, most first.
+    /// "exercise: lint code" by how many submissions drew them, most first.
     pub lints: Vec<Mistake>,
     /// "exercise: clause" by how many submissions missed it, most first.
     pub missed: Vec<Mistake>,
@@ -498,49 +500,63 @@ fn reason_kind(reason: &str) -> &str {
 
 type Tallies = (Vec<Mistake>, Vec<Mistake>, Vec<Mistake>);
 
+/// Each kind of mistake ("exercise: what"), with who made it.
+type Tally = BTreeMap<String, Mistake>;
+
+/// Counts `what` once more, made by `trainee`.
+fn tally<'a>(m: &'a mut Tally, what: String, trainee: &str) -> &'a mut Mistake {
+    let e = m.entry(what.clone()).or_insert_with(|| Mistake {
+        what,
+        count: 0,
+        values: Vec::new(),
+        field: None,
+        trainees: Vec::new(),
+    });
+    e.count += 1;
+    e.trainees.push(trainee.to_string());
+    e
+}
+
 fn mistakes(tables: &[Table]) -> Tallies {
-    let mut lints: BTreeMap<String, usize> = BTreeMap::new();
-    let mut missed: BTreeMap<String, (usize, Vec<f64>, Option<&'static str>)> = BTreeMap::new();
-    let mut failures: BTreeMap<String, usize> = BTreeMap::new();
+    let (mut lints, mut missed, mut failures) = (Tally::new(), Tally::new(), Tally::new());
     for t in tables {
         for r in &t.rows {
             for l in &r.lints {
-                *lints.entry((*l).to_string()).or_default() += 1;
+                tally(&mut lints, format!("{}: {l}", t.id), &r.trainee);
             }
             for m in &r.missed {
-                let e = missed.entry(format!("{}: {}", t.id, m.clause)).or_default();
-                e.0 += 1;
-                e.1.extend(m.value);
-                e.2 = e.2.or(m.field);
+                let what = format!("{}: {}", t.id, m.clause);
+                let e = tally(&mut missed, what, &r.trainee);
+                e.values.extend(m.value);
+                e.field = e.field.or(m.field);
             }
             if !r.mistake.is_empty() && r.reason != NOT_SUBMITTED {
-                *failures
-                    .entry(format!("{}: {}", t.id, r.mistake))
-                    .or_default() += 1;
+                let what = format!("{}: {}", t.id, r.mistake);
+                tally(&mut failures, what, &r.trainee);
             }
         }
     }
-    let sorted = |m: BTreeMap<String, (usize, Vec<f64>, Option<&'static str>)>| {
-        let mut v: Vec<Mistake> = m
-            .into_iter()
-            .map(|(what, (count, values, field))| Mistake {
-                what,
-                count,
-                values,
-                field,
-            })
-            .collect();
+    let sorted = |m: Tally| {
+        let mut v: Vec<Mistake> = m.into_values().collect();
         v.sort_by(|a, b| b.count.cmp(&a.count).then(a.what.cmp(&b.what)));
         v
     };
-    let counts = |m: BTreeMap<String, usize>| {
-        sorted(
-            m.into_iter()
-                .map(|(k, n)| (k, (n, Vec::new(), None)))
-                .collect(),
-        )
-    };
-    (counts(lints), sorted(missed), counts(failures))
+    (sorted(lints), sorted(missed), sorted(failures))
+}
+
+/// " (alice, bob)": who made a mistake, the first few by name.
+fn who(m: &Mistake) -> String {
+    const NAMED: usize = 4;
+    let names: Vec<String> = m
+        .trainees
+        .iter()
+        .take(NAMED)
+        .map(|t| safe(t).to_string())
+        .collect();
+    match m.trainees.len().saturating_sub(NAMED) {
+        0 => format!(" ({})", names.join(", ")),
+        more => format!(" ({} and {more} more)", names.join(", ")),
+    }
 }
 
 /// ": guest_to_working_set was 1.9 to 2.3": the values a missed clause's
@@ -552,7 +568,10 @@ fn range(m: &Mistake) -> String {
     if m.values.is_empty() {
         String::new()
     } else if lo == hi {
-        format!(": {field} was {}", short_number(lo))
+        format!(
+            ": {field} was {}",
+            crate::train::goal::field_value_text(field, lo)
+        )
     } else {
         format!(": {field} was {} to {}", short_number(lo), short_number(hi))
     }
@@ -657,20 +676,35 @@ pub fn text(g: &Grades) -> String {
             format!("{}/{}", t.runs_met, t.runs),
         );
     }
+    common_mistakes(&mut out, g);
+    out
+}
+
+/// The common mistakes, each kind with its count, exercise and who: the
+/// clauses missed, the failures before running, the lints drawn.
+fn common_mistakes(out: &mut String, g: &Grades) {
     out.push_str("\nCommon mistakes\n");
     if g.missed.is_empty() && g.lints.is_empty() && g.failures.is_empty() {
         out.push_str("  none\n");
     }
-    for m in &g.missed {
-        let line = format!("  {:>3} × missed {}{}", m.count, safe(&m.what), range(m));
-        wrapped(&mut out, &line, 8);
+    let kinds = [
+        (&g.missed, "missed "),
+        (&g.failures, ""),
+        (&g.lints, "lint "),
+    ];
+    for (mistakes, kind) in kinds {
+        for m in mistakes {
+            // A missed clause's field values, when it has them.
+            let line = format!(
+                "  {:>3} × {kind}{}{}{}",
+                m.count,
+                safe(&m.what),
+                range(m),
+                who(m)
+            );
+            wrapped(out, &line, 8);
+        }
     }
-    let failures = g.failures.iter().map(|m| (m, ""));
-    for (m, kind) in failures.chain(g.lints.iter().map(|m| (m, "lint "))) {
-        let line = format!("  {:>3} × {kind}{}", m.count, safe(&m.what));
-        wrapped(&mut out, &line, 8);
-    }
-    out
 }
 
 /// A CSV field, quoted when it needs to be; control characters (a

@@ -143,6 +143,13 @@ fn a_prometheus_that_is_down_exits_2_and_says_so() {
     let (code, _, err) = fleet(&["--prometheus", &fake.url, "--batch"]);
     assert_eq!(code, Some(2));
     assert!(err.contains("Prometheus answered none of the"), "{err}");
+    // The error first, then what was asked: no enum name such as "Info:"
+    // in the middle of the message (new-user finding 17).
+    assert!(
+        err.contains(": Prometheus answered HTTP 503: down (asking for plugtop_guest_info)"),
+        "{err}"
+    );
+    assert!(!err.contains("Info:"), "{err}");
 }
 
 #[test]

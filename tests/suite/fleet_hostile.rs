@@ -86,18 +86,19 @@ fn terminal_escapes_in_labels_never_reach_the_output() {
     let body = vector_of(1, "1", "\\u001b]0;pwned\\u0007\\u001b[2J");
     let fake = fleet_fake::start(move |_, _| Reply::Json(body.clone()));
     let fleet = fetch::fleet(&client(&fake.url, 5000), &Scope::new("", 3600.0, 60.0), 1e9);
-    let mut out = Vec::new();
-    plugtop::fleet::batch::write(&fleet, plugtop::fleet::batch::Format::Text, 60.0, &mut out)
-        .expect("written");
-    let text = String::from_utf8(out).expect("utf-8");
+    use plugtop::fleet::batch::{Format, write};
+    let written = |format: Format| {
+        let mut out = Vec::new();
+        let layout = plugtop::report::Layout::Wide;
+        write(&fleet, (format, layout), 60.0, &mut out).expect("written");
+        String::from_utf8(out).expect("utf-8")
+    };
+    let text = written(Format::Text);
     assert!(
         !text.contains('\u{1b}') && !text.contains('\u{7}'),
         "{text:?}"
     );
-    let mut out = Vec::new();
-    plugtop::fleet::batch::write(&fleet, plugtop::fleet::batch::Format::Json, 60.0, &mut out)
-        .expect("written");
-    let text = String::from_utf8(out).expect("utf-8");
+    let text = written(Format::Json);
     assert!(!text.contains('\u{1b}'), "{text:?}");
 }
 

@@ -260,6 +260,7 @@ fn run_with_textfile(
         state: dir.join("run/plugtop/state"),
         force: false,
         verbose: false,
+        table: plugtop::report::Layout::Wide,
         interval: Some(Duration::ZERO),
         allow_non_zvm: false,
         pid_file: false,

@@ -76,6 +76,7 @@ fn plugtop_runs_loop_acts_then_waits_for_the_signal_without_panicking() {
             state: root.join("run/plugtop/state"),
             force: false,
             verbose: false,
+            table: plugtop::report::Layout::Wide,
             // No pace of its own: the loop paces from UPDATE.
             interval: None,
             allow_non_zvm: false,

@@ -188,12 +188,14 @@ fn whatif_says_where_the_counts_differ_though_the_decisions_agree() {
     assert_ne!(deep, tight);
     let deep_path = dir.path().join("deep.conf");
     std::fs::write(&deep_path, deep).expect("write");
+    // Whole lines (--wide): the sentences are looked for as written.
     let o = plugtop(&[
         "whatif",
         "--replay",
         &rec,
         "-c",
         &deep_path.to_string_lossy(),
+        "--wide",
     ]);
     let text = String::from_utf8_lossy(&o.stdout).into_owned();
     assert!(o.status.success(), "{text}");

@@ -38,6 +38,7 @@ mod check_seed_files;
 mod chroot_paths;
 mod chroot_reads;
 mod cli;
+mod cli_width;
 mod compiled_props;
 mod conformance;
 mod cpu_meters;

@@ -96,6 +96,7 @@ pub(crate) fn run_rules_in(dir: &std::path::Path, mode: Mode, rules: &str) -> (M
         state: dir.join("run/plugtop/state"),
         force: false,
         verbose: false,
+        table: plugtop::report::Layout::Wide,
         interval: Some(Duration::ZERO),
         allow_non_zvm: false,
         pid_file: false,

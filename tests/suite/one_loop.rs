@@ -86,6 +86,7 @@ fn run_loop(scenario: &Scenario, rules: &std::path::Path, root: &std::path::Path
         // change of the pool the rules make (the simulator and the screen
         // always show them).
         verbose: true,
+        table: plugtop::report::Layout::Wide,
         interval: Some(Duration::ZERO),
         allow_non_zvm: false,
         pid_file: false,

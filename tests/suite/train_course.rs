@@ -67,6 +67,10 @@ fn a_stopped_run_and_plugging_everything_fail_every_exercise() {
                     "{said}"
                 );
                 assert!(!said.contains("did not stop"), "{said}");
+                // A goal's own "not stopped" is that clause: said once
+                // (new-user finding 16: "…exited before the end) (appserver,
+                // seed 1009); not stopped (appserver, seed 1009)").
+                assert_eq!(said.matches("not stopped").count(), 1, "{said}");
             }
         }
     }
@@ -147,6 +151,13 @@ fn hostile_course_files_are_refused_with_what_and_where() {
         (
             GOOD.replace("s.toml", "/etc/passwd").into_bytes(),
             "absolute",
+        ),
+        // The first error about a path already says how paths are read
+        // (new-user finding 16: it came only with the next error).
+        (
+            GOOD.replace("s.toml", "examples/scenarios/daytrader.toml")
+                .into_bytes(),
+            "line 5 column 10: examples/scenarios/daytrader.toml: No such file or directory (os error 2) (paths in a course are relative to the course file, here ",
         ),
         (b"title='\xff\xfe'\n".to_vec(), "not UTF-8"),
         (vec![b'#'; 2 << 20], "larger than"),

@@ -161,6 +161,11 @@ fn a_class_of_thirty_is_graded_hostile_submissions_fail_with_their_reason() {
         t.contains("× missed loadavg: unmet_cpu_seconds < 80: unmet_cpu_seconds was"),
         "{t}"
     );
+    // Who made each common mistake (new-user finding 16: "1 × lint
+    // ignored-line" said nothing of who, nor in which exercise).
+    let mistakes = &t[t.find("Common mistakes").expect("mistakes")..];
+    assert!(mistakes.contains("(trainee-"), "{mistakes}");
+    assert!(mistakes.contains("more)"), "{mistakes}");
     // Each trainee's totals, and no line past 80 columns.
     assert!(t.contains("\nTotals"), "{t}");
     assert!(
@@ -213,7 +218,9 @@ fn the_lint_that_fired_most_is_named() {
     assert!(
         lints
             .iter()
-            .any(|l| l["what"] == "lagging-keyword" && l["count"] == 3),
+            .any(|l| l["what"] == "memory-keyword: lagging-keyword"
+                && l["count"] == 3
+                && l["trainees"] == serde_json::json!(["t0", "t1", "t2"])),
         "{lints:?}"
     );
 }

@@ -185,11 +185,23 @@ fn train_under_shell(state: &tempfile::TempDir) -> Session {
 }
 
 /// It once ignored SIGTERM: the terminal stayed raw, in the alternate
-/// screen.
+/// screen. And a stop signal cleans up as `q` does: the working copy the
+/// trainee never touched is put away (it once stayed, and `train grade`
+/// then failed the start file instead of saying "not submitted").
 #[test]
 fn sigterm_gives_the_train_terminal_back_with_143() {
     let state = tempdir();
-    sigterm_gives_the_terminal_back(train_under_shell(&state), "Practice run");
+    let copy = state
+        .path()
+        .join("plugtop/train/cpuplugd-basics/cpu-max.conf");
+    let mut s = train_under_shell(&state);
+    s.wait_for("Practice run");
+    assert!(
+        copy.is_file(),
+        "the working copy is made when the exercise opens"
+    );
+    sigterm_gives_the_terminal_back(s, "Practice run");
+    assert!(!copy.exists(), "the untouched working copy is put away");
 }
 
 /// It once locked up after `ESC [ ?`: neither `q` nor Ctrl-C ended it.

@@ -564,7 +564,7 @@ fn score_panel(app: &TrainApp, frame: &mut Frame, area: Rect, theme: Theme) {
                 };
                 let value = c
                     .value
-                    .filter(|_| started)
+                    .filter(|_| started && !c.is_flag())
                     .map(|v| format!(" = {}", short_number(v)))
                     .unwrap_or_default();
                 lines.push(Line::from(vec![

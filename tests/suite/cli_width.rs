@@ -1,0 +1,119 @@
+//! The commands' text output fits the README's 80 columns (issue 45,
+//! new-user finding 7): by default, in a pipe as in a terminal, tables are
+//! laid out narrow and prose wraps; `--wide` gives every column and value
+//! in full. Each command on a representative input, measured in display
+//! columns; `run`'s log entries, cpuplugd's messages among them, are one
+//! line each, unchanged.
+
+use crate::common::{plugtop, text};
+use crate::fleet_fake;
+use plugtop::tui::view::fit::cols;
+
+/// A recording of a guest whose CPUs flap, with the memory group on.
+const REC: &str = "examples/courses/cpuplugd-basics/flapping-incident.rec";
+const MODERN: &str = "examples/rules/recommended-modern.conf";
+
+/// The lines wider than 80 columns.
+fn over_80(out: &str) -> Vec<&str> {
+    out.lines().filter(|l| cols(l) > 80).collect()
+}
+
+fn stdout(args: &[&str]) -> String {
+    let out = plugtop(args);
+    assert!(out.status.success(), "{args:?}: {}", text(&out));
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[test]
+fn eval_table_and_trace_fit_80_columns_and_wide_keeps_the_wide_form() {
+    for extra in [&[][..], &["--trace"][..]] {
+        let args = [&["eval", "--replay", REC, "-c", MODERN][..], extra].concat();
+        let narrow = stdout(&args);
+        assert!(narrow.lines().count() > 100, "{narrow}");
+        assert_eq!(over_80(&narrow), Vec::<&str>::new(), "{args:?}");
+        assert!(
+            narrow.contains("reading HOTPL HOTUN CPU       MEMPL MEMUN    INC    DEC pool"),
+            "{narrow}"
+        );
+        let wide = stdout(&[&args[..], &["--wide"]].concat());
+        assert!(
+            wide.contains(" reading  HOTPLUG   HOTUNPLUG CPU       MEMPLUG   MEMUNPLUG"),
+            "{wide}"
+        );
+        assert!(!over_80(&wide).is_empty(), "--wide is as wide as it was");
+    }
+}
+
+#[test]
+fn whatif_fits_80_columns() {
+    let narrow = stdout(&["whatif", "--replay", REC, "-c", MODERN]);
+    assert_eq!(over_80(&narrow), Vec::<&str>::new());
+    // A trace's tree goes on down beside a line that wraps.
+    assert!(narrow.contains("intervals differ"), "{narrow}");
+    let wide = stdout(&["whatif", "--replay", REC, "-c", MODERN, "--wide"]);
+    assert!(!over_80(&wide).is_empty(), "--wide keeps each line whole");
+    assert!(wide.lines().count() < narrow.lines().count());
+}
+
+#[test]
+fn run_verbose_fits_80_columns_and_cpuplugds_messages_are_unchanged() {
+    let run = |wide: bool| {
+        let mut args = vec![
+            "run",
+            "-f",
+            "-V",
+            "--interval-ms",
+            "1",
+            "--mode",
+            "observe",
+            "--replay",
+            REC,
+            "-c",
+            "examples/rules/oscillating-tight.conf",
+        ];
+        if wide {
+            args.push("--wide");
+        }
+        stdout(&args)
+    };
+    let narrow = run(false);
+    // The -V table: its heading and a row per interval, each on one line
+    // within 80 columns (a row wrapped onto two at 80). The log's entries
+    // (cpuplugd's messages and plugtop's) stay one line each, whole, as
+    // scripts and the journal read them.
+    let stamped = |l: &&str| l.len() > 9 && l.as_bytes()[2] == b':' && l.as_bytes()[5] == b':';
+    let table: Vec<&str> = narrow.lines().filter(stamped).collect();
+    assert!(table.len() > 100, "{narrow}");
+    assert!(table[0].ends_with(" reading HOTPL HOTUN CPU       MEMPL MEMUN    INC    DEC pool"));
+    assert_eq!(over_80(&table.join("\n")), Vec::<&str>::new(), "{narrow}");
+    let wide = run(true);
+    assert!(!over_80(&wide).is_empty(), "--wide is as wide as it was");
+    // cpuplugd's messages, that scripts read, are the same lines either way.
+    let cpuplugds = |out: &str| -> Vec<String> {
+        out.lines()
+            .filter(|l| l.contains("cpu limit is reached") || l.contains("pages permanently"))
+            .map(str::to_string)
+            .collect()
+    };
+    assert!(!cpuplugds(&narrow).is_empty(), "{narrow}");
+    assert_eq!(cpuplugds(&narrow), cpuplugds(&wide));
+}
+
+#[test]
+fn fleet_batch_fits_80_columns_and_wide_has_every_column() {
+    let guests = fleet_fake::five();
+    let fake = fleet_fake::start(move |path, params| fleet_fake::answer(&guests, path, params));
+    let run = |extra: &[&str]| {
+        let out = plugtop(&[&["fleet", "--prometheus", &fake.url, "--batch"][..], extra].concat());
+        assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let narrow = run(&[]);
+    assert_eq!(over_80(&narrow), Vec::<&str>::new(), "{narrow}");
+    for kept in ["TROUBLE", "INSTANCE", "CPUS", "10.0.0.1:9866", "# drift:"] {
+        assert!(narrow.contains(kept), "{kept}: {narrow}");
+    }
+    let wide = run(&["--wide"]);
+    assert!(wide.contains("RULES"), "{wide}");
+    assert!(!over_80(&wide).is_empty(), "{wide}");
+}
