@@ -681,7 +681,7 @@ impl App {
             KeyAction::PageUp | KeyAction::Up | KeyAction::Back => -1,
             _ => return false,
         };
-        let (w, h) = crate::tui::help::inside(self.screen_size.0, self.screen_size.1);
+        let (w, h) = super::view::help_keys_inside(self);
         let pages = crate::tui::help::pages(w, h);
         if pages < 2 {
             return false;
@@ -821,7 +821,7 @@ impl App {
             Some(TuneAction::Apply) if self.open_picked_point() => self.ask_apply(),
             Some(TuneAction::Write) if self.open_picked_point() => self.ask_write(),
             Some(TuneAction::Help) => {
-                let (w, h) = crate::tui::help::inside(self.screen_size.0, self.screen_size.1);
+                let (w, h) = super::view::help_keys_inside(self);
                 self.help_page = crate::tui::help::page_of(w, h, crate::tui::help::TUNE_HEADING);
                 self.modals.open(Modal::Help);
             }

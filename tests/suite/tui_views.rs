@@ -1446,3 +1446,92 @@ fn j_on_a_live_guest_or_before_the_oldest_kept_says_why_not() {
         "{said}"
     );
 }
+
+/// The header's two lines of `app` at 80 columns.
+fn header_80(app: &Local) -> String {
+    screen(app, 80, 24)
+        .lines()
+        .take(2)
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// New-user finding 12 and issue 45 item 2: the header at 80 columns in
+/// its awkward states names the source always, then the mode, the alarms
+/// with their facts, the position in time, and the tabs by name or not at
+/// all (never as digits); what it leaves out is counted and `?` lists it.
+#[test]
+fn the_header_at_80_columns_in_its_awkward_states() {
+    use plugtop::tui::update::Update;
+    // Paused, with banners (flapping, no memory group, a feedback loop).
+    let mut banners = simulated_with(
+        "oscillating",
+        Some("examples/rules/oscillating-tight.conf"),
+        81,
+    );
+    banners.key(KeyAction::Pause);
+    let text = header_80(&banners);
+    assert_snapshot_of!("tui_views", "header_paused_banners_80", &text);
+    assert!(
+        !text.contains(" 2  3 ") && !text.contains("  LOOP"),
+        "{text}"
+    );
+    // The simulator sped up, with its phase and progress.
+    let (mut sim, mut source) = prepare_sim("examples/scenarios/daytrader.toml", None);
+    for _ in 0..95 {
+        if let Some(Ok(s)) = source.next_sample() {
+            sim.ingest(s);
+        }
+    }
+    sim.app_mut().apply(Update::Speed(16.0));
+    sim.app_mut().apply(Update::Status(source.status()));
+    let text = header_80(&sim);
+    assert_snapshot_of!("tui_views", "header_sim_x16_80", &text);
+    assert!(
+        text.contains("sim ×16") && text.contains(" of 12:30"),
+        "{text}"
+    );
+    // A replay, three intervals back.
+    let mut replay = app(RECOMMENDED, SERIES, 9, Mode::Observe);
+    for _ in 0..3 {
+        replay.key(KeyAction::Back);
+    }
+    assert_snapshot_of!("tui_views", "header_replay_back_80", header_80(&replay));
+    // A live root on a host with a long name.
+    let fixture = app(RECOMMENDED, SERIES, 1, Mode::Observe);
+    let mut live = plugtop::tui::local::Local::new(
+        std::sync::Arc::clone(fixture.app().rules()),
+        fixture.app().file().clone(),
+        plugtop::tui::app::SourceLabel::Live("/srv/guests/linux-guest-0042".into()),
+        Mode::Observe,
+    );
+    live.app_mut()
+        .set_machine(plugtop::tui::app::HeaderMachine {
+            host: "a-rather-long-host-name.example.com".into(),
+            guest: Some("z/VM LINUX042".into()),
+            kernel: "6.12.0-55.9.1.el10_0.s390x".into(),
+        });
+    let mut series =
+        plugtop::kernel::snapshots::SnapshotSource::open(Path::new(SERIES)).expect("the series");
+    let mut forms = Vec::new();
+    for _ in 0..12 {
+        if let Some(Ok(s)) = plugtop::kernel::Source::next_sample(&mut series) {
+            live.ingest(s);
+        }
+        // The header keeps its form as the interval number gains a digit.
+        let mut text = header_80(&live);
+        text.retain(|c| !c.is_ascii_digit());
+        forms.push(text);
+    }
+    assert_snapshot_of!("tui_views", "header_live_root_80", header_80(&live));
+    assert!(forms.windows(2).all(|w| w[0] == w[1]), "{forms:#?}");
+    // The root's path had no room: the kind stays, `?` names the path.
+    assert!(forms[0].contains(" · root · "), "{}", forms[0]);
+    live.key(KeyAction::Help);
+    let help = screen(&live, 80, 24);
+    assert!(
+        help.contains("Not in the header (no room): ")
+            && help.contains("/srv/guests/linux-guest-0042"),
+        "{help}"
+    );
+}
