@@ -1535,3 +1535,27 @@ fn the_header_at_80_columns_in_its_awkward_states() {
         "{help}"
     );
 }
+
+/// New-user finding 15: with no memory group (`MEM OFF`), the question
+/// before autonomous mode does not claim plugtop will resize the pool.
+#[test]
+fn autonomous_asks_only_about_what_the_rules_in_force_change() {
+    let mut a = app(
+        "tests/fixtures/cases/syntax-memory-disabled-without-cmm-pages/cpuplugd.conf",
+        "tests/fixtures/cases/syntax-memory-disabled-without-cmm-pages/snapshots",
+        3,
+        Mode::Observe,
+    );
+    a.key(KeyAction::Autonomous);
+    let text = screen(&a, 80, 24);
+    assert!(text.contains("MEM OFF"), "{text}");
+    assert!(
+        text.contains("plugtop will plug and unplug CPUs (memory group off: the pool stays)")
+            && !text.contains("resize the CMM pool"),
+        "{text}"
+    );
+    let mut both_groups = app(RECOMMENDED, SERIES, 6, Mode::Observe);
+    both_groups.key(KeyAction::Autonomous);
+    let text = screen(&both_groups, 80, 24);
+    assert!(text.contains("plug and unplug CPUs and resize the CMM pool"), "{text}");
+}

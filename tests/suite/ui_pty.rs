@@ -838,7 +838,17 @@ fn arming_a_test_root_asks_first_and_says_what_it_takes() {
     s.press("y");
     s.wait_for("STEP-CONFIRM");
     assert!(root.path().join("run/plugtop/state").exists());
-    assert!(s.quit());
+    // Quitting prints what it put back on the normal terminal, after
+    // leaving the alternate screen, as `plugtop run` does (new-user
+    // finding 15).
+    s.press("q");
+    let (code, output) = s.wait_exit();
+    assert_eq!(code, Some(0), "{output}");
+    let left = output.rfind("\x1b[?1049l").unwrap_or_default();
+    assert!(
+        output[left..].contains("plugtop: restored the start state: CPU 0 online"),
+        "{output}"
+    );
 }
 
 #[test]

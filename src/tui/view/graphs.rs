@@ -208,7 +208,7 @@ fn actions<'a>(
         .collect();
     Line::from(vec![
         Span::styled(
-            format!("{:<LABEL$}", "actions ▲▼ CPU, +- pool"),
+            format!("{:<LABEL$}", "▲▼ plug/unplug, +- pool"),
             theme.dim(),
         ),
         Span::raw(marks),
