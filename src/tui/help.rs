@@ -41,7 +41,7 @@ pub fn entries() -> Vec<HelpEntry> {
     section(&mut out, "What-if editor (w)", EDITOR_KEYS);
     out.push(HelpEntry::Keys {
         shown: "▲▼ +-",
-        text: "timelines: plug, unplug a CPU; grow, shrink the pool (* several, ^ differ)",
+        text: "plug/unplug, pool grow/shrink",
     });
     section(&mut out, TUNE_HEADING, TUNE_KEYS);
     section(&mut out, "Text inputs (w e / J Ctrl-S)", TEXT_KEYS);

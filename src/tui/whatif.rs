@@ -157,8 +157,11 @@ impl WhatIfEditor {
     }
 
     /// An editor holding `edits` (a tune's numbers), the first of them
-    /// being typed; on HOTPLUG when there are none.
-    pub fn with_edits(rules: &RuleSet, file: &SourceFile, edits: Vec<(Field, String)>) -> Self {
+    /// being typed; on HOTPLUG when there are none. An "edit" that changes
+    /// only blanks is none (cpuplugd reads the same line): it is left out,
+    /// so the editor opens on a field the edit really changed.
+    pub fn with_edits(rules: &RuleSet, file: &SourceFile, mut edits: Vec<(Field, String)>) -> Self {
+        edits.retain(|(f, t)| blanks_collapsed(t) != blanks_collapsed(&f.text(rules, file)));
         let mut editor = WhatIfEditor::open(rules, file, RuleKind::Hotplug);
         if let Some((first, text)) = edits.first().cloned() {
             editor.field = first;
@@ -667,6 +670,25 @@ mod tests {
         for k in keys {
             editor.key(KeyEvent::from(*k));
         }
+    }
+
+    /// New-user finding 15: opened from the tune's front, the editor was on
+    /// a variable whose text differed only in blanks ("What-if: ticks (2
+    /// edited)"); it opens on a field the point changes.
+    #[test]
+    fn a_tune_s_edits_open_on_a_field_they_change() {
+        let (rules, file, _) = loaded();
+        let e = WhatIfEditor::with_edits(
+            &rules,
+            &file,
+            vec![
+                (Field::Limit(Setting::CpuMax), " 4 ".to_string()),
+                (Field::Rule(RuleKind::Hotunplug), "idle > 40".to_string()),
+            ],
+        );
+        assert_eq!(e.field(), &Field::Rule(RuleKind::Hotunplug));
+        assert_eq!(e.input().text(), "idle > 40");
+        assert_eq!(e.edited_fields(&rules, &file).len(), 1);
     }
 
     #[test]

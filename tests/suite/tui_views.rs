@@ -1038,7 +1038,7 @@ fn the_graphs_follow_time_travel_past_their_width_and_mark_the_interval_shown() 
             let marker = column_of(row_of(&text, "interval shown"), '▲')
                 .unwrap_or_else(|| panic!("no marker {back} back:\n{text}"));
             assert!(marker >= 26 && marker < usize::from(width), "{text}");
-            let actions = row_of(&text, "actions");
+            let actions = row_of(&text, "▲plug ▼unplug");
             let mark = actions.chars().nth(marker).unwrap_or(' ');
             assert!(
                 "▲▼+-·".contains(mark),
@@ -1557,5 +1557,44 @@ fn autonomous_asks_only_about_what_the_rules_in_force_change() {
     let mut both_groups = app(RECOMMENDED, SERIES, 6, Mode::Observe);
     both_groups.key(KeyAction::Autonomous);
     let text = screen(&both_groups, 80, 24);
-    assert!(text.contains("plug and unplug CPUs and resize the CMM pool"), "{text}");
+    assert!(
+        text.contains("plug and unplug CPUs and resize the CMM pool"),
+        "{text}"
+    );
+}
+
+/// New-user finding 15: the Rules panel's lines switched between "false:"
+/// and "false because" one above the other; they use one phrasing.
+#[test]
+fn the_rules_panel_says_because_on_every_line_or_on_none() {
+    let apps = [
+        app(RECOMMENDED, SERIES, 6, Mode::Observe),
+        app(RECOMMENDED, SERIES, 9, Mode::Observe),
+        simulated(131),
+        simulated_with(
+            "oscillating",
+            Some("examples/rules/oscillating-tight.conf"),
+            81,
+        ),
+    ];
+    let mut mixed_before = 0;
+    for a in &apps {
+        for (w, h) in [(80, 24), (160, 48)] {
+            let text = screen(a, w, h);
+            let rules: Vec<&str> = text
+                .lines()
+                .skip_while(|l| !l.starts_with(" Rules "))
+                .skip(1)
+                .take(6)
+                .collect();
+            let because = rules.iter().filter(|l| l.contains(" because ")).count();
+            let colon = rules
+                .iter()
+                .filter(|l| l.contains(" true: ") || l.contains(" false: "))
+                .count();
+            mixed_before += usize::from(because > 0 && colon > 0);
+            assert!(because == 0 || colon == 0, "{w}x{h}:\n{}", rules.join("\n"));
+        }
+    }
+    assert_eq!(mixed_before, 0);
 }

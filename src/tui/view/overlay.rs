@@ -19,8 +19,7 @@ use crate::tui::modal::Modal;
 use crate::tui::whatif::WhatIfEditor;
 
 /// What the what-if timelines' characters mean (`?` says it too).
-const TIMELINE_LEGEND: &str =
-    "▲ plug a CPU  ▼ unplug one  + grow the pool  - shrink it  ^ differ";
+const TIMELINE_LEGEND: &str = "▲ plug a CPU  ▼ unplug one  + grow the pool  - shrink it  ^ differ";
 
 /// One character per interval, for the what-if timelines.
 fn glyph(moves: Moves) -> char {
