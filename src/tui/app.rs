@@ -984,6 +984,7 @@ impl App {
             editor.run(
                 rules,
                 &file,
+                (Arc::clone(board.rules()), board.file()),
                 &history,
                 scenario,
                 board.flips().config(),

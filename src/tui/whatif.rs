@@ -15,6 +15,7 @@ use crate::kernel::Sample;
 use crate::rules::eval::NoTrace;
 use crate::rules::{RuleKind, RuleSet, Setting, Severity, SourceFile, SystemFacts, load};
 use crate::sim::Scenario;
+use crate::sim::report::SimReport;
 use crate::sim::run::{SimOptions, simulate_loaded};
 use crate::tui::layer_keys::{EDITOR_KEYS, EditorAction, action_in};
 use crate::tui::line_input::LineInput;
@@ -37,6 +38,10 @@ pub struct Counterfactual {
     pub upto: usize,
     /// Set when the edit changes UPDATE: how the two paces were matched.
     pub pace: Option<String>,
+    /// Closed loop: the report of the scenario played under the rules in
+    /// force and under the edited ones, over the same time (what `plugtop
+    /// sim --compare` shows); none for a replay, which cannot react.
+    pub reports: Option<Box<(SimReport, SimReport)>>,
 }
 
 /// What one line of the editor changes: a rule, a limit or a variable —
@@ -493,12 +498,16 @@ impl WhatIfEditor {
     }
 
     /// Runs the edited rules over `history` (oldest first), open loop, or
-    /// closed loop on `scenario` when there is one. `update` is the loaded
-    /// rules' UPDATE, the pace the history was read at.
+    /// closed loop on `scenario` when there is one, where the rules in
+    /// force (`loaded`) are played again too, so the two runs' reports
+    /// compare. `update` is the loaded rules' UPDATE, the pace the history
+    /// was read at.
+    #[allow(clippy::too_many_arguments)]
     pub fn run(
         &mut self,
         rules: Arc<RuleSet>,
         file: &SourceFile,
+        loaded: (Arc<RuleSet>, &SourceFile),
         history: &[Past<'_>],
         scenario: Option<(&Scenario, bool)>,
         flap: crate::control::flap::FlapConfig,
@@ -509,6 +518,7 @@ impl WhatIfEditor {
         let first = history.first().map_or(0, |h| h.reading);
         let last = history.last().map_or(0, |h| h.reading);
         let mut actions = None;
+        let mut reports = None;
         if let Some((scenario, old_kernel)) = scenario {
             let options = SimOptions {
                 duration: Some((last as f64) * old as f64),
@@ -517,6 +527,14 @@ impl WhatIfEditor {
                 flap,
                 ..SimOptions::default()
             };
+            let in_force = simulate_loaded(
+                scenario,
+                loaded.0,
+                loaded.1,
+                &options,
+                &mut |_| {},
+                &mut |_| {},
+            );
             if let Ok(o) = simulate_loaded(
                 scenario,
                 rules.clone(),
@@ -525,6 +543,9 @@ impl WhatIfEditor {
                 &mut |_| {},
                 &mut |_| {},
             ) {
+                if let Ok(before) = in_force {
+                    reports = Some(Box::new((before.report, o.report.clone())));
+                }
                 // The edited run's readings, placed at the history's
                 // reading nearest in time.
                 let mut placed: Vec<(usize, Moves)> = Vec::new();
@@ -570,6 +591,7 @@ impl WhatIfEditor {
             actions,
             closed_loop,
             pace,
+            reports,
         });
     }
 }

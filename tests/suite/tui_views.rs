@@ -305,6 +305,50 @@ fn the_whatif_editor_with_an_error_and_with_a_result() {
         app.app_mut().whatif_key(KeyEvent::from(key));
     }
     both("whatif_result", &app);
+    // Issue 45 item 8: closed loop, the box compares what the two files
+    // cost the guest, as `plugtop sim --compare` does, not only decisions.
+    let text = screen(&app, 80, 24);
+    for label in [
+        "unmet CPU demand",
+        "online CPUs, average",
+        "throughput vs ideal",
+        "in swap, average",
+    ] {
+        assert!(text.contains(label), "{label}:\n{text}");
+    }
+    assert!(text.contains("in force") && text.contains("edited"), "{text}");
+    let Some(reports) = app
+        .app()
+        .modals()
+        .whatif()
+        .and_then(|e| e.result())
+        .and_then(|r| r.reports.as_deref())
+    else {
+        panic!("no reports:\n{text}");
+    };
+    // The same figures `plugtop sim --compare` prints for the two files.
+    let compare = plugtop::sim::report::side_by_side(&reports.0, &reports.1);
+    for (label, value) in plugtop::sim::report::key_rows(&reports.1) {
+        let row = compare.lines().find(|l| l.contains(label)).unwrap_or_default();
+        assert!(row.trim_end().ends_with(&value), "{row} / {value}");
+        assert!(text.contains(&value), "{value}:\n{text}");
+    }
+}
+
+/// Issue 45 item 8: a replay is open loop (the guest cannot react), so the
+/// what-if box says the cost figures are compared only on --sim.
+#[test]
+fn an_open_loop_whatif_says_where_the_cost_figures_are() {
+    use crossterm::event::{KeyCode, KeyEvent};
+    let mut a = app(RECOMMENDED, SERIES, 9, Mode::Observe);
+    a.key(KeyAction::WhatIf);
+    a.app_mut().whatif_key(KeyEvent::from(KeyCode::Char('0')));
+    a.app_mut().whatif_key(KeyEvent::from(KeyCode::Enter));
+    let text = screen(&a, 80, 24);
+    assert!(
+        text.contains("open loop") && text.contains("compared only on --sim"),
+        "{text}"
+    );
 }
 
 #[test]

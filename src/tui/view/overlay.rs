@@ -227,6 +227,37 @@ fn timelines(
         },
         theme.dim(),
     )));
+    match r.reports.as_deref() {
+        Some((before, after)) => lines.extend(figures(before, after, theme)),
+        None => lines.push(Line::styled(
+            "so unmet CPU-s, CPUs, throughput and swap are compared only on --sim",
+            theme.dim(),
+        )),
+    }
+}
+
+/// What the rules in force and the edited ones cost the simulated guest
+/// over the same time, as `plugtop sim --compare` reports it.
+fn figures(
+    before: &crate::sim::report::SimReport,
+    after: &crate::sim::report::SimReport,
+    theme: &Theme,
+) -> Vec<Line<'static>> {
+    use crate::sim::report::key_rows;
+    let mut lines = vec![Line::styled(
+        format!(
+            "{:<22}{:>13}{:>13}   both from the start, {}",
+            "as sim --compare",
+            "in force",
+            "edited",
+            crate::sim::report::clock(after.seconds)
+        ),
+        theme.dim(),
+    )];
+    for ((label, x), (_, y)) in key_rows(before).into_iter().zip(key_rows(after)) {
+        lines.push(Line::from(format!("{label:<22}{x:>13}{y:>13}")));
+    }
+    lines
 }
 
 /// Draws the layers open over the screen, bottom first, so the one on top
