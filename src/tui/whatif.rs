@@ -502,7 +502,6 @@ impl WhatIfEditor {
     /// force (`loaded`) are played again too, so the two runs' reports
     /// compare. `update` is the loaded rules' UPDATE, the pace the history
     /// was read at.
-    #[allow(clippy::too_many_arguments)]
     pub fn run(
         &mut self,
         rules: Arc<RuleSet>,

@@ -316,7 +316,10 @@ fn the_whatif_editor_with_an_error_and_with_a_result() {
     ] {
         assert!(text.contains(label), "{label}:\n{text}");
     }
-    assert!(text.contains("in force") && text.contains("edited"), "{text}");
+    assert!(
+        text.contains("in force") && text.contains("edited"),
+        "{text}"
+    );
     let Some(reports) = app
         .app()
         .modals()
@@ -329,7 +332,10 @@ fn the_whatif_editor_with_an_error_and_with_a_result() {
     // The same figures `plugtop sim --compare` prints for the two files.
     let compare = plugtop::sim::report::side_by_side(&reports.0, &reports.1);
     for (label, value) in plugtop::sim::report::key_rows(&reports.1) {
-        let row = compare.lines().find(|l| l.contains(label)).unwrap_or_default();
+        let row = compare
+            .lines()
+            .find(|l| l.contains(label))
+            .unwrap_or_default();
         assert!(row.trim_end().ends_with(&value), "{row} / {value}");
         assert!(text.contains(&value), "{value}:\n{text}");
     }

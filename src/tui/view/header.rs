@@ -108,7 +108,7 @@ fn clock_of(app: &App) -> (String, usize) {
     let back = app.timeline().cursor().filter(|k| *k > 0);
     match app.frame() {
         Some(f) => clock_text(
-            usize::try_from(f.number).ok(),
+            Some(f.number),
             back,
             &super::clock(f.sample.stamp),
         ),
@@ -257,49 +257,7 @@ fn second_line_spans(
 ) -> (Vec<Span<'static>>, Vec<(usize, View)>, Vec<LeftOut>) {
     let mode = app.board().mode();
     let every = format!("every {}s", app.rules().settings.update);
-    let mut before = Vec::new();
-    for f in app.flips_shown().flapping() {
-        let what = match f.what {
-            crate::control::flap::Quantity::Cpus => "CPUS",
-            crate::control::flap::Quantity::Pool => "POOL",
-        };
-        let period = crate::report::words::intervals(f.period.round());
-        before.push(Badge::new(
-            vec![
-                format!("{what} FLAPPING ~{period}"),
-                format!("{what} FLAP ~{period}"),
-                format!("{what} FLAPPING"),
-            ],
-            theme.warning(),
-        ));
-    }
-    if let Some(other) = app.acting_elsewhere() {
-        let name = other.name.to_uppercase();
-        let pid = other.pid;
-        // Who and the pid first: they fit 80 columns; the start time
-        // where there is room.
-        let mut forms = Vec::new();
-        if let Some(since) = other.since {
-            let since = crate::report::time_of_day(crate::kernel::Stamp::new(since, 0));
-            forms.push(format!("{name} pid {pid} ACTS HERE since {since}"));
-            forms.push(format!("{name} pid {pid} ACTS since {}", &since[..5]));
-        }
-        forms.push(format!("{name} pid {pid} ACTS"));
-        forms.push(format!("PID {pid} ACTS HERE"));
-        forms.push(format!("{name} ACTS"));
-        before.push(Badge::new(forms, theme.warning()));
-    }
-    if app.board().pending().is_some() {
-        let first = if app.proposal_hidden() {
-            "PROPOSAL WAITING (Esc'd): y/n"
-        } else {
-            "PROPOSAL WAITING: y/n"
-        };
-        before.push(Badge::new(
-            vec![first.to_string(), "PROPOSAL y/n".to_string()],
-            theme.mode(mode),
-        ));
-    }
+    let before = before_badges(app, theme);
     let after: Vec<Badge> = warnings(app)
         .into_iter()
         .map(|forms| Badge::new(forms, theme.warning()))
@@ -376,6 +334,56 @@ fn second_line_spans(
         }
     }
     (spans, tabs, hidden)
+}
+
+/// The badges before the tabs, in their forms longest first: flapping
+/// (with its period), who else acts on the guest, a proposal waiting.
+fn before_badges(app: &App, theme: &Theme) -> Vec<Badge> {
+    let mode = app.board().mode();
+    let mut before = Vec::new();
+    for f in app.flips_shown().flapping() {
+        let what = match f.what {
+            crate::control::flap::Quantity::Cpus => "CPUS",
+            crate::control::flap::Quantity::Pool => "POOL",
+        };
+        let period = crate::report::words::intervals(f.period.round());
+        before.push(Badge::new(
+            vec![
+                format!("{what} FLAPPING ~{period}"),
+                format!("{what} FLAP ~{period}"),
+                format!("{what} FLAPPING"),
+            ],
+            theme.warning(),
+        ));
+    }
+    if let Some(other) = app.acting_elsewhere() {
+        let name = other.name.to_uppercase();
+        let pid = other.pid;
+        // Who and the pid first: they fit 80 columns; the start time
+        // where there is room.
+        let mut forms = Vec::new();
+        if let Some(since) = other.since {
+            let since = crate::report::time_of_day(crate::kernel::Stamp::new(since, 0));
+            forms.push(format!("{name} pid {pid} ACTS HERE since {since}"));
+            forms.push(format!("{name} pid {pid} ACTS since {}", &since[..5]));
+        }
+        forms.push(format!("{name} pid {pid} ACTS"));
+        forms.push(format!("PID {pid} ACTS HERE"));
+        forms.push(format!("{name} ACTS"));
+        before.push(Badge::new(forms, theme.warning()));
+    }
+    if app.board().pending().is_some() {
+        let first = if app.proposal_hidden() {
+            "PROPOSAL WAITING (Esc'd): y/n"
+        } else {
+            "PROPOSAL WAITING: y/n"
+        };
+        before.push(Badge::new(
+            vec![first.to_string(), "PROPOSAL y/n".to_string()],
+            theme.mode(mode),
+        ));
+    }
+    before
 }
 
 /// What the second line is made of.
