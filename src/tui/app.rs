@@ -982,8 +982,7 @@ impl App {
         };
         if let Some((rules, file)) = editor.check(board.rules(), board.file(), &facts) {
             editor.run(
-                rules,
-                &file,
+                (rules, &file),
                 (Arc::clone(board.rules()), board.file()),
                 &history,
                 scenario,

@@ -497,15 +497,14 @@ impl WhatIfEditor {
         })
     }
 
-    /// Runs the edited rules over `history` (oldest first), open loop, or
-    /// closed loop on `scenario` when there is one, where the rules in
-    /// force (`loaded`) are played again too, so the two runs' reports
-    /// compare. `update` is the loaded rules' UPDATE, the pace the history
+    /// Runs the edited rules (and their file) over `history` (oldest
+    /// first), open loop, or closed loop on `scenario` when there is one,
+    /// where the rules in force (`loaded`) are played again too, so the two
+    /// runs' reports compare. `update` is the loaded rules' UPDATE, the pace the history
     /// was read at.
     pub fn run(
         &mut self,
-        rules: Arc<RuleSet>,
-        file: &SourceFile,
+        (rules, file): (Arc<RuleSet>, &SourceFile),
         loaded: (Arc<RuleSet>, &SourceFile),
         history: &[Past<'_>],
         scenario: Option<(&Scenario, bool)>,

@@ -107,11 +107,7 @@ pub fn hidden(app: &App, width: u16) -> Vec<LeftOut> {
 fn clock_of(app: &App) -> (String, usize) {
     let back = app.timeline().cursor().filter(|k| *k > 0);
     match app.frame() {
-        Some(f) => clock_text(
-            Some(f.number),
-            back,
-            &super::clock(f.sample.stamp),
-        ),
+        Some(f) => clock_text(Some(f.number), back, &super::clock(f.sample.stamp)),
         None => clock_text(None, back, "--:--:--"),
     }
 }
