@@ -234,6 +234,16 @@ fn simulated_with(scenario: &str, rules: Option<&str>, readings: usize) -> Local
     app
 }
 
+/// 1:20 into the oscillating scenario under its incident rules: flapping,
+/// no memory group, a feedback loop.
+fn oscillating_at_1_20() -> Local {
+    simulated_with(
+        "oscillating",
+        Some("examples/rules/oscillating-tight.conf"),
+        81,
+    )
+}
+
 #[test]
 fn a_simulated_guest_under_load() {
     // 2:10 into daytrader: the workload runs and the guest has grown to three CPUs.
@@ -246,11 +256,7 @@ fn a_simulated_guest_under_load() {
 #[test]
 fn the_flips_view_of_an_oscillating_guest() {
     // 1:20 into the oscillating scenario under its incident rules.
-    let mut app = simulated_with(
-        "oscillating",
-        Some("examples/rules/oscillating-tight.conf"),
-        81,
-    );
+    let mut app = oscillating_at_1_20();
     app.app_mut().selection_mut().show(View::Flips);
     both("flips_oscillating", &app);
     // Oldest first like the Log; ↑ goes back to older changes.
@@ -283,11 +289,7 @@ fn the_flips_view_of_an_oscillating_guest() {
 #[test]
 fn the_whatif_editor_with_an_error_and_with_a_result() {
     use crossterm::event::{KeyCode, KeyEvent};
-    let mut app = simulated_with(
-        "oscillating",
-        Some("examples/rules/oscillating-tight.conf"),
-        81,
-    );
+    let mut app = oscillating_at_1_20();
     app.key(KeyAction::WhatIf);
     app.app_mut().whatif_key(KeyEvent::from(KeyCode::Char('(')));
     both("whatif_error", &app);
@@ -360,11 +362,7 @@ fn an_open_loop_whatif_says_where_the_cost_figures_are() {
 #[test]
 fn the_whatif_editor_can_try_a_whole_rule_file() {
     use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-    let mut app = simulated_with(
-        "oscillating",
-        Some("examples/rules/oscillating-tight.conf"),
-        81,
-    );
+    let mut app = oscillating_at_1_20();
     app.key(KeyAction::WhatIf);
     app.app_mut()
         .whatif_key(KeyEvent::new(KeyCode::Char('o'), KeyModifiers::CONTROL));
@@ -614,11 +612,7 @@ fn enter_on_a_variable_expands_that_one_only() {
 #[test]
 fn the_whatif_editor_changes_hotplug_and_hotunplug_together() {
     use crossterm::event::{KeyCode, KeyEvent};
-    let mut app = simulated_with(
-        "oscillating",
-        Some("examples/rules/oscillating-tight.conf"),
-        81,
-    );
+    let mut app = oscillating_at_1_20();
     let type_text = |app: &mut Local, text: &str| {
         for _ in 0..200 {
             app.app_mut().whatif_key(KeyEvent::from(KeyCode::Backspace));
@@ -671,11 +665,7 @@ fn the_whatif_editor_changes_hotplug_and_hotunplug_together() {
 #[test]
 fn brackets_jump_between_decision_changes() {
     use plugtop::control::flap::Moves;
-    let mut app = simulated_with(
-        "oscillating",
-        Some("examples/rules/oscillating-tight.conf"),
-        81,
-    );
+    let mut app = oscillating_at_1_20();
     let moves = |app: &Local, k: usize| {
         app.app()
             .timeline()
@@ -763,11 +753,7 @@ fn clicks_pick_a_view_tab_or_a_rule_and_m_frees_the_mouse() {
 #[test]
 fn the_whatif_editor_reaches_limits_and_variables_and_matches_paces() {
     use crossterm::event::{KeyCode, KeyEvent};
-    let mut app = simulated_with(
-        "oscillating",
-        Some("examples/rules/oscillating-tight.conf"),
-        81,
-    );
+    let mut app = oscillating_at_1_20();
     let key = |app: &mut Local, code: KeyCode| app.app_mut().whatif_key(KeyEvent::from(code));
     let replace = |app: &mut Local, text: &str| {
         for _ in 0..200 {
@@ -1514,11 +1500,7 @@ fn header_80(app: &Local) -> String {
 fn the_header_at_80_columns_in_its_awkward_states() {
     use plugtop::tui::update::Update;
     // Paused, with banners (flapping, no memory group, a feedback loop).
-    let mut banners = simulated_with(
-        "oscillating",
-        Some("examples/rules/oscillating-tight.conf"),
-        81,
-    );
+    let mut banners = oscillating_at_1_20();
     banners.key(KeyAction::Pause);
     let text = header_80(&banners);
     assert_snapshot_of!("tui_views", "header_paused_banners_80", &text);
@@ -1621,11 +1603,7 @@ fn the_rules_panel_says_because_on_every_line_or_on_none() {
         app(RECOMMENDED, SERIES, 6, Mode::Observe),
         app(RECOMMENDED, SERIES, 9, Mode::Observe),
         simulated(131),
-        simulated_with(
-            "oscillating",
-            Some("examples/rules/oscillating-tight.conf"),
-            81,
-        ),
+        oscillating_at_1_20(),
     ];
     let mut mixed_before = 0;
     for a in &apps {
