@@ -64,6 +64,14 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> anyhow::Result<Status> {
     }
     Ok(match plugtop::tui::screen::run_screen(&options)? {
         plugtop::tui::run::ScreenEnd::Quit => Status::Ok,
+        plugtop::tui::run::ScreenEnd::GaveBack(lines) => {
+            // What quitting put back, on the normal terminal after the
+            // screen is gone, as `plugtop run` says it.
+            for line in lines {
+                say(&format!("plugtop: {line}"));
+            }
+            Status::Ok
+        }
         plugtop::tui::run::ScreenEnd::Signal(signal) => {
             // The terminal may be gone (an SSH drop): a failed print must
             // not turn the exit into a panic.

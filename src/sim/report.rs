@@ -120,6 +120,25 @@ fn rows(r: &SimReport) -> Vec<(&'static str, String)> {
     ]
 }
 
+/// The figures that say what a rule file cost the guest (demand left
+/// unmet, CPUs held, work done, memory in swap): what the screen's
+/// closed-loop what-if compares, as `--compare` words and formats them.
+pub const KEY_FIGURES: [&str; 4] = [
+    "unmet CPU demand",
+    "online CPUs, average",
+    "throughput vs ideal",
+    "in swap, average",
+];
+
+/// The rows of [`KEY_FIGURES`] for `r`, label and value as the report
+/// shows them.
+pub fn key_rows(r: &SimReport) -> Vec<(&'static str, String)> {
+    rows(r)
+        .into_iter()
+        .filter(|(label, _)| KEY_FIGURES.contains(label))
+        .collect()
+}
+
 /// `m:ss` (or `h:mm:ss` from an hour on) for simulated seconds.
 pub fn clock(seconds: f64) -> String {
     let s = seconds.round() as i64;

@@ -100,6 +100,8 @@ pub struct App {
     mouse: bool,
     /// The terminal's size, as the screen last saw it (for clicks).
     screen_size: (u16, u16),
+    /// The room the help's keys have, as the screen last drew it.
+    help_keys: Option<(usize, usize)>,
     /// The session as the control thread last told it.
     board: Board,
     /// The unit of each of the board's rules' variables, by index: worked
@@ -168,6 +170,7 @@ impl App {
             color: true,
             mouse: true,
             screen_size: (80, 24),
+            help_keys: None,
             variable_units: variable_units(board.rules()),
             log_panel: PanelMemo::default(),
             node_units: UnitMemo::default(),
@@ -267,6 +270,19 @@ impl App {
     pub fn set_screen_size(&mut self, width: u16, height: u16, cpus: PanelSize) {
         self.screen_size = (width, height);
         self.selection.cpus_mut().set_size(cpus);
+    }
+
+    /// The room the help's keys have, as the screen draws the help (its
+    /// box less the rows saying what the header left out,
+    /// [`super::view::help_keys_inside`]): the help's pages turn by it.
+    pub fn set_help_keys(&mut self, room: (usize, usize)) {
+        self.help_keys = Some(room);
+    }
+
+    /// The room the help's keys have: as last told, else the whole box.
+    fn help_keys(&self) -> (usize, usize) {
+        self.help_keys
+            .unwrap_or_else(|| crate::tui::help::inside(self.screen_size.0, self.screen_size.1))
     }
 
     /// The Log and Flips views are `width` columns by `rows` on this
@@ -683,7 +699,7 @@ impl App {
             KeyAction::PageUp | KeyAction::Up | KeyAction::Back => -1,
             _ => return false,
         };
-        let (w, h) = crate::tui::help::inside(self.screen_size.0, self.screen_size.1);
+        let (w, h) = self.help_keys();
         let pages = crate::tui::help::pages(w, h);
         if pages < 2 {
             return false;
@@ -823,7 +839,7 @@ impl App {
             Some(TuneAction::Apply) if self.open_picked_point() => self.ask_apply(),
             Some(TuneAction::Write) if self.open_picked_point() => self.ask_write(),
             Some(TuneAction::Help) => {
-                let (w, h) = crate::tui::help::inside(self.screen_size.0, self.screen_size.1);
+                let (w, h) = self.help_keys();
                 self.help_page = crate::tui::help::page_of(w, h, crate::tui::help::TUNE_HEADING);
                 self.modals.open(Modal::Help);
             }
@@ -980,8 +996,8 @@ impl App {
         };
         if let Some((rules, file)) = editor.check(board.rules(), board.file(), &facts) {
             editor.run(
-                rules,
-                &file,
+                (rules, &file),
+                (Arc::clone(board.rules()), board.file()),
                 &history,
                 scenario,
                 board.flips().config(),

@@ -140,10 +140,15 @@ pub fn run(
         }
     };
     let mut said = Vec::new();
+    let mut restored = Vec::new();
     let end = match c.armed.take() {
         Some(armed) => match disarm(armed, core.take_actuator(), &mut |kind, line| {
+            if kind == LogKind::Note {
+                restored.push(line.clone());
+            }
             said.push(Update::Note(kind, line))
         }) {
+            Ok(()) if matches!(end, ScreenEnd::Quit) => ScreenEnd::GaveBack(restored),
             Ok(()) => end,
             Err(why) => ScreenEnd::RestoreFailed(why),
         },

@@ -39,6 +39,10 @@ pub fn entries() -> Vec<HelpEntry> {
             .map(|(shown, text)| HelpEntry::Keys { shown, text }),
     );
     section(&mut out, "What-if editor (w)", EDITOR_KEYS);
+    out.push(HelpEntry::Keys {
+        shown: "▲▼ +-",
+        text: "plug/unplug, pool grow/shrink",
+    });
     section(&mut out, TUNE_HEADING, TUNE_KEYS);
     section(&mut out, "Text inputs (w e / J Ctrl-S)", TEXT_KEYS);
     out

@@ -219,6 +219,7 @@ impl Screen {
         app.set_screen_size(size.width, size.height, view::cpu_panel_size(area));
         let (width, rows) = view::list_area(area);
         app.set_list_area(width, rows);
+        app.set_help_keys(view::help_keys_inside(app));
         for command in dispatch::apply(app, &mut self.queued, stop) {
             self.stopping |= command == Command::Quit;
             let _ = commands.send(command);

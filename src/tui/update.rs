@@ -148,8 +148,13 @@ pub enum Update {
 /// How the screen ended, for the exit code.
 #[derive(Debug)]
 pub enum ScreenEnd {
-    /// The user quit and the guest (if armed) is as it was.
+    /// The user quit; the guest was not armed.
     Quit,
+    /// The user quit and the armed guest was put back: what was restored
+    /// ("restored the start state: CPUs 0-3 online, cmm_pages 0"), printed
+    /// on the normal terminal once the screen is gone, as `plugtop run`
+    /// prints it.
+    GaveBack(Vec<String>),
     /// A signal ended it; 128 + the signal is the usual exit code.
     Signal(i32),
     /// The guest could not be fully put back; the journal is kept.
@@ -161,7 +166,7 @@ impl ScreenEnd {
     /// (as the shell shows a process the signal ended), or 1.
     pub fn exit_status(&self) -> i32 {
         match self {
-            ScreenEnd::Quit => 0,
+            ScreenEnd::Quit | ScreenEnd::GaveBack(_) => 0,
             ScreenEnd::Signal(signal) => crate::stop_signals::exit_status(*signal),
             ScreenEnd::RestoreFailed(_) => 1,
         }

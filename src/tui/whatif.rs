@@ -15,6 +15,7 @@ use crate::kernel::Sample;
 use crate::rules::eval::NoTrace;
 use crate::rules::{RuleKind, RuleSet, Setting, Severity, SourceFile, SystemFacts, load};
 use crate::sim::Scenario;
+use crate::sim::report::SimReport;
 use crate::sim::run::{SimOptions, simulate_loaded};
 use crate::tui::layer_keys::{EDITOR_KEYS, EditorAction, action_in};
 use crate::tui::line_input::LineInput;
@@ -37,6 +38,10 @@ pub struct Counterfactual {
     pub upto: usize,
     /// Set when the edit changes UPDATE: how the two paces were matched.
     pub pace: Option<String>,
+    /// Closed loop: the report of the scenario played under the rules in
+    /// force and under the edited ones, over the same time (what `plugtop
+    /// sim --compare` shows); none for a replay, which cannot react.
+    pub reports: Option<Box<(SimReport, SimReport)>>,
 }
 
 /// What one line of the editor changes: a rule, a limit or a variable —
@@ -157,8 +162,11 @@ impl WhatIfEditor {
     }
 
     /// An editor holding `edits` (a tune's numbers), the first of them
-    /// being typed; on HOTPLUG when there are none.
-    pub fn with_edits(rules: &RuleSet, file: &SourceFile, edits: Vec<(Field, String)>) -> Self {
+    /// being typed; on HOTPLUG when there are none. An "edit" that changes
+    /// only blanks is none (cpuplugd reads the same line): it is left out,
+    /// so the editor opens on a field the edit really changed.
+    pub fn with_edits(rules: &RuleSet, file: &SourceFile, mut edits: Vec<(Field, String)>) -> Self {
+        edits.retain(|(f, t)| blanks_collapsed(t) != blanks_collapsed(&f.text(rules, file)));
         let mut editor = WhatIfEditor::open(rules, file, RuleKind::Hotplug);
         if let Some((first, text)) = edits.first().cloned() {
             editor.field = first;
@@ -489,13 +497,15 @@ impl WhatIfEditor {
         })
     }
 
-    /// Runs the edited rules over `history` (oldest first), open loop, or
-    /// closed loop on `scenario` when there is one. `update` is the loaded
-    /// rules' UPDATE, the pace the history was read at.
+    /// Runs the edited rules (and their file) over `history` (oldest
+    /// first), open loop, or closed loop on `scenario` when there is one,
+    /// where the rules in force (`loaded`) are played again too, so the two
+    /// runs' reports compare. `update` is the loaded rules' UPDATE, the pace the history
+    /// was read at.
     pub fn run(
         &mut self,
-        rules: Arc<RuleSet>,
-        file: &SourceFile,
+        (rules, file): (Arc<RuleSet>, &SourceFile),
+        loaded: (Arc<RuleSet>, &SourceFile),
         history: &[Past<'_>],
         scenario: Option<(&Scenario, bool)>,
         flap: crate::control::flap::FlapConfig,
@@ -506,6 +516,7 @@ impl WhatIfEditor {
         let first = history.first().map_or(0, |h| h.reading);
         let last = history.last().map_or(0, |h| h.reading);
         let mut actions = None;
+        let mut reports = None;
         if let Some((scenario, old_kernel)) = scenario {
             let options = SimOptions {
                 duration: Some((last as f64) * old as f64),
@@ -514,6 +525,14 @@ impl WhatIfEditor {
                 flap,
                 ..SimOptions::default()
             };
+            let in_force = simulate_loaded(
+                scenario,
+                loaded.0,
+                loaded.1,
+                &options,
+                &mut |_| {},
+                &mut |_| {},
+            );
             if let Ok(o) = simulate_loaded(
                 scenario,
                 rules.clone(),
@@ -522,6 +541,9 @@ impl WhatIfEditor {
                 &mut |_| {},
                 &mut |_| {},
             ) {
+                if let Ok(before) = in_force {
+                    reports = Some(Box::new((before.report, o.report.clone())));
+                }
                 // The edited run's readings, placed at the history's
                 // reading nearest in time.
                 let mut placed: Vec<(usize, Moves)> = Vec::new();
@@ -567,6 +589,7 @@ impl WhatIfEditor {
             actions,
             closed_loop,
             pace,
+            reports,
         });
     }
 }
@@ -667,6 +690,25 @@ mod tests {
         for k in keys {
             editor.key(KeyEvent::from(*k));
         }
+    }
+
+    /// New-user finding 15: opened from the tune's front, the editor was on
+    /// a variable whose text differed only in blanks ("What-if: ticks (2
+    /// edited)"); it opens on a field the point changes.
+    #[test]
+    fn a_tune_s_edits_open_on_a_field_they_change() {
+        let (rules, file, _) = loaded();
+        let e = WhatIfEditor::with_edits(
+            &rules,
+            &file,
+            vec![
+                (Field::Limit(Setting::CpuMax), " 4 ".to_string()),
+                (Field::Rule(RuleKind::Hotunplug), "idle > 40".to_string()),
+            ],
+        );
+        assert_eq!(e.field(), &Field::Rule(RuleKind::Hotunplug));
+        assert_eq!(e.input().text(), "idle > 40");
+        assert_eq!(e.edited_fields(&rules, &file).len(), 1);
     }
 
     #[test]

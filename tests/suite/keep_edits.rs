@@ -389,3 +389,26 @@ fn a_tunes_picked_point_can_be_applied() {
     // Under the question, the editor holds the point.
     assert!(local.app().modals().whatif().is_some());
 }
+
+/// New-user finding 15: `^S` on an edit already applied read
+/// "Write x.conf (edited) (the rules in force, unchanged)"; it says which
+/// rules it writes without contradicting itself.
+#[test]
+fn writing_the_rules_in_force_after_an_applied_edit_says_so_plainly() {
+    let mut local = simulated(20);
+    edit_hotplug(&mut local, "0.05");
+    press(&mut local, vec![ctrl('r')]);
+    press(&mut local, text("y"));
+    press(&mut local, text("w"));
+    press(&mut local, vec![ctrl('s')]);
+    let prompt = screen(&local, 160, 48);
+    assert!(
+        prompt.contains("Write the rules in force (examples/rules/oscillating-tight.conf as")
+            && prompt.contains("edited in this session) to"),
+        "{prompt}"
+    );
+    assert!(
+        !prompt.contains("unchanged") && !prompt.contains("(edited) ("),
+        "{prompt}"
+    );
+}

@@ -234,6 +234,16 @@ fn simulated_with(scenario: &str, rules: Option<&str>, readings: usize) -> Local
     app
 }
 
+/// 1:20 into the oscillating scenario under its incident rules: flapping,
+/// no memory group, a feedback loop.
+fn oscillating_at_1_20() -> Local {
+    simulated_with(
+        "oscillating",
+        Some("examples/rules/oscillating-tight.conf"),
+        81,
+    )
+}
+
 #[test]
 fn a_simulated_guest_under_load() {
     // 2:10 into daytrader: the workload runs and the guest has grown to three CPUs.
@@ -246,11 +256,7 @@ fn a_simulated_guest_under_load() {
 #[test]
 fn the_flips_view_of_an_oscillating_guest() {
     // 1:20 into the oscillating scenario under its incident rules.
-    let mut app = simulated_with(
-        "oscillating",
-        Some("examples/rules/oscillating-tight.conf"),
-        81,
-    );
+    let mut app = oscillating_at_1_20();
     app.app_mut().selection_mut().show(View::Flips);
     both("flips_oscillating", &app);
     // Oldest first like the Log; ↑ goes back to older changes.
@@ -283,11 +289,7 @@ fn the_flips_view_of_an_oscillating_guest() {
 #[test]
 fn the_whatif_editor_with_an_error_and_with_a_result() {
     use crossterm::event::{KeyCode, KeyEvent};
-    let mut app = simulated_with(
-        "oscillating",
-        Some("examples/rules/oscillating-tight.conf"),
-        81,
-    );
+    let mut app = oscillating_at_1_20();
     app.key(KeyAction::WhatIf);
     app.app_mut().whatif_key(KeyEvent::from(KeyCode::Char('(')));
     both("whatif_error", &app);
@@ -305,16 +307,62 @@ fn the_whatif_editor_with_an_error_and_with_a_result() {
         app.app_mut().whatif_key(KeyEvent::from(key));
     }
     both("whatif_result", &app);
+    // Issue 45 item 8: closed loop, the box compares what the two files
+    // cost the guest, as `plugtop sim --compare` does, not only decisions.
+    let text = screen(&app, 80, 24);
+    for label in [
+        "unmet CPU demand",
+        "online CPUs, average",
+        "throughput vs ideal",
+        "in swap, average",
+    ] {
+        assert!(text.contains(label), "{label}:\n{text}");
+    }
+    assert!(
+        text.contains("in force") && text.contains("edited"),
+        "{text}"
+    );
+    let Some(reports) = app
+        .app()
+        .modals()
+        .whatif()
+        .and_then(|e| e.result())
+        .and_then(|r| r.reports.as_deref())
+    else {
+        panic!("no reports:\n{text}");
+    };
+    // The same figures `plugtop sim --compare` prints for the two files.
+    let compare = plugtop::sim::report::side_by_side(&reports.0, &reports.1);
+    for (label, value) in plugtop::sim::report::key_rows(&reports.1) {
+        let row = compare
+            .lines()
+            .find(|l| l.contains(label))
+            .unwrap_or_default();
+        assert!(row.trim_end().ends_with(&value), "{row} / {value}");
+        assert!(text.contains(&value), "{value}:\n{text}");
+    }
+}
+
+/// Issue 45 item 8: a replay is open loop (the guest cannot react), so the
+/// what-if box says the cost figures are compared only on --sim.
+#[test]
+fn an_open_loop_whatif_says_where_the_cost_figures_are() {
+    use crossterm::event::{KeyCode, KeyEvent};
+    let mut a = app(RECOMMENDED, SERIES, 9, Mode::Observe);
+    a.key(KeyAction::WhatIf);
+    a.app_mut().whatif_key(KeyEvent::from(KeyCode::Char('0')));
+    a.app_mut().whatif_key(KeyEvent::from(KeyCode::Enter));
+    let text = screen(&a, 80, 24);
+    assert!(
+        text.contains("open loop") && text.contains("compared only on --sim"),
+        "{text}"
+    );
 }
 
 #[test]
 fn the_whatif_editor_can_try_a_whole_rule_file() {
     use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-    let mut app = simulated_with(
-        "oscillating",
-        Some("examples/rules/oscillating-tight.conf"),
-        81,
-    );
+    let mut app = oscillating_at_1_20();
     app.key(KeyAction::WhatIf);
     app.app_mut()
         .whatif_key(KeyEvent::new(KeyCode::Char('o'), KeyModifiers::CONTROL));
@@ -564,11 +612,7 @@ fn enter_on_a_variable_expands_that_one_only() {
 #[test]
 fn the_whatif_editor_changes_hotplug_and_hotunplug_together() {
     use crossterm::event::{KeyCode, KeyEvent};
-    let mut app = simulated_with(
-        "oscillating",
-        Some("examples/rules/oscillating-tight.conf"),
-        81,
-    );
+    let mut app = oscillating_at_1_20();
     let type_text = |app: &mut Local, text: &str| {
         for _ in 0..200 {
             app.app_mut().whatif_key(KeyEvent::from(KeyCode::Backspace));
@@ -621,11 +665,7 @@ fn the_whatif_editor_changes_hotplug_and_hotunplug_together() {
 #[test]
 fn brackets_jump_between_decision_changes() {
     use plugtop::control::flap::Moves;
-    let mut app = simulated_with(
-        "oscillating",
-        Some("examples/rules/oscillating-tight.conf"),
-        81,
-    );
+    let mut app = oscillating_at_1_20();
     let moves = |app: &Local, k: usize| {
         app.app()
             .timeline()
@@ -713,11 +753,7 @@ fn clicks_pick_a_view_tab_or_a_rule_and_m_frees_the_mouse() {
 #[test]
 fn the_whatif_editor_reaches_limits_and_variables_and_matches_paces() {
     use crossterm::event::{KeyCode, KeyEvent};
-    let mut app = simulated_with(
-        "oscillating",
-        Some("examples/rules/oscillating-tight.conf"),
-        81,
-    );
+    let mut app = oscillating_at_1_20();
     let key = |app: &mut Local, code: KeyCode| app.app_mut().whatif_key(KeyEvent::from(code));
     let replace = |app: &mut Local, text: &str| {
         for _ in 0..200 {
@@ -1038,7 +1074,7 @@ fn the_graphs_follow_time_travel_past_their_width_and_mark_the_interval_shown() 
             let marker = column_of(row_of(&text, "interval shown"), '▲')
                 .unwrap_or_else(|| panic!("no marker {back} back:\n{text}"));
             assert!(marker >= 26 && marker < usize::from(width), "{text}");
-            let actions = row_of(&text, "actions");
+            let actions = row_of(&text, "▲plug ▼unplug");
             let mark = actions.chars().nth(marker).unwrap_or(' ');
             assert!(
                 "▲▼+-·".contains(mark),
@@ -1445,4 +1481,148 @@ fn j_on_a_live_guest_or_before_the_oldest_kept_says_why_not() {
             && said.contains("the simulator runs forward only"),
         "{said}"
     );
+}
+
+/// The header's two lines of `app` at 80 columns.
+fn header_80(app: &Local) -> String {
+    screen(app, 80, 24)
+        .lines()
+        .take(2)
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// New-user finding 12 and issue 45 item 2: the header at 80 columns in
+/// its awkward states names the source always, then the mode, the alarms
+/// with their facts, the position in time, and the tabs by name or not at
+/// all (never as digits); what it leaves out is counted and `?` lists it.
+#[test]
+fn the_header_at_80_columns_in_its_awkward_states() {
+    use plugtop::tui::update::Update;
+    // Paused, with banners (flapping, no memory group, a feedback loop).
+    let mut banners = oscillating_at_1_20();
+    banners.key(KeyAction::Pause);
+    let text = header_80(&banners);
+    assert_snapshot_of!("tui_views", "header_paused_banners_80", &text);
+    assert!(
+        !text.contains(" 2  3 ") && !text.contains("  LOOP"),
+        "{text}"
+    );
+    // The simulator sped up, with its phase and progress.
+    let (mut sim, mut source) = prepare_sim("examples/scenarios/daytrader.toml", None);
+    for _ in 0..95 {
+        if let Some(Ok(s)) = source.next_sample() {
+            sim.ingest(s);
+        }
+    }
+    sim.app_mut().apply(Update::Speed(16.0));
+    sim.app_mut().apply(Update::Status(source.status()));
+    let text = header_80(&sim);
+    assert_snapshot_of!("tui_views", "header_sim_x16_80", &text);
+    assert!(
+        text.contains("sim ×16") && text.contains(" of 12:30"),
+        "{text}"
+    );
+    // A replay, three intervals back.
+    let mut replay = app(RECOMMENDED, SERIES, 9, Mode::Observe);
+    for _ in 0..3 {
+        replay.key(KeyAction::Back);
+    }
+    assert_snapshot_of!("tui_views", "header_replay_back_80", header_80(&replay));
+    // A live root on a host with a long name.
+    let fixture = app(RECOMMENDED, SERIES, 1, Mode::Observe);
+    let mut live = plugtop::tui::local::Local::new(
+        std::sync::Arc::clone(fixture.app().rules()),
+        fixture.app().file().clone(),
+        plugtop::tui::app::SourceLabel::Live("/srv/guests/linux-guest-0042".into()),
+        Mode::Observe,
+    );
+    live.app_mut()
+        .set_machine(plugtop::tui::app::HeaderMachine {
+            host: "a-rather-long-host-name.example.com".into(),
+            guest: Some("z/VM LINUX042".into()),
+            kernel: "6.12.0-55.9.1.el10_0.s390x".into(),
+        });
+    let mut series =
+        plugtop::kernel::snapshots::SnapshotSource::open(Path::new(SERIES)).expect("the series");
+    let mut forms = Vec::new();
+    for _ in 0..12 {
+        if let Some(Ok(s)) = plugtop::kernel::Source::next_sample(&mut series) {
+            live.ingest(s);
+        }
+        // The header keeps its form as the interval number gains a digit.
+        let mut text = header_80(&live);
+        text.retain(|c| !c.is_ascii_digit());
+        forms.push(text);
+    }
+    assert_snapshot_of!("tui_views", "header_live_root_80", header_80(&live));
+    assert!(forms.windows(2).all(|w| w[0] == w[1]), "{forms:#?}");
+    // The root's path had no room: the kind stays, `?` names the path.
+    assert!(forms[0].contains(" · root · "), "{}", forms[0]);
+    live.key(KeyAction::Help);
+    let help = screen(&live, 80, 24);
+    assert!(
+        help.contains("Not in the header (no room): ")
+            && help.contains("/srv/guests/linux-guest-0042"),
+        "{help}"
+    );
+}
+
+/// New-user finding 15: with no memory group (`MEM OFF`), the question
+/// before autonomous mode does not claim plugtop will resize the pool.
+#[test]
+fn autonomous_asks_only_about_what_the_rules_in_force_change() {
+    let mut a = app(
+        "tests/fixtures/cases/syntax-memory-disabled-without-cmm-pages/cpuplugd.conf",
+        "tests/fixtures/cases/syntax-memory-disabled-without-cmm-pages/snapshots",
+        3,
+        Mode::Observe,
+    );
+    a.key(KeyAction::Autonomous);
+    let text = screen(&a, 80, 24);
+    assert!(text.contains("MEM OFF"), "{text}");
+    assert!(
+        text.contains("plugtop will plug and unplug CPUs (memory group off: the pool stays)")
+            && !text.contains("resize the CMM pool"),
+        "{text}"
+    );
+    let mut both_groups = app(RECOMMENDED, SERIES, 6, Mode::Observe);
+    both_groups.key(KeyAction::Autonomous);
+    let text = screen(&both_groups, 80, 24);
+    assert!(
+        text.contains("plug and unplug CPUs and resize the CMM pool"),
+        "{text}"
+    );
+}
+
+/// New-user finding 15: the Rules panel's lines switched between "false:"
+/// and "false because" one above the other; they use one phrasing.
+#[test]
+fn the_rules_panel_says_because_on_every_line_or_on_none() {
+    let apps = [
+        app(RECOMMENDED, SERIES, 6, Mode::Observe),
+        app(RECOMMENDED, SERIES, 9, Mode::Observe),
+        simulated(131),
+        oscillating_at_1_20(),
+    ];
+    let mut mixed_before = 0;
+    for a in &apps {
+        for (w, h) in [(80, 24), (160, 48)] {
+            let text = screen(a, w, h);
+            let rules: Vec<&str> = text
+                .lines()
+                .skip_while(|l| !l.starts_with(" Rules "))
+                .skip(1)
+                .take(6)
+                .collect();
+            let because = rules.iter().filter(|l| l.contains(" because ")).count();
+            let colon = rules
+                .iter()
+                .filter(|l| l.contains(" true: ") || l.contains(" false: "))
+                .count();
+            mixed_before += usize::from(because > 0 && colon > 0);
+            assert!(because == 0 || colon == 0, "{w}x{h}:\n{}", rules.join("\n"));
+        }
+    }
+    assert_eq!(mixed_before, 0);
 }

@@ -207,10 +207,7 @@ fn actions<'a>(
         })
         .collect();
     Line::from(vec![
-        Span::styled(
-            format!("{:<LABEL$}", "actions ▲▼ CPU, +- pool"),
-            theme.dim(),
-        ),
+        Span::styled(format!("{:<LABEL$}", "▲plug ▼unplug +- pool"), theme.dim()),
         Span::raw(marks),
     ])
 }

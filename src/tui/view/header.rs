@@ -1,5 +1,15 @@
 //! Two header lines: where the data comes from and when, then the mode (in
-//! a colour nobody misses), the views, and warnings.
+//! a colour nobody misses), the alarms and the views.
+//!
+//! Each line has forms, tried longest first, so a narrow screen (80
+//! columns) keeps what matters most: the source's kind (sim, replay, root,
+//! live) always, then the mode, the alarms with their facts, the position
+//! in time, and last the view tabs. What a form leaves out is not lost: the
+//! header ends in `+N in ?` when alarms are left out, and `?` lists all
+//! the header left out ([`hidden`]). The forms are chosen by widths that do
+//! not move with counters (an interval number is measured as if it had six
+//! digits, any number as if it had two), so the header does not change its
+//! form from one second to the next as a counter gains a digit.
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -11,25 +21,134 @@ use crate::engine::GroupStatus;
 use crate::report::file_name;
 use crate::tui::app::{App, SourceLabel, View};
 
+/// Digits an interval number is measured with when a form is chosen.
+const NUMBER_DIGITS: usize = 6;
+/// Digits of "(N back)" measured: the timeline keeps at most 600.
+const BACK_DIGITS: usize = 3;
+/// The fewest columns a rule file's name is cut to before the source's
+/// status gives way.
+const FILE_MIN: usize = 16;
+
 /// Draws the header into `area` (two lines).
 pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {
-    let (interval, time) = match app.frame() {
-        Some(f) => (format!("#{}", f.number), super::clock(f.sample.stamp)),
-        None => ("-".into(), "--:--:--".into()),
-    };
-    let position = match app.timeline().cursor() {
-        Some(k) if k > 0 => format!(" ({k} back)"),
-        _ => String::new(),
-    };
-    let clock = format!("{interval}{position} {time}");
-    let middle = header_middle(usize::from(area.width), &clock, &Middle::of(app));
+    let fitted = fit(app, theme, super::fit::room(area.width));
     let first = Line::from(vec![
         Span::styled("plugtop ", theme.title()),
-        Span::raw(middle),
-        Span::styled(clock, theme.text()),
+        Span::raw(fitted.middle),
+        Span::styled(fitted.clock, theme.text()),
     ]);
-    let (second, _) = second_line_spans(app, theme, super::fit::room(area.width));
-    super::plain_lines::put(frame.buffer_mut(), area, &[first, Line::from(second)]);
+    super::plain_lines::put(
+        frame.buffer_mut(),
+        area,
+        &[first, Line::from(fitted.second)],
+    );
+}
+
+/// The header fitted to a width: its first line's middle and clock, its
+/// second line's spans with which is which view's tab, and what it left
+/// out (each in full).
+struct Fitted {
+    middle: String,
+    clock: String,
+    second: Vec<Span<'static>>,
+    hidden: Vec<LeftOut>,
+}
+
+/// A part the header left out for want of room, in full.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LeftOut {
+    pub text: String,
+    /// Said elsewhere on the screen or of little weight at a glance (the
+    /// host, the kernel, the interval's length): listed by `?` only beside
+    /// a part that is not.
+    pub minor: bool,
+}
+
+impl LeftOut {
+    fn new(text: String, minor: bool) -> Self {
+        LeftOut { text, minor }
+    }
+}
+
+fn fit(app: &App, theme: &Theme, width: usize) -> Fitted {
+    let (clock, middle, mut hidden, moved) = first_line(app, width);
+    let (second, _, more) = second_line_spans(app, theme, width, moved);
+    hidden.extend(more);
+    Fitted {
+        middle,
+        clock,
+        second,
+        hidden,
+    }
+}
+
+/// The first line's clock and middle at `width`, what it left out, and the
+/// source's status when it gave way there: the second line takes it, after
+/// the alarms.
+fn first_line(app: &App, width: usize) -> (String, String, Vec<LeftOut>, Option<String>) {
+    let (clock, reserved) = clock_of(app);
+    let m = Middle::of(app);
+    let (middle, mut hidden) = header_middle(width, reserved, &m);
+    let moved = m
+        .status
+        .filter(|status| hidden.iter().any(|h| h.text == *status));
+    hidden.retain(|h| Some(&h.text) != moved.as_ref());
+    (clock, middle, hidden, moved)
+}
+
+/// What the header left out on a screen `width` columns wide, each in
+/// full: `?` lists it above the keys.
+pub fn hidden(app: &App, width: u16) -> Vec<LeftOut> {
+    fit(app, &Theme { color: false }, super::fit::room(width)).hidden
+}
+
+/// The clock of the first line ("#123 (4 back) 12:00:05") and the columns
+/// it is measured with: its numbers as wide as they grow to.
+fn clock_of(app: &App) -> (String, usize) {
+    let back = app.timeline().cursor().filter(|k| *k > 0);
+    match app.frame() {
+        Some(f) => clock_text(Some(f.number), back, &super::clock(f.sample.stamp)),
+        None => clock_text(None, back, "--:--:--"),
+    }
+}
+
+/// The clock for interval `number`, `back` intervals before the newest, at
+/// `time`, and the columns it is measured with.
+fn clock_text(number: Option<usize>, back: Option<usize>, time: &str) -> (String, usize) {
+    let digits = |n: usize| n.checked_ilog10().unwrap_or(0) as usize + 1;
+    let (interval, grow) = match number {
+        Some(n) => (format!("#{n}"), NUMBER_DIGITS.saturating_sub(digits(n))),
+        None => ("-".to_string(), NUMBER_DIGITS),
+    };
+    let (position, back_grow) = match back {
+        Some(k) => (
+            format!(" ({k} back)"),
+            BACK_DIGITS.saturating_sub(digits(k)),
+        ),
+        None => (String::new(), 0),
+    };
+    let clock = format!("{interval}{position} {time}");
+    let reserved = super::fit::cols(&clock) + grow + back_grow;
+    (clock, reserved)
+}
+
+/// Columns `text` is measured with when a form is chosen: every number as
+/// if it had at least two digits ("0:09 of 12:30" as wide as "10:09 of
+/// 12:30"), so a counter gaining a digit does not change the form.
+fn stable_cols(text: &str) -> usize {
+    let mut extra = 0;
+    let mut run = 0;
+    for c in text.chars().chain(std::iter::once(' ')) {
+        if c.is_ascii_digit() {
+            run += 1;
+        } else {
+            if run == 1 {
+                extra += 1;
+            }
+            run = 0;
+        }
+    }
+    super::fit::cols(text) + extra
 }
 
 /// What the header's first line names between "plugtop" and the clock.
@@ -107,48 +226,127 @@ impl Badge {
 /// How far the second line gave way to fit.
 #[derive(Clone, Copy)]
 struct Squeeze {
-    /// Tabs other than the current view's show their number key only.
-    compact_tabs: bool,
+    /// "every Ns" (the rules' UPDATE) left out.
+    no_every: bool,
+    /// The view tabs: 0 all by name, 1 the view shown alone ("Flips 4/5"),
+    /// 2 none.
+    tabs: u8,
+    /// The source's status, moved here from the first line, left out.
+    no_status: bool,
     /// Forms given up, summed over the badges from the last one back.
     shortened: usize,
-    /// Badges left out from the end (counted in a `+N` badge).
+    /// Badges left out from the end (counted in a `+N in ?` badge).
     dropped: usize,
 }
 
 /// The header's second line (mode, badges, view tabs, warnings) fitted to
-/// `width`, and which of its spans is which view's tab: drawing and mouse
-/// clicks use the same spans. The tabs give way first (to their number
-/// keys), then the badges (to shorter forms), and only then are badges
-/// left out, with a count of how many.
+/// `width`, which of its spans is which view's tab (drawing and mouse
+/// clicks use the same spans), and what it left out in full. What gives
+/// way, in order: "every Ns", the tabs (to the view shown alone, then
+/// none), the badges (to shorter forms, from the last), and only then are
+/// badges left out, with a count of how many and where to read them.
 fn second_line_spans(
     app: &App,
     theme: &Theme,
     width: usize,
-) -> (Vec<Span<'static>>, Vec<(usize, View)>) {
+    moved: Option<String>,
+) -> (Vec<Span<'static>>, Vec<(usize, View)>, Vec<LeftOut>) {
     let mode = app.board().mode();
-    let mut lead = vec![
-        Span::styled(
+    let every = format!("every {}s", app.rules().settings.update);
+    let before = before_badges(app, theme);
+    let after: Vec<Badge> = warnings(app)
+        .into_iter()
+        .map(|forms| Badge::new(forms, theme.warning()))
+        .collect();
+    let total_forms: usize = before.iter().chain(&after).map(|b| b.forms.len() - 1).sum();
+    let badges = before.len() + after.len();
+    let parts = Parts {
+        mode: Span::styled(
             format!(" {} ", mode.to_string().to_uppercase()),
             theme.mode(mode),
         ),
-        Span::raw(format!(" every {}s ", app.rules().settings.update)),
-    ];
-    if app.timeline().paused() {
-        lead.push(Span::styled(" PAUSED ", theme.warning()));
-        lead.push(Span::raw(" "));
+        every: every.clone(),
+        paused: app.timeline().paused(),
+        status: moved.clone(),
+        before: &before,
+        after: &after,
+    };
+    let build = |sq: Squeeze| line_with(app, theme, &parts, sq);
+    // The badges measured as their numbers grow (a period or a pid gaining
+    // a digit); the tabs as they are.
+    let fits = |(spans, tabs): &(Vec<Span<'_>>, Vec<(usize, View)>)| {
+        spans
+            .iter()
+            .enumerate()
+            .map(|(i, s)| {
+                if tabs.iter().any(|(t, _)| *t == i) {
+                    s.width()
+                } else {
+                    stable_cols(&s.content)
+                }
+            })
+            .sum::<usize>()
+            <= width
+    };
+    let mut sq = Squeeze {
+        no_every: false,
+        tabs: 0,
+        no_status: moved.is_none(),
+        shortened: 0,
+        dropped: 0,
+    };
+    let (spans, tabs) = loop {
+        let built = build(sq);
+        if fits(&built) {
+            break built;
+        }
+        if !sq.no_every {
+            sq.no_every = true;
+        } else if sq.tabs < 2 {
+            sq.tabs += 1;
+        } else if !sq.no_status {
+            sq.no_status = true;
+        } else if sq.shortened < total_forms {
+            sq.shortened += 1;
+        } else if sq.dropped < badges {
+            sq.dropped += 1;
+        } else {
+            break built;
+        }
+    };
+    // What was left out or shortened, in full.
+    let mut hidden = Vec::new();
+    if sq.no_every {
+        hidden.push(LeftOut::new(every, true));
     }
+    if let Some(status) = moved.filter(|_| sq.no_status) {
+        hidden.push(LeftOut::new(status, false));
+    }
+    let forms = badge_forms(before.len() + after.len(), &parts, sq.shortened);
+    let kept = badges - sq.dropped.min(badges);
+    for (i, b) in before.iter().chain(&after).enumerate() {
+        if i >= kept || forms[i] > 0 {
+            hidden.push(LeftOut::new(b.forms[0].clone(), false));
+        }
+    }
+    (spans, tabs, hidden)
+}
+
+/// The badges before the tabs, in their forms longest first: flapping
+/// (with its period), who else acts on the guest, a proposal waiting.
+fn before_badges(app: &App, theme: &Theme) -> Vec<Badge> {
+    let mode = app.board().mode();
     let mut before = Vec::new();
     for f in app.flips_shown().flapping() {
         let what = match f.what {
             crate::control::flap::Quantity::Cpus => "CPUS",
             crate::control::flap::Quantity::Pool => "POOL",
         };
+        let period = crate::report::words::intervals(f.period.round());
         before.push(Badge::new(
             vec![
-                format!(
-                    "{what} FLAPPING ~{}",
-                    crate::report::words::intervals(f.period.round())
-                ),
+                format!("{what} FLAPPING ~{period}"),
+                format!("{what} FLAP ~{period}"),
                 format!("{what} FLAPPING"),
             ],
             theme.warning(),
@@ -181,90 +379,92 @@ fn second_line_spans(
             theme.mode(mode),
         ));
     }
-    let after: Vec<Badge> = warnings(app)
-        .into_iter()
-        .map(|forms| Badge::new(forms, theme.warning()))
-        .collect();
-    let total_forms: usize = before.iter().chain(&after).map(|b| b.forms.len() - 1).sum();
-    let badges = before.len() + after.len();
-    let build = |sq: Squeeze| line_with(app, theme, &lead, (&before, &after), sq);
-    let fits = |spans: &[Span<'_>]| spans.iter().map(Span::width).sum::<usize>() <= width;
-    let mut sq = Squeeze {
-        compact_tabs: false,
-        shortened: 0,
-        dropped: 0,
-    };
-    loop {
-        let built = build(sq);
-        if fits(&built.0) {
-            return built;
-        }
-        if !sq.compact_tabs {
-            sq.compact_tabs = true;
-        } else if sq.shortened < total_forms {
-            sq.shortened += 1;
-        } else if sq.dropped < badges {
-            sq.dropped += 1;
-        } else {
-            return built;
-        }
-    }
+    before
 }
 
-/// The second line with the badges `before` the tabs and `after` them,
-/// squeezed as `sq` says.
-fn line_with(
-    app: &App,
-    theme: &Theme,
-    lead: &[Span<'static>],
-    (before, after): (&[Badge], &[Badge]),
-    sq: Squeeze,
-) -> (Vec<Span<'static>>, Vec<(usize, View)>) {
-    // Which form each badge takes: the shortening goes from the last badge
-    // back, each to its shortest before the one before it gives way.
-    let all: Vec<&Badge> = before.iter().chain(after).collect();
-    let mut form = vec![0usize; all.len()];
-    let mut left = sq.shortened;
+/// What the second line is made of.
+struct Parts<'a> {
+    mode: Span<'static>,
+    every: String,
+    paused: bool,
+    /// The source's status (the simulator's phase and progress) when the
+    /// first line had no room for it: after the alarms, before the tabs in
+    /// weight (they give way first).
+    status: Option<String>,
+    /// Badges before the tabs (flapping, who else acts, a proposal) and
+    /// after them (warnings).
+    before: &'a [Badge],
+    after: &'a [Badge],
+}
+
+/// Which form each of the `n` badges takes when `shortened` forms are given
+/// up: from the last badge back, each to its shortest before the one before
+/// it gives way.
+fn badge_forms(n: usize, parts: &Parts<'_>, shortened: usize) -> Vec<usize> {
+    let all: Vec<&Badge> = parts.before.iter().chain(parts.after).collect();
+    let mut form = vec![0usize; n];
+    let mut left = shortened;
     for (i, b) in all.iter().enumerate().rev() {
         let step = left.min(b.forms.len() - 1);
         form[i] = step;
         left -= step;
     }
+    form
+}
+
+/// The second line squeezed as `sq` says.
+fn line_with(
+    app: &App,
+    theme: &Theme,
+    parts: &Parts<'_>,
+    sq: Squeeze,
+) -> (Vec<Span<'static>>, Vec<(usize, View)>) {
+    let all: Vec<&Badge> = parts.before.iter().chain(parts.after).collect();
+    let form = badge_forms(all.len(), parts, sq.shortened);
     let kept = all.len() - sq.dropped.min(all.len());
     let badge = |i: usize| {
         let b = all[i];
         Span::styled(format!(" {} ", b.forms[form[i]]), b.style)
     };
-    let mut spans = lead.to_vec();
-    for i in 0..before.len().min(kept) {
+    let mut spans = vec![parts.mode.clone(), Span::raw(" ")];
+    if !sq.no_every {
+        spans.push(Span::raw(format!("{} ", parts.every)));
+    }
+    if parts.paused {
+        spans.push(Span::styled(" PAUSED ", theme.warning()));
+        spans.push(Span::raw(" "));
+    }
+    for i in 0..parts.before.len().min(kept) {
         spans.push(badge(i));
         spans.push(Span::raw(" "));
     }
     let mut tabs = Vec::new();
-    for v in View::ALL {
+    for (n, v) in View::ALL.iter().copied().enumerate() {
         let shown = v == app.selection().view();
         let style = if shown { theme.selected() } else { theme.dim() };
-        let text = if sq.compact_tabs && !shown {
-            format!(
-                " {} ",
-                View::ALL.iter().position(|x| *x == v).unwrap_or(0) + 1
-            )
-        } else {
-            format!(" {} ", v.title())
+        let text = match sq.tabs {
+            0 => format!(" {} ", v.title()),
+            1 if shown => format!(" {} {}/{} ", v.title(), n + 1, View::ALL.len()),
+            _ => continue,
         };
         spans.push(Span::styled(text, style));
         tabs.push((spans.len() - 1, v));
     }
-    for i in before.len()..kept {
-        spans.push(Span::raw(" "));
+    for i in parts.before.len()..kept {
+        if i > parts.before.len() || !tabs.is_empty() {
+            spans.push(Span::raw(" "));
+        }
         spans.push(badge(i));
     }
-    if sq.dropped > 0 {
+    let status = parts.status.as_ref().filter(|_| !sq.no_status);
+    if let Some(status) = status {
         spans.push(Span::raw(" "));
-        spans.push(Span::styled(
-            format!(" +{} ", sq.dropped.min(all.len())),
-            theme.warning(),
-        ));
+        spans.push(Span::styled(format!(" {status} "), theme.text()));
+    }
+    let left_out = sq.dropped.min(all.len()) + usize::from(parts.status.is_some() && sq.no_status);
+    if left_out > 0 {
+        spans.push(Span::raw(" "));
+        spans.push(Span::styled(format!(" +{left_out} in ? "), theme.warning()));
     }
     (spans, tabs)
 }
@@ -277,7 +477,9 @@ fn header_width(app: &App) -> usize {
 /// The view whose tab is at `column` of the header's second line.
 pub fn tab_at(app: &App, column: u16) -> Option<View> {
     let theme = Theme { color: false };
-    let (spans, tabs) = second_line_spans(app, &theme, header_width(app));
+    let width = header_width(app);
+    let (_, _, _, moved) = first_line(app, width);
+    let (spans, tabs, _) = second_line_spans(app, &theme, width, moved);
     let mut x = 0usize;
     for (i, span) in spans.iter().enumerate() {
         let w = span.width();
@@ -289,49 +491,145 @@ pub fn tab_at(app: &App, column: u16) -> Option<View> {
     None
 }
 
-/// The header's middle (host and guest · kernel · rule file · source),
-/// fitted so the interval number and the clock after it are never cut and
-/// the rule file's name and the source's kind stay: the kernel goes first,
-/// then the guest, then the host, then the file's "built-in", then the
-/// source's file, its status, its speed; a file name longer than all the
-/// room is shortened in its middle.
-fn header_middle(width: usize, clock: &str, m: &Middle) -> String {
-    let room = width.saturating_sub("plugtop ".len() + super::fit::cols(clock));
-    let with_status = |source: &str| match &m.status {
-        Some(status) => format!("{source} · {status}"),
-        None => source.to_string(),
-    };
-    let full = with_status(&m.source);
-    let short = with_status(&m.short_source);
-    let (file, short_file) = (m.file.as_str(), m.short_file.as_str());
-    let mut tries: Vec<Vec<&str>> = vec![
-        vec![&m.with_guest, &m.kernel, file, &full],
-        vec![&m.with_guest, file, &full],
-        vec![&m.host, &m.kernel, file, &full],
-        vec![&m.host, file, &full],
-        vec![file, &full],
-        vec![short_file, &full],
-        vec![short_file, &short],
-    ];
-    tries.push(vec![short_file, &m.short_source]);
-    tries.push(vec![short_file, m.kind]);
-    for parts in tries {
+/// The first line's middle in one of its forms: which parts it names.
+#[derive(Clone, Copy)]
+struct Form {
+    /// The host, with its z/VM guest name.
+    host: bool,
+    guest: bool,
+    kernel: bool,
+    /// The rule file's name: 0 in full, 1 without "built-in ", 2 cut to
+    /// the room left (no fewer than [`FILE_MIN`] columns).
+    file: u8,
+    /// The source: 0 in full ("replay o.rec ×1", "root /srv/g"), 1 short
+    /// ("replay ×1", "root"), 2 its kind alone.
+    source: u8,
+    status: bool,
+}
+
+/// The first line's forms, longest first: the kernel goes first, then the
+/// guest, the host, the file's "built-in", the source's file or root, then
+/// the file's name is cut in its middle, and only then the source's status
+/// (the simulator's phase and progress) and speed.
+const FORMS: [Form; 11] = {
+    const fn f(host: bool, guest: bool, kernel: bool, file: u8, source: u8, status: bool) -> Form {
+        Form {
+            host,
+            guest,
+            kernel,
+            file,
+            source,
+            status,
+        }
+    }
+    [
+        f(true, true, true, 0, 0, true),
+        f(true, true, false, 0, 0, true),
+        f(true, false, true, 0, 0, true),
+        f(true, false, false, 0, 0, true),
+        f(false, false, false, 0, 0, true),
+        f(false, false, false, 1, 0, true),
+        f(false, false, false, 1, 1, true),
+        f(false, false, false, 2, 1, true),
+        f(false, false, false, 1, 1, false),
+        f(false, false, false, 1, 2, false),
+        f(false, false, false, 2, 2, false),
+    ]
+};
+
+/// The header's middle (host and guest · kernel · rule file · source ·
+/// status), fitted so the interval number and the clock after it
+/// (`clock` columns, measured as they grow) are never cut and the rule
+/// file's name and the source's kind stay; a file name longer than all the
+/// room is shortened in its middle. With it, what it left out, in full.
+fn header_middle(width: usize, clock: usize, m: &Middle) -> (String, Vec<LeftOut>) {
+    let room = width.saturating_sub("plugtop ".len() + clock);
+    let cols = super::fit::cols;
+    for form in FORMS {
+        let mut parts: Vec<String> = Vec::new();
+        if form.host {
+            parts.push(if form.guest { &m.with_guest } else { &m.host }.clone());
+        }
+        if form.kernel {
+            parts.push(m.kernel.clone());
+        }
+        let file_at = parts.len();
+        parts.push(match form.file {
+            0 => m.file.clone(),
+            _ => m.short_file.clone(),
+        });
+        parts.push(match form.source {
+            0 => m.source.clone(),
+            1 => m.short_source.clone(),
+            _ => m.kind.to_string(),
+        });
+        if form.status
+            && let Some(status) = &m.status
+        {
+            parts.push(status.clone());
+        }
+        if form.file == 2 {
+            // The file's name takes what the rest leaves, if enough.
+            let rest: usize = parts
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| *i != file_at)
+                .map(|(_, p)| stable_cols(p) + 3)
+                .sum::<usize>()
+                + 3;
+            let left = room.saturating_sub(rest);
+            if left < FILE_MIN.min(cols(&m.short_file)) {
+                continue;
+            }
+            parts[file_at] = middle_cut(&m.short_file, left);
+        }
         let text = format!("{} · ", parts.join(" · "));
-        if super::fit::cols(&text) <= room {
-            return text;
+        if stable_cols(&text) <= room {
+            return (text, left_out(m, form, &parts[file_at]));
         }
     }
     // The file's name gives way in its middle; the kind stays.
+    let form = FORMS[FORMS.len() - 1];
     let kind = format!(" · {} · ", m.kind);
-    let left = room.saturating_sub(super::fit::cols(&kind));
+    let left = room.saturating_sub(cols(&kind));
     if left < 4 {
-        return if room >= super::fit::cols(m.kind) + 3 {
+        let text = if room >= cols(m.kind) + 3 {
             format!("{} · ", m.kind)
         } else {
             String::new()
         };
+        return (text, left_out(m, form, ""));
     }
-    format!("{}{kind}", middle_cut(short_file, left))
+    let file = middle_cut(&m.short_file, left);
+    let hidden = left_out(m, form, &file);
+    (format!("{file}{kind}"), hidden)
+}
+
+/// What the first line's `form` leaves out of `m`, each in full (`file` is
+/// the rule file's name as shown).
+fn left_out(m: &Middle, form: Form, file: &str) -> Vec<LeftOut> {
+    let mut out = Vec::new();
+    if !form.host || (!form.guest && m.with_guest != m.host) {
+        out.push(LeftOut::new(format!("host {}", m.with_guest), true));
+    }
+    if !form.kernel {
+        out.push(LeftOut::new(format!("kernel {}", m.kernel), true));
+    }
+    if file != m.file && file != m.short_file {
+        out.push(LeftOut::new(format!("rules {}", m.file), false));
+    }
+    let source = match form.source {
+        0 => m.source.as_str(),
+        1 => m.short_source.as_str(),
+        _ => m.kind,
+    };
+    if source != m.source {
+        out.push(LeftOut::new(m.source.clone(), false));
+    }
+    if let Some(status) = m.status.as_ref().filter(|_| !form.status) {
+        out.push(LeftOut::new(status.clone(), false));
+    }
+    out
 }
 
 /// `name` in at most `room` columns: its start and its end (where the
@@ -394,7 +692,7 @@ fn warnings(app: &App) -> Vec<Vec<String>> {
         ]);
     }
     if !app.flips_shown().loops().is_empty() {
-        out.push(vec!["FEEDBACK LOOP".to_string(), "LOOP".to_string()]);
+        out.push(vec!["FEEDBACK LOOP".to_string()]);
     }
     if let Some(frame) = app.frame()
         && let Some(d) = frame.decision.as_ref()
@@ -452,14 +750,19 @@ mod tests {
         m.short_source = "sim ×16".into();
         m.kind = "sim";
         for width in 50..=200 {
-            let line = format!("plugtop {}{clock}", header_middle(width, clock, &m));
+            let line = format!(
+                "plugtop {}{clock}",
+                header_middle(width, super::super::fit::cols(clock), &m).0
+            );
             assert!(super::super::fit::cols(&line) <= width, "{width}: {line}");
             assert!(line.contains(" sim"), "{width}: {line}");
         }
+        // A name longer than the room is cut in its middle; the source
+        // and its status stay.
         let m = middle(&format!("{}.conf", "x".repeat(200)), Some("phase 2"));
-        let text = header_middle(80, "#1 12:00:00", &m);
+        let text = header_middle(80, super::super::fit::cols("#1 12:00:00"), &m).0;
         assert!(
-            text.contains('…') && text.ends_with(".conf · replay · "),
+            text.contains('…') && text.ends_with(".conf · replay ×1 · phase 2 · "),
             "{text}"
         );
     }
@@ -470,14 +773,21 @@ mod tests {
         for file in ["built-in recommended-modern.conf", "memory-config-10.conf"] {
             let m = middle(file, Some("phase 2 · 3:10 of 12:30"));
             for width in 60..=200 {
-                let text = header_middle(width, clock, &m);
+                let (text, hidden) = header_middle(width, super::super::fit::cols(clock), &m);
                 let line = format!("plugtop {text}{clock}");
                 assert!(super::super::fit::cols(&line) <= width, "{width}: {line}");
-                // Whole from 80 columns (the screen's least); below, cut
-                // in its middle so the source's kind stays too.
+                // Whole from 80 columns (the screen's least), or cut in
+                // its middle for the status and named whole where `?`
+                // shows what the header left out; below, cut so the
+                // source's kind stays too.
                 let name = file.strip_prefix("built-in ").unwrap_or(file);
                 if width >= 80 {
-                    assert!(line.contains(name), "{width}: {line}");
+                    assert!(
+                        line.contains(name)
+                            || (line.contains("3:10 of 12:30")
+                                && hidden.iter().any(|h| h.text == format!("rules {file}"))),
+                        "{width}: {line}"
+                    );
                 } else {
                     assert!(
                         line.contains(&name[..4]) && line.contains(".conf"),
@@ -488,10 +798,65 @@ mod tests {
         }
         // Wide enough, everything is said.
         let m = middle("r.conf", None);
-        let wide = header_middle(200, clock, &m);
+        let wide = header_middle(200, super::super::fit::cols(clock), &m).0;
         assert!(
             wide.contains("6.12.0") && wide.contains("LINUX01"),
             "{wide}"
+        );
+    }
+
+    /// New-user finding 12: the host came and went as the interval
+    /// counter gained a digit, and the simulator's phase and progress went
+    /// once its speed showed. The form is chosen by widths that do not move
+    /// with counters, and the status outlasts the host, the kernel and the
+    /// whole of the file's name.
+    #[test]
+    fn the_form_does_not_move_with_counters_and_the_status_outlasts_the_host() {
+        let mut m = middle(
+            "built-in recommended-modern.conf",
+            Some("ramp · 0:09 of 12:30"),
+        );
+        m.with_guest = "daytrader".into();
+        m.host = "daytrader".into();
+        m.source = "sim ×16".into();
+        m.short_source = "sim ×16".into();
+        m.kind = "sim";
+        let form = |number: usize, status: &str| {
+            let mut m = Middle {
+                status: Some(status.into()),
+                ..middle("built-in recommended-modern.conf", None)
+            };
+            m.with_guest = "daytrader".into();
+            m.host = "daytrader".into();
+            m.source = "sim ×16".into();
+            m.short_source = "sim ×16".into();
+            m.kind = "sim";
+            let (_, clock) = clock_text(Some(number), None, "00:00:09");
+            let (mut text, hidden) = header_middle(79, clock, &m);
+            // The parts named, whatever their numbers.
+            text.retain(|c| !c.is_ascii_digit());
+            (text, hidden.len())
+        };
+        let first = form(9, "ramp · 0:09 of 12:30");
+        for (number, status) in [
+            (10, "ramp · 0:10 of 12:30"),
+            (99_999, "ramp · 10:10 of 12:30"),
+        ] {
+            assert_eq!(form(number, status), first, "#{number}");
+        }
+        let (text, hidden) = header_middle(79, 16, &m);
+        assert!(text.contains("sim ×16 · ramp · 0:09 of 12:30"), "{text}");
+        // What gave way is said in full where `?` shows it.
+        assert!(
+            hidden.iter().any(|h| h.text == "host daytrader"),
+            "{hidden:?}"
+        );
+        assert!(
+            hidden
+                .iter()
+                .any(|h| h.text == "rules built-in recommended-modern.conf")
+                || text.contains("recommended-modern.conf"),
+            "{text} {hidden:?}"
         );
     }
 
@@ -504,9 +869,9 @@ mod tests {
         assert!(super::super::fit::cols(&wide) <= 16, "{wide}");
         assert!(wide.starts_with('規') && wide.ends_with(".conf"), "{wide}");
         let m = middle(&format!("{}.conf", "x".repeat(200)), None);
-        let text = header_middle(80, "#1 12:00:00", &m);
+        let text = header_middle(80, super::super::fit::cols("#1 12:00:00"), &m).0;
         assert!(
-            text.contains('…') && text.ends_with(".conf · replay · "),
+            text.contains('…') && text.ends_with(".conf · replay ×1 · "),
             "{text}"
         );
     }

@@ -42,9 +42,40 @@ fn joined<'a>(
     Line::from(spans)
 }
 
+/// What the header left out for want of room on a screen `screen`
+/// columns wide (`+N in ?` points here), as the rows the help shows
+/// above the keys in a box `width` wide inside; none when the header left
+/// out only what matters little at a glance (the host, the kernel).
+fn header_rows(app: &App, screen: u16, width: usize) -> Vec<String> {
+    let hidden = super::header::hidden(app, screen);
+    if hidden.iter().all(|h| h.minor) {
+        return Vec::new();
+    }
+    let parts: Vec<&str> = hidden.iter().map(|h| h.text.as_str()).collect();
+    let mut rows = crate::tui::help::wrap(
+        &format!("Not in the header (no room): {}", parts.join(" · ")),
+        width,
+    );
+    rows.push(String::new());
+    rows
+}
+
+/// The room the keys have in the help's box on the app's screen: the box's
+/// inside less the rows that say what the header left out. The app turns
+/// the help's pages by it, as they are drawn.
+pub fn keys_inside(app: &App) -> (usize, usize) {
+    let (w, h) = app.screen_size();
+    let (width, height) = inside(w, h);
+    let above = header_rows(app, w, width).len();
+    (width, height.saturating_sub(above).max(2))
+}
+
 /// The help's page the app is on, over the middle of the screen.
 pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {
     let (width, height) = inside(area.width, area.height);
+    let above = header_rows(app, area.width, width);
+    let above_width = above.iter().map(|r| r.chars().count()).max().unwrap_or(0);
+    let height = height.saturating_sub(above.len()).max(2);
     let area = Rect {
         height: area.height.saturating_sub(BELOW),
         ..area
@@ -56,9 +87,11 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {
         return;
     };
     let rows = columns.iter().map(Vec::len).max().unwrap_or(0);
-    let mut lines: Vec<Line<'_>> = (0..rows)
-        .map(|y| joined(columns, y, l.key_width, l.text_width, theme))
+    let mut lines: Vec<Line<'_>> = above
+        .into_iter()
+        .map(|row| Line::styled(row, theme.warning()))
         .collect();
+    lines.extend((0..rows).map(|y| joined(columns, y, l.key_width, l.text_width, theme)));
     let title = if pages == 1 {
         "Keys (any key closes)".to_string()
     } else {
@@ -75,7 +108,7 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {
             page + 1
         )
     };
-    let w = l.width().max(title.chars().count() + 2) + 3;
+    let w = l.width().max(title.chars().count() + 2).max(above_width) + 3;
     let w = u16::try_from(w).unwrap_or(u16::MAX);
     let h = u16::try_from(lines.len() + 2).unwrap_or(u16::MAX);
     boxed(frame, centered(area, w, h), &title, lines, theme);

@@ -85,16 +85,18 @@ pub fn apply(frame: &mut Frame<'_>, area: Rect, rules: &EditedRules, theme: &The
 /// already typed.
 pub fn save_prompt(frame: &mut Frame<'_>, area: Rect, prompt: &SavePrompt, theme: &Theme) {
     let added = prompt.rules.diff.iter().filter(|d| d.added).count();
-    let changed = match added.max(prompt.rules.diff.len() - added) {
-        0 => "the rules in force, unchanged".to_string(),
-        1 => "1 line changed".to_string(),
-        n => format!("{n} lines changed"),
+    let name = crate::report::terminal_safe(&prompt.rules.name);
+    // The rules in force may be an edit applied earlier: said as such, not
+    // as "(edited)" beside "unchanged".
+    let base = name.strip_suffix(" (edited)");
+    let what = match (added.max(prompt.rules.diff.len() - added), base) {
+        (0, Some(base)) => format!("the rules in force ({base} as edited in this session)"),
+        (0, None) => format!("the rules in force ({name} as loaded)"),
+        (1, _) => format!("{name} with 1 line changed"),
+        (n, _) => format!("{name} with {n} lines changed"),
     };
     let lines = vec![
-        Line::from(format!(
-            "Write {} ({changed}) to this new file:",
-            crate::report::terminal_safe(&prompt.rules.name)
-        )),
+        Line::from(format!("Write {what} to this new file:")),
         super::typed_line(&prompt.input, usize::from(area.width) * 4, theme),
         Line::from(""),
         Line::styled("Enter write   Esc cancel   Ctrl-U clear", theme.title()),

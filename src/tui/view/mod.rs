@@ -11,6 +11,7 @@ mod flips;
 mod graphs;
 mod header;
 mod help;
+pub use help::keys_inside as help_keys_inside;
 #[cfg(test)]
 mod hostile_text;
 mod keep;

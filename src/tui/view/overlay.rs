@@ -18,6 +18,9 @@ use crate::tui::app::{App, Dialog};
 use crate::tui::modal::Modal;
 use crate::tui::whatif::WhatIfEditor;
 
+/// What the what-if timelines' characters mean (`?` says it too).
+const TIMELINE_LEGEND: &str = "▲ plug a CPU  ▼ unplug one  + grow the pool  - shrink it  ^ differ";
+
 /// One character per interval, for the what-if timelines.
 fn glyph(moves: Moves) -> char {
     match (moves.cpu, moves.pool) {
@@ -192,6 +195,7 @@ fn timelines(
         Span::styled("differ    ", theme.dim()),
         Span::styled(marks, theme.warning()),
     ]));
+    lines.push(Line::styled(TIMELINE_LEGEND, theme.dim()));
     let span = match (shown.first(), shown.last()) {
         (Some(a), Some(b)) if per == 1 => {
             format!("#{}–#{}, one column an interval", a.number, b.number)
@@ -223,6 +227,37 @@ fn timelines(
         },
         theme.dim(),
     )));
+    match r.reports.as_deref() {
+        Some((before, after)) => lines.extend(figures(before, after, theme)),
+        None => lines.push(Line::styled(
+            "so unmet CPU-s, CPUs, throughput and swap are compared only on --sim",
+            theme.dim(),
+        )),
+    }
+}
+
+/// What the rules in force and the edited ones cost the simulated guest
+/// over the same time, as `plugtop sim --compare` reports it.
+fn figures(
+    before: &crate::sim::report::SimReport,
+    after: &crate::sim::report::SimReport,
+    theme: &Theme,
+) -> Vec<Line<'static>> {
+    use crate::sim::report::key_rows;
+    let mut lines = vec![Line::styled(
+        format!(
+            "{:<22}{:>13}{:>13}   both from the start, {}",
+            "as sim --compare",
+            "in force",
+            "edited",
+            crate::sim::report::clock(after.seconds)
+        ),
+        theme.dim(),
+    )];
+    for ((label, x), (_, y)) in key_rows(before).into_iter().zip(key_rows(after)) {
+        lines.push(Line::from(format!("{label:<22}{x:>13}{y:>13}")));
+    }
+    lines
 }
 
 /// Draws the layers open over the screen, bottom first, so the one on top
@@ -240,7 +275,7 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {
             Modal::Help => super::help::draw(frame, area, app, theme),
             Modal::SaveRules(prompt) => super::keep::save_prompt(frame, area, prompt, theme),
             Modal::Export(input) => export_prompt(frame, area, app, input, theme),
-            Modal::Dialog(d) => dialog(frame, area, d, theme),
+            Modal::Dialog(d) => dialog(frame, area, app, d, theme),
             // The search is typed into the Log view's title.
             Modal::GoTo(input) => goto_prompt(frame, area, app, input, theme),
             Modal::Search => {}
@@ -420,8 +455,19 @@ fn goto_prompt(
     sized_box(frame, area, 76, "Jump to a time", lines, theme);
 }
 
+/// What acting does with the rules in force: only what their groups that
+/// run change (a file with no memory group never resizes the pool).
+fn acts_on(app: &App) -> &'static str {
+    match (app.rules().cpu_enabled, app.rules().mem_off.is_none()) {
+        (true, true) => "plug and unplug CPUs and resize the CMM pool",
+        (true, false) => "plug and unplug CPUs (memory group off: the pool stays)",
+        (false, true) => "resize the CMM pool (CPU group off: the CPUs stay)",
+        (false, false) => "change nothing (both groups are off)",
+    }
+}
+
 /// A question or a message on top of the screen.
-fn dialog(frame: &mut Frame<'_>, area: Rect, dialog: &Dialog, theme: &Theme) {
+fn dialog(frame: &mut Frame<'_>, area: Rect, app: &App, dialog: &Dialog, theme: &Theme) {
     let (title, lines) = match dialog {
         Dialog::Apply(rules) => return super::keep::apply(frame, area, rules, theme),
         Dialog::Replace(r) => return super::keep::replace(frame, area, r, theme),
@@ -429,7 +475,7 @@ fn dialog(frame: &mut Frame<'_>, area: Rect, dialog: &Dialog, theme: &Theme) {
         Dialog::ConfirmAuto => (
             "Autonomous mode",
             vec![
-                Line::from("plugtop will plug and unplug CPUs and resize the CMM pool"),
+                Line::from(format!("plugtop will {}", acts_on(app))),
                 Line::from("by itself, every interval, exactly as cpuplugd would."),
                 Line::from("Quitting puts the guest back as it was found."),
                 Line::from(""),

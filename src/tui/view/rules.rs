@@ -77,6 +77,28 @@ pub fn draw_summary(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme)
             .map_or(note.clone(), |(_, limit)| limit.to_string());
         (kind, short)
     });
+    // One phrasing for every line: when one has room only for "false:",
+    // none says "false because" (lines one above the other read alike).
+    let mut because = true;
+    let mut lines = summary_lines(app, f, inner, &limit, theme, &mut because);
+    if !because {
+        lines = summary_lines(app, f, inner, &limit, theme, &mut because);
+    }
+    super::plain_lines::put(frame.buffer_mut(), inner, &lines);
+}
+
+/// The summary's lines, one a rule; `because` says whether the lines may
+/// say "because" (else ": "), and is cleared when a line had no room for
+/// it.
+fn summary_lines(
+    app: &App,
+    f: &Interval,
+    inner: Rect,
+    limit: &Option<(RuleKind, String)>,
+    theme: &Theme,
+    because: &mut bool,
+) -> Vec<Line<'static>> {
+    let allowed = *because;
     let mut lines = Vec::new();
     for kind in RuleKind::ALL {
         let Some(rule) = f.rules.rule(kind) else {
@@ -101,7 +123,11 @@ pub fn draw_summary(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme)
                 &format!("not evaluated: {}", not_evaluated_reason(f, kind)),
                 room,
             ),
-            _ => summary_text(f, kind, room, app.node_units()),
+            _ => {
+                let (text, said) = summary_text(f, kind, room, app.node_units(), allowed);
+                *because &= said;
+                text
+            }
         };
         let marker = if kind == app.selection().rule() {
             "▸"
@@ -120,19 +146,34 @@ pub fn draw_summary(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme)
         spans.push(Span::styled(text, theme.outcome(outcome)));
         lines.push(Line::from(spans));
     }
-    super::plain_lines::put(frame.buffer_mut(), inner, &lines);
+    lines
 }
 
 /// A rule's explanation without its name, in `room` columns: the
 /// sub-expressions' texts give way before any value does, and the whole
-/// explanation is in the Rules view (Tab).
-fn summary_text(f: &Interval, kind: RuleKind, room: usize, units: &UnitMemo) -> String {
+/// explanation is in the Rules view (Tab). With `because` false it says
+/// ": " where it would say " because "; with it, whether it kept the word
+/// (false when the room made it give way).
+fn summary_text(
+    f: &Interval,
+    kind: RuleKind,
+    room: usize,
+    units: &UnitMemo,
+    because: bool,
+) -> (String, bool) {
+    const BECAUSE: &str = " because ";
     let mut unit_of = |node| units.unit_of(&f.rules, node);
     let Some(mut pieces) =
         trace::explain_pieces_with(&f.rules, &f.file, &f.trace, kind, &mut unit_of)
     else {
-        return String::new();
+        return (String::new(), true);
     };
+    let has = pieces.iter().any(|p| p.text == BECAUSE);
+    if !because {
+        for p in pieces.iter_mut().filter(|p| p.text == BECAUSE) {
+            p.text = p.short.unwrap_or(": ").to_string();
+        }
+    }
     if let Some(first) = pieces.first_mut() {
         first.text = first
             .text
@@ -140,7 +181,9 @@ fn summary_text(f: &Interval, kind: RuleKind, room: usize, units: &UnitMemo) -> 
             .trim_start()
             .to_string();
     }
-    fit::pieces(&pieces, room)
+    let text = fit::pieces(&pieces, room);
+    let kept = !has || text.contains(BECAUSE);
+    (text, kept)
 }
 
 /// What "not evaluated" means for a row of a rule whose own result is

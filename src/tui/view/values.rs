@@ -3,6 +3,7 @@
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
+use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 
 use super::fit;
@@ -132,19 +133,35 @@ fn visible(
                 let back = app.timeline().cursor().unwrap_or(0);
                 spans.push(Span::raw(format!(" {}", sparkline(&series, back, 16))));
             }
-            let line = Line::from(spans);
-            let line = if i == selected
+            let style = if i == selected
                 && !pinnable.is_empty()
                 && app.selection().selected_cpu().is_none()
             {
-                line.style(theme.selected())
+                theme.selected()
             } else {
-                line
+                Style::default()
             };
-            fit::wrap_line(&line, width, 2)
+            row_lines(spans, style, width)
         })
         .collect();
     fit::window(items, room, focus, theme.dim())
+}
+
+/// A row of the panel (its name's span first, then the value's) in rows of
+/// `width` columns: one when it fits, else the name, then the value whole
+/// on the rows after it, so a number is never parted from its unit ("per"
+/// at the end of one row, "tick" on the next).
+fn row_lines(mut spans: Vec<Span<'static>>, style: Style, width: usize) -> Vec<Line<'static>> {
+    let line = Line::from(spans.clone()).style(style);
+    if line.width() <= width || spans.len() < 2 {
+        return fit::wrap_line(&line, width, 2);
+    }
+    let name = spans.remove(0);
+    let mut value = vec![Span::raw("  ")];
+    value.extend(spans);
+    let mut rows = fit::wrap_line(&Line::from(vec![name]).style(style), width, 2);
+    rows.extend(fit::wrap_line(&Line::from(value).style(style), width, 4));
+    rows
 }
 
 /// Draws the values panel.
@@ -237,4 +254,33 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {
         theme,
     );
     super::put_lines(frame, inner, &lines);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// New-user finding 15: a 40-column cell showed
+    /// "scans kswapd/direct 1223.7/844.0 per" / "  tick".
+    #[test]
+    fn a_value_too_long_for_its_row_goes_whole_to_the_next() {
+        let text = |lines: Vec<Line<'static>>| -> Vec<String> {
+            lines.iter().map(|l| l.to_string()).collect()
+        };
+        let spans = || {
+            vec![
+                Span::raw(format!("{:<19} ", "scans kswapd/direct")),
+                Span::raw("1223.7/844.0 per tick"),
+            ]
+        };
+        assert_eq!(
+            text(row_lines(spans(), Style::default(), 39)),
+            vec!["scans kswapd/direct ", "  1223.7/844.0 per tick"]
+        );
+        // Room enough: one row.
+        assert_eq!(
+            text(row_lines(spans(), Style::default(), 60)),
+            vec!["scans kswapd/direct 1223.7/844.0 per tick"]
+        );
+    }
 }
