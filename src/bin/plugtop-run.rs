@@ -1,0 +1,49 @@
+//! `plugtop-run`: `plugtop run` alone, for the daemon that stays. Built
+//! from the same files as `plugtop run` (src/cli/run.rs) and taking the
+//! same command line, `run` included; `plugtop run` replaces itself with
+//! it when it is installed beside `plugtop` (src/cli/run_exe.rs). Without
+//! the rest of plugtop linked in, its run keeps about half the pages
+//! resident (scripts/README.md, `plugtop run` RSS).
+
+// Errors are reported, never unwrapped: input, files and the terminal are
+// not trusted to be as expected.
+#![deny(clippy::unwrap_used, clippy::expect_used)]
+
+#[path = "../cli/ending.rs"]
+mod ending;
+#[path = "../cli/flap.rs"]
+mod flap;
+#[path = "../cli/run.rs"]
+mod run;
+#[path = "../cli/stderr.rs"]
+#[allow(dead_code)]
+mod stderr;
+
+use std::io::BufWriter;
+use std::process::ExitCode;
+
+use clap::Parser;
+
+/// `plugtop run`'s command line, as `plugtop` has it.
+#[derive(Parser)]
+#[command(name = "plugtop", version, disable_version_flag = true)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(clap::Subcommand)]
+enum Command {
+    /// Act on the guest headless: a drop-in for `cpuplugd -c FILE -f -V`.
+    Run(run::RunArgs),
+}
+
+fn main() -> ExitCode {
+    let Command::Run(args) = match Cli::try_parse() {
+        Ok(cli) => cli.command,
+        Err(e) => return ending::bad_options(&e, true),
+    };
+    let mut out = BufWriter::new(std::io::stdout());
+    // Nothing is written to `out` after the run's own flush.
+    ending::exit_code(run::run(args, &mut out), 1)
+}
