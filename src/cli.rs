@@ -120,11 +120,7 @@ pub enum Subcommand {
         version,
         display_name = "plugtop run",
         disable_version_flag = true,
-        after_help = "Exit status, as cpuplugd's: 0 stopped by SIGTERM or SIGINT (the guest put back); \
-1 refused to start (nothing changed: bad options, a rule file with errors, another controller, ...) \
-or a fatal error while running (the guest put back). plugtop's own: 78 refused a start cpuplugd \
-would make (a start state it could not put back after a crash, a dead run's journal, not s390); \
-101 a panic, the guest put back; 128+N ended by signal N. See plugtop-run(1)."
+        after_help = run::EXIT_STATUS,
     )]
     Run(RunArgs),
     /// Put CPUs and the pool back after a plugtop that was killed or crashed.

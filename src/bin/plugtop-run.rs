@@ -26,7 +26,7 @@ use clap::Parser;
 
 /// `plugtop run`'s command line, as `plugtop` has it.
 #[derive(Parser)]
-#[command(name = "plugtop", version, disable_version_flag = true)]
+#[command(name = "plugtop", bin_name = "plugtop", version, disable_version_flag = true)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -35,6 +35,12 @@ struct Cli {
 #[derive(clap::Subcommand)]
 enum Command {
     /// Act on the guest headless: a drop-in for `cpuplugd -c FILE -f -V`.
+    #[command(
+        version,
+        display_name = "plugtop run",
+        disable_version_flag = true,
+        after_help = run::EXIT_STATUS
+    )]
     Run(run::RunArgs),
 }
 

@@ -19,6 +19,13 @@ use plugtop::daemon;
 use plugtop::kernel::recording::RecordingSource;
 use plugtop::logging::{Console, Journal, LogSink, SysLog};
 
+/// What `plugtop run --help` says of its exit status.
+pub const EXIT_STATUS: &str = "Exit status, as cpuplugd's: 0 stopped by SIGTERM or SIGINT (the guest put back); \
+1 refused to start (nothing changed: bad options, a rule file with errors, another controller, ...) \
+or a fatal error while running (the guest put back). plugtop's own: 78 refused a start cpuplugd \
+would make (a start state it could not put back after a crash, a dead run's journal, not s390); \
+101 a panic, the guest put back; 128+N ended by signal N. See plugtop-run(1).";
+
 /// The arguments of `plugtop run`.
 #[derive(clap::Args)]
 pub struct RunArgs {

@@ -89,7 +89,8 @@ fn a_link_beside_is_not_followed() {
 #[test]
 fn a_file_beside_that_is_not_executable_is_not_run() {
     stays_with(|at| {
-        install(Path::new(env!("CARGO_BIN_EXE_plugtop-run")), at);
+        // A copy: a hard link would change the mode of the one built.
+        std::fs::copy(env!("CARGO_BIN_EXE_plugtop-run"), at).expect("copy");
         std::fs::set_permissions(at, std::fs::Permissions::from_mode(0o644)).expect("chmod");
     });
 }
@@ -192,5 +193,36 @@ fn refusals_say_and_exit_the_same_through_plugtop_run() {
         assert_ne!(through.0, Some(0), "{args:?} is refused: {through:?}");
         assert!(!through.2.is_empty(), "{args:?} says why");
         assert_eq!(through, here, "{args:?}");
+    }
+}
+
+#[test]
+fn plugtop_run_answers_its_command_line_as_plugtop_does() {
+    let dir = installed_together();
+    for args in [
+        &["run", "--help"][..],
+        &["run", "-h"],
+        &["run", "-v"],
+        &["run", "--version"],
+        &["run"],
+        &["run", "-c"],
+        &["run", "--bogus", "-c", "x"],
+        &["run", "-c", "x", "--mode", "sideways"],
+        &["run", "-c", "x", "--flap-reversals", "1"],
+    ] {
+        let answer = |program: &str| {
+            let out = std::process::Command::new(dir.path().join(program))
+                .args(args)
+                .output()
+                .expect("it runs");
+            (
+                out.status.code(),
+                String::from_utf8_lossy(&out.stdout).into_owned(),
+                String::from_utf8_lossy(&out.stderr).into_owned(),
+            )
+        };
+        let lean = answer("plugtop-run");
+        assert_eq!(lean, answer("plugtop"), "{args:?}");
+        assert_ne!(format!("{}{}", lean.1, lean.2), "", "{args:?} says something");
     }
 }
