@@ -26,7 +26,12 @@ use clap::Parser;
 
 /// `plugtop run`'s command line, as `plugtop` has it.
 #[derive(Parser)]
-#[command(name = "plugtop", bin_name = "plugtop", version, disable_version_flag = true)]
+#[command(
+    name = "plugtop",
+    bin_name = "plugtop",
+    version,
+    disable_version_flag = true
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,

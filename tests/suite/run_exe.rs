@@ -223,6 +223,10 @@ fn plugtop_run_answers_its_command_line_as_plugtop_does() {
         };
         let lean = answer("plugtop-run");
         assert_eq!(lean, answer("plugtop"), "{args:?}");
-        assert_ne!(format!("{}{}", lean.1, lean.2), "", "{args:?} says something");
+        assert_ne!(
+            format!("{}{}", lean.1, lean.2),
+            "",
+            "{args:?} says something"
+        );
     }
 }
