@@ -50,6 +50,10 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    // The kernel names a process after the file it runs: `plugtop` again,
+    // as before the exec, for ps, pidof and the lock's "locked by pid N
+    // (plugtop)".
+    let _ = rustix::thread::set_name(c"plugtop");
     let Command::Run(args) = match Cli::try_parse() {
         Ok(cli) => cli.command,
         Err(e) => return ending::bad_options(&e, true),

@@ -50,6 +50,10 @@ fn run_from(dir: &Path) -> Ended {
         ended.cmdline, ended.started_with,
         "the command line passes unchanged"
     );
+    assert_eq!(
+        ended.comm, "plugtop\n",
+        "ps and the lock's holder name plugtop"
+    );
     ended
 }
 
@@ -132,14 +136,12 @@ fn a_fifo_beside_neither_blocks_nor_is_run() {
     });
 }
 
-/// `plugtop run ARGS` from `dir`: status, stdout, stderr.
-fn refused_from(dir: &Path, args: &[&OsStr]) -> (Option<i32>, String, String) {
-    let out = std::process::Command::new(dir.join("plugtop"))
-        .arg("run")
-        .arg("-f")
+/// `program ARGS`: status, stdout, stderr.
+fn answer(program: &Path, args: &[&OsStr]) -> (Option<i32>, String, String) {
+    let out = std::process::Command::new(program)
         .args(args)
         .output()
-        .expect("plugtop run");
+        .expect("it runs");
     (
         out.status.code(),
         String::from_utf8_lossy(&out.stdout).into_owned(),
@@ -188,8 +190,12 @@ fn refusals_say_and_exit_the_same_through_plugtop_run() {
         ],
     ];
     for args in cases {
-        let through = refused_from(together.path(), &args);
-        let here = refused_from(alone.path(), &args);
+        let args: Vec<&OsStr> = [OsStr::new("run"), OsStr::new("-f")]
+            .into_iter()
+            .chain(args)
+            .collect();
+        let through = answer(&together.path().join("plugtop"), &args);
+        let here = answer(&alone.path().join("plugtop"), &args);
         assert_ne!(through.0, Some(0), "{args:?} is refused: {through:?}");
         assert!(!through.2.is_empty(), "{args:?} says why");
         assert_eq!(through, here, "{args:?}");
@@ -210,19 +216,9 @@ fn plugtop_run_answers_its_command_line_as_plugtop_does() {
         &["run", "-c", "x", "--mode", "sideways"],
         &["run", "-c", "x", "--flap-reversals", "1"],
     ] {
-        let answer = |program: &str| {
-            let out = std::process::Command::new(dir.path().join(program))
-                .args(args)
-                .output()
-                .expect("it runs");
-            (
-                out.status.code(),
-                String::from_utf8_lossy(&out.stdout).into_owned(),
-                String::from_utf8_lossy(&out.stderr).into_owned(),
-            )
-        };
-        let lean = answer("plugtop-run");
-        assert_eq!(lean, answer("plugtop"), "{args:?}");
+        let args: Vec<&OsStr> = args.iter().map(OsStr::new).collect();
+        let lean = answer(&dir.path().join("plugtop-run"), &args);
+        assert_eq!(lean, answer(&dir.path().join("plugtop"), &args), "{args:?}");
         assert_ne!(
             format!("{}{}", lean.1, lean.2),
             "",

@@ -62,6 +62,8 @@ pub(crate) struct Ended {
     pub root: FakeRoot,
     /// The program the process ran (`/proc/PID/exe`) while it acted.
     pub exe: PathBuf,
+    /// Its command name (`/proc/PID/comm`) while it acted.
+    pub comm: String,
     /// Its command line (`/proc/PID/cmdline`) while it acted.
     pub cmdline: Vec<u8>,
     /// The command line it was started with, as cmdline has it.
@@ -118,6 +120,7 @@ pub(crate) fn run_of_until(program: &Path, conf: &OsStr, signal: i32) -> Ended {
     let proc = PathBuf::from(format!("/proc/{}", child.id()));
     let exe = std::fs::read_link(proc.join("exe")).expect("its program");
     let cmdline = std::fs::read(proc.join("cmdline")).expect("its command line");
+    let comm = std::fs::read_to_string(proc.join("comm")).expect("its command name");
     send(signal, child.id());
     for line in lines {
         log.push_str(&line);
@@ -139,6 +142,7 @@ pub(crate) fn run_of_until(program: &Path, conf: &OsStr, signal: i32) -> Ended {
         log,
         root,
         exe,
+        comm,
         cmdline,
         started_with,
     }
