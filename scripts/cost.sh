@@ -100,7 +100,10 @@ start() {
   local who=$1 tool=$2 root=$3 conf=$4 out=$5 wrap preload=$work/harness/kernsync.so
   if [ "$tool" = callgrind ]; then
     preload="$preload $work/rtmax.so"
-    wrap="valgrind --tool=callgrind --trace-syscalls=yes --callgrind-out-file=$out.cg --log-file=$out.vg"
+    # --trace-children: `plugtop run` replaces itself with plugtop-run
+    # when that is beside it (src/cli/run_exe.rs); the same process, whose
+    # profile and log then start anew at the exec.
+    wrap="valgrind --tool=callgrind --trace-children=yes --trace-syscalls=yes --callgrind-out-file=$out.cg --log-file=$out.vg"
   else
     wrap="strace -f -qq -o $out.st"
   fi

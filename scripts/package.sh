@@ -47,24 +47,26 @@ build() {
         env "$var=$gcc" RUSTC_BOOTSTRAP=1 RUSTC=/usr/bin/rustc CARGO_TARGET_DIR=target/cross \
             /usr/bin/cargo build -Z build-std=std,panic_abort --profile dist --locked --quiet --target "$t"
     fi
-    local bin
-    bin=$(target_dir "$t")/$t/dist/plugtop
-    # The test build's fault hooks (the fault-injection feature) must
-    # never be shipped.
-    if grep -q PLUGTOP_TEST_WRITE_TOKEN "$bin"; then
-        fail "$bin was built with the test-only fault hooks"
-    fi
-    local kind
-    kind=$(file -b "$bin")
-    case "$t" in
-        s390x-*) want="IBM S/390" ;;
-        x86_64-*) want="x86-64" ;;
-        aarch64-*) want="ARM aarch64" ;;
-        *) want="" ;;
-    esac
-    [[ "$kind" == *"$want"* ]] || fail "$bin is not for $t: $kind"
-    [[ "$kind" == *", stripped"* ]] || fail "$bin is not stripped: $kind"
-    echo "$bin: $(du -h "$bin" | cut -f1), $kind" | cut -c1-160
+    # plugtop, and plugtop-run: `plugtop run` alone, which `plugtop run`
+    # replaces itself with (src/cli/run_exe.rs).
+    local bin kind want
+    for bin in "$(target_dir "$t")/$t/dist/plugtop" "$(target_dir "$t")/$t/dist/plugtop-run"; do
+        # The test build's fault hooks (the fault-injection feature) must
+        # never be shipped.
+        if grep -q PLUGTOP_TEST_WRITE_TOKEN "$bin"; then
+            fail "$bin was built with the test-only fault hooks"
+        fi
+        kind=$(file -b "$bin")
+        case "$t" in
+            s390x-*) want="IBM S/390" ;;
+            x86_64-*) want="x86-64" ;;
+            aarch64-*) want="ARM aarch64" ;;
+            *) want="" ;;
+        esac
+        [[ "$kind" == *"$want"* ]] || fail "$bin is not for $t: $kind"
+        [[ "$kind" == *", stripped"* ]] || fail "$bin is not stripped: $kind"
+        echo "$bin: $(du -h "$bin" | cut -f1), $kind" | cut -c1-160
+    done
 }
 
 echo "== build"
@@ -100,6 +102,7 @@ rpm_arch() { case "$1" in s390x-*) echo s390x ;; x86_64-*) echo x86_64 ;; aarch6
 stage_rpm() {
     local t=$1 root=$2
     install -Dm755 "$(target_dir "$t")/$t/dist/plugtop" "$root/usr/bin/plugtop"
+    install -Dm755 "$(target_dir "$t")/$t/dist/plugtop-run" "$root/usr/bin/plugtop-run"
     mkdir -p "$root/usr/share/man/man1" "$root/usr/share/man/man5"
     for page in target/package/man/*.1; do gzip -9n <"$page" >"$root/usr/share/man/man1/$(basename "$page").gz"; done
     gzip -9n <target/package/man/plugtop-rules.5 >"$root/usr/share/man/man5/plugtop-rules.5.gz"
@@ -185,7 +188,7 @@ done
 echo "== contents"
 for deb in "${debs[@]}"; do
     listing=$(dpkg-deb -c "$deb" | awk '{print $NF}')
-    for want in ./usr/bin/plugtop ./usr/share/man/man1/plugtop.1.gz ./usr/share/man/man1/plugtop-run.1.gz \
+    for want in ./usr/bin/plugtop ./usr/bin/plugtop-run ./usr/share/man/man1/plugtop.1.gz ./usr/share/man/man1/plugtop-run.1.gz \
         ./usr/share/man/man5/plugtop-rules.5.gz ./usr/share/bash-completion/completions/plugtop \
         ./usr/share/zsh/vendor-completions/_plugtop ./usr/share/fish/vendor_completions.d/plugtop.fish \
         ./usr/lib/systemd/system/plugtop.service ./etc/default/plugtop \
@@ -212,7 +215,7 @@ for deb in "${debs[@]}"; do
 done
 for rpm in "${rpms[@]}"; do
     files=$(rpm -qlp "$rpm" 2>/dev/null)
-    for want in /usr/bin/plugtop /usr/share/man/man1/plugtop-run.1.gz /usr/share/man/man5/plugtop-rules.5.gz \
+    for want in /usr/bin/plugtop /usr/bin/plugtop-run /usr/share/man/man1/plugtop-run.1.gz /usr/share/man/man5/plugtop-rules.5.gz \
         /usr/lib/systemd/system/plugtop.service /usr/share/zsh/site-functions/_plugtop \
         /etc/sysconfig/plugtop /usr/share/licenses/plugtop/LICENSE-MIT /usr/share/licenses/plugtop/LICENSE-APACHE \
         /usr/share/doc/plugtop/examples/grafana/plugtop.json; do

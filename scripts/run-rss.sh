@@ -6,8 +6,10 @@
 # groups acting (busy, idle and memory-hungry phases in turn). Prints, at 1
 # minute and then every STEP minutes up to MINUTES, VmRSS and VmHWM and
 # where the resident pages are (/proc/PID/status: anonymous = heap and stacks,
-# file = the binary's text and data touched), the threads, and the number
-# of intervals the log says acted. Both daemon and kernel run under nice.
+# file = the binary's text and data touched) and per mapped object
+# (/proc/PID/smaps), the threads, and the number of intervals the log says
+# acted. `plugtop run` replaces itself with plugtop-run when that is beside
+# it (src/cli/run_exe.rs): the program named is the one running. Both daemon and kernel run under nice.
 #
 # usage: scripts/run-rss.sh [MINUTES] [STEP]   (default 60 and 10; needs gcc, python3)
 #        PLUGTOP_BIN=path scripts/run-rss.sh 5 1   (another build, not built here)
@@ -45,14 +47,28 @@ report() {
   local at=$1
   kill -0 "$daemon" 2>/dev/null || { echo "plugtop run ended early:"; tail -5 "$work/run.log"; exit 1; }
   python3 - "$daemon" "$at" "$work/run.log" <<'PY'
-import os, sys
+import os, re, sys
 pid, at, log = sys.argv[1], sys.argv[2], sys.argv[3]
 status = dict(l.split(":", 1) for l in open(f"/proc/{pid}/status") if ":" in l)
 kib = lambda s: int(s.split()[0])
 lines = sum(1 for _ in open(log))
+exe = os.path.basename(os.readlink(f"/proc/{pid}/exe"))
 print(f"{at:>6} min  VmRSS {kib(status['VmRSS']) / 1024:5.2f} MiB  VmHWM {kib(status['VmHWM']) / 1024:5.2f} MiB"
       f"  anon {kib(status['RssAnon']) / 1024:5.2f}  file {kib(status['RssFile']) / 1024:5.2f} MiB"
-      f"  threads {status['Threads'].strip()}  log lines {lines}")
+      f"  threads {status['Threads'].strip()}  log lines {lines}  ({exe})")
+# Where the resident pages are (/proc/PID/smaps): KiB per mapped object,
+# the program's text apart from the rest of it.
+where, name, perm = {}, None, None
+for l in open(f"/proc/{pid}/smaps"):
+    f = l.split()
+    if re.match(r"^[0-9a-f]+-[0-9a-f]+ ", l):
+        perm = f[1]
+        name = os.path.basename(f[5]) if len(f) > 5 else "anonymous"
+        if name == exe:
+            name = f"{exe} text" if "x" in perm else f"{exe} data"
+    elif f[0] == "Rss:":
+        where[name] = where.get(name, 0) + int(f[1])
+print("         " + ", ".join(f"{k} {v}" for k, v in sorted(where.items(), key=lambda kv: -kv[1]) if v) + " (KiB)")
 PY
 }
 echo "plugtop run ($bin) on a simulated kernel, ${minutes} min"

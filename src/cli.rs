@@ -18,7 +18,9 @@
 //! `plugtop::tune`), where tests reach it without a process.
 
 pub mod check;
+pub mod ending;
 pub mod eval;
+mod flap;
 pub mod fleet;
 pub mod generate;
 pub mod import;
@@ -27,6 +29,7 @@ pub mod lsp;
 pub mod record;
 pub mod restore;
 pub mod run;
+pub mod run_exe;
 pub mod screen;
 pub mod sim;
 mod sources;
@@ -34,8 +37,15 @@ mod stderr;
 pub mod train;
 pub mod tune;
 pub mod whatif;
+mod wide;
 
 use std::path::PathBuf;
+
+pub use flap::FlapArgs;
+pub use wide::WideArg;
+// `plugtop run`'s arguments are with the run (cli/run.rs), which the
+// daemon's own small program (src/bin/plugtop-run.rs) shares.
+pub use run::RunArgs;
 
 use clap::{Parser, ValueEnum};
 
@@ -112,11 +122,7 @@ pub enum Subcommand {
         version,
         display_name = "plugtop run",
         disable_version_flag = true,
-        after_help = "Exit status, as cpuplugd's: 0 stopped by SIGTERM or SIGINT (the guest put back); \
-1 refused to start (nothing changed: bad options, a rule file with errors, another controller, ...) \
-or a fatal error while running (the guest put back). plugtop's own: 78 refused a start cpuplugd \
-would make (a start state it could not put back after a crash, a dead run's journal, not s390); \
-101 a panic, the guest put back; 128+N ended by signal N. See plugtop-run(1)."
+        after_help = run::EXIT_STATUS,
     )]
     Run(RunArgs),
     /// Put CPUs and the pool back after a plugtop that was killed or crashed.
@@ -324,21 +330,6 @@ pub struct FleetArgs {
     pub wide: WideArg,
 }
 
-/// `--wide`, the same for every command with a text table.
-#[derive(clap::Args, Clone, Copy)]
-pub struct WideArg {
-    /// Print every column and value in full, lines as long as they get (by default the text fits 80 columns, in a terminal or a pipe).
-    #[arg(long)]
-    pub wide: bool,
-}
-
-impl WideArg {
-    /// The report layout it asks for.
-    pub fn layout(self) -> plugtop::report::Layout {
-        plugtop::report::Layout::from_flag(self.wide)
-    }
-}
-
 /// What `plugtop fleet --batch` prints.
 #[derive(Clone, Copy, PartialEq, ValueEnum)]
 pub enum FleetFormat {
@@ -377,56 +368,6 @@ pub struct EvalArgs {
     /// Also print this variable's value each interval (repeat for more).
     #[arg(long = "var", value_name = "NAME")]
     pub vars: Vec<String>,
-    #[command(flatten)]
-    pub wide: WideArg,
-}
-
-/// The arguments of `plugtop run`.
-#[derive(clap::Args)]
-pub struct RunArgs {
-    /// The rule file (cpuplugd's -c).
-    #[arg(short = 'c', long = "config")]
-    pub config: PathBuf,
-    /// Stay in the foreground and log to the terminal (cpuplugd's -f).
-    #[arg(short = 'f', long)]
-    pub foreground: bool,
-    /// Log the values behind every interval's decision and every change of
-    /// the CMM pool (cpuplugd's -V).
-    #[arg(short = 'V', long)]
-    pub verbose: bool,
-    /// Print the version (cpuplugd's -v).
-    #[arg(short = 'v', long = "version", action = clap::ArgAction::Version)]
-    pub version: Option<bool>,
-    /// The guest's root directory.
-    #[arg(long, default_value = "/")]
-    pub root: PathBuf,
-    /// auto acts like cpuplugd; observe only logs what it would do.
-    #[arg(long, value_enum, default_value_t = RunMode::Auto)]
-    pub mode: RunMode,
-    /// The restore journal (default ROOT/run/plugtop/state).
-    #[arg(long)]
-    pub state: Option<PathBuf>,
-    /// Start although a dead plugtop left a journal (its start state is kept).
-    #[arg(long)]
-    pub force: bool,
-    /// Act on this machine's own `/` although it is not s390 (by default
-    /// `--mode auto` refuses there, as it would take a laptop's CPUs offline).
-    #[arg(long)]
-    pub allow_non_zvm: bool,
-    /// Replay a recording instead of reading the guest (observe mode only).
-    #[arg(long)]
-    pub replay: Option<PathBuf>,
-    /// Test-only: milliseconds between intervals instead of UPDATE.
-    #[arg(long, hide = true)]
-    pub interval_ms: Option<u64>,
-    #[command(flatten)]
-    pub flap: FlapArgs,
-    /// Serve metrics for Prometheus at http://ADDR:PORT/metrics (e.g. 127.0.0.1:9866; see docs/metrics.md).
-    #[arg(long, value_name = "ADDR:PORT")]
-    pub metrics_listen: Option<String>,
-    /// Write the metrics to FILE every interval, atomically, for node_exporter's textfile collector (name it *.prom).
-    #[arg(long, value_name = "FILE")]
-    pub metrics_textfile: Option<PathBuf>,
     #[command(flatten)]
     pub wide: WideArg,
 }
@@ -704,27 +645,6 @@ pub struct RecordArgs {
     pub count: Option<usize>,
 }
 
-/// When to call a guest flapping (see src/control/flap.rs).
-#[derive(clap::Args, Clone, Copy)]
-pub struct FlapArgs {
-    /// Intervals in the flap detector's sliding window.
-    #[arg(long, default_value_t = 30)]
-    pub flap_window: usize,
-    /// Direction reversals within the window that count as flapping.
-    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u64).range(2..))]
-    pub flap_reversals: u64,
-}
-
-impl FlapArgs {
-    /// The detector's settings.
-    pub fn config(self) -> plugtop::control::flap::FlapConfig {
-        plugtop::control::flap::FlapConfig {
-            window: self.flap_window.max(1),
-            reversals: self.flap_reversals as usize,
-        }
-    }
-}
-
 #[derive(clap::Args)]
 #[group(required = false, multiple = false)]
 pub struct From {
@@ -737,12 +657,6 @@ pub struct From {
     /// A live root laid out like / (read every interval).
     #[arg(long)]
     pub root: Option<PathBuf>,
-}
-
-#[derive(Clone, Copy, PartialEq, ValueEnum)]
-pub enum RunMode {
-    Auto,
-    Observe,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]

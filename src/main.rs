@@ -19,51 +19,22 @@ use plugtop::commands::Status;
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
-        Err(e) => return bad_options(&e),
+        Err(e) => {
+            let run = std::env::args_os().nth(1).is_some_and(|a| a == "run");
+            return cli::ending::bad_options(&e, run);
+        }
     };
     // `plugtop run` is a drop-in for cpuplugd, which exits 1 on bad options
     // and on every error; the other commands say 2.
     let error_code = if matches!(cli.command, Some(Subcommand::Run(_))) {
+        // The daemon's own small program when it is installed beside this
+        // one (it holds a third of the memory); returns if it is not.
+        cli::run_exe::exec_beside();
         1
     } else {
         2
     };
-    match run(cli) {
-        Ok(Status::Ok) => ExitCode::SUCCESS,
-        Ok(Status::Failed) => ExitCode::from(1),
-        Ok(Status::Code(code)) => ExitCode::from(code),
-        // `plugtop eval ... | head` is fine: stop quietly.
-        Err(e)
-            if e.downcast_ref::<std::io::Error>()
-                .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe) =>
-        {
-            ExitCode::SUCCESS
-        }
-        Err(e) => {
-            // An error may quote a file or a hostname: shown line by line,
-            // made safe for the terminal.
-            for (i, line) in plugtop::error_chain::text(e.as_ref())
-                .split('\n')
-                .enumerate()
-            {
-                let lead = if i == 0 { "plugtop: " } else { "" };
-                eprintln!("{lead}{}", plugtop::report::terminal_safe(line));
-            }
-            ExitCode::from(error_code)
-        }
-    }
-}
-
-/// Bad options: clap's message and status (2; `--help` and `--version`
-/// print and exit 0), but 1 for `plugtop run`, as cpuplugd exits 1 on an
-/// option it does not know.
-fn bad_options(e: &clap::Error) -> ExitCode {
-    let _ = e.print();
-    if !e.use_stderr() {
-        return ExitCode::SUCCESS;
-    }
-    let run = std::env::args_os().nth(1).is_some_and(|a| a == "run");
-    ExitCode::from(if run { 1 } else { 2 })
+    cli::ending::exit_code(run(cli), error_code)
 }
 
 fn run(cli: Cli) -> anyhow::Result<Status> {

@@ -1,20 +1,87 @@
 //! `plugtop run`: the headless drop-in for cpuplugd. The run itself is
 //! [`plugtop::daemon`]; here are the flags, detaching, where the log goes
-//! and the exit status.
+//! and the exit status. The daemon's own small program,
+//! `plugtop-run` (src/bin/plugtop-run.rs), is built from this file too:
+//! it names nothing of the rest of the command line.
 
 use std::io::Write;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::Context;
+use clap::ValueEnum;
 
-use super::sources::require_root_dir;
+use super::flap::FlapArgs;
 use super::stderr::complain;
-use crate::cli::{RunArgs, RunMode};
+use super::wide::WideArg;
 use plugtop::commands::Status;
 use plugtop::control::controller::Mode;
 use plugtop::daemon;
 use plugtop::kernel::recording::RecordingSource;
 use plugtop::logging::{Console, Journal, LogSink, SysLog};
+
+/// What `plugtop run --help` says of its exit status.
+pub const EXIT_STATUS: &str = "Exit status, as cpuplugd's: 0 stopped by SIGTERM or SIGINT (the guest put back); \
+1 refused to start (nothing changed: bad options, a rule file with errors, another controller, ...) \
+or a fatal error while running (the guest put back). plugtop's own: 78 refused a start cpuplugd \
+would make (a start state it could not put back after a crash, a dead run's journal, not s390); \
+101 a panic, the guest put back; 128+N ended by signal N. See plugtop-run(1).";
+
+/// The arguments of `plugtop run`.
+#[derive(clap::Args)]
+pub struct RunArgs {
+    /// The rule file (cpuplugd's -c).
+    #[arg(short = 'c', long = "config")]
+    pub config: PathBuf,
+    /// Stay in the foreground and log to the terminal (cpuplugd's -f).
+    #[arg(short = 'f', long)]
+    pub foreground: bool,
+    /// Log the values behind every interval's decision and every change of
+    /// the CMM pool (cpuplugd's -V).
+    #[arg(short = 'V', long)]
+    pub verbose: bool,
+    /// Print the version (cpuplugd's -v).
+    #[arg(short = 'v', long = "version", action = clap::ArgAction::Version)]
+    pub version: Option<bool>,
+    /// The guest's root directory.
+    #[arg(long, default_value = "/")]
+    pub root: PathBuf,
+    /// auto acts like cpuplugd; observe only logs what it would do.
+    #[arg(long, value_enum, default_value_t = RunMode::Auto)]
+    pub mode: RunMode,
+    /// The restore journal (default ROOT/run/plugtop/state).
+    #[arg(long)]
+    pub state: Option<PathBuf>,
+    /// Start although a dead plugtop left a journal (its start state is kept).
+    #[arg(long)]
+    pub force: bool,
+    /// Act on this machine's own `/` although it is not s390 (by default
+    /// `--mode auto` refuses there, as it would take a laptop's CPUs offline).
+    #[arg(long)]
+    pub allow_non_zvm: bool,
+    /// Replay a recording instead of reading the guest (observe mode only).
+    #[arg(long)]
+    pub replay: Option<PathBuf>,
+    /// Test-only: milliseconds between intervals instead of UPDATE.
+    #[arg(long, hide = true)]
+    pub interval_ms: Option<u64>,
+    #[command(flatten)]
+    pub flap: FlapArgs,
+    /// Serve metrics for Prometheus at http://ADDR:PORT/metrics (e.g. 127.0.0.1:9866; see docs/metrics.md).
+    #[arg(long, value_name = "ADDR:PORT")]
+    pub metrics_listen: Option<String>,
+    /// Write the metrics to FILE every interval, atomically, for node_exporter's textfile collector (name it *.prom).
+    #[arg(long, value_name = "FILE")]
+    pub metrics_textfile: Option<PathBuf>,
+    #[command(flatten)]
+    pub wide: WideArg,
+}
+
+#[derive(Clone, Copy, PartialEq, ValueEnum)]
+pub enum RunMode {
+    Auto,
+    Observe,
+}
 
 /// `plugtop run`.
 pub fn run(args: RunArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
@@ -214,4 +281,17 @@ fn daemonize() -> anyhow::Result<Status> {
 /// The detached child's word to its waiting parent that it has started.
 fn tell_parent() {
     eprintln!("{}", daemon::STARTED);
+}
+
+/// The root must at least be a directory. `plugtop run` checks no more
+/// itself: a guest whose /proc cannot be read is refused as cpuplugd
+/// refuses it (exit 1), but a root that is not there is a usage error.
+pub(super) fn require_root_dir(root: &Path) -> anyhow::Result<()> {
+    if !root.is_dir() {
+        anyhow::bail!(
+            "--root {}: no such directory (a root holds proc/ and sys/ laid out like /)",
+            root.display()
+        );
+    }
+    Ok(())
 }

@@ -41,7 +41,7 @@ pub(super) fn open_source(
 /// `proc/stat`: a missing or unreadable one is one clear error (exit 2),
 /// not false rule errors from the empty readings it would give.
 pub(super) fn require_root(root: &Path) -> anyhow::Result<()> {
-    require_root_dir(root)?;
+    super::run::require_root_dir(root)?;
     let stat = root.join("proc/stat");
     let read = plugtop::kernel::fs::Root::open(root).and_then(|dir| {
         let file = dir.open_regular(Path::new("proc/stat"), Resolve::InRoot)?;
@@ -52,19 +52,6 @@ pub(super) fn require_root(root: &Path) -> anyhow::Result<()> {
             "--root {}: cannot read {}: {e} (a root holds proc/ and sys/ laid out like /)",
             root.display(),
             stat.display()
-        );
-    }
-    Ok(())
-}
-
-/// The root must at least be a directory. `plugtop run` checks no more
-/// itself: a guest whose /proc cannot be read is refused as cpuplugd
-/// refuses it (exit 1), but a root that is not there is a usage error.
-pub(super) fn require_root_dir(root: &Path) -> anyhow::Result<()> {
-    if !root.is_dir() {
-        anyhow::bail!(
-            "--root {}: no such directory (a root holds proc/ and sys/ laid out like /)",
-            root.display()
         );
     }
     Ok(())

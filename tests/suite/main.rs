@@ -83,6 +83,7 @@ mod recording;
 mod replay_streaming;
 mod roots;
 mod run_e2e;
+mod run_exe;
 mod serve_end;
 mod service;
 mod sim_cli;

@@ -5,20 +5,22 @@
 
 use crate::common;
 
+use std::ffi::OsStr;
 use std::io::{BufRead, BufReader, Write as _};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::mpsc::{RecvTimeoutError, channel};
 use std::time::Duration;
 
 use common::FakeRoot;
 
-/// Eight CPUs, cpu0 online; rules that plug a CPU every interval.
-fn guest() -> (FakeRoot, tempfile::TempDir) {
+/// Eight CPUs, cpu0 online; rules that plug a CPU every interval, in the
+/// file `conf` of the directory returned.
+fn guest(conf: &OsStr) -> (FakeRoot, tempfile::TempDir) {
     let root = FakeRoot::guest(8);
     root.one_cpu_online(8);
     let dir = common::tempdir();
-    std::fs::write(dir.path().join("plug.conf"), common::PLUG_EVERY_INTERVAL).expect("rules");
+    std::fs::write(dir.path().join(conf), common::PLUG_EVERY_INTERVAL).expect("rules");
     (root, dir)
 }
 
@@ -53,15 +55,60 @@ fn guard(pid: u32) -> (std::sync::mpsc::Sender<()>, std::thread::JoinHandle<bool
     (done, killer)
 }
 
+/// How one `plugtop run` ended, and what ran while it acted.
+pub(crate) struct Ended {
+    pub status: Option<i32>,
+    pub log: String,
+    pub root: FakeRoot,
+    /// The program the process ran (`/proc/PID/exe`) while it acted.
+    pub exe: PathBuf,
+    /// Its command name (`/proc/PID/comm`) while it acted.
+    pub comm: String,
+    /// Its command line (`/proc/PID/cmdline`) while it acted.
+    pub cmdline: Vec<u8>,
+    /// The command line it was started with, as cmdline has it.
+    pub started_with: Vec<u8>,
+}
+
 /// `plugtop run` acting on the guest until `signal`: the exit status and
 /// the log. The guest is acted on (a CPU plugged) before the signal.
 fn run_until(signal: i32) -> (Option<i32>, String, FakeRoot) {
-    let (root, dir) = guest();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_plugtop"))
-        .args(["run", "-f", "--interval-ms", "20", "-c"])
-        .arg(dir.path().join("plug.conf"))
-        .arg("--root")
-        .arg(root.path())
+    let ended = run_of_until(
+        Path::new(env!("CARGO_BIN_EXE_plugtop")),
+        OsStr::new("plug.conf"),
+        signal,
+    );
+    (ended.status, ended.log, ended.root)
+}
+
+/// `program run` (`program` being plugtop, wherever it is installed) with
+/// the rules in a file named `conf`, acting on the guest until `signal`.
+pub(crate) fn run_of_until(program: &Path, conf: &OsStr, signal: i32) -> Ended {
+    run_of_until_with(program, conf, signal, &[])
+}
+
+/// [`run_of_until`] with more variables in the environment.
+pub(crate) fn run_of_until_with(
+    program: &Path,
+    conf: &OsStr,
+    signal: i32,
+    env: &[(&str, &str)],
+) -> Ended {
+    let (root, dir) = guest(conf);
+    let rules = dir.path().join(conf);
+    let args: Vec<&OsStr> = vec![
+        OsStr::new("run"),
+        OsStr::new("-f"),
+        OsStr::new("--interval-ms"),
+        OsStr::new("20"),
+        OsStr::new("-c"),
+        rules.as_os_str(),
+        OsStr::new("--root"),
+        root.path().as_os_str(),
+    ];
+    let mut child = Command::new(program)
+        .args(&args)
+        .envs(env.iter().copied())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
@@ -81,6 +128,10 @@ fn run_until(signal: i32) -> (Option<i32>, String, FakeRoot) {
     }
     assert!(log.contains("plugged cpu"), "it acts first:\n{log}");
     assert!(journal(root.path()), "the journal is there while it acts");
+    let proc = PathBuf::from(format!("/proc/{}", child.id()));
+    let exe = std::fs::read_link(proc.join("exe")).expect("its program");
+    let cmdline = std::fs::read(proc.join("cmdline")).expect("its command line");
+    let comm = std::fs::read_to_string(proc.join("comm")).expect("its command name");
     send(signal, child.id());
     for line in lines {
         log.push_str(&line);
@@ -92,11 +143,36 @@ fn run_until(signal: i32) -> (Option<i32>, String, FakeRoot) {
         !killer.join().expect("guard"),
         "killed by the guard:\n{log}"
     );
-    (status.code(), log, root)
+    let mut started_with = Vec::new();
+    for arg in std::iter::once(program.as_os_str()).chain(args) {
+        started_with.extend_from_slice(arg.as_encoded_bytes());
+        started_with.push(0);
+    }
+    Ended {
+        status: status.code(),
+        log,
+        root,
+        exe,
+        comm,
+        cmdline,
+        started_with,
+    }
 }
 
 fn run_puts_the_guest_back_on(signal: i32, name: &str) {
     let (status, log, root) = run_until(signal);
+    assert_puts_the_guest_back(status, &log, &root, signal, name);
+}
+
+/// `plugtop run` ended by `signal` (named `name`) after putting the
+/// guest back, with 128 + `signal`.
+pub(crate) fn assert_puts_the_guest_back(
+    status: Option<i32>,
+    log: &str,
+    root: &FakeRoot,
+    signal: i32,
+    name: &str,
+) {
     assert_eq!(status, Some(128 + signal), "{name}:\n{log}");
     assert_eq!(
         online(root.path()),
@@ -195,7 +271,7 @@ fn stuck_screen_then(signal: i32) {
 /// The armed screen stuck writing to its unread terminal, ended by
 /// `signal`, or (`None`) by a panic injected in its control thread.
 fn stuck_screen_ending(signal: Option<i32>) {
-    let (root, dir) = guest();
+    let (root, dir) = guest(OsStr::new("plug.conf"));
     // The master stays open and is never read: the terminal fills up.
     let (master, mut child) = common::armed_screen_on_a_pty(
         root.path(),

@@ -1,0 +1,116 @@
+//! `plugtop run` in the daemon's own small program, `plugtop-run`
+//! (src/bin/plugtop-run.rs): the same run built without the screen, the
+//! tuner, the trainer, the fleet view and the language server, so that a
+//! daemon that stays for months keeps fewer of its pages resident (about
+//! half; scripts/README.md, `plugtop run` RSS).
+//!
+//! `plugtop run` replaces itself with it (same process, same arguments,
+//! same standard streams and environment) only when it is installed beside
+//! the running program (the directory of /proc/self/exe, never PATH) as a
+//! regular file, not a link, an ELF program executable by, owned by and
+//! writable only by the running program's owner, in a directory nobody
+//! else may write to.
+//! Anything else, or an `exec` that fails, and the run goes on in this
+//! process, unchanged. A `plugtop-run` built from other sources (`cargo
+//! run` and `cargo build --bin plugtop` build `plugtop` alone; a package
+//! half upgraded) hands the run back to `plugtop` at once, so the daemon
+//! that acts is always the one `plugtop` was built with (build.rs).
+
+use std::ffi::OsString;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+
+/// The daemon's own program's name, beside `plugtop`.
+pub const NAME: &str = "plugtop-run";
+
+/// The sources this program was built from (build.rs).
+const SOURCES: &str = env!("PLUGTOP_SOURCES");
+
+/// What `plugtop` tells `plugtop-run` of the sources it was built from.
+const SOURCES_VAR: &str = "PLUGTOP_SOURCES";
+
+/// Set when `plugtop-run` hands the run back: `plugtop` then runs it.
+const HANDED_BACK_VAR: &str = "PLUGTOP_RUN_HANDED_BACK";
+
+/// Replaces this process with `plugtop-run` and this command line if it
+/// is installed beside this program; returns if not, or if that fails, or
+/// if `plugtop-run` handed the run back.
+pub fn exec_beside() {
+    if std::env::var_os(HANDED_BACK_VAR).is_none() {
+        exec(NAME, (SOURCES_VAR, SOURCES));
+    }
+}
+
+/// In `plugtop-run`: whether `plugtop` handed over from other sources than
+/// this program's. Then the run goes back to `plugtop` beside it; this
+/// returns only if that cannot be done (the caller says so and stops).
+#[allow(dead_code)] // plugtop-run's alone
+pub fn hand_back_if_built_apart() -> bool {
+    let theirs = std::env::var_os(SOURCES_VAR);
+    if theirs.is_none_or(|theirs| theirs == SOURCES) {
+        return false;
+    }
+    exec("plugtop", (HANDED_BACK_VAR, "1"));
+    true
+}
+
+/// Replaces this process with the program `name` beside it, this command
+/// line and one more variable in the environment; returns if it is not
+/// there, may not be run, or the exec fails.
+fn exec(name: &str, (var, value): (&str, &str)) {
+    let Some(program) = beside(name) else {
+        return;
+    };
+    let mut args = std::env::args_os();
+    let arg0 = args.next().unwrap_or_else(|| OsString::from("plugtop"));
+    // Returns only on failure.
+    let _ = std::process::Command::new(program)
+        .arg0(arg0)
+        .args(args)
+        .env(var, value)
+        .exec();
+}
+
+/// The program `name` beside the running one, if it may be run in its place.
+fn beside(name: &str) -> Option<PathBuf> {
+    let exe = std::env::current_exe().ok()?;
+    let dir = exe.parent()?;
+    let lean = dir.join(name);
+    let ours = std::fs::metadata(&exe).ok()?;
+    fit(&lean, dir, ours.uid()).then_some(lean)
+}
+
+/// Whether `lean` in `dir` may stand in for the program owned by `owner`:
+/// a regular file (not a link, opened without following one and without
+/// waiting), owned by `owner`, executable by its owner and writable by
+/// nobody else, an ELF program (a file of text would be run by the shell),
+/// in a directory nobody else may write to.
+fn fit(lean: &Path, dir: &Path, owner: u32) -> bool {
+    use rustix::fs::{Mode, OFlags};
+    let others_write = 0o022;
+    let Ok(dir) = std::fs::metadata(dir) else {
+        return false;
+    };
+    if dir.uid() != owner || dir.permissions().mode() & others_write != 0 {
+        return false;
+    }
+    let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
+    let Ok(fd) = rustix::fs::open(lean, flags, Mode::empty()) else {
+        return false;
+    };
+    let file = std::fs::File::from(fd);
+    let Ok(meta) = file.metadata() else {
+        return false;
+    };
+    let mode = meta.permissions().mode();
+    if !meta.file_type().is_file()
+        || meta.uid() != owner
+        || mode & 0o100 == 0
+        || mode & others_write != 0
+    {
+        return false;
+    }
+    let mut magic = [0u8; 4];
+    std::io::Read::read_exact(&mut &file, &mut magic).is_ok() && magic == *b"\x7fELF"
+}
