@@ -1523,6 +1523,16 @@ fn the_header_at_80_columns_in_its_awkward_states() {
         text.contains("sim ×16") && text.contains(" of 12:30"),
         "{text}"
     );
+    // Paused and stepped back, the simulator's phase and progress are
+    // said to be of its newest reading, not of the interval shown.
+    sim.key(KeyAction::Pause);
+    sim.key(KeyAction::Back);
+    let back = header_80(&sim);
+    let paused_status = back.lines().find(|l| l.contains(" of 12:30"));
+    assert!(
+        back.contains("(1 back)") && paused_status.is_some_and(|l| l.contains("now ")),
+        "{back}"
+    );
     // A replay, three intervals back.
     let mut replay = app(RECOMMENDED, SERIES, 9, Mode::Observe);
     for _ in 0..3 {

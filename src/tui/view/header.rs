@@ -204,7 +204,14 @@ impl Middle {
             source,
             short_source,
             kind,
-            status: app.source_status().map(str::to_string),
+            // The source's status is of its newest reading: said so when
+            // an earlier interval is shown.
+            status: app.source_status().map(|status| {
+                match app.timeline().cursor().filter(|k| *k > 0) {
+                    Some(_) => format!("now {status}"),
+                    None => status.to_string(),
+                }
+            }),
         }
     }
 }
