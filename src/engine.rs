@@ -81,11 +81,50 @@ struct IntervalValues {
     ticks: CpuTicks,
     /// In [`CpuStat::ALL`] order.
     cpustat: [f64; 14],
+    /// The rules' names in order ([`Reading::Meminfo`] indexes them),
+    /// then in a reading (not one the loop check builds) the rest of
+    /// [`Projected::meminfo`].
     meminfo: Vec<Option<f64>>,
     vmstat: Vec<Option<f64>>,
     base: [Option<f64>; 5],
     cmm_pages: Option<i64>,
     polarization: Option<Polarization>,
+}
+
+/// The /proc names an interval's values are projected from: the rules'
+/// names first (so a rule's index reads its own), then those of
+/// [`MEM_BASE`] no rule names, each name once, so a value both read is
+/// found and parsed once.
+#[derive(Debug)]
+struct Projected {
+    meminfo: Vec<String>,
+    vmstat: Vec<String>,
+    /// Where each of [`MEM_BASE`] is: in `meminfo` for the first, in
+    /// `vmstat` for the others.
+    base_at: [usize; 5],
+}
+
+impl Projected {
+    fn of(rules: &RuleSet) -> Self {
+        let mut meminfo = rules.fields.meminfo.clone();
+        let mut vmstat = rules.fields.vmstat.clone();
+        let mut base_at = [0; 5];
+        for (i, name) in MEM_BASE.iter().enumerate() {
+            let names = if i == 0 { &mut meminfo } else { &mut vmstat };
+            base_at[i] = match names.iter().position(|n| n == name) {
+                Some(at) => at,
+                None => {
+                    names.push(name.to_string());
+                    names.len() - 1
+                }
+            };
+        }
+        Projected {
+            meminfo,
+            vmstat,
+            base_at,
+        }
+    }
 }
 
 /// Finds field positions once per /proc layout instead of once per lookup.
@@ -254,11 +293,10 @@ struct State {
     programs: Arc<Programs>,
     history: VecDeque<IntervalValues>,
     symbols: Symbols,
+    /// The names the two projectors read. Shared, as the programs are.
+    projected: Arc<Projected>,
     meminfo: Projector,
     vmstat: Projector,
-    base_meminfo: Projector,
-    base_vmstat: Projector,
-    scratch: Vec<Option<f64>>,
     readings: usize,
     /// The /proc table lengths of the first reading (cpuplugd's buffers).
     start_bytes: Option<ProcBytes>,
@@ -329,11 +367,9 @@ impl Clone for State {
             programs: Arc::clone(&self.programs),
             history: self.history.clone(),
             symbols: self.symbols,
+            projected: Arc::clone(&self.projected),
             meminfo: self.meminfo.clone(),
             vmstat: self.vmstat.clone(),
-            base_meminfo: self.base_meminfo.clone(),
-            base_vmstat: self.base_vmstat.clone(),
-            scratch: self.scratch.clone(),
             readings: self.readings,
             start_bytes: self.start_bytes,
             offset: self.offset,
@@ -347,11 +383,9 @@ impl Clone for State {
             programs,
             history,
             symbols,
+            projected,
             meminfo,
             vmstat,
-            base_meminfo,
-            base_vmstat,
-            scratch,
             readings,
             start_bytes,
             offset,
@@ -367,11 +401,9 @@ impl Clone for State {
         let have = history.len();
         history.extend(source.history.iter().skip(have).cloned());
         *symbols = source.symbols;
+        projected.clone_from(&source.projected);
         meminfo.clone_from(&source.meminfo);
         vmstat.clone_from(&source.vmstat);
-        base_meminfo.clone_from(&source.base_meminfo);
-        base_vmstat.clone_from(&source.base_vmstat);
-        scratch.clone_from(&source.scratch);
         *readings = source.readings;
         *start_bytes = source.start_bytes;
         *offset = source.offset;
@@ -389,6 +421,11 @@ impl Readings for HistoryView<'_> {
     #[inline]
     fn keyword(&self, keyword: Keyword) -> f64 {
         self.symbols.get(keyword)
+    }
+
+    #[inline(always)]
+    fn cpustat(&self, stat: CpuStat, index: u32) -> Option<f64> {
+        Some(self.history.get(index as usize)?.cpustat[stat as usize])
     }
 
     #[inline]
@@ -471,11 +508,9 @@ impl Engine {
                 programs: Arc::new(programs),
                 history: VecDeque::with_capacity(rules.history_depth as usize + 1),
                 symbols: Symbols::default(),
+                projected: Arc::new(Projected::of(&rules)),
                 meminfo: Projector::default(),
                 vmstat: Projector::default(),
-                base_meminfo: Projector::default(),
-                base_vmstat: Projector::default(),
-                scratch: Vec::with_capacity(4),
                 readings: 0,
                 start_bytes: None,
                 offset: 0,
@@ -777,17 +812,19 @@ impl State {
             sample.loadavg,
             sample.runnable,
         );
-        let fields = &rules.fields;
+        let names = &*self.projected;
         self.meminfo
-            .project(&sample.meminfo, &fields.meminfo, &mut entry.meminfo);
+            .project(&sample.meminfo, &names.meminfo, &mut entry.meminfo);
         self.vmstat
-            .project(&sample.vmstat, &fields.vmstat, &mut entry.vmstat);
-        self.base_meminfo
-            .project(&sample.meminfo, &MEM_BASE[..1], &mut self.scratch);
-        entry.base[0] = self.scratch[0];
-        self.base_vmstat
-            .project(&sample.vmstat, &MEM_BASE[1..], &mut self.scratch);
-        entry.base[1..].copy_from_slice(&self.scratch);
+            .project(&sample.vmstat, &names.vmstat, &mut entry.vmstat);
+        for (i, at) in names.base_at.iter().enumerate() {
+            let values = if i == 0 {
+                &entry.meminfo
+            } else {
+                &entry.vmstat
+            };
+            entry.base[i] = values.get(*at).copied().flatten();
+        }
         entry.cmm_pages = sample.cmm_pages;
         entry.polarization = sample.polarization;
         self.history.push_front(entry);
@@ -1200,6 +1237,33 @@ mod tests {
     }
 
     const BASE: &str = "UPDATE=\"1\"\nCPU_MIN=\"1\"\nCPU_MAX=\"0\"\nCMM_MIN=\"0\"\nCMM_MAX=\"1000\"\nCMM_INC=\"10\"\nMEMPLUG=\"0\"\nMEMUNPLUG=\"1\"\n";
+
+    /// A name both the rules and the memory group read is projected once;
+    /// each reads its own value, and the group reads the rules' file order
+    /// nowhere: MemFree named by a rule (or not) gives the same freemem.
+    #[test]
+    fn names_the_rules_share_with_the_memory_group_are_read_once() {
+        let shared = rules(&format!(
+            "{BASE}HOTPLUG=\"vmstat.pgpgin > meminfo.MemTotal\"\nHOTUNPLUG=\"meminfo.MemFree < 0\"\n"
+        ));
+        let p = Projected::of(&shared);
+        assert_eq!(p.meminfo, ["MemTotal", "MemFree"]);
+        assert_eq!(p.vmstat, ["pgpgin", "pswpin", "pswpout", "pgpgout"]);
+        assert_eq!(p.base_at, [1, 1, 2, 0, 3]);
+        let alone = Projected::of(&rules(BASE));
+        assert_eq!(alone.meminfo, ["MemFree"]);
+        assert_eq!(alone.base_at, [0, 0, 1, 2, 3]);
+        let mut a = Engine::new(shared);
+        let mut b = Engine::new(rules(BASE));
+        for i in 0..6 {
+            let s = sample(i as f64, 1, 100 * i);
+            let (da, db) = (a.push(&s, &mut NoTrace), b.push(&s, &mut NoTrace));
+            assert_eq!(da.map(|d| d.mem), db.map(|d| d.mem));
+            assert_eq!(a.symbols().freemem, b.symbols().freemem);
+            assert_eq!(a.symbols().apcr, b.symbols().apcr);
+        }
+        assert_eq!(a.symbols().freemem, 4.0);
+    }
 
     /// /proc/loadavg is read for rules that name a load, in any spelling
     /// and through a variable, and for no others.

@@ -7,7 +7,7 @@
 //! trace); `tests/suite/compiled_props.rs` holds the two to the same answers.
 
 use super::eval::{Evaluator, FatalKind, Readings, Recorder, Stop, arith, compare, read};
-use super::expr::{BinOp, Keyword, NOT_OPCODE, NodeId, NodeKind, Reading};
+use super::expr::{BinOp, CpuStat, Keyword, NOT_OPCODE, NodeId, NodeKind, Reading};
 use super::ruleset::RuleSet;
 
 /// How a program reads its root: as a condition or as a number.
@@ -17,11 +17,20 @@ pub enum Context {
     Number,
 }
 
-/// A value read without evaluating anything below it.
+/// A value read without evaluating anything below it. A tag of its own
+/// (not folded into [`Reading`]'s): reading one is then one dispatch.
 #[derive(Debug, Clone, Copy)]
+#[repr(u8)]
 enum Leaf {
     Const(f64),
     Keyword(Keyword),
+    /// A `cpustat` reading: its own case, as most leaves are one, so
+    /// reading it takes one dispatch, not two.
+    Cpustat {
+        stat: CpuStat,
+        index: u32,
+        node: NodeId,
+    },
     Reading {
         reading: Reading,
         index: u32,
@@ -36,6 +45,12 @@ impl Leaf {
         match self {
             Leaf::Const(v) => Ok(v),
             Leaf::Keyword(k) => Ok(readings.keyword(k)),
+            Leaf::Cpustat { stat, index, node } => {
+                readings.cpustat(stat, index).ok_or(Stop::Fatal {
+                    fatal: FatalKind::SymbolNotFound,
+                    node,
+                })
+            }
             Leaf::Reading {
                 reading,
                 index,
@@ -57,6 +72,9 @@ enum Op {
     Compare(BinOp, NodeId),
     /// `>` or `<` of the top and a leaf read after it.
     CompareLeaf(BinOp, NodeId, Leaf),
+    /// Two leaves read left to right and their `a op b` pushed
+    /// (`a[0] - a[1]`): one operation where it would be two.
+    ArithLeaves(BinOp, NodeId, Leaf, Leaf),
     /// Truth negation of the top.
     Not,
     /// A number read as a condition: pushes 1 when it is not 0.
@@ -147,10 +165,17 @@ impl Program {
     }
 
     fn leaves(&self) -> impl Iterator<Item = Leaf> + '_ {
-        self.ops.iter().filter_map(|op| match *op {
-            Op::Push(leaf) | Op::ArithLeaf(_, _, leaf) | Op::CompareLeaf(_, _, leaf) => Some(leaf),
-            _ => None,
-        })
+        self.ops
+            .iter()
+            .filter_map(|op| match *op {
+                Op::Push(leaf) | Op::ArithLeaf(_, _, leaf) | Op::CompareLeaf(_, _, leaf) => {
+                    Some([Some(leaf), None])
+                }
+                Op::ArithLeaves(_, _, a, b) => Some([Some(a), Some(b)]),
+                _ => None,
+            })
+            .flatten()
+            .flatten()
     }
 
     fn run_on<R: Readings>(&self, readings: &R, stack: &mut [f64]) -> Result<f64, Stop> {
@@ -171,6 +196,12 @@ impl Program {
                 Op::ArithLeaf(op, node, leaf) => {
                     let b = leaf.value(readings)?;
                     stack[sp - 1] = arith(op, stack[sp - 1], b, node)?;
+                }
+                Op::ArithLeaves(op, node, a, b) => {
+                    let a = a.value(readings)?;
+                    let b = b.value(readings)?;
+                    stack[sp] = arith(op, a, b, node)?;
+                    sp += 1;
                 }
                 Op::Compare(op, node) => {
                     sp -= 1;
@@ -269,6 +300,10 @@ impl Compiler<'_> {
         match self.rules.nodes[node as usize].kind {
             NodeKind::Const(v) => Some(Leaf::Const(v)),
             NodeKind::Keyword(k) => Some(Leaf::Keyword(k)),
+            NodeKind::Reading {
+                reading: Reading::Cpustat(stat),
+                index,
+            } => Some(Leaf::Cpustat { stat, index, node }),
             NodeKind::Reading { reading, index } => Some(Leaf::Reading {
                 reading,
                 index,
@@ -297,6 +332,11 @@ impl Compiler<'_> {
                 self.grow();
             }
             NodeKind::Binary(op, l, r) => {
+                if let (Some(a), Some(b)) = (self.leaf(l), self.leaf(r)) {
+                    self.push(Op::ArithLeaves(op, node, a, b));
+                    self.grow();
+                    return;
+                }
                 self.number(l);
                 match self.leaf(r) {
                     Some(leaf) => self.push(Op::ArithLeaf(op, node, leaf)),

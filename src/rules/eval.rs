@@ -5,7 +5,7 @@
 //! stops the daemon. With a [`Trace`], every node's outcome is kept so a user
 //! can see why a rule was true; without one, nothing is allocated.
 
-use super::expr::{BinOp, Keyword, NOT_OPCODE, NodeId, NodeKind, Reading};
+use super::expr::{BinOp, CpuStat, Keyword, NOT_OPCODE, NodeId, NodeKind, Reading};
 use super::fpu::{self, Fault};
 use super::ruleset::RuleSet;
 
@@ -15,6 +15,12 @@ pub trait Readings {
     fn keyword(&self, keyword: Keyword) -> f64;
     /// A reading `index` intervals ago, or `None` if the kernel has no such name.
     fn reading(&self, reading: Reading, index: u32) -> Option<f64>;
+    /// [`Readings::reading`] of a `cpustat` name, the most read: a source
+    /// may find it without matching on the reading's kind.
+    #[inline(always)]
+    fn cpustat(&self, stat: CpuStat, index: u32) -> Option<f64> {
+        self.reading(Reading::Cpustat(stat), index)
+    }
 }
 
 /// Why an evaluation stopped early. Small and `Copy` so results pass in
