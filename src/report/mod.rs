@@ -115,20 +115,14 @@ pub fn prose(text: &str, width: usize) -> String {
             (lead, under)
         };
         let first_width = width.saturating_sub(lead.chars().count());
-        let rows = words::wrap(body, first_width);
-        let (first, rest) = rows
-            .split_first()
-            .map_or(("", &[][..]), |(f, r)| (f.as_str(), r));
-        out.push_str(lead);
-        out.push_str(first);
-        out.push('\n');
-        if !rest.is_empty() {
-            let rest_width = width.saturating_sub(under.chars().count());
-            for row in words::wrap(&rest.join(" "), rest_width) {
-                out.push_str(&under);
-                out.push_str(&row);
-                out.push('\n');
-            }
+        let rest_width = width.saturating_sub(under.chars().count());
+        for (i, row) in words::wrap_hanging(body, first_width, rest_width)
+            .iter()
+            .enumerate()
+        {
+            out.push_str(if i == 0 { lead } else { &under });
+            out.push_str(row);
+            out.push('\n');
         }
     }
     out

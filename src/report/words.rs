@@ -35,12 +35,19 @@ pub fn online_list(list: &CpuList) -> String {
 /// `text` in lines of at most `width` characters, broken at blanks (a word
 /// longer than a line is broken inside).
 pub fn wrap(text: &str, width: usize) -> Vec<String> {
-    let width = width.max(1);
+    wrap_hanging(text, width, width)
+}
+
+/// As [`wrap`], the first line at most `first` characters and the others
+/// at most `rest` (a hanging indent): a word broken inside is broken once,
+/// its parts never joined again with a blank.
+pub fn wrap_hanging(text: &str, first: usize, rest: usize) -> Vec<String> {
     let mut lines = Vec::new();
     let mut line = String::new();
     for word in text.split(' ') {
         let mut word = word.to_string();
         loop {
+            let width = if lines.is_empty() { first } else { rest }.max(1);
             let used = line.chars().count();
             let need = word.chars().count() + usize::from(used > 0);
             if used + need <= width {
@@ -72,6 +79,28 @@ pub fn wrap(text: &str, width: usize) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A word longer than a line (a rule written without blanks) reads
+    /// back as written from the rows of a prose line and of a trace's tree:
+    /// never a blank put inside it.
+    #[test]
+    fn a_long_word_broken_across_rows_reads_back_as_written() {
+        let rule = "((1-(cpustat.idle[0]-cpustat.idle[1])/(cpustat.total_ticks[0]-cpustat.total_ticks[1]))*onumcpus)<0.08";
+        for width in [20, 50, 80] {
+            for lead in ["    ", "  ├─ "] {
+                let text = crate::report::prose(&format!("{lead}{rule}"), width);
+                let rows: Vec<&str> = text.lines().collect();
+                assert!(rows.len() > 1, "{text}");
+                assert!(rows.iter().all(|r| r.chars().count() <= width), "{text}");
+                let body: String = rows
+                    .iter()
+                    .map(|r| r.trim_start_matches([' ', '├', '─', '│']))
+                    .collect();
+                assert_eq!(body, rule, "at {width} after {lead:?}:\n{text}");
+            }
+        }
+        assert_eq!(wrap_hanging("ab cdefgh", 4, 3), ["ab", "cde", "fgh"]);
+    }
 
     fn list(ids: &[u32]) -> CpuList {
         CpuList {

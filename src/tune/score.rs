@@ -245,7 +245,8 @@ impl Objective {
     pub fn wanted(self) -> &'static str {
         match self {
             Objective::Cpu => {
-                "less unmet demand at no more stalls or memory, and 5% more CPUs at most                  unless a fifth less demand is left unmet"
+                "less unmet demand at no more stalls or memory, and 5% more CPUs at most \
+                 unless a fifth less demand is left unmet"
             }
             Objective::Memory => "a smaller guest at no more stalls, CPUs or unmet demand",
             Objective::Steady => "fewer changes at no more CPUs, memory or stalls",
@@ -289,6 +290,15 @@ pub fn front_by_cpus(scores: &[&Score], also: Option<usize>) -> Vec<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// What each objective wants reads as one sentence: no run of blanks
+    /// (a string continued without its `\\` kept the next line's indent).
+    #[test]
+    fn what_a_recommendation_must_do_has_no_run_of_blanks() {
+        for o in [Objective::Cpu, Objective::Memory, Objective::Steady] {
+            assert!(!o.wanted().contains("  "), "{:?}", o.wanted());
+        }
+    }
 
     fn score(unmet: f64, cpus: f64, flapping: bool) -> Score {
         Score {

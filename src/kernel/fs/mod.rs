@@ -150,17 +150,62 @@ impl From<FsError> for std::io::Error {
 }
 
 /// The file [`Root::write_kept`] writes at one name, kept open between
-/// writes with its device and inode (nothing before the first write). A
-/// copy keeps nothing: it opens its own at its first write.
+/// writes (nothing before the first write). A copy keeps nothing: it
+/// opens its own at its first write.
 #[derive(Debug, Default)]
 pub struct WriteTarget {
-    kept: Option<(File, (u64, u64))>,
+    kept: Option<Kept>,
+}
+
+/// A file kept open for writing, with where the kernel says it is.
+#[derive(Debug)]
+struct Kept {
+    file: File,
+    /// `/proc/self/fd/N` of `file`.
+    link: std::ffi::CString,
+    /// What that link read just after the file was opened beneath the
+    /// root by its name: the file's place below this process's `/`.
+    at: std::ffi::CString,
+    /// A plain file (a simulated root's), not a procfs or sysfs
+    /// attribute: it is cut to each new value, as a sysctl takes it whole.
+    plain: bool,
+}
+
+impl Kept {
+    /// Whether the file still stands where it was opened: its place, as
+    /// the kernel reads it, unchanged. A file renamed over the name, the
+    /// name removed, or a directory on the way moved elsewhere (outside
+    /// the root, a link left in its place) all move or cut that place.
+    fn in_place(&self) -> bool {
+        rustix::fs::readlinkat(rustix::fs::CWD, self.link.as_c_str(), Vec::new())
+            .is_ok_and(|now| now == self.at)
+    }
 }
 
 impl Clone for WriteTarget {
     fn clone(&self) -> Self {
         WriteTarget::default()
     }
+}
+
+/// `file`, just opened beneath the root by its name and written, kept
+/// with where the kernel says it is; nothing where /proc does not say.
+fn kept_at(file: File) -> Option<Kept> {
+    use std::os::fd::AsRawFd as _;
+    /// `f_type` of sysfs (procfs's is rustix's `PROC_SUPER_MAGIC`).
+    const SYSFS_MAGIC: u64 = 0x6265_6572;
+    let link = std::ffi::CString::new(format!("/proc/self/fd/{}", file.as_raw_fd())).ok()?;
+    let at = rustix::fs::readlinkat(rustix::fs::CWD, link.as_c_str(), Vec::new()).ok()?;
+    // `f_type` is signed on some machines and not on others (s390x).
+    #[allow(clippy::cast_sign_loss, clippy::unnecessary_cast)]
+    let kind = rustix::fs::fstatfs(&file).ok()?.f_type as u64;
+    let plain = kind != rustix::fs::PROC_SUPER_MAGIC as u64 && kind != SYSFS_MAGIC;
+    Some(Kept {
+        file,
+        link,
+        at,
+        plain,
+    })
 }
 
 /// Writes all of `text` at offset 0 of `file`.
@@ -463,13 +508,16 @@ impl Root {
     /// and checked at the first write is kept in `target` and written
     /// again at offset 0 (as a sysctl file takes a new value; a plain
     /// file is cut to the new value), for as long as the name leads to it.
-    /// One `statx` of the name (its last component not followed) and one
+    /// One `readlink` of the kept file's `/proc/self/fd` link and one
     /// `pwrite` a write, where a fresh one costs an open, an fstat, a write
-    /// and a close. Whatever is put at the name instead (a file renamed
-    /// over it, a link, a FIFO, a device, nothing) is not the kept file:
-    /// it is opened and checked as a first write is, so each write goes
-    /// to the file that is there then, and never outside the root (the
-    /// kept file was opened beneath it; the `statx` only compares).
+    /// and a close. The kernel's name for the kept file must be the one it
+    /// had when it was opened beneath the root by its name: a file renamed
+    /// over it, the name removed or replaced by a link, FIFO or device, a
+    /// directory on the way moved out of the root with a link left in its
+    /// place, all change it, and the name is then opened and checked as a
+    /// first write is, beneath the root. So each write goes to the file
+    /// that stands at the name beneath the root then, never outside it.
+    /// Where /proc cannot be read, every write opens the name afresh.
     pub fn write_kept(
         &self,
         target: &mut WriteTarget,
@@ -477,24 +525,20 @@ impl Root {
         text: &[u8],
     ) -> Result<(), FsError> {
         use std::io::Write as _;
-        if let Some((file, id)) = target.kept.take() {
-            let now = rustix::fs::statat(&self.fd, rel, AtFlags::SYMLINK_NOFOLLOW).ok();
-            if let Some(stat) = now.filter(|s| (s.st_dev, s.st_ino) == id) {
-                let longer = u64::try_from(stat.st_size).is_ok_and(|n| n > text.len() as u64);
-                write_at_start(&file, text)
-                    .and_then(|()| {
-                        if longer {
-                            file.set_len(text.len() as u64)
-                        } else {
-                            Ok(())
-                        }
-                    })
-                    .map_err(|e| self.io(rel, e))?;
-                // Kept only after a write that went through: a file that
-                // failed (its module unloaded) is opened afresh next time.
-                target.kept = Some((file, id));
-                return Ok(());
-            }
+        if let Some(kept) = target.kept.take().filter(Kept::in_place) {
+            write_at_start(&kept.file, text)
+                .and_then(|()| {
+                    if kept.plain {
+                        kept.file.set_len(text.len() as u64)
+                    } else {
+                        Ok(())
+                    }
+                })
+                .map_err(|e| self.io(rel, e))?;
+            // Kept only after a write that went through: a file that
+            // failed (its module unloaded) is opened afresh next time.
+            target.kept = Some(kept);
+            return Ok(());
         }
         let flags = OFlags::WRONLY | OFlags::NONBLOCK | OFlags::TRUNC;
         let mut file = File::from(self.open_at(rel, flags, Mode::empty(), Resolve::Beneath)?);
@@ -502,9 +546,9 @@ impl Root {
         // at a flag's or the pool's name (a disk in a chroot's /dev,
         // reached by a link) would take the bytes; sysfs and procfs
         // attributes are regular files.
-        let id = self.regular_file_id(&file, rel)?;
+        self.regular_file_id(&file, rel)?;
         file.write_all(text).map_err(|e| self.io(rel, e))?;
-        target.kept = Some((file, id));
+        target.kept = kept_at(file);
         Ok(())
     }
 

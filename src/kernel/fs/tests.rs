@@ -326,6 +326,39 @@ fn a_bounded_read_fails_past_its_limit_unless_a_cut_is_asked_for() {
 /// name then (a file renamed over it is written, never the old one); what
 /// is put there instead (a link climbing out, a FIFO, a device, nothing)
 /// is refused as a first write refuses it, and nothing outside changes.
+/// A directory on the way to the kept file moved out of the root, a link
+/// to it left in its place (a racer with write access to the root): the
+/// kept file now stands outside, so the next write opens the name afresh
+/// beneath the root, which the link refuses; the file outside keeps what
+/// it held (adversary finding: a check by name followed the link out).
+#[test]
+fn a_kept_write_never_follows_its_directory_out_of_the_root() {
+    let (dir, root, _) = debian_like();
+    let b = Root::open(&root).expect("root");
+    let rel = Path::new("proc/sys/vm/cmm_pages");
+    std::fs::create_dir_all(root.join("proc/sys/vm")).expect("vm");
+    std::fs::write(root.join(rel), "0\n").expect("seed");
+    let mut target = WriteTarget::default();
+    b.write_kept(&mut target, rel, b"10\n").expect("write");
+    let moved = dir.path().join("outvm");
+    std::fs::rename(root.join("proc/sys/vm"), &moved).expect("move out");
+    symlink(&moved, root.join("proc/sys/vm")).expect("link");
+    assert!(b.write_kept(&mut target, rel, b"20\n").is_err());
+    assert_eq!(
+        std::fs::read_to_string(moved.join("cmm_pages")).ok().as_deref(),
+        Some("10\n"),
+        "the file outside the root is never written"
+    );
+    // Put back beneath the root, the name is written again.
+    std::fs::remove_file(root.join("proc/sys/vm")).expect("unlink");
+    std::fs::rename(&moved, root.join("proc/sys/vm")).expect("move back");
+    b.write_kept(&mut target, rel, b"30\n").expect("write");
+    assert_eq!(
+        std::fs::read_to_string(root.join(rel)).ok().as_deref(),
+        Some("30\n")
+    );
+}
+
 #[test]
 fn a_kept_write_goes_to_the_file_at_the_name_each_time() {
     let (dir, root, outside) = debian_like();
