@@ -591,7 +591,7 @@ pub fn run_with(
         Some(Err(e)) => return Err(StartError::Read(e)),
         None => return Err(StartError::NoReading),
     };
-    let guard = take_guest(options, &first, actuator)?;
+    let guard = take_guest(options, &first, actuator, rules.mem_enabled)?;
     log.entry(&started_entry(options, &rules));
     if options.verbose {
         log.info(&stamped(table::columns(options.table).trim_end()));
@@ -660,16 +660,20 @@ fn started_entry(options: &RunOptions, rules: &RuleSet) -> Entry {
 /// Takes the guest through the guard when acting, then writes the pid file
 /// (only now: a refused start must not touch the pid file of the plugtop
 /// that holds the guest).
+/// The pool is put back only when the memory group is on (`pool`), as
+/// cpuplugd does.
 fn take_guest(
     options: &RunOptions,
     first: &Sample,
     actuator: &mut dyn Actuator,
+    pool: bool,
 ) -> Result<Option<Guard>, StartError> {
     let guard = if options.mode != Mode::Observe {
         let guard_options = GuardOptions {
             state: options.state.clone(),
             force: options.force,
             allow_non_zvm: options.allow_non_zvm,
+            pool,
             ..GuardOptions::new(&options.root)
         };
         Some(Guard::take(&guard_options, first)?)

@@ -48,6 +48,10 @@ pub struct GuardOptions {
     pub allow_non_zvm: bool,
     /// The root was given on the command line: messages repeat `--root`.
     pub root_given: bool,
+    /// The pool is put back too: the memory group of the rules in force is
+    /// on. cpuplugd leaves `cmm_pages` alone at its end when it is off
+    /// (another manager's size stays), and so does plugtop.
+    pub pool: bool,
 }
 
 impl GuardOptions {
@@ -60,6 +64,7 @@ impl GuardOptions {
             force: false,
             allow_non_zvm: false,
             root_given: root != Path::new("/"),
+            pool: true,
         }
     }
 
@@ -222,7 +227,7 @@ impl Guard {
             started: None,
             root: root.display().to_string(),
             online: first.online.ids.to_vec(),
-            cmm_pages: first.cmm_pages,
+            cmm_pages: first.cmm_pages.filter(|_| options.pool),
         });
         journal_check::restorable(&options.root, &start.online, start.cmm_pages).map_err(
             |why| GuardError::Unrestorable {
@@ -320,19 +325,19 @@ fn release_note(target: Option<i64>, held: Option<i64>) -> Option<String> {
     })
 }
 
-/// "CPUs 0-3 online, cmm_pages 0" ("CPU 0 online" for one).
+/// "CPUs 0-3 online, cmm_pages 0" ("CPU 0 online" for one; the pool not
+/// named where it is not put back).
 fn describe(start: &StartState) -> String {
     let list = crate::kernel::cpulist::CpuList {
         count: i32::try_from(start.online.len()).unwrap_or(i32::MAX),
         ids: start.online.clone().into(),
     };
-    format!(
-        "{}, cmm_pages {}",
-        crate::report::words::online_list(&list),
-        start
-            .cmm_pages
-            .map_or("absent".to_string(), |p| p.to_string())
-    )
+    let online = crate::report::words::online_list(&list);
+    match start.cmm_pages {
+        Some(pages) => format!("{online}, cmm_pages {pages}"),
+        // No pool, or the memory group off: cmm_pages is not touched.
+        None => format!("{online}; cmm_pages left as it is"),
+    }
 }
 
 fn kept_message(options: &GuardOptions) -> String {

@@ -86,9 +86,12 @@ impl<A: Actuator> Actuator for Tracked<A> {
 }
 
 /// The guard's options for the screen's root.
-fn guard_options(options: &Options) -> GuardOptions {
+/// The pool is put back only when the memory group of the rules in force
+/// is on (`pool`), as cpuplugd does.
+fn guard_options(options: &Options, pool: bool) -> GuardOptions {
     GuardOptions {
         allow_non_zvm: options.allow_non_zvm,
+        pool,
         ..GuardOptions::new(&options.root)
     }
 }
@@ -100,6 +103,7 @@ pub fn arm_check(
     options: &Options,
     mode: Mode,
     latest: Option<&Sample>,
+    pool: bool,
 ) -> Result<ArmInfo, ArmError> {
     let root = &options.root;
     guard::check_machine(root, options.allow_non_zvm)?;
@@ -111,14 +115,13 @@ pub fn arm_check(
         (_, false, false) => "not an s390 z/VM guest".to_string(),
     };
     let sample = latest.ok_or(ArmError::NoReading)?;
-    let restore_to = format!(
-        "{}, cmm_pages {}",
-        crate::report::words::online_list(&sample.online),
-        sample
-            .cmm_pages
-            .map_or("absent".to_string(), |p| p.to_string())
-    );
-    let g = guard_options(options);
+    let online = crate::report::words::online_list(&sample.online);
+    let restore_to = match sample.cmm_pages.filter(|_| pool) {
+        Some(pages) => format!("{online}, cmm_pages {pages}"),
+        None if pool => format!("{online}; cmm_pages left as it is"),
+        None => format!("{online}; cmm_pages left as it is (memory group off)"),
+    };
+    let g = guard_options(options, pool);
     Ok(ArmInfo {
         mode,
         host: id.host,
@@ -138,10 +141,11 @@ pub fn arm(
     options: &Options,
     first: Option<&Sample>,
     progress: &Progress,
+    pool: bool,
 ) -> Result<(Guard, Tracked<RootActuator>), ArmError> {
     let sample = first.ok_or(ArmError::NoReading)?;
     let actuator = RootActuator::new(&options.root).map_err(ArmError::Unwritable)?;
-    let guard = Guard::take(&guard_options(options), sample)?;
+    let guard = Guard::take(&guard_options(options, pool), sample)?;
     let tracked = Tracked {
         inner: actuator,
         progress: Arc::clone(progress),

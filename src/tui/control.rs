@@ -300,15 +300,17 @@ impl Control {
         first: &Sample,
         updates: &mut Vec<Update>,
     ) {
-        let armed = arm_check(&self.options, mode, Some(first))
-            .and_then(|_| arm(&self.options, Some(first), &self.progress));
+        let pool = core.session().rules().mem_enabled;
+        let armed = arm_check(&self.options, mode, Some(first), pool)
+            .and_then(|_| arm(&self.options, Some(first), &self.progress, pool));
         self.take_arms(core, mode, armed, "staying in observe mode", updates);
     }
 
     /// `y` on the arming question.
     fn arm_now(&mut self, core: &mut Core, mode: Mode, updates: &mut Vec<Update>) {
         let latest = core.latest().cloned();
-        let armed = arm(&self.options, latest.as_deref(), &self.progress);
+        let pool = core.session().rules().mem_enabled;
+        let armed = arm(&self.options, latest.as_deref(), &self.progress, pool);
         self.take_arms(
             core,
             mode,
@@ -357,7 +359,12 @@ impl Control {
         {
             let latest = core.latest().cloned();
             updates.push(Update::Show(
-                match arm_check(&self.options, mode, latest.as_deref()) {
+                match arm_check(
+                    &self.options,
+                    mode,
+                    latest.as_deref(),
+                    core.session().rules().mem_enabled,
+                ) {
                     Ok(info) => Dialog::Arm(info),
                     Err(why) => Dialog::Message(format!(
                         "plugtop will not change this machine: {}",

@@ -306,7 +306,13 @@ fn arming_later_on_a_start_state_restore_would_refuse_stays_in_observe_mode() {
         let dir = common::tempdir();
         let root = guest(1);
         root.write("proc/sys/vm/cmm_pages", &format!("{pool}\n"));
-        let rules = rules(dir.path(), "CPU_MIN=\"3\"\nCPU_MAX=\"0\"");
+        // The memory group on: the pool is what would be put back (with
+        // it off, plugtop leaves the pool alone as cpuplugd does).
+        let rules = rules(
+            dir.path(),
+            "CPU_MIN=\"3\"\nCPU_MAX=\"0\"\nCMM_MIN=\"0\"\nCMM_MAX=\"1000\"\n\
+             CMM_INC=\"10\"\nCMM_DEC=\"10\"\nMEMPLUG=\"0\"\nMEMUNPLUG=\"0\"",
+        );
         let r = root.path().to_path_buf();
         let end = drive(root.path(), rules, move |press, until, app| {
             until(&|app| app.readings() >= 2);

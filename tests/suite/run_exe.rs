@@ -87,6 +87,7 @@ fn a_plugtop_run_built_from_other_sources_hands_the_run_back_to_plugtop() {
         conf,
         10,
         &[("PLUGTOP_SOURCES", "built-from-other-sources")],
+        &|_| {},
     );
     assert_puts_the_guest_back(ended.status, &ended.log, &ended.root, 10, "SIGUSR1");
     assert_eq!(ran(&ended), dir.path().join("plugtop"), "{}", ended.log);

@@ -84,15 +84,17 @@ fn run_until(signal: i32) -> (Option<i32>, String, FakeRoot) {
 /// `program run` (`program` being plugtop, wherever it is installed) with
 /// the rules in a file named `conf`, acting on the guest until `signal`.
 pub(crate) fn run_of_until(program: &Path, conf: &OsStr, signal: i32) -> Ended {
-    run_of_until_with(program, conf, signal, &[])
+    run_of_until_with(program, conf, signal, &[], &|_| {})
 }
 
-/// [`run_of_until`] with more variables in the environment.
+/// [`run_of_until`] with more variables in the environment, and `before`
+/// done to the root once plugtop acts, before the signal.
 pub(crate) fn run_of_until_with(
     program: &Path,
     conf: &OsStr,
     signal: i32,
     env: &[(&str, &str)],
+    before: &dyn Fn(&Path),
 ) -> Ended {
     let (root, dir) = guest(conf);
     let rules = dir.path().join(conf);
@@ -132,6 +134,7 @@ pub(crate) fn run_of_until_with(
     let exe = std::fs::read_link(proc.join("exe")).expect("its program");
     let cmdline = std::fs::read(proc.join("cmdline")).expect("its command line");
     let comm = std::fs::read_to_string(proc.join("comm")).expect("its command name");
+    before(root.path());
     send(signal, child.id());
     for line in lines {
         log.push_str(&line);
@@ -214,6 +217,36 @@ fn sigterm_still_ends_run_with_status_zero_as_cpuplugd() {
     assert_eq!(status, Some(0), "{log}");
     assert_eq!(online(root.path()), vec![0], "{log}");
     assert!(log.contains("shutting down: ended by SIGTERM"), "{log}");
+}
+
+/// Rules with no memory group (no CMM_MAX): at its end plugtop leaves
+/// `cmm_pages` as another manager set it meanwhile, as cpuplugd does (it
+/// puts the pool back only when its memory group is on); the CPUs go back.
+#[test]
+fn with_the_memory_group_off_the_end_leaves_the_pool_alone() {
+    let pool = |root: &Path| root.join("proc/sys/vm/cmm_pages");
+    let ended = run_of_until_with(
+        Path::new(env!("CARGO_BIN_EXE_plugtop")),
+        OsStr::new("cpu-only.conf"),
+        15,
+        &[],
+        &|root| std::fs::write(pool(root), "5000\n").expect("another manager sizes the pool"),
+    );
+    assert_eq!(ended.status, Some(0), "{}", ended.log);
+    assert_eq!(online(ended.root.path()), vec![0], "{}", ended.log);
+    assert_eq!(
+        std::fs::read_to_string(pool(ended.root.path()))
+            .ok()
+            .as_deref(),
+        Some("5000\n"),
+        "{}",
+        ended.log
+    );
+    assert!(
+        ended.log.contains("CPU 0 online; cmm_pages left as it is"),
+        "{}",
+        ended.log
+    );
 }
 
 /// The number of the `write` system call on this architecture, as

@@ -345,7 +345,9 @@ fn a_kept_write_never_follows_its_directory_out_of_the_root() {
     symlink(&moved, root.join("proc/sys/vm")).expect("link");
     assert!(b.write_kept(&mut target, rel, b"20\n").is_err());
     assert_eq!(
-        std::fs::read_to_string(moved.join("cmm_pages")).ok().as_deref(),
+        std::fs::read_to_string(moved.join("cmm_pages"))
+            .ok()
+            .as_deref(),
         Some("10\n"),
         "the file outside the root is never written"
     );
