@@ -610,7 +610,9 @@ pub fn text(g: &Grades) -> String {
         .max()
         .unwrap_or(7)
         .clamp(7, 24);
-    let name = |t: &str| -> String { safe(t).chars().take(width).collect() };
+    // A longer name keeps its start and its end (two trainees of one
+    // evening group stay apart), `…` between.
+    let name = |t: &str| crate::tui::view::fit::middle_cut(&safe(t), width);
     for t in &g.tables {
         let passed = t.rows.iter().filter(|r| r.passed).count();
         let _ = writeln!(
@@ -805,6 +807,26 @@ pub fn json(g: &Grades) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Names longer than the column keep their ends apart and say they
+    /// were cut (adversary finding: two trainees read as one).
+    #[test]
+    fn long_trainee_names_stay_apart_in_the_text() {
+        let mut g = class();
+        let long = |end: &str| format!("student-2026-evening-group-{end}");
+        for t in &mut g.tables {
+            for (r, end) in t.rows.iter_mut().zip(["anna", "anton"]) {
+                r.trainee = long(end);
+            }
+        }
+        g.trainees = vec![long("anna"), long("anton")];
+        let out = text(&g);
+        assert!(
+            out.contains("  student-2026…-group-anna ")
+                && out.contains("  student-2026…group-anton "),
+            "{out}"
+        );
+    }
 
     #[test]
     fn csv_quotes_and_defuses_formulas() {

@@ -651,9 +651,14 @@ fn a_link_where_the_journal_belongs_is_refused_not_taken_for_no_journal() {
 /// do, but the run takes the guest).
 fn act_rules(root: &FakeRoot) -> PathBuf {
     let rules = root.path().join("rules.conf");
+    // A memory group that never moves the pool: with it on, the pool is
+    // part of what is put back (with it off, plugtop leaves the pool alone
+    // as cpuplugd does, and a pool restore could not refuse).
     std::fs::write(
         &rules,
-        "UPDATE=\"1\"\nCPU_MIN=\"1\"\nCPU_MAX=\"3\"\nHOTPLUG=\"0\"\nHOTUNPLUG=\"0\"\n",
+        "UPDATE=\"1\"\nCPU_MIN=\"1\"\nCPU_MAX=\"3\"\nHOTPLUG=\"0\"\nHOTUNPLUG=\"0\"\n\
+         CMM_MIN=\"0\"\nCMM_MAX=\"524288\"\nCMM_INC=\"0\"\nCMM_DEC=\"0\"\n\
+         MEMPLUG=\"0\"\nMEMUNPLUG=\"0\"\n",
     )
     .expect("rules");
     rules

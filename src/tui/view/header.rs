@@ -16,6 +16,7 @@ use ratatui::layout::Rect;
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 
+use super::fit::middle_cut;
 use super::theme::Theme;
 use crate::engine::GroupStatus;
 use crate::report::file_name;
@@ -637,36 +638,6 @@ fn left_out(m: &Middle, form: Form, file: &str) -> Vec<LeftOut> {
         out.push(LeftOut::new(status.clone(), false));
     }
     out
-}
-
-/// `name` in at most `room` columns: its start and its end (where the
-/// `.conf` is), with `…` between (columns counted as drawn, so wide
-/// characters fit too).
-fn middle_cut(name: &str, room: usize) -> String {
-    use super::fit::cols;
-    if cols(name) <= room {
-        return name.to_string();
-    }
-    let keep = room.saturating_sub(1);
-    let mut end: Vec<char> = Vec::new();
-    for c in name.chars().rev() {
-        let mut with: String = end.iter().rev().collect();
-        with.insert(0, c);
-        if cols(&with) > keep / 2 {
-            break;
-        }
-        end.push(c);
-    }
-    let end: String = end.iter().rev().collect();
-    let mut start = String::new();
-    for c in name.chars() {
-        start.push(c);
-        if cols(&start) + cols(&end) > keep {
-            start.pop();
-            break;
-        }
-    }
-    format!("{start}…{end}")
 }
 
 /// Badges after the tabs, each in its forms longest first: a disabled
