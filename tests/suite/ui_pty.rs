@@ -800,10 +800,12 @@ fn a_failed_restore_keeps_the_journal_and_says_how_to_retry() {
         110,
     );
     s.wait_for("plugged cpu1");
-    // cmm_pages can no longer be written: the restore cannot finish.
-    let pages = root.path().join("proc/sys/vm/cmm_pages");
-    std::fs::remove_file(&pages).expect("remove cmm_pages");
-    std::fs::create_dir(&pages).expect("cmm_pages as a directory");
+    // cpu1's online file can no longer be written: the restore cannot
+    // finish (these rules have no memory group, so the pool is not put
+    // back and cannot be what fails).
+    let online = root.path().join("sys/devices/system/cpu/cpu1/online");
+    std::fs::remove_file(&online).expect("remove cpu1/online");
+    std::fs::create_dir(&online).expect("cpu1/online as a directory");
     s.signal("TERM");
     let (status, output) = s.wait_exit();
     assert_eq!(status, Some(1), "a failed restore is a failure");
