@@ -192,14 +192,9 @@ impl Clone for WriteTarget {
 /// with where the kernel says it is; nothing where /proc does not say.
 fn kept_at(file: File) -> Option<Kept> {
     use std::os::fd::AsRawFd as _;
-    /// `f_type` of sysfs (procfs's is rustix's `PROC_SUPER_MAGIC`).
-    const SYSFS_MAGIC: u64 = 0x6265_6572;
     let link = std::ffi::CString::new(format!("/proc/self/fd/{}", file.as_raw_fd())).ok()?;
     let at = rustix::fs::readlinkat(rustix::fs::CWD, link.as_c_str(), Vec::new()).ok()?;
-    // `f_type` is signed on some machines and not on others (s390x).
-    #[allow(clippy::cast_sign_loss, clippy::unnecessary_cast)]
-    let kind = rustix::fs::fstatfs(&file).ok()?.f_type as u64;
-    let plain = kind != rustix::fs::PROC_SUPER_MAGIC as u64 && kind != SYSFS_MAGIC;
+    let plain = !is_kernel_file(&file);
     Some(Kept {
         file,
         link,
@@ -322,14 +317,8 @@ impl Root {
 
     /// `Ok` when `file`, opened at `rel`, is a regular file.
     fn regular(&self, file: &File, rel: &Path) -> Result<(), FsError> {
-        self.regular_file_id(file, rel).map(|_| ())
-    }
-
-    /// As [`Root::regular`], giving the file's device and inode.
-    fn regular_file_id(&self, file: &File, rel: &Path) -> Result<(u64, u64), FsError> {
-        use std::os::unix::fs::MetadataExt as _;
         match file.metadata() {
-            Ok(m) if m.file_type().is_file() => Ok((m.dev(), m.ino())),
+            Ok(m) if m.file_type().is_file() => Ok(()),
             Ok(_) => Err(FsError::NotRegular {
                 path: self.shown(rel),
             }),
@@ -546,7 +535,7 @@ impl Root {
         // at a flag's or the pool's name (a disk in a chroot's /dev,
         // reached by a link) would take the bytes; sysfs and procfs
         // attributes are regular files.
-        self.regular_file_id(&file, rel)?;
+        self.regular(&file, rel)?;
         file.write_all(text).map_err(|e| self.io(rel, e))?;
         target.kept = kept_at(file);
         Ok(())
