@@ -245,3 +245,17 @@ fn plugtop_run_answers_its_command_line_as_plugtop_does() {
         );
     }
 }
+
+/// With two programs in the package, `cargo run` (the README's first
+/// command) needs to be told which one is the screen.
+#[test]
+fn cargo_run_runs_plugtop_not_the_daemon_alone() {
+    let manifest = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/Cargo.toml"))
+        .expect("Cargo.toml");
+    assert!(
+        manifest
+            .lines()
+            .any(|l| l.replace(' ', "") == "default-run=\"plugtop\""),
+        "Cargo.toml names no default-run"
+    );
+}
