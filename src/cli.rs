@@ -554,6 +554,8 @@ pub struct TuneArgs {
     /// flap elsewhere).
     #[arg(long)]
     pub only_workload: bool,
+    #[command(flatten)]
+    pub wide: WideArg,
 }
 
 /// The arguments of `plugtop train`.

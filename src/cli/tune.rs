@@ -32,6 +32,7 @@ pub fn run(args: TuneArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
         forms,
         only_thresholds,
         only_workload,
+        wide,
     } = args;
     let objective = match objective {
         TuneObjective::Cpu => Objective::Cpu,
@@ -79,6 +80,7 @@ pub fn run(args: TuneArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
             &prepared,
             &tuned,
             &said,
+            wide.layout(),
         )?,
         CheckFormat::Json => {
             let v = report::json(&prepared, &tuned, &said).to_string();

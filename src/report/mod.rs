@@ -30,7 +30,7 @@ pub fn text_width() -> usize {
 
 /// The terminal's columns when standard output is one: a table wider than
 /// that is laid out narrower (into a file or a pipe, it stays whole).
-pub fn terminal_columns() -> Option<usize> {
+fn terminal_columns() -> Option<usize> {
     use std::io::IsTerminal;
     if !std::io::stdout().is_terminal() {
         return None;

@@ -238,9 +238,14 @@ pub fn diff(old_name: &str, old: &[u8], new_name: &str, new: &[u8]) -> String {
     out
 }
 
-/// The reference and the recommendation on the portfolio: each built-in
-/// scenario a row, the steady sweep one line.
-pub fn portfolio_table(rows: &[super::PortfolioRow], columns: Option<usize>) -> String {
+/// The reference (called `reference`: the start, or the `--against` file)
+/// and the recommendation on the portfolio: each built-in scenario a row,
+/// the steady sweep one line.
+pub fn portfolio_table(
+    rows: &[super::PortfolioRow],
+    reference: &str,
+    columns: Option<usize>,
+) -> String {
     let mut out = String::new();
     let labelled: Vec<(String, &super::PortfolioRow)> = rows
         .iter()
@@ -257,7 +262,7 @@ pub fn portfolio_table(rows: &[super::PortfolioRow], columns: Option<usize>) -> 
         .iter()
         .flat_map(|(w, r)| {
             [
-                ("reference", w.as_str(), &r.reference),
+                (reference, w.as_str(), &r.reference),
                 ("recommended", w.as_str(), &r.recommended),
             ]
         })
@@ -271,7 +276,7 @@ pub fn portfolio_table(rows: &[super::PortfolioRow], columns: Option<usize>) -> 
         };
         let _ = writeln!(
             out,
-            "  steady loads {:.2} to {:.2} threads: flaps at {} of {} recommended, {} reference",
+            "  steady loads {:.2} to {:.2} threads: flaps at {} of {} recommended, {} {reference}",
             steady.first().and_then(|r| r.steady).unwrap_or(0.0),
             steady.last().and_then(|r| r.steady).unwrap_or(0.0),
             by(|r| &r.recommended),
@@ -749,18 +754,30 @@ fn form_wins(t: &Tuned, i: usize, form: &super::forms::FormUse) -> String {
 /// Failing test from the r40 review.
 /// The report of `plugtop tune` as text: the knobs, the table, and the
 /// recommendation as a diff with how it did elsewhere, or why there is
-/// none. Prose wraps at the terminal's width (80 into a file or a pipe);
-/// the tables and the diff stay as they are.
+/// none. Narrow (the default), prose wraps at the terminal's width (80
+/// into a file or a pipe) and a table wider than that puts each workload's
+/// name on a line of its own; wide, every line is as long as it gets. The
+/// diff stays as it is in both.
 pub fn text(
     out: &mut dyn std::io::Write,
     p: &Prepared,
     t: &Tuned,
     said: &Said,
+    layout: crate::report::Layout,
 ) -> std::io::Result<()> {
-    let width = crate::report::text_width();
-    let columns = crate::report::terminal_columns();
+    let columns = match layout {
+        crate::report::Layout::Narrow { width } => Some(width),
+        crate::report::Layout::Wide => None,
+    };
+    // Each text a line (or lines) of its own, wrapped only when narrow.
     let say = |out: &mut dyn std::io::Write, text: &str| {
-        write!(out, "{}", crate::report::prose(text, width))
+        writeln!(out, "{}", layout.prose(text).trim_end_matches('\n'))
+    };
+    // Without --against the file judged against is the start.
+    let reference = if p.reference.is_some() {
+        "reference"
+    } else {
+        "start"
     };
     let file = &p.file;
     writeln!(out, "knobs of {}:", file.name())?;
@@ -813,7 +830,7 @@ pub fn text(
             out,
             "\non the built-in scenarios and the steady loads (checked before recommending):",
         )?;
-        write!(out, "{}", portfolio_table(&t.portfolio, columns))?;
+        write!(out, "{}", portfolio_table(&t.portfolio, reference, columns))?;
     }
     say(
         out,
@@ -911,6 +928,7 @@ mod change_review {
 #[cfg(test)]
 mod narrow_review {
     use super::*;
+    use crate::tui::view::fit::cols;
 
     /// Issue 45: the held-out table's `recommended kernel-compile heavier`
     /// labels made it 100 wide; in a terminal narrower than that each
@@ -940,5 +958,53 @@ mod narrow_review {
         );
         assert!(narrow.lines().all(|l| l.chars().count() <= 80), "{narrow}");
         assert_eq!(seeds_table(&rows, Some(200)), wide);
+    }
+
+    /// The built-in scenarios' table names the file judged against as the
+    /// other tables do (`start` without `--against`) and fits 80 columns
+    /// with the longest workload names, which used to make it 95 wide.
+    #[test]
+    fn the_portfolio_table_fits_80_columns_and_names_the_start_as_start() {
+        // The README's own example's widest row.
+        let score = Score {
+            unmet_cpu_seconds: 1245.8,
+            avg_online_cpus: 5.8,
+            guest_to_working_set: 3.05,
+            direct_scan_stalls: 0,
+            throughput_ratio: 0.682,
+            cpu_changes: 38,
+            reversals: 25,
+            flapping: true,
+            ..Score::WORST
+        };
+        let row = |workload: &str, steady: Option<f64>| super::super::PortfolioRow {
+            workload: workload.to_string(),
+            steady,
+            pressure: None,
+            reference: score.clone(),
+            recommended: score.clone(),
+        };
+        let rows = [
+            row("kernel-compile at 140%", None),
+            row("steady 0.10", Some(0.1)),
+            row("steady 3.90", Some(3.9)),
+        ];
+        let narrow = portfolio_table(&rows, "start", Some(80));
+        assert!(narrow.lines().all(|l| cols(l) <= 80), "{narrow}");
+        assert!(
+            narrow.contains("\n  kernel-compile at 140%:\n    start "),
+            "{narrow}"
+        );
+        assert!(
+            narrow.contains("flaps at 2 of 2 recommended, 2 start"),
+            "{narrow}"
+        );
+        assert!(!narrow.contains("reference"), "{narrow}");
+        let wide = portfolio_table(&rows, "reference", None);
+        assert!(
+            wide.contains("  reference kernel-compile at 140%"),
+            "{wide}"
+        );
+        assert!(wide.lines().any(|l| cols(l) > 80), "{wide}");
     }
 }

@@ -117,3 +117,29 @@ fn fleet_batch_fits_80_columns_and_wide_has_every_column() {
     assert!(wide.contains("RULES"), "{wide}");
     assert!(!over_80(&wide).is_empty(), "{wide}");
 }
+
+#[test]
+fn tune_fits_80_columns_and_wide_keeps_each_row_on_one_line() {
+    let args = [
+        "tune",
+        "examples/scenarios/oscillating.toml",
+        "-c",
+        "examples/rules/oscillating-tight.conf",
+        "--duration",
+        "3m",
+        "--budget",
+        "30",
+        "--only-workload",
+        "--only-thresholds",
+    ];
+    let narrow = stdout(&args);
+    assert!(narrow.contains("on what it was never tuned"), "{narrow}");
+    assert_eq!(over_80(&narrow), Vec::<&str>::new());
+    let wide = stdout(&[&args[..], &["--wide"]].concat());
+    // Wide, a seed's row is labelled `recommended sN` on its own line.
+    assert!(
+        wide.lines()
+            .any(|l| l.starts_with("  recommended s") && l.contains('%')),
+        "{wide}"
+    );
+}
