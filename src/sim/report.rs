@@ -121,13 +121,18 @@ fn rows(r: &SimReport) -> Vec<(&'static str, String)> {
 }
 
 /// The figures that say what a rule file cost the guest (demand left
-/// unmet, CPUs held, work done, memory in swap): what the screen's
-/// closed-loop what-if compares, as `--compare` words and formats them.
-pub const KEY_FIGURES: [&str; 4] = [
+/// unmet, CPUs held, memory against the working set, work done, memory in
+/// swap) and whether it flapped to get there: what the screen's
+/// closed-loop what-if compares, as `--compare` words and formats them, so
+/// a flapping edit cannot pass for a better one.
+pub const KEY_FIGURES: [&str; 7] = [
     "unmet CPU demand",
     "online CPUs, average",
+    "guest / working set",
     "throughput vs ideal",
     "in swap, average",
+    "reversals",
+    "flapping",
 ];
 
 /// The rows of [`KEY_FIGURES`] for `r`, label and value as the report

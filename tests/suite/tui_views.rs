@@ -225,13 +225,18 @@ fn prepare_sim(
 /// `scenario` under `rules` (the built-in ones when `None`), autonomous.
 fn simulated_with(scenario: &str, rules: Option<&str>, readings: usize) -> Local {
     let (mut app, mut source) = prepare_sim(format!("examples/scenarios/{scenario}.toml"), rules);
+    feed(&mut app, source.as_mut(), readings);
+    app
+}
+
+/// `readings` more of the simulator's readings into `app`.
+fn feed(app: &mut Local, source: &mut dyn plugtop::kernel::source::Source, readings: usize) {
     for _ in 0..readings {
         match source.next_sample() {
             Some(Ok(s)) => app.ingest(s),
             other => panic!("the simulator stopped: {:?}", other.map(|r| r.err())),
         }
     }
-    app
 }
 
 /// 1:20 into the oscillating scenario under its incident rules: flapping,
@@ -341,6 +346,58 @@ fn the_whatif_editor_with_an_error_and_with_a_result() {
         assert!(row.trim_end().ends_with(&value), "{row} / {value}");
         assert!(text.contains(&value), "{value}:\n{text}");
     }
+}
+
+/// Adversary F1 (issue 45): the what-if box's timeline, span and counts
+/// are of one window, the intervals it ran over at Enter, stated as such;
+/// the simulator running on (paused or not, old intervals leaving the
+/// history) neither drains nor shifts it. Its closed-loop rows show
+/// flapping, reversals and guest / working set, so a flapping edit cannot
+/// look like a win.
+#[test]
+fn a_whatif_result_keeps_its_window_while_the_sim_runs_on() {
+    use crossterm::event::{KeyCode, KeyEvent};
+    let (mut app, mut source) = prepare_sim(
+        "examples/scenarios/oscillating.toml",
+        Some("examples/rules/oscillating-tight.conf"),
+    );
+    feed(&mut app, source.as_mut(), 81);
+    app.key(KeyAction::WhatIf);
+    for key in [
+        KeyCode::Backspace,
+        KeyCode::Backspace,
+        KeyCode::Backspace,
+        KeyCode::Backspace,
+        KeyCode::Char('0'),
+        KeyCode::Char('.'),
+        KeyCode::Char('0'),
+        KeyCode::Char('5'),
+        KeyCode::Enter,
+    ] {
+        app.app_mut().whatif_key(KeyEvent::from(key));
+    }
+    let window = |app: &Local| -> Vec<String> {
+        let text = screen(app, 80, 24);
+        let lines: Vec<&str> = text.lines().collect();
+        let Some(at) = lines.iter().position(|l| l.contains("loaded    ")) else {
+            panic!("no timeline:\n{text}");
+        };
+        lines[at..].iter().map(|l| l.to_string()).collect()
+    };
+    let at_enter = window(&app);
+    let text = at_enter.join("\n");
+    assert!(text.contains("#0–#80 as at Enter"), "{text}");
+    assert!(text.contains("differ in 16 of 81"), "{text}");
+    for label in ["flapping", "reversals", "guest / working set"] {
+        assert!(text.contains(label), "{label}:\n{text}");
+    }
+    // Far more readings than the history keeps: #0–#80 have left it.
+    feed(
+        &mut app,
+        source.as_mut(),
+        plugtop::tui::timeline::FRAMES + 100,
+    );
+    assert_eq!(window(&app), at_enter);
 }
 
 /// Issue 45 item 8: a replay is open loop (the guest cannot react), so the
