@@ -19,7 +19,7 @@ use crate::engine::{CpuAction, Decision, GroupStatus};
 use crate::kernel::actuator::NoWrites;
 use crate::kernel::{Sample, Source};
 use crate::report::trace::{explain, rule as rule_tree};
-use crate::report::{file_name, hms};
+use crate::report::{Layout, file_name, hms};
 use crate::rules::{Outcome, RuleKind, RuleSet, SourceFile};
 
 /// How many differing intervals are shown in full.
@@ -368,25 +368,48 @@ fn difference(
     text
 }
 
-/// The two rule files' tallies, one row per quantity.
-fn side_by_side(out: &mut String, w: &WhatIf) {
+/// The columns of the side-by-side table's labels, indent included.
+const LABEL_COLUMNS: usize = 20;
+
+/// The two rule files' tallies, one row per quantity. Narrow, each column
+/// keeps to half the room beside the labels: a longer file name is cut in
+/// its middle (its start and its `.conf` kept), a flapping's period
+/// written shorter; widths are counted in columns as drawn.
+fn side_by_side(out: &mut String, w: &WhatIf, layout: Layout) {
+    use crate::tui::view::fit::{cols, middle_cut, pad_left, pad_right};
+    let room = match layout {
+        Layout::Narrow { width } => width.saturating_sub(LABEL_COLUMNS + 2) / 2,
+        Layout::Wide => usize::MAX,
+    }
+    .max(8);
     let flap = |t: &SideTally| match t.flapping {
-        Some((at, period)) => format!("from #{at}, every {period:.1} intervals"),
+        Some((at, period)) => {
+            let long = format!("from #{at}, every {period:.1} intervals");
+            let short = format!("#{at}, every {period:.1}");
+            if cols(&long) <= room {
+                long
+            } else {
+                middle_cut(&short, room)
+            }
+        }
         None => "no".into(),
     };
-    let width = [
-        w.new.name.len(),
-        w.old.name.len(),
-        flap(&w.new).len(),
-        flap(&w.old).len(),
-    ]
-    .into_iter()
-    .max()
-    .unwrap_or(12);
+    let name = |t: &SideTally| middle_cut(&t.name, room);
+    let width = [name(&w.new), name(&w.old), flap(&w.new), flap(&w.old)]
+        .iter()
+        .map(|t| cols(t))
+        .max()
+        .unwrap_or(12);
     let row = |out: &mut String, label: &str, a: String, b: String| {
-        let _ = writeln!(out, "  {label:<18}{a:>width$}  {b:>width$}");
+        let line = format!(
+            "  {}{}  {}",
+            pad_right(label, LABEL_COLUMNS - 2),
+            pad_left(&a, width),
+            pad_left(&b, width)
+        );
+        let _ = writeln!(out, "{}", line.trim_end());
     };
-    row(out, "", w.new.name.clone(), w.old.name.clone());
+    row(out, "", name(&w.new), name(&w.old));
     let _ = writeln!(out, "  intervals that");
     row(
         out,
@@ -433,8 +456,9 @@ fn side_by_side(out: &mut String, w: &WhatIf) {
     }
 }
 
-/// The comparison as text.
-pub fn render(w: &WhatIf) -> String {
+/// The comparison as text, its table laid out for `layout` (the prose is
+/// wrapped by the caller).
+pub fn render(w: &WhatIf, layout: Layout) -> String {
     let mut out = String::new();
     let span = match (&w.first, &w.last) {
         (Some(a), Some(b)) => {
@@ -457,7 +481,7 @@ pub fn render(w: &WhatIf) -> String {
         "open loop: the recorded readings are replayed as they were; they cannot show how the guest would have reacted to other actions."
     );
     let _ = writeln!(out);
-    side_by_side(&mut out, w);
+    side_by_side(&mut out, w, layout);
     let _ = writeln!(
         out,
         "{}",

@@ -121,7 +121,8 @@ pub fn prose(text: &str, width: usize) -> String {
             .enumerate()
         {
             out.push_str(if i == 0 { lead } else { &under });
-            out.push_str(row);
+            // A row broken at a run of blanks ends at its last word.
+            out.push_str(row.trim_end());
             out.push('\n');
         }
     }

@@ -55,6 +55,77 @@ fn whatif_fits_80_columns() {
     assert!(wide.lines().count() < narrow.lines().count());
 }
 
+/// Adversary F3: rule files named with 30 characters and more, or with
+/// wide characters, keep `whatif`'s narrow table a table at 80 columns:
+/// every row holds its label and both values, no line passes 80 columns
+/// as drawn or ends in blanks, and each name keeps its start and `.conf`.
+#[test]
+fn whatif_keeps_its_table_with_long_and_wide_file_names() {
+    let dir = crate::common::tempdir();
+    let copy = |name: &str, from: &str| -> String {
+        let to = dir.path().join(name);
+        if let Err(e) = std::fs::copy(from, &to) {
+            panic!("{e}");
+        }
+        to.display().to_string()
+    };
+    let after = copy(
+        "cpuplugd-prod-db-after-the-incident-of-the-night.conf",
+        "examples/rules/oscillating-damped.conf",
+    );
+    let before = copy("生产数据库规则文件事故之前的版本.conf", MODERN);
+    for args in [
+        vec!["whatif", "--replay", REC, "-c", &after],
+        vec![
+            "whatif",
+            "--replay",
+            REC,
+            "-c",
+            &after,
+            "--against",
+            &before,
+        ],
+        vec![
+            "whatif",
+            "--replay",
+            REC,
+            "-c",
+            &before,
+            "--against",
+            &after,
+        ],
+    ] {
+        let out = stdout(&args);
+        assert_eq!(over_80(&out), Vec::<&str>::new(), "{out}");
+        assert!(out.lines().all(|l| l == l.trim_end()), "{out}");
+        for label in [
+            "plug a CPU",
+            "unplug a CPU",
+            "grow the pool",
+            "reversals",
+            "flapping",
+        ] {
+            let Some(row) = out.lines().find(|l| l.trim_start().starts_with(label)) else {
+                panic!("{label}:\n{out}");
+            };
+            // Both values on the label's row.
+            let values = row.trim_start()[label.len()..]
+                .split("  ")
+                .filter(|v| !v.trim().is_empty())
+                .count();
+            assert_eq!(values, 2, "{row:?}\n{out}");
+        }
+        let heading = out
+            .lines()
+            .find(|l| l.contains(".conf") && l.starts_with("    "))
+            .unwrap_or_default();
+        assert!(
+            heading.contains("cpuplugd-prod") && heading.contains("night.conf"),
+            "{out}"
+        );
+    }
+}
+
 #[test]
 fn run_verbose_fits_80_columns_and_cpuplugds_messages_are_unchanged() {
     let run = |wide: bool| {

@@ -19,6 +19,18 @@ pub fn cols(text: &str) -> usize {
     Span::raw(text).width()
 }
 
+/// `text` followed by blanks to `width` columns (counted as drawn, so a
+/// wide character takes two); text as wide or wider is left as it is.
+pub fn pad_right(text: &str, width: usize) -> String {
+    format!("{text}{}", " ".repeat(width.saturating_sub(cols(text))))
+}
+
+/// `text` after blanks to `width` columns, right-aligned as [`pad_right`]
+/// counts them.
+pub fn pad_left(text: &str, width: usize) -> String {
+    format!("{}{text}", " ".repeat(width.saturating_sub(cols(text))))
+}
+
 /// `name` in at most `room` columns: its start and its end (where the
 /// `.conf` is), with `…` between (columns counted as drawn, so wide
 /// characters fit too).
