@@ -19,7 +19,7 @@ use crate::engine::{CpuAction, Decision, GroupStatus};
 use crate::kernel::actuator::NoWrites;
 use crate::kernel::{Sample, Source};
 use crate::report::trace::{explain, rule as rule_tree};
-use crate::report::{Layout, file_name, hms};
+use crate::report::{Layout, hms, shown_file_name};
 use crate::rules::{Outcome, RuleKind, RuleSet, SourceFile};
 
 /// How many differing intervals are shown in full.
@@ -84,7 +84,7 @@ impl Candidate {
             .collect();
         Candidate {
             tally: SideTally {
-                name: file_name(file.name()).to_string(),
+                name: shown_file_name(file.name()),
                 hints,
                 ..SideTally::default()
             },
@@ -326,7 +326,7 @@ pub fn compare(
     }
     recorded.reversals = recorded_flap.total_reversals();
     Ok(WhatIf {
-        source_name: file_name(source_name).to_string(),
+        source_name: shown_file_name(source_name),
         readings,
         first,
         last: previous.map(|s| Sample::clone(&s)),

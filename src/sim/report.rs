@@ -171,7 +171,7 @@ pub fn text(r: &SimReport) -> String {
 
 /// Two runs of one scenario side by side.
 pub fn side_by_side(a: &SimReport, b: &SimReport) -> String {
-    let name = |s: &str| safe(crate::report::file_name(s)).into_owned();
+    let name = |s: &str| crate::report::shown_file_name(s);
     let w = name(&a.rules)
         .chars()
         .count()

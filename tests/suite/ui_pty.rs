@@ -392,6 +392,30 @@ fn replay_help_pause_step_back_and_quit() {
     assert!(s.quit(), "clean exit");
 }
 
+/// Adversary F11 (issue 45 #8): a rule file's name cannot pass for the
+/// header's own parts at 80×24: quoted, its newline and escapes written
+/// as such, the source (replay) named after it.
+#[test]
+fn the_header_quotes_a_rule_file_named_like_its_own_parts() {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let rec = common::record_fixture_series(dir.path(), "o.rec");
+    let rules = crate::terminal_text::spoofing_rules(dir.path());
+    let mut s = Session::start(&["--replay", &rec, "-c", &rules], 24, 80);
+    s.wait_for("OBSERVE");
+    let screen = s.screen();
+    let first = screen.lines().next().unwrap_or_default();
+    assert!(first.starts_with("plugtop \"evil\\n\\u{1b}[2J"), "{screen}");
+    // After the quoted name: the real source, not the name's " · live".
+    let Some((_, after)) = first.rsplit_once('"') else {
+        panic!("no closing quote:\n{screen}");
+    };
+    assert!(
+        after.contains("replay") && !after.contains("live"),
+        "{screen}"
+    );
+    assert!(s.quit(), "clean exit");
+}
+
 #[test]
 fn step_confirm_accept_and_reject_write_only_what_was_accepted() {
     let root = FakeRoot::guest(1);
