@@ -561,9 +561,10 @@ const FORMS_REFINED: usize = 4;
 
 /// Searches every shape: the user's file with half the budget, every form
 /// with a share of a quarter, then the [`FORMS_REFINED`] forms whose best
-/// candidate ranks highest with the last quarter, around that best. The
-/// candidates of all, each once, and the shape of each; the same for a
-/// seed whatever the threads.
+/// candidate ranks highest with the last quarter, around that best; never
+/// more than the budget in all (a share is at least 6, so a small budget
+/// reaches fewer forms, in order). The candidates of all, each once, and
+/// the shape of each; the same for a seed whatever the threads.
 fn search_shapes(
     shapes: &[TunedShape],
     options: &TuneOptions,
@@ -618,10 +619,13 @@ fn search_shapes(
             }
         }
     };
+    // The budget is a cap: what the user's file left, shared out in turn;
+    // a small budget tries fewer forms rather than evaluating more.
+    let mut left = options.budget.saturating_sub(candidates.len());
     let first = ((options.budget / 4) / forms).max(6);
     let mut best: Vec<(usize, usize)> = Vec::new();
     for (s, shape) in shapes.iter().enumerate().skip(1) {
-        if cancelled.load(std::sync::atomic::Ordering::Relaxed) {
+        if cancelled.load(std::sync::atomic::Ordering::Relaxed) || left == 0 {
             break;
         }
         let start: Vec<f64> = shape.knobs.iter().map(|k| k.value).collect();
@@ -629,10 +633,11 @@ fn search_shapes(
         let found = run(
             shape,
             &start,
-            first,
+            first.min(left),
             options.seed + s as u64,
             Some(&reference),
         );
+        left = left.saturating_sub(found.len());
         add(s, found, &mut candidates, &mut shape_of);
         if let Some(b) = (from..candidates.len()).min_by(|&a, &b| {
             rank(&candidates[a].1, &reference, options.objective)
@@ -646,17 +651,18 @@ fn search_shapes(
     let best = refined(best, &candidates, &reference, options.objective, shapes);
     let second = ((options.budget / 4) / best.len().max(1)).max(6);
     for (s, b) in best {
-        if cancelled.load(std::sync::atomic::Ordering::Relaxed) {
+        if cancelled.load(std::sync::atomic::Ordering::Relaxed) || left == 0 {
             break;
         }
         let start = candidates[b].0.clone();
         let found = run(
             &shapes[s],
             &start,
-            second,
+            second.min(left),
             options.seed + 1000 + s as u64,
             Some(&reference),
         );
+        left = left.saturating_sub(found.len());
         add(s, found, &mut candidates, &mut shape_of);
     }
     (candidates, shape_of)

@@ -1046,9 +1046,9 @@ fn t_tunes_the_simulated_rules_and_a_picked_point_opens_in_the_whatif() {
         job.wait();
     }
     let s = screen(&app, 80, 24);
-    // The candidates run, not the budget (`ui_pty` checks it against
-    // `plugtop tune`).
-    assert!(s.contains("Tune: the front of 245 candidates"), "{s}");
+    // The candidates run, at most the budget (`ui_pty` checks it against
+    // `plugtop tune`; adversary F7: the budget is a cap).
+    assert!(s.contains("Tune: the front of 40 candidates"), "{s}");
     assert!(s.contains("★ recommended"), "{s}");
     both("tune_front", &app);
     // The cursor starts on the recommended row: open it.

@@ -811,6 +811,47 @@ fn a_form_is_recommended_where_no_number_helps_and_written_as_check_passes_it() 
     );
 }
 
+/// Adversary F7: `--budget` is a cap on the candidates evaluated, every
+/// form's share included; a budget too small for every form says how many
+/// it reached.
+#[test]
+fn the_budget_caps_the_candidates_and_says_how_many_forms_it_reached() {
+    let dir = tempdir();
+    let (scenario, _) = short_case(dir.path());
+    let o = plugtop(&[
+        "tune",
+        &scenario,
+        "-c",
+        RULES,
+        "--budget",
+        "20",
+        "--only-workload",
+        "--format",
+        "json",
+    ]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {} {}", stdout(&o), stderr(&o)));
+    let rounded = u64::from(!v["rounded_from"].is_null());
+    let ran = v["candidates"].as_u64().unwrap_or_default() - rounded;
+    assert!((1..=20).contains(&ran), "{v}");
+    let text = plugtop(&[
+        "tune",
+        &scenario,
+        "-c",
+        RULES,
+        "--budget",
+        "20",
+        "--only-workload",
+    ]);
+    // Prose wraps at 80 columns: read it as one line.
+    let text = stdout(&text)
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert!(text.contains(&format!("{ran} candidates")), "{text}");
+    assert!(text.contains("(the budget reached no more)"), "{text}");
+}
+
 #[test]
 fn a_user_s_form_in_a_forms_directory_is_searched_and_a_broken_one_refused() {
     let dir = tempdir();
