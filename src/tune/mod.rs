@@ -347,7 +347,12 @@ pub fn tune(
     // Only a candidate that does better than the reference within its
     // resources is recommended; when none does, nothing is.
     let objective = options.objective;
-    let better = |s: &Score| robust::beats(s, &reference_score, objective);
+    // Nor one the start beats by more than noise somewhere while no worse
+    // anywhere (more CPUs for nothing: adversary F8).
+    let start = candidates[0].1.clone();
+    let better = |s: &Score| {
+        robust::beats(s, &reference_score, objective) && !start.dominates_beyond_noise(s)
+    };
     let mut order: Vec<usize> = (0..candidates.len())
         .filter(|&i| knobs::within_ranges(&shapes[shape_of[i]].knobs, &candidates[i].0))
         .filter(|&i| better(&candidates[i].1))
@@ -372,8 +377,9 @@ pub fn tune(
         objective,
         budget: options.budget,
     };
-    let beats =
-        |s: &Score, reference: &Score, _start: &Score| robust::beats(s, reference, objective);
+    let beats = |s: &Score, reference: &Score, start: &Score| {
+        robust::beats(s, reference, objective) && !start.dominates_beyond_noise(s)
+    };
     if !options.portfolio {
         tuned.recommended = order.first().copied();
         round_recommendation(&mut tuned, &beats, &score_file, &|_| true);
@@ -737,8 +743,9 @@ fn judge_and_recommend(
         objective,
         robust::Tolerance::default(),
     );
-    let beats =
-        |s: &Score, reference: &Score, _start: &Score| robust::beats(s, reference, objective);
+    let beats = |s: &Score, reference: &Score, start: &Score| {
+        robust::beats(s, reference, objective) && !start.dominates_beyond_noise(s)
+    };
     // Against another file, a quarter of the judging is kept for the
     // fallback below.
     let mut left = judged_at_most(judging.at_most, judging.workload.scenario.cpus);
@@ -765,6 +772,7 @@ fn judge_and_recommend(
             .filter(|i| !judged.contains(i))
             .filter(|&i| knobs::within_ranges(&tuned.shape(i).knobs, &tuned.candidates[i].0))
             .filter(|&i| ties(&tuned.candidates[i].1, &tuned.reference, &start))
+            .filter(|&i| !start.dominates_beyond_noise(&tuned.candidates[i].1))
             .collect();
         sort_by_preference(&mut order, &tuned.candidates, objective);
         recommend_on_portfolio(tuned, order, &judge, &ties, left, cancelled, candidates);
