@@ -883,6 +883,38 @@ fn arming_a_test_root_asks_first_and_says_what_it_takes() {
     );
 }
 
+/// Adversary F9 (issue 45 #11): quitting an acting `--sim` screen says
+/// what ended, as quitting a served root says what it put back: the
+/// simulated guest is discarded, nothing real was changed.
+#[test]
+fn quitting_the_simulator_says_the_simulated_guest_is_discarded() {
+    let mut s = Session::start(
+        &[
+            "--sim",
+            "examples/scenarios/daytrader.toml",
+            "--mode",
+            "auto",
+        ],
+        24,
+        80,
+    );
+    s.wait_for("AUTONOMOUS");
+    s.wait_for("#2 ");
+    s.press("q");
+    let (code, output) = s.wait_exit();
+    assert_eq!(code, Some(0), "{output}");
+    let left = output.rfind("\x1b[?1049l").unwrap_or_default();
+    let after: String = output[left..]
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert!(
+        after.contains("plugtop: the simulated guest ended with CPU")
+            && after.contains("is discarded; nothing on this machine was changed"),
+        "{output}"
+    );
+}
+
 #[test]
 fn tmux_kill_session_puts_the_guest_back() {
     if std::process::Command::new("tmux")
