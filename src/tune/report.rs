@@ -558,8 +558,15 @@ fn ties_words(t: &Tuned, i: usize) -> Option<String> {
 
 /// Why a tune recommends nothing, in words.
 pub fn why_nothing(t: &Tuned) -> String {
+    // As the tune counts better: beating the reference, and not dominated
+    // by the start (more CPUs for nothing is not better).
+    let start = t.candidates.first().map(|c| &c.1);
     let beat = (0..t.candidates.len())
-        .filter(|&i| super::robust::beats(&t.candidates[i].1, &t.reference, t.objective))
+        .filter(|&i| {
+            let s = &t.candidates[i].1;
+            super::robust::beats(s, &t.reference, t.objective)
+                && !start.is_some_and(|st| st.dominates_beyond_noise(s))
+        })
         .count();
     let mut out = if beat == 0 {
         format!(
@@ -581,7 +588,7 @@ pub fn why_nothing(t: &Tuned) -> String {
     if beat > 0 {
         out.push_str(
             "; a front row can still be tried in `plugtop sim --compare`, or more of them \
-             judged with --judge N",
+             judged with `plugtop tune --judge N`",
         );
     }
     out
