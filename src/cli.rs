@@ -292,6 +292,8 @@ pub struct CheckArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = CheckFormat::Text)]
     pub format: CheckFormat,
+    #[command(flatten)]
+    pub wide: WideArg,
 }
 
 /// The arguments of `plugtop fleet`.
@@ -441,6 +443,8 @@ pub struct SimArgs {
     pub serve: Option<PathBuf>,
     #[command(flatten)]
     pub flap: FlapArgs,
+    #[command(flatten)]
+    pub wide: WideArg,
 }
 
 /// What `plugtop tune` recommends, shown under `--help`.

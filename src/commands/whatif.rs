@@ -368,83 +368,59 @@ fn difference(
     text
 }
 
-/// The columns of the side-by-side table's labels, indent included.
-const LABEL_COLUMNS: usize = 20;
+/// The columns of the side-by-side table's labels.
+const LABEL_COLUMNS: usize = 18;
 
-/// The two rule files' tallies, one row per quantity. Narrow, each column
-/// keeps to half the room beside the labels: a longer file name is cut in
-/// its middle (its start and its `.conf` kept), a flapping's period
-/// written shorter; widths are counted in columns as drawn.
+/// The two rule files' tallies, one row per quantity
+/// ([`crate::report::side_by_side`]: narrow, a long file name is cut in
+/// its middle); a flapping's period is written shorter where the long
+/// form does not fit.
 fn side_by_side(out: &mut String, w: &WhatIf, layout: Layout) {
-    use crate::tui::view::fit::{cols, middle_cut, pad_left, pad_right};
-    let room = match layout {
-        Layout::Narrow { width } => width.saturating_sub(LABEL_COLUMNS + 2) / 2,
-        Layout::Wide => usize::MAX,
-    }
-    .max(8);
+    let room = crate::report::side_by_side::room(LABEL_COLUMNS, layout);
     let flap = |t: &SideTally| match t.flapping {
         Some((at, period)) => {
             let long = format!("from #{at}, every {period:.1} intervals");
-            let short = format!("#{at}, every {period:.1}");
-            if cols(&long) <= room {
+            if crate::report::words::cols(&long) <= room {
                 long
             } else {
-                middle_cut(&short, room)
+                format!("#{at}, every {period:.1}")
             }
         }
         None => "no".into(),
     };
-    let name = |t: &SideTally| middle_cut(&t.name, room);
-    let width = [name(&w.new), name(&w.old), flap(&w.new), flap(&w.old)]
-        .iter()
-        .map(|t| cols(t))
-        .max()
-        .unwrap_or(12);
-    let row = |out: &mut String, label: &str, a: String, b: String| {
-        let line = format!(
-            "  {}{}  {}",
-            pad_right(label, LABEL_COLUMNS - 2),
-            pad_left(&a, width),
-            pad_left(&b, width)
-        );
-        let _ = writeln!(out, "{}", line.trim_end());
-    };
-    row(out, "", name(&w.new), name(&w.old));
-    let _ = writeln!(out, "  intervals that");
-    row(
-        out,
-        "  plug a CPU",
-        w.new.plugs.to_string(),
-        w.old.plugs.to_string(),
-    );
-    row(
-        out,
-        "  unplug a CPU",
-        w.new.unplugs.to_string(),
-        w.old.unplugs.to_string(),
-    );
-    row(
-        out,
-        "  grow the pool",
-        w.new.pool_up.to_string(),
-        w.old.pool_up.to_string(),
-    );
-    row(
-        out,
-        "  shrink the pool",
-        w.new.pool_down.to_string(),
-        w.old.pool_down.to_string(),
-    );
-    row(
-        out,
-        "reversals",
-        w.new.reversals.to_string(),
-        w.old.reversals.to_string(),
-    );
-    row(out, "flapping", flap(&w.new), flap(&w.old));
-    if !w.against_recording || !w.new.loops.is_empty() {
+    let row = |label: &str, a: String, b: String| (label.to_string(), a, b);
+    let mut rows = vec![
+        row("", w.new.name.clone(), w.old.name.clone()),
+        row("intervals that", String::new(), String::new()),
         row(
-            out,
+            "  plug a CPU",
+            w.new.plugs.to_string(),
+            w.old.plugs.to_string(),
+        ),
+        row(
+            "  unplug a CPU",
+            w.new.unplugs.to_string(),
+            w.old.unplugs.to_string(),
+        ),
+        row(
+            "  grow the pool",
+            w.new.pool_up.to_string(),
+            w.old.pool_up.to_string(),
+        ),
+        row(
+            "  shrink the pool",
+            w.new.pool_down.to_string(),
+            w.old.pool_down.to_string(),
+        ),
+        row(
+            "reversals",
+            w.new.reversals.to_string(),
+            w.old.reversals.to_string(),
+        ),
+        row("flapping", flap(&w.new), flap(&w.old)),
+    ];
+    if !w.against_recording || !w.new.loops.is_empty() {
+        rows.push(row(
             "feedback loops",
             w.new.loops.len().to_string(),
             if w.against_recording {
@@ -452,8 +428,9 @@ fn side_by_side(out: &mut String, w: &WhatIf, layout: Layout) {
             } else {
                 w.old.loops.len().to_string()
             },
-        );
+        ));
     }
+    crate::report::side_by_side::rows(out, &rows, LABEL_COLUMNS, layout);
 }
 
 /// The comparison as text, its table laid out for `layout` (the prose is

@@ -9,6 +9,7 @@ pub mod flips;
 pub mod jsonl;
 pub mod line_diff;
 pub mod node_text;
+pub mod side_by_side;
 pub mod table;
 pub mod trace;
 pub mod units;

@@ -603,7 +603,7 @@ fn field_value(field: &str, value: f64, runs: usize) -> String {
 /// common mistakes; no line is wider than 80 columns unless one word is.
 pub fn text(g: &Grades) -> String {
     let mut out = format!("{} — {} trainees\n", safe(&g.course), g.trainees.len());
-    use crate::tui::view::fit::{cols, middle_cut, pad_right};
+    use crate::report::words::{cols, middle_cut, pad_right};
     let width = g
         .trainees
         .iter()
@@ -1027,7 +1027,7 @@ mod tests {
         let col = |who: &str, what: &str| {
             t.lines()
                 .filter_map(|l| Some(&l[..l.find(what)?]).filter(|_| l.contains(who)))
-                .map(crate::tui::view::fit::cols)
+                .map(crate::report::words::cols)
                 .collect::<Vec<_>>()
         };
         assert_eq!(col("alice", "1/2").last(), col(wide, "0/2").last(), "{t}");

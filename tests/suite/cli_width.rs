@@ -126,6 +126,85 @@ fn whatif_keeps_its_table_with_long_and_wide_file_names() {
     }
 }
 
+/// Adversary F10: `check`'s messages and summary and `sim --compare`'s
+/// table (the built-in rules' name is 32 characters) passed 80 columns;
+/// they fit by default, the quoted line and its caret whole, and `--wide`
+/// keeps the old form.
+#[test]
+fn check_and_sim_compare_fit_80_columns_and_wide_keeps_the_old_form() {
+    let dir = crate::common::tempdir();
+    // Findings with long messages, in a file whose name is long too.
+    let rules = dir
+        .path()
+        .join("cpuplugd-for-the-production-database-guests-after-review.conf");
+    let text = std::fs::read_to_string(MODERN).expect("rules")
+        + "\nMEMPLUG=\"meminfo.MemFree > 1e300 && meminfo.MemFree < 1\"\n";
+    std::fs::write(&rules, text).expect("write");
+    let rules = rules.display().to_string();
+    let check = |extra: &[&str]| {
+        let root = ["--root", "tests/fixtures/roots/newkernel"];
+        let o = plugtop(&[&["check", &rules][..], &root, extra].concat());
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    let narrow = check(&[]);
+    assert!(narrow.contains(" | "), "{narrow}");
+    assert_eq!(over_80(&narrow), Vec::<&str>::new(), "{narrow}");
+    let wide = check(&["--wide"]);
+    assert!(!over_80(&wide).is_empty(), "{wide}");
+    // The quoted line and its caret are the same either way.
+    let quoted = |out: &str| -> Vec<String> {
+        out.lines()
+            .filter(|l| l.contains(" | ") || l.trim_start().starts_with('|'))
+            .map(str::to_string)
+            .collect()
+    };
+    assert_eq!(quoted(&narrow), quoted(&wide));
+    let compare = |extra: &[&str]| {
+        stdout(
+            &[
+                &[
+                    "sim",
+                    "examples/scenarios/oscillating.toml",
+                    "--compare",
+                    "examples/rules/oscillating-damped.conf",
+                    "--duration",
+                    "1:00",
+                ][..],
+                extra,
+            ]
+            .concat(),
+        )
+    };
+    let narrow = compare(&[]);
+    assert_eq!(over_80(&narrow), Vec::<&str>::new(), "{narrow}");
+    assert!(narrow.contains("oscillating-damped.conf"), "{narrow}");
+    let wide = compare(&["--wide"]);
+    assert!(wide.contains("built-in recommended-modern.conf"), "{wide}");
+    assert!(!over_80(&wide).is_empty(), "{wide}");
+}
+
+/// Adversary F10: `eval`'s rows of a file without a memory group ended in
+/// 9 blanks, a trace's `HOTPLUG = false` row in 3.
+#[test]
+fn eval_rows_and_traces_end_at_their_last_character() {
+    for extra in [&[][..], &["--trace"][..]] {
+        let args = [
+            &[
+                "eval",
+                "--replay",
+                REC,
+                "-c",
+                "examples/rules/oscillating-tight.conf",
+            ][..],
+            extra,
+        ]
+        .concat();
+        let out = stdout(&args);
+        let blank: Vec<&str> = out.lines().filter(|l| l.ends_with(' ')).collect();
+        assert_eq!(blank, Vec::<&str>::new(), "{args:?}");
+    }
+}
+
 #[test]
 fn run_verbose_fits_80_columns_and_cpuplugds_messages_are_unchanged() {
     let run = |wide: bool| {

@@ -337,7 +337,8 @@ fn the_whatif_editor_with_an_error_and_with_a_result() {
         panic!("no reports:\n{text}");
     };
     // The same figures `plugtop sim --compare` prints for the two files.
-    let compare = plugtop::sim::report::side_by_side(&reports.0, &reports.1);
+    let compare =
+        plugtop::sim::report::side_by_side(&reports.0, &reports.1, plugtop::report::Layout::Wide);
     for (label, value) in plugtop::sim::report::key_rows(&reports.1) {
         let row = compare
             .lines()
@@ -1692,4 +1693,29 @@ fn the_rules_panel_says_because_on_every_line_or_on_none() {
         }
     }
     assert_eq!(mixed_before, 0);
+}
+
+/// Adversary F10: `?`'s "Not in the header" list broke a long file name
+/// one letter before its end (`…v2.con` / `f`); it breaks after the
+/// name's punctuation instead, and the name reads back whole.
+#[test]
+fn the_help_breaks_a_long_name_after_its_punctuation() {
+    let dir = crate::common::tempdir();
+    let name = "a-very-long-rule-file-name-for-the-production-guests-of-the-datacentre-v2.conf";
+    let long = dir.path().join(name);
+    std::fs::copy(RECOMMENDED, &long).expect("copy");
+    let mut a = app(long.to_str().unwrap_or_default(), SERIES, 9, Mode::Observe);
+    a.key(KeyAction::Help);
+    let text = screen(&a, 80, 24);
+    let rows: Vec<&str> = text
+        .lines()
+        .map(|l| l.trim_matches('│').trim_end())
+        .collect();
+    let Some(at) = rows.iter().position(|r| r.contains("datacentre")) else {
+        panic!("{text}");
+    };
+    assert!(rows[at].ends_with(['-', '.', '/', '_']), "{text}");
+    let head = rows[at].rsplit(' ').next().unwrap_or_default();
+    let tail = rows[at + 1].split(' ').next().unwrap_or_default();
+    assert_eq!(format!("{head}{tail}"), name, "{text}");
 }

@@ -14,51 +14,9 @@ pub fn room(width: u16) -> usize {
     usize::from(width).saturating_sub(1).max(1)
 }
 
-/// Columns `text` takes on the screen.
-pub fn cols(text: &str) -> usize {
-    Span::raw(text).width()
-}
-
-/// `text` followed by blanks to `width` columns (counted as drawn, so a
-/// wide character takes two); text as wide or wider is left as it is.
-pub fn pad_right(text: &str, width: usize) -> String {
-    format!("{text}{}", " ".repeat(width.saturating_sub(cols(text))))
-}
-
-/// `text` after blanks to `width` columns, right-aligned as [`pad_right`]
-/// counts them.
-pub fn pad_left(text: &str, width: usize) -> String {
-    format!("{}{text}", " ".repeat(width.saturating_sub(cols(text))))
-}
-
-/// `name` in at most `room` columns: its start and its end (where the
-/// `.conf` is), with `…` between (columns counted as drawn, so wide
-/// characters fit too).
-pub fn middle_cut(name: &str, room: usize) -> String {
-    if cols(name) <= room {
-        return name.to_string();
-    }
-    let keep = room.saturating_sub(1);
-    let mut end: Vec<char> = Vec::new();
-    for c in name.chars().rev() {
-        let mut with: String = end.iter().rev().collect();
-        with.insert(0, c);
-        if cols(&with) > keep / 2 {
-            break;
-        }
-        end.push(c);
-    }
-    let end: String = end.iter().rev().collect();
-    let mut start = String::new();
-    for c in name.chars() {
-        start.push(c);
-        if cols(&start) + cols(&end) > keep {
-            start.pop();
-            break;
-        }
-    }
-    format!("{start}…{end}")
-}
+// Columns as drawn, and text fitted to them, are the reports' as well as
+// the screen's: one definition, below both.
+pub use crate::report::words::{cols, middle_cut, pad_left, pad_right};
 
 /// `text` in at most `width` columns: whole, or cut after the last word
 /// that fits and ended in `…` (a single word longer than the room is cut
