@@ -111,8 +111,7 @@ pub fn run(args: SimArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
         err,
         json,
         !quiet,
-        &first.report,
-        second,
+        (&first.report, second),
         old_kernel,
         wide.layout(),
     )?;

@@ -238,8 +238,7 @@ pub fn finish(
     err: &mut dyn std::io::Write,
     json: bool,
     lines: bool,
-    first: &SimReport,
-    second: Option<&SimReport>,
+    (first, second): (&SimReport, Option<&SimReport>),
     old_kernel: bool,
     layout: crate::report::Layout,
 ) -> std::io::Result<bool> {
