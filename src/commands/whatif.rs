@@ -389,36 +389,23 @@ fn side_by_side(out: &mut String, w: &WhatIf, layout: Layout) {
         None => "no".into(),
     };
     let row = |label: &str, a: String, b: String| (label.to_string(), a, b);
+    let counts: [(&str, fn(&SideTally) -> usize); 5] = [
+        ("  plug a CPU", |t| t.plugs),
+        ("  unplug a CPU", |t| t.unplugs),
+        ("  grow the pool", |t| t.pool_up),
+        ("  shrink the pool", |t| t.pool_down),
+        ("reversals", |t| t.reversals),
+    ];
     let mut rows = vec![
         row("", w.new.name.clone(), w.old.name.clone()),
         row("intervals that", String::new(), String::new()),
-        row(
-            "  plug a CPU",
-            w.new.plugs.to_string(),
-            w.old.plugs.to_string(),
-        ),
-        row(
-            "  unplug a CPU",
-            w.new.unplugs.to_string(),
-            w.old.unplugs.to_string(),
-        ),
-        row(
-            "  grow the pool",
-            w.new.pool_up.to_string(),
-            w.old.pool_up.to_string(),
-        ),
-        row(
-            "  shrink the pool",
-            w.new.pool_down.to_string(),
-            w.old.pool_down.to_string(),
-        ),
-        row(
-            "reversals",
-            w.new.reversals.to_string(),
-            w.old.reversals.to_string(),
-        ),
-        row("flapping", flap(&w.new), flap(&w.old)),
     ];
+    rows.extend(
+        counts
+            .iter()
+            .map(|(label, n)| row(label, n(&w.new).to_string(), n(&w.old).to_string())),
+    );
+    rows.push(row("flapping", flap(&w.new), flap(&w.old)));
     if !w.against_recording || !w.new.loops.is_empty() {
         rows.push(row(
             "feedback loops",

@@ -291,13 +291,10 @@ fn the_flips_view_of_an_oscillating_guest() {
     assert_eq!(bottom(&app), newest);
 }
 
-#[test]
-fn the_whatif_editor_with_an_error_and_with_a_result() {
+/// In the what-if editor on HOTPLUG of the oscillating rules: its
+/// threshold made 0.05, and Enter.
+fn hotplug_threshold_0_05(app: &mut Local) {
     use crossterm::event::{KeyCode, KeyEvent};
-    let mut app = oscillating_at_1_20();
-    app.key(KeyAction::WhatIf);
-    app.app_mut().whatif_key(KeyEvent::from(KeyCode::Char('(')));
-    both("whatif_error", &app);
     for key in [
         KeyCode::Backspace,
         KeyCode::Backspace,
@@ -311,6 +308,16 @@ fn the_whatif_editor_with_an_error_and_with_a_result() {
     ] {
         app.app_mut().whatif_key(KeyEvent::from(key));
     }
+}
+
+#[test]
+fn the_whatif_editor_with_an_error_and_with_a_result() {
+    use crossterm::event::{KeyCode, KeyEvent};
+    let mut app = oscillating_at_1_20();
+    app.key(KeyAction::WhatIf);
+    app.app_mut().whatif_key(KeyEvent::from(KeyCode::Char('(')));
+    both("whatif_error", &app);
+    hotplug_threshold_0_05(&mut app);
     both("whatif_result", &app);
     // Issue 45 item 8: closed loop, the box compares what the two files
     // cost the guest, as `plugtop sim --compare` does, not only decisions.
@@ -364,19 +371,7 @@ fn a_whatif_result_keeps_its_window_while_the_sim_runs_on() {
     );
     feed(&mut app, source.as_mut(), 81);
     app.key(KeyAction::WhatIf);
-    for key in [
-        KeyCode::Backspace,
-        KeyCode::Backspace,
-        KeyCode::Backspace,
-        KeyCode::Backspace,
-        KeyCode::Char('0'),
-        KeyCode::Char('.'),
-        KeyCode::Char('0'),
-        KeyCode::Char('5'),
-        KeyCode::Enter,
-    ] {
-        app.app_mut().whatif_key(KeyEvent::from(key));
-    }
+    hotplug_threshold_0_05(&mut app);
     let window = |app: &Local| -> Vec<String> {
         let text = screen(app, 80, 24);
         let lines: Vec<&str> = text.lines().collect();

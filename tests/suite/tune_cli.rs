@@ -39,6 +39,13 @@ fn stderr(o: &std::process::Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
+/// `plugtop ARGS --format json`, its report parsed.
+fn json_report(args: &[&str]) -> serde_json::Value {
+    let o = plugtop(&[args, &["--format", "json"]].concat());
+    serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {} {}", stdout(&o), stderr(&o)))
+}
+
 #[test]
 fn tuning_the_oscillating_rules_recommends_a_file_that_does_not_flap() {
     let dir = tempdir();
@@ -818,7 +825,7 @@ fn a_form_is_recommended_where_no_number_helps_and_written_as_check_passes_it() 
 fn the_budget_caps_the_candidates_and_says_how_many_forms_it_reached() {
     let dir = tempdir();
     let (scenario, _) = short_case(dir.path());
-    let o = plugtop(&[
+    let args = [
         "tune",
         &scenario,
         "-c",
@@ -826,23 +833,12 @@ fn the_budget_caps_the_candidates_and_says_how_many_forms_it_reached() {
         "--budget",
         "20",
         "--only-workload",
-        "--format",
-        "json",
-    ]);
-    let v: serde_json::Value = serde_json::from_slice(&o.stdout)
-        .unwrap_or_else(|e| panic!("{e}: {} {}", stdout(&o), stderr(&o)));
+    ];
+    let v = json_report(&args);
     let rounded = u64::from(!v["rounded_from"].is_null());
     let ran = v["candidates"].as_u64().unwrap_or_default() - rounded;
     assert!((1..=20).contains(&ran), "{v}");
-    let text = plugtop(&[
-        "tune",
-        &scenario,
-        "-c",
-        RULES,
-        "--budget",
-        "20",
-        "--only-workload",
-    ]);
+    let text = plugtop(&args);
     // Prose wraps at 80 columns: read it as one line.
     let text = stdout(&text)
         .split_whitespace()
@@ -859,7 +855,7 @@ fn the_budget_caps_the_candidates_and_says_how_many_forms_it_reached() {
 /// noise while no worse anywhere is never recommended.
 #[test]
 fn a_point_the_start_dominates_is_never_recommended() {
-    let o = plugtop(&[
+    let v = json_report(&[
         "tune",
         "examples/scenarios/daytrader.toml",
         "-c",
@@ -870,11 +866,7 @@ fn a_point_the_start_dominates_is_never_recommended() {
         "--only-workload",
         "--duration",
         "3:00",
-        "--format",
-        "json",
     ]);
-    let v: serde_json::Value = serde_json::from_slice(&o.stdout)
-        .unwrap_or_else(|e| panic!("{e}: {} {}", stdout(&o), stderr(&o)));
     let start = &v["start"];
     let rec = &v["recommended"]["score"];
     if rec.is_null() {
