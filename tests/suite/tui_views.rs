@@ -364,7 +364,6 @@ fn the_whatif_editor_with_an_error_and_with_a_result() {
 /// look like a win.
 #[test]
 fn a_whatif_result_keeps_its_window_while_the_sim_runs_on() {
-    use crossterm::event::{KeyCode, KeyEvent};
     let (mut app, mut source) = prepare_sim(
         "examples/scenarios/oscillating.toml",
         Some("examples/rules/oscillating-tight.conf"),
