@@ -267,3 +267,39 @@ fn fleet_batch_fits_80_columns_and_wide_has_every_column() {
     assert!(wide.contains("RULES"), "{wide}");
     assert!(!over_80(&wide).is_empty(), "{wide}");
 }
+
+/// Adversary F10: `fleet --batch --wide` counted an instance label of
+/// wide characters in characters, pushing its row's later columns two
+/// columns right for each; every row's cells start where the heading's do.
+#[test]
+fn fleet_batch_lines_up_a_label_of_wide_characters() {
+    let mut guests = fleet_fake::five();
+    guests[0].instance = "主机一号:9866";
+    let fake = fleet_fake::start(move |path, params| fleet_fake::answer(&guests, path, params));
+    for extra in [&[][..], &["--wide"][..]] {
+        let out = plugtop(&[&["fleet", "--prometheus", &fake.url, "--batch"][..], extra].concat());
+        let out = String::from_utf8_lossy(&out.stdout).into_owned();
+        let table: Vec<&str> = out.lines().filter(|l| !l.starts_with('#')).collect();
+        // Where each cell starts, in columns as drawn: after two blanks.
+        let starts = |line: &str| -> Vec<usize> {
+            let mut at = Vec::new();
+            let mut blanks = 0;
+            let mut col = 0;
+            for c in line.chars() {
+                if c != ' ' && (col == 0 || blanks >= 2) {
+                    at.push(col);
+                }
+                blanks = if c == ' ' { blanks + 1 } else { 0 };
+                col += cols(c.encode_utf8(&mut [0; 4]));
+            }
+            at
+        };
+        let heading = starts(table[0]);
+        let Some(row) = table.iter().find(|l| l.contains("主机一号")) else {
+            panic!("{out}");
+        };
+        for at in starts(row) {
+            assert!(heading.contains(&at), "{at} in {row:?}\n{out}");
+        }
+    }
+}
