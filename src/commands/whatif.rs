@@ -371,6 +371,9 @@ fn difference(
 /// The columns of the side-by-side table's labels.
 const LABEL_COLUMNS: usize = 18;
 
+/// One of a side's counts.
+type Count = fn(&SideTally) -> usize;
+
 /// The two rule files' tallies, one row per quantity
 /// ([`crate::report::side_by_side`]: narrow, a long file name is cut in
 /// its middle); a flapping's period is written shorter where the long
@@ -389,7 +392,7 @@ fn side_by_side(out: &mut String, w: &WhatIf, layout: Layout) {
         None => "no".into(),
     };
     let row = |label: &str, a: String, b: String| (label.to_string(), a, b);
-    let counts: [(&str, fn(&SideTally) -> usize); 5] = [
+    let counts: [(&str, Count); 5] = [
         ("  plug a CPU", |t| t.plugs),
         ("  unplug a CPU", |t| t.unplugs),
         ("  grow the pool", |t| t.pool_up),
