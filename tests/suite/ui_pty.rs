@@ -610,6 +610,63 @@ fn the_whatif_editor_checks_as_you_type_and_shows_the_counterfactual() {
     assert!(s.quit());
 }
 
+/// Adversary F1 (issue 45): paused, the simulator still runs, and the
+/// what-if box's timeline drained as old intervals left the history
+/// ("differ in 0 of 248" beside 209 decisions). The box keeps the window
+/// it ran over at Enter, says so, and its lines stay as they were while
+/// 700 more readings come in.
+#[test]
+fn a_paused_whatif_box_keeps_its_window_while_the_simulator_runs_on() {
+    let mut s = oscillating_autonomous("0.005", &[]);
+    s.wait_for("AUTONOMOUS");
+    s.press(" ");
+    s.wait_for("PAUSED");
+    s.press("w");
+    s.wait_for("What-if: HOTPLUG");
+    s.press("\x7f\x7f\x7f0.05");
+    s.wait_for("< 0.05");
+    s.press("\r");
+    s.wait_for(" as at Enter");
+    s.wait_for("flapping ");
+    // The box's lines, from the window's span to its last figure.
+    let window = |s: &Session| -> Vec<String> {
+        let screen = s.screen();
+        let lines: Vec<&str> = screen.lines().collect();
+        let at = lines
+            .iter()
+            .position(|l| l.contains(" as at Enter"))
+            .unwrap_or(lines.len());
+        lines[at..]
+            .iter()
+            .take_while(|l| !l.contains('└'))
+            .map(|l| l.to_string())
+            .collect()
+    };
+    let at_enter = window(&s);
+    assert!(at_enter.len() > 5, "{}", s.screen());
+    // The newest reading: the interval shown ("#N") and how far back it
+    // is ("(B back)"), from the header.
+    let newest = |s: &Session| -> usize {
+        let screen = s.screen();
+        let header = screen.lines().next().unwrap_or_default().to_string();
+        let number = |text: &str| -> usize {
+            let digits: String = text.chars().take_while(char::is_ascii_digit).collect();
+            digits.parse().unwrap_or(0)
+        };
+        let shown = header.find('#').map_or(0, |at| number(&header[at + 1..]));
+        let back = header.find(" (").map_or(0, |at| number(&header[at + 2..]));
+        shown + back
+    };
+    let from = newest(&s);
+    // Far more readings than the history keeps: the window's intervals
+    // have left it.
+    s.wait_until("700 more readings", |s| newest(s) > from + 700);
+    assert_eq!(window(&s), at_enter, "{}", s.screen());
+    s.press("\x1b");
+    s.wait_gone("What-if: HOTPLUG");
+    assert!(s.quit());
+}
+
 #[test]
 fn a_refused_reload_is_drawn_like_check_with_its_caret_and_the_old_rules_stay() {
     let dir = tempfile::tempdir().expect("temporary directory");
