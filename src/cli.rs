@@ -90,8 +90,9 @@ pub struct Cli {
     /// With --sim: /proc/vmstat carries the old zone-suffixed names.
     #[arg(long, requires = "sim")]
     pub old_kernel: bool,
-    /// With --sim: candidates the screen's tune (T) evaluates (default: as
-    /// `plugtop tune` on the scenario, so both recommend the same point).
+    /// With --sim: candidates the screen's tune (T) evaluates at most, as
+    /// `plugtop tune --budget` (default: as `plugtop tune` on the scenario,
+    /// so both recommend the same point).
     #[arg(long, requires = "sim", value_parser = clap::value_parser!(u64).range(1..=100_000))]
     pub tune_budget: Option<u64>,
     /// Let step and autonomous mode change this machine although it is not
@@ -291,6 +292,8 @@ pub struct CheckArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = CheckFormat::Text)]
     pub format: CheckFormat,
+    #[command(flatten)]
+    pub wide: WideArg,
 }
 
 /// The arguments of `plugtop fleet`.
@@ -440,6 +443,8 @@ pub struct SimArgs {
     pub serve: Option<PathBuf>,
     #[command(flatten)]
     pub flap: FlapArgs,
+    #[command(flatten)]
+    pub wide: WideArg,
 }
 
 /// What `plugtop tune` recommends, shown under `--help`.
@@ -497,8 +502,9 @@ pub struct TuneArgs {
     /// recommendation holds to it what the objective holds fixed (below).
     #[arg(long)]
     pub against: Option<PathBuf>,
-    /// Candidates to evaluate (1 to 100000; default 2000, fewer for a
-    /// workload longer than an hour: 200 for a day).
+    /// Candidates to evaluate at most, every form's share included (1 to
+    /// 100000; default 2000, fewer for a workload longer than an hour: 200
+    /// for a day); a budget too small for every form reaches fewer forms.
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..=100_000))]
     pub budget: Option<u64>,
     /// Candidates judged on the portfolio, best on the workload first, one

@@ -16,7 +16,9 @@ pub fn run(args: CheckArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
         files,
         root,
         format,
+        wide,
     } = args;
+    let layout = wide.layout();
     require_root(&root)?;
     let facts = RootReader::new().facts(&root);
     let several = files.len() > 1;
@@ -45,12 +47,17 @@ pub fn run(args: CheckArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
             writeln!(out)?;
         }
         let status = match format {
-            CheckFormat::Text => commands::check::run(
-                &source,
-                &facts,
-                commands::check::DiagnosticFormat::Text,
-                &mut TerminalText::new(&mut *out),
-            )?,
+            CheckFormat::Text => {
+                let mut text = Vec::new();
+                let status = commands::check::run(
+                    &source,
+                    &facts,
+                    commands::check::DiagnosticFormat::Text,
+                    &mut TerminalText::new(&mut text),
+                )?;
+                out.write_all(fitted(&String::from_utf8_lossy(&text), layout).as_bytes())?;
+                status
+            }
             CheckFormat::Json if several => {
                 let mut one = Vec::new();
                 let status = commands::check::run(
@@ -80,4 +87,27 @@ pub fn run(args: CheckArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
         writeln!(out, "{}", plugtop::report::terminal_safe_json(&text))?;
     }
     Ok(worst)
+}
+
+/// `text` laid out for `layout`: narrow, each message wraps at the width
+/// ([`plugtop::report::prose`]) while the lines quoting the file and the
+/// caret under them stay whole, so the caret stays under its column and
+/// the line copies back.
+fn fitted(text: &str, layout: plugtop::report::Layout) -> String {
+    let plugtop::report::Layout::Narrow { width } = layout else {
+        return text.to_string();
+    };
+    let mut out = String::with_capacity(text.len());
+    for line in text.lines() {
+        let rest = line
+            .trim_start()
+            .trim_start_matches(|c: char| c.is_ascii_digit());
+        if line.is_empty() || rest.starts_with(" |") || rest.starts_with('|') {
+            out.push_str(line);
+            out.push('\n');
+        } else {
+            out.push_str(&plugtop::report::prose(line, width));
+        }
+    }
+    out
 }

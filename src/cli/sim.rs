@@ -31,6 +31,7 @@ pub fn run(args: SimArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
         interval,
         serve,
         flap,
+        wide,
     } = args;
     let scenario = plugtop::sim::Scenario::load(&scenario)?;
     let duration = duration.as_deref().map(duration_arg).transpose()?;
@@ -105,6 +106,14 @@ pub fn run(args: SimArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
         .transpose()?;
     let second = second.as_ref().map(|o| &o.report);
     let err = &mut std::io::stderr();
-    let ran = finish(out, err, json, !quiet, &first.report, second, old_kernel)?;
+    let ran = finish(
+        out,
+        err,
+        json,
+        !quiet,
+        (&first.report, second),
+        old_kernel,
+        wide.layout(),
+    )?;
     Ok(if ran { Status::Ok } else { Status::Failed })
 }

@@ -36,7 +36,8 @@ pub fn run(args: WhatifArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
         against.as_deref(),
         flap.config(),
     )?;
-    let text = wide.layout().prose(&commands::whatif::render(&w));
+    let layout = wide.layout();
+    let text = layout.prose(&commands::whatif::render(&w, layout));
     write!(TerminalText::new(out), "{text}")?;
     if let Some(warning) = source.warning() {
         complain(&format!("plugtop: warning: {warning}"));

@@ -1,5 +1,6 @@
 //! `--wide`: the full-width text of every command with a table, as
-//! `plugtop run`, `eval`, `whatif` and `fleet` take it on the command line.
+//! `plugtop run`, `eval`, `whatif`, `check`, `sim` and `fleet` take it on
+//! the command line.
 
 /// `--wide`, the same for every command with a text table.
 #[derive(clap::Args, Clone, Copy)]

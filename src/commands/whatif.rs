@@ -19,7 +19,7 @@ use crate::engine::{CpuAction, Decision, GroupStatus};
 use crate::kernel::actuator::NoWrites;
 use crate::kernel::{Sample, Source};
 use crate::report::trace::{explain, rule as rule_tree};
-use crate::report::{file_name, hms};
+use crate::report::{Layout, hms, shown_file_name};
 use crate::rules::{Outcome, RuleKind, RuleSet, SourceFile};
 
 /// How many differing intervals are shown in full.
@@ -84,7 +84,7 @@ impl Candidate {
             .collect();
         Candidate {
             tally: SideTally {
-                name: file_name(file.name()).to_string(),
+                name: shown_file_name(file.name()),
                 hints,
                 ..SideTally::default()
             },
@@ -326,7 +326,7 @@ pub fn compare(
     }
     recorded.reversals = recorded_flap.total_reversals();
     Ok(WhatIf {
-        source_name: file_name(source_name).to_string(),
+        source_name: shown_file_name(source_name),
         readings,
         first,
         last: previous.map(|s| Sample::clone(&s)),
@@ -368,60 +368,49 @@ fn difference(
     text
 }
 
-/// The two rule files' tallies, one row per quantity.
-fn side_by_side(out: &mut String, w: &WhatIf) {
+/// The columns of the side-by-side table's labels.
+const LABEL_COLUMNS: usize = 18;
+
+/// One of a side's counts.
+type Count = fn(&SideTally) -> usize;
+
+/// The two rule files' tallies, one row per quantity
+/// ([`crate::report::side_by_side`]: narrow, a long file name is cut in
+/// its middle); a flapping's period is written shorter where the long
+/// form does not fit.
+fn side_by_side(out: &mut String, w: &WhatIf, layout: Layout) {
+    let room = crate::report::side_by_side::room(LABEL_COLUMNS, layout);
     let flap = |t: &SideTally| match t.flapping {
-        Some((at, period)) => format!("from #{at}, every {period:.1} intervals"),
+        Some((at, period)) => {
+            let long = format!("from #{at}, every {period:.1} intervals");
+            if crate::report::words::cols(&long) <= room {
+                long
+            } else {
+                format!("#{at}, every {period:.1}")
+            }
+        }
         None => "no".into(),
     };
-    let width = [
-        w.new.name.len(),
-        w.old.name.len(),
-        flap(&w.new).len(),
-        flap(&w.old).len(),
-    ]
-    .into_iter()
-    .max()
-    .unwrap_or(12);
-    let row = |out: &mut String, label: &str, a: String, b: String| {
-        let _ = writeln!(out, "  {label:<18}{a:>width$}  {b:>width$}");
-    };
-    row(out, "", w.new.name.clone(), w.old.name.clone());
-    let _ = writeln!(out, "  intervals that");
-    row(
-        out,
-        "  plug a CPU",
-        w.new.plugs.to_string(),
-        w.old.plugs.to_string(),
+    let row = |label: &str, a: String, b: String| (label.to_string(), a, b);
+    let counts: [(&str, Count); 5] = [
+        ("  plug a CPU", |t| t.plugs),
+        ("  unplug a CPU", |t| t.unplugs),
+        ("  grow the pool", |t| t.pool_up),
+        ("  shrink the pool", |t| t.pool_down),
+        ("reversals", |t| t.reversals),
+    ];
+    let mut rows = vec![
+        row("", w.new.name.clone(), w.old.name.clone()),
+        row("intervals that", String::new(), String::new()),
+    ];
+    rows.extend(
+        counts
+            .iter()
+            .map(|(label, n)| row(label, n(&w.new).to_string(), n(&w.old).to_string())),
     );
-    row(
-        out,
-        "  unplug a CPU",
-        w.new.unplugs.to_string(),
-        w.old.unplugs.to_string(),
-    );
-    row(
-        out,
-        "  grow the pool",
-        w.new.pool_up.to_string(),
-        w.old.pool_up.to_string(),
-    );
-    row(
-        out,
-        "  shrink the pool",
-        w.new.pool_down.to_string(),
-        w.old.pool_down.to_string(),
-    );
-    row(
-        out,
-        "reversals",
-        w.new.reversals.to_string(),
-        w.old.reversals.to_string(),
-    );
-    row(out, "flapping", flap(&w.new), flap(&w.old));
+    rows.push(row("flapping", flap(&w.new), flap(&w.old)));
     if !w.against_recording || !w.new.loops.is_empty() {
-        row(
-            out,
+        rows.push(row(
             "feedback loops",
             w.new.loops.len().to_string(),
             if w.against_recording {
@@ -429,12 +418,14 @@ fn side_by_side(out: &mut String, w: &WhatIf) {
             } else {
                 w.old.loops.len().to_string()
             },
-        );
+        ));
     }
+    crate::report::side_by_side::rows(out, &rows, LABEL_COLUMNS, layout);
 }
 
-/// The comparison as text.
-pub fn render(w: &WhatIf) -> String {
+/// The comparison as text, its table laid out for `layout` (the prose is
+/// wrapped by the caller).
+pub fn render(w: &WhatIf, layout: Layout) -> String {
     let mut out = String::new();
     let span = match (&w.first, &w.last) {
         (Some(a), Some(b)) => {
@@ -457,7 +448,7 @@ pub fn render(w: &WhatIf) -> String {
         "open loop: the recorded readings are replayed as they were; they cannot show how the guest would have reacted to other actions."
     );
     let _ = writeln!(out);
-    side_by_side(&mut out, w);
+    side_by_side(&mut out, w, layout);
     let _ = writeln!(
         out,
         "{}",

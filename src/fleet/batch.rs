@@ -195,7 +195,9 @@ fn write_text(
             .collect()
     }))
     .collect();
-    let measure = |c: usize| all.iter().map(|r| r[c].chars().count()).max().unwrap_or(0);
+    // Widths in columns as drawn: a label of wide characters lines up.
+    use crate::report::words::{cols, pad_right};
+    let measure = |c: usize| all.iter().map(|r| cols(&r[c])).max().unwrap_or(0);
     let shown: Vec<usize> = match layout {
         Layout::Wide => (0..FleetColumn::ALL.len()).collect(),
         Layout::Narrow { width } => {
@@ -212,13 +214,7 @@ fn write_text(
         .map(|r| shown.iter().map(|&c| r[c].clone()).collect())
         .collect();
     let widths: Vec<usize> = (0..shown.len())
-        .map(|c| {
-            table
-                .iter()
-                .map(|r| r[c].chars().count())
-                .max()
-                .unwrap_or(0)
-        })
+        .map(|c| table.iter().map(|r| cols(&r[c])).max().unwrap_or(0))
         .collect();
     for row in &table {
         let mut line = String::new();
@@ -226,7 +222,7 @@ fn write_text(
             if c + 1 == row.len() {
                 line.push_str(text);
             } else {
-                line.push_str(&format!("{text:<w$}  ", w = widths[c]));
+                line.push_str(&pad_right(text, widths[c] + 2));
             }
         }
         writeln!(out, "{}", line.trim_end())?;

@@ -9,6 +9,7 @@ pub mod flips;
 pub mod jsonl;
 pub mod line_diff;
 pub mod node_text;
+pub mod side_by_side;
 pub mod table;
 pub mod trace;
 pub mod units;
@@ -121,7 +122,8 @@ pub fn prose(text: &str, width: usize) -> String {
             .enumerate()
         {
             out.push_str(if i == 0 { lead } else { &under });
-            out.push_str(row);
+            // A row broken at a run of blanks ends at its last word.
+            out.push_str(row.trim_end());
             out.push('\n');
         }
     }
@@ -131,6 +133,28 @@ pub fn prose(text: &str, width: usize) -> String {
 /// The last part of a path, so long paths fit headers and columns.
 pub fn file_name(path: &str) -> &str {
     path.rsplit('/').next().unwrap_or(path)
+}
+
+/// Characters that read as the separator of the screen's header (`·`
+/// and its look-alikes): in a file's name they could make it pass for the
+/// header's own parts.
+const SEPARATOR_LIKE: [char; 7] = ['·', '∙', '⋅', '•', '・', '･', '‧'];
+
+/// The last part of `path` as a header or a report names the file: as it
+/// is when it is a plain name; in double quotes, its controls written as
+/// escapes (`\n`, `\u{1b}`) and its quotes escaped, when it holds
+/// anything that could act on a terminal, a quote, or a separator the
+/// header uses — so a name like `x · live · #999.conf` reads as one
+/// name, never as the source and the interval the header names.
+pub fn shown_file_name(path: &str) -> String {
+    let name = file_name(path);
+    let plain = !name
+        .chars()
+        .any(|c| acts_on_terminal(c) || c == '"' || SEPARATOR_LIKE.contains(&c));
+    if plain {
+        return name.to_string();
+    }
+    format!("\"{}\"", terminal_safe(name).replace('"', "\\\""))
 }
 
 /// A length of time as `h:mm:ss`.

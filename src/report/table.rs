@@ -127,6 +127,22 @@ fn compact(v: i64) -> String {
     }
 }
 
+/// The pool's cell: its size, or its move `before→after`; a move too
+/// small to show in `pages`' digits (1.25M to 1.25M) as the size and the
+/// pages it moved by (`1.25M+100`), never an arrow between equal numbers.
+fn pool_cell(before: i64, after: i64, pages: fn(i64) -> String) -> String {
+    let (a, b) = (pages(before), pages(after));
+    if before == after {
+        a
+    } else if a != b {
+        format!("{a}→{b}")
+    } else if after > before {
+        format!("{a}+{}", pages(after - before))
+    } else {
+        format!("{a}-{}", pages(before - after))
+    }
+}
+
 /// One interval as a table row (or the reason cpuplugd would stop).
 pub fn row(out: &mut String, d: &Decision, layout: Layout) {
     if let Some(f) = &d.fatal {
@@ -178,11 +194,7 @@ pub fn row(out: &mut String, d: &Decision, layout: Layout) {
         match m.status {
             GroupStatus::Ok => {
                 let num = |v: Option<i64>| v.map_or("-".to_string(), w.pages);
-                let pool = if m.cmm_pages_new == m.cmm_pages {
-                    (w.pages)(m.cmm_pages)
-                } else {
-                    format!("{}→{}", (w.pages)(m.cmm_pages), (w.pages)(m.cmm_pages_new))
-                };
+                let pool = pool_cell(m.cmm_pages, m.cmm_pages_new, w.pages);
                 let _ = write!(
                     out,
                     "{:<t$} {:<t$} {:>n$} {:>n$} {:>p$}",
@@ -201,6 +213,8 @@ pub fn row(out: &mut String, d: &Decision, layout: Layout) {
             GroupStatus::Vertical => {}
         }
     }
+    // A row without a memory group ends at its last cell, not in blanks.
+    out.truncate(out.trim_end_matches(' ').len());
     out.push('\n');
 }
 
@@ -226,6 +240,17 @@ mod tests {
         ] {
             assert!(compact(v).chars().count() <= 6, "{v}: {}", compact(v));
         }
+    }
+
+    /// Adversary F10: a pool moving by 100 pages near a million printed
+    /// `1.25M→1.25M`, an arrow between equal numbers.
+    #[test]
+    fn a_pool_move_too_small_for_the_digits_shows_what_it_moved_by() {
+        assert_eq!(pool_cell(1_245_000, 1_245_100, compact), "1.25M+100");
+        assert_eq!(pool_cell(1_245_100, 1_245_000, compact), "1.25M-100");
+        assert_eq!(pool_cell(1_245_000, 1_300_000, compact), "1.25M→1.3M");
+        assert_eq!(pool_cell(1_245_000, 1_245_000, compact), "1.25M");
+        assert_eq!(pool_cell(10, 20, compact), "10→20");
     }
 
     #[test]

@@ -32,6 +32,52 @@ pub fn online_list(list: &CpuList) -> String {
     }
 }
 
+/// Columns `text` takes on the screen.
+pub fn cols(text: &str) -> usize {
+    ratatui::text::Span::raw(text).width()
+}
+
+/// `text` followed by blanks to `width` columns (counted as drawn, so a
+/// wide character takes two); text as wide or wider is left as it is.
+pub fn pad_right(text: &str, width: usize) -> String {
+    format!("{text}{}", " ".repeat(width.saturating_sub(cols(text))))
+}
+
+/// `text` after blanks to `width` columns, right-aligned as [`pad_right`]
+/// counts them.
+pub fn pad_left(text: &str, width: usize) -> String {
+    format!("{}{text}", " ".repeat(width.saturating_sub(cols(text))))
+}
+
+/// `name` in at most `room` columns: its start and its end (where the
+/// `.conf` is), with `…` between (columns counted as drawn, so wide
+/// characters fit too).
+pub fn middle_cut(name: &str, room: usize) -> String {
+    if cols(name) <= room {
+        return name.to_string();
+    }
+    let keep = room.saturating_sub(1);
+    let mut end: Vec<char> = Vec::new();
+    for c in name.chars().rev() {
+        let mut with: String = end.iter().rev().collect();
+        with.insert(0, c);
+        if cols(&with) > keep / 2 {
+            break;
+        }
+        end.push(c);
+    }
+    let end: String = end.iter().rev().collect();
+    let mut start = String::new();
+    for c in name.chars() {
+        start.push(c);
+        if cols(&start) + cols(&end) > keep {
+            start.pop();
+            break;
+        }
+    }
+    format!("{start}…{end}")
+}
+
 /// `text` in lines of at most `width` characters, broken at blanks (a word
 /// longer than a line is broken inside).
 pub fn wrap(text: &str, width: usize) -> Vec<String> {
@@ -61,9 +107,12 @@ pub fn wrap_hanging(text: &str, first: usize, rest: usize) -> Vec<String> {
                 lines.push(std::mem::take(&mut line));
                 continue;
             }
-            // A word longer than the line: as much as fits, the rest next.
-            let head: String = word.chars().take(width).collect();
-            word = word.chars().skip(width).collect();
+            // A word longer than the line: as much as fits, the rest next,
+            // after a `-`, `.`, `/` or `_` in the line's second half when
+            // there is one (a name reads `…datacentre-` / `v2.conf`).
+            let at = split_point(&word, width);
+            let head: String = word.chars().take(at).collect();
+            word = word.chars().skip(at).collect();
             lines.push(head);
             if word.is_empty() {
                 break;
@@ -74,6 +123,20 @@ pub fn wrap_hanging(text: &str, first: usize, rest: usize) -> Vec<String> {
         lines.push(line);
     }
     lines
+}
+
+/// Where a word longer than `width` characters is broken: after the last
+/// `-`, `.`, `/` or `_` among its first `width` characters if that is in
+/// the second half, else at `width`.
+fn split_point(word: &str, width: usize) -> usize {
+    word.chars()
+        .take(width)
+        .enumerate()
+        .filter(|(i, c)| matches!(c, '-' | '.' | '/' | '_') && i + 1 > width / 2)
+        .map(|(i, _)| i + 1)
+        .last()
+        .filter(|at| *at < word.chars().count())
+        .unwrap_or(width)
 }
 
 #[cfg(test)]
@@ -100,6 +163,12 @@ mod tests {
             }
         }
         assert_eq!(wrap_hanging("ab cdefgh", 4, 3), ["ab", "cde", "fgh"]);
+        // Adversary F10: a name breaks after its punctuation when it can,
+        // not one letter before its end (`….con` / `f`).
+        assert_eq!(
+            wrap("rules production-guests-of-the-datacentre-v2.conf", 28),
+            ["rules", "production-guests-of-the-", "datacentre-v2.conf"]
+        );
     }
 
     fn list(ids: &[u32]) -> CpuList {

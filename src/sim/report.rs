@@ -121,13 +121,18 @@ fn rows(r: &SimReport) -> Vec<(&'static str, String)> {
 }
 
 /// The figures that say what a rule file cost the guest (demand left
-/// unmet, CPUs held, work done, memory in swap): what the screen's
-/// closed-loop what-if compares, as `--compare` words and formats them.
-pub const KEY_FIGURES: [&str; 4] = [
+/// unmet, CPUs held, memory against the working set, work done, memory in
+/// swap) and whether it flapped to get there: what the screen's
+/// closed-loop what-if compares, as `--compare` words and formats them, so
+/// a flapping edit cannot pass for a better one.
+pub const KEY_FIGURES: [&str; 7] = [
     "unmet CPU demand",
     "online CPUs, average",
+    "guest / working set",
     "throughput vs ideal",
     "in swap, average",
+    "reversals",
+    "flapping",
 ];
 
 /// The rows of [`KEY_FIGURES`] for `r`, label and value as the report
@@ -164,25 +169,20 @@ pub fn text(r: &SimReport) -> String {
     out
 }
 
-/// Two runs of one scenario side by side.
-pub fn side_by_side(a: &SimReport, b: &SimReport) -> String {
-    let name = |s: &str| safe(crate::report::file_name(s)).into_owned();
-    let w = name(&a.rules)
-        .chars()
-        .count()
-        .max(name(&b.rules).chars().count())
-        .max(14);
+/// Two runs of one scenario side by side
+/// ([`crate::report::side_by_side`]: narrow, fitted to its width, a long
+/// rule file's name cut in its middle).
+pub fn side_by_side(a: &SimReport, b: &SimReport, layout: crate::report::Layout) -> String {
+    let name = |s: &str| crate::report::shown_file_name(s);
     let mut out = format!("{}\n", safe(&a.scenario));
-    let _ = writeln!(
-        out,
-        "  {:<28}{:>w$}  {:>w$}",
-        "",
-        name(&a.rules),
-        name(&b.rules)
+    let mut table = vec![(String::new(), name(&a.rules), name(&b.rules))];
+    table.extend(
+        rows(a)
+            .into_iter()
+            .zip(rows(b))
+            .map(|((label, x), (_, y))| (label.to_string(), x, y)),
     );
-    for ((label, x), (_, y)) in rows(a).into_iter().zip(rows(b)) {
-        let _ = writeln!(out, "  {label:<28}{x:>w$}  {y:>w$}");
-    }
+    crate::report::side_by_side::rows(&mut out, &table, 28, layout);
     for r in [a, b] {
         for l in &r.feedback_loops {
             let _ = writeln!(out, "  {}: {}", name(&r.rules), safe(l));
@@ -191,7 +191,7 @@ pub fn side_by_side(a: &SimReport, b: &SimReport) -> String {
             let _ = writeln!(out, "  {} ended early: {}", name(&r.rules), safe(f));
         }
     }
-    out
+    layout.prose(&out)
 }
 
 /// Said when a report (or a comparison) is asked for at a pace: nothing
@@ -238,9 +238,9 @@ pub fn finish(
     err: &mut dyn std::io::Write,
     json: bool,
     lines: bool,
-    first: &SimReport,
-    second: Option<&SimReport>,
+    (first, second): (&SimReport, Option<&SimReport>),
     old_kernel: bool,
+    layout: crate::report::Layout,
 ) -> std::io::Result<bool> {
     let stopped: Vec<String> = std::iter::once(first)
         .chain(second)
@@ -257,7 +257,7 @@ pub fn finish(
         } else {
             let mut out = crate::report::TerminalText::new(out);
             match second {
-                Some(b) => write!(out, "{}", side_by_side(a, b))?,
+                Some(b) => write!(out, "{}", side_by_side(a, b, layout))?,
                 None => write!(out, "{}{}", if lines { "\n" } else { "" }, text(a))?,
             }
             out.flush()?;

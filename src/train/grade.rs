@@ -603,16 +603,18 @@ fn field_value(field: &str, value: f64, runs: usize) -> String {
 /// common mistakes; no line is wider than 80 columns unless one word is.
 pub fn text(g: &Grades) -> String {
     let mut out = format!("{} — {} trainees\n", safe(&g.course), g.trainees.len());
+    use crate::report::words::{cols, middle_cut, pad_right};
     let width = g
         .trainees
         .iter()
-        .map(|t| safe(t).chars().count())
+        .map(|t| cols(&safe(t)))
         .max()
         .unwrap_or(7)
         .clamp(7, 24);
     // A longer name keeps its start and its end (two trainees of one
-    // evening group stay apart), `…` between.
-    let name = |t: &str| crate::tui::view::fit::middle_cut(&safe(t), width);
+    // evening group stay apart), `…` between; a name of wide characters
+    // is padded by the columns it takes.
+    let name = |t: &str| pad_right(&middle_cut(&safe(t), width), width);
     for t in &g.tables {
         let passed = t.rows.iter().filter(|r| r.passed).count();
         let _ = writeln!(
@@ -632,8 +634,10 @@ pub fn text(g: &Grades) -> String {
         }
         let _ = writeln!(
             out,
-            "  {:<width$}  {:<6}  {:>5}",
-            "trainee", "result", "runs"
+            "  {}  {:<13}  {:>5}",
+            pad_right("trainee", width),
+            "result",
+            "runs"
         );
         for r in &t.rows {
             let runs = if r.runs > 0 {
@@ -641,13 +645,14 @@ pub fn text(g: &Grades) -> String {
             } else {
                 "-".into()
             };
-            let _ = writeln!(
-                out,
-                "  {:<width$}  {:<6}  {:>5}",
-                name(&r.trainee),
-                if r.passed { "pass" } else { "FAIL" },
-                runs,
-            );
+            // Nothing handed in is not a fail (docs/training.md).
+            let missing = r.reason == NOT_SUBMITTED;
+            let result = match (r.passed, missing) {
+                (true, _) => "pass",
+                (false, true) => NOT_SUBMITTED,
+                (false, false) => "FAIL",
+            };
+            let _ = writeln!(out, "  {}  {result:<13}  {runs:>5}", name(&r.trainee));
             if !r.values.is_empty() {
                 let values: Vec<String> = t
                     .fields
@@ -657,7 +662,7 @@ pub fn text(g: &Grades) -> String {
                     .collect();
                 wrapped(&mut out, &format!("      {}", values.join(" · ")), 6);
             }
-            if !r.reason.is_empty() {
+            if !r.reason.is_empty() && !missing {
                 wrapped(&mut out, &format!("      why: {}", safe(&r.reason)), 11);
             }
         }
@@ -665,13 +670,16 @@ pub fn text(g: &Grades) -> String {
     out.push_str("\nTotals (exercises passed of the course's, held-out runs met)\n");
     let _ = writeln!(
         out,
-        "  {:<width$}  {:>6}  {:>9}  {:>9}",
-        "trainee", "passed", "submitted", "runs met"
+        "  {}  {:>6}  {:>9}  {:>9}",
+        pad_right("trainee", width),
+        "passed",
+        "submitted",
+        "runs met"
     );
     for t in &g.totals {
         let _ = writeln!(
             out,
-            "  {:<width$}  {:>6}  {:>9}  {:>9}",
+            "  {}  {:>6}  {:>9}  {:>9}",
             name(&t.trainee),
             format!("{}/{}", t.passed, t.exercises),
             t.submitted,
@@ -983,6 +991,46 @@ mod tests {
         for line in t.lines() {
             assert!(line.chars().count() <= TEXT_COLUMNS, "{line:?}");
         }
+    }
+
+    /// Adversary F5: an exercise with no file reads "not submitted" (as
+    /// docs/training.md says: not a fail), and a trainee named in wide
+    /// characters is padded by the columns the name takes, so the columns
+    /// after it stay in line.
+    #[test]
+    fn a_missing_exercise_is_not_submitted_and_wide_names_keep_the_columns() {
+        let mut g = class();
+        let wide = "张伟同学";
+        for row in g.tables.iter_mut().flat_map(|t| t.rows.iter_mut()) {
+            if row.trainee == "bob" {
+                row.trainee = wide.into();
+            }
+        }
+        for t in &mut g.totals {
+            if t.trainee == "bob" {
+                t.trainee = wide.into();
+            }
+        }
+        g.trainees[1] = wide.into();
+        let t = text(&g);
+        let memory = t.split("\nmemory").nth(1).unwrap_or_default();
+        let row = memory
+            .lines()
+            .find(|l| l.contains(wide))
+            .unwrap_or_default();
+        assert!(
+            row.contains("not submitted") && !row.contains("FAIL"),
+            "{t}"
+        );
+        assert!(!memory.contains("why: not submitted"), "{t}");
+        // "alice" and the wide name end their column at the same place.
+        let col = |who: &str, what: &str| {
+            t.lines()
+                .filter_map(|l| Some(&l[..l.find(what)?]).filter(|_| l.contains(who)))
+                .map(crate::report::words::cols)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(col("alice", "1/2").last(), col(wide, "0/2").last(), "{t}");
     }
 
     #[test]

@@ -154,11 +154,29 @@ pub fn run(
         },
         None => end,
     };
+    // Quitting a simulated guest puts nothing back: it says what ended
+    // there, as a served root says what it put back (adversary F9).
+    let end = match (end, c.options.sim.is_some(), core.latest()) {
+        (ScreenEnd::Quit, true, Some(last)) => ScreenEnd::GaveBack(vec![discarded(last)]),
+        (end, ..) => end,
+    };
     // From here on the process may end without the screen thread (stuck
     // writing to a terminal nobody reads) once a signal asked it to.
     stop.given_back(end.exit_status());
     said.push(Update::Ended(end));
     let _ = notify(said);
+}
+
+/// What quitting the simulator leaves: the simulated guest as its last
+/// reading had it, discarded; nothing outside plugtop was changed.
+fn discarded(last: &crate::kernel::Sample) -> String {
+    let online = crate::report::words::online_list(&last.online);
+    let pool = last
+        .cmm_pages
+        .map_or(String::new(), |p| format!(", cmm_pages {p}"));
+    format!(
+        "the simulated guest ended with {online}{pool} and is discarded; nothing on this machine was changed"
+    )
 }
 
 impl Control {
@@ -670,8 +688,14 @@ mod tests {
             commands
                 .send(Command::Quit)
                 .unwrap_or_else(|e| panic!("{e}"));
+            // Quitting the simulator says what ended there (nothing real
+            // is put back).
             let end = until(&updates, &mut app, usize::MAX, |_| false);
-            assert!(matches!(end, Some(ScreenEnd::Quit)), "{end:?}");
+            assert!(
+                matches!(&end, Some(ScreenEnd::GaveBack(lines))
+                    if lines.iter().any(|l| l.contains("simulated guest ended"))),
+                "{end:?}"
+            );
         });
     }
 

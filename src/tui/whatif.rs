@@ -36,6 +36,10 @@ pub struct Counterfactual {
     pub closed_loop: bool,
     /// The newest reading it covers.
     pub upto: usize,
+    /// Per reading number of the history it ran over, oldest first: what
+    /// the loaded rules decided. The box draws and counts this window, the
+    /// one kept at Enter, however the history moves on meanwhile.
+    pub loaded: Vec<(usize, Moves)>,
     /// Set when the edit changes UPDATE: how the two paces were matched.
     pub pace: Option<String>,
     /// Closed loop: the report of the scenario played under the rules in
@@ -583,6 +587,7 @@ impl WhatIfEditor {
         };
         self.result = Some(Counterfactual {
             upto: last,
+            loaded: history.iter().map(|h| (h.reading, h.decided)).collect(),
             reversals: (reversals(&real, flap), reversals(&edited, flap)),
             changes: (changes(&real), changes(&edited)),
             applied: history.iter().filter(|h| !h.applied.is_none()).count(),

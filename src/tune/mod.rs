@@ -347,7 +347,12 @@ pub fn tune(
     // Only a candidate that does better than the reference within its
     // resources is recommended; when none does, nothing is.
     let objective = options.objective;
-    let better = |s: &Score| robust::beats(s, &reference_score, objective);
+    // Nor one the start beats by more than noise somewhere while no worse
+    // anywhere (more CPUs for nothing: adversary F8).
+    let start = candidates[0].1.clone();
+    let better = |s: &Score| {
+        robust::beats(s, &reference_score, objective) && !start.dominates_beyond_noise(s)
+    };
     let mut order: Vec<usize> = (0..candidates.len())
         .filter(|&i| knobs::within_ranges(&shapes[shape_of[i]].knobs, &candidates[i].0))
         .filter(|&i| better(&candidates[i].1))
@@ -372,8 +377,9 @@ pub fn tune(
         objective,
         budget: options.budget,
     };
-    let beats =
-        |s: &Score, reference: &Score, _start: &Score| robust::beats(s, reference, objective);
+    let beats = |s: &Score, reference: &Score, start: &Score| {
+        robust::beats(s, reference, objective) && !start.dominates_beyond_noise(s)
+    };
     if !options.portfolio {
         tuned.recommended = order.first().copied();
         round_recommendation(&mut tuned, &beats, &score_file, &|_| true);
@@ -561,9 +567,10 @@ const FORMS_REFINED: usize = 4;
 
 /// Searches every shape: the user's file with half the budget, every form
 /// with a share of a quarter, then the [`FORMS_REFINED`] forms whose best
-/// candidate ranks highest with the last quarter, around that best. The
-/// candidates of all, each once, and the shape of each; the same for a
-/// seed whatever the threads.
+/// candidate ranks highest with the last quarter, around that best; never
+/// more than the budget in all (a share is at least 6, so a small budget
+/// reaches fewer forms, in order). The candidates of all, each once, and
+/// the shape of each; the same for a seed whatever the threads.
 fn search_shapes(
     shapes: &[TunedShape],
     options: &TuneOptions,
@@ -618,10 +625,13 @@ fn search_shapes(
             }
         }
     };
+    // The budget is a cap: what the user's file left, shared out in turn;
+    // a small budget tries fewer forms rather than evaluating more.
+    let mut left = options.budget.saturating_sub(candidates.len());
     let first = ((options.budget / 4) / forms).max(6);
     let mut best: Vec<(usize, usize)> = Vec::new();
     for (s, shape) in shapes.iter().enumerate().skip(1) {
-        if cancelled.load(std::sync::atomic::Ordering::Relaxed) {
+        if cancelled.load(std::sync::atomic::Ordering::Relaxed) || left == 0 {
             break;
         }
         let start: Vec<f64> = shape.knobs.iter().map(|k| k.value).collect();
@@ -629,10 +639,11 @@ fn search_shapes(
         let found = run(
             shape,
             &start,
-            first,
+            first.min(left),
             options.seed + s as u64,
             Some(&reference),
         );
+        left = left.saturating_sub(found.len());
         add(s, found, &mut candidates, &mut shape_of);
         if let Some(b) = (from..candidates.len()).min_by(|&a, &b| {
             rank(&candidates[a].1, &reference, options.objective)
@@ -646,17 +657,18 @@ fn search_shapes(
     let best = refined(best, &candidates, &reference, options.objective, shapes);
     let second = ((options.budget / 4) / best.len().max(1)).max(6);
     for (s, b) in best {
-        if cancelled.load(std::sync::atomic::Ordering::Relaxed) {
+        if cancelled.load(std::sync::atomic::Ordering::Relaxed) || left == 0 {
             break;
         }
         let start = candidates[b].0.clone();
         let found = run(
             &shapes[s],
             &start,
-            second,
+            second.min(left),
             options.seed + 1000 + s as u64,
             Some(&reference),
         );
+        left = left.saturating_sub(found.len());
         add(s, found, &mut candidates, &mut shape_of);
     }
     (candidates, shape_of)
@@ -731,8 +743,9 @@ fn judge_and_recommend(
         objective,
         robust::Tolerance::default(),
     );
-    let beats =
-        |s: &Score, reference: &Score, _start: &Score| robust::beats(s, reference, objective);
+    let beats = |s: &Score, reference: &Score, start: &Score| {
+        robust::beats(s, reference, objective) && !start.dominates_beyond_noise(s)
+    };
     // Against another file, a quarter of the judging is kept for the
     // fallback below.
     let mut left = judged_at_most(judging.at_most, judging.workload.scenario.cpus);
@@ -759,6 +772,7 @@ fn judge_and_recommend(
             .filter(|i| !judged.contains(i))
             .filter(|&i| knobs::within_ranges(&tuned.shape(i).knobs, &tuned.candidates[i].0))
             .filter(|&i| ties(&tuned.candidates[i].1, &tuned.reference, &start))
+            .filter(|&i| !start.dominates_beyond_noise(&tuned.candidates[i].1))
             .collect();
         sort_by_preference(&mut order, &tuned.candidates, objective);
         recommend_on_portfolio(tuned, order, &judge, &ties, left, cancelled, candidates);

@@ -418,16 +418,23 @@ fn changed_words(t: &Tuned, i: usize) -> String {
 }
 
 /// How many candidates a tune ran, as `plugtop tune` and the screen's
-/// tune box both say it, with the budget when it ran fewer: the budget's
-/// shares among the forms round down, and a candidate met twice is run
-/// once (docs/tune.md).
+/// tune box both say it, with the budget when it ran fewer: the budget is
+/// a cap, its shares among the forms round down, and a candidate met twice
+/// is run once (docs/tune.md). The recommendation rewritten in fewer
+/// digits is recorded beside them and said apart, so the count never
+/// passes the budget.
 pub fn candidates_words(t: &Tuned) -> String {
-    let n = t.candidates.len();
-    if n >= t.budget {
+    let rounded = usize::from(t.rounded_from.is_some());
+    let n = t.candidates.len() - rounded;
+    let mut words = if n >= t.budget {
         format!("{n} candidates")
     } else {
         format!("{n} candidates (budget {})", t.budget)
+    };
+    if rounded == 1 {
+        words.push_str(" and the recommendation in fewer digits");
     }
+    words
 }
 
 /// What the other seeds showed when on every one of them the start and
@@ -556,8 +563,15 @@ fn ties_words(t: &Tuned, i: usize) -> Option<String> {
 
 /// Why a tune recommends nothing, in words.
 pub fn why_nothing(t: &Tuned) -> String {
+    // As the tune counts better: beating the reference, and not dominated
+    // by the start (more CPUs for nothing is not better).
+    let start = t.candidates.first().map(|c| &c.1);
     let beat = (0..t.candidates.len())
-        .filter(|&i| super::robust::beats(&t.candidates[i].1, &t.reference, t.objective))
+        .filter(|&i| {
+            let s = &t.candidates[i].1;
+            super::robust::beats(s, &t.reference, t.objective)
+                && !start.is_some_and(|st| st.dominates_beyond_noise(s))
+        })
         .count();
     let mut out = if beat == 0 {
         format!(
@@ -579,7 +593,7 @@ pub fn why_nothing(t: &Tuned) -> String {
     if beat > 0 {
         out.push_str(
             "; a front row can still be tried in `plugtop sim --compare`, or more of them \
-             judged with --judge N",
+             judged with `plugtop tune --judge N`",
         );
     }
     out
@@ -783,10 +797,20 @@ pub fn text(
     writeln!(out, "knobs of {}:", file.name())?;
     write!(out, "{}", knobs_text(&t.knobs))?;
     let forms = t.shapes.len() - 1;
-    let variants = if forms > 0 {
-        format!(", the file's own numbers and {forms} variants of the rule forms")
-    } else {
-        String::new()
+    let tried = t
+        .shape_of
+        .iter()
+        .filter(|s| **s > 0)
+        .collect::<std::collections::HashSet<_>>()
+        .len();
+    let variants = match forms {
+        0 => String::new(),
+        _ if tried == forms => {
+            format!(", the file's own numbers and {forms} variants of the rule forms")
+        }
+        _ => format!(
+            ", the file's own numbers and {tried} of {forms} variants of the rule forms (the budget reached no more)"
+        ),
     };
     let words = candidates_words(t);
     say(

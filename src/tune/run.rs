@@ -344,7 +344,7 @@ fn knobs_of(
 }
 
 /// The search's settings from the command line: the forms of `--forms`
-/// beside the shipped ones, none with `--only-thresholds`.
+/// before the shipped ones, none with `--only-thresholds`.
 fn options_of(
     asked: &Asked,
     workload: &Workload,
@@ -364,8 +364,10 @@ fn options_of(
     }
     options.portfolio = !asked.only_workload;
     options.knob_specs = asked.knob.clone();
+    // The user's own forms first: a budget too small for every form (it
+    // is a cap) reaches those the user asked for.
     if let Some(dir) = &asked.forms {
-        options.forms.extend(super::forms::load_dir(dir)?);
+        options.forms.splice(0..0, super::forms::load_dir(dir)?);
     }
     // A knob narrowed by its rule, variable or place is a number of this
     // file: the user asked for its numbers, so no form replaces them.

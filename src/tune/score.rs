@@ -106,6 +106,20 @@ impl Score {
         a.iter().zip(&b).all(|(x, y)| x <= y) && a.iter().zip(&b).any(|(x, y)| x < y)
     }
 
+    /// No worse than `other` in every objective by more than noise (1%
+    /// and a tenth of a CPU-second of unmet demand, a hundredth of a CPU,
+    /// 1% of the guest against its working set, which moves with how the
+    /// work ran even when the pool is left alone), and better in one by
+    /// more: a candidate its start so dominates is never recommended, as
+    /// it would cost more for nothing.
+    pub fn dominates_beyond_noise(&self, other: &Score) -> bool {
+        let (a, b) = (self.objectives(), other.objectives());
+        let noise = [b[0] * 0.01 + 0.1, 0.0, 0.01, b[3] * 0.01 + 1e-9, 0.0];
+        let no_worse = a.iter().zip(&b).zip(&noise).all(|((x, y), n)| *x <= y + n);
+        let better = a.iter().zip(&b).zip(&noise).any(|((x, y), n)| *x < y - n);
+        no_worse && better && self.throughput_ratio >= other.throughput_ratio - 0.002
+    }
+
     /// Uses no more of what `objective` holds fixed than `reference`: for
     /// CPUs, no more CPUs or stalls and no more guest memory than noise
     /// (1%: with the pool left alone the guest's size is fixed, and its

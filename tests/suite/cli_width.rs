@@ -55,6 +55,156 @@ fn whatif_fits_80_columns() {
     assert!(wide.lines().count() < narrow.lines().count());
 }
 
+/// Adversary F3: rule files named with 30 characters and more, or with
+/// wide characters, keep `whatif`'s narrow table a table at 80 columns:
+/// every row holds its label and both values, no line passes 80 columns
+/// as drawn or ends in blanks, and each name keeps its start and `.conf`.
+#[test]
+fn whatif_keeps_its_table_with_long_and_wide_file_names() {
+    let dir = crate::common::tempdir();
+    let copy = |name: &str, from: &str| -> String {
+        let to = dir.path().join(name);
+        if let Err(e) = std::fs::copy(from, &to) {
+            panic!("{e}");
+        }
+        to.display().to_string()
+    };
+    let after = copy(
+        "cpuplugd-prod-db-after-the-incident-of-the-night.conf",
+        "examples/rules/oscillating-damped.conf",
+    );
+    let before = copy("生产数据库规则文件事故之前的版本.conf", MODERN);
+    for args in [
+        vec!["whatif", "--replay", REC, "-c", &after],
+        vec![
+            "whatif",
+            "--replay",
+            REC,
+            "-c",
+            &after,
+            "--against",
+            &before,
+        ],
+        vec![
+            "whatif",
+            "--replay",
+            REC,
+            "-c",
+            &before,
+            "--against",
+            &after,
+        ],
+    ] {
+        let out = stdout(&args);
+        assert_eq!(over_80(&out), Vec::<&str>::new(), "{out}");
+        assert!(out.lines().all(|l| l == l.trim_end()), "{out}");
+        for label in [
+            "plug a CPU",
+            "unplug a CPU",
+            "grow the pool",
+            "reversals",
+            "flapping",
+        ] {
+            let Some(row) = out.lines().find(|l| l.trim_start().starts_with(label)) else {
+                panic!("{label}:\n{out}");
+            };
+            // Both values on the label's row.
+            let values = row.trim_start()[label.len()..]
+                .split("  ")
+                .filter(|v| !v.trim().is_empty())
+                .count();
+            assert_eq!(values, 2, "{row:?}\n{out}");
+        }
+        let heading = out
+            .lines()
+            .find(|l| l.contains(".conf") && l.starts_with("    "))
+            .unwrap_or_default();
+        assert!(
+            heading.contains("cpuplugd-prod") && heading.contains("night.conf"),
+            "{out}"
+        );
+    }
+}
+
+/// Adversary F10: `check`'s messages and summary and `sim --compare`'s
+/// table (the built-in rules' name is 32 characters) passed 80 columns;
+/// they fit by default, the quoted line and its caret whole, and `--wide`
+/// keeps the old form.
+#[test]
+fn check_and_sim_compare_fit_80_columns_and_wide_keeps_the_old_form() {
+    let dir = crate::common::tempdir();
+    // Findings with long messages, in a file whose name is long too.
+    let rules = dir
+        .path()
+        .join("cpuplugd-for-the-production-database-guests-after-review.conf");
+    let text = std::fs::read_to_string(MODERN).expect("rules")
+        + "\nMEMPLUG=\"meminfo.MemFree > 1e300 && meminfo.MemFree < 1\"\n";
+    std::fs::write(&rules, text).expect("write");
+    let rules = rules.display().to_string();
+    let check = |extra: &[&str]| {
+        let root = ["--root", "tests/fixtures/roots/newkernel"];
+        let o = plugtop(&[&["check", &rules][..], &root, extra].concat());
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    let narrow = check(&[]);
+    assert!(narrow.contains(" | "), "{narrow}");
+    assert_eq!(over_80(&narrow), Vec::<&str>::new(), "{narrow}");
+    let wide = check(&["--wide"]);
+    assert!(!over_80(&wide).is_empty(), "{wide}");
+    // The quoted line and its caret are the same either way.
+    let quoted = |out: &str| -> Vec<String> {
+        out.lines()
+            .filter(|l| l.contains(" | ") || l.trim_start().starts_with('|'))
+            .map(str::to_string)
+            .collect()
+    };
+    assert_eq!(quoted(&narrow), quoted(&wide));
+    let compare = |extra: &[&str]| {
+        stdout(
+            &[
+                &[
+                    "sim",
+                    "examples/scenarios/oscillating.toml",
+                    "--compare",
+                    "examples/rules/oscillating-damped.conf",
+                    "--duration",
+                    "1:00",
+                ][..],
+                extra,
+            ]
+            .concat(),
+        )
+    };
+    let narrow = compare(&[]);
+    assert_eq!(over_80(&narrow), Vec::<&str>::new(), "{narrow}");
+    assert!(narrow.contains("oscillating-damped.conf"), "{narrow}");
+    let wide = compare(&["--wide"]);
+    assert!(wide.contains("built-in recommended-modern.conf"), "{wide}");
+    assert!(!over_80(&wide).is_empty(), "{wide}");
+}
+
+/// Adversary F10: `eval`'s rows of a file without a memory group ended in
+/// 9 blanks, a trace's `HOTPLUG = false` row in 3.
+#[test]
+fn eval_rows_and_traces_end_at_their_last_character() {
+    for extra in [&[][..], &["--trace"][..]] {
+        let args = [
+            &[
+                "eval",
+                "--replay",
+                REC,
+                "-c",
+                "examples/rules/oscillating-tight.conf",
+            ][..],
+            extra,
+        ]
+        .concat();
+        let out = stdout(&args);
+        let blank: Vec<&str> = out.lines().filter(|l| l.ends_with(' ')).collect();
+        assert_eq!(blank, Vec::<&str>::new(), "{args:?}");
+    }
+}
+
 #[test]
 fn run_verbose_fits_80_columns_and_cpuplugds_messages_are_unchanged() {
     let run = |wide: bool| {
@@ -142,4 +292,40 @@ fn tune_fits_80_columns_and_wide_keeps_each_row_on_one_line() {
             .any(|l| l.starts_with("  recommended s") && l.contains('%')),
         "{wide}"
     );
+}
+
+/// Adversary F10: `fleet --batch --wide` counted an instance label of
+/// wide characters in characters, pushing its row's later columns two
+/// columns right for each; every row's cells start where the heading's do.
+#[test]
+fn fleet_batch_lines_up_a_label_of_wide_characters() {
+    let mut guests = fleet_fake::five();
+    guests[0].instance = "主机一号:9866";
+    let fake = fleet_fake::start(move |path, params| fleet_fake::answer(&guests, path, params));
+    for extra in [&[][..], &["--wide"][..]] {
+        let out = plugtop(&[&["fleet", "--prometheus", &fake.url, "--batch"][..], extra].concat());
+        let out = String::from_utf8_lossy(&out.stdout).into_owned();
+        let table: Vec<&str> = out.lines().filter(|l| !l.starts_with('#')).collect();
+        // Where each cell starts, in columns as drawn: after two blanks.
+        let starts = |line: &str| -> Vec<usize> {
+            let mut at = Vec::new();
+            let mut blanks = 0;
+            let mut col = 0;
+            for c in line.chars() {
+                if c != ' ' && (col == 0 || blanks >= 2) {
+                    at.push(col);
+                }
+                blanks = if c == ' ' { blanks + 1 } else { 0 };
+                col += cols(c.encode_utf8(&mut [0; 4]));
+            }
+            at
+        };
+        let heading = starts(table[0]);
+        let Some(row) = table.iter().find(|l| l.contains("主机一号")) else {
+            panic!("{out}");
+        };
+        for at in starts(row) {
+            assert!(heading.contains(&at), "{at} in {row:?}\n{out}");
+        }
+    }
 }

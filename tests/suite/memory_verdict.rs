@@ -94,7 +94,7 @@ fn eval_on_the_root_keeps_the_memory_group_off_and_says_why() {
 fn check_on_the_root_says_the_memory_group_is_off_and_why() {
     let (root, rules) = not_zvm();
     let r = root.path().to_string_lossy().into_owned();
-    let o = common::plugtop(&["check", &rules, "--root", &r]);
+    let o = common::plugtop(&["check", &rules, "--root", &r, "--wide"]);
     let (out, err) = text(&o);
     assert!(
         out.contains("memory group off, history depth"),
@@ -162,7 +162,7 @@ fn errors_in_a_group_that_is_off_are_warnings_that_say_so() {
     .expect("rules");
     let rules = rules.to_string_lossy().into_owned();
     let root_s = root.path().to_string_lossy().into_owned();
-    let o = common::plugtop(&["check", &rules, "--root", &root_s]);
+    let o = common::plugtop(&["check", &rules, "--root", &root_s, "--wide"]);
     let (out, _) = text(&o);
     assert_eq!(o.status.code(), Some(0), "{out}");
     // The two, and the one that says the group is off.
@@ -178,7 +178,7 @@ fn errors_in_a_group_that_is_off_are_warnings_that_say_so() {
         "proc/cpuinfo",
         &plugtop::sim::published_root::zvm_cpuinfo(2),
     );
-    let o = common::plugtop(&["check", &rules, "--root", &root_s]);
+    let o = common::plugtop(&["check", &rules, "--root", &root_s, "--wide"]);
     let (out, _) = text(&o);
     assert_eq!(o.status.code(), Some(1), "{out}");
     assert!(out.contains("2 errors"), "{out}");
@@ -200,7 +200,7 @@ fn a_refusal_elsewhere_does_not_change_a_group_off_finding() {
     .expect("rules");
     let rules = rules.to_string_lossy().into_owned();
     let root_s = root.path().to_string_lossy().into_owned();
-    let o = common::plugtop(&["check", &rules, "--root", &root_s]);
+    let o = common::plugtop(&["check", &rules, "--root", &root_s, "--wide"]);
     let (out, _) = text(&o);
     assert_eq!(o.status.code(), Some(1), "{out}");
     assert!(

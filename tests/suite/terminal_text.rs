@@ -359,3 +359,38 @@ fn check_eval_and_tune_json_escape_c1_and_bidi_and_parse_back() {
     let values = json_inert(&o.stdout, false);
     assert!(holds(&values[0], quoted, true), "tune: {values:?}");
 }
+
+/// A rule file named to pass for the header's own parts (adversary F11,
+/// issue 45 #8): a newline, escapes and ` · live · #999`.
+pub(crate) const SPOOFING_NAME: &str = "evil\n\x1b[2J\x1b[31m · live · #999.conf";
+
+/// How that name is shown everywhere: quoted, its controls escaped.
+pub(crate) const SPOOFING_SHOWN: &str = "\"evil\\n\\u{1b}[2J\\u{1b}[31m · live · #999.conf\"";
+
+/// A copy of a plain rule file under [`SPOOFING_NAME`] in `dir`.
+pub(crate) fn spoofing_rules(dir: &Path) -> String {
+    let path = dir.join(SPOOFING_NAME);
+    std::fs::copy("examples/rules/oscillating-damped.conf", &path).expect("copy");
+    path.to_string_lossy().into_owned()
+}
+
+/// `whatif` names such a file quoted and escaped, on one line, in its
+/// table and in every differing interval, never breaking a line with it.
+#[test]
+fn whatif_names_a_spoofing_rule_file_quoted_and_escaped() {
+    let dir = tempdir();
+    let rules = spoofing_rules(dir.path());
+    let rec = common::record_fixture_series(dir.path(), "o.rec");
+    let o = plugtop(&["whatif", "--replay", &rec, "-c", &rules, "--wide"]);
+    assert!(o.status.success(), "{}", inert(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(!out.contains('\x1b'), "{out}");
+    assert!(out.contains(SPOOFING_SHOWN), "{out}");
+    // The table's heading holds both names on one line.
+    assert!(
+        out.lines()
+            .any(|l| l.contains(SPOOFING_SHOWN) && l.contains("recorded")),
+        "{out}"
+    );
+    assert!(!out.lines().any(|l| l.starts_with(" · live")), "{out}");
+}

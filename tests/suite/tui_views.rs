@@ -225,13 +225,18 @@ fn prepare_sim(
 /// `scenario` under `rules` (the built-in ones when `None`), autonomous.
 fn simulated_with(scenario: &str, rules: Option<&str>, readings: usize) -> Local {
     let (mut app, mut source) = prepare_sim(format!("examples/scenarios/{scenario}.toml"), rules);
+    feed(&mut app, source.as_mut(), readings);
+    app
+}
+
+/// `readings` more of the simulator's readings into `app`.
+fn feed(app: &mut Local, source: &mut dyn plugtop::kernel::source::Source, readings: usize) {
     for _ in 0..readings {
         match source.next_sample() {
             Some(Ok(s)) => app.ingest(s),
             other => panic!("the simulator stopped: {:?}", other.map(|r| r.err())),
         }
     }
-    app
 }
 
 /// 1:20 into the oscillating scenario under its incident rules: flapping,
@@ -286,13 +291,10 @@ fn the_flips_view_of_an_oscillating_guest() {
     assert_eq!(bottom(&app), newest);
 }
 
-#[test]
-fn the_whatif_editor_with_an_error_and_with_a_result() {
+/// In the what-if editor on HOTPLUG of the oscillating rules: its
+/// threshold made 0.05, and Enter.
+fn hotplug_threshold_0_05(app: &mut Local) {
     use crossterm::event::{KeyCode, KeyEvent};
-    let mut app = oscillating_at_1_20();
-    app.key(KeyAction::WhatIf);
-    app.app_mut().whatif_key(KeyEvent::from(KeyCode::Char('(')));
-    both("whatif_error", &app);
     for key in [
         KeyCode::Backspace,
         KeyCode::Backspace,
@@ -306,6 +308,16 @@ fn the_whatif_editor_with_an_error_and_with_a_result() {
     ] {
         app.app_mut().whatif_key(KeyEvent::from(key));
     }
+}
+
+#[test]
+fn the_whatif_editor_with_an_error_and_with_a_result() {
+    use crossterm::event::{KeyCode, KeyEvent};
+    let mut app = oscillating_at_1_20();
+    app.key(KeyAction::WhatIf);
+    app.app_mut().whatif_key(KeyEvent::from(KeyCode::Char('(')));
+    both("whatif_error", &app);
+    hotplug_threshold_0_05(&mut app);
     both("whatif_result", &app);
     // Issue 45 item 8: closed loop, the box compares what the two files
     // cost the guest, as `plugtop sim --compare` does, not only decisions.
@@ -332,7 +344,8 @@ fn the_whatif_editor_with_an_error_and_with_a_result() {
         panic!("no reports:\n{text}");
     };
     // The same figures `plugtop sim --compare` prints for the two files.
-    let compare = plugtop::sim::report::side_by_side(&reports.0, &reports.1);
+    let compare =
+        plugtop::sim::report::side_by_side(&reports.0, &reports.1, plugtop::report::Layout::Wide);
     for (label, value) in plugtop::sim::report::key_rows(&reports.1) {
         let row = compare
             .lines()
@@ -341,6 +354,45 @@ fn the_whatif_editor_with_an_error_and_with_a_result() {
         assert!(row.trim_end().ends_with(&value), "{row} / {value}");
         assert!(text.contains(&value), "{value}:\n{text}");
     }
+}
+
+/// Adversary F1 (issue 45): the what-if box's timeline, span and counts
+/// are of one window, the intervals it ran over at Enter, stated as such;
+/// the simulator running on (paused or not, old intervals leaving the
+/// history) neither drains nor shifts it. Its closed-loop rows show
+/// flapping, reversals and guest / working set, so a flapping edit cannot
+/// look like a win.
+#[test]
+fn a_whatif_result_keeps_its_window_while_the_sim_runs_on() {
+    let (mut app, mut source) = prepare_sim(
+        "examples/scenarios/oscillating.toml",
+        Some("examples/rules/oscillating-tight.conf"),
+    );
+    feed(&mut app, source.as_mut(), 81);
+    app.key(KeyAction::WhatIf);
+    hotplug_threshold_0_05(&mut app);
+    let window = |app: &Local| -> Vec<String> {
+        let text = screen(app, 80, 24);
+        let lines: Vec<&str> = text.lines().collect();
+        let Some(at) = lines.iter().position(|l| l.contains("loaded    ")) else {
+            panic!("no timeline:\n{text}");
+        };
+        lines[at..].iter().map(|l| l.to_string()).collect()
+    };
+    let at_enter = window(&app);
+    let text = at_enter.join("\n");
+    assert!(text.contains("#0–#80 as at Enter"), "{text}");
+    assert!(text.contains("differ in 16 of 81"), "{text}");
+    for label in ["flapping", "reversals", "guest / working set"] {
+        assert!(text.contains(label), "{label}:\n{text}");
+    }
+    // Far more readings than the history keeps: #0–#80 have left it.
+    feed(
+        &mut app,
+        source.as_mut(),
+        plugtop::tui::timeline::FRAMES + 100,
+    );
+    assert_eq!(window(&app), at_enter);
 }
 
 /// Issue 45 item 8: a replay is open loop (the guest cannot react), so the
@@ -989,9 +1041,9 @@ fn t_tunes_the_simulated_rules_and_a_picked_point_opens_in_the_whatif() {
         job.wait();
     }
     let s = screen(&app, 80, 24);
-    // The candidates run, not the budget (`ui_pty` checks it against
-    // `plugtop tune`).
-    assert!(s.contains("Tune: the front of 245 candidates"), "{s}");
+    // The candidates run, at most the budget (`ui_pty` checks it against
+    // `plugtop tune`; adversary F7: the budget is a cap).
+    assert!(s.contains("Tune: the front of 40 candidates"), "{s}");
     assert!(s.contains("★ recommended"), "{s}");
     both("tune_front", &app);
     // The cursor starts on the recommended row: open it.
@@ -1635,4 +1687,29 @@ fn the_rules_panel_says_because_on_every_line_or_on_none() {
         }
     }
     assert_eq!(mixed_before, 0);
+}
+
+/// Adversary F10: `?`'s "Not in the header" list broke a long file name
+/// one letter before its end (`…v2.con` / `f`); it breaks after the
+/// name's punctuation instead, and the name reads back whole.
+#[test]
+fn the_help_breaks_a_long_name_after_its_punctuation() {
+    let dir = crate::common::tempdir();
+    let name = "a-very-long-rule-file-name-for-the-production-guests-of-the-datacentre-v2.conf";
+    let long = dir.path().join(name);
+    std::fs::copy(RECOMMENDED, &long).expect("copy");
+    let mut a = app(long.to_str().unwrap_or_default(), SERIES, 9, Mode::Observe);
+    a.key(KeyAction::Help);
+    let text = screen(&a, 80, 24);
+    let rows: Vec<&str> = text
+        .lines()
+        .map(|l| l.trim_matches('│').trim_end())
+        .collect();
+    let Some(at) = rows.iter().position(|r| r.contains("datacentre")) else {
+        panic!("{text}");
+    };
+    assert!(rows[at].ends_with(['-', '.', '/', '_']), "{text}");
+    let head = rows[at].rsplit(' ').next().unwrap_or_default();
+    let tail = rows[at + 1].split(' ').next().unwrap_or_default();
+    assert_eq!(format!("{head}{tail}"), name, "{text}");
 }

@@ -392,6 +392,30 @@ fn replay_help_pause_step_back_and_quit() {
     assert!(s.quit(), "clean exit");
 }
 
+/// Adversary F11 (issue 45 #8): a rule file's name cannot pass for the
+/// header's own parts at 80×24: quoted, its newline and escapes written
+/// as such, the source (replay) named after it.
+#[test]
+fn the_header_quotes_a_rule_file_named_like_its_own_parts() {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let rec = common::record_fixture_series(dir.path(), "o.rec");
+    let rules = crate::terminal_text::spoofing_rules(dir.path());
+    let mut s = Session::start(&["--replay", &rec, "-c", &rules], 24, 80);
+    s.wait_for("OBSERVE");
+    let screen = s.screen();
+    let first = screen.lines().next().unwrap_or_default();
+    assert!(first.starts_with("plugtop \"evil\\n\\u{1b}[2J"), "{screen}");
+    // After the quoted name: the real source, not the name's " · live".
+    let Some((_, after)) = first.rsplit_once('"') else {
+        panic!("no closing quote:\n{screen}");
+    };
+    assert!(
+        after.contains("replay") && !after.contains("live"),
+        "{screen}"
+    );
+    assert!(s.quit(), "clean exit");
+}
+
 #[test]
 fn step_confirm_accept_and_reject_write_only_what_was_accepted() {
     let root = FakeRoot::guest(1);
@@ -583,6 +607,63 @@ fn the_whatif_editor_checks_as_you_type_and_shows_the_counterfactual() {
     s.press("\t\t\t");
     s.wait_for("Flips: why the decisions changed");
     s.wait_for("HOTPLUG false → true");
+    assert!(s.quit());
+}
+
+/// Adversary F1 (issue 45): paused, the simulator still runs, and the
+/// what-if box's timeline drained as old intervals left the history
+/// ("differ in 0 of 248" beside 209 decisions). The box keeps the window
+/// it ran over at Enter, says so, and its lines stay as they were while
+/// 700 more readings come in.
+#[test]
+fn a_paused_whatif_box_keeps_its_window_while_the_simulator_runs_on() {
+    let mut s = oscillating_autonomous("0.005", &[]);
+    s.wait_for("AUTONOMOUS");
+    s.press(" ");
+    s.wait_for("PAUSED");
+    s.press("w");
+    s.wait_for("What-if: HOTPLUG");
+    s.press("\x7f\x7f\x7f0.05");
+    s.wait_for("< 0.05");
+    s.press("\r");
+    s.wait_for(" as at Enter");
+    s.wait_for("flapping ");
+    // The box's lines, from the window's span to its last figure.
+    let window = |s: &Session| -> Vec<String> {
+        let screen = s.screen();
+        let lines: Vec<&str> = screen.lines().collect();
+        let at = lines
+            .iter()
+            .position(|l| l.contains(" as at Enter"))
+            .unwrap_or(lines.len());
+        lines[at..]
+            .iter()
+            .take_while(|l| !l.contains('└'))
+            .map(|l| l.to_string())
+            .collect()
+    };
+    let at_enter = window(&s);
+    assert!(at_enter.len() > 5, "{}", s.screen());
+    // The newest reading: the interval shown ("#N") and how far back it
+    // is ("(B back)"), from the header.
+    let newest = |s: &Session| -> usize {
+        let screen = s.screen();
+        let header = screen.lines().next().unwrap_or_default().to_string();
+        let number = |text: &str| -> usize {
+            let digits: String = text.chars().take_while(char::is_ascii_digit).collect();
+            digits.parse().unwrap_or(0)
+        };
+        let shown = header.find('#').map_or(0, |at| number(&header[at + 1..]));
+        let back = header.find(" (").map_or(0, |at| number(&header[at + 2..]));
+        shown + back
+    };
+    let from = newest(&s);
+    // Far more readings than the history keeps: the window's intervals
+    // have left it.
+    s.wait_until("700 more readings", |s| newest(s) > from + 700);
+    assert_eq!(window(&s), at_enter, "{}", s.screen());
+    s.press("\x1b");
+    s.wait_gone("What-if: HOTPLUG");
     assert!(s.quit());
 }
 
@@ -855,6 +936,38 @@ fn arming_a_test_root_asks_first_and_says_what_it_takes() {
     let left = output.rfind("\x1b[?1049l").unwrap_or_default();
     assert!(
         output[left..].contains("plugtop: restored the start state: CPU 0 online"),
+        "{output}"
+    );
+}
+
+/// Adversary F9 (issue 45 #11): quitting an acting `--sim` screen says
+/// what ended, as quitting a served root says what it put back: the
+/// simulated guest is discarded, nothing real was changed.
+#[test]
+fn quitting_the_simulator_says_the_simulated_guest_is_discarded() {
+    let mut s = Session::start(
+        &[
+            "--sim",
+            "examples/scenarios/daytrader.toml",
+            "--mode",
+            "auto",
+        ],
+        24,
+        80,
+    );
+    s.wait_for("AUTONOMOUS");
+    s.wait_for("#2 ");
+    s.press("q");
+    let (code, output) = s.wait_exit();
+    assert_eq!(code, Some(0), "{output}");
+    let left = output.rfind("\x1b[?1049l").unwrap_or_default();
+    let after: String = output[left..]
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert!(
+        after.contains("plugtop: the simulated guest ended with CPU")
+            && after.contains("is discarded; nothing on this machine was changed"),
         "{output}"
     );
 }
@@ -1396,9 +1509,12 @@ fn t_tunes_in_the_background_and_marks_what_the_command_line_recommends() {
     // Progress first (or, on a fast machine, the front at once).
     s.wait_until("no tune box", |s| s.screen().contains("candidates"));
     // The candidates run, as `plugtop tune` counts them (issue 45: the box
-    // said its budget).
-    let ran = v["candidates"].as_u64().unwrap_or_default();
-    assert!(ran > 20, "the forms' shares take more than 20: {v}");
+    // said its budget); the budget is a cap (adversary F7: "20 of at most
+    // 20", then "the front of 234"), the recommendation rewritten in fewer
+    // digits said apart.
+    let rounded = u64::from(!v["rounded_from"].is_null());
+    let ran = v["candidates"].as_u64().unwrap_or_default() - rounded;
+    assert!((1..=20).contains(&ran), "the budget is a cap: {v}");
     s.wait_for(&format!("Tune: the front of {ran} candidates"));
     s.wait_until("no recommendation line", |s| {
         s.screen().contains("★ marks") || s.screen().contains("recommended: none")

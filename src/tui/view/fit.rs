@@ -14,39 +14,9 @@ pub fn room(width: u16) -> usize {
     usize::from(width).saturating_sub(1).max(1)
 }
 
-/// Columns `text` takes on the screen.
-pub fn cols(text: &str) -> usize {
-    Span::raw(text).width()
-}
-
-/// `name` in at most `room` columns: its start and its end (where the
-/// `.conf` is), with `…` between (columns counted as drawn, so wide
-/// characters fit too).
-pub fn middle_cut(name: &str, room: usize) -> String {
-    if cols(name) <= room {
-        return name.to_string();
-    }
-    let keep = room.saturating_sub(1);
-    let mut end: Vec<char> = Vec::new();
-    for c in name.chars().rev() {
-        let mut with: String = end.iter().rev().collect();
-        with.insert(0, c);
-        if cols(&with) > keep / 2 {
-            break;
-        }
-        end.push(c);
-    }
-    let end: String = end.iter().rev().collect();
-    let mut start = String::new();
-    for c in name.chars() {
-        start.push(c);
-        if cols(&start) + cols(&end) > keep {
-            start.pop();
-            break;
-        }
-    }
-    format!("{start}…{end}")
-}
+// Columns as drawn, and text fitted to them, are the reports' as well as
+// the screen's: one definition, below both.
+pub use crate::report::words::{cols, middle_cut, pad_left, pad_right};
 
 /// `text` in at most `width` columns: whole, or cut after the last word
 /// that fits and ended in `…` (a single word longer than the room is cut

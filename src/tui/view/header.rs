@@ -19,7 +19,7 @@ use ratatui::text::{Line, Span};
 use super::fit::middle_cut;
 use super::theme::Theme;
 use crate::engine::GroupStatus;
-use crate::report::file_name;
+use crate::report::shown_file_name;
 use crate::tui::app::{App, SourceLabel, View};
 
 /// Digits an interval number is measured with when a form is chosen.
@@ -178,7 +178,7 @@ impl Middle {
             SourceLabel::Live(root) if root == "/" => ("live".to_string(), "live".to_string()),
             SourceLabel::Live(root) => (format!("root {root}"), "root".to_string()),
             SourceLabel::Replay { file, speed } => (
-                format!("replay {} ×{speed}", file_name(file)),
+                format!("replay {} ×{speed}", shown_file_name(file)),
                 format!("replay ×{speed}"),
             ),
             // The host field already names the scenario.
@@ -192,7 +192,7 @@ impl Middle {
             SourceLabel::Sim { .. } => "sim",
         };
         let machine = app.machine();
-        let file = file_name(app.file().name()).to_string();
+        let file = shown_file_name(app.file().name());
         Middle {
             with_guest: match &machine.guest {
                 Some(guest) => format!("{} ({guest})", machine.host),

@@ -59,7 +59,7 @@ fn whatif(frame: &mut Frame<'_>, area: Rect, app: &App, editor: &WhatIfEditor, t
     let edited = editor.edited_fields(app.rules(), app.file());
     lines.extend(verdict(app, editor, &edited, theme));
     if let Some(r) = editor.result() {
-        timelines(&mut lines, app, r, inner_width, theme);
+        timelines(&mut lines, r, inner_width, theme);
     }
     let title = editor_title(
         editor,
@@ -149,28 +149,21 @@ fn editor_title(editor: &WhatIfEditor, edited: usize, room: usize) -> String {
 /// where they part, and what they add up to.
 fn timelines(
     lines: &mut Vec<Line<'_>>,
-    app: &App,
     r: &crate::tui::whatif::Counterfactual,
     inner_width: usize,
     theme: &Theme,
 ) {
     let width = inner_width.saturating_sub(10).max(1);
-    let shown: Vec<_> = app
-        .timeline()
-        .frames()
-        .iter()
-        .rev()
-        .filter(|f| f.number <= r.upto)
-        .collect();
-    let decided: Vec<Moves> = shown
-        .iter()
-        .map(|f| f.decision.as_ref().map(Moves::of).unwrap_or_default())
-        .collect();
+    // The window it ran over at Enter: the history on screen moves on (a
+    // simulator runs on, paused or not, and old intervals leave), the box
+    // keeps drawing and counting the intervals its figures are of.
+    let shown = &r.loaded;
+    let decided: Vec<Moves> = shown.iter().map(|f| f.1).collect();
     let edited: Vec<Moves> = shown
         .iter()
         .map(|f| {
             r.actions
-                .binary_search_by_key(&f.number, |a| a.0)
+                .binary_search_by_key(&f.0, |a| a.0)
                 .map_or_else(|_| Moves::default(), |i| r.actions[i].1)
         })
         .collect();
@@ -198,11 +191,11 @@ fn timelines(
     lines.push(Line::styled(TIMELINE_LEGEND, theme.dim()));
     let span = match (shown.first(), shown.last()) {
         (Some(a), Some(b)) if per == 1 => {
-            format!("#{}–#{}, one column an interval", a.number, b.number)
+            format!("#{}–#{} as at Enter, one column an interval", a.0, b.0)
         }
         (Some(a), Some(b)) => format!(
-            "#{}–#{}, {per} intervals a column (* several kinds)",
-            a.number, b.number
+            "#{}–#{} as at Enter, {per} intervals a column (* several kinds)",
+            a.0, b.0
         ),
         _ => "no intervals yet".to_string(),
     };
@@ -246,7 +239,7 @@ fn figures(
     use crate::sim::report::key_rows;
     let mut lines = vec![Line::styled(
         format!(
-            "{:<22}{:>13}{:>13}   both from the start, {}",
+            "{:<21}{:>18}{:>18}  0:00 to {}",
             "as sim --compare",
             "in force",
             "edited",
@@ -255,7 +248,7 @@ fn figures(
         theme.dim(),
     )];
     for ((label, x), (_, y)) in key_rows(before).into_iter().zip(key_rows(after)) {
-        lines.push(Line::from(format!("{label:<22}{x:>13}{y:>13}")));
+        lines.push(Line::from(format!("{label:<21}{x:>18}{y:>18}")));
     }
     lines
 }
