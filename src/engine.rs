@@ -10,7 +10,7 @@ use std::sync::Arc;
 use crate::kernel::deltas::tick_delta;
 use crate::kernel::fields::{FieldTable, Layout};
 use crate::kernel::{CpuTicks, Interest, Polarization, ProcBytes, Sample, Stamp};
-use crate::rules::compiled::{Context, Programs};
+use crate::rules::compiled::Programs;
 use crate::rules::eval::{Evaluator, NoTrace, Readings, Recorder, Stop, fatal_message};
 use crate::rules::expr::{CpuStat, Keyword, NodeKind, Reading, RuleKind};
 use crate::rules::fpu::{self, Fault};
@@ -48,7 +48,9 @@ impl Symbols {
         )
     }
 
-    /// The value of a keyword.
+    /// The value of a keyword. Not inlined: inlined into a rule program's
+    /// loop, the address of every field was worked out before each run.
+    #[inline(never)]
     pub fn get(&self, k: Keyword) -> f64 {
         match k {
             Keyword::Loadavg => self.loadavg,
@@ -324,10 +326,10 @@ impl SteadyNeeds {
     fn of(rules: &RuleSet, programs: &Programs) -> Self {
         let mut needs = SteadyNeeds::default();
         for kind in [RuleKind::Hotplug, RuleKind::Hotunplug] {
-            let Some(rule) = rules.rule(kind) else {
+            if rules.rule(kind).is_none() {
                 continue;
-            };
-            match programs.find(rule.root, Context::Truth) {
+            }
+            match programs.get(kind) {
                 Some(p) => {
                     needs.cpu_may_stop |= p.may_stop();
                     needs.cpu_reads_memory |= p.reads_keyword(|k| {
@@ -933,17 +935,19 @@ impl State {
         };
         let eval = Evaluator::new(rules, &view);
         let programs = &self.programs;
-        let outcome = programs.truth(&eval, plug.root, trace).and_then(|p| {
-            if p {
-                Ok((true, None))
-            } else if asked == Some(RuleKind::Hotplug) {
-                Ok((false, None))
-            } else {
-                programs
-                    .truth(&eval, unplug.root, trace)
-                    .map(|u| (false, Some(u)))
-            }
-        });
+        let outcome = programs
+            .truth(&eval, RuleKind::Hotplug, plug.root, trace)
+            .and_then(|p| {
+                if p {
+                    Ok((true, None))
+                } else if asked == Some(RuleKind::Hotplug) {
+                    Ok((false, None))
+                } else {
+                    programs
+                        .truth(&eval, RuleKind::Hotunplug, unplug.root, trace)
+                        .map(|u| (false, Some(u)))
+                }
+            });
         let (hotplug, hotunplug) = match outcome {
             Ok(v) => v,
             Err(Stop::Fault { fault, .. }) => {
@@ -1109,13 +1113,19 @@ impl State {
             stop.and_then(|v| fpu::to_long(v).map_err(|fault| Stop::Fault { fault, node }))
         };
         let result = (|| -> Result<(i64, i64, bool, Option<bool>), Stop> {
-            let inc = as_long(programs.number(&eval, inc_rule.root, trace), inc_rule.root)?;
+            let inc = as_long(
+                programs.number(&eval, RuleKind::CmmInc, inc_rule.root, trace),
+                inc_rule.root,
+            )?;
             let dec = match rules.rule(RuleKind::CmmDec) {
-                Some(r) => as_long(programs.number(&eval, r.root, trace), r.root)?,
+                Some(r) => as_long(
+                    programs.number(&eval, RuleKind::CmmDec, r.root, trace),
+                    r.root,
+                )?,
                 None => inc,
             };
             let within = (rules.settings.cmm_min..=rules.settings.cmm_max).contains(&pages);
-            if programs.truth(&eval, plug.root, trace)? {
+            if programs.truth(&eval, RuleKind::Memplug, plug.root, trace)? {
                 Ok((inc, dec, true, None))
             } else if asked == Some(RuleKind::Memplug) && within {
                 Ok((inc, dec, false, None))
@@ -1124,7 +1134,7 @@ impl State {
                     inc,
                     dec,
                     false,
-                    Some(programs.truth(&eval, unplug.root, trace)?),
+                    Some(programs.truth(&eval, RuleKind::Memunplug, unplug.root, trace)?),
                 ))
             }
         })();
