@@ -81,8 +81,6 @@ struct IntervalValues {
     /// the loop check extrapolates from this one ([`Engine::push_steady`]).
     micros: i64,
     ticks: CpuTicks,
-    /// In [`CpuStat::ALL`] order.
-    cpustat: [f64; 14],
     /// The rules' names in order ([`Reading::Meminfo`] indexes them),
     /// then in a reading (not one the loop check builds) the rest of
     /// [`Projected::meminfo`].
@@ -150,7 +148,6 @@ impl Clone for IntervalValues {
             time,
             micros,
             ticks,
-            cpustat,
             meminfo,
             vmstat,
             base,
@@ -160,7 +157,6 @@ impl Clone for IntervalValues {
         *time = source.time;
         *micros = source.micros;
         *ticks = source.ticks;
-        *cpustat = source.cpustat;
         meminfo.clone_from(&source.meminfo);
         vmstat.clone_from(&source.vmstat);
         *base = source.base;
@@ -294,6 +290,10 @@ struct State {
     /// interval that acts.
     programs: Arc<Programs>,
     history: VecDeque<IntervalValues>,
+    /// Each interval's `cpustat` values (in [`CpuStat::ALL`] order), newest
+    /// first, an entry per one of `history`: what rules read most, each
+    /// reading then a bounds check and a load (not a ring's index wrapped).
+    cpustat: Vec<[f64; 14]>,
     symbols: Symbols,
     /// The names the two projectors read. Shared, as the programs are.
     projected: Arc<Projected>,
@@ -368,6 +368,7 @@ impl Clone for State {
         State {
             programs: Arc::clone(&self.programs),
             history: self.history.clone(),
+            cpustat: self.cpustat.clone(),
             symbols: self.symbols,
             projected: Arc::clone(&self.projected),
             meminfo: self.meminfo.clone(),
@@ -384,6 +385,7 @@ impl Clone for State {
         let State {
             programs,
             history,
+            cpustat,
             symbols,
             projected,
             meminfo,
@@ -402,6 +404,7 @@ impl Clone for State {
         }
         let have = history.len();
         history.extend(source.history.iter().skip(have).cloned());
+        cpustat.clone_from(&source.cpustat);
         *symbols = source.symbols;
         projected.clone_from(&source.projected);
         meminfo.clone_from(&source.meminfo);
@@ -416,7 +419,18 @@ impl Clone for State {
 
 struct HistoryView<'e> {
     history: &'e VecDeque<IntervalValues>,
+    cpustat: &'e [[f64; 14]],
     symbols: &'e Symbols,
+}
+
+impl<'e> HistoryView<'e> {
+    fn of(state: &'e State) -> Self {
+        HistoryView {
+            history: &state.history,
+            cpustat: &state.cpustat,
+            symbols: &state.symbols,
+        }
+    }
 }
 
 impl Readings for HistoryView<'_> {
@@ -427,7 +441,7 @@ impl Readings for HistoryView<'_> {
 
     #[inline(always)]
     fn cpustat(&self, stat: CpuStat, index: u32) -> Option<f64> {
-        Some(self.history.get(index as usize)?.cpustat[stat as usize])
+        Some(self.cpustat.get(index as usize)?[stat as usize])
     }
 
     #[inline]
@@ -436,7 +450,7 @@ impl Readings for HistoryView<'_> {
         match reading {
             Reading::Meminfo(i) => e.meminfo[i as usize],
             Reading::Vmstat(i) => e.vmstat[i as usize],
-            Reading::Cpustat(c) => Some(e.cpustat[c as usize]),
+            Reading::Cpustat(c) => self.cpustat(c, index),
             Reading::CpustatUnknown(_) => None,
             Reading::Time => Some(e.time),
         }
@@ -509,6 +523,7 @@ impl Engine {
                 steady: SteadyNeeds::of(&rules, &programs),
                 programs: Arc::new(programs),
                 history: VecDeque::with_capacity(rules.history_depth as usize + 1),
+                cpustat: Vec::with_capacity(rules.history_depth as usize + 1),
                 symbols: Symbols::default(),
                 projected: Arc::new(Projected::of(&rules)),
                 meminfo: Projector::default(),
@@ -607,10 +622,7 @@ impl Engine {
             return None;
         }
         let node = (*self.var_nodes.get(var)?)?;
-        let view = HistoryView {
-            history: &self.state.history,
-            symbols: &self.state.symbols,
-        };
+        let view = HistoryView::of(&self.state);
         Some(Evaluator::new(&self.rules, &view).number(node, &mut crate::rules::eval::NoTrace))
     }
 
@@ -637,25 +649,25 @@ impl Engine {
             return None;
         }
         let full = state.history.len() > self.rules.history_depth as usize;
+        let latest_cpustat = state.cpustat[0];
         let mut next = if full {
+            state.cpustat.pop();
             state.history.pop_back().unwrap_or_default()
         } else {
             IntervalValues::default()
         };
-        if state.history.len() < 2 {
+        let row = if state.history.len() < 2 {
             // The entry taken back was the reading before the newest.
             let previous = next.clone();
-            steady_next(&mut next, &previous, &state.history[0], change, &self.rules);
+            let latest = &state.history[0];
+            steady_next(&mut next, &previous, latest, &latest_cpustat, change, &self.rules)
         } else {
-            steady_next(
-                &mut next,
-                &state.history[1],
-                &state.history[0],
-                change,
-                &self.rules,
-            );
-        }
+            let latest = &state.history[0];
+            let previous = &state.history[1];
+            steady_next(&mut next, previous, latest, &latest_cpustat, change, &self.rules)
+        };
         state.history.push_front(next);
+        state.cpustat.insert(0, row);
         state.readings += 1;
         Some(state.decide_for(&self.rules, rule))
     }
@@ -674,14 +686,16 @@ pub enum Change {
 /// spread over the new CPU count (the idle columns absorb the capacity
 /// change; the work stays unless it no longer fits), counters at their
 /// pace (one that fell stays), levels where they were, and the pool's
-/// pages out of (or back into) MemFree.
+/// pages out of (or back into) MemFree. Gives `next`'s `cpustat` values
+/// (`latest_cpustat` are `latest`'s).
 fn steady_next(
     next: &mut IntervalValues,
     previous: &IntervalValues,
     latest: &IntervalValues,
+    latest_cpustat: &[f64; 14],
     change: Change,
     rules: &RuleSet,
-) {
+) -> [f64; 14] {
     next.micros = latest.micros + (latest.micros - previous.micros).max(1);
     next.time = Stamp {
         micros: next.micros,
@@ -692,7 +706,7 @@ fn steady_next(
         .unwrap_or_default()
         .columns()
         .map(|t| t as f64);
-    let mut onumcpus = latest.cpustat[CpuStat::Onumcpus as usize];
+    let mut onumcpus = latest_cpustat[CpuStat::Onumcpus as usize];
     if let Change::Cpus(by) = change {
         let n = onumcpus.max(1.0);
         let n_new = (n + by as f64).max(1.0);
@@ -725,11 +739,11 @@ fn steady_next(
         cols[i] = now[i].saturating_add(delta[i].round() as u64);
     }
     next.ticks = CpuTicks::from_columns(cols);
-    next.cpustat = cpustat_of(
+    let cpustat = cpustat_of(
         &next.ticks,
         onumcpus,
-        latest.cpustat[CpuStat::Loadavg as usize],
-        latest.cpustat[CpuStat::RunnableProc as usize],
+        latest_cpustat[CpuStat::Loadavg as usize],
+        latest_cpustat[CpuStat::RunnableProc as usize],
     );
     // Counters keep their pace, levels stay.
     let pace =
@@ -767,6 +781,7 @@ fn steady_next(
     next.base[0] = less(latest.base[0]);
     next.cmm_pages = pool;
     next.polarization = latest.polarization;
+    cpustat
 }
 
 impl State {
@@ -801,6 +816,7 @@ impl State {
     fn record(&mut self, rules: &RuleSet, sample: &Sample) {
         let capacity = rules.history_depth as usize + 1;
         let mut entry = if self.history.len() >= capacity {
+            self.cpustat.pop();
             self.history.pop_back().unwrap_or_default()
         } else {
             IntervalValues::default()
@@ -808,11 +824,14 @@ impl State {
         entry.time = sample.stamp.seconds();
         entry.micros = sample.stamp.micros;
         entry.ticks = sample.ticks;
-        entry.cpustat = cpustat_of(
-            &sample.ticks,
-            f64::from(sample.online.count),
-            sample.loadavg,
-            sample.runnable,
+        self.cpustat.insert(
+            0,
+            cpustat_of(
+                &sample.ticks,
+                f64::from(sample.online.count),
+                sample.loadavg,
+                sample.runnable,
+            ),
         );
         let names = &*self.projected;
         self.meminfo
@@ -900,8 +919,7 @@ impl State {
         trace: &mut T,
         asked: Option<RuleKind>,
     ) -> Result<CpuDecision, Fatal> {
-        let cur = self.history[0].cpustat;
-        let onumcpus = cur[CpuStat::Onumcpus as usize];
+        let onumcpus = self.cpustat[0][CpuStat::Onumcpus as usize];
         let mut decision = CpuDecision {
             status: GroupStatus::Ok,
             hotplug: None,
@@ -929,10 +947,7 @@ impl State {
         ) else {
             return Ok(decision);
         };
-        let view = HistoryView {
-            history: &self.history,
-            symbols: &self.symbols,
-        };
+        let view = HistoryView::of(self);
         let eval = Evaluator::new(rules, &view);
         let programs = &self.programs;
         let outcome = programs
@@ -984,7 +999,7 @@ impl State {
     /// The CPU keywords for this interval, computed as cpuplugd does (and
     /// with its faults, though real tick counts never raise one).
     fn cpu_symbols(&mut self) -> Result<(), Fault> {
-        let cur = self.history[0].cpustat;
+        let cur = self.cpustat[0];
         let s = &mut self.symbols;
         s.loadavg = cur[CpuStat::Loadavg as usize];
         s.runnable_proc = cur[CpuStat::RunnableProc as usize];
@@ -996,7 +1011,7 @@ impl State {
             // product of them leaves the normal range.
             return Ok(());
         }
-        let prev = self.history[1].cpustat;
+        let prev = self.cpustat[1];
         let mut diffs = [0.0; 10];
         for (i, d) in diffs.iter_mut().enumerate() {
             let at = CpuStat::User as usize + i;
@@ -1103,10 +1118,7 @@ impl State {
         ) else {
             return Ok(decision);
         };
-        let view = HistoryView {
-            history: &self.history,
-            symbols: &self.symbols,
-        };
+        let view = HistoryView::of(self);
         let eval = Evaluator::new(rules, &view);
         let programs = &self.programs;
         let as_long = |stop: Result<f64, Stop>, node: NodeId| -> Result<i64, Stop> {

@@ -45,8 +45,8 @@ enum Operand {
 impl Operand {
     /// Its value now, or the stop a missing reading is.
     #[inline(always)]
-    fn value<R: Readings>(self, slots: &[f64], readings: &R) -> Result<f64, Stop> {
-        match self {
+    fn value<R: Readings>(&self, slots: &[f64], readings: &R) -> Result<f64, Stop> {
+        match *self {
             Operand::Slot(at) => Ok(slots[at as usize]),
             Operand::Const(v) => Ok(v),
             Operand::Keyword(k) => Ok(readings.keyword(k)),
