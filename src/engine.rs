@@ -444,7 +444,7 @@ impl Readings for HistoryView<'_> {
         Some(self.cpustat.get(index as usize)?[stat as usize])
     }
 
-    #[inline]
+    #[inline(always)]
     fn reading(&self, reading: Reading, index: u32) -> Option<f64> {
         let e = self.history.get(index as usize)?;
         match reading {
@@ -660,11 +660,25 @@ impl Engine {
             // The entry taken back was the reading before the newest.
             let previous = next.clone();
             let latest = &state.history[0];
-            steady_next(&mut next, &previous, latest, &latest_cpustat, change, &self.rules)
+            steady_next(
+                &mut next,
+                &previous,
+                latest,
+                &latest_cpustat,
+                change,
+                &self.rules,
+            )
         } else {
             let latest = &state.history[0];
             let previous = &state.history[1];
-            steady_next(&mut next, previous, latest, &latest_cpustat, change, &self.rules)
+            steady_next(
+                &mut next,
+                previous,
+                latest,
+                &latest_cpustat,
+                change,
+                &self.rules,
+            )
         };
         state.history.push_front(next);
         state.cpustat.insert(0, row);

@@ -50,12 +50,7 @@ impl Operand {
             Operand::Slot(at) => Ok(slots[at as usize]),
             Operand::Const(v) => Ok(v),
             Operand::Keyword(k) => Ok(readings.keyword(k)),
-            Operand::Cpustat { stat, index, node } => {
-                readings.cpustat(stat, index).ok_or(Stop::Fatal {
-                    fatal: FatalKind::SymbolNotFound,
-                    node,
-                })
-            }
+            Operand::Cpustat { stat, index, node } => cpustat(readings, stat, index, node),
             Operand::Reading {
                 reading,
                 index,
@@ -68,6 +63,38 @@ impl Operand {
     /// it may then be taken after the operations of a right side.
     fn is_constant(self) -> bool {
         matches!(self, Operand::Const(_) | Operand::Keyword(_))
+    }
+}
+
+/// A `cpustat` reading at `node`, or the stop a missing one is.
+#[inline(always)]
+fn cpustat<R: Readings>(
+    readings: &R,
+    stat: CpuStat,
+    index: u32,
+    node: NodeId,
+) -> Result<f64, Stop> {
+    readings.cpustat(stat, index).ok_or(Stop::Fatal {
+        fatal: FatalKind::SymbolNotFound,
+        node,
+    })
+}
+
+/// One `cpustat` reading of a [`Op::CpustatDelta`].
+#[derive(Debug, Clone, Copy)]
+struct CpustatLeaf {
+    stat: CpuStat,
+    index: u32,
+    node: NodeId,
+}
+
+impl CpustatLeaf {
+    fn operand(self) -> Operand {
+        Operand::Cpustat {
+            stat: self.stat,
+            index: self.index,
+            node: self.node,
+        }
     }
 }
 
@@ -111,6 +138,15 @@ enum Op {
     Load(u32, Operand),
     Add(Binary),
     Sub(Binary),
+    /// `cpustat.NAME[i] - cpustat.NAME[j]`, what rules compute most (a
+    /// counter's change between readings): a `Sub` of two `cpustat`
+    /// readings without an operand's dispatch.
+    CpustatDelta {
+        to: u32,
+        a: CpustatLeaf,
+        b: CpustatLeaf,
+        node: NodeId,
+    },
     Mul(Binary),
     Div(Binary),
     /// `>`: 1 or 0 to the slot.
@@ -222,6 +258,7 @@ impl Program {
                 | Op::Div(b)
                 | Op::Greater(b)
                 | Op::Less(b) => Some([Some(b.a), Some(b.b)]),
+                Op::CpustatDelta { a, b, .. } => Some([Some(a.operand()), Some(b.operand())]),
                 _ => None,
             })
             .flatten()
@@ -241,6 +278,12 @@ impl Program {
                 Op::Sub(b) => {
                     let (x, y) = b.operands(slots, readings)?;
                     slots[b.to as usize] = fpu::sub(x, y).map_err(|f| b.fault(f))?;
+                }
+                Op::CpustatDelta { to, a, b, node } => {
+                    let x = cpustat(readings, a.stat, a.index, a.node)?;
+                    let y = cpustat(readings, b.stat, b.index, b.node)?;
+                    slots[*to as usize] =
+                        fpu::sub(x, y).map_err(|fault| Stop::Fault { fault, node: *node })?;
                 }
                 Op::Mul(b) => {
                     let (x, y) = b.operands(slots, readings)?;
@@ -376,7 +419,36 @@ impl Compiler<'_> {
                 Operand::Slot(to + 1)
             }
         };
-        self.push(Op::binary(op, Binary { to, a, b, node }));
+        let op = match (op, a, b) {
+            (
+                BinOp::Sub,
+                Operand::Cpustat {
+                    stat,
+                    index,
+                    node: a_node,
+                },
+                Operand::Cpustat {
+                    stat: b_stat,
+                    index: b_index,
+                    node: b_node,
+                },
+            ) => Op::CpustatDelta {
+                to,
+                a: CpustatLeaf {
+                    stat,
+                    index,
+                    node: a_node,
+                },
+                b: CpustatLeaf {
+                    stat: b_stat,
+                    index: b_index,
+                    node: b_node,
+                },
+                node,
+            },
+            _ => Op::binary(op, Binary { to, a, b, node }),
+        };
+        self.push(op);
     }
 
     /// As the evaluator's `number`, the result to slot `to`.
