@@ -828,13 +828,15 @@ impl State {
     }
 
     fn record(&mut self, rules: &RuleSet, sample: &Sample) {
-        let capacity = rules.history_depth as usize + 1;
-        let mut entry = if self.history.len() >= capacity {
+        // The oldest entry, its buffers kept, becomes the newest and is
+        // filled in place: a full ring turns without moving an entry.
+        if self.history.len() > rules.history_depth as usize {
             self.cpustat.pop();
-            self.history.pop_back().unwrap_or_default()
+            self.history.rotate_right(1);
         } else {
-            IntervalValues::default()
-        };
+            self.history.push_front(IntervalValues::default());
+        }
+        let entry = &mut self.history[0];
         entry.time = sample.stamp.seconds();
         entry.micros = sample.stamp.micros;
         entry.ticks = sample.ticks;
@@ -862,7 +864,6 @@ impl State {
         }
         entry.cmm_pages = sample.cmm_pages;
         entry.polarization = sample.polarization;
-        self.history.push_front(entry);
     }
 
     fn decide<T: Recorder>(&mut self, rules: &RuleSet, trace: &mut T) -> Decision {
@@ -1045,15 +1046,12 @@ impl State {
     }
 
     /// swaprate, apcr and freemem for this interval, as cpuplugd computes
-    /// them before the memory rules (a fault skips the group).
+    /// them before the memory rules (a fault skips the group), or the
+    /// first of [`MEM_BASE`] found missing (by its index).
     #[inline(always)]
-    fn mem_symbols(
-        &mut self,
-        free: f64,
-        interval: f64,
-        get: impl Fn(&IntervalValues, usize) -> Result<f64, Fatal>,
-    ) -> Result<Result<(), Fault>, Fatal> {
+    fn mem_symbols(&mut self, free: f64, interval: f64) -> Result<Result<(), Fault>, usize> {
         let (cur, prev) = (&self.history[0], &self.history[1]);
+        let get = |e: &IntervalValues, i: usize| e.base[i].ok_or(i);
         let rate = |(a, b, c, d): (f64, f64, f64, f64)| -> Result<f64, Fault> {
             fpu::div(fpu::sub(fpu::sub(fpu::add(a, b)?, c)?, d)?, interval)
         };
@@ -1096,7 +1094,6 @@ impl State {
         };
         let (cur, prev) = (&self.history[0], &self.history[1]);
         let free = cur.base[0].ok_or_else(|| missing("MemFree"))?;
-        let get = |e: &IntervalValues, i: usize| e.base[i].ok_or_else(|| missing(MEM_BASE[i]));
         let interval = cur.time - prev.time;
         let cmm_pages_read = cur.cmm_pages;
         let mut decision = MemDecision {
@@ -1113,7 +1110,8 @@ impl State {
         if T::ENABLED {
             reset(trace, rules, &MEMORY_RULES);
         }
-        if let Err(fault) = self.mem_symbols(free, interval, get)? {
+        let symbols = self.mem_symbols(free, interval);
+        if let Err(fault) = symbols.map_err(|i| missing(MEM_BASE[i]))? {
             return Ok(faulted(decision, fault));
         }
         let Some(pages) = cmm_pages_read else {

@@ -265,6 +265,7 @@ impl Program {
             .flatten()
     }
 
+    #[inline(always)]
     fn run_on<R: Readings>(&self, readings: &R, slots: &mut [f64]) -> Result<f64, Stop> {
         let mut pc = 0usize;
         while let Some(op) = self.ops.get(pc) {
