@@ -791,7 +791,7 @@ fn run_loop(
         };
         intervals += 1;
         crate::faults::panic_at(crate::faults::Site::Control, intervals);
-        let sample = Arc::new(sample);
+        let sample = runner.session.shared(sample);
         runner.actuator.reading(&sample);
         let step = runner.session.step(Arc::clone(&sample), runner.actuator);
         if let Some(x) = runner.exposure.as_mut() {
