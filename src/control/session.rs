@@ -640,38 +640,38 @@ mod tests {
         Sample::bare(Stamp::new(t, 0), ticks, 2, 4)
     }
 
-    #[test]
-    fn a_reading_let_go_of_and_held_by_nothing_else_takes_the_next_ones_place() {
+    /// Steps readings 1 to 3 through a session whose history keeps two
+    /// (the third lets go of the first), the first also held by the caller
+    /// when `hold`; then reading 4 as the session shares it, the first
+    /// reading's place and, if held, the first reading.
+    fn fourth_after_the_first_let_go(
+        hold: bool,
+    ) -> (Arc<Sample>, *const Sample, Option<Arc<Sample>>) {
         let mut s = session();
         let mut actuator = crate::kernel::actuator::NoWrites::default();
-        // History depth 1: two readings kept, the third lets go of the first.
         let first = s.shared(reading(1));
         let first_at = Arc::as_ptr(&first);
+        let held = hold.then(|| Arc::clone(&first));
         s.step(first, &mut actuator);
         for t in 2..=3 {
             let r = s.shared(reading(t));
             s.step(r, &mut actuator);
         }
-        let fourth = s.shared(reading(4));
+        (s.shared(reading(4)), first_at, held)
+    }
+
+    #[test]
+    fn a_reading_let_go_of_and_held_by_nothing_else_takes_the_next_ones_place() {
+        let (fourth, first_at, _) = fourth_after_the_first_let_go(false);
         assert_eq!(Arc::as_ptr(&fourth), first_at, "the first reading's place");
         assert_eq!(fourth.stamp, Stamp::new(4, 0), "holding the new reading");
-        let step = s.step(fourth, &mut actuator);
-        assert!(step.decision.is_some());
     }
 
     #[test]
     fn a_reading_let_go_of_but_held_elsewhere_is_left_as_it_is() {
-        let mut s = session();
-        let mut actuator = crate::kernel::actuator::NoWrites::default();
-        let first = s.shared(reading(1));
-        let held = Arc::clone(&first);
-        s.step(first, &mut actuator);
-        for t in 2..=3 {
-            let r = s.shared(reading(t));
-            s.step(r, &mut actuator);
-        }
-        let fourth = s.shared(reading(4));
-        assert!(!Arc::ptr_eq(&fourth, &held), "a new place");
+        let (fourth, first_at, held) = fourth_after_the_first_let_go(true);
+        assert_ne!(Arc::as_ptr(&fourth), first_at, "a new place");
+        let held = held.expect("held");
         assert_eq!(held.stamp, Stamp::new(1, 0), "the held reading unchanged");
         assert_eq!(fourth.stamp, Stamp::new(4, 0));
     }

@@ -6,7 +6,7 @@
 //! [`Evaluator`] stays the reference (and the only path that keeps a
 //! trace); `tests/suite/compiled_props.rs` holds the two to the same answers.
 
-use super::eval::{Evaluator, FatalKind, Readings, Recorder, Stop, read};
+use super::eval::{Evaluator, FatalKind, Readings, Recorder, Stop, not_found, read};
 use super::expr::{BinOp, CpuStat, Keyword, NOT_OPCODE, NodeId, NodeKind, Reading, RuleKind};
 use super::fpu;
 use super::ruleset::RuleSet;
@@ -50,7 +50,9 @@ impl Operand {
             Operand::Slot(at) => Ok(slots[at as usize]),
             Operand::Const(v) => Ok(v),
             Operand::Keyword(k) => Ok(readings.keyword(k)),
-            Operand::Cpustat { stat, index, node } => cpustat(readings, stat, index, node),
+            Operand::Cpustat { stat, index, node } => {
+                cpustat(readings, CpustatLeaf { stat, index, node })
+            }
             Operand::Reading {
                 reading,
                 index,
@@ -68,16 +70,9 @@ impl Operand {
 
 /// A `cpustat` reading at `node`, or the stop a missing one is.
 #[inline(always)]
-fn cpustat<R: Readings>(
-    readings: &R,
-    stat: CpuStat,
-    index: u32,
-    node: NodeId,
-) -> Result<f64, Stop> {
-    readings.cpustat(stat, index).ok_or(Stop::Fatal {
-        fatal: FatalKind::SymbolNotFound,
-        node,
-    })
+fn cpustat<R: Readings>(readings: &R, leaf: CpustatLeaf) -> Result<f64, Stop> {
+    let CpustatLeaf { stat, index, node } = leaf;
+    readings.cpustat(stat, index).ok_or(not_found(node))
 }
 
 /// One `cpustat` reading of a [`Op::CpustatDelta`].
@@ -110,21 +105,21 @@ struct Binary {
 }
 
 impl Binary {
-    /// Both operands, left then right, as cpuplugd reads them.
+    /// `op` of both operands, read left then right as cpuplugd reads
+    /// them, or its fault at the node.
     #[inline(always)]
-    fn operands<R: Readings>(&self, slots: &[f64], readings: &R) -> Result<(f64, f64), Stop> {
-        Ok((
-            self.a.value(slots, readings)?,
-            self.b.value(slots, readings)?,
-        ))
-    }
-
-    #[inline(always)]
-    fn fault(&self, fault: fpu::Fault) -> Stop {
-        Stop::Fault {
+    fn apply<R: Readings, V>(
+        &self,
+        slots: &[f64],
+        readings: &R,
+        op: impl Fn(f64, f64) -> Result<V, fpu::Fault>,
+    ) -> Result<V, Stop> {
+        let x = self.a.value(slots, readings)?;
+        let y = self.b.value(slots, readings)?;
+        op(x, y).map_err(|fault| Stop::Fault {
             fault,
             node: self.node,
-        }
+        })
     }
 }
 
@@ -272,36 +267,20 @@ impl Program {
             pc += 1;
             match op {
                 Op::Load(to, a) => slots[*to as usize] = a.value(slots, readings)?,
-                Op::Add(b) => {
-                    let (x, y) = b.operands(slots, readings)?;
-                    slots[b.to as usize] = fpu::add(x, y).map_err(|f| b.fault(f))?;
-                }
-                Op::Sub(b) => {
-                    let (x, y) = b.operands(slots, readings)?;
-                    slots[b.to as usize] = fpu::sub(x, y).map_err(|f| b.fault(f))?;
-                }
+                Op::Add(b) => slots[b.to as usize] = b.apply(slots, readings, fpu::add)?,
+                Op::Sub(b) => slots[b.to as usize] = b.apply(slots, readings, fpu::sub)?,
                 Op::CpustatDelta { to, a, b, node } => {
-                    let x = cpustat(readings, a.stat, a.index, a.node)?;
-                    let y = cpustat(readings, b.stat, b.index, b.node)?;
+                    let x = cpustat(readings, *a)?;
+                    let y = cpustat(readings, *b)?;
                     slots[*to as usize] =
                         fpu::sub(x, y).map_err(|fault| Stop::Fault { fault, node: *node })?;
                 }
-                Op::Mul(b) => {
-                    let (x, y) = b.operands(slots, readings)?;
-                    slots[b.to as usize] = fpu::mul(x, y).map_err(|f| b.fault(f))?;
-                }
-                Op::Div(b) => {
-                    let (x, y) = b.operands(slots, readings)?;
-                    slots[b.to as usize] = fpu::div(x, y).map_err(|f| b.fault(f))?;
-                }
+                Op::Mul(b) => slots[b.to as usize] = b.apply(slots, readings, fpu::mul)?,
+                Op::Div(b) => slots[b.to as usize] = b.apply(slots, readings, fpu::div)?,
                 Op::Greater(b) => {
-                    let (x, y) = b.operands(slots, readings)?;
-                    slots[b.to as usize] = bit(fpu::greater(x, y).map_err(|f| b.fault(f))?);
+                    slots[b.to as usize] = bit(b.apply(slots, readings, fpu::greater)?)
                 }
-                Op::Less(b) => {
-                    let (x, y) = b.operands(slots, readings)?;
-                    slots[b.to as usize] = bit(fpu::less(x, y).map_err(|f| b.fault(f))?);
-                }
+                Op::Less(b) => slots[b.to as usize] = bit(b.apply(slots, readings, fpu::less)?),
                 Op::Neg(at) => slots[*at as usize] = -slots[*at as usize],
                 Op::Not(at) => slots[*at as usize] = bit(slots[*at as usize] == 0.0),
                 Op::Truthy(at) => slots[*at as usize] = bit(slots[*at as usize] != 0.0),
