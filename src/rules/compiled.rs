@@ -2,7 +2,8 @@
 //! trace (the headless daemon, `eval`, the simulator, `tune`). The tree
 //! evaluator recurses through every node, and a call per node cost more than
 //! the arithmetic; a program runs the same operations in the same order,
-//! with the same short-circuits, faults and fatal stops, over a small stack.
+//! with the same short-circuits, faults and fatal stops, in register form:
+//! each operation names the slots it reads and writes.
 //! [`Evaluator`] stays the reference (and the only path that keeps a
 //! trace); `tests/suite/compiled_props.rs` holds the two to the same answers.
 
