@@ -514,12 +514,12 @@ impl Runner<'_> {
 }
 
 /// Waits until `deadline` or a signal came, or a reload's rules are in.
-fn wait(deadline: Instant, signals: &Signals, runner: &Runner<'_>) {
+fn wait(deadline: Instant, signals: &Signals, runner: &Runner<'_>) -> Option<Instant> {
     crate::pace::park_until(deadline, &|| {
         signals.stop.load(Ordering::SeqCst)
             || signals.reload.load(Ordering::SeqCst)
             || runner.reload_ready()
-    });
+    })
 }
 
 /// Runs on the live root until a signal or a fatal error; restores the
@@ -752,22 +752,27 @@ fn run_loop(
                 // forward: its rules are loaded off the loop and taken
                 // between readings, the old ones deciding until then.
                 let deadline = crate::pace::deadline(began, interval);
-                loop {
-                    wait(deadline, signals, runner);
+                began = loop {
+                    // The instant the wait saw the deadline pass, unless a
+                    // signal ended it or a reload took time since: the
+                    // clock is then read again.
+                    let mut passed = wait(deadline, signals, runner);
                     if signals.stop.load(Ordering::SeqCst) {
                         return Ending::Stopped;
                     }
                     if signals.reload.swap(false, Ordering::SeqCst) {
                         runner.request_reload();
+                        passed = None;
                     }
                     if runner.finish_reload() {
                         source.narrow(&runner.interest());
+                        passed = None;
                     }
-                    if Instant::now() >= deadline {
-                        break;
+                    let now = passed.unwrap_or_else(Instant::now);
+                    if now >= deadline {
+                        break now;
                     }
-                }
-                began = Instant::now();
+                };
                 match source.next_sample() {
                     Some(Ok(s)) => s,
                     Some(Err(e)) => {
@@ -786,7 +791,7 @@ fn run_loop(
         };
         intervals += 1;
         crate::faults::panic_at(crate::faults::Site::Control, intervals);
-        let sample = Arc::new(sample);
+        let sample = runner.session.shared(sample);
         runner.actuator.reading(&sample);
         let step = runner.session.step(Arc::clone(&sample), runner.actuator);
         if let Some(x) = runner.exposure.as_mut() {

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use crate::kernel::deltas::tick_delta;
 use crate::kernel::fields::{FieldTable, Layout};
 use crate::kernel::{CpuTicks, Interest, Polarization, ProcBytes, Sample, Stamp};
-use crate::rules::compiled::{Context, Programs};
+use crate::rules::compiled::Programs;
 use crate::rules::eval::{Evaluator, NoTrace, Readings, Recorder, Stop, fatal_message};
 use crate::rules::expr::{CpuStat, Keyword, NodeKind, Reading, RuleKind};
 use crate::rules::fpu::{self, Fault};
@@ -48,7 +48,9 @@ impl Symbols {
         )
     }
 
-    /// The value of a keyword.
+    /// The value of a keyword. Not inlined: inlined into a rule program's
+    /// loop, the address of every field was worked out before each run.
+    #[inline(never)]
     pub fn get(&self, k: Keyword) -> f64 {
         match k {
             Keyword::Loadavg => self.loadavg,
@@ -79,8 +81,6 @@ struct IntervalValues {
     /// the loop check extrapolates from this one ([`Engine::push_steady`]).
     micros: i64,
     ticks: CpuTicks,
-    /// In [`CpuStat::ALL`] order.
-    cpustat: [f64; 14],
     /// The rules' names in order ([`Reading::Meminfo`] indexes them),
     /// then in a reading (not one the loop check builds) the rest of
     /// [`Projected::meminfo`].
@@ -148,7 +148,6 @@ impl Clone for IntervalValues {
             time,
             micros,
             ticks,
-            cpustat,
             meminfo,
             vmstat,
             base,
@@ -158,7 +157,6 @@ impl Clone for IntervalValues {
         *time = source.time;
         *micros = source.micros;
         *ticks = source.ticks;
-        *cpustat = source.cpustat;
         meminfo.clone_from(&source.meminfo);
         vmstat.clone_from(&source.vmstat);
         *base = source.base;
@@ -292,6 +290,10 @@ struct State {
     /// interval that acts.
     programs: Arc<Programs>,
     history: VecDeque<IntervalValues>,
+    /// Each interval's `cpustat` values (in [`CpuStat::ALL`] order), newest
+    /// first, an entry per one of `history`: what rules read most, each
+    /// reading then a bounds check and a load (not a ring's index wrapped).
+    cpustat: Vec<[f64; 14]>,
     symbols: Symbols,
     /// The names the two projectors read. Shared, as the programs are.
     projected: Arc<Projected>,
@@ -324,10 +326,10 @@ impl SteadyNeeds {
     fn of(rules: &RuleSet, programs: &Programs) -> Self {
         let mut needs = SteadyNeeds::default();
         for kind in [RuleKind::Hotplug, RuleKind::Hotunplug] {
-            let Some(rule) = rules.rule(kind) else {
+            if rules.rule(kind).is_none() {
                 continue;
-            };
-            match programs.find(rule.root, Context::Truth) {
+            }
+            match programs.get(kind) {
                 Some(p) => {
                     needs.cpu_may_stop |= p.may_stop();
                     needs.cpu_reads_memory |= p.reads_keyword(|k| {
@@ -366,6 +368,7 @@ impl Clone for State {
         State {
             programs: Arc::clone(&self.programs),
             history: self.history.clone(),
+            cpustat: self.cpustat.clone(),
             symbols: self.symbols,
             projected: Arc::clone(&self.projected),
             meminfo: self.meminfo.clone(),
@@ -382,6 +385,7 @@ impl Clone for State {
         let State {
             programs,
             history,
+            cpustat,
             symbols,
             projected,
             meminfo,
@@ -400,6 +404,7 @@ impl Clone for State {
         }
         let have = history.len();
         history.extend(source.history.iter().skip(have).cloned());
+        cpustat.clone_from(&source.cpustat);
         *symbols = source.symbols;
         projected.clone_from(&source.projected);
         meminfo.clone_from(&source.meminfo);
@@ -414,7 +419,18 @@ impl Clone for State {
 
 struct HistoryView<'e> {
     history: &'e VecDeque<IntervalValues>,
+    cpustat: &'e [[f64; 14]],
     symbols: &'e Symbols,
+}
+
+impl<'e> HistoryView<'e> {
+    fn of(state: &'e State) -> Self {
+        HistoryView {
+            history: &state.history,
+            cpustat: &state.cpustat,
+            symbols: &state.symbols,
+        }
+    }
 }
 
 impl Readings for HistoryView<'_> {
@@ -425,16 +441,16 @@ impl Readings for HistoryView<'_> {
 
     #[inline(always)]
     fn cpustat(&self, stat: CpuStat, index: u32) -> Option<f64> {
-        Some(self.history.get(index as usize)?.cpustat[stat as usize])
+        Some(self.cpustat.get(index as usize)?[stat as usize])
     }
 
-    #[inline]
+    #[inline(always)]
     fn reading(&self, reading: Reading, index: u32) -> Option<f64> {
         let e = self.history.get(index as usize)?;
         match reading {
             Reading::Meminfo(i) => e.meminfo[i as usize],
             Reading::Vmstat(i) => e.vmstat[i as usize],
-            Reading::Cpustat(c) => Some(e.cpustat[c as usize]),
+            Reading::Cpustat(c) => self.cpustat(c, index),
             Reading::CpustatUnknown(_) => None,
             Reading::Time => Some(e.time),
         }
@@ -507,6 +523,7 @@ impl Engine {
                 steady: SteadyNeeds::of(&rules, &programs),
                 programs: Arc::new(programs),
                 history: VecDeque::with_capacity(rules.history_depth as usize + 1),
+                cpustat: Vec::with_capacity(rules.history_depth as usize + 1),
                 symbols: Symbols::default(),
                 projected: Arc::new(Projected::of(&rules)),
                 meminfo: Projector::default(),
@@ -605,10 +622,7 @@ impl Engine {
             return None;
         }
         let node = (*self.var_nodes.get(var)?)?;
-        let view = HistoryView {
-            history: &self.state.history,
-            symbols: &self.state.symbols,
-        };
+        let view = HistoryView::of(&self.state);
         Some(Evaluator::new(&self.rules, &view).number(node, &mut crate::rules::eval::NoTrace))
     }
 
@@ -635,25 +649,39 @@ impl Engine {
             return None;
         }
         let full = state.history.len() > self.rules.history_depth as usize;
+        let latest_cpustat = state.cpustat[0];
         let mut next = if full {
+            state.cpustat.pop();
             state.history.pop_back().unwrap_or_default()
         } else {
             IntervalValues::default()
         };
-        if state.history.len() < 2 {
+        let row = if state.history.len() < 2 {
             // The entry taken back was the reading before the newest.
             let previous = next.clone();
-            steady_next(&mut next, &previous, &state.history[0], change, &self.rules);
-        } else {
+            let latest = &state.history[0];
             steady_next(
                 &mut next,
-                &state.history[1],
-                &state.history[0],
+                &previous,
+                latest,
+                &latest_cpustat,
                 change,
                 &self.rules,
-            );
-        }
+            )
+        } else {
+            let latest = &state.history[0];
+            let previous = &state.history[1];
+            steady_next(
+                &mut next,
+                previous,
+                latest,
+                &latest_cpustat,
+                change,
+                &self.rules,
+            )
+        };
         state.history.push_front(next);
+        state.cpustat.insert(0, row);
         state.readings += 1;
         Some(state.decide_for(&self.rules, rule))
     }
@@ -672,14 +700,16 @@ pub enum Change {
 /// spread over the new CPU count (the idle columns absorb the capacity
 /// change; the work stays unless it no longer fits), counters at their
 /// pace (one that fell stays), levels where they were, and the pool's
-/// pages out of (or back into) MemFree.
+/// pages out of (or back into) MemFree. Gives `next`'s `cpustat` values
+/// (`latest_cpustat` are `latest`'s).
 fn steady_next(
     next: &mut IntervalValues,
     previous: &IntervalValues,
     latest: &IntervalValues,
+    latest_cpustat: &[f64; 14],
     change: Change,
     rules: &RuleSet,
-) {
+) -> [f64; 14] {
     next.micros = latest.micros + (latest.micros - previous.micros).max(1);
     next.time = Stamp {
         micros: next.micros,
@@ -690,7 +720,7 @@ fn steady_next(
         .unwrap_or_default()
         .columns()
         .map(|t| t as f64);
-    let mut onumcpus = latest.cpustat[CpuStat::Onumcpus as usize];
+    let mut onumcpus = latest_cpustat[CpuStat::Onumcpus as usize];
     if let Change::Cpus(by) = change {
         let n = onumcpus.max(1.0);
         let n_new = (n + by as f64).max(1.0);
@@ -723,11 +753,11 @@ fn steady_next(
         cols[i] = now[i].saturating_add(delta[i].round() as u64);
     }
     next.ticks = CpuTicks::from_columns(cols);
-    next.cpustat = cpustat_of(
+    let cpustat = cpustat_of(
         &next.ticks,
         onumcpus,
-        latest.cpustat[CpuStat::Loadavg as usize],
-        latest.cpustat[CpuStat::RunnableProc as usize],
+        latest_cpustat[CpuStat::Loadavg as usize],
+        latest_cpustat[CpuStat::RunnableProc as usize],
     );
     // Counters keep their pace, levels stay.
     let pace =
@@ -765,6 +795,7 @@ fn steady_next(
     next.base[0] = less(latest.base[0]);
     next.cmm_pages = pool;
     next.polarization = latest.polarization;
+    cpustat
 }
 
 impl State {
@@ -797,20 +828,26 @@ impl State {
     }
 
     fn record(&mut self, rules: &RuleSet, sample: &Sample) {
-        let capacity = rules.history_depth as usize + 1;
-        let mut entry = if self.history.len() >= capacity {
-            self.history.pop_back().unwrap_or_default()
+        // The oldest entry, its buffers kept, becomes the newest and is
+        // filled in place: a full ring turns without moving an entry.
+        if self.history.len() > rules.history_depth as usize {
+            self.cpustat.pop();
+            self.history.rotate_right(1);
         } else {
-            IntervalValues::default()
-        };
+            self.history.push_front(IntervalValues::default());
+        }
+        let entry = &mut self.history[0];
         entry.time = sample.stamp.seconds();
         entry.micros = sample.stamp.micros;
         entry.ticks = sample.ticks;
-        entry.cpustat = cpustat_of(
-            &sample.ticks,
-            f64::from(sample.online.count),
-            sample.loadavg,
-            sample.runnable,
+        self.cpustat.insert(
+            0,
+            cpustat_of(
+                &sample.ticks,
+                f64::from(sample.online.count),
+                sample.loadavg,
+                sample.runnable,
+            ),
         );
         let names = &*self.projected;
         self.meminfo
@@ -827,7 +864,6 @@ impl State {
         }
         entry.cmm_pages = sample.cmm_pages;
         entry.polarization = sample.polarization;
-        self.history.push_front(entry);
     }
 
     fn decide<T: Recorder>(&mut self, rules: &RuleSet, trace: &mut T) -> Decision {
@@ -898,8 +934,7 @@ impl State {
         trace: &mut T,
         asked: Option<RuleKind>,
     ) -> Result<CpuDecision, Fatal> {
-        let cur = self.history[0].cpustat;
-        let onumcpus = cur[CpuStat::Onumcpus as usize];
+        let onumcpus = self.cpustat[0][CpuStat::Onumcpus as usize];
         let mut decision = CpuDecision {
             status: GroupStatus::Ok,
             hotplug: None,
@@ -927,23 +962,22 @@ impl State {
         ) else {
             return Ok(decision);
         };
-        let view = HistoryView {
-            history: &self.history,
-            symbols: &self.symbols,
-        };
+        let view = HistoryView::of(self);
         let eval = Evaluator::new(rules, &view);
         let programs = &self.programs;
-        let outcome = programs.truth(&eval, plug.root, trace).and_then(|p| {
-            if p {
-                Ok((true, None))
-            } else if asked == Some(RuleKind::Hotplug) {
-                Ok((false, None))
-            } else {
-                programs
-                    .truth(&eval, unplug.root, trace)
-                    .map(|u| (false, Some(u)))
-            }
-        });
+        let outcome = programs
+            .truth(&eval, RuleKind::Hotplug, plug.root, trace)
+            .and_then(|p| {
+                if p {
+                    Ok((true, None))
+                } else if asked == Some(RuleKind::Hotplug) {
+                    Ok((false, None))
+                } else {
+                    programs
+                        .truth(&eval, RuleKind::Hotunplug, unplug.root, trace)
+                        .map(|u| (false, Some(u)))
+                }
+            });
         let (hotplug, hotunplug) = match outcome {
             Ok(v) => v,
             Err(Stop::Fault { fault, .. }) => {
@@ -980,7 +1014,7 @@ impl State {
     /// The CPU keywords for this interval, computed as cpuplugd does (and
     /// with its faults, though real tick counts never raise one).
     fn cpu_symbols(&mut self) -> Result<(), Fault> {
-        let cur = self.history[0].cpustat;
+        let cur = self.cpustat[0];
         let s = &mut self.symbols;
         s.loadavg = cur[CpuStat::Loadavg as usize];
         s.runnable_proc = cur[CpuStat::RunnableProc as usize];
@@ -992,7 +1026,7 @@ impl State {
             // product of them leaves the normal range.
             return Ok(());
         }
-        let prev = self.history[1].cpustat;
+        let prev = self.cpustat[1];
         let mut diffs = [0.0; 10];
         for (i, d) in diffs.iter_mut().enumerate() {
             let at = CpuStat::User as usize + i;
@@ -1012,15 +1046,12 @@ impl State {
     }
 
     /// swaprate, apcr and freemem for this interval, as cpuplugd computes
-    /// them before the memory rules (a fault skips the group).
+    /// them before the memory rules (a fault skips the group), or the
+    /// first of [`MEM_BASE`] found missing (by its index).
     #[inline(always)]
-    fn mem_symbols(
-        &mut self,
-        free: f64,
-        interval: f64,
-        get: impl Fn(&IntervalValues, usize) -> Result<f64, Fatal>,
-    ) -> Result<Result<(), Fault>, Fatal> {
+    fn mem_symbols(&mut self, free: f64, interval: f64) -> Result<Result<(), Fault>, usize> {
         let (cur, prev) = (&self.history[0], &self.history[1]);
+        let get = |e: &IntervalValues, i: usize| e.base[i].ok_or(i);
         let rate = |(a, b, c, d): (f64, f64, f64, f64)| -> Result<f64, Fault> {
             fpu::div(fpu::sub(fpu::sub(fpu::add(a, b)?, c)?, d)?, interval)
         };
@@ -1063,7 +1094,6 @@ impl State {
         };
         let (cur, prev) = (&self.history[0], &self.history[1]);
         let free = cur.base[0].ok_or_else(|| missing("MemFree"))?;
-        let get = |e: &IntervalValues, i: usize| e.base[i].ok_or_else(|| missing(MEM_BASE[i]));
         let interval = cur.time - prev.time;
         let cmm_pages_read = cur.cmm_pages;
         let mut decision = MemDecision {
@@ -1080,7 +1110,8 @@ impl State {
         if T::ENABLED {
             reset(trace, rules, &MEMORY_RULES);
         }
-        if let Err(fault) = self.mem_symbols(free, interval, get)? {
+        let symbols = self.mem_symbols(free, interval);
+        if let Err(fault) = symbols.map_err(|i| missing(MEM_BASE[i]))? {
             return Ok(faulted(decision, fault));
         }
         let Some(pages) = cmm_pages_read else {
@@ -1099,23 +1130,26 @@ impl State {
         ) else {
             return Ok(decision);
         };
-        let view = HistoryView {
-            history: &self.history,
-            symbols: &self.symbols,
-        };
+        let view = HistoryView::of(self);
         let eval = Evaluator::new(rules, &view);
         let programs = &self.programs;
         let as_long = |stop: Result<f64, Stop>, node: NodeId| -> Result<i64, Stop> {
             stop.and_then(|v| fpu::to_long(v).map_err(|fault| Stop::Fault { fault, node }))
         };
         let result = (|| -> Result<(i64, i64, bool, Option<bool>), Stop> {
-            let inc = as_long(programs.number(&eval, inc_rule.root, trace), inc_rule.root)?;
+            let inc = as_long(
+                programs.number(&eval, RuleKind::CmmInc, inc_rule.root, trace),
+                inc_rule.root,
+            )?;
             let dec = match rules.rule(RuleKind::CmmDec) {
-                Some(r) => as_long(programs.number(&eval, r.root, trace), r.root)?,
+                Some(r) => as_long(
+                    programs.number(&eval, RuleKind::CmmDec, r.root, trace),
+                    r.root,
+                )?,
                 None => inc,
             };
             let within = (rules.settings.cmm_min..=rules.settings.cmm_max).contains(&pages);
-            if programs.truth(&eval, plug.root, trace)? {
+            if programs.truth(&eval, RuleKind::Memplug, plug.root, trace)? {
                 Ok((inc, dec, true, None))
             } else if asked == Some(RuleKind::Memplug) && within {
                 Ok((inc, dec, false, None))
@@ -1124,7 +1158,7 @@ impl State {
                     inc,
                     dec,
                     false,
-                    Some(programs.truth(&eval, unplug.root, trace)?),
+                    Some(programs.truth(&eval, RuleKind::Memunplug, unplug.root, trace)?),
                 ))
             }
         })();

@@ -55,14 +55,16 @@ pub fn deadline(now: Instant, after: Duration) -> Instant {
 /// `done` is looked at first and whenever the thread is woken
 /// ([`std::thread::Thread::unpark`], as the signal thread of
 /// [`crate::daemon::Signals`] does), so a signal ends the wait at once.
-pub fn park_until(deadline: Instant, done: &dyn Fn() -> bool) {
+/// The instant seen at or past the deadline, when it came first (a
+/// caller that goes on then needs not ask the clock again).
+pub fn park_until(deadline: Instant, done: &dyn Fn() -> bool) -> Option<Instant> {
     loop {
         if done() {
-            return;
+            return None;
         }
         let now = Instant::now();
         if now >= deadline {
-            return;
+            return Some(now);
         }
         std::thread::park_timeout(deadline - now);
     }

@@ -56,6 +56,27 @@ pub fn step_lines(
     detail: Detail,
     with_fields: bool,
 ) -> Vec<StepLine> {
+    let Step {
+        skipped,
+        limits,
+        notices,
+        decision: _,
+        findings,
+        hints,
+        events,
+        fatal,
+    } = step;
+    // Most intervals have nothing to say.
+    if skipped.is_none()
+        && limits.is_empty()
+        && notices.is_empty()
+        && findings.is_empty()
+        && hints.is_empty()
+        && events.is_empty()
+        && fatal.is_none()
+    {
+        return Vec::new();
+    }
     let verbose = detail == Detail::Verbose;
     let verbose_only = |n: &Notice| matches!(n, Notice::LimitReached(_) | Notice::Negative { .. });
     let say = Say {

@@ -145,6 +145,10 @@ pub struct Session {
     /// The latest readings, as deep as the history, replayed into new rules
     /// on a reload so decisions go on at once, as cpuplugd's do.
     recent: VecDeque<Arc<Sample>>,
+    /// The reading `recent` let go of last: when nothing else holds it,
+    /// the next reading takes its place ([`Session::shared`]) rather than
+    /// one allocation freed and another made every interval.
+    spare: Option<Arc<Sample>>,
 }
 
 impl Session {
@@ -165,7 +169,21 @@ impl Session {
             vertical: false,
             last_stamp: None,
             recent: VecDeque::new(),
+            spare: None,
         }
+    }
+
+    /// `sample` shared, as [`Session::step`] takes it: in the place of a
+    /// reading this session no longer keeps and nothing else holds, or in
+    /// a new one.
+    pub fn shared(&mut self, sample: Sample) -> Arc<Sample> {
+        if let Some(mut kept) = self.spare.take()
+            && let Some(place) = Arc::get_mut(&mut kept)
+        {
+            *place = sample;
+            return kept;
+        }
+        Arc::new(sample)
     }
 
     /// The rules in force.
@@ -436,7 +454,7 @@ impl Session {
     fn remember(&mut self, sample: &Arc<Sample>) {
         let keep = self.rules.history_depth as usize + 1;
         while self.recent.len() >= keep {
-            self.recent.pop_front();
+            self.spare = self.recent.pop_front();
         }
         self.recent.push_back(Arc::clone(sample));
     }
@@ -589,4 +607,72 @@ fn unreachable_minimum(rules: &RuleSet, limits: &[Event]) -> Option<Fatal> {
         }),
         _ => None,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernel::{CpuTicks, Stamp};
+    use crate::rules::{SystemFacts, load};
+
+    fn session() -> Session {
+        let file = SourceFile::new(
+            "t.conf",
+            b"UPDATE=\"1\"\nCPU_MIN=\"1\"\nCPU_MAX=\"0\"\nHOTPLUG=\"cpustat.user[1] > 1e9\"\nHOTUNPLUG=\"0\"\n"
+                .to_vec(),
+        );
+        let outcome = load(&file, &SystemFacts::any_machine(4, "test"));
+        assert!(outcome.refusal.is_none(), "{:?}", outcome.refusal);
+        Session::new(
+            Arc::new(outcome.rules),
+            file,
+            Mode::Observe,
+            FlapConfig::default(),
+        )
+    }
+
+    fn reading(t: i64) -> Sample {
+        let ticks = CpuTicks {
+            user: t as u64 * 10,
+            idle: t as u64 * 90,
+            ..CpuTicks::default()
+        };
+        Sample::bare(Stamp::new(t, 0), ticks, 2, 4)
+    }
+
+    /// Steps readings 1 to 3 through a session whose history keeps two
+    /// (the third lets go of the first), the first also held by the caller
+    /// when `hold`; then reading 4 as the session shares it, the first
+    /// reading's place and, if held, the first reading.
+    fn fourth_after_the_first_let_go(
+        hold: bool,
+    ) -> (Arc<Sample>, *const Sample, Option<Arc<Sample>>) {
+        let mut s = session();
+        let mut actuator = crate::kernel::actuator::NoWrites::default();
+        let first = s.shared(reading(1));
+        let first_at = Arc::as_ptr(&first);
+        let held = hold.then(|| Arc::clone(&first));
+        s.step(first, &mut actuator);
+        for t in 2..=3 {
+            let r = s.shared(reading(t));
+            s.step(r, &mut actuator);
+        }
+        (s.shared(reading(4)), first_at, held)
+    }
+
+    #[test]
+    fn a_reading_let_go_of_and_held_by_nothing_else_takes_the_next_ones_place() {
+        let (fourth, first_at, _) = fourth_after_the_first_let_go(false);
+        assert_eq!(Arc::as_ptr(&fourth), first_at, "the first reading's place");
+        assert_eq!(fourth.stamp, Stamp::new(4, 0), "holding the new reading");
+    }
+
+    #[test]
+    fn a_reading_let_go_of_but_held_elsewhere_is_left_as_it_is() {
+        let (fourth, first_at, held) = fourth_after_the_first_let_go(true);
+        assert_ne!(Arc::as_ptr(&fourth), first_at, "a new place");
+        let held = held.expect("held");
+        assert_eq!(held.stamp, Stamp::new(1, 0), "the held reading unchanged");
+        assert_eq!(fourth.stamp, Stamp::new(4, 0));
+    }
 }

@@ -2,12 +2,14 @@
 //! trace (the headless daemon, `eval`, the simulator, `tune`). The tree
 //! evaluator recurses through every node, and a call per node cost more than
 //! the arithmetic; a program runs the same operations in the same order,
-//! with the same short-circuits, faults and fatal stops, over a small stack.
+//! with the same short-circuits, faults and fatal stops, in register form:
+//! each operation names the slots it reads and writes.
 //! [`Evaluator`] stays the reference (and the only path that keeps a
 //! trace); `tests/suite/compiled_props.rs` holds the two to the same answers.
 
-use super::eval::{Evaluator, FatalKind, Readings, Recorder, Stop, arith, compare, read};
-use super::expr::{BinOp, CpuStat, Keyword, NOT_OPCODE, NodeId, NodeKind, Reading};
+use super::eval::{Evaluator, FatalKind, Readings, Recorder, Stop, not_found, read};
+use super::expr::{BinOp, CpuStat, Keyword, NOT_OPCODE, NodeId, NodeKind, Reading, RuleKind};
+use super::fpu;
 use super::ruleset::RuleSet;
 
 /// How a program reads its root: as a condition or as a number.
@@ -17,11 +19,14 @@ pub enum Context {
     Number,
 }
 
-/// A value read without evaluating anything below it. A tag of its own
-/// (not folded into [`Reading`]'s): reading one is then one dispatch.
+/// Where an operation takes a value from: a slot an operation before
+/// wrote, or a value read without evaluating anything below it. One tag
+/// (not a slot-or-leaf pair, and not folded into [`Reading`]'s): taking a
+/// value is one dispatch.
 #[derive(Debug, Clone, Copy)]
 #[repr(u8)]
-enum Leaf {
+enum Operand {
+    Slot(u32),
     Const(f64),
     Keyword(Keyword),
     /// A `cpustat` reading: its own case, as most leaves are one, so
@@ -38,69 +43,151 @@ enum Leaf {
     },
 }
 
-impl Leaf {
+impl Operand {
     /// Its value now, or the stop a missing reading is.
     #[inline(always)]
-    fn value<R: Readings>(self, readings: &R) -> Result<f64, Stop> {
-        match self {
-            Leaf::Const(v) => Ok(v),
-            Leaf::Keyword(k) => Ok(readings.keyword(k)),
-            Leaf::Cpustat { stat, index, node } => {
-                readings.cpustat(stat, index).ok_or(Stop::Fatal {
-                    fatal: FatalKind::SymbolNotFound,
-                    node,
-                })
+    fn value<R: Readings>(&self, slots: &[f64], readings: &R) -> Result<f64, Stop> {
+        match *self {
+            Operand::Slot(at) => Ok(slots[at as usize]),
+            Operand::Const(v) => Ok(v),
+            Operand::Keyword(k) => Ok(readings.keyword(k)),
+            Operand::Cpustat { stat, index, node } => {
+                cpustat(readings, CpustatLeaf { stat, index, node })
             }
-            Leaf::Reading {
+            Operand::Reading {
                 reading,
                 index,
                 node,
             } => read(readings, reading, index, node),
         }
     }
+
+    /// Whether taking it can neither fail nor depend on when it is taken:
+    /// it may then be taken after the operations of a right side.
+    fn is_constant(self) -> bool {
+        matches!(self, Operand::Const(_) | Operand::Keyword(_))
+    }
 }
 
+/// A `cpustat` reading at `node`, or the stop a missing one is.
+#[inline(always)]
+fn cpustat<R: Readings>(readings: &R, leaf: CpustatLeaf) -> Result<f64, Stop> {
+    let CpustatLeaf { stat, index, node } = leaf;
+    readings.cpustat(stat, index).ok_or(not_found(node))
+}
+
+/// One `cpustat` reading of a [`Op::CpustatDelta`].
+#[derive(Debug, Clone, Copy)]
+struct CpustatLeaf {
+    stat: CpuStat,
+    index: u32,
+    node: NodeId,
+}
+
+impl CpustatLeaf {
+    fn operand(self) -> Operand {
+        Operand::Cpustat {
+            stat: self.stat,
+            index: self.index,
+            node: self.node,
+        }
+    }
+}
+
+/// The operands and node of a binary operation whose result goes to
+/// slot `to`: `a` is taken, then `b`, then the operation may fault at
+/// `node`.
+#[derive(Debug, Clone, Copy)]
+struct Binary {
+    to: u32,
+    a: Operand,
+    b: Operand,
+    node: NodeId,
+}
+
+impl Binary {
+    /// `op` of both operands, read left then right as cpuplugd reads
+    /// them, or its fault at the node.
+    #[inline(always)]
+    fn apply<R: Readings, V>(
+        &self,
+        slots: &[f64],
+        readings: &R,
+        op: impl Fn(f64, f64) -> Result<V, fpu::Fault>,
+    ) -> Result<V, Stop> {
+        let x = self.a.value(slots, readings)?;
+        let y = self.b.value(slots, readings)?;
+        op(x, y).map_err(|fault| Stop::Fault {
+            fault,
+            node: self.node,
+        })
+    }
+}
+
+/// One operation of a program in register form: each names the slots it
+/// reads and writes, so nothing is pushed or popped, and each operator is
+/// an operation of its own, so none matches on the operator again.
 #[derive(Debug, Clone, Copy)]
 enum Op {
-    Push(Leaf),
-    Neg,
-    Arith(BinOp, NodeId),
-    /// The top and a leaf read after it (`a[0] - a[1]`, `x / 40`): one
-    /// operation where it would be two, as most right sides are leaves.
-    ArithLeaf(BinOp, NodeId, Leaf),
-    /// `>` or `<`: pushes 1 or 0.
-    Compare(BinOp, NodeId),
-    /// `>` or `<` of the top and a leaf read after it.
-    CompareLeaf(BinOp, NodeId, Leaf),
-    /// Two leaves read left to right and their `a op b` pushed
-    /// (`a[0] - a[1]`): one operation where it would be two.
-    ArithLeaves(BinOp, NodeId, Leaf, Leaf),
-    /// Truth negation of the top.
-    Not,
-    /// A number read as a condition: pushes 1 when it is not 0.
-    Truthy,
-    /// `&`: when the top is false it is the result, and the right side is
-    /// skipped (jump to the target); otherwise it is dropped.
-    AndThen(u32),
-    /// `|`: when the top is true it is the result; otherwise it is dropped.
-    OrElse(u32),
+    /// A lone leaf to its slot (a rule that is one name, or the left side
+    /// of a right side that is not a leaf: read first, as cpuplugd does).
+    Load(u32, Operand),
+    Add(Binary),
+    Sub(Binary),
+    /// `cpustat.NAME[i] - cpustat.NAME[j]`, what rules compute most (a
+    /// counter's change between readings): a `Sub` of two `cpustat`
+    /// readings without an operand's dispatch.
+    CpustatDelta {
+        to: u32,
+        a: CpustatLeaf,
+        b: CpustatLeaf,
+        node: NodeId,
+    },
+    Mul(Binary),
+    Div(Binary),
+    /// `>`: 1 or 0 to the slot.
+    Greater(Binary),
+    /// `<`: 1 or 0 to the slot.
+    Less(Binary),
+    Neg(u32),
+    /// Truth negation of the slot.
+    Not(u32),
+    /// The slot's number read as a condition: 1 when it is not 0.
+    Truthy(u32),
+    /// `&`: when the slot is false it is the result, and the right side
+    /// is skipped (jump to the target).
+    AndThen(u32, u32),
+    /// `|`: when the slot is true it is the result.
+    OrElse(u32, u32),
     /// A node cpuplugd stops at whatever the readings are.
     Fail(FatalKind, NodeId),
+}
+
+impl Op {
+    /// A binary operation for `op` (`+ - * / > <`).
+    fn binary(op: BinOp, b: Binary) -> Self {
+        match op {
+            BinOp::Add => Op::Add(b),
+            BinOp::Sub => Op::Sub(b),
+            BinOp::Mul => Op::Mul(b),
+            BinOp::Div => Op::Div(b),
+            BinOp::Greater => Op::Greater(b),
+            _ => Op::Less(b),
+        }
+    }
 }
 
 /// One rule (or any node) as a program.
 #[derive(Debug, Clone)]
 pub struct Program {
-    root: NodeId,
-    context: Context,
     ops: Vec<Op>,
-    /// The deepest the stack gets.
-    depth: usize,
+    /// How many slots it uses; the result is in the first.
+    slots: usize,
 }
 
-/// How deep a stack lives in a fixed array; deeper rules (hostile files)
-/// get one on the heap.
-const INLINE_DEPTH: usize = 32;
+/// How many slots live in a fixed array; programs that use more (hostile
+/// files) get them on the heap.
+const INLINE_SLOTS: usize = 8;
 
 impl Program {
     /// `root` of `rules` read in `context`.
@@ -108,35 +195,27 @@ impl Program {
         let mut c = Compiler {
             rules,
             ops: Vec::new(),
-            depth: 0,
-            max_depth: 0,
+            slots: 1,
         };
         match context {
-            Context::Truth => c.truth(root),
-            Context::Number => c.number(root),
+            Context::Truth => c.truth(root, 0),
+            Context::Number => c.number(root, 0),
         }
         Program {
-            root,
-            context,
             ops: c.ops,
-            depth: c.max_depth,
+            slots: c.slots,
         }
-    }
-
-    /// The node this program evaluates, and how.
-    pub fn key(&self) -> (NodeId, Context) {
-        (self.root, self.context)
     }
 
     /// The value (1 or 0 for a condition), or why evaluation stopped.
     #[inline]
     pub fn run<R: Readings>(&self, readings: &R) -> Result<f64, Stop> {
-        if self.depth <= INLINE_DEPTH {
-            let mut stack = [0.0f64; INLINE_DEPTH];
-            self.run_on(readings, &mut stack)
+        if self.slots <= INLINE_SLOTS {
+            let mut slots = [0.0f64; INLINE_SLOTS];
+            self.run_on(readings, &mut slots)
         } else {
-            let mut stack = vec![0.0f64; self.depth];
-            self.run_on(readings, &mut stack)
+            let mut slots = vec![0.0f64; self.slots];
+            self.run_on(readings, &mut slots)
         }
     }
 
@@ -145,10 +224,10 @@ impl Program {
     /// `cpustat` name and `time` are in every reading).
     pub fn may_stop(&self) -> bool {
         self.ops.iter().any(|op| matches!(op, Op::Fail(..)))
-            || self.leaves().any(|leaf| {
+            || self.operands().any(|operand| {
                 matches!(
-                    leaf,
-                    Leaf::Reading {
+                    operand,
+                    Operand::Reading {
                         reading: Reading::Meminfo(_)
                             | Reading::Vmstat(_)
                             | Reading::CpustatUnknown(_),
@@ -160,77 +239,71 @@ impl Program {
 
     /// Whether it reads a keyword `wanted` picks.
     pub fn reads_keyword(&self, wanted: impl Fn(Keyword) -> bool) -> bool {
-        self.leaves()
-            .any(|leaf| matches!(leaf, Leaf::Keyword(k) if wanted(k)))
+        self.operands()
+            .any(|operand| matches!(operand, Operand::Keyword(k) if wanted(k)))
     }
 
-    fn leaves(&self) -> impl Iterator<Item = Leaf> + '_ {
+    fn operands(&self) -> impl Iterator<Item = Operand> + '_ {
         self.ops
             .iter()
             .filter_map(|op| match *op {
-                Op::Push(leaf) | Op::ArithLeaf(_, _, leaf) | Op::CompareLeaf(_, _, leaf) => {
-                    Some([Some(leaf), None])
-                }
-                Op::ArithLeaves(_, _, a, b) => Some([Some(a), Some(b)]),
+                Op::Load(_, a) => Some([Some(a), None]),
+                Op::Add(b)
+                | Op::Sub(b)
+                | Op::Mul(b)
+                | Op::Div(b)
+                | Op::Greater(b)
+                | Op::Less(b) => Some([Some(b.a), Some(b.b)]),
+                Op::CpustatDelta { a, b, .. } => Some([Some(a.operand()), Some(b.operand())]),
                 _ => None,
             })
             .flatten()
             .flatten()
     }
 
-    fn run_on<R: Readings>(&self, readings: &R, stack: &mut [f64]) -> Result<f64, Stop> {
-        let mut sp = 0usize;
+    #[inline(always)]
+    fn run_on<R: Readings>(&self, readings: &R, slots: &mut [f64]) -> Result<f64, Stop> {
         let mut pc = 0usize;
         while let Some(op) = self.ops.get(pc) {
             pc += 1;
-            match *op {
-                Op::Push(leaf) => {
-                    stack[sp] = leaf.value(readings)?;
-                    sp += 1;
+            match op {
+                Op::Load(to, a) => slots[*to as usize] = a.value(slots, readings)?,
+                Op::Add(b) => slots[b.to as usize] = b.apply(slots, readings, fpu::add)?,
+                Op::Sub(b) => slots[b.to as usize] = b.apply(slots, readings, fpu::sub)?,
+                Op::CpustatDelta { to, a, b, node } => {
+                    let x = cpustat(readings, *a)?;
+                    let y = cpustat(readings, *b)?;
+                    slots[*to as usize] =
+                        fpu::sub(x, y).map_err(|fault| Stop::Fault { fault, node: *node })?;
                 }
-                Op::Neg => stack[sp - 1] = -stack[sp - 1],
-                Op::Arith(op, node) => {
-                    sp -= 1;
-                    stack[sp - 1] = arith(op, stack[sp - 1], stack[sp], node)?;
+                Op::Mul(b) => slots[b.to as usize] = b.apply(slots, readings, fpu::mul)?,
+                Op::Div(b) => slots[b.to as usize] = b.apply(slots, readings, fpu::div)?,
+                Op::Greater(b) => {
+                    slots[b.to as usize] = bit(b.apply(slots, readings, fpu::greater)?)
                 }
-                Op::ArithLeaf(op, node, leaf) => {
-                    let b = leaf.value(readings)?;
-                    stack[sp - 1] = arith(op, stack[sp - 1], b, node)?;
-                }
-                Op::ArithLeaves(op, node, a, b) => {
-                    let a = a.value(readings)?;
-                    let b = b.value(readings)?;
-                    stack[sp] = arith(op, a, b, node)?;
-                    sp += 1;
-                }
-                Op::Compare(op, node) => {
-                    sp -= 1;
-                    stack[sp - 1] = bit(compare(op, stack[sp - 1], stack[sp], node)?);
-                }
-                Op::CompareLeaf(op, node, leaf) => {
-                    let b = leaf.value(readings)?;
-                    stack[sp - 1] = bit(compare(op, stack[sp - 1], b, node)?);
-                }
-                Op::Not => stack[sp - 1] = bit(stack[sp - 1] == 0.0),
-                Op::Truthy => stack[sp - 1] = bit(stack[sp - 1] != 0.0),
-                Op::AndThen(target) => {
-                    if stack[sp - 1] == 0.0 {
-                        pc = target as usize;
-                    } else {
-                        sp -= 1;
+                Op::Less(b) => slots[b.to as usize] = bit(b.apply(slots, readings, fpu::less)?),
+                Op::Neg(at) => slots[*at as usize] = -slots[*at as usize],
+                Op::Not(at) => slots[*at as usize] = bit(slots[*at as usize] == 0.0),
+                Op::Truthy(at) => slots[*at as usize] = bit(slots[*at as usize] != 0.0),
+                Op::AndThen(at, target) => {
+                    if slots[*at as usize] == 0.0 {
+                        pc = *target as usize;
                     }
                 }
-                Op::OrElse(target) => {
-                    if stack[sp - 1] != 0.0 {
-                        pc = target as usize;
-                    } else {
-                        sp -= 1;
+                Op::OrElse(at, target) => {
+                    if slots[*at as usize] != 0.0 {
+                        pc = *target as usize;
                     }
                 }
-                Op::Fail(fatal, node) => return Err(Stop::Fatal { fatal, node }),
+                Op::Fail(fatal, node) => {
+                    return Err(Stop::Fatal {
+                        fatal: *fatal,
+                        node: *node,
+                    });
+                }
             }
         }
-        Ok(stack[0])
+        Ok(slots[0])
     }
 }
 
@@ -241,8 +314,8 @@ fn bit(b: bool) -> f64 {
 struct Compiler<'a> {
     rules: &'a RuleSet,
     ops: Vec<Op>,
-    depth: usize,
-    max_depth: usize,
+    /// How many slots the operations so far use.
+    slots: usize,
 }
 
 impl Compiler<'_> {
@@ -250,61 +323,53 @@ impl Compiler<'_> {
         self.ops.push(op);
     }
 
-    fn grow(&mut self) {
-        self.depth += 1;
-        self.max_depth = self.max_depth.max(self.depth);
+    /// Slot `at` is used.
+    fn uses(&mut self, at: u32) {
+        self.slots = self.slots.max(at as usize + 1);
     }
 
-    /// As the evaluator's `truth`: conditions short-circuit left to right.
-    fn truth(&mut self, node: NodeId) {
+    /// As the evaluator's `truth`, the result to slot `to`: conditions
+    /// short-circuit left to right.
+    fn truth(&mut self, node: NodeId, to: u32) {
         match self.rules.nodes[node as usize].kind {
             NodeKind::Not(inner) => {
-                self.truth(inner);
-                self.push(Op::Not);
+                self.truth(inner, to);
+                self.push(Op::Not(to));
             }
             NodeKind::Binary(op @ (BinOp::And | BinOp::Or), l, r) => {
-                self.truth(l);
+                self.truth(l, to);
                 let jump = self.ops.len();
-                self.push(Op::Not); // replaced below, once the target is known
-                self.depth -= 1;
-                self.truth(r);
+                self.push(Op::Not(to)); // replaced below, once the target is known
+                self.truth(r, to);
                 let target = self.ops.len() as u32;
                 self.ops[jump] = if op == BinOp::And {
-                    Op::AndThen(target)
+                    Op::AndThen(to, target)
                 } else {
-                    Op::OrElse(target)
+                    Op::OrElse(to, target)
                 };
             }
             NodeKind::Binary(op @ (BinOp::Greater | BinOp::Less), l, r) => {
-                self.number(l);
-                match self.leaf(r) {
-                    Some(leaf) => self.push(Op::CompareLeaf(op, node, leaf)),
-                    None => {
-                        self.number(r);
-                        self.push(Op::Compare(op, node));
-                        self.depth -= 1;
-                    }
-                }
+                self.binary(op, node, l, r, to);
             }
-            NodeKind::Var { body, .. } => self.truth(body),
+            NodeKind::Var { body, .. } => self.truth(body, to),
             _ => {
-                self.number(node);
-                self.push(Op::Truthy);
+                self.number(node, to);
+                self.push(Op::Truthy(to));
             }
         }
     }
 
-    /// `node` as a leaf, when it is one (through variables, which are
-    /// their bodies).
-    fn leaf(&self, node: NodeId) -> Option<Leaf> {
+    /// `node` as an operand read where it stands, when it is a leaf
+    /// (through variables, which are their bodies).
+    fn leaf(&self, node: NodeId) -> Option<Operand> {
         match self.rules.nodes[node as usize].kind {
-            NodeKind::Const(v) => Some(Leaf::Const(v)),
-            NodeKind::Keyword(k) => Some(Leaf::Keyword(k)),
+            NodeKind::Const(v) => Some(Operand::Const(v)),
+            NodeKind::Keyword(k) => Some(Operand::Keyword(k)),
             NodeKind::Reading {
                 reading: Reading::Cpustat(stat),
                 index,
-            } => Some(Leaf::Cpustat { stat, index, node }),
-            NodeKind::Reading { reading, index } => Some(Leaf::Reading {
+            } => Some(Operand::Cpustat { stat, index, node }),
+            NodeKind::Reading { reading, index } => Some(Operand::Reading {
                 reading,
                 index,
                 node,
@@ -314,105 +379,143 @@ impl Compiler<'_> {
         }
     }
 
-    /// As the evaluator's `number`.
-    fn number(&mut self, node: NodeId) {
+    /// `l op r` at `node` to slot `to`, its sides read left to right: a
+    /// leaf is read by the operation itself unless something must be
+    /// evaluated between it and the operation (a right side that is not a
+    /// leaf after a left one that may stop: that one is loaded first).
+    fn binary(&mut self, op: BinOp, node: NodeId, l: NodeId, r: NodeId, to: u32) {
+        self.uses(to);
+        let right = self.leaf(r);
+        let a = match self.leaf(l) {
+            Some(a) if right.is_some() || a.is_constant() => a,
+            _ => {
+                self.number(l, to);
+                Operand::Slot(to)
+            }
+        };
+        let b = match right {
+            Some(b) => b,
+            None => {
+                self.number(r, to + 1);
+                Operand::Slot(to + 1)
+            }
+        };
+        let op = match (op, a, b) {
+            (
+                BinOp::Sub,
+                Operand::Cpustat {
+                    stat,
+                    index,
+                    node: a_node,
+                },
+                Operand::Cpustat {
+                    stat: b_stat,
+                    index: b_index,
+                    node: b_node,
+                },
+            ) => Op::CpustatDelta {
+                to,
+                a: CpustatLeaf {
+                    stat,
+                    index,
+                    node: a_node,
+                },
+                b: CpustatLeaf {
+                    stat: b_stat,
+                    index: b_index,
+                    node: b_node,
+                },
+                node,
+            },
+            _ => Op::binary(op, Binary { to, a, b, node }),
+        };
+        self.push(op);
+    }
+
+    /// As the evaluator's `number`, the result to slot `to`.
+    fn number(&mut self, node: NodeId, to: u32) {
+        self.uses(to);
         if let Some(leaf) = self.leaf(node) {
-            self.push(Op::Push(leaf));
-            self.grow();
+            self.push(Op::Load(to, leaf));
             return;
         }
         match self.rules.nodes[node as usize].kind {
             NodeKind::Neg(inner) => {
-                self.number(inner);
-                self.push(Op::Neg);
+                self.number(inner, to);
+                self.push(Op::Neg(to));
             }
             NodeKind::Binary(op, _, _) if op.yields_truth() => {
                 self.push(Op::Fail(FatalKind::InvalidTerm(op as u8), node));
-                // Never reached past here; the stack still counts a value.
-                self.grow();
             }
-            NodeKind::Binary(op, l, r) => {
-                if let (Some(a), Some(b)) = (self.leaf(l), self.leaf(r)) {
-                    self.push(Op::ArithLeaves(op, node, a, b));
-                    self.grow();
-                    return;
-                }
-                self.number(l);
-                match self.leaf(r) {
-                    Some(leaf) => self.push(Op::ArithLeaf(op, node, leaf)),
-                    None => {
-                        self.number(r);
-                        self.push(Op::Arith(op, node));
-                        self.depth -= 1;
-                    }
-                }
-            }
+            NodeKind::Binary(op, l, r) => self.binary(op, node, l, r, to),
             NodeKind::Not(_) => {
                 self.push(Op::Fail(FatalKind::InvalidTerm(NOT_OPCODE), node));
-                self.grow();
             }
-            NodeKind::Var { body, .. } => self.number(body),
+            NodeKind::Var { body, .. } => self.number(body, to),
             NodeKind::Const(_) | NodeKind::Keyword(_) | NodeKind::Reading { .. } => {}
         }
     }
 }
 
-/// The programs of a rule set's six rules, found by root node.
+/// The programs of a rule set's six rules, by rule.
 #[derive(Debug, Clone, Default)]
 pub struct Programs {
-    programs: Vec<Program>,
+    /// By [`RuleKind::index`].
+    programs: [Option<Program>; RuleKind::ALL.len()],
 }
 
 impl Programs {
     /// Every rule of `rules`: the four conditions as truths, CMM_INC and
     /// CMM_DEC as numbers.
     pub fn of(rules: &RuleSet) -> Self {
-        use super::expr::RuleKind;
-        let mut programs = Vec::new();
+        let mut programs = Programs::default();
         for kind in RuleKind::ALL {
             if let Some(rule) = rules.rule(kind) {
                 let context = match kind {
                     RuleKind::CmmInc | RuleKind::CmmDec => Context::Number,
                     _ => Context::Truth,
                 };
-                programs.push(Program::new(rules, rule.root, context));
+                programs.programs[kind.index()] = Some(Program::new(rules, rule.root, context));
             }
         }
-        Programs { programs }
+        programs
     }
 
-    /// `node` as a condition: by its program when nothing is traced and
-    /// there is one, else by `eval`'s tree walk (which keeps the trace).
+    /// The rule `kind`, rooted at `root`, as a condition: by its program
+    /// when nothing is traced and there is one, else by `eval`'s tree walk
+    /// (which keeps the trace).
     #[inline]
     pub fn truth<R: Readings, T: Recorder>(
         &self,
         eval: &Evaluator<'_, R>,
-        node: NodeId,
+        kind: RuleKind,
+        root: NodeId,
         trace: &mut T,
     ) -> Result<bool, Stop> {
-        match self.find(node, Context::Truth) {
+        match self.get(kind) {
             Some(p) if !T::ENABLED => p.run(eval.readings()).map(|v| v != 0.0),
-            _ => eval.truth(node, trace),
+            _ => eval.truth(root, trace),
         }
     }
 
-    /// `node` as a number, as [`Programs::truth`] does.
+    /// The rule `kind` as a number, as [`Programs::truth`] does.
     #[inline]
     pub fn number<R: Readings, T: Recorder>(
         &self,
         eval: &Evaluator<'_, R>,
-        node: NodeId,
+        kind: RuleKind,
+        root: NodeId,
         trace: &mut T,
     ) -> Result<f64, Stop> {
-        match self.find(node, Context::Number) {
+        match self.get(kind) {
             Some(p) if !T::ENABLED => p.run(eval.readings()),
-            _ => eval.number(node, trace),
+            _ => eval.number(root, trace),
         }
     }
 
-    /// The program for `root` read in `context`, if there is one.
+    /// The program of the rule `kind`, if the rule set has the rule.
     #[inline]
-    pub fn find(&self, root: NodeId, context: Context) -> Option<&Program> {
-        self.programs.iter().find(|p| p.key() == (root, context))
+    pub fn get(&self, kind: RuleKind) -> Option<&Program> {
+        self.programs[kind.index()].as_ref()
     }
 }

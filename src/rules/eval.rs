@@ -246,7 +246,7 @@ fn field_name(rules: &RuleSet, reading: Reading) -> &str {
     }
 }
 
-/// A reading at `node`, or the stop a missing one is ("Symbol not found").
+/// A reading at `node`, or the stop a missing one is.
 #[inline(always)]
 pub fn read<R: Readings>(
     readings: &R,
@@ -254,10 +254,16 @@ pub fn read<R: Readings>(
     index: u32,
     node: NodeId,
 ) -> Result<f64, Stop> {
-    readings.reading(reading, index).ok_or(Stop::Fatal {
+    readings.reading(reading, index).ok_or(not_found(node))
+}
+
+/// The stop a reading missing at `node` is ("Symbol not found").
+#[inline(always)]
+pub fn not_found(node: NodeId) -> Stop {
+    Stop::Fatal {
         fatal: FatalKind::SymbolNotFound,
         node,
-    })
+    }
 }
 
 /// `a op b` for an arithmetic operator, or the fault at `node`.

@@ -86,6 +86,58 @@ fn sample(step: u64, seed: u64) -> Sample {
     }
 }
 
+/// Runs the six rules (and the variables `v`, `w`) through the program
+/// engine and the traced one over the same readings: every decision the
+/// same.
+fn decide_alike(v: &str, w: &str, rules: &[String], seed: u64) -> Result<(), TestCaseError> {
+    let text = format!(
+        "UPDATE=\"1\"\nCPU_MIN=\"1\"\nCPU_MAX=\"0\"\nCMM_MIN=\"0\"\nCMM_MAX=\"100000\"\n\
+         v=\"{v}\"\nw=\"{w}\"\n\
+         HOTPLUG=\"{}\"\nHOTUNPLUG=\"{}\"\nMEMPLUG=\"{}\"\nMEMUNPLUG=\"{}\"\n\
+         CMM_INC=\"{}\"\nCMM_DEC=\"{}\"\n",
+        rules[0], rules[1], rules[2], rules[3], rules[4], rules[5]
+    );
+    let outcome = load(
+        &SourceFile::new("p.conf", text.clone().into_bytes()),
+        &SystemFacts::any_machine(8, "a test"),
+    );
+    prop_assume!(outcome.refusal.is_none());
+    let rules = Arc::new(outcome.rules);
+    let mut fast = Engine::new(Arc::clone(&rules));
+    let mut traced = Engine::new(rules);
+    let mut trace = Trace::new();
+    for step in 0..6 {
+        let s = sample(step, seed);
+        let a = fast.push(&s, &mut NoTrace);
+        let b = traced.push(&s, &mut trace);
+        prop_assert_eq!(
+            format!("{a:?}"),
+            format!("{b:?}"),
+            "step {} of\n{}",
+            step,
+            text
+        );
+        if a.as_ref().is_some_and(|d| d.fatal.is_some()) {
+            break;
+        }
+    }
+    Ok(())
+}
+
+/// `t0 o0 (t1 o1 (t2 ... tn))`: each right side waits on the one after it,
+/// so a program holds as many values at once as the nesting is deep (past
+/// what it keeps on the stack), and every left side is read before its
+/// right side is evaluated, as cpuplugd reads it.
+fn right_nested() -> impl Strategy<Value = String> {
+    let op = proptest::sample::select(vec!["+", "-", "*", "/", "<", ">", "&", "|"]);
+    (proptest::collection::vec((term(), op), 1..24), term()).prop_map(|(pairs, last)| {
+        pairs
+            .iter()
+            .rev()
+            .fold(last, |right, (t, o)| format!("{t}{o}({right})"))
+    })
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 600, ..ProptestConfig::default() })]
 
@@ -96,30 +148,15 @@ proptest! {
         rules in proptest::collection::vec(expression(), 6),
         seed in any::<u64>(),
     ) {
-        let text = format!(
-            "UPDATE=\"1\"\nCPU_MIN=\"1\"\nCPU_MAX=\"0\"\nCMM_MIN=\"0\"\nCMM_MAX=\"100000\"\n\
-             v=\"{v}\"\nw=\"{w}\"\n\
-             HOTPLUG=\"{}\"\nHOTUNPLUG=\"{}\"\nMEMPLUG=\"{}\"\nMEMUNPLUG=\"{}\"\n\
-             CMM_INC=\"{}\"\nCMM_DEC=\"{}\"\n",
-            rules[0], rules[1], rules[2], rules[3], rules[4], rules[5]
-        );
-        let outcome = load(
-            &SourceFile::new("p.conf", text.clone().into_bytes()),
-            &SystemFacts::any_machine(8, "a test"),
-        );
-        prop_assume!(outcome.refusal.is_none());
-        let rules = Arc::new(outcome.rules);
-        let mut fast = Engine::new(Arc::clone(&rules));
-        let mut traced = Engine::new(rules);
-        let mut trace = Trace::new();
-        for step in 0..6 {
-            let s = sample(step, seed);
-            let a = fast.push(&s, &mut NoTrace);
-            let b = traced.push(&s, &mut trace);
-            prop_assert_eq!(format!("{a:?}"), format!("{b:?}"), "step {} of\n{}", step, text);
-            if a.as_ref().is_some_and(|d| d.fatal.is_some()) {
-                break;
-            }
-        }
+        decide_alike(&v, &w, &rules, seed)?;
+    }
+
+    #[test]
+    fn deeply_nested_right_sides_decide_as_the_tree_evaluator(
+        v in right_nested(),
+        rules in proptest::collection::vec(right_nested(), 6),
+        seed in any::<u64>(),
+    ) {
+        decide_alike(&v, "2", &rules, seed)?;
     }
 }
