@@ -5,7 +5,8 @@
 //! half; scripts/README.md, `plugtop run` RSS).
 //!
 //! `plugtop run` replaces itself with it (same process, same arguments,
-//! same standard streams and environment) only when it is installed beside
+//! same standard streams and environment, and the arguments as `plugtop`
+//! parsed them: src/cli/handover.rs) only when it is installed beside
 //! the running program (the directory of /proc/self/exe, never PATH) as a
 //! regular file, not a link, an ELF program executable by, owned by and
 //! writable only by the running program's owner, in a directory nobody
@@ -16,10 +17,13 @@
 //! half upgraded) hands the run back to `plugtop` at once, so the daemon
 //! that acts is always the one `plugtop` was built with (build.rs).
 
-use std::ffi::OsString;
+use std::ffi::{OsStr, OsString};
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
+
+use super::handover;
+use super::run::Request;
 
 /// The daemon's own program's name, beside `plugtop`.
 pub const NAME: &str = "plugtop-run";
@@ -33,13 +37,30 @@ const SOURCES_VAR: &str = "PLUGTOP_SOURCES";
 /// Set when `plugtop-run` hands the run back: `plugtop` then runs it.
 const HANDED_BACK_VAR: &str = "PLUGTOP_RUN_HANDED_BACK";
 
-/// Replaces this process with `plugtop-run` and this command line if it
-/// is installed beside this program; returns if not, or if that fails, or
-/// if `plugtop-run` handed the run back.
-pub fn exec_beside() {
+/// What `plugtop` hands `plugtop-run`: the run's [`Request`], encoded.
+const REQUEST_VAR: &str = "PLUGTOP_RUN_REQUEST";
+
+/// Replaces this process with `plugtop-run`, this command line and
+/// `request` (the same command line, parsed) if it is installed beside
+/// this program; returns if not, or if that fails, or if `plugtop-run`
+/// handed the run back.
+pub fn exec_beside(request: &Request) {
     if std::env::var_os(HANDED_BACK_VAR).is_none() {
-        exec(NAME, (SOURCES_VAR, SOURCES));
+        exec(
+            NAME,
+            &[
+                (SOURCES_VAR, OsStr::new(SOURCES)),
+                (REQUEST_VAR, &handover::encode(request)),
+            ],
+        );
     }
+}
+
+/// In `plugtop-run`: the request `plugtop` handed over, or `None` if it
+/// was started otherwise (by hand).
+#[allow(dead_code)] // plugtop-run's alone
+pub fn handed_over() -> Option<anyhow::Result<Request>> {
+    std::env::var_os(REQUEST_VAR).map(|text| handover::decode(&text))
 }
 
 /// In `plugtop-run`: whether `plugtop` handed over from other sources than
@@ -51,14 +72,14 @@ pub fn hand_back_if_built_apart() -> bool {
     if theirs.is_none_or(|theirs| theirs == SOURCES) {
         return false;
     }
-    exec("plugtop", (HANDED_BACK_VAR, "1"));
+    exec("plugtop", &[(HANDED_BACK_VAR, OsStr::new("1"))]);
     true
 }
 
 /// Replaces this process with the program `name` beside it, this command
-/// line and one more variable in the environment; returns if it is not
-/// there, may not be run, or the exec fails.
-fn exec(name: &str, (var, value): (&str, &str)) {
+/// line and `vars` added to the environment; returns if it is not there,
+/// may not be run, or the exec fails.
+fn exec(name: &str, vars: &[(&str, &OsStr)]) {
     let Some(program) = beside(name) else {
         return;
     };
@@ -68,7 +89,7 @@ fn exec(name: &str, (var, value): (&str, &str)) {
     let _ = std::process::Command::new(program)
         .arg0(arg0)
         .args(args)
-        .env(var, value)
+        .envs(vars.iter().copied())
         .exec();
 }
 
