@@ -61,11 +61,26 @@ fn ran(ended: &Ended) -> PathBuf {
     ended.exe.clone()
 }
 
+/// The value of `name` in an environment as /proc/PID/environ has it.
+fn var<'a>(environ: &'a [u8], name: &str) -> Option<&'a [u8]> {
+    environ
+        .split(|&b| b == 0)
+        .find_map(|entry| entry.strip_prefix(name.as_bytes())?.strip_prefix(b"="))
+}
+
 #[test]
 fn installed_together_run_replaces_itself_with_plugtop_run() {
     let dir = installed_together();
     let ended = run_from(dir.path());
     assert_eq!(ran(&ended), dir.path().join("plugtop-run"), "{}", ended.log);
+    // What plugtop parsed, handed over; and one malloc arena for its
+    // threads, before whatever the caller set (glibc cuts the variable
+    // after the first setting it reads, in place: environ shows that one).
+    assert!(var(&ended.environ, "PLUGTOP_RUN_REQUEST").is_some());
+    assert_eq!(
+        var(&ended.environ, "GLIBC_TUNABLES"),
+        Some(&b"glibc.malloc.arena_max=1"[..])
+    );
 }
 
 #[test]
@@ -73,6 +88,12 @@ fn installed_alone_run_stays_in_plugtop() {
     let dir = installed_alone();
     let ended = run_from(dir.path());
     assert_eq!(ran(&ended), dir.path().join("plugtop"), "{}", ended.log);
+    assert_eq!(var(&ended.environ, "PLUGTOP_RUN_REQUEST"), None);
+    assert_eq!(
+        var(&ended.environ, "GLIBC_TUNABLES").map(<[u8]>::to_vec),
+        std::env::var_os("GLIBC_TUNABLES").map(|t| t.as_bytes().to_vec()),
+        "the environment is left as it was"
+    );
 }
 
 #[test]
