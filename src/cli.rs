@@ -438,41 +438,24 @@ impl RunArgs {
     /// What the run takes (cli/run.rs), in this process or in
     /// `plugtop-run`, which has no parser.
     pub fn request(self) -> run::Request {
-        let RunArgs {
-            config,
-            foreground,
-            verbose,
-            version: _,
-            root,
-            mode,
-            state,
-            force,
-            allow_non_zvm,
-            replay,
-            interval_ms,
-            flap,
-            metrics_listen,
-            metrics_textfile,
-            wide,
-        } = self;
         run::Request {
-            config,
-            foreground,
-            verbose,
-            root,
-            mode: match mode {
+            config: self.config,
+            foreground: self.foreground,
+            verbose: self.verbose,
+            root: self.root,
+            mode: match self.mode {
                 RunMode::Auto => plugtop::control::controller::Mode::Auto,
                 RunMode::Observe => plugtop::control::controller::Mode::Observe,
             },
-            state,
-            force,
-            allow_non_zvm,
-            replay,
-            interval_ms,
-            flap: flap.config(),
-            metrics_listen,
-            metrics_textfile,
-            wide: wide.wide,
+            state: self.state,
+            force: self.force,
+            allow_non_zvm: self.allow_non_zvm,
+            replay: self.replay,
+            interval_ms: self.interval_ms,
+            flap: self.flap.config(),
+            metrics_listen: self.metrics_listen,
+            metrics_textfile: self.metrics_textfile,
+            wide: self.wide.wide,
         }
     }
 }
