@@ -8,7 +8,9 @@
 //! pub fn run(args: NameArgs, out: &mut dyn Write) -> anyhow::Result<Status>
 //! ```
 //!
-//! (the screen, which has no subcommand, takes the whole [`Cli`]): it
+//! (the screen, which has no subcommand, takes the whole [`Cli`]; `run`
+//! takes its [`run::Request`], which `plugtop-run` is handed without a
+//! parser of its own, src/cli/handover.rs): it
 //! checks the arguments, calls the library, writes what the user reads on
 //! `out`, and turns library errors into messages (anyhow, the binary's
 //! side only) and the ending into a [`plugtop::commands::Status`] for
@@ -23,6 +25,7 @@ pub mod eval;
 mod flap;
 pub mod fleet;
 pub mod generate;
+mod handover;
 pub mod import;
 mod interval;
 pub mod lsp;
@@ -41,13 +44,9 @@ mod wide;
 
 use std::path::PathBuf;
 
+use clap::{Parser, ValueEnum};
 pub use flap::FlapArgs;
 pub use wide::WideArg;
-// `plugtop run`'s arguments are with the run (cli/run.rs), which the
-// daemon's own small program (src/bin/plugtop-run.rs) shares.
-pub use run::RunArgs;
-
-use clap::{Parser, ValueEnum};
 
 #[derive(Parser)]
 #[command(
@@ -123,7 +122,7 @@ pub enum Subcommand {
         version,
         display_name = "plugtop run",
         disable_version_flag = true,
-        after_help = run::EXIT_STATUS,
+        after_help = RUN_EXIT_STATUS,
     )]
     Run(RunArgs),
     /// Put CPUs and the pool back after a plugtop that was killed or crashed.
@@ -373,6 +372,95 @@ pub struct EvalArgs {
     pub vars: Vec<String>,
     #[command(flatten)]
     pub wide: WideArg,
+}
+
+/// What `plugtop run --help` says of its exit status.
+const RUN_EXIT_STATUS: &str = "Exit status, as cpuplugd's: 0 stopped by SIGTERM or SIGINT (the guest put back); \
+1 refused to start (nothing changed: bad options, a rule file with errors, another controller, ...) \
+or a fatal error while running (the guest put back). plugtop's own: 78 refused a start cpuplugd \
+would make (a start state it could not put back after a crash, a dead run's journal, not s390); \
+101 a panic, the guest put back; 128+N ended by signal N. See plugtop-run(1).";
+
+/// The arguments of `plugtop run`.
+#[derive(clap::Args)]
+pub struct RunArgs {
+    /// The rule file (cpuplugd's -c).
+    #[arg(short = 'c', long = "config")]
+    pub config: PathBuf,
+    /// Stay in the foreground and log to the terminal (cpuplugd's -f).
+    #[arg(short = 'f', long)]
+    pub foreground: bool,
+    /// Log the values behind every interval's decision and every change of
+    /// the CMM pool (cpuplugd's -V).
+    #[arg(short = 'V', long)]
+    pub verbose: bool,
+    /// Print the version (cpuplugd's -v).
+    #[arg(short = 'v', long = "version", action = clap::ArgAction::Version)]
+    pub version: Option<bool>,
+    /// The guest's root directory.
+    #[arg(long, default_value = "/")]
+    pub root: PathBuf,
+    /// auto acts like cpuplugd; observe only logs what it would do.
+    #[arg(long, value_enum, default_value_t = RunMode::Auto)]
+    pub mode: RunMode,
+    /// The restore journal (default ROOT/run/plugtop/state).
+    #[arg(long)]
+    pub state: Option<PathBuf>,
+    /// Start although a dead plugtop left a journal (its start state is kept).
+    #[arg(long)]
+    pub force: bool,
+    /// Act on this machine's own `/` although it is not s390 (by default
+    /// `--mode auto` refuses there, as it would take a laptop's CPUs offline).
+    #[arg(long)]
+    pub allow_non_zvm: bool,
+    /// Replay a recording instead of reading the guest (observe mode only).
+    #[arg(long)]
+    pub replay: Option<PathBuf>,
+    /// Test-only: milliseconds between intervals instead of UPDATE.
+    #[arg(long, hide = true)]
+    pub interval_ms: Option<u64>,
+    #[command(flatten)]
+    pub flap: FlapArgs,
+    /// Serve metrics for Prometheus at http://ADDR:PORT/metrics (e.g. 127.0.0.1:9866; see docs/metrics.md).
+    #[arg(long, value_name = "ADDR:PORT")]
+    pub metrics_listen: Option<String>,
+    /// Write the metrics to FILE every interval, atomically, for node_exporter's textfile collector (name it *.prom).
+    #[arg(long, value_name = "FILE")]
+    pub metrics_textfile: Option<PathBuf>,
+    #[command(flatten)]
+    pub wide: WideArg,
+}
+
+#[derive(Clone, Copy, PartialEq, ValueEnum)]
+pub enum RunMode {
+    Auto,
+    Observe,
+}
+
+impl RunArgs {
+    /// What the run takes (cli/run.rs), in this process or in
+    /// `plugtop-run`, which has no parser.
+    pub fn request(self) -> run::Request {
+        run::Request {
+            config: self.config,
+            foreground: self.foreground,
+            verbose: self.verbose,
+            root: self.root,
+            mode: match self.mode {
+                RunMode::Auto => plugtop::control::controller::Mode::Auto,
+                RunMode::Observe => plugtop::control::controller::Mode::Observe,
+            },
+            state: self.state,
+            force: self.force,
+            allow_non_zvm: self.allow_non_zvm,
+            replay: self.replay,
+            interval_ms: self.interval_ms,
+            flap: self.flap.config(),
+            metrics_listen: self.metrics_listen,
+            metrics_textfile: self.metrics_textfile,
+            wide: self.wide.wide,
+        }
+    }
 }
 
 /// The arguments of `plugtop restore`.

@@ -21,20 +21,28 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(e) => {
             let run = std::env::args_os().nth(1).is_some_and(|a| a == "run");
-            return cli::ending::bad_options(&e, run);
+            return bad_options(&e, run);
         }
     };
     // `plugtop run` is a drop-in for cpuplugd, which exits 1 on bad options
     // and on every error; the other commands say 2.
     let error_code = if matches!(cli.command, Some(Subcommand::Run(_))) {
-        // The daemon's own small program when it is installed beside this
-        // one (it holds a third of the memory); returns if it is not.
-        cli::run_exe::exec_beside();
         1
     } else {
         2
     };
     cli::ending::exit_code(run(cli), error_code)
+}
+
+/// Bad options: clap's message and status (2; `--help` and `--version`
+/// print and exit 0), but 1 for `plugtop run`, as cpuplugd exits 1 on an
+/// option it does not know.
+fn bad_options(e: &clap::Error, run: bool) -> ExitCode {
+    let _ = e.print();
+    if !e.use_stderr() {
+        return ExitCode::SUCCESS;
+    }
+    ExitCode::from(if run { 1 } else { 2 })
 }
 
 fn run(cli: Cli) -> anyhow::Result<Status> {
@@ -48,7 +56,13 @@ fn run(cli: Cli) -> anyhow::Result<Status> {
         Some(Subcommand::Sim(args)) => cli::sim::run(args, &mut out)?,
         Some(Subcommand::Check(args)) => cli::check::run(args, &mut out)?,
         Some(Subcommand::Eval(args)) => cli::eval::run(args, &mut out)?,
-        Some(Subcommand::Run(args)) => cli::run::run(args, &mut out)?,
+        Some(Subcommand::Run(args)) => {
+            let request = args.request();
+            // The daemon's own small program when it is installed beside
+            // this one (it holds half the memory); returns if it is not.
+            cli::run_exe::exec_beside(&request);
+            cli::run::run(request, &mut out)?
+        }
         Some(Subcommand::Restore(args)) => cli::restore::run(args, &mut out)?,
         Some(Subcommand::Record(args)) => cli::record::run(args, &mut out)?,
         Some(Subcommand::Import(args)) => cli::import::run(args, &mut out)?,

@@ -1,9 +1,11 @@
 //! `plugtop-run`: `plugtop run` alone, for the daemon that stays. Built
-//! from the same files as `plugtop run` (src/cli/run.rs) and taking the
-//! same command line, `run` included; `plugtop run` replaces itself with
-//! it when it is installed beside `plugtop` (src/cli/run_exe.rs). Without
-//! the rest of plugtop linked in, its run keeps about half the pages
-//! resident (scripts/README.md, `plugtop run` RSS).
+//! from the same files as `plugtop run` (src/cli/run.rs); `plugtop run`
+//! replaces itself with it when it is installed beside `plugtop`
+//! (src/cli/run_exe.rs), handing over the command line it parsed
+//! (src/cli/handover.rs): the command line is shown unchanged, but never
+//! parsed again here. Without the rest of plugtop linked in, clap
+//! included, its run keeps about half the pages resident
+//! (scripts/README.md, `plugtop run` RSS).
 
 // Errors are reported, never unwrapped: input, files and the terminal are
 // not trusted to be as expected.
@@ -11,8 +13,8 @@
 
 #[path = "../cli/ending.rs"]
 mod ending;
-#[path = "../cli/flap.rs"]
-mod flap;
+#[path = "../cli/handover.rs"]
+mod handover;
 #[path = "../cli/run.rs"]
 mod run;
 #[path = "../cli/run_exe.rs"]
@@ -21,38 +23,9 @@ mod run_exe;
 #[path = "../cli/stderr.rs"]
 #[allow(dead_code)]
 mod stderr;
-#[path = "../cli/wide.rs"]
-mod wide;
 
 use std::io::BufWriter;
 use std::process::ExitCode;
-
-use clap::Parser;
-
-/// `plugtop run`'s command line, as `plugtop` has it.
-#[derive(Parser)]
-#[command(
-    name = "plugtop",
-    bin_name = "plugtop",
-    version,
-    disable_version_flag = true
-)]
-struct Cli {
-    #[command(subcommand)]
-    command: Command,
-}
-
-#[derive(clap::Subcommand)]
-enum Command {
-    /// Act on the guest headless: a drop-in for `cpuplugd -c FILE -f -V`.
-    #[command(
-        version,
-        display_name = "plugtop run",
-        disable_version_flag = true,
-        after_help = run::EXIT_STATUS
-    )]
-    Run(run::RunArgs),
-}
 
 fn main() -> ExitCode {
     // The kernel names a process after the file it runs: `plugtop` again,
@@ -66,11 +39,27 @@ fn main() -> ExitCode {
         );
         return ExitCode::from(1);
     }
-    let Command::Run(args) = match Cli::try_parse() {
-        Ok(cli) => cli.command,
-        Err(e) => return ending::bad_options(&e, true),
+    // `plugtop` parsed and checked the command line; this program has no
+    // parser (handover.rs). Started otherwise, it says how to start it and
+    // exits 1, as `plugtop run` does on bad options.
+    let request = match run_exe::handed_over() {
+        Some(Ok(request)) => request,
+        Some(Err(e)) => {
+            eprintln!(
+                "plugtop: {} cannot read what it was handed ({e:#}): start it with `plugtop run`, from the same build",
+                run_exe::NAME
+            );
+            return ExitCode::from(1);
+        }
+        None => {
+            eprintln!(
+                "plugtop: {} is started by `plugtop run`, which reads the command line: run `plugtop run -c FILE [OPTIONS]` (see `plugtop run --help`)",
+                run_exe::NAME
+            );
+            return ExitCode::from(1);
+        }
     };
     let mut out = BufWriter::new(std::io::stdout());
     // Nothing is written to `out` after the run's own flush.
-    ending::exit_code(run::run(args, &mut out), 1)
+    ending::exit_code(run::run(request, &mut out), 1)
 }

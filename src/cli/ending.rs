@@ -33,14 +33,3 @@ pub fn exit_code(ended: anyhow::Result<Status>, error_code: u8) -> ExitCode {
         }
     }
 }
-
-/// Bad options: clap's message and status (2; `--help` and `--version`
-/// print and exit 0), but 1 for `plugtop run`, as cpuplugd exits 1 on an
-/// option it does not know.
-pub fn bad_options(e: &clap::Error, run: bool) -> ExitCode {
-    let _ = e.print();
-    if !e.use_stderr() {
-        return ExitCode::SUCCESS;
-    }
-    ExitCode::from(if run { 1 } else { 2 })
-}

@@ -1,95 +1,65 @@
 //! `plugtop run`: the headless drop-in for cpuplugd. The run itself is
-//! [`plugtop::daemon`]; here are the flags, detaching, where the log goes
-//! and the exit status. The daemon's own small program,
-//! `plugtop-run` (src/bin/plugtop-run.rs), is built from this file too:
-//! it names nothing of the rest of the command line.
+//! [`plugtop::daemon`]; here are what it takes ([`Request`], parsed from
+//! the flags of src/cli.rs), detaching, where the log goes and the exit
+//! status. The daemon's own small program, `plugtop-run`
+//! (src/bin/plugtop-run.rs), is built from this file too: it names
+//! nothing of the command line, not even a parser.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::Context;
-use clap::ValueEnum;
 
-use super::flap::FlapArgs;
 use super::stderr::complain;
-use super::wide::WideArg;
 use plugtop::commands::Status;
 use plugtop::control::controller::Mode;
+use plugtop::control::flap::FlapConfig;
 use plugtop::daemon;
 use plugtop::kernel::recording::RecordingSource;
 use plugtop::logging::{Console, Journal, LogSink, SysLog};
 
-/// What `plugtop run --help` says of its exit status.
-pub const EXIT_STATUS: &str = "Exit status, as cpuplugd's: 0 stopped by SIGTERM or SIGINT (the guest put back); \
-1 refused to start (nothing changed: bad options, a rule file with errors, another controller, ...) \
-or a fatal error while running (the guest put back). plugtop's own: 78 refused a start cpuplugd \
-would make (a start state it could not put back after a crash, a dead run's journal, not s390); \
-101 a panic, the guest put back; 128+N ended by signal N. See plugtop-run(1).";
-
-/// The arguments of `plugtop run`.
-#[derive(clap::Args)]
-pub struct RunArgs {
+/// `plugtop run`'s command line as `plugtop` parsed it (src/cli.rs):
+/// what the run takes, in `plugtop` or handed to `plugtop-run`
+/// (src/cli/handover.rs), which thus needs no parser of its own.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Request {
     /// The rule file (cpuplugd's -c).
-    #[arg(short = 'c', long = "config")]
     pub config: PathBuf,
     /// Stay in the foreground and log to the terminal (cpuplugd's -f).
-    #[arg(short = 'f', long)]
     pub foreground: bool,
-    /// Log the values behind every interval's decision and every change of
-    /// the CMM pool (cpuplugd's -V).
-    #[arg(short = 'V', long)]
+    /// The -V log (cpuplugd's -V).
     pub verbose: bool,
-    /// Print the version (cpuplugd's -v).
-    #[arg(short = 'v', long = "version", action = clap::ArgAction::Version)]
-    pub version: Option<bool>,
     /// The guest's root directory.
-    #[arg(long, default_value = "/")]
     pub root: PathBuf,
-    /// auto acts like cpuplugd; observe only logs what it would do.
-    #[arg(long, value_enum, default_value_t = RunMode::Auto)]
-    pub mode: RunMode,
+    /// Auto or observe: `plugtop run` has no step mode.
+    pub mode: Mode,
     /// The restore journal (default ROOT/run/plugtop/state).
-    #[arg(long)]
     pub state: Option<PathBuf>,
-    /// Start although a dead plugtop left a journal (its start state is kept).
-    #[arg(long)]
+    /// Start although a dead plugtop left a journal.
     pub force: bool,
-    /// Act on this machine's own `/` although it is not s390 (by default
-    /// `--mode auto` refuses there, as it would take a laptop's CPUs offline).
-    #[arg(long)]
+    /// Act on a `/` that is not s390.
     pub allow_non_zvm: bool,
-    /// Replay a recording instead of reading the guest (observe mode only).
-    #[arg(long)]
+    /// A recording to replay instead of the guest.
     pub replay: Option<PathBuf>,
     /// Test-only: milliseconds between intervals instead of UPDATE.
-    #[arg(long, hide = true)]
     pub interval_ms: Option<u64>,
-    #[command(flatten)]
-    pub flap: FlapArgs,
-    /// Serve metrics for Prometheus at http://ADDR:PORT/metrics (e.g. 127.0.0.1:9866; see docs/metrics.md).
-    #[arg(long, value_name = "ADDR:PORT")]
+    /// When the guest counts as flapping.
+    pub flap: FlapConfig,
+    /// Where metrics are served (ADDR:PORT).
     pub metrics_listen: Option<String>,
-    /// Write the metrics to FILE every interval, atomically, for node_exporter's textfile collector (name it *.prom).
-    #[arg(long, value_name = "FILE")]
+    /// Where metrics are written every interval.
     pub metrics_textfile: Option<PathBuf>,
-    #[command(flatten)]
-    pub wide: WideArg,
-}
-
-#[derive(Clone, Copy, PartialEq, ValueEnum)]
-pub enum RunMode {
-    Auto,
-    Observe,
+    /// `--wide`: every column and value in full.
+    pub wide: bool,
 }
 
 /// `plugtop run`.
-pub fn run(args: RunArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
-    let RunArgs {
+pub fn run(request: Request, out: &mut dyn Write) -> anyhow::Result<Status> {
+    let Request {
         config,
         foreground,
         verbose,
-        version: _,
         root,
         mode,
         state,
@@ -101,9 +71,9 @@ pub fn run(args: RunArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
         metrics_listen,
         metrics_textfile,
         wide,
-    } = args;
+    } = request;
     out.flush()?;
-    if replay.is_some() && mode != RunMode::Observe {
+    if replay.is_some() && mode != Mode::Observe {
         anyhow::bail!("--replay only goes with --mode observe: a recording cannot be acted on");
     }
     if replay.is_none() {
@@ -124,19 +94,15 @@ pub fn run(args: RunArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
         },
         rules: config,
         root,
-        mode: if mode == RunMode::Auto {
-            Mode::Auto
-        } else {
-            Mode::Observe
-        },
+        mode,
         force,
         verbose,
         // The -V table; log entries stay one line each, whole, for grep
         // and the journal alike.
-        table: wide.layout(),
+        table: plugtop::report::Layout::from_flag(wide),
         interval: interval_ms.map(Duration::from_millis),
         allow_non_zvm,
-        flap: flap.config(),
+        flap,
         check_lpar: replay.is_none(),
         metrics: daemon::MetricsOptions {
             listen: metrics_listen,

@@ -5,7 +5,8 @@
 //! half; scripts/README.md, `plugtop run` RSS).
 //!
 //! `plugtop run` replaces itself with it (same process, same arguments,
-//! same standard streams and environment) only when it is installed beside
+//! same standard streams and environment, and the arguments as `plugtop`
+//! parsed them: src/cli/handover.rs) only when it is installed beside
 //! the running program (the directory of /proc/self/exe, never PATH) as a
 //! regular file, not a link, an ELF program executable by, owned by and
 //! writable only by the running program's owner, in a directory nobody
@@ -16,10 +17,13 @@
 //! half upgraded) hands the run back to `plugtop` at once, so the daemon
 //! that acts is always the one `plugtop` was built with (build.rs).
 
-use std::ffi::OsString;
+use std::ffi::{OsStr, OsString};
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
+
+use super::handover;
+use super::run::Request;
 
 /// The daemon's own program's name, beside `plugtop`.
 pub const NAME: &str = "plugtop-run";
@@ -33,13 +37,51 @@ const SOURCES_VAR: &str = "PLUGTOP_SOURCES";
 /// Set when `plugtop-run` hands the run back: `plugtop` then runs it.
 const HANDED_BACK_VAR: &str = "PLUGTOP_RUN_HANDED_BACK";
 
-/// Replaces this process with `plugtop-run` and this command line if it
-/// is installed beside this program; returns if not, or if that fails, or
-/// if `plugtop-run` handed the run back.
-pub fn exec_beside() {
+/// What `plugtop` hands `plugtop-run`: the run's [`Request`], encoded.
+const REQUEST_VAR: &str = "PLUGTOP_RUN_REQUEST";
+
+/// glibc's settings from the environment (`GLIBC_TUNABLES`, read at
+/// start-up): `plugtop-run`'s threads share the one malloc arena. glibc
+/// otherwise gives each thread that allocates an arena of its own, whose
+/// pages stay resident after the thread ends (the rule file's loader:
+/// 60 KiB, about 44 KiB of the daemon's RSS; scripts/README.md). The
+/// caller's own settings come after, so they win.
+const TUNABLES_VAR: &str = "GLIBC_TUNABLES";
+const ONE_ARENA: &str = "glibc.malloc.arena_max=1";
+
+/// Replaces this process with `plugtop-run`, this command line and
+/// `request` (the same command line, parsed) if it is installed beside
+/// this program; returns if not, or if that fails, or if `plugtop-run`
+/// handed the run back.
+pub fn exec_beside(request: &Request) {
     if std::env::var_os(HANDED_BACK_VAR).is_none() {
-        exec(NAME, (SOURCES_VAR, SOURCES));
+        let tunables = tunables(std::env::var_os(TUNABLES_VAR));
+        exec(
+            NAME,
+            &[
+                (SOURCES_VAR, OsStr::new(SOURCES)),
+                (REQUEST_VAR, &handover::encode(request)),
+                (TUNABLES_VAR, &tunables),
+            ],
+        );
     }
+}
+
+/// `plugtop-run`'s `GLIBC_TUNABLES`: one arena, then `theirs`.
+fn tunables(theirs: Option<OsString>) -> OsString {
+    let mut tunables = OsString::from(ONE_ARENA);
+    if let Some(theirs) = theirs.filter(|t| !t.is_empty()) {
+        tunables.push(":");
+        tunables.push(theirs);
+    }
+    tunables
+}
+
+/// In `plugtop-run`: the request `plugtop` handed over, or `None` if it
+/// was started otherwise (by hand).
+#[allow(dead_code)] // plugtop-run's alone
+pub fn handed_over() -> Option<anyhow::Result<Request>> {
+    std::env::var_os(REQUEST_VAR).map(|text| handover::decode(&text))
 }
 
 /// In `plugtop-run`: whether `plugtop` handed over from other sources than
@@ -51,14 +93,14 @@ pub fn hand_back_if_built_apart() -> bool {
     if theirs.is_none_or(|theirs| theirs == SOURCES) {
         return false;
     }
-    exec("plugtop", (HANDED_BACK_VAR, "1"));
+    exec("plugtop", &[(HANDED_BACK_VAR, OsStr::new("1"))]);
     true
 }
 
 /// Replaces this process with the program `name` beside it, this command
-/// line and one more variable in the environment; returns if it is not
-/// there, may not be run, or the exec fails.
-fn exec(name: &str, (var, value): (&str, &str)) {
+/// line and `vars` added to the environment; returns if it is not there,
+/// may not be run, or the exec fails.
+fn exec(name: &str, vars: &[(&str, &OsStr)]) {
     let Some(program) = beside(name) else {
         return;
     };
@@ -68,7 +110,7 @@ fn exec(name: &str, (var, value): (&str, &str)) {
     let _ = std::process::Command::new(program)
         .arg0(arg0)
         .args(args)
-        .env(var, value)
+        .envs(vars.iter().copied())
         .exec();
 }
 
@@ -113,4 +155,21 @@ fn fit(lean: &Path, dir: &Path, owner: u32) -> bool {
     }
     let mut magic = [0u8; 4];
     std::io::Read::read_exact(&mut &file, &mut magic).is_ok() && magic == *b"\x7fELF"
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// glibc reads the settings left to right, a later one overriding an
+    /// earlier (`ld.so --list-tunables` shows it).
+    #[test]
+    fn the_callers_glibc_tunables_come_after_one_arena() {
+        assert_eq!(tunables(None), "glibc.malloc.arena_max=1");
+        assert_eq!(tunables(Some("".into())), "glibc.malloc.arena_max=1");
+        assert_eq!(
+            tunables(Some("glibc.malloc.arena_max=4".into())),
+            "glibc.malloc.arena_max=1:glibc.malloc.arena_max=4"
+        );
+    }
 }

@@ -61,11 +61,26 @@ fn ran(ended: &Ended) -> PathBuf {
     ended.exe.clone()
 }
 
+/// The value of `name` in an environment as /proc/PID/environ has it.
+fn var<'a>(environ: &'a [u8], name: &str) -> Option<&'a [u8]> {
+    environ
+        .split(|&b| b == 0)
+        .find_map(|entry| entry.strip_prefix(name.as_bytes())?.strip_prefix(b"="))
+}
+
 #[test]
 fn installed_together_run_replaces_itself_with_plugtop_run() {
     let dir = installed_together();
     let ended = run_from(dir.path());
     assert_eq!(ran(&ended), dir.path().join("plugtop-run"), "{}", ended.log);
+    // What plugtop parsed, handed over; and one malloc arena for its
+    // threads, before whatever the caller set (glibc cuts the variable
+    // after the first setting it reads, in place: environ shows that one).
+    assert!(var(&ended.environ, "PLUGTOP_RUN_REQUEST").is_some());
+    assert_eq!(
+        var(&ended.environ, "GLIBC_TUNABLES"),
+        Some(&b"glibc.malloc.arena_max=1"[..])
+    );
 }
 
 #[test]
@@ -73,6 +88,12 @@ fn installed_alone_run_stays_in_plugtop() {
     let dir = installed_alone();
     let ended = run_from(dir.path());
     assert_eq!(ran(&ended), dir.path().join("plugtop"), "{}", ended.log);
+    assert_eq!(var(&ended.environ, "PLUGTOP_RUN_REQUEST"), None);
+    assert_eq!(
+        var(&ended.environ, "GLIBC_TUNABLES").map(<[u8]>::to_vec),
+        std::env::var_os("GLIBC_TUNABLES").map(|t| t.as_bytes().to_vec()),
+        "the environment is left as it was"
+    );
 }
 
 #[test]
@@ -155,10 +176,15 @@ fn a_fifo_beside_neither_blocks_nor_is_run() {
     });
 }
 
-/// `program ARGS`: status, stdout, stderr.
-fn answer(program: &Path, args: &[&OsStr]) -> (Option<i32>, String, String) {
+/// `program ARGS` with `env` added: status, stdout, stderr.
+fn answer(
+    program: &Path,
+    args: &[&OsStr],
+    env: &[(&OsStr, &OsStr)],
+) -> (Option<i32>, String, String) {
     let out = std::process::Command::new(program)
         .args(args)
+        .envs(env.iter().copied())
         .output()
         .expect("it runs");
     (
@@ -213,35 +239,63 @@ fn refusals_say_and_exit_the_same_through_plugtop_run() {
             .into_iter()
             .chain(args)
             .collect();
-        let through = answer(&together.path().join("plugtop"), &args);
-        let here = answer(&alone.path().join("plugtop"), &args);
+        let through = answer(&together.path().join("plugtop"), &args, &[]);
+        let here = answer(&alone.path().join("plugtop"), &args, &[]);
         assert_ne!(through.0, Some(0), "{args:?} is refused: {through:?}");
         assert!(!through.2.is_empty(), "{args:?} says why");
         assert_eq!(through, here, "{args:?}");
     }
 }
 
+/// `plugtop run` reads the command line, and `plugtop-run` has no
+/// parser: started by hand, whatever the arguments, it says how to start
+/// it and exits 1 (as `plugtop run` on bad options), touching nothing.
 #[test]
-fn plugtop_run_answers_its_command_line_as_plugtop_does() {
+fn plugtop_run_started_by_hand_says_to_start_plugtop_run() {
     let dir = installed_together();
     for args in [
         &["run", "--help"][..],
-        &["run", "-h"],
         &["run", "-v"],
-        &["run", "--version"],
-        &["run"],
-        &["run", "-c"],
-        &["run", "--bogus", "-c", "x"],
-        &["run", "-c", "x", "--mode", "sideways"],
-        &["run", "-c", "x", "--flap-reversals", "1"],
+        &[],
+        &["run", "-f", "-c", "x", "--root", "/"],
+        &["-f", "-c", "x"],
     ] {
         let args: Vec<&OsStr> = args.iter().map(OsStr::new).collect();
-        let lean = answer(&dir.path().join("plugtop-run"), &args);
-        assert_eq!(lean, answer(&dir.path().join("plugtop"), &args), "{args:?}");
-        assert_ne!(
-            format!("{}{}", lean.1, lean.2),
-            "",
-            "{args:?} says something"
+        let (status, out, err) = answer(&dir.path().join("plugtop-run"), &args, &[]);
+        assert_eq!(status, Some(1), "{args:?}: {err}");
+        assert_eq!(out, "", "{args:?}");
+        assert!(
+            err.contains("started by `plugtop run`") && err.contains("plugtop run --help"),
+            "{args:?}: {err}"
+        );
+    }
+}
+
+/// What `plugtop` hands over, in the environment, forged: refused with
+/// the field named, before anything is read or acted on.
+#[test]
+fn plugtop_run_refuses_a_forged_hand_over() {
+    let dir = installed_together();
+    for (forged, field) in [
+        (&b""[..], "(config: "),
+        (b"config=1:x", "(foreground: "),
+        (b"config=9999999999999999999999:x", "(config: "),
+        (
+            b"config=6:x.conf foreground=1:1 verbose=1:0 root=1:/ mode=4:step",
+            "(mode: ",
+        ),
+        (b"config=\xff\n-c", "(config: "),
+    ] {
+        let (status, out, err) = answer(
+            &dir.path().join("plugtop-run"),
+            &[OsStr::new("run"), OsStr::new("-f")],
+            &[(OsStr::new("PLUGTOP_RUN_REQUEST"), OsStr::from_bytes(forged))],
+        );
+        assert_eq!(status, Some(1), "{forged:?}: {err}");
+        assert_eq!(out, "");
+        assert!(
+            err.contains("cannot read what it was handed") && err.contains(field),
+            "{forged:?}: {err}"
         );
     }
 }

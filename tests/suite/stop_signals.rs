@@ -68,6 +68,8 @@ pub(crate) struct Ended {
     pub cmdline: Vec<u8>,
     /// The command line it was started with, as cmdline has it.
     pub started_with: Vec<u8>,
+    /// Its environment (`/proc/PID/environ`) while it acted.
+    pub environ: Vec<u8>,
 }
 
 /// `plugtop run` acting on the guest until `signal`: the exit status and
@@ -134,6 +136,7 @@ pub(crate) fn run_of_until_with(
     let exe = std::fs::read_link(proc.join("exe")).expect("its program");
     let cmdline = std::fs::read(proc.join("cmdline")).expect("its command line");
     let comm = std::fs::read_to_string(proc.join("comm")).expect("its command name");
+    let environ = std::fs::read(proc.join("environ")).expect("its environment");
     before(root.path());
     send(signal, child.id());
     for line in lines {
@@ -159,6 +162,7 @@ pub(crate) fn run_of_until_with(
         comm,
         cmdline,
         started_with,
+        environ,
     }
 }
 
