@@ -140,6 +140,12 @@ impl Exposure {
             }
             None => None,
         };
+        if let Some(textfile) = &textfile {
+            log.info(&format!(
+                "metrics written to {} (removed at a clean stop)",
+                textfile.path().display()
+            ));
+        }
         Ok(Some(Exposure {
             metrics,
             server,
