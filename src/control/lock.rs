@@ -206,13 +206,7 @@ fn holder_words(beneath: &Root) -> String {
 /// below `beneath` (other than `except`), with its command name made
 /// terminal-safe when it can be read.
 fn lock_holder(beneath: &Root, except: Option<u32>) -> Option<(u32, Option<String>)> {
-    let (dev, inode) = beneath.regular_id(Path::new(LOCK_FILE))?;
-    let pid = processes::flock_holders(LockedFile::of(dev, inode))
-        .into_iter()
-        .find(|&pid| Some(pid) != except)?;
-    let name =
-        processes::command_name(pid).map(|n| crate::safe_text::terminal_safe(&n).into_owned());
-    Some((pid, name))
+    processes::flock_holder_of(beneath, Path::new(LOCK_FILE), except)
 }
 
 /// A process other than this one that acts on a guest now: cpuplugd (its
