@@ -467,7 +467,8 @@ impl Runner<'_> {
                 true
             }
             Err(e) => {
-                self.reload_failed(&crate::error_chain::text(&e));
+                // One entry, one line, for grep and the journal.
+                self.reload_failed(&e.one_line());
                 false
             }
         };
