@@ -289,3 +289,28 @@ fn a_refused_file_opens_in_the_what_if_editor() {
     });
     assert!(s.quit());
 }
+
+/// newuser51 #6: a state directory that cannot keep the trainee's work (a
+/// file where it should be) refuses the start, saying where and what to
+/// do, before any edit could be made and lost at `q`.
+#[test]
+fn an_unusable_state_directory_refuses_the_start() {
+    let state = tempdir();
+    let not_a_dir = state.path().join("notadir");
+    std::fs::write(&not_a_dir, "x\n").expect("a file");
+    let home = not_a_dir.to_str().expect("utf-8");
+    let mut s = Session::start_with(
+        &["train", COURSE, "--exercise", "cpu-max"],
+        24,
+        80,
+        &[("XDG_STATE_HOME", home)],
+    );
+    let (code, said) = s.wait_exit();
+    assert_ne!(code, Some(0), "{said}");
+    assert!(said.contains("cannot keep your work in"), "{said}");
+    assert!(said.contains("XDG_STATE_HOME"), "{said}");
+    assert_eq!(
+        std::fs::read_to_string(&not_a_dir).ok().as_deref(),
+        Some("x\n")
+    );
+}
