@@ -16,7 +16,12 @@ const COURSE: &str = "examples/courses/cpuplugd-basics.toml";
 
 /// `plugtop train` at exercise `id`, 80×24, its state under `state`.
 fn train_at(state: &tempfile::TempDir, id: &str) -> Session {
-    let home = state.path().to_str().expect("utf-8");
+    train_in(state.path(), id)
+}
+
+/// `plugtop train` at exercise `id`, 80×24, `XDG_STATE_HOME` at `home`.
+fn train_in(home: &std::path::Path, id: &str) -> Session {
+    let home = home.to_str().expect("utf-8");
     Session::start_with(
         &["train", COURSE, "--exercise", id],
         24,
@@ -298,13 +303,7 @@ fn an_unusable_state_directory_refuses_the_start() {
     let state = tempdir();
     let not_a_dir = state.path().join("notadir");
     std::fs::write(&not_a_dir, "x\n").expect("a file");
-    let home = not_a_dir.to_str().expect("utf-8");
-    let mut s = Session::start_with(
-        &["train", COURSE, "--exercise", "cpu-max"],
-        24,
-        80,
-        &[("XDG_STATE_HOME", home)],
-    );
+    let mut s = train_in(&not_a_dir, "cpu-max");
     let (code, said) = s.wait_exit();
     assert_ne!(code, Some(0), "{said}");
     assert!(said.contains("cannot keep your work in"), "{said}");
