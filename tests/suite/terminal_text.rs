@@ -151,6 +151,30 @@ fn a_stale_pid_files_bytes_are_quoted_escaped_when_named() {
     }
 }
 
+/// newuser51 #14: a rule file's name with a line break is shown escaped in
+/// every line `check` prints (its hints and its form too, as the summary),
+/// so no line starts with the name's second half.
+#[test]
+fn check_escapes_a_file_names_line_break_in_hints_and_forms() {
+    let dir = tempdir();
+    let path = dir.path().join("odd\nname\x1b[31m.conf");
+    std::fs::copy("examples/rules/cpu-loadavg.conf", &path).expect("rules");
+    let o = plugtop(&["check", path.to_str().expect("utf-8 path")]);
+    let text = inert(&o);
+    assert!(text.contains("hint ["), "no hint to look at: {text}");
+    assert!(text.contains(" form "), "no form to look at: {text}");
+    for line in text.lines().filter(|l| !l.is_empty()) {
+        assert!(
+            !line.starts_with("name"),
+            "a line forged by the name: {text}"
+        );
+        assert!(
+            !line.ends_with("/odd"),
+            "a name cut by its line break: {text}"
+        );
+    }
+}
+
 #[test]
 fn eval_shows_a_refusals_position_and_the_file_name_escaped() {
     let dir = tempdir();
@@ -343,28 +367,4 @@ fn check_eval_and_tune_json_escape_c1_and_bidi_and_parse_back() {
     ]);
     let values = json_inert(&o.stdout, false);
     assert!(holds(&values[0], quoted, true), "tune: {values:?}");
-}
-
-/// newuser51 #14: a rule file's name with a line break is shown escaped in
-/// every line `check` prints (its hints and its form too, as the summary),
-/// so no line starts with the name's second half.
-#[test]
-fn check_escapes_a_file_names_line_break_in_hints_and_forms() {
-    let dir = tempdir();
-    let path = dir.path().join("odd\nname\x1b[31m.conf");
-    std::fs::copy("examples/rules/cpu-loadavg.conf", &path).expect("rules");
-    let o = plugtop(&["check", path.to_str().expect("utf-8 path")]);
-    let text = inert(&o);
-    assert!(text.contains("hint ["), "no hint to look at: {text}");
-    assert!(text.contains(" form "), "no form to look at: {text}");
-    for line in text.lines().filter(|l| !l.is_empty()) {
-        assert!(
-            !line.starts_with("name"),
-            "a line forged by the name: {text}"
-        );
-        assert!(
-            !line.ends_with("/odd"),
-            "a name cut by its line break: {text}"
-        );
-    }
 }
