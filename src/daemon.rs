@@ -140,6 +140,12 @@ impl Exposure {
             }
             None => None,
         };
+        if let Some(textfile) = &textfile {
+            log.info(&format!(
+                "metrics written to {} (removed at a clean stop)",
+                textfile.path().display()
+            ));
+        }
         Ok(Some(Exposure {
             metrics,
             server,
@@ -461,7 +467,8 @@ impl Runner<'_> {
                 true
             }
             Err(e) => {
-                self.reload_failed(&crate::error_chain::text(&e));
+                // One entry, one line, for grep and the journal.
+                self.reload_failed(&e.one_line());
                 false
             }
         };

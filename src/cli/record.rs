@@ -47,12 +47,20 @@ pub fn run(args: RecordArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
             anyhow::bail!("say where to write: -o FILE or --export-snapshots DIR")
         }
     };
+    // Ctrl-C or SIGTERM ends the recording with its summary, as `--count`
+    // does: the file holds every sample taken.
+    let signals = plugtop::daemon::Signals::install()?;
+    let stopped = || signals.stop.load(std::sync::atomic::Ordering::SeqCst);
+    let mut park = |d: std::time::Duration| {
+        let until = plugtop::pace::deadline(std::time::Instant::now(), d);
+        plugtop::pace::park_until(until, &stopped);
+    };
     Ok(commands::record::run(
         source.as_mut(),
         target,
         Pace { count, wait },
         out,
-        &mut std::thread::sleep,
+        (&mut park, &stopped),
     )?)
 }
 

@@ -34,14 +34,14 @@ pub fn run(
     if format == DiagnosticFormat::Text {
         if outcome.refusal.is_none() {
             for hint in crate::control::patterns::from_rules(&outcome.rules, file) {
-                writeln!(out, "{}: {hint}\n", file.name())?;
+                writeln!(out, "{}: {hint}\n", render::shown(file.name()))?;
             }
             for form in crate::tune::forms::matching(file, &crate::tune::forms::built_in()) {
                 writeln!(
                     out,
                     "{}: this is the {} form (examples/forms/{}.conf); `plugtop tune` searches \
                      it and the other forms on a scenario or your recording\n",
-                    file.name(),
+                    render::shown(file.name()),
                     form.title(),
                     form.name
                 )?;

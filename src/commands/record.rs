@@ -23,13 +23,15 @@ pub enum Destination<'a> {
     Snapshots(&'a Path),
 }
 
-/// Records until the source ends, `count` samples were taken, or an error.
+/// Records until the source ends, `count` samples were taken, an error,
+/// or `stopped` says a stop signal came (Ctrl-C, SIGTERM: `wait` returns
+/// early then); it ends with the same summary whichever way it stopped.
 pub fn run(
     source: &mut dyn Source,
     target: Destination<'_>,
     pace: Pace,
     out: &mut dyn Write,
-    wait: &mut dyn FnMut(Duration),
+    (wait, stopped): (&mut dyn FnMut(Duration), &dyn Fn() -> bool),
 ) -> std::io::Result<Status> {
     let mut writer = match &target {
         Destination::Recording { path, header } => {
@@ -47,7 +49,7 @@ pub fn run(
     };
     let mut taken = 0usize;
     let mut status = Status::Ok;
-    while pace.count.is_none_or(|c| taken < c) {
+    while pace.count.is_none_or(|c| taken < c) && !stopped() {
         let Some(sample) = source.next_sample() else {
             break;
         };
@@ -83,6 +85,9 @@ pub fn run(
     }
     if let Some(w) = source.warning() {
         writeln!(out, "warning: {w}")?;
+    }
+    if stopped() {
+        writeln!(out, "stopped by a signal")?;
     }
     match (&writer, &target) {
         (Some(w), Destination::Recording { path, .. }) => {

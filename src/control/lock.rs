@@ -34,13 +34,13 @@ impl GuestLock {
 #[derive(Debug, thiserror::Error)]
 pub enum LockError {
     #[error(
-        "cpuplugd is running (pid {pid} in {file}); stop it first, e.g. `systemctl stop cpuplugd`"
+        "cpuplugd is running (pid {pid}, `{name}`, in {file}); stop it first, e.g. `systemctl stop cpuplugd`"
     )]
-    CpuplugdRuns { pid: u32, file: String },
-    #[error(
-        "{file} exists but no process {pid} runs: cpuplugd would refuse to start too; remove the file if no cpuplugd runs"
-    )]
-    StalePidFile { pid: String, file: String },
+    CpuplugdRuns {
+        pid: u32,
+        name: String,
+        file: String,
+    },
     /// The lock file (at `path`) is held by another process: `holder`
     /// says which, as this machine's lock table names it.
     #[error(
@@ -64,27 +64,97 @@ pub enum LockError {
 /// The most a pid file may hold: a number and a newline, with room to spare.
 const PID_FILE_LIMIT: u64 = 4096;
 
-/// Refuses when cpuplugd's pid file exists: cpuplugd refuses to start while
-/// it does, even a stale one. Read beneath the root (a link there resolves
-/// as in a chroot), without blocking on a FIFO and bounded; a pid file that
-/// cannot be read says nothing about cpuplugd, so that refuses too.
-fn refuse_beside_cpuplugd(root: &Path, beneath: &Root) -> Result<(), LockError> {
+/// The command names of a process that a pid in cpuplugd's pid file may
+/// name and still be taken for one that acts (plugtop's daemon and its
+/// own small program included).
+const ACTING_NAMES: [&str; 3] = ["cpuplugd", "plugtop", "plugtop-run"];
+
+/// What cpuplugd's pid file below a root says about who acts there.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PidFileSays {
+    /// A process of that name runs on this machine under that pid.
+    Acting { pid: u32, name: String },
+    /// Nothing acts by it (a stale file): why, in words, terminal-safe.
+    Stale { why: String },
+}
+
+/// Judges the text of cpuplugd's pid file: on this machine's own `/`
+/// (`system_root`) its pid counts as acting only when that process runs
+/// and `name_of` says it is cpuplugd (or plugtop); any other process under
+/// that pid (a pid reused after cpuplugd was killed) makes the file stale.
+/// Below another root (`--root`: a copy of a guest, a served simulator) the
+/// pid is one of the guest the root belongs to, not of this machine, and
+/// is not looked up: a cpuplugd acting on that root holds its lock file,
+/// and the lock is what tells.
+pub fn judge_pid_file(
+    text: &str,
+    system_root: bool,
+    name_of: impl Fn(u32) -> Option<String>,
+) -> PidFileSays {
+    let shown = || {
+        crate::safe_text::terminal_safe(&text.trim().chars().take(20).collect::<String>())
+            .into_owned()
+    };
+    let Ok(pid) = text.trim().parse::<u32>() else {
+        return PidFileSays::Stale {
+            why: format!("holds `{}`, not a pid", shown()),
+        };
+    };
+    if !system_root {
+        return PidFileSays::Stale {
+            why: format!(
+                "names pid {pid}, a pid of the guest this root belongs to, not looked up on this machine (a cpuplugd acting here would hold the lock)"
+            ),
+        };
+    }
+    match name_of(pid) {
+        Some(name) if ACTING_NAMES.contains(&name.as_str()) => PidFileSays::Acting { pid, name },
+        Some(name) => PidFileSays::Stale {
+            why: format!(
+                "names pid {pid}, which is `{}`, not cpuplugd",
+                crate::safe_text::terminal_safe(&name)
+            ),
+        },
+        None => PidFileSays::Stale {
+            why: format!("names pid {pid}, which does not run"),
+        },
+    }
+}
+
+/// What cpuplugd's pid file below `beneath` says, or `None` when there is
+/// none. Read beneath the root (a link there resolves as in a chroot),
+/// without blocking on a FIFO and bounded; a pid file that cannot be read
+/// says nothing about cpuplugd, so that is an error (a refusal).
+fn cpuplugd_pid_file(beneath: &Root) -> Result<Option<PidFileSays>, LockError> {
     let text = match beneath.read(Path::new(CPUPLUGD_PID), PID_FILE_LIMIT, Resolve::Beneath) {
         Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
-        Err(e) if e.is_not_found() => return Ok(()),
+        Err(e) if e.is_not_found() => return Ok(None),
         Err(e) => return Err(e.into()),
     };
-    let file = root.join(CPUPLUGD_PID).display().to_string();
-    Err(match text.trim().parse::<u32>() {
-        Ok(pid) if pid_alive(pid) => LockError::CpuplugdRuns { pid, file },
-        // The file's text is quoted: made safe for whichever terminal or
-        // log the refusal reaches.
-        _ => LockError::StalePidFile {
-            pid: crate::report::terminal_safe(&text.trim().chars().take(20).collect::<String>())
-                .into_owned(),
-            file,
+    let me = std::process::id();
+    Ok(Some(judge_pid_file(
+        &text,
+        beneath.is_system_root(),
+        |pid| {
+            (pid != me && pid_alive(pid))
+                .then(|| processes::command_name(pid))
+                .flatten()
         },
-    })
+    )))
+}
+
+/// Refuses when cpuplugd's pid file names a cpuplugd that runs (see
+/// [`judge_pid_file`]); a stale pid file does not refuse: plugtop then
+/// takes the lock, which a cpuplugd starting later finds held.
+fn refuse_beside_cpuplugd(root: &Path, beneath: &Root) -> Result<(), LockError> {
+    match cpuplugd_pid_file(beneath)? {
+        Some(PidFileSays::Acting { pid, name }) => Err(LockError::CpuplugdRuns {
+            pid,
+            name: crate::safe_text::terminal_safe(&name).into_owned(),
+            file: root.join(CPUPLUGD_PID).display().to_string(),
+        }),
+        _ => Ok(()),
+    }
 }
 
 /// Checks that no cpuplugd runs and takes the lock below `root`.
@@ -136,17 +206,12 @@ fn holder_words(beneath: &Root) -> String {
 /// below `beneath` (other than `except`), with its command name made
 /// terminal-safe when it can be read.
 fn lock_holder(beneath: &Root, except: Option<u32>) -> Option<(u32, Option<String>)> {
-    let (dev, inode) = beneath.regular_id(Path::new(LOCK_FILE))?;
-    let pid = processes::flock_holders(LockedFile::of(dev, inode))
-        .into_iter()
-        .find(|&pid| Some(pid) != except)?;
-    let name =
-        processes::command_name(pid).map(|n| crate::safe_text::terminal_safe(&n).into_owned());
-    Some((pid, name))
+    processes::flock_holder_of(beneath, Path::new(LOCK_FILE), except)
 }
 
 /// A process other than this one that acts on a guest now: cpuplugd (its
-/// pid file names a running process) or whoever holds the guest lock.
+/// pid file names a running cpuplugd) or whoever holds the guest lock; or
+/// a stale cpuplugd pid file, named as such.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Actor {
     /// "cpuplugd", or the lock holder's command name made terminal-safe.
@@ -155,32 +220,47 @@ pub struct Actor {
     /// When it started, as this machine's clock says (seconds since the
     /// epoch), when that could be told.
     pub since: Option<i64>,
+    /// Nobody acts: cpuplugd's pid file is stale, and this says why
+    /// (`name` and `pid` then say nothing).
+    pub stale: Option<String>,
 }
 
 /// Who acts on the guest below `root` now besides this process, looked up
 /// and never taken (cpuplugd's pid file read beneath the root, bounded; this
-/// machine's lock table): `None` when nobody does or nothing tells.
+/// machine's lock table): `None` when nobody does or nothing tells, a
+/// stale pid file when only that is there.
 pub fn acting_on(root: &Path) -> Option<Actor> {
     let beneath = Root::open(root).ok()?;
     let me = std::process::id();
-    let pid = match beneath.read(Path::new(CPUPLUGD_PID), PID_FILE_LIMIT, Resolve::Beneath) {
-        Ok(bytes) => String::from_utf8_lossy(&bytes)
-            .trim()
-            .parse::<u32>()
-            .ok()
-            .filter(|&pid| pid != me && pid_alive(pid))
-            .map(|pid| (pid, "cpuplugd".to_string())),
-        Err(_) => None,
+    let pid_file = cpuplugd_pid_file(&beneath).ok().flatten();
+    let acting = match &pid_file {
+        Some(PidFileSays::Acting { pid, .. }) => Some((*pid, "cpuplugd".to_string())),
+        _ => None,
     };
-    let (pid, name) = pid.or_else(|| {
+    let Some((pid, name)) = acting.or_else(|| {
         let (pid, name) = lock_holder(&beneath, Some(me))?;
         Some((pid, name.unwrap_or_else(|| "a process".to_string())))
-    })?;
+    }) else {
+        return match pid_file {
+            Some(PidFileSays::Stale { why }) => Some(Actor {
+                name: String::new(),
+                pid: 0,
+                since: None,
+                stale: Some(why),
+            }),
+            _ => None,
+        };
+    };
     // Whole seconds: the same start looked up again is the same.
     let since = processes::started_at(pid)
         .filter(|t| t.is_finite() && *t >= 0.0)
         .map(|t| t as i64);
-    Some(Actor { name, pid, since })
+    Some(Actor {
+        name,
+        pid,
+        since,
+        stale: None,
+    })
 }
 
 /// Removes the lock file at exit, as cpuplugd does (beneath the root).
@@ -202,4 +282,51 @@ pub fn held_by(root: &Path, pid: u32) -> bool {
     beneath
         .regular_id(Path::new(LOCK_FILE))
         .is_some_and(|(dev, inode)| processes::holds_flock(pid, LockedFile::of(dev, inode)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_pid_file_acts_only_for_a_running_cpuplugd_on_this_machines_own_root() {
+        let named = |name: &'static str| move |_pid: u32| Some(name.to_string());
+        assert_eq!(
+            judge_pid_file("4242\n", true, named("cpuplugd")),
+            PidFileSays::Acting {
+                pid: 4242,
+                name: "cpuplugd".into()
+            }
+        );
+        assert!(matches!(
+            judge_pid_file("4242\n", true, named("plugtop-run")),
+            PidFileSays::Acting { pid: 4242, .. }
+        ));
+        // A pid reused by another program (cpuplugd killed -9): stale.
+        match judge_pid_file("31080\n", true, named("sleep")) {
+            PidFileSays::Stale { why } => {
+                assert!(why.contains("31080") && why.contains("`sleep`"), "{why}");
+            }
+            other => panic!("{other:?}"),
+        }
+        // A name with control characters is shown escaped.
+        match judge_pid_file("7", true, named("x\u{1b}[2Jy")) {
+            PidFileSays::Stale { why } => assert!(!why.contains('\u{1b}'), "{why}"),
+            other => panic!("{other:?}"),
+        }
+        assert!(matches!(
+            judge_pid_file("31080", true, |_| None),
+            PidFileSays::Stale { why } if why.contains("does not run")
+        ));
+        assert!(matches!(
+            judge_pid_file("\u{1b}]0;owned\u{7}", true, named("cpuplugd")),
+            PidFileSays::Stale { why } if !why.contains('\u{1b}') && why.contains("not a pid")
+        ));
+        // Below another root the pid is not looked up at all.
+        let never = |_pid: u32| -> Option<String> { panic!("looked up under --root") };
+        assert!(matches!(
+            judge_pid_file("4242\n", false, never),
+            PidFileSays::Stale { why } if why.contains("not looked up")
+        ));
+    }
 }

@@ -96,7 +96,15 @@ pub fn import(
                 "--step must be a positive number of seconds, not {s}"
             )));
         }
-        None => scrape_interval(prom, &sel, from, to).map_err(|(q, e)| fail(&q, e))?,
+        None => match scrape_interval(prom, &sel, from, to).map_err(|(q, e)| fail(&q, e))? {
+            Some(s) => s,
+            None => {
+                out.warn(format!(
+                    "{url}: no samples of {instance:?} in the first or last 10 minutes of --from .. --to to tell its scrape interval; assuming a 60 s step (give --step)"
+                ));
+                60.0
+            }
+        },
     };
     if let Some(pi) = plugtop_instance {
         let applied = applied_actions(prom, pi, from, to, step).map_err(|(q, e)| fail(&q, e))?;
@@ -231,32 +239,35 @@ fn scrape_interval(
     sel: &str,
     from: f64,
     to: f64,
-) -> Result<f64, (String, QueryError)> {
+) -> Result<Option<f64>, (String, QueryError)> {
     let q = format!(
         "timestamp(node_cpu_seconds_total{{mode=\"idle\",{}}})",
         &sel[1..sel.len() - 1]
     );
-    // The timestamps of the first few steps at a fine step: where the
-    // timestamp changes is a scrape.
-    let end = (from + 600.0).min(to);
-    let a = prom.range(&q, from, end, 1.0).map_err(|e| (q.clone(), e))?;
-    let mut best = f64::INFINITY;
-    if let Some(s) = a.data.first() {
-        let mut last: Option<f64> = None;
-        for (_, v) in &s.points {
-            if let Some(l) = last
-                && *v > l
-            {
-                best = best.min(*v - l);
+    // The timestamps at a fine step, where the series has samples: the
+    // window's first ten minutes, else its last ten (a guest or exporter
+    // that came up after --from). Where the timestamp changes is a scrape.
+    for (start, end) in [(from, (from + 600.0).min(to)), ((to - 600.0).max(from), to)] {
+        let a = prom
+            .range(&q, start, end, 1.0)
+            .map_err(|e| (q.clone(), e))?;
+        let mut best = f64::INFINITY;
+        if let Some(s) = a.data.first() {
+            let mut last: Option<f64> = None;
+            for (_, v) in &s.points {
+                if let Some(l) = last
+                    && *v > l
+                {
+                    best = best.min(*v - l);
+                }
+                last = Some(*v);
             }
-            last = Some(*v);
+        }
+        if best.is_finite() && best > 0.0 {
+            return Ok(Some(best));
         }
     }
-    Ok(if best.is_finite() && best > 0.0 {
-        best
-    } else {
-        60.0
-    })
+    Ok(None)
 }
 
 #[derive(Default)]
@@ -476,4 +487,68 @@ fn meminfo_order(name: &str) -> (usize, &str) {
         ORDER.iter().position(|n| *n == name).unwrap_or(ORDER.len()),
         name,
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fleet::query::{PromAnswer, PromPoint, PromSeries};
+
+    /// node_exporter scraped every 2 s from `first` on, nothing before.
+    struct LateSeries {
+        first: f64,
+    }
+
+    impl Prometheus for LateSeries {
+        fn instant(&self, _: &str, _: f64) -> Result<PromAnswer<Vec<PromPoint>>, QueryError> {
+            Err(QueryError::Transport("not used".into()))
+        }
+
+        fn range(
+            &self,
+            _: &str,
+            start: f64,
+            end: f64,
+            step: f64,
+        ) -> Result<PromAnswer<Vec<PromSeries>>, QueryError> {
+            let points: Vec<(f64, f64)> = (0..)
+                .map(|i| start + f64::from(i) * step)
+                .take_while(|t| *t <= end)
+                .filter(|t| *t >= self.first)
+                .map(|t| (t, self.first + 2.0 * ((t - self.first) / 2.0).floor()))
+                .collect();
+            let data = if points.is_empty() {
+                Vec::new()
+            } else {
+                vec![PromSeries {
+                    labels: Default::default(),
+                    points,
+                }]
+            };
+            Ok(PromAnswer {
+                data,
+                warnings: Vec::new(),
+            })
+        }
+    }
+
+    #[test]
+    fn the_scrape_interval_is_found_where_the_series_has_samples() {
+        // newuser51 #7: the series starts 40 minutes into an hour's window.
+        let from = 1_700_000_000.0;
+        let prom = LateSeries {
+            first: from + 2400.0,
+        };
+        let sel = "{instance=\"g:9100\"}";
+        assert_eq!(
+            scrape_interval(&prom, sel, from, from + 3600.0).ok(),
+            Some(Some(2.0))
+        );
+        // No sample anywhere probed: said so, not silently 60 s.
+        let never = LateSeries { first: f64::MAX };
+        assert_eq!(
+            scrape_interval(&never, sel, from, from + 3600.0).ok(),
+            Some(None)
+        );
+    }
 }

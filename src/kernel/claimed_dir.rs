@@ -3,8 +3,12 @@
 //! plugtop runs as root, so it never fills `/` (which would mean the real
 //! /proc and /sys) nor merges into a directory someone else's files are
 //! in. A new or empty directory is taken and marked with a file naming
-//! what filled it, so a later run may fill its own directory again.
+//! what filled it, so a later run may fill its own directory again — but
+//! not while another still fills it: the marker is locked (`flock`) for as
+//! long as the directory is held, so a second `sim --serve` on the same
+//! directory is refused with the pid that serves it.
 
+use std::fs::{File, TryLockError};
 use std::path::Path;
 
 use rustix::fs::FileType;
@@ -63,16 +67,42 @@ pub enum ClaimError {
         #[source]
         source: std::io::Error,
     },
+    /// Another process fills it now (holds its marker's lock).
+    #[error(
+        "{dir} is being filled by another plugtop now{holder} (its {marker} is locked); stop that one first or give another directory"
+    )]
+    InUse {
+        dir: String,
+        marker: &'static str,
+        /// " (pid 4242, plugtop)", or nothing when the lock table does not say.
+        holder: String,
+    },
     /// Looking into it or marking it failed.
     #[error(transparent)]
     Fs(#[from] FsError),
 }
 
+/// A claimed directory, held open (every file is written beneath it) and
+/// locked against a second plugtop for as long as this is kept.
+#[derive(Debug)]
+pub struct ClaimedDir {
+    dir: Root,
+    _lock: File,
+}
+
+impl std::ops::Deref for ClaimedDir {
+    type Target = Root;
+    fn deref(&self) -> &Root {
+        &self.dir
+    }
+}
+
 /// Makes `dir` if missing and takes it for `what`: refused when it is `/`,
 /// or when it holds anything and no marker of `what`. Nothing is written
-/// into a directory that is refused. The directory is returned held open:
-/// every file is then written beneath it.
-pub fn claim(dir: &Path, what: DirUse) -> Result<Root, ClaimError> {
+/// into a directory that is refused, nor into one another process holds
+/// now. The directory is returned held open and locked: every file is then
+/// written beneath it.
+pub fn claim(dir: &Path, what: DirUse) -> Result<ClaimedDir, ClaimError> {
     let open_error = |source| ClaimError::Open {
         dir: dir.display().to_string(),
         source,
@@ -86,7 +116,7 @@ pub fn claim(dir: &Path, what: DirUse) -> Result<Root, ClaimError> {
     }
     let marker = Path::new(what.marker());
     match beneath.entry_kind(marker)? {
-        Some(FileType::RegularFile) => return Ok(beneath),
+        Some(FileType::RegularFile) => return lock(dir, beneath, what),
         Some(_) => return Err(foreign(dir, what)),
         None => {}
     }
@@ -98,7 +128,37 @@ pub fn claim(dir: &Path, what: DirUse) -> Result<Root, ClaimError> {
     }
     let text = what.marker_text();
     beneath.write_file(marker, text.as_bytes(), Placing::new(Replace::Nothing))?;
-    Ok(beneath)
+    lock(dir, beneath, what)
+}
+
+/// Locks the marker of `what` below `beneath` without waiting: refused,
+/// naming the holder, when another process holds it.
+fn lock(dir: &Path, beneath: Root, what: DirUse) -> Result<ClaimedDir, ClaimError> {
+    let marker = Path::new(what.marker());
+    let file = beneath.open_regular(marker, Resolve::Own)?;
+    match file.try_lock() {
+        Ok(()) => Ok(ClaimedDir {
+            dir: beneath,
+            _lock: file,
+        }),
+        Err(TryLockError::WouldBlock) => {
+            let holder = crate::kernel::processes::flock_holder_of(&beneath, marker, None)
+                .map(|(pid, name)| match name {
+                    Some(name) => format!(" (pid {pid}, {name})"),
+                    None => format!(" (pid {pid})"),
+                })
+                .unwrap_or_default();
+            Err(ClaimError::InUse {
+                dir: dir.display().to_string(),
+                marker: what.marker(),
+                holder,
+            })
+        }
+        Err(TryLockError::Error(source)) => Err(ClaimError::Open {
+            dir: dir.display().to_string(),
+            source,
+        }),
+    }
 }
 
 fn foreign(dir: &Path, what: DirUse) -> ClaimError {
@@ -125,6 +185,29 @@ mod tests {
         std::fs::create_dir(&empty).expect("empty");
         claim(&empty, DirUse::Snapshots).expect("empty");
         assert!(empty.join(".plugtop-snapshots").is_file());
+    }
+
+    #[test]
+    fn a_directory_held_by_another_claim_is_refused_with_its_holder() {
+        let dir = tempfile::tempdir().expect("dir");
+        let served = dir.path().join("root");
+        let first = claim(&served, DirUse::ServedRoot).expect("first");
+        std::fs::write(served.join("proc"), "first's\n").expect("a file of the first");
+        // newuser51 #4: a second serve on the same directory while the
+        // first runs is refused, naming the pid that holds it.
+        let e = claim(&served, DirUse::ServedRoot).expect_err("second");
+        assert!(matches!(e, ClaimError::InUse { .. }), "{e}");
+        let said = e.to_string();
+        assert!(
+            said.contains(&format!("pid {}", std::process::id())),
+            "{said}"
+        );
+        assert_eq!(
+            std::fs::read_to_string(served.join("proc")).ok().as_deref(),
+            Some("first's\n")
+        );
+        drop(first);
+        claim(&served, DirUse::ServedRoot).expect("free again once the first is gone");
     }
 
     #[test]

@@ -141,6 +141,23 @@ pub fn flock_holders(file: LockedFile) -> Vec<u32> {
         .collect()
 }
 
+/// The first process this machine's lock table says holds a `flock` on
+/// the regular file `rel` below `beneath` (other than `except`), with its
+/// command name made terminal-safe when it can be read; `None` when
+/// nobody does or the table does not say.
+pub fn flock_holder_of(
+    beneath: &super::fs::Root,
+    rel: &Path,
+    except: Option<u32>,
+) -> Option<(u32, Option<String>)> {
+    let (dev, inode) = beneath.regular_id(rel)?;
+    let pid = flock_holders(LockedFile::of(dev, inode))
+        .into_iter()
+        .find(|&pid| Some(pid) != except)?;
+    let name = command_name(pid).map(|n| crate::safe_text::terminal_safe(&n).into_owned());
+    Some((pid, name))
+}
+
 /// The command name of process `pid` (`/proc/PID/comm`, at most 64 bytes,
 /// read without blocking), as the kernel has it (any bytes: escape it
 /// before showing it).

@@ -1,10 +1,15 @@
 //! `plugtop run --metrics-textfile FILE`: the exposition written for
 //! node_exporter's textfile collector atomically (a new file beside it
-//! under an unpredictable name, then a rename), so the collector never
-//! reads half. plugtop runs as root: FILE is replaced only when it is a
-//! regular file or absent — a link, a FIFO, a device (`/dev/null`) or a
-//! directory there is refused, at start-up and at every interval, never
-//! written through or replaced.
+//! under an unpredictable name, created exclusively, then a rename), so the
+//! collector never reads half. plugtop runs as root, so it never replaces
+//! or removes a file it did not write: at start-up FILE must be absent or
+//! an earlier run's textfile (it starts with [`HEADER`] and every line
+//! after is one of plugtop's families, [`is_plugtop_textfile`]) — a rule
+//! file, `/etc/passwd` or any other file named by mistake is refused with
+//! nothing written, as is a link, a FIFO, a device (`/dev/null`) or a
+//! directory. After that, FILE is replaced only while it is still the file
+//! plugtop last placed there (its device and inode, [`Replace::Own`]) or
+//! absent, and a clean stop removes it only then.
 //!
 //! It is rewritten only when something in it changed: the lines that move
 //! at every reading (the reading count, its time, how long it took) alone
@@ -14,13 +19,24 @@
 //! left behind to look like a live guest.
 
 use std::ffi::OsString;
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
-use crate::kernel::fs::{FsError, Placing, Replace, Root};
+use crate::kernel::fs::{FileStamp, FsError, PastLimit, Placing, Replace, Resolve, Root};
 
 /// Seconds (of the readings' clock) after which the textfile is written
 /// although only the per-reading lines changed.
 pub const HEARTBEAT: f64 = 60.0;
+
+/// The first line of every textfile plugtop writes (a comment, which the
+/// text format's readers skip): how an earlier run's textfile is told
+/// from a file plugtop must not replace.
+pub const HEADER: &str =
+    "# plugtop run --metrics-textfile: written by plugtop, removed at a clean stop";
+
+/// An earlier textfile longer than this is not plugtop's (its own are a
+/// few KiB: a rule file's rules and variables, bounded label values).
+const MAX_EARLIER: u64 = 4 << 20;
 
 /// The lines that change at every reading.
 const MOVING: [&str; 3] = [
@@ -29,15 +45,8 @@ const MOVING: [&str; 3] = [
     "plugtop_interval_duration_seconds ",
 ];
 
-/// How the textfile is placed: readable by node_exporter's own user
-/// whatever the umask (0077 under a unit).
-const READABLE: Placing = Placing {
-    mode: Some(0o644),
-    ..Placing::REPLACE
-};
-
-/// The textfile: its directory held open from start-up on, its name, and
-/// what was last written there and when.
+/// The textfile: its directory held open from start-up on, its name, what
+/// was last written there and when, and which file plugtop may replace.
 #[derive(Debug)]
 pub struct Textfile {
     dir: Root,
@@ -45,6 +54,9 @@ pub struct Textfile {
     path: PathBuf,
     last: String,
     written_at: Option<f64>,
+    /// The file plugtop placed last (or an earlier run's textfile found at
+    /// the start): the only file at the name it replaces or removes.
+    own: Option<FileStamp>,
 }
 
 /// Whether `a` and `b` differ in more than the lines that move at every
@@ -54,19 +66,47 @@ fn differs(a: &str, b: &str) -> bool {
     !a.lines().filter(steady).eq(b.lines().filter(steady))
 }
 
+/// Whether `bytes` is a textfile plugtop wrote: [`HEADER`] first, then
+/// only plugtop's families (`# HELP plugtop_…`, `# TYPE plugtop_…`,
+/// `plugtop_…` samples), each line ended.
+pub fn is_plugtop_textfile(bytes: &[u8]) -> bool {
+    let Ok(text) = std::str::from_utf8(bytes) else {
+        return false;
+    };
+    let Some(body) = text
+        .strip_prefix(HEADER)
+        .and_then(|rest| rest.strip_prefix('\n'))
+    else {
+        return false;
+    };
+    body.is_empty()
+        || (body.ends_with('\n')
+            && body.lines().all(|l| {
+                ["# HELP plugtop_", "# TYPE plugtop_", "plugtop_"]
+                    .iter()
+                    .any(|p| l.starts_with(p))
+            }))
+}
+
 impl Textfile {
-    /// Opens FILE's directory and checks that FILE is absent or a regular
-    /// file, so a bad path refuses the start instead of failing every
-    /// interval. Nothing is written.
+    /// Opens FILE's directory and checks that FILE is absent or an earlier
+    /// run's textfile, so a bad path refuses the start instead of failing
+    /// every interval. Nothing is written.
     pub fn open(path: &Path) -> Result<Textfile, FsError> {
         let (dir, name) = Root::of_file(path)?;
-        dir.check(Path::new(&name), Replace::RegularFile)?;
+        let rel = Path::new(&name);
+        dir.check(rel, Replace::RegularFile)?;
+        let own = match dir.regular_id(rel) {
+            None => None,
+            Some(_) => Some(earlier_textfile(&dir, rel)?),
+        };
         Ok(Textfile {
             dir,
             name,
             path: path.to_path_buf(),
             last: String::new(),
             written_at: None,
+            own,
         })
     }
 
@@ -75,10 +115,28 @@ impl Textfile {
         &self.path
     }
 
-    /// Replaces the textfile with `text`, whole or not at all.
-    pub fn write(&self, text: &str) -> Result<(), FsError> {
-        self.dir
-            .write_file(Path::new(&self.name), text.as_bytes(), READABLE)
+    /// Replaces the textfile with [`HEADER`] and `text`, whole or not at
+    /// all: over nothing, or over the file plugtop placed last.
+    pub fn write(&mut self, text: &str) -> Result<(), FsError> {
+        let how = Placing {
+            // Readable by node_exporter's own user whatever the umask
+            // (0077 under a unit).
+            mode: Some(0o644),
+            ..Placing::new(self.own.map_or(Replace::Nothing, Replace::Own))
+        };
+        let placed = self
+            .dir
+            .write_streamed(Path::new(&self.name), how, |file, tmp| {
+                writeln!(file, "{HEADER}")
+                    .and_then(|()| file.write_all(text.as_bytes()))
+                    .and_then(|()| FileStamp::of(file))
+                    .map_err(|e| FsError::Io {
+                        path: tmp.display().to_string(),
+                        source: e,
+                    })
+            })?;
+        self.own = Some(placed);
+        Ok(())
     }
 
     /// Writes `text` at a reading taken at `now` (seconds) when it differs
@@ -99,10 +157,35 @@ impl Textfile {
         Ok(true)
     }
 
-    /// Removes the textfile (a clean stop), when it is still a regular file.
+    /// Removes the textfile (a clean stop) when it is still the file
+    /// plugtop placed last; anything else there is left alone.
     pub fn remove(&self) -> Result<(), FsError> {
-        self.dir.remove_regular(Path::new(&self.name))
+        match self.own {
+            Some(own) => self.dir.remove_own(Path::new(&self.name), own),
+            None => Ok(()),
+        }
     }
+}
+
+/// The file at `rel` when it is an earlier run's textfile (its device and
+/// inode, read from the file opened, never through a link); anything else
+/// is refused.
+fn earlier_textfile(dir: &Root, rel: &Path) -> Result<FileStamp, FsError> {
+    let file = dir.open_regular(rel, Resolve::Own)?;
+    let io = |e| FsError::Io {
+        path: dir.path().join(rel).display().to_string(),
+        source: e,
+    };
+    let id = FileStamp::of(&file).map_err(io)?;
+    let ours = crate::kernel::fs::read_bounded(&file, MAX_EARLIER, PastLimit::Fail)
+        .is_ok_and(|bytes| is_plugtop_textfile(&bytes));
+    if !ours {
+        return Err(FsError::NotOurs {
+            path: dir.path().join(rel).display().to_string(),
+            why: "exists and is not a metrics textfile plugtop wrote (its first line is not plugtop's header)",
+        });
+    }
+    Ok(id)
 }
 
 #[cfg(test)]
@@ -113,12 +196,12 @@ mod tests {
     fn the_file_is_replaced_whole_and_no_temp_file_stays() {
         let dir = tempfile::tempdir().expect("tempdir");
         let path = dir.path().join("plugtop.prom");
-        let textfile = Textfile::open(&path).expect("open");
+        let mut textfile = Textfile::open(&path).expect("open");
         assert!(textfile.write("a 1\n").is_ok());
         assert!(textfile.write("a 2\n").is_ok());
         assert_eq!(
-            std::fs::read_to_string(&path).ok().as_deref(),
-            Some("a 2\n")
+            std::fs::read_to_string(&path).ok(),
+            Some(format!("{HEADER}\na 2\n"))
         );
         let names: Vec<_> = std::fs::read_dir(dir.path())
             .map(|d| d.filter_map(Result::ok).map(|e| e.file_name()).collect())
@@ -160,12 +243,14 @@ mod tests {
         let text = |readings: u32, pool: u32| {
             format!("plugtop_readings_total {readings}\nplugtop_cmm_pages {pool}\n")
         };
+        let written =
+            |readings: u32, pool: u32| Some(format!("{HEADER}\n{}", text(readings, pool)));
         assert_eq!(textfile.update(&text(1, 0), 100.0).ok(), Some(true));
         // Only the reading count moved: not written again.
         assert_eq!(textfile.update(&text(2, 0), 101.0).ok(), Some(false));
         assert_eq!(
             std::fs::read_to_string(&path).ok(),
-            Some(text(1, 0)),
+            written(1, 0),
             "the first text stays"
         );
         // A value changed: written at once.
@@ -173,7 +258,7 @@ mod tests {
         assert_eq!(textfile.update(&text(40, 5), 161.0).ok(), Some(false));
         // A minute after the last write: written although nothing else moved.
         assert_eq!(textfile.update(&text(41, 5), 162.0).ok(), Some(true));
-        assert_eq!(std::fs::read_to_string(&path).ok(), Some(text(41, 5)));
+        assert_eq!(std::fs::read_to_string(&path).ok(), written(41, 5));
         // A clock that went back never holds the file back.
         assert_eq!(textfile.update(&text(42, 5), 10.0).ok(), Some(true));
         assert!(textfile.remove().is_ok());
@@ -191,7 +276,7 @@ mod tests {
     fn a_textfile_that_became_a_link_after_the_start_is_refused() {
         let dir = tempfile::tempdir().expect("tempdir");
         let path = dir.path().join("plugtop.prom");
-        let textfile = Textfile::open(&path).expect("open");
+        let mut textfile = Textfile::open(&path).expect("open");
         let victim = dir.path().join("victim");
         std::fs::write(&victim, "keep\n").expect("victim");
         std::os::unix::fs::symlink(&victim, &path).expect("link");
@@ -201,5 +286,59 @@ mod tests {
         ));
         assert_eq!(std::fs::read(&victim).expect("read"), b"keep\n");
         assert!(Textfile::open(&path).is_err());
+    }
+
+    #[test]
+    fn only_an_earlier_textfile_is_replaced_and_only_its_own_file_is_removed() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("plugtop.prom");
+        // Anything but plugtop's own textfile at the path refuses the
+        // start and stays as it was: a rule file, a password file, an
+        // empty file, plugtop's families without its header, the header
+        // followed by something else.
+        let family = "# HELP plugtop_cpus_online CPUs.\nplugtop_cpus_online 2\n";
+        for foreign in [
+            "UPDATE=\"1\"\nCPU_MIN=\"1\"\n".to_string(),
+            "root:x:0:0:root:/root:/bin/bash\n".into(),
+            String::new(),
+            family.into(),
+            format!("{HEADER}\n{family}root:x:0:0\n"),
+            format!("{HEADER}x\n{family}"),
+            format!("{HEADER}\n{}", "plugtop_x 1".repeat(1_000_000)),
+        ] {
+            std::fs::write(&path, &foreign).expect("a foreign file");
+            match Textfile::open(&path) {
+                Err(e @ FsError::NotOurs { .. }) => {
+                    assert!(e.to_string().contains("plugtop.prom"), "{e}");
+                }
+                other => panic!("{:?}: {other:?}", &foreign[..foreign.len().min(40)]),
+            }
+            assert_eq!(std::fs::read_to_string(&path).ok(), Some(foreign));
+        }
+        // An earlier run's textfile (killed with SIGKILL) is taken over.
+        std::fs::write(&path, format!("{HEADER}\n{family}")).expect("earlier");
+        let mut textfile = Textfile::open(&path).expect("an earlier textfile");
+        assert!(textfile.write("plugtop_cpus_online 3\n").is_ok());
+        assert_eq!(
+            std::fs::read_to_string(&path).ok(),
+            Some(format!("{HEADER}\nplugtop_cpus_online 3\n"))
+        );
+        // A file put at the name since is neither replaced nor removed.
+        std::fs::remove_file(&path).expect("remove");
+        std::fs::write(&path, "mine\n").expect("a person's file");
+        assert!(matches!(
+            textfile.write("plugtop_cpus_online 4\n"),
+            Err(FsError::NotOurs { .. })
+        ));
+        assert!(textfile.remove().is_ok());
+        assert_eq!(
+            std::fs::read_to_string(&path).ok().as_deref(),
+            Some("mine\n")
+        );
+        // Nothing written yet: nothing is removed at the stop.
+        let untouched = Textfile::open(&dir.path().join("other.prom")).expect("open");
+        std::fs::write(dir.path().join("other.prom"), "x\n").expect("file");
+        assert!(untouched.remove().is_ok());
+        assert!(dir.path().join("other.prom").exists());
     }
 }

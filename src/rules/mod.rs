@@ -51,6 +51,20 @@ impl LoadError {
             LoadError::Refused { first, .. } => first.clone(),
         }
     }
+
+    /// One line for a log entry (a failed reload): the first error with
+    /// its file:line:column and the summary, joined; no excerpt, no caret.
+    pub fn one_line(&self) -> String {
+        match self {
+            LoadError::Read { .. } => crate::error_chain::text(self).replace('\n', " "),
+            LoadError::Refused { first, report } => {
+                match report.lines().rev().find(|l| !l.trim().is_empty()) {
+                    Some(last) if last != first => format!("{first}; {last}"),
+                    _ => first.clone(),
+                }
+            }
+        }
+    }
 }
 
 /// The largest rule file plugtop reads (cpuplugd's own are a few KB; a

@@ -496,7 +496,17 @@ impl App {
             Update::Note(kind, text) => self.note(kind, text),
             Update::Show(dialog) => self.show(dialog),
             Update::Status(status) => self.source_status = status,
-            Update::Acting(actor) => self.acting_elsewhere = actor,
+            Update::Acting(actor) => {
+                if let Some(why) = actor.as_ref().and_then(|a| a.stale.as_ref()) {
+                    self.note(
+                        LogKind::Note,
+                        format!(
+                            "cpuplugd's pid file is stale: it {why}; arming is not blocked by it"
+                        ),
+                    );
+                }
+                self.acting_elsewhere = actor;
+            }
             Update::OwnCpu(percent) => self.own_cpu = Some(percent),
             Update::Speed(speed) => {
                 if let SourceLabel::Replay { speed: s, .. } | SourceLabel::Sim { speed: s, .. } =

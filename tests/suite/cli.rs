@@ -857,3 +857,52 @@ fn help_lists_generate_for_the_editor_set_ups() {
         "{text}"
     );
 }
+
+/// newuser51 #16: `record` stopped by Ctrl-C or SIGTERM (the usual way)
+/// ends with the summary `--count` gives, status 0, the file whole.
+#[test]
+fn record_stopped_by_a_signal_says_its_summary() {
+    for signal in [rustix::process::Signal::INT, rustix::process::Signal::TERM] {
+        let dir = tempfile::tempdir().expect("temporary directory");
+        let rec = dir.path().join("x.rec");
+        let child = std::process::Command::new(env!("CARGO_BIN_EXE_plugtop"))
+            .args(["record", "-o"])
+            .arg(&rec)
+            .args([
+                "--root",
+                "tests/fixtures/roots/newkernel",
+                "--interval",
+                "0.01",
+            ])
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("record starts");
+        let mut record = common::Spawned::new(child);
+        // Two samples written: the header and more than one sample's bytes.
+        let header = 200;
+        common::wait_until("samples in the recording", || {
+            std::fs::metadata(&rec).is_ok_and(|m| m.len() > header)
+        });
+        record.signal(signal);
+        let o = record.finish("record after a stop signal");
+        assert!(o.status.success(), "{signal:?}: {}", stdout(&o));
+        let said = stdout(&o);
+        assert!(
+            said.contains("recorded ") && said.contains(" samples to "),
+            "{signal:?}: {said}"
+        );
+        let replayed = plugtop(
+            &["eval", "-c", "examples/rules/cpu-loadavg.conf", "--replay"]
+                .into_iter()
+                .chain([rec.to_str().expect("utf-8 path")])
+                .collect::<Vec<_>>(),
+        );
+        assert!(
+            !String::from_utf8_lossy(&replayed.stderr).contains("truncated"),
+            "{}",
+            String::from_utf8_lossy(&replayed.stderr)
+        );
+    }
+}

@@ -453,8 +453,12 @@ fn force_adopts_the_start_state_of_a_dead_run() {
 fn refuses_to_act_beside_cpuplugd_or_another_plugtop() {
     let (root, rules) = guest();
     let _kernel = TestKernel::start(root.path().to_path_buf());
-    // A live process in cpuplugd's pid file: this test itself.
+    // cpuplugd acting on this root holds its lock (this test plays it);
+    // the pid in its pid file is not looked up under --root (newuser51 #8).
     root.write("run/cpuplugd.pid", &format!("{}\n", std::process::id()));
+    std::fs::create_dir_all(root.path().join("var/lock")).expect("lock dir");
+    let lock = std::fs::File::create(root.path().join("var/lock/cpuplugd.lock")).expect("lock");
+    lock.try_lock().expect("the lock is free");
     let out = Command::new(env!("CARGO_BIN_EXE_plugtop"))
         .args(["run", "-f", "-c"])
         .arg(&rules)
@@ -467,11 +471,16 @@ fn refuses_to_act_beside_cpuplugd_or_another_plugtop() {
         Some(1),
         "cpuplugd's status for its own refusal"
     );
-    assert!(String::from_utf8_lossy(&out.stderr).contains("cpuplugd is running"));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("is locked") && err.contains(&format!("pid {}", std::process::id())),
+        "{err}"
+    );
     assert!(
         !root.path().join("run/plugtop/state").exists(),
         "nothing written"
     );
+    drop(lock);
     root.remove("run/cpuplugd.pid");
 
     let first = start_run(root.path(), &rules, None);

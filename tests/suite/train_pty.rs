@@ -16,7 +16,12 @@ const COURSE: &str = "examples/courses/cpuplugd-basics.toml";
 
 /// `plugtop train` at exercise `id`, 80×24, its state under `state`.
 fn train_at(state: &tempfile::TempDir, id: &str) -> Session {
-    let home = state.path().to_str().expect("utf-8");
+    train_in(state.path(), id)
+}
+
+/// `plugtop train` at exercise `id`, 80×24, `XDG_STATE_HOME` at `home`.
+fn train_in(home: &std::path::Path, id: &str) -> Session {
+    let home = home.to_str().expect("utf-8");
     Session::start_with(
         &["train", COURSE, "--exercise", id],
         24,
@@ -288,4 +293,23 @@ fn a_refused_file_opens_in_the_what_if_editor() {
         !s.screen().contains("What-if editor")
     });
     assert!(s.quit());
+}
+
+/// newuser51 #6: a state directory that cannot keep the trainee's work (a
+/// file where it should be) refuses the start, saying where and what to
+/// do, before any edit could be made and lost at `q`.
+#[test]
+fn an_unusable_state_directory_refuses_the_start() {
+    let state = tempdir();
+    let not_a_dir = state.path().join("notadir");
+    std::fs::write(&not_a_dir, "x\n").expect("a file");
+    let mut s = train_in(&not_a_dir, "cpu-max");
+    let (code, said) = s.wait_exit();
+    assert_ne!(code, Some(0), "{said}");
+    assert!(said.contains("cannot keep your work in"), "{said}");
+    assert!(said.contains("XDG_STATE_HOME"), "{said}");
+    assert_eq!(
+        std::fs::read_to_string(&not_a_dir).ok().as_deref(),
+        Some("x\n")
+    );
 }

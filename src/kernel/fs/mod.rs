@@ -119,6 +119,10 @@ pub enum FsError {
     /// The final name is taken and may not be replaced.
     #[error("{path} exists already; refusing to replace it")]
     Exists { path: String },
+    /// A regular file plugtop did not write stands where it replaces or
+    /// removes only its own ([`Replace::Own`]).
+    #[error("{path} {why}: plugtop replaces or removes only a file it wrote itself; refusing")]
+    NotOurs { path: String, why: &'static str },
     #[error("{path}")]
     Io {
         path: String,
@@ -208,6 +212,36 @@ fn write_at_start(file: &File, text: &[u8]) -> std::io::Result<()> {
     match rustix::io::pwrite(file, text, 0)? {
         n if n == text.len() => Ok(()),
         _ => Err(std::io::Error::from(ErrorKind::WriteZero)),
+    }
+}
+
+/// Which file a name stands for, as far as `stat` tells: its device and
+/// inode, and its size and modification time, which tell a file removed
+/// and another made at the name (that may get the same inode) apart.
+/// A rename changes none of them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FileStamp {
+    dev: u64,
+    ino: u64,
+    size: i64,
+    modified: (i64, i64),
+}
+
+impl From<&rustix::fs::Stat> for FileStamp {
+    fn from(stat: &rustix::fs::Stat) -> Self {
+        FileStamp {
+            dev: stat.st_dev,
+            ino: stat.st_ino,
+            size: stat.st_size,
+            modified: (stat.st_mtime, i64::from(stat.st_mtime_nsec as u32)),
+        }
+    }
+}
+
+impl FileStamp {
+    /// The stamp of an open file.
+    pub fn of(file: &File) -> std::io::Result<FileStamp> {
+        Ok(FileStamp::from(&rustix::fs::fstat(file)?))
     }
 }
 
@@ -600,10 +634,17 @@ impl Root {
     /// `rel` (never followed when it is a link), or `None` when there is
     /// none: to find the file in the kernel's lock table.
     pub fn regular_id(&self, rel: &Path) -> Option<(u64, u64)> {
+        self.regular_stamp(rel).map(|s| (s.dev, s.ino))
+    }
+
+    /// Which regular file stands at `rel` (never followed when it is a
+    /// link), or `None` when there is none: to know a file plugtop placed
+    /// ([`Replace::Own`]).
+    pub fn regular_stamp(&self, rel: &Path) -> Option<FileStamp> {
         let (dir, name) = self.parent(rel, "read").ok()?;
         let stat = rustix::fs::statat(&dir, &name, AtFlags::SYMLINK_NOFOLLOW).ok()?;
         (FileType::from_raw_mode(stat.st_mode) == FileType::RegularFile)
-            .then_some((stat.st_dev, stat.st_ino))
+            .then(|| FileStamp::from(&stat))
     }
 }
 

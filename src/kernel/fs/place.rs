@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 use rustix::fs::{AtFlags, FileType, Mode, RenameFlags};
 use rustix::io::Errno;
 
-use super::{FsError, Root};
+use super::{FileStamp, FsError, Root};
 
 /// How many unpredictable temporary names are tried: each is 64 random
 /// bits, so a second try is already only for a planted name.
@@ -38,6 +38,12 @@ pub enum Replace {
     Nothing,
     /// Nothing or a regular file, which is replaced whole.
     RegularFile,
+    /// Nothing or the very file plugtop placed there before (its
+    /// [`FileStamp`]): any other file at the name is refused, so a
+    /// file a person put there since (or named by mistake) is never
+    /// replaced. Checked just before the rename; what a person puts there
+    /// in the instant between is the only file that could be replaced.
+    Own(FileStamp),
 }
 
 /// How a file is placed.
@@ -129,6 +135,15 @@ impl Root {
         let kind = match self.entry_kind(rel)? {
             None => return Ok(()),
             Some(FileType::RegularFile) if replace == Replace::RegularFile => return Ok(()),
+            Some(FileType::RegularFile) if matches!(replace, Replace::Own(_)) => {
+                return match replace {
+                    Replace::Own(id) if self.regular_stamp(rel) == Some(id) => Ok(()),
+                    _ => Err(FsError::NotOurs {
+                        path: self.shown(rel),
+                        why: "is no longer the file plugtop wrote there",
+                    }),
+                };
+            }
             Some(FileType::RegularFile) => {
                 return Err(FsError::Exists {
                     path: self.shown(rel),
@@ -147,12 +162,12 @@ impl Root {
         })
     }
 
-    /// Removes `rel` when it is a regular file (a file plugtop placed);
-    /// anything else standing there (a link, a FIFO) is left alone, and
-    /// nothing there is no error.
-    pub fn remove_regular(&self, rel: &Path) -> Result<(), FsError> {
-        match self.entry_kind(rel)? {
-            Some(FileType::RegularFile) => self.remove(rel),
+    /// Removes `rel` when it is still the file plugtop placed (`own`, its
+    /// device and inode); anything else standing there (another file, a
+    /// link, a FIFO) is left alone, and nothing there is no error.
+    pub fn remove_own(&self, rel: &Path, own: FileStamp) -> Result<(), FsError> {
+        match self.regular_stamp(rel) {
+            Some(id) if id == own => self.remove(rel),
             _ => Ok(()),
         }
     }
@@ -218,7 +233,7 @@ impl Root {
         let (from_dir, from_name) = self.parent(tmp, "write")?;
         let (to_dir, to_name) = self.parent(rel, "write")?;
         let flags = match how.replace {
-            Replace::RegularFile => RenameFlags::empty(),
+            Replace::RegularFile | Replace::Own(_) => RenameFlags::empty(),
             Replace::Nothing => RenameFlags::NOREPLACE,
         };
         let exists = || FsError::Exists {

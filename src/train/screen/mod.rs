@@ -41,6 +41,14 @@ pub struct TrainOptions {
 pub enum ScreenError {
     #[error("the terminal")]
     Terminal(#[from] std::io::Error),
+    /// The state directory cannot keep the trainee's work: refused before
+    /// the screen opens, so no edit is made only to be lost at `q`.
+    #[error("cannot keep your work in {dir} (set XDG_STATE_HOME to a directory you can write)")]
+    State {
+        dir: String,
+        #[source]
+        source: std::io::Error,
+    },
 }
 
 /// At most this many intervals are run between two looks at the keys, so
@@ -128,6 +136,19 @@ pub fn run(course: Course, options: &TrainOptions) -> Result<Option<i32>, Screen
     let stem = course.stem();
     let progress_path = CourseProgress::path(&state, &stem);
     let work_dir = progress_path.with_extension("");
+    if let Some(dir) = progress_path.parent() {
+        let usable = std::fs::create_dir_all(dir).and_then(|()| {
+            crate::kernel::fs::Root::dir(dir)
+                .and_then(|d| d.check_writable())
+                .map_err(std::io::Error::from)
+        });
+        if let Err(source) = usable {
+            return Err(ScreenError::State {
+                dir: dir.display().to_string(),
+                source,
+            });
+        }
+    }
     // Progress that cannot be read is left as it is (never overwritten)
     // and the session goes on without keeping any: degrade, don't die.
     let (progress, kept, problem) = match CourseProgress::load(&progress_path) {

@@ -360,7 +360,19 @@ fn before_badges(app: &App, theme: &Theme) -> Vec<Badge> {
             theme.warning(),
         ));
     }
-    if let Some(other) = app.acting_elsewhere() {
+    if let Some(other) = app.acting_elsewhere()
+        && other.stale.is_some()
+    {
+        // Nobody acts: cpuplugd's pid file is stale (the Log says why).
+        before.push(Badge::new(
+            vec![
+                "STALE cpuplugd.pid: nobody acts".to_string(),
+                "STALE cpuplugd.pid".to_string(),
+                "STALE PID".to_string(),
+            ],
+            theme.warning(),
+        ));
+    } else if let Some(other) = app.acting_elsewhere() {
         let name = other.name.to_uppercase();
         let pid = other.pid;
         // Who and the pid first: they fit 80 columns; the start time
