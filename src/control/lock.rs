@@ -41,6 +41,13 @@ pub enum LockError {
         name: String,
         file: String,
     },
+    /// cpuplugd's pid file is there but names no cpuplugd that runs:
+    /// cpuplugd refuses to start over any pid file, stale or not, so
+    /// plugtop does too (`why` says why it is stale, terminal-safe).
+    #[error(
+        "{file} exists but {why}: cpuplugd would refuse to start too; remove the file if no cpuplugd runs"
+    )]
+    StalePidFile { file: String, why: String },
     /// The lock file (at `path`) is held by another process: `holder`
     /// says which, as this machine's lock table names it.
     #[error(
@@ -143,17 +150,19 @@ fn cpuplugd_pid_file(beneath: &Root) -> Result<Option<PidFileSays>, LockError> {
     )))
 }
 
-/// Refuses when cpuplugd's pid file names a cpuplugd that runs (see
-/// [`judge_pid_file`]); a stale pid file does not refuse: plugtop then
-/// takes the lock, which a cpuplugd starting later finds held.
+/// Refuses when cpuplugd's pid file exists, as cpuplugd refuses to start
+/// while it does, even a stale one: saying that a cpuplugd runs only when
+/// [`judge_pid_file`] finds one, otherwise why the file is stale.
 fn refuse_beside_cpuplugd(root: &Path, beneath: &Root) -> Result<(), LockError> {
+    let file = || root.join(CPUPLUGD_PID).display().to_string();
     match cpuplugd_pid_file(beneath)? {
         Some(PidFileSays::Acting { pid, name }) => Err(LockError::CpuplugdRuns {
             pid,
             name: crate::safe_text::terminal_safe(&name).into_owned(),
-            file: root.join(CPUPLUGD_PID).display().to_string(),
+            file: file(),
         }),
-        _ => Ok(()),
+        Some(PidFileSays::Stale { why }) => Err(LockError::StalePidFile { file: file(), why }),
+        None => Ok(()),
     }
 }
 

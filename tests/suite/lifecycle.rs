@@ -434,23 +434,23 @@ fn start_up_refusals_exit_1_and_the_detached_parent_reports_them() {
 }
 
 #[test]
-fn a_stale_cpuplugd_pid_file_does_not_refuse_the_start() {
-    // newuser51 #8: a pid file naming no cpuplugd (a dead pid; under --root
-    // any pid, which is not this machine's) does not block acting; the
-    // lock is what a cpuplugd holds.
+fn a_stale_cpuplugd_pid_file_refuses_the_start() {
+    // cpuplugd refuses to start while its pid file exists, stale or not,
+    // and so does plugtop run; it says why the file is stale, never that
+    // a cpuplugd runs (newuser51 #8).
     let root = guest(2, 1, true);
     root.write("run/cpuplugd.pid", "999999999\n");
     let rules = rules(&root, IDLE_RULES);
-    let run = Run::start(&root, &rules);
-    run.wait_for("the start", |log| log.contains("started in"));
-    run.signal("TERM");
-    let out = run.finish();
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let out = Run::start(&root, &rules).finish();
+    assert_eq!(out.status.code(), Some(1));
+    let said = text(&out);
+    assert!(said.contains("/run/cpuplugd.pid exists but"), "{said}");
     assert!(
-        !text(&out).contains("cpuplugd is running"),
-        "{}",
-        text(&out)
+        said.contains("cpuplugd would refuse to start too"),
+        "{said}"
     );
+    assert!(!said.contains("cpuplugd is running"), "{said}");
+    assert!(!root.path().join("run/plugtop/state").exists());
 }
 
 #[test]

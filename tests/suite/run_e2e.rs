@@ -471,9 +471,10 @@ fn refuses_to_act_beside_cpuplugd_or_another_plugtop() {
         Some(1),
         "cpuplugd's status for its own refusal"
     );
+    // The pid file refuses first, as it does cpuplugd's own start.
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        err.contains("is locked") && err.contains(&format!("pid {}", std::process::id())),
+        err.contains("cpuplugd.pid exists but") && err.contains(&std::process::id().to_string()),
         "{err}"
     );
     assert!(

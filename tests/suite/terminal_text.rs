@@ -130,24 +130,46 @@ fn refused_rules(dir: &Path) -> String {
 }
 
 #[test]
-fn a_stale_pid_files_bytes_are_quoted_escaped_when_named() {
+fn a_stale_pid_files_bytes_are_quoted_escaped_when_named_or_refused() {
     let root = FakeRoot::guest(2);
     let pid = String::from_utf8(HOSTILE_BYTES.to_vec()).expect("utf-8");
+    let dir = tempdir();
+    let rules = dir.path().join("plug.conf");
+    std::fs::write(
+        &rules,
+        "UPDATE=\"1\"\nCPU_MIN=\"1\"\nCPU_MAX=\"0\"\nHOTPLUG=\"0\"\nHOTUNPLUG=\"0\"\n",
+    )
+    .expect("rules");
+    let rules = rules.to_str().expect("utf-8 path");
+    let r = root.path().to_str().expect("utf-8 path");
     // As cpuplugd's pid file, as is and after a line break (the file's
-    // second line would start a line of its own in the message). A stale
-    // pid file no longer refuses (newuser51 #8); the screen names it.
+    // second line would start a line of its own in the message).
     for text in [
         pid.clone(),
         format!("\n{pid}"),
         format!("{pid}\nforged: ok"),
     ] {
         root.write("run/cpuplugd.pid", &text);
+        // The screen's header and Log (newuser51 #8: named stale).
         let said = plugtop::control::lock::acting_on(root.path())
             .and_then(|a| a.stale)
             .unwrap_or_default();
         assert!(said.contains("not a pid"), "{said}");
         assert!(!said.contains('\u{1b}') && !said.contains('\n'), "{said}");
         assert!(said.contains(r"\u{1b}]0;owned\u{7}"), "{said}");
+        // run refuses as cpuplugd does, in the foreground and detached:
+        // the parent then relays what the refused child said.
+        for foreground in [true, false] {
+            let mut args = vec!["run", "--interval-ms", "20", "-c", rules, "--root", r];
+            if foreground {
+                args.push("-f");
+            }
+            let o = plugtop(&args);
+            let said = inert(&o);
+            assert_eq!(o.status.code(), Some(1), "{foreground}: {said}");
+            assert!(said.contains("exists but holds"), "{said}");
+            assert!(said.contains(r"\u{1b}]0;owned\u{7}"), "{said}");
+        }
     }
 }
 
