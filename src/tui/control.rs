@@ -84,7 +84,7 @@ pub fn run(
         others: (None, 0),
     };
     let end = loop {
-        let sampling = !c.exhausted && (c.live || !c.paused);
+        let sampling = !c.exhausted && (c.live_guest() || !c.paused);
         let wait = if c.seeking.is_some() {
             Duration::ZERO
         } else if sampling {
@@ -198,11 +198,19 @@ impl Control {
         self.own_cpu(now, updates);
     }
 
+    /// Whether the source is a real guest, whose readings go on while the
+    /// screen is paused (its time does not wait). A replay and the
+    /// simulator wait: paused, no reading is taken (the simulated guest
+    /// stands still too), so what is shown stays until resumed.
+    fn live_guest(&self) -> bool {
+        self.live && self.options.sim.is_none()
+    }
+
     /// Says who else acts on the live guest observed (cpuplugd, another
     /// plugtop), looked up every [`LOOK_FOR_OTHERS_EVERY`] readings while
     /// this screen does not act itself (acting, it holds the lock).
     fn look_for_others(&mut self, updates: &mut Vec<Update>) {
-        let observing = self.live && self.options.sim.is_none() && self.armed.is_none();
+        let observing = self.live_guest() && self.armed.is_none();
         let found = if observing {
             if self.others.1 > 0 {
                 self.others.1 -= 1;
@@ -244,8 +252,7 @@ impl Control {
     /// from where a seek under way stands. Nothing is left to read once a
     /// replay ended, and a live guest is never read faster than its pace.
     fn seek(&mut self, to: SeekTo, updates: &mut Vec<Update>) {
-        let live_guest = self.live && self.options.sim.is_none();
-        if live_guest {
+        if self.live_guest() {
             return;
         }
         // A replay read to its end already: said again, not in silence.
@@ -281,8 +288,9 @@ impl Control {
         }
         let reached = passage.reached();
         self.exhausted |= !reached;
-        // A replay stops at the time sought, as if paused there.
-        self.paused |= reached && !self.live;
+        // A replay or the simulator stops at the time sought, as if paused
+        // there.
+        self.paused |= reached && !self.live_guest();
         updates.extend(passage.finish());
         updates.push(Update::Status(source.status()));
         updates.push(Update::Working(None));
