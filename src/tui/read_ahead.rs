@@ -4,15 +4,16 @@
 //! as fast as the machine goes, so the session stands where a replay at
 //! speed would have left it (averages, flips, the pool). What the screen
 //! gets is what it would keep anyway: the newest [`FRAMES`] intervals
-//! whole, and the log lines of the older ones (at most [`LOG_LINES`]) with
-//! their times.
+//! whole, and the log lines of the older ones kept as the Log keeps them
+//! (a repeat counted, at most [`super::log_book::LOG_LINES`] entries and a
+//! note of how many went before them) with their times.
 
 use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::Instant;
 
 use super::core::Core;
-use super::log_book::{LOG_LINES, LogKind};
+use super::log_book::LogKind;
 use super::seek::{Passed, SeekTo, Sought};
 use super::timeline::FRAMES;
 use super::update::Update;
@@ -161,10 +162,7 @@ impl Passage {
             _ => Vec::new(),
         };
         for (kind, text) in lines {
-            if self.passed.lines.len() == LOG_LINES {
-                self.passed.lines.pop_front();
-            }
-            self.passed.lines.push_back((stamp, kind, text));
+            self.passed.log.note(stamp, kind, text);
         }
     }
 
@@ -172,7 +170,7 @@ impl Passage {
     /// readings kept in order, and how the seek ended.
     pub fn finish(self) -> Vec<Update> {
         let mut updates = Vec::with_capacity(self.kept.len() + 2);
-        if self.passed.readings > 0 || !self.passed.lines.is_empty() {
+        if self.passed.readings > 0 || !self.passed.log.lines().is_empty() {
             updates.push(Update::Passed(Box::new(self.passed)));
         }
         updates.extend(self.kept.into_iter().map(|(_, u)| u));

@@ -2,6 +2,7 @@
 //! newuser51): a pause holds, reading ahead keeps the Log, a damaged
 //! recording is said, far times are answered.
 
+use crate::common;
 use crate::ui_pty::Session;
 
 /// The interval number in the header's first line ("#123").
@@ -70,5 +71,71 @@ fn space_on_the_simulator_pauses_the_simulated_guest() {
     s.wait_until("the simulator did not go on", |s| {
         shown_number(&s.screen()).is_some_and(|n| n > paused)
     });
+    assert!(s.quit());
+}
+
+/// The oscillating guest under damped rules for `seconds`, a reading a
+/// second, recorded; replayed on the screen at 80×24 under the tight
+/// rules (which flap in its first minutes, then sit at CPU_MIN).
+fn oscillating_replay(seconds: f64) -> (tempfile::TempDir, String, Session) {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let rec = dir.path().join("osc.rec");
+    let options = plugtop::sim::run::SimOptions {
+        duration: Some(seconds),
+        interval: Some(1.0),
+        old_kernel: false,
+        record: Some(rec.clone()),
+        keep_timeline: false,
+        flap: plugtop::control::flap::FlapConfig::default(),
+    };
+    common::simulate("oscillating", "oscillating-damped", &options);
+    let rec = rec.to_string_lossy().into_owned();
+    let s = Session::start(
+        &[
+            "--replay",
+            &rec,
+            "-c",
+            "examples/rules/oscillating-tight.conf",
+        ],
+        24,
+        80,
+    );
+    (dir, rec, s)
+}
+
+/// newuser51 #2b: `J` more than ~30 minutes ahead kept the newest 1000
+/// raw lines of the readings passed, all of them "minimum cpu limit is
+/// reached", so the Log lost the flapping that led there and counted the
+/// limit from the first second (×1601). The read-ahead's lines are now
+/// kept as the Log keeps them (repeats counted): the flapping is there,
+/// from its first `would plug`.
+#[test]
+fn jumping_far_ahead_in_a_replay_keeps_the_log_of_the_way_there() {
+    let (_dir, _rec, mut s) = oscillating_replay(3600.0);
+    s.wait_for("OBSERVE");
+    s.press("J");
+    s.wait_for("Jump to a time");
+    s.press("+50m\r");
+    s.wait_for("read ahead to 00:50:00");
+    s.press("5");
+    s.wait_for("Log up to the interval shown");
+    s.press("\x1b[H");
+    s.wait_until("the Log never showed its oldest", |s| {
+        s.screen().contains("00:00:01 minimum cpu limit is reached")
+    });
+    let screen = s.screen();
+    let log: Vec<&str> = screen.lines().skip(3).collect();
+    let first = log
+        .iter()
+        .find(|l| l.contains("minimum cpu limit is reached"))
+        .unwrap_or_else(|| panic!("{screen}"));
+    assert!(
+        !first.contains('×') || !first.contains("(last 00:50:00)"),
+        "the limit counted from the first second to the end:\n{screen}"
+    );
+    assert!(
+        log.iter().any(|l| l.contains("would plug")),
+        "the flapping that led there is gone:\n{screen}"
+    );
     assert!(s.quit());
 }

@@ -122,9 +122,9 @@ impl App {
         if passed.readings > 0 {
             self.timeline.restart(passed.last);
         }
-        for (stamp, kind, text) in passed.lines {
-            self.tick(stamp);
-            self.log.note(stamp, kind, text);
+        for line in passed.log.lines() {
+            self.tick(line.last);
+            self.log.take(line.clone());
         }
         self.hints.extend(passed.hints);
     }
