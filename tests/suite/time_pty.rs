@@ -139,3 +139,77 @@ fn jumping_far_ahead_in_a_replay_keeps_the_log_of_the_way_there() {
     );
     assert!(s.quit());
 }
+
+/// A recording of the oscillating guest (six minutes, a reading a
+/// second) in `dir`, and a copy with one byte flipped at `flip`.
+fn damaged_recording(dir: &std::path::Path, flip: usize) -> String {
+    let rec = dir.join("whole.rec");
+    let options = plugtop::sim::run::SimOptions {
+        duration: Some(360.0),
+        interval: Some(1.0),
+        old_kernel: false,
+        record: Some(rec.clone()),
+        keep_timeline: false,
+        flap: plugtop::control::flap::FlapConfig::default(),
+    };
+    common::simulate("oscillating", "oscillating-tight", &options);
+    let mut bytes = std::fs::read(&rec).expect("the recording");
+    assert!(bytes.len() > flip, "a recording of {} bytes", bytes.len());
+    bytes[flip] ^= 0xff;
+    let damaged = dir.join("flip.rec");
+    std::fs::write(&damaged, bytes).expect("the damaged copy");
+    damaged.to_string_lossy().into_owned()
+}
+
+/// newuser51 #3: the screen replayed a recording damaged after 77 of its
+/// 360 samples and ended it at 1:16 without a word, where `eval` and
+/// `whatif` name the damage and its byte offset. The screen's Log says
+/// it, with the offset, and so does `--batch`.
+#[test]
+fn a_damaged_recording_is_said_on_the_screen_and_in_batch() {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let rec = damaged_recording(dir.path(), 5000);
+    let eval = common::plugtop(&[
+        "eval",
+        "--replay",
+        &rec,
+        "-c",
+        "examples/rules/oscillating-tight.conf",
+    ]);
+    let said = String::from_utf8_lossy(&eval.stderr).into_owned();
+    let at = said
+        .split("fails its checksum at byte ")
+        .nth(1)
+        .and_then(|t| t.split(';').next())
+        .unwrap_or_else(|| panic!("eval said: {said}"))
+        .to_string();
+    let batch = common::plugtop(&[
+        "--replay",
+        &rec,
+        "-c",
+        "examples/rules/oscillating-tight.conf",
+        "--batch",
+    ]);
+    let out = String::from_utf8_lossy(&batch.stdout).into_owned()
+        + &String::from_utf8_lossy(&batch.stderr);
+    assert!(
+        out.contains(&format!("fails its checksum at byte {at}")),
+        "--batch said nothing of the damage at byte {at}:\n{out}"
+    );
+    let mut s = Session::start(
+        &[
+            "--replay",
+            &rec,
+            "-c",
+            "examples/rules/oscillating-tight.conf",
+        ],
+        24,
+        80,
+    );
+    s.wait_for("OBSERVE");
+    s.press("G");
+    s.wait_for("read to the end of the recording");
+    s.press("5");
+    s.wait_for(&format!("at byte {at}"));
+    assert!(s.quit());
+}
