@@ -261,3 +261,21 @@ fn the_whatif_box_on_a_replay_counts_what_the_recorded_guest_did() {
     s.wait_gone("What-if: HOTPLUG");
     assert!(s.quit());
 }
+
+/// newuser51 #17: Flips on a replay keeps the newest 50 changes, and at
+/// its oldest said nothing of the ones before (#31 and on, in the report):
+/// it now says how many were not kept and how to reach them.
+#[test]
+fn flips_at_its_oldest_says_how_many_older_changes_were_not_kept() {
+    let (_dir, _rec, mut s) = oscillating_replay(360.0);
+    s.wait_for("OBSERVE");
+    s.press("G");
+    s.wait_for("read to the end of the recording");
+    s.press("4");
+    s.wait_for("Flips: why the decisions changed");
+    s.press("\x1b[H");
+    s.wait_until("Flips never said what it dropped", |s| {
+        s.screen().contains("older not kept (50 are)")
+    });
+    assert!(s.quit());
+}
