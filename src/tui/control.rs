@@ -477,12 +477,30 @@ fn seeking_to(to: SeekTo, at: Option<crate::kernel::Stamp>) -> String {
         SeekTo::At(t) => crate::report::time_of_day(t),
         SeekTo::NextChange(_) => "the next change".to_string(),
     };
+    // A time of day alone wraps past midnight: what is left to read says
+    // how far it still is, falling as it reads (days included).
+    let left = match to {
+        SeekTo::At(t) => at.map(|at| format!(", {} to go", span(t.secs() - at.secs()))),
+        _ => None,
+    };
     match at {
         Some(at) => format!(
-            "reading ahead to {target}: at {}",
-            crate::report::time_of_day(at)
+            "reading ahead to {target}: at {}{}",
+            crate::report::time_of_day(at),
+            left.unwrap_or_default()
         ),
         None => format!("reading ahead to {target}"),
+    }
+}
+
+/// `seconds` as "H:MM:SS", with the days before it when there are any
+/// ("83d 22:32:08").
+fn span(seconds: i64) -> String {
+    let s = seconds.max(0);
+    let clock = format!("{}:{:02}:{:02}", s % 86_400 / 3600, s % 3600 / 60, s % 60);
+    match s / 86_400 {
+        0 => clock,
+        days => format!("{days}d {clock}"),
     }
 }
 

@@ -279,3 +279,45 @@ fn flips_at_its_oldest_says_how_many_older_changes_were_not_kept() {
     });
     assert!(s.quit());
 }
+
+/// newuser51 #20: `J +99999999h` on `--sim` said only "is not a time"
+/// (the form is right, the time too far), and a far read-ahead's progress
+/// showed times of day that wrap ("to 08:00:00: at 09:27:52", then "at
+/// 16:59:08", "at 13:13:42"). The refusal says the limit, and the
+/// progress says how much is left, days included, falling as it reads.
+#[test]
+fn a_far_jump_on_the_simulator_says_its_limit_and_what_is_left() {
+    let mut s = Session::start(
+        &[
+            "--sim",
+            "examples/scenarios/daytrader.toml",
+            "-c",
+            "examples/rules/cpu-real-load.conf",
+        ],
+        24,
+        80,
+    );
+    s.wait_for("OBSERVE");
+    s.press("J");
+    s.wait_for("Jump to a time");
+    s.press("+99999999h\r");
+    s.wait_for("366 days");
+    s.press("\x1b");
+    s.wait_gone("366 days");
+    s.press("J");
+    s.wait_for("Jump to a time");
+    s.press("+2000h\r");
+    s.wait_until("no days left said", |s| {
+        s.screen().contains("reading ahead to ")
+            && s.screen().contains("d ")
+            && s.screen().contains(" to go")
+    });
+    let left = |screen: &str| -> Option<String> {
+        let at = screen.find(", ")?;
+        let rest = &screen[at + 2..];
+        Some(rest[..rest.find(" to go")?].to_string())
+    };
+    let first = left(&s.screen()).unwrap_or_else(|| panic!("{}", s.screen()));
+    assert!(first.contains("d "), "{first:?}");
+    assert!(s.quit());
+}
