@@ -611,6 +611,8 @@ impl App {
             KeyAction::Later => {
                 if self.board.pending().is_some() {
                     self.proposal_hidden = true;
+                } else if self.working.is_some() {
+                    return Some(Command::StopSeek);
                 }
             }
             KeyAction::WhatIf => self.open_whatif(),

@@ -115,6 +115,13 @@ pub fn run(
                 updates.push(Update::Note(kind, line));
             }
             Ok(Command::Seek(to)) => c.seek(to, &mut updates),
+            // Esc while reading ahead: it stops where it stands.
+            Ok(Command::StopSeek) => {
+                if let Some(mut passage) = c.seeking.take() {
+                    passage.stop();
+                    c.end_seek(passage, &core, source, &mut updates);
+                }
+            }
             Ok(Command::ApplyRules(rules)) => c.apply_rules(&mut core, &rules, &mut updates),
             Ok(Command::WriteRules {
                 path,
@@ -262,6 +269,7 @@ impl Control {
                 at: None,
                 readings: 0,
                 reached: false,
+                stopped: false,
             }));
             return;
         }
@@ -286,11 +294,23 @@ impl Control {
             self.seeking = Some(passage);
             return;
         }
-        let reached = passage.reached();
-        self.exhausted |= !reached;
+        self.end_seek(passage, core, source, updates);
+    }
+
+    /// A seek done (or stopped): the screen is told what it passed and
+    /// where it stands.
+    fn end_seek(
+        &mut self,
+        passage: Passage,
+        core: &Core,
+        source: &mut dyn Source,
+        updates: &mut Vec<Update>,
+    ) {
+        let held = passage.held();
+        self.exhausted |= !held;
         // A replay or the simulator stops at the time sought, as if paused
         // there.
-        self.paused |= reached && !self.live_guest();
+        self.paused |= held && !self.live_guest();
         updates.extend(passage.finish());
         updates.push(Update::Status(source.status()));
         updates.push(Update::Working(None));

@@ -41,6 +41,8 @@ pub struct Passage {
     readings: usize,
     at: Option<Stamp>,
     reached: bool,
+    /// Esc stopped it where it stood.
+    stopped: bool,
 }
 
 impl Passage {
@@ -54,6 +56,7 @@ impl Passage {
             readings: 0,
             at: None,
             reached: false,
+            stopped: false,
         }
     }
 
@@ -65,6 +68,17 @@ impl Passage {
     /// Another target, from where it stands (a second `J` while reading).
     pub fn retarget(&mut self, to: SeekTo) {
         self.to = to;
+    }
+
+    /// Esc: it ends where it stands, as if it had got there.
+    pub fn stop(&mut self) {
+        self.stopped = true;
+    }
+
+    /// Whether it ends where it stands (the reading sought came, or Esc
+    /// stopped it), rather than at the end of the recording.
+    pub fn held(&self) -> bool {
+        self.reached || self.stopped
     }
 
     /// Whether the reading sought came (else the recording ended first).
@@ -179,6 +193,7 @@ impl Passage {
             at: self.at,
             readings: self.readings,
             reached: self.reached,
+            stopped: self.stopped,
         }));
         updates
     }

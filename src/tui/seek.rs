@@ -57,6 +57,8 @@ pub struct Sought {
     pub at: Option<Stamp>,
     /// Readings decided on the way.
     pub readings: usize,
+    /// Esc stopped it where it stood.
+    pub stopped: bool,
     /// The reading sought came (a time before the recording's end).
     pub reached: bool,
 }

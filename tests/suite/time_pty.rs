@@ -284,7 +284,8 @@ fn flips_at_its_oldest_says_how_many_older_changes_were_not_kept() {
 /// (the form is right, the time too far), and a far read-ahead's progress
 /// showed times of day that wrap ("to 08:00:00: at 09:27:52", then "at
 /// 16:59:08", "at 13:13:42"). The refusal says the limit, and the
-/// progress says how much is left, days included, falling as it reads.
+/// progress says how much is left, days included, falling as it reads;
+/// Esc stops the read-ahead where it stands.
 #[test]
 fn a_far_jump_on_the_simulator_says_its_limit_and_what_is_left() {
     let mut s = Session::start(
@@ -319,5 +320,9 @@ fn a_far_jump_on_the_simulator_says_its_limit_and_what_is_left() {
     };
     let first = left(&s.screen()).unwrap_or_else(|| panic!("{}", s.screen()));
     assert!(first.contains("d "), "{first:?}");
+    // Esc stops it where it stands (q was the only way out).
+    s.press("\x1b");
+    s.wait_for("reading ahead stopped (Esc)");
+    s.wait_for("PAUSED");
     assert!(s.quit());
 }
