@@ -425,16 +425,13 @@ impl FleetApp {
                 self.shift = self.shift.saturating_sub(1);
                 self.detail_request()
             }
-            (FleetView::Drift, FleetAction::Back) => {
-                self.view = FleetView::Table;
-                None
-            }
-            // The list was not asked while the detail was open: back in
-            // it, it is asked at once rather than shown as it was.
-            (FleetView::GuestDetail, FleetAction::Back) => {
+            // The list is not asked while the detail is open: back from
+            // it, the list is asked at once rather than shown as it was.
+            (FleetView::Drift | FleetView::GuestDetail, FleetAction::Back) => {
+                let from_detail = self.view == FleetView::GuestDetail;
                 self.view = FleetView::Table;
                 self.detail = None;
-                Some(Request::Fleet)
+                from_detail.then_some(Request::Fleet)
             }
             (FleetView::Table, FleetAction::Back) => {
                 self.filter = LineInput::default();

@@ -74,32 +74,37 @@ fn space_on_the_simulator_pauses_the_simulated_guest() {
     assert!(s.quit());
 }
 
+/// Each key pressed in turn, and what it shows waited for.
+fn keys_then(s: &mut Session, steps: &[(&str, &str)]) {
+    for (keys, shows) in steps {
+        s.press(keys);
+        s.wait_for(shows);
+    }
+}
+
+/// The recording `rec` on the screen at 80×24 under the tight rules.
+fn replayed_under_tight_rules(rec: &str) -> Session {
+    Session::start(
+        &[
+            "--replay",
+            rec,
+            "-c",
+            "examples/rules/oscillating-tight.conf",
+        ],
+        24,
+        80,
+    )
+}
+
 /// The oscillating guest under damped rules for `seconds`, a reading a
 /// second, recorded; replayed on the screen at 80×24 under the tight
 /// rules (which flap in its first minutes, then sit at CPU_MIN).
 fn oscillating_replay(seconds: f64) -> (tempfile::TempDir, String, Session) {
     let dir = tempfile::tempdir().expect("temporary directory");
     let rec = dir.path().join("osc.rec");
-    let options = plugtop::sim::run::SimOptions {
-        duration: Some(seconds),
-        interval: Some(1.0),
-        old_kernel: false,
-        record: Some(rec.clone()),
-        keep_timeline: false,
-        flap: plugtop::control::flap::FlapConfig::default(),
-    };
-    common::simulate("oscillating", "oscillating-damped", &options);
+    common::record_simulated("oscillating", "oscillating-damped", seconds, 1.0, &rec);
     let rec = rec.to_string_lossy().into_owned();
-    let s = Session::start(
-        &[
-            "--replay",
-            &rec,
-            "-c",
-            "examples/rules/oscillating-tight.conf",
-        ],
-        24,
-        80,
-    );
+    let s = replayed_under_tight_rules(&rec);
     (dir, rec, s)
 }
 
@@ -113,12 +118,14 @@ fn oscillating_replay(seconds: f64) -> (tempfile::TempDir, String, Session) {
 fn jumping_far_ahead_in_a_replay_keeps_the_log_of_the_way_there() {
     let (_dir, _rec, mut s) = oscillating_replay(3600.0);
     s.wait_for("OBSERVE");
-    s.press("J");
-    s.wait_for("Jump to a time");
-    s.press("+50m\r");
-    s.wait_for("read ahead to 00:50:00");
-    s.press("5");
-    s.wait_for("Log up to the interval shown");
+    keys_then(
+        &mut s,
+        &[
+            ("J", "Jump to a time"),
+            ("+50m\r", "read ahead to 00:50:00"),
+            ("5", "Log up to the interval shown"),
+        ],
+    );
     s.press("\x1b[H");
     s.wait_until("the Log never showed its oldest", |s| {
         s.screen().contains("00:00:01 minimum cpu limit is reached")
@@ -144,15 +151,7 @@ fn jumping_far_ahead_in_a_replay_keeps_the_log_of_the_way_there() {
 /// second) in `dir`, and a copy with one byte flipped at `flip`.
 fn damaged_recording(dir: &std::path::Path, flip: usize) -> String {
     let rec = dir.join("whole.rec");
-    let options = plugtop::sim::run::SimOptions {
-        duration: Some(360.0),
-        interval: Some(1.0),
-        old_kernel: false,
-        record: Some(rec.clone()),
-        keep_timeline: false,
-        flap: plugtop::control::flap::FlapConfig::default(),
-    };
-    common::simulate("oscillating", "oscillating-tight", &options);
+    common::record_simulated("oscillating", "oscillating-tight", 360.0, 1.0, &rec);
     let mut bytes = std::fs::read(&rec).expect("the recording");
     assert!(bytes.len() > flip, "a recording of {} bytes", bytes.len());
     bytes[flip] ^= 0xff;
@@ -196,16 +195,7 @@ fn a_damaged_recording_is_said_on_the_screen_and_in_batch() {
         out.contains(&format!("fails its checksum at byte {at}")),
         "--batch said nothing of the damage at byte {at}:\n{out}"
     );
-    let mut s = Session::start(
-        &[
-            "--replay",
-            &rec,
-            "-c",
-            "examples/rules/oscillating-tight.conf",
-        ],
-        24,
-        80,
-    );
+    let mut s = replayed_under_tight_rules(&rec);
     s.wait_for("OBSERVE");
     s.press("G");
     s.wait_for("read to the end of the recording");
@@ -249,7 +239,7 @@ fn the_whatif_box_on_a_replay_counts_what_the_recorded_guest_did() {
     s.wait_for("What-if: HOTPLUG");
     s.press("\r");
     s.wait_for("differ in ");
-    let screen = s.screen().replace('\n', " ").replace('│', " ");
+    let screen = s.screen().replace(['\n', '│'], " ");
     let said = format!("recorded guest: {plugs} plug, {unplugs} unplug");
     let compact = |t: &str| t.split_whitespace().collect::<Vec<_>>().join(" ");
     assert!(
@@ -269,10 +259,13 @@ fn the_whatif_box_on_a_replay_counts_what_the_recorded_guest_did() {
 fn flips_at_its_oldest_says_how_many_older_changes_were_not_kept() {
     let (_dir, _rec, mut s) = oscillating_replay(360.0);
     s.wait_for("OBSERVE");
-    s.press("G");
-    s.wait_for("read to the end of the recording");
-    s.press("4");
-    s.wait_for("Flips: why the decisions changed");
+    keys_then(
+        &mut s,
+        &[
+            ("G", "read to the end of the recording"),
+            ("4", "Flips: why the decisions changed"),
+        ],
+    );
     s.press("\x1b[H");
     s.wait_until("Flips never said what it dropped", |s| {
         s.screen().contains("older not kept (50 are)")

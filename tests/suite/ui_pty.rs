@@ -1591,15 +1591,7 @@ fn a_paste_goes_into_the_text_input_and_is_never_taken_for_keys() {
 fn daytrader_replay(seconds: f64) -> (tempfile::TempDir, Session) {
     let dir = tempfile::tempdir().expect("temporary directory");
     let rec = dir.path().join("day.rec");
-    let options = plugtop::sim::run::SimOptions {
-        duration: Some(seconds),
-        interval: Some(5.0),
-        old_kernel: false,
-        record: Some(rec.clone()),
-        keep_timeline: false,
-        flap: plugtop::control::flap::FlapConfig::default(),
-    };
-    common::simulate("daytrader", "recommended-modern", &options);
+    common::record_simulated("daytrader", "recommended-modern", seconds, 5.0, &rec);
     let rec = rec.to_string_lossy().into_owned();
     let s = Session::start(
         &[
