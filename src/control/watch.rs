@@ -66,6 +66,8 @@ pub struct Watch {
     previous: Option<(Trace, Moves)>,
     /// The latest explained changes, newest last.
     pub changes: VecDeque<ChangedDecision>,
+    /// How many older changes went past [`KEPT_FLIPS`].
+    pub changes_dropped: usize,
     /// The loops found, one per kind of action.
     pub loops: Vec<LoopWarning>,
     /// What the loop check reuses from one acting interval to the next.
@@ -118,6 +120,7 @@ impl Watch {
                 };
                 if self.changes.len() >= KEPT_FLIPS {
                     self.changes.pop_front();
+                    self.changes_dropped += 1;
                 }
                 self.changes.push_back(change.clone());
                 found.push(Finding::Changed(change));

@@ -77,12 +77,15 @@ pub const KEYS: &[(&str, &[FleetView], &str)] = &[
 pub enum Request {
     /// The whole fleet, now.
     Fleet,
-    /// One guest over `start..end` (seconds since the epoch).
+    /// One guest over the `window` seconds that end `back` seconds
+    /// before the moment it is asked: the asker's clock places it, so
+    /// each refresh of the detail moves its window on with the time, as
+    /// the list's refreshes do.
     GuestDetail {
         job: String,
         instance: String,
-        start: f64,
-        end: f64,
+        back: f64,
+        window: f64,
     },
 }
 
@@ -270,12 +273,11 @@ impl FleetApp {
             Some(d) => (d.job.clone(), d.instance.clone()),
             None => self.selected_key()?,
         };
-        let end = self.fleet.at - f64::from(self.shift) * self.window;
         Some(Request::GuestDetail {
             job,
             instance,
-            start: end - self.window,
-            end,
+            back: f64::from(self.shift) * self.window,
+            window: self.window,
         })
     }
 
@@ -423,10 +425,13 @@ impl FleetApp {
                 self.shift = self.shift.saturating_sub(1);
                 self.detail_request()
             }
+            // The list is not asked while the detail is open: back from
+            // it, the list is asked at once rather than shown as it was.
             (FleetView::Drift | FleetView::GuestDetail, FleetAction::Back) => {
+                let from_detail = self.view == FleetView::GuestDetail;
                 self.view = FleetView::Table;
                 self.detail = None;
-                None
+                from_detail.then_some(Request::Fleet)
             }
             (FleetView::Table, FleetAction::Back) => {
                 self.filter = LineInput::default();
@@ -582,8 +587,10 @@ mod tests {
         let mut app = FleetApp::new("http://p", 3600.0, 60.0);
         app.on_fleet(fleet(3), 100.0);
         let r = app.update(FleetAction::Open);
-        assert!(matches!(r, Some(Request::GuestDetail { end, .. }) if end == 100.0));
+        assert!(matches!(r, Some(Request::GuestDetail { back, .. }) if back == 0.0));
         let r = app.update(FleetAction::Earlier);
-        assert!(matches!(r, Some(Request::GuestDetail { end, .. }) if end == 100.0 - 3600.0));
+        assert!(matches!(r, Some(Request::GuestDetail { back, .. }) if back == 3600.0));
+        // Back in the list, the list is asked at once.
+        assert_eq!(app.update(FleetAction::Back), Some(Request::Fleet));
     }
 }

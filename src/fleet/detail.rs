@@ -93,7 +93,9 @@ pub fn draw(frame: &mut Frame, app: &FleetApp, area: Rect) {
     };
     let strip_w = cols.saturating_sub(LABEL + 1).min(120);
     let bold = Style::default().add_modifier(Modifier::BOLD);
-    let ago = |t: f64| age(Some(app.fleet.at - t));
+    // Ages from when the detail answered: the list's time stands still
+    // while the detail is open.
+    let ago = |t: f64| age(Some(app.now - t));
     let mut lines = vec![Line::styled(
         fit(
             &format!(

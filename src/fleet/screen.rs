@@ -67,11 +67,12 @@ fn worker(
         if let Some(Request::GuestDetail {
             job,
             instance,
-            start,
-            end,
+            back,
+            window,
         }) = detail
         {
-            let d = fetch::detail(client.as_ref(), &scope, &job, &instance, start, end);
+            let end = now() - back;
+            let d = fetch::detail(client.as_ref(), &scope, &job, &instance, end - window, end);
             if out.send(Msg::GuestDetail(d, now())).is_err() {
                 return;
             }

@@ -621,6 +621,8 @@ impl App {
             KeyAction::Later => {
                 if self.board.pending().is_some() {
                     self.proposal_hidden = true;
+                } else if self.working.is_some() {
+                    return Some(Command::StopSeek);
                 }
             }
             KeyAction::WhatIf => self.open_whatif(),
@@ -987,16 +989,23 @@ impl App {
         let Some(facts) = self.facts.clone() else {
             return;
         };
-        let history: Vec<Past<'_>> = self
-            .timeline
-            .frames()
+        // On a replay nothing is applied here: what the recorded guest did
+        // after each reading (the CPUs and the pool of the next one) is
+        // what answered its decision, as `plugtop whatif` counts it.
+        let replay = matches!(self.source, SourceLabel::Replay { .. });
+        let frames: Vec<&Interval> = self.timeline.frames().iter().rev().collect();
+        let history: Vec<Past<'_>> = frames
             .iter()
-            .rev()
-            .map(|f| Past {
+            .enumerate()
+            .map(|(i, f)| Past {
                 reading: f.number,
                 sample: f.sample.as_ref(),
                 decided: f.decision.as_ref().map(Moves::of).unwrap_or_default(),
-                applied: f.applied,
+                applied: match frames.get(i + 1) {
+                    Some(next) if replay => Moves::between(&f.sample, &next.sample),
+                    _ if replay => Moves::default(),
+                    _ => f.applied,
+                },
             })
             .collect();
         let scenario = self.sim.as_ref().map(|(s, old)| (s, *old));

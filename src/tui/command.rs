@@ -28,6 +28,8 @@ pub enum Command {
     /// Read a replay ahead to its end or to a time, deciding every reading
     /// on the way as fast as they decode (`G`, `J`).
     Seek(SeekTo),
+    /// Esc while a seek reads ahead: stop where it stands.
+    StopSeek,
     /// `y` on applying edited rules: load them as `r` reloads a file (the
     /// history is kept).
     ApplyRules(Box<EditedRules>),

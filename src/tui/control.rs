@@ -84,7 +84,7 @@ pub fn run(
         others: (None, 0),
     };
     let end = loop {
-        let sampling = !c.exhausted && (c.live || !c.paused);
+        let sampling = !c.exhausted && (c.live_guest() || !c.paused);
         let wait = if c.seeking.is_some() {
             Duration::ZERO
         } else if sampling {
@@ -115,6 +115,13 @@ pub fn run(
                 updates.push(Update::Note(kind, line));
             }
             Ok(Command::Seek(to)) => c.seek(to, &mut updates),
+            // Esc while reading ahead: it stops where it stands.
+            Ok(Command::StopSeek) => {
+                if let Some(mut passage) = c.seeking.take() {
+                    passage.stop();
+                    c.end_seek(passage, &core, source, &mut updates);
+                }
+            }
             Ok(Command::ApplyRules(rules)) => c.apply_rules(&mut core, &rules, &mut updates),
             Ok(Command::WriteRules {
                 path,
@@ -216,11 +223,19 @@ impl Control {
         self.own_cpu(now, updates);
     }
 
+    /// Whether the source is a real guest, whose readings go on while the
+    /// screen is paused (its time does not wait). A replay and the
+    /// simulator wait: paused, no reading is taken (the simulated guest
+    /// stands still too), so what is shown stays until resumed.
+    fn live_guest(&self) -> bool {
+        self.live && self.options.sim.is_none()
+    }
+
     /// Says who else acts on the live guest observed (cpuplugd, another
     /// plugtop), looked up every [`LOOK_FOR_OTHERS_EVERY`] readings while
     /// this screen does not act itself (acting, it holds the lock).
     fn look_for_others(&mut self, updates: &mut Vec<Update>) {
-        let observing = self.live && self.options.sim.is_none() && self.armed.is_none();
+        let observing = self.live_guest() && self.armed.is_none();
         let found = if observing {
             if self.others.1 > 0 {
                 self.others.1 -= 1;
@@ -262,8 +277,7 @@ impl Control {
     /// from where a seek under way stands. Nothing is left to read once a
     /// replay ended, and a live guest is never read faster than its pace.
     fn seek(&mut self, to: SeekTo, updates: &mut Vec<Update>) {
-        let live_guest = self.live && self.options.sim.is_none();
-        if live_guest {
+        if self.live_guest() {
             return;
         }
         // A replay read to its end already: said again, not in silence.
@@ -273,6 +287,7 @@ impl Control {
                 at: None,
                 readings: 0,
                 reached: false,
+                stopped: false,
             }));
             return;
         }
@@ -297,10 +312,23 @@ impl Control {
             self.seeking = Some(passage);
             return;
         }
-        let reached = passage.reached();
-        self.exhausted |= !reached;
-        // A replay stops at the time sought, as if paused there.
-        self.paused |= reached && !self.live;
+        self.end_seek(passage, core, source, updates);
+    }
+
+    /// A seek done (or stopped): the screen is told what it passed and
+    /// where it stands.
+    fn end_seek(
+        &mut self,
+        passage: Passage,
+        core: &Core,
+        source: &mut dyn Source,
+        updates: &mut Vec<Update>,
+    ) {
+        let held = passage.held();
+        self.exhausted |= !held;
+        // A replay or the simulator stops at the time sought, as if paused
+        // there.
+        self.paused |= held && !self.live_guest();
         updates.extend(passage.finish());
         updates.push(Update::Status(source.status()));
         updates.push(Update::Working(None));
@@ -487,12 +515,30 @@ fn seeking_to(to: SeekTo, at: Option<crate::kernel::Stamp>) -> String {
         SeekTo::At(t) => crate::report::time_of_day(t),
         SeekTo::NextChange(_) => "the next change".to_string(),
     };
+    // A time of day alone wraps past midnight: what is left to read says
+    // how far it still is, falling as it reads (days included).
+    let left = match to {
+        SeekTo::At(t) => at.map(|at| format!(", {} to go", span(t.secs() - at.secs()))),
+        _ => None,
+    };
     match at {
         Some(at) => format!(
-            "reading ahead to {target}: at {}",
-            crate::report::time_of_day(at)
+            "reading ahead to {target}: at {}{}",
+            crate::report::time_of_day(at),
+            left.unwrap_or_default()
         ),
         None => format!("reading ahead to {target}"),
+    }
+}
+
+/// `seconds` as "H:MM:SS", with the days before it when there are any
+/// ("83d 22:32:08").
+fn span(seconds: i64) -> String {
+    let s = seconds.max(0);
+    let clock = format!("{}:{:02}:{:02}", s % 86_400 / 3600, s % 3600 / 60, s % 60);
+    match s / 86_400 {
+        0 => clock,
+        days => format!("{days}d {clock}"),
     }
 }
 

@@ -18,6 +18,8 @@ pub struct Flips {
     loops: Vec<LoopWarning>,
     /// Shared between readings until a new change is explained.
     changes: Arc<VecDeque<ChangedDecision>>,
+    /// How many changes older than these were not kept.
+    dropped: usize,
 }
 
 impl Flips {
@@ -35,6 +37,7 @@ impl Flips {
             flapping: watch.flapping(),
             loops: watch.loops.clone(),
             changes: Arc::clone(kept),
+            dropped: watch.changes_dropped,
         }
     }
 
@@ -56,6 +59,12 @@ impl Flips {
     /// The latest explained changes of decision, newest last.
     pub fn changes(&self) -> &VecDeque<ChangedDecision> {
         &self.changes
+    }
+
+    /// How many changes older than [`Flips::changes`] were not kept (the
+    /// newest [`crate::control::watch::KEPT_FLIPS`] are).
+    pub fn dropped(&self) -> usize {
+        self.dropped
     }
 }
 

@@ -123,7 +123,7 @@ pub const BINDINGS: &[Binding] = &[
         action: KeyAction::Later,
         keys: &[KeyCode::Esc],
         shown: "Esc",
-        description: "close a dialog, decide later",
+        description: "close/decide later/stop J G",
     },
     Binding {
         action: KeyAction::Pause,

@@ -113,6 +113,7 @@ impl Local {
             }
             Command::Act(_)
             | Command::Seek(_)
+            | Command::StopSeek
             | Command::ApplyRules(_)
             | Command::WriteRules { .. }
             | Command::Arm(_)

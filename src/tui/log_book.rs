@@ -69,6 +69,9 @@ pub struct LogBook {
     /// How many of the first lines were said before the first reading,
     /// when there was no time to give them yet.
     undated: usize,
+    /// How many entries went past the bound: once any did, the oldest
+    /// line kept says how many (a note in their place).
+    dropped: u64,
 }
 
 impl LogBook {
@@ -79,6 +82,7 @@ impl LogBook {
             scroll: 0,
             filter: None,
             undated: 0,
+            dropped: 0,
         }
     }
 
@@ -104,25 +108,73 @@ impl LogBook {
 
     /// Adds a line said at `stamp`, or counts it when it repeats the last.
     pub fn note(&mut self, stamp: Stamp, kind: LogKind, text: String) {
-        if let Some(last) = self.lines.back_mut()
-            && last.kind == kind
-            && last.text == text
-        {
-            last.times = last.times.saturating_add(1);
-            last.last = stamp;
-            return;
-        }
-        if self.lines.len() == LOG_LINES {
-            self.lines.pop_front();
-            self.undated = self.undated.saturating_sub(1);
-        }
-        self.lines.push_back(LogLine {
+        self.take(LogLine {
             stamp,
             kind,
             text,
             times: 1,
             last: stamp,
         });
+    }
+
+    /// Adds `line` as it was kept elsewhere (its count and its times: the
+    /// lines of readings passed by a read-ahead), or adds its count to the
+    /// last when it repeats it.
+    pub fn take(&mut self, line: LogLine) {
+        if let Some(last) = self.lines.back_mut()
+            && last.kind == line.kind
+            && last.text == line.text
+        {
+            last.times = last.times.saturating_add(line.times);
+            last.last = line.last;
+            return;
+        }
+        if self.lines.len() >= LOG_LINES {
+            self.drop_oldest();
+        }
+        self.lines.push_back(line);
+    }
+
+    /// Makes room for one more line: the oldest goes, and the line that
+    /// stands first says how many went and until when, so the Log never
+    /// reads as if it began where it now begins.
+    fn drop_oldest(&mut self) {
+        // The note on what went stands first once there is one.
+        let first = usize::from(self.dropped > 0);
+        let mut until = None;
+        // The first time, the note takes the place of a second line.
+        for _ in 0..2 - first {
+            if let Some(gone) = self.lines.remove(first) {
+                self.dropped += 1;
+                self.undated = self.undated.saturating_sub(1);
+                until = Some(gone.last);
+            }
+        }
+        let Some(until) = until else {
+            return;
+        };
+        let note = LogLine {
+            stamp: until,
+            kind: LogKind::Note,
+            text: format!(
+                "{} older entries dropped before this time: the Log keeps the newest {LOG_LINES}",
+                self.dropped
+            ),
+            times: 1,
+            last: until,
+        };
+        if first == 1 {
+            if let Some(line) = self.lines.front_mut() {
+                *line = note;
+            }
+        } else {
+            self.lines.push_front(note);
+        }
+    }
+
+    /// How many entries went past the bound.
+    pub fn dropped(&self) -> u64 {
+        self.dropped
     }
 
     /// Every line kept, oldest first.
@@ -256,6 +308,17 @@ mod tests {
             Some(format!("line {}", LOG_LINES + 4).as_str())
         );
         assert_eq!(log.until(Some(at(3))).count(), 0, "the early lines went");
+        // The first line says how many went (2 + 5 + 1 for its own place).
+        assert_eq!(log.dropped(), 8);
+        assert_eq!(
+            log.lines().front().map(|l| l.text.as_str()),
+            Some("8 older entries dropped before this time: the Log keeps the newest 1000")
+        );
+        assert_eq!(
+            log.lines().get(1).map(|l| l.text.as_str()),
+            Some("line 6"),
+            "the oldest kept follows it"
+        );
     }
 
     #[test]

@@ -4,15 +4,16 @@
 //! as fast as the machine goes, so the session stands where a replay at
 //! speed would have left it (averages, flips, the pool). What the screen
 //! gets is what it would keep anyway: the newest [`FRAMES`] intervals
-//! whole, and the log lines of the older ones (at most [`LOG_LINES`]) with
-//! their times.
+//! whole, and the log lines of the older ones kept as the Log keeps them
+//! (a repeat counted, at most [`super::log_book::LOG_LINES`] entries and a
+//! note of how many went before them) with their times.
 
 use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::Instant;
 
 use super::core::Core;
-use super::log_book::{LOG_LINES, LogKind};
+use super::log_book::LogKind;
 use super::seek::{Passed, SeekTo, Sought};
 use super::timeline::FRAMES;
 use super::update::Update;
@@ -40,6 +41,8 @@ pub struct Passage {
     readings: usize,
     at: Option<Stamp>,
     reached: bool,
+    /// Esc stopped it where it stood.
+    stopped: bool,
 }
 
 impl Passage {
@@ -53,6 +56,7 @@ impl Passage {
             readings: 0,
             at: None,
             reached: false,
+            stopped: false,
         }
     }
 
@@ -64,6 +68,17 @@ impl Passage {
     /// Another target, from where it stands (a second `J` while reading).
     pub fn retarget(&mut self, to: SeekTo) {
         self.to = to;
+    }
+
+    /// Esc: it ends where it stands, as if it had got there.
+    pub fn stop(&mut self) {
+        self.stopped = true;
+    }
+
+    /// Whether it ends where it stands (the reading sought came, or Esc
+    /// stopped it), rather than at the end of the recording.
+    pub fn held(&self) -> bool {
+        self.reached || self.stopped
     }
 
     /// Whether the reading sought came (else the recording ended first).
@@ -161,10 +176,7 @@ impl Passage {
             _ => Vec::new(),
         };
         for (kind, text) in lines {
-            if self.passed.lines.len() == LOG_LINES {
-                self.passed.lines.pop_front();
-            }
-            self.passed.lines.push_back((stamp, kind, text));
+            self.passed.log.note(stamp, kind, text);
         }
     }
 
@@ -172,7 +184,7 @@ impl Passage {
     /// readings kept in order, and how the seek ended.
     pub fn finish(self) -> Vec<Update> {
         let mut updates = Vec::with_capacity(self.kept.len() + 2);
-        if self.passed.readings > 0 || !self.passed.lines.is_empty() {
+        if self.passed.readings > 0 || !self.passed.log.lines().is_empty() {
             updates.push(Update::Passed(Box::new(self.passed)));
         }
         updates.extend(self.kept.into_iter().map(|(_, u)| u));
@@ -181,6 +193,7 @@ impl Passage {
             at: self.at,
             readings: self.readings,
             reached: self.reached,
+            stopped: self.stopped,
         }));
         updates
     }

@@ -270,6 +270,11 @@ pub fn run_lines(options: &Options, out: &mut dyn Write) -> Result<(), UiError> 
                 printed += 1;
             }
         }
+        // A damaged or torn recording ends early: said, with where, as
+        // `eval` and `whatif` say it.
+        if let Some(w) = source.warning() {
+            writeln!(out, "plugtop: warning: {}", terminal_safe(&w))?;
+        }
         out.flush()?;
         if options.count.is_some_and(|c| printed >= c) {
             break;

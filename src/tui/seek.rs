@@ -2,10 +2,9 @@
 //! what the screen is told of it. The reading itself is
 //! [`super::read_ahead`]'s.
 
-use std::collections::VecDeque;
 use std::sync::Arc;
 
-use super::log_book::LogKind;
+use super::log_book::LogBook;
 use crate::control::flap::Moves;
 use crate::control::patterns::Hint;
 use crate::kernel::{Sample, Stamp};
@@ -40,8 +39,10 @@ impl SeekTo {
 pub struct Passed {
     /// Readings decided and not sent whole.
     pub readings: usize,
-    /// Their log lines, the newest [`super::log_book::LOG_LINES`].
-    pub lines: VecDeque<(Stamp, LogKind, String)>,
+    /// Their log lines, as the Log keeps them: a repeat counted, the
+    /// newest [`super::log_book::LOG_LINES`] entries and a note of how
+    /// many went before them.
+    pub log: LogBook,
     pub hints: Vec<Hint>,
     /// The reading of the newest interval passed: the graphs' rates of the
     /// first interval kept are taken against it.
@@ -56,6 +57,8 @@ pub struct Sought {
     pub at: Option<Stamp>,
     /// Readings decided on the way.
     pub readings: usize,
+    /// Esc stopped it where it stood.
+    pub stopped: bool,
     /// The reading sought came (a time before the recording's end).
     pub reached: bool,
 }

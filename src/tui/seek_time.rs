@@ -20,7 +20,7 @@ pub enum TypedTime {
 /// Why a typed time is not one.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(
-    "{0:?} is not a time: type a time of day as the header shows it (18:00, 18:30:15) or a time from the start (+18h, +1h30m, +90m)"
+    "{0:?} is not a time: type a time of day as the header shows it (18:00, 18:30:15) or a time from the start (+18h, +1h30m, +90m, +2d; at most 366 days)"
 )]
 pub struct NotATime(pub String);
 

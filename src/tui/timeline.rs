@@ -93,6 +93,10 @@ pub struct Timeline {
     /// `None` follows the newest interval; `Some(k)` shows the k-th newest.
     cursor: Option<usize>,
     paused: bool,
+    /// The interval held (paused or travelled to) fell out of the kept
+    /// window: a live guest's readings go on, so the one shown is now the
+    /// oldest kept and moves on with each reading (the header says so).
+    slid: bool,
     history: History,
     /// Names whose values the graphs follow, in the order pinned.
     pinned: Vec<String>,
@@ -138,6 +142,12 @@ impl Timeline {
         self.paused
     }
 
+    /// Whether the interval held fell out of the kept window since it
+    /// was chosen: what is shown is the oldest kept, moving on.
+    pub fn slid(&self) -> bool {
+        self.slid && self.cursor.is_some_and(|k| k > 0)
+    }
+
     /// The graphs' series, pinned values included.
     pub fn history(&self) -> &History {
         &self.history
@@ -164,7 +174,9 @@ impl Timeline {
             }
         }
         if let Some(k) = self.cursor.as_mut() {
-            *k = (*k + 1).min(self.frames.len() - 1);
+            let last = self.frames.len() - 1;
+            self.slid |= *k + 1 > last;
+            *k = (*k + 1).min(last);
         }
     }
 
@@ -173,6 +185,7 @@ impl Timeline {
     /// other); `before` is the reading just before the next interval, its
     /// rates are taken against it. The names pinned stay pinned.
     pub fn restart(&mut self, before: Option<Arc<Sample>>) {
+        self.slid = false;
         self.frames.clear();
         self.cursor = None;
         self.history = History::after(before);
@@ -188,6 +201,7 @@ impl Timeline {
         if let Some(k) = self.frames.iter().rposition(|f| f.sample.stamp >= at) {
             self.cursor = Some(k);
             self.paused = true;
+            self.slid = false;
         }
     }
 
@@ -196,6 +210,7 @@ impl Timeline {
     pub fn hold_newest(&mut self) {
         self.cursor = Some(0);
         self.paused = true;
+        self.slid = false;
     }
 
     /// Pins `name` to the graphs, its series filled with the values it
@@ -229,6 +244,7 @@ impl Timeline {
     /// Time travel: pause, step back and forth, jump to the ends or to
     /// where the decision changed. Other actions do nothing.
     pub fn travel(&mut self, action: KeyAction) {
+        self.slid = false;
         match action {
             KeyAction::Pause => {
                 self.paused = !self.paused;
@@ -339,6 +355,7 @@ mod tests {
             Some(1),
             "still the one travelled to"
         );
+        assert!(!t.slid());
         for n in 4..FRAMES + 10 {
             t.push(interval(n));
         }
@@ -348,6 +365,9 @@ mod tests {
             Some(FRAMES - 1),
             "gone past: the oldest kept shows"
         );
+        assert!(t.slid(), "and it is said to move on");
+        t.travel(KeyAction::Back);
+        assert!(!t.slid(), "a key chose it again");
         t.travel(KeyAction::Newest);
         assert_eq!((t.cursor(), t.paused()), (None, false));
         t.travel(KeyAction::Forward);

@@ -156,9 +156,10 @@ impl Backlog {
             }
             Update::Acted { lines, .. } => lines,
             Update::Passed(passed) => passed
-                .lines
-                .into_iter()
-                .map(|(_, kind, text)| (kind, text))
+                .log
+                .lines()
+                .iter()
+                .map(|l| (l.kind, l.shown()))
                 .collect(),
             Update::Reloaded { mut lines, .. } => {
                 lines.insert(0, (LogKind::Note, "rules reloaded".into()));

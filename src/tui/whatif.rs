@@ -31,8 +31,11 @@ pub struct Counterfactual {
     /// Actions decided (CPU and pool) by the loaded rules and the edited ones.
     pub changes: (usize, usize),
     /// How many of the loaded rules' decisions were really applied to the
-    /// guest: observe mode's "would" is not an action.
+    /// guest: observe mode's "would" is not an action. On a replay, what
+    /// the recorded guest did (as `plugtop whatif`'s "recorded" column).
     pub applied: usize,
+    /// Of those, CPUs plugged and unplugged.
+    pub applied_cpus: (usize, usize),
     pub closed_loop: bool,
     /// The newest reading it covers.
     pub upto: usize,
@@ -591,6 +594,10 @@ impl WhatIfEditor {
             reversals: (reversals(&real, flap), reversals(&edited, flap)),
             changes: (changes(&real), changes(&edited)),
             applied: history.iter().filter(|h| !h.applied.is_none()).count(),
+            applied_cpus: (
+                history.iter().filter(|h| h.applied.cpu > 0).count(),
+                history.iter().filter(|h| h.applied.cpu < 0).count(),
+            ),
             actions,
             closed_loop,
             pace,

@@ -227,6 +227,20 @@ pub fn simulate(
     }
 }
 
+/// `scenario_name` under `rules` for `seconds`, a reading every
+/// `interval` simulated seconds, recorded as `rec`.
+pub fn record_simulated(scenario_name: &str, rules: &str, seconds: f64, interval: f64, rec: &Path) {
+    let options = plugtop::sim::run::SimOptions {
+        duration: Some(seconds),
+        interval: Some(interval),
+        old_kernel: false,
+        record: Some(rec.to_path_buf()),
+        keep_timeline: false,
+        flap: plugtop::control::flap::FlapConfig::default(),
+    };
+    simulate(scenario_name, rules, &options);
+}
+
 /// Records the fixture series `tests/fixtures/series/oldkernel` (20
 /// samples) as `dir/name`; the recording's path.
 pub fn record_fixture_series(dir: &Path, name: &str) -> String {

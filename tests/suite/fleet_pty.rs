@@ -131,3 +131,62 @@ fn fleet_asks_a_vt100_for_no_paste_or_mouse() {
     );
     a_plain_terminal_is_asked_for_no_paste_or_mouse(s, "stopped   10.0.0.3:9866");
 }
+
+/// newuser51 #2 (issue 45 item 1): the detail's refreshes asked the
+/// window that ended at the list's last refresh again and again, so its
+/// "now" and its "Ns ago" stood still for as long as it was open. Each
+/// refresh now ends the window at the time it is asked: a change made at
+/// one moment ages on the screen, and Prometheus is asked a later end
+/// each time.
+#[test]
+fn the_guest_detail_moves_with_the_time_at_each_refresh() {
+    use std::sync::{Arc, Mutex};
+    let guests = fleet_fake::five();
+    let changed_at = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64().floor())
+        - 30.0;
+    let ends = Arc::new(Mutex::new(Vec::<f64>::new()));
+    let seen = ends.clone();
+    let fake = fleet_fake::start(move |path, params| {
+        let q = params.get("query").cloned().unwrap_or_default();
+        if path == "/api/v1/query_range" && q.starts_with("plugtop_last_change_timestamp_seconds") {
+            if let Some(end) = params.get("end").and_then(|t| t.parse().ok())
+                && let Ok(mut ends) = seen.lock()
+            {
+                ends.push(end);
+            }
+            // One change, made at one moment: its age grows with the time.
+            return fleet_fake::Reply::Json(format!(
+                r#"{{"status":"success","data":{{"resultType":"matrix","result":[{{"metric":{{"job":"plugtop","instance":"10.0.0.2:9866","why":"unplug → plug; HOTPLUG false → true"}},"values":[[{changed_at},"{changed_at}"]]}}]}}}}"#
+            ));
+        }
+        fleet_fake::answer(&guests, path, params)
+    });
+    let mut s = Session::start(
+        &["fleet", "--prometheus", &fake.url, "--refresh", "0.5"],
+        24,
+        80,
+    );
+    s.wait_for("flapping  10.0.0.2:9866");
+    s.press("/LINUX02\r");
+    s.wait_gone("10.0.0.3:9866");
+    s.press("\r");
+    s.wait_for("HOTPLUG false → true");
+    let age = |screen: &str| -> Option<String> {
+        let line = screen
+            .lines()
+            .find(|l| l.contains("HOTPLUG false → true"))?;
+        Some(line.split(" ago").next()?.trim().to_string())
+    };
+    let first = age(&s.screen()).unwrap_or_else(|| panic!("{}", s.screen()));
+    s.wait_until(&format!("the change's age stayed {first}"), |s| {
+        age(&s.screen()).is_some_and(|now| now != first)
+    });
+    let ends = ends.lock().map(|e| e.clone()).unwrap_or_default();
+    assert!(
+        ends.windows(2).any(|w| w[1] > w[0]),
+        "every refresh asked the same window: {ends:?}"
+    );
+    assert!(s.quit());
+}

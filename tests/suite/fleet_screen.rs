@@ -132,13 +132,15 @@ fn a_guest_in_detail_shows_its_rules_and_changes() {
     let Some(Request::GuestDetail {
         job,
         instance,
-        start,
-        end,
+        back,
+        window,
     }) = app.update(FleetAction::Open)
     else {
         panic!("Enter asks for the guest's window");
     };
     assert_eq!(instance, "10.0.0.2:9866");
+    let end = AT - back;
+    let start = end - window;
     let d = fetch::detail(
         &Canned5(fleet_fake::five()),
         &scope(),

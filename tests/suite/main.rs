@@ -92,6 +92,7 @@ mod step_confirm;
 mod stop_signals;
 mod structure;
 mod terminal_text;
+mod time_pty;
 mod train_course;
 mod train_grade;
 mod train_pty;

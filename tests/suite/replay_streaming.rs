@@ -183,15 +183,7 @@ fn a_layout_of_millions_of_names_is_damage_not_an_allocation() {
 /// reading every 5 simulated seconds for `seconds`; its path.
 fn simulated_recording(dir: &std::path::Path, seconds: f64) -> std::path::PathBuf {
     let path = dir.join("day.rec");
-    let options = plugtop::sim::run::SimOptions {
-        duration: Some(seconds),
-        interval: Some(5.0),
-        old_kernel: false,
-        record: Some(path.clone()),
-        keep_timeline: false,
-        flap: plugtop::control::flap::FlapConfig::default(),
-    };
-    crate::common::simulate("daytrader", "recommended-modern", &options);
+    crate::common::record_simulated("daytrader", "recommended-modern", seconds, 5.0, &path);
     path
 }
 

@@ -1707,15 +1707,7 @@ fn a_paste_goes_into_the_text_input_and_is_never_taken_for_keys() {
 fn daytrader_replay(seconds: f64) -> (tempfile::TempDir, Session) {
     let dir = tempfile::tempdir().expect("temporary directory");
     let rec = dir.path().join("day.rec");
-    let options = plugtop::sim::run::SimOptions {
-        duration: Some(seconds),
-        interval: Some(5.0),
-        old_kernel: false,
-        record: Some(rec.clone()),
-        keep_timeline: false,
-        flap: plugtop::control::flap::FlapConfig::default(),
-    };
-    common::simulate("daytrader", "recommended-modern", &options);
+    common::record_simulated("daytrader", "recommended-modern", seconds, 5.0, &rec);
     let rec = rec.to_string_lossy().into_owned();
     let s = Session::start(
         &[
@@ -1994,14 +1986,29 @@ fn flips_listed(screen: &str) -> Vec<usize> {
         .collect()
 }
 
-/// Paused on the Flips view, then left while twenty more readings come.
+/// Twenty readings more, then paused on the Flips view and twenty
+/// intervals back (paused, the simulator waits: the way back is `←`).
 fn paused_with_twenty_readings_since(s: &mut Session) -> usize {
+    let now = header_number(&s.screen()).unwrap_or_default();
+    s.wait_until("twenty more readings never came", |s| {
+        header_number(&s.screen()).is_some_and(|n| n >= now + 20)
+    });
     s.press(" ");
     s.wait_for("PAUSED");
+    s.press(&LEFT.repeat(20));
     at_least_back(s, 20);
     let shown = header_number(&s.screen());
     assert!(shown.is_some(), "{}", s.screen());
     shown.unwrap_or_default()
+}
+
+/// `?` opens the help over the screen and `?` closes it again: keys the
+/// screen answers while it stays paused.
+fn help_open_and_closed(s: &mut Session) {
+    s.press("?");
+    s.wait_for("Keys (any key closes");
+    s.press("?");
+    s.wait_gone("Keys (any key closes");
 }
 
 #[test]
@@ -2025,8 +2032,8 @@ fn home_on_the_paused_flips_view_stays_at_the_oldest_change() {
     s.press("\x1b[H");
     s.wait_gone("older (↑ PgUp)");
     let top = flips_listed(&s.screen()).first().copied();
-    // Readings go on coming while paused; the list stays where Home put it.
-    at_least_back(&mut s, 40);
+    // Keys go on coming while paused; the list stays where Home put it.
+    help_open_and_closed(&mut s);
     let screen = s.screen();
     assert!(!screen.contains("older (↑ PgUp)"), "{screen}");
     assert_eq!(flips_listed(&screen).first().copied(), top, "{screen}");
@@ -2040,7 +2047,7 @@ fn up_on_the_paused_flips_view_goes_back_to_older_changes() {
     let newest = flips_listed(&s.screen()).last().copied();
     s.press("\x1b[A");
     s.wait_for("1 newer (↓ PgDn)");
-    at_least_back(&mut s, 40);
+    help_open_and_closed(&mut s);
     let screen = s.screen();
     let bottom = flips_listed(&screen).last().copied();
     assert!(

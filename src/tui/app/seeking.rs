@@ -122,9 +122,9 @@ impl App {
         if passed.readings > 0 {
             self.timeline.restart(passed.last);
         }
-        for (stamp, kind, text) in passed.lines {
-            self.tick(stamp);
-            self.log.note(stamp, kind, text);
+        for line in passed.log.lines() {
+            self.tick(line.last);
+            self.log.take(line.clone());
         }
         self.hints.extend(passed.hints);
     }
@@ -133,6 +133,17 @@ impl App {
     /// replay followed; the log says how far it read.
     pub(super) fn arrived(&mut self, sought: Sought) {
         let on_the_way = sought.readings;
+        if sought.stopped {
+            self.timeline.hold_newest();
+            let at = sought.at.map(time_of_day).unwrap_or_default();
+            self.note(
+                LogKind::Note,
+                format!(
+                    "reading ahead stopped (Esc) at {at}: {on_the_way} readings decided on the way; Space plays on"
+                ),
+            );
+            return;
+        }
         let text = match (sought.to, sought.reached) {
             (SeekTo::At(at), true) => {
                 self.timeline.hold_newest();

@@ -11,6 +11,7 @@ use ratatui::widgets::{Paragraph, Wrap};
 
 use super::theme::Theme;
 use super::top_rule::TopRule;
+use crate::control::watch::KEPT_FLIPS;
 use crate::tui::app::App;
 use crate::tui::flip_rows::{self, Tone};
 
@@ -58,10 +59,28 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {
             used -= h;
         }
     }
+    // With the oldest kept shown, the row says how many older changes
+    // were not kept and where they are: at an earlier interval, whose
+    // Flips list the changes up to it.
+    let dropped = app.flips_shown().dropped();
+    while dropped > 0
+        && changes.len() - scroll == entries.len()
+        && used + 1 > room
+        && entries.len() > 1
+    {
+        if let Some((h, _)) = entries.pop() {
+            used -= h;
+        }
+    }
     let older = changes.len().saturating_sub(scroll + entries.len());
     if older > 0 {
         lines.push(Line::from(Span::styled(
             format!("… {older} older (↑ PgUp)"),
+            theme.dim(),
+        )));
+    } else if dropped > 0 {
+        lines.push(Line::from(Span::styled(
+            format!("… {dropped} older not kept ({KEPT_FLIPS} are): ← or [ goes back to them"),
             theme.dim(),
         )));
     }

@@ -107,21 +107,30 @@ pub fn hidden(app: &App, width: u16) -> Vec<LeftOut> {
 /// it is measured with: its numbers as wide as they grow to.
 fn clock_of(app: &App) -> (String, usize) {
     let back = app.timeline().cursor().filter(|k| *k > 0);
+    let slid = app.timeline().slid();
     match app.frame() {
-        Some(f) => clock_text(Some(f.number), back, &super::clock(f.sample.stamp)),
-        None => clock_text(None, back, "--:--:--"),
+        Some(f) => clock_text(Some(f.number), back, slid, &super::clock(f.sample.stamp)),
+        None => clock_text(None, back, slid, "--:--:--"),
     }
 }
 
 /// The clock for interval `number`, `back` intervals before the newest, at
-/// `time`, and the columns it is measured with.
-fn clock_text(number: Option<usize>, back: Option<usize>, time: &str) -> (String, usize) {
+/// `time`, and the columns it is measured with. `slid`: the interval held
+/// fell out of the kept window (a live guest's readings go on), so the one
+/// shown is the oldest kept and moves on: it says so.
+fn clock_text(
+    number: Option<usize>,
+    back: Option<usize>,
+    slid: bool,
+    time: &str,
+) -> (String, usize) {
     let digits = |n: usize| n.checked_ilog10().unwrap_or(0) as usize + 1;
     let (interval, grow) = match number {
         Some(n) => (format!("#{n}"), NUMBER_DIGITS.saturating_sub(digits(n))),
         None => ("-".to_string(), NUMBER_DIGITS),
     };
     let (position, back_grow) = match back {
+        Some(_) if slid => (" (oldest kept, moving)".to_string(), 0),
         Some(k) => (
             format!(" ({k} back)"),
             BACK_DIGITS.saturating_sub(digits(k)),
@@ -821,7 +830,7 @@ mod tests {
             m.source = "sim ×16".into();
             m.short_source = "sim ×16".into();
             m.kind = "sim";
-            let (_, clock) = clock_text(Some(number), None, "00:00:09");
+            let (_, clock) = clock_text(Some(number), None, false, "00:00:09");
             let (mut text, hidden) = header_middle(79, clock, &m);
             // The parts named, whatever their numbers.
             text.retain(|c| !c.is_ascii_digit());
@@ -864,5 +873,15 @@ mod tests {
             text.contains('…') && text.ends_with(".conf · replay ×1 · "),
             "{text}"
         );
+    }
+
+    /// newuser51 #5: on a live guest a paused interval that fell out of
+    /// the 600 kept was dragged forward silently; the clock says it.
+    #[test]
+    fn a_held_interval_that_fell_out_of_the_kept_window_is_said_to_move() {
+        let (held, _) = clock_text(Some(7), Some(599), false, "00:00:07");
+        assert_eq!(held, "#7 (599 back) 00:00:07");
+        let (slid, _) = clock_text(Some(8), Some(599), true, "00:00:08");
+        assert_eq!(slid, "#8 (oldest kept, moving) 00:00:08");
     }
 }

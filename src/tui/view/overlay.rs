@@ -200,11 +200,20 @@ fn timelines(
         _ => "no intervals yet".to_string(),
     };
     lines.push(Line::from(Span::styled(span, theme.dim())));
+    // A replay applies nothing: what the recorded guest did is said, as
+    // `plugtop whatif`'s "recorded" column counts it.
+    let done = if matches!(app.source(), crate::tui::app::SourceLabel::Replay { .. }) {
+        format!(
+            " · recorded guest: {} plug, {} unplug",
+            r.applied_cpus.0, r.applied_cpus.1
+        )
+    } else {
+        format!(", {} applied", r.applied)
+    };
     lines.push(Line::from(format!(
-        "differ in {differ} of {} · loaded: {} decided, {} applied · edited: {} decided · reversals {} → {}",
+        "differ in {differ} of {} · loaded: {} decided{done} · edited: {} decided · reversals {} → {}",
         shown.len(),
         r.changes.0,
-        r.applied,
         r.changes.1,
         r.reversals.0,
         r.reversals.1

@@ -1,0 +1,321 @@
+//! The screen's time in a pseudo-terminal at 80×24 (issue 45 item 1,
+//! newuser51): a pause holds, reading ahead keeps the Log, a damaged
+//! recording is said, far times are answered.
+
+use crate::common;
+use crate::ui_pty::Session;
+
+/// The interval number in the header's first line ("#123").
+fn shown_number(screen: &str) -> Option<usize> {
+    let first = screen.lines().next()?;
+    let at = first.find(" #")? + 2;
+    first[at..]
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect::<String>()
+        .parse()
+        .ok()
+}
+
+/// Opens and closes the help `times` times, each waited for: keys the
+/// screen answers while the source goes on (or does not).
+fn round_trips(s: &mut Session, times: usize) {
+    for _ in 0..times {
+        s.press("?");
+        s.wait_for("Keys (any key closes");
+        s.press("?");
+        s.wait_gone("Keys (any key closes");
+    }
+}
+
+/// newuser51 #5: Space on `--sim` paused the screen but not the
+/// simulator, so each new interval pushed the one shown back ("(51
+/// back)", then "(599 back)") and, past the 600 kept, dragged it forward
+/// under the reader. Paused, the simulator now waits: no interval is
+/// added, the one shown stays the newest, and Space goes on from it.
+#[test]
+fn space_on_the_simulator_pauses_the_simulated_guest() {
+    let mut s = Session::start(
+        &[
+            "--sim",
+            "examples/scenarios/oscillating.toml",
+            "-c",
+            "examples/rules/oscillating-tight.conf",
+            "--interval",
+            "0.01",
+        ],
+        24,
+        80,
+    );
+    s.wait_until("no interval #20 yet", |s| {
+        shown_number(&s.screen()).is_some_and(|n| n >= 20)
+    });
+    s.press(" ");
+    s.wait_for("PAUSED");
+    // A reading under way when Space was pressed may still land (one).
+    round_trips(&mut s, 2);
+    let first_line = |s: &Session| s.screen().lines().next().unwrap_or_default().to_string();
+    let held = first_line(&s);
+    let paused = shown_number(&held).unwrap_or_else(|| panic!("{}", s.screen()));
+    // A reading every 10 ms would have pushed the shown one back by many
+    // while the help opens and closes twenty times.
+    round_trips(&mut s, 20);
+    assert_eq!(
+        first_line(&s),
+        held,
+        "the simulator ran on while paused at #{paused}:\n{}",
+        s.screen()
+    );
+    s.press(" ");
+    s.wait_gone("PAUSED");
+    s.wait_until("the simulator did not go on", |s| {
+        shown_number(&s.screen()).is_some_and(|n| n > paused)
+    });
+    assert!(s.quit());
+}
+
+/// Each key pressed in turn, and what it shows waited for.
+fn keys_then(s: &mut Session, steps: &[(&str, &str)]) {
+    for (keys, shows) in steps {
+        s.press(keys);
+        s.wait_for(shows);
+    }
+}
+
+/// The recording `rec` on the screen at 80×24 under the tight rules.
+fn replayed_under_tight_rules(rec: &str) -> Session {
+    Session::start(
+        &[
+            "--replay",
+            rec,
+            "-c",
+            "examples/rules/oscillating-tight.conf",
+        ],
+        24,
+        80,
+    )
+}
+
+/// The oscillating guest under damped rules for `seconds`, a reading a
+/// second, recorded; replayed on the screen at 80×24 under the tight
+/// rules (which flap in its first minutes, then sit at CPU_MIN).
+fn oscillating_replay(seconds: f64) -> (tempfile::TempDir, String, Session) {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let rec = dir.path().join("osc.rec");
+    common::record_simulated("oscillating", "oscillating-damped", seconds, 1.0, &rec);
+    let rec = rec.to_string_lossy().into_owned();
+    let s = replayed_under_tight_rules(&rec);
+    (dir, rec, s)
+}
+
+/// newuser51 #2b: `J` more than ~30 minutes ahead kept the newest 1000
+/// raw lines of the readings passed, all of them "minimum cpu limit is
+/// reached", so the Log lost the flapping that led there and counted the
+/// limit from the first second (×1601). The read-ahead's lines are now
+/// kept as the Log keeps them (repeats counted): the flapping is there,
+/// from its first `would plug`.
+#[test]
+fn jumping_far_ahead_in_a_replay_keeps_the_log_of_the_way_there() {
+    let (_dir, _rec, mut s) = oscillating_replay(3600.0);
+    s.wait_for("OBSERVE");
+    keys_then(
+        &mut s,
+        &[
+            ("J", "Jump to a time"),
+            ("+50m\r", "read ahead to 00:50:00"),
+            ("5", "Log up to the interval shown"),
+        ],
+    );
+    s.press("\x1b[H");
+    s.wait_until("the Log never showed its oldest", |s| {
+        s.screen().contains("00:00:01 minimum cpu limit is reached")
+    });
+    let screen = s.screen();
+    let log: Vec<&str> = screen.lines().skip(3).collect();
+    let first = log
+        .iter()
+        .find(|l| l.contains("minimum cpu limit is reached"))
+        .unwrap_or_else(|| panic!("{screen}"));
+    assert!(
+        !first.contains('×') || !first.contains("(last 00:50:00)"),
+        "the limit counted from the first second to the end:\n{screen}"
+    );
+    assert!(
+        log.iter().any(|l| l.contains("would plug")),
+        "the flapping that led there is gone:\n{screen}"
+    );
+    assert!(s.quit());
+}
+
+/// A recording of the oscillating guest (six minutes, a reading a
+/// second) in `dir`, and a copy with one byte flipped at `flip`.
+fn damaged_recording(dir: &std::path::Path, flip: usize) -> String {
+    let rec = dir.join("whole.rec");
+    common::record_simulated("oscillating", "oscillating-tight", 360.0, 1.0, &rec);
+    let mut bytes = std::fs::read(&rec).expect("the recording");
+    assert!(bytes.len() > flip, "a recording of {} bytes", bytes.len());
+    bytes[flip] ^= 0xff;
+    let damaged = dir.join("flip.rec");
+    std::fs::write(&damaged, bytes).expect("the damaged copy");
+    damaged.to_string_lossy().into_owned()
+}
+
+/// newuser51 #3: the screen replayed a recording damaged after 77 of its
+/// 360 samples and ended it at 1:16 without a word, where `eval` and
+/// `whatif` name the damage and its byte offset. The screen's Log says
+/// it, with the offset, and so does `--batch`.
+#[test]
+fn a_damaged_recording_is_said_on_the_screen_and_in_batch() {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let rec = damaged_recording(dir.path(), 5000);
+    let eval = common::plugtop(&[
+        "eval",
+        "--replay",
+        &rec,
+        "-c",
+        "examples/rules/oscillating-tight.conf",
+    ]);
+    let said = String::from_utf8_lossy(&eval.stderr).into_owned();
+    let at = said
+        .split("fails its checksum at byte ")
+        .nth(1)
+        .and_then(|t| t.split(';').next())
+        .unwrap_or_else(|| panic!("eval said: {said}"))
+        .to_string();
+    let batch = common::plugtop(&[
+        "--replay",
+        &rec,
+        "-c",
+        "examples/rules/oscillating-tight.conf",
+        "--batch",
+    ]);
+    let out = String::from_utf8_lossy(&batch.stdout).into_owned()
+        + &String::from_utf8_lossy(&batch.stderr);
+    assert!(
+        out.contains(&format!("fails its checksum at byte {at}")),
+        "--batch said nothing of the damage at byte {at}:\n{out}"
+    );
+    let mut s = replayed_under_tight_rules(&rec);
+    s.wait_for("OBSERVE");
+    s.press("G");
+    s.wait_for("read to the end of the recording");
+    s.press("5");
+    s.wait_for(&format!("at byte {at}"));
+    assert!(s.quit());
+}
+
+/// The "recorded" column of `plugtop whatif`'s row `row` on `rec`.
+fn recorded_count(rec: &str, row: &str) -> usize {
+    let o = common::plugtop(&[
+        "whatif",
+        "--replay",
+        rec,
+        "-c",
+        "examples/rules/oscillating-tight.conf",
+    ]);
+    let text = String::from_utf8_lossy(&o.stdout).into_owned();
+    text.lines()
+        .find(|l| l.trim_start().starts_with(row))
+        .and_then(|l| l.split_whitespace().last())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no {row:?} row in:\n{text}"))
+}
+
+/// newuser51 #9: the what-if box on a replay said "loaded: 300 decided,
+/// 0 applied" (this session's writes, always none on a replay) where
+/// `plugtop whatif` on the same file says what the recorded guest did.
+/// The box now says the recorded guest's plugs and unplugs, the CLI's
+/// figures.
+#[test]
+fn the_whatif_box_on_a_replay_counts_what_the_recorded_guest_did() {
+    let (_dir, rec, mut s) = oscillating_replay(360.0);
+    let plugs = recorded_count(&rec, "plug a CPU");
+    let unplugs = recorded_count(&rec, "unplug a CPU");
+    assert!(plugs > 0, "the recorded guest plugged");
+    s.wait_for("OBSERVE");
+    s.press("G");
+    s.wait_for("read to the end of the recording");
+    s.press("w");
+    s.wait_for("What-if: HOTPLUG");
+    s.press("\r");
+    s.wait_for("differ in ");
+    let screen = s.screen().replace(['\n', '│'], " ");
+    let said = format!("recorded guest: {plugs} plug, {unplugs} unplug");
+    let compact = |t: &str| t.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        compact(&screen).contains(&said),
+        "the box does not say {said:?}:\n{}",
+        s.screen()
+    );
+    s.press("\x1b");
+    s.wait_gone("What-if: HOTPLUG");
+    assert!(s.quit());
+}
+
+/// newuser51 #17: Flips on a replay keeps the newest 50 changes, and at
+/// its oldest said nothing of the ones before (#31 and on, in the report):
+/// it now says how many were not kept and how to reach them.
+#[test]
+fn flips_at_its_oldest_says_how_many_older_changes_were_not_kept() {
+    let (_dir, _rec, mut s) = oscillating_replay(360.0);
+    s.wait_for("OBSERVE");
+    keys_then(
+        &mut s,
+        &[
+            ("G", "read to the end of the recording"),
+            ("4", "Flips: why the decisions changed"),
+        ],
+    );
+    s.press("\x1b[H");
+    s.wait_until("Flips never said what it dropped", |s| {
+        s.screen().contains("older not kept (50 are)")
+    });
+    assert!(s.quit());
+}
+
+/// newuser51 #20: `J +99999999h` on `--sim` said only "is not a time"
+/// (the form is right, the time too far), and a far read-ahead's progress
+/// showed times of day that wrap ("to 08:00:00: at 09:27:52", then "at
+/// 16:59:08", "at 13:13:42"). The refusal says the limit, and the
+/// progress says how much is left, days included, falling as it reads;
+/// Esc stops the read-ahead where it stands.
+#[test]
+fn a_far_jump_on_the_simulator_says_its_limit_and_what_is_left() {
+    let mut s = Session::start(
+        &[
+            "--sim",
+            "examples/scenarios/daytrader.toml",
+            "-c",
+            "examples/rules/cpu-real-load.conf",
+        ],
+        24,
+        80,
+    );
+    s.wait_for("OBSERVE");
+    s.press("J");
+    s.wait_for("Jump to a time");
+    s.press("+99999999h\r");
+    s.wait_for("366 days");
+    s.press("\x1b");
+    s.wait_gone("366 days");
+    s.press("J");
+    s.wait_for("Jump to a time");
+    s.press("+2000h\r");
+    s.wait_until("no days left said", |s| {
+        s.screen().contains("reading ahead to ")
+            && s.screen().contains("d ")
+            && s.screen().contains(" to go")
+    });
+    let left = |screen: &str| -> Option<String> {
+        let at = screen.find(", ")?;
+        let rest = &screen[at + 2..];
+        Some(rest[..rest.find(" to go")?].to_string())
+    };
+    let first = left(&s.screen()).unwrap_or_else(|| panic!("{}", s.screen()));
+    assert!(first.contains("d "), "{first:?}");
+    // Esc stops it where it stands (q was the only way out).
+    s.press("\x1b");
+    s.wait_for("reading ahead stopped (Esc)");
+    s.wait_for("PAUSED");
+    assert!(s.quit());
+}
