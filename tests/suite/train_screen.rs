@@ -470,6 +470,45 @@ fn a_failed_result_its_hints_and_the_brief_are_all_reachable_at_80x24() {
     assert_eq!(a.current.scroll, 0);
 }
 
+/// newuser51 #10: a rule longer than a row wraps with its start in
+/// sight (it was cut to `…` although rows were free), and the caret
+/// stands on the row right under the character it points at, as on the
+/// main screen (it stood where a one-row text would have put it).
+#[test]
+fn a_long_rule_wraps_whole_and_its_caret_stands_under_its_character() {
+    let mut a = app("loadavg");
+    press(&mut a, KeyCode::Char('e'));
+    tab_to(&mut a, "HOTPLUG");
+    a.update(TrainAction::EditorKey(KeyEvent::new(
+        KeyCode::Char('u'),
+        KeyModifiers::CONTROL,
+    )));
+    let rule = "(1 - (cpustat.idle[0] - cpustat.idle[3]) / (cpustat.total_ticks[0] - cpustat.total_ticks[3])) * onumcpus >= 0.5";
+    a.update(TrainAction::Paste(rule.into()));
+    let shown = screen(&a);
+    assert!(
+        shown.contains("│HOTPLUG=(1 - (cpustat.idle[0]"),
+        "the rule's start is shown: {shown}"
+    );
+    let rows: Vec<&str> = shown.lines().collect();
+    let caret_row = rows
+        .iter()
+        .position(|r| r.contains("^ cpuplugd has no `>=`"))
+        .unwrap_or_else(|| panic!("a caret line: {shown}"));
+    let caret = rows[caret_row]
+        .chars()
+        .position(|c| c == '^')
+        .expect("the caret");
+    let above: Vec<char> = rows[caret_row - 1].chars().collect();
+    assert_eq!(
+        above
+            .get(caret..caret + 2)
+            .map(|c| c.iter().collect::<String>()),
+        Some(">=".to_string()),
+        "{shown}"
+    );
+}
+
 /// The editor is the main screen's: the field's name is a label before
 /// the text, every key is checked as typed (no Enter needed) with a caret
 /// under the error, and the name typed again as text is said to be the

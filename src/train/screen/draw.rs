@@ -666,14 +666,17 @@ fn editor_panel(app: &TrainApp, frame: &mut Frame, area: Rect, theme: Theme) {
         return;
     };
     let width = inside(area);
-    let mut lines = vec![whatif_editor::text_line(editor, width, &theme)];
     let edited = editor.edited_fields(&app.current.parsed, &app.current.file);
-    lines.push(whatif_editor::check_line(
+    // The text in the rows the panel has beside its two lines of verdict.
+    let rows = usize::from(area.height.saturating_sub(4)).max(1);
+    let mut lines = whatif_editor::lines(
         editor,
         &edited,
         "makes it the working copy and runs it",
+        width,
+        rows,
         &theme,
-    ));
+    );
     lines.push(Line::styled(
         if editor.error().is_some() {
             "Enter applies nothing while cpuplugd would refuse the edit (error above)"

@@ -47,19 +47,22 @@ fn bucket_glyph(moves: &[Moves]) -> char {
 /// needs.
 fn whatif(frame: &mut Frame<'_>, area: Rect, app: &App, editor: &WhatIfEditor, theme: &Theme) {
     let inner_width = usize::from(box_inner(area.width));
-    let mut lines = Vec::new();
     // A long (pasted) text is shown near the cursor, in at most a third of
     // the rows, so the verdict under it stays in sight.
     let rows = usize::from(area.height / 3).max(1);
-    lines.push(whatif_editor::text_line(
-        editor,
-        inner_width * rows / 2,
-        theme,
-    ));
     let edited = editor.edited_fields(app.rules(), app.file());
-    lines.extend(verdict(app, editor, &edited, theme));
+    let mut lines = whatif_editor::lines(
+        editor,
+        &edited,
+        "runs it over the history on screen",
+        inner_width,
+        rows,
+        theme,
+    );
+    lines.extend(verdict(app, editor, theme));
     if let Some(r) = editor.result() {
-        timelines(&mut lines, r, inner_width, theme);
+        let replay = matches!(app.source(), crate::tui::app::SourceLabel::Replay { .. });
+        timelines(&mut lines, r, replay, inner_width, theme);
     }
     let title = editor_title(
         editor,
@@ -71,21 +74,11 @@ fn whatif(frame: &mut Frame<'_>, area: Rect, app: &App, editor: &WhatIfEditor, t
     boxed(frame, rect, &title, lines, theme);
 }
 
-/// What cpuplugd would say of the edit (a caret under the error when it
-/// lies in the text typed), and what Enter does now, until it has run.
-fn verdict(
-    app: &App,
-    editor: &WhatIfEditor,
-    edited: &[crate::tui::whatif::Field],
-    theme: &Theme,
-) -> Vec<Line<'static>> {
+/// What Enter does now, until it has run (what cpuplugd would say of the
+/// edit is drawn with its text, [`whatif_editor::lines`]).
+fn verdict(app: &App, editor: &WhatIfEditor, theme: &Theme) -> Vec<Line<'static>> {
     let waiting = editor.file_mode() && editor.input().text().trim().is_empty();
-    let mut lines = vec![whatif_editor::check_line(
-        editor,
-        edited,
-        "runs it over the history on screen",
-        theme,
-    )];
+    let mut lines = Vec::new();
     match editor.result() {
         Some(_) => {}
         None if editor.error().is_some() => lines.push(Line::styled(
@@ -150,6 +143,7 @@ fn editor_title(editor: &WhatIfEditor, edited: usize, room: usize) -> String {
 fn timelines(
     lines: &mut Vec<Line<'_>>,
     r: &crate::tui::whatif::Counterfactual,
+    replay: bool,
     inner_width: usize,
     theme: &Theme,
 ) {
@@ -202,7 +196,7 @@ fn timelines(
     lines.push(Line::from(Span::styled(span, theme.dim())));
     // A replay applies nothing: what the recorded guest did is said, as
     // `plugtop whatif`'s "recorded" column counts it.
-    let done = if matches!(app.source(), crate::tui::app::SourceLabel::Replay { .. }) {
+    let done = if replay {
         format!(
             " · recorded guest: {} plug, {} unplug",
             r.applied_cpus.0, r.applied_cpus.1
