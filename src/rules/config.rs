@@ -421,11 +421,13 @@ impl<'f> Loader<'f> {
         }
         diagnostics.extend(self.suggestions.finding());
         // A reading an imported history lacks is never decided on a
-        // made-up value: plugtop refuses the rules on that history.
+        // made-up value: plugtop refuses the rules on that history, unless
+        // every rule reading it is in a group that is off there (the lint
+        // then made it a warning: those rules are never evaluated).
         let refusal = refusal.or_else(|| {
             diagnostics
                 .iter()
-                .find(|d| d.code == lint::NOT_IN_HISTORY)
+                .find(|d| d.code == lint::NOT_IN_HISTORY && d.severity == super::Severity::Error)
                 .map(|d| Refusal {
                     message: d.message.clone(),
                     span: d.span,

@@ -76,8 +76,9 @@ impl GroupsOff {
     }
 }
 
-/// An error cpuplugd meets only when it evaluates a rule is none on this
-/// kernel when every rule it sits in belongs to a group that is off: the
+/// An error cpuplugd meets only when it evaluates a rule (or a reading an
+/// imported history lacks) is none on this kernel (history) when every
+/// rule it sits in belongs to a group that is off: the
 /// group's rules are never evaluated, so cpuplugd never stops on it. Said
 /// as a warning with the reason, so that `check` does not promise an exit
 /// that never comes (and the file still gets fixed before the group turns
@@ -112,10 +113,12 @@ fn never_evaluated(rules: &RuleSet, groups_off: &GroupsOff, out: &mut [Diagnosti
             }
         }
     }
-    for d in out
-        .iter_mut()
-        .filter(|d| d.daemon == DaemonEffect::StopsWhenEvaluated && !d.span.is_file())
-    {
+    // A reading an imported history lacks matters, as such an error does,
+    // only where its rule is evaluated.
+    for d in out.iter_mut().filter(|d| {
+        (d.daemon == DaemonEffect::StopsWhenEvaluated || d.code == NOT_IN_HISTORY)
+            && !d.span.is_file()
+    }) {
         let Some(inside) = rules_at.get(&(d.span.start, d.span.end)) else {
             continue;
         };

@@ -289,6 +289,37 @@ fn a_rule_naming_what_sysstat_lacks_is_not_decided() {
     }
 }
 
+/// newuser51 #9b: a name sysstat lacks in a memory rule refuses nothing
+/// when the memory group is off on that history (no cmm_pages): those
+/// rules are never evaluated, so `eval` decides the CPU rules as the
+/// screen and `--batch` do, and says why the memory rules are not.
+#[test]
+fn a_name_sysstat_lacks_in_a_memory_group_that_is_off_refuses_nothing() {
+    let dir = tempdir();
+    let rec = import(dir.path(), "real-1s", &[]);
+    let rules = dir.path().join("both.conf");
+    std::fs::write(
+        &rules,
+        "UPDATE=\"1\"\nCPU_MIN=\"1\"\nCPU_MAX=\"0\"\nHOTPLUG=\"idle < 10\"\nHOTUNPLUG=\"idle > 50\"\n\
+         CMM_MIN=\"0\"\nCMM_MAX=\"8192\"\nCMM_INC=\"meminfo.MemFree / 40\"\n\
+         MEMPLUG=\"meminfo.Shmem > 100\"\nMEMUNPLUG=\"meminfo.MemFree > 1000000\"\n",
+    )
+    .expect("write rules");
+    let rules = rules.to_str().expect("utf-8");
+    let rec = rec.to_str().expect("utf-8");
+    let o = plugtop(&["eval", "-c", rules, "--replay", rec]);
+    let out = text(&o);
+    assert!(o.status.success(), "{out}");
+    assert!(
+        out.lines()
+            .any(|l| l.trim_start().starts_with(|c: char| c.is_ascii_digit())),
+        "the CPU rules decided: {out}"
+    );
+    assert!(!out.contains("cannot decide"), "{out}");
+    let o = plugtop(&["whatif", "--replay", rec, "-c", rules]);
+    assert!(o.status.success(), "{}", text(&o));
+}
+
 #[test]
 fn the_line_mode_names_the_history_and_says_once_why_it_is_approximate() {
     let dir = tempdir();
