@@ -101,6 +101,65 @@ pub enum ScenarioError {
     Parse(String, String),
 }
 
+/// The value a scenario's check refused: a top-level key, or a key of the
+/// phase at an index (a key left out points at its phase).
+#[derive(Debug, Clone, Copy)]
+enum Refused {
+    Top(&'static str),
+    Phase(usize, &'static str),
+}
+
+/// Where each value of a scenario file is, read again with places (only
+/// after the check refused one: the common path reads the file once).
+#[derive(Deserialize)]
+struct Places {
+    cpus: Option<toml::Spanned<toml::Value>>,
+    memory_mib: Option<toml::Spanned<toml::Value>>,
+    contention: Option<toml::Spanned<toml::Value>>,
+    duration: Option<toml::Spanned<toml::Value>>,
+    #[serde(default)]
+    phases: Vec<std::collections::BTreeMap<String, toml::Spanned<toml::Value>>>,
+}
+
+impl Places {
+    /// The byte offset in `text` of the value `at` names, when the file
+    /// has it (a phase's key left out: the phase's first value).
+    fn at(text: &str, at: Refused) -> Option<usize> {
+        let places: Places = toml::from_str(text).ok()?;
+        let value = match at {
+            Refused::Top("cpus") => places.cpus,
+            Refused::Top("memory_mib") => places.memory_mib,
+            Refused::Top("contention") => places.contention,
+            Refused::Top("duration") => places.duration,
+            Refused::Top(_) => return places.phases.first().and_then(first_key),
+            Refused::Phase(i, key) => {
+                let phase = places.phases.get(i)?;
+                return phase
+                    .get(key)
+                    .map(|v| v.span().start)
+                    .or_else(|| first_key(phase));
+            }
+        };
+        value.map(|v| v.span().start)
+    }
+}
+
+/// Where a phase's first key's value is (a phase has no place of its own).
+fn first_key(
+    phase: &std::collections::BTreeMap<String, toml::Spanned<toml::Value>>,
+) -> Option<usize> {
+    phase.values().map(|v| v.span().start).min()
+}
+
+/// A number as short as its value: `1e308`, not 309 digits.
+fn short(v: f64) -> String {
+    if v != 0.0 && !(1e-6..1e15).contains(&v.abs()) {
+        format!("{v:e}")
+    } else {
+        v.to_string()
+    }
+}
+
 /// The longest run a scenario or `--duration` may ask for.
 pub const LONGEST: f64 = 366.0 * 86_400.0;
 
@@ -234,7 +293,19 @@ impl Scenario {
     pub fn parse(name: &str, text: &str) -> Result<Scenario, ScenarioError> {
         let s: Scenario =
             toml::from_str(text).map_err(|e| ScenarioError::Parse(name.into(), e.to_string()))?;
-        Scenario::checked(name, s)
+        Scenario::checked(s).map_err(|(at, what)| {
+            // The value the check refused, as `file:line:col` (TOML
+            // syntax errors carry theirs already).
+            let place = Places::at(text, at)
+                .map(|offset| {
+                    let before = &text[..offset];
+                    let line = before.matches('\n').count() + 1;
+                    let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+                    format!("{name}:{line}:{column}")
+                })
+                .unwrap_or_else(|| name.to_string());
+            ScenarioError::Parse(place, what)
+        })
     }
 
     /// A scenario made in code (a recording turned into a workload), checked
@@ -263,12 +334,14 @@ impl Scenario {
             phases,
             starts: Vec::new(),
         };
-        Scenario::checked(name, s)
+        Scenario::checked(s).map_err(|(_, what)| ScenarioError::Parse(name.into(), what))
     }
 
-    /// The checks every scenario passes, and the phases' starts in seconds.
-    fn checked(name: &str, mut s: Scenario) -> Result<Scenario, ScenarioError> {
-        let bad = |what: String| Err(ScenarioError::Parse(name.into(), what));
+    /// The checks every scenario passes, and the phases' starts in seconds;
+    /// a refusal names the value it is about ([`Refused`]) and why.
+    fn checked(mut s: Scenario) -> Result<Scenario, (Refused, String)> {
+        let top = |key| move |what: String| Err((Refused::Top(key), what));
+        let bad = top("cpus");
         if s.cpus == 0 || s.online == 0 || s.online > s.cpus {
             return bad(format!(
                 "cpus = {} and online = {} must satisfy 1 <= online <= cpus",
@@ -277,39 +350,42 @@ impl Scenario {
         }
         // Written so that NaN fails too.
         if !(s.memory_mib >= 256.0 && s.memory_mib <= 16.0 * 1024.0 * 1024.0) {
-            return bad(format!(
+            return top("memory_mib")(format!(
                 "memory_mib = {} must be a number from 256 to 16777216 (16 TiB)",
-                s.memory_mib
+                short(s.memory_mib)
             ));
         }
         if s.cpus > 4096 {
             return bad(format!("cpus = {} is more than 4096", s.cpus));
         }
         if s.phases.len() > 100_000 {
-            return bad(format!("{} phases are more than 100000", s.phases.len()));
+            return top("phases")(format!("{} phases are more than 100000", s.phases.len()));
         }
         if seconds(&s.duration).is_none_or(|d| d <= 0.0) {
-            return bad(format!(
+            return top("duration")(format!(
                 "duration {:?} is not a duration like 1h, 15m, 90s or 12:00 (at most 366 days)",
                 s.duration
             ));
         }
-        let mut previous = -1.0;
-        for p in &s.phases {
+        let mut previous: Option<(f64, &Phase)> = None;
+        for (i, p) in s.phases.iter().enumerate() {
+            let at = |key| move |what: String| Err((Refused::Phase(i, key), what));
+            let bad = at("threads");
             let Some(start) = seconds(&p.start) else {
-                return bad(format!(
+                return at("start")(format!(
                     "phase {:?}: start {:?} is not a time",
                     p.name, p.start
                 ));
             };
-            if start <= previous {
-                return bad(format!(
-                    "phase {:?} starts at {} but must start after the phase before it",
-                    p.name, p.start
+            if let Some((before, q)) = previous
+                && start <= before
+            {
+                return at("start")(format!(
+                    "phase {:?} starts at {}, not after the phase before it, {:?} (at {})",
+                    p.name, p.start, q.name, q.start
                 ));
             }
-            previous = start;
-            s.starts.push(start);
+            previous = Some((start, p));
             let shares = [
                 p.system_share,
                 p.nice_share,
@@ -325,7 +401,7 @@ impl Scenario {
                 ));
             }
             if p.system_share + p.nice_share > 1.0 {
-                return bad(format!(
+                return at("system_share")(format!(
                     "phase {:?}: system_share + nice_share is more than 1",
                     p.name
                 ));
@@ -346,11 +422,12 @@ impl Scenario {
             }
         }
         if !(0.0..=0.95).contains(&s.contention) {
-            return bad(format!(
+            return top("contention")(format!(
                 "contention = {} must be between 0 and 0.95",
-                s.contention
+                short(s.contention)
             ));
         }
+        s.starts = s.phases.iter().filter_map(|p| seconds(&p.start)).collect();
         Ok(s)
     }
 
@@ -412,9 +489,15 @@ mod tests {
 
     #[test]
     fn mistakes_are_named() {
+        // Each names the value it is about by line and column (the GUEST
+        // lines come first), and a number as it is short.
+        let order = error("[[phases]]\nstart = \"0:30\"\n[[phases]]\nstart = \"0:10\"\n");
+        assert!(order.contains("not after the phase before it"), "{order}");
+        assert!(order.starts_with("t.toml:8:9: "), "{order}");
+        let huge = error("contention = 1e308\n");
         assert!(
-            error("[[phases]]\nstart = \"0:30\"\n[[phases]]\nstart = \"0:10\"\n")
-                .contains("must start after")
+            huge.starts_with("t.toml:5:14: contention = 1e308 must be"),
+            "{huge}"
         );
         assert!(
             error("[[phases]]\nstart = \"0\"\nsystem_share = 1.5\n").contains("between 0 and 1")
