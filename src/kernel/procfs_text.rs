@@ -99,6 +99,14 @@ fn columns_at(text: &[u8], start: usize) -> ([u64; 10], usize, usize) {
 /// `(loadavg, runnable)` from /proc/loadavg, rounded the way cpuplugd's
 /// `%f` round trip rounds them (to 6 decimals). `None` if unreadable.
 pub fn parse_loadavg(text: &[u8]) -> Option<(f64, f64)> {
+    let (first, runnable) = loadavg_words(text)?;
+    Some((six_decimals(first), six_decimals(runnable)))
+}
+
+/// The two words of /proc/loadavg that [`parse_loadavg`] converts (the
+/// first load, the runnable count), `None` when it would give `None`:
+/// the file checked as a reading checks it, nothing converted.
+fn loadavg_words(text: &[u8]) -> Option<(&[u8], &[u8])> {
     let mut at = 0;
     let first = next_word(text, &mut at)?;
     next_word(text, &mut at)?;
@@ -118,7 +126,53 @@ pub fn parse_loadavg(text: &[u8]) -> Option<(f64, f64)> {
     if !runnable.first()?.is_ascii_digit() && !matches!(runnable[0], b'-' | b'+' | b'.') {
         return None;
     }
-    Some((six_decimals(first), six_decimals(runnable)))
+    Some((first, runnable))
+}
+
+/// The most of /proc/loadavg kept unconverted (the kernel's text is at
+/// most about 60 bytes; a longer one is converted when read).
+const LOADAVG_KEPT: usize = 64;
+
+/// /proc/loadavg as read, checked but not converted: kept in a reading
+/// when no rule names a load, so that rules loaded later (a reload) that
+/// read an earlier interval's load get the one read then. Converting is
+/// most of the file's cost, and most rule files never ask.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct LoadavgText {
+    bytes: [u8; LOADAVG_KEPT],
+    len: u8,
+}
+
+impl std::fmt::Debug for LoadavgText {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:?}", String::from_utf8_lossy(self.text()))
+    }
+}
+
+impl LoadavgText {
+    /// `text` kept when [`parse_loadavg`] would read it and it is short
+    /// enough to keep (`None`: convert it at once, or report it).
+    pub fn keep(text: &[u8]) -> Option<LoadavgText> {
+        if text.len() > LOADAVG_KEPT {
+            return None;
+        }
+        loadavg_words(text)?;
+        let mut bytes = [0; LOADAVG_KEPT];
+        bytes[..text.len()].copy_from_slice(text);
+        Some(LoadavgText {
+            bytes,
+            len: u8::try_from(text.len()).ok()?,
+        })
+    }
+
+    fn text(&self) -> &[u8] {
+        &self.bytes[..usize::from(self.len)]
+    }
+
+    /// `(loadavg, runnable)` as [`parse_loadavg`] gives them.
+    pub fn parse(&self) -> Option<(f64, f64)> {
+        parse_loadavg(self.text())
+    }
 }
 
 /// The next blank-separated word from `*at` on, moving `*at` past it.
@@ -221,6 +275,27 @@ mod tests {
             .expect("valid");
         assert_eq!(t.user, 9_999_999_999_999_999_999);
         assert_eq!(t.nice, u64::MAX);
+    }
+
+    /// Kept text converts to what converting at once gives; what would
+    /// not convert is not kept (the reading reports it), nor is a text
+    /// too long to keep (it is converted at once).
+    #[test]
+    fn kept_loadavg_text_converts_as_the_file_would() {
+        for text in [
+            &b"0.42 0.27 0.21 1/89 29247\n"[..],
+            b"0.1234567 0 0 3/9 1",
+            b"0.50 0.40 0.30 1 999\n",
+            b"1e400 0 0 -2/3 1\n",
+        ] {
+            let kept = LoadavgText::keep(text).expect("valid and short");
+            assert_eq!(kept.parse(), parse_loadavg(text), "{text:?}");
+        }
+        assert_eq!(LoadavgText::keep(b"garbage"), None);
+        assert_eq!(LoadavgText::keep(b"0.1 0.2 0.3 x/4 5\n"), None);
+        let long = format!("0.{} 0 0 1/2 3\n", "1".repeat(LOADAVG_KEPT));
+        assert_eq!(LoadavgText::keep(long.as_bytes()), None);
+        assert!(parse_loadavg(long.as_bytes()).is_some());
     }
 
     #[test]
