@@ -580,6 +580,11 @@ impl FieldParser {
     /// the one held longest: in a run that lets readings go in turn, the
     /// free one.
     fn take_free_text(&mut self) -> Arc<Kept> {
+        if let Some(first) = self.kept.front_mut()
+            && Arc::get_mut(first).is_some()
+        {
+            return self.kept.pop_front().unwrap_or_default();
+        }
         match self.kept.iter_mut().position(|k| Arc::get_mut(k).is_some()) {
             Some(i) => self.kept.remove(i).unwrap_or_default(),
             None => Arc::default(),

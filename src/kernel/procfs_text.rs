@@ -107,11 +107,11 @@ pub fn parse_loadavg(text: &[u8]) -> Option<(f64, f64)> {
 /// first load, the runnable count), `None` when it would give `None`:
 /// the file checked as a reading checks it, nothing converted.
 fn loadavg_words(text: &[u8]) -> Option<(&[u8], &[u8])> {
-    let mut at = 0;
-    let first = next_word(text, &mut at)?;
-    next_word(text, &mut at)?;
-    next_word(text, &mut at)?;
-    let fourth = next_word(text, &mut at)?;
+    let mut words = text
+        .split(u8::is_ascii_whitespace)
+        .filter(|w| !w.is_empty());
+    let first = words.next()?;
+    let fourth = words.nth(2)?;
     if !first.first()?.is_ascii_digit() && first[0] != b'-' && first[0] != b'.' {
         return None;
     }
@@ -173,20 +173,6 @@ impl LoadavgText {
     pub fn parse(&self) -> Option<(f64, f64)> {
         parse_loadavg(self.text())
     }
-}
-
-/// The next blank-separated word from `*at` on, moving `*at` past it.
-fn next_word<'a>(text: &'a [u8], at: &mut usize) -> Option<&'a [u8]> {
-    let mut i = *at;
-    while i < text.len() && text[i].is_ascii_whitespace() {
-        i += 1;
-    }
-    let start = i;
-    while i < text.len() && !text[i].is_ascii_whitespace() {
-        i += 1;
-    }
-    *at = i;
-    (i > start).then(|| &text[start..i])
 }
 
 /// A number as `sprintf("%f")` followed by `strtod` leaves it.
