@@ -4,7 +4,7 @@
 use super::fields::Malformed;
 pub use super::integer::parse_long;
 use super::sample::{CpuTicks, Stamp};
-use crate::number::{digits_at, leading_value};
+use crate::number::digits_at;
 
 /// The aggregate `cpu` line and (when `per_cpu`) the `cpuN` lines of
 /// /proc/stat, read in one pass that stops at the first line not starting
@@ -96,105 +96,6 @@ fn columns_at(text: &[u8], start: usize) -> ([u64; 10], usize, usize) {
     (out, i, found)
 }
 
-/// `(loadavg, runnable)` from /proc/loadavg, rounded the way cpuplugd's
-/// `%f` round trip rounds them (to 6 decimals). `None` if unreadable.
-pub fn parse_loadavg(text: &[u8]) -> Option<(f64, f64)> {
-    let (first, runnable) = loadavg_words(text)?;
-    Some((six_decimals(first), six_decimals(runnable)))
-}
-
-/// The two words of /proc/loadavg that [`parse_loadavg`] converts (the
-/// first load, the runnable count), `None` when it would give `None`:
-/// the file checked as a reading checks it, nothing converted.
-fn loadavg_words(text: &[u8]) -> Option<(&[u8], &[u8])> {
-    let mut words = text
-        .split(u8::is_ascii_whitespace)
-        .filter(|w| !w.is_empty());
-    let first = words.next()?;
-    let fourth = words.nth(2)?;
-    if !first.first()?.is_ascii_digit() && first[0] != b'-' && first[0] != b'.' {
-        return None;
-    }
-    // cpuplugd scans `%lf %lf %lf %lf/`: the `/` is matched after the
-    // fourth number is converted, so a missing `/` changes nothing (edge
-    // case G); a fourth field that is no number stops it.
-    let slash = fourth
-        .iter()
-        .position(|b| *b == b'/')
-        .unwrap_or(fourth.len());
-    let runnable = &fourth[..slash];
-    if !runnable.first()?.is_ascii_digit() && !matches!(runnable[0], b'-' | b'+' | b'.') {
-        return None;
-    }
-    Some((first, runnable))
-}
-
-/// The most of /proc/loadavg kept unconverted (the kernel's text is at
-/// most about 60 bytes; a longer one is converted when read).
-const LOADAVG_KEPT: usize = 64;
-
-/// /proc/loadavg as read, checked but not converted: kept in a reading
-/// when no rule names a load, so that rules loaded later (a reload) that
-/// read an earlier interval's load get the one read then. Converting is
-/// most of the file's cost, and most rule files never ask.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub struct LoadavgText {
-    bytes: [u8; LOADAVG_KEPT],
-    len: u8,
-}
-
-impl std::fmt::Debug for LoadavgText {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{:?}", String::from_utf8_lossy(self.text()))
-    }
-}
-
-impl LoadavgText {
-    /// `text` kept when [`parse_loadavg`] would read it and it is short
-    /// enough to keep (`None`: convert it at once, or report it).
-    pub fn keep(text: &[u8]) -> Option<LoadavgText> {
-        if text.len() > LOADAVG_KEPT {
-            return None;
-        }
-        loadavg_words(text)?;
-        let mut bytes = [0; LOADAVG_KEPT];
-        bytes[..text.len()].copy_from_slice(text);
-        Some(LoadavgText {
-            bytes,
-            len: u8::try_from(text.len()).ok()?,
-        })
-    }
-
-    fn text(&self) -> &[u8] {
-        &self.bytes[..usize::from(self.len)]
-    }
-
-    /// `(loadavg, runnable)` as [`parse_loadavg`] gives them.
-    pub fn parse(&self) -> Option<(f64, f64)> {
-        parse_loadavg(self.text())
-    }
-}
-
-/// A number as `sprintf("%f")` followed by `strtod` leaves it.
-fn six_decimals(token: &[u8]) -> f64 {
-    let v = leading_value(token);
-    let simple = match token.iter().position(|b| *b == b'.') {
-        Some(dot) => {
-            token[dot + 1..]
-                .iter()
-                .take_while(|b| b.is_ascii_digit())
-                .count()
-                <= 6
-        }
-        None => true,
-    } && !token.iter().any(|b| *b == b'e' || *b == b'E');
-    if simple || !v.is_finite() {
-        v
-    } else {
-        format!("{v:.6}").parse().unwrap_or(v)
-    }
-}
-
 /// A time stamp `SEC` or `SEC.FRACTION` (at most 6 fractional digits),
 /// the first word of the text.
 pub fn parse_time(text: &[u8]) -> Option<Stamp> {
@@ -263,37 +164,8 @@ mod tests {
         assert_eq!(t.nice, u64::MAX);
     }
 
-    /// Kept text converts to what converting at once gives; what would
-    /// not convert is not kept (the reading reports it), nor is a text
-    /// too long to keep (it is converted at once).
     #[test]
-    fn kept_loadavg_text_converts_as_the_file_would() {
-        for text in [
-            &b"0.42 0.27 0.21 1/89 29247\n"[..],
-            b"0.1234567 0 0 3/9 1",
-            b"0.50 0.40 0.30 1 999\n",
-            b"1e400 0 0 -2/3 1\n",
-        ] {
-            let kept = LoadavgText::keep(text).expect("valid and short");
-            assert_eq!(kept.parse(), parse_loadavg(text), "{text:?}");
-        }
-        assert_eq!(LoadavgText::keep(b"garbage"), None);
-        assert_eq!(LoadavgText::keep(b"0.1 0.2 0.3 x/4 5\n"), None);
-        let long = format!("0.{} 0 0 1/2 3\n", "1".repeat(LOADAVG_KEPT));
-        assert_eq!(LoadavgText::keep(long.as_bytes()), None);
-        assert!(parse_loadavg(long.as_bytes()).is_some());
-    }
-
-    #[test]
-    fn loadavg_and_time() {
-        assert_eq!(
-            parse_loadavg(b"0.42 0.27 0.21 1/89 29247\n"),
-            Some((0.42, 1.0))
-        );
-        assert_eq!(parse_loadavg(b"0.1234567 0 0 3/9 1"), Some((0.123457, 3.0)));
-        assert_eq!(parse_loadavg(b"garbage"), None);
-        // No `/` after the fourth number changes nothing for cpuplugd.
-        assert_eq!(parse_loadavg(b"0.50 0.40 0.30 1 999\n"), Some((0.5, 1.0)));
+    fn time() {
         let t = parse_time(b"1336046403.465934\n").map(Stamp::seconds);
         assert_eq!(t, Some(1336046403.0 + 465934.0 / 1e6));
         assert_eq!(parse_time(b"17\n"), Some(Stamp::new(17, 0)));

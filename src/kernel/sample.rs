@@ -3,7 +3,7 @@
 
 use super::cpulist::CpuList;
 use super::fields::FieldTable;
-use super::procfs_text::LoadavgText;
+use super::loadavg::LoadavgText;
 
 /// Tick counters of one `cpu` line of /proc/stat, in the kernel's order.
 /// Missing columns (old kernels) read as 0.
