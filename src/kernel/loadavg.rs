@@ -14,24 +14,11 @@ pub fn parse_loadavg(text: &[u8]) -> Option<(f64, f64)> {
 /// first load, the runnable count), `None` when it would give `None`:
 /// the file checked as a reading checks it, nothing converted.
 fn loadavg_words(text: &[u8]) -> Option<(&[u8], &[u8])> {
-    // Where the first four words start and end, in one pass: at an even
-    // count a word's start is looked for, at an odd one its end.
-    let mut edges = [text.len(); 8];
-    let mut n = 0;
-    for (i, b) in text.iter().enumerate() {
-        if b.is_ascii_whitespace() == (n % 2 == 1) {
-            edges[n] = i;
-            n += 1;
-            if n == edges.len() {
-                break;
-            }
-        }
-    }
-    if n < 7 {
-        return None;
-    }
-    let first = &text[edges[0]..edges[1]];
-    let fourth = &text[edges[6]..edges[7]];
+    let mut at = 0;
+    let first = next_word(text, &mut at)?;
+    next_word(text, &mut at)?;
+    next_word(text, &mut at)?;
+    let fourth = next_word(text, &mut at)?;
     if !first.first()?.is_ascii_digit() && first[0] != b'-' && first[0] != b'.' {
         return None;
     }
@@ -47,6 +34,20 @@ fn loadavg_words(text: &[u8]) -> Option<(&[u8], &[u8])> {
         return None;
     }
     Some((first, runnable))
+}
+
+/// The next blank-separated word from `*at` on, moving `*at` past it.
+fn next_word<'a>(text: &'a [u8], at: &mut usize) -> Option<&'a [u8]> {
+    let mut i = *at;
+    while i < text.len() && text[i].is_ascii_whitespace() {
+        i += 1;
+    }
+    let start = i;
+    while i < text.len() && !text[i].is_ascii_whitespace() {
+        i += 1;
+    }
+    *at = i;
+    (i > start).then(|| &text[start..i])
 }
 
 /// The most of /proc/loadavg kept unconverted (the kernel's text is at
