@@ -100,6 +100,7 @@ fn readings() -> Vec<Arc<Sample>> {
             per_cpu: (0..online).map(|c| (c, CpuTicks::default())).collect(),
             loadavg: 1.0,
             runnable: 1.0,
+            loadavg_text: None,
             meminfo: FieldTable::new(
                 Arc::clone(&meminfo_layout),
                 vec![total_kib, free_kib, 200_000.0, 10_000.0],

@@ -415,11 +415,12 @@ impl Runner<'_> {
     /// SIGHUP may bring rules that read an earlier interval's load
     /// (`cpustat.loadavg[1]`), and the history kept across the reload must
     /// hold the loads cpuplugd read then, not NaN (an invalid operation
-    /// that skips the group where cpuplugd decides).
+    /// that skips the group where cpuplugd decides). When no rule names a
+    /// load its text is only checked and kept; the reload converts it.
     fn interest(&self) -> Interest {
         let mut interest = self.session.interest();
         interest.present_each_interval |= self.exposure.is_some();
-        interest.loadavg = true;
+        interest.loadavg_text = true;
         interest
     }
 
@@ -871,6 +872,7 @@ mod tests {
             per_cpu: Vec::new(),
             loadavg: 0.1,
             runnable: 1.0,
+            loadavg_text: None,
             meminfo: FieldTable::from_pairs([("MemFree", 1000.0)]),
             vmstat: FieldTable::from_pairs([
                 ("pswpin", 0.0),
@@ -1130,6 +1132,17 @@ mod tests {
         );
         assert!(
             !lines.iter().any(|l| l.contains("invalid operation")),
+            "{lines:#?}"
+        );
+        // The fixture's load is 0.03: the first interval after the reload
+        // plugs on the load read before it (kept as text, converted by the
+        // reload), not on a NaN.
+        let after = lines
+            .iter()
+            .skip_while(|l| !l.starts_with("reloaded"))
+            .nth(1);
+        assert!(
+            after.is_some_and(|l| l.split_whitespace().nth(2) == Some("true")),
             "{lines:#?}"
         );
     }

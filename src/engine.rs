@@ -563,6 +563,7 @@ impl Engine {
             meminfo: with(&fields.meminfo, &MEM_BASE[..1]),
             vmstat: with(&fields.vmstat, &MEM_BASE[1..]),
             loadavg: names_loadavg(&self.rules),
+            loadavg_text: false,
             present_each_interval: false,
         }
     }

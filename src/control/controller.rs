@@ -990,6 +990,7 @@ mod tests {
             per_cpu: Vec::new(),
             loadavg: 0.0,
             runnable: 0.0,
+            loadavg_text: None,
             meminfo: crate::kernel::fields::FieldTable::from_pairs([("MemFree", 1.0)]),
             vmstat: crate::kernel::fields::FieldTable::from_pairs([("pgpgin", 1.0)]),
             online: CpuList::default(),

@@ -281,6 +281,7 @@ mod tests {
             per_cpu: Vec::new(),
             loadavg: 0.5,
             runnable: 1.0,
+            loadavg_text: None,
             meminfo: FieldTable::from_pairs([
                 ("MemTotal", 4_000_000.0),
                 ("MemFree", 500_000.0),

@@ -546,7 +546,11 @@ impl Session {
         self.patterns = PatternWatch::new(&rules);
         self.rules = rules;
         self.file = file;
-        for sample in &self.recent {
+        let loads = self.engine.interest().loadavg;
+        for sample in &mut self.recent {
+            if loads && sample.loadavg_text.is_some() {
+                Arc::make_mut(sample).convert_loadavg();
+            }
             let _ = self.engine.push(sample, &mut NoTrace);
         }
         match self.recent.back().cloned() {

@@ -12,6 +12,7 @@
 //! reading is checked the first time anything looks past the prefix.
 
 use std::borrow::Cow;
+use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
@@ -173,8 +174,10 @@ struct Kept {
 /// per line, and its names are not listed for rule checks.
 pub const KERNEL_LINES: usize = 4096;
 
-/// How many texts a parser keeps for reuse.
-const KEPT_TEXTS: usize = 4;
+/// How many texts a parser keeps for reuse: enough for the readings a
+/// daemon holds (its rules' history, up to five back, the one it let go
+/// of, the next), so that every reading reuses a text.
+const KEPT_TEXTS: usize = 8;
 
 /// The lines of a reading after the checked prefix.
 #[derive(Debug, Clone)]
@@ -349,7 +352,7 @@ pub struct FieldParser {
     /// How many of the layout's lines decide the wanted names.
     deciding: usize,
     /// Texts handed to tables, refilled once no table holds them.
-    kept: Vec<Arc<Kept>>,
+    kept: VecDeque<Arc<Kept>>,
     /// Each name of the layout with its separator, ready to compare.
     probes: Vec<Probe>,
     /// The checked lines' bytes as they last held.
@@ -504,7 +507,7 @@ impl FieldParser {
             layout: Arc::new(Layout::new(Vec::new())),
             wanted: None,
             deciding: 0,
-            kept: Vec::new(),
+            kept: VecDeque::new(),
             probes: Vec::new(),
             shape: Shape::default(),
         }
@@ -530,7 +533,7 @@ impl FieldParser {
             None => None,
         };
         if self.kept.len() < KEPT_TEXTS {
-            self.kept.push(Arc::clone(&arc));
+            self.kept.push_back(Arc::clone(&arc));
         }
         match checked {
             Some(rest) => Ok(FieldTable {
@@ -573,9 +576,17 @@ impl FieldParser {
     }
 
     /// A kept text no table holds any more (taken out), or a new one.
+    /// Texts go back in the order they are handed out, so the first is
+    /// the one held longest: in a run that lets readings go in turn, the
+    /// free one.
     fn take_free_text(&mut self) -> Arc<Kept> {
+        if let Some(first) = self.kept.front_mut()
+            && Arc::get_mut(first).is_some()
+        {
+            return self.kept.pop_front().unwrap_or_default();
+        }
         match self.kept.iter_mut().position(|k| Arc::get_mut(k).is_some()) {
-            Some(i) => self.kept.swap_remove(i),
+            Some(i) => self.kept.remove(i).unwrap_or_default(),
             None => Arc::default(),
         }
     }

@@ -13,6 +13,7 @@ pub mod fields;
 pub mod fs;
 pub mod integer;
 pub mod live;
+pub mod loadavg;
 pub mod machine;
 pub mod processes;
 pub mod procfs_text;

@@ -4,7 +4,7 @@
 use super::fields::Malformed;
 pub use super::integer::parse_long;
 use super::sample::{CpuTicks, Stamp};
-use crate::number::{digits_at, leading_value};
+use crate::number::digits_at;
 
 /// The aggregate `cpu` line and (when `per_cpu`) the `cpuN` lines of
 /// /proc/stat, read in one pass that stops at the first line not starting
@@ -96,65 +96,6 @@ fn columns_at(text: &[u8], start: usize) -> ([u64; 10], usize, usize) {
     (out, i, found)
 }
 
-/// `(loadavg, runnable)` from /proc/loadavg, rounded the way cpuplugd's
-/// `%f` round trip rounds them (to 6 decimals). `None` if unreadable.
-pub fn parse_loadavg(text: &[u8]) -> Option<(f64, f64)> {
-    let mut at = 0;
-    let first = next_word(text, &mut at)?;
-    next_word(text, &mut at)?;
-    next_word(text, &mut at)?;
-    let fourth = next_word(text, &mut at)?;
-    if !first.first()?.is_ascii_digit() && first[0] != b'-' && first[0] != b'.' {
-        return None;
-    }
-    // cpuplugd scans `%lf %lf %lf %lf/`: the `/` is matched after the
-    // fourth number is converted, so a missing `/` changes nothing (edge
-    // case G); a fourth field that is no number stops it.
-    let slash = fourth
-        .iter()
-        .position(|b| *b == b'/')
-        .unwrap_or(fourth.len());
-    let runnable = &fourth[..slash];
-    if !runnable.first()?.is_ascii_digit() && !matches!(runnable[0], b'-' | b'+' | b'.') {
-        return None;
-    }
-    Some((six_decimals(first), six_decimals(runnable)))
-}
-
-/// The next blank-separated word from `*at` on, moving `*at` past it.
-fn next_word<'a>(text: &'a [u8], at: &mut usize) -> Option<&'a [u8]> {
-    let mut i = *at;
-    while i < text.len() && text[i].is_ascii_whitespace() {
-        i += 1;
-    }
-    let start = i;
-    while i < text.len() && !text[i].is_ascii_whitespace() {
-        i += 1;
-    }
-    *at = i;
-    (i > start).then(|| &text[start..i])
-}
-
-/// A number as `sprintf("%f")` followed by `strtod` leaves it.
-fn six_decimals(token: &[u8]) -> f64 {
-    let v = leading_value(token);
-    let simple = match token.iter().position(|b| *b == b'.') {
-        Some(dot) => {
-            token[dot + 1..]
-                .iter()
-                .take_while(|b| b.is_ascii_digit())
-                .count()
-                <= 6
-        }
-        None => true,
-    } && !token.iter().any(|b| *b == b'e' || *b == b'E');
-    if simple || !v.is_finite() {
-        v
-    } else {
-        format!("{v:.6}").parse().unwrap_or(v)
-    }
-}
-
 /// A time stamp `SEC` or `SEC.FRACTION` (at most 6 fractional digits),
 /// the first word of the text.
 pub fn parse_time(text: &[u8]) -> Option<Stamp> {
@@ -224,15 +165,7 @@ mod tests {
     }
 
     #[test]
-    fn loadavg_and_time() {
-        assert_eq!(
-            parse_loadavg(b"0.42 0.27 0.21 1/89 29247\n"),
-            Some((0.42, 1.0))
-        );
-        assert_eq!(parse_loadavg(b"0.1234567 0 0 3/9 1"), Some((0.123457, 3.0)));
-        assert_eq!(parse_loadavg(b"garbage"), None);
-        // No `/` after the fourth number changes nothing for cpuplugd.
-        assert_eq!(parse_loadavg(b"0.50 0.40 0.30 1 999\n"), Some((0.5, 1.0)));
+    fn time() {
         let t = parse_time(b"1336046403.465934\n").map(Stamp::seconds);
         assert_eq!(t, Some(1336046403.0 + 465934.0 / 1e6));
         assert_eq!(parse_time(b"17\n"), Some(Stamp::new(17, 0)));

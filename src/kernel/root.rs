@@ -19,7 +19,8 @@ use super::cpulist::CpuList;
 use super::facts::{PresentCpusError, SystemFacts};
 use super::fields::{FieldParser, Malformed};
 use super::fs::{KeptFiles, Resolve, Root, check_regular};
-use super::procfs_text::{parse_loadavg, parse_long, parse_stat};
+use super::loadavg::{LoadavgText, parse_loadavg};
+use super::procfs_text::{parse_long, parse_stat};
 use super::read_buffer::ReadBuffer;
 use super::root_file::RootFile;
 use super::sample::{CpuState, Polarization, ProcBytes, Sample, Stamp};
@@ -63,6 +64,8 @@ pub struct RootReader {
     per_cpu: bool,
     /// Whether to read /proc/loadavg (unread: both loads are NaN).
     loadavg: bool,
+    /// Whether to read it all the same, checked and kept unconverted.
+    loadavg_text: bool,
     /// The present CPUs as last read, and whether they are read anew at
     /// every reading (see [`RootReader::present_cpus`]).
     present: PresentCpus,
@@ -96,6 +99,7 @@ impl RootReader {
             kept_cpus: KeptFiles::default(),
             per_cpu: true,
             loadavg: true,
+            loadavg_text: false,
             present: PresentCpus {
                 each_reading: true,
                 ..PresentCpus::default()
@@ -108,6 +112,7 @@ impl RootReader {
     pub fn narrow(&mut self, interest: &Interest) {
         self.per_cpu = interest.per_cpu;
         self.loadavg = interest.loadavg;
+        self.loadavg_text = interest.loadavg_text;
         self.present.each_reading = interest.present_each_interval;
         // New interest (a start, a reload): the next reading is fresh.
         self.present.last = None;
@@ -279,14 +284,25 @@ impl RootReader {
         self.load(root, RootFile::Stat)?;
         let (ticks, per_cpu) = parse_stat(self.buf.bytes(), self.per_cpu)
             .map_err(|m| Self::bad_line(paths::STAT, m))?;
-        let (loadavg, runnable) = if self.loadavg {
+        let mut loadavg_text = None;
+        let (loadavg, runnable) = if self.loadavg || self.loadavg_text {
             self.load(root, RootFile::Loadavg)?;
-            parse_loadavg(self.buf.bytes()).ok_or_else(|| {
-                Self::malformed(
-                    paths::LOADAVG,
-                    "line 1: expected `LOAD1 LOAD5 LOAD15 RUNNING/TOTAL PID`",
-                )
-            })?
+            let kept = if self.loadavg {
+                None
+            } else {
+                LoadavgText::keep(self.buf.bytes())
+            };
+            if kept.is_some() {
+                loadavg_text = kept;
+                (f64::NAN, f64::NAN)
+            } else {
+                parse_loadavg(self.buf.bytes()).ok_or_else(|| {
+                    Self::malformed(
+                        paths::LOADAVG,
+                        "line 1: expected `LOAD1 LOAD5 LOAD15 RUNNING/TOTAL PID`",
+                    )
+                })?
+            }
         } else {
             (f64::NAN, f64::NAN)
         };
@@ -342,6 +358,7 @@ impl RootReader {
             per_cpu,
             loadavg,
             runnable,
+            loadavg_text,
             meminfo,
             vmstat,
             online,
@@ -712,6 +729,7 @@ mod tests {
             meminfo: None,
             vmstat: None,
             loadavg: false,
+            loadavg_text: false,
             present_each_interval: false,
         }
     }
@@ -744,6 +762,38 @@ mod tests {
             matches!(&err, Err(SourceError::Open { path, .. }) if path.ends_with("loadavg")),
             "{err:?}"
         );
+    }
+
+    /// Told to keep /proc/loadavg's text (no rule names a load, a reload
+    /// may bring one), a reader still reads and checks the file, converts
+    /// nothing, and the kept text converts to what a reader told the rules
+    /// name a load gives. A malformed file fails the reading either way.
+    #[test]
+    fn loadavg_text_is_checked_and_kept_unconverted() {
+        let (_dir, root) = fixture_copy();
+        let file = root.join(paths::LOADAVG);
+        std::fs::write(&file, "1.25 0.5 0.25 3/99 4242\n").unwrap_or_else(|e| panic!("{e}"));
+        let mut reader = RootReader::new();
+        reader.scan_cpu_dirs = false;
+        let kept = Interest {
+            loadavg_text: true,
+            ..lean()
+        };
+        reader.narrow(&kept);
+        let mut s = reader
+            .read(&root, Stamp::new(1, 0))
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(s.loadavg.is_nan() && s.runnable.is_nan() && s.loadavg_text.is_some());
+        s.convert_loadavg();
+        assert_eq!((s.loadavg, s.runnable, s.loadavg_text), (1.25, 3.0, None));
+        std::fs::write(&file, "busy\n").unwrap_or_else(|e| panic!("{e}"));
+        let err = reader.read(&root, Stamp::new(2, 0));
+        assert!(
+            matches!(&err, Err(SourceError::Malformed { .. })),
+            "{err:?}"
+        );
+        reader.narrow(&lean());
+        assert!(reader.read(&root, Stamp::new(3, 0)).is_ok(), "not read");
     }
 
     /// A pinned reader that need not read the present CPUs every time

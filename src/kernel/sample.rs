@@ -3,6 +3,7 @@
 
 use super::cpulist::CpuList;
 use super::fields::FieldTable;
+use super::loadavg::LoadavgText;
 
 /// Tick counters of one `cpu` line of /proc/stat, in the kernel's order.
 /// Missing columns (old kernels) read as 0.
@@ -136,6 +137,9 @@ pub struct Sample {
     pub loadavg: f64,
     /// The number before the `/` in the fourth field of /proc/loadavg.
     pub runnable: f64,
+    /// /proc/loadavg read but not converted (no rule named a load; both
+    /// loads are then NaN until [`Sample::convert_loadavg`]).
+    pub loadavg_text: Option<LoadavgText>,
     pub meminfo: FieldTable,
     pub vmstat: FieldTable,
     pub online: CpuList,
@@ -165,6 +169,7 @@ impl Clone for Sample {
             per_cpu: self.per_cpu.clone(),
             loadavg: self.loadavg,
             runnable: self.runnable,
+            loadavg_text: self.loadavg_text,
             meminfo: self.meminfo.clone(),
             vmstat: self.vmstat.clone(),
             online: self.online.clone(),
@@ -184,6 +189,7 @@ impl Clone for Sample {
             per_cpu,
             loadavg,
             runnable,
+            loadavg_text,
             meminfo,
             vmstat,
             online,
@@ -199,6 +205,7 @@ impl Clone for Sample {
         per_cpu.clone_from(&source.per_cpu);
         *loadavg = source.loadavg;
         *runnable = source.runnable;
+        *loadavg_text = source.loadavg_text;
         meminfo.clone_from(&source.meminfo);
         vmstat.clone_from(&source.vmstat);
         online.clone_from(&source.online);
@@ -212,6 +219,17 @@ impl Clone for Sample {
 }
 
 impl Sample {
+    /// Converts the kept /proc/loadavg text into both loads (rules that
+    /// read them were loaded after this reading was taken).
+    pub fn convert_loadavg(&mut self) {
+        if let Some(text) = self.loadavg_text.take()
+            && let Some((loadavg, runnable)) = text.parse()
+        {
+            self.loadavg = loadavg;
+            self.runnable = runnable;
+        }
+    }
+
     /// A reading of `ticks` at `stamp` with CPUs 0..`online` of
     /// 0..`present` online and nothing else read (no per-CPU lines, empty
     /// /proc tables, no CMM): tests and tools fill in the rest with struct
@@ -223,6 +241,7 @@ impl Sample {
             per_cpu: Vec::new(),
             loadavg: 0.0,
             runnable: 0.0,
+            loadavg_text: None,
             meminfo: FieldTable::from_pairs([]),
             vmstat: FieldTable::from_pairs([]),
             online: CpuList::first(online),

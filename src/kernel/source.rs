@@ -35,6 +35,11 @@ pub struct Interest {
     /// `runnable_proc` look at it, and an unread file is a file less to
     /// open every interval.
     pub loadavg: bool,
+    /// Whether /proc/loadavg is read even when `loadavg` is false, its
+    /// text checked and kept unconverted in the reading
+    /// ([`Sample::loadavg_text`](super::sample::Sample::loadavg_text)):
+    /// rules loaded later may read an earlier interval's load.
+    pub loadavg_text: bool,
     /// Whether the present CPU list must be fresh in every reading (a
     /// metrics endpoint reports it). Otherwise a reader may re-read it only
     /// when something it bounds could have moved (see

@@ -646,6 +646,7 @@ impl Guest {
             per_cpu,
             loadavg: (self.load[0] * 100.0).round() / 100.0,
             runnable: self.runnable.ceil().max(1.0),
+            loadavg_text: None,
             meminfo,
             vmstat: FieldTable::new(Arc::clone(&self.vmstat), vm),
             online: CpuList {

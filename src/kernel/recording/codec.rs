@@ -464,6 +464,7 @@ impl Decoder {
             per_cpu,
             loadavg,
             runnable,
+            loadavg_text: None,
             meminfo,
             vmstat,
             online,
