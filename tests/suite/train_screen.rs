@@ -509,6 +509,32 @@ fn a_long_rule_wraps_whole_and_its_caret_stands_under_its_character() {
     );
 }
 
+/// An error in the part of a long text cut off past the cursor is said
+/// without a caret (a caret there would point at another character).
+#[test]
+fn an_error_cut_off_past_the_cursor_is_said_without_a_caret() {
+    let mut a = app("loadavg");
+    press(&mut a, KeyCode::Char('e'));
+    tab_to(&mut a, "HOTPLUG");
+    a.update(TrainAction::EditorKey(KeyEvent::new(
+        KeyCode::Char('u'),
+        KeyModifiers::CONTROL,
+    )));
+    let rule = format!("{}1 >= 0.5", "1 + ".repeat(400));
+    a.update(TrainAction::Paste(rule));
+    a.update(TrainAction::EditorKey(KeyEvent::new(
+        KeyCode::Home,
+        KeyModifiers::NONE,
+    )));
+    let shown = screen(&a);
+    assert!(
+        shown.contains("│HOTPLUG=1 + 1 + "),
+        "the cursor's end: {shown}"
+    );
+    assert!(shown.contains("✗ cpuplugd has no `>=`"), "{shown}");
+    assert!(!shown.contains("^ cpuplugd"), "{shown}");
+}
+
 /// The editor is the main screen's: the field's name is a label before
 /// the text, every key is checked as typed (no Enter needed) with a caret
 /// under the error, and the name typed again as text is said to be the

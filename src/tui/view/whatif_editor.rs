@@ -104,9 +104,12 @@ pub fn lines(
         }
         start += row_cols;
     }
-    // A caret just past the last character (an error at the end).
+    // A caret just past the last character (an error at the end); one
+    // further on points into text cut off after the cursor, and is said
+    // without a caret.
     match &caret {
-        Some((at, message)) if *at >= start => {
+        Some((at, _)) if *at > start => out.push(check_line(editor, edited, enter, theme)),
+        Some((at, message)) if *at == start => {
             let column = match at - last_start {
                 c if c < width => c,
                 _ => at - start,
