@@ -177,15 +177,27 @@ fn earlier_textfile(dir: &Root, rel: &Path) -> Result<FileStamp, FsError> {
         source: e,
     };
     let id = FileStamp::of(&file).map_err(io)?;
-    let ours = crate::kernel::fs::read_bounded(&file, MAX_EARLIER, PastLimit::Fail)
-        .is_ok_and(|bytes| is_plugtop_textfile(&bytes));
-    if !ours {
-        return Err(FsError::NotOurs {
+    // Why it is not one, when it is not: said as it is, so the refusal
+    // names what to look at.
+    let why = match crate::kernel::fs::read_bounded(&file, MAX_EARLIER, PastLimit::Fail) {
+        Err(_) => Some(
+            "exists and is not a metrics textfile plugtop wrote (it is larger than 4 MiB or cannot be read)",
+        ),
+        Ok(bytes) if is_plugtop_textfile(&bytes) => None,
+        Ok(bytes) if bytes.starts_with(format!("{HEADER}\n").as_bytes()) => Some(
+            "exists and is not a metrics textfile plugtop wrote (a line after plugtop's header is not one of its metrics)",
+        ),
+        Ok(_) => Some(
+            "exists and is not a metrics textfile plugtop wrote (its first line is not plugtop's header)",
+        ),
+    };
+    match why {
+        None => Ok(id),
+        Some(why) => Err(FsError::NotOurs {
             path: dir.path().join(rel).display().to_string(),
-            why: "exists and is not a metrics textfile plugtop wrote (its first line is not plugtop's header)",
-        });
+            why,
+        }),
     }
-    Ok(id)
 }
 
 #[cfg(test)]
@@ -315,6 +327,20 @@ mod tests {
             }
             assert_eq!(std::fs::read_to_string(&path).ok(), Some(foreign));
         }
+        // The refusal says which part is foreign (adv51: every refusal said
+        // the header was missing).
+        let reason = |text: &str| {
+            std::fs::write(&path, text).expect("a foreign file");
+            Textfile::open(&path)
+                .err()
+                .map(|e| e.to_string())
+                .unwrap_or_default()
+        };
+        assert!(reason("root:x:0:0\n").contains("its first line is not plugtop's header"));
+        assert!(
+            reason(&format!("{HEADER}\nroot:x:0:0\n"))
+                .contains("a line after plugtop's header is not one of its metrics")
+        );
         // An earlier run's textfile (killed with SIGKILL) is taken over.
         std::fs::write(&path, format!("{HEADER}\n{family}")).expect("earlier");
         let mut textfile = Textfile::open(&path).expect("an earlier textfile");

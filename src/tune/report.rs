@@ -794,7 +794,7 @@ pub fn text(
         "start"
     };
     let file = &p.file;
-    writeln!(out, "knobs of {}:", file.name())?;
+    say(out, &format!("knobs of {}:", file.name()))?;
     write!(out, "{}", knobs_text(&t.knobs))?;
     let forms = t.shapes.len() - 1;
     let tried = t

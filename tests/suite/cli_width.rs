@@ -292,6 +292,22 @@ fn tune_fits_80_columns_and_wide_keeps_each_row_on_one_line() {
             .any(|l| l.starts_with("  recommended s") && l.contains('%')),
         "{wide}"
     );
+    // A rule file under a long path: the knobs' heading wraps too (adv51);
+    // only the diff's own lines, which copy back whole, stay long.
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let deep = dir.path().join("d".repeat(120));
+    std::fs::create_dir(&deep).expect("a long directory name");
+    let rules = deep.join("r.conf");
+    std::fs::copy("examples/rules/oscillating-tight.conf", &rules).expect("rules");
+    let rules = rules.to_str().expect("utf-8");
+    let mut long = args;
+    long[3] = rules;
+    let narrow = stdout(&long);
+    let over: Vec<&str> = over_80(&narrow)
+        .into_iter()
+        .filter(|l| !l.starts_with("--- ") && !l.starts_with("+++ "))
+        .collect();
+    assert_eq!(over, Vec::<&str>::new(), "{narrow}");
 }
 
 /// Adversary F10: `fleet --batch --wide` counted an instance label of
