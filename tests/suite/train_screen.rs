@@ -470,12 +470,9 @@ fn a_failed_result_its_hints_and_the_brief_are_all_reachable_at_80x24() {
     assert_eq!(a.current.scroll, 0);
 }
 
-/// newuser51 #10: a rule longer than a row wraps with its start in
-/// sight (it was cut to `…` although rows were free), and the caret
-/// stands on the row right under the character it points at, as on the
-/// main screen (it stood where a one-row text would have put it).
-#[test]
-fn a_long_rule_wraps_whole_and_its_caret_stands_under_its_character() {
+/// The loadavg exercise's editor at HOTPLUG, its text replaced by `rule`
+/// as pasted.
+fn hotplug_pasted(rule: &str) -> TrainApp {
     let mut a = app("loadavg");
     press(&mut a, KeyCode::Char('e'));
     tab_to(&mut a, "HOTPLUG");
@@ -483,8 +480,18 @@ fn a_long_rule_wraps_whole_and_its_caret_stands_under_its_character() {
         KeyCode::Char('u'),
         KeyModifiers::CONTROL,
     )));
-    let rule = "(1 - (cpustat.idle[0] - cpustat.idle[3]) / (cpustat.total_ticks[0] - cpustat.total_ticks[3])) * onumcpus >= 0.5";
     a.update(TrainAction::Paste(rule.into()));
+    a
+}
+
+/// newuser51 #10: a rule longer than a row wraps with its start in
+/// sight (it was cut to `…` although rows were free), and the caret
+/// stands on the row right under the character it points at, as on the
+/// main screen (it stood where a one-row text would have put it).
+#[test]
+fn a_long_rule_wraps_whole_and_its_caret_stands_under_its_character() {
+    let rule = "(1 - (cpustat.idle[0] - cpustat.idle[3]) / (cpustat.total_ticks[0] - cpustat.total_ticks[3])) * onumcpus >= 0.5";
+    let a = hotplug_pasted(rule);
     let shown = screen(&a);
     assert!(
         shown.contains("│HOTPLUG=(1 - (cpustat.idle[0]"),
@@ -513,15 +520,7 @@ fn a_long_rule_wraps_whole_and_its_caret_stands_under_its_character() {
 /// without a caret (a caret there would point at another character).
 #[test]
 fn an_error_cut_off_past_the_cursor_is_said_without_a_caret() {
-    let mut a = app("loadavg");
-    press(&mut a, KeyCode::Char('e'));
-    tab_to(&mut a, "HOTPLUG");
-    a.update(TrainAction::EditorKey(KeyEvent::new(
-        KeyCode::Char('u'),
-        KeyModifiers::CONTROL,
-    )));
-    let rule = format!("{}1 >= 0.5", "1 + ".repeat(400));
-    a.update(TrainAction::Paste(rule));
+    let mut a = hotplug_pasted(&format!("{}1 >= 0.5", "1 + ".repeat(400)));
     a.update(TrainAction::EditorKey(KeyEvent::new(
         KeyCode::Home,
         KeyModifiers::NONE,

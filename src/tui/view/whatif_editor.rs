@@ -108,7 +108,7 @@ pub fn lines(
     // further on points into text cut off after the cursor, and is said
     // without a caret.
     match &caret {
-        Some((at, _)) if *at > start => out.push(check_line(editor, edited, enter, theme)),
+        Some((at, _)) if *at < start => {}
         Some((at, message)) if *at == start => {
             let column = match at - last_start {
                 c if c < width => c,
@@ -119,8 +119,7 @@ pub fn lines(
                 theme.warning(),
             )));
         }
-        Some(_) => {}
-        None => out.push(check_line(editor, edited, enter, theme)),
+        _ => out.push(check_line(editor, edited, enter, theme)),
     }
     out
 }
