@@ -524,7 +524,7 @@ impl App {
                 );
             }
             Update::Passed(passed) => self.take_passed(*passed),
-            Update::Sought(sought) => self.arrived(sought),
+            Update::SeekEnd(sought) => self.arrived(sought),
             Update::Ended(_) => {}
         }
     }
