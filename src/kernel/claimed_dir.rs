@@ -142,12 +142,7 @@ fn lock(dir: &Path, beneath: Root, what: DirUse) -> Result<ClaimedDir, ClaimErro
             _lock: file,
         }),
         Err(TryLockError::WouldBlock) => {
-            let holder = crate::kernel::processes::flock_holder_of(&beneath, marker, None)
-                .map(|(pid, name)| match name {
-                    Some(name) => format!(" (pid {pid}, {name})"),
-                    None => format!(" (pid {pid})"),
-                })
-                .unwrap_or_default();
+            let holder = crate::kernel::processes::flock_holder_words(&beneath, marker);
             Err(ClaimError::InUse {
                 dir: dir.display().to_string(),
                 marker: what.marker(),

@@ -187,3 +187,72 @@ fn plugs_that_cannot_be_written_are_failed_actions_and_the_textfile_goes_at_a_cl
     assert!(!textfile.exists(), "a clean stop removes the textfile");
     assert_eq!(common::online_cpus(root.path(), 4), vec![0]);
 }
+
+/// `plugtop run` observing `root` every 20 ms, its metrics written to
+/// `textfile`, its log piped.
+fn observing(root: &Path, rules: &Path, textfile: &Path) -> Command {
+    let mut run = Command::new(env!("CARGO_BIN_EXE_plugtop"));
+    run.args(["run", "-f", "--mode", "observe", "--interval-ms", "20", "-c"])
+        .arg(rules)
+        .arg("--root")
+        .arg(root)
+        .arg("--metrics-textfile")
+        .arg(textfile)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    run
+}
+
+#[test]
+fn a_second_daemon_is_refused_a_live_ones_textfile_and_takes_it_over_after_a_kill_9() {
+    // adv51: a second daemon on another root given the same textfile took
+    // the first's live file for an earlier run's, the two guests' metrics
+    // alternated in it and the second's clean stop removed it under the
+    // first.
+    let (first_root, second_root) = (common::FakeRoot::guest(2), common::FakeRoot::guest(2));
+    let dir = common::tempdir();
+    let rules = dir.path().join("rules.conf");
+    std::fs::write(&rules, common::PLUG_EVERY_INTERVAL).expect("rules");
+    let textfile = dir.path().join("shared.prom");
+    let mut first = common::Spawned::new(
+        observing(first_root.path(), &rules, &textfile)
+            .spawn()
+            .expect("the first starts"),
+    );
+    common::wait_until("the first daemon's textfile", || textfile.exists());
+    let refused = common::Spawned::new(
+        observing(second_root.path(), &rules, &textfile)
+            .spawn()
+            .expect("the second starts"),
+    )
+    .finish("the second daemon");
+    let said = common::text(&refused);
+    assert_eq!(refused.status.code(), Some(1), "{said}");
+    assert!(
+        said.contains("is written by another plugtop now")
+            && said.contains(&format!("pid {}", first.child().id())),
+        "{said}"
+    );
+    assert!(textfile.exists(), "the first's file stays");
+    assert!(!first.has_ended(), "the first runs on");
+    // kill -9: no clean stop, the file stays, the kernel drops the lock.
+    first.signal(rustix::process::Signal::KILL);
+    let _ = first.finish("the first daemon, killed");
+    assert!(textfile.exists(), "a killed daemon leaves its file");
+    let mut second = common::Spawned::new(
+        observing(second_root.path(), &rules, &textfile)
+            .spawn()
+            .expect("the second starts again"),
+    );
+    let log = second.child().stdout.take().expect("its log");
+    // Kept open until it ends, so its log never meets a closed pipe.
+    let mut lines = BufReader::new(log).lines().map_while(Result::ok);
+    let taken = lines.any(|l| l.contains("metrics written to"));
+    assert!(taken, "the second takes the file over");
+    second.signal(rustix::process::Signal::TERM);
+    let ended = second.finish("the second daemon");
+    drop(lines);
+    assert_eq!(ended.status.code(), Some(0), "{}", common::text(&ended));
+    assert!(!textfile.exists(), "its clean stop removes the file");
+}

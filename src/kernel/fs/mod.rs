@@ -123,6 +123,16 @@ pub enum FsError {
     /// removes only its own ([`Replace::Own`]).
     #[error("{path} {why}: plugtop replaces or removes only a file it wrote itself; refusing")]
     NotOurs { path: String, why: &'static str },
+    /// A file another process keeps locked (`flock`) as its own while it
+    /// runs: a second plugtop given the same metrics textfile.
+    #[error(
+        "{path} is written by another plugtop now{holder} (it holds the file's lock); stop that one first or give each plugtop a file of its own"
+    )]
+    InUse {
+        path: String,
+        /// " (pid 4242, plugtop)", or nothing when the lock table does not say.
+        holder: String,
+    },
     #[error("{path}")]
     Io {
         path: String,
