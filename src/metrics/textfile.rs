@@ -91,9 +91,7 @@ pub fn is_plugtop_textfile(bytes: &[u8]) -> bool {
     else {
         return false;
     };
-    body.is_empty()
-        || (body.ends_with('\n')
-            && body.lines().all(is_plugtop_line))
+    body.is_empty() || (body.ends_with('\n') && body.lines().all(is_plugtop_line))
 }
 
 /// Whether `line` is one plugtop writes for one of its families

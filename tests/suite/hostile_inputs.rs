@@ -422,6 +422,63 @@ fn hostile_scenarios_are_refused_or_run_to_the_end() {
     );
 }
 
+/// adv51: what `sim` says of a hostile scenario is bounded and placed: a
+/// syntax error on a line of almost 1 MB is one short `FILE:LINE:COL:
+/// error:` line (it was the line and a caret row, twice its size), a
+/// name as long is cut in the report, and a file past 1 MiB (a 10 MB file
+/// of phases took 347 MB to parse) is refused before it is parsed, the
+/// limit named.
+#[test]
+fn hostile_scenarios_get_bounded_placed_answers() {
+    let dir = common::tempdir();
+    let head = "name = \"x\"\ncpus = 2\nmemory_mib = 1024\nduration = \"0:10\"\n";
+    let sim = |text: &str| {
+        let path = dir.path().join("s.toml");
+        std::fs::write(&path, text).expect("scenario");
+        let scenario = path.display().to_string();
+        capped(&[
+            "sim",
+            &scenario,
+            "-c",
+            "examples/rules/recommended-modern.conf",
+            "--fast",
+            "--report",
+        ])
+    };
+    let out = sim(&format!("{head}zz = \"{}\" x\n", "B".repeat(1_000_000)));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err:.300}");
+    assert!(
+        err.len() < 2000 && err.lines().count() == 1,
+        "{} bytes: {err:.300}",
+        err.len()
+    );
+    assert!(
+        err.contains("s.toml:5:") && err.contains(": error: "),
+        "{err}"
+    );
+    let out = sim(&head.replace("\"x\"", &format!("\"{}\"", "A".repeat(1_000_000))));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report = String::from_utf8_lossy(&out.stdout);
+    assert!(report.len() < 20_000, "{} bytes of report", report.len());
+    assert!(
+        report.contains("bytes more)"),
+        "says it cut the name: {report:.400}"
+    );
+    let phase = "[[phases]]\nstart = \"1\"\nthreads = 1\n";
+    let out = sim(&format!("{head}{}", phase.repeat(400_000)));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err:.300}");
+    assert!(
+        err.contains("larger than 1 MiB (1048576 bytes), the most a scenario file holds"),
+        "{err:.300}"
+    );
+}
+
 /// Item 4: a restore that fails at exit keeps the journal, exits non-zero
 /// and says what is left and how to retry.
 #[test]

@@ -192,15 +192,23 @@ fn plugs_that_cannot_be_written_are_failed_actions_and_the_textfile_goes_at_a_cl
 /// `textfile`, its log piped.
 fn observing(root: &Path, rules: &Path, textfile: &Path) -> Command {
     let mut run = Command::new(env!("CARGO_BIN_EXE_plugtop"));
-    run.args(["run", "-f", "--mode", "observe", "--interval-ms", "20", "-c"])
-        .arg(rules)
-        .arg("--root")
-        .arg(root)
-        .arg("--metrics-textfile")
-        .arg(textfile)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
+    run.args([
+        "run",
+        "-f",
+        "--mode",
+        "observe",
+        "--interval-ms",
+        "20",
+        "-c",
+    ])
+    .arg(rules)
+    .arg("--root")
+    .arg(root)
+    .arg("--metrics-textfile")
+    .arg(textfile)
+    .stdin(Stdio::null())
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped());
     run
 }
 

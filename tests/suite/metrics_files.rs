@@ -148,7 +148,10 @@ fn the_dashboard_filters_by_job_uses_no_fixed_ranges_and_aggregates_the_wide_fam
             "{title}: not filtered by $job: {expr}"
         );
         for n in names_in(expr) {
-            assert!(is_exported(&n), "{title} queries {n}, which is not exported");
+            assert!(
+                is_exported(&n),
+                "{title} queries {n}, which is not exported"
+            );
         }
         // Every range is Grafana's: a fixed [1m] is empty at a 60 s scrape.
         for range in expr.split('[').skip(1) {
