@@ -274,7 +274,9 @@ fn a_zero_interval_is_refused_through_plugtop_run_and_alone() {
     let here = answer(&alone.path().join("plugtop"), &args, &[]);
     assert_eq!(through.0, Some(1), "{through:?}");
     assert!(
-        through.2.contains("--interval-ms 0 would read the guest with no pause"),
+        through
+            .2
+            .contains("--interval-ms 0 would read the guest with no pause"),
         "{through:?}"
     );
     assert_eq!(through, here);
