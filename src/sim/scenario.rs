@@ -163,6 +163,76 @@ fn short(v: f64) -> String {
     }
 }
 
+/// The numbers of phase `p` checked: threads and shares in range, sizes
+/// and rates numbers of 0 or more, a pulse period 0 or long enough; a
+/// refusal names the key it is about.
+fn phase_numbers(p: &Phase) -> Result<(), (&'static str, String)> {
+    let shares = [
+        p.system_share,
+        p.nice_share,
+        p.iowait_share,
+        p.cpu_per_thread,
+    ];
+    if !(p.threads >= 0.0 && p.threads <= 100_000.0)
+        || shares.iter().any(|v| !(0.0..=1.0).contains(v))
+    {
+        return Err((
+            "threads",
+            format!(
+                "phase {:?}: threads must be from 0 to 100000 and cpu_per_thread, system_share, nice_share, iowait_share between 0 and 1",
+                p.name
+            ),
+        ));
+    }
+    if p.system_share + p.nice_share > 1.0 {
+        return Err((
+            "system_share",
+            format!(
+                "phase {:?}: system_share + nice_share is more than 1",
+                p.name
+            ),
+        ));
+    }
+    for (key, v) in [
+        ("io_mib_per_s", p.io_mib_per_s),
+        ("working_set_mib", p.working_set_mib),
+        ("shared_mib", p.shared_mib),
+        ("pulse_period_s", p.pulse_period_s),
+    ] {
+        if !v.is_finite() {
+            return Err((
+                key,
+                format!(
+                    "phase {:?}: {key} = {} is not a number (sizes and rates are numbers of 0 or more)",
+                    p.name,
+                    short(v)
+                ),
+            ));
+        }
+        if v < 0.0 {
+            return Err((
+                key,
+                format!(
+                    "phase {:?}: {key} = {} is negative (sizes and rates cannot be)",
+                    p.name,
+                    short(v)
+                ),
+            ));
+        }
+    }
+    if p.pulse_period_s > 0.0 && p.pulse_period_s < SHORTEST_PULSE {
+        return Err((
+            "pulse_period_s",
+            format!(
+                "phase {:?}: pulse_period_s = {} is shorter than {SHORTEST_PULSE} s, two of the simulator's steps (0 means no pulse)",
+                p.name,
+                short(p.pulse_period_s)
+            ),
+        ));
+    }
+    Ok(())
+}
+
 /// The longest run a scenario or `--duration` may ask for.
 pub const LONGEST: f64 = 366.0 * 86_400.0;
 
@@ -406,7 +476,6 @@ impl Scenario {
         let mut previous: Option<(f64, &Phase)> = None;
         for (i, p) in s.phases.iter().enumerate() {
             let at = |key| move |what: String| Err((Refused::Phase(i, key), what));
-            let bad = at("threads");
             let Some(start) = seconds(&p.start) else {
                 return at("start")(format!(
                     "phase {:?}: start {:?} is not a time",
@@ -426,54 +495,7 @@ impl Scenario {
                 ));
             }
             previous = Some((start, p));
-            let shares = [
-                p.system_share,
-                p.nice_share,
-                p.iowait_share,
-                p.cpu_per_thread,
-            ];
-            if !(p.threads >= 0.0 && p.threads <= 100_000.0)
-                || shares.iter().any(|v| !(0.0..=1.0).contains(v))
-            {
-                return bad(format!(
-                    "phase {:?}: threads must be from 0 to 100000 and cpu_per_thread, system_share, nice_share, iowait_share between 0 and 1",
-                    p.name
-                ));
-            }
-            if p.system_share + p.nice_share > 1.0 {
-                return at("system_share")(format!(
-                    "phase {:?}: system_share + nice_share is more than 1",
-                    p.name
-                ));
-            }
-            for (key, v) in [
-                ("io_mib_per_s", p.io_mib_per_s),
-                ("working_set_mib", p.working_set_mib),
-                ("shared_mib", p.shared_mib),
-                ("pulse_period_s", p.pulse_period_s),
-            ] {
-                if !v.is_finite() {
-                    return at(key)(format!(
-                        "phase {:?}: {key} = {} is not a number (sizes and rates are numbers of 0 or more)",
-                        p.name,
-                        short(v)
-                    ));
-                }
-                if v < 0.0 {
-                    return at(key)(format!(
-                        "phase {:?}: {key} = {} is negative (sizes and rates cannot be)",
-                        p.name,
-                        short(v)
-                    ));
-                }
-            }
-            if p.pulse_period_s > 0.0 && p.pulse_period_s < SHORTEST_PULSE {
-                return at("pulse_period_s")(format!(
-                    "phase {:?}: pulse_period_s = {} is shorter than {SHORTEST_PULSE} s, two of the simulator's steps (0 means no pulse)",
-                    p.name,
-                    short(p.pulse_period_s)
-                ));
-            }
+            phase_numbers(p).map_err(|(key, what)| (Refused::Phase(i, key), what))?;
         }
         if !(0.0..=0.95).contains(&s.contention) {
             return top("contention")(format!(
