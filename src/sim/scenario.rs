@@ -357,9 +357,10 @@ pub const MOST_SCENARIO_BYTES: u64 = 1 << 20;
 /// quotes (cut with how much was left out).
 const QUOTED: usize = 200;
 
-/// The shortest pulse period: the model steps every [`super::model::STEP`]
-/// seconds, so a shorter period's on half falls between two steps.
-pub const SHORTEST_PULSE: f64 = 2.0 * super::model::STEP;
+/// The shortest pulse period: two of the model's steps (`model::STEP`,
+/// 0.1 s; a test there keeps the two in step), so that a pulse's on half
+/// is seen by a step.
+pub const SHORTEST_PULSE: f64 = 0.2;
 
 impl Scenario {
     /// Reads and checks a scenario file.

@@ -354,6 +354,24 @@ fn a_wrapping_online_list_mid_run_never_aborts_the_daemon() {
     }
 }
 
+/// `plugtop sim` on the scenario `text` (written to DIR/s.toml) with the
+/// modern rules, fast, to its report, `extra` arguments after.
+fn sim_report(dir: &Path, text: &str, extra: &[&str]) -> Output {
+    let path = dir.join("s.toml");
+    std::fs::write(&path, text).expect("scenario");
+    let scenario = path.display().to_string();
+    let mut args = vec![
+        "sim",
+        &scenario,
+        "-c",
+        "examples/rules/recommended-modern.conf",
+        "--fast",
+        "--report",
+    ];
+    args.extend_from_slice(extra);
+    capped(&args)
+}
+
 /// Item 13: scenario numbers that are not numbers, durations that run
 /// backwards or for a century, and ten thousand phases.
 #[test]
@@ -366,35 +384,19 @@ fn hostile_scenarios_are_refused_or_run_to_the_end() {
         ("inf", "memory_mib"),
         ("1e308", "memory_mib"),
     ] {
-        let path = dir.path().join("s.toml");
-        std::fs::write(&path, format!("{base}memory_mib = {memory}\n\n{phase}")).expect("s");
-        let scenario = path.display().to_string();
-        let out = capped(&[
-            "sim",
-            &scenario,
-            "-c",
-            "examples/rules/recommended-modern.conf",
-            "--fast",
-            "--report",
-        ]);
+        let out = sim_report(
+            dir.path(),
+            &format!("{base}memory_mib = {memory}\n\n{phase}"),
+            &[],
+        );
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(!out.status.success(), "{memory}: {err}");
         assert!(err.contains(field), "{memory}: {err}");
     }
-    let path = dir.path().join("s.toml");
-    std::fs::write(&path, format!("{base}memory_mib = 1024\n\n{phase}")).expect("s");
-    let scenario = path.display().to_string();
+    let fine = format!("{base}memory_mib = 1024\n\n{phase}");
     for duration in ["-0:30:00", "1:-30", "1e18", "876000:00:00"] {
         let flag = format!("--duration={duration}");
-        let out = capped(&[
-            "sim",
-            &scenario,
-            "-c",
-            "examples/rules/recommended-modern.conf",
-            "--fast",
-            "--report",
-            &flag,
-        ]);
+        let out = sim_report(dir.path(), &fine, &[&flag]);
         assert!(!out.status.success(), "{duration} is refused");
     }
     let mut many =
@@ -406,15 +408,7 @@ fn hostile_scenarios_are_refused_or_run_to_the_end() {
             i % 3
         ));
     }
-    std::fs::write(&path, many).expect("many phases");
-    let out = capped(&[
-        "sim",
-        &scenario,
-        "-c",
-        "examples/rules/recommended-modern.conf",
-        "--fast",
-        "--report",
-    ]);
+    let out = sim_report(dir.path(), &many, &[]);
     assert!(
         out.status.success(),
         "{}",
@@ -432,19 +426,7 @@ fn hostile_scenarios_are_refused_or_run_to_the_end() {
 fn hostile_scenarios_get_bounded_placed_answers() {
     let dir = common::tempdir();
     let head = "name = \"x\"\ncpus = 2\nmemory_mib = 1024\nduration = \"0:10\"\n";
-    let sim = |text: &str| {
-        let path = dir.path().join("s.toml");
-        std::fs::write(&path, text).expect("scenario");
-        let scenario = path.display().to_string();
-        capped(&[
-            "sim",
-            &scenario,
-            "-c",
-            "examples/rules/recommended-modern.conf",
-            "--fast",
-            "--report",
-        ])
-    };
+    let sim = |text: &str| sim_report(dir.path(), text, &[]);
     let out = sim(&format!("{head}zz = \"{}\" x\n", "B".repeat(1_000_000)));
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err:.300}");

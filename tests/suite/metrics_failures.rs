@@ -275,20 +275,6 @@ fn lowest_free_descriptor(pid: u32) -> u64 {
     (0..).find(|n| !open.contains(n)).unwrap_or(0)
 }
 
-/// Sets `pid`'s soft limit of descriptors (its hard limit kept).
-fn descriptor_limit(pid: u32, soft: u64) {
-    let hard = rustix::process::getrlimit(rustix::process::Resource::Nofile).maximum;
-    rustix::process::prlimit(
-        rustix::process::Pid::from_raw(i32::try_from(pid).expect("a pid")),
-        rustix::process::Resource::Nofile,
-        rustix::process::Rlimit {
-            current: Some(soft),
-            maximum: hard,
-        },
-    )
-    .expect("set the daemon's limit");
-}
-
 /// Lines of `from`, read on a thread, so a test waits for one with the
 /// hang guard instead of blocking on the pipe.
 fn lines_of(from: impl Read + Send + 'static) -> std::sync::mpsc::Receiver<String> {
@@ -366,7 +352,7 @@ fn out_of_descriptors_the_textfile_write_fails_once_said_leaves_no_temporary_fil
         .map(|_| lowest_free_descriptor(pid))
         .min()
         .unwrap_or(0);
-    descriptor_limit(pid, free + 1);
+    common::descriptor_limit(pid, free + 1);
     let said = until(&errors, "cannot write metrics to");
     let last = said.last().cloned().unwrap_or_default();
     assert!(last.contains("Too many open files"), "{said:#?}");
@@ -383,7 +369,7 @@ fn out_of_descriptors_the_textfile_write_fails_once_said_leaves_no_temporary_fil
     );
     assert!(!daemon.has_ended(), "the daemon runs on");
     // Descriptors back: written again, and removed at a clean stop.
-    descriptor_limit(pid, 1024);
+    common::descriptor_limit(pid, 1024);
     until(&log, "written to");
     only_the_textfile();
     assert!(textfile.exists());
