@@ -58,22 +58,40 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme, full: b
         lines(frame.buffer_mut(), inner, app, theme, true);
         return;
     }
-    // The overview's panel shows the newest lines, at most one a row: drawn
-    // again only when they, its place or its colours change.
-    let newest: Vec<LogLine> = app
-        .log_shown()
-        .rev()
-        .take(inner.height as usize)
-        .cloned()
-        .collect();
+    // The overview's panel shows the newest lines that fit, each drawn
+    // once for this width and these colours and kept while it is shown.
     app.log_panel().put(
         frame.buffer_mut(),
         inner,
-        (inner, theme.color, newest),
-        |buf| {
-            lines(buf, inner, app, theme, false);
-        },
+        (inner.width, theme.color),
+        app.log_shown().rev(),
+        |l| entry_cells(l, inner.width.max(1), theme),
     );
+}
+
+/// One log line as the panel shows it at `width`: the rows it counts for
+/// (as [`lines`] counts them) and its cells, wrapped as [`lines`] wraps.
+fn entry_cells(l: &LogLine, width: u16, theme: &Theme) -> (usize, Buffer) {
+    let rows = list_rows::rows(&l.row_text(), width);
+    let paragraph = Paragraph::new(entry_line(l, theme)).wrap(Wrap { trim: false });
+    let height = u16::try_from(paragraph.line_count(width)).unwrap_or(u16::MAX);
+    let mut cells = Buffer::empty(Rect::new(0, 0, width, height));
+    paragraph.render(cells.area, &mut cells);
+    (rows, cells)
+}
+
+/// A log line: its time, dimmed, and its text in its kind's colour.
+fn entry_line<'a>(l: &LogLine, theme: &Theme) -> Line<'a> {
+    let style = match l.kind {
+        LogKind::Problem => theme.outcome(Outcome::Fault(crate::rules::fpu::Fault::Invalid)),
+        LogKind::Action => theme.outcome(Outcome::Truth(true)),
+        LogKind::Decision => theme.text(),
+        LogKind::Note => theme.dim(),
+    };
+    Line::from(vec![
+        Span::styled(format!("{} ", super::clock(l.stamp)), theme.dim()),
+        Span::styled(l.shown(), style),
+    ])
 }
 
 /// The log's lines that fit `inner`, wrapped: the newest, or in the Log
@@ -111,20 +129,7 @@ fn lines(buf: &mut Buffer, inner: Rect, app: &App, theme: &Theme, full: bool) {
     let lines: Vec<Line<'_>> = newest
         .into_iter()
         .rev()
-        .map(|l| {
-            let style = match l.kind {
-                LogKind::Problem => {
-                    theme.outcome(Outcome::Fault(crate::rules::fpu::Fault::Invalid))
-                }
-                LogKind::Action => theme.outcome(Outcome::Truth(true)),
-                LogKind::Decision => theme.text(),
-                LogKind::Note => theme.dim(),
-            };
-            Line::from(vec![
-                Span::styled(format!("{} ", super::clock(l.stamp)), theme.dim()),
-                Span::styled(l.shown(), style),
-            ])
-        })
+        .map(|l| entry_line(l, theme))
         .collect();
     Paragraph::new(lines)
         .wrap(Wrap { trim: false })
