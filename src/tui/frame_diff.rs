@@ -143,18 +143,24 @@ fn is_skip(cell: &Cell) -> bool {
 
 /// `Cell`'s equality (a missing symbol is a space), field by field, the
 /// cheap fields first.
-#[allow(deprecated)]
 fn same(a: &Cell, b: &Cell) -> bool {
+    same_style(a, b) && same_symbol(a.symbol(), b.symbol())
+}
+
+/// All of `Cell`'s equality but the symbol.
+#[allow(deprecated)]
+#[inline(always)]
+fn same_style(a: &Cell, b: &Cell) -> bool {
     a.fg == b.fg
         && a.bg == b.bg
         && a.modifier == b.modifier
         && a.underline_color == b.underline_color
         && a.diff_option == b.diff_option
         && a.skip == b.skip
-        && same_symbol(a.symbol(), b.symbol())
 }
 
 /// Two symbols are the same; one byte each compared as bytes.
+#[inline(always)]
 fn same_symbol(a: &str, b: &str) -> bool {
     match (a.as_bytes(), b.as_bytes()) {
         ([x], [y]) => x == y,
@@ -206,6 +212,35 @@ impl<'next> Changes<'_, 'next> {
     }
 }
 
+impl Changes<'_, '_> {
+    /// The first cell from `from` on (before `len`) that is not plainly
+    /// what it was: no diff option, not skipped, the same as before (most
+    /// cells, passed here without the general case's questions). An equal
+    /// wide cell's trailing columns are passed with it.
+    fn first_change(&mut self, from: usize, len: usize) -> usize {
+        let (next, prev) = (&self.next[..len], &self.prev[..len]);
+        let mut i = from;
+        while let (Some(current), Some(previous)) = (next.get(i), prev.get(i)) {
+            #[allow(deprecated)]
+            if !matches!(current.diff_option, CellDiffOption::None)
+                || current.skip
+                || !same_style(current, previous)
+            {
+                return i;
+            }
+            let symbol = current.symbol();
+            if !same_symbol(symbol, previous.symbol()) {
+                return i;
+            }
+            if symbol.len() > 1 {
+                i += usize::from(self.next_width(i).saturating_sub(1));
+            }
+            i += 1;
+        }
+        i.min(len)
+    }
+}
+
 impl<'next> Iterator for Changes<'_, 'next> {
     type Item = (u16, u16, &'next Cell);
 
@@ -229,6 +264,10 @@ impl<'next> Iterator for Changes<'_, 'next> {
             self.trailing = None;
         }
         while self.pos < len {
+            self.pos = self.first_change(self.pos, len);
+            if self.pos >= len {
+                break;
+            }
             let i = self.pos;
             self.pos += 1;
             let (next, prev) = (self.next, self.prev);

@@ -73,7 +73,16 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme, full: b
 /// (as [`lines`] counts them) and its cells, wrapped as [`lines`] wraps.
 fn entry_cells(l: &LogLine, width: u16, theme: &Theme) -> (usize, Buffer) {
     let rows = list_rows::rows(&l.row_text(), width);
-    let paragraph = Paragraph::new(entry_line(l, theme)).wrap(Wrap { trim: false });
+    let line = entry_line(l, theme);
+    if line.width() <= usize::from(width) {
+        // A line that fits is one row, the paragraph's cells drawn
+        // without its line composer.
+        let area = Rect::new(0, 0, width, 1);
+        let mut cells = Buffer::empty(area);
+        super::plain_lines::put(&mut cells, area, &[line]);
+        return (rows, cells);
+    }
+    let paragraph = Paragraph::new(line).wrap(Wrap { trim: false });
     let height = u16::try_from(paragraph.line_count(width)).unwrap_or(u16::MAX);
     let mut cells = Buffer::empty(Rect::new(0, 0, width, height));
     paragraph.render(cells.area, &mut cells);
