@@ -164,8 +164,14 @@ fn same_style(a: &Cell, b: &Cell) -> bool {
 fn same_symbol(a: &str, b: &str) -> bool {
     match (a.as_bytes(), b.as_bytes()) {
         ([x], [y]) => x == y,
-        (x, y) => x == y,
+        (x, y) => same_bytes(x, y),
     }
+}
+
+/// The same bytes, compared in place (symbols are a few bytes long).
+#[inline(always)]
+fn same_bytes(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x == y)
 }
 
 /// The width of a cell of the previous frame (`Cell::cell_width`).
@@ -189,20 +195,25 @@ impl<'next> Changes<'_, 'next> {
         )
     }
 
-    /// The width of a cell of the next frame (`Cell::cell_width`), a
-    /// symbol of more than one byte worked out once for a run of it.
+    /// The width of a cell of the next frame (`Cell::cell_width`).
     fn next_width(&mut self, index: usize) -> u16 {
         let cells = self.next;
         let cell = &cells[index];
         if let CellDiffOption::ForcedWidth(w) = cell.diff_option {
             return w.get();
         }
-        let symbol = cell.symbol();
+        self.symbol_width(cell.symbol())
+    }
+
+    /// The width of a symbol of the next frame, one of more than one
+    /// byte worked out once for a run of it.
+    #[inline]
+    fn symbol_width(&mut self, symbol: &'next str) -> u16 {
         if symbol.len() == 1 {
             return 1;
         }
         if let Some((last, width)) = self.last_wide
-            && last == symbol
+            && same_bytes(last.as_bytes(), symbol.as_bytes())
         {
             return width;
         }
@@ -210,15 +221,14 @@ impl<'next> Changes<'_, 'next> {
         self.last_wide = Some((symbol, width));
         width
     }
-}
 
-impl Changes<'_, '_> {
     /// The first cell from `from` on (before `len`) that is not plainly
     /// what it was: no diff option, not skipped, the same as before (most
     /// cells, passed here without the general case's questions). An equal
     /// wide cell's trailing columns are passed with it.
     fn first_change(&mut self, from: usize, len: usize) -> usize {
-        let (next, prev) = (&self.next[..len], &self.prev[..len]);
+        let (next, prev) = (self.next, self.prev);
+        let (next, prev) = (&next[..len], &prev[..len]);
         let mut i = from;
         while let (Some(current), Some(previous)) = (next.get(i), prev.get(i)) {
             #[allow(deprecated)]
@@ -233,7 +243,7 @@ impl Changes<'_, '_> {
                 return i;
             }
             if symbol.len() > 1 {
-                i += usize::from(self.next_width(i).saturating_sub(1));
+                i += usize::from(self.symbol_width(symbol).saturating_sub(1));
             }
             i += 1;
         }

@@ -69,10 +69,10 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme, full: b
     );
 }
 
-/// One log line as the panel shows it at `width`: the rows it counts for
-/// (as [`lines`] counts them) and its cells, wrapped as [`lines`] wraps.
+/// One log line as the panel shows it at `width`: the rows it takes and
+/// its cells, wrapped as [`lines`] wraps. Its text is its `row_text`, so
+/// the rows are those [`lines`] counts for it (`list_rows::rows`).
 fn entry_cells(l: &LogLine, width: u16, theme: &Theme) -> (usize, Buffer) {
-    let rows = list_rows::rows(&l.row_text(), width);
     let line = entry_line(l, theme);
     if line.width() <= usize::from(width) {
         // A line that fits is one row, the paragraph's cells drawn
@@ -80,11 +80,16 @@ fn entry_cells(l: &LogLine, width: u16, theme: &Theme) -> (usize, Buffer) {
         let area = Rect::new(0, 0, width, 1);
         let mut cells = Buffer::empty(area);
         super::plain_lines::put(&mut cells, area, &[line]);
-        return (rows, cells);
+        return (1, cells);
     }
     let paragraph = Paragraph::new(line).wrap(Wrap { trim: false });
-    let height = u16::try_from(paragraph.line_count(width)).unwrap_or(u16::MAX);
-    let mut cells = Buffer::empty(Rect::new(0, 0, width, height));
+    let rows = paragraph.line_count(width).max(1);
+    let mut cells = Buffer::empty(Rect::new(
+        0,
+        0,
+        width,
+        u16::try_from(rows).unwrap_or(u16::MAX),
+    ));
     paragraph.render(cells.area, &mut cells);
     (rows, cells)
 }
