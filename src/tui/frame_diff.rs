@@ -32,7 +32,19 @@ impl<B: Backend> DiffTerminal<B> {
     /// `terminal`, nothing shown on it yet.
     pub fn new(mut terminal: Terminal<B>) -> Self {
         let shown = Buffer::empty(terminal.current_buffer_mut().area);
-        DiffTerminal { terminal, shown }
+        let mut screen = DiffTerminal { terminal, shown };
+        screen.empty_unused_buffer();
+        screen
+    }
+
+    /// Frees the cells of ratatui's second buffer, which only its own
+    /// diff uses (it grows again with each new size). The buffer drawn in
+    /// is left as it was: blank, at the terminal's size.
+    fn empty_unused_buffer(&mut self) {
+        // `swap_buffers` blanks the buffer it makes current.
+        self.terminal.swap_buffers();
+        *self.terminal.current_buffer_mut() = Buffer::default();
+        self.terminal.swap_buffers();
     }
 
     /// The terminal (its size, its backend).
@@ -56,7 +68,8 @@ impl<B: Backend> DiffTerminal<B> {
         self.terminal.autoresize()?;
         render(&mut self.terminal.get_frame());
         let drawn = std::mem::take(self.terminal.current_buffer_mut());
-        if drawn.area != self.shown.area {
+        let resized = drawn.area != self.shown.area;
+        if resized {
             // A new size: ratatui cleared the screen (`autoresize`).
             self.shown.resize(drawn.area);
             self.shown.reset();
@@ -70,6 +83,9 @@ impl<B: Backend> DiffTerminal<B> {
         let mut next = std::mem::replace(&mut self.shown, drawn);
         next.reset();
         *self.terminal.current_buffer_mut() = next;
+        if resized {
+            self.empty_unused_buffer();
+        }
         sent?;
         self.terminal.hide_cursor()?;
         self.terminal.backend_mut().flush()
