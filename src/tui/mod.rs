@@ -22,6 +22,7 @@ pub mod edited;
 pub mod export;
 pub mod flip_rows;
 pub mod flips;
+pub mod frame_diff;
 pub mod graph_scale;
 pub mod graph_series;
 pub mod help;

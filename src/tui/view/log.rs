@@ -58,22 +58,54 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme, full: b
         lines(frame.buffer_mut(), inner, app, theme, true);
         return;
     }
-    // The overview's panel shows the newest lines, at most one a row: drawn
-    // again only when they, its place or its colours change.
-    let newest: Vec<LogLine> = app
-        .log_shown()
-        .rev()
-        .take(inner.height as usize)
-        .cloned()
-        .collect();
+    // The overview's panel shows the newest lines that fit, each drawn
+    // once for this width and these colours and kept while it is shown.
     app.log_panel().put(
         frame.buffer_mut(),
         inner,
-        (inner, theme.color, newest),
-        |buf| {
-            lines(buf, inner, app, theme, false);
-        },
+        (inner.width, theme.color),
+        app.log_shown().rev(),
+        |l| entry_cells(l, inner.width.max(1), theme),
     );
+}
+
+/// One log line as the panel shows it at `width`: the rows it takes and
+/// its cells, wrapped as [`lines`] wraps. Its text is its `row_text`, so
+/// the rows are those [`lines`] counts for it (`list_rows::rows`).
+fn entry_cells(l: &LogLine, width: u16, theme: &Theme) -> (usize, Buffer) {
+    let line = entry_line(l, theme);
+    if line.width() <= usize::from(width) {
+        // A line that fits is one row, the paragraph's cells drawn
+        // without its line composer.
+        let area = Rect::new(0, 0, width, 1);
+        let mut cells = Buffer::empty(area);
+        super::plain_lines::put(&mut cells, area, &[line]);
+        return (1, cells);
+    }
+    let paragraph = Paragraph::new(line).wrap(Wrap { trim: false });
+    let rows = paragraph.line_count(width).max(1);
+    let mut cells = Buffer::empty(Rect::new(
+        0,
+        0,
+        width,
+        u16::try_from(rows).unwrap_or(u16::MAX),
+    ));
+    paragraph.render(cells.area, &mut cells);
+    (rows, cells)
+}
+
+/// A log line: its time, dimmed, and its text in its kind's colour.
+fn entry_line<'a>(l: &LogLine, theme: &Theme) -> Line<'a> {
+    let style = match l.kind {
+        LogKind::Problem => theme.outcome(Outcome::Fault(crate::rules::fpu::Fault::Invalid)),
+        LogKind::Action => theme.outcome(Outcome::Truth(true)),
+        LogKind::Decision => theme.text(),
+        LogKind::Note => theme.dim(),
+    };
+    Line::from(vec![
+        Span::styled(format!("{} ", super::clock(l.stamp)), theme.dim()),
+        Span::styled(l.shown(), style),
+    ])
 }
 
 /// The log's lines that fit `inner`, wrapped: the newest, or in the Log
@@ -111,20 +143,7 @@ fn lines(buf: &mut Buffer, inner: Rect, app: &App, theme: &Theme, full: bool) {
     let lines: Vec<Line<'_>> = newest
         .into_iter()
         .rev()
-        .map(|l| {
-            let style = match l.kind {
-                LogKind::Problem => {
-                    theme.outcome(Outcome::Fault(crate::rules::fpu::Fault::Invalid))
-                }
-                LogKind::Action => theme.outcome(Outcome::Truth(true)),
-                LogKind::Decision => theme.text(),
-                LogKind::Note => theme.dim(),
-            };
-            Line::from(vec![
-                Span::styled(format!("{} ", super::clock(l.stamp)), theme.dim()),
-                Span::styled(l.shown(), style),
-            ])
-        })
+        .map(|l| entry_line(l, theme))
         .collect();
     Paragraph::new(lines)
         .wrap(Wrap { trim: false })
