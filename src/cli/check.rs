@@ -94,7 +94,7 @@ pub fn run(args: CheckArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
 /// caret under them stay whole, so the caret stays under its column and
 /// the line copies back.
 fn fitted(text: &str, layout: plugtop::report::Layout) -> String {
-    let plugtop::report::Layout::Narrow { width } = layout else {
+    let Some(width) = layout.width() else {
         return text.to_string();
     };
     let mut out = String::with_capacity(text.len());

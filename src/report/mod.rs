@@ -67,6 +67,14 @@ impl Layout {
         }
     }
 
+    /// The width prose and tables are fitted to; `None` when wide.
+    pub fn width(self) -> Option<usize> {
+        match self {
+            Layout::Narrow { width } => Some(width),
+            Layout::Wide => None,
+        }
+    }
+
     /// `text` as this layout shows prose: wrapped ([`prose`]) when narrow,
     /// as it is when wide.
     pub fn prose(self, text: &str) -> String {

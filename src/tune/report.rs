@@ -779,10 +779,7 @@ pub fn text(
     said: &Said,
     layout: crate::report::Layout,
 ) -> std::io::Result<()> {
-    let columns = match layout {
-        crate::report::Layout::Narrow { width } => Some(width),
-        crate::report::Layout::Wide => None,
-    };
+    let columns = layout.width();
     // Each text a line (or lines) of its own, wrapped only when narrow.
     let say = |out: &mut dyn std::io::Write, text: &str| {
         writeln!(out, "{}", layout.prose(text).trim_end_matches('\n'))
