@@ -230,7 +230,8 @@ fn vector(items: Vec<(String, f64)>, at: f64) -> String {
     )
 }
 
-fn matrix(items: Vec<(String, Vec<(f64, f64)>)>) -> String {
+/// A range query's answer: each series' labels (JSON members) and points.
+pub fn matrix(items: Vec<(String, Vec<(f64, f64)>)>) -> String {
     let result: Vec<String> = items
         .into_iter()
         .map(|(labels, points)| {
