@@ -62,7 +62,14 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> anyhow::Result<Status> {
         out.flush()?;
         return Ok(Status::Ok);
     }
-    Ok(match plugtop::tui::screen::run_screen(&options)? {
+    let outcome = plugtop::tui::screen::run_screen(&options)?;
+    for warning in &outcome.warnings {
+        say(&format!(
+            "plugtop: warning: {}",
+            plugtop::safe_text::terminal_safe(warning)
+        ));
+    }
+    Ok(match outcome.end {
         plugtop::tui::run::ScreenEnd::Quit => Status::Ok,
         plugtop::tui::run::ScreenEnd::GaveBack(lines) => {
             // What quitting put back, on the normal terminal after the

@@ -216,7 +216,8 @@ impl Control {
             }
         }
         if let Some(w) = warning {
-            updates.push(Update::Note(LogKind::Problem, w));
+            updates.push(Update::Note(LogKind::Problem, w.clone()));
+            updates.push(Update::Damaged(w));
         }
         self.look_for_others(updates);
         self.pace_from(core, now);

@@ -143,6 +143,19 @@ pub enum Update {
     Sought(Sought),
     /// Everything is put back (or the journal kept): the screen may close.
     Ended(ScreenEnd),
+    /// The source stopped early on damage (a recording cut short or torn:
+    /// what, and at which byte): an alarm in the header, and said again
+    /// on stderr after the screen ([`ScreenOutcome::warnings`]). Its Log
+    /// line comes as a [`Update::Note`].
+    Damaged(String),
+}
+
+/// How the screen ended, and what is said on the normal terminal after it
+/// beside what the ending says (the damage of a recording replayed).
+#[derive(Debug)]
+pub struct ScreenOutcome {
+    pub end: ScreenEnd,
+    pub warnings: Vec<String>,
 }
 
 /// How the screen ended, for the exit code.
