@@ -101,7 +101,10 @@ pub fn run(
         // A signal goes before the commands queued ahead of its own
         // `Stop` (thousands, if keys were pasted into the screen).
         if let Some(signal) = stop.raised() {
-            break ScreenEnd::Signal(signal);
+            break ScreenEnd::Signal {
+                signal,
+                put_back: false,
+            };
         }
         let mut updates = Vec::new();
         match command {
@@ -133,7 +136,12 @@ pub fn run(
                 continue;
             }
             Ok(Command::Quit) => break ScreenEnd::Quit,
-            Ok(Command::Stop(signal)) => break ScreenEnd::Signal(signal),
+            Ok(Command::Stop(signal)) => {
+                break ScreenEnd::Signal {
+                    signal,
+                    put_back: false,
+                };
+            }
             Err(RecvTimeoutError::Timeout) if c.seeking.is_some() => {
                 c.seek_on(&mut core, source, &mut updates);
             }
@@ -156,7 +164,13 @@ pub fn run(
             said.push(Update::Note(kind, line))
         }) {
             Ok(()) if matches!(end, ScreenEnd::Quit) => ScreenEnd::GaveBack(restored),
-            Ok(()) => end,
+            Ok(()) => match end {
+                ScreenEnd::Signal { signal, .. } => ScreenEnd::Signal {
+                    signal,
+                    put_back: true,
+                },
+                end => end,
+            },
             Err(why) => ScreenEnd::RestoreFailed(why),
         },
         None => end,

@@ -169,7 +169,9 @@ pub enum ScreenEnd {
     /// prints it.
     GaveBack(Vec<String>),
     /// A signal ended it; 128 + the signal is the usual exit code.
-    Signal(i32),
+    /// `put_back`: the guest was armed and is put back; otherwise nothing
+    /// on it was changed (observed only).
+    Signal { signal: i32, put_back: bool },
     /// The guest could not be fully put back; the journal is kept.
     RestoreFailed(RestoreError),
 }
@@ -180,7 +182,7 @@ impl ScreenEnd {
     pub fn exit_status(&self) -> i32 {
         match self {
             ScreenEnd::Quit | ScreenEnd::GaveBack(_) => 0,
-            ScreenEnd::Signal(signal) => crate::stop_signals::exit_status(*signal),
+            ScreenEnd::Signal { signal, .. } => crate::stop_signals::exit_status(*signal),
             ScreenEnd::RestoreFailed(_) => 1,
         }
     }

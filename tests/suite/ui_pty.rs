@@ -970,6 +970,45 @@ fn quitting_the_simulator_says_the_simulated_guest_is_discarded() {
     );
 }
 
+/// newuser51 #21: SIGTERM to an observing screen said "the guest was put
+/// back" though nothing was changed. It says what was done: nothing on
+/// an observed guest, and a simulated guest discarded.
+#[test]
+fn a_signal_to_an_observing_screen_says_nothing_was_changed() {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let rec = dir.path().join("day.rec");
+    common::record_simulated("daytrader", "cpu-loadavg", 30.0, 1.0, &rec);
+    let rec = rec.to_string_lossy().into_owned();
+    for (args, said) in [
+        (
+            vec!["--sim", "examples/scenarios/daytrader.toml"],
+            "ended by signal 15; the simulated guest is discarded; nothing on this machine was changed",
+        ),
+        (
+            vec![
+                "--replay",
+                rec.as_str(),
+                "-c",
+                "examples/rules/cpu-loadavg.conf",
+            ],
+            "ended by signal 15; nothing on the guest was changed (it was only observed)",
+        ),
+    ] {
+        let mut s = Session::start(&args, 24, 80);
+        s.wait_for("OBSERVE");
+        s.signal("TERM");
+        let (code, output) = s.wait_exit();
+        assert_eq!(code, Some(143), "{output}");
+        let left = output.rfind("\x1b[?1049l").unwrap_or_default();
+        let after: String = output[left..]
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ");
+        assert!(after.contains(said), "{args:?}: {after}");
+        assert!(!after.contains("put back"), "{args:?}: {after}");
+    }
+}
+
 #[test]
 fn tmux_kill_session_puts_the_guest_back() {
     if std::process::Command::new("tmux")
