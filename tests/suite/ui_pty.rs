@@ -711,6 +711,40 @@ fn a_refused_reload_is_drawn_like_check_with_its_caret_and_the_old_rules_stay() 
     assert!(s.quit());
 }
 
+/// newuser51 #21: a failed reload said "1 error, 1 warning" and showed
+/// only the error; the warning (a setting given twice, the later one
+/// used) is the very reason an edit takes effect. Both are shown.
+#[test]
+fn a_refused_reload_shows_the_warnings_it_counts() {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let rec = common::record_fixture_series(dir.path(), "o.rec");
+    let rules = dir.path().join("r.conf");
+    // The CPU rules alone: no finding of a memory group this machine has
+    // off among the warnings.
+    let good = "UPDATE=\"1\"\nCPU_MIN=\"1\"\nCPU_MAX=\"0\"\nHOTPLUG=\"idle < 10\"\nHOTUNPLUG=\"idle > 300\"\n";
+    std::fs::write(&rules, good).expect("rules written");
+    let path = rules.to_string_lossy().into_owned();
+    let mut s = Session::start(
+        &["--replay", &rec, "-c", &path, "--interval", "0.05"],
+        24,
+        80,
+    );
+    s.wait_for("#19");
+    let broken = good.replace("idle < 10", "idle < 10 +") + "HOTUNPLUG=\"idle > 100\"\n";
+    std::fs::write(&rules, broken).expect("rules broken");
+    s.press("r");
+    s.wait_for("Reload failed: the old rules stay active");
+    let screen = s.screen();
+    assert!(screen.contains("1 error, 1 warning"), "{screen}");
+    assert!(
+        screen.contains("HOTUNPLUG was already set on line"),
+        "{screen}"
+    );
+    s.press("x");
+    s.wait_gone("Reload failed");
+    assert!(s.quit());
+}
+
 #[test]
 fn a_whatif_edit_applied_runs_in_the_session_and_written_passes_check() {
     let dir = tempfile::tempdir().expect("temporary directory");
@@ -1007,6 +1041,22 @@ fn a_signal_to_an_observing_screen_says_nothing_was_changed() {
         assert!(after.contains(said), "{args:?}: {after}");
         assert!(!after.contains("put back"), "{args:?}: {after}");
     }
+}
+
+/// newuser51 #21: `]` at the newest interval on `--sim` said nothing;
+/// docs/screen.md says it tells there is no later change yet.
+#[test]
+fn next_change_at_the_newest_on_the_simulator_says_there_is_none_yet() {
+    let mut s = Session::start(&["--sim", "examples/scenarios/daytrader.toml"], 24, 80);
+    s.wait_for("OBSERVE");
+    s.wait_for("#3 ");
+    s.press(" ");
+    s.wait_for("PAUSED");
+    s.press("]");
+    s.wait_for("no later change yet");
+    s.press("\x1b");
+    s.wait_gone("no later change yet");
+    assert!(s.quit());
 }
 
 #[test]
