@@ -853,7 +853,7 @@ mod tests {
             reason: if passed {
                 String::new()
             } else {
-                "met on 0 of 2 held-out runs".into()
+                "held on 0 of 2 held-out runs".into()
             },
             missed: if passed {
                 Vec::new()
