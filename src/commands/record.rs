@@ -23,11 +23,14 @@ pub enum Destination<'a> {
     Snapshots(&'a Path),
 }
 
-/// Records until the source ends, `count` samples were taken, an error,
-/// or `stopped` says a stop signal came (Ctrl-C, SIGTERM: `wait` returns
-/// early then); it ends with the same summary whichever way it stopped.
+/// Records `from` (the source, in words) until the source ends, `count`
+/// samples were taken, an error, or `stopped` says a stop signal came
+/// (Ctrl-C, SIGTERM: `wait` returns early then); it starts with a line
+/// saying what goes where, and ends with the same summary whichever way
+/// it stopped.
 pub fn run(
     source: &mut dyn Source,
+    from: &str,
     target: Destination<'_>,
     pace: Pace,
     out: &mut dyn Write,
@@ -47,6 +50,29 @@ pub fn run(
         }
         Destination::Recording { .. } => None,
     };
+    let to = match &target {
+        Destination::Recording { path, .. } => format!("to {}", path.display()),
+        Destination::Snapshots(dir) => format!("as snapshots under {}", dir.display()),
+    };
+    let every = match pace.wait {
+        Wait::Every(i) => format!(
+            " every {} s",
+            crate::report::node_text::number(i.as_secs_f64())
+        ),
+        Wait::Update => " every UPDATE".to_string(),
+        Wait::None => String::new(),
+    };
+    let count = pace
+        .count
+        .map(|c| {
+            format!(
+                ", {}",
+                crate::report::words::count(c as f64, "sample", "samples")
+            )
+        })
+        .unwrap_or_default();
+    writeln!(out, "recording {from}{every} {to}{count}; Ctrl-C stops")?;
+    out.flush()?;
     let mut taken = 0usize;
     let mut status = Status::Ok;
     while pace.count.is_none_or(|c| taken < c) && !stopped() {

@@ -893,6 +893,17 @@ fn record_stopped_by_a_signal_says_its_summary() {
             said.contains("recorded ") && said.contains(" samples to "),
             "{signal:?}: {said}"
         );
+        // newuser51 #21: it said nothing at the start either; the first
+        // line says what goes where and how it stops.
+        let first = said.lines().next().unwrap_or_default();
+        assert_eq!(
+            first,
+            format!(
+                "recording tests/fixtures/roots/newkernel every 0.01 s to {}; Ctrl-C stops",
+                rec.display()
+            ),
+            "{signal:?}: {said}"
+        );
         let replayed = plugtop(
             &["eval", "-c", "examples/rules/cpu-loadavg.conf", "--replay"]
                 .into_iter()
