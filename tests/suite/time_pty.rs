@@ -323,6 +323,55 @@ fn flips_at_its_oldest_says_how_many_older_changes_were_not_kept() {
     assert!(s.quit());
 }
 
+/// newuser51 #21: a wrapped line in Flips and in the Log went on at the
+/// left edge, where the next entry starts ("rules that look at one
+/// interval …" read as an entry of its own). A continuation is indented
+/// deeper than its line.
+#[test]
+fn wrapped_lines_in_flips_and_the_log_continue_indented() {
+    let (_dir, _rec, mut s) = oscillating_replay(120.0);
+    s.wait_for("OBSERVE");
+    keys_then(
+        &mut s,
+        &[
+            ("G", "read to the end of the recording"),
+            ("4", "Flips: why the decisions changed"),
+        ],
+    );
+    s.wait_for("likely cause:");
+    let screen = s.screen();
+    let rows: Vec<&str> = screen.lines().collect();
+    let at = rows
+        .iter()
+        .position(|l| l.starts_with("  likely cause:"))
+        .unwrap_or_else(|| panic!("{screen}"));
+    assert!(
+        rows[at + 1].starts_with("    ") && !rows[at + 1].starts_with("     "),
+        "the cause goes on indented:\n{screen}"
+    );
+    // The Log from its oldest entry: the flapping warning wraps there.
+    s.press("5");
+    s.press("\x1b[H");
+    s.wait_until("a Log of entries and indented continuations", |s| {
+        let screen = s.screen();
+        let body: Vec<&str> = screen
+            .lines()
+            .skip_while(|l| !l.starts_with(" Log "))
+            .skip(1)
+            .take_while(|l| !l.starts_with("? help"))
+            .filter(|l| !l.trim().is_empty())
+            .collect();
+        let entry = |row: &&str| {
+            let b = row.as_bytes();
+            b.len() > 8 && b[2] == b':' && b[5] == b':'
+        };
+        !body.is_empty()
+            && body.iter().all(|row| entry(row) || row.starts_with("  "))
+            && body.iter().any(|row| !entry(row))
+    });
+    assert!(s.quit());
+}
+
 /// newuser51 #20: `J +99999999h` on `--sim` said only "is not a time"
 /// (the form is right, the time too far), and a far read-ahead's progress
 /// showed times of day that wrap ("to 08:00:00: at 09:27:52", then "at

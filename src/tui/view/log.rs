@@ -111,7 +111,7 @@ fn lines(buf: &mut Buffer, inner: Rect, app: &App, theme: &Theme, full: bool) {
     let lines: Vec<Line<'_>> = newest
         .into_iter()
         .rev()
-        .map(|l| {
+        .flat_map(|l| {
             let style = match l.kind {
                 LogKind::Problem => {
                     theme.outcome(Outcome::Fault(crate::rules::fpu::Fault::Invalid))
@@ -120,10 +120,20 @@ fn lines(buf: &mut Buffer, inner: Rect, app: &App, theme: &Theme, full: bool) {
                 LogKind::Decision => theme.text(),
                 LogKind::Note => theme.dim(),
             };
-            Line::from(vec![
-                Span::styled(format!("{} ", super::clock(l.stamp)), theme.dim()),
-                Span::styled(l.shown(), style),
-            ])
+            // Wrapped with its continuation indented; the time dim.
+            let time = format!("{} ", super::clock(l.stamp));
+            let text = format!("{time}{}", l.shown());
+            list_rows::hanging(&text, width)
+                .into_iter()
+                .enumerate()
+                .map(|(i, row)| match row.strip_prefix(&time) {
+                    Some(rest) if i == 0 => Line::from(vec![
+                        Span::styled(time.clone(), theme.dim()),
+                        Span::styled(rest.to_string(), style),
+                    ]),
+                    _ => Line::styled(row, style),
+                })
+                .collect::<Vec<_>>()
         })
         .collect();
     Paragraph::new(lines)
