@@ -100,7 +100,7 @@ pub fn run(
         }
         taken += 1;
         if taken.is_multiple_of(60) {
-            writeln!(out, "{taken} samples")?;
+            writeln!(out, "{}", count_of(taken, "sample", "samples"))?;
             out.flush()?;
         }
         if let Wait::Every(interval) = pace.wait
@@ -124,17 +124,26 @@ pub fn run(
             };
             writeln!(
                 out,
-                "recorded {taken} samples to {}: {} bytes, {per:.0} bytes per sample",
+                "recorded {} to {}: {} bytes, {per:.0} bytes per sample",
+                count_of(taken, "sample", "samples"),
                 path.display(),
                 w.bytes()
             )?;
         }
-        (_, Destination::Snapshots(dir)) => {
-            writeln!(out, "wrote {taken} snapshots to {}", dir.display())?
-        }
+        (_, Destination::Snapshots(dir)) => writeln!(
+            out,
+            "wrote {} to {}",
+            count_of(taken, "snapshot", "snapshots"),
+            dir.display()
+        )?,
         _ => {}
     }
     Ok(status)
+}
+
+/// `n` with its noun ("1 sample", "3 samples").
+fn count_of(n: usize, one: &str, many: &str) -> String {
+    crate::report::words::count(n as f64, one, many)
 }
 
 /// Writes `sample` as snapshot `index` beneath `dir`: every file created

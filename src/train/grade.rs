@@ -647,7 +647,11 @@ fn field_value(field: &str, value: f64, runs: usize) -> String {
 /// labelled, its reason wrapped under it), each trainee's totals, then the
 /// common mistakes; no line is wider than 80 columns unless one word is.
 pub fn text(g: &Grades) -> String {
-    let mut out = format!("{} — {} trainees\n", safe(&g.course), g.trainees.len());
+    let mut out = format!(
+        "{} — {}\n",
+        safe(&g.course),
+        crate::report::words::count(g.trainees.len() as f64, "trainee", "trainees")
+    );
     use crate::report::words::{cols, middle_cut, pad_right};
     let width = g
         .trainees

@@ -528,7 +528,10 @@ impl App {
                 self.readings += readings;
                 self.note(
                     LogKind::Problem,
-                    format!("{readings} readings not shown: the terminal was not read"),
+                    format!(
+                        "{} not shown: the terminal was not read",
+                        crate::report::words::count(readings as f64, "reading", "readings")
+                    ),
                 );
             }
             Update::Passed(passed) => self.take_passed(*passed),

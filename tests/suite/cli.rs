@@ -917,3 +917,23 @@ fn record_stopped_by_a_signal_says_its_summary() {
         );
     }
 }
+
+/// newuser51 #21, plurals: one sample recorded is "1 sample".
+#[test]
+fn record_of_one_sample_says_one_sample() {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let rec = dir.path().join("one.rec");
+    let o = plugtop(&[
+        "record",
+        "-o",
+        rec.to_str().expect("utf-8 path"),
+        "--root",
+        "tests/fixtures/roots/newkernel",
+        "--count",
+        "1",
+    ]);
+    let said = stdout(&o);
+    assert!(o.status.success(), "{said}");
+    assert!(said.contains(", 1 sample; Ctrl-C stops"), "{said}");
+    assert!(said.contains("recorded 1 sample to "), "{said}");
+}

@@ -473,4 +473,6 @@ fn a_file_that_matches_no_exercise_is_named_on_stderr() {
     );
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(!stdout.contains("unknown-exercise"), "{stdout}");
+    // newuser51 #21, plurals: one trainee is "1 trainee".
+    assert!(stdout.contains(" — 1 trainee\n"), "{stdout}");
 }
