@@ -50,28 +50,7 @@ pub fn run(
         }
         Destination::Recording { .. } => None,
     };
-    let to = match &target {
-        Destination::Recording { path, .. } => format!("to {}", path.display()),
-        Destination::Snapshots(dir) => format!("as snapshots under {}", dir.display()),
-    };
-    let every = match pace.wait {
-        Wait::Every(i) => format!(
-            " every {} s",
-            crate::report::node_text::number(i.as_secs_f64())
-        ),
-        Wait::Update => " every UPDATE".to_string(),
-        Wait::None => String::new(),
-    };
-    let count = pace
-        .count
-        .map(|c| {
-            format!(
-                ", {}",
-                crate::report::words::count(c as f64, "sample", "samples")
-            )
-        })
-        .unwrap_or_default();
-    writeln!(out, "recording {from}{every} {to}{count}; Ctrl-C stops")?;
+    writeln!(out, "{}", start_line(from, &target, pace))?;
     out.flush()?;
     let mut taken = 0usize;
     let mut status = Status::Ok;
@@ -144,6 +123,33 @@ pub fn run(
 /// `n` with its noun ("1 sample", "3 samples").
 fn count_of(n: usize, one: &str, many: &str) -> String {
     crate::report::words::count(n as f64, one, many)
+}
+
+/// What a recording starts by saying: what goes where, how often, how
+/// many, and how it stops.
+fn start_line(from: &str, target: &Destination<'_>, pace: Pace) -> String {
+    let to = match target {
+        Destination::Recording { path, .. } => format!("to {}", path.display()),
+        Destination::Snapshots(dir) => format!("as snapshots under {}", dir.display()),
+    };
+    let every = match pace.wait {
+        Wait::Every(i) => format!(
+            " every {} s",
+            crate::report::node_text::number(i.as_secs_f64())
+        ),
+        Wait::Update => " every UPDATE".to_string(),
+        Wait::None => String::new(),
+    };
+    let count = pace
+        .count
+        .map(|c| {
+            format!(
+                ", {}",
+                crate::report::words::count(c as f64, "sample", "samples")
+            )
+        })
+        .unwrap_or_default();
+    format!("recording {from}{every} {to}{count}; Ctrl-C stops")
 }
 
 /// Writes `sample` as snapshot `index` beneath `dir`: every file created

@@ -177,6 +177,14 @@ pub enum ScreenEnd {
 }
 
 impl ScreenEnd {
+    /// A signal's ending, before anything was put back.
+    pub fn signal(signal: i32) -> ScreenEnd {
+        ScreenEnd::Signal {
+            signal,
+            put_back: false,
+        }
+    }
+
     /// The process's exit status for this ending: 0, 128 + the signal
     /// (as the shell shows a process the signal ended), or 1.
     pub fn exit_status(&self) -> i32 {
