@@ -207,7 +207,7 @@ fn a_damaged_recording_raises_a_header_alarm_and_is_said_after_the_screen() {
         s.press("q");
         let (code, raw) = s.wait_exit();
         assert_eq!(code, Some(0), "{keys}");
-        let after = raw.rsplit("\u{1b}[?1049l").next().unwrap_or_default();
+        let after = crate::ui_pty::said_after_the_screen(&raw);
         assert!(
             after.contains("plugtop: warning: ")
                 && after.contains(&format!("fails its checksum at byte {at}; replaying the")),

@@ -972,6 +972,16 @@ fn arming_a_test_root_asks_first_and_says_what_it_takes() {
     );
 }
 
+/// What plugtop printed once the screen was gone (after it left the
+/// alternate screen), its words joined by single blanks.
+pub(crate) fn said_after_the_screen(output: &str) -> String {
+    let left = output.rfind("\x1b[?1049l").unwrap_or_default();
+    output[left..]
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 /// Adversary F9 (issue 45 #11): quitting an acting `--sim` screen says
 /// what ended, as quitting a served root says what it put back: the
 /// simulated guest is discarded, nothing real was changed.
@@ -992,11 +1002,7 @@ fn quitting_the_simulator_says_the_simulated_guest_is_discarded() {
     s.press("q");
     let (code, output) = s.wait_exit();
     assert_eq!(code, Some(0), "{output}");
-    let left = output.rfind("\x1b[?1049l").unwrap_or_default();
-    let after: String = output[left..]
-        .split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ");
+    let after = said_after_the_screen(&output);
     assert!(
         after.contains("plugtop: the simulated guest ended with CPU")
             && after.contains("is discarded; nothing on this machine was changed"),
@@ -1033,11 +1039,7 @@ fn a_signal_to_an_observing_screen_says_nothing_was_changed() {
         s.signal("TERM");
         let (code, output) = s.wait_exit();
         assert_eq!(code, Some(143), "{output}");
-        let left = output.rfind("\x1b[?1049l").unwrap_or_default();
-        let after: String = output[left..]
-            .split_whitespace()
-            .collect::<Vec<_>>()
-            .join(" ");
+        let after = said_after_the_screen(&output);
         assert!(after.contains(said), "{args:?}: {after}");
         assert!(!after.contains("put back"), "{args:?}: {after}");
     }
