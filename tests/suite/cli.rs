@@ -890,7 +890,7 @@ fn record_stopped_by_a_signal_says_its_summary() {
         assert!(o.status.success(), "{signal:?}: {}", stdout(&o));
         let said = stdout(&o);
         assert!(
-            said.contains("recorded ") && said.contains(" samples to "),
+            said.contains("recorded ") && said.contains(" bytes per sample"),
             "{signal:?}: {said}"
         );
         // newuser51 #21: it said nothing at the start either; the first
