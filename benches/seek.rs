@@ -13,7 +13,7 @@ use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use plugtop::control::controller::Mode;
 use plugtop::kernel::Stamp;
 use plugtop::sim::run::SimOptions;
-use plugtop::tui::read_ahead::Passage;
+use plugtop::tui::control::read_ahead::ReadAhead;
 use plugtop::tui::run::{Options, prepare};
 use plugtop::tui::seek::SeekTo;
 
@@ -75,7 +75,7 @@ fn bench(c: &mut Criterion) {
                 Err(e) => panic!("{e}"),
             },
             |(mut local, mut source)| {
-                let mut passage = Passage::new(hour_18);
+                let mut passage = ReadAhead::new(hour_18);
                 passage.run(local.core_mut(), source.as_mut(), None);
                 for update in passage.finish() {
                     local.app_mut().apply(update);

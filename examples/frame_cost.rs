@@ -1,7 +1,8 @@
 //! The screen's frames, counted: the simulator's DayTrader run under the
 //! recommended rules (Auto), one reading a frame, each frame drawn at
 //! 160×48 through the real terminal backend (crossterm's escape sequences)
-//! into a sink, as the screen draws after each reading. `scripts/frame-cost.sh`
+//! into a sink, compared with the frame before as the screen compares them
+//! ([`DiffTerminal`]), as the screen draws after each reading. `scripts/frame-cost.sh`
 //! runs it under callgrind for two frame counts, so that start-up and the
 //! first full frame cancel, and divides by the difference.
 //!
@@ -11,6 +12,7 @@
 use std::io;
 
 use plugtop::tui::app::App;
+use plugtop::tui::frame_diff::DiffTerminal;
 use plugtop::tui::local::Local;
 use plugtop::tui::view;
 use ratatui::backend::CrosstermBackend;
@@ -36,12 +38,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .set_screen_size(width, height, view::cpu_panel_size(area));
     let (list_width, rows) = view::list_area(area);
     app.app_mut().set_list_area(list_width, rows);
-    let mut terminal = Terminal::with_options(
+    let mut terminal = DiffTerminal::new(Terminal::with_options(
         CrosstermBackend::new(io::sink()),
         TerminalOptions {
             viewport: Viewport::Fixed(area),
         },
-    )?;
+    )?);
     for _ in 0..WARM_UP {
         ingest(&mut app, source.as_mut())?;
     }
@@ -71,7 +73,7 @@ fn ingest(
 /// difference written (what callgrind's `--toggle-collect` counts).
 #[inline(never)]
 fn frame(
-    terminal: &mut Terminal<CrosstermBackend<io::Sink>>,
+    terminal: &mut DiffTerminal<CrosstermBackend<io::Sink>>,
     app: &App,
 ) -> Result<(), Box<dyn std::error::Error>> {
     terminal.draw(|f| view::draw(f, app))?;

@@ -53,6 +53,15 @@ w('mb-garbage', ''.join(chr(random.randrange(1, 128)) for _ in range(1 << 20)))
 s = 'name = "x"\ncpus = 2\nmemory_mib = 1024\nduration = "10:00:00"\n'
 s += ''.join(f'[[phases]]\nstart = "{i*3}"\nthreads = {i%3}\nworking_set_mib = 3\n' for i in range(10000))
 open(d + 'phases-10k.toml', 'w').write(s)
+# adv51: scenario files up to the 1 MiB they may have, and past it (a
+# 10 MB file of phases peaked at 347 MB before it was refused): a syntax
+# error on a line of almost 1 MB, and a name as long (both quoted cut).
+h = 'name = "x"\ncpus = 2\nmemory_mib = 1024\nduration = "1:00"\n'
+p = ''.join(f'[[phases]]\nname = "p{i}"\nstart = "{i}"\nthreads = 1\ncpu_per_thread = 0.5\n' for i in range(13000))
+open(d + 'phases-1mb.toml', 'w').write(h + p[:(1 << 20) - 200 - len(h)].rsplit('[[phases]]', 1)[0])
+open(d + 'phases-10mb.toml', 'w').write(h + p * 10)
+open(d + 'line-1mb.toml', 'w').write(h + 'zz = "' + 'B' * 1000000 + '" x\n')
+open(d + 'name-1mb.toml', 'w').write(h.replace('"x"', '"' + 'A' * 1000000 + '"'))
 PY
 snapshots=tests/fixtures/series/oldkernel
 fail=0
@@ -116,6 +125,13 @@ cp -r "$snapshots" "$series"
 for d in "$series"/*/; do echo 0-1000000000 > "$d/sys/devices/system/cpu/online"; done
 measure online-billion whatif "$bin" whatif -c examples/rules/recommended-default.conf --snapshots "$series"
 measure phases-10k sim "$bin" sim "$work/phases-10k.toml" -c examples/rules/recommended-modern.conf --fast --report
+for n in phases-1mb phases-10mb line-1mb name-1mb; do
+    measure "$n" sim "$bin" sim "$work/$n.toml" -c examples/rules/recommended-modern.conf --fast --report --duration 0:05
+    # What it says is bounded: a message or report of a few KB, not a copy of the line.
+    said=$("$bin" sim "$work/$n.toml" -c examples/rules/recommended-modern.conf --fast --report --duration 0:05 2>&1 | wc -c)
+    echo "  $n: $said bytes of output"
+    [ "$said" -lt 20000 ] || { echo "  ^ output not bounded"; fail=1; }
+done
 
 # Issue 23: files plugtop trusts. Each is refused or bounded, never a hang
 # (a FIFO nobody writes) or a read without end (/dev/zero).

@@ -194,11 +194,15 @@ impl Projector {
             self.positions = names.iter().map(|n| layout.position(n.as_ref())).collect();
             self.layout = Some(Arc::clone(layout));
         }
-        out.clear();
-        out.extend(self.positions.iter().zip(names).map(|(p, n)| match p {
-            Some(i) if (*i as usize) < checked => Some(table.value_at(*i)),
-            _ => table.get(n.as_ref()),
-        }));
+        // Overwritten in place: the entry's values from the interval it
+        // last held are all replaced.
+        out.resize(names.len(), None);
+        for ((value, p), n) in out.iter_mut().zip(&self.positions).zip(names) {
+            *value = match p {
+                Some(i) if (*i as usize) < checked => Some(table.value_at(*i)),
+                _ => table.get(n.as_ref()),
+            };
+        }
     }
 }
 

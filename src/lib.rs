@@ -37,6 +37,7 @@ pub mod rules;
 pub mod safe_text;
 pub mod sim;
 pub mod stop_signals;
+pub mod toml_file;
 pub mod train;
 pub mod tui;
 pub mod tune;

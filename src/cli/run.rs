@@ -73,6 +73,14 @@ pub fn run(request: Request, out: &mut dyn Write) -> anyhow::Result<Status> {
         wide,
     } = request;
     out.flush()?;
+    // The test-only pace: 0 would read a live guest without a pause
+    // between intervals, a core spent on nothing (both binaries check it
+    // here); a replay at 0 runs through its recording as fast as it can.
+    if interval_ms == Some(0) && replay.is_none() {
+        anyhow::bail!(
+            "--interval-ms 0 would read the guest with no pause between intervals: give 1 or more (0 only with --replay)"
+        );
+    }
     if replay.is_some() && mode != Mode::Observe {
         anyhow::bail!("--replay only goes with --mode observe: a recording cannot be acted on");
     }

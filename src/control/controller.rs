@@ -463,6 +463,8 @@ impl Controller {
                     })
                     .collect()
             }
+            // Most intervals do nothing: no events to gather.
+            Mode::Auto if actions.is_empty() => Vec::new(),
             Mode::Auto => actions
                 .into_iter()
                 .flat_map(|a| apply(a, actuator))

@@ -97,15 +97,18 @@ pub fn judge_pid_file(
     system_root: bool,
     name_of: impl Fn(u32) -> Option<String>,
 ) -> PidFileSays {
-    let shown = || {
-        crate::safe_text::terminal_safe(&text.trim().chars().take(20).collect::<String>())
-            .into_owned()
-    };
+    let shown =
+        || crate::safe_text::terminal_safe(&crate::safe_text::cut_to(text.trim(), 20)).into_owned();
     let Ok(pid) = text.trim().parse::<u32>() else {
         return PidFileSays::Stale {
             why: format!("holds `{}`, not a pid", shown()),
         };
     };
+    if pid == 0 {
+        return PidFileSays::Stale {
+            why: "holds 0, which is no process's pid".to_string(),
+        };
+    }
     if !system_root {
         return PidFileSays::Stale {
             why: format!(
@@ -174,7 +177,7 @@ pub fn acquire(root: &Path) -> Result<GuestLock, LockError> {
     };
     // Resolved beneath the root as in a chroot: `var/lock` → `/run/lock`
     // (Debian) is followed inside the root, and no link leads outside it.
-    let beneath = Root::open(root).map_err(|source| LockError::Io {
+    let beneath = Root::open_for_own_files(root).map_err(|source| LockError::Io {
         path: root.display().to_string(),
         source,
     })?;
@@ -347,5 +350,67 @@ mod tests {
             judge_pid_file("4242\n", false, never),
             PidFileSays::Stale { why } if why.contains("not looked up")
         ));
+        // adv51: pid 0 was called "a pid of the guest", and 4,000 digits
+        // were shown as 20 with no sign of the rest.
+        for system_root in [true, false] {
+            assert!(matches!(
+                judge_pid_file("0\n", system_root, never),
+                PidFileSays::Stale { why } if why == "holds 0, which is no process's pid"
+            ));
+        }
+        assert!(matches!(
+            judge_pid_file(&"9".repeat(4000), true, never),
+            PidFileSays::Stale { why } if why.contains("… (3980 bytes more)`, not a pid")
+        ));
+    }
+
+    #[test]
+    fn pid_file_refusals_under_a_root_name_the_file_below_it_and_what_it_is() {
+        // adv51: refusals named `/run/cpuplugd.pid`, which reads as this
+        // machine's file under --root, and called a directory "a FIFO, a
+        // device or a socket".
+        let root = tempfile::tempdir().expect("root");
+        let run = root.path().join("run");
+        std::fs::create_dir(&run).expect("run");
+        let pid = run.join("cpuplugd.pid");
+        let full = pid.display().to_string();
+        let refusal = || match acquire(root.path()) {
+            Ok(_) => panic!("acquired beside {full}"),
+            Err(e) => crate::error_chain::text(&e),
+        };
+        std::fs::create_dir(&pid).expect("a directory");
+        let said = refusal();
+        assert!(
+            said.starts_with(&format!("{full} is a directory, not a regular file")),
+            "{said}"
+        );
+        std::fs::remove_dir(&pid).expect("rm");
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            &pid,
+            rustix::fs::FileType::Fifo,
+            rustix::fs::Mode::from_raw_mode(0o600),
+            0,
+        )
+        .expect("a FIFO");
+        let said = refusal();
+        assert!(
+            said.starts_with(&format!("{full} is a FIFO, not a regular file")),
+            "{said}"
+        );
+        std::fs::remove_file(&pid).expect("rm");
+        std::fs::write(&pid, "1".repeat(5000)).expect("a big one");
+        let said = refusal();
+        assert!(
+            said.starts_with(&format!("{full}: larger than 4096 bytes")),
+            "{said}"
+        );
+        std::fs::remove_file(&pid).expect("rm");
+        std::os::unix::fs::symlink("../../../../../etc/hostname", &pid).expect("a link");
+        let said = refusal();
+        assert!(
+            said.starts_with(&format!("{full} leads outside the root")),
+            "{said}"
+        );
     }
 }

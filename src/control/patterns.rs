@@ -154,8 +154,10 @@ impl PatternWatch {
                 ),
             });
         }
-        out.retain(|h| fresh(&self.found, h.name));
-        self.found.extend(out.iter().map(|h| h.name));
+        if !out.is_empty() {
+            out.retain(|h| fresh(&self.found, h.name));
+            self.found.extend(out.iter().map(|h| h.name));
+        }
         out
     }
 

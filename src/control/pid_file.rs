@@ -30,7 +30,7 @@ pub enum PidFileError {
 /// not at all (a reader never sees half a number); no temporary file is
 /// left when it cannot be placed.
 pub fn write(root: &Path) -> Result<(), PidFileError> {
-    let beneath = Root::open(root).map_err(|source| PidFileError::Io {
+    let beneath = Root::open_for_own_files(root).map_err(|source| PidFileError::Io {
         path: root.display().to_string(),
         source,
     })?;

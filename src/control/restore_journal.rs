@@ -95,7 +95,7 @@ pub fn write(root: &Path, path: &Path, state: &StartState) -> Result<(), Journal
             (dir, Path::new(path.file_name().unwrap_or_default()))
         }
     };
-    let beneath = Root::open(base).map_err(io)?;
+    let beneath = Root::open_for_own_files(base).map_err(io)?;
     beneath.write_file(rel, state.text().as_bytes(), Placing::durable())?;
     Ok(())
 }
@@ -109,7 +109,7 @@ const JOURNAL_LIMIT: u64 = 1 << 20;
 /// regular file), never blocking on a FIFO, never a kernel file, never
 /// cut short. `None` when there is none.
 fn read_bytes(root: &Path, path: &Path) -> Result<Option<Vec<u8>>, JournalError> {
-    let below = Root::open(root)
+    let below = Root::open_for_own_files(root)
         .ok()
         .and_then(|b| Some((b.relative(path)?.to_path_buf(), b)));
     let (dir, rel) = match below {

@@ -425,7 +425,12 @@ impl Session {
         step.findings = self
             .watch
             .observe(&self.engine, &self.file, &decision, &self.trace);
-        if let Some(previous) = self.recent.iter().rev().nth(1) {
+        if let Some(previous) = self
+            .recent
+            .len()
+            .checked_sub(2)
+            .and_then(|i| self.recent.get(i))
+        {
             step.hints = self.patterns.observe(previous, sample, &decision);
         }
         step.events = self.controller.decide(&decision, actuator);

@@ -15,6 +15,9 @@ use rustix::fs::FileType;
 
 use super::fs::{FsError, Placing, Replace, Resolve, Root};
 
+/// The most of a marker read: its text is one line.
+const MARKER_LIMIT: u64 = 4096;
+
 /// What fills the directory: each kind has its own marker, so a served
 /// root is never taken for an export directory or the other way round.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -55,11 +58,13 @@ pub enum ClaimError {
         "{dir} is / itself: plugtop would write over this machine's own /proc and /sys; give a directory of its own (such as /tmp/guest)"
     )]
     SystemRoot { dir: String },
-    /// Not empty, and not marked as plugtop's.
+    /// Not empty, and not marked as plugtop's: `why` says what stands at
+    /// the marker's name (nothing, something else, a file plugtop did not
+    /// write).
     #[error(
-        "{dir} is not empty and plugtop did not fill it (there is no {marker} in it); give a new or empty directory, so nothing in it is overwritten"
+        "{dir} is not empty and plugtop did not fill it ({why}); give a new or empty directory, so nothing in it is overwritten"
     )]
-    Foreign { dir: String, marker: &'static str },
+    Foreign { dir: String, why: String },
     /// It could not be made or opened.
     #[error("cannot use the directory {dir}")]
     Open {
@@ -115,16 +120,36 @@ pub fn claim(dir: &Path, what: DirUse) -> Result<ClaimedDir, ClaimError> {
         });
     }
     let marker = Path::new(what.marker());
+    let name = what.marker();
     match beneath.entry_kind(marker)? {
-        Some(FileType::RegularFile) => return lock(dir, beneath, what),
-        Some(_) => return Err(foreign(dir, what)),
+        Some(FileType::RegularFile) => {
+            // Only plugtop's own text marks it: an empty or other file a
+            // person put at the name does not.
+            let text = beneath.read(marker, MARKER_LIMIT, Resolve::Own);
+            if text.is_ok_and(|t| t == what.marker_text().as_bytes()) {
+                return lock(dir, beneath, what);
+            }
+            return Err(foreign(
+                dir,
+                format!("its {name} does not hold what plugtop writes there"),
+            ));
+        }
+        Some(kind) => {
+            return Err(foreign(
+                dir,
+                format!(
+                    "its {name} is {}, not the file plugtop writes there",
+                    super::fs::kind_in_words(kind)
+                ),
+            ));
+        }
         None => {}
     }
     if !beneath
         .dir_entries(Path::new(""), 1, Resolve::Beneath)?
         .is_empty()
     {
-        return Err(foreign(dir, what));
+        return Err(foreign(dir, format!("there is no {name} in it")));
     }
     let text = what.marker_text();
     beneath.write_file(marker, text.as_bytes(), Placing::new(Replace::Nothing))?;
@@ -142,12 +167,7 @@ fn lock(dir: &Path, beneath: Root, what: DirUse) -> Result<ClaimedDir, ClaimErro
             _lock: file,
         }),
         Err(TryLockError::WouldBlock) => {
-            let holder = crate::kernel::processes::flock_holder_of(&beneath, marker, None)
-                .map(|(pid, name)| match name {
-                    Some(name) => format!(" (pid {pid}, {name})"),
-                    None => format!(" (pid {pid})"),
-                })
-                .unwrap_or_default();
+            let holder = crate::kernel::processes::flock_holder_words(&beneath, marker);
             Err(ClaimError::InUse {
                 dir: dir.display().to_string(),
                 marker: what.marker(),
@@ -161,10 +181,10 @@ fn lock(dir: &Path, beneath: Root, what: DirUse) -> Result<ClaimedDir, ClaimErro
     }
 }
 
-fn foreign(dir: &Path, what: DirUse) -> ClaimError {
+fn foreign(dir: &Path, why: String) -> ClaimError {
     ClaimError::Foreign {
         dir: dir.display().to_string(),
-        marker: what.marker(),
+        why,
     }
 }
 
@@ -239,6 +259,16 @@ mod tests {
         symlink(foreign.join(".hidden"), foreign.join(".plugtop-sim")).expect("link");
         let e = claim(&foreign, DirUse::ServedRoot);
         assert!(matches!(e, Err(ClaimError::Foreign { .. })), "{e:?}");
+        // adv51: said "there is no .plugtop-sim in it" of a link there.
+        let said = e
+            .map(|_| ())
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(
+            said.contains("its .plugtop-sim is a symbolic link, not the file plugtop writes there"),
+            "{said}"
+        );
         assert_eq!(
             std::fs::read_dir(&foreign).expect("list").count(),
             2,
@@ -248,5 +278,53 @@ mod tests {
         std::fs::write(&file, "x\n").expect("file");
         let e = claim(&file, DirUse::ServedRoot).expect_err("not a directory");
         assert!(e.to_string().contains("cannot use the directory"), "{e}");
+    }
+
+    #[test]
+    fn a_marker_plugtop_did_not_write_marks_nothing() {
+        // adv51: an empty regular .plugtop-sim was taken as plugtop's, and
+        // the directory filled beside a person's files.
+        let dir = tempfile::tempdir().expect("dir");
+        for (name, plant) in [
+            ("empty", Some("")),
+            ("other", Some("mine\n")),
+            (
+                "longer",
+                Some(
+                    "plugtop sim --serve made this directory; a later --serve may rewrite it\nand more\n",
+                ),
+            ),
+            ("fifo", None),
+        ] {
+            let d = dir.path().join(name);
+            std::fs::create_dir(&d).expect("dir");
+            std::fs::write(d.join("important"), "keep\n").expect("a person's file");
+            let marker = d.join(".plugtop-sim");
+            match plant {
+                Some(text) => std::fs::write(&marker, text).expect("marker"),
+                None => rustix::fs::mknodat(
+                    rustix::fs::CWD,
+                    &marker,
+                    FileType::Fifo,
+                    rustix::fs::Mode::from_raw_mode(0o600),
+                    0,
+                )
+                .expect("fifo"),
+            }
+            let said = match claim(&d, DirUse::ServedRoot) {
+                Err(e @ ClaimError::Foreign { .. }) => e.to_string(),
+                other => panic!("{name}: {other:?}"),
+            };
+            let why = match plant {
+                Some(_) => "its .plugtop-sim does not hold what plugtop writes there",
+                None => "its .plugtop-sim is a FIFO, not the file plugtop writes there",
+            };
+            assert!(said.contains(why), "{name}: {said}");
+            assert_eq!(
+                std::fs::read_dir(&d).expect("list").count(),
+                2,
+                "{name}: nothing written"
+            );
+        }
     }
 }

@@ -77,10 +77,14 @@ impl LoadavgText {
         if text.len() > LOADAVG_KEPT {
             return None;
         }
-        loadavg_words(text)?;
-        let mut bytes = [0; LOADAVG_KEPT];
+        // Blanks after the text: they start no word.
+        let mut bytes = [b' '; LOADAVG_KEPT];
         bytes[..text.len()].copy_from_slice(text);
-        Some(LoadavgText {
+        let valid = match words_checked(&bytes, text.len()) {
+            Some(valid) => valid,
+            None => loadavg_words(text).is_some(),
+        };
+        valid.then_some(LoadavgText {
             bytes,
             len: u8::try_from(text.len()).ok()?,
         })
@@ -94,6 +98,56 @@ impl LoadavgText {
     pub fn parse(&self) -> Option<(f64, f64)> {
         parse_loadavg(self.text())
     }
+}
+
+const HIGHS: u64 = 0x8080_8080_8080_8080;
+const LOWS: u64 = 0x7F7F_7F7F_7F7F_7F7F;
+const ONES: u64 = 0x0101_0101_0101_0101;
+
+/// The high bit of each byte of `x` that is `b`, exactly (no borrow
+/// reaches another byte).
+fn bytes_equal(x: u64, b: u8) -> u64 {
+    let t = x ^ (ONES * u64::from(b));
+    !(((t & LOWS) + LOWS) | t) & HIGHS
+}
+
+/// Whether [`loadavg_words`] reads the first `len` bytes of `bytes`
+/// (blanks after them), eight bytes at a time: the kernel's file is
+/// checked every interval, and byte by byte that was most of its cost.
+/// `None` where a byte up to the fourth word is a control character other
+/// than a newline (a tab, a carriage return, ...): the byte loop decides.
+fn words_checked(bytes: &[u8; LOADAVG_KEPT], len: usize) -> Option<bool> {
+    let mut words = 0;
+    // The high bit of the last byte before this word of eight: whether it
+    // was blank (the text's start counts as after a blank).
+    let mut after_blank = 0x80;
+    for (at, word) in bytes.chunks_exact(8).enumerate() {
+        if at * 8 >= len {
+            break;
+        }
+        let x = u64::from_le_bytes(word.try_into().ok()?);
+        // Bytes up to b' ' (the high bit of each such byte), and those
+        // of them that are blanks the kernel writes.
+        let low = !(((x & LOWS) + ONES * 0x5F) | x) & HIGHS;
+        let blank = bytes_equal(x, b' ') | bytes_equal(x, b'\n');
+        if low != blank {
+            return None;
+        }
+        let mut starts = !blank & HIGHS & ((blank << 8) | after_blank);
+        after_blank = blank >> 56;
+        while starts != 0 {
+            words += 1;
+            let b = word[(starts.trailing_zeros() / 8) as usize];
+            if words == 1 && !(b.is_ascii_digit() || b == b'-' || b == b'.') {
+                return Some(false);
+            }
+            if words == 4 {
+                return Some(b.is_ascii_digit() || matches!(b, b'-' | b'+' | b'.'));
+            }
+            starts &= starts - 1;
+        }
+    }
+    Some(false)
 }
 
 /// A number as `sprintf("%f")` followed by `strtod` leaves it.
@@ -173,5 +227,54 @@ mod tests {
         let long = format!("0.{} 0 0 1/2 3\n", "1".repeat(LOADAVG_KEPT));
         assert_eq!(LoadavgText::keep(long.as_bytes()), None);
         assert!(parse_loadavg(long.as_bytes()).is_some());
+    }
+
+    proptest::proptest! {
+        /// The check eight bytes at a time reads as the byte loop does,
+        /// whatever the bytes and wherever the words fall between words
+        /// of eight (or it leaves the text to the byte loop).
+        #[test]
+        fn words_checked_reads_as_the_byte_loop(
+            text in proptest::prop_oneof![
+                // Any byte class, or mostly the kernel's.
+                proptest::collection::vec(proptest::sample::select(
+                    b"0123456789.-+/ \n\t\r\x0b\x0c\x00\x1fax\x7f\x80\xff".to_vec()
+                ), 0..=LOADAVG_KEPT),
+                proptest::collection::vec(proptest::sample::select(
+                    b"01.-+/    \n\x80".to_vec()
+                ), 0..=LOADAVG_KEPT),
+            ],
+        ) {
+            let mut bytes = [b' '; LOADAVG_KEPT];
+            bytes[..text.len()].copy_from_slice(&text);
+            let eager = loadavg_words(&text).is_some();
+            if let Some(checked) = words_checked(&bytes, text.len()) {
+                proptest::prop_assert_eq!(checked, eager, "{:?}", text);
+            }
+            proptest::prop_assert_eq!(LoadavgText::keep(&text).is_some(), eager);
+        }
+
+        /// The kernel's own shape (blanks and a newline only) is always
+        /// decided eight bytes at a time.
+        #[test]
+        fn the_kernels_shape_is_decided_without_the_byte_loop(
+            loads in proptest::collection::vec(0u32..100_000, 3),
+            running in 0u32..10_000,
+            total in 0u32..100_000,
+            pid in 0u32..10_000_000,
+            sign in proptest::sample::select(vec!["", "-", "+", "/", "x"]),
+        ) {
+            let text = format!(
+                "{}.{:02} {}.{:02} {}.{:02} {sign}{running}/{total} {pid}\n",
+                loads[0] / 100, loads[0] % 100, loads[1] / 100, loads[1] % 100,
+                loads[2] / 100, loads[2] % 100,
+            );
+            let mut bytes = [b' '; LOADAVG_KEPT];
+            bytes[..text.len()].copy_from_slice(text.as_bytes());
+            proptest::prop_assert_eq!(
+                words_checked(&bytes, text.len()),
+                Some(loadavg_words(text.as_bytes()).is_some())
+            );
+        }
     }
 }

@@ -158,6 +158,18 @@ pub fn flock_holder_of(
     Some((pid, name))
 }
 
+/// Who holds a `flock` on the regular file `rel` below `beneath`, in words
+/// for a refusal (" (pid 4242, plugtop)"), or nothing when the lock table
+/// does not say.
+pub fn flock_holder_words(beneath: &super::fs::Root, rel: &Path) -> String {
+    flock_holder_of(beneath, rel, None)
+        .map(|(pid, name)| match name {
+            Some(name) => format!(" (pid {pid}, {name})"),
+            None => format!(" (pid {pid})"),
+        })
+        .unwrap_or_default()
+}
+
 /// The command name of process `pid` (`/proc/PID/comm`, at most 64 bytes,
 /// read without blocking), as the kernel has it (any bytes: escape it
 /// before showing it).

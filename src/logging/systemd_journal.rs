@@ -87,13 +87,18 @@ fn put_field(datagram: &mut Vec<u8>, key: &str, value: &[u8]) {
 /// entry's fields; a field whose name the journal would refuse is left
 /// out rather than losing the entry.
 pub fn datagram(entry: &Entry) -> Vec<u8> {
-    let message = bounded(shown(&entry.message).into_owned(), MAX_MESSAGE);
+    let shown = shown(&entry.message);
+    let message = crate::safe_text::cut_to(&shown, MAX_MESSAGE);
     let mut d = Vec::with_capacity(128 + message.len());
     put_field(&mut d, "MESSAGE", message.as_bytes());
     put_field(&mut d, "PRIORITY", &[b'0' + entry.priority as u8]);
     put_field(&mut d, "SYSLOG_IDENTIFIER", b"plugtop");
     for (key, value) in entry.fields.iter().filter(|(k, _)| valid_key(k)) {
-        put_field(&mut d, key, bounded(value.clone(), MAX_FIELD).as_bytes());
+        put_field(
+            &mut d,
+            key,
+            crate::safe_text::cut_to(value, MAX_FIELD).as_bytes(),
+        );
     }
     d
 }
@@ -105,19 +110,6 @@ const MAX_MESSAGE: usize = 16 * 1024;
 
 /// The longest value of any other field, bytes.
 const MAX_FIELD: usize = 4 * 1024;
-
-/// `text` cut to at most `max` bytes at a character boundary, with how much
-/// was left out.
-fn bounded(text: String, max: usize) -> String {
-    if text.len() <= max {
-        return text;
-    }
-    let mut end = max;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}… ({} bytes more)", &text[..end], text.len() - end)
-}
 
 impl LogSink for Journal {
     fn wants_fields(&self) -> bool {
@@ -155,7 +147,6 @@ mod tests {
         let text = String::from_utf8_lossy(&d);
         assert!(text.contains("bytes more)"), "says what was cut");
         assert!(text.contains("PRIORITY=3"));
-        assert_eq!(bounded("short".to_string(), 10), "short");
     }
 
     /// The fields of a datagram, decoded as journald does.

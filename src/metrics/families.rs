@@ -164,6 +164,39 @@ pub const PROCESS_FAMILIES: &[(&str, &str)] = &[
     ),
 ];
 
+/// The suffixes the client adds to a family's name (its unit, `_total`).
+const SUFFIXES: [&str; 6] = [
+    "",
+    "_total",
+    "_bytes",
+    "_seconds",
+    "_pages",
+    "_seconds_total",
+];
+
+/// Whether `name` is a sample or family name of one of `families` after
+/// `prefix`, with any suffix the client adds.
+fn named_in(name: &str, prefix: &str, families: &[(&str, &str)]) -> bool {
+    name.strip_prefix(prefix).is_some_and(|rest| {
+        families.iter().any(|(family, _)| {
+            rest.strip_prefix(family)
+                .is_some_and(|suffix| SUFFIXES.contains(&suffix))
+        })
+    })
+}
+
+/// Whether plugtop's textfile may hold a sample or family named `name`:
+/// one of [`FAMILIES`] (the metrics textfile has no process families).
+pub fn is_plugtop_family(name: &str) -> bool {
+    named_in(name, "plugtop_", FAMILIES)
+}
+
+/// Whether plugtop exports a sample or family named `name` anywhere: one
+/// of [`FAMILIES`] or, on the endpoint, [`PROCESS_FAMILIES`].
+pub fn is_exported(name: &str) -> bool {
+    is_plugtop_family(name) || named_in(name, "", PROCESS_FAMILIES)
+}
+
 /// The help text of a family in [`FAMILIES`] or [`PROCESS_FAMILIES`].
 pub fn help(name: &str) -> &'static str {
     FAMILIES

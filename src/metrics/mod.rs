@@ -28,7 +28,7 @@ use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::registry::{Registry, Unit};
 
-pub use families::{FAMILIES, PROCESS_FAMILIES};
+pub use families::{FAMILIES, PROCESS_FAMILIES, is_exported, is_plugtop_family};
 
 use crate::control::controller::Mode;
 use crate::control::session::{Session, Step};

@@ -11,6 +11,15 @@
 //! plugtop last placed there (its device and inode, [`Replace::Own`]) or
 //! absent, and a clean stop removes it only then.
 //!
+//! Two plugtops never share the file (two guests' metrics would alternate
+//! in it, and one's clean stop would remove it under the other): the file
+//! at the name is locked (`flock`) for as long as the plugtop that placed
+//! it runs — each new file before it is renamed into place — so a second
+//! plugtop given the same path is refused at its start, naming the pid
+//! that holds it. The kernel drops the lock with its holder however that
+//! ends (`kill -9` included), so the file of a plugtop that is gone is
+//! taken over, and a reused pid holds nothing.
+//!
 //! It is rewritten only when something in it changed: the lines that move
 //! at every reading (the reading count, its time, how long it took) alone
 //! rewrite it at most every [`HEARTBEAT`] seconds, so a guest that stays
@@ -19,6 +28,7 @@
 //! left behind to look like a live guest.
 
 use std::ffi::OsString;
+use std::fs::{File, TryLockError};
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
@@ -57,6 +67,8 @@ pub struct Textfile {
     /// The file plugtop placed last (or an earlier run's textfile found at
     /// the start): the only file at the name it replaces or removes.
     own: Option<FileStamp>,
+    /// That file, open and locked, so a second plugtop is refused it.
+    lock: Option<File>,
 }
 
 /// Whether `a` and `b` differ in more than the lines that move at every
@@ -67,8 +79,8 @@ fn differs(a: &str, b: &str) -> bool {
 }
 
 /// Whether `bytes` is a textfile plugtop wrote: [`HEADER`] first, then
-/// only plugtop's families (`# HELP plugtop_…`, `# TYPE plugtop_…`,
-/// `plugtop_…` samples), each line ended.
+/// only lines of plugtop's own families ([`is_plugtop_line`]), each line
+/// ended.
 pub fn is_plugtop_textfile(bytes: &[u8]) -> bool {
     let Ok(text) = std::str::from_utf8(bytes) else {
         return false;
@@ -79,13 +91,32 @@ pub fn is_plugtop_textfile(bytes: &[u8]) -> bool {
     else {
         return false;
     };
-    body.is_empty()
-        || (body.ends_with('\n')
-            && body.lines().all(|l| {
-                ["# HELP plugtop_", "# TYPE plugtop_", "plugtop_"]
-                    .iter()
-                    .any(|p| l.starts_with(p))
-            }))
+    body.is_empty() || (body.ends_with('\n') && body.lines().all(is_plugtop_line))
+}
+
+/// Whether `line` is one plugtop writes for one of its families
+/// ([`crate::metrics::FAMILIES`], not any name that starts with
+/// `plugtop_`): `# HELP NAME …`, `# TYPE NAME …`, or a sample `NAME VALUE`
+/// or `NAME{LABELS} VALUE` (no time stamp, nothing after the value).
+fn is_plugtop_line(line: &str) -> bool {
+    use crate::metrics::is_plugtop_family;
+    if let Some(comment) = line
+        .strip_prefix("# HELP ")
+        .or_else(|| line.strip_prefix("# TYPE "))
+    {
+        return comment
+            .split_once(' ')
+            .is_some_and(|(name, _)| is_plugtop_family(name));
+    }
+    let Some((series, value)) = line.rsplit_once(' ') else {
+        return false;
+    };
+    let name = match series.split_once('{') {
+        Some((name, labels)) if labels.ends_with('}') => name,
+        Some(_) => return false,
+        None => series,
+    };
+    is_plugtop_family(name) && value.parse::<f64>().is_ok()
 }
 
 impl Textfile {
@@ -96,9 +127,12 @@ impl Textfile {
         let (dir, name) = Root::of_file(path)?;
         let rel = Path::new(&name);
         dir.check(rel, Replace::RegularFile)?;
-        let own = match dir.regular_id(rel) {
-            None => None,
-            Some(_) => Some(earlier_textfile(&dir, rel)?),
+        let (own, lock) = match dir.regular_id(rel) {
+            None => (None, None),
+            Some(_) => {
+                let (own, lock) = earlier_textfile(&dir, rel)?;
+                (Some(own), Some(lock))
+            }
         };
         Ok(Textfile {
             dir,
@@ -107,6 +141,7 @@ impl Textfile {
             last: String::new(),
             written_at: None,
             own,
+            lock,
         })
     }
 
@@ -116,7 +151,8 @@ impl Textfile {
     }
 
     /// Replaces the textfile with [`HEADER`] and `text`, whole or not at
-    /// all: over nothing, or over the file plugtop placed last.
+    /// all: over nothing, or over the file plugtop placed last. The new
+    /// file is locked before it is placed, and its lock kept.
     pub fn write(&mut self, text: &str) -> Result<(), FsError> {
         let how = Placing {
             // Readable by node_exporter's own user whatever the umask
@@ -127,15 +163,20 @@ impl Textfile {
         let placed = self
             .dir
             .write_streamed(Path::new(&self.name), how, |file, tmp| {
-                writeln!(file, "{HEADER}")
+                file.try_lock()
+                    .map_err(std::io::Error::from)
+                    .and_then(|()| writeln!(file, "{HEADER}"))
                     .and_then(|()| file.write_all(text.as_bytes()))
-                    .and_then(|()| FileStamp::of(file))
+                    .and_then(|()| Ok((FileStamp::of(file)?, file.try_clone()?)))
                     .map_err(|e| FsError::Io {
                         path: tmp.display().to_string(),
                         source: e,
                     })
             })?;
-        self.own = Some(placed);
+        let (own, lock) = placed;
+        self.own = Some(own);
+        // The file placed before is no longer at the name: its lock goes.
+        self.lock = Some(lock);
         Ok(())
     }
 
@@ -167,10 +208,11 @@ impl Textfile {
     }
 }
 
-/// The file at `rel` when it is an earlier run's textfile (its device and
-/// inode, read from the file opened, never through a link); anything else
-/// is refused.
-fn earlier_textfile(dir: &Root, rel: &Path) -> Result<FileStamp, FsError> {
+/// The file at `rel` when it is an earlier run's textfile whose plugtop is
+/// gone (its device and inode, read from the file opened, never through a
+/// link, and the file locked); anything else is refused, as is the file of
+/// a plugtop that still runs (it holds the lock).
+fn earlier_textfile(dir: &Root, rel: &Path) -> Result<(FileStamp, File), FsError> {
     let file = dir.open_regular(rel, Resolve::Own)?;
     let io = |e| FsError::Io {
         path: dir.path().join(rel).display().to_string(),
@@ -191,13 +233,27 @@ fn earlier_textfile(dir: &Root, rel: &Path) -> Result<FileStamp, FsError> {
             "exists and is not a metrics textfile plugtop wrote (its first line is not plugtop's header)",
         ),
     };
-    match why {
-        None => Ok(id),
-        Some(why) => Err(FsError::NotOurs {
+    if let Some(why) = why {
+        return Err(FsError::NotOurs {
             path: dir.path().join(rel).display().to_string(),
             why,
-        }),
+        });
     }
+    let in_use = || FsError::InUse {
+        path: dir.path().join(rel).display().to_string(),
+        holder: crate::kernel::processes::flock_holder_words(dir, rel),
+    };
+    match file.try_lock() {
+        Ok(()) => {}
+        Err(TryLockError::WouldBlock) => return Err(in_use()),
+        Err(TryLockError::Error(e)) => return Err(io(e)),
+    }
+    // Locked, but replaced since it was opened: a plugtop that runs placed
+    // a new file (and holds its lock).
+    if dir.regular_stamp(rel) != Some(id) {
+        return Err(in_use());
+    }
+    Ok((id, file))
 }
 
 #[cfg(test)]
@@ -366,5 +422,72 @@ mod tests {
         std::fs::write(dir.path().join("other.prom"), "x\n").expect("file");
         assert!(untouched.remove().is_ok());
         assert!(dir.path().join("other.prom").exists());
+    }
+
+    #[test]
+    fn a_second_plugtop_is_refused_a_live_ones_file_and_takes_over_a_gone_ones() {
+        // adv51: a second daemon given the same --metrics-textfile took
+        // the first's live file for an earlier run's, and its clean stop
+        // removed it under the first.
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("plugtop.prom");
+        let me = format!("pid {}", std::process::id());
+        let mut first = Textfile::open(&path).expect("first");
+        assert!(first.write("plugtop_cpus_online 2\n").is_ok());
+        let written = std::fs::read_to_string(&path).ok();
+        // The lock is per open file: a second open in this process is a
+        // second plugtop as far as the lock is concerned.
+        match Textfile::open(&path) {
+            Err(e @ FsError::InUse { .. }) => {
+                let said = e.to_string();
+                assert!(said.contains(&me), "{said}");
+                assert!(said.contains("is written by another plugtop now"), "{said}");
+            }
+            other => panic!("{other:?}"),
+        }
+        // The first's later files are locked too, and nothing was touched.
+        assert!(first.write("plugtop_cpus_online 3\n").is_ok());
+        assert!(matches!(Textfile::open(&path), Err(FsError::InUse { .. })));
+        assert_ne!(std::fs::read_to_string(&path).ok(), written);
+        // The first gone without a clean stop (kill -9: the kernel drops its
+        // lock, its file stays): the next start takes the file over, and
+        // holds it in turn from its start on, before it writes.
+        drop(first);
+        let mut second = Textfile::open(&path).expect("the writer is gone");
+        assert!(matches!(Textfile::open(&path), Err(FsError::InUse { .. })));
+        assert!(second.write("plugtop_cpus_online 4\n").is_ok());
+        assert!(second.remove().is_ok());
+        assert!(!path.exists());
+    }
+
+    #[test]
+    fn only_lines_of_plugtops_own_families_make_an_earlier_textfile() {
+        let with = |body: &str| is_plugtop_textfile(format!("{HEADER}\n{body}").as_bytes());
+        for ours in [
+            "# HELP plugtop_cpus_online CPUs online at the last reading.\n",
+            "# TYPE plugtop_reloads_total counter\n",
+            "plugtop_reloads_total{result=\"failure\"} 0\n",
+            "plugtop_cmm_pool_bytes 0.0\n",
+            "plugtop_rules_info{path=\"/etc/my rules.conf\",crc32=\"1a2b\"} 1\n",
+            "plugtop_flap_period_seconds NaN\n",
+        ] {
+            assert!(with(ours), "{ours}");
+        }
+        // adv51: any line that merely started with `plugtop_` passed.
+        for foreign in [
+            "plugtop_evil{a=\"b\"} 1\n",
+            "plugtop_x 1 # root:x:0:0\n",
+            "plugtop_cpus_online 1 # root:x:0:0\n",
+            "plugtop_cpus_online 1 2\n",
+            "plugtop_cpus_online\n",
+            "plugtop_cpus_online{a=\"b\" 1\n",
+            "plugtop_cpus_onlinex 1\n",
+            "# HELP plugtop_evil anything\n",
+            "# TYPE plugtop_x gauge\n",
+            "# HELP plugtop_cpus_online\n",
+            "process_open_fds 9\n",
+        ] {
+            assert!(!with(foreign), "{foreign}");
+        }
     }
 }

@@ -124,6 +124,54 @@ impl Binary {
     }
 }
 
+/// A binary operation of two slots (most operations of a rule combine the
+/// results of operations before them) or of a slot and a constant (a
+/// threshold, a divisor): nothing to dispatch on to take an operand, and
+/// neither can stop.
+#[derive(Debug, Clone, Copy)]
+struct Slots<B> {
+    to: u32,
+    a: u32,
+    b: B,
+    node: NodeId,
+}
+
+/// What the right side of a [`Slots`] operation is.
+trait SlotsRight: Copy {
+    fn value(self, slots: &[f64]) -> f64;
+}
+
+/// Another slot.
+impl SlotsRight for u32 {
+    #[inline(always)]
+    fn value(self, slots: &[f64]) -> f64 {
+        slots[self as usize]
+    }
+}
+
+/// A constant.
+impl SlotsRight for f64 {
+    #[inline(always)]
+    fn value(self, _: &[f64]) -> f64 {
+        self
+    }
+}
+
+impl<B: SlotsRight> Slots<B> {
+    /// `op` of both sides, or its fault at the node.
+    #[inline(always)]
+    fn apply<V>(
+        &self,
+        slots: &[f64],
+        op: impl Fn(f64, f64) -> Result<V, fpu::Fault>,
+    ) -> Result<V, Stop> {
+        op(slots[self.a as usize], self.b.value(slots)).map_err(|fault| Stop::Fault {
+            fault,
+            node: self.node,
+        })
+    }
+}
+
 /// One operation of a program in register form: each names the slots it
 /// reads and writes, so nothing is pushed or popped, and each operator is
 /// an operation of its own, so none matches on the operator again.
@@ -149,6 +197,15 @@ enum Op {
     Greater(Binary),
     /// `<`: 1 or 0 to the slot.
     Less(Binary),
+    AddSlots(Slots<u32>),
+    SubSlots(Slots<u32>),
+    MulSlots(Slots<u32>),
+    DivSlots(Slots<u32>),
+    GreaterSlots(Slots<u32>),
+    LessSlots(Slots<u32>),
+    DivConst(Slots<f64>),
+    GreaterConst(Slots<f64>),
+    LessConst(Slots<f64>),
     Neg(u32),
     /// Truth negation of the slot.
     Not(u32),
@@ -166,6 +223,34 @@ enum Op {
 impl Op {
     /// A binary operation for `op` (`+ - * / > <`).
     fn binary(op: BinOp, b: Binary) -> Self {
+        let Binary { to, a, node, .. } = b;
+        match (op, a, b.b) {
+            (_, Operand::Slot(a), Operand::Slot(right)) => {
+                let s = Slots {
+                    to,
+                    a,
+                    b: right,
+                    node,
+                };
+                return match op {
+                    BinOp::Add => Op::AddSlots(s),
+                    BinOp::Sub => Op::SubSlots(s),
+                    BinOp::Mul => Op::MulSlots(s),
+                    BinOp::Div => Op::DivSlots(s),
+                    BinOp::Greater => Op::GreaterSlots(s),
+                    _ => Op::LessSlots(s),
+                };
+            }
+            (BinOp::Div | BinOp::Greater | BinOp::Less, Operand::Slot(a), Operand::Const(v)) => {
+                let s = Slots { to, a, b: v, node };
+                return match op {
+                    BinOp::Div => Op::DivConst(s),
+                    BinOp::Greater => Op::GreaterConst(s),
+                    _ => Op::LessConst(s),
+                };
+            }
+            _ => {}
+        }
         match op {
             BinOp::Add => Op::Add(b),
             BinOp::Sub => Op::Sub(b),
@@ -282,6 +367,15 @@ impl Program {
                     slots[b.to as usize] = bit(b.apply(slots, readings, fpu::greater)?)
                 }
                 Op::Less(b) => slots[b.to as usize] = bit(b.apply(slots, readings, fpu::less)?),
+                Op::AddSlots(s) => slots[s.to as usize] = s.apply(slots, fpu::add)?,
+                Op::SubSlots(s) => slots[s.to as usize] = s.apply(slots, fpu::sub)?,
+                Op::MulSlots(s) => slots[s.to as usize] = s.apply(slots, fpu::mul)?,
+                Op::DivSlots(s) => slots[s.to as usize] = s.apply(slots, fpu::div)?,
+                Op::GreaterSlots(s) => slots[s.to as usize] = bit(s.apply(slots, fpu::greater)?),
+                Op::LessSlots(s) => slots[s.to as usize] = bit(s.apply(slots, fpu::less)?),
+                Op::DivConst(s) => slots[s.to as usize] = s.apply(slots, fpu::div)?,
+                Op::GreaterConst(s) => slots[s.to as usize] = bit(s.apply(slots, fpu::greater)?),
+                Op::LessConst(s) => slots[s.to as usize] = bit(s.apply(slots, fpu::less)?),
                 Op::Neg(at) => slots[*at as usize] = -slots[*at as usize],
                 Op::Not(at) => slots[*at as usize] = bit(slots[*at as usize] == 0.0),
                 Op::Truthy(at) => slots[*at as usize] = bit(slots[*at as usize] != 0.0),

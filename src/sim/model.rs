@@ -689,6 +689,11 @@ mod tests {
     const STEADY: &str = "[[phases]]\nstart = \"0\"\nthreads = 2\ncpu_per_thread = 1\nsystem_share = 0.25\nworking_set_mib = 100\n";
 
     #[test]
+    fn the_shortest_pulse_a_scenario_takes_is_two_steps() {
+        assert_eq!(super::super::scenario::SHORTEST_PULSE, 2.0 * STEP);
+    }
+
+    #[test]
     fn an_idle_guest_counts_idle_ticks_and_keeps_its_memory() {
         let mut g = Guest::new(&scenario(STEADY), false);
         g.advance(60.0);

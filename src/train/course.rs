@@ -42,7 +42,8 @@ pub enum CourseError {
         #[source]
         source: std::io::Error,
     },
-    /// The TOML itself, or its shape (unknown keys, wrong types).
+    /// The TOML itself, or its shape (unknown keys, wrong types), where
+    /// the reader gives no place (one bounded line).
     #[error("{path}: {message}")]
     Toml { path: String, message: String },
     /// A value that reads but makes no exercise, with where it is.
@@ -219,14 +220,6 @@ pub struct Exercise {
 /// scenario's own seed, so the practice run is never a graded one.
 pub const DEFAULT_SEEDS: [u64; 3] = [1009, 2003, 3001];
 
-/// 1-based line and column of byte `offset` in `text`.
-pub fn line_column(text: &str, offset: usize) -> (usize, usize) {
-    let before = text.get(..offset.min(text.len())).unwrap_or(text);
-    let line = before.matches('\n').count() + 1;
-    let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
-    (line, column)
-}
-
 struct Checker<'a> {
     text: &'a str,
     shown: String,
@@ -235,7 +228,7 @@ struct Checker<'a> {
 
 impl Checker<'_> {
     fn invalid(&self, offset: usize, message: impl Into<String>) -> CourseError {
-        let (line, column) = line_column(self.text, offset);
+        let (line, column) = crate::toml_file::line_column(self.text, offset);
         CourseError::Invalid {
             path: self.shown.clone(),
             line,
@@ -356,9 +349,24 @@ impl Course {
 
     /// Checks course `text` whose paths lie in `dir` (canonical).
     pub fn parse(shown: &str, text: &str, path: &Path, dir: &Path) -> Result<Course, CourseError> {
-        let file: CourseFile = toml::from_str(text).map_err(|e| CourseError::Toml {
-            path: shown.to_string(),
-            message: e.to_string().trim_end().to_string(),
+        let file: CourseFile = toml::from_str(text).map_err(|e| {
+            // One bounded line, placed as the checks below place theirs.
+            let (offset, message) = crate::toml_file::syntax_error(&e);
+            match offset {
+                Some(at) => {
+                    let (line, column) = crate::toml_file::line_column(text, at);
+                    CourseError::Invalid {
+                        path: shown.to_string(),
+                        line,
+                        column,
+                        message,
+                    }
+                }
+                None => CourseError::Toml {
+                    path: shown.to_string(),
+                    message,
+                },
+            }
         })?;
         let c = Checker {
             text,

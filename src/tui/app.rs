@@ -8,11 +8,10 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use crossterm::event::KeyEvent;
-use ratatui::layout::Rect;
 
 use super::command::Command;
 use super::cpu_panel::PanelSize;
-use super::draw_memo::{PanelMemo, UnitMemo};
+use super::draw_memo::{EntryMemo, UnitMemo};
 use super::flips::Flips;
 use super::graph_scale::GraphScale;
 use super::keys::KeyAction;
@@ -109,9 +108,9 @@ pub struct App {
     /// The unit of each of the board's rules' variables, by index: worked
     /// out when the rules change, not at every frame.
     variable_units: Vec<ValueUnit>,
-    /// The overview's log panel as last drawn: its place, colour and the
-    /// lines it could show (the newest, one a row at most).
-    log_panel: PanelMemo<(Rect, bool, Vec<LogLine>)>,
+    /// The overview's log panel as last drawn: each line's cells, kept for
+    /// the panel's width and colours.
+    log_panel: EntryMemo<(u16, bool), LogLine>,
     /// The units of the values the rules' explanations show.
     node_units: UnitMemo,
     timeline: Timeline,
@@ -175,7 +174,7 @@ impl App {
             screen_size: (80, 24),
             help_keys: None,
             variable_units: variable_units(board.rules()),
-            log_panel: PanelMemo::default(),
+            log_panel: EntryMemo::default(),
             node_units: UnitMemo::default(),
             board,
             timeline: Timeline::new(),
@@ -316,7 +315,7 @@ impl App {
     }
 
     /// The overview's log panel as last drawn (a memo for drawing).
-    pub fn log_panel(&self) -> &PanelMemo<(Rect, bool, Vec<LogLine>)> {
+    pub fn log_panel(&self) -> &EntryMemo<(u16, bool), LogLine> {
         &self.log_panel
     }
 
@@ -535,7 +534,7 @@ impl App {
                 );
             }
             Update::Passed(passed) => self.take_passed(*passed),
-            Update::Sought(sought) => self.arrived(sought),
+            Update::SeekEnd(sought) => self.arrived(sought),
             Update::Damaged(what) => self.damage = Some(what),
             Update::Ended(_) => {}
         }

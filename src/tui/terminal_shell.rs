@@ -28,6 +28,7 @@ use crossterm::terminal::{
 use ratatui::backend::CrosstermBackend;
 use ratatui::{Frame, Terminal};
 
+use super::frame_diff::DiffTerminal;
 use super::input::TermInput;
 use super::sized_backend::SizedBackend;
 use super::stop::StopFlag;
@@ -242,9 +243,15 @@ fn leave_without_waiting(status: i32) {
 /// [`FrameBuffer::send`]. The screen keeps a copy of the handle the
 /// terminal draws into.
 #[derive(Default, Clone)]
-struct FrameBuffer(Rc<RefCell<Vec<u8>>>);
+pub(crate) struct FrameBuffer(Rc<RefCell<Vec<u8>>>);
 
 impl FrameBuffer {
+    /// What was drawn and not sent yet, taken.
+    #[cfg(test)]
+    pub(crate) fn take(&self) -> Vec<u8> {
+        std::mem::take(&mut *self.0.borrow_mut())
+    }
+
     /// Sends what was drawn to the terminal.
     fn send(&self) -> std::io::Result<()> {
         let frame = std::mem::take(&mut *self.0.borrow_mut());
@@ -270,8 +277,9 @@ impl Write for FrameBuffer {
 }
 
 /// The terminal a screen draws on, its size asked only when it may have
-/// changed ([`SizedBackend`]).
-type ShellTerminal = Terminal<SizedBackend<CrosstermBackend<FrameBuffer>>>;
+/// changed ([`SizedBackend`]), each frame compared with the one before by
+/// [`DiffTerminal`].
+type ShellTerminal = DiffTerminal<SizedBackend<CrosstermBackend<FrameBuffer>>>;
 
 /// A full screen's terminal after [`enter`]: each frame drawn into memory
 /// and sent in one write.
@@ -290,7 +298,9 @@ impl ShellScreen {
     /// before).
     pub fn new() -> std::io::Result<ShellScreen> {
         let frames = FrameBuffer::default();
-        let terminal = Terminal::new(SizedBackend::new(CrosstermBackend::new(frames.clone())))?;
+        let terminal = DiffTerminal::new(Terminal::new(SizedBackend::new(CrosstermBackend::new(
+            frames.clone(),
+        )))?);
         let mut screen = ShellScreen {
             terminal: std::mem::ManuallyDrop::new(terminal),
             frames,
@@ -301,7 +311,7 @@ impl ShellScreen {
 
     /// The terminal's size.
     pub fn size(&self) -> std::io::Result<ratatui::layout::Size> {
-        self.terminal.size()
+        self.terminal.terminal().size()
     }
 
     /// Draws a frame and sends it.
@@ -312,21 +322,23 @@ impl ShellScreen {
 
     /// The terminal changed size: the next frame fits the new one.
     pub fn resized(&mut self) -> std::io::Result<()> {
-        self.terminal.backend().forget_size();
-        self.terminal.autoresize()
+        self.terminal.terminal().backend().forget_size();
+        self.terminal.terminal_mut().autoresize()
     }
 
     /// Makes the next draw repaint every cell: the screen is cleared (with
-    /// that frame) and ratatui forgets what it drew (`Terminal::clear`
+    /// that frame) and the screen forgets what it sent (`Terminal::clear`
     /// would ask the terminal for the cursor position, and the keys thread
     /// reads the answer).
     pub fn redraw_all(&mut self) -> std::io::Result<()> {
         use crossterm::terminal::{Clear, ClearType};
         // Back from Ctrl-Z, the terminal may have another size.
-        self.terminal.backend().forget_size();
-        crossterm::queue!(self.terminal.backend_mut(), Clear(ClearType::All))?;
-        self.terminal.current_buffer_mut().reset();
-        self.terminal.swap_buffers();
+        self.terminal.terminal().backend().forget_size();
+        crossterm::queue!(
+            self.terminal.terminal_mut().backend_mut(),
+            Clear(ClearType::All)
+        )?;
+        self.terminal.forget_shown();
         Ok(())
     }
 
@@ -343,7 +355,7 @@ impl ShellScreen {
     /// Mouse reporting on (clicks and the wheel reach plugtop) or off (the
     /// terminal selects text for copying).
     pub fn set_mouse(&mut self, on: bool) -> std::io::Result<()> {
-        queue_mouse(self.terminal.backend_mut(), on)
+        queue_mouse(self.terminal.terminal_mut().backend_mut(), on)
     }
 
     /// What an event asks of the terminal itself: a new size, a stop

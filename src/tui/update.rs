@@ -10,7 +10,7 @@ use super::arming::RestoreError;
 use super::flips::Flips;
 use super::log_book::LogKind;
 use super::modal::Dialog;
-use super::seek::{Passed, Sought};
+use super::seek::{Passed, SeekEnd};
 use super::timeline::Interval;
 use crate::control::controller::{Mode, Proposal};
 use crate::control::patterns::Hint;
@@ -137,10 +137,10 @@ pub enum Update {
     /// timeline holds, and the oldest waiting were dropped.
     Missed(usize),
     /// A seek read past more readings than the screen keeps: their lines,
-    /// with their times. The readings kept follow, then [`Update::Sought`].
+    /// with their times. The readings kept follow, then [`Update::SeekEnd`].
     Passed(Box<Passed>),
     /// A seek ended: the screen shows where it got to.
-    Sought(Sought),
+    SeekEnd(SeekEnd),
     /// Everything is put back (or the journal kept): the screen may close.
     Ended(ScreenEnd),
     /// The source stopped early on damage (a recording cut short or torn:

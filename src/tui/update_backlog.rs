@@ -63,7 +63,7 @@ impl Backlog {
             Update::Acted { .. }
             | Update::Reloaded { .. }
             | Update::Passed(_)
-            | Update::Sought(_) => {
+            | Update::SeekEnd(_) => {
                 let kind = std::mem::discriminant(&update);
                 if let Some(at) = self
                     .updates

@@ -350,6 +350,21 @@ pub fn kill(pid: u32, signal: rustix::process::Signal) {
     }
 }
 
+/// Sets the soft limit of descriptors of the process `pid` (a child of
+/// this test; its hard limit kept, the one this test has).
+pub fn descriptor_limit(pid: u32, soft: u64) {
+    let hard = rustix::process::getrlimit(rustix::process::Resource::Nofile).maximum;
+    rustix::process::prlimit(
+        rustix::process::Pid::from_raw(i32::try_from(pid).expect("a pid")),
+        rustix::process::Resource::Nofile,
+        rustix::process::Rlimit {
+            current: Some(soft),
+            maximum: hard,
+        },
+    )
+    .expect("set the process's limit of descriptors");
+}
+
 /// Waits until `done` holds, looking again every few milliseconds; fails
 /// the test saying `what` never happened past [`hang_guard`].
 pub fn wait_until(what: &str, mut done: impl FnMut() -> bool) {

@@ -138,8 +138,33 @@ fn right_nested() -> impl Strategy<Value = String> {
     })
 }
 
+/// `(a) o (b)` and `(a) o c` at every level: operations on two results of
+/// operations before them, or on one and a constant (the operations that
+/// take no operand of their own).
+fn results_combined() -> impl Strategy<Value = String> {
+    term().prop_recursive(4, 16, 2, |inner| {
+        let op = proptest::sample::select(vec!["+", "-", "*", "/", "<", ">"]);
+        let constant = proptest::sample::select(vec!["0", "2", "0.5", "1e308", "1e-308", "-3"]);
+        prop_oneof![
+            (inner.clone(), op.clone(), inner.clone())
+                .prop_map(|(a, o, b)| format!("({a}){o}({b})")),
+            (inner, op, constant).prop_map(|(a, o, c)| format!("({a}){o}{c}")),
+        ]
+    })
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 600, ..ProptestConfig::default() })]
+
+    #[test]
+    fn combined_results_decide_as_the_tree_evaluator(
+        v in results_combined(),
+        w in results_combined(),
+        rules in proptest::collection::vec(results_combined(), 6),
+        seed in any::<u64>(),
+    ) {
+        decide_alike(&v, &w, &rules, seed)?;
+    }
 
     #[test]
     fn programs_decide_as_the_tree_evaluator(

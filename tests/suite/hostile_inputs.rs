@@ -354,6 +354,24 @@ fn a_wrapping_online_list_mid_run_never_aborts_the_daemon() {
     }
 }
 
+/// `plugtop sim` on the scenario `text` (written to DIR/s.toml) with the
+/// modern rules, fast, to its report, `extra` arguments after.
+fn sim_report(dir: &Path, text: &str, extra: &[&str]) -> Output {
+    let path = dir.join("s.toml");
+    std::fs::write(&path, text).expect("scenario");
+    let scenario = path.display().to_string();
+    let mut args = vec![
+        "sim",
+        &scenario,
+        "-c",
+        "examples/rules/recommended-modern.conf",
+        "--fast",
+        "--report",
+    ];
+    args.extend_from_slice(extra);
+    capped(&args)
+}
+
 /// Item 13: scenario numbers that are not numbers, durations that run
 /// backwards or for a century, and ten thousand phases.
 #[test]
@@ -366,35 +384,19 @@ fn hostile_scenarios_are_refused_or_run_to_the_end() {
         ("inf", "memory_mib"),
         ("1e308", "memory_mib"),
     ] {
-        let path = dir.path().join("s.toml");
-        std::fs::write(&path, format!("{base}memory_mib = {memory}\n\n{phase}")).expect("s");
-        let scenario = path.display().to_string();
-        let out = capped(&[
-            "sim",
-            &scenario,
-            "-c",
-            "examples/rules/recommended-modern.conf",
-            "--fast",
-            "--report",
-        ]);
+        let out = sim_report(
+            dir.path(),
+            &format!("{base}memory_mib = {memory}\n\n{phase}"),
+            &[],
+        );
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(!out.status.success(), "{memory}: {err}");
         assert!(err.contains(field), "{memory}: {err}");
     }
-    let path = dir.path().join("s.toml");
-    std::fs::write(&path, format!("{base}memory_mib = 1024\n\n{phase}")).expect("s");
-    let scenario = path.display().to_string();
+    let fine = format!("{base}memory_mib = 1024\n\n{phase}");
     for duration in ["-0:30:00", "1:-30", "1e18", "876000:00:00"] {
         let flag = format!("--duration={duration}");
-        let out = capped(&[
-            "sim",
-            &scenario,
-            "-c",
-            "examples/rules/recommended-modern.conf",
-            "--fast",
-            "--report",
-            &flag,
-        ]);
+        let out = sim_report(dir.path(), &fine, &[&flag]);
         assert!(!out.status.success(), "{duration} is refused");
     }
     let mut many =
@@ -406,19 +408,56 @@ fn hostile_scenarios_are_refused_or_run_to_the_end() {
             i % 3
         ));
     }
-    std::fs::write(&path, many).expect("many phases");
-    let out = capped(&[
-        "sim",
-        &scenario,
-        "-c",
-        "examples/rules/recommended-modern.conf",
-        "--fast",
-        "--report",
-    ]);
+    let out = sim_report(dir.path(), &many, &[]);
     assert!(
         out.status.success(),
         "{}",
         String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// adv51: what `sim` says of a hostile scenario is bounded and placed: a
+/// syntax error on a line of almost 1 MB is one short `FILE:LINE:COL:
+/// error:` line (it was the line and a caret row, twice its size), a
+/// name as long is cut in the report, and a file past 1 MiB (a 10 MB file
+/// of phases took 347 MB to parse) is refused before it is parsed, the
+/// limit named.
+#[test]
+fn hostile_scenarios_get_bounded_placed_answers() {
+    let dir = common::tempdir();
+    let head = "name = \"x\"\ncpus = 2\nmemory_mib = 1024\nduration = \"0:10\"\n";
+    let sim = |text: &str| sim_report(dir.path(), text, &[]);
+    let out = sim(&format!("{head}zz = \"{}\" x\n", "B".repeat(1_000_000)));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err:.300}");
+    assert!(
+        err.len() < 2000 && err.lines().count() == 1,
+        "{} bytes: {err:.300}",
+        err.len()
+    );
+    assert!(
+        err.contains("s.toml:5:") && err.contains(": error: "),
+        "{err}"
+    );
+    let out = sim(&head.replace("\"x\"", &format!("\"{}\"", "A".repeat(1_000_000))));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report = String::from_utf8_lossy(&out.stdout);
+    assert!(report.len() < 20_000, "{} bytes of report", report.len());
+    assert!(
+        report.contains("bytes more)"),
+        "says it cut the name: {report:.400}"
+    );
+    let phase = "[[phases]]\nstart = \"1\"\nthreads = 1\n";
+    let out = sim(&format!("{head}{}", phase.repeat(400_000)));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err:.300}");
+    assert!(
+        err.contains("larger than 1 MiB (1048576 bytes), the most a scenario file holds"),
+        "{err:.300}"
     );
 }
 

@@ -6,7 +6,7 @@
 //! dashboard filters by `$job`, has no fixed ranges, and aggregates the
 //! families that are one series per rule, action or variable per guest.
 
-use plugtop::metrics::{FAMILIES, PROCESS_FAMILIES};
+use plugtop::metrics::{FAMILIES, PROCESS_FAMILIES, is_exported};
 
 const DOCS: &str = "docs/metrics.md";
 const ALERTS: &str = "examples/prometheus/plugtop-alerts.yml";
@@ -15,27 +15,6 @@ const DASHBOARD: &str = "examples/grafana/plugtop.json";
 
 fn read(path: &str) -> String {
     std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path}: {e}"))
-}
-
-/// The suffixes the client adds to a family's name (unit, `_total`).
-const SUFFIXES: [&str; 6] = [
-    "",
-    "_total",
-    "_bytes",
-    "_seconds",
-    "_pages",
-    "_seconds_total",
-];
-
-/// Whether plugtop exports a sample or family named `name`.
-fn exported(name: &str) -> bool {
-    let with = |prefix: &str, family: &str| {
-        SUFFIXES
-            .iter()
-            .any(|s| name == format!("{prefix}{family}{s}"))
-    };
-    FAMILIES.iter().any(|(f, _)| with("plugtop_", f))
-        || PROCESS_FAMILIES.iter().any(|(f, _)| with("", f))
 }
 
 /// The plugtop and process metric names in a PromQL expression (or any
@@ -68,7 +47,7 @@ fn every_family_is_documented_and_every_documented_name_exported() {
         .flat_map(names_in)
     {
         assert!(
-            exported(&documented),
+            is_exported(&documented),
             "{DOCS} names {documented}, which is not exported"
         );
     }
@@ -94,7 +73,7 @@ fn every_alert_names_exported_families_waits_explains_and_is_tested() {
             assert!(block.contains(key), "{name} has no `{}`", key.trim());
         }
         for n in names_in(block) {
-            assert!(exported(&n), "{name} queries {n}, which is not exported");
+            assert!(is_exported(&n), "{name} queries {n}, which is not exported");
         }
         assert!(
             !block.contains("$value }}"),
@@ -169,7 +148,10 @@ fn the_dashboard_filters_by_job_uses_no_fixed_ranges_and_aggregates_the_wide_fam
             "{title}: not filtered by $job: {expr}"
         );
         for n in names_in(expr) {
-            assert!(exported(&n), "{title} queries {n}, which is not exported");
+            assert!(
+                is_exported(&n),
+                "{title} queries {n}, which is not exported"
+            );
         }
         // Every range is Grafana's: a fixed [1m] is empty at a 60 s scrape.
         for range in expr.split('[').skip(1) {

@@ -274,16 +274,7 @@ fn under_a_tight_descriptor_limit_clients_never_take_the_control_loops_descripto
     // Three places for clients, once the reserve is left.
     let limit = limit_leaving(pid, RESERVED_DESCRIPTORS + 3);
     let before = socket_descriptors(pid);
-    let hard = rustix::process::getrlimit(rustix::process::Resource::Nofile).maximum;
-    rustix::process::prlimit(
-        rustix::process::Pid::from_raw(i32::try_from(pid).expect("a pid")),
-        rustix::process::Resource::Nofile,
-        rustix::process::Rlimit {
-            current: Some(limit),
-            maximum: hard,
-        },
-    )
-    .expect("lower the daemon's limit");
+    common::descriptor_limit(pid, limit);
     let idle: Vec<TcpStream> = (0..CONNECTIONS * 4)
         .map(|_| TcpStream::connect(addr).expect("connect"))
         .collect();

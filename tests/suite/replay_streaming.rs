@@ -214,7 +214,7 @@ fn replay_of(
 #[test]
 fn reading_ahead_decides_every_reading_and_the_screen_keeps_what_it_would_have() {
     use plugtop::tui::app::FRAMES;
-    use plugtop::tui::read_ahead::{Leg, Passage};
+    use plugtop::tui::control::read_ahead::{Leg, ReadAhead};
     use plugtop::tui::seek::SeekTo;
     let dir = crate::common::tempdir();
     let path = simulated_recording(dir.path(), 2.0 * 3600.0);
@@ -235,7 +235,7 @@ fn reading_ahead_decides_every_reading_and_the_screen_keeps_what_it_would_have()
         .map(|f| f.sample.stamp)
         .expect("kept");
     let target = Stamp::new(start.secs() + 5400, 0);
-    let mut passage = Passage::new(SeekTo::At(target));
+    let mut passage = ReadAhead::new(SeekTo::At(target));
     assert_eq!(
         passage.run(ahead.core_mut(), source.as_mut(), None),
         Leg::Done
@@ -307,13 +307,13 @@ fn reading_ahead_decides_every_reading_and_the_screen_keeps_what_it_would_have()
 
 #[test]
 fn reading_ahead_to_the_end_or_past_it_stops_at_the_last_reading() {
-    use plugtop::tui::read_ahead::{Leg, Passage};
+    use plugtop::tui::control::read_ahead::{Leg, ReadAhead};
     use plugtop::tui::seek::SeekTo;
     let dir = crate::common::tempdir();
     let path = simulated_recording(dir.path(), 600.0);
     for to in [SeekTo::End, SeekTo::At(Stamp::new(i64::MAX / 2_000_000, 0))] {
         let (mut local, mut source) = replay_of(&path);
-        let mut passage = Passage::new(to);
+        let mut passage = ReadAhead::new(to);
         assert_eq!(
             passage.run(local.core_mut(), source.as_mut(), None),
             Leg::Done

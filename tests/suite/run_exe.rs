@@ -247,6 +247,41 @@ fn refusals_say_and_exit_the_same_through_plugtop_run() {
     }
 }
 
+/// adv51: the hidden `--interval-ms 0` was taken, and the loop read the
+/// guest with no pause (1.65 s of CPU in 3 s). Refused by both binaries,
+/// before anything is read (a spin would hang this test).
+#[test]
+fn a_zero_interval_is_refused_through_plugtop_run_and_alone() {
+    let together = installed_together();
+    let alone = installed_alone();
+    let root = common::FakeRoot::guest(2);
+    let rules = common::tempdir();
+    let file = rules.path().join("r.conf");
+    std::fs::write(&file, common::PLUG_EVERY_INTERVAL).expect("rules");
+    let args: Vec<&OsStr> = vec![
+        OsStr::new("run"),
+        OsStr::new("-f"),
+        OsStr::new("--mode"),
+        OsStr::new("observe"),
+        OsStr::new("--interval-ms"),
+        OsStr::new("0"),
+        OsStr::new("-c"),
+        file.as_os_str(),
+        OsStr::new("--root"),
+        root.path().as_os_str(),
+    ];
+    let through = answer(&together.path().join("plugtop"), &args, &[]);
+    let here = answer(&alone.path().join("plugtop"), &args, &[]);
+    assert_eq!(through.0, Some(1), "{through:?}");
+    assert!(
+        through
+            .2
+            .contains("--interval-ms 0 would read the guest with no pause"),
+        "{through:?}"
+    );
+    assert_eq!(through, here);
+}
+
 /// `plugtop run` reads the command line, and `plugtop-run` has no
 /// parser: started by hand, whatever the arguments, it says how to start
 /// it and exits 1 (as `plugtop run` on bad options), touching nothing.

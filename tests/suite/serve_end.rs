@@ -102,7 +102,10 @@ fn after_the_scenario_the_served_guest_goes_on_idle_until_sigterm() {
     child.signal(rustix::process::Signal::TERM);
     let o = child.finish("sim --serve after SIGTERM");
     assert!(o.status.success(), "{}", text(&o));
-    let rest: Vec<String> = rx.try_iter().collect();
+    // Every line it wrote before it ended: the reader thread may still be
+    // passing the last ones on, so wait for it to see the end of the pipe
+    // (the sender dropped), not only for what has arrived by now.
+    let rest: Vec<String> = std::iter::from_fn(|| rx.recv_timeout(hang_guard()).ok()).collect();
     assert!(
         rest.iter()
             .any(|l| l.contains("ended by SIGTERM") && l.contains("serving stopped")),

@@ -180,7 +180,7 @@ fn a_bad_scenario_is_refused_with_where_and_why() {
     let out = text(&o);
     assert_eq!(o.status.code(), Some(2), "{out}");
     assert!(
-        out.contains("workingset_mib") && out.contains("line 9"),
+        out.contains("workingset_mib") && out.contains("bad.toml:9:1: error: "),
         "{out}"
     );
 }

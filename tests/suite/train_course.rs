@@ -173,6 +173,17 @@ fn hostile_course_files_are_refused_with_what_and_where() {
         assert!(err.contains(said), "{said}: {err}");
         assert!(!err.contains("panicked"), "{err}");
     }
+    // adv51: the TOML reader's own error quoted the whole line under a
+    // caret row; it is one bounded line at its place now.
+    let long = format!("{GOOD}x = \"{}\" y\n", "B".repeat(500_000));
+    let (ok, err) = check_course(long.as_bytes());
+    assert!(!ok, "accepted");
+    assert!(
+        err.contains("line 8 column") && err.len() < 2000,
+        "{} bytes: {:.400}",
+        err.len(),
+        err
+    );
 }
 
 #[test]

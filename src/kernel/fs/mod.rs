@@ -98,9 +98,10 @@ pub enum FsError {
         max = walk::MAX_LINKS
     )]
     Loop { path: String, root: String },
-    /// A FIFO, a device or a socket where a regular file should be.
-    #[error("{path} is not a regular file (a FIFO, a device or a socket?); refusing to use it")]
-    NotRegular { path: String },
+    /// A FIFO, a device, a socket or a directory where a regular file
+    /// should be (`kind` says which, [`kind_in_words`]).
+    #[error("{path} is {kind}, not a regular file; refusing to use it")]
+    NotRegular { path: String, kind: &'static str },
     /// A file on /proc or /sys given by name.
     #[error(
         "{path} is a kernel file (on /proc or /sys), not one plugtop reads by name; refusing to use it"
@@ -123,6 +124,16 @@ pub enum FsError {
     /// removes only its own ([`Replace::Own`]).
     #[error("{path} {why}: plugtop replaces or removes only a file it wrote itself; refusing")]
     NotOurs { path: String, why: &'static str },
+    /// A file another process keeps locked (`flock`) as its own while it
+    /// runs: a second plugtop given the same metrics textfile.
+    #[error(
+        "{path} is written by another plugtop now{holder} (it holds the file's lock); stop that one first or give each plugtop a file of its own"
+    )]
+    InUse {
+        path: String,
+        /// " (pid 4242, plugtop)", or nothing when the lock table does not say.
+        holder: String,
+    },
     #[error("{path}")]
     Io {
         path: String,
@@ -253,8 +264,9 @@ pub struct Root {
     /// The root is this process's own `/`: reading in it as in a chroot is
     /// what a plain `openat` does, with no checks to pay for.
     system: bool,
-    /// A directory the user named (files are shown by their full path),
-    /// not a root (files shown as seen inside it, `/proc/stat`).
+    /// A directory the user named, or a root opened for plugtop's own
+    /// files ([`Root::open_for_own_files`]): files are shown by their full
+    /// path, not as seen inside a root (`/proc/stat`).
     named_dir: bool,
 }
 
@@ -272,6 +284,17 @@ impl Root {
             path: root.to_path_buf(),
             named_dir: false,
         })
+    }
+
+    /// Opens `root` as [`Root::open`] does, for plugtop's own files below
+    /// it (the guest lock, cpuplugd's and plugtop's pid files, the restore
+    /// journal): a refusal names them by their full path
+    /// (`R/run/cpuplugd.pid`), so under `--root R` it never reads as this
+    /// machine's `/run/cpuplugd.pid`.
+    pub fn open_for_own_files(root: &Path) -> std::io::Result<Root> {
+        let mut opened = Root::open(root)?;
+        opened.named_dir = true;
+        Ok(opened)
     }
 
     /// Opens the directory `path` a user named, to place files in (`.`
@@ -353,8 +376,9 @@ impl Root {
     fn regular(&self, file: &File, rel: &Path) -> Result<(), FsError> {
         match file.metadata() {
             Ok(m) if m.file_type().is_file() => Ok(()),
-            Ok(_) => Err(FsError::NotRegular {
+            Ok(m) => Err(FsError::NotRegular {
                 path: self.shown(rel),
+                kind: kind_of(&m),
             }),
             Err(e) => Err(self.io(rel, e)),
         }
@@ -483,6 +507,7 @@ impl Root {
             {
                 return Err(FsError::NotRegular {
                     path: self.shown(rel),
+                    kind: "a socket or a device without its driver",
                 });
             }
             other => File::from(other?),
@@ -728,13 +753,21 @@ pub fn read_attribute<'b>(file: &File, buf: &'b mut [u8]) -> std::io::Result<&'b
 /// `Ok` when `file` is a regular file; an error naming it as `shown`
 /// otherwise (also why a file read as nothing: a FIFO).
 pub fn check_regular(file: &File, shown: &str) -> std::io::Result<()> {
-    if file.metadata()?.file_type().is_file() {
+    let metadata = file.metadata()?;
+    if metadata.file_type().is_file() {
         return Ok(());
     }
     Err(FsError::NotRegular {
         path: shown.to_string(),
+        kind: kind_of(&metadata),
     }
     .into())
+}
+
+/// What an open file that is not a regular file is, in words.
+fn kind_of(metadata: &std::fs::Metadata) -> &'static str {
+    use std::os::unix::fs::MetadataExt as _;
+    kind_in_words(FileType::from_raw_mode(metadata.mode()))
 }
 
 /// Opens the system's own file `path` (`/proc/locks`, `/proc/PID/stat`)

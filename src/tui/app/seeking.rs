@@ -1,6 +1,6 @@
 //! `J` (a time typed in) and the end of a seek: a time the screen keeps is
 //! travelled to, a later one in a replay or the simulator is read ahead to
-//! by the control thread ([`crate::tui::read_ahead`]), and what it read
+//! by the control thread ([`crate::tui::control::read_ahead`]), and what it read
 //! arrives here.
 
 use crossterm::event::KeyEvent;
@@ -8,8 +8,7 @@ use crossterm::event::KeyEvent;
 use super::{App, Command, Dialog, KeyAction, LogKind, SourceLabel};
 use crate::report::time_of_day;
 use crate::tui::layer_keys::{TEXT_KEYS, TextAction, action_in};
-use crate::tui::seek::{Passed, SeekTo, Sought};
-use crate::tui::seek_time;
+use crate::tui::seek::{self, Passed, SeekEnd, SeekTo};
 
 impl App {
     /// A key while `J` asks for a time: editing, Enter goes there, Esc
@@ -34,11 +33,11 @@ impl App {
         }
     }
 
-    /// Goes to the time `text` names ([`seek_time::parse`]): travels to
+    /// Goes to the time `text` names ([`seek::time::parse`]): travels to
     /// it among the intervals kept, or asks a replay or the simulator to
     /// read ahead to it; says why not when neither can be.
     fn go_to(&mut self, text: &str) -> Option<Command> {
-        let typed = match seek_time::parse(text) {
+        let typed = match seek::time::parse(text) {
             Ok(typed) => typed,
             Err(e) => {
                 self.show(Dialog::Message(e.to_string()));
@@ -55,7 +54,7 @@ impl App {
             self.show(Dialog::Message("there is no reading yet to go from".into()));
             return None;
         };
-        let around = seek_time::Around {
+        let around = seek::time::Around {
             start,
             oldest: oldest.sample.stamp,
             newest: newest.sample.stamp,
@@ -131,7 +130,7 @@ impl App {
 
     /// A seek ended: a time reached is shown and held there, the end of a
     /// replay followed; the log says how far it read.
-    pub(super) fn arrived(&mut self, sought: Sought) {
+    pub(super) fn arrived(&mut self, sought: SeekEnd) {
         let on_the_way = crate::report::words::count(sought.readings as f64, "reading", "readings");
         if sought.stopped {
             self.timeline.hold_newest();

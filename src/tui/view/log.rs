@@ -58,22 +58,52 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme, full: b
         lines(frame.buffer_mut(), inner, app, theme, true);
         return;
     }
-    // The overview's panel shows the newest lines, at most one a row: drawn
-    // again only when they, its place or its colours change.
-    let newest: Vec<LogLine> = app
-        .log_shown()
-        .rev()
-        .take(inner.height as usize)
-        .cloned()
-        .collect();
+    // The overview's panel shows the newest lines that fit, each drawn
+    // once for this width and these colours and kept while it is shown.
     app.log_panel().put(
         frame.buffer_mut(),
         inner,
-        (inner, theme.color, newest),
-        |buf| {
-            lines(buf, inner, app, theme, false);
-        },
+        (inner.width, theme.color),
+        app.log_shown().rev(),
+        |l| entry_cells(l, inner.width.max(1), theme),
     );
+}
+
+/// One log line as the panel shows it at `width`: the rows it takes and
+/// its cells, wrapped as [`lines`] wraps. Its text is its `row_text`, so
+/// the rows are those [`lines`] counts for it (`list_rows::rows`).
+fn entry_cells(l: &LogLine, width: u16, theme: &Theme) -> (usize, Buffer) {
+    let lines = entry_lines(l, width, theme);
+    let rows = lines.len().max(1);
+    let area = Rect::new(0, 0, width, u16::try_from(rows).unwrap_or(u16::MAX));
+    let mut cells = Buffer::empty(area);
+    super::plain_lines::put(&mut cells, area, &lines);
+    (rows, cells)
+}
+
+/// A log line in rows of `width`, as [`list_rows::hanging`] wraps its
+/// `row_text` (a continuation indented): its time dimmed, its text in its
+/// kind's colour.
+fn entry_lines<'a>(l: &LogLine, width: u16, theme: &Theme) -> Vec<Line<'a>> {
+    let style = match l.kind {
+        LogKind::Problem => theme.outcome(Outcome::Fault(crate::rules::fpu::Fault::Invalid)),
+        LogKind::Action => theme.outcome(Outcome::Truth(true)),
+        LogKind::Decision => theme.text(),
+        LogKind::Note => theme.dim(),
+    };
+    let time = format!("{} ", super::clock(l.stamp));
+    let text = format!("{time}{}", l.shown());
+    list_rows::hanging(&text, width)
+        .into_iter()
+        .enumerate()
+        .map(|(i, row)| match row.strip_prefix(&time) {
+            Some(rest) if i == 0 => Line::from(vec![
+                Span::styled(time.clone(), theme.dim()),
+                Span::styled(rest.to_string(), style),
+            ]),
+            _ => Line::styled(row, style),
+        })
+        .collect()
 }
 
 /// The log's lines that fit `inner`, wrapped: the newest, or in the Log
@@ -111,30 +141,7 @@ fn lines(buf: &mut Buffer, inner: Rect, app: &App, theme: &Theme, full: bool) {
     let lines: Vec<Line<'_>> = newest
         .into_iter()
         .rev()
-        .flat_map(|l| {
-            let style = match l.kind {
-                LogKind::Problem => {
-                    theme.outcome(Outcome::Fault(crate::rules::fpu::Fault::Invalid))
-                }
-                LogKind::Action => theme.outcome(Outcome::Truth(true)),
-                LogKind::Decision => theme.text(),
-                LogKind::Note => theme.dim(),
-            };
-            // Wrapped with its continuation indented; the time dim.
-            let time = format!("{} ", super::clock(l.stamp));
-            let text = format!("{time}{}", l.shown());
-            list_rows::hanging(&text, width)
-                .into_iter()
-                .enumerate()
-                .map(|(i, row)| match row.strip_prefix(&time) {
-                    Some(rest) if i == 0 => Line::from(vec![
-                        Span::styled(time.clone(), theme.dim()),
-                        Span::styled(rest.to_string(), style),
-                    ]),
-                    _ => Line::styled(row, style),
-                })
-                .collect::<Vec<_>>()
-        })
+        .flat_map(|l| entry_lines(l, width, theme))
         .collect();
     Paragraph::new(lines)
         .wrap(Wrap { trim: false })

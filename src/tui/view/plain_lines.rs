@@ -18,30 +18,66 @@ pub fn put(buf: &mut Buffer, area: Rect, lines: &[Line<'_>]) {
     let area = area.intersection(buf.area);
     for (y, line) in (area.y..area.bottom()).zip(lines) {
         let mut used = 0u16;
-        let graphemes = line
-            .spans
-            .iter()
-            .flat_map(|span| styled_graphemes(span, line.style));
-        for grapheme in graphemes {
-            let width = grapheme.symbol.cell_width();
-            if width > area.width {
+        'spans: for span in &line.spans {
+            if let Some(text) = printable_ascii(span) {
+                let style = Style::default().patch(line.style).patch(span.style);
+                let fits = text.len().min(usize::from(area.width - used));
+                put_ascii(buf, area.x + used, y, &text[..fits], style);
+                used += u16::try_from(fits).unwrap_or(u16::MAX);
+                if fits < text.len() {
+                    break 'spans;
+                }
                 continue;
             }
-            if u32::from(used) + u32::from(width) > u32::from(area.width) {
-                break;
+            for grapheme in styled_graphemes(span, line.style) {
+                let width = grapheme.symbol.cell_width();
+                if width > area.width {
+                    continue;
+                }
+                if u32::from(used) + u32::from(width) > u32::from(area.width) {
+                    break 'spans;
+                }
+                if width == 0 {
+                    continue;
+                }
+                let symbol = if grapheme.symbol.is_empty() {
+                    " "
+                } else {
+                    grapheme.symbol
+                };
+                if let Some(cell) = buf.cell_mut((area.x + used, y)) {
+                    cell.set_symbol(symbol).set_style(grapheme.style);
+                }
+                used += width;
             }
-            if width == 0 {
-                continue;
-            }
-            let symbol = if grapheme.symbol.is_empty() {
-                " "
-            } else {
-                grapheme.symbol
-            };
-            if let Some(cell) = buf.cell_mut((area.x + used, y)) {
-                cell.set_symbol(symbol).set_style(grapheme.style);
-            }
-            used += width;
+        }
+    }
+}
+
+/// `span`'s text when it is printable ASCII alone: each byte a grapheme
+/// one column wide (most of what the screen writes).
+fn printable_ascii<'a>(span: &'a Span<'a>) -> Option<&'a str> {
+    let text: &str = span.content.as_ref();
+    text.bytes()
+        .all(|b| (b' '..=b'~').contains(&b))
+        .then_some(text)
+}
+
+/// Draws printable ASCII `text` from `x`, `y` on, a byte a cell, in
+/// `style`: what drawing it grapheme by grapheme draws. The cells must be
+/// inside the buffer (else nothing is drawn).
+fn put_ascii(buf: &mut Buffer, x: u16, y: u16, text: &str, style: Style) {
+    let area = buf.area;
+    if x < area.x || y < area.y || y >= area.bottom() {
+        return;
+    }
+    let at = usize::from(y - area.y) * usize::from(area.width) + usize::from(x - area.x);
+    if usize::from(x) + text.len() > usize::from(area.right()) {
+        return;
+    }
+    if let Some(cells) = buf.content.get_mut(at..at + text.len()) {
+        for (i, cell) in cells.iter_mut().enumerate() {
+            cell.set_symbol(&text[i..=i]).set_style(style);
         }
     }
 }
@@ -106,6 +142,13 @@ pub fn set_line(buf: &mut Buffer, x: u16, y: u16, line: &Line<'_>, max_width: u1
         let style = line.style.patch(span.style);
         let start = x;
         let mut room = buf.area.right().saturating_sub(x).min(remaining);
+        if let Some(text) = printable_ascii(span).filter(|_| x >= buf.area.x) {
+            let fits = text.len().min(usize::from(room));
+            put_ascii(buf, x, y, &text[..fits], style);
+            x += u16::try_from(fits).unwrap_or(u16::MAX);
+            remaining = remaining.saturating_sub(x - start);
+            continue;
+        }
         for symbol in graphemes(span) {
             let width = symbol.cell_width();
             if width == 0 {

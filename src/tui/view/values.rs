@@ -152,9 +152,12 @@ fn visible(
 /// on the rows after it, so a number is never parted from its unit ("per"
 /// at the end of one row, "tick" on the next).
 fn row_lines(mut spans: Vec<Span<'static>>, style: Style, width: usize) -> Vec<Line<'static>> {
-    let line = Line::from(spans.clone()).style(style);
-    if line.width() <= width || spans.len() < 2 {
-        return fit::wrap_line(&line, width, 2);
+    if spans.iter().map(Span::width).sum::<usize>() <= width {
+        // What `fit::wrap_line` gives a line that fits, without a copy.
+        return vec![Line::from(spans).style(style)];
+    }
+    if spans.len() < 2 {
+        return fit::wrap_line(&Line::from(spans).style(style), width, 2);
     }
     let name = spans.remove(0);
     let mut value = vec![Span::raw("  ")];

@@ -12,12 +12,12 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::Instant;
 
-use super::core::Core;
-use super::log_book::LogKind;
-use super::seek::{Passed, SeekTo, Sought};
-use super::timeline::FRAMES;
-use super::update::Update;
 use crate::kernel::{Source, Stamp};
+use crate::tui::core::Core;
+use crate::tui::log_book::LogKind;
+use crate::tui::seek::{Passed, SeekEnd, SeekTo};
+use crate::tui::timeline::FRAMES;
+use crate::tui::update::Update;
 
 /// How far one leg of a seek got.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -31,7 +31,7 @@ pub enum Leg {
 /// A seek under way: the target and what the readings so far leave for
 /// the screen.
 #[derive(Debug)]
-pub struct Passage {
+pub struct ReadAhead {
     to: SeekTo,
     /// The newest updates, each with the time of the reading it came with.
     kept: VecDeque<(Option<Stamp>, Update)>,
@@ -47,10 +47,10 @@ pub struct Passage {
     damage: Option<String>,
 }
 
-impl Passage {
+impl ReadAhead {
     /// A seek to `to`, nothing read yet.
-    pub fn new(to: SeekTo) -> Passage {
-        Passage {
+    pub fn new(to: SeekTo) -> ReadAhead {
+        ReadAhead {
             to,
             kept: VecDeque::new(),
             frames: 0,
@@ -194,7 +194,7 @@ impl Passage {
         }
         updates.extend(self.kept.into_iter().map(|(_, u)| u));
         updates.extend(self.damage.map(Update::Damaged));
-        updates.push(Update::Sought(Sought {
+        updates.push(Update::SeekEnd(SeekEnd {
             to: self.to,
             at: self.at,
             readings: self.readings,

@@ -1,6 +1,11 @@
-//! Reading a replay ahead (`G` to its end, `J` to a time): where to, and
-//! what the screen is told of it. The reading itself is
-//! [`super::read_ahead`]'s.
+//! Seeking in a replay or the simulator (`G` to its end, `J` to a time,
+//! `]` to the next change): where to ([`SeekTo`], a typed time in
+//! [`time`]) and what the screen is told of it ([`Passed`], [`SeekEnd`]).
+//! The reading ahead is the control thread's
+//! ([`crate::tui::control::read_ahead`]); the screen's side of `J` is
+//! `App`'s (`tui/app/seeking.rs`).
+
+pub mod time;
 
 use std::sync::Arc;
 
@@ -51,7 +56,7 @@ pub struct Passed {
 
 /// How a seek ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Sought {
+pub struct SeekEnd {
     pub to: SeekTo,
     /// The time of the newest reading taken, if any was.
     pub at: Option<Stamp>,

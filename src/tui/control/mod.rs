@@ -6,6 +6,8 @@
 //! from, so slow I/O (a CPU going offline can take seconds on s390) blocks
 //! neither drawing nor keys.
 
+pub mod read_ahead;
+
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
@@ -17,7 +19,6 @@ use super::keys::KeyAction;
 use super::log_book::LogKind;
 use super::modal::Dialog;
 use super::options::{Options, read_rules};
-use super::read_ahead::{Leg, Passage};
 use super::seek::SeekTo;
 use super::stop::StopFlag;
 use super::update::{ScreenEnd, Update};
@@ -25,6 +26,7 @@ use crate::control::controller::Mode;
 use crate::control::guard::Guard;
 use crate::kernel::actuator::RootActuator;
 use crate::kernel::{Sample, Source};
+use read_ahead::{Leg, ReadAhead};
 
 /// The control thread's state between wake-ups.
 struct Control {
@@ -39,7 +41,7 @@ struct Control {
     start_mode: Option<Mode>,
     progress: Progress,
     /// A replay being read ahead (`G`, `J`), between its legs.
-    seeking: Option<Passage>,
+    seeking: Option<ReadAhead>,
     /// Who else acted on the live guest when last looked up, and the
     /// readings until the next look.
     others: (Option<crate::control::lock::Actor>, u32),
@@ -294,7 +296,7 @@ impl Control {
         }
         // A replay read to its end already: said again, not in silence.
         if self.exhausted {
-            updates.push(Update::Sought(crate::tui::seek::Sought {
+            updates.push(Update::SeekEnd(crate::tui::seek::SeekEnd {
                 to,
                 at: None,
                 readings: 0,
@@ -305,7 +307,7 @@ impl Control {
         }
         match &mut self.seeking {
             Some(passage) => passage.retarget(to),
-            None => self.seeking = Some(Passage::new(to)),
+            None => self.seeking = Some(ReadAhead::new(to)),
         }
         updates.push(Update::Working(Some(seeking_to(to, None))));
     }
@@ -331,7 +333,7 @@ impl Control {
     /// where it stands.
     fn end_seek(
         &mut self,
-        passage: Passage,
+        passage: ReadAhead,
         core: &Core,
         source: &mut dyn Source,
         updates: &mut Vec<Update>,
@@ -845,10 +847,10 @@ mod tests {
                 said.borrow_mut().push(match u {
                     Update::Working(Some(w)) => w.clone(),
                     Update::Passed(p) => format!("passed {}", p.readings),
-                    Update::Sought(s) => format!("sought {} {}", s.readings, s.reached),
+                    Update::SeekEnd(s) => format!("sought {} {}", s.readings, s.reached),
                     _ => String::new(),
                 });
-                matches!(u, Update::Sought(_))
+                matches!(u, Update::SeekEnd(_))
             });
             assert!(ended.is_none());
             let said = said.into_inner();
@@ -877,7 +879,7 @@ mod tests {
                 .unwrap_or_else(|e| panic!("{e}"));
             let again = std::cell::RefCell::new(None);
             let ended = until(&updates, &mut app, usize::MAX, |u| match u {
-                Update::Sought(s) => {
+                Update::SeekEnd(s) => {
                     *again.borrow_mut() = Some((s.readings, s.reached));
                     true
                 }
