@@ -665,14 +665,13 @@ fn a_whatif_box_keeps_its_window_while_the_simulator_runs_on() {
     assert!(s.quit());
 }
 
-#[test]
-fn a_refused_reload_is_drawn_like_check_with_its_caret_and_the_old_rules_stay() {
+/// A replay at 80×24 under the rules `good`, which then become `broken`
+/// and are reloaded with `r`: the screen showing the refusal.
+fn reload_refused(good: &str, broken: &str) -> (tempfile::TempDir, Session) {
     let dir = tempfile::tempdir().expect("temporary directory");
     let rec = common::record_fixture_series(dir.path(), "o.rec");
     let rules = dir.path().join("r.conf");
-    let good =
-        std::fs::read_to_string("examples/rules/recommended-default.conf").expect("the rules");
-    std::fs::write(&rules, &good).expect("rules written");
+    std::fs::write(&rules, good).expect("rules written");
     let path = rules.to_string_lossy().into_owned();
     let mut s = Session::start(
         &["--replay", &rec, "-c", &path, "--interval", "0.05"],
@@ -680,12 +679,20 @@ fn a_refused_reload_is_drawn_like_check_with_its_caret_and_the_old_rules_stay() 
         80,
     );
     s.wait_for("#19");
-    // A typo in a variable's name: cpuplugd would refuse the file.
-    let broken = good.replace("(1 - CP_ActiveAVG)", "(1 - CP_ActiveAVX)");
-    assert_ne!(broken, good);
     std::fs::write(&rules, broken).expect("rules broken");
     s.press("r");
     s.wait_for("Reload failed: the old rules stay active");
+    (dir, s)
+}
+
+#[test]
+fn a_refused_reload_is_drawn_like_check_with_its_caret_and_the_old_rules_stay() {
+    let good =
+        std::fs::read_to_string("examples/rules/recommended-default.conf").expect("the rules");
+    // A typo in a variable's name: cpuplugd would refuse the file.
+    let broken = good.replace("(1 - CP_ActiveAVG)", "(1 - CP_ActiveAVX)");
+    assert_ne!(broken, good);
+    let (_dir, mut s) = reload_refused(&good, &broken);
     let screen = s.screen();
     assert!(!screen.contains("Not possible"), "{screen}");
     // As `plugtop check` draws it: the source line, and the caret on the
@@ -716,24 +723,11 @@ fn a_refused_reload_is_drawn_like_check_with_its_caret_and_the_old_rules_stay() 
 /// used) is the very reason an edit takes effect. Both are shown.
 #[test]
 fn a_refused_reload_shows_the_warnings_it_counts() {
-    let dir = tempfile::tempdir().expect("temporary directory");
-    let rec = common::record_fixture_series(dir.path(), "o.rec");
-    let rules = dir.path().join("r.conf");
     // The CPU rules alone: no finding of a memory group this machine has
     // off among the warnings.
     let good = "UPDATE=\"1\"\nCPU_MIN=\"1\"\nCPU_MAX=\"0\"\nHOTPLUG=\"idle < 10\"\nHOTUNPLUG=\"idle > 300\"\n";
-    std::fs::write(&rules, good).expect("rules written");
-    let path = rules.to_string_lossy().into_owned();
-    let mut s = Session::start(
-        &["--replay", &rec, "-c", &path, "--interval", "0.05"],
-        24,
-        80,
-    );
-    s.wait_for("#19");
     let broken = good.replace("idle < 10", "idle < 10 +") + "HOTUNPLUG=\"idle > 100\"\n";
-    std::fs::write(&rules, broken).expect("rules broken");
-    s.press("r");
-    s.wait_for("Reload failed: the old rules stay active");
+    let (_dir, mut s) = reload_refused(good, &broken);
     let screen = s.screen();
     assert!(screen.contains("1 error, 1 warning"), "{screen}");
     assert!(
