@@ -54,6 +54,7 @@ fn fleet() -> Fleet {
             last_change: None,
             last_change_at: 0.0,
             duplicated: false,
+            gone: false,
         })
         .collect();
     Fleet {

@@ -55,8 +55,15 @@ pub fn run(args: RecordArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
         let until = plugtop::pace::deadline(std::time::Instant::now(), d);
         plugtop::pace::park_until(until, &stopped);
     };
+    let what = match (&from.replay, &from.snapshots, &from.root) {
+        (Some(file), _, _) => format!("the recording {}", file.display()),
+        (None, Some(dir), _) => format!("the snapshots in {}", dir.display()),
+        (None, None, Some(root)) => root.display().to_string(),
+        (None, None, None) => "this machine (/)".to_string(),
+    };
     Ok(commands::record::run(
         source.as_mut(),
+        &plugtop::report::terminal_safe(&what),
         target,
         Pace { count, wait },
         out,

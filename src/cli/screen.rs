@@ -62,7 +62,14 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> anyhow::Result<Status> {
         out.flush()?;
         return Ok(Status::Ok);
     }
-    Ok(match plugtop::tui::screen::run_screen(&options)? {
+    let outcome = plugtop::tui::screen::run_screen(&options)?;
+    for warning in &outcome.warnings {
+        say(&format!(
+            "plugtop: warning: {}",
+            plugtop::safe_text::terminal_safe(warning)
+        ));
+    }
+    Ok(match outcome.end {
         plugtop::tui::run::ScreenEnd::Quit => Status::Ok,
         plugtop::tui::run::ScreenEnd::GaveBack(lines) => {
             // What quitting put back, on the normal terminal after the
@@ -72,12 +79,17 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> anyhow::Result<Status> {
             }
             Status::Ok
         }
-        plugtop::tui::run::ScreenEnd::Signal(signal) => {
+        plugtop::tui::run::ScreenEnd::Signal { signal, put_back } => {
             // The terminal may be gone (an SSH drop): a failed print must
-            // not turn the exit into a panic.
-            say(&format!(
-                "plugtop: ended by signal {signal}; the guest was put back"
-            ));
+            // not turn the exit into a panic. Only what was done is said.
+            let done = match (options.sim.is_some(), put_back) {
+                (true, _) => {
+                    "the simulated guest is discarded; nothing on this machine was changed"
+                }
+                (false, true) => "the guest was put back",
+                (false, false) => "nothing on the guest was changed (it was only observed)",
+            };
+            say(&format!("plugtop: ended by signal {signal}; {done}"));
             Status::ended_by(signal)
         }
         plugtop::tui::run::ScreenEnd::RestoreFailed(why) => {

@@ -5,6 +5,7 @@ use std::io::Write;
 
 use anyhow::Context;
 
+use super::stderr::complain;
 use crate::cli::{
     CheckFormat, GradeFormat, TrainArgs, TrainCheckArgs, TrainCommand, TrainGradeArgs,
 };
@@ -61,6 +62,20 @@ fn run_grade(args: TrainGradeArgs, out: &mut dyn Write) -> anyhow::Result<Status
     let threads = args.threads.map_or_else(cores, |t| t as usize);
     let grades = grade::grade(&course, &args.dir, threads)
         .with_context(|| format!("grading {}", args.dir.display()))?;
+    // A file that matches no exercise (an id mistyped) is not graded:
+    // said on stderr, so the tables on stdout stay as they are.
+    for file in &grades.unmatched {
+        complain(&format!(
+            "plugtop: warning: {}: matches no exercise of this course (a submission is ID.conf, or ID.answer for a diagnosis); not graded",
+            args.dir.join(file).display()
+        ));
+    }
+    let more = grades.unmatched_total - grades.unmatched.len();
+    if more > 0 {
+        complain(&format!(
+            "plugtop: warning: {more} more files match no exercise; not graded"
+        ));
+    }
     let text = match args.format {
         GradeFormat::Text => grade::text(&grades),
         GradeFormat::Csv => grade::csv(&grades),

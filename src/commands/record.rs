@@ -23,11 +23,14 @@ pub enum Destination<'a> {
     Snapshots(&'a Path),
 }
 
-/// Records until the source ends, `count` samples were taken, an error,
-/// or `stopped` says a stop signal came (Ctrl-C, SIGTERM: `wait` returns
-/// early then); it ends with the same summary whichever way it stopped.
+/// Records `from` (the source, in words) until the source ends, `count`
+/// samples were taken, an error, or `stopped` says a stop signal came
+/// (Ctrl-C, SIGTERM: `wait` returns early then); it starts with a line
+/// saying what goes where, and ends with the same summary whichever way
+/// it stopped.
 pub fn run(
     source: &mut dyn Source,
+    from: &str,
     target: Destination<'_>,
     pace: Pace,
     out: &mut dyn Write,
@@ -47,6 +50,8 @@ pub fn run(
         }
         Destination::Recording { .. } => None,
     };
+    writeln!(out, "{}", start_line(from, &target, pace))?;
+    out.flush()?;
     let mut taken = 0usize;
     let mut status = Status::Ok;
     while pace.count.is_none_or(|c| taken < c) && !stopped() {
@@ -74,7 +79,7 @@ pub fn run(
         }
         taken += 1;
         if taken.is_multiple_of(60) {
-            writeln!(out, "{taken} samples")?;
+            writeln!(out, "{}", count_of(taken, "sample", "samples"))?;
             out.flush()?;
         }
         if let Wait::Every(interval) = pace.wait
@@ -98,17 +103,53 @@ pub fn run(
             };
             writeln!(
                 out,
-                "recorded {taken} samples to {}: {} bytes, {per:.0} bytes per sample",
+                "recorded {} to {}: {} bytes, {per:.0} bytes per sample",
+                count_of(taken, "sample", "samples"),
                 path.display(),
                 w.bytes()
             )?;
         }
-        (_, Destination::Snapshots(dir)) => {
-            writeln!(out, "wrote {taken} snapshots to {}", dir.display())?
-        }
+        (_, Destination::Snapshots(dir)) => writeln!(
+            out,
+            "wrote {} to {}",
+            count_of(taken, "snapshot", "snapshots"),
+            dir.display()
+        )?,
         _ => {}
     }
     Ok(status)
+}
+
+/// `n` with its noun ("1 sample", "3 samples").
+fn count_of(n: usize, one: &str, many: &str) -> String {
+    crate::report::words::count(n as f64, one, many)
+}
+
+/// What a recording starts by saying: what goes where, how often, how
+/// many, and how it stops.
+fn start_line(from: &str, target: &Destination<'_>, pace: Pace) -> String {
+    let to = match target {
+        Destination::Recording { path, .. } => format!("to {}", path.display()),
+        Destination::Snapshots(dir) => format!("as snapshots under {}", dir.display()),
+    };
+    let every = match pace.wait {
+        Wait::Every(i) => format!(
+            " every {} s",
+            crate::report::node_text::number(i.as_secs_f64())
+        ),
+        Wait::Update => " every UPDATE".to_string(),
+        Wait::None => String::new(),
+    };
+    let count = pace
+        .count
+        .map(|c| {
+            format!(
+                ", {}",
+                crate::report::words::count(c as f64, "sample", "samples")
+            )
+        })
+        .unwrap_or_default();
+    format!("recording {from}{every} {to}{count}; Ctrl-C stops")
 }
 
 /// Writes `sample` as snapshot `index` beneath `dir`: every file created

@@ -49,14 +49,13 @@ pub enum LockError {
     )]
     StalePidFile { file: String, why: String },
     /// The lock file (at `path`) is held by another process: `holder`
-    /// says which, as this machine's lock table names it.
-    #[error(
-        "{} is locked{holder}: cpuplugd is starting or another plugtop acts on this guest",
-        path.display()
-    )]
+    /// says which, as this machine's lock table names it, and `who` what
+    /// that means (another plugtop, cpuplugd, or either when not told).
+    #[error("{} is locked{holder}: {who}", path.display())]
     Held {
         path: std::path::PathBuf,
         holder: String,
+        who: &'static str,
     },
     #[error(transparent)]
     Beneath(#[from] crate::kernel::fs::FsError),
@@ -190,20 +189,31 @@ pub fn acquire(root: &Path) -> Result<GuestLock, LockError> {
     let file = beneath.open_or_create(rel)?;
     match file.try_lock() {
         Ok(()) => Ok(GuestLock { _file: file, path }),
-        Err(TryLockError::WouldBlock) => Err(LockError::Held {
-            holder: holder_words(&beneath),
-            path: path.to_path_buf(),
-        }),
+        Err(TryLockError::WouldBlock) => {
+            let (holder, who) = holder_words(&beneath);
+            Err(LockError::Held {
+                holder,
+                who,
+                path: path.to_path_buf(),
+            })
+        }
         Err(TryLockError::Error(e)) => Err(io(e)),
     }
 }
 
 /// Who holds the lock below `beneath`, in words for [`LockError::Held`]
 /// (" by pid 4242 (plugtop), the pid in run/plugtop.pid"), or nothing
-/// when the lock table does not say.
-fn holder_words(beneath: &Root) -> String {
+/// when the lock table does not say; and what that holder is: only an
+/// unknown one may be either cpuplugd starting or another plugtop.
+fn holder_words(beneath: &Root) -> (String, &'static str) {
+    const EITHER: &str = "cpuplugd is starting or another plugtop acts on this guest";
     let Some((pid, name)) = lock_holder(beneath, None) else {
-        return String::new();
+        return (String::new(), EITHER);
+    };
+    let who = match name.as_deref() {
+        Some("plugtop" | "plugtop-run") => "another plugtop acts on this guest",
+        Some("cpuplugd") => "cpuplugd acts on this guest",
+        _ => EITHER,
     };
     let name = name.map(|n| format!(" ({n})")).unwrap_or_default();
     let named = if crate::control::pid_file::read(beneath) == Some(pid) {
@@ -211,7 +221,7 @@ fn holder_words(beneath: &Root) -> String {
     } else {
         String::new()
     };
-    format!(" by pid {pid}{name}{named}")
+    (format!(" by pid {pid}{name}{named}"), who)
 }
 
 /// The first process this machine's lock table says holds the guest lock

@@ -75,6 +75,25 @@ impl Scope {
         )
     }
 
+    /// The guests whose plugtop stopped now: a timestamp series seen in
+    /// the window (or over `--stale-after`, if longer) that has no value
+    /// now. Prometheus marks a target's series stale at the first scrape
+    /// that fails (`up == 0`: `plugtop run` stopped, its listener gone)
+    /// and a series stale when the target stops exporting it (the
+    /// textfile a clean stop removes), so the guest is stopped at once,
+    /// not `--stale-after` later; only those guests are answered.
+    fn gone(&self) -> String {
+        let name = Family::Last.metric();
+        format!(
+            "last_over_time({sel}[{}s]) unless {sel}",
+            self.window
+                .max(self.stale_after)
+                .min(self.lookback.max(self.window))
+                .round() as u64,
+            sel = self.selector(name, "")
+        )
+    }
+
     /// The instant queries of one refresh, by what they fill.
     pub fn instant_queries(&self) -> Vec<(Family, String)> {
         use Family::*;
@@ -113,6 +132,7 @@ impl Scope {
                 ),
             ),
             (Change, self.last(Change.metric())),
+            (Gone, self.gone()),
         ]);
         queries
     }
@@ -225,6 +245,7 @@ pub enum Family {
     Faults,
     Actions,
     Change,
+    Gone,
 }
 
 impl Family {
@@ -247,6 +268,7 @@ impl Family {
             Family::Faults => "plugtop_rule_faults_total",
             Family::Actions => "plugtop_applied_actions_total",
             Family::Change => "plugtop_last_change_timestamp_seconds",
+            Family::Gone => "plugtop_last_interval_timestamp_seconds gone stale",
         }
     }
 }
@@ -348,7 +370,7 @@ pub fn fleet(p: &dyn Prometheus, scope: &Scope, at: f64) -> Fleet {
 fn one_per_guest(family: Family) -> bool {
     !matches!(
         family,
-        Family::RuleTrue | Family::Faults | Family::Change | Family::Info
+        Family::RuleTrue | Family::Faults | Family::Change | Family::Info | Family::Gone
     )
 }
 
@@ -428,6 +450,7 @@ fn fill(
             None => g.readings_in_window = v,
         },
         Family::Actions => g.actions_per_hour = v,
+        Family::Gone => g.gone = true,
         Family::Change => {
             // The newest change of the window (each text is a series).
             let newest = v.unwrap_or(0.0);

@@ -72,13 +72,23 @@ pub fn cell(g: &FleetGuest, column: FleetColumn, now: f64, stale_after: f64) -> 
         FleetColumn::Instance => safe(&g.instance),
         FleetColumn::FleetGuest => safe(&g.zvm_name),
         FleetColumn::System => safe(&g.system),
-        FleetColumn::Cpus => format!("{}/{}", number(g.online), number(g.present)),
+        FleetColumn::Cpus => last_seen(
+            g,
+            now,
+            stale_after,
+            format!("{}/{}", number(g.online), number(g.present)),
+        ),
         FleetColumn::Pool => match (g.pool_pages, g.pool_max_pages) {
             (None, _) => "-".into(),
-            (Some(p), max) => format!(
-                "{}/{}",
-                number(Some(pages_to_mib(p).round())),
-                number(max.map(|m| pages_to_mib(m).round()))
+            (Some(p), max) => last_seen(
+                g,
+                now,
+                stale_after,
+                format!(
+                    "{}/{}",
+                    number(Some(pages_to_mib(p).round())),
+                    number(max.map(|m| pages_to_mib(m).round()))
+                ),
             ),
         },
         FleetColumn::Mode => safe(g.mode.as_deref().unwrap_or("-")),
@@ -97,6 +107,17 @@ pub fn cell(g: &FleetGuest, column: FleetColumn, now: f64, stale_after: f64) -> 
         FleetColumn::Actions => number(g.actions_per_hour.map(f64::round)),
         FleetColumn::Age => age(g.age(now)),
         FleetColumn::Rules => safe(&g.rules()),
+    }
+}
+
+/// A value of a stopped guest in parentheses: the last its plugtop
+/// exported, not what the guest has now (a clean stop puts the guest back
+/// as it found it).
+fn last_seen(g: &FleetGuest, now: f64, stale_after: f64, value: String) -> String {
+    if g.stopped(now, stale_after) {
+        format!("({value})")
+    } else {
+        value
     }
 }
 

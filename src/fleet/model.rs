@@ -71,6 +71,10 @@ pub struct FleetGuest {
     /// Prometheus held more than one series of a value the guest exports
     /// once (an extra label, two exporters): the worst of them is shown.
     pub duplicated: bool,
+    /// Its series went stale: its target stopped answering (`up == 0`)
+    /// or stopped exporting them (a textfile removed at a clean stop).
+    /// Stopped at once, whatever the age of its last reading.
+    pub gone: bool,
 }
 
 /// What troubles a guest, worst first (the order is the ranking).
@@ -123,13 +127,17 @@ impl FleetGuest {
         self.last_reading.map(|t| (now - t).max(0.0))
     }
 
-    /// Whether its plugtop stopped reading: no reading for `stale_after`
-    /// seconds, or three of its own intervals if those are longer. Its
+    /// Whether its plugtop stopped reading: its series went stale
+    /// ([`FleetGuest::gone`]), or no reading for `stale_after` seconds, or
+    /// three of its own intervals if those are longer. Its
     /// interval is what the guest exports (`plugtop_update_seconds`), so
     /// it counts up to [`MAX_UPDATE`] only: an UPDATE of 1e308 would
     /// otherwise keep a guest that stopped years ago from ever being
     /// stopped.
     pub fn stopped(&self, now: f64, stale_after: f64) -> bool {
+        if self.gone {
+            return true;
+        }
         let update = self.update.unwrap_or(0.0).clamp(0.0, MAX_UPDATE);
         let limit = stale_after.max(3.0 * update);
         self.age(now).is_none_or(|a| a > limit)

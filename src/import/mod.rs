@@ -186,8 +186,8 @@ impl Summary {
     /// The summary's lines, as `plugtop import` prints them.
     pub fn lines(&self, path: &Path) -> Vec<String> {
         let mut out = vec![format!(
-            "imported {} readings ({}) to {}: {} bytes",
-            self.samples,
+            "imported {} ({}) to {}: {} bytes",
+            crate::report::words::count(self.samples as f64, "reading", "readings"),
             self.label,
             path.display(),
             self.bytes

@@ -18,7 +18,9 @@
 //! window however long the range. A step at which a series has no value
 //! is a gap for that reading (no CPU series: no reading at all), and a
 //! step that only repeats the scrape before it is left out: neither makes
-//! up an interval.
+//! up an interval. One query first finds where the CPU series has samples
+//! ([`Extent`]): windows that cannot hold any are not asked, and the
+//! scrape interval is probed where the samples are.
 
 use std::collections::BTreeMap;
 
@@ -87,20 +89,42 @@ pub fn import(
         )));
     }
     let sel = format!("{{instance=\"{instance}\"}}");
-    let fail =
-        |query: &str, e: QueryError| ImportError::Input(format!("{url}: the query {query}: {e}"));
+    let fail = |query: &str, e: QueryError| {
+        // A refusal over the points asked for (Prometheus answers at most
+        // 11,000 a series) is mended by a coarser step; any other is said
+        // as Prometheus said it.
+        let advice = match &e {
+            QueryError::Refused(_, why) if why.contains("resolution") || why.contains("points") => {
+                "; give a larger --step"
+            }
+            _ => "",
+        };
+        ImportError::Input(format!("{url}: the query {query}: {e}{advice}"))
+    };
+    if let Some(s) = step
+        && !(s.is_finite() && s >= 0.001)
+    {
+        return Err(ImportError::Input(format!(
+            "--step must be a positive number of seconds, not {s}"
+        )));
+    }
+    // Where the series has samples at all: the scrape interval is probed
+    // there, and the windows before, after and between are not asked.
+    let Some(extent) = Extent::find(prom, &sel, from, to).map_err(|(q, e)| fail(&q, e))? else {
+        return Err(ImportError::Input(format!(
+            "{url}: the query node_cpu_seconds_total{sel} answered no series: no node_exporter CPU series for instance {instance:?} from {} to {} (check --instance against `up{{instance=...}}`)",
+            super::clock_day(Stamp::new(from as i64, 0)),
+            super::clock_day(Stamp::new(to as i64, 0))
+        )));
+    };
     let step = match step {
-        Some(s) if s.is_finite() && s >= 0.001 => s,
-        Some(s) => {
-            return Err(ImportError::Input(format!(
-                "--step must be a positive number of seconds, not {s}"
-            )));
-        }
-        None => match scrape_interval(prom, &sel, from, to).map_err(|(q, e)| fail(&q, e))? {
+        Some(s) => s,
+        None => match scrape_interval(prom, &sel, &extent).map_err(|(q, e)| fail(&q, e))? {
             Some(s) => s,
             None => {
                 out.warn(format!(
-                    "{url}: no samples of {instance:?} in the first or last 10 minutes of --from .. --to to tell its scrape interval; assuming a 60 s step (give --step)"
+                    "{url}: cannot tell the scrape interval of {instance:?} (fewer than two of its samples in the 10 minutes up to {}); assuming 60 s; give --step",
+                    super::clock_day(Stamp::new(extent.last as i64, 0))
                 ));
                 60.0
             }
@@ -113,13 +137,21 @@ pub fn import(
     let queries = Queries::new(&sel);
     let mut state = NodeImport::default();
     let step_ms = ((step * 1000.0).round() as i64).max(1);
-    let to_ms = (to * 1000.0).round() as i64;
-    let mut t_ms = (from * 1000.0).round() as i64;
-    let mut window = 0usize;
+    let from_ms = (from * 1000.0).round() as i64;
+    let to_ms = (to.min(extent.last) * 1000.0).round() as i64;
+    // The first step of --from's grid that can see the first sample.
+    let skip_ms = (((extent.first - extent.edge) * 1000.0).round() as i64)
+        .saturating_sub(from_ms)
+        .max(0);
+    let mut t_ms = from_ms.saturating_add(skip_ms / step_ms * step_ms);
     while t_ms <= to_ms {
         let end_ms = t_ms
             .saturating_add(step_ms.saturating_mul(WINDOW_POINTS as i64 - 1))
             .min(to_ms);
+        if !extent.has_samples(t_ms as f64 / 1000.0, end_ms as f64 / 1000.0) {
+            t_ms = end_ms.saturating_add(step_ms);
+            continue;
+        }
         let mut answers = Vec::with_capacity(queries.all.len());
         for q in &queries.all {
             let a = prom
@@ -135,15 +167,7 @@ pub fn import(
             }
             answers.push(a.data);
         }
-        if window == 0 && answers[0].is_empty() {
-            return Err(ImportError::Input(format!(
-                "{url}: the query {} answered no series: no node_exporter CPU series for instance {instance:?} from {} (check --instance against `up{{instance=...}}`)",
-                queries.all[0],
-                super::clock_day(Stamp::new(t_ms.div_euclid(1000), 0))
-            )));
-        }
         state.window(&answers, t_ms, end_ms, step_ms, instance, out)?;
-        window += 1;
         t_ms = end_ms.saturating_add(step_ms);
     }
     if state.readings == 0 {
@@ -232,22 +256,119 @@ impl Queries {
     }
 }
 
-/// The scrape interval of the instance's CPU series: the smallest step
-/// between the first raw samples (a range selector, at most 11 of them).
-fn scrape_interval(
+/// How far back Prometheus looks for a sample at a step (its default
+/// `--query.lookback-delta`), in seconds.
+const LOOKBACK: f64 = 300.0;
+
+/// Spans the window is cut into to find where the series has samples
+/// (under the 11,000 points Prometheus answers a series).
+const EXTENT_POINTS: f64 = 10_000.0;
+
+/// Where in `--from .. --to` the instance's CPU series has samples: one
+/// range query counting samples in spans of `span` seconds, at most
+/// [`EXTENT_POINTS`] of them however long the window.
+struct Extent {
+    /// The span of each count, seconds.
+    span: f64,
+    /// The ends of the spans that hold samples (each counts the samples
+    /// in `(t - span, t]`), in order.
+    held: Vec<f64>,
+    /// The first and last of them, as ends of spans `edge` long (looked
+    /// at again, finer, when `span` is long).
+    first: f64,
+    last: f64,
+    edge: f64,
+}
+
+impl Extent {
+    fn find(
+        prom: &dyn Prometheus,
+        sel: &str,
+        from: f64,
+        to: f64,
+    ) -> Result<Option<Extent>, (String, QueryError)> {
+        let (span, held) = held_spans(prom, sel, from, to)?;
+        let (Some(&(mut first)), Some(&(mut last))) = (held.first(), held.last()) else {
+            return Ok(None);
+        };
+        // A long window's spans are long: its ends are looked at again,
+        // finer, until a span is a minute at most (two more queries for a
+        // year, four for a thousand), so the scrape interval is probed
+        // where the last samples are.
+        let mut fine = span;
+        while fine > 60.0 {
+            let (s, h) = held_spans(prom, sel, (first - fine).max(from), first.min(to))?;
+            first = h.first().copied().unwrap_or(first);
+            let (_, h) = held_spans(prom, sel, (last - fine).max(from), last.min(to))?;
+            last = h.last().copied().unwrap_or(last);
+            fine = s;
+        }
+        Ok(Some(Extent {
+            span,
+            held,
+            first,
+            last,
+            edge: fine,
+        }))
+    }
+
+    /// Whether a range query over `start..=end` can find a value: a sample
+    /// in it, or up to [`LOOKBACK`] before it.
+    fn has_samples(&self, start: f64, end: f64) -> bool {
+        let i = self.held.partition_point(|t| *t <= start - LOOKBACK);
+        self.held.get(i).is_some_and(|t| *t < end + self.span)
+    }
+}
+
+/// The ends of the spans of `from .. to` (cut into at most
+/// [`EXTENT_POINTS`], each a second at least) that hold samples of the
+/// instance's CPU series, in order, and the spans' length.
+fn held_spans(
     prom: &dyn Prometheus,
     sel: &str,
     from: f64,
     to: f64,
+) -> Result<(f64, Vec<f64>), (String, QueryError)> {
+    let span_ms = (((to - from) * 1000.0 / EXTENT_POINTS).ceil() as i64).max(1000);
+    let span = span_ms as f64 / 1000.0;
+    let q = format!(
+        "count(count_over_time(node_cpu_seconds_total{{mode=\"idle\",{}}}[{span_ms}ms]))",
+        &sel[1..sel.len() - 1]
+    );
+    let a = prom
+        .range(&q, from, to + span, span)
+        .map_err(|e| (q.clone(), e))?;
+    let mut held: Vec<f64> = a
+        .data
+        .iter()
+        .flat_map(|s| s.points.iter())
+        .filter(|(_, n)| *n > 0.0)
+        .map(|(t, _)| *t)
+        .collect();
+    held.sort_by(f64::total_cmp);
+    held.dedup();
+    Ok((span, held))
+}
+
+/// The scrape interval of the instance's CPU series: the smallest step
+/// between its timestamps in the last ten minutes it has samples in (a
+/// guest or exporter that came up after --from, or went away before
+/// --to, has none at the window's ends), else its first ten.
+fn scrape_interval(
+    prom: &dyn Prometheus,
+    sel: &str,
+    extent: &Extent,
 ) -> Result<Option<f64>, (String, QueryError)> {
     let q = format!(
         "timestamp(node_cpu_seconds_total{{mode=\"idle\",{}}})",
         &sel[1..sel.len() - 1]
     );
-    // The timestamps at a fine step, where the series has samples: the
-    // window's first ten minutes, else its last ten (a guest or exporter
-    // that came up after --from). Where the timestamp changes is a scrape.
-    for (start, end) in [(from, (from + 600.0).min(to)), ((to - 600.0).max(from), to)] {
+    let first = extent.first - extent.edge;
+    // Where the timestamp changes is a scrape.
+    for (start, end) in [
+        ((extent.last - 600.0).max(first), extent.last),
+        (first, (first + 600.0).min(extent.last)),
+    ] {
         let a = prom
             .range(&q, start, end, 1.0)
             .map_err(|e| (q.clone(), e))?;
@@ -540,15 +661,20 @@ mod tests {
             first: from + 2400.0,
         };
         let sel = "{instance=\"g:9100\"}";
-        assert_eq!(
-            scrape_interval(&prom, sel, from, from + 3600.0).ok(),
-            Some(Some(2.0))
-        );
-        // No sample anywhere probed: said so, not silently 60 s.
+        let extent = Extent::find(&prom, sel, from, from + 3600.0)
+            .ok()
+            .flatten()
+            .expect("samples found");
+        assert!(extent.first >= from + 2400.0 && extent.first < from + 2401.0);
+        assert!(!extent.has_samples(from, from + 2000.0));
+        assert!(extent.has_samples(from, from + 2400.0));
+        assert_eq!(scrape_interval(&prom, sel, &extent).ok(), Some(Some(2.0)));
+        // No sample anywhere: no extent (the import says "no series").
         let never = LateSeries { first: f64::MAX };
-        assert_eq!(
-            scrape_interval(&never, sel, from, from + 3600.0).ok(),
-            Some(None)
+        assert!(
+            Extent::find(&never, sel, from, from + 3600.0)
+                .ok()
+                .is_some_and(|e| e.is_none())
         );
     }
 }

@@ -174,9 +174,19 @@ pub fn load_source_to(
         } else {
             String::new()
         };
+        // The warnings the summary counts are shown too, after the errors:
+        // one may be why an edit took (a setting given twice, the later
+        // one used).
+        let warnings: Vec<_> = outcome
+            .diagnostics
+            .iter()
+            .filter(|d| d.severity == Severity::Warning)
+            .cloned()
+            .collect();
         let report = format!(
-            "{}{}{rest}",
+            "{}{}{}{rest}",
             render::text(&file, &errors),
+            render::text(&file, &warnings),
             render::summary(&file, &outcome)
         );
         let first = report.lines().next().unwrap_or_default().to_string();

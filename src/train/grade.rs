@@ -189,6 +189,48 @@ pub struct Grades {
     /// Failures before running (refused, unreadable, missing), by reason
     /// kind, most first.
     pub failures: Vec<Mistake>,
+    /// Files in a trainee's directory that are no exercise's submission
+    /// (`trainee/name`, at most [`MAX_UNMATCHED`]): not graded, and said.
+    pub unmatched: Vec<String>,
+    /// How many such files there were in all.
+    pub unmatched_total: usize,
+}
+
+/// The most files that match no exercise listed by name.
+pub const MAX_UNMATCHED: usize = 100;
+
+/// The files in the trainees' directories that are no exercise's
+/// submission (an exercise id mistyped, a file in the wrong place): their
+/// `trainee/name`, at most [`MAX_UNMATCHED`], and how many in all. A
+/// trainee's directory is read as far as [`MAX_TRAINEES`] entries.
+fn unmatched(course: &Course, trainees: &[(String, PathBuf)]) -> (Vec<String>, usize) {
+    let wanted: Vec<String> = course
+        .exercises
+        .iter()
+        .map(|ex| match ex.kind {
+            Kind::Rules => format!("{}.conf", ex.id),
+            Kind::Diagnosis => format!("{}.answer", ex.id),
+        })
+        .collect();
+    let mut listed = Vec::new();
+    let mut total = 0;
+    for (name, dir) in trainees {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            continue;
+        };
+        for entry in entries.take(MAX_TRAINEES).flatten() {
+            let file = entry.file_name().to_string_lossy().into_owned();
+            if wanted.contains(&file) {
+                continue;
+            }
+            total += 1;
+            if listed.len() < MAX_UNMATCHED {
+                listed.push(format!("{name}/{file}"));
+            }
+        }
+    }
+    listed.sort();
+    (listed, total)
 }
 
 /// The trainees: the subdirectories of `dir`, sorted. Anything else there
@@ -479,6 +521,7 @@ pub fn grade(course: &Course, dir: &Path, threads: usize) -> Result<Grades, Grad
         });
     }
     let (lints, missed, failures) = mistakes(&tables);
+    let (unmatched, unmatched_total) = unmatched(course, &trainees);
     let trainees: Vec<String> = trainees.into_iter().map(|(n, _)| n).collect();
     Ok(Grades {
         course: course.title.clone(),
@@ -488,6 +531,8 @@ pub fn grade(course: &Course, dir: &Path, threads: usize) -> Result<Grades, Grad
         lints,
         missed,
         failures,
+        unmatched,
+        unmatched_total,
     })
 }
 
@@ -602,7 +647,11 @@ fn field_value(field: &str, value: f64, runs: usize) -> String {
 /// labelled, its reason wrapped under it), each trainee's totals, then the
 /// common mistakes; no line is wider than 80 columns unless one word is.
 pub fn text(g: &Grades) -> String {
-    let mut out = format!("{} — {} trainees\n", safe(&g.course), g.trainees.len());
+    let mut out = format!(
+        "{} — {}\n",
+        safe(&g.course),
+        crate::report::words::count(g.trainees.len() as f64, "trainee", "trainees")
+    );
     use crate::report::words::{cols, middle_cut, pad_right};
     let width = g
         .trainees
@@ -853,7 +902,7 @@ mod tests {
             reason: if passed {
                 String::new()
             } else {
-                "met on 0 of 2 held-out runs".into()
+                "held on 0 of 2 held-out runs".into()
             },
             missed: if passed {
                 Vec::new()
@@ -912,6 +961,8 @@ mod tests {
             lints,
             missed,
             failures,
+            unmatched: Vec::new(),
+            unmatched_total: 0,
         }
     }
 

@@ -127,15 +127,15 @@ impl ExerciseVerdict {
             .collect()
     }
 
-    /// The verdict without the clauses missed: "passed on 3 of 3 held-out
-    /// runs", "met on 1 of 3 held-out runs", or the reason.
+    /// The verdict without the clauses missed: "held on 3 of 3 held-out
+    /// runs", "held on 1 of 3 held-out runs" (the goal; whether that
+    /// passes is said beside it, PASSED or not yet), or the reason.
     pub fn headline(&self) -> String {
         if let Some(r) = &self.reason {
             return r.clone();
         }
         let met = self.runs.iter().filter(|r| r.met).count();
-        let verb = if self.passed { "passed" } else { "met" };
-        format!("{verb} on {met} of {} held-out runs", self.runs.len())
+        format!("held on {met} of {} held-out runs", self.runs.len())
     }
 
     /// One line: the headline and the clauses missed.

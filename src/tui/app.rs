@@ -90,6 +90,8 @@ pub struct App {
     /// Where the source stands: the simulator's phase, or that its
     /// scenario ended.
     source_status: Option<String>,
+    /// The source stopped early on this damage (a recording cut short).
+    damage: Option<String>,
     /// Who else acts on the guest observed (cpuplugd, another plugtop).
     acting_elsewhere: Option<crate::control::lock::Actor>,
     /// plugtop's own CPU use, percent of one CPU.
@@ -164,6 +166,7 @@ impl App {
                 kernel: "unknown".into(),
             },
             source_status: None,
+            damage: None,
             acting_elsewhere: None,
             own_cpu: None,
             color: true,
@@ -235,6 +238,11 @@ impl App {
     /// Where the source stands, if it says.
     pub fn source_status(&self) -> Option<&str> {
         self.source_status.as_deref()
+    }
+
+    /// The damage the source stopped early on, if it did.
+    pub fn damage(&self) -> Option<&str> {
+        self.damage.as_deref()
     }
 
     /// Who else acts on the guest observed, as last looked up.
@@ -519,11 +527,15 @@ impl App {
                 self.readings += readings;
                 self.note(
                     LogKind::Problem,
-                    format!("{readings} readings not shown: the terminal was not read"),
+                    format!(
+                        "{} not shown: the terminal was not read",
+                        crate::report::words::count(readings as f64, "reading", "readings")
+                    ),
                 );
             }
             Update::Passed(passed) => self.take_passed(*passed),
             Update::SeekEnd(sought) => self.arrived(sought),
+            Update::Damaged(what) => self.damage = Some(what),
             Update::Ended(_) => {}
         }
     }

@@ -3,21 +3,36 @@
 //! Log and Flips views draw with it and PgUp/PgDn page with it, so a page
 //! moves by what the screen shows and never skips an entry.
 
-use ratatui::text::Line;
-use ratatui::widgets::{Paragraph, Wrap};
-
-/// Rows `text` takes on a screen `width` columns wide, wrapped word by
-/// word as the views' paragraphs wrap it (at least one).
+/// Rows `text` takes on a screen `width` columns wide, wrapped as
+/// [`hanging`] wraps it (at least one).
 pub fn rows(text: &str, width: u16) -> usize {
-    let line = Line::from(text);
-    // A line that fits takes one row without asking the layout.
-    if line.width() <= usize::from(width.max(1)) {
+    // A line that fits takes one row without wrapping it.
+    if crate::report::words::cols(text) <= usize::from(width.max(1)) {
         return 1;
     }
-    Paragraph::new(line)
-        .wrap(Wrap { trim: false })
-        .line_count(width.max(1))
-        .max(1)
+    hanging(text, width).len().max(1)
+}
+
+/// `text` in rows of at most `width` columns, word by word, every row
+/// after the first indented two blanks deeper than the text is: a
+/// continuation never reads as an entry of its own (the Log's entries
+/// start with their time, Flips' with a change or two blanks).
+pub fn hanging(text: &str, width: u16) -> Vec<String> {
+    let width = usize::from(width.max(1));
+    if crate::report::words::cols(text) <= width {
+        return vec![text.to_string()];
+    }
+    let lead = text.len() - text.trim_start_matches(' ').len();
+    let indent = (lead + 2).min(width / 2);
+    let body = &text[lead..];
+    crate::report::words::wrap_hanging(body, width - lead, width - indent)
+        .into_iter()
+        .enumerate()
+        .map(|(i, row)| {
+            let pad = if i == 0 { lead } else { indent };
+            format!("{}{row}", " ".repeat(pad))
+        })
+        .collect()
 }
 
 /// How many entries, taken in order with these heights, fit in `room`

@@ -28,7 +28,7 @@ use super::options::Options;
 use super::run::{UiError, prepare};
 use super::stop::StopFlag;
 use super::terminal_shell::{self as shell, PanicScope, ShellEvent, ShellScreen};
-use super::update::{ScreenEnd, Update};
+use super::update::{ScreenEnd, ScreenOutcome, Update};
 use super::update_backlog::Mailbox;
 use super::view;
 
@@ -52,7 +52,7 @@ enum Input {
 
 /// The full-screen UI. Every way out restores the terminal; an armed guest
 /// is put back on quit and on SIGHUP (an SSH drop), SIGTERM and SIGINT.
-pub fn run_screen(options: &Options) -> Result<ScreenEnd, UiError> {
+pub fn run_screen(options: &Options) -> Result<ScreenOutcome, UiError> {
     let (prepared, mut source) = prepare(options)?;
     let (core, mut app) = prepared.into_parts();
     let stop = StopFlag::new();
@@ -99,7 +99,12 @@ pub fn run_screen(options: &Options) -> Result<ScreenEnd, UiError> {
         })
     });
     shell::leave();
-    result
+    // What the screen showed as an alarm is said again on the normal
+    // terminal, where it stays after the screen is gone.
+    result.map(|end| ScreenOutcome {
+        end,
+        warnings: app.damage().map(str::to_string).into_iter().collect(),
+    })
 }
 
 /// The shell's keys and signal threads. A stop signal also wakes the

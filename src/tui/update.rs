@@ -143,6 +143,19 @@ pub enum Update {
     SeekEnd(SeekEnd),
     /// Everything is put back (or the journal kept): the screen may close.
     Ended(ScreenEnd),
+    /// The source stopped early on damage (a recording cut short or torn:
+    /// what, and at which byte): an alarm in the header, and said again
+    /// on stderr after the screen ([`ScreenOutcome::warnings`]). Its Log
+    /// line comes as a [`Update::Note`].
+    Damaged(String),
+}
+
+/// How the screen ended, and what is said on the normal terminal after it
+/// beside what the ending says (the damage of a recording replayed).
+#[derive(Debug)]
+pub struct ScreenOutcome {
+    pub end: ScreenEnd,
+    pub warnings: Vec<String>,
 }
 
 /// How the screen ended, for the exit code.
@@ -156,18 +169,28 @@ pub enum ScreenEnd {
     /// prints it.
     GaveBack(Vec<String>),
     /// A signal ended it; 128 + the signal is the usual exit code.
-    Signal(i32),
+    /// `put_back`: the guest was armed and is put back; otherwise nothing
+    /// on it was changed (observed only).
+    Signal { signal: i32, put_back: bool },
     /// The guest could not be fully put back; the journal is kept.
     RestoreFailed(RestoreError),
 }
 
 impl ScreenEnd {
+    /// A signal's ending, before anything was put back.
+    pub fn signal(signal: i32) -> ScreenEnd {
+        ScreenEnd::Signal {
+            signal,
+            put_back: false,
+        }
+    }
+
     /// The process's exit status for this ending: 0, 128 + the signal
     /// (as the shell shows a process the signal ended), or 1.
     pub fn exit_status(&self) -> i32 {
         match self {
             ScreenEnd::Quit | ScreenEnd::GaveBack(_) => 0,
-            ScreenEnd::Signal(signal) => crate::stop_signals::exit_status(*signal),
+            ScreenEnd::Signal { signal, .. } => crate::stop_signals::exit_status(*signal),
             ScreenEnd::RestoreFailed(_) => 1,
         }
     }

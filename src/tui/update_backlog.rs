@@ -33,9 +33,10 @@ pub const MOST: usize = FRAMES + LOG_LINES + DIALOGS + 5 + 2 + 1 + 1 + 2;
 #[derive(Debug, Default)]
 pub struct Backlog {
     updates: VecDeque<Update>,
-    /// The latest status, CPU use, speed, write in progress and who else
-    /// acts: each only sets what the screen shows, so one of each does.
-    latest: [Option<Update>; 5],
+    /// The latest status, CPU use, speed, write in progress, who else
+    /// acts and the source's damage: each only sets what the screen
+    /// shows, so one of each does.
+    latest: [Option<Update>; 6],
     readings: usize,
     notes: usize,
     dialogs: usize,
@@ -53,6 +54,7 @@ impl Backlog {
             Update::Speed(_) => return self.latest[2] = Some(update),
             Update::Working(_) => return self.latest[3] = Some(update),
             Update::Acting(_) => return self.latest[4] = Some(update),
+            Update::Damaged(_) => return self.latest[5] = Some(update),
             // A later answer or reload does all an earlier one would (the
             // board, the proposal shown again, the tune dropped), and one
             // seek's passage and end wait at most (keys read while the

@@ -199,6 +199,13 @@ fn plugtop_run_on_a_debian_root_locks_run_lock_inside_the_root() {
         message.contains(&format!("is locked by pid {pid} (plugtop)")),
         "{message}"
     );
+    // newuser51 #21: it knows the holder is plugtop; "cpuplugd is
+    // starting" is not said of it.
+    assert!(
+        message.contains("another plugtop acts on this guest")
+            && !message.contains("cpuplugd is starting"),
+        "{message}"
+    );
     let second = Command::new(env!("CARGO_BIN_EXE_plugtop"))
         .args(["run", "-f", "--mode", "auto", "-c"])
         .arg(rules(&root))

@@ -890,7 +890,18 @@ fn record_stopped_by_a_signal_says_its_summary() {
         assert!(o.status.success(), "{signal:?}: {}", stdout(&o));
         let said = stdout(&o);
         assert!(
-            said.contains("recorded ") && said.contains(" samples to "),
+            said.contains("recorded ") && said.contains(" bytes per sample"),
+            "{signal:?}: {said}"
+        );
+        // newuser51 #21: it said nothing at the start either; the first
+        // line says what goes where and how it stops.
+        let first = said.lines().next().unwrap_or_default();
+        assert_eq!(
+            first,
+            format!(
+                "recording tests/fixtures/roots/newkernel every 0.01 s to {}; Ctrl-C stops",
+                rec.display()
+            ),
             "{signal:?}: {said}"
         );
         let replayed = plugtop(
@@ -905,4 +916,24 @@ fn record_stopped_by_a_signal_says_its_summary() {
             String::from_utf8_lossy(&replayed.stderr)
         );
     }
+}
+
+/// newuser51 #21, plurals: one sample recorded is "1 sample".
+#[test]
+fn record_of_one_sample_says_one_sample() {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let rec = dir.path().join("one.rec");
+    let o = plugtop(&[
+        "record",
+        "-o",
+        rec.to_str().expect("utf-8 path"),
+        "--root",
+        "tests/fixtures/roots/newkernel",
+        "--count",
+        "1",
+    ]);
+    let said = stdout(&o);
+    assert!(o.status.success(), "{said}");
+    assert!(said.contains(", 1 sample; Ctrl-C stops"), "{said}");
+    assert!(said.contains("recorded 1 sample to "), "{said}");
 }

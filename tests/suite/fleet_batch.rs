@@ -229,3 +229,38 @@ fn faults_lists_every_rule_that_faulted_in_the_window_and_only_often_is_trouble(
         .unwrap_or_default();
     assert!(row.contains("HOTUNPLUG") && row.starts_with("ok"), "{text}");
 }
+
+#[test]
+fn a_guest_whose_target_went_down_is_stopped_at_once_and_its_values_marked_as_last_seen() {
+    // newuser51 #18: `up == 0` a second ago is stopped now (exit 1), not
+    // "ok" for --stale-after; its CPUs and pool are the last seen.
+    let mut guests = fleet_fake::five();
+    guests[0].gone = true;
+    let fake = fleet_fake::start(move |path, params| fleet_fake::answer(&guests, path, params));
+    let (code, out, err) = fleet(&["--prometheus", &fake.url, "--batch", "--wide"]);
+    assert_eq!(code, Some(1), "{out}{err}");
+    let row = |instance: &str| {
+        out.lines()
+            .find(|l| l.contains(instance))
+            .unwrap_or_default()
+            .to_string()
+    };
+    let gone = row("10.0.0.1:9866");
+    assert!(gone.starts_with("stopped "), "{out}");
+    assert!(
+        gone.contains(" (2/4) ") && gone.contains(" (100/200) "),
+        "{out}"
+    );
+    assert!(gone.contains(" 1s "), "its last reading is recent: {out}");
+    let well = row("10.0.0.5:9866");
+    assert!(well.starts_with("ok ") && well.contains(" 2/4 "), "{out}");
+    let (_, json, _) = fleet(&["--prometheus", &fake.url, "--batch", "--format", "json"]);
+    let doc: serde_json::Value = serde_json::from_str(&json).expect("JSON");
+    let first = doc["guests"]
+        .as_array()
+        .and_then(|g| g.iter().find(|g| g["instance"] == "10.0.0.1:9866"))
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(first["stopped"], true, "{json}");
+    assert_eq!(first["troubles"][0], "stopped", "{json}");
+}

@@ -179,6 +179,9 @@ pub struct Canned {
     /// Exported twice as `plugtop_flapping`: the second series (an extra
     /// label) says it flaps.
     pub twin_flapping: bool,
+    /// Its target stopped answering a moment ago (`up == 0`): its series
+    /// are stale now, its last reading is still recent.
+    pub gone: bool,
 }
 
 /// Five guests: one flapping, one stopped, one faulting, one on another
@@ -196,6 +199,7 @@ pub fn five() -> Vec<Canned> {
         crc: "aaaa0001",
         file: "/etc/cpuplugd.conf",
         twin_flapping: false,
+        gone: false,
     };
     vec![
         g("10.0.0.1:9866", "LINUX01"),
@@ -230,7 +234,8 @@ fn vector(items: Vec<(String, f64)>, at: f64) -> String {
     )
 }
 
-fn matrix(items: Vec<(String, Vec<(f64, f64)>)>) -> String {
+/// A range query's answer: each series' labels (JSON members) and points.
+pub fn matrix(items: Vec<(String, Vec<(f64, f64)>)>) -> String {
     let result: Vec<String> = items
         .into_iter()
         .map(|(labels, points)| {
@@ -335,7 +340,10 @@ pub fn answer(guests: &[Canned], path: &str, params: &HashMap<String, String>) -
             at,
         )
     };
-    let body = if q.contains("plugtop_guest_info") {
+    let body = if q.contains(" unless ") {
+        // The guests whose series went stale (`Scope::gone`).
+        each(&|g| g.gone.then(|| (String::new(), at - g.age)))
+    } else if q.contains("plugtop_guest_info") {
         each(&|g| Some((format!(r#""zvm_name":"{}","lpar":"LPAR1""#, g.zvm), 1.0)))
     } else if q.contains("plugtop_last_interval_timestamp_seconds") {
         each(&|g| Some((String::new(), at - g.age)))

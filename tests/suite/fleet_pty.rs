@@ -78,6 +78,45 @@ fn the_screen_follows_prometheus_down_and_back() {
 }
 
 #[test]
+fn a_guest_whose_plugtop_stops_is_stopped_at_once_with_its_last_values_marked() {
+    // newuser51 #18: the guest's target stopped answering (`up == 0`, its
+    // series stale in Prometheus) a second ago: stopped at the next
+    // refresh, not --stale-after (60 s) later, and its CPUs and pool are
+    // the last it exported, marked so, not what the guest has now.
+    let down = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let stops = down.clone();
+    let fake = fleet_fake::start(move |path, params| {
+        let mut guests = fleet_fake::five();
+        guests[0].gone = stops.load(Ordering::SeqCst);
+        fleet_fake::answer(&guests, path, params)
+    });
+    let mut s = Session::start(
+        &["fleet", "--prometheus", &fake.url, "--refresh", "0.5"],
+        24,
+        80,
+    );
+    s.wait_for("ok        10.0.0.1:9866   LINUX01  2/4 ");
+    assert!(s.screen().contains("1 stopped"), "{}", s.screen());
+    down.store(true, Ordering::SeqCst);
+    s.wait_for("stopped   10.0.0.1:9866   LINUX01  (2/4) ");
+    let screen = s.screen();
+    assert!(screen.contains("2 stopped"), "{screen}");
+    let row = screen
+        .lines()
+        .find(|l| l.contains("10.0.0.1:9866"))
+        .unwrap_or_default();
+    assert!(row.contains("(100/200)"), "{screen}");
+    // A guest still reading keeps its values as they are.
+    assert!(
+        screen.contains("ok        10.0.0.5:9866   LINUX05  2/4 "),
+        "{screen}"
+    );
+    s.press("q");
+    let (code, _) = s.wait_exit();
+    assert_eq!(code, Some(0));
+}
+
+#[test]
 fn ctrl_c_quits_while_a_filter_is_typed_and_question_mark_opens_the_help() {
     let guests = fleet_fake::five();
     let fake = fleet_fake::start(move |path, params| fleet_fake::answer(&guests, path, params));

@@ -31,7 +31,7 @@ fn diff_of(root: Option<&Path>, a: FleetGuest, b: FleetGuest) -> Result<String, 
         guests: vec![a, common, b],
         at: 100.0,
         health: Health {
-            queries: 17,
+            queries: 18,
             ..Health::default()
         },
     };

@@ -184,6 +184,7 @@ fn a_thousand_guests_draw_one_page() {
                 crc: if i % 300 == 0 { "cccc0003" } else { "aaaa0001" },
                 file: "/etc/cpuplugd.conf",
                 twin_flapping: false,
+                gone: false,
             }
         })
         .collect();
@@ -228,7 +229,7 @@ fn a_slow_prometheus_is_said_in_the_header() {
     app.on_fleet(fleet, AT);
     let text = screen(&app, 80, 24);
     assert!(
-        text.contains("Prometheus is slow: 17 queries took 2400 ms"),
+        text.contains("Prometheus is slow: 18 queries took 2400 ms"),
         "{text}"
     );
 }

@@ -6,6 +6,7 @@
 //! query, and writes nothing.
 
 use crate::common::text;
+use crate::fleet_fake::{self, Reply};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -556,6 +557,34 @@ impl Prometheus for Canned {
         if self.garbage && query.starts_with("node_cpu") {
             return plugtop::fleet::query::decode_matrix(b"<html>not the API</html>");
         }
+        let sampled = |t: f64| {
+            (0..self.points)
+                .filter(|i| !self.gap.contains(i))
+                .map(|i| self.from + i as f64 * self.step)
+                .filter(move |s| *s <= t + 1e-6)
+        };
+        if let Some(span) = query
+            .strip_prefix("count(count_over_time(")
+            .and_then(|q| q.rsplit_once('['))
+            .and_then(|(_, ms)| ms.strip_suffix("ms]))"))
+            .and_then(|ms| ms.parse::<f64>().ok())
+        {
+            // Where the series has samples: how many in each span.
+            let span = span / 1000.0;
+            let points = (0..)
+                .map(|k| start + f64::from(k) * step)
+                .take_while(|t| *t <= end + 1e-6)
+                .map(|t| (t, sampled(t).filter(|s| *s > t - span).count() as f64))
+                .filter(|(_, n)| *n > 0.0 && self.cpus > 0)
+                .collect();
+            return Ok(PromAnswer {
+                data: vec![PromSeries {
+                    labels: Default::default(),
+                    points,
+                }],
+                warnings: Vec::new(),
+            });
+        }
         let mut data = Vec::new();
         let times: Vec<(usize, f64)> = (0..self.points)
             .filter(|i| !self.gap.contains(i))
@@ -744,10 +773,8 @@ fn a_prometheus_that_does_not_answer_is_named_with_the_query() {
     ]);
     let out = text(&o);
     assert_eq!(o.status.code(), Some(2), "{out}");
-    assert!(
-        out.contains(&format!("{url}: the query node_cpu_seconds_total")),
-        "{out}"
-    );
+    assert!(out.contains(&format!("{url}: the query ")), "{out}");
+    assert!(out.contains("node_cpu_seconds_total{"), "{out}");
     assert!(out.contains("cannot reach Prometheus"), "{out}");
     only(dir.path(), &[]);
 }
@@ -764,4 +791,168 @@ fn a_diagnosis_exercise_s_tally_runs_on_an_imported_history() {
         culprit.text.contains("CP_ActiveAVG") || culprit.text.contains("CP_idleAVG"),
         "{culprit:?}"
     );
+}
+
+/// A node_exporter scraped every `scrape` seconds from `first` to `last`
+/// (one CPU), as Prometheus answers the queries `import prometheus`
+/// asks over HTTP: each step sees the newest sample up to five minutes
+/// old; a count over a range sees the samples in it.
+struct Scraped {
+    first: f64,
+    last: f64,
+    scrape: f64,
+}
+
+impl Scraped {
+    fn samples(&self) -> impl Iterator<Item = f64> + '_ {
+        (0..)
+            .map(|i| self.first + f64::from(i) * self.scrape)
+            .take_while(|t| *t <= self.last)
+    }
+
+    /// The newest sample a step at `t` sees.
+    fn seen_at(&self, t: f64) -> Option<f64> {
+        self.samples()
+            .take_while(|s| *s <= t)
+            .last()
+            .filter(|s| t - s < 300.0)
+    }
+
+    fn answer(&self, path: &str, params: &std::collections::HashMap<String, String>) -> Reply {
+        let get = |k: &str| -> f64 { params.get(k).and_then(|v| v.parse().ok()).unwrap_or(0.0) };
+        let q = params.get("query").cloned().unwrap_or_default();
+        if path != "/api/v1/query_range" {
+            return Reply::Status(404, "only ranges here".into());
+        }
+        let (start, end, step) = (get("start"), get("end"), get("step"));
+        let steps: Vec<f64> = (0..)
+            .map(|k| start + f64::from(k) * step)
+            .take_while(|t| *t <= end + 1e-6)
+            .collect();
+        let series = |labels: &str, f: &dyn Fn(f64) -> Option<f64>| {
+            let points: Vec<(f64, f64)> =
+                steps.iter().filter_map(|&t| f(t).map(|v| (t, v))).collect();
+            (!points.is_empty()).then(|| (labels.to_string(), points))
+        };
+        let span = q
+            .rsplit_once('[')
+            .and_then(|(_, ms)| ms.strip_suffix("ms]))"))
+            .and_then(|ms| ms.parse::<f64>().ok())
+            .map(|ms| ms / 1000.0);
+        let found: Vec<(String, Vec<(f64, f64)>)> = if q.starts_with("count(count_over_time(") {
+            let span = span.unwrap_or(1.0);
+            series("", &|t| {
+                let n = self.samples().filter(|s| *s <= t && *s > t - span).count();
+                (n > 0).then_some(n as f64)
+            })
+            .into_iter()
+            .collect()
+        } else if q.starts_with("timestamp(") {
+            series("", &|t| self.seen_at(t)).into_iter().collect()
+        } else if q.starts_with("node_cpu_seconds_total{") {
+            [("user", 0.4), ("idle", 0.6)]
+                .into_iter()
+                .filter_map(|(mode, share)| {
+                    series(&format!(r#""cpu":"0","mode":"{mode}""#), &|t| {
+                        self.seen_at(t).map(|s| (s - self.first) * share + 100.0)
+                    })
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
+        Reply::Json(fleet_fake::matrix(found))
+    }
+}
+
+/// `plugtop import prometheus` from `url` over `from .. from + 3600`.
+fn import_hour(url: &str, from: f64, rec: &Path, extra: &[&str]) -> Output {
+    let (from, to) = (format!("{from}"), format!("{}", from + 3600.0));
+    let mut args = vec![
+        "import",
+        "prometheus",
+        "--prometheus",
+        url,
+        "--instance",
+        "g:9100",
+        "--from",
+        &from,
+        "--to",
+        &to,
+        "-o",
+        rec.to_str().expect("utf-8"),
+    ];
+    args.extend_from_slice(extra);
+    plugtop(&args)
+}
+
+#[test]
+fn a_series_that_starts_late_in_the_window_is_imported_at_its_scrape_interval() {
+    // newuser51 #7: "the last hour" of an exporter that came up 40
+    // minutes into it, scraped every 2 s.
+    let dir = tempdir();
+    let from = 1_700_000_000.0;
+    let late = Scraped {
+        first: from + 2400.0,
+        last: from + 3600.0,
+        scrape: 2.0,
+    };
+    let fake = fleet_fake::start(move |path, params| late.answer(path, params));
+    let rec = dir.path().join("late.rec");
+    let o = import_hour(&fake.url, from, &rec, &[]);
+    let out = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{out}");
+    assert!(
+        out.contains("imported 601 readings (node_exporter, 2 s)"),
+        "{out}"
+    );
+    assert!(!out.contains("assuming"), "{out}");
+    // Scraped every 15 minutes: two samples never 10 minutes apart, so the
+    // interval cannot be told; said, with what to do.
+    let sparse = Scraped {
+        first: from + 2400.0,
+        last: from + 3600.0,
+        scrape: 900.0,
+    };
+    let fake = fleet_fake::start(move |path, params| sparse.answer(path, params));
+    let rec = dir.path().join("sparse.rec");
+    let o = import_hour(&fake.url, from, &rec, &[]);
+    let out = text(&o);
+    assert!(out.contains("assuming 60 s; give --step"), "{out}");
+}
+
+#[test]
+fn a_query_prometheus_refuses_is_said_as_prometheus_said_it() {
+    // newuser51 #7: too many points is Prometheus's refusal, not "no
+    // series, check --instance".
+    let dir = tempdir();
+    let from = 1_700_000_000.0;
+    let well = Scraped {
+        first: from,
+        last: from + 3600.0,
+        scrape: 1.0,
+    };
+    let fake = fleet_fake::start(move |path, params| {
+        if params
+            .get("query")
+            .is_some_and(|q| q.starts_with("node_cpu_seconds_total{"))
+        {
+            return Reply::Status(
+                400,
+                r#"{"status":"error","errorType":"bad_data","error":"exceeded maximum resolution of 11,000 points per timeseries. Try decreasing the query resolution (?step=XX)"}"#.into(),
+            );
+        }
+        well.answer(path, params)
+    });
+    let rec = dir.path().join("refused.rec");
+    let o = import_hour(&fake.url, from, &rec, &["--step", "0.001"]);
+    let out = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{out}");
+    assert!(
+        out.contains("Prometheus refused the query (bad_data): exceeded maximum resolution of 11,000 points per timeseries"),
+        "{out}"
+    );
+    assert!(out.contains("; give a larger --step"), "{out}");
+    assert!(!out.contains("check --instance"), "{out}");
+    only(dir.path(), &[]);
 }

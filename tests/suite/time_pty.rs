@@ -160,6 +160,62 @@ fn damaged_recording(dir: &std::path::Path, flip: usize) -> String {
     damaged.to_string_lossy().into_owned()
 }
 
+/// The byte `eval`'s warning names as where a recording is damaged.
+fn damage_offset(eval: &std::process::Output) -> String {
+    let said = String::from_utf8_lossy(&eval.stderr).into_owned();
+    said.split("fails its checksum at byte ")
+        .nth(1)
+        .and_then(|t| t.split(';').next())
+        .unwrap_or_else(|| panic!("eval said: {said}"))
+        .to_string()
+}
+
+/// nu51a's leftover of newuser51 #3: on the screen the damage was only a
+/// Log line. It is an alarm in the header (the source still named at 80
+/// columns), whether the replay plays into it or `G` reads ahead into
+/// it, and said on stderr once the screen is gone.
+#[test]
+fn a_damaged_recording_raises_a_header_alarm_and_is_said_after_the_screen() {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let rec = damaged_recording(dir.path(), 5000);
+    let at = damage_offset(&common::plugtop(&[
+        "eval",
+        "--replay",
+        &rec,
+        "-c",
+        "examples/rules/oscillating-tight.conf",
+    ]));
+    for keys in ["G", "++++++"] {
+        let mut s = replayed_under_tight_rules(&rec);
+        s.wait_for("OBSERVE");
+        s.press(keys);
+        s.wait_until("a DAMAGED alarm in the header", |s| {
+            s.screen()
+                .lines()
+                .nth(1)
+                .is_some_and(|l| l.contains(" DAMAGED"))
+        });
+        let screen = s.screen();
+        let top = screen.lines().next().unwrap_or_default();
+        assert!(top.contains("replay"), "{keys}: {screen}");
+        // At 80 columns beside the flapping alarm it is short; `?` says
+        // it whole, with the byte.
+        s.press("?");
+        s.wait_for(&format!("RECORDING DAMAGED AT BYTE {at}"));
+        s.press("\x1b");
+        s.wait_gone(&format!("RECORDING DAMAGED AT BYTE {at}"));
+        s.press("q");
+        let (code, raw) = s.wait_exit();
+        assert_eq!(code, Some(0), "{keys}");
+        let after = crate::ui_pty::said_after_the_screen(&raw);
+        assert!(
+            after.contains("plugtop: warning: ")
+                && after.contains(&format!("fails its checksum at byte {at}; replaying the")),
+            "{keys}: after the screen: {after:?}"
+        );
+    }
+}
+
 /// newuser51 #3: the screen replayed a recording damaged after 77 of its
 /// 360 samples and ended it at 1:16 without a word, where `eval` and
 /// `whatif` name the damage and its byte offset. The screen's Log says
@@ -175,13 +231,7 @@ fn a_damaged_recording_is_said_on_the_screen_and_in_batch() {
         "-c",
         "examples/rules/oscillating-tight.conf",
     ]);
-    let said = String::from_utf8_lossy(&eval.stderr).into_owned();
-    let at = said
-        .split("fails its checksum at byte ")
-        .nth(1)
-        .and_then(|t| t.split(';').next())
-        .unwrap_or_else(|| panic!("eval said: {said}"))
-        .to_string();
+    let at = damage_offset(&eval);
     let batch = common::plugtop(&[
         "--replay",
         &rec,
@@ -269,6 +319,55 @@ fn flips_at_its_oldest_says_how_many_older_changes_were_not_kept() {
     s.press("\x1b[H");
     s.wait_until("Flips never said what it dropped", |s| {
         s.screen().contains("older not kept (50 are)")
+    });
+    assert!(s.quit());
+}
+
+/// newuser51 #21: a wrapped line in Flips and in the Log went on at the
+/// left edge, where the next entry starts ("rules that look at one
+/// interval …" read as an entry of its own). A continuation is indented
+/// deeper than its line.
+#[test]
+fn wrapped_lines_in_flips_and_the_log_continue_indented() {
+    let (_dir, _rec, mut s) = oscillating_replay(120.0);
+    s.wait_for("OBSERVE");
+    keys_then(
+        &mut s,
+        &[
+            ("G", "read to the end of the recording"),
+            ("4", "Flips: why the decisions changed"),
+        ],
+    );
+    s.wait_for("likely cause:");
+    let screen = s.screen();
+    let rows: Vec<&str> = screen.lines().collect();
+    let at = rows
+        .iter()
+        .position(|l| l.starts_with("  likely cause:"))
+        .unwrap_or_else(|| panic!("{screen}"));
+    assert!(
+        rows[at + 1].starts_with("    ") && !rows[at + 1].starts_with("     "),
+        "the cause goes on indented:\n{screen}"
+    );
+    // The Log from its oldest entry: the flapping warning wraps there.
+    s.press("5");
+    s.press("\x1b[H");
+    s.wait_until("a Log of entries and indented continuations", |s| {
+        let screen = s.screen();
+        let body: Vec<&str> = screen
+            .lines()
+            .skip_while(|l| !l.starts_with(" Log "))
+            .skip(1)
+            .take_while(|l| !l.starts_with("? help"))
+            .filter(|l| !l.trim().is_empty())
+            .collect();
+        let entry = |row: &&str| {
+            let b = row.as_bytes();
+            b.len() > 8 && b[2] == b':' && b[5] == b':'
+        };
+        !body.is_empty()
+            && body.iter().all(|row| entry(row) || row.starts_with("  "))
+            && body.iter().any(|row| !entry(row))
     });
     assert!(s.quit());
 }

@@ -218,7 +218,7 @@ fn a_recording_is_a_workload_too() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(text.contains("start fails"), "{text}");
-    assert!(text.contains("reference passed on 3 of 3"), "{text}");
+    assert!(text.contains("reference held on 3 of 3"), "{text}");
 }
 
 /// The practice run plays the workload with its own seed; a course that

@@ -452,3 +452,27 @@ fn a_judging_that_panics_fails_that_submission_alone() {
     assert!(why(0).contains("internal error"), "{}", why(0));
     assert!(why(1).contains("a binary file"), "{}", why(1));
 }
+
+/// newuser51 #21: a file that matches no exercise (an id mistyped) was
+/// ignored without a word. It is named on stderr, not graded; the tables
+/// on stdout are as before.
+#[test]
+fn a_file_that_matches_no_exercise_is_named_on_stderr() {
+    let class = tempdir();
+    let me = class.path().join("carol smith");
+    std::fs::create_dir(&me).expect("mkdir");
+    std::fs::write(me.join("unknown-exercise.conf"), "UPDATE=\"1\"\n").expect("write");
+    let dir = class.path().to_str().expect("utf-8");
+    let out = plugtop(&["train", "grade", COURSE, dir]);
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.contains("carol smith/unknown-exercise.conf: matches no exercise of this course")
+            && err.contains("not graded"),
+        "{err}"
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(!stdout.contains("unknown-exercise"), "{stdout}");
+    // newuser51 #21, plurals: one trainee is "1 trainee".
+    assert!(stdout.contains(" — 1 trainee\n"), "{stdout}");
+}

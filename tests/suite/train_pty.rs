@@ -240,7 +240,7 @@ fn at_80x24_the_result_wraps_hints_show_and_the_brief_scrolls() {
     let mut s = train_at(&state, "guest-size");
     s.wait_for("Practice run");
     s.press("s");
-    s.wait_for("Not yet met on 0 of");
+    s.wait_for("Not yet: held on 0 of");
     s.wait_for("guest_to_working_set was");
     s.wait_for("Hint 1 MEMUNPLUG decides");
     s.wait_for("more ↓ PgDn");

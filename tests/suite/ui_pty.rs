@@ -665,14 +665,13 @@ fn a_whatif_box_keeps_its_window_while_the_simulator_runs_on() {
     assert!(s.quit());
 }
 
-#[test]
-fn a_refused_reload_is_drawn_like_check_with_its_caret_and_the_old_rules_stay() {
+/// A replay at 80×24 under the rules `good`, which then become `broken`
+/// and are reloaded with `r`: the screen showing the refusal.
+fn reload_refused(good: &str, broken: &str) -> (tempfile::TempDir, Session) {
     let dir = tempfile::tempdir().expect("temporary directory");
     let rec = common::record_fixture_series(dir.path(), "o.rec");
     let rules = dir.path().join("r.conf");
-    let good =
-        std::fs::read_to_string("examples/rules/recommended-default.conf").expect("the rules");
-    std::fs::write(&rules, &good).expect("rules written");
+    std::fs::write(&rules, good).expect("rules written");
     let path = rules.to_string_lossy().into_owned();
     let mut s = Session::start(
         &["--replay", &rec, "-c", &path, "--interval", "0.05"],
@@ -680,12 +679,20 @@ fn a_refused_reload_is_drawn_like_check_with_its_caret_and_the_old_rules_stay() 
         80,
     );
     s.wait_for("#19");
-    // A typo in a variable's name: cpuplugd would refuse the file.
-    let broken = good.replace("(1 - CP_ActiveAVG)", "(1 - CP_ActiveAVX)");
-    assert_ne!(broken, good);
     std::fs::write(&rules, broken).expect("rules broken");
     s.press("r");
     s.wait_for("Reload failed: the old rules stay active");
+    (dir, s)
+}
+
+#[test]
+fn a_refused_reload_is_drawn_like_check_with_its_caret_and_the_old_rules_stay() {
+    let good =
+        std::fs::read_to_string("examples/rules/recommended-default.conf").expect("the rules");
+    // A typo in a variable's name: cpuplugd would refuse the file.
+    let broken = good.replace("(1 - CP_ActiveAVG)", "(1 - CP_ActiveAVX)");
+    assert_ne!(broken, good);
+    let (_dir, mut s) = reload_refused(&good, &broken);
     let screen = s.screen();
     assert!(!screen.contains("Not possible"), "{screen}");
     // As `plugtop check` draws it: the source line, and the caret on the
@@ -708,6 +715,27 @@ fn a_refused_reload_is_drawn_like_check_with_its_caret_and_the_old_rules_stay() 
     s.press("\t");
     s.wait_for("Truth trace of HOTPLUG");
     s.wait_for("HOTPLUG = ((1 - CP_ActiveAVG) * onumcpus) < 0.08");
+    assert!(s.quit());
+}
+
+/// newuser51 #21: a failed reload said "1 error, 1 warning" and showed
+/// only the error; the warning (a setting given twice, the later one
+/// used) is the very reason an edit takes effect. Both are shown.
+#[test]
+fn a_refused_reload_shows_the_warnings_it_counts() {
+    // The CPU rules alone: no finding of a memory group this machine has
+    // off among the warnings.
+    let good = "UPDATE=\"1\"\nCPU_MIN=\"1\"\nCPU_MAX=\"0\"\nHOTPLUG=\"idle < 10\"\nHOTUNPLUG=\"idle > 300\"\n";
+    let broken = good.replace("idle < 10", "idle < 10 +") + "HOTUNPLUG=\"idle > 100\"\n";
+    let (_dir, mut s) = reload_refused(good, &broken);
+    let screen = s.screen();
+    assert!(screen.contains("1 error, 1 warning"), "{screen}");
+    assert!(
+        screen.contains("HOTUNPLUG was already set on line"),
+        "{screen}"
+    );
+    s.press("x");
+    s.wait_gone("Reload failed");
     assert!(s.quit());
 }
 
@@ -938,6 +966,16 @@ fn arming_a_test_root_asks_first_and_says_what_it_takes() {
     );
 }
 
+/// What plugtop printed once the screen was gone (after it left the
+/// alternate screen), its words joined by single blanks.
+pub(crate) fn said_after_the_screen(output: &str) -> String {
+    let left = output.rfind("\x1b[?1049l").unwrap_or_default();
+    output[left..]
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 /// Adversary F9 (issue 45 #11): quitting an acting `--sim` screen says
 /// what ended, as quitting a served root says what it put back: the
 /// simulated guest is discarded, nothing real was changed.
@@ -958,16 +996,63 @@ fn quitting_the_simulator_says_the_simulated_guest_is_discarded() {
     s.press("q");
     let (code, output) = s.wait_exit();
     assert_eq!(code, Some(0), "{output}");
-    let left = output.rfind("\x1b[?1049l").unwrap_or_default();
-    let after: String = output[left..]
-        .split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ");
+    let after = said_after_the_screen(&output);
     assert!(
         after.contains("plugtop: the simulated guest ended with CPU")
             && after.contains("is discarded; nothing on this machine was changed"),
         "{output}"
     );
+}
+
+/// newuser51 #21: SIGTERM to an observing screen said "the guest was put
+/// back" though nothing was changed. It says what was done: nothing on
+/// an observed guest, and a simulated guest discarded.
+#[test]
+fn a_signal_to_an_observing_screen_says_nothing_was_changed() {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let rec = dir.path().join("day.rec");
+    common::record_simulated("daytrader", "cpu-loadavg", 30.0, 1.0, &rec);
+    let rec = rec.to_string_lossy().into_owned();
+    for (args, said) in [
+        (
+            vec!["--sim", "examples/scenarios/daytrader.toml"],
+            "ended by signal 15; the simulated guest is discarded; nothing on this machine was changed",
+        ),
+        (
+            vec![
+                "--replay",
+                rec.as_str(),
+                "-c",
+                "examples/rules/cpu-loadavg.conf",
+            ],
+            "ended by signal 15; nothing on the guest was changed (it was only observed)",
+        ),
+    ] {
+        let mut s = Session::start(&args, 24, 80);
+        s.wait_for("OBSERVE");
+        s.signal("TERM");
+        let (code, output) = s.wait_exit();
+        assert_eq!(code, Some(143), "{output}");
+        let after = said_after_the_screen(&output);
+        assert!(after.contains(said), "{args:?}: {after}");
+        assert!(!after.contains("put back"), "{args:?}: {after}");
+    }
+}
+
+/// newuser51 #21: `]` at the newest interval on `--sim` said nothing;
+/// docs/screen.md says it tells there is no later change yet.
+#[test]
+fn next_change_at_the_newest_on_the_simulator_says_there_is_none_yet() {
+    let mut s = Session::start(&["--sim", "examples/scenarios/daytrader.toml"], 24, 80);
+    s.wait_for("OBSERVE");
+    s.wait_for("#3 ");
+    s.press(" ");
+    s.wait_for("PAUSED");
+    s.press("]");
+    s.wait_for("no later change yet");
+    s.press("\x1b");
+    s.wait_gone("no later change yet");
+    assert!(s.quit());
 }
 
 #[test]

@@ -500,9 +500,13 @@ impl RecordingSource {
     fn damaged(&mut self, offset: u64, what: FrameDamage) {
         self.stopped = true;
         self.warning = Some(format!(
-            "{}: {what} at byte {offset}; replaying the {} samples before it",
+            "{}: {what} at byte {offset}; replaying the {} before it",
             self.path,
-            self.replayed + u64::from(self.peeked.is_some())
+            // (kernel names no report: the one noun here is said in place)
+            match self.replayed + u64::from(self.peeked.is_some()) {
+                1 => "1 sample".to_string(),
+                n => format!("{n} samples"),
+            }
         ));
     }
 }

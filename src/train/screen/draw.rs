@@ -378,9 +378,9 @@ fn header(app: &TrainApp, frame: &mut Frame, area: Rect, theme: Theme) {
 /// clause missed on its own line (rows after a line's first indented).
 fn verdict_lines(v: &Verdict, theme: Theme) -> Vec<(Line<'static>, usize)> {
     let (word, style) = if v.passed {
-        ("PASSED ", theme.title())
+        ("PASSED: ", theme.title())
     } else {
-        ("Not yet ", theme.warning())
+        ("Not yet: ", theme.warning())
     };
     let mut lines = vec![(
         Line::from(vec![

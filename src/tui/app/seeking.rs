@@ -131,14 +131,14 @@ impl App {
     /// A seek ended: a time reached is shown and held there, the end of a
     /// replay followed; the log says how far it read.
     pub(super) fn arrived(&mut self, sought: SeekEnd) {
-        let on_the_way = sought.readings;
+        let on_the_way = crate::report::words::count(sought.readings as f64, "reading", "readings");
         if sought.stopped {
             self.timeline.hold_newest();
             let at = sought.at.map(time_of_day).unwrap_or_default();
             self.note(
                 LogKind::Note,
                 format!(
-                    "reading ahead stopped (Esc) at {at}: {on_the_way} readings decided on the way; Space plays on"
+                    "reading ahead stopped (Esc) at {at}: {on_the_way} decided on the way; Space plays on"
                 ),
             );
             return;
@@ -147,31 +147,29 @@ impl App {
             (SeekTo::At(at), true) => {
                 self.timeline.hold_newest();
                 format!(
-                    "read ahead to {}: {on_the_way} readings decided on the way; Space plays on",
+                    "read ahead to {}: {on_the_way} decided on the way; Space plays on",
                     time_of_day(at)
                 )
             }
             (SeekTo::At(at), false) => format!(
-                "the recording ends before {}: read to its end ({on_the_way} readings decided on the way)",
+                "the recording ends before {}: read to its end ({on_the_way} decided on the way)",
                 time_of_day(at)
             ),
             (SeekTo::NextChange(_), true) => {
                 self.timeline.hold_newest();
                 format!(
-                    "read ahead to the next change: {on_the_way} readings decided on the way; [ goes back, Space plays on"
+                    "read ahead to the next change: {on_the_way} decided on the way; [ goes back, Space plays on"
                 )
             }
             (SeekTo::NextChange(_), false) => {
                 self.timeline.travel(KeyAction::Newest);
                 format!(
-                    "no later change: read to the end of the recording ({on_the_way} readings decided on the way)"
+                    "no later change: read to the end of the recording ({on_the_way} decided on the way)"
                 )
             }
             (SeekTo::End, _) => {
                 self.timeline.travel(KeyAction::Newest);
-                format!(
-                    "read to the end of the recording: {on_the_way} readings decided on the way"
-                )
+                format!("read to the end of the recording: {on_the_way} decided on the way")
             }
         };
         self.note(LogKind::Note, text);

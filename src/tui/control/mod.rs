@@ -103,7 +103,7 @@ pub fn run(
         // A signal goes before the commands queued ahead of its own
         // `Stop` (thousands, if keys were pasted into the screen).
         if let Some(signal) = stop.raised() {
-            break ScreenEnd::Signal(signal);
+            break ScreenEnd::signal(signal);
         }
         let mut updates = Vec::new();
         match command {
@@ -135,7 +135,7 @@ pub fn run(
                 continue;
             }
             Ok(Command::Quit) => break ScreenEnd::Quit,
-            Ok(Command::Stop(signal)) => break ScreenEnd::Signal(signal),
+            Ok(Command::Stop(signal)) => break ScreenEnd::signal(signal),
             Err(RecvTimeoutError::Timeout) if c.seeking.is_some() => {
                 c.seek_on(&mut core, source, &mut updates);
             }
@@ -158,7 +158,7 @@ pub fn run(
             said.push(Update::Note(kind, line))
         }) {
             Ok(()) if matches!(end, ScreenEnd::Quit) => ScreenEnd::GaveBack(restored),
-            Ok(()) => end,
+            Ok(()) => put_back(end),
             Err(why) => ScreenEnd::RestoreFailed(why),
         },
         None => end,
@@ -174,6 +174,17 @@ pub fn run(
     stop.given_back(end.exit_status());
     said.push(Update::Ended(end));
     let _ = notify(said);
+}
+
+/// A signal's ending once the armed guest was put back: it says so.
+fn put_back(end: ScreenEnd) -> ScreenEnd {
+    match end {
+        ScreenEnd::Signal { signal, .. } => ScreenEnd::Signal {
+            signal,
+            put_back: true,
+        },
+        end => end,
+    }
 }
 
 /// What quitting the simulator leaves: the simulated guest as its last
@@ -218,7 +229,8 @@ impl Control {
             }
         }
         if let Some(w) = warning {
-            updates.push(Update::Note(LogKind::Problem, w));
+            updates.push(Update::Note(LogKind::Problem, w.clone()));
+            updates.push(Update::Damaged(w));
         }
         self.look_for_others(updates);
         self.pace_from(core, now);

@@ -43,6 +43,8 @@ pub struct ReadAhead {
     reached: bool,
     /// Esc stopped it where it stood.
     stopped: bool,
+    /// The source stopped early on this damage on the way.
+    damage: Option<String>,
 }
 
 impl ReadAhead {
@@ -57,6 +59,7 @@ impl ReadAhead {
             at: None,
             reached: false,
             stopped: false,
+            damage: None,
         }
     }
 
@@ -124,13 +127,15 @@ impl ReadAhead {
                     let line = "end of the recording".to_string();
                     self.keep(self.at, Update::Note(LogKind::Note, line));
                     if let Some(w) = warning {
-                        self.keep(self.at, Update::Note(LogKind::Problem, w));
+                        self.keep(self.at, Update::Note(LogKind::Problem, w.clone()));
+                        self.damage = Some(w);
                     }
                     return Leg::Done;
                 }
             };
             if let Some(w) = warning {
-                self.keep(self.at, Update::Note(LogKind::Problem, w));
+                self.keep(self.at, Update::Note(LogKind::Problem, w.clone()));
+                self.damage = Some(w);
             }
             if stamp.is_some_and(|s| self.to.reached(s, moves)) {
                 self.reached = true;
@@ -188,6 +193,7 @@ impl ReadAhead {
             updates.push(Update::Passed(Box::new(self.passed)));
         }
         updates.extend(self.kept.into_iter().map(|(_, u)| u));
+        updates.extend(self.damage.map(Update::Damaged));
         updates.push(Update::SeekEnd(SeekEnd {
             to: self.to,
             at: self.at,

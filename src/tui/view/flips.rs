@@ -30,7 +30,7 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {
     };
     let width = inner.width.max(1);
     let found = flip_rows::findings(app.flips_shown(), app.hints());
-    let mut lines: Vec<Line<'_>> = found.iter().map(|r| styled(r, theme)).collect();
+    let mut lines: Vec<Line<'_>> = found.iter().flat_map(|r| rows(r, width, theme)).collect();
     // The changes read like the Log: oldest first, the newest at the
     // bottom; ↑ goes back. The newest that fit are taken by their
     // wrapped height, so an entry is never cut in half.
@@ -85,7 +85,7 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {
         )));
     }
     for (_, entry) in entries.iter().rev() {
-        lines.extend(entry.iter().map(|r| styled(r, theme)));
+        lines.extend(entry.iter().flat_map(|r| rows(r, width, theme)));
     }
     if scroll > 0 {
         lines.push(Line::from(Span::styled(
@@ -94,6 +94,23 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {
         )));
     }
     frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), inner);
+}
+
+/// One entry's line of the Flips view, wrapped with its continuation
+/// indented (as [`flip_rows::height`] counts it), in its style.
+fn rows<'a>((tone, text): &(Tone, String), width: u16, theme: &Theme) -> Vec<Line<'a>> {
+    crate::tui::list_rows::hanging(text, width)
+        .into_iter()
+        .enumerate()
+        .map(|(i, row)| {
+            // A hint's name heads its first row only.
+            let tone = match tone {
+                Tone::Hint if i > 0 => Tone::Plain,
+                t => *t,
+            };
+            styled(&(tone, row), theme)
+        })
+        .collect()
 }
 
 /// One row of the Flips view in its style.

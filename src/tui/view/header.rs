@@ -666,6 +666,22 @@ fn left_out(m: &Middle, form: Form, file: &str) -> Vec<LeftOut> {
 /// fault in the interval shown (in plain words).
 fn warnings(app: &App) -> Vec<Vec<String>> {
     let mut out = Vec::new();
+    if let Some(damage) = app.damage() {
+        // The replay ends early: the recording is damaged or torn at a
+        // byte (the Log and stderr after the screen say it whole).
+        let at = damage
+            .rsplit_once(" at byte ")
+            .and_then(|(_, rest)| rest.split(|c: char| !c.is_ascii_digit()).next())
+            .filter(|n| !n.is_empty());
+        let mut forms = Vec::new();
+        if let Some(at) = at {
+            forms.push(format!("RECORDING DAMAGED AT BYTE {at}: ENDS THERE (log)"));
+            forms.push(format!("DAMAGED AT BYTE {at} (log)"));
+        }
+        forms.push("RECORDING DAMAGED (log)".to_string());
+        forms.push("DAMAGED".to_string());
+        out.push(forms);
+    }
     if !app.rules().cpu_enabled {
         out.push(vec!["CPU OFF".to_string()]);
     }

@@ -73,39 +73,37 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme, full: b
 /// its cells, wrapped as [`lines`] wraps. Its text is its `row_text`, so
 /// the rows are those [`lines`] counts for it (`list_rows::rows`).
 fn entry_cells(l: &LogLine, width: u16, theme: &Theme) -> (usize, Buffer) {
-    let line = entry_line(l, theme);
-    if line.width() <= usize::from(width) {
-        // A line that fits is one row, the paragraph's cells drawn
-        // without its line composer.
-        let area = Rect::new(0, 0, width, 1);
-        let mut cells = Buffer::empty(area);
-        super::plain_lines::put(&mut cells, area, &[line]);
-        return (1, cells);
-    }
-    let paragraph = Paragraph::new(line).wrap(Wrap { trim: false });
-    let rows = paragraph.line_count(width).max(1);
-    let mut cells = Buffer::empty(Rect::new(
-        0,
-        0,
-        width,
-        u16::try_from(rows).unwrap_or(u16::MAX),
-    ));
-    paragraph.render(cells.area, &mut cells);
+    let lines = entry_lines(l, width, theme);
+    let rows = lines.len().max(1);
+    let area = Rect::new(0, 0, width, u16::try_from(rows).unwrap_or(u16::MAX));
+    let mut cells = Buffer::empty(area);
+    super::plain_lines::put(&mut cells, area, &lines);
     (rows, cells)
 }
 
-/// A log line: its time, dimmed, and its text in its kind's colour.
-fn entry_line<'a>(l: &LogLine, theme: &Theme) -> Line<'a> {
+/// A log line in rows of `width`, as [`list_rows::hanging`] wraps its
+/// `row_text` (a continuation indented): its time dimmed, its text in its
+/// kind's colour.
+fn entry_lines<'a>(l: &LogLine, width: u16, theme: &Theme) -> Vec<Line<'a>> {
     let style = match l.kind {
         LogKind::Problem => theme.outcome(Outcome::Fault(crate::rules::fpu::Fault::Invalid)),
         LogKind::Action => theme.outcome(Outcome::Truth(true)),
         LogKind::Decision => theme.text(),
         LogKind::Note => theme.dim(),
     };
-    Line::from(vec![
-        Span::styled(format!("{} ", super::clock(l.stamp)), theme.dim()),
-        Span::styled(l.shown(), style),
-    ])
+    let time = format!("{} ", super::clock(l.stamp));
+    let text = format!("{time}{}", l.shown());
+    list_rows::hanging(&text, width)
+        .into_iter()
+        .enumerate()
+        .map(|(i, row)| match row.strip_prefix(&time) {
+            Some(rest) if i == 0 => Line::from(vec![
+                Span::styled(time.clone(), theme.dim()),
+                Span::styled(rest.to_string(), style),
+            ]),
+            _ => Line::styled(row, style),
+        })
+        .collect()
 }
 
 /// The log's lines that fit `inner`, wrapped: the newest, or in the Log
@@ -143,7 +141,7 @@ fn lines(buf: &mut Buffer, inner: Rect, app: &App, theme: &Theme, full: bool) {
     let lines: Vec<Line<'_>> = newest
         .into_iter()
         .rev()
-        .map(|l| entry_line(l, theme))
+        .flat_map(|l| entry_lines(l, width, theme))
         .collect();
     Paragraph::new(lines)
         .wrap(Wrap { trim: false })

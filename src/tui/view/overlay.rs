@@ -517,13 +517,21 @@ fn dialog(frame: &mut Frame<'_>, area: Rect, app: &App, dialog: &Dialog, theme: 
 fn reload_failed(frame: &mut Frame<'_>, area: Rect, report: &str, theme: &Theme) {
     let width = area.width.min(120);
     let inner = usize::from(box_inner(width));
-    let mut text = super::report_box::lines(report, inner);
-    let room = usize::from(area.height.saturating_sub(2 + 3));
+    // The summary (the report's last line: how many errors and warnings)
+    // stays whatever is cut before it.
+    let (body, summary) = report
+        .trim_end()
+        .rsplit_once('\n')
+        .unwrap_or(("", report.trim_end()));
+    let mut text = super::report_box::lines(body, inner);
+    let summary = super::report_box::lines(summary, inner);
+    let room = usize::from(area.height.saturating_sub(2 + 3)).saturating_sub(summary.len());
     if text.len() > room {
         let more = text.len() - room.saturating_sub(1);
         text.truncate(room.saturating_sub(1));
         text.push(format!("… {more} more lines: plugtop check shows them all"));
     }
+    text.extend(summary);
     let mut lines: Vec<Line<'_>> = text
         .into_iter()
         .map(|l| {
