@@ -239,9 +239,16 @@ fn earlier_textfile(dir: &Root, rel: &Path) -> Result<(FileStamp, File), FsError
             why,
         });
     }
+    // A running plugtop places a new file (locked first) every interval
+    // and the one looked up may be gone, its lock with it, by the time the
+    // lock table is read: the file at the name is looked up again a few
+    // times before the refusal goes without a pid.
     let in_use = || FsError::InUse {
         path: dir.path().join(rel).display().to_string(),
-        holder: crate::kernel::processes::flock_holder_words(dir, rel),
+        holder: (0..8)
+            .map(|_| crate::kernel::processes::flock_holder_words(dir, rel))
+            .find(|words| !words.is_empty())
+            .unwrap_or_default(),
     };
     match file.try_lock() {
         Ok(()) => {}
