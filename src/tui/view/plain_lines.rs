@@ -98,6 +98,13 @@ fn stands_alone(c: char) -> bool {
         | '\u{2500}'..='\u{25ff}')
 }
 
+/// Whether every character of `line` stands alone ([`stands_alone`]).
+pub fn alone(line: &Line<'_>) -> bool {
+    line.spans
+        .iter()
+        .all(|span| span.content.chars().all(stands_alone))
+}
+
 /// The graphemes of `span`'s text: for text of characters that stand
 /// alone, one a character (what the segmenter finds there, for a fraction
 /// of its cost), otherwise the segmenter's. Graphemes with a control

@@ -10,6 +10,8 @@ use ratatui::layout::Rect;
 use ratatui::text::Line;
 use ratatui::widgets::Widget;
 
+use super::plain_lines;
+
 /// The line a plain block's top border is drawn with.
 const RULE: &str = "─";
 
@@ -47,6 +49,13 @@ impl Widget for TopRule<'_> {
             if let Some(cell) = buf.cell_mut((x, area.top())) {
                 cell.set_symbol(RULE);
             }
+        }
+        // A title of characters that each stand alone (one a cell, as
+        // every panel's is) draws as `set_line` draws it; other text (a
+        // combining mark at its start) goes through the line's own render.
+        if self.title.alignment.is_none() && plain_lines::alone(&self.title) {
+            plain_lines::set_line(buf, area.x, area.y, &self.title, area.width);
+            return;
         }
         // A title wider than the panel is cut at its edge, as the block's.
         let width = u16::try_from(self.title.width()).unwrap_or(u16::MAX);
