@@ -7,6 +7,7 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 
 use super::cpu_page::{Page, more_line};
+use super::fit::pad_right;
 use super::theme::Theme;
 use super::top_rule::TopRule;
 use crate::kernel::CpuTicks;
@@ -38,7 +39,7 @@ fn row(
     bar: usize,
     theme: &Theme,
 ) -> Line<'static> {
-    let mut spans = vec![Span::raw(format!("{name:<6}"))];
+    let mut spans = vec![Span::raw(pad_right(name, 6))];
     let pct = |v: u64| {
         let (v, t) = (u128::from(v), u128::from(total));
         u64::try_from((v * 100 + t / 2).checked_div(t).unwrap_or(0)).unwrap_or(u64::MAX)
@@ -214,11 +215,11 @@ fn table(
         let mut line = match load {
             CpuLoad::Active { delta, total, .. } => row(&name, delta, *total, columns, bar, theme),
             CpuLoad::Fresh { .. } => Line::from(vec![
-                Span::raw(format!("{name:<6}")),
+                Span::raw(pad_right(&name, 6)),
                 Span::styled("just came online: no delta yet", theme.dim()),
             ]),
             CpuLoad::Offline { .. } => Line::from(vec![
-                Span::raw(format!("{name:<6}")),
+                Span::raw(pad_right(&name, 6)),
                 Span::styled("offline", theme.dim()),
             ]),
         };

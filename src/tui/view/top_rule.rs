@@ -45,8 +45,11 @@ impl Widget for TopRule<'_> {
         if area.is_empty() {
             return;
         }
-        for x in area.left()..area.right() {
-            if let Some(cell) = buf.cell_mut((x, area.top())) {
+        // The rule's row of cells, found once (the area is inside the buffer).
+        let at = usize::from(area.y - buf.area.y) * usize::from(buf.area.width)
+            + usize::from(area.x - buf.area.x);
+        if let Some(cells) = buf.content.get_mut(at..at + usize::from(area.width)) {
+            for cell in cells {
                 cell.set_symbol(RULE);
             }
         }
