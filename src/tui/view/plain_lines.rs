@@ -156,8 +156,17 @@ pub fn set_line(buf: &mut Buffer, x: u16, y: u16, line: &Line<'_>, max_width: u1
             remaining = remaining.saturating_sub(x - start);
             continue;
         }
+        // A run of one symbol (a bar) is measured once.
+        let mut last: Option<(&str, u16)> = None;
         for symbol in graphemes(span) {
-            let width = symbol.cell_width();
+            let width = match last {
+                Some((s, w)) if s == symbol => w,
+                _ => {
+                    let w = symbol.cell_width();
+                    last = Some((symbol, w));
+                    w
+                }
+            };
             if width == 0 {
                 continue;
             }
