@@ -9,10 +9,12 @@ use crate::rules::{RuleSet, SourceFile};
 /// decimals, extremes in exponent form.
 pub fn number(v: f64) -> String {
     if v == v.trunc() && v.abs() < 1e15 {
-        format!("{}", v as i64)
+        itoa::Buffer::new().format(v as i64).to_owned()
     } else if v.abs() >= 1e-4 && v.abs() < 1e9 {
-        let s = format!("{v:.4}");
-        s.trim_end_matches('0').trim_end_matches('.').to_string()
+        let mut s = format!("{v:.4}");
+        let kept = s.trim_end_matches('0').trim_end_matches('.').len();
+        s.truncate(kept);
+        s
     } else {
         format!("{v:.4e}")
     }
@@ -26,6 +28,22 @@ pub const LABEL_MAX: usize = 200;
 
 /// `text` on one line, at most `max` characters (a longer one ends in `…`).
 pub(crate) fn shorten(text: &str, max: usize) -> String {
+    // Already flat (single spaces between words, none at the ends, no
+    // other blank) and short: the text itself, without splitting it.
+    if text.len() <= max
+        && !text.starts_with(' ')
+        && !text.ends_with(' ')
+        && !text.contains("  ")
+        && !text.chars().any(|c| c != ' ' && c.is_whitespace())
+    {
+        return text.to_string();
+    }
+    flattened(text, max)
+}
+
+/// [`shorten`] without its shortcut: the words joined by single spaces,
+/// cut at `max` characters.
+fn flattened(text: &str, max: usize) -> String {
     let flat: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
     if flat.chars().count() <= max {
         flat
@@ -45,5 +63,23 @@ pub fn label(rules: &RuleSet, source: &SourceFile, node: NodeId) -> String {
             format!("{} (line {})", def.name, def.line)
         }
         _ => shorten(&source.snippet(n.span), LABEL_MAX),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// The shortcut gives what splitting and joining the words gives,
+        /// whatever the blanks (tabs, no-break spaces, runs, ends).
+        #[test]
+        fn the_shortcut_is_the_flattened_text(
+            text in "[ a\t\u{a0}\u{3000}\n(x+]{0,24}",
+            max in 0usize..30,
+        ) {
+            prop_assert_eq!(shorten(&text, max), flattened(&text, max));
+        }
     }
 }

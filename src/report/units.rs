@@ -68,12 +68,18 @@ impl ValueUnit {
     /// "1 CPU"; a plain or unknown unit adds nothing.
     pub fn after(self, value: f64, text: &str) -> String {
         let one = value == 1.0;
-        match self {
-            ValueUnit::Of(Base::Percent) => format!("{text}%"),
-            ValueUnit::Of(b) => format!("{text} {}", b.word(one)),
-            ValueUnit::Per(a, b) => format!("{text} {}/{}", a.word(false), b.per()),
-            ValueUnit::Plain | ValueUnit::Truth | ValueUnit::Unknown => text.to_string(),
-        }
+        // The text and its unit's words, put together without the formatter.
+        let words: &[&str] = match self {
+            ValueUnit::Of(Base::Percent) => &["%"],
+            ValueUnit::Of(b) => &[" ", b.word(one)],
+            ValueUnit::Per(a, b) => &[" ", a.word(false), "/", b.per()],
+            ValueUnit::Plain | ValueUnit::Truth | ValueUnit::Unknown => &[],
+        };
+        let mut out =
+            String::with_capacity(text.len() + words.iter().map(|w| w.len()).sum::<usize>());
+        out.push_str(text);
+        words.iter().for_each(|w| out.push_str(w));
+        out
     }
 }
 

@@ -40,7 +40,11 @@ pub fn cols(text: &str) -> usize {
 /// `text` followed by blanks to `width` columns (counted as drawn, so a
 /// wide character takes two); text as wide or wider is left as it is.
 pub fn pad_right(text: &str, width: usize) -> String {
-    format!("{text}{}", " ".repeat(width.saturating_sub(cols(text))))
+    let blanks = width.saturating_sub(cols(text));
+    let mut out = String::with_capacity(text.len() + blanks);
+    out.push_str(text);
+    out.extend(std::iter::repeat_n(' ', blanks));
+    out
 }
 
 /// `text` after blanks to `width` columns, right-aligned as [`pad_right`]

@@ -7,6 +7,7 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 
 use super::cpu_page::{Page, more_line};
+use super::fit::pad_right;
 use super::theme::Theme;
 use super::top_rule::TopRule;
 use crate::kernel::CpuTicks;
@@ -38,21 +39,28 @@ fn row(
     bar: usize,
     theme: &Theme,
 ) -> Line<'static> {
-    let mut spans = vec![Span::raw(format!("{name:<6}"))];
+    let mut spans = vec![Span::raw(pad_right(name, 6))];
     let pct = |v: u64| {
         let (v, t) = (u128::from(v), u128::from(total));
         u64::try_from((v * 100 + t / 2).checked_div(t).unwrap_or(0)).unwrap_or(u64::MAX)
     };
+    // The columns, each `{share:>4}`, and the blank before the bar: one
+    // span (the same cells as a span each), without the formatter.
     let shares = shares(delta, total);
+    let mut text = String::with_capacity(4 * columns + 1);
+    let mut digits = itoa::Buffer::new();
     for (i, share) in shares.iter().enumerate() {
         if columns == 6 && (i == 5 || i == 6) {
             continue;
         }
-        spans.push(Span::raw(format!("{share:>4}")));
+        let share = digits.format(*share);
+        text.extend(std::iter::repeat_n(' ', 4usize.saturating_sub(share.len())));
+        text.push_str(share);
     }
+    text.push(' ');
+    spans.push(Span::raw(text));
     let busy = pct(busy_ticks(delta)) as usize;
     let filled = (busy * bar).div_ceil(100).min(bar);
-    spans.push(Span::raw(" "));
     spans.push(Span::styled("█".repeat(filled), theme.bar(true)));
     spans.push(Span::styled("·".repeat(bar - filled), theme.dim()));
     Line::from(spans)
@@ -66,15 +74,14 @@ fn shares(delta: &CpuTicks, total: u64) -> [u64; 8] {
     if total == 0 {
         return out;
     }
-    let values: Vec<u128> = WIDE.iter().map(|(_, get)| u128::from(get(delta))).collect();
+    let values: [u128; 8] = WIDE.map(|(_, get)| u128::from(get(delta)));
     let total = u128::from(total);
     let sum: u128 = values.iter().sum();
     let target = (sum * 100 + total / 2) / total;
-    let mut floors: Vec<(usize, u128, u128)> = values
-        .iter()
-        .enumerate()
-        .map(|(i, v)| (i, v * 100 / total, v * 100 % total))
-        .collect();
+    let mut floors: [(usize, u128, u128); 8] = [(0, 0, 0); 8];
+    for (i, (floor, v)) in floors.iter_mut().zip(values).enumerate() {
+        *floor = (i, v * 100 / total, v * 100 % total);
+    }
     let mut left = target.saturating_sub(floors.iter().map(|f| f.1).sum());
     floors.sort_by(|a, b| b.2.cmp(&a.2).then(a.0.cmp(&b.0)));
     for (_, floor, _) in floors.iter_mut() {
@@ -208,11 +215,11 @@ fn table(
         let mut line = match load {
             CpuLoad::Active { delta, total, .. } => row(&name, delta, *total, columns, bar, theme),
             CpuLoad::Fresh { .. } => Line::from(vec![
-                Span::raw(format!("{name:<6}")),
+                Span::raw(pad_right(&name, 6)),
                 Span::styled("just came online: no delta yet", theme.dim()),
             ]),
             CpuLoad::Offline { .. } => Line::from(vec![
-                Span::raw(format!("{name:<6}")),
+                Span::raw(pad_right(&name, 6)),
                 Span::styled("offline", theme.dim()),
             ]),
         };

@@ -98,6 +98,13 @@ fn stands_alone(c: char) -> bool {
         | '\u{2500}'..='\u{25ff}')
 }
 
+/// Whether every character of `line` stands alone ([`stands_alone`]).
+pub fn alone(line: &Line<'_>) -> bool {
+    line.spans
+        .iter()
+        .all(|span| span.content.chars().all(stands_alone))
+}
+
 /// The graphemes of `span`'s text: for text of characters that stand
 /// alone, one a character (what the segmenter finds there, for a fraction
 /// of its cost), otherwise the segmenter's. Graphemes with a control
@@ -149,8 +156,17 @@ pub fn set_line(buf: &mut Buffer, x: u16, y: u16, line: &Line<'_>, max_width: u1
             remaining = remaining.saturating_sub(x - start);
             continue;
         }
+        // A run of one symbol (a bar) is measured once.
+        let mut last: Option<(&str, u16)> = None;
         for symbol in graphemes(span) {
-            let width = symbol.cell_width();
+            let width = match last {
+                Some((s, w)) if s == symbol => w,
+                _ => {
+                    let w = symbol.cell_width();
+                    last = Some((symbol, w));
+                    w
+                }
+            };
             if width == 0 {
                 continue;
             }

@@ -10,6 +10,8 @@ use ratatui::layout::Rect;
 use ratatui::text::Line;
 use ratatui::widgets::Widget;
 
+use super::plain_lines;
+
 /// The line a plain block's top border is drawn with.
 const RULE: &str = "─";
 
@@ -43,10 +45,20 @@ impl Widget for TopRule<'_> {
         if area.is_empty() {
             return;
         }
-        for x in area.left()..area.right() {
-            if let Some(cell) = buf.cell_mut((x, area.top())) {
+        // The rule's row of cells, found once (the area is inside the buffer).
+        let at = usize::from(area.y - buf.area.y) * usize::from(buf.area.width)
+            + usize::from(area.x - buf.area.x);
+        if let Some(cells) = buf.content.get_mut(at..at + usize::from(area.width)) {
+            for cell in cells {
                 cell.set_symbol(RULE);
             }
+        }
+        // A title of characters that each stand alone (one a cell, as
+        // every panel's is) draws as `set_line` draws it; other text (a
+        // combining mark at its start) goes through the line's own render.
+        if self.title.alignment.is_none() && plain_lines::alone(&self.title) {
+            plain_lines::set_line(buf, area.x, area.y, &self.title, area.width);
+            return;
         }
         // A title wider than the panel is cut at its edge, as the block's.
         let width = u16::try_from(self.title.width()).unwrap_or(u16::MAX);

@@ -111,9 +111,14 @@ fn visible(
         .enumerate()
         .map(|(i, (name, value))| {
             let pinned = app.timeline().pinned().iter().any(|p| p == name);
+            // `format!("{name:<label_width$} ")`, without the formatter.
+            let mut label = String::with_capacity(name.len() + label_width + 1);
+            label.push_str(name);
+            let pad = label_width.saturating_sub(name.chars().count()) + 1;
+            label.extend(std::iter::repeat_n(' ', pad));
             let mut spans = vec![
                 Span::styled(
-                    format!("{name:<label_width$} "),
+                    label,
                     if i >= fixed {
                         theme.text()
                     } else {
