@@ -62,10 +62,22 @@ impl<B: Backend> DiffTerminal<B> {
         self.shown.reset();
     }
 
+    /// Takes the terminal's size as it is now. A new size clears the
+    /// screen (ratatui's `autoresize`), so the next frame is sent whole,
+    /// even when a second resize came back to the size last drawn at.
+    pub fn autoresize(&mut self) -> Result<(), B::Error> {
+        let before = self.terminal.current_buffer_mut().area;
+        self.terminal.autoresize()?;
+        if self.terminal.current_buffer_mut().area != before {
+            self.forget_shown();
+        }
+        Ok(())
+    }
+
     /// Draws a frame with `render` and sends the cells it changed, as
     /// `Terminal::draw` does.
     pub fn draw(&mut self, render: impl FnOnce(&mut Frame<'_>)) -> Result<(), B::Error> {
-        self.terminal.autoresize()?;
+        self.autoresize()?;
         render(&mut self.terminal.get_frame());
         let drawn = std::mem::take(self.terminal.current_buffer_mut());
         let resized = drawn.area != self.shown.area;
@@ -520,6 +532,30 @@ mod tests {
             String::from_utf8_lossy(&ours),
             String::from_utf8_lossy(&frames(false))
         );
+    }
+
+    /// Two resizes before a frame, the second back to the size last drawn
+    /// at: each cleared the screen, so the frame is sent whole (adv52: the
+    /// static text stayed blank).
+    #[test]
+    fn a_size_that_goes_and_comes_back_before_a_frame_draws_every_cell() {
+        let mut screen =
+            DiffTerminal::new(Terminal::new(TestBackend::new(20, 3)).expect("terminal"));
+        let text = "hello world\nsecond line\nthird";
+        screen
+            .draw(|f| f.render_widget(Paragraph::new(text), f.area()))
+            .expect("draw");
+        for (w, h) in [(30, 5), (20, 3)] {
+            screen.terminal_mut().backend_mut().resize(w, h);
+            screen.autoresize().expect("resize");
+        }
+        screen
+            .draw(|f| f.render_widget(Paragraph::new(text), f.area()))
+            .expect("draw");
+        let shown = screen.terminal().backend().buffer().clone();
+        let row = |y: u16| (0..20).map(|x| shown[(x, y)].symbol()).collect::<String>();
+        assert_eq!(row(0).trim_end(), "hello world");
+        assert_eq!(row(2).trim_end(), "third");
     }
 
     /// A terminal that changed size is drawn whole again, as ratatui does.

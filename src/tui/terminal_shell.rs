@@ -323,7 +323,7 @@ impl ShellScreen {
     /// The terminal changed size: the next frame fits the new one.
     pub fn resized(&mut self) -> std::io::Result<()> {
         self.terminal.terminal().backend().forget_size();
-        self.terminal.terminal_mut().autoresize()
+        self.terminal.autoresize()
     }
 
     /// Makes the next draw repaint every cell: the screen is cleared (with
