@@ -82,13 +82,14 @@ pub fn middle_cut(name: &str, room: usize) -> String {
     format!("{start}…{end}")
 }
 
-/// `text` in lines of at most `width` characters, broken at blanks (a word
-/// longer than a line is broken inside).
+/// `text` in lines of at most `width` columns (as drawn: a wide character
+/// takes two), broken at blanks (a word longer than a line is broken
+/// inside).
 pub fn wrap(text: &str, width: usize) -> Vec<String> {
     wrap_hanging(text, width, width)
 }
 
-/// As [`wrap`], the first line at most `first` characters and the others
+/// As [`wrap`], the first line at most `first` columns and the others
 /// at most `rest` (a hanging indent): a word broken inside is broken once,
 /// its parts never joined again with a blank.
 pub fn wrap_hanging(text: &str, first: usize, rest: usize) -> Vec<String> {
@@ -98,8 +99,8 @@ pub fn wrap_hanging(text: &str, first: usize, rest: usize) -> Vec<String> {
         let mut word = word.to_string();
         loop {
             let width = if lines.is_empty() { first } else { rest }.max(1);
-            let used = line.chars().count();
-            let need = word.chars().count() + usize::from(used > 0);
+            let used = cols(&line);
+            let need = cols(&word) + usize::from(used > 0);
             if used + need <= width {
                 if used > 0 {
                     line.push(' ');
@@ -129,23 +130,57 @@ pub fn wrap_hanging(text: &str, first: usize, rest: usize) -> Vec<String> {
     lines
 }
 
-/// Where a word longer than `width` characters is broken: after the last
-/// `-`, `.`, `/` or `_` among its first `width` characters if that is in
-/// the second half, else at `width`.
+/// Where (in characters) a word wider than `width` columns is broken:
+/// after the last `-`, `.`, `/` or `_` among the characters that fit if
+/// that is in the second half of them, else after all that fit (at least
+/// one, so a character wider than the line still moves on).
 fn split_point(word: &str, width: usize) -> usize {
+    let mut used = 0;
+    let fit = word
+        .chars()
+        .take_while(|&c| {
+            used += cols(c.encode_utf8(&mut [0; 4]));
+            used <= width
+        })
+        .count()
+        .max(1);
     word.chars()
-        .take(width)
+        .take(fit)
         .enumerate()
-        .filter(|(i, c)| matches!(c, '-' | '.' | '/' | '_') && i + 1 > width / 2)
+        .filter(|(i, c)| matches!(c, '-' | '.' | '/' | '_') && i + 1 > fit / 2)
         .map(|(i, _)| i + 1)
         .last()
         .filter(|at| *at < word.chars().count())
-        .unwrap_or(width)
+        .unwrap_or(fit)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Lines are measured in columns as drawn: wide characters take two,
+    /// so no line of a path in CJK is wider than asked (adv52: rows came
+    /// out twice too wide and broke again without their indent).
+    #[test]
+    fn wide_characters_wrap_by_their_columns() {
+        let path = format!("/tmp/x{}😀é̃ok.txt", "漢字".repeat(20));
+        for (first, rest) in [(20, 18), (7, 5), (1, 1), (3, 2)] {
+            let lines = wrap_hanging(&format!("log exported to {path}"), first, rest);
+            for (i, line) in lines.iter().enumerate() {
+                let width = if i == 0 { first } else { rest };
+                // A character wider than the whole line is alone on it.
+                assert!(
+                    cols(line) <= width.max(2)
+                        && (cols(line) <= width || line.chars().count() == 1),
+                    "{line:?} over {width} in {lines:?}"
+                );
+            }
+            let joined: String = lines.concat();
+            assert_eq!(joined.replace(' ', ""), format!("logexportedto{path}"));
+        }
+        // ASCII breaks where it did.
+        assert_eq!(wrap("abcdefghij", 4), ["abcd", "efgh", "ij"]);
+    }
 
     /// A word longer than a line (a rule written without blanks) reads
     /// back as written from the rows of a prose line and of a trace's tree:
