@@ -101,6 +101,9 @@ struct Exposure {
     /// The textfile could not be written last time (said once, not every
     /// interval).
     textfile_failing: bool,
+    /// The textfile has been written once (said then, not at the start,
+    /// where a refused start or a failing write would make it untrue).
+    textfile_written: bool,
 }
 
 impl Exposure {
@@ -140,17 +143,12 @@ impl Exposure {
             }
             None => None,
         };
-        if let Some(textfile) = &textfile {
-            log.info(&format!(
-                "metrics written to {} (removed at a clean stop)",
-                textfile.path().display()
-            ));
-        }
         Ok(Some(Exposure {
             metrics,
             server,
             textfile,
             textfile_failing: false,
+            textfile_written: false,
         }))
     }
 
@@ -173,6 +171,13 @@ impl Exposure {
         let written = textfile.update(&self.metrics.prometheus_text(), now);
         let path = textfile.path().display();
         match written {
+            Ok(_) if !self.textfile_written => {
+                self.textfile_written = true;
+                self.textfile_failing = false;
+                log.info(&format!(
+                    "metrics written to {path} (removed at a clean stop)"
+                ));
+            }
             Ok(_) if self.textfile_failing => {
                 self.textfile_failing = false;
                 log.info(&format!("metrics written to {path} again"));

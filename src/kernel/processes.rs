@@ -162,7 +162,13 @@ pub fn flock_holder_of(
 /// for a refusal (" (pid 4242, plugtop)"), or nothing when the lock table
 /// does not say.
 pub fn flock_holder_words(beneath: &super::fs::Root, rel: &Path) -> String {
-    flock_holder_of(beneath, rel, None)
+    holder_words(flock_holder_of(beneath, rel, None))
+}
+
+/// A holder as [`flock_holder_of`] gives it, in words for a refusal
+/// (" (pid 4242, plugtop)"), or nothing for none.
+pub fn holder_words(holder: Option<(u32, Option<String>)>) -> String {
+    holder
         .map(|(pid, name)| match name {
             Some(name) => format!(" (pid {pid}, {name})"),
             None => format!(" (pid {pid})"),

@@ -127,10 +127,13 @@ pub enum FsError {
     /// A file another process keeps locked (`flock`) as its own while it
     /// runs: a second plugtop given the same metrics textfile.
     #[error(
-        "{path} is written by another plugtop now{holder} (it holds the file's lock); stop that one first or give each plugtop a file of its own"
+        "{path} is {who}{holder} (it holds the file's lock); stop that one first or give each plugtop a file of its own"
     )]
     InUse {
         path: String,
+        /// "written by another plugtop now", or "locked by another
+        /// program" when the lock table names one that is not plugtop.
+        who: &'static str,
         /// " (pid 4242, plugtop)", or nothing when the lock table does not say.
         holder: String,
     },
