@@ -121,6 +121,20 @@ fn last_seen(g: &FleetGuest, now: f64, stale_after: f64, value: String) -> Strin
     }
 }
 
+/// A `value/limit` cell wider than `w`: the value alone, in its
+/// parentheses when it had them, so a stopped guest's pool reads `(1077)`
+/// rather than `(1077/48…` (adv52); other text as it is.
+pub fn without_limit(text: &str, w: usize) -> std::borrow::Cow<'_, str> {
+    if text.chars().count() <= w {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    match text.split_once('/') {
+        Some((value, _)) if value.starts_with('(') => format!("{value})").into(),
+        Some((value, _)) => value.into(),
+        None => text.into(),
+    }
+}
+
 /// `text` cut or padded to exactly `w` characters.
 pub fn fit(text: &str, w: usize) -> String {
     let n = text.chars().count();
@@ -136,6 +150,15 @@ pub fn fit(text: &str, w: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_value_with_its_limit_too_wide_keeps_the_value() {
+        assert_eq!(without_limit("(1077/4864)", 9), "(1077)");
+        assert_eq!(without_limit("65536/65536", 9), "65536");
+        assert_eq!(without_limit("1077/4864", 9), "1077/4864");
+        assert_eq!(without_limit("(1/4)", 9), "(1/4)");
+        assert_eq!(without_limit("somethinglong", 9), "somethinglong");
+    }
 
     #[test]
     fn numbers_and_ages_stay_short() {

@@ -9,7 +9,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
 use super::app::{FleetApp, FleetView, KEYS, Link};
-use super::format::{age, cell, fit, sparkline};
+use super::format::{age, cell, fit, sparkline, without_limit};
 use super::model::{FleetColumn, drift_line};
 use crate::safe_text::terminal_safe;
 
@@ -250,6 +250,9 @@ fn table(app: &FleetApp, area: Rect) -> Vec<Line<'static>> {
                 let mut t = cell(g, c, now, app.stale_after);
                 if c == FleetColumn::Cpus {
                     t = format!("{:<5} {}", t, sparkline(&g.online_history, SPARK));
+                }
+                if c == FleetColumn::Pool {
+                    t = without_limit(&t, width(c)).into_owned();
                 }
                 fit(&t, width(c)) + " "
             })
