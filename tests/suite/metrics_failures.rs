@@ -314,6 +314,15 @@ fn out_of_descriptors_the_textfile_write_fails_once_said_leaves_no_temporary_fil
     // adv51 #8: EMFILE in the textfile writer. The rules decide a plug at
     // every interval (observe mode acts on nothing), so the decided-actions
     // counter moves and the file is due at every interval.
+    if std::env::var_os("PLUGTOP_TEST_NO_OPENAT2").is_some() {
+        // (.ci/run's second pass, as on a kernel before 5.6.)
+        eprintln!(
+            "skipped without openat2: a read below the root then holds two descriptors \
+             (the directory walked and the file), as many as the textfile's write needs, \
+             so no limit lets the guest be read while the write fails"
+        );
+        return;
+    }
     let root = common::FakeRoot::guest(2);
     root.one_cpu_online(2);
     let dir = common::tempdir();
