@@ -70,6 +70,8 @@ impl<B: Backend> DiffTerminal<B> {
         self.terminal.autoresize()?;
         if self.terminal.current_buffer_mut().area != before {
             self.forget_shown();
+            // ratatui grew its second buffer to the new size too.
+            self.empty_unused_buffer();
         }
         Ok(())
     }
@@ -80,8 +82,7 @@ impl<B: Backend> DiffTerminal<B> {
         self.autoresize()?;
         render(&mut self.terminal.get_frame());
         let drawn = std::mem::take(self.terminal.current_buffer_mut());
-        let resized = drawn.area != self.shown.area;
-        if resized {
+        if drawn.area != self.shown.area {
             // A new size: ratatui cleared the screen (`autoresize`).
             self.shown.resize(drawn.area);
             self.shown.reset();
@@ -95,9 +96,6 @@ impl<B: Backend> DiffTerminal<B> {
         let mut next = std::mem::replace(&mut self.shown, drawn);
         next.reset();
         *self.terminal.current_buffer_mut() = next;
-        if resized {
-            self.empty_unused_buffer();
-        }
         sent?;
         self.terminal.hide_cursor()?;
         self.terminal.backend_mut().flush()
