@@ -23,29 +23,29 @@ fn real_time() -> std::ops::RangeInclusive<i32> {
     Signal::rt_min().as_raw()..=Signal::rt_max().as_raw()
 }
 
-/// The classic terminating signals, SIGHUP (a reload for `run`, an SSH
-/// drop for the screen) included.
-const CLASSIC: [i32; 14] = [
-    sig::SIGHUP,
-    sig::SIGINT,
-    sig::SIGQUIT,
-    sig::SIGTERM,
-    sig::SIGUSR1,
-    sig::SIGUSR2,
-    sig::SIGALRM,
-    sig::SIGVTALRM,
-    sig::SIGPROF,
-    sig::SIGIO,
-    SIGPWR,
-    SIGSTKFLT,
-    sig::SIGXCPU,
-    sig::SIGXFSZ,
+/// The classic terminating signals and their names for the log, SIGHUP
+/// (a reload for `run`, an SSH drop for the screen) included.
+const CLASSIC: [(i32, &str); 14] = [
+    (sig::SIGHUP, "SIGHUP"),
+    (sig::SIGINT, "SIGINT"),
+    (sig::SIGQUIT, "SIGQUIT"),
+    (sig::SIGTERM, "SIGTERM"),
+    (sig::SIGUSR1, "SIGUSR1"),
+    (sig::SIGUSR2, "SIGUSR2"),
+    (sig::SIGALRM, "SIGALRM"),
+    (sig::SIGVTALRM, "SIGVTALRM"),
+    (sig::SIGPROF, "SIGPROF"),
+    (sig::SIGIO, "SIGIO"),
+    (SIGPWR, "SIGPWR"),
+    (SIGSTKFLT, "SIGSTKFLT"),
+    (sig::SIGXCPU, "SIGXCPU"),
+    (sig::SIGXFSZ, "SIGXFSZ"),
 ];
 
 /// Every signal to catch: the classic ones and the real-time ones (whose
 /// default action also ends the process).
 pub fn catchable() -> Vec<i32> {
-    let mut all = CLASSIC.to_vec();
+    let mut all: Vec<i32> = CLASSIC.iter().map(|&(signal, _)| signal).collect();
     all.extend(real_time());
     all
 }
@@ -68,23 +68,7 @@ pub fn name(signal: i32) -> String {
     if real_time.contains(&signal) {
         return format!("SIGRTMIN+{}", signal - real_time.start());
     }
-    let known = [
-        (sig::SIGHUP, "SIGHUP"),
-        (sig::SIGINT, "SIGINT"),
-        (sig::SIGQUIT, "SIGQUIT"),
-        (sig::SIGTERM, "SIGTERM"),
-        (sig::SIGUSR1, "SIGUSR1"),
-        (sig::SIGUSR2, "SIGUSR2"),
-        (sig::SIGALRM, "SIGALRM"),
-        (sig::SIGVTALRM, "SIGVTALRM"),
-        (sig::SIGPROF, "SIGPROF"),
-        (sig::SIGIO, "SIGIO"),
-        (SIGPWR, "SIGPWR"),
-        (SIGSTKFLT, "SIGSTKFLT"),
-        (sig::SIGXCPU, "SIGXCPU"),
-        (sig::SIGXFSZ, "SIGXFSZ"),
-    ];
-    known
+    CLASSIC
         .iter()
         .find(|(n, _)| *n == signal)
         .map_or_else(|| format!("signal {signal}"), |(_, s)| (*s).to_string())

@@ -31,12 +31,6 @@ pub struct StartState {
 /// Why a journal cannot be used.
 #[derive(Debug, thiserror::Error)]
 pub enum JournalError {
-    #[error("{path}")]
-    Io {
-        path: String,
-        #[source]
-        source: std::io::Error,
-    },
     #[error(transparent)]
     Fs(#[from] FsError),
     #[error("{path} line {line}")]
@@ -81,7 +75,7 @@ impl StartState {
 /// at the journal's name is refused and kept), and the directory fsynced.
 /// A journal below `root` is written beneath it, resolved as in a chroot.
 pub fn write(root: &Path, path: &Path, state: &StartState) -> Result<(), JournalError> {
-    let io = |source| JournalError::Io {
+    let io = |source| FsError::Io {
         path: path.display().to_string(),
         source,
     };
@@ -142,10 +136,11 @@ fn read_bytes(root: &Path, path: &Path) -> Result<Option<Vec<u8>>, JournalError>
         Ok(bytes) => Ok(Some(bytes)),
         Err(e) if e.is_not_found() => Ok(None),
         // Named by its whole path: the error names it inside the root.
-        Err(e) => Err(JournalError::Io {
+        Err(e) => Err(FsError::Io {
             path: path.display().to_string(),
             source: std::io::Error::other(crate::error_chain::text(&e)),
-        }),
+        }
+        .into()),
     }
 }
 
@@ -341,10 +336,11 @@ pub fn remove(root: &Path, path: &Path) -> Result<(), JournalError> {
         return Ok(b.remove(rel)?);
     }
     match fs::remove_file(path) {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(JournalError::Io {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(FsError::Io {
             path: path.display().to_string(),
             source: e,
-        }),
+        }
+        .into()),
         _ => Ok(()),
     }
 }

@@ -196,6 +196,31 @@ pub struct Grades {
     pub unmatched_total: usize,
 }
 
+impl Grades {
+    /// The class's results from its tables: each trainee's totals and
+    /// the mistakes counted over all of them; `unmatched` the files no
+    /// exercise took and how many in all ([`unmatched`]).
+    fn of(
+        course: String,
+        trainees: Vec<String>,
+        tables: Vec<Table>,
+        (unmatched, unmatched_total): (Vec<String>, usize),
+    ) -> Grades {
+        let (lints, missed, failures) = mistakes(&tables);
+        Grades {
+            course,
+            totals: totals(&trainees, &tables),
+            trainees,
+            tables,
+            lints,
+            missed,
+            failures,
+            unmatched,
+            unmatched_total,
+        }
+    }
+}
+
 /// The most files that match no exercise listed by name.
 pub const MAX_UNMATCHED: usize = 100;
 
@@ -520,20 +545,14 @@ pub fn grade(course: &Course, dir: &Path, threads: usize) -> Result<Grades, Grad
             rows,
         });
     }
-    let (lints, missed, failures) = mistakes(&tables);
-    let (unmatched, unmatched_total) = unmatched(course, &trainees);
+    let unmatched = unmatched(course, &trainees);
     let trainees: Vec<String> = trainees.into_iter().map(|(n, _)| n).collect();
-    Ok(Grades {
-        course: course.title.clone(),
-        totals: totals(&trainees, &tables),
+    Ok(Grades::of(
+        course.title.clone(),
         trainees,
         tables,
-        lints,
-        missed,
-        failures,
         unmatched,
-        unmatched_total,
-    })
+    ))
 }
 
 /// The kind of a failure reason, for counting: its text up to the first
@@ -952,18 +971,7 @@ mod tests {
             ),
         ];
         let trainees = vec!["alice".to_string(), "bob".to_string()];
-        let (lints, missed, failures) = mistakes(&tables);
-        Grades {
-            course: "c".into(),
-            totals: totals(&trainees, &tables),
-            trainees,
-            tables,
-            lints,
-            missed,
-            failures,
-            unmatched: Vec::new(),
-            unmatched_total: 0,
-        }
+        Grades::of("c".into(), trainees, tables, (Vec::new(), 0))
     }
 
     #[test]

@@ -15,9 +15,7 @@ use super::draw_memo::{EntryMemo, UnitMemo};
 use super::flips::Flips;
 use super::graph_scale::GraphScale;
 use super::keys::KeyAction;
-use super::layer_keys::{
-    EDITOR_KEYS, EditorAction, TEXT_KEYS, TUNE_KEYS, TextAction, TuneAction, action_in,
-};
+use super::layer_keys::{EDITOR_KEYS, EditorAction, TUNE_KEYS, TuneAction, action_in};
 use super::line_input::LineInput;
 use super::list_rows;
 use super::log_book::LogBook;
@@ -896,22 +894,9 @@ impl App {
     /// A key while `e` asks for the log's path: editing, Enter gives the
     /// path to write (empty: nothing), Esc closes.
     pub fn export_key(&mut self, key: KeyEvent) -> Option<PathBuf> {
-        let input = self.modals.export_on_top()?;
-        match action_in(TEXT_KEYS, key) {
-            Some(TextAction::Done) => {
-                let text = input.text().trim().to_string();
-                self.modals.close_top();
-                (!text.is_empty()).then(|| PathBuf::from(text))
-            }
-            Some(TextAction::Cancel) => {
-                self.modals.close_top();
-                None
-            }
-            _ => {
-                input.key(key);
-                None
-            }
-        }
+        let text = self.modals.prompt_key(Modals::export_on_top, key)?;
+        let text = text.trim();
+        (!text.is_empty()).then(|| PathBuf::from(text))
     }
 
     /// A key while the what-if editor is on top: editing, Tab for the next

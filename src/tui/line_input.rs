@@ -3,6 +3,17 @@
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
+use super::layer_keys::{TEXT_KEYS, TextAction, action_in};
+
+/// How a key ended a one-line prompt ([`LineInput::prompt_key`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PromptEnd {
+    /// Enter: the text typed.
+    Entered(String),
+    /// Esc or Ctrl-C: nothing done.
+    Cancelled,
+}
+
 /// The text and a cursor counted in characters, never in bytes, so typing
 /// `•` or `ä` never splits one.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -137,6 +148,19 @@ impl LineInput {
             }
             _ => return None,
         })
+    }
+
+    /// A key for a prompt around this input ([`TEXT_KEYS`]): Enter gives
+    /// the text typed, Esc cancels; any other key edits the text (`None`).
+    pub fn prompt_key(&mut self, key: KeyEvent) -> Option<PromptEnd> {
+        match action_in(TEXT_KEYS, key) {
+            Some(TextAction::Done) => Some(PromptEnd::Entered(self.text.clone())),
+            Some(TextAction::Cancel) => Some(PromptEnd::Cancelled),
+            _ => {
+                self.key(key);
+                None
+            }
+        }
     }
 
     /// The text split at the cursor: before, the character under it (a

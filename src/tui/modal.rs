@@ -7,8 +7,10 @@
 
 use std::path::PathBuf;
 
+use crossterm::event::KeyEvent;
+
 use super::edited::EditedRules;
-use super::line_input::LineInput;
+use super::line_input::{LineInput, PromptEnd};
 use super::whatif::WhatIfEditor;
 use crate::control::controller::Mode;
 
@@ -184,6 +186,23 @@ impl Modals {
         match self.top_mut() {
             Some(Modal::Export(input)) => Some(input),
             _ => None,
+        }
+    }
+
+    /// A key for the one-line prompt `which` finds on top (`e`, `J`):
+    /// Enter closes it and gives the text typed, Esc closes it, any other
+    /// key edits it; `None` but for Enter, or while that prompt is not on
+    /// top.
+    pub fn prompt_key(
+        &mut self,
+        which: fn(&mut Modals) -> Option<&mut LineInput>,
+        key: KeyEvent,
+    ) -> Option<String> {
+        let end = which(self)?.prompt_key(key)?;
+        self.close_top();
+        match end {
+            PromptEnd::Entered(text) => Some(text),
+            PromptEnd::Cancelled => None,
         }
     }
 

@@ -12,7 +12,7 @@ use std::os::unix::fs::DirBuilderExt as _;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
-use crate::kernel::fs::{Placing, Replace, Root};
+use crate::kernel::fs::{FsError, Placing, Replace, Root};
 use crate::train::progress::read_no_follow;
 
 /// The largest working copy read (cpuplugd's own files are a few KB).
@@ -21,14 +21,8 @@ pub const MAX_WORKING_BYTES: u64 = 1 << 20;
 /// Why a working copy could not be made, read or written.
 #[derive(Debug, thiserror::Error)]
 pub enum WorkspaceError {
-    #[error("{path}")]
-    Io {
-        path: String,
-        #[source]
-        source: std::io::Error,
-    },
     #[error(transparent)]
-    Place(#[from] crate::kernel::fs::FsError),
+    Place(#[from] FsError),
 }
 
 /// A working copy: where it is, and what it was when last read (to see a
@@ -40,10 +34,10 @@ pub struct WorkingCopy {
 }
 
 fn io(path: &Path, source: std::io::Error) -> WorkspaceError {
-    WorkspaceError::Io {
+    WorkspaceError::Place(FsError::Io {
         path: path.display().to_string(),
         source,
-    }
+    })
 }
 
 /// Makes `dir` (for the user only) when missing.

@@ -10,8 +10,7 @@ use super::App;
 use crate::tui::command::Command;
 use crate::tui::edited::EditedRules;
 use crate::tui::keys::KeyAction;
-use crate::tui::layer_keys::{TEXT_KEYS, TextAction, action_in};
-use crate::tui::line_input::LineInput;
+use crate::tui::line_input::{LineInput, PromptEnd};
 use crate::tui::modal::{Dialog, Modal, ReplaceFile, SavePrompt};
 use crate::tui::rules_file::default_path;
 use crate::tui::state_dir::{in_use, local_stamp};
@@ -86,9 +85,9 @@ impl App {
     /// the path typed (nothing while it is empty), Esc closes.
     pub fn save_key(&mut self, key: KeyEvent) -> Option<Command> {
         let prompt = self.modals.save_on_top()?;
-        match action_in(TEXT_KEYS, key) {
-            Some(TextAction::Done) => {
-                let path = prompt.input.text().trim().to_string();
+        match prompt.input.prompt_key(key)? {
+            PromptEnd::Entered(text) => {
+                let path = text.trim().to_string();
                 if path.is_empty() {
                     return None;
                 }
@@ -100,12 +99,8 @@ impl App {
                     replace: false,
                 })
             }
-            Some(TextAction::Cancel) => {
+            PromptEnd::Cancelled => {
                 self.modals.close_top();
-                None
-            }
-            _ => {
-                prompt.input.key(key);
                 None
             }
         }

@@ -7,7 +7,7 @@ use crossterm::event::KeyEvent;
 
 use super::{App, Command, Dialog, KeyAction, LogKind, SourceLabel};
 use crate::report::time_of_day;
-use crate::tui::layer_keys::{TEXT_KEYS, TextAction, action_in};
+use crate::tui::modal::Modals;
 use crate::tui::seek::{self, Passed, SeekEnd, SeekTo};
 
 impl App {
@@ -15,22 +15,8 @@ impl App {
     /// closes. What the control thread must do for it: read a replay
     /// ahead, when the time is past the newest reading.
     pub fn goto_key(&mut self, key: KeyEvent) -> Option<Command> {
-        let input = self.modals.goto_on_top()?;
-        match action_in(TEXT_KEYS, key) {
-            Some(TextAction::Done) => {
-                let text = input.text().to_string();
-                self.modals.close_top();
-                self.go_to(&text)
-            }
-            Some(TextAction::Cancel) => {
-                self.modals.close_top();
-                None
-            }
-            _ => {
-                input.key(key);
-                None
-            }
-        }
+        let text = self.modals.prompt_key(Modals::goto_on_top, key)?;
+        self.go_to(&text)
     }
 
     /// Goes to the time `text` names ([`seek::time::parse`]): travels to
