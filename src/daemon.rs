@@ -849,7 +849,6 @@ fn require_cpuinfo(root: &Path) -> Result<(), StartError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::kernel::cpulist::CpuList;
     use crate::kernel::fields::FieldTable;
     use crate::kernel::{CpuTicks, Polarization, SourceError, Stamp};
     use crate::logging::Memory;
@@ -867,17 +866,14 @@ mod tests {
     }
 
     fn sample(secs: i64, polarization: Option<Polarization>) -> Result<Sample, SourceError> {
+        let ticks = CpuTicks {
+            user: secs as u64 * 10,
+            idle: secs as u64 * 90,
+            ..CpuTicks::default()
+        };
         Ok(Sample {
-            stamp: Stamp::new(secs, 0),
-            ticks: CpuTicks {
-                user: secs as u64 * 10,
-                idle: secs as u64 * 90,
-                ..CpuTicks::default()
-            },
-            per_cpu: Vec::new(),
             loadavg: 0.1,
             runnable: 1.0,
-            loadavg_text: None,
             meminfo: FieldTable::from_pairs([("MemFree", 1000.0)]),
             vmstat: FieldTable::from_pairs([
                 ("pswpin", 0.0),
@@ -885,19 +881,9 @@ mod tests {
                 ("pgpgin", 0.0),
                 ("pgpgout", 0.0),
             ]),
-            online: CpuList {
-                ids: [0, 1].into(),
-                count: 2,
-            },
-            present: CpuList {
-                ids: [0, 1, 2, 3].into(),
-                count: 4,
-            },
-            possible: None,
-            cpus: Default::default(),
             cmm_pages: Some(0),
             polarization,
-            proc_bytes: Default::default(),
+            ..Sample::bare(Stamp::new(secs, 0), ticks, 2, 4)
         })
     }
 

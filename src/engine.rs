@@ -1242,7 +1242,7 @@ fn reset<T: Recorder>(trace: &mut T, rules: &RuleSet, kinds: &[RuleKind]) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::kernel::{CpuTicks, fields::FieldTable};
+    use crate::kernel::CpuTicks;
     use crate::rules::eval::{NoTrace, Outcome, Trace};
     use crate::rules::fpu::Fault;
     use crate::rules::{SourceFile, SystemFacts, load};
@@ -1260,18 +1260,11 @@ mod tests {
             idle: 1000,
             ..CpuTicks::default()
         };
+        let stamp = crate::kernel::Stamp::new(time as i64, 0);
         Sample {
             loadavg: 0.5,
             runnable: 1.0,
-            meminfo: FieldTable::from_pairs([("MemFree", 4096.0), ("MemTotal", 8192.0)]),
-            vmstat: FieldTable::from_pairs([
-                ("pswpin", 0.0),
-                ("pswpout", 0.0),
-                ("pgpgin", 10.0),
-                ("pgpgout", 5.0),
-            ]),
-            cmm_pages: Some(100),
-            ..Sample::bare(crate::kernel::Stamp::new(time as i64, 0), ticks, online, 8)
+            ..Sample::with_memory(stamp, ticks, (online, 8), (10.0, 5.0), 100)
         }
     }
 

@@ -987,21 +987,16 @@ mod tests {
         );
         let rules = load(&file, &facts).rules;
         let mut sample = Sample {
-            stamp: crate::kernel::Stamp::new(1, 0),
-            ticks: crate::kernel::CpuTicks::default(),
-            per_cpu: Vec::new(),
-            loadavg: 0.0,
-            runnable: 0.0,
-            loadavg_text: None,
             meminfo: crate::kernel::fields::FieldTable::from_pairs([("MemFree", 1.0)]),
             vmstat: crate::kernel::fields::FieldTable::from_pairs([("pgpgin", 1.0)]),
             online: CpuList::default(),
             present: CpuList::parse(b"0-3\n").unwrap_or_default(),
-            possible: None,
-            cpus: Default::default(),
-            cmm_pages: None,
-            polarization: None,
-            proc_bytes: Default::default(),
+            ..Sample::bare(
+                crate::kernel::Stamp::new(1, 0),
+                crate::kernel::CpuTicks::default(),
+                0,
+                0,
+            )
         };
         // A damaged list: a billion CPUs counted, none listed.
         sample.online = CpuList::parse(b"0-1000000000\n").unwrap_or_default();

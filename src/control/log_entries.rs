@@ -424,7 +424,6 @@ mod tests {
 
     #[test]
     fn both_groups_skipped_by_one_fault_say_one_line_the_same_every_interval() {
-        use crate::kernel::fields::FieldTable;
         use crate::kernel::{CpuTicks, Sample, Stamp};
         // Nothing moves between readings: both groups divide 0 ticks by 0.
         let facts = SystemFacts::any_machine(4, "test");
@@ -444,17 +443,8 @@ mod tests {
         let mut actuator = crate::kernel::actuator::NoWrites::default();
         let mut said = Vec::new();
         for t in 1..6 {
-            let sample = Sample {
-                meminfo: FieldTable::from_pairs([("MemFree", 4096.0), ("MemTotal", 8192.0)]),
-                vmstat: FieldTable::from_pairs([
-                    ("pswpin", 0.0),
-                    ("pswpout", 0.0),
-                    ("pgpgin", 0.0),
-                    ("pgpgout", 0.0),
-                ]),
-                cmm_pages: Some(10),
-                ..Sample::bare(Stamp::new(t, 0), CpuTicks::default(), 2, 4)
-            };
+            let stamp = Stamp::new(t, 0);
+            let sample = Sample::with_memory(stamp, CpuTicks::default(), (2, 4), (0.0, 0.0), 10);
             let step = s.step(Arc::new(sample), &mut actuator);
             let problems: Vec<String> = step_lines(&step, &s, Detail::Changes, false)
                 .into_iter()

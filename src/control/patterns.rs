@@ -247,7 +247,6 @@ pub fn affinity(root: &Path, online: &str) -> Option<Hint> {
 mod tests {
     use super::*;
     use crate::engine::{CpuDecision, GroupStatus};
-    use crate::kernel::cpulist::CpuList;
     use crate::kernel::fields::FieldTable;
     use crate::kernel::{CpuTicks, Stamp};
     use crate::rules::{SystemFacts, load};
@@ -278,12 +277,8 @@ mod tests {
 
     fn sample(secs: i64, ticks: CpuTicks, pool: i64, shmem: f64) -> Sample {
         Sample {
-            stamp: Stamp::new(secs, 0),
-            ticks,
-            per_cpu: Vec::new(),
             loadavg: 0.5,
             runnable: 1.0,
-            loadavg_text: None,
             meminfo: FieldTable::from_pairs([
                 ("MemTotal", 4_000_000.0),
                 ("MemFree", 500_000.0),
@@ -291,19 +286,8 @@ mod tests {
                 ("Shmem", shmem),
             ]),
             vmstat: FieldTable::from_pairs([("pgscan_direct", 0.0)]),
-            online: CpuList {
-                ids: [0, 1].into(),
-                count: 2,
-            },
-            present: CpuList {
-                ids: [0, 1, 2, 3].into(),
-                count: 4,
-            },
-            possible: None,
-            cpus: Default::default(),
             cmm_pages: Some(pool),
-            polarization: None,
-            proc_bytes: Default::default(),
+            ..Sample::bare(Stamp::new(secs, 0), ticks, 2, 4)
         }
     }
 

@@ -253,6 +253,30 @@ impl Sample {
             proc_bytes: ProcBytes::default(),
         }
     }
+
+    /// For tests: [`Sample::bare`] with what a memory group reads, 4096 of
+    /// 8192 KiB free, nothing swapped, the paging counters `pgpgin` and
+    /// `pgpgout` as given, and a pool of `pool` pages.
+    #[cfg(test)]
+    pub(crate) fn with_memory(
+        stamp: Stamp,
+        ticks: CpuTicks,
+        (online, present): (u32, u32),
+        (pgpgin, pgpgout): (f64, f64),
+        pool: i64,
+    ) -> Sample {
+        Sample {
+            meminfo: FieldTable::from_pairs([("MemFree", 4096.0), ("MemTotal", 8192.0)]),
+            vmstat: FieldTable::from_pairs([
+                ("pswpin", 0.0),
+                ("pswpout", 0.0),
+                ("pgpgin", pgpgin),
+                ("pgpgout", pgpgout),
+            ]),
+            cmm_pages: Some(pool),
+            ..Sample::bare(stamp, ticks, online, present)
+        }
+    }
 }
 
 #[cfg(test)]

@@ -175,7 +175,6 @@ mod tests {
 
     use super::*;
     use crate::engine::{Engine, GroupStatus};
-    use crate::kernel::fields::FieldTable;
     use crate::kernel::{CpuTicks, Sample, Stamp};
     use crate::rules::{SystemFacts, load};
 
@@ -213,17 +212,7 @@ mod tests {
             idle: 1000,
             ..CpuTicks::default()
         };
-        Sample {
-            meminfo: FieldTable::from_pairs([("MemFree", 4096.0), ("MemTotal", 8192.0)]),
-            vmstat: FieldTable::from_pairs([
-                ("pswpin", 0.0),
-                ("pswpout", 0.0),
-                ("pgpgin", 10.0),
-                ("pgpgout", 5.0),
-            ]),
-            cmm_pages: Some(10),
-            ..Sample::bare(Stamp::new(time, 0), ticks, 2, 4)
-        }
+        Sample::with_memory(Stamp::new(time, 0), ticks, (2, 4), (10.0, 5.0), 10)
     }
 
     fn still(n: i64) -> Vec<Sample> {

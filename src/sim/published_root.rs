@@ -327,14 +327,19 @@ mod tests {
         }
     }
 
-    #[test]
-    fn writes_to_the_controls_reach_the_model() {
+    /// [`guest`], and a root to publish it to in a new temporary directory.
+    fn guest_and_root() -> (tempfile::TempDir, Guest, Root) {
         let dir = match tempfile::tempdir() {
             Ok(d) => d,
             Err(e) => panic!("{e}"),
         };
-        let mut g = guest();
         let root = Root::open(dir.path()).expect("root");
+        (dir, guest(), root)
+    }
+
+    #[test]
+    fn writes_to_the_controls_reach_the_model() {
+        let (dir, mut g, root) = guest_and_root();
         assert!(publish_all(&g, &root).is_ok());
         assert!(take_writes(&mut g, &root).is_empty(), "nothing changed yet");
         let cpu2 = dir.path().join(format!("{}/cpu2/online", paths::CPU_DIR));
@@ -352,12 +357,7 @@ mod tests {
     #[test]
     fn the_root_actuator_that_plugtop_run_uses_drives_the_model() {
         use crate::kernel::actuator::{Actuator, RootActuator};
-        let dir = match tempfile::tempdir() {
-            Ok(d) => d,
-            Err(e) => panic!("{e}"),
-        };
-        let mut g = guest();
-        let root = Root::open(dir.path()).expect("root");
+        let (dir, mut g, root) = guest_and_root();
         assert!(publish_all(&g, &root).is_ok());
         let mut actuator = match RootActuator::new(dir.path()) {
             Ok(a) => a,
@@ -385,12 +385,7 @@ mod tests {
     /// real time passes, so the reads it makes see what is published.
     #[test]
     fn a_reader_every_second_on_a_clock_of_its_own_always_sees_ticks_elapse() {
-        let dir = match tempfile::tempdir() {
-            Ok(d) => d,
-            Err(e) => panic!("{e}"),
-        };
-        let mut g = guest();
-        let root = Root::open(dir.path()).expect("root");
+        let (dir, mut g, root) = guest_and_root();
         let stat = dir.path().join(paths::STAT);
         let cpu_line = || {
             fs::read_to_string(&stat)

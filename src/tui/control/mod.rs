@@ -818,15 +818,21 @@ mod tests {
         )
     }
 
-    #[test]
-    fn a_seek_reads_to_the_end_in_legs_and_the_screen_gets_what_it_keeps() {
-        let (mut source, local, options) = replay(FRAMES + 100);
+    /// Runs the control thread on [`replay`]`(n)` with `queued` waiting
+    /// for it before it starts; `screen` plays the screen thread, with the
+    /// updates, the app and where to send more commands.
+    fn replaying(
+        n: usize,
+        queued: impl IntoIterator<Item = Command>,
+        screen: impl FnOnce(&Receiver<Vec<Update>>, &mut App, &Sender<Command>),
+    ) {
+        let (mut source, local, options) = replay(n);
         let (core, mut app) = local.into_parts();
         let (updates_tx, updates) = channel::<Vec<Update>>();
         let (commands, command_rx) = channel();
-        commands
-            .send(Command::Seek(SeekTo::End))
-            .unwrap_or_else(|e| panic!("{e}"));
+        for command in queued {
+            commands.send(command).unwrap_or_else(|e| panic!("{e}"));
+        }
         let stop = StopFlag::new();
         std::thread::scope(|scope| {
             let stop = &stop;
@@ -842,8 +848,16 @@ mod tests {
                     |u| updates_tx.send(u).is_ok(),
                 )
             });
+            screen(&updates, &mut app, &commands);
+        });
+    }
+
+    #[test]
+    fn a_seek_reads_to_the_end_in_legs_and_the_screen_gets_what_it_keeps() {
+        let seek = [Command::Seek(SeekTo::End)];
+        replaying(FRAMES + 100, seek, |updates, app, commands| {
             let said = std::cell::RefCell::new(Vec::new());
-            let ended = until(&updates, &mut app, usize::MAX, |u| {
+            let ended = until(updates, app, usize::MAX, |u| {
                 said.borrow_mut().push(match u {
                     Update::Working(Some(w)) => w.clone(),
                     Update::Passed(p) => format!("passed {}", p.readings),
@@ -878,7 +892,7 @@ mod tests {
                 .send(Command::Seek(SeekTo::End))
                 .unwrap_or_else(|e| panic!("{e}"));
             let again = std::cell::RefCell::new(None);
-            let ended = until(&updates, &mut app, usize::MAX, |u| match u {
+            let ended = until(updates, app, usize::MAX, |u| match u {
                 Update::SeekEnd(s) => {
                     *again.borrow_mut() = Some((s.readings, s.reached));
                     true
@@ -891,7 +905,7 @@ mod tests {
             commands
                 .send(Command::Quit)
                 .unwrap_or_else(|e| panic!("{e}"));
-            let end = until(&updates, &mut app, usize::MAX, |_| false);
+            let end = until(updates, app, usize::MAX, |_| false);
             assert!(matches!(end, Some(ScreenEnd::Quit)), "{end:?}");
             let ends = app
                 .log()
@@ -905,29 +919,9 @@ mod tests {
 
     #[test]
     fn a_quit_waiting_behind_a_seek_is_taken_before_another_leg() {
-        let (mut source, local, options) = replay(50);
-        let (core, mut app) = local.into_parts();
-        let (updates_tx, updates) = channel::<Vec<Update>>();
-        let (commands, command_rx) = channel();
-        for command in [Command::Seek(SeekTo::End), Command::Quit] {
-            commands.send(command).unwrap_or_else(|e| panic!("{e}"));
-        }
-        let stop = StopFlag::new();
-        std::thread::scope(|scope| {
-            let stop = &stop;
-            let source = &mut source;
-            scope.spawn(move || {
-                run(
-                    options,
-                    core,
-                    source,
-                    &command_rx,
-                    stop,
-                    Arc::new(|_| {}),
-                    |u| updates_tx.send(u).is_ok(),
-                )
-            });
-            let end = until(&updates, &mut app, usize::MAX, |_| false);
+        let queued = [Command::Seek(SeekTo::End), Command::Quit];
+        replaying(50, queued, |updates, app, _| {
+            let end = until(updates, app, usize::MAX, |_| false);
             assert!(matches!(end, Some(ScreenEnd::Quit)), "{end:?}");
             assert_eq!(app.readings(), 0, "no leg ran before the quit");
         });
