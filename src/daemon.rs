@@ -285,7 +285,7 @@ pub enum StartError {
     NoReading,
     /// A daemon without its pid file would be a daemon nobody can find.
     #[error("cannot write the pid file")]
-    PidFile(#[source] crate::control::pid_file::PidFileError),
+    PidFile(#[source] crate::kernel::fs::FsError),
     /// cpuplugd does not start without /proc/cpuinfo (at `path`).
     #[error("cannot open {}", path.display())]
     NoCpuinfo {

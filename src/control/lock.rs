@@ -6,7 +6,7 @@ use std::fs::{File, TryLockError};
 use std::path::{Path, PathBuf};
 
 use super::restore_journal::pid_alive;
-use crate::kernel::fs::{Resolve, Root};
+use crate::kernel::fs::{FsError, Resolve, Root};
 use crate::kernel::processes::{self, LockedFile};
 
 /// cpuplugd's lock file, below a root.
@@ -58,13 +58,7 @@ pub enum LockError {
         who: &'static str,
     },
     #[error(transparent)]
-    Beneath(#[from] crate::kernel::fs::FsError),
-    #[error("{path}")]
-    Io {
-        path: String,
-        #[source]
-        source: std::io::Error,
-    },
+    Beneath(#[from] FsError),
 }
 
 /// The most a pid file may hold: a number and a newline, with room to spare.
@@ -171,13 +165,15 @@ fn refuse_beside_cpuplugd(root: &Path, beneath: &Root) -> Result<(), LockError> 
 /// Checks that no cpuplugd runs and takes the lock below `root`.
 pub fn acquire(root: &Path) -> Result<GuestLock, LockError> {
     let path = root.join(LOCK_FILE);
-    let io = |source| LockError::Io {
-        path: path.display().to_string(),
-        source,
+    let io = |source| {
+        LockError::Beneath(FsError::Io {
+            path: path.display().to_string(),
+            source,
+        })
     };
     // Resolved beneath the root as in a chroot: `var/lock` → `/run/lock`
     // (Debian) is followed inside the root, and no link leads outside it.
-    let beneath = Root::open_for_own_files(root).map_err(|source| LockError::Io {
+    let beneath = Root::open_for_own_files(root).map_err(|source| FsError::Io {
         path: root.display().to_string(),
         source,
     })?;

@@ -13,24 +13,11 @@ use crate::kernel::fs::{FsError, Placing, StagedFiles};
 /// plugtop's pid file when running as a daemon, below a root.
 pub const PLUGTOP_PID: &str = "run/plugtop.pid";
 
-/// Why the pid file could not be written.
-#[derive(Debug, thiserror::Error)]
-pub enum PidFileError {
-    #[error(transparent)]
-    Stage(#[from] FsError),
-    #[error("{path}")]
-    Io {
-        path: String,
-        #[source]
-        source: std::io::Error,
-    },
-}
-
 /// Writes this process's pid to `run/plugtop.pid` below `root`, whole or
 /// not at all (a reader never sees half a number); no temporary file is
 /// left when it cannot be placed.
-pub fn write(root: &Path) -> Result<(), PidFileError> {
-    let beneath = Root::open_for_own_files(root).map_err(|source| PidFileError::Io {
+pub fn write(root: &Path) -> Result<(), FsError> {
+    let beneath = Root::open_for_own_files(root).map_err(|source| FsError::Io {
         path: root.display().to_string(),
         source,
     })?;

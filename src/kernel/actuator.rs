@@ -27,12 +27,6 @@ use crate::kernel::root::paths;
 pub enum ActError {
     #[error("no CPU can be {0}: {1}")]
     NoCpu(&'static str, String),
-    #[error("{path}")]
-    Write {
-        path: String,
-        #[source]
-        source: std::io::Error,
-    },
     #[error(transparent)]
     Fs(#[from] FsError),
     #[error("no more writes: the guest was put back after a panic")]
@@ -149,10 +143,10 @@ impl RootActuator {
         };
         crate::faults::wait_at_write_gate();
         if crate::faults::write_fails(self.root.path(), rel) {
-            return Err(ActError::Write {
+            return Err(ActError::Fs(FsError::Io {
                 path: self.root.path().join(rel).display().to_string(),
                 source: std::io::Error::other("the write failed (injected)"),
-            });
+            }));
         }
         Ok(guard)
     }
