@@ -5,7 +5,7 @@
 //! every frame (with the paragraphs inside, a few percent of what the
 //! screen cost when nothing changed). The tests hold it to the block.
 
-use ratatui::buffer::Buffer;
+use ratatui::buffer::{Buffer, Cell};
 use ratatui::layout::Rect;
 use ratatui::text::Line;
 use ratatui::widgets::Widget;
@@ -14,6 +14,9 @@ use super::plain_lines;
 
 /// The line a plain block's top border is drawn with.
 const RULE: &str = "─";
+
+/// A cell of the rule, its symbol copied to the rule's cells.
+static RULE_CELL: Cell = Cell::new(RULE);
 
 /// A top border with a title at its left.
 #[derive(Debug, Clone)]
@@ -50,7 +53,7 @@ impl Widget for TopRule<'_> {
             + usize::from(area.x - buf.area.x);
         if let Some(cells) = buf.content.get_mut(at..at + usize::from(area.width)) {
             for cell in cells {
-                cell.set_symbol(RULE);
+                plain_lines::copy_symbol(cell, &RULE_CELL);
             }
         }
         // A title of characters that each stand alone (one a cell, as
