@@ -400,6 +400,11 @@ impl App {
         &self.modals
     }
 
+    /// The screen was drawn as the app stands: what is on top is seen.
+    pub fn drawn(&mut self) {
+        self.modals.drawn();
+    }
+
     /// The tune, running or done.
     pub fn tune(&self) -> Option<&TuneJob> {
         self.tune.as_ref()

@@ -233,7 +233,9 @@ impl Screen {
             self.mouse = app.mouse();
             terminal.set_mouse(self.mouse)?;
         }
-        Ok(terminal.draw(|f| view::draw(f, app))?)
+        terminal.draw(|f| view::draw(f, app))?;
+        app.drawn();
+        Ok(())
     }
 }
 

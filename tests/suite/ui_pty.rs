@@ -504,6 +504,35 @@ fn a_simulated_guest_runs_the_whole_loop_in_autonomous_mode() {
     assert!(s.quit());
 }
 
+/// New user nu53 F6: `Awxyz` in one write (a fast typist on a laggy link,
+/// a paste without bracketed paste) opened the what-if editor *under* the
+/// "Autonomous mode" question and typed `xyz` into it. Keys read with the
+/// key that asks are dropped, and the log says so; the question is
+/// answered only by a key pressed once it is shown.
+#[test]
+fn keys_typed_ahead_with_a_key_that_asks_never_reach_the_screen_under_the_question() {
+    let mut s = Session::start(&["--sim", "examples/scenarios/daytrader.toml"], 24, 80);
+    s.wait_for("OBSERVE");
+    s.press("Awxyz");
+    s.wait_for("y  switch to autonomous");
+    s.press("\x1b");
+    s.wait_gone("y  switch to autonomous");
+    s.press("5");
+    s.wait_for("dropped 4 keys typed ahead of a question");
+    let screen = s.screen();
+    assert!(
+        !screen.contains("What-if") && !screen.contains("xyz"),
+        "the what-if editor opened under the question:\n{screen}"
+    );
+    assert!(screen.contains("OBSERVE"), "{screen}");
+    // Asked again and answered once shown, it arms.
+    s.press("A");
+    s.wait_for("y  switch to autonomous");
+    s.press("y");
+    s.wait_for("AUTONOMOUS");
+    assert!(s.quit());
+}
+
 /// Issue 45: at 80 columns the header dropped "sim" once the speed and the
 /// phase text grew, even in AUTONOMOUS mode; beside a real guest in the
 /// next pane that is dangerous. The source's kind stays at every speed.
