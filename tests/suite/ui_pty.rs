@@ -953,6 +953,67 @@ fn a_failed_restore_keeps_the_journal_and_says_how_to_retry() {
     assert!(terminal_restored(&output));
 }
 
+/// The screen's text with runs of blanks (a wrapped line's break and
+/// indent among them) as one space.
+fn screen_words(s: &Session) -> String {
+    s.screen().split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// New user nu53 F7: after a `kill -9`'d daemon left the guest changed,
+/// the screen said nothing until arming, its question promised a restore
+/// it could not make, and the refusal said "start with --force", which the
+/// screen does not accept. Now the header and the Log say it at once (who,
+/// what it found, the command), `s` is refused naming commands that work,
+/// and once `plugtop restore` ran the alarm goes and arming asks again.
+#[test]
+fn a_dead_plugtops_journal_is_said_at_once_and_arming_names_commands_that_work() {
+    let (root, rules) = plugging_guest();
+    let root_s = root.path().to_string_lossy().into_owned();
+    let canonical = std::fs::canonicalize(root.path()).expect("canonical root");
+    root.write(
+        "run/plugtop/state",
+        &format!(
+            "plugtop-state 1\npid 999999999\nroot {}\nonline 0-2\ncmm_pages none\n",
+            canonical.display()
+        ),
+    );
+    let mut s = Session::start(
+        &["--root", &root_s, "-c", &rules, "--interval", "0.2"],
+        24,
+        80,
+    );
+    s.wait_for("OBSERVE");
+    s.wait_for("UNRESTORED");
+    s.press("5");
+    s.wait_until("the Log says who left the guest changed", |s| {
+        screen_words(s).contains("a plugtop (pid 999999999) ended without putting this guest back")
+    });
+    s.wait_until("the Log says what it found and how to put it back", |s| {
+        let words = screen_words(s);
+        words.contains("CPUs 0-2 online") && words.contains("(now CPU 0 online)")
+    });
+    s.press("s");
+    s.wait_for("will not change this machine");
+    let words = screen_words(&s);
+    assert!(
+        words.contains("then arm again") && words.contains("plugtop run --force"),
+        "{words}"
+    );
+    assert!(
+        !words.contains("Act on this guest?") && !words.contains("start with --force"),
+        "{words}"
+    );
+    s.press("\x1b");
+    s.wait_gone("will not change this machine");
+    let restored = common::plugtop(&["restore", "--root", &root_s]);
+    assert!(restored.status.success(), "{restored:?}");
+    s.wait_gone("UNRESTORED");
+    s.press("s");
+    s.wait_for("Act on this guest?");
+    s.press("n");
+    assert!(s.quit());
+}
+
 #[test]
 fn arming_a_test_root_asks_first_and_says_what_it_takes() {
     let (root, rules) = plugging_guest();
