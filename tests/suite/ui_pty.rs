@@ -1014,6 +1014,51 @@ fn a_dead_plugtops_journal_is_said_at_once_and_arming_names_commands_that_work()
     assert!(s.quit());
 }
 
+/// New user nu53 F11: `--mode auto` refused at the start logged "starting
+/// in autonomous mode" and nothing of the refusal once its box was
+/// closed. The Log says what happened and why. (A dead run's journal
+/// refuses here; off s390 the machine check refuses the same way.)
+#[test]
+fn a_mode_refused_at_the_start_is_logged_as_refused_never_as_started() {
+    let (root, rules) = plugging_guest();
+    let root_s = root.path().to_string_lossy().into_owned();
+    let canonical = std::fs::canonicalize(root.path()).expect("canonical root");
+    root.write(
+        "run/plugtop/state",
+        &format!(
+            "plugtop-state 1\npid 999999999\nroot {}\nonline 0\ncmm_pages none\n",
+            canonical.display()
+        ),
+    );
+    let mut s = Session::start(
+        &[
+            "--root",
+            &root_s,
+            "-c",
+            &rules,
+            "--interval",
+            "0.2",
+            "--mode",
+            "auto",
+        ],
+        24,
+        80,
+    );
+    s.wait_for("staying in observe mode");
+    s.press("\x1b");
+    s.wait_gone("staying in observe mode");
+    s.press("5");
+    s.wait_until("the Log says the mode was refused", |s| {
+        screen_words(s).contains(
+            "autonomous mode refused at the start, observing: a plugtop (pid 999999999) ended",
+        )
+    });
+    let words = screen_words(&s);
+    assert!(!words.contains("starting in"), "{words}");
+    assert!(words.contains("OBSERVE"), "{words}");
+    assert!(s.quit());
+}
+
 #[test]
 fn arming_a_test_root_asks_first_and_says_what_it_takes() {
     let (root, rules) = plugging_guest();

@@ -403,6 +403,18 @@ impl Control {
         let pool = core.session().rules().mem_enabled;
         let armed = arm_check(&self.options, mode, Some(first), pool)
             .and_then(|_| arm(&self.options, Some(first), &self.progress, pool));
+        // The Log, the lasting record, says what happened, not what was
+        // asked (the box that says why is closed and gone).
+        updates.push(match &armed {
+            Ok(_) => Update::Note(LogKind::Note, format!("starting in {mode} mode")),
+            Err(e) => Update::Note(
+                LogKind::Problem,
+                format!(
+                    "{mode} mode refused at the start, observing: {}",
+                    crate::error_chain::text(e)
+                ),
+            ),
+        });
         self.take_arms(core, mode, armed, "staying in observe mode", updates);
     }
 
