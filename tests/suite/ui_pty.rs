@@ -336,6 +336,63 @@ pub(crate) fn sigterm_gives_the_terminal_back(mut s: Session, ready: &str) {
     }
 }
 
+/// The state letter of process `pid` (`T` stopped), from `/proc/PID/stat`.
+fn process_state(pid: u32) -> Option<char> {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|t| t.rsplit(')').next().map(|r| r.trim().chars().next()))
+        .flatten()
+}
+
+/// Ctrl-Z (the byte: raw mode reads it as a key, never as SIGTSTP) to a
+/// full screen showing `ready`: it stops with the terminal given back
+/// (the alternate screen left, bracketed paste off, the cursor shown,
+/// cooked mode), and SIGCONT (`fg`) takes the terminal again and draws
+/// `ready` anew. New user nu53 F14: `train` and `fleet` swallowed it.
+pub(crate) fn ctrl_z_stops_and_sigcont_redraws(mut s: Session, ready: &str) {
+    s.wait_for(ready);
+    let pid = s.child.process_id().expect("a pid");
+    s.press("\x1a");
+    s.wait_until("Ctrl-Z did not stop it", |_| {
+        process_state(pid) == Some('T')
+    });
+    s.wait_until("the terminal is given back while stopped", |s| {
+        let raw = String::from_utf8_lossy(&s.raw);
+        let last = |seq: &str| raw.rfind(seq);
+        [
+            ("\x1b[?1049h", "\x1b[?1049l"),
+            ("\x1b[?2004h", "\x1b[?2004l"),
+            ("\x1b[?25l", "\x1b[?25h"),
+        ]
+        .iter()
+        .all(|(on, off)| last(off).is_some() && last(off) > last(on))
+    });
+    let stty = std::process::Command::new("stty")
+        .args(["-a", "-F", &format!("/proc/{pid}/fd/0")])
+        .output()
+        .expect("stty");
+    let modes = String::from_utf8_lossy(&stty.stdout);
+    assert!(
+        modes.contains(" icanon") && !modes.contains("-icanon"),
+        "the terminal was left raw while stopped: {modes}"
+    );
+    let before = s.raw.len();
+    s.signal("CONT");
+    s.wait_until("SIGCONT did not take the terminal and draw again", |s| {
+        String::from_utf8_lossy(&s.raw[before..]).contains("\x1b[?1049h")
+            && s.screen().contains(ready)
+    });
+    assert_eq!(s.press_until_exit("q"), Some(0), "q quits after fg");
+}
+
+#[test]
+fn ctrl_z_stops_the_main_screen_and_sigcont_redraws_it() {
+    ctrl_z_stops_and_sigcont_redraws(
+        Session::start(&["--sim", "examples/scenarios/daytrader.toml"], 24, 80),
+        "OBSERVE",
+    );
+}
+
 /// The start of a terminal's reply that never ends (`ESC [ ?`), then `q`:
 /// the screen showing `ready` still quits, with status 0.
 pub(crate) fn an_unfinished_reply_then_q_quits(mut s: Session, ready: &str) {
@@ -1388,14 +1445,8 @@ fn sigtstp_gives_the_terminal_back_and_fg_redraws_everything() {
     );
     s.wait_for("OBSERVE");
     let pid = s.child.process_id().expect("a pid");
-    let state = || {
-        std::fs::read_to_string(format!("/proc/{pid}/stat"))
-            .ok()
-            .and_then(|t| t.rsplit(')').next().map(|r| r.trim().chars().next()))
-            .flatten()
-    };
     s.signal("TSTP");
-    s.wait_until("plugtop did not stop", |_| state() == Some('T'));
+    s.wait_until("plugtop did not stop", |_| process_state(pid) == Some('T'));
     // Stopped, it has written all it will: the restore is on its way.
     s.wait_until("the terminal is given back while stopped", |s| {
         terminal_restored(&String::from_utf8_lossy(&s.raw))
