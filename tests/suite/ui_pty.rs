@@ -1016,6 +1016,30 @@ fn screen_words(s: &Session) -> String {
     s.screen().split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
+/// The screen on `root` under `rules`, a reading every 0.2 s, with
+/// `more` options, at `size` (rows, columns).
+fn screen_on(root: &FakeRoot, rules: &str, more: &[&str], size: (u16, u16)) -> Session {
+    let root = root.path().to_string_lossy().into_owned();
+    let mut args = vec!["--root", &root, "-c", rules, "--interval", "0.2"];
+    args.extend_from_slice(more);
+    Session::start(&args, size.0, size.1)
+}
+
+/// [`plugging_guest`] with the journal of a dead plugtop (pid 999999999)
+/// that found CPUs `online`, as a `kill -9` leaves it.
+fn left_changed_by_a_dead_run(online: &str) -> (FakeRoot, String) {
+    let (root, rules) = plugging_guest();
+    let canonical = std::fs::canonicalize(root.path()).expect("canonical root");
+    root.write(
+        "run/plugtop/state",
+        &format!(
+            "plugtop-state 1\npid 999999999\nroot {}\nonline {online}\ncmm_pages none\n",
+            canonical.display()
+        ),
+    );
+    (root, rules)
+}
+
 /// New user nu53 F7: after a `kill -9`'d daemon left the guest changed,
 /// the screen said nothing until arming, its question promised a restore
 /// it could not make, and the refusal said "start with --force", which the
@@ -1024,21 +1048,9 @@ fn screen_words(s: &Session) -> String {
 /// and once `plugtop restore` ran the alarm goes and arming asks again.
 #[test]
 fn a_dead_plugtops_journal_is_said_at_once_and_arming_names_commands_that_work() {
-    let (root, rules) = plugging_guest();
+    let (root, rules) = left_changed_by_a_dead_run("0-2");
     let root_s = root.path().to_string_lossy().into_owned();
-    let canonical = std::fs::canonicalize(root.path()).expect("canonical root");
-    root.write(
-        "run/plugtop/state",
-        &format!(
-            "plugtop-state 1\npid 999999999\nroot {}\nonline 0-2\ncmm_pages none\n",
-            canonical.display()
-        ),
-    );
-    let mut s = Session::start(
-        &["--root", &root_s, "-c", &rules, "--interval", "0.2"],
-        24,
-        80,
-    );
+    let mut s = screen_on(&root, &rules, &[], (24, 80));
     s.wait_for("OBSERVE");
     s.wait_for("UNRESTORED");
     s.press("5");
@@ -1077,30 +1089,8 @@ fn a_dead_plugtops_journal_is_said_at_once_and_arming_names_commands_that_work()
 /// refuses here; off s390 the machine check refuses the same way.)
 #[test]
 fn a_mode_refused_at_the_start_is_logged_as_refused_never_as_started() {
-    let (root, rules) = plugging_guest();
-    let root_s = root.path().to_string_lossy().into_owned();
-    let canonical = std::fs::canonicalize(root.path()).expect("canonical root");
-    root.write(
-        "run/plugtop/state",
-        &format!(
-            "plugtop-state 1\npid 999999999\nroot {}\nonline 0\ncmm_pages none\n",
-            canonical.display()
-        ),
-    );
-    let mut s = Session::start(
-        &[
-            "--root",
-            &root_s,
-            "-c",
-            &rules,
-            "--interval",
-            "0.2",
-            "--mode",
-            "auto",
-        ],
-        24,
-        80,
-    );
+    let (root, rules) = left_changed_by_a_dead_run("0");
+    let mut s = screen_on(&root, &rules, &["--mode=auto"], (24, 80));
     s.wait_for("staying in observe mode");
     s.press("\x1b");
     s.wait_gone("staying in observe mode");
@@ -1119,12 +1109,7 @@ fn a_mode_refused_at_the_start_is_logged_as_refused_never_as_started() {
 #[test]
 fn arming_a_test_root_asks_first_and_says_what_it_takes() {
     let (root, rules) = plugging_guest();
-    let root_s = root.path().to_string_lossy().into_owned();
-    let mut s = Session::start(
-        &["--root", &root_s, "-c", &rules, "--interval", "0.2"],
-        30,
-        110,
-    );
+    let mut s = screen_on(&root, &rules, &[], (30, 110));
     s.wait_for("OBSERVE");
     s.wait_for("#2");
     // The header names the z/VM guest from the root's /proc/sysinfo.
