@@ -12,10 +12,17 @@ pub fn exit_code(ended: anyhow::Result<Status>, error_code: u8) -> ExitCode {
         Ok(Status::Ok) => ExitCode::SUCCESS,
         Ok(Status::Failed) => ExitCode::from(1),
         Ok(Status::Code(code)) => ExitCode::from(code),
-        // `plugtop eval ... | head` is fine: stop quietly.
+        // `plugtop eval ... | head` and `plugtop --batch ... | head` are
+        // fine: a reader that closed the output is the normal end of a
+        // pipe, and the command stops quietly with 0, wherever in the
+        // error's chain the closed pipe is (the screen's line mode wraps
+        // it in its own error).
         Err(e)
-            if e.downcast_ref::<std::io::Error>()
-                .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe) =>
+            if e.chain().any(|cause| {
+                cause
+                    .downcast_ref::<std::io::Error>()
+                    .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+            }) =>
         {
             ExitCode::SUCCESS
         }

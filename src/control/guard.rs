@@ -52,6 +52,9 @@ pub struct GuardOptions {
     /// on. cpuplugd leaves `cmm_pages` alone at its end when it is off
     /// (another manager's size stays), and so does plugtop.
     pub pool: bool,
+    /// The screen asks: it has no `--force`, so a refusal names the
+    /// commands that work from a shell.
+    pub screen: bool,
 }
 
 impl GuardOptions {
@@ -65,6 +68,24 @@ impl GuardOptions {
             allow_non_zvm: false,
             root_given: root != Path::new("/"),
             pool: true,
+            screen: false,
+        }
+    }
+
+    /// How to keep a dead run's start state instead of restoring it: the
+    /// daemon's `--force` (the screen has none).
+    fn adopt_advice(&self) -> String {
+        if self.screen {
+            let root = if self.root_given {
+                format!(" --root {}", self.root.display())
+            } else {
+                String::new()
+            };
+            format!(
+                "then arm again; to keep its start state instead, `plugtop run --force{root} -c RULES` takes the guest over (the screen never does)"
+            )
+        } else {
+            "or start with --force to keep its start state".to_string()
         }
     }
 
@@ -111,13 +132,15 @@ pub enum GuardError {
     /// A dead plugtop left the guest changed; `restore` is the command
     /// that puts it back.
     #[error(
-        "a plugtop (pid {pid}) ended without restoring {}: run `{restore}` first, or start with --force to keep its start state",
+        "a plugtop (pid {pid}) ended without restoring {}: run `{restore}` first, {adopt}",
         root.display()
     )]
     LeftChanged {
         pid: u32,
         root: PathBuf,
         restore: String,
+        /// How to keep its start state instead, for who asks.
+        adopt: String,
     },
     /// `plugtop restore` while the plugtop that journaled still runs.
     #[error("plugtop (pid {pid}) is still running and will restore on exit; stop it with SIGTERM")]
@@ -350,7 +373,7 @@ fn kept_message(options: &GuardOptions) -> String {
 
 /// Step 3: the journal of an earlier run, if one may be adopted; an error
 /// when another plugtop still acts or a dead one left the guest changed.
-fn earlier_run(options: &GuardOptions) -> Result<Option<StartState>, GuardError> {
+pub fn earlier_run(options: &GuardOptions) -> Result<Option<StartState>, GuardError> {
     match restore_journal::read_checked(&options.root, &options.state)? {
         Some(old) if still_running(options, &old) => Err(GuardError::AnotherActs {
             pid: old.pid,
@@ -361,9 +384,52 @@ fn earlier_run(options: &GuardOptions) -> Result<Option<StartState>, GuardError>
             pid: old.pid,
             root: options.root.clone(),
             restore: options.restore_command(),
+            adopt: options.adopt_advice(),
         }),
         other => Ok(other),
     }
+}
+
+/// A plugtop that ended without putting the guest back, as its journal
+/// tells: for an observer to say at once, before anyone arms.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DeadRun {
+    pub pid: u32,
+    /// When it started, seconds since the epoch (`None` in a journal of
+    /// version 1, or one from before the last boot).
+    pub since: Option<i64>,
+    /// The journal's path.
+    pub journal: String,
+    /// What it found and `plugtop restore` puts back ("CPU 0 online,
+    /// cmm_pages 0").
+    pub found: String,
+    /// The command that puts it back.
+    pub restore: String,
+}
+
+/// The dead run whose journal lies below the root, if any (read bounded
+/// and checked, as arming reads it; a running plugtop's journal, none, or
+/// one that cannot be read is no dead run here: arming says why).
+pub fn dead_run(options: &GuardOptions) -> Option<DeadRun> {
+    let old = restore_journal::read_checked(&options.root, &options.state).ok()??;
+    if still_running(options, &old) {
+        return None;
+    }
+    let ticks = rustix::param::clock_ticks_per_second().max(1) as f64;
+    let since = old
+        .started
+        .map(|t| t as f64 / ticks)
+        .filter(|t| crate::kernel::processes::uptime().is_some_and(|up| *t <= up))
+        .and_then(crate::kernel::processes::epoch_of)
+        .filter(|t| t.is_finite() && *t >= 0.0)
+        .map(|t| t as i64);
+    Some(DeadRun {
+        pid: old.pid,
+        since,
+        journal: options.state.display().to_string(),
+        found: describe(&old),
+        restore: options.restore_command(),
+    })
 }
 
 /// Whether the plugtop that wrote `journal` still acts on this root (and

@@ -92,6 +92,8 @@ pub struct App {
     damage: Option<String>,
     /// Who else acts on the guest observed (cpuplugd, another plugtop).
     acting_elsewhere: Option<crate::control::lock::Actor>,
+    /// A plugtop that ended without putting this guest back (its journal).
+    left_changed: Option<crate::control::guard::DeadRun>,
     /// plugtop's own CPU use, percent of one CPU.
     own_cpu: Option<f64>,
     color: bool,
@@ -166,6 +168,7 @@ impl App {
             source_status: None,
             damage: None,
             acting_elsewhere: None,
+            left_changed: None,
             own_cpu: None,
             color: true,
             mouse: true,
@@ -246,6 +249,11 @@ impl App {
     /// Who else acts on the guest observed, as last looked up.
     pub fn acting_elsewhere(&self) -> Option<&crate::control::lock::Actor> {
         self.acting_elsewhere.as_ref()
+    }
+
+    /// A plugtop that ended without putting this guest back, if any.
+    pub fn left_changed(&self) -> Option<&crate::control::guard::DeadRun> {
+        self.left_changed.as_ref()
     }
 
     /// plugtop's own CPU use, percent of one CPU.
@@ -400,6 +408,11 @@ impl App {
         &self.modals
     }
 
+    /// The screen was drawn as the app stands: what is on top is seen.
+    pub fn drawn(&mut self) {
+        self.modals.drawn();
+    }
+
     /// The tune, running or done.
     pub fn tune(&self) -> Option<&TuneJob> {
         self.tune.as_ref()
@@ -512,6 +525,7 @@ impl App {
                 }
                 self.acting_elsewhere = actor;
             }
+            Update::LeftChanged(dead) => self.left_changed = dead.map(|d| *d),
             Update::OwnCpu(percent) => self.own_cpu = Some(percent),
             Update::Speed(speed) => {
                 if let SourceLabel::Replay { speed: s, .. } | SourceLabel::Sim { speed: s, .. } =

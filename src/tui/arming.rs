@@ -92,8 +92,15 @@ fn guard_options(options: &Options, pool: bool) -> GuardOptions {
     GuardOptions {
         allow_non_zvm: options.allow_non_zvm,
         pool,
+        screen: true,
         ..GuardOptions::new(&options.root)
     }
+}
+
+/// The plugtop that ended without putting the screen's guest back, as
+/// its journal tells, if any.
+pub fn dead_run(options: &Options) -> Option<guard::DeadRun> {
+    guard::dead_run(&guard_options(options, true))
 }
 
 /// What arming `root` would take and put back, or why it is refused (the
@@ -107,6 +114,10 @@ pub fn arm_check(
 ) -> Result<ArmInfo, ArmError> {
     let root = &options.root;
     guard::check_machine(root, options.allow_non_zvm)?;
+    let g = guard_options(options, pool);
+    // A dead run's journal (or a running plugtop's) refuses before the
+    // question, which would promise a restore arming cannot make.
+    guard::earlier_run(&g)?;
     let id = crate::kernel::machine::identity(root);
     let guest = match (&id.guest_name, id.zvm_guest, id.s390) {
         (Some(name), true, _) => format!("z/VM guest {name}"),
@@ -121,7 +132,6 @@ pub fn arm_check(
         None if pool => format!("{online}; cmm_pages left as it is"),
         None => format!("{online}; cmm_pages left as it is (memory group off)"),
     };
-    let g = guard_options(options, pool);
     Ok(ArmInfo {
         mode,
         host: id.host,

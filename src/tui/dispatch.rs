@@ -18,12 +18,31 @@ use super::view;
 
 /// Applies `queued` to `app` in order, until it is empty or `stop` is
 /// raised (the rest is dropped then); what the control thread must do.
+///
+/// A question that opens (arming, applying rules) takes only keys typed
+/// once it is drawn: keys that came with the key that asks for it (typed
+/// ahead, or pasted without bracketed paste) and keys queued when it
+/// opens are dropped, and the log says so; they never reach the layer
+/// under it, and never answer it.
 pub fn apply(app: &mut App, queued: &mut VecDeque<TermInput>, stop: &StopFlag) -> Vec<Command> {
     let mut batch = Batch::default();
     while let Some(input) = queued.pop_front() {
         if stop.raised().is_some() {
             queued.clear();
             return Vec::new();
+        }
+        if batch.asked || app.modals().question_unseen() {
+            batch.insert_typed(app);
+            batch.dropped += usize::from(matches!(
+                input,
+                TermInput::Event(
+                    Event::Key(KeyEvent {
+                        kind: KeyEventKind::Press | KeyEventKind::Repeat,
+                        ..
+                    }) | Event::Paste(_)
+                )
+            ));
+            continue;
         }
         match input {
             TermInput::Event(Event::Key(k)) if app.typing() && typed_char(k).is_some() => {
@@ -54,6 +73,11 @@ struct Batch {
     recheck: bool,
     commands: Vec<Command>,
     wake: bool,
+    /// A key asked the control thread for what may be a question (`s`,
+    /// `A`): the rest of the batch is dropped.
+    asked: bool,
+    /// Keys and pastes dropped ahead of a question.
+    dropped: usize,
 }
 
 /// Whether the what-if editor has the keys.
@@ -91,13 +115,28 @@ impl Batch {
         }
         match event(app, ev) {
             Some(Command::Wake { .. }) => self.wake = true,
-            Some(command) => self.commands.push(command),
+            Some(command) => {
+                self.asked |= matches!(
+                    command,
+                    Command::Act(KeyAction::Step | KeyAction::Autonomous)
+                );
+                self.commands.push(command);
+            }
             None => {}
         }
     }
 
     fn finish(mut self, app: &mut App) -> Vec<Command> {
         self.insert_typed(app);
+        if self.dropped > 0 {
+            app.note(
+                LogKind::Note,
+                format!(
+                    "dropped {} typed ahead of a question: it takes only keys pressed once it is shown",
+                    crate::report::words::count(self.dropped as f64, "key", "keys")
+                ),
+            );
+        }
         if self.recheck {
             app.check_whatif();
         }
@@ -226,11 +265,65 @@ mod tests {
         TermInput::Event(Event::Paste(text.into()))
     }
 
+    /// One batch read after the screen was drawn.
     fn run(app: &mut App, inputs: impl IntoIterator<Item = TermInput>) -> Vec<Command> {
+        app.drawn();
+        undrawn(app, inputs)
+    }
+
+    /// One batch read before the screen was drawn again.
+    fn undrawn(app: &mut App, inputs: impl IntoIterator<Item = TermInput>) -> Vec<Command> {
         let mut queued: VecDeque<TermInput> = inputs.into_iter().collect();
         let commands = apply(app, &mut queued, &StopFlag::new());
         assert!(queued.is_empty(), "the whole batch is applied");
         commands
+    }
+
+    /// nu53 F6: `Awxyz` in one read opened the what-if editor under the
+    /// "Autonomous mode?" question and typed into it; a `y` read before
+    /// the question was drawn must not answer it either.
+    #[test]
+    fn keys_read_with_a_key_that_asks_never_reach_the_layer_under_the_question() {
+        for asks in ["A", "s"] {
+            let mut a = app();
+            let commands = run(&mut a, keys(&format!("{asks}wxyz")).chain([paste("y")]));
+            assert_eq!(
+                commands.len(),
+                1,
+                "{asks}: only the key that asks goes out: {commands:?}"
+            );
+            assert!(
+                matches!(
+                    commands[0],
+                    Command::Act(KeyAction::Autonomous | KeyAction::Step)
+                ),
+                "{asks}: {commands:?}"
+            );
+            assert!(a.modals().is_empty(), "{asks}: {:?}", a.modals());
+            assert!(
+                logged(&a, "dropped 5 keys typed ahead of a question"),
+                "{asks}"
+            );
+        }
+        // The question arrives with keys already queued (read in the same
+        // batch as the reply, or before it was drawn): they are dropped.
+        let mut a = app();
+        a.apply(crate::tui::update::Update::Show(Dialog::ConfirmAuto));
+        let commands = undrawn(&mut a, keys("wy"));
+        assert!(commands.is_empty(), "{commands:?}");
+        assert_eq!(a.modals().dialog(), Some(&Dialog::ConfirmAuto));
+        assert!(logged(&a, "dropped 2 keys typed ahead of a question"));
+        // Once drawn, a `y` answers it.
+        let commands = run(&mut a, keys("y"));
+        assert!(
+            commands.contains(&Command::SetMode(Mode::Auto)),
+            "{commands:?}"
+        );
+        // A message is no question: a key read with it closes it as ever.
+        let mut a = app();
+        a.show(Dialog::Message("read me".into()));
+        undrawn(&mut a, keys("x"));
+        assert!(a.modals().is_empty());
     }
 
     fn logged(app: &App, text: &str) -> bool {

@@ -90,6 +90,17 @@ pub enum Modal {
 }
 
 impl Modal {
+    /// Whether this layer is a question a `y` answers (arming, applying
+    /// rules, replacing a file).
+    pub fn is_question(&self) -> bool {
+        matches!(
+            self,
+            Modal::Dialog(
+                Dialog::ConfirmAuto | Dialog::Arm(_) | Dialog::Apply(_) | Dialog::Replace(_)
+            )
+        )
+    }
+
     /// Whether typed characters go into this layer as text.
     pub fn takes_text(&self) -> bool {
         matches!(
@@ -107,6 +118,9 @@ impl Modal {
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Modals {
     stack: Vec<Modal>,
+    /// The question on top has not been drawn yet: keys already typed
+    /// when it opened must not answer it ([`Modals::question_unseen`]).
+    unseen: bool,
 }
 
 impl Modals {
@@ -129,6 +143,7 @@ impl Modals {
     /// question is the one to answer); any other kind already open is
     /// taken out first, so each kind is open once.
     pub fn open(&mut self, modal: Modal) {
+        self.unseen = modal.is_question();
         if matches!(modal, Modal::Dialog(_)) {
             if matches!(self.top(), Some(Modal::Dialog(_))) {
                 self.stack.pop();
@@ -138,6 +153,17 @@ impl Modals {
             self.stack.retain(|m| std::mem::discriminant(m) != kind);
         }
         self.stack.push(modal);
+    }
+
+    /// Whether the question on top was opened since the screen was last
+    /// drawn: the user has not seen it, so no key typed yet answers it.
+    pub fn question_unseen(&self) -> bool {
+        self.unseen && self.top().is_some_and(Modal::is_question)
+    }
+
+    /// The screen was drawn: the layer on top is seen.
+    pub fn drawn(&mut self) {
+        self.unseen = false;
     }
 
     /// Takes the layer on top away.

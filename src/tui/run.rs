@@ -204,9 +204,6 @@ pub fn prepare(options: &Options) -> Result<(Local, Box<dyn Source + Send>), UiE
             app.add_hint(h);
         }
     }
-    if options.mode != Mode::Observe && options.replay.is_none() {
-        app.note(LogKind::Note, format!("starting in {} mode", options.mode));
-    }
     app.set_machine(HeaderMachine {
         host,
         guest: options

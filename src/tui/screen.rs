@@ -14,7 +14,7 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 use std::sync::mpsc::{Receiver, Sender, channel};
 
-use crossterm::event::{Event, KeyEventKind, KeyModifiers};
+use crossterm::event::KeyModifiers;
 
 use super::app::App;
 use super::arming::Progress;
@@ -23,7 +23,6 @@ use super::control;
 use super::dispatch;
 use super::input::TermInput;
 use super::keys::{KeyAction, action_for};
-use super::layer_keys::{TERMINAL_KEYS, TerminalAction, action_in};
 use super::options::Options;
 use super::run::{UiError, prepare};
 use super::stop::StopFlag;
@@ -193,13 +192,15 @@ impl Screen {
             }
             // A stop signal: seen through `stop` above.
             Input::Shell(ShellEvent::Stop(_)) | Input::Redraw => {}
-            Input::Shell(ShellEvent::Keys(_)) if self.stopping => {}
+            // Stopping, the guest is being given back: no key, and no
+            // Ctrl-Z or SIGTSTP, stops that.
+            Input::Shell(ShellEvent::Keys(_) | ShellEvent::Suspend) if self.stopping => {}
             Input::Shell(ShellEvent::Keys(events)) => {
                 for ev in events {
-                    match control_key(&ev) {
-                        Some('z') => terminal.suspend()?,
-                        Some('l') => terminal.redraw_all()?,
-                        _ => self.queued.push_back(ev),
+                    if repaint_key(&ev) {
+                        terminal.redraw_all()?;
+                    } else {
+                        self.queued.push_back(ev);
                     }
                 }
             }
@@ -233,22 +234,17 @@ impl Screen {
             self.mouse = app.mouse();
             terminal.set_mouse(self.mouse)?;
         }
-        Ok(terminal.draw(|f| view::draw(f, app))?)
+        terminal.draw(|f| view::draw(f, app))?;
+        app.drawn();
+        Ok(())
     }
 }
 
-/// Ctrl-Z (suspend, [`TERMINAL_KEYS`]) and Ctrl-L (repaint, the screen's
-/// [`KeyAction::Redraw`]) belong to the terminal, whatever has the focus:
-/// their letter.
-fn control_key(input: &TermInput) -> Option<char> {
-    let TermInput::Event(Event::Key(k)) = input else {
-        return None;
-    };
-    if k.kind == KeyEventKind::Release || !k.modifiers.contains(KeyModifiers::CONTROL) {
-        return None;
-    }
-    if action_in(TERMINAL_KEYS, *k) == Some(TerminalAction::Suspend) {
-        return Some('z');
-    }
-    (action_for(*k) == Some(KeyAction::Redraw)).then_some('l')
+/// Ctrl-L (repaint, the screen's [`KeyAction::Redraw`]) belongs to the
+/// terminal, whatever has the focus (Ctrl-Z too: the shell makes it a
+/// [`ShellEvent::Suspend`] for every screen).
+fn repaint_key(input: &TermInput) -> bool {
+    shell::pressed(input).is_some_and(|k| {
+        k.modifiers.contains(KeyModifiers::CONTROL) && action_for(k) == Some(KeyAction::Redraw)
+    })
 }

@@ -30,6 +30,7 @@ use ratatui::{Frame, Terminal};
 
 use super::frame_diff::DiffTerminal;
 use super::input::TermInput;
+use super::layer_keys::{TERMINAL_KEYS, TerminalAction, action_in};
 use super::sized_backend::SizedBackend;
 use super::stop::StopFlag;
 use super::term_caps::TermCaps;
@@ -41,7 +42,8 @@ pub enum ShellEvent {
     Keys(Vec<TermInput>),
     /// The terminal changed size (SIGWINCH).
     Resize,
-    /// SIGTSTP: give the terminal back and stop ([`ShellScreen::suspend`]).
+    /// SIGTSTP, or Ctrl-Z read from the terminal: give the terminal back
+    /// and stop ([`ShellScreen::suspend`]).
     Suspend,
     /// SIGCONT: back from a stop; the screen is drawn anew.
     Continue,
@@ -168,7 +170,7 @@ pub fn spawn_inputs(
     use signal_hook::consts::{SIGCONT, SIGTSTP, SIGWINCH};
     let deliver = Arc::new(deliver);
     let keys = Arc::clone(&deliver);
-    super::input::spawn(move |batch| keys(ShellEvent::Keys(batch)))?;
+    super::input::spawn(move |batch| keyboard(batch).into_iter().all(|event| keys(event)))?;
     let mut caught = crate::stop_signals::catchable();
     caught.extend([SIGTSTP, SIGCONT, SIGWINCH]);
     let mut signals = signal_hook::iterator::Signals::new(&caught)?;
@@ -198,6 +200,32 @@ pub fn spawn_inputs(
             }
         })?;
     Ok(())
+}
+
+/// One read of the terminal as the screens get it. Ctrl-Z belongs to the
+/// terminal whatever has the focus ([`TERMINAL_KEYS`]): raw mode makes it a
+/// key, not SIGTSTP, so it becomes [`ShellEvent::Suspend`] in its place,
+/// between the keys read before and after it, and every screen stops on
+/// it as on SIGTSTP.
+fn keyboard(batch: Vec<TermInput>) -> Vec<ShellEvent> {
+    let mut events = Vec::new();
+    let mut keys = Vec::new();
+    for input in batch {
+        if pressed(&input)
+            .is_some_and(|k| action_in(TERMINAL_KEYS, k) == Some(TerminalAction::Suspend))
+        {
+            if !keys.is_empty() {
+                events.push(ShellEvent::Keys(std::mem::take(&mut keys)));
+            }
+            events.push(ShellEvent::Suspend);
+        } else {
+            keys.push(input);
+        }
+    }
+    if !keys.is_empty() {
+        events.push(ShellEvent::Keys(keys));
+    }
+    events
 }
 
 /// A key pressed or repeated (not released), among what the keys thread

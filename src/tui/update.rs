@@ -127,6 +127,10 @@ pub enum Update {
     /// Who else acts on the guest observed (cpuplugd, another plugtop),
     /// or nobody.
     Acting(Option<crate::control::lock::Actor>),
+    /// A plugtop ended without putting the guest observed back (its
+    /// journal is there), or none did. Its Log line comes as a
+    /// [`Update::Note`].
+    LeftChanged(Option<Box<crate::control::guard::DeadRun>>),
     /// plugtop's own CPU use, percent of one CPU.
     OwnCpu(f64),
     /// The pace of a recording or the simulator changed.

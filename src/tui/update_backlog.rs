@@ -21,10 +21,10 @@ use super::update::Update;
 pub const DIALOGS: usize = 8;
 
 /// The most updates a [`Backlog`] ever holds: readings, notes, dialogs,
-/// one of each state (status, CPU use, speed, working, who else acts), one answer, one
-/// reload, the ending, the count of readings not shown, and a seek's
-/// passage and end.
-pub const MOST: usize = FRAMES + LOG_LINES + DIALOGS + 5 + 2 + 1 + 1 + 2;
+/// one of each state (status, CPU use, speed, working, who else acts, a
+/// dead run's journal), one answer, one reload, the ending, the count of
+/// readings not shown, and a seek's passage and end.
+pub const MOST: usize = FRAMES + LOG_LINES + DIALOGS + 6 + 2 + 1 + 1 + 2;
 
 /// The updates waiting for the screen, coalesced as they come so that
 /// there are never more than [`MOST`]; applied in order, they leave the
@@ -34,9 +34,9 @@ pub const MOST: usize = FRAMES + LOG_LINES + DIALOGS + 5 + 2 + 1 + 1 + 2;
 pub struct Backlog {
     updates: VecDeque<Update>,
     /// The latest status, CPU use, speed, write in progress, who else
-    /// acts and the source's damage: each only sets what the screen
-    /// shows, so one of each does.
-    latest: [Option<Update>; 6],
+    /// acts, the source's damage and a dead run's journal: each only sets
+    /// what the screen shows, so one of each does.
+    latest: [Option<Update>; 7],
     readings: usize,
     notes: usize,
     dialogs: usize,
@@ -55,6 +55,7 @@ impl Backlog {
             Update::Working(_) => return self.latest[3] = Some(update),
             Update::Acting(_) => return self.latest[4] = Some(update),
             Update::Damaged(_) => return self.latest[5] = Some(update),
+            Update::LeftChanged(_) => return self.latest[6] = Some(update),
             // A later answer or reload does all an earlier one would (the
             // board, the proposal shown again, the tune dropped), and one
             // seek's passage and end wait at most (keys read while the

@@ -42,6 +42,49 @@ fn line_mode_prints_one_line_per_decided_interval() {
     );
 }
 
+/// New user nu53 F5: `plugtop --batch … | head` ended with "plugtop:
+/// terminal: Broken pipe (os error 32)" and exit 2 (101 was seen with
+/// `--sim`). A reader that closed the output is the normal end of a pipe:
+/// the line mode stops quietly with 0, as `eval`, `check` and `sim` do,
+/// whatever the source (the simulator, a recording, a root).
+#[test]
+fn line_mode_into_a_closed_pipe_ends_quietly_with_0() {
+    use std::process::{Command, Stdio};
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let rec = record_fixture_series(dir.path(), "o.rec");
+    let sources: [&[&str]; 3] = [
+        &[
+            "--sim",
+            "examples/scenarios/oscillating.toml",
+            "--interval",
+            "0.01",
+        ],
+        &["--replay", &rec],
+        &[
+            "--root",
+            "tests/fixtures/roots/newkernel",
+            "--interval",
+            "0.01",
+        ],
+    ];
+    for source in sources {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_plugtop"))
+            .arg("--batch")
+            .args(source)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("plugtop");
+        // The reader goes at once, as `head` does once it has its lines.
+        drop(child.stdout.take());
+        let o = child.wait_with_output().expect("plugtop ends");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(0), "{source:?}: {err}");
+        assert!(err.is_empty(), "{source:?}: said {err:?}");
+    }
+}
+
 #[test]
 fn line_mode_explains_each_decision_from_a_recording() {
     let dir = tempfile::tempdir().expect("temporary directory");

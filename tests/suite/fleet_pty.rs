@@ -7,7 +7,7 @@ use std::sync::atomic::Ordering;
 use crate::fleet_fake;
 use crate::ui_pty::{
     Session, a_plain_terminal_is_asked_for_no_paste_or_mouse, an_unfinished_reply_then_q_quits,
-    sigterm_gives_the_terminal_back,
+    ctrl_z_stops_and_sigcont_redraws, sigterm_gives_the_terminal_back,
 };
 
 #[test]
@@ -135,6 +135,18 @@ fn ctrl_c_quits_while_a_filter_is_typed_and_question_mark_opens_the_help() {
     assert!(
         raw.contains("\u{1b}[?1049l"),
         "the alternate screen is left"
+    );
+}
+
+/// nu53 F14: Ctrl-Z suspends `fleet` as it does the main screen (the
+/// shell's, not a copy), and `fg` draws it again.
+#[test]
+fn ctrl_z_stops_fleet_and_sigcont_redraws_it() {
+    let guests = fleet_fake::five();
+    let fake = fleet_fake::start(move |path, params| fleet_fake::answer(&guests, path, params));
+    ctrl_z_stops_and_sigcont_redraws(
+        Session::start(&["fleet", "--prometheus", &fake.url], 24, 80),
+        "stopped   10.0.0.3:9866",
     );
 }
 

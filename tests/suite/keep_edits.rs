@@ -52,9 +52,11 @@ fn text(t: &str) -> Vec<TermInput> {
     t.chars().map(|c| key(KeyCode::Char(c))).collect()
 }
 
-/// `inputs` through the screen's dispatch, and what they ask of the
-/// control thread carried out; the commands.
+/// `inputs` through the screen's dispatch, read after the screen was
+/// drawn (a question open is seen, so a `y` answers it), and what they
+/// ask of the control thread carried out; the commands.
 fn press(local: &mut Local, inputs: Vec<TermInput>) -> Vec<Command> {
+    local.app_mut().drawn();
     let mut queued: VecDeque<TermInput> = inputs.into();
     let commands = dispatch::apply(local.app_mut(), &mut queued, &StopFlag::new());
     for c in commands.clone() {

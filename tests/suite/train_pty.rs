@@ -7,7 +7,7 @@
 use crate::common;
 use crate::ui_pty::{
     Session, a_plain_terminal_is_asked_for_no_paste_or_mouse, an_unfinished_reply_then_q_quits,
-    sigterm_gives_the_terminal_back,
+    ctrl_z_stops_and_sigcont_redraws, sigterm_gives_the_terminal_back,
 };
 
 use common::tempdir;
@@ -28,6 +28,14 @@ fn train_in(home: &std::path::Path, id: &str) -> Session {
         80,
         &[("XDG_STATE_HOME", home)],
     )
+}
+
+/// nu53 F14: Ctrl-Z suspends `train` as it does the main screen (the
+/// shell's, not a copy), and `fg` draws it again.
+#[test]
+fn ctrl_z_stops_train_and_sigcont_redraws_it() {
+    let state = tempdir();
+    ctrl_z_stops_and_sigcont_redraws(train_at(&state, "cpu-max"), "Practice run");
 }
 
 #[test]

@@ -336,6 +336,63 @@ pub(crate) fn sigterm_gives_the_terminal_back(mut s: Session, ready: &str) {
     }
 }
 
+/// The state letter of process `pid` (`T` stopped), from `/proc/PID/stat`.
+fn process_state(pid: u32) -> Option<char> {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|t| t.rsplit(')').next().map(|r| r.trim().chars().next()))
+        .flatten()
+}
+
+/// Ctrl-Z (the byte: raw mode reads it as a key, never as SIGTSTP) to a
+/// full screen showing `ready`: it stops with the terminal given back
+/// (the alternate screen left, bracketed paste off, the cursor shown,
+/// cooked mode), and SIGCONT (`fg`) takes the terminal again and draws
+/// `ready` anew. New user nu53 F14: `train` and `fleet` swallowed it.
+pub(crate) fn ctrl_z_stops_and_sigcont_redraws(mut s: Session, ready: &str) {
+    s.wait_for(ready);
+    let pid = s.child.process_id().expect("a pid");
+    s.press("\x1a");
+    s.wait_until("Ctrl-Z did not stop it", |_| {
+        process_state(pid) == Some('T')
+    });
+    s.wait_until("the terminal is given back while stopped", |s| {
+        let raw = String::from_utf8_lossy(&s.raw);
+        let last = |seq: &str| raw.rfind(seq);
+        [
+            ("\x1b[?1049h", "\x1b[?1049l"),
+            ("\x1b[?2004h", "\x1b[?2004l"),
+            ("\x1b[?25l", "\x1b[?25h"),
+        ]
+        .iter()
+        .all(|(on, off)| last(off).is_some() && last(off) > last(on))
+    });
+    let stty = std::process::Command::new("stty")
+        .args(["-a", "-F", &format!("/proc/{pid}/fd/0")])
+        .output()
+        .expect("stty");
+    let modes = String::from_utf8_lossy(&stty.stdout);
+    assert!(
+        modes.contains(" icanon") && !modes.contains("-icanon"),
+        "the terminal was left raw while stopped: {modes}"
+    );
+    let before = s.raw.len();
+    s.signal("CONT");
+    s.wait_until("SIGCONT did not take the terminal and draw again", |s| {
+        String::from_utf8_lossy(&s.raw[before..]).contains("\x1b[?1049h")
+            && s.screen().contains(ready)
+    });
+    assert_eq!(s.press_until_exit("q"), Some(0), "q quits after fg");
+}
+
+#[test]
+fn ctrl_z_stops_the_main_screen_and_sigcont_redraws_it() {
+    ctrl_z_stops_and_sigcont_redraws(
+        Session::start(&["--sim", "examples/scenarios/daytrader.toml"], 24, 80),
+        "OBSERVE",
+    );
+}
+
 /// The start of a terminal's reply that never ends (`ESC [ ?`), then `q`:
 /// the screen showing `ready` still quits, with status 0.
 pub(crate) fn an_unfinished_reply_then_q_quits(mut s: Session, ready: &str) {
@@ -501,6 +558,35 @@ fn a_simulated_guest_runs_the_whole_loop_in_autonomous_mode() {
     s.wait_for("changing number of pages permanently reserved");
     s.press("+");
     s.wait_for("sim ×2 · ");
+    assert!(s.quit());
+}
+
+/// New user nu53 F6: `Awxyz` in one write (a fast typist on a laggy link,
+/// a paste without bracketed paste) opened the what-if editor *under* the
+/// "Autonomous mode" question and typed `xyz` into it. Keys read with the
+/// key that asks are dropped, and the log says so; the question is
+/// answered only by a key pressed once it is shown.
+#[test]
+fn keys_typed_ahead_with_a_key_that_asks_never_reach_the_screen_under_the_question() {
+    let mut s = Session::start(&["--sim", "examples/scenarios/daytrader.toml"], 24, 80);
+    s.wait_for("OBSERVE");
+    s.press("Awxyz");
+    s.wait_for("y  switch to autonomous");
+    s.press("\x1b");
+    s.wait_gone("y  switch to autonomous");
+    s.press("5");
+    s.wait_for("dropped 4 keys typed ahead of a question");
+    let screen = s.screen();
+    assert!(
+        !screen.contains("What-if") && !screen.contains("xyz"),
+        "the what-if editor opened under the question:\n{screen}"
+    );
+    assert!(screen.contains("OBSERVE"), "{screen}");
+    // Asked again and answered once shown, it arms.
+    s.press("A");
+    s.wait_for("y  switch to autonomous");
+    s.press("y");
+    s.wait_for("AUTONOMOUS");
     assert!(s.quit());
 }
 
@@ -924,15 +1010,106 @@ fn a_failed_restore_keeps_the_journal_and_says_how_to_retry() {
     assert!(terminal_restored(&output));
 }
 
+/// The screen's text with runs of blanks (a wrapped line's break and
+/// indent among them) as one space.
+fn screen_words(s: &Session) -> String {
+    s.screen().split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// The screen on `root` under `rules`, a reading every 0.2 s, with
+/// `more` options, at `size` (rows, columns).
+fn screen_on(root: &FakeRoot, rules: &str, more: &[&str], size: (u16, u16)) -> Session {
+    let root = root.path().to_string_lossy().into_owned();
+    let mut args = vec!["--root", &root, "-c", rules, "--interval", "0.2"];
+    args.extend_from_slice(more);
+    Session::start(&args, size.0, size.1)
+}
+
+/// [`plugging_guest`] with the journal of a dead plugtop (pid 999999999)
+/// that found CPUs `online`, as a `kill -9` leaves it.
+fn left_changed_by_a_dead_run(online: &str) -> (FakeRoot, String) {
+    let (root, rules) = plugging_guest();
+    let canonical = std::fs::canonicalize(root.path()).expect("canonical root");
+    root.write(
+        "run/plugtop/state",
+        &format!(
+            "plugtop-state 1\npid 999999999\nroot {}\nonline {online}\ncmm_pages none\n",
+            canonical.display()
+        ),
+    );
+    (root, rules)
+}
+
+/// New user nu53 F7: after a `kill -9`'d daemon left the guest changed,
+/// the screen said nothing until arming, its question promised a restore
+/// it could not make, and the refusal said "start with --force", which the
+/// screen does not accept. Now the header and the Log say it at once (who,
+/// what it found, the command), `s` is refused naming commands that work,
+/// and once `plugtop restore` ran the alarm goes and arming asks again.
+#[test]
+fn a_dead_plugtops_journal_is_said_at_once_and_arming_names_commands_that_work() {
+    let (root, rules) = left_changed_by_a_dead_run("0-2");
+    let root_s = root.path().to_string_lossy().into_owned();
+    let mut s = screen_on(&root, &rules, &[], (24, 80));
+    s.wait_for("OBSERVE");
+    s.wait_for("UNRESTORED");
+    s.press("5");
+    s.wait_until("the Log says who left the guest changed", |s| {
+        screen_words(s).contains("a plugtop (pid 999999999) ended without putting this guest back")
+    });
+    s.wait_until("the Log says what it found and how to put it back", |s| {
+        let words = screen_words(s);
+        words.contains("CPUs 0-2 online") && words.contains("(now CPU 0 online)")
+    });
+    s.press("s");
+    s.wait_for("will not change this machine");
+    let words = screen_words(&s);
+    assert!(
+        words.contains("then arm again") && words.contains("plugtop run --force"),
+        "{words}"
+    );
+    assert!(
+        !words.contains("Act on this guest?") && !words.contains("start with --force"),
+        "{words}"
+    );
+    s.press("\x1b");
+    s.wait_gone("will not change this machine");
+    let restored = common::plugtop(&["restore", "--root", &root_s]);
+    assert!(restored.status.success(), "{restored:?}");
+    s.wait_gone("UNRESTORED");
+    s.press("s");
+    s.wait_for("Act on this guest?");
+    s.press("n");
+    assert!(s.quit());
+}
+
+/// New user nu53 F11: `--mode auto` refused at the start logged "starting
+/// in autonomous mode" and nothing of the refusal once its box was
+/// closed. The Log says what happened and why. (A dead run's journal
+/// refuses here; off s390 the machine check refuses the same way.)
+#[test]
+fn a_mode_refused_at_the_start_is_logged_as_refused_never_as_started() {
+    let (root, rules) = left_changed_by_a_dead_run("0");
+    let mut s = screen_on(&root, &rules, &["--mode=auto"], (24, 80));
+    s.wait_for("staying in observe mode");
+    s.press("\x1b");
+    s.wait_gone("staying in observe mode");
+    s.press("5");
+    s.wait_until("the Log says the mode was refused", |s| {
+        screen_words(s).contains(
+            "autonomous mode refused at the start, observing: a plugtop (pid 999999999) ended",
+        )
+    });
+    let words = screen_words(&s);
+    assert!(!words.contains("starting in"), "{words}");
+    assert!(words.contains("OBSERVE"), "{words}");
+    assert!(s.quit());
+}
+
 #[test]
 fn arming_a_test_root_asks_first_and_says_what_it_takes() {
     let (root, rules) = plugging_guest();
-    let root_s = root.path().to_string_lossy().into_owned();
-    let mut s = Session::start(
-        &["--root", &root_s, "-c", &rules, "--interval", "0.2"],
-        30,
-        110,
-    );
+    let mut s = screen_on(&root, &rules, &[], (30, 110));
     s.wait_for("OBSERVE");
     s.wait_for("#2");
     // The header names the z/VM guest from the root's /proc/sysinfo.
@@ -1253,14 +1430,8 @@ fn sigtstp_gives_the_terminal_back_and_fg_redraws_everything() {
     );
     s.wait_for("OBSERVE");
     let pid = s.child.process_id().expect("a pid");
-    let state = || {
-        std::fs::read_to_string(format!("/proc/{pid}/stat"))
-            .ok()
-            .and_then(|t| t.rsplit(')').next().map(|r| r.trim().chars().next()))
-            .flatten()
-    };
     s.signal("TSTP");
-    s.wait_until("plugtop did not stop", |_| state() == Some('T'));
+    s.wait_until("plugtop did not stop", |_| process_state(pid) == Some('T'));
     // Stopped, it has written all it will: the restore is on its way.
     s.wait_until("the terminal is given back while stopped", |s| {
         terminal_restored(&String::from_utf8_lossy(&s.raw))

@@ -45,6 +45,8 @@ struct Control {
     /// Who else acted on the live guest when last looked up, and the
     /// readings until the next look.
     others: (Option<crate::control::lock::Actor>, u32),
+    /// The dead run whose journal was found when last looked up.
+    dead_run: Option<crate::control::guard::DeadRun>,
 }
 
 /// Every how many readings an observing screen looks up who else acts on
@@ -84,6 +86,7 @@ pub fn run(
         progress,
         seeking: None,
         others: (None, 0),
+        dead_run: None,
     };
     let end = loop {
         let sampling = !c.exhausted && (c.live_guest() || !c.paused);
@@ -176,6 +179,28 @@ pub fn run(
     let _ = notify(said);
 }
 
+/// The Log's line for a plugtop that ended without putting the guest
+/// back: who, when, what it found (what restoring puts back) against what
+/// is online `now`, and the command that restores it.
+fn left_changed_line(
+    dead: &crate::control::guard::DeadRun,
+    now: Option<&crate::kernel::cpulist::CpuList>,
+) -> String {
+    let since = dead.since.map_or(String::new(), |t| {
+        format!(
+            ", started {}",
+            crate::report::time_of_day(crate::kernel::Stamp::new(t, 0))
+        )
+    });
+    let now = now.map_or(String::new(), |n| {
+        format!(" (now {})", crate::report::words::online_list(n))
+    });
+    format!(
+        "a plugtop (pid {}{since}) ended without putting this guest back: its journal {} holds what it found, {}{now}; `{}` puts that back (arming is refused until then)",
+        dead.pid, dead.journal, dead.found, dead.restore
+    )
+}
+
 /// A signal's ending once the armed guest was put back: it says so.
 fn put_back(end: ScreenEnd) -> ScreenEnd {
     match end {
@@ -232,7 +257,7 @@ impl Control {
             updates.push(Update::Note(LogKind::Problem, w.clone()));
             updates.push(Update::Damaged(w));
         }
-        self.look_for_others(updates);
+        self.look_for_others(core, updates);
         self.pace_from(core, now);
         self.own_cpu(now, updates);
     }
@@ -248,21 +273,36 @@ impl Control {
     /// Says who else acts on the live guest observed (cpuplugd, another
     /// plugtop), looked up every [`LOOK_FOR_OTHERS_EVERY`] readings while
     /// this screen does not act itself (acting, it holds the lock).
-    fn look_for_others(&mut self, updates: &mut Vec<Update>) {
+    /// A plugtop that ended without putting the guest back (its journal
+    /// below the root) is looked up with them, and said at once.
+    fn look_for_others(&mut self, core: &Core, updates: &mut Vec<Update>) {
         let observing = self.live_guest() && self.armed.is_none();
-        let found = if observing {
+        let (found, dead) = if observing {
             if self.others.1 > 0 {
                 self.others.1 -= 1;
                 return;
             }
             self.others.1 = LOOK_FOR_OTHERS_EVERY - 1;
-            crate::control::lock::acting_on(&self.options.root)
+            (
+                crate::control::lock::acting_on(&self.options.root),
+                crate::tui::arming::dead_run(&self.options),
+            )
         } else {
-            None
+            (None, None)
         };
         if found != self.others.0 {
             self.others.0.clone_from(&found);
             updates.push(Update::Acting(found));
+        }
+        if dead != self.dead_run {
+            if let Some(d) = &dead {
+                updates.push(Update::Note(
+                    LogKind::Problem,
+                    left_changed_line(d, core.latest().map(|s| &s.online)),
+                ));
+            }
+            self.dead_run.clone_from(&dead);
+            updates.push(Update::LeftChanged(dead.map(Box::new)));
         }
     }
 
@@ -363,6 +403,18 @@ impl Control {
         let pool = core.session().rules().mem_enabled;
         let armed = arm_check(&self.options, mode, Some(first), pool)
             .and_then(|_| arm(&self.options, Some(first), &self.progress, pool));
+        // The Log, the lasting record, says what happened, not what was
+        // asked (the box that says why is closed and gone).
+        updates.push(match &armed {
+            Ok(_) => Update::Note(LogKind::Note, format!("starting in {mode} mode")),
+            Err(e) => Update::Note(
+                LogKind::Problem,
+                format!(
+                    "{mode} mode refused at the start, observing: {}",
+                    crate::error_chain::text(e)
+                ),
+            ),
+        });
         self.take_arms(core, mode, armed, "staying in observe mode", updates);
     }
 

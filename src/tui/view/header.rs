@@ -369,6 +369,19 @@ fn before_badges(app: &App, theme: &Theme) -> Vec<Badge> {
             theme.warning(),
         ));
     }
+    if let Some(dead) = app.left_changed() {
+        // A dead plugtop's changes are still on the guest (the Log says
+        // what and how to put them back).
+        let pid = dead.pid;
+        before.push(Badge::new(
+            vec![
+                format!("UNRESTORED: plugtop pid {pid} died"),
+                format!("UNRESTORED pid {pid}"),
+                "UNRESTORED".to_string(),
+            ],
+            theme.warning(),
+        ));
+    }
     if let Some(other) = app.acting_elsewhere()
         && other.stale.is_some()
     {
