@@ -21,6 +21,16 @@ pub fn value_of(token: &str) -> f64 {
     if negative { -magnitude } else { magnitude }
 }
 
+/// A number for a message, as short as its value: `1e308`, not 309
+/// digits; `2048`, `0.5` as they are.
+pub fn brief(v: f64) -> String {
+    if v != 0.0 && !(1e-6..1e15).contains(&v.abs()) {
+        format!("{v:e}")
+    } else {
+        v.to_string()
+    }
+}
+
 /// One `%lf` conversion of glibc's `scanf` from `text[at..]`: blanks
 /// (`isspace`: space, `\t` to `\r`) skipped, then as much text as glibc
 /// takes for a number (a sign; `nan`, `inf`, `infinity` in any case; `0x`
@@ -38,6 +48,9 @@ pub fn scan_lf(text: &[u8], at: usize) -> Result<(f64, usize), usize> {
         i += 1;
     }
     let start = i;
+    if let Some((v, end, _)) = plain_decimal(text, i) {
+        return Ok((v, end));
+    }
     let lower = |i: usize| text.get(i).map(u8::to_ascii_lowercase);
     let negative = text.get(i) == Some(&b'-');
     let signed = matches!(text.get(i), Some(b'-' | b'+'));
@@ -104,15 +117,56 @@ pub fn scan_lf(text: &[u8], at: usize) -> Result<(f64, usize), usize> {
     if i == body || (hex && i == body + 2) || !(hex || got_digit) {
         return Err(start);
     }
-    let token = std::str::from_utf8(&text[body..i]).map_err(|_| start)?;
-    let magnitude = if hex {
-        hex_value(&token[2..])
-    } else if text[body].is_ascii_digit() {
+    let magnitude = if !hex && text[body].is_ascii_digit() {
         leading_value(&text[body..i])
     } else {
-        decimal_value(token)
+        let token = std::str::from_utf8(&text[body..i]).map_err(|_| start)?;
+        if hex {
+            hex_value(&token[2..])
+        } else {
+            decimal_value(token)
+        }
     };
     Ok((sign(magnitude), i))
+}
+
+/// [`scan_lf`]'s common case, the kernel's, at `text[at..]` (no blanks
+/// before): digits, maybe a dot and more digits, at most 15 digits and 8
+/// after the dot, no exponent after. Its value, its end, and how many
+/// digits follow the dot; `None` for everything else.
+#[inline]
+pub fn plain_decimal(text: &[u8], at: usize) -> Option<(f64, usize, usize)> {
+    let digit = |i: usize| text.get(i).map(|b| b.wrapping_sub(b'0')).filter(|d| *d <= 9);
+    let mut m = u64::from(digit(at)?);
+    let mut end = at + 1;
+    if m == 0 && matches!(text.get(end), Some(b'x' | b'X')) {
+        return None;
+    }
+    while let Some(d) = digit(end) {
+        m = m * 10 + u64::from(d);
+        end += 1;
+        if end - at > 15 {
+            return None;
+        }
+    }
+    let mut places = 0;
+    if text.get(end) == Some(&b'.') {
+        end += 1;
+        while let Some(d) = digit(end) {
+            m = m * 10 + u64::from(d);
+            end += 1;
+            places += 1;
+            if end - at > 16 || places >= POWERS_OF_TEN.len() {
+                return None;
+            }
+        }
+    }
+    if matches!(text.get(end), Some(b'e' | b'E')) {
+        return None;
+    }
+    // Both exact in a double (under 10^15 and at most 10^8): the one
+    // division rounds as strtod does.
+    Some((m as f64 / POWERS_OF_TEN[places] as f64, end, places))
 }
 
 /// Reads the number starting at `text[start..]` (after blanks) the way

@@ -3,7 +3,7 @@
 //! four numbers or cpuplugd exits) and rounded as it rounds them, or its
 //! text checked and kept for later.
 
-use crate::number::scan_lf;
+use crate::number::{plain_decimal, scan_lf};
 
 /// Where cpuplugd's scan of /proc/loadavg fails: the number (1 to 4) it
 /// could not convert and the byte where that number was to start.
@@ -42,10 +42,18 @@ pub fn parse_loadavg(text: &[u8]) -> Result<(f64, f64), LoadavgStop> {
     let mut values = [0.0; 4];
     for (i, value) in values.iter_mut().enumerate() {
         let number = i as u8 + 1;
-        let (v, end) = scan_lf(text, at).map_err(|at| LoadavgStop { number, at })?;
-        // The number's text, blanks before it included (they change
-        // nothing of its rounding).
-        *value = six_decimals(v, &text[at..end]);
+        // The kernel's text first: one space, then a plain decimal.
+        let start = at + usize::from(text.get(at) == Some(&b' '));
+        let (v, end) = match plain_decimal(text, start) {
+            Some((v, end, places)) if places <= 6 || (number != 1 && number != 4) => (v, end),
+            _ => {
+                let (v, end) = scan_lf(text, at).map_err(|at| LoadavgStop { number, at })?;
+                // The number's text, blanks before it included (they
+                // change nothing of its rounding).
+                (six_decimals(v, &text[at..end]), end)
+            }
+        };
+        *value = v;
         at = end;
     }
     Ok((values[0], values[3]))
