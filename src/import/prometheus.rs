@@ -28,6 +28,7 @@ use super::{ImportError, NamedTable, Output, RebuiltReading, TickCounter, sample
 use crate::fleet::query::{PromSeries, Prometheus, QueryError};
 use crate::kernel::recording::{GuestAction, Header, Provenance};
 use crate::kernel::{CpuTicks, Stamp};
+use crate::number::brief;
 
 /// Steps per range query: Prometheus answers at most 11,000 points per
 /// series, and a window of this many keeps one answer a few MiB for a
@@ -64,6 +65,11 @@ fn mode_column(mode: &str) -> Option<usize> {
     })
 }
 
+/// The latest time, in seconds from 1970 (and the earliest, negated), that
+/// Prometheus's API takes: its own `maxTime`, `i64::MAX` milliseconds less
+/// the seconds from year 1 to 1970.
+const PROMETHEUS_LATEST: f64 = 9_223_309_901_257_974.0;
+
 /// Reads the instance's series from `prom` into `out`.
 pub fn import(
     prom: &dyn Prometheus,
@@ -80,8 +86,18 @@ pub fn import(
     } = *options;
     if !(from.is_finite() && to.is_finite() && from < to) {
         return Err(ImportError::Input(format!(
-            "--from must come before --to ({from} .. {to})"
+            "--from must come before --to ({} .. {})",
+            brief(from),
+            brief(to)
         )));
+    }
+    for (option, t) in [("--from", from), ("--to", to)] {
+        if t.abs() > PROMETHEUS_LATEST {
+            return Err(ImportError::Input(format!(
+                "{option} {} is beyond the times Prometheus takes (at most {PROMETHEUS_LATEST} s from 1970, either way)",
+                brief(t)
+            )));
+        }
     }
     if instance.contains(['"', '\\', '\n']) {
         return Err(ImportError::Input(format!(
@@ -104,9 +120,14 @@ pub fn import(
     if let Some(s) = step
         && !(s.is_finite() && s >= 0.001)
     {
-        return Err(ImportError::Input(format!(
-            "--step must be a positive number of seconds, not {s}"
-        )));
+        return Err(ImportError::Input(if s > 0.0 && s.is_finite() {
+            format!(
+                "--step {} is shorter than 0.001 s, the shortest step (Prometheus counts milliseconds)",
+                brief(s)
+            )
+        } else {
+            format!("--step must be a positive number of seconds, not {}", brief(s))
+        }));
     }
     // Where the series has samples at all: the scrape interval is probed
     // there, and the windows before, after and between are not asked.
