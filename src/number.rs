@@ -136,7 +136,11 @@ pub fn scan_lf(text: &[u8], at: usize) -> Result<(f64, usize), usize> {
 /// digits follow the dot; `None` for everything else.
 #[inline]
 pub fn plain_decimal(text: &[u8], at: usize) -> Option<(f64, usize, usize)> {
-    let digit = |i: usize| text.get(i).map(|b| b.wrapping_sub(b'0')).filter(|d| *d <= 9);
+    let digit = |i: usize| {
+        text.get(i)
+            .map(|b| b.wrapping_sub(b'0'))
+            .filter(|d| *d <= 9)
+    };
     let mut m = u64::from(digit(at)?);
     let mut end = at + 1;
     if m == 0 && matches!(text.get(end), Some(b'x' | b'X')) {

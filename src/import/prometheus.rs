@@ -126,7 +126,10 @@ pub fn import(
                 brief(s)
             )
         } else {
-            format!("--step must be a positive number of seconds, not {}", brief(s))
+            format!(
+                "--step must be a positive number of seconds, not {}",
+                brief(s)
+            )
         }));
     }
     // Where the series has samples at all: the scrape interval is probed

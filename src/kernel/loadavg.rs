@@ -18,7 +18,12 @@ impl LoadavgStop {
     pub fn describe(&self, text: &[u8]) -> String {
         let before = &text[..self.at.min(text.len())];
         let line = before.iter().filter(|b| **b == b'\n').count() + 1;
-        let column = before.len() - before.iter().rposition(|b| *b == b'\n').map_or(0, |p| p + 1) + 1;
+        let column = before.len()
+            - before
+                .iter()
+                .rposition(|b| *b == b'\n')
+                .map_or(0, |p| p + 1)
+            + 1;
         let n = self.number;
         if self.at >= text.len() {
             format!(
@@ -144,8 +149,8 @@ fn words_checked(bytes: &[u8; LOADAVG_KEPT], len: usize) -> bool {
         let dot = bytes_equal(x, b'.');
         let blank = bytes_equal(x, b' ') | bytes_equal(x, b'\n');
         let other = HIGHS & !(digit | dot | blank);
-        let lone_dot = (dot & !((digit << 8) | after_digit))
-            | (dot & !(digit >> 8) & !(0x80 << 56));
+        let lone_dot =
+            (dot & !((digit << 8) | after_digit)) | (dot & !(digit >> 8) & !(0x80 << 56));
         if dot_open && digit & 0x80 == 0 {
             return false;
         }

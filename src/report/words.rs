@@ -180,7 +180,10 @@ mod tests {
             assert!(!after.starts_with('\u{303}'), "{room}: {cut:?}");
             cut_at_a_mark |= after.starts_with('e');
         }
-        assert!(cut_at_a_mark, "some room cuts just before a letter with its mark");
+        assert!(
+            cut_at_a_mark,
+            "some room cuts just before a letter with its mark"
+        );
     }
 
     /// Lines are measured in columns as drawn: wide characters take two,

@@ -184,7 +184,12 @@ mod tests {
         let mut buf = ratatui::buffer::Buffer::empty(area);
         buf.set_string(0, 0, &safe, ratatui::style::Style::default());
         let cells: Vec<&str> = (0..10).map(|x| buf[(x, 0)].symbol()).collect();
-        assert_eq!(cells, ["a", "ﾊ", "\u{309c}", " ", "b", "ﾊ", "\u{309b}", " ", "c", " "]);
+        assert_eq!(
+            cells,
+            [
+                "a", "ﾊ", "\u{309c}", " ", "b", "ﾊ", "\u{309b}", " ", "c", " "
+            ]
+        );
         let mut raw = ratatui::buffer::Buffer::empty(area);
         raw.set_string(0, 0, text, ratatui::style::Style::default());
         assert_eq!(raw[(1, 0)].symbol(), "ﾊﾟ", "ratatui joins the raw pair");

@@ -198,9 +198,24 @@ fn phase_numbers(p: &Phase) -> Result<(), (&'static str, String)> {
         ));
     }
     for (key, v, most, unit) in [
-        ("io_mib_per_s", p.io_mib_per_s, LARGEST_MIB, "MiB/s (16 TiB/s)"),
-        ("working_set_mib", p.working_set_mib, LARGEST_MIB, "MiB (16 TiB, the largest guest)"),
-        ("shared_mib", p.shared_mib, LARGEST_MIB, "MiB (16 TiB, the largest guest)"),
+        (
+            "io_mib_per_s",
+            p.io_mib_per_s,
+            LARGEST_MIB,
+            "MiB/s (16 TiB/s)",
+        ),
+        (
+            "working_set_mib",
+            p.working_set_mib,
+            LARGEST_MIB,
+            "MiB (16 TiB, the largest guest)",
+        ),
+        (
+            "shared_mib",
+            p.shared_mib,
+            LARGEST_MIB,
+            "MiB (16 TiB, the largest guest)",
+        ),
         ("pulse_period_s", p.pulse_period_s, LONGEST, "s (366 days)"),
     ] {
         if !v.is_finite() {
@@ -577,16 +592,48 @@ mod tests {
     #[test]
     fn refusals_are_placed_at_the_key_they_are_about() {
         for (text, place, says) in [
-            ("[[phases]]\nstart = \"0\"\nthreads = 1\nsystem_share = nan\n", "t.toml:8:16", "system_share = NaN must be a number from 0 to 1"),
-            ("[[phases]]\nstart = \"0\"\ncpu_per_thread = inf\n", "t.toml:7:18", "cpu_per_thread = inf must be"),
-            ("[[phases]]\nstart = \"0\"\nnice_share = 1e308\n", "t.toml:7:14", "nice_share = 1e308 must be"),
-            ("[[phases]]\nstart = \"0\"\nthreads = -1\n", "t.toml:7:11", "threads = -1 must be a number from 0 to 100000"),
+            (
+                "[[phases]]\nstart = \"0\"\nthreads = 1\nsystem_share = nan\n",
+                "t.toml:8:16",
+                "system_share = NaN must be a number from 0 to 1",
+            ),
+            (
+                "[[phases]]\nstart = \"0\"\ncpu_per_thread = inf\n",
+                "t.toml:7:18",
+                "cpu_per_thread = inf must be",
+            ),
+            (
+                "[[phases]]\nstart = \"0\"\nnice_share = 1e308\n",
+                "t.toml:7:14",
+                "nice_share = 1e308 must be",
+            ),
+            (
+                "[[phases]]\nstart = \"0\"\nthreads = -1\n",
+                "t.toml:7:11",
+                "threads = -1 must be a number from 0 to 100000",
+            ),
             ("online = 0\n", "t.toml:5:10", "cpus = 2 and online = 0"),
             ("online = 3\n", "t.toml:5:10", "cpus = 2 and online = 3"),
-            ("[[phases]]\nstart = \"0\"\nworking_set_mib = 1e308\n", "t.toml:7:19", "working_set_mib = 1e308 is more than 16777216 MiB (16 TiB, the largest guest)"),
-            ("[[phases]]\nstart = \"0\"\nshared_mib = 16777217\n", "t.toml:7:14", "shared_mib = 16777217 is more than"),
-            ("[[phases]]\nstart = \"0\"\nio_mib_per_s = 1e20\n", "t.toml:7:16", "io_mib_per_s = 1e20 is more than"),
-            ("[[phases]]\nstart = \"0\"\npulse_period_s = 1e308\n", "t.toml:7:18", "pulse_period_s = 1e308 is more than 31622400 s (366 days)"),
+            (
+                "[[phases]]\nstart = \"0\"\nworking_set_mib = 1e308\n",
+                "t.toml:7:19",
+                "working_set_mib = 1e308 is more than 16777216 MiB (16 TiB, the largest guest)",
+            ),
+            (
+                "[[phases]]\nstart = \"0\"\nshared_mib = 16777217\n",
+                "t.toml:7:14",
+                "shared_mib = 16777217 is more than",
+            ),
+            (
+                "[[phases]]\nstart = \"0\"\nio_mib_per_s = 1e20\n",
+                "t.toml:7:16",
+                "io_mib_per_s = 1e20 is more than",
+            ),
+            (
+                "[[phases]]\nstart = \"0\"\npulse_period_s = 1e308\n",
+                "t.toml:7:18",
+                "pulse_period_s = 1e308 is more than 31622400 s (366 days)",
+            ),
         ] {
             let e = error(text);
             assert!(e.starts_with(&format!("{place}: error: ")), "{text:?}: {e}");
@@ -609,7 +656,9 @@ mod tests {
             Err(e) => e.to_string(),
         };
         assert!(
-            e.ends_with("s.toml:5:8: error: byte 0xFF is not UTF-8 (a scenario file is UTF-8 text)"),
+            e.ends_with(
+                "s.toml:5:8: error: byte 0xFF is not UTF-8 (a scenario file is UTF-8 text)"
+            ),
             "{e}"
         );
     }
@@ -650,9 +699,7 @@ mod tests {
             huge.starts_with("t.toml:5:14: error: contention = 1e308 must be"),
             "{huge}"
         );
-        assert!(
-            error("[[phases]]\nstart = \"0\"\nsystem_share = 1.5\n").contains("from 0 to 1")
-        );
+        assert!(error("[[phases]]\nstart = \"0\"\nsystem_share = 1.5\n").contains("from 0 to 1"));
         assert!(error("contention = 2\n").contains("contention"));
         assert!(error("[[phases]]\nstart = \"soon\"\n").contains("not a time"));
         let unknown = error("[[phases]]\nstart = \"0\"\nthread = 2\n");

@@ -233,7 +233,10 @@ mod tests {
             put_back: true,
         };
         assert_eq!(armed.done(false), "the guest was put back");
-        assert_eq!(ScreenEnd::GaveBack(Vec::new()).done(false), "the guest was put back");
+        assert_eq!(
+            ScreenEnd::GaveBack(Vec::new()).done(false),
+            "the guest was put back"
+        );
         assert!(!ScreenEnd::Quit.done(false).contains("put back"));
     }
 }

@@ -200,7 +200,10 @@ fn a_stopped_guest_in_detail_shows_its_last_values() {
     let shown = screen(&app, 80, 24);
     assert!(shown.contains("stopped: last 2\n"), "{shown}");
     assert!(shown.contains("stopped: last 4\n"), "{shown}");
-    assert!(!shown.contains("CPUs online") || !shown.contains("no data\n"), "{shown}");
+    assert!(
+        !shown.contains("CPUs online") || !shown.contains("no data\n"),
+        "{shown}"
+    );
 }
 
 #[test]

@@ -965,10 +965,30 @@ fn prometheus_arguments_out_of_range_are_refused_with_the_limit() {
     let dir = tempdir();
     let rec = dir.path().join("never.rec");
     for (from, to, step, says) in [
-        ("0", "3600", "1e-9", "--step 1e-9 is shorter than 0.001 s, the shortest step"),
-        ("0", "99999999999999999999", "60", "--to 1e20 is beyond the times Prometheus takes"),
-        ("1e20", "2e20", "60", "--from 1e20 is beyond the times Prometheus takes"),
-        ("0", "3600", "0", "--step must be a positive number of seconds, not 0"),
+        (
+            "0",
+            "3600",
+            "1e-9",
+            "--step 1e-9 is shorter than 0.001 s, the shortest step",
+        ),
+        (
+            "0",
+            "99999999999999999999",
+            "60",
+            "--to 1e20 is beyond the times Prometheus takes",
+        ),
+        (
+            "1e20",
+            "2e20",
+            "60",
+            "--from 1e20 is beyond the times Prometheus takes",
+        ),
+        (
+            "0",
+            "3600",
+            "0",
+            "--step must be a positive number of seconds, not 0",
+        ),
     ] {
         let (from, to, step) = (
             format!("--from={from}"),

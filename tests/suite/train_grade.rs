@@ -490,5 +490,8 @@ fn hidden_directories_are_not_graded_as_trainees() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{stdout}");
     assert!(stdout.contains(" — 1 trainee\n"), "{stdout}");
-    assert!(!stdout.contains(".git") && !stdout.contains(".hidden"), "{stdout}");
+    assert!(
+        !stdout.contains(".git") && !stdout.contains(".hidden"),
+        "{stdout}"
+    );
 }

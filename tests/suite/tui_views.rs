@@ -915,7 +915,10 @@ fn the_export_dialog_counts_one_line_in_the_singular() {
     assert_eq!(app.app().log().lines().len(), 1, "the start line alone");
     app.key(KeyAction::Export);
     let shown = screen(&app, 80, 24);
-    assert!(shown.contains("Write the log (1 line) to this new file:"), "{shown}");
+    assert!(
+        shown.contains("Write the log (1 line) to this new file:"),
+        "{shown}"
+    );
 }
 
 #[test]

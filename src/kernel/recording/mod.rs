@@ -506,9 +506,15 @@ impl RecordingSource {
         let damage = format!("{what} at byte {offset}");
         // (kernel names no report: the one noun here is said in place)
         self.warning = Some(match self.replayed + u64::from(self.peeked.is_some()) {
-            0 => format!("{}: {damage}, before its first sample: nothing to replay", self.path),
+            0 => format!(
+                "{}: {damage}, before its first sample: nothing to replay",
+                self.path
+            ),
             1 => format!("{}: {damage}; replaying the 1 sample before it", self.path),
-            n => format!("{}: {damage}; replaying the {n} samples before it", self.path),
+            n => format!(
+                "{}: {damage}; replaying the {n} samples before it",
+                self.path
+            ),
         });
         self.damage = Some(damage);
     }
@@ -580,12 +586,12 @@ impl Source for RecordingSource {
     fn facts(&mut self) -> SystemFacts {
         let first = self.peeked.as_ref();
         SystemFacts {
-            present_cpus: first
-                .map(|s| s.present.cpus())
-                .ok_or_else(|| PresentCpusError::EmptyRecording {
+            present_cpus: first.map(|s| s.present.cpus()).ok_or_else(|| {
+                PresentCpusError::EmptyRecording {
                     path: self.path.clone(),
                     damage: self.damage.clone(),
-                }),
+                }
+            }),
             cmm_pages: first.is_some_and(|s| s.cmm_pages.is_some()),
             zvm_guest: None,
             meminfo_names: first.and_then(|s| s.meminfo.kernel_names()),

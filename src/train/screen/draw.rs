@@ -420,7 +420,13 @@ fn recording_lines(app: &TrainApp, theme: Theme) -> Vec<(Line<'static>, usize)> 
     let Some(recording) = recording_path(app) else {
         return Vec::new();
     };
-    let rules = safe(&app.course.as_named(&app.exercise().start).display().to_string()).into_owned();
+    let rules = safe(
+        &app.course
+            .as_named(&app.exercise().start)
+            .display()
+            .to_string(),
+    )
+    .into_owned();
     vec![
         (titled("Recording ", recording.clone(), theme), 2),
         (
