@@ -70,19 +70,16 @@ fn mode_column(mode: &str) -> Option<usize> {
 /// the seconds from year 1 to 1970.
 const PROMETHEUS_LATEST: f64 = 9_223_309_901_257_974.0;
 
-/// Reads the instance's series from `prom` into `out`.
-pub fn import(
-    prom: &dyn Prometheus,
-    options: &PromOptions<'_>,
-    out: &mut Output<'_>,
-) -> Result<(), ImportError> {
+/// The options checked before any query: times in order and within what
+/// Prometheus takes, an instance that is a plain label value, a step of a
+/// millisecond or more.
+fn checked(options: &PromOptions<'_>) -> Result<(), ImportError> {
     let PromOptions {
         instance,
         from,
         to,
         step,
-        url,
-        plugtop_instance,
+        ..
     } = *options;
     if !(from.is_finite() && to.is_finite() && from < to) {
         return Err(ImportError::Input(format!(
@@ -104,19 +101,6 @@ pub fn import(
             "--instance {instance:?}: a label value without quotes or backslashes"
         )));
     }
-    let sel = format!("{{instance=\"{instance}\"}}");
-    let fail = |query: &str, e: QueryError| {
-        // A refusal over the points asked for (Prometheus answers at most
-        // 11,000 a series) is mended by a coarser step; any other is said
-        // as Prometheus said it.
-        let advice = match &e {
-            QueryError::Refused(_, why) if why.contains("resolution") || why.contains("points") => {
-                "; give a larger --step"
-            }
-            _ => "",
-        };
-        ImportError::Input(format!("{url}: the query {query}: {e}{advice}"))
-    };
     if let Some(s) = step
         && !(s.is_finite() && s >= 0.001)
     {
@@ -132,6 +116,37 @@ pub fn import(
             )
         }));
     }
+    Ok(())
+}
+
+/// Reads the instance's series from `prom` into `out`.
+pub fn import(
+    prom: &dyn Prometheus,
+    options: &PromOptions<'_>,
+    out: &mut Output<'_>,
+) -> Result<(), ImportError> {
+    let PromOptions {
+        instance,
+        from,
+        to,
+        step,
+        url,
+        plugtop_instance,
+    } = *options;
+    checked(options)?;
+    let sel = format!("{{instance=\"{instance}\"}}");
+    let fail = |query: &str, e: QueryError| {
+        // A refusal over the points asked for (Prometheus answers at most
+        // 11,000 a series) is mended by a coarser step; any other is said
+        // as Prometheus said it.
+        let advice = match &e {
+            QueryError::Refused(_, why) if why.contains("resolution") || why.contains("points") => {
+                "; give a larger --step"
+            }
+            _ => "",
+        };
+        ImportError::Input(format!("{url}: the query {query}: {e}{advice}"))
+    };
     // Where the series has samples at all: the scrape interval is probed
     // there, and the windows before, after and between are not asked.
     let Some(extent) = Extent::find(prom, &sel, from, to).map_err(|(q, e)| fail(&q, e))? else {
