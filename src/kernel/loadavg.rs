@@ -16,7 +16,14 @@ pub struct LoadavgStop {
 impl LoadavgStop {
     /// The failure in words, placed by line and column (1-based).
     pub fn describe(&self, text: &[u8]) -> String {
-        let before = &text[..self.at.min(text.len())];
+        // Where the text ends, the place is after its last word, not on
+        // the empty line after its newline.
+        let at = if self.at >= text.len() {
+            text.trim_ascii_end().len()
+        } else {
+            self.at
+        };
+        let before = &text[..at];
         let line = before.iter().filter(|b| **b == b'\n').count() + 1;
         let column = before.len()
             - before

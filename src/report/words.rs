@@ -32,10 +32,7 @@ pub fn online_list(list: &CpuList) -> String {
     }
 }
 
-/// Columns `text` takes on the screen.
-pub fn cols(text: &str) -> usize {
-    ratatui::text::Span::raw(text).width()
-}
+pub use crate::safe_text::cols;
 
 /// `text` followed by blanks to `width` columns (counted as drawn, so a
 /// wide character takes two); text as wide or wider is left as it is.

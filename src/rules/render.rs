@@ -31,7 +31,7 @@ fn shown_width(c: char) -> usize {
     } else {
         // As drawn: a wide character (`変`) takes two columns, an escaped
         // control character as many as its escape.
-        crate::report::words::cols(&terminal_safe(c.encode_utf8(&mut [0; 4])))
+        crate::safe_text::cols(&terminal_safe(c.encode_utf8(&mut [0; 4])))
     }
 }
 

@@ -506,10 +506,7 @@ impl RecordingSource {
         let damage = format!("{what} at byte {offset}");
         // (kernel names no report: the one noun here is said in place)
         self.warning = Some(match self.replayed + u64::from(self.peeked.is_some()) {
-            0 => format!(
-                "{}: {damage}, before its first sample: nothing to replay",
-                self.path
-            ),
+            0 => format!("{}: {damage}; no sample before it to replay", self.path),
             1 => format!("{}: {damage}; replaying the 1 sample before it", self.path),
             n => format!(
                 "{}: {damage}; replaying the {n} samples before it",
