@@ -12,7 +12,8 @@
 # root `plugtop sim --serve` wrote (a 4-CPU z/VM guest with CMM), changed as the case says;
 # each daemon gets its own copy. A daemon still running after 3 s is sent SIGTERM.
 #
-# usage: scripts/exit-codes-vs-cpuplugd.sh     (KEEP_T=dir keeps the files)
+# usage: scripts/exit-codes-vs-cpuplugd.sh     (KEEP_T=dir keeps the files; CASES="a b" runs
+#        only those cases)
 set -u
 repo=$(cd "$(dirname "$0")/.." && pwd)
 harness=${HARNESS:-$repo/../shared/tools/cpuplugd-cost}
@@ -86,6 +87,13 @@ case_setup() {
   fatal-memory-rule) sed -i 's/^MEMUNPLUG=.*/MEMUNPLUG="meminfo.NoSuchField > 1"/' "$r.conf" ;;
   no-cmm-pages) rm "$r/proc/sys/vm/cmm_pages" ;;
   negative-pool:own) echo -1 >"$r/proc/sys/vm/cmm_pages" ;;
+  loadavg-garbage) echo garbage >"$r/proc/loadavg" ;;
+  loadavg-second-not-a-number) echo '0.5 x 0 1/2 99' >"$r/proc/loadavg" ;;
+  loadavg-sign-only) echo '0.5 0 0 +/2 99' >"$r/proc/loadavg" ;;
+  loadavg-garbage-no-load-rule)
+    sed -i 's/^HOTPLUG=.*/HOTPLUG="idle < 10"/; s/^HOTUNPLUG=.*/HOTUNPLUG="idle > 500"/' "$r.conf"
+    echo garbage >"$r/proc/loadavg" ;;
+  loadavg-plus-inf-vt) printf '+0.5\v0 inf 1/2 99\n' >"$r/proc/loadavg" ;;
   bad-option | no-config-option) ;;
   esac
 }
@@ -113,7 +121,9 @@ cases="runs-and-stops syntax-error no-rule-file no-update update-zero cpu-min-ze
   cpu-min-above-present cpu-min-without-max cpu-max-below-min defined-twice no-final-newline
   history-101 history-100 nothing-to-manage memory-only-lpar lpar-cpu-and-memory no-cpuinfo
   empty-cpuinfo stale-pid-file garbage-pid-file live-pid-file lock-held fatal-memory-rule
-  no-cmm-pages bad-option no-config-option negative-pool:own"
+  no-cmm-pages bad-option no-config-option negative-pool:own loadavg-garbage
+  loadavg-second-not-a-number loadavg-sign-only loadavg-garbage-no-load-rule loadavg-plus-inf-vt"
+cases=${CASES:-$cases}
 printf '%-24s %9s %8s  %s\n' case cpuplugd plugtop verdict
 differ=0
 for c in $cases; do

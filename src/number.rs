@@ -21,6 +21,158 @@ pub fn value_of(token: &str) -> f64 {
     if negative { -magnitude } else { magnitude }
 }
 
+/// A number for a message, as short as its value: `1e308`, not 309
+/// digits; `2048`, `0.5` as they are.
+pub fn brief(v: f64) -> String {
+    if v != 0.0 && !(1e-6..1e15).contains(&v.abs()) {
+        format!("{v:e}")
+    } else {
+        v.to_string()
+    }
+}
+
+/// One `%lf` conversion of glibc's `scanf` from `text[at..]`: blanks
+/// (`isspace`: space, `\t` to `\r`) skipped, then as much text as glibc
+/// takes for a number (a sign; `nan`, `inf`, `infinity` in any case; `0x`
+/// and hexadecimal digits with a `p` exponent; digits, one `.`, an `e`
+/// exponent), valued as `strtod` values that text. Returns the value and
+/// where the text ends; `Err(start)` where glibc's conversion fails (no
+/// number, a sign, `0x` or a broken `inf`/`nan` alone, or the input ends),
+/// `start` being where the number was to begin. /proc/loadavg is read so.
+pub fn scan_lf(text: &[u8], at: usize) -> Result<(f64, usize), usize> {
+    let mut i = at;
+    while text
+        .get(i)
+        .is_some_and(|b| matches!(b, b' ' | b'\t'..=b'\r'))
+    {
+        i += 1;
+    }
+    let start = i;
+    if let Some((v, end, _)) = plain_decimal(text, i) {
+        return Ok((v, end));
+    }
+    let lower = |i: usize| text.get(i).map(u8::to_ascii_lowercase);
+    let negative = text.get(i) == Some(&b'-');
+    let signed = matches!(text.get(i), Some(b'-' | b'+'));
+    if signed {
+        i += 1;
+    }
+    let sign = |v: f64| if negative { -v } else { v };
+    match lower(i) {
+        None => return Err(start),
+        Some(b'n') => {
+            return match text.get(i + 1..i + 3) {
+                Some(w) if w.eq_ignore_ascii_case(b"an") => Ok((sign(f64::NAN), i + 3)),
+                _ => Err(start),
+            };
+        }
+        Some(b'i') => {
+            if !text
+                .get(i + 1..i + 3)
+                .is_some_and(|w| w.eq_ignore_ascii_case(b"nf"))
+            {
+                return Err(start);
+            }
+            if lower(i + 3) != Some(b'i') {
+                return Ok((sign(f64::INFINITY), i + 3));
+            }
+            // Past `infi`, glibc wants the whole `infinity`.
+            return match text.get(i + 4..i + 8) {
+                Some(w) if w.eq_ignore_ascii_case(b"nity") => Ok((sign(f64::INFINITY), i + 8)),
+                _ => Err(start),
+            };
+        }
+        Some(_) => {}
+    }
+    let body = i;
+    let mut hex = false;
+    let mut got_digit = false;
+    if text[i] == b'0' {
+        i += 1;
+        if lower(i) == Some(b'x') {
+            hex = true;
+            i += 1;
+        } else {
+            got_digit = true;
+        }
+    }
+    let exp_char = if hex { b'p' } else { b'e' };
+    let (mut got_dot, mut got_e, mut after_e) = (false, false, false);
+    while let Some(&b) = text.get(i) {
+        let marker = got_digit && !got_e && b.to_ascii_lowercase() == exp_char;
+        if b.is_ascii_digit() || (hex && !got_e && b.is_ascii_hexdigit()) {
+            got_digit = true;
+        } else if after_e && matches!(b, b'-' | b'+') {
+        } else if marker {
+            got_e = true;
+            got_dot = true;
+        } else if !got_dot && b == b'.' {
+            got_dot = true;
+        } else {
+            break;
+        }
+        after_e = marker;
+        i += 1;
+    }
+    if i == body || (hex && i == body + 2) || !(hex || got_digit) {
+        return Err(start);
+    }
+    let magnitude = if !hex && text[body].is_ascii_digit() {
+        leading_value(&text[body..i])
+    } else {
+        let token = std::str::from_utf8(&text[body..i]).map_err(|_| start)?;
+        if hex {
+            hex_value(&token[2..])
+        } else {
+            decimal_value(token)
+        }
+    };
+    Ok((sign(magnitude), i))
+}
+
+/// [`scan_lf`]'s common case, the kernel's, at `text[at..]` (no blanks
+/// before): digits, maybe a dot and more digits, at most 15 digits and 8
+/// after the dot, no exponent after. Its value, its end, and how many
+/// digits follow the dot; `None` for everything else.
+#[inline]
+pub fn plain_decimal(text: &[u8], at: usize) -> Option<(f64, usize, usize)> {
+    let digit = |i: usize| {
+        text.get(i)
+            .map(|b| b.wrapping_sub(b'0'))
+            .filter(|d| *d <= 9)
+    };
+    let mut m = u64::from(digit(at)?);
+    let mut end = at + 1;
+    if m == 0 && matches!(text.get(end), Some(b'x' | b'X')) {
+        return None;
+    }
+    while let Some(d) = digit(end) {
+        m = m * 10 + u64::from(d);
+        end += 1;
+        if end - at > 15 {
+            return None;
+        }
+    }
+    let mut places = 0;
+    if text.get(end) == Some(&b'.') {
+        end += 1;
+        while let Some(d) = digit(end) {
+            m = m * 10 + u64::from(d);
+            end += 1;
+            places += 1;
+            if end - at > 16 || places >= POWERS_OF_TEN.len() {
+                return None;
+            }
+        }
+    }
+    if matches!(text.get(end), Some(b'e' | b'E')) {
+        return None;
+    }
+    // Both exact in a double (under 10^15 and at most 10^8): the one
+    // division rounds as strtod does.
+    Some((m as f64 / POWERS_OF_TEN[places] as f64, end, places))
+}
+
 /// Reads the number starting at `text[start..]` (after blanks) the way
 /// `strtod` does, returning it, where it ends, and whether there was a
 /// number at all. Plain integers of up to 19 digits, which is all the kernel

@@ -31,8 +31,29 @@ pub fn place(name: &str, text: &str, offset: usize) -> String {
 /// its own text: each kind of file puts the place in the form of its other
 /// messages.
 pub fn syntax_error(e: &toml::de::Error) -> (Option<usize>, String) {
-    let message = terminal_safe(&cut_to(e.message().trim(), MESSAGE_MAX)).into_owned();
+    let message = briefer_floats(e.message().trim());
+    let message = terminal_safe(&cut_to(&message, MESSAGE_MAX)).into_owned();
     (e.span().map(|span| span.start), message)
+}
+
+/// The reader's `floating point `1000…0`` (every digit of the value)
+/// quoted briefly: `floating point `1e308``.
+fn briefer_floats(message: &str) -> String {
+    const QUOTE: &str = "floating point `";
+    let mut out = String::with_capacity(message.len().min(MESSAGE_MAX));
+    let mut rest = message;
+    while let Some(at) = rest.find(QUOTE) {
+        let (before, after) = rest.split_at(at + QUOTE.len());
+        out.push_str(before);
+        let end = after.find('`').unwrap_or(after.len());
+        match after[..end].parse::<f64>() {
+            Ok(v) => out.push_str(&crate::number::brief(v)),
+            Err(_) => out.push_str(&after[..end]),
+        }
+        rest = &after[end..];
+    }
+    out.push_str(rest);
+    out
 }
 
 #[cfg(test)]
@@ -62,5 +83,17 @@ mod tests {
         let (_, message) = syntax_error(&e);
         assert!(message.len() < 2 * MESSAGE_MAX, "{}", message.len());
         assert_eq!(line_column("ab\ncé\nx", 6), (2, 3));
+    }
+
+    /// adv52 #6e: a float where an integer belongs is quoted briefly.
+    #[test]
+    fn a_huge_float_is_quoted_briefly() {
+        let e = match toml::from_str::<std::collections::BTreeMap<String, u32>>("cpus = 1e308\n") {
+            Ok(_) => panic!("accepted"),
+            Err(e) => e,
+        };
+        let (_, message) = syntax_error(&e);
+        assert!(message.contains("floating point `1e308`"), "{message}");
+        assert!(message.len() < 80, "{message}");
     }
 }

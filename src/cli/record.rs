@@ -22,6 +22,9 @@ pub fn run(args: RecordArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
         interval,
         count,
     } = args;
+    if count == Some(0) {
+        anyhow::bail!("--count 0 would record nothing: give 1 or more samples");
+    }
     let (mut source, live) = open_source(&from, Some(Path::new("/")))?;
     let wait = if live {
         Wait::Every(positive_interval(interval)?)

@@ -79,16 +79,10 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> anyhow::Result<Status> {
             }
             Status::Ok
         }
-        plugtop::tui::run::ScreenEnd::Signal { signal, put_back } => {
+        ref end @ plugtop::tui::run::ScreenEnd::Signal { signal, .. } => {
             // The terminal may be gone (an SSH drop): a failed print must
             // not turn the exit into a panic. Only what was done is said.
-            let done = match (options.sim.is_some(), put_back) {
-                (true, _) => {
-                    "the simulated guest is discarded; nothing on this machine was changed"
-                }
-                (false, true) => "the guest was put back",
-                (false, false) => "nothing on the guest was changed (it was only observed)",
-            };
+            let done = end.done(options.sim.is_some());
             say(&format!("plugtop: ended by signal {signal}; {done}"));
             Status::ended_by(signal)
         }

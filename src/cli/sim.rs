@@ -11,7 +11,7 @@ use super::interval::positive_interval;
 use crate::cli::{CheckFormat, SimArgs};
 use plugtop::commands::Status;
 use plugtop::commands::observe::built_in_rules;
-use plugtop::sim::report::{finish, slow_report_note};
+use plugtop::sim::report::{finish, slow_report_note, start_note};
 use plugtop::sim::run::{SimOptions, compared, guest_for, simulate_loaded};
 use plugtop::sim::scenario::duration_arg;
 
@@ -80,10 +80,20 @@ pub fn run(args: SimArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
     let first = {
         let mut stderr = std::io::stderr();
         let lines: &mut dyn Write = if json { &mut stderr } else { &mut *out };
+        if !quiet {
+            let note = start_note(&scenario, file.name(), duration, (!fast).then_some(speed));
+            // A closed pipe must not stop the run; said at once, as the
+            // actions are when the run goes in real time.
+            let _ = writeln!(lines, "{note}");
+            let _ = lines.flush();
+        }
         let mut print = |l: &str| {
             // A closed pipe (`| head`) must not stop the run's report.
             if !quiet {
                 let _ = writeln!(lines, "{}", plugtop::report::terminal_safe(l));
+                if !fast {
+                    let _ = lines.flush();
+                }
             }
         };
         let mut wait = |d: Duration| {

@@ -50,7 +50,11 @@ pub fn run(
     }
     let mut traces = Trace::new();
     let mut engine = Engine::new(rules);
-    source.narrow(&engine.interest());
+    // cpuplugd reads and scans /proc/loadavg every interval, whatever its
+    // rules name: a text it cannot scan ends it even then.
+    let mut interest = engine.interest();
+    interest.loadavg_text = true;
+    source.narrow(&interest);
     let mut line = String::with_capacity(256);
     let mut reading = 0usize;
     let between = match pace.wait {

@@ -39,7 +39,14 @@ pub fn run(
     let mut writer = match &target {
         Destination::Recording { path, header } => {
             Some(RecordingWriter::create(path, header).map_err(|e| {
-                std::io::Error::new(e.kind(), format!("cannot create {}: {e}", path.display()))
+                let why = if e.kind() == std::io::ErrorKind::AlreadyExists {
+                    "it exists, and plugtop never overwrites a recording (remove it or name \
+                     another file)"
+                        .to_string()
+                } else {
+                    e.to_string()
+                };
+                std::io::Error::new(e.kind(), format!("cannot create {}: {why}", path.display()))
             })?)
         }
         Destination::Snapshots(_) => None,

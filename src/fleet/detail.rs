@@ -63,9 +63,15 @@ fn graph(points: &[(f64, f64)], start: f64, end: f64, width: usize) -> String {
         .collect()
 }
 
-fn range_text(points: &[(f64, f64)], scale: fn(f64) -> f64) -> String {
+/// The series' last value and range over the window; a stopped guest's
+/// series that has no point left in the window shows the last value the
+/// list shows (`last_seen`), marked so.
+fn range_text(points: &[(f64, f64)], scale: fn(f64) -> f64, last_seen: Option<f64>) -> String {
     if points.is_empty() {
-        return "no data".into();
+        return match last_seen {
+            Some(v) => format!("stopped: last {}", number(Some(scale(v).round()))),
+            None => "no data".into(),
+        };
     }
     let lo = points
         .iter()
@@ -109,7 +115,19 @@ pub fn draw(frame: &mut Frame, app: &FleetApp, area: Rect) {
         ),
         bold,
     )];
-    lines.extend(series_lines(d, strip_w, cols));
+    // A stopped guest's last values, as the list shows them.
+    let stopped = app
+        .fleet
+        .guests
+        .iter()
+        .find(|g| g.job == d.job && g.instance == d.instance)
+        .filter(|g| g.stopped(app.now, app.stale_after));
+    let last = [
+        stopped.and_then(|g| g.online),
+        stopped.and_then(|g| g.present),
+        stopped.and_then(|g| g.pool_pages),
+    ];
+    lines.extend(series_lines(d, last, strip_w, cols));
     lines.push(Line::styled(
         fit(
             "changes of decision: before → after; the comparisons that flipped, if any",
@@ -146,23 +164,29 @@ pub fn draw(frame: &mut Frame, app: &FleetApp, area: Rect) {
 }
 
 /// CPUs, pool, every rule and flapping over the window, one line each.
-fn series_lines(d: &GuestDetail, strip_w: usize, cols: usize) -> Vec<Line<'static>> {
+/// `last`: a stopped guest's last CPUs online, present and pool pages.
+fn series_lines(
+    d: &GuestDetail,
+    last: [Option<f64>; 3],
+    strip_w: usize,
+    cols: usize,
+) -> Vec<Line<'static>> {
     let label = |s: &str| fit(s, LABEL) + " ";
     let mut lines = Vec::new();
-    let graphed = |name: &str, points: &[(f64, f64)], value: fn(f64) -> f64| {
+    let graphed = |name: &str, points: &[(f64, f64)], value: fn(f64) -> f64, seen| {
         Line::raw(fit(
             &format!(
                 "{}{}  {}",
                 label(name),
                 graph(points, d.start, d.end, strip_w.saturating_sub(22)),
-                range_text(points, value)
+                range_text(points, value, seen)
             ),
             cols,
         ))
     };
-    lines.push(graphed("CPUs online", &d.online, |x| x));
-    lines.push(graphed("present", &d.present, |x| x));
-    lines.push(graphed("pool MiB", &d.pool, pages_to_mib));
+    lines.push(graphed("CPUs online", &d.online, |x| x, last[0]));
+    lines.push(graphed("present", &d.present, |x| x, last[1]));
+    lines.push(graphed("pool MiB", &d.pool, pages_to_mib, last[2]));
     for (rule, points) in &d.rules {
         lines.push(Line::raw(fit(
             &format!(

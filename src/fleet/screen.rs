@@ -127,7 +127,10 @@ pub fn run(client: Box<dyn Prometheus>, options: FleetOptions) -> Result<Option<
     let given_back = stop.clone();
     shell::spawn_inputs(&stop, move |event| {
         if let ShellEvent::Stop(signal) = event {
-            given_back.given_back(crate::stop_signals::exit_status(signal));
+            given_back.given_back(
+                crate::stop_signals::exit_status(signal),
+                "nothing was changed (fleet only reads Prometheus)",
+            );
         }
         tx.send(Msg::Shell(event)).is_ok()
     })?;

@@ -28,6 +28,7 @@ use super::{ImportError, NamedTable, Output, RebuiltReading, TickCounter, sample
 use crate::fleet::query::{PromSeries, Prometheus, QueryError};
 use crate::kernel::recording::{GuestAction, Header, Provenance};
 use crate::kernel::{CpuTicks, Stamp};
+use crate::number::brief;
 
 /// Steps per range query: Prometheus answers at most 11,000 points per
 /// series, and a window of this many keeps one answer a few MiB for a
@@ -64,6 +65,60 @@ fn mode_column(mode: &str) -> Option<usize> {
     })
 }
 
+/// The latest time, in seconds from 1970 (and the earliest, negated), that
+/// Prometheus's API takes: its own `maxTime`, `i64::MAX` milliseconds less
+/// the seconds from year 1 to 1970.
+const PROMETHEUS_LATEST: f64 = 9_223_309_901_257_974.0;
+
+/// The options checked before any query: times in order and within what
+/// Prometheus takes, an instance that is a plain label value, a step of a
+/// millisecond or more.
+fn checked(options: &PromOptions<'_>) -> Result<(), ImportError> {
+    let PromOptions {
+        instance,
+        from,
+        to,
+        step,
+        ..
+    } = *options;
+    if !(from.is_finite() && to.is_finite() && from < to) {
+        return Err(ImportError::Input(format!(
+            "--from must come before --to ({} .. {})",
+            brief(from),
+            brief(to)
+        )));
+    }
+    for (option, t) in [("--from", from), ("--to", to)] {
+        if t.abs() > PROMETHEUS_LATEST {
+            return Err(ImportError::Input(format!(
+                "{option} {} is beyond the times Prometheus takes (at most {PROMETHEUS_LATEST} s from 1970, either way)",
+                brief(t)
+            )));
+        }
+    }
+    if instance.contains(['"', '\\', '\n']) {
+        return Err(ImportError::Input(format!(
+            "--instance {instance:?}: a label value without quotes or backslashes"
+        )));
+    }
+    if let Some(s) = step
+        && !(s.is_finite() && s >= 0.001)
+    {
+        return Err(ImportError::Input(if s > 0.0 && s.is_finite() {
+            format!(
+                "--step {} is shorter than 0.001 s, the shortest step (Prometheus counts milliseconds)",
+                brief(s)
+            )
+        } else {
+            format!(
+                "--step must be a positive number of seconds, not {}",
+                brief(s)
+            )
+        }));
+    }
+    Ok(())
+}
+
 /// Reads the instance's series from `prom` into `out`.
 pub fn import(
     prom: &dyn Prometheus,
@@ -78,16 +133,7 @@ pub fn import(
         url,
         plugtop_instance,
     } = *options;
-    if !(from.is_finite() && to.is_finite() && from < to) {
-        return Err(ImportError::Input(format!(
-            "--from must come before --to ({from} .. {to})"
-        )));
-    }
-    if instance.contains(['"', '\\', '\n']) {
-        return Err(ImportError::Input(format!(
-            "--instance {instance:?}: a label value without quotes or backslashes"
-        )));
-    }
+    checked(options)?;
     let sel = format!("{{instance=\"{instance}\"}}");
     let fail = |query: &str, e: QueryError| {
         // A refusal over the points asked for (Prometheus answers at most
@@ -101,13 +147,6 @@ pub fn import(
         };
         ImportError::Input(format!("{url}: the query {query}: {e}{advice}"))
     };
-    if let Some(s) = step
-        && !(s.is_finite() && s >= 0.001)
-    {
-        return Err(ImportError::Input(format!(
-            "--step must be a positive number of seconds, not {s}"
-        )));
-    }
     // Where the series has samples at all: the scrape interval is probed
     // there, and the windows before, after and between are not asked.
     let Some(extent) = Extent::find(prom, &sel, from, to).map_err(|(q, e)| fail(&q, e))? else {

@@ -73,9 +73,13 @@ pub enum PresentCpusError {
     /// The list counts no CPU, or fewer than none (a reversed range).
     #[error("number of present cpus ({0}) <= 0")]
     NoneListed(i32),
-    /// The recording of this name has no sample to take the count from.
-    #[error("{0} holds no samples")]
-    EmptyRecording(String),
+    /// The recording of this name has no sample to take the count from,
+    /// and the damage that ended it before its first, if that is why.
+    #[error("{path} holds no samples{}", damage.as_ref().map_or(String::new(), |d| format!(": it {d}")))]
+    EmptyRecording {
+        path: String,
+        damage: Option<String>,
+    },
     /// The snapshot directory holds no snapshot.
     #[error("no snapshots")]
     NoSnapshots,

@@ -296,11 +296,8 @@ impl RootReader {
                 loadavg_text = kept;
                 (f64::NAN, f64::NAN)
             } else {
-                parse_loadavg(self.buf.bytes()).ok_or_else(|| {
-                    Self::malformed(
-                        paths::LOADAVG,
-                        "line 1: expected `LOAD1 LOAD5 LOAD15 RUNNING/TOTAL PID`",
-                    )
+                parse_loadavg(self.buf.bytes()).map_err(|stop| {
+                    Self::malformed(paths::LOADAVG, &stop.describe(self.buf.bytes()))
                 })?
             }
         } else {

@@ -32,10 +32,7 @@ pub fn online_list(list: &CpuList) -> String {
     }
 }
 
-/// Columns `text` takes on the screen.
-pub fn cols(text: &str) -> usize {
-    ratatui::text::Span::raw(text).width()
-}
+pub use crate::safe_text::cols;
 
 /// `text` followed by blanks to `width` columns (counted as drawn, so a
 /// wide character takes two); text as wide or wider is left as it is.
@@ -69,6 +66,14 @@ pub fn middle_cut(name: &str, room: usize) -> String {
             break;
         }
         end.push(c);
+    }
+    // A mark that draws on the letter before it (a combining tilde, width
+    // 0) is not left after the `…` without its letter.
+    while end
+        .last()
+        .is_some_and(|c| cols(c.encode_utf8(&mut [0; 4])) == 0)
+    {
+        end.pop();
     }
     let end: String = end.iter().rev().collect();
     let mut start = String::new();
@@ -157,6 +162,26 @@ fn split_point(word: &str, width: usize) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// adv52 #9: a name cut in its middle never keeps a combining mark
+    /// after the `…` without the letter it draws on.
+    #[test]
+    fn a_middle_cut_leaves_no_lone_combining_mark() {
+        let name = format!("x漢字😀{}{}ok.conf", "漢字".repeat(5), "e\u{303}".repeat(6));
+        let name = name.as_str();
+        let mut cut_at_a_mark = false;
+        for room in 2..cols(name) {
+            let cut = middle_cut(name, room);
+            assert!(cols(&cut) <= room, "{room}: {cut}");
+            let after = cut.split('…').nth(1).unwrap_or_default();
+            assert!(!after.starts_with('\u{303}'), "{room}: {cut:?}");
+            cut_at_a_mark |= after.starts_with('e');
+        }
+        assert!(
+            cut_at_a_mark,
+            "some room cuts just before a letter with its mark"
+        );
+    }
 
     /// Lines are measured in columns as drawn: wide characters take two,
     /// so no line of a path in CJK is wider than asked (adv52: rows came

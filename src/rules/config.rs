@@ -961,7 +961,9 @@ impl<'f> Loader<'f> {
                 .with_help("add UPDATE=\"1\" (seconds between evaluations)");
             self.refuse("No valid update interval specified.", d);
         }
-        if s.cpu_max < s.cpu_min && s.cpu_max != 0 {
+        // A CPU_MAX that was set but refused has its own error already.
+        let cpu_max_refused = s.cpu_max < 0 && spans[Setting::CpuMax.index()].is_some();
+        if s.cpu_max < s.cpu_min && s.cpu_max != 0 && !cpu_max_refused {
             let d = if s.cpu_max < 0 {
                 Diagnostic::refusal(
                     DiagnosticCode::CpuMaxBelowMin,

@@ -29,7 +29,9 @@ fn shown_width(c: char) -> usize {
     if c == '\t' {
         TAB.len()
     } else {
-        terminal_safe(c.encode_utf8(&mut [0; 4])).chars().count()
+        // As drawn: a wide character (`変`) takes two columns, an escaped
+        // control character as many as its escape.
+        crate::safe_text::cols(&terminal_safe(c.encode_utf8(&mut [0; 4])))
     }
 }
 

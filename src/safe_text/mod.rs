@@ -12,6 +12,12 @@ pub use json::terminal_safe_json;
 pub(crate) use terminal::acts_on_terminal;
 pub use terminal::{TerminalText, terminal_safe, terminal_safe_lines};
 
+/// Columns `text` takes on the screen (a wide character two, a combining
+/// mark none): the one measure of reports, `check` and the screens.
+pub fn cols(text: &str) -> usize {
+    ratatui::text::Span::raw(text).width()
+}
+
 /// `text` cut to at most `max` bytes at a character boundary, saying how
 /// much was left out (`AAAA… (4999990 bytes more)`): input quoted in a
 /// message, a log entry or a report stays bounded however long it is.

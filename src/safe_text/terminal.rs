@@ -19,11 +19,26 @@ pub(crate) fn acts_on_terminal(c: char) -> bool {
         )
 }
 
+/// The character terminals draw alike for one they do not: the halfwidth
+/// katakana sound marks (`ﾊﾟ`, U+FF9E and U+FF9F) extend the letter before
+/// them into one cell of two columns for the screen's buffer, while
+/// terminals draw them in one column more or less (tmux: none), so cells
+/// beside them were left stale. Their standalone forms (U+309B, U+309C)
+/// are a cell of their own, two columns wide everywhere.
+fn drawn_alike(c: char) -> Option<char> {
+    match c {
+        '\u{ff9e}' => Some('\u{309b}'),
+        '\u{ff9f}' => Some('\u{309c}'),
+        _ => None,
+    }
+}
+
 /// `text` with every character that could act on a terminal written as
-/// its Rust escape (`\u{1b}`, `\n`, `\t`), the rest as is. Borrows when
-/// nothing needed escaping, which is every ordinary line.
+/// its Rust escape (`\u{1b}`, `\n`, `\t`), the halfwidth sound marks in
+/// the form terminals draw alike ([`drawn_alike`]), the rest as is.
+/// Borrows when nothing needed changing, which is every ordinary line.
 pub fn terminal_safe(text: &str) -> Cow<'_, str> {
-    let Some(first) = text.find(acts_on_terminal) else {
+    let Some(first) = text.find(|c| acts_on_terminal(c) || drawn_alike(c).is_some()) else {
         return Cow::Borrowed(text);
     };
     let mut out = String::with_capacity(text.len() + 8);
@@ -31,6 +46,8 @@ pub fn terminal_safe(text: &str) -> Cow<'_, str> {
     for c in text[first..].chars() {
         if acts_on_terminal(c) {
             out.extend(c.escape_default());
+        } else if let Some(alike) = drawn_alike(c) {
+            out.push(alike);
         } else {
             out.push(c);
         }
@@ -153,6 +170,30 @@ mod tests {
     use super::{TerminalText, terminal_safe, terminal_safe_lines};
     use std::borrow::Cow;
     use std::io::Write as _;
+
+    /// adv52 #4: a halfwidth kana with its sound mark reaches a cell buffer
+    /// as cells terminals draw alike: the kana in one cell, the mark in one
+    /// of its own, no cell skipped between (ratatui made `ﾊﾟ` one cell of
+    /// two columns and sent nothing for the second, which tmux left stale).
+    #[test]
+    fn halfwidth_sound_marks_take_cells_of_their_own() {
+        let text = "aﾊﾟbﾊﾞc";
+        let safe = terminal_safe(text);
+        assert_eq!(safe, "aﾊ\u{309c}bﾊ\u{309b}c");
+        let area = ratatui::layout::Rect::new(0, 0, 12, 1);
+        let mut buf = ratatui::buffer::Buffer::empty(area);
+        buf.set_string(0, 0, &safe, ratatui::style::Style::default());
+        let cells: Vec<&str> = (0..10).map(|x| buf[(x, 0)].symbol()).collect();
+        assert_eq!(
+            cells,
+            [
+                "a", "ﾊ", "\u{309c}", " ", "b", "ﾊ", "\u{309b}", " ", "c", " "
+            ]
+        );
+        let mut raw = ratatui::buffer::Buffer::empty(area);
+        raw.set_string(0, 0, text, ratatui::style::Style::default());
+        assert_eq!(raw[(1, 0)].symbol(), "ﾊﾟ", "ratatui joins the raw pair");
+    }
 
     /// Nothing a terminal would act on is left: no C0, DEL, C1 or bidi mark.
     fn inert(s: &str) -> bool {

@@ -208,6 +208,32 @@ pub fn slow_report_note(scenario: &super::Scenario, duration: Option<f64>, speed
     )
 }
 
+/// The line a `plugtop sim` that prints its actions starts with, at once:
+/// what it simulates, under which rules, how fast, and how to stop it.
+pub fn start_note(
+    scenario: &super::Scenario,
+    rules: &str,
+    duration: Option<f64>,
+    speed: Option<f64>,
+) -> String {
+    let seconds = duration
+        .or_else(|| super::scenario::seconds(&scenario.duration))
+        .unwrap_or(0.0);
+    let pace = match speed {
+        Some(speed) => format!(
+            "at --speed {speed}: actions print as they happen, the report in about {}",
+            clock(seconds / speed)
+        ),
+        None => "as fast as it runs (--fast): the actions, then the report".to_string(),
+    };
+    format!(
+        "simulating {} of {} under {} {pace}; Ctrl-C stops",
+        clock(seconds),
+        safe(&scenario.name),
+        safe(rules),
+    )
+}
+
 /// Why a simulated cpuplugd stopped under `r.rules`, with the
 /// `--old-kernel` hint when it stopped on a field only old kernels have.
 fn stopped(r: &SimReport, old_kernel: bool) -> Option<String> {

@@ -3,6 +3,7 @@
 
 use serde::Deserialize;
 
+use crate::number::brief as short;
 use crate::safe_text::cut_to;
 
 /// One stretch of time with a steady workload.
@@ -117,6 +118,7 @@ enum Refused {
 #[derive(Deserialize)]
 struct Places {
     cpus: Option<toml::Spanned<toml::Value>>,
+    online: Option<toml::Spanned<toml::Value>>,
     memory_mib: Option<toml::Spanned<toml::Value>>,
     contention: Option<toml::Spanned<toml::Value>>,
     duration: Option<toml::Spanned<toml::Value>>,
@@ -131,6 +133,7 @@ impl Places {
         let places: Places = toml::from_str(text).ok()?;
         let value = match at {
             Refused::Top("cpus") => places.cpus,
+            Refused::Top("online") => places.online,
             Refused::Top("memory_mib") => places.memory_mib,
             Refused::Top("contention") => places.contention,
             Refused::Top("duration") => places.duration,
@@ -154,35 +157,36 @@ fn first_key(
     phase.values().map(|v| v.span().start).min()
 }
 
-/// A number as short as its value: `1e308`, not 309 digits.
-fn short(v: f64) -> String {
-    if v != 0.0 && !(1e-6..1e15).contains(&v.abs()) {
-        format!("{v:e}")
-    } else {
-        v.to_string()
-    }
-}
-
 /// The numbers of phase `p` checked: threads and shares in range, sizes
 /// and rates numbers of 0 or more, a pulse period 0 or long enough; a
 /// refusal names the key it is about.
 fn phase_numbers(p: &Phase) -> Result<(), (&'static str, String)> {
-    let shares = [
-        p.system_share,
-        p.nice_share,
-        p.iowait_share,
-        p.cpu_per_thread,
-    ];
-    if !(p.threads >= 0.0 && p.threads <= 100_000.0)
-        || shares.iter().any(|v| !(0.0..=1.0).contains(v))
-    {
+    if !(p.threads >= 0.0 && p.threads <= 100_000.0) {
         return Err((
             "threads",
             format!(
-                "phase {:?}: threads must be from 0 to 100000 and cpu_per_thread, system_share, nice_share, iowait_share between 0 and 1",
-                p.name
+                "phase {:?}: threads = {} must be a number from 0 to 100000",
+                p.name,
+                short(p.threads)
             ),
         ));
+    }
+    for (key, v) in [
+        ("cpu_per_thread", p.cpu_per_thread),
+        ("system_share", p.system_share),
+        ("nice_share", p.nice_share),
+        ("iowait_share", p.iowait_share),
+    ] {
+        if !(0.0..=1.0).contains(&v) {
+            return Err((
+                key,
+                format!(
+                    "phase {:?}: {key} = {} must be a number from 0 to 1",
+                    p.name,
+                    short(v)
+                ),
+            ));
+        }
     }
     if p.system_share + p.nice_share > 1.0 {
         return Err((
@@ -193,11 +197,26 @@ fn phase_numbers(p: &Phase) -> Result<(), (&'static str, String)> {
             ),
         ));
     }
-    for (key, v) in [
-        ("io_mib_per_s", p.io_mib_per_s),
-        ("working_set_mib", p.working_set_mib),
-        ("shared_mib", p.shared_mib),
-        ("pulse_period_s", p.pulse_period_s),
+    for (key, v, most, unit) in [
+        (
+            "io_mib_per_s",
+            p.io_mib_per_s,
+            LARGEST_MIB,
+            "MiB/s (16 TiB/s)",
+        ),
+        (
+            "working_set_mib",
+            p.working_set_mib,
+            LARGEST_MIB,
+            "MiB (16 TiB, the largest guest)",
+        ),
+        (
+            "shared_mib",
+            p.shared_mib,
+            LARGEST_MIB,
+            "MiB (16 TiB, the largest guest)",
+        ),
+        ("pulse_period_s", p.pulse_period_s, LONGEST, "s (366 days)"),
     ] {
         if !v.is_finite() {
             return Err((
@@ -219,6 +238,17 @@ fn phase_numbers(p: &Phase) -> Result<(), (&'static str, String)> {
                 ),
             ));
         }
+        if v > most {
+            return Err((
+                key,
+                format!(
+                    "phase {:?}: {key} = {} is more than {} {unit}",
+                    p.name,
+                    short(v),
+                    short(most)
+                ),
+            ));
+        }
     }
     if p.pulse_period_s > 0.0 && p.pulse_period_s < SHORTEST_PULSE {
         return Err((
@@ -232,6 +262,10 @@ fn phase_numbers(p: &Phase) -> Result<(), (&'static str, String)> {
     }
     Ok(())
 }
+
+/// The largest memory size a scenario names, in MiB: a guest's limit, 16 TiB
+/// (`memory_mib` is held to it too).
+const LARGEST_MIB: f64 = 16.0 * 1024.0 * 1024.0;
 
 /// The longest run a scenario or `--duration` may ask for.
 pub const LONGEST: f64 = 366.0 * 86_400.0;
@@ -379,9 +413,22 @@ impl Scenario {
                 ),
                 _ => e,
             })
-            .and_then(|b| String::from_utf8(b).map_err(|e| std::io::Error::other(e.to_string())))
             .map_err(|e| ScenarioError::Read(shown.clone(), e))?;
-        Scenario::parse(&shown, &bytes)
+        let text = String::from_utf8(bytes).map_err(|e| {
+            // Placed as the reader's own errors are: the line and column
+            // of the first byte that is no UTF-8.
+            let good = e.utf8_error().valid_up_to();
+            let bytes = e.as_bytes();
+            let before = std::str::from_utf8(&bytes[..good]).unwrap_or_default();
+            ScenarioError::Parse(
+                crate::toml_file::place(&shown, before, good),
+                format!(
+                    "byte 0x{:02X} is not UTF-8 (a scenario file is UTF-8 text)",
+                    bytes[good]
+                ),
+            )
+        })?;
+        Scenario::parse(&shown, &text)
     }
 
     /// Parses scenario text; `name` is used in messages.
@@ -448,7 +495,7 @@ impl Scenario {
             cut(&mut p.name);
         }
         let top = |key| move |what: String| Err((Refused::Top(key), what));
-        let bad = top("cpus");
+        let bad = top(if s.cpus == 0 { "cpus" } else { "online" });
         if s.cpus == 0 || s.online == 0 || s.online > s.cpus {
             return bad(format!(
                 "cpus = {} and online = {} must satisfy 1 <= online <= cpus",
@@ -456,14 +503,14 @@ impl Scenario {
             ));
         }
         // Written so that NaN fails too.
-        if !(s.memory_mib >= 256.0 && s.memory_mib <= 16.0 * 1024.0 * 1024.0) {
+        if !(s.memory_mib >= 256.0 && s.memory_mib <= LARGEST_MIB) {
             return top("memory_mib")(format!(
                 "memory_mib = {} must be a number from 256 to 16777216 (16 TiB)",
                 short(s.memory_mib)
             ));
         }
         if s.cpus > 4096 {
-            return bad(format!("cpus = {} is more than 4096", s.cpus));
+            return top("cpus")(format!("cpus = {} is more than 4096", s.cpus));
         }
         if s.phases.len() > 100_000 {
             return top("phases")(format!("{} phases are more than 100000", s.phases.len()));
@@ -540,6 +587,82 @@ mod tests {
         }
     }
 
+    /// adv52 #6: each refused value is placed at its own key, quoted
+    /// briefly, and sizes past a guest's 16 TiB are refused.
+    #[test]
+    fn refusals_are_placed_at_the_key_they_are_about() {
+        for (text, place, says) in [
+            (
+                "[[phases]]\nstart = \"0\"\nthreads = 1\nsystem_share = nan\n",
+                "t.toml:8:16",
+                "system_share = NaN must be a number from 0 to 1",
+            ),
+            (
+                "[[phases]]\nstart = \"0\"\ncpu_per_thread = inf\n",
+                "t.toml:7:18",
+                "cpu_per_thread = inf must be",
+            ),
+            (
+                "[[phases]]\nstart = \"0\"\nnice_share = 1e308\n",
+                "t.toml:7:14",
+                "nice_share = 1e308 must be",
+            ),
+            (
+                "[[phases]]\nstart = \"0\"\nthreads = -1\n",
+                "t.toml:7:11",
+                "threads = -1 must be a number from 0 to 100000",
+            ),
+            ("online = 0\n", "t.toml:5:10", "cpus = 2 and online = 0"),
+            ("online = 3\n", "t.toml:5:10", "cpus = 2 and online = 3"),
+            (
+                "[[phases]]\nstart = \"0\"\nworking_set_mib = 1e308\n",
+                "t.toml:7:19",
+                "working_set_mib = 1e308 is more than 16777216 MiB (16 TiB, the largest guest)",
+            ),
+            (
+                "[[phases]]\nstart = \"0\"\nshared_mib = 16777217\n",
+                "t.toml:7:14",
+                "shared_mib = 16777217 is more than",
+            ),
+            (
+                "[[phases]]\nstart = \"0\"\nio_mib_per_s = 1e20\n",
+                "t.toml:7:16",
+                "io_mib_per_s = 1e20 is more than",
+            ),
+            (
+                "[[phases]]\nstart = \"0\"\npulse_period_s = 1e308\n",
+                "t.toml:7:18",
+                "pulse_period_s = 1e308 is more than 31622400 s (366 days)",
+            ),
+        ] {
+            let e = error(text);
+            assert!(e.starts_with(&format!("{place}: error: ")), "{text:?}: {e}");
+            assert!(e.contains(says), "{text:?}: {e}");
+        }
+        let text = format!("{GUEST}[[phases]]\nstart = \"0\"\nworking_set_mib = 16777216\n");
+        assert!(Scenario::parse("t.toml", &text).is_ok());
+    }
+
+    /// adv52 #6a: a file that is not UTF-8 is placed at its first bad byte.
+    #[test]
+    fn invalid_utf8_is_placed_by_line_and_column() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let path = dir.path().join("s.toml");
+        let mut bytes = GUEST.as_bytes().to_vec();
+        bytes.extend_from_slice(b"# \xc3\xa9 ok \xff\xfe bad\n");
+        std::fs::write(&path, bytes).unwrap_or_else(|e| panic!("{e}"));
+        let e = match Scenario::load(&path) {
+            Ok(s) => panic!("accepted: {s:?}"),
+            Err(e) => e.to_string(),
+        };
+        assert!(
+            e.ends_with(
+                "s.toml:5:8: error: byte 0xFF is not UTF-8 (a scenario file is UTF-8 text)"
+            ),
+            "{e}"
+        );
+    }
+
     #[test]
     fn times_read_as_minutes_and_seconds() {
         assert_eq!(seconds("1:41"), Some(101.0));
@@ -576,9 +699,7 @@ mod tests {
             huge.starts_with("t.toml:5:14: error: contention = 1e308 must be"),
             "{huge}"
         );
-        assert!(
-            error("[[phases]]\nstart = \"0\"\nsystem_share = 1.5\n").contains("between 0 and 1")
-        );
+        assert!(error("[[phases]]\nstart = \"0\"\nsystem_share = 1.5\n").contains("from 0 to 1"));
         assert!(error("contention = 2\n").contains("contention"));
         assert!(error("[[phases]]\nstart = \"soon\"\n").contains("not a time"));
         let unknown = error("[[phases]]\nstart = \"0\"\nthread = 2\n");

@@ -258,8 +258,9 @@ fn unmatched(course: &Course, trainees: &[(String, PathBuf)]) -> (Vec<String>, u
     (listed, total)
 }
 
-/// The trainees: the subdirectories of `dir`, sorted. Anything else there
-/// is skipped; a link to a directory is not followed.
+/// The trainees: the subdirectories of `dir` whose names do not start with
+/// a dot, sorted. Anything else there is skipped; a link to a directory is
+/// not followed.
 fn trainees(dir: &Path) -> Result<Vec<(String, PathBuf)>, GradeError> {
     let err = |source| GradeError::Dir {
         path: dir.display().to_string(),
@@ -274,7 +275,8 @@ fn trainees(dir: &Path) -> Result<Vec<(String, PathBuf)>, GradeError> {
         let Ok(kind) = entry.file_type() else {
             continue;
         };
-        if kind.is_dir() {
+        // A hidden directory (`.git`, `.hidden`) is no trainee.
+        if kind.is_dir() && !entry.file_name().as_encoded_bytes().starts_with(b".") {
             out.push((
                 entry.file_name().to_string_lossy().into_owned(),
                 entry.path(),

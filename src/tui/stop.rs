@@ -17,8 +17,9 @@ pub struct StopFlag(Arc<StopState>);
 #[derive(Debug, Default)]
 struct StopState {
     signal: AtomicI32,
-    /// The exit status the screen ends with, once nothing is held.
-    given_back: Mutex<Option<i32>>,
+    /// The exit status the screen ends with, once nothing is held, and
+    /// what was done to the guest, in words.
+    given_back: Mutex<Option<(i32, &'static str)>>,
     changed: Condvar,
 }
 
@@ -45,27 +46,28 @@ impl StopFlag {
     }
 
     /// The control thread ended: the guest is put back (or its journal
-    /// kept), and the process may end with `status`.
-    pub fn given_back(&self, status: i32) {
-        let mut done = self
+    /// kept, or nothing was changed: `done` says which), and the process
+    /// may end with `status`.
+    pub fn given_back(&self, status: i32, done: &'static str) {
+        let mut given = self
             .0
             .given_back
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
-        done.get_or_insert(status);
+        given.get_or_insert((status, done));
         self.0.changed.notify_all();
     }
 
-    /// Waits until [`StopFlag::given_back`]; the status it gave.
-    pub fn wait_given_back(&self) -> i32 {
+    /// Waits until [`StopFlag::given_back`]; the status and words it gave.
+    pub fn wait_given_back(&self) -> (i32, &'static str) {
         let mut done = self
             .0
             .given_back
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
         loop {
-            if let Some(status) = *done {
-                return status;
+            if let Some(given) = *done {
+                return given;
             }
             done = self
                 .0
@@ -97,9 +99,16 @@ mod tests {
             let flag = flag.clone();
             std::thread::spawn(move || flag.wait_given_back())
         };
-        flag.given_back(143);
-        flag.given_back(0);
-        assert_eq!(waiter.join().expect("waiter"), 143);
-        assert_eq!(flag.wait_given_back(), 143, "already given back: no wait");
+        flag.given_back(143, "the guest was put back");
+        flag.given_back(0, "nothing");
+        assert_eq!(
+            waiter.join().expect("waiter"),
+            (143, "the guest was put back")
+        );
+        assert_eq!(
+            flag.wait_given_back(),
+            (143, "the guest was put back"),
+            "already given back: no wait"
+        );
     }
 }

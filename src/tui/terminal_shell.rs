@@ -192,9 +192,9 @@ pub fn spawn_inputs(
                 let _ = deliver(event);
                 if stopping {
                     // Normally the process ends on the screen's way out first.
-                    let status = stop.wait_given_back();
+                    let (status, done) = stop.wait_given_back();
                     std::thread::sleep(GRACE);
-                    leave_without_waiting(status);
+                    leave_without_waiting(status, done);
                     std::process::exit(status);
                 }
             }
@@ -244,8 +244,9 @@ pub const GRACE: Duration = Duration::from_secs(2);
 /// Gives the terminal back as far as that never waits for its reader:
 /// termios is set at once (no drain), and the closing sequences and a
 /// line saying why go in one write on a non-blocking descriptor of its
-/// own, dropped when the terminal has no room.
-fn leave_without_waiting(status: i32) {
+/// own, dropped when the terminal has no room. `done` is what was done to
+/// the guest, as the screen said it when it gave the guest back.
+fn leave_without_waiting(status: i32, done: &str) {
     use rustix::fs::{Mode, OFlags, open};
     let _ = disable_raw_mode();
     let Ok(tty) = open(
@@ -256,13 +257,8 @@ fn leave_without_waiting(status: i32) {
         return;
     };
     let _ = rustix::termios::tcflush(&tty, rustix::termios::QueueSelector::IFlush);
-    let outcome = if status == 1 {
-        "the guest was not fully put back and its journal is kept (run `plugtop restore`)"
-    } else {
-        "the guest was put back"
-    };
     let text = format!(
-        "\x1b[?1000l\x1b[?1002l\x1b[?1003l\x1b[?1006l\x1b[?1015l\x1b[?2004l\x1b[?25h\x1b[?1049l\r\nplugtop: the terminal took no output; ended without it: {outcome} (exit status {status})\r\n"
+        "\x1b[?1000l\x1b[?1002l\x1b[?1003l\x1b[?1006l\x1b[?1015l\x1b[?2004l\x1b[?25h\x1b[?1049l\r\nplugtop: the terminal took no output; ended without it: {done} (exit status {status})\r\n"
     );
     let _ = rustix::io::write(&tty, text.as_bytes());
 }

@@ -189,6 +189,23 @@ impl ScreenEnd {
         }
     }
 
+    /// What this ending did to the guest, in words (`sim`: the guest was
+    /// simulated): only what was done is said.
+    pub fn done(&self, sim: bool) -> &'static str {
+        match self {
+            _ if sim => "the simulated guest is discarded; nothing on this machine was changed",
+            ScreenEnd::GaveBack(_) | ScreenEnd::Signal { put_back: true, .. } => {
+                "the guest was put back"
+            }
+            ScreenEnd::Quit | ScreenEnd::Signal { .. } => {
+                "nothing on the guest was changed (it was only observed)"
+            }
+            ScreenEnd::RestoreFailed(_) => {
+                "the guest was not fully put back and its journal is kept (run `plugtop restore`)"
+            }
+        }
+    }
+
     /// The process's exit status for this ending: 0, 128 + the signal
     /// (as the shell shows a process the signal ended), or 1.
     pub fn exit_status(&self) -> i32 {
@@ -197,5 +214,33 @@ impl ScreenEnd {
             ScreenEnd::Signal { signal, .. } => crate::stop_signals::exit_status(*signal),
             ScreenEnd::RestoreFailed(_) => 1,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ScreenEnd;
+
+    /// i45nu: what an ending says it did is what it did — the words a
+    /// terminal that took no output gets too (they once said "the guest was
+    /// put back" whatever was armed).
+    #[test]
+    fn an_ending_says_only_what_was_done() {
+        let observed = ScreenEnd::signal(15);
+        assert_eq!(
+            observed.done(false),
+            "nothing on the guest was changed (it was only observed)"
+        );
+        assert!(observed.done(true).contains("simulated guest is discarded"));
+        let armed = ScreenEnd::Signal {
+            signal: 15,
+            put_back: true,
+        };
+        assert_eq!(armed.done(false), "the guest was put back");
+        assert_eq!(
+            ScreenEnd::GaveBack(Vec::new()).done(false),
+            "the guest was put back"
+        );
+        assert!(!ScreenEnd::Quit.done(false).contains("put back"));
     }
 }

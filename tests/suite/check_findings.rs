@@ -467,3 +467,13 @@ fn every_unknown_name_on_a_line_is_named_at_once() {
         "cpuplugd's message is unchanged"
     );
 }
+
+/// adv52 #9: the carets under a name of wide characters cover its
+/// columns as drawn (`変数` takes four), not its characters.
+#[test]
+fn carets_under_wide_names_cover_their_columns() {
+    let (_, diagnostics, file) = findings("変数=\"idle\"\nHOTPLUG=\"0\"\nHOTUNPLUG=\"0\"\n");
+    let report = plugtop::rules::render::text(&file, &diagnostics);
+    assert!(report.contains("4 | 変数=\"idle\"\n  | ^^^^\n"), "{report}");
+    assert!(!report.contains("  | ^^\n"), "{report}");
+}

@@ -966,17 +966,36 @@ fn record_stopped_by_a_signal_says_its_summary() {
 fn record_of_one_sample_says_one_sample() {
     let dir = tempfile::tempdir().expect("temporary directory");
     let rec = dir.path().join("one.rec");
-    let o = plugtop(&[
-        "record",
-        "-o",
-        rec.to_str().expect("utf-8 path"),
-        "--root",
-        "tests/fixtures/roots/newkernel",
-        "--count",
-        "1",
-    ]);
+    let record = |to: &std::path::Path, count: &str| {
+        plugtop(&[
+            "record",
+            "-o",
+            to.to_str().expect("utf-8 path"),
+            "--root",
+            "tests/fixtures/roots/newkernel",
+            "--count",
+            count,
+        ])
+    };
+    let o = record(&rec, "1");
     let said = stdout(&o);
     assert!(o.status.success(), "{said}");
     assert!(said.contains(", 1 sample; Ctrl-C stops"), "{said}");
     assert!(said.contains("recorded 1 sample to "), "{said}");
+    // adv52 #9: the same file again is refused in words, not the OS's;
+    // `--count 0` is refused as `--interval 0` is, and writes nothing.
+    let again = record(&rec, "1");
+    let said = String::from_utf8_lossy(&again.stderr);
+    assert_ne!(again.status.code(), Some(0), "{said}");
+    assert!(
+        said.contains("it exists, and plugtop never overwrites a recording"),
+        "{said}"
+    );
+    assert!(!said.contains("os error"), "{said}");
+    let none = dir.path().join("none.rec");
+    let zero = record(&none, "0");
+    let said = String::from_utf8_lossy(&zero.stderr);
+    assert_eq!(zero.status.code(), Some(2), "{said}");
+    assert!(said.contains("--count 0 would record nothing"), "{said}");
+    assert!(!none.exists(), "nothing written");
 }

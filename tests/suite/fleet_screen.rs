@@ -156,6 +156,56 @@ fn a_guest_in_detail_shows_its_rules_and_changes() {
     assert_snapshot_of!("fleet_screen", "detail_160x48", screen(&app, 160, 48));
 }
 
+/// adv52 #10b: a guest that stopped with no point left in the detail's
+/// window shows the last values the list shows, marked as last seen,
+/// not "no data" beside a list that shows them.
+#[test]
+fn a_stopped_guest_in_detail_shows_its_last_values() {
+    let stopped = || {
+        let mut guests = fleet_fake::five();
+        guests[0].gone = true;
+        guests[0].age = 4000.0;
+        guests
+    };
+    let mut app = FleetApp::new("http://prometheus:9090", 3600.0, 60.0);
+    app.on_fleet(canned_fleet(stopped()), AT);
+    let list = screen(&app, 80, 24);
+    let row = list
+        .lines()
+        .find(|l| l.contains("10.0.0.1:9866"))
+        .unwrap_or_default()
+        .to_string();
+    assert!(row.contains("stopped") && row.contains("(2/4)"), "{list}");
+    let instance = loop {
+        match app.update(FleetAction::Open) {
+            Some(Request::GuestDetail { instance, .. }) if instance == "10.0.0.1:9866" => {
+                break instance;
+            }
+            _ => {
+                app.update(FleetAction::Back);
+                app.update(FleetAction::Down);
+            }
+        }
+    };
+    let d = fetch::detail(
+        &Canned5(stopped()),
+        &scope(),
+        "plugtop",
+        &instance,
+        AT - 3600.0,
+        AT,
+    );
+    assert!(d.online.is_empty(), "no point in the window");
+    app.on_detail(d, AT);
+    let shown = screen(&app, 80, 24);
+    assert!(shown.contains("stopped: last 2\n"), "{shown}");
+    assert!(shown.contains("stopped: last 4\n"), "{shown}");
+    assert!(
+        !shown.contains("CPUs online") || !shown.contains("no data\n"),
+        "{shown}"
+    );
+}
+
 #[test]
 fn prometheus_down_is_said_and_the_last_answer_kept() {
     let mut app = app();

@@ -956,3 +956,62 @@ fn a_query_prometheus_refuses_is_said_as_prometheus_said_it() {
     assert!(!out.contains("check --instance"), "{out}");
     only(dir.path(), &[]);
 }
+
+/// adv52 #8: a step below a millisecond is said as the minimum, and times
+/// past what Prometheus's API takes are refused before any query (the
+/// address answers nothing: no query is made).
+#[test]
+fn prometheus_arguments_out_of_range_are_refused_with_the_limit() {
+    let dir = tempdir();
+    let rec = dir.path().join("never.rec");
+    for (from, to, step, says) in [
+        (
+            "0",
+            "3600",
+            "1e-9",
+            "--step 1e-9 is shorter than 0.001 s, the shortest step",
+        ),
+        (
+            "0",
+            "99999999999999999999",
+            "60",
+            "--to 1e20 is beyond the times Prometheus takes",
+        ),
+        (
+            "1e20",
+            "2e20",
+            "60",
+            "--from 1e20 is beyond the times Prometheus takes",
+        ),
+        (
+            "0",
+            "3600",
+            "0",
+            "--step must be a positive number of seconds, not 0",
+        ),
+    ] {
+        let (from, to, step) = (
+            format!("--from={from}"),
+            format!("--to={to}"),
+            format!("--step={step}"),
+        );
+        let o = plugtop(&[
+            "import",
+            "prometheus",
+            "--prometheus",
+            "http://127.0.0.1:9",
+            "--instance",
+            "guest1:9100",
+            &from,
+            &to,
+            &step,
+            "-o",
+            rec.to_str().expect("utf-8"),
+        ]);
+        let out = text(&o);
+        assert_eq!(o.status.code(), Some(2), "{out}");
+        assert!(out.contains(says), "{says}: {out}");
+        assert!(!out.contains("the query"), "{out}");
+    }
+    only(dir.path(), &[]);
+}

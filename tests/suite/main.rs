@@ -68,6 +68,7 @@ mod import;
 mod incident;
 mod keep_edits;
 mod lifecycle;
+mod loadavg_scan;
 mod lsp;
 mod memory_verdict;
 mod metrics;

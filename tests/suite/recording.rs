@@ -252,6 +252,49 @@ fn a_flipped_byte_is_caught_by_the_checksum() {
     assert!(w.contains("at byte"), "{w}");
 }
 
+/// adv52 #7: a recording damaged before its first sample, replayed with
+/// rules whose CPU_MAX="0" needs the present CPUs from it: the refusal
+/// names the damage and its byte, and never says CPU_MAX is unset.
+#[test]
+fn a_recording_damaged_before_its_first_sample_says_so_in_the_refusal() {
+    let dir = common::tempdir();
+    let rec = dir.path().join("one.rec");
+    let o = common::plugtop(&[
+        "record",
+        "--count",
+        "1",
+        "-o",
+        &rec.to_string_lossy(),
+        "--snapshots",
+        "tests/fixtures/series/oldkernel",
+    ]);
+    assert!(o.status.success(), "{}", common::text(&o));
+    let mut bytes = std::fs::read(&rec).expect("recorded");
+    let at = bytes.len() - 5;
+    bytes[at] ^= 0x40;
+    let early = dir.path().join("early.rec");
+    std::fs::write(&early, bytes).expect("damaged copy");
+    let rules = dir.path().join("rules.conf");
+    std::fs::write(
+        &rules,
+        "UPDATE=\"1\"\nCPU_MIN=\"1\"\nCPU_MAX=\"0\"\nHOTPLUG=\"idle < 10\"\nHOTUNPLUG=\"idle > 500\"\n",
+    )
+    .expect("rules");
+    for args in [&["eval"][..], &[]] {
+        let mut all = args.to_vec();
+        let (early, rules) = (early.to_string_lossy(), rules.to_string_lossy());
+        all.extend(["--replay", &early, "-c", &rules]);
+        let o = common::plugtop(&all);
+        let said = common::text(&o);
+        assert_ne!(o.status.code(), Some(0), "{args:?}: {said}");
+        assert!(
+            said.contains("early.rec holds no samples: it fails its checksum at byte"),
+            "{args:?}: {said}"
+        );
+        assert!(!said.contains("CPU_MAX is not"), "{args:?}: {said}");
+    }
+}
+
 #[test]
 fn exported_snapshots_read_back_as_the_same_samples() {
     let (bytes, _, samples) = record_live(8);

@@ -56,6 +56,49 @@ fn without_report_every_action_is_printed_with_its_time() {
     assert!(out.contains("throughput vs ideal"), "{out}");
 }
 
+/// adv52 #9: a run in real time (no --report) says at once, before any
+/// action, what it simulates, how fast, and how to stop it; --fast says so
+/// too.
+#[test]
+fn a_run_in_real_time_says_what_it_simulates_at_once() {
+    use std::io::BufRead;
+    let mut child = common::Spawned::new(
+        std::process::Command::new(env!("CARGO_BIN_EXE_plugtop"))
+            .args(["sim", DAYTRADER, "-c", MODERN, "--speed", "0.001"])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("sim"),
+    );
+    let stdout = child.child().stdout.take().expect("stdout");
+    // The first line arrives while the run goes on (it would take days at
+    // this speed): read off the test's thread, bounded by the hang guard.
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut line = String::new();
+        let _ = std::io::BufReader::new(stdout).read_line(&mut line);
+        let _ = tx.send(line);
+    });
+    let first = rx.recv_timeout(common::hang_guard()).expect("a first line");
+    assert!(!child.has_ended(), "still running");
+    child.signal(rustix::process::Signal::TERM);
+    let _ = child.finish("plugtop sim after SIGTERM");
+    assert_eq!(
+        first.trim_end(),
+        format!(
+            "simulating 12:30 of daytrader under {MODERN} at --speed 0.001: actions print as they \
+             happen, the report in about 208:20:00; Ctrl-C stops"
+        ),
+    );
+    let fast = text(&plugtop(&["sim", DAYTRADER, "-c", MODERN, "--fast"]));
+    assert!(
+        fast.starts_with(&format!(
+            "simulating 12:30 of daytrader under {MODERN} as fast as it runs (--fast)"
+        )),
+        "{fast}"
+    );
+}
+
 #[test]
 fn compare_prints_both_rule_files_side_by_side() {
     let o = plugtop(&[

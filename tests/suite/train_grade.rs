@@ -476,3 +476,22 @@ fn a_file_that_matches_no_exercise_is_named_on_stderr() {
     // newuser51 #21, plurals: one trainee is "1 trainee".
     assert!(stdout.contains(" — 1 trainee\n"), "{stdout}");
 }
+
+/// adv52 #9: hidden directories in the class directory (`.git`, `.hidden`)
+/// are no trainees.
+#[test]
+fn hidden_directories_are_not_graded_as_trainees() {
+    let class = tempdir();
+    for d in ["alice", ".git", ".hidden"] {
+        std::fs::create_dir(class.path().join(d)).expect("mkdir");
+    }
+    let dir = class.path().to_str().expect("utf-8");
+    let out = plugtop(&["train", "grade", COURSE, dir]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}");
+    assert!(stdout.contains(" — 1 trainee\n"), "{stdout}");
+    assert!(
+        !stdout.contains(".git") && !stdout.contains(".hidden"),
+        "{stdout}"
+    );
+}

@@ -908,6 +908,19 @@ fn the_whatif_counts_observe_modes_would_as_decided_not_applied() {
     );
 }
 
+/// adv52 #9: a log of one line is "(1 line)" in the export dialog.
+#[test]
+fn the_export_dialog_counts_one_line_in_the_singular() {
+    let mut app = simulated(0);
+    assert_eq!(app.app().log().lines().len(), 1, "the start line alone");
+    app.key(KeyAction::Export);
+    let shown = screen(&app, 80, 24);
+    assert!(
+        shown.contains("Write the log (1 line) to this new file:"),
+        "{shown}"
+    );
+}
+
 #[test]
 fn e_asks_where_to_write_the_log() {
     use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};

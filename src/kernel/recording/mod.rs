@@ -369,6 +369,9 @@ pub struct RecordingSource {
     peeked: Option<Sample>,
     replayed: u64,
     warning: Option<String>,
+    /// The damage that stopped replay, and where (`fails its checksum at
+    /// byte 84`).
+    damage: Option<String>,
     stopped: bool,
     /// The stamp of the last sample given, and how many of the imported
     /// history's actions were handed out with the samples so far.
@@ -444,6 +447,7 @@ impl RecordingSource {
             peeked: None,
             replayed: 0,
             warning: None,
+            damage: None,
             stopped: false,
             last_stamp: None,
             actions_given: 0,
@@ -499,15 +503,17 @@ impl RecordingSource {
 
     fn damaged(&mut self, offset: u64, what: FrameDamage) {
         self.stopped = true;
-        self.warning = Some(format!(
-            "{}: {what} at byte {offset}; replaying the {} before it",
-            self.path,
-            // (kernel names no report: the one noun here is said in place)
-            match self.replayed + u64::from(self.peeked.is_some()) {
-                1 => "1 sample".to_string(),
-                n => format!("{n} samples"),
-            }
-        ));
+        let damage = format!("{what} at byte {offset}");
+        // (kernel names no report: the one noun here is said in place)
+        self.warning = Some(match self.replayed + u64::from(self.peeked.is_some()) {
+            0 => format!("{}: {damage}; no sample before it to replay", self.path),
+            1 => format!("{}: {damage}; replaying the 1 sample before it", self.path),
+            n => format!(
+                "{}: {damage}; replaying the {n} samples before it",
+                self.path
+            ),
+        });
+        self.damage = Some(damage);
     }
 }
 
@@ -577,9 +583,12 @@ impl Source for RecordingSource {
     fn facts(&mut self) -> SystemFacts {
         let first = self.peeked.as_ref();
         SystemFacts {
-            present_cpus: first
-                .map(|s| s.present.cpus())
-                .ok_or_else(|| PresentCpusError::EmptyRecording(self.path.clone())),
+            present_cpus: first.map(|s| s.present.cpus()).ok_or_else(|| {
+                PresentCpusError::EmptyRecording {
+                    path: self.path.clone(),
+                    damage: self.damage.clone(),
+                }
+            }),
             cmm_pages: first.is_some_and(|s| s.cmm_pages.is_some()),
             zvm_guest: None,
             meminfo_names: first.and_then(|s| s.meminfo.kernel_names()),

@@ -163,7 +163,11 @@ pub fn draw(app: &TrainApp, frame: &mut Frame) {
                 fit(format!(" not yet: {}{}", safe(&v.headline), missed(v))),
                 theme.warning(),
             ),
-            None => Line::default(),
+            // A diagnosis's recording on a row of its own, the screen's
+            // width, so its path can be copied whole (the panel breaks it).
+            None => recording_path(app).map_or_else(Line::default, |path| {
+                Line::styled(fit(format!(" recording: {path}")), theme.dim())
+            }),
         }
     };
     frame.render_widget(Paragraph::new(message), status);
@@ -399,17 +403,30 @@ fn verdict_lines(v: &Verdict, theme: Theme) -> Vec<(Line<'static>, usize)> {
     lines
 }
 
-/// What a diagnosis is about: its recording, by the path the trainee can
-/// use from where they started the course, and the command that replays
-/// it under the exercise's rules. None for a rules exercise.
-fn recording_lines(app: &TrainApp, theme: Theme) -> Vec<(Line<'static>, usize)> {
+/// A diagnosis's recording, by the path the trainee can use from where
+/// they started the course (made safe to show). None for a rules exercise.
+fn recording_path(app: &TrainApp) -> Option<String> {
     let ex = app.exercise();
     let (Kind::Diagnosis, WorkloadPath::Recording(path)) = (ex.kind, &ex.workload) else {
+        return None;
+    };
+    Some(safe(&app.course.as_named(path).display().to_string()).into_owned())
+}
+
+/// What a diagnosis is about: its recording ([`recording_path`]) and the
+/// command that replays it under the exercise's rules. None for a rules
+/// exercise.
+fn recording_lines(app: &TrainApp, theme: Theme) -> Vec<(Line<'static>, usize)> {
+    let Some(recording) = recording_path(app) else {
         return Vec::new();
     };
-    let named =
-        |p: &std::path::Path| safe(&app.course.as_named(p).display().to_string()).into_owned();
-    let (recording, rules) = (named(path), named(&ex.start));
+    let rules = safe(
+        &app.course
+            .as_named(&app.exercise().start)
+            .display()
+            .to_string(),
+    )
+    .into_owned();
     vec![
         (titled("Recording ", recording.clone(), theme), 2),
         (

@@ -181,7 +181,10 @@ pub fn run(course: Course, options: &TrainOptions) -> Result<Option<i32>, Screen
     let given_back = stop.clone();
     shell::spawn_inputs(&stop, move |event| {
         if let ShellEvent::Stop(signal) = event {
-            given_back.given_back(crate::stop_signals::exit_status(signal));
+            given_back.given_back(
+                crate::stop_signals::exit_status(signal),
+                "nothing on this machine was changed (training runs on simulated guests)",
+            );
         }
         events.send(event).is_ok()
     })?;

@@ -174,7 +174,7 @@ pub fn run(
     };
     // From here on the process may end without the screen thread (stuck
     // writing to a terminal nobody reads) once a signal asked it to.
-    stop.given_back(end.exit_status());
+    stop.given_back(end.exit_status(), end.done(c.options.sim.is_some()));
     said.push(Update::Ended(end));
     let _ = notify(said);
 }

@@ -406,8 +406,8 @@ fn export_prompt(
 ) {
     let lines = vec![
         Line::from(format!(
-            "Write the log ({} lines) to this new file:",
-            app.log().lines().len()
+            "Write the log ({}) to this new file:",
+            crate::report::words::count(app.log().lines().len() as f64, "line", "lines")
         )),
         super::typed_line(input, usize::from(area.width) * 4, theme),
         Line::from(""),
