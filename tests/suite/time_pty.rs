@@ -418,3 +418,53 @@ fn a_far_jump_on_the_simulator_says_its_limit_and_what_is_left() {
     s.wait_for("PAUSED");
     assert!(s.quit());
 }
+
+/// The time at the end of the header's first line ("#4 (3 back) 00:00:04").
+fn header_time(screen: &str) -> String {
+    let first = screen.lines().next().unwrap_or_default();
+    first
+        .split_whitespace()
+        .last()
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// nu53 F1: paused, the Log's collapsed line ("minimum cpu limit is
+/// reached ×N (last HH:MM:SS)") went on counting readings newer than the
+/// interval shown, and kept the newest count and time when `←` went back.
+/// It is counted as of the interval shown, as the rest of the Log is: at
+/// #4 of a line said at every interval from #1, ×4 (last #4's time).
+#[test]
+fn a_repeated_log_line_is_counted_as_of_the_interval_shown() {
+    let (_dir, _rec, mut s) = oscillating_replay(120.0);
+    s.wait_until("no interval #8 yet", |s| {
+        shown_number(&s.screen()).is_some_and(|n| n >= 8)
+    });
+    s.press(" ");
+    s.wait_for("PAUSED");
+    for _ in 0..3 {
+        let before = shown_number(&s.screen());
+        s.press("\x1b[D");
+        s.wait_until("← did not go back", |s| {
+            shown_number(&s.screen()) != before
+        });
+    }
+    let screen = s.screen();
+    let n = shown_number(&screen).unwrap_or_else(|| panic!("{screen}"));
+    let line = screen
+        .lines()
+        .find(|l| l.contains("minimum cpu limit is reached"))
+        .unwrap_or_else(|| panic!("no repeated line:\n{screen}"));
+    assert_eq!(
+        line.split_whitespace()
+            .skip(1)
+            .collect::<Vec<_>>()
+            .join(" "),
+        format!(
+            "minimum cpu limit is reached ×{n} (last {})",
+            header_time(&screen)
+        ),
+        "counted past the interval shown (#{n}):\n{screen}"
+    );
+    assert!(s.quit());
+}
