@@ -1002,6 +1002,40 @@ fn quitting_the_simulator_says_the_simulated_guest_is_discarded() {
             && after.contains("is discarded; nothing on this machine was changed"),
         "{output}"
     );
+    // nu53 F2: said as one line of 110 columns, which the 80-column
+    // terminal broke mid-word ("disc|arded"); it wraps between words.
+    let left = output.rfind("\x1b[?1049l").unwrap_or_default();
+    let rows: Vec<String> = output[left..].split('\n').map(without_escapes).collect();
+    assert!(rows.len() > 2, "{rows:?}");
+    assert!(
+        rows.iter().all(|r| plugtop::tui::view::fit::cols(r) <= 80),
+        "{rows:#?}"
+    );
+}
+
+/// `raw` without its escape sequences (CSI, ESC and one character) and
+/// carriage returns: the text a terminal shows of it.
+fn without_escapes(raw: &str) -> String {
+    let mut out = String::new();
+    let mut chars = raw.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\x1b' if chars.peek() == Some(&'[') => {
+                chars.next();
+                for c in chars.by_ref() {
+                    if c.is_ascii_alphabetic() || c == '~' {
+                        break;
+                    }
+                }
+            }
+            '\x1b' => {
+                chars.next();
+            }
+            '\r' => {}
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 /// newuser51 #21: SIGTERM to an observing screen said "the guest was put
