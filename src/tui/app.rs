@@ -704,7 +704,7 @@ impl App {
                 Some(Command::Arm(info.mode))
             }
             (Dialog::ConfirmAuto | Dialog::Arm(_), KeyAction::No | KeyAction::Later)
-            | (Dialog::Message(_) | Dialog::ReloadFailed(_), _) => {
+            | (Dialog::Message(_) | Dialog::ReloadFailed(_) | Dialog::Exported(_), _) => {
                 self.modals.close_top();
                 None
             }

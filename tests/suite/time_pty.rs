@@ -468,3 +468,100 @@ fn a_repeated_log_line_is_counted_as_of_the_interval_shown() {
     );
     assert!(s.quit());
 }
+
+/// The screen's words in one line: box borders and line breaks as blanks,
+/// each run of blanks one (a message wraps in its box).
+fn flat(screen: &str) -> String {
+    screen
+        .replace(['│', '\n'], " ")
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// nu53 F3: `e` while paused — the natural thing in an incident — closed
+/// its box and said nothing (the result went to the Log, which paused
+/// lists nothing newer than the interval shown); failures were raw ("File
+/// exists (os error 17)" for a FIFO), and a mistyped path made the
+/// directories it named. The result is a box where the user looks,
+/// paused or not, in the words of the what-if editor's Ctrl-S; a missing
+/// directory is said, not made, unless it is plugtop's own.
+#[test]
+fn exporting_the_log_while_paused_says_where_it_went_or_why_not() {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let rec = dir.path().join("osc.rec");
+    common::record_simulated("oscillating", "oscillating-damped", 60.0, 1.0, &rec);
+    let fifo = dir.path().join("fifo");
+    rustix::fs::mkfifoat(
+        rustix::fs::CWD,
+        &fifo,
+        rustix::fs::Mode::from_raw_mode(0o600),
+    )
+    .expect("a FIFO");
+    let state = dir.path().join("state");
+    let state_env = state.display().to_string();
+    let mut s = Session::start_with(
+        &[
+            "--replay",
+            &rec.display().to_string(),
+            "-c",
+            "examples/rules/oscillating-tight.conf",
+        ],
+        24,
+        80,
+        &[("XDG_STATE_HOME", &state_env)],
+    );
+    s.wait_until("no interval #3 yet", |s| {
+        shown_number(&s.screen()).is_some_and(|n| n >= 3)
+    });
+    s.press(" ");
+    s.wait_for("PAUSED");
+    s.press("5");
+    s.wait_for("Log up to the interval shown");
+    let missing = dir.path().join("typo; plugtop --sim examples");
+    let export = |s: &mut Session, to: Option<&std::path::Path>, shows: &str, says: &str| {
+        s.press("e");
+        s.wait_for("Export the log");
+        if let Some(to) = to {
+            s.press("\x15");
+            s.press(&to.display().to_string());
+        }
+        s.press("\r");
+        s.wait_for(shows);
+        let screen = s.screen();
+        assert!(
+            flat(&screen).contains(says),
+            "{says:?} not shown:\n{screen}"
+        );
+        assert!(!screen.contains("os error"), "{screen}");
+        s.press("x");
+        s.wait_gone(shows);
+    };
+    export(
+        &mut s,
+        Some(&fifo),
+        "Not possible",
+        &format!(
+            "{} is a FIFO; plugtop replaces only a regular file (or creates a new one)",
+            fifo.display()
+        ),
+    );
+    export(
+        &mut s,
+        Some(&missing.join("log.txt")),
+        "Not possible",
+        &format!(
+            "the directory {} does not exist; plugtop creates no directory there",
+            missing.display()
+        ),
+    );
+    assert!(!missing.exists(), "a mistyped path made its directories");
+    // The path offered, in plugtop's own state directory, made for it.
+    export(&mut s, None, "Log exported", "plugtop-log-");
+    assert!(s.screen().contains("PAUSED"), "{}", s.screen());
+    assert!(s.quit());
+    let kept: Vec<_> = std::fs::read_dir(state.join("plugtop"))
+        .map(|d| d.filter_map(Result::ok).map(|e| e.path()).collect())
+        .unwrap_or_default();
+    assert_eq!(kept.len(), 1, "{kept:?}");
+}

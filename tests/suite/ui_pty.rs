@@ -1494,18 +1494,25 @@ fn e_asks_where_to_export_the_log_defaulting_to_the_state_directory() {
     s.wait_for("Export the log");
     s.wait_for(&state.join("plugtop").display().to_string());
     s.press("\r");
-    s.wait_for("log exported to");
+    s.wait_for("Log exported");
+    s.press("x");
+    s.wait_gone("Log exported");
     // Another path, typed over the default; then the same path again is
     // refused, not overwritten.
     let custom = dir.path().join("mine").join("incident.txt");
-    for _ in 0..2 {
+    if let Err(e) = std::fs::create_dir(dir.path().join("mine")) {
+        panic!("{e}");
+    }
+    for said in ["Log exported", "Not possible"] {
         s.press("e");
         s.wait_for("Export the log");
         s.press("\x15");
         s.press(&custom.display().to_string());
         s.press("\r");
+        s.wait_for(said);
+        s.press("x");
+        s.wait_gone(said);
     }
-    s.wait_for("File exists");
     assert!(s.quit());
     let mine = std::fs::read_to_string(&custom).unwrap_or_default();
     assert!(mine.contains("log exported to"), "{mine:?}");

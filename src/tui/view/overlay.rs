@@ -468,6 +468,14 @@ fn dialog(frame: &mut Frame<'_>, area: Rect, app: &App, dialog: &Dialog, theme: 
         Dialog::Apply(rules) => return super::keep::apply(frame, area, rules, theme),
         Dialog::Replace(r) => return super::keep::replace(frame, area, r, theme),
         Dialog::Written(path) => return super::keep::written(frame, area, path, theme),
+        Dialog::Exported(path) => (
+            "Log exported",
+            vec![
+                Line::from(path.clone()),
+                Line::from(""),
+                Line::styled("any key closes", theme.dim()),
+            ],
+        ),
         Dialog::ConfirmAuto => (
             "Autonomous mode",
             vec![
