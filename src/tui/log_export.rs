@@ -39,16 +39,10 @@ pub fn write(path: &Path, text: &str) -> Vec<Update> {
             Update::Note(LogKind::Note, format!("log exported to {shown}")),
             Update::Show(Dialog::Exported(shown)),
         ],
-        Err(e) => {
-            let why = format!(
-                "cannot export the log to {shown}: {}",
-                crate::error_chain::text(&e)
-            );
-            vec![
-                Update::Note(LogKind::Problem, why.clone()),
-                Update::Show(Dialog::Message(why)),
-            ]
-        }
+        Err(e) => Update::failed(format!(
+            "cannot export the log to {shown}: {}",
+            crate::error_chain::text(&e)
+        )),
     }
 }
 

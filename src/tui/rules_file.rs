@@ -43,16 +43,10 @@ pub fn write(path: &Path, rules: &EditedRules, replace: bool, facts: &SystemFact
                 rules: rules.clone(),
             })))]
         }
-        Err(e) => {
-            let why = format!(
-                "cannot write the edited rules to {shown}: {}",
-                crate::error_chain::text(&e)
-            );
-            vec![
-                Update::Note(LogKind::Problem, why.clone()),
-                Update::Show(Dialog::Message(why)),
-            ]
-        }
+        Err(e) => Update::failed(format!(
+            "cannot write the edited rules to {shown}: {}",
+            crate::error_chain::text(&e)
+        )),
     }
 }
 
