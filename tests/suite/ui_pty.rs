@@ -920,7 +920,11 @@ fn a_failed_restore_keeps_the_journal_and_says_how_to_retry() {
         root.path().join("run/plugtop/state").exists(),
         "the journal stays for `plugtop restore`"
     );
-    assert!(output.contains("plugtop restore --root"), "{output}");
+    // Wrapped at the terminal's width, like every line said after it.
+    assert!(
+        said_after_the_screen(&output).contains("plugtop restore --root"),
+        "{output}"
+    );
     assert!(terminal_restored(&output));
 }
 
