@@ -26,13 +26,6 @@ pub fn apply(app: &mut App, queued: &mut VecDeque<TermInput>, stop: &StopFlag) -
             return Vec::new();
         }
         match input {
-            // A question is on its way (`A`, `s`): what was typed with the
-            // key that asks it must neither answer it nor go to the layer
-            // under it (the what-if editor opened by a `w` typed ahead).
-            TermInput::Event(Event::Key(k)) if batch.asked && k.kind != KeyEventKind::Release => {
-                batch.dropped += 1;
-            }
-            TermInput::Event(Event::Paste(_)) if batch.asked => batch.dropped += 1,
             TermInput::Event(Event::Key(k)) if app.typing() && typed_char(k).is_some() => {
                 batch.typed.extend(typed_char(k));
             }
@@ -61,10 +54,6 @@ struct Batch {
     recheck: bool,
     commands: Vec<Command>,
     wake: bool,
-    /// A key asked the control thread for a switch that asks first.
-    asked: bool,
-    /// Keys (and pastes) after it, dropped.
-    dropped: usize,
 }
 
 /// Whether the what-if editor has the keys.
@@ -102,31 +91,13 @@ impl Batch {
         }
         match event(app, ev) {
             Some(Command::Wake { .. }) => self.wake = true,
-            Some(command) => {
-                self.asked |= matches!(
-                    command,
-                    Command::Act(KeyAction::Step | KeyAction::Autonomous)
-                );
-                self.commands.push(command);
-            }
+            Some(command) => self.commands.push(command),
             None => {}
         }
     }
 
     fn finish(mut self, app: &mut App) -> Vec<Command> {
         self.insert_typed(app);
-        if self.dropped > 0 {
-            app.note(
-                LogKind::Note,
-                format!(
-                    "{} typed with a switch of mode dropped: it asks first, and the keys                      typed ahead neither answer it nor go under it",
-                    match self.dropped {
-                        1 => "a key".to_string(),
-                        n => format!("{n} keys"),
-                    }
-                ),
-            );
-        }
         if self.recheck {
             app.check_whatif();
         }

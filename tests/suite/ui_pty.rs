@@ -2362,27 +2362,3 @@ fn tune_in_an_80_column_terminal_fits_it() {
         );
     }
 }
-
-/// nu53 F6: `Awxyz` in one write (a fast typist over a slow link, a paste
-/// without bracketed paste) drew the autonomous question on top, while
-/// the `w` typed with it opened the what-if editor under it and `xyz`
-/// went into its rule. The keys typed with a switch that asks first are
-/// dropped, and the Log says so: the question is on top and alone.
-#[test]
-fn keys_typed_with_a_switch_that_asks_go_under_nothing() {
-    let mut s = Session::start(&["--sim", "examples/scenarios/daytrader.toml"], 24, 80);
-    s.wait_for("OBSERVE");
-    s.press("Awxyz");
-    s.wait_for("Autonomous mode");
-    s.press("n");
-    s.wait_gone("Autonomous mode");
-    s.press("5");
-    s.wait_for("keys typed with a switch of mode dropped");
-    let screen = s.screen();
-    assert!(
-        !screen.contains("What-if") && !screen.contains("xyz"),
-        "the keys typed ahead went under the question:\n{screen}"
-    );
-    assert!(screen.contains("OBSERVE"), "{screen}");
-    assert!(s.quit());
-}
