@@ -12,13 +12,10 @@ pub fn exit_code(ended: anyhow::Result<Status>, error_code: u8) -> ExitCode {
         Ok(Status::Ok) => ExitCode::SUCCESS,
         Ok(Status::Failed) => ExitCode::from(1),
         Ok(Status::Code(code)) => ExitCode::from(code),
-        // `plugtop eval ... | head` is fine: stop quietly, whatever says
-        // it (the line mode's stdout is the screen's "terminal").
+        // `plugtop eval ... | head` is fine: stop quietly.
         Err(e)
-            if e.chain().any(|c| {
-                c.downcast_ref::<std::io::Error>()
-                    .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
-            }) =>
+            if e.downcast_ref::<std::io::Error>()
+                .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe) =>
         {
             ExitCode::SUCCESS
         }

@@ -514,24 +514,3 @@ fn completions_to_a_closed_pipe_end_quietly() {
         assert!(o.stderr.is_empty(), "{shell}: {}", stderr(&o));
     }
 }
-
-/// nu53 F5: the screen's line mode into a pipe closed early (`plugtop
-/// --batch … | head`) said "plugtop: terminal: Broken pipe (os error 32)"
-/// and failed, where every other command ends quietly there.
-#[test]
-fn the_line_mode_to_a_closed_pipe_ends_quietly() {
-    let (reader, writer) = std::io::pipe().expect("pipe");
-    drop(reader);
-    let o = plugtop(
-        &[
-            "-c",
-            "examples/rules/oscillating-tight.conf",
-            "--sim",
-            "examples/scenarios/oscillating.toml",
-            "--batch",
-        ],
-        Stdio::from(writer),
-    );
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    assert!(o.stderr.is_empty(), "{}", stderr(&o));
-}
