@@ -172,6 +172,11 @@ pub enum ImportFrom {
     /// sysstat's sa files (/var/log/sa/saDD, /var/log/sysstat/saDD), read through the distribution's `sadf -j`.
     Sysstat(ImportSysstatArgs),
     /// node_exporter's series of one instance in the site's Prometheus.
+    // Its usage is too long for 80 columns, and clap does not wrap it.
+    #[command(
+        override_usage = "plugtop import prometheus [OPTIONS] --prometheus <URL> --instance <NAME>\n       \
+                          --from <T> --to <T> --output <REC>"
+    )]
     Prometheus(ImportPrometheusArgs),
 }
 
@@ -700,6 +705,8 @@ pub struct TrainCheckArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = CheckFormat::Text)]
     pub format: CheckFormat,
+    #[command(flatten)]
+    pub wide: WideArg,
 }
 
 /// `plugtop train grade --format`.

@@ -11,13 +11,19 @@ mod cli;
 use std::io::{BufWriter, Write};
 use std::process::ExitCode;
 
-use clap::Parser;
+use clap::{CommandFactory, FromArgMatches};
 
 use cli::{Cli, Subcommand};
 use plugtop::commands::Status;
 
 fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
+    // `--help` wraps at the terminal's width, 80 into a pipe, as every
+    // text plugtop writes (`report::text_width`).
+    let command = Cli::command().term_width(plugtop::report::text_width());
+    let cli = match command
+        .try_get_matches()
+        .and_then(|m| Cli::from_arg_matches(&m))
+    {
         Ok(cli) => cli,
         Err(e) => {
             let run = std::env::args_os().nth(1).is_some_and(|a| a == "run");

@@ -55,7 +55,11 @@ pub fn run(args: CheckArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
                     commands::check::DiagnosticFormat::Text,
                     &mut TerminalText::new(&mut text),
                 )?;
-                out.write_all(fitted(&String::from_utf8_lossy(&text), layout).as_bytes())?;
+                out.write_all(
+                    layout
+                        .diagnostics(&String::from_utf8_lossy(&text))
+                        .as_bytes(),
+                )?;
                 status
             }
             CheckFormat::Json if several => {
@@ -87,27 +91,4 @@ pub fn run(args: CheckArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
         writeln!(out, "{}", plugtop::report::terminal_safe_json(&text))?;
     }
     Ok(worst)
-}
-
-/// `text` laid out for `layout`: narrow, each message wraps at the width
-/// ([`plugtop::report::prose`]) while the lines quoting the file and the
-/// caret under them stay whole, so the caret stays under its column and
-/// the line copies back.
-fn fitted(text: &str, layout: plugtop::report::Layout) -> String {
-    let Some(width) = layout.width() else {
-        return text.to_string();
-    };
-    let mut out = String::with_capacity(text.len());
-    for line in text.lines() {
-        let rest = line
-            .trim_start()
-            .trim_start_matches(|c: char| c.is_ascii_digit());
-        if line.is_empty() || rest.starts_with(" |") || rest.starts_with('|') {
-            out.push_str(line);
-            out.push('\n');
-        } else {
-            out.push_str(&plugtop::report::prose(line, width));
-        }
-    }
-    out
 }

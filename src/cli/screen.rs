@@ -5,7 +5,7 @@ use std::io::Write;
 
 use super::interval::positive_interval;
 use super::sources::require_root;
-use super::stderr::say;
+use super::stderr::say_wrapped;
 use crate::cli::{Cli, UiMode};
 use plugtop::commands::Status;
 use plugtop::control::controller::Mode;
@@ -64,7 +64,7 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> anyhow::Result<Status> {
     }
     let outcome = plugtop::tui::screen::run_screen(&options)?;
     for warning in &outcome.warnings {
-        say(&format!(
+        say_wrapped(&format!(
             "plugtop: warning: {}",
             plugtop::safe_text::terminal_safe(warning)
         ));
@@ -75,7 +75,7 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> anyhow::Result<Status> {
             // What quitting put back, on the normal terminal after the
             // screen is gone, as `plugtop run` says it.
             for line in lines {
-                say(&format!("plugtop: {line}"));
+                say_wrapped(&format!("plugtop: {line}"));
             }
             Status::Ok
         }
@@ -83,11 +83,11 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> anyhow::Result<Status> {
             // The terminal may be gone (an SSH drop): a failed print must
             // not turn the exit into a panic. Only what was done is said.
             let done = end.done(options.sim.is_some());
-            say(&format!("plugtop: ended by signal {signal}; {done}"));
+            say_wrapped(&format!("plugtop: ended by signal {signal}; {done}"));
             Status::ended_by(signal)
         }
         plugtop::tui::run::ScreenEnd::RestoreFailed(why) => {
-            say(&format!("plugtop: {}", plugtop::error_chain::text(&why)));
+            say_wrapped(&format!("plugtop: {}", plugtop::error_chain::text(&why)));
             Status::Failed
         }
     })

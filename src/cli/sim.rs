@@ -41,7 +41,8 @@ pub fn run(args: SimArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
     let fast = fast || (quiet && speed.is_none() && serve.is_none());
     let speed = plugtop::pace::checked_speed(speed.unwrap_or(1.0))?;
     if quiet && !fast {
-        eprintln!("plugtop: {}", slow_report_note(&scenario, duration, speed));
+        let note = format!("plugtop: {}", slow_report_note(&scenario, duration, speed));
+        eprint!("{}", wide.layout().on_stderr().prose(&note));
     }
     if let Some(i) = interval {
         positive_interval(i)?;
@@ -79,18 +80,23 @@ pub fn run(args: SimArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
     let json = matches!(report_format, CheckFormat::Json);
     let first = {
         let mut stderr = std::io::stderr();
-        let lines: &mut dyn Write = if json { &mut stderr } else { &mut *out };
+        let (lines, lines_layout): (&mut dyn Write, _) = if json {
+            (&mut stderr, wide.layout().on_stderr())
+        } else {
+            (&mut *out, wide.layout())
+        };
         if !quiet {
             let note = start_note(&scenario, file.name(), duration, (!fast).then_some(speed));
             // A closed pipe must not stop the run; said at once, as the
             // actions are when the run goes in real time.
-            let _ = writeln!(lines, "{note}");
+            let _ = write!(lines, "{}", lines_layout.prose(&note));
             let _ = lines.flush();
         }
         let mut print = |l: &str| {
             // A closed pipe (`| head`) must not stop the run's report.
             if !quiet {
-                let _ = writeln!(lines, "{}", plugtop::report::terminal_safe(l));
+                let l = plugtop::report::terminal_safe(l);
+                let _ = write!(lines, "{}", lines_layout.prose(&l));
                 if !fast {
                     let _ = lines.flush();
                 }

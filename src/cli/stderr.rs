@@ -13,3 +13,9 @@ pub(super) fn say(text: &str) {
     use std::io::Write as _;
     let _ = writeln!(std::io::stderr(), "{text}");
 }
+
+/// Prose on stderr, as [`say`], wrapped between words at the terminal's
+/// width (80 into a pipe): what the screen says once it is gone.
+pub(super) fn say_wrapped(text: &str) {
+    say(plugtop::report::prose(text, plugtop::report::stderr_width()).trim_end());
+}

@@ -94,6 +94,7 @@ fn run_check(args: TrainCheckArgs, out: &mut dyn Write) -> anyhow::Result<Status
             writeln!(out)?;
         }
         CheckFormat::Text => {
+            let layout = args.wide.layout();
             for c in &checked {
                 writeln!(
                     out,
@@ -102,7 +103,7 @@ fn run_check(args: TrainCheckArgs, out: &mut dyn Write) -> anyhow::Result<Status
                     safe(&c.id)
                 )?;
                 for f in &c.findings {
-                    writeln!(out, "     {}", safe(f))?;
+                    write!(out, "{}", layout.prose(&format!("     {}", safe(f))))?;
                 }
             }
         }

@@ -1,5 +1,5 @@
 //! `--wide`: the full-width text of every command with a table, as
-//! `plugtop run`, `eval`, `whatif`, `check`, `sim` and `fleet` take it on
+//! `plugtop run`, `eval`, `whatif`, `check`, `sim`, `fleet` and `train check` take it on
 //! the command line.
 
 /// `--wide`, the same for every command with a text table.

@@ -21,6 +21,19 @@ pub fn run(
     out: &mut dyn Write,
 ) -> std::io::Result<Status> {
     let outcome = load(file, facts);
+    let status = if outcome.has_errors() {
+        Status::Failed
+    } else {
+        Status::Ok
+    };
+    // A recording or a binary file: what it is and what cpuplugd would do
+    // with it, in one line, not a diagnostic for each of its lines.
+    if format == DiagnosticFormat::Text
+        && let Some(line) = render::not_rules(file, &outcome)
+    {
+        out.write_all(line.as_bytes())?;
+        return Ok(status);
+    }
     match format {
         // One finding at a time: 100,000 findings are 27 MB of text,
         // which need not sit in memory at once.
@@ -49,9 +62,5 @@ pub fn run(
         }
         out.write_all(render::summary(file, &outcome).as_bytes())?;
     }
-    Ok(if outcome.has_errors() {
-        Status::Failed
-    } else {
-        Status::Ok
-    })
+    Ok(status)
 }

@@ -29,6 +29,17 @@ pub fn text_width() -> usize {
     terminal_columns().unwrap_or(80)
 }
 
+/// The columns prose on standard error is wrapped to: the terminal's when
+/// standard error is one, else 80, as [`text_width`] for standard output.
+pub fn stderr_width() -> usize {
+    use std::io::IsTerminal;
+    if std::io::stderr().is_terminal() {
+        terminal_size_columns().unwrap_or(80)
+    } else {
+        80
+    }
+}
+
 /// The terminal's columns when standard output is one: a table wider than
 /// that is laid out narrower (into a file or a pipe, it stays whole).
 fn terminal_columns() -> Option<usize> {
@@ -36,6 +47,11 @@ fn terminal_columns() -> Option<usize> {
     if !std::io::stdout().is_terminal() {
         return None;
     }
+    terminal_size_columns()
+}
+
+/// The controlling terminal's columns, if it says (at least 20).
+fn terminal_size_columns() -> Option<usize> {
     match crossterm::terminal::size() {
         Ok((cols, _)) if cols >= 20 => Some(usize::from(cols)),
         _ => None,
@@ -76,12 +92,47 @@ impl Layout {
     }
 
     /// `text` as this layout shows prose: wrapped ([`prose`]) when narrow,
-    /// as it is when wide.
+    /// its lines as they are when wide; every line ends in a newline
+    /// either way.
     pub fn prose(self, text: &str) -> String {
         match self {
             Layout::Narrow { width } => prose(text, width),
-            Layout::Wide => text.to_string(),
+            Layout::Wide => prose(text, usize::MAX),
         }
+    }
+
+    /// This layout for standard error: narrow at [`stderr_width`], or
+    /// wide.
+    pub fn on_stderr(self) -> Layout {
+        match self {
+            Layout::Narrow { .. } => Layout::Narrow {
+                width: stderr_width(),
+            },
+            Layout::Wide => Layout::Wide,
+        }
+    }
+
+    /// A rule file's diagnostics as this layout shows them: narrow, each
+    /// message wraps ([`prose`]) while the lines quoting the file and the
+    /// caret under them stay whole, so the caret stays under its column
+    /// and the line copies back.
+    pub fn diagnostics(self, text: &str) -> String {
+        let Some(width) = self.width() else {
+            return text.to_string();
+        };
+        let mut out = String::with_capacity(text.len());
+        for line in text.lines() {
+            let rest = line
+                .trim_start()
+                .trim_start_matches(|c: char| c.is_ascii_digit());
+            if line.is_empty() || rest.starts_with(" |") || rest.starts_with('|') {
+                out.push_str(line);
+                out.push('\n');
+            } else {
+                out.push_str(&prose(line, width));
+            }
+        }
+        out
     }
 }
 
@@ -109,7 +160,7 @@ fn continued(lead: &str) -> String {
 pub fn prose(text: &str, width: usize) -> String {
     let mut out = String::with_capacity(text.len() + text.len() / width.max(1) * 3);
     for line in text.lines() {
-        if line.chars().count() <= width {
+        if crate::safe_text::cols(line) <= width {
             out.push_str(line);
             out.push('\n');
             continue;

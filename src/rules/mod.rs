@@ -26,7 +26,7 @@ pub use diagnostic::{Diagnostic, DiagnosticCode, Severity};
 pub use eval::{Evaluator, Outcome, Stop, Trace};
 pub use expr::{Assigned, NodeId, RuleKind, Setting};
 pub use ruleset::{MemoryOff, RuleSet, Settings};
-pub use source::{SourceFile, Span};
+pub use source::{SourceFile, Span, not_a_rule_file};
 
 /// Why a rule file could not be used.
 #[derive(Debug, thiserror::Error)]
@@ -148,6 +148,14 @@ pub fn load_source_to(
     reach: Reach,
 ) -> Result<(RuleSet, SourceFile), LoadError> {
     let outcome = load_to(&file, facts, reach);
+    if outcome.refusal.is_some()
+        && let Some(line) = render::not_rules(&file, &outcome)
+    {
+        return Err(LoadError::Refused {
+            first: line.trim_end().to_string(),
+            report: line,
+        });
+    }
     if outcome.refusal.is_some() {
         let errors: Vec<_> = outcome
             .diagnostics

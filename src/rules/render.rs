@@ -132,7 +132,60 @@ pub fn summary(file: &SourceFile, outcome: &LoadOutcome) -> String {
         .count();
     let warnings = outcome.diagnostics.len() - errors;
     let plural = |n: usize, w: &str| format!("{n} {w}{}", if n == 1 { "" } else { "s" });
+    format!(
+        "{}: {}, {}; {}\n",
+        shown(file.name()),
+        plural(errors, "error"),
+        plural(warnings, "warning"),
+        verdict(outcome)
+    )
+}
+
+/// For a file plainly not a rule file ([`super::not_a_rule_file`]: a
+/// recording, a binary file), the one line said instead of a diagnostic
+/// for each of its lines: what it is, and what cpuplugd would do with it
+/// (cpuplugd reads it as any other file; plugtop still decides as it).
+pub fn not_rules(file: &SourceFile, outcome: &LoadOutcome) -> Option<String> {
+    let what = super::not_a_rule_file(file.bytes())?;
+    let name = shown(file.name());
+    let hint = if what == "a plugtop recording" {
+        " (--replay plays it)"
+    } else {
+        ""
+    };
+    let severity = if outcome.has_errors() {
+        "error"
+    } else {
+        "warning"
+    };
+    // cpuplugd's message quotes the file's bytes: its words only.
     let verdict = match &outcome.refusal {
+        Some(r) => {
+            let words: String = r
+                .message
+                .trim_end()
+                .chars()
+                .take_while(|c| !c.is_control() && *c != char::REPLACEMENT_CHARACTER)
+                .take(60)
+                .collect();
+            let cut = if words.len() < r.message.trim_end().len() {
+                "…"
+            } else {
+                ""
+            };
+            format!("cpuplugd would refuse it: {}{cut}", shown(&words))
+        }
+        None => verdict(outcome),
+    };
+    Some(format!(
+        "{name}: {severity}: {name} is {what}, not a rule file{hint}; {verdict}\n"
+    ))
+}
+
+/// What cpuplugd would do with the file: refuse it (and why), or load it
+/// (its groups), and whether it would exit later on an error.
+fn verdict(outcome: &LoadOutcome) -> String {
+    match &outcome.refusal {
         Some(r) => format!("cpuplugd would refuse it: {}", shown(r.message.trim_end())),
         None => {
             let rules = &outcome.rules;
@@ -164,13 +217,7 @@ pub fn summary(file: &SourceFile, outcome: &LoadOutcome) -> String {
                 ),
             }
         }
-    };
-    format!(
-        "{}: {}, {}; {verdict}\n",
-        shown(file.name()),
-        plural(errors, "error"),
-        plural(warnings, "warning")
-    )
+    }
 }
 
 #[derive(Serialize)]

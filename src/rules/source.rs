@@ -47,6 +47,34 @@ pub struct Position {
     pub column: usize,
 }
 
+/// What a file plainly not a rule file is, in words: "a plugtop
+/// recording" (it starts as one), or "a binary file" (a NUL byte, which no
+/// text holds, or more than a quarter of its bytes, and at least 8,
+/// neither text nor UTF-8: a comment in Latin-1 is still text). `None` for text, even text cpuplugd
+/// refuses. The one check for it: `check`, every command's `-c` and `train
+/// grade` say it in one line instead of a diagnostic for each line of it.
+pub fn not_a_rule_file(bytes: &[u8]) -> Option<&'static str> {
+    if bytes.starts_with(crate::kernel::recording::MAGIC) {
+        return Some("a plugtop recording");
+    }
+    if bytes.contains(&0) {
+        return Some("a binary file");
+    }
+    let controls = bytes
+        .iter()
+        .filter(|b| b.is_ascii_control() && !b"\t\n\r\x0c".contains(b))
+        .count();
+    let mut undecoded = 0;
+    let mut rest = bytes;
+    while let Err(e) = std::str::from_utf8(rest) {
+        let bad = e.error_len().unwrap_or(rest.len() - e.valid_up_to());
+        undecoded += bad;
+        rest = &rest[e.valid_up_to() + bad..];
+    }
+    let odd = controls + undecoded;
+    (odd >= 8 && odd * 4 > bytes.len()).then_some("a binary file")
+}
+
 /// The original bytes of a rule file plus where each line starts.
 #[derive(Debug, Clone)]
 pub struct SourceFile {
@@ -124,5 +152,30 @@ impl SourceFile {
         let s = (span.start as usize).min(self.text.len());
         let e = (span.end as usize).clamp(s, self.text.len());
         String::from_utf8_lossy(&self.text[s..e]).into_owned()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::not_a_rule_file;
+
+    #[test]
+    fn a_recording_or_binary_is_not_a_rule_file_and_text_in_latin_1_is() {
+        let mut rec = crate::kernel::recording::MAGIC.to_vec();
+        rec.extend(b"v1\n");
+        assert_eq!(not_a_rule_file(&rec), Some("a plugtop recording"));
+        assert_eq!(not_a_rule_file(b"UPDATE=\"1\"\0\n"), Some("a binary file"));
+        let no_text: Vec<u8> = (0..64u8).map(|b| b | 0x80).collect();
+        assert_eq!(not_a_rule_file(&no_text), Some("a binary file"));
+        let escapes = b"\x1b[2J\x1b[H\x07\x08".repeat(4);
+        assert_eq!(not_a_rule_file(&escapes), Some("a binary file"));
+        // A comment in Latin-1, tabs, CRLF, a form feed: text.
+        let latin = b"# caf\xe9 \xe0 la cr\xe8me\r\nUPDATE=\"1\"\t\x0c\nCPU_MIN=\"1\"\n";
+        assert_eq!(not_a_rule_file(latin), None);
+        assert_eq!(not_a_rule_file(b""), None);
+        assert_eq!(
+            not_a_rule_file("HOTPLUG=\"idle < 1\" # ≤ Ünïcödé\n".as_bytes()),
+            None
+        );
     }
 }

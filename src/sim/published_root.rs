@@ -241,10 +241,11 @@ pub fn serve_below(
     } else {
         AtEnd::GoIdle
     };
-    writeln!(
+    let said = format!("plugtop: {}", plan(root, guest.scenario(), at_end, pace));
+    write!(
         err,
-        "plugtop: {}",
-        plan(root, guest.scenario(), at_end, pace)
+        "{}",
+        crate::report::prose(&said, crate::report::stderr_width())
     )?;
     let mut wait = |d: Duration, part: Part| {
         // After the scenario, an idle guest at real time even under
@@ -275,11 +276,15 @@ pub fn serve_below(
             crate::stop_signals::name(signals.stopped_by.load(Ordering::SeqCst))
         ),
     };
-    writeln!(
-        err,
+    let said = format!(
         "plugtop: {why} at {}: serving stopped; the files below {} stay as they are (a daemon on them sees no time pass)",
         super::report::clock(guest.t),
         terminal_safe(&root.display().to_string())
+    );
+    write!(
+        err,
+        "{}",
+        crate::report::prose(&said, crate::report::stderr_width())
     )?;
     Ok(())
 }

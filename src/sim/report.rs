@@ -284,13 +284,19 @@ pub fn finish(
             let mut out = crate::report::TerminalText::new(out);
             match second {
                 Some(b) => write!(out, "{}", side_by_side(a, b, layout))?,
-                None => write!(out, "{}{}", if lines { "\n" } else { "" }, text(a))?,
+                None => write!(
+                    out,
+                    "{}{}",
+                    if lines { "\n" } else { "" },
+                    layout.prose(&text(a))
+                )?,
             }
             out.flush()?;
         }
     }
     for s in &stopped {
-        writeln!(err, "plugtop: {}", safe(s))?;
+        let said = format!("plugtop: {}", safe(s));
+        write!(err, "{}", layout.on_stderr().prose(&said))?;
     }
     Ok(stopped.is_empty())
 }

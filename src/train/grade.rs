@@ -314,8 +314,8 @@ fn submission(path: &Path) -> Result<Vec<u8>, String> {
     }
     let bytes =
         read_no_follow(path, MAX_SUBMISSION_BYTES).map_err(|e| format!("cannot read it: {e}"))?;
-    if bytes.contains(&0) {
-        return Err("a binary file, not a rule file".into());
+    if let Some(what) = crate::rules::not_a_rule_file(&bytes) {
+        return Err(format!("{what}, not a rule file"));
     }
     Ok(bytes)
 }

@@ -4,6 +4,7 @@
 //! what the control thread must do ([`Command`]). Drawing (`view`) only
 //! reads this. Nothing here touches the terminal or the guest.
 
+use std::borrow::Cow;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -371,9 +372,9 @@ impl App {
     }
 
     /// The log lines said up to the interval shown (all of them when
-    /// following live), oldest first: a log reads like a story, and a
-    /// finding's detail lines follow it.
-    pub fn log_shown(&self) -> impl DoubleEndedIterator<Item = &LogLine> {
+    /// following live), oldest first, a repeat counted as of it: a log
+    /// reads like a story, and a finding's detail lines follow it.
+    pub fn log_shown(&self) -> impl DoubleEndedIterator<Item = Cow<'_, LogLine>> {
         let until = self
             .timeline
             .cursor()
@@ -715,7 +716,7 @@ impl App {
                 Some(Command::Arm(info.mode))
             }
             (Dialog::ConfirmAuto | Dialog::Arm(_), KeyAction::No | KeyAction::Later)
-            | (Dialog::Message(_) | Dialog::ReloadFailed(_), _) => {
+            | (Dialog::Message(_) | Dialog::ReloadFailed(_) | Dialog::Exported(_), _) => {
                 self.modals.close_top();
                 None
             }

@@ -191,7 +191,12 @@ pub fn event(app: &mut App, ev: Event) -> Option<Command> {
             // help's paging keys turn its pages).
             Some(
                 Modal::Help
-                | Modal::Dialog(Dialog::Message(_) | Dialog::ReloadFailed(_) | Dialog::Written(_)),
+                | Modal::Dialog(
+                    Dialog::Message(_)
+                    | Dialog::ReloadFailed(_)
+                    | Dialog::Written(_)
+                    | Dialog::Exported(_),
+                ),
             ) => Some(action_for(k).unwrap_or(KeyAction::Later)),
             // Ctrl-C closes a question as it closes every other layer
             // (a prompt, the editor, the tune): declined, never a quit.

@@ -5,6 +5,7 @@
 //! drawn stays a pure function of the app's state, as each key holds
 //! everything the kept value was worked out from.
 
+use std::borrow::Borrow;
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -73,16 +74,14 @@ impl<K: PartialEq, E: PartialEq + Clone> EntryMemo<K, E> {
     /// `look`. An entry whose rows would overflow `area` ends the list;
     /// cells past `area`'s bottom are cut (that entry is kept too, as the
     /// next frame asks for it again). `area` must be empty in `buf`.
-    pub fn put<'e>(
+    pub fn put<B: Borrow<E>>(
         &self,
         buf: &mut Buffer,
         area: Rect,
         look: K,
-        newest: impl Iterator<Item = &'e E>,
+        newest: impl Iterator<Item = B>,
         mut draw: impl FnMut(&E) -> (usize, Buffer),
-    ) where
-        E: 'e,
-    {
+    ) {
         let mut scratch = None;
         let mut borrowed = self.kept.try_borrow_mut();
         let kept = match borrowed.as_deref_mut() {
@@ -98,6 +97,7 @@ impl<K: PartialEq, E: PartialEq + Clone> EntryMemo<K, E> {
         let mut kept_now: Vec<(E, usize, Buffer)> = Vec::new();
         let mut fit = 0;
         for entry in newest {
+            let entry = entry.borrow();
             let (rows, cells) = match old.iter().position(|(e, _, _)| e == entry) {
                 Some(i) => {
                     let (_, rows, cells) = old.swap_remove(i);

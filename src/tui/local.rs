@@ -8,7 +8,6 @@ use super::app::{App, SourceLabel};
 use super::command::Command;
 use super::core::Core;
 use super::keys::KeyAction;
-use super::update::Update;
 use crate::control::controller::Mode;
 use crate::kernel::Sample;
 use crate::rules::{RuleSet, SourceFile};
@@ -92,6 +91,7 @@ impl Local {
                 },
                 Some(facts),
             ) => super::rules_file::write(&path, &rules, replace, &facts),
+            (Command::Export { path, text }, _) => super::log_export::write(&path, &text),
             (other, _) => return self.run_one(other),
         };
         for update in updates {
@@ -107,11 +107,8 @@ impl Local {
             Command::SetMode(mode) => self.core.set_mode(mode),
             Command::Accept(shown) => self.core.accept(&shown),
             Command::Reject => self.core.reject(),
-            Command::Export { path, text } => {
-                let (kind, line) = super::log_export::write(&path, &text);
-                Update::Note(kind, line)
-            }
             Command::Act(_)
+            | Command::Export { .. }
             | Command::Seek(_)
             | Command::StopSeek
             | Command::ApplyRules(_)

@@ -3,6 +3,7 @@
 //! length, plus the Log view's scroll and search text. Kept by the screen
 //! thread; the control thread sends it lines ([`super::update::Update`]).
 
+use std::borrow::Cow;
 use std::collections::VecDeque;
 
 use crate::kernel::Stamp;
@@ -10,6 +11,11 @@ use crate::tui::line_input::one_line;
 
 /// How many lines the log keeps: the oldest go first.
 pub const LOG_LINES: usize = 1000;
+
+/// How many of the newest repeats the log keeps the time of, so a line
+/// counted on past the interval shown is counted as of it: twice as many
+/// as the intervals the screens can go back to.
+const REPEATS_KEPT: usize = 2 * crate::tui::timeline::FRAMES;
 
 /// What kind of line the log holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -31,6 +37,17 @@ pub struct LogLine {
     pub times: u32,
     /// When it was last said.
     pub last: Stamp,
+    /// Which line of the log it is (counted from the first ever added),
+    /// so its repeats can be found.
+    seq: u64,
+}
+
+/// A line said again at `stamp`, `times` times: the newest are kept.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Repeat {
+    line: u64,
+    stamp: Stamp,
+    times: u32,
 }
 
 impl LogLine {
@@ -72,6 +89,11 @@ pub struct LogBook {
     /// How many entries went past the bound: once any did, the oldest
     /// line kept says how many (a note in their place).
     dropped: u64,
+    /// The newest repeats, oldest first, at most [`REPEATS_KEPT`]: what a
+    /// line counted on after an interval had said by then.
+    repeats: VecDeque<Repeat>,
+    /// The number the next line added is given.
+    next_seq: u64,
 }
 
 impl LogBook {
@@ -83,6 +105,8 @@ impl LogBook {
             filter: None,
             undated: 0,
             dropped: 0,
+            repeats: VecDeque::new(),
+            next_seq: 0,
         }
     }
 
@@ -102,6 +126,9 @@ impl LogBook {
         for line in self.lines.iter_mut().take(self.undated) {
             line.stamp = stamp;
             line.last = stamp;
+            for r in self.repeats.iter_mut().filter(|r| r.line == line.seq) {
+                r.stamp = stamp;
+            }
         }
         self.undated = 0;
     }
@@ -114,25 +141,85 @@ impl LogBook {
             text,
             times: 1,
             last: stamp,
+            seq: 0,
         });
     }
 
     /// Adds `line` as it was kept elsewhere (its count and its times: the
     /// lines of readings passed by a read-ahead), or adds its count to the
     /// last when it repeats it.
-    pub fn take(&mut self, line: LogLine) {
+    pub fn take(&mut self, mut line: LogLine) {
         if let Some(last) = self.lines.back_mut()
             && last.kind == line.kind
             && last.text == line.text
         {
             last.times = last.times.saturating_add(line.times);
             last.last = line.last;
+            let seq = last.seq;
+            self.repeated(seq, line.last, line.times);
             return;
         }
         if self.lines.len() >= LOG_LINES {
             self.drop_oldest();
         }
+        line.seq = self.next_seq;
+        self.next_seq += 1;
+        if line.times > 1 {
+            // Counted elsewhere up to its last time (a read-ahead's).
+            self.repeated(line.seq, line.last, line.times - 1);
+        }
         self.lines.push_back(line);
+    }
+
+    /// Keeps that line `seq` was said `times` times more at `stamp`, the
+    /// newest [`REPEATS_KEPT`] repeats only.
+    fn repeated(&mut self, seq: u64, stamp: Stamp, times: u32) {
+        if let Some(r) = self.repeats.back_mut()
+            && r.line == seq
+            && r.stamp == stamp
+        {
+            r.times = r.times.saturating_add(times);
+            return;
+        }
+        if self.repeats.len() >= REPEATS_KEPT {
+            self.repeats.pop_front();
+        }
+        self.repeats.push_back(Repeat {
+            line: seq,
+            stamp,
+            times,
+        });
+    }
+
+    /// `line` as it stood at `until`: counted only as often as it had
+    /// been said by then, and last said then at the latest. Borrowed when
+    /// nothing was said again after `until`.
+    fn as_of<'a>(&self, line: &'a LogLine, until: Stamp) -> Cow<'a, LogLine> {
+        if line.last <= until {
+            return Cow::Borrowed(line);
+        }
+        // The repeats are in the order said, so those after `until` are
+        // the newest: counted back to the first not after it.
+        let mut later = 0u32;
+        let mut last = line.stamp;
+        for r in self.repeats.iter().rev() {
+            if r.stamp > until {
+                if r.line == line.seq {
+                    later = later.saturating_add(r.times);
+                }
+            } else if r.line == line.seq {
+                last = r.stamp;
+                break;
+            } else if r.line < line.seq {
+                break;
+            }
+        }
+        let times = line.times.saturating_sub(later).max(1);
+        Cow::Owned(LogLine {
+            times,
+            last: if times > 1 { last } else { line.stamp },
+            ..line.clone()
+        })
     }
 
     /// Makes room for one more line: the oldest goes, and the line that
@@ -162,6 +249,8 @@ impl LogBook {
             ),
             times: 1,
             last: until,
+            // Said once: no repeat of it is ever looked for.
+            seq: u64::MAX,
         };
         if first == 1 {
             if let Some(line) = self.lines.front_mut() {
@@ -182,11 +271,18 @@ impl LogBook {
         &self.lines
     }
 
-    /// The lines said up to `until` (all of them for `None`), oldest first.
-    pub fn until(&self, until: Option<Stamp>) -> impl DoubleEndedIterator<Item = &LogLine> {
+    /// The lines said up to `until` (all of them for `None`), oldest
+    /// first, each as it stood then: a line said again after `until` is
+    /// counted as of `until` (the reader of a paused or earlier interval
+    /// sees nothing newer, in the count and "last" time too).
+    pub fn until(&self, until: Option<Stamp>) -> impl DoubleEndedIterator<Item = Cow<'_, LogLine>> {
         self.lines
             .iter()
             .filter(move |l| until.is_none_or(|u| l.stamp <= u))
+            .map(move |l| match until {
+                Some(u) => self.as_of(l, u),
+                None => Cow::Borrowed(l),
+            })
     }
 
     /// Lines back from the newest the Log view shows.
@@ -319,6 +415,47 @@ mod tests {
             Some("line 6"),
             "the oldest kept follows it"
         );
+    }
+
+    #[test]
+    fn a_line_said_again_after_a_time_is_counted_as_of_that_time() {
+        let mut log = LogBook::new();
+        for t in 1..=5 {
+            log.note(at(t), LogKind::Decision, "minimum cpu limit".into());
+        }
+        log.note(at(6), LogKind::Note, "other".into());
+        log.note(at(6), LogKind::Note, "other".into());
+        log.note(at(7), LogKind::Note, "other".into());
+        let shown = |u: i64| -> Vec<(String, u32, Stamp)> {
+            log.until(Some(at(u)))
+                .map(|l| (l.text.clone(), l.times, l.last))
+                .collect()
+        };
+        let min = |times, last| ("minimum cpu limit".to_string(), times, at(last));
+        assert_eq!(shown(1), vec![min(1, 1)]);
+        assert_eq!(shown(3), vec![min(3, 3)]);
+        assert_eq!(
+            shown(6),
+            vec![min(5, 5), ("other".to_string(), 2, at(6))],
+            "a repeat in the same interval counts in it"
+        );
+        assert_eq!(shown(7)[1].1, 3);
+        assert_eq!(log.until(None).map(|l| l.times).collect::<Vec<_>>(), [5, 3]);
+        // A line counted elsewhere (a read-ahead's) then said again.
+        let mut ahead = LogBook::new();
+        for t in 10..=12 {
+            ahead.note(at(t), LogKind::Note, "limit".into());
+        }
+        let mut log = LogBook::new();
+        for l in ahead.lines() {
+            log.take(l.clone());
+        }
+        log.note(at(13), LogKind::Note, "limit".into());
+        log.note(at(14), LogKind::Note, "limit".into());
+        let l = log.until(Some(at(13))).next().map(|l| (l.times, l.last));
+        assert_eq!(l, Some((4, at(13))));
+        let l = log.until(Some(at(12))).next().map(|l| (l.times, l.last));
+        assert_eq!(l, Some((3, at(12))));
     }
 
     #[test]

@@ -1,10 +1,12 @@
 //! `e`: writing the log to the path the user gave (see
 //! [`crate::tui::state_dir`] for the default offered).
 
-use std::io::Write as _;
 use std::path::Path;
 
+use crate::kernel::fs::Replace;
 use crate::tui::log_book::{LogBook, LogKind};
+use crate::tui::modal::Dialog;
+use crate::tui::update::Update;
 use crate::tui::view;
 
 /// The log as the file holds it: one line each, with its time, escaped as
@@ -24,30 +26,24 @@ pub fn text(log: &LogBook) -> String {
         .collect()
 }
 
-/// Writes `text` to `path` (its directory made if missing), never over an
-/// existing file; the log line that says what happened. Run by the control
-/// thread, so a slow disk never stops the screen.
-pub fn write(path: &Path, text: &str) -> (LogKind, String) {
+/// Writes `text` to `path`, never over an existing file nor through a
+/// link, in a directory that exists (or plugtop's own state directory),
+/// as the what-if editor's Ctrl-S places a file
+/// ([`crate::tui::state_dir::place`], whose words say why not). What the
+/// screen shows of it, paused or not, and logs: written, or why not. Run
+/// by the control thread, so a slow disk never stops the screen.
+pub fn write(path: &Path, text: &str) -> Vec<Update> {
     let shown = path.display().to_string();
-    match write_new(path, text.as_bytes()) {
-        Ok(()) => (LogKind::Note, format!("log exported to {shown}")),
-        Err(e) => (
-            LogKind::Problem,
-            format!("cannot export the log to {shown}: {e}"),
-        ),
+    match crate::tui::state_dir::place(path, text.as_bytes(), Replace::Nothing) {
+        Ok(()) => vec![
+            Update::Note(LogKind::Note, format!("log exported to {shown}")),
+            Update::Show(Dialog::Exported(shown)),
+        ],
+        Err(e) => Update::failed(format!(
+            "cannot export the log to {shown}: {}",
+            crate::error_chain::text(&e)
+        )),
     }
-}
-
-fn write_new(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir)?;
-    }
-    let mut file = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(path)?;
-    file.write_all(bytes)?;
-    file.sync_all()
 }
 
 #[cfg(test)]
@@ -66,8 +62,11 @@ mod tests {
         );
         let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
         let path = dir.path().join("log.txt");
-        let (kind, said) = write(&path, &text(&log));
-        assert_eq!(kind, LogKind::Note, "{said}");
+        let said = write(&path, &text(&log));
+        assert!(
+            matches!(&said[..], [Update::Note(LogKind::Note, _), Update::Show(Dialog::Exported(p))] if Path::new(p) == path),
+            "{said:?}"
+        );
         let written = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{e}"));
         assert!(written.contains("pid 7 x\\u{1b}]0;PWN"), "{written}");
         assert!(
@@ -76,9 +75,37 @@ mod tests {
                 .any(|c| (c.is_control() && c != '\n') || c == '\u{202e}'),
             "{written:?}"
         );
-        // Never over an existing file.
-        let (kind, said) = write(&path, "other");
-        assert_eq!(kind, LogKind::Problem, "{said}");
-        assert!(said.contains("cannot export"), "{said}");
+        // Never over an existing file, nor a FIFO, nor into a directory
+        // that does not exist (made only when it is plugtop's own): each
+        // said where the user looks, in the words the what-if editor's
+        // Ctrl-S uses.
+        rustix::fs::mkfifoat(
+            rustix::fs::CWD,
+            dir.path().join("fifo"),
+            rustix::fs::Mode::from_raw_mode(0o600),
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        let fifo = dir.path().join("fifo").display().to_string();
+        let missing = dir.path().join("no/such");
+        for (to, says) in [
+            (path.clone(), format!("{} exists already", path.display())),
+            (
+                dir.path().join("fifo"),
+                format!("{fifo} is a FIFO; plugtop replaces only a regular file"),
+            ),
+            (
+                missing.join("log.txt"),
+                format!("the directory {} does not exist", missing.display()),
+            ),
+        ] {
+            let said = write(&to, "other");
+            assert!(
+                matches!(&said[..], [Update::Note(LogKind::Problem, n), Update::Show(Dialog::Message(m))]
+                    if n == m && m.starts_with("cannot export the log to ") && m.contains(&says)
+                        && !m.contains("os error")),
+                "{said:?}"
+            );
+        }
+        assert!(!dir.path().join("no").exists());
     }
 }

@@ -51,6 +51,8 @@ pub enum Dialog {
     Replace(Box<ReplaceFile>),
     /// The edited rules were written to this path.
     Written(String),
+    /// `e`'s log was written to this path.
+    Exported(String),
 }
 
 /// Edited rules waiting for a yes to replace the file at `path`.

@@ -12,10 +12,11 @@ use super::edited::EditedRules;
 use super::log_book::LogKind;
 use super::modal::{Dialog, ReplaceFile};
 use super::update::Update;
-use crate::kernel::fs::{FsError, Placing, Replace, Root};
+use crate::kernel::fs::{FsError, Replace};
 use crate::rules::SystemFacts;
 
-/// Writes `rules` to `path` (its directory made if missing); `replace`
+/// Writes `rules` to `path` (its directory made only if it is plugtop's
+/// state directory, [`super::state_dir::place`]); `replace`
 /// once the user said yes to replacing what is there. What the screen
 /// shows and logs of it: done, a question (the file exists), or why not.
 pub fn write(path: &Path, rules: &EditedRules, replace: bool, facts: &SystemFacts) -> Vec<Update> {
@@ -31,7 +32,7 @@ pub fn write(path: &Path, rules: &EditedRules, replace: bool, facts: &SystemFact
     } else {
         Replace::Nothing
     };
-    match place(path, &rules.bytes, how) {
+    match super::state_dir::place(path, &rules.bytes, how) {
         Ok(()) => vec![
             Update::Note(LogKind::Note, format!("{} written to {shown}", rules.name)),
             Update::Show(Dialog::Written(shown)),
@@ -42,36 +43,11 @@ pub fn write(path: &Path, rules: &EditedRules, replace: bool, facts: &SystemFact
                 rules: rules.clone(),
             })))]
         }
-        Err(e) => {
-            let why = format!(
-                "cannot write the edited rules to {shown}: {}",
-                crate::error_chain::text(&e)
-            );
-            vec![
-                Update::Note(LogKind::Problem, why.clone()),
-                Update::Show(Dialog::Message(why)),
-            ]
-        }
+        Err(e) => Update::failed(format!(
+            "cannot write the edited rules to {shown}: {}",
+            crate::error_chain::text(&e)
+        )),
     }
-}
-
-/// Places `bytes` at `path`, making its directory first if it is missing
-/// (the state directory may not exist yet).
-fn place(path: &Path, bytes: &[u8], how: Replace) -> Result<(), FsError> {
-    let name = path.file_name().ok_or_else(|| FsError::NoName {
-        path: path.display().to_string(),
-    })?;
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    if !dir.exists() {
-        std::fs::create_dir_all(&dir).map_err(|source| FsError::Dir {
-            path: dir.display().to_string(),
-            source,
-        })?;
-    }
-    Root::dir(&dir)?.write_file(Path::new(name), bytes, Placing::new(how))
 }
 
 /// The path the write prompt offers: a new file in the state directory,
@@ -121,9 +97,17 @@ mod tests {
     }
 
     #[test]
-    fn a_new_file_is_written_in_a_directory_made_for_it() {
+    fn a_new_file_is_written_and_a_missing_directory_is_said_not_made() {
         let dir = tempfile::tempdir().expect("tempdir");
-        let path = dir.path().join("new/dir/edited.conf");
+        let missing = dir.path().join("new/dir/edited.conf");
+        let updates = write(&missing, &edited(GOOD), false, &facts());
+        assert!(
+            updates.iter().any(|u| matches!(u,
+                Update::Show(Dialog::Message(m)) if m.contains("does not exist"))),
+            "{updates:?}"
+        );
+        assert!(!dir.path().join("new").exists());
+        let path = dir.path().join("edited.conf");
         let updates = write(&path, &edited(GOOD), false, &facts());
         assert!(written(&updates).is_some(), "{updates:?}");
         assert_eq!(std::fs::read_to_string(&path).expect("read"), GOOD);

@@ -4,6 +4,8 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::kernel::fs::{FsError, Placing, Replace, Root};
+
 /// The state directory (`$XDG_STATE_HOME/plugtop`, else
 /// `~/.local/state/plugtop`); the current directory only when neither is
 /// known.
@@ -44,6 +46,39 @@ pub fn free_name(stem: &str, extension: &str, taken: impl Fn(&Path) -> bool) -> 
         .unwrap_or(first)
 }
 
+/// Places `bytes` at `path` as every file the user asks plugtop to keep is
+/// placed (created exclusively, never through a link, replacing only a
+/// regular file and only as `how` allows): in a directory that exists, or
+/// in plugtop's own state directory, made when it is missing. A missing
+/// directory anywhere else is said, never made: a mistyped path (a shell
+/// line typed into the prompt) makes no directories.
+pub fn place(path: &Path, bytes: &[u8], how: Replace) -> Result<(), FsError> {
+    place_making(path, bytes, how, &state_dir())
+}
+
+/// [`place`], making the directory `own` only when it is missing.
+fn place_making(path: &Path, bytes: &[u8], how: Replace, own: &Path) -> Result<(), FsError> {
+    let name = path.file_name().ok_or_else(|| FsError::NoName {
+        path: path.display().to_string(),
+    })?;
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    if !dir.exists() {
+        if dir != own {
+            return Err(FsError::NoDir {
+                path: dir.display().to_string(),
+            });
+        }
+        std::fs::create_dir_all(&dir).map_err(|source| FsError::Dir {
+            path: dir.display().to_string(),
+            source,
+        })?;
+    }
+    Root::dir(&dir)?.write_file(Path::new(name), bytes, Placing::new(how))
+}
+
 /// Whether something (a file, a directory, a link, even a dangling one)
 /// already has the name `path`.
 pub fn in_use(path: &Path) -> bool {
@@ -59,6 +94,27 @@ pub fn default_log_path(stamp: &str, taken: impl Fn(&Path) -> bool) -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_missing_directory_is_made_only_when_it_is_plugtops_own() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let own = dir.path().join("state/plugtop");
+        let mistyped = dir.path().join("log.txt; plugtop --sim examples/x.txt");
+        match place_making(&mistyped, b"x", Replace::Nothing, &own) {
+            Err(e @ FsError::NoDir { .. }) => assert_eq!(
+                crate::error_chain::text(&e),
+                format!(
+                    "the directory {} does not exist; plugtop creates no directory there",
+                    dir.path().join("log.txt; plugtop --sim examples").display()
+                )
+            ),
+            other => panic!("{other:?}"),
+        }
+        assert!(!dir.path().join("log.txt; plugtop --sim examples").exists());
+        let kept = own.join("log.txt");
+        assert!(place_making(&kept, b"kept\n", Replace::Nothing, &own).is_ok());
+        assert_eq!(std::fs::read(&kept).ok(), Some(b"kept\n".to_vec()));
+    }
 
     #[test]
     fn the_log_is_named_after_the_local_time_and_a_taken_name_is_skipped() {

@@ -154,6 +154,18 @@ pub enum Update {
     Damaged(String),
 }
 
+impl Update {
+    /// Why something the user asked for failed: in the Log, and in a box
+    /// where the user looks at once (paused, the Log lists nothing newer
+    /// than the interval shown).
+    pub fn failed(why: String) -> Vec<Update> {
+        vec![
+            Update::Note(LogKind::Problem, why.clone()),
+            Update::Show(Dialog::Message(why)),
+        ]
+    }
+}
+
 /// How the screen ended, and what is said on the normal terminal after it
 /// beside what the ending says (the damage of a recording replayed).
 #[derive(Debug)]

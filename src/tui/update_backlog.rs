@@ -177,6 +177,9 @@ impl Backlog {
                     Dialog::Written(path) => {
                         vec![(LogKind::Note, format!("the edited rules are in {path}"))]
                     }
+                    Dialog::Exported(path) => {
+                        vec![(LogKind::Note, format!("the log is in {path}"))]
+                    }
                     Dialog::ConfirmAuto
                     | Dialog::Arm(_)
                     | Dialog::Apply(_)

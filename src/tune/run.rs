@@ -102,11 +102,18 @@ pub fn prepare(asked: Asked, say: &mut dyn FnMut(String)) -> anyhow::Result<Prep
             .transpose()?,
     };
     let facts = workload.facts();
-    let (rules, file) = crate::rules::load_path(&asked.config, &facts).map_err(|e| {
-        // The hint only where a /proc/vmstat name is what failed.
-        let text = crate::error_chain::text(&e);
-        let hint = !asked.old_kernel && text.contains("vmstat");
-        anyhow::anyhow!("{text}{}", if hint { OLD_KERNEL_HINT } else { "" })
+    // The hint only where a /proc/vmstat name is what failed; the error
+    // stays a rule file's, so its diagnostics are laid out as `check`'s.
+    let (rules, file) = crate::rules::load_path(&asked.config, &facts).map_err(|e| match e {
+        crate::rules::LoadError::Refused { first, report }
+            if !asked.old_kernel && report.contains("vmstat") =>
+        {
+            crate::rules::LoadError::Refused {
+                first,
+                report: format!("{report}{OLD_KERNEL_HINT}"),
+            }
+        }
+        e => e,
     })?;
     let reference = match &asked.against {
         Some(p) => Some(SourceFile::new(

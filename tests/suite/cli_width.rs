@@ -345,3 +345,98 @@ fn fleet_batch_lines_up_a_label_of_wide_characters() {
         }
     }
 }
+
+/// The subcommands `--help` lists under "Commands:" (not `help`).
+fn subcommands(help: &str) -> Vec<String> {
+    help.lines()
+        .skip_while(|l| !l.starts_with("Commands:"))
+        .skip(1)
+        .take_while(|l| !l.trim().is_empty())
+        .filter(|l| l.starts_with("  ") && !l.starts_with("   "))
+        .filter_map(|l| l.split_whitespace().next().map(str::to_string))
+        .filter(|c| c != "help")
+        .collect()
+}
+
+/// nu53 F2: `--help` was not wrapped at all (clap without its wrapping):
+/// 19 lines over 80 in `plugtop --help`, `plugtop sim --help` broken by
+/// the terminal mid-word. Every command's `-h` and `--help`, through a
+/// pipe, fit 80 columns.
+#[test]
+fn every_commands_help_fits_80_columns_in_a_pipe() {
+    let mut todo = vec![Vec::<String>::new()];
+    let mut seen = 0;
+    while let Some(command) = todo.pop() {
+        for flag in ["-h", "--help"] {
+            let args: Vec<&str> = command.iter().map(String::as_str).chain([flag]).collect();
+            let help = stdout(&args);
+            assert_eq!(over_80(&help), Vec::<&str>::new(), "{args:?}");
+            if flag == "--help" {
+                for sub in subcommands(&help) {
+                    todo.push([command.clone(), vec![sub]].concat());
+                }
+            }
+        }
+        seen += 1;
+    }
+    assert!(seen > 15, "only {seen} commands found");
+}
+
+/// nu53 F2: text written through a pipe past 80 columns: `sim`'s
+/// "feedback loop:" line (report and running lines), `train check`'s
+/// findings (up to 205 columns), a rule file's diagnostics and summary
+/// from `tune` and the screen (`check` wrapped them), and `sim --serve`'s
+/// start and end. Each now wraps at 80; the quoted rule lines under a
+/// caret stay whole (none here is that long).
+#[test]
+fn reports_diagnostics_and_banners_fit_80_columns_in_a_pipe() {
+    let sim = ["sim", "examples/scenarios/oscillating.toml"];
+    let tight = ["-c", "examples/rules/oscillating-tight.conf"];
+    for extra in [&["--report"][..], &["--fast"][..]] {
+        let args = [&sim[..], &tight[..], extra].concat();
+        let out = stdout(&args);
+        assert!(out.contains("feedback loop:"), "{args:?}: {out}");
+        assert_eq!(over_80(&out), Vec::<&str>::new(), "{args:?}");
+    }
+    let course = plugtop(&["train", "check", "examples/courses/cpuplugd-basics.toml"]);
+    let said = String::from_utf8_lossy(&course.stdout).into_owned();
+    assert!(said.contains("held-out runs"), "{}", text(&course));
+    assert_eq!(over_80(&said), Vec::<&str>::new(), "train check");
+    let dir = crate::common::tempdir();
+    let bad = dir.path().join("bad.conf");
+    let rules = "UPDATE=\"1\"\nCPU_MIN=\"1\"\nCPU_MAX=\"0\"\nHOTPLUG=\"idle < 1 &&\"\nHOTUNPLUG=\"idle >= 2 ||\"\n";
+    if let Err(e) = std::fs::write(&bad, rules) {
+        panic!("{e}");
+    }
+    let bad = bad.display().to_string();
+    for args in [
+        vec!["tune", "examples/scenarios/daytrader.toml", "-c", &bad],
+        vec!["-c", &bad, "--batch"],
+        vec!["sim", "examples/scenarios/oscillating.toml", "-c", &bad],
+    ] {
+        let out = plugtop(&args);
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(
+            err.contains("cpuplugd would refuse it") && !out.status.success(),
+            "{args:?}: {}",
+            text(&out)
+        );
+        assert_eq!(over_80(&err), Vec::<&str>::new(), "{args:?}");
+    }
+    let served = dir.path().join("guest");
+    let served = served.display().to_string();
+    let out = plugtop(
+        &[
+            &sim[..],
+            &["--serve", &served, "--duration", "20", "--fast"],
+        ]
+        .concat(),
+    );
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(
+        err.contains("serving stopped") && out.status.success(),
+        "{}",
+        text(&out)
+    );
+    assert_eq!(over_80(&err), Vec::<&str>::new(), "sim --serve");
+}

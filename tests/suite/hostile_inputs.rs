@@ -529,3 +529,68 @@ fn a_held_lock_is_reported_once() {
         );
     }
 }
+
+/// nu53 F4: a recording given as a rule file (`check`, every command's
+/// `-c`) printed a diagnostic for each of its lines, binary quoted, 4,910
+/// lines for six minutes of readings. What it is and what cpuplugd would
+/// do with it are said in one message (wrapped at 80 columns), as `train
+/// grade` says it; so for a file of NUL bytes or one that is no text.
+#[test]
+fn a_recording_or_a_binary_file_given_as_rules_is_said_in_one_message() {
+    let dir = common::tempdir();
+    let rec = dir.path().join("osc.rec");
+    common::record_simulated("oscillating", "oscillating-tight", 360.0, 1.0, &rec);
+    let rec = rec.display().to_string();
+    let nul = dir.path().join("nul.conf");
+    let mut bytes = b"UPDATE=\"1\"\n".repeat(50);
+    bytes.extend([0, 1, 2, b'\n']);
+    std::fs::write(&nul, bytes).expect("a file with NUL bytes");
+    let nul = nul.display().to_string();
+    let noise = dir.path().join("noise.conf");
+    let noise_bytes: Vec<u8> = (0..20_000u32)
+        .map(|i| (i.wrapping_mul(2_654_435_761) >> 24) as u8 | 0x80)
+        .collect();
+    std::fs::write(&noise, noise_bytes).expect("a file of no text");
+    let noise = noise.display().to_string();
+    // One message: its rows after the first indented.
+    let one_message = |text: &str| {
+        let rows: Vec<&str> = text.trim_end().lines().collect();
+        !rows.is_empty() && rows[1..].iter().all(|r| r.starts_with("  ")) && rows.len() <= 4
+    };
+    for (file, what) in [
+        (
+            &rec,
+            "is a plugtop recording, not a rule file (--replay plays it)",
+        ),
+        (&nul, "is a binary file, not a rule file"),
+        (&noise, "is a binary file, not a rule file"),
+    ] {
+        let check = capped(&["check", file]);
+        let said = String::from_utf8_lossy(&check.stdout).into_owned();
+        let flat = said.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert_eq!(check.status.code(), Some(1), "{said}");
+        assert!(one_message(&said), "check {file}:\n{said}");
+        assert!(
+            flat.contains(&format!(
+                "{file}: error: {file} {what}; cpuplugd would refuse it: "
+            )),
+            "{said}"
+        );
+        for args in [
+            vec!["-c", file, "--batch"],
+            vec!["sim", "examples/scenarios/oscillating.toml", "-c", file],
+        ] {
+            let o = capped(&args);
+            let err = String::from_utf8_lossy(&o.stderr).into_owned();
+            assert!(!o.status.success(), "{args:?}");
+            assert!(one_message(&err), "{args:?}:\n{err}");
+            assert!(err.contains("not a rule file"), "{args:?}:\n{err}");
+        }
+    }
+    let recording = capped(&["check", &rec]);
+    let said = String::from_utf8_lossy(&recording.stdout).replace("\n  ", " ");
+    assert!(
+        said.contains("cpuplugd would refuse it: Line is too long"),
+        "{said}"
+    );
+}

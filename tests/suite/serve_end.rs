@@ -31,12 +31,41 @@ fn serving(scenario: &Path, dir: &Path, args: &[&str]) -> (Spawned, Receiver<Str
     let mut child = Spawned::new(child);
     let stderr = child.child().stderr.take().expect("stderr piped");
     let (tx, rx) = channel();
+    // A message wraps at 80 columns, its rows after the first indented,
+    // and comes in one write: each is sent whole, once the next starts or
+    // nothing more has come.
     std::thread::spawn(move || {
-        for line in BufReader::new(stderr).lines() {
-            let Ok(line) = line else { break };
-            if tx.send(line).is_err() {
-                break;
+        let mut reader = BufReader::new(stderr);
+        let mut message: Option<String> = None;
+        loop {
+            let mut line = String::new();
+            match reader.read_line(&mut line) {
+                Ok(0) | Err(_) => break,
+                Ok(_) => {}
             }
+            let line = line.trim_end_matches('\n').to_string();
+            match message.as_mut() {
+                Some(m) if line.starts_with("  ") => {
+                    m.push(' ');
+                    m.push_str(line.trim_start());
+                }
+                _ => {
+                    if let Some(m) = message.replace(line)
+                        && tx.send(m).is_err()
+                    {
+                        return;
+                    }
+                }
+            }
+            if reader.buffer().is_empty()
+                && let Some(m) = message.take()
+                && tx.send(m).is_err()
+            {
+                return;
+            }
+        }
+        if let Some(m) = message {
+            let _ = tx.send(m);
         }
     });
     (child, rx)

@@ -418,3 +418,150 @@ fn a_far_jump_on_the_simulator_says_its_limit_and_what_is_left() {
     s.wait_for("PAUSED");
     assert!(s.quit());
 }
+
+/// The time at the end of the header's first line ("#4 (3 back) 00:00:04").
+fn header_time(screen: &str) -> String {
+    let first = screen.lines().next().unwrap_or_default();
+    first
+        .split_whitespace()
+        .last()
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// nu53 F1: paused, the Log's collapsed line ("minimum cpu limit is
+/// reached ×N (last HH:MM:SS)") went on counting readings newer than the
+/// interval shown, and kept the newest count and time when `←` went back.
+/// It is counted as of the interval shown, as the rest of the Log is: at
+/// #4 of a line said at every interval from #1, ×4 (last #4's time).
+#[test]
+fn a_repeated_log_line_is_counted_as_of_the_interval_shown() {
+    let (_dir, _rec, mut s) = oscillating_replay(120.0);
+    s.wait_until("no interval #8 yet", |s| {
+        shown_number(&s.screen()).is_some_and(|n| n >= 8)
+    });
+    s.press(" ");
+    s.wait_for("PAUSED");
+    for _ in 0..3 {
+        let before = shown_number(&s.screen());
+        s.press("\x1b[D");
+        s.wait_until("← did not go back", |s| {
+            shown_number(&s.screen()) != before
+        });
+    }
+    let screen = s.screen();
+    let n = shown_number(&screen).unwrap_or_else(|| panic!("{screen}"));
+    let line = screen
+        .lines()
+        .find(|l| l.contains("minimum cpu limit is reached"))
+        .unwrap_or_else(|| panic!("no repeated line:\n{screen}"));
+    assert_eq!(
+        line.split_whitespace()
+            .skip(1)
+            .collect::<Vec<_>>()
+            .join(" "),
+        format!(
+            "minimum cpu limit is reached ×{n} (last {})",
+            header_time(&screen)
+        ),
+        "counted past the interval shown (#{n}):\n{screen}"
+    );
+    assert!(s.quit());
+}
+
+/// The screen's words in one line: box borders and line breaks as blanks,
+/// each run of blanks one (a message wraps in its box).
+fn flat(screen: &str) -> String {
+    screen
+        .replace(['│', '\n'], " ")
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// nu53 F3: `e` while paused — the natural thing in an incident — closed
+/// its box and said nothing (the result went to the Log, which paused
+/// lists nothing newer than the interval shown); failures were raw ("File
+/// exists (os error 17)" for a FIFO), and a mistyped path made the
+/// directories it named. The result is a box where the user looks,
+/// paused or not, in the words of the what-if editor's Ctrl-S; a missing
+/// directory is said, not made, unless it is plugtop's own.
+#[test]
+fn exporting_the_log_while_paused_says_where_it_went_or_why_not() {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let rec = dir.path().join("osc.rec");
+    common::record_simulated("oscillating", "oscillating-damped", 60.0, 1.0, &rec);
+    let fifo = dir.path().join("fifo");
+    rustix::fs::mkfifoat(
+        rustix::fs::CWD,
+        &fifo,
+        rustix::fs::Mode::from_raw_mode(0o600),
+    )
+    .expect("a FIFO");
+    let state = dir.path().join("state");
+    let state_env = state.display().to_string();
+    let mut s = Session::start_with(
+        &[
+            "--replay",
+            &rec.display().to_string(),
+            "-c",
+            "examples/rules/oscillating-tight.conf",
+        ],
+        24,
+        80,
+        &[("XDG_STATE_HOME", &state_env)],
+    );
+    s.wait_until("no interval #3 yet", |s| {
+        shown_number(&s.screen()).is_some_and(|n| n >= 3)
+    });
+    s.press(" ");
+    s.wait_for("PAUSED");
+    s.press("5");
+    s.wait_for("Log up to the interval shown");
+    let missing = dir.path().join("typo; plugtop --sim examples");
+    let export = |s: &mut Session, to: Option<&std::path::Path>, shows: &str, says: &str| {
+        s.press("e");
+        s.wait_for("Export the log");
+        if let Some(to) = to {
+            s.press("\x15");
+            s.press(&to.display().to_string());
+        }
+        s.press("\r");
+        s.wait_for(shows);
+        let screen = s.screen();
+        assert!(
+            flat(&screen).contains(says),
+            "{says:?} not shown:\n{screen}"
+        );
+        assert!(!screen.contains("os error"), "{screen}");
+        s.press("x");
+        s.wait_gone(shows);
+    };
+    export(
+        &mut s,
+        Some(&fifo),
+        "Not possible",
+        &format!(
+            "{} is a FIFO; plugtop replaces only a regular file (or creates a new one)",
+            fifo.display()
+        ),
+    );
+    export(
+        &mut s,
+        Some(&missing.join("log.txt")),
+        "Not possible",
+        &format!(
+            "the directory {} does not exist; plugtop creates no directory there",
+            missing.display()
+        ),
+    );
+    assert!(!missing.exists(), "a mistyped path made its directories");
+    // The path offered, in plugtop's own state directory, made for it.
+    export(&mut s, None, "Log exported", "plugtop-log-");
+    assert!(s.screen().contains("PAUSED"), "{}", s.screen());
+    assert!(s.quit());
+    let kept: Vec<_> = std::fs::read_dir(state.join("plugtop"))
+        .map(|d| d.filter_map(Result::ok).map(|e| e.path()).collect())
+        .unwrap_or_default();
+    assert_eq!(kept.len(), 1, "{kept:?}");
+}

@@ -1006,7 +1006,11 @@ fn a_failed_restore_keeps_the_journal_and_says_how_to_retry() {
         root.path().join("run/plugtop/state").exists(),
         "the journal stays for `plugtop restore`"
     );
-    assert!(output.contains("plugtop restore --root"), "{output}");
+    // Wrapped at the terminal's width, like every line said after it.
+    assert!(
+        said_after_the_screen(&output).contains("plugtop restore --root"),
+        "{output}"
+    );
     assert!(terminal_restored(&output));
 }
 
@@ -1179,6 +1183,40 @@ fn quitting_the_simulator_says_the_simulated_guest_is_discarded() {
             && after.contains("is discarded; nothing on this machine was changed"),
         "{output}"
     );
+    // nu53 F2: said as one line of 110 columns, which the 80-column
+    // terminal broke mid-word ("disc|arded"); it wraps between words.
+    let left = output.rfind("\x1b[?1049l").unwrap_or_default();
+    let rows: Vec<String> = output[left..].split('\n').map(without_escapes).collect();
+    assert!(rows.len() > 2, "{rows:?}");
+    assert!(
+        rows.iter().all(|r| plugtop::tui::view::fit::cols(r) <= 80),
+        "{rows:#?}"
+    );
+}
+
+/// `raw` without its escape sequences (CSI, ESC and one character) and
+/// carriage returns: the text a terminal shows of it.
+fn without_escapes(raw: &str) -> String {
+    let mut out = String::new();
+    let mut chars = raw.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\x1b' if chars.peek() == Some(&'[') => {
+                chars.next();
+                for c in chars.by_ref() {
+                    if c.is_ascii_alphabetic() || c == '~' {
+                        break;
+                    }
+                }
+            }
+            '\x1b' => {
+                chars.next();
+            }
+            '\r' => {}
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 /// newuser51 #21: SIGTERM to an observing screen said "the guest was put
@@ -1631,18 +1669,25 @@ fn e_asks_where_to_export_the_log_defaulting_to_the_state_directory() {
     s.wait_for("Export the log");
     s.wait_for(&state.join("plugtop").display().to_string());
     s.press("\r");
-    s.wait_for("log exported to");
+    s.wait_for("Log exported");
+    s.press("x");
+    s.wait_gone("Log exported");
     // Another path, typed over the default; then the same path again is
     // refused, not overwritten.
     let custom = dir.path().join("mine").join("incident.txt");
-    for _ in 0..2 {
+    if let Err(e) = std::fs::create_dir(dir.path().join("mine")) {
+        panic!("{e}");
+    }
+    for said in ["Log exported", "Not possible"] {
         s.press("e");
         s.wait_for("Export the log");
         s.press("\x15");
         s.press(&custom.display().to_string());
         s.press("\r");
+        s.wait_for(said);
+        s.press("x");
+        s.wait_gone(said);
     }
-    s.wait_for("File exists");
     assert!(s.quit());
     let mine = std::fs::read_to_string(&custom).unwrap_or_default();
     assert!(mine.contains("log exported to"), "{mine:?}");

@@ -80,6 +80,11 @@ pub enum FsError {
         #[source]
         source: std::io::Error,
     },
+    /// The directory a file the user named goes in does not exist, and
+    /// plugtop makes no directory but its own state directory (a path
+    /// mistyped, or a shell line typed into a prompt, makes none).
+    #[error("the directory {path} does not exist; plugtop creates no directory there")]
+    NoDir { path: String },
     /// The path (or a link on it) climbs above the root by `..`.
     #[error("{path} leads outside the root {root}; refusing to {act} there")]
     Outside {

@@ -116,8 +116,7 @@ pub fn run(
             Ok(Command::Accept(shown)) => updates.push(core.accept(&shown)),
             Ok(Command::Reject) => updates.push(core.reject()),
             Ok(Command::Export { path, text }) => {
-                let (kind, line) = crate::tui::log_export::write(&path, &text);
-                updates.push(Update::Note(kind, line));
+                updates.extend(crate::tui::log_export::write(&path, &text));
             }
             Ok(Command::Seek(to)) => c.seek(to, &mut updates),
             // Esc while reading ahead: it stops where it stands.

@@ -1,5 +1,7 @@
 //! The log: decisions, actions, proposals, mode switches, faults, errors.
 
+use std::borrow::Cow;
+
 use ratatui::Frame;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -26,7 +28,7 @@ fn tail(text: &str, room: usize) -> String {
 pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme, full: bool) {
     let travelling = app.timeline().cursor().is_some();
     // The search applies to the Log view, not the overview's panel.
-    let matches = |l: &&LogLine| !full || app.log().matches(l);
+    let matches = |l: &Cow<'_, LogLine>| !full || app.log().matches(l);
     let clock = app.source().clock();
     let title = match (full, travelling) {
         (true, false) => format!(" Log · {clock} (↑↓ PgUp PgDn Home End; e exports) "),
@@ -109,7 +111,7 @@ fn entry_lines<'a>(l: &LogLine, width: u16, theme: &Theme) -> Vec<Line<'a>> {
 /// The log's lines that fit `inner`, wrapped: the newest, or in the Log
 /// view (`full`) those its scroll and search show.
 fn lines(buf: &mut Buffer, inner: Rect, app: &App, theme: &Theme, full: bool) {
-    let matches = |l: &&LogLine| !full || app.log().matches(l);
+    let matches = |l: &Cow<'_, LogLine>| !full || app.log().matches(l);
     let room = inner.height as usize;
     let width = inner.width.max(1);
     // Lines wrap (a reason or a fault is never cut), so the entries that
@@ -128,7 +130,7 @@ fn lines(buf: &mut Buffer, inner: Rect, app: &App, theme: &Theme, full: bool) {
         0
     };
     let mut used = 0;
-    let newest: Vec<&LogLine> = app
+    let newest: Vec<Cow<'_, LogLine>> = app
         .log_shown()
         .filter(matches)
         .rev()
@@ -141,7 +143,7 @@ fn lines(buf: &mut Buffer, inner: Rect, app: &App, theme: &Theme, full: bool) {
     let lines: Vec<Line<'_>> = newest
         .into_iter()
         .rev()
-        .flat_map(|l| entry_lines(l, width, theme))
+        .flat_map(|l| entry_lines(&l, width, theme))
         .collect();
     Paragraph::new(lines)
         .wrap(Wrap { trim: false })

@@ -468,6 +468,7 @@ fn dialog(frame: &mut Frame<'_>, area: Rect, app: &App, dialog: &Dialog, theme: 
         Dialog::Apply(rules) => return super::keep::apply(frame, area, rules, theme),
         Dialog::Replace(r) => return super::keep::replace(frame, area, r, theme),
         Dialog::Written(path) => return super::keep::written(frame, area, path, theme),
+        Dialog::Exported(path) => ("Log exported", to_read(path, theme)),
         Dialog::ConfirmAuto => (
             "Autonomous mode",
             vec![
@@ -496,19 +497,21 @@ fn dialog(frame: &mut Frame<'_>, area: Rect, app: &App, dialog: &Dialog, theme: 
                 ),
             ],
         ),
-        Dialog::Message(text) => (
-            "Not possible",
-            vec![
-                Line::from(text.clone()),
-                Line::from(""),
-                Line::styled("any key closes", theme.dim()),
-            ],
-        ),
+        Dialog::Message(text) => ("Not possible", to_read(text, theme)),
         Dialog::ReloadFailed(report) => {
             return reload_failed(frame, area, report, theme);
         }
     };
     sized_box(frame, area, 76, title, lines, theme);
+}
+
+/// The lines of a box that only says `text`: any key closes it.
+fn to_read<'a>(text: &str, theme: &Theme) -> Vec<Line<'a>> {
+    vec![
+        Line::from(text.to_string()),
+        Line::from(""),
+        Line::styled("any key closes", theme.dim()),
+    ]
 }
 
 /// `r` found the file refused: the report as `plugtop check` prints it,
