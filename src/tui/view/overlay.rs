@@ -328,6 +328,26 @@ fn cut_rows(mut rows: Vec<Line<'static>>, keep: usize) -> Vec<Line<'static>> {
     rows
 }
 
+/// One row of the tune's front as the box lists it.
+fn front_row(r: &crate::tui::tuning::FrontRow) -> String {
+    let s = &r.score;
+    format!(
+        "{} {:>11.1} {:>9.2} {:>9.2} {:>7} {:>8} {:>4}{}",
+        if r.index == 0 { "C" } else { " " },
+        s.unmet_cpu_seconds,
+        s.avg_online_cpus,
+        s.guest_to_working_set,
+        s.direct_scan_stalls,
+        s.cpu_changes + s.pool_changes,
+        s.reversals,
+        if r.recommended {
+            "  ★ recommended"
+        } else {
+            ""
+        }
+    )
+}
+
 /// `T`: the tune's progress, then its front to pick from.
 fn tune_box(frame: &mut Frame<'_>, area: Rect, job: &crate::tui::tuning::TuneJob, theme: &Theme) {
     let mut lines = Vec::new();
@@ -414,22 +434,7 @@ fn tune_box(frame: &mut Frame<'_>, area: Rect, job: &crate::tui::tuning::TuneJob
         .take(1)
         .chain(rows.iter().enumerate().skip(first).take(room));
     for (i, r) in shown {
-        let s = &r.score;
-        let text = format!(
-            "{} {:>11.1} {:>9.2} {:>9.2} {:>7} {:>8} {:>4}{}",
-            if r.index == 0 { "C" } else { " " },
-            s.unmet_cpu_seconds,
-            s.avg_online_cpus,
-            s.guest_to_working_set,
-            s.direct_scan_stalls,
-            s.cpu_changes + s.pool_changes,
-            s.reversals,
-            if r.recommended {
-                "  ★ recommended"
-            } else {
-                ""
-            }
-        );
+        let text = front_row(r);
         let style = if i == job.cursor() {
             theme.selected()
         } else {
