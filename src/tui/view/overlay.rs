@@ -338,7 +338,7 @@ fn front_row(r: &crate::tui::tuning::FrontRow) -> String {
         s.avg_online_cpus,
         s.guest_to_working_set,
         s.direct_scan_stalls,
-        s.cpu_changes + s.pool_changes,
+        s.changes(),
         s.reversals,
         if r.recommended {
             "  ★ recommended"
