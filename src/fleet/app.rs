@@ -7,6 +7,7 @@
 use super::diff::{self, RulesDiffLine};
 use super::fetch::GuestDetail;
 use super::model::{DriftGroup, Fleet, FleetColumn, drift, order};
+use super::query::without_credentials;
 use crate::tui::line_input::LineInput;
 use crate::tui::list_rows;
 
@@ -564,18 +565,6 @@ fn first_change(diff: &[RulesDiffLine]) -> usize {
         .position(|l| changed(l).is_some_and(setting))
         .or_else(|| diff.iter().position(|l| changed(l).is_some()))
         .unwrap_or(0)
-}
-
-/// `url` as the header shows it: a `user:password@` in it is not put on
-/// a screen that someone may be looking over.
-fn without_credentials(url: &str) -> String {
-    let (scheme, rest) = url.split_once("://").unwrap_or(("", url));
-    let host_end = rest.find('/').unwrap_or(rest.len());
-    match rest[..host_end].rfind('@') {
-        Some(at) if scheme.is_empty() => rest[at + 1..].to_string(),
-        Some(at) => format!("{scheme}://{}", &rest[at + 1..]),
-        None => url.to_string(),
-    }
 }
 
 #[cfg(test)]
