@@ -180,9 +180,9 @@ pub struct FleetApp {
     pub stale_after: f64,
     /// Rows the table has room for (set by the shell from the terminal).
     pub page: usize,
-    /// Rows of the terminal (set by the shell): how many lines of the
-    /// diff show ([`super::table::diff_room`]).
-    pub height: u16,
+    /// Lines of the diff the diff view shows (set by the shell from the
+    /// terminal's rows: `super::table::diff_room`; 17 at 80×24).
+    pub diff_rows: usize,
     /// Where guests' rule files are gathered on this machine (`--rules-root`).
     pub rules_root: Option<std::path::PathBuf>,
     /// The `?` help is over the screen: keys other than `?`, Esc (which
@@ -218,7 +218,7 @@ impl FleetApp {
             window,
             stale_after,
             page: 20,
-            height: 24,
+            diff_rows: 17,
             rules_root: None,
             help: false,
         }
@@ -523,7 +523,7 @@ impl FleetApp {
     fn scroll_diff(&mut self, to: impl FnOnce(usize, &[usize], usize) -> usize) {
         let Some(Ok(lines)) = &self.diff else { return };
         let heights = vec![1; lines.len()];
-        let room = super::table::diff_room(self);
+        let room = self.diff_rows.max(1);
         let furthest = list_rows::furthest(&heights, room);
         self.diff_scroll = to(self.diff_scroll.min(furthest), &heights, room).min(furthest);
     }

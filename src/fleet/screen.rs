@@ -163,7 +163,7 @@ fn screen_loop(
     loop {
         let size = screen.size()?;
         app.page = usize::from(size.height.saturating_sub(6)).max(1);
-        app.height = size.height;
+        app.diff_rows = super::table::diff_room(&app, size.height);
         screen.draw(|f| super::table::draw(f, &app))?;
         let msg = match rx.recv_timeout(refresh_at.saturating_duration_since(Instant::now())) {
             Ok(msg) => msg,

@@ -122,10 +122,10 @@ pub fn draw(frame: &mut Frame, app: &FleetApp) {
 const DIFF_CHROME: u16 = 3;
 
 /// How many lines of the diff the diff view shows on a terminal
-/// `app.height` rows high (under the header, over the key line).
-pub fn diff_room(app: &FleetApp) -> usize {
+/// `height` rows high (under the header, over the key line).
+pub fn diff_room(app: &FleetApp, height: u16) -> usize {
     let head = header(app, 1).len() as u16;
-    usize::from(app.height.saturating_sub(head + 1 + DIFF_CHROME)).max(1)
+    usize::from(height.saturating_sub(head + 1 + DIFF_CHROME)).max(1)
 }
 
 /// The header: the title and counts, how Prometheus answered, the drift.

@@ -253,6 +253,7 @@ fn the_drift_diff_opens_at_the_first_differing_rule_and_pages() {
     let first = text.lines().nth(5).unwrap_or_default();
     assert_eq!(first, "- HOTPLUG=\"idle < 10\"", "{text}");
     // 57 lines, 17 shown: the end is 40 lines down; a page keeps a line.
+    assert_eq!(plugtop::fleet::table::diff_room(&app, 24), app.diff_rows);
     app.update(FleetAction::End);
     assert_eq!(app.diff_scroll, 57 - 17);
     let text = screen(&app, 80, 24);
@@ -270,7 +271,7 @@ fn the_drift_diff_opens_at_the_first_differing_rule_and_pages() {
     app.update(FleetAction::PageDown);
     assert_eq!(app.diff_scroll, 16);
     // A taller terminal shows more; Esc is back to the groups.
-    app.height = 48;
+    app.diff_rows = plugtop::fleet::table::diff_room(&app, 48);
     app.update(FleetAction::End);
     assert_eq!(app.diff_scroll, 57 - 41);
     app.update(FleetAction::Back);
