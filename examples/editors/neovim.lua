@@ -44,6 +44,9 @@ vim.api.nvim_create_autocmd("FileType", {
     -- Completion through the server with Ctrl-X Ctrl-O (neovim 0.7 and
     -- 0.8 set no omnifunc for an LSP buffer by themselves).
     vim.bo[args.buf].omnifunc = "v:lua.vim.lsp.omnifunc"
+    -- Hover (what a name means to cpuplugd, its live value) on K: neovim
+    -- maps K to hover by itself only from 0.10; before, K runs `man`.
+    vim.keymap.set("n", "K", vim.lsp.buf.hover, { buffer = args.buf, desc = "plugtop hover" })
     if vim.lsp.start then
       vim.lsp.start(server_config(args.buf), { bufnr = args.buf })
       return

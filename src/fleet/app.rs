@@ -7,7 +7,9 @@
 use super::diff::{self, RulesDiffLine};
 use super::fetch::GuestDetail;
 use super::model::{DriftGroup, Fleet, FleetColumn, drift, order};
+use super::query::without_credentials;
 use crate::tui::line_input::LineInput;
+use crate::tui::list_rows;
 
 /// The longest filter, in characters.
 const FILTER_LONGEST: usize = 64;
@@ -17,6 +19,9 @@ const FILTER_LONGEST: usize = 64;
 pub enum FleetView {
     Table,
     Drift,
+    /// The selected drift group's file against the most common one's,
+    /// scrolled like the main screen's long lists.
+    Diff,
     GuestDetail,
 }
 
@@ -28,6 +33,10 @@ pub enum FleetAction {
     Down,
     PageUp,
     PageDown,
+    /// Home: the top of what scrolls.
+    Home,
+    /// End: its end.
+    End,
     Open,
     Back,
     Refresh,
@@ -47,13 +56,23 @@ pub enum FleetAction {
 pub const KEYS: &[(&str, &[FleetView], &str)] = &[
     (
         "q",
-        &[FleetView::Table, FleetView::Drift, FleetView::GuestDetail],
+        &[
+            FleetView::Table,
+            FleetView::Drift,
+            FleetView::Diff,
+            FleetView::GuestDetail,
+        ],
         "quit",
     ),
     // Second, so the key line says it at any width that shows a key.
     (
         "?",
-        &[FleetView::Table, FleetView::Drift, FleetView::GuestDetail],
+        &[
+            FleetView::Table,
+            FleetView::Drift,
+            FleetView::Diff,
+            FleetView::GuestDetail,
+        ],
         "help",
     ),
     ("Enter", &[FleetView::Table], "open"),
@@ -63,11 +82,17 @@ pub const KEYS: &[(&str, &[FleetView], &str)] = &[
     ("d", &[FleetView::Table], "drift"),
     ("↑↓", &[FleetView::Drift], "group"),
     ("D", &[FleetView::Drift], "diff"),
+    ("↑↓", &[FleetView::Diff], "scroll"),
     ("←→", &[FleetView::GuestDetail], "window"),
     ("r", &[FleetView::Table, FleetView::GuestDetail], "refresh"),
     (
         "Esc",
-        &[FleetView::Table, FleetView::Drift, FleetView::GuestDetail],
+        &[
+            FleetView::Table,
+            FleetView::Drift,
+            FleetView::Diff,
+            FleetView::GuestDetail,
+        ],
         "back",
     ),
 ];
@@ -140,9 +165,11 @@ pub struct FleetApp {
     pub drift: Vec<DriftGroup>,
     /// The selected drift group.
     pub drift_selected: usize,
-    /// The diff of the selected drift group's file against the majority's,
-    /// or why there is none.
+    /// The diff of the selected drift group's file against the majority's
+    /// (the diff view), or why there is none (the drift view says it).
     pub diff: Option<Result<Vec<RulesDiffLine>, String>>,
+    /// Lines of the diff scrolled past (its first line shown).
+    pub diff_scroll: usize,
     /// The guest in detail, once it answered.
     pub detail: Option<GuestDetail>,
     /// How far before now the detail's window ends, in windows.
@@ -153,6 +180,9 @@ pub struct FleetApp {
     pub stale_after: f64,
     /// Rows the table has room for (set by the shell from the terminal).
     pub page: usize,
+    /// Lines of the diff the diff view shows (set by the shell from the
+    /// terminal's rows: `super::table::diff_room`; 17 at 80×24).
+    pub diff_rows: usize,
     /// Where guests' rule files are gathered on this machine (`--rules-root`).
     pub rules_root: Option<std::path::PathBuf>,
     /// The `?` help is over the screen: keys other than `?`, Esc (which
@@ -182,11 +212,13 @@ impl FleetApp {
             drift: Vec::new(),
             drift_selected: 0,
             diff: None,
+            diff_scroll: 0,
             detail: None,
             shift: 0,
             window,
             stale_after,
             page: 20,
+            diff_rows: 17,
             rules_root: None,
             help: false,
         }
@@ -354,24 +386,16 @@ impl FleetApp {
             }
             (FleetView::GuestDetail, FleetAction::Refresh) => self.detail_request(),
             (_, FleetAction::Refresh) => Some(Request::Fleet),
-            (FleetView::Table, FleetAction::Up) => {
-                self.selected = self.selected.saturating_sub(1);
-                self.clamp();
-                None
-            }
-            (FleetView::Table, FleetAction::Down) => {
-                self.selected += 1;
-                self.clamp();
-                None
-            }
-            (FleetView::Table, FleetAction::PageUp) => {
-                self.selected = self.selected.saturating_sub(self.page.max(1));
-                self.clamp();
-                None
-            }
-            (FleetView::Table, FleetAction::PageDown) => {
-                self.selected += self.page.max(1);
-                self.clamp();
+            (
+                FleetView::Table,
+                FleetAction::Up
+                | FleetAction::Down
+                | FleetAction::PageUp
+                | FleetAction::PageDown
+                | FleetAction::Home
+                | FleetAction::End,
+            ) => {
+                self.select(action);
                 None
             }
             (FleetView::Table, FleetAction::SortNext) => {
@@ -414,7 +438,11 @@ impl FleetApp {
                 None
             }
             (FleetView::Drift, FleetAction::Diff | FleetAction::Open) => {
-                self.diff = Some(self.drift_diff());
+                self.open_diff();
+                None
+            }
+            (FleetView::Diff, action) => {
+                self.diff_key(action);
                 None
             }
             (FleetView::GuestDetail, FleetAction::Earlier) => {
@@ -442,6 +470,64 @@ impl FleetApp {
         }
     }
 
+    /// A key that moves the table's selection: a row, a page, to the
+    /// first or the last.
+    fn select(&mut self, action: FleetAction) {
+        let page = self.page.max(1);
+        self.selected = match action {
+            FleetAction::Up => self.selected.saturating_sub(1),
+            FleetAction::Down => self.selected + 1,
+            FleetAction::PageUp => self.selected.saturating_sub(page),
+            FleetAction::PageDown => self.selected + page,
+            FleetAction::Home => 0,
+            _ => self.rows.len(),
+        };
+        self.clamp();
+    }
+
+    /// `D`: the diff view at the diff's first change, or why there is no
+    /// diff (said in the drift view).
+    fn open_diff(&mut self) {
+        let diff = self.drift_diff();
+        if let Ok(lines) = &diff {
+            self.view = FleetView::Diff;
+            self.diff_scroll = first_change(lines);
+        }
+        self.diff = Some(diff);
+        self.scroll_diff(|now, _, _| now);
+    }
+
+    /// A key on the diff: ↑↓ PgUp PgDn Home End scroll it, Esc goes back
+    /// to the groups, to pick another.
+    fn diff_key(&mut self, action: FleetAction) {
+        match action {
+            FleetAction::Up => self.scroll_diff(|now, _, _| now.saturating_sub(1)),
+            FleetAction::Down => self.scroll_diff(|now, _, _| now + 1),
+            FleetAction::PageUp | FleetAction::PageDown => {
+                let down = action == FleetAction::PageDown;
+                self.scroll_diff(|now, heights, room| list_rows::paged(heights, room, now, down));
+            }
+            FleetAction::Home => self.diff_scroll = 0,
+            FleetAction::End => self.scroll_diff(|_, _, _| usize::MAX),
+            FleetAction::Back => {
+                self.view = FleetView::Drift;
+                self.diff = None;
+            }
+            _ => {}
+        }
+    }
+
+    /// Moves the diff's first line shown to `to(now, heights, room)`: the
+    /// Log's paging ([`list_rows`]) over lines one row each, never past
+    /// the top of a full screen of the diff's last lines.
+    fn scroll_diff(&mut self, to: impl FnOnce(usize, &[usize], usize) -> usize) {
+        let Some(Ok(lines)) = &self.diff else { return };
+        let heights = vec![1; lines.len()];
+        let room = self.diff_rows.max(1);
+        let furthest = list_rows::furthest(&heights, room);
+        self.diff_scroll = to(self.diff_scroll.min(furthest), &heights, room).min(furthest);
+    }
+
     /// The diff of the selected group's file against the largest group's
     /// (both read on this machine).
     fn drift_diff(&self) -> Result<Vec<RulesDiffLine>, String> {
@@ -463,16 +549,22 @@ impl FleetApp {
     }
 }
 
-/// `url` as the header shows it: a `user:password@` in it is not put on
-/// a screen that someone may be looking over.
-fn without_credentials(url: &str) -> String {
-    let (scheme, rest) = url.split_once("://").unwrap_or(("", url));
-    let host_end = rest.find('/').unwrap_or(rest.len());
-    match rest[..host_end].rfind('@') {
-        Some(at) if scheme.is_empty() => rest[at + 1..].to_string(),
-        Some(at) => format!("{scheme}://{}", &rest[at + 1..]),
-        None => url.to_string(),
+/// Where a diff opens: at its first changed line that cpuplugd reads as a
+/// setting (a line with `=` that is not a comment), so a first screen
+/// shows the rules that differ rather than the files' header comments;
+/// at the first changed line of any kind when only comments differ.
+fn first_change(diff: &[RulesDiffLine]) -> usize {
+    fn changed(l: &RulesDiffLine) -> Option<&str> {
+        match l {
+            RulesDiffLine::Same(_) => None,
+            RulesDiffLine::Removed(t) | RulesDiffLine::Added(t) => Some(t),
+        }
     }
+    let setting = |t: &str| t.contains('=') && !t.trim_start().starts_with('#');
+    diff.iter()
+        .position(|l| changed(l).is_some_and(setting))
+        .or_else(|| diff.iter().position(|l| changed(l).is_some()))
+        .unwrap_or(0)
 }
 
 #[cfg(test)]
@@ -552,6 +644,24 @@ mod tests {
         assert_eq!(app.filter.text().chars().count(), FILTER_LONGEST);
         assert!(app.filter.text().chars().all(|c| "[31mq ".contains(c)));
         assert!(app.rows.is_empty());
+    }
+
+    /// nu53 F12: a diff opens at the first setting that differs, past
+    /// differing comments; at the first comment when only comments differ.
+    #[test]
+    fn a_diff_opens_at_its_first_differing_setting() {
+        let d = diff::diff(
+            "# a\nUPDATE=\"1\"\nB=\"2\"\n",
+            "# b\nUPDATE=\"1\"\nB=\"3\"\n",
+        );
+        assert_eq!(
+            d[first_change(&d)],
+            RulesDiffLine::Removed("B=\"2\"".into())
+        );
+        let d = diff::diff("# a\nUPDATE=\"1\"\n", "# b\nUPDATE=\"1\"\n");
+        assert_eq!(first_change(&d), 0);
+        let d = diff::diff("A=1\n", "A=1\n");
+        assert_eq!(first_change(&d), 0);
     }
 
     #[test]

@@ -322,7 +322,12 @@ pub fn fleet(p: &dyn Prometheus, scope: &Scope, at: f64) -> Fleet {
                 }
             }
             Err(e) => {
-                if matches!(e, QueryError::Timeout(_) | QueryError::Transport(_)) {
+                if matches!(
+                    e,
+                    QueryError::Timeout(_)
+                        | QueryError::Transport(_)
+                        | QueryError::NothingListens(_)
+                ) {
                     unreachable = Some(e.to_string());
                 }
                 health.failed.push(failure(&e, family.metric()));

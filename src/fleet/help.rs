@@ -49,6 +49,14 @@ pub const HELP: &[HelpSection] = &[
         ],
     ),
     (
+        Some(FleetView::Diff),
+        "diff",
+        &[
+            ("↑↓ j k", "scroll; PgUp PgDn a page, Home End the ends"),
+            ("Esc", "back to the groups"),
+        ],
+    ),
+    (
         Some(FleetView::GuestDetail),
         "one guest",
         &[

@@ -23,7 +23,7 @@ pub mod table;
 pub enum FleetError {
     #[error(transparent)]
     Query(#[from] query::QueryError),
-    #[error("Prometheus answered none of the {queries} queries: {first}")]
+    #[error("none of the {queries} queries was answered: {first}")]
     Down { queries: usize, first: String },
     #[error("the terminal")]
     Terminal(#[from] std::io::Error),

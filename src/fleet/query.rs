@@ -38,8 +38,21 @@ pub enum QueryError {
     Timeout(Duration),
     #[error("cannot reach Prometheus: {0}")]
     Transport(String),
-    #[error("Prometheus answered HTTP {0}: {1}")]
-    Status(u16, String),
+    #[error("nothing listens at {0} (connection refused)")]
+    NothingListens(String),
+    /// Not the API's path: not a Prometheus server (nu53 F8: a plugtop
+    /// daemon's own /metrics was the natural mistake).
+    #[error(
+        "{url} answered 404 to {path}: is it a Prometheus server? (a plugtop daemon's /metrics is scraped by Prometheus; give the Prometheus server's URL)"
+    )]
+    NotFound { url: String, path: String },
+    #[error("{url} answered HTTP {status} to {path}: {body}")]
+    Status {
+        url: String,
+        status: u16,
+        path: String,
+        body: String,
+    },
     #[error("Prometheus's answer is larger than {MAX_BODY} bytes")]
     TooLarge,
     #[error("Prometheus's answer is not the API's JSON: {0}")]
@@ -424,7 +437,13 @@ impl PromClient {
         for (k, v) in params {
             request = request.query(k, v);
         }
-        let mut response = request.call().map_err(|e| self.transport(e))?;
+        let url = without_credentials(&self.base);
+        let mut response = request.call().map_err(|e| match e {
+            ureq::Error::Io(io) if io.kind() == std::io::ErrorKind::ConnectionRefused => {
+                QueryError::NothingListens(url.clone())
+            }
+            e => self.transport(e),
+        })?;
         let status = response.status().as_u16();
         let body = response
             .body_mut()
@@ -435,10 +454,20 @@ impl PromClient {
         match body {
             // The API answers errors (400, 422, 503) with its JSON envelope.
             Ok(body) if status == 200 || body.first() == Some(&b'{') => Ok(body),
-            Ok(body) => Err(QueryError::Status(
+            Ok(_) if status == 404 => Err(QueryError::NotFound {
+                url,
+                path: path.to_string(),
+            }),
+            // One line: a body's line breaks would break the message.
+            Ok(body) => Err(QueryError::Status {
+                url,
                 status,
-                cut(&String::from_utf8_lossy(&body[..body.len().min(200)])),
-            )),
+                path: path.to_string(),
+                body: cut(&String::from_utf8_lossy(&body[..body.len().min(200)])
+                    .split_whitespace()
+                    .collect::<Vec<_>>()
+                    .join(" ")),
+            }),
             Err(e) => Err(e),
         }
     }
@@ -452,6 +481,18 @@ impl PromClient {
             }
             other => QueryError::Transport(cut(&other.to_string())),
         }
+    }
+}
+
+/// `url` as plugtop shows it: a `user:password@` in it is not put on a
+/// screen that someone may be looking over, nor in a message.
+pub fn without_credentials(url: &str) -> String {
+    let (scheme, rest) = url.split_once("://").unwrap_or(("", url));
+    let host_end = rest.find('/').unwrap_or(rest.len());
+    match rest[..host_end].rfind('@') {
+        Some(at) if scheme.is_empty() => rest[at + 1..].to_string(),
+        Some(at) => format!("{scheme}://{}", &rest[at + 1..]),
+        None => url.to_string(),
     }
 }
 

@@ -96,6 +96,8 @@ fn action(key: KeyEvent) -> Option<FleetAction> {
         KeyCode::Down | KeyCode::Char('j') => FleetAction::Down,
         KeyCode::PageUp => FleetAction::PageUp,
         KeyCode::PageDown => FleetAction::PageDown,
+        KeyCode::Home => FleetAction::Home,
+        KeyCode::End => FleetAction::End,
         KeyCode::Enter => FleetAction::Open,
         KeyCode::Esc => FleetAction::Back,
         KeyCode::Char('r') => FleetAction::Refresh,
@@ -164,6 +166,7 @@ fn screen_loop(
     loop {
         let size = screen.size()?;
         app.page = usize::from(size.height.saturating_sub(6)).max(1);
+        app.diff_rows = super::table::diff_room(&app, size.height);
         screen.draw(|f| super::table::draw(f, &app))?;
         let msg = match rx.recv_timeout(refresh_at.saturating_duration_since(Instant::now())) {
             Ok(msg) => msg,

@@ -10,7 +10,7 @@ use ratatui::widgets::Paragraph;
 
 use super::app::{FleetApp, FleetView, KEYS, Link};
 use super::format::{age, cell, fit, sparkline, without_limit};
-use super::model::{FleetColumn, drift_line};
+use super::model::{DriftGroup, FleetColumn, drift_line};
 use crate::safe_text::terminal_safe;
 
 /// A refresh this long (milliseconds) is called slow in the header.
@@ -103,6 +103,7 @@ pub fn draw(frame: &mut Frame, app: &FleetApp) {
     match app.view {
         FleetView::Table => frame.render_widget(Paragraph::new(table(app, body)), body),
         FleetView::Drift => frame.render_widget(Paragraph::new(drift_lines(app, body)), body),
+        FleetView::Diff => frame.render_widget(Paragraph::new(diff_lines(app, body)), body),
         FleetView::GuestDetail => super::detail::draw(frame, app, body),
     }
     let foot = Rect {
@@ -114,6 +115,17 @@ pub fn draw(frame: &mut Frame, app: &FleetApp) {
     if app.help {
         super::help::draw(frame, app, area);
     }
+}
+
+/// Rows of the diff view that are not the diff: the two groups compared
+/// above it, the line under it that says where it is scrolled to.
+const DIFF_CHROME: u16 = 3;
+
+/// How many lines of the diff the diff view shows on a terminal
+/// `height` rows high (under the header, over the key line).
+pub fn diff_room(app: &FleetApp, height: u16) -> usize {
+    let head = header(app, 1).len() as u16;
+    usize::from(height.saturating_sub(head + 1 + DIFF_CHROME)).max(1)
 }
 
 /// The header: the title and counts, how Prometheus answered, the drift.
@@ -271,21 +283,26 @@ fn table(app: &FleetApp, area: Rect) -> Vec<Line<'static>> {
     lines
 }
 
+/// What drift group `i` (0: the most common) runs and how many guests.
+fn group_line(i: usize, g: &DriftGroup) -> String {
+    if i == 0 {
+        format!(
+            "{} {} (crc {}): the most common",
+            crate::report::words::count(g.members.len() as f64, "guest runs", "guests run"),
+            g.files.join(", "),
+            if g.crc32.is_empty() { "none" } else { &g.crc32 }
+        )
+    } else {
+        drift_line(g)
+    }
+}
+
 /// The drift view: every group, its files and guests; the diff when asked.
 fn drift_lines(app: &FleetApp, area: Rect) -> Vec<Line<'static>> {
     let cols = area.width as usize;
     let mut lines = Vec::new();
     for (i, g) in app.drift.iter().enumerate() {
-        let head = if i == 0 {
-            format!(
-                "{} {} (crc {}): the most common",
-                crate::report::words::count(g.members.len() as f64, "guest runs", "guests run"),
-                g.files.join(", "),
-                if g.crc32.is_empty() { "none" } else { &g.crc32 }
-            )
-        } else {
-            drift_line(g)
-        };
+        let head = group_line(i, g);
         let mut style = if i == 0 {
             Style::default()
         } else {
@@ -301,10 +318,6 @@ fn drift_lines(app: &FleetApp, area: Rect) -> Vec<Line<'static>> {
         )));
     }
     match &app.diff {
-        None if app.drift.len() > 1 => lines.push(Line::raw(
-            "D: diff the selected group's file against the most common",
-        )),
-        None => lines.push(Line::raw("every guest runs the same rule file")),
         // Wrapped, never cut: what to do is in it (--rules-root).
         Some(Err(why)) => lines.extend(
             crate::report::words::wrap(
@@ -314,18 +327,58 @@ fn drift_lines(app: &FleetApp, area: Rect) -> Vec<Line<'static>> {
             .into_iter()
             .map(|l| Line::styled(l, Style::default().fg(Color::Red))),
         ),
-        Some(Ok(diff)) => {
-            use super::diff::RulesDiffLine as D;
-            for l in diff.iter().take(area.height as usize) {
-                let (text, style) = match l {
-                    D::Same(t) => (format!("  {t}"), Style::default()),
-                    D::Removed(t) => (format!("- {t}"), Style::default().fg(Color::Red)),
-                    D::Added(t) => (format!("+ {t}"), Style::default().fg(Color::Green)),
-                };
-                lines.push(Line::styled(fit(&terminal_safe(&text), cols), style));
-            }
+        _ if app.drift.len() > 1 => lines.push(Line::raw(
+            "D: diff the selected group's file against the most common",
+        )),
+        _ => lines.push(Line::raw("every guest runs the same rule file")),
+    }
+    lines
+}
+
+/// The diff view: the two groups compared (`-` the most common, `+` the
+/// selected), the lines of the diff scrolled to, and where that is.
+fn diff_lines(app: &FleetApp, area: Rect) -> Vec<Line<'static>> {
+    use super::diff::RulesDiffLine as D;
+    let cols = area.width as usize;
+    let red = Style::default().fg(Color::Red);
+    let green = Style::default().fg(Color::Green);
+    let Some(Ok(diff)) = &app.diff else {
+        return Vec::new();
+    };
+    let mut lines = Vec::new();
+    let other = app.drift_selected.max(1);
+    let compared = [(0, "- ", red), (other, "+ ", green)];
+    for (i, sign, style) in compared {
+        if let Some(g) = app.drift.get(i) {
+            let text = format!("{sign}{}", group_line(i, g));
+            lines.push(Line::styled(fit(&terminal_safe(&text), cols), style));
         }
     }
+    let room = usize::from(area.height.saturating_sub(DIFF_CHROME)).max(1);
+    let top = app.diff_scroll.min(diff.len());
+    for l in diff.iter().skip(top).take(room) {
+        let (text, style) = match l {
+            D::Same(t) => (format!("  {t}"), Style::default()),
+            D::Removed(t) => (format!("- {t}"), red),
+            D::Added(t) => (format!("+ {t}"), green),
+        };
+        lines.push(Line::styled(fit(&terminal_safe(&text), cols), style));
+    }
+    let end = (top + room).min(diff.len());
+    let (above, below) = (top, diff.len() - end);
+    let place = if above + below == 0 {
+        format!("all {} lines of the diff shown", diff.len())
+    } else {
+        format!(
+            "lines {}–{end} of {}: {above} above ↑, {below} below ↓ (PgUp PgDn Home End)",
+            top + 1,
+            diff.len()
+        )
+    };
+    lines.push(Line::styled(
+        fit(&place, cols),
+        Style::default().add_modifier(Modifier::DIM),
+    ));
     lines
 }
 

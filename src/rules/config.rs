@@ -177,11 +177,39 @@ pub fn line_sets(name: &[u8]) -> (Option<RuleKind>, bool) {
 /// variables nest further; cpuplugd's own recursive parser takes them all.
 const LOAD_STACK: usize = 256 << 20;
 
+/// A UTF-8 byte-order mark, as a file saved by some Windows editors starts.
+const BYTE_ORDER_MARK: char = '\u{feff}';
+
+/// What a finding about a byte-order mark says first (nu53 F13: the mark
+/// is invisible, and the findings it caused blamed what the user saw).
+const BOM_SAID: &str = "the file starts with a UTF-8 byte-order mark (EF BB BF), which cpuplugd \
+     reads as part of the first";
+
+/// How to be rid of it.
+const BOM_HELP: &str = "save the file as UTF-8 without a byte-order mark";
+
 /// What is odd about a variable's name, if anything: a `#` that does not
 /// start a comment, an empty name, a misspelt rule name, characters no rule
 /// can name.
 fn name_warning(name: &str, name_span: Span) -> Option<Diagnostic> {
-    if name.starts_with('#') {
+    if let Some(rest) = name.strip_prefix(BYTE_ORDER_MARK) {
+        let unset = match Assigned::by_prefix(rest.as_bytes()) {
+            Some(target) => format!(", and {} stays unset", target.file_name()),
+            None => String::new(),
+        };
+        Some(
+            Diagnostic::warning(
+                DiagnosticCode::ByteOrderMark,
+                name_span,
+                format!(
+                    "{BOM_SAID} name: cpuplugd takes this line for a user variable named the mark \
+                     then `{rest}`{unset}"
+                ),
+            )
+            .with_help(BOM_HELP)
+            .with_replacement(rest.to_string()),
+        )
+    } else if name.starts_with('#') {
         Some(
             Diagnostic::warning(
                 DiagnosticCode::IndentedComment,
@@ -458,16 +486,7 @@ impl<'f> Loader<'f> {
             return;
         }
         let Some(eq) = line.stripped.iter().position(|b| *b == b'=') else {
-            if !line.stripped.is_empty() {
-                self.diagnostics.push(
-                    Diagnostic::warning(
-                        DiagnosticCode::IgnoredLine,
-                        whole,
-                        "cpuplugd ignores this line: it has no `=`",
-                    )
-                    .with_help("start comment lines with `#` in the first column"),
-                );
-            }
+            self.no_equals(line, whole);
             return;
         };
         let text = Text {
@@ -540,6 +559,38 @@ impl<'f> Loader<'f> {
             Some(Assigned::Rule(kind)) => self.rule(kind, line, name_span, value_text, value_span),
             Some(Assigned::Setting(setting)) => self.setting(setting, name_span, value, value_span),
             None => self.variable(name, line, name_span, value_text, value_span),
+        }
+    }
+
+    /// A line without `=`: cpuplugd ignores it. A first line that starts
+    /// with a byte-order mark is said to (it may read as a comment).
+    fn no_equals(&mut self, line: &Line<'_>, whole: Span) {
+        const BOM: usize = 3;
+        if line.start == 0 && line.raw.starts_with("\u{feff}".as_bytes()) {
+            let comment = if line.raw.get(BOM) == Some(&b'#') {
+                " (its first byte is not `#`, so it is no comment)"
+            } else {
+                ""
+            };
+            self.diagnostics.push(
+                Diagnostic::warning(
+                    DiagnosticCode::ByteOrderMark,
+                    Span::new(0, BOM),
+                    format!(
+                        "{BOM_SAID} line{comment}; the line has no `=`, so cpuplugd ignores it"
+                    ),
+                )
+                .with_help(BOM_HELP),
+            );
+        } else if !line.stripped.is_empty() {
+            self.diagnostics.push(
+                Diagnostic::warning(
+                    DiagnosticCode::IgnoredLine,
+                    whole,
+                    "cpuplugd ignores this line: it has no `=`",
+                )
+                .with_help("start comment lines with `#` in the first column"),
+            );
         }
     }
 

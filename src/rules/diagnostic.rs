@@ -55,6 +55,8 @@ diagnostic_codes! {
         "A name that sets a rule or setting only because cpuplugd matches names by prefix (`HOTPLUG_X` sets HOTPLUG).";
     IgnoredLine => "ignored-line",
         "A line without `=`, which cpuplugd ignores.";
+    ByteOrderMark => "byte-order-mark",
+        "The file starts with a UTF-8 byte-order mark (EF BB BF, invisible in an editor), which cpuplugd reads as part of the first line: a first name is not the keyword it reads as, a first `#` starts no comment.";
     TextBeforeQuote => "text-before-quote",
         "Text between `=` and the opening quote, which shifts what cpuplugd takes as the value.";
     TextAfterQuote => "text-after-quote",

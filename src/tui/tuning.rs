@@ -191,7 +191,7 @@ impl TuneJob {
                 s.avg_online_cpus,
                 s.guest_to_working_set,
                 s.direct_scan_stalls,
-                s.cpu_changes + s.pool_changes,
+                s.changes(),
                 s.reversals
             )
         };

@@ -540,7 +540,7 @@ fn ties_words(t: &Tuned, i: usize) -> Option<String> {
             format!("{:.1}", now.unmet_cpu_seconds),
         ),
         super::score::Objective::Steady => (
-            "changes",
+            "CPU or pool changes and reversals",
             start.instability().to_string(),
             now.instability().to_string(),
         ),
@@ -640,11 +640,11 @@ pub fn why_not(t: &Tuned, i: usize) -> Option<String> {
     if !s.improves_on(r, t.objective) {
         return Some(format!(
             "it is no better than the reference by more than noise ({:.1} unmet CPU-s against \
-             {:.1}, {} changes against {})",
+             {:.1}, {} against {})",
             s.unmet_cpu_seconds,
             r.unmet_cpu_seconds,
-            s.instability(),
-            r.instability()
+            s.instability_words(),
+            r.instability_words()
         ));
     }
     Some(match t.recommended {
@@ -724,13 +724,13 @@ fn form_wins(t: &Tuned, i: usize, form: &super::forms::FormUse) -> String {
     let (s, r) = (&t.candidates[i].1, &t.reference);
     let _ = write!(
         out,
-        "Why it wins: on the workload {:.1} unmet CPU-s against the reference's {:.1}, at {:.2} CPUs against {:.2}, with {} changes (CPU and pool changes and reversals) against {}",
+        "Why it wins: on the workload {:.1} unmet CPU-s against the reference's {:.1}, at {:.2} CPUs against {:.2}, with {} against {}",
         s.unmet_cpu_seconds,
         r.unmet_cpu_seconds,
         s.avg_online_cpus,
         r.avg_online_cpus,
-        s.instability(),
-        r.instability()
+        s.instability_words(),
+        r.instability_words()
     );
     let gain = |row: &super::PortfolioRow| match t.objective {
         super::score::Objective::Memory => {

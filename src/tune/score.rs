@@ -84,9 +84,29 @@ impl Score {
         !self.flapping && self.flaps_at_steady.is_none() && !self.narrow && self.fatal.is_none()
     }
 
+    /// CPU and pool changes: the screen's tune box's `changes` column.
+    pub fn changes(&self) -> usize {
+        self.cpu_changes + self.pool_changes
+    }
+
     /// Changes of either kind and reversals: the stability term.
     pub fn instability(&self) -> usize {
-        self.cpu_changes + self.pool_changes + self.reversals
+        self.changes() + self.reversals
+    }
+
+    /// The stability term in words, as its parts, so a sentence says the
+    /// figures the tables show: "300 CPU or pool changes and 99 reversals".
+    pub fn instability_words(&self) -> String {
+        use crate::report::words::count;
+        format!(
+            "{} and {}",
+            count(
+                self.changes() as f64,
+                "CPU or pool change",
+                "CPU or pool changes"
+            ),
+            count(self.reversals as f64, "reversal", "reversals")
+        )
     }
 
     /// The objectives, each to be made small.

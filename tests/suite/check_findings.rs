@@ -477,3 +477,55 @@ fn carets_under_wide_names_cover_their_columns() {
     assert!(report.contains("4 | 変数=\"idle\"\n  | ^^^^\n"), "{report}");
     assert!(!report.contains("  | ^^\n"), "{report}");
 }
+
+/// nu53 F13: a UTF-8 byte-order mark before the first line was invisible
+/// in `check`'s messages, which then said "did you mean UPDATE?" of a line
+/// that reads UPDATE (or told a comment line to start with `#`).
+/// cpuplugd reads the three bytes as part of the first line (no byte but
+/// `#` in the first column starts a comment; the name is every
+/// non-blank byte before `=`): plugtop decides the same, and says so.
+#[test]
+fn a_byte_order_mark_is_named_where_it_misleads() {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let check = |name: &str, text: &str| -> String {
+        let path = dir.path().join(name);
+        std::fs::write(&path, format!("\u{feff}{text}")).expect("rule file");
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_plugtop"))
+            .arg("check")
+            .arg(&path)
+            .output()
+            .expect("plugtop check runs");
+        // The messages wrap at 80 columns: read as one line of words.
+        let text = String::from_utf8_lossy(&out.stdout).into_owned()
+            + &String::from_utf8_lossy(&out.stderr);
+        text.split_whitespace().collect::<Vec<_>>().join(" ")
+    };
+    let said = check(
+        "setting.conf",
+        &format!("{HEAD}HOTPLUG=\"idle < 10\"\nHOTUNPLUG=\"idle > 300\"\n"),
+    );
+    assert!(
+        said.contains(
+            "the file starts with a UTF-8 byte-order mark (EF BB BF), which cpuplugd reads as \
+             part of the first name"
+        ),
+        "{said}"
+    );
+    assert!(said.contains("and UPDATE stays unset"), "{said}");
+    assert!(said.contains("without a byte-order mark"), "{said}");
+    assert!(!said.contains("did you mean UPDATE"), "{said}");
+    assert!(
+        said.contains("UPDATE is not set"),
+        "cpuplugd's verdict stays: {said}"
+    );
+    let said = check(
+        "comment.conf",
+        &format!("# a comment first\n{HEAD}HOTPLUG=\"idle < 10\"\nHOTUNPLUG=\"idle > 300\"\n"),
+    );
+    assert!(
+        said.contains("byte-order mark (EF BB BF), which cpuplugd reads as part of the first line"),
+        "{said}"
+    );
+    assert!(said.contains("so it is no comment"), "{said}");
+    assert!(!said.contains("start comment lines with"), "{said}");
+}

@@ -805,6 +805,14 @@ fn generate_editor_prints_the_kept_files() {
         assert!(o.stdout == kept, "{name}: differs from {path}");
         assert!(stderr(&o).is_empty(), "{name}: {}", stderr(&o));
     }
+    // nu53 M17: neovim before 0.10 maps no key to hover (K runs `man`):
+    // the set-up maps K in the rule file's buffer.
+    let o = plugtop(&["generate", "editor", "neovim"]);
+    assert!(
+        stdout(&o).contains(r#"vim.keymap.set("n", "K", vim.lsp.buf.hover, { buffer = args.buf"#),
+        "{}",
+        stdout(&o)
+    );
     let o = plugtop(&["generate", "editor", "notepad"]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stdout(&o).is_empty());

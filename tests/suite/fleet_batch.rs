@@ -137,16 +137,60 @@ fn a_check_that_could_not_look_everywhere_does_not_pass() {
     assert!(err.contains("no guest matched"), "{err}");
 }
 
+/// nu53 F8: pointed at a plugtop daemon's own endpoint (it answers 404
+/// with a two-line body) `fleet` said "Prometheus answered HTTP 404"
+/// over two lines; at a closed port a raw "io: … (os error 111)". Each
+/// says in one line what was reached and what is wrong.
+#[test]
+fn fleet_pointed_at_something_else_says_what_it_reached_in_one_line() {
+    let fake =
+        fleet_fake::start(|_, _| Reply::Status(404, "not found; metrics are at /metrics\n".into()));
+    let (code, _, err) = fleet(&["--prometheus", &fake.url, "--batch"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(
+        err.contains(&format!(
+            "{} answered 404 to /api/v1/query: is it a Prometheus server? (a plugtop daemon's \
+             /metrics is scraped by Prometheus; give the Prometheus server's URL)",
+            fake.url
+        )),
+        "{err}"
+    );
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a port")
+        .port();
+    let url = format!("http://127.0.0.1:{port}");
+    let (code, _, err) = fleet(&["--prometheus", &url, "--batch"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(
+        err.contains(&format!("nothing listens at {url} (connection refused)")),
+        "{err}"
+    );
+    assert!(!err.contains("os error"), "{err}");
+    // Credentials in the URL are not repeated in the message.
+    let (_, _, err) = fleet(&[
+        "--prometheus",
+        &format!("http://me:secret@127.0.0.1:{port}"),
+        "--batch",
+    ]);
+    assert!(!err.contains("secret"), "{err}");
+}
+
 #[test]
 fn a_prometheus_that_is_down_exits_2_and_says_so() {
     let fake = fleet_fake::start(|_, _| Reply::Status(503, "down".into()));
     let (code, _, err) = fleet(&["--prometheus", &fake.url, "--batch"]);
     assert_eq!(code, Some(2));
-    assert!(err.contains("Prometheus answered none of the"), "{err}");
+    assert!(err.contains("none of the 18 queries was answered"), "{err}");
     // The error first, then what was asked: no enum name such as "Info:"
     // in the middle of the message (new-user finding 17).
     assert!(
-        err.contains(": Prometheus answered HTTP 503: down (asking for plugtop_guest_info)"),
+        err.contains(&format!(
+            ": {} answered HTTP 503 to /api/v1/query: down (asking for plugtop_guest_info)",
+            fake.url
+        )),
         "{err}"
     );
     assert!(!err.contains("Info:"), "{err}");

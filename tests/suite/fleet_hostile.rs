@@ -30,7 +30,10 @@ fn an_answer_that_is_not_json_is_an_error() {
 fn an_error_status_in_plain_text_is_an_error_with_its_code() {
     let fake = fleet_fake::start(|_, _| Reply::Status(502, "bad gateway".into()));
     let e = client(&fake.url, 5000).instant("up", 1.0);
-    assert!(matches!(e, Err(QueryError::Status(502, _))), "{e:?}");
+    assert!(
+        matches!(e, Err(QueryError::Status { status: 502, .. })),
+        "{e:?}"
+    );
 }
 
 #[test]

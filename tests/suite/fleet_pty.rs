@@ -241,3 +241,85 @@ fn the_guest_detail_moves_with_the_time_at_each_refresh() {
     );
     assert!(s.quit());
 }
+
+/// nu53 F12: the drift diff showed its first screenful only, at 80×24
+/// the files' header comments, never the rules that differ, and no key
+/// scrolled it. It now opens at the first rule line that differs and
+/// scrolls as the main screen's long lists do (↑↓ PgUp PgDn Home End),
+/// saying how much is above and below.
+#[test]
+fn the_drift_diff_opens_at_the_first_rule_that_differs_and_scrolls() {
+    let root = tempfile::tempdir().expect("temporary directory");
+    let file = |comment: &str, hotplug: &str| {
+        let mut text: String = (1..=20)
+            .map(|i| format!("# {comment}, line {i} of its header\n"))
+            .collect();
+        text.push_str("UPDATE=\"1\"\nCPU_MIN=\"1\"\nCPU_MAX=\"0\"\n");
+        text.push_str(&format!("HOTPLUG=\"{hotplug}\"\n"));
+        text.push_str("HOTUNPLUG=\"idle > 300\"\n");
+        text
+    };
+    for (instance, name, text) in [
+        (
+            "10.0.0.1_9866",
+            "cpuplugd.conf",
+            file("the recommended rules", "idle < 10"),
+        ),
+        (
+            "10.0.0.5_9866",
+            "other.conf",
+            file("the incident's rules", "idle < 90"),
+        ),
+    ] {
+        let dir = root.path().join(instance).join("etc");
+        std::fs::create_dir_all(&dir).expect("directory");
+        std::fs::write(dir.join(name), text).expect("rule file");
+    }
+    let guests = fleet_fake::five();
+    let fake = fleet_fake::start(move |path, params| fleet_fake::answer(&guests, path, params));
+    let rules_root = root.path().display().to_string();
+    let mut s = Session::start(
+        &[
+            "fleet",
+            "--prometheus",
+            &fake.url,
+            "--rules-root",
+            &rules_root,
+        ],
+        24,
+        80,
+    );
+    s.wait_for("stopped   10.0.0.3:9866");
+    s.press("d");
+    s.wait_for("D: diff the selected group's file");
+    s.press("D");
+    s.wait_for("+ HOTPLUG=\"idle < 90\"");
+    let screen = s.screen();
+    assert!(screen.contains("- HOTPLUG=\"idle < 10\""), "{screen}");
+    assert!(screen.contains("  HOTUNPLUG=\"idle > 300\""), "{screen}");
+    assert!(screen.contains("↑↓ scroll"), "the key line: {screen}");
+    assert!(screen.contains(" above ↑"), "{screen}");
+    // Home: the top, the header comments; End: the last line again.
+    s.press("\x1b[H");
+    s.wait_for("- # the recommended rules, line 1 of its header");
+    assert!(!s.screen().contains("HOTPLUG=\"idle"), "{}", s.screen());
+    s.press("\x1b[6~");
+    s.wait_gone("recommended rules, line 1 of");
+    s.press("\x1b[F");
+    s.wait_for("0 below ↓");
+    assert!(
+        s.screen().contains("  HOTUNPLUG=\"idle > 300\""),
+        "{}",
+        s.screen()
+    );
+    // ↑ a line back; Esc back to the groups, Esc again to the table.
+    s.press("k");
+    s.wait_for("1 below ↓");
+    s.press("\x1b");
+    s.wait_for("D: diff the selected group's file");
+    s.press("\x1b");
+    s.wait_for("TROUBLE");
+    s.press("q");
+    let (code, _) = s.wait_exit();
+    assert_eq!(code, Some(0));
+}

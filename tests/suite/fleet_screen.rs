@@ -271,6 +271,64 @@ fn the_drift_diff_reads_both_files_under_the_rules_root() {
     assert!(text.contains("  UPDATE=\"1\""), "{text}");
 }
 
+/// nu53 F12: the diff opens at the first rule that differs (below the
+/// files' differing header comments), says what `-` and `+` are and how
+/// much is above and below; PgDn, End, ↑ and Home move it within it.
+#[test]
+fn the_drift_diff_opens_at_the_first_differing_rule_and_pages() {
+    let root = tempfile::tempdir().expect("temporary directory");
+    for (instance, name, who, limit) in [
+        ("10.0.0.1_9866", "cpuplugd.conf", "recommended", 10),
+        ("10.0.0.5_9866", "other.conf", "incident's", 90),
+    ] {
+        let mut text: String = (1..=12)
+            .map(|i| format!("# the {who} rules ({i})\n"))
+            .collect();
+        text.push_str(&format!("UPDATE=\"1\"\nHOTPLUG=\"idle < {limit}\"\n"));
+        text.push_str(
+            &(1..=30)
+                .map(|i| format!("# note {i}\n"))
+                .collect::<String>(),
+        );
+        let dir = root.path().join(instance).join("etc");
+        std::fs::create_dir_all(&dir).expect("directory");
+        std::fs::write(dir.join(name), text).expect("rule file");
+    }
+    let mut app = app();
+    app.rules_root = Some(root.path().to_path_buf());
+    app.update(FleetAction::Drift);
+    app.update(FleetAction::Diff);
+    let text = screen(&app, 80, 24);
+    assert_snapshot_of!("fleet_screen", "diff_80x24", text.clone());
+    let first = text.lines().nth(5).unwrap_or_default();
+    assert_eq!(first, "- HOTPLUG=\"idle < 10\"", "{text}");
+    // 57 lines, 17 shown: the end is 40 lines down; a page keeps a line.
+    assert_eq!(plugtop::fleet::table::diff_room(&app, 24), app.diff_rows);
+    app.update(FleetAction::End);
+    assert_eq!(app.diff_scroll, 57 - 17);
+    let text = screen(&app, 80, 24);
+    assert!(
+        text.contains("lines 41–57 of 57: 40 above ↑, 0 below ↓"),
+        "{text}"
+    );
+    app.update(FleetAction::PageUp);
+    assert_eq!(app.diff_scroll, 57 - 17 - 16);
+    app.update(FleetAction::Up);
+    app.update(FleetAction::Home);
+    assert_eq!(app.diff_scroll, 0);
+    app.update(FleetAction::Up);
+    assert_eq!(app.diff_scroll, 0, "never above the top");
+    app.update(FleetAction::PageDown);
+    assert_eq!(app.diff_scroll, 16);
+    // A taller terminal shows more; Esc is back to the groups.
+    app.diff_rows = plugtop::fleet::table::diff_room(&app, 48);
+    app.update(FleetAction::End);
+    assert_eq!(app.diff_scroll, 57 - 41);
+    app.update(FleetAction::Back);
+    assert_eq!(app.view, plugtop::fleet::app::FleetView::Drift);
+    assert!(screen(&app, 80, 24).contains("D: diff the selected group's file"));
+}
+
 #[test]
 fn a_slow_prometheus_is_said_in_the_header() {
     let mut fleet = canned_fleet(fleet_fake::five());

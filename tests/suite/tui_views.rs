@@ -1034,6 +1034,78 @@ fn a_click_on_a_cpu_row_selects_it_on_any_page_and_p_pins_its_busy_share() {
     assert_eq!(a.app().selection().selected_cpu(), None);
 }
 
+/// nu53 F9: with nothing recommended, the paragraph that says why and
+/// the picked point's explanation pushed the key line out of the tune box
+/// at 80×24: no key was named on the screen. The key line always shows;
+/// the front's rows give way, and the heading says which of them show.
+#[test]
+fn the_tune_box_keeps_its_key_line_when_nothing_is_recommended() {
+    use crossterm::event::{KeyCode, KeyEvent};
+    let mut app = oscillating_at_1_20();
+    app.app_mut().set_tune_budget(Some(120));
+    app.key(KeyAction::Tune);
+    if let Some(job) = app.app_mut().tune_mut() {
+        job.wait();
+    }
+    assert!(
+        app.app()
+            .tune()
+            .and_then(|j| j.nothing_recommended())
+            .is_some(),
+        "this tune recommends nothing"
+    );
+    // The last point: its form and why it is not recommended are said too.
+    for _ in 0..100 {
+        app.app_mut().tune_key(KeyEvent::from(KeyCode::Down));
+    }
+    for (w, h) in [(80, 24), (160, 48)] {
+        let s = screen(&app, w, h);
+        assert!(
+            s.contains("↑↓ pick · Enter what-if editor"),
+            "{w}×{h}:\n{s}"
+        );
+        assert!(s.contains("recommended: none"), "{w}×{h}:\n{s}");
+        assert!(s.contains("not recommended:"), "{w}×{h}:\n{s}");
+    }
+    assert_snapshot_of!("tui_views", "tune_none_80x24", screen(&app, 80, 24));
+    // nu53 F10: the box listed the current rules' changes (300) and
+    // reversals (99) apart, the Apply dialog their sum as "399 changes".
+    // Both say the same figures now, each named.
+    let front = app.app().tune().map(|j| j.front()).unwrap_or_default();
+    let c = &front[0].score;
+    let (changes, rev) = (c.cpu_changes + c.pool_changes, c.reversals);
+    let row = format!("{changes:>8} {rev:>4}");
+    // A point no better than the reference: its Apply dialog says why,
+    // with the reference's figures.
+    let no_better = front
+        .iter()
+        .position(|r| {
+            app.app()
+                .tune()
+                .and_then(|j| j.not_recommended_because(r.index))
+                .is_some_and(|why| why.contains("no better than the reference"))
+        })
+        .expect("a point no better than the reference");
+    for _ in no_better..front.len() {
+        app.app_mut().tune_key(KeyEvent::from(KeyCode::Up));
+    }
+    app.app_mut().tune_key(KeyEvent::from(KeyCode::Down));
+    assert_eq!(app.app().tune().map(|j| j.cursor()), Some(no_better));
+    assert!(screen(&app, 80, 24).contains(&row), "{row}");
+    app.app_mut().tune_key(KeyEvent::new(
+        KeyCode::Char('r'),
+        crossterm::event::KeyModifiers::CONTROL,
+    ));
+    match app.app().modals().top() {
+        Some(Modal::Dialog(plugtop::tui::app::Dialog::Apply(rules))) => {
+            let why = rules.caution.clone().unwrap_or_default();
+            let said = format!("against {changes} CPU or pool changes and {rev} reversals");
+            assert!(why.contains(&said), "{said:?} not in {why:?}");
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
 #[test]
 fn t_tunes_the_simulated_rules_and_a_picked_point_opens_in_the_whatif() {
     use crossterm::event::{KeyCode, KeyEvent};

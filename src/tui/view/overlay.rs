@@ -8,6 +8,7 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 
 use super::boxes::{box_height, box_inner, boxed, sized_box};
+use super::fit::wrap_line;
 use super::theme::Theme;
 use super::whatif_editor;
 use crate::control::controller::Mode;
@@ -306,6 +307,47 @@ fn picked_lines(
     lines
 }
 
+/// The tune box's width.
+const TUNE_WIDTH: u16 = 76;
+
+/// The tune box's key line.
+const TUNE_KEYS: &str = "↑↓ pick · Enter what-if editor · ^R apply · ^S write · Esc close · ? help";
+
+/// Rows of the front kept over the explanations, when the front has them.
+const TUNE_FRONT_LEAST: usize = 5;
+
+/// The first `keep` of `rows` (at least one when there are any), the last
+/// kept ending in `…` when some are left off.
+fn cut_rows(mut rows: Vec<Line<'static>>, keep: usize) -> Vec<Line<'static>> {
+    if rows.len() > keep {
+        rows.truncate(keep.max(1));
+        if let Some(last) = rows.last_mut() {
+            last.spans.push(Span::raw("…"));
+        }
+    }
+    rows
+}
+
+/// One row of the tune's front as the box lists it.
+fn front_row(r: &crate::tui::tuning::FrontRow) -> String {
+    let s = &r.score;
+    format!(
+        "{} {:>11.1} {:>9.2} {:>9.2} {:>7} {:>8} {:>4}{}",
+        if r.index == 0 { "C" } else { " " },
+        s.unmet_cpu_seconds,
+        s.avg_online_cpus,
+        s.guest_to_working_set,
+        s.direct_scan_stalls,
+        s.changes(),
+        s.reversals,
+        if r.recommended {
+            "  ★ recommended"
+        } else {
+            ""
+        }
+    )
+}
+
 /// `T`: the tune's progress, then its front to pick from.
 fn tune_box(frame: &mut Frame<'_>, area: Rect, job: &crate::tui::tuning::TuneJob, theme: &Theme) {
     let mut lines = Vec::new();
@@ -333,47 +375,66 @@ fn tune_box(frame: &mut Frame<'_>, area: Rect, job: &crate::tui::tuning::TuneJob
         return;
     }
     let rows = job.front();
-    lines.push(match job.nothing_recommended() {
+    // Wrapped here, a column short, so the rows are counted as drawn and
+    // a cut one has room for its `…`.
+    let width = TUNE_WIDTH.min(area.width);
+    let wrap = |l: Line<'static>| wrap_line(&l, usize::from(box_inner(width)) - 1, 0);
+    let head = wrap(match job.nothing_recommended() {
         Some(why) => Line::styled(
             format!("recommended: {}", crate::report::terminal_safe(&why)),
             theme.warning(),
         ),
         None => Line::from("★ marks the point `plugtop tune` recommends; C is the current rules"),
     });
-    lines.push(Line::styled(
-        "   unmet CPU-s  CPUs avg  guest/WS  stalls  changes  rev",
-        theme.dim(),
-    ));
+    let picked: Vec<Line<'static>> = picked_lines(job, &rows, theme)
+        .into_iter()
+        .flat_map(wrap)
+        .collect();
+    let keys = wrap_line(
+        &Line::styled(TUNE_KEYS, theme.title()),
+        usize::from(box_inner(width)),
+        0,
+    );
+    // The key line always shows (nu53 F9): the borders, the heading, the
+    // keys and the current rules' row plus one more are kept; the
+    // explanations take what they need of the rest but a few rows of the
+    // front, and are cut (ending in `…`) when even that is too little.
+    let spare = usize::from(area.height).saturating_sub(2 + 1 + keys.len() + 2);
+    let text_room = spare.saturating_sub(rows.len().saturating_sub(2).min(TUNE_FRONT_LEAST));
+    let head_room = text_room.saturating_sub(picked.len().min(2)).max(1);
+    let head = cut_rows(head, head_room);
+    let picked = cut_rows(picked, text_room.saturating_sub(head.len()));
+    let room = (spare + 1).saturating_sub(head.len() + picked.len()).max(1);
     // The current rules first, always; then as many rows as fit, scrolled
     // to keep the cursor in view.
-    let room = usize::from(area.height.saturating_sub(11)).max(1);
     let first = job
         .cursor()
         .max(1)
         .saturating_sub(room.saturating_sub(1))
         .max(1);
+    let (above, below) = (
+        first - 1,
+        rows.len().saturating_sub((first + room).min(rows.len())),
+    );
+    lines.extend(head);
+    lines.push(Line::styled(
+        format!(
+            "   unmet CPU-s  CPUs avg  guest/WS  stalls  changes  rev{}",
+            if above + below > 0 {
+                format!("  ↑{above} ↓{below} more")
+            } else {
+                String::new()
+            }
+        ),
+        theme.dim(),
+    ));
     let shown = rows
         .iter()
         .enumerate()
         .take(1)
         .chain(rows.iter().enumerate().skip(first).take(room));
     for (i, r) in shown {
-        let s = &r.score;
-        let text = format!(
-            "{} {:>11.1} {:>9.2} {:>9.2} {:>7} {:>8} {:>4}{}",
-            if r.index == 0 { "C" } else { " " },
-            s.unmet_cpu_seconds,
-            s.avg_online_cpus,
-            s.guest_to_working_set,
-            s.direct_scan_stalls,
-            s.cpu_changes + s.pool_changes,
-            s.reversals,
-            if r.recommended {
-                "  ★ recommended"
-            } else {
-                ""
-            }
-        );
+        let text = front_row(r);
         let style = if i == job.cursor() {
             theme.selected()
         } else {
@@ -381,15 +442,12 @@ fn tune_box(frame: &mut Frame<'_>, area: Rect, job: &crate::tui::tuning::TuneJob
         };
         lines.push(Line::styled(text, style));
     }
-    lines.extend(picked_lines(job, &rows, theme));
-    lines.push(Line::styled(
-        "↑↓ pick · Enter what-if editor · ^R apply · ^S write · Esc close · ? help",
-        theme.title(),
-    ));
+    lines.extend(picked);
+    lines.extend(keys);
     sized_box(
         frame,
         area,
-        76,
+        TUNE_WIDTH,
         &format!("Tune: the front of {}", job.candidates_words()),
         lines,
         theme,
