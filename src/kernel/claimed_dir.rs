@@ -65,6 +65,10 @@ pub enum ClaimError {
         "{dir} is not empty and plugtop did not fill it ({why}); give a new or empty directory, so nothing in it is overwritten"
     )]
     Foreign { dir: String, why: String },
+    /// Something other than a directory stands at its name (`kind` says
+    /// what, [`super::fs::kind_in_words`]).
+    #[error("{dir} is {kind}, not a directory; give a new or empty directory (plugtop makes it)")]
+    NotDirectory { dir: String, kind: &'static str },
     /// It could not be made or opened.
     #[error("cannot use the directory {dir}")]
     Open {
@@ -108,9 +112,15 @@ impl std::ops::Deref for ClaimedDir {
 /// now. The directory is returned held open and locked: every file is then
 /// written beneath it.
 pub fn claim(dir: &Path, what: DirUse) -> Result<ClaimedDir, ClaimError> {
-    let open_error = |source| ClaimError::Open {
-        dir: dir.display().to_string(),
-        source,
+    let open_error = |source: std::io::Error| match super::fs::non_directory_at(dir) {
+        Some(kind) => ClaimError::NotDirectory {
+            dir: dir.display().to_string(),
+            kind,
+        },
+        None => ClaimError::Open {
+            dir: dir.display().to_string(),
+            source,
+        },
     };
     std::fs::create_dir_all(dir).map_err(open_error)?;
     let beneath = Root::open(dir).map_err(open_error)?;

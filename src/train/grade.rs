@@ -42,6 +42,12 @@ pub enum GradeError {
         #[source]
         source: std::io::Error,
     },
+    /// The class directory named is a file (or a FIFO …): the usual slip
+    /// of giving one submission where the class is expected.
+    #[error(
+        "{path} is {kind}, not a directory; give the class directory (one sub-directory per trainee, holding that trainee's files)"
+    )]
+    NotDir { path: String, kind: &'static str },
     #[error("more than {MAX_TRAINEES} entries in {0}")]
     TooMany(String),
     #[error("exercise {id}")]
@@ -262,9 +268,15 @@ fn unmatched(course: &Course, trainees: &[(String, PathBuf)]) -> (Vec<String>, u
 /// a dot, sorted. Anything else there is skipped; a link to a directory is
 /// not followed.
 fn trainees(dir: &Path) -> Result<Vec<(String, PathBuf)>, GradeError> {
-    let err = |source| GradeError::Dir {
-        path: dir.display().to_string(),
-        source,
+    let err = |source| match crate::kernel::fs::non_directory_at(dir) {
+        Some(kind) => GradeError::NotDir {
+            path: dir.display().to_string(),
+            kind,
+        },
+        None => GradeError::Dir {
+            path: dir.display().to_string(),
+            source,
+        },
     };
     let mut out = Vec::new();
     for (n, entry) in std::fs::read_dir(dir).map_err(err)?.enumerate() {

@@ -371,3 +371,26 @@ fn exports_go_only_below_their_directory_never_through_a_link() {
     assert!(matches!(e, ClaimError::Foreign { .. }), "{e}");
     assert_eq!(std::fs::read_dir(&foreign).expect("list").count(), 1);
 }
+
+#[test]
+fn serve_on_a_fifo_says_it_is_a_fifo_not_a_directory() {
+    // nu53 M13: was "cannot use the directory X: File exists (os error 17)".
+    let dir = crate::common::tempdir();
+    let fifo = dir.path().join("fifo");
+    rustix::fs::mkfifoat(
+        rustix::fs::CWD,
+        &fifo,
+        rustix::fs::Mode::from_raw_mode(0o600),
+    )
+    .expect("mkfifo");
+    let out = crate::common::plugtop(&[
+        "sim",
+        "examples/scenarios/oscillating.toml",
+        "--serve",
+        fifo.to_str().expect("utf-8 path"),
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("is a FIFO, not a directory"), "{err}");
+    assert!(!err.contains("os error"), "{err}");
+}

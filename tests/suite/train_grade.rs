@@ -495,3 +495,22 @@ fn hidden_directories_are_not_graded_as_trainees() {
         "{stdout}"
     );
 }
+
+#[test]
+fn a_file_given_for_the_class_directory_is_named_for_what_it_is() {
+    // The slip of handing one submission where the class is expected
+    // (nu53 M13): said in words, not as "Not a directory (os error 20)".
+    let out = plugtop(&[
+        "train",
+        "grade",
+        COURSE,
+        "examples/rules/oscillating-tight.conf",
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("is a regular file, not a directory; give the class directory"),
+        "{err}"
+    );
+    assert!(!err.contains("os error"), "{err}");
+}

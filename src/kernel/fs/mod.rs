@@ -778,6 +778,14 @@ fn kind_of(metadata: &std::fs::Metadata) -> &'static str {
     kind_in_words(FileType::from_raw_mode(metadata.mode()))
 }
 
+/// What stands at `path` when it is not a directory (a link is not
+/// followed), in words, for a message about a path given as a directory;
+/// `None` when it is a directory or nothing is there.
+pub fn non_directory_at(path: &Path) -> Option<&'static str> {
+    let metadata = std::fs::symlink_metadata(path).ok()?;
+    (!metadata.is_dir()).then(|| kind_of(&metadata))
+}
+
 /// Opens the system's own file `path` (`/proc/locks`, `/proc/PID/stat`)
 /// for reading without blocking, a regular file only.
 pub fn open_path(path: &Path) -> std::io::Result<File> {
