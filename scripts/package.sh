@@ -87,12 +87,12 @@ mv target/package/completions/zsh target/package/completions/_plugtop
 mv target/package/completions/fish target/package/completions/plugtop.fish
 # Every page renders, and a groff warning (an unknown macro, a bad
 # escape) fails the build: lintian would only warn.
-for page in target/package/man/*; do
+for page in target/package/man/man1/*.1 target/package/man/man5/*.5; do
     said=$(MANWIDTH=80 man --warnings -l "$page" 2>&1 >/dev/null) || fail "$page does not render: $said"
     [ -z "$said" ] || fail "$page: $said"
 done
 for section in SIGNALS FILES "EXIT STATUS"; do
-    grep -q "^\.SH $section" target/package/man/plugtop-run.1 || fail "plugtop-run(1) has no $section"
+    grep -q "^\.SH $section" target/package/man/man1/plugtop-run.1 || fail "plugtop-run(1) has no $section"
 done
 echo ok
 
@@ -104,8 +104,8 @@ stage_rpm() {
     install -Dm755 "$(target_dir "$t")/$t/dist/plugtop" "$root/usr/bin/plugtop"
     install -Dm755 "$(target_dir "$t")/$t/dist/plugtop-run" "$root/usr/bin/plugtop-run"
     mkdir -p "$root/usr/share/man/man1" "$root/usr/share/man/man5"
-    for page in target/package/man/*.1; do gzip -9n <"$page" >"$root/usr/share/man/man1/$(basename "$page").gz"; done
-    gzip -9n <target/package/man/plugtop-rules.5 >"$root/usr/share/man/man5/plugtop-rules.5.gz"
+    for page in target/package/man/man1/*.1; do gzip -9n <"$page" >"$root/usr/share/man/man1/$(basename "$page").gz"; done
+    gzip -9n <target/package/man/man5/plugtop-rules.5 >"$root/usr/share/man/man5/plugtop-rules.5.gz"
     install -Dm644 target/package/completions/plugtop.bash "$root/usr/share/bash-completion/completions/plugtop"
     install -Dm644 target/package/completions/_plugtop "$root/usr/share/zsh/site-functions/_plugtop"
     install -Dm644 target/package/completions/plugtop.fish "$root/usr/share/fish/vendor_completions.d/plugtop.fish"

@@ -239,8 +239,9 @@ pub struct GenerateArgs {
 /// What `plugtop generate` writes.
 #[derive(clap::Subcommand)]
 pub enum Generate {
-    /// A man page for plugtop and one per subcommand (plugtop-run.1, ...),
-    /// and plugtop-rules.5, into DIR.
+    /// A man page for plugtop and one per subcommand (plugtop-run.1, ...)
+    /// into DIR/man1, and plugtop-rules.5 into DIR/man5: `MANPATH=DIR man
+    /// plugtop` reads them, and DIR /usr/local/share/man installs them.
     Man {
         /// The directory to write the pages into (made if missing). A page
         /// that exists already is refused, and so is anything but a

@@ -112,7 +112,7 @@ fn pages() -> anyhow::Result<Vec<(String, Vec<u8>)>> {
     let mut pages = Vec::new();
     let mut page = Vec::new();
     clap_mangen::Man::new(cmd.clone()).render(&mut page)?;
-    pages.push(("plugtop.1".to_string(), page));
+    pages.push(("man1/plugtop.1".to_string(), page));
     for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {
         let name = format!("plugtop-{}", sub.get_name());
         let sub = sub
@@ -126,9 +126,12 @@ fn pages() -> anyhow::Result<Vec<(String, Vec<u8>)>> {
             clap_mangen::Man::new(sub).render(&mut page)?;
             page
         };
-        pages.push((format!("{name}.1"), page));
+        pages.push((format!("man1/{name}.1"), page));
     }
-    pages.push(("plugtop-rules.5".into(), RULES_PAGE.as_bytes().to_vec()));
+    pages.push((
+        "man5/plugtop-rules.5".into(),
+        RULES_PAGE.as_bytes().to_vec(),
+    ));
     Ok(pages)
 }
 
@@ -148,7 +151,8 @@ fn daemon_page(cmd: clap::Command) -> std::io::Result<Vec<u8>> {
     Ok(page)
 }
 
-/// Writes the pages into `dir`; the names written. Every name is checked
+/// Writes the pages into `dir/man1` and `dir/man5`, as man(1) looks for
+/// them; the names written (relative to `dir`). Every name is checked
 /// before the first page is written, so a refused run leaves DIR as it was
 /// (a file made there in between is still never replaced).
 fn man_pages(dir: &Path, replace: Replace) -> anyhow::Result<Vec<String>> {
@@ -163,6 +167,11 @@ fn man_pages(dir: &Path, replace: Replace) -> anyhow::Result<Vec<String>> {
                 force_hint(&e)
             )
         })?;
+    }
+    // man(1) looks for a section's pages in DIR/manN, so `MANPATH=DIR`
+    // (or DIR being /usr/local/share/man) finds them.
+    for section in ["man1", "man5"] {
+        place.create_dirs(Path::new(section))?;
     }
     let mut written = Vec::new();
     for (name, page) in pages {

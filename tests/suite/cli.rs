@@ -673,33 +673,45 @@ fn man_pages_render_and_completions_load_in_bash() {
     let man = dir.path().join("man");
     let o = plugtop(&["generate", "man", &man.display().to_string()]);
     assert!(o.status.success(), "{}", stderr(&o));
-    let mut pages: Vec<String> = std::fs::read_dir(&man)
-        .map(|d| {
-            d.filter_map(Result::ok)
-                .map(|e| e.file_name().to_string_lossy().into_owned())
-                .collect()
+    // Each section in its own directory, as man(1) looks for them.
+    let mut pages: Vec<String> = ["man1", "man5"]
+        .iter()
+        .flat_map(|section| {
+            std::fs::read_dir(man.join(section))
+                .map(|d| {
+                    d.filter_map(Result::ok)
+                        .map(|e| format!("{section}/{}", e.file_name().to_string_lossy()))
+                        .collect::<Vec<_>>()
+                })
+                .unwrap_or_default()
         })
-        .unwrap_or_default();
+        .collect();
     pages.sort();
     assert_eq!(
         pages,
         [
-            "plugtop-check.1",
-            "plugtop-eval.1",
-            "plugtop-fleet.1",
-            "plugtop-generate.1",
-            "plugtop-import.1",
-            "plugtop-lsp.1",
-            "plugtop-record.1",
-            "plugtop-restore.1",
-            "plugtop-rules.5",
-            "plugtop-run.1",
-            "plugtop-sim.1",
-            "plugtop-train.1",
-            "plugtop-tune.1",
-            "plugtop-whatif.1",
-            "plugtop.1"
+            "man1/plugtop-check.1",
+            "man1/plugtop-eval.1",
+            "man1/plugtop-fleet.1",
+            "man1/plugtop-generate.1",
+            "man1/plugtop-import.1",
+            "man1/plugtop-lsp.1",
+            "man1/plugtop-record.1",
+            "man1/plugtop-restore.1",
+            "man1/plugtop-run.1",
+            "man1/plugtop-sim.1",
+            "man1/plugtop-train.1",
+            "man1/plugtop-tune.1",
+            "man1/plugtop-whatif.1",
+            "man1/plugtop.1",
+            "man5/plugtop-rules.5"
         ]
+    );
+    // The command lists what it wrote, each under DIR.
+    assert!(
+        stdout(&o).contains("/man5/plugtop-rules.5"),
+        "{}",
+        stdout(&o)
     );
     for page in &pages {
         let text = std::fs::read_to_string(man.join(page)).unwrap_or_default();
@@ -709,7 +721,7 @@ fn man_pages_render_and_completions_load_in_bash() {
         );
         assert!(text.contains(".SH NAME"), "{page}");
     }
-    let run = std::fs::read_to_string(man.join("plugtop-run.1")).unwrap_or_default();
+    let run = std::fs::read_to_string(man.join("man1/plugtop-run.1")).unwrap_or_default();
     assert!(
         run.contains("metrics\\-listen"),
         "every option is there: {run}"
@@ -744,6 +756,24 @@ fn man_pages_render_and_completions_load_in_bash() {
             assert!(plain.contains("NAME"), "{page}: {plain:.200}");
             assert!(stderr(&o).trim().is_empty(), "{page}: {}", stderr(&o));
         }
+    }
+    // `MANPATH=DIR man plugtop` finds the pages (nu53 M11), where man is
+    // installed.
+    match std::process::Command::new("man")
+        .args(["-w", "plugtop", "plugtop-rules"])
+        .env("MANPATH", &man)
+        .output()
+    {
+        Ok(o) => {
+            assert!(o.status.success(), "{}", stderr(&o));
+            assert!(
+                stdout(&o).contains("man1/plugtop.1")
+                    && stdout(&o).contains("man5/plugtop-rules.5"),
+                "{}",
+                stdout(&o)
+            );
+        }
+        Err(e) => eprintln!("skipped MANPATH: no man here ({e})"),
     }
     // The bash completion loads and completes subcommands.
     let o = plugtop(&["generate", "completions", "bash"]);

@@ -292,7 +292,7 @@ fn run_man_page_has_signals_files_and_exit_status_in_step_with_the_code() {
     let man = dir.path().join("man");
     let o = plugtop(&["generate", "man", &man.to_string_lossy()]);
     assert!(o.status.success());
-    let page = std::fs::read_to_string(man.join("plugtop-run.1")).unwrap_or_default();
+    let page = std::fs::read_to_string(man.join("man1/plugtop-run.1")).unwrap_or_default();
     let sections: Vec<&str> = page
         .lines()
         .filter_map(|l| l.strip_prefix(".SH "))
