@@ -36,6 +36,84 @@ pub fn syntax_error(e: &toml::de::Error) -> (Option<usize>, String) {
     (e.span().map(|span| span.start), message)
 }
 
+/// The kinds of plugtop's own input files, to say which one a text that
+/// did not read as the expected kind looks like (a scenario given where a
+/// course is expected, a rule file given as the scenario).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FileKind {
+    /// A simulated guest (`[[phases]]`): `plugtop sim`, `tune`, `--sim`.
+    Scenario,
+    /// A training course (`[[exercise]]`): `plugtop train`.
+    Course,
+    /// cpuplugd's rules (`HOTPLUG="…"`): every command's `-c`.
+    Rules,
+}
+
+impl FileKind {
+    /// The kind in words, with its article.
+    pub fn words(self) -> &'static str {
+        match self {
+            FileKind::Scenario => "a scenario",
+            FileKind::Course => "a course",
+            FileKind::Rules => "a cpuplugd rule file",
+        }
+    }
+
+    /// Where a file of this kind goes instead, for a person who gave it to
+    /// the wrong command.
+    fn advice(self) -> &'static str {
+        match self {
+            FileKind::Scenario => {
+                "a scenario is run by `plugtop sim SCENARIO -c RULES` or `plugtop tune SCENARIO -c RULES`"
+            }
+            FileKind::Course => "a course is taken with `plugtop train COURSE`",
+            FileKind::Rules => {
+                "rules are given with -c, after a scenario (examples/scenarios/*.toml)"
+            }
+        }
+    }
+
+    /// Which kind `text` looks like, by the lines only that kind has: a
+    /// table `[[phases]]` or `[[exercise]]` at the start of a line, or a
+    /// line setting one of cpuplugd's rules or settings (`HOTPLUG="…"`,
+    /// `UPDATE = "1"`). `None` when it looks like none of them.
+    pub fn of(text: &str) -> Option<FileKind> {
+        let mut rules = 0;
+        for line in text.lines().map(str::trim) {
+            match line {
+                _ if line.starts_with("[[phases]]") => return Some(FileKind::Scenario),
+                _ if line.starts_with("[[exercise]]") => return Some(FileKind::Course),
+                _ => {
+                    let name = line.split_once('=').map_or("", |(name, _)| name.trim());
+                    if crate::rules::Assigned::by_file_name(name).is_some() {
+                        rules += 1;
+                    }
+                }
+            }
+        }
+        (rules > 0).then_some(FileKind::Rules)
+    }
+
+    /// `message` (the reader's error on a file expected to be `expected`)
+    /// with, when `text` looks like another kind, which and where it goes;
+    /// the reader's list of expected fields is then left out (it lists the
+    /// wrong kind's).
+    pub fn explained(expected: FileKind, text: &str, message: String) -> String {
+        match FileKind::of(text) {
+            Some(kind) if kind != expected => {
+                let brief = message.split(", expected one of").next().unwrap_or("");
+                format!(
+                    "{brief}: this looks like {}, not {}; {}",
+                    kind.words(),
+                    expected.words(),
+                    kind.advice()
+                )
+            }
+            _ => message,
+        }
+    }
+}
+
 /// The reader's `floating point `1000…0`` (every digit of the value)
 /// quoted briefly: `floating point `1e308``.
 fn briefer_floats(message: &str) -> String {
@@ -59,6 +137,37 @@ fn briefer_floats(message: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn each_kind_of_file_is_recognised_by_its_own_lines() {
+        let read = |p: &str| std::fs::read_to_string(p).unwrap_or_default();
+        assert_eq!(
+            FileKind::of(&read("examples/scenarios/daytrader.toml")),
+            Some(FileKind::Scenario)
+        );
+        assert_eq!(
+            FileKind::of(&read("examples/courses/cpuplugd-basics.toml")),
+            Some(FileKind::Course)
+        );
+        assert_eq!(
+            FileKind::of(&read("examples/rules/oscillating-tight.conf")),
+            Some(FileKind::Rules)
+        );
+        assert_eq!(FileKind::of("a = 1\nHOTPLUGS = 2\n"), None);
+        let said = FileKind::explained(
+            FileKind::Course,
+            "[[phases]]\n",
+            "unknown field `contention`, expected one of `title`".into(),
+        );
+        assert_eq!(
+            said,
+            "unknown field `contention`: this looks like a scenario, not a course; a scenario is run by `plugtop sim SCENARIO -c RULES` or `plugtop tune SCENARIO -c RULES`"
+        );
+        assert_eq!(
+            FileKind::explained(FileKind::Course, "[[exercise]]\n", "x".into()),
+            "x"
+        );
+    }
 
     #[test]
     fn a_huge_line_gives_a_short_one_line_error_with_its_place() {

@@ -5,6 +5,7 @@ use serde::Deserialize;
 
 use crate::number::brief as short;
 use crate::safe_text::cut_to;
+use crate::toml_file::FileKind;
 
 /// One stretch of time with a steady workload.
 #[derive(Debug, Clone, Deserialize, PartialEq)]
@@ -435,6 +436,7 @@ impl Scenario {
     pub fn parse(name: &str, text: &str) -> Result<Scenario, ScenarioError> {
         let s: Scenario = toml::from_str(text).map_err(|e| {
             let (offset, message) = crate::toml_file::syntax_error(&e);
+            let message = FileKind::explained(FileKind::Scenario, text, message);
             let place = offset.map_or_else(
                 || name.to_string(),
                 |at| crate::toml_file::place(name, text, at),

@@ -13,6 +13,7 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use super::goal::{Goal, GoalError};
+use crate::toml_file::FileKind;
 
 /// The largest course file read: a course of a hundred exercises is tens
 /// of KB.
@@ -44,10 +45,10 @@ pub enum CourseError {
     },
     /// The TOML itself, or its shape (unknown keys, wrong types), where
     /// the reader gives no place (one bounded line).
-    #[error("{path}: {message}")]
+    #[error("{path}: error: {message}")]
     Toml { path: String, message: String },
     /// A value that reads but makes no exercise, with where it is.
-    #[error("{path}, line {line} column {column}: {message}")]
+    #[error("{path}:{line}:{column}: error: {message}")]
     Invalid {
         path: String,
         line: usize,
@@ -352,6 +353,7 @@ impl Course {
         let file: CourseFile = toml::from_str(text).map_err(|e| {
             // One bounded line, placed as the checks below place theirs.
             let (offset, message) = crate::toml_file::syntax_error(&e);
+            let message = FileKind::explained(FileKind::Course, text, message);
             match offset {
                 Some(at) => {
                     let (line, column) = crate::toml_file::line_column(text, at);
@@ -650,10 +652,10 @@ mod tests {
         let d = dir();
         let e = parse(d.path(), &ONE.replace("goal=", "gaol=")).expect_err("unknown key");
         assert!(e.to_string().contains("gaol"), "{e}");
-        assert!(e.to_string().contains("line 7"), "{e}");
+        assert!(e.to_string().contains("c.toml:7:1: error: "), "{e}");
         let e = parse(d.path(), &ONE.replace("not flapping", "not flappin")).expect_err("goal");
         let s = e.to_string();
-        assert!(s.contains("line 7 column 11"), "{s}");
+        assert!(s.contains("c.toml:7:11: error: "), "{s}");
         assert!(
             s.contains("unknown field `flappin`") && s.contains("unmet_cpu_seconds"),
             "{s}"
@@ -676,7 +678,7 @@ mod tests {
             let text = ONE.replace("s.toml", scenario);
             let e = parse(&inner, &text).expect_err(scenario);
             assert!(e.to_string().contains(said), "{scenario}: {e}");
-            assert!(e.to_string().contains("line 5"), "{scenario}: {e}");
+            assert!(e.to_string().contains("c.toml:5:"), "{scenario}: {e}");
         }
     }
 

@@ -124,7 +124,7 @@ fn hostile_course_files_are_refused_with_what_and_where() {
         ),
         (
             GOOD.replace("not flapping", "unmet_cpu < 3").into_bytes(),
-            "line 7 column 7: unknown field `unmet_cpu`",
+            ":7:7: error: unknown field `unmet_cpu`",
         ),
         (
             GOOD.replace("not flapping", "reversals < 1e999")
@@ -157,7 +157,7 @@ fn hostile_course_files_are_refused_with_what_and_where() {
         (
             GOOD.replace("s.toml", "examples/scenarios/daytrader.toml")
                 .into_bytes(),
-            "line 5 column 10: examples/scenarios/daytrader.toml: No such file or directory (os error 2) (paths in a course are relative to the course file, here ",
+            ":5:10: error: examples/scenarios/daytrader.toml: No such file or directory (os error 2) (paths in a course are relative to the course file, here ",
         ),
         (b"title='\xff\xfe'\n".to_vec(), "not UTF-8"),
         (vec![b'#'; 2 << 20], "larger than"),
@@ -179,7 +179,7 @@ fn hostile_course_files_are_refused_with_what_and_where() {
     let (ok, err) = check_course(long.as_bytes());
     assert!(!ok, "accepted");
     assert!(
-        err.contains("line 8 column") && err.len() < 2000,
+        err.contains(":8:") && err.len() < 2000,
         "{} bytes: {:.400}",
         err.len(),
         err
@@ -268,4 +268,40 @@ fn the_course_directory_named_for_the_course_says_which_file_is_meant() {
         said.contains("a directory, not a course file; the course is the file examples/courses/cpuplugd-basics.toml"),
         "{said}"
     );
+}
+
+#[test]
+fn a_scenario_or_rule_file_given_as_a_course_or_scenario_says_what_it_is() {
+    // nu53 M12: `plugtop train SCENARIO` said "line 9 column 1: unknown
+    // field `contention`, expected one of …" and nothing of what the file is.
+    for (args, said) in [
+        (
+            vec!["train", "examples/scenarios/daytrader.toml"],
+            "examples/scenarios/daytrader.toml:9:1: error: unknown field `contention`: this looks like a scenario, not a course;",
+        ),
+        (
+            vec![
+                "tune",
+                "examples/rules/oscillating-tight.conf",
+                "-c",
+                "examples/rules/oscillating-tight.conf",
+            ],
+            "examples/rules/oscillating-tight.conf:16:1: error: unknown field `CMM_DEC`: this looks like a cpuplugd rule file, not a scenario;",
+        ),
+        (
+            vec![
+                "sim",
+                "examples/courses/cpuplugd-basics.toml",
+                "-c",
+                "examples/rules/oscillating-tight.conf",
+            ],
+            "this looks like a course, not a scenario; a course is taken with `plugtop train COURSE`",
+        ),
+    ] {
+        let out = common::plugtop(&args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(said), "{args:?}: {err}");
+        assert!(!err.contains("expected one of"), "{args:?}: {err}");
+    }
 }
