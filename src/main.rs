@@ -27,7 +27,7 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(e) => {
             let run = std::env::args_os().nth(1).is_some_and(|a| a == "run");
-            return bad_options(&e, run);
+            return bad_options(&with_tip(e), run);
         }
     };
     // `plugtop run` is a drop-in for cpuplugd, which exits 1 on bad options
@@ -38,6 +38,30 @@ fn main() -> ExitCode {
         2
     };
     cli::ending::exit_code(run(cli), error_code)
+}
+
+/// Clap's error with a tip where the natural guess is wrong: `sim --serve
+/// DIR -c RULES` (nu53 M16) — the served guest runs no rules; a daemon or
+/// the screen on that root does.
+fn with_tip(mut e: clap::Error) -> clap::Error {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    let named = |kind| match e.get(kind) {
+        Some(ContextValue::String(arg)) => arg.split(' ').next().unwrap_or("").to_string(),
+        _ => String::new(),
+    };
+    let mut pair = [named(ContextKind::InvalidArg), named(ContextKind::PriorArg)];
+    pair.sort();
+    if e.kind() == ErrorKind::ArgumentConflict && pair == ["--config", "--serve"] {
+        e.insert(
+            ContextKind::Suggested,
+            ContextValue::StyledStrs(vec![
+                "--serve publishes a simulated guest; rules act on it from outside:".into(),
+                "`plugtop run --root DIR -c RULES` (the daemon)".into(),
+                "`plugtop --root DIR -c RULES` (the screen)".into(),
+            ]),
+        );
+    }
+    e
 }
 
 /// Bad options: clap's message and status (2; `--help` and `--version`

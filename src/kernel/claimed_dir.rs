@@ -287,7 +287,10 @@ mod tests {
         let file = dir.path().join("file");
         std::fs::write(&file, "x\n").expect("file");
         let e = claim(&file, DirUse::ServedRoot).expect_err("not a directory");
-        assert!(e.to_string().contains("is a regular file, not a directory"), "{e}");
+        assert!(
+            e.to_string().contains("is a regular file, not a directory"),
+            "{e}"
+        );
     }
 
     #[test]

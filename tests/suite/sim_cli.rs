@@ -424,3 +424,41 @@ fn a_report_at_a_pace_says_when_it_comes_and_without_one_needs_no_wait() {
         "{said}"
     );
 }
+
+#[test]
+fn serve_with_rules_is_refused_with_where_the_rules_go() {
+    // nu53 M16: clap's conflict alone did not say where the rules belong.
+    for args in [
+        [
+            "sim",
+            DAYTRADER,
+            "--serve",
+            "/nonexistent/served",
+            "-c",
+            MODERN,
+        ],
+        [
+            "sim",
+            DAYTRADER,
+            "-c",
+            MODERN,
+            "--serve",
+            "/nonexistent/served",
+        ],
+    ] {
+        let o = plugtop(&args);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{err}");
+        assert!(err.contains("cannot be used with"), "{err}");
+        assert!(
+            err.contains("tip: --serve publishes a simulated guest")
+                && err.contains("`plugtop run --root DIR -c RULES`")
+                && err.contains("`plugtop --root DIR -c RULES`"),
+            "{err}"
+        );
+        assert!(err.lines().all(|l| l.chars().count() <= 80), "{err}");
+    }
+    // Another conflict gets no such tip.
+    let o = plugtop(&["sim", DAYTRADER, "--fast", "--speed", "3"]);
+    assert!(!String::from_utf8_lossy(&o.stderr).contains("tip:"));
+}
