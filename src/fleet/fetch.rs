@@ -125,6 +125,17 @@ impl Scope {
                 ),
             ),
             (
+                FaultsNow,
+                // The same over the last two minutes: a rule that faulted
+                // at each of those readings faults now.
+                format!(
+                    "increase({f}{r}) > 0 or increase({n}{r})",
+                    f = self.selector(Faults.metric(), ""),
+                    n = self.selector("plugtop_readings_total", ""),
+                    r = format!("[{}s]", super::model::FAULTING_NOW_SECONDS)
+                ),
+            ),
+            (
                 Actions,
                 format!(
                     "sum by (job, instance) (increase({}[1h]))",
@@ -243,6 +254,7 @@ pub enum Family {
     Rules,
     RuleTrue,
     Faults,
+    FaultsNow,
     Actions,
     Change,
     Gone,
@@ -266,6 +278,7 @@ impl Family {
             Family::Rules => "plugtop_rules_info",
             Family::RuleTrue => "plugtop_rule_true",
             Family::Faults => "plugtop_rule_faults_total",
+            Family::FaultsNow => "plugtop_rule_faults_total (the last two minutes)",
             Family::Actions => "plugtop_applied_actions_total",
             Family::Change => "plugtop_last_change_timestamp_seconds",
             Family::Gone => "plugtop_last_interval_timestamp_seconds gone stale",
@@ -375,7 +388,12 @@ pub fn fleet(p: &dyn Prometheus, scope: &Scope, at: f64) -> Fleet {
 fn one_per_guest(family: Family) -> bool {
     !matches!(
         family,
-        Family::RuleTrue | Family::Faults | Family::Change | Family::Info | Family::Gone
+        Family::RuleTrue
+            | Family::Faults
+            | Family::FaultsNow
+            | Family::Change
+            | Family::Info
+            | Family::Gone
     )
 }
 
@@ -453,6 +471,13 @@ fn fill(
             }
             Some(_) => {}
             None => g.readings_in_window = v,
+        },
+        Family::FaultsNow => match l.get("rule") {
+            Some(rule) if g.recent_fault_counts.len() < 8 => {
+                g.recent_fault_counts.push((rule.clone(), v.unwrap_or(0.0)));
+            }
+            Some(_) => {}
+            None => g.readings_recently = v,
         },
         Family::Actions => g.actions_per_hour = v,
         Family::Gone => g.gone = true,

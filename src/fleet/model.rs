@@ -49,6 +49,12 @@ pub struct FleetGuest {
     pub fault_counts: Vec<(String, f64)>,
     #[serde(skip)]
     pub readings_in_window: Option<f64>,
+    /// The same over the last [`FAULTING_NOW_SECONDS`]: a rule that
+    /// faulted at every one of those readings (two at least) faults now.
+    #[serde(skip)]
+    pub recent_fault_counts: Vec<(String, f64)>,
+    #[serde(skip)]
+    pub readings_recently: Option<f64>,
     /// Actions written per hour (over the last hour).
     pub actions_per_hour: Option<f64>,
     /// When the last reading was taken (seconds since the epoch).
@@ -117,6 +123,12 @@ pub const CLOCK_SLACK: f64 = 60.0;
 /// trouble (`faulting`).
 pub const FAULTING_SHARE: f64 = 0.05;
 
+/// How far back "faulting now" looks, in seconds: a rule that faulted at
+/// every reading of this span, two at least, makes its guest `faulting`
+/// at once, without waiting for [`FAULTING_SHARE`] of the window (at
+/// least two scrapes at Prometheus's default interval of a minute).
+pub const FAULTING_NOW_SECONDS: u64 = 120;
+
 /// The longest UPDATE interval a guest's own interval counts as, in
 /// seconds: a day, the longest `plugtop tune` proposes.
 pub const MAX_UPDATE: f64 = 86_400.0;
@@ -152,21 +164,32 @@ impl FleetGuest {
     /// `faulted` (every rule that faulted in the window) and `faulting`
     /// (those that faulted at [`FAULTING_SHARE`] of the window's readings or
     /// more, twice at least: the fault or two of a start whose first
-    /// readings are alike is not trouble) from the counts the faults query
-    /// gave. Without a count of readings, two faults are trouble.
+    /// readings are alike is not trouble; or those that faulted at every
+    /// reading of the last [`FAULTING_NOW_SECONDS`], two at least: they
+    /// fault now) from the counts the faults queries gave. Without a count
+    /// of readings, two faults are trouble.
     pub fn settle_faults(&mut self) {
         let mut counts = std::mem::take(&mut self.fault_counts);
         counts.sort_by(|a, b| a.0.cmp(&b.0));
         counts.dedup_by(|a, b| a.0 == b.0);
         let readings = self.readings_in_window;
         self.faulted = counts.iter().map(|(r, _)| r.clone()).collect();
+        let recently = self.readings_recently.filter(|n| *n > 1.5);
+        let faults_now = |rule: &str| {
+            self.recent_fault_counts
+                .iter()
+                .any(|(r, n)| r == rule && recently.is_some_and(|all| *n >= all - 0.5))
+        };
         self.faulting = counts
             .iter()
-            .filter(|(_, n)| {
-                *n > 1.5 && readings.is_none_or(|all| all <= 0.0 || n / all >= FAULTING_SHARE)
+            .filter(|(rule, n)| {
+                let often =
+                    *n > 1.5 && readings.is_none_or(|all| all <= 0.0 || n / all >= FAULTING_SHARE);
+                often || faults_now(rule)
             })
             .map(|(r, _)| r.clone())
             .collect();
+        self.recent_fault_counts.clear();
     }
 
     /// Everything that troubles it, worst first.

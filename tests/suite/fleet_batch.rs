@@ -183,7 +183,7 @@ fn a_prometheus_that_is_down_exits_2_and_says_so() {
     let fake = fleet_fake::start(|_, _| Reply::Status(503, "down".into()));
     let (code, _, err) = fleet(&["--prometheus", &fake.url, "--batch"]);
     assert_eq!(code, Some(2));
-    assert!(err.contains("none of the 18 queries was answered"), "{err}");
+    assert!(err.contains("none of the 19 queries was answered"), "{err}");
     // The error first, then what was asked: no enum name such as "Info:"
     // in the middle of the message (new-user finding 17).
     assert!(
@@ -307,4 +307,26 @@ fn a_guest_whose_target_went_down_is_stopped_at_once_and_its_values_marked_as_la
         .unwrap_or_default();
     assert_eq!(first["stopped"], true, "{json}");
     assert_eq!(first["troubles"][0], "stopped", "{json}");
+}
+
+/// nu53 M1: a guest whose rules fault at every reading now was `ok` until
+/// the faults reached 5% of the window's readings.
+#[test]
+fn a_rule_faulting_at_every_recent_reading_is_trouble_at_once() {
+    let mut guests = fleet_fake::five();
+    guests.retain(|g| g.instance == "10.0.0.1:9866");
+    guests[0].faulting_now = Some("HOTPLUG");
+    let fake = fleet_fake::start(move |path, params| fleet_fake::answer(&guests, path, params));
+    let (code, out, err) = fleet(&["--prometheus", &fake.url, "--batch", "--format", "json"]);
+    assert_eq!(code, Some(1), "7 of 3,600 but every recent one: {err}");
+    let doc: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+    let g = &doc["guests"][0];
+    assert_eq!(g["faulting"][0], "HOTPLUG", "{g}");
+    assert!(g["troubles"].to_string().contains("faulting"), "{g}");
+    let (_, text, _) = fleet(&["--prometheus", &fake.url, "--batch"]);
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("faulting") && l.contains("10.0.0.1:9866")),
+        "{text}"
+    );
 }

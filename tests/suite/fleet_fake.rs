@@ -174,6 +174,9 @@ pub struct Canned {
     /// A rule that faulted once in the window, of 40 readings: listed in
     /// FAULTS, no trouble.
     pub faulted_once: Option<&'static str>,
+    /// A rule that faults at every reading now: 7 of the window's 3,600
+    /// readings (under 5%), and every one of the last two minutes'.
+    pub faulting_now: Option<&'static str>,
     pub crc: &'static str,
     pub file: &'static str,
     /// Exported twice as `plugtop_flapping`: the second series (an extra
@@ -196,6 +199,7 @@ pub fn five() -> Vec<Canned> {
         flapping: false,
         faulting: None,
         faulted_once: None,
+        faulting_now: None,
         crc: "aaaa0001",
         file: "/etc/cpuplugd.conf",
         twin_flapping: false,
@@ -390,6 +394,13 @@ pub fn answer(guests: &[Canned], path: &str, params: &HashMap<String, String>) -
             }
             if let Some(r) = g.faulted_once {
                 rule(r, 1.0);
+            }
+            // The query over the last two minutes (`[120s]`) or the window.
+            let recent = q.contains("[120s]");
+            if let Some(r) = g.faulting_now {
+                rule(r, 7.0);
+                items.push((id(g), if recent { 7.0 } else { 3600.0 }));
+                continue;
             }
             items.push((id(g), 40.0));
         }

@@ -231,6 +231,7 @@ fn a_thousand_guests_draw_one_page() {
                 flapping: i % 97 == 0,
                 faulting: None,
                 faulted_once: None,
+                faulting_now: None,
                 crc: if i % 300 == 0 { "cccc0003" } else { "aaaa0001" },
                 file: "/etc/cpuplugd.conf",
                 twin_flapping: false,
@@ -337,7 +338,7 @@ fn a_slow_prometheus_is_said_in_the_header() {
     app.on_fleet(fleet, AT);
     let text = screen(&app, 80, 24);
     assert!(
-        text.contains("Prometheus is slow: 18 queries took 2400 ms"),
+        text.contains("Prometheus is slow: 19 queries took 2400 ms"),
         "{text}"
     );
 }
