@@ -105,7 +105,9 @@ pub fn draw(frame: &mut Frame, app: &FleetApp, area: Rect) {
     let mut lines = vec![Line::styled(
         fit(
             &format!(
-                "{} ({})  window {} ago … {} ago  ←/→ move, r refresh, Esc back",
+                // The keys are on the bottom line: a long instance
+                // name cut them here (nu53 M14).
+                "{} ({})  window {} ago … {} ago",
                 terminal_safe(&d.instance),
                 terminal_safe(&d.job),
                 ago(d.start),
@@ -172,13 +174,17 @@ fn series_lines(
     cols: usize,
 ) -> Vec<Line<'static>> {
     let label = |s: &str| fit(s, LABEL) + " ";
+    // The graphs and the timelines end in the same column (now), so a
+    // rule can be read against the CPUs (nu53 M14): the graphs leave room
+    // for their value on the right, the timelines stop there too.
+    let timeline_w = strip_w.saturating_sub(22);
     let mut lines = Vec::new();
     let graphed = |name: &str, points: &[(f64, f64)], value: fn(f64) -> f64, seen| {
         Line::raw(fit(
             &format!(
                 "{}{}  {}",
                 label(name),
-                graph(points, d.start, d.end, strip_w.saturating_sub(22)),
+                graph(points, d.start, d.end, timeline_w),
                 range_text(points, value, seen)
             ),
             cols,
@@ -192,7 +198,7 @@ fn series_lines(
             &format!(
                 "{}{}",
                 label(&terminal_safe(rule)),
-                strip(points, d.start, d.end, strip_w)
+                strip(points, d.start, d.end, timeline_w)
             ),
             cols,
         )));
@@ -202,7 +208,7 @@ fn series_lines(
             &format!(
                 "{}{}",
                 label("flapping"),
-                strip(&d.flapping, d.start, d.end, strip_w)
+                strip(&d.flapping, d.start, d.end, timeline_w)
             ),
             cols,
         ),

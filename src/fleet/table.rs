@@ -217,7 +217,8 @@ fn header(app: &FleetApp, cols: usize) -> Vec<Line<'static>> {
         let odd: Vec<String> = app.drift.iter().skip(1).map(drift_line).collect();
         lines.push(Line::styled(
             fit(
-                &format!("drift: {} (d: groups)", terminal_safe(&odd.join("; "))),
+                // The key first: a long note is cut, the key never.
+                &format!("drift (d: groups): {}", terminal_safe(&odd.join("; "))),
                 cols,
             ),
             Style::default().fg(Color::Yellow),

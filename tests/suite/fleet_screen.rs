@@ -156,6 +156,77 @@ fn a_guest_in_detail_shows_its_rules_and_changes() {
     assert_snapshot_of!("fleet_screen", "detail_160x48", screen(&app, 160, 48));
 }
 
+/// nu53 M14: at 80 columns a long instance name cut the detail view's key
+/// hint, a long drift note cut its `(d: groups)`, and the CPU graph ended
+/// 22 columns left of the rule timelines.
+#[test]
+fn the_detail_view_fits_80_columns_and_its_timelines_end_together() {
+    let mut guests = fleet_fake::five();
+    guests[1].instance = "127.0.0.1:19866";
+    guests[4].file = "/etc/plugtop/examples/rules/a-rather-long-name-for-a-rule-file.conf";
+    let mut app = FleetApp::new("http://prometheus:9090", 3600.0, 60.0);
+    app.on_fleet(canned_fleet(guests), AT);
+    app.update(FleetAction::Down);
+    app.update(FleetAction::Down);
+    let Some(Request::GuestDetail {
+        job,
+        instance,
+        back,
+        window,
+    }) = app.update(FleetAction::Open)
+    else {
+        panic!("Enter asks for the guest's window");
+    };
+    assert_eq!(instance, "127.0.0.1:19866");
+    let mut guests = fleet_fake::five();
+    guests[1].instance = "127.0.0.1:19866";
+    let end = AT - back;
+    let mut d = fetch::detail(
+        &Canned5(guests),
+        &scope(),
+        &job,
+        &instance,
+        end - window,
+        end,
+    );
+    d.health.took_ms = 0;
+    app.on_detail(d, AT);
+    let shown = screen(&app, 80, 24);
+    let line = |start: &str| {
+        shown
+            .lines()
+            .find(|l| l.starts_with(start))
+            .unwrap_or_default()
+            .to_string()
+    };
+    assert!(line("drift").starts_with("drift (d: groups): "), "{shown}");
+    let title = line("127.0.0.1:19866");
+    assert_eq!(
+        title.trim_end(),
+        "127.0.0.1:19866 (plugtop)  window 60m ago … 0s ago",
+        "{shown}"
+    );
+    assert!(
+        line("q quit").contains("Esc back"),
+        "the keys stay on the bottom line: {shown}"
+    );
+    // The newest column of the CPU graph and of the rule timeline is the same.
+    let end_of = |l: String, marks: &str| {
+        l.chars()
+            .enumerate()
+            .filter(|(_, c)| marks.contains(*c))
+            .map(|(i, _)| i)
+            .max()
+            .unwrap_or(0)
+    };
+    assert_eq!(
+        end_of(line("CPUs online"), "▁▂▃▄▅▆▇█"),
+        end_of(line("HOTPLUG"), "·█"),
+        "{shown}"
+    );
+    assert_snapshot_of!("fleet_screen", "detail_long_names_80x24", shown);
+}
+
 /// adv52 #10b: a guest that stopped with no point left in the detail's
 /// window shows the last values the list shows, marked as last seen,
 /// not "no data" beside a list that shows them.
