@@ -11,6 +11,7 @@ use super::interval::positive_interval;
 use crate::cli::{CheckFormat, SimArgs};
 use plugtop::commands::Status;
 use plugtop::commands::observe::built_in_rules;
+use plugtop::sim::published_root::serve_below;
 use plugtop::sim::report::{finish, slow_report_note, start_note};
 use plugtop::sim::run::{SimOptions, compared, guest_for, simulate_loaded};
 use plugtop::sim::scenario::duration_arg;
@@ -56,17 +57,7 @@ pub fn run(args: SimArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
         flap: flap.config(),
     };
     if let Some(root) = serve {
-        let guest = guest_for(&scenario, &options);
-        let pace = (!fast).then_some(speed);
-        let served = plugtop::sim::published_root::serve_below;
-        served(
-            &root,
-            guest,
-            duration.is_some(),
-            pace,
-            &mut std::io::stderr(),
-        )?;
-        return Ok(Status::Ok);
+        return serve_guest(&root, guest_for(&scenario, &options), duration, fast, speed);
     }
     // The file named, or the built-in recommended rules that fit the
     // simulated kernel (as the screen's `--sim` takes them).
@@ -132,4 +123,24 @@ pub fn run(args: SimArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
         wide.layout(),
     )?;
     Ok(if ran { Status::Ok } else { Status::Failed })
+}
+
+/// `sim --serve`: the guest published below `root` until the scenario's
+/// end (with `--duration`) or a stop signal, at `speed` unless `fast`.
+fn serve_guest(
+    root: &std::path::Path,
+    guest: plugtop::sim::Guest,
+    duration: Option<f64>,
+    fast: bool,
+    speed: f64,
+) -> anyhow::Result<Status> {
+    let pace = (!fast).then_some(speed);
+    serve_below(
+        root,
+        guest,
+        duration.is_some(),
+        pace,
+        &mut std::io::stderr(),
+    )?;
+    Ok(Status::Ok)
 }
