@@ -44,6 +44,8 @@ fn fleet() -> Fleet {
             },
             fault_counts: Vec::new(),
             readings_in_window: None,
+            recent_fault_counts: Vec::new(),
+            readings_recently: None,
             actions_per_hour: Some(f64::from(i % 7)),
             last_reading: Some(if i % 100 == 99 { AT - 3600.0 } else { AT - 1.0 }),
             update: Some(1.0),
