@@ -123,10 +123,9 @@ fn the_drift_view_groups_guests_by_rule_file() {
     assert_snapshot_of!("fleet_screen", "drift_80x24", screen(&app, 80, 24));
 }
 
-#[test]
-fn a_guest_in_detail_shows_its_rules_and_changes() {
-    let mut app = app();
-    // The flapping guest is the third row.
+/// Opens the third row (the flapping guest of `guests`) in detail, with
+/// the detail `guests` answer; its instance.
+fn open_third_row(app: &mut FleetApp, guests: Vec<Canned>) -> String {
     app.update(FleetAction::Down);
     app.update(FleetAction::Down);
     let Some(Request::GuestDetail {
@@ -138,20 +137,26 @@ fn a_guest_in_detail_shows_its_rules_and_changes() {
     else {
         panic!("Enter asks for the guest's window");
     };
-    assert_eq!(instance, "10.0.0.2:9866");
     let end = AT - back;
-    let start = end - window;
-    let d = fetch::detail(
-        &Canned5(fleet_fake::five()),
+    let mut d = fetch::detail(
+        &Canned5(guests),
         &scope(),
         &job,
         &instance,
-        start,
+        end - window,
         end,
     );
-    let mut d = d;
     d.health.took_ms = 0;
     app.on_detail(d, AT);
+    instance
+}
+
+#[test]
+fn a_guest_in_detail_shows_its_rules_and_changes() {
+    let mut app = app();
+    // The flapping guest is the third row.
+    let instance = open_third_row(&mut app, fleet_fake::five());
+    assert_eq!(instance, "10.0.0.2:9866");
     assert_snapshot_of!("fleet_screen", "detail_80x24", screen(&app, 80, 24));
     assert_snapshot_of!("fleet_screen", "detail_160x48", screen(&app, 160, 48));
 }
@@ -166,31 +171,9 @@ fn the_detail_view_fits_80_columns_and_its_timelines_end_together() {
     guests[4].file = "/etc/plugtop/examples/rules/a-rather-long-name-for-a-rule-file.conf";
     let mut app = FleetApp::new("http://prometheus:9090", 3600.0, 60.0);
     app.on_fleet(canned_fleet(guests), AT);
-    app.update(FleetAction::Down);
-    app.update(FleetAction::Down);
-    let Some(Request::GuestDetail {
-        job,
-        instance,
-        back,
-        window,
-    }) = app.update(FleetAction::Open)
-    else {
-        panic!("Enter asks for the guest's window");
-    };
-    assert_eq!(instance, "127.0.0.1:19866");
     let mut guests = fleet_fake::five();
     guests[1].instance = "127.0.0.1:19866";
-    let end = AT - back;
-    let mut d = fetch::detail(
-        &Canned5(guests),
-        &scope(),
-        &job,
-        &instance,
-        end - window,
-        end,
-    );
-    d.health.took_ms = 0;
-    app.on_detail(d, AT);
+    assert_eq!(open_third_row(&mut app, guests), "127.0.0.1:19866");
     let shown = screen(&app, 80, 24);
     let line = |start: &str| {
         shown
