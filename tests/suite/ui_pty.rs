@@ -2486,6 +2486,20 @@ fn a_stopped_lock_holder_is_named_stopped_not_acting() {
     assert!(s.quit());
 }
 
+/// nu53 M7: a Log search that matches no line says so instead of an
+/// empty Log.
+#[test]
+fn a_log_search_without_a_match_says_so() {
+    let mut s = Session::start(&["--sim", "examples/scenarios/daytrader.toml"], 24, 80);
+    s.wait_for("#2");
+    s.press("/");
+    s.wait_for("Search the log");
+    s.press("zzqqx");
+    s.press("\r");
+    s.wait_for("no line matches \"zzqqx\"");
+    assert!(s.quit());
+}
+
 /// The screen's text beside a box drawn over it, row by row, from the
 /// box's top right corner down to its bottom one: what shows right of the
 /// border (issue 45: `┐B`, the last letter of `MiB` under the box).
