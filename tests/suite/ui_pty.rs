@@ -2500,6 +2500,29 @@ fn a_log_search_without_a_match_says_so() {
     assert!(s.quit());
 }
 
+/// nu53 M6: replaying a simulated recording without -c says in the Log
+/// which rules it was recorded under and how to replay their decisions.
+#[test]
+fn a_replay_without_rules_names_the_rules_it_was_recorded_under() {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let rec = dir.path().join("osc.rec");
+    let rules = "examples/rules/oscillating-tight.conf";
+    common::record_simulated("oscillating", "oscillating-tight", 20.0, 1.0, &rec);
+    let rec = rec.to_string_lossy().into_owned();
+    let mut s = Session::start(&["--replay", &rec], 24, 80);
+    s.wait_for("OBSERVE");
+    s.press("5");
+    s.wait_for(&format!("recorded under {rules}"));
+    assert!(s.quit());
+    // With -c, nothing to say.
+    let mut s = Session::start(&["--replay", &rec, "-c", rules], 24, 80);
+    s.wait_for("OBSERVE");
+    s.press("5");
+    s.wait_for(" Log ");
+    assert!(!s.screen().contains("recorded under"), "{}", s.screen());
+    assert!(s.quit());
+}
+
 /// The screen's text beside a box drawn over it, row by row, from the
 /// box's top right corner down to its bottom one: what shows right of the
 /// border (issue 45: `┐B`, the last letter of `MiB` under the box).
