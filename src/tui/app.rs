@@ -655,24 +655,7 @@ impl App {
             | KeyAction::Reload
             | KeyAction::Faster
             | KeyAction::Slower => return Some(Command::Act(action)),
-            // `y` approves the proposal on screen now, even if the control
-            // thread revises it before it gets to the key.
-            KeyAction::Yes => {
-                if let Some(shown) = self.board.pending() {
-                    self.answered = true;
-                    return Some(Command::Accept(Box::new(shown.clone())));
-                }
-                // nu53 M4: a `y` that comes too late says why nothing
-                // happens.
-                if self.withdrawn {
-                    self.note(
-                        LogKind::Note,
-                        "nothing to confirm: the proposal was withdrawn",
-                    );
-                } else if self.board.mode() == crate::control::controller::Mode::Step {
-                    self.note(LogKind::Note, "nothing to confirm: no proposal is waiting");
-                }
-            }
+            KeyAction::Yes => return self.confirm(),
             KeyAction::No => {
                 self.answered = self.board.pending().is_some();
                 return Some(Command::Reject);
@@ -1103,6 +1086,25 @@ impl App {
     pub fn add_hint(&mut self, hint: Hint) {
         self.note(LogKind::Note, hint.to_string());
         self.hints.push(hint);
+    }
+
+    /// `y`: approves the proposal on screen now, even if the control
+    /// thread revises it before it gets to the key; with none, says why
+    /// nothing happens (nu53 M4).
+    fn confirm(&mut self) -> Option<Command> {
+        if let Some(shown) = self.board.pending() {
+            self.answered = true;
+            return Some(Command::Accept(Box::new(shown.clone())));
+        }
+        if self.withdrawn {
+            self.note(
+                LogKind::Note,
+                "nothing to confirm: the proposal was withdrawn",
+            );
+        } else if self.board.mode() == crate::control::controller::Mode::Step {
+            self.note(LogKind::Note, "nothing to confirm: no proposal is waiting");
+        }
+        None
     }
 
     /// Puts a question or a message on top of the screen.

@@ -62,7 +62,7 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme, full: b
         // M7).
         if let Some(f) = app.log().filter()
             && !app.modals().is_open(&Modal::Search)
-            && app.log_shown().filter(matches).next().is_none()
+            && app.log_shown().find(matches).is_none()
         {
             let said = format!(
                 "no line matches \"{}\" (/ searches again, Esc in the search drops it)",
