@@ -197,6 +197,28 @@ pub fn acquire(root: &Path) -> Result<GuestLock, LockError> {
     }
 }
 
+/// Whether [`acquire`] would be refused now because cpuplugd runs or
+/// another process holds the lock below `root`: looked up, never taken
+/// (the lock table and cpuplugd's pid file, read bounded), so a question
+/// before arming can say so instead of asking. A lock taken after this
+/// look-up is still refused by [`acquire`].
+pub fn would_refuse(root: &Path) -> Result<(), LockError> {
+    let Ok(beneath) = Root::open(root) else {
+        // Unopenable: acquire says why.
+        return Ok(());
+    };
+    refuse_beside_cpuplugd(root, &beneath)?;
+    if lock_holder(&beneath, Some(std::process::id())).is_none() {
+        return Ok(());
+    }
+    let (holder, who) = holder_words(&beneath);
+    Err(LockError::Held {
+        holder,
+        who,
+        path: root.join(LOCK_FILE),
+    })
+}
+
 /// Who holds the lock below `beneath`, in words for [`LockError::Held`]
 /// (" by pid 4242 (plugtop), the pid in run/plugtop.pid"), or nothing
 /// when the lock table does not say; and what that holder is: only an
@@ -241,6 +263,9 @@ pub struct Actor {
     /// Nobody acts: cpuplugd's pid file is stale, and this says why
     /// (`name` and `pid` then say nothing).
     pub stale: Option<String>,
+    /// It is stopped (SIGSTOP, Ctrl-Z, a tracer): it still holds what it
+    /// holds, but nothing acts until it is continued.
+    pub stopped: bool,
 }
 
 /// Who acts on the guest below `root` now besides this process, looked up
@@ -265,6 +290,7 @@ pub fn acting_on(root: &Path) -> Option<Actor> {
                 pid: 0,
                 since: None,
                 stale: Some(why),
+                stopped: false,
             }),
             _ => None,
         };
@@ -278,6 +304,7 @@ pub fn acting_on(root: &Path) -> Option<Actor> {
         pid,
         since,
         stale: None,
+        stopped: processes::stopped(pid),
     })
 }
 

@@ -40,15 +40,38 @@ pub fn start_time_of_stat(stat: &[u8]) -> Option<u64> {
     rest.split_ascii_whitespace().nth(19)?.parse().ok()
 }
 
-/// When process `pid` started (clock ticks after boot), read bounded and
-/// without blocking; `None` when there is no such process.
-pub fn start_time(pid: u32) -> Option<u64> {
+/// Field 3 of a `/proc/PID/stat` line: the process's state (`R`, `S`,
+/// `T` stopped, `t` stopped by a tracer, ...), the first field after the
+/// last `)`.
+pub fn state_of_stat(stat: &[u8]) -> Option<char> {
+    let close = stat.iter().rposition(|b| *b == b')')?;
+    let rest = std::str::from_utf8(&stat[close + 1..]).ok()?;
+    rest.split_ascii_whitespace().next()?.chars().next()
+}
+
+/// Process `pid`'s `/proc/PID/stat` line, read bounded and without
+/// blocking; `None` when there is no such process.
+fn stat_of(pid: u32) -> Option<Vec<u8>> {
     if pid == 0 {
         return None;
     }
     let file = super::fs::open_path(&proc_file(pid, "stat")).ok()?;
-    let stat = super::fs::read_bounded(&file, STAT_LIMIT, super::fs::PastLimit::Cut).ok()?;
-    start_time_of_stat(&stat)
+    super::fs::read_bounded(&file, STAT_LIMIT, super::fs::PastLimit::Cut).ok()
+}
+
+/// When process `pid` started (clock ticks after boot), read bounded and
+/// without blocking; `None` when there is no such process.
+pub fn start_time(pid: u32) -> Option<u64> {
+    start_time_of_stat(&stat_of(pid)?)
+}
+
+/// Whether process `pid` is stopped now (SIGSTOP, Ctrl-Z, a tracer: state
+/// `T` or `t`): it runs no code, so whatever lock it holds, it acts on
+/// nothing. Unreadable or gone: not stopped.
+pub fn stopped(pid: u32) -> bool {
+    stat_of(pid)
+        .and_then(|stat| state_of_stat(&stat))
+        .is_some_and(|state| matches!(state, 'T' | 't'))
 }
 
 /// This machine's uptime in seconds: the first number of `/proc/uptime`
@@ -232,6 +255,15 @@ mod tests {
             minor,
             inode,
         }
+    }
+
+    #[test]
+    fn the_state_is_the_first_field_after_the_last_parenthesis() {
+        assert_eq!(state_of_stat(b"42 (a) b) T 1 42"), Some('T'));
+        assert_eq!(state_of_stat(b"42 (sh) S 1 42"), Some('S'));
+        assert_eq!(state_of_stat(b"42 (sh)"), None);
+        assert_eq!(state_of_stat(b"no parenthesis"), None);
+        assert!(!stopped(std::process::id()), "this test runs");
     }
 
     #[test]

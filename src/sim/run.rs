@@ -385,11 +385,25 @@ impl RunningTotals {
     }
 }
 
+/// How a simulated recording's CPU model names the rules it ran under:
+/// `plugtop simulator (RULES)`.
+const SIM_MODEL: (&str, &str) = ("plugtop simulator (", ")");
+
+/// The rule file a simulated recording was made under, as its header's
+/// CPU model names it; `None` for any other recording.
+pub fn recorded_rules(header: &Header) -> Option<&str> {
+    header
+        .cpu_model
+        .strip_prefix(SIM_MODEL.0)?
+        .strip_suffix(SIM_MODEL.1)
+        .filter(|r| !r.is_empty())
+}
+
 fn header(scenario: &Scenario, rules: &Path, interval: f64) -> Header {
     Header {
         host: format!("sim-{}", scenario.name),
         kernel: "simulated".into(),
-        cpu_model: format!("plugtop simulator ({})", rules.display()),
+        cpu_model: format!("{}{}{}", SIM_MODEL.0, rules.display(), SIM_MODEL.1),
         root: "sim".into(),
         page_size: 4096,
         present_cpus: scenario.cpus,

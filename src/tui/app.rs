@@ -106,6 +106,12 @@ pub struct App {
     help_keys: Option<(usize, usize)>,
     /// The session as the control thread last told it.
     board: Board,
+    /// The proposal last shown went without an answer from this screen:
+    /// the control thread withdrew it (a `y` then says so).
+    withdrawn: bool,
+    /// `y` or `n` answered the proposal shown (so its going is no
+    /// withdrawal).
+    answered: bool,
     /// The unit of each of the board's rules' variables, by index: worked
     /// out when the rules change, not at every frame.
     variable_units: Vec<ValueUnit>,
@@ -169,6 +175,8 @@ impl App {
             source_status: None,
             damage: None,
             acting_elsewhere: None,
+            withdrawn: false,
+            answered: false,
             left_changed: None,
             own_cpu: None,
             color: true,
@@ -342,6 +350,11 @@ impl App {
     fn set_board(&mut self, board: Board) {
         if !Arc::ptr_eq(board.rules(), self.board.rules()) {
             self.variable_units = variable_units(board.rules());
+        }
+        match (self.board.pending().is_some(), board.pending().is_some()) {
+            (true, false) => self.withdrawn = !std::mem::take(&mut self.answered),
+            (_, true) => self.withdrawn = false,
+            _ => {}
         }
         self.board = board;
     }
@@ -524,6 +537,15 @@ impl App {
                         ),
                     );
                 }
+                if let Some(a) = actor.as_ref().filter(|a| a.stopped) {
+                    self.note(
+                        LogKind::Note,
+                        format!(
+                            "{} pid {} holds the guest lock but is stopped (Ctrl-Z, SIGSTOP): nothing acts until it is continued",
+                            a.name, a.pid
+                        ),
+                    );
+                }
                 self.acting_elsewhere = actor;
             }
             Update::LeftChanged(dead) => self.left_changed = dead.map(|d| *d),
@@ -633,15 +655,11 @@ impl App {
             | KeyAction::Reload
             | KeyAction::Faster
             | KeyAction::Slower => return Some(Command::Act(action)),
-            // `y` approves the proposal on screen now, even if the control
-            // thread revises it before it gets to the key.
-            KeyAction::Yes => {
-                return self
-                    .board
-                    .pending()
-                    .map(|shown| Command::Accept(Box::new(shown.clone())));
+            KeyAction::Yes => return self.confirm(),
+            KeyAction::No => {
+                self.answered = self.board.pending().is_some();
+                return Some(Command::Reject);
             }
-            KeyAction::No => return Some(Command::Reject),
             KeyAction::Later => {
                 if self.board.pending().is_some() {
                     self.proposal_hidden = true;
@@ -1068,6 +1086,25 @@ impl App {
     pub fn add_hint(&mut self, hint: Hint) {
         self.note(LogKind::Note, hint.to_string());
         self.hints.push(hint);
+    }
+
+    /// `y`: approves the proposal on screen now, even if the control
+    /// thread revises it before it gets to the key; with none, says why
+    /// nothing happens (nu53 M4).
+    fn confirm(&mut self) -> Option<Command> {
+        if let Some(shown) = self.board.pending() {
+            self.answered = true;
+            return Some(Command::Accept(Box::new(shown.clone())));
+        }
+        if self.withdrawn {
+            self.note(
+                LogKind::Note,
+                "nothing to confirm: the proposal was withdrawn",
+            );
+        } else if self.board.mode() == crate::control::controller::Mode::Step {
+            self.note(LogKind::Note, "nothing to confirm: no proposal is waiting");
+        }
+        None
     }
 
     /// Puts a question or a message on top of the screen.

@@ -118,6 +118,9 @@ pub fn arm_check(
     // A dead run's journal (or a running plugtop's) refuses before the
     // question, which would promise a restore arming cannot make.
     guard::earlier_run(&g)?;
+    // Another holder of the lock (a plugtop daemon, cpuplugd) refuses
+    // before the question too, naming its pid (nu53 M3).
+    lock::would_refuse(root).map_err(GuardError::from)?;
     let id = crate::kernel::machine::identity(root);
     let guest = match (&id.guest_name, id.zvm_guest, id.s390) {
         (Some(name), true, _) => format!("z/VM guest {name}"),

@@ -39,9 +39,12 @@ pub fn entries() -> Vec<HelpEntry> {
             .map(|(shown, text)| HelpEntry::Keys { shown, text }),
     );
     section(&mut out, "What-if editor (w)", EDITOR_KEYS);
+    // The graphs' and timelines' marks, under a heading of their own:
+    // they are no keys (nu53 M8).
+    out.push(HelpEntry::Heading("Graphs' marks (not keys)"));
     out.push(HelpEntry::Keys {
         shown: "▲▼ +-",
-        text: "plug/unplug, pool grow/shrink",
+        text: "CPU plug/unplug, pool +/-",
     });
     section(&mut out, TUNE_HEADING, TUNE_KEYS);
     section(&mut out, "Text inputs (w e / J Ctrl-S)", TEXT_KEYS);

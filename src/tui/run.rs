@@ -154,11 +154,14 @@ pub fn prepare(options: &Options) -> Result<(Local, Box<dyn Source + Send>), UiE
     if let Some(scenario) = &options.sim {
         return prepare_sim(options, scenario);
     }
+    let mut recorded_under = None;
     let (source, label, host, kernel): (Box<dyn Source + Send>, SourceLabel, String, String) =
         match &options.replay {
             Some(file) => {
                 let r = RecordingSource::open(file)?;
                 let (host, kernel) = (r.header().host.clone(), r.header().kernel.clone());
+                recorded_under = crate::sim::run::recorded_rules(r.header())
+                    .map(|rules| crate::safe_text::terminal_safe(rules).into_owned());
                 let label = SourceLabel::Replay {
                     file: file.display().to_string(),
                     speed: 1.0,
@@ -189,6 +192,16 @@ pub fn prepare(options: &Options) -> Result<(Local, Box<dyn Source + Send>), UiE
             .set_cannot_act("this is a recording; only a live guest can be changed".into());
     }
     let app = local.app_mut();
+    // A replay without -c decides with the built-in rules, not those it
+    // was recorded under (nu53 M6).
+    if let Some(rules) = recorded_under.filter(|_| options.rules.is_none()) {
+        app.note(
+            LogKind::Note,
+            format!(
+                "recorded under {rules}; these decisions are the built-in rules': -c {rules} replays its decisions"
+            ),
+        );
+    }
     // Said once: a minute's average hides what one-second rules see.
     if let Some(why) = facts
         .history

@@ -215,3 +215,69 @@ fn a_standing_proposal_shows_the_newest_values_and_since_when_it_stands() {
     assert!(log.contains(&"approved: plug cpu10"), "{log:?}");
     assert!(log.contains(&"plugged cpu10"), "{log:?}");
 }
+
+/// nu53 M4: `y` pressed after the control thread withdrew the proposal
+/// (the rules no longer ask for it, or the mode changed) says so in the
+/// Log instead of nothing.
+#[test]
+fn y_after_a_withdrawn_proposal_says_nothing_is_left_to_confirm() {
+    let scenario = common::scenario("daytrader");
+    let guest = SharedGuest::new(guest_for(&scenario, &SimOptions::default()));
+    let facts = facts(&guest.borrow());
+    let mut source = SimSource::new(guest.clone(), 1.0);
+    let text = std::fs::read_to_string("examples/rules/recommended-modern.conf").expect("rules");
+    let file = plugtop::rules::SourceFile::new("modern.conf", text.into_bytes());
+    let outcome = plugtop::rules::load(&file, &facts);
+    assert!(outcome.refusal.is_none(), "{:?}", outcome.refusal);
+    let label = SourceLabel::Sim {
+        scenario: scenario.name.clone(),
+        speed: 1.0,
+    };
+    let mut app = Local::new(Arc::new(outcome.rules), file, label, Mode::Step);
+    app.core_mut()
+        .set_actuator(Box::new(SimActuator::new(guest.clone())));
+    let said = |app: &Local, what: &str| {
+        app.app()
+            .log()
+            .lines()
+            .iter()
+            .filter(|l| l.text.contains(what))
+            .count()
+    };
+    app.key(KeyAction::Yes);
+    assert_eq!(
+        said(&app, "nothing to confirm: no proposal is waiting"),
+        1,
+        "y with nothing proposed says so"
+    );
+    for _ in 0..200 {
+        if app.app().board().pending().is_some() {
+            break;
+        }
+        match source.next_sample() {
+            Some(Ok(s)) => app.ingest(s),
+            other => panic!("the simulator stopped: {other:?}"),
+        }
+    }
+    assert!(app.app().board().pending().is_some(), "nothing proposed");
+    // Leaving step mode withdraws the proposal (as the rules' no longer
+    // asking for it does), without an answer from this screen.
+    app.key(KeyAction::Observe);
+    assert!(app.app().board().pending().is_none(), "withdrawn");
+    assert_eq!(
+        said(&app, "nothing to confirm: the proposal was withdrawn"),
+        0
+    );
+    app.key(KeyAction::Yes);
+    assert_eq!(
+        said(&app, "nothing to confirm: the proposal was withdrawn"),
+        1,
+        "{:?}",
+        app.app()
+            .log()
+            .lines()
+            .iter()
+            .map(|l| &l.text)
+            .collect::<Vec<_>>()
+    );
+}

@@ -610,6 +610,13 @@ fn choices_panel(app: &TrainApp, frame: &mut Frame, area: Rect, theme: Theme) {
     }
     if lines.is_empty() {
         lines.push(Line::styled("no comparison to point at", theme.warning()));
+    } else if app.current.selected.is_none() {
+        // Nothing is pointed at until ↓ (so that Enter alone never
+        // answers): say how, first (nu53 M10).
+        lines.insert(
+            0,
+            Line::styled("↓ to point at one, Enter answers", theme.title()),
+        );
     }
     wrapped_panel(frame, area, " Point at the culprit ", lines, theme);
 }

@@ -394,6 +394,22 @@ fn before_badges(app: &App, theme: &Theme) -> Vec<Badge> {
             ],
             theme.warning(),
         ));
+    } else if let Some(other) = app.acting_elsewhere()
+        && other.stopped
+    {
+        // It holds the lock but is stopped (Ctrl-Z, SIGSTOP): nothing
+        // acts until it is continued.
+        let name = other.name.to_uppercase();
+        let pid = other.pid;
+        before.push(Badge::new(
+            vec![
+                format!("{name} pid {pid} STOPPED: nothing acts"),
+                format!("{name} pid {pid} STOPPED"),
+                format!("PID {pid} STOPPED"),
+                "STOPPED".to_string(),
+            ],
+            theme.warning(),
+        ));
     } else if let Some(other) = app.acting_elsewhere() {
         let name = other.name.to_uppercase();
         let pid = other.pid;

@@ -58,6 +58,22 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme, full: b
     };
     if full {
         lines(frame.buffer_mut(), inner, app, theme, true);
+        // A search that matches nothing says so, not an empty Log (nu53
+        // M7).
+        if let Some(f) = app.log().filter()
+            && !app.modals().is_open(&Modal::Search)
+            && app.log_shown().find(matches).is_none()
+        {
+            let said = format!(
+                "no line matches \"{}\" (/ searches again, Esc in the search drops it)",
+                tail(f, usize::from(inner.width) / 2)
+            );
+            super::plain_lines::put(
+                frame.buffer_mut(),
+                Rect { height: 1, ..inner },
+                &[Line::styled(said, theme.warning())],
+            );
+        }
         return;
     }
     // The overview's panel shows the newest lines that fit, each drawn

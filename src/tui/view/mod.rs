@@ -223,7 +223,14 @@ fn status(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {
     let taken: usize = extras.iter().map(Span::width).sum();
     let mut room = width.saturating_sub(taken);
     let mut hints = String::new();
+    let paused = app.timeline().paused();
     for hint in STATUS_HINTS {
+        // Paused, Space resumes (nu53 M9).
+        let hint = if paused && hint == PAUSE_HINT {
+            "Space resume"
+        } else {
+            hint
+        };
         let gap = if hints.is_empty() { 0 } else { 2 };
         if hint.chars().count() + gap > room {
             break;
@@ -239,12 +246,15 @@ fn status(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {
     plain_lines::put(frame.buffer_mut(), area, &[Line::from(spans)]);
 }
 
+/// Space's hint while the screen runs.
+const PAUSE_HINT: &str = "Space pause";
+
 /// The key hints of the status line, most needed first.
 const STATUS_HINTS: [&str; 6] = [
     "? help",
     "q quit",
     "Tab view",
-    "Space pause",
+    PAUSE_HINT,
     "←→ time",
     "o s A mode",
 ];
