@@ -43,17 +43,15 @@ fn shown_target(text: &str) -> Option<i64> {
         .ok()
 }
 
-#[test]
-fn the_box_follows_the_rules_and_y_applies_exactly_what_is_on_screen() {
+/// The screen in step-confirm on the daytrader simulation under the rule
+/// file `name` holding `text`, its actions going to the simulated guest;
+/// the simulation's readings; the guest.
+fn step_on_daytrader(name: &str, text: String) -> (Local, SimSource, SharedGuest) {
     let scenario = common::scenario("daytrader");
     let guest = SharedGuest::new(guest_for(&scenario, &SimOptions::default()));
     let facts = facts(&guest.borrow());
-    let mut source = SimSource::new(guest.clone(), 1.0);
-    // Only the memory group, so the pool is the whole proposal.
-    let text = std::fs::read_to_string("examples/rules/recommended-modern.conf")
-        .expect("rules")
-        .replace("HOTPLUG=", "#HOTPLUG=");
-    let file = plugtop::rules::SourceFile::new("pool-only.conf", text.into_bytes());
+    let source = SimSource::new(guest.clone(), 1.0);
+    let file = plugtop::rules::SourceFile::new(name, text.into_bytes());
     let outcome = plugtop::rules::load(&file, &facts);
     assert!(outcome.refusal.is_none(), "{:?}", outcome.refusal);
     let label = SourceLabel::Sim {
@@ -63,6 +61,16 @@ fn the_box_follows_the_rules_and_y_applies_exactly_what_is_on_screen() {
     let mut app = Local::new(Arc::new(outcome.rules), file, label, Mode::Step);
     app.core_mut()
         .set_actuator(Box::new(SimActuator::new(guest.clone())));
+    (app, source, guest)
+}
+
+#[test]
+fn the_box_follows_the_rules_and_y_applies_exactly_what_is_on_screen() {
+    // Only the memory group, so the pool is the whole proposal.
+    let text = std::fs::read_to_string("examples/rules/recommended-modern.conf")
+        .expect("rules")
+        .replace("HOTPLUG=", "#HOTPLUG=");
+    let (mut app, mut source, guest) = step_on_daytrader("pool-only.conf", text);
     let mut next = |app: &mut Local| match source.next_sample() {
         Some(Ok(s)) => app.ingest(s),
         other => panic!("the simulator stopped: {other:?}"),
@@ -221,21 +229,8 @@ fn a_standing_proposal_shows_the_newest_values_and_since_when_it_stands() {
 /// Log instead of nothing.
 #[test]
 fn y_after_a_withdrawn_proposal_says_nothing_is_left_to_confirm() {
-    let scenario = common::scenario("daytrader");
-    let guest = SharedGuest::new(guest_for(&scenario, &SimOptions::default()));
-    let facts = facts(&guest.borrow());
-    let mut source = SimSource::new(guest.clone(), 1.0);
     let text = std::fs::read_to_string("examples/rules/recommended-modern.conf").expect("rules");
-    let file = plugtop::rules::SourceFile::new("modern.conf", text.into_bytes());
-    let outcome = plugtop::rules::load(&file, &facts);
-    assert!(outcome.refusal.is_none(), "{:?}", outcome.refusal);
-    let label = SourceLabel::Sim {
-        scenario: scenario.name.clone(),
-        speed: 1.0,
-    };
-    let mut app = Local::new(Arc::new(outcome.rules), file, label, Mode::Step);
-    app.core_mut()
-        .set_actuator(Box::new(SimActuator::new(guest.clone())));
+    let (mut app, mut source, _guest) = step_on_daytrader("modern.conf", text);
     let said = |app: &Local, what: &str| {
         app.app()
             .log()
