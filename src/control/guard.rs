@@ -415,12 +415,9 @@ pub fn dead_run(options: &GuardOptions) -> Option<DeadRun> {
     if still_running(options, &old) {
         return None;
     }
-    let ticks = rustix::param::clock_ticks_per_second().max(1) as f64;
     let since = old
         .started
-        .map(|t| t as f64 / ticks)
-        .filter(|t| crate::kernel::processes::uptime().is_some_and(|up| *t <= up))
-        .and_then(crate::kernel::processes::epoch_of)
+        .and_then(crate::kernel::processes::epoch_of_ticks)
         .filter(|t| t.is_finite() && *t >= 0.0)
         .map(|t| t as i64);
     Some(DeadRun {

@@ -101,8 +101,19 @@ pub fn epoch_of(after_boot: f64) -> Option<f64> {
 /// When process `pid` started, in seconds since the epoch; `None` when it
 /// or the uptime cannot be read.
 pub fn started_at(pid: u32) -> Option<f64> {
-    let ticks = rustix::param::clock_ticks_per_second().max(1) as f64;
-    epoch_of(start_time(pid)? as f64 / ticks)
+    epoch_of_ticks(start_time(pid)?)
+}
+
+/// A start time in clock ticks after boot (`/proc/PID/stat`'s field 22,
+/// as a journal keeps it) in seconds since the epoch; `None` when the
+/// uptime cannot be read or the ticks lie past it (a start from before
+/// the last boot).
+pub fn epoch_of_ticks(ticks: u64) -> Option<f64> {
+    let after_boot = ticks as f64 / rustix::param::clock_ticks_per_second().max(1) as f64;
+    if uptime()? < after_boot {
+        return None;
+    }
+    epoch_of(after_boot)
 }
 
 /// This process's start time, recorded in the journal it writes.
