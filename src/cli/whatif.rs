@@ -42,5 +42,9 @@ pub fn run(args: WhatifArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
     if let Some(warning) = source.warning() {
         complain(&format!("plugtop: warning: {warning}"));
     }
+    // As `plugtop sim --compare`: a file that stops cpuplugd fails.
+    if w.new.stopped.is_some() || w.old.stopped.is_some() {
+        return Ok(Status::Failed);
+    }
     Ok(Status::Ok)
 }

@@ -50,6 +50,9 @@ pub struct SideTally {
     pub changes: Vec<ChangedDecision>,
     /// Known patterns, with their evidence.
     pub hints: Vec<String>,
+    /// Why cpuplugd would exit under this file, and where
+    /// ([`crate::sim::report::cpuplugd_stops`]): it decides nothing after.
+    pub stopped: Option<String>,
 }
 
 impl SideTally {
@@ -95,11 +98,23 @@ impl Candidate {
 
     /// Decides `sample`; returns what the decision does, or `None` while
     /// the history fills (or when the reading is skipped).
-    fn decide(&mut self, sample: &Arc<Sample>) -> Option<Moves> {
+    fn decide(&mut self, reading: usize, sample: &Arc<Sample>) -> Option<Moves> {
+        if self.tally.stopped.is_some() {
+            return None;
+        }
         let step = self
             .session
             .step(Arc::clone(sample), &mut NoWrites::blind());
         self.last.clone_from(&step.decision);
+        if let Some(f) = &step.fatal {
+            let at = format!("would stop cpuplugd at #{reading}");
+            self.tally.stopped = Some(crate::sim::report::cpuplugd_stops(
+                &self.tally.name,
+                &at,
+                &f.message,
+                None,
+            ));
+        }
         let d = step.decision.as_ref()?;
         let moves = Moves::of(d);
         self.tally.count(moves);
@@ -303,14 +318,15 @@ pub fn compare(
                         shown.push(difference(readings - 1, prev, &a, None, x, w));
                     }
                 }
-                None if w != Moves::default() => acted_undecided += 1,
+                // Not after cpuplugd stopped: nothing decides then.
+                None if w != Moves::default() && a.tally.stopped.is_none() => acted_undecided += 1,
                 _ => {}
             }
         }
         readings += 1;
-        let wa = a.decide(&sample);
+        let wa = a.decide(readings - 1, &sample);
         if let Some(b) = &mut b
-            && let (Some(x), Some(y)) = (wa, b.decide(&sample))
+            && let (Some(x), Some(y)) = (wa, b.decide(readings - 1, &sample))
             && x != y
         {
             differing += 1;
@@ -459,6 +475,15 @@ pub fn render(w: &WhatIf, layout: Layout) -> String {
         }
     );
     let _ = writeln!(out);
+    for t in [&w.new, &w.old] {
+        if let Some(stopped) = &t.stopped {
+            let _ = writeln!(
+                out,
+                "{stopped}; it decides nothing after that, so its counts end there"
+            );
+            let _ = writeln!(out);
+        }
+    }
     for t in [&w.new, &w.old] {
         for l in &t.loops {
             let _ = writeln!(out, "{}: {l}", t.name);

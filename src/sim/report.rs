@@ -234,23 +234,38 @@ pub fn start_note(
     )
 }
 
-/// Why a simulated cpuplugd stopped under `r.rules`, with the
-/// `--old-kernel` hint when it stopped on a field only old kernels have.
-fn stopped(r: &SimReport, old_kernel: bool) -> Option<String> {
+/// Why a simulated cpuplugd stopped under `r.rules` ([`cpuplugd_stops`]).
+pub fn stopped(r: &SimReport, old_kernel: bool) -> Option<String> {
     let fatal = r.fatal.as_ref()?;
+    Some(cpuplugd_stops(
+        &r.rules,
+        &format!("stopped the simulated cpuplugd after {}", clock(r.seconds)),
+        fatal,
+        Some(old_kernel),
+    ))
+}
+
+/// The one sentence `plugtop sim`, the screen's what-if and `plugtop
+/// whatif` say when a rule file makes cpuplugd exit: `rules` `stopped`
+/// ("stopped the simulated cpuplugd after 0:03", "would stop cpuplugd at
+/// #24"), cpuplugd's own `fatal` words, and, when it stopped on a
+/// /proc/vmstat name only old kernels have, what that means: on the
+/// simulator (`old_kernel` is then `Some`) that `--old-kernel` has them.
+pub fn cpuplugd_stops(rules: &str, stopped: &str, fatal: &str, old_kernel: Option<bool>) -> String {
     let old_name = ["_dma", "_normal", "_movable", "_dma32", "_high"]
         .iter()
         .any(|suffix| fatal.contains(&format!("{suffix} not found")));
-    let hint = if old_name && !old_kernel {
-        "; these rules name /proc/vmstat fields of old kernels (zone-suffixed, as in the seed paper): run with --old-kernel"
-    } else {
-        ""
+    let hint = match old_kernel {
+        _ if !old_name => "",
+        Some(true) => "",
+        Some(false) => {
+            "; these rules name /proc/vmstat fields of old kernels (zone-suffixed, as in the seed paper): run with --old-kernel"
+        }
+        None => {
+            "; these rules name /proc/vmstat fields of old kernels (zone-suffixed, as in the seed paper), which this guest's kernel lacks"
+        }
     };
-    Some(format!(
-        "{} stopped the simulated cpuplugd after {} (as cpuplugd would exit): {fatal}{hint}",
-        r.rules,
-        clock(r.seconds),
-    ))
+    format!("{rules} {stopped} (as cpuplugd would exit): {fatal}{hint}")
 }
 
 /// The end of `plugtop sim`: the report of `first` (beside `second`'s

@@ -9,10 +9,11 @@
 
 use std::sync::Arc;
 
+use crate::control::controller::Mode;
 use crate::control::flap::{FlapDetector, Moves};
-use crate::engine::Engine;
+use crate::control::session::Session;
 use crate::kernel::Sample;
-use crate::rules::eval::NoTrace;
+use crate::kernel::actuator::NoWrites;
 use crate::rules::{RuleKind, RuleSet, Setting, Severity, SourceFile, SystemFacts, load};
 use crate::sim::Scenario;
 use crate::sim::report::SimReport;
@@ -49,6 +50,11 @@ pub struct Counterfactual {
     /// force and under the edited ones, over the same time (what `plugtop
     /// sim --compare` shows); none for a replay, which cannot react.
     pub reports: Option<Box<(SimReport, SimReport)>>,
+    /// Why cpuplugd would exit under the rules in force or the edited ones
+    /// (closed loop) or under the edited ones (open loop), as `plugtop sim
+    /// --compare` says it ([`crate::sim::report::cpuplugd_stops`]): the
+    /// run ends there, and a stopped run's figures mean nothing.
+    pub stops: Vec<String>,
 }
 
 /// What one line of the editor changes: a rule, a limit or a variable —
@@ -136,6 +142,10 @@ pub struct WhatIfEditor {
     /// The first error cpuplugd would refuse the edited file for, and its
     /// column in `text` (0-based characters) when it lies there.
     error: Option<(String, Option<usize>)>,
+    /// Where cpuplugd, having loaded the edit, would stop the first time it
+    /// evaluates it (the first such place, `line L:C`): a file it loads is
+    /// not yet a file it runs.
+    stops: Option<String>,
     /// What the edited rules would have done, once they load.
     result: Option<Counterfactual>,
     /// The line is a rule file's path instead of one rule (Ctrl-O switches).
@@ -160,6 +170,7 @@ impl WhatIfEditor {
             field,
             input: LineInput::new(text),
             error: None,
+            stops: None,
             result: None,
             file_mode: false,
             edits: Vec::new(),
@@ -208,6 +219,11 @@ impl WhatIfEditor {
     /// column in the text when it lies there.
     pub fn error(&self) -> Option<&(String, Option<usize>)> {
         self.error.as_ref()
+    }
+
+    /// Where cpuplugd would stop after loading the edit, if anywhere.
+    pub fn stops(&self) -> Option<&str> {
+        self.stops.as_deref()
     }
 
     /// What the edited rules would have done, once they load.
@@ -283,6 +299,7 @@ impl WhatIfEditor {
             self.input = LineInput::default();
         }
         self.error = None;
+        self.stops = None;
         self.result = None;
     }
 
@@ -413,6 +430,16 @@ impl WhatIfEditor {
         facts: &SystemFacts,
     ) -> Option<(Arc<RuleSet>, SourceFile)> {
         self.checks += 1;
+        self.stops = None;
+        let first_stop = |f: &SourceFile, o: &crate::rules::LoadOutcome| {
+            o.diagnostics
+                .iter()
+                .find(|d| d.daemon == crate::rules::diagnostic::DaemonEffect::StopsWhenEvaluated)
+                .map(|d| {
+                    let at = f.position(d.span.start as usize);
+                    format!("line {}:{}", at.line, at.column)
+                })
+        };
         if self.file_mode {
             // Nothing typed yet is nothing wrong: the editor asks for a path.
             if self.input.text().trim().is_empty() {
@@ -425,6 +452,7 @@ impl WhatIfEditor {
             ) {
                 Ok((r, f)) => {
                     self.error = None;
+                    self.stops = first_stop(&f, &load(&f, facts));
                     Some((Arc::new(r), f))
                 }
                 Err(e) => {
@@ -441,6 +469,7 @@ impl WhatIfEditor {
         let outcome = load(&edited, facts);
         if outcome.refusal.is_none() {
             self.error = None;
+            self.stops = first_stop(&edited, &outcome);
             return Some((Arc::new(outcome.rules), edited));
         }
         let first = outcome
@@ -524,6 +553,7 @@ impl WhatIfEditor {
         let last = history.last().map_or(0, |h| h.reading);
         let mut actions = None;
         let mut reports = None;
+        let mut stops = Vec::new();
         if let Some((scenario, old_kernel)) = scenario {
             let options = SimOptions {
                 duration: Some((last as f64) * old as f64),
@@ -548,8 +578,15 @@ impl WhatIfEditor {
                 &mut |_| {},
                 &mut |_| {},
             ) {
-                if let Ok(before) = in_force {
-                    reports = Some(Box::new((before.report, o.report.clone())));
+                let before = in_force.ok().map(|b| b.report);
+                stops.extend(
+                    before
+                        .iter()
+                        .chain([&o.report])
+                        .filter_map(|r| crate::sim::report::stopped(r, old_kernel)),
+                );
+                if let Some(before) = before {
+                    reports = Some(Box::new((before, o.report.clone())));
                 }
                 // The edited run's readings, placed at the history's
                 // reading nearest in time.
@@ -569,7 +606,11 @@ impl WhatIfEditor {
             }
         }
         let closed_loop = actions.is_some();
-        let mut actions = actions.unwrap_or_else(|| open_loop(rules, history, old, new));
+        let mut actions = actions.unwrap_or_else(|| {
+            let (actions, stop) = open_loop((rules, file), history, flap, (old, new));
+            stops.extend(stop);
+            actions
+        });
         actions.retain(|(r, _)| (first..=last).contains(r));
         let real: Vec<Moves> = history.iter().map(|h| h.decided).collect();
         let edited: Vec<Moves> = actions.iter().map(|a| a.1).collect();
@@ -602,6 +643,7 @@ impl WhatIfEditor {
             closed_loop,
             pace,
             reports,
+            stops,
         });
     }
 }
@@ -652,9 +694,17 @@ pub struct Past<'a> {
 }
 
 /// The edited rules over the readings as they were, at the edited UPDATE's
-/// pace where it is slower than the readings'.
-fn open_loop(rules: Arc<RuleSet>, history: &[Past<'_>], old: i64, new: i64) -> Vec<(usize, Moves)> {
-    let mut engine = Engine::new(rules);
+/// pace (`new`) where it is slower than the readings' (`old`), decided by
+/// the [`Session`] every front end runs, observing; with why cpuplugd would
+/// exit, if it would: nothing is decided after that.
+fn open_loop(
+    (rules, file): (Arc<RuleSet>, &SourceFile),
+    history: &[Past<'_>],
+    flap: crate::control::flap::FlapConfig,
+    (old, new): (i64, i64),
+) -> (Vec<(usize, Moves)>, Option<String>) {
+    let name = file.name().to_string();
+    let mut session = Session::new(rules, file.clone(), Mode::Observe, flap);
     let mut actions = Vec::new();
     let first = history.first().map_or(0, |h| h.reading);
     let mut due = 0i64;
@@ -664,11 +714,17 @@ fn open_loop(rules: Arc<RuleSet>, history: &[Past<'_>], old: i64, new: i64) -> V
             continue;
         }
         due = t + new;
-        if let Some(d) = engine.push(h.sample, &mut NoTrace) {
-            actions.push((h.reading, Moves::of(&d)));
+        let step = session.step(Arc::new(h.sample.clone()), &mut NoWrites::blind());
+        if let Some(d) = &step.decision {
+            actions.push((h.reading, Moves::of(d)));
+        }
+        if let Some(f) = &step.fatal {
+            let at = format!("would stop cpuplugd at #{}", h.reading);
+            let stop = crate::sim::report::cpuplugd_stops(&name, &at, &f.message, None);
+            return (actions, Some(stop));
         }
     }
-    actions
+    (actions, None)
 }
 
 fn changes(moves: &[Moves]) -> usize {

@@ -213,3 +213,53 @@ fn whatif_says_where_the_counts_differ_though_the_decisions_agree() {
         "{text}"
     );
 }
+
+/// nu54 F1: a file that makes cpuplugd exit (a /proc/vmstat name only old
+/// kernels have, over a new kernel's recording) is said to, in the words
+/// `plugtop sim --compare` uses; nothing is counted after it, and the
+/// what-if fails as the comparison does (it counted 10 unplugs, rc 0).
+#[test]
+fn whatif_says_where_a_file_stops_cpuplugd_and_counts_nothing_after() {
+    let dir = tempdir();
+    let rec = dir.path().join("web.rec");
+    common::record_simulated("webserver", "recommended-modern", 60.0, 1.0, &rec);
+    let o = plugtop(&[
+        "whatif",
+        "--replay",
+        &rec.to_string_lossy(),
+        "-c",
+        "examples/rules/memory-config-4.conf",
+        "--wide",
+    ]);
+    let text = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert_eq!(o.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains(
+            "memory-config-4.conf would stop cpuplugd at #3 (as cpuplugd would exit): \
+             Symbol pgscan_direct_dma not found"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("which this guest's kernel lacks; it decides nothing after that"),
+        "{text}"
+    );
+    // The file's column counts at most the interval it stopped in.
+    let count = |label: &str| -> usize {
+        text.lines()
+            .find(|l| l.trim_start().starts_with(label))
+            .and_then(|l| l.split_whitespace().nth(label.split(' ').count()))
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(usize::MAX)
+    };
+    for label in [
+        "plug a CPU",
+        "unplug a CPU",
+        "grow the pool",
+        "shrink the pool",
+    ] {
+        assert!(count(label) <= 1, "{label}: {text}");
+    }
+    // No interval after the stop is taken for the file deciding nothing.
+    assert!(!text.contains("the file decided nothing"), "{text}");
+}

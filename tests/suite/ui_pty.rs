@@ -696,6 +696,112 @@ fn the_whatif_editor_checks_as_you_type_and_shows_the_counterfactual() {
     assert!(s.quit());
 }
 
+/// nu54 F1: a rule file that makes cpuplugd exit (a /proc/vmstat name
+/// only old kernels have, on the new-kernel simulator) run from the
+/// what-if editor: the box says cpuplugd stops and why, as `plugtop sim
+/// --compare` does, and compares no figures (they were zeros: "online
+/// CPUs, average 1.00 / 0.00").
+#[test]
+fn a_whatif_file_that_stops_cpuplugd_says_so_and_compares_no_figures() {
+    let mut s = Session::start(
+        &[
+            "--sim",
+            "examples/scenarios/webserver.toml",
+            "--interval",
+            "0.02",
+        ],
+        24,
+        80,
+    );
+    s.wait_for("#20");
+    let text = whatif_memory_config_4(&mut s, "a stopped run's mean nothing");
+    assert!(
+        text.contains(
+            "memory-config-4.conf stopped the simulated cpuplugd after 0:03 \
+             (as cpuplugd would exit): Symbol pgscan_direct_dma not found"
+        ),
+        "{}",
+        s.screen()
+    );
+    assert!(text.contains("run with --old-kernel"), "{}", s.screen());
+    assert!(
+        text.contains("so no figures are compared: a stopped run's mean nothing"),
+        "{}",
+        s.screen()
+    );
+    assert!(!text.contains("as sim --compare"), "{}", s.screen());
+    s.press("\x1b");
+    s.wait_gone("What-if:");
+    assert!(s.quit());
+}
+
+/// nu54 F1 over a recording (open loop): where the file would stop
+/// cpuplugd, and that the edited rules decide nothing after it.
+#[test]
+fn a_whatif_file_that_stops_cpuplugd_over_a_recording_says_where() {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let rec = dir.path().join("web.rec");
+    common::record_simulated("webserver", "recommended-modern", 30.0, 1.0, &rec);
+    let rec = rec.to_string_lossy().into_owned();
+    let mut s = Session::start(&["--replay", &rec], 24, 80);
+    s.press("G");
+    s.wait_for("#30");
+    let text = whatif_memory_config_4(&mut s, "are compared only on --sim");
+    assert!(
+        text.contains(
+            "memory-config-4.conf would stop cpuplugd at #3 (as cpuplugd would exit): \
+             Symbol pgscan_direct_dma not found"
+        ),
+        "{}",
+        s.screen()
+    );
+    assert!(
+        text.contains("which this guest's kernel lacks"),
+        "{}",
+        s.screen()
+    );
+    assert!(text.contains("edited: 0 decided"), "{}", s.screen());
+    s.press("\x1b");
+    s.wait_gone("What-if:");
+    assert!(s.quit());
+}
+
+/// The what-if editor opened on `s` with `examples/rules/memory-config-4.conf`
+/// (it names /proc/vmstat fields only old kernels have) run by Enter: the
+/// screen's words once the box says cpuplugd stops and ends with `last`,
+/// its borders and a wrapped line's break as blanks. Before Enter the editor says cpuplugd
+/// would load the file and then exit.
+fn whatif_memory_config_4(s: &mut Session, last: &str) -> String {
+    let words = |s: &Session| {
+        s.screen()
+            .replace('│', " ")
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    s.press("w");
+    s.wait_for("What-if: HOTPLUG");
+    s.press("\x0f");
+    s.wait_for("type the path of a rule file");
+    s.press("examples/rules/memory-config-4.conf");
+    s.wait_until("the load said", |s| {
+        words(s).contains(
+            "cpuplugd would load this file, then exit the first time it evaluates line 22:11",
+        )
+    });
+    assert!(
+        !words(s).contains("✓ cpuplugd would load"),
+        "{}",
+        s.screen()
+    );
+    s.press("\r");
+    s.wait_until("the stop said", |s| {
+        let w = words(s);
+        w.contains("(as cpuplugd would exit)") && w.contains(last)
+    });
+    words(s)
+}
+
 /// Adversary F1 (issue 45): while the simulator ran on, the what-if
 /// box's timeline drained as old intervals left the history ("differ in 0
 /// of 248" beside 209 decisions). The box keeps the window it ran over at

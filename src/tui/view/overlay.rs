@@ -224,7 +224,19 @@ fn timelines(
         },
         theme.dim(),
     )));
+    for stop in &r.stops {
+        lines.push(Line::styled(
+            format!("✗ {}", crate::report::terminal_safe(stop)),
+            theme.warning(),
+        ));
+    }
     match r.reports.as_deref() {
+        // A run cpuplugd left early has no figures worth comparing, as
+        // `plugtop sim --compare` says.
+        Some(_) if !r.stops.is_empty() => lines.push(Line::styled(
+            "so no figures are compared: a stopped run's mean nothing",
+            theme.dim(),
+        )),
         Some((before, after)) => lines.extend(figures(before, after, theme)),
         None => lines.push(Line::styled(
             "so unmet CPU-s, CPUs, throughput and swap are compared only on --sim",

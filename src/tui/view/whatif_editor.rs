@@ -144,6 +144,19 @@ fn check_line(
             format!("type the path of a rule file: Enter {enter}"),
             theme.dim(),
         ),
+        // Loaded is not run: what it would stop on is said with the load.
+        None if editor.stops().is_some() => Line::styled(
+            format!(
+                "cpuplugd would load {}, then exit the first time it evaluates {} (`plugtop check` says why)",
+                if editor.file_mode() {
+                    "this file"
+                } else {
+                    "the edited file"
+                },
+                safe(editor.stops().unwrap_or_default())
+            ),
+            theme.warning(),
+        ),
         None if editor.file_mode() => Line::styled("✓ cpuplugd would load this file", theme.dim()),
         None if edited.is_empty() => Line::styled(
             "✓ cpuplugd would load it (nothing edited yet: these are the rules in force)",
