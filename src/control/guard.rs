@@ -249,7 +249,7 @@ impl Guard {
             pid: std::process::id(),
             started: None,
             root: root.display().to_string(),
-            online: first.online.ids.to_vec(),
+            online: online_at_start(&options.root, &first.online.ids),
             cmm_pages: first.cmm_pages.filter(|_| options.pool),
         });
         journal_check::restorable(&options.root, &start.online, start.cmm_pages).map_err(
@@ -315,6 +315,41 @@ impl Guard {
         self.lock.take();
         lock::release(&self.options.root);
         GiveBack { complete, lines }
+    }
+}
+
+/// The CPUs online at the start, as the writes that put them back find
+/// them: each CPU's own `online` file where it reads 1 or 0 (what cpuplugd
+/// reads of a CPU before it plugs, unplugs or restores one), the online
+/// list `listed` (`devices/system/cpu/online`, from which cpuplugd takes
+/// only its start count) for the others: a CPU without the file (always
+/// online), one whose file reads nothing usable or that is not there (the
+/// journal check then refuses it). A kernel keeps the two the same; a root
+/// another program writes may not (`plugtop sim --serve` rewrites the list
+/// a step after a CPU's file changes), and a start state taken from the
+/// list alone then put the wrong CPU back.
+fn online_at_start(root: &Path, listed: &[u32]) -> Vec<u32> {
+    use crate::kernel::cpu_choice::Online;
+    let cpus = crate::kernel::cpu_dir::CpuDir::new(root);
+    let mut listed_sorted = listed.to_vec();
+    listed_sorted.sort_unstable();
+    let mut ids = cpus.ids();
+    ids.extend_from_slice(listed);
+    ids.sort_unstable();
+    ids.dedup();
+    let online: Vec<u32> = ids
+        .into_iter()
+        .filter(|&id| match cpus.online(id) {
+            Online::Reads(Some(1)) => true,
+            Online::Reads(Some(0)) => false,
+            _ => listed_sorted.binary_search(&id).is_ok(),
+        })
+        .collect();
+    // None online is no guest's state: the list stands then.
+    if online.is_empty() {
+        listed.to_vec()
+    } else {
+        online
     }
 }
 

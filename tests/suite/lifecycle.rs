@@ -481,3 +481,33 @@ fn verbose_says_what_cpuplugd_says_and_the_lock_goes_at_exit() {
         "the lock file is removed on exit"
     );
 }
+
+/// nu54 F2: the online list a step behind a CPU's own file, as a `plugtop
+/// sim --serve` root is right after `plugtop restore` wrote cpu0 back: the
+/// start state journaled (and put back at the stop) is what each CPU's own
+/// file says, cpu0, not the cpu1 the list still named (the stop then put
+/// cpu1 online and cpu0 offline).
+#[test]
+fn the_start_state_is_what_each_cpus_own_online_file_says() {
+    let root = guest(2, 1, true);
+    root.write("sys/devices/system/cpu/online", "1\n");
+    let rules = rules(
+        &root,
+        "UPDATE=\"1\"\nCPU_MIN=\"1\"\nCPU_MAX=\"0\"\nHOTPLUG=\"0\"\nHOTUNPLUG=\"0\"\n",
+    );
+    let run = Run::start(&root, &rules);
+    let journal = root.path().join("run/plugtop/state");
+    common::wait_until("the journal written", || {
+        std::fs::read_to_string(&journal).is_ok_and(|t| t.contains("\ncmm_pages "))
+    });
+    let written = std::fs::read_to_string(&journal).unwrap_or_default();
+    assert!(written.contains("\nonline 0\n"), "{written}");
+    run.signal("TERM");
+    let out = run.finish();
+    assert_eq!(
+        (cpu(&root, 0), cpu(&root, 1)),
+        ("1".to_string(), "0".to_string()),
+        "{}",
+        text(&out)
+    );
+}
