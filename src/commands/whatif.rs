@@ -11,10 +11,9 @@ use std::fmt::Write as _;
 use std::sync::Arc;
 
 use crate::control::controller::Mode;
-use crate::control::flap::FlapConfig;
-use crate::control::flap::Moves;
+use crate::control::flap::{FlapConfig, FlapDetector, Flapping, Moves};
 use crate::control::session::Session;
-use crate::control::watch::{ChangedDecision, Finding};
+use crate::control::watch::ChangedDecision;
 use crate::engine::{CpuAction, Decision, GroupStatus};
 use crate::kernel::actuator::NoWrites;
 use crate::kernel::{Sample, Source};
@@ -43,8 +42,8 @@ pub struct SideTally {
     pub pool_up: usize,
     pub pool_down: usize,
     pub reversals: usize,
-    /// The first flapping found: the reading, and the period in intervals.
-    pub flapping: Option<(usize, f64)>,
+    /// Where it flapped, if it did.
+    pub flapping: Option<FlapSpan>,
     pub loops: Vec<String>,
     /// The last explained changes of decision (why it flaps).
     pub changes: Vec<ChangedDecision>,
@@ -53,6 +52,39 @@ pub struct SideTally {
     /// Why cpuplugd would exit under this file, and where
     /// ([`crate::sim::report::cpuplugd_stops`]): it decides nothing after.
     pub stopped: Option<String>,
+}
+
+/// Where a side flapped: from the reading it was first found at, and the
+/// last window it was found in, said as the screen's Flips view says it at
+/// that reading (docs/incidents.md: the period is twice the mean distance
+/// between that window's reversals), so a replay's Flips at the end and
+/// the what-if give one period, not the first window's beside the last's.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FlapSpan {
+    pub from: usize,
+    /// The reading the last window found flapping ends at.
+    pub last: usize,
+    pub finding: Flapping,
+}
+
+impl FlapSpan {
+    /// Follows `detector` after the reading `at`: starts where it first
+    /// flaps, and keeps its newest finding while it flaps.
+    fn follow(span: &mut Option<FlapSpan>, at: usize, detector: &FlapDetector) {
+        let quantity = span.map(|s| s.finding.what);
+        let now = match quantity {
+            Some(what) => detector.finding(what),
+            None => detector.findings().first().copied(),
+        };
+        if let Some(finding) = now {
+            let from = span.map_or(at, |s| s.from);
+            *span = Some(FlapSpan {
+                from,
+                last: at,
+                finding,
+            });
+        }
+    }
 }
 
 impl SideTally {
@@ -121,11 +153,11 @@ impl Candidate {
         self.tally
             .hints
             .extend(step.hints.iter().map(|h| h.to_string()));
-        for f in &step.findings {
-            if let Finding::FlapStarted(x) = f {
-                self.tally.flapping.get_or_insert((d.reading, x.period));
-            }
-        }
+        FlapSpan::follow(
+            &mut self.tally.flapping,
+            d.reading,
+            &self.session.watch().flap,
+        );
         Some(moves)
     }
 
@@ -306,11 +338,8 @@ pub fn compare(
         {
             let w = Moves::between(prev, &sample);
             recorded.count(w);
-            for e in recorded_flap.observe(readings - 1, w) {
-                if let crate::control::flap::FlapEvent::Started(x) = e {
-                    recorded.flapping.get_or_insert((readings - 1, x.period));
-                }
-            }
+            recorded_flap.observe(readings - 1, w);
+            FlapSpan::follow(&mut recorded.flapping, readings - 1, &recorded_flap);
             match last_moves {
                 Some(x) if x != w => {
                     differing += 1;
@@ -339,6 +368,12 @@ pub fn compare(
             first = Some(Sample::clone(&sample));
         }
         previous = Some(sample);
+    }
+    // The last reading has no recorded answer: the recorded window still
+    // slides on to it, so both columns' last windows end at one reading.
+    if b.is_none() && readings > 0 {
+        recorded_flap.observe(readings - 1, Moves::default());
+        FlapSpan::follow(&mut recorded.flapping, readings - 1, &recorded_flap);
     }
     recorded.reversals = recorded_flap.total_reversals();
     Ok(WhatIf {
@@ -397,7 +432,11 @@ type Count = fn(&SideTally) -> usize;
 fn side_by_side(out: &mut String, w: &WhatIf, layout: Layout) {
     let room = crate::report::side_by_side::room(LABEL_COLUMNS, layout);
     let flap = |t: &SideTally| match t.flapping {
-        Some((at, period)) => {
+        Some(FlapSpan {
+            from: at,
+            finding: Flapping { period, .. },
+            ..
+        }) => {
             let long = format!("from #{at}, every {period:.1} intervals");
             if crate::report::words::cols(&long) <= room {
                 long
@@ -490,6 +529,10 @@ pub fn render(w: &WhatIf, layout: Layout) -> String {
         }
         for h in &t.hints {
             let _ = writeln!(out, "{}: {h}", t.name);
+        }
+        if let Some(span) = &t.flapping {
+            // In the Flips view's words at that reading.
+            let _ = writeln!(out, "{} at #{}: {}", t.name, span.last, span.finding);
         }
         if t.flapping.is_some() && !t.changes.is_empty() {
             let _ = writeln!(out, "why {} flaps (its last changes of decision):", t.name);

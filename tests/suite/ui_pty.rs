@@ -766,6 +766,59 @@ fn a_whatif_file_that_stops_cpuplugd_over_a_recording_says_where() {
     assert!(s.quit());
 }
 
+/// nu54 F3: one flap period. A guest whose flapping quickens (the combo
+/// scenario under the incident's rules: a cycle every 4.0 intervals when
+/// it starts, about 3.5 at the end): the replay's Flips view at the end of
+/// the recording and `plugtop whatif` over it say the same reversals and
+/// the same period (whatif said the first window's, 4.0).
+#[test]
+fn the_flips_view_and_whatif_give_one_flap_period_for_a_recording() {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let rec = dir.path().join("combo.rec");
+    let o = common::plugtop(&[
+        "sim",
+        "examples/scenarios/combo.toml",
+        "-c",
+        "examples/rules/oscillating-tight.conf",
+        "--fast",
+        "--report",
+        "--duration",
+        "2:00",
+        "--record",
+        &rec.to_string_lossy(),
+    ]);
+    assert!(o.status.success(), "{}", common::text(&o));
+    let rec = rec.to_string_lossy().into_owned();
+    let rules = "examples/rules/oscillating-tight.conf";
+    let o = common::plugtop(&["whatif", "--replay", &rec, "-c", rules, "--wide"]);
+    let report = String::from_utf8_lossy(&o.stdout).into_owned();
+    // "oscillating-tight.conf at #120: CPU count flapping: …"
+    let said = report
+        .lines()
+        .find(|l| l.starts_with("oscillating-tight.conf at #"))
+        .and_then(|l| l.split_once(": "))
+        .map(|(at, finding)| {
+            (
+                at.rsplit('#').next().unwrap_or_default().to_string(),
+                finding.to_string(),
+            )
+        })
+        .unwrap_or_default();
+    assert!(said.1.starts_with("CPU count flapping: "), "{report}");
+    // The period it found at first is not the one at the end.
+    assert!(!said.1.contains("every 4.0 intervals"), "{report}");
+    let mut s = Session::start(&["--replay", &rec, "-c", rules], 24, 80);
+    s.press("G");
+    s.wait_for("end of the recording");
+    s.wait_for(&format!("#{}", said.0));
+    s.press("4");
+    s.wait_for("Flips: why the decisions changed");
+    let words = |s: &Session| screen_words(s);
+    s.wait_until("the flapping said", |s| words(s).contains("a cycle every"));
+    assert!(words(&s).contains(&said.1), "{}\n{report}", s.screen());
+    assert!(s.quit());
+}
+
 /// The what-if editor opened on `s` with `examples/rules/memory-config-4.conf`
 /// (it names /proc/vmstat fields only old kernels have) run by Enter: the
 /// screen's words once the box says cpuplugd stops and ends with `last`,
