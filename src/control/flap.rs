@@ -150,8 +150,8 @@ impl Flapping {
             ),
         };
         format!(
-            "likely cause: a load that swings every ~{cycle} intervals, close to UPDATE, \
-             and rules that look at one interval follow each swing; average over more \
+            "likely cause: a load that swings every ~{cycle} intervals, and rules that \
+             look at one interval follow each swing; average over more \
              than {cycle} intervals (e.g. {example}) or widen the gap between the \
              {rules} thresholds"
         )
@@ -304,6 +304,21 @@ pub(crate) mod tests {
             mem: None,
             fatal: None,
         }
+    }
+
+    /// nu54 M11: a cycle of ten intervals (UPDATE is one) was said to be
+    /// "close to UPDATE".
+    #[test]
+    fn the_likely_cause_names_the_cycle_without_calling_it_close_to_update() {
+        let f = Flapping {
+            what: Quantity::Cpus,
+            reversals: 6,
+            window: 30,
+            period: 10.0,
+        };
+        let cause = f.cause();
+        assert!(cause.contains("swings every ~10 intervals"), "{cause}");
+        assert!(!cause.contains("close to UPDATE"), "{cause}");
     }
 
     #[test]
