@@ -395,11 +395,38 @@ fn constant_rule(
     span: Span,
     out: &mut Vec<Diagnostic>,
 ) {
-    if !is_constant(rules, root) || !has_operator(rules, root) {
+    if !is_constant(rules, root) {
         return;
     }
     let eval = super::eval::Evaluator::new(rules, &NoReadings);
     let mut t = super::eval::NoTrace;
+    if !has_operator(rules, root) {
+        // A plain value is written as meant: an amount, or a rule turned
+        // off with "0". One that is always true acts every interval.
+        let does = match kind {
+            RuleKind::Hotplug => "plugs a CPU every interval, up to CPU_MAX",
+            RuleKind::Hotunplug => "unplugs a CPU every interval HOTPLUG is false, down to CPU_MIN",
+            RuleKind::Memplug => "shrinks the pool by CMM_DEC every interval, down to CMM_MIN",
+            RuleKind::Memunplug => {
+                "grows the pool by CMM_INC every interval MEMPLUG is false, up to CMM_MAX"
+            }
+            _ => return,
+        };
+        if eval.truth(root, &mut t).is_ok_and(|v| v) {
+            out.push(
+                Diagnostic::warning(
+                    DiagnosticCode::ConstantRule,
+                    span,
+                    format!(
+                        "{} does not depend on any reading: it is always true, so cpuplugd {does}",
+                        kind.file_name()
+                    ),
+                )
+                .with_help("write a condition on a reading if it should follow the load"),
+            );
+        }
+        return;
+    }
     let value = if kind.is_amount() {
         eval.number(root, &mut t).map(|v| format!("always {v}"))
     } else {

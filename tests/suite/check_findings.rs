@@ -132,6 +132,34 @@ fn surprises_are_warnings() {
     }
 }
 
+/// nu54 M3: a plain value that is always true acts every interval and is
+/// warned about as a constant rule (docs/semantics.md); a rule turned off
+/// with "0" and a plain amount are written as meant.
+#[test]
+fn a_plain_rule_that_is_always_true_is_a_constant_rule() {
+    let body = "HOTPLUG=\"1\"\nHOTUNPLUG=\"0\"\nCMM_MIN=\"0\"\nCMM_MAX=\"100\"\nCMM_INC=\"10\"\nMEMPLUG=\"0\"\nMEMUNPLUG=\"2\"\n";
+    let (spots, diags, _) = findings(body);
+    let constant: Vec<&Spot> = spots.iter().filter(|s| s.3 == "constant-rule").collect();
+    assert_eq!(
+        constant,
+        [
+            &(4, 10, Severity::Warning, "constant-rule"),
+            &(10, 12, Severity::Warning, "constant-rule")
+        ],
+        "{spots:?}"
+    );
+    let said: Vec<&str> = diags
+        .iter()
+        .filter(|d| d.code == "constant-rule")
+        .map(|d| d.message.as_str())
+        .collect();
+    assert!(
+        said[0].contains("HOTPLUG does not depend on any reading: it is always true, so cpuplugd plugs a CPU every interval, up to CPU_MAX"),
+        "{said:?}"
+    );
+    assert!(said[1].contains("grows the pool by CMM_INC"), "{said:?}");
+}
+
 #[test]
 fn what_cpuplugd_refuses_is_kept_with_its_own_message() {
     let file = SourceFile::new(
