@@ -5,15 +5,16 @@
 
 use std::io::Write;
 use std::sync::Arc;
-use std::time::Duration;
+use std::sync::atomic::Ordering;
+use std::time::Instant;
 
 use super::interval::positive_interval;
 use crate::cli::{CheckFormat, SimArgs};
 use plugtop::commands::Status;
 use plugtop::commands::observe::built_in_rules;
 use plugtop::sim::published_root::serve_below;
-use plugtop::sim::report::{finish, slow_report_note, start_note};
-use plugtop::sim::run::{SimOptions, compared, guest_for, simulate_loaded};
+use plugtop::sim::report::{clock, finish, slow_report_note, start_note};
+use plugtop::sim::run::{SimOptions, SimRun, compared, guest_for};
 use plugtop::sim::scenario::duration_arg;
 
 /// `plugtop sim`.
@@ -59,6 +60,8 @@ pub fn run(args: SimArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
     if let Some(root) = serve {
         return serve_guest(&root, guest_for(&scenario, &options), duration, fast, speed);
     }
+    let signals = plugtop::daemon::Signals::install()?;
+    let stopped = || signals.stop.load(Ordering::SeqCst);
     // The file named, or the built-in recommended rules that fit the
     // simulated kernel (as the screen's `--sim` takes them).
     let facts = plugtop::sim::facts(&guest_for(&scenario, &options));
@@ -93,23 +96,39 @@ pub fn run(args: SimArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
                 }
             }
         };
-        let mut wait = |d: Duration| {
+        // Ctrl-C (or SIGTERM) ends the run with the report of the part
+        // simulated, as `plugtop record` ends with its summary.
+        let mut run = SimRun::start(&scenario, Arc::new(set), &file, &options)?;
+        while run.step(&mut print)? && !stopped() {
             if !fast {
-                std::thread::sleep(plugtop::pace::scaled(d, speed));
+                let d = plugtop::pace::scaled(plugtop::pace::seconds(run.interval()), speed);
+                plugtop::pace::park_until(plugtop::pace::deadline(Instant::now(), d), &stopped);
             }
-        };
-        simulate_loaded(
-            &scenario,
-            Arc::new(set),
-            &file,
-            &options,
-            &mut wait,
-            &mut print,
-        )?
+        }
+        run.finish()
+    };
+    let ended = signals.stopped_by();
+    if let Some(signal) = ended {
+        let note = format!(
+            "plugtop: stopped by {} after {} of {}: the report is of the part simulated",
+            plugtop::stop_signals::name(signal),
+            clock(first.report.seconds),
+            clock(
+                duration
+                    .or_else(|| plugtop::sim::scenario::seconds(&scenario.duration))
+                    .unwrap_or(first.report.seconds)
+            ),
+        );
+        eprint!("{}", wide.layout().on_stderr().prose(&note));
+    }
+    // A run cut short is compared over the part simulated.
+    let part = SimOptions {
+        duration: ended.map(|_| first.report.seconds).or(options.duration),
+        ..options.clone()
     };
     let second = compare
         .as_deref()
-        .map(|other| compared(&scenario, other, &options))
+        .map(|other| compared(&scenario, other, &part))
         .transpose()?;
     let second = second.as_ref().map(|o| &o.report);
     let err = &mut std::io::stderr();
@@ -122,7 +141,11 @@ pub fn run(args: SimArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
         old_kernel,
         wide.layout(),
     )?;
-    Ok(if ran { Status::Ok } else { Status::Failed })
+    Ok(match ended {
+        Some(signal) => Status::ended_by(signal),
+        None if ran => Status::Ok,
+        None => Status::Failed,
+    })
 }
 
 /// `sim --serve`: the guest published below `root` until the scenario's

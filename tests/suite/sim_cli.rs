@@ -479,3 +479,56 @@ fn serve_with_rules_is_refused_with_where_the_rules_go() {
     let o = plugtop(&["sim", DAYTRADER, "--fast", "--speed", "3"]);
     assert!(!String::from_utf8_lossy(&o.stderr).contains("tip:"));
 }
+
+/// nu54 M13: Ctrl-C ends a run in real time with the report of the part
+/// simulated (it printed nothing of it, rc 130), said on standard error;
+/// the exit status stays 128 + the signal.
+#[test]
+fn ctrl_c_ends_a_run_with_the_report_of_the_part_simulated() {
+    use std::io::Read;
+    let mut child = common::Spawned::new(
+        std::process::Command::new(env!("CARGO_BIN_EXE_plugtop"))
+            .args(["sim", DAYTRADER, "-c", MODERN, "--speed", "0.001"])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("sim"),
+    );
+    let mut stdout = child.child().stdout.take().expect("stdout");
+    // All of standard output, read off the test's thread; the start note
+    // (said at once) is sent as soon as it is whole.
+    let (tx, rx) = std::sync::mpsc::channel();
+    let reader = std::thread::spawn(move || {
+        let mut all = Vec::new();
+        let mut chunk = [0u8; 4096];
+        let mut said = false;
+        while let Ok(n) = stdout.read(&mut chunk) {
+            if n == 0 {
+                break;
+            }
+            all.extend_from_slice(&chunk[..n]);
+            if !said && String::from_utf8_lossy(&all).contains("Ctrl-C stops") {
+                said = true;
+                let _ = tx.send(());
+            }
+        }
+        String::from_utf8_lossy(&all).into_owned()
+    });
+    rx.recv_timeout(common::hang_guard())
+        .expect("the start note");
+    child.signal(rustix::process::Signal::INT);
+    let o = child.finish("plugtop sim after SIGINT");
+    let out = reader.join().unwrap_or_default();
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert_eq!(o.status.code(), Some(130), "{out}{err}");
+    let err_words = err.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        err_words.starts_with("plugtop: stopped by SIGINT after 0:0")
+            && err_words.ends_with("of 12:30: the report is of the part simulated"),
+        "{err}"
+    );
+    assert!(
+        out.contains(&format!("daytrader with {MODERN}")) && out.contains("simulated time"),
+        "{out}"
+    );
+}
