@@ -109,16 +109,7 @@ pub fn run(args: SimArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
     };
     let ended = signals.stopped_by();
     if let Some(signal) = ended {
-        let note = format!(
-            "plugtop: stopped by {} after {} of {}: the report is of the part simulated",
-            plugtop::stop_signals::name(signal),
-            clock(first.report.seconds),
-            clock(
-                duration
-                    .or_else(|| plugtop::sim::scenario::seconds(&scenario.duration))
-                    .unwrap_or(first.report.seconds)
-            ),
-        );
+        let note = stopped_note(signal, &first.report, &scenario, duration);
         eprint!("{}", wide.layout().on_stderr().prose(&note));
     }
     // A run cut short is compared over the part simulated.
@@ -146,6 +137,26 @@ pub fn run(args: SimArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
         None if ran => Status::Ok,
         None => Status::Failed,
     })
+}
+
+/// Said when `signal` ended a run at `report`'s time: how far it got of
+/// the scenario's length (or `duration`), and that the report is of that
+/// part.
+fn stopped_note(
+    signal: i32,
+    report: &plugtop::sim::report::SimReport,
+    scenario: &plugtop::sim::Scenario,
+    duration: Option<f64>,
+) -> String {
+    let length = duration
+        .or_else(|| plugtop::sim::scenario::seconds(&scenario.duration))
+        .unwrap_or(report.seconds);
+    format!(
+        "plugtop: stopped by {} after {} of {}: the report is of the part simulated",
+        plugtop::stop_signals::name(signal),
+        clock(report.seconds),
+        clock(length),
+    )
 }
 
 /// `sim --serve`: the guest published below `root` until the scenario's
