@@ -96,16 +96,8 @@ pub fn run(args: SimArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
                 }
             }
         };
-        // Ctrl-C (or SIGTERM) ends the run with the report of the part
-        // simulated, as `plugtop record` ends with its summary.
-        let mut run = SimRun::start(&scenario, Arc::new(set), &file, &options)?;
-        while run.step(&mut print)? && !stopped() {
-            if !fast {
-                let d = plugtop::pace::scaled(plugtop::pace::seconds(run.interval()), speed);
-                plugtop::pace::park_until(plugtop::pace::deadline(Instant::now(), d), &stopped);
-            }
-        }
-        run.finish()
+        let run = SimRun::start(&scenario, Arc::new(set), &file, &options)?;
+        until_stopped(run, (!fast).then_some(speed), &mut print, &stopped)?
     };
     let ended = signals.stopped_by();
     if let Some(signal) = ended {
@@ -137,6 +129,24 @@ pub fn run(args: SimArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
         None if ran => Status::Ok,
         None => Status::Failed,
     })
+}
+
+/// `run` to its end at `pace` (`None`: as fast as it goes), or until
+/// `stopped` (Ctrl-C, SIGTERM): then its report is of the part simulated,
+/// as `plugtop record` ends with its summary.
+fn until_stopped(
+    mut run: SimRun,
+    pace: Option<f64>,
+    print: &mut dyn FnMut(&str),
+    stopped: &dyn Fn() -> bool,
+) -> anyhow::Result<plugtop::sim::run::SimOutcome> {
+    while run.step(print)? && !stopped() {
+        if let Some(speed) = pace {
+            let d = plugtop::pace::scaled(plugtop::pace::seconds(run.interval()), speed);
+            plugtop::pace::park_until(plugtop::pace::deadline(Instant::now(), d), stopped);
+        }
+    }
+    Ok(run.finish())
 }
 
 /// Said when `signal` ended a run at `report`'s time: how far it got of
