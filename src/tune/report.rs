@@ -638,14 +638,7 @@ pub fn why_not(t: &Tuned, i: usize) -> Option<String> {
         ));
     }
     if !s.improves_on(r, t.objective) {
-        return Some(format!(
-            "it is no better than the reference by more than noise ({:.1} unmet CPU-s against \
-             {:.1}, {} against {})",
-            s.unmet_cpu_seconds,
-            r.unmet_cpu_seconds,
-            s.instability_words(),
-            r.instability_words()
-        ));
+        return Some(no_better(s, r, t.objective));
     }
     Some(match t.recommended {
         Some(k) => format!(
@@ -657,6 +650,45 @@ pub fn why_not(t: &Tuned, i: usize) -> Option<String> {
         ),
         None => "it was not among the best judged on the built-in scenarios".to_string(),
     })
+}
+
+/// Why `s` does not improve on the reference `r` in what `objective`
+/// ranks, with both figures: worse there beyond noise (then being steadier
+/// does not count), or as good and better in nothing else. The changes and
+/// reversals are said as the tune box shows them.
+fn no_better(s: &Score, r: &Score, objective: super::score::Objective) -> String {
+    use super::score::Objective;
+    let steadiness = format!(
+        "{} against {}",
+        s.instability_words(),
+        r.instability_words()
+    );
+    let (figures, worse) = match objective {
+        Objective::Steady => return format!("it is no steadier than the reference ({steadiness})"),
+        Objective::Cpu => (
+            format!(
+                "{:.1} unmet CPU-s against {:.1}",
+                s.unmet_cpu_seconds, r.unmet_cpu_seconds
+            ),
+            "it leaves more CPU demand unmet than the reference",
+        ),
+        Objective::Memory => (
+            format!(
+                "a guest of {:.2} × its working set against {:.2}",
+                s.guest_to_working_set, r.guest_to_working_set
+            ),
+            "its guest is larger against its working set than the reference's",
+        ),
+    };
+    if s.as_good_as(r, objective) {
+        format!(
+            "it is only as good as the reference within noise ({figures}) and no better in stalls, CPUs or steadiness ({steadiness})"
+        )
+    } else {
+        format!(
+            "{worse} beyond noise ({figures}), and that is what the tune ranks first; being steadier ({steadiness}) counts only within noise of it"
+        )
+    }
 }
 
 /// What the recommendation costs against the start on the workload:

@@ -175,32 +175,38 @@ impl Score {
         }
     }
 
+    /// What `objective` improves: unmet demand (CPU-seconds) for CPUs and
+    /// steadiness, the guest against its working set for memory.
+    pub fn ranked_on(&self, objective: Objective) -> f64 {
+        match objective {
+            Objective::Cpu | Objective::Steady => self.unmet_cpu_seconds,
+            Objective::Memory => self.guest_to_working_set,
+        }
+    }
+
+    /// No worse than `reference` in what `objective` improves, within
+    /// noise (1% and a little more): only then do fewer stalls, changes or
+    /// CPUs make it better.
+    pub fn as_good_as(&self, reference: &Score, objective: Objective) -> bool {
+        self.ranked_on(objective) <= reference.ranked_on(objective) * 1.01 + slack(objective)
+    }
+
     /// Better than `reference` in what `objective` improves by more than
     /// noise: 1% less (unmet demand for CPUs, guest size for memory), or
     /// as little with fewer stalls, changes or CPUs.
     pub fn improves_on(&self, reference: &Score, objective: Objective) -> bool {
         let steadier = self.instability() < reference.instability()
             || (reference.flapping || reference.flaps_at_steady.is_some()) && self.usable();
-        let (x, r) = match objective {
-            Objective::Cpu | Objective::Steady => {
-                (self.unmet_cpu_seconds, reference.unmet_cpu_seconds)
-            }
-            Objective::Memory => (self.guest_to_working_set, reference.guest_to_working_set),
-        };
         if objective == Objective::Steady {
             return steadier;
         }
-        let slack = if objective == Objective::Cpu {
-            0.1
-        } else {
-            0.001
-        };
-        if x < r * 0.99 - slack {
+        let (x, r) = (self.ranked_on(objective), reference.ranked_on(objective));
+        if x < r * 0.99 - slack(objective) {
             return true;
         }
         // As good, and better in something else: fewer stalls or changes,
         // no flapping, fewer CPUs or (for CPUs) a smaller guest.
-        x <= r * 1.01 + slack
+        self.as_good_as(reference, objective)
             && (self.direct_scan_stalls < reference.direct_scan_stalls
                 || steadier
                 || self.avg_online_cpus < reference.avg_online_cpus - 0.01
@@ -248,6 +254,16 @@ pub(crate) fn example(unmet: f64, cpus: f64) -> Score {
         throughput_ratio: 0.95,
         cpu_changes: 4,
         ..Score::WORST
+    }
+}
+
+/// The noise added to 1% of what `objective` improves: a tenth of a
+/// CPU-second of unmet demand, a thousandth of the guest's ratio.
+fn slack(objective: Objective) -> f64 {
+    if objective == Objective::Memory {
+        0.001
+    } else {
+        0.1
     }
 }
 
