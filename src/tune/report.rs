@@ -40,15 +40,45 @@ fn row_at(out: &mut String, label: &str, s: &Score, width: usize) {
         s.cpu_changes,
         s.pool_changes,
         s.reversals,
-        match (s.flapping, s.flaps_at_steady) {
-            (true, _) => "FLAPS".to_string(),
-            // Flaps at a steady load of this many threads.
-            (false, Some(t)) => format!("@{t:.2}"),
-            // Thresholds less than a CPU apart: it would flap between them.
-            (false, None) if s.narrow => "<1CPU".to_string(),
-            (false, None) => "no".to_string(),
-        },
+        flaps_mark(s),
     );
+}
+
+/// The `flaps` column of a row.
+fn flaps_mark(s: &Score) -> String {
+    match (s.flapping, s.flaps_at_steady) {
+        (true, _) => "FLAPS".to_string(),
+        // Flaps at a steady load of this many threads.
+        (false, Some(t)) => format!("@{t:.2}"),
+        // Thresholds less than a CPU apart: it would flap between them.
+        (false, None) if s.narrow => "<1CPU".to_string(),
+        (false, None) => "no".to_string(),
+    }
+}
+
+/// What each mark of the `flaps` column that `scores` show means, a line
+/// each (none for "no").
+fn flaps_legend(scores: &[&Score]) -> String {
+    let marks: Vec<String> = scores
+        .iter()
+        .filter(|s| s.fatal.is_none())
+        .map(|s| flaps_mark(s))
+        .collect();
+    let mut out = String::new();
+    if marks.iter().any(|m| m == "FLAPS") {
+        out.push_str("  flaps FLAPS: it flaps on the workload\n");
+    }
+    if let Some(m) = marks.iter().find(|m| m.starts_with('@')) {
+        let _ = writeln!(
+            out,
+            "  flaps {m}: it flaps at a steady load of {} threads",
+            &m[1..]
+        );
+    }
+    if marks.iter().any(|m| m == "<1CPU") {
+        out.push_str("  flaps <1CPU: its plug and unplug thresholds lie less than a CPU apart\n");
+    }
+    out
 }
 
 fn header(out: &mut String) {
@@ -135,6 +165,10 @@ pub fn table(t: &Tuned, against: Option<&str>) -> String {
     {
         listed.push(r);
     }
+    let mut shown = vec![&t.candidates[0].1];
+    if against.is_some() {
+        shown.push(&t.reference);
+    }
     for i in listed {
         let label = if Some(i) == t.recommended {
             format!("★ recommended #{i}")
@@ -142,6 +176,7 @@ pub fn table(t: &Tuned, against: Option<&str>) -> String {
             format!("front #{i}")
         };
         row(&mut out, &label, scores[i]);
+        shown.push(scores[i]);
     }
     if front.len() > MAX_ROWS {
         let _ = writeln!(
@@ -150,6 +185,7 @@ pub fn table(t: &Tuned, against: Option<&str>) -> String {
             front.len()
         );
     }
+    out.push_str(&flaps_legend(&shown));
     out
 }
 
@@ -1059,5 +1095,40 @@ mod narrow_review {
             "{wide}"
         );
         assert!(wide.lines().any(|l| cols(l) > 80), "{wide}");
+    }
+}
+
+#[cfg(test)]
+mod legend_review {
+    use super::*;
+
+    /// nu54 M10: the table's `flaps` column showed `<1CPU` with nothing in
+    /// the output saying what it means; each mark shown is said under the
+    /// table, in at most 80 columns, and "no" needs no word.
+    #[test]
+    fn each_flaps_mark_the_table_shows_is_said_under_it() {
+        let ok = Score {
+            fatal: None,
+            ..Score::WORST
+        };
+        let narrow = Score {
+            narrow: true,
+            ..ok.clone()
+        };
+        let steady = Score {
+            flaps_at_steady: Some(1.5),
+            ..ok.clone()
+        };
+        let flaps = Score {
+            flapping: true,
+            ..ok.clone()
+        };
+        assert_eq!(flaps_legend(&[&ok, &ok]), "");
+        let all = flaps_legend(&[&ok, &narrow, &steady, &flaps]);
+        assert_eq!(
+            all,
+            "  flaps FLAPS: it flaps on the workload\n  flaps @1.50: it flaps at a steady load of 1.50 threads\n  flaps <1CPU: its plug and unplug thresholds lie less than a CPU apart\n"
+        );
+        assert!(all.lines().all(|l| l.chars().count() <= 80), "{all}");
     }
 }
