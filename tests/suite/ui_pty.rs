@@ -775,19 +775,7 @@ fn a_whatif_file_that_stops_cpuplugd_over_a_recording_says_where() {
 fn the_flips_view_and_whatif_give_one_flap_period_for_a_recording() {
     let dir = tempfile::tempdir().expect("temporary directory");
     let rec = dir.path().join("combo.rec");
-    let o = common::plugtop(&[
-        "sim",
-        "examples/scenarios/combo.toml",
-        "-c",
-        "examples/rules/oscillating-tight.conf",
-        "--fast",
-        "--report",
-        "--duration",
-        "2:00",
-        "--record",
-        &rec.to_string_lossy(),
-    ]);
-    assert!(o.status.success(), "{}", common::text(&o));
+    common::record_simulated("combo", "oscillating-tight", 120.0, 1.0, &rec);
     let rec = rec.to_string_lossy().into_owned();
     let rules = "examples/rules/oscillating-tight.conf";
     let o = common::plugtop(&["whatif", "--replay", &rec, "-c", rules, "--wide"]);
