@@ -4,6 +4,7 @@
 //! /dev/log ([`SysLog`]). One event is one [`Entry`], its details fields
 //! of it; the main events carry a fixed [`message_id`].
 
+mod console;
 pub mod message_id;
 mod systemd_journal;
 
@@ -102,6 +103,16 @@ pub trait LogSink {
     fn error(&mut self, message: &str) {
         self.log(Level::Error, message);
     }
+
+    /// Whether the stream this sink writes to was closed by its reader
+    /// (`plugtop run -f | head`): cpuplugd would die of SIGPIPE at that
+    /// write, so `run` stops, the guest put back first.
+    fn output_closed(&self) -> bool {
+        false
+    }
+
+    /// Waits, a bounded time, until what was logged so far is written.
+    fn flush(&mut self) {}
 }
 
 /// A message as a terminal or a log file gets it: each of its lines made
@@ -111,18 +122,45 @@ pub(crate) fn shown(message: &str) -> Cow<'_, str> {
     crate::report::terminal_safe_lines(message)
 }
 
-/// Info to stdout, errors to stderr (cpuplugd's foreground behaviour).
+/// Info to stdout, errors to stderr (cpuplugd's foreground behaviour),
+/// written by a thread of their own ([`console`]): a terminal held by
+/// Ctrl-S or a pipe nobody reads must not hold the control loop, which
+/// would then put the guest back on no signal (cpuplugd waits in its
+/// write). A closed stdout or stderr is [`LogSink::output_closed`], where
+/// cpuplugd would die of SIGPIPE.
 #[derive(Debug, Default)]
-pub struct Console;
+pub struct Console {
+    writer: Option<console::Writer>,
+}
 
 impl LogSink for Console {
     fn log(&mut self, level: Level, message: &str) {
-        let message = shown(message);
-        // A closed terminal must not stop the daemon.
-        let _ = match level {
-            Level::Info => writeln!(std::io::stdout(), "{message}"),
-            Level::Error => writeln!(std::io::stderr(), "{message}"),
-        };
+        let line = shown(message);
+        if self.writer.is_none() && console::may_hold() {
+            self.writer = console::Writer::start();
+        }
+        match &mut self.writer {
+            Some(writer) => writer.send(level, line.into_owned()),
+            // Files that never hold a write (a regular file, /dev/null),
+            // or no thread to be had: written here.
+            None => console::write(level, &line),
+        }
+    }
+
+    fn output_closed(&self) -> bool {
+        self.writer.as_ref().is_some_and(console::Writer::closed)
+    }
+
+    fn flush(&mut self) {
+        if let Some(writer) = &self.writer {
+            writer.flush();
+        }
+    }
+}
+
+impl Drop for Console {
+    fn drop(&mut self) {
+        self.flush();
     }
 }
 
@@ -140,7 +178,10 @@ impl SysLog {
         SysLog {
             socket: UnixDatagram::unbound()
                 .ok()
-                .filter(|s| s.connect("/dev/log").is_ok()),
+                // A syslog that stops reading must not hold the control
+                // loop: a full queue is a failed send (the line goes to
+                // stderr), never a wait.
+                .filter(|s| s.connect("/dev/log").is_ok() && s.set_nonblocking(true).is_ok()),
             pid: std::process::id(),
         }
     }

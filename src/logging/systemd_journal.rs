@@ -30,6 +30,9 @@ impl Journal {
     pub fn connect_to(path: &Path) -> Option<Journal> {
         let socket = UnixDatagram::unbound().ok()?;
         socket.connect(path).ok()?;
+        // A journal that stops taking entries must not hold the control
+        // loop: a full queue is a failed send (the entry goes to stderr).
+        socket.set_nonblocking(true).ok()?;
         Some(Journal { socket })
     }
 }
@@ -227,5 +230,22 @@ mod tests {
         drop(listener);
         journal.info("nobody listens");
         assert!(Journal::connect_to(&dir.path().join("none")).is_none());
+    }
+
+    #[test]
+    fn a_journal_that_stops_reading_never_holds_the_logger() {
+        // A datagram socket holds a few hundred entries unread
+        // (net.unix.max_dgram_qlen); a blocking send would then wait
+        // for a reader, and this test would never end.
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("socket");
+        let listener = UnixDatagram::bind(&path).unwrap();
+        let mut journal = Journal::connect_to(&path).unwrap();
+        for n in 0..4096 {
+            journal.info(&format!("entry {n}"));
+        }
+        let mut buf = vec![0u8; 4096];
+        let n = listener.recv(&mut buf).unwrap();
+        assert!(String::from_utf8_lossy(&buf[..n]).contains("entry 0"));
     }
 }
