@@ -660,23 +660,6 @@ mod tests {
         }
     }
 
-    fn draw(app: &App) -> String {
-        let mut terminal = ratatui::Terminal::new(ratatui::backend::TestBackend::new(100, 30))
-            .unwrap_or_else(|e| panic!("{e}"));
-        terminal
-            .draw(|f| crate::tui::view::draw(f, app))
-            .unwrap_or_else(|e| panic!("{e}"));
-        let buffer = terminal.backend().buffer();
-        (0..buffer.area.height)
-            .map(|y| {
-                (0..buffer.area.width)
-                    .map(|x| buffer[(x, y)].symbol())
-                    .collect::<String>()
-                    + "\n"
-            })
-            .collect()
-    }
-
     /// Applies updates to `app` until `want` holds of one of them (the
     /// screen thread's part), at most `readings` readings in.
     fn until(
@@ -771,7 +754,7 @@ mod tests {
                 .unwrap_or_else(|e| panic!("the write began: {e}"));
             // Meanwhile the screen draws what is going on, and keys work:
             // the help opens, and the view changes, while the write waits.
-            let screen = draw(&app);
+            let screen = crate::tui::view::drawn_text(&app);
             assert!(screen.contains("… plugging a CPU"), "{screen}");
             let mut keys: VecDeque<TermInput> = "?"
                 .chars()
@@ -786,7 +769,7 @@ mod tests {
             for c in asked {
                 commands.send(c).unwrap_or_else(|e| panic!("{e}"));
             }
-            let screen = draw(&app);
+            let screen = crate::tui::view::drawn_text(&app);
             assert!(screen.contains("Keys (any key closes"), "{screen}");
             assert!(screen.contains("… plugging a CPU"), "{screen}");
             // Let every write through: the write ends and says so.
@@ -795,7 +778,7 @@ mod tests {
                 matches!(u, Update::Working(None))
             });
             assert!(ended.is_none());
-            assert!(!draw(&app).contains("… plugging"), "the line goes");
+            assert!(!crate::tui::view::drawn_text(&app).contains("… plugging"), "the line goes");
             commands
                 .send(Command::Quit)
                 .unwrap_or_else(|e| panic!("{e}"));

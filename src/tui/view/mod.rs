@@ -40,6 +40,25 @@ pub const MIN_WIDTH: u16 = 80;
 /// The smallest screen the full UI needs.
 pub const MIN_HEIGHT: u16 = 24;
 
+/// The screen as text, as a 100×30 terminal would show it (for tests).
+#[cfg(test)]
+pub fn drawn_text(app: &App) -> String {
+    let mut terminal = ratatui::Terminal::new(ratatui::backend::TestBackend::new(100, 30))
+        .unwrap_or_else(|e| panic!("{e}"));
+    terminal
+        .draw(|f| draw(f, app))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let buffer = terminal.backend().buffer();
+    let mut text = String::new();
+    for y in 0..buffer.area.height {
+        for x in 0..buffer.area.width {
+            text.push_str(buffer[(x, y)].symbol());
+        }
+        text.push('\n');
+    }
+    text
+}
+
 /// Draws the whole screen.
 pub fn draw(frame: &mut Frame<'_>, app: &App) {
     let area = frame.area();
