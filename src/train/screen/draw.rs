@@ -19,7 +19,7 @@ use crate::train::course::Kind;
 use crate::train::course::WorkloadPath;
 use crate::train::goal::short_number;
 use crate::tui::layer_keys::{EDITOR_KEYS, EditorAction};
-use crate::tui::view::boxes::panel;
+use crate::tui::view::boxes::{box_inner, panel};
 use crate::tui::view::fit::{ellipsize, room, wrap_line};
 use crate::tui::view::theme::Theme;
 use crate::tui::view::whatif_editor;
@@ -43,7 +43,7 @@ fn wrapped_panel(frame: &mut Frame, area: Rect, title: &str, lines: Vec<Line>, t
 
 /// The columns a line inside a [`panel`] of `area` may fill.
 fn inside(area: Rect) -> usize {
-    usize::from(area.width).saturating_sub(3).max(1)
+    usize::from(box_inner(area.width))
 }
 
 /// Where each part of the screen goes in `area`.

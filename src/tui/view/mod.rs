@@ -72,14 +72,9 @@ pub fn draw(frame: &mut Frame<'_>, app: &App) {
             )),
             Line::from("q quits"),
         ];
-        // One column short of the edge, as all flowing text (see `fit`).
-        let text = Rect {
-            width: area.width.saturating_sub(1).max(1),
-            ..area
-        };
         frame.render_widget(
             Paragraph::new(msg).wrap(ratatui::widgets::Wrap { trim: true }),
-            text,
+            fit::text_area(area),
         );
         return;
     }
@@ -189,10 +184,7 @@ pub fn cpu_panel_size(size: Rect) -> PanelSize {
 /// wrap one column short of the edge, as they are drawn.
 pub fn list_area(size: Rect) -> (u16, u16) {
     let view = screen_rows(size)[1];
-    (
-        view.width.saturating_sub(1).max(1),
-        view.height.saturating_sub(1),
-    )
+    (fit::text_area(view).width, view.height.saturating_sub(1))
 }
 
 fn overview(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {
