@@ -621,6 +621,7 @@ mod tests {
     use crate::tui::input::TermInput;
     use crate::tui::local::Local;
     use crate::tui::timeline::FRAMES;
+    use crate::tui::view::drawn_text;
 
     /// An actuator whose writes wait until the test lets them through, as
     /// taking a CPU offline on s390 can take seconds; it says when a write
@@ -754,7 +755,7 @@ mod tests {
                 .unwrap_or_else(|e| panic!("the write began: {e}"));
             // Meanwhile the screen draws what is going on, and keys work:
             // the help opens, and the view changes, while the write waits.
-            let screen = crate::tui::view::drawn_text(&app);
+            let screen = drawn_text(&app);
             assert!(screen.contains("… plugging a CPU"), "{screen}");
             let mut keys: VecDeque<TermInput> = "?"
                 .chars()
@@ -769,7 +770,7 @@ mod tests {
             for c in asked {
                 commands.send(c).unwrap_or_else(|e| panic!("{e}"));
             }
-            let screen = crate::tui::view::drawn_text(&app);
+            let screen = drawn_text(&app);
             assert!(screen.contains("Keys (any key closes"), "{screen}");
             assert!(screen.contains("… plugging a CPU"), "{screen}");
             // Let every write through: the write ends and says so.
@@ -778,7 +779,7 @@ mod tests {
                 matches!(u, Update::Working(None))
             });
             assert!(ended.is_none());
-            assert!(!crate::tui::view::drawn_text(&app).contains("… plugging"), "the line goes");
+            assert!(!drawn_text(&app).contains("… plugging"), "the line goes");
             commands
                 .send(Command::Quit)
                 .unwrap_or_else(|e| panic!("{e}"));
