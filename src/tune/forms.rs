@@ -953,6 +953,25 @@ fn entries(text: &str) -> Vec<SetLine> {
     out
 }
 
+/// The variables `entries` define, by name, with their values (the first
+/// definition counts; a second is an error cpuplugd refuses anyway).
+fn variables(entries: &[SetLine]) -> HashMap<&str, &str> {
+    let mut vars = HashMap::new();
+    for e in entries.iter().filter(|e| e.rule.is_none() && !e.setting) {
+        vars.entry(e.name.as_str()).or_insert(e.value.as_str());
+    }
+    vars
+}
+
+/// The values of the rules of `entries` that `wanted` picks.
+fn rules_read(entries: &[SetLine], wanted: impl Fn(RuleKind) -> bool) -> Vec<&str> {
+    entries
+        .iter()
+        .filter(|e| e.rule.is_some_and(&wanted))
+        .map(|e| e.value.as_str())
+        .collect()
+}
+
 /// `text` with each name it reads (an identifier not after a `.`, not a
 /// number) put through `replace`; `None` when `replace` changed none.
 fn map_names(text: &str, mut replace: impl FnMut(&str) -> Option<String>) -> Option<String> {
@@ -1065,41 +1084,25 @@ pub fn instantiate(form: &Form, variant: &Variant, user: &SourceFile) -> Result<
     // The user's variables (the first definition counts; a second is an
     // error cpuplugd refuses anyway), what the kept rules read, and what
     // only the replaced ones read.
-    let mut user_vars: HashMap<&str, &str> = HashMap::new();
-    for e in &user_entries {
-        if e.rule.is_none() && !e.setting {
-            user_vars.entry(e.name.as_str()).or_insert(e.value.as_str());
-        }
-    }
-    let kept_roots: Vec<&str> = user_entries
-        .iter()
-        .filter(|e| e.rule.is_some_and(|k| !group.contains(&k)))
-        .map(|e| e.value.as_str())
-        .collect();
-    let gone_roots: Vec<&str> = user_entries
-        .iter()
-        .filter(|e| e.rule.is_some_and(|k| group.contains(&k)))
-        .map(|e| e.value.as_str())
-        .collect();
-    let kept = closure(&kept_roots, &user_vars);
-    let gone: HashSet<&str> = closure(&gone_roots, &user_vars)
-        .into_iter()
-        .filter(|v| !kept.contains(v))
-        .collect();
+    let user_vars = variables(&user_entries);
+    let kept = closure(
+        &rules_read(&user_entries, |k| !group.contains(&k)),
+        &user_vars,
+    );
+    let gone: HashSet<&str> = closure(
+        &rules_read(&user_entries, |k| group.contains(&k)),
+        &user_vars,
+    )
+    .into_iter()
+    .filter(|v| !kept.contains(v))
+    .collect();
     // The form's lines: its group's rules and the variables they read.
     let form_entries = entries(&filled);
-    let mut form_vars: HashMap<&str, &str> = HashMap::new();
-    for e in &form_entries {
-        if e.rule.is_none() && !e.setting {
-            form_vars.entry(e.name.as_str()).or_insert(e.value.as_str());
-        }
-    }
-    let form_roots: Vec<&str> = form_entries
-        .iter()
-        .filter(|e| e.rule.is_some_and(|k| group.contains(&k)))
-        .map(|e| e.value.as_str())
-        .collect();
-    let needed = closure(&form_roots, &form_vars);
+    let form_vars = variables(&form_entries);
+    let needed = closure(
+        &rules_read(&form_entries, |k| group.contains(&k)),
+        &form_vars,
+    );
     let form_lines: Vec<&str> = filled.split('\n').collect();
     let taken: HashSet<&str> = user_vars
         .keys()

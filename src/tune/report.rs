@@ -111,7 +111,7 @@ pub fn table(t: &Tuned, against: Option<&str>) -> String {
     header(&mut out);
     row(&mut out, "start", &t.candidates[0].1);
     if let Some(name) = against {
-        let full = format!("ref {}", short(name));
+        let full = format!("ref {}", crate::report::file_name(name));
         let label: String = if full.chars().count() > LABEL {
             full.chars().take(LABEL - 1).chain(['…']).collect()
         } else {
@@ -157,10 +157,6 @@ fn row_text(s: &Score) -> String {
     let mut out = String::new();
     row(&mut out, "", s);
     out
-}
-
-fn short(name: &str) -> &str {
-    name.rsplit('/').next().unwrap_or(name)
 }
 
 /// A unified diff of two rule files: changed numbers, and the lines a form
