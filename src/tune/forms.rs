@@ -197,11 +197,6 @@ pub fn built_in() -> Vec<Form> {
         .collect()
 }
 
-/// The names and texts of the shipped forms (tests check each parses).
-pub fn built_in_sources() -> &'static [(&'static str, &'static str)] {
-    &BUILT_IN
-}
-
 /// Every `*.conf` form in `dir` (hidden files left out), in name order:
 /// at most [`MAX_FORMS`], each at most [`MAX_FORM_BYTES`], read as a
 /// regular file (a link to one is followed; a FIFO, a device or a kernel
@@ -1310,12 +1305,12 @@ mod tests {
 
     #[test]
     fn every_shipped_form_parses() {
-        for (name, text) in built_in_sources() {
+        for (name, text) in BUILT_IN {
             if let Err(e) = parse(name, text.as_bytes()) {
                 panic!("{e}");
             }
         }
-        assert_eq!(built_in().len(), built_in_sources().len());
+        assert_eq!(built_in().len(), BUILT_IN.len());
     }
 
     /// The facts of the simulated guest, on a current or a 2.6 kernel.

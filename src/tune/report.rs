@@ -13,10 +13,6 @@ use super::score::{Score, front_by_cpus};
 /// The most front rows shown (the fewest CPUs first).
 const MAX_ROWS: usize = 12;
 
-fn row(out: &mut String, label: &str, s: &Score) {
-    row_at(out, label, s, LABEL);
-}
-
 /// The width of the label column of the main table.
 const LABEL: usize = 19;
 
@@ -49,10 +45,6 @@ fn row_at(out: &mut String, label: &str, s: &Score, width: usize) {
             (false, None) => "no".to_string(),
         },
     );
-}
-
-fn header(out: &mut String) {
-    header_at(out, LABEL);
 }
 
 fn header_at(out: &mut String, width: usize) {
@@ -108,8 +100,8 @@ pub fn knobs_text(knobs: &[Knob]) -> String {
 /// CPUs (one row per distinct outcome), the recommendation marked.
 pub fn table(t: &Tuned, against: Option<&str>) -> String {
     let mut out = String::new();
-    header(&mut out);
-    row(&mut out, "start", &t.candidates[0].1);
+    header_at(&mut out, LABEL);
+    row_at(&mut out, "start", &t.candidates[0].1, LABEL);
     if let Some(name) = against {
         let full = format!("ref {}", crate::report::file_name(name));
         let label: String = if full.chars().count() > LABEL {
@@ -117,7 +109,7 @@ pub fn table(t: &Tuned, against: Option<&str>) -> String {
         } else {
             full
         };
-        row(&mut out, &label, &t.reference);
+        row_at(&mut out, &label, &t.reference, LABEL);
     }
     let scores = t.front_scores();
     let mut front = front_by_cpus(&scores, None);
@@ -141,7 +133,7 @@ pub fn table(t: &Tuned, against: Option<&str>) -> String {
         } else {
             format!("front #{i}")
         };
-        row(&mut out, &label, scores[i]);
+        row_at(&mut out, &label, scores[i], LABEL);
     }
     if front.len() > MAX_ROWS {
         let _ = writeln!(
@@ -155,7 +147,7 @@ pub fn table(t: &Tuned, against: Option<&str>) -> String {
 
 fn row_text(s: &Score) -> String {
     let mut out = String::new();
-    row(&mut out, "", s);
+    row_at(&mut out, "", s, LABEL);
     out
 }
 
