@@ -521,27 +521,19 @@ fn ties_words(t: &Tuned, i: usize) -> Option<String> {
     };
     let start = &t.candidates[0].1;
     let now = &t.candidates[i].1;
-    let (measure, was, is) = match t.objective {
-        super::score::Objective::Cpu => (
-            "unmet CPU-s",
-            format!("{:.1}", start.unmet_cpu_seconds),
-            format!("{:.1}", now.unmet_cpu_seconds),
-        ),
-        super::score::Objective::Steady => (
-            "CPU or pool changes and reversals",
-            start.instability().to_string(),
-            now.instability().to_string(),
-        ),
-        super::score::Objective::Memory => (
-            "× the working set",
-            format!("{:.2}", start.guest_to_working_set),
-            format!("{:.2}", now.guest_to_working_set),
-        ),
+    // The objective's measure (a count of changes for steady).
+    let (measure, digits) = match t.objective {
+        super::score::Objective::Cpu => ("unmet CPU-s", 1),
+        super::score::Objective::Steady => ("CPU or pool changes and reversals", 0),
+        super::score::Objective::Memory => ("× the working set", 2),
     };
+    let was = start.preference(t.objective).0;
+    let is = now.preference(t.objective).0;
     Some(format!(
         "Ties, does not beat: no candidate that did better than the reference on the workload \
          held up elsewhere{}. This one is within 5% of the reference on the workload and on \
-         every built-in scenario, and better than your file: {is} {measure} against {was}.",
+         every built-in scenario, and better than your file: {is:.digits$} {measure} against \
+         {was:.digits$}.",
         match t.judged.first() {
             Some((j, v)) if judged_from > 0 => format!(" (the best, #{j}, {})", v.words()),
             _ => " (none did better on the workload)".to_string(),
