@@ -23,6 +23,7 @@ pub mod run;
 pub mod score;
 pub mod search;
 pub mod switched;
+pub mod threads;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize};
