@@ -955,21 +955,18 @@ fn round_recommendation(
 /// The verdicts of `files`, in their order, each judged on a thread of its
 /// own (the order, not the scheduling, decides which is recommended).
 fn judge_all(judge: &robust::Judge, files: &[SourceFile]) -> Vec<robust::Verdict> {
-    std::thread::scope(|scope| {
-        let handles: Vec<_> = files
-            .iter()
-            .map(|f| scope.spawn(move || judge.verdict(f)))
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| {
-                h.join().unwrap_or_else(|_| robust::Verdict::Stops {
-                    workload: "the portfolio".to_string(),
-                    why: "the judging thread failed".to_string(),
-                })
-            })
-            .collect()
+    threads::in_order(files.len(), files.len(), &|i| {
+        let verdict = std::panic::AssertUnwindSafe(|| judge.verdict(&files[i]));
+        std::panic::catch_unwind(verdict).ok()
     })
+    .into_iter()
+    .map(|v| {
+        v.unwrap_or_else(|| robust::Verdict::Stops {
+            workload: "the portfolio".to_string(),
+            why: "the judging thread failed".to_string(),
+        })
+    })
+    .collect()
 }
 
 #[cfg(test)]
