@@ -43,11 +43,7 @@ pub fn run(args: RestoreArgs, _out: &mut dyn Write) -> anyhow::Result<Status> {
                     _ => log.error(line),
                 }
             }
-            Ok(if outcome.complete {
-                Status::Ok
-            } else {
-                Status::Failed
-            })
+            Ok(Status::of(outcome.complete))
         }
     }
 }
