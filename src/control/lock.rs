@@ -397,43 +397,23 @@ mod tests {
         std::fs::create_dir(&run).expect("run");
         let pid = run.join("cpuplugd.pid");
         let full = pid.display().to_string();
-        let refusal = || match acquire(root.path()) {
-            Ok(_) => panic!("acquired beside {full}"),
-            Err(e) => crate::error_chain::text(&e),
+        let refused_with = |start: &str| {
+            let said = match acquire(root.path()) {
+                Ok(_) => panic!("acquired beside {full}"),
+                Err(e) => crate::error_chain::text(&e),
+            };
+            assert!(said.starts_with(&format!("{full}{start}")), "{said}");
         };
         std::fs::create_dir(&pid).expect("a directory");
-        let said = refusal();
-        assert!(
-            said.starts_with(&format!("{full} is a directory, not a regular file")),
-            "{said}"
-        );
+        refused_with(" is a directory, not a regular file");
         std::fs::remove_dir(&pid).expect("rm");
-        rustix::fs::mknodat(
-            rustix::fs::CWD,
-            &pid,
-            rustix::fs::FileType::Fifo,
-            rustix::fs::Mode::from_raw_mode(0o600),
-            0,
-        )
-        .expect("a FIFO");
-        let said = refusal();
-        assert!(
-            said.starts_with(&format!("{full} is a FIFO, not a regular file")),
-            "{said}"
-        );
+        crate::kernel::fs::tests::mkfifo(&pid);
+        refused_with(" is a FIFO, not a regular file");
         std::fs::remove_file(&pid).expect("rm");
         std::fs::write(&pid, "1".repeat(5000)).expect("a big one");
-        let said = refusal();
-        assert!(
-            said.starts_with(&format!("{full}: larger than 4096 bytes")),
-            "{said}"
-        );
+        refused_with(": larger than 4096 bytes");
         std::fs::remove_file(&pid).expect("rm");
         std::os::unix::fs::symlink("../../../../../etc/hostname", &pid).expect("a link");
-        let said = refusal();
-        assert!(
-            said.starts_with(&format!("{full} leads outside the root")),
-            "{said}"
-        );
+        refused_with(" leads outside the root");
     }
 }

@@ -841,4 +841,4 @@ fn is_system_root(fd: &OwnedFd) -> bool {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

@@ -47,7 +47,8 @@ fn made_device(path: &Path) -> bool {
     .is_ok()
 }
 
-pub(super) fn mkfifo(path: &Path) {
+/// Makes a FIFO at `path`.
+pub(crate) fn mkfifo(path: &Path) {
     rustix::fs::mknodat(
         rustix::fs::CWD,
         path,
