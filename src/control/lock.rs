@@ -165,18 +165,10 @@ fn refuse_beside_cpuplugd(root: &Path, beneath: &Root) -> Result<(), LockError> 
 /// Checks that no cpuplugd runs and takes the lock below `root`.
 pub fn acquire(root: &Path) -> Result<GuestLock, LockError> {
     let path = root.join(LOCK_FILE);
-    let io = |source| {
-        LockError::Beneath(FsError::Io {
-            path: path.display().to_string(),
-            source,
-        })
-    };
+    let io = |source| LockError::Beneath(FsError::io(&path, source));
     // Resolved beneath the root as in a chroot: `var/lock` → `/run/lock`
     // (Debian) is followed inside the root, and no link leads outside it.
-    let beneath = Root::open_for_own_files(root).map_err(|source| FsError::Io {
-        path: root.display().to_string(),
-        source,
-    })?;
+    let beneath = Root::open_for_own_files(root).map_err(|source| FsError::io(root, source))?;
     refuse_beside_cpuplugd(root, &beneath)?;
     let rel = Path::new(LOCK_FILE);
     if let Some(dir) = rel.parent() {
