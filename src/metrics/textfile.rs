@@ -168,7 +168,7 @@ impl Textfile {
                     .and_then(|()| writeln!(file, "{HEADER}"))
                     .and_then(|()| file.write_all(text.as_bytes()))
                     .and_then(|()| Ok((FileStamp::of(file)?, file.try_clone()?)))
-                    .map_err(|e| FsError::io(&tmp, e))
+                    .map_err(|e| FsError::io(tmp, e))
             })?;
         let (own, lock) = placed;
         self.own = Some(own);
