@@ -32,6 +32,27 @@ pub enum Priority {
     Info = 6,
 }
 
+impl Priority {
+    /// The level a sink without priorities writes it at: warnings and
+    /// worse are errors.
+    pub fn level(self) -> Level {
+        if self <= Priority::Warning {
+            Level::Error
+        } else {
+            Level::Info
+        }
+    }
+}
+
+impl From<Level> for Priority {
+    fn from(level: Level) -> Priority {
+        match level {
+            Level::Error => Priority::Err,
+            Level::Info => Priority::Info,
+        }
+    }
+}
+
 /// One message with the fields a site filters on (`PLUGTOP_ACTION`,
 /// `PLUGTOP_RULE`, `PLUGTOP_MODE`, ...): names in capitals, as the journal
 /// wants them.
@@ -86,12 +107,7 @@ pub trait LogSink {
     /// Writes one structured message; sinks without fields write its text
     /// at the matching level.
     fn entry(&mut self, entry: &Entry) {
-        let level = if entry.priority <= Priority::Warning {
-            Level::Error
-        } else {
-            Level::Info
-        };
-        self.log(level, &entry.message);
+        self.log(entry.priority.level(), &entry.message);
     }
 
     /// An informational message.
@@ -185,22 +201,12 @@ impl SysLog {
             pid: std::process::id(),
         }
     }
-}
 
-impl SysLog {
     /// Whether /dev/log took the connection (else lines go to stderr).
     pub fn connected(&self) -> bool {
         self.socket.is_some()
     }
-}
 
-impl Default for SysLog {
-    fn default() -> Self {
-        SysLog::new()
-    }
-}
-
-impl SysLog {
     fn send(&mut self, priority: Priority, message: &str) {
         let priority = 3 * 8 + priority as u8;
         let message = shown(message);
@@ -215,13 +221,15 @@ impl SysLog {
     }
 }
 
+impl Default for SysLog {
+    fn default() -> Self {
+        SysLog::new()
+    }
+}
+
 impl LogSink for SysLog {
     fn log(&mut self, level: Level, message: &str) {
-        let priority = match level {
-            Level::Error => Priority::Err,
-            Level::Info => Priority::Info,
-        };
-        self.send(priority, message);
+        self.send(level.into(), message);
     }
 
     fn entry(&mut self, entry: &Entry) {
@@ -246,12 +254,8 @@ impl LogSink for Memory {
     }
 
     fn entry(&mut self, entry: &Entry) {
-        let level = if entry.priority <= Priority::Warning {
-            Level::Error
-        } else {
-            Level::Info
-        };
-        self.lines.push((level, entry.message.clone()));
+        self.lines
+            .push((entry.priority.level(), entry.message.clone()));
         self.entries.push(entry.clone());
     }
 }

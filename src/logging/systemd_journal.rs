@@ -9,7 +9,7 @@ use std::io::Write as _;
 use std::os::unix::net::UnixDatagram;
 use std::path::Path;
 
-use super::{Entry, Level, LogSink, Priority, shown};
+use super::{Entry, Level, LogSink, shown};
 
 /// Where journald listens; plugtop logs there when it exists.
 pub const JOURNAL_SOCKET: &str = "/run/systemd/journal/socket";
@@ -120,11 +120,7 @@ impl LogSink for Journal {
     }
 
     fn log(&mut self, level: Level, message: &str) {
-        let priority = match level {
-            Level::Error => Priority::Err,
-            Level::Info => Priority::Info,
-        };
-        self.entry(&Entry::new(priority, message));
+        self.entry(&Entry::new(level.into(), message));
     }
 
     fn entry(&mut self, entry: &Entry) {
@@ -139,7 +135,7 @@ impl LogSink for Journal {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::logging::message_id;
+    use crate::logging::{Priority, message_id};
 
     #[test]
     fn a_huge_message_or_field_is_cut_to_fit_one_datagram() {
