@@ -126,8 +126,7 @@ pub fn run(args: SimArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
     )?;
     Ok(match ended {
         Some(signal) => Status::ended_by(signal),
-        None if ran => Status::Ok,
-        None => Status::Failed,
+        None => Status::of(ran),
     })
 }
 
