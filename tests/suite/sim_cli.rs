@@ -56,20 +56,26 @@ fn without_report_every_action_is_printed_with_its_time() {
     assert!(out.contains("throughput vs ideal"), "{out}");
 }
 
+/// `plugtop sim` of daytrader at --speed 0.001 (days of real time), its
+/// standard output piped, its standard error to `stderr`.
+fn daytrader_for_days(stderr: std::process::Stdio) -> common::Spawned {
+    common::Spawned::new(
+        std::process::Command::new(env!("CARGO_BIN_EXE_plugtop"))
+            .args(["sim", DAYTRADER, "-c", MODERN, "--speed", "0.001"])
+            .stdout(std::process::Stdio::piped())
+            .stderr(stderr)
+            .spawn()
+            .expect("sim"),
+    )
+}
+
 /// adv52 #9: a run in real time (no --report) says at once, before any
 /// action, what it simulates, how fast, and how to stop it; --fast says so
 /// too.
 #[test]
 fn a_run_in_real_time_says_what_it_simulates_at_once() {
     use std::io::BufRead;
-    let mut child = common::Spawned::new(
-        std::process::Command::new(env!("CARGO_BIN_EXE_plugtop"))
-            .args(["sim", DAYTRADER, "-c", MODERN, "--speed", "0.001"])
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .expect("sim"),
-    );
+    let mut child = daytrader_for_days(std::process::Stdio::null());
     let stdout = child.child().stdout.take().expect("stdout");
     // The first line arrives while the run goes on (it would take days at
     // this speed): read off the test's thread, bounded by the hang guard.
@@ -486,14 +492,7 @@ fn serve_with_rules_is_refused_with_where_the_rules_go() {
 #[test]
 fn ctrl_c_ends_a_run_with_the_report_of_the_part_simulated() {
     use std::io::Read;
-    let mut child = common::Spawned::new(
-        std::process::Command::new(env!("CARGO_BIN_EXE_plugtop"))
-            .args(["sim", DAYTRADER, "-c", MODERN, "--speed", "0.001"])
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .expect("sim"),
-    );
+    let mut child = daytrader_for_days(std::process::Stdio::piped());
     let mut stdout = child.child().stdout.take().expect("stdout");
     // All of standard output, read off the test's thread; the start note
     // (said at once) is sent as soon as it is whole.
