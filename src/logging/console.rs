@@ -1,7 +1,11 @@
-//! The terminal's writer for [`super::Console`]: lines go through a
-//! bounded queue to a thread that writes them, so the thread that logs
-//! never waits on a terminal or a pipe that is not being read. What does
-//! not fit the queue is counted and said once there is room again.
+//! The terminal's writer for [`super::Console`]: lines for a stream that
+//! may hold a write (a terminal, a pipe, a socket) go through a bounded
+//! queue to a thread that writes them, so the thread that logs never waits
+//! on one that is not being read; lines for a file are written at once.
+//! stdout and stderr each have their own queue unless they are the same
+//! file (one terminal: one queue keeps their order), so a stalled stdout
+//! never holds stderr. What does not fit a queue is counted and said once
+//! there is room again.
 
 use std::io::Write as _;
 use std::sync::Arc;
@@ -29,7 +33,7 @@ enum Out {
 
 /// The logging side of the queue.
 #[derive(Debug)]
-pub(super) struct Writer {
+struct Writer {
     queue: SyncSender<Out>,
     closed: Arc<AtomicBool>,
     /// Lines dropped since the last one that went into the queue.
@@ -40,7 +44,7 @@ impl Writer {
     /// Starts the writing thread; `None` where no thread can be had (the
     /// caller then writes itself). A closed stream wakes the thread that
     /// started it, which [`crate::pace::park_until`] may be waiting in.
-    pub(super) fn start() -> Option<Writer> {
+    fn start() -> Option<Writer> {
         let (queue, lines) = std::sync::mpsc::sync_channel(QUEUE);
         let closed = Arc::new(AtomicBool::new(false));
         let seen = Arc::clone(&closed);
@@ -57,7 +61,7 @@ impl Writer {
     }
 
     /// Queues `line`; a full queue drops it and counts it.
-    pub(super) fn send(&mut self, level: Level, line: String) {
+    fn send(&mut self, level: Level, line: String) {
         if self.dropped > 0 {
             let note = format!(
                 "({} log lines were dropped: the terminal or pipe was not being read)",
@@ -79,12 +83,12 @@ impl Writer {
     }
 
     /// Whether stdout or stderr was closed by its reader.
-    pub(super) fn closed(&self) -> bool {
+    fn closed(&self) -> bool {
         self.closed.load(Ordering::SeqCst)
     }
 
     /// Waits up to [`FLUSH_WAIT`] for the lines queued so far to be written.
-    pub(super) fn flush(&self) {
+    fn flush(&self) {
         let (done, written) = std::sync::mpsc::sync_channel(1);
         if self.queue.try_send(Out::Flush(done)).is_ok() {
             let _ = written.recv_timeout(FLUSH_WAIT);
@@ -127,27 +131,86 @@ fn write_line(level: Level, line: &str) -> std::io::Result<()> {
     }
 }
 
-/// Whether a write to stdout or stderr may wait for someone: a terminal
-/// (Ctrl-S), a pipe or a socket (a reader that stops reading). Regular
-/// files and other devices (/dev/null) are written on the logging thread,
-/// as ever, and cost no thread and no hand-over.
-pub(super) fn may_hold() -> bool {
-    fn holds(fd: std::os::fd::BorrowedFd<'_>) -> bool {
-        use rustix::fs::FileType;
-        rustix::termios::isatty(fd)
-            || rustix::fs::fstat(fd).is_ok_and(|st| {
-                matches!(
-                    FileType::from_raw_mode(st.st_mode),
-                    FileType::Fifo | FileType::Socket
-                )
-            })
+/// Where each level's lines go: a queue (by its index) or, for a stream
+/// that never holds a write (a regular file, /dev/null) or where no thread
+/// can be had, straight to the stream.
+#[derive(Debug, Default)]
+pub(super) struct Routes {
+    queues: Vec<Writer>,
+    info: Option<usize>,
+    error: Option<usize>,
+}
+
+impl Routes {
+    /// Looks at stdout and stderr once.
+    pub(super) fn new() -> Routes {
+        use std::os::fd::AsFd as _;
+        let (out, err) = (std::io::stdout(), std::io::stderr());
+        let (out, err) = (out.as_fd(), err.as_fd());
+        let mut routes = Routes::default();
+        if may_hold(out) {
+            routes.info = routes.start();
+        }
+        if may_hold(err) {
+            routes.error = match routes.info {
+                Some(queue) if same_file(out, err) => Some(queue),
+                _ => routes.start(),
+            };
+        }
+        routes
     }
-    use std::os::fd::AsFd as _;
-    holds(std::io::stdout().as_fd()) || holds(std::io::stderr().as_fd())
+
+    fn start(&mut self) -> Option<usize> {
+        self.queues.push(Writer::start()?);
+        Some(self.queues.len() - 1)
+    }
+
+    /// Sends `line` on its way.
+    pub(super) fn send(&mut self, level: Level, line: std::borrow::Cow<'_, str>) {
+        let route = match level {
+            Level::Info => self.info,
+            Level::Error => self.error,
+        };
+        match route.and_then(|i| self.queues.get_mut(i)) {
+            Some(queue) => queue.send(level, line.into_owned()),
+            None => write(level, &line),
+        }
+    }
+
+    /// Whether stdout or stderr was closed by its reader.
+    pub(super) fn closed(&self) -> bool {
+        self.queues.iter().any(Writer::closed)
+    }
+
+    /// Waits, a bounded time each, for every queue to be written.
+    pub(super) fn flush(&self) {
+        self.queues.iter().for_each(Writer::flush);
+    }
+}
+
+/// Whether a write to `fd` may wait for someone: a terminal (Ctrl-S), a
+/// pipe or a socket (a reader that stops reading).
+fn may_hold(fd: std::os::fd::BorrowedFd<'_>) -> bool {
+    use rustix::fs::FileType;
+    rustix::termios::isatty(fd)
+        || rustix::fs::fstat(fd).is_ok_and(|st| {
+            matches!(
+                FileType::from_raw_mode(st.st_mode),
+                FileType::Fifo | FileType::Socket
+            )
+        })
+}
+
+/// Whether `a` and `b` are the same open file (`2>&1`, one terminal).
+fn same_file(a: std::os::fd::BorrowedFd<'_>, b: std::os::fd::BorrowedFd<'_>) -> bool {
+    match (rustix::fs::fstat(a), rustix::fs::fstat(b)) {
+        (Ok(a), Ok(b)) => (a.st_dev, a.st_ino, a.st_rdev) == (b.st_dev, b.st_ino, b.st_rdev),
+        _ => false,
+    }
 }
 
 /// Writes one line on the calling thread, whatever becomes of it (a closed
 /// terminal must not stop the daemon).
-pub(super) fn write(level: Level, line: &str) {
+fn write(level: Level, line: &str) {
     let _ = write_line(level, line);
 }

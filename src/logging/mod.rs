@@ -146,30 +146,24 @@ pub(crate) fn shown(message: &str) -> Cow<'_, str> {
 /// cpuplugd would die of SIGPIPE.
 #[derive(Debug, Default)]
 pub struct Console {
-    writer: Option<console::Writer>,
+    /// Chosen at the first line, once.
+    routes: Option<console::Routes>,
 }
 
 impl LogSink for Console {
     fn log(&mut self, level: Level, message: &str) {
-        let line = shown(message);
-        if self.writer.is_none() && console::may_hold() {
-            self.writer = console::Writer::start();
-        }
-        match &mut self.writer {
-            Some(writer) => writer.send(level, line.into_owned()),
-            // Files that never hold a write (a regular file, /dev/null),
-            // or no thread to be had: written here.
-            None => console::write(level, &line),
-        }
+        self.routes
+            .get_or_insert_with(console::Routes::new)
+            .send(level, shown(message));
     }
 
     fn output_closed(&self) -> bool {
-        self.writer.as_ref().is_some_and(console::Writer::closed)
+        self.routes.as_ref().is_some_and(console::Routes::closed)
     }
 
     fn flush(&mut self) {
-        if let Some(writer) = &self.writer {
-            writer.flush();
+        if let Some(routes) = &self.routes {
+            routes.flush();
         }
     }
 }
@@ -184,20 +178,63 @@ impl Drop for Console {
 /// facility daemon). Falls back to stderr when there is no socket.
 #[derive(Debug)]
 pub struct SysLog {
-    socket: Option<UnixDatagram>,
+    socket: Option<LogSocket>,
     pid: u32,
+}
+
+/// A connected datagram socket of a system log, never waited on: an entry
+/// it cannot take now (its queue is full) is dropped and counted, and the
+/// next one it takes is preceded by a note of how many
+/// ([`LogSocket::send`]).
+#[derive(Debug)]
+pub(crate) struct LogSocket {
+    socket: UnixDatagram,
+    dropped: u64,
+}
+
+impl LogSocket {
+    /// Connected to `path`, non-blocking.
+    pub(crate) fn connect(path: &std::path::Path) -> Option<LogSocket> {
+        let socket = UnixDatagram::unbound().ok()?;
+        socket.connect(path).ok()?;
+        socket.set_nonblocking(true).ok()?;
+        Some(LogSocket { socket, dropped: 0 })
+    }
+
+    /// Sends `datagram`, after the note `note(n)` makes of the `n` entries
+    /// dropped before it. False where the socket failed otherwise than by
+    /// being full (the log went away): the caller says the entry elsewhere.
+    pub(crate) fn send(&mut self, datagram: &[u8], note: impl FnOnce(&str) -> Vec<u8>) -> bool {
+        if self.dropped > 0 {
+            let text = format!(
+                "({} log entries were dropped: the system log was not taking them)",
+                self.dropped
+            );
+            match self.socket.send(&note(&text)) {
+                Ok(_) => self.dropped = 0,
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                    self.dropped += 1;
+                    return true;
+                }
+                Err(_) => return false,
+            }
+        }
+        match self.socket.send(datagram) {
+            Ok(_) => true,
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                self.dropped += 1;
+                true
+            }
+            Err(_) => false,
+        }
+    }
 }
 
 impl SysLog {
     /// Connects to /dev/log if it exists.
     pub fn new() -> Self {
         SysLog {
-            socket: UnixDatagram::unbound()
-                .ok()
-                // A syslog that stops reading must not hold the control
-                // loop: a full queue is a failed send (the line goes to
-                // stderr), never a wait.
-                .filter(|s| s.connect("/dev/log").is_ok() && s.set_nonblocking(true).is_ok()),
+            socket: LogSocket::connect(std::path::Path::new("/dev/log")),
             pid: std::process::id(),
         }
     }
@@ -208,13 +245,16 @@ impl SysLog {
     }
 
     fn send(&mut self, priority: Priority, message: &str) {
-        let priority = 3 * 8 + priority as u8;
+        let pid = self.pid;
+        let line = |priority: Priority, text: &str| {
+            format!("<{}>plugtop[{pid}]: {text}", 3 * 8 + priority as u8).into_bytes()
+        };
         let message = shown(message);
-        let line = format!("<{priority}>plugtop[{}]: {message}", self.pid);
-        let sent = self
-            .socket
-            .as_ref()
-            .is_some_and(|s| s.send(line.as_bytes()).is_ok());
+        let sent = self.socket.as_mut().is_some_and(|s| {
+            s.send(&line(priority, &message), |note| {
+                line(Priority::Warning, note)
+            })
+        });
         if !sent {
             let _ = writeln!(std::io::stderr(), "{message}");
         }

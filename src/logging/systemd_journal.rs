@@ -6,10 +6,9 @@
 //! from a socket in a temporary directory.
 
 use std::io::Write as _;
-use std::os::unix::net::UnixDatagram;
 use std::path::Path;
 
-use super::{Entry, Level, LogSink, shown};
+use super::{Entry, Level, LogSink, Priority, shown};
 
 /// Where journald listens; plugtop logs there when it exists.
 pub const JOURNAL_SOCKET: &str = "/run/systemd/journal/socket";
@@ -17,7 +16,7 @@ pub const JOURNAL_SOCKET: &str = "/run/systemd/journal/socket";
 /// The journal as a log sink.
 #[derive(Debug)]
 pub struct Journal {
-    socket: UnixDatagram,
+    socket: super::LogSocket,
 }
 
 impl Journal {
@@ -28,12 +27,11 @@ impl Journal {
 
     /// The journal listening at `path` (a test's socket).
     pub fn connect_to(path: &Path) -> Option<Journal> {
-        let socket = UnixDatagram::unbound().ok()?;
-        socket.connect(path).ok()?;
-        // A journal that stops taking entries must not hold the control
-        // loop: a full queue is a failed send (the entry goes to stderr).
-        socket.set_nonblocking(true).ok()?;
-        Some(Journal { socket })
+        // Never waited on: a journal that stops taking entries must not
+        // hold the control loop (super::LogSocket).
+        Some(Journal {
+            socket: super::LogSocket::connect(path)?,
+        })
     }
 }
 
@@ -126,7 +124,8 @@ impl LogSink for Journal {
     fn entry(&mut self, entry: &Entry) {
         // A journal that went away (or an entry too large for one
         // datagram) must not stop the daemon; stderr is what is left.
-        if self.socket.send(&datagram(entry)).is_err() {
+        let note = |text: &str| datagram(&Entry::new(Priority::Warning, text));
+        if !self.socket.send(&datagram(entry), note) {
             let _ = writeln!(std::io::stderr(), "{}", shown(&entry.message));
         }
     }
@@ -136,6 +135,7 @@ impl LogSink for Journal {
 mod tests {
     use super::*;
     use crate::logging::{Priority, message_id};
+    use std::os::unix::net::UnixDatagram;
 
     #[test]
     fn a_huge_message_or_field_is_cut_to_fit_one_datagram() {
@@ -243,5 +243,16 @@ mod tests {
         let mut buf = vec![0u8; 4096];
         let n = listener.recv(&mut buf).unwrap();
         assert!(String::from_utf8_lossy(&buf[..n]).contains("entry 0"));
+        // What it could not take is counted, and said before the next
+        // entry it takes (nothing went to stderr meanwhile).
+        listener.set_nonblocking(true).unwrap();
+        while listener.recv(&mut buf).is_ok() {}
+        journal.info("after");
+        let n = listener.recv(&mut buf).unwrap();
+        let note = String::from_utf8_lossy(&buf[..n]).into_owned();
+        assert!(note.contains("log entries were dropped"), "{note}");
+        assert!(note.contains("PRIORITY=4"), "a warning: {note}");
+        let n = listener.recv(&mut buf).unwrap();
+        assert!(String::from_utf8_lossy(&buf[..n]).contains("after"));
     }
 }
