@@ -157,7 +157,7 @@ fn hostile_course_files_are_refused_with_what_and_where() {
         (
             GOOD.replace("s.toml", "examples/scenarios/daytrader.toml")
                 .into_bytes(),
-            ":5:10: error: examples/scenarios/daytrader.toml: No such file or directory (os error 2) (paths in a course are relative to the course file, here ",
+            ":5:10: error: examples/scenarios/daytrader.toml: no such file or directory (paths in a course are relative to the course file, here ",
         ),
         (b"title='\xff\xfe'\n".to_vec(), "not UTF-8"),
         (vec![b'#'; 2 << 20], "larger than"),

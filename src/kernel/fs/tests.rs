@@ -91,7 +91,7 @@ fn a_last_link_is_never_followed_by_what_creates_reads_back_places_or_removes() 
     let e = b
         .create_new(Path::new("var/lock/planted.tmp"))
         .expect_err("refused");
-    assert!(crate::error_chain::text(&e).contains("File exists"), "{e}");
+    assert!(crate::error_chain::text(&e).contains("file exists"), "{e}");
     let e = b
         .read(Path::new("var/lock/planted"), 64, Resolve::Own)
         .expect_err("refused");
