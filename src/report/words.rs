@@ -139,7 +139,7 @@ pub fn wrap_hanging(text: &str, first: usize, rest: usize) -> Vec<String> {
 /// after the last `-`, `.`, `/` or `_` among the characters that fit if
 /// that is in the second half of them, else after all that fit (at least
 /// one, so a character wider than the line still moves on).
-fn split_point(word: &str, width: usize) -> usize {
+pub(crate) fn split_point(word: &str, width: usize) -> usize {
     let mut used = 0;
     let fit = word
         .chars()
