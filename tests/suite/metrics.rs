@@ -491,7 +491,7 @@ fn a_taken_metrics_address_refuses_the_start_with_nothing_left_behind() {
         "--metrics-listen",
         &addr,
     ]);
-    let err = String::from_utf8_lossy(&o.stderr);
+    let err = crate::common::said(&o);
     assert_eq!(o.status.code(), Some(1), "a start-up refusal: {err}");
     assert!(
         err.contains(&format!(
