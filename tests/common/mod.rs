@@ -196,7 +196,7 @@ pub fn unwrapped(text: &str) -> String {
             && !body
                 .trim_start_matches(|c: char| c.is_ascii_digit())
                 .starts_with(" |")
-            && out.ends_with(|c: char| c == '\n')
+            && out.ends_with('\n')
             && !out.ends_with("\n\n")
             && !out.is_empty();
         if row {

@@ -424,7 +424,7 @@ fn run_speaks_cpuplugd_options_and_refuses_bad_rules_without_writing() {
 }
 
 fn stderr(o: &Output) -> String {
-    crate::common::said(&o)
+    crate::common::said(o)
 }
 
 #[test]

@@ -377,7 +377,7 @@ fn plugtop(args: &[&str], stdout: Stdio) -> Output {
 }
 
 fn stderr(o: &Output) -> String {
-    crate::common::said(&o)
+    crate::common::said(o)
 }
 
 #[test]

@@ -74,7 +74,7 @@ fn restore(root: &Path, extra: &[&str]) -> Output {
 /// journal kept as it was, and the message naming the journal and
 /// `named` (its line).
 fn assert_refused(out: &Output, named: &str) {
-    let err = crate::common::said(&out);
+    let err = crate::common::said(out);
     assert!(matches!(out.status.code(), Some(1 | 78)), "{err}");
     assert!(
         err.contains("run/plugtop/state"),
@@ -312,7 +312,7 @@ fn a_state_outside_the_root_is_bounded_and_regular_only() {
 /// A restore that went through: the journal's start state is back, the
 /// journal and the lock are gone.
 fn assert_restored(root: &FakeRoot, out: &Output) {
-    let err = crate::common::said(&out);
+    let err = crate::common::said(out);
     assert!(out.status.success(), "{err}");
     assert_eq!(
         guest_files(root.path()),

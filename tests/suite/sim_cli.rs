@@ -246,7 +246,7 @@ fn a_bad_scenario_is_refused_with_where_and_why() {
 }
 
 fn stderr(o: &Output) -> String {
-    crate::common::said(&o)
+    crate::common::said(o)
 }
 
 #[test]

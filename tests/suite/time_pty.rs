@@ -162,7 +162,7 @@ fn damaged_recording(dir: &std::path::Path, flip: usize) -> String {
 
 /// The byte `eval`'s warning names as where a recording is damaged.
 fn damage_offset(eval: &std::process::Output) -> String {
-    let said = crate::common::said(&eval);
+    let said = crate::common::said(eval);
     said.split("fails its checksum at byte ")
         .nth(1)
         .and_then(|t| t.split(';').next())

@@ -36,7 +36,7 @@ fn stdout(o: &std::process::Output) -> String {
 }
 
 fn stderr(o: &std::process::Output) -> String {
-    crate::common::said(&o)
+    crate::common::said(o)
 }
 
 /// `plugtop ARGS --format json`, its report parsed.

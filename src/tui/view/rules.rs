@@ -138,11 +138,10 @@ fn summary_lines(
                 let mut said = summary_text(f, kind, room_beside(&note), units, allowed);
                 // A note that leaves a value cut gives way to its brief
                 // form first (nu54 F4: the threshold was lost).
-                if let (true, Some((_, _, brief))) = (said.2, limit.as_ref()) {
-                    if note.is_some() {
-                        note = Some(format!("{brief}; "));
-                        said = summary_text(f, kind, room_beside(&note), units, allowed);
-                    }
+                if let (true, true, Some((_, _, brief))) = (said.2, note.is_some(), limit.as_ref())
+                {
+                    note = Some(format!("{brief}; "));
+                    said = summary_text(f, kind, room_beside(&note), units, allowed);
                 }
                 *because &= said.1;
                 said.0
