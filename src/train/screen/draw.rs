@@ -677,18 +677,22 @@ fn rules_panel(app: &TrainApp, frame: &mut Frame, area: Rect, theme: Theme) {
             inside(area).saturating_sub(9)
         )
     );
-    let mut block = panel().title(Span::styled(title, theme.title()));
-    if more > 0 {
-        let rules = if more == 1 { "rule" } else { "rules" };
-        block = block.title_bottom(
-            Line::styled(
-                format!(" {more} more {rules}: e shows every one "),
-                theme.dim(),
-            )
-            .right_aligned(),
-        );
-    }
+    let rules = if more == 1 { "rule" } else { "rules" };
+    let said = (more > 0).then(|| format!(" {more} more {rules}: e shows every one "));
+    let block = counted(
+        panel().title(Span::styled(title, theme.title())),
+        said,
+        theme,
+    );
     frame.render_widget(Paragraph::new(lines).block(block), area);
+}
+
+/// `block` with what it leaves out said on its bottom border, if anything.
+fn counted(block: Block<'static>, left_out: Option<String>, theme: Theme) -> Block<'static> {
+    match left_out {
+        Some(text) => block.title_bottom(Line::styled(text, theme.dim()).right_aligned()),
+        None => block,
+    }
 }
 
 /// The main screen's what-if editor ([`whatif_editor`]): the field's name
@@ -748,18 +752,12 @@ fn flips_panel(app: &TrainApp, frame: &mut Frame, area: Rect, theme: Theme) {
     let room = usize::from(area.height.saturating_sub(2));
     let more = rows.len().saturating_sub(room);
     rows.truncate(room);
-    let mut block = panel().title(Span::styled(
+    let title = Span::styled(
         " Flips: the recording's changes of decision ",
         theme.title(),
-    ));
-    if more > 0 {
-        block = block.title_bottom(
-            Line::styled(
-                format!(" {more} more rows: the replay's Flips view has them all "),
-                theme.dim(),
-            )
-            .right_aligned(),
-        );
-    }
+    );
+    let said =
+        (more > 0).then(|| format!(" {more} more rows: the replay's Flips view has them all "));
+    let block = counted(panel().title(title), said, theme);
     frame.render_widget(Paragraph::new(rows).block(block), area);
 }
