@@ -332,20 +332,13 @@ pub struct FleetArgs {
     #[arg(long)]
     pub batch: bool,
     /// With --batch: text lines or one JSON document.
-    #[arg(long, value_enum, default_value_t = FleetFormat::Text)]
-    pub format: FleetFormat,
+    #[arg(long, value_enum, default_value_t = CheckFormat::Text)]
+    pub format: CheckFormat,
     /// Where the guests' rule files are gathered on this machine, as DIR/INSTANCE/PATH, for the drift diff (read inside DIR as in a chroot; without it, no diff).
     #[arg(long, value_name = "DIR")]
     pub rules_root: Option<PathBuf>,
     #[command(flatten)]
     pub wide: WideArg,
-}
-
-/// What `plugtop fleet --batch` prints.
-#[derive(Clone, Copy, PartialEq, ValueEnum)]
-pub enum FleetFormat {
-    Text,
-    Json,
 }
 
 /// The arguments of `plugtop lsp`.

@@ -530,6 +530,7 @@ fn wait(deadline: Instant, signals: &Signals, runner: &Runner<'_>) -> Option<Ins
         signals.stop.load(Ordering::SeqCst)
             || signals.reload.load(Ordering::SeqCst)
             || runner.reload_ready()
+            || runner.log.output_closed()
     })
 }
 
@@ -776,6 +777,9 @@ fn run_loop(
                     if signals.stop.load(Ordering::SeqCst) {
                         return Ending::Stopped;
                     }
+                    if runner.log.output_closed() {
+                        return output_closed(runner, signals);
+                    }
                     if signals.reload.swap(false, Ordering::SeqCst) {
                         runner.request_reload();
                         passed = None;
@@ -830,6 +834,23 @@ fn run_loop(
             return Ending::Fatal;
         }
     }
+}
+
+/// The reader of the log went away (`plugtop run -f | head`): cpuplugd
+/// dies of SIGPIPE at that write, its CPUs and pool left as they are;
+/// plugtop ends as if SIGPIPE had stopped it (exit 141), the guest put
+/// back first, and says so where it still can (stderr, when only stdout
+/// was closed).
+fn output_closed(runner: &mut Runner<'_>, signals: &Signals) -> Ending {
+    let pipe = signal_hook::consts::signal::SIGPIPE;
+    let _ = signals
+        .stopped_by
+        .compare_exchange(0, pipe, Ordering::SeqCst, Ordering::SeqCst);
+    runner.log.error(
+        "the log's reader went away (cpuplugd would die of SIGPIPE here, the guest \
+         left as it is): putting the guest back and ending",
+    );
+    Ending::Stopped
 }
 
 /// cpuplugd does not start without /proc/cpuinfo, or with an empty one

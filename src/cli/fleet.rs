@@ -6,7 +6,7 @@ use std::io::Write;
 use anyhow::bail;
 
 use super::interval::seconds;
-use crate::cli::{FleetArgs, FleetFormat};
+use crate::cli::{CheckFormat, FleetArgs};
 use plugtop::commands::Status;
 use plugtop::fleet::batch::{self, FleetVerdict, Format};
 use plugtop::fleet::fetch::{self, Scope};
@@ -39,8 +39,8 @@ pub fn run(args: FleetArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
             .into());
         }
         let format = match args.format {
-            FleetFormat::Text => Format::Text,
-            FleetFormat::Json => Format::Json,
+            CheckFormat::Text => Format::Text,
+            CheckFormat::Json => Format::Json,
         };
         let layout = args.wide.layout();
         return Ok(

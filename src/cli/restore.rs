@@ -18,7 +18,7 @@ pub fn run(args: RestoreArgs, _out: &mut dyn Write) -> anyhow::Result<Status> {
         options.state =
             std::path::absolute(&state).with_context(|| format!("--state {}", state.display()))?;
     }
-    let mut log = Console;
+    let mut log = Console::default();
     // A refusal (a bad journal, a running plugtop, a held lock) wrote
     // nothing: exit 1, as `run` does for its refusals.
     let outcome = match plugtop::control::guard::restore_from_journal(&options) {
@@ -43,11 +43,7 @@ pub fn run(args: RestoreArgs, _out: &mut dyn Write) -> anyhow::Result<Status> {
                     _ => log.error(line),
                 }
             }
-            Ok(if outcome.complete {
-                Status::Ok
-            } else {
-                Status::Failed
-            })
+            Ok(Status::of(outcome.complete))
         }
     }
 }

@@ -161,6 +161,9 @@ fn refused(e: &daemon::StartError, log: &mut dyn LogSink, where_to: LogTo) {
         ));
     }
     if where_to != LogTo::JournalStream {
+        // After what the run logged before it (on the terminal, from
+        // the console's own thread).
+        log.flush();
         complain(&format!("plugtop: {}", plugtop::error_chain::text(e)));
     }
 }
@@ -188,7 +191,7 @@ fn log_sink(child: bool) -> (Box<dyn LogSink>, LogTo) {
     // and priorities included.
     let stream = !child && plugtop::logging::stderr_is_journal();
     if !child && !stream {
-        return (Box::new(Console), LogTo::Terminal);
+        return (Box::new(Console::default()), LogTo::Terminal);
     }
     if let Some(j) = Journal::connect() {
         let to = if stream {

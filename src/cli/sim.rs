@@ -122,7 +122,7 @@ pub fn run(args: SimArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
         old_kernel,
         wide.layout(),
     )?;
-    Ok(if ran { Status::Ok } else { Status::Failed })
+    Ok(Status::of(ran))
 }
 
 /// `sim --serve`: the guest published below `root` until the scenario's

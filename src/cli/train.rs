@@ -108,9 +108,5 @@ fn run_check(args: TrainCheckArgs, out: &mut dyn Write) -> anyhow::Result<Status
             }
         }
     }
-    Ok(if checked.iter().all(|c| c.ok) {
-        Status::Ok
-    } else {
-        Status::Failed
-    })
+    Ok(Status::of(checked.iter().all(|c| c.ok)))
 }

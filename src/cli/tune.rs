@@ -88,11 +88,7 @@ pub fn run(args: TuneArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
         }
     }
     prepared.write(&tuned, say)?;
-    Ok(if tuned.recommended.is_some() {
-        Status::Ok
-    } else {
-        Status::Failed
-    })
+    Ok(Status::of(tuned.recommended.is_some()))
 }
 
 /// A progress bar on stderr until `finished`.

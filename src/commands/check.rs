@@ -21,11 +21,7 @@ pub fn run(
     out: &mut dyn Write,
 ) -> std::io::Result<Status> {
     let outcome = load(file, facts);
-    let status = if outcome.has_errors() {
-        Status::Failed
-    } else {
-        Status::Ok
-    };
+    let status = Status::of(!outcome.has_errors());
     // A recording or a binary file: what it is and what cpuplugd would do
     // with it, in one line, not a diagnostic for each of its lines.
     if format == DiagnosticFormat::Text

@@ -23,6 +23,11 @@ pub enum Status {
 }
 
 impl Status {
+    /// [`Status::Ok`] when everything held, else [`Status::Failed`].
+    pub fn of(ok: bool) -> Status {
+        if ok { Status::Ok } else { Status::Failed }
+    }
+
     /// Ended by `signal`: 128 + it, as the shell shows a process it ended.
     pub fn ended_by(signal: i32) -> Status {
         Status::Code(crate::stop_signals::exit_status(signal).clamp(0, 255) as u8)

@@ -86,7 +86,11 @@ pub fn run(
         }
         taken += 1;
         if taken.is_multiple_of(60) {
-            writeln!(out, "{}", count_of(taken, "sample", "samples"))?;
+            writeln!(
+                out,
+                "{}",
+                crate::report::words::count(taken as f64, "sample", "samples")
+            )?;
             out.flush()?;
         }
         if let Wait::Every(interval) = pace.wait
@@ -111,7 +115,7 @@ pub fn run(
             writeln!(
                 out,
                 "recorded {} to {}: {} bytes, {per:.0} bytes per sample",
-                count_of(taken, "sample", "samples"),
+                crate::report::words::count(taken as f64, "sample", "samples"),
                 path.display(),
                 w.bytes()
             )?;
@@ -119,17 +123,12 @@ pub fn run(
         (_, Destination::Snapshots(dir)) => writeln!(
             out,
             "wrote {} to {}",
-            count_of(taken, "snapshot", "snapshots"),
+            crate::report::words::count(taken as f64, "snapshot", "snapshots"),
             dir.display()
         )?,
         _ => {}
     }
     Ok(status)
-}
-
-/// `n` with its noun ("1 sample", "3 samples").
-fn count_of(n: usize, one: &str, many: &str) -> String {
-    crate::report::words::count(n as f64, one, many)
 }
 
 /// What a recording starts by saying: what goes where, how often, how

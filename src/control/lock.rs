@@ -165,18 +165,10 @@ fn refuse_beside_cpuplugd(root: &Path, beneath: &Root) -> Result<(), LockError> 
 /// Checks that no cpuplugd runs and takes the lock below `root`.
 pub fn acquire(root: &Path) -> Result<GuestLock, LockError> {
     let path = root.join(LOCK_FILE);
-    let io = |source| {
-        LockError::Beneath(FsError::Io {
-            path: path.display().to_string(),
-            source,
-        })
-    };
+    let io = |source| LockError::Beneath(FsError::io(&path, source));
     // Resolved beneath the root as in a chroot: `var/lock` → `/run/lock`
     // (Debian) is followed inside the root, and no link leads outside it.
-    let beneath = Root::open_for_own_files(root).map_err(|source| FsError::Io {
-        path: root.display().to_string(),
-        source,
-    })?;
+    let beneath = Root::open_for_own_files(root).map_err(|source| FsError::io(root, source))?;
     refuse_beside_cpuplugd(root, &beneath)?;
     let rel = Path::new(LOCK_FILE);
     if let Some(dir) = rel.parent() {
@@ -401,43 +393,23 @@ mod tests {
         std::fs::create_dir(&run).expect("run");
         let pid = run.join("cpuplugd.pid");
         let full = pid.display().to_string();
-        let refusal = || match acquire(root.path()) {
-            Ok(_) => panic!("acquired beside {full}"),
-            Err(e) => crate::error_chain::text(&e),
+        let refused_with = |start: &str| {
+            let said = match acquire(root.path()) {
+                Ok(_) => panic!("acquired beside {full}"),
+                Err(e) => crate::error_chain::text(&e),
+            };
+            assert!(said.starts_with(&format!("{full}{start}")), "{said}");
         };
         std::fs::create_dir(&pid).expect("a directory");
-        let said = refusal();
-        assert!(
-            said.starts_with(&format!("{full} is a directory, not a regular file")),
-            "{said}"
-        );
+        refused_with(" is a directory, not a regular file");
         std::fs::remove_dir(&pid).expect("rm");
-        rustix::fs::mknodat(
-            rustix::fs::CWD,
-            &pid,
-            rustix::fs::FileType::Fifo,
-            rustix::fs::Mode::from_raw_mode(0o600),
-            0,
-        )
-        .expect("a FIFO");
-        let said = refusal();
-        assert!(
-            said.starts_with(&format!("{full} is a FIFO, not a regular file")),
-            "{said}"
-        );
+        crate::kernel::fs::tests::mkfifo(&pid);
+        refused_with(" is a FIFO, not a regular file");
         std::fs::remove_file(&pid).expect("rm");
         std::fs::write(&pid, "1".repeat(5000)).expect("a big one");
-        let said = refusal();
-        assert!(
-            said.starts_with(&format!("{full}: larger than 4096 bytes")),
-            "{said}"
-        );
+        refused_with(": larger than 4096 bytes");
         std::fs::remove_file(&pid).expect("rm");
         std::os::unix::fs::symlink("../../../../../etc/hostname", &pid).expect("a link");
-        let said = refusal();
-        assert!(
-            said.starts_with(&format!("{full} leads outside the root")),
-            "{said}"
-        );
+        refused_with(" leads outside the root");
     }
 }

@@ -221,15 +221,14 @@ impl Say {
                 .collect(),
             None => Vec::new(),
         };
-        let (priority, message) = match severity {
-            MessageLevel::Info => (Priority::Info, text),
-            MessageLevel::Warning => (Priority::Warning, format!("warning: {text}")),
-            MessageLevel::Error => (Priority::Err, text),
+        let message = match severity {
+            MessageLevel::Warning => format!("warning: {text}"),
+            MessageLevel::Info | MessageLevel::Error => text,
         };
         StepLine {
             kind,
             entry: Entry {
-                priority,
+                priority: severity.into(),
                 message,
                 fields,
             },
@@ -292,14 +291,7 @@ pub fn event_entry(
         Event::Applied { action, .. } => (Priority::Notice, Some(action)),
         Event::Would { action, .. } => (Priority::Info, Some(action)),
         Event::Failed { action, .. } => (Priority::Err, Some(action)),
-        other => (
-            match event_severity(other) {
-                MessageLevel::Info => Priority::Info,
-                MessageLevel::Warning => Priority::Warning,
-                MessageLevel::Error => Priority::Err,
-            },
-            None,
-        ),
+        other => (event_severity(other).into(), None),
     };
     Entry {
         priority,

@@ -17,10 +17,7 @@ pub const PLUGTOP_PID: &str = "run/plugtop.pid";
 /// not at all (a reader never sees half a number); no temporary file is
 /// left when it cannot be placed.
 pub fn write(root: &Path) -> Result<(), FsError> {
-    let beneath = Root::open_for_own_files(root).map_err(|source| FsError::Io {
-        path: root.display().to_string(),
-        source,
-    })?;
+    let beneath = Root::open_for_own_files(root).map_err(|source| FsError::io(root, source))?;
     let pid = format!("{}\n", std::process::id());
     StagedFiles::new(&beneath, Placing::REPLACE).put(PLUGTOP_PID, pid.as_bytes())?;
     Ok(())

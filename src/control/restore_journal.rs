@@ -42,6 +42,17 @@ pub enum JournalError {
     },
 }
 
+impl JournalError {
+    /// The journal at `path` refused at a line.
+    fn malformed(path: &Path, (line, what): LineRefusal) -> JournalError {
+        JournalError::Malformed {
+            path: path.display().to_string(),
+            line,
+            what,
+        }
+    }
+}
+
 /// The journal's default place below a root: `ROOT/run/plugtop/state`.
 pub fn default_path(root: &Path) -> PathBuf {
     root.join("run/plugtop/state")
@@ -75,10 +86,7 @@ impl StartState {
 /// at the journal's name is refused and kept), and the directory fsynced.
 /// A journal below `root` is written beneath it, resolved as in a chroot.
 pub fn write(root: &Path, path: &Path, state: &StartState) -> Result<(), JournalError> {
-    let io = |source| FsError::Io {
-        path: path.display().to_string(),
-        source,
-    };
+    let io = |source| FsError::io(path, source);
     let dir = path.parent().unwrap_or(Path::new("."));
     // Confined beneath the root when the journal lies there, else beneath
     // its own directory (an explicit --state elsewhere).
@@ -122,25 +130,23 @@ fn read_bytes(root: &Path, path: &Path) -> Result<Option<Vec<u8>>, JournalError>
                 path: path.display().to_string(),
             });
         }
-        read_bounded(&file, JOURNAL_LIMIT, PastLimit::Fail).map_err(|e| FsError::Io {
-            path: path.display().to_string(),
-            source: if e.kind() == std::io::ErrorKind::FileTooLarge {
+        read_bounded(&file, JOURNAL_LIMIT, PastLimit::Fail).map_err(|e| {
+            let source = if e.kind() == std::io::ErrorKind::FileTooLarge {
                 let why = format!("more than {JOURNAL_LIMIT} bytes; not a journal plugtop wrote");
                 std::io::Error::new(e.kind(), why)
             } else {
                 e
-            },
+            };
+            FsError::io(path, source)
         })
     });
     match read {
         Ok(bytes) => Ok(Some(bytes)),
         Err(e) if e.is_not_found() => Ok(None),
         // Named by its whole path: the error names it inside the root.
-        Err(e) => Err(FsError::Io {
-            path: path.display().to_string(),
-            source: std::io::Error::other(crate::error_chain::text(&e)),
+        Err(e) => {
+            Err(FsError::io(path, std::io::Error::other(crate::error_chain::text(&e))).into())
         }
-        .into()),
     }
 }
 
@@ -162,13 +168,8 @@ pub fn read_checked(root: &Path, path: &Path) -> Result<Option<StartState>, Jour
         return Ok(None);
     };
     let (online, pool) = (&state.online, state.cmm_pages);
-    super::journal_check::against_guest(root, &state.root, online, pool, &lines).map_err(
-        |(line, what)| JournalError::Malformed {
-            path: path.display().to_string(),
-            line,
-            what,
-        },
-    )?;
+    super::journal_check::against_guest(root, &state.root, online, pool, &lines)
+        .map_err(|refusal| JournalError::malformed(path, refusal))?;
     Ok(Some(state))
 }
 
@@ -181,19 +182,12 @@ fn read_with_lines(
     };
     let text = String::from_utf8(bytes).map_err(|e| {
         let good = &e.as_bytes()[..e.utf8_error().valid_up_to()];
-        JournalError::Malformed {
-            path: path.display().to_string(),
-            line: 1 + good.iter().filter(|b| **b == b'\n').count(),
-            what: BadLine::NotText,
-        }
+        let line = 1 + good.iter().filter(|b| **b == b'\n').count();
+        JournalError::malformed(path, (line, BadLine::NotText))
     })?;
     parse(&text)
         .map(Some)
-        .map_err(|(line, what)| JournalError::Malformed {
-            path: path.display().to_string(),
-            line,
-            what,
-        })
+        .map_err(|refusal| JournalError::malformed(path, refusal))
 }
 
 /// The keys of each version, in the order plugtop writes them.
@@ -336,11 +330,7 @@ pub fn remove(root: &Path, path: &Path) -> Result<(), JournalError> {
         return Ok(b.remove(rel)?);
     }
     match fs::remove_file(path) {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(FsError::Io {
-            path: path.display().to_string(),
-            source: e,
-        }
-        .into()),
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(FsError::io(path, e).into()),
         _ => Ok(()),
     }
 }

@@ -24,6 +24,7 @@ use crate::engine::{Decision, Engine, Fatal};
 use crate::kernel::actuator::Actuator;
 use crate::kernel::cpu_choice::CpuChange;
 use crate::kernel::{Interest, Polarization, Sample, Stamp};
+use crate::logging::Priority;
 use crate::rules::eval::{NoTrace, Trace};
 use crate::rules::{RuleSet, SourceFile};
 
@@ -40,6 +41,16 @@ pub enum MessageLevel {
     Info,
     Warning,
     Error,
+}
+
+impl From<MessageLevel> for Priority {
+    fn from(level: MessageLevel) -> Priority {
+        match level {
+            MessageLevel::Info => Priority::Info,
+            MessageLevel::Warning => Priority::Warning,
+            MessageLevel::Error => Priority::Err,
+        }
+    }
 }
 
 /// Something a step has to say besides the controller's events.

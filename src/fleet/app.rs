@@ -51,30 +51,20 @@ pub enum FleetAction {
     Help,
 }
 
+/// The views a key does something in everywhere.
+const EVERY_VIEW: &[FleetView] = &[
+    FleetView::Table,
+    FleetView::Drift,
+    FleetView::Diff,
+    FleetView::GuestDetail,
+];
+
 /// Every key of the screen as the key line shows it: (keys, views where
 /// it does something, what it does). `super::screen` maps the keys.
 pub const KEYS: &[(&str, &[FleetView], &str)] = &[
-    (
-        "q",
-        &[
-            FleetView::Table,
-            FleetView::Drift,
-            FleetView::Diff,
-            FleetView::GuestDetail,
-        ],
-        "quit",
-    ),
+    ("q", EVERY_VIEW, "quit"),
     // Second, so the key line says it at any width that shows a key.
-    (
-        "?",
-        &[
-            FleetView::Table,
-            FleetView::Drift,
-            FleetView::Diff,
-            FleetView::GuestDetail,
-        ],
-        "help",
-    ),
+    ("?", EVERY_VIEW, "help"),
     ("Enter", &[FleetView::Table], "open"),
     ("/", &[FleetView::Table], "filter"),
     ("s", &[FleetView::Table], "sort"),
@@ -85,16 +75,7 @@ pub const KEYS: &[(&str, &[FleetView], &str)] = &[
     ("↑↓", &[FleetView::Diff], "scroll"),
     ("←→", &[FleetView::GuestDetail], "window"),
     ("r", &[FleetView::Table, FleetView::GuestDetail], "refresh"),
-    (
-        "Esc",
-        &[
-            FleetView::Table,
-            FleetView::Drift,
-            FleetView::Diff,
-            FleetView::GuestDetail,
-        ],
-        "back",
-    ),
+    ("Esc", EVERY_VIEW, "back"),
 ];
 
 /// What the app wants from Prometheus.

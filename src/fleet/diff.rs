@@ -7,9 +7,6 @@ use std::path::{Path, PathBuf};
 /// hundred bytes; anything larger is not one).
 pub const MAX_FILE: u64 = 256 * 1024;
 
-/// The most lines of each file compared (the diff is quadratic).
-pub const MAX_LINES: usize = 2000;
-
 /// One line of a diff.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum RulesDiffLine {
@@ -88,38 +85,26 @@ pub fn read_guest_file(root: Option<&Path>, instance: &str, path: &str) -> Resul
     Ok(String::from_utf8_lossy(&bytes).into_owned())
 }
 
-/// The lines of `a` and `b` as a diff (longest common subsequence).
+/// The lines of `a` and `b` as a diff: the common lines of
+/// [`crate::report::line_diff::steps`], each change's removed lines before
+/// its added ones.
 pub fn diff(a: &str, b: &str) -> Vec<RulesDiffLine> {
-    let a: Vec<&str> = a.lines().take(MAX_LINES).collect();
-    let b: Vec<&str> = b.lines().take(MAX_LINES).collect();
-    let (n, m) = (a.len(), b.len());
-    // lcs[i][j]: the longest common subsequence of a[i..] and b[j..].
-    let mut lcs = vec![0u16; (n + 1) * (m + 1)];
-    let at = |i: usize, j: usize| i * (m + 1) + j;
-    for i in (0..n).rev() {
-        for j in (0..m).rev() {
-            lcs[at(i, j)] = if a[i] == b[j] {
-                lcs[at(i + 1, j + 1)] + 1
-            } else {
-                lcs[at(i + 1, j)].max(lcs[at(i, j + 1)])
-            };
-        }
-    }
-    let (mut i, mut j) = (0, 0);
+    use crate::report::line_diff::{LineStep, steps};
+    let a: Vec<&str> = a.lines().collect();
+    let b: Vec<&str> = b.lines().collect();
     let mut out = Vec::new();
-    while i < n || j < m {
-        if i < n && j < m && a[i] == b[j] {
-            out.push(RulesDiffLine::Same(a[i].to_string()));
-            i += 1;
-            j += 1;
-        } else if i < n && (j == m || lcs[at(i + 1, j)] >= lcs[at(i, j + 1)]) {
-            out.push(RulesDiffLine::Removed(a[i].to_string()));
-            i += 1;
-        } else {
-            out.push(RulesDiffLine::Added(b[j].to_string()));
-            j += 1;
+    let mut added = Vec::new();
+    for step in steps(&a, &b) {
+        match step {
+            LineStep::Same(i, _) => {
+                out.append(&mut added);
+                out.push(RulesDiffLine::Same(a[i].to_string()));
+            }
+            LineStep::Taken(i) => out.push(RulesDiffLine::Removed(a[i].to_string())),
+            LineStep::Put(j) => added.push(RulesDiffLine::Added(b[j].to_string())),
         }
     }
+    out.append(&mut added);
     out
 }
 

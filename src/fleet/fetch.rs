@@ -101,6 +101,15 @@ impl Scope {
         let last = [
             Online, Present, CpuMax, Pool, PoolMax, Update, Flapping, FlapPeriod,
         ];
+        // Every rule that faulted over `r`, with its count, and beside them
+        // (no `rule` label) the readings over `r`.
+        let faults = |r: &str| {
+            format!(
+                "increase({f}{r}) > 0 or increase({n}{r})",
+                f = self.selector(Faults.metric(), ""),
+                n = self.selector("plugtop_readings_total", ""),
+            )
+        };
         let mut queries: Vec<(Family, String)> = last_long
             .into_iter()
             .map(|f| (f, self.last_long(f.metric())))
@@ -110,30 +119,15 @@ impl Scope {
             (Mode, format!("{} == 1", self.last(Mode.metric()))),
             (Rules, self.last(Rules.metric())),
             (RuleTrue, self.last(RuleTrue.metric())),
-            (
-                Faults,
-                // Every rule that faulted in the window, with its count,
-                // and beside them (no `rule` label) the readings in the
-                // window: the FAULTS column lists the first, and a rule
-                // that faulted at 5% of the readings is trouble
-                // (`FleetGuest::settle_faults`).
-                format!(
-                    "increase({f}{r}) > 0 or increase({n}{r})",
-                    f = self.selector(Faults.metric(), ""),
-                    n = self.selector("plugtop_readings_total", ""),
-                    r = self.range()
-                ),
-            ),
+            // In the window: the FAULTS column lists the rules, and a rule
+            // that faulted at 5% of the readings is trouble
+            // (`FleetGuest::settle_faults`).
+            (Faults, faults(&self.range())),
+            // The same over the last two minutes: a rule that faulted at
+            // each of those readings faults now.
             (
                 FaultsNow,
-                // The same over the last two minutes: a rule that faulted
-                // at each of those readings faults now.
-                format!(
-                    "increase({f}{r}) > 0 or increase({n}{r})",
-                    f = self.selector(Faults.metric(), ""),
-                    n = self.selector("plugtop_readings_total", ""),
-                    r = format!("[{}s]", super::model::FAULTING_NOW_SECONDS)
-                ),
+                faults(&format!("[{}s]", super::model::FAULTING_NOW_SECONDS)),
             ),
             (
                 Actions,

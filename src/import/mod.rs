@@ -141,8 +141,8 @@ impl<'a> Output<'a> {
             } else if gap <= 0 {
                 return Err(ImportError::Input(format!(
                     "a reading at {} does not come after the one before at {}: the history is out of order",
-                    clock(sample.stamp),
-                    clock(last)
+                    crate::report::time_of_day(sample.stamp),
+                    crate::report::time_of_day(last)
                 )));
             }
         }
@@ -268,17 +268,11 @@ pub fn write_recording(
     )
 }
 
-/// `HH:MM:SS` of a stamp (UTC).
-pub fn clock(t: Stamp) -> String {
-    let day = t.secs().rem_euclid(86_400);
-    format!("{:02}:{:02}:{:02}", day / 3600, day / 60 % 60, day % 60)
-}
-
 /// `YYYY-MM-DD HH:MM:SS` of a stamp (UTC).
 pub fn clock_day(t: Stamp) -> String {
     match chrono::DateTime::from_timestamp(t.secs(), 0) {
         Some(d) => d.format("%Y-%m-%d %H:%M:%S").to_string(),
-        None => clock(t),
+        None => crate::report::time_of_day(t),
     }
 }
 

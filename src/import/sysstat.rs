@@ -117,9 +117,10 @@ pub fn import(options: SysstatOptions<'_>) -> Result<Summary, ImportError> {
                     1 << 16,
                     stdout,
                 ));
-                let seed = Top {
+                let seed = Level {
                     state: &mut state,
                     out: &mut *out,
+                    part: Part::Top,
                 };
                 let read = seed.deserialize(&mut de).and_then(|()| de.end());
                 match read {
@@ -725,123 +726,115 @@ fn memory_fields(m: &SadfMemory, out: &mut Vec<(&'static str, f64)>) {
     }
 }
 
-/// The whole of sadf's JSON: `{"sysstat": {"hosts": [...]}}`.
-struct Top<'s, 'o, 'f> {
+/// Where in sadf's JSON a [`Level`] reads: `{"sysstat": {"hosts":
+/// [{..., "statistics": [...]}]}}`.
+#[derive(Clone, Copy)]
+enum Part {
+    /// The whole of it.
+    Top,
+    /// The object under `sysstat`.
+    Sysstat,
+    /// The list of hosts.
+    Hosts,
+    /// One host.
+    Host,
+    /// A host's list of records.
+    Statistics,
+}
+
+/// One level of sadf's JSON, read as it streams in.
+struct Level<'s, 'o, 'f> {
     state: &'s mut SadfImport,
     out: &'o mut Output<'f>,
+    part: Part,
 }
 
-impl<'de> DeserializeSeed<'de> for Top<'_, '_, '_> {
+impl<'f> Level<'_, '_, 'f> {
+    /// The level `part` below this one.
+    fn below(&mut self, part: Part) -> Level<'_, '_, 'f> {
+        Level {
+            state: &mut *self.state,
+            out: &mut *self.out,
+            part,
+        }
+    }
+}
+
+impl<'de> DeserializeSeed<'de> for Level<'_, '_, '_> {
     type Value = ();
     fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        d.deserialize_map(self)
+        match self.part {
+            Part::Hosts | Part::Statistics => d.deserialize_seq(self),
+            Part::Top | Part::Sysstat | Part::Host => d.deserialize_map(self),
+        }
     }
 }
 
-impl<'de> Visitor<'de> for Top<'_, '_, '_> {
+impl<'de> Visitor<'de> for Level<'_, '_, '_> {
     type Value = ();
     fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-        f.write_str("sadf's JSON ({\"sysstat\": ...})")
+        f.write_str(match self.part {
+            Part::Top => "sadf's JSON ({\"sysstat\": ...})",
+            Part::Sysstat => "an object with \"hosts\"",
+            Part::Hosts => "a list of hosts",
+            Part::Host => "a host",
+            Part::Statistics => "a list of records",
+        })
     }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+    fn visit_map<A: MapAccess<'de>>(mut self, mut map: A) -> Result<(), A::Error> {
+        let within = match self.part {
+            Part::Top => "sysstat",
+            Part::Sysstat => "hosts",
+            Part::Host => return self.host(map),
+            Part::Hosts | Part::Statistics => {
+                return Err(serde::de::Error::invalid_type(
+                    serde::de::Unexpected::Map,
+                    &self,
+                ));
+            }
+        };
         let mut seen = false;
         while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
-            if key == "sysstat" {
+            if key == within {
                 seen = true;
-                map.next_value_seed(Sysstat {
-                    state: &mut *self.state,
-                    out: &mut *self.out,
-                })?;
+                let part = match self.part {
+                    Part::Top => Part::Sysstat,
+                    _ => Part::Hosts,
+                };
+                map.next_value_seed(self.below(part))?;
             } else {
                 map.next_value::<IgnoredAny>()?;
             }
         }
-        if !seen {
+        if !seen && matches!(self.part, Part::Top) {
             return Err(serde::de::Error::custom("no \"sysstat\" object"));
         }
         Ok(())
     }
-}
-
-struct Sysstat<'s, 'o, 'f> {
-    state: &'s mut SadfImport,
-    out: &'o mut Output<'f>,
-}
-
-impl<'de> DeserializeSeed<'de> for Sysstat<'_, '_, '_> {
-    type Value = ();
-    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        d.deserialize_map(self)
-    }
-}
-
-impl<'de> Visitor<'de> for Sysstat<'_, '_, '_> {
-    type Value = ();
-    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-        f.write_str("an object with \"hosts\"")
-    }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
-        while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
-            if key == "hosts" {
-                map.next_value_seed(Hosts {
-                    state: &mut *self.state,
-                    out: &mut *self.out,
-                })?;
-            } else {
-                map.next_value::<IgnoredAny>()?;
+    fn visit_seq<A: SeqAccess<'de>>(mut self, mut seq: A) -> Result<(), A::Error> {
+        match self.part {
+            Part::Hosts => while seq.next_element_seed(self.below(Part::Host))?.is_some() {},
+            Part::Statistics => {
+                while let Some(record) = seq.next_element::<Record>()? {
+                    self.state
+                        .record(record, self.out)
+                        .map_err(serde::de::Error::custom)?;
+                }
+            }
+            Part::Top | Part::Sysstat | Part::Host => {
+                return Err(serde::de::Error::invalid_type(
+                    serde::de::Unexpected::Seq,
+                    &self,
+                ));
             }
         }
         Ok(())
     }
 }
 
-struct Hosts<'s, 'o, 'f> {
-    state: &'s mut SadfImport,
-    out: &'o mut Output<'f>,
-}
-
-impl<'de> DeserializeSeed<'de> for Hosts<'_, '_, '_> {
-    type Value = ();
-    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        d.deserialize_seq(self)
-    }
-}
-
-impl<'de> Visitor<'de> for Hosts<'_, '_, '_> {
-    type Value = ();
-    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-        f.write_str("a list of hosts")
-    }
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
-        while seq
-            .next_element_seed(Host {
-                state: &mut *self.state,
-                out: &mut *self.out,
-            })?
-            .is_some()
-        {}
-        Ok(())
-    }
-}
-
-struct Host<'s, 'o, 'f> {
-    state: &'s mut SadfImport,
-    out: &'o mut Output<'f>,
-}
-
-impl<'de> DeserializeSeed<'de> for Host<'_, '_, '_> {
-    type Value = ();
-    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        d.deserialize_map(self)
-    }
-}
-
-impl<'de> Visitor<'de> for Host<'_, '_, '_> {
-    type Value = ();
-    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-        f.write_str("a host")
-    }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+impl Level<'_, '_, '_> {
+    /// One host: what it is, then its records.
+    fn host<'de, A: MapAccess<'de>>(mut self, mut map: A) -> Result<(), A::Error> {
         let mut info = HostInfo::default();
         while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
             match &*key {
@@ -869,10 +862,7 @@ impl<'de> Visitor<'de> for Host<'_, '_, '_> {
                         _ => {}
                     }
                     self.state.host = Some(info.clone());
-                    map.next_value_seed(Statistics {
-                        state: &mut *self.state,
-                        out: &mut *self.out,
-                    })?;
+                    map.next_value_seed(self.below(Part::Statistics))?;
                 }
                 _ => {
                     map.next_value::<IgnoredAny>()?;
@@ -886,31 +876,4 @@ impl<'de> Visitor<'de> for Host<'_, '_, '_> {
 /// Text from the file, cut to a sane length.
 fn cut(text: String) -> String {
     text.chars().take(256).collect()
-}
-
-struct Statistics<'s, 'o, 'f> {
-    state: &'s mut SadfImport,
-    out: &'o mut Output<'f>,
-}
-
-impl<'de> DeserializeSeed<'de> for Statistics<'_, '_, '_> {
-    type Value = ();
-    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        d.deserialize_seq(self)
-    }
-}
-
-impl<'de> Visitor<'de> for Statistics<'_, '_, '_> {
-    type Value = ();
-    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-        f.write_str("a list of records")
-    }
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
-        while let Some(record) = seq.next_element::<Record>()? {
-            self.state
-                .record(record, self.out)
-                .map_err(serde::de::Error::custom)?;
-        }
-        Ok(())
-    }
 }

@@ -143,10 +143,11 @@ impl RootActuator {
         };
         crate::faults::wait_at_write_gate();
         if crate::faults::write_fails(self.root.path(), rel) {
-            return Err(ActError::Fs(FsError::Io {
-                path: self.root.path().join(rel).display().to_string(),
-                source: std::io::Error::other("the write failed (injected)"),
-            }));
+            let injected = std::io::Error::other("the write failed (injected)");
+            return Err(ActError::Fs(FsError::io(
+                &self.root.path().join(rel),
+                injected,
+            )));
         }
         Ok(guard)
     }

@@ -315,14 +315,7 @@ mod tests {
             let marker = d.join(".plugtop-sim");
             match plant {
                 Some(text) => std::fs::write(&marker, text).expect("marker"),
-                None => rustix::fs::mknodat(
-                    rustix::fs::CWD,
-                    &marker,
-                    FileType::Fifo,
-                    rustix::fs::Mode::from_raw_mode(0o600),
-                    0,
-                )
-                .expect("fifo"),
+                None => crate::kernel::fs::tests::mkfifo(&marker),
             }
             let said = match claim(&d, DirUse::ServedRoot) {
                 Err(e @ ClaimError::Foreign { .. }) => e.to_string(),

@@ -4,6 +4,7 @@
 //! /dev/log ([`SysLog`]). One event is one [`Entry`], its details fields
 //! of it; the main events carry a fixed [`message_id`].
 
+mod console;
 pub mod message_id;
 mod systemd_journal;
 
@@ -29,6 +30,27 @@ pub enum Priority {
     Warning = 4,
     Notice = 5,
     Info = 6,
+}
+
+impl Priority {
+    /// The level a sink without priorities writes it at: warnings and
+    /// worse are errors.
+    pub fn level(self) -> Level {
+        if self <= Priority::Warning {
+            Level::Error
+        } else {
+            Level::Info
+        }
+    }
+}
+
+impl From<Level> for Priority {
+    fn from(level: Level) -> Priority {
+        match level {
+            Level::Error => Priority::Err,
+            Level::Info => Priority::Info,
+        }
+    }
 }
 
 /// One message with the fields a site filters on (`PLUGTOP_ACTION`,
@@ -85,12 +107,7 @@ pub trait LogSink {
     /// Writes one structured message; sinks without fields write its text
     /// at the matching level.
     fn entry(&mut self, entry: &Entry) {
-        let level = if entry.priority <= Priority::Warning {
-            Level::Error
-        } else {
-            Level::Info
-        };
-        self.log(level, &entry.message);
+        self.log(entry.priority.level(), &entry.message);
     }
 
     /// An informational message.
@@ -102,6 +119,16 @@ pub trait LogSink {
     fn error(&mut self, message: &str) {
         self.log(Level::Error, message);
     }
+
+    /// Whether the stream this sink writes to was closed by its reader
+    /// (`plugtop run -f | head`): cpuplugd would die of SIGPIPE at that
+    /// write, so `run` stops, the guest put back first.
+    fn output_closed(&self) -> bool {
+        false
+    }
+
+    /// Waits, a bounded time, until what was logged so far is written.
+    fn flush(&mut self) {}
 }
 
 /// A message as a terminal or a log file gets it: each of its lines made
@@ -111,18 +138,45 @@ pub(crate) fn shown(message: &str) -> Cow<'_, str> {
     crate::report::terminal_safe_lines(message)
 }
 
-/// Info to stdout, errors to stderr (cpuplugd's foreground behaviour).
+/// Info to stdout, errors to stderr (cpuplugd's foreground behaviour),
+/// written by a thread of their own ([`console`]): a terminal held by
+/// Ctrl-S or a pipe nobody reads must not hold the control loop, which
+/// would then put the guest back on no signal (cpuplugd waits in its
+/// write). A closed stdout or stderr is [`LogSink::output_closed`], where
+/// cpuplugd would die of SIGPIPE.
 #[derive(Debug, Default)]
-pub struct Console;
+pub struct Console {
+    writer: Option<console::Writer>,
+}
 
 impl LogSink for Console {
     fn log(&mut self, level: Level, message: &str) {
-        let message = shown(message);
-        // A closed terminal must not stop the daemon.
-        let _ = match level {
-            Level::Info => writeln!(std::io::stdout(), "{message}"),
-            Level::Error => writeln!(std::io::stderr(), "{message}"),
-        };
+        let line = shown(message);
+        if self.writer.is_none() && console::may_hold() {
+            self.writer = console::Writer::start();
+        }
+        match &mut self.writer {
+            Some(writer) => writer.send(level, line.into_owned()),
+            // Files that never hold a write (a regular file, /dev/null),
+            // or no thread to be had: written here.
+            None => console::write(level, &line),
+        }
+    }
+
+    fn output_closed(&self) -> bool {
+        self.writer.as_ref().is_some_and(console::Writer::closed)
+    }
+
+    fn flush(&mut self) {
+        if let Some(writer) = &self.writer {
+            writer.flush();
+        }
+    }
+}
+
+impl Drop for Console {
+    fn drop(&mut self) {
+        self.flush();
     }
 }
 
@@ -140,26 +194,19 @@ impl SysLog {
         SysLog {
             socket: UnixDatagram::unbound()
                 .ok()
-                .filter(|s| s.connect("/dev/log").is_ok()),
+                // A syslog that stops reading must not hold the control
+                // loop: a full queue is a failed send (the line goes to
+                // stderr), never a wait.
+                .filter(|s| s.connect("/dev/log").is_ok() && s.set_nonblocking(true).is_ok()),
             pid: std::process::id(),
         }
     }
-}
 
-impl SysLog {
     /// Whether /dev/log took the connection (else lines go to stderr).
     pub fn connected(&self) -> bool {
         self.socket.is_some()
     }
-}
 
-impl Default for SysLog {
-    fn default() -> Self {
-        SysLog::new()
-    }
-}
-
-impl SysLog {
     fn send(&mut self, priority: Priority, message: &str) {
         let priority = 3 * 8 + priority as u8;
         let message = shown(message);
@@ -174,13 +221,15 @@ impl SysLog {
     }
 }
 
+impl Default for SysLog {
+    fn default() -> Self {
+        SysLog::new()
+    }
+}
+
 impl LogSink for SysLog {
     fn log(&mut self, level: Level, message: &str) {
-        let priority = match level {
-            Level::Error => Priority::Err,
-            Level::Info => Priority::Info,
-        };
-        self.send(priority, message);
+        self.send(level.into(), message);
     }
 
     fn entry(&mut self, entry: &Entry) {
@@ -205,12 +254,8 @@ impl LogSink for Memory {
     }
 
     fn entry(&mut self, entry: &Entry) {
-        let level = if entry.priority <= Priority::Warning {
-            Level::Error
-        } else {
-            Level::Info
-        };
-        self.lines.push((level, entry.message.clone()));
+        self.lines
+            .push((entry.priority.level(), entry.message.clone()));
         self.entries.push(entry.clone());
     }
 }

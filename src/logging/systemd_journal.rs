@@ -9,7 +9,7 @@ use std::io::Write as _;
 use std::os::unix::net::UnixDatagram;
 use std::path::Path;
 
-use super::{Entry, Level, LogSink, Priority, shown};
+use super::{Entry, Level, LogSink, shown};
 
 /// Where journald listens; plugtop logs there when it exists.
 pub const JOURNAL_SOCKET: &str = "/run/systemd/journal/socket";
@@ -30,6 +30,9 @@ impl Journal {
     pub fn connect_to(path: &Path) -> Option<Journal> {
         let socket = UnixDatagram::unbound().ok()?;
         socket.connect(path).ok()?;
+        // A journal that stops taking entries must not hold the control
+        // loop: a full queue is a failed send (the entry goes to stderr).
+        socket.set_nonblocking(true).ok()?;
         Some(Journal { socket })
     }
 }
@@ -117,11 +120,7 @@ impl LogSink for Journal {
     }
 
     fn log(&mut self, level: Level, message: &str) {
-        let priority = match level {
-            Level::Error => Priority::Err,
-            Level::Info => Priority::Info,
-        };
-        self.entry(&Entry::new(priority, message));
+        self.entry(&Entry::new(level.into(), message));
     }
 
     fn entry(&mut self, entry: &Entry) {
@@ -136,7 +135,7 @@ impl LogSink for Journal {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::logging::message_id;
+    use crate::logging::{Priority, message_id};
 
     #[test]
     fn a_huge_message_or_field_is_cut_to_fit_one_datagram() {
@@ -227,5 +226,22 @@ mod tests {
         drop(listener);
         journal.info("nobody listens");
         assert!(Journal::connect_to(&dir.path().join("none")).is_none());
+    }
+
+    #[test]
+    fn a_journal_that_stops_reading_never_holds_the_logger() {
+        // A datagram socket holds a few hundred entries unread
+        // (net.unix.max_dgram_qlen); a blocking send would then wait
+        // for a reader, and this test would never end.
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("socket");
+        let listener = UnixDatagram::bind(&path).unwrap();
+        let mut journal = Journal::connect_to(&path).unwrap();
+        for n in 0..4096 {
+            journal.info(&format!("entry {n}"));
+        }
+        let mut buf = vec![0u8; 4096];
+        let n = listener.recv(&mut buf).unwrap();
+        assert!(String::from_utf8_lossy(&buf[..n]).contains("entry 0"));
     }
 }

@@ -250,6 +250,14 @@ impl Server<'_> {
         Ok(())
     }
 
+    /// Forgets `uri`: its text, its live values and that it changed (a
+    /// document [`Documents::set`] refused is already gone from the texts).
+    fn forget(&mut self, uri: &lt::Uri) {
+        self.docs.close(uri.as_str());
+        self.live.close(uri.as_str());
+        self.changed.retain(|u| u != uri);
+    }
+
     /// Checks `uri` now if it changed since its last check, so that an
     /// answer about live values matches the text the client shows.
     fn check_if_changed(&mut self, uri: &lt::Uri) -> io::Result<()> {
@@ -486,9 +494,7 @@ impl Server<'_> {
                     Ok(Some(text)) => text,
                     Ok(None) => return Ok(()),
                     Err(why) => {
-                        self.docs.close(uri.as_str());
-                        self.live.close(uri.as_str());
-                        self.changed.retain(|u| u != &uri);
+                        self.forget(&uri);
                         let at = lt::Range::default();
                         let d = lt::Diagnostic::new_simple(at, why);
                         return self.publish(uri, vec![d]);
@@ -496,8 +502,7 @@ impl Server<'_> {
                 };
                 let len = text.len();
                 if !self.docs.set(uri.as_str(), text) {
-                    self.live.close(uri.as_str());
-                    self.changed.retain(|u| u != &uri);
+                    self.forget(&uri);
                     return self.publish(uri, vec![diagnostics::too_large(len)]);
                 }
                 uri
@@ -506,9 +511,7 @@ impl Server<'_> {
                 let Ok(p) = params::<lt::DidCloseTextDocumentParams>(n.params) else {
                     return Ok(());
                 };
-                self.docs.close(p.text_document.uri.as_str());
-                self.live.close(p.text_document.uri.as_str());
-                self.changed.retain(|u| u != &p.text_document.uri);
+                self.forget(&p.text_document.uri);
                 return self.publish(p.text_document.uri, Vec::new());
             }
             _ => return Ok(()),

@@ -21,19 +21,12 @@ impl Exposition {
 
     /// In the OpenMetrics text format (see [`openmetrics`]).
     pub fn openmetrics(&self) -> String {
-        let mut text = String::new();
-        // Writing to a String cannot fail; an encoder error would leave it
-        // short, which a scraper reports.
-        for r in &self.0 {
-            let _ = encode_registry(&mut text, r);
-        }
-        let _ = encode_eof(&mut text);
-        sort_series(&text)
+        openmetrics(&self.0)
     }
 
     /// In the Prometheus text format (see [`prometheus_text`]).
     pub fn prometheus_text(&self) -> String {
-        from_openmetrics(&self.openmetrics())
+        prometheus_text(&self.0)
     }
 }
 
@@ -48,12 +41,17 @@ pub const OPENMETRICS_TYPE: &str = "application/openmetrics-text; version=1.0.0;
 /// The content type of [`prometheus_text`].
 pub const PROMETHEUS_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
 
-/// The registry in the OpenMetrics text format (ends with `# EOF`), each
-/// family's series sorted, so two scrapes of the same state read the same
-/// (the client keeps a family's series in hash order).
-pub fn openmetrics(registry: &Registry) -> String {
+/// The registries, one after the other, in the OpenMetrics text format
+/// (ends with `# EOF`), each family's series sorted, so two scrapes of the
+/// same state read the same (the client keeps a family's series in hash
+/// order).
+pub fn openmetrics(registries: &[Arc<Registry>]) -> String {
     let mut text = String::new();
-    let _ = encode_registry(&mut text, registry);
+    // Writing to a String cannot fail; an encoder error would leave it
+    // short, which a scraper reports.
+    for r in registries {
+        let _ = encode_registry(&mut text, r);
+    }
     let _ = encode_eof(&mut text);
     sort_series(&text)
 }
@@ -82,11 +80,11 @@ fn sort_series(text: &str) -> String {
     out
 }
 
-/// The registry in the Prometheus text format. The two differ in three
+/// The registries in the Prometheus text format. The two differ in three
 /// ways for what plugtop exposes: a counter's HELP and TYPE name its
 /// samples' `_total` name, there is no `# UNIT` and no `# EOF`.
-pub fn prometheus_text(registry: &Registry) -> String {
-    from_openmetrics(&openmetrics(registry))
+pub fn prometheus_text(registries: &[Arc<Registry>]) -> String {
+    from_openmetrics(&openmetrics(registries))
 }
 
 /// The Prometheus text format of an OpenMetrics exposition with gauges and

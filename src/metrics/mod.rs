@@ -493,14 +493,14 @@ impl Metrics {
 
     /// The exposition in the OpenMetrics text format (plugtop's families).
     pub fn openmetrics(&self) -> String {
-        format::openmetrics(&self.registry)
+        format::openmetrics(std::slice::from_ref(&self.registry))
     }
 
     /// The exposition in the Prometheus text format (node_exporter's
     /// textfile collector and `promtool` read this one): plugtop's
     /// families, without the process's, which node_exporter has its own of.
     pub fn prometheus_text(&self) -> String {
-        format::prometheus_text(&self.registry)
+        format::prometheus_text(std::slice::from_ref(&self.registry))
     }
 }
 

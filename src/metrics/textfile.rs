@@ -168,10 +168,7 @@ impl Textfile {
                     .and_then(|()| writeln!(file, "{HEADER}"))
                     .and_then(|()| file.write_all(text.as_bytes()))
                     .and_then(|()| Ok((FileStamp::of(file)?, file.try_clone()?)))
-                    .map_err(|e| FsError::Io {
-                        path: tmp.display().to_string(),
-                        source: e,
-                    })
+                    .map_err(|e| FsError::io(tmp, e))
             })?;
         let (own, lock) = placed;
         self.own = Some(own);
@@ -214,10 +211,7 @@ impl Textfile {
 /// a plugtop that still runs (it holds the lock).
 fn earlier_textfile(dir: &Root, rel: &Path) -> Result<(FileStamp, File), FsError> {
     let file = dir.open_regular(rel, Resolve::Own)?;
-    let io = |e| FsError::Io {
-        path: dir.path().join(rel).display().to_string(),
-        source: e,
-    };
+    let io = |e| FsError::io(&dir.path().join(rel), e);
     let id = FileStamp::of(&file).map_err(io)?;
     // Why it is not one, when it is not: said as it is, so the refusal
     // names what to look at.

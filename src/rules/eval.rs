@@ -23,6 +23,19 @@ pub trait Readings {
     }
 }
 
+/// Reads as NaN or missing: a subtree evaluated with it reads nothing,
+/// so it is a constant when its value is finite.
+pub struct NoReadings;
+
+impl Readings for NoReadings {
+    fn keyword(&self, _: Keyword) -> f64 {
+        f64::NAN
+    }
+    fn reading(&self, _: Reading, _: u32) -> Option<f64> {
+        None
+    }
+}
+
 /// Why an evaluation stopped early. Small and `Copy` so results pass in
 /// registers on the hot path; [`Evaluator::fatal_message`] spells it out.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -19,7 +19,7 @@ use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
 
 use super::diagnostic::{Diagnostic, DiagnosticCode};
-use super::eval::{Evaluator, NoTrace, Readings};
+use super::eval::{Evaluator, NoReadings, NoTrace, Readings};
 use super::expr::{BinOp, CpuStat, Keyword, NodeId, NodeKind, Reading, RuleKind};
 use super::ruleset::RuleSet;
 use super::source::SourceFile;
@@ -437,7 +437,7 @@ fn switch(rules: &RuleSet, node: NodeId, alone: bool) -> Option<Switch> {
 }
 
 /// The node a variable stands for (variables are transparent).
-fn resolve(rules: &RuleSet, mut node: NodeId) -> NodeId {
+pub(super) fn resolve(rules: &RuleSet, mut node: NodeId) -> NodeId {
     while let NodeKind::Var { body, .. } = rules.node(node).kind {
         node = body;
     }
@@ -446,22 +446,15 @@ fn resolve(rules: &RuleSet, mut node: NodeId) -> NodeId {
 
 /// The finite value of a subtree that reads nothing.
 fn constant(rules: &RuleSet, node: NodeId) -> Option<f64> {
-    let eval = Evaluator::new(rules, &Nothing);
-    eval.number(node, &mut NoTrace)
-        .ok()
-        .filter(|v| v.is_finite())
+    finite(rules, node, &NoReadings)
 }
 
-/// Reads as NaN or missing, so a subtree that reads anything is no constant.
-struct Nothing;
-
-impl Readings for Nothing {
-    fn keyword(&self, _: Keyword) -> f64 {
-        f64::NAN
-    }
-    fn reading(&self, _: Reading, _: u32) -> Option<f64> {
-        None
-    }
+/// The value of `node` evaluated with `readings`, when it is finite.
+fn finite<R: Readings>(rules: &RuleSet, node: NodeId, readings: &R) -> Option<f64> {
+    Evaluator::new(rules, readings)
+        .number(node, &mut NoTrace)
+        .ok()
+        .filter(|v| v.is_finite())
 }
 
 fn is_onumcpus(kind: &NodeKind) -> bool {
@@ -490,24 +483,16 @@ fn onumcpus_offset(rules: &RuleSet, node: NodeId) -> Option<f64> {
 
 /// Whether a subtree reads the online CPU count, now or in the past.
 fn mentions_onumcpus(rules: &RuleSet, node: NodeId) -> bool {
-    let mut stack = vec![node];
-    while let Some(id) = stack.pop() {
-        match &rules.node(id).kind {
-            NodeKind::Keyword(Keyword::Onumcpus) => return true,
-            NodeKind::Reading {
-                reading: Reading::Cpustat(CpuStat::Onumcpus),
-                ..
-            } => return true,
-            NodeKind::Neg(c) | NodeKind::Not(c) => stack.push(*c),
-            NodeKind::Var { body, .. } => stack.push(*body),
-            NodeKind::Binary(_, l, r) => {
-                stack.push(*l);
-                stack.push(*r);
-            }
-            _ => {}
-        }
-    }
-    false
+    !every_leaf(rules, node, |kind| {
+        !matches!(
+            kind,
+            NodeKind::Keyword(Keyword::Onumcpus)
+                | NodeKind::Reading {
+                    reading: Reading::Cpustat(CpuStat::Onumcpus),
+                    ..
+                }
+        )
+    })
 }
 
 /// A rule's switches grouped by (measure, direction, pattern, alone), each
@@ -802,12 +787,7 @@ struct Model {
 
 impl Model {
     fn of(rules: &RuleSet, measure: NodeId) -> Option<Model> {
-        let value = |n: f64, d: f64| -> Option<f64> {
-            Evaluator::new(rules, &Steady { n, d })
-                .number(measure, &mut NoTrace)
-                .ok()
-                .filter(|v| v.is_finite())
-        };
+        let value = |n: f64, d: f64| finite(rules, measure, &Steady { n, d });
         let mut values = Vec::with_capacity(PROBES.len());
         for (n, d) in PROBES {
             values.push((value(n, d)?, value(n + 1.0, d)?));

@@ -5,7 +5,8 @@
 use std::collections::HashMap;
 
 use super::diagnostic::{DaemonEffect, Diagnostic, DiagnosticCode};
-use super::expr::{BinOp, CpuStat, Keyword, NOT_OPCODE, NodeId, NodeKind, Reading, RuleKind};
+use super::expr::{BinOp, CpuStat, NOT_OPCODE, NodeId, NodeKind, Reading, RuleKind};
+use super::hysteresis::{every_leaf, resolve};
 use super::parser::{ExprBuilder, FieldNames, Text, Unit, VarDef, example_field};
 use super::ruleset::{MemoryOff, RuleSet, describe_missing_cpu};
 use super::source::{SourceFile, Span};
@@ -146,14 +147,6 @@ fn is_truth(kind: &NodeKind) -> Option<u8> {
     }
 }
 
-/// The node a variable stands for (variables are transparent).
-fn through_vars(rules: &RuleSet, mut node: NodeId) -> NodeId {
-    while let NodeKind::Var { body, .. } = rules.node(node).kind {
-        node = body;
-    }
-    node
-}
-
 fn leftmost_leaf(rules: &RuleSet, node: NodeId) -> NodeId {
     match rules.node(node).kind {
         NodeKind::Binary(_, l, _) if !rules.node(node).paren => leftmost_leaf(rules, l),
@@ -170,19 +163,8 @@ fn constant_truth(rules: &RuleSet, node: NodeId) -> Option<bool> {
     if !is_constant(rules, node) {
         return None;
     }
-    let eval = super::eval::Evaluator::new(rules, &NoReadings);
+    let eval = super::eval::Evaluator::new(rules, &super::eval::NoReadings);
     eval.truth(node, &mut super::eval::NoTrace).ok()
-}
-
-struct NoReadings;
-
-impl super::eval::Readings for NoReadings {
-    fn keyword(&self, _: Keyword) -> f64 {
-        0.0
-    }
-    fn reading(&self, _: Reading, _: u32) -> Option<f64> {
-        None
-    }
 }
 
 fn truth_and_numbers(
@@ -260,7 +242,7 @@ fn truth_as_number(
             .with_help(format!("to negate only `{leaf}`, write `(-{leaf})`"))
         }
         Some(NodeKind::Binary(op @ (BinOp::Greater | BinOp::Less), l, r))
-            if *l == node || through_vars(rules, *l) == node =>
+            if *l == node || resolve(rules, *l) == node =>
         {
             let mut d = Diagnostic::stops(
                 DiagnosticCode::TruthAsNumber,
@@ -271,7 +253,7 @@ fn truth_as_number(
                 ),
             );
             if let NodeKind::Binary(inner @ (BinOp::Greater | BinOp::Less), a, b) =
-                &rules.node(through_vars(rules, node)).kind
+                &rules.node(resolve(rules, node)).kind
             {
                 d = d.with_help(format!(
                     "write `{} {} {} & {} {} {}`",
@@ -379,13 +361,7 @@ fn has_operator(rules: &RuleSet, node: NodeId) -> bool {
 }
 
 fn is_constant(rules: &RuleSet, node: NodeId) -> bool {
-    match &rules.node(node).kind {
-        NodeKind::Const(_) => true,
-        NodeKind::Keyword(_) | NodeKind::Reading { .. } => false,
-        NodeKind::Neg(c) | NodeKind::Not(c) => is_constant(rules, *c),
-        NodeKind::Binary(_, l, r) => is_constant(rules, *l) && is_constant(rules, *r),
-        NodeKind::Var { body, .. } => is_constant(rules, *body),
-    }
+    every_leaf(rules, node, |kind| matches!(kind, NodeKind::Const(_)))
 }
 
 fn constant_rule(
@@ -398,7 +374,7 @@ fn constant_rule(
     if !is_constant(rules, root) || !has_operator(rules, root) {
         return;
     }
-    let eval = super::eval::Evaluator::new(rules, &NoReadings);
+    let eval = super::eval::Evaluator::new(rules, &super::eval::NoReadings);
     let mut t = super::eval::NoTrace;
     let value = if kind.is_amount() {
         eval.number(root, &mut t).map(|v| format!("always {v}"))

@@ -30,17 +30,12 @@ impl SharedGuest {
         SharedGuest(Arc::new(Mutex::new(guest)))
     }
 
-    /// The guest, to read. (A panic elsewhere while it was held leaves it
-    /// as it was: the model's state is plain data.)
+    /// The guest, to read or change. (A panic elsewhere while it was held
+    /// leaves it as it was: the model's state is plain data.)
     pub fn borrow(&self) -> MutexGuard<'_, Guest> {
         self.0
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
-    }
-
-    /// The guest, to change.
-    pub fn borrow_mut(&self) -> MutexGuard<'_, Guest> {
-        self.borrow()
     }
 }
 
@@ -87,7 +82,7 @@ impl Source for SimSource {
     }
 
     fn next_sample(&mut self) -> Option<Result<Sample, SourceError>> {
-        let mut guest = self.guest.borrow_mut();
+        let mut guest = self.guest.borrow();
         if self.started {
             if self.stop_at_end && guest.t + self.interval > guest.scenario().length() + 1e-9 {
                 return None;
@@ -139,7 +134,7 @@ impl SimActuator {
     }
 
     fn change_one(&mut self, change: CpuChange) -> Result<u32, ActError> {
-        let mut g = self.guest.borrow_mut();
+        let mut g = self.guest.borrow();
         let Some(&id) = cpu_choice::choose(change, &cpu_flags(&g), 1).first() else {
             let why = match change {
                 CpuChange::Plug => "every CPU is online",
@@ -173,12 +168,12 @@ impl Actuator for SimActuator {
     }
 
     fn set_pool(&mut self, pages: i64) -> Result<(), ActError> {
-        self.guest.borrow_mut().set_pool(pages);
+        self.guest.borrow().set_pool(pages);
         Ok(())
     }
 
     fn set_online(&mut self, wanted: &[u32], _failures: &mut Vec<String>) -> Result<(), ActError> {
-        let mut g = self.guest.borrow_mut();
+        let mut g = self.guest.borrow();
         for id in 0..g.scenario().cpus {
             g.set_cpu(id, wanted.contains(&id));
         }

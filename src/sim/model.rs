@@ -287,11 +287,6 @@ impl Guest {
         (self.scan_kswapd, self.scan_direct)
     }
 
-    /// Page cache, pages.
-    pub fn cache_pages(&self) -> f64 {
-        self.cache
-    }
-
     /// The min, low and high watermarks, pages.
     pub fn watermarks(&self) -> (f64, f64, f64) {
         (self.min, self.low, self.high)
@@ -813,13 +808,13 @@ mod tests {
             "[[phases]]\nstart = \"0\"\nthreads = 1\nio_mib_per_s = 200\nworking_set_mib = 200\n";
         let mut g = Guest::new(&scenario(io), false);
         g.advance(30.0);
-        let cache = g.cache_pages();
+        let cache = g.cache;
         let free = g.free();
         assert!(cache > 100_000.0);
         g.set_pool((free + 50_000.0) as i64);
         let (_, direct) = g.scans();
         assert!(direct > 0.0, "the cmm allocation had to reclaim");
-        assert!(g.cache_pages() < cache, "page cache is reclaimed first");
+        assert!(g.cache < cache, "page cache is reclaimed first");
         assert_eq!(g.stats.direct_stalls, 1);
     }
 

@@ -12,7 +12,6 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde::Serialize;
 
@@ -502,42 +501,19 @@ pub fn grade(course: &Course, dir: &Path, threads: usize) -> Result<Grades, Grad
     let jobs: Vec<(usize, usize)> = (0..prepared.len())
         .flat_map(|e| (0..trainees.len()).map(move |t| (e, t)))
         .collect();
-    let next = AtomicUsize::new(0);
-    let results: Vec<Vec<(usize, GradeRow)>> = std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..threads.clamp(1, 64))
-            .map(|_| {
-                scope.spawn(|| {
-                    let mut done = Vec::new();
-                    loop {
-                        let i = next.fetch_add(1, Ordering::Relaxed);
-                        let Some(&(e, t)) = jobs.get(i) else { break };
-                        let (name, path) = &trainees[t];
-                        // A panic judging one submission fails it alone:
-                        // the thread goes on, and the rows it graded stay.
-                        let graded = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                            prepared[e].grade(name, path)
-                        }))
-                        .unwrap_or_else(|_| {
-                            GradeRow::failed(
-                                name,
-                                "grading this submission failed (an internal error)",
-                            )
-                        });
-                        done.push((i, graded));
-                    }
-                    done
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().unwrap_or_default())
-            .collect()
+    let rows = crate::tune::threads::in_order(jobs.len(), threads.min(64), &|i| {
+        let (e, t) = jobs[i];
+        let (name, path) = &trainees[t];
+        // A panic judging one submission fails it alone: the thread goes
+        // on, and the rows it graded stay.
+        let graded = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            prepared[e].grade(name, path)
+        }))
+        .unwrap_or_else(|_| {
+            GradeRow::failed(name, "grading this submission failed (an internal error)")
+        });
+        Some(graded)
     });
-    let mut rows: Vec<Option<GradeRow>> = vec![None; jobs.len()];
-    for (i, row) in results.into_iter().flatten() {
-        rows[i] = Some(row);
-    }
     let mut tables = Vec::new();
     for (e, ex) in course.exercises.iter().enumerate() {
         let rows: Vec<GradeRow> = (0..trainees.len())

@@ -164,40 +164,19 @@ pub fn check(exercise: &Exercise) -> Checked {
 /// Checks every exercise of `course`, on up to `threads` threads, in the
 /// course's order.
 pub fn check_course(course: &Course, threads: usize) -> Vec<Checked> {
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let mut done: Vec<(usize, Checked)> = std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..threads.clamp(1, 64))
-            .map(|_| {
-                scope.spawn(|| {
-                    let mut mine = Vec::new();
-                    loop {
-                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                        let Some(e) = course.exercises.get(i) else {
-                            break;
-                        };
-                        // A panic checking one exercise is a failed
-                        // check of it, said; never a course left unchecked
-                        // in silence with a zero exit status.
-                        let checked =
-                            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| check(e)))
-                                .unwrap_or_else(|_| Checked {
-                                    id: e.id.clone(),
-                                    ok: false,
-                                    findings: vec!["checking it failed (an internal error)".into()],
-                                    start: None,
-                                    reference: None,
-                                });
-                        mine.push((i, checked));
-                    }
-                    mine
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .flat_map(|h| h.join().unwrap_or_default())
-            .collect()
+    let checked = crate::tune::threads::in_order(course.exercises.len(), threads.min(64), &|i| {
+        let e = &course.exercises[i];
+        // A panic checking one exercise is a failed check of it, said;
+        // never a course left unchecked in silence with a zero exit status.
+        let checked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| check(e)))
+            .unwrap_or_else(|_| Checked {
+                id: e.id.clone(),
+                ok: false,
+                findings: vec!["checking it failed (an internal error)".into()],
+                start: None,
+                reference: None,
+            });
+        Some(checked)
     });
-    done.sort_by_key(|(i, _)| *i);
-    done.into_iter().map(|(_, c)| c).collect()
+    checked.into_iter().flatten().collect()
 }

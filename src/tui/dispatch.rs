@@ -482,24 +482,6 @@ mod tests {
         assert!(logged(&a, "its last 12345 bytes were dropped"));
     }
 
-    /// The screen as text, as the terminal would show it.
-    fn drawn(app: &App) -> String {
-        let mut terminal = ratatui::Terminal::new(ratatui::backend::TestBackend::new(100, 30))
-            .unwrap_or_else(|e| panic!("{e}"));
-        terminal
-            .draw(|f| view::draw(f, app))
-            .unwrap_or_else(|e| panic!("{e}"));
-        let buffer = terminal.backend().buffer();
-        let mut text = String::new();
-        for y in 0..buffer.area.height {
-            for x in 0..buffer.area.width {
-                text.push_str(buffer[(x, y)].symbol());
-            }
-            text.push('\n');
-        }
-        text
-    }
-
     /// A scenario short enough that a tune of it is cheap.
     fn tiny_scenario() -> crate::sim::Scenario {
         let text = "name = \"tiny\"\ncpus = 2\nonline = 1\nmemory_mib = 1024\nduration = \"0:05\"\nseed = 1\n\n[[phases]]\nname = \"idle\"\nstart = \"0:00\"\nthreads = 1\ncpu_per_thread = 0.1\nworking_set_mib = 100\n";
@@ -653,7 +635,7 @@ mod tests {
             (case.open)(&mut a);
             let top = a.modals().top().cloned();
             assert!(top.is_some(), "{}: a layer is open", case.name);
-            let before = drawn(&a);
+            let before = view::drawn_text(&a);
             for text in case.shown {
                 assert!(before.contains(text), "{}: drawn:\n{before}", case.name);
             }
@@ -673,7 +655,7 @@ mod tests {
                 "{}: a bare screen does the same with the key",
                 case.name
             );
-            let after = drawn(&a);
+            let after = view::drawn_text(&a);
             if a.modals().is_empty() {
                 for text in case.shown {
                     assert!(
@@ -709,7 +691,7 @@ mod tests {
             }
             // The control thread says something while the layer is open.
             a.show(Dialog::Message("reload failed".into()));
-            let screen = drawn(&a);
+            let screen = view::drawn_text(&a);
             assert!(screen.contains("reload failed"), "{}:\n{screen}", case.name);
             assert!(
                 matches!(a.modals().top(), Some(Modal::Dialog(_))),

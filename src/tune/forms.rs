@@ -198,11 +198,6 @@ pub fn built_in() -> Vec<Form> {
         .collect()
 }
 
-/// The names and texts of the shipped forms (tests check each parses).
-pub fn built_in_sources() -> &'static [(&'static str, &'static str)] {
-    &BUILT_IN
-}
-
 /// Every `*.conf` form in `dir` (hidden files left out), in name order:
 /// at most [`MAX_FORMS`], each at most [`MAX_FORM_BYTES`], read as a
 /// regular file (a link to one is followed; a FIFO, a device or a kernel
@@ -354,41 +349,24 @@ fn choice_option(
     choices: &mut Vec<HoleChoice>,
     numbers: &[NumberHole],
 ) -> Result<(), FormError> {
+    let refuse = |message: String| at(origin, n, rest_col, message);
     let (hole, option) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
     if !is_hole_name(hole) {
-        return Err(at(
-            origin,
-            n,
-            rest_col,
-            format!(
-                "`{hole}` is not a hole's name (letters, digits and `_`, at most {MAX_HOLE_NAME})"
-            ),
-        ));
+        return Err(refuse(format!(
+            "`{hole}` is not a hole's name (letters, digits and `_`, at most {MAX_HOLE_NAME})"
+        )));
     }
     let Some((label, value)) = option.split_once(":=") else {
-        return Err(at(
-            origin,
-            n,
-            rest_col,
+        return Err(refuse(
             "a choice's option is `#@choice HOLE LABEL := TEXT`".into(),
         ));
     };
     let (label, value) = (label.trim(), value.trim());
     if label.is_empty() || value.is_empty() {
-        return Err(at(
-            origin,
-            n,
-            rest_col,
-            "an option needs a label and a text".into(),
-        ));
+        return Err(refuse("an option needs a label and a text".into()));
     }
     if numbers.iter().any(|h| h.name == hole) {
-        return Err(at(
-            origin,
-            n,
-            rest_col,
-            format!("`{hole}` is a number already"),
-        ));
+        return Err(refuse(format!("`{hole}` is a number already")));
     }
     let opt = Opt {
         label: label.to_string(),
@@ -414,6 +392,7 @@ fn part_text(
     numbers: &[NumberHole],
     parts: &mut Vec<FollowingHole>,
 ) -> Result<(), FormError> {
+    let refuse = |message: String| at(origin, n, rest_col, message);
     let mut words = rest.splitn(3, char::is_whitespace);
     let (hole, choice, option) = (
         words.next().unwrap_or(""),
@@ -421,10 +400,7 @@ fn part_text(
         words.next().unwrap_or(""),
     );
     let Some((label, value)) = option.split_once(":=") else {
-        return Err(at(
-            origin,
-            n,
-            rest_col,
+        return Err(refuse(
             "a part is `#@part HOLE CHOICE LABEL := TEXT`".into(),
         ));
     };
@@ -432,40 +408,22 @@ fn part_text(
         || choices.iter().any(|c| c.name == hole)
         || numbers.iter().any(|h| h.name == hole)
     {
-        return Err(at(
-            origin,
-            n,
-            rest_col,
-            format!("`{hole}` is not a new hole's name"),
-        ));
+        return Err(refuse(format!("`{hole}` is not a new hole's name")));
     }
     let Some(c) = choices.iter().find(|c| c.name == choice) else {
-        return Err(at(
-            origin,
-            n,
-            rest_col,
-            format!("the choice `{choice}` is not declared above"),
-        ));
+        return Err(refuse(format!(
+            "the choice `{choice}` is not declared above"
+        )));
     };
     let label = label.trim();
     if !c.options.iter().any(|o| o.label == label) {
-        return Err(at(
-            origin,
-            n,
-            rest_col,
-            format!("`{choice}` has no option `{label}`"),
-        ));
+        return Err(refuse(format!("`{choice}` has no option `{label}`")));
     }
     let text = (label.to_string(), value.trim().to_string());
     match parts.iter_mut().find(|p| p.name == hole) {
         Some(p) if p.choice == choice => p.texts.push(text),
         Some(_) => {
-            return Err(at(
-                origin,
-                n,
-                rest_col,
-                format!("`{hole}` follows another choice above"),
-            ));
+            return Err(refuse(format!("`{hole}` follows another choice above")));
         }
         None => parts.push(FollowingHole {
             name: hole.to_string(),
@@ -486,33 +444,19 @@ fn number_hole(
     numbers: &mut Vec<NumberHole>,
     parts: &[FollowingHole],
 ) -> Result<(), FormError> {
+    let refuse = |message: String| at(origin, n, rest_col, message);
     let words: Vec<&str> = rest.split_whitespace().collect();
     let [hole, default, range] = words.as_slice() else {
-        return Err(at(
-            origin,
-            n,
-            rest_col,
-            "a number is `#@number HOLE DEFAULT LO..HI`".into(),
-        ));
+        return Err(refuse("a number is `#@number HOLE DEFAULT LO..HI`".into()));
     };
     if !is_hole_name(hole) {
-        return Err(at(
-            origin,
-            n,
-            rest_col,
-            format!("`{hole}` is not a hole's name"),
-        ));
+        return Err(refuse(format!("`{hole}` is not a hole's name")));
     }
     if numbers.iter().any(|h| h.name == *hole)
         || choices.iter().any(|c| c.name == *hole)
         || parts.iter().any(|p| p.name == *hole)
     {
-        return Err(at(
-            origin,
-            n,
-            rest_col,
-            format!("`{hole}` is declared twice"),
-        ));
+        return Err(refuse(format!("`{hole}` is declared twice")));
     }
     let number = |s: &str| {
         s.parse::<f64>()
@@ -525,23 +469,15 @@ fn number_hole(
             .split_once("..")
             .and_then(|(a, b)| Some((number(a)?, number(b)?))),
     ) else {
-        return Err(at(
-            origin,
-            n,
-            rest_col,
+        return Err(refuse(
             "a number's default and range are finite numbers (`0.5 0.1..2`)".into(),
         ));
     };
     let plain = default.starts_with(|c: char| c.is_ascii_digit());
     if !(lo < hi && lo <= d && d <= hi && plain) {
-        return Err(at(
-            origin,
-            n,
-            rest_col,
-            format!(
-                "the default {default} must lie in {lo}..{hi} (LO below HI), written as a plain number"
-            ),
-        ));
+        return Err(refuse(format!(
+            "the default {default} must lie in {lo}..{hi} (LO below HI), written as a plain number"
+        )));
     }
     numbers.push(NumberHole {
         name: hole.to_string(),
@@ -703,12 +639,10 @@ fn check_variants(form: &Form, first_choice: usize) -> Result<(), FormError> {
 
 /// A `#@form` line's name: letters, digits, `-` and `_`.
 fn form_name(origin: &str, n: usize, rest: &str, rest_col: usize) -> Result<String, FormError> {
+    let refuse = |message: String| at(origin, n, rest_col, message);
     let good = |b: u8| b.is_ascii_alphanumeric() || b == b'-' || b == b'_';
     if rest.is_empty() || !rest.bytes().all(good) {
-        return Err(at(
-            origin,
-            n,
-            rest_col,
+        return Err(refuse(
             "a form's name is letters, digits, `-` and `_`".into(),
         ));
     }
@@ -955,6 +889,25 @@ fn entries(text: &str) -> Vec<SetLine> {
     out
 }
 
+/// The variables `entries` define, by name, with their values (the first
+/// definition counts; a second is an error cpuplugd refuses anyway).
+fn variables(entries: &[SetLine]) -> HashMap<&str, &str> {
+    let mut vars = HashMap::new();
+    for e in entries.iter().filter(|e| e.rule.is_none() && !e.setting) {
+        vars.entry(e.name.as_str()).or_insert(e.value.as_str());
+    }
+    vars
+}
+
+/// The values of the rules of `entries` that `wanted` picks.
+fn rules_read(entries: &[SetLine], wanted: impl Fn(RuleKind) -> bool) -> Vec<&str> {
+    entries
+        .iter()
+        .filter(|e| e.rule.is_some_and(&wanted))
+        .map(|e| e.value.as_str())
+        .collect()
+}
+
 /// `text` with each name it reads (an identifier not after a `.`, not a
 /// number) put through `replace`; `None` when `replace` changed none.
 fn map_names(text: &str, mut replace: impl FnMut(&str) -> Option<String>) -> Option<String> {
@@ -1067,41 +1020,25 @@ pub fn instantiate(form: &Form, variant: &Variant, user: &SourceFile) -> Result<
     // The user's variables (the first definition counts; a second is an
     // error cpuplugd refuses anyway), what the kept rules read, and what
     // only the replaced ones read.
-    let mut user_vars: HashMap<&str, &str> = HashMap::new();
-    for e in &user_entries {
-        if e.rule.is_none() && !e.setting {
-            user_vars.entry(e.name.as_str()).or_insert(e.value.as_str());
-        }
-    }
-    let kept_roots: Vec<&str> = user_entries
-        .iter()
-        .filter(|e| e.rule.is_some_and(|k| !group.contains(&k)))
-        .map(|e| e.value.as_str())
-        .collect();
-    let gone_roots: Vec<&str> = user_entries
-        .iter()
-        .filter(|e| e.rule.is_some_and(|k| group.contains(&k)))
-        .map(|e| e.value.as_str())
-        .collect();
-    let kept = closure(&kept_roots, &user_vars);
-    let gone: HashSet<&str> = closure(&gone_roots, &user_vars)
-        .into_iter()
-        .filter(|v| !kept.contains(v))
-        .collect();
+    let user_vars = variables(&user_entries);
+    let kept = closure(
+        &rules_read(&user_entries, |k| !group.contains(&k)),
+        &user_vars,
+    );
+    let gone: HashSet<&str> = closure(
+        &rules_read(&user_entries, |k| group.contains(&k)),
+        &user_vars,
+    )
+    .into_iter()
+    .filter(|v| !kept.contains(v))
+    .collect();
     // The form's lines: its group's rules and the variables they read.
     let form_entries = entries(&filled);
-    let mut form_vars: HashMap<&str, &str> = HashMap::new();
-    for e in &form_entries {
-        if e.rule.is_none() && !e.setting {
-            form_vars.entry(e.name.as_str()).or_insert(e.value.as_str());
-        }
-    }
-    let form_roots: Vec<&str> = form_entries
-        .iter()
-        .filter(|e| e.rule.is_some_and(|k| group.contains(&k)))
-        .map(|e| e.value.as_str())
-        .collect();
-    let needed = closure(&form_roots, &form_vars);
+    let form_vars = variables(&form_entries);
+    let needed = closure(
+        &rules_read(&form_entries, |k| group.contains(&k)),
+        &form_vars,
+    );
     let form_lines: Vec<&str> = filled.split('\n').collect();
     let taken: HashSet<&str> = user_vars
         .keys()
@@ -1309,12 +1246,12 @@ mod tests {
 
     #[test]
     fn every_shipped_form_parses() {
-        for (name, text) in built_in_sources() {
+        for (name, text) in BUILT_IN {
             if let Err(e) = parse(name, text.as_bytes()) {
                 panic!("{e}");
             }
         }
-        assert_eq!(built_in().len(), built_in_sources().len());
+        assert_eq!(built_in().len(), BUILT_IN.len());
     }
 
     /// The facts of the simulated guest, on a current or a 2.6 kernel.

@@ -23,6 +23,7 @@ pub mod run;
 pub mod score;
 pub mod search;
 pub mod switched;
+pub mod threads;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize};
@@ -350,9 +351,10 @@ pub fn tune(
     // Nor one the start beats by more than noise somewhere while no worse
     // anywhere (more CPUs for nothing: adversary F8).
     let start = candidates[0].1.clone();
-    let better = |s: &Score| {
-        robust::beats(s, &reference_score, objective) && !start.dominates_beyond_noise(s)
+    let beats = |s: &Score, reference: &Score, start: &Score| {
+        robust::beats(s, reference, objective) && !start.dominates_beyond_noise(s)
     };
+    let better = |s: &Score| beats(s, &reference_score, &start);
     let mut order: Vec<usize> = (0..candidates.len())
         .filter(|&i| knobs::within_ranges(&shapes[shape_of[i]].knobs, &candidates[i].0))
         .filter(|&i| better(&candidates[i].1))
@@ -376,9 +378,6 @@ pub fn tune(
         standing: Standing::Beats,
         objective,
         budget: options.budget,
-    };
-    let beats = |s: &Score, reference: &Score, start: &Score| {
-        robust::beats(s, reference, objective) && !start.dominates_beyond_noise(s)
     };
     if !options.portfolio {
         tuned.recommended = order.first().copied();
@@ -409,10 +408,7 @@ pub fn tune(
 fn with_reference(options: &TuneOptions, reference: Option<&SourceFile>) -> Vec<forms::Form> {
     let mut forms = options.forms.clone();
     if let Some(r) = reference.filter(|_| !forms.is_empty()) {
-        let group = match options.objective {
-            score::Objective::Memory => forms::RuleGroup::Memory,
-            _ => forms::RuleGroup::Cpu,
-        };
+        let group = options.objective.group();
         let text = String::from_utf8_lossy(r.bytes());
         forms.insert(
             0,
@@ -434,10 +430,7 @@ fn form_shapes(
     facts: &SystemFacts,
     notes: &mut Vec<String>,
 ) -> Vec<TunedShape> {
-    let group = match options.objective {
-        score::Objective::Memory => forms::RuleGroup::Memory,
-        score::Objective::Cpu | score::Objective::Steady => forms::RuleGroup::Cpu,
-    };
+    let group = options.objective.group();
     let present = facts.present_cpus.as_ref().map_or(1, |n| *n);
     // Only the limits carry over: a rule's name or a LINE:COL means the
     // user's file.
@@ -544,18 +537,31 @@ fn names_known(file: &SourceFile, facts: &SystemFacts) -> bool {
     fields("meminfo.", &facts.meminfo_names) && fields("vmstat.", &facts.vmstat_names)
 }
 
-/// How a candidate of a search ranks when the budget for forms is shared
-/// out: one that beats `reference` first, then one within its resources,
-/// then the rest, each by the objective's preference.
-fn rank(s: &Score, reference: &Score, objective: score::Objective) -> (u8, (f64, u64, usize, f64)) {
-    let class = if robust::beats(s, reference, objective) {
-        0
-    } else if s.usable() && s.within(reference, objective) {
-        1
-    } else {
-        2
+/// How candidates `a` and `b` of a search rank when the budget for forms
+/// is shared out: one that beats `reference` first, then one within its
+/// resources, then the rest, each by the objective's preference, the
+/// earlier first on a tie.
+fn by_rank(
+    a: usize,
+    b: usize,
+    candidates: &[(Vec<f64>, Score)],
+    reference: &Score,
+    objective: score::Objective,
+) -> std::cmp::Ordering {
+    let rank = |s: &Score| {
+        let class = if robust::beats(s, reference, objective) {
+            0
+        } else if s.usable() && s.within(reference, objective) {
+            1
+        } else {
+            2
+        };
+        (class, s.preference(objective))
     };
-    (class, s.preference(objective))
+    rank(&candidates[a].1)
+        .partial_cmp(&rank(&candidates[b].1))
+        .unwrap_or(std::cmp::Ordering::Equal)
+        .then(a.cmp(&b))
 }
 
 /// The name of the `--against` file's rules as a form: with a space, so no
@@ -645,12 +651,9 @@ fn search_shapes(
         );
         left = left.saturating_sub(found.len());
         add(s, found, &mut candidates, &mut shape_of);
-        if let Some(b) = (from..candidates.len()).min_by(|&a, &b| {
-            rank(&candidates[a].1, &reference, options.objective)
-                .partial_cmp(&rank(&candidates[b].1, &reference, options.objective))
-                .unwrap_or(std::cmp::Ordering::Equal)
-                .then(a.cmp(&b))
-        }) {
+        if let Some(b) = (from..candidates.len())
+            .min_by(|&a, &b| by_rank(a, b, &candidates, &reference, options.objective))
+        {
             best.push((s, b));
         }
     }
@@ -684,12 +687,7 @@ fn refined(
     objective: score::Objective,
     shapes: &[TunedShape],
 ) -> Vec<(usize, usize)> {
-    best.sort_by(|&(_, a), &(_, b)| {
-        rank(&candidates[a].1, reference, objective)
-            .partial_cmp(&rank(&candidates[b].1, reference, objective))
-            .unwrap_or(std::cmp::Ordering::Equal)
-            .then(a.cmp(&b))
-    });
+    best.sort_by(|&(_, a), &(_, b)| by_rank(a, b, candidates, reference, objective));
     // The reference's rules (a shape named `reference`, first after the
     // user's file) are always refined: a small move from them is the
     // likeliest to tie the reference everywhere and beat it on the workload.
@@ -957,21 +955,18 @@ fn round_recommendation(
 /// The verdicts of `files`, in their order, each judged on a thread of its
 /// own (the order, not the scheduling, decides which is recommended).
 fn judge_all(judge: &robust::Judge, files: &[SourceFile]) -> Vec<robust::Verdict> {
-    std::thread::scope(|scope| {
-        let handles: Vec<_> = files
-            .iter()
-            .map(|f| scope.spawn(move || judge.verdict(f)))
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| {
-                h.join().unwrap_or_else(|_| robust::Verdict::Stops {
-                    workload: "the portfolio".to_string(),
-                    why: "the judging thread failed".to_string(),
-                })
-            })
-            .collect()
+    threads::in_order(files.len(), files.len(), &|i| {
+        let verdict = std::panic::AssertUnwindSafe(|| judge.verdict(&files[i]));
+        std::panic::catch_unwind(verdict).ok()
     })
+    .into_iter()
+    .map(|v| {
+        v.unwrap_or_else(|| robust::Verdict::Stops {
+            workload: "the portfolio".to_string(),
+            why: "the judging thread failed".to_string(),
+        })
+    })
+    .collect()
 }
 
 #[cfg(test)]

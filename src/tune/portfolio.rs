@@ -76,6 +76,21 @@ pub struct Member {
     pub workload: Workload,
 }
 
+impl Member {
+    /// `scenario`, named `name`, on `training`'s kernel at its own duration.
+    fn of(training: &Workload, name: String, role: Role, scenario: Scenario) -> Member {
+        Member {
+            name,
+            role,
+            workload: Workload {
+                scenario,
+                old_kernel: training.old_kernel,
+                duration: None,
+            },
+        }
+    }
+}
+
 /// The built-in scenarios, each parsed (a shipped file that did not parse
 /// would be a build defect: the test below keeps them parsing).
 pub fn built_in() -> Vec<Scenario> {
@@ -103,15 +118,7 @@ pub fn portfolio(training: &Workload, objective: super::score::Objective) -> Vec
     let mut out: Vec<Member> = built_in()
         .into_iter()
         .filter(|s| s.name != training.scenario.name)
-        .map(|scenario| Member {
-            name: scenario.name.clone(),
-            role: Role::Scenario,
-            workload: Workload {
-                scenario,
-                old_kernel: training.old_kernel,
-                duration: None,
-            },
-        })
+        .map(|scenario| Member::of(training, scenario.name.clone(), Role::Scenario, scenario))
         .collect();
     out.extend(scaled(training, &JUDGED_SCALES, Role::Scenario));
     out.extend(steady_sweep(training));
@@ -142,15 +149,7 @@ pub fn pressure_sweep(training: &Workload) -> Vec<Member> {
                 p.working_set_mib = guest.memory_mib * share;
                 p.io_mib_per_s = 20.0;
             }
-            Some(Member {
-                name,
-                role: Role::Pressure(share),
-                workload: Workload {
-                    scenario,
-                    old_kernel: training.old_kernel,
-                    duration: None,
-                },
-            })
+            Some(Member::of(training, name, Role::Pressure(share), scenario))
         })
         .collect()
 }
@@ -173,15 +172,7 @@ fn scaled(training: &Workload, scales: &[(f64, &str)], role: Role) -> Vec<Member
                 p.threads *= factor;
             }
             s.name = format!("{} {word}", scenario.name);
-            out.push(Member {
-                name: s.name.clone(),
-                role: role.clone(),
-                workload: Workload {
-                    scenario: s,
-                    old_kernel: training.old_kernel,
-                    duration: None,
-                },
-            });
+            out.push(Member::of(training, s.name.clone(), role.clone(), s));
         }
     }
     out
@@ -199,15 +190,12 @@ pub fn steady_sweep(training: &Workload) -> Vec<Member> {
             let threads = low + (high - low) * i as f64 / (STEADY_LOADS - 1) as f64;
             let threads = (threads * 100.0).round() / 100.0;
             let scenario = steady(guest, threads)?;
-            Some(Member {
-                name: format!("steady {threads:.2}"),
-                role: Role::Steady(threads),
-                workload: Workload {
-                    scenario,
-                    old_kernel: training.old_kernel,
-                    duration: None,
-                },
-            })
+            Some(Member::of(
+                training,
+                format!("steady {threads:.2}"),
+                Role::Steady(threads),
+                scenario,
+            ))
         })
         .collect()
 }

@@ -321,23 +321,15 @@ pub fn second_half_verdict(
     if recommended.usable() && recommended.improves_on(base, objective) {
         return None;
     }
-    let (what, x, y) = match objective {
-        Objective::Cpu => (
-            "unmet CPU-s",
-            recommended.unmet_cpu_seconds,
-            base.unmet_cpu_seconds,
-        ),
-        Objective::Steady => (
-            "changes",
-            recommended.instability() as f64,
-            base.instability() as f64,
-        ),
-        Objective::Memory => (
-            "guest / working set",
-            recommended.guest_to_working_set,
-            base.guest_to_working_set,
-        ),
+    let what = match objective {
+        Objective::Cpu => "unmet CPU-s",
+        Objective::Steady => "changes",
+        Objective::Memory => "guest / working set",
     };
+    let (x, y) = (
+        recommended.preference(objective).0,
+        base.preference(objective).0,
+    );
     Some(format!(
         "no gain on the recording's second half, which it was not tuned on: the recommendation \
          does no better there than {label} ({what} {x:.2} against {y:.2}), so its gain on the \

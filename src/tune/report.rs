@@ -13,10 +13,6 @@ use super::score::{Score, front_by_cpus};
 /// The most front rows shown (the fewest CPUs first).
 const MAX_ROWS: usize = 12;
 
-fn row(out: &mut String, label: &str, s: &Score) {
-    row_at(out, label, s, LABEL);
-}
-
 /// The width of the label column of the main table.
 const LABEL: usize = 19;
 
@@ -49,10 +45,6 @@ fn row_at(out: &mut String, label: &str, s: &Score, width: usize) {
             (false, None) => "no".to_string(),
         },
     );
-}
-
-fn header(out: &mut String) {
-    header_at(out, LABEL);
 }
 
 fn header_at(out: &mut String, width: usize) {
@@ -108,16 +100,16 @@ pub fn knobs_text(knobs: &[Knob]) -> String {
 /// CPUs (one row per distinct outcome), the recommendation marked.
 pub fn table(t: &Tuned, against: Option<&str>) -> String {
     let mut out = String::new();
-    header(&mut out);
-    row(&mut out, "start", &t.candidates[0].1);
+    header_at(&mut out, LABEL);
+    row_at(&mut out, "start", &t.candidates[0].1, LABEL);
     if let Some(name) = against {
-        let full = format!("ref {}", short(name));
+        let full = format!("ref {}", crate::report::file_name(name));
         let label: String = if full.chars().count() > LABEL {
             full.chars().take(LABEL - 1).chain(['…']).collect()
         } else {
             full
         };
-        row(&mut out, &label, &t.reference);
+        row_at(&mut out, &label, &t.reference, LABEL);
     }
     let scores = t.front_scores();
     let mut front = front_by_cpus(&scores, None);
@@ -141,7 +133,7 @@ pub fn table(t: &Tuned, against: Option<&str>) -> String {
         } else {
             format!("front #{i}")
         };
-        row(&mut out, &label, scores[i]);
+        row_at(&mut out, &label, scores[i], LABEL);
     }
     if front.len() > MAX_ROWS {
         let _ = writeln!(
@@ -155,12 +147,8 @@ pub fn table(t: &Tuned, against: Option<&str>) -> String {
 
 fn row_text(s: &Score) -> String {
     let mut out = String::new();
-    row(&mut out, "", s);
+    row_at(&mut out, "", s, LABEL);
     out
-}
-
-fn short(name: &str) -> &str {
-    name.rsplit('/').next().unwrap_or(name)
 }
 
 /// A unified diff of two rule files: changed numbers, and the lines a form
@@ -533,27 +521,19 @@ fn ties_words(t: &Tuned, i: usize) -> Option<String> {
     };
     let start = &t.candidates[0].1;
     let now = &t.candidates[i].1;
-    let (measure, was, is) = match t.objective {
-        super::score::Objective::Cpu => (
-            "unmet CPU-s",
-            format!("{:.1}", start.unmet_cpu_seconds),
-            format!("{:.1}", now.unmet_cpu_seconds),
-        ),
-        super::score::Objective::Steady => (
-            "CPU or pool changes and reversals",
-            start.instability().to_string(),
-            now.instability().to_string(),
-        ),
-        super::score::Objective::Memory => (
-            "× the working set",
-            format!("{:.2}", start.guest_to_working_set),
-            format!("{:.2}", now.guest_to_working_set),
-        ),
+    // The objective's measure (a count of changes for steady).
+    let (measure, digits) = match t.objective {
+        super::score::Objective::Cpu => ("unmet CPU-s", 1),
+        super::score::Objective::Steady => ("CPU or pool changes and reversals", 0),
+        super::score::Objective::Memory => ("× the working set", 2),
     };
+    let was = start.preference(t.objective).0;
+    let is = now.preference(t.objective).0;
     Some(format!(
         "Ties, does not beat: no candidate that did better than the reference on the workload \
          held up elsewhere{}. This one is within 5% of the reference on the workload and on \
-         every built-in scenario, and better than your file: {is} {measure} against {was}.",
+         every built-in scenario, and better than your file: {is:.digits$} {measure} against \
+         {was:.digits$}.",
         match t.judged.first() {
             Some((j, v)) if judged_from > 0 => format!(" (the best, #{j}, {})", v.words()),
             _ => " (none did better on the workload)".to_string(),

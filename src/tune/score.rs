@@ -275,6 +275,14 @@ impl Objective {
         }
     }
 
+    /// The rules a tune for it moves, and the forms it searches.
+    pub fn group(self) -> super::forms::RuleGroup {
+        match self {
+            Objective::Memory => super::forms::RuleGroup::Memory,
+            Objective::Cpu | Objective::Steady => super::forms::RuleGroup::Cpu,
+        }
+    }
+
     /// What a recommendation must do, in words.
     pub fn wanted(self) -> &'static str {
         match self {

@@ -301,11 +301,8 @@ fn best(
     };
     let fit = |s: &Score| {
         if s.within(reference, objective) {
-            match objective {
-                Objective::Cpu => s.unmet_cpu_seconds,
-                Objective::Memory => s.guest_to_working_set,
-                Objective::Steady => s.instability() as f64,
-            }
+            // The objective's measure.
+            s.preference(objective).0
         } else {
             // How far past what `within` holds fixed, relatively.
             let over = |x: f64, r: f64| (x - r).max(0.0) / r.abs().max(1e-9);
@@ -376,31 +373,14 @@ fn run_batch(
     done: &AtomicUsize,
     cancelled: &AtomicBool,
 ) -> Vec<(Vec<f64>, Score)> {
-    let next = AtomicUsize::new(0);
-    let mut scores: Vec<Option<Score>> = vec![None; batch.len()];
-    let slots: Vec<std::sync::Mutex<Option<Score>>> =
-        batch.iter().map(|_| std::sync::Mutex::new(None)).collect();
-    std::thread::scope(|scope| {
-        for _ in 0..threads.clamp(1, batch.len().max(1)) {
-            scope.spawn(|| {
-                loop {
-                    let i = next.fetch_add(1, Ordering::Relaxed);
-                    let Some(values) = batch.get(i) else { break };
-                    if cancelled.load(Ordering::Relaxed) {
-                        break;
-                    }
-                    let s = evaluate(values);
-                    if let Ok(mut slot) = slots[i].lock() {
-                        *slot = Some(s);
-                    }
-                    done.fetch_add(1, Ordering::Relaxed);
-                }
-            });
+    let scores = super::threads::in_order(batch.len(), threads, &|i| {
+        if cancelled.load(Ordering::Relaxed) {
+            return None;
         }
+        let s = evaluate(&batch[i]);
+        done.fetch_add(1, Ordering::Relaxed);
+        Some(s)
     });
-    for (i, slot) in slots.into_iter().enumerate() {
-        scores[i] = slot.into_inner().ok().flatten();
-    }
     batch
         .into_iter()
         .zip(scores)

@@ -69,6 +69,7 @@ mod incident;
 mod keep_edits;
 mod lifecycle;
 mod loadavg_scan;
+mod log_readers;
 mod lsp;
 mod memory_verdict;
 mod metrics;

@@ -151,6 +151,14 @@ pub enum FsError {
 }
 
 impl FsError {
+    /// What the system said about `path`.
+    pub fn io(path: &Path, source: std::io::Error) -> FsError {
+        FsError::Io {
+            path: path.display().to_string(),
+            source,
+        }
+    }
+
     /// True when the file (or a directory on its way) does not exist.
     pub fn is_not_found(&self) -> bool {
         matches!(self, FsError::Io { source, .. } if source.kind() == ErrorKind::NotFound)
@@ -841,4 +849,4 @@ fn is_system_root(fd: &OwnedFd) -> bool {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

@@ -1,22 +1,54 @@
 use super::*;
 use std::os::unix::fs::symlink;
 
-const UNTOUCHED: &str = "outside, untouched\n";
+/// What the file outside the root holds, and must hold at the end.
+pub(super) const UNTOUCHED: &str = "outside, untouched\n";
 
-/// A root with `run/lock` and `var/lock` → `/run/lock`, and a file
-/// outside it that must never change.
-fn debian_like() -> (tempfile::TempDir, PathBuf, PathBuf) {
+/// An empty root, and a file outside it that must never change.
+pub(super) fn root_and_outside() -> (tempfile::TempDir, PathBuf, PathBuf) {
     let dir = tempfile::tempdir().expect("dir");
     let root = dir.path().join("root");
-    std::fs::create_dir_all(root.join("run/lock")).expect("run/lock");
-    std::fs::create_dir_all(root.join("var")).expect("var");
-    symlink("/run/lock", root.join("var/lock")).expect("link");
+    std::fs::create_dir(&root).expect("root");
     let outside = dir.path().join("precious");
     std::fs::write(&outside, UNTOUCHED).expect("outside");
     (dir, root, outside)
 }
 
-fn mkfifo(path: &Path) {
+/// [`root_and_outside`] with `run/lock` and `var/lock` → `/run/lock`.
+fn debian_like() -> (tempfile::TempDir, PathBuf, PathBuf) {
+    let (dir, root, outside) = root_and_outside();
+    std::fs::create_dir_all(root.join("run/lock")).expect("run/lock");
+    std::fs::create_dir_all(root.join("var")).expect("var");
+    symlink("/run/lock", root.join("var/lock")).expect("link");
+    (dir, root, outside)
+}
+
+/// Asserts that the file at `path` holds `want` as text.
+pub(super) fn holds(path: impl AsRef<Path>, want: &str) {
+    assert_eq!(std::fs::read_to_string(path).ok().as_deref(), Some(want));
+}
+
+/// Asserts that the error `e` says `words` somewhere in its chain.
+fn says(e: &(dyn std::error::Error + 'static), words: &str) {
+    let text = crate::error_chain::text(e);
+    assert!(text.contains(words), "{text}");
+}
+
+/// Makes a character device at `path` (/dev/null's twin); false where
+/// this process may not (not root).
+fn made_device(path: &Path) -> bool {
+    rustix::fs::mknodat(
+        rustix::fs::CWD,
+        path,
+        rustix::fs::FileType::CharacterDevice,
+        Mode::from_raw_mode(0o666),
+        rustix::fs::makedev(1, 3),
+    )
+    .is_ok()
+}
+
+/// Makes a FIFO at `path`.
+pub(crate) fn mkfifo(path: &Path) {
     rustix::fs::mknodat(
         rustix::fs::CWD,
         path,
@@ -44,14 +76,8 @@ fn an_escape_by_dot_dot_names_the_path_inside_the_root_and_the_root() {
     let e = b
         .read(Path::new("../precious"), 64, Resolve::Beneath)
         .expect_err("refused");
-    assert!(
-        crate::error_chain::text(&e).contains("refusing to read there"),
-        "{e}"
-    );
-    assert_eq!(
-        std::fs::read_to_string(&outside).ok().as_deref(),
-        Some(UNTOUCHED)
-    );
+    says(&e, "refusing to read there");
+    holds(&outside, UNTOUCHED);
 }
 
 #[test]
@@ -84,21 +110,15 @@ fn a_last_link_is_never_followed_by_what_creates_reads_back_places_or_removes() 
     let e = b
         .open_or_create(Path::new("var/lock/planted"))
         .expect_err("refused");
-    assert!(
-        crate::error_chain::text(&e).contains("is a symbolic link"),
-        "{e}"
-    );
+    says(&e, "is a symbolic link");
     let e = b
         .create_new(Path::new("var/lock/planted.tmp"))
         .expect_err("refused");
-    assert!(crate::error_chain::text(&e).contains("file exists"), "{e}");
+    says(&e, "file exists");
     let e = b
         .read(Path::new("var/lock/planted"), 64, Resolve::Own)
         .expect_err("refused");
-    assert!(
-        crate::error_chain::text(&e).contains("is a symbolic link"),
-        "{e}"
-    );
+    says(&e, "is a symbolic link");
     let e = b
         .write_file(Path::new("var/lock/planted"), b"x", Placing::REPLACE)
         .expect_err("refused");
@@ -115,10 +135,7 @@ fn a_last_link_is_never_followed_by_what_creates_reads_back_places_or_removes() 
     b.remove(Path::new("var/lock/gone"))
         .expect("the link itself goes");
     assert!(std::fs::symlink_metadata(root.join("run/lock/gone")).is_err());
-    assert_eq!(
-        std::fs::read_to_string(&outside).ok().as_deref(),
-        Some(UNTOUCHED)
-    );
+    holds(&outside, UNTOUCHED);
 }
 
 #[test]
@@ -143,10 +160,7 @@ fn fifos_and_long_files_are_refused_at_once() {
     let e = b
         .read(Path::new("run/lock/long"), 64, Resolve::Beneath)
         .expect_err("too long");
-    assert!(
-        crate::error_chain::text(&e).contains("larger than 64 bytes"),
-        "{e}"
-    );
+    says(&e, "larger than 64 bytes");
     assert_eq!(
         b.read(Path::new("run/lock/long"), 65, Resolve::Beneath)
             .map(|v| v.len())
@@ -166,19 +180,13 @@ fn an_existing_file_holds_exactly_the_new_value_after_each_write() {
     std::fs::write(root.join(pages), "262144\n").expect("seed");
     for value in ["0\n", "1000\n", "99\n", "4294967296\n", "5\n"] {
         b.write_existing(pages, value.as_bytes()).expect("write");
-        assert_eq!(
-            std::fs::read_to_string(root.join(pages)).ok().as_deref(),
-            Some(value)
-        );
+        holds(root.join(pages), value);
     }
     // Through var/lock -> /run/lock, and through a link at the name.
     symlink("/run/lock/cmm_pages", root.join("run/lock/pages_link")).expect("link");
     b.write_existing(Path::new("var/lock/pages_link"), b"77\n")
         .expect("write through links");
-    assert_eq!(
-        std::fs::read_to_string(root.join(pages)).ok().as_deref(),
-        Some("77\n")
-    );
+    holds(root.join(pages), "77\n");
     symlink("../../../precious", root.join("run/lock/escape")).expect("link");
     let e = b.write_existing(Path::new("run/lock/escape"), b"1\n");
     assert!(matches!(e, Err(FsError::Outside { .. })), "{e:?}");
@@ -196,10 +204,7 @@ fn an_existing_file_holds_exactly_the_new_value_after_each_write() {
         "never created"
     );
     assert!(!root.join("run/lock/absent").exists());
-    assert_eq!(
-        std::fs::read_to_string(&outside).ok().as_deref(),
-        Some(UNTOUCHED)
-    );
+    holds(&outside, UNTOUCHED);
     drop(dir);
 }
 
@@ -210,10 +215,7 @@ fn a_loop_is_an_error_that_says_so() {
     symlink("a", root.join("run/b")).expect("link");
     let b = Root::open(&root).expect("root");
     let e = b.create_dirs(Path::new("run/a/x")).expect_err("a loop");
-    assert!(
-        crate::error_chain::text(&e).contains("more than 40 symbolic links"),
-        "{e}"
-    );
+    says(&e, "more than 40 symbolic links");
     assert!(matches!(e, FsError::Loop { .. }));
 }
 
@@ -238,10 +240,7 @@ fn a_directory_swapped_for_a_link_between_calls_still_cannot_escape() {
     symlink("../..", root.join("run/plugtop")).expect("link");
     let e = b.write_existing(Path::new("run/plugtop/precious"), b"x");
     assert!(matches!(e, Err(FsError::Outside { .. })), "{e:?}");
-    assert_eq!(
-        std::fs::read_to_string(&outside).ok().as_deref(),
-        Some(UNTOUCHED)
-    );
+    holds(&outside, UNTOUCHED);
 }
 
 #[test]
@@ -285,10 +284,7 @@ fn reads_in_the_root_stay_at_the_root_and_writes_refuse_to_climb() {
     )
     .expect("read");
     assert_eq!(text, "inside\n");
-    assert_eq!(
-        std::fs::read_to_string(&outside).ok().as_deref(),
-        Some(UNTOUCHED)
-    );
+    holds(&outside, UNTOUCHED);
 }
 
 /// A file longer than the limit fails unless a cut is asked for.
@@ -315,10 +311,7 @@ fn a_bounded_read_fails_past_its_limit_unless_a_cut_is_asked_for() {
     let e = read_named(&path, 10).expect_err("too large");
     assert_eq!(e.kind(), ErrorKind::FileTooLarge);
     let e = read_named(Path::new("/proc/self/stat"), 4096).expect_err("a kernel file");
-    assert!(
-        crate::error_chain::text(&e).contains("is a kernel file"),
-        "{e}"
-    );
+    says(&e, "is a kernel file");
 }
 
 /// A name written again and again through a kept file: each write leaves
@@ -355,10 +348,7 @@ fn a_kept_write_never_follows_its_directory_out_of_the_root() {
     std::fs::remove_file(root.join("proc/sys/vm")).expect("unlink");
     std::fs::rename(&moved, root.join("proc/sys/vm")).expect("move back");
     b.write_kept(&mut target, rel, b"30\n").expect("write");
-    assert_eq!(
-        std::fs::read_to_string(root.join(rel)).ok().as_deref(),
-        Some("30\n")
-    );
+    holds(root.join(rel), "30\n");
 }
 
 #[test]
@@ -367,15 +357,12 @@ fn a_kept_write_goes_to_the_file_at_the_name_each_time() {
     let b = Root::open(&root).expect("root");
     let rel = Path::new("run/lock/cmm_pages");
     let path = root.join(rel);
-    let holds = |want: &str| {
-        assert_eq!(std::fs::read_to_string(&path).ok().as_deref(), Some(want));
-    };
     std::fs::write(&path, "262144\n").expect("seed");
     let mut target = WriteTarget::default();
     for value in ["0\n", "1000\n", "99\n", "4294967296\n", "5\n"] {
         b.write_kept(&mut target, rel, value.as_bytes())
             .expect("write");
-        holds(value);
+        holds(&path, value);
     }
     // Replaced by a rename: the new file takes the write, the old keeps
     // what it held.
@@ -383,17 +370,12 @@ fn a_kept_write_goes_to_the_file_at_the_name_each_time() {
     std::fs::write(root.join("run/lock/new"), "77777\n").expect("new");
     std::fs::rename(root.join("run/lock/new"), &path).expect("rename");
     b.write_kept(&mut target, rel, b"12\n").expect("write");
-    holds("12\n");
-    assert_eq!(
-        std::fs::read_to_string(dir.path().join("old"))
-            .ok()
-            .as_deref(),
-        Some("5\n")
-    );
+    holds(&path, "12\n");
+    holds(dir.path().join("old"), "5\n");
     // Another process cut it to a longer value: still exactly ours.
     std::fs::write(&path, "123456789\n").expect("longer");
     b.write_kept(&mut target, rel, b"3\n").expect("write");
-    holds("3\n");
+    holds(&path, "3\n");
     // A link climbing out, swapped in: refused, the kept file untouched.
     std::fs::remove_file(&path).expect("remove");
     symlink("../../../precious", &path).expect("link");
@@ -409,23 +391,13 @@ fn a_kept_write_goes_to_the_file_at_the_name_each_time() {
         "never created"
     );
     assert!(!path.exists());
-    let made = rustix::fs::mknodat(
-        rustix::fs::CWD,
-        &path,
-        rustix::fs::FileType::CharacterDevice,
-        Mode::from_raw_mode(0o666),
-        rustix::fs::makedev(1, 3),
-    );
-    if made.is_ok() {
+    if made_device(&path) {
         let e = b.write_kept(&mut target, rel, b"1\n");
         assert!(matches!(e, Err(FsError::NotRegular { .. })), "{e:?}");
     } else {
         eprintln!("device case skipped: cannot make a device node here (not root?)");
     }
-    assert_eq!(
-        std::fs::read_to_string(&outside).ok().as_deref(),
-        Some(UNTOUCHED)
-    );
+    holds(&outside, UNTOUCHED);
 }
 
 /// A device node at a written name (a disk reached through a link in a
@@ -434,14 +406,7 @@ fn a_kept_write_goes_to_the_file_at_the_name_each_time() {
 #[test]
 fn a_device_at_a_written_name_is_refused() {
     let dir = tempfile::tempdir().expect("dir");
-    let made = rustix::fs::mknodat(
-        rustix::fs::CWD,
-        dir.path().join("online"),
-        rustix::fs::FileType::CharacterDevice,
-        Mode::from_raw_mode(0o666),
-        rustix::fs::makedev(1, 3),
-    );
-    if made.is_err() {
+    if !made_device(&dir.path().join("online")) {
         eprintln!("skipped: cannot make a device node here (not root?)");
         return;
     }

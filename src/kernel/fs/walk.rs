@@ -500,7 +500,7 @@ mod tests {
         .expect("root")
     }
 
-    fn read(root: &OwnedFd, rel: &str, kernel: bool) -> Result<String, WalkError> {
+    fn read(root: &OwnedFd, rel: &str, climb: Climb, kernel: bool) -> Result<String, WalkError> {
         let flags = OFlags::RDONLY | OFlags::NONBLOCK;
         let fd = open_by(
             root,
@@ -508,7 +508,7 @@ mod tests {
             flags,
             Mode::empty(),
             Last::Follow,
-            Climb::Refuse,
+            climb,
             kernel,
         )?;
         let mut text = String::new();
@@ -551,26 +551,30 @@ mod tests {
                 ("var/lock/../lock/f", "inside"),
                 ("run/../c/d", "chain"),
             ] {
-                let got = read(&root, rel, kernel).unwrap_or_else(|e| panic!("{rel}: {e:?}"));
+                let got = read(&root, rel, Climb::Refuse, kernel)
+                    .unwrap_or_else(|e| panic!("{rel}: {e:?}"));
                 assert_eq!(got, want, "{rel}");
             }
             for rel in ["var/up", "..", "../x", "run/../../x", "var/lock/../../../x"] {
                 assert!(
-                    matches!(read(&root, rel, kernel), Err(WalkError::Outside)),
+                    matches!(
+                        read(&root, rel, Climb::Refuse, kernel),
+                        Err(WalkError::Outside)
+                    ),
                     "{rel} is refused"
                 );
             }
-            assert!(matches!(read(&root, "loop1", kernel), Err(WalkError::Loop)));
-            let missing = read(&root, "var/lock/missing", kernel);
+            assert!(matches!(
+                read(&root, "loop1", Climb::Refuse, kernel),
+                Err(WalkError::Loop)
+            ));
+            let missing = read(&root, "var/lock/missing", Climb::Refuse, kernel);
             assert!(
                 matches!(&missing, Err(WalkError::Io(e)) if e.kind() == std::io::ErrorKind::NotFound),
                 "{missing:?}"
             );
         });
-        assert_eq!(
-            std::fs::read_to_string(&outside).ok().as_deref(),
-            Some("outside")
-        );
+        crate::kernel::fs::tests::holds(&outside, "outside");
     }
 
     #[test]
@@ -626,20 +630,8 @@ mod tests {
         let root = root_fd(&root_path);
         both_ways(|kernel| {
             for rel in ["proc/up", "proc/abs", "proc/abs-up", "../x/f", "../../x/f"] {
-                let flags = OFlags::RDONLY | OFlags::NONBLOCK;
-                let fd = open_by(
-                    &root,
-                    rel.as_bytes(),
-                    flags,
-                    Mode::empty(),
-                    Last::Follow,
-                    Climb::Clamp,
-                    kernel,
-                )
-                .unwrap_or_else(|e| panic!("{rel}: {e:?}"));
-                let mut text = String::new();
-                std::io::Read::read_to_string(&mut std::fs::File::from(fd), &mut text)
-                    .expect("read");
+                let text = read(&root, rel, Climb::Clamp, kernel)
+                    .unwrap_or_else(|e| panic!("{rel}: {e:?}"));
                 assert_eq!(text, "inside", "{rel} (kernel {kernel})");
             }
         });

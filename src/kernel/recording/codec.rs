@@ -490,10 +490,7 @@ fn read_per_cpu(
     c: &mut Cursor<'_>,
     prev: Option<&Sample>,
 ) -> Result<Vec<(u32, CpuTicks)>, DecodeError> {
-    let n = usize::try_from(c.u64()?).map_err(|_| DecodeError::Malformed("CPU count"))?;
-    if n > 1 << 16 {
-        return Err(DecodeError::Malformed("CPU count"));
-    }
+    let n = read_cpu_count(c, "CPU count")?;
     let mut per_cpu = Vec::with_capacity(n);
     let mut last_id = 0i64;
     let mut earlier = PreviousTicks::new(prev);
@@ -541,10 +538,7 @@ fn read_cpu_state(
         prev.and_then(|p| p.possible.clone())
     };
     let cpus = if flags & CPUS_CHANGED != 0 {
-        let n = usize::try_from(c.u64()?).map_err(|_| DecodeError::Malformed("CPU states"))?;
-        if n > 1 << 16 {
-            return Err(DecodeError::Malformed("CPU states"));
-        }
+        let n = read_cpu_count(c, "CPU states")?;
         let mut cpus = Vec::with_capacity(n);
         for _ in 0..n {
             let id = c.u32()?;
@@ -630,12 +624,18 @@ fn read_table(
     Ok(FieldTable::new(layout, values))
 }
 
+/// A count of CPUs (CPU lines, states or list entries): at most 65,536,
+/// so a damaged record cannot make a larger allocation.
+fn read_cpu_count(c: &mut Cursor<'_>, what: &'static str) -> Result<usize, DecodeError> {
+    usize::try_from(c.u64()?)
+        .ok()
+        .filter(|n| *n <= 1 << 16)
+        .ok_or(DecodeError::Malformed(what))
+}
+
 fn read_cpu_list(c: &mut Cursor<'_>) -> Result<CpuList, DecodeError> {
     let count = c.u32()? as i32;
-    let n = usize::try_from(c.u64()?).map_err(|_| DecodeError::Malformed("CPU list"))?;
-    if n > 1 << 16 {
-        return Err(DecodeError::Malformed("CPU list"));
-    }
+    let n = read_cpu_count(c, "CPU list")?;
     let mut ids = Vec::with_capacity(n);
     let mut last = 0i64;
     for _ in 0..n {

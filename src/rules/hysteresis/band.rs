@@ -6,10 +6,9 @@
 //! loads at which HOTPLUG holds on `n` CPUs and HOTUNPLUG holds on `n + 1`
 //! form a band; a band of any width flaps the guest at those loads.
 
-use super::super::eval::{Evaluator, NoTrace};
 use super::super::expr::NodeId;
 use super::super::ruleset::RuleSet;
-use super::{Dir, Steady};
+use super::{Dir, Steady, finite};
 
 /// The most CPU counts looked at: enough for any guest the rules were
 /// probed for, few enough for `plugtop tune` to ask for every candidate.
@@ -42,13 +41,7 @@ pub fn all(
     unplug: (Dir, f64),
     (low, high): (u32, u32),
 ) -> Result<Vec<Band>, ()> {
-    let value = |n: f64, d: f64| -> Result<f64, ()> {
-        Evaluator::new(rules, &Steady { n, d })
-            .number(measure, &mut NoTrace)
-            .ok()
-            .filter(|v| v.is_finite())
-            .ok_or(())
-    };
+    let value = |n: f64, d: f64| finite(rules, measure, &Steady { n, d }).ok_or(());
     let holds = |(dir, t): (Dir, f64), v: f64| match dir {
         Dir::Above => v > t,
         Dir::Below => v < t,

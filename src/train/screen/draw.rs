@@ -10,7 +10,7 @@ use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Clear, Padding, Paragraph, Wrap};
+use ratatui::widgets::{Block, Clear, Paragraph, Wrap};
 
 use super::app::{Fit, Rows, TrainApp, Verdict, keys_for};
 use crate::report::terminal_safe as safe;
@@ -19,16 +19,11 @@ use crate::train::course::Kind;
 use crate::train::course::WorkloadPath;
 use crate::train::goal::short_number;
 use crate::tui::layer_keys::{EDITOR_KEYS, EditorAction};
+use crate::tui::view::boxes::{box_inner, panel};
 use crate::tui::view::fit::{ellipsize, room, wrap_line};
 use crate::tui::view::theme::Theme;
 use crate::tui::view::whatif_editor;
 use crate::tui::whatif::Field;
-
-/// A bordered panel whose last inner column stays free, so text that fits
-/// never touches the border (and text that touches it was cut).
-fn panel() -> Block<'static> {
-    Block::bordered().padding(Padding::right(1))
-}
 
 /// A line of `title`, styled as a title, then `text`.
 fn titled(
@@ -48,7 +43,7 @@ fn wrapped_panel(frame: &mut Frame, area: Rect, title: &str, lines: Vec<Line>, t
 
 /// The columns a line inside a [`panel`] of `area` may fill.
 fn inside(area: Rect) -> usize {
-    usize::from(area.width).saturating_sub(3).max(1)
+    usize::from(box_inner(area.width))
 }
 
 /// Where each part of the screen goes in `area`.

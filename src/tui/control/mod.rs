@@ -621,6 +621,7 @@ mod tests {
     use crate::tui::input::TermInput;
     use crate::tui::local::Local;
     use crate::tui::timeline::FRAMES;
+    use crate::tui::view::drawn_text;
 
     /// An actuator whose writes wait until the test lets them through, as
     /// taking a CPU offline on s390 can take seconds; it says when a write
@@ -658,23 +659,6 @@ mod tests {
         fn would_take(&self, _: CpuChange, _: usize) -> Vec<u32> {
             vec![1]
         }
-    }
-
-    fn draw(app: &App) -> String {
-        let mut terminal = ratatui::Terminal::new(ratatui::backend::TestBackend::new(100, 30))
-            .unwrap_or_else(|e| panic!("{e}"));
-        terminal
-            .draw(|f| crate::tui::view::draw(f, app))
-            .unwrap_or_else(|e| panic!("{e}"));
-        let buffer = terminal.backend().buffer();
-        (0..buffer.area.height)
-            .map(|y| {
-                (0..buffer.area.width)
-                    .map(|x| buffer[(x, y)].symbol())
-                    .collect::<String>()
-                    + "\n"
-            })
-            .collect()
     }
 
     /// Applies updates to `app` until `want` holds of one of them (the
@@ -771,7 +755,7 @@ mod tests {
                 .unwrap_or_else(|e| panic!("the write began: {e}"));
             // Meanwhile the screen draws what is going on, and keys work:
             // the help opens, and the view changes, while the write waits.
-            let screen = draw(&app);
+            let screen = drawn_text(&app);
             assert!(screen.contains("… plugging a CPU"), "{screen}");
             let mut keys: VecDeque<TermInput> = "?"
                 .chars()
@@ -786,7 +770,7 @@ mod tests {
             for c in asked {
                 commands.send(c).unwrap_or_else(|e| panic!("{e}"));
             }
-            let screen = draw(&app);
+            let screen = drawn_text(&app);
             assert!(screen.contains("Keys (any key closes"), "{screen}");
             assert!(screen.contains("… plugging a CPU"), "{screen}");
             // Let every write through: the write ends and says so.
@@ -795,7 +779,7 @@ mod tests {
                 matches!(u, Update::Working(None))
             });
             assert!(ended.is_none());
-            assert!(!draw(&app).contains("… plugging"), "the line goes");
+            assert!(!drawn_text(&app).contains("… plugging"), "the line goes");
             commands
                 .send(Command::Quit)
                 .unwrap_or_else(|e| panic!("{e}"));

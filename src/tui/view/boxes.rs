@@ -5,7 +5,7 @@
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Clear, Padding, Paragraph, Wrap};
+use ratatui::widgets::{Block, Clear, Padding, Paragraph, Wrap};
 
 use super::theme::Theme;
 
@@ -79,15 +79,17 @@ pub fn sized_box(
     boxed(frame, centered(area, w, h), title, lines, theme);
 }
 
+/// A bordered box whose last inner column stays free: text wraps one
+/// column short of the right border, so a word never touches it (a letter
+/// there would read as cut).
+pub fn panel() -> Block<'static> {
+    Block::bordered().padding(Padding::right(1))
+}
+
 /// `lines` in a bordered box over `area`, titled, wrapped.
 pub fn boxed(frame: &mut Frame<'_>, area: Rect, title: &str, lines: Vec<Line<'_>>, theme: &Theme) {
     clear_under(frame, area);
-    // Text wraps one column short of the right border, so a word never
-    // touches it (a letter there would read as cut).
-    let block = Block::default()
-        .borders(Borders::ALL)
-        .padding(Padding::right(1))
-        .title(Span::styled(format!(" {title} "), theme.title()));
+    let block = panel().title(Span::styled(format!(" {title} "), theme.title()));
     frame.render_widget(
         Paragraph::new(lines)
             .block(block)

@@ -4,6 +4,7 @@
 //! column free ([`room`]): a letter or digit in a screen's last column then
 //! always means text was cut there, which the snapshot test checks.
 
+use ratatui::layout::Rect;
 use ratatui::style::Style;
 
 use crate::report::trace::Piece;
@@ -12,6 +13,15 @@ use ratatui::text::{Line, Span};
 /// The columns text may fill in a panel `width` wide: all but the last.
 pub fn room(width: u16) -> usize {
     usize::from(width).saturating_sub(1).max(1)
+}
+
+/// `area` less its last column: where flowing text wraps, one column short
+/// of the edge ([`room`]).
+pub fn text_area(area: Rect) -> Rect {
+    Rect {
+        width: area.width.saturating_sub(1).max(1),
+        ..area
+    }
 }
 
 // Columns as drawn, and text fitted to them, are the reports' as well as

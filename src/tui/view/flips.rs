@@ -21,13 +21,8 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {
         " Flips: why the decisions changed (newest at the bottom; ↑↓ PgUp PgDn) ",
         theme.title(),
     ));
-    let inner = TopRule::inner(area);
+    let inner = super::fit::text_area(TopRule::inner(area));
     frame.render_widget(block, area);
-    // Lines wrap one column short of the edge (see `super::fit`).
-    let inner = Rect {
-        width: inner.width.saturating_sub(1).max(1),
-        ..inner
-    };
     let width = inner.width.max(1);
     let found = flip_rows::findings(app.flips_shown(), app.hints());
     let mut lines: Vec<Line<'_>> = found.iter().flat_map(|r| rows(r, width, theme)).collect();

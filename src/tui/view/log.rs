@@ -49,13 +49,8 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme, full: b
         _ => title,
     };
     let block = TopRule::new(Span::styled(title, theme.title()));
-    let inner = TopRule::inner(area);
+    let inner = super::fit::text_area(TopRule::inner(area));
     frame.render_widget(block, area);
-    // Lines wrap one column short of the edge (see `super::fit`).
-    let inner = Rect {
-        width: inner.width.saturating_sub(1).max(1),
-        ..inner
-    };
     if full {
         lines(frame.buffer_mut(), inner, app, theme, true);
         // A search that matches nothing says so, not an empty Log (nu53

@@ -40,6 +40,25 @@ pub const MIN_WIDTH: u16 = 80;
 /// The smallest screen the full UI needs.
 pub const MIN_HEIGHT: u16 = 24;
 
+/// The screen as text, as a 100×30 terminal would show it (for tests).
+#[cfg(test)]
+pub fn drawn_text(app: &App) -> String {
+    let mut terminal = ratatui::Terminal::new(ratatui::backend::TestBackend::new(100, 30))
+        .unwrap_or_else(|e| panic!("{e}"));
+    terminal
+        .draw(|f| draw(f, app))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let buffer = terminal.backend().buffer();
+    let mut text = String::new();
+    for y in 0..buffer.area.height {
+        for x in 0..buffer.area.width {
+            text.push_str(buffer[(x, y)].symbol());
+        }
+        text.push('\n');
+    }
+    text
+}
+
 /// Draws the whole screen.
 pub fn draw(frame: &mut Frame<'_>, app: &App) {
     let area = frame.area();
@@ -80,14 +99,9 @@ pub fn too_small(frame: &mut Frame<'_>, theme: &Theme, instead: &str) -> bool {
         )),
         Line::from("q quits"),
     ];
-    // One column short of the edge, as all flowing text (see `fit`).
-    let text = Rect {
-        width: area.width.saturating_sub(1).max(1),
-        ..area
-    };
     frame.render_widget(
         Paragraph::new(msg).wrap(ratatui::widgets::Wrap { trim: true }),
-        text,
+        fit::text_area(area),
     );
     true
 }
@@ -185,10 +199,7 @@ pub fn cpu_panel_size(size: Rect) -> PanelSize {
 /// wrap one column short of the edge, as they are drawn.
 pub fn list_area(size: Rect) -> (u16, u16) {
     let view = screen_rows(size)[1];
-    (
-        view.width.saturating_sub(1).max(1),
-        view.height.saturating_sub(1),
-    )
+    (fit::text_area(view).width, view.height.saturating_sub(1))
 }
 
 fn overview(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {

@@ -2,6 +2,8 @@ use super::*;
 use std::ffi::OsString;
 use std::os::unix::fs::symlink;
 
+use crate::kernel::fs::tests::{UNTOUCHED, holds, mkfifo, root_and_outside};
+
 fn names(dir: &Path) -> Vec<OsString> {
     let mut v: Vec<_> = std::fs::read_dir(dir)
         .expect("read dir")
@@ -45,12 +47,7 @@ fn a_link_a_fifo_and_a_directory_are_refused_and_left_as_they_were() {
     let target = tmp.path().join("target");
     std::fs::write(&target, "keep\n").expect("target");
     symlink(&target, tmp.path().join("link")).expect("link");
-    rustix::fs::mkfifoat(
-        rustix::fs::CWD,
-        tmp.path().join("fifo"),
-        Mode::from_raw_mode(0o600),
-    )
-    .expect("fifo");
+    mkfifo(&tmp.path().join("fifo"));
     std::fs::create_dir(tmp.path().join("dir")).expect("dir");
     let dir = Root::dir(tmp.path()).expect("open");
     for (name, kind) in [
@@ -100,17 +97,6 @@ fn a_missing_directory_and_a_path_without_a_name_are_errors() {
     assert_eq!(dir.path(), Path::new("."));
 }
 
-const UNTOUCHED: &str = "outside, untouched\n";
-
-fn setup() -> (tempfile::TempDir, PathBuf, PathBuf) {
-    let dir = tempfile::tempdir().expect("dir");
-    let root = dir.path().join("root");
-    std::fs::create_dir(&root).expect("root");
-    let outside = dir.path().join("precious");
-    std::fs::write(&outside, UNTOUCHED).expect("outside");
-    (dir, root, outside)
-}
-
 fn leftovers(root: &Path, rel: &str) -> Vec<OsString> {
     std::fs::read_dir(root.join(rel))
         .expect("list")
@@ -121,7 +107,7 @@ fn leftovers(root: &Path, rel: &str) -> Vec<OsString> {
 
 #[test]
 fn files_are_placed_whole_over_nothing_or_a_regular_file() {
-    let (_dir, root, _outside) = setup();
+    let (_dir, root, _outside) = root_and_outside();
     let b = Root::open(&root).expect("root");
     let mut files = StagedFiles::new(&b, Placing::REPLACE);
     files.stage("proc/stat", b"cpu 1\n").expect("stage");
@@ -129,27 +115,17 @@ fn files_are_placed_whole_over_nothing_or_a_regular_file() {
     assert!(!root.join("proc/stat").exists(), "nothing placed yet");
     files.commit().expect("commit");
     files.put("proc/stat", b"cpu 2\n").expect("again");
-    assert_eq!(
-        std::fs::read_to_string(root.join("proc/stat"))
-            .ok()
-            .as_deref(),
-        Some("cpu 2\n")
-    );
+    holds(root.join("proc/stat"), "cpu 2\n");
     assert!(root.join("proc/loadavg").is_file());
     assert!(leftovers(&root, "proc").is_empty());
 }
 
 #[test]
 fn a_link_a_fifo_or_a_directory_at_the_name_is_refused_and_cleaned_up() {
-    let (_dir, root, outside) = setup();
+    let (_dir, root, outside) = root_and_outside();
     std::fs::create_dir_all(root.join("proc/dir")).expect("dir");
     symlink(&outside, root.join("proc/link")).expect("link");
-    rustix::fs::mkfifoat(
-        rustix::fs::CWD,
-        root.join("proc/fifo"),
-        rustix::fs::Mode::from_raw_mode(0o600),
-    )
-    .expect("fifo");
+    mkfifo(&root.join("proc/fifo"));
     let b = Root::open(&root).expect("root");
     for (name, kind) in [
         ("proc/link", "a symbolic link"),
@@ -168,39 +144,28 @@ fn a_link_a_fifo_or_a_directory_at_the_name_is_refused_and_cleaned_up() {
         assert!(!root.join("proc/after").exists(), "never placed");
         assert!(leftovers(&root, "proc").is_empty(), "{name}");
     }
-    assert_eq!(
-        std::fs::read_to_string(&outside).ok().as_deref(),
-        Some(UNTOUCHED)
-    );
+    holds(&outside, UNTOUCHED);
 }
 
 #[test]
 fn durable_files_are_placed_and_refused_as_the_others() {
-    let (_dir, root, outside) = setup();
+    let (_dir, root, outside) = root_and_outside();
     symlink(&outside, root.join("link")).expect("link");
     let b = Root::open(&root).expect("root");
     let mut files = StagedFiles::new(&b, Placing::durable());
     files.put("run/state", b"1\n").expect("placed");
     files.put("run/state", b"2\n").expect("replaced");
-    assert_eq!(
-        std::fs::read_to_string(root.join("run/state"))
-            .ok()
-            .as_deref(),
-        Some("2\n")
-    );
+    holds(root.join("run/state"), "2\n");
     let e = files.put("link", b"x\n").expect_err("a link");
     assert!(matches!(e, FsError::NotReplaceable { .. }), "{e}");
     assert!(leftovers(&root, "run").is_empty());
     assert!(leftovers(&root, "").is_empty());
-    assert_eq!(
-        std::fs::read_to_string(&outside).ok().as_deref(),
-        Some(UNTOUCHED)
-    );
+    holds(&outside, UNTOUCHED);
 }
 
 #[test]
 fn links_on_the_way_stay_inside_and_dropping_removes_what_was_staged() {
-    let (dir, root, outside) = setup();
+    let (dir, root, outside) = root_and_outside();
     symlink("/elsewhere", root.join("sys")).expect("absolute link");
     symlink("../", root.join("up")).expect("climbing link");
     let b = Root::open(&root).expect("root");
@@ -214,8 +179,5 @@ fn links_on_the_way_stay_inside_and_dropping_removes_what_was_staged() {
     assert!(!root.join("proc/stat").exists());
     assert!(leftovers(&root, "proc").is_empty());
     assert!(!dir.path().join("x").exists());
-    assert_eq!(
-        std::fs::read_to_string(&outside).ok().as_deref(),
-        Some(UNTOUCHED)
-    );
+    holds(&outside, UNTOUCHED);
 }
