@@ -470,7 +470,7 @@ fn a_repeated_log_line_is_counted_as_of_the_interval_shown() {
 
 /// The screen's words in one line: box borders and line breaks as blanks,
 /// each run of blanks one (a message wraps in its box).
-fn flat(screen: &str) -> String {
+pub(crate) fn flat(screen: &str) -> String {
     screen
         .replace(['│', '\n'], " ")
         .split_whitespace()

@@ -2623,3 +2623,26 @@ fn tune_in_an_80_column_terminal_fits_it() {
         );
     }
 }
+
+/// nu54 F5: a rule file the what-if editor cannot read (Ctrl-O) is said
+/// in words, not "(os error 2)", and not as cpuplugd refusing the edit.
+#[test]
+fn a_missing_rule_file_in_the_whatif_editor_is_said_in_words() {
+    let mut s = Session::start(&["--sim", "examples/scenarios/daytrader.toml"], 24, 80);
+    s.wait_for("#2");
+    s.press("w");
+    s.wait_for("What-if: HOTPLUG");
+    s.press("\x0f");
+    s.press("/nonexistent/x.conf");
+    s.wait_for("no such file or directory");
+    let flat = crate::time_pty::flat(&s.screen());
+    assert!(
+        flat.contains("Enter runs nothing until the file reads and cpuplugd would load it"),
+        "{}",
+        s.screen()
+    );
+    assert!(!flat.contains("os error"), "{}", s.screen());
+    s.press("\x1b");
+    s.wait_gone("What-if: a rule file");
+    assert!(s.quit());
+}
