@@ -1081,6 +1081,10 @@ fn a_dead_plugtops_journal_is_said_at_once_and_arming_names_commands_that_work()
     let restored = common::plugtop(&["restore", "--root", &root_s]);
     assert!(restored.status.success(), "{restored:?}");
     s.wait_gone("UNRESTORED");
+    // nu54 M16: the Log says why the alarm went.
+    s.wait_until("the Log says the journal went", |s| {
+        screen_words(s).contains("the journal of plugtop pid 999999999 is gone")
+    });
     s.press("s");
     s.wait_for("Act on this guest?");
     s.press("n");
