@@ -114,6 +114,9 @@ pub enum UiMode {
 #[derive(clap::Subcommand)]
 pub enum Subcommand {
     /// Report every error and warning in a rule file, with line and column.
+    #[command(
+        after_help = "Exit status: 0 every file would load (warnings allowed); 1 a file has an error, or cannot be read (cpuplugd exits 1 on both), each file said and the others still checked; 2 bad options or a --root that is no machine's root."
+    )]
     Check(CheckArgs),
     /// Decide every interval as cpuplugd would, from a recording, snapshots or a live root; writes nothing.
     Eval(EvalArgs),

@@ -112,7 +112,6 @@ impl Exposure {
         options: &RunOptions,
         rules: &RuleSet,
         file: &SourceFile,
-        log: &mut dyn LogSink,
     ) -> Result<Option<Exposure>, StartError> {
         if !options.metrics.wanted() {
             return Ok(None);
@@ -138,7 +137,6 @@ impl Exposure {
             Some(addr) => {
                 let s = MetricsServer::start(addr, metrics.exposition())
                     .map_err(StartError::MetricsEndpoint)?;
-                log.info(&format!("metrics at http://{}/metrics", s.addr));
                 Some(s)
             }
             None => None,
@@ -599,7 +597,7 @@ pub fn run_with(
     }
     // Before the lock and the journal: an address that is taken refuses
     // the start with nothing to undo.
-    let exposure = Exposure::start(options, &rules, &file, log)?;
+    let exposure = Exposure::start(options, &rules, &file)?;
     let first = match source.next_sample() {
         Some(Ok(s)) => s,
         Some(Err(e)) => return Err(StartError::Read(e)),
@@ -607,6 +605,11 @@ pub fn run_with(
     };
     let guard = take_guest(options, &first, actuator, rules.mem_enabled)?;
     log.entry(&started_entry(options, &rules));
+    // Said once the start is taken, not when the address is bound: a start
+    // refused after (exit 78) said "metrics at" as if it served (nu54 M5).
+    if let Some(s) = exposure.as_ref().and_then(|x| x.server.as_ref()) {
+        log.info(&format!("metrics at http://{}/metrics", s.addr));
+    }
     if options.verbose {
         log.info(&stamped(table::columns(options.table).trim_end()));
     }

@@ -4,19 +4,55 @@
 //! none is lost: a message built from an error (a log line, the screen's
 //! status line, a JSON field, `plugtop: ...` on stderr) is built by
 //! [`text`], not by `{e}` or `to_string()`, which say the first part only.
+//!
+//! It is also the one place a system error becomes words: Rust writes
+//! "No such file or directory (os error 2)", [`text`] says "no such file
+//! or directory" after what went wrong ([`words`]).
 
 use std::error::Error;
 
 /// An error and its causes, outermost first, joined by ": ".
 pub fn text(e: &(dyn Error + 'static)) -> String {
-    let mut out = e.to_string();
+    let mut out = words(e, false);
     let mut cause = e.source();
     while let Some(c) = cause {
         out.push_str(": ");
-        out.push_str(&c.to_string());
+        out.push_str(&words(c, true));
         cause = c.source();
     }
     out
+}
+
+/// The innermost cause of `e` in words, to follow a colon: what the system
+/// said, without the layers that name the file (for a message that names
+/// the file itself).
+pub fn innermost(e: &(dyn Error + 'static)) -> String {
+    let mut last = e;
+    while let Some(c) = last.source() {
+        last = c;
+    }
+    words(last, true)
+}
+
+/// One error's own message. A system error (an `io::Error` the OS gave)
+/// loses Rust's " (os error N)" and, after a colon (`after`), its capital:
+/// "cannot read x.conf: no such file or directory".
+fn words(e: &(dyn Error + 'static), after: bool) -> String {
+    let own = e.to_string();
+    let Some(code) = e
+        .downcast_ref::<std::io::Error>()
+        .and_then(std::io::Error::raw_os_error)
+    else {
+        return own;
+    };
+    let plain = own
+        .strip_suffix(&format!(" (os error {code})"))
+        .unwrap_or(&own);
+    let mut chars = plain.chars();
+    match chars.next() {
+        Some(first) if after => first.to_lowercase().chain(chars).collect(),
+        _ => plain.to_string(),
+    }
 }
 
 #[cfg(test)]
@@ -66,6 +102,23 @@ mod tests {
             source: std::io::Error::other("busy"),
         };
         assert_eq!(text(&e), "cannot read busy: busy");
+    }
+
+    /// nu54 F5: the system's error is said in words, never as Rust's
+    /// "(os error 2)", wherever in the chain it is.
+    #[test]
+    fn a_system_error_is_said_in_words_without_its_number() {
+        let e = Outer::Read {
+            path: "nonexist.conf".into(),
+            source: std::io::Error::from_raw_os_error(2),
+        };
+        assert_eq!(
+            text(&e),
+            "cannot read nonexist.conf: no such file or directory"
+        );
+        let busy = std::io::Error::from_raw_os_error(98);
+        assert_eq!(text(&busy), "Address already in use");
+        assert_eq!(super::innermost(&e), "no such file or directory");
     }
 
     #[test]

@@ -31,17 +31,18 @@ pub fn run(args: CheckArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
             .with_context(|| format!("cannot read {}", plugtop::rules::rule_file_name(file)))
         {
             Ok(source) => source,
-            // One file alone: its error is the command's. Among several,
-            // it is said and the others are still checked.
-            Err(e) if several => {
-                eprintln!(
+            // Said, and the others still checked; a file that cannot be
+            // read is an error as one cpuplugd would refuse is (cpuplugd
+            // exits 1 when it cannot open its file), alone or among others
+            // (nu54 M2: alone it was 2).
+            Err(e) => {
+                super::stderr::complain(&format!(
                     "plugtop: {}",
-                    plugtop::report::terminal_safe(&format!("{e:#}"))
-                );
+                    plugtop::error_chain::text(e.as_ref())
+                ));
                 worst = Status::Failed;
                 continue;
             }
-            Err(e) => return Err(e),
         };
         if several && i > 0 && format == CheckFormat::Text {
             writeln!(out)?;

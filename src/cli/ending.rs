@@ -37,28 +37,11 @@ pub fn exit_code(ended: anyhow::Result<Status>, error_code: u8) -> ExitCode {
                 let lead = if i == 0 { "plugtop: " } else { "" };
                 text.push_str(&format!("{lead}{}\n", plugtop::report::terminal_safe(line)));
             }
-            // A rule file's diagnostics wrap as `plugtop check` wraps them
-            // (the quoted lines and carets whole).
-            let diagnostics = e.chain().any(rule_diagnostics);
-            if diagnostics {
-                let width = plugtop::report::stderr_width();
-                text = plugtop::report::Layout::Narrow { width }.diagnostics(&text);
-            }
-            eprint!("{text}");
+            // Wrapped at the terminal's width, 80 into a pipe (nu54 M1); a
+            // rule file's diagnostics as `plugtop check` wraps them (the
+            // quoted lines and carets whole).
+            eprint!("{}", super::stderr::wrapped(&text));
             ExitCode::from(error_code)
         }
     }
-}
-
-/// Whether `e` is a rule file's diagnostics (cpuplugd would refuse it),
-/// alone or as why the screen could not start.
-fn rule_diagnostics(e: &(dyn std::error::Error + 'static)) -> bool {
-    use plugtop::rules::LoadError;
-    matches!(
-        e.downcast_ref::<LoadError>(),
-        Some(LoadError::Refused { .. })
-    ) || matches!(
-        e.downcast_ref::<plugtop::tui::run::UiError>(),
-        Some(plugtop::tui::run::UiError::Rules(LoadError::Refused { .. }))
-    )
 }

@@ -49,9 +49,10 @@ pub(super) fn require_root(root: &Path) -> anyhow::Result<()> {
     });
     if let Err(e) = read {
         anyhow::bail!(
-            "--root {}: cannot read {}: {e} (a root holds proc/ and sys/ laid out like /)",
+            "--root {}: cannot read {}: {} (a root holds proc/ and sys/ laid out like /)",
             root.display(),
-            stat.display()
+            stat.display(),
+            plugtop::error_chain::innermost(&e)
         );
     }
     Ok(())

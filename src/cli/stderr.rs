@@ -3,9 +3,19 @@
 
 /// A message on stderr that may quote a file (an error, a warning, what
 /// the daemon said before it detached): made safe for the terminal line by
-/// line, as `main` shows errors.
+/// line and wrapped at the terminal's width (80 into a pipe), a rule's
+/// quoted lines and carets whole, as `main` shows errors ([`wrapped`]).
 pub(super) fn complain(text: &str) {
-    say(&plugtop::report::terminal_safe_lines(text));
+    say(wrapped(&plugtop::report::terminal_safe_lines(text)).trim_end());
+}
+
+/// `text` for standard error: each line wrapped between words at the
+/// terminal's width (80 into a pipe), except the lines that quote a rule
+/// file and the carets under them, which stay whole (nu54 M1: warnings
+/// and errors of 100-200 columns in a pipe).
+pub(super) fn wrapped(text: &str) -> String {
+    let width = plugtop::report::stderr_width();
+    plugtop::report::Layout::Narrow { width }.diagnostics(text)
 }
 
 /// A line on stderr that never panics, for when the terminal may be gone.

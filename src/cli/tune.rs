@@ -58,7 +58,7 @@ pub fn run(args: TuneArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
         only_thresholds,
         write,
     };
-    let say = &mut |s: String| eprintln!("plugtop: {s}");
+    let say = &mut |s: String| super::stderr::complain(&format!("plugtop: {s}"));
     let prepared = prepare(asked, say)?;
     let done = AtomicUsize::new(0);
     let finished = AtomicBool::new(false);
@@ -71,7 +71,7 @@ pub fn run(args: TuneArgs, out: &mut dyn Write) -> anyhow::Result<Status> {
         t
     });
     for note in &tuned.form_notes {
-        eprintln!("plugtop: {}", plugtop::report::terminal_safe(note));
+        super::stderr::complain(&format!("plugtop: {note}"));
     }
     let said = prepared.said(&tuned);
     match format {

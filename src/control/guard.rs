@@ -122,10 +122,18 @@ pub enum GuardError {
     Lock(#[from] lock::LockError),
     #[error(transparent)]
     Journal(#[from] restore_journal::JournalError),
-    /// Another plugtop acts on this root (its journal is `journal`).
-    #[error("another plugtop (pid {pid}) acts on {} (journal {})", root.display(), journal.display())]
+    /// Another plugtop acts on this root (its journal is `journal`), or
+    /// holds it while stopped (`stopped`: the screen's header says
+    /// "STOPPED: nothing acts", and the refusal says the same, nu54 M7).
+    #[error(
+        "another plugtop (pid {pid}) {} {} (journal {})",
+        if *stopped { "is stopped (SIGSTOP or Ctrl-Z) and holds" } else { "acts on" },
+        root.display(),
+        journal.display()
+    )]
     AnotherActs {
         pid: u32,
+        stopped: bool,
         root: PathBuf,
         journal: PathBuf,
     },
@@ -383,7 +391,7 @@ fn release_note(target: Option<i64>, held: Option<i64>) -> Option<String> {
     })
 }
 
-/// "CPUs 0-3 online, cmm_pages 0" ("CPU 0 online" for one; the pool not
+/// "CPUs 0-3 online, cmm_pages 0" ("cpu0 online" for one; the pool not
 /// named where it is not put back).
 fn describe(start: &StartState) -> String {
     let list = crate::kernel::cpulist::CpuList {
@@ -412,6 +420,7 @@ pub fn earlier_run(options: &GuardOptions) -> Result<Option<StartState>, GuardEr
     match restore_journal::read_checked(&options.root, &options.state)? {
         Some(old) if still_running(options, &old) => Err(GuardError::AnotherActs {
             pid: old.pid,
+            stopped: crate::kernel::processes::stopped(old.pid),
             root: options.root.clone(),
             journal: options.state.clone(),
         }),
@@ -435,7 +444,7 @@ pub struct DeadRun {
     pub since: Option<i64>,
     /// The journal's path.
     pub journal: String,
-    /// What it found and `plugtop restore` puts back ("CPU 0 online,
+    /// What it found and `plugtop restore` puts back ("cpu0 online,
     /// cmm_pages 0").
     pub found: String,
     /// The command that puts it back.

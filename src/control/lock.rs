@@ -221,6 +221,10 @@ fn holder_words(beneath: &Root) -> (String, &'static str) {
         return (String::new(), EITHER);
     };
     let who = match name.as_deref() {
+        // As the screen's header says it: "STOPPED: nothing acts" (nu54 M7).
+        _ if processes::stopped(pid) => {
+            "it is stopped (SIGSTOP or Ctrl-Z): nothing acts now, but it holds the guest and acts again when continued"
+        }
         Some("plugtop" | "plugtop-run") => "another plugtop acts on this guest",
         Some("cpuplugd") => "cpuplugd acts on this guest",
         _ => EITHER,

@@ -504,7 +504,7 @@ impl RootReader {
             },
             Err(e) => Err(PresentCpusError::Unreadable {
                 path: paths::PRESENT,
-                reason: crate::error_chain::text(&e),
+                reason: crate::error_chain::innermost(&e),
             }),
         };
         let cmm_pages = self

@@ -118,11 +118,11 @@ impl MetricsServer {
             addr: addr.to_string(),
             why,
         };
-        let listener = TcpListener::bind(addr).map_err(|e| error(e.to_string()))?;
-        listener
-            .set_nonblocking(true)
-            .map_err(|e| error(e.to_string()))?;
-        let bound = listener.local_addr().map_err(|e| error(e.to_string()))?;
+        // The system's words, not Rust's "(os error 98)" (nu54 F5).
+        let said = |e: std::io::Error| error(crate::error_chain::innermost(&e));
+        let listener = TcpListener::bind(addr).map_err(said)?;
+        listener.set_nonblocking(true).map_err(said)?;
+        let bound = listener.local_addr().map_err(said)?;
         let stop = Arc::new(
             eventfd(0, EventfdFlags::CLOEXEC | EventfdFlags::NONBLOCK)
                 .map_err(|e| error(e.to_string()))?,

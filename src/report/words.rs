@@ -23,11 +23,13 @@ pub fn intervals(n: f64) -> String {
 }
 
 /// Which CPUs are online, as a list that cannot be read as a count:
-/// "CPU 0 online", "CPUs 0-3,8 online", "no CPU online".
+/// "cpu0 online" (the kernel's name: "CPU 0 online" read as none, nu54
+/// M4), "CPUs 0-3,8 online", "no CPU online". plugtop's own words only;
+/// lines that mimic cpuplugd's log keep cpuplugd's.
 pub fn online_list(list: &CpuList) -> String {
     match list.ids.len() {
         0 => "no CPU online".to_string(),
-        1 => format!("CPU {} online", ranges(list)),
+        1 => format!("cpu{} online", ranges(list)),
         _ => format!("CPUs {} online", ranges(list)),
     }
 }
@@ -139,7 +141,7 @@ pub fn wrap_hanging(text: &str, first: usize, rest: usize) -> Vec<String> {
 /// after the last `-`, `.`, `/` or `_` among the characters that fit if
 /// that is in the second half of them, else after all that fit (at least
 /// one, so a character wider than the line still moves on).
-fn split_point(word: &str, width: usize) -> usize {
+pub(crate) fn split_point(word: &str, width: usize) -> usize {
     let mut used = 0;
     let fit = word
         .chars()
@@ -254,8 +256,8 @@ mod tests {
 
     #[test]
     fn a_list_of_one_cpu_is_not_read_as_a_count() {
-        assert_eq!(online_list(&list(&[0])), "CPU 0 online");
-        assert_eq!(online_list(&list(&[3])), "CPU 3 online");
+        assert_eq!(online_list(&list(&[0])), "cpu0 online");
+        assert_eq!(online_list(&list(&[3])), "cpu3 online");
         assert_eq!(online_list(&list(&[0, 1, 2, 3, 8])), "CPUs 0-3,8 online");
         assert_eq!(online_list(&list(&[])), "no CPU online");
     }

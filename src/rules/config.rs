@@ -75,6 +75,28 @@ struct Line<'f> {
     raw: &'f [u8],
 }
 
+/// Why `CPU_MAX="0"` cannot be loaded where the present CPUs are not
+/// known. An unreadable file is named where it was looked for (below
+/// `origin`, the root); under another root than `/`, the root is the
+/// likelier culprit than the rule (nu54 F5).
+fn no_present_cpus(why: &crate::kernel::PresentCpusError, origin: &str) -> String {
+    match why {
+        crate::kernel::PresentCpusError::Unreadable { path, reason } => {
+            let file = std::path::Path::new(origin).join(path);
+            let root = if origin == "/" {
+                String::new()
+            } else {
+                format!(" (is {origin} a guest's root? the rule is right where that file is)")
+            };
+            format!(
+                "CPU_MAX=\"0\" needs the number of present CPUs, and {} cannot be read: {reason}{root}",
+                file.display()
+            )
+        }
+        other => format!("CPU_MAX=\"0\" needs the number of present CPUs: {other}"),
+    }
+}
+
 fn is_c_space(b: u8) -> bool {
     matches!(b, b' ' | b'\t' | b'\n' | b'\x0b' | b'\x0c' | b'\r')
 }
@@ -847,7 +869,7 @@ impl<'f> Loader<'f> {
                     let d = Diagnostic::refusal(
                         DiagnosticCode::NoPresentCpus,
                         value_span,
-                        format!("CPU_MAX=\"0\" needs the number of present CPUs: {message}"),
+                        no_present_cpus(message, &self.facts.origin),
                     );
                     self.refuse(message.to_string(), d);
                     return;

@@ -257,8 +257,9 @@ impl Checker<'_> {
             self.invalid(
                 offset,
                 format!(
-                    "{}: {e} (paths in a course are relative to the course file, here {})",
+                    "{}: {} (paths in a course are relative to the course file, here {})",
                     rel.get_ref(),
+                    crate::error_chain::innermost(&e),
                     self.dir.display()
                 ),
             )

@@ -547,9 +547,19 @@ pub fn grade(course: &Course, dir: &Path, threads: usize) -> Result<Grades, Grad
 
 /// The kind of a failure reason, for counting: its text up to the first
 /// colon or semicolon ("cpuplugd refuses the file", "the answer is
-/// empty"), where the particulars and the advice begin.
+/// empty"), where the particulars and the advice begin. A colon inside
+/// backticks is part of what is quoted, not the end of the kind (nu54
+/// F6: "an answer is `RULE: comparison`" was cut to "an answer is `RULE").
 fn reason_kind(reason: &str) -> &str {
-    reason.split([':', ';']).next().unwrap_or(reason).trim()
+    let mut quoted = false;
+    let end = reason
+        .char_indices()
+        .find(|&(_, c)| {
+            quoted ^= c == '`';
+            !quoted && matches!(c, ':' | ';')
+        })
+        .map_or(reason.len(), |(i, _)| i);
+    reason[..end].trim()
 }
 
 type Tallies = (Vec<Mistake>, Vec<Mistake>, Vec<Mistake>);
@@ -873,6 +883,22 @@ pub fn json(g: &Grades) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// nu54 F6: a colon inside backticks is quoted text, not where the
+    /// kind of a failure ends.
+    #[test]
+    fn a_reasons_kind_ends_at_a_colon_outside_backticks() {
+        let answer = "an answer is `RULE: comparison`, e.g. `HOTPLUG: loadavg > 1`";
+        assert_eq!(reason_kind(answer), answer);
+        assert_eq!(
+            reason_kind("cpuplugd refuses the file: x.conf:3:1: error"),
+            "cpuplugd refuses the file"
+        );
+        assert_eq!(
+            reason_kind("the answer is empty; write one"),
+            "the answer is empty"
+        );
+    }
 
     /// Names longer than the column keep their ends apart and say they
     /// were cut (adversary finding: two trainees read as one).

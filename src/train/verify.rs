@@ -28,7 +28,13 @@ pub struct Checked {
 fn read(path: &std::path::Path) -> Result<SourceFile, String> {
     crate::rules::read_rule_bytes(path)
         .map(|b| SourceFile::new(path.display().to_string(), b))
-        .map_err(|e| format!("cannot read {}: {e}", path.display()))
+        .map_err(|e| {
+            format!(
+                "cannot read {}: {}",
+                path.display(),
+                crate::error_chain::innermost(&e)
+            )
+        })
 }
 
 /// Files no goal may pass: the one that stops cpuplugd after its first

@@ -27,6 +27,7 @@
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
+use crate::error_chain::innermost;
 use crate::rules::config::line_sets;
 use crate::rules::{RuleKind, SourceFile};
 
@@ -203,8 +204,8 @@ pub fn built_in() -> Vec<Form> {
 /// file is refused, never waited on). The first bad one refuses them all,
 /// with its line and column.
 pub fn load_dir(dir: &Path) -> anyhow::Result<Vec<Form>> {
-    let entries =
-        std::fs::read_dir(dir).map_err(|e| anyhow::anyhow!("--forms {}: {e}", dir.display()))?;
+    let entries = std::fs::read_dir(dir)
+        .map_err(|e| anyhow::anyhow!("--forms {}: {}", dir.display(), innermost(&e)))?;
     let mut names = Vec::new();
     for (seen, entry) in entries.enumerate() {
         if seen >= MAX_DIR_ENTRIES {
@@ -213,7 +214,8 @@ pub fn load_dir(dir: &Path) -> anyhow::Result<Vec<Form>> {
                 dir.display()
             );
         }
-        let entry = entry.map_err(|e| anyhow::anyhow!("--forms {}: {e}", dir.display()))?;
+        let entry =
+            entry.map_err(|e| anyhow::anyhow!("--forms {}: {}", dir.display(), innermost(&e)))?;
         let name = entry.file_name();
         // Hidden files (an editor's lock or backup) are not forms.
         let hidden = name.as_encoded_bytes().first() == Some(&b'.');
@@ -236,7 +238,7 @@ pub fn load_dir(dir: &Path) -> anyhow::Result<Vec<Form>> {
         let path = dir.join(&name);
         let shown = path.display().to_string();
         let bytes = crate::kernel::fs::read_named(&path, MAX_FORM_BYTES)
-            .map_err(|e| anyhow::anyhow!("{shown}: {e}"))?;
+            .map_err(|e| anyhow::anyhow!("{shown}: {}", innermost(&e)))?;
         forms.push(parse(&shown, &bytes)?);
     }
     Ok(forms)

@@ -171,13 +171,43 @@ pub fn online_cpus(root: &Path, n: u32) -> Vec<u32> {
         .collect()
 }
 
-/// A finished command's standard output, then its standard error.
+/// A finished command's standard output, then its standard error
+/// ([`said`]).
 pub fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
+    format!("{}{}", String::from_utf8_lossy(&o.stdout), said(o))
+}
+
+/// A finished command's standard error with the rows it wrapped at 80
+/// columns (in a pipe, as here) joined back into their lines, so a test
+/// looks for a message whole: a row that goes on a line is indented two
+/// columns; a rule's quoted line (`6 | ...`), its caret and its notes
+/// (`= ...`) are lines of their own.
+pub fn said(o: &Output) -> String {
+    unwrapped(&String::from_utf8_lossy(&o.stderr))
+}
+
+/// [`said`] of any text.
+pub fn unwrapped(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for line in text.split_inclusive('\n') {
+        let body = line.trim_start();
+        let row = line.starts_with("  ")
+            && !body.starts_with(['|', '=', '^'])
+            && !body
+                .trim_start_matches(|c: char| c.is_ascii_digit())
+                .starts_with(" |")
+            && out.ends_with('\n')
+            && !out.ends_with("\n\n")
+            && !out.is_empty();
+        if row {
+            out.pop();
+            out.push(' ');
+            out.push_str(body);
+        } else {
+            out.push_str(line);
+        }
+    }
+    out
 }
 
 pub fn plugtop(args: &[&str]) -> std::process::Output {

@@ -524,8 +524,7 @@ fn a_byte_order_mark_is_named_where_it_misleads() {
             .output()
             .expect("plugtop check runs");
         // The messages wrap at 80 columns: read as one line of words.
-        let text = String::from_utf8_lossy(&out.stdout).into_owned()
-            + &String::from_utf8_lossy(&out.stderr);
+        let text = String::from_utf8_lossy(&out.stdout).into_owned() + &crate::common::said(&out);
         text.split_whitespace().collect::<Vec<_>>().join(" ")
     };
     let said = check(

@@ -268,7 +268,7 @@ fn a_lock_directory_climbing_out_of_the_root_refuses_the_start_and_says_so() {
             .arg(root.path())
             .output()
             .expect("run");
-        let err = String::from_utf8_lossy(&out.stderr);
+        let err = crate::common::said(&out);
         assert_eq!(out.status.code(), Some(1), "{}: {err}", target.display());
         assert!(
             err.contains("/var/lock leads outside the root")
@@ -424,7 +424,7 @@ fn a_fifo_at_the_lock_or_pid_file_refuses_at_once() {
         });
         let message = e.err().unwrap_or_default();
         assert!(
-            message.contains("not a regular file") || message.contains("No such device"),
+            message.contains("not a regular file") || message.contains("no such device"),
             "{at}: {message}"
         );
     }

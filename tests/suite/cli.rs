@@ -79,7 +79,7 @@ fn line_mode_into_a_closed_pipe_ends_quietly_with_0() {
         // The reader goes at once, as `head` does once it has its lines.
         drop(child.stdout.take());
         let o = child.wait_with_output().expect("plugtop ends");
-        let err = String::from_utf8_lossy(&o.stderr);
+        let err = crate::common::said(&o);
         assert_eq!(o.status.code(), Some(0), "{source:?}: {err}");
         assert!(err.is_empty(), "{source:?}: said {err:?}");
     }
@@ -148,9 +148,11 @@ fn check_exit_status_follows_errors() {
         "tests/fixtures/roots/oldkernel",
     ]);
     assert_eq!(good.status.code(), Some(0), "{}", stdout(&good));
+    // A file that cannot be read is an error, as cpuplugd exits 1 on it
+    // (nu54 M2).
     let missing = plugtop(&["check", "no/such/file.conf"]);
-    assert_eq!(missing.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&missing.stderr).contains("cannot read no/such/file.conf"));
+    assert_eq!(missing.status.code(), Some(1));
+    assert!(crate::common::said(&missing).contains("cannot read no/such/file.conf"));
 }
 
 #[test]
@@ -297,7 +299,7 @@ fn a_damaged_recording_replays_up_to_the_damage_with_a_warning() {
         1 + 16,
         "19 of 20 samples replay, 16 decided"
     );
-    let err = String::from_utf8_lossy(&o.stderr);
+    let err = crate::common::said(&o);
     assert!(
         err.contains("warning") && err.contains("at byte") && err.contains("truncated"),
         "{err}"
@@ -312,7 +314,7 @@ fn a_damaged_recording_replays_up_to_the_damage_with_a_warning() {
         &junk.to_string_lossy(),
     ]);
     assert_eq!(o.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&o.stderr);
+    let err = crate::common::said(&o);
     assert!(
         err.contains("not a plugtop recording") && err.contains("at byte 0"),
         "{err}"
@@ -377,11 +379,7 @@ fn run_in_observe_mode_decides_like_eval_interval_by_interval() {
         "--root",
         "tests/fixtures/roots/oldkernel",
     ]);
-    assert!(
-        run.status.success(),
-        "{}",
-        String::from_utf8_lossy(&run.stderr)
-    );
+    assert!(run.status.success(), "{}", crate::common::said(&run));
     let eval = plugtop(&["eval", "-c", rules, "--replay", &rec]);
     let (a, b) = (rows(&stdout(&run)), rows(&stdout(&eval)));
     assert_eq!(a.len(), 17, "{}", stdout(&run));
@@ -404,7 +402,7 @@ fn run_speaks_cpuplugd_options_and_refuses_bad_rules_without_writing() {
         "tests/fixtures/roots/oldkernel",
     ]);
     assert_eq!(o.status.code(), Some(1), "a refusal: cpuplugd's status");
-    let err = String::from_utf8_lossy(&o.stderr);
+    let err = crate::common::said(&o);
     assert!(err.contains("cpuplugd has no `>=`"), "{err}");
     assert!(
         !std::path::Path::new("tests/fixtures/roots/oldkernel/run").exists(),
@@ -426,7 +424,7 @@ fn run_speaks_cpuplugd_options_and_refuses_bad_rules_without_writing() {
 }
 
 fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
+    crate::common::said(o)
 }
 
 #[test]
@@ -808,7 +806,7 @@ fn line_mode_refuses_to_pretend_it_acts() {
             "--root",
             "tests/fixtures/roots/newkernel",
         ]);
-        let err = String::from_utf8_lossy(&o.stderr);
+        let err = crate::common::said(&o);
         assert_eq!(o.status.code(), Some(2), "{mode}: {err}");
         assert!(err.contains("only observes"), "{mode}: {err}");
         assert!(stdout(&o).is_empty(), "{mode}: nothing read or printed");
@@ -906,9 +904,9 @@ fn check_takes_several_files_at_once() {
         "{said}"
     );
     assert!(
-        String::from_utf8_lossy(&text.stderr).contains("cannot read /nonexistent.conf"),
+        crate::common::said(&text).contains("cannot read /nonexistent.conf"),
         "{}",
-        String::from_utf8_lossy(&text.stderr)
+        crate::common::said(&text)
     );
     let json = common::plugtop(&["check", &broken, good, "--format", "json", root[0], root[1]]);
     assert_eq!(json.status.code(), Some(1));
@@ -992,9 +990,9 @@ fn record_stopped_by_a_signal_says_its_summary() {
                 .collect::<Vec<_>>(),
         );
         assert!(
-            !String::from_utf8_lossy(&replayed.stderr).contains("truncated"),
+            !crate::common::said(&replayed).contains("truncated"),
             "{}",
-            String::from_utf8_lossy(&replayed.stderr)
+            crate::common::said(&replayed)
         );
     }
 }
@@ -1023,7 +1021,7 @@ fn record_of_one_sample_says_one_sample() {
     // adv52 #9: the same file again is refused in words, not the OS's;
     // `--count 0` is refused as `--interval 0` is, and writes nothing.
     let again = record(&rec, "1");
-    let said = String::from_utf8_lossy(&again.stderr);
+    let said = crate::common::said(&again);
     assert_ne!(again.status.code(), Some(0), "{said}");
     assert!(
         said.contains("it exists, and plugtop never overwrites a recording"),
@@ -1032,8 +1030,42 @@ fn record_of_one_sample_says_one_sample() {
     assert!(!said.contains("os error"), "{said}");
     let none = dir.path().join("none.rec");
     let zero = record(&none, "0");
-    let said = String::from_utf8_lossy(&zero.stderr);
+    let said = crate::common::said(&zero);
     assert_eq!(zero.status.code(), Some(2), "{said}");
     assert!(said.contains("--count 0 would record nothing"), "{said}");
     assert!(!none.exists(), "nothing written");
+}
+
+/// nu54 M2: `check` exits 1 for a file it cannot read, alone as among
+/// others (cpuplugd exits 1 when it cannot open its file; alone it was 2),
+/// says it in words and checks the others; `check --help` names the codes.
+#[test]
+fn check_exits_1_for_a_missing_file_alone_or_among_others() {
+    let dir = crate::common::tempdir();
+    let missing = dir.path().join("nonexist.conf");
+    let missing = missing.to_str().expect("utf-8");
+    for args in [
+        vec!["check", missing],
+        vec!["check", missing, "examples/rules/cpu-loadavg.conf"],
+    ] {
+        let o = plugtop(&args);
+        let err = crate::common::said(&o);
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {err}");
+        assert!(
+            err.contains(&format!("cannot read {missing}: no such file or directory")),
+            "{err}"
+        );
+        assert!(!err.contains("os error"), "{err}");
+    }
+    let o = plugtop(&["check", missing, "examples/rules/cpu-loadavg.conf"]);
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("cpuplugd would load it"),
+        "the other file is still checked"
+    );
+    let help = plugtop(&["check", "--help"]);
+    let help = String::from_utf8_lossy(&help.stdout);
+    assert!(
+        help.contains("Exit status: 0 every file would load"),
+        "{help}"
+    );
 }

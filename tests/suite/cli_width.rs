@@ -440,3 +440,35 @@ fn reports_diagnostics_and_banners_fit_80_columns_in_a_pipe() {
     );
     assert_eq!(over_80(&err), Vec::<&str>::new(), "sim --serve");
 }
+
+/// nu54 M1: warnings and errors on stderr wrap at 80 in a pipe as the
+/// reports do: grade's warning for a file that matches no exercise (150
+/// columns), a scenario given where a course goes, `tune` given its two
+/// files the wrong way round.
+#[test]
+fn warnings_and_errors_on_stderr_fit_80_columns_in_a_pipe() {
+    let dir = crate::common::tempdir();
+    let class = dir
+        .path()
+        .join("a-class-directory-with-a-long-name/trainee");
+    std::fs::create_dir_all(&class).expect("class");
+    std::fs::write(class.join("nosuchexercise.conf"), "UPDATE=\"1\"\n").expect("file");
+    let course = "examples/courses/cpuplugd-basics.toml";
+    let class = dir.path().join("a-class-directory-with-a-long-name");
+    let class = class.display().to_string();
+    for args in [
+        vec!["train", "grade", course, &class],
+        vec!["train", "examples/scenarios/daytrader.toml"],
+        vec![
+            "tune",
+            "examples/rules/cpu-loadavg.conf",
+            "-c",
+            "examples/scenarios/daytrader.toml",
+        ],
+    ] {
+        let out = plugtop(&args);
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(err.len() > 100, "{args:?}: {}", text(&out));
+        assert_eq!(over_80(&err), Vec::<&str>::new(), "{args:?}: {err}");
+    }
+}

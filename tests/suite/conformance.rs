@@ -140,7 +140,7 @@ fn check_case(dir: &Path, route: Route) -> Option<String> {
         return Some(format!(
             "exit {:?}; stderr: {}",
             output.status.code(),
-            String::from_utf8_lossy(&output.stderr)
+            crate::common::said(&output)
         ));
     }
     for i in 0..expected.len().max(got.len()) {

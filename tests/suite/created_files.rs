@@ -324,10 +324,7 @@ fn daemon_refusing(root: &FakeRoot, mode: &str) -> (Option<i32>, String) {
         let _ = Command::new("kill").args(["-TERM", pid.trim()]).status();
         panic!("the daemon started over a planted pid file");
     }
-    (
-        out.status.code(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    (out.status.code(), crate::common::said(&out))
 }
 
 #[test]

@@ -362,3 +362,33 @@ fn not_evaluated_says_why_priority_short_circuit_or_a_stop() {
         "{text}"
     );
 }
+
+/// nu54 F4: a rule blocked by CPU_MIN leads its overview line with the
+/// limit; at 80 columns the note gives way to its brief form before the
+/// rule's threshold is lost (it was `… = 0.8533 CPUs is >…`).
+#[test]
+fn a_limit_note_gives_way_before_the_rules_threshold() {
+    let mut seen = 0;
+    for readings in (4..60).step_by(3) {
+        let app = simulated(
+            "examples/scenarios/oscillating.toml",
+            "examples/rules/oscillating-tight.conf",
+            readings,
+            Mode::Auto,
+        );
+        let shown = screen(&app, 80, 24);
+        let Some(line) = shown
+            .lines()
+            .find(|l| l.contains("HOTUNPLUG ") && l.contains("CPU_MIN"))
+        else {
+            continue;
+        };
+        seen += 1;
+        assert!(
+            line.trim_end().ends_with("is > 0.8"),
+            "{readings}: {line}\n{shown}"
+        );
+        assert!(line.contains("reached"), "{line}");
+    }
+    assert!(seen > 0, "no interval had HOTUNPLUG blocked by CPU_MIN");
+}

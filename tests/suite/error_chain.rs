@@ -6,10 +6,10 @@
 use crate::common::{plugtop, tempdir};
 
 fn stderr(o: &std::process::Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
+    crate::common::said(o)
 }
 
-const ENOENT: &str = "No such file or directory (os error 2)";
+const ENOENT: &str = "no such file or directory";
 
 /// A rule file cpuplugd would load, in `dir`; its path.
 fn rules_in(dir: &std::path::Path) -> String {
@@ -38,7 +38,7 @@ fn a_two_level_chain_says_each_cause_once() {
         stderr(&o),
         format!("plugtop: cannot read snapshots in {m}: {m} open failed: {ENOENT}\n")
     );
-    assert_eq!(stderr(&o).matches("No such file").count(), 1);
+    assert_eq!(stderr(&o).matches("no such file").count(), 1);
 }
 
 /// `plugtop run` says its refusal itself (not through `main`): the cause
@@ -77,9 +77,66 @@ fn a_cause_whose_text_is_already_in_the_message_is_still_said() {
     let dir = tempdir();
     let missing = dir.path().join(ENOENT);
     let o = plugtop(&["check", missing.to_str().expect("utf-8")]);
-    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(o.status.code(), Some(1));
     assert_eq!(
         stderr(&o),
         format!("plugtop: cannot read {}: {ENOENT}\n", missing.display())
     );
+}
+
+/// nu54 F5: a system error is said in words, never as Rust's "(os
+/// error 2)": a missing rule file, a missing class directory, and a root
+/// without the present-CPUs file, which names the file where it was
+/// looked for and the root as the likelier culprit than the rule.
+#[test]
+fn system_errors_are_said_in_words_and_name_the_path_opened() {
+    let dir = tempdir();
+    let missing = dir.path().join("nonexist.conf");
+    let o = plugtop(&["check", missing.to_str().expect("utf-8")]);
+    let m = missing.display();
+    assert_eq!(
+        stderr(&o),
+        format!("plugtop: cannot read {m}: no such file or directory\n")
+    );
+    let class = dir.path().join("missingdir");
+    let o = plugtop(&[
+        "train",
+        "grade",
+        "examples/courses/cpuplugd-basics.toml",
+        class.to_str().expect("utf-8"),
+    ]);
+    assert!(
+        stderr(&o).contains(&format!(
+            "cannot read the class directory {}: no such file or directory",
+            class.display()
+        )),
+        "{}",
+        stderr(&o)
+    );
+    let root = dir.path().join("empty");
+    std::fs::create_dir(&root).expect("root");
+    let rules = dir.path().join("all.conf");
+    std::fs::write(
+        &rules,
+        "UPDATE=\"1\"\nCPU_MIN=\"1\"\nCPU_MAX=\"0\"\nHOTPLUG=\"0\"\nHOTUNPLUG=\"0\"\n",
+    )
+    .expect("rules");
+    let o = plugtop(&[
+        "run",
+        "-f",
+        "-c",
+        rules.to_str().expect("utf-8"),
+        "--root",
+        root.to_str().expect("utf-8"),
+    ]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    let r = root.display();
+    assert!(
+        err.contains(&format!(
+            "{r}/sys/devices/system/cpu/present cannot be read: no such file or directory (is {r} a guest's root?"
+        )),
+        "{err}"
+    );
+    assert!(!err.contains("os error"), "{err}");
 }

@@ -87,7 +87,7 @@ fn a_panic_in_the_metrics_thread_restores_the_guest_and_ends_the_run() {
     assert_ne!(online(root.path()), vec![0]);
     scrape(&addr);
     let out = child.wait_with_output().expect("plugtop ends");
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = crate::common::said(&out);
     assert_eq!(out.status.code(), Some(101), "{err}");
     assert!(
         err.contains("injected fault in the metrics thread"),
@@ -126,7 +126,7 @@ fn an_incomplete_restore_after_a_panic_keeps_the_journal_and_says_how_to_retry()
         .expect("link");
     scrape(&addr);
     let out = child.wait_with_output().expect("plugtop ends");
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = crate::common::said(&out);
     assert_eq!(out.status.code(), Some(101), "{err}");
     assert!(err.contains("cpu1"), "the failure is named: {err}");
     assert!(
@@ -166,7 +166,7 @@ fn run_refuses_a_non_s390_root_slash_without_the_option() {
         .arg(&rules)
         .output()
         .expect("plugtop run");
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = crate::common::said(&out);
     assert_eq!(out.status.code(), Some(78), "{err}");
     assert!(
         err.contains("not an s390 machine") && err.contains("--allow-non-zvm"),

@@ -15,7 +15,7 @@ fn fleet(args: &[&str]) -> (Option<i32>, String, String) {
     (
         out.status.code(),
         String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
+        crate::common::said(&out),
     )
 }
 

@@ -377,7 +377,7 @@ fn plugtop(args: &[&str], stdout: Stdio) -> Output {
 }
 
 fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
+    crate::common::said(o)
 }
 
 #[test]

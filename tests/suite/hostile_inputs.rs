@@ -105,8 +105,7 @@ fn rules_that_expand_past_a_million_terms_are_refused_at_once() {
     assert!(text.len() < 600);
     let rules = rule_file(dir.path(), "expand.conf", &text);
     let out = capped(&["check", &rules]);
-    let report =
-        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    let report = String::from_utf8_lossy(&out.stdout).into_owned() + &crate::common::said(&out);
     assert!(
         report.contains("more than a million terms"),
         "the refusal says why: {report}"
@@ -121,11 +120,7 @@ fn rules_that_expand_past_a_million_terms_are_refused_at_once() {
     text.push_str("HOTPLUG=\"a16>1\"\nHOTUNPLUG=\"a16<1\"\n");
     let rules = rule_file(dir.path(), "big.conf", &text);
     let out = capped(&eval_args(&rules));
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(out.status.success(), "{}", crate::common::said(&out));
     let trace = String::from_utf8_lossy(&out.stdout);
     assert!(trace.contains("(as above)"), "a variable is drawn once");
 }
@@ -221,8 +216,7 @@ fn endless_or_huge_kernel_files_are_refused_with_their_name() {
             "--interval",
             "0.001",
         ]);
-        let err = String::from_utf8_lossy(&out.stdout).into_owned()
-            + &String::from_utf8_lossy(&out.stderr);
+        let err = String::from_utf8_lossy(&out.stdout).into_owned() + &crate::common::said(&out);
         let named = file.rsplit('/').next().unwrap_or(file);
         if endless || file == "proc/stat" {
             assert!(!out.status.success(), "{file} {what}: {err}");
@@ -338,7 +332,7 @@ fn a_wrapping_online_list_mid_run_never_aborts_the_daemon() {
             child.signal(Signal::TERM);
         }
         let out = child.finish(&format!("{list:?}: plugtop run after SIGTERM"));
-        let (status, err) = (out.status, String::from_utf8_lossy(&out.stderr));
+        let (status, err) = (out.status, crate::common::said(&out));
         assert!(
             status.code().is_some_and(|c| c == 0 || c == 1),
             "{list:?}: ended by {status:?}: {err}"
@@ -389,7 +383,7 @@ fn hostile_scenarios_are_refused_or_run_to_the_end() {
             &format!("{base}memory_mib = {memory}\n\n{phase}"),
             &[],
         );
-        let err = String::from_utf8_lossy(&out.stderr);
+        let err = crate::common::said(&out);
         assert!(!out.status.success(), "{memory}: {err}");
         assert!(err.contains(field), "{memory}: {err}");
     }
@@ -409,11 +403,7 @@ fn hostile_scenarios_are_refused_or_run_to_the_end() {
         ));
     }
     let out = sim_report(dir.path(), &many, &[]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(out.status.success(), "{}", crate::common::said(&out));
 }
 
 /// adv51: what `sim` says of a hostile scenario is bounded and placed: a
@@ -428,7 +418,7 @@ fn hostile_scenarios_get_bounded_placed_answers() {
     let head = "name = \"x\"\ncpus = 2\nmemory_mib = 1024\nduration = \"0:10\"\n";
     let sim = |text: &str| sim_report(dir.path(), text, &[]);
     let out = sim(&format!("{head}zz = \"{}\" x\n", "B".repeat(1_000_000)));
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = crate::common::said(&out);
     assert_eq!(out.status.code(), Some(2), "{err:.300}");
     assert!(
         err.len() < 2000 && err.lines().count() == 1,
@@ -440,11 +430,7 @@ fn hostile_scenarios_get_bounded_placed_answers() {
         "{err}"
     );
     let out = sim(&head.replace("\"x\"", &format!("\"{}\"", "A".repeat(1_000_000))));
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(out.status.success(), "{}", crate::common::said(&out));
     let report = String::from_utf8_lossy(&out.stdout);
     assert!(report.len() < 20_000, "{} bytes of report", report.len());
     assert!(
@@ -453,7 +439,7 @@ fn hostile_scenarios_get_bounded_placed_answers() {
     );
     let phase = "[[phases]]\nstart = \"1\"\nthreads = 1\n";
     let out = sim(&format!("{head}{}", phase.repeat(400_000)));
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = crate::common::said(&out);
     assert_eq!(out.status.code(), Some(2), "{err:.300}");
     assert!(
         err.contains("larger than 1 MiB (1048576 bytes), the most a scenario file holds"),
@@ -487,7 +473,7 @@ fn a_failed_restore_at_exit_keeps_the_journal() {
     std::fs::create_dir(&pool).expect("a directory in its place");
     child.signal(Signal::TERM);
     let out = child.finish("plugtop run after SIGTERM");
-    let (status, err) = (out.status, String::from_utf8_lossy(&out.stderr));
+    let (status, err) = (out.status, crate::common::said(&out));
     assert!(!status.success(), "a failed restore is a failure: {err}");
     assert!(
         root.path().join("run/plugtop/state").exists(),
@@ -520,7 +506,7 @@ fn a_held_lock_is_reported_once() {
             args.insert(1, "-f");
         }
         let out = capped(&args);
-        let err = String::from_utf8_lossy(&out.stderr);
+        let err = crate::common::said(&out);
         assert_eq!(out.status.code(), Some(1), "{err}");
         assert_eq!(
             err.matches("is locked").count(),
@@ -581,7 +567,7 @@ fn a_recording_or_a_binary_file_given_as_rules_is_said_in_one_message() {
             vec!["sim", "examples/scenarios/oscillating.toml", "-c", file],
         ] {
             let o = capped(&args);
-            let err = String::from_utf8_lossy(&o.stderr).into_owned();
+            let err = crate::common::said(&o);
             assert!(!o.status.success(), "{args:?}");
             assert!(one_message(&err), "{args:?}:\n{err}");
             assert!(err.contains("not a rule file"), "{args:?}:\n{err}");

@@ -74,7 +74,7 @@ fn restore(root: &Path, extra: &[&str]) -> Output {
 /// journal kept as it was, and the message naming the journal and
 /// `named` (its line).
 fn assert_refused(out: &Output, named: &str) {
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = crate::common::said(out);
     assert!(matches!(out.status.code(), Some(1 | 78)), "{err}");
     assert!(
         err.contains("run/plugtop/state"),
@@ -264,7 +264,7 @@ fn a_fifo_journal_is_refused_without_hanging_in_the_root_or_outside_it() {
     let fifo = outside.path().join("state");
     mkfifo(&fifo);
     let out = restore(root.path(), &["--state", &fifo.display().to_string()]);
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = crate::common::said(&out);
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(err.contains("not a regular file"), "{err}");
     assert_eq!(guest_files(root.path()), before);
@@ -278,14 +278,14 @@ fn a_state_outside_the_root_is_bounded_and_regular_only() {
     let zero = outside.path().join("state");
     std::os::unix::fs::symlink("/dev/zero", &zero).expect("link");
     let out = restore(root.path(), &["--state", &zero.display().to_string()]);
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = crate::common::said(&out);
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(
         err.contains("symbolic link"),
         "a link is never followed: {err}"
     );
     let out = restore(root.path(), &["--state", "/dev/zero"]);
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = crate::common::said(&out);
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(err.contains("not a regular file"), "{err}");
     let big = outside.path().join("big");
@@ -293,7 +293,7 @@ fn a_state_outside_the_root_is_bounded_and_regular_only() {
         .and_then(|f| f.set_len(300 << 20))
         .expect("sparse");
     let out = restore(root.path(), &["--state", &big.display().to_string()]);
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = crate::common::said(&out);
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(err.contains("more than"), "{err}");
     // A damaged journal there is checked as strictly.
@@ -302,7 +302,7 @@ fn a_state_outside_the_root_is_bounded_and_regular_only() {
     lines[4] = "online 99".into();
     std::fs::write(&bad, lines.join("\n") + "\n").expect("journal");
     let out = restore(root.path(), &["--state", &bad.display().to_string()]);
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = crate::common::said(&out);
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(err.contains("line 5"), "{err}");
     assert!(bad.exists(), "kept");
@@ -312,7 +312,7 @@ fn a_state_outside_the_root_is_bounded_and_regular_only() {
 /// A restore that went through: the journal's start state is back, the
 /// journal and the lock are gone.
 fn assert_restored(root: &FakeRoot, out: &Output) {
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = crate::common::said(out);
     assert!(out.status.success(), "{err}");
     assert_eq!(
         guest_files(root.path()),
@@ -337,7 +337,7 @@ fn a_pid_reused_by_another_process_does_not_block_the_restore() {
     write_journal(&root, &lines);
     let out = restore(root.path(), &[]);
     assert_restored(&root, &out);
-    assert!(!String::from_utf8_lossy(&out.stderr).contains("SIGTERM"));
+    assert!(!crate::common::said(&out).contains("SIGTERM"));
 }
 
 #[test]
@@ -518,13 +518,13 @@ fn a_plugtop_acting_on_another_root_does_not_block_this_ones_restore() {
         journal_naming(&root, pid, recorded);
         let out = restore(root.path(), &[]);
         assert_restored(&root, &out);
-        assert!(!String::from_utf8_lossy(&out.stderr).contains("SIGTERM"));
+        assert!(!crate::common::said(&out).contains("SIGTERM"));
     }
     // Its own root's journal is a running plugtop's, with the start time
     // it recorded: refused, nothing written, kept.
     let before = guest_files(other.root.path());
     let out = restore(other.root.path(), &[]);
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = crate::common::said(&out);
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(
         err.contains(&format!("plugtop (pid {pid}) is still running")) && err.contains("SIGTERM"),
@@ -537,7 +537,7 @@ fn a_plugtop_acting_on_another_root_does_not_block_this_ones_restore() {
     // the same, saying so).
     journal_naming(&other.root, pid, Some(started + 1));
     let out = restore(other.root.path(), &[]);
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = crate::common::said(&out);
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(err.contains("locked") && !err.contains("SIGTERM"), "{err}");
     assert_eq!(guest_files(other.root.path()), before, "nothing written");
@@ -600,7 +600,7 @@ fn a_renamed_plugtop_acting_on_this_root_is_recognised_by_its_lock() {
             journal_naming(root, pid, None);
         }
         let out = restore(root.path(), &[]);
-        let err = String::from_utf8_lossy(&out.stderr);
+        let err = crate::common::said(&out);
         assert_eq!(out.status.code(), Some(1), "{err}");
         assert!(
             err.contains(&format!("plugtop (pid {pid}) is still running")),
@@ -687,11 +687,13 @@ fn run_refusing(root: &FakeRoot, extra: &[&str]) -> (Option<i32>, String) {
     let status = child.wait().expect("wait");
     (
         status.code(),
-        [first]
-            .into_iter()
-            .chain(rest)
-            .collect::<Vec<_>>()
-            .join("\n"),
+        crate::common::unwrapped(
+            &[first]
+                .into_iter()
+                .chain(rest)
+                .collect::<Vec<_>>()
+                .join("\n"),
+        ),
     )
 }
 
@@ -839,7 +841,7 @@ fn a_journal_whose_pool_alone_fails_restores_nothing_and_says_so() {
     let before = guest_files(root.path());
     let out = restore(root.path(), &[]);
     assert_refused(&out, "line 6");
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = crate::common::said(&out);
     assert!(err.contains("nothing was restored"), "{err}");
     assert!(err.contains("the journal is kept"), "{err}");
     assert_eq!(guest_files(root.path()), before, "not even the CPUs");
@@ -857,7 +859,7 @@ fn a_socket_or_directory_where_the_journal_belongs_is_refused_as_no_journal_plug
         }
         let before = guest_files(root.path());
         let out = restore(root.path(), &[]);
-        let err = String::from_utf8_lossy(&out.stderr);
+        let err = crate::common::said(&out);
         assert_eq!(out.status.code(), Some(1), "{plant}: {err}");
         assert!(err.contains("not a regular file"), "{plant}: {err}");
         let (code, err) = run_refusing(&root, &[]);
@@ -865,4 +867,17 @@ fn a_socket_or_directory_where_the_journal_belongs_is_refused_as_no_journal_plug
         assert_eq!(guest_files(root.path()), before);
         assert!(std::fs::symlink_metadata(&state).is_ok(), "{plant}: kept");
     }
+}
+
+/// nu54 M5: a start refused with 78 after the metrics endpoint was bound
+/// never said "metrics at http://…" first, as if it served.
+#[test]
+fn a_refused_start_does_not_say_where_its_metrics_are() {
+    let root = guest();
+    root.write("proc/sys/vm/cmm_pages", "-1\n");
+    let (code, err) = run_refusing(&root, &["--force", "--metrics-listen", "127.0.0.1:0"]);
+    assert_eq!(code, Some(78), "{err}");
+    assert!(err.contains("cmm_pages -1 is negative"), "{err}");
+    assert!(!err.contains("metrics at"), "{err}");
+    assert_nothing_left(root.path());
 }

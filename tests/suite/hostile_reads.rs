@@ -45,7 +45,7 @@ fn a_recording_that_is_a_fifo_or_dev_zero_is_refused_at_once() {
             vec!["--batch", "--count", "1", "-c", &rules, "--replay", &replay],
         ] {
             let out = plugtop(&args);
-            let err = String::from_utf8_lossy(&out.stderr);
+            let err = crate::common::said(&out);
             assert!(!out.status.success(), "{args:?}");
             assert!(err.contains("not a regular file"), "{args:?}: {err}");
         }
@@ -60,7 +60,7 @@ fn a_scenario_that_is_a_fifo_or_dev_zero_is_refused_at_once() {
     mkfifo(&fifo);
     for scenario in [fifo.to_string_lossy().into_owned(), "/dev/zero".into()] {
         let out = plugtop(&["sim", &scenario, "-c", &rules, "--fast"]);
-        let err = String::from_utf8_lossy(&out.stderr);
+        let err = crate::common::said(&out);
         assert!(!out.status.success());
         assert!(err.contains("not a regular file"), "{err}");
     }
@@ -101,11 +101,7 @@ fn cpuinfo_and_hostname_planted_under_the_root_are_read_bounded() {
         &rules,
     ]);
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{text}{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(out.status.success(), "{text}{}", crate::common::said(&out));
     assert!(
         text.contains("unknown"),
         "the host reads as unknown: {text}"
@@ -134,7 +130,7 @@ fn a_rule_file_that_is_a_fifo_or_dev_zero_is_refused_at_once_saying_why_once() {
             vec!["tune", scenario, "-c", &file],
         ] {
             let out = plugtop(&args);
-            let err = String::from_utf8_lossy(&out.stderr);
+            let err = crate::common::said(&out);
             assert!(!out.status.success(), "{args:?}");
             assert_eq!(
                 err.matches("not a regular file").count(),
@@ -168,7 +164,7 @@ fn a_kernel_file_named_as_input_is_refused_unread() {
             vec!["sim", scenario, "-c", kernel, "--fast"],
         ] {
             let out = plugtop(&args);
-            let err = String::from_utf8_lossy(&out.stderr);
+            let err = crate::common::said(&out);
             assert!(!out.status.success(), "{args:?}");
             assert!(err.contains("is a kernel file"), "{args:?}: {err}");
         }

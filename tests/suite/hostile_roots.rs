@@ -230,7 +230,7 @@ fn a_start_state_that_cannot_be_put_back_exactly_is_refused() {
         }
         root.write(file, text);
         let out = run_once(&root);
-        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        let err = crate::common::said(&out);
         assert_eq!(out.status.code(), Some(78), "{file} = {text:?}: {err}");
         assert!(
             !root.path().join("run/plugtop/state").exists(),
@@ -264,9 +264,9 @@ fn a_journal_without_online_cpus_never_takes_every_cpu_offline() {
         .expect("restore");
     assert!(!out.status.success());
     assert!(
-        String::from_utf8_lossy(&out.stderr).contains("refusing to take every CPU offline"),
+        crate::common::said(&out).contains("refusing to take every CPU offline"),
         "{}",
-        String::from_utf8_lossy(&out.stderr)
+        crate::common::said(&out)
     );
     for i in 0..4 {
         let on = std::fs::read_to_string(
@@ -298,7 +298,7 @@ fn a_fifo_where_a_kernel_file_should_be_never_hangs_plugtop() {
     fifo(&root.path().join("proc/stat"));
     // That it returns at all is the point (a hang would never end).
     let out = run_once(&root);
-    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    let err = crate::common::said(&out);
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(err.contains("not a regular file"), "{err}");
     // cpu1/online as a FIFO: plugging moves on to the next CPU.

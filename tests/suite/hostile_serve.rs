@@ -389,7 +389,7 @@ fn serve_on_a_fifo_says_it_is_a_fifo_not_a_directory() {
         "--serve",
         fifo.to_str().expect("utf-8 path"),
     ]);
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = crate::common::said(&out);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("is a FIFO, not a directory"), "{err}");
     assert!(!err.contains("os error"), "{err}");

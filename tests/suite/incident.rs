@@ -88,7 +88,7 @@ fn record_oscillating(dir: &Path) -> String {
         "--record",
         &rec,
     ]);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(o.status.success(), "{}", crate::common::said(&o));
     rec
 }
 
@@ -165,7 +165,7 @@ fn whatif_with_the_rules_that_ran_matches_the_recording() {
 fn whatif_needs_a_history() {
     let o = plugtop(&["whatif", "-c", "examples/rules/oscillating-tight.conf"]);
     assert_eq!(o.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&o.stderr).contains("--replay FILE"));
+    assert!(crate::common::said(&o).contains("--replay FILE"));
 }
 
 /// Issue 45: against the recording, "they decide the same in every

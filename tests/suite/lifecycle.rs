@@ -426,9 +426,9 @@ fn start_up_refusals_exit_1_and_the_detached_parent_reports_them() {
         "the parent exits with the refusal's status, cpuplugd's"
     );
     assert!(
-        String::from_utf8_lossy(&out.stderr).contains(">="),
+        crate::common::said(&out).contains(">="),
         "and says why: {}",
-        String::from_utf8_lossy(&out.stderr)
+        crate::common::said(&out)
     );
     assert!(!root.path().join("run/plugtop.pid").exists());
 }

@@ -285,12 +285,7 @@ fn an_editor_session_on_the_papers_refused_file() {
     assert_eq!(bye["result"], Value::Null, "{bye}");
     client.notify("exit", Value::Null);
     let o = client.end();
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    assert_eq!(o.status.code(), Some(0), "{}", crate::common::said(&o));
 }
 
 #[test]
@@ -330,7 +325,7 @@ fn hostile_clients_get_errors_not_a_crash() {
     // ends inside it, the server ends without a panic.
     client.raw(b"Content-Length: 1000000000000\r\n\r\n{}");
     let o = client.end();
-    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    let err = crate::common::said(&o);
     assert!(!err.contains("panicked"), "{err}");
     assert_ne!(o.status.code(), Some(0), "{err}");
     assert_ne!(o.status.code(), Some(101), "{err}");
@@ -465,7 +460,7 @@ fn ids_beyond_32_bits_and_lying_lengths_are_answered_or_end_the_stream() {
     client.raw(b"Content-Length: 1000000000000\r\n\r\n");
     common::wait_until("the server ends", || client.child.has_ended());
     let o = client.end();
-    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    let err = crate::common::said(&o);
     assert!(err.contains("no message is that long"), "{err}");
     assert!(!err.contains("panicked"), "{err}");
 }
@@ -608,7 +603,7 @@ fn completion_after_a_character_beyond_ascii_is_answered() {
     client.notify("exit", Value::Null);
     let out = client.end();
     assert_eq!(out.status.code(), Some(0));
-    assert!(!String::from_utf8_lossy(&out.stderr).contains("panicked"));
+    assert!(!crate::common::said(&out).contains("panicked"));
 }
 
 /// Issue 42, item 3: answers and messages bounded by what they hold. A
@@ -687,6 +682,6 @@ fn amplifying_requests_are_refused_with_why_and_the_server_answers_on() {
     let alive = client.request("textDocument/hover", at(URI, 0, 0));
     assert!(alive.get("error").is_none(), "{alive}");
     let o = client.end();
-    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    let err = crate::common::said(&o);
     assert!(!err.contains("panicked"), "{err}");
 }

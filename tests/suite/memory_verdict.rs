@@ -32,7 +32,7 @@ fn not_zvm() -> (FakeRoot, String) {
 fn text(o: &std::process::Output) -> (String, String) {
     (
         String::from_utf8_lossy(&o.stdout).into_owned(),
-        String::from_utf8_lossy(&o.stderr).into_owned(),
+        crate::common::said(o),
     )
 }
 

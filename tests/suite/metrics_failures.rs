@@ -178,11 +178,7 @@ fn plugs_that_cannot_be_written_are_failed_actions_and_the_textfile_goes_at_a_cl
     assert!(textfile.exists(), "the textfile is written while it runs");
     daemon.signal(rustix::process::Signal::TERM);
     let ended = daemon.finish("plugtop run after SIGTERM");
-    assert!(
-        ended.status.success(),
-        "{}",
-        String::from_utf8_lossy(&ended.stderr)
-    );
+    assert!(ended.status.success(), "{}", crate::common::said(&ended));
     let _ = drain.join();
     assert!(!textfile.exists(), "a clean stop removes the textfile");
     assert_eq!(common::online_cpus(root.path(), 4), vec![0]);
@@ -364,7 +360,7 @@ fn out_of_descriptors_the_textfile_write_fails_once_said_leaves_no_temporary_fil
     common::descriptor_limit(pid, free + 1);
     let said = until(&errors, "cannot write metrics to");
     let last = said.last().cloned().unwrap_or_default();
-    assert!(last.contains("Too many open files"), "{said:#?}");
+    assert!(last.contains("too many open files"), "{said:#?}");
     // Ten intervals on, out of descriptors all along: still running, the
     // failure said once, not once an interval, and nothing left behind.
     // (A look at the directory now could catch a write in flight, its

@@ -11,7 +11,7 @@ use common::{plugtop, tempdir};
 const LOADAVG: &str = "examples/rules/cpu-loadavg.conf";
 
 fn stderr(o: &std::process::Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
+    crate::common::said(o)
 }
 
 /// The JSON on `o`'s stdout (a tune of one candidate recommends nothing

@@ -340,11 +340,7 @@ fn plugs_under_load_unplugs_when_idle_and_restores_on_sigterm() {
     signal(&child, "TERM");
     let out = child.wait_with_output().expect("plugtop exits");
     let log = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{log}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(out.status.success(), "{log}\n{}", crate::common::said(&out));
     assert!(
         log.contains("changing number of pages permanently reserved to 5000"),
         "{log}"
@@ -368,7 +364,7 @@ fn a_panic_restores_the_start_state() {
     let child = start_run(root.path(), &rules, Some(("PLUGTOP_FAULT", "control:16")));
     let out = child.wait_with_output().expect("plugtop exits");
     assert_eq!(out.status.code(), Some(101), "a panic ends the process");
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = crate::common::said(&out);
     assert!(
         err.contains("injected fault in the control thread")
             && err.contains("the start state was restored and the journal removed"),
@@ -405,7 +401,7 @@ fn kill_9_then_restore_puts_the_guest_back() {
         Some(78),
         "refuses to start over a dead plugtop's journal"
     );
-    assert!(String::from_utf8_lossy(&again.stderr).contains("plugtop restore"));
+    assert!(crate::common::said(&again).contains("plugtop restore"));
     let restore = Command::new(env!("CARGO_BIN_EXE_plugtop"))
         .args(["restore", "--root"])
         .arg(root.path())
@@ -414,7 +410,7 @@ fn kill_9_then_restore_puts_the_guest_back() {
     assert!(
         restore.status.success(),
         "{}",
-        String::from_utf8_lossy(&restore.stderr)
+        crate::common::said(&restore)
     );
     assert_start_state(root.path());
 }
@@ -472,7 +468,7 @@ fn refuses_to_act_beside_cpuplugd_or_another_plugtop() {
         "cpuplugd's status for its own refusal"
     );
     // The pid file refuses first, as it does cpuplugd's own start.
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = crate::common::said(&out);
     assert!(
         err.contains("cpuplugd.pid exists but") && err.contains(&std::process::id().to_string()),
         "{err}"
@@ -498,7 +494,7 @@ fn refuses_to_act_beside_cpuplugd_or_another_plugtop() {
         Some(1),
         "a second daemon: cpuplugd's status"
     );
-    let err = String::from_utf8_lossy(&second.stderr);
+    let err = crate::common::said(&second);
     assert!(
         err.contains("another plugtop") || err.contains("is locked"),
         "{err}"
@@ -566,7 +562,7 @@ fn a_refused_second_daemon_leaves_the_first_ones_pid_file_alone() {
     let second = start();
     assert_eq!(second.status.code(), Some(1), "the guest is taken");
     assert!(
-        String::from_utf8_lossy(&second.stderr).contains("locked"),
+        crate::common::said(&second).contains("locked"),
         "{second:?}"
     );
     assert_eq!(
@@ -658,11 +654,7 @@ fn a_write_returns_only_after_the_kernel_list_follows_it() {
     signal(&child, "TERM");
     let out = child.wait_with_output().expect("plugtop exits");
     log.extend(lines.iter());
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(out.status.success(), "{}", crate::common::said(&out));
     assert!(log.iter().any(|l| l == "plugged cpu2"), "{log:#?}");
     assert!(
         !log.iter()

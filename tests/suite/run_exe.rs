@@ -190,7 +190,7 @@ fn answer(
     (
         out.status.code(),
         String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
+        crate::common::said(&out),
     )
 }
 

@@ -151,7 +151,7 @@ fn a_refused_start_exits_1_as_cpuplugd_in_the_foreground_and_detached() {
             args.push("-f");
         }
         let out = plugtop(&args);
-        let err = String::from_utf8_lossy(&out.stderr);
+        let err = crate::common::said(&out);
         assert_eq!(out.status.code(), Some(1), "detached {detached}: {err}");
         assert!(err.contains(">="), "says why: {err}");
     }
@@ -159,7 +159,7 @@ fn a_refused_start_exits_1_as_cpuplugd_in_the_foreground_and_detached() {
     // the version are no error.
     let out = plugtop(&["run", "-f", "--no-such-option"]);
     assert_eq!(out.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("--no-such-option"));
+    assert!(crate::common::said(&out).contains("--no-such-option"));
     assert_eq!(
         plugtop(&["eval", "--no-such-option"]).status.code(),
         Some(2)
@@ -238,11 +238,7 @@ fn under_the_unit_a_refusal_is_one_journal_entry_at_err_and_nothing_on_stderr() 
     assert_eq!(out.status.code(), Some(1));
     // stderr is the journal's stream under the unit: a line there would
     // be a second entry, at priority info.
-    assert!(
-        out.stderr.is_empty(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(out.stderr.is_empty(), "{}", crate::common::said(&out));
     let all = entries(&socket);
     let refused = with_id(&all, message_id::REFUSED.as_str());
     assert_eq!(refused.len(), 1, "{all:?}");

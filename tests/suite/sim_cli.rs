@@ -252,7 +252,7 @@ fn a_bad_scenario_is_refused_with_where_and_why() {
 }
 
 fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
+    crate::common::said(o)
 }
 
 #[test]
@@ -422,7 +422,7 @@ fn a_report_at_a_pace_says_when_it_comes_and_without_one_needs_no_wait() {
     let quick = plugtop(&["sim", DAYTRADER, "-c", MODERN, "--compare", MODERN]);
     assert!(quick.status.success(), "{}", text(&quick));
     assert!(
-        !String::from_utf8_lossy(&quick.stderr).contains("the report comes at the end"),
+        !crate::common::said(&quick).contains("the report comes at the end"),
         "{}",
         text(&quick)
     );
@@ -438,7 +438,7 @@ fn a_report_at_a_pace_says_when_it_comes_and_without_one_needs_no_wait() {
         "1000000",
     ]);
     assert!(paced.status.success(), "{}", text(&paced));
-    let said = String::from_utf8_lossy(&paced.stderr);
+    let said = crate::common::said(&paced);
     let said = said.split_whitespace().collect::<Vec<_>>().join(" ");
     assert!(
         said.contains(
@@ -470,7 +470,8 @@ fn serve_with_rules_is_refused_with_where_the_rules_go() {
         ],
     ] {
         let o = plugtop(&args);
-        let err = String::from_utf8_lossy(&o.stderr);
+        // As written: each line is measured below.
+        let err = String::from_utf8_lossy(&o.stderr).into_owned();
         assert_eq!(o.status.code(), Some(2), "{err}");
         assert!(err.contains("cannot be used with"), "{err}");
         assert!(
@@ -483,7 +484,7 @@ fn serve_with_rules_is_refused_with_where_the_rules_go() {
     }
     // Another conflict gets no such tip.
     let o = plugtop(&["sim", DAYTRADER, "--fast", "--speed", "3"]);
-    assert!(!String::from_utf8_lossy(&o.stderr).contains("tip:"));
+    assert!(!crate::common::said(&o).contains("tip:"));
 }
 
 /// nu54 M13: Ctrl-C ends a run in real time with the report of the part

@@ -162,7 +162,7 @@ fn damaged_recording(dir: &std::path::Path, flip: usize) -> String {
 
 /// The byte `eval`'s warning names as where a recording is damaged.
 fn damage_offset(eval: &std::process::Output) -> String {
-    let said = String::from_utf8_lossy(&eval.stderr).into_owned();
+    let said = crate::common::said(eval);
     said.split("fails its checksum at byte ")
         .nth(1)
         .and_then(|t| t.split(';').next())
@@ -239,8 +239,7 @@ fn a_damaged_recording_is_said_on_the_screen_and_in_batch() {
         "examples/rules/oscillating-tight.conf",
         "--batch",
     ]);
-    let out = String::from_utf8_lossy(&batch.stdout).into_owned()
-        + &String::from_utf8_lossy(&batch.stderr);
+    let out = String::from_utf8_lossy(&batch.stdout).into_owned() + &crate::common::said(&batch);
     assert!(
         out.contains(&format!("fails its checksum at byte {at}")),
         "--batch said nothing of the damage at byte {at}:\n{out}"
@@ -471,7 +470,7 @@ fn a_repeated_log_line_is_counted_as_of_the_interval_shown() {
 
 /// The screen's words in one line: box borders and line breaks as blanks,
 /// each run of blanks one (a message wraps in its box).
-fn flat(screen: &str) -> String {
+pub(crate) fn flat(screen: &str) -> String {
     screen
         .replace(['│', '\n'], " ")
         .split_whitespace()

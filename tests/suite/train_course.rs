@@ -108,7 +108,7 @@ fn check_course(text: &[u8]) -> (bool, String) {
         format!(
             "{}{}",
             String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
+            crate::common::said(&out)
         ),
     )
 }
@@ -157,7 +157,7 @@ fn hostile_course_files_are_refused_with_what_and_where() {
         (
             GOOD.replace("s.toml", "examples/scenarios/daytrader.toml")
                 .into_bytes(),
-            ":5:10: error: examples/scenarios/daytrader.toml: No such file or directory (os error 2) (paths in a course are relative to the course file, here ",
+            ":5:10: error: examples/scenarios/daytrader.toml: no such file or directory (paths in a course are relative to the course file, here ",
         ),
         (b"title='\xff\xfe'\n".to_vec(), "not UTF-8"),
         (vec![b'#'; 2 << 20], "larger than"),
@@ -212,11 +212,7 @@ fn a_recording_is_a_workload_too() {
     .expect("write");
     let out = plugtop(&["train", "check", course.to_str().expect("utf-8")]);
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{text}{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(out.status.success(), "{text}{}", crate::common::said(&out));
     assert!(text.contains("start fails"), "{text}");
     assert!(text.contains("reference held on 3 of 3"), "{text}");
 }
@@ -262,7 +258,7 @@ fn a_check_that_panics_fails_that_exercise_and_the_command() {
 #[test]
 fn the_course_directory_named_for_the_course_says_which_file_is_meant() {
     let out = plugtop(&["train", "check", "examples/courses/cpuplugd-basics"]);
-    let said = String::from_utf8_lossy(&out.stderr);
+    let said = crate::common::said(&out);
     assert_eq!(out.status.code(), Some(2), "{said}");
     assert!(
         said.contains("a directory, not a course file; the course is the file examples/courses/cpuplugd-basics.toml"),
@@ -299,7 +295,7 @@ fn a_scenario_or_rule_file_given_as_a_course_or_scenario_says_what_it_is() {
         ),
     ] {
         let out = common::plugtop(&args);
-        let err = String::from_utf8_lossy(&out.stderr);
+        let err = crate::common::said(&out);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
         assert!(err.contains(said), "{args:?}: {err}");
         assert!(!err.contains("expected one of"), "{args:?}: {err}");

@@ -81,11 +81,7 @@ fn a_class_of_thirty_is_graded_hostile_submissions_fail_with_their_reason() {
     let dir = class.path().to_str().expect("utf-8");
 
     let out = plugtop(&["train", "grade", COURSE, dir, "--format", "json"]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(out.status.success(), "{}", crate::common::said(&out));
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
     assert_eq!(json["trainees"].as_array().map(Vec::len), Some(30));
     let table = |id: &str| {
@@ -328,11 +324,7 @@ fn an_answer_not_utf8_or_huge_fails_with_a_short_reason() {
     .expect("answer");
     let dir = class.path().to_str().expect("utf-8");
     let out = plugtop(&["train", "grade", COURSE, dir, "--format", "json"]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(out.status.success(), "{}", crate::common::said(&out));
     assert!(out.stdout.len() < 100_000, "{} bytes", out.stdout.len());
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
     let rows = json["tables"]
@@ -388,11 +380,7 @@ fn rules_that_expand_past_the_judged_terms_fail_at_once() {
     std::fs::write(me.join("loadavg.conf"), s).expect("write");
     let dir = class.path().to_str().expect("utf-8");
     let out = plugtop(&["train", "grade", COURSE, dir, "--format", "json"]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(out.status.success(), "{}", crate::common::said(&out));
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
     let row = json["tables"]
         .as_array()
@@ -437,11 +425,7 @@ fn a_judging_that_panics_fails_that_submission_alone() {
         .env("PLUGTOP_FAULT", "judge:1")
         .output()
         .expect("plugtop");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(out.status.success(), "{}", crate::common::said(&out));
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
     let rows = json["tables"]
         .as_array()
@@ -464,7 +448,7 @@ fn a_file_that_matches_no_exercise_is_named_on_stderr() {
     std::fs::write(me.join("unknown-exercise.conf"), "UPDATE=\"1\"\n").expect("write");
     let dir = class.path().to_str().expect("utf-8");
     let out = plugtop(&["train", "grade", COURSE, dir]);
-    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    let err = crate::common::said(&out);
     assert!(out.status.success(), "{err}");
     assert!(
         err.contains("carol smith/unknown-exercise.conf: matches no exercise of this course")
@@ -506,7 +490,7 @@ fn a_file_given_for_the_class_directory_is_named_for_what_it_is() {
         COURSE,
         "examples/rules/oscillating-tight.conf",
     ]);
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = crate::common::said(&out);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(
         err.contains("is a regular file, not a directory; give the class directory"),

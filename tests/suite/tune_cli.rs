@@ -36,7 +36,7 @@ fn stdout(o: &std::process::Output) -> String {
 }
 
 fn stderr(o: &std::process::Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
+    crate::common::said(o)
 }
 
 /// `plugtop ARGS --format json`, its report parsed.

@@ -1210,7 +1210,7 @@ fn a_dead_plugtops_journal_is_said_at_once_and_arming_names_commands_that_work()
     });
     s.wait_until("the Log says what it found and how to put it back", |s| {
         let words = screen_words(s);
-        words.contains("CPUs 0-2 online") && words.contains("(now CPU 0 online)")
+        words.contains("CPUs 0-2 online") && words.contains("(now cpu0 online)")
     });
     s.press("s");
     s.wait_for("will not change this machine");
@@ -1228,6 +1228,10 @@ fn a_dead_plugtops_journal_is_said_at_once_and_arming_names_commands_that_work()
     let restored = common::plugtop(&["restore", "--root", &root_s]);
     assert!(restored.status.success(), "{restored:?}");
     s.wait_gone("UNRESTORED");
+    // nu54 M16: the Log says why the alarm went.
+    s.wait_until("the Log says the journal went", |s| {
+        screen_words(s).contains("the journal of plugtop pid 999999999 is gone")
+    });
     s.press("s");
     s.wait_for("Act on this guest?");
     s.press("n");
@@ -1268,7 +1272,7 @@ fn arming_a_test_root_asks_first_and_says_what_it_takes() {
     s.press("s");
     s.wait_for("Act on this guest?");
     s.wait_for("takes the lock");
-    s.wait_for("quitting puts back: CPU 0 online");
+    s.wait_for("quitting puts back: cpu0 online");
     assert!(
         !root.path().join("run/plugtop/state").exists(),
         "nothing taken before y"
@@ -1289,7 +1293,7 @@ fn arming_a_test_root_asks_first_and_says_what_it_takes() {
     assert_eq!(code, Some(0), "{output}");
     let left = output.rfind("\x1b[?1049l").unwrap_or_default();
     assert!(
-        output[left..].contains("plugtop: restored the start state: CPU 0 online"),
+        output[left..].contains("plugtop: restored the start state: cpu0 online"),
         "{output}"
     );
 }
@@ -2625,6 +2629,10 @@ fn a_stopped_lock_holder_is_named_stopped_not_acting() {
     signal("-STOP");
     s.wait_for(&format!("{pid} STOPPED"));
     assert!(!s.screen().contains("ACTS"), "{}", s.screen());
+    // nu54 M7: arming is refused in the header's words, not "acts on".
+    s.press("s");
+    s.wait_for("stopped (SIGSTOP");
+    s.press("\x1b");
     signal("-CONT");
     s.wait_for(&format!("{pid} ACTS"));
     assert!(!s.screen().contains("STOPPED"), "{}", s.screen());
@@ -2765,4 +2773,27 @@ fn tune_in_an_80_column_terminal_fits_it() {
             line.chars().count()
         );
     }
+}
+
+/// nu54 F5: a rule file the what-if editor cannot read (Ctrl-O) is said
+/// in words, not "(os error 2)", and not as cpuplugd refusing the edit.
+#[test]
+fn a_missing_rule_file_in_the_whatif_editor_is_said_in_words() {
+    let mut s = Session::start(&["--sim", "examples/scenarios/daytrader.toml"], 24, 80);
+    s.wait_for("#2");
+    s.press("w");
+    s.wait_for("What-if: HOTPLUG");
+    s.press("\x0f");
+    s.press("/nonexistent/x.conf");
+    s.wait_for("no such file or directory");
+    let flat = crate::time_pty::flat(&s.screen());
+    assert!(
+        flat.contains("Enter runs nothing until the file reads and cpuplugd would load it"),
+        "{}",
+        s.screen()
+    );
+    assert!(!flat.contains("os error"), "{}", s.screen());
+    s.press("\x1b");
+    s.wait_gone("What-if: a rule file");
+    assert!(s.quit());
 }

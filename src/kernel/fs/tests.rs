@@ -114,7 +114,7 @@ fn a_last_link_is_never_followed_by_what_creates_reads_back_places_or_removes() 
     let e = b
         .create_new(Path::new("var/lock/planted.tmp"))
         .expect_err("refused");
-    says(&e, "File exists");
+    says(&e, "file exists");
     let e = b
         .read(Path::new("var/lock/planted"), 64, Resolve::Own)
         .expect_err("refused");
@@ -152,7 +152,7 @@ fn fifos_and_long_files_are_refused_at_once() {
         let e = result.expect_err("refused");
         assert!(
             matches!(e, FsError::NotRegular { .. })
-                || crate::error_chain::text(&e).contains("No such device or address"),
+                || crate::error_chain::text(&e).contains("no such device or address"),
             "{e}"
         );
     }

@@ -10,7 +10,7 @@ use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Clear, Paragraph, Wrap};
+use ratatui::widgets::{Block, Clear, Paragraph, Wrap};
 
 use super::app::{Fit, Rows, TrainApp, Verdict, keys_for};
 use crate::report::terminal_safe as safe;
@@ -114,6 +114,11 @@ pub fn fit(app: &TrainApp, columns: u16, rows: u16) -> Fit {
 /// Draws the whole screen.
 pub fn draw(app: &TrainApp, frame: &mut Frame) {
     let theme = Theme { color: !app.mono };
+    // The main screen's minimum, said as it says it (nu54: at 60 columns
+    // the panels cut values).
+    if crate::tui::view::too_small(frame, &theme, "") {
+        return;
+    }
     let area = frame.area();
     let at = areas(area);
     let (head, left, right, rules, status, keys) =
@@ -639,15 +644,19 @@ fn rules_panel(app: &TrainApp, frame: &mut Frame, area: Rect, theme: Theme) {
                     _ => {}
                 }
             }
-            // Room for the rules but the limits' row: those past it are
+            // The limits wrapped between them, never cut (nu54 F4: at 60
+            // columns `CMM_MAX=1245184` lost its last digit).
+            let limits = crate::report::words::wrap(&safe(&limits.join("  ")), inside(area));
+            // Room for the rules but the limits' rows: those past it are
             // counted, never dropped unsaid.
-            let rows = usize::from(area.height).saturating_sub(3);
+            let rows = usize::from(area.height)
+                .saturating_sub(2 + limits.len())
+                .max(1);
             more = lines.len().saturating_sub(rows);
             lines.truncate(rows);
-            lines.push(Line::styled(
-                safe(&limits.join("  ")).into_owned(),
-                theme.dim(),
-            ));
+            for row in limits {
+                lines.push(Line::styled(row, theme.dim()));
+            }
         }
         Err(e) => {
             let text = format!("cpuplugd refuses it: {}; e opens the editor there", safe(e));
@@ -663,18 +672,22 @@ fn rules_panel(app: &TrainApp, frame: &mut Frame, area: Rect, theme: Theme) {
             inside(area).saturating_sub(9)
         )
     );
-    let mut block = panel().title(Span::styled(title, theme.title()));
-    if more > 0 {
-        let rules = if more == 1 { "rule" } else { "rules" };
-        block = block.title_bottom(
-            Line::styled(
-                format!(" {more} more {rules}: e shows every one "),
-                theme.dim(),
-            )
-            .right_aligned(),
-        );
-    }
+    let rules = if more == 1 { "rule" } else { "rules" };
+    let said = (more > 0).then(|| format!(" {more} more {rules}: e shows every one "));
+    let block = counted(
+        panel().title(Span::styled(title, theme.title())),
+        said,
+        theme,
+    );
     frame.render_widget(Paragraph::new(lines).block(block), area);
+}
+
+/// `block` with what it leaves out said on its bottom border, if anything.
+fn counted(block: Block<'static>, left_out: Option<String>, theme: Theme) -> Block<'static> {
+    match left_out {
+        Some(text) => block.title_bottom(Line::styled(text, theme.dim()).right_aligned()),
+        None => block,
+    }
 }
 
 /// The main screen's what-if editor ([`whatif_editor`]): the field's name
@@ -716,25 +729,30 @@ fn editor_panel(app: &TrainApp, frame: &mut Frame, area: Rect, theme: Theme) {
     wrapped_panel(frame, area, &title, lines, theme);
 }
 
+/// The recording's changes of decision, each line wrapped between words
+/// (nu54 F4: cut with `…`, numbers were lost); rows past the panel are
+/// counted on its bottom border, never dropped unsaid.
 fn flips_panel(app: &TrainApp, frame: &mut Frame, area: Rect, theme: Theme) {
-    let lines: Vec<Line> = app
-        .current
-        .flips
-        .iter()
-        .map(|l| {
-            let text = ellipsize(&safe(l), inside(area));
-            if l.starts_with('#') {
-                Line::styled(text, theme.title())
-            } else {
-                Line::raw(text)
-            }
-        })
-        .collect();
-    frame.render_widget(
-        Paragraph::new(lines).block(panel().title(Span::styled(
-            " Flips: the recording's changes of decision ",
-            theme.title(),
-        ))),
-        area,
+    let mut rows: Vec<Line> = Vec::new();
+    for l in &app.current.flips {
+        let text = safe(l).into_owned();
+        let lead = text.len() - text.trim_start().len();
+        let line = if l.starts_with('#') {
+            Line::styled(text, theme.title())
+        } else {
+            Line::raw(text)
+        };
+        rows.extend(wrapped(std::slice::from_ref(&line), area, lead + 2));
+    }
+    let room = usize::from(area.height.saturating_sub(2));
+    let more = rows.len().saturating_sub(room);
+    rows.truncate(room);
+    let title = Span::styled(
+        " Flips: the recording's changes of decision ",
+        theme.title(),
     );
+    let said =
+        (more > 0).then(|| format!(" {more} more rows: the replay's Flips view has them all "));
+    let block = counted(panel().title(title), said, theme);
+    frame.render_widget(Paragraph::new(rows).block(block), area);
 }

@@ -294,11 +294,20 @@ impl Control {
             updates.push(Update::Acting(found));
         }
         if dead != self.dead_run {
-            if let Some(d) = &dead {
-                updates.push(Update::Note(
+            match (&dead, &self.dead_run) {
+                (Some(d), _) => updates.push(Update::Note(
                     LogKind::Problem,
                     left_changed_line(d, core.latest().map(|s| &s.online)),
-                ));
+                )),
+                // The alarm goes with a line that says why (nu54 M16).
+                (None, Some(gone)) => updates.push(Update::Note(
+                    LogKind::Note,
+                    format!(
+                        "the journal of plugtop pid {} is gone ({}): the guest was put back (plugtop restore) or another run took it over",
+                        gone.pid, gone.journal
+                    ),
+                )),
+                (None, None) => {}
             }
             self.dead_run.clone_from(&dead);
             updates.push(Update::LeftChanged(dead.map(Box::new)));

@@ -26,6 +26,7 @@ pub fn text_area(area: Rect) -> Rect {
 
 // Columns as drawn, and text fitted to them, are the reports' as well as
 // the screen's: one definition, below both.
+use crate::report::words::split_point;
 pub use crate::report::words::{cols, middle_cut, pad_left, pad_right};
 
 /// `text` in at most `width` columns: whole, or cut after the last word
@@ -169,7 +170,10 @@ fn push_cut(
             }
             return;
         }
-        let head = hard_cut(&rest, fits.max(1));
+        // Broken where a name reads on (after a `/`, `-`, `.` or `_`) when
+        // there is one, as the reports break it (nu54 F4: a path went
+        // `…/flappi` / `ng-incident.rec`).
+        let head: String = rest.chars().take(split_point(&rest, fits.max(1))).collect();
         rest = rest[head.len()..].to_string();
         if let Some(row) = rows.last_mut() {
             row.push(Span::styled(head, style));
@@ -252,6 +256,12 @@ pub fn wrap(text: &str, width: usize, indent: usize) -> Vec<String> {
 /// the values stay and the sub-expressions' texts go); what still does not
 /// fit ends in `…` after a whole word.
 pub fn pieces(pieces: &[Piece], width: usize) -> String {
+    pieces_cut(pieces, width).0
+}
+
+/// [`pieces`], and whether even the shortest form did not fit, so the
+/// text was cut (a value may be lost: the caller may make room).
+pub fn pieces_cut(pieces: &[Piece], width: usize) -> (String, bool) {
     let mut short = vec![false; pieces.len()];
     let joined = |short: &[bool]| -> String {
         pieces
@@ -270,12 +280,15 @@ pub fn pieces(pieces: &[Piece], width: usize) -> String {
     let mut text = joined(&short);
     for i in order {
         if cols(&text) <= width {
-            return text;
+            return (text, false);
         }
         short[i] = true;
         text = joined(&short);
     }
-    ellipsize(&text, width)
+    if cols(&text) <= width {
+        return (text, false);
+    }
+    (ellipsize(&text, width), true)
 }
 
 #[cfg(test)]
@@ -307,6 +320,22 @@ mod tests {
         let rows = wrap("x 0123456789abcdef y", 8, 0);
         assert!(rows.iter().all(|r| cols(r) <= 8), "{rows:?}");
         assert_eq!(rows.concat().replace(' ', ""), "x0123456789abcdefy");
+    }
+
+    /// nu54 F4: a path longer than the room breaks after a `/` (or `-`,
+    /// `.`, `_`), as the reports break it, never in the middle of a name.
+    #[test]
+    fn a_path_longer_than_the_room_breaks_after_a_separator() {
+        let path = "examples/courses/cpuplugd-basics/flapping-incident.rec";
+        let rows = wrap(&format!("Recording {path}"), 39, 2);
+        assert_eq!(
+            rows,
+            [
+                "Recording",
+                "  examples/courses/cpuplugd-basics/",
+                "  flapping-incident.rec"
+            ]
+        );
     }
 
     #[test]

@@ -63,19 +63,7 @@ pub fn drawn_text(app: &App) -> String {
 pub fn draw(frame: &mut Frame<'_>, app: &App) {
     let area = frame.area();
     let theme = Theme { color: app.color() };
-    if area.width < MIN_WIDTH || area.height < MIN_HEIGHT {
-        let msg = vec![
-            Line::from(Span::styled("plugtop needs at least 80×24", theme.title())),
-            Line::from(format!(
-                "this terminal is {}×{}: make it larger, or use plugtop --batch",
-                area.width, area.height
-            )),
-            Line::from("q quits"),
-        ];
-        frame.render_widget(
-            Paragraph::new(msg).wrap(ratatui::widgets::Wrap { trim: true }),
-            fit::text_area(area),
-        );
+    if too_small(frame, &theme, ", or use plugtop --batch") {
         return;
     }
     let rows = screen_rows(area);
@@ -89,6 +77,33 @@ pub fn draw(frame: &mut Frame<'_>, app: &App) {
     }
     status(frame, rows[2], app, &theme);
     overlay::draw(frame, area, app, &theme);
+}
+
+/// On a terminal smaller than [`MIN_WIDTH`]×[`MIN_HEIGHT`], says so in
+/// place of the screen (`instead`: what else there is, after "make it
+/// larger") and returns true. Every full screen plugtop draws (this one,
+/// `plugtop train`) uses it.
+pub fn too_small(frame: &mut Frame<'_>, theme: &Theme, instead: &str) -> bool {
+    let area = frame.area();
+    if area.width >= MIN_WIDTH && area.height >= MIN_HEIGHT {
+        return false;
+    }
+    let msg = vec![
+        Line::from(Span::styled(
+            format!("plugtop needs at least {MIN_WIDTH}×{MIN_HEIGHT}"),
+            theme.title(),
+        )),
+        Line::from(format!(
+            "this terminal is {}×{}: make it larger{instead}",
+            area.width, area.height
+        )),
+        Line::from("q quits"),
+    ];
+    frame.render_widget(
+        Paragraph::new(msg).wrap(ratatui::widgets::Wrap { trim: true }),
+        fit::text_area(area),
+    );
+    true
 }
 
 /// The screen's rows: header, the view, the status line.

@@ -82,8 +82,14 @@ fn verdict(app: &App, editor: &WhatIfEditor, theme: &Theme) -> Vec<Line<'static>
     let mut lines = Vec::new();
     match editor.result() {
         Some(_) => {}
+        // A file that cannot be read is not cpuplugd refusing anything
+        // (nu54 F5).
         None if editor.error().is_some() => lines.push(Line::styled(
-            "Enter runs nothing while cpuplugd would refuse the edit (error above)",
+            if editor.file_mode() {
+                "Enter runs nothing until the file reads and cpuplugd would load it (error above)"
+            } else {
+                "Enter runs nothing while cpuplugd would refuse the edit (error above)"
+            },
             theme.warning(),
         )),
         None if waiting => {}

@@ -75,7 +75,15 @@ pub fn draw_summary(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme)
         let short = note
             .split_once(", but ")
             .map_or(note.clone(), |(_, limit)| limit.to_string());
-        (kind, short)
+        // Where the full note leaves the rule's values no room: the limit
+        // and its value alone (the online count is the CPU panel's).
+        let s = f.rules.settings;
+        let brief = if kind == RuleKind::Hotplug {
+            format!("CPU_MAX {} reached", s.cpu_max)
+        } else {
+            format!("CPU_MIN {} reached", s.cpu_min)
+        };
+        (kind, short, brief)
     });
     // One phrasing for every line: when one has room only for "false:",
     // none says "false because" (lines one above the other read alike).
@@ -94,7 +102,7 @@ fn summary_lines(
     app: &App,
     f: &Interval,
     inner: Rect,
-    limit: &Option<(RuleKind, String)>,
+    limit: &Option<(RuleKind, String, String)>,
     theme: &Theme,
     because: &mut bool,
 ) -> Vec<Line<'static>> {
@@ -110,23 +118,33 @@ fn summary_lines(
             continue;
         };
         let outcome = f.trace.outcome(rule.root);
-        let note = limit
-            .as_ref()
-            .filter(|(k, _)| *k == kind)
-            .map(|(_, n)| format!("{n}; "));
         // What is left after the marker, the name and a limit's note.
-        let room = fit::room(inner.width)
-            .saturating_sub(11 + note.as_deref().map_or(0, fit::cols))
-            .max(1);
+        let room_beside = |note: &Option<String>| {
+            fit::room(inner.width)
+                .saturating_sub(11 + note.as_deref().map_or(0, fit::cols))
+                .max(1)
+        };
+        let mut note = limit
+            .as_ref()
+            .filter(|(k, _, _)| *k == kind)
+            .map(|(_, n, _)| format!("{n}; "));
         let text = match outcome {
             Outcome::NotEvaluated => fit::ellipsize(
                 &format!("not evaluated: {}", not_evaluated_reason(f, kind)),
-                room,
+                room_beside(&note),
             ),
             _ => {
-                let (text, said) = summary_text(f, kind, room, app.node_units(), allowed);
-                *because &= said;
-                text
+                let units = app.node_units();
+                let mut said = summary_text(f, kind, room_beside(&note), units, allowed);
+                // A note that leaves a value cut gives way to its brief
+                // form first (nu54 F4: the threshold was lost).
+                if let (true, true, Some((_, _, brief))) = (said.2, note.is_some(), limit.as_ref())
+                {
+                    note = Some(format!("{brief}; "));
+                    said = summary_text(f, kind, room_beside(&note), units, allowed);
+                }
+                *because &= said.1;
+                said.0
             }
         };
         let marker = if kind == app.selection().rule() {
@@ -153,20 +171,20 @@ fn summary_lines(
 /// sub-expressions' texts give way before any value does, and the whole
 /// explanation is in the Rules view (Tab). With `because` false it says
 /// ": " where it would say " because "; with it, whether it kept the word
-/// (false when the room made it give way).
+/// (false when the room made it give way), and whether it was cut.
 fn summary_text(
     f: &Interval,
     kind: RuleKind,
     room: usize,
     units: &UnitMemo,
     because: bool,
-) -> (String, bool) {
+) -> (String, bool, bool) {
     const BECAUSE: &str = " because ";
     let mut unit_of = |node| units.unit_of(&f.rules, node);
     let Some(mut pieces) =
         trace::explain_pieces_with(&f.rules, &f.file, &f.trace, kind, &mut unit_of)
     else {
-        return (String::new(), true);
+        return (String::new(), true, false);
     };
     let has = pieces.iter().any(|p| p.text == BECAUSE);
     if !because {
@@ -181,9 +199,9 @@ fn summary_text(
             .trim_start()
             .to_string();
     }
-    let text = fit::pieces(&pieces, room);
+    let (text, cut) = fit::pieces_cut(&pieces, room);
     let kept = !has || text.contains(BECAUSE);
-    (text, kept)
+    (text, kept, cut)
 }
 
 /// What "not evaluated" means for a row of a rule whose own result is
