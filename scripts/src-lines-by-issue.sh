@@ -25,6 +25,8 @@ def issue(subject):
                      (r"^i41", "41"), (r"^i42", "42"), (r"^i43", "43")):
         if name and re.match(pat, name):
             return who
+    if re.search(r"\(nu5[0-9]", subject):
+        return "45"
     m = re.search(r"issues? (4[0-9])", subject)
     if m:
         return m.group(1)
@@ -32,15 +34,24 @@ def issue(subject):
         return "44"
     return "other"
 groups = {}
-for line in git("log", "--first-parent", "--format=%H %s", f"{since}..HEAD").splitlines():
-    sha, subject = line.split(" ", 1)
-    add = rem = 0
-    for row in git("diff", "--numstat", f"{sha}^1", sha, "--", "src").splitlines():
-        a, r, _ = row.split("\t", 2)
-        if a != "-":
-            add += int(a); rem += int(r)
-    g = groups.setdefault(issue(subject), [0, 0, 0])
-    g[0] += 1; g[1] += add; g[2] += rem
+def walk(head, stop):
+    # A branch that merged main in and was then taken by a fast-forward
+    # puts that merge on the first-parent line: main's side is walked
+    # instead (its own merges named), the merge itself not counted again.
+    for line in git("log", "--first-parent", "--format=%H %P%x09%s", head, f"^{stop}").splitlines():
+        head_parents, subject = line.split("\t", 1)
+        sha, *parents = head_parents.split()
+        if len(parents) == 2 and re.match(r"Merge (branch 'main'|main)", subject):
+            walk(parents[1], parents[0])
+            continue
+        add = rem = 0
+        for row in git("diff", "--numstat", f"{sha}^1", sha, "--", "src").splitlines():
+            a, r, _ = row.split("\t", 2)
+            if a != "-":
+                add += int(a); rem += int(r)
+        g = groups.setdefault(issue(subject), [0, 0, 0])
+        g[0] += 1; g[1] += add; g[2] += rem
+walk("HEAD", since)
 def lines(rev):
     files = git("ls-tree", "-r", "--name-only", rev, "--", "src").split()
     return sum(git("show", f"{rev}:{f}").count("\n") for f in files if f.endswith(".rs"))
