@@ -357,6 +357,25 @@ fn plugs_under_load_unplugs_when_idle_and_restores_on_sigterm() {
     assert_start_state(root.path());
 }
 
+/// `plugtop run -f | head`: cpuplugd dies of SIGPIPE with the guest as it
+/// is; plugtop puts the guest back and ends as SIGPIPE would have ended it.
+#[test]
+fn a_log_reader_that_goes_away_ends_the_run_with_the_guest_put_back() {
+    let (root, rules) = guest();
+    let kernel = TestKernel::start(root.path().to_path_buf());
+    let mut child = start_run(root.path(), &rules, None);
+    kernel.until("3 CPUs and a full pool under load", |s| {
+        s.online == 3 && s.pool == 5000
+    });
+    drop(child.stdout.take());
+    let out = child.wait_with_output().expect("plugtop exits");
+    let said = crate::common::said(&out);
+    assert_eq!(out.status.code(), Some(141), "{said}");
+    assert!(said.contains("the log's reader went away"), "{said}");
+    drop(kernel);
+    assert_start_state(root.path());
+}
+
 #[test]
 fn a_panic_restores_the_start_state() {
     let (root, rules) = guest();
