@@ -44,7 +44,7 @@ pub fn run(
                      another file)"
                         .to_string()
                 } else {
-                    e.to_string()
+                    crate::error_chain::text(&e)
                 };
                 std::io::Error::new(e.kind(), format!("cannot create {}: {why}", path.display()))
             })?)

@@ -389,7 +389,8 @@ impl Endpoint {
                         self.accept_failing = true;
                         let mut t = self.trouble.lock().unwrap_or_else(|p| p.into_inner());
                         *t = Some(format!(
-                            "metrics endpoint: cannot accept ({e}); dropping idle clients and retrying every {} ms",
+                            "metrics endpoint: cannot accept ({}); dropping idle clients and retrying every {} ms",
+                            crate::error_chain::text(&e),
                             ACCEPT_BACKOFF.as_millis()
                         ));
                     }

@@ -30,14 +30,21 @@ pub fn text_width() -> usize {
 }
 
 /// The columns prose on standard error is wrapped to: the terminal's when
-/// standard error is one, else 80, as [`text_width`] for standard output.
+/// standard error is one, 80 into a pipe (read in a terminal later, as
+/// [`text_width`] for standard output); a file or a socket (the journal's
+/// stream under the unit) gets its lines whole, one entry one line, for
+/// grep and `journalctl` alike.
 pub fn stderr_width() -> usize {
     use std::io::IsTerminal;
-    if std::io::stderr().is_terminal() {
-        terminal_size_columns().unwrap_or(80)
-    } else {
-        80
+    use std::os::fd::AsFd as _;
+    let stderr = std::io::stderr();
+    if stderr.is_terminal() {
+        return terminal_size_columns().unwrap_or(80);
     }
+    let pipe = rustix::fs::fstat(stderr.as_fd()).is_ok_and(|st| {
+        rustix::fs::FileType::from_raw_mode(st.st_mode) == rustix::fs::FileType::Fifo
+    });
+    if pipe { 80 } else { usize::MAX }
 }
 
 /// The terminal's columns when standard output is one: a table wider than

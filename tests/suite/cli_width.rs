@@ -472,3 +472,33 @@ fn warnings_and_errors_on_stderr_fit_80_columns_in_a_pipe() {
         assert_eq!(over_80(&err), Vec::<&str>::new(), "{args:?}: {err}");
     }
 }
+
+/// stderr into a file (or the journal's stream, a socket, under the unit)
+/// keeps each message one line, for grep and `journalctl`; into a pipe it
+/// wraps at 80 (adv54b).
+#[test]
+fn stderr_into_a_file_keeps_each_message_whole() {
+    let dir = crate::common::tempdir();
+    let missing = dir
+        .path()
+        .join("a-directory-with-a-long-name/and_another_one/and.a.third.one/rules.conf");
+    let errors = dir.path().join("errors.txt");
+    let file = std::fs::File::create(&errors).expect("stderr's file");
+    let status = std::process::Command::new(env!("CARGO_BIN_EXE_plugtop"))
+        .arg("check")
+        .arg(&missing)
+        .stderr(file)
+        .stdout(std::process::Stdio::null())
+        .status()
+        .expect("plugtop check");
+    assert_eq!(status.code(), Some(1));
+    let said = std::fs::read_to_string(&errors).expect("what it said");
+    let path = missing.display().to_string();
+    assert!(
+        said.lines().any(|l| l.contains(&path) && cols(l) > 80),
+        "one line, the path whole: {said}"
+    );
+    // Into a pipe, the same message wraps at 80.
+    let piped = plugtop(&["check", &path]);
+    assert!(over_80(&String::from_utf8_lossy(&piped.stderr)).is_empty());
+}
