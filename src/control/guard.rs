@@ -339,8 +339,6 @@ impl Guard {
 fn online_at_start(root: &Path, listed: &[u32]) -> Vec<u32> {
     use crate::kernel::cpu_choice::Online;
     let cpus = crate::kernel::cpu_dir::CpuDir::new(root);
-    let mut listed_sorted = listed.to_vec();
-    listed_sorted.sort_unstable();
     let mut ids = cpus.ids();
     ids.extend_from_slice(listed);
     ids.sort_unstable();
@@ -350,7 +348,7 @@ fn online_at_start(root: &Path, listed: &[u32]) -> Vec<u32> {
         .filter(|&id| match cpus.online(id) {
             Online::Reads(Some(1)) => true,
             Online::Reads(Some(0)) => false,
-            _ => listed_sorted.binary_search(&id).is_ok(),
+            _ => listed.contains(&id),
         })
         .collect();
     // None online is no guest's state: the list stands then.
